@@ -1,0 +1,107 @@
+/* alloc.c: allocation through the handle's allocator hooks. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/core.h"
+
+static void *libc_malloc(void *user, size_t size)
+{
+    (void)user;
+    return malloc(size);
+}
+
+static void libc_free(void *user, void *p)
+{
+    (void)user;
+    free(p);
+}
+
+static const og_allocator og_libc_allocator = {libc_malloc, libc_free, NULL};
+
+const og_allocator *og_default_allocator(void) { return &og_libc_allocator; }
+
+const og_allocator *og_alloc_or_default(const og_allocator *a)
+{
+    return a ? a : &og_libc_allocator;
+}
+
+void *og_malloc(const og_allocator *a, size_t size)
+{
+    a = og_alloc_or_default(a);
+    return a->malloc(a->user, size ? size : 1);
+}
+
+void *og_calloc(const og_allocator *a, size_t count, size_t size)
+{
+    size_t total;
+    if (!og_mul_size(count, size, &total)) return NULL;
+    void *p = og_malloc(a, total);
+    if (p) memset(p, 0, total ? total : 1);
+    return p;
+}
+
+void *og_realloc(const og_allocator *a, void *p, size_t old_size, size_t new_size)
+{
+    void *q = og_malloc(a, new_size);
+    if (!q) return NULL;
+    if (p) {
+        memcpy(q, p, old_size < new_size ? old_size : new_size);
+        og_free(a, p);
+    }
+    return q;
+}
+
+void og_free(const og_allocator *a, void *p)
+{
+    if (!p) return;
+    a = og_alloc_or_default(a);
+    a->free(a->user, p);
+}
+
+char *og_strdup(const og_allocator *a, const char *s)
+{
+    if (!s) s = "";
+    size_t n = strlen(s) + 1;
+    char *d = og_malloc(a, n);
+    if (d) memcpy(d, s, n);
+    return d;
+}
+
+/* Aligned blocks: over-allocate, keep the original pointer just before the aligned one. */
+#define OG_ALIGN 64
+
+void *og_malloc_aligned(const og_allocator *a, size_t size)
+{
+    size_t total;
+    if (size > SIZE_MAX - OG_ALIGN - sizeof(void *)) return NULL;
+    total = size + OG_ALIGN + sizeof(void *);
+    unsigned char *raw = og_malloc(a, total);
+    if (!raw) return NULL;
+    uintptr_t start = (uintptr_t)(raw + sizeof(void *));
+    uintptr_t aligned = (start + OG_ALIGN - 1) & ~(uintptr_t)(OG_ALIGN - 1);
+    memcpy((void *)(aligned - sizeof(void *)), &raw, sizeof(void *));
+    return (void *)aligned;
+}
+
+void og_free_aligned(const og_allocator *a, void *p)
+{
+    if (!p) return;
+    void *raw;
+    memcpy(&raw, (unsigned char *)p - sizeof(void *), sizeof(void *));
+    og_free(a, raw);
+}
+
+bool og_mul_size(size_t a, size_t b, size_t *out)
+{
+    if (a != 0 && b > SIZE_MAX / a) return false;
+    *out = a * b;
+    return true;
+}
+
+bool og_mul_i64(int64_t a, int64_t b, int64_t *out)
+{
+    if (a < 0 || b < 0) return false;
+    if (a != 0 && b > INT64_MAX / a) return false;
+    *out = a * b;
+    return true;
+}

@@ -1,0 +1,123 @@
+/*
+ * core.h: what every layer of onnxgrad shares: allocation through the handle's
+ * allocator, error messages, tensors and their buffers.  Internal header.
+ */
+#ifndef OG_CORE_H
+#define OG_CORE_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "onnxgrad.h"
+
+/* ---- allocation ------------------------------------------------------------------ */
+
+/* The allocator used when a caller passes NULL. */
+const og_allocator *og_default_allocator(void);
+/* a ? a : default */
+const og_allocator *og_alloc_or_default(const og_allocator *a);
+
+void *og_malloc(const og_allocator *a, size_t size);
+void *og_calloc(const og_allocator *a, size_t count, size_t size);
+/* realloc through malloc+copy+free (the hook has no realloc); old_size bytes are kept. */
+void *og_realloc(const og_allocator *a, void *p, size_t old_size, size_t new_size);
+void og_free(const og_allocator *a, void *p);
+char *og_strdup(const og_allocator *a, const char *s);
+/* 64-byte aligned block for tensor data; free with og_free_aligned. */
+void *og_malloc_aligned(const og_allocator *a, size_t size);
+void og_free_aligned(const og_allocator *a, void *p);
+
+/* size_t multiply/add with overflow detection: return false on overflow. */
+bool og_mul_size(size_t a, size_t b, size_t *out);
+bool og_mul_i64(int64_t a, int64_t b, int64_t *out);
+
+/* ---- errors ---------------------------------------------------------------------- */
+
+/* Store a printf-formatted message for this thread and return `status`.
+ * Usage: return og_error(OG_ERR_SHAPE, "input '%s' has rank %d", name, r); */
+og_status og_error(og_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+og_status og_verror(og_status status, const char *fmt, va_list ap);
+/* Prefix the current message with "prefix: " (for adding context on the way up). */
+og_status og_error_prefix(og_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
+
+/* Internal invariant; active unless OG_NDEBUG is defined.  It reports and aborts: it is
+ * for onnxgrad's own bugs, never for bad input. */
+#ifndef OG_NDEBUG
+#define OG_ASSERT(cond)                                                                      \
+    do {                                                                                     \
+        if (!(cond)) og_assert_fail(#cond, __FILE__, __LINE__);                              \
+    } while (0)
+#else
+#define OG_ASSERT(cond) ((void)0)
+#endif
+void og_assert_fail(const char *expr, const char *file, int line);
+
+/* ---- dtypes ---------------------------------------------------------------------- */
+
+bool og_dtype_is_float(og_dtype t);   /* float16, bfloat16, float, double */
+bool og_dtype_is_integer(og_dtype t); /* signed and unsigned ints */
+bool og_dtype_is_known(og_dtype t);   /* a code with a size, i.e. not string/undefined */
+
+float og_half_to_float(uint16_t h);
+uint16_t og_float_to_half(float f);
+float og_bfloat16_to_float(uint16_t h);
+uint16_t og_float_to_bfloat16(float f);
+
+/* ---- tensors --------------------------------------------------------------------- */
+
+/* A reference-counted block of tensor data.  Views (Reshape, Identity, ...) share it. */
+typedef struct og_buffer {
+    const og_allocator *alloc;
+    void *data;       /* 64-byte aligned, or caller memory when !owned */
+    size_t capacity;  /* bytes */
+    int refcount;
+    bool owned;
+} og_buffer;
+
+struct og_tensor {
+    og_dtype dtype;
+    int rank;
+    int64_t dims[OG_MAX_RANK];
+    int64_t numel;
+    void *data;           /* == buf->data (+ offset for views, unused for now) */
+    og_buffer *buf;       /* NULL for a tensor with no elements */
+    const og_allocator *alloc; /* for the og_tensor struct itself */
+    bool readonly;
+};
+
+/* Element count of a shape; false on overflow or negative dims. */
+bool og_shape_numel(int rank, const int64_t *dims, int64_t *numel);
+/* Bytes of a shape of dtype; false on overflow. */
+bool og_shape_nbytes(og_dtype dtype, int rank, const int64_t *dims, size_t *nbytes);
+
+/* Tensor struct + fresh buffer, uninitialized data (zeroed by og_tensor_create only). */
+og_status og_tensor_alloc(og_dtype dtype, int rank, const int64_t *dims,
+                          const og_allocator *alloc, og_tensor **out);
+/* New tensor struct sharing src's buffer with another shape of the same element count. */
+og_status og_tensor_view(const og_tensor *src, int rank, const int64_t *dims,
+                         og_tensor **out);
+/* Deep copy. */
+og_status og_tensor_clone(const og_tensor *src, const og_allocator *alloc, og_tensor **out);
+
+og_buffer *og_buffer_new(const og_allocator *a, size_t bytes);
+void og_buffer_release(og_buffer *b);
+
+/* "[2, 3, 4]" into buf (size n); returns buf. */
+char *og_shape_str(int rank, const int64_t *dims, char *buf, size_t n);
+
+/* Read element i of an integer tensor (int32/int64/uint8/...), as int64. */
+int64_t og_tensor_get_i64(const og_tensor *t, int64_t i);
+/* Read element i of a float or integer tensor as double. */
+double og_tensor_get_f64(const og_tensor *t, int64_t i);
+
+#endif /* OG_CORE_H */

@@ -1,0 +1,243 @@
+/* tensor.c: tensors and their reference-counted buffers. */
+#include <stdio.h>
+#include <string.h>
+
+#include "core/core.h"
+
+og_buffer *og_buffer_new(const og_allocator *a, size_t bytes)
+{
+    a = og_alloc_or_default(a);
+    og_buffer *b = og_malloc(a, sizeof *b);
+    if (!b) return NULL;
+    b->data = og_malloc_aligned(a, bytes ? bytes : 1);
+    if (!b->data) {
+        og_free(a, b);
+        return NULL;
+    }
+    b->alloc = a;
+    b->capacity = bytes;
+    b->refcount = 1;
+    b->owned = true;
+    return b;
+}
+
+void og_buffer_release(og_buffer *b)
+{
+    if (!b || --b->refcount > 0) return;
+    if (b->owned) og_free_aligned(b->alloc, b->data);
+    og_free(b->alloc, b);
+}
+
+bool og_shape_numel(int rank, const int64_t *dims, int64_t *numel)
+{
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) {
+        if (dims[i] < 0 || !og_mul_i64(n, dims[i], &n)) return false;
+    }
+    *numel = n;
+    return true;
+}
+
+bool og_shape_nbytes(og_dtype dtype, int rank, const int64_t *dims, size_t *nbytes)
+{
+    int64_t n;
+    if (!og_shape_numel(rank, dims, &n)) return false;
+    if ((uint64_t)n > SIZE_MAX) return false;
+    return og_mul_size((size_t)n, og_dtype_size(dtype), nbytes);
+}
+
+static og_status check_shape(og_dtype dtype, int rank, const int64_t *dims, size_t *nbytes)
+{
+    if (!og_dtype_is_known(dtype))
+        return og_error(OG_ERR_INVALID_ARG, "tensor dtype %d (%s) is not supported", (int)dtype,
+                        og_dtype_name(dtype));
+    if (rank < 0 || rank > OG_MAX_RANK)
+        return og_error(OG_ERR_INVALID_ARG, "tensor rank %d outside 0..%d", rank, OG_MAX_RANK);
+    if (rank > 0 && !dims) return og_error(OG_ERR_INVALID_ARG, "tensor dims is NULL");
+    for (int i = 0; i < rank; i++)
+        if (dims[i] < 0)
+            return og_error(OG_ERR_INVALID_ARG, "tensor dim %d is negative (%lld)", i,
+                            (long long)dims[i]);
+    if (!og_shape_nbytes(dtype, rank, dims, nbytes))
+        return og_error(OG_ERR_INVALID_ARG, "tensor size overflows");
+    return OG_OK;
+}
+
+static og_tensor *tensor_struct(og_dtype dtype, int rank, const int64_t *dims,
+                                const og_allocator *a)
+{
+    og_tensor *t = og_calloc(a, 1, sizeof *t);
+    if (!t) return NULL;
+    t->dtype = dtype;
+    t->rank = rank;
+    if (rank > 0) memcpy(t->dims, dims, (size_t)rank * sizeof *dims);
+    og_shape_numel(rank, dims, &t->numel);
+    t->alloc = og_alloc_or_default(a);
+    return t;
+}
+
+og_status og_tensor_alloc(og_dtype dtype, int rank, const int64_t *dims,
+                          const og_allocator *alloc, og_tensor **out)
+{
+    size_t nbytes;
+    *out = NULL;
+    og_status st = check_shape(dtype, rank, dims, &nbytes);
+    if (st) return st;
+    og_tensor *t = tensor_struct(dtype, rank, dims, alloc);
+    if (!t) return og_error(OG_ERR_NOMEM, "out of memory allocating a tensor");
+    t->buf = og_buffer_new(t->alloc, nbytes);
+    if (!t->buf) {
+        og_free(t->alloc, t);
+        return og_error(OG_ERR_NOMEM, "out of memory allocating %zu bytes of tensor data",
+                        nbytes);
+    }
+    t->data = t->buf->data;
+    *out = t;
+    return OG_OK;
+}
+
+og_status og_tensor_create(og_dtype dtype, int rank, const int64_t *dims,
+                           const og_allocator *alloc, og_tensor **out)
+{
+    if (!out) return og_error(OG_ERR_INVALID_ARG, "og_tensor_create: out is NULL");
+    og_status st = og_tensor_alloc(dtype, rank, dims, alloc, out);
+    if (st) return st;
+    memset((*out)->data, 0, og_tensor_nbytes(*out));
+    return OG_OK;
+}
+
+og_status og_tensor_from_data(og_dtype dtype, int rank, const int64_t *dims, const void *data,
+                              size_t nbytes, const og_allocator *alloc, og_tensor **out)
+{
+    if (!out) return og_error(OG_ERR_INVALID_ARG, "og_tensor_from_data: out is NULL");
+    *out = NULL;
+    size_t want;
+    og_status st = check_shape(dtype, rank, dims, &want);
+    if (st) return st;
+    if (want != nbytes)
+        return og_error(OG_ERR_INVALID_ARG, "tensor data has %zu bytes, shape needs %zu",
+                        nbytes, want);
+    if (nbytes && !data) return og_error(OG_ERR_INVALID_ARG, "tensor data is NULL");
+    st = og_tensor_alloc(dtype, rank, dims, alloc, out);
+    if (st) return st;
+    if (nbytes) memcpy((*out)->data, data, nbytes);
+    return OG_OK;
+}
+
+og_status og_tensor_wrap(og_dtype dtype, int rank, const int64_t *dims, void *data,
+                         size_t nbytes, const og_allocator *alloc, og_tensor **out)
+{
+    if (!out) return og_error(OG_ERR_INVALID_ARG, "og_tensor_wrap: out is NULL");
+    *out = NULL;
+    size_t want;
+    og_status st = check_shape(dtype, rank, dims, &want);
+    if (st) return st;
+    if (want != nbytes)
+        return og_error(OG_ERR_INVALID_ARG, "tensor data has %zu bytes, shape needs %zu",
+                        nbytes, want);
+    if (nbytes && !data) return og_error(OG_ERR_INVALID_ARG, "tensor data is NULL");
+    og_tensor *t = tensor_struct(dtype, rank, dims, alloc);
+    if (!t) return og_error(OG_ERR_NOMEM, "out of memory allocating a tensor");
+    t->buf = og_malloc(t->alloc, sizeof *t->buf);
+    if (!t->buf) {
+        og_free(t->alloc, t);
+        return og_error(OG_ERR_NOMEM, "out of memory allocating a tensor");
+    }
+    t->buf->alloc = t->alloc;
+    t->buf->data = data;
+    t->buf->capacity = nbytes;
+    t->buf->refcount = 1;
+    t->buf->owned = false;
+    t->data = data;
+    *out = t;
+    return OG_OK;
+}
+
+og_status og_tensor_view(const og_tensor *src, int rank, const int64_t *dims, og_tensor **out)
+{
+    *out = NULL;
+    int64_t n;
+    if (rank < 0 || rank > OG_MAX_RANK || !og_shape_numel(rank, dims, &n) || n != src->numel)
+        return og_error(OG_ERR_INTERNAL, "tensor view with a different element count");
+    og_tensor *t = tensor_struct(src->dtype, rank, dims, src->alloc);
+    if (!t) return og_error(OG_ERR_NOMEM, "out of memory allocating a tensor");
+    t->buf = src->buf;
+    if (t->buf) t->buf->refcount++;
+    t->data = src->data;
+    t->readonly = src->readonly;
+    *out = t;
+    return OG_OK;
+}
+
+og_status og_tensor_clone(const og_tensor *src, const og_allocator *alloc, og_tensor **out)
+{
+    return og_tensor_from_data(src->dtype, src->rank, src->dims, src->data,
+                               og_tensor_nbytes(src), alloc, out);
+}
+
+void og_tensor_free(og_tensor *t)
+{
+    if (!t) return;
+    og_buffer_release(t->buf);
+    og_free(t->alloc, t);
+}
+
+og_dtype og_tensor_dtype(const og_tensor *t) { return t ? t->dtype : OG_UNDEFINED; }
+int og_tensor_rank(const og_tensor *t) { return t ? t->rank : 0; }
+const int64_t *og_tensor_dims(const og_tensor *t) { return t ? t->dims : NULL; }
+int64_t og_tensor_numel(const og_tensor *t) { return t ? t->numel : 0; }
+size_t og_tensor_nbytes(const og_tensor *t)
+{
+    return t ? (size_t)t->numel * og_dtype_size(t->dtype) : 0;
+}
+void *og_tensor_data(og_tensor *t) { return t ? t->data : NULL; }
+const void *og_tensor_cdata(const og_tensor *t) { return t ? t->data : NULL; }
+
+char *og_shape_str(int rank, const int64_t *dims, char *buf, size_t n)
+{
+    size_t used = 0;
+    if (n == 0) return buf;
+    buf[0] = 0;
+    used += (size_t)snprintf(buf, n, "[");
+    for (int i = 0; i < rank && used < n; i++) {
+        if (dims[i] >= 0)
+            used += (size_t)snprintf(buf + used, n - used, "%s%lld", i ? ", " : "",
+                                     (long long)dims[i]);
+        else
+            used += (size_t)snprintf(buf + used, n - used, "%s?", i ? ", " : "");
+    }
+    if (used < n) snprintf(buf + used, n - used, "]");
+    return buf;
+}
+
+int64_t og_tensor_get_i64(const og_tensor *t, int64_t i)
+{
+    const void *d = t->data;
+    switch (t->dtype) {
+    case OG_INT64: return ((const int64_t *)d)[i];
+    case OG_INT32: return ((const int32_t *)d)[i];
+    case OG_INT16: return ((const int16_t *)d)[i];
+    case OG_INT8: return ((const int8_t *)d)[i];
+    case OG_UINT8:
+    case OG_BOOL: return ((const uint8_t *)d)[i];
+    case OG_UINT16: return ((const uint16_t *)d)[i];
+    case OG_UINT32: return ((const uint32_t *)d)[i];
+    case OG_UINT64: return (int64_t)((const uint64_t *)d)[i];
+    case OG_FLOAT: return (int64_t)((const float *)d)[i];
+    case OG_DOUBLE: return (int64_t)((const double *)d)[i];
+    default: return 0;
+    }
+}
+
+double og_tensor_get_f64(const og_tensor *t, int64_t i)
+{
+    const void *d = t->data;
+    switch (t->dtype) {
+    case OG_FLOAT: return ((const float *)d)[i];
+    case OG_DOUBLE: return ((const double *)d)[i];
+    case OG_FLOAT16: return og_half_to_float(((const uint16_t *)d)[i]);
+    case OG_BFLOAT16: return og_bfloat16_to_float(((const uint16_t *)d)[i]);
+    case OG_UINT64: return (double)((const uint64_t *)d)[i];
+    default: return (double)og_tensor_get_i64(t, i);
+    }
+}

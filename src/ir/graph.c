@@ -1,0 +1,314 @@
+/* graph.c: building, checking and freeing onnxgrad's graph. */
+#include <stdio.h>
+#include <string.h>
+
+#include "ops/op.h"
+
+og_graph *og_graph_new(const og_allocator *a)
+{
+    a = og_alloc_or_default(a);
+    og_graph *g = og_calloc(a, 1, sizeof *g);
+    if (g) g->alloc = a;
+    return g;
+}
+
+static void attr_free(const og_allocator *a, og_attr *at)
+{
+    og_free(a, at->name);
+    og_free(a, at->doc);
+    og_free(a, at->s);
+    og_tensor_free(at->t);
+    og_free(a, at->floats);
+    og_free(a, at->ints);
+    if (at->strings)
+        for (int i = 0; i < at->n; i++) og_free(a, at->strings[i]);
+    og_free(a, at->strings);
+    if (at->tensors)
+        for (int i = 0; i < at->n; i++) og_tensor_free(at->tensors[i]);
+    og_free(a, at->tensors);
+    og_free(a, at->raw);
+}
+
+void og_graph_free(og_graph *g)
+{
+    if (!g) return;
+    const og_allocator *a = g->alloc;
+    for (int i = 0; i < g->n_values; i++) {
+        og_free(a, g->values[i].name);
+        og_free(a, g->values[i].doc);
+        og_tensor_free(g->values[i].init);
+    }
+    og_free(a, g->values);
+    for (int i = 0; i < g->n_nodes; i++) {
+        og_node *n = &g->nodes[i];
+        og_free(a, n->name);
+        og_free(a, n->op_type);
+        og_free(a, n->domain);
+        og_free(a, n->doc);
+        og_free(a, n->in);
+        og_free(a, n->out);
+        for (int j = 0; j < n->n_attrs; j++) attr_free(a, &n->attrs[j]);
+        og_free(a, n->attrs);
+        if (n->params) {
+            if (n->op && n->op->free_params)
+                n->op->free_params(a, n->params);
+            else
+                og_free(a, n->params);
+        }
+    }
+    og_free(a, g->nodes);
+    for (int i = 0; i < g->n_opsets; i++) og_free(a, g->opsets[i].domain);
+    og_free(a, g->opsets);
+    for (int i = 0; i < g->n_metadata; i++) {
+        og_free(a, g->metadata[i].key);
+        og_free(a, g->metadata[i].value);
+    }
+    og_free(a, g->metadata);
+    for (int i = 0; i < g->n_symbols; i++) og_free(a, g->symbols[i]);
+    og_free(a, g->symbols);
+    og_free(a, g->inputs);
+    og_free(a, g->outputs);
+    og_free(a, g->inits);
+    og_free(a, g->producer_name);
+    og_free(a, g->producer_version);
+    og_free(a, g->model_domain);
+    og_free(a, g->model_doc);
+    og_free(a, g->name);
+    og_free(a, g->doc);
+    og_free(a, g);
+}
+
+int og_graph_find_value(const og_graph *g, const char *name)
+{
+    for (int i = 0; i < g->n_values; i++)
+        if (strcmp(g->values[i].name, name) == 0) return i;
+    return -1;
+}
+
+int og_graph_add_value(og_graph *g, const char *name)
+{
+    if (g->n_values == g->cap_values) {
+        int cap = g->cap_values ? g->cap_values * 2 : 16;
+        og_value *v = og_realloc(g->alloc, g->values, (size_t)g->n_values * sizeof *v,
+                                 (size_t)cap * sizeof *v);
+        if (!v) return -1;
+        g->values = v;
+        g->cap_values = cap;
+    }
+    og_value *v = &g->values[g->n_values];
+    memset(v, 0, sizeof *v);
+    v->name = og_strdup(g->alloc, name);
+    if (!v->name) return -1;
+    v->rank = -1;
+    for (int i = 0; i < OG_MAX_RANK; i++) v->dims[i] = OG_DIM_UNKNOWN;
+    v->producer = -1;
+    return g->n_values++;
+}
+
+og_node *og_graph_add_node(og_graph *g, const char *op_type, const char *domain,
+                           const char *name, int n_in, int n_out)
+{
+    if (g->n_nodes == g->cap_nodes) {
+        int cap = g->cap_nodes ? g->cap_nodes * 2 : 16;
+        og_node *v = og_realloc(g->alloc, g->nodes, (size_t)g->n_nodes * sizeof *v,
+                                (size_t)cap * sizeof *v);
+        if (!v) return NULL;
+        g->nodes = v;
+        g->cap_nodes = cap;
+    }
+    og_node *n = &g->nodes[g->n_nodes];
+    memset(n, 0, sizeof *n);
+    g->n_nodes++; /* counted now so that og_graph_free releases partial nodes */
+    n->op_type = og_strdup(g->alloc, op_type);
+    n->domain = og_strdup(g->alloc, domain ? domain : "");
+    n->name = og_strdup(g->alloc, name ? name : "");
+    n->in = og_malloc(g->alloc, (size_t)(n_in ? n_in : 1) * sizeof *n->in);
+    n->out = og_malloc(g->alloc, (size_t)(n_out ? n_out : 1) * sizeof *n->out);
+    if (!n->op_type || !n->domain || !n->name || !n->in || !n->out) return NULL;
+    n->n_in = n_in;
+    n->n_out = n_out;
+    for (int i = 0; i < n_in; i++) n->in[i] = -1;
+    for (int i = 0; i < n_out; i++) n->out[i] = -1;
+    return n;
+}
+
+int og_graph_symbol(og_graph *g, const char *name)
+{
+    for (int i = 0; i < g->n_symbols; i++)
+        if (strcmp(g->symbols[i], name) == 0) return i;
+    char **s = og_realloc(g->alloc, g->symbols, (size_t)g->n_symbols * sizeof *s,
+                          (size_t)(g->n_symbols + 1) * sizeof *s);
+    if (!s) return -1;
+    g->symbols = s;
+    s[g->n_symbols] = og_strdup(g->alloc, name);
+    if (!s[g->n_symbols]) return -1;
+    return g->n_symbols++;
+}
+
+const char *og_graph_dim_name(const og_graph *g, int64_t d)
+{
+    if (d >= 0 || d == OG_DIM_UNKNOWN) return NULL;
+    int64_t sym = -1 - d;
+    return sym < g->n_symbols ? g->symbols[sym] : NULL;
+}
+
+int64_t og_graph_opset(const og_graph *g, const char *domain)
+{
+    if (!domain || strcmp(domain, "ai.onnx") == 0) domain = "";
+    for (int i = 0; i < g->n_opsets; i++) {
+        const char *d = g->opsets[i].domain;
+        if (strcmp(d, "ai.onnx") == 0) d = "";
+        if (strcmp(d, domain) == 0) return g->opsets[i].version;
+    }
+    return -1;
+}
+
+const og_attr *og_node_attr(const og_node *n, const char *name)
+{
+    for (int i = 0; i < n->n_attrs; i++)
+        if (strcmp(n->attrs[i].name, name) == 0) return &n->attrs[i];
+    return NULL;
+}
+
+const char *og_node_label(const og_node *n, char *buf, size_t size)
+{
+    const char *dom = n->domain && n->domain[0] ? n->domain : NULL;
+    snprintf(buf, size, "node '%s' (%s%s%s, opset %d)", n->name, dom ? dom : "", dom ? "." : "",
+             n->op_type, n->since_version ? n->since_version : n->opset);
+    return buf;
+}
+
+/* Kahn's algorithm over value producers; a node left unsorted sits on a cycle. */
+og_status og_graph_finalize(og_graph *g)
+{
+    const og_allocator *a = g->alloc;
+    og_status st = OG_OK;
+    int *indeg = NULL, *order = NULL, *queue = NULL;
+    og_node *sorted = NULL;
+    int nn = g->n_nodes;
+
+    for (int i = 0; i < g->n_values; i++) {
+        g->values[i].producer = -1;
+        g->values[i].n_consumers = 0;
+    }
+    for (int i = 0; i < nn; i++) {
+        og_node *n = &g->nodes[i];
+        for (int j = 0; j < n->n_out; j++) {
+            int v = n->out[j];
+            if (v < 0) continue;
+            og_value *val = &g->values[v];
+            if (val->producer >= 0 || val->kind != OG_VALUE_INTERMEDIATE) {
+                st = og_error(OG_ERR_MODEL,
+                              "value '%s' is produced twice (by node '%s' and %s)", val->name,
+                              n->name,
+                              val->producer >= 0 ? g->nodes[val->producer].name
+                                                 : "as a graph input or initializer");
+                goto done;
+            }
+            val->producer = i;
+        }
+    }
+    for (int i = 0; i < nn; i++) {
+        og_node *n = &g->nodes[i];
+        for (int j = 0; j < n->n_in; j++) {
+            int v = n->in[j];
+            if (v < 0) continue;
+            og_value *val = &g->values[v];
+            val->n_consumers++;
+            if (val->producer < 0 && val->kind == OG_VALUE_INTERMEDIATE) {
+                st = og_error(OG_ERR_MODEL,
+                              "node '%s' (%s) reads '%s', which is no graph input, initializer "
+                              "or node output",
+                              n->name, n->op_type, val->name);
+                goto done;
+            }
+        }
+    }
+    for (int i = 0; i < g->n_outputs; i++) {
+        og_value *val = &g->values[g->outputs[i]];
+        if (val->producer < 0 && val->kind == OG_VALUE_INTERMEDIATE) {
+            st = og_error(OG_ERR_MODEL, "graph output '%s' is not produced by any node",
+                          val->name);
+            goto done;
+        }
+    }
+
+    indeg = og_calloc(a, (size_t)nn + 1, sizeof *indeg);
+    order = og_calloc(a, (size_t)nn + 1, sizeof *order);
+    queue = og_calloc(a, (size_t)nn + 1, sizeof *queue);
+    sorted = og_calloc(a, (size_t)nn + 1, sizeof *sorted);
+    if (!indeg || !order || !queue || !sorted) {
+        st = og_error(OG_ERR_NOMEM, "out of memory sorting the graph");
+        goto done;
+    }
+    for (int i = 0; i < nn; i++) {
+        og_node *n = &g->nodes[i];
+        for (int j = 0; j < n->n_in; j++)
+            if (n->in[j] >= 0 && g->values[n->in[j]].producer >= 0) indeg[i]++;
+    }
+    /* consumers of each node's outputs: scan all nodes (O(N*E) avoided with per-value
+     * consumer counts; graphs here are small enough for the simple scan per pop). */
+    int head = 0, tail = 0, count = 0;
+    for (int i = 0; i < nn; i++)
+        if (indeg[i] == 0) queue[tail++] = i;
+    /* build consumer adjacency lists to keep this linear */
+    int *cstart = og_calloc(a, (size_t)g->n_values + 1, sizeof *cstart);
+    int total = 0;
+    for (int i = 0; i < nn; i++)
+        for (int j = 0; j < g->nodes[i].n_in; j++)
+            if (g->nodes[i].in[j] >= 0) total++;
+    int *clist = og_calloc(a, (size_t)total + 1, sizeof *clist);
+    int *cfill = og_calloc(a, (size_t)g->n_values + 1, sizeof *cfill);
+    if (!cstart || !clist || !cfill) {
+        og_free(a, cstart);
+        og_free(a, clist);
+        og_free(a, cfill);
+        st = og_error(OG_ERR_NOMEM, "out of memory sorting the graph");
+        goto done;
+    }
+    for (int i = 0; i < nn; i++)
+        for (int j = 0; j < g->nodes[i].n_in; j++)
+            if (g->nodes[i].in[j] >= 0) cstart[g->nodes[i].in[j] + 1]++;
+    for (int v = 0; v < g->n_values; v++) cstart[v + 1] += cstart[v];
+    for (int i = 0; i < nn; i++)
+        for (int j = 0; j < g->nodes[i].n_in; j++) {
+            int v = g->nodes[i].in[j];
+            if (v >= 0) clist[cstart[v] + cfill[v]++] = i;
+        }
+    while (head < tail) {
+        int i = queue[head++];
+        order[count++] = i;
+        og_node *n = &g->nodes[i];
+        for (int j = 0; j < n->n_out; j++) {
+            int v = n->out[j];
+            if (v < 0) continue;
+            for (int c = cstart[v]; c < cstart[v + 1]; c++)
+                if (--indeg[clist[c]] == 0) queue[tail++] = clist[c];
+        }
+    }
+    og_free(a, cstart);
+    og_free(a, clist);
+    og_free(a, cfill);
+    if (count < nn) {
+        for (int i = 0; i < nn; i++)
+            if (indeg[i] > 0) {
+                st = og_error(OG_ERR_MODEL, "the graph has a cycle through node '%s' (%s)",
+                              g->nodes[i].name, g->nodes[i].op_type);
+                goto done;
+            }
+    }
+    for (int i = 0; i < nn; i++) sorted[i] = g->nodes[order[i]];
+    og_free(a, g->nodes);
+    g->nodes = sorted;
+    g->cap_nodes = nn + 1;
+    sorted = NULL;
+    for (int i = 0; i < nn; i++)
+        for (int j = 0; j < g->nodes[i].n_out; j++)
+            if (g->nodes[i].out[j] >= 0) g->values[g->nodes[i].out[j]].producer = i;
+done:
+    og_free(a, indeg);
+    og_free(a, order);
+    og_free(a, queue);
+    og_free(a, sorted);
+    return st;
+}

@@ -1,0 +1,170 @@
+/*
+ * ir.h: onnxgrad's graph, independent of protobuf.  Internal header.
+ *
+ * A graph is a list of values and a list of nodes that refer to values by index.  Every
+ * string and array is allocated with the graph's allocator and freed by og_graph_free.
+ * Nodes are kept in topological order once og_graph_finalize has run.
+ */
+#ifndef OG_IR_H
+#define OG_IR_H
+
+#include "core/core.h"
+
+/* A symbolic dimension is stored as a negative number: -1 - symbol index into
+ * og_graph.symbols; OG_DIM_UNKNOWN is an anonymous unknown dim. */
+#define OG_DIM_UNKNOWN INT64_MIN
+static inline bool og_dim_known(int64_t d) { return d >= 0; }
+
+typedef enum og_attr_type {
+    OG_ATTR_UNDEFINED = 0,
+    OG_ATTR_FLOAT = 1,
+    OG_ATTR_INT = 2,
+    OG_ATTR_STRING = 3,
+    OG_ATTR_TENSOR = 4,
+    OG_ATTR_GRAPH = 5,
+    OG_ATTR_FLOATS = 6,
+    OG_ATTR_INTS = 7,
+    OG_ATTR_STRINGS = 8,
+    OG_ATTR_TENSORS = 9,
+    OG_ATTR_GRAPHS = 10,
+    OG_ATTR_SPARSE_TENSOR = 11,
+    OG_ATTR_SPARSE_TENSORS = 12,
+    OG_ATTR_TYPE_PROTO = 13,
+    OG_ATTR_TYPE_PROTOS = 14
+} og_attr_type;
+
+typedef struct og_attr {
+    char *name;
+    og_attr_type type;
+    char *doc;
+    float f;
+    int64_t i;
+    char *s;         /* bytes, NUL-terminated for convenience; s_len is the real length */
+    size_t s_len;
+    og_tensor *t;
+    int n;           /* count for FLOATS/INTS/STRINGS/TENSORS */
+    float *floats;
+    int64_t *ints;
+    char **strings;
+    og_tensor **tensors;
+    /* Graph, sparse and type attributes are kept as raw serialized bytes so that a model
+     * round-trips; no op onnxgrad runs reads them. */
+    void *raw;
+    size_t raw_len;
+} og_attr;
+
+typedef enum og_value_kind {
+    OG_VALUE_INTERMEDIATE = 0,
+    OG_VALUE_INPUT = 1,       /* graph input without initializer */
+    OG_VALUE_INITIALIZER = 2, /* constant; may also be listed as a graph input */
+} og_value_kind;
+
+typedef struct og_value {
+    char *name;
+    og_value_kind kind;
+    bool is_graph_input;  /* listed in graph.input (initializers may be, to be overridable) */
+    bool is_graph_output;
+    og_dtype dtype;       /* OG_UNDEFINED when unknown */
+    int rank;             /* -1 when unknown */
+    int64_t dims[OG_MAX_RANK]; /* see OG_DIM_UNKNOWN and symbols */
+    bool has_value_info;  /* declared in graph.value_info (kept on save) */
+    char *doc;
+    og_tensor *init;      /* initializer data (kind == OG_VALUE_INITIALIZER) */
+    const og_tensor *known; /* constant content known at load (init, Constant's tensor) */
+    int producer;         /* node index or -1 */
+    int n_consumers;
+} og_value;
+
+struct og_op_def;
+
+typedef struct og_node {
+    char *name;
+    char *op_type;
+    char *domain;      /* "" for ai.onnx */
+    char *doc;
+    int n_in;
+    int *in;           /* value indices; -1 for an omitted optional input */
+    int n_out;
+    int *out;          /* value indices; -1 for an omitted optional output */
+    int n_attrs;
+    og_attr *attrs;
+    int since_version; /* resolved: highest since-version of the op <= the model's opset */
+    int opset;         /* the model's opset for the node's domain */
+    const struct og_op_def *op; /* NULL if unknown */
+    void *params;      /* parsed attributes, owned (freed with op->free_params or og_free) */
+} og_node;
+
+typedef struct og_opset {
+    char *domain;
+    int64_t version;
+} og_opset;
+
+typedef struct og_kv {
+    char *key;
+    char *value;
+} og_kv;
+
+typedef struct og_graph {
+    const og_allocator *alloc;
+    /* model-level */
+    int64_t ir_version;
+    char *producer_name, *producer_version, *model_domain, *model_doc;
+    int64_t model_version;
+    int n_opsets;
+    og_opset *opsets;
+    int n_metadata;
+    og_kv *metadata;
+    /* graph-level */
+    char *name;
+    char *doc;
+    int n_values, cap_values;
+    og_value *values;
+    int n_nodes, cap_nodes;
+    og_node *nodes;
+    int n_inputs;      /* graph.input order, initializers included when listed */
+    int *inputs;
+    int n_outputs;
+    int *outputs;
+    int n_inits;       /* initializer order */
+    int *inits;
+    int n_symbols;
+    char **symbols;
+} og_graph;
+
+og_graph *og_graph_new(const og_allocator *a);
+void og_graph_free(og_graph *g);
+
+/* Value by name (-1 if none).  Linear in the number of values; the loader uses a hash. */
+int og_graph_find_value(const og_graph *g, const char *name);
+/* Append a value; returns its index or -1 on allocation failure. */
+int og_graph_add_value(og_graph *g, const char *name);
+/* Append a node with room for n_in inputs and n_out outputs (filled with -1). */
+og_node *og_graph_add_node(og_graph *g, const char *op_type, const char *domain,
+                           const char *name, int n_in, int n_out);
+/* Symbol index for a dim_param name (added if new); -1 on allocation failure. */
+int og_graph_symbol(og_graph *g, const char *name);
+/* Encode symbol index as a dim. */
+static inline int64_t og_dim_symbol(int sym) { return -1 - (int64_t)sym; }
+/* Symbol name of a dim, NULL if it is known or anonymous. */
+const char *og_graph_dim_name(const og_graph *g, int64_t d);
+
+/* Opset version the model imports for `domain` ("" and "ai.onnx" are the same), or -1. */
+int64_t og_graph_opset(const og_graph *g, const char *domain);
+
+/* Compute producers and consumer counts, sort nodes topologically, and check: each node
+ * input is a graph input, an initializer or a node output; no value has two producers;
+ * no cycles; graph outputs exist.  Errors: OG_ERR_MODEL with the offending name. */
+og_status og_graph_finalize(og_graph *g);
+
+/* Resolve every node's op definition and since-version, parse its attributes, and run
+ * static type and shape inference.  require_kernels: fail on ops without a CPU kernel.
+ * Errors: OG_ERR_UNSUPPORTED (unknown op, naming op, domain, opset), errors of parsing. */
+og_status og_graph_resolve(og_graph *g, bool require_kernels);
+
+/* Attribute lookup on a node (NULL if absent). */
+const og_attr *og_node_attr(const og_node *n, const char *name);
+
+/* "node 'name' (Op, opset N)" into buf. */
+const char *og_node_label(const og_node *n, char *buf, size_t size);
+
+#endif /* OG_IR_H */

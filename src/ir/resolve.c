@@ -1,0 +1,149 @@
+/* resolve.c: binding nodes to op definitions, parsing attributes, and static type and
+ * shape inference over the whole graph. */
+#include <string.h>
+
+#include "kernels/cpu/kernel.h"
+#include "ops/op.h"
+
+static void value_to_vinfo(const og_value *v, og_vinfo *vi)
+{
+    vi->dtype = v->dtype;
+    vi->rank = v->rank;
+    memcpy(vi->dims, v->dims, sizeof vi->dims);
+    vi->value = v->known;
+}
+
+/* Merge an inferred vinfo into a value: what the value already knows (a declaration) is
+ * kept where inference knows less. */
+static og_status merge_vinfo(og_graph *g, const og_node *n, og_value *v, const og_vinfo *vi)
+{
+    char label[256];
+    if (vi->dtype != OG_UNDEFINED) {
+        if (v->dtype != OG_UNDEFINED && v->dtype != vi->dtype && v->has_value_info)
+            return og_error(OG_ERR_TYPE, "%s: output '%s' is declared %s but computes %s",
+                            og_node_label(n, label, sizeof label), v->name,
+                            og_dtype_name(v->dtype), og_dtype_name(vi->dtype));
+        v->dtype = vi->dtype;
+    }
+    if (vi->rank >= 0) {
+        if (v->rank >= 0 && v->rank != vi->rank) {
+            /* a declaration that disagrees with the op: trust the op */
+            v->rank = vi->rank;
+            memcpy(v->dims, vi->dims, sizeof v->dims);
+        } else if (v->rank < 0) {
+            v->rank = vi->rank;
+            memcpy(v->dims, vi->dims, sizeof v->dims);
+        } else {
+            for (int d = 0; d < vi->rank; d++)
+                if (vi->dims[d] >= 0 || v->dims[d] == OG_DIM_UNKNOWN) v->dims[d] = vi->dims[d];
+        }
+    }
+    if (vi->value && !v->known) v->known = vi->value;
+    (void)g;
+    return OG_OK;
+}
+
+og_status og_graph_resolve(og_graph *g, bool require_kernels)
+{
+    og_vinfo *in = NULL, *out = NULL;
+    int cap_in = 0, cap_out = 0;
+    og_status st = OG_OK;
+    char label[256];
+
+    for (int i = 0; i < g->n_values; i++)
+        if (g->values[i].init) g->values[i].known = g->values[i].init;
+
+    for (int ni = 0; ni < g->n_nodes; ni++) {
+        og_node *n = &g->nodes[ni];
+        int64_t opset = og_graph_opset(g, n->domain);
+        if (opset < 0) {
+            st = og_error(OG_ERR_MODEL, "node '%s' (%s) uses domain '%s', which the model "
+                          "does not import", n->name, n->op_type, n->domain);
+            goto done;
+        }
+        n->opset = (int)opset;
+        const og_op_def *def = og_op_find(n->domain, n->op_type);
+        if (!def) {
+            st = og_error(OG_ERR_UNSUPPORTED, "node '%s': op %s (domain '%s', opset %lld) is "
+                          "not implemented by onnxgrad", n->name, n->op_type,
+                          n->domain[0] ? n->domain : "ai.onnx", (long long)opset);
+            goto done;
+        }
+        n->op = def;
+        n->since_version = og_op_resolve_version(def, opset);
+        if (n->since_version == 0) {
+            st = og_error(OG_ERR_UNSUPPORTED, "node '%s': op %s does not exist in opset %lld "
+                          "of domain '%s'", n->name, n->op_type, (long long)opset,
+                          n->domain[0] ? n->domain : "ai.onnx");
+            goto done;
+        }
+        if (require_kernels && !og_cpu_kernel_find(n->domain, n->op_type) &&
+            !(def->flags & OG_OP_ALIAS_INPUT0)) {
+            st = og_error(OG_ERR_UNSUPPORTED, "%s: op %s (domain '%s', opset %lld) has no "
+                          "CPU kernel in onnxgrad", og_node_label(n, label, sizeof label),
+                          n->op_type, n->domain[0] ? n->domain : "ai.onnx", (long long)opset);
+            goto done;
+        }
+        /* trailing omitted inputs do not count */
+        int n_in = n->n_in;
+        while (n_in > 0 && n->in[n_in - 1] < 0) n_in--;
+        if (n_in < def->min_in || (def->max_in >= 0 && n_in > def->max_in)) {
+            st = og_error(OG_ERR_MODEL, "%s: has %d inputs, expected %d to %d",
+                          og_node_label(n, label, sizeof label), n_in, def->min_in,
+                          def->max_in);
+            goto done;
+        }
+        for (int j = 0; j < def->min_in && j < n->n_in; j++)
+            if (n->in[j] < 0) {
+                st = og_error(OG_ERR_MODEL, "%s: required input %d is missing",
+                              og_node_label(n, label, sizeof label), j);
+                goto done;
+            }
+        if (n->n_out < def->min_out || (def->max_out >= 0 && n->n_out > def->max_out)) {
+            st = og_error(OG_ERR_MODEL, "%s: has %d outputs, expected %d to %d",
+                          og_node_label(n, label, sizeof label), n->n_out, def->min_out,
+                          def->max_out);
+            goto done;
+        }
+        og_op_ctx c = {n, g->alloc, g, false};
+        if (def->parse) {
+            st = def->parse(&c, &n->params);
+            if (st) goto done;
+        }
+        if (n->n_in > cap_in) {
+            og_free(g->alloc, in);
+            cap_in = n->n_in;
+            in = og_malloc(g->alloc, (size_t)cap_in * sizeof *in);
+            if (!in) goto nomem;
+        }
+        if (n->n_out > cap_out) {
+            og_free(g->alloc, out);
+            cap_out = n->n_out;
+            out = og_malloc(g->alloc, (size_t)cap_out * sizeof *out);
+            if (!out) goto nomem;
+        }
+        for (int j = 0; j < n->n_in; j++) {
+            if (n->in[j] >= 0)
+                value_to_vinfo(&g->values[n->in[j]], &in[j]);
+            else
+                og_vinfo_unknown(&in[j]);
+        }
+        for (int j = 0; j < n->n_out; j++) og_vinfo_unknown(&out[j]);
+        if (def->infer) {
+            st = def->infer(&c, in, n->n_in, out, n->n_out);
+            if (st) goto done;
+        }
+        for (int j = 0; j < n->n_out; j++) {
+            if (n->out[j] < 0) continue;
+            st = merge_vinfo(g, n, &g->values[n->out[j]], &out[j]);
+            if (st) goto done;
+        }
+    }
+    goto done;
+nomem:
+    st = og_error(OG_ERR_NOMEM, "out of memory during shape inference");
+done:
+    og_free(g->alloc, in);
+    og_free(g->alloc, out);
+    return st;
+}

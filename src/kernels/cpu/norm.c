@@ -1,0 +1,4 @@
+/* norm.c: placeholder until the family's CPU kernels land. */
+#include "kernels/cpu/kernel.h"
+
+const og_kernel_def og_cpu_norm[] = {{0}};

@@ -1,0 +1,4 @@
+/* binary.c: placeholder until the family's ops land. */
+#include "ops/op.h"
+
+const og_op_def og_ops_binary[] = {{0}};

@@ -1,0 +1,209 @@
+/* op_util.c: helpers shared by the ops' parse and infer functions. */
+#include <stdio.h>
+#include <string.h>
+
+#include "ops/op.h"
+
+const og_dtype og_types_float[] = {OG_FLOAT, OG_DOUBLE, OG_UNDEFINED};
+const og_dtype og_types_numeric[] = {OG_FLOAT, OG_DOUBLE, OG_INT32, OG_INT64, OG_UNDEFINED};
+const og_dtype og_types_all[] = {OG_FLOAT, OG_DOUBLE, OG_INT32, OG_INT64, OG_BOOL,
+                                 OG_UNDEFINED};
+
+og_status og_op_error(const og_op_ctx *c, og_status status, const char *fmt, ...)
+{
+    char label[256], msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return og_error(status, "%s: %s", og_node_label(c->node, label, sizeof label), msg);
+}
+
+/* ---- attributes ------------------------------------------------------------------ */
+
+int64_t og_attr_int(const og_node *n, const char *name, int64_t dflt)
+{
+    const og_attr *a = og_node_attr(n, name);
+    return a && a->type == OG_ATTR_INT ? a->i : dflt;
+}
+
+float og_attr_float(const og_node *n, const char *name, float dflt)
+{
+    const og_attr *a = og_node_attr(n, name);
+    if (!a) return dflt;
+    if (a->type == OG_ATTR_FLOAT) return a->f;
+    if (a->type == OG_ATTR_INT) return (float)a->i;
+    return dflt;
+}
+
+const char *og_attr_string(const og_node *n, const char *name, const char *dflt)
+{
+    const og_attr *a = og_node_attr(n, name);
+    return a && a->type == OG_ATTR_STRING ? a->s : dflt;
+}
+
+const int64_t *og_attr_ints(const og_node *n, const char *name, int *count)
+{
+    const og_attr *a = og_node_attr(n, name);
+    if (!a || a->type != OG_ATTR_INTS) {
+        *count = 0;
+        return NULL;
+    }
+    *count = a->n;
+    return a->ints;
+}
+
+const float *og_attr_floats(const og_node *n, const char *name, int *count)
+{
+    const og_attr *a = og_node_attr(n, name);
+    if (!a || a->type != OG_ATTR_FLOATS) {
+        *count = 0;
+        return NULL;
+    }
+    *count = a->n;
+    return a->floats;
+}
+
+const og_tensor *og_attr_tensor(const og_node *n, const char *name)
+{
+    const og_attr *a = og_node_attr(n, name);
+    return a && a->type == OG_ATTR_TENSOR ? a->t : NULL;
+}
+
+og_status og_attr_check_type(const og_op_ctx *c, const char *name, og_attr_type type)
+{
+    const og_attr *a = og_node_attr(c->node, name);
+    if (a && a->type != type)
+        return og_op_error(c, OG_ERR_MODEL, "attribute '%s' has type %d, expected %d", name,
+                           (int)a->type, (int)type);
+    return OG_OK;
+}
+
+/* ---- inference helpers ----------------------------------------------------------- */
+
+void og_vinfo_unknown(og_vinfo *v)
+{
+    v->dtype = OG_UNDEFINED;
+    v->rank = -1;
+    for (int i = 0; i < OG_MAX_RANK; i++) v->dims[i] = OG_DIM_UNKNOWN;
+    v->value = NULL;
+}
+
+void og_vinfo_copy_shape(og_vinfo *dst, const og_vinfo *src)
+{
+    dst->dtype = src->dtype;
+    dst->rank = src->rank;
+    memcpy(dst->dims, src->dims, sizeof dst->dims);
+}
+
+void og_vinfo_set(og_vinfo *v, og_dtype dtype, int rank, const int64_t *dims)
+{
+    v->dtype = dtype;
+    v->rank = rank;
+    for (int i = 0; i < OG_MAX_RANK; i++) v->dims[i] = (i < rank && dims) ? dims[i] : OG_DIM_UNKNOWN;
+}
+
+bool og_vinfo_static(const og_vinfo *v)
+{
+    if (v->rank < 0) return false;
+    for (int i = 0; i < v->rank; i++)
+        if (v->dims[i] < 0) return false;
+    return true;
+}
+
+og_status og_infer_broadcast(const og_op_ctx *c, const og_vinfo *const *in, int n, og_vinfo *out)
+{
+    int rank = 0;
+    for (int i = 0; i < n; i++) {
+        if (in[i]->rank < 0) {
+            out->rank = -1;
+            return OG_OK;
+        }
+        if (in[i]->rank > rank) rank = in[i]->rank;
+    }
+    out->rank = rank;
+    for (int d = 0; d < rank; d++) {
+        int64_t r = 1; /* broadcast result so far */
+        bool unknown = false;
+        for (int i = 0; i < n; i++) {
+            int off = rank - in[i]->rank;
+            if (d < off) continue;
+            int64_t x = in[i]->dims[d - off];
+            if (x == 1) continue;
+            if (r == 1 && !unknown) {
+                r = x;
+            } else if (x >= 0 && r >= 0) {
+                if (x != r) {
+                    char a[128], b[128];
+                    return og_op_error(c, OG_ERR_SHAPE,
+                                       "inputs cannot broadcast: shape %s of input %d against "
+                                       "dim %lld (axis %d of the result); other shape %s",
+                                       og_shape_str(in[i]->rank, in[i]->dims, a, sizeof a), i,
+                                       (long long)r, d,
+                                       og_shape_str(in[0]->rank, in[0]->dims, b, sizeof b));
+                }
+            } else if (x >= 0 && r < 0) {
+                r = x; /* a symbolic dim broadcast against a known one must equal it */
+            } else if (x < 0 && r >= 0) {
+                /* keep the known dim */
+            } else if (x != r) {
+                r = OG_DIM_UNKNOWN; /* two different symbols: could be either */
+                unknown = true;
+            }
+        }
+        out->dims[d] = r;
+    }
+    return OG_OK;
+}
+
+og_status og_norm_axis(const og_op_ctx *c, int64_t axis, int rank, const char *what, int *out)
+{
+    if (axis < -(int64_t)rank || axis >= rank) {
+        if (!(rank == 0 && (axis == 0 || axis == -1)))
+            return og_op_error(c, OG_ERR_MODEL, "%s %lld is out of range for rank %d", what,
+                               (long long)axis, rank);
+        *out = 0;
+        return OG_OK;
+    }
+    *out = (int)(axis < 0 ? axis + rank : axis);
+    return OG_OK;
+}
+
+og_status og_check_dtype(const og_op_ctx *c, const og_vinfo *in, int i, const og_dtype *allowed)
+{
+    og_dtype t = in[i].dtype;
+    if (t == OG_UNDEFINED) return OG_OK;
+    for (const og_dtype *a = allowed; *a != OG_UNDEFINED; a++)
+        if (*a == t) return OG_OK;
+    return og_op_error(c, c->runtime ? OG_ERR_TYPE : OG_ERR_UNSUPPORTED,
+                       "input %d has element type %s, which this op does not support here", i,
+                       og_dtype_name(t));
+}
+
+og_status og_check_same_dtype(const og_op_ctx *c, const og_vinfo *in, int i, int j)
+{
+    if (in[i].dtype != OG_UNDEFINED && in[j].dtype != OG_UNDEFINED && in[i].dtype != in[j].dtype)
+        return og_op_error(c, OG_ERR_TYPE, "inputs %d and %d have different element types (%s, %s)",
+                           i, j, og_dtype_name(in[i].dtype), og_dtype_name(in[j].dtype));
+    return OG_OK;
+}
+
+og_status og_read_int_list(const og_op_ctx *c, const og_tensor *t, const char *what,
+                           int64_t **vals, int *n)
+{
+    *vals = NULL;
+    *n = 0;
+    if (t->rank > 1)
+        return og_op_error(c, OG_ERR_SHAPE, "%s must be 1-D, got rank %d", what, t->rank);
+    if (t->dtype != OG_INT64 && t->dtype != OG_INT32)
+        return og_op_error(c, OG_ERR_TYPE, "%s must be int64 or int32, got %s", what,
+                           og_dtype_name(t->dtype));
+    if (t->numel > 1 << 20)
+        return og_op_error(c, OG_ERR_SHAPE, "%s has %lld entries", what, (long long)t->numel);
+    int64_t *v = og_malloc(c->alloc, (size_t)(t->numel ? t->numel : 1) * sizeof *v);
+    if (!v) return og_op_error(c, OG_ERR_NOMEM, "out of memory");
+    for (int64_t i = 0; i < t->numel; i++) v[i] = og_tensor_get_i64(t, i);
+    *vals = v;
+    *n = (int)t->numel;
+    return OG_OK;
+}
