@@ -31,9 +31,9 @@
 extern "C" {
 #endif
 
-#define OG_VERSION_MAJOR 0
-#define OG_VERSION_MINOR 1
-#define OG_VERSION_PATCH 0
+#define OG_VERSION_MAJOR  0
+#define OG_VERSION_MINOR  1
+#define OG_VERSION_PATCH  0
 #define OG_VERSION_STRING "0.1.0"
 
 /* The largest tensor rank onnxgrad handles; a model with a larger rank is refused. */
@@ -116,8 +116,8 @@ typedef struct og_tensor og_tensor;
 /* New tensor of the given shape, zero-filled.  `alloc` may be NULL.
  * Errors: OG_ERR_INVALID_ARG (rank outside 0..OG_MAX_RANK, negative dim, string dtype),
  * OG_ERR_NOMEM. */
-og_status og_tensor_create(og_dtype dtype, int rank, const int64_t *dims,
-                           const og_allocator *alloc, og_tensor **out);
+og_status og_tensor_create(og_dtype dtype, int rank, const int64_t *dims, const og_allocator *alloc,
+                           og_tensor **out);
 
 /* New tensor holding a copy of `nbytes` bytes at `data`; nbytes must equal the shape's
  * size in bytes (OG_ERR_INVALID_ARG otherwise). */
@@ -127,8 +127,8 @@ og_status og_tensor_from_data(og_dtype dtype, int rank, const int64_t *dims, con
 /* New tensor that wraps `data` without copying.  The caller keeps `data` alive and
  * unchanged while onnxgrad may read it (until the tensor is freed, and for the duration of
  * a run it is passed to).  og_tensor_free() does not free `data`. */
-og_status og_tensor_wrap(og_dtype dtype, int rank, const int64_t *dims, void *data,
-                         size_t nbytes, const og_allocator *alloc, og_tensor **out);
+og_status og_tensor_wrap(og_dtype dtype, int rank, const int64_t *dims, void *data, size_t nbytes,
+                         const og_allocator *alloc, og_tensor **out);
 
 void og_tensor_free(og_tensor *t);
 
@@ -171,8 +171,7 @@ og_status og_model_load_buffer(const void *data, size_t size, const og_load_opti
 
 /* Like og_model_load_*, but an op without a CPU kernel is not an error (for `info`, or
  * for converting and saving models).  Sessions on such a model fail at creation. */
-og_status og_model_load_file_any_op(const char *path, const og_load_options *opts,
-                                    og_model **out);
+og_status og_model_load_file_any_op(const char *path, const og_load_options *opts, og_model **out);
 
 void og_model_free(og_model *m);
 
@@ -193,10 +192,10 @@ const char *og_model_output_name(const og_model *m, int i);
  * inference) knows it.  *rank is -1 when unknown; a dim is -1 when symbolic or unknown,
  * and then *dim_name (if not NULL) gets its symbol name or NULL.  dims must hold
  * OG_MAX_RANK entries.  Errors: OG_ERR_INVALID_ARG for an index out of range. */
-og_status og_model_input_info(const og_model *m, int i, og_dtype *dtype, int *rank,
-                              int64_t *dims, const char **dim_names);
-og_status og_model_output_info(const og_model *m, int i, og_dtype *dtype, int *rank,
-                               int64_t *dims, const char **dim_names);
+og_status og_model_input_info(const og_model *m, int i, og_dtype *dtype, int *rank, int64_t *dims,
+                              const char **dim_names);
+og_status og_model_output_info(const og_model *m, int i, og_dtype *dtype, int *rank, int64_t *dims,
+                               const char **dim_names);
 
 /* Initializers (the model's constant tensors, weights among them). */
 int og_model_initializer_count(const og_model *m);
@@ -234,8 +233,7 @@ typedef struct og_session_options {
 /* A session plans and runs one model.  The model must outlive the session.
  * opts may be NULL (defaults above).
  * Errors: OG_ERR_UNSUPPORTED (an op without a CPU kernel), OG_ERR_MODEL, OG_ERR_NOMEM. */
-og_status og_session_create(const og_model *m, const og_session_options *opts,
-                            og_session **out);
+og_status og_session_create(const og_model *m, const og_session_options *opts, og_session **out);
 void og_session_free(og_session *s);
 
 /* Run the model.  inputs[i] is bound to the graph input named input_names[i]; every graph
@@ -254,8 +252,7 @@ og_status og_session_run(og_session *s, const char *const *input_names,
  * value of the graph (not only graph outputs) may be named. */
 og_status og_session_run_named(og_session *s, const char *const *input_names,
                                const og_tensor *const *inputs, int n_inputs,
-                               const char *const *output_names, int n_outputs,
-                               og_tensor **outputs);
+                               const char *const *output_names, int n_outputs, og_tensor **outputs);
 
 /* ---------------------------------------------------------------------------------- */
 /* .npy files                                                                          */

@@ -53,9 +53,9 @@ og_status og_error_prefix(og_status status, const char *fmt, ...)
 /* Internal invariant; active unless OG_NDEBUG is defined.  It reports and aborts: it is
  * for onnxgrad's own bugs, never for bad input. */
 #ifndef OG_NDEBUG
-#define OG_ASSERT(cond)                                                                      \
-    do {                                                                                     \
-        if (!(cond)) og_assert_fail(#cond, __FILE__, __LINE__);                              \
+#define OG_ASSERT(cond)                                                                            \
+    do {                                                                                           \
+        if (!(cond)) og_assert_fail(#cond, __FILE__, __LINE__);                                    \
     } while (0)
 #else
 #define OG_ASSERT(cond) ((void)0)
@@ -78,8 +78,8 @@ uint16_t og_float_to_bfloat16(float f);
 /* A reference-counted block of tensor data.  Views (Reshape, Identity, ...) share it. */
 typedef struct og_buffer {
     const og_allocator *alloc;
-    void *data;       /* 64-byte aligned, or caller memory when !owned */
-    size_t capacity;  /* bytes */
+    void *data;      /* 64-byte aligned, or caller memory when !owned */
+    size_t capacity; /* bytes */
     int refcount;
     bool owned;
 } og_buffer;
@@ -89,8 +89,8 @@ struct og_tensor {
     int rank;
     int64_t dims[OG_MAX_RANK];
     int64_t numel;
-    void *data;           /* == buf->data (+ offset for views, unused for now) */
-    og_buffer *buf;       /* NULL for a tensor with no elements */
+    void *data;                /* == buf->data (+ offset for views, unused for now) */
+    og_buffer *buf;            /* NULL for a tensor with no elements */
     const og_allocator *alloc; /* for the og_tensor struct itself */
     bool readonly;
 };
@@ -101,11 +101,10 @@ bool og_shape_numel(int rank, const int64_t *dims, int64_t *numel);
 bool og_shape_nbytes(og_dtype dtype, int rank, const int64_t *dims, size_t *nbytes);
 
 /* Tensor struct + fresh buffer, uninitialized data (zeroed by og_tensor_create only). */
-og_status og_tensor_alloc(og_dtype dtype, int rank, const int64_t *dims,
-                          const og_allocator *alloc, og_tensor **out);
+og_status og_tensor_alloc(og_dtype dtype, int rank, const int64_t *dims, const og_allocator *alloc,
+                          og_tensor **out);
 /* New tensor struct sharing src's buffer with another shape of the same element count. */
-og_status og_tensor_view(const og_tensor *src, int rank, const int64_t *dims,
-                         og_tensor **out);
+og_status og_tensor_view(const og_tensor *src, int rank, const int64_t *dims, og_tensor **out);
 /* Deep copy. */
 og_status og_tensor_clone(const og_tensor *src, const og_allocator *alloc, og_tensor **out);
 

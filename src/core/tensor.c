@@ -76,8 +76,8 @@ static og_tensor *tensor_struct(og_dtype dtype, int rank, const int64_t *dims,
     return t;
 }
 
-og_status og_tensor_alloc(og_dtype dtype, int rank, const int64_t *dims,
-                          const og_allocator *alloc, og_tensor **out)
+og_status og_tensor_alloc(og_dtype dtype, int rank, const int64_t *dims, const og_allocator *alloc,
+                          og_tensor **out)
 {
     size_t nbytes;
     *out = NULL;
@@ -88,16 +88,15 @@ og_status og_tensor_alloc(og_dtype dtype, int rank, const int64_t *dims,
     t->buf = og_buffer_new(t->alloc, nbytes);
     if (!t->buf) {
         og_free(t->alloc, t);
-        return og_error(OG_ERR_NOMEM, "out of memory allocating %zu bytes of tensor data",
-                        nbytes);
+        return og_error(OG_ERR_NOMEM, "out of memory allocating %zu bytes of tensor data", nbytes);
     }
     t->data = t->buf->data;
     *out = t;
     return OG_OK;
 }
 
-og_status og_tensor_create(og_dtype dtype, int rank, const int64_t *dims,
-                           const og_allocator *alloc, og_tensor **out)
+og_status og_tensor_create(og_dtype dtype, int rank, const int64_t *dims, const og_allocator *alloc,
+                           og_tensor **out)
 {
     if (!out) return og_error(OG_ERR_INVALID_ARG, "og_tensor_create: out is NULL");
     og_status st = og_tensor_alloc(dtype, rank, dims, alloc, out);
@@ -115,8 +114,8 @@ og_status og_tensor_from_data(og_dtype dtype, int rank, const int64_t *dims, con
     og_status st = check_shape(dtype, rank, dims, &want);
     if (st) return st;
     if (want != nbytes)
-        return og_error(OG_ERR_INVALID_ARG, "tensor data has %zu bytes, shape needs %zu",
-                        nbytes, want);
+        return og_error(OG_ERR_INVALID_ARG, "tensor data has %zu bytes, shape needs %zu", nbytes,
+                        want);
     if (nbytes && !data) return og_error(OG_ERR_INVALID_ARG, "tensor data is NULL");
     st = og_tensor_alloc(dtype, rank, dims, alloc, out);
     if (st) return st;
@@ -124,8 +123,8 @@ og_status og_tensor_from_data(og_dtype dtype, int rank, const int64_t *dims, con
     return OG_OK;
 }
 
-og_status og_tensor_wrap(og_dtype dtype, int rank, const int64_t *dims, void *data,
-                         size_t nbytes, const og_allocator *alloc, og_tensor **out)
+og_status og_tensor_wrap(og_dtype dtype, int rank, const int64_t *dims, void *data, size_t nbytes,
+                         const og_allocator *alloc, og_tensor **out)
 {
     if (!out) return og_error(OG_ERR_INVALID_ARG, "og_tensor_wrap: out is NULL");
     *out = NULL;
@@ -133,8 +132,8 @@ og_status og_tensor_wrap(og_dtype dtype, int rank, const int64_t *dims, void *da
     og_status st = check_shape(dtype, rank, dims, &want);
     if (st) return st;
     if (want != nbytes)
-        return og_error(OG_ERR_INVALID_ARG, "tensor data has %zu bytes, shape needs %zu",
-                        nbytes, want);
+        return og_error(OG_ERR_INVALID_ARG, "tensor data has %zu bytes, shape needs %zu", nbytes,
+                        want);
     if (nbytes && !data) return og_error(OG_ERR_INVALID_ARG, "tensor data is NULL");
     og_tensor *t = tensor_struct(dtype, rank, dims, alloc);
     if (!t) return og_error(OG_ERR_NOMEM, "out of memory allocating a tensor");
@@ -171,8 +170,8 @@ og_status og_tensor_view(const og_tensor *src, int rank, const int64_t *dims, og
 
 og_status og_tensor_clone(const og_tensor *src, const og_allocator *alloc, og_tensor **out)
 {
-    return og_tensor_from_data(src->dtype, src->rank, src->dims, src->data,
-                               og_tensor_nbytes(src), alloc, out);
+    return og_tensor_from_data(src->dtype, src->rank, src->dims, src->data, og_tensor_nbytes(src),
+                               alloc, out);
 }
 
 void og_tensor_free(og_tensor *t)
@@ -201,8 +200,8 @@ char *og_shape_str(int rank, const int64_t *dims, char *buf, size_t n)
     used += (size_t)snprintf(buf, n, "[");
     for (int i = 0; i < rank && used < n; i++) {
         if (dims[i] >= 0)
-            used += (size_t)snprintf(buf + used, n - used, "%s%lld", i ? ", " : "",
-                                     (long long)dims[i]);
+            used +=
+                (size_t)snprintf(buf + used, n - used, "%s%lld", i ? ", " : "", (long long)dims[i]);
         else
             used += (size_t)snprintf(buf + used, n - used, "%s?", i ? ", " : "");
     }

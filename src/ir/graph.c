@@ -105,13 +105,13 @@ int og_graph_add_value(og_graph *g, const char *name)
     return g->n_values++;
 }
 
-og_node *og_graph_add_node(og_graph *g, const char *op_type, const char *domain,
-                           const char *name, int n_in, int n_out)
+og_node *og_graph_add_node(og_graph *g, const char *op_type, const char *domain, const char *name,
+                           int n_in, int n_out)
 {
     if (g->n_nodes == g->cap_nodes) {
         int cap = g->cap_nodes ? g->cap_nodes * 2 : 16;
-        og_node *v = og_realloc(g->alloc, g->nodes, (size_t)g->n_nodes * sizeof *v,
-                                (size_t)cap * sizeof *v);
+        og_node *v =
+            og_realloc(g->alloc, g->nodes, (size_t)g->n_nodes * sizeof *v, (size_t)cap * sizeof *v);
         if (!v) return NULL;
         g->nodes = v;
         g->cap_nodes = cap;
@@ -198,9 +198,8 @@ og_status og_graph_finalize(og_graph *g)
             if (v < 0) continue;
             og_value *val = &g->values[v];
             if (val->producer >= 0 || val->kind != OG_VALUE_INTERMEDIATE) {
-                st = og_error(OG_ERR_MODEL,
-                              "value '%s' is produced twice (by node '%s' and %s)", val->name,
-                              n->name,
+                st = og_error(OG_ERR_MODEL, "value '%s' is produced twice (by node '%s' and %s)",
+                              val->name, n->name,
                               val->producer >= 0 ? g->nodes[val->producer].name
                                                  : "as a graph input or initializer");
                 goto done;
@@ -227,8 +226,7 @@ og_status og_graph_finalize(og_graph *g)
     for (int i = 0; i < g->n_outputs; i++) {
         og_value *val = &g->values[g->outputs[i]];
         if (val->producer < 0 && val->kind == OG_VALUE_INTERMEDIATE) {
-            st = og_error(OG_ERR_MODEL, "graph output '%s' is not produced by any node",
-                          val->name);
+            st = og_error(OG_ERR_MODEL, "graph output '%s' is not produced by any node", val->name);
             goto done;
         }
     }

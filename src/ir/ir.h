@@ -39,10 +39,10 @@ typedef struct og_attr {
     char *doc;
     float f;
     int64_t i;
-    char *s;         /* bytes, NUL-terminated for convenience; s_len is the real length */
+    char *s; /* bytes, NUL-terminated for convenience; s_len is the real length */
     size_t s_len;
     og_tensor *t;
-    int n;           /* count for FLOATS/INTS/STRINGS/TENSORS */
+    int n; /* count for FLOATS/INTS/STRINGS/TENSORS */
     float *floats;
     int64_t *ints;
     char **strings;
@@ -62,16 +62,16 @@ typedef enum og_value_kind {
 typedef struct og_value {
     char *name;
     og_value_kind kind;
-    bool is_graph_input;  /* listed in graph.input (initializers may be, to be overridable) */
+    bool is_graph_input; /* listed in graph.input (initializers may be, to be overridable) */
     bool is_graph_output;
-    og_dtype dtype;       /* OG_UNDEFINED when unknown */
-    int rank;             /* -1 when unknown */
+    og_dtype dtype;            /* OG_UNDEFINED when unknown */
+    int rank;                  /* -1 when unknown */
     int64_t dims[OG_MAX_RANK]; /* see OG_DIM_UNKNOWN and symbols */
-    bool has_value_info;  /* declared in graph.value_info (kept on save) */
+    bool has_value_info;       /* declared in graph.value_info (kept on save) */
     char *doc;
-    og_tensor *init;      /* initializer data (kind == OG_VALUE_INITIALIZER) */
+    og_tensor *init;        /* initializer data (kind == OG_VALUE_INITIALIZER) */
     const og_tensor *known; /* constant content known at load (init, Constant's tensor) */
-    int producer;         /* node index or -1 */
+    int producer;           /* node index or -1 */
     int n_consumers;
 } og_value;
 
@@ -80,18 +80,18 @@ struct og_op_def;
 typedef struct og_node {
     char *name;
     char *op_type;
-    char *domain;      /* "" for ai.onnx */
+    char *domain; /* "" for ai.onnx */
     char *doc;
     int n_in;
-    int *in;           /* value indices; -1 for an omitted optional input */
+    int *in; /* value indices; -1 for an omitted optional input */
     int n_out;
-    int *out;          /* value indices; -1 for an omitted optional output */
+    int *out; /* value indices; -1 for an omitted optional output */
     int n_attrs;
     og_attr *attrs;
-    int since_version; /* resolved: highest since-version of the op <= the model's opset */
-    int opset;         /* the model's opset for the node's domain */
+    int since_version;          /* resolved: highest since-version of the op <= the model's opset */
+    int opset;                  /* the model's opset for the node's domain */
     const struct og_op_def *op; /* NULL if unknown */
-    void *params;      /* parsed attributes, owned (freed with op->free_params or og_free) */
+    void *params; /* parsed attributes, owned (freed with op->free_params or og_free) */
 } og_node;
 
 typedef struct og_opset {
@@ -121,11 +121,11 @@ typedef struct og_graph {
     og_value *values;
     int n_nodes, cap_nodes;
     og_node *nodes;
-    int n_inputs;      /* graph.input order, initializers included when listed */
+    int n_inputs; /* graph.input order, initializers included when listed */
     int *inputs;
     int n_outputs;
     int *outputs;
-    int n_inits;       /* initializer order */
+    int n_inits; /* initializer order */
     int *inits;
     int n_symbols;
     char **symbols;
@@ -139,8 +139,8 @@ int og_graph_find_value(const og_graph *g, const char *name);
 /* Append a value; returns its index or -1 on allocation failure. */
 int og_graph_add_value(og_graph *g, const char *name);
 /* Append a node with room for n_in inputs and n_out outputs (filled with -1). */
-og_node *og_graph_add_node(og_graph *g, const char *op_type, const char *domain,
-                           const char *name, int n_in, int n_out);
+og_node *og_graph_add_node(og_graph *g, const char *op_type, const char *domain, const char *name,
+                           int n_in, int n_out);
 /* Symbol index for a dim_param name (added if new); -1 on allocation failure. */
 int og_graph_symbol(og_graph *g, const char *name);
 /* Encode symbol index as a dim. */

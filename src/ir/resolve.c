@@ -21,8 +21,8 @@ static og_status merge_vinfo(og_graph *g, const og_node *n, og_value *v, const o
     if (vi->dtype != OG_UNDEFINED) {
         if (v->dtype != OG_UNDEFINED && v->dtype != vi->dtype && v->has_value_info)
             return og_error(OG_ERR_TYPE, "%s: output '%s' is declared %s but computes %s",
-                            og_node_label(n, label, sizeof label), v->name,
-                            og_dtype_name(v->dtype), og_dtype_name(vi->dtype));
+                            og_node_label(n, label, sizeof label), v->name, og_dtype_name(v->dtype),
+                            og_dtype_name(vi->dtype));
         v->dtype = vi->dtype;
     }
     if (vi->rank >= 0) {
@@ -57,31 +57,39 @@ og_status og_graph_resolve(og_graph *g, bool require_kernels)
         og_node *n = &g->nodes[ni];
         int64_t opset = og_graph_opset(g, n->domain);
         if (opset < 0) {
-            st = og_error(OG_ERR_MODEL, "node '%s' (%s) uses domain '%s', which the model "
-                          "does not import", n->name, n->op_type, n->domain);
+            st = og_error(OG_ERR_MODEL,
+                          "node '%s' (%s) uses domain '%s', which the model "
+                          "does not import",
+                          n->name, n->op_type, n->domain);
             goto done;
         }
         n->opset = (int)opset;
         const og_op_def *def = og_op_find(n->domain, n->op_type);
         if (!def) {
-            st = og_error(OG_ERR_UNSUPPORTED, "node '%s': op %s (domain '%s', opset %lld) is "
-                          "not implemented by onnxgrad", n->name, n->op_type,
-                          n->domain[0] ? n->domain : "ai.onnx", (long long)opset);
+            st = og_error(OG_ERR_UNSUPPORTED,
+                          "node '%s': op %s (domain '%s', opset %lld) is "
+                          "not implemented by onnxgrad",
+                          n->name, n->op_type, n->domain[0] ? n->domain : "ai.onnx",
+                          (long long)opset);
             goto done;
         }
         n->op = def;
         n->since_version = og_op_resolve_version(def, opset);
         if (n->since_version == 0) {
-            st = og_error(OG_ERR_UNSUPPORTED, "node '%s': op %s does not exist in opset %lld "
-                          "of domain '%s'", n->name, n->op_type, (long long)opset,
+            st = og_error(OG_ERR_UNSUPPORTED,
+                          "node '%s': op %s does not exist in opset %lld "
+                          "of domain '%s'",
+                          n->name, n->op_type, (long long)opset,
                           n->domain[0] ? n->domain : "ai.onnx");
             goto done;
         }
         if (require_kernels && !og_cpu_kernel_find(n->domain, n->op_type) &&
             !(def->flags & OG_OP_ALIAS_INPUT0)) {
-            st = og_error(OG_ERR_UNSUPPORTED, "%s: op %s (domain '%s', opset %lld) has no "
-                          "CPU kernel in onnxgrad", og_node_label(n, label, sizeof label),
-                          n->op_type, n->domain[0] ? n->domain : "ai.onnx", (long long)opset);
+            st = og_error(OG_ERR_UNSUPPORTED,
+                          "%s: op %s (domain '%s', opset %lld) has no "
+                          "CPU kernel in onnxgrad",
+                          og_node_label(n, label, sizeof label), n->op_type,
+                          n->domain[0] ? n->domain : "ai.onnx", (long long)opset);
             goto done;
         }
         /* trailing omitted inputs do not count */
@@ -89,8 +97,7 @@ og_status og_graph_resolve(og_graph *g, bool require_kernels)
         while (n_in > 0 && n->in[n_in - 1] < 0) n_in--;
         if (n_in < def->min_in || (def->max_in >= 0 && n_in > def->max_in)) {
             st = og_error(OG_ERR_MODEL, "%s: has %d inputs, expected %d to %d",
-                          og_node_label(n, label, sizeof label), n_in, def->min_in,
-                          def->max_in);
+                          og_node_label(n, label, sizeof label), n_in, def->min_in, def->max_in);
             goto done;
         }
         for (int j = 0; j < def->min_in && j < n->n_in; j++)

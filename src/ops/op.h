@@ -45,8 +45,8 @@ typedef void (*og_free_params_fn)(const og_allocator *a, void *params);
 /* Fill out[0..n_out-1] from in[0..n_in-1] (n_in == node->n_in: omitted optional inputs have
  * dtype OG_UNDEFINED and rank -1).  out[] arrives cleared to unknown.  Outputs the node
  * omits may be filled anyway; they are ignored. */
-typedef og_status (*og_infer_fn)(const og_op_ctx *c, const og_vinfo *in, int n_in,
-                                 og_vinfo *out, int n_out);
+typedef og_status (*og_infer_fn)(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                                 int n_out);
 
 enum {
     /* Output 0 is a view of input 0's data with another shape (Reshape, Squeeze, ...): the
@@ -57,11 +57,11 @@ enum {
 
 typedef struct og_op_def {
     const char *name;
-    const char *domain;        /* "" for ai.onnx */
-    const int *since;          /* since-versions, ascending, 0-terminated: OG_SINCE(Op) */
-    int min_in, max_in;        /* max_in -1: variadic */
+    const char *domain; /* "" for ai.onnx */
+    const int *since;   /* since-versions, ascending, 0-terminated: OG_SINCE(Op) */
+    int min_in, max_in; /* max_in -1: variadic */
     int min_out, max_out;
-    og_parse_fn parse;         /* NULL: no attributes to parse */
+    og_parse_fn parse;             /* NULL: no attributes to parse */
     og_free_params_fn free_params; /* NULL: og_free */
     og_infer_fn infer;
     unsigned flags;
@@ -112,20 +112,17 @@ void og_vinfo_set(og_vinfo *v, og_dtype dtype, int rank, const int64_t *dims);
 bool og_vinfo_static(const og_vinfo *v);
 /* numpy broadcasting of in[0..n-1] shapes into out (dtype not touched).  Unknown rank in
  * any input gives unknown rank.  At run time, incompatible dims fail with a message. */
-og_status og_infer_broadcast(const og_op_ctx *c, const og_vinfo *const *in, int n,
-                             og_vinfo *out);
+og_status og_infer_broadcast(const og_op_ctx *c, const og_vinfo *const *in, int n, og_vinfo *out);
 /* Normalize axis in [-rank, rank) to [0, rank); error names the attribute/input. */
-og_status og_norm_axis(const og_op_ctx *c, int64_t axis, int rank, const char *what,
-                       int *out);
+og_status og_norm_axis(const og_op_ctx *c, int64_t axis, int rank, const char *what, int *out);
 /* Require in[i].dtype to be one of `allowed` (a 0-terminated list) when known. */
-og_status og_check_dtype(const og_op_ctx *c, const og_vinfo *in, int i,
-                         const og_dtype *allowed);
+og_status og_check_dtype(const og_op_ctx *c, const og_vinfo *in, int i, const og_dtype *allowed);
 /* Require equal dtypes among in[i] for the given indices (when known). */
 og_status og_check_same_dtype(const og_op_ctx *c, const og_vinfo *in, int i, int j);
 /* Read the int64/int32 values of a 1-D (or scalar) input tensor into a new array
  * (og_malloc'd, freed by caller); *n gets the count. */
-og_status og_read_int_list(const og_op_ctx *c, const og_tensor *t, const char *what,
-                           int64_t **vals, int *n);
+og_status og_read_int_list(const og_op_ctx *c, const og_tensor *t, const char *what, int64_t **vals,
+                           int *n);
 
 /* Allowed-dtype lists that most ops use. */
 extern const og_dtype og_types_float[];   /* float, double */

@@ -6,8 +6,7 @@
 
 const og_dtype og_types_float[] = {OG_FLOAT, OG_DOUBLE, OG_UNDEFINED};
 const og_dtype og_types_numeric[] = {OG_FLOAT, OG_DOUBLE, OG_INT32, OG_INT64, OG_UNDEFINED};
-const og_dtype og_types_all[] = {OG_FLOAT, OG_DOUBLE, OG_INT32, OG_INT64, OG_BOOL,
-                                 OG_UNDEFINED};
+const og_dtype og_types_all[] = {OG_FLOAT, OG_DOUBLE, OG_INT32, OG_INT64, OG_BOOL, OG_UNDEFINED};
 
 og_status og_op_error(const og_op_ctx *c, og_status status, const char *fmt, ...)
 {
@@ -100,7 +99,8 @@ void og_vinfo_set(og_vinfo *v, og_dtype dtype, int rank, const int64_t *dims)
 {
     v->dtype = dtype;
     v->rank = rank;
-    for (int i = 0; i < OG_MAX_RANK; i++) v->dims[i] = (i < rank && dims) ? dims[i] : OG_DIM_UNKNOWN;
+    for (int i = 0; i < OG_MAX_RANK; i++)
+        v->dims[i] = (i < rank && dims) ? dims[i] : OG_DIM_UNKNOWN;
 }
 
 bool og_vinfo_static(const og_vinfo *v)
@@ -188,8 +188,8 @@ og_status og_check_same_dtype(const og_op_ctx *c, const og_vinfo *in, int i, int
     return OG_OK;
 }
 
-og_status og_read_int_list(const og_op_ctx *c, const og_tensor *t, const char *what,
-                           int64_t **vals, int *n)
+og_status og_read_int_list(const og_op_ctx *c, const og_tensor *t, const char *what, int64_t **vals,
+                           int *n)
 {
     *vals = NULL;
     *n = 0;

@@ -8,12 +8,12 @@
 #include "kernels/cpu/kernel.h"
 #include "ops/op.h"
 
-#define OG_FAMILIES(X)                                                                       \
-    X(unary) X(binary) X(reduce) X(linalg) X(conv) X(pool) X(norm) X(loss) X(tensor)          \
-    X(resize) X(index)
+#define OG_FAMILIES(X)                                                                             \
+    X(unary)                                                                                       \
+    X(binary) X(reduce) X(linalg) X(conv) X(pool) X(norm) X(loss) X(tensor) X(resize) X(index)
 
-#define OG_DECLARE(f)                                                                        \
-    extern const og_op_def og_ops_##f[];                                                     \
+#define OG_DECLARE(f)                                                                              \
+    extern const og_op_def og_ops_##f[];                                                           \
     extern const og_kernel_def og_cpu_##f[];
 OG_FAMILIES(OG_DECLARE)
 #undef OG_DECLARE

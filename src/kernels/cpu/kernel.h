@@ -16,13 +16,13 @@
 
 typedef struct og_kernel_ctx {
     const og_node *node;
-    const void *params; /* == node->params */
+    const void *params;        /* == node->params */
     const og_allocator *alloc; /* for scratch memory */
     int threads;
 } og_kernel_ctx;
 
-typedef og_status (*og_kernel_fn)(const og_kernel_ctx *k, const og_tensor *const *in,
-                                  int n_in, og_tensor *const *out, int n_out);
+typedef og_status (*og_kernel_fn)(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                                  og_tensor *const *out, int n_out);
 
 typedef struct og_kernel_def {
     const char *name;
@@ -45,22 +45,29 @@ og_status og_kernel_error(const og_kernel_ctx *k, og_status status, const char *
 /* Parallel loop over [0, n): body sees `i`.  Threads only when n*cost_per_item is large. */
 #ifdef _OPENMP
 #include <omp.h>
-#define OG_PARALLEL_FOR(k, n, work_per_item, i, body)                                        \
-    do {                                                                                     \
-        int64_t og_n__ = (n);                                                                \
-        int og_t__ = ((double)og_n__ * (double)(work_per_item) > 32768.0) ? (k)->threads : 1; \
-        if (og_t__ > 1) {                                                                    \
-            _Pragma("omp parallel for num_threads(og_t__) schedule(static)")                 \
-            for (int64_t i = 0; i < og_n__; i++) { body }                                    \
-        } else {                                                                             \
-            for (int64_t i = 0; i < og_n__; i++) { body }                                    \
-        }                                                                                    \
+#define OG_PARALLEL_FOR(k, n, work_per_item, i, body)                                              \
+    do {                                                                                           \
+        int64_t og_n__ = (n);                                                                      \
+        int og_t__ = ((double)og_n__ * (double)(work_per_item) > 32768.0) ? (k)->threads : 1;      \
+        if (og_t__ > 1) {                                                                          \
+            _Pragma("omp parallel for num_threads(og_t__) schedule(static)") for (int64_t i = 0;   \
+                                                                                  i < og_n__; i++) \
+            {                                                                                      \
+                body                                                                               \
+            }                                                                                      \
+        } else {                                                                                   \
+            for (int64_t i = 0; i < og_n__; i++) {                                                 \
+                body                                                                               \
+            }                                                                                      \
+        }                                                                                          \
     } while (0)
 #else
-#define OG_PARALLEL_FOR(k, n, work_per_item, i, body)                                        \
-    do {                                                                                     \
-        int64_t og_n__ = (n);                                                                \
-        for (int64_t i = 0; i < og_n__; i++) { body }                                        \
+#define OG_PARALLEL_FOR(k, n, work_per_item, i, body)                                              \
+    do {                                                                                           \
+        int64_t og_n__ = (n);                                                                      \
+        for (int64_t i = 0; i < og_n__; i++) {                                                     \
+            body                                                                                   \
+        }                                                                                          \
     } while (0)
 #endif
 
