@@ -62,7 +62,7 @@ static int nthreads(const og_kernel_ctx *k) { return k->threads > 1 ? k->threads
 /* NAME##_acc: accumulate n contiguous elements (without POST).
  * NAME##_cols: one output o, columns [c*CH, c*CH+CH) of a strided reduction.
  * NAME: the (O, R, I) driver. */
-#define DEF_REDUCE(NAME, T, A, INIT, PRE, COMB, POST)                                              \
+#define DEF_ACC(NAME, T, A, INIT, PRE, COMB)                                                       \
     static A NAME##_acc(const T *restrict x, int64_t n)                                            \
     {                                                                                              \
         A acc[LANES];                                                                              \
@@ -80,7 +80,9 @@ static int nthreads(const og_kernel_ctx *k) { return k->threads > 1 ? k->threads
             a = COMB(a, v);                                                                        \
         }                                                                                          \
         return a;                                                                                  \
-    }                                                                                              \
+    }
+#define DEF_REDUCE(NAME, T, A, INIT, PRE, COMB, POST)                                              \
+    DEF_ACC(NAME, T, A, INIT, PRE, COMB)                                                           \
     static A NAME##_part(const T *x, int64_t R, int64_t P, int64_t t)                              \
     {                                                                                              \
         int64_t o = t / P, p = t % P;                                                              \
@@ -130,17 +132,16 @@ static int nthreads(const og_kernel_ctx *k) { return k->threads > 1 ? k->threads
         OG_PARALLEL_FOR(k, O, R + 16, o, { y[o] = (T)POST(NAME##_acc(x + o * R, R), R); });        \
     }
 
-#define PRE_ID(v)       (v)
-#define PRE_ABS(v)      ((v) < 0 ? -(v) : (v))
-#define PRE_SQ(v)       ((v) * (v))
-#define COMB_ADD(a, b)  ((a) + (b))
-#define COMB_MUL(a, b)  ((a) * (b))
-#define COMB_MAX(a, b)  ((b) > (a) ? (b) : (a))
-#define COMB_MIN(a, b)  ((b) < (a) ? (b) : (a))
-#define POST_ID(a, n)   (a)
-#define POST_MEAN(a, n) ((a) / (n))
-/* integer mean: an empty set gives 0 instead of dividing by zero */
-#define POST_IMEAN(a, n) ((n) ? (a) / (n) : 0)
+#define PRE_ID(v)      (v)
+#define PRE_ABS(v)     ((v) < 0 ? -(v) : (v))
+#define PRE_SQ(v)      ((v) * (v))
+#define COMB_ADD(a, b) ((a) + (b))
+#define COMB_MUL(a, b) ((a) * (b))
+#define COMB_MAX(a, b) ((b) > (a) ? (b) : (a))
+#define COMB_MIN(a, b) ((b) < (a) ? (b) : (a))
+#define POST_ID(a, n)  (a)
+/* the mean of an empty set is 0, as onnxruntime gives (and no integer division by 0) */
+#define POST_MEAN(a, n)  ((n) ? (a) / (n) : 0)
 #define POST_SQRTF(a, n) sqrtf(a)
 #define POST_SQRT(a, n)  sqrt(a)
 #define POST_LOGF(a, n)  logf(a)
@@ -155,7 +156,7 @@ static int nthreads(const og_kernel_ctx *k) { return k->threads > 1 ? k->threads
     DEF_REDUCE(OP##_i64, int64_t, int64_t, 0, PRE, COMB_ADD, IPOST)
 
 DEF_SUMLIKE(sum, PRE_ID, POST_ID, POST_ID, POST_ID)
-DEF_SUMLIKE(mean, PRE_ID, POST_MEAN, POST_MEAN, POST_IMEAN)
+DEF_SUMLIKE(mean, PRE_ID, POST_MEAN, POST_MEAN, POST_MEAN)
 DEF_SUMLIKE(l1, PRE_ABS, POST_ID, POST_ID, POST_ID)
 DEF_SUMLIKE(sumsq, PRE_SQ, POST_ID, POST_ID, POST_ID)
 DEF_REDUCE(l2_f32, float, float, 0.0f, PRE_SQ, COMB_ADD, POST_SQRTF)
@@ -310,10 +311,9 @@ static og_status reduce_run(const og_kernel_ctx *k, const og_tensor *const *in, 
         return og_error_prefix(st, "%s", og_node_label(k->node, label, sizeof label));
     }
     if (y->numel == 0) return OG_OK;
-    if (noop) {
-        memcpy(y->data, x->data, og_tensor_nbytes(x));
-        return OG_OK;
-    }
+    /* noop (empty axes with noop_with_empty_axes): every output "reduces" its one element,
+     * so L1 gives |x| and SumSquare x*x, as onnxruntime does; the mask is all false */
+    (void)noop;
     if (x->numel == 0) { /* a reduced dim is 0: every output reduces the empty set */
         fn(k, og_no_data, y->data, y->numel, 0, 1);
         return OG_OK;
@@ -507,24 +507,25 @@ static og_status k_ArgMin(const og_kernel_ctx *k, const og_tensor *const *in, in
 /* ---- Softmax, LogSoftmax ------------------------------------------------------------- */
 
 /* Stable: exp(x - max).  Rows (I == 1) make three vectorized passes over the row. */
-#define DEF_SOFTMAX(NAME, T, MAXACC, SUMACC, EXP, LOG)                                             \
+#define DEF_SOFTMAX(NAME, T, AT, MAXACC, SUMACC, EXP, LOG)                                         \
     static void NAME##_row(const T *restrict x, T *restrict y, int64_t n, bool lg)                 \
     {                                                                                              \
         T m = MAXACC(x, n);                                                                        \
         for (int64_t j = 0; j < n; j++) y[j] = EXP(x[j] - m);                                      \
-        T s = SUMACC(y, n);                                                                        \
+        AT s = SUMACC(y, n);                                                                       \
         if (lg) {                                                                                  \
-            T ls = m + LOG(s);                                                                     \
-            for (int64_t j = 0; j < n; j++) y[j] = x[j] - ls;                                      \
+            T ls = (T)LOG(s);                                                                      \
+            for (int64_t j = 0; j < n; j++) y[j] = (x[j] - m) - ls;                                \
         } else {                                                                                   \
-            T inv = 1 / s;                                                                         \
+            T inv = (T)(1 / s);                                                                    \
             for (int64_t j = 0; j < n; j++) y[j] *= inv;                                           \
         }                                                                                          \
     }                                                                                              \
     static void NAME##_cols(const T *restrict x, T *restrict y, int64_t R, int64_t I, int64_t o,   \
                             int64_t c, bool lg)                                                    \
     {                                                                                              \
-        T mx[CH], s[CH];                                                                           \
+        T mx[CH], ls[CH];                                                                          \
+        AT s[CH];                                                                                  \
         int64_t i0 = c * CH, n = I - i0 < CH ? I - i0 : CH;                                        \
         const T *xo = x + o * R * I + i0;                                                          \
         T *yo = y + o * R * I + i0;                                                                \
@@ -544,16 +545,15 @@ static og_status k_ArgMin(const og_kernel_ctx *k, const og_tensor *const *in, in
             }                                                                                      \
         }                                                                                          \
         for (int64_t i = 0; i < n; i++) {                                                          \
-            mx[i] += LOG(s[i]);                                                                    \
-            s[i] = 1 / s[i];                                                                       \
+            ls[i] = lg ? (T)LOG(s[i]) : (T)(1 / s[i]);                                             \
         }                                                                                          \
         for (int64_t r = 0; r < R; r++) {                                                          \
             const T *restrict xr = xo + r * I;                                                     \
             T *restrict yr = yo + r * I;                                                           \
             if (lg)                                                                                \
-                for (int64_t i = 0; i < n; i++) yr[i] = xr[i] - mx[i];                             \
+                for (int64_t i = 0; i < n; i++) yr[i] = (xr[i] - mx[i]) - ls[i];                   \
             else                                                                                   \
-                for (int64_t i = 0; i < n; i++) yr[i] *= s[i];                                     \
+                for (int64_t i = 0; i < n; i++) yr[i] *= ls[i];                                    \
         }                                                                                          \
     }                                                                                              \
     static void NAME(const og_kernel_ctx *k, const void *xv, void *yv, int64_t O, int64_t R,       \
@@ -570,8 +570,10 @@ static og_status k_ArgMin(const og_kernel_ctx *k, const og_tensor *const *in, in
         OG_PARALLEL_FOR(k, O, R * 8 + 16, o, { NAME##_row(x + o * R, y + o * R, R, lg); });        \
     }
 
-DEF_SOFTMAX(softmax_f32, float, max_f32_acc, sum_f32_acc, og_vexpf, logf)
-DEF_SOFTMAX(softmax_f64, double, max_f64_acc, sum_f64_acc, exp, log)
+/* float32 sums of exp accumulate in double: log(sum) near 0 needs the bits */
+DEF_ACC(sumd_f32, float, double, 0.0, PRE_ID, COMB_ADD)
+DEF_SOFTMAX(softmax_f32, float, double, max_f32_acc, sumd_f32_acc, og_vexpf, log)
+DEF_SOFTMAX(softmax_f64, double, double, max_f64_acc, sum_f64_acc, exp, log)
 
 static og_status softmax_run(const og_kernel_ctx *k, const og_tensor *x, og_tensor *y, bool lg)
 {
