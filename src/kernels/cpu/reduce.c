@@ -16,7 +16,7 @@
 /* Columns per task of a strided (I > 1) reduction: accumulators live on the stack. */
 #define CH 256
 /* Independent partial accumulators of a contiguous reduction. */
-#define LANES 16
+#define LANES 32
 /* Rows shorter than this are not split across threads. */
 #define SPLIT_MIN 65536
 
@@ -36,15 +36,23 @@ typedef struct red_impl {
  * denormal or 0, which no softmax or log-sum-exp can tell apart. */
 static inline float og_vexpf(float x)
 {
-    x = x < -87.0f ? -87.0f : x;
-    x = x > 88.0f ? 88.0f : x;
-    /* n = round(x / ln 2) through the 1.5 * 2^23 trick: its low bits hold n */
-    union {
-        float f;
-        int32_t i;
-    } t = {x * 1.44269504088896341f + 12582912.0f}, y;
-    float n = t.f - 12582912.0f;
-    int32_t e = t.i - 0x4B400000;
+    /* clamp x to [-87, 88] with integer masks: GCC turns float ternaries here into
+     * branches, which stop the vectorizer */
+    const float lo = -87.0f, hi = 88.0f;
+    int32_t xi, lo_i, hi_i, m;
+    memcpy(&xi, &x, sizeof xi);
+    memcpy(&lo_i, &lo, sizeof lo_i);
+    memcpy(&hi_i, &hi, sizeof hi_i);
+    m = -(int32_t)(x < lo);
+    xi = (xi & ~m) | (lo_i & m);
+    m = -(int32_t)(x > hi);
+    xi = (xi & ~m) | (hi_i & m);
+    memcpy(&x, &xi, sizeof x);
+    /* n = round(x / ln 2) through the 1.5 * 2^23 trick: the low bits of t hold n */
+    float t = x * 1.44269504088896341f + 12582912.0f;
+    int32_t ti, yi;
+    memcpy(&ti, &t, sizeof ti);
+    float n = t - 12582912.0f;
     float r = x - n * 0.693359375f - n * -2.12194440e-4f;
     float q = 1.9875691500e-4f;
     q = q * r + 1.3981999507e-3f;
@@ -52,9 +60,11 @@ static inline float og_vexpf(float x)
     q = q * r + 4.1665795894e-2f;
     q = q * r + 1.6666665459e-1f;
     q = q * r + 5.0000001201e-1f;
-    y.f = q * r * r + r + 1.0f;
-    y.i += e * (1 << 23); /* times 2^n */
-    return y.f;
+    float y = q * r * r + r + 1.0f;
+    memcpy(&yi, &y, sizeof yi);
+    yi += (ti - 0x4B400000) * (1 << 23); /* times 2^n */
+    memcpy(&y, &yi, sizeof y);
+    return y;
 }
 
 static int nthreads(const og_kernel_ctx *k) { return k->threads > 1 ? k->threads : 1; }
@@ -62,17 +72,22 @@ static int nthreads(const og_kernel_ctx *k) { return k->threads > 1 ? k->threads
 /* NAME##_acc: accumulate n contiguous elements (without POST).
  * NAME##_cols: one output o, columns [c*CH, c*CH+CH) of a strided reduction.
  * NAME: the (O, R, I) driver. */
+/* NAME##_lanes folds n elements into n accumulators: a loop of runtime length that GCC
+ * vectorizes (also for max/min, which it would not as an unrolled block). */
 #define DEF_ACC(NAME, T, A, INIT, PRE, COMB)                                                       \
+    static inline void NAME##_lanes(A *restrict acc, const T *restrict x, int64_t n)               \
+    {                                                                                              \
+        for (int64_t j = 0; j < n; j++) {                                                          \
+            A v = PRE((A)x[j]);                                                                    \
+            acc[j] = COMB(acc[j], v);                                                              \
+        }                                                                                          \
+    }                                                                                              \
     static A NAME##_acc(const T *restrict x, int64_t n)                                            \
     {                                                                                              \
         A acc[LANES];                                                                              \
         for (int j = 0; j < LANES; j++) acc[j] = (INIT);                                           \
         int64_t r = 0;                                                                             \
-        for (; r + LANES <= n; r += LANES)                                                         \
-            for (int j = 0; j < LANES; j++) {                                                      \
-                A v = PRE((A)x[r + j]);                                                            \
-                acc[j] = COMB(acc[j], v);                                                          \
-            }                                                                                      \
+        for (; r + LANES <= n; r += LANES) NAME##_lanes(acc, x + r, LANES);                        \
         A a = (INIT);                                                                              \
         for (int j = 0; j < LANES; j++) a = COMB(a, acc[j]);                                       \
         for (; r < n; r++) {                                                                       \
@@ -180,14 +195,17 @@ DEF_REDUCE(min_b8, uint8_t, uint8_t, 1, PRE_ID, COMB_MIN, POST_ID)
 
 /* LogSumExp = m + log(sum(exp(x - m))) with m the max: no overflow for large inputs. */
 #define DEF_LSE(NAME, T, MAXACC, EXP, LOG)                                                         \
+    static inline void NAME##_lanes(T *restrict acc, const T *restrict x, T m, int64_t n)          \
+    {                                                                                              \
+        for (int64_t j = 0; j < n; j++) acc[j] += EXP(x[j] - m);                                   \
+    }                                                                                              \
     static T NAME##_row(const T *restrict x, int64_t n)                                            \
     {                                                                                              \
         T m = MAXACC(x, n);                                                                        \
         if (!isfinite(m)) return n ? m : -INFINITY; /* empty set: log(0) */                        \
         T acc[LANES] = {0};                                                                        \
         int64_t r = 0;                                                                             \
-        for (; r + LANES <= n; r += LANES)                                                         \
-            for (int j = 0; j < LANES; j++) acc[j] += EXP(x[r + j] - m);                           \
+        for (; r + LANES <= n; r += LANES) NAME##_lanes(acc, x + r, m, LANES);                     \
         T s = 0;                                                                                   \
         for (int j = 0; j < LANES; j++) s += acc[j];                                               \
         for (; r < n; r++) s += EXP(x[r] - m);                                                     \
