@@ -41,9 +41,14 @@ static const double og_no_data[1];
 typedef void (*red_fn)(const og_kernel_ctx *k, const void *x, void *y, int64_t O, int64_t R,
                        int64_t I);
 
-/* One reduction per supported dtype (NULL: unsupported). */
+typedef void (*rkr_fn)(const og_kernel_ctx *k, const void *x, void *y, int64_t R1, int64_t K,
+                       int64_t R2);
+
+/* One reduction per supported dtype, indexed by dtype_slot() (NULL: unsupported); rkr:
+ * the [R1, K, R2] path, NULL where partial results do not combine (log-sum-exp). */
 typedef struct red_impl {
-    red_fn f32, f64, i32, i64, b8;
+    red_fn f[5];
+    rkr_fn rkr[5];
 } red_impl;
 
 /* exp for float32 written without calls or branches so that loops over it vectorize
@@ -165,6 +170,25 @@ static int nthreads(const og_kernel_ctx *k) { return k->threads > 1 ? k->threads
             return;                                                                                \
         }                                                                                          \
         OG_PARALLEL_FOR(k, O, R + 16, o, { y[o] = (T)POST(NAME##_acc(x + o * R, R), R); });        \
+    }                                                                                              \
+    static A NAME##_rkr_one(const T *x, int64_t R1, int64_t K, int64_t R2, int64_t kk)             \
+    {                                                                                              \
+        A a = NAME##_acc(x + kk * R2, R2);                                                         \
+        for (int64_t r = 1; r < R1; r++) {                                                         \
+            A b = NAME##_acc(x + (r * K + kk) * R2, R2);                                           \
+            a = COMB(a, b);                                                                        \
+        }                                                                                          \
+        return a;                                                                                  \
+    }                                                                                              \
+    /* reduced-kept-reduced blocks [R1, K, R2] (e.g. axes 0, 2, 3 of NCHW): no permuting */        \
+    static void NAME##_rkr(const og_kernel_ctx *k, const void *xv, void *yv, int64_t R1,           \
+                           int64_t K, int64_t R2)                                                  \
+    {                                                                                              \
+        const T *x = xv;                                                                           \
+        T *y = yv;                                                                                 \
+        int64_t n = R1 * R2;                                                                       \
+        OG_PARALLEL_FOR(k, K, n + 16, kk,                                                          \
+                        { y[kk] = (T)POST(NAME##_rkr_one(x, R1, K, R2, kk), n); });                \
     }
 
 #define PRE_ID(v)      (v)
@@ -269,16 +293,27 @@ DEF_REDUCE(min_b8, uint8_t, uint8_t, 1, PRE_ID, COMB_MIN, POST_ID)
 DEF_LSE(lse_f32, float, max_f32_acc, og_vexpf, logf)
 DEF_LSE(lse_f64, double, max_f64_acc, exp, log)
 
-static const red_impl impl_sum = {sum_f32, sum_f64, sum_i32, sum_i64, NULL};
-static const red_impl impl_mean = {mean_f32, mean_f64, mean_i32, mean_i64, NULL};
-static const red_impl impl_l1 = {l1_f32, l1_f64, l1_i32, l1_i64, NULL};
-static const red_impl impl_sumsq = {sumsq_f32, sumsq_f64, sumsq_i32, sumsq_i64, NULL};
-static const red_impl impl_l2 = {l2_f32, l2_f64, NULL, NULL, NULL};
-static const red_impl impl_logsum = {logsum_f32, logsum_f64, NULL, NULL, NULL};
-static const red_impl impl_lse = {lse_f32, lse_f64, NULL, NULL, NULL};
-static const red_impl impl_prod = {prod_f32, prod_f64, prod_i32, prod_i64, NULL};
-static const red_impl impl_max = {max_f32, max_f64, max_i32, max_i64, max_b8};
-static const red_impl impl_min = {min_f32, min_f64, min_i32, min_i64, min_b8};
+static const red_impl impl_sum = {{sum_f32, sum_f64, sum_i32, sum_i64, NULL},
+                                  {sum_f32_rkr, sum_f64_rkr, sum_i32_rkr, sum_i64_rkr, NULL}};
+static const red_impl impl_mean = {{mean_f32, mean_f64, mean_i32, mean_i64, NULL},
+                                   {mean_f32_rkr, mean_f64_rkr, mean_i32_rkr, mean_i64_rkr, NULL}};
+static const red_impl impl_l1 = {{l1_f32, l1_f64, l1_i32, l1_i64, NULL},
+                                 {l1_f32_rkr, l1_f64_rkr, l1_i32_rkr, l1_i64_rkr, NULL}};
+static const red_impl impl_sumsq = {
+    {sumsq_f32, sumsq_f64, sumsq_i32, sumsq_i64, NULL},
+    {sumsq_f32_rkr, sumsq_f64_rkr, sumsq_i32_rkr, sumsq_i64_rkr, NULL}};
+static const red_impl impl_l2 = {{l2_f32, l2_f64, NULL, NULL, NULL},
+                                 {l2_f32_rkr, l2_f64_rkr, NULL, NULL, NULL}};
+static const red_impl impl_logsum = {{logsum_f32, logsum_f64, NULL, NULL, NULL},
+                                     {logsum_f32_rkr, logsum_f64_rkr, NULL, NULL, NULL}};
+static const red_impl impl_lse = {{lse_f32, lse_f64, NULL, NULL, NULL},
+                                  {NULL, NULL, NULL, NULL, NULL}};
+static const red_impl impl_prod = {{prod_f32, prod_f64, prod_i32, prod_i64, NULL},
+                                   {prod_f32_rkr, prod_f64_rkr, prod_i32_rkr, prod_i64_rkr, NULL}};
+static const red_impl impl_max = {{max_f32, max_f64, max_i32, max_i64, max_b8},
+                                  {max_f32_rkr, max_f64_rkr, max_i32_rkr, max_i64_rkr, max_b8_rkr}};
+static const red_impl impl_min = {{min_f32, min_f64, min_i32, min_i64, min_b8},
+                                  {min_f32_rkr, min_f64_rkr, min_i32_rkr, min_i64_rkr, min_b8_rkr}};
 
 /* ---- planning ------------------------------------------------------------------------ */
 
@@ -321,15 +356,15 @@ DEF_PERMUTE(permute_1, uint8_t)
 DEF_PERMUTE(permute_4, uint32_t)
 DEF_PERMUTE(permute_8, uint64_t)
 
-static red_fn pick(const red_impl *impl, og_dtype t)
+static int dtype_slot(og_dtype t)
 {
     switch (t) {
-    case OG_FLOAT: return impl->f32;
-    case OG_DOUBLE: return impl->f64;
-    case OG_INT32: return impl->i32;
-    case OG_INT64: return impl->i64;
-    case OG_BOOL: return impl->b8;
-    default: return NULL;
+    case OG_FLOAT: return 0;
+    case OG_DOUBLE: return 1;
+    case OG_INT32: return 2;
+    case OG_INT64: return 3;
+    case OG_BOOL: return 4;
+    default: return -1;
     }
 }
 
@@ -339,7 +374,8 @@ static og_status reduce_run(const og_kernel_ctx *k, const og_tensor *const *in, 
     const og_reduce_params *p = k->params;
     const og_tensor *x = in[0];
     og_tensor *y = out[0];
-    red_fn fn = pick(impl, x->dtype);
+    int slot = dtype_slot(x->dtype);
+    red_fn fn = slot >= 0 ? impl->f[slot] : NULL;
     if (!fn)
         return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
                                og_dtype_name(x->dtype));
@@ -372,6 +408,10 @@ static og_status reduce_run(const og_kernel_ctx *k, const og_tensor *const *in, 
             for (; b < nb; b++) I *= bs[b];
         }
         fn(k, x->data, y->data, O, R, I);
+        return OG_OK;
+    }
+    if (nb == 3 && br[0] && impl->rkr[slot]) {
+        impl->rkr[slot](k, x->data, y->data, bs[0], bs[1], bs[2]);
         return OG_OK;
     }
     /* reduced blocks apart: move them to the end, then reduce contiguous rows */
