@@ -256,8 +256,8 @@ DEF_REDUCE(min_b8, uint8_t, uint8_t, 1, PRE_ID, COMB_MIN, POST_ID)
         for (; r < n; r++) s += EXP(x[r] - m);                                                     \
         return m + LOG(s);                                                                         \
     }                                                                                              \
-    static void NAME##_cols(const T *restrict x, T *restrict y, int64_t R, int64_t I, int64_t o,   \
-                            int64_t c)                                                             \
+    OG_SIMD_CLONES static void NAME##_cols(const T *restrict x, T *restrict y, int64_t R,          \
+                                           int64_t I, int64_t o, int64_t c)                        \
     {                                                                                              \
         T mx[CH], s[CH];                                                                           \
         int64_t i0 = c * CH, n = I - i0 < CH ? I - i0 : CH;                                        \
@@ -600,8 +600,8 @@ static og_status k_ArgMin(const og_kernel_ctx *k, const og_tensor *const *in, in
             for (int64_t j = 0; j < n; j++) y[j] *= inv;                                           \
         }                                                                                          \
     }                                                                                              \
-    static void NAME##_cols(const T *restrict x, T *restrict y, int64_t R, int64_t I, int64_t o,   \
-                            int64_t c, bool lg)                                                    \
+    OG_SIMD_CLONES static void NAME##_cols(const T *restrict x, T *restrict y, int64_t R,          \
+                                           int64_t I, int64_t o, int64_t c, bool lg)               \
     {                                                                                              \
         T mx[CH], ls[CH];                                                                          \
         AT s[CH];                                                                                  \
