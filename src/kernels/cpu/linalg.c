@@ -17,20 +17,26 @@
     X(i32, int32_t, uint32_t)                                                                      \
     X(i64, int64_t, uint64_t)
 
-/* ---- the plain matrix product ---------------------------------------------------- */
+/* ---- plain loops ----------------------------------------------------------------- */
 
-/* Rows [m0, m1) of c (row stride n) = A·B, with A(i,p) = a[i*sai + p*sak] and
- * B(p,j) = b[p*sbk + j*sbj]. */
+/* How one product's operands are laid out: A(i,p) = a[i*sai + p*sak],
+ * B(p,j) = b[p*sbk + j*sbj], row i of C at c + i*ldc. */
+typedef struct mm_view {
+    int64_t n, k, sai, sak, sbk, sbj, ldc;
+} mm_view;
+
+/* Rows [m0, m1) of C = A·B. */
 #define DEF_NAIVE_MM(S, T, U)                                                                      \
-    static void naive_mm_##S(int64_t m0, int64_t m1, int64_t n, int64_t kk, const T *a,            \
-                             int64_t sai, int64_t sak, const T *b, int64_t sbk, int64_t sbj, T *c) \
+    static void naive_mm_##S(const mm_view *v, int64_t m0, int64_t m1, const T *a, const T *b,     \
+                             T *c)                                                                 \
     {                                                                                              \
+        const int64_t n = v->n, sbj = v->sbj;                                                      \
         for (int64_t i = m0; i < m1; i++) {                                                        \
-            T *restrict cr = c + i * n;                                                            \
+            T *restrict cr = c + i * v->ldc;                                                       \
             for (int64_t j = 0; j < n; j++) cr[j] = 0;                                             \
-            for (int64_t p = 0; p < kk; p++) {                                                     \
-                const U av = (U)a[i * sai + p * sak];                                              \
-                const T *restrict br = b + p * sbk;                                                \
+            for (int64_t p = 0; p < v->k; p++) {                                                   \
+                const U av = (U)a[i * v->sai + p * v->sak];                                        \
+                const T *restrict br = b + p * v->sbk;                                             \
                 if (sbj == 1) {                                                                    \
                     for (int64_t j = 0; j < n; j++) cr[j] = (T)((U)cr[j] + av * (U)br[j]);         \
                 } else {                                                                           \
@@ -41,102 +47,180 @@
     }
 LINALG_TYPES(DEF_NAIVE_MM)
 
-static void naive_mm(og_dtype dt, int64_t m0, int64_t m1, int64_t n, int64_t kk, const void *a,
-                     int64_t sai, int64_t sak, const void *b, int64_t sbk, int64_t sbj, void *c)
+/* c[i*sc] = a[i*sa] * b[i*sb]: batches of 1x1 products (Einsum's elementwise products). */
+#define DEF_MUL(S, T, U)                                                                           \
+    static void mul_##S(int64_t n, const T *a, int64_t sa, const T *b, int64_t sb, T *c,           \
+                        int64_t sc)                                                                \
+    {                                                                                              \
+        if (sa == 1 && sb == 1 && sc == 1) {                                                       \
+            T *restrict cc = c;                                                                    \
+            for (int64_t i = 0; i < n; i++) cc[i] = (T)((U)a[i] * (U)b[i]);                        \
+        } else {                                                                                   \
+            for (int64_t i = 0; i < n; i++) c[i * sc] = (T)((U)a[i * sa] * (U)b[i * sb]);          \
+        }                                                                                          \
+    }
+LINALG_TYPES(DEF_MUL)
+
+static void naive_mm(og_dtype dt, const mm_view *v, int64_t m0, int64_t m1, const void *a,
+                     const void *b, void *c)
 {
     switch (dt) {
-#define CASE_NAIVE(S, T, U, D)                                                                     \
-    case D: naive_mm_##S(m0, m1, n, kk, a, sai, sak, b, sbk, sbj, c); break;
-        CASE_NAIVE(f32, float, float, OG_FLOAT)
-        CASE_NAIVE(f64, double, double, OG_DOUBLE)
-        CASE_NAIVE(i32, int32_t, uint32_t, OG_INT32)
-        CASE_NAIVE(i64, int64_t, uint64_t, OG_INT64)
-#undef CASE_NAIVE
+    case OG_FLOAT: naive_mm_f32(v, m0, m1, a, b, c); break;
+    case OG_DOUBLE: naive_mm_f64(v, m0, m1, a, b, c); break;
+    case OG_INT32: naive_mm_i32(v, m0, m1, a, b, c); break;
+    case OG_INT64: naive_mm_i64(v, m0, m1, a, b, c); break;
+    default: break;
+    }
+}
+
+static void mul(og_dtype dt, int64_t n, const void *a, int64_t sa, const void *b, int64_t sb,
+                void *c, int64_t sc)
+{
+    switch (dt) {
+    case OG_FLOAT: mul_f32(n, a, sa, b, sb, c, sc); break;
+    case OG_DOUBLE: mul_f64(n, a, sa, b, sb, c, sc); break;
+    case OG_INT32: mul_i32(n, a, sa, b, sb, c, sc); break;
+    case OG_INT64: mul_i64(n, a, sa, b, sb, c, sc); break;
     default: break;
     }
 }
 
 /* ---- batched GEMM ---------------------------------------------------------------- */
 
-/* Offsets of batch `bi` in A and B (elements). */
-static void bgemm_offsets(const og_bgemm *g, int64_t bi, int64_t *oa, int64_t *ob)
+/* Element offsets of batch `bi` in A, B and C. */
+static void bgemm_offsets(const og_bgemm *g, int64_t bi, int64_t *o)
 {
-    int64_t a = 0, b = 0;
+    o[0] = o[1] = o[2] = 0;
     for (int d = g->nb - 1; d >= 0; d--) {
         int64_t q = bi % g->bdims[d];
         bi /= g->bdims[d];
-        a += q * g->sa[d];
-        b += q * g->sb[d];
+        o[0] += q * g->sa[d];
+        o[1] += q * g->sb[d];
+        o[2] += q * g->sc[d];
     }
-    *oa = a;
-    *ob = b;
 }
 
 static void bgemm_blas(const og_kernel_ctx *k, const og_bgemm *g, int64_t m, const void *a,
                        const void *b, void *c)
 {
     if (g->dtype == OG_FLOAT)
-        og_gemm_f32(k, g->ta, g->tb, m, g->n, g->k, 1.0f, a, g->lda, b, g->ldb, 0.0f, c, g->n);
+        og_gemm_f32(k, g->ta, g->tb, m, g->n, g->k, 1.0f, a, g->lda, b, g->ldb, 0.0f, c, g->ldc);
     else
-        og_gemm_f64(k, g->ta, g->tb, m, g->n, g->k, 1.0, a, g->lda, b, g->ldb, 0.0, c, g->n);
+        og_gemm_f64(k, g->ta, g->tb, m, g->n, g->k, 1.0, a, g->lda, b, g->ldb, 0.0, c, g->ldc);
 }
 
 static void bgemm_one_blas(const og_kernel_ctx *k, const og_bgemm *g, int64_t bi)
 {
     size_t es = og_dtype_size(g->dtype);
-    int64_t oa, ob;
-    bgemm_offsets(g, bi, &oa, &ob);
-    bgemm_blas(k, g, g->m, (const char *)g->a + oa * es, (const char *)g->b + ob * es,
-               (char *)g->c + bi * g->m * g->n * es);
+    int64_t o[3];
+    bgemm_offsets(g, bi, o);
+    bgemm_blas(k, g, g->m, (const char *)g->a + o[0] * es, (const char *)g->b + o[1] * es,
+               (char *)g->c + o[2] * es);
 }
 
-/* One row of one batch through the plain loop. */
-static void bgemm_one_row(const og_bgemm *g, int64_t u)
+enum { ROWS_PER_ITEM = 64, MULS_PER_ITEM = 16384 };
+
+/* Rows [item*ROWS_PER_ITEM, ...) of all batches' rows, through the plain loop. */
+static void bgemm_rows(const og_bgemm *g, int64_t item, int64_t rows)
 {
     size_t es = og_dtype_size(g->dtype);
-    int64_t bi = u / g->m, i = u % g->m, oa, ob;
-    bgemm_offsets(g, bi, &oa, &ob);
-    int64_t sai = g->ta ? 1 : g->lda, sak = g->ta ? g->lda : 1;
-    int64_t sbk = g->tb ? 1 : g->ldb, sbj = g->tb ? g->ldb : 1;
-    naive_mm(g->dtype, i, i + 1, g->n, g->k, (const char *)g->a + oa * es, sai, sak,
-             (const char *)g->b + ob * es, sbk, sbj, (char *)g->c + bi * g->m * g->n * es);
+    mm_view v = {
+        g->n,  g->k, g->ta ? 1 : g->lda, g->ta ? g->lda : 1, g->tb ? 1 : g->ldb, g->tb ? g->ldb : 1,
+        g->ldc};
+    int64_t u = item * ROWS_PER_ITEM, end = u + ROWS_PER_ITEM < rows ? u + ROWS_PER_ITEM : rows;
+    while (u < end) {
+        int64_t bi = u / g->m, i = u % g->m, o[3];
+        int64_t i1 = g->m - i < end - u ? g->m : i + (end - u);
+        bgemm_offsets(g, bi, o);
+        naive_mm(g->dtype, &v, i, i1, (const char *)g->a + o[0] * es,
+                 (const char *)g->b + o[1] * es, (char *)g->c + o[2] * es);
+        u += i1 - i;
+    }
 }
 
-/* True when A's batches follow each other as one [batch*m, k] matrix and B is shared:
- * then the whole product is one GEMM ([B,M,K] x [K,N]). */
+/* 1x1 products over a one-dim batch. */
+static void bgemm_mul(const og_bgemm *g, int64_t item, int64_t n)
+{
+    size_t es = og_dtype_size(g->dtype);
+    int64_t i0 = item * MULS_PER_ITEM, cnt = n - i0 < MULS_PER_ITEM ? n - i0 : MULS_PER_ITEM;
+    mul(g->dtype, cnt, (const char *)g->a + i0 * g->sa[0] * es, g->sa[0],
+        (const char *)g->b + i0 * g->sb[0] * es, g->sb[0], (char *)g->c + i0 * g->sc[0] * es,
+        g->sc[0]);
+}
+
+/* Drop batch dims of 1 and merge neighbours that step A, B and C alike. */
+static void bgemm_coalesce(og_bgemm *g)
+{
+    int m = 0;
+    for (int d = 0; d < g->nb; d++) {
+        if (g->bdims[d] == 1) continue;
+        if (m > 0) {
+            int64_t n = g->bdims[d];
+            if (g->sa[m - 1] == g->sa[d] * n && g->sb[m - 1] == g->sb[d] * n &&
+                g->sc[m - 1] == g->sc[d] * n) {
+                g->bdims[m - 1] *= n;
+                g->sa[m - 1] = g->sa[d];
+                g->sb[m - 1] = g->sb[d];
+                g->sc[m - 1] = g->sc[d];
+                continue;
+            }
+        }
+        g->bdims[m] = g->bdims[d];
+        g->sa[m] = g->sa[d];
+        g->sb[m] = g->sb[d];
+        g->sc[m++] = g->sc[d];
+    }
+    g->nb = m;
+}
+
+/* True when A's and C's batches follow each other as one [batch*m, k] and [batch*m, n]
+ * matrix and B is shared: then the whole product is one GEMM ([B,M,K] x [K,N]). */
 static bool bgemm_collapses(const og_bgemm *g)
 {
-    if (g->ta || g->lda != g->k) return false;
-    int64_t s = g->m * g->k;
+    if (g->ta || g->lda != g->k || g->ldc != g->n) return false;
+    int64_t sa = g->m * g->k, sc = g->m * g->n;
     for (int d = g->nb - 1; d >= 0; d--) {
-        if (g->bdims[d] == 1) continue;
-        if (g->sb[d] != 0 || g->sa[d] != s) return false;
-        s *= g->bdims[d];
+        if (g->sb[d] != 0 || g->sa[d] != sa || g->sc[d] != sc) return false;
+        sa *= g->bdims[d];
+        sc *= g->bdims[d];
     }
     return true;
 }
 
-void og_bgemm_run(const og_kernel_ctx *k, const og_bgemm *g)
+void og_bgemm_run(const og_kernel_ctx *k, const og_bgemm *g0)
 {
+    og_bgemm g = *g0;
+    bgemm_coalesce(&g);
     int64_t nbatch = 1;
-    for (int d = 0; d < g->nb; d++) nbatch *= g->bdims[d];
-    if (nbatch == 0 || g->m == 0 || g->n == 0) return;
-    if (g->k == 0) {
-        memset(g->c, 0, (size_t)(nbatch * g->m * g->n) * og_dtype_size(g->dtype));
+    for (int d = 0; d < g.nb; d++) nbatch *= g.bdims[d];
+    if (nbatch == 0 || g.m == 0 || g.n == 0) return;
+    size_t es = og_dtype_size(g.dtype);
+    if (g.k == 0) {
+        for (int64_t bi = 0; bi < nbatch; bi++) {
+            int64_t o[3];
+            bgemm_offsets(&g, bi, o);
+            for (int64_t i = 0; i < g.m; i++)
+                memset((char *)g.c + (o[2] + i * g.ldc) * (int64_t)es, 0, (size_t)g.n * es);
+        }
         return;
     }
-    double work = (double)g->m * (double)g->n * (double)g->k;
-    bool blas = (g->dtype == OG_FLOAT || g->dtype == OG_DOUBLE) && work >= 512.0;
-    if (!blas) {
+    double work = (double)g.m * (double)g.n * (double)g.k;
+    bool blas = (g.dtype == OG_FLOAT || g.dtype == OG_DOUBLE) && work >= 512.0;
+    if (g.m == 1 && g.n == 1 && g.k == 1 && g.nb == 1) {
+        int64_t items = (nbatch + MULS_PER_ITEM - 1) / MULS_PER_ITEM;
+        OG_PARALLEL_FOR(k, items, (double)MULS_PER_ITEM, it, { bgemm_mul(&g, it, nbatch); });
+    } else if (!blas) {
         /* rows of all batches are independent work items */
-        OG_PARALLEL_FOR(k, nbatch * g->m, (double)g->n * (double)g->k, u, { bgemm_one_row(g, u); });
-    } else if (nbatch == 1 || bgemm_collapses(g)) {
-        bgemm_blas(k, g, nbatch * g->m, g->a, g->b, g->c);
+        int64_t rows = nbatch * g.m, items = (rows + ROWS_PER_ITEM - 1) / ROWS_PER_ITEM;
+        OG_PARALLEL_FOR(k, items, (double)ROWS_PER_ITEM * (double)g.n * (double)g.k, it,
+                        { bgemm_rows(&g, it, rows); });
+    } else if (nbatch == 1 || bgemm_collapses(&g)) {
+        bgemm_blas(k, &g, nbatch * g.m, g.a, g.b, g.c);
     } else if (work < (double)(1 << 21) || nbatch >= 4 * (int64_t)k->threads) {
         /* many small products: one per thread, BLAS single-threaded inside */
-        OG_PARALLEL_FOR(k, nbatch, work, bi, { bgemm_one_blas(k, g, bi); });
+        OG_PARALLEL_FOR(k, nbatch, work, bi, { bgemm_one_blas(k, &g, bi); });
     } else {
-        for (int64_t bi = 0; bi < nbatch; bi++) bgemm_one_blas(k, g, bi);
+        for (int64_t bi = 0; bi < nbatch; bi++) bgemm_one_blas(k, &g, bi);
     }
 }
 
@@ -159,6 +243,7 @@ static og_status matmul_kernel(const og_kernel_ctx *k, const og_tensor *const *i
     g.n = rb >= 2 ? b->dims[rb - 1] : 1;
     g.lda = g.k;
     g.ldb = rb >= 2 ? g.n : 1; /* a 1-D B is the column [K,1] */
+    g.ldc = g.n;
     g.a = a->data;
     g.b = b->data;
     g.c = y->data;
@@ -169,9 +254,11 @@ static og_status matmul_kernel(const og_kernel_ctx *k, const og_tensor *const *i
         return og_kernel_error(k, OG_ERR_INTERNAL, "output rank %d does not fit inputs", y->rank);
     og_broadcast_strides(ba, a->dims, g.nb, g.bdims, g.sa);
     og_broadcast_strides(bb, b->dims, g.nb, g.bdims, g.sb);
+    og_strides(g.nb, g.bdims, g.sc);
     for (int d = 0; d < g.nb; d++) {
         g.sa[d] *= g.m * g.k;
         g.sb[d] *= g.k * g.n;
+        g.sc[d] *= g.m * g.n;
     }
     og_bgemm_run(k, &g);
     return OG_OK;
@@ -243,6 +330,7 @@ static og_status gemm_kernel(const og_kernel_ctx *k, const og_tensor *const *in,
     g.k = a->dims[p->trans_a ? 0 : 1];
     g.lda = a->dims[1];
     g.ldb = b->dims[1];
+    g.ldc = g.n;
     g.a = a->data;
     g.b = b->data;
     g.c = y->data;

@@ -28,69 +28,96 @@ static uint64_t ein_mask(const ein_opnd *x)
 
 /* ---- strided sum: y[out labels] = sum over the others of x ------------------------ */
 
-enum { EIN_CHUNK = 4096 };
+/* A loop nest over x's labels: dim d has `size` steps of xs elements in x and ys in y
+ * (ys 0: summed).  Dims are ordered outermost first, innermost having the smallest x
+ * stride; dim `par` is split into ranges of `chunk` across work items (it is an output
+ * dim, so items write disjoint parts of y).  With `tile`, a pure permutation, the two
+ * innermost dims (the y-contiguous one, then the x-contiguous one) go in square tiles so
+ * that neither side is read or written with a large stride across cache lines. */
+enum { EIN_TILE = 32 };
 
-typedef struct ein_sum_job {
+typedef struct ein_loop {
     const void *x;
     void *y;
-    int no, ns;
-    int64_t odims[OG_MAX_RANK], ostr[OG_MAX_RANK]; /* output axes, their strides in x */
-    int64_t sdims[OG_MAX_RANK], sstr[OG_MAX_RANK]; /* summed labels, their strides in x */
-    int64_t total;
-} ein_sum_job;
+    int nd, par;
+    bool accum, tile;
+    int64_t size[OG_MAX_RANK], xs[OG_MAX_RANK], ys[OG_MAX_RANK];
+    int64_t chunk;
+} ein_loop;
 
-/* Output elements [c*EIN_CHUNK, ...) of the job; odometers instead of divisions. */
-#define DEF_EIN_SUM(S, T, U)                                                                       \
-    static void ein_sum_chunk_##S(const ein_sum_job *j, int64_t c)                                 \
+#define DEF_EIN_LOOP(S, T, U)                                                                      \
+    static void ein_inner_##S(const ein_loop *L, const T *xp, T *yp, int64_t n0, int64_t n1)       \
     {                                                                                              \
-        int64_t start = c * EIN_CHUNK, end = start + EIN_CHUNK;                                    \
-        if (end > j->total) end = j->total;                                                        \
-        int64_t idx[OG_MAX_RANK], off = 0, rem = start;                                            \
-        for (int d = j->no - 1; d >= 0; d--) {                                                     \
-            idx[d] = rem % j->odims[d];                                                            \
-            rem /= j->odims[d];                                                                    \
-            off += idx[d] * j->ostr[d];                                                            \
+        const int in = L->nd - 1;                                                                  \
+        const int64_t xs0 = L->xs[in], ys0 = L->ys[in];                                            \
+        if (!L->accum) {                                                                           \
+            for (int64_t t = n0; t < n1; t++) yp[t * ys0] = xp[t * xs0];                           \
+        } else if (ys0 == 0) {                                                                     \
+            U acc = (U)*yp;                                                                        \
+            for (int64_t t = n0; t < n1; t++) acc += (U)xp[t * xs0];                               \
+            *yp = (T)acc;                                                                          \
+        } else if (xs0 == 1 && ys0 == 1) {                                                         \
+            T *restrict yr = yp;                                                                   \
+            for (int64_t t = n0; t < n1; t++) yr[t] = (T)((U)yr[t] + (U)xp[t]);                    \
+        } else {                                                                                   \
+            for (int64_t t = n0; t < n1; t++) yp[t * ys0] = (T)((U)yp[t * ys0] + (U)xp[t * xs0]);  \
         }                                                                                          \
-        const T *x = j->x;                                                                         \
-        T *y = j->y;                                                                               \
-        const int ns = j->ns;                                                                      \
-        const int64_t in_n = ns ? j->sdims[ns - 1] : 1, in_s = ns ? j->sstr[ns - 1] : 0;           \
-        for (int64_t e = start; e < end; e++) {                                                    \
-            U acc = 0;                                                                             \
-            int64_t sidx[OG_MAX_RANK] = {0}, so = off;                                             \
-            for (;;) {                                                                             \
-                const T *xp = x + so;                                                              \
-                for (int64_t t = 0; t < in_n; t++) acc += (U)xp[t * in_s];                         \
-                int d = ns - 2;                                                                    \
-                for (; d >= 0; d--) {                                                              \
-                    so += j->sstr[d];                                                              \
-                    if (++sidx[d] < j->sdims[d]) break;                                            \
-                    so -= j->sstr[d] * j->sdims[d];                                                \
-                    sidx[d] = 0;                                                                   \
-                }                                                                                  \
-                if (d < 0) break;                                                                  \
+    }                                                                                              \
+    static void ein_loop_item_##S(const ein_loop *L, int64_t item)                                 \
+    {                                                                                              \
+        int64_t lo[OG_MAX_RANK], hi[OG_MAX_RANK], idx[OG_MAX_RANK], xo = 0, yo = 0;                \
+        for (int d = 0; d < L->nd; d++) {                                                          \
+            lo[d] = 0;                                                                             \
+            hi[d] = L->size[d];                                                                    \
+        }                                                                                          \
+        lo[L->par] = item * L->chunk;                                                              \
+        if (hi[L->par] > lo[L->par] + L->chunk) hi[L->par] = lo[L->par] + L->chunk;                \
+        const int in = L->nd - 1, outer = L->tile ? L->nd - 2 : L->nd - 1;                         \
+        for (int d = 0; d < outer; d++) {                                                          \
+            idx[d] = lo[d];                                                                        \
+            xo += lo[d] * L->xs[d];                                                                \
+            yo += lo[d] * L->ys[d];                                                                \
+        }                                                                                          \
+        const T *x = L->x;                                                                         \
+        T *y = L->y;                                                                               \
+        for (;;) {                                                                                 \
+            if (!L->tile) {                                                                        \
+                ein_inner_##S(L, x + xo, y + yo, lo[in], hi[in]);                                  \
+            } else {                                                                               \
+                const int b = in - 1;                                                              \
+                for (int64_t b0 = lo[b]; b0 < hi[b]; b0 += EIN_TILE)                               \
+                    for (int64_t i0 = lo[in]; i0 < hi[in]; i0 += EIN_TILE) {                       \
+                        int64_t b1 = b0 + EIN_TILE < hi[b] ? b0 + EIN_TILE : hi[b];                \
+                        int64_t i1 = i0 + EIN_TILE < hi[in] ? i0 + EIN_TILE : hi[in];              \
+                        for (int64_t bb = b0; bb < b1; bb++)                                       \
+                            ein_inner_##S(L, x + xo + bb * L->xs[b], y + yo + bb * L->ys[b], i0,   \
+                                          i1);                                                     \
+                    }                                                                              \
             }                                                                                      \
-            y[e] = (T)acc;                                                                         \
-            for (int d = j->no - 1; d >= 0; d--) {                                                 \
-                off += j->ostr[d];                                                                 \
-                if (++idx[d] < j->odims[d]) break;                                                 \
-                off -= j->ostr[d] * j->odims[d];                                                   \
-                idx[d] = 0;                                                                        \
+            int d = outer - 1;                                                                     \
+            for (; d >= 0; d--) {                                                                  \
+                xo += L->xs[d];                                                                    \
+                yo += L->ys[d];                                                                    \
+                if (++idx[d] < hi[d]) break;                                                       \
+                xo -= (hi[d] - lo[d]) * L->xs[d];                                                  \
+                yo -= (hi[d] - lo[d]) * L->ys[d];                                                  \
+                idx[d] = lo[d];                                                                    \
             }                                                                                      \
+            if (d < 0) break;                                                                      \
         }                                                                                          \
     }
-DEF_EIN_SUM(f32, float, float)
-DEF_EIN_SUM(f64, double, double)
-DEF_EIN_SUM(i32, int32_t, uint32_t)
-DEF_EIN_SUM(i64, int64_t, uint64_t)
+DEF_EIN_LOOP(f32, float, float)
+DEF_EIN_LOOP(f64, double, double)
+DEF_EIN_LOOP(i32, int32_t, uint32_t)
+DEF_EIN_LOOP(i64, int64_t, uint64_t)
 
-static void ein_sum_chunk(og_dtype dt, const ein_sum_job *j, int64_t c)
+static void ein_loop_item(og_dtype dt, const ein_loop *L, int64_t item)
 {
     switch (dt) {
-    case OG_FLOAT: ein_sum_chunk_f32(j, c); break;
-    case OG_DOUBLE: ein_sum_chunk_f64(j, c); break;
-    case OG_INT32: ein_sum_chunk_i32(j, c); break;
-    case OG_INT64: ein_sum_chunk_i64(j, c); break;
+    case OG_FLOAT: ein_loop_item_f32(L, item); break;
+    case OG_DOUBLE: ein_loop_item_f64(L, item); break;
+    case OG_INT32: ein_loop_item_i32(L, item); break;
+    case OG_INT64: ein_loop_item_i64(L, item); break;
     default: break;
     }
 }
@@ -100,33 +127,90 @@ static void ein_sum_chunk(og_dtype dt, const ein_sum_job *j, int64_t c)
 static void ein_sum(const og_kernel_ctx *k, og_dtype dt, const ein_opnd *x, int no, const int *ol,
                     const int64_t *size, void *y)
 {
-    ein_sum_job j = {.x = x->data, .y = y, .no = no, .total = 1};
-    int64_t xs[OG_MAX_RANK], lstr[OG_EIN_LABELS] = {0};
-    og_strides(x->rank, x->dims, xs);
-    for (int d = 0; d < x->rank; d++) lstr[x->lab[d]] += xs[d]; /* a repeated label: diagonal */
-    uint64_t in_out = 0;
+    ein_loop L = {.x = x->data, .y = y};
+    int64_t xst[OG_MAX_RANK], yst[OG_MAX_RANK], lxs[OG_EIN_LABELS] = {0}, lys[OG_EIN_LABELS] = {0};
+    og_strides(x->rank, x->dims, xst);
+    for (int d = 0; d < x->rank; d++) lxs[x->lab[d]] += xst[d]; /* a repeated label: diagonal */
+    int64_t ydims[OG_MAX_RANK], total = 1, iters = 1;
+    for (int d = 0; d < no; d++) ydims[d] = size[ol[d]];
+    og_strides(no, ydims, yst);
     for (int d = 0; d < no; d++) {
-        j.odims[d] = size[ol[d]];
-        j.ostr[d] = lstr[ol[d]];
-        j.total *= j.odims[d];
-        in_out |= 1ull << ol[d];
+        lys[ol[d]] = yst[d];
+        total *= ydims[d];
     }
-    int64_t nsum = 1;
+    /* one dim per distinct label of x (those of ol included) */
+    uint64_t seen = 0;
+    int nd = 0;
     for (int d = 0; d < x->rank; d++) {
-        uint64_t bit = 1ull << x->lab[d];
-        if (in_out & bit) continue;
-        in_out |= bit;
-        j.sdims[j.ns] = size[x->lab[d]];
-        j.sstr[j.ns++] = lstr[x->lab[d]];
-        nsum *= size[x->lab[d]];
+        int l = x->lab[d];
+        if (seen & (1ull << l)) continue;
+        seen |= 1ull << l;
+        L.size[nd] = size[l];
+        L.xs[nd] = lxs[l];
+        L.ys[nd] = lys[l];
+        L.accum |= lys[l] == 0;
+        iters *= size[l];
+        nd++;
     }
-    if (j.total == 0) return;
-    if (nsum == 0) {
-        memset(y, 0, (size_t)j.total * og_dtype_size(dt));
-        return;
+    if (total == 0) return;
+    if (iters == 0 || L.accum) memset(y, 0, (size_t)total * og_dtype_size(dt));
+    if (iters == 0) return;
+    /* order: x stride descending (insertion sort, at most 8 dims) */
+    for (int i = 1; i < nd; i++)
+        for (int j = i; j > 0 && L.xs[j - 1] < L.xs[j]; j--) {
+            int64_t t;
+            t = L.size[j], L.size[j] = L.size[j - 1], L.size[j - 1] = t;
+            t = L.xs[j], L.xs[j] = L.xs[j - 1], L.xs[j - 1] = t;
+            t = L.ys[j], L.ys[j] = L.ys[j - 1], L.ys[j - 1] = t;
+        }
+    /* merge neighbours that walk both x and y as one dim */
+    int m = 0;
+    for (int d = 0; d < nd; d++) {
+        if (m > 0 && L.xs[m - 1] == L.xs[d] * L.size[d] && L.ys[m - 1] == L.ys[d] * L.size[d]) {
+            L.size[m - 1] *= L.size[d];
+            L.xs[m - 1] = L.xs[d];
+            L.ys[m - 1] = L.ys[d];
+        } else {
+            L.size[m] = L.size[d];
+            L.xs[m] = L.xs[d];
+            L.ys[m++] = L.ys[d];
+        }
     }
-    OG_PARALLEL_FOR(k, (j.total + EIN_CHUNK - 1) / EIN_CHUNK, (double)EIN_CHUNK * (double)nsum, c,
-                    { ein_sum_chunk(dt, &j, c); });
+    L.nd = nd = m > 0 ? m : 1;
+    if (m == 0) { /* a scalar */
+        L.size[0] = 1;
+        L.xs[0] = L.ys[0] = 0;
+    }
+    /* a permutation whose y-contiguous dim is not innermost: tile it with the innermost */
+    if (!L.accum && nd >= 2 && L.ys[nd - 1] != 1 && L.size[nd - 1] >= EIN_TILE) {
+        for (int d = 0; d < nd - 1; d++)
+            if (L.ys[d] == 1 && L.size[d] >= EIN_TILE) {
+                int64_t s = L.size[d], xs = L.xs[d];
+                for (int e = d; e < nd - 2; e++) {
+                    L.size[e] = L.size[e + 1];
+                    L.xs[e] = L.xs[e + 1];
+                    L.ys[e] = L.ys[e + 1];
+                }
+                L.size[nd - 2] = s;
+                L.xs[nd - 2] = xs;
+                L.ys[nd - 2] = 1;
+                L.tile = true;
+                break;
+            }
+    }
+    /* split the outermost output dim that gives every thread work, else the largest */
+    int threads = k->threads > 1 ? k->threads : 1;
+    L.par = -1;
+    for (int d = 0; d < nd && L.par < 0; d++)
+        if (L.ys[d] != 0 && L.size[d] >= 4 * threads) L.par = d;
+    for (int d = 0; d < nd && L.par < 0; d++)
+        if (L.ys[d] != 0 || nd == 1) L.par = d;
+    if (L.par < 0) L.par = 0; /* every dim summed: y is one element, one item */
+    int64_t items = threads > 1 && L.ys[L.par] != 0 ? L.size[L.par] : 1;
+    if (items > 4 * threads) items = 4 * threads;
+    L.chunk = (L.size[L.par] + items - 1) / items;
+    items = (L.size[L.par] + L.chunk - 1) / L.chunk;
+    OG_PARALLEL_FOR(k, items, (double)iters / (double)items, it, { ein_loop_item(dt, &L, it); });
 }
 
 /* Replace x by y = sum of x over the labels of x not in ol (ol: labels of x, no repeats). */
@@ -178,16 +262,51 @@ static int ein_cat(int *dst, const int *a, int na, const int *b, int nb, const i
     return na + nb + nc;
 }
 
-static bool ein_same(const int *a, int na, const int *b, int nb)
-{
-    return na == nb && (na == 0 || memcmp(a, b, (size_t)na * sizeof *a) == 0);
-}
-
 static int64_t ein_prod(const int *l, int n, const int64_t *size)
 {
     int64_t p = 1;
     for (int d = 0; d < n; d++) p *= size[l[d]];
     return p;
+}
+
+/* Element stride of each label of a contiguous operand (0 for labels it lacks). */
+static void ein_label_strides(int rank, const int *lab, const int64_t *dims, int64_t *ls)
+{
+    int64_t st[OG_MAX_RANK];
+    memset(ls, 0, OG_EIN_LABELS * sizeof *ls);
+    og_strides(rank, dims, st);
+    for (int d = 0; d < rank; d++) ls[lab[d]] = st[d];
+}
+
+/* Whether the labels l[0..n-1], in this order, walk the operand as one dim; its stride in
+ * *s (1 for no labels). */
+static bool ein_group(const int64_t *ls, const int *l, int n, const int64_t *size, int64_t *s)
+{
+    *s = n ? ls[l[n - 1]] : 1;
+    for (int d = 0; d + 1 < n; d++)
+        if (ls[l[d]] != ls[l[d + 1]] * size[l[d + 1]]) return false;
+    return true;
+}
+
+/* How a product operand X (rows labelled r, columns c) is read in place: row stride *ld
+ * with columns contiguous (*trans false), or the transpose.  False if it cannot be. */
+static bool ein_in_place(const int64_t *ls, const int *r, int nr, const int *c, int nc,
+                         const int64_t *size, bool *trans, int64_t *ld)
+{
+    int64_t sr, sc;
+    if (!ein_group(ls, r, nr, size, &sr) || !ein_group(ls, c, nc, size, &sc)) return false;
+    int64_t rows = ein_prod(r, nr, size), cols = ein_prod(c, nc, size);
+    if (nc == 0 || sc == 1) {
+        *trans = false;
+        *ld = nr ? sr : (cols > 1 ? cols : 1);
+        return *ld >= cols;
+    }
+    if (nr == 0 || sr == 1) {
+        *trans = true;
+        *ld = nc ? sc : (rows > 1 ? rows : 1);
+        return *ld >= rows;
+    }
+    return false;
 }
 
 /* Contract A and B, keeping the labels in `keep`.  Final step (fout != NULL): write the
@@ -229,54 +348,65 @@ static og_status ein_contract(const og_kernel_ctx *k, og_dtype dt, const int64_t
 
     og_bgemm g = {0};
     g.dtype = dt;
-    int want[OG_MAX_RANK], alt[OG_MAX_RANK], nw;
-    /* A as [batch, M, K], or [batch, K, M] through transA */
-    nw = ein_cat(want, bl, nbl, ml, nml, kl, nkl);
-    ein_cat(alt, bl, nbl, kl, nkl, ml, nml);
-    if (!ein_same(A->lab, A->rank, want, nw)) {
-        if (ein_same(A->lab, A->rank, alt, nw))
-            g.ta = true;
-        else if ((st = ein_resum(k, dt, A, nw, want, size)))
-            return st;
-    }
-    /* B as [batch, K, N], or [batch, N, K] through transB */
-    nw = ein_cat(want, bl, nbl, kl, nkl, nl, nnl);
-    ein_cat(alt, bl, nbl, nl, nnl, kl, nkl);
-    if (!ein_same(B->lab, B->rank, want, nw)) {
-        if (ein_same(B->lab, B->rank, alt, nw))
-            g.tb = true;
-        else if ((st = ein_resum(k, dt, B, nw, want, size)))
-            return st;
-    }
-    int64_t nbatch = ein_prod(bl, nbl, size);
     g.m = ein_prod(ml, nml, size);
     g.n = ein_prod(nl, nnl, size);
     g.k = ein_prod(kl, nkl, size);
+    int want[OG_MAX_RANK];
+    int64_t lsa[OG_EIN_LABELS], lsb[OG_EIN_LABELS], lsc[OG_EIN_LABELS];
+    /* A as [M, K] matrices at any batch strides, else copied to [batch, M, K] */
+    ein_label_strides(A->rank, A->lab, A->dims, lsa);
+    if (!ein_in_place(lsa, ml, nml, kl, nkl, size, &g.ta, &g.lda)) {
+        if ((st = ein_resum(k, dt, A, ein_cat(want, bl, nbl, ml, nml, kl, nkl), want, size)))
+            return st;
+        ein_label_strides(A->rank, A->lab, A->dims, lsa);
+        g.ta = false;
+        g.lda = g.k;
+    }
+    /* B as [K, N] matrices, else copied to [batch, K, N] */
+    ein_label_strides(B->rank, B->lab, B->dims, lsb);
+    if (!ein_in_place(lsb, kl, nkl, nl, nnl, size, &g.tb, &g.ldb)) {
+        if ((st = ein_resum(k, dt, B, ein_cat(want, bl, nbl, kl, nkl, nl, nnl), want, size)))
+            return st;
+        ein_label_strides(B->rank, B->lab, B->dims, lsb);
+        g.tb = false;
+        g.ldb = g.n;
+    }
     g.a = A->data;
     g.b = B->data;
-    g.lda = g.ta ? g.m : g.k;
-    g.ldb = g.tb ? g.k : g.n;
-    g.nb = 1;
-    g.bdims[0] = nbatch;
-    g.sa[0] = g.m * g.k;
-    g.sb[0] = g.k * g.n;
-
+    /* C: the output itself where its M and N labels allow, else a [batch, M, N] scratch */
     int rl[OG_MAX_RANK], ffl[OG_MAX_RANK], nff = 0;
     int nr = ein_cat(rl, bl, nbl, ml, nml, nl, nnl);
     for (int d = 0; d < nf; d++)
         if ((ma | mb) & (1ull << fl[d])) ffl[nff++] = fl[d];
-    if (fout && ein_same(rl, nr, ffl, nff)) {
-        g.c = fout;
-        og_bgemm_run(k, &g);
-        return OG_OK;
+    void *c = NULL;
+    bool trans_c = true;
+    if (fout) {
+        int64_t fdims[OG_MAX_RANK];
+        for (int d = 0; d < nff; d++) fdims[d] = size[ffl[d]];
+        ein_label_strides(nff, ffl, fdims, lsc);
+        if (ein_in_place(lsc, ml, nml, nl, nnl, size, &trans_c, &g.ldc) && !trans_c) g.c = fout;
     }
-    double n = (double)nbatch * (double)g.m * (double)g.n;
-    if (n * (double)og_dtype_size(dt) > 9e18)
-        return og_kernel_error(k, OG_ERR_NOMEM, "intermediate of %g elements is too large", n);
-    void *c = og_malloc(k->alloc, (size_t)(n > 0 ? n : 1) * og_dtype_size(dt));
-    if (!c) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory for an intermediate");
-    g.c = c;
+    if (!g.c) {
+        double n = (double)ein_prod(bl, nbl, size) * (double)g.m * (double)g.n;
+        if (n * (double)og_dtype_size(dt) > 9e18)
+            return og_kernel_error(k, OG_ERR_NOMEM, "intermediate of %g elements is too large", n);
+        c = og_malloc(k->alloc, (size_t)(n > 0 ? n : 1) * og_dtype_size(dt));
+        if (!c) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory for an intermediate");
+        int64_t rdims[OG_MAX_RANK];
+        for (int d = 0; d < nr; d++) rdims[d] = size[rl[d]];
+        ein_label_strides(nr, rl, rdims, lsc);
+        g.c = c;
+        g.ldc = g.n;
+    }
+    g.nb = nbl;
+    for (int d = 0; d < nbl; d++) {
+        g.bdims[d] = size[bl[d]];
+        g.sa[d] = lsa[bl[d]];
+        g.sb[d] = lsb[bl[d]];
+        g.sc[d] = lsc[bl[d]];
+    }
     og_bgemm_run(k, &g);
+    if (!c) return OG_OK;
     ein_opnd r = {.data = c, .rank = nr, .owned = c};
     for (int d = 0; d < nr; d++) {
         r.lab[d] = rl[d];
