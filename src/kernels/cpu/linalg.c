@@ -216,8 +216,9 @@ void og_bgemm_run(const og_kernel_ctx *k, const og_bgemm *g0)
                         { bgemm_rows(&g, it, rows); });
     } else if (nbatch == 1 || bgemm_collapses(&g)) {
         bgemm_blas(k, &g, nbatch * g.m, g.a, g.b, g.c);
-    } else if (work < (double)(1 << 21) || nbatch >= 4 * (int64_t)k->threads) {
-        /* many small products: one per thread, BLAS single-threaded inside */
+    } else if (nbatch >= (int64_t)k->threads || work < 65536.0) {
+        /* a product per thread, BLAS single-threaded inside; BLAS would not split products
+         * this small itself */
         OG_PARALLEL_FOR(k, nbatch, work, bi, { bgemm_one_blas(k, &g, bi); });
     } else {
         for (int64_t bi = 0; bi < nbatch; bi++) bgemm_one_blas(k, &g, bi);

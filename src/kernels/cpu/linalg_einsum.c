@@ -345,6 +345,11 @@ static og_status ein_contract(const og_kernel_ctx *k, og_dtype dt, const int64_t
     }
     for (int d = 0; d < A->rank; d++)
         if ((mb & (1ull << A->lab[d])) && !(keep & (1ull << A->lab[d]))) kl[nkl++] = A->lab[d];
+    if (nbl + nml + nnl > OG_MAX_RANK)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED,
+                               "contracting operands left to right needs an intermediate of "
+                               "rank %d, above %d",
+                               nbl + nml + nnl, OG_MAX_RANK);
 
     og_bgemm g = {0};
     g.dtype = dt;
