@@ -1,4 +1,440 @@
-/* unary.c: placeholder until the family's CPU kernels land. */
-#include "kernels/cpu/kernel.h"
+/* unary.c: CPU kernels of the element-wise ops of one input.
+ *
+ * Each op is one expression of `x` written once; the macros below instantiate it for
+ * float (with expf, erff, ...) and double (exp, erf, ...), and the integer ops for int32
+ * and int64.  The loops are plain, restrict-qualified and branch-free where it matters so
+ * that the compiler vectorizes them; big tensors are split into chunks run in parallel. */
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
 
-const og_kernel_def og_cpu_unary[] = {{0}};
+#include "kernels/cpu/kernel.h"
+#include "ops/unary_params.h"
+
+/* What a chunk function sees: attributes as numbers, and Clip's bounds. */
+typedef struct uargs {
+    double alpha, beta, gamma;
+    double lo, hi;        /* Clip bounds for float types */
+    int64_t lo_i, hi_i;   /* Clip bounds for integer types (exact for int64) */
+    int det_neg, det_pos; /* IsInf */
+} uargs;
+
+typedef void (*uchunk)(const void *x, void *y, int64_t n, const uargs *p);
+
+typedef struct ufns {
+    uchunk f32, f64, i32, i64, b8;
+    double cost; /* rough work per element, to decide on threads */
+} ufns;
+
+#define OG_CAT_(a, b)    a##b
+#define OG_CAT(a, b)     OG_CAT_(a, b)
+#define OG_CAT3(a, b, c) OG_CAT(OG_CAT(a, b), c)
+
+/* ---- the expressions ----------------------------------------------------------------
+ * In scope: x (the element, type UT), A/B/G (alpha/beta/gamma as UT), LO/HI (Clip),
+ * M(fn): the math function of UT's precision (expf for float, exp for double). */
+
+#define E_SIGN (x > 0 ? (UT)1 : x < 0 ? (UT)-1 : x)
+#define E_RELU (x < 0 ? (UT)0 : x)
+/* NaN passes through; a crossed range (min > max) gives max everywhere (lo is set to hi). */
+#define E_CLIP (x < LO ? LO : x > HI ? HI : x)
+
+/* Sigmoid from exp(-|x|), never overflowing: for x < 0 it is e/(1+e). */
+#define E_SIGMOID                                                                                  \
+    (x >= 0 ? (UT)1 / ((UT)1 + M(exp)(-M(fabs)(x)))                                                \
+            : M(exp)(-M(fabs)(x)) / ((UT)1 + M(exp)(-M(fabs)(x))))
+/* log(1 + e^x) without overflow: max(x, 0) + log1p(e^-|x|). */
+#define E_SOFTPLUS    ((x > 0 ? x : (UT)0) + M(log1p)(M(exp)(-M(fabs)(x))))
+#define E_HARDSIG(x_) M(fmin)((UT)1, M(fmax)((UT)0, A * (x_) + B))
+
+/* name, expression: float and double */
+#define FLOAT_EXPRS(X)                                                                             \
+    X(abs, M(fabs)(x))                                                                             \
+    X(neg, -x)                                                                                     \
+    X(sign, E_SIGN)                                                                                \
+    X(relu, E_RELU)                                                                                \
+    X(clip, E_CLIP)                                                                                \
+    X(ceil, M(ceil)(x))                                                                            \
+    X(floor, M(floor)(x))                                                                          \
+    X(round, M(nearbyint)(x))                                                                      \
+    X(reciprocal, (UT)1 / x)                                                                       \
+    X(sqrt, M(sqrt)(x))                                                                            \
+    X(exp, M(exp)(x))                                                                              \
+    X(log, M(log)(x))                                                                              \
+    X(erf, M(erf)(x))                                                                              \
+    X(sigmoid, E_SIGMOID)                                                                          \
+    X(tanh, M(tanh)(x))                                                                            \
+    X(softplus, E_SOFTPLUS)                                                                        \
+    X(softsign, x / ((UT)1 + M(fabs)(x)))                                                          \
+    X(sin, M(sin)(x))                                                                              \
+    X(cos, M(cos)(x))                                                                              \
+    X(tan, M(tan)(x))                                                                              \
+    X(asin, M(asin)(x))                                                                            \
+    X(acos, M(acos)(x))                                                                            \
+    X(atan, M(atan)(x))                                                                            \
+    X(sinh, M(sinh)(x))                                                                            \
+    X(cosh, M(cosh)(x))                                                                            \
+    X(asinh, M(asinh)(x))                                                                          \
+    X(acosh, M(acosh)(x))                                                                          \
+    X(atanh, M(atanh)(x))                                                                          \
+    X(hardswish, x *M(fmin)((UT)1, M(fmax)((UT)0, x / (UT)6 + (UT)0.5)))                           \
+    X(mish, x *M(tanh)(E_SOFTPLUS))                                                                \
+    X(elu, x >= 0 ? x : A * M(expm1)(x))                                                           \
+    X(hardsigmoid, E_HARDSIG(x))                                                                   \
+    X(leakyrelu, x < 0 ? A * x : x)                                                                \
+    X(selu, x > 0 ? G * x : G * A * M(expm1)(x))                                                   \
+    X(celu, (x > 0 ? x : (UT)0) + M(fmin)((UT)0, A * M(expm1)(x / A)))                             \
+    X(thresholdedrelu, x > A ? x : (UT)0)                                                          \
+    X(shrink, x<-A ? x + B : x> A ? x - B : (UT)0)                                                 \
+    X(gelu, (UT)0.5 * x * ((UT)1 + M(erf)(x * (UT)0.70710678118654752440)))                        \
+    X(gelu_tanh,                                                                                   \
+      (UT)0.5 * x *                                                                                \
+          ((UT)1 + M(tanh)((UT)0.79788456080286535588 * (x + (UT)0.044715 * x * x * x))))
+
+/* Integers: two's complement negation through unsigned arithmetic, so that INT_MIN
+ * wraps (as numpy and onnxruntime do) instead of being undefined. */
+#define INT_EXPRS(X)                                                                               \
+    X(abs, x < 0 ? (UT)(0 - (uint64_t)x) : x)                                                      \
+    X(neg, (UT)(0 - (uint64_t)x))                                                                  \
+    X(sign, E_SIGN)                                                                                \
+    X(relu, E_RELU)                                                                                \
+    X(clip, E_CLIP)
+
+/* One chunk function per (op, type): uk_<op>_<sfx>. */
+#define DEFINE_CHUNK(name, expr)                                                                   \
+    static void OG_CAT3(uk_, name, SFX)(const void *xv, void *yv, int64_t n, const uargs *p)       \
+    {                                                                                              \
+        const UT *restrict xs = xv;                                                                \
+        UT *restrict ys = yv;                                                                      \
+        const UT A = (UT)p->alpha, B = (UT)p->beta, G = (UT)p->gamma;                              \
+        const UT LO = (UT)P_LO, HI = (UT)P_HI;                                                     \
+        (void)A, (void)B, (void)G, (void)LO, (void)HI;                                             \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            const UT x = xs[i];                                                                    \
+            ys[i] = (expr);                                                                        \
+        }                                                                                          \
+    }
+
+/* float */
+#define UT   float
+#define SFX  _f32
+#define M(fn) fn##f
+#define P_LO p->lo
+#define P_HI p->hi
+FLOAT_EXPRS(DEFINE_CHUNK)
+#undef UT
+#undef SFX
+#undef M
+
+/* double */
+#define UT   double
+#define SFX  _f64
+#define M(fn) fn
+FLOAT_EXPRS(DEFINE_CHUNK)
+#undef UT
+#undef SFX
+#undef M
+#undef P_LO
+#undef P_HI
+
+/* int32, int64 */
+#define P_LO p->lo_i
+#define P_HI p->hi_i
+#define UT   int32_t
+#define SFX  _i32
+INT_EXPRS(DEFINE_CHUNK)
+#undef UT
+#undef SFX
+#define UT  int64_t
+#define SFX _i64
+INT_EXPRS(DEFINE_CHUNK)
+#undef UT
+#undef SFX
+#undef P_LO
+#undef P_HI
+
+/* Predicates (float in, bool out) and Not. */
+#define DEFINE_PRED(T, sfx, inf)                                                                   \
+    static void uk_isnan##sfx(const void *xv, void *yv, int64_t n, const uargs *p)                 \
+    {                                                                                              \
+        const T *restrict xs = xv;                                                                 \
+        uint8_t *restrict ys = yv;                                                                 \
+        (void)p;                                                                                   \
+        for (int64_t i = 0; i < n; i++) ys[i] = xs[i] != xs[i];                                    \
+    }                                                                                              \
+    static void uk_isinf##sfx(const void *xv, void *yv, int64_t n, const uargs *p)                 \
+    {                                                                                              \
+        const T *restrict xs = xv;                                                                 \
+        uint8_t *restrict ys = yv;                                                                 \
+        const int use_pos = p->det_pos, use_neg = p->det_neg;                                      \
+        for (int64_t i = 0; i < n; i++)                                                            \
+            ys[i] = (uint8_t)((use_pos & (xs[i] == (T)(inf))) | (use_neg & (xs[i] == -(T)(inf)))); \
+    }
+DEFINE_PRED(float, _f32, HUGE_VALF)
+DEFINE_PRED(double, _f64, HUGE_VAL)
+
+static void uk_not_b8(const void *xv, void *yv, int64_t n, const uargs *p)
+{
+    const uint8_t *restrict xs = xv;
+    uint8_t *restrict ys = yv;
+    (void)p;
+    for (int64_t i = 0; i < n; i++) ys[i] = xs[i] == 0;
+}
+
+/* ---- dispatch ------------------------------------------------------------------------ */
+
+/* Work per element: cheap ops are memory-bound and need many elements to pay for threads. */
+#define COST_CHEAP 0.25
+#define COST_MATH  8.0
+
+#define FNS_FLOAT(name, cost)                                                                      \
+    static const ufns fns_##name = {uk_##name##_f32, uk_##name##_f64, NULL, NULL, NULL, cost};
+#define FNS_NUMERIC(name, cost)                                                                    \
+    static const ufns fns_##name = {                                                               \
+        uk_##name##_f32, uk_##name##_f64, uk_##name##_i32, uk_##name##_i64, NULL, cost};
+
+FNS_NUMERIC(abs, COST_CHEAP)
+FNS_NUMERIC(neg, COST_CHEAP)
+FNS_NUMERIC(sign, COST_CHEAP)
+FNS_NUMERIC(relu, COST_CHEAP)
+FNS_NUMERIC(clip, COST_CHEAP)
+FNS_FLOAT(ceil, COST_CHEAP)
+FNS_FLOAT(floor, COST_CHEAP)
+FNS_FLOAT(round, COST_CHEAP)
+FNS_FLOAT(reciprocal, 1.0)
+FNS_FLOAT(sqrt, 1.0)
+FNS_FLOAT(softsign, 1.0)
+FNS_FLOAT(hardswish, COST_CHEAP)
+FNS_FLOAT(hardsigmoid, COST_CHEAP)
+FNS_FLOAT(leakyrelu, COST_CHEAP)
+FNS_FLOAT(thresholdedrelu, COST_CHEAP)
+FNS_FLOAT(shrink, COST_CHEAP)
+FNS_FLOAT(exp, COST_MATH)
+FNS_FLOAT(log, COST_MATH)
+FNS_FLOAT(erf, COST_MATH)
+FNS_FLOAT(sigmoid, COST_MATH)
+FNS_FLOAT(tanh, COST_MATH)
+FNS_FLOAT(softplus, COST_MATH)
+FNS_FLOAT(sin, COST_MATH)
+FNS_FLOAT(cos, COST_MATH)
+FNS_FLOAT(tan, COST_MATH)
+FNS_FLOAT(asin, COST_MATH)
+FNS_FLOAT(acos, COST_MATH)
+FNS_FLOAT(atan, COST_MATH)
+FNS_FLOAT(sinh, COST_MATH)
+FNS_FLOAT(cosh, COST_MATH)
+FNS_FLOAT(asinh, COST_MATH)
+FNS_FLOAT(acosh, COST_MATH)
+FNS_FLOAT(atanh, COST_MATH)
+FNS_FLOAT(mish, COST_MATH)
+FNS_FLOAT(elu, COST_MATH)
+FNS_FLOAT(selu, COST_MATH)
+FNS_FLOAT(celu, COST_MATH)
+FNS_FLOAT(gelu, COST_MATH)
+FNS_FLOAT(gelu_tanh, COST_MATH)
+FNS_FLOAT(isnan, COST_CHEAP)
+FNS_FLOAT(isinf, COST_CHEAP)
+static const ufns fns_not = {NULL, NULL, NULL, NULL, uk_not_b8, COST_CHEAP};
+
+/* Elements per chunk: large enough to amortize the call, small enough to spread. */
+#define UCHUNK 8192
+
+static og_status run_unary(const og_kernel_ctx *k, const og_tensor *x, og_tensor *y, const ufns *f,
+                           const uargs *a)
+{
+    uchunk fn = NULL;
+    switch (x->dtype) {
+    case OG_FLOAT: fn = f->f32; break;
+    case OG_DOUBLE: fn = f->f64; break;
+    case OG_INT32: fn = f->i32; break;
+    case OG_INT64: fn = f->i64; break;
+    case OG_BOOL: fn = f->b8; break;
+    default: break;
+    }
+    if (!fn)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED,
+                               "input 0 has element type %s, which has no "
+                               "CPU kernel for this op",
+                               og_dtype_name(x->dtype));
+    if (y->numel != x->numel)
+        return og_kernel_error(k, OG_ERR_INTERNAL, "output has %lld elements, input %lld",
+                               (long long)y->numel, (long long)x->numel);
+    int64_t n = x->numel;
+    if (n == 0) return OG_OK;
+    const char *xp = x->data;
+    char *yp = y->data;
+    size_t xs = og_dtype_size(x->dtype), ys = og_dtype_size(y->dtype);
+    int64_t nch = (n + UCHUNK - 1) / UCHUNK;
+    OG_PARALLEL_FOR(k, nch, UCHUNK * f->cost, c, {
+        int64_t s = c * UCHUNK;
+        int64_t e = s + UCHUNK < n ? s + UCHUNK : n;
+        fn(xp + (size_t)s * xs, yp + (size_t)s * ys, e - s, a);
+    });
+    return OG_OK;
+}
+
+static void args_from_params(const og_kernel_ctx *k, uargs *a)
+{
+    const og_unary_params *p = k->params;
+    memset(a, 0, sizeof *a);
+    a->lo = -HUGE_VAL;
+    a->hi = HUGE_VAL;
+    a->lo_i = INT64_MIN;
+    a->hi_i = INT64_MAX;
+    a->det_neg = a->det_pos = 1;
+    if (!p) return;
+    a->alpha = p->alpha;
+    a->beta = p->beta;
+    a->gamma = p->gamma;
+    a->det_neg = p->detect_negative;
+    a->det_pos = p->detect_positive;
+}
+
+#define KERNEL(name)                                                                               \
+    static og_status k_##name(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,        \
+                              og_tensor *const *out, int n_out)                                    \
+    {                                                                                              \
+        uargs a;                                                                                   \
+        args_from_params(k, &a);                                                                   \
+        return run_unary(k, in[0], out[0], &fns_##name, &a);                                       \
+    }
+
+KERNEL(abs)
+KERNEL(neg)
+KERNEL(sign)
+KERNEL(relu)
+KERNEL(ceil)
+KERNEL(floor)
+KERNEL(round)
+KERNEL(reciprocal)
+KERNEL(sqrt)
+KERNEL(softsign)
+KERNEL(hardswish)
+KERNEL(hardsigmoid)
+KERNEL(leakyrelu)
+KERNEL(thresholdedrelu)
+KERNEL(shrink)
+KERNEL(exp)
+KERNEL(log)
+KERNEL(erf)
+KERNEL(sigmoid)
+KERNEL(tanh)
+KERNEL(softplus)
+KERNEL(sin)
+KERNEL(cos)
+KERNEL(tan)
+KERNEL(asin)
+KERNEL(acos)
+KERNEL(atan)
+KERNEL(sinh)
+KERNEL(cosh)
+KERNEL(asinh)
+KERNEL(acosh)
+KERNEL(atanh)
+KERNEL(mish)
+KERNEL(elu)
+KERNEL(selu)
+KERNEL(celu)
+KERNEL(isnan)
+KERNEL(isinf)
+KERNEL(not )
+
+static og_status k_gelu(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                        og_tensor *const *out, int n_out)
+{
+    const og_unary_params *p = k->params;
+    uargs a;
+    args_from_params(k, &a);
+    return run_unary(k, in[0], out[0], p && p->gelu_tanh ? &fns_gelu_tanh : &fns_gelu, &a);
+}
+
+/* Clip: bounds from the attributes (before opset 11) or from inputs 1 and 2. */
+static og_status k_clip(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                        og_tensor *const *out, int n_out)
+{
+    const og_unary_params *p = k->params;
+    const og_tensor *x = in[0];
+    bool is_int = x->dtype == OG_INT32 || x->dtype == OG_INT64;
+    uargs a;
+    args_from_params(k, &a);
+    if (is_int) {
+        a.lo_i = x->dtype == OG_INT32 ? INT32_MIN : INT64_MIN;
+        a.hi_i = x->dtype == OG_INT32 ? INT32_MAX : INT64_MAX;
+    }
+    if (k->node->since_version < 11) {
+        if (p) {
+            a.lo = p->clip_min;
+            a.hi = p->clip_max;
+        }
+    } else {
+        static const char *const names[3] = {"input", "min", "max"};
+        for (int i = 1; i < 3 && i < n_in; i++) {
+            const og_tensor *b = in[i];
+            if (!b) continue;
+            if (b->numel != 1)
+                return og_kernel_error(k, OG_ERR_SHAPE,
+                                       "input %d (%s) has %lld elements, expected "
+                                       "a scalar",
+                                       i, names[i], (long long)b->numel);
+            if (b->dtype != x->dtype)
+                return og_kernel_error(k, OG_ERR_TYPE, "input %d (%s) is %s, input 0 is %s", i,
+                                       names[i], og_dtype_name(b->dtype), og_dtype_name(x->dtype));
+            if (is_int) {
+                int64_t v = og_tensor_get_i64(b, 0);
+                *(i == 1 ? &a.lo_i : &a.hi_i) = v;
+            } else {
+                double v = og_tensor_get_f64(b, 0);
+                *(i == 1 ? &a.lo : &a.hi) = v;
+            }
+        }
+    }
+    /* min > max: every element becomes max (the spec's rule) */
+    if (a.lo > a.hi) a.lo = a.hi;
+    if (a.lo_i > a.hi_i) a.lo_i = a.hi_i;
+    return run_unary(k, x, out[0], &fns_clip, &a);
+}
+
+const og_kernel_def og_cpu_unary[] = {
+    {"Abs", "", k_abs},
+    {"Neg", "", k_neg},
+    {"Sign", "", k_sign},
+    {"Relu", "", k_relu},
+    {"Clip", "", k_clip},
+    {"Not", "", k_not},
+    {"IsNaN", "", k_isnan},
+    {"IsInf", "", k_isinf},
+    {"Gelu", "", k_gelu},
+    {"Ceil", "", k_ceil},
+    {"Floor", "", k_floor},
+    {"Round", "", k_round},
+    {"Reciprocal", "", k_reciprocal},
+    {"Sqrt", "", k_sqrt},
+    {"Exp", "", k_exp},
+    {"Log", "", k_log},
+    {"Erf", "", k_erf},
+    {"Sigmoid", "", k_sigmoid},
+    {"Tanh", "", k_tanh},
+    {"Softplus", "", k_softplus},
+    {"Softsign", "", k_softsign},
+    {"Sin", "", k_sin},
+    {"Cos", "", k_cos},
+    {"Tan", "", k_tan},
+    {"Asin", "", k_asin},
+    {"Acos", "", k_acos},
+    {"Atan", "", k_atan},
+    {"Sinh", "", k_sinh},
+    {"Cosh", "", k_cosh},
+    {"Asinh", "", k_asinh},
+    {"Acosh", "", k_acosh},
+    {"Atanh", "", k_atanh},
+    {"HardSwish", "", k_hardswish},
+    {"Mish", "", k_mish},
+    {"Elu", "", k_elu},
+    {"HardSigmoid", "", k_hardsigmoid},
+    {"LeakyRelu", "", k_leakyrelu},
+    {"Selu", "", k_selu},
+    {"Celu", "", k_celu},
+    {"ThresholdedRelu", "", k_thresholdedrelu},
+    {"Shrink", "", k_shrink},
+    {0},
+};
