@@ -4,6 +4,11 @@
  * float (with expf, erff, ...) and double (exp, erf, ...), and the integer ops for int32
  * and int64.  The loops are plain, restrict-qualified and branch-free where it matters so
  * that the compiler vectorizes them; big tensors are split into chunks run in parallel. */
+#if defined(__GNUC__) && !defined(__clang__)
+/* Nothing here reads errno or the FP exception flags; without these promises GCC keeps
+ * sqrt's errno call and refuses to if-convert arithmetic, and the loops stay scalar. */
+#pragma GCC optimize("no-math-errno", "no-trapping-math")
+#endif
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
@@ -30,9 +35,96 @@ typedef struct ufns {
 #define OG_CAT(a, b)     OG_CAT_(a, b)
 #define OG_CAT3(a, b, c) OG_CAT(OG_CAT(a, b), c)
 
+/* ---- vectorizable float approximations ---------------------------------------------
+ * libm's expf/tanhf/erff are opaque calls that stop vectorization; these are plain
+ * arithmetic (a few ulp) that the compiler turns into SIMD.  double keeps libm. */
+
+static inline uint32_t f2u(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static inline float u2f(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* exp(x) = 2^n * exp(r), |r| <= ln2/2, with a degree-6 polynomial for exp(r).  n comes
+ * from the bits of x*log2(e) + 1.5*2^23 (no float-to-int conversion, so NaN is harmless);
+ * 2^n is applied as two factors so that n may reach 128 (overflow to inf) or -150
+ * (gradual underflow to 0).  NaN propagates through the polynomial. */
+static inline float fast_expf(float x)
+{
+    const float shifter = 12582912.0f;
+    x = x < -104.0f ? -104.0f : x;
+    x = x > 89.0f ? 89.0f : x;
+    float t = x * 1.44269504088896341f + shifter;
+    int32_t n = (int32_t)(f2u(t) - f2u(shifter));
+    float fn = t - shifter;
+    float r = x - fn * 0.693359375f;
+    r = r - fn * -2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    float y = p * r * r + r + 1.0f;
+    int32_t n1 = n / 2, n2 = n - n1;
+    return y * u2f((uint32_t)(n1 + 127) << 23) * u2f((uint32_t)(n2 + 127) << 23);
+}
+
+/* tanh as an odd rational function of degree 13/6 on [-9, 9] (beyond, tanh is +-1 in
+ * float); the minimax coefficients are the ones Eigen uses. */
+static inline float fast_tanhf(float x)
+{
+    x = x < -9.0f ? -9.0f : x;
+    x = x > 9.0f ? 9.0f : x;
+    float x2 = x * x;
+    float p = -2.76076847742355e-16f;
+    p = p * x2 + 2.00018790482477e-13f;
+    p = p * x2 + -8.60467152213735e-11f;
+    p = p * x2 + 5.12229709037114e-08f;
+    p = p * x2 + 1.48572235717979e-05f;
+    p = p * x2 + 6.37261928875436e-04f;
+    p = p * x2 + 4.89352455891786e-03f;
+    float q = 1.19825839466702e-06f;
+    q = q * x2 + 1.18534705686654e-04f;
+    q = q * x2 + 2.26843463243900e-03f;
+    q = q * x2 + 4.89352518554385e-03f;
+    return x * p / q;
+}
+
+/* erf as an odd rational function on [-4, 4] (beyond, erf is +-1 in float); relative
+ * error below 5e-7. */
+static inline float fast_erff(float x)
+{
+    x = x < -4.0f ? -4.0f : x;
+    x = x > 4.0f ? 4.0f : x;
+    float x2 = x * x;
+    float p = -2.72614225801306e-10f;
+    p = p * x2 + 2.77068142495902e-08f;
+    p = p * x2 + -2.10102402082508e-06f;
+    p = p * x2 + -5.69250639462346e-05f;
+    p = p * x2 + -7.34990630326855e-04f;
+    p = p * x2 + -2.95459980854025e-03f;
+    p = p * x2 + -1.60960333262415e-02f;
+    float q = -1.45660718464996e-05f;
+    q = q * x2 + -2.13374055278905e-04f;
+    q = q * x2 + -1.68282697438203e-03f;
+    q = q * x2 + -7.37332916720468e-03f;
+    q = q * x2 + -1.42647390514189e-02f;
+    return x * p / q;
+}
+
 /* ---- the expressions ----------------------------------------------------------------
  * In scope: x (the element, type UT), A/B/G (alpha/beta/gamma as UT), LO/HI (Clip),
- * M(fn): the math function of UT's precision (expf for float, exp for double). */
+ * M(fn): the math function of UT's precision (expf for float, exp for double);
+ * FEXP/FTANH/FERF: the vectorizable approximations for float, libm for double. */
 
 #define E_SIGN (x > 0 ? (UT)1 : x < 0 ? (UT)-1 : x)
 #define E_RELU (x < 0 ? (UT)0 : x)
@@ -41,11 +133,10 @@ typedef struct ufns {
 
 /* Sigmoid from exp(-|x|), never overflowing: for x < 0 it is e/(1+e). */
 #define E_SIGMOID                                                                                  \
-    (x >= 0 ? (UT)1 / ((UT)1 + M(exp)(-M(fabs)(x)))                                                \
-            : M(exp)(-M(fabs)(x)) / ((UT)1 + M(exp)(-M(fabs)(x))))
+    (x >= 0 ? (UT)1 / ((UT)1 + FEXP(-M(fabs)(x))) : FEXP(-M(fabs)(x)) / ((UT)1 + FEXP(-M(fabs)(x))))
 /* log(1 + e^x) without overflow: max(x, 0) + log1p(e^-|x|). */
-#define E_SOFTPLUS    ((x > 0 ? x : (UT)0) + M(log1p)(M(exp)(-M(fabs)(x))))
-#define E_HARDSIG(x_) M(fmin)((UT)1, M(fmax)((UT)0, A * (x_) + B))
+#define E_SOFTPLUS ((x > 0 ? x : (UT)0) + M(log1p)(M(exp)(-M(fabs)(x))))
+#define CLAMP01(v) ((v) < (UT)0 ? (UT)0 : (v) > (UT)1 ? (UT)1 : (v))
 
 /* name, expression: float and double */
 #define FLOAT_EXPRS(X)                                                                             \
@@ -59,11 +150,11 @@ typedef struct ufns {
     X(round, M(nearbyint)(x))                                                                      \
     X(reciprocal, (UT)1 / x)                                                                       \
     X(sqrt, M(sqrt)(x))                                                                            \
-    X(exp, M(exp)(x))                                                                              \
+    X(exp, FEXP(x))                                                                                \
     X(log, M(log)(x))                                                                              \
-    X(erf, M(erf)(x))                                                                              \
+    X(erf, FERF(x))                                                                                \
     X(sigmoid, E_SIGMOID)                                                                          \
-    X(tanh, M(tanh)(x))                                                                            \
+    X(tanh, FTANH(x))                                                                              \
     X(softplus, E_SOFTPLUS)                                                                        \
     X(softsign, x / ((UT)1 + M(fabs)(x)))                                                          \
     X(sin, M(sin)(x))                                                                              \
@@ -77,19 +168,18 @@ typedef struct ufns {
     X(asinh, M(asinh)(x))                                                                          \
     X(acosh, M(acosh)(x))                                                                          \
     X(atanh, M(atanh)(x))                                                                          \
-    X(hardswish, x *M(fmin)((UT)1, M(fmax)((UT)0, x / (UT)6 + (UT)0.5)))                           \
+    X(hardswish, x *CLAMP01(x / (UT)6 + (UT)0.5))                                                  \
     X(mish, x *M(tanh)(E_SOFTPLUS))                                                                \
     X(elu, x >= 0 ? x : A * M(expm1)(x))                                                           \
-    X(hardsigmoid, E_HARDSIG(x))                                                                   \
+    X(hardsigmoid, CLAMP01(A *x + B))                                                              \
     X(leakyrelu, x < 0 ? A * x : x)                                                                \
     X(selu, x > 0 ? G * x : G * A * M(expm1)(x))                                                   \
-    X(celu, (x > 0 ? x : (UT)0) + M(fmin)((UT)0, A * M(expm1)(x / A)))                             \
+    X(celu, x > 0 ? x : A * M(expm1)(x / A))                                                       \
     X(thresholdedrelu, x > A ? x : (UT)0)                                                          \
     X(shrink, x<-A ? x + B : x> A ? x - B : (UT)0)                                                 \
-    X(gelu, (UT)0.5 * x * ((UT)1 + M(erf)(x * (UT)0.70710678118654752440)))                        \
+    X(gelu, (UT)0.5 * x * M(erfc)(x * (UT)-0.70710678118654752440))                                \
     X(gelu_tanh,                                                                                   \
-      (UT)0.5 * x *                                                                                \
-          ((UT)1 + M(tanh)((UT)0.79788456080286535588 * (x + (UT)0.044715 * x * x * x))))
+      (UT)0.5 * x * ((UT)1 + FTANH((UT)0.79788456080286535588 * (x + (UT)0.044715 * x * x * x))))
 
 /* Integers: two's complement negation through unsigned arithmetic, so that INT_MIN
  * wraps (as numpy and onnxruntime do) instead of being undefined. */
@@ -116,24 +206,36 @@ typedef struct ufns {
     }
 
 /* float */
-#define UT   float
-#define SFX  _f32
-#define M(fn) fn##f
-#define P_LO p->lo
-#define P_HI p->hi
+#define UT       float
+#define SFX      _f32
+#define M(fn)    fn##f
+#define FEXP(v)  fast_expf(v)
+#define FTANH(v) fast_tanhf(v)
+#define FERF(v)  fast_erff(v)
+#define P_LO     p->lo
+#define P_HI     p->hi
 FLOAT_EXPRS(DEFINE_CHUNK)
 #undef UT
 #undef SFX
 #undef M
+#undef FEXP
+#undef FTANH
+#undef FERF
 
 /* double */
-#define UT   double
-#define SFX  _f64
-#define M(fn) fn
+#define UT       double
+#define SFX      _f64
+#define M(fn)    fn
+#define FEXP(v)  exp(v)
+#define FTANH(v) tanh(v)
+#define FERF(v)  erf(v)
 FLOAT_EXPRS(DEFINE_CHUNK)
 #undef UT
 #undef SFX
 #undef M
+#undef FEXP
+#undef FTANH
+#undef FERF
 #undef P_LO
 #undef P_HI
 
