@@ -428,11 +428,101 @@ static void test_bad_attrs(void)
     og_tensor_free(t);
 }
 
+/* The float kernels use their own vectorizable exp/log/tanh/erf: check them over wide
+ * ranges (log-spaced magnitudes, both signs) against double libm, in relative error. */
+typedef struct wide_case {
+    const char *op;
+    int opset;
+    double (*ref)(double);
+    double lo, hi; /* magnitude range, log-spaced */
+    int sign;      /* -1: negative only, 1: positive only, 0: both */
+} wide_case;
+
+static double r_softplus_exact(double x) { return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x)); }
+static double r_elu1(double x) { return x >= 0 ? x : expm1(x); }
+
+static void test_wide(void)
+{
+    static const wide_case cases[] = {
+        {"Exp", 13, exp, 1e-30, 89, 0},
+        {"Exp", 13, exp, 80, 110, -1},
+        {"Log", 13, log, 1e-45, 3e38, 1},
+        {"Tanh", 13, tanh, 1e-30, 20, 0},
+        {"Sigmoid", 13, r_sigmoid, 1e-30, 100, 0},
+        {"Erf", 13, erf, 1e-30, 10, 0},
+        {"Softplus", 7, r_softplus_exact, 1e-30, 100, 0},
+        {"Elu", 7, r_elu1, 1e-30, 110, -1},
+    };
+    enum { N = 20001 };
+    double *vals = malloc(N * sizeof *vals);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const wide_case *wc = &cases[c];
+        for (int i = 0; i < N; i++) {
+            double t = (double)(i / 2) / (double)(N / 2);
+            double mag = exp(log(wc->lo) + (log(wc->hi) - log(wc->lo)) * t);
+            int neg = wc->sign < 0 || (wc->sign == 0 && (i & 1));
+            vals[i] = neg ? -mag : mag;
+        }
+        og_tensor *x = vec(OG_FLOAT, N, vals), *y = NULL;
+        const og_tensor *ins[1] = {x};
+        og_status st = run_op(wc->op, wc->opset, NULL, 0, ins, 1, 1, &y);
+        CHECK(st == OG_OK, "%s: %s", wc->op, og_last_error());
+        double worst = 0, at = 0;
+        for (int i = 0; y && i < N; i++) {
+            double xin = og_tensor_get_f64(x, i), got = og_tensor_get_f64(y, i);
+            double want = wc->ref(xin);
+            if (fabs(want) > 3.4028234663852886e38) want = want > 0 ? INFINITY : -INFINITY;
+            double err =
+                isinf(want) ? (got == want ? 0 : 1) : fabs(got - want) / (fabs(want) + 1e-37);
+            if (!(err <= worst)) {
+                worst = err;
+                at = xin;
+            }
+        }
+        if (getenv("UNARY_VERBOSE")) printf("%s worst %.3g at %.9g\n", wc->op, worst, at);
+        CHECK(worst < 4e-6, "%s float: relative error %.3g at x=%.9g", wc->op, worst, at);
+        og_tensor_free(x);
+        og_tensor_free(y);
+    }
+    free(vals);
+
+    /* special values */
+    const double sx[] = {0, -0.0, INFINITY, -INFINITY, NAN, -1, 1e-45};
+    og_tensor *x = vec(OG_FLOAT, 7, sx), *y;
+    const og_tensor *ins[1] = {x};
+    run_op("Log", 13, NULL, 0, ins, 1, 1, &y);
+    expect("Log specials", y,
+           (const double[]){-INFINITY, -INFINITY, INFINITY, NAN, NAN, NAN, log(1e-45f)}, 7);
+    run_op("Exp", 13, NULL, 0, ins, 1, 1, &y);
+    expect("Exp specials", y, (const double[]){1, 1, INFINITY, 0, NAN, exp(-1.0), 1}, 7);
+    run_op("Tanh", 13, NULL, 0, ins, 1, 1, &y);
+    expect("Tanh specials", y, (const double[]){0, 0, 1, -1, NAN, tanh(-1.0), 1e-45f}, 7);
+    run_op("Sigmoid", 13, NULL, 0, ins, 1, 1, &y);
+    expect("Sigmoid specials", y, (const double[]){0.5, 0.5, 1, 0, NAN, r_sigmoid(-1), 0.5}, 7);
+    run_op("Softplus", 7, NULL, 0, ins, 1, 1, &y);
+    expect("Softplus specials", y,
+           (const double[]){log(2.0), log(2.0), INFINITY, 0, NAN, r_softplus_exact(-1), log(2.0)},
+           7);
+    og_tensor_free(x);
+
+    /* Round: ties to even, large and special values unchanged */
+    const double rx[] = {0.5, 1.5, 2.5, -0.5, -2.5, 8388609, 1e30, INFINITY, NAN, 2.4999999};
+    const double rw[] = {0, 2, 2, 0, -2, 8388609, 1e30, INFINITY, NAN, 2};
+    for (int d = 0; d < 2; d++) {
+        x = vec(d ? OG_DOUBLE : OG_FLOAT, 10, rx);
+        const og_tensor *rin[1] = {x};
+        run_op("Round", 11, NULL, 0, rin, 1, 1, &y);
+        expect("Round specials", y, rw, 10);
+        og_tensor_free(x);
+    }
+}
+
 int main(void)
 {
     test_refs(257, 1);
     test_refs(100003, 4); /* several chunks, threaded */
     test_sigmoid_extremes();
+    test_wide();
     test_clip();
     test_ints();
     test_bool_out();

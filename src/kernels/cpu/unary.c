@@ -5,13 +5,16 @@
  * and int64.  The loops are plain, restrict-qualified and branch-free where it matters so
  * that the compiler vectorizes them; big tensors are split into chunks run in parallel. */
 #if defined(__GNUC__) && !defined(__clang__)
-/* Nothing here reads errno or the FP exception flags; without these promises GCC keeps
- * sqrt's errno call and refuses to if-convert arithmetic, and the loops stay scalar. */
-#pragma GCC optimize("no-math-errno", "no-trapping-math")
+/* Nothing here reads the FP exception flags; without this promise GCC refuses to
+ * if-convert arithmetic (x < 0 ? a*x : x) and the loops stay scalar. */
+#pragma GCC optimize("no-trapping-math")
 #endif
 #include <math.h>
 #include <stdint.h>
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "kernels/cpu/kernel.h"
 #include "ops/unary_params.h"
@@ -121,10 +124,80 @@ static inline float fast_erff(float x)
     return x * p / q;
 }
 
+/* expm1(x) for x <= 0 (larger x are clamped to 0: Elu, Selu and Celu only take this
+ * branch for x <= 0): with x = n*ln2 + r, expm1(x) = 2^n * expm1(r) + (2^n - 1), where
+ * expm1(r) = r + r^2 * p(r) keeps full relative precision near 0. */
+static inline float fast_expm1f_neg(float x)
+{
+    const float shifter = 12582912.0f;
+    x = x < -104.0f ? -104.0f : x;
+    x = x > 0.0f ? 0.0f : x;
+    float t = x * 1.44269504088896341f + shifter;
+    int32_t n = (int32_t)(f2u(t) - f2u(shifter));
+    float fn = t - shifter;
+    float r = x - fn * 0.693359375f;
+    r = r - fn * -2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    float em1 = p * r * r + r;
+    int32_t n1 = n / 2, n2 = n - n1;
+    float s = u2f((uint32_t)(n1 + 127) << 23) * u2f((uint32_t)(n2 + 127) << 23);
+    return s * em1 + (s - 1.0f);
+}
+
+/* log(x) = e*ln2 + log(m), m in [sqrt(1/2), sqrt(2)), log(m) by a degree-9 polynomial in
+ * m - 1 (Cephes' logf).  Subnormals are scaled up first; x < 0, 0, inf and NaN are
+ * selected at the end. */
+static inline float fast_logf(float x)
+{
+    float xs = x < 1.17549435e-38f ? x * 8388608.0f : x;
+    int32_t eadj = x < 1.17549435e-38f ? 23 : 0;
+    uint32_t u = f2u(xs);
+    int32_t e = (int32_t)((u >> 23) & 0xff) - 126 - eadj;
+    float m = u2f((u & 0x007fffffu) | 0x3f000000u); /* in [0.5, 1) */
+    int small = m < 0.707106781186547524f;
+    e -= small;
+    m = small ? m + m - 1.0f : m - 1.0f;
+    float fe = (float)e;
+    float z = m * m;
+    float y = 7.0376836292e-2f;
+    y = y * m - 1.1514610310e-1f;
+    y = y * m + 1.1676998740e-1f;
+    y = y * m - 1.2420140846e-1f;
+    y = y * m + 1.4249322787e-1f;
+    y = y * m - 1.6668057665e-1f;
+    y = y * m + 2.0000714765e-1f;
+    y = y * m - 2.4999993993e-1f;
+    y = y * m + 3.3333331174e-1f;
+    y = y * m * z;
+    y += fe * -2.12194440e-4f;
+    y += -0.5f * z;
+    float r = m + y + fe * 0.693359375f;
+    r = x == HUGE_VALF ? x : r;
+    r = x == 0.0f ? -HUGE_VALF : r;
+    r = x < 0.0f ? NAN : r;
+    return x != x ? x : r;
+}
+
+/* log1p(v) for v >= 0 with full relative precision for small v: log(u) * v / (u - 1),
+ * u = 1 + v rounded (Goldberg's trick); u == 1 means log1p(v) == v in float. */
+static inline float fast_log1pf_pos(float v)
+{
+    float u = 1.0f + v;
+    float d = u - 1.0f;
+    float l = fast_logf(u);
+    return d == 0.0f ? v : (u == HUGE_VALF ? l : l * (v / d));
+}
+
 /* ---- the expressions ----------------------------------------------------------------
  * In scope: x (the element, type UT), A/B/G (alpha/beta/gamma as UT), LO/HI (Clip),
  * M(fn): the math function of UT's precision (expf for float, exp for double);
- * FEXP/FTANH/FERF: the vectorizable approximations for float, libm for double. */
+ * FEXP/FTANH/FERF/FLOG/FLOG1P/FEXPM1N: vectorizable approximations for float, libm for
+ * double (FLOG1P only for arguments >= 0, FEXPM1N only for x <= 0). */
 
 #define E_SIGN (x > 0 ? (UT)1 : x < 0 ? (UT)-1 : x)
 #define E_RELU (x < 0 ? (UT)0 : x)
@@ -135,7 +208,7 @@ static inline float fast_erff(float x)
 #define E_SIGMOID                                                                                  \
     (x >= 0 ? (UT)1 / ((UT)1 + FEXP(-M(fabs)(x))) : FEXP(-M(fabs)(x)) / ((UT)1 + FEXP(-M(fabs)(x))))
 /* log(1 + e^x) without overflow: max(x, 0) + log1p(e^-|x|). */
-#define E_SOFTPLUS ((x > 0 ? x : (UT)0) + M(log1p)(M(exp)(-M(fabs)(x))))
+#define E_SOFTPLUS ((x > 0 ? x : (UT)0) + FLOG1P(FEXP(-M(fabs)(x))))
 #define CLAMP01(v) ((v) < (UT)0 ? (UT)0 : (v) > (UT)1 ? (UT)1 : (v))
 
 /* name, expression: float and double */
@@ -147,11 +220,10 @@ static inline float fast_erff(float x)
     X(clip, E_CLIP)                                                                                \
     X(ceil, M(ceil)(x))                                                                            \
     X(floor, M(floor)(x))                                                                          \
-    X(round, M(nearbyint)(x))                                                                      \
+    X(round, M(fabs)(x) < RMAGIC ? M(copysign)((M(fabs)(x) + RMAGIC) - RMAGIC, x) : x)             \
     X(reciprocal, (UT)1 / x)                                                                       \
-    X(sqrt, M(sqrt)(x))                                                                            \
     X(exp, FEXP(x))                                                                                \
-    X(log, M(log)(x))                                                                              \
+    X(log, FLOG(x))                                                                                \
     X(erf, FERF(x))                                                                                \
     X(sigmoid, E_SIGMOID)                                                                          \
     X(tanh, FTANH(x))                                                                              \
@@ -169,12 +241,12 @@ static inline float fast_erff(float x)
     X(acosh, M(acosh)(x))                                                                          \
     X(atanh, M(atanh)(x))                                                                          \
     X(hardswish, x *CLAMP01(x / (UT)6 + (UT)0.5))                                                  \
-    X(mish, x *M(tanh)(E_SOFTPLUS))                                                                \
-    X(elu, x >= 0 ? x : A * M(expm1)(x))                                                           \
+    X(mish, x *FTANH(E_SOFTPLUS))                                                                  \
+    X(elu, x >= 0 ? x : A * FEXPM1N(x))                                                            \
     X(hardsigmoid, CLAMP01(A *x + B))                                                              \
     X(leakyrelu, x < 0 ? A * x : x)                                                                \
-    X(selu, x > 0 ? G * x : G * A * M(expm1)(x))                                                   \
-    X(celu, x > 0 ? x : A * M(expm1)(x / A))                                                       \
+    X(selu, x > 0 ? G * x : G * A * FEXPM1N(x))                                                    \
+    X(celu, x > 0 ? x : A * FEXPM1N(x / A))                                                        \
     X(thresholdedrelu, x > A ? x : (UT)0)                                                          \
     X(shrink, x<-A ? x + B : x> A ? x - B : (UT)0)                                                 \
     X(gelu, (UT)0.5 * x * M(erfc)(x * (UT)-0.70710678118654752440))                                \
@@ -206,14 +278,18 @@ static inline float fast_erff(float x)
     }
 
 /* float */
-#define UT       float
-#define SFX      _f32
-#define M(fn)    fn##f
-#define FEXP(v)  fast_expf(v)
-#define FTANH(v) fast_tanhf(v)
-#define FERF(v)  fast_erff(v)
-#define P_LO     p->lo
-#define P_HI     p->hi
+#define UT         float
+#define RMAGIC     8388608.0f /* 2^23: adding it rounds to an integer (ties to even) */
+#define SFX        _f32
+#define M(fn)      fn##f
+#define FEXP(v)    fast_expf(v)
+#define FTANH(v)   fast_tanhf(v)
+#define FERF(v)    fast_erff(v)
+#define FLOG(v)    fast_logf(v)
+#define FLOG1P(v)  fast_log1pf_pos(v)
+#define FEXPM1N(v) fast_expm1f_neg(v)
+#define P_LO       p->lo
+#define P_HI       p->hi
 FLOAT_EXPRS(DEFINE_CHUNK)
 #undef UT
 #undef SFX
@@ -221,14 +297,22 @@ FLOAT_EXPRS(DEFINE_CHUNK)
 #undef FEXP
 #undef FTANH
 #undef FERF
+#undef FLOG
+#undef FLOG1P
+#undef FEXPM1N
+#undef RMAGIC
 
 /* double */
-#define UT       double
-#define SFX      _f64
-#define M(fn)    fn
-#define FEXP(v)  exp(v)
-#define FTANH(v) tanh(v)
-#define FERF(v)  erf(v)
+#define UT         double
+#define RMAGIC     4503599627370496.0 /* 2^52 */
+#define SFX        _f64
+#define M(fn)      fn
+#define FEXP(v)    exp(v)
+#define FTANH(v)   tanh(v)
+#define FERF(v)    erf(v)
+#define FLOG(v)    log(v)
+#define FLOG1P(v)  log1p(v)
+#define FEXPM1N(v) expm1(v)
 FLOAT_EXPRS(DEFINE_CHUNK)
 #undef UT
 #undef SFX
@@ -236,6 +320,10 @@ FLOAT_EXPRS(DEFINE_CHUNK)
 #undef FEXP
 #undef FTANH
 #undef FERF
+#undef FLOG
+#undef FLOG1P
+#undef FEXPM1N
+#undef RMAGIC
 #undef P_LO
 #undef P_HI
 
@@ -254,6 +342,33 @@ INT_EXPRS(DEFINE_CHUNK)
 #undef SFX
 #undef P_LO
 #undef P_HI
+
+/* Sqrt: with errno semantics on (the build's default, which no pragma lifts) GCC keeps a
+ * libm call per element, so the SIMD square root is spelled out where SSE2 exists. */
+#define DEFINE_SQRT(T, sfx, W, VT, LOAD, SQRT, STORE)                                              \
+    static void uk_sqrt##sfx(const void *xv, void *yv, int64_t n, const uargs *p)                  \
+    {                                                                                              \
+        const T *restrict xs = xv;                                                                 \
+        T *restrict ys = yv;                                                                       \
+        int64_t i = 0;                                                                             \
+        (void)p;                                                                                   \
+        for (; i + W <= n; i += W) {                                                               \
+            VT v = LOAD(xs + i);                                                                   \
+            STORE(ys + i, SQRT(v));                                                                \
+        }                                                                                          \
+        for (; i < n; i++) ys[i] = sqrt##sfx##_1(xs[i]);                                           \
+    }
+static inline float sqrt_f32_1(float x) { return sqrtf(x); }
+static inline double sqrt_f64_1(double x) { return sqrt(x); }
+#if defined(__SSE2__)
+DEFINE_SQRT(float, _f32, 4, __m128, _mm_loadu_ps, _mm_sqrt_ps, _mm_storeu_ps)
+DEFINE_SQRT(double, _f64, 2, __m128d, _mm_loadu_pd, _mm_sqrt_pd, _mm_storeu_pd)
+#else
+#define SCALAR_LOAD(ptr)     (*(ptr))
+#define SCALAR_STORE(ptr, v) (*(ptr) = (v))
+DEFINE_SQRT(float, _f32, 1, float, SCALAR_LOAD, sqrtf, SCALAR_STORE)
+DEFINE_SQRT(double, _f64, 1, double, SCALAR_LOAD, sqrt, SCALAR_STORE)
+#endif
 
 /* Predicates (float in, bool out) and Not. */
 #define DEFINE_PRED(T, sfx, inf)                                                                   \
