@@ -57,9 +57,12 @@ static void print_shape(og_dtype dt, int rank, const int64_t *dims, const char *
     if (rank < 0) printf("?");
     for (int d = 0; d < rank; d++) {
         if (d) printf(", ");
-        if (dims[d] >= 0) printf("%lld", (long long)dims[d]);
-        else if (names && names[d]) printf("%s", names[d]);
-        else printf("?");
+        if (dims[d] >= 0)
+            printf("%lld", (long long)dims[d]);
+        else if (names && names[d])
+            printf("%s", names[d]);
+        else
+            printf("?");
     }
     printf("]");
 }
@@ -154,9 +157,12 @@ static void json_string(FILE *f, const char *s)
     fputc('"', f);
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
     }
     fputc('"', f);
 }
@@ -223,8 +229,10 @@ static int cmd_run(int argc, char **argv)
     for (int i = 0; i < n_in; i++) {
         if (!in_names[i]) {
             if (og_model_input_count(m) != 1) {
-                fprintf(stderr, "onnxgrad: --input %s: the model has %d inputs, name it as "
-                        "NAME=FILE.npy\n", in_files[i], og_model_input_count(m));
+                fprintf(stderr,
+                        "onnxgrad: --input %s: the model has %d inputs, name it as "
+                        "NAME=FILE.npy\n",
+                        in_files[i], og_model_input_count(m));
                 goto done;
             }
             in_names[i] = og_model_input_name(m, 0);
