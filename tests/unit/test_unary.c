@@ -7,16 +7,17 @@
 
 #include "kernels/cpu/kernel.h"
 #include "ops/op.h"
+#include "test.h"
 
-static int failures = 0;
-
-#define CHECK(cond, ...)                                                                           \
+/* CHECK with a formatted message (test.h's CHECK prints the expression only). */
+#define CHECKF(cond, ...)                                                                          \
     do {                                                                                           \
+        og_test_checks++;                                                                          \
         if (!(cond)) {                                                                             \
-            failures++;                                                                            \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                            \
-            printf(__VA_ARGS__);                                                                   \
-            printf("\n");                                                                          \
+            og_test_failures++;                                                                    \
+            fprintf(stderr, "%s:%d: CHECK failed: ", __FILE__, __LINE__);                          \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fprintf(stderr, "\n");                                                                 \
         }                                                                                          \
     } while (0)
 
@@ -90,9 +91,9 @@ static og_status run_op(const char *op, int opset, const tattr *attrs, int n_att
     og_op_ctx c = {n, g->alloc, NULL, true};
     if ((st = n->op->infer(&c, vin, n_in, vout, 1))) goto done;
     /* static inference agrees with run-time inference */
-    CHECK(g->values[y].dtype == vout[0].dtype, "%s: static dtype %d, run-time %d", op,
-          g->values[y].dtype, vout[0].dtype);
-    CHECK(g->values[y].rank == vout[0].rank, "%s: static rank", op);
+    CHECKF(g->values[y].dtype == vout[0].dtype, "%s: static dtype %d, run-time %d", op,
+           g->values[y].dtype, vout[0].dtype);
+    CHECKF(g->values[y].rank == vout[0].rank, "%s: static rank", op);
 
     if ((st = og_tensor_alloc(vout[0].dtype, vout[0].rank, vout[0].dims, NULL, out))) goto done;
     og_kernel_fn fn = og_cpu_kernel_find("", op);
@@ -237,7 +238,7 @@ static void test_refs(int64_t n, int threads)
             og_tensor *x = vec(dt, n, vals), *y = NULL;
             const og_tensor *ins[1] = {x};
             og_status st = run_op(rc->op, rc->opset, rc->attr, rc->n_attr, ins, 1, threads, &y);
-            CHECK(st == OG_OK, "%s %s: %s", rc->op, og_dtype_name(dt), og_last_error());
+            CHECKF(st == OG_OK, "%s %s: %s", rc->op, og_dtype_name(dt), og_last_error());
             if (st == OG_OK) {
                 int bad = 0;
                 for (int64_t i = 0; i < n && bad < 3; i++) {
@@ -245,11 +246,11 @@ static void test_refs(int64_t n, int threads)
                     double got = og_tensor_get_f64(y, i), want = rc->ref(xin);
                     if (!close_to(got, want, d ? 1e-12 : 2e-6)) {
                         bad++;
-                        CHECK(0, "%s %s: x=%.9g got %.9g want %.9g", rc->op, og_dtype_name(dt), xin,
-                              got, want);
+                        CHECKF(0, "%s %s: x=%.9g got %.9g want %.9g", rc->op, og_dtype_name(dt),
+                               xin, got, want);
                     }
                 }
-                CHECK(y->dtype == dt && y->numel == n, "%s: output shape/dtype", rc->op);
+                CHECKF(y->dtype == dt && y->numel == n, "%s: output shape/dtype", rc->op);
             }
             og_tensor_free(x);
             og_tensor_free(y);
@@ -262,13 +263,13 @@ static void test_refs(int64_t n, int threads)
 
 static void expect(const char *what, og_tensor *y, const double *want, int64_t n)
 {
-    CHECK(y != NULL, "%s: no output (%s)", what, og_last_error());
+    CHECKF(y != NULL, "%s: no output (%s)", what, og_last_error());
     if (!y) return;
-    CHECK(y->numel == n, "%s: %lld elements, want %lld", what, (long long)y->numel, (long long)n);
+    CHECKF(y->numel == n, "%s: %lld elements, want %lld", what, (long long)y->numel, (long long)n);
     for (int64_t i = 0; i < n && i < y->numel; i++) {
         double got = og_tensor_get_f64(y, i);
-        CHECK(close_to(got, want[i], 1e-6), "%s[%lld]: got %.17g want %.17g", what, (long long)i,
-              got, want[i]);
+        CHECKF(close_to(got, want[i], 1e-6), "%s[%lld]: got %.17g want %.17g", what, (long long)i,
+               got, want[i]);
     }
     og_tensor_free(y);
 }
@@ -282,13 +283,13 @@ static void test_sigmoid_extremes(void)
         run_op("Sigmoid", 13, NULL, 0, ins, 1, 1, &y);
         for (int i = 0; y && i < 9; i++) {
             double v = og_tensor_get_f64(y, i);
-            CHECK(v >= 0 && v <= 1 && !isnan(v), "Sigmoid(%g) = %g", x[i], v);
+            CHECKF(v >= 0 && v <= 1 && !isnan(v), "Sigmoid(%g) = %g", x[i], v);
         }
         og_tensor_free(y);
         run_op("Softplus", 7, NULL, 0, ins, 1, 1, &y);
         for (int i = 0; y && i < 9; i++) {
             double v = og_tensor_get_f64(y, i);
-            CHECK(!isnan(v) && v >= 0, "Softplus(%g) = %g", x[i], v);
+            CHECKF(!isnan(v) && v >= 0, "Softplus(%g) = %g", x[i], v);
         }
         og_tensor_free(y);
         og_tensor_free(t);
@@ -319,7 +320,7 @@ static void test_clip(void)
         const og_tensor *both[3] = {t, lo, hi}, *no_min[3] = {t, NULL, hi}, *no_max[2] = {t, lo};
         const og_tensor *crossed[3] = {t, hi, lo}, *none[1] = {t};
         og_status st = run_op("Clip", 13, NULL, 0, both, 3, 1, &y);
-        CHECK(st == OG_OK, "Clip-13 %s: %s", og_dtype_name(dt), og_last_error());
+        CHECKF(st == OG_OK, "Clip-13 %s: %s", og_dtype_name(dt), og_last_error());
         expect("Clip-13 both", y, (const double[]){-2, -1, 0, 1, 3}, 5);
         run_op("Clip", 13, NULL, 0, no_min, 3, 1, &y);
         expect("Clip-13 no min", y, (const double[]){-5, -1, 0, 1, 3}, 5);
@@ -339,11 +340,11 @@ static void test_clip(void)
         og_tensor *ti = vec(OG_INT32, 5, x), *loi = scalar(OG_INT32, 0);
         const og_tensor *a[2] = {t, lo2}, *b[2] = {ti, loi}, *c[2] = {t, lod};
         og_status st = run_op("Clip", 13, NULL, 0, a, 2, 1, &y);
-        CHECK(st == OG_ERR_SHAPE && !y, "Clip with 2-element min: %d %s", st, og_last_error());
+        CHECKF(st == OG_ERR_SHAPE && !y, "Clip with 2-element min: %d %s", st, og_last_error());
         st = run_op("Clip", 11, NULL, 0, b, 2, 1, &y);
-        CHECK(st == OG_ERR_UNSUPPORTED && !y, "Clip-11 int32: %d %s", st, og_last_error());
+        CHECKF(st == OG_ERR_UNSUPPORTED && !y, "Clip-11 int32: %d %s", st, og_last_error());
         st = run_op("Clip", 13, NULL, 0, c, 2, 1, &y);
-        CHECK(st == OG_ERR_TYPE && !y, "Clip float/double: %d %s", st, og_last_error());
+        CHECKF(st == OG_ERR_TYPE && !y, "Clip float/double: %d %s", st, og_last_error());
         og_tensor_free(t);
         og_tensor_free(lo2);
         og_tensor_free(lod);
@@ -368,9 +369,9 @@ static void test_ints(void)
         run_op("Relu", 14, NULL, 0, ins, 1, 1, &y);
         expect("Relu-14 int", y, (const double[]){0, 0, 0, 1, 7}, 5);
         og_status st = run_op("Relu", 13, NULL, 0, ins, 1, 1, &y);
-        CHECK(st == OG_ERR_UNSUPPORTED && !y, "Relu-13 int: %d", st);
+        CHECKF(st == OG_ERR_UNSUPPORTED && !y, "Relu-13 int: %d", st);
         st = run_op("Exp", 13, NULL, 0, ins, 1, 1, &y);
-        CHECK(st == OG_ERR_UNSUPPORTED && !y, "Exp int: %d", st);
+        CHECKF(st == OG_ERR_UNSUPPORTED && !y, "Exp int: %d", st);
         og_tensor_free(t);
     }
     /* INT_MIN wraps instead of trapping */
@@ -392,7 +393,7 @@ static void test_bool_out(void)
     og_tensor *t = vec(OG_BOOL, 4, x), *y;
     const og_tensor *ins[1] = {t};
     run_op("Not", 7, NULL, 0, ins, 1, 1, &y);
-    CHECK(y && y->dtype == OG_BOOL, "Not dtype");
+    CHECKF(y && y->dtype == OG_BOOL, "Not dtype");
     expect("Not", y, (const double[]){1, 0, 0, 1}, 4);
     og_tensor_free(t);
 
@@ -401,7 +402,7 @@ static void test_bool_out(void)
         t = vec(d ? OG_DOUBLE : OG_FLOAT, 5, f);
         const og_tensor *in2[1] = {t};
         run_op("IsNaN", 13, NULL, 0, in2, 1, 1, &y);
-        CHECK(y && y->dtype == OG_BOOL, "IsNaN dtype");
+        CHECKF(y && y->dtype == OG_BOOL, "IsNaN dtype");
         expect("IsNaN", y, (const double[]){1, 0, 0, 0, 0}, 5);
         run_op("IsInf", 10, NULL, 0, in2, 1, 1, &y);
         expect("IsInf", y, (const double[]){0, 1, 1, 0, 0}, 5);
@@ -419,12 +420,12 @@ static void test_bad_attrs(void)
     const og_tensor *ins[1] = {t};
     tattr g[1] = {{"approximate", OG_ATTR_STRING, 0, 0, "erf"}};
     og_status st = run_op("Gelu", 20, g, 1, ins, 1, 1, &y);
-    CHECK(st == OG_ERR_MODEL && !y, "Gelu approximate=erf: %d", st);
+    CHECKF(st == OG_ERR_MODEL && !y, "Gelu approximate=erf: %d", st);
     tattr e[1] = {{"alpha", OG_ATTR_INT, 0, 2, NULL}};
     st = run_op("Elu", 7, e, 1, ins, 1, 1, &y);
-    CHECK(st == OG_ERR_MODEL && !y, "Elu int alpha: %d", st);
+    CHECKF(st == OG_ERR_MODEL && !y, "Elu int alpha: %d", st);
     st = run_op("Gelu", 19, NULL, 0, ins, 1, 1, &y);
-    CHECK(st == OG_ERR_UNSUPPORTED && !y, "Gelu at opset 19: %d", st);
+    CHECKF(st == OG_ERR_UNSUPPORTED && !y, "Gelu at opset 19: %d", st);
     og_tensor_free(t);
 }
 
@@ -466,7 +467,7 @@ static void test_wide(void)
         og_tensor *x = vec(OG_FLOAT, N, vals), *y = NULL;
         const og_tensor *ins[1] = {x};
         og_status st = run_op(wc->op, wc->opset, NULL, 0, ins, 1, 1, &y);
-        CHECK(st == OG_OK, "%s: %s", wc->op, og_last_error());
+        CHECKF(st == OG_OK, "%s: %s", wc->op, og_last_error());
         double worst = 0, at = 0;
         for (int i = 0; y && i < N; i++) {
             double xin = og_tensor_get_f64(x, i), got = og_tensor_get_f64(y, i);
@@ -480,7 +481,7 @@ static void test_wide(void)
             }
         }
         if (getenv("UNARY_VERBOSE")) printf("%s worst %.3g at %.9g\n", wc->op, worst, at);
-        CHECK(worst < 4e-6, "%s float: relative error %.3g at x=%.9g", wc->op, worst, at);
+        CHECKF(worst < 4e-6, "%s float: relative error %.3g at x=%.9g", wc->op, worst, at);
         og_tensor_free(x);
         og_tensor_free(y);
     }
@@ -527,10 +528,5 @@ int main(void)
     test_ints();
     test_bool_out();
     test_bad_attrs();
-    if (failures) {
-        printf("%d failure(s)\n", failures);
-        return 1;
-    }
-    printf("test_unary: all passed\n");
-    return 0;
+    TEST_DONE();
 }
