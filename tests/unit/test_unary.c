@@ -506,6 +506,24 @@ static void test_wide(void)
            7);
     og_tensor_free(x);
 
+    /* Celu with a negative alpha takes expm1 of positive arguments */
+    {
+        const double cx[] = {-80, -10, -1, -1e-5, 0, 3};
+        double cw[6];
+        for (int i = 0; i < 6; i++) cw[i] = cx[i] > 0 ? cx[i] : -expm1(-cx[i]);
+        tattr ca[1] = {{"alpha", OG_ATTR_FLOAT, -1.0f, 0, NULL}};
+        x = vec(OG_FLOAT, 6, cx);
+        const og_tensor *cin[1] = {x};
+        run_op("Celu", 12, ca, 1, cin, 1, 1, &y);
+        for (int i = 0; y && i < 6; i++) {
+            double got = og_tensor_get_f64(y, i);
+            CHECKF(fabs(got - cw[i]) <= 4e-6 * fabs(cw[i]), "Celu(alpha=-1, %g) = %.9g, want %.9g",
+                   cx[i], got, cw[i]);
+        }
+        og_tensor_free(y);
+        og_tensor_free(x);
+    }
+
     /* Round: ties to even, large and special values unchanged */
     const double rx[] = {0.5, 1.5, 2.5, -0.5, -2.5, 8388609, 1e30, INFINITY, NAN, 2.4999999};
     const double rw[] = {0, 2, 2, 0, -2, 8388609, 1e30, INFINITY, NAN, 2};

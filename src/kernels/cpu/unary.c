@@ -124,18 +124,18 @@ static inline float fast_erff(float x)
     return x * p / q;
 }
 
-/* expm1(x) for x <= 0 (larger x are clamped to 0: Elu, Selu and Celu only take this
- * branch for x <= 0): with x = n*ln2 + r, expm1(x) = 2^n * expm1(r) + (2^n - 1), where
- * expm1(r) = r + r^2 * p(r) keeps full relative precision near 0. */
-static inline float fast_expm1f_neg(float x)
+/* expm1(x): with x = n*ln2 + r, expm1(x) = 2^n * expm1(r) + (2^n - 1), where
+ * expm1(r) = r + r^2 * p(r) keeps full relative precision near 0.  x is clamped to
+ * [-104, 88] so that 2^n stays finite; beyond 88.72 the true result overflows. */
+static inline float fast_expm1f(float x)
 {
     const float shifter = 12582912.0f;
-    x = x < -104.0f ? -104.0f : x;
-    x = x > 0.0f ? 0.0f : x;
-    float t = x * 1.44269504088896341f + shifter;
+    float xc = x < -104.0f ? -104.0f : x;
+    xc = xc > 88.0f ? 88.0f : xc;
+    float t = xc * 1.44269504088896341f + shifter;
     int32_t n = (int32_t)(f2u(t) - f2u(shifter));
     float fn = t - shifter;
-    float r = x - fn * 0.693359375f;
+    float r = xc - fn * 0.693359375f;
     r = r - fn * -2.12194440e-4f;
     float p = 1.9875691500e-4f;
     p = p * r + 1.3981999507e-3f;
@@ -146,7 +146,8 @@ static inline float fast_expm1f_neg(float x)
     float em1 = p * r * r + r;
     int32_t n1 = n / 2, n2 = n - n1;
     float s = u2f((uint32_t)(n1 + 127) << 23) * u2f((uint32_t)(n2 + 127) << 23);
-    return s * em1 + (s - 1.0f);
+    float y = s * em1 + (s - 1.0f);
+    return x > 88.7228394f ? HUGE_VALF : y;
 }
 
 /* log(x) = e*ln2 + log(m), m in [sqrt(1/2), sqrt(2)), log(m) by a degree-9 polynomial in
@@ -196,8 +197,8 @@ static inline float fast_log1pf_pos(float v)
 /* ---- the expressions ----------------------------------------------------------------
  * In scope: x (the element, type UT), A/B/G (alpha/beta/gamma as UT), LO/HI (Clip),
  * M(fn): the math function of UT's precision (expf for float, exp for double);
- * FEXP/FTANH/FERF/FLOG/FLOG1P/FEXPM1N: vectorizable approximations for float, libm for
- * double (FLOG1P only for arguments >= 0, FEXPM1N only for x <= 0). */
+ * FEXP/FTANH/FERF/FLOG/FLOG1P/FEXPM1: vectorizable approximations for float, libm for
+ * double (FLOG1P only for arguments >= 0). */
 
 #define E_SIGN (x > 0 ? (UT)1 : x < 0 ? (UT)-1 : x)
 #define E_RELU (x < 0 ? (UT)0 : x)
@@ -240,15 +241,15 @@ static inline float fast_log1pf_pos(float v)
     X(asinh, M(asinh)(x))                                                                          \
     X(acosh, M(acosh)(x))                                                                          \
     X(atanh, M(atanh)(x))                                                                          \
-    X(hardswish, x *CLAMP01(x / (UT)6 + (UT)0.5))                                                  \
-    X(mish, x *FTANH(E_SOFTPLUS))                                                                  \
-    X(elu, x >= 0 ? x : A * FEXPM1N(x))                                                            \
-    X(hardsigmoid, CLAMP01(A *x + B))                                                              \
+    X(hardswish, CLAMP01(x / (UT)6 + (UT)0.5) * x)                                                 \
+    X(mish, FTANH(E_SOFTPLUS) * x)                                                                 \
+    X(elu, x >= 0 ? x : A * FEXPM1(x))                                                             \
+    X(hardsigmoid, CLAMP01(B + x * A))                                                             \
     X(leakyrelu, x < 0 ? A * x : x)                                                                \
-    X(selu, x > 0 ? G * x : G * A * FEXPM1N(x))                                                    \
-    X(celu, x > 0 ? x : A * FEXPM1N(x / A))                                                        \
+    X(selu, x > 0 ? G * x : G * A * FEXPM1(x))                                                     \
+    X(celu, x > 0 ? x : A * FEXPM1(x / A))                                                         \
     X(thresholdedrelu, x > A ? x : (UT)0)                                                          \
-    X(shrink, x<-A ? x + B : x> A ? x - B : (UT)0)                                                 \
+    X(shrink, (x < -A) ? x + B : (x > A) ? x - B : (UT)0)                                          \
     X(gelu, (UT)0.5 * x * M(erfc)(x * (UT)-0.70710678118654752440))                                \
     X(gelu_tanh,                                                                                   \
       (UT)0.5 * x * ((UT)1 + FTANH((UT)0.79788456080286535588 * (x + (UT)0.044715 * x * x * x))))
@@ -278,18 +279,18 @@ static inline float fast_log1pf_pos(float v)
     }
 
 /* float */
-#define UT         float
-#define RMAGIC     8388608.0f /* 2^23: adding it rounds to an integer (ties to even) */
-#define SFX        _f32
-#define M(fn)      fn##f
-#define FEXP(v)    fast_expf(v)
-#define FTANH(v)   fast_tanhf(v)
-#define FERF(v)    fast_erff(v)
-#define FLOG(v)    fast_logf(v)
-#define FLOG1P(v)  fast_log1pf_pos(v)
-#define FEXPM1N(v) fast_expm1f_neg(v)
-#define P_LO       p->lo
-#define P_HI       p->hi
+#define UT        float
+#define RMAGIC    8388608.0f /* 2^23: adding it rounds to an integer (ties to even) */
+#define SFX       _f32
+#define M(fn)     fn##f
+#define FEXP(v)   fast_expf(v)
+#define FTANH(v)  fast_tanhf(v)
+#define FERF(v)   fast_erff(v)
+#define FLOG(v)   fast_logf(v)
+#define FLOG1P(v) fast_log1pf_pos(v)
+#define FEXPM1(v) fast_expm1f(v)
+#define P_LO      p->lo
+#define P_HI      p->hi
 FLOAT_EXPRS(DEFINE_CHUNK)
 #undef UT
 #undef SFX
@@ -299,20 +300,20 @@ FLOAT_EXPRS(DEFINE_CHUNK)
 #undef FERF
 #undef FLOG
 #undef FLOG1P
-#undef FEXPM1N
+#undef FEXPM1
 #undef RMAGIC
 
 /* double */
-#define UT         double
-#define RMAGIC     4503599627370496.0 /* 2^52 */
-#define SFX        _f64
-#define M(fn)      fn
-#define FEXP(v)    exp(v)
-#define FTANH(v)   tanh(v)
-#define FERF(v)    erf(v)
-#define FLOG(v)    log(v)
-#define FLOG1P(v)  log1p(v)
-#define FEXPM1N(v) expm1(v)
+#define UT        double
+#define RMAGIC    4503599627370496.0 /* 2^52 */
+#define SFX       _f64
+#define M(fn)     fn
+#define FEXP(v)   exp(v)
+#define FTANH(v)  tanh(v)
+#define FERF(v)   erf(v)
+#define FLOG(v)   log(v)
+#define FLOG1P(v) log1p(v)
+#define FEXPM1(v) expm1(v)
 FLOAT_EXPRS(DEFINE_CHUNK)
 #undef UT
 #undef SFX
@@ -322,7 +323,7 @@ FLOAT_EXPRS(DEFINE_CHUNK)
 #undef FERF
 #undef FLOG
 #undef FLOG1P
-#undef FEXPM1N
+#undef FEXPM1
 #undef RMAGIC
 #undef P_LO
 #undef P_HI
