@@ -42,7 +42,7 @@ static og_status parse_float_attrs(const og_op_ctx *c, void **params)
 {
     const attr_spec *s = attr_specs;
     while (s->op && strcmp(s->op, c->node->op_type) != 0) s++;
-    og_unary_params *p;
+    og_unary_params *p = NULL;
     og_status st = new_params(c, &p);
     if (st) return st;
     float *slot[3] = {&p->alpha, &p->beta, &p->gamma};
@@ -65,7 +65,7 @@ fail:
 
 static og_status parse_clip(const og_op_ctx *c, void **params)
 {
-    og_unary_params *p;
+    og_unary_params *p = NULL;
     og_status st = new_params(c, &p);
     if (st) return st;
     if (c->node->since_version < 11) { /* the bounds became inputs in opset 11 */
@@ -84,7 +84,7 @@ fail:
 
 static og_status parse_isinf(const og_op_ctx *c, void **params)
 {
-    og_unary_params *p;
+    og_unary_params *p = NULL;
     og_status st = new_params(c, &p);
     if (st) return st;
     if ((st = og_attr_check_type(c, "detect_negative", OG_ATTR_INT)) ||
@@ -101,7 +101,7 @@ fail:
 
 static og_status parse_gelu(const og_op_ctx *c, void **params)
 {
-    og_unary_params *p;
+    og_unary_params *p = NULL;
     og_status st = new_params(c, &p);
     if (st) return st;
     if ((st = og_attr_check_type(c, "approximate", OG_ATTR_STRING))) goto fail;
