@@ -575,9 +575,10 @@ static og_status squeeze_infer(const og_op_ctx *c, const og_vinfo *in, int n_in,
     og_status st = get_axes(c, in, n_in, axes, &n, &has, &known);
     if (st) return st;
     int r = in[0].rank;
+    if (has && known && n == 0) has = false; /* empty axes: squeeze every 1 */
     if (has && !known) {
         int64_t len = input_len(&in[1]);
-        if (r >= 0 && len >= 0 && len <= r) out[0].rank = r - (int)len;
+        if (r >= 0 && len > 0 && len <= r) out[0].rank = r - (int)len;
         return OG_OK;
     }
     if (r < 0) return OG_OK;
