@@ -629,7 +629,9 @@ static og_status unsqueeze_infer(const og_op_ctx *c, const og_vinfo *in, int n_i
     if (r < 0) return OG_OK;
     if ((st = check_rank_limit(c, (int64_t)r + n, "unsqueezing"))) return st;
     int R = r + n;
-    if ((st = norm_axes(c, axes, n, R, "axes", ax))) return st;
+    if ((st = norm_axes(c, axes, n, R,
+                        c->node->since_version < 13 ? "attribute 'axes'" : "input 1 (axes)", ax)))
+        return st;
     bool add[OG_MAX_RANK] = {false};
     for (int i = 0; i < n; i++) add[ax[i]] = true;
     for (int d = 0, k = 0; d < R; d++) out[0].dims[d] = add[d] ? 1 : in[0].dims[k++];
@@ -811,7 +813,9 @@ og_status og_tensor_slice_resolve(const og_op_ctx *c, const og_vinfo *in, int n_
         return og_op_error(c, OG_ERR_SHAPE,
                            "starts, ends, axes and steps have %d, %d, %d and %d entries", ns, ne,
                            na, nsp);
-    if ((st = norm_axes(c, axes, ns, r, "axes", ax))) return st;
+    if ((st = norm_axes(c, axes, ns, r,
+                        c->node->since_version < 10 ? "attribute 'axes'" : "input 3 (axes)", ax)))
+        return st;
     for (int i = 0; i < ns; i++) {
         int a = ax[i];
         int64_t step = sp[i], dim = in[0].dims[a];
@@ -1020,7 +1024,7 @@ og_status og_tensor_pad_resolve(const og_op_ctx *c, const og_vinfo *in, int n_in
     if (np != 2 * na)
         return og_op_error(c, OG_ERR_SHAPE, "pads has %d entries, expected %d for %d axes", np,
                            2 * na, na);
-    if ((st = norm_axes(c, axes, na, r, "axes", ax))) return st;
+    if ((st = norm_axes(c, axes, na, r, "input 3 (axes)", ax))) return st;
     for (int d = 0; d < r; d++) pb[d] = pe[d] = 0;
     for (int i = 0; i < na; i++) {
         pb[ax[i]] = pads[i];

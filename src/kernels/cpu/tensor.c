@@ -244,13 +244,15 @@ static og_op_ctx op_ctx_of(const og_kernel_ctx *k)
 #define CAST_SRC_TYPES(X)                                                                          \
     X(OG_FLOAT, float, 0)                                                                          \
     X(OG_DOUBLE, double, 0)                                                                        \
-    X(OG_INT8, int8_t, 0) X(OG_INT16, int16_t, 0) X(OG_INT32, int32_t, 0) X(OG_INT64, int64_t, 0)  \
+    X(OG_INT8, int8_t, 0)                                                                          \
+    X(OG_INT16, int16_t, 0) X(OG_INT32, int32_t, 0) X(OG_INT64, int64_t, 0)                        \
         X(OG_UINT8, uint8_t, 0) X(OG_UINT16, uint16_t, 0) X(OG_UINT32, uint32_t, 0)                \
             X(OG_UINT64, uint64_t, 0) X(OG_BOOL, uint8_t, 1)
 #define CAST_DST_TYPES(X)                                                                          \
     X(OG_FLOAT, float, 0)                                                                          \
     X(OG_DOUBLE, double, 0)                                                                        \
-    X(OG_INT8, int8_t, 0) X(OG_INT16, int16_t, 0) X(OG_INT32, int32_t, 0) X(OG_INT64, int64_t, 0)  \
+    X(OG_INT8, int8_t, 0)                                                                          \
+    X(OG_INT16, int16_t, 0) X(OG_INT32, int32_t, 0) X(OG_INT64, int64_t, 0)                        \
         X(OG_UINT8, uint8_t, 0) X(OG_UINT16, uint16_t, 0) X(OG_UINT32, uint32_t, 0)                \
             X(OG_UINT64, uint64_t, 0) X(OG_BOOL, uint8_t, 1)
 
@@ -495,7 +497,8 @@ static og_status slice_kernel(const og_kernel_ctx *k, const og_tensor *const *in
     for (int d = 0; d < x->rank; d++) {
         if (dims[d] != o->dims[d])
             return og_kernel_error(k, OG_ERR_INTERNAL, "slice output dim %d mismatch", d);
-        pl.ss[d] = istr[d] * steps[d];
+        /* with two or more outputs |step| < dim, so only a single one could overflow */
+        pl.ss[d] = o->dims[d] > 1 ? istr[d] * steps[d] : 0;
         off += starts[d] * istr[d];
     }
     size_t es = og_dtype_size(o->dtype);
