@@ -2,10 +2,12 @@
  *
  * Axes of size 1 are dropped first (they only broadcast).  One operand: a strided sum over
  * the labels not in the output (diagonals come from adding the strides of a repeated
- * label).  Several: contracted pairwise, left to right.  Each pair first loses, by such a
- * sum, the labels only it carries and its repeated labels; what is left is a batched GEMM:
- * batch labels (in both and kept), M (only in A), N (only in B), K (in both, summed).  An
- * operand whose axes are already in [batch, M, K] or [batch, K, M] order is used in place. */
+ * label).  Several: contracted pairwise, greedily the pair with the smallest result first.
+ * Each pair first loses, by such a sum, the labels only it carries and its repeated labels;
+ * what is left is a batched GEMM: batch labels (in both and kept), M (only in A), N (only
+ * in B), K (in both, summed).  Operands and the output are used in place, at any batch
+ * strides, when their M, N and K labels each form one strided dim; else they are copied
+ * to [batch, M, K] / [batch, K, N] / [batch, M, N] order. */
 #include <string.h>
 
 #include "kernels/cpu/linalg_impl.h"
@@ -494,17 +496,45 @@ og_status og_einsum_kernel(const og_kernel_ctx *k, const og_tensor *const *in, i
         ein_sum(k, dt, &ops[0], nf, fl, size, y->data);
         goto done;
     }
-    for (int t = 1; t < n_in && !st; t++) {
+    /* greedy order: each step contracts the pair with the smallest result */
+    for (int live = n_in; live > 1 && !st; live--) {
+        int bi = 0, bj = 1;
+        double best = -1, best_flops = 0;
+        for (int i = 0; i < live && live > 2; i++)
+            for (int j = i + 1; j < live; j++) {
+                uint64_t keep = fmask, both = ein_mask(&ops[i]) | ein_mask(&ops[j]);
+                for (int u = 0; u < live; u++)
+                    if (u != i && u != j) keep |= ein_mask(&ops[u]);
+                double rsize = 1, flops = 1;
+                int rank = 0;
+                for (int l = 0; l < OG_EIN_LABELS; l++) {
+                    if (!(both & (1ull << l))) continue;
+                    flops *= (double)size[l];
+                    if (keep & (1ull << l)) {
+                        rsize *= (double)size[l];
+                        rank++;
+                    }
+                }
+                if (rank > OG_MAX_RANK) continue;
+                if (best < 0 || rsize < best || (rsize == best && flops < best_flops)) {
+                    best = rsize;
+                    best_flops = flops;
+                    bi = i;
+                    bj = j;
+                }
+            }
         uint64_t keep = fmask;
-        for (int u = t + 1; u < n_in; u++) keep |= ein_mask(&ops[u]);
-        bool last = t == n_in - 1;
+        for (int u = 0; u < live; u++)
+            if (u != bi && u != bj) keep |= ein_mask(&ops[u]);
+        bool last = live == 2;
         ein_opnd res = {0};
-        st = ein_contract(k, dt, size, &ops[0], &ops[t], keep, last ? nf : 0, fl,
+        st = ein_contract(k, dt, size, &ops[bi], &ops[bj], keep, last ? nf : 0, fl,
                           last ? y->data : NULL, &res);
-        og_free(k->alloc, ops[0].owned);
-        og_free(k->alloc, ops[t].owned);
-        ops[t].owned = NULL;
-        ops[0] = res; /* the running product lives in slot 0 */
+        og_free(k->alloc, ops[bi].owned);
+        og_free(k->alloc, ops[bj].owned);
+        ops[bi] = res;
+        ops[bj] = ops[live - 1];
+        memset(&ops[live - 1], 0, sizeof ops[live - 1]);
     }
 done:
     for (int i = 0; i < n_in; i++) og_free(k->alloc, ops[i].owned);
