@@ -1,4 +1,466 @@
-/* resize.c: placeholder until the family's CPU kernels land. */
-#include "kernels/cpu/kernel.h"
+/* resize.c: CPU kernel of Resize and Upsample.
+ *
+ * Per call, each axis gets its taps once: for every output coordinate, the source indices
+ * (clamped to the input, which is the spec's edge padding) and weights, following the
+ * coordinate transforms and coefficient formulas of the ONNX reference implementation.
+ * Nearest then gathers in one n-D pass (any element size); linear and cubic run one
+ * separable pass per resized axis, or one fused pass for the common 2-D bilinear case
+ * (only the last two axes of e.g. NCHW resized). */
+#include <math.h>
+#include <string.h>
 
-const og_kernel_def og_cpu_resize[] = {{0}};
+#include "kernels/cpu/kernel.h"
+#include "ops/resize_params.h"
+
+typedef struct {
+    int n;            /* taps per output coordinate */
+    int64_t *idx;     /* [out * n] source indices, clamped to [0, in) */
+    double *w;        /* [out * n] weights */
+    uint8_t *outside; /* [out] 1: tf_crop_and_resize puts the extrapolation value there */
+    bool identity;    /* output coordinate x reads exactly input x */
+    bool any_outside;
+} axis_taps;
+
+/* The spec's coordinate transforms; out_f is scale * in as a real number (the reference
+ * implementation uses it, not the rounded output size, in align_corners and crop). */
+static double source_coord(const og_resize_params *p, int64_t x, int64_t in, int64_t out,
+                           double scale, double r0, double r1)
+{
+    double xf = (double)x, out_f = scale * (double)in;
+    switch (p->coord) {
+    case OG_COORD_ALIGN_CORNERS: return out_f == 1.0 ? 0.0 : xf * (double)(in - 1) / (out_f - 1.0);
+    case OG_COORD_ASYMMETRIC: return xf / scale;
+    case OG_COORD_TF_HALF_PIXEL_FOR_NN: return (xf + 0.5) / scale;
+    case OG_COORD_PYTORCH_HALF_PIXEL: return out > 1 ? (xf + 0.5) / scale - 0.5 : 0.0;
+    case OG_COORD_HALF_PIXEL_SYMMETRIC: {
+        double adjustment = (double)out / out_f, center = (double)in / 2.0;
+        return center * (1.0 - adjustment) + (xf + 0.5) / scale - 0.5;
+    }
+    case OG_COORD_TF_CROP_AND_RESIZE: {
+        double span = (r1 - r0) * (double)(in - 1);
+        double xo = out_f == 1.0 ? span / 2.0 : xf * span / (out_f - 1.0);
+        return xo + r0 * (double)(in - 1);
+    }
+    case OG_COORD_HALF_PIXEL:
+    default: return (xf + 0.5) / scale - 0.5;
+    }
+}
+
+static inline int64_t clamp_index(int64_t i, int64_t in) { return i < 0 ? 0 : i >= in ? in - 1 : i; }
+
+static double cubic_kernel(double x, double a)
+{
+    x = fabs(x);
+    if (x <= 1.0) return ((a + 2.0) * x - (a + 3.0)) * x * x + 1.0;
+    if (x < 2.0) return ((a * x - 5.0 * a) * x + 8.0 * a) * x - 4.0 * a;
+    return 0.0;
+}
+
+static int64_t nearest_index(const og_resize_params *p, double xo, double scale)
+{
+    double fl = floor(xo);
+    if (p->nearest == OG_NEAREST_SIMPLE) return (int64_t)(scale < 1.0 ? ceil(xo) : fl);
+    if (xo == fl) return (int64_t)fl;
+    double ratio = xo - fl;
+    switch (p->nearest) {
+    case OG_NEAREST_ROUND_PREFER_CEIL: return (int64_t)(ratio < 0.5 ? fl : fl + 1.0);
+    case OG_NEAREST_FLOOR: return (int64_t)fl;
+    case OG_NEAREST_CEIL: return (int64_t)fl + 1;
+    case OG_NEAREST_ROUND_PREFER_FLOOR:
+    default: return (int64_t)(ratio <= 0.5 ? fl : fl + 1.0);
+    }
+}
+
+/* Fill t for one axis (arrays already allocated for out * t->n). */
+static void build_taps(const og_resize_params *p, int64_t in, int64_t out, double scale, double r0,
+                       double r1, int start, axis_taps *t)
+{
+    int n = t->n;
+    /* antialias widens the kernel by 1/scale when downsampling */
+    double s = p->antialias && scale < 1.0 ? scale : 1.0;
+    bool normalize = p->antialias || p->exclude_outside;
+    t->identity = in == out;
+    t->any_outside = false;
+    for (int64_t x = 0; x < out; x++) {
+        double xo = source_coord(p, x, in, out, scale, r0, r1);
+        int64_t *idx = t->idx + x * n;
+        double *w = t->w + x * n;
+        t->outside[x] = 0;
+        if (p->coord == OG_COORD_TF_CROP_AND_RESIZE && !(xo >= 0.0 && xo <= (double)(in - 1))) {
+            t->outside[x] = 1;
+            t->any_outside = true;
+            t->identity = false;
+            for (int j = 0; j < n; j++) idx[j] = 0, w[j] = 0.0;
+            continue;
+        }
+        if (!(xo > -1e15 && xo < 1e15)) xo = xo > 0 ? 1e15 : -1e15; /* NaN and huge: edges */
+        if (xo != (double)x) t->identity = false;
+        if (p->mode == OG_RESIZE_NEAREST) {
+            idx[0] = clamp_index(nearest_index(p, xo, scale), in);
+            w[0] = 1.0;
+            continue;
+        }
+        /* the reference prefers the left neighbour: an integral xo has ratio 1 */
+        double i0 = floor(xo), ratio = xo - i0;
+        if (ratio == 0.0) i0 -= 1.0, ratio = 1.0;
+        double sum = 0.0;
+        for (int j = 0; j < n; j++) {
+            int64_t pos = (int64_t)i0 + start + j;
+            double rel = ((double)(start + j) - ratio) * s, wj;
+            if (p->mode == OG_RESIZE_LINEAR)
+                wj = fmax(0.0, 1.0 - fabs(rel));
+            else
+                wj = cubic_kernel(rel, p->cubic_a);
+            if (p->exclude_outside && (pos < 0 || pos >= in)) wj = 0.0;
+            idx[j] = clamp_index(pos, in);
+            w[j] = wj;
+            sum += wj;
+        }
+        if (normalize && sum != 0.0)
+            for (int j = 0; j < n; j++) w[j] /= sum;
+    }
+}
+
+/* Taps per output coordinate and the offset of the first relative to floor(x). */
+static int tap_count(const og_resize_params *p, double scale, int *start)
+{
+    double s = p->antialias && scale < 1.0 ? scale : 1.0;
+    switch (p->mode) {
+    case OG_RESIZE_NEAREST: *start = 0; return 1;
+    case OG_RESIZE_LINEAR: *start = (int)floor(-1.0 / s) + 1; return 2 - 2 * *start;
+    case OG_RESIZE_CUBIC:
+    default: *start = (int)floor(-2.0 / s) + 1; return 2 - 2 * *start;
+    }
+}
+
+/* ---- nearest: one n-D gather --------------------------------------------------------- */
+
+/* off[d][y]: element offset of output coordinate y of axis d in the input, -1 outside. */
+#define OG_NEAREST_T(T)                                                                            \
+    static inline void nearest_row_##T(const T *restrict x, T *restrict y, int rank,              \
+                                       const int64_t *odims, int64_t *const *off, T ev,            \
+                                       bool any_outside, int64_t row)                              \
+    {                                                                                              \
+        int64_t last = odims[rank - 1], base = 0, rem = row;                                       \
+        const int64_t *ol = off[rank - 1];                                                         \
+        bool out = false;                                                                          \
+        for (int d = rank - 2; d >= 0; d--) {                                                      \
+            int64_t c = rem % odims[d];                                                            \
+            rem /= odims[d];                                                                       \
+            if (off[d][c] < 0)                                                                     \
+                out = true;                                                                        \
+            else                                                                                   \
+                base += off[d][c];                                                                 \
+        }                                                                                          \
+        T *yr = y + row * last;                                                                    \
+        const T *xb = x + base;                                                                    \
+        if (out)                                                                                   \
+            for (int64_t j = 0; j < last; j++) yr[j] = ev;                                         \
+        else if (!any_outside)                                                                     \
+            for (int64_t j = 0; j < last; j++) yr[j] = xb[ol[j]];                                  \
+        else                                                                                       \
+            for (int64_t j = 0; j < last; j++) yr[j] = ol[j] >= 0 ? xb[ol[j]] : ev;                \
+    }                                                                                              \
+    static void nearest_##T(const og_kernel_ctx *k, const T *x, T *y, int rank,                    \
+                            const int64_t *odims, int64_t *const *off, T ev, bool any_outside)     \
+    {                                                                                              \
+        int64_t rows = 1;                                                                          \
+        for (int d = 0; d < rank - 1; d++) rows *= odims[d];                                       \
+        OG_PARALLEL_FOR(k, rows, odims[rank - 1], row,                                             \
+                        { nearest_row_##T(x, y, rank, odims, off, ev, any_outside, row); });       \
+    }
+OG_NEAREST_T(uint8_t)
+OG_NEAREST_T(uint16_t)
+OG_NEAREST_T(uint32_t)
+OG_NEAREST_T(uint64_t)
+
+/* The extrapolation value in the element type of t (bytes in ev). */
+static void extrapolation_bytes(og_dtype t, double v, uint64_t *ev)
+{
+    *ev = 0;
+    switch (t) {
+    case OG_FLOAT: {
+        float f = (float)v;
+        memcpy(ev, &f, sizeof f);
+        break;
+    }
+    case OG_DOUBLE: memcpy(ev, &v, sizeof v); break;
+    case OG_INT32: {
+        int32_t i = (v > -2e9 && v < 2e9) ? (int32_t)v : 0;
+        memcpy(ev, &i, sizeof i);
+        break;
+    }
+    case OG_INT64: {
+        int64_t i = (v > -9e18 && v < 9e18) ? (int64_t)v : 0;
+        memcpy(ev, &i, sizeof i);
+        break;
+    }
+    default: break; /* other types: 0 */
+    }
+}
+
+static void run_nearest(const og_kernel_ctx *k, const og_tensor *X, og_tensor *Y,
+                        const axis_taps *taps, int64_t **off)
+{
+    int r = X->rank;
+    int64_t st[OG_MAX_RANK];
+    bool any = false;
+    og_strides(r, X->dims, st);
+    for (int d = 0; d < r; d++) {
+        any = any || taps[d].any_outside;
+        for (int64_t y = 0; y < Y->dims[d]; y++)
+            off[d][y] = taps[d].outside[y] ? -1 : taps[d].idx[y] * st[d];
+    }
+    uint64_t ev;
+    extrapolation_bytes(X->dtype, ((const og_resize_params *)k->params)->extrapolation, &ev);
+    uint8_t e1;
+    uint16_t e2;
+    uint32_t e4;
+    memcpy(&e1, &ev, 1);
+    memcpy(&e2, &ev, 2);
+    memcpy(&e4, &ev, 4);
+    switch (og_dtype_size(X->dtype)) {
+    case 1: nearest_uint8_t(k, X->data, Y->data, r, Y->dims, off, e1, any); break;
+    case 2: nearest_uint16_t(k, X->data, Y->data, r, Y->dims, off, e2, any); break;
+    case 4: nearest_uint32_t(k, X->data, Y->data, r, Y->dims, off, e4, any); break;
+    default: nearest_uint64_t(k, X->data, Y->data, r, Y->dims, off, ev, any); break;
+    }
+}
+
+/* ---- linear / cubic: separable passes -------------------------------------------------- */
+
+/* Resize one axis: src [outer, in_n, inner] -> dst [outer, out_n, inner]. */
+#define OG_PASS_T(T)                                                                               \
+    /* one outer row when the axis is the last one (inner == 1) */                                 \
+    static inline void pass_row_##T(const T *restrict s, T *restrict d, int64_t out_n,            \
+                                    const axis_taps *t, T ev)                                      \
+    {                                                                                              \
+        const int n = t->n;                                                                        \
+        for (int64_t x = 0; x < out_n; x++) {                                                      \
+            const int64_t *ix = t->idx + x * n;                                                    \
+            const double *w = t->w + x * n;                                                        \
+            T acc = 0;                                                                             \
+            for (int j = 0; j < n; j++) acc += (T)w[j] * s[ix[j]];                                 \
+            d[x] = t->outside[x] ? ev : acc;                                                       \
+        }                                                                                          \
+    }                                                                                              \
+    /* one output line of `inner` contiguous elements: a weighted sum of input lines */            \
+    static inline void pass_line_##T(const T *restrict src, T *restrict d, int64_t o,             \
+                                     int64_t x, int64_t in_n, int64_t inner, const axis_taps *t,   \
+                                     T ev)                                                         \
+    {                                                                                              \
+        const int n = t->n;                                                                        \
+        if (t->outside[x]) {                                                                       \
+            for (int64_t i = 0; i < inner; i++) d[i] = ev;                                         \
+            return;                                                                                \
+        }                                                                                          \
+        const int64_t *ix = t->idx + x * n;                                                        \
+        const double *w = t->w + x * n;                                                            \
+        const T *s0 = src + (o * in_n + ix[0]) * inner;                                            \
+        T w0 = (T)w[0];                                                                            \
+        for (int64_t i = 0; i < inner; i++) d[i] = w0 * s0[i];                                     \
+        for (int j = 1; j < n; j++) {                                                              \
+            const T *sj = src + (o * in_n + ix[j]) * inner;                                        \
+            T wj = (T)w[j];                                                                        \
+            if (wj != 0)                                                                           \
+                for (int64_t i = 0; i < inner; i++) d[i] += wj * sj[i];                            \
+        }                                                                                          \
+    }                                                                                              \
+    static void pass_##T(const og_kernel_ctx *k, const T *src, T *dst, int64_t outer,              \
+                         int64_t in_n, int64_t out_n, int64_t inner, const axis_taps *t, T ev)     \
+    {                                                                                              \
+        if (inner == 1)                                                                            \
+            OG_PARALLEL_FOR(k, outer, out_n * t->n, o,                                             \
+                            { pass_row_##T(src + o * in_n, dst + o * out_n, out_n, t, ev); });     \
+        else                                                                                       \
+            OG_PARALLEL_FOR(k, outer * out_n, inner * t->n, ox, {                                  \
+                pass_line_##T(src, dst + ox * inner, ox / out_n, ox % out_n, in_n, inner, t, ev);  \
+            });                                                                                    \
+    }
+
+/* Fused bilinear over the last two axes: planes of [ih, iw] -> [oh, ow]. */
+#define OG_BILINEAR_T(T)                                                                           \
+    static inline void bilinear_row_##T(const T *restrict x, T *restrict yr, int64_t pl,          \
+                                        int64_t yy, int64_t ih, int64_t iw, int64_t ow,            \
+                                        const axis_taps *ty, const axis_taps *tx, T ev)            \
+    {                                                                                              \
+        if (ty->outside[yy]) {                                                                     \
+            for (int64_t j = 0; j < ow; j++) yr[j] = ev;                                           \
+            return;                                                                                \
+        }                                                                                          \
+        const T *r0 = x + (pl * ih + ty->idx[2 * yy]) * iw;                                        \
+        const T *r1 = x + (pl * ih + ty->idx[2 * yy + 1]) * iw;                                    \
+        T wy0 = (T)ty->w[2 * yy], wy1 = (T)ty->w[2 * yy + 1];                                      \
+        const int64_t *ix = tx->idx;                                                               \
+        const double *wx = tx->w;                                                                  \
+        for (int64_t j = 0; j < ow; j++) {                                                         \
+            int64_t i0 = ix[2 * j], i1 = ix[2 * j + 1];                                            \
+            T wx0 = (T)wx[2 * j], wx1 = (T)wx[2 * j + 1];                                          \
+            T v = wy0 * (wx0 * r0[i0] + wx1 * r0[i1]) + wy1 * (wx0 * r1[i0] + wx1 * r1[i1]);       \
+            yr[j] = tx->outside[j] ? ev : v;                                                       \
+        }                                                                                          \
+    }                                                                                              \
+    static void bilinear_##T(const og_kernel_ctx *k, const T *x, T *y, int64_t planes, int64_t ih, \
+                             int64_t iw, int64_t oh, int64_t ow, const axis_taps *ty,              \
+                             const axis_taps *tx, T ev)                                            \
+    {                                                                                              \
+        OG_PARALLEL_FOR(k, planes * oh, ow * 6, py, {                                              \
+            bilinear_row_##T(x, y + py * ow, py / oh, py % oh, ih, iw, ow, ty, tx, ev);            \
+        });                                                                                        \
+    }
+
+OG_PASS_T(float)
+OG_PASS_T(double)
+OG_BILINEAR_T(float)
+OG_BILINEAR_T(double)
+
+static og_status run_separable(const og_kernel_ctx *k, const og_tensor *X, og_tensor *Y,
+                               const axis_taps *taps)
+{
+    int r = X->rank;
+    const og_resize_params *p = k->params;
+    size_t es = og_dtype_size(X->dtype);
+    bool is_f = X->dtype == OG_FLOAT;
+    int order[OG_MAX_RANK], na = 0;
+    for (int d = 0; d < r; d++)
+        if (!taps[d].identity) order[na++] = d;
+    if (na == 0) {
+        memcpy(Y->data, X->data, (size_t)X->numel * es);
+        return OG_OK;
+    }
+    bool lead_identity = true;
+    for (int d = 0; d < r - 2; d++) lead_identity = lead_identity && taps[d].identity;
+    if (p->mode == OG_RESIZE_LINEAR && r >= 2 && lead_identity && taps[r - 1].n == 2 &&
+        taps[r - 2].n == 2) {
+        int64_t planes = X->numel / (X->dims[r - 1] * X->dims[r - 2]);
+        if (is_f)
+            bilinear_float(k, X->data, Y->data, planes, X->dims[r - 2], X->dims[r - 1],
+                           Y->dims[r - 2], Y->dims[r - 1], &taps[r - 2], &taps[r - 1],
+                           (float)p->extrapolation);
+        else
+            bilinear_double(k, X->data, Y->data, planes, X->dims[r - 2], X->dims[r - 1],
+                            Y->dims[r - 2], Y->dims[r - 1], &taps[r - 2], &taps[r - 1],
+                            p->extrapolation);
+        return OG_OK;
+    }
+    /* shrinking axes first keeps the intermediates small */
+    for (int i = 1; i < na; i++)
+        for (int j = i; j > 0; j--) {
+            int a = order[j - 1], b = order[j];
+            double ra = (double)Y->dims[a] / (double)X->dims[a];
+            double rb = (double)Y->dims[b] / (double)X->dims[b];
+            if (rb < ra) order[j - 1] = b, order[j] = a;
+        }
+    int64_t cur[OG_MAX_RANK], biggest = 0;
+    memcpy(cur, X->dims, (size_t)r * sizeof *cur);
+    for (int i = 0; i < na - 1; i++) {
+        cur[order[i]] = Y->dims[order[i]];
+        int64_t n = 1;
+        for (int d = 0; d < r; d++) n *= cur[d];
+        if (n > biggest) biggest = n;
+    }
+    void *buf[2] = {NULL, NULL};
+    if (na > 1) {
+        buf[0] = og_malloc(k->alloc, (size_t)biggest * es);
+        buf[1] = na > 2 ? og_malloc(k->alloc, (size_t)biggest * es) : NULL;
+        if (!buf[0] || (na > 2 && !buf[1])) {
+            og_free(k->alloc, buf[0]);
+            og_free(k->alloc, buf[1]);
+            return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
+        }
+    }
+    memcpy(cur, X->dims, (size_t)r * sizeof *cur);
+    const void *src = X->data;
+    for (int i = 0; i < na; i++) {
+        int a = order[i];
+        void *dst = i == na - 1 ? Y->data : buf[i % 2];
+        int64_t outer = 1, inner = 1;
+        for (int d = 0; d < a; d++) outer *= cur[d];
+        for (int d = a + 1; d < r; d++) inner *= cur[d];
+        if (is_f)
+            pass_float(k, src, dst, outer, cur[a], Y->dims[a], inner, &taps[a],
+                       (float)p->extrapolation);
+        else
+            pass_double(k, src, dst, outer, cur[a], Y->dims[a], inner, &taps[a],
+                        p->extrapolation);
+        cur[a] = Y->dims[a];
+        src = dst;
+    }
+    og_free(k->alloc, buf[0]);
+    og_free(k->alloc, buf[1]);
+    return OG_OK;
+}
+
+/* ---- entry ----------------------------------------------------------------------------- */
+
+static const og_tensor *opt_input(const og_tensor *const *in, int n_in, int i)
+{
+    return i >= 0 && i < n_in ? in[i] : NULL;
+}
+
+static og_status k_resize(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                          og_tensor *const *out, int n_out)
+{
+    const og_resize_params *p = k->params;
+    const og_tensor *X = in[0];
+    og_tensor *Y = out[0];
+    og_op_ctx c = {k->node, k->alloc, NULL, true};
+    int r = X->rank;
+    int64_t odims[OG_MAX_RANK];
+    double scale[OG_MAX_RANK], r0[OG_MAX_RANK], r1[OG_MAX_RANK];
+    og_status st = og_resize_plan(&c, p, r, X->dims, opt_input(in, n_in, p->in_roi),
+                                  opt_input(in, n_in, p->in_scales),
+                                  opt_input(in, n_in, p->in_sizes), odims, scale, r0, r1);
+    if (st) return st;
+    if (Y->rank != r) return og_kernel_error(k, OG_ERR_INTERNAL, "output rank mismatch");
+    for (int d = 0; d < r; d++)
+        if (odims[d] != Y->dims[d])
+            return og_kernel_error(k, OG_ERR_INTERNAL, "output dim %d mismatch", d);
+    if (Y->numel == 0) return OG_OK;
+    size_t es = og_dtype_size(X->dtype);
+    if (r == 0) {
+        memcpy(Y->data, X->data, es);
+        return OG_OK;
+    }
+    if (X->numel == 0)
+        return og_kernel_error(k, OG_ERR_SHAPE, "input 0 (X) is empty but the output is not");
+    if (p->mode != OG_RESIZE_NEAREST && X->dtype != OG_FLOAT && X->dtype != OG_DOUBLE)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "input 0 (X) type %s needs mode nearest",
+                               og_dtype_name(X->dtype));
+
+    /* one block for every axis's taps (and nearest's offsets) */
+    axis_taps taps[OG_MAX_RANK];
+    int starts[OG_MAX_RANK];
+    size_t bytes = 0;
+    for (int d = 0; d < r; d++) {
+        taps[d].n = tap_count(p, scale[d], &starts[d]);
+        bytes += (size_t)Y->dims[d] * ((size_t)taps[d].n * 16 + 16);
+    }
+    char *mem = og_malloc(k->alloc, bytes), *m = mem;
+    if (!mem) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
+    int64_t *off[OG_MAX_RANK];
+    for (int d = 0; d < r; d++) {
+        size_t o = (size_t)Y->dims[d], n = (size_t)taps[d].n;
+        taps[d].idx = (int64_t *)m;
+        m += o * n * 8;
+        taps[d].w = (double *)m;
+        m += o * n * 8;
+        off[d] = (int64_t *)m;
+        m += o * 8;
+        taps[d].outside = (uint8_t *)m;
+        m += o * 8;
+        build_taps(p, X->dims[d], Y->dims[d], scale[d], r0[d], r1[d], starts[d], &taps[d]);
+    }
+    if (p->mode == OG_RESIZE_NEAREST)
+        run_nearest(k, X, Y, taps, off);
+    else
+        st = run_separable(k, X, Y, taps);
+    og_free(k->alloc, mem);
+    return st;
+}
+
+const og_kernel_def og_cpu_resize[] = {
+    {"Resize", "", k_resize},
+    {"Upsample", "", k_resize},
+    {0},
+};
