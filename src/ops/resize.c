@@ -131,9 +131,10 @@ fail:
 
 og_status og_resize_plan(const og_op_ctx *c, const og_resize_params *p, int rank,
                          const int64_t *in_dims, const og_tensor *roi, const og_tensor *scales,
-                         const og_tensor *sizes, int64_t *out_dims, double *scale,
-                         double *roi_start, double *roi_end)
+                         const og_tensor *sizes, og_resize_shape *out)
 {
+    int64_t *out_dims = out->out_dims;
+    double *scale = out->scale;
     int axes[OG_MAX_RANK], na = p->n_axes ? p->n_axes : rank;
     bool seen[OG_MAX_RANK] = {false};
     og_status st;
@@ -151,8 +152,9 @@ og_status og_resize_plan(const og_op_ctx *c, const og_resize_params *p, int rank
     for (int d = 0; d < rank; d++) {
         out_dims[d] = in_dims[d];
         scale[d] = 1.0;
-        roi_start[d] = 0.0;
-        roi_end[d] = 1.0;
+        out->out_f[d] = (double)in_dims[d];
+        out->roi_span[d] = 1.0;
+        out->roi_off[d] = 0.0;
     }
     if (scales && scales->numel == 0) scales = NULL;
     if (sizes && sizes->numel == 0) sizes = NULL;
@@ -161,6 +163,7 @@ og_status og_resize_plan(const og_op_ctx *c, const og_resize_params *p, int rank
             return og_op_error(c, OG_ERR_SHAPE, "attribute scales has %d entries for rank %d",
                                p->n_attr_scales, rank);
         for (int d = 0; d < rank; d++) scale[d] = p->attr_scales[d];
+        goto floor_sizes;
     } else if (sizes) {
         if (scales)
             return og_op_error(c, OG_ERR_MODEL, "inputs scales and sizes are both given");
@@ -184,6 +187,7 @@ og_status og_resize_plan(const og_op_ctx *c, const og_resize_params *p, int rank
                 scale[axes[i]] = s_keep;
                 out_dims[axes[i]] = (int64_t)(s_keep * (double)in_dims[axes[i]] + 0.5);
             }
+        for (int d = 0; d < rank; d++) out->out_f[d] = scale[d] * (double)in_dims[d];
         goto roi;
     } else if (scales) {
         if (scales->numel != na || !og_dtype_is_float(scales->dtype))
@@ -192,14 +196,17 @@ og_status og_resize_plan(const og_op_ctx *c, const og_resize_params *p, int rank
                                p->in_scales, (long long)scales->numel,
                                og_dtype_name(scales->dtype), na);
         for (int i = 0; i < na; i++) scale[axes[i]] = og_tensor_get_f64(scales, i);
+        goto floor_sizes;
     } else {
         return og_op_error(c, OG_ERR_MODEL, "one of the inputs scales and sizes must be given");
     }
+floor_sizes:
     for (int d = 0; d < rank; d++) {
         double o = scale[d] * (double)in_dims[d];
         if (!(scale[d] > 0.0) || !(o < 1e12))
             return og_op_error(c, OG_ERR_SHAPE, "scale %g of axis %d is not valid", scale[d], d);
         out_dims[d] = (int64_t)floor(o);
+        out->out_f[d] = scales && scales->dtype == OG_FLOAT ? (double)(float)o : o;
     }
 roi:
     if (roi && roi->numel > 0 && p->coord == OG_COORD_TF_CROP_AND_RESIZE) {
@@ -207,9 +214,13 @@ roi:
             return og_op_error(c, OG_ERR_SHAPE,
                                "input %d (roi) has %lld %s entries, expected %d float", p->in_roi,
                                (long long)roi->numel, og_dtype_name(roi->dtype), 2 * na);
+        bool f32 = roi->dtype == OG_FLOAT;
         for (int i = 0; i < na; i++) {
-            roi_start[axes[i]] = og_tensor_get_f64(roi, i);
-            roi_end[axes[i]] = og_tensor_get_f64(roi, na + i);
+            int a = axes[i];
+            double r0 = og_tensor_get_f64(roi, i), r1 = og_tensor_get_f64(roi, na + i);
+            double off = r0 * (double)(in_dims[a] - 1);
+            out->roi_span[a] = f32 ? (double)((float)r1 - (float)r0) : r1 - r0;
+            out->roi_off[a] = f32 ? (double)(float)off : off;
         }
     }
     return OG_OK;
@@ -250,9 +261,11 @@ static og_status infer_resize(const og_op_ctx *c, const og_vinfo *in, int n_in, 
             return og_op_error(c, OG_ERR_INTERNAL, "an input of the node has no value at run time");
         return OG_OK;
     }
-    double scale[OG_MAX_RANK], r0[OG_MAX_RANK], r1[OG_MAX_RANK];
-    return og_resize_plan(c, p, in[0].rank, in[0].dims, roi, scales, sizes, out[0].dims, scale,
-                          r0, r1);
+    og_resize_shape shape;
+    og_status st = og_resize_plan(c, p, in[0].rank, in[0].dims, roi, scales, sizes, &shape);
+    if (st) return st;
+    memcpy(out[0].dims, shape.out_dims, (size_t)in[0].rank * sizeof *shape.out_dims);
+    return OG_OK;
 }
 
 const og_op_def og_ops_resize[] = {

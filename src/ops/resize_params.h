@@ -45,13 +45,23 @@ typedef struct og_resize_params {
     int in_roi, in_scales, in_sizes;
 } og_resize_params;
 
-/* Output dims and per-axis scale (output/input, as the spec's coordinate transforms use it)
- * and roi (start/end per axis, 0/1 where none) of a Resize/Upsample node at run time.
- * scales/sizes/roi: the input tensors (NULL when omitted).  Fails with a message naming
- * the input on bad values. */
+/* What a Resize/Upsample node computes at run time, per axis. */
+typedef struct og_resize_shape {
+    int64_t out_dims[OG_MAX_RANK];
+    double scale[OG_MAX_RANK]; /* output/input, as the coordinate transforms use it */
+    /* scale * input as a real number, rounded like the reference implementation (float32
+     * for float32 scales); align_corners and tf_crop_and_resize divide by it minus 1 */
+    double out_f[OG_MAX_RANK];
+    double roi_span[OG_MAX_RANK]; /* tf_crop_and_resize: roi end - start (1 where none) */
+    double roi_off[OG_MAX_RANK];  /* roi start * (input - 1) */
+} og_resize_shape;
+
+/* The output shape of a Resize/Upsample node from the input dims and the roi, scales and
+ * sizes tensors (NULL when omitted).  Fails with a message naming the input on bad values.
+ * Float32 roi and scales are combined in float32 where the reference implementation does,
+ * so that coordinates on exact ties (a crop edge, a .5) fall the same way. */
 og_status og_resize_plan(const og_op_ctx *c, const og_resize_params *p, int rank,
                          const int64_t *in_dims, const og_tensor *roi, const og_tensor *scales,
-                         const og_tensor *sizes, int64_t *out_dims, double *scale,
-                         double *roi_start, double *roi_end);
+                         const og_tensor *sizes, og_resize_shape *out);
 
 #endif /* OG_RESIZE_PARAMS_H */

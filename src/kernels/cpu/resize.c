@@ -21,12 +21,14 @@ typedef struct {
     bool any_outside;
 } axis_taps;
 
-/* The spec's coordinate transforms; out_f is scale * in as a real number (the reference
- * implementation uses it, not the rounded output size, in align_corners and crop). */
-static double source_coord(const og_resize_params *p, int64_t x, int64_t in, int64_t out,
-                           double scale, double r0, double r1)
+/* The spec's coordinate transforms, in the reference implementation's order of operations;
+ * it divides by the real-valued output size out_f, not the rounded one, in align_corners and
+ * tf_crop_and_resize. */
+static double source_coord(const og_resize_params *p, const og_resize_shape *sh, int a, int64_t x,
+                           int64_t in)
 {
-    double xf = (double)x, out_f = scale * (double)in;
+    double xf = (double)x, out_f = sh->out_f[a], scale = sh->scale[a];
+    int64_t out = sh->out_dims[a];
     switch (p->coord) {
     case OG_COORD_ALIGN_CORNERS: return out_f == 1.0 ? 0.0 : xf * (double)(in - 1) / (out_f - 1.0);
     case OG_COORD_ASYMMETRIC: return xf / scale;
@@ -37,9 +39,10 @@ static double source_coord(const og_resize_params *p, int64_t x, int64_t in, int
         return center * (1.0 - adjustment) + (xf + 0.5) / scale - 0.5;
     }
     case OG_COORD_TF_CROP_AND_RESIZE: {
-        double span = (r1 - r0) * (double)(in - 1);
-        double xo = out_f == 1.0 ? span / 2.0 : xf * span / (out_f - 1.0);
-        return xo + r0 * (double)(in - 1);
+        double span = sh->roi_span[a];
+        double xo = out_f == 1.0 ? span * (double)(in - 1) / 2.0
+                                 : xf * span * (double)(in - 1) / (out_f - 1.0);
+        return xo + sh->roi_off[a];
     }
     case OG_COORD_HALF_PIXEL:
     default: return (xf + 0.5) / scale - 0.5;
@@ -72,9 +75,11 @@ static int64_t nearest_index(const og_resize_params *p, double xo, double scale)
 }
 
 /* Fill t for one axis (arrays already allocated for out * t->n). */
-static void build_taps(const og_resize_params *p, int64_t in, int64_t out, double scale, double r0,
-                       double r1, int start, axis_taps *t)
+static void build_taps(const og_resize_params *p, const og_resize_shape *sh, int a, int64_t in,
+                       int start, axis_taps *t)
 {
+    int64_t out = sh->out_dims[a];
+    double scale = sh->scale[a];
     int n = t->n;
     /* antialias widens the kernel by 1/scale when downsampling */
     double s = p->antialias && scale < 1.0 ? scale : 1.0;
@@ -82,7 +87,7 @@ static void build_taps(const og_resize_params *p, int64_t in, int64_t out, doubl
     t->identity = in == out;
     t->any_outside = false;
     for (int64_t x = 0; x < out; x++) {
-        double xo = source_coord(p, x, in, out, scale, r0, r1);
+        double xo = source_coord(p, sh, a, x, in);
         int64_t *idx = t->idx + x * n;
         double *w = t->w + x * n;
         t->outside[x] = 0;
@@ -406,15 +411,14 @@ static og_status k_resize(const og_kernel_ctx *k, const og_tensor *const *in, in
     og_tensor *Y = out[0];
     og_op_ctx c = {k->node, k->alloc, NULL, true};
     int r = X->rank;
-    int64_t odims[OG_MAX_RANK];
-    double scale[OG_MAX_RANK], r0[OG_MAX_RANK], r1[OG_MAX_RANK];
+    og_resize_shape sh;
     og_status st = og_resize_plan(&c, p, r, X->dims, opt_input(in, n_in, p->in_roi),
                                   opt_input(in, n_in, p->in_scales),
-                                  opt_input(in, n_in, p->in_sizes), odims, scale, r0, r1);
+                                  opt_input(in, n_in, p->in_sizes), &sh);
     if (st) return st;
     if (Y->rank != r) return og_kernel_error(k, OG_ERR_INTERNAL, "output rank mismatch");
     for (int d = 0; d < r; d++)
-        if (odims[d] != Y->dims[d])
+        if (sh.out_dims[d] != Y->dims[d])
             return og_kernel_error(k, OG_ERR_INTERNAL, "output dim %d mismatch", d);
     if (Y->numel == 0) return OG_OK;
     size_t es = og_dtype_size(X->dtype);
@@ -433,7 +437,7 @@ static og_status k_resize(const og_kernel_ctx *k, const og_tensor *const *in, in
     int starts[OG_MAX_RANK];
     size_t bytes = 0;
     for (int d = 0; d < r; d++) {
-        taps[d].n = tap_count(p, scale[d], &starts[d]);
+        taps[d].n = tap_count(p, sh.scale[d], &starts[d]);
         bytes += (size_t)Y->dims[d] * ((size_t)taps[d].n * 16 + 16);
     }
     char *mem = og_malloc(k->alloc, bytes), *m = mem;
@@ -449,7 +453,7 @@ static og_status k_resize(const og_kernel_ctx *k, const og_tensor *const *in, in
         m += o * 8;
         taps[d].outside = (uint8_t *)m;
         m += o * 8;
-        build_taps(p, X->dims[d], Y->dims[d], scale[d], r0[d], r1[d], starts[d], &taps[d]);
+        build_taps(p, &sh, d, X->dims[d], starts[d], &taps[d]);
     }
     if (p->mode == OG_RESIZE_NEAREST)
         run_nearest(k, X, Y, taps, off);
