@@ -243,8 +243,8 @@ static og_status infer_scatter_nd(const og_op_ctx *c, const og_vinfo *in, int n_
     for (int d = 0; d < q - 1; d++)
         if ((st = check_dim(c, in[2].dims[d], in[1].dims[d], "input 2 (updates)", d))) return st;
     for (int d = q - 1; d < ur; d++)
-        if ((st = check_dim(c, in[2].dims[d], in[0].dims[d - (q - 1) + (int)m],
-                            "input 2 (updates)", d)))
+        if ((st = check_dim(c, in[2].dims[d], in[0].dims[d - (q - 1) + (int)m], "input 2 (updates)",
+                            d)))
             return st;
     return OG_OK;
 }

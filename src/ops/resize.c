@@ -14,11 +14,9 @@ typedef struct {
 } og_enum_name;
 
 static const og_enum_name mode_names[] = {
-    {"nearest", OG_RESIZE_NEAREST, 0},
-    {"linear", OG_RESIZE_LINEAR, 0},
+    {"nearest", OG_RESIZE_NEAREST, 0}, {"linear", OG_RESIZE_LINEAR, 0},
     {"bilinear", OG_RESIZE_LINEAR, 0}, /* Upsample's old spelling */
-    {"cubic", OG_RESIZE_CUBIC, 11},
-    {NULL, 0, 0},
+    {"cubic", OG_RESIZE_CUBIC, 11},    {NULL, 0, 0},
 };
 static const og_enum_name coord_names[] = {
     {"half_pixel", OG_COORD_HALF_PIXEL, 0},
@@ -165,12 +163,11 @@ og_status og_resize_plan(const og_op_ctx *c, const og_resize_params *p, int rank
         for (int d = 0; d < rank; d++) scale[d] = p->attr_scales[d];
         goto floor_sizes;
     } else if (sizes) {
-        if (scales)
-            return og_op_error(c, OG_ERR_MODEL, "inputs scales and sizes are both given");
+        if (scales) return og_op_error(c, OG_ERR_MODEL, "inputs scales and sizes are both given");
         if (sizes->numel != na || (sizes->dtype != OG_INT64 && sizes->dtype != OG_INT32))
-            return og_op_error(c, OG_ERR_SHAPE,
-                               "input %d (sizes) has %lld %s entries, expected %d int64", p->in_sizes,
-                               (long long)sizes->numel, og_dtype_name(sizes->dtype), na);
+            return og_op_error(
+                c, OG_ERR_SHAPE, "input %d (sizes) has %lld %s entries, expected %d int64",
+                p->in_sizes, (long long)sizes->numel, og_dtype_name(sizes->dtype), na);
         double s_keep = p->keep == OG_KEEP_NOT_LARGER ? INFINITY : 0.0;
         for (int i = 0; i < na; i++) {
             int64_t sz = og_tensor_get_i64(sizes, i), in = in_dims[axes[i]];
@@ -191,10 +188,9 @@ og_status og_resize_plan(const og_op_ctx *c, const og_resize_params *p, int rank
         goto roi;
     } else if (scales) {
         if (scales->numel != na || !og_dtype_is_float(scales->dtype))
-            return og_op_error(c, OG_ERR_SHAPE,
-                               "input %d (scales) has %lld %s entries, expected %d float",
-                               p->in_scales, (long long)scales->numel,
-                               og_dtype_name(scales->dtype), na);
+            return og_op_error(
+                c, OG_ERR_SHAPE, "input %d (scales) has %lld %s entries, expected %d float",
+                p->in_scales, (long long)scales->numel, og_dtype_name(scales->dtype), na);
         for (int i = 0; i < na; i++) scale[axes[i]] = og_tensor_get_f64(scales, i);
         goto floor_sizes;
     } else {

@@ -23,7 +23,8 @@ static int64_t numel_of(int rank, const int64_t *dims, int from, int to)
 /* Index i of an int32/int64 tensor, normalized into [0, limit); false if out of range. */
 static inline bool read_index(const og_tensor *t, int64_t i, int64_t limit, int64_t *out)
 {
-    int64_t v = t->dtype == OG_INT32 ? ((const int32_t *)t->data)[i] : ((const int64_t *)t->data)[i];
+    int64_t v =
+        t->dtype == OG_INT32 ? ((const int32_t *)t->data)[i] : ((const int64_t *)t->data)[i];
     int64_t w = v < 0 ? v + limit : v;
     *out = w;
     return w >= 0 && w < limit;
@@ -32,7 +33,8 @@ static inline bool read_index(const og_tensor *t, int64_t i, int64_t limit, int6
 static og_status index_error(const og_kernel_ctx *k, const og_tensor *t, int64_t i, int64_t limit,
                              const char *what)
 {
-    int64_t v = t->dtype == OG_INT32 ? ((const int32_t *)t->data)[i] : ((const int64_t *)t->data)[i];
+    int64_t v =
+        t->dtype == OG_INT32 ? ((const int32_t *)t->data)[i] : ((const int64_t *)t->data)[i];
     return og_kernel_error(k, OG_ERR_RUNTIME,
                            "input 1 (indices) element %lld has value %lld, out of range "
                            "[%lld, %lld) for %s of size %lld",
@@ -84,8 +86,8 @@ static void gather_elems(const og_kernel_ctx *k, size_t esize, void *o, const vo
 static void gather_blocks(const og_kernel_ctx *k, char *o, const char *s, const int64_t *off,
                           int64_t n, size_t blk)
 {
-    OG_PARALLEL_FOR(k, n, (double)blk / 4.0,
-                    i, { memcpy(o + (size_t)i * blk, s + (size_t)off[i] * blk, blk); });
+    OG_PARALLEL_FOR(k, n, (double)blk / 4.0, i,
+                    { memcpy(o + (size_t)i * blk, s + (size_t)off[i] * blk, blk); });
 }
 
 /* Scatter updates: out[off[i]*L + j] op= upd[i*L + j] in index order (duplicates resolve
@@ -214,7 +216,8 @@ static og_status element_offsets(const og_kernel_ctx *k, const og_tensor *data,
     int r = data->rank;
     int64_t ds[OG_MAX_RANK];
     og_strides(r, data->dims, ds);
-    int64_t last = ind->dims[r - 1], rows = ind->numel / (last ? last : 1), n_axis = data->dims[axis];
+    int64_t last = ind->dims[r - 1], rows = ind->numel / (last ? last : 1),
+            n_axis = data->dims[axis];
     if (ind->numel == 0) return OG_OK;
     for (int64_t row = 0; row < rows; row++) {
         /* data offset of this row, axis coordinate left at 0 */

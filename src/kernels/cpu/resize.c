@@ -49,7 +49,10 @@ static double source_coord(const og_resize_params *p, const og_resize_shape *sh,
     }
 }
 
-static inline int64_t clamp_index(int64_t i, int64_t in) { return i < 0 ? 0 : i >= in ? in - 1 : i; }
+static inline int64_t clamp_index(int64_t i, int64_t in)
+{
+    return i < 0 ? 0 : i >= in ? in - 1 : i;
+}
 
 static double cubic_kernel(double x, double a)
 {
@@ -142,7 +145,7 @@ static int tap_count(const og_resize_params *p, double scale, int *start)
 
 /* off[d][y]: element offset of output coordinate y of axis d in the input, -1 outside. */
 #define OG_NEAREST_T(T)                                                                            \
-    static inline void nearest_row_##T(const T *restrict x, T *restrict y, int rank,              \
+    static inline void nearest_row_##T(const T *restrict x, T *restrict y, int rank,               \
                                        const int64_t *odims, int64_t *const *off, T ev,            \
                                        bool any_outside, int64_t row)                              \
     {                                                                                              \
@@ -237,7 +240,7 @@ static void run_nearest(const og_kernel_ctx *k, const og_tensor *X, og_tensor *Y
 /* Resize one axis: src [outer, in_n, inner] -> dst [outer, out_n, inner]. */
 #define OG_PASS_T(T)                                                                               \
     /* one outer row when the axis is the last one (inner == 1) */                                 \
-    static inline void pass_row_##T(const T *restrict s, T *restrict d, int64_t out_n,            \
+    static inline void pass_row_##T(const T *restrict s, T *restrict d, int64_t out_n,             \
                                     const axis_taps *t, T ev)                                      \
     {                                                                                              \
         const int n = t->n;                                                                        \
@@ -250,9 +253,8 @@ static void run_nearest(const og_kernel_ctx *k, const og_tensor *X, og_tensor *Y
         }                                                                                          \
     }                                                                                              \
     /* one output line of `inner` contiguous elements: a weighted sum of input lines */            \
-    static inline void pass_line_##T(const T *restrict src, T *restrict d, int64_t o,             \
-                                     int64_t x, int64_t in_n, int64_t inner, const axis_taps *t,   \
-                                     T ev)                                                         \
+    static inline void pass_line_##T(const T *restrict src, T *restrict d, int64_t o, int64_t x,   \
+                                     int64_t in_n, int64_t inner, const axis_taps *t, T ev)        \
     {                                                                                              \
         const int n = t->n;                                                                        \
         if (t->outside[x]) {                                                                       \
@@ -278,14 +280,14 @@ static void run_nearest(const og_kernel_ctx *k, const og_tensor *X, og_tensor *Y
             OG_PARALLEL_FOR(k, outer, out_n * t->n, o,                                             \
                             { pass_row_##T(src + o * in_n, dst + o * out_n, out_n, t, ev); });     \
         else                                                                                       \
-            OG_PARALLEL_FOR(k, outer * out_n, inner * t->n, ox, {                                  \
+            OG_PARALLEL_FOR(k, outer *out_n, inner * t->n, ox, {                                   \
                 pass_line_##T(src, dst + ox * inner, ox / out_n, ox % out_n, in_n, inner, t, ev);  \
             });                                                                                    \
     }
 
 /* Fused bilinear over the last two axes: planes of [ih, iw] -> [oh, ow]. */
 #define OG_BILINEAR_T(T)                                                                           \
-    static inline void bilinear_row_##T(const T *restrict x, T *restrict yr, int64_t pl,          \
+    static inline void bilinear_row_##T(const T *restrict x, T *restrict yr, int64_t pl,           \
                                         int64_t yy, int64_t ih, int64_t iw, int64_t ow,            \
                                         const axis_taps *ty, const axis_taps *tx, T ev)            \
     {                                                                                              \
@@ -309,7 +311,7 @@ static void run_nearest(const og_kernel_ctx *k, const og_tensor *X, og_tensor *Y
                              int64_t iw, int64_t oh, int64_t ow, const axis_taps *ty,              \
                              const axis_taps *tx, T ev)                                            \
     {                                                                                              \
-        OG_PARALLEL_FOR(k, planes * oh, ow * 6, py, {                                              \
+        OG_PARALLEL_FOR(k, planes *oh, ow * 6, py, {                                               \
             bilinear_row_##T(x, y + py * ow, py / oh, py % oh, ih, iw, ow, ty, tx, ev);            \
         });                                                                                        \
     }
@@ -386,8 +388,7 @@ static og_status run_separable(const og_kernel_ctx *k, const og_tensor *X, og_te
             pass_float(k, src, dst, outer, cur[a], Y->dims[a], inner, &taps[a],
                        (float)p->extrapolation);
         else
-            pass_double(k, src, dst, outer, cur[a], Y->dims[a], inner, &taps[a],
-                        p->extrapolation);
+            pass_double(k, src, dst, outer, cur[a], Y->dims[a], inner, &taps[a], p->extrapolation);
         cur[a] = Y->dims[a];
         src = dst;
     }
@@ -412,9 +413,9 @@ static og_status k_resize(const og_kernel_ctx *k, const og_tensor *const *in, in
     og_op_ctx c = {k->node, k->alloc, NULL, true};
     int r = X->rank;
     og_resize_shape sh;
-    og_status st = og_resize_plan(&c, p, r, X->dims, opt_input(in, n_in, p->in_roi),
-                                  opt_input(in, n_in, p->in_scales),
-                                  opt_input(in, n_in, p->in_sizes), &sh);
+    og_status st =
+        og_resize_plan(&c, p, r, X->dims, opt_input(in, n_in, p->in_roi),
+                       opt_input(in, n_in, p->in_scales), opt_input(in, n_in, p->in_sizes), &sh);
     if (st) return st;
     if (Y->rank != r) return og_kernel_error(k, OG_ERR_INTERNAL, "output rank mismatch");
     for (int d = 0; d < r; d++)
