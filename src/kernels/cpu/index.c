@@ -64,6 +64,15 @@ static int64_t *alloc_offsets(const og_kernel_ctx *k, int64_t n)
             int64_t e = (b + 1) * 4096 < n ? (b + 1) * 4096 : n;                                   \
             for (int64_t i = b * 4096; i < e; i++) o[i] = s[off[i]];                               \
         });                                                                                        \
+    }                                                                                              \
+    /* Gather along an inner axis: row r of the output takes src row r at the n offsets. */        \
+    static void gather_rows_##T(const og_kernel_ctx *k, T *restrict o, const T *restrict s,        \
+                                const int64_t *restrict off, int64_t rows, int64_t n,              \
+                                int64_t row_len)                                                   \
+    {                                                                                              \
+        OG_PARALLEL_FOR(k, rows, n, r, {                                                           \
+            for (int64_t j = 0; j < n; j++) o[r * n + j] = s[r * row_len + off[j]];                \
+        });                                                                                        \
     }
 OG_GATHER_T(uint8_t)
 OG_GATHER_T(uint16_t)
@@ -81,13 +90,31 @@ static void gather_elems(const og_kernel_ctx *k, size_t esize, void *o, const vo
     }
 }
 
-/* Copy `n` blocks of `blk` bytes: out block i = src block at element offset off[i] (in
- * units of blocks). */
-static void gather_blocks(const og_kernel_ctx *k, char *o, const char *s, const int64_t *off,
-                          int64_t n, size_t blk)
+static void gather_rows(const og_kernel_ctx *k, size_t esize, void *o, const void *s,
+                        const int64_t *off, int64_t rows, int64_t n, int64_t row_len)
 {
-    OG_PARALLEL_FOR(k, n, (double)blk / 4.0, i,
-                    { memcpy(o + (size_t)i * blk, s + (size_t)off[i] * blk, blk); });
+    switch (esize) {
+    case 1: gather_rows_uint8_t(k, o, s, off, rows, n, row_len); break;
+    case 2: gather_rows_uint16_t(k, o, s, off, rows, n, row_len); break;
+    case 4: gather_rows_uint32_t(k, o, s, off, rows, n, row_len); break;
+    default: gather_rows_uint64_t(k, o, s, off, rows, n, row_len); break;
+    }
+}
+
+/* Copy blocks of `blk` bytes: output block i = r * n + j takes src block
+ * r * row_len + off[j]. */
+static inline void copy_block(char *o, const char *s, const int64_t *off, int64_t i, int64_t n,
+                              int64_t row_len, size_t blk)
+{
+    int64_t r = i / n, j = i % n;
+    memcpy(o + (size_t)i * blk, s + (size_t)(r * row_len + off[j]) * blk, blk);
+}
+
+static void gather_blocks(const og_kernel_ctx *k, char *o, const char *s, const int64_t *off,
+                          int64_t rows, int64_t n, int64_t row_len, size_t blk)
+{
+    OG_PARALLEL_FOR(k, rows * n, (double)blk / 4.0, i,
+                    { copy_block(o, s, off, i, n, row_len, blk); });
 }
 
 /* Scatter updates: out[off[i]*L + j] op= upd[i*L + j] in index order (duplicates resolve
@@ -182,26 +209,19 @@ static og_status k_gather(const og_kernel_ctx *k, const og_tensor *const *in, in
     int r = data->rank, axis = norm_axis(p->axis, r);
     int64_t outer = numel_of(r, data->dims, 0, axis), n_axis = data->dims[axis];
     int64_t inner = numel_of(r, data->dims, axis + 1, r), n_ind = ind->numel;
-    int64_t total = outer * n_ind;
     if (y->numel == 0) return OG_OK;
-    int64_t *off = alloc_offsets(k, total);
+    int64_t *off = alloc_offsets(k, n_ind);
     if (!off) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
-    /* offsets in units of `inner`-element blocks */
-    for (int64_t j = 0; j < n_ind; j++) {
-        int64_t v;
-        if (!read_index(ind, j, n_axis, &v)) {
+    for (int64_t j = 0; j < n_ind; j++)
+        if (!read_index(ind, j, n_axis, &off[j])) {
             st = index_error(k, ind, j, n_axis, "data axis");
             goto done;
         }
-        off[j] = v;
-    }
-    for (int64_t o = outer - 1; o >= 0; o--)
-        for (int64_t j = 0; j < n_ind; j++) off[o * n_ind + j] = o * n_axis + off[j];
     size_t es = og_dtype_size(data->dtype);
     if (inner == 1)
-        gather_elems(k, es, y->data, data->data, off, total);
+        gather_rows(k, es, y->data, data->data, off, outer, n_ind, n_axis);
     else
-        gather_blocks(k, y->data, data->data, off, total, (size_t)inner * es);
+        gather_blocks(k, y->data, data->data, off, outer, n_ind, n_axis, (size_t)inner * es);
 done:
     og_free(k->alloc, off);
     return st;
@@ -337,7 +357,7 @@ static og_status k_gather_nd(const og_kernel_ctx *k, const og_tensor *const *in,
         if (slice == 1)
             gather_elems(k, es, out[0]->data, data->data, off, n);
         else
-            gather_blocks(k, out[0]->data, data->data, off, n, (size_t)slice * es);
+            gather_blocks(k, out[0]->data, data->data, off, 1, n, 0, (size_t)slice * es);
     }
     og_free(k->alloc, off);
     return st;
