@@ -60,7 +60,7 @@ static og_status parse_resize(const og_op_ctx *c, void **params)
 {
     const og_node *n = c->node;
     bool upsample = strcmp(n->op_type, "Upsample") == 0;
-    int v = n->since_version, e;
+    int v = n->since_version, e = 0;
     og_status st;
     og_resize_params *p = og_calloc(c->alloc, 1, sizeof *p);
     if (!p) return og_op_error(c, OG_ERR_NOMEM, "out of memory");

@@ -16,6 +16,7 @@ typedef struct {
     int n;            /* taps per output coordinate */
     int64_t *idx;     /* [out * n] source indices, clamped to [0, in) */
     double *w;        /* [out * n] weights */
+    float *w_float;   /* the same in float32, for float32 data */
     uint8_t *outside; /* [out] 1: tf_crop_and_resize puts the extrapolation value there */
     bool identity;    /* output coordinate x reads exactly input x */
     bool any_outside;
@@ -127,6 +128,7 @@ static void build_taps(const og_resize_params *p, const og_resize_shape *sh, int
         if (normalize && sum != 0.0)
             for (int j = 0; j < n; j++) w[j] /= sum;
     }
+    for (int64_t i = 0; i < out * n; i++) t->w_float[i] = (float)t->w[i];
 }
 
 /* Taps per output coordinate and the offset of the first relative to floor(x). */
@@ -238,19 +240,31 @@ static void run_nearest(const og_kernel_ctx *k, const og_tensor *X, og_tensor *Y
 /* ---- linear / cubic: separable passes -------------------------------------------------- */
 
 /* Resize one axis: src [outer, in_n, inner] -> dst [outer, out_n, inner]. */
-#define OG_PASS_T(T)                                                                               \
+#define OG_PASS_T(T, W)                                                                            \
     /* one outer row when the axis is the last one (inner == 1) */                                 \
     static inline void pass_row_##T(const T *restrict s, T *restrict d, int64_t out_n,             \
                                     const axis_taps *t, T ev)                                      \
     {                                                                                              \
         const int n = t->n;                                                                        \
-        for (int64_t x = 0; x < out_n; x++) {                                                      \
-            const int64_t *ix = t->idx + x * n;                                                    \
-            const double *w = t->w + x * n;                                                        \
-            T acc = 0;                                                                             \
-            for (int j = 0; j < n; j++) acc += (T)w[j] * s[ix[j]];                                 \
-            d[x] = t->outside[x] ? ev : acc;                                                       \
-        }                                                                                          \
+        const int64_t *ix = t->idx;                                                                \
+        const T *w = t->W;                                                                         \
+        /* constant tap counts let the compiler unroll the common cases */                         \
+        if (n == 4)                                                                                \
+            for (int64_t x = 0; x < out_n; x++)                                                    \
+                d[x] = w[4 * x] * s[ix[4 * x]] + w[4 * x + 1] * s[ix[4 * x + 1]] +                 \
+                       w[4 * x + 2] * s[ix[4 * x + 2]] + w[4 * x + 3] * s[ix[4 * x + 3]];          \
+        else if (n == 2)                                                                           \
+            for (int64_t x = 0; x < out_n; x++)                                                    \
+                d[x] = w[2 * x] * s[ix[2 * x]] + w[2 * x + 1] * s[ix[2 * x + 1]];                  \
+        else                                                                                       \
+            for (int64_t x = 0; x < out_n; x++) {                                                  \
+                T acc = 0;                                                                         \
+                for (int j = 0; j < n; j++) acc += w[x * n + j] * s[ix[x * n + j]];                \
+                d[x] = acc;                                                                        \
+            }                                                                                      \
+        if (t->any_outside)                                                                        \
+            for (int64_t x = 0; x < out_n; x++)                                                    \
+                if (t->outside[x]) d[x] = ev;                                                      \
     }                                                                                              \
     /* one output line of `inner` contiguous elements: a weighted sum of input lines */            \
     static inline void pass_line_##T(const T *restrict src, T *restrict d, int64_t o, int64_t x,   \
@@ -262,7 +276,7 @@ static void run_nearest(const og_kernel_ctx *k, const og_tensor *X, og_tensor *Y
             return;                                                                                \
         }                                                                                          \
         const int64_t *ix = t->idx + x * n;                                                        \
-        const double *w = t->w + x * n;                                                            \
+        const T *w = t->W + x * n;                                                                 \
         const T *s0 = src + (o * in_n + ix[0]) * inner;                                            \
         T w0 = (T)w[0];                                                                            \
         for (int64_t i = 0; i < inner; i++) d[i] = w0 * s0[i];                                     \
@@ -285,41 +299,120 @@ static void run_nearest(const og_kernel_ctx *k, const og_tensor *X, og_tensor *Y
             });                                                                                    \
     }
 
-/* Fused bilinear over the last two axes: planes of [ih, iw] -> [oh, ow]. */
-#define OG_BILINEAR_T(T)                                                                           \
-    static inline void bilinear_row_##T(const T *restrict x, T *restrict yr, int64_t pl,           \
-                                        int64_t yy, int64_t ih, int64_t iw, int64_t ow,            \
-                                        const axis_taps *ty, const axis_taps *tx, T ev)            \
+/* Bilinear over the last two axes: planes of [ih, iw] -> [oh, ow].  Work is split into
+ * units (a plane, or a block of its output rows when planes are few); each chunk of units
+ * keeps the two input rows it last interpolated horizontally, so that each input row is
+ * interpolated about once and every output row is one vectorizable blend of two. */
+typedef struct {
+    int64_t planes, ih, iw, oh, ow;
+    int64_t row_blocks; /* units per plane */
+    int64_t units, chunks;
+    const axis_taps *ty, *tx;
+} bilinear_geom;
+
+#define OG_BILINEAR_T(T, W)                                                                        \
+    static inline void hrow_##T(const T *restrict row, T *restrict h, const axis_taps *tx,         \
+                                int64_t ow)                                                        \
     {                                                                                              \
-        if (ty->outside[yy]) {                                                                     \
-            for (int64_t j = 0; j < ow; j++) yr[j] = ev;                                           \
-            return;                                                                                \
-        }                                                                                          \
-        const T *r0 = x + (pl * ih + ty->idx[2 * yy]) * iw;                                        \
-        const T *r1 = x + (pl * ih + ty->idx[2 * yy + 1]) * iw;                                    \
-        T wy0 = (T)ty->w[2 * yy], wy1 = (T)ty->w[2 * yy + 1];                                      \
         const int64_t *ix = tx->idx;                                                               \
-        const double *wx = tx->w;                                                                  \
-        for (int64_t j = 0; j < ow; j++) {                                                         \
-            int64_t i0 = ix[2 * j], i1 = ix[2 * j + 1];                                            \
-            T wx0 = (T)wx[2 * j], wx1 = (T)wx[2 * j + 1];                                          \
-            T v = wy0 * (wx0 * r0[i0] + wx1 * r0[i1]) + wy1 * (wx0 * r1[i0] + wx1 * r1[i1]);       \
-            yr[j] = tx->outside[j] ? ev : v;                                                       \
+        const T *wx = tx->W;                                                                       \
+        for (int64_t j = 0; j < ow; j++)                                                           \
+            h[j] = wx[2 * j] * row[ix[2 * j]] + wx[2 * j + 1] * row[ix[2 * j + 1]];                \
+    }                                                                                              \
+    static void bilinear_units_##T(const T *x, T *y, const bilinear_geom *g, int64_t u0,           \
+                                   int64_t u1, T *h, T ev)                                         \
+    {                                                                                              \
+        const axis_taps *ty = g->ty, *tx = g->tx;                                                  \
+        int64_t ow = g->ow, key[2] = {-1, -1}, plane = -1;                                         \
+        T *buf[2] = {h, h + ow};                                                                   \
+        for (int64_t u = u0; u < u1; u++) {                                                        \
+            int64_t pl = u / g->row_blocks, rb = u % g->row_blocks;                                \
+            if (pl != plane) key[0] = key[1] = -1, plane = pl;                                     \
+            const T *xp = x + pl * g->ih * g->iw;                                                  \
+            int64_t y0 = rb * g->oh / g->row_blocks, y1 = (rb + 1) * g->oh / g->row_blocks;        \
+            for (int64_t yy = y0; yy < y1; yy++) {                                                 \
+                T *restrict yr = y + (pl * g->oh + yy) * ow;                                       \
+                if (ty->outside[yy]) {                                                             \
+                    for (int64_t j = 0; j < ow; j++) yr[j] = ev;                                   \
+                    continue;                                                                      \
+                }                                                                                  \
+                int64_t a = ty->idx[2 * yy], b = ty->idx[2 * yy + 1];                              \
+                int sa = key[0] == a ? 0 : key[1] == a ? 1 : -1;                                   \
+                if (sa < 0) {                                                                      \
+                    sa = key[0] == b ? 1 : 0; /* keep b if it is there */                          \
+                    hrow_##T(xp + a * g->iw, buf[sa], tx, ow);                                     \
+                    key[sa] = a;                                                                   \
+                }                                                                                  \
+                int sb = key[0] == b ? 0 : key[1] == b ? 1 : -1;                                   \
+                if (sb < 0) {                                                                      \
+                    sb = 1 - sa;                                                                   \
+                    hrow_##T(xp + b * g->iw, buf[sb], tx, ow);                                     \
+                    key[sb] = b;                                                                   \
+                }                                                                                  \
+                const T *restrict ha = buf[sa], *restrict hb = buf[sb];                            \
+                T w0 = ty->W[2 * yy], w1 = ty->W[2 * yy + 1];                                      \
+                for (int64_t j = 0; j < ow; j++) yr[j] = w0 * ha[j] + w1 * hb[j];                  \
+                if (tx->any_outside)                                                               \
+                    for (int64_t j = 0; j < ow; j++)                                               \
+                        if (tx->outside[j]) yr[j] = ev;                                            \
+            }                                                                                      \
         }                                                                                          \
     }                                                                                              \
-    static void bilinear_##T(const og_kernel_ctx *k, const T *x, T *y, int64_t planes, int64_t ih, \
-                             int64_t iw, int64_t oh, int64_t ow, const axis_taps *ty,              \
-                             const axis_taps *tx, T ev)                                            \
+    static void bilinear_##T(const og_kernel_ctx *k, const T *x, T *y, const bilinear_geom *g,     \
+                             T *scratch, T ev)                                                     \
     {                                                                                              \
-        OG_PARALLEL_FOR(k, planes *oh, ow * 6, py, {                                               \
-            bilinear_row_##T(x, y + py * ow, py / oh, py % oh, ih, iw, ow, ty, tx, ev);            \
+        int64_t nc = g->chunks, nu = g->units;                                                     \
+        OG_PARALLEL_FOR(k, nc, (double)g->planes * g->oh * g->ow * 4.0 / (double)nc, c, {          \
+            bilinear_units_##T(x, y, g, c *nu / nc, (c + 1) * nu / nc, scratch + c * 2 * g->ow,    \
+                               ev);                                                                \
         });                                                                                        \
     }
 
-OG_PASS_T(float)
-OG_PASS_T(double)
-OG_BILINEAR_T(float)
-OG_BILINEAR_T(double)
+OG_PASS_T(float, w_float)
+OG_PASS_T(double, w)
+OG_BILINEAR_T(float, w_float)
+OG_BILINEAR_T(double, w)
+
+/* Estimated cost of resizing the axes in `order`: each pass costs its output size times
+ * its taps, three times more on the last axis, whose taps are gathers, not vector lines. */
+static double order_cost(const og_tensor *X, const og_tensor *Y, const axis_taps *taps,
+                         const int *order, int na)
+{
+    int64_t cur[OG_MAX_RANK];
+    double cost = 0.0;
+    memcpy(cur, X->dims, (size_t)X->rank * sizeof *cur);
+    for (int i = 0; i < na; i++) {
+        int a = order[i];
+        cur[a] = Y->dims[a];
+        double n = 1.0;
+        for (int d = 0; d < X->rank; d++) n *= (double)cur[d];
+        cost += n * taps[a].n * (a == X->rank - 1 ? 3.0 : 1.0);
+    }
+    return cost;
+}
+
+/* The cheapest order of the passes (all permutations up to 5 axes, else as given). */
+static void best_order(const og_tensor *X, const og_tensor *Y, const axis_taps *taps, int *order,
+                       int na)
+{
+    if (na < 2 || na > 5) return;
+    int perm[OG_MAX_RANK], c[OG_MAX_RANK] = {0};
+    memcpy(perm, order, (size_t)na * sizeof *perm);
+    double best = order_cost(X, Y, taps, order, na);
+    /* Heap's algorithm */
+    for (int i = 1; i < na;) {
+        if (c[i] < i) {
+            int j = i % 2 ? c[i] : 0, t = perm[j];
+            perm[j] = perm[i], perm[i] = t;
+            double cost = order_cost(X, Y, taps, perm, na);
+            if (cost < best) best = cost, memcpy(order, perm, (size_t)na * sizeof *perm);
+            c[i]++;
+            i = 1;
+        } else {
+            c[i++] = 0;
+        }
+    }
+}
 
 static og_status run_separable(const og_kernel_ctx *k, const og_tensor *X, og_tensor *Y,
                                const axis_taps *taps)
@@ -339,25 +432,25 @@ static og_status run_separable(const og_kernel_ctx *k, const og_tensor *X, og_te
     for (int d = 0; d < r - 2; d++) lead_identity = lead_identity && taps[d].identity;
     if (p->mode == OG_RESIZE_LINEAR && r >= 2 && lead_identity && taps[r - 1].n == 2 &&
         taps[r - 2].n == 2) {
-        int64_t planes = X->numel / (X->dims[r - 1] * X->dims[r - 2]);
+        bilinear_geom g = {0};
+        g.planes = X->numel / (X->dims[r - 1] * X->dims[r - 2]);
+        g.ih = X->dims[r - 2], g.iw = X->dims[r - 1], g.oh = Y->dims[r - 2], g.ow = Y->dims[r - 1];
+        /* enough units to keep the threads busy when there are few planes */
+        g.row_blocks = g.planes >= 16 ? 1 : (16 + g.planes - 1) / g.planes;
+        if (g.row_blocks > g.oh) g.row_blocks = g.oh;
+        g.units = g.planes * g.row_blocks;
+        g.chunks = g.units < 64 ? g.units : 64;
+        g.ty = &taps[r - 2], g.tx = &taps[r - 1];
+        void *scratch = og_malloc(k->alloc, (size_t)(g.chunks * 2 * g.ow) * es);
+        if (!scratch) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
         if (is_f)
-            bilinear_float(k, X->data, Y->data, planes, X->dims[r - 2], X->dims[r - 1],
-                           Y->dims[r - 2], Y->dims[r - 1], &taps[r - 2], &taps[r - 1],
-                           (float)p->extrapolation);
+            bilinear_float(k, X->data, Y->data, &g, scratch, (float)p->extrapolation);
         else
-            bilinear_double(k, X->data, Y->data, planes, X->dims[r - 2], X->dims[r - 1],
-                            Y->dims[r - 2], Y->dims[r - 1], &taps[r - 2], &taps[r - 1],
-                            p->extrapolation);
+            bilinear_double(k, X->data, Y->data, &g, scratch, p->extrapolation);
+        og_free(k->alloc, scratch);
         return OG_OK;
     }
-    /* shrinking axes first keeps the intermediates small */
-    for (int i = 1; i < na; i++)
-        for (int j = i; j > 0; j--) {
-            int a = order[j - 1], b = order[j];
-            double ra = (double)Y->dims[a] / (double)X->dims[a];
-            double rb = (double)Y->dims[b] / (double)X->dims[b];
-            if (rb < ra) order[j - 1] = b, order[j] = a;
-        }
+    best_order(X, Y, taps, order, na);
     int64_t cur[OG_MAX_RANK], biggest = 0;
     memcpy(cur, X->dims, (size_t)r * sizeof *cur);
     for (int i = 0; i < na - 1; i++) {
@@ -439,7 +532,7 @@ static og_status k_resize(const og_kernel_ctx *k, const og_tensor *const *in, in
     size_t bytes = 0;
     for (int d = 0; d < r; d++) {
         taps[d].n = tap_count(p, sh.scale[d], &starts[d]);
-        bytes += (size_t)Y->dims[d] * ((size_t)taps[d].n * 16 + 16);
+        bytes += (size_t)Y->dims[d] * ((size_t)taps[d].n * 24 + 16);
     }
     char *mem = og_malloc(k->alloc, bytes), *m = mem;
     if (!mem) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
@@ -450,6 +543,8 @@ static og_status k_resize(const og_kernel_ctx *k, const og_tensor *const *in, in
         m += o * n * 8;
         taps[d].w = (double *)m;
         m += o * n * 8;
+        taps[d].w_float = (float *)m;
+        m += o * n * 4;
         off[d] = (int64_t *)m;
         m += o * 8;
         taps[d].outside = (uint8_t *)m;
