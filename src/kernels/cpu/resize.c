@@ -532,7 +532,7 @@ static og_status k_resize(const og_kernel_ctx *k, const og_tensor *const *in, in
     size_t bytes = 0;
     for (int d = 0; d < r; d++) {
         taps[d].n = tap_count(p, sh.scale[d], &starts[d]);
-        bytes += (size_t)Y->dims[d] * ((size_t)taps[d].n * 24 + 16);
+        bytes += (size_t)Y->dims[d] * ((size_t)taps[d].n * 24 + 16) + 8;
     }
     char *mem = og_malloc(k->alloc, bytes), *m = mem;
     if (!mem) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
@@ -544,7 +544,7 @@ static og_status k_resize(const og_kernel_ctx *k, const og_tensor *const *in, in
         taps[d].w = (double *)m;
         m += o * n * 8;
         taps[d].w_float = (float *)m;
-        m += o * n * 4;
+        m += (o * n * 4 + 7) / 8 * 8; /* keep the next int64 arrays aligned */
         off[d] = (int64_t *)m;
         m += o * 8;
         taps[d].outside = (uint8_t *)m;
