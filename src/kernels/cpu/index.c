@@ -308,7 +308,7 @@ static og_status k_scatter_elements(const og_kernel_ctx *k, const og_tensor *con
 static og_status nd_offsets(const og_kernel_ctx *k, const og_tensor *data, const og_tensor *ind,
                             int b, int64_t *off)
 {
-    int r = data->rank, q = ind->rank;
+    int q = ind->rank;
     int64_t m = ind->dims[q - 1];
     int64_t batch = numel_of(q, ind->dims, 0, b);
     int64_t tuples = numel_of(q, ind->dims, b, q - 1); /* per batch */
@@ -333,7 +333,6 @@ static og_status nd_offsets(const og_kernel_ctx *k, const og_tensor *data, const
             }
             off[i] = o;
         }
-    (void)r;
     return OG_OK;
 }
 
