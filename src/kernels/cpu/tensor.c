@@ -3,6 +3,7 @@
  * looks at values.  Most ops are expressed as one strided copy (copy_plan) that merges
  * contiguous dims and then copies runs with memcpy, fills broadcast runs, or transposes
  * 2-D tiles. */
+#include <math.h>
 #include <string.h>
 
 #include "kernels/cpu/kernel.h"
@@ -239,33 +240,57 @@ static og_op_ctx op_ctx_of(const og_kernel_ctx *k)
 
 /* ---- Cast --------------------------------------------------------------------------- */
 
-/* Types Cast converts natively; float16 and bfloat16 go through float. IS_BOOL: store
- * x != 0 (bool holds only 0 and 1). */
-#define CAST_SRC_TYPES(X)                                                                          \
-    X(OG_FLOAT, float, 0)                                                                          \
-    X(OG_DOUBLE, double, 0)                                                                        \
-    X(OG_INT8, int8_t, 0)                                                                          \
-    X(OG_INT16, int16_t, 0) X(OG_INT32, int32_t, 0) X(OG_INT64, int64_t, 0)                        \
-        X(OG_UINT8, uint8_t, 0) X(OG_UINT16, uint16_t, 0) X(OG_UINT32, uint32_t, 0)                \
-            X(OG_UINT64, uint64_t, 0) X(OG_BOOL, uint8_t, 1)
-#define CAST_DST_TYPES(X)                                                                          \
-    X(OG_FLOAT, float, 0)                                                                          \
-    X(OG_DOUBLE, double, 0)                                                                        \
-    X(OG_INT8, int8_t, 0)                                                                          \
-    X(OG_INT16, int16_t, 0) X(OG_INT32, int32_t, 0) X(OG_INT64, int64_t, 0)                        \
-        X(OG_UINT8, uint8_t, 0) X(OG_UINT16, uint16_t, 0) X(OG_UINT32, uint32_t, 0)                \
-            X(OG_UINT64, uint64_t, 0) X(OG_BOOL, uint8_t, 1)
+/* Types Cast converts natively; float16 and bfloat16 go through float.
+ * X(enum, C type, is bool (store x != 0), is float, min, max).  Float to integer conversions
+ * saturate (NaN gives 0): out-of-range conversions are undefined behaviour in C. */
+#define CAST_TYPES(X)                                                                              \
+    X(OG_FLOAT, float, 0, 1, -HUGE_VALF, HUGE_VALF)                                                \
+    X(OG_DOUBLE, double, 0, 1, -HUGE_VAL, HUGE_VAL)                                                \
+    X(OG_INT8, int8_t, 0, 0, INT8_MIN, INT8_MAX)                                                   \
+    X(OG_INT16, int16_t, 0, 0, INT16_MIN, INT16_MAX)                                               \
+    X(OG_INT32, int32_t, 0, 0, INT32_MIN, INT32_MAX)                                               \
+    X(OG_INT64, int64_t, 0, 0, INT64_MIN, INT64_MAX)                                               \
+    X(OG_UINT8, uint8_t, 0, 0, 0, UINT8_MAX)                                                       \
+    X(OG_UINT16, uint16_t, 0, 0, 0, UINT16_MAX)                                                    \
+    X(OG_UINT32, uint32_t, 0, 0, 0, UINT32_MAX)                                                    \
+    X(OG_UINT64, uint64_t, 0, 0, 0, UINT64_MAX)                                                    \
+    X(OG_BOOL, uint8_t, 1, 0, 0, 1)
 
-#define CAST_DST(DE, DT, DB)                                                                       \
+/* The same list again under another name: a macro cannot expand itself inside itself. */
+#define CAST_TYPES_INNER(X)                                                                        \
+    X(OG_FLOAT, float, 0, 1, -HUGE_VALF, HUGE_VALF)                                                \
+    X(OG_DOUBLE, double, 0, 1, -HUGE_VAL, HUGE_VAL)                                                \
+    X(OG_INT8, int8_t, 0, 0, INT8_MIN, INT8_MAX)                                                   \
+    X(OG_INT16, int16_t, 0, 0, INT16_MIN, INT16_MAX)                                               \
+    X(OG_INT32, int32_t, 0, 0, INT32_MIN, INT32_MAX)                                               \
+    X(OG_INT64, int64_t, 0, 0, INT64_MIN, INT64_MAX)                                               \
+    X(OG_UINT8, uint8_t, 0, 0, 0, UINT8_MAX)                                                       \
+    X(OG_UINT16, uint16_t, 0, 0, 0, UINT16_MAX)                                                    \
+    X(OG_UINT32, uint32_t, 0, 0, 0, UINT32_MAX)                                                    \
+    X(OG_UINT64, uint64_t, 0, 0, 0, UINT64_MAX)                                                    \
+    X(OG_BOOL, uint8_t, 1, 0, 0, 1)
+
+#define CAST_DST(DE, DT, DB, DF, DMIN, DMAX)                                                       \
     case DE: {                                                                                     \
         DT *restrict dp = d;                                                                       \
-        for (int64_t i = 0; i < n; i++) dp[i] = DB ? (DT)(sp[i] != 0) : (DT)sp[i];                 \
+        if (DB) {                                                                                  \
+            for (int64_t i = 0; i < n; i++) dp[i] = (DT)(sp[i] != 0);                              \
+        } else if (SRC_FLOAT && !DF) {                                                             \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                dp[i] = sp[i] != sp[i]            ? (DT)0                                          \
+                        : sp[i] <= (double)(DMIN) ? (DT)(DMIN)                                     \
+                        : sp[i] >= (double)(DMAX) ? (DT)(DMAX)                                     \
+                                                  : (DT)sp[i];                                     \
+        } else {                                                                                   \
+            for (int64_t i = 0; i < n; i++) dp[i] = (DT)sp[i];                                     \
+        }                                                                                          \
     } break;
-#define CAST_SRC(SE, ST, SB)                                                                       \
+#define CAST_SRC(SE, ST, SB, SF, SMIN, SMAX)                                                       \
     case SE: {                                                                                     \
         const ST *restrict sp = s;                                                                 \
+        enum { SRC_FLOAT = SF };                                                                   \
         switch (dt) {                                                                              \
-            CAST_DST_TYPES(CAST_DST)                                                               \
+            CAST_TYPES_INNER(CAST_DST)                                                             \
         default: break;                                                                            \
         }                                                                                          \
     } break;
@@ -274,7 +299,7 @@ static void cast_native(og_dtype st, const void *restrict s, og_dtype dt, void *
                         int64_t n)
 {
     switch (st) {
-        CAST_SRC_TYPES(CAST_SRC)
+        CAST_TYPES(CAST_SRC)
     default: break;
     }
 }
