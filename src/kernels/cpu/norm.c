@@ -43,14 +43,26 @@ static bool dropout_keep(uint64_t key, int64_t i, double ratio)
     static void stats_##T(const T *restrict x, int64_t count, int64_t stride, int64_t len,         \
                           double *mean, double *var)                                               \
     {                                                                                              \
-        double s = 0, q = 0;                                                                       \
+        /* eight independent lanes so that the sums vectorize without reassociation flags */       \
+        double s8[8] = {0}, q8[8] = {0}, s = 0, q = 0;                                             \
         for (int64_t r = 0; r < count; r++) {                                                      \
             const T *restrict p = x + r * stride;                                                  \
-            for (int64_t i = 0; i < len; i++) {                                                    \
+            int64_t i = 0;                                                                         \
+            for (; i + 8 <= len; i += 8)                                                           \
+                for (int j = 0; j < 8; j++) {                                                      \
+                    double v = p[i + j];                                                           \
+                    s8[j] += v;                                                                    \
+                    q8[j] += v * v;                                                                \
+                }                                                                                  \
+            for (; i < len; i++) {                                                                 \
                 double v = p[i];                                                                   \
                 s += v;                                                                            \
                 q += v * v;                                                                        \
             }                                                                                      \
+        }                                                                                          \
+        for (int j = 0; j < 8; j++) {                                                              \
+            s += s8[j];                                                                            \
+            q += q8[j];                                                                            \
         }                                                                                          \
         double n = (double)(count * len);                                                          \
         double m = n > 0 ? s / n : 0;                                                              \

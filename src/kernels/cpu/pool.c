@@ -22,6 +22,7 @@ typedef struct pool_geom {
     int64_t kvol;      /* product of kernel sizes: the count_include_pad divisor */
     int64_t *lo[3];    /* per dim and output position: first kernel tap inside the input */
     int64_t *hi[3];    /* one past the last */
+    int64_t ow0, ow1;  /* outputs along W whose whole window lies inside the input */
     bool include_pad;
     bool column_major;
 } pool_geom;
@@ -79,6 +80,13 @@ static og_status pool_setup(const og_kernel_ctx *k, const og_pool_params *p, con
             g->hi[j][o] = hi;
         }
     }
+    /* full windows along W form one interval, since window starts grow with ow */
+    g->ow0 = g->ow1 = 0;
+    for (int64_t o = 0; o < g->out[2]; o++) {
+        if (g->lo[2][o] != 0 || g->hi[2][o] != g->k[2]) continue;
+        if (g->ow1 == 0) g->ow0 = o;
+        g->ow1 = o + 1;
+    }
     return OG_OK;
 }
 
@@ -87,14 +95,14 @@ static og_status pool_setup(const og_kernel_ctx *k, const og_pool_params *p, con
  * over (N, C, spatial) in row- or column-major spatial order. */
 #define DEFINE_POOL_ROWS(T)                                                                        \
     static void avg_row_##T(const pool_geom *g, const T *restrict x, T *restrict y, int64_t od,    \
-                            int64_t oh)                                                            \
+                            int64_t oh, int64_t ow_begin, int64_t ow_end)                          \
     {                                                                                              \
         const int64_t H = g->in[1], W = g->in[2];                                                  \
         const int64_t sd = od * g->s[0] - g->pb[0], sh = oh * g->s[1] - g->pb[1];                  \
         const int64_t d0 = g->lo[0][od], d1 = g->hi[0][od];                                        \
         const int64_t h0 = g->lo[1][oh], h1 = g->hi[1][oh];                                        \
         const int64_t dd = g->d[0], dh = g->d[1], dw = g->d[2];                                    \
-        for (int64_t ow = 0; ow < g->out[2]; ow++) {                                               \
+        for (int64_t ow = ow_begin; ow < ow_end; ow++) {                                           \
             const int64_t sw = ow * g->s[2] - g->pb[2];                                            \
             const int64_t w0 = g->lo[2][ow], w1 = g->hi[2][ow];                                    \
             T sum = 0;                                                                             \
@@ -108,14 +116,15 @@ static og_status pool_setup(const og_kernel_ctx *k, const og_pool_params *p, con
         }                                                                                          \
     }                                                                                              \
     static void max_row_##T(const pool_geom *g, const T *restrict x, T *restrict y,                \
-                            int64_t *restrict idx, int64_t base, int64_t od, int64_t oh)           \
+                            int64_t *restrict idx, int64_t base, int64_t od, int64_t oh,           \
+                            int64_t ow_begin, int64_t ow_end)                                      \
     {                                                                                              \
         const int64_t D = g->in[0], H = g->in[1], W = g->in[2];                                    \
         const int64_t sd = od * g->s[0] - g->pb[0], sh = oh * g->s[1] - g->pb[1];                  \
         const int64_t d0 = g->lo[0][od], d1 = g->hi[0][od];                                        \
         const int64_t h0 = g->lo[1][oh], h1 = g->hi[1][oh];                                        \
         const int64_t dd = g->d[0], dh = g->d[1], dw = g->d[2];                                    \
-        for (int64_t ow = 0; ow < g->out[2]; ow++) {                                               \
+        for (int64_t ow = ow_begin; ow < ow_end; ow++) {                                           \
             const int64_t sw = ow * g->s[2] - g->pb[2];                                            \
             const int64_t w0 = g->lo[2][ow], w1 = g->hi[2][ow];                                    \
             T best = 0;                                                                            \
@@ -144,16 +153,71 @@ static og_status pool_setup(const og_kernel_ctx *k, const og_pool_params *p, con
             }                                                                                      \
         }                                                                                          \
     }                                                                                              \
+    /* Fold one kernel tap into n outputs: y[i] = (op)(y[i], src[i * step]); `first` stores.       \
+     * Inlined with step 1 for the contiguous, vectorized case. */                                 \
+    static inline void tap_##T(og_pool_kind kind, bool first, T *restrict y,                       \
+                               const T *restrict src, int64_t step, int64_t n)                     \
+    {                                                                                              \
+        if (first)                                                                                 \
+            for (int64_t i = 0; i < n; i++) y[i] = src[i * step];                                  \
+        else if (kind == OG_POOL_AVG)                                                              \
+            for (int64_t i = 0; i < n; i++) y[i] += src[i * step];                                 \
+        else                                                                                       \
+            for (int64_t i = 0; i < n; i++) y[i] = src[i * step] > y[i] ? src[i * step] : y[i];    \
+    }                                                                                              \
+    /* Outputs [ow0, ow1) of a row, whose windows lie inside the input along W: the taps run       \
+     * outermost and the loop over outputs is innermost, contiguous when the stride is 1. */       \
+    static void interior_row_##T(const pool_geom *g, og_pool_kind kind, const T *restrict x,       \
+                                 T *restrict y, int64_t od, int64_t oh)                            \
+    {                                                                                              \
+        const int64_t H = g->in[1], W = g->in[2], ow0 = g->ow0, ow1 = g->ow1;                      \
+        const int64_t sd = od * g->s[0] - g->pb[0], sh = oh * g->s[1] - g->pb[1];                  \
+        const int64_t d0 = g->lo[0][od], d1 = g->hi[0][od];                                        \
+        const int64_t h0 = g->lo[1][oh], h1 = g->hi[1][oh];                                        \
+        const int64_t sw = g->s[2], kw = g->k[2];                                                  \
+        bool first = true;                                                                         \
+        for (int64_t a = d0; a < d1; a++)                                                          \
+            for (int64_t b = h0; b < h1; b++) {                                                    \
+                const T *restrict row = x + ((sd + a * g->d[0]) * H + sh + b * g->d[1]) * W;       \
+                for (int64_t c = 0; c < kw; c++) {                                                 \
+                    const int64_t off = c * g->d[2] - g->pb[2]; /* >= -ow0 * sw */                 \
+                    if (sw == 1)                                                                   \
+                        tap_##T(kind, first, y + ow0, row + ow0 + off, 1, ow1 - ow0);              \
+                    else                                                                           \
+                        tap_##T(kind, first, y + ow0, row + ow0 * sw + off, sw, ow1 - ow0);        \
+                    first = false;                                                                 \
+                }                                                                                  \
+            }                                                                                      \
+        if (first) /* no tap inside the input along D or H */                                      \
+            for (int64_t ow = ow0; ow < ow1; ow++) y[ow] = 0;                                      \
+        else if (kind == OG_POOL_AVG) {                                                            \
+            int64_t cnt = g->include_pad ? g->kvol : (d1 - d0) * (h1 - h0) * kw;                   \
+            const T inv = (T)1 / (T)cnt;                                                           \
+            for (int64_t ow = ow0; ow < ow1; ow++) y[ow] *= inv;                                   \
+        }                                                                                          \
+    }                                                                                              \
     static T global_plane_##T(og_pool_kind kind, const T *restrict p, int64_t n)                   \
     {                                                                                              \
         if (n <= 0) return (T)0;                                                                   \
+        /* eight independent lanes so that the loops vectorize without reassociation flags */      \
+        int64_t i = 0;                                                                             \
         if (kind == OG_POOL_AVG) {                                                                 \
-            double s = 0;                                                                          \
-            for (int64_t i = 0; i < n; i++) s += p[i];                                             \
+            double s8[8] = {0}, s = 0;                                                             \
+            for (; i + 8 <= n; i += 8)                                                             \
+                for (int j = 0; j < 8; j++) s8[j] += p[i + j];                                     \
+            for (; i < n; i++) s += p[i];                                                          \
+            for (int j = 0; j < 8; j++) s += s8[j];                                                \
             return (T)(s / (double)n);                                                             \
         }                                                                                          \
         T m = p[0];                                                                                \
-        for (int64_t i = 1; i < n; i++) m = p[i] > m ? p[i] : m;                                   \
+        if (n >= 8) {                                                                              \
+            T m8[8];                                                                               \
+            for (int j = 0; j < 8; j++) m8[j] = p[j];                                              \
+            for (i = 8; i + 8 <= n; i += 8)                                                        \
+                for (int j = 0; j < 8; j++) m8[j] = p[i + j] > m8[j] ? p[i + j] : m8[j];           \
+            for (int j = 0; j < 8; j++) m = m8[j] > m ? m8[j] : m;                                 \
+        }                                                                                          \
+        for (; i < n; i++) m = p[i] > m ? p[i] : m;                                                \
         return m;                                                                                  \
     }                                                                                              \
     static void global_##T(const og_kernel_ctx *k, og_pool_kind kind, int64_t planes, int64_t n,   \
@@ -169,10 +233,22 @@ static og_status pool_setup(const og_kernel_ctx *k, const og_pool_params *p, con
         int64_t od = rr / g->out[1], oh = rr % g->out[1];                                          \
         const T *xp = x + pl * g->in_plane;                                                        \
         int64_t yo = pl * g->out_plane + rr * g->out[2];                                           \
-        if (p->kind == OG_POOL_AVG)                                                                \
-            avg_row_##T(g, xp, y + yo, od, oh);                                                    \
-        else                                                                                       \
-            max_row_##T(g, xp, y + yo, idx ? idx + yo : NULL, pl * g->in_plane, od, oh);           \
+        T *yr = y + yo;                                                                            \
+        int64_t *ir = idx ? idx + yo : NULL;                                                       \
+        /* the interior path when there are interior outputs and no indices to report */           \
+        int64_t i0 = 0, i1 = 0;                                                                    \
+        if (!idx && g->ow1 > g->ow0) {                                                             \
+            i0 = g->ow0;                                                                           \
+            i1 = g->ow1;                                                                           \
+            interior_row_##T(g, p->kind, xp, yr, od, oh);                                          \
+        }                                                                                          \
+        if (p->kind == OG_POOL_AVG) {                                                              \
+            avg_row_##T(g, xp, yr, od, oh, 0, i0);                                                 \
+            avg_row_##T(g, xp, yr, od, oh, i1 > i0 ? i1 : 0, g->out[2]);                           \
+        } else {                                                                                   \
+            max_row_##T(g, xp, yr, ir, pl * g->in_plane, od, oh, 0, i0);                           \
+            max_row_##T(g, xp, yr, ir, pl * g->in_plane, od, oh, i1 > i0 ? i1 : 0, g->out[2]);     \
+        }                                                                                          \
     }                                                                                              \
     static void pool_##T(const og_kernel_ctx *k, const og_pool_params *p, const pool_geom *g,      \
                          const T *x, T *y, int64_t *idx)                                           \
