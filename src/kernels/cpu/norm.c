@@ -257,7 +257,7 @@ static og_status instancenorm_kernel(const og_kernel_ctx *k, const og_tensor *co
 static const void *layer_param(const og_tensor *w, int nr, const int64_t *ndims, int64_t cols,
                                void *dst)
 {
-    if (w->numel == cols) return w->data;
+    if (w->numel == cols || cols == 0) return w->data;
     int wr = w->rank, skip = 0;
     while (wr - skip > nr) skip++; /* leading 1s, checked by infer */
     int64_t strides[OG_MAX_RANK];
@@ -293,15 +293,17 @@ static og_status layernorm_kernel(const og_kernel_ctx *k, const og_tensor *const
         else
             cols *= x->dims[d];
     }
-    if (x->numel == 0) return OG_OK;
     size_t esz = og_dtype_size(x->dtype);
-    /* scratch: expanded Scale and B, then per-row mean and 1/stddev */
-    char *buf = og_malloc(k->alloc, 2 * (size_t)cols * esz + 2 * (size_t)rows * sizeof(double));
-    if (!buf) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
+    /* scratch: per-row mean and 1/stddev (doubles first, for alignment), then Scale and B
+     * expanded to a row; rows of 0 columns still get their Mean and InvStdDev */
+    double *mean =
+        og_malloc(k->alloc, 2 * (size_t)rows * sizeof(double) + 2 * (size_t)cols * esz + 1);
+    if (!mean) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
+    double *inv = mean + rows;
+    char *wbuf = (char *)(inv + rows);
     int nr = x->rank - axis;
-    const void *wp = layer_param(w, nr, x->dims + axis, cols, buf);
-    const void *bp = b ? layer_param(b, nr, x->dims + axis, cols, buf + (size_t)cols * esz) : NULL;
-    double *mean = (double *)(void *)(buf + 2 * (size_t)cols * esz), *inv = mean + rows;
+    const void *wp = layer_param(w, nr, x->dims + axis, cols, wbuf);
+    const void *bp = b ? layer_param(b, nr, x->dims + axis, cols, wbuf + (size_t)cols * esz) : NULL;
     if (x->dtype == OG_FLOAT)
         OG_PARALLEL_FOR(k, rows, cols * 4, r, {
             layer_row_float((const float *)x->data + r * cols, (float *)y->data + r * cols, cols,
@@ -316,7 +318,7 @@ static og_status layernorm_kernel(const og_kernel_ctx *k, const og_tensor *const
         if (om) store_f64(om, r, mean[r]);
         if (oi) store_f64(oi, r, inv[r]);
     }
-    og_free(k->alloc, buf);
+    og_free(k->alloc, mean);
     return OG_OK;
 }
 
