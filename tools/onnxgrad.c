@@ -3,14 +3,17 @@
  *
  *   onnxgrad info MODEL
  *   onnxgrad run MODEL --input NAME=FILE.npy ... [--threads N] -o DIR
+ *   onnxgrad bench MODEL --input NAME=FILE.npy ... [--threads N] [-n ITERS]
  */
-#define _XOPEN_SOURCE 700
+#define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "onnxgrad.h"
 
@@ -24,6 +27,9 @@ static const char usage[] =
     "  run MODEL --input NAME=FILE.npy ... [--threads N] -o DIR\n"
     "                             run the model; write each output to DIR/<name>.npy and\n"
     "                             DIR/manifest.json (tensor name -> file name)\n"
+    "  bench MODEL --input NAME=FILE.npy ... [--threads N] [-n ITERS]\n"
+    "                             time inference; print one JSON line with the median and\n"
+    "                             min milliseconds per run (after warm-up) and peak RSS\n"
     "  help                       this text\n"
     "  version                    the version\n"
     "\n"
@@ -32,6 +38,7 @@ static const char usage[] =
     "                             input also takes --input FILE.npy\n"
     "  --threads N                worker threads (default: one per core)\n"
     "  -o, --output-dir DIR       where outputs go (created if missing)\n"
+    "  -n ITERS                   bench: timed runs (default 20)\n"
     "\n"
     ".npy files: float16, float32, float64, int32, int64 or bool, C order.\n"
     "Output file names are tensor names with every character outside A-Za-z0-9._-\n"
@@ -57,9 +64,12 @@ static void print_shape(og_dtype dt, int rank, const int64_t *dims, const char *
     if (rank < 0) printf("?");
     for (int d = 0; d < rank; d++) {
         if (d) printf(", ");
-        if (dims[d] >= 0) printf("%lld", (long long)dims[d]);
-        else if (names && names[d]) printf("%s", names[d]);
-        else printf("?");
+        if (dims[d] >= 0)
+            printf("%lld", (long long)dims[d]);
+        else if (names && names[d])
+            printf("%s", names[d]);
+        else
+            printf("?");
     }
     printf("]");
 }
@@ -154,9 +164,12 @@ static void json_string(FILE *f, const char *s)
     fputc('"', f);
     for (; *s; s++) {
         unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\') fprintf(f, "\\%c", c);
-        else if (c < 0x20) fprintf(f, "\\u%04x", c);
-        else fputc(c, f);
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
     }
     fputc('"', f);
 }
@@ -175,79 +188,103 @@ static int make_dir(const char *dir)
     return 0;
 }
 
-static int cmd_run(int argc, char **argv)
-{
-    const char *model_path = NULL, *out_dir = NULL;
+/* What run and bench share: the model, its bound inputs and a session. */
+typedef struct job {
+    const char *model_path, *out_dir;
     const char *in_names[MAX_IO], *in_files[MAX_IO];
-    int n_in = 0, threads = 0, rc = 1;
-    og_model *m = NULL;
-    og_session *s = NULL;
-    og_tensor *inputs[MAX_IO] = {0}, *outputs[MAX_IO] = {0};
-    char files[MAX_IO][300];
+    int n_in, threads, iters;
+    og_model *m;
+    og_session *s;
+    og_tensor *inputs[MAX_IO];
+} job;
 
+static int parse_job(job *j, int argc, char **argv, bool want_out_dir)
+{
     for (int i = 0; i < argc; i++) {
         if (strcmp(argv[i], "--input") == 0 || strcmp(argv[i], "-i") == 0) {
             if (++i >= argc) return bad_usage("--input needs NAME=FILE.npy");
-            if (n_in == MAX_IO) return bad_usage("too many --input");
+            if (j->n_in == MAX_IO) return bad_usage("too many --input");
             char *eq = strchr(argv[i], '=');
             if (eq) {
                 *eq = 0;
-                in_names[n_in] = argv[i];
-                in_files[n_in] = eq + 1;
+                j->in_names[j->n_in] = argv[i];
+                j->in_files[j->n_in] = eq + 1;
             } else {
-                in_names[n_in] = NULL;
-                in_files[n_in] = argv[i];
+                j->in_names[j->n_in] = NULL;
+                j->in_files[j->n_in] = argv[i];
             }
-            n_in++;
-        } else if (strcmp(argv[i], "--threads") == 0) {
-            if (++i >= argc) return bad_usage("--threads needs a number");
+            j->n_in++;
+        } else if (strcmp(argv[i], "--threads") == 0 || strcmp(argv[i], "-n") == 0) {
+            const char *opt = argv[i];
+            if (++i >= argc) return bad_usage("--threads and -n need a number");
             char *end;
             long t = strtol(argv[i], &end, 10);
-            if (*end || t < 0 || t > 4096) return bad_usage("--threads needs a number >= 0");
-            threads = (int)t;
-        } else if (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output-dir") == 0) {
+            if (*end || t < 0 || t > 1000000)
+                return bad_usage("--threads and -n need a number >= 0");
+            if (strcmp(opt, "-n") == 0)
+                j->iters = (int)t;
+            else
+                j->threads = (int)t;
+        } else if (want_out_dir &&
+                   (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output-dir") == 0)) {
             if (++i >= argc) return bad_usage("-o needs a folder");
-            out_dir = argv[i];
+            j->out_dir = argv[i];
         } else if (argv[i][0] == '-') {
             fprintf(stderr, "onnxgrad: unknown option '%s' (see 'onnxgrad help')\n", argv[i]);
             return 2;
-        } else if (!model_path) {
-            model_path = argv[i];
+        } else if (!j->model_path) {
+            j->model_path = argv[i];
         } else {
-            return bad_usage("run takes one model path");
+            return bad_usage("one model path only");
         }
     }
-    if (!model_path) return bad_usage("run needs a model path");
-    if (!out_dir) return bad_usage("run needs -o DIR");
-    if (og_model_load_file(model_path, NULL, &m)) return fail();
-    for (int i = 0; i < n_in; i++) {
-        if (!in_names[i]) {
-            if (og_model_input_count(m) != 1) {
-                fprintf(stderr, "onnxgrad: --input %s: the model has %d inputs, name it as "
-                        "NAME=FILE.npy\n", in_files[i], og_model_input_count(m));
-                goto done;
+    if (!j->model_path) return bad_usage("a model path is needed");
+    if (want_out_dir && !j->out_dir) return bad_usage("run needs -o DIR");
+    return 0;
+}
+
+/* Load the model and the inputs, create the session. */
+static int open_job(job *j)
+{
+    if (og_model_load_file(j->model_path, NULL, &j->m)) return fail();
+    for (int i = 0; i < j->n_in; i++) {
+        if (!j->in_names[i]) {
+            if (og_model_input_count(j->m) != 1) {
+                fprintf(stderr,
+                        "onnxgrad: --input %s: the model has %d inputs, name it as "
+                        "NAME=FILE.npy\n",
+                        j->in_files[i], og_model_input_count(j->m));
+                return 1;
             }
-            in_names[i] = og_model_input_name(m, 0);
+            j->in_names[i] = og_model_input_name(j->m, 0);
         }
-        if (og_npy_load(in_files[i], NULL, &inputs[i])) {
-            fail();
-            goto done;
-        }
+        if (og_npy_load(j->in_files[i], NULL, &j->inputs[i])) return fail();
     }
     og_session_options opts = {0};
-    opts.threads = threads;
-    if (og_session_create(m, &opts, &s)) {
-        fail();
-        goto done;
-    }
-    int n_out = og_model_output_count(m);
-    if (n_out > MAX_IO) {
+    opts.threads = j->threads;
+    if (og_session_create(j->m, &opts, &j->s)) return fail();
+    if (og_model_output_count(j->m) > MAX_IO) {
         fprintf(stderr, "onnxgrad: the model has more than %d outputs\n", MAX_IO);
-        goto done;
+        return 1;
     }
-    if (og_session_run(s, in_names, (const og_tensor *const *)inputs, n_in, outputs)) {
-        fail();
-        goto done;
+    return 0;
+}
+
+static void close_job(job *j)
+{
+    for (int i = 0; i < MAX_IO; i++) og_tensor_free(j->inputs[i]);
+    og_session_free(j->s);
+    og_model_free(j->m);
+}
+
+static int write_outputs(const og_model *m, const char *out_dir, og_tensor **outputs)
+{
+    int n_out = og_model_output_count(m);
+    char(*files)[300] = calloc((size_t)n_out + 1, sizeof *files);
+    int rc = 1;
+    if (!files) {
+        fprintf(stderr, "onnxgrad: out of memory\n");
+        return 1;
     }
     if (make_dir(out_dir) != 0) {
         fprintf(stderr, "onnxgrad: cannot create folder '%s': %s\n", out_dir, strerror(errno));
@@ -298,12 +335,80 @@ static int cmd_run(int argc, char **argv)
     }
     rc = 0;
 done:
-    for (int i = 0; i < MAX_IO; i++) {
-        og_tensor_free(inputs[i]);
-        og_tensor_free(outputs[i]);
+    free(files);
+    return rc;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    job j = {0};
+    og_tensor *outputs[MAX_IO] = {0};
+    int rc = parse_job(&j, argc, argv, true);
+    if (rc) return rc;
+    rc = open_job(&j);
+    if (!rc && og_session_run(j.s, j.in_names, (const og_tensor *const *)j.inputs, j.n_in, outputs))
+        rc = fail();
+    if (!rc) rc = write_outputs(j.m, j.out_dir, outputs);
+    for (int i = 0; i < MAX_IO; i++) og_tensor_free(outputs[i]);
+    close_job(&j);
+    return rc;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int cmd_bench(int argc, char **argv)
+{
+    job j = {0};
+    j.iters = 20;
+    og_tensor *outputs[MAX_IO] = {0};
+    double *times = NULL;
+    int rc = parse_job(&j, argc, argv, false);
+    if (rc) return rc;
+    if (j.iters < 1) return bad_usage("-n must be at least 1");
+    rc = open_job(&j);
+    int n_out = j.m ? og_model_output_count(j.m) : 0;
+    times = calloc((size_t)j.iters, sizeof *times);
+    if (!rc && !times) {
+        fprintf(stderr, "onnxgrad: out of memory\n");
+        rc = 1;
     }
-    og_session_free(s);
-    og_model_free(m);
+    int warmup = j.iters < 5 ? 1 : 3;
+    for (int it = -warmup; !rc && it < j.iters; it++) {
+        double t0 = now_ms();
+        if (og_session_run(j.s, j.in_names, (const og_tensor *const *)j.inputs, j.n_in, outputs)) {
+            rc = fail();
+            break;
+        }
+        double t1 = now_ms();
+        for (int k = 0; k < n_out; k++) {
+            og_tensor_free(outputs[k]);
+            outputs[k] = NULL;
+        }
+        if (it >= 0) times[it] = t1 - t0;
+    }
+    if (!rc) {
+        qsort(times, (size_t)j.iters, sizeof *times, cmp_double);
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        printf("{\"model\": ");
+        json_string(stdout, j.model_path);
+        printf(", \"mode\": \"inference\", \"threads\": %d, \"iters\": %d, "
+               "\"median_ms\": %.4f, \"min_ms\": %.4f, \"peak_rss_kb\": %ld}\n",
+               j.threads, j.iters, times[j.iters / 2], times[0], ru.ru_maxrss);
+    }
+    free(times);
+    close_job(&j);
     return rc;
 }
 
@@ -329,6 +434,7 @@ int main(int argc, char **argv)
         }
     if (strcmp(cmd, "info") == 0) return cmd_info(argc - 2, argv + 2);
     if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2);
+    if (strcmp(cmd, "bench") == 0) return cmd_bench(argc - 2, argv + 2);
     fprintf(stderr, "onnxgrad: unknown command '%s' (see 'onnxgrad help')\n", cmd);
     return 2;
 }

@@ -40,15 +40,23 @@ static og_status parse_descr(const char *d, og_dtype *dt, bool *swap)
     if (order != '<' && order != '>' && order != '|' && order != '=')
         return og_error(OG_ERR_UNSUPPORTED, ".npy: dtype '%s' is not supported", s);
     *swap = order == '>';
-    if (strcmp(code, "f2") == 0) *dt = OG_FLOAT16;
-    else if (strcmp(code, "f4") == 0) *dt = OG_FLOAT;
-    else if (strcmp(code, "f8") == 0) *dt = OG_DOUBLE;
-    else if (strcmp(code, "i4") == 0) *dt = OG_INT32;
-    else if (strcmp(code, "i8") == 0) *dt = OG_INT64;
-    else if (strcmp(code, "b1") == 0) *dt = OG_BOOL;
+    if (strcmp(code, "f2") == 0)
+        *dt = OG_FLOAT16;
+    else if (strcmp(code, "f4") == 0)
+        *dt = OG_FLOAT;
+    else if (strcmp(code, "f8") == 0)
+        *dt = OG_DOUBLE;
+    else if (strcmp(code, "i4") == 0)
+        *dt = OG_INT32;
+    else if (strcmp(code, "i8") == 0)
+        *dt = OG_INT64;
+    else if (strcmp(code, "b1") == 0)
+        *dt = OG_BOOL;
     else
-        return og_error(OG_ERR_UNSUPPORTED, ".npy: dtype '%s' is not supported (float16, "
-                        "float32, float64, int32, int64 and bool are)", s);
+        return og_error(OG_ERR_UNSUPPORTED,
+                        ".npy: dtype '%s' is not supported (float16, "
+                        "float32, float64, int32, int64 and bool are)",
+                        s);
     return OG_OK;
 }
 
@@ -94,7 +102,7 @@ og_status og_npy_load_buffer(const void *data, size_t size, const og_allocator *
     if (st) goto done;
     if (strncmp(fortran, "True", 4) == 0) {
         st = og_error(OG_ERR_UNSUPPORTED, ".npy: Fortran-ordered arrays are not supported "
-                      "(save with np.ascontiguousarray)");
+                                          "(save with np.ascontiguousarray)");
         goto done;
     }
     if (strncmp(fortran, "False", 5) != 0) {
@@ -135,8 +143,8 @@ og_status og_npy_load_buffer(const void *data, size_t size, const og_allocator *
         goto done;
     }
     if (size - off < nbytes) {
-        st = og_error(OG_ERR_PARSE, ".npy: data truncated (%zu bytes, shape needs %zu)",
-                      size - off, nbytes);
+        st = og_error(OG_ERR_PARSE, ".npy: data truncated (%zu bytes, shape needs %zu)", size - off,
+                      nbytes);
         goto done;
     }
     st = og_tensor_from_data(dt, rank, dims, b + off, nbytes, alloc, out);
@@ -191,8 +199,7 @@ og_status og_npy_save(const char *path, const og_tensor *t)
                         og_dtype_name(t->dtype));
     }
     char hdr[512];
-    int n = snprintf(hdr, sizeof hdr, "{'descr': '%s', 'fortran_order': False, 'shape': (",
-                     descr);
+    int n = snprintf(hdr, sizeof hdr, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
     for (int i = 0; i < t->rank; i++)
         n += snprintf(hdr + n, sizeof hdr - (size_t)n, "%lld,%s", (long long)t->dims[i],
                       i + 1 < t->rank ? " " : "");
@@ -203,8 +210,16 @@ og_status og_npy_save(const char *path, const og_tensor *t)
     size_t hlen = (size_t)n + pad + 1;
     FILE *f = fopen(path, "wb");
     if (!f) return og_error(OG_ERR_IO, "cannot create '%s'", path);
-    unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0,
-                             (unsigned char)(hlen & 0xff), (unsigned char)(hlen >> 8)};
+    unsigned char pre[10] = {0x93,
+                             'N',
+                             'U',
+                             'M',
+                             'P',
+                             'Y',
+                             1,
+                             0,
+                             (unsigned char)(hlen & 0xff),
+                             (unsigned char)(hlen >> 8)};
     bool ok = fwrite(pre, 1, 10, f) == 10 && fwrite(hdr, 1, (size_t)n, f) == (size_t)n;
     for (size_t i = 0; ok && i < pad; i++) ok = fputc(' ', f) != EOF;
     ok = ok && fputc('\n', f) != EOF;
