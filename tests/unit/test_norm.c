@@ -46,6 +46,50 @@ static void test_batchnorm_training(void)
     h_free(NULL, out, 3);
 }
 
+/* opset 7, spatial = 0: one scale/shift per activation (C x H), N = 2 */
+static void test_batchnorm_per_activation(void)
+{
+    og_graph *g;
+    h_node(&g, "BatchNormalization", 7, 5, 1);
+    h_attr_int(g, "spatial", 0);
+    h_attr_float(g, "epsilon", 0);
+    int64_t xd[] = {2, 1, 2}, pd[] = {1, 2};
+    double x[] = {1, 2, 3, 4}, s[] = {1, 2}, b[] = {0, 1}, m[] = {1, 0}, v[] = {1, 4};
+    og_tensor *in[] = {h_tensor(OG_FLOAT, 3, xd, x), h_tensor(OG_FLOAT, 2, pd, s),
+                       h_tensor(OG_FLOAT, 2, pd, b), h_tensor(OG_FLOAT, 2, pd, m),
+                       h_tensor(OG_FLOAT, 2, pd, v)};
+    og_tensor *out[1];
+    bool want[] = {true};
+    H_CHECK(h_run(g, in, want, out) == OG_OK);
+    double y[] = {0, 3, 2, 5}; /* column 0: x - 1; column 1: 2 * x / 2 + 1 */
+    h_expect("batchnorm per activation", out[0], 4, y, 1e-6);
+    h_free(g, in, 5);
+    h_free(NULL, out, 1);
+}
+
+/* opset 9 with the statistics outputs: training, saved_mean/saved_var are the batch's */
+static void test_batchnorm_training_old(void)
+{
+    og_graph *g;
+    h_node(&g, "BatchNormalization", 9, 5, 5);
+    h_attr_float(g, "momentum", 0.25f);
+    int64_t xd[] = {4, 1}, cd[] = {1};
+    double x[] = {0, 2, 4, 6}, one[] = {1}, zero[] = {0};
+    og_tensor *in[] = {h_tensor(OG_DOUBLE, 2, xd, x), h_tensor(OG_DOUBLE, 1, cd, one),
+                       h_tensor(OG_DOUBLE, 1, cd, zero), h_tensor(OG_DOUBLE, 1, cd, zero),
+                       h_tensor(OG_DOUBLE, 1, cd, one)};
+    og_tensor *out[5];
+    bool want[] = {true, true, true, true, true};
+    H_CHECK(h_run(g, in, want, out) == OG_OK);
+    double rm[] = {2.25}, rv[] = {0.25 + 0.75 * 5}, sm[] = {3}, sv[] = {5};
+    h_expect("bn9 running mean", out[1], 1, rm, 1e-9);
+    h_expect("bn9 running var", out[2], 1, rv, 1e-9);
+    h_expect("bn9 saved mean", out[3], 1, sm, 1e-9);
+    h_expect("bn9 saved var", out[4], 1, sv, 1e-9);
+    h_free(g, in, 5);
+    h_free(NULL, out, 5);
+}
+
 static void test_batchnorm_bad_channels(void)
 {
     og_graph *g;
@@ -182,6 +226,8 @@ int main(void)
 {
     test_batchnorm_inference();
     test_batchnorm_training();
+    test_batchnorm_per_activation();
+    test_batchnorm_training_old();
     test_batchnorm_bad_channels();
     test_instancenorm();
     test_layernorm();
