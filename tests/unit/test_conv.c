@@ -387,6 +387,26 @@ static void test_fixed(void)
     tc.pads[0] = tc.pads[1] = tc.pads[2] = tc.pads[3] = 1;
     tc.threads = 2;
     run_case(&tc, true, "depthwise");
+    /* big enough for several column chunks, 2-D and 3-D, one and two threads */
+    tc = base("Conv", 2);
+    tc.c = 64;
+    tc.m = 8;
+    tc.in[0] = tc.in[1] = 40;
+    tc.pads[0] = tc.pads[1] = tc.pads[2] = tc.pads[3] = 1;
+    run_case(&tc, true, "chunked2d");
+    tc.threads = 2;
+    run_case(&tc, true, "chunked2d_mt");
+    tc.k[0] = tc.k[1] = 1;
+    tc.pads[0] = tc.pads[1] = tc.pads[2] = tc.pads[3] = 0;
+    run_case(&tc, true, "pointwise_mt");
+    tc = base("Conv", 3);
+    tc.c = 16;
+    tc.m = 4;
+    tc.in[0] = tc.in[1] = tc.in[2] = 14;
+    tc.dt = OG_DOUBLE;
+    run_case(&tc, true, "chunked3d");
+    tc.threads = 2;
+    run_case(&tc, true, "chunked3d_mt");
     /* ConvTranspose pointwise and plain */
     tc = base("ConvTranspose", 2);
     tc.k[0] = tc.k[1] = 1;

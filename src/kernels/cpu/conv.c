@@ -21,8 +21,9 @@ typedef struct conv_type {
     void (*copy_strided)(void *restrict dst, const void *restrict src, int64_t n, int64_t stride);
     /* dst[i * stride] += src[i], i < n */
     void (*add_strided)(void *restrict dst, int64_t stride, const void *restrict src, int64_t n);
-    /* row r of dst[rows, len] = bias[r] (0 when bias is NULL) */
-    void (*fill_rows)(void *restrict dst, const void *restrict bias, int64_t rows, int64_t len);
+    /* dst[r * ld + i] = bias[r] (0 when bias is NULL), r < rows, i < len */
+    void (*fill_rows)(void *restrict dst, const void *restrict bias, int64_t rows, int64_t len,
+                      int64_t ld);
 } conv_type;
 
 #define CONV_TYPED(T, S, GEMM)                                                                     \
@@ -43,7 +44,10 @@ typedef struct conv_type {
     {                                                                                              \
         T *restrict d = dst;                                                                       \
         const T *restrict s = src;                                                                 \
-        for (int64_t i = 0; i < n; i++) d[i] = s[i * stride];                                      \
+        if (stride == 2) /* constant stride: vectorizes as a deinterleave */                       \
+            for (int64_t i = 0; i < n; i++) d[i] = s[2 * i];                                       \
+        else                                                                                       \
+            for (int64_t i = 0; i < n; i++) d[i] = s[i * stride];                                  \
     }                                                                                              \
     static void add_strided_##S(void *restrict dst, int64_t stride, const void *restrict src,      \
                                 int64_t n)                                                         \
@@ -56,13 +60,13 @@ typedef struct conv_type {
             for (int64_t i = 0; i < n; i++) d[i * stride] += s[i];                                 \
     }                                                                                              \
     static void fill_rows_##S(void *restrict dst, const void *restrict bias, int64_t rows,         \
-                              int64_t len)                                                         \
+                              int64_t len, int64_t ld)                                             \
     {                                                                                              \
         T *restrict d = dst;                                                                       \
         const T *restrict b = bias;                                                                \
         for (int64_t r = 0; r < rows; r++) {                                                       \
             T v = b ? b[r] : (T)0;                                                                 \
-            for (int64_t i = 0; i < len; i++) d[r * len + i] = v;                                  \
+            for (int64_t i = 0; i < len; i++) d[r * ld + i] = v;                                   \
         }                                                                                          \
     }                                                                                              \
     static const conv_type conv_type_##S = {sizeof(T), gemm_##S, copy_strided_##S,                 \
@@ -75,6 +79,17 @@ static const conv_type *conv_type_of(og_dtype t)
 {
     return t == OG_FLOAT ? &conv_type_f32 : t == OG_DOUBLE ? &conv_type_f64 : NULL;
 }
+
+/* Bytes of column matrix per im2col chunk: a chunk stays in L2 from im2col to GEMM. */
+#ifndef CONV_CHUNK_BYTES
+#define CONV_CHUNK_BYTES ((int64_t)1024 * 1024)
+#endif
+
+#ifndef CONV_CHUNK_MIN_COLS
+#define CONV_CHUNK_MIN_COLS 1024
+#endif
+/* Narrowest chunk worth a thread of its own when there are fewer images than threads. */
+#define CONV_PAR_MIN_COLS 256
 
 /* ceil(a / b) for b > 0 and any a. */
 static int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
@@ -94,6 +109,8 @@ typedef struct conv_job {
     char *y;
     char *col; /* nslots column buffers of col_bytes each */
     size_t col_bytes;
+    int64_t chunk_rows; /* Conv: outer output rows per chunk */
+    int64_t n_chunks;   /* chunks per (image, group); 1 for ConvTranspose */
 } conv_job;
 
 /* Split kernel row index r (of ks) into per-dim kernel offsets. */
@@ -109,7 +126,8 @@ static void kernel_index(const og_conv_geom *g, int64_t r, int64_t *kidx)
  * under that kernel tap at every output position (0 in the padding).  The innermost
  * spatial dim is done as a range [lo, hi) of in-bounds output positions, a memcpy when
  * the stride is 1, so that no element needs a bounds check. */
-static void im2col_row(const conv_job *job, const char *xc, const int64_t *kidx, char *dst)
+static void im2col_row(const conv_job *job, const char *xc, const int64_t *kidx, int64_t r0,
+                       int64_t r1, char *dst)
 {
     const og_conv_geom *g = &job->g;
     const size_t es = job->t->es;
@@ -119,12 +137,14 @@ static void im2col_row(const conv_job *job, const char *xc, const int64_t *kidx,
     const int64_t lo = clamp64(ceil_div(-off, s), 0, ow);
     const int64_t hi = clamp64(ceil_div(iw - off, s), lo, ow);
     int64_t o[OG_CONV_MAX_SP] = {0}, istride[OG_CONV_MAX_SP];
-    int64_t n_outer = 1;
     istride[L] = 1;
     for (int j = L - 1; j >= 0; j--) istride[j] = istride[j + 1] * g->in[j + 1];
-    for (int j = 0; j < L; j++) n_outer *= g->out[j];
+    for (int j = L - 1, r = r0; j >= 0; j--) { /* outer output position of row r0 */
+        o[j] = r % g->out[j];
+        r /= g->out[j];
+    }
 
-    for (int64_t r = 0; r < n_outer; r++, dst += (size_t)ow * es) {
+    for (int64_t r = r0; r < r1; r++, dst += (size_t)ow * es) {
         bool inside = hi > lo;
         int64_t src = 0;
         for (int j = 0; j < L && inside; j++) {
@@ -150,13 +170,16 @@ static void im2col_row(const conv_job *job, const char *xc, const int64_t *kidx,
     }
 }
 
-/* Row `row` (of cg * ks) of the column matrix of the group whose input starts at xg. */
-static void im2col_one(const conv_job *job, const char *xg, int64_t row, char *col)
+/* Row `row` (of cg * ks) of the column matrix of the group whose input starts at xg,
+ * for outer output rows [r0, r1) (the columns of one chunk). */
+static void im2col_one(const conv_job *job, const char *xg, int64_t row, int64_t r0, int64_t r1,
+                       char *col)
 {
     int64_t kidx[OG_CONV_MAX_SP];
     kernel_index(&job->g, row % job->ks, kidx);
     const char *xc = xg + (size_t)((row / job->ks) * job->is) * job->t->es;
-    im2col_row(job, xc, kidx, col + (size_t)(row * job->os) * job->t->es);
+    int64_t ncols = (r1 - r0) * job->g.out[job->g.nsp - 1];
+    im2col_row(job, xc, kidx, r0, r1, col + (size_t)(row * ncols) * job->t->es);
 }
 
 /* The reverse of im2col_row: add one col row (one value per input position, for output
@@ -206,24 +229,33 @@ static void col2im_channel(const conv_job *job, const char *col, int64_t m, char
     }
 }
 
-/* Conv of unit u = (image, group). */
-static void conv_unit(const og_kernel_ctx *k, const conv_job *job, int64_t u, char *col)
+/* Conv of item it = (image, group, chunk of output rows). */
+static void conv_item(const og_kernel_ctx *k, const conv_job *job, int64_t it, char *col)
 {
     const og_conv_geom *g = &job->g;
     const size_t es = job->t->es;
+    int64_t u = it / job->n_chunks, j = it % job->n_chunks;
     int64_t n = u / g->group, gi = u % g->group;
+    const int64_t ow = g->out[g->nsp - 1], n_rows = job->os / ow;
+    const int64_t r0 = j * job->chunk_rows;
+    const int64_t r1 = r0 + job->chunk_rows < n_rows ? r0 + job->chunk_rows : n_rows;
+    const int64_t c0 = r0 * ow, ncols = (r1 - r0) * ow;
     const char *xg = job->x + (size_t)((n * g->c + gi * job->cg) * job->is) * es;
     const char *wg = job->w + (size_t)(gi * job->mg * job->kdim) * es;
-    char *yg = job->y + (size_t)((n * g->m + gi * job->mg) * job->os) * es;
-    /* bias first, then the GEMM accumulates onto it: one pass over Y */
-    if (job->b) job->t->fill_rows(yg, job->b + (size_t)(gi * job->mg) * es, job->mg, job->os);
-    const char *bmat = xg; /* pointwise: X_g is already the [cg, OS] matrix */
+    char *yg = job->y + (size_t)((n * g->m + gi * job->mg) * job->os + c0) * es;
+    /* bias first, then the GEMM accumulates onto it while this part of Y is in cache */
+    if (job->b)
+        job->t->fill_rows(yg, job->b + (size_t)(gi * job->mg) * es, job->mg, ncols, job->os);
+    const char *bmat = xg + (size_t)c0 * es; /* pointwise: X_g is the [cg, OS] matrix */
+    int64_t ldb = job->os;
     if (!job->pointwise) {
+        /* a chunk of col is sized to stay in cache from im2col to the GEMM */
         int64_t rows = job->kdim;
-        OG_PARALLEL_FOR(k, rows, job->os, r, { im2col_one(job, xg, r, col); });
+        OG_PARALLEL_FOR(k, rows, ncols, r, { im2col_one(job, xg, r, r0, r1, col); });
         bmat = col;
+        ldb = ncols;
     }
-    job->t->gemm(k, false, false, job->mg, job->os, job->kdim, wg, job->kdim, bmat, job->os,
+    job->t->gemm(k, false, false, job->mg, ncols, job->kdim, wg, job->kdim, bmat, ldb,
                  job->b != NULL, yg, job->os);
 }
 
@@ -236,7 +268,8 @@ static void conv_transpose_unit(const og_kernel_ctx *k, const conv_job *job, int
     const char *xg = job->x + (size_t)((n * g->c + gi * job->cg) * job->is) * es;
     const char *wg = job->w + (size_t)(gi * job->cg * job->kdim) * es;
     char *yg = job->y + (size_t)((n * g->m + gi * job->mg) * job->os) * es;
-    job->t->fill_rows(yg, job->b ? job->b + (size_t)(gi * job->mg) * es : NULL, job->mg, job->os);
+    job->t->fill_rows(yg, job->b ? job->b + (size_t)(gi * job->mg) * es : NULL, job->mg, job->os,
+                      job->os);
     if (job->pointwise) {
         /* col2im is the identity: accumulate Wᵀ·X straight into Y */
         job->t->gemm(k, true, false, job->mg, job->is, job->cg, wg, job->mg, xg, job->is, true, yg,
@@ -250,16 +283,16 @@ static void conv_transpose_unit(const og_kernel_ctx *k, const conv_job *job, int
     OG_PARALLEL_FOR(k, mg, job->ks * job->is, m, { col2im_channel(job, col, m, yg); });
 }
 
-/* Units [t*U/slots, (t+1)*U/slots) with column buffer t. */
+/* Items [t*I/slots, (t+1)*I/slots) with column buffer t. */
 static void run_slot(const og_kernel_ctx *k, const conv_job *job, bool transpose, int64_t t,
-                     int64_t slots, int64_t units)
+                     int64_t slots, int64_t items)
 {
     char *col = job->col ? job->col + (size_t)t * job->col_bytes : NULL;
-    for (int64_t u = t * units / slots; u < (t + 1) * units / slots; u++) {
+    for (int64_t it = t * items / slots; it < (t + 1) * items / slots; it++) {
         if (transpose)
-            conv_transpose_unit(k, job, u, col);
+            conv_transpose_unit(k, job, it, col);
         else
-            conv_unit(k, job, u, col);
+            conv_item(k, job, it, col);
     }
 }
 
@@ -307,24 +340,45 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
         /* nothing to sum: the output is the bias */
         for (int64_t n = 0; n < g->n; n++)
             job.t->fill_rows((char *)job.y + (size_t)(n * g->m * job.os) * job.t->es, job.b, g->m,
-                             job.os);
+                             job.os, job.os);
         return OG_OK;
     }
 
-    /* Work split: independent (image, group) units go to separate threads when there are
-     * enough of them or they are small (each thread its own column buffer, BLAS then runs
-     * single-threaded inside); otherwise units run one by one and BLAS and im2col use the
-     * threads. */
-    int64_t units = g->n * g->group;
-    double unit_work = (double)job.mg * (double)job.cg * (double)job.ks * (double)job.os;
-    if (transpose) unit_work = (double)job.mg * (double)job.cg * (double)job.ks * (double)job.is;
+    /* Work split.  Conv's items are (image, group, chunk of output rows); a chunk's column
+     * matrix is about CONV_CHUNK_BYTES, so that it stays in cache from im2col to the GEMM.
+     * Items go to separate threads (one parallel region, each thread its own column
+     * buffer, BLAS single-threaded inside) when there are enough of them or they are
+     * small; otherwise they run one by one and BLAS and im2col use the threads. */
+    int64_t units = g->n * g->group, ow = g->out[g->nsp - 1], n_rows = job.os / ow;
+    int64_t threads = k->threads > 1 ? k->threads : 1;
+    job.chunk_rows = n_rows;
+    if (!transpose) {
+        if (!job.pointwise) {
+            int64_t per_row = job.kdim * ow * (int64_t)job.t->es;
+            int64_t cr = CONV_CHUNK_BYTES / per_row;
+            if (cr * ow < CONV_CHUNK_MIN_COLS) cr = CONV_CHUNK_MIN_COLS / ow + 1; /* GEMM width */
+            if (cr < job.chunk_rows) job.chunk_rows = cr;
+        }
+        if (units < threads) { /* more chunks, to give every thread one */
+            int64_t want = (threads + units - 1) / units;
+            int64_t cr = (n_rows + want - 1) / want, min_cr = CONV_PAR_MIN_COLS / ow + 1;
+            if (cr < min_cr) cr = min_cr;
+            if (cr < job.chunk_rows) job.chunk_rows = cr;
+        }
+        if (job.chunk_rows < 1) job.chunk_rows = 1;
+    }
+    job.n_chunks = (n_rows + job.chunk_rows - 1) / job.chunk_rows;
+    int64_t items = units * job.n_chunks;
+    double item_work = (double)job.mg * (double)job.cg * (double)job.ks *
+                       (double)(transpose ? job.is : job.chunk_rows * ow);
     int64_t slots = 1;
-    if (k->threads > 1 && units > 1 && (units >= k->threads || unit_work < (double)(1 << 22)))
-        slots = units < k->threads ? units : k->threads;
+    if (threads > 1 && items > 1 && (items >= threads || item_work < (double)(1 << 22)))
+        slots = items < threads ? items : threads;
 
     if (!job.pointwise) {
         size_t elems;
-        if (!og_mul_size((size_t)job.kdim, (size_t)(transpose ? job.is : job.os), &elems) ||
+        int64_t ncols = transpose ? job.is : job.chunk_rows * ow;
+        if (!og_mul_size((size_t)job.kdim, (size_t)ncols, &elems) ||
             !og_mul_size(elems, job.t->es, &job.col_bytes) ||
             !og_mul_size(job.col_bytes, (size_t)slots, &elems))
             return og_kernel_error(k, OG_ERR_NOMEM, "column buffer size overflows");
@@ -337,10 +391,10 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
     if (slots > 1) {
         og_kernel_ctx inner = *k;
         inner.threads = 1;
-        OG_PARALLEL_FOR(k, slots, unit_work * (double)units / (double)slots, t,
-                        { run_slot(&inner, &job, transpose, t, slots, units); });
+        OG_PARALLEL_FOR(k, slots, item_work * (double)items / (double)slots, t,
+                        { run_slot(&inner, &job, transpose, t, slots, items); });
     } else {
-        run_slot(k, &job, transpose, 0, 1, units);
+        run_slot(k, &job, transpose, 0, 1, items);
     }
     og_free(k->alloc, job.col);
     return OG_OK;
