@@ -359,11 +359,13 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
             if (cr * ow < CONV_CHUNK_MIN_COLS) cr = CONV_CHUNK_MIN_COLS / ow + 1; /* GEMM width */
             if (cr < job.chunk_rows) job.chunk_rows = cr;
         }
-        if (units < threads) { /* more chunks, to give every thread one */
+        if (units < threads) {
+            /* more chunks, a multiple of the threads each image needs, for balance */
             int64_t want = (threads + units - 1) / units;
-            int64_t cr = (n_rows + want - 1) / want, min_cr = CONV_PAR_MIN_COLS / ow + 1;
-            if (cr < min_cr) cr = min_cr;
-            if (cr < job.chunk_rows) job.chunk_rows = cr;
+            int64_t chunks = (n_rows + job.chunk_rows - 1) / job.chunk_rows;
+            chunks = (chunks + want - 1) / want * want;
+            int64_t cr = (n_rows + chunks - 1) / chunks, min_cr = CONV_PAR_MIN_COLS / ow + 1;
+            job.chunk_rows = cr > min_cr ? cr : min_cr < n_rows ? min_cr : n_rows;
         }
         if (job.chunk_rows < 1) job.chunk_rows = 1;
     }
