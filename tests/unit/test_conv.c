@@ -32,6 +32,8 @@ typedef struct tcase {
     bool has_oshape, bias, kernel_attr;
     og_dtype dt;
     int threads;
+    int64_t w1, b_len; /* nonzero: override W's dim 1 / B's length (error cases) */
+    bool sym_batch;    /* declare X's batch dim symbolic in the graph */
 } tcase;
 
 static uint32_t rng = 12345;
@@ -198,6 +200,8 @@ static og_status run_case(const tcase *tc, bool check, const char *label)
         dims[1][2 + i] = tc->k[i];
     }
     dims[2][0] = tc->m;
+    if (tc->w1) dims[1][1] = tc->w1;
+    if (tc->b_len) dims[2][0] = tc->b_len;
     int nin = tc->bias ? 3 : 2;
     const char *names[3] = {"X", "W", "B"};
     int ranks[3] = {rank, rank, 1};
@@ -207,6 +211,7 @@ static og_status run_case(const tcase *tc, bool check, const char *label)
         g->values[v].dtype = tc->dt;
         g->values[v].rank = ranks[i];
         memcpy(g->values[v].dims, dims[i], (size_t)ranks[i] * sizeof(int64_t));
+        if (i == 0 && tc->sym_batch) g->values[v].dims[0] = og_dim_symbol(og_graph_symbol(g, "N"));
         og_tensor_alloc(tc->dt, ranks[i], dims[i], NULL, &t[i]);
         for (int64_t e = 0; e < t[i]->numel; e++) set(t[i], e, rnd());
     }
@@ -252,6 +257,11 @@ static og_status run_case(const tcase *tc, bool check, const char *label)
               (long long)outv.dims[2 + i], (long long)out[i]);
     /* the static shape on the graph agrees */
     CHECK(g->values[yv].rank == rank, "%s: static rank", label);
+    for (int i = 0; i < nsp && g->values[yv].rank == rank; i++)
+        CHECK(g->values[yv].dims[2 + i] == out[i], "%s: static dim %d", label, i);
+    if (tc->sym_batch)
+        CHECK(g->values[yv].dims[0] == g->values[0].dims[0] && g->values[yv].dims[0] < 0,
+              "%s: symbolic batch not kept", label);
     if ((st = og_tensor_alloc(outv.dtype, outv.rank, outv.dims, NULL, &y))) goto done;
     for (int64_t e = 0; e < y->numel; e++) set(y, e, NAN); /* every element must be written */
     og_kernel_ctx k = {nd, nd->params, g->alloc, tc->threads ? tc->threads : 1};
@@ -383,6 +393,11 @@ static void test_fixed(void)
     run_case(&tc, true, "7x7s2");
     /* depthwise */
     tc = base("Conv", 2);
+    tc.sym_batch = true;
+    tc.auto_pad = "SAME_UPPER";
+    tc.strides[1] = 2;
+    run_case(&tc, true, "symbolic_batch");
+    tc = base("Conv", 2);
     tc.c = tc.m = tc.group = 6;
     tc.pads[0] = tc.pads[1] = tc.pads[2] = tc.pads[3] = 1;
     tc.threads = 2;
@@ -467,6 +482,12 @@ static void test_errors(void)
     tc = base("Conv", 2);
     tc.strides[0] = 0;
     expect_error(&tc, OG_ERR_MODEL, "zero_stride");
+    tc = base("Conv", 2);
+    tc.w1 = 2; /* X has 3 channels */
+    expect_error(&tc, OG_ERR_SHAPE, "w_channels");
+    tc = base("ConvTranspose", 2);
+    tc.b_len = 3; /* 4 output channels */
+    expect_error(&tc, OG_ERR_SHAPE, "bias_length");
 }
 
 int main(void)
