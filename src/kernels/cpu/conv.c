@@ -139,9 +139,10 @@ static void im2col_row(const conv_job *job, const char *xc, const int64_t *kidx,
     int64_t o[OG_CONV_MAX_SP] = {0}, istride[OG_CONV_MAX_SP];
     istride[L] = 1;
     for (int j = L - 1; j >= 0; j--) istride[j] = istride[j + 1] * g->in[j + 1];
-    for (int j = L - 1, r = r0; j >= 0; j--) { /* outer output position of row r0 */
-        o[j] = r % g->out[j];
-        r /= g->out[j];
+    int64_t rr = r0;
+    for (int j = L - 1; j >= 0; j--) { /* outer output position of row r0 */
+        o[j] = rr % g->out[j];
+        rr /= g->out[j];
     }
 
     for (int64_t r = r0; r < r1; r++, dst += (size_t)ow * es) {
