@@ -17,7 +17,8 @@
 #include "onnx/onnx_io.h"
 #include "onnxgrad.h"
 
-/* The ops onnxgrad promises to run (the foundation's list). */
+/* The ops onnxgrad promises to run: the foundation's list, then the extras onnxgrad also
+ * implements (their cases must pass too). */
 static const char *const supported_ops[] = {"Abs",
                                             "Add",
                                             "And",
