@@ -29,7 +29,7 @@ static const char *const supported_ops[] = {
     "InstanceNormalization", "LayerNormalization", "LeakyRelu", "Less", "LessOrEqual", "Log",
     "LogSoftmax", "MatMul", "Max", "MaxPool", "Mean", "Min", "Mod", "Mul", "Neg",
     "NegativeLogLikelihoodLoss", "Not", "OneHot", "Or", "Pad", "Pow", "PRelu", "Range",
-    "Reciprocal", "ReduceLogSumExp", "ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd",
+    "Reciprocal", "ReduceL1", "ReduceL2", "ReduceLogSumExp", "ReduceMax", "ReduceMean", "ReduceMin", "ReduceProd",
     "ReduceSum", "ReduceSumSquare", "Relu", "Reshape", "Resize", "ScatterElements", "ScatterND",
     "Selu", "Shape", "Sigmoid", "Sign", "Sin", "Size", "Slice", "Softmax",
     "SoftmaxCrossEntropyLoss", "Softplus", "Softsign", "Split", "Sqrt", "Squeeze", "Sub", "Sum",
