@@ -24,7 +24,9 @@
  * load time: the build targets baseline x86-64 (SSE2), which runs them at a quarter of the
  * width onnxruntime's kernels use. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
-#define OG_SIMD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#pragma GCC optimize("fp-contract=fast")
+#define OG_SIMD_CLONES                                                                             \
+    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define OG_SIMD_CLONES
 #endif
