@@ -25,11 +25,11 @@
  * width onnxruntime's kernels use. */
 #if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
 #pragma GCC optimize("fp-contract=fast")
-#define OG_SIMD_CLONES                                                                             \
-    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#define OG_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define OG_SIMD_CLONES
 #endif
+#define OG_NO_CLONES
 /* Row helpers are forced inline so that the clones above get them at their width too. */
 #if defined(__GNUC__)
 #define OG_ROW_INLINE __attribute__((always_inline)) inline
@@ -123,16 +123,23 @@ static int nthreads(const og_kernel_ctx *k) { return k->threads > 1 ? k->threads
         }                                                                                          \
         return a;                                                                                  \
     }
-#define DEF_REDUCE(NAME, T, A, INIT, PRE, COMB, POST)                                              \
+#define DEF_REDUCE(NAME, T, A, INIT, PRE, COMB, POST, CL)                                          \
     DEF_ACC(NAME, T, A, INIT, PRE, COMB)                                                           \
+    /* rows [o0, min(o0 + rb, O)) of the I == 1 case, in one call per task */                      \
+    CL static void NAME##_rows(const T *restrict x, T *restrict y, int64_t R, int64_t o0,          \
+                               int64_t O, int64_t rb)                                              \
+    {                                                                                              \
+        int64_t o1 = O - o0 < rb ? O : o0 + rb;                                                    \
+        for (int64_t o = o0; o < o1; o++) y[o] = (T)POST(NAME##_acc(x + o * R, R), R);             \
+    }                                                                                              \
     static A NAME##_part(const T *x, int64_t R, int64_t P, int64_t t)                              \
     {                                                                                              \
         int64_t o = t / P, p = t % P;                                                              \
         int64_t lo = R * p / P, hi = R * (p + 1) / P;                                              \
         return NAME##_acc(x + o * R + lo, hi - lo);                                                \
     }                                                                                              \
-    static void NAME##_cols(const T *restrict x, T *restrict y, int64_t R, int64_t I, int64_t o,   \
-                            int64_t c)                                                             \
+    CL static void NAME##_cols(const T *restrict x, T *restrict y, int64_t R, int64_t I,           \
+                               int64_t o, int64_t c)                                               \
     {                                                                                              \
         A acc[CH];                                                                                 \
         int64_t i0 = c * CH, n = I - i0 < CH ? I - i0 : CH;                                        \
@@ -171,9 +178,10 @@ static int nthreads(const og_kernel_ctx *k) { return k->threads > 1 ? k->threads
             }                                                                                      \
             return;                                                                                \
         }                                                                                          \
-        OG_PARALLEL_FOR(k, O, R + 16, o, { y[o] = (T)POST(NAME##_acc(x + o * R, R), R); });        \
+        int64_t rb = R >= 4096 ? 1 : 4096 / (R + 1), nt = (O + rb - 1) / rb;                       \
+        OG_PARALLEL_FOR(k, nt, rb *(R + 16), t, { NAME##_rows(x, y, R, t *rb, O, rb); });          \
     }                                                                                              \
-    static A NAME##_rkr_one(const T *x, int64_t R1, int64_t K, int64_t R2, int64_t kk)             \
+    CL static A NAME##_rkr_one(const T *x, int64_t R1, int64_t K, int64_t R2, int64_t kk)          \
     {                                                                                              \
         A a = NAME##_acc(x + kk * R2, R2);                                                         \
         for (int64_t r = 1; r < R1; r++) {                                                         \
@@ -211,33 +219,33 @@ static int nthreads(const og_kernel_ctx *k) { return k->threads > 1 ? k->threads
 /* Sums of int32 accumulate in int64 (no signed overflow); float32 sums stay float32 (as
  * onnxruntime does), spread over LANES partial sums. */
 #define DEF_SUMLIKE(OP, PRE, FPOST, DPOST, IPOST)                                                  \
-    DEF_REDUCE(OP##_f32, float, float, 0.0f, PRE, COMB_ADD, FPOST)                                 \
-    DEF_REDUCE(OP##_f64, double, double, 0.0, PRE, COMB_ADD, DPOST)                                \
-    DEF_REDUCE(OP##_i32, int32_t, int64_t, 0, PRE, COMB_ADD, IPOST)                                \
-    DEF_REDUCE(OP##_i64, int64_t, int64_t, 0, PRE, COMB_ADD, IPOST)
+    DEF_REDUCE(OP##_f32, float, float, 0.0f, PRE, COMB_ADD, FPOST, OG_SIMD_CLONES)                 \
+    DEF_REDUCE(OP##_f64, double, double, 0.0, PRE, COMB_ADD, DPOST, OG_SIMD_CLONES)                \
+    DEF_REDUCE(OP##_i32, int32_t, int64_t, 0, PRE, COMB_ADD, IPOST, OG_NO_CLONES)                  \
+    DEF_REDUCE(OP##_i64, int64_t, int64_t, 0, PRE, COMB_ADD, IPOST, OG_NO_CLONES)
 
 DEF_SUMLIKE(sum, PRE_ID, POST_ID, POST_ID, POST_ID)
 DEF_SUMLIKE(mean, PRE_ID, POST_MEAN, POST_MEAN, POST_MEAN)
 DEF_SUMLIKE(l1, PRE_ABS, POST_ID, POST_ID, POST_ID)
 DEF_SUMLIKE(sumsq, PRE_SQ, POST_ID, POST_ID, POST_ID)
-DEF_REDUCE(l2_f32, float, float, 0.0f, PRE_SQ, COMB_ADD, POST_SQRTF)
-DEF_REDUCE(l2_f64, double, double, 0.0, PRE_SQ, COMB_ADD, POST_SQRT)
-DEF_REDUCE(logsum_f32, float, float, 0.0f, PRE_ID, COMB_ADD, POST_LOGF)
-DEF_REDUCE(logsum_f64, double, double, 0.0, PRE_ID, COMB_ADD, POST_LOG)
-DEF_REDUCE(prod_f32, float, float, 1.0f, PRE_ID, COMB_MUL, POST_ID)
-DEF_REDUCE(prod_f64, double, double, 1.0, PRE_ID, COMB_MUL, POST_ID)
-DEF_REDUCE(prod_i32, int32_t, int64_t, 1, PRE_ID, COMB_MUL, POST_ID)
-DEF_REDUCE(prod_i64, int64_t, int64_t, 1, PRE_ID, COMB_MUL, POST_ID)
-DEF_REDUCE(max_f32, float, float, -INFINITY, PRE_ID, COMB_MAX, POST_ID)
-DEF_REDUCE(max_f64, double, double, -INFINITY, PRE_ID, COMB_MAX, POST_ID)
-DEF_REDUCE(max_i32, int32_t, int32_t, INT32_MIN, PRE_ID, COMB_MAX, POST_ID)
-DEF_REDUCE(max_i64, int64_t, int64_t, INT64_MIN, PRE_ID, COMB_MAX, POST_ID)
-DEF_REDUCE(max_b8, uint8_t, uint8_t, 0, PRE_ID, COMB_MAX, POST_ID)
-DEF_REDUCE(min_f32, float, float, INFINITY, PRE_ID, COMB_MIN, POST_ID)
-DEF_REDUCE(min_f64, double, double, INFINITY, PRE_ID, COMB_MIN, POST_ID)
-DEF_REDUCE(min_i32, int32_t, int32_t, INT32_MAX, PRE_ID, COMB_MIN, POST_ID)
-DEF_REDUCE(min_i64, int64_t, int64_t, INT64_MAX, PRE_ID, COMB_MIN, POST_ID)
-DEF_REDUCE(min_b8, uint8_t, uint8_t, 1, PRE_ID, COMB_MIN, POST_ID)
+DEF_REDUCE(l2_f32, float, float, 0.0f, PRE_SQ, COMB_ADD, POST_SQRTF, OG_SIMD_CLONES)
+DEF_REDUCE(l2_f64, double, double, 0.0, PRE_SQ, COMB_ADD, POST_SQRT, OG_SIMD_CLONES)
+DEF_REDUCE(logsum_f32, float, float, 0.0f, PRE_ID, COMB_ADD, POST_LOGF, OG_SIMD_CLONES)
+DEF_REDUCE(logsum_f64, double, double, 0.0, PRE_ID, COMB_ADD, POST_LOG, OG_SIMD_CLONES)
+DEF_REDUCE(prod_f32, float, float, 1.0f, PRE_ID, COMB_MUL, POST_ID, OG_SIMD_CLONES)
+DEF_REDUCE(prod_f64, double, double, 1.0, PRE_ID, COMB_MUL, POST_ID, OG_SIMD_CLONES)
+DEF_REDUCE(prod_i32, int32_t, int64_t, 1, PRE_ID, COMB_MUL, POST_ID, OG_NO_CLONES)
+DEF_REDUCE(prod_i64, int64_t, int64_t, 1, PRE_ID, COMB_MUL, POST_ID, OG_NO_CLONES)
+DEF_REDUCE(max_f32, float, float, -INFINITY, PRE_ID, COMB_MAX, POST_ID, OG_SIMD_CLONES)
+DEF_REDUCE(max_f64, double, double, -INFINITY, PRE_ID, COMB_MAX, POST_ID, OG_SIMD_CLONES)
+DEF_REDUCE(max_i32, int32_t, int32_t, INT32_MIN, PRE_ID, COMB_MAX, POST_ID, OG_NO_CLONES)
+DEF_REDUCE(max_i64, int64_t, int64_t, INT64_MIN, PRE_ID, COMB_MAX, POST_ID, OG_NO_CLONES)
+DEF_REDUCE(max_b8, uint8_t, uint8_t, 0, PRE_ID, COMB_MAX, POST_ID, OG_NO_CLONES)
+DEF_REDUCE(min_f32, float, float, INFINITY, PRE_ID, COMB_MIN, POST_ID, OG_SIMD_CLONES)
+DEF_REDUCE(min_f64, double, double, INFINITY, PRE_ID, COMB_MIN, POST_ID, OG_SIMD_CLONES)
+DEF_REDUCE(min_i32, int32_t, int32_t, INT32_MAX, PRE_ID, COMB_MIN, POST_ID, OG_NO_CLONES)
+DEF_REDUCE(min_i64, int64_t, int64_t, INT64_MAX, PRE_ID, COMB_MIN, POST_ID, OG_NO_CLONES)
+DEF_REDUCE(min_b8, uint8_t, uint8_t, 1, PRE_ID, COMB_MIN, POST_ID, OG_NO_CLONES)
 
 /* LogSumExp = m + log(sum(exp(x - m))) with m the max: no overflow for large inputs. */
 #define DEF_LSE(NAME, T, MAXACC, EXP, LOG)                                                         \
