@@ -296,6 +296,34 @@ static void test_arg_cumsum_topk(void)
     free_all(g, all, 5);
 }
 
+/* Integer sums wrap (two's complement) rather than overflow. */
+static void test_int_wrap(void)
+{
+    int64_t d[] = {2};
+    og_tensor *x = tensor(OG_INT32, 1, d), *y[1] = {0};
+    ((int32_t *)x->data)[0] = INT32_MAX;
+    ((int32_t *)x->data)[1] = 1;
+    const og_tensor *in[] = {x};
+    og_graph *g = node_graph("ReduceSum", 11, 1, 1);
+    attr_int(g, "keepdims", 0);
+    CHECK_OK(finish(g, in));
+    CHECK_OK(run_node(g, in, y, 1));
+    CHECK(y[0] && y[0]->rank == 0 && ((int32_t *)y[0]->data)[0] == INT32_MIN);
+    og_tensor_free(y[0]);
+    og_graph_free(g);
+
+    og_tensor *x64 = tensor(OG_INT64, 1, d), *a = tensor(OG_INT64, 0, NULL);
+    ((int64_t *)x64->data)[0] = INT64_MAX;
+    ((int64_t *)x64->data)[1] = 1;
+    const og_tensor *inc[] = {x64, a};
+    g = node_graph("CumSum", 11, 2, 1);
+    CHECK_OK(finish(g, inc));
+    CHECK_OK(run_node(g, inc, y, 1));
+    CHECK(y[0] && ((int64_t *)y[0]->data)[1] == INT64_MIN);
+    og_tensor *all[] = {x, x64, a, y[0]};
+    free_all(g, all, 4);
+}
+
 /* Bad values fail with a message, at load when known, at run time otherwise. */
 static void test_errors(void)
 {
@@ -403,6 +431,7 @@ int main(int argc, char **argv)
     test_max_attr_and_empty();
     test_softmax();
     test_arg_cumsum_topk();
+    test_int_wrap();
     test_errors();
     TEST_DONE();
 }

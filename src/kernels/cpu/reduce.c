@@ -208,7 +208,15 @@ static int nthreads(const og_kernel_ctx *k) { return k->threads > 1 ? k->threads
 #define COMB_MUL(a, b) ((a) * (b))
 #define COMB_MAX(a, b) ((b) > (a) ? (b) : (a))
 #define COMB_MIN(a, b) ((b) < (a) ? (b) : (a))
-#define POST_ID(a, n)  (a)
+/* integer accumulations wrap like onnxruntime's instead of overflowing (undefined in C):
+ * the arithmetic runs in uint64_t, the conversion back is modular on every target we
+ * build for */
+#define WRAP(x)          ((int64_t)(uint64_t)(x))
+#define PRE_ABS_W(v)     ((v) < 0 ? WRAP(0 - (uint64_t)(v)) : (v))
+#define PRE_SQ_W(v)      WRAP((uint64_t)(v) * (uint64_t)(v))
+#define COMB_ADD_W(a, b) WRAP((uint64_t)(a) + (uint64_t)(b))
+#define COMB_MUL_W(a, b) WRAP((uint64_t)(a) * (uint64_t)(b))
+#define POST_ID(a, n)    (a)
 /* the mean of an empty set is 0, as onnxruntime gives (and no integer division by 0) */
 #define POST_MEAN(a, n)  ((n) ? (a) / (n) : 0)
 #define POST_SQRTF(a, n) sqrtf(a)
@@ -218,24 +226,24 @@ static int nthreads(const og_kernel_ctx *k) { return k->threads > 1 ? k->threads
 
 /* Sums of int32 accumulate in int64 (no signed overflow); float32 sums stay float32 (as
  * onnxruntime does), spread over LANES partial sums. */
-#define DEF_SUMLIKE(OP, PRE, FPOST, DPOST, IPOST)                                                  \
-    DEF_REDUCE(OP##_f32, float, float, 0.0f, PRE, COMB_ADD, FPOST, OG_SIMD_CLONES)                 \
-    DEF_REDUCE(OP##_f64, double, double, 0.0, PRE, COMB_ADD, DPOST, OG_SIMD_CLONES)                \
-    DEF_REDUCE(OP##_i32, int32_t, int64_t, 0, PRE, COMB_ADD, IPOST, OG_NO_CLONES)                  \
-    DEF_REDUCE(OP##_i64, int64_t, int64_t, 0, PRE, COMB_ADD, IPOST, OG_NO_CLONES)
+#define DEF_SUMLIKE(OP, PRE, IPRE, POST)                                                           \
+    DEF_REDUCE(OP##_f32, float, float, 0.0f, PRE, COMB_ADD, POST, OG_SIMD_CLONES)                  \
+    DEF_REDUCE(OP##_f64, double, double, 0.0, PRE, COMB_ADD, POST, OG_SIMD_CLONES)                 \
+    DEF_REDUCE(OP##_i32, int32_t, int64_t, 0, IPRE, COMB_ADD_W, POST, OG_NO_CLONES)                \
+    DEF_REDUCE(OP##_i64, int64_t, int64_t, 0, IPRE, COMB_ADD_W, POST, OG_NO_CLONES)
 
-DEF_SUMLIKE(sum, PRE_ID, POST_ID, POST_ID, POST_ID)
-DEF_SUMLIKE(mean, PRE_ID, POST_MEAN, POST_MEAN, POST_MEAN)
-DEF_SUMLIKE(l1, PRE_ABS, POST_ID, POST_ID, POST_ID)
-DEF_SUMLIKE(sumsq, PRE_SQ, POST_ID, POST_ID, POST_ID)
+DEF_SUMLIKE(sum, PRE_ID, PRE_ID, POST_ID)
+DEF_SUMLIKE(mean, PRE_ID, PRE_ID, POST_MEAN)
+DEF_SUMLIKE(l1, PRE_ABS, PRE_ABS_W, POST_ID)
+DEF_SUMLIKE(sumsq, PRE_SQ, PRE_SQ_W, POST_ID)
 DEF_REDUCE(l2_f32, float, float, 0.0f, PRE_SQ, COMB_ADD, POST_SQRTF, OG_SIMD_CLONES)
 DEF_REDUCE(l2_f64, double, double, 0.0, PRE_SQ, COMB_ADD, POST_SQRT, OG_SIMD_CLONES)
 DEF_REDUCE(logsum_f32, float, float, 0.0f, PRE_ID, COMB_ADD, POST_LOGF, OG_SIMD_CLONES)
 DEF_REDUCE(logsum_f64, double, double, 0.0, PRE_ID, COMB_ADD, POST_LOG, OG_SIMD_CLONES)
 DEF_REDUCE(prod_f32, float, float, 1.0f, PRE_ID, COMB_MUL, POST_ID, OG_SIMD_CLONES)
 DEF_REDUCE(prod_f64, double, double, 1.0, PRE_ID, COMB_MUL, POST_ID, OG_SIMD_CLONES)
-DEF_REDUCE(prod_i32, int32_t, int64_t, 1, PRE_ID, COMB_MUL, POST_ID, OG_NO_CLONES)
-DEF_REDUCE(prod_i64, int64_t, int64_t, 1, PRE_ID, COMB_MUL, POST_ID, OG_NO_CLONES)
+DEF_REDUCE(prod_i32, int32_t, int64_t, 1, PRE_ID, COMB_MUL_W, POST_ID, OG_NO_CLONES)
+DEF_REDUCE(prod_i64, int64_t, int64_t, 1, PRE_ID, COMB_MUL_W, POST_ID, OG_NO_CLONES)
 DEF_REDUCE(max_f32, float, float, -INFINITY, PRE_ID, COMB_MAX, POST_ID, OG_SIMD_CLONES)
 DEF_REDUCE(max_f64, double, double, -INFINITY, PRE_ID, COMB_MAX, POST_ID, OG_SIMD_CLONES)
 DEF_REDUCE(max_i32, int32_t, int32_t, INT32_MIN, PRE_ID, COMB_MAX, POST_ID, OG_NO_CLONES)
@@ -705,7 +713,7 @@ static og_status k_LogSoftmax(const og_kernel_ctx *k, const og_tensor *const *in
 /* Columns per CumSum task: each output row adds the previous output row (contiguous). */
 #define CUM_CH 1024
 
-#define DEF_CUMSUM(NAME, T)                                                                        \
+#define DEF_CUMSUM(NAME, T, ADD)                                                                   \
     static void NAME##_block(const T *x, T *y, int64_t R, int64_t I, int64_t o, int64_t c,         \
                              bool excl, bool rev)                                                  \
     {                                                                                              \
@@ -721,7 +729,7 @@ static og_status k_LogSoftmax(const og_kernel_ctx *k, const og_tensor *const *in
             }                                                                                      \
             const T *restrict yp = y + base + pr * I;                                              \
             const T *restrict src = excl ? x + base + pr * I : xr;                                 \
-            for (int64_t i = 0; i < n; i++) yr[i] = yp[i] + src[i];                                \
+            for (int64_t i = 0; i < n; i++) yr[i] = (T)ADD(yp[i], src[i]);                         \
         }                                                                                          \
     }                                                                                              \
     static void NAME(const og_kernel_ctx *k, const void *xv, void *yv, int64_t O, int64_t R,       \
@@ -733,10 +741,10 @@ static og_status k_LogSoftmax(const og_kernel_ctx *k, const og_tensor *const *in
         OG_PARALLEL_FOR(k, O *nc, R *(I < CUM_CH ? I : CUM_CH), t,                                 \
                         { NAME##_block(x, y, R, I, t / nc, t % nc, excl, rev); });                 \
     }
-DEF_CUMSUM(cumsum_f32, float)
-DEF_CUMSUM(cumsum_f64, double)
-DEF_CUMSUM(cumsum_i32, int32_t)
-DEF_CUMSUM(cumsum_i64, int64_t)
+DEF_CUMSUM(cumsum_f32, float, COMB_ADD)
+DEF_CUMSUM(cumsum_f64, double, COMB_ADD)
+DEF_CUMSUM(cumsum_i32, int32_t, COMB_ADD_W)
+DEF_CUMSUM(cumsum_i64, int64_t, COMB_ADD_W)
 
 static og_status k_CumSum(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                           og_tensor *const *out, int n_out)
