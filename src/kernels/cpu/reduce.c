@@ -374,6 +374,13 @@ DEF_PERMUTE(permute_1, uint8_t)
 DEF_PERMUTE(permute_4, uint32_t)
 DEF_PERMUTE(permute_8, uint64_t)
 
+static og_status unsupported(const og_kernel_ctx *k, og_dtype t)
+{
+    return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
+                           og_dtype_name(t));
+}
+
+/* Index of a dtype in the per-dtype tables: float32, float64, int32, int64, bool; -1. */
 static int dtype_slot(og_dtype t)
 {
     switch (t) {
@@ -394,9 +401,7 @@ static og_status reduce_run(const og_kernel_ctx *k, const og_tensor *const *in, 
     og_tensor *y = out[0];
     int slot = dtype_slot(x->dtype);
     red_fn fn = slot >= 0 ? impl->f[slot] : NULL;
-    if (!fn)
-        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
-                               og_dtype_name(x->dtype));
+    if (!fn) return unsupported(k, x->dtype);
     bool mask[OG_MAX_RANK], noop;
     og_status st = og_reduce_axes_mask(p, x->rank, n_in > 1 ? in[1] : NULL, mask, &noop);
     if (st) {
@@ -566,16 +571,8 @@ static void split_axis(int rank, const int64_t *dims, int axis, int64_t *O, int6
 static og_status arg_run(const og_kernel_ctx *k, const og_tensor *x, og_tensor *y, int is_min)
 {
     const og_reduce_params *p = k->params;
-    int t;
-    switch (x->dtype) {
-    case OG_FLOAT: t = 0; break;
-    case OG_DOUBLE: t = 1; break;
-    case OG_INT32: t = 2; break;
-    case OG_INT64: t = 3; break;
-    default:
-        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
-                               og_dtype_name(x->dtype));
-    }
+    int t = dtype_slot(x->dtype);
+    if (t < 0 || t > 3) return unsupported(k, x->dtype);
     int64_t axis = p->axis < 0 ? p->axis + x->rank : p->axis;
     if (x->rank > 0 && (axis < 0 || axis >= x->rank))
         return og_kernel_error(k, OG_ERR_MODEL, "attribute 'axis' %lld is out of range for rank %d",
@@ -675,9 +672,7 @@ DEF_SOFTMAX(softmax_f64, double, double, max_f64_acc, sum_f64_acc, exp, log)
 static og_status softmax_run(const og_kernel_ctx *k, const og_tensor *x, og_tensor *y, bool lg)
 {
     const og_reduce_params *p = k->params;
-    if (x->dtype != OG_FLOAT && x->dtype != OG_DOUBLE)
-        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
-                               og_dtype_name(x->dtype));
+    if (x->dtype != OG_FLOAT && x->dtype != OG_DOUBLE) return unsupported(k, x->dtype);
     int64_t axis = p->axis < 0 ? p->axis + x->rank : p->axis;
     if (x->rank > 0 && (axis < 0 || axis >= x->rank))
         return og_kernel_error(k, OG_ERR_MODEL, "attribute 'axis' %lld is out of range for rank %d",
@@ -746,11 +741,17 @@ DEF_CUMSUM(cumsum_f64, double, COMB_ADD)
 DEF_CUMSUM(cumsum_i32, int32_t, COMB_ADD_W)
 DEF_CUMSUM(cumsum_i64, int64_t, COMB_ADD_W)
 
+typedef void (*cum_fn)(const og_kernel_ctx *k, const void *x, void *y, int64_t O, int64_t R,
+                       int64_t I, bool excl, bool rev);
+static const cum_fn cum_table[4] = {cumsum_f32, cumsum_f64, cumsum_i32, cumsum_i64};
+
 static og_status k_CumSum(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                           og_tensor *const *out, int n_out)
 {
     const og_reduce_params *p = k->params;
     const og_tensor *x = in[0], *a = in[1];
+    int slot = dtype_slot(x->dtype);
+    if (slot < 0 || slot > 3) return unsupported(k, x->dtype);
     if (a->numel != 1 || (a->dtype != OG_INT32 && a->dtype != OG_INT64))
         return og_kernel_error(k, OG_ERR_SHAPE, "input 1 (axis) must be one int32/int64 value");
     int64_t axis = og_tensor_get_i64(a, 0);
@@ -764,15 +765,7 @@ static og_status k_CumSum(const og_kernel_ctx *k, const og_tensor *const *in, in
     if (x->numel == 0) return OG_OK;
     int64_t O, R, I;
     split_axis(rank, x->dims, (int)axis, &O, &R, &I);
-    switch (x->dtype) {
-    case OG_FLOAT: cumsum_f32(k, x->data, out[0]->data, O, R, I, p->exclusive, p->reverse); break;
-    case OG_DOUBLE: cumsum_f64(k, x->data, out[0]->data, O, R, I, p->exclusive, p->reverse); break;
-    case OG_INT32: cumsum_i32(k, x->data, out[0]->data, O, R, I, p->exclusive, p->reverse); break;
-    case OG_INT64: cumsum_i64(k, x->data, out[0]->data, O, R, I, p->exclusive, p->reverse); break;
-    default:
-        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
-                               og_dtype_name(x->dtype));
-    }
+    cum_table[slot](k, x->data, out[0]->data, O, R, I, p->exclusive, p->reverse);
     return OG_OK;
 }
 
@@ -858,11 +851,17 @@ DEF_TOPK(topk_f64, double)
 DEF_TOPK(topk_i32, int32_t)
 DEF_TOPK(topk_i64, int64_t)
 
+typedef og_status (*topk_fn)(const og_kernel_ctx *k, const void *x, void *v, int64_t *iy, int64_t O,
+                             int64_t R, int64_t I, int64_t K, bool lg);
+static const topk_fn topk_table[4] = {topk_f32, topk_f64, topk_i32, topk_i64};
+
 static og_status k_TopK(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                         og_tensor *const *out, int n_out)
 {
     const og_reduce_params *p = k->params;
     const og_tensor *x = in[0];
+    int slot = dtype_slot(x->dtype);
+    if (slot < 0 || slot > 3) return unsupported(k, x->dtype);
     int64_t K = p->k;
     if (p->k_input) {
         if (n_in < 2 || !in[1] || in[1]->numel != 1)
@@ -887,16 +886,7 @@ static og_status k_TopK(const og_kernel_ctx *k, const og_tensor *const *in, int 
         if (!tmp) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
         iy = tmp;
     }
-    og_status st;
-    switch (x->dtype) {
-    case OG_FLOAT: st = topk_f32(k, x->data, out[0]->data, iy, O, R, I, K, p->largest); break;
-    case OG_DOUBLE: st = topk_f64(k, x->data, out[0]->data, iy, O, R, I, K, p->largest); break;
-    case OG_INT32: st = topk_i32(k, x->data, out[0]->data, iy, O, R, I, K, p->largest); break;
-    case OG_INT64: st = topk_i64(k, x->data, out[0]->data, iy, O, R, I, K, p->largest); break;
-    default:
-        st = og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
-                             og_dtype_name(x->dtype));
-    }
+    og_status st = topk_table[slot](k, x->data, out[0]->data, iy, O, R, I, K, p->largest);
     og_free(k->alloc, tmp);
     return st;
 }
