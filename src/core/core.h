@@ -75,14 +75,31 @@ uint16_t og_float_to_bfloat16(float f);
 
 /* ---- tensors --------------------------------------------------------------------- */
 
-/* A reference-counted block of tensor data.  Views (Reshape, Identity, ...) share it. */
+struct og_pool;
+
+/* A reference-counted block of tensor data.  Views (Reshape, Identity, ...) share it; the
+ * count is atomic because sessions of one model share its initializers across threads. */
 typedef struct og_buffer {
     const og_allocator *alloc;
     void *data;      /* 64-byte aligned, or caller memory when !owned */
     size_t capacity; /* bytes */
-    int refcount;
+    _Atomic int refcount;
     bool owned;
+    struct og_pool *pool; /* when set, a released buffer goes back to this session pool */
 } og_buffer;
+
+/* A session's free list of buffers, so that a run reuses the blocks of the previous one
+ * instead of going back to malloc (and the kernel's page faults) for every value. */
+typedef struct og_pool {
+    const og_allocator *alloc;
+    og_buffer **free;
+    int n_free, cap_free;
+    size_t bytes_free;
+} og_pool;
+void og_pool_init(og_pool *p, const og_allocator *a);
+/* A buffer of at least `bytes` (reused when one fits within 2x), NULL on OOM. */
+og_buffer *og_pool_get(og_pool *p, size_t bytes);
+void og_pool_drain(og_pool *p);
 
 struct og_tensor {
     og_dtype dtype;
@@ -109,6 +126,9 @@ og_status og_tensor_view(const og_tensor *src, int rank, const int64_t *dims, og
 og_status og_tensor_clone(const og_tensor *src, const og_allocator *alloc, og_tensor **out);
 
 og_buffer *og_buffer_new(const og_allocator *a, size_t bytes);
+/* Tensor struct around a buffer (takes the caller's reference). */
+og_status og_tensor_from_buffer(og_dtype dtype, int rank, const int64_t *dims, og_buffer *b,
+                                const og_allocator *alloc, og_tensor **out);
 void og_buffer_release(og_buffer *b);
 
 /* "[2, 3, 4]" into buf (size n); returns buf. */

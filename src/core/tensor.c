@@ -4,6 +4,9 @@
 
 #include "core/core.h"
 
+static og_tensor *tensor_struct(og_dtype dtype, int rank, const int64_t *dims,
+                                const og_allocator *a);
+
 og_buffer *og_buffer_new(const og_allocator *a, size_t bytes)
 {
     a = og_alloc_or_default(a);
@@ -18,14 +21,84 @@ og_buffer *og_buffer_new(const og_allocator *a, size_t bytes)
     b->capacity = bytes;
     b->refcount = 1;
     b->owned = true;
+    b->pool = NULL;
     return b;
+}
+
+static void buffer_destroy(og_buffer *b)
+{
+    if (b->owned) og_free_aligned(b->alloc, b->data);
+    og_free(b->alloc, b);
 }
 
 void og_buffer_release(og_buffer *b)
 {
     if (!b || --b->refcount > 0) return;
-    if (b->owned) og_free_aligned(b->alloc, b->data);
-    og_free(b->alloc, b);
+    og_pool *p = b->pool;
+    if (p && b->owned) {
+        if (p->n_free == p->cap_free) {
+            int cap = p->cap_free ? p->cap_free * 2 : 32;
+            og_buffer **f = og_realloc(p->alloc, p->free, (size_t)p->n_free * sizeof *f,
+                                       (size_t)cap * sizeof *f);
+            if (!f) {
+                buffer_destroy(b);
+                return;
+            }
+            p->free = f;
+            p->cap_free = cap;
+        }
+        p->free[p->n_free++] = b;
+        p->bytes_free += b->capacity;
+        return;
+    }
+    buffer_destroy(b);
+}
+
+void og_pool_init(og_pool *p, const og_allocator *a)
+{
+    memset(p, 0, sizeof *p);
+    p->alloc = og_alloc_or_default(a);
+}
+
+og_buffer *og_pool_get(og_pool *p, size_t bytes)
+{
+    int best = -1;
+    for (int i = 0; i < p->n_free; i++) {
+        size_t c = p->free[i]->capacity;
+        if (c >= bytes && c <= 2 * bytes + 4096 && (best < 0 || c < p->free[best]->capacity))
+            best = i;
+    }
+    if (best >= 0) {
+        og_buffer *b = p->free[best];
+        p->free[best] = p->free[--p->n_free];
+        p->bytes_free -= b->capacity;
+        b->refcount = 1;
+        return b;
+    }
+    og_buffer *b = og_buffer_new(p->alloc, bytes);
+    if (b) b->pool = p;
+    return b;
+}
+
+void og_pool_drain(og_pool *p)
+{
+    for (int i = 0; i < p->n_free; i++) buffer_destroy(p->free[i]);
+    og_free(p->alloc, p->free);
+    p->free = NULL;
+    p->n_free = p->cap_free = 0;
+    p->bytes_free = 0;
+}
+
+og_status og_tensor_from_buffer(og_dtype dtype, int rank, const int64_t *dims, og_buffer *b,
+                                const og_allocator *alloc, og_tensor **out)
+{
+    *out = NULL;
+    og_tensor *t = tensor_struct(dtype, rank, dims, alloc);
+    if (!t) return og_error(OG_ERR_NOMEM, "out of memory allocating a tensor");
+    t->buf = b;
+    t->data = b->data;
+    *out = t;
+    return OG_OK;
 }
 
 bool og_shape_numel(int rank, const int64_t *dims, int64_t *numel)
@@ -147,6 +220,7 @@ og_status og_tensor_wrap(og_dtype dtype, int rank, const int64_t *dims, void *da
     t->buf->capacity = nbytes;
     t->buf->refcount = 1;
     t->buf->owned = false;
+    t->buf->pool = NULL;
     t->data = data;
     *out = t;
     return OG_OK;

@@ -1,0 +1,234 @@
+/* model.c: og_model, the public face of a loaded, resolved graph. */
+#include <stdio.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "onnx/onnx_io.h"
+
+#define OG_MAX_MODEL_BYTES ((size_t)1 << 31) /* protobuf's own 2 GiB limit */
+
+static og_status model_from_bytes(const void *data, size_t size, const char *base_dir,
+                                  const og_load_options *opts, bool require_kernels, og_model **out)
+{
+    const og_allocator *a = og_alloc_or_default(opts ? opts->allocator : NULL);
+    og_model *m = og_malloc(a, sizeof *m);
+    if (!m) return og_error(OG_ERR_NOMEM, "out of memory");
+    /* Everything of the model allocates through its own copy of the allocator. */
+    m->alloc = *a;
+    m->user_alloc = a;
+    m->graph = NULL;
+    og_status st = og_onnx_parse_model(data, size, base_dir, &m->alloc, &m->graph);
+    if (st) goto fail;
+    st = og_graph_finalize(m->graph);
+    if (st) goto fail;
+    st = og_graph_resolve(m->graph, require_kernels);
+    if (st) goto fail;
+    *out = m;
+    return OG_OK;
+fail:
+    og_model_free(m);
+    return st;
+}
+
+/* The folder of `path` ("." if none), allocated with a. */
+static char *dir_of(const og_allocator *a, const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) return og_strdup(a, ".");
+    size_t n = (size_t)(slash - path);
+    if (n == 0) n = 1; /* "/model.onnx" */
+    char *d = og_malloc(a, n + 1);
+    if (d) {
+        memcpy(d, path, n);
+        d[n] = 0;
+    }
+    return d;
+}
+
+static og_status load_file(const char *path, const og_load_options *opts, bool require_kernels,
+                           og_model **out)
+{
+    if (!out) return og_error(OG_ERR_INVALID_ARG, "og_model_load_file: out is NULL");
+    *out = NULL;
+    if (!path) return og_error(OG_ERR_INVALID_ARG, "og_model_load_file: path is NULL");
+    const og_allocator *a = og_alloc_or_default(opts ? opts->allocator : NULL);
+    void *data = NULL;
+    size_t size = 0;
+    char *dir = NULL;
+    og_status st = og_read_file(path, OG_MAX_MODEL_BYTES, a, &data, &size);
+    if (st) return st;
+    if (opts && opts->base_dir) {
+        dir = og_strdup(a, opts->base_dir);
+    } else {
+        dir = dir_of(a, path);
+    }
+    if (!dir) {
+        st = og_error(OG_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    st = model_from_bytes(data, size, dir, opts, require_kernels, out);
+    if (st) og_error_prefix(st, "%s", path);
+done:
+    og_free(a, dir);
+    og_free(a, data);
+    return st;
+}
+
+og_status og_model_load_file(const char *path, const og_load_options *opts, og_model **out)
+{
+    return load_file(path, opts, true, out);
+}
+
+og_status og_model_load_file_any_op(const char *path, const og_load_options *opts, og_model **out)
+{
+    return load_file(path, opts, false, out);
+}
+
+og_status og_model_load_buffer(const void *data, size_t size, const og_load_options *opts,
+                               og_model **out)
+{
+    if (!out) return og_error(OG_ERR_INVALID_ARG, "og_model_load_buffer: out is NULL");
+    *out = NULL;
+    if (!data) return og_error(OG_ERR_INVALID_ARG, "og_model_load_buffer: data is NULL");
+    return model_from_bytes(data, size, opts ? opts->base_dir : NULL, opts, true, out);
+}
+
+void og_model_free(og_model *m)
+{
+    if (!m) return;
+    og_allocator a = m->alloc; /* the model's copy dies with it */
+    og_graph_free(m->graph);
+    og_free(&a, m);
+}
+
+og_status og_model_save_buffer(const og_model *m, void **out_data, size_t *out_size)
+{
+    if (!m || !out_data || !out_size)
+        return og_error(OG_ERR_INVALID_ARG, "og_model_save_buffer: NULL argument");
+    return og_onnx_serialize_model(m->graph, &m->alloc, out_data, out_size);
+}
+
+void og_model_buffer_free(const og_model *m, void *data)
+{
+    if (m) og_free(&m->alloc, data);
+}
+
+og_status og_model_save_file(const og_model *m, const char *path)
+{
+    void *data = NULL;
+    size_t size = 0;
+    if (!path) return og_error(OG_ERR_INVALID_ARG, "og_model_save_file: path is NULL");
+    og_status st = og_model_save_buffer(m, &data, &size);
+    if (st) return st;
+    FILE *f = fopen(path, "wb");
+    if (!f) {
+        st = og_error(OG_ERR_IO, "cannot create '%s'", path);
+    } else {
+        if (fwrite(data, 1, size, f) != size) st = og_error(OG_ERR_IO, "cannot write '%s'", path);
+        if (fclose(f) != 0 && !st) st = og_error(OG_ERR_IO, "cannot write '%s'", path);
+    }
+    og_model_buffer_free(m, data);
+    return st;
+}
+
+int og_model_input_count(const og_model *m)
+{
+    int n = 0;
+    for (int i = 0; m && i < m->graph->n_inputs; i++)
+        if (m->graph->values[m->graph->inputs[i]].kind == OG_VALUE_INPUT) n++;
+    return n;
+}
+
+/* Index into graph->values of the i-th graph input that is not an initializer. */
+static int input_value(const og_model *m, int i)
+{
+    if (!m || i < 0) return -1;
+    for (int k = 0; k < m->graph->n_inputs; k++) {
+        int v = m->graph->inputs[k];
+        if (m->graph->values[v].kind != OG_VALUE_INPUT) continue;
+        if (i-- == 0) return v;
+    }
+    return -1;
+}
+
+int og_model_output_count(const og_model *m) { return m ? m->graph->n_outputs : 0; }
+
+const char *og_model_input_name(const og_model *m, int i)
+{
+    int v = input_value(m, i);
+    return v < 0 ? NULL : m->graph->values[v].name;
+}
+
+const char *og_model_output_name(const og_model *m, int i)
+{
+    if (!m || i < 0 || i >= m->graph->n_outputs) return NULL;
+    return m->graph->values[m->graph->outputs[i]].name;
+}
+
+static og_status value_info(const og_model *m, int v, og_dtype *dtype, int *rank, int64_t *dims,
+                            const char **dim_names)
+{
+    const og_value *val = &m->graph->values[v];
+    if (dtype) *dtype = val->dtype;
+    if (rank) *rank = val->rank;
+    for (int d = 0; d < val->rank; d++) {
+        if (dims) dims[d] = val->dims[d] >= 0 ? val->dims[d] : -1;
+        if (dim_names) dim_names[d] = og_graph_dim_name(m->graph, val->dims[d]);
+    }
+    return OG_OK;
+}
+
+og_status og_model_input_info(const og_model *m, int i, og_dtype *dtype, int *rank, int64_t *dims,
+                              const char **dim_names)
+{
+    int v = input_value(m, i);
+    if (v < 0) return og_error(OG_ERR_INVALID_ARG, "input index %d out of range", i);
+    return value_info(m, v, dtype, rank, dims, dim_names);
+}
+
+og_status og_model_output_info(const og_model *m, int i, og_dtype *dtype, int *rank, int64_t *dims,
+                               const char **dim_names)
+{
+    if (!m || i < 0 || i >= m->graph->n_outputs)
+        return og_error(OG_ERR_INVALID_ARG, "output index %d out of range", i);
+    return value_info(m, m->graph->outputs[i], dtype, rank, dims, dim_names);
+}
+
+int og_model_initializer_count(const og_model *m) { return m ? m->graph->n_inits : 0; }
+
+const char *og_model_initializer_name(const og_model *m, int i)
+{
+    if (!m || i < 0 || i >= m->graph->n_inits) return NULL;
+    return m->graph->values[m->graph->inits[i]].name;
+}
+
+const og_tensor *og_model_initializer(const og_model *m, int i)
+{
+    if (!m || i < 0 || i >= m->graph->n_inits) return NULL;
+    return m->graph->values[m->graph->inits[i]].init;
+}
+
+int og_model_opset_count(const og_model *m) { return m ? m->graph->n_opsets : 0; }
+
+void og_model_opset(const og_model *m, int i, const char **domain, int64_t *version)
+{
+    if (!m || i < 0 || i >= m->graph->n_opsets) return;
+    if (domain) *domain = m->graph->opsets[i].domain;
+    if (version) *version = m->graph->opsets[i].version;
+}
+
+int64_t og_model_ir_version(const og_model *m) { return m ? m->graph->ir_version : 0; }
+int og_model_node_count(const og_model *m) { return m ? m->graph->n_nodes : 0; }
+
+void og_model_node_op(const og_model *m, int i, const char **op_type, const char **domain)
+{
+    if (!m || i < 0 || i >= m->graph->n_nodes) return;
+    if (op_type) *op_type = m->graph->nodes[i].op_type;
+    if (domain) *domain = m->graph->nodes[i].domain;
+}
+
+const char *og_model_node_name(const og_model *m, int i)
+{
+    if (!m || i < 0 || i >= m->graph->n_nodes) return NULL;
+    return m->graph->nodes[i].name;
+}

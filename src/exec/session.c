@@ -1,0 +1,433 @@
+/* session.c: planning and running a model on the CPU.
+ *
+ * A run walks the nodes in topological order.  For each node it asks the op's infer for
+ * the output shapes (with every input's data at hand), takes output buffers from the
+ * session's pool, calls the CPU kernel, and gives each input's buffer back to the pool
+ * right after its last reader ran, so the memory in use stays near the largest set of
+ * values alive at once, and a second run reuses the blocks of the first. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "kernels/cpu/kernel.h"
+
+struct og_session {
+    const og_model *model;
+    const og_graph *g;
+    const og_allocator *alloc; /* the caller's: output tensors and scratch use it */
+    int threads;
+    og_log_fn log;
+    void *log_user;
+    int debug;
+    og_kernel_fn *kernels; /* per node */
+    int *last_use;         /* per value: index of the last node reading it, -1 if none */
+    og_tensor **slot;      /* per value, during a run */
+    bool *owned;           /* slot[v] is the session's to release */
+    bool *keep;            /* requested as an output of this run */
+    int64_t *sym;          /* per symbol: its value in this run, -1 unbound */
+    og_vinfo *vin, *vout;
+    const og_tensor **tin;
+    og_tensor **tout;
+    int max_in, max_out;
+    og_pool pool;
+};
+
+static void logf_(og_session *s, og_log_level level, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static void logf_(og_session *s, og_log_level level, const char *fmt, ...)
+{
+    if (!s->log) return;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    s->log(s->log_user, level, msg);
+}
+
+og_status og_session_create(const og_model *m, const og_session_options *opts, og_session **out)
+{
+    if (!out) return og_error(OG_ERR_INVALID_ARG, "og_session_create: out is NULL");
+    *out = NULL;
+    if (!m) return og_error(OG_ERR_INVALID_ARG, "og_session_create: model is NULL");
+    const og_allocator *a = opts && opts->allocator ? opts->allocator : m->user_alloc;
+    const og_graph *g = m->graph;
+    og_status st = OG_OK;
+    og_session *s = og_calloc(a, 1, sizeof *s);
+    if (!s) return og_error(OG_ERR_NOMEM, "out of memory creating a session");
+    s->model = m;
+    s->g = g;
+    s->alloc = a;
+    og_pool_init(&s->pool, a);
+    s->threads = opts ? opts->threads : 0;
+    if (s->threads < 0) {
+        st = og_error(OG_ERR_INVALID_ARG, "threads must be >= 0, got %d", s->threads);
+        goto fail;
+    }
+    if (s->threads == 0) {
+#ifdef _OPENMP
+        s->threads = omp_get_num_procs();
+#else
+        s->threads = 1;
+#endif
+    }
+    if (opts) {
+        s->log = opts->log;
+        s->log_user = opts->log_user;
+        s->debug = opts->debug;
+    }
+    size_t nv = (size_t)g->n_values + 1, nn = (size_t)g->n_nodes + 1;
+    s->kernels = og_calloc(a, nn, sizeof *s->kernels);
+    s->last_use = og_calloc(a, nv, sizeof *s->last_use);
+    s->slot = og_calloc(a, nv, sizeof *s->slot);
+    s->owned = og_calloc(a, nv, sizeof *s->owned);
+    s->keep = og_calloc(a, nv, sizeof *s->keep);
+    s->sym = og_calloc(a, (size_t)g->n_symbols + 1, sizeof *s->sym);
+    if (!s->kernels || !s->last_use || !s->slot || !s->owned || !s->keep || !s->sym) goto nomem;
+    for (int v = 0; v < g->n_values; v++) s->last_use[v] = -1;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const og_node *n = &g->nodes[i];
+        char label[256];
+        if (!n->op) {
+            st = og_error(OG_ERR_UNSUPPORTED, "%s: op %s is not implemented",
+                          og_node_label(n, label, sizeof label), n->op_type);
+            goto fail;
+        }
+        s->kernels[i] = og_cpu_kernel_find(n->domain, n->op_type);
+        if (!s->kernels[i] && !(n->op->flags & OG_OP_ALIAS_INPUT0)) {
+            st = og_error(OG_ERR_UNSUPPORTED, "%s: op %s has no CPU kernel",
+                          og_node_label(n, label, sizeof label), n->op_type);
+            goto fail;
+        }
+        for (int j = 0; j < n->n_in; j++)
+            if (n->in[j] >= 0) s->last_use[n->in[j]] = i;
+        if (n->n_in > s->max_in) s->max_in = n->n_in;
+        if (n->n_out > s->max_out) s->max_out = n->n_out;
+    }
+    s->vin = og_calloc(a, (size_t)s->max_in + 1, sizeof *s->vin);
+    s->vout = og_calloc(a, (size_t)s->max_out + 1, sizeof *s->vout);
+    s->tin = og_calloc(a, (size_t)s->max_in + 1, sizeof *s->tin);
+    s->tout = og_calloc(a, (size_t)s->max_out + 1, sizeof *s->tout);
+    if (!s->vin || !s->vout || !s->tin || !s->tout) goto nomem;
+    logf_(s, OG_LOG_INFO, "session: %d nodes, %d values, %d threads", g->n_nodes, g->n_values,
+          s->threads);
+    *out = s;
+    return OG_OK;
+nomem:
+    st = og_error(OG_ERR_NOMEM, "out of memory creating a session");
+fail:
+    og_session_free(s);
+    return st;
+}
+
+static void release_slots(og_session *s)
+{
+    for (int v = 0; v < s->g->n_values; v++) {
+        if (s->owned[v]) og_tensor_free(s->slot[v]);
+        s->slot[v] = NULL;
+        s->owned[v] = false;
+        s->keep[v] = false;
+    }
+}
+
+void og_session_free(og_session *s)
+{
+    if (!s) return;
+    const og_allocator *a = s->alloc;
+    if (s->slot) release_slots(s);
+    og_pool_drain(&s->pool);
+    og_free(a, s->kernels);
+    og_free(a, s->last_use);
+    og_free(a, s->slot);
+    og_free(a, s->owned);
+    og_free(a, s->keep);
+    og_free(a, s->sym);
+    og_free(a, s->vin);
+    og_free(a, s->vout);
+    og_free(a, s->tin);
+    og_free(a, s->tout);
+    og_free(a, s);
+}
+
+/* Check a bound input against its declaration; symbolic dims must agree across inputs. */
+static og_status check_input(og_session *s, const og_value *v, const og_tensor *t)
+{
+    char a[128], b[128];
+    if (v->dtype != OG_UNDEFINED && t->dtype != v->dtype)
+        return og_error(OG_ERR_TYPE, "input '%s' must be %s, got %s", v->name,
+                        og_dtype_name(v->dtype), og_dtype_name(t->dtype));
+    if (v->rank >= 0 && t->rank != v->rank)
+        return og_error(OG_ERR_SHAPE, "input '%s' must have rank %d (shape %s), got shape %s",
+                        v->name, v->rank, og_shape_str(v->rank, v->dims, a, sizeof a),
+                        og_shape_str(t->rank, t->dims, b, sizeof b));
+    for (int d = 0; v->rank >= 0 && d < v->rank; d++) {
+        int64_t want = v->dims[d];
+        if (want >= 0 && t->dims[d] != want)
+            return og_error(OG_ERR_SHAPE, "input '%s' must have shape %s, got %s (dim %d)", v->name,
+                            og_shape_str(v->rank, v->dims, a, sizeof a),
+                            og_shape_str(t->rank, t->dims, b, sizeof b), d);
+        if (want < 0 && want != OG_DIM_UNKNOWN) {
+            int64_t sym = -1 - want;
+            if (s->sym[sym] < 0) {
+                s->sym[sym] = t->dims[d];
+            } else if (s->sym[sym] != t->dims[d]) {
+                return og_error(OG_ERR_SHAPE,
+                                "input '%s': dim %d ('%s') is %lld, but another "
+                                "input set '%s' to %lld",
+                                v->name, d, s->g->symbols[sym], (long long)t->dims[d],
+                                s->g->symbols[sym], (long long)s->sym[sym]);
+            }
+        }
+    }
+    return OG_OK;
+}
+
+static og_status check_finite(const og_kernel_ctx *k, const og_tensor *t, const char *name)
+{
+    for (int64_t i = 0; i < t->numel; i++) {
+        double x = t->dtype == OG_FLOAT    ? ((const float *)t->data)[i]
+                   : t->dtype == OG_DOUBLE ? ((const double *)t->data)[i]
+                                           : 0.0;
+        if (!isfinite(x))
+            return og_kernel_error(k, OG_ERR_RUNTIME,
+                                   "output '%s' has a non-finite value "
+                                   "(%g) at flat index %lld",
+                                   name, x, (long long)i);
+    }
+    return OG_OK;
+}
+
+static og_status run_node(og_session *s, int ni)
+{
+    const og_graph *g = s->g;
+    const og_node *n = &g->nodes[ni];
+    og_status st = OG_OK;
+    char label[256];
+    for (int j = 0; j < n->n_in; j++) {
+        int v = n->in[j];
+        s->tin[j] = v >= 0 ? s->slot[v] : NULL;
+        if (v >= 0 && !s->tin[j])
+            return og_error(OG_ERR_INTERNAL, "%s: input '%s' was not computed",
+                            og_node_label(n, label, sizeof label), g->values[v].name);
+        og_vinfo *vi = &s->vin[j];
+        if (s->tin[j]) {
+            vi->dtype = s->tin[j]->dtype;
+            vi->rank = s->tin[j]->rank;
+            memcpy(vi->dims, s->tin[j]->dims, sizeof vi->dims);
+            vi->value = s->tin[j];
+        } else {
+            og_vinfo_unknown(vi);
+        }
+    }
+    for (int j = 0; j < n->n_out; j++) {
+        og_vinfo_unknown(&s->vout[j]);
+        s->tout[j] = NULL;
+    }
+    og_op_ctx c = {n, s->alloc, NULL, true};
+    if (n->op->infer) {
+        st = n->op->infer(&c, s->vin, n->n_in, s->vout, n->n_out);
+        if (st) return st;
+    }
+    for (int j = 0; j < n->n_out; j++) {
+        if (n->out[j] < 0) continue;
+        og_vinfo *vo = &s->vout[j];
+        if (!og_dtype_is_known(vo->dtype) || !og_vinfo_static(vo)) {
+            st = og_error(OG_ERR_INTERNAL,
+                          "%s: could not determine output %d's type and "
+                          "shape",
+                          og_node_label(n, label, sizeof label), j);
+            goto fail;
+        }
+        if (j == 0 && (n->op->flags & OG_OP_ALIAS_INPUT0)) {
+            st = og_tensor_view(s->tin[0], vo->rank, vo->dims, &s->tout[0]);
+            if (st) {
+                og_error_prefix(st, "%s", og_node_label(n, label, sizeof label));
+                goto fail;
+            }
+            continue;
+        }
+        size_t nbytes;
+        if (!og_shape_nbytes(vo->dtype, vo->rank, vo->dims, &nbytes)) {
+            st = og_error(OG_ERR_SHAPE, "%s: output %d's size overflows",
+                          og_node_label(n, label, sizeof label), j);
+            goto fail;
+        }
+        og_buffer *b = og_pool_get(&s->pool, nbytes);
+        if (!b) {
+            st = og_error(OG_ERR_NOMEM, "%s: out of memory for output %d (%zu bytes)",
+                          og_node_label(n, label, sizeof label), j, nbytes);
+            goto fail;
+        }
+        st = og_tensor_from_buffer(vo->dtype, vo->rank, vo->dims, b, s->alloc, &s->tout[j]);
+        if (st) {
+            og_buffer_release(b);
+            goto fail;
+        }
+    }
+    og_kernel_ctx k = {n, n->params, s->alloc, s->threads};
+    if (s->kernels[ni]) {
+        st = s->kernels[ni](&k, s->tin, n->n_in, s->tout, n->n_out);
+        if (st) goto fail;
+    }
+    for (int j = 0; j < n->n_out; j++) {
+        int v = n->out[j];
+        if (v < 0) continue;
+        if (s->debug) {
+            st = check_finite(&k, s->tout[j], g->values[v].name);
+            if (st) goto fail;
+        }
+        s->slot[v] = s->tout[j];
+        s->owned[v] = true;
+        s->tout[j] = NULL;
+        if (s->last_use[v] < 0 && !s->keep[v]) { /* nobody reads it */
+            og_tensor_free(s->slot[v]);
+            s->slot[v] = NULL;
+            s->owned[v] = false;
+        }
+    }
+    /* inputs whose last reader this was go back to the pool */
+    for (int j = 0; j < n->n_in; j++) {
+        int v = n->in[j];
+        if (v >= 0 && s->last_use[v] == ni && s->owned[v] && !s->keep[v]) {
+            og_tensor_free(s->slot[v]);
+            s->slot[v] = NULL;
+            s->owned[v] = false;
+        }
+    }
+    return OG_OK;
+fail:
+    for (int j = 0; j < n->n_out; j++) {
+        og_tensor_free(s->tout[j]);
+        s->tout[j] = NULL;
+    }
+    return st;
+}
+
+/* Give value v to the caller: the session's own tensor when nothing else shares its
+ * buffer, else a copy. */
+static og_status take_output(og_session *s, int v, og_tensor **out)
+{
+    og_tensor *t = s->slot[v];
+    if (!t) return og_error(OG_ERR_INTERNAL, "output '%s' was not computed", s->g->values[v].name);
+    if (s->owned[v] && t->buf && t->buf->refcount == 1 && t->buf->owned && !t->readonly) {
+        t->buf->pool = NULL; /* it now outlives the session */
+        *out = t;
+        s->slot[v] = NULL;
+        s->owned[v] = false;
+        return OG_OK;
+    }
+    return og_tensor_clone(t, s->alloc, out);
+}
+
+og_status og_session_run_named(og_session *s, const char *const *input_names,
+                               const og_tensor *const *inputs, int n_inputs,
+                               const char *const *output_names, int n_outputs, og_tensor **outputs)
+{
+    if (!s) return og_error(OG_ERR_INVALID_ARG, "og_session_run: session is NULL");
+    if (n_inputs < 0 || n_outputs < 0 || (n_inputs && (!input_names || !inputs)) ||
+        (n_outputs && (!output_names || !outputs)))
+        return og_error(OG_ERR_INVALID_ARG, "og_session_run: bad input or output arrays");
+    const og_graph *g = s->g;
+    og_status st = OG_OK;
+    int *out_v = NULL;
+    for (int j = 0; j < n_outputs; j++) outputs[j] = NULL;
+    for (int i = 0; i < g->n_symbols; i++) s->sym[i] = -1;
+    out_v = og_malloc(s->alloc, (size_t)(n_outputs + 1) * sizeof *out_v);
+    if (!out_v) return og_error(OG_ERR_NOMEM, "out of memory");
+
+    /* bind inputs */
+    for (int i = 0; i < n_inputs; i++) {
+        if (!input_names[i] || !inputs[i]) {
+            st = og_error(OG_ERR_INVALID_ARG, "input %d: NULL name or tensor", i);
+            goto done;
+        }
+        int v = -1;
+        for (int k = 0; k < g->n_inputs; k++)
+            if (strcmp(g->values[g->inputs[k]].name, input_names[i]) == 0) v = g->inputs[k];
+        if (v < 0) {
+            char names[512] = "";
+            size_t used = 0;
+            for (int k = 0; k < g->n_inputs && used < sizeof names - 1; k++)
+                if (g->values[g->inputs[k]].kind == OG_VALUE_INPUT)
+                    used += (size_t)snprintf(names + used, sizeof names - used, "%s'%s'",
+                                             used ? ", " : "", g->values[g->inputs[k]].name);
+            st = og_error(OG_ERR_INVALID_ARG, "the model has no input named '%s' (inputs: %s)",
+                          input_names[i], names);
+            goto done;
+        }
+        if (s->slot[v]) {
+            st = og_error(OG_ERR_INVALID_ARG, "input '%s' is given twice", input_names[i]);
+            goto done;
+        }
+        st = check_input(s, &g->values[v], inputs[i]);
+        if (st) goto done;
+        s->slot[v] = (og_tensor *)inputs[i]; /* borrowed: never written, never freed */
+    }
+    for (int v = 0; v < g->n_values; v++) {
+        if (s->slot[v]) continue;
+        if (g->values[v].kind == OG_VALUE_INITIALIZER) {
+            s->slot[v] = g->values[v].init;
+        } else if (g->values[v].kind == OG_VALUE_INPUT) {
+            st = og_error(OG_ERR_INVALID_ARG, "input '%s' is missing", g->values[v].name);
+            goto done;
+        }
+    }
+    /* which values the caller wants */
+    for (int j = 0; j < n_outputs; j++) {
+        if (!output_names[j]) {
+            st = og_error(OG_ERR_INVALID_ARG, "output name %d is NULL", j);
+            goto done;
+        }
+        int v = og_graph_find_value(g, output_names[j]);
+        if (v < 0) {
+            st = og_error(OG_ERR_INVALID_ARG, "the model has no value named '%s'", output_names[j]);
+            goto done;
+        }
+        out_v[j] = v;
+        s->keep[v] = true;
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        st = run_node(s, i);
+        if (st) goto done;
+    }
+    for (int j = 0; j < n_outputs; j++) {
+        int v = out_v[j];
+        int first = -1;
+        for (int k = 0; k < j; k++)
+            if (out_v[k] == v) first = k;
+        st = first >= 0 ? og_tensor_clone(outputs[first], s->alloc, &outputs[j])
+                        : take_output(s, v, &outputs[j]);
+        if (st) goto done;
+    }
+done:
+    release_slots(s);
+    if (st)
+        for (int j = 0; j < n_outputs; j++) {
+            og_tensor_free(outputs[j]);
+            outputs[j] = NULL;
+        }
+    og_free(s->alloc, out_v);
+    return st;
+}
+
+og_status og_session_run(og_session *s, const char *const *input_names,
+                         const og_tensor *const *inputs, int n_inputs, og_tensor **outputs)
+{
+    if (!s) return og_error(OG_ERR_INVALID_ARG, "og_session_run: session is NULL");
+    const og_graph *g = s->g;
+    const char *stack_names[16] = {0};
+    const char **names = stack_names;
+    if (g->n_outputs > 16) {
+        names = og_malloc(s->alloc, (size_t)g->n_outputs * sizeof *names);
+        if (!names) return og_error(OG_ERR_NOMEM, "out of memory");
+    }
+    for (int j = 0; j < g->n_outputs; j++) names[j] = g->values[g->outputs[j]].name;
+    og_status st =
+        og_session_run_named(s, input_names, inputs, n_inputs, names, g->n_outputs, outputs);
+    if (names != stack_names) og_free(s->alloc, names);
+    return st;
+}

@@ -1,0 +1,644 @@
+/* load.c: ModelProto bytes -> og_graph.
+ *
+ * Everything read from the file is checked before use: counts, dims, data sizes, names.
+ * The protobuf-c tree is freed before returning; the graph owns copies of what it needs. */
+#define _XOPEN_SOURCE 700
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "onnx.pb-c.h"
+#include "onnx/onnx_io.h"
+
+#define OG_MAX_EXTERNAL_BYTES ((size_t)1 << 34)
+
+/* ---- protobuf-c allocator bridge ----------------------------------------------- */
+
+static void *pc_alloc(void *user, size_t size) { return og_malloc(user, size); }
+static void pc_free(void *user, void *p) { og_free(user, p); }
+
+/* ---- name -> value index hash ---------------------------------------------------- */
+
+typedef struct name_map {
+    const og_allocator *a;
+    int *slots; /* value index + 1, 0 = empty */
+    size_t cap;
+    size_t used;
+    og_graph *g;
+} name_map;
+
+static uint64_t hash_str(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static bool map_grow(name_map *m)
+{
+    size_t cap = m->cap ? m->cap * 2 : 64;
+    int *slots = og_calloc(m->a, cap, sizeof *slots);
+    if (!slots) return false;
+    for (size_t i = 0; i < m->cap; i++) {
+        if (!m->slots[i]) continue;
+        size_t j = hash_str(m->g->values[m->slots[i] - 1].name) & (cap - 1);
+        while (slots[j]) j = (j + 1) & (cap - 1);
+        slots[j] = m->slots[i];
+    }
+    og_free(m->a, m->slots);
+    m->slots = slots;
+    m->cap = cap;
+    return true;
+}
+
+/* Index of the value named `name`, created if absent (-1 on allocation failure). */
+static int map_get(name_map *m, const char *name, bool create)
+{
+    if (m->cap) {
+        size_t j = hash_str(name) & (m->cap - 1);
+        while (m->slots[j]) {
+            if (strcmp(m->g->values[m->slots[j] - 1].name, name) == 0) return m->slots[j] - 1;
+            j = (j + 1) & (m->cap - 1);
+        }
+    }
+    if (!create) return -2;
+    if ((m->used + 1) * 2 > m->cap && !map_grow(m)) return -1;
+    int v = og_graph_add_value(m->g, name);
+    if (v < 0) return -1;
+    size_t j = hash_str(name) & (m->cap - 1);
+    while (m->slots[j]) j = (j + 1) & (m->cap - 1);
+    m->slots[j] = v + 1;
+    m->used++;
+    return v;
+}
+
+/* ---- tensors --------------------------------------------------------------------- */
+
+static og_status read_external(const Onnx__TensorProto *tp, const char *base_dir, void *dst,
+                               size_t nbytes, const og_allocator *a)
+{
+    const char *location = NULL;
+    long long offset = 0, length = -1;
+    for (size_t i = 0; i < tp->n_external_data; i++) {
+        const Onnx__StringStringEntryProto *e = tp->external_data[i];
+        if (!e->key || !e->value) continue;
+        if (strcmp(e->key, "location") == 0)
+            location = e->value;
+        else if (strcmp(e->key, "offset") == 0)
+            offset = strtoll(e->value, NULL, 10);
+        else if (strcmp(e->key, "length") == 0)
+            length = strtoll(e->value, NULL, 10);
+    }
+    if (!base_dir)
+        return og_error(OG_ERR_MODEL,
+                        "tensor '%s' uses external data, but the model was "
+                        "loaded from memory without a base folder",
+                        tp->name);
+    if (!location || !location[0])
+        return og_error(OG_ERR_MODEL, "tensor '%s' has external data without a location", tp->name);
+    /* Refuse anything that could leave the model's folder. */
+    if (location[0] == '/' || location[0] == '\\' || strstr(location, "..") ||
+        strchr(location, ':'))
+        return og_error(OG_ERR_MODEL,
+                        "tensor '%s': external data location '%s' escapes the "
+                        "model's folder",
+                        tp->name, location);
+    if (offset < 0 || (length >= 0 && (size_t)length != nbytes))
+        return og_error(OG_ERR_MODEL,
+                        "tensor '%s': external data offset %lld / length %lld "
+                        "do not fit its %zu bytes",
+                        tp->name, offset, length, nbytes);
+    og_status st = OG_OK;
+    char *path = NULL, *real_base = NULL, *real_path = NULL;
+    FILE *f = NULL;
+    size_t plen = strlen(base_dir) + strlen(location) + 2;
+    path = og_malloc(a, plen);
+    if (!path) return og_error(OG_ERR_NOMEM, "out of memory");
+    snprintf(path, plen, "%s/%s", base_dir, location);
+    real_base = realpath(base_dir, NULL);
+    real_path = realpath(path, NULL);
+    if (!real_base || !real_path) {
+        st =
+            og_error(OG_ERR_IO, "tensor '%s': cannot open external data file '%s'", tp->name, path);
+        goto done;
+    }
+    size_t bl = strlen(real_base);
+    if (strncmp(real_path, real_base, bl) != 0 || real_path[bl] != '/') {
+        st = og_error(OG_ERR_MODEL,
+                      "tensor '%s': external data '%s' resolves outside the "
+                      "model's folder",
+                      tp->name, location);
+        goto done;
+    }
+    f = fopen(real_path, "rb");
+    if (!f || fseek(f, (long)offset, SEEK_SET) != 0 ||
+        (nbytes && fread(dst, 1, nbytes, f) != nbytes)) {
+        st = og_error(OG_ERR_IO, "tensor '%s': cannot read %zu bytes at offset %lld from '%s'",
+                      tp->name, nbytes, offset, path);
+        goto done;
+    }
+done:
+    if (f) fclose(f);
+    free(real_base); /* realpath uses malloc */
+    free(real_path);
+    og_free(a, path);
+    return st;
+}
+
+/* Copy n typed values from a repeated field into dst (dtype-sized elements). */
+static og_status tensor_from_proto(const Onnx__TensorProto *tp, const char *base_dir,
+                                   const og_allocator *a, og_tensor **out)
+{
+    og_status st;
+    og_tensor *t = NULL;
+    *out = NULL;
+    const char *name = tp->name ? tp->name : "";
+    og_dtype dt = (og_dtype)tp->data_type;
+    if (tp->segment) return og_error(OG_ERR_UNSUPPORTED, "tensor '%s' is segmented", name);
+    if (!og_dtype_is_known(dt))
+        return og_error(OG_ERR_UNSUPPORTED,
+                        "tensor '%s' has element type %d (%s), which "
+                        "onnxgrad does not support",
+                        name, (int)tp->data_type, og_dtype_name(dt));
+    if (tp->n_dims > OG_MAX_RANK)
+        return og_error(OG_ERR_UNSUPPORTED, "tensor '%s' has rank %zu, above the limit %d", name,
+                        tp->n_dims, OG_MAX_RANK);
+    int64_t dims[OG_MAX_RANK];
+    for (size_t i = 0; i < tp->n_dims; i++) {
+        if (tp->dims[i] < 0)
+            return og_error(OG_ERR_MODEL, "tensor '%s' has negative dim %lld", name,
+                            (long long)tp->dims[i]);
+        dims[i] = tp->dims[i];
+    }
+    size_t nbytes;
+    int64_t numel;
+    if (!og_shape_nbytes(dt, (int)tp->n_dims, dims, &nbytes) ||
+        !og_shape_numel((int)tp->n_dims, dims, &numel))
+        return og_error(OG_ERR_MODEL, "tensor '%s' has a size that overflows", name);
+    size_t esz = og_dtype_size(dt);
+    bool external =
+        tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+    /* Check the stored count before allocating: absurd dims must not allocate. */
+    size_t have = 0;
+    if (external) {
+        have = nbytes;
+    } else if (tp->has_raw_data) {
+        have = tp->raw_data.len;
+    } else {
+        switch (dt) {
+        case OG_FLOAT: have = tp->n_float_data * esz; break;
+        case OG_DOUBLE: have = tp->n_double_data * esz; break;
+        case OG_INT64: have = tp->n_int64_data * esz; break;
+        case OG_UINT32:
+        case OG_UINT64: have = tp->n_uint64_data * esz; break;
+        default: have = tp->n_int32_data * esz; break;
+        }
+    }
+    if (have != nbytes)
+        return og_error(OG_ERR_MODEL,
+                        "tensor '%s' of shape %s (%s) needs %zu bytes of data, "
+                        "has %zu",
+                        name, og_shape_str((int)tp->n_dims, dims, (char[128]){0}, 128),
+                        og_dtype_name(dt), nbytes, have);
+    st = og_tensor_alloc(dt, (int)tp->n_dims, dims, a, &t);
+    if (st) return st;
+    unsigned char *dst = t->data;
+    if (external) {
+        st = read_external(tp, base_dir, dst, nbytes, a);
+        if (st) goto fail;
+    } else if (tp->has_raw_data) {
+        if (nbytes) memcpy(dst, tp->raw_data.data, nbytes);
+    } else {
+        for (int64_t i = 0; i < numel; i++) {
+            switch (dt) {
+            case OG_FLOAT: ((float *)dst)[i] = tp->float_data[i]; break;
+            case OG_DOUBLE: ((double *)dst)[i] = tp->double_data[i]; break;
+            case OG_INT64: ((int64_t *)dst)[i] = tp->int64_data[i]; break;
+            case OG_UINT64: ((uint64_t *)dst)[i] = tp->uint64_data[i]; break;
+            case OG_UINT32: ((uint32_t *)dst)[i] = (uint32_t)tp->uint64_data[i]; break;
+            case OG_INT32: ((int32_t *)dst)[i] = tp->int32_data[i]; break;
+            case OG_INT16: ((int16_t *)dst)[i] = (int16_t)tp->int32_data[i]; break;
+            case OG_UINT16:
+            case OG_FLOAT16:
+            case OG_BFLOAT16: ((uint16_t *)dst)[i] = (uint16_t)tp->int32_data[i]; break;
+            case OG_INT8: ((int8_t *)dst)[i] = (int8_t)tp->int32_data[i]; break;
+            case OG_UINT8:
+            case OG_BOOL: ((uint8_t *)dst)[i] = (uint8_t)tp->int32_data[i]; break;
+            default: break;
+            }
+        }
+    }
+    if (dt == OG_BOOL) /* normalize: any nonzero byte is true */
+        for (int64_t i = 0; i < numel; i++) dst[i] = dst[i] != 0;
+    *out = t;
+    return OG_OK;
+fail:
+    og_tensor_free(t);
+    return st;
+}
+
+og_status og_onnx_parse_tensor(const void *data, size_t size, const og_allocator *a,
+                               og_tensor **out, char **name)
+{
+    a = og_alloc_or_default(a);
+    ProtobufCAllocator pa = {pc_alloc, pc_free, (void *)a};
+    *out = NULL;
+    if (name) *name = NULL;
+    Onnx__TensorProto *tp = onnx__tensor_proto__unpack(&pa, size, data);
+    if (!tp) return og_error(OG_ERR_PARSE, "bytes are not a valid ONNX TensorProto");
+    og_status st = tensor_from_proto(tp, NULL, a, out);
+    if (!st && name) {
+        *name = og_strdup(a, tp->name ? tp->name : "");
+        if (!*name) {
+            og_tensor_free(*out);
+            *out = NULL;
+            st = og_error(OG_ERR_NOMEM, "out of memory");
+        }
+    }
+    onnx__tensor_proto__free_unpacked(tp, &pa);
+    return st;
+}
+
+/* ---- attributes ------------------------------------------------------------------ */
+
+static og_status attr_from_proto(og_graph *g, const Onnx__AttributeProto *ap, og_attr *at,
+                                 const char *node_name)
+{
+    const og_allocator *a = g->alloc;
+    og_status st;
+    at->name = og_strdup(a, ap->name);
+    if (!at->name) return og_error(OG_ERR_NOMEM, "out of memory");
+    if (!ap->name || !ap->name[0])
+        return og_error(OG_ERR_MODEL, "node '%s' has an attribute without a name", node_name);
+    if (ap->ref_attr_name && ap->ref_attr_name[0])
+        return og_error(OG_ERR_UNSUPPORTED,
+                        "node '%s': attribute '%s' refers to a function "
+                        "attribute, which is only valid inside functions",
+                        node_name, ap->name);
+    at->type = (og_attr_type)ap->type;
+    if (ap->doc_string && ap->doc_string[0]) {
+        at->doc = og_strdup(a, ap->doc_string);
+        if (!at->doc) return og_error(OG_ERR_NOMEM, "out of memory");
+    }
+    if (at->type == OG_ATTR_UNDEFINED) {
+        /* IR < 0.0.2 files omit the type: infer it from the field that is set. */
+        if (ap->n_ints)
+            at->type = OG_ATTR_INTS;
+        else if (ap->n_floats)
+            at->type = OG_ATTR_FLOATS;
+        else if (ap->n_strings)
+            at->type = OG_ATTR_STRINGS;
+        else if (ap->t)
+            at->type = OG_ATTR_TENSOR;
+        else if (ap->has_s)
+            at->type = OG_ATTR_STRING;
+        else if (ap->has_f)
+            at->type = OG_ATTR_FLOAT;
+        else
+            at->type = OG_ATTR_INT;
+    }
+    switch (at->type) {
+    case OG_ATTR_FLOAT: at->f = ap->f; break;
+    case OG_ATTR_INT: at->i = ap->i; break;
+    case OG_ATTR_STRING:
+        at->s = og_malloc(a, ap->s.len + 1);
+        if (!at->s) return og_error(OG_ERR_NOMEM, "out of memory");
+        if (ap->s.len) memcpy(at->s, ap->s.data, ap->s.len);
+        at->s[ap->s.len] = 0;
+        at->s_len = ap->s.len;
+        break;
+    case OG_ATTR_TENSOR:
+        if (!ap->t)
+            return og_error(OG_ERR_MODEL, "node '%s': tensor attribute '%s' has no tensor",
+                            node_name, ap->name);
+        st = tensor_from_proto(ap->t, NULL, a, &at->t);
+        if (st) return og_error_prefix(st, "node '%s', attribute '%s'", node_name, ap->name);
+        break;
+    case OG_ATTR_FLOATS:
+        at->n = (int)ap->n_floats;
+        at->floats = og_malloc(a, (ap->n_floats + 1) * sizeof(float));
+        if (!at->floats) return og_error(OG_ERR_NOMEM, "out of memory");
+        if (ap->n_floats) memcpy(at->floats, ap->floats, ap->n_floats * sizeof(float));
+        break;
+    case OG_ATTR_INTS:
+        at->n = (int)ap->n_ints;
+        at->ints = og_malloc(a, (ap->n_ints + 1) * sizeof(int64_t));
+        if (!at->ints) return og_error(OG_ERR_NOMEM, "out of memory");
+        if (ap->n_ints) memcpy(at->ints, ap->ints, ap->n_ints * sizeof(int64_t));
+        break;
+    case OG_ATTR_STRINGS:
+        at->strings = og_calloc(a, ap->n_strings + 1, sizeof(char *));
+        if (!at->strings) return og_error(OG_ERR_NOMEM, "out of memory");
+        at->n = (int)ap->n_strings;
+        for (size_t i = 0; i < ap->n_strings; i++) {
+            at->strings[i] = og_malloc(a, ap->strings[i].len + 1);
+            if (!at->strings[i]) return og_error(OG_ERR_NOMEM, "out of memory");
+            if (ap->strings[i].len) memcpy(at->strings[i], ap->strings[i].data, ap->strings[i].len);
+            at->strings[i][ap->strings[i].len] = 0;
+        }
+        break;
+    case OG_ATTR_TENSORS:
+        at->tensors = og_calloc(a, ap->n_tensors + 1, sizeof(og_tensor *));
+        if (!at->tensors) return og_error(OG_ERR_NOMEM, "out of memory");
+        at->n = (int)ap->n_tensors;
+        for (size_t i = 0; i < ap->n_tensors; i++) {
+            st = tensor_from_proto(ap->tensors[i], NULL, a, &at->tensors[i]);
+            if (st) return og_error_prefix(st, "node '%s', attribute '%s'", node_name, ap->name);
+        }
+        break;
+    default: {
+        /* graphs, sparse tensors, type protos: keep the bytes so the model round-trips */
+        size_t len = protobuf_c_message_get_packed_size(&ap->base);
+        at->raw = og_malloc(a, len + 1);
+        if (!at->raw) return og_error(OG_ERR_NOMEM, "out of memory");
+        at->raw_len = protobuf_c_message_pack(&ap->base, at->raw);
+        break;
+    }
+    }
+    return OG_OK;
+}
+
+/* ---- value infos ----------------------------------------------------------------- */
+
+static og_status apply_type(og_graph *g, og_value *v, const Onnx__TypeProto *tp, bool decl)
+{
+    if (!tp) return OG_OK;
+    if (tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
+        return og_error(OG_ERR_UNSUPPORTED,
+                        "value '%s' is not a tensor (sequence, map, "
+                        "optional and sparse values are not supported)",
+                        v->name);
+    const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
+    if (!tt) return OG_OK;
+    if (tt->has_elem_type) v->dtype = (og_dtype)tt->elem_type;
+    if (tt->shape) {
+        if (tt->shape->n_dim > OG_MAX_RANK)
+            return og_error(OG_ERR_UNSUPPORTED, "value '%s' has rank %zu, above the limit %d",
+                            v->name, tt->shape->n_dim, OG_MAX_RANK);
+        v->rank = (int)tt->shape->n_dim;
+        for (size_t i = 0; i < tt->shape->n_dim; i++) {
+            const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
+            if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
+                if (d->dim_value < 0)
+                    return og_error(OG_ERR_MODEL, "value '%s' declares negative dim %lld", v->name,
+                                    (long long)d->dim_value);
+                v->dims[i] = d->dim_value;
+            } else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+                       d->dim_param && d->dim_param[0]) {
+                int s = og_graph_symbol(g, d->dim_param);
+                if (s < 0) return og_error(OG_ERR_NOMEM, "out of memory");
+                v->dims[i] = og_dim_symbol(s);
+            } else {
+                v->dims[i] = OG_DIM_UNKNOWN;
+            }
+        }
+    }
+    if (decl) v->has_value_info = true;
+    return OG_OK;
+}
+
+static og_status add_value_info(og_graph *g, name_map *m, const Onnx__ValueInfoProto *vi,
+                                int *out_index, const char *what)
+{
+    if (!vi->name || !vi->name[0]) return og_error(OG_ERR_MODEL, "a graph %s has no name", what);
+    int v = map_get(m, vi->name, true);
+    if (v < 0) return og_error(OG_ERR_NOMEM, "out of memory");
+    og_value *val = &g->values[v];
+    if (vi->doc_string && vi->doc_string[0] && !val->doc) {
+        val->doc = og_strdup(g->alloc, vi->doc_string);
+        if (!val->doc) return og_error(OG_ERR_NOMEM, "out of memory");
+    }
+    og_status st = apply_type(g, val, vi->type, false);
+    if (st) return st;
+    if (out_index) *out_index = v;
+    return OG_OK;
+}
+
+/* ---- model ----------------------------------------------------------------------- */
+
+static og_status convert(const Onnx__ModelProto *mp, const char *base_dir, og_graph *g)
+{
+    const og_allocator *a = g->alloc;
+    og_status st = OG_OK;
+    name_map m = {a, NULL, 0, 0, g};
+
+#define DUP(dst, src)                                                                              \
+    do {                                                                                           \
+        if ((src) && (src)[0]) {                                                                   \
+            (dst) = og_strdup(a, (src));                                                           \
+            if (!(dst)) goto nomem;                                                                \
+        }                                                                                          \
+    } while (0)
+
+    if (!mp->has_ir_version) {
+        st = og_error(OG_ERR_PARSE, "not an ONNX model: no ir_version");
+        goto done;
+    }
+    g->ir_version = mp->ir_version;
+    if (mp->ir_version < 3 || mp->ir_version > 10) {
+        st = og_error(OG_ERR_UNSUPPORTED, "IR version %lld is not supported (3 to 10 are)",
+                      (long long)mp->ir_version);
+        goto done;
+    }
+    if (!mp->graph) {
+        st = og_error(OG_ERR_MODEL, "the model has no graph");
+        goto done;
+    }
+    DUP(g->producer_name, mp->producer_name);
+    DUP(g->producer_version, mp->producer_version);
+    DUP(g->model_domain, mp->domain);
+    DUP(g->model_doc, mp->doc_string);
+    g->model_version = mp->has_model_version ? mp->model_version : 0;
+    if (mp->n_functions) {
+        st = og_error(OG_ERR_UNSUPPORTED,
+                      "the model defines %zu local functions (first: "
+                      "'%s'), which onnxgrad does not run yet",
+                      mp->n_functions, mp->functions[0]->name ? mp->functions[0]->name : "");
+        goto done;
+    }
+    g->opsets = og_calloc(a, mp->n_opset_import + 1, sizeof *g->opsets);
+    if (!g->opsets) goto nomem;
+    for (size_t i = 0; i < mp->n_opset_import; i++) {
+        const Onnx__OperatorSetIdProto *o = mp->opset_import[i];
+        g->opsets[i].domain = og_strdup(a, o->domain ? o->domain : "");
+        if (!g->opsets[i].domain) goto nomem;
+        g->opsets[i].version = o->has_version ? o->version : 1;
+        g->n_opsets++;
+        const char *d = g->opsets[i].domain;
+        if ((d[0] == 0 || strcmp(d, "ai.onnx") == 0) &&
+            (g->opsets[i].version < 7 || g->opsets[i].version > 21)) {
+            st = og_error(OG_ERR_UNSUPPORTED,
+                          "default-domain opset %lld is not supported "
+                          "(7 to 21 are)",
+                          (long long)g->opsets[i].version);
+            goto done;
+        }
+    }
+    g->metadata = og_calloc(a, mp->n_metadata_props + 1, sizeof *g->metadata);
+    if (!g->metadata) goto nomem;
+    for (size_t i = 0; i < mp->n_metadata_props; i++) {
+        g->metadata[i].key = og_strdup(a, mp->metadata_props[i]->key);
+        g->metadata[i].value = og_strdup(a, mp->metadata_props[i]->value);
+        g->n_metadata++;
+        if (!g->metadata[i].key || !g->metadata[i].value) goto nomem;
+    }
+
+    const Onnx__GraphProto *gp = mp->graph;
+    DUP(g->name, gp->name);
+    DUP(g->doc, gp->doc_string);
+    if (gp->n_sparse_initializer) {
+        st = og_error(OG_ERR_UNSUPPORTED, "sparse initializers are not supported");
+        goto done;
+    }
+    /* initializers */
+    g->inits = og_malloc(a, (gp->n_initializer + 1) * sizeof *g->inits);
+    if (!g->inits) goto nomem;
+    for (size_t i = 0; i < gp->n_initializer; i++) {
+        const Onnx__TensorProto *tp = gp->initializer[i];
+        if (!tp->name || !tp->name[0]) {
+            st = og_error(OG_ERR_MODEL, "initializer %zu has no name", i);
+            goto done;
+        }
+        if (map_get(&m, tp->name, false) >= 0) {
+            st = og_error(OG_ERR_MODEL, "initializer '%s' is defined twice", tp->name);
+            goto done;
+        }
+        int v = map_get(&m, tp->name, true);
+        if (v < 0) goto nomem;
+        og_value *val = &g->values[v];
+        val->kind = OG_VALUE_INITIALIZER;
+        st = tensor_from_proto(tp, base_dir, a, &val->init);
+        if (st) {
+            st = og_error_prefix(st, "initializer '%s'", tp->name);
+            goto done;
+        }
+        val->init->readonly = true;
+        val->dtype = val->init->dtype;
+        val->rank = val->init->rank;
+        memcpy(val->dims, val->init->dims, sizeof val->dims);
+        DUP(val->doc, tp->doc_string);
+        g->inits[g->n_inits++] = v;
+    }
+    /* inputs */
+    g->inputs = og_malloc(a, (gp->n_input + 1) * sizeof *g->inputs);
+    if (!g->inputs) goto nomem;
+    for (size_t i = 0; i < gp->n_input; i++) {
+        int v;
+        const char *name = gp->input[i]->name ? gp->input[i]->name : "";
+        int prev = map_get(&m, name, false);
+        if (prev >= 0 && g->values[prev].is_graph_input) {
+            st = og_error(OG_ERR_MODEL, "graph input '%s' is listed twice", name);
+            goto done;
+        }
+        if (prev >= 0 && g->values[prev].kind == OG_VALUE_INITIALIZER) {
+            /* an overridable initializer: keep the initializer's own type and shape */
+            v = prev;
+            if (gp->input[i]->type) g->values[v].has_value_info = true;
+        } else {
+            st = add_value_info(g, &m, gp->input[i], &v, "input");
+            if (st) goto done;
+            g->values[v].kind = OG_VALUE_INPUT;
+        }
+        g->values[v].is_graph_input = true;
+        g->inputs[g->n_inputs++] = v;
+    }
+    /* value infos */
+    for (size_t i = 0; i < gp->n_value_info; i++) {
+        int v;
+        st = add_value_info(g, &m, gp->value_info[i], &v, "value_info");
+        if (st) goto done;
+        g->values[v].has_value_info = true;
+    }
+    /* nodes */
+    for (size_t i = 0; i < gp->n_node; i++) {
+        const Onnx__NodeProto *np = gp->node[i];
+        if (!np->op_type || !np->op_type[0]) {
+            st = og_error(OG_ERR_MODEL, "node %zu ('%s') has no op_type", i,
+                          np->name ? np->name : "");
+            goto done;
+        }
+        if (np->n_input > 1024 || np->n_output > 1024 || np->n_attribute > 1024) {
+            st = og_error(OG_ERR_MODEL, "node '%s' has too many inputs, outputs or attributes",
+                          np->name ? np->name : "");
+            goto done;
+        }
+        char auto_name[64];
+        const char *nname = np->name;
+        if (!nname || !nname[0]) {
+            snprintf(auto_name, sizeof auto_name, "%s_%zu", np->op_type, i);
+            nname = auto_name;
+        }
+        og_node *n = og_graph_add_node(g, np->op_type, np->domain, nname, (int)np->n_input,
+                                       (int)np->n_output);
+        if (!n) goto nomem;
+        DUP(n->doc, np->doc_string);
+        for (size_t j = 0; j < np->n_input; j++) {
+            if (!np->input[j] || !np->input[j][0]) continue; /* omitted optional input */
+            int v = map_get(&m, np->input[j], true);
+            if (v < 0) goto nomem;
+            n->in[j] = v;
+        }
+        for (size_t j = 0; j < np->n_output; j++) {
+            if (!np->output[j] || !np->output[j][0]) continue;
+            int v = map_get(&m, np->output[j], true);
+            if (v < 0) goto nomem;
+            n->out[j] = v;
+        }
+        n->attrs = og_calloc(a, np->n_attribute + 1, sizeof *n->attrs);
+        if (!n->attrs) goto nomem;
+        for (size_t j = 0; j < np->n_attribute; j++) {
+            n->n_attrs++;
+            st = attr_from_proto(g, np->attribute[j], &n->attrs[j], nname);
+            if (st) goto done;
+            for (size_t k = 0; k < j; k++)
+                if (strcmp(n->attrs[k].name, n->attrs[j].name) == 0) {
+                    st = og_error(OG_ERR_MODEL, "node '%s' has attribute '%s' twice", nname,
+                                  n->attrs[j].name);
+                    goto done;
+                }
+        }
+    }
+    /* outputs */
+    g->outputs = og_malloc(a, (gp->n_output + 1) * sizeof *g->outputs);
+    if (!g->outputs) goto nomem;
+    for (size_t i = 0; i < gp->n_output; i++) {
+        int v;
+        st = add_value_info(g, &m, gp->output[i], &v, "output");
+        if (st) goto done;
+        g->values[v].is_graph_output = true;
+        g->values[v].has_value_info = gp->output[i]->type != NULL;
+        g->outputs[g->n_outputs++] = v;
+    }
+    goto done;
+nomem:
+    st = og_error(OG_ERR_NOMEM, "out of memory while loading the model");
+done:
+    og_free(a, m.slots);
+    return st;
+#undef DUP
+}
+
+og_status og_onnx_parse_model(const void *data, size_t size, const char *base_dir,
+                              const og_allocator *a, og_graph **out)
+{
+    a = og_alloc_or_default(a);
+    *out = NULL;
+    ProtobufCAllocator pa = {pc_alloc, pc_free, (void *)a};
+    if (!data && size) return og_error(OG_ERR_INVALID_ARG, "model data is NULL");
+    Onnx__ModelProto *mp = onnx__model_proto__unpack(&pa, size, data);
+    if (!mp)
+        return og_error(OG_ERR_PARSE,
+                        "bytes are not a valid ONNX model (protobuf "
+                        "decoding failed after reading %zu bytes)",
+                        size);
+    og_graph *g = og_graph_new(a);
+    og_status st = g ? convert(mp, base_dir, g) : og_error(OG_ERR_NOMEM, "out of memory");
+    onnx__model_proto__free_unpacked(mp, &pa);
+    if (st) {
+        og_graph_free(g);
+        return st;
+    }
+    *out = g;
+    return OG_OK;
+}
