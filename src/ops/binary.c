@@ -53,7 +53,7 @@ static og_status common_dtype(const og_op_ctx *c, const og_vinfo *in, int from, 
 /* Broadcast the shapes of in[0..n) into out. */
 static og_status broadcast_all(const og_op_ctx *c, const og_vinfo *in, int n, og_vinfo *out)
 {
-    const og_vinfo *stack[16];
+    const og_vinfo *stack[16] = {0};
     const og_vinfo **ptrs = stack;
     if (n > 16) {
         ptrs = og_malloc(c->alloc, (size_t)n * sizeof *ptrs);

@@ -136,6 +136,9 @@ static void test_broadcast_patterns(void)
         {2, 1, {300, 257}, {257}},
         {4, 4, {8, 16, 30, 31}, {1, 16, 1, 1}},
         {3, 3, {0, 4, 5}, {1, 4, 5}},
+        {3, 3, {5, 7, 1001}, {5, 1, 1001}},
+        {3, 2, {9, 5, 997}, {5, 1}},
+        {3, 3, {3000, 3, 2}, {3000, 1, 2}},
     };
     static const char *ops[] = {"Add", "Sub", "Mul", "Div", "Max", "Min", "Greater", "Pow"};
     for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {

@@ -92,25 +92,48 @@ static inline void rows_begin(const bplan *p, row_iter *it, int64_t start, int64
     }
 }
 
-/* The next run of output positions inside one row: its length (0 when done), its output
- * position *at and its inputs' offsets off[]. */
-static inline int64_t rows_next(const bplan *p, row_iter *it, int64_t *at, int64_t *off)
+/* The next block of output positions: *rows rows of n positions each (several only when
+ * they are whole rows along the second-innermost dim), starting at output position *at and
+ * at input offsets off[]; row t adds t times the inputs' second-innermost strides.  Returns
+ * n, 0 when done.  Blocks keep the per-row cost low when rows are short. */
+static inline int64_t rows_next(const bplan *p, row_iter *it, int64_t *at, int64_t *off,
+                                int64_t *rows)
 {
     if (it->pos >= it->end) return 0;
-    int r = p->rank;
-    int64_t n = p->dims[r - 1] - it->j;
-    if (n > it->end - it->pos) n = it->end - it->pos;
+    int r = p->rank, d = r - 2;
+    int64_t inner = p->dims[r - 1], n = inner - it->j, m = 1;
     *at = it->pos;
     for (int k = 0; k < p->n_in; k++) off[k] = it->off[k] + it->j * p->st[k][r - 1];
-    it->pos += n;
+    if (n >= it->end - it->pos) { /* the chunk ends inside this row */
+        n = it->end - it->pos;
+        it->pos = it->end;
+        *rows = 1;
+        return n;
+    }
+    if (it->j == 0 && d >= 0) {
+        m = p->dims[d] - it->idx[d];
+        if (m > (it->end - it->pos) / inner) m = (it->end - it->pos) / inner;
+    }
+    *rows = m;
+    it->pos += (m - 1) * inner + n;
     it->j = 0;
-    for (int d = r - 2; d >= 0; d--) {
-        for (int k = 0; k < p->n_in; k++) it->off[k] += p->st[k][d];
-        if (++it->idx[d] < p->dims[d]) break;
+    if (d < 0) return n;
+    it->idx[d] += m;
+    for (int k = 0; k < p->n_in; k++) it->off[k] += m * p->st[k][d];
+    while (it->idx[d] >= p->dims[d]) { /* carry into the outer dims */
         for (int k = 0; k < p->n_in; k++) it->off[k] -= p->st[k][d] * p->dims[d];
         it->idx[d] = 0;
+        if (--d < 0) break;
+        it->idx[d]++;
+        for (int k = 0; k < p->n_in; k++) it->off[k] += p->st[k][d];
     }
     return n;
+}
+
+/* Second-innermost stride of input k (0 for rank 1). */
+static inline int64_t row_stride(const bplan *p, int k)
+{
+    return p->rank > 1 ? p->st[k][p->rank - 2] : 0;
 }
 
 typedef void (*bin_fn)(const bplan *p, const void *a, const void *b, void *o, int64_t start,
@@ -126,26 +149,28 @@ typedef void (*bin_fn)(const bplan *p, const void *a, const void *b, void *o, in
         const TB *b = vb;                                                                          \
         TO *o = vo;                                                                                \
         const bool sa = p->st[0][p->rank - 1] != 0, sb = p->st[1][p->rank - 1] != 0;               \
+        const int64_t ra = row_stride(p, 0), rb = row_stride(p, 1);                                \
         row_iter it;                                                                               \
-        int64_t n, at, off[BMAX_IN];                                                               \
+        int64_t n, at, rows, off[BMAX_IN];                                                         \
         rows_begin(p, &it, start, end);                                                            \
-        while ((n = rows_next(p, &it, &at, off)) > 0) {                                            \
-            const TA *x = a + off[0];                                                              \
-            const TB *y = b + off[1];                                                              \
-            TO *z = o + at;                                                                        \
-            if (sa && sb) {                                                                        \
-                for (int64_t i = 0; i < n; i++) z[i] = E(TO, U, x[i], y[i]);                       \
-            } else if (sa) {                                                                       \
-                const TB yv = y[0];                                                                \
-                for (int64_t i = 0; i < n; i++) z[i] = E(TO, U, x[i], yv);                         \
-            } else if (sb) {                                                                       \
-                const TA xv = x[0];                                                                \
-                for (int64_t i = 0; i < n; i++) z[i] = E(TO, U, xv, y[i]);                         \
-            } else {                                                                               \
-                const TO v = E(TO, U, x[0], y[0]);                                                 \
-                for (int64_t i = 0; i < n; i++) z[i] = v;                                          \
+        while ((n = rows_next(p, &it, &at, off, &rows)) > 0)                                       \
+            for (int64_t t = 0; t < rows; t++) {                                                   \
+                const TA *x = a + off[0] + t * ra;                                                 \
+                const TB *y = b + off[1] + t * rb;                                                 \
+                TO *z = o + at + t * n;                                                            \
+                if (sa && sb) {                                                                    \
+                    for (int64_t i = 0; i < n; i++) z[i] = E(TO, U, x[i], y[i]);                   \
+                } else if (sa) {                                                                   \
+                    const TB yv = y[0];                                                            \
+                    for (int64_t i = 0; i < n; i++) z[i] = E(TO, U, x[i], yv);                     \
+                } else if (sb) {                                                                   \
+                    const TA xv = x[0];                                                            \
+                    for (int64_t i = 0; i < n; i++) z[i] = E(TO, U, xv, y[i]);                     \
+                } else {                                                                           \
+                    const TO v = E(TO, U, x[0], y[0]);                                             \
+                    for (int64_t i = 0; i < n; i++) z[i] = v;                                      \
+                }                                                                                  \
             }                                                                                      \
-        }                                                                                          \
     }
 
 /* Dtype slots of the per-op tables. */
@@ -208,6 +233,11 @@ static int slot_of(og_dtype t)
 #define E_AND(T, U, x, y)    ((uint8_t)(((x) != 0) & ((y) != 0)))
 #define E_OR(T, U, x, y)     ((uint8_t)(((x) != 0) | ((y) != 0)))
 #define E_XOR(T, U, x, y)    ((uint8_t)(((x) != 0) ^ ((y) != 0)))
+
+static inline float neg_sel_f32(float x, float m) { return x < 0 ? m : x; }
+static inline double neg_sel_f64(double x, double m) { return x < 0 ? m : x; }
+static inline int32_t neg_sel_i32(int32_t x, int32_t m) { return x < 0 ? m : x; }
+static inline int64_t neg_sel_i64(int64_t x, int64_t m) { return x < 0 ? m : x; }
 
 /* Integer division and remainder; the kernels refuse a zero divisor beforehand, and -1 is
  * special-cased because MIN / -1 traps on x86. */
@@ -319,34 +349,46 @@ DEF_BIN(sqrt_f64, double, double, double, double, E_SQRTD)
 typedef void (*where_fn)(const bplan *p, const uint8_t *c, const void *x, const void *y, void *o,
                          int64_t start, int64_t end);
 
+/* Branch-free select on the bits (T is an unsigned type of the element's size): a random
+ * mask would defeat the branch predictor, and both values are loaded anyway. */
+#define W_SEL(T, c, x, y) ((T)(((x) & (T)(0 - (T)((c) != 0))) | ((y) & (T)((T)((c) != 0) - 1))))
+
 #define DEF_WHERE(NAME, T)                                                                         \
     static void NAME(const bplan *p, const uint8_t *c, const void *vx, const void *vy, void *vo,   \
                      int64_t start, int64_t end)                                                   \
     {                                                                                              \
         const T *x = vx, *y = vy;                                                                  \
         T *o = vo;                                                                                 \
-        const int64_t sc = p->st[0][p->rank - 1], sx = p->st[1][p->rank - 1],                      \
-                      sy = p->st[2][p->rank - 1];                                                  \
+        const bool sc = p->st[0][p->rank - 1] != 0, sx = p->st[1][p->rank - 1] != 0,               \
+                   sy = p->st[2][p->rank - 1] != 0;                                                \
+        const int64_t rc = row_stride(p, 0), rx = row_stride(p, 1), ry = row_stride(p, 2);         \
         row_iter it;                                                                               \
-        int64_t n, at, off[BMAX_IN];                                                               \
+        int64_t n, at, rows, off[BMAX_IN];                                                         \
         rows_begin(p, &it, start, end);                                                            \
-        while ((n = rows_next(p, &it, &at, off)) > 0) {                                            \
-            const uint8_t *cc = c + off[0];                                                        \
-            const T *xx = x + off[1], *yy = y + off[2];                                            \
-            T *z = o + at;                                                                         \
-            if (sc && sx && sy) {                                                                  \
-                for (int64_t i = 0; i < n; i++) z[i] = cc[i] ? xx[i] : yy[i];                      \
-            } else if (!sc) {                                                                      \
-                const T *src = cc[0] ? xx : yy;                                                    \
-                const int64_t s = cc[0] ? sx : sy;                                                 \
-                if (s)                                                                             \
-                    memcpy(z, src, (size_t)n * sizeof(T));                                         \
-                else                                                                               \
-                    for (int64_t i = 0; i < n; i++) z[i] = src[0];                                 \
-            } else {                                                                               \
-                for (int64_t i = 0; i < n; i++) z[i] = cc[i] ? xx[i * sx] : yy[i * sy];            \
+        while ((n = rows_next(p, &it, &at, off, &rows)) > 0)                                       \
+            for (int64_t t = 0; t < rows; t++) {                                                   \
+                const uint8_t *cc = c + off[0] + t * rc;                                           \
+                const T *xx = x + off[1] + t * rx, *yy = y + off[2] + t * ry;                      \
+                T *z = o + at + t * n;                                                             \
+                if (!sc) { /* one condition for the run: a copy or a fill */                       \
+                    const T *src = cc[0] ? xx : yy;                                                \
+                    if (cc[0] ? sx : sy)                                                           \
+                        memcpy(z, src, (size_t)n * sizeof(T));                                     \
+                    else                                                                           \
+                        for (int64_t i = 0; i < n; i++) z[i] = src[0];                             \
+                } else if (sx && sy) {                                                             \
+                    for (int64_t i = 0; i < n; i++) z[i] = W_SEL(T, cc[i], xx[i], yy[i]);          \
+                } else if (sx) {                                                                   \
+                    const T yv = yy[0];                                                            \
+                    for (int64_t i = 0; i < n; i++) z[i] = W_SEL(T, cc[i], xx[i], yv);             \
+                } else if (sy) {                                                                   \
+                    const T xv = xx[0];                                                            \
+                    for (int64_t i = 0; i < n; i++) z[i] = W_SEL(T, cc[i], xv, yy[i]);             \
+                } else {                                                                           \
+                    const T xv = xx[0], yv = yy[0];                                                \
+                    for (int64_t i = 0; i < n; i++) z[i] = W_SEL(T, cc[i], xv, yv);                \
+                }                                                                                  \
             }                                                                                      \
-        }                                                                                          \
     }
 DEF_WHERE(where_1, uint8_t)
 DEF_WHERE(where_4, uint32_t)
