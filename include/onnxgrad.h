@@ -169,8 +169,9 @@ og_status og_model_load_file(const char *path, const og_load_options *opts, og_m
 og_status og_model_load_buffer(const void *data, size_t size, const og_load_options *opts,
                                og_model **out);
 
-/* Like og_model_load_*, but an op without a CPU kernel is not an error (for `info`, or
- * for converting and saving models).  Sessions on such a model fail at creation. */
+/* Like og_model_load_file, but an unknown op or one without a CPU kernel is not an error
+ * (for `info`, or for converting and saving models).  Sessions on such a model fail at
+ * creation with OG_ERR_UNSUPPORTED naming the op. */
 og_status og_model_load_file_any_op(const char *path, const og_load_options *opts, og_model **out);
 
 void og_model_free(og_model *m);

@@ -1,1 +1,440 @@
-int main(void){return 0;}
+/*
+ * onnxgrad: the command-line tool.  It uses only the public header.
+ *
+ *   onnxgrad info MODEL
+ *   onnxgrad run MODEL --input NAME=FILE.npy ... [--threads N] -o DIR
+ *   onnxgrad bench MODEL --input NAME=FILE.npy ... [--threads N] [-n ITERS]
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "onnxgrad.h"
+
+#define MAX_IO 256
+
+static const char usage[] =
+    "usage: onnxgrad COMMAND [ARGS]\n"
+    "\n"
+    "Commands:\n"
+    "  info MODEL                 inputs, outputs, initializers, opsets and op counts\n"
+    "  run MODEL --input NAME=FILE.npy ... [--threads N] -o DIR\n"
+    "                             run the model; write each output to DIR/<name>.npy and\n"
+    "                             DIR/manifest.json (tensor name -> file name)\n"
+    "  bench MODEL --input NAME=FILE.npy ... [--threads N] [-n ITERS]\n"
+    "                             time inference; print one JSON line with the median and\n"
+    "                             min milliseconds per run (after warm-up) and peak RSS\n"
+    "  help                       this text\n"
+    "  version                    the version\n"
+    "\n"
+    "Options of run:\n"
+    "  --input NAME=FILE.npy      bind a graph input (repeatable); a model with a single\n"
+    "                             input also takes --input FILE.npy\n"
+    "  --threads N                worker threads (default: one per core)\n"
+    "  -o, --output-dir DIR       where outputs go (created if missing)\n"
+    "  -n ITERS                   bench: timed runs (default 20)\n"
+    "\n"
+    ".npy files: float16, float32, float64, int32, int64 or bool, C order.\n"
+    "Output file names are tensor names with every character outside A-Za-z0-9._-\n"
+    "replaced by '_' (a numeric suffix keeps them unique).\n"
+    "Exit status: 0 on success, 1 on error (one line on stderr), 2 on bad usage.\n";
+
+/* The library's messages already name the file, node and value concerned. */
+static int fail(void)
+{
+    fprintf(stderr, "onnxgrad: %s\n", og_last_error());
+    return 1;
+}
+
+static int bad_usage(const char *msg)
+{
+    fprintf(stderr, "onnxgrad: %s (see 'onnxgrad help')\n", msg);
+    return 2;
+}
+
+static void print_shape(og_dtype dt, int rank, const int64_t *dims, const char **names)
+{
+    printf("%s [", og_dtype_name(dt));
+    if (rank < 0) printf("?");
+    for (int d = 0; d < rank; d++) {
+        if (d) printf(", ");
+        if (dims[d] >= 0)
+            printf("%lld", (long long)dims[d]);
+        else if (names && names[d])
+            printf("%s", names[d]);
+        else
+            printf("?");
+    }
+    printf("]");
+}
+
+static int cmd_info(int argc, char **argv)
+{
+    if (argc != 1) return bad_usage("info takes one model path");
+    og_model *m = NULL;
+    if (og_model_load_file_any_op(argv[0], NULL, &m)) return fail();
+    printf("model: %s\n", argv[0]);
+    printf("ir_version: %lld\n", (long long)og_model_ir_version(m));
+    printf("opsets:");
+    for (int i = 0; i < og_model_opset_count(m); i++) {
+        const char *dom = "";
+        int64_t ver = 0;
+        og_model_opset(m, i, &dom, &ver);
+        printf(" %s%s%lld", dom[0] ? dom : "ai.onnx", "=", (long long)ver);
+    }
+    printf("\n");
+    int64_t dims[OG_MAX_RANK];
+    const char *names[OG_MAX_RANK];
+    og_dtype dt;
+    int rank;
+    printf("inputs (%d):\n", og_model_input_count(m));
+    for (int i = 0; i < og_model_input_count(m); i++) {
+        og_model_input_info(m, i, &dt, &rank, dims, names);
+        printf("  %s: ", og_model_input_name(m, i));
+        print_shape(dt, rank, dims, names);
+        printf("\n");
+    }
+    printf("outputs (%d):\n", og_model_output_count(m));
+    for (int i = 0; i < og_model_output_count(m); i++) {
+        og_model_output_info(m, i, &dt, &rank, dims, names);
+        printf("  %s: ", og_model_output_name(m, i));
+        print_shape(dt, rank, dims, names);
+        printf("\n");
+    }
+    size_t total = 0;
+    printf("initializers (%d):\n", og_model_initializer_count(m));
+    for (int i = 0; i < og_model_initializer_count(m); i++) {
+        const og_tensor *t = og_model_initializer(m, i);
+        printf("  %s: ", og_model_initializer_name(m, i));
+        print_shape(og_tensor_dtype(t), og_tensor_rank(t), og_tensor_dims(t), NULL);
+        printf(" %zu bytes\n", og_tensor_nbytes(t));
+        total += og_tensor_nbytes(t);
+    }
+    printf("initializer bytes: %zu\n", total);
+    /* op histogram, in order of first appearance */
+    int n = og_model_node_count(m);
+    const char **ops = calloc((size_t)n + 1, sizeof *ops);
+    int *counts = calloc((size_t)n + 1, sizeof *counts);
+    int n_ops = 0;
+    if (!ops || !counts) {
+        free(ops);
+        free(counts);
+        og_model_free(m);
+        fprintf(stderr, "onnxgrad: out of memory\n");
+        return 1;
+    }
+    for (int i = 0; i < n; i++) {
+        const char *op = NULL, *dom = NULL;
+        og_model_node_op(m, i, &op, &dom);
+        int k = 0;
+        while (k < n_ops && strcmp(ops[k], op) != 0) k++;
+        if (k == n_ops) ops[n_ops++] = op;
+        counts[k]++;
+    }
+    printf("nodes (%d):\n", n);
+    for (int k = 0; k < n_ops; k++) printf("  %s: %d\n", ops[k], counts[k]);
+    free(ops);
+    free(counts);
+    og_model_free(m);
+    return 0;
+}
+
+/* Output file stem: characters outside A-Za-z0-9._- become '_'. */
+static void sanitize(const char *name, char *out, size_t n)
+{
+    size_t i = 0;
+    for (; name[i] && i + 1 < n; i++) {
+        char c = name[i];
+        bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
+                  c == '.' || c == '_' || c == '-';
+        out[i] = ok ? c : '_';
+    }
+    out[i] = 0;
+    if (i == 0 || strcmp(out, ".") == 0 || strcmp(out, "..") == 0) snprintf(out, n, "_");
+}
+
+static void json_string(FILE *f, const char *s)
+{
+    fputc('"', f);
+    for (; *s; s++) {
+        unsigned char c = (unsigned char)*s;
+        if (c == '"' || c == '\\')
+            fprintf(f, "\\%c", c);
+        else if (c < 0x20)
+            fprintf(f, "\\u%04x", c);
+        else
+            fputc(c, f);
+    }
+    fputc('"', f);
+}
+
+static int make_dir(const char *dir)
+{
+    char tmp[4096];
+    snprintf(tmp, sizeof tmp, "%s", dir);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/') continue;
+        *p = 0;
+        if (mkdir(tmp, 0777) != 0 && errno != EEXIST) return -1;
+        *p = '/';
+    }
+    if (mkdir(tmp, 0777) != 0 && errno != EEXIST) return -1;
+    return 0;
+}
+
+/* What run and bench share: the model, its bound inputs and a session. */
+typedef struct job {
+    const char *model_path, *out_dir;
+    const char *in_names[MAX_IO], *in_files[MAX_IO];
+    int n_in, threads, iters;
+    og_model *m;
+    og_session *s;
+    og_tensor *inputs[MAX_IO];
+} job;
+
+static int parse_job(job *j, int argc, char **argv, bool want_out_dir)
+{
+    for (int i = 0; i < argc; i++) {
+        if (strcmp(argv[i], "--input") == 0 || strcmp(argv[i], "-i") == 0) {
+            if (++i >= argc) return bad_usage("--input needs NAME=FILE.npy");
+            if (j->n_in == MAX_IO) return bad_usage("too many --input");
+            char *eq = strchr(argv[i], '=');
+            if (eq) {
+                *eq = 0;
+                j->in_names[j->n_in] = argv[i];
+                j->in_files[j->n_in] = eq + 1;
+            } else {
+                j->in_names[j->n_in] = NULL;
+                j->in_files[j->n_in] = argv[i];
+            }
+            j->n_in++;
+        } else if (strcmp(argv[i], "--threads") == 0 || strcmp(argv[i], "-n") == 0) {
+            const char *opt = argv[i];
+            if (++i >= argc) return bad_usage("--threads and -n need a number");
+            char *end;
+            long t = strtol(argv[i], &end, 10);
+            if (*end || t < 0 || t > 1000000)
+                return bad_usage("--threads and -n need a number >= 0");
+            if (strcmp(opt, "-n") == 0)
+                j->iters = (int)t;
+            else
+                j->threads = (int)t;
+        } else if (want_out_dir &&
+                   (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output-dir") == 0)) {
+            if (++i >= argc) return bad_usage("-o needs a folder");
+            j->out_dir = argv[i];
+        } else if (argv[i][0] == '-') {
+            fprintf(stderr, "onnxgrad: unknown option '%s' (see 'onnxgrad help')\n", argv[i]);
+            return 2;
+        } else if (!j->model_path) {
+            j->model_path = argv[i];
+        } else {
+            return bad_usage("one model path only");
+        }
+    }
+    if (!j->model_path) return bad_usage("a model path is needed");
+    if (want_out_dir && !j->out_dir) return bad_usage("run needs -o DIR");
+    return 0;
+}
+
+/* Load the model and the inputs, create the session. */
+static int open_job(job *j)
+{
+    if (og_model_load_file(j->model_path, NULL, &j->m)) return fail();
+    for (int i = 0; i < j->n_in; i++) {
+        if (!j->in_names[i]) {
+            if (og_model_input_count(j->m) != 1) {
+                fprintf(stderr,
+                        "onnxgrad: --input %s: the model has %d inputs, name it as "
+                        "NAME=FILE.npy\n",
+                        j->in_files[i], og_model_input_count(j->m));
+                return 1;
+            }
+            j->in_names[i] = og_model_input_name(j->m, 0);
+        }
+        if (og_npy_load(j->in_files[i], NULL, &j->inputs[i])) return fail();
+    }
+    og_session_options opts = {0};
+    opts.threads = j->threads;
+    if (og_session_create(j->m, &opts, &j->s)) return fail();
+    if (og_model_output_count(j->m) > MAX_IO) {
+        fprintf(stderr, "onnxgrad: the model has more than %d outputs\n", MAX_IO);
+        return 1;
+    }
+    return 0;
+}
+
+static void close_job(job *j)
+{
+    for (int i = 0; i < MAX_IO; i++) og_tensor_free(j->inputs[i]);
+    og_session_free(j->s);
+    og_model_free(j->m);
+}
+
+static int write_outputs(const og_model *m, const char *out_dir, og_tensor **outputs)
+{
+    int n_out = og_model_output_count(m);
+    char(*files)[300] = calloc((size_t)n_out + 1, sizeof *files);
+    int rc = 1;
+    if (!files) {
+        fprintf(stderr, "onnxgrad: out of memory\n");
+        return 1;
+    }
+    if (make_dir(out_dir) != 0) {
+        fprintf(stderr, "onnxgrad: cannot create folder '%s': %s\n", out_dir, strerror(errno));
+        goto done;
+    }
+    for (int j = 0; j < n_out; j++) {
+        char stem[256];
+        sanitize(og_model_output_name(m, j), stem, sizeof stem);
+        snprintf(files[j], sizeof files[j], "%s.npy", stem);
+        for (int k = 0, suffix = 1; k < j; k++) /* keep file names unique */
+            if (strcmp(files[k], files[j]) == 0) {
+                snprintf(files[j], sizeof files[j], "%s_%d.npy", stem, suffix++);
+                k = -1;
+            }
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s", out_dir, files[j]);
+        if (og_npy_save(path, outputs[j])) {
+            fprintf(stderr, "onnxgrad: output '%s': %s\n", og_model_output_name(m, j),
+                    og_last_error());
+            goto done;
+        }
+    }
+    char mpath[4200];
+    snprintf(mpath, sizeof mpath, "%s/manifest.json", out_dir);
+    FILE *f = fopen(mpath, "w");
+    if (!f) {
+        fprintf(stderr, "onnxgrad: cannot write '%s': %s\n", mpath, strerror(errno));
+        goto done;
+    }
+    fprintf(f, "{\n");
+    for (int j = 0; j < n_out; j++) {
+        fprintf(f, "  ");
+        json_string(f, og_model_output_name(m, j));
+        fprintf(f, ": ");
+        json_string(f, files[j]);
+        fprintf(f, "%s\n", j + 1 < n_out ? "," : "");
+    }
+    fprintf(f, "}\n");
+    if (fclose(f) != 0) {
+        fprintf(stderr, "onnxgrad: cannot write '%s'\n", mpath);
+        goto done;
+    }
+    for (int j = 0; j < n_out; j++) {
+        const og_tensor *t = outputs[j];
+        printf("%s -> %s/%s ", og_model_output_name(m, j), out_dir, files[j]);
+        print_shape(og_tensor_dtype(t), og_tensor_rank(t), og_tensor_dims(t), NULL);
+        printf("\n");
+    }
+    rc = 0;
+done:
+    free(files);
+    return rc;
+}
+
+static int cmd_run(int argc, char **argv)
+{
+    job j = {0};
+    og_tensor *outputs[MAX_IO] = {0};
+    int rc = parse_job(&j, argc, argv, true);
+    if (rc) return rc;
+    rc = open_job(&j);
+    if (!rc && og_session_run(j.s, j.in_names, (const og_tensor *const *)j.inputs, j.n_in, outputs))
+        rc = fail();
+    if (!rc) rc = write_outputs(j.m, j.out_dir, outputs);
+    for (int i = 0; i < MAX_IO; i++) og_tensor_free(outputs[i]);
+    close_job(&j);
+    return rc;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static int cmd_bench(int argc, char **argv)
+{
+    job j = {0};
+    j.iters = 20;
+    og_tensor *outputs[MAX_IO] = {0};
+    double *times = NULL;
+    int rc = parse_job(&j, argc, argv, false);
+    if (rc) return rc;
+    if (j.iters < 1) return bad_usage("-n must be at least 1");
+    rc = open_job(&j);
+    int n_out = j.m ? og_model_output_count(j.m) : 0;
+    times = calloc((size_t)j.iters, sizeof *times);
+    if (!rc && !times) {
+        fprintf(stderr, "onnxgrad: out of memory\n");
+        rc = 1;
+    }
+    int warmup = j.iters < 5 ? 1 : 3;
+    for (int it = -warmup; !rc && it < j.iters; it++) {
+        double t0 = now_ms();
+        if (og_session_run(j.s, j.in_names, (const og_tensor *const *)j.inputs, j.n_in, outputs)) {
+            rc = fail();
+            break;
+        }
+        double t1 = now_ms();
+        for (int k = 0; k < n_out; k++) {
+            og_tensor_free(outputs[k]);
+            outputs[k] = NULL;
+        }
+        if (it >= 0) times[it] = t1 - t0;
+    }
+    if (!rc) {
+        qsort(times, (size_t)j.iters, sizeof *times, cmp_double);
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        printf("{\"model\": ");
+        json_string(stdout, j.model_path);
+        printf(", \"mode\": \"inference\", \"threads\": %d, \"iters\": %d, "
+               "\"median_ms\": %.4f, \"min_ms\": %.4f, \"peak_rss_kb\": %ld}\n",
+               j.threads, j.iters, times[j.iters / 2], times[0], ru.ru_maxrss);
+    }
+    free(times);
+    close_job(&j);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fputs(usage, stderr);
+        return 2;
+    }
+    const char *cmd = argv[1];
+    if (strcmp(cmd, "help") == 0 || strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0) {
+        fputs(usage, stdout);
+        return 0;
+    }
+    if (strcmp(cmd, "version") == 0 || strcmp(cmd, "--version") == 0) {
+        printf("onnxgrad %s\n", OG_VERSION_STRING);
+        return 0;
+    }
+    for (int i = 2; i < argc; i++)
+        if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+            fputs(usage, stdout);
+            return 0;
+        }
+    if (strcmp(cmd, "info") == 0) return cmd_info(argc - 2, argv + 2);
+    if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2);
+    if (strcmp(cmd, "bench") == 0) return cmd_bench(argc - 2, argv + 2);
+    fprintf(stderr, "onnxgrad: unknown command '%s' (see 'onnxgrad help')\n", cmd);
+    return 2;
+}

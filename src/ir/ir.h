@@ -157,7 +157,8 @@ int64_t og_graph_opset(const og_graph *g, const char *domain);
 og_status og_graph_finalize(og_graph *g);
 
 /* Resolve every node's op definition and since-version, parse its attributes, and run
- * static type and shape inference.  require_kernels: fail on ops without a CPU kernel.
+ * static type and shape inference.  require_kernels: fail on unknown ops and on ops
+ * without a CPU kernel; when false, unknown ops are left with op == NULL.
  * Errors: OG_ERR_UNSUPPORTED (unknown op, naming op, domain, opset), errors of parsing. */
 og_status og_graph_resolve(og_graph *g, bool require_kernels);
 

@@ -65,6 +65,7 @@ og_status og_graph_resolve(og_graph *g, bool require_kernels)
         }
         n->opset = (int)opset;
         const og_op_def *def = og_op_find(n->domain, n->op_type);
+        if (!def && !require_kernels) continue; /* known to nobody: outputs stay unknown */
         if (!def) {
             st = og_error(OG_ERR_UNSUPPORTED,
                           "node '%s': op %s (domain '%s', opset %lld) is "

@@ -146,39 +146,8 @@ static bool file_exists(const char *p)
     return stat(p, &sb) == 0;
 }
 
-static double elem(const og_tensor *t, int64_t i)
-{
-    const void *d = og_tensor_cdata(t);
-    switch (og_tensor_dtype(t)) {
-    case OG_FLOAT: return ((const float *)d)[i];
-    case OG_DOUBLE: return ((const double *)d)[i];
-    case OG_INT64: return (double)((const int64_t *)d)[i];
-    case OG_INT32: return ((const int32_t *)d)[i];
-    case OG_INT16: return ((const int16_t *)d)[i];
-    case OG_INT8: return ((const int8_t *)d)[i];
-    case OG_UINT8:
-    case OG_BOOL: return ((const uint8_t *)d)[i];
-    case OG_UINT16: return ((const uint16_t *)d)[i];
-    case OG_UINT32: return ((const uint32_t *)d)[i];
-    case OG_UINT64: return (double)((const uint64_t *)d)[i];
-    case OG_FLOAT16: {
-        /* decode IEEE half */
-        uint16_t h = ((const uint16_t *)d)[i];
-        int e = (h >> 10) & 31, m = h & 1023;
-        double v = e == 0    ? ldexp(m, -24)
-                   : e == 31 ? (m ? NAN : INFINITY)
-                             : ldexp(m + 1024, e - 25);
-        return (h & 0x8000) ? -v : v;
-    }
-    case OG_BFLOAT16: {
-        uint32_t bits = (uint32_t)((const uint16_t *)d)[i] << 16;
-        float f;
-        memcpy(&f, &bits, 4);
-        return f;
-    }
-    default: return 0;
-    }
-}
+/* Element i as double (ints exactly up to 2^53, 16-bit floats decoded). */
+static double elem(const og_tensor *t, int64_t i) { return og_tensor_get_f64(t, i); }
 
 static int compare(const char *what, const og_tensor *got, const og_tensor *want, char *msg,
                    size_t n)

@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Export the benchmark models from PyTorch with random weights (fixed seed):
+MLP (784-512-512-10), LeNet-5 style CNN (1x28x28), ResNet-18 (3x224x224, eval mode),
+each with a batch of inputs as .npy.  Needs PyTorch (Debian's python3-torch: run with
+/usr/bin/python3).  Usage: export_models.py OUT_DIR"""
+import os
+import sys
+
+import numpy as np
+import torch
+from torch import nn
+
+torch.manual_seed(0)
+
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512), nn.ReLU(),
+                                 nn.Linear(512, 10))
+
+    def forward(self, x):
+        return self.net(x)
+
+
+class LeNet(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.features = nn.Sequential(nn.Conv2d(1, 6, 5, padding=2), nn.ReLU(), nn.MaxPool2d(2),
+                                      nn.Conv2d(6, 16, 5), nn.ReLU(), nn.MaxPool2d(2))
+        self.classifier = nn.Sequential(nn.Flatten(), nn.Linear(16 * 5 * 5, 120), nn.ReLU(),
+                                        nn.Linear(120, 84), nn.ReLU(), nn.Linear(84, 10))
+
+    def forward(self, x):
+        return self.classifier(self.features(x))
+
+
+class BasicBlock(nn.Module):
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.down = None
+        if stride != 1 or cin != cout:
+            self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
+                                      nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        y = torch.relu(self.bn1(self.conv1(x)))
+        y = self.bn2(self.conv2(y))
+        return torch.relu(y + (self.down(x) if self.down is not None else x))
+
+
+class ResNet18(nn.Module):
+    def __init__(self, classes=1000):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 64, 7, 2, 3, bias=False), nn.BatchNorm2d(64),
+                                  nn.ReLU(), nn.MaxPool2d(3, 2, 1))
+        layers, cin = [], 64
+        for cout, stride in ((64, 1), (128, 2), (256, 2), (512, 2)):
+            layers += [BasicBlock(cin, cout, stride), BasicBlock(cout, cout, 1)]
+            cin = cout
+        self.layers = nn.Sequential(*layers)
+        self.pool = nn.AdaptiveAvgPool2d(1)
+        self.fc = nn.Linear(512, classes)
+
+    def forward(self, x):
+        return self.fc(torch.flatten(self.pool(self.layers(self.stem(x))), 1))
+
+
+def export(model, x, path):
+    model.eval()
+    for m in model.modules():  # non-trivial batch-norm statistics
+        if isinstance(m, nn.BatchNorm2d):
+            m.running_mean.uniform_(-0.1, 0.1)
+            m.running_var.uniform_(0.5, 1.5)
+    torch.onnx.export(model, x, path + ".onnx", input_names=["x"], output_names=["y"],
+                      opset_version=13, dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}})
+    np.save(path + "_x.npy", x.numpy())
+
+
+def main(out):
+    os.makedirs(out, exist_ok=True)
+    export(MLP(), torch.randn(64, 784), os.path.join(out, "mlp"))
+    export(LeNet(), torch.randn(64, 1, 28, 28), os.path.join(out, "lenet"))
+    export(ResNet18(), torch.randn(1, 3, 224, 224), os.path.join(out, "resnet18"))
+    print("exported mlp, lenet, resnet18 to", out)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "bench/models")

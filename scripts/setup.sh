@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Install what onnxgrad's build, tests, demo and benchmarks need, skipping what is there.
+#   scripts/setup.sh            build + test dependencies
+#   scripts/setup.sh --fuzz     also clang and its sanitizer runtimes (make fuzz)
+#   scripts/setup.sh --bench    also PyTorch (Debian's python3-torch) for the benchmarks
+# Pinned: the ONNX backend test data comes from the onnx Python package, version ONNX_VERSION.
+set -euo pipefail
+
+ONNX_VERSION=1.16.2
+ORT_VERSION=1.19.2
+NUMPY_SPEC='numpy>=1.26,<3'
+
+want_fuzz=0; want_bench=0
+for a in "$@"; do
+  case "$a" in
+    --fuzz) want_fuzz=1 ;;
+    --bench) want_bench=1 ;;
+    *) echo "setup.sh: unknown option $a" >&2; exit 2 ;;
+  esac
+done
+
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
+
+debs=(cmake make gcc pkg-config protobuf-c-compiler libprotobuf-c-dev libonnx-dev libopenblas-openmp-dev)
+[ $want_fuzz = 1 ] && debs+=(clang libclang-rt-14-dev)
+[ $want_bench = 1 ] && debs+=(python3-torch python3-numpy python3-onnx)
+missing=()
+for p in "${debs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "setup: installing Debian packages: ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+
+PY=${PYTHON:-python3}
+if ! $PY - <<PYEOF 2>/dev/null
+import numpy, onnx, onnxruntime
+assert onnx.__version__ == "$ONNX_VERSION", onnx.__version__
+PYEOF
+then
+  echo "setup: installing Python packages (numpy, onnx==$ONNX_VERSION, onnxruntime)"
+  $PY -m pip install -q --disable-pip-version-check "$NUMPY_SPEC" "onnx==$ONNX_VERSION" \
+      "onnxruntime>=$ORT_VERSION"
+fi
+echo "setup: ok"

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# CLI contract: help, usage errors, info, run with file naming and manifest.json, errors.
+set -u
+cli=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0; checks=0
+check() { # check DESCRIPTION CONDITION...
+  local what=$1; shift
+  checks=$((checks + 1))
+  if ! "$@"; then echo "FAIL: $what"; fails=$((fails + 1)); fi
+}
+
+"$cli" help >"$tmp/help" 2>&1; check "help exits 0" test $? = 0
+check "help lists run" grep -q "run MODEL --input" "$tmp/help"
+"$cli" --version >/dev/null; check "--version exits 0" test $? = 0
+"$cli" frobnicate 2>"$tmp/err"; check "unknown command exits 2" test $? = 2
+check "unknown command says so" grep -q "unknown command" "$tmp/err"
+"$cli" run models/mlp.onnx 2>"$tmp/err"; check "run without -o exits 2" test $? = 2
+
+"$cli" info models/mlp.onnx >"$tmp/info"; check "info exits 0" test $? = 0
+check "info shows the input with its symbolic dim" grep -q "x: float32 \[batch, 8\]" "$tmp/info"
+check "info shows initializer sizes" grep -q "W1: float32 \[8, 16\] 512 bytes" "$tmp/info"
+check "info shows the op histogram" grep -q "MatMul: 1" "$tmp/info"
+check "info shows opsets" grep -q "ai.onnx=17" "$tmp/info"
+
+"$cli" run models/mlp.onnx --input x=models/mlp_x.npy -o "$tmp/out" >/dev/null
+check "run exits 0" test $? = 0
+check "run writes the output" test -f "$tmp/out/probs.npy"
+check "run writes manifest.json" grep -q '"probs": "probs.npy"' "$tmp/out/manifest.json"
+python3 - "$tmp/out" <<'PY'
+import sys, numpy as np, onnxruntime as ort
+got = np.load(sys.argv[1] + "/probs.npy")
+ref = ort.InferenceSession("models/mlp.onnx", providers=["CPUExecutionProvider"]).run(
+    None, {"x": np.load("models/mlp_x.npy")})[0]
+assert got.dtype == np.float32 and got.shape == ref.shape, (got.dtype, got.shape)
+assert np.allclose(got, ref, rtol=1e-5, atol=1e-6), np.abs(got - ref).max()
+PY
+check "run output equals onnxruntime's" test $? = 0
+"$cli" run models/mlp.onnx --input models/mlp_x.npy --threads 1 -o "$tmp/out2" >/dev/null
+check "a single-input model takes --input FILE" test $? = 0
+
+# odd output names: sanitized, kept unique, mapped in the manifest
+python3 - "$tmp" <<'PY'
+import sys, onnx
+from onnx import helper, TensorProto
+x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])
+outs = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [2]) for n in ("a/b:c", "a_b_c")]
+g = helper.make_graph([helper.make_node("Identity", ["x"], ["a/b:c"]),
+                       helper.make_node("Neg", ["x"], ["a_b_c"])], "g", [x], outs)
+m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
+onnx.save(m, sys.argv[1] + "/names.onnx")
+import numpy as np
+np.save(sys.argv[1] + "/x.npy", np.array([1.0, -2.0], np.float32))
+np.save(sys.argv[1] + "/x_f64.npy", np.array([1.0, -2.0], np.float64))
+np.save(sys.argv[1] + "/u8.npy", np.array([1, 2], np.uint8))
+PY
+"$cli" run "$tmp/names.onnx" --input x="$tmp/x.npy" -o "$tmp/out3" >/dev/null
+check "run with odd names exits 0" test $? = 0
+check "odd name sanitized" test -f "$tmp/out3/a_b_c.npy"
+check "colliding name made unique" test -f "$tmp/out3/a_b_c_1.npy"
+check "manifest maps the original name" grep -q '"a/b:c": "a_b_c.npy"' "$tmp/out3/manifest.json"
+
+# errors: one line on stderr, non-zero exit
+"$cli" run models/mlp.onnx --input x=/nonexistent.npy -o "$tmp/o4" 2>"$tmp/err"
+check "missing input file exits 1" test $? = 1
+check "missing input file: one line" test "$(wc -l <"$tmp/err")" = 1
+"$cli" run "$tmp/names.onnx" --input x="$tmp/x_f64.npy" -o "$tmp/o5" 2>"$tmp/err"
+check "wrong dtype exits 1" test $? = 1
+check "wrong dtype names the input" grep -q "'x'" "$tmp/err"
+"$cli" run "$tmp/names.onnx" --input x="$tmp/u8.npy" -o "$tmp/o6" 2>"$tmp/err"
+check "uint8 .npy refused" test $? = 1
+check "uint8 .npy refusal says why" grep -q "not supported" "$tmp/err"
+"$cli" run tests/data/bad/cycle.onnx -o "$tmp/o7" 2>"$tmp/err"
+check "bad model exits 1" test $? = 1
+check "bad model message names the cycle" grep -q "cycle" "$tmp/err"
+"$cli" run models/mlp.onnx --input y=models/mlp_x.npy -o "$tmp/o8" 2>"$tmp/err"
+check "unknown input name exits 1" test $? = 1
+
+echo "$((checks - fails)) passed, $fails failed"
+test $fails = 0
