@@ -216,15 +216,15 @@ static int slot_of(og_dtype t)
 #define E_SUB(T, U, x, y)  ((T)((U)(x) - (U)(y)))
 #define E_MUL(T, U, x, y)  ((T)((U)(x) * (U)(y)))
 #define E_DIVF(T, U, x, y) ((x) / (y))
-#define E_DIVI(T, U, x, y) ((T)idiv((x), (y)))
+#define E_DIVI(T, U, x, y) ((y) == -1 ? (T)((U)0 - (U)(x)) : (T)((x) / (y)))
 /* NaN wins, as in numpy's maximum/minimum; folds away for integers */
 #define E_MAX(T, U, x, y)    (((x) > (y) || (x) != (x)) ? (x) : (y))
 #define E_MIN(T, U, x, y)    (((x) < (y) || (x) != (x)) ? (x) : (y))
 #define E_PRELU(T, U, x, s)  ((x) < 0 ? (T)((U)(x) * (U)(s)) : (x))
 #define E_FMODF(T, U, x, y)  ((T)fmod((double)(x), (double)(y))) /* exact, so = fmodf */
 #define E_PYMODF(T, U, x, y) ((T)pymodf((double)(x), (double)(y)))
-#define E_FMODI(T, U, x, y)  ((T)cmodi((x), (y)))
-#define E_PYMODI(T, U, x, y) ((T)pymodi((x), (y)))
+#define E_FMODI(T, U, x, y)  ((y) == -1 ? (T)0 : (T)((x) % (y)))
+#define E_PYMODI(T, U, x, y) ((T)pymod_adjust((y) == -1 ? 0 : (x) % (y), (y)))
 #define E_EQ(T, U, x, y)     ((uint8_t)((x) == (y)))
 #define E_GT(T, U, x, y)     ((uint8_t)((x) > (y)))
 #define E_GE(T, U, x, y)     ((uint8_t)((x) >= (y)))
@@ -239,18 +239,11 @@ static inline double neg_sel_f64(double x, double m) { return x < 0 ? m : x; }
 static inline int32_t neg_sel_i32(int32_t x, int32_t m) { return x < 0 ? m : x; }
 static inline int64_t neg_sel_i64(int64_t x, int64_t m) { return x < 0 ? m : x; }
 
-/* Integer division and remainder; the kernels refuse a zero divisor beforehand, and -1 is
- * special-cased because MIN / -1 traps on x86. */
-static inline int64_t idiv(int64_t x, int64_t y)
+/* Integer Div and Mod (E_DIVI, E_*MODI) run in their own width; the kernels refuse a zero
+ * divisor beforehand, and -1 is special-cased because MIN / -1 traps on x86. */
+/* Python's %: the remainder r of C's % moved to the divisor's sign. */
+static inline int64_t pymod_adjust(int64_t r, int64_t y)
 {
-    return y == -1 ? (int64_t)(0 - (uint64_t)x) : x / y;
-}
-static inline int64_t cmodi(int64_t x, int64_t y) { return y == -1 ? 0 : x % y; }
-/* Python's %: the result takes the divisor's sign. */
-static inline int64_t pymodi(int64_t x, int64_t y)
-{
-    if (y == -1) return 0;
-    int64_t r = x % y;
     return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
 }
 static inline double pymodf(double x, double y)
@@ -373,7 +366,7 @@ typedef void (*where_fn)(const bplan *p, const uint8_t *c, const void *x, const 
                 if (!sc) { /* one condition for the run: a copy or a fill */                       \
                     const T *src = cc[0] ? xx : yy;                                                \
                     if (cc[0] ? sx : sy)                                                           \
-                        memcpy(z, src, (size_t)n * sizeof(T));                                     \
+                        memmove(z, src, (size_t)n * sizeof(T));                                    \
                     else                                                                           \
                         for (int64_t i = 0; i < n; i++) z[i] = src[0];                             \
                 } else if (sx && sy) {                                                             \
@@ -532,7 +525,7 @@ static og_status k_pow(const og_kernel_ctx *k, const og_tensor *const *in, int n
         else if (e == 0.5)
             fn = sa == S_F32 ? sqrt_f32 : sqrt_f64;
         if (e == 1.0) {
-            memcpy(o->data, a->data, og_tensor_nbytes(o));
+            memmove(o->data, a->data, og_tensor_nbytes(o));
             return OG_OK;
         }
         if (fn) {
@@ -559,7 +552,7 @@ static og_status variadic(const og_kernel_ctx *k, const og_tensor *const *in, in
         if (in[i]->dtype != in[0]->dtype) return type_mismatch(k, in[0], 0, in[i], i);
     if (o->numel == 0) return OG_OK;
     if (n_in == 1) { /* the output has the input's shape */
-        memcpy(o->data, in[0]->data, og_tensor_nbytes(o));
+        memmove(o->data, in[0]->data, og_tensor_nbytes(o));
         return OG_OK;
     }
     bplan p;
