@@ -220,7 +220,6 @@ static int slot_of(og_dtype t)
 /* NaN wins, as in numpy's maximum/minimum; folds away for integers */
 #define E_MAX(T, U, x, y)    (((x) > (y) || (x) != (x)) ? (x) : (y))
 #define E_MIN(T, U, x, y)    (((x) < (y) || (x) != (x)) ? (x) : (y))
-#define E_PRELU(T, U, x, s)  ((x) < 0 ? (T)((U)(x) * (U)(s)) : (x))
 #define E_FMODF(T, U, x, y)  ((T)fmod((double)(x), (double)(y))) /* exact, so = fmodf */
 #define E_PYMODF(T, U, x, y) ((T)pymodf((double)(x), (double)(y)))
 #define E_FMODI(T, U, x, y)  ((y) == -1 ? (T)0 : (T)((x) % (y)))
@@ -234,8 +233,34 @@ static int slot_of(og_dtype t)
 #define E_OR(T, U, x, y)     ((uint8_t)(((x) != 0) | ((y) != 0)))
 #define E_XOR(T, U, x, y)    ((uint8_t)(((x) != 0) ^ ((y) != 0)))
 
-static inline float neg_sel_f32(float x, float m) { return x < 0 ? m : x; }
-static inline double neg_sel_f64(double x, double m) { return x < 0 ? m : x; }
+/* PRelu: x < 0 ? x * s : x.  GCC will not if-convert a float multiply under the default
+ * -ftrapping-math (even one computed unconditionally: it sinks it into the branch), so
+ * floats select on the bits, which vectorizes. */
+#define E_PRELU(T, U, x, s) (NEG_SEL((x), (T)((U)(x) * (U)(s))))
+#define NEG_SEL(x, m)                                                                              \
+    _Generic((x), float                                                                            \
+             : neg_sel_f32, double                                                                 \
+             : neg_sel_f64, int32_t                                                                \
+             : neg_sel_i32, int64_t                                                                \
+             : neg_sel_i64)((x), (m))
+static inline float neg_sel_f32(float x, float m)
+{
+    uint32_t xb, mb, k = (uint32_t)0 - (uint32_t)(x < 0);
+    memcpy(&xb, &x, sizeof xb);
+    memcpy(&mb, &m, sizeof mb);
+    xb = (mb & k) | (xb & ~k);
+    memcpy(&x, &xb, sizeof x);
+    return x;
+}
+static inline double neg_sel_f64(double x, double m)
+{
+    uint64_t xb, mb, k = (uint64_t)0 - (uint64_t)(x < 0);
+    memcpy(&xb, &x, sizeof xb);
+    memcpy(&mb, &m, sizeof mb);
+    xb = (mb & k) | (xb & ~k);
+    memcpy(&x, &xb, sizeof x);
+    return x;
+}
 static inline int32_t neg_sel_i32(int32_t x, int32_t m) { return x < 0 ? m : x; }
 static inline int64_t neg_sel_i64(int64_t x, int64_t m) { return x < 0 ? m : x; }
 
