@@ -371,6 +371,48 @@ static void test_variadic_where_logic(void)
     for (int i = 0; i < 4; i++) og_tensor_free(ins[i]);
 }
 
+/* Load-time inference with unknown ranks, dtypes and symbolic dims never fails. */
+static void test_static_unknowns(void)
+{
+    static const char *ops[] = {"Add", "Pow", "Equal", "And", "Sum", "Where", "PRelu", "Mod"};
+    static const int n_ins[] = {2, 2, 2, 2, 3, 3, 2, 2};
+    for (int oi = 0; oi < 8; oi++) {
+        og_graph *g = og_graph_new(NULL);
+        const og_allocator *a = g->alloc;
+        g->opsets = og_calloc(a, 1, sizeof *g->opsets);
+        g->n_opsets = 1;
+        g->opsets[0].domain = og_strdup(a, "");
+        g->opsets[0].version = 21;
+        g->inputs = og_calloc(a, 3, sizeof *g->inputs);
+        g->outputs = og_calloc(a, 1, sizeof *g->outputs);
+        int sym = og_graph_symbol(g, "N");
+        for (int i = 0; i < n_ins[oi]; i++) {
+            char name[16];
+            snprintf(name, sizeof name, "x%d", i);
+            int v = og_graph_add_value(g, name);
+            g->values[v].kind = OG_VALUE_INPUT;
+            g->values[v].is_graph_input = true;
+            if (i == 1) { /* [N, 3]; the others stay unknown */
+                g->values[v].rank = 2;
+                g->values[v].dims[0] = og_dim_symbol(sym);
+                g->values[v].dims[1] = 3;
+            }
+            g->inputs[g->n_inputs++] = v;
+        }
+        int y = og_graph_add_value(g, "y");
+        g->values[y].is_graph_output = true;
+        g->outputs[g->n_outputs++] = y;
+        og_node *n = og_graph_add_node(g, ops[oi], "", "n0", n_ins[oi], 1);
+        for (int i = 0; i < n_ins[oi]; i++) n->in[i] = i;
+        n->out[0] = y;
+        CHECK(og_graph_finalize(g) == OG_OK);
+        CHECK(og_graph_resolve(g, true) == OG_OK);
+        CHECK(g->values[y].rank == -1); /* x0's rank is unknown */
+        CHECK(g->values[y].dtype == (oi == 2 || oi == 3 ? OG_BOOL : OG_UNDEFINED));
+        og_graph_free(g);
+    }
+}
+
 int main(void)
 {
     srand(1);
@@ -378,6 +420,7 @@ int main(void)
     test_int_div_mod();
     test_pow();
     test_variadic_where_logic();
+    test_static_unknowns();
     if (failures) {
         fprintf(stderr, "%d failures\n", failures);
         return 1;
