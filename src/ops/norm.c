@@ -1,4 +1,299 @@
-/* norm.c: placeholder until the family's ops land. */
-#include "ops/op.h"
+/* norm.c: BatchNormalization, InstanceNormalization, LayerNormalization and Dropout:
+ * attributes and shape inference. */
+#include <math.h>
+#include <string.h>
 
-const og_op_def og_ops_norm[] = {{0}};
+#include "ops/norm.h"
+
+static og_norm_params *new_params(const og_op_ctx *c)
+{
+    og_norm_params *p = og_calloc(c->alloc, 1, sizeof *p);
+    if (!p) og_op_error(c, OG_ERR_NOMEM, "out of memory");
+    return p;
+}
+
+/* Type checks of the attributes a family op may carry. */
+static og_status check_attr_types(const og_op_ctx *c)
+{
+    static const char *const floats[] = {"epsilon", "momentum", "ratio"};
+    static const char *const ints[] = {"spatial", "training_mode", "is_test",
+                                       "axis",    "stash_type",    "seed"};
+    og_status st;
+    for (size_t i = 0; i < sizeof floats / sizeof *floats; i++)
+        if ((st = og_attr_check_type(c, floats[i], OG_ATTR_FLOAT))) return st;
+    for (size_t i = 0; i < sizeof ints / sizeof *ints; i++)
+        if ((st = og_attr_check_type(c, ints[i], OG_ATTR_INT))) return st;
+    return OG_OK;
+}
+
+static og_status check_epsilon(const og_op_ctx *c, double eps)
+{
+    if (!(eps >= 0) || isinf(eps))
+        return og_op_error(c, OG_ERR_MODEL, "attribute 'epsilon' is %g, expected >= 0", eps);
+    return OG_OK;
+}
+
+/* Numel of a vinfo, -1 when not static. */
+static int64_t vinfo_numel(const og_vinfo *v)
+{
+    if (!og_vinfo_static(v)) return -1;
+    int64_t n = 1;
+    for (int i = 0; i < v->rank; i++) n *= v->dims[i];
+    return n;
+}
+
+/* ---- BatchNormalization ---------------------------------------------------------- */
+
+static og_status parse_batchnorm(const og_op_ctx *c, void **params)
+{
+    const og_node *n = c->node;
+    int v = n->since_version;
+    og_status st = check_attr_types(c);
+    if (st) return st;
+    og_norm_params *p = new_params(c);
+    if (!p) return OG_ERR_NOMEM;
+    p->epsilon = og_attr_float(n, "epsilon", 1e-5f);
+    p->momentum = og_attr_float(n, "momentum", 0.9f);
+    p->per_channel = v >= 9 || og_attr_int(n, "spatial", 1) != 0;
+    if (v >= 14) {
+        p->training = og_attr_int(n, "training_mode", 0) != 0;
+    } else if (v >= 7) {
+        /* before opset 14, asking for the statistics outputs means training */
+        for (int j = 1; j < n->n_out; j++)
+            if (n->out[j] >= 0) p->training = true;
+    } else {
+        p->training = og_attr_int(n, "is_test", 0) == 0;
+    }
+    if ((st = check_epsilon(c, p->epsilon))) {
+        og_free(c->alloc, p);
+        return st;
+    }
+    *params = p;
+    return OG_OK;
+}
+
+static og_status infer_batchnorm(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                                 int n_out)
+{
+    const og_norm_params *p = c->node->params;
+    static const char *const names[] = {"X", "scale", "B", "input_mean", "input_var"};
+    int v = c->node->since_version;
+    og_status st;
+    for (int i = 0; i < 5; i++) {
+        if ((st = og_check_dtype(c, in, i, og_types_float))) return st;
+        if (v < 15 && i > 0 && (i < 3 || v < 14) && (st = og_check_same_dtype(c, in, 0, i)))
+            return st;
+    }
+    if (v >= 14 && (st = og_check_same_dtype(c, in, 3, 4))) return st;
+    if ((st = og_check_same_dtype(c, in, 1, 2))) return st;
+    og_vinfo_copy_shape(&out[0], &in[0]);
+    int rank = in[0].rank;
+    if (rank >= 0 && rank < 2)
+        return og_op_error(c, OG_ERR_SHAPE, "input 0 (X) has rank %d, expected at least 2", rank);
+    /* expected parameter shape: [C], or X's shape without N for per-activation */
+    og_vinfo pshape;
+    og_vinfo_unknown(&pshape);
+    if (rank >= 2) {
+        if (p->per_channel) {
+            pshape.rank = 1;
+            pshape.dims[0] = in[0].dims[1];
+        } else {
+            pshape.rank = rank - 1;
+            memcpy(pshape.dims, in[0].dims + 1, (size_t)(rank - 1) * sizeof *pshape.dims);
+        }
+    }
+    int64_t want = vinfo_numel(&pshape);
+    for (int i = 1; i < 5; i++) {
+        int64_t got = vinfo_numel(&in[i]);
+        if (want >= 0 && got >= 0 && got != want)
+            return og_op_error(c, OG_ERR_SHAPE, "input %d (%s) has %lld elements, expected %lld", i,
+                               names[i], (long long)got, (long long)want);
+    }
+    for (int j = 1; j < n_out && j < 5; j++) {
+        const og_vinfo *src = pshape.rank >= 0 ? &pshape : &in[3];
+        og_vinfo_copy_shape(&out[j], src);
+        out[j].dtype = v >= 14 ? in[j <= 2 ? j + 2 : 3].dtype : in[0].dtype;
+    }
+    (void)n_in;
+    return OG_OK;
+}
+
+/* ---- InstanceNormalization ------------------------------------------------------- */
+
+static og_status parse_eps_only(const og_op_ctx *c, void **params)
+{
+    og_status st = check_attr_types(c);
+    if (st) return st;
+    og_norm_params *p = new_params(c);
+    if (!p) return OG_ERR_NOMEM;
+    p->epsilon = og_attr_float(c->node, "epsilon", 1e-5f);
+    if ((st = check_epsilon(c, p->epsilon))) {
+        og_free(c->alloc, p);
+        return st;
+    }
+    *params = p;
+    return OG_OK;
+}
+
+static og_status infer_instancenorm(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                                    int n_out)
+{
+    static const char *const names[] = {"input", "scale", "B"};
+    og_status st;
+    for (int i = 0; i < 3; i++) {
+        if ((st = og_check_dtype(c, in, i, og_types_float))) return st;
+        if ((st = og_check_same_dtype(c, in, 0, i))) return st;
+    }
+    int rank = in[0].rank;
+    if (rank >= 0 && rank < 2)
+        return og_op_error(c, OG_ERR_SHAPE, "input 0 (input) has rank %d, expected at least 2",
+                           rank);
+    int64_t C = rank >= 2 && og_dim_known(in[0].dims[1]) ? in[0].dims[1] : -1;
+    for (int i = 1; i < 3; i++) {
+        int64_t got = vinfo_numel(&in[i]);
+        if (C >= 0 && got >= 0 && got != C)
+            return og_op_error(c, OG_ERR_SHAPE, "input %d (%s) has %lld elements, expected %lld", i,
+                               names[i], (long long)got, (long long)C);
+    }
+    og_vinfo_copy_shape(&out[0], &in[0]);
+    (void)n_in;
+    (void)n_out;
+    return OG_OK;
+}
+
+/* ---- LayerNormalization ---------------------------------------------------------- */
+
+static og_status parse_layernorm(const og_op_ctx *c, void **params)
+{
+    og_status st = check_attr_types(c);
+    if (st) return st;
+    og_norm_params *p = new_params(c);
+    if (!p) return OG_ERR_NOMEM;
+    p->epsilon = og_attr_float(c->node, "epsilon", 1e-5f);
+    p->axis = og_attr_int(c->node, "axis", -1);
+    int64_t stash = og_attr_int(c->node, "stash_type", 1);
+    if (stash == OG_FLOAT || stash == OG_DOUBLE) {
+        p->stash = (og_dtype)stash;
+    } else {
+        st = og_op_error(c, OG_ERR_UNSUPPORTED,
+                         "attribute 'stash_type' is %lld; only 1 (float) and 11 (double) are "
+                         "supported",
+                         (long long)stash);
+    }
+    if (!st) st = check_epsilon(c, p->epsilon);
+    if (st) {
+        og_free(c->alloc, p);
+        return st;
+    }
+    *params = p;
+    return OG_OK;
+}
+
+/* Scale and B must broadcast (numpy-style, right-aligned) into the normalized shape. */
+static og_status check_layernorm_param(const og_op_ctx *c, const og_vinfo *x, int axis,
+                                       const og_vinfo *w, int i, const char *name)
+{
+    if (w->rank < 0 || x->rank < 0) return OG_OK;
+    int nr = x->rank - axis;
+    for (int d = 0; d < w->rank; d++) {
+        int64_t wd = w->dims[w->rank - 1 - d];
+        int64_t xd = d < nr ? x->dims[x->rank - 1 - d] : 1;
+        if (!og_dim_known(wd) || !og_dim_known(xd)) continue;
+        if (wd != 1 && wd != xd) {
+            char a[128], b[128];
+            return og_op_error(c, OG_ERR_SHAPE,
+                               "input %d (%s) of shape %s does not broadcast to the normalized "
+                               "shape %s (axis %d)",
+                               i, name, og_shape_str(w->rank, w->dims, a, sizeof a),
+                               og_shape_str(nr, x->dims + axis, b, sizeof b), axis);
+        }
+    }
+    return OG_OK;
+}
+
+static og_status infer_layernorm(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                                 int n_out)
+{
+    const og_norm_params *p = c->node->params;
+    og_status st;
+    for (int i = 0; i < n_in && i < 3; i++) {
+        if ((st = og_check_dtype(c, in, i, og_types_float))) return st;
+        if ((st = og_check_same_dtype(c, in, 0, i))) return st;
+    }
+    og_vinfo_copy_shape(&out[0], &in[0]);
+    for (int j = 1; j < n_out && j < 3; j++) out[j].dtype = p->stash;
+    int rank = in[0].rank;
+    if (rank < 0) return OG_OK;
+    int axis;
+    if (rank == 0)
+        return og_op_error(c, OG_ERR_SHAPE, "input 0 (X) is a scalar, expected rank >= 1");
+    if ((st = og_norm_axis(c, p->axis, rank, "attribute 'axis'", &axis))) return st;
+    if ((st = check_layernorm_param(c, &in[0], axis, &in[1], 1, "Scale"))) return st;
+    if (n_in > 2 && (st = check_layernorm_param(c, &in[0], axis, &in[2], 2, "B"))) return st;
+    for (int j = 1; j < n_out && j < 3; j++) {
+        out[j].rank = rank;
+        for (int d = 0; d < rank; d++) out[j].dims[d] = d < axis ? in[0].dims[d] : 1;
+    }
+    return OG_OK;
+}
+
+/* ---- Dropout --------------------------------------------------------------------- */
+
+static og_status parse_dropout(const og_op_ctx *c, void **params)
+{
+    og_status st = check_attr_types(c);
+    if (st) return st;
+    og_norm_params *p = new_params(c);
+    if (!p) return OG_ERR_NOMEM;
+    p->ratio = og_attr_float(c->node, "ratio", 0.5f);
+    p->seed = (uint64_t)og_attr_int(c->node, "seed", 0);
+    if (!(p->ratio >= 0 && p->ratio <= 1)) {
+        st = og_op_error(c, OG_ERR_MODEL, "attribute 'ratio' is %g, expected 0..1", p->ratio);
+        og_free(c->alloc, p);
+        return st;
+    }
+    *params = p;
+    return OG_OK;
+}
+
+static og_status infer_dropout(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                               int n_out)
+{
+    int v = c->node->since_version;
+    og_status st = og_check_dtype(c, in, 0, og_types_float);
+    if (st) return st;
+    if (v >= 12 && n_in > 1) {
+        static const og_dtype bools[] = {OG_BOOL, OG_UNDEFINED};
+        if ((st = og_check_dtype(c, in, 1, og_types_float))) return st;
+        if (n_in > 2 && (st = og_check_dtype(c, in, 2, bools))) return st;
+        for (int i = 1; i < n_in && i < 3; i++) {
+            int64_t n = vinfo_numel(&in[i]);
+            if (in[i].dtype != OG_UNDEFINED && n >= 0 && n != 1)
+                return og_op_error(c, OG_ERR_SHAPE, "input %d (%s) has %lld elements, expected 1",
+                                   i, i == 1 ? "ratio" : "training_mode", (long long)n);
+        }
+        const og_tensor *r = in[1].value;
+        if (r && r->numel == 1) {
+            double ratio = og_tensor_get_f64(r, 0);
+            if (!(ratio >= 0 && ratio <= 1))
+                return og_op_error(c, OG_ERR_RUNTIME, "input 1 (ratio) is %g, expected 0..1",
+                                   ratio);
+        }
+    }
+    og_vinfo_copy_shape(&out[0], &in[0]);
+    if (n_out > 1) {
+        og_vinfo_copy_shape(&out[1], &in[0]);
+        out[1].dtype = v >= 10 ? OG_BOOL : in[0].dtype;
+    }
+    return OG_OK;
+}
+
+const og_op_def og_ops_norm[] = {
+    {"BatchNormalization", "", OG_SINCE(BatchNormalization), 5, 5, 1, 5, parse_batchnorm, NULL,
+     infer_batchnorm, 0},
+    {"InstanceNormalization", "", OG_SINCE(InstanceNormalization), 3, 3, 1, 1, parse_eps_only, NULL,
+     infer_instancenorm, 0},
+    {"LayerNormalization", "", OG_SINCE(LayerNormalization), 2, 3, 1, 3, parse_layernorm, NULL,
+     infer_layernorm, 0},
+    {"Dropout", "", OG_SINCE(Dropout), 1, 3, 1, 2, parse_dropout, NULL, infer_dropout, 0},
+    {0}};

@@ -1,4 +1,220 @@
-/* pool.c: placeholder until the family's ops land. */
-#include "ops/op.h"
+/* pool.c: AveragePool, MaxPool, GlobalAveragePool, GlobalMaxPool: attributes and shape
+ * inference.  The output-size rules follow the ONNX spec (explicit pads with optional
+ * ceil_mode, where a last window starting past the input and its begin pad is dropped;
+ * auto_pad SAME_UPPER/SAME_LOWER/VALID). */
+#include <string.h>
 
-const og_op_def og_ops_pool[] = {{0}};
+#include "ops/pool.h"
+
+/* Kernel sizes, strides and dilations are bounded so that window arithmetic on int64
+ * cannot overflow. */
+#define POOL_ATTR_MAX ((int64_t)1 << 31)
+
+bool og_pool_dim(const og_pool_params *p, int i, int64_t in, int64_t *out, int64_t *pad_begin)
+{
+    int64_t k = p->kernel[i], s = p->strides[i], d = p->dilations[i];
+    int64_t ext = (k - 1) * d + 1; /* extent of the dilated window */
+    int64_t o = 0, pb = 0;
+    if (in < 0 || in > ((int64_t)1 << 60)) return false;
+    switch (p->auto_pad) {
+    case OG_PAD_SAME_UPPER:
+    case OG_PAD_SAME_LOWER: {
+        o = (in + s - 1) / s;
+        int64_t total = (o - 1) * s + ext - in;
+        if (total < 0) total = 0;
+        pb = p->auto_pad == OG_PAD_SAME_UPPER ? total / 2 : total - total / 2;
+        break;
+    }
+    case OG_PAD_VALID: o = in >= ext ? (in - ext) / s + 1 : 0; break;
+    case OG_PAD_NOTSET:
+    default: {
+        pb = p->pads[i];
+        int64_t span = in + p->pads[i] + p->pads[p->nsp + i] - ext;
+        if (span < 0) break;
+        o = (p->ceil_mode ? (span + s - 1) / s : span / s) + 1;
+        /* ceil_mode: a window must start inside the input or its begin pad */
+        if (p->ceil_mode && (o - 1) * s >= in + pb) o--;
+        break;
+    }
+    }
+    *out = o;
+    *pad_begin = pb;
+    return o >= 1;
+}
+
+/* Read an INTS attribute of `count` entries (or absent: every entry `dflt`), each within
+ * [lo, POOL_ATTR_MAX]. */
+static og_status read_ints(const og_op_ctx *c, const char *name, int count, int64_t dflt,
+                           int64_t lo, int64_t *dst)
+{
+    int n;
+    const int64_t *v = og_attr_ints(c->node, name, &n);
+    if (!v || n == 0) {
+        for (int i = 0; i < count; i++) dst[i] = dflt;
+        return OG_OK;
+    }
+    if (n != count)
+        return og_op_error(c, OG_ERR_MODEL, "attribute '%s' has %d entries, expected %d", name, n,
+                           count);
+    for (int i = 0; i < n; i++) {
+        if (v[i] < lo || v[i] > POOL_ATTR_MAX)
+            return og_op_error(c, OG_ERR_MODEL,
+                               "attribute '%s' entry %d is %lld, expected %lld..%lld", name, i,
+                               (long long)v[i], (long long)lo, (long long)POOL_ATTR_MAX);
+        dst[i] = v[i];
+    }
+    return OG_OK;
+}
+
+static og_status parse_pool(const og_op_ctx *c, og_pool_kind kind, bool global, void **params)
+{
+    const og_node *n = c->node;
+    int v = n->since_version;
+    og_status st = OG_OK;
+    static const char *const int_attrs[] = {"ceil_mode", "count_include_pad", "storage_order"};
+    static const char *const ints_attrs[] = {"kernel_shape", "strides", "pads", "dilations"};
+    for (size_t i = 0; i < sizeof int_attrs / sizeof *int_attrs; i++)
+        if ((st = og_attr_check_type(c, int_attrs[i], OG_ATTR_INT))) return st;
+    for (size_t i = 0; i < sizeof ints_attrs / sizeof *ints_attrs; i++)
+        if ((st = og_attr_check_type(c, ints_attrs[i], OG_ATTR_INTS))) return st;
+    if ((st = og_attr_check_type(c, "auto_pad", OG_ATTR_STRING))) return st;
+
+    og_pool_params *p = og_calloc(c->alloc, 1, sizeof *p);
+    if (!p) return og_op_error(c, OG_ERR_NOMEM, "out of memory");
+    p->kind = kind;
+    p->global = global;
+    if (global) goto done;
+
+    int nk;
+    og_attr_ints(n, "kernel_shape", &nk);
+    if (nk < 1) {
+        st = og_op_error(c, OG_ERR_MODEL, "attribute 'kernel_shape' is required");
+        goto fail;
+    }
+    if (nk > OG_MAX_RANK - 2) {
+        st =
+            og_op_error(c, OG_ERR_UNSUPPORTED,
+                        "attribute 'kernel_shape' has %d entries, at most %d", nk, OG_MAX_RANK - 2);
+        goto fail;
+    }
+    p->nsp = nk;
+    if ((st = read_ints(c, "kernel_shape", nk, 1, 1, p->kernel))) goto fail;
+    if ((st = read_ints(c, "strides", nk, 1, 1, p->strides))) goto fail;
+    if ((st = read_ints(c, "pads", 2 * nk, 0, 0, p->pads))) goto fail;
+    bool has_dil = (kind == OG_POOL_MAX && v >= 10) || (kind == OG_POOL_AVG && v >= 19);
+    if (has_dil) {
+        if ((st = read_ints(c, "dilations", nk, 1, 1, p->dilations))) goto fail;
+    } else {
+        for (int i = 0; i < nk; i++) p->dilations[i] = 1;
+    }
+
+    const char *ap = og_attr_string(n, "auto_pad", "NOTSET");
+    if (strcmp(ap, "NOTSET") == 0 || ap[0] == '\0')
+        p->auto_pad = OG_PAD_NOTSET;
+    else if (strcmp(ap, "SAME_UPPER") == 0)
+        p->auto_pad = OG_PAD_SAME_UPPER;
+    else if (strcmp(ap, "SAME_LOWER") == 0)
+        p->auto_pad = OG_PAD_SAME_LOWER;
+    else if (strcmp(ap, "VALID") == 0)
+        p->auto_pad = OG_PAD_VALID;
+    else {
+        st = og_op_error(c, OG_ERR_MODEL,
+                         "attribute 'auto_pad' is '%s', expected NOTSET, SAME_UPPER, SAME_LOWER "
+                         "or VALID",
+                         ap);
+        goto fail;
+    }
+    if (v >= 10) p->ceil_mode = og_attr_int(n, "ceil_mode", 0) != 0;
+    if (kind == OG_POOL_AVG && v >= 7)
+        p->count_include_pad = og_attr_int(n, "count_include_pad", 0) != 0;
+    if (kind == OG_POOL_MAX && v >= 8) {
+        int64_t so = og_attr_int(n, "storage_order", 0);
+        if (so != 0 && so != 1) {
+            st = og_op_error(c, OG_ERR_MODEL, "attribute 'storage_order' is %lld, expected 0 or 1",
+                             (long long)so);
+            goto fail;
+        }
+        p->column_major = so == 1;
+    }
+done:
+    *params = p;
+    return OG_OK;
+fail:
+    og_free(c->alloc, p);
+    return st;
+}
+
+static og_status parse_avgpool(const og_op_ctx *c, void **params)
+{
+    return parse_pool(c, OG_POOL_AVG, false, params);
+}
+static og_status parse_maxpool(const og_op_ctx *c, void **params)
+{
+    return parse_pool(c, OG_POOL_MAX, false, params);
+}
+static og_status parse_global_avgpool(const og_op_ctx *c, void **params)
+{
+    return parse_pool(c, OG_POOL_AVG, true, params);
+}
+static og_status parse_global_maxpool(const og_op_ctx *c, void **params)
+{
+    return parse_pool(c, OG_POOL_MAX, true, params);
+}
+
+static og_status infer_pool(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                            int n_out)
+{
+    const og_pool_params *p = c->node->params;
+    og_status st = og_check_dtype(c, in, 0, og_types_float);
+    if (st) return st;
+    out[0].dtype = in[0].dtype;
+    int rank = in[0].rank;
+    if (rank < 0) {
+        if (!p->global) out[0].rank = p->nsp + 2;
+    } else if (p->global) {
+        if (rank < 2)
+            return og_op_error(c, OG_ERR_SHAPE, "input 0 (X) has rank %d, expected at least 2",
+                               rank);
+        out[0].rank = rank;
+        out[0].dims[0] = in[0].dims[0];
+        out[0].dims[1] = in[0].dims[1];
+        for (int d = 2; d < rank; d++) out[0].dims[d] = 1;
+    } else {
+        if (rank != p->nsp + 2)
+            return og_op_error(c, OG_ERR_SHAPE,
+                               "input 0 (X) has rank %d, but 'kernel_shape' has %d entries "
+                               "(expected rank %d)",
+                               rank, p->nsp, p->nsp + 2);
+        out[0].rank = rank;
+        out[0].dims[0] = in[0].dims[0];
+        out[0].dims[1] = in[0].dims[1];
+        for (int i = 0; i < p->nsp; i++) {
+            int64_t x = in[0].dims[i + 2], o, pb;
+            if (!og_dim_known(x)) continue; /* stays unknown */
+            if (!og_pool_dim(p, i, x, &o, &pb))
+                return og_op_error(c, OG_ERR_SHAPE,
+                                   "spatial dim %d of input 0 (X) is %lld: with kernel %lld, "
+                                   "stride %lld, dilation %lld and pads %lld+%lld the output "
+                                   "would be empty",
+                                   i, (long long)x, (long long)p->kernel[i],
+                                   (long long)p->strides[i], (long long)p->dilations[i],
+                                   (long long)p->pads[i], (long long)p->pads[p->nsp + i]);
+            out[0].dims[i + 2] = o;
+        }
+    }
+    if (n_out > 1) {
+        og_vinfo_copy_shape(&out[1], &out[0]);
+        out[1].dtype = OG_INT64;
+    }
+    (void)n_in;
+    return OG_OK;
+}
+
+const og_op_def og_ops_pool[] = {
+    {"AveragePool", "", OG_SINCE(AveragePool), 1, 1, 1, 1, parse_avgpool, NULL, infer_pool, 0},
+    {"MaxPool", "", OG_SINCE(MaxPool), 1, 1, 1, 2, parse_maxpool, NULL, infer_pool, 0},
+    {"GlobalAveragePool", "", OG_SINCE(GlobalAveragePool), 1, 1, 1, 1, parse_global_avgpool, NULL,
+     infer_pool, 0},
+    {"GlobalMaxPool", "", OG_SINCE(GlobalMaxPool), 1, 1, 1, 1, parse_global_maxpool, NULL,
+     infer_pool, 0},
+    {0}};

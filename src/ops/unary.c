@@ -1,4 +1,258 @@
-/* unary.c: placeholder until the family's ops land. */
-#include "ops/op.h"
+/* unary.c: element-wise ops of one input (Abs, Exp, Relu, Clip, ...): attributes, types
+ * and shapes.  The output has the input's shape, and its dtype (bool for IsNaN/IsInf). */
+#include <float.h>
+#include <string.h>
 
-const og_op_def og_ops_unary[] = {{0}};
+#include "ops/op.h"
+#include "ops/unary_params.h"
+
+/* ---- attributes ------------------------------------------------------------------ */
+
+/* Float attributes of the ops that have them, mapped onto alpha/beta/gamma. */
+typedef struct attr_spec {
+    const char *op;
+    const char *name[3]; /* alpha, beta, gamma slots; NULL: unused */
+    float dflt[3];
+} attr_spec;
+
+static const attr_spec attr_specs[] = {
+    {"Elu", {"alpha", NULL, NULL}, {1.0f, 0, 0}},
+    {"HardSigmoid", {"alpha", "beta", NULL}, {0.2f, 0.5f, 0}},
+    {"LeakyRelu", {"alpha", NULL, NULL}, {0.01f, 0, 0}},
+    {"Selu", {"alpha", NULL, "gamma"}, {1.67326319217681884765625f, 0, 1.05070102214813232421875f}},
+    {"Celu", {"alpha", NULL, NULL}, {1.0f, 0, 0}},
+    {"ThresholdedRelu", {"alpha", NULL, NULL}, {1.0f, 0, 0}},
+    {"Shrink", {"lambd", "bias", NULL}, {0.5f, 0.0f, 0}},
+    {NULL, {NULL, NULL, NULL}, {0, 0, 0}},
+};
+
+static og_status new_params(const og_op_ctx *c, og_unary_params **out)
+{
+    og_unary_params *p = og_calloc(c->alloc, 1, sizeof *p);
+    if (!p) return og_op_error(c, OG_ERR_NOMEM, "out of memory");
+    p->clip_min = -FLT_MAX;
+    p->clip_max = FLT_MAX;
+    p->detect_negative = 1;
+    p->detect_positive = 1;
+    *out = p;
+    return OG_OK;
+}
+
+static og_status parse_float_attrs(const og_op_ctx *c, void **params)
+{
+    const attr_spec *s = attr_specs;
+    while (s->op && strcmp(s->op, c->node->op_type) != 0) s++;
+    og_unary_params *p = NULL;
+    og_status st = new_params(c, &p);
+    if (st) return st;
+    float *slot[3] = {&p->alpha, &p->beta, &p->gamma};
+    for (int i = 0; i < 3 && s->op; i++) {
+        if (!s->name[i]) continue;
+        st = og_attr_check_type(c, s->name[i], OG_ATTR_FLOAT);
+        if (st) goto fail;
+        *slot[i] = og_attr_float(c->node, s->name[i], s->dflt[i]);
+    }
+    if (strcmp(c->node->op_type, "Celu") == 0 && p->alpha == 0.0f) {
+        st = og_op_error(c, OG_ERR_MODEL, "attribute 'alpha' must not be 0");
+        goto fail;
+    }
+    *params = p;
+    return OG_OK;
+fail:
+    og_free(c->alloc, p);
+    return st;
+}
+
+static og_status parse_clip(const og_op_ctx *c, void **params)
+{
+    og_unary_params *p = NULL;
+    og_status st = new_params(c, &p);
+    if (st) return st;
+    if (c->node->since_version < 11) { /* the bounds became inputs in opset 11 */
+        if ((st = og_attr_check_type(c, "min", OG_ATTR_FLOAT)) ||
+            (st = og_attr_check_type(c, "max", OG_ATTR_FLOAT)))
+            goto fail;
+        p->clip_min = og_attr_float(c->node, "min", -FLT_MAX);
+        p->clip_max = og_attr_float(c->node, "max", FLT_MAX);
+    }
+    *params = p;
+    return OG_OK;
+fail:
+    og_free(c->alloc, p);
+    return st;
+}
+
+static og_status parse_isinf(const og_op_ctx *c, void **params)
+{
+    og_unary_params *p = NULL;
+    og_status st = new_params(c, &p);
+    if (st) return st;
+    if ((st = og_attr_check_type(c, "detect_negative", OG_ATTR_INT)) ||
+        (st = og_attr_check_type(c, "detect_positive", OG_ATTR_INT)))
+        goto fail;
+    p->detect_negative = og_attr_int(c->node, "detect_negative", 1) != 0;
+    p->detect_positive = og_attr_int(c->node, "detect_positive", 1) != 0;
+    *params = p;
+    return OG_OK;
+fail:
+    og_free(c->alloc, p);
+    return st;
+}
+
+static og_status parse_gelu(const og_op_ctx *c, void **params)
+{
+    og_unary_params *p = NULL;
+    og_status st = new_params(c, &p);
+    if (st) return st;
+    if ((st = og_attr_check_type(c, "approximate", OG_ATTR_STRING))) goto fail;
+    const char *a = og_attr_string(c->node, "approximate", "none");
+    if (strcmp(a, "none") == 0) {
+        p->gelu_tanh = 0;
+    } else if (strcmp(a, "tanh") == 0) {
+        p->gelu_tanh = 1;
+    } else {
+        st = og_op_error(c, OG_ERR_MODEL,
+                         "attribute 'approximate' is '%s', expected 'none' or 'tanh'", a);
+        goto fail;
+    }
+    *params = p;
+    return OG_OK;
+fail:
+    og_free(c->alloc, p);
+    return st;
+}
+
+/* ---- inference ------------------------------------------------------------------- */
+
+static const og_dtype types_bool[] = {OG_BOOL, OG_UNDEFINED};
+
+static og_status infer_same(const og_op_ctx *c, const og_vinfo *in, og_vinfo *out,
+                            const og_dtype *allowed)
+{
+    og_status st = og_check_dtype(c, in, 0, allowed);
+    if (st) return st;
+    og_vinfo_copy_shape(&out[0], &in[0]);
+    return OG_OK;
+}
+
+static og_status infer_float(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                             int n_out)
+{
+    return infer_same(c, in, out, og_types_float);
+}
+
+/* Abs, Neg, Sign: the spec allows every signed (and for Abs/Sign unsigned) type; onnxgrad
+ * has int32 and int64 among them. */
+static og_status infer_numeric(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                               int n_out)
+{
+    return infer_same(c, in, out, og_types_numeric);
+}
+
+/* Relu takes integers from opset 14 on. */
+static og_status infer_relu(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                            int n_out)
+{
+    return infer_same(c, in, out, c->node->since_version >= 14 ? og_types_numeric : og_types_float);
+}
+
+static og_status infer_not(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                           int n_out)
+{
+    return infer_same(c, in, out, types_bool);
+}
+
+/* IsNaN, IsInf: float in, bool out. */
+static og_status infer_isx(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                           int n_out)
+{
+    og_status st = infer_same(c, in, out, og_types_float);
+    if (st) return st;
+    out[0].dtype = OG_BOOL;
+    return OG_OK;
+}
+
+static og_status infer_clip(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                            int n_out)
+{
+    const og_node *n = c->node;
+    static const char *const names[3] = {"input", "min", "max"};
+    og_status st =
+        infer_same(c, in, out, n->since_version >= 12 ? og_types_numeric : og_types_float);
+    if (st) return st;
+    for (int i = 1; i < n_in && i < 3; i++) {
+        if (n->in[i] < 0) continue; /* omitted: no bound */
+        if (n->since_version < 11)
+            return og_op_error(c, OG_ERR_MODEL,
+                               "input %d (%s) is given, but before opset 11 the bounds are "
+                               "attributes",
+                               i, names[i]);
+        st = og_check_same_dtype(c, in, 0, i);
+        if (st) return st;
+        if (!og_vinfo_static(&in[i])) continue;
+        int64_t numel = 1;
+        for (int d = 0; d < in[i].rank; d++) numel *= in[i].dims[d];
+        if (numel != 1) {
+            char buf[128];
+            return og_op_error(c, OG_ERR_SHAPE, "input %d (%s) must be a scalar, got shape %s", i,
+                               names[i], og_shape_str(in[i].rank, in[i].dims, buf, sizeof buf));
+        }
+    }
+    return OG_OK;
+}
+
+/* ---- the table ------------------------------------------------------------------- */
+
+#define FLOAT_OP(name)                                                                             \
+    {                                                                                              \
+#name, "", OG_SINCE(name), 1, 1, 1, 1, NULL, NULL, infer_float, 0                          \
+    }
+#define FLOAT_OP_ATTRS(name)                                                                       \
+    {                                                                                              \
+#name, "", OG_SINCE(name), 1, 1, 1, 1, parse_float_attrs, NULL, infer_float, 0             \
+    }
+
+const og_op_def og_ops_unary[] = {
+    {"Abs", "", OG_SINCE(Abs), 1, 1, 1, 1, NULL, NULL, infer_numeric, 0},
+    {"Neg", "", OG_SINCE(Neg), 1, 1, 1, 1, NULL, NULL, infer_numeric, 0},
+    {"Sign", "", OG_SINCE(Sign), 1, 1, 1, 1, NULL, NULL, infer_numeric, 0},
+    {"Relu", "", OG_SINCE(Relu), 1, 1, 1, 1, NULL, NULL, infer_relu, 0},
+    {"Clip", "", OG_SINCE(Clip), 1, 3, 1, 1, parse_clip, NULL, infer_clip, 0},
+    {"Not", "", OG_SINCE(Not), 1, 1, 1, 1, NULL, NULL, infer_not, 0},
+    {"IsNaN", "", OG_SINCE(IsNaN), 1, 1, 1, 1, NULL, NULL, infer_isx, 0},
+    {"IsInf", "", OG_SINCE(IsInf), 1, 1, 1, 1, parse_isinf, NULL, infer_isx, 0},
+    {"Gelu", "", OG_SINCE(Gelu), 1, 1, 1, 1, parse_gelu, NULL, infer_float, 0},
+    FLOAT_OP(Ceil),
+    FLOAT_OP(Floor),
+    FLOAT_OP(Round),
+    FLOAT_OP(Reciprocal),
+    FLOAT_OP(Sqrt),
+    FLOAT_OP(Exp),
+    FLOAT_OP(Log),
+    FLOAT_OP(Erf),
+    FLOAT_OP(Sigmoid),
+    FLOAT_OP(Tanh),
+    FLOAT_OP(Softplus),
+    FLOAT_OP(Softsign),
+    FLOAT_OP(Sin),
+    FLOAT_OP(Cos),
+    FLOAT_OP(Tan),
+    FLOAT_OP(Asin),
+    FLOAT_OP(Acos),
+    FLOAT_OP(Atan),
+    FLOAT_OP(Sinh),
+    FLOAT_OP(Cosh),
+    FLOAT_OP(Asinh),
+    FLOAT_OP(Acosh),
+    FLOAT_OP(Atanh),
+    FLOAT_OP(HardSwish),
+    FLOAT_OP(Mish),
+    FLOAT_OP_ATTRS(Elu),
+    FLOAT_OP_ATTRS(HardSigmoid),
+    FLOAT_OP_ATTRS(LeakyRelu),
+    FLOAT_OP_ATTRS(Selu),
+    FLOAT_OP_ATTRS(Celu),
+    FLOAT_OP_ATTRS(ThresholdedRelu),
+    FLOAT_OP_ATTRS(Shrink),
+    {0},
+};

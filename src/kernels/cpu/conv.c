@@ -1,4 +1,421 @@
-/* conv.c: placeholder until the family's CPU kernels land. */
-#include "kernels/cpu/kernel.h"
+/* conv.c: CPU kernels of Conv (im2col + GEMM) and ConvTranspose (GEMM + col2im).
+ *
+ * Layout: a group's column matrix has K = C/group * prod(kernel) rows, ordered (channel,
+ * k0, k1, ...) like W's trailing dims, and one column per output position, so that
+ * Y_g[M/group, OS] = W_g[M/group, K] · col[K, OS] is a single row-major GEMM.
+ * ConvTranspose runs that backwards: col = W_gᵀ · X_g, then col2im adds every column
+ * entry into the output position it came from. */
+#include <string.h>
 
-const og_kernel_def og_cpu_conv[] = {{0}};
+#include "kernels/cpu/gemm.h"
+#include "ops/conv_params.h"
+
+/* Per-dtype pieces; everything else works on bytes. */
+typedef struct conv_type {
+    size_t es;
+    /* C = op(A)·op(B) (+ C when acc) */
+    void (*gemm)(const og_kernel_ctx *k, bool ta, bool tb, int64_t m, int64_t n, int64_t kk,
+                 const void *a, int64_t lda, const void *b, int64_t ldb, bool acc, void *c,
+                 int64_t ldc);
+    /* dst[i] = src[i * stride], i < n */
+    void (*copy_strided)(void *restrict dst, const void *restrict src, int64_t n, int64_t stride);
+    /* dst[i * stride] += src[i], i < n */
+    void (*add_strided)(void *restrict dst, int64_t stride, const void *restrict src, int64_t n);
+    /* dst[r * ld + i] = bias[r] (0 when bias is NULL), r < rows, i < len */
+    void (*fill_rows)(void *restrict dst, const void *restrict bias, int64_t rows, int64_t len,
+                      int64_t ld);
+} conv_type;
+
+#define CONV_TYPED(T, S, GEMM)                                                                     \
+    static void gemm_##S(const og_kernel_ctx *k, bool ta, bool tb, int64_t m, int64_t n,           \
+                         int64_t kk, const void *a, int64_t lda, const void *b, int64_t ldb,       \
+                         bool acc, void *c, int64_t ldc)                                           \
+    {                                                                                              \
+        if (kk == 0) { /* empty sum: BLAS need not handle it */                                    \
+            if (!acc)                                                                              \
+                for (int64_t i = 0; i < m; i++)                                                    \
+                    memset((T *)c + i * ldc, 0, (size_t)n * sizeof(T));                            \
+            return;                                                                                \
+        }                                                                                          \
+        GEMM(k, ta, tb, m, n, kk, 1, a, lda, b, ldb, acc ? 1 : 0, c, ldc);                         \
+    }                                                                                              \
+    static void copy_strided_##S(void *restrict dst, const void *restrict src, int64_t n,          \
+                                 int64_t stride)                                                   \
+    {                                                                                              \
+        T *restrict d = dst;                                                                       \
+        const T *restrict s = src;                                                                 \
+        if (stride == 2) /* constant stride: vectorizes as a deinterleave */                       \
+            for (int64_t i = 0; i < n; i++) d[i] = s[2 * i];                                       \
+        else                                                                                       \
+            for (int64_t i = 0; i < n; i++) d[i] = s[i * stride];                                  \
+    }                                                                                              \
+    static void add_strided_##S(void *restrict dst, int64_t stride, const void *restrict src,      \
+                                int64_t n)                                                         \
+    {                                                                                              \
+        T *restrict d = dst;                                                                       \
+        const T *restrict s = src;                                                                 \
+        if (stride == 1) /* the common case, kept separate so that it vectorizes */                \
+            for (int64_t i = 0; i < n; i++) d[i] += s[i];                                          \
+        else                                                                                       \
+            for (int64_t i = 0; i < n; i++) d[i * stride] += s[i];                                 \
+    }                                                                                              \
+    static void fill_rows_##S(void *restrict dst, const void *restrict bias, int64_t rows,         \
+                              int64_t len, int64_t ld)                                             \
+    {                                                                                              \
+        T *restrict d = dst;                                                                       \
+        const T *restrict b = bias;                                                                \
+        for (int64_t r = 0; r < rows; r++) {                                                       \
+            T v = b ? b[r] : (T)0;                                                                 \
+            for (int64_t i = 0; i < len; i++) d[r * ld + i] = v;                                   \
+        }                                                                                          \
+    }                                                                                              \
+    static const conv_type conv_type_##S = {sizeof(T), gemm_##S, copy_strided_##S,                 \
+                                            add_strided_##S, fill_rows_##S};
+
+CONV_TYPED(float, f32, og_gemm_f32)
+CONV_TYPED(double, f64, og_gemm_f64)
+
+static const conv_type *conv_type_of(og_dtype t)
+{
+    return t == OG_FLOAT ? &conv_type_f32 : t == OG_DOUBLE ? &conv_type_f64 : NULL;
+}
+
+/* Bytes of column matrix per im2col chunk: a chunk stays in L2 from im2col to GEMM. */
+#ifndef CONV_CHUNK_BYTES
+#define CONV_CHUNK_BYTES ((int64_t)1024 * 1024)
+#endif
+
+#ifndef CONV_CHUNK_MIN_COLS
+#define CONV_CHUNK_MIN_COLS 1024
+#endif
+/* Narrowest chunk worth a thread of its own when there are fewer images than threads. */
+#define CONV_PAR_MIN_COLS 256
+
+/* ceil(a / b) for b > 0 and any a. */
+static int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
+
+static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+/* Everything one call needs, computed once. */
+typedef struct conv_job {
+    const conv_type *t;
+    og_conv_geom g;
+    int64_t cg, mg; /* channels per group: input, output */
+    int64_t ks;     /* kernel positions, prod(kernel) */
+    int64_t is, os; /* input and output positions, prod(in), prod(out) */
+    int64_t kdim;   /* Conv: cg * ks (GEMM inner size); ConvTranspose: mg * ks (col rows) */
+    bool pointwise; /* no im2col/col2im needed */
+    const char *x, *w, *b;
+    char *y;
+    char *col; /* nslots column buffers of col_bytes each */
+    size_t col_bytes;
+    int64_t chunk_rows; /* Conv: outer output rows per chunk */
+    int64_t n_chunks;   /* chunks per (image, group); 1 for ConvTranspose */
+} conv_job;
+
+/* Split kernel row index r (of ks) into per-dim kernel offsets. */
+static void kernel_index(const og_conv_geom *g, int64_t r, int64_t *kidx)
+{
+    for (int j = g->nsp - 1; j >= 0; j--) {
+        kidx[j] = r % g->kernel[j];
+        r /= g->kernel[j];
+    }
+}
+
+/* One row of im2col: for the input channel at xc and kernel offset kidx, the input value
+ * under that kernel tap at every output position (0 in the padding).  The innermost
+ * spatial dim is done as a range [lo, hi) of in-bounds output positions, a memcpy when
+ * the stride is 1, so that no element needs a bounds check. */
+static void im2col_row(const conv_job *job, const char *xc, const int64_t *kidx, int64_t r0,
+                       int64_t r1, char *dst)
+{
+    const og_conv_geom *g = &job->g;
+    const size_t es = job->t->es;
+    const int L = g->nsp - 1;
+    const int64_t ow = g->out[L], iw = g->in[L], s = g->stride[L];
+    const int64_t off = kidx[L] * g->dil[L] - g->pad_begin[L]; /* input = o * s + off */
+    const int64_t lo = clamp64(ceil_div(-off, s), 0, ow);
+    const int64_t hi = clamp64(ceil_div(iw - off, s), lo, ow);
+    int64_t o[OG_CONV_MAX_SP] = {0}, istride[OG_CONV_MAX_SP];
+    istride[L] = 1;
+    for (int j = L - 1; j >= 0; j--) istride[j] = istride[j + 1] * g->in[j + 1];
+    int64_t rr = r0;
+    for (int j = L - 1; j >= 0; j--) { /* outer output position of row r0 */
+        o[j] = rr % g->out[j];
+        rr /= g->out[j];
+    }
+
+    for (int64_t r = r0; r < r1; r++, dst += (size_t)ow * es) {
+        bool inside = hi > lo;
+        int64_t src = 0;
+        for (int j = 0; j < L && inside; j++) {
+            int64_t ii = o[j] * g->stride[j] + kidx[j] * g->dil[j] - g->pad_begin[j];
+            if (ii < 0 || ii >= g->in[j]) inside = false;
+            src += ii * istride[j];
+        }
+        if (!inside) {
+            memset(dst, 0, (size_t)ow * es);
+        } else {
+            const char *srow = xc + (size_t)(src + lo * s + off) * es;
+            memset(dst, 0, (size_t)lo * es);
+            if (s == 1)
+                memcpy(dst + (size_t)lo * es, srow, (size_t)(hi - lo) * es);
+            else
+                job->t->copy_strided(dst + (size_t)lo * es, srow, hi - lo, s);
+            memset(dst + (size_t)hi * es, 0, (size_t)(ow - hi) * es);
+        }
+        for (int j = L - 1; j >= 0; j--) { /* next outer output position */
+            if (++o[j] < g->out[j]) break;
+            o[j] = 0;
+        }
+    }
+}
+
+/* Row `row` (of cg * ks) of the column matrix of the group whose input starts at xg,
+ * for outer output rows [r0, r1) (the columns of one chunk). */
+static void im2col_one(const conv_job *job, const char *xg, int64_t row, int64_t r0, int64_t r1,
+                       char *col)
+{
+    int64_t kidx[OG_CONV_MAX_SP];
+    kernel_index(&job->g, row % job->ks, kidx);
+    const char *xc = xg + (size_t)((row / job->ks) * job->is) * job->t->es;
+    int64_t ncols = (r1 - r0) * job->g.out[job->g.nsp - 1];
+    im2col_row(job, xc, kidx, r0, r1, col + (size_t)(row * ncols) * job->t->es);
+}
+
+/* The reverse of im2col_row: add one col row (one value per input position, for output
+ * channel base yc and kernel offset kidx) into the output positions it touches. */
+static void col2im_row(const conv_job *job, const char *src, const int64_t *kidx, char *yc)
+{
+    const og_conv_geom *g = &job->g;
+    const size_t es = job->t->es;
+    const int L = g->nsp - 1;
+    const int64_t iw = g->in[L], ow = g->out[L], s = g->stride[L];
+    const int64_t off = kidx[L] * g->dil[L] - g->pad_begin[L]; /* output = i * s + off */
+    const int64_t lo = clamp64(ceil_div(-off, s), 0, iw);
+    const int64_t hi = clamp64(ceil_div(ow - off, s), lo, iw);
+    int64_t i[OG_CONV_MAX_SP] = {0}, ostride[OG_CONV_MAX_SP];
+    int64_t n_outer = 1;
+    ostride[L] = 1;
+    for (int j = L - 1; j >= 0; j--) ostride[j] = ostride[j + 1] * g->out[j + 1];
+    for (int j = 0; j < L; j++) n_outer *= g->in[j];
+
+    for (int64_t r = 0; r < n_outer; r++, src += (size_t)iw * es) {
+        bool inside = hi > lo;
+        int64_t dst = 0;
+        for (int j = 0; j < L && inside; j++) {
+            int64_t oo = i[j] * g->stride[j] + kidx[j] * g->dil[j] - g->pad_begin[j];
+            if (oo < 0 || oo >= g->out[j]) inside = false;
+            dst += oo * ostride[j];
+        }
+        if (inside)
+            job->t->add_strided(yc + (size_t)(dst + lo * s + off) * es, s, src + (size_t)lo * es,
+                                hi - lo);
+        for (int j = L - 1; j >= 0; j--) {
+            if (++i[j] < g->in[j]) break;
+            i[j] = 0;
+        }
+    }
+}
+
+/* Output channel m (of the group) of ConvTranspose: all its kernel rows of col into yg. */
+static void col2im_channel(const conv_job *job, const char *col, int64_t m, char *yg)
+{
+    const size_t es = job->t->es;
+    char *yc = yg + (size_t)(m * job->os) * es;
+    for (int64_t r = 0; r < job->ks; r++) {
+        int64_t kidx[OG_CONV_MAX_SP];
+        kernel_index(&job->g, r, kidx);
+        col2im_row(job, col + (size_t)((m * job->ks + r) * job->is) * es, kidx, yc);
+    }
+}
+
+/* Conv of item it = (image, group, chunk of output rows). */
+static void conv_item(const og_kernel_ctx *k, const conv_job *job, int64_t it, char *col)
+{
+    const og_conv_geom *g = &job->g;
+    const size_t es = job->t->es;
+    int64_t u = it / job->n_chunks, j = it % job->n_chunks;
+    int64_t n = u / g->group, gi = u % g->group;
+    const int64_t ow = g->out[g->nsp - 1], n_rows = job->os / ow;
+    const int64_t r0 = j * job->chunk_rows;
+    const int64_t r1 = r0 + job->chunk_rows < n_rows ? r0 + job->chunk_rows : n_rows;
+    const int64_t c0 = r0 * ow, ncols = (r1 - r0) * ow;
+    const char *xg = job->x + (size_t)((n * g->c + gi * job->cg) * job->is) * es;
+    const char *wg = job->w + (size_t)(gi * job->mg * job->kdim) * es;
+    char *yg = job->y + (size_t)((n * g->m + gi * job->mg) * job->os + c0) * es;
+    /* bias first, then the GEMM accumulates onto it while this part of Y is in cache */
+    if (job->b)
+        job->t->fill_rows(yg, job->b + (size_t)(gi * job->mg) * es, job->mg, ncols, job->os);
+    const char *bmat = xg + (size_t)c0 * es; /* pointwise: X_g is the [cg, OS] matrix */
+    int64_t ldb = job->os;
+    if (!job->pointwise) {
+        /* a chunk of col is sized to stay in cache from im2col to the GEMM */
+        int64_t rows = job->kdim;
+        OG_PARALLEL_FOR(k, rows, ncols, r, { im2col_one(job, xg, r, r0, r1, col); });
+        bmat = col;
+        ldb = ncols;
+    }
+    job->t->gemm(k, false, false, job->mg, ncols, job->kdim, wg, job->kdim, bmat, ldb,
+                 job->b != NULL, yg, job->os);
+}
+
+/* ConvTranspose of unit u = (image, group). */
+static void conv_transpose_unit(const og_kernel_ctx *k, const conv_job *job, int64_t u, char *col)
+{
+    const og_conv_geom *g = &job->g;
+    const size_t es = job->t->es;
+    int64_t n = u / g->group, gi = u % g->group;
+    const char *xg = job->x + (size_t)((n * g->c + gi * job->cg) * job->is) * es;
+    const char *wg = job->w + (size_t)(gi * job->cg * job->kdim) * es;
+    char *yg = job->y + (size_t)((n * g->m + gi * job->mg) * job->os) * es;
+    job->t->fill_rows(yg, job->b ? job->b + (size_t)(gi * job->mg) * es : NULL, job->mg, job->os,
+                      job->os);
+    if (job->pointwise) {
+        /* col2im is the identity: accumulate Wᵀ·X straight into Y */
+        job->t->gemm(k, true, false, job->mg, job->is, job->cg, wg, job->mg, xg, job->is, true, yg,
+                     job->os);
+        return;
+    }
+    job->t->gemm(k, true, false, job->kdim, job->is, job->cg, wg, job->kdim, xg, job->is, false,
+                 col, job->is);
+    /* output channels write disjoint parts of Y, so they can go in parallel */
+    int64_t mg = job->mg;
+    OG_PARALLEL_FOR(k, mg, job->ks * job->is, m, { col2im_channel(job, col, m, yg); });
+}
+
+/* Items [t*I/slots, (t+1)*I/slots) with column buffer t. */
+static void run_slot(const og_kernel_ctx *k, const conv_job *job, bool transpose, int64_t t,
+                     int64_t slots, int64_t items)
+{
+    char *col = job->col ? job->col + (size_t)t * job->col_bytes : NULL;
+    for (int64_t it = t * items / slots; it < (t + 1) * items / slots; it++) {
+        if (transpose)
+            conv_transpose_unit(k, job, it, col);
+        else
+            conv_item(k, job, it, col);
+    }
+}
+
+static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                          og_tensor *const *out, bool transpose)
+{
+    const og_conv_params *p = k->params;
+    const og_tensor *x = in[0], *w = in[1], *b = n_in > 2 ? in[2] : NULL;
+    og_tensor *y = out[0];
+    conv_job job;
+    memset(&job, 0, sizeof job);
+    job.t = conv_type_of(x->dtype);
+    if (!job.t || w->dtype != x->dtype || (b && b->dtype != x->dtype))
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element types %s/%s%s%s are not supported",
+                               og_dtype_name(x->dtype), og_dtype_name(w->dtype), b ? "/" : "",
+                               b ? og_dtype_name(b->dtype) : "");
+    og_status st = og_conv_geometry(k->node, p, true, x->rank, x->dims, w->rank, w->dims,
+                                    b ? b->numel : -1, &job.g);
+    if (st) return st;
+    const og_conv_geom *g = &job.g;
+    if (g->nsp < 1 || y->rank != g->nsp + 2 || y->dtype != x->dtype)
+        return og_kernel_error(k, OG_ERR_INTERNAL, "output has an unexpected shape");
+    if (y->numel == 0) return OG_OK;
+
+    job.cg = g->c / g->group;
+    job.mg = g->m / g->group;
+    job.ks = job.is = job.os = 1;
+    bool identity = true; /* kernel 1, stride 1, no pads: im2col/col2im would only copy */
+    for (int i = 0; i < g->nsp; i++) {
+        job.ks *= g->kernel[i];
+        job.is *= g->in[i];
+        job.os *= g->out[i];
+        if (g->kernel[i] != 1 || g->stride[i] != 1 || g->pad_begin[i] != 0 || g->pad_end[i] != 0 ||
+            g->out[i] != g->in[i])
+            identity = false;
+    }
+    job.pointwise = identity;
+    job.kdim = (transpose ? job.mg : job.cg) * job.ks;
+    job.x = x->data;
+    job.w = w->data;
+    job.b = b ? b->data : NULL;
+    job.y = y->data;
+
+    if (x->numel == 0 || w->numel == 0) {
+        /* nothing to sum: the output is the bias */
+        for (int64_t n = 0; n < g->n; n++)
+            job.t->fill_rows((char *)job.y + (size_t)(n * g->m * job.os) * job.t->es, job.b, g->m,
+                             job.os, job.os);
+        return OG_OK;
+    }
+
+    /* Work split.  Conv's items are (image, group, chunk of output rows); a chunk's column
+     * matrix is about CONV_CHUNK_BYTES, so that it stays in cache from im2col to the GEMM.
+     * Items go to separate threads (one parallel region, each thread its own column
+     * buffer, BLAS single-threaded inside) when there are enough of them or they are
+     * small; otherwise they run one by one and BLAS and im2col use the threads. */
+    int64_t units = g->n * g->group, ow = g->out[g->nsp - 1], n_rows = job.os / ow;
+    int64_t threads = k->threads > 1 ? k->threads : 1;
+    job.chunk_rows = n_rows;
+    if (!transpose) {
+        if (!job.pointwise) {
+            int64_t per_row = job.kdim * ow * (int64_t)job.t->es;
+            int64_t cr = CONV_CHUNK_BYTES / per_row;
+            if (cr * ow < CONV_CHUNK_MIN_COLS) cr = CONV_CHUNK_MIN_COLS / ow + 1; /* GEMM width */
+            if (cr < job.chunk_rows) job.chunk_rows = cr;
+        }
+        if (units < threads) {
+            /* more chunks, a multiple of the threads each image needs, for balance */
+            int64_t want = (threads + units - 1) / units;
+            int64_t chunks = (n_rows + job.chunk_rows - 1) / job.chunk_rows;
+            chunks = (chunks + want - 1) / want * want;
+            int64_t cr = (n_rows + chunks - 1) / chunks, min_cr = CONV_PAR_MIN_COLS / ow + 1;
+            job.chunk_rows = cr > min_cr ? cr : min_cr < n_rows ? min_cr : n_rows;
+        }
+        if (job.chunk_rows < 1) job.chunk_rows = 1;
+    }
+    job.n_chunks = (n_rows + job.chunk_rows - 1) / job.chunk_rows;
+    int64_t items = units * job.n_chunks;
+    double item_work = (double)job.mg * (double)job.cg * (double)job.ks *
+                       (double)(transpose ? job.is : job.chunk_rows * ow);
+    int64_t slots = 1;
+    if (threads > 1 && items > 1 && (items >= threads || item_work < (double)(1 << 22)))
+        slots = items < threads ? items : threads;
+
+    if (!job.pointwise) {
+        size_t elems;
+        int64_t ncols = transpose ? job.is : job.chunk_rows * ow;
+        if (!og_mul_size((size_t)job.kdim, (size_t)ncols, &elems) ||
+            !og_mul_size(elems, job.t->es, &job.col_bytes) ||
+            !og_mul_size(job.col_bytes, (size_t)slots, &elems))
+            return og_kernel_error(k, OG_ERR_NOMEM, "column buffer size overflows");
+        job.col = og_malloc(k->alloc, elems);
+        if (!job.col)
+            return og_kernel_error(k, OG_ERR_NOMEM, "out of memory for a %zu-byte column buffer",
+                                   elems);
+    }
+
+    if (slots > 1) {
+        og_kernel_ctx inner = *k;
+        inner.threads = 1;
+        OG_PARALLEL_FOR(k, slots, item_work * (double)items / (double)slots, t,
+                        { run_slot(&inner, &job, transpose, t, slots, items); });
+    } else {
+        run_slot(k, &job, transpose, 0, 1, items);
+    }
+    og_free(k->alloc, job.col);
+    return OG_OK;
+}
+
+static og_status conv_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                             og_tensor *const *out, int n_out)
+{
+    (void)n_out;
+    return conv_run(k, in, n_in, out, false);
+}
+
+static og_status conv_transpose_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                                       og_tensor *const *out, int n_out)
+{
+    (void)n_out;
+    return conv_run(k, in, n_in, out, true);
+}
+
+const og_kernel_def og_cpu_conv[] = {
+    {"Conv", "", conv_kernel}, {"ConvTranspose", "", conv_transpose_kernel}, {0}};

@@ -1,4 +1,455 @@
-/* index.c: placeholder until the family's CPU kernels land. */
-#include "kernels/cpu/kernel.h"
+/* index.c: CPU kernels of Gather, GatherElements, GatherND, OneHot, Scatter,
+ * ScatterElements and ScatterND.
+ *
+ * Every kernel first turns its indices into validated int64 element offsets (one pass,
+ * failing with the offending value on an index out of range), then moves elements by
+ * element size (1/2/4/8 bytes) or applies a typed reduction, so no kernel ever reads or
+ * writes out of bounds and the data movement loops stay free of checks. */
+#include <stdio.h>
+#include <string.h>
 
-const og_kernel_def og_cpu_index[] = {{0}};
+#include "kernels/cpu/kernel.h"
+#include "ops/index_params.h"
+
+/* ---- helpers --------------------------------------------------------------------- */
+
+static int64_t numel_of(int rank, const int64_t *dims, int from, int to)
+{
+    int64_t n = 1;
+    for (int d = from; d < to && d < rank; d++) n *= dims[d];
+    return n;
+}
+
+/* Index i of an int32/int64 tensor, normalized into [0, limit); false if out of range. */
+static inline bool read_index(const og_tensor *t, int64_t i, int64_t limit, int64_t *out)
+{
+    int64_t v =
+        t->dtype == OG_INT32 ? ((const int32_t *)t->data)[i] : ((const int64_t *)t->data)[i];
+    int64_t w = v < 0 ? v + limit : v;
+    *out = w;
+    return w >= 0 && w < limit;
+}
+
+static og_status index_error(const og_kernel_ctx *k, const og_tensor *t, int64_t i, int64_t limit,
+                             const char *what)
+{
+    int64_t v =
+        t->dtype == OG_INT32 ? ((const int32_t *)t->data)[i] : ((const int64_t *)t->data)[i];
+    return og_kernel_error(k, OG_ERR_RUNTIME,
+                           "input 1 (indices) element %lld has value %lld, out of range "
+                           "[%lld, %lld) for %s of size %lld",
+                           (long long)i, (long long)v, (long long)-limit, (long long)limit, what,
+                           (long long)limit);
+}
+
+static og_status check_index_type(const og_kernel_ctx *k, const og_tensor *t)
+{
+    if (t->dtype != OG_INT32 && t->dtype != OG_INT64)
+        return og_kernel_error(k, OG_ERR_TYPE, "input 1 (indices) must be int32 or int64, got %s",
+                               og_dtype_name(t->dtype));
+    return OG_OK;
+}
+
+static int64_t *alloc_offsets(const og_kernel_ctx *k, int64_t n)
+{
+    return og_malloc(k->alloc, (size_t)(n > 0 ? n : 1) * sizeof(int64_t));
+}
+
+/* out[i] = src[off[i]] (elements of esize bytes). */
+#define OG_GATHER_T(T)                                                                             \
+    static void gather_##T(const og_kernel_ctx *k, T *restrict o, const T *restrict s,             \
+                           const int64_t *restrict off, int64_t n)                                 \
+    {                                                                                              \
+        OG_PARALLEL_FOR(k, (n + 4095) / 4096, 4096, b, {                                           \
+            int64_t e = (b + 1) * 4096 < n ? (b + 1) * 4096 : n;                                   \
+            for (int64_t i = b * 4096; i < e; i++) o[i] = s[off[i]];                               \
+        });                                                                                        \
+    }                                                                                              \
+    /* Gather along an inner axis: row r of the output takes src row r at the n offsets. */        \
+    static void gather_rows_##T(const og_kernel_ctx *k, T *restrict o, const T *restrict s,        \
+                                const int64_t *restrict off, int64_t rows, int64_t n,              \
+                                int64_t row_len)                                                   \
+    {                                                                                              \
+        OG_PARALLEL_FOR(k, rows, n, r, {                                                           \
+            for (int64_t j = 0; j < n; j++) o[r * n + j] = s[r * row_len + off[j]];                \
+        });                                                                                        \
+    }
+OG_GATHER_T(uint8_t)
+OG_GATHER_T(uint16_t)
+OG_GATHER_T(uint32_t)
+OG_GATHER_T(uint64_t)
+
+static void gather_elems(const og_kernel_ctx *k, size_t esize, void *o, const void *s,
+                         const int64_t *off, int64_t n)
+{
+    switch (esize) {
+    case 1: gather_uint8_t(k, o, s, off, n); break;
+    case 2: gather_uint16_t(k, o, s, off, n); break;
+    case 4: gather_uint32_t(k, o, s, off, n); break;
+    default: gather_uint64_t(k, o, s, off, n); break;
+    }
+}
+
+static void gather_rows(const og_kernel_ctx *k, size_t esize, void *o, const void *s,
+                        const int64_t *off, int64_t rows, int64_t n, int64_t row_len)
+{
+    switch (esize) {
+    case 1: gather_rows_uint8_t(k, o, s, off, rows, n, row_len); break;
+    case 2: gather_rows_uint16_t(k, o, s, off, rows, n, row_len); break;
+    case 4: gather_rows_uint32_t(k, o, s, off, rows, n, row_len); break;
+    default: gather_rows_uint64_t(k, o, s, off, rows, n, row_len); break;
+    }
+}
+
+/* Copy blocks of `blk` bytes: output block i = r * n + j takes src block
+ * r * row_len + off[j]. */
+static inline void copy_block(char *o, const char *s, const int64_t *off, int64_t i, int64_t n,
+                              int64_t row_len, size_t blk)
+{
+    int64_t r = i / n, j = i % n;
+    memcpy(o + (size_t)i * blk, s + (size_t)(r * row_len + off[j]) * blk, blk);
+}
+
+static void gather_blocks(const og_kernel_ctx *k, char *o, const char *s, const int64_t *off,
+                          int64_t rows, int64_t n, int64_t row_len, size_t blk)
+{
+    OG_PARALLEL_FOR(k, rows * n, (double)blk / 4.0, i,
+                    { copy_block(o, s, off, i, n, row_len, blk); });
+}
+
+/* Scatter updates: out[off[i]*L + j] op= upd[i*L + j] in index order (duplicates resolve
+ * as the spec's sequential loop does, so no threads). */
+#define OG_SCATTER_T(T)                                                                            \
+    static void scatter_##T(T *restrict o, const T *restrict u, const int64_t *restrict off,       \
+                            int64_t n, int64_t L, og_scatter_reduction red)                        \
+    {                                                                                              \
+        switch (red) {                                                                             \
+        case OG_SCATTER_NONE:                                                                      \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                for (int64_t j = 0; j < L; j++) o[off[i] * L + j] = u[i * L + j];                  \
+            break;                                                                                 \
+        case OG_SCATTER_ADD:                                                                       \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                for (int64_t j = 0; j < L; j++) o[off[i] * L + j] += u[i * L + j];                 \
+            break;                                                                                 \
+        case OG_SCATTER_MUL:                                                                       \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                for (int64_t j = 0; j < L; j++) o[off[i] * L + j] *= u[i * L + j];                 \
+            break;                                                                                 \
+        case OG_SCATTER_MAX:                                                                       \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                for (int64_t j = 0; j < L; j++) {                                                  \
+                    T a = o[off[i] * L + j], b = u[i * L + j];                                     \
+                    o[off[i] * L + j] = b > a ? b : a;                                             \
+                }                                                                                  \
+            break;                                                                                 \
+        case OG_SCATTER_MIN:                                                                       \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                for (int64_t j = 0; j < L; j++) {                                                  \
+                    T a = o[off[i] * L + j], b = u[i * L + j];                                     \
+                    o[off[i] * L + j] = b < a ? b : a;                                             \
+                }                                                                                  \
+            break;                                                                                 \
+        }                                                                                          \
+    }
+OG_SCATTER_T(float)
+OG_SCATTER_T(double)
+OG_SCATTER_T(int32_t)
+OG_SCATTER_T(int64_t)
+OG_SCATTER_T(uint8_t)
+OG_SCATTER_T(uint16_t)
+
+/* Scatter with reduction `red` (NONE for any element type; the others for float32/64 and
+ * int32/64, which infer enforced). */
+static og_status scatter_apply(const og_kernel_ctx *k, og_tensor *out, const og_tensor *upd,
+                               const int64_t *off, int64_t n, int64_t L, og_scatter_reduction red)
+{
+    void *o = out->data;
+    const void *u = upd->data;
+    if (red == OG_SCATTER_NONE) {
+        switch (og_dtype_size(out->dtype)) {
+        case 1: scatter_uint8_t(o, u, off, n, L, red); return OG_OK;
+        case 2: scatter_uint16_t(o, u, off, n, L, red); return OG_OK;
+        case 4: scatter_int32_t(o, u, off, n, L, red); return OG_OK;
+        case 8: scatter_int64_t(o, u, off, n, L, red); return OG_OK;
+        default: break;
+        }
+    } else {
+        switch (out->dtype) {
+        case OG_FLOAT: scatter_float(o, u, off, n, L, red); return OG_OK;
+        case OG_DOUBLE: scatter_double(o, u, off, n, L, red); return OG_OK;
+        case OG_INT32: scatter_int32_t(o, u, off, n, L, red); return OG_OK;
+        case OG_INT64: scatter_int64_t(o, u, off, n, L, red); return OG_OK;
+        default: break;
+        }
+    }
+    return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported here",
+                           og_dtype_name(out->dtype));
+}
+
+static og_status copy_input(const og_tensor *src, og_tensor *dst)
+{
+    if (dst->data != src->data && src->numel > 0)
+        memcpy(dst->data, src->data, (size_t)src->numel * og_dtype_size(src->dtype));
+    return OG_OK;
+}
+
+static int norm_axis(int64_t axis, int rank) { return (int)(axis < 0 ? axis + rank : axis); }
+
+/* ---- Gather ---------------------------------------------------------------------- */
+
+static og_status k_gather(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                          og_tensor *const *out, int n_out)
+{
+    const og_index_params *p = k->params;
+    const og_tensor *data = in[0], *ind = in[1];
+    og_tensor *y = out[0];
+    og_status st = check_index_type(k, ind);
+    if (st) return st;
+    int r = data->rank, axis = norm_axis(p->axis, r);
+    int64_t outer = numel_of(r, data->dims, 0, axis), n_axis = data->dims[axis];
+    int64_t inner = numel_of(r, data->dims, axis + 1, r), n_ind = ind->numel;
+    if (y->numel == 0) return OG_OK;
+    int64_t *off = alloc_offsets(k, n_ind);
+    if (!off) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
+    for (int64_t j = 0; j < n_ind; j++)
+        if (!read_index(ind, j, n_axis, &off[j])) {
+            st = index_error(k, ind, j, n_axis, "data axis");
+            goto done;
+        }
+    size_t es = og_dtype_size(data->dtype);
+    if (inner == 1)
+        gather_rows(k, es, y->data, data->data, off, outer, n_ind, n_axis);
+    else
+        gather_blocks(k, y->data, data->data, off, outer, n_ind, n_axis, (size_t)inner * es);
+done:
+    og_free(k->alloc, off);
+    return st;
+}
+
+/* ---- GatherElements / ScatterElements ---------------------------------------------- */
+
+/* Offsets into data (element units) of every element of indices, along `axis`. */
+static og_status element_offsets(const og_kernel_ctx *k, const og_tensor *data,
+                                 const og_tensor *ind, int axis, int64_t *off)
+{
+    int r = data->rank;
+    int64_t ds[OG_MAX_RANK];
+    og_strides(r, data->dims, ds);
+    int64_t last = ind->dims[r - 1], rows = ind->numel / (last ? last : 1),
+            n_axis = data->dims[axis];
+    if (ind->numel == 0) return OG_OK;
+    for (int64_t row = 0; row < rows; row++) {
+        /* data offset of this row, axis coordinate left at 0 */
+        int64_t base = 0, rem = row;
+        for (int d = r - 2; d >= 0; d--) {
+            int64_t c = rem % ind->dims[d];
+            rem /= ind->dims[d];
+            if (d != axis) base += c * ds[d];
+        }
+        int64_t *o = off + row * last;
+        int64_t i0 = row * last;
+        if (axis == r - 1) {
+            for (int64_t j = 0; j < last; j++) {
+                int64_t v;
+                if (!read_index(ind, i0 + j, n_axis, &v))
+                    return index_error(k, ind, i0 + j, n_axis, "data axis");
+                o[j] = base + v;
+            }
+        } else {
+            int64_t sa = ds[axis];
+            for (int64_t j = 0; j < last; j++) {
+                int64_t v;
+                if (!read_index(ind, i0 + j, n_axis, &v))
+                    return index_error(k, ind, i0 + j, n_axis, "data axis");
+                o[j] = base + j + v * sa;
+            }
+        }
+    }
+    return OG_OK;
+}
+
+static og_status k_gather_elements(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                                   og_tensor *const *out, int n_out)
+{
+    const og_index_params *p = k->params;
+    og_status st = check_index_type(k, in[1]);
+    if (st) return st;
+    if (out[0]->numel == 0) return OG_OK;
+    int64_t *off = alloc_offsets(k, in[1]->numel);
+    if (!off) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
+    st = element_offsets(k, in[0], in[1], norm_axis(p->axis, in[0]->rank), off);
+    if (!st)
+        gather_elems(k, og_dtype_size(in[0]->dtype), out[0]->data, in[0]->data, off, in[1]->numel);
+    og_free(k->alloc, off);
+    return st;
+}
+
+static og_status k_scatter_elements(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                                    og_tensor *const *out, int n_out)
+{
+    const og_index_params *p = k->params;
+    og_status st = check_index_type(k, in[1]);
+    if (st) return st;
+    copy_input(in[0], out[0]);
+    if (in[1]->numel == 0) return OG_OK;
+    int64_t *off = alloc_offsets(k, in[1]->numel);
+    if (!off) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
+    st = element_offsets(k, in[0], in[1], norm_axis(p->axis, in[0]->rank), off);
+    if (!st) st = scatter_apply(k, out[0], in[2], off, in[1]->numel, 1, p->reduction);
+    og_free(k->alloc, off);
+    return st;
+}
+
+/* ---- GatherND / ScatterND -------------------------------------------------------- */
+
+/* Offsets (in units of `slice`-element blocks of data) of every index tuple of `ind`
+ * (shape [batch..., n..., m]) into data, batch_dims b. */
+static og_status nd_offsets(const og_kernel_ctx *k, const og_tensor *data, const og_tensor *ind,
+                            int b, int64_t *off)
+{
+    int q = ind->rank;
+    int64_t m = ind->dims[q - 1];
+    int64_t batch = numel_of(q, ind->dims, 0, b);
+    int64_t tuples = numel_of(q, ind->dims, b, q - 1); /* per batch */
+    /* block strides of the indexed data dims, b..b+m-1 */
+    int64_t bs[OG_MAX_RANK], s = 1;
+    for (int d = (int)(b + m) - 1; d >= b; d--) {
+        bs[d] = s;
+        s *= data->dims[d];
+    }
+    int64_t batch_blocks = s; /* blocks per batch entry */
+    for (int64_t bi = 0; bi < batch; bi++)
+        for (int64_t t = 0; t < tuples; t++) {
+            int64_t i = bi * tuples + t, o = bi * batch_blocks;
+            for (int64_t c = 0; c < m; c++) {
+                int64_t v, lim = data->dims[b + c];
+                if (!read_index(ind, i * m + c, lim, &v)) {
+                    char what[64];
+                    snprintf(what, sizeof what, "data axis %d", (int)(b + c));
+                    return index_error(k, ind, i * m + c, lim, what);
+                }
+                o += v * bs[b + c];
+            }
+            off[i] = o;
+        }
+    return OG_OK;
+}
+
+static og_status k_gather_nd(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                             og_tensor *const *out, int n_out)
+{
+    const og_index_params *p = k->params;
+    const og_tensor *data = in[0], *ind = in[1];
+    og_status st = check_index_type(k, ind);
+    if (st) return st;
+    if (out[0]->numel == 0) return OG_OK;
+    int b = (int)p->batch_dims, q = ind->rank;
+    int64_t m = ind->dims[q - 1];
+    int64_t n = numel_of(q, ind->dims, 0, q - 1);
+    int64_t slice = numel_of(data->rank, data->dims, b + (int)m, data->rank);
+    int64_t *off = alloc_offsets(k, n);
+    if (!off) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
+    st = nd_offsets(k, data, ind, b, off);
+    if (!st) {
+        size_t es = og_dtype_size(data->dtype);
+        if (slice == 1)
+            gather_elems(k, es, out[0]->data, data->data, off, n);
+        else
+            gather_blocks(k, out[0]->data, data->data, off, 1, n, 0, (size_t)slice * es);
+    }
+    og_free(k->alloc, off);
+    return st;
+}
+
+static og_status k_scatter_nd(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                              og_tensor *const *out, int n_out)
+{
+    const og_index_params *p = k->params;
+    const og_tensor *data = in[0], *ind = in[1];
+    og_status st = check_index_type(k, ind);
+    if (st) return st;
+    copy_input(data, out[0]);
+    int q = ind->rank;
+    int64_t m = ind->dims[q - 1];
+    int64_t n = numel_of(q, ind->dims, 0, q - 1);
+    int64_t slice = numel_of(data->rank, data->dims, (int)m, data->rank);
+    if (n == 0 || slice == 0) return OG_OK;
+    int64_t *off = alloc_offsets(k, n);
+    if (!off) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
+    st = nd_offsets(k, data, ind, 0, off);
+    if (!st) st = scatter_apply(k, out[0], in[2], off, n, slice, p->reduction);
+    og_free(k->alloc, off);
+    return st;
+}
+
+/* ---- OneHot ---------------------------------------------------------------------- */
+
+/* Fill n elements of esize bytes with *v. */
+#define OG_FILL_T(T)                                                                               \
+    static void fill_##T(T *restrict o, T v, int64_t n)                                            \
+    {                                                                                              \
+        for (int64_t i = 0; i < n; i++) o[i] = v;                                                  \
+    }
+OG_FILL_T(uint8_t)
+OG_FILL_T(uint16_t)
+OG_FILL_T(uint32_t)
+OG_FILL_T(uint64_t)
+
+static void fill_elems(void *o, const void *v, size_t es, int64_t n)
+{
+    switch (es) {
+    case 1: fill_uint8_t(o, *(const uint8_t *)v, n); break;
+    case 2: fill_uint16_t(o, *(const uint16_t *)v, n); break;
+    case 4: fill_uint32_t(o, *(const uint32_t *)v, n); break;
+    default: fill_uint64_t(o, *(const uint64_t *)v, n); break;
+    }
+}
+
+static og_status k_onehot(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                          og_tensor *const *out, int n_out)
+{
+    const og_index_params *p = k->params;
+    const og_tensor *ind = in[0], *vals = in[2];
+    og_tensor *y = out[0];
+    int axis = norm_axis(p->axis, ind->rank + 1);
+    int64_t depth = y->dims[axis];
+    int64_t outer = numel_of(ind->rank, ind->dims, 0, axis);
+    int64_t inner = numel_of(ind->rank, ind->dims, axis, ind->rank);
+    size_t es = og_dtype_size(y->dtype);
+    if (y->numel == 0) return OG_OK;
+    if (!es) return og_kernel_error(k, OG_ERR_UNSUPPORTED, "values type not supported");
+    const char *off_v = vals->data, *on_v = off_v + es;
+    fill_elems(y->data, off_v, es, y->numel);
+    char *o = y->data;
+    bool is_float = og_dtype_is_float(ind->dtype);
+    for (int64_t a = 0; a < outer; a++)
+        for (int64_t i = 0; i < inner; i++) {
+            int64_t src = a * inner + i, v;
+            if (is_float) {
+                double f = og_tensor_get_f64(ind, src);
+                /* out of [-depth, depth) gives an all-off row, per the spec */
+                if (!(f > -(double)depth - 1.0 && f < (double)depth + 1.0)) continue;
+                v = (int64_t)f;
+            } else {
+                v = og_tensor_get_i64(ind, src);
+            }
+            if (v < 0) v += depth;
+            if (v < 0 || v >= depth) continue;
+            memcpy(o + (size_t)((a * depth + v) * inner + i) * es, on_v, es);
+        }
+    return OG_OK;
+}
+
+/* ---- table ----------------------------------------------------------------------- */
+
+const og_kernel_def og_cpu_index[] = {
+    {"Gather", "", k_gather},
+    {"GatherElements", "", k_gather_elements},
+    {"GatherND", "", k_gather_nd},
+    {"OneHot", "", k_onehot},
+    {"Scatter", "", k_scatter_elements},
+    {"ScatterElements", "", k_scatter_elements},
+    {"ScatterND", "", k_scatter_nd},
+    {0},
+};

@@ -1,4 +1,385 @@
-/* linalg.c: placeholder until the family's CPU kernels land. */
-#include "kernels/cpu/kernel.h"
+/* linalg.c: CPU kernels of MatMul, Gemm and Einsum.
+ *
+ * All three end in one batched matrix product (bgemm below): BLAS for float32/float64,
+ * a plain loop for int32/int64 (and for float matrices too small to be worth a BLAS call).
+ * Einsum contracts its operands pairwise, left to right; each pairwise contraction is a
+ * (copy-free where the layouts allow) transpose + batched GEMM. */
+#include <string.h>
 
-const og_kernel_def og_cpu_linalg[] = {{0}};
+#include "kernels/cpu/gemm.h"
+#include "kernels/cpu/linalg_impl.h"
+
+/* Integer products wrap (two's complement) instead of overflowing into UB: they are
+ * computed in the unsigned type of the same width. */
+#define LINALG_TYPES(X)                                                                            \
+    X(f32, float, float)                                                                           \
+    X(f64, double, double)                                                                         \
+    X(i32, int32_t, uint32_t)                                                                      \
+    X(i64, int64_t, uint64_t)
+
+/* ---- plain loops ----------------------------------------------------------------- */
+
+/* How one product's operands are laid out: A(i,p) = a[i*sai + p*sak],
+ * B(p,j) = b[p*sbk + j*sbj], row i of C at c + i*ldc. */
+typedef struct mm_view {
+    int64_t n, k, sai, sak, sbk, sbj, ldc;
+} mm_view;
+
+/* Rows [m0, m1) of C = A·B. */
+#define DEF_NAIVE_MM(S, T, U)                                                                      \
+    static void naive_mm_##S(const mm_view *v, int64_t m0, int64_t m1, const T *a, const T *b,     \
+                             T *c)                                                                 \
+    {                                                                                              \
+        const int64_t n = v->n, sbj = v->sbj;                                                      \
+        for (int64_t i = m0; i < m1; i++) {                                                        \
+            T *restrict cr = c + i * v->ldc;                                                       \
+            for (int64_t j = 0; j < n; j++) cr[j] = 0;                                             \
+            for (int64_t p = 0; p < v->k; p++) {                                                   \
+                const U av = (U)a[i * v->sai + p * v->sak];                                        \
+                const T *restrict br = b + p * v->sbk;                                             \
+                if (sbj == 1) {                                                                    \
+                    for (int64_t j = 0; j < n; j++) cr[j] = (T)((U)cr[j] + av * (U)br[j]);         \
+                } else {                                                                           \
+                    for (int64_t j = 0; j < n; j++) cr[j] = (T)((U)cr[j] + av * (U)br[j * sbj]);   \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }
+LINALG_TYPES(DEF_NAIVE_MM)
+
+/* c[i*sc] = a[i*sa] * b[i*sb]: batches of 1x1 products (Einsum's elementwise products). */
+#define DEF_MUL(S, T, U)                                                                           \
+    static void mul_##S(int64_t n, const T *a, int64_t sa, const T *b, int64_t sb, T *c,           \
+                        int64_t sc)                                                                \
+    {                                                                                              \
+        if (sa == 1 && sb == 1 && sc == 1) {                                                       \
+            T *restrict cc = c;                                                                    \
+            for (int64_t i = 0; i < n; i++) cc[i] = (T)((U)a[i] * (U)b[i]);                        \
+        } else {                                                                                   \
+            for (int64_t i = 0; i < n; i++) c[i * sc] = (T)((U)a[i * sa] * (U)b[i * sb]);          \
+        }                                                                                          \
+    }
+LINALG_TYPES(DEF_MUL)
+
+static void naive_mm(og_dtype dt, const mm_view *v, int64_t m0, int64_t m1, const void *a,
+                     const void *b, void *c)
+{
+    switch (dt) {
+    case OG_FLOAT: naive_mm_f32(v, m0, m1, a, b, c); break;
+    case OG_DOUBLE: naive_mm_f64(v, m0, m1, a, b, c); break;
+    case OG_INT32: naive_mm_i32(v, m0, m1, a, b, c); break;
+    case OG_INT64: naive_mm_i64(v, m0, m1, a, b, c); break;
+    default: break;
+    }
+}
+
+static void mul(og_dtype dt, int64_t n, const void *a, int64_t sa, const void *b, int64_t sb,
+                void *c, int64_t sc)
+{
+    switch (dt) {
+    case OG_FLOAT: mul_f32(n, a, sa, b, sb, c, sc); break;
+    case OG_DOUBLE: mul_f64(n, a, sa, b, sb, c, sc); break;
+    case OG_INT32: mul_i32(n, a, sa, b, sb, c, sc); break;
+    case OG_INT64: mul_i64(n, a, sa, b, sb, c, sc); break;
+    default: break;
+    }
+}
+
+/* ---- batched GEMM ---------------------------------------------------------------- */
+
+/* Element offsets of batch `bi` in A, B and C. */
+static void bgemm_offsets(const og_bgemm *g, int64_t bi, int64_t *o)
+{
+    o[0] = o[1] = o[2] = 0;
+    for (int d = g->nb - 1; d >= 0; d--) {
+        int64_t q = bi % g->bdims[d];
+        bi /= g->bdims[d];
+        o[0] += q * g->sa[d];
+        o[1] += q * g->sb[d];
+        o[2] += q * g->sc[d];
+    }
+}
+
+static void bgemm_blas(const og_kernel_ctx *k, const og_bgemm *g, int64_t m, const void *a,
+                       const void *b, void *c)
+{
+    if (g->dtype == OG_FLOAT)
+        og_gemm_f32(k, g->ta, g->tb, m, g->n, g->k, 1.0f, a, g->lda, b, g->ldb, 0.0f, c, g->ldc);
+    else
+        og_gemm_f64(k, g->ta, g->tb, m, g->n, g->k, 1.0, a, g->lda, b, g->ldb, 0.0, c, g->ldc);
+}
+
+static void bgemm_one_blas(const og_kernel_ctx *k, const og_bgemm *g, int64_t bi)
+{
+    size_t es = og_dtype_size(g->dtype);
+    int64_t o[3];
+    bgemm_offsets(g, bi, o);
+    bgemm_blas(k, g, g->m, (const char *)g->a + o[0] * es, (const char *)g->b + o[1] * es,
+               (char *)g->c + o[2] * es);
+}
+
+enum { ROWS_PER_ITEM = 64, MULS_PER_ITEM = 16384 };
+
+/* Rows [item*ROWS_PER_ITEM, ...) of all batches' rows, through the plain loop. */
+static void bgemm_rows(const og_bgemm *g, int64_t item, int64_t rows)
+{
+    size_t es = og_dtype_size(g->dtype);
+    mm_view v = {
+        g->n,  g->k, g->ta ? 1 : g->lda, g->ta ? g->lda : 1, g->tb ? 1 : g->ldb, g->tb ? g->ldb : 1,
+        g->ldc};
+    int64_t u = item * ROWS_PER_ITEM, end = u + ROWS_PER_ITEM < rows ? u + ROWS_PER_ITEM : rows;
+    while (u < end) {
+        int64_t bi = u / g->m, i = u % g->m, o[3];
+        int64_t i1 = g->m - i < end - u ? g->m : i + (end - u);
+        bgemm_offsets(g, bi, o);
+        naive_mm(g->dtype, &v, i, i1, (const char *)g->a + o[0] * es,
+                 (const char *)g->b + o[1] * es, (char *)g->c + o[2] * es);
+        u += i1 - i;
+    }
+}
+
+/* 1x1 products over a one-dim batch. */
+static void bgemm_mul(const og_bgemm *g, int64_t item, int64_t n)
+{
+    size_t es = og_dtype_size(g->dtype);
+    int64_t i0 = item * MULS_PER_ITEM, cnt = n - i0 < MULS_PER_ITEM ? n - i0 : MULS_PER_ITEM;
+    mul(g->dtype, cnt, (const char *)g->a + i0 * g->sa[0] * es, g->sa[0],
+        (const char *)g->b + i0 * g->sb[0] * es, g->sb[0], (char *)g->c + i0 * g->sc[0] * es,
+        g->sc[0]);
+}
+
+/* Drop batch dims of 1 and merge neighbours that step A, B and C alike. */
+static void bgemm_coalesce(og_bgemm *g)
+{
+    int m = 0;
+    for (int d = 0; d < g->nb; d++) {
+        if (g->bdims[d] == 1) continue;
+        if (m > 0) {
+            int64_t n = g->bdims[d];
+            if (g->sa[m - 1] == g->sa[d] * n && g->sb[m - 1] == g->sb[d] * n &&
+                g->sc[m - 1] == g->sc[d] * n) {
+                g->bdims[m - 1] *= n;
+                g->sa[m - 1] = g->sa[d];
+                g->sb[m - 1] = g->sb[d];
+                g->sc[m - 1] = g->sc[d];
+                continue;
+            }
+        }
+        g->bdims[m] = g->bdims[d];
+        g->sa[m] = g->sa[d];
+        g->sb[m] = g->sb[d];
+        g->sc[m++] = g->sc[d];
+    }
+    g->nb = m;
+}
+
+/* True when A's and C's batches follow each other as one [batch*m, k] and [batch*m, n]
+ * matrix and B is shared: then the whole product is one GEMM ([B,M,K] x [K,N]). */
+static bool bgemm_collapses(const og_bgemm *g)
+{
+    if (g->ta || g->lda != g->k || g->ldc != g->n) return false;
+    int64_t sa = g->m * g->k, sc = g->m * g->n;
+    for (int d = g->nb - 1; d >= 0; d--) {
+        if (g->sb[d] != 0 || g->sa[d] != sa || g->sc[d] != sc) return false;
+        sa *= g->bdims[d];
+        sc *= g->bdims[d];
+    }
+    return true;
+}
+
+void og_bgemm_run(const og_kernel_ctx *k, const og_bgemm *g0)
+{
+    og_bgemm g = *g0;
+    bgemm_coalesce(&g);
+    int64_t nbatch = 1;
+    for (int d = 0; d < g.nb; d++) nbatch *= g.bdims[d];
+    if (nbatch == 0 || g.m == 0 || g.n == 0) return;
+    size_t es = og_dtype_size(g.dtype);
+    if (g.k == 0) {
+        for (int64_t bi = 0; bi < nbatch; bi++) {
+            int64_t o[3];
+            bgemm_offsets(&g, bi, o);
+            for (int64_t i = 0; i < g.m; i++)
+                memset((char *)g.c + (o[2] + i * g.ldc) * (int64_t)es, 0, (size_t)g.n * es);
+        }
+        return;
+    }
+    double work = (double)g.m * (double)g.n * (double)g.k;
+    bool blas = (g.dtype == OG_FLOAT || g.dtype == OG_DOUBLE) && work >= 512.0;
+    if (g.m == 1 && g.n == 1 && g.k == 1 && g.nb == 1) {
+        int64_t items = (nbatch + MULS_PER_ITEM - 1) / MULS_PER_ITEM;
+        OG_PARALLEL_FOR(k, items, (double)MULS_PER_ITEM, it, { bgemm_mul(&g, it, nbatch); });
+    } else if (!blas) {
+        /* rows of all batches are independent work items */
+        int64_t rows = nbatch * g.m, items = (rows + ROWS_PER_ITEM - 1) / ROWS_PER_ITEM;
+        OG_PARALLEL_FOR(k, items, (double)ROWS_PER_ITEM * (double)g.n * (double)g.k, it,
+                        { bgemm_rows(&g, it, rows); });
+    } else if (nbatch == 1 || bgemm_collapses(&g)) {
+        bgemm_blas(k, &g, nbatch * g.m, g.a, g.b, g.c);
+    } else if (nbatch >= (int64_t)k->threads || work < 65536.0) {
+        /* a product per thread, BLAS single-threaded inside; BLAS would not split products
+         * this small itself */
+        OG_PARALLEL_FOR(k, nbatch, work, bi, { bgemm_one_blas(k, &g, bi); });
+    } else {
+        for (int64_t bi = 0; bi < nbatch; bi++) bgemm_one_blas(k, &g, bi);
+    }
+}
+
+/* ---- MatMul ---------------------------------------------------------------------- */
+
+static og_status matmul_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                               og_tensor *const *out, int n_out)
+{
+    const og_tensor *a = in[0], *b = in[1];
+    og_tensor *y = out[0];
+    if (a->dtype != OG_FLOAT && a->dtype != OG_DOUBLE && a->dtype != OG_INT32 &&
+        a->dtype != OG_INT64)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "MatMul of %s is not implemented",
+                               og_dtype_name(a->dtype));
+    int ra = a->rank, rb = b->rank;
+    og_bgemm g = {0};
+    g.dtype = a->dtype;
+    g.m = ra >= 2 ? a->dims[ra - 2] : 1;
+    g.k = a->dims[ra - 1];
+    g.n = rb >= 2 ? b->dims[rb - 1] : 1;
+    g.lda = g.k;
+    g.ldb = rb >= 2 ? g.n : 1; /* a 1-D B is the column [K,1] */
+    g.ldc = g.n;
+    g.a = a->data;
+    g.b = b->data;
+    g.c = y->data;
+    g.nb = y->rank - (ra >= 2) - (rb >= 2);
+    memcpy(g.bdims, y->dims, (size_t)g.nb * sizeof *y->dims);
+    int ba = ra > 2 ? ra - 2 : 0, bb = rb > 2 ? rb - 2 : 0;
+    if (g.nb < ba || g.nb < bb)
+        return og_kernel_error(k, OG_ERR_INTERNAL, "output rank %d does not fit inputs", y->rank);
+    og_broadcast_strides(ba, a->dims, g.nb, g.bdims, g.sa);
+    og_broadcast_strides(bb, b->dims, g.nb, g.bdims, g.sb);
+    og_strides(g.nb, g.bdims, g.sc);
+    for (int d = 0; d < g.nb; d++) {
+        g.sa[d] *= g.m * g.k;
+        g.sb[d] *= g.k * g.n;
+        g.sc[d] *= g.m * g.n;
+    }
+    og_bgemm_run(k, &g);
+    return OG_OK;
+}
+
+/* ---- Gemm ------------------------------------------------------------------------ */
+
+/* y[i,j] = C[i*rs + j*cs] for an [m,n] y (element size es). */
+static void fill_bias(char *y, const char *c, int64_t m, int64_t n, int64_t rs, int64_t cs,
+                      size_t es)
+{
+    for (int64_t i = 0; i < m; i++) {
+        char *row = y + (size_t)(i * n) * es;
+        const char *src = c + (size_t)(i * rs) * es;
+        if (cs == 1) {
+            memcpy(row, src, (size_t)n * es);
+        } else if (es == 4) {
+            uint32_t v;
+            memcpy(&v, src, 4);
+            uint32_t *r = (uint32_t *)(void *)row;
+            for (int64_t j = 0; j < n; j++) r[j] = v;
+        } else {
+            uint64_t v;
+            memcpy(&v, src, 8);
+            uint64_t *r = (uint64_t *)(void *)row;
+            for (int64_t j = 0; j < n; j++) r[j] = v;
+        }
+    }
+}
+
+/* y = alpha*y + beta*C (C broadcast with strides rs, cs; NULL: none), wrapping. */
+#define DEF_AXPBY(S, T, U)                                                                         \
+    static void axpby_##S(T *y, int64_t m, int64_t n, U alpha, U beta, const T *c, int64_t rs,     \
+                          int64_t cs)                                                              \
+    {                                                                                              \
+        for (int64_t i = 0; i < m; i++)                                                            \
+            for (int64_t j = 0; j < n; j++) {                                                      \
+                U v = alpha * (U)y[i * n + j];                                                     \
+                if (c) v += beta * (U)c[i * rs + j * cs];                                          \
+                y[i * n + j] = (T)v;                                                               \
+            }                                                                                      \
+    }
+DEF_AXPBY(i32, int32_t, uint32_t)
+DEF_AXPBY(i64, int64_t, uint64_t)
+
+static bool integral(float x) { return x == (float)(int64_t)x && x > -9e18f && x < 9e18f; }
+
+static og_status gemm_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                             og_tensor *const *out, int n_out)
+{
+    const og_gemm_params *p = k->params;
+    const og_tensor *a = in[0], *b = in[1], *c = n_in > 2 ? in[2] : NULL;
+    og_tensor *y = out[0];
+    og_dtype dt = a->dtype;
+    bool is_int = dt == OG_INT32 || dt == OG_INT64;
+    if (dt != OG_FLOAT && dt != OG_DOUBLE && !is_int)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "Gemm of %s is not implemented",
+                               og_dtype_name(dt));
+    if (is_int && (!integral(p->alpha) || !integral(p->beta)))
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED,
+                               "integer Gemm with non-integral alpha %g or beta %g",
+                               (double)p->alpha, (double)p->beta);
+    og_bgemm g = {0};
+    g.dtype = dt;
+    g.ta = p->trans_a;
+    g.tb = p->trans_b;
+    g.m = y->dims[0];
+    g.n = y->dims[1];
+    g.k = a->dims[p->trans_a ? 0 : 1];
+    g.lda = a->dims[1];
+    g.ldb = b->dims[1];
+    g.ldc = g.n;
+    g.a = a->data;
+    g.b = b->data;
+    g.c = y->data;
+    if (c && p->beta == 0.0f) c = NULL; /* beta 0 ignores C (as BLAS does) */
+    int64_t rs = 0, cs = 0;
+    if (c) {
+        int64_t st[2];
+        og_broadcast_strides(c->rank, c->dims, 2, y->dims, st);
+        rs = st[0];
+        cs = st[1];
+    }
+    size_t es = og_dtype_size(dt);
+    if (y->numel == 0) return OG_OK;
+    if (is_int) {
+        og_bgemm_run(k, &g);
+        if (dt == OG_INT32)
+            axpby_i32(y->data, g.m, g.n, (uint32_t)(int64_t)p->alpha, (uint32_t)(int64_t)p->beta,
+                      c ? c->data : NULL, rs, cs);
+        else
+            axpby_i64(y->data, g.m, g.n, (uint64_t)(int64_t)p->alpha, (uint64_t)(int64_t)p->beta,
+                      c ? c->data : NULL, rs, cs);
+        return OG_OK;
+    }
+    if (c)
+        fill_bias(y->data, c->data, g.m, g.n, rs, cs, es);
+    else if (g.k == 0)
+        memset(y->data, 0, (size_t)y->numel * es);
+    if (g.k == 0) {
+        /* BLAS may skip the beta scaling when K is 0 */
+        if (dt == OG_FLOAT) {
+            float *yy = y->data;
+            for (int64_t i = 0; i < y->numel; i++) yy[i] *= p->beta;
+        } else {
+            double *yy = y->data;
+            for (int64_t i = 0; i < y->numel; i++) yy[i] *= (double)p->beta;
+        }
+        return OG_OK;
+    }
+    float beta = c ? p->beta : 0.0f;
+    if (dt == OG_FLOAT)
+        og_gemm_f32(k, g.ta, g.tb, g.m, g.n, g.k, p->alpha, g.a, g.lda, g.b, g.ldb, beta, g.c, g.n);
+    else
+        og_gemm_f64(k, g.ta, g.tb, g.m, g.n, g.k, (double)p->alpha, g.a, g.lda, g.b, g.ldb,
+                    (double)beta, g.c, g.n);
+    return OG_OK;
+}
+
+const og_kernel_def og_cpu_linalg[] = {{"MatMul", "", matmul_kernel},
+                                       {"Gemm", "", gemm_kernel},
+                                       {"Einsum", "", og_einsum_kernel},
+                                       {0}};

@@ -1,4 +1,146 @@
-/* loss.c: placeholder until the family's CPU kernels land. */
-#include "kernels/cpu/kernel.h"
+/* loss.c: CPU kernels of NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss, for
+ * float32 and float64 scores and int32 or int64 targets.
+ *
+ * The input is viewed as [N, C, D] (D the product of the trailing dims) and the target as
+ * [N, D].  Element i of the target contributes -x[n, t, d] * w[t] (0 with weight 0 when
+ * t == ignore_index); "mean" divides the sum by the sum of those weights.  Sums run in
+ * double. */
+#include <math.h>
+#include <string.h>
 
-const og_kernel_def og_cpu_loss[] = {{0}};
+#include "kernels/cpu/kernel.h"
+#include "ops/loss.h"
+
+typedef struct loss_dims {
+    int64_t N, C, D;
+} loss_dims;
+
+/* Sum of weighted losses and of weights; per-element losses into `none` when set.  Returns
+ * the target index of the first label out of range, or -1. */
+#define DEFINE_LOSS(T)                                                                             \
+    static int64_t nll_##T(const loss_dims *g, const T *restrict x, const void *tgt, bool t64,     \
+                           const T *restrict w, const og_loss_params *p, T *restrict none,         \
+                           double *sum, double *wsum)                                              \
+    {                                                                                              \
+        const int64_t *t8 = tgt;                                                                   \
+        const int32_t *t4 = tgt;                                                                   \
+        double s = 0, ws = 0;                                                                      \
+        for (int64_t i = 0; i < g->N * g->D; i++) {                                                \
+            int64_t t = t64 ? t8[i] : t4[i];                                                       \
+            if (p->has_ignore && t == p->ignore_index) {                                           \
+                if (none) none[i] = 0;                                                             \
+                continue;                                                                          \
+            }                                                                                      \
+            if (t < 0 || t >= g->C) return i;                                                      \
+            int64_t n = i / g->D, d = i % g->D;                                                    \
+            double wt = w ? (double)w[t] : 1.0;                                                    \
+            double l = -(double)x[(n * g->C + t) * g->D + d] * wt;                                 \
+            if (none) none[i] = (T)l;                                                              \
+            s += l;                                                                                \
+            ws += wt;                                                                              \
+        }                                                                                          \
+        *sum = s;                                                                                  \
+        *wsum = ws;                                                                                \
+        return -1;                                                                                 \
+    }                                                                                              \
+    /* log_softmax over the class dim of one sample x[C, D]; m holds D doubles of scratch */       \
+    static void log_softmax_##T(const T *restrict x, T *restrict lp, int64_t C, int64_t D,         \
+                                double *restrict m, double *restrict s)                            \
+    {                                                                                              \
+        for (int64_t d = 0; d < D; d++) {                                                          \
+            m[d] = -INFINITY;                                                                      \
+            s[d] = 0;                                                                              \
+        }                                                                                          \
+        for (int64_t c = 0; c < C; c++)                                                            \
+            for (int64_t d = 0; d < D; d++) m[d] = x[c * D + d] > m[d] ? x[c * D + d] : m[d];      \
+        for (int64_t c = 0; c < C; c++)                                                            \
+            for (int64_t d = 0; d < D; d++) s[d] += exp(x[c * D + d] - m[d]);                      \
+        for (int64_t d = 0; d < D; d++) m[d] += log(s[d]);                                         \
+        for (int64_t c = 0; c < C; c++)                                                            \
+            for (int64_t d = 0; d < D; d++) lp[c * D + d] = (T)(x[c * D + d] - m[d]);              \
+    }                                                                                              \
+    static void log_softmax_all_##T(const og_kernel_ctx *k, const loss_dims *g, const T *x, T *lp, \
+                                    double *scratch)                                               \
+    {                                                                                              \
+        const int64_t CD = g->C * g->D;                                                            \
+        OG_PARALLEL_FOR(k, g->N, CD * 8, n, {                                                      \
+            log_softmax_##T(x + n * CD, lp + n * CD, g->C, g->D, scratch + 2 * n * g->D,           \
+                            scratch + (2 * n + 1) * g->D);                                         \
+        });                                                                                        \
+    }
+
+DEFINE_LOSS(float)
+DEFINE_LOSS(double)
+
+static og_status loss_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                             og_tensor *const *out, int n_out)
+{
+    const og_loss_params *p = k->params;
+    const og_tensor *x = in[0], *t = in[1], *w = n_in > 2 ? in[2] : NULL;
+    og_tensor *loss = out[0];
+    og_tensor *lp_out = n_out > 1 ? out[1] : NULL;
+    bool sce = strcmp(k->node->op_type, "SoftmaxCrossEntropyLoss") == 0;
+    og_dtype dt = x->dtype;
+    if ((dt != OG_FLOAT && dt != OG_DOUBLE) || (w && w->dtype != dt) ||
+        (t->dtype != OG_INT32 && t->dtype != OG_INT64))
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element types %s/%s are not supported",
+                               og_dtype_name(dt), og_dtype_name(t->dtype));
+    loss_dims g = {x->dims[0], x->dims[1], 1};
+    for (int d = 2; d < x->rank; d++) g.D *= x->dims[d];
+    size_t esz = og_dtype_size(dt);
+    void *scores = x->data;
+    void *tmp = NULL;
+    double *sm = NULL;
+    og_status st = OG_OK;
+    if (sce && x->numel > 0) {
+        /* log-probabilities, into the log_prob output when the node asks for it */
+        if (!lp_out) {
+            tmp = og_malloc(k->alloc, (size_t)x->numel * esz);
+            if (!tmp) goto nomem;
+        }
+        sm = og_malloc(k->alloc, (size_t)(2 * g.N * g.D) * sizeof *sm);
+        if (!sm) goto nomem;
+        scores = lp_out ? lp_out->data : tmp;
+        if (dt == OG_FLOAT)
+            log_softmax_all_float(k, &g, x->data, scores, sm);
+        else
+            log_softmax_all_double(k, &g, x->data, scores, sm);
+    }
+    double sum = 0, wsum = 0;
+    int64_t bad = -1;
+    void *none = p->reduction == OG_REDUCE_NONE ? loss->data : NULL;
+    if (g.N * g.D > 0) {
+        if (dt == OG_FLOAT)
+            bad = nll_float(&g, scores, t->data, t->dtype == OG_INT64, w ? w->data : NULL, p, none,
+                            &sum, &wsum);
+        else
+            bad = nll_double(&g, scores, t->data, t->dtype == OG_INT64, w ? w->data : NULL, p, none,
+                             &sum, &wsum);
+    }
+    if (bad >= 0) {
+        st = og_kernel_error(k, OG_ERR_RUNTIME,
+                             "input 1 (target) has value %lld at index %lld, out of range for "
+                             "%lld classes",
+                             (long long)og_tensor_get_i64(t, bad), (long long)bad, (long long)g.C);
+        goto done;
+    }
+    if (p->reduction != OG_REDUCE_NONE) {
+        /* mean over no counted element is 0/0: NaN, as numpy and PyTorch give */
+        double r = p->reduction == OG_REDUCE_SUM ? sum : sum / wsum;
+        if (dt == OG_FLOAT)
+            *(float *)loss->data = (float)r;
+        else
+            *(double *)loss->data = r;
+    }
+    goto done;
+nomem:
+    st = og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
+done:
+    og_free(k->alloc, tmp);
+    og_free(k->alloc, sm);
+    return st;
+}
+
+const og_kernel_def og_cpu_loss[] = {{"NegativeLogLikelihoodLoss", "", loss_kernel},
+                                     {"SoftmaxCrossEntropyLoss", "", loss_kernel},
+                                     {0}};

@@ -1,4 +1,365 @@
-/* norm.c: placeholder until the family's CPU kernels land. */
-#include "kernels/cpu/kernel.h"
+/* norm.c: CPU kernels of BatchNormalization, InstanceNormalization, LayerNormalization and
+ * Dropout, for float32 and float64.
+ *
+ * Every normalization ends in a per-run affine map y = x * a + b over contiguous runs
+ * (H*W for a channel, a LayerNormalization row), with a and b precomputed per run, so the
+ * inner loops vectorize.  Statistics take one pass (sum and sum of squares in double). */
+#include <math.h>
+#include <string.h>
 
-const og_kernel_def og_cpu_norm[] = {{0}};
+#include "kernels/cpu/kernel.h"
+#include "ops/norm.h"
+
+static void store_f64(og_tensor *t, int64_t i, double v)
+{
+    if (t->dtype == OG_FLOAT)
+        ((float *)t->data)[i] = (float)v;
+    else
+        ((double *)t->data)[i] = v;
+}
+
+static bool is_float_type(const og_tensor *t)
+{
+    return t->dtype == OG_FLOAT || t->dtype == OG_DOUBLE;
+}
+
+/* splitmix64's finalizer: Dropout's counter-based generator (element i of a run with key
+ * k draws mix64(k + i * golden)), deterministic and free of shared state. */
+static uint64_t mix64(uint64_t z)
+{
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static bool dropout_keep(uint64_t key, int64_t i, double ratio)
+{
+    uint64_t r = mix64(key + (uint64_t)i * 0x9E3779B97F4A7C15ull);
+    return (double)(r >> 11) * 0x1.0p-53 >= ratio;
+}
+
+#define DEFINE_NORM(T)                                                                             \
+    /* mean and (biased) variance of `count` runs of `len` elements, `stride` apart */             \
+    static void stats_##T(const T *restrict x, int64_t count, int64_t stride, int64_t len,         \
+                          double *mean, double *var)                                               \
+    {                                                                                              \
+        /* eight independent lanes so that the sums vectorize without reassociation flags */       \
+        double s8[8] = {0}, q8[8] = {0}, s = 0, q = 0;                                             \
+        for (int64_t r = 0; r < count; r++) {                                                      \
+            const T *restrict p = x + r * stride;                                                  \
+            int64_t i = 0;                                                                         \
+            for (; i + 8 <= len; i += 8)                                                           \
+                for (int j = 0; j < 8; j++) {                                                      \
+                    double v = p[i + j];                                                           \
+                    s8[j] += v;                                                                    \
+                    q8[j] += v * v;                                                                \
+                }                                                                                  \
+            for (; i < len; i++) {                                                                 \
+                double v = p[i];                                                                   \
+                s += v;                                                                            \
+                q += v * v;                                                                        \
+            }                                                                                      \
+        }                                                                                          \
+        for (int j = 0; j < 8; j++) {                                                              \
+            s += s8[j];                                                                            \
+            q += q8[j];                                                                            \
+        }                                                                                          \
+        double n = (double)(count * len);                                                          \
+        double m = n > 0 ? s / n : 0;                                                              \
+        double v2 = n > 0 ? q / n - m * m : 0;                                                     \
+        *mean = m;                                                                                 \
+        *var = v2 > 0 ? v2 : 0;                                                                    \
+    }                                                                                              \
+    static void affine_run_##T(const T *restrict x, T *restrict y, int64_t n, T a, T b)            \
+    {                                                                                              \
+        for (int64_t i = 0; i < n; i++) y[i] = x[i] * a + b;                                       \
+    }                                                                                              \
+    static void affine_vec_##T(const T *restrict x, T *restrict y, int64_t n, const T *restrict a, \
+                               const T *restrict b)                                                \
+    {                                                                                              \
+        for (int64_t i = 0; i < n; i++) y[i] = x[i] * a[i] + b[i];                                 \
+    }                                                                                              \
+    /* y[n, c, :] = x[n, c, :] * a[c] + b[c] over N x C runs of `inner` elements */                \
+    static void channel_affine_##T(const og_kernel_ctx *k, const T *x, T *y, int64_t N, int64_t C, \
+                                   int64_t inner, const T *a, const T *b)                          \
+    {                                                                                              \
+        if (inner == 1)                                                                            \
+            OG_PARALLEL_FOR(k, N, C, n, { affine_vec_##T(x + n * C, y + n * C, C, a, b); });       \
+        else                                                                                       \
+            OG_PARALLEL_FOR(k, N *C, inner, r, {                                                   \
+                affine_run_##T(x + r * inner, y + r * inner, inner, a[r % C], b[r % C]);           \
+            });                                                                                    \
+    }                                                                                              \
+    /* one LayerNormalization row: normalize, scale by w, shift by b (may be NULL) */              \
+    static void layer_row_##T(const T *restrict x, T *restrict y, int64_t n, const T *restrict w,  \
+                              const T *restrict b, double eps, double *mean, double *inv)          \
+    {                                                                                              \
+        double m, v;                                                                               \
+        stats_##T(x, 1, n, n, &m, &v);                                                             \
+        double s = 1.0 / sqrt(v + eps);                                                            \
+        const T a = (T)s, c = (T)(-m * s);                                                         \
+        if (b)                                                                                     \
+            for (int64_t i = 0; i < n; i++) y[i] = (x[i] * a + c) * w[i] + b[i];                   \
+        else                                                                                       \
+            for (int64_t i = 0; i < n; i++) y[i] = (x[i] * a + c) * w[i];                          \
+        *mean = m;                                                                                 \
+        *inv = s;                                                                                  \
+    }                                                                                              \
+    static void dropout_##T(const og_kernel_ctx *k, const T *x, T *y, uint8_t *mask, int64_t n,    \
+                            double ratio, uint64_t key)                                            \
+    {                                                                                              \
+        const T scale = ratio < 1 ? (T)(1.0 / (1.0 - ratio)) : (T)0;                               \
+        OG_PARALLEL_FOR(k, n, 8, i, {                                                              \
+            bool keep = dropout_keep(key, i, ratio);                                               \
+            y[i] = keep ? x[i] * scale : (T)0;                                                     \
+            if (mask) mask[i] = keep;                                                              \
+        });                                                                                        \
+    }
+
+DEFINE_NORM(float)
+DEFINE_NORM(double)
+
+#define DISPATCH(dt, call_f, call_d)                                                               \
+    do {                                                                                           \
+        if ((dt) == OG_FLOAT)                                                                      \
+            call_f;                                                                                \
+        else                                                                                       \
+            call_d;                                                                                \
+    } while (0)
+
+/* Convert n doubles into dtype dt (float/double) at dst. */
+static void to_dtype(og_dtype dt, void *dst, const double *src, int64_t n)
+{
+    for (int64_t i = 0; i < n; i++) {
+        if (dt == OG_FLOAT)
+            ((float *)dst)[i] = (float)src[i];
+        else
+            ((double *)dst)[i] = src[i];
+    }
+}
+
+/* ---- BatchNormalization ---------------------------------------------------------- */
+
+static og_status batchnorm_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                                  og_tensor *const *out, int n_out)
+{
+    const og_norm_params *p = k->params;
+    const og_tensor *x = in[0];
+    og_tensor *y = out[0];
+    for (int i = 0; i < 5; i++)
+        if (!is_float_type(in[i]))
+            return og_kernel_error(k, OG_ERR_UNSUPPORTED, "input %d has element type %s", i,
+                                   og_dtype_name(in[i]->dtype));
+    const int64_t N = x->dims[0];
+    const int64_t C = in[1]->numel; /* channels, or C*D1*... per activation */
+    const int64_t inner = N * C > 0 ? x->numel / (N * C) : 0;
+    size_t esz = og_dtype_size(x->dtype);
+    /* scratch: scale, B, mean, var, a, b as double; a, b as T */
+    double *buf = og_malloc(k->alloc, (size_t)(C ? C : 1) * (6 * sizeof(double) + 2 * esz));
+    if (!buf) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
+    double *s = buf, *bias = buf + C, *mean = buf + 2 * C, *var = buf + 3 * C;
+    double *bm = buf + 4 * C, *bv = buf + 5 * C;
+    void *ta = buf + 6 * C, *tb = (char *)ta + (size_t)C * esz;
+    for (int64_t c = 0; c < C; c++) {
+        s[c] = og_tensor_get_f64(in[1], c);
+        bias[c] = og_tensor_get_f64(in[2], c);
+        mean[c] = og_tensor_get_f64(in[3], c);
+        var[c] = og_tensor_get_f64(in[4], c);
+    }
+    if (p->training) {
+        if (x->dtype == OG_FLOAT)
+            OG_PARALLEL_FOR(k, C, N * inner, c, {
+                stats_float((const float *)x->data + c * inner, N, C * inner, inner, &bm[c],
+                            &bv[c]);
+            });
+        else
+            OG_PARALLEL_FOR(k, C, N * inner, c, {
+                stats_double((const double *)x->data + c * inner, N, C * inner, inner, &bm[c],
+                             &bv[c]);
+            });
+    } else {
+        memcpy(bm, mean, (size_t)C * sizeof *bm);
+        memcpy(bv, var, (size_t)C * sizeof *bv);
+    }
+    /* running statistics (training), or the inputs passed through */
+    double mom = p->training ? p->momentum : 1.0;
+    for (int j = 1; j < n_out && j < 5; j++) {
+        if (!out[j]) continue;
+        for (int64_t c = 0; c < C; c++) {
+            double v = j == 1   ? mean[c] * mom + bm[c] * (1 - mom)
+                       : j == 2 ? var[c] * mom + bv[c] * (1 - mom)
+                       : j == 3 ? bm[c]
+                                : bv[c];
+            store_f64(out[j], c, v);
+        }
+    }
+    /* per-channel affine: a = scale / sqrt(var + eps), b = B - mean * a */
+    for (int64_t c = 0; c < C; c++) {
+        double a = s[c] / sqrt(bv[c] + p->epsilon);
+        s[c] = a;
+        bias[c] = bias[c] - bm[c] * a;
+    }
+    to_dtype(x->dtype, ta, s, C);
+    to_dtype(x->dtype, tb, bias, C);
+    DISPATCH(x->dtype, channel_affine_float(k, x->data, y->data, N, C, inner, ta, tb),
+             channel_affine_double(k, x->data, y->data, N, C, inner, ta, tb));
+    og_free(k->alloc, buf);
+    (void)n_in;
+    return OG_OK;
+}
+
+/* ---- InstanceNormalization ------------------------------------------------------- */
+
+#define DEFINE_INSTANCE(T)                                                                         \
+    static void instance_plane_##T(const T *x, T *y, int64_t inner, double s, double b,            \
+                                   double eps)                                                     \
+    {                                                                                              \
+        double m, v;                                                                               \
+        stats_##T(x, 1, inner, inner, &m, &v);                                                     \
+        double a = s / sqrt(v + eps);                                                              \
+        affine_run_##T(x, y, inner, (T)a, (T)(b - m * a));                                         \
+    }                                                                                              \
+    static void instance_##T(const og_kernel_ctx *k, const T *x, T *y, int64_t planes, int64_t C,  \
+                             int64_t inner, const og_tensor *s, const og_tensor *b, double eps)    \
+    {                                                                                              \
+        OG_PARALLEL_FOR(k, planes, inner * 4, r, {                                                 \
+            instance_plane_##T(x + r * inner, y + r * inner, inner, og_tensor_get_f64(s, r % C),   \
+                               og_tensor_get_f64(b, r % C), eps);                                  \
+        });                                                                                        \
+    }
+
+DEFINE_INSTANCE(float)
+DEFINE_INSTANCE(double)
+
+static og_status instancenorm_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                                     og_tensor *const *out, int n_out)
+{
+    const og_norm_params *p = k->params;
+    const og_tensor *x = in[0];
+    if (!is_float_type(x))
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
+                               og_dtype_name(x->dtype));
+    int64_t C = x->dims[1], planes = x->dims[0] * C;
+    if (planes == 0) return OG_OK;
+    int64_t inner = x->numel / planes;
+    DISPATCH(x->dtype,
+             instance_float(k, x->data, out[0]->data, planes, C, inner, in[1], in[2], p->epsilon),
+             instance_double(k, x->data, out[0]->data, planes, C, inner, in[1], in[2], p->epsilon));
+    (void)n_in;
+    (void)n_out;
+    return OG_OK;
+}
+
+/* ---- LayerNormalization ---------------------------------------------------------- */
+
+/* Scale or B as `cols` contiguous elements: the input itself when it already has that many,
+ * else expanded (numpy broadcasting into the normalized shape) into dst. */
+static const void *layer_param(const og_tensor *w, int nr, const int64_t *ndims, int64_t cols,
+                               void *dst)
+{
+    if (w->numel == cols || cols == 0) return w->data;
+    int wr = w->rank, skip = 0;
+    while (wr - skip > nr) skip++; /* leading 1s, checked by infer */
+    int64_t strides[OG_MAX_RANK];
+    og_broadcast_strides(wr - skip, w->dims + skip, nr, ndims, strides);
+    og_index_iter it;
+    og_index_init(&it, nr, ndims);
+    size_t esz = og_dtype_size(w->dtype);
+    int64_t j = 0;
+    do {
+        int64_t src = 0;
+        for (int d = 0; d < nr; d++) src += it.idx[d] * strides[d];
+        memcpy((char *)dst + (size_t)j * esz, (const char *)w->data + (size_t)src * esz, esz);
+        j++;
+    } while (og_index_next(&it) && j < cols);
+    return dst;
+}
+
+static og_status layernorm_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                                  og_tensor *const *out, int n_out)
+{
+    const og_norm_params *p = k->params;
+    const og_tensor *x = in[0], *w = in[1], *b = n_in > 2 ? in[2] : NULL;
+    og_tensor *y = out[0];
+    og_tensor *om = n_out > 1 ? out[1] : NULL, *oi = n_out > 2 ? out[2] : NULL;
+    if (!is_float_type(x) || w->dtype != x->dtype || (b && b->dtype != x->dtype))
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
+                               og_dtype_name(x->dtype));
+    int axis = (int)(p->axis < 0 ? p->axis + x->rank : p->axis);
+    int64_t rows = 1, cols = 1;
+    for (int d = 0; d < x->rank; d++) {
+        if (d < axis)
+            rows *= x->dims[d];
+        else
+            cols *= x->dims[d];
+    }
+    size_t esz = og_dtype_size(x->dtype);
+    /* scratch: per-row mean and 1/stddev (doubles first, for alignment), then Scale and B
+     * expanded to a row; rows of 0 columns still get their Mean and InvStdDev */
+    double *mean =
+        og_malloc(k->alloc, 2 * (size_t)rows * sizeof(double) + 2 * (size_t)cols * esz + 1);
+    if (!mean) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
+    double *inv = mean + rows;
+    char *wbuf = (char *)(inv + rows);
+    int nr = x->rank - axis;
+    const void *wp = layer_param(w, nr, x->dims + axis, cols, wbuf);
+    const void *bp = b ? layer_param(b, nr, x->dims + axis, cols, wbuf + (size_t)cols * esz) : NULL;
+    if (x->dtype == OG_FLOAT)
+        OG_PARALLEL_FOR(k, rows, cols * 4, r, {
+            layer_row_float((const float *)x->data + r * cols, (float *)y->data + r * cols, cols,
+                            wp, bp, p->epsilon, &mean[r], &inv[r]);
+        });
+    else
+        OG_PARALLEL_FOR(k, rows, cols * 4, r, {
+            layer_row_double((const double *)x->data + r * cols, (double *)y->data + r * cols, cols,
+                             wp, bp, p->epsilon, &mean[r], &inv[r]);
+        });
+    for (int64_t r = 0; r < rows; r++) {
+        if (om) store_f64(om, r, mean[r]);
+        if (oi) store_f64(oi, r, inv[r]);
+    }
+    og_free(k->alloc, mean);
+    return OG_OK;
+}
+
+/* ---- Dropout --------------------------------------------------------------------- */
+
+static og_status dropout_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                                og_tensor *const *out, int n_out)
+{
+    const og_norm_params *p = k->params;
+    const og_tensor *x = in[0];
+    og_tensor *y = out[0], *mask = n_out > 1 ? out[1] : NULL;
+    if (!is_float_type(x))
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
+                               og_dtype_name(x->dtype));
+    double ratio = p->ratio;
+    bool training = false;
+    if (k->node->since_version >= 12) {
+        ratio = n_in > 1 && in[1] ? og_tensor_get_f64(in[1], 0) : 0.5;
+        training = n_in > 2 && in[2] && og_tensor_get_i64(in[2], 0) != 0;
+    }
+    if (!(ratio >= 0 && ratio <= 1))
+        return og_kernel_error(k, OG_ERR_RUNTIME, "ratio is %g, expected 0..1", ratio);
+    if (x->numel == 0) return OG_OK;
+    if (!training || ratio == 0) {
+        /* inference: identity, nothing dropped */
+        if (y->data != x->data) memcpy(y->data, x->data, og_tensor_nbytes(x));
+        if (mask && mask->dtype == OG_BOOL)
+            memset(mask->data, 1, (size_t)mask->numel);
+        else if (mask)
+            for (int64_t i = 0; i < mask->numel; i++) store_f64(mask, i, 1.0);
+        return OG_OK;
+    }
+    uint8_t *m = mask ? mask->data : NULL;
+    uint64_t key = mix64(p->seed ^ 0x5DEECE66Dull);
+    DISPATCH(x->dtype, dropout_float(k, x->data, y->data, m, x->numel, ratio, key),
+             dropout_double(k, x->data, y->data, m, x->numel, ratio, key));
+    return OG_OK;
+}
+
+const og_kernel_def og_cpu_norm[] = {{"BatchNormalization", "", batchnorm_kernel},
+                                     {"InstanceNormalization", "", instancenorm_kernel},
+                                     {"LayerNormalization", "", layernorm_kernel},
+                                     {"Dropout", "", dropout_kernel},
+                                     {0}};

@@ -1,4 +1,301 @@
-/* pool.c: placeholder until the family's CPU kernels land. */
-#include "kernels/cpu/kernel.h"
+/* pool.c: CPU kernels of AveragePool, MaxPool (with optional Indices), GlobalAveragePool
+ * and GlobalMaxPool, for float32 and float64.
+ *
+ * 1-D, 2-D and 3-D pools share one loop nest over (D, H, W), with leading spatial dims of
+ * size 1 for lower ranks.  The range of kernel taps that fall inside the input is
+ * precomputed per output position and dim, so the inner loops carry no bounds checks (the
+ * interior of the image and the borders run the same code).  Work is split over output
+ * rows (plane, od, oh). */
+#include <math.h>
+#include <string.h>
 
-const og_kernel_def og_cpu_pool[] = {{0}};
+#include "kernels/cpu/kernel.h"
+#include "ops/pool.h"
+
+typedef struct pool_geom {
+    int64_t planes; /* N * C */
+    int64_t in[3];  /* D, H, W */
+    int64_t out[3]; /* OD, OH, OW */
+    int64_t k[3], s[3], d[3], pb[3];
+    int64_t in_plane;  /* D*H*W */
+    int64_t out_plane; /* OD*OH*OW */
+    int64_t kvol;      /* product of kernel sizes: the count_include_pad divisor */
+    int64_t *lo[3];    /* per dim and output position: first kernel tap inside the input */
+    int64_t *hi[3];    /* one past the last */
+    int64_t ow0, ow1;  /* outputs along W whose whole window lies inside the input */
+    bool include_pad;
+    bool column_major;
+} pool_geom;
+
+/* Fill g from the params and the input shape; ranges come from one scratch block that
+ * the caller frees (*scratch). */
+static og_status pool_setup(const og_kernel_ctx *k, const og_pool_params *p, const og_tensor *x,
+                            const og_tensor *y, pool_geom *g, int64_t **scratch)
+{
+    int nsp = x->rank - 2;
+    *scratch = NULL;
+    if (nsp > 3)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED,
+                               "pooling over %d spatial dims is not implemented (at most 3)", nsp);
+    memset(g, 0, sizeof *g);
+    g->planes = x->dims[0] * x->dims[1];
+    g->include_pad = p->count_include_pad;
+    g->column_major = p->column_major;
+    for (int j = 0; j < 3; j++) {
+        g->in[j] = g->out[j] = g->k[j] = g->s[j] = g->d[j] = 1;
+        g->pb[j] = 0;
+    }
+    int off = 3 - nsp;
+    for (int i = 0; i < nsp; i++) {
+        int j = off + i;
+        g->in[j] = x->dims[2 + i];
+        g->out[j] = y->dims[2 + i];
+        g->k[j] = p->kernel[i];
+        g->s[j] = p->strides[i];
+        g->d[j] = p->dilations[i];
+        int64_t o;
+        if (!og_pool_dim(p, i, g->in[j], &o, &g->pb[j]) || o != g->out[j])
+            return og_kernel_error(k, OG_ERR_INTERNAL, "output dim %d is %lld, expected %lld",
+                                   i + 2, (long long)g->out[j], (long long)o);
+    }
+    g->in_plane = g->in[0] * g->in[1] * g->in[2];
+    g->out_plane = g->out[0] * g->out[1] * g->out[2];
+    g->kvol = g->k[0] * g->k[1] * g->k[2];
+    int64_t total = 2 * (g->out[0] + g->out[1] + g->out[2]);
+    int64_t *buf = og_malloc(k->alloc, (size_t)total * sizeof *buf);
+    if (!buf) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
+    *scratch = buf;
+    for (int j = 0; j < 3; j++) {
+        g->lo[j] = buf;
+        g->hi[j] = buf + g->out[j];
+        buf += 2 * g->out[j];
+        for (int64_t o = 0; o < g->out[j]; o++) {
+            int64_t start = o * g->s[j] - g->pb[j];
+            int64_t lo = start >= 0 ? 0 : (-start + g->d[j] - 1) / g->d[j];
+            int64_t last = g->in[j] - 1 - start; /* taps t with start + t*d <= in - 1 */
+            int64_t hi = last < 0 ? 0 : last / g->d[j] + 1;
+            if (hi > g->k[j]) hi = g->k[j];
+            if (hi < lo) hi = lo;
+            g->lo[j][o] = lo;
+            g->hi[j][o] = hi;
+        }
+    }
+    /* full windows along W form one interval, since window starts grow with ow */
+    g->ow0 = g->ow1 = 0;
+    for (int64_t o = 0; o < g->out[2]; o++) {
+        if (g->lo[2][o] != 0 || g->hi[2][o] != g->k[2]) continue;
+        if (g->ow1 == 0) g->ow0 = o;
+        g->ow1 = o + 1;
+    }
+    return OG_OK;
+}
+
+/* One output row (plane, od, oh) of an average or max pool, per element type.  Max keeps
+ * the first maximum (strictly greater replaces) and, when idx is set, its flattened index
+ * over (N, C, spatial) in row- or column-major spatial order. */
+#define DEFINE_POOL_ROWS(T)                                                                        \
+    static void avg_row_##T(const pool_geom *g, const T *restrict x, T *restrict y, int64_t od,    \
+                            int64_t oh, int64_t ow_begin, int64_t ow_end)                          \
+    {                                                                                              \
+        const int64_t H = g->in[1], W = g->in[2];                                                  \
+        const int64_t sd = od * g->s[0] - g->pb[0], sh = oh * g->s[1] - g->pb[1];                  \
+        const int64_t d0 = g->lo[0][od], d1 = g->hi[0][od];                                        \
+        const int64_t h0 = g->lo[1][oh], h1 = g->hi[1][oh];                                        \
+        const int64_t dd = g->d[0], dh = g->d[1], dw = g->d[2];                                    \
+        for (int64_t ow = ow_begin; ow < ow_end; ow++) {                                           \
+            const int64_t sw = ow * g->s[2] - g->pb[2];                                            \
+            const int64_t w0 = g->lo[2][ow], w1 = g->hi[2][ow];                                    \
+            T sum = 0;                                                                             \
+            for (int64_t a = d0; a < d1; a++)                                                      \
+                for (int64_t b = h0; b < h1; b++) {                                                \
+                    const T *row = x + ((sd + a * dd) * H + sh + b * dh) * W + sw;                 \
+                    for (int64_t c = w0; c < w1; c++) sum += row[c * dw];                          \
+                }                                                                                  \
+            int64_t cnt = g->include_pad ? g->kvol : (d1 - d0) * (h1 - h0) * (w1 - w0);            \
+            y[ow] = cnt > 0 ? sum / (T)cnt : (T)0;                                                 \
+        }                                                                                          \
+    }                                                                                              \
+    static void max_row_##T(const pool_geom *g, const T *restrict x, T *restrict y,                \
+                            int64_t *restrict idx, int64_t base, int64_t od, int64_t oh,           \
+                            int64_t ow_begin, int64_t ow_end)                                      \
+    {                                                                                              \
+        const int64_t D = g->in[0], H = g->in[1], W = g->in[2];                                    \
+        const int64_t sd = od * g->s[0] - g->pb[0], sh = oh * g->s[1] - g->pb[1];                  \
+        const int64_t d0 = g->lo[0][od], d1 = g->hi[0][od];                                        \
+        const int64_t h0 = g->lo[1][oh], h1 = g->hi[1][oh];                                        \
+        const int64_t dd = g->d[0], dh = g->d[1], dw = g->d[2];                                    \
+        for (int64_t ow = ow_begin; ow < ow_end; ow++) {                                           \
+            const int64_t sw = ow * g->s[2] - g->pb[2];                                            \
+            const int64_t w0 = g->lo[2][ow], w1 = g->hi[2][ow];                                    \
+            T best = 0;                                                                            \
+            int64_t at = -1; /* offset in the plane of best */                                     \
+            for (int64_t a = d0; a < d1; a++)                                                      \
+                for (int64_t b = h0; b < h1; b++) {                                                \
+                    const int64_t r = ((sd + a * dd) * H + sh + b * dh) * W + sw;                  \
+                    for (int64_t c = w0; c < w1; c++) {                                            \
+                        T v = x[r + c * dw];                                                       \
+                        if (at < 0 || v > best) {                                                  \
+                            best = v;                                                              \
+                            at = r + c * dw;                                                       \
+                        }                                                                          \
+                    }                                                                              \
+                }                                                                                  \
+            y[ow] = best;                                                                          \
+            if (idx) {                                                                             \
+                if (at < 0) {                                                                      \
+                    idx[ow] = -1;                                                                  \
+                } else if (g->column_major) {                                                      \
+                    int64_t pw = at % W, ph = at / W % H, pd = at / (W * H);                       \
+                    idx[ow] = base + pd + ph * D + pw * D * H;                                     \
+                } else {                                                                           \
+                    idx[ow] = base + at;                                                           \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }                                                                                              \
+    /* Fold one kernel tap into n outputs: y[i] = (op)(y[i], src[i * step]); `first` stores.       \
+     * Inlined with step 1 for the contiguous, vectorized case. */                                 \
+    static inline void tap_##T(og_pool_kind kind, bool first, T *restrict y,                       \
+                               const T *restrict src, int64_t step, int64_t n)                     \
+    {                                                                                              \
+        if (first)                                                                                 \
+            for (int64_t i = 0; i < n; i++) y[i] = src[i * step];                                  \
+        else if (kind == OG_POOL_AVG)                                                              \
+            for (int64_t i = 0; i < n; i++) y[i] += src[i * step];                                 \
+        else                                                                                       \
+            for (int64_t i = 0; i < n; i++) y[i] = src[i * step] > y[i] ? src[i * step] : y[i];    \
+    }                                                                                              \
+    /* Outputs [ow0, ow1) of a row, whose windows lie inside the input along W: the taps run       \
+     * outermost and the loop over outputs is innermost, contiguous when the stride is 1. */       \
+    static void interior_row_##T(const pool_geom *g, og_pool_kind kind, const T *restrict x,       \
+                                 T *restrict y, int64_t od, int64_t oh)                            \
+    {                                                                                              \
+        const int64_t H = g->in[1], W = g->in[2], ow0 = g->ow0, ow1 = g->ow1;                      \
+        const int64_t sd = od * g->s[0] - g->pb[0], sh = oh * g->s[1] - g->pb[1];                  \
+        const int64_t d0 = g->lo[0][od], d1 = g->hi[0][od];                                        \
+        const int64_t h0 = g->lo[1][oh], h1 = g->hi[1][oh];                                        \
+        const int64_t sw = g->s[2], kw = g->k[2];                                                  \
+        bool first = true;                                                                         \
+        for (int64_t a = d0; a < d1; a++)                                                          \
+            for (int64_t b = h0; b < h1; b++) {                                                    \
+                const T *restrict row = x + ((sd + a * g->d[0]) * H + sh + b * g->d[1]) * W;       \
+                for (int64_t c = 0; c < kw; c++) {                                                 \
+                    const int64_t off = c * g->d[2] - g->pb[2]; /* >= -ow0 * sw */                 \
+                    if (sw == 1)                                                                   \
+                        tap_##T(kind, first, y + ow0, row + ow0 + off, 1, ow1 - ow0);              \
+                    else                                                                           \
+                        tap_##T(kind, first, y + ow0, row + ow0 * sw + off, sw, ow1 - ow0);        \
+                    first = false;                                                                 \
+                }                                                                                  \
+            }                                                                                      \
+        if (first) /* no tap inside the input along D or H */                                      \
+            for (int64_t ow = ow0; ow < ow1; ow++) y[ow] = 0;                                      \
+        else if (kind == OG_POOL_AVG) {                                                            \
+            int64_t cnt = g->include_pad ? g->kvol : (d1 - d0) * (h1 - h0) * kw;                   \
+            const T inv = (T)1 / (T)cnt;                                                           \
+            for (int64_t ow = ow0; ow < ow1; ow++) y[ow] *= inv;                                   \
+        }                                                                                          \
+    }                                                                                              \
+    static T global_plane_##T(og_pool_kind kind, const T *restrict p, int64_t n)                   \
+    {                                                                                              \
+        if (n <= 0) return (T)0;                                                                   \
+        /* eight independent lanes so that the loops vectorize without reassociation flags */      \
+        int64_t i = 0;                                                                             \
+        if (kind == OG_POOL_AVG) {                                                                 \
+            double s8[8] = {0}, s = 0;                                                             \
+            for (; i + 8 <= n; i += 8)                                                             \
+                for (int j = 0; j < 8; j++) s8[j] += p[i + j];                                     \
+            for (; i < n; i++) s += p[i];                                                          \
+            for (int j = 0; j < 8; j++) s += s8[j];                                                \
+            return (T)(s / (double)n);                                                             \
+        }                                                                                          \
+        T m = p[0];                                                                                \
+        if (n >= 8) {                                                                              \
+            T m8[8];                                                                               \
+            for (int j = 0; j < 8; j++) m8[j] = p[j];                                              \
+            for (i = 8; i + 8 <= n; i += 8)                                                        \
+                for (int j = 0; j < 8; j++) m8[j] = p[i + j] > m8[j] ? p[i + j] : m8[j];           \
+            for (int j = 0; j < 8; j++) m = m8[j] > m ? m8[j] : m;                                 \
+        }                                                                                          \
+        for (; i < n; i++) m = p[i] > m ? p[i] : m;                                                \
+        return m;                                                                                  \
+    }                                                                                              \
+    static void global_##T(const og_kernel_ctx *k, og_pool_kind kind, int64_t planes, int64_t n,   \
+                           const T *restrict x, T *restrict y)                                     \
+    {                                                                                              \
+        OG_PARALLEL_FOR(k, planes, n, pl, { y[pl] = global_plane_##T(kind, x + pl * n, n); });     \
+    }                                                                                              \
+    static void pool_row_##T(const og_pool_params *p, const pool_geom *g, const T *x, T *y,        \
+                             int64_t *idx, int64_t r)                                              \
+    {                                                                                              \
+        const int64_t rows_per_plane = g->out[0] * g->out[1];                                      \
+        int64_t pl = r / rows_per_plane, rr = r % rows_per_plane;                                  \
+        int64_t od = rr / g->out[1], oh = rr % g->out[1];                                          \
+        const T *xp = x + pl * g->in_plane;                                                        \
+        int64_t yo = pl * g->out_plane + rr * g->out[2];                                           \
+        T *yr = y + yo;                                                                            \
+        int64_t *ir = idx ? idx + yo : NULL;                                                       \
+        /* the interior path when there are interior outputs and no indices to report */           \
+        int64_t i0 = 0, i1 = 0;                                                                    \
+        if (!idx && g->ow1 > g->ow0) {                                                             \
+            i0 = g->ow0;                                                                           \
+            i1 = g->ow1;                                                                           \
+            interior_row_##T(g, p->kind, xp, yr, od, oh);                                          \
+        }                                                                                          \
+        if (p->kind == OG_POOL_AVG) {                                                              \
+            avg_row_##T(g, xp, yr, od, oh, 0, i0);                                                 \
+            avg_row_##T(g, xp, yr, od, oh, i1 > i0 ? i1 : 0, g->out[2]);                           \
+        } else {                                                                                   \
+            max_row_##T(g, xp, yr, ir, pl * g->in_plane, od, oh, 0, i0);                           \
+            max_row_##T(g, xp, yr, ir, pl * g->in_plane, od, oh, i1 > i0 ? i1 : 0, g->out[2]);     \
+        }                                                                                          \
+    }                                                                                              \
+    static void pool_##T(const og_kernel_ctx *k, const og_pool_params *p, const pool_geom *g,      \
+                         const T *x, T *y, int64_t *idx)                                           \
+    {                                                                                              \
+        OG_PARALLEL_FOR(k, g->planes * g->out[0] * g->out[1], g->out[2] * g->kvol, r,              \
+                        { pool_row_##T(p, g, x, y, idx, r); });                                    \
+    }
+
+DEFINE_POOL_ROWS(float)
+DEFINE_POOL_ROWS(double)
+
+static og_status pool_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                             og_tensor *const *out, int n_out)
+{
+    const og_pool_params *p = k->params;
+    const og_tensor *x = in[0];
+    og_tensor *y = out[0], *ind = n_out > 1 ? out[1] : NULL;
+    if (x->dtype != OG_FLOAT && x->dtype != OG_DOUBLE)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
+                               og_dtype_name(x->dtype));
+    if (y->numel == 0) return OG_OK;
+    if (p->global) {
+        int64_t planes = x->rank >= 2 ? x->dims[0] * x->dims[1] : 1;
+        int64_t n = planes ? x->numel / planes : 0;
+        if (x->dtype == OG_FLOAT)
+            global_float(k, p->kind, planes, n, x->data, y->data);
+        else
+            global_double(k, p->kind, planes, n, x->data, y->data);
+        return OG_OK;
+    }
+    pool_geom g;
+    int64_t *scratch = NULL;
+    og_status st = pool_setup(k, p, x, y, &g, &scratch);
+    if (st) goto done;
+    int64_t *idx = ind ? ind->data : NULL;
+    if (x->dtype == OG_FLOAT)
+        pool_float(k, p, &g, x->data, y->data, idx);
+    else
+        pool_double(k, p, &g, x->data, y->data, idx);
+done:
+    og_free(k->alloc, scratch);
+    (void)n_in;
+    return st;
+}
+
+const og_kernel_def og_cpu_pool[] = {{"AveragePool", "", pool_kernel},
+                                     {"MaxPool", "", pool_kernel},
+                                     {"GlobalAveragePool", "", pool_kernel},
+                                     {"GlobalMaxPool", "", pool_kernel},
+                                     {0}};

@@ -1,4 +1,566 @@
-/* resize.c: placeholder until the family's CPU kernels land. */
-#include "kernels/cpu/kernel.h"
+/* resize.c: CPU kernel of Resize and Upsample.
+ *
+ * Per call, each axis gets its taps once: for every output coordinate, the source indices
+ * (clamped to the input, which is the spec's edge padding) and weights, following the
+ * coordinate transforms and coefficient formulas of the ONNX reference implementation.
+ * Nearest then gathers in one n-D pass (any element size); linear and cubic run one
+ * separable pass per resized axis, or one fused pass for the common 2-D bilinear case
+ * (only the last two axes of e.g. NCHW resized). */
+#include <math.h>
+#include <string.h>
 
-const og_kernel_def og_cpu_resize[] = {{0}};
+#include "kernels/cpu/kernel.h"
+#include "ops/resize_params.h"
+
+typedef struct {
+    int n;            /* taps per output coordinate */
+    int64_t *idx;     /* [out * n] source indices, clamped to [0, in) */
+    double *w;        /* [out * n] weights */
+    float *w_float;   /* the same in float32, for float32 data */
+    uint8_t *outside; /* [out] 1: tf_crop_and_resize puts the extrapolation value there */
+    bool identity;    /* output coordinate x reads exactly input x */
+    bool any_outside;
+} axis_taps;
+
+/* The spec's coordinate transforms, in the reference implementation's order of operations;
+ * it divides by the real-valued output size out_f, not the rounded one, in align_corners and
+ * tf_crop_and_resize. */
+static double source_coord(const og_resize_params *p, const og_resize_shape *sh, int a, int64_t x,
+                           int64_t in)
+{
+    double xf = (double)x, out_f = sh->out_f[a], scale = sh->scale[a];
+    int64_t out = sh->out_dims[a];
+    switch (p->coord) {
+    case OG_COORD_ALIGN_CORNERS: return out_f == 1.0 ? 0.0 : xf * (double)(in - 1) / (out_f - 1.0);
+    case OG_COORD_ASYMMETRIC: return xf / scale;
+    case OG_COORD_TF_HALF_PIXEL_FOR_NN: return (xf + 0.5) / scale;
+    case OG_COORD_PYTORCH_HALF_PIXEL: return out > 1 ? (xf + 0.5) / scale - 0.5 : 0.0;
+    case OG_COORD_HALF_PIXEL_SYMMETRIC: {
+        double adjustment = (double)out / out_f, center = (double)in / 2.0;
+        return center * (1.0 - adjustment) + (xf + 0.5) / scale - 0.5;
+    }
+    case OG_COORD_TF_CROP_AND_RESIZE: {
+        double span = sh->roi_span[a];
+        double xo = out_f == 1.0 ? span * (double)(in - 1) / 2.0
+                                 : xf * span * (double)(in - 1) / (out_f - 1.0);
+        return xo + sh->roi_off[a];
+    }
+    case OG_COORD_HALF_PIXEL:
+    default: return (xf + 0.5) / scale - 0.5;
+    }
+}
+
+static inline int64_t clamp_index(int64_t i, int64_t in)
+{
+    return i < 0 ? 0 : i >= in ? in - 1 : i;
+}
+
+static double cubic_kernel(double x, double a)
+{
+    x = fabs(x);
+    if (x <= 1.0) return ((a + 2.0) * x - (a + 3.0)) * x * x + 1.0;
+    if (x < 2.0) return ((a * x - 5.0 * a) * x + 8.0 * a) * x - 4.0 * a;
+    return 0.0;
+}
+
+static int64_t nearest_index(const og_resize_params *p, double xo, double scale)
+{
+    double fl = floor(xo);
+    if (p->nearest == OG_NEAREST_SIMPLE) return (int64_t)(scale < 1.0 ? ceil(xo) : fl);
+    if (xo == fl) return (int64_t)fl;
+    double ratio = xo - fl;
+    switch (p->nearest) {
+    case OG_NEAREST_ROUND_PREFER_CEIL: return (int64_t)(ratio < 0.5 ? fl : fl + 1.0);
+    case OG_NEAREST_FLOOR: return (int64_t)fl;
+    case OG_NEAREST_CEIL: return (int64_t)fl + 1;
+    case OG_NEAREST_ROUND_PREFER_FLOOR:
+    default: return (int64_t)(ratio <= 0.5 ? fl : fl + 1.0);
+    }
+}
+
+/* Fill t for one axis (arrays already allocated for out * t->n). */
+static void build_taps(const og_resize_params *p, const og_resize_shape *sh, int a, int64_t in,
+                       int start, axis_taps *t)
+{
+    int64_t out = sh->out_dims[a];
+    double scale = sh->scale[a];
+    int n = t->n;
+    /* antialias widens the kernel by 1/scale when downsampling */
+    double s = p->antialias && scale < 1.0 ? scale : 1.0;
+    bool normalize = p->antialias || p->exclude_outside;
+    t->identity = in == out;
+    t->any_outside = false;
+    for (int64_t x = 0; x < out; x++) {
+        double xo = source_coord(p, sh, a, x, in);
+        int64_t *idx = t->idx + x * n;
+        double *w = t->w + x * n;
+        t->outside[x] = 0;
+        if (p->coord == OG_COORD_TF_CROP_AND_RESIZE && !(xo >= 0.0 && xo <= (double)(in - 1))) {
+            t->outside[x] = 1;
+            t->any_outside = true;
+            t->identity = false;
+            for (int j = 0; j < n; j++) idx[j] = 0, w[j] = 0.0;
+            continue;
+        }
+        if (!(xo > -1e15 && xo < 1e15)) xo = xo > 0 ? 1e15 : -1e15; /* NaN and huge: edges */
+        if (xo != (double)x) t->identity = false;
+        if (p->mode == OG_RESIZE_NEAREST) {
+            idx[0] = clamp_index(nearest_index(p, xo, scale), in);
+            w[0] = 1.0;
+            continue;
+        }
+        /* the reference prefers the left neighbour: an integral xo has ratio 1 */
+        double i0 = floor(xo), ratio = xo - i0;
+        if (ratio == 0.0) i0 -= 1.0, ratio = 1.0;
+        double sum = 0.0;
+        for (int j = 0; j < n; j++) {
+            int64_t pos = (int64_t)i0 + start + j;
+            double rel = ((double)(start + j) - ratio) * s, wj;
+            if (p->mode == OG_RESIZE_LINEAR)
+                wj = fmax(0.0, 1.0 - fabs(rel));
+            else
+                wj = cubic_kernel(rel, p->cubic_a);
+            if (p->exclude_outside && (pos < 0 || pos >= in)) wj = 0.0;
+            idx[j] = clamp_index(pos, in);
+            w[j] = wj;
+            sum += wj;
+        }
+        if (normalize && sum != 0.0)
+            for (int j = 0; j < n; j++) w[j] /= sum;
+    }
+    for (int64_t i = 0; i < out * n; i++) t->w_float[i] = (float)t->w[i];
+}
+
+/* Taps per output coordinate and the offset of the first relative to floor(x). */
+static int tap_count(const og_resize_params *p, double scale, int *start)
+{
+    double s = p->antialias && scale < 1.0 ? scale : 1.0;
+    switch (p->mode) {
+    case OG_RESIZE_NEAREST: *start = 0; return 1;
+    case OG_RESIZE_LINEAR: *start = (int)floor(-1.0 / s) + 1; return 2 - 2 * *start;
+    case OG_RESIZE_CUBIC:
+    default: *start = (int)floor(-2.0 / s) + 1; return 2 - 2 * *start;
+    }
+}
+
+/* ---- nearest: one n-D gather --------------------------------------------------------- */
+
+/* off[d][y]: element offset of output coordinate y of axis d in the input, -1 outside. */
+#define OG_NEAREST_T(T)                                                                            \
+    static inline void nearest_row_##T(const T *restrict x, T *restrict y, int rank,               \
+                                       const int64_t *odims, int64_t *const *off, T ev,            \
+                                       bool any_outside, int64_t row)                              \
+    {                                                                                              \
+        int64_t last = odims[rank - 1], base = 0, rem = row;                                       \
+        const int64_t *ol = off[rank - 1];                                                         \
+        bool out = false;                                                                          \
+        for (int d = rank - 2; d >= 0; d--) {                                                      \
+            int64_t c = rem % odims[d];                                                            \
+            rem /= odims[d];                                                                       \
+            if (off[d][c] < 0)                                                                     \
+                out = true;                                                                        \
+            else                                                                                   \
+                base += off[d][c];                                                                 \
+        }                                                                                          \
+        T *yr = y + row * last;                                                                    \
+        const T *xb = x + base;                                                                    \
+        if (out)                                                                                   \
+            for (int64_t j = 0; j < last; j++) yr[j] = ev;                                         \
+        else if (!any_outside)                                                                     \
+            for (int64_t j = 0; j < last; j++) yr[j] = xb[ol[j]];                                  \
+        else                                                                                       \
+            for (int64_t j = 0; j < last; j++) yr[j] = ol[j] >= 0 ? xb[ol[j]] : ev;                \
+    }                                                                                              \
+    static void nearest_##T(const og_kernel_ctx *k, const T *x, T *y, int rank,                    \
+                            const int64_t *odims, int64_t *const *off, T ev, bool any_outside)     \
+    {                                                                                              \
+        int64_t rows = 1;                                                                          \
+        for (int d = 0; d < rank - 1; d++) rows *= odims[d];                                       \
+        OG_PARALLEL_FOR(k, rows, odims[rank - 1], row,                                             \
+                        { nearest_row_##T(x, y, rank, odims, off, ev, any_outside, row); });       \
+    }
+OG_NEAREST_T(uint8_t)
+OG_NEAREST_T(uint16_t)
+OG_NEAREST_T(uint32_t)
+OG_NEAREST_T(uint64_t)
+
+/* The extrapolation value in the element type of t (bytes in ev). */
+static void extrapolation_bytes(og_dtype t, double v, uint64_t *ev)
+{
+    *ev = 0;
+    switch (t) {
+    case OG_FLOAT: {
+        float f = (float)v;
+        memcpy(ev, &f, sizeof f);
+        break;
+    }
+    case OG_DOUBLE: memcpy(ev, &v, sizeof v); break;
+    case OG_INT32: {
+        int32_t i = (v > -2e9 && v < 2e9) ? (int32_t)v : 0;
+        memcpy(ev, &i, sizeof i);
+        break;
+    }
+    case OG_INT64: {
+        int64_t i = (v > -9e18 && v < 9e18) ? (int64_t)v : 0;
+        memcpy(ev, &i, sizeof i);
+        break;
+    }
+    default: break; /* other types: 0 */
+    }
+}
+
+static void run_nearest(const og_kernel_ctx *k, const og_tensor *X, og_tensor *Y,
+                        const axis_taps *taps, int64_t **off)
+{
+    int r = X->rank;
+    int64_t st[OG_MAX_RANK];
+    bool any = false;
+    og_strides(r, X->dims, st);
+    for (int d = 0; d < r; d++) {
+        any = any || taps[d].any_outside;
+        for (int64_t y = 0; y < Y->dims[d]; y++)
+            off[d][y] = taps[d].outside[y] ? -1 : taps[d].idx[y] * st[d];
+    }
+    uint64_t ev;
+    extrapolation_bytes(X->dtype, ((const og_resize_params *)k->params)->extrapolation, &ev);
+    uint8_t e1;
+    uint16_t e2;
+    uint32_t e4;
+    memcpy(&e1, &ev, 1);
+    memcpy(&e2, &ev, 2);
+    memcpy(&e4, &ev, 4);
+    switch (og_dtype_size(X->dtype)) {
+    case 1: nearest_uint8_t(k, X->data, Y->data, r, Y->dims, off, e1, any); break;
+    case 2: nearest_uint16_t(k, X->data, Y->data, r, Y->dims, off, e2, any); break;
+    case 4: nearest_uint32_t(k, X->data, Y->data, r, Y->dims, off, e4, any); break;
+    default: nearest_uint64_t(k, X->data, Y->data, r, Y->dims, off, ev, any); break;
+    }
+}
+
+/* ---- linear / cubic: separable passes -------------------------------------------------- */
+
+/* Resize one axis: src [outer, in_n, inner] -> dst [outer, out_n, inner]. */
+#define OG_PASS_T(T, W)                                                                            \
+    /* one outer row when the axis is the last one (inner == 1) */                                 \
+    static inline void pass_row_##T(const T *restrict s, T *restrict d, int64_t out_n,             \
+                                    const axis_taps *t, T ev)                                      \
+    {                                                                                              \
+        const int n = t->n;                                                                        \
+        const int64_t *ix = t->idx;                                                                \
+        const T *w = t->W;                                                                         \
+        /* constant tap counts let the compiler unroll the common cases */                         \
+        if (n == 4)                                                                                \
+            for (int64_t x = 0; x < out_n; x++)                                                    \
+                d[x] = w[4 * x] * s[ix[4 * x]] + w[4 * x + 1] * s[ix[4 * x + 1]] +                 \
+                       w[4 * x + 2] * s[ix[4 * x + 2]] + w[4 * x + 3] * s[ix[4 * x + 3]];          \
+        else if (n == 2)                                                                           \
+            for (int64_t x = 0; x < out_n; x++)                                                    \
+                d[x] = w[2 * x] * s[ix[2 * x]] + w[2 * x + 1] * s[ix[2 * x + 1]];                  \
+        else                                                                                       \
+            for (int64_t x = 0; x < out_n; x++) {                                                  \
+                T acc = 0;                                                                         \
+                for (int j = 0; j < n; j++) acc += w[x * n + j] * s[ix[x * n + j]];                \
+                d[x] = acc;                                                                        \
+            }                                                                                      \
+        if (t->any_outside)                                                                        \
+            for (int64_t x = 0; x < out_n; x++)                                                    \
+                if (t->outside[x]) d[x] = ev;                                                      \
+    }                                                                                              \
+    /* one output line of `inner` contiguous elements: a weighted sum of input lines */            \
+    static inline void pass_line_##T(const T *restrict src, T *restrict d, int64_t o, int64_t x,   \
+                                     int64_t in_n, int64_t inner, const axis_taps *t, T ev)        \
+    {                                                                                              \
+        const int n = t->n;                                                                        \
+        if (t->outside[x]) {                                                                       \
+            for (int64_t i = 0; i < inner; i++) d[i] = ev;                                         \
+            return;                                                                                \
+        }                                                                                          \
+        const int64_t *ix = t->idx + x * n;                                                        \
+        const T *w = t->W + x * n;                                                                 \
+        const T *s0 = src + (o * in_n + ix[0]) * inner;                                            \
+        T w0 = (T)w[0];                                                                            \
+        for (int64_t i = 0; i < inner; i++) d[i] = w0 * s0[i];                                     \
+        for (int j = 1; j < n; j++) {                                                              \
+            const T *sj = src + (o * in_n + ix[j]) * inner;                                        \
+            T wj = (T)w[j];                                                                        \
+            if (wj != 0)                                                                           \
+                for (int64_t i = 0; i < inner; i++) d[i] += wj * sj[i];                            \
+        }                                                                                          \
+    }                                                                                              \
+    static void pass_##T(const og_kernel_ctx *k, const T *src, T *dst, int64_t outer,              \
+                         int64_t in_n, int64_t out_n, int64_t inner, const axis_taps *t, T ev)     \
+    {                                                                                              \
+        if (inner == 1)                                                                            \
+            OG_PARALLEL_FOR(k, outer, out_n * t->n, o,                                             \
+                            { pass_row_##T(src + o * in_n, dst + o * out_n, out_n, t, ev); });     \
+        else                                                                                       \
+            OG_PARALLEL_FOR(k, outer *out_n, inner * t->n, ox, {                                   \
+                pass_line_##T(src, dst + ox * inner, ox / out_n, ox % out_n, in_n, inner, t, ev);  \
+            });                                                                                    \
+    }
+
+/* Bilinear over the last two axes: planes of [ih, iw] -> [oh, ow].  Work is split into
+ * units (a plane, or a block of its output rows when planes are few); each chunk of units
+ * keeps the two input rows it last interpolated horizontally, so that each input row is
+ * interpolated about once and every output row is one vectorizable blend of two. */
+typedef struct {
+    int64_t planes, ih, iw, oh, ow;
+    int64_t row_blocks; /* units per plane */
+    int64_t units, chunks;
+    const axis_taps *ty, *tx;
+} bilinear_geom;
+
+#define OG_BILINEAR_T(T, W)                                                                        \
+    static inline void hrow_##T(const T *restrict row, T *restrict h, const axis_taps *tx,         \
+                                int64_t ow)                                                        \
+    {                                                                                              \
+        const int64_t *ix = tx->idx;                                                               \
+        const T *wx = tx->W;                                                                       \
+        for (int64_t j = 0; j < ow; j++)                                                           \
+            h[j] = wx[2 * j] * row[ix[2 * j]] + wx[2 * j + 1] * row[ix[2 * j + 1]];                \
+    }                                                                                              \
+    static void bilinear_units_##T(const T *x, T *y, const bilinear_geom *g, int64_t u0,           \
+                                   int64_t u1, T *h, T ev)                                         \
+    {                                                                                              \
+        const axis_taps *ty = g->ty, *tx = g->tx;                                                  \
+        int64_t ow = g->ow, key[2] = {-1, -1}, plane = -1;                                         \
+        T *buf[2] = {h, h + ow};                                                                   \
+        for (int64_t u = u0; u < u1; u++) {                                                        \
+            int64_t pl = u / g->row_blocks, rb = u % g->row_blocks;                                \
+            if (pl != plane) key[0] = key[1] = -1, plane = pl;                                     \
+            const T *xp = x + pl * g->ih * g->iw;                                                  \
+            int64_t y0 = rb * g->oh / g->row_blocks, y1 = (rb + 1) * g->oh / g->row_blocks;        \
+            for (int64_t yy = y0; yy < y1; yy++) {                                                 \
+                T *restrict yr = y + (pl * g->oh + yy) * ow;                                       \
+                if (ty->outside[yy]) {                                                             \
+                    for (int64_t j = 0; j < ow; j++) yr[j] = ev;                                   \
+                    continue;                                                                      \
+                }                                                                                  \
+                int64_t a = ty->idx[2 * yy], b = ty->idx[2 * yy + 1];                              \
+                int sa = key[0] == a ? 0 : key[1] == a ? 1 : -1;                                   \
+                if (sa < 0) {                                                                      \
+                    sa = key[0] == b ? 1 : 0; /* keep b if it is there */                          \
+                    hrow_##T(xp + a * g->iw, buf[sa], tx, ow);                                     \
+                    key[sa] = a;                                                                   \
+                }                                                                                  \
+                int sb = key[0] == b ? 0 : key[1] == b ? 1 : -1;                                   \
+                if (sb < 0) {                                                                      \
+                    sb = 1 - sa;                                                                   \
+                    hrow_##T(xp + b * g->iw, buf[sb], tx, ow);                                     \
+                    key[sb] = b;                                                                   \
+                }                                                                                  \
+                const T *restrict ha = buf[sa], *restrict hb = buf[sb];                            \
+                T w0 = ty->W[2 * yy], w1 = ty->W[2 * yy + 1];                                      \
+                for (int64_t j = 0; j < ow; j++) yr[j] = w0 * ha[j] + w1 * hb[j];                  \
+                if (tx->any_outside)                                                               \
+                    for (int64_t j = 0; j < ow; j++)                                               \
+                        if (tx->outside[j]) yr[j] = ev;                                            \
+            }                                                                                      \
+        }                                                                                          \
+    }                                                                                              \
+    static void bilinear_##T(const og_kernel_ctx *k, const T *x, T *y, const bilinear_geom *g,     \
+                             T *scratch, T ev)                                                     \
+    {                                                                                              \
+        int64_t nc = g->chunks, nu = g->units;                                                     \
+        OG_PARALLEL_FOR(k, nc, (double)g->planes * g->oh * g->ow * 4.0 / (double)nc, c, {          \
+            bilinear_units_##T(x, y, g, c *nu / nc, (c + 1) * nu / nc, scratch + c * 2 * g->ow,    \
+                               ev);                                                                \
+        });                                                                                        \
+    }
+
+OG_PASS_T(float, w_float)
+OG_PASS_T(double, w)
+OG_BILINEAR_T(float, w_float)
+OG_BILINEAR_T(double, w)
+
+/* Estimated cost of resizing the axes in `order`: each pass costs its output size times
+ * its taps, three times more on the last axis, whose taps are gathers, not vector lines. */
+static double order_cost(const og_tensor *X, const og_tensor *Y, const axis_taps *taps,
+                         const int *order, int na)
+{
+    int64_t cur[OG_MAX_RANK];
+    double cost = 0.0;
+    memcpy(cur, X->dims, (size_t)X->rank * sizeof *cur);
+    for (int i = 0; i < na; i++) {
+        int a = order[i];
+        cur[a] = Y->dims[a];
+        double n = 1.0;
+        for (int d = 0; d < X->rank; d++) n *= (double)cur[d];
+        cost += n * taps[a].n * (a == X->rank - 1 ? 3.0 : 1.0);
+    }
+    return cost;
+}
+
+/* The cheapest order of the passes (all permutations up to 5 axes, else as given). */
+static void best_order(const og_tensor *X, const og_tensor *Y, const axis_taps *taps, int *order,
+                       int na)
+{
+    if (na < 2 || na > 5) return;
+    int perm[OG_MAX_RANK], c[OG_MAX_RANK] = {0};
+    memcpy(perm, order, (size_t)na * sizeof *perm);
+    double best = order_cost(X, Y, taps, order, na);
+    /* Heap's algorithm */
+    for (int i = 1; i < na;) {
+        if (c[i] < i) {
+            int j = i % 2 ? c[i] : 0, t = perm[j];
+            perm[j] = perm[i], perm[i] = t;
+            double cost = order_cost(X, Y, taps, perm, na);
+            if (cost < best) best = cost, memcpy(order, perm, (size_t)na * sizeof *perm);
+            c[i]++;
+            i = 1;
+        } else {
+            c[i++] = 0;
+        }
+    }
+}
+
+static og_status run_separable(const og_kernel_ctx *k, const og_tensor *X, og_tensor *Y,
+                               const axis_taps *taps)
+{
+    int r = X->rank;
+    const og_resize_params *p = k->params;
+    size_t es = og_dtype_size(X->dtype);
+    bool is_f = X->dtype == OG_FLOAT;
+    int order[OG_MAX_RANK], na = 0;
+    for (int d = 0; d < r; d++)
+        if (!taps[d].identity) order[na++] = d;
+    if (na == 0) {
+        memcpy(Y->data, X->data, (size_t)X->numel * es);
+        return OG_OK;
+    }
+    bool lead_identity = true;
+    for (int d = 0; d < r - 2; d++) lead_identity = lead_identity && taps[d].identity;
+    if (p->mode == OG_RESIZE_LINEAR && r >= 2 && lead_identity && taps[r - 1].n == 2 &&
+        taps[r - 2].n == 2) {
+        bilinear_geom g = {0};
+        g.planes = X->numel / (X->dims[r - 1] * X->dims[r - 2]);
+        g.ih = X->dims[r - 2], g.iw = X->dims[r - 1], g.oh = Y->dims[r - 2], g.ow = Y->dims[r - 1];
+        /* enough units to keep the threads busy when there are few planes */
+        g.row_blocks = g.planes >= 16 ? 1 : (16 + g.planes - 1) / g.planes;
+        if (g.row_blocks > g.oh) g.row_blocks = g.oh;
+        g.units = g.planes * g.row_blocks;
+        g.chunks = g.units < 64 ? g.units : 64;
+        g.ty = &taps[r - 2], g.tx = &taps[r - 1];
+        void *scratch = og_malloc(k->alloc, (size_t)(g.chunks * 2 * g.ow) * es);
+        if (!scratch) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
+        if (is_f)
+            bilinear_float(k, X->data, Y->data, &g, scratch, (float)p->extrapolation);
+        else
+            bilinear_double(k, X->data, Y->data, &g, scratch, p->extrapolation);
+        og_free(k->alloc, scratch);
+        return OG_OK;
+    }
+    best_order(X, Y, taps, order, na);
+    int64_t cur[OG_MAX_RANK], biggest = 0;
+    memcpy(cur, X->dims, (size_t)r * sizeof *cur);
+    for (int i = 0; i < na - 1; i++) {
+        cur[order[i]] = Y->dims[order[i]];
+        int64_t n = 1;
+        for (int d = 0; d < r; d++) n *= cur[d];
+        if (n > biggest) biggest = n;
+    }
+    void *buf[2] = {NULL, NULL};
+    if (na > 1) {
+        buf[0] = og_malloc(k->alloc, (size_t)biggest * es);
+        buf[1] = na > 2 ? og_malloc(k->alloc, (size_t)biggest * es) : NULL;
+        if (!buf[0] || (na > 2 && !buf[1])) {
+            og_free(k->alloc, buf[0]);
+            og_free(k->alloc, buf[1]);
+            return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
+        }
+    }
+    memcpy(cur, X->dims, (size_t)r * sizeof *cur);
+    const void *src = X->data;
+    for (int i = 0; i < na; i++) {
+        int a = order[i];
+        void *dst = i == na - 1 ? Y->data : buf[i % 2];
+        int64_t outer = 1, inner = 1;
+        for (int d = 0; d < a; d++) outer *= cur[d];
+        for (int d = a + 1; d < r; d++) inner *= cur[d];
+        if (is_f)
+            pass_float(k, src, dst, outer, cur[a], Y->dims[a], inner, &taps[a],
+                       (float)p->extrapolation);
+        else
+            pass_double(k, src, dst, outer, cur[a], Y->dims[a], inner, &taps[a], p->extrapolation);
+        cur[a] = Y->dims[a];
+        src = dst;
+    }
+    og_free(k->alloc, buf[0]);
+    og_free(k->alloc, buf[1]);
+    return OG_OK;
+}
+
+/* ---- entry ----------------------------------------------------------------------------- */
+
+static const og_tensor *opt_input(const og_tensor *const *in, int n_in, int i)
+{
+    return i >= 0 && i < n_in ? in[i] : NULL;
+}
+
+static og_status k_resize(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                          og_tensor *const *out, int n_out)
+{
+    const og_resize_params *p = k->params;
+    const og_tensor *X = in[0];
+    og_tensor *Y = out[0];
+    og_op_ctx c = {k->node, k->alloc, NULL, true};
+    int r = X->rank;
+    og_resize_shape sh;
+    og_status st =
+        og_resize_plan(&c, p, r, X->dims, opt_input(in, n_in, p->in_roi),
+                       opt_input(in, n_in, p->in_scales), opt_input(in, n_in, p->in_sizes), &sh);
+    if (st) return st;
+    if (Y->rank != r) return og_kernel_error(k, OG_ERR_INTERNAL, "output rank mismatch");
+    for (int d = 0; d < r; d++)
+        if (sh.out_dims[d] != Y->dims[d])
+            return og_kernel_error(k, OG_ERR_INTERNAL, "output dim %d mismatch", d);
+    if (Y->numel == 0) return OG_OK;
+    size_t es = og_dtype_size(X->dtype);
+    if (r == 0) {
+        memcpy(Y->data, X->data, es);
+        return OG_OK;
+    }
+    if (X->numel == 0)
+        return og_kernel_error(k, OG_ERR_SHAPE, "input 0 (X) is empty but the output is not");
+    if (p->mode != OG_RESIZE_NEAREST && X->dtype != OG_FLOAT && X->dtype != OG_DOUBLE)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "input 0 (X) type %s needs mode nearest",
+                               og_dtype_name(X->dtype));
+
+    /* one block for every axis's taps (and nearest's offsets) */
+    axis_taps taps[OG_MAX_RANK];
+    int starts[OG_MAX_RANK];
+    size_t bytes = 0;
+    for (int d = 0; d < r; d++) {
+        taps[d].n = tap_count(p, sh.scale[d], &starts[d]);
+        bytes += (size_t)Y->dims[d] * ((size_t)taps[d].n * 24 + 16) + 8;
+    }
+    char *mem = og_malloc(k->alloc, bytes), *m = mem;
+    if (!mem) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
+    int64_t *off[OG_MAX_RANK];
+    for (int d = 0; d < r; d++) {
+        size_t o = (size_t)Y->dims[d], n = (size_t)taps[d].n;
+        taps[d].idx = (int64_t *)m;
+        m += o * n * 8;
+        taps[d].w = (double *)m;
+        m += o * n * 8;
+        taps[d].w_float = (float *)m;
+        m += (o * n * 4 + 7) / 8 * 8; /* keep the next int64 arrays aligned */
+        off[d] = (int64_t *)m;
+        m += o * 8;
+        taps[d].outside = (uint8_t *)m;
+        m += o * 8;
+        build_taps(p, &sh, d, X->dims[d], starts[d], &taps[d]);
+    }
+    if (p->mode == OG_RESIZE_NEAREST)
+        run_nearest(k, X, Y, taps, off);
+    else
+        st = run_separable(k, X, Y, taps);
+    og_free(k->alloc, mem);
+    return st;
+}
+
+const og_kernel_def og_cpu_resize[] = {
+    {"Resize", "", k_resize},
+    {"Upsample", "", k_resize},
+    {0},
+};

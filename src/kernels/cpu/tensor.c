@@ -1,4 +1,723 @@
-/* tensor.c: placeholder until the family's CPU kernels land. */
-#include "kernels/cpu/kernel.h"
+/* tensor.c: CPU kernels of the shape and data-movement ops.  They move bytes by element
+ * size (1, 2, 4 or 8), so one code path serves every dtype; Cast is the only one that
+ * looks at values.  Most ops are expressed as one strided copy (copy_plan) that merges
+ * contiguous dims and then copies runs with memcpy, fills broadcast runs, or transposes
+ * 2-D tiles. */
+#include <math.h>
+#include <string.h>
 
-const og_kernel_def og_cpu_tensor[] = {{0}};
+#include "kernels/cpu/kernel.h"
+#include "ops/tensor_shared.h"
+
+/* ---- strided copy engine ------------------------------------------------------------ */
+
+/* Tile needs two dims per input dim. */
+#define PLAN_MAX (2 * OG_MAX_RANK)
+
+typedef struct copy_plan {
+    int rank;
+    int64_t dims[PLAN_MAX];
+    int64_t ss[PLAN_MAX], ds[PLAN_MAX]; /* source and destination strides, in elements */
+} copy_plan;
+
+/* Drop size-1 dims and merge neighbours that are contiguous in both source and
+ * destination.  False when the copy is empty. */
+static bool plan_simplify(copy_plan *p)
+{
+    int k = 0;
+    for (int i = 0; i < p->rank; i++) {
+        if (p->dims[i] == 0) return false;
+        if (p->dims[i] == 1) continue;
+        if (k > 0 && p->ss[k - 1] == p->ss[i] * p->dims[i] &&
+            p->ds[k - 1] == p->ds[i] * p->dims[i]) {
+            p->dims[k - 1] *= p->dims[i];
+            p->ss[k - 1] = p->ss[i];
+            p->ds[k - 1] = p->ds[i];
+            continue;
+        }
+        p->dims[k] = p->dims[i];
+        p->ss[k] = p->ss[i];
+        p->ds[k] = p->ds[i];
+        k++;
+    }
+    p->rank = k;
+    return true;
+}
+
+/* One run of n elements: gather with source stride ss (0: fill) into stride ds. */
+#define ROW_CASE(ES)                                                                               \
+    case ES:                                                                                       \
+        if (ss == 0) {                                                                             \
+            unsigned char v[ES];                                                                   \
+            memcpy(v, s, ES);                                                                      \
+            for (int64_t i = 0; i < n; i++) memcpy(d + i * ds * ES, v, ES);                        \
+        } else {                                                                                   \
+            for (int64_t i = 0; i < n; i++) memcpy(d + i * ds * ES, s + i * ss * ES, ES);          \
+        }                                                                                          \
+        break;
+
+static void copy_row(char *restrict d, const char *restrict s, int64_t n, int64_t ds, int64_t ss,
+                     size_t es)
+{
+    if (ds == 1 && ss == 1) {
+        memcpy(d, s, (size_t)n * es);
+        return;
+    }
+    switch (es) {
+        ROW_CASE(1)
+        ROW_CASE(2)
+        ROW_CASE(4)
+        ROW_CASE(8)
+    default:
+        for (int64_t i = 0; i < n; i++)
+            memcpy(d + i * ds * (int64_t)es, s + i * ss * (int64_t)es, es);
+    }
+}
+
+/* Blocked 2-D transpose: source (a, b) at s[a + b*ssb], destination at d[a*dsa + b]; tiles
+ * keep both sides in cache. */
+#define TILE 32
+#define T2D_CASE(ES)                                                                               \
+    case ES:                                                                                       \
+        for (int64_t a0 = 0; a0 < na; a0 += TILE)                                                  \
+            for (int64_t b0 = 0; b0 < nb; b0 += TILE) {                                            \
+                int64_t a1 = a0 + TILE < na ? a0 + TILE : na,                                      \
+                        b1 = b0 + TILE < nb ? b0 + TILE : nb;                                      \
+                for (int64_t a = a0; a < a1; a++)                                                  \
+                    for (int64_t b = b0; b < b1; b++)                                              \
+                        memcpy(d + (a * dsa + b) * ES, s + (a + b * ssb) * ES, ES);                \
+            }                                                                                      \
+        break;
+
+static void transpose_2d(char *restrict d, const char *restrict s, int64_t na, int64_t nb,
+                         int64_t dsa, int64_t ssb, size_t es)
+{
+    switch (es) {
+        T2D_CASE(1)
+        T2D_CASE(2)
+        T2D_CASE(4)
+        T2D_CASE(8)
+    default:
+        for (int64_t a = 0; a < na; a++)
+            for (int64_t b = 0; b < nb; b++)
+                memcpy(d + (a * dsa + b) * (int64_t)es, s + (a + b * ssb) * (int64_t)es, es);
+    }
+}
+
+typedef struct plan_run {
+    const copy_plan *p;
+    char *dst;
+    const char *src;
+    size_t es;
+    int tj;           /* the transposed dim (source stride 1), or -1 */
+    int n_od;         /* outer dims, iterated one by one */
+    int od[PLAN_MAX]; /* their indices in p */
+    int64_t n_outer;
+} plan_run;
+
+/* Outer indices [b, e) of a plan: decode b once, then step like an odometer. */
+static void plan_chunk(const plan_run *r, int64_t b, int64_t e)
+{
+    const copy_plan *p = r->p;
+    int inner = p->rank - 1;
+    int64_t idx[PLAN_MAX], so = 0, dof = 0, rem = b;
+    for (int t = r->n_od - 1; t >= 0; t--) {
+        int64_t n = p->dims[r->od[t]];
+        idx[t] = rem % n;
+        rem /= n;
+        so += idx[t] * p->ss[r->od[t]];
+        dof += idx[t] * p->ds[r->od[t]];
+    }
+    int64_t es = (int64_t)r->es;
+    for (int64_t o = b; o < e; o++) {
+        if (r->tj >= 0)
+            transpose_2d(r->dst + dof * es, r->src + so * es, p->dims[r->tj], p->dims[inner],
+                         p->ds[r->tj], p->ss[inner], r->es);
+        else
+            copy_row(r->dst + dof * es, r->src + so * es, p->dims[inner], p->ds[inner],
+                     p->ss[inner], r->es);
+        for (int t = r->n_od - 1; t >= 0; t--) {
+            int a = r->od[t];
+            so += p->ss[a];
+            dof += p->ds[a];
+            if (++idx[t] < p->dims[a]) break;
+            so -= p->ss[a] * p->dims[a];
+            dof -= p->ds[a] * p->dims[a];
+            idx[t] = 0;
+        }
+    }
+}
+
+/* Copy according to plan p (modified: simplified in place). */
+static void plan_copy(const og_kernel_ctx *k, copy_plan *p, char *dst, const char *src, size_t es)
+{
+    if (!plan_simplify(p)) return;
+    if (p->rank == 0) {
+        memcpy(dst, src, es);
+        return;
+    }
+    plan_run r = {p, dst, src, es, -1, 0, {0}, 1};
+    int inner = p->rank - 1;
+    if (p->ds[inner] == 1 && p->ss[inner] > 1)
+        for (int j = 0; j < inner; j++)
+            if (p->ss[j] == 1) r.tj = j;
+    int64_t total = p->dims[inner];
+    for (int i = 0; i < inner; i++) {
+        total *= p->dims[i];
+        if (i == r.tj) continue;
+        r.od[r.n_od++] = i;
+        r.n_outer *= p->dims[i];
+    }
+    int64_t chunks = 1;
+    if (k->threads > 1 && total * (int64_t)es > (1 << 18)) {
+        chunks = (int64_t)k->threads * 4;
+        if (chunks > r.n_outer) chunks = r.n_outer;
+    }
+    const plan_run *rp = &r;
+    int64_t n_outer = r.n_outer;
+    OG_PARALLEL_FOR(k, chunks, 1e9, ci,
+                    { plan_chunk(rp, n_outer * ci / chunks, n_outer * (ci + 1) / chunks); });
+}
+
+/* A plan over `rank` dims with C-order contiguous destination. */
+static void plan_init(copy_plan *p, int rank, const int64_t *dims)
+{
+    p->rank = rank;
+    memcpy(p->dims, dims, (size_t)rank * sizeof *dims);
+    og_strides(rank, dims, p->ds);
+    og_strides(rank, dims, p->ss);
+}
+
+/* Fill n elements of size es with the element at v. */
+#define FILL_CASE(ES)                                                                              \
+    case ES: {                                                                                     \
+        unsigned char x[ES];                                                                       \
+        memcpy(x, v, ES);                                                                          \
+        for (int64_t i = 0; i < n; i++) memcpy(d + i * ES, x, ES);                                 \
+    } break;
+
+static void fill_elems(char *restrict d, int64_t n, const void *v, size_t es)
+{
+    switch (es) {
+        FILL_CASE(1)
+        FILL_CASE(2)
+        FILL_CASE(4)
+        FILL_CASE(8)
+    default:
+        for (int64_t i = 0; i < n; i++) memcpy(d + i * (int64_t)es, v, es);
+    }
+}
+
+static og_status fill_parallel(const og_kernel_ctx *k, og_tensor *t, const void *v)
+{
+    size_t es = og_dtype_size(t->dtype);
+    const int64_t blk = 1 << 16;
+    int64_t n = t->numel, nb = (n + blk - 1) / blk;
+    char *d = t->data;
+    OG_PARALLEL_FOR(k, nb, blk, b, {
+        int64_t s0 = b * blk;
+        fill_elems(d + s0 * (int64_t)es, (n - s0 < blk ? n - s0 : blk), v, es);
+    });
+    return OG_OK;
+}
+
+/* Views of kernel arguments as inference sees them, for the shared resolve helpers. */
+static void tensors_to_vinfo(const og_tensor *const *in, int n_in, og_vinfo *vi)
+{
+    for (int i = 0; i < n_in; i++) {
+        og_vinfo_unknown(&vi[i]);
+        if (!in[i]) continue;
+        og_vinfo_set(&vi[i], in[i]->dtype, in[i]->rank, in[i]->dims);
+        vi[i].value = in[i];
+    }
+}
+
+static og_op_ctx op_ctx_of(const og_kernel_ctx *k)
+{
+    og_op_ctx c = {k->node, k->alloc, NULL, true};
+    return c;
+}
+
+/* ---- Cast --------------------------------------------------------------------------- */
+
+/* Types Cast converts natively; float16 and bfloat16 go through float.
+ * X(enum, C type, is bool (store x != 0), is float, min, max).  Float to integer conversions
+ * saturate (NaN gives 0): out-of-range conversions are undefined behaviour in C. */
+#define CAST_TYPES(X)                                                                              \
+    X(OG_FLOAT, float, 0, 1, -HUGE_VALF, HUGE_VALF)                                                \
+    X(OG_DOUBLE, double, 0, 1, -HUGE_VAL, HUGE_VAL)                                                \
+    X(OG_INT8, int8_t, 0, 0, INT8_MIN, INT8_MAX)                                                   \
+    X(OG_INT16, int16_t, 0, 0, INT16_MIN, INT16_MAX)                                               \
+    X(OG_INT32, int32_t, 0, 0, INT32_MIN, INT32_MAX)                                               \
+    X(OG_INT64, int64_t, 0, 0, INT64_MIN, INT64_MAX)                                               \
+    X(OG_UINT8, uint8_t, 0, 0, 0, UINT8_MAX)                                                       \
+    X(OG_UINT16, uint16_t, 0, 0, 0, UINT16_MAX)                                                    \
+    X(OG_UINT32, uint32_t, 0, 0, 0, UINT32_MAX)                                                    \
+    X(OG_UINT64, uint64_t, 0, 0, 0, UINT64_MAX)                                                    \
+    X(OG_BOOL, uint8_t, 1, 0, 0, 1)
+
+/* The same list again under another name: a macro cannot expand itself inside itself. */
+#define CAST_TYPES_INNER(X)                                                                        \
+    X(OG_FLOAT, float, 0, 1, -HUGE_VALF, HUGE_VALF)                                                \
+    X(OG_DOUBLE, double, 0, 1, -HUGE_VAL, HUGE_VAL)                                                \
+    X(OG_INT8, int8_t, 0, 0, INT8_MIN, INT8_MAX)                                                   \
+    X(OG_INT16, int16_t, 0, 0, INT16_MIN, INT16_MAX)                                               \
+    X(OG_INT32, int32_t, 0, 0, INT32_MIN, INT32_MAX)                                               \
+    X(OG_INT64, int64_t, 0, 0, INT64_MIN, INT64_MAX)                                               \
+    X(OG_UINT8, uint8_t, 0, 0, 0, UINT8_MAX)                                                       \
+    X(OG_UINT16, uint16_t, 0, 0, 0, UINT16_MAX)                                                    \
+    X(OG_UINT32, uint32_t, 0, 0, 0, UINT32_MAX)                                                    \
+    X(OG_UINT64, uint64_t, 0, 0, 0, UINT64_MAX)                                                    \
+    X(OG_BOOL, uint8_t, 1, 0, 0, 1)
+
+#define CAST_DST(DE, DT, DB, DF, DMIN, DMAX)                                                       \
+    case DE: {                                                                                     \
+        DT *restrict dp = d;                                                                       \
+        if (DB) {                                                                                  \
+            for (int64_t i = 0; i < n; i++) dp[i] = (DT)(sp[i] != 0);                              \
+        } else if (SRC_FLOAT && !DF) {                                                             \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                dp[i] = sp[i] != sp[i]            ? (DT)0                                          \
+                        : sp[i] <= (double)(DMIN) ? (DT)(DMIN)                                     \
+                        : sp[i] >= (double)(DMAX) ? (DT)(DMAX)                                     \
+                                                  : (DT)sp[i];                                     \
+        } else {                                                                                   \
+            for (int64_t i = 0; i < n; i++) dp[i] = (DT)sp[i];                                     \
+        }                                                                                          \
+    } break;
+#define CAST_SRC(SE, ST, SB, SF, SMIN, SMAX)                                                       \
+    case SE: {                                                                                     \
+        const ST *restrict sp = s;                                                                 \
+        enum { SRC_FLOAT = SF };                                                                   \
+        switch (dt) {                                                                              \
+            CAST_TYPES_INNER(CAST_DST)                                                             \
+        default: break;                                                                            \
+        }                                                                                          \
+    } break;
+
+static void cast_native(og_dtype st, const void *restrict s, og_dtype dt, void *restrict d,
+                        int64_t n)
+{
+    switch (st) {
+        CAST_TYPES(CAST_SRC)
+    default: break;
+    }
+}
+
+static bool is_half(og_dtype t) { return t == OG_FLOAT16 || t == OG_BFLOAT16; }
+
+#define CAST_BLOCK 1024
+
+/* Convert n elements (n <= CAST_BLOCK), through float when a side is 16-bit float. */
+static void cast_block(og_dtype st, const char *s, og_dtype dt, char *d, int64_t n)
+{
+    float a[CAST_BLOCK], b[CAST_BLOCK];
+    if (is_half(st)) {
+        const uint16_t *h = (const uint16_t *)s;
+        for (int64_t i = 0; i < n; i++)
+            a[i] = st == OG_FLOAT16 ? og_half_to_float(h[i]) : og_bfloat16_to_float(h[i]);
+        s = (const char *)a;
+        st = OG_FLOAT;
+    }
+    if (!is_half(dt)) {
+        cast_native(st, s, dt, d, n);
+        return;
+    }
+    const float *f = (const float *)s;
+    if (st != OG_FLOAT) {
+        cast_native(st, s, OG_FLOAT, b, n);
+        f = b;
+    }
+    uint16_t *h = (uint16_t *)d;
+    for (int64_t i = 0; i < n; i++)
+        h[i] = dt == OG_FLOAT16 ? og_float_to_half(f[i]) : og_float_to_bfloat16(f[i]);
+}
+
+static og_status cast_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                             og_tensor *const *out, int n_out)
+{
+    og_dtype st = in[0]->dtype, dt = out[0]->dtype;
+    size_t ses = og_dtype_size(st), des = og_dtype_size(dt);
+    if (!ses || !des)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "cast from %s to %s is not supported",
+                               og_dtype_name(st), og_dtype_name(dt));
+    int64_t n = in[0]->numel;
+    if (n == 0) return OG_OK;
+    if (st == dt) {
+        memcpy(out[0]->data, in[0]->data, (size_t)n * ses);
+        return OG_OK;
+    }
+    const char *s = in[0]->data;
+    char *d = out[0]->data;
+    int64_t nb = (n + CAST_BLOCK - 1) / CAST_BLOCK;
+    OG_PARALLEL_FOR(k, nb, CAST_BLOCK, b, {
+        int64_t i0 = b * CAST_BLOCK;
+        cast_block(st, s + i0 * (int64_t)ses, dt, d + i0 * (int64_t)des,
+                   n - i0 < CAST_BLOCK ? n - i0 : CAST_BLOCK);
+    });
+    return OG_OK;
+}
+
+/* ---- Concat, Split ------------------------------------------------------------------ */
+
+/* Axis of Concat/Split's attribute, normalized (inference has checked it). */
+static int norm_axis_k(int64_t axis, int rank) { return (int)(axis < 0 ? axis + rank : axis); }
+
+static og_status concat_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                               og_tensor *const *out, int n_out)
+{
+    const og_axis_params *p = k->params;
+    og_tensor *o = out[0];
+    int axis = norm_axis_k(p->axis, o->rank);
+    size_t es = og_dtype_size(o->dtype);
+    int64_t ostr[OG_MAX_RANK], off = 0;
+    og_strides(o->rank, o->dims, ostr);
+    for (int i = 0; i < n_in; i++) {
+        if (in[i]->numel) {
+            copy_plan pl;
+            plan_init(&pl, in[i]->rank, in[i]->dims);
+            memcpy(pl.ds, ostr, sizeof ostr);
+            plan_copy(k, &pl, (char *)o->data + off * ostr[axis] * (int64_t)es, in[i]->data, es);
+        }
+        off += in[i]->dims[axis];
+    }
+    return OG_OK;
+}
+
+static og_status split_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                              og_tensor *const *out, int n_out)
+{
+    const og_split_params *p = k->params;
+    const og_tensor *x = in[0];
+    int axis = norm_axis_k(p->axis, x->rank);
+    size_t es = og_dtype_size(x->dtype);
+    int64_t istr[OG_MAX_RANK], off = 0;
+    og_strides(x->rank, x->dims, istr);
+    og_vinfo vi[2], *vo = NULL;
+    bool omitted = false;
+    for (int i = 0; i < n_out; i++) omitted |= !out[i];
+    if (omitted) {
+        /* an omitted output still takes its part of the axis: ask inference for sizes */
+        og_op_ctx c = op_ctx_of(k);
+        vo = og_malloc(k->alloc, (size_t)n_out * sizeof *vo);
+        if (!vo) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
+        tensors_to_vinfo(in, n_in < 2 ? n_in : 2, vi);
+        for (int i = 0; i < n_out; i++) og_vinfo_unknown(&vo[i]);
+        og_status st = k->node->op->infer(&c, vi, n_in, vo, n_out);
+        if (st) {
+            og_free(k->alloc, vo);
+            return st;
+        }
+    }
+    for (int i = 0; i < n_out; i++) {
+        if (!out[i]) {
+            off += vo[i].dims[axis];
+            continue;
+        }
+        if (out[i]->numel) {
+            copy_plan pl;
+            plan_init(&pl, out[i]->rank, out[i]->dims);
+            memcpy(pl.ss, istr, sizeof istr);
+            plan_copy(k, &pl, out[i]->data, (const char *)x->data + off * istr[axis] * (int64_t)es,
+                      es);
+        }
+        off += out[i]->dims[axis];
+    }
+    og_free(k->alloc, vo);
+    return OG_OK;
+}
+
+/* ---- Constant, ConstantOfShape ------------------------------------------------------ */
+
+static og_status constant_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                                 og_tensor *const *out, int n_out)
+{
+    const og_constant_params *p = k->params;
+    size_t nb = og_tensor_nbytes(p->t);
+    if (nb != og_tensor_nbytes(out[0]))
+        return og_kernel_error(k, OG_ERR_INTERNAL, "output size does not match the constant");
+    if (nb) memcpy(out[0]->data, p->t->data, nb);
+    return OG_OK;
+}
+
+static og_status cos_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                            og_tensor *const *out, int n_out)
+{
+    const og_cos_params *p = k->params;
+    return fill_parallel(k, out[0], p->bytes);
+}
+
+/* ---- Expand, Tile, Transpose, Slice ------------------------------------------------- */
+
+static og_status expand_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                               og_tensor *const *out, int n_out)
+{
+    og_tensor *o = out[0];
+    if (!o->numel) return OG_OK;
+    copy_plan pl;
+    plan_init(&pl, o->rank, o->dims);
+    og_broadcast_strides(in[0]->rank, in[0]->dims, o->rank, o->dims, pl.ss);
+    plan_copy(k, &pl, o->data, in[0]->data, og_dtype_size(o->dtype));
+    return OG_OK;
+}
+
+static og_status tile_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                             og_tensor *const *out, int n_out)
+{
+    const og_tensor *x = in[0];
+    og_tensor *o = out[0];
+    if (!o->numel) return OG_OK;
+    int64_t istr[OG_MAX_RANK], ostr[OG_MAX_RANK];
+    og_strides(x->rank, x->dims, istr);
+    og_strides(o->rank, o->dims, ostr);
+    copy_plan pl;
+    pl.rank = 2 * x->rank;
+    for (int d = 0; d < x->rank; d++) {
+        /* output index t*dim + j: repeat t reads the same input */
+        pl.dims[2 * d] = o->dims[d] / x->dims[d];
+        pl.ss[2 * d] = 0;
+        pl.ds[2 * d] = x->dims[d] * ostr[d];
+        pl.dims[2 * d + 1] = x->dims[d];
+        pl.ss[2 * d + 1] = istr[d];
+        pl.ds[2 * d + 1] = ostr[d];
+    }
+    plan_copy(k, &pl, o->data, x->data, og_dtype_size(o->dtype));
+    return OG_OK;
+}
+
+static og_status transpose_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                                  og_tensor *const *out, int n_out)
+{
+    const og_transpose_params *p = k->params;
+    const og_tensor *x = in[0];
+    og_tensor *o = out[0];
+    if (!o->numel) return OG_OK;
+    int r = x->rank;
+    int64_t istr[OG_MAX_RANK];
+    og_strides(r, x->dims, istr);
+    copy_plan pl;
+    plan_init(&pl, r, o->dims);
+    for (int d = 0; d < r; d++) pl.ss[d] = istr[p->n_perm ? p->perm[d] : r - 1 - d];
+    plan_copy(k, &pl, o->data, x->data, og_dtype_size(o->dtype));
+    return OG_OK;
+}
+
+static og_status slice_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                              og_tensor *const *out, int n_out)
+{
+    const og_tensor *x = in[0];
+    og_tensor *o = out[0];
+    if (!o->numel) return OG_OK;
+    og_vinfo vi[5];
+    og_op_ctx c = op_ctx_of(k);
+    int64_t starts[OG_MAX_RANK], steps[OG_MAX_RANK], dims[OG_MAX_RANK];
+    bool known;
+    tensors_to_vinfo(in, n_in, vi);
+    og_status st = og_tensor_slice_resolve(&c, vi, n_in, starts, steps, dims, &known);
+    if (st) return st;
+    int64_t istr[OG_MAX_RANK], off = 0;
+    og_strides(x->rank, x->dims, istr);
+    copy_plan pl;
+    plan_init(&pl, o->rank, o->dims);
+    for (int d = 0; d < x->rank; d++) {
+        if (dims[d] != o->dims[d])
+            return og_kernel_error(k, OG_ERR_INTERNAL, "slice output dim %d mismatch", d);
+        /* with two or more outputs |step| < dim, so only a single one could overflow */
+        pl.ss[d] = o->dims[d] > 1 ? istr[d] * steps[d] : 0;
+        off += starts[d] * istr[d];
+    }
+    size_t es = og_dtype_size(o->dtype);
+    plan_copy(k, &pl, o->data, (const char *)x->data + off * (int64_t)es, es);
+    return OG_OK;
+}
+
+/* ---- Range, Shape, Size ------------------------------------------------------------- */
+
+#define RANGE_CASE(E, T)                                                                           \
+    case E: {                                                                                      \
+        T s0 = *(const T *)in[0]->data, dl = *(const T *)in[2]->data;                              \
+        T *restrict o = out[0]->data;                                                              \
+        for (int64_t i = 0; i < n; i++) o[i] = (T)(s0 + (T)i * dl);                                \
+    } break;
+
+static og_status range_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                              og_tensor *const *out, int n_out)
+{
+    int64_t n = out[0]->numel;
+    switch (out[0]->dtype) {
+        RANGE_CASE(OG_FLOAT, float)
+        RANGE_CASE(OG_DOUBLE, double)
+        RANGE_CASE(OG_INT16, int16_t)
+        RANGE_CASE(OG_INT32, int32_t)
+        RANGE_CASE(OG_INT64, int64_t)
+    default:
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "Range of %s is not supported",
+                               og_dtype_name(out[0]->dtype));
+    }
+    return OG_OK;
+}
+
+static og_status shape_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                              og_tensor *const *out, int n_out)
+{
+    int64_t s, e;
+    og_shape_range(k->params, in[0]->rank, &s, &e);
+    int64_t *o = out[0]->data;
+    for (int64_t i = s; i < e; i++) o[i - s] = in[0]->dims[i];
+    return OG_OK;
+}
+
+static og_status size_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                             og_tensor *const *out, int n_out)
+{
+    *(int64_t *)out[0]->data = in[0]->numel;
+    return OG_OK;
+}
+
+/* ---- Trilu -------------------------------------------------------------------------- */
+
+/* Row r (of all matrices stacked): keep columns [k0, k1), zero the rest (all-zero bytes
+ * are 0 in every dtype). */
+static void trilu_row(char *d, const char *s, int64_t r, int64_t rows, int64_t cols, int64_t kk,
+                      bool upper, size_t es)
+{
+    int64_t lim = r % rows + kk, k0 = 0, k1 = cols;
+    if (upper)
+        k0 = lim < 0 ? 0 : (lim > cols ? cols : lim);
+    else
+        k1 = lim + 1 < 0 ? 0 : (lim + 1 > cols ? cols : lim + 1);
+    int64_t e = (int64_t)es, row = r * cols * e;
+    d += row;
+    s += row;
+    if (k0 > 0) memset(d, 0, (size_t)(k0 * e));
+    if (k1 > k0) memcpy(d + k0 * e, s + k0 * e, (size_t)((k1 - k0) * e));
+    if (cols > k1) memset(d + k1 * e, 0, (size_t)((cols - k1) * e));
+}
+
+static og_status trilu_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                              og_tensor *const *out, int n_out)
+{
+    const og_trilu_params *p = k->params;
+    const og_tensor *x = in[0];
+    og_tensor *o = out[0];
+    if (!o->numel) return OG_OK;
+    int64_t rows = x->dims[x->rank - 2], cols = x->dims[x->rank - 1];
+    int64_t kk = 0;
+    if (n_in > 1 && in[1]) {
+        if (in[1]->numel != 1)
+            return og_kernel_error(k, OG_ERR_SHAPE, "input 1 (k) has %lld elements, expected 1",
+                                   (long long)in[1]->numel);
+        kk = og_tensor_get_i64(in[1], 0);
+    }
+    /* clamp so that i + k cannot overflow */
+    if (kk > cols + 1) kk = cols + 1;
+    if (kk < -rows - 1) kk = -rows - 1;
+    size_t es = og_dtype_size(o->dtype);
+    int64_t n_rows = x->numel / cols;
+    const char *s = x->data;
+    char *d = o->data;
+    bool upper = p->upper;
+    OG_PARALLEL_FOR(k, n_rows, cols, r, { trilu_row(d, s, r, rows, cols, kk, upper, es); });
+    return OG_OK;
+}
+
+/* ---- Pad ---------------------------------------------------------------------------- */
+
+/* Source index inside an interior of n elements for padded position i (relative to it). */
+static int64_t pad_source(og_pad_mode mode, int64_t i, int64_t n)
+{
+    if (mode == OG_PAD_EDGE) return i < 0 ? 0 : (i >= n ? n - 1 : i);
+    if (mode == OG_PAD_WRAP) return ((i % n) + n) % n;
+    if (n == 1) return 0; /* reflect */
+    int64_t period = 2 * (n - 1), m = ((i % period) + period) % period;
+    return m >= n ? period - m : m;
+}
+
+static og_status pad_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                            og_tensor *const *out, int n_out)
+{
+    const og_pad_params *p = k->params;
+    const og_tensor *x = in[0];
+    og_tensor *o = out[0];
+    if (!o->numel) return OG_OK;
+    og_vinfo vi[4];
+    og_op_ctx c = op_ctx_of(k);
+    int64_t pb[OG_MAX_RANK], pe[OG_MAX_RANK];
+    bool known, any_pad = false, empty = false;
+    tensors_to_vinfo(in, n_in, vi);
+    og_status st = og_tensor_pad_resolve(&c, vi, n_in, pb, pe, &known);
+    if (st) return st;
+    int r = x->rank;
+    size_t es = og_dtype_size(o->dtype);
+    int64_t istr[OG_MAX_RANK], ostr[OG_MAX_RANK], cnt[OG_MAX_RANK], db[OG_MAX_RANK];
+    int64_t soff = 0, doff = 0;
+    og_strides(r, x->dims, istr);
+    og_strides(r, o->dims, ostr);
+    for (int d = 0; d < r; d++) {
+        int64_t sb = pb[d] < 0 ? -pb[d] : 0;
+        db[d] = pb[d] > 0 ? pb[d] : 0;
+        cnt[d] = x->dims[d] - sb - (pe[d] < 0 ? -pe[d] : 0);
+        if (cnt[d] <= 0) empty = true;
+        any_pad |= pb[d] > 0 || pe[d] > 0;
+        soff += sb * istr[d];
+        doff += db[d] * ostr[d];
+    }
+    if (p->mode == OG_PAD_CONSTANT) {
+        unsigned char val[8] = {0};
+        if (k->node->since_version < 11)
+            cast_block(OG_FLOAT, (const char *)&p->value, o->dtype, (char *)val, 1);
+        else if (n_in > 2 && in[2] && in[2]->numel == 1)
+            memcpy(val, in[2]->data, es);
+        if (any_pad || empty) fill_parallel(k, o, val);
+    } else if (empty) {
+        return og_kernel_error(k, OG_ERR_SHAPE, "cannot pad an empty tensor in this mode");
+    }
+    if (empty) return OG_OK;
+    char *ob = o->data;
+    copy_plan pl;
+    plan_init(&pl, r, cnt);
+    memcpy(pl.ss, istr, sizeof istr);
+    memcpy(pl.ds, ostr, sizeof ostr);
+    plan_copy(k, &pl, ob + doff * (int64_t)es, (const char *)x->data + soff * (int64_t)es, es);
+    if (p->mode == OG_PAD_CONSTANT) return OG_OK;
+    /* Axis by axis, fill the pad zones from the interior: axes before d are complete over
+     * the whole output, axes after d only over the interior. */
+    for (int d = 0; d < r; d++) {
+        int64_t lo = db[d], n = cnt[d], base = 0;
+        if (lo == 0 && lo + n == o->dims[d]) continue;
+        int64_t dims[OG_MAX_RANK];
+        for (int a = 0; a < r; a++) {
+            dims[a] = a < d ? o->dims[a] : (a == d ? 1 : cnt[a]);
+            if (a > d) base += db[a] * ostr[a];
+        }
+        for (int64_t q = 0; q < o->dims[d]; q++) {
+            if (q == lo) q = lo + n;
+            if (q >= o->dims[d]) break;
+            int64_t srcq = lo + pad_source(p->mode, q - lo, n);
+            plan_init(&pl, r, dims);
+            memcpy(pl.ss, ostr, sizeof ostr);
+            memcpy(pl.ds, ostr, sizeof ostr);
+            plan_copy(k, &pl, ob + (base + q * ostr[d]) * (int64_t)es,
+                      ob + (base + srcq * ostr[d]) * (int64_t)es, es);
+        }
+    }
+    return OG_OK;
+}
+
+/* ---- the table ---------------------------------------------------------------------- */
+
+const og_kernel_def og_cpu_tensor[] = {{"Cast", "", cast_kernel},
+                                       {"Concat", "", concat_kernel},
+                                       {"Constant", "", constant_kernel},
+                                       {"ConstantOfShape", "", cos_kernel},
+                                       {"Expand", "", expand_kernel},
+                                       {"Range", "", range_kernel},
+                                       {"Shape", "", shape_kernel},
+                                       {"Size", "", size_kernel},
+                                       {"Split", "", split_kernel},
+                                       {"Slice", "", slice_kernel},
+                                       {"Tile", "", tile_kernel},
+                                       {"Transpose", "", transpose_kernel},
+                                       {"Trilu", "", trilu_kernel},
+                                       {"Pad", "", pad_kernel},
+                                       {0}};

@@ -1,4 +1,658 @@
-/* unary.c: placeholder until the family's CPU kernels land. */
-#include "kernels/cpu/kernel.h"
+/* unary.c: CPU kernels of the element-wise ops of one input.
+ *
+ * Each op is one expression of `x` written once; the macros below instantiate it for
+ * float (with expf, erff, ...) and double (exp, erf, ...), and the integer ops for int32
+ * and int64.  The loops are plain, restrict-qualified and branch-free where it matters so
+ * that the compiler vectorizes them; big tensors are split into chunks run in parallel. */
+#if defined(__GNUC__) && !defined(__clang__)
+/* Nothing here reads the FP exception flags; without this promise GCC refuses to
+ * if-convert arithmetic (x < 0 ? a*x : x) and the loops stay scalar. */
+#pragma GCC optimize("no-trapping-math")
+#endif
+#include <math.h>
+#include <stdint.h>
+#include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
-const og_kernel_def og_cpu_unary[] = {{0}};
+#include "kernels/cpu/kernel.h"
+#include "ops/unary_params.h"
+
+/* What a chunk function sees: attributes as numbers, and Clip's bounds. */
+typedef struct uargs {
+    double alpha, beta, gamma;
+    double lo, hi;        /* Clip bounds for float types */
+    int64_t lo_i, hi_i;   /* Clip bounds for integer types (exact for int64) */
+    int det_neg, det_pos; /* IsInf */
+} uargs;
+
+typedef void (*uchunk)(const void *x, void *y, int64_t n, const uargs *p);
+
+typedef struct ufns {
+    uchunk f32, f64, i32, i64, b8;
+    double cost; /* rough work per element, to decide on threads */
+} ufns;
+
+#define OG_CAT_(a, b)    a##b
+#define OG_CAT(a, b)     OG_CAT_(a, b)
+#define OG_CAT3(a, b, c) OG_CAT(OG_CAT(a, b), c)
+
+/* ---- vectorizable float approximations ---------------------------------------------
+ * libm's expf/tanhf/erff are opaque calls that stop vectorization; these are plain
+ * arithmetic (a few ulp) that the compiler turns into SIMD.  double keeps libm. */
+
+static inline uint32_t f2u(float f)
+{
+    uint32_t u;
+    memcpy(&u, &f, sizeof u);
+    return u;
+}
+
+static inline float u2f(uint32_t u)
+{
+    float f;
+    memcpy(&f, &u, sizeof f);
+    return f;
+}
+
+/* exp(x) = 2^n * exp(r), |r| <= ln2/2, with a degree-6 polynomial for exp(r).  n comes
+ * from the bits of x*log2(e) + 1.5*2^23 (no float-to-int conversion, so NaN is harmless);
+ * 2^n is applied as two factors so that n may reach 128 (overflow to inf) or -150
+ * (gradual underflow to 0).  NaN propagates through the polynomial. */
+static inline float fast_expf(float x)
+{
+    const float shifter = 12582912.0f;
+    x = x < -104.0f ? -104.0f : x;
+    x = x > 89.0f ? 89.0f : x;
+    float t = x * 1.44269504088896341f + shifter;
+    int32_t n = (int32_t)(f2u(t) - f2u(shifter));
+    float fn = t - shifter;
+    float r = x - fn * 0.693359375f;
+    r = r - fn * -2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    float y = p * r * r + r + 1.0f;
+    int32_t n1 = n / 2, n2 = n - n1;
+    return y * u2f((uint32_t)(n1 + 127) << 23) * u2f((uint32_t)(n2 + 127) << 23);
+}
+
+/* tanh as an odd rational function of degree 13/6 on [-9, 9] (beyond, tanh is +-1 in
+ * float); the minimax coefficients are the ones Eigen uses. */
+static inline float fast_tanhf(float x)
+{
+    x = x < -9.0f ? -9.0f : x;
+    x = x > 9.0f ? 9.0f : x;
+    float x2 = x * x;
+    float p = -2.76076847742355e-16f;
+    p = p * x2 + 2.00018790482477e-13f;
+    p = p * x2 + -8.60467152213735e-11f;
+    p = p * x2 + 5.12229709037114e-08f;
+    p = p * x2 + 1.48572235717979e-05f;
+    p = p * x2 + 6.37261928875436e-04f;
+    p = p * x2 + 4.89352455891786e-03f;
+    float q = 1.19825839466702e-06f;
+    q = q * x2 + 1.18534705686654e-04f;
+    q = q * x2 + 2.26843463243900e-03f;
+    q = q * x2 + 4.89352518554385e-03f;
+    return x * p / q;
+}
+
+/* erf as an odd rational function on [-4, 4] (beyond, erf is +-1 in float); relative
+ * error below 5e-7. */
+static inline float fast_erff(float x)
+{
+    x = x < -4.0f ? -4.0f : x;
+    x = x > 4.0f ? 4.0f : x;
+    float x2 = x * x;
+    float p = -2.72614225801306e-10f;
+    p = p * x2 + 2.77068142495902e-08f;
+    p = p * x2 + -2.10102402082508e-06f;
+    p = p * x2 + -5.69250639462346e-05f;
+    p = p * x2 + -7.34990630326855e-04f;
+    p = p * x2 + -2.95459980854025e-03f;
+    p = p * x2 + -1.60960333262415e-02f;
+    float q = -1.45660718464996e-05f;
+    q = q * x2 + -2.13374055278905e-04f;
+    q = q * x2 + -1.68282697438203e-03f;
+    q = q * x2 + -7.37332916720468e-03f;
+    q = q * x2 + -1.42647390514189e-02f;
+    return x * p / q;
+}
+
+/* expm1(x): with x = n*ln2 + r, expm1(x) = 2^n * expm1(r) + (2^n - 1), where
+ * expm1(r) = r + r^2 * p(r) keeps full relative precision near 0.  x is clamped to
+ * [-104, 88] so that 2^n stays finite; beyond 88.72 the true result overflows. */
+static inline float fast_expm1f(float x)
+{
+    const float shifter = 12582912.0f;
+    float xc = x < -104.0f ? -104.0f : x;
+    xc = xc > 88.0f ? 88.0f : xc;
+    float t = xc * 1.44269504088896341f + shifter;
+    int32_t n = (int32_t)(f2u(t) - f2u(shifter));
+    float fn = t - shifter;
+    float r = xc - fn * 0.693359375f;
+    r = r - fn * -2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    float em1 = p * r * r + r;
+    int32_t n1 = n / 2, n2 = n - n1;
+    float s = u2f((uint32_t)(n1 + 127) << 23) * u2f((uint32_t)(n2 + 127) << 23);
+    float y = s * em1 + (s - 1.0f);
+    return x > 88.7228394f ? HUGE_VALF : y;
+}
+
+/* log(x) = e*ln2 + log(m), m in [sqrt(1/2), sqrt(2)), log(m) by a degree-9 polynomial in
+ * m - 1 (Cephes' logf).  Subnormals are scaled up first; x < 0, 0, inf and NaN are
+ * selected at the end. */
+static inline float fast_logf(float x)
+{
+    float xs = x < 1.17549435e-38f ? x * 8388608.0f : x;
+    int32_t eadj = x < 1.17549435e-38f ? 23 : 0;
+    uint32_t u = f2u(xs);
+    int32_t e = (int32_t)((u >> 23) & 0xff) - 126 - eadj;
+    float m = u2f((u & 0x007fffffu) | 0x3f000000u); /* in [0.5, 1) */
+    int small = m < 0.707106781186547524f;
+    e -= small;
+    m = small ? m + m - 1.0f : m - 1.0f;
+    float fe = (float)e;
+    float z = m * m;
+    float y = 7.0376836292e-2f;
+    y = y * m - 1.1514610310e-1f;
+    y = y * m + 1.1676998740e-1f;
+    y = y * m - 1.2420140846e-1f;
+    y = y * m + 1.4249322787e-1f;
+    y = y * m - 1.6668057665e-1f;
+    y = y * m + 2.0000714765e-1f;
+    y = y * m - 2.4999993993e-1f;
+    y = y * m + 3.3333331174e-1f;
+    y = y * m * z;
+    y += fe * -2.12194440e-4f;
+    y += -0.5f * z;
+    float r = m + y + fe * 0.693359375f;
+    r = x == HUGE_VALF ? x : r;
+    r = x == 0.0f ? -HUGE_VALF : r;
+    r = x < 0.0f ? NAN : r;
+    return x != x ? x : r;
+}
+
+/* log1p(v) for v >= 0 with full relative precision for small v: log(u) * v / (u - 1),
+ * u = 1 + v rounded (Goldberg's trick); u == 1 means log1p(v) == v in float. */
+static inline float fast_log1pf_pos(float v)
+{
+    float u = 1.0f + v;
+    float d = u - 1.0f;
+    float l = fast_logf(u);
+    return d == 0.0f ? v : (u == HUGE_VALF ? l : l * (v / d));
+}
+
+/* ---- the expressions ----------------------------------------------------------------
+ * In scope: x (the element, type UT), A/B/G (alpha/beta/gamma as UT), LO/HI (Clip),
+ * M(fn): the math function of UT's precision (expf for float, exp for double);
+ * FEXP/FTANH/FERF/FLOG/FLOG1P/FEXPM1: vectorizable approximations for float, libm for
+ * double (FLOG1P only for arguments >= 0). */
+
+#define E_SIGN (x > 0 ? (UT)1 : x < 0 ? (UT)-1 : x)
+#define E_RELU (x < 0 ? (UT)0 : x)
+/* NaN passes through; a crossed range (min > max) gives max everywhere (lo is set to hi). */
+#define E_CLIP (x < LO ? LO : x > HI ? HI : x)
+
+/* Sigmoid from exp(-|x|), never overflowing: for x < 0 it is e/(1+e). */
+#define E_SIGMOID                                                                                  \
+    (x >= 0 ? (UT)1 / ((UT)1 + FEXP(-M(fabs)(x))) : FEXP(-M(fabs)(x)) / ((UT)1 + FEXP(-M(fabs)(x))))
+/* log(1 + e^x) without overflow: max(x, 0) + log1p(e^-|x|). */
+#define E_SOFTPLUS ((x > 0 ? x : (UT)0) + FLOG1P(FEXP(-M(fabs)(x))))
+#define CLAMP01(v) ((v) < (UT)0 ? (UT)0 : (v) > (UT)1 ? (UT)1 : (v))
+
+/* name, expression: float and double */
+#define FLOAT_EXPRS(X)                                                                             \
+    X(abs, M(fabs)(x))                                                                             \
+    X(neg, -x)                                                                                     \
+    X(sign, E_SIGN)                                                                                \
+    X(relu, E_RELU)                                                                                \
+    X(clip, E_CLIP)                                                                                \
+    X(ceil, M(ceil)(x))                                                                            \
+    X(floor, M(floor)(x))                                                                          \
+    X(round, M(fabs)(x) < RMAGIC ? M(copysign)((M(fabs)(x) + RMAGIC) - RMAGIC, x) : x)             \
+    X(reciprocal, (UT)1 / x)                                                                       \
+    X(exp, FEXP(x))                                                                                \
+    X(log, FLOG(x))                                                                                \
+    X(erf, FERF(x))                                                                                \
+    X(sigmoid, E_SIGMOID)                                                                          \
+    X(tanh, FTANH(x))                                                                              \
+    X(softplus, E_SOFTPLUS)                                                                        \
+    X(softsign, x / ((UT)1 + M(fabs)(x)))                                                          \
+    X(sin, M(sin)(x))                                                                              \
+    X(cos, M(cos)(x))                                                                              \
+    X(tan, M(tan)(x))                                                                              \
+    X(asin, M(asin)(x))                                                                            \
+    X(acos, M(acos)(x))                                                                            \
+    X(atan, M(atan)(x))                                                                            \
+    X(sinh, M(sinh)(x))                                                                            \
+    X(cosh, M(cosh)(x))                                                                            \
+    X(asinh, M(asinh)(x))                                                                          \
+    X(acosh, M(acosh)(x))                                                                          \
+    X(atanh, M(atanh)(x))                                                                          \
+    X(hardswish, CLAMP01(x / (UT)6 + (UT)0.5) * x)                                                 \
+    X(mish, FTANH(E_SOFTPLUS) * x)                                                                 \
+    X(elu, x >= 0 ? x : A * FEXPM1(x))                                                             \
+    X(hardsigmoid, CLAMP01(B + x * A))                                                             \
+    X(leakyrelu, x < 0 ? A * x : x)                                                                \
+    X(selu, x > 0 ? G * x : G * A * FEXPM1(x))                                                     \
+    X(celu, x > 0 ? x : A * FEXPM1(x / A))                                                         \
+    X(thresholdedrelu, x > A ? x : (UT)0)                                                          \
+    X(shrink, (x < -A) ? x + B : (x > A) ? x - B : (UT)0)                                          \
+    X(gelu, (UT)0.5 * x * M(erfc)(x * (UT)-0.70710678118654752440))                                \
+    X(gelu_tanh,                                                                                   \
+      (UT)0.5 * x * ((UT)1 + FTANH((UT)0.79788456080286535588 * (x + (UT)0.044715 * x * x * x))))
+
+/* Integers: two's complement negation through unsigned arithmetic, so that INT_MIN
+ * wraps (as numpy and onnxruntime do) instead of being undefined. */
+#define INT_EXPRS(X)                                                                               \
+    X(abs, x < 0 ? (UT)(0 - (uint64_t)x) : x)                                                      \
+    X(neg, (UT)(0 - (uint64_t)x))                                                                  \
+    X(sign, E_SIGN)                                                                                \
+    X(relu, E_RELU)                                                                                \
+    X(clip, E_CLIP)
+
+/* One chunk function per (op, type): uk_<op>_<sfx>. */
+#define DEFINE_CHUNK(name, expr)                                                                   \
+    static void OG_CAT3(uk_, name, SFX)(const void *xv, void *yv, int64_t n, const uargs *p)       \
+    {                                                                                              \
+        const UT *restrict xs = xv;                                                                \
+        UT *restrict ys = yv;                                                                      \
+        const UT A = (UT)p->alpha, B = (UT)p->beta, G = (UT)p->gamma;                              \
+        const UT LO = (UT)P_LO, HI = (UT)P_HI;                                                     \
+        (void)A, (void)B, (void)G, (void)LO, (void)HI;                                             \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            const UT x = xs[i];                                                                    \
+            ys[i] = (expr);                                                                        \
+        }                                                                                          \
+    }
+
+/* float */
+#define UT        float
+#define RMAGIC    8388608.0f /* 2^23: adding it rounds to an integer (ties to even) */
+#define SFX       _f32
+#define M(fn)     fn##f
+#define FEXP(v)   fast_expf(v)
+#define FTANH(v)  fast_tanhf(v)
+#define FERF(v)   fast_erff(v)
+#define FLOG(v)   fast_logf(v)
+#define FLOG1P(v) fast_log1pf_pos(v)
+#define FEXPM1(v) fast_expm1f(v)
+#define P_LO      p->lo
+#define P_HI      p->hi
+FLOAT_EXPRS(DEFINE_CHUNK)
+#undef UT
+#undef SFX
+#undef M
+#undef FEXP
+#undef FTANH
+#undef FERF
+#undef FLOG
+#undef FLOG1P
+#undef FEXPM1
+#undef RMAGIC
+
+/* double */
+#define UT        double
+#define RMAGIC    4503599627370496.0 /* 2^52 */
+#define SFX       _f64
+#define M(fn)     fn
+#define FEXP(v)   exp(v)
+#define FTANH(v)  tanh(v)
+#define FERF(v)   erf(v)
+#define FLOG(v)   log(v)
+#define FLOG1P(v) log1p(v)
+#define FEXPM1(v) expm1(v)
+FLOAT_EXPRS(DEFINE_CHUNK)
+#undef UT
+#undef SFX
+#undef M
+#undef FEXP
+#undef FTANH
+#undef FERF
+#undef FLOG
+#undef FLOG1P
+#undef FEXPM1
+#undef RMAGIC
+#undef P_LO
+#undef P_HI
+
+/* int32, int64 */
+#define P_LO p->lo_i
+#define P_HI p->hi_i
+#define UT   int32_t
+#define SFX  _i32
+INT_EXPRS(DEFINE_CHUNK)
+#undef UT
+#undef SFX
+#define UT  int64_t
+#define SFX _i64
+INT_EXPRS(DEFINE_CHUNK)
+#undef UT
+#undef SFX
+#undef P_LO
+#undef P_HI
+
+/* Sqrt: with errno semantics on (the build's default, which no pragma lifts) GCC keeps a
+ * libm call per element, so the SIMD square root is spelled out where SSE2 exists. */
+#define DEFINE_SQRT(T, sfx, W, VT, LOAD, SQRT, STORE)                                              \
+    static void uk_sqrt##sfx(const void *xv, void *yv, int64_t n, const uargs *p)                  \
+    {                                                                                              \
+        const T *restrict xs = xv;                                                                 \
+        T *restrict ys = yv;                                                                       \
+        int64_t i = 0;                                                                             \
+        (void)p;                                                                                   \
+        for (; i + W <= n; i += W) {                                                               \
+            VT v = LOAD(xs + i);                                                                   \
+            STORE(ys + i, SQRT(v));                                                                \
+        }                                                                                          \
+        for (; i < n; i++) ys[i] = sqrt##sfx##_1(xs[i]);                                           \
+    }
+static inline float sqrt_f32_1(float x) { return sqrtf(x); }
+static inline double sqrt_f64_1(double x) { return sqrt(x); }
+#if defined(__SSE2__)
+DEFINE_SQRT(float, _f32, 4, __m128, _mm_loadu_ps, _mm_sqrt_ps, _mm_storeu_ps)
+DEFINE_SQRT(double, _f64, 2, __m128d, _mm_loadu_pd, _mm_sqrt_pd, _mm_storeu_pd)
+#else
+#define SCALAR_LOAD(ptr)     (*(ptr))
+#define SCALAR_STORE(ptr, v) (*(ptr) = (v))
+DEFINE_SQRT(float, _f32, 1, float, SCALAR_LOAD, sqrtf, SCALAR_STORE)
+DEFINE_SQRT(double, _f64, 1, double, SCALAR_LOAD, sqrt, SCALAR_STORE)
+#endif
+
+/* Predicates (float in, bool out) and Not. */
+#define DEFINE_PRED(T, sfx, inf)                                                                   \
+    static void uk_isnan##sfx(const void *xv, void *yv, int64_t n, const uargs *p)                 \
+    {                                                                                              \
+        const T *restrict xs = xv;                                                                 \
+        uint8_t *restrict ys = yv;                                                                 \
+        (void)p;                                                                                   \
+        for (int64_t i = 0; i < n; i++) ys[i] = xs[i] != xs[i];                                    \
+    }                                                                                              \
+    static void uk_isinf##sfx(const void *xv, void *yv, int64_t n, const uargs *p)                 \
+    {                                                                                              \
+        const T *restrict xs = xv;                                                                 \
+        uint8_t *restrict ys = yv;                                                                 \
+        const int use_pos = p->det_pos, use_neg = p->det_neg;                                      \
+        for (int64_t i = 0; i < n; i++)                                                            \
+            ys[i] = (uint8_t)((use_pos & (xs[i] == (T)(inf))) | (use_neg & (xs[i] == -(T)(inf)))); \
+    }
+DEFINE_PRED(float, _f32, HUGE_VALF)
+DEFINE_PRED(double, _f64, HUGE_VAL)
+
+static void uk_not_b8(const void *xv, void *yv, int64_t n, const uargs *p)
+{
+    const uint8_t *restrict xs = xv;
+    uint8_t *restrict ys = yv;
+    (void)p;
+    for (int64_t i = 0; i < n; i++) ys[i] = xs[i] == 0;
+}
+
+/* ---- dispatch ------------------------------------------------------------------------ */
+
+/* Work per element: cheap ops are memory-bound and need many elements to pay for threads. */
+#define COST_CHEAP 0.25
+#define COST_MATH  8.0
+
+#define FNS_FLOAT(name, cost)                                                                      \
+    static const ufns fns_##name = {uk_##name##_f32, uk_##name##_f64, NULL, NULL, NULL, cost};
+#define FNS_NUMERIC(name, cost)                                                                    \
+    static const ufns fns_##name = {                                                               \
+        uk_##name##_f32, uk_##name##_f64, uk_##name##_i32, uk_##name##_i64, NULL, cost};
+
+FNS_NUMERIC(abs, COST_CHEAP)
+FNS_NUMERIC(neg, COST_CHEAP)
+FNS_NUMERIC(sign, COST_CHEAP)
+FNS_NUMERIC(relu, COST_CHEAP)
+FNS_NUMERIC(clip, COST_CHEAP)
+FNS_FLOAT(ceil, COST_CHEAP)
+FNS_FLOAT(floor, COST_CHEAP)
+FNS_FLOAT(round, COST_CHEAP)
+FNS_FLOAT(reciprocal, 1.0)
+FNS_FLOAT(sqrt, 1.0)
+FNS_FLOAT(softsign, 1.0)
+FNS_FLOAT(hardswish, COST_CHEAP)
+FNS_FLOAT(hardsigmoid, COST_CHEAP)
+FNS_FLOAT(leakyrelu, COST_CHEAP)
+FNS_FLOAT(thresholdedrelu, COST_CHEAP)
+FNS_FLOAT(shrink, COST_CHEAP)
+FNS_FLOAT(exp, COST_MATH)
+FNS_FLOAT(log, COST_MATH)
+FNS_FLOAT(erf, COST_MATH)
+FNS_FLOAT(sigmoid, COST_MATH)
+FNS_FLOAT(tanh, COST_MATH)
+FNS_FLOAT(softplus, COST_MATH)
+FNS_FLOAT(sin, COST_MATH)
+FNS_FLOAT(cos, COST_MATH)
+FNS_FLOAT(tan, COST_MATH)
+FNS_FLOAT(asin, COST_MATH)
+FNS_FLOAT(acos, COST_MATH)
+FNS_FLOAT(atan, COST_MATH)
+FNS_FLOAT(sinh, COST_MATH)
+FNS_FLOAT(cosh, COST_MATH)
+FNS_FLOAT(asinh, COST_MATH)
+FNS_FLOAT(acosh, COST_MATH)
+FNS_FLOAT(atanh, COST_MATH)
+FNS_FLOAT(mish, COST_MATH)
+FNS_FLOAT(elu, COST_MATH)
+FNS_FLOAT(selu, COST_MATH)
+FNS_FLOAT(celu, COST_MATH)
+FNS_FLOAT(gelu, COST_MATH)
+FNS_FLOAT(gelu_tanh, COST_MATH)
+FNS_FLOAT(isnan, COST_CHEAP)
+FNS_FLOAT(isinf, COST_CHEAP)
+static const ufns fns_not = {NULL, NULL, NULL, NULL, uk_not_b8, COST_CHEAP};
+
+/* Elements per chunk: large enough to amortize the call, small enough to spread. */
+#define UCHUNK 8192
+
+static og_status run_unary(const og_kernel_ctx *k, const og_tensor *x, og_tensor *y, const ufns *f,
+                           const uargs *a)
+{
+    uchunk fn = NULL;
+    switch (x->dtype) {
+    case OG_FLOAT: fn = f->f32; break;
+    case OG_DOUBLE: fn = f->f64; break;
+    case OG_INT32: fn = f->i32; break;
+    case OG_INT64: fn = f->i64; break;
+    case OG_BOOL: fn = f->b8; break;
+    default: break;
+    }
+    if (!fn)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED,
+                               "input 0 has element type %s, which has no "
+                               "CPU kernel for this op",
+                               og_dtype_name(x->dtype));
+    if (y->numel != x->numel)
+        return og_kernel_error(k, OG_ERR_INTERNAL, "output has %lld elements, input %lld",
+                               (long long)y->numel, (long long)x->numel);
+    int64_t n = x->numel;
+    if (n == 0) return OG_OK;
+    const char *xp = x->data;
+    char *yp = y->data;
+    size_t xs = og_dtype_size(x->dtype), ys = og_dtype_size(y->dtype);
+    int64_t nch = (n + UCHUNK - 1) / UCHUNK;
+    OG_PARALLEL_FOR(k, nch, UCHUNK * f->cost, c, {
+        int64_t s = c * UCHUNK;
+        int64_t e = s + UCHUNK < n ? s + UCHUNK : n;
+        fn(xp + (size_t)s * xs, yp + (size_t)s * ys, e - s, a);
+    });
+    return OG_OK;
+}
+
+static void args_from_params(const og_kernel_ctx *k, uargs *a)
+{
+    const og_unary_params *p = k->params;
+    memset(a, 0, sizeof *a);
+    a->lo = -HUGE_VAL;
+    a->hi = HUGE_VAL;
+    a->lo_i = INT64_MIN;
+    a->hi_i = INT64_MAX;
+    a->det_neg = a->det_pos = 1;
+    if (!p) return;
+    a->alpha = p->alpha;
+    a->beta = p->beta;
+    a->gamma = p->gamma;
+    a->det_neg = p->detect_negative;
+    a->det_pos = p->detect_positive;
+}
+
+#define KERNEL(name)                                                                               \
+    static og_status k_##name(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,        \
+                              og_tensor *const *out, int n_out)                                    \
+    {                                                                                              \
+        uargs a;                                                                                   \
+        args_from_params(k, &a);                                                                   \
+        return run_unary(k, in[0], out[0], &fns_##name, &a);                                       \
+    }
+
+KERNEL(abs)
+KERNEL(neg)
+KERNEL(sign)
+KERNEL(relu)
+KERNEL(ceil)
+KERNEL(floor)
+KERNEL(round)
+KERNEL(reciprocal)
+KERNEL(sqrt)
+KERNEL(softsign)
+KERNEL(hardswish)
+KERNEL(hardsigmoid)
+KERNEL(leakyrelu)
+KERNEL(thresholdedrelu)
+KERNEL(shrink)
+KERNEL(exp)
+KERNEL(log)
+KERNEL(erf)
+KERNEL(sigmoid)
+KERNEL(tanh)
+KERNEL(softplus)
+KERNEL(sin)
+KERNEL(cos)
+KERNEL(tan)
+KERNEL(asin)
+KERNEL(acos)
+KERNEL(atan)
+KERNEL(sinh)
+KERNEL(cosh)
+KERNEL(asinh)
+KERNEL(acosh)
+KERNEL(atanh)
+KERNEL(mish)
+KERNEL(elu)
+KERNEL(selu)
+KERNEL(celu)
+KERNEL(isnan)
+KERNEL(isinf)
+KERNEL(not )
+
+static og_status k_gelu(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                        og_tensor *const *out, int n_out)
+{
+    const og_unary_params *p = k->params;
+    uargs a;
+    args_from_params(k, &a);
+    return run_unary(k, in[0], out[0], p && p->gelu_tanh ? &fns_gelu_tanh : &fns_gelu, &a);
+}
+
+/* Clip: bounds from the attributes (before opset 11) or from inputs 1 and 2. */
+static og_status k_clip(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                        og_tensor *const *out, int n_out)
+{
+    const og_unary_params *p = k->params;
+    const og_tensor *x = in[0];
+    bool is_int = x->dtype == OG_INT32 || x->dtype == OG_INT64;
+    uargs a;
+    args_from_params(k, &a);
+    if (is_int) {
+        a.lo_i = x->dtype == OG_INT32 ? INT32_MIN : INT64_MIN;
+        a.hi_i = x->dtype == OG_INT32 ? INT32_MAX : INT64_MAX;
+    }
+    if (k->node->since_version < 11) {
+        if (p) {
+            a.lo = p->clip_min;
+            a.hi = p->clip_max;
+        }
+    } else {
+        static const char *const names[3] = {"input", "min", "max"};
+        for (int i = 1; i < 3 && i < n_in; i++) {
+            const og_tensor *b = in[i];
+            if (!b) continue;
+            if (b->numel != 1)
+                return og_kernel_error(k, OG_ERR_SHAPE,
+                                       "input %d (%s) has %lld elements, expected "
+                                       "a scalar",
+                                       i, names[i], (long long)b->numel);
+            if (b->dtype != x->dtype)
+                return og_kernel_error(k, OG_ERR_TYPE, "input %d (%s) is %s, input 0 is %s", i,
+                                       names[i], og_dtype_name(b->dtype), og_dtype_name(x->dtype));
+            if (is_int) {
+                int64_t v = og_tensor_get_i64(b, 0);
+                *(i == 1 ? &a.lo_i : &a.hi_i) = v;
+            } else {
+                double v = og_tensor_get_f64(b, 0);
+                *(i == 1 ? &a.lo : &a.hi) = v;
+            }
+        }
+    }
+    /* min > max: every element becomes max (the spec's rule) */
+    if (a.lo > a.hi) a.lo = a.hi;
+    if (a.lo_i > a.hi_i) a.lo_i = a.hi_i;
+    return run_unary(k, x, out[0], &fns_clip, &a);
+}
+
+const og_kernel_def og_cpu_unary[] = {
+    {"Abs", "", k_abs},
+    {"Neg", "", k_neg},
+    {"Sign", "", k_sign},
+    {"Relu", "", k_relu},
+    {"Clip", "", k_clip},
+    {"Not", "", k_not},
+    {"IsNaN", "", k_isnan},
+    {"IsInf", "", k_isinf},
+    {"Gelu", "", k_gelu},
+    {"Ceil", "", k_ceil},
+    {"Floor", "", k_floor},
+    {"Round", "", k_round},
+    {"Reciprocal", "", k_reciprocal},
+    {"Sqrt", "", k_sqrt},
+    {"Exp", "", k_exp},
+    {"Log", "", k_log},
+    {"Erf", "", k_erf},
+    {"Sigmoid", "", k_sigmoid},
+    {"Tanh", "", k_tanh},
+    {"Softplus", "", k_softplus},
+    {"Softsign", "", k_softsign},
+    {"Sin", "", k_sin},
+    {"Cos", "", k_cos},
+    {"Tan", "", k_tan},
+    {"Asin", "", k_asin},
+    {"Acos", "", k_acos},
+    {"Atan", "", k_atan},
+    {"Sinh", "", k_sinh},
+    {"Cosh", "", k_cosh},
+    {"Asinh", "", k_asinh},
+    {"Acosh", "", k_acosh},
+    {"Atanh", "", k_atanh},
+    {"HardSwish", "", k_hardswish},
+    {"Mish", "", k_mish},
+    {"Elu", "", k_elu},
+    {"HardSigmoid", "", k_hardsigmoid},
+    {"LeakyRelu", "", k_leakyrelu},
+    {"Selu", "", k_selu},
+    {"Celu", "", k_celu},
+    {"ThresholdedRelu", "", k_thresholdedrelu},
+    {"Shrink", "", k_shrink},
+    {0},
+};

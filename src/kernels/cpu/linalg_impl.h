@@ -1,0 +1,29 @@
+/*
+ * linalg_impl.h: what the linalg family's kernel files share.  Internal header.
+ */
+#ifndef OG_LINALG_IMPL_H
+#define OG_LINALG_IMPL_H
+
+#include "kernels/cpu/kernel.h"
+#include "ops/linalg_params.h"
+
+/* C[b] = op(A[b]) · op(B[b]) for every index b of the batch shape bdims; the batches of A,
+ * B and C start at the element offsets given by the batch strides sa, sb, sc (0 where
+ * broadcast); lda, ldb, ldc are the row strides as in BLAS.  float32/float64/int32/int64. */
+typedef struct og_bgemm {
+    og_dtype dtype;
+    int64_t m, n, k;
+    bool ta, tb;
+    const void *a, *b;
+    void *c;
+    int64_t lda, ldb, ldc;
+    int nb;
+    int64_t bdims[OG_MAX_RANK], sa[OG_MAX_RANK], sb[OG_MAX_RANK], sc[OG_MAX_RANK];
+} og_bgemm;
+
+void og_bgemm_run(const og_kernel_ctx *k, const og_bgemm *g);
+
+og_status og_einsum_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                           og_tensor *const *out, int n_out);
+
+#endif /* OG_LINALG_IMPL_H */

@@ -1,0 +1,505 @@
+/* test_conv.c: Conv and ConvTranspose through parse, static and run-time inference and the
+ * CPU kernel, against a direct (no im2col) reference, plus error cases. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/cpu/kernel.h"
+
+static int failures = 0;
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            failures++;                                                                            \
+            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                            \
+            printf(__VA_ARGS__);                                                                   \
+            printf("\n");                                                                          \
+        }                                                                                          \
+    } while (0)
+
+typedef struct tcase {
+    const char *op;
+    int opset;
+    int nsp;
+    int64_t n, c, m; /* batch, input channels, output channels */
+    int64_t in[3], k[3];
+    int64_t group;
+    int64_t strides[3], dil[3], pads[6];
+    const char *auto_pad;
+    int64_t outpad[3];
+    int64_t oshape[3];
+    bool has_oshape, bias, kernel_attr;
+    og_dtype dt;
+    int threads;
+    int64_t w1, b_len; /* nonzero: override W's dim 1 / B's length (error cases) */
+    bool sym_batch;    /* declare X's batch dim symbolic in the graph */
+} tcase;
+
+static uint32_t rng = 12345;
+static double rnd(void)
+{
+    rng = rng * 1664525u + 1013904223u;
+    return (double)(rng >> 8) / (double)(1u << 24) * 2.0 - 1.0;
+}
+
+static void add_ints(og_graph *g, og_node *n, const char *name, const int64_t *v, int cnt)
+{
+    og_attr *a = &n->attrs[n->n_attrs++];
+    memset(a, 0, sizeof *a);
+    a->name = og_strdup(g->alloc, name);
+    a->type = OG_ATTR_INTS;
+    a->n = cnt;
+    a->ints = og_malloc(g->alloc, (size_t)(cnt ? cnt : 1) * sizeof(int64_t));
+    memcpy(a->ints, v, (size_t)cnt * sizeof(int64_t));
+}
+
+static void add_int(og_graph *g, og_node *n, const char *name, int64_t v)
+{
+    og_attr *a = &n->attrs[n->n_attrs++];
+    memset(a, 0, sizeof *a);
+    a->name = og_strdup(g->alloc, name);
+    a->type = OG_ATTR_INT;
+    a->i = v;
+}
+
+static void add_str(og_graph *g, og_node *n, const char *name, const char *s)
+{
+    og_attr *a = &n->attrs[n->n_attrs++];
+    memset(a, 0, sizeof *a);
+    a->name = og_strdup(g->alloc, name);
+    a->type = OG_ATTR_STRING;
+    a->s = og_strdup(g->alloc, s);
+    a->s_len = strlen(s);
+}
+
+static double get(const og_tensor *t, int64_t i)
+{
+    return t->dtype == OG_FLOAT ? ((const float *)t->data)[i] : ((const double *)t->data)[i];
+}
+static void set(og_tensor *t, int64_t i, double v)
+{
+    if (t->dtype == OG_FLOAT)
+        ((float *)t->data)[i] = (float)v;
+    else
+        ((double *)t->data)[i] = v;
+}
+
+/* Pads and output sizes written out independently of the library, from the spec text. */
+static void ref_geometry(const tcase *tc, int64_t *pb, int64_t *pe, int64_t *out)
+{
+    bool tr = strcmp(tc->op, "ConvTranspose") == 0;
+    const char *ap = tc->auto_pad ? tc->auto_pad : "NOTSET";
+    for (int i = 0; i < tc->nsp; i++) {
+        int64_t in = tc->in[i], ek = (tc->k[i] - 1) * tc->dil[i] + 1, s = tc->strides[i];
+        pb[i] = tc->pads[i];
+        pe[i] = tc->pads[tc->nsp + i];
+        if (strcmp(ap, "VALID") == 0) pb[i] = pe[i] = 0;
+        bool same = strncmp(ap, "SAME", 4) == 0;
+        if (!tr) {
+            if (same) {
+                out[i] = (in + s - 1) / s;
+                int64_t total = (out[i] - 1) * s + ek - in;
+                if (total < 0) total = 0;
+                pb[i] = strcmp(ap, "SAME_UPPER") == 0 ? total / 2 : (total + 1) / 2;
+                pe[i] = total - pb[i];
+            } else {
+                out[i] = (in + pb[i] + pe[i] - ek) / s + 1;
+            }
+        } else {
+            if (tc->has_oshape || same) {
+                out[i] = tc->has_oshape ? tc->oshape[i] : in * s;
+                int64_t total = s * (in - 1) + tc->outpad[i] + ek - out[i];
+                int64_t half = (int64_t)floor((double)total / 2.0);
+                bool upper = strcmp(ap, "SAME_UPPER") == 0;
+                if (tc->opset >= 11)
+                    pb[i] = upper ? half : total - half;
+                else
+                    pb[i] = upper ? total - half : half;
+                pe[i] = total - pb[i];
+            } else {
+                out[i] = s * (in - 1) + tc->outpad[i] + ek - pb[i] - pe[i];
+            }
+        }
+    }
+}
+
+/* Direct convolution: every output (Conv) or input (ConvTranspose) position, every tap. */
+static void reference(const tcase *tc, const og_tensor *x, const og_tensor *w, const og_tensor *b,
+                      double *y, const int64_t *pb, const int64_t *out)
+{
+    bool tr = strcmp(tc->op, "ConvTranspose") == 0;
+    int nsp = tc->nsp;
+    int64_t cg = tc->c / tc->group, mg = tc->m / tc->group, is = 1, os = 1, ks = 1;
+    for (int i = 0; i < nsp; i++) {
+        is *= tc->in[i];
+        os *= out[i];
+        ks *= tc->k[i];
+    }
+    for (int64_t n = 0; n < tc->n; n++)
+        for (int64_t m = 0; m < tc->m; m++)
+            for (int64_t o = 0; o < os; o++) y[(n * tc->m + m) * os + o] = b ? get(b, m) : 0.0;
+    /* walk (n, g, ci, mi, position p in the "small" side, tap) and pair positions */
+    int64_t np = tr ? is : os;
+    for (int64_t n = 0; n < tc->n; n++)
+        for (int64_t g = 0; g < tc->group; g++)
+            for (int64_t ci = 0; ci < cg; ci++)
+                for (int64_t mi = 0; mi < mg; mi++)
+                    for (int64_t p = 0; p < np; p++)
+                        for (int64_t t = 0; t < ks; t++) {
+                            int64_t pi[3], ti[3], r = p, rt = t, other = 0;
+                            bool ok = true;
+                            for (int j = nsp - 1; j >= 0; j--) {
+                                pi[j] = r % (tr ? tc->in[j] : out[j]);
+                                r /= tr ? tc->in[j] : out[j];
+                                ti[j] = rt % tc->k[j];
+                                rt /= tc->k[j];
+                            }
+                            for (int j = 0; j < nsp; j++) {
+                                int64_t q = pi[j] * tc->strides[j] + ti[j] * tc->dil[j] - pb[j];
+                                int64_t lim = tr ? out[j] : tc->in[j];
+                                if (q < 0 || q >= lim) ok = false;
+                                other = other * lim + q;
+                            }
+                            if (!ok) continue;
+                            int64_t c = g * cg + ci, m = g * mg + mi;
+                            if (!tr) {
+                                double wv = get(w, (m * cg + ci) * ks + t);
+                                y[(n * tc->m + m) * os + p] +=
+                                    wv * get(x, (n * tc->c + c) * is + other);
+                            } else {
+                                double wv = get(w, (c * mg + mi) * ks + t);
+                                y[(n * tc->m + m) * os + other] +=
+                                    wv * get(x, (n * tc->c + c) * is + p);
+                            }
+                        }
+}
+
+/* Build the node, resolve it, infer at run time, run the kernel; return the status of the
+ * first failing step.  With check, compare against the reference. */
+static og_status run_case(const tcase *tc, bool check, const char *label)
+{
+    bool tr = strcmp(tc->op, "ConvTranspose") == 0;
+    og_graph *g = og_graph_new(NULL);
+    og_tensor *t[3] = {NULL, NULL, NULL}, *y = NULL;
+    double *ref = NULL;
+    og_status st;
+    g->n_opsets = 1;
+    g->opsets = og_calloc(g->alloc, 1, sizeof *g->opsets);
+    g->opsets[0].domain = og_strdup(g->alloc, "");
+    g->opsets[0].version = tc->opset;
+
+    int nsp = tc->nsp, rank = nsp + 2;
+    int64_t dims[3][OG_MAX_RANK];
+    dims[0][0] = tc->n;
+    dims[0][1] = tc->c;
+    dims[1][0] = tr ? tc->c : tc->m;
+    dims[1][1] = tr ? tc->m / tc->group : tc->c / tc->group;
+    for (int i = 0; i < nsp; i++) {
+        dims[0][2 + i] = tc->in[i];
+        dims[1][2 + i] = tc->k[i];
+    }
+    dims[2][0] = tc->m;
+    if (tc->w1) dims[1][1] = tc->w1;
+    if (tc->b_len) dims[2][0] = tc->b_len;
+    int nin = tc->bias ? 3 : 2;
+    const char *names[3] = {"X", "W", "B"};
+    int ranks[3] = {rank, rank, 1};
+    for (int i = 0; i < nin; i++) {
+        int v = og_graph_add_value(g, names[i]);
+        g->values[v].kind = OG_VALUE_INPUT;
+        g->values[v].dtype = tc->dt;
+        g->values[v].rank = ranks[i];
+        memcpy(g->values[v].dims, dims[i], (size_t)ranks[i] * sizeof(int64_t));
+        if (i == 0 && tc->sym_batch) g->values[v].dims[0] = og_dim_symbol(og_graph_symbol(g, "N"));
+        og_tensor_alloc(tc->dt, ranks[i], dims[i], NULL, &t[i]);
+        for (int64_t e = 0; e < t[i]->numel; e++) set(t[i], e, rnd());
+    }
+    int yv = og_graph_add_value(g, "Y");
+    g->n_outputs = 1;
+    g->outputs = og_malloc(g->alloc, sizeof(int));
+    g->outputs[0] = yv;
+    g->values[yv].is_graph_output = true;
+    og_node *nd = og_graph_add_node(g, tc->op, "", label, nin, 1);
+    for (int i = 0; i < nin; i++) nd->in[i] = i;
+    nd->out[0] = yv;
+    nd->attrs = og_calloc(g->alloc, 8, sizeof(og_attr));
+    if (tc->group != 1) add_int(g, nd, "group", tc->group);
+    add_ints(g, nd, "strides", tc->strides, nsp);
+    add_ints(g, nd, "dilations", tc->dil, nsp);
+    if (tc->auto_pad)
+        add_str(g, nd, "auto_pad", tc->auto_pad);
+    else
+        add_ints(g, nd, "pads", tc->pads, 2 * nsp);
+    if (tc->kernel_attr) add_ints(g, nd, "kernel_shape", tc->k, nsp);
+    if (tr) add_ints(g, nd, "output_padding", tc->outpad, nsp);
+    if (tc->has_oshape) add_ints(g, nd, "output_shape", tc->oshape, nsp);
+
+    if ((st = og_graph_finalize(g))) goto done;
+    if ((st = og_graph_resolve(g, true))) goto done;
+    nd = &g->nodes[0];
+
+    og_vinfo in[3], outv;
+    for (int i = 0; i < nin; i++) {
+        og_vinfo_set(&in[i], tc->dt, ranks[i], dims[i]);
+        in[i].value = t[i];
+    }
+    og_vinfo_unknown(&outv);
+    og_op_ctx c = {nd, g->alloc, NULL, true};
+    if ((st = nd->op->infer(&c, in, nin, &outv, 1))) goto done;
+
+    int64_t pb[3], pe[3], out[3];
+    ref_geometry(tc, pb, pe, out);
+    CHECK(outv.rank == rank, "%s: rank %d", label, outv.rank);
+    CHECK(outv.dims[0] == tc->n && outv.dims[1] == tc->m, "%s: N, M", label);
+    for (int i = 0; i < nsp; i++)
+        CHECK(outv.dims[2 + i] == out[i], "%s: out dim %d is %lld, expected %lld", label, i,
+              (long long)outv.dims[2 + i], (long long)out[i]);
+    /* the static shape on the graph agrees */
+    CHECK(g->values[yv].rank == rank, "%s: static rank", label);
+    for (int i = 0; i < nsp && g->values[yv].rank == rank; i++)
+        CHECK(g->values[yv].dims[2 + i] == out[i], "%s: static dim %d", label, i);
+    if (tc->sym_batch)
+        CHECK(g->values[yv].dims[0] == g->values[0].dims[0] && g->values[yv].dims[0] < 0,
+              "%s: symbolic batch not kept", label);
+    if ((st = og_tensor_alloc(outv.dtype, outv.rank, outv.dims, NULL, &y))) goto done;
+    for (int64_t e = 0; e < y->numel; e++) set(y, e, NAN); /* every element must be written */
+    og_kernel_ctx k = {nd, nd->params, g->alloc, tc->threads ? tc->threads : 1};
+    og_kernel_fn fn = og_cpu_kernel_find("", tc->op);
+    const og_tensor *kin[3] = {t[0], t[1], t[2]};
+    og_tensor *kout[1] = {y};
+    if ((st = fn(&k, kin, nin, kout, 1))) goto done;
+    if (check) {
+        ref = malloc((size_t)(y->numel ? y->numel : 1) * sizeof *ref);
+        reference(tc, t[0], t[1], tc->bias ? t[2] : NULL, ref, pb, out);
+        double tol = tc->dt == OG_FLOAT ? 1e-4 : 1e-10;
+        int bad = 0;
+        for (int64_t e = 0; e < y->numel && bad < 3; e++) {
+            double a = get(y, e), r = ref[e];
+            if (!(fabs(a - r) <= tol * (1 + fabs(r)))) {
+                bad++;
+                CHECK(0, "%s: element %lld is %g, expected %g", label, (long long)e, a, r);
+            }
+        }
+    }
+done:
+    if (st && check) CHECK(0, "%s: status %d: %s", label, (int)st, og_last_error());
+    free(ref);
+    og_tensor_free(y);
+    for (int i = 0; i < 3; i++) og_tensor_free(t[i]);
+    og_graph_free(g);
+    return st;
+}
+
+static tcase base(const char *op, int nsp)
+{
+    tcase tc;
+    memset(&tc, 0, sizeof tc);
+    tc.op = op;
+    tc.opset = 13;
+    tc.nsp = nsp;
+    tc.n = 1;
+    tc.c = 3;
+    tc.m = 4;
+    tc.group = 1;
+    tc.dt = OG_FLOAT;
+    for (int i = 0; i < 3; i++) {
+        tc.in[i] = 6 + i;
+        tc.k[i] = 3;
+        tc.strides[i] = tc.dil[i] = 1;
+    }
+    tc.bias = true;
+    return tc;
+}
+
+static void test_random(void)
+{
+    const char *ops[2] = {"Conv", "ConvTranspose"};
+    const char *aps[5] = {NULL, NULL, "SAME_UPPER", "SAME_LOWER", "VALID"};
+    char label[128];
+    int ran = 0;
+    for (int iter = 0; iter < 400; iter++) {
+        tcase tc = base(ops[iter % 2], 1 + (iter / 2) % 3);
+        tc.group = 1 + (int64_t)((rnd() + 1) * 1.5);
+        tc.c = tc.group * (1 + (int64_t)((rnd() + 1) * 1.5));
+        tc.m = tc.group * (1 + (int64_t)((rnd() + 1) * 1.5));
+        tc.n = 1 + (int64_t)((rnd() + 1) * 1.5);
+        tc.bias = rnd() > -0.3;
+        tc.dt = rnd() > 0 ? OG_FLOAT : OG_DOUBLE;
+        tc.auto_pad = aps[(int)((rnd() + 1) * 2.5) % 5];
+        tc.kernel_attr = rnd() > 0;
+        tc.threads = rnd() > 0 ? 2 : 1;
+        tc.opset = rnd() > 0 ? 11 : 7;
+        for (int i = 0; i < tc.nsp; i++) {
+            tc.in[i] = 1 + (int64_t)((rnd() + 1) * 4);
+            tc.k[i] = 1 + (int64_t)((rnd() + 1) * 1.5);
+            tc.strides[i] = 1 + (int64_t)((rnd() + 1) * 1.2);
+            tc.dil[i] = 1 + (int64_t)((rnd() + 1) * 0.8);
+            tc.pads[i] = (int64_t)((rnd() + 1) * 1.2);
+            tc.pads[tc.nsp + i] = (int64_t)((rnd() + 1) * 1.2);
+            tc.outpad[i] = (int64_t)((rnd() + 1) * 0.5 * (double)tc.strides[i]) % tc.strides[i];
+        }
+        if (tc.op[4] == 'T' && rnd() > 0.5) {
+            tc.has_oshape = true;
+            tc.auto_pad = rnd() > 0 ? "SAME_UPPER" : NULL;
+            for (int i = 0; i < tc.nsp; i++)
+                tc.oshape[i] = tc.strides[i] * (tc.in[i] - 1) + (tc.k[i] - 1) * tc.dil[i] + 1 +
+                               (int64_t)(rnd() * 2);
+        }
+        /* skip configurations that are invalid (kernel larger than the padded input) */
+        int64_t pb[3], pe[3], out[3];
+        ref_geometry(&tc, pb, pe, out);
+        bool ok = true;
+        for (int i = 0; i < tc.nsp; i++)
+            if (out[i] <= 0) ok = false;
+        if (tc.op[4] != 'T' && (!tc.auto_pad || strcmp(tc.auto_pad, "VALID") == 0))
+            for (int i = 0; i < tc.nsp; i++)
+                if (tc.in[i] + pb[i] + pe[i] < (tc.k[i] - 1) * tc.dil[i] + 1) ok = false;
+        if (!ok) continue;
+        snprintf(label, sizeof label, "random%d_%s_%dd", iter, tc.op, tc.nsp);
+        run_case(&tc, true, label);
+        ran++;
+    }
+    printf("random: %d cases run\n", ran);
+}
+
+static void test_fixed(void)
+{
+    /* ResNet-like: 1x1 pointwise, 3x3 padded, 7x7 stride 2, batch > 1 */
+    tcase tc = base("Conv", 2);
+    tc.c = 8;
+    tc.m = 16;
+    tc.k[0] = tc.k[1] = 1;
+    tc.in[0] = tc.in[1] = 9;
+    tc.threads = 2;
+    run_case(&tc, true, "pointwise");
+    tc.n = 3;
+    run_case(&tc, true, "pointwise_batch");
+    tc = base("Conv", 2);
+    tc.n = 2;
+    tc.c = 16;
+    tc.m = 8;
+    tc.in[0] = tc.in[1] = 14;
+    tc.pads[0] = tc.pads[1] = tc.pads[2] = tc.pads[3] = 1;
+    tc.threads = 2;
+    run_case(&tc, true, "3x3");
+    tc = base("Conv", 2);
+    tc.k[0] = tc.k[1] = 7;
+    tc.strides[0] = tc.strides[1] = 2;
+    tc.pads[0] = tc.pads[1] = tc.pads[2] = tc.pads[3] = 3;
+    tc.in[0] = tc.in[1] = 32;
+    tc.m = 8;
+    tc.threads = 2;
+    run_case(&tc, true, "7x7s2");
+    /* depthwise */
+    tc = base("Conv", 2);
+    tc.sym_batch = true;
+    tc.auto_pad = "SAME_UPPER";
+    tc.strides[1] = 2;
+    run_case(&tc, true, "symbolic_batch");
+    tc = base("Conv", 2);
+    tc.c = tc.m = tc.group = 6;
+    tc.pads[0] = tc.pads[1] = tc.pads[2] = tc.pads[3] = 1;
+    tc.threads = 2;
+    run_case(&tc, true, "depthwise");
+    /* big enough for several column chunks, 2-D and 3-D, one and two threads */
+    tc = base("Conv", 2);
+    tc.c = 64;
+    tc.m = 8;
+    tc.in[0] = tc.in[1] = 40;
+    tc.pads[0] = tc.pads[1] = tc.pads[2] = tc.pads[3] = 1;
+    run_case(&tc, true, "chunked2d");
+    tc.threads = 2;
+    run_case(&tc, true, "chunked2d_mt");
+    tc.k[0] = tc.k[1] = 1;
+    tc.pads[0] = tc.pads[1] = tc.pads[2] = tc.pads[3] = 0;
+    run_case(&tc, true, "pointwise_mt");
+    tc = base("Conv", 3);
+    tc.c = 16;
+    tc.m = 4;
+    tc.in[0] = tc.in[1] = tc.in[2] = 14;
+    tc.dt = OG_DOUBLE;
+    run_case(&tc, true, "chunked3d");
+    tc.threads = 2;
+    run_case(&tc, true, "chunked3d_mt");
+    /* ConvTranspose pointwise and plain */
+    tc = base("ConvTranspose", 2);
+    tc.k[0] = tc.k[1] = 1;
+    run_case(&tc, true, "tr_pointwise");
+    tc.outpad[0] = 0;
+    tc.strides[0] = 2;
+    tc.outpad[0] = 1;
+    run_case(&tc, true, "tr_pointwise_stride");
+}
+
+/* The ONNX test case convtranspose_autopad_same (opset 11) puts the odd pad at the end. */
+static void test_onnx_expected(void)
+{
+    tcase tc = base("ConvTranspose", 2);
+    tc.opset = 11;
+    tc.c = 1;
+    tc.m = 2;
+    tc.in[0] = tc.in[1] = 3;
+    tc.strides[0] = tc.strides[1] = 2;
+    tc.auto_pad = "SAME_UPPER";
+    tc.bias = false;
+    int64_t pb[3], pe[3], out[3];
+    ref_geometry(&tc, pb, pe, out);
+    CHECK(out[0] == 6 && pb[0] == 0 && pe[0] == 1, "autopad_same geometry");
+    run_case(&tc, true, "onnx_autopad_same");
+    /* output_shape larger than the full result: extra zeros at the end */
+    tc.auto_pad = NULL;
+    tc.strides[0] = 3;
+    tc.has_oshape = true;
+    tc.oshape[0] = 10;
+    tc.oshape[1] = 8;
+    ref_geometry(&tc, pb, pe, out);
+    CHECK(pb[0] == 0 && pe[0] == -1 && pb[1] == 0 && pe[1] == -1, "output_shape geometry");
+    run_case(&tc, true, "onnx_output_shape");
+}
+
+static void expect_error(const tcase *tc, og_status want, const char *label)
+{
+    og_status st = run_case(tc, false, label);
+    CHECK(st == want, "%s: status %d, expected %d (%s)", label, (int)st, (int)want,
+          og_last_error());
+    if (st) printf("  ok %s: %s\n", label, og_last_error());
+}
+
+static void test_errors(void)
+{
+    tcase tc = base("Conv", 2);
+    tc.k[0] = 9; /* larger than the 6-wide input */
+    expect_error(&tc, OG_ERR_SHAPE, "kernel_too_big");
+    tc = base("Conv", 2);
+    tc.group = 2;
+    tc.c = 3;
+    expect_error(&tc, OG_ERR_SHAPE, "channels_not_divisible");
+    tc = base("ConvTranspose", 1);
+    tc.pads[0] = 9;
+    tc.pads[1] = 9;
+    expect_error(&tc, OG_ERR_SHAPE, "negative_output");
+    tc = base("Conv", 2);
+    tc.strides[0] = 0;
+    expect_error(&tc, OG_ERR_MODEL, "zero_stride");
+    tc = base("Conv", 2);
+    tc.w1 = 2; /* X has 3 channels */
+    expect_error(&tc, OG_ERR_SHAPE, "w_channels");
+    tc = base("ConvTranspose", 2);
+    tc.b_len = 3; /* 4 output channels */
+    expect_error(&tc, OG_ERR_SHAPE, "bias_length");
+}
+
+int main(void)
+{
+    test_fixed();
+    test_onnx_expected();
+    test_random();
+    test_errors();
+    if (failures) {
+        printf("%d failures\n", failures);
+        return 1;
+    }
+    printf("test_conv: all passed\n");
+    return 0;
+}

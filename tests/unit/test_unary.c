@@ -1,0 +1,550 @@
+/* test_unary.c: the unary family's ops, one hand-built node at a time: static inference,
+ * run-time inference and the CPU kernel, against libm references. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/cpu/kernel.h"
+#include "ops/op.h"
+#include "test.h"
+
+/* CHECK with a formatted message (test.h's CHECK prints the expression only). */
+#define CHECKF(cond, ...)                                                                          \
+    do {                                                                                           \
+        og_test_checks++;                                                                          \
+        if (!(cond)) {                                                                             \
+            og_test_failures++;                                                                    \
+            fprintf(stderr, "%s:%d: CHECK failed: ", __FILE__, __LINE__);                          \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fprintf(stderr, "\n");                                                                 \
+        }                                                                                          \
+    } while (0)
+
+/* A node's attribute, as the test sets it. */
+typedef struct tattr {
+    const char *name;
+    og_attr_type type;
+    float f;
+    int64_t i;
+    const char *s;
+} tattr;
+
+/* Build a graph of one node `op` (opset) over the given inputs (NULL: omitted), resolve
+ * it, infer at run time, run the kernel.  Returns the status; *out gets the output. */
+static og_status run_op(const char *op, int opset, const tattr *attrs, int n_attrs,
+                        const og_tensor *const *inputs, int n_in, int threads, og_tensor **out)
+{
+    og_status st = OG_OK;
+    *out = NULL;
+    og_graph *g = og_graph_new(NULL);
+    if (!g) return OG_ERR_NOMEM;
+    g->opsets = og_calloc(g->alloc, 1, sizeof *g->opsets);
+    g->opsets[0].domain = og_strdup(g->alloc, "");
+    g->opsets[0].version = opset;
+    g->n_opsets = 1;
+    og_node *n = og_graph_add_node(g, op, "", "n0", n_in, 1);
+    n->attrs = og_calloc(g->alloc, (size_t)(n_attrs ? n_attrs : 1), sizeof *n->attrs);
+    n->n_attrs = n_attrs;
+    for (int i = 0; i < n_attrs; i++) {
+        n->attrs[i].name = og_strdup(g->alloc, attrs[i].name);
+        n->attrs[i].type = attrs[i].type;
+        n->attrs[i].f = attrs[i].f;
+        n->attrs[i].i = attrs[i].i;
+        if (attrs[i].s) {
+            n->attrs[i].s = og_strdup(g->alloc, attrs[i].s);
+            n->attrs[i].s_len = strlen(attrs[i].s);
+        }
+    }
+    char name[16];
+    for (int i = 0; i < n_in; i++) {
+        if (!inputs[i]) continue;
+        snprintf(name, sizeof name, "x%d", i);
+        int v = og_graph_add_value(g, name);
+        og_value *val = &g->values[v];
+        val->kind = OG_VALUE_INPUT;
+        val->is_graph_input = true;
+        val->dtype = inputs[i]->dtype;
+        val->rank = inputs[i]->rank;
+        memcpy(val->dims, inputs[i]->dims, sizeof val->dims);
+        g->nodes[0].in[i] = v;
+    }
+    int y = og_graph_add_value(g, "y");
+    g->nodes[0].out[0] = y;
+    g->values[y].is_graph_output = true;
+    g->outputs = og_malloc(g->alloc, sizeof *g->outputs);
+    g->outputs[0] = y;
+    g->n_outputs = 1;
+
+    if ((st = og_graph_finalize(g)) || (st = og_graph_resolve(g, true))) goto done;
+    n = &g->nodes[0]; /* finalize rebuilds the node array */
+
+    /* run-time inference: every input with its value */
+    og_vinfo vin[4], vout[1];
+    for (int i = 0; i < n_in; i++) {
+        og_vinfo_unknown(&vin[i]);
+        if (!inputs[i]) continue;
+        og_vinfo_set(&vin[i], inputs[i]->dtype, inputs[i]->rank, inputs[i]->dims);
+        vin[i].value = inputs[i];
+    }
+    og_vinfo_unknown(&vout[0]);
+    og_op_ctx c = {n, g->alloc, NULL, true};
+    if ((st = n->op->infer(&c, vin, n_in, vout, 1))) goto done;
+    /* static inference agrees with run-time inference */
+    CHECKF(g->values[y].dtype == vout[0].dtype, "%s: static dtype %d, run-time %d", op,
+           g->values[y].dtype, vout[0].dtype);
+    CHECKF(g->values[y].rank == vout[0].rank, "%s: static rank", op);
+
+    if ((st = og_tensor_alloc(vout[0].dtype, vout[0].rank, vout[0].dims, NULL, out))) goto done;
+    og_kernel_fn fn = og_cpu_kernel_find("", op);
+    og_kernel_ctx k = {n, n->params, g->alloc, threads};
+    st = fn(&k, inputs, n_in, out, 1);
+    if (st) {
+        og_tensor_free(*out);
+        *out = NULL;
+    }
+done:
+    og_graph_free(g);
+    return st;
+}
+
+static og_tensor *vec(og_dtype dt, int64_t n, const double *vals)
+{
+    og_tensor *t = NULL;
+    int64_t dims[1] = {n};
+    if (og_tensor_create(dt, 1, dims, NULL, &t)) return NULL;
+    for (int64_t i = 0; i < n; i++) {
+        double v = vals[i];
+        switch (dt) {
+        case OG_FLOAT: ((float *)t->data)[i] = (float)v; break;
+        case OG_DOUBLE: ((double *)t->data)[i] = v; break;
+        case OG_INT32: ((int32_t *)t->data)[i] = (int32_t)v; break;
+        case OG_INT64: ((int64_t *)t->data)[i] = (int64_t)v; break;
+        case OG_BOOL: ((uint8_t *)t->data)[i] = v != 0; break;
+        default: break;
+        }
+    }
+    return t;
+}
+
+static og_tensor *scalar(og_dtype dt, double v)
+{
+    og_tensor *t = vec(dt, 1, &v);
+    t->rank = 0; /* same data, rank 0 */
+    return t;
+}
+
+static bool close_to(double got, double want, double rtol)
+{
+    if (isnan(want)) return isnan(got);
+    if (isinf(want)) return got == want;
+    return fabs(got - want) <= rtol * fabs(want) + 1e-6;
+}
+
+/* ---- references ---------------------------------------------------------------------- */
+
+static double r_sigmoid(double x) { return 1.0 / (1.0 + exp(-x)); }
+static double r_softplus(double x) { return x > 30 ? x : log(1.0 + exp(x)); }
+static double r_relu(double x) { return x > 0 ? x : 0; }
+static double r_sign(double x) { return x > 0 ? 1 : x < 0 ? -1 : 0; }
+static double r_neg(double x) { return -x; }
+static double r_recip(double x) { return 1.0 / x; }
+static double r_softsign(double x) { return x / (1 + fabs(x)); }
+static double r_round(double x) { return nearbyint(x); }
+static double r_hardswish(double x) { return x * fmin(1, fmax(0, x / 6 + 0.5)); }
+static double r_mish(double x) { return x * tanh(r_softplus(x)); }
+static double r_elu(double x) { return x >= 0 ? x : 2.0 * (exp(x) - 1); }
+static double r_hardsigmoid(double x) { return fmin(1, fmax(0, 0.2 * x + 0.5)); }
+static double r_leakyrelu(double x) { return x >= 0 ? x : 0.01 * x; }
+static double r_selu(double x)
+{
+    const double a = 1.67326319217681884765625, g = 1.05070102214813232421875;
+    return x > 0 ? g * x : g * (a * exp(x) - a);
+}
+static double r_gelu(double x) { return 0.5 * x * (1 + erf(x / sqrt(2.0))); }
+static double r_gelu_tanh(double x)
+{
+    return 0.5 * x * (1 + tanh(sqrt(2 / 3.14159265358979323846) * (x + 0.044715 * x * x * x)));
+}
+static double r_celu(double x) { return fmax(0, x) + fmin(0, 2.0 * (exp(x / 2.0) - 1)); }
+static double r_thresholded(double x) { return x > 1.0 ? x : 0; }
+static double r_shrink(double x) { return x < -0.5 ? x + 0.25 : x > 0.5 ? x - 0.25 : 0; }
+
+typedef struct ref_case {
+    const char *op;
+    int opset;
+    double (*ref)(double);
+    double lo, hi; /* input domain */
+    tattr attr[2];
+    int n_attr;
+} ref_case;
+
+static const ref_case ref_cases[] = {
+    {"Abs", 13, fabs, -5, 5, {{0}}, 0},
+    {"Neg", 13, r_neg, -5, 5, {{0}}, 0},
+    {"Sign", 13, r_sign, -5, 5, {{0}}, 0},
+    {"Relu", 13, r_relu, -5, 5, {{0}}, 0},
+    {"Ceil", 13, ceil, -5, 5, {{0}}, 0},
+    {"Floor", 13, floor, -5, 5, {{0}}, 0},
+    {"Round", 11, r_round, -5, 5, {{0}}, 0},
+    {"Reciprocal", 13, r_recip, 0.5, 5, {{0}}, 0},
+    {"Sqrt", 13, sqrt, 0, 9, {{0}}, 0},
+    {"Exp", 13, exp, -10, 10, {{0}}, 0},
+    {"Log", 13, log, 0.01, 100, {{0}}, 0},
+    {"Erf", 13, erf, -3, 3, {{0}}, 0},
+    {"Sigmoid", 13, r_sigmoid, -20, 20, {{0}}, 0},
+    {"Tanh", 13, tanh, -5, 5, {{0}}, 0},
+    {"Softplus", 7, r_softplus, -20, 20, {{0}}, 0},
+    {"Softsign", 7, r_softsign, -5, 5, {{0}}, 0},
+    {"Sin", 7, sin, -5, 5, {{0}}, 0},
+    {"Cos", 7, cos, -5, 5, {{0}}, 0},
+    {"Tan", 7, tan, -1.2, 1.2, {{0}}, 0},
+    {"Asin", 7, asin, -0.99, 0.99, {{0}}, 0},
+    {"Acos", 7, acos, -0.99, 0.99, {{0}}, 0},
+    {"Atan", 7, atan, -5, 5, {{0}}, 0},
+    {"Sinh", 9, sinh, -5, 5, {{0}}, 0},
+    {"Cosh", 9, cosh, -5, 5, {{0}}, 0},
+    {"Asinh", 9, asinh, -5, 5, {{0}}, 0},
+    {"Acosh", 9, acosh, 1, 5, {{0}}, 0},
+    {"Atanh", 9, atanh, -0.99, 0.99, {{0}}, 0},
+    {"HardSwish", 14, r_hardswish, -5, 5, {{0}}, 0},
+    {"Mish", 18, r_mish, -5, 5, {{0}}, 0},
+    {"Elu", 7, r_elu, -5, 5, {{"alpha", OG_ATTR_FLOAT, 2.0f, 0, NULL}}, 1},
+    {"HardSigmoid", 7, r_hardsigmoid, -5, 5, {{0}}, 0},
+    {"LeakyRelu", 16, r_leakyrelu, -5, 5, {{0}}, 0},
+    {"Selu", 7, r_selu, -5, 5, {{0}}, 0},
+    {"Celu", 12, r_celu, -5, 5, {{"alpha", OG_ATTR_FLOAT, 2.0f, 0, NULL}}, 1},
+    {"ThresholdedRelu", 10, r_thresholded, -5, 5, {{0}}, 0},
+    {"Shrink",
+     9,
+     r_shrink,
+     -5,
+     5,
+     {{"bias", OG_ATTR_FLOAT, 0.25f, 0, NULL}, {"lambd", OG_ATTR_FLOAT, 0.5f, 0, NULL}},
+     2},
+    {"Gelu", 20, r_gelu, -5, 5, {{0}}, 0},
+    {"Gelu", 20, r_gelu_tanh, -5, 5, {{"approximate", OG_ATTR_STRING, 0, 0, "tanh"}}, 1},
+};
+
+static void test_refs(int64_t n, int threads)
+{
+    double *vals = malloc((size_t)n * sizeof *vals);
+    for (size_t c = 0; c < sizeof ref_cases / sizeof ref_cases[0]; c++) {
+        const ref_case *rc = &ref_cases[c];
+        for (int64_t i = 0; i < n; i++)
+            vals[i] = rc->lo + (rc->hi - rc->lo) * (double)i / (double)(n > 1 ? n - 1 : 1);
+        for (int d = 0; d < 2; d++) {
+            og_dtype dt = d ? OG_DOUBLE : OG_FLOAT;
+            og_tensor *x = vec(dt, n, vals), *y = NULL;
+            const og_tensor *ins[1] = {x};
+            og_status st = run_op(rc->op, rc->opset, rc->attr, rc->n_attr, ins, 1, threads, &y);
+            CHECKF(st == OG_OK, "%s %s: %s", rc->op, og_dtype_name(dt), og_last_error());
+            if (st == OG_OK) {
+                int bad = 0;
+                for (int64_t i = 0; i < n && bad < 3; i++) {
+                    double xin = og_tensor_get_f64(x, i);
+                    double got = og_tensor_get_f64(y, i), want = rc->ref(xin);
+                    if (!close_to(got, want, d ? 1e-12 : 2e-6)) {
+                        bad++;
+                        CHECKF(0, "%s %s: x=%.9g got %.9g want %.9g", rc->op, og_dtype_name(dt),
+                               xin, got, want);
+                    }
+                }
+                CHECKF(y->dtype == dt && y->numel == n, "%s: output shape/dtype", rc->op);
+            }
+            og_tensor_free(x);
+            og_tensor_free(y);
+        }
+    }
+    free(vals);
+}
+
+/* ---- special cases ------------------------------------------------------------------- */
+
+static void expect(const char *what, og_tensor *y, const double *want, int64_t n)
+{
+    CHECKF(y != NULL, "%s: no output (%s)", what, og_last_error());
+    if (!y) return;
+    CHECKF(y->numel == n, "%s: %lld elements, want %lld", what, (long long)y->numel, (long long)n);
+    for (int64_t i = 0; i < n && i < y->numel; i++) {
+        double got = og_tensor_get_f64(y, i);
+        CHECKF(close_to(got, want[i], 1e-6), "%s[%lld]: got %.17g want %.17g", what, (long long)i,
+               got, want[i]);
+    }
+    og_tensor_free(y);
+}
+
+static void test_sigmoid_extremes(void)
+{
+    const double x[] = {-1000, -100, -88, 0, 88, 100, 1000, -INFINITY, INFINITY};
+    for (int d = 0; d < 2; d++) {
+        og_tensor *t = vec(d ? OG_DOUBLE : OG_FLOAT, 9, x), *y;
+        const og_tensor *ins[1] = {t};
+        run_op("Sigmoid", 13, NULL, 0, ins, 1, 1, &y);
+        for (int i = 0; y && i < 9; i++) {
+            double v = og_tensor_get_f64(y, i);
+            CHECKF(v >= 0 && v <= 1 && !isnan(v), "Sigmoid(%g) = %g", x[i], v);
+        }
+        og_tensor_free(y);
+        run_op("Softplus", 7, NULL, 0, ins, 1, 1, &y);
+        for (int i = 0; y && i < 9; i++) {
+            double v = og_tensor_get_f64(y, i);
+            CHECKF(!isnan(v) && v >= 0, "Softplus(%g) = %g", x[i], v);
+        }
+        og_tensor_free(y);
+        og_tensor_free(t);
+    }
+}
+
+static void test_clip(void)
+{
+    const double x[] = {-5, -1, 0, 1, 5};
+    og_tensor *y;
+    /* opset 6..10: attributes */
+    {
+        og_tensor *t = vec(OG_FLOAT, 5, x);
+        const og_tensor *ins[1] = {t};
+        tattr at[2] = {{"min", OG_ATTR_FLOAT, -1.5f, 0, NULL},
+                       {"max", OG_ATTR_FLOAT, 2.0f, 0, NULL}};
+        run_op("Clip", 7, at, 2, ins, 1, 1, &y);
+        expect("Clip-6 attrs", y, (const double[]){-1.5, -1, 0, 1, 2}, 5);
+        run_op("Clip", 7, at + 1, 1, ins, 1, 1, &y);
+        expect("Clip-6 max only", y, (const double[]){-5, -1, 0, 1, 2}, 5);
+        og_tensor_free(t);
+    }
+    /* opset 11+: inputs, each optional; float, int32, int64 */
+    og_dtype types[] = {OG_FLOAT, OG_DOUBLE, OG_INT32, OG_INT64};
+    for (int ti = 0; ti < 4; ti++) {
+        og_dtype dt = types[ti];
+        og_tensor *t = vec(dt, 5, x), *lo = scalar(dt, -2), *hi = scalar(dt, 3);
+        const og_tensor *both[3] = {t, lo, hi}, *no_min[3] = {t, NULL, hi}, *no_max[2] = {t, lo};
+        const og_tensor *crossed[3] = {t, hi, lo}, *none[1] = {t};
+        og_status st = run_op("Clip", 13, NULL, 0, both, 3, 1, &y);
+        CHECKF(st == OG_OK, "Clip-13 %s: %s", og_dtype_name(dt), og_last_error());
+        expect("Clip-13 both", y, (const double[]){-2, -1, 0, 1, 3}, 5);
+        run_op("Clip", 13, NULL, 0, no_min, 3, 1, &y);
+        expect("Clip-13 no min", y, (const double[]){-5, -1, 0, 1, 3}, 5);
+        run_op("Clip", 13, NULL, 0, no_max, 2, 1, &y);
+        expect("Clip-13 no max", y, (const double[]){-2, -1, 0, 1, 5}, 5);
+        run_op("Clip", 13, NULL, 0, crossed, 3, 1, &y);
+        expect("Clip-13 min > max", y, (const double[]){-2, -2, -2, -2, -2}, 5);
+        run_op("Clip", 13, NULL, 0, none, 1, 1, &y);
+        expect("Clip-13 none", y, x, 5);
+        og_tensor_free(t);
+        og_tensor_free(lo);
+        og_tensor_free(hi);
+    }
+    /* errors: bound of two elements; int input at opset 11; bound of another dtype */
+    {
+        og_tensor *t = vec(OG_FLOAT, 5, x), *lo2 = vec(OG_FLOAT, 2, x), *lod = scalar(OG_DOUBLE, 0);
+        og_tensor *ti = vec(OG_INT32, 5, x), *loi = scalar(OG_INT32, 0);
+        const og_tensor *a[2] = {t, lo2}, *b[2] = {ti, loi}, *c[2] = {t, lod};
+        og_status st = run_op("Clip", 13, NULL, 0, a, 2, 1, &y);
+        CHECKF(st == OG_ERR_SHAPE && !y, "Clip with 2-element min: %d %s", st, og_last_error());
+        st = run_op("Clip", 11, NULL, 0, b, 2, 1, &y);
+        CHECKF(st == OG_ERR_UNSUPPORTED && !y, "Clip-11 int32: %d %s", st, og_last_error());
+        st = run_op("Clip", 13, NULL, 0, c, 2, 1, &y);
+        CHECKF(st == OG_ERR_TYPE && !y, "Clip float/double: %d %s", st, og_last_error());
+        og_tensor_free(t);
+        og_tensor_free(lo2);
+        og_tensor_free(lod);
+        og_tensor_free(ti);
+        og_tensor_free(loi);
+    }
+}
+
+static void test_ints(void)
+{
+    const double x[] = {-7, -1, 0, 1, 7};
+    for (int ti = 0; ti < 2; ti++) {
+        og_dtype dt = ti ? OG_INT64 : OG_INT32;
+        og_tensor *t = vec(dt, 5, x), *y;
+        const og_tensor *ins[1] = {t};
+        run_op("Abs", 13, NULL, 0, ins, 1, 1, &y);
+        expect("Abs int", y, (const double[]){7, 1, 0, 1, 7}, 5);
+        run_op("Neg", 13, NULL, 0, ins, 1, 1, &y);
+        expect("Neg int", y, (const double[]){7, 1, 0, -1, -7}, 5);
+        run_op("Sign", 13, NULL, 0, ins, 1, 1, &y);
+        expect("Sign int", y, (const double[]){-1, -1, 0, 1, 1}, 5);
+        run_op("Relu", 14, NULL, 0, ins, 1, 1, &y);
+        expect("Relu-14 int", y, (const double[]){0, 0, 0, 1, 7}, 5);
+        og_status st = run_op("Relu", 13, NULL, 0, ins, 1, 1, &y);
+        CHECKF(st == OG_ERR_UNSUPPORTED && !y, "Relu-13 int: %d", st);
+        st = run_op("Exp", 13, NULL, 0, ins, 1, 1, &y);
+        CHECKF(st == OG_ERR_UNSUPPORTED && !y, "Exp int: %d", st);
+        og_tensor_free(t);
+    }
+    /* INT_MIN wraps instead of trapping */
+    {
+        int64_t dims[1] = {2};
+        int32_t v[2] = {INT32_MIN, INT32_MAX};
+        og_tensor *t, *y;
+        og_tensor_from_data(OG_INT32, 1, dims, v, sizeof v, NULL, &t);
+        const og_tensor *ins[1] = {t};
+        run_op("Abs", 13, NULL, 0, ins, 1, 1, &y);
+        expect("Abs INT32_MIN", y, (const double[]){INT32_MIN, INT32_MAX}, 2);
+        og_tensor_free(t);
+    }
+}
+
+static void test_bool_out(void)
+{
+    const double x[] = {0, 1, 1, 0};
+    og_tensor *t = vec(OG_BOOL, 4, x), *y;
+    const og_tensor *ins[1] = {t};
+    run_op("Not", 7, NULL, 0, ins, 1, 1, &y);
+    CHECKF(y && y->dtype == OG_BOOL, "Not dtype");
+    expect("Not", y, (const double[]){1, 0, 0, 1}, 4);
+    og_tensor_free(t);
+
+    const double f[] = {NAN, INFINITY, -INFINITY, 0, 1e38};
+    for (int d = 0; d < 2; d++) {
+        t = vec(d ? OG_DOUBLE : OG_FLOAT, 5, f);
+        const og_tensor *in2[1] = {t};
+        run_op("IsNaN", 13, NULL, 0, in2, 1, 1, &y);
+        CHECKF(y && y->dtype == OG_BOOL, "IsNaN dtype");
+        expect("IsNaN", y, (const double[]){1, 0, 0, 0, 0}, 5);
+        run_op("IsInf", 10, NULL, 0, in2, 1, 1, &y);
+        expect("IsInf", y, (const double[]){0, 1, 1, 0, 0}, 5);
+        tattr at[1] = {{"detect_negative", OG_ATTR_INT, 0, 0, NULL}};
+        run_op("IsInf", 20, at, 1, in2, 1, 1, &y);
+        expect("IsInf positive only", y, (const double[]){0, 1, 0, 0, 0}, 5);
+        og_tensor_free(t);
+    }
+}
+
+static void test_bad_attrs(void)
+{
+    const double x[] = {1};
+    og_tensor *t = vec(OG_FLOAT, 1, x), *y;
+    const og_tensor *ins[1] = {t};
+    tattr g[1] = {{"approximate", OG_ATTR_STRING, 0, 0, "erf"}};
+    og_status st = run_op("Gelu", 20, g, 1, ins, 1, 1, &y);
+    CHECKF(st == OG_ERR_MODEL && !y, "Gelu approximate=erf: %d", st);
+    tattr e[1] = {{"alpha", OG_ATTR_INT, 0, 2, NULL}};
+    st = run_op("Elu", 7, e, 1, ins, 1, 1, &y);
+    CHECKF(st == OG_ERR_MODEL && !y, "Elu int alpha: %d", st);
+    st = run_op("Gelu", 19, NULL, 0, ins, 1, 1, &y);
+    CHECKF(st == OG_ERR_UNSUPPORTED && !y, "Gelu at opset 19: %d", st);
+    og_tensor_free(t);
+}
+
+/* The float kernels use their own vectorizable exp/log/tanh/erf: check them over wide
+ * ranges (log-spaced magnitudes, both signs) against double libm, in relative error. */
+typedef struct wide_case {
+    const char *op;
+    int opset;
+    double (*ref)(double);
+    double lo, hi; /* magnitude range, log-spaced */
+    int sign;      /* -1: negative only, 1: positive only, 0: both */
+} wide_case;
+
+static double r_softplus_exact(double x) { return x > 0 ? x + log1p(exp(-x)) : log1p(exp(x)); }
+static double r_elu1(double x) { return x >= 0 ? x : expm1(x); }
+
+static void test_wide(void)
+{
+    static const wide_case cases[] = {
+        {"Exp", 13, exp, 1e-30, 89, 0},
+        {"Exp", 13, exp, 80, 110, -1},
+        {"Log", 13, log, 1e-45, 3e38, 1},
+        {"Tanh", 13, tanh, 1e-30, 20, 0},
+        {"Sigmoid", 13, r_sigmoid, 1e-30, 100, 0},
+        {"Erf", 13, erf, 1e-30, 10, 0},
+        {"Softplus", 7, r_softplus_exact, 1e-30, 100, 0},
+        {"Elu", 7, r_elu1, 1e-30, 110, -1},
+    };
+    enum { N = 20001 };
+    double *vals = malloc(N * sizeof *vals);
+    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+        const wide_case *wc = &cases[c];
+        for (int i = 0; i < N; i++) {
+            double t = (double)(i / 2) / (double)(N / 2);
+            double mag = exp(log(wc->lo) + (log(wc->hi) - log(wc->lo)) * t);
+            int neg = wc->sign < 0 || (wc->sign == 0 && (i & 1));
+            vals[i] = neg ? -mag : mag;
+        }
+        og_tensor *x = vec(OG_FLOAT, N, vals), *y = NULL;
+        const og_tensor *ins[1] = {x};
+        og_status st = run_op(wc->op, wc->opset, NULL, 0, ins, 1, 1, &y);
+        CHECKF(st == OG_OK, "%s: %s", wc->op, og_last_error());
+        double worst = 0, at = 0;
+        for (int i = 0; y && i < N; i++) {
+            double xin = og_tensor_get_f64(x, i), got = og_tensor_get_f64(y, i);
+            double want = wc->ref(xin);
+            if (fabs(want) > 3.4028234663852886e38) want = want > 0 ? INFINITY : -INFINITY;
+            double err =
+                isinf(want) ? (got == want ? 0 : 1) : fabs(got - want) / (fabs(want) + 1e-37);
+            if (!(err <= worst)) {
+                worst = err;
+                at = xin;
+            }
+        }
+        if (getenv("UNARY_VERBOSE")) printf("%s worst %.3g at %.9g\n", wc->op, worst, at);
+        CHECKF(worst < 4e-6, "%s float: relative error %.3g at x=%.9g", wc->op, worst, at);
+        og_tensor_free(x);
+        og_tensor_free(y);
+    }
+    free(vals);
+
+    /* special values */
+    const double sx[] = {0, -0.0, INFINITY, -INFINITY, NAN, -1, 1e-45};
+    og_tensor *x = vec(OG_FLOAT, 7, sx), *y;
+    const og_tensor *ins[1] = {x};
+    run_op("Log", 13, NULL, 0, ins, 1, 1, &y);
+    expect("Log specials", y,
+           (const double[]){-INFINITY, -INFINITY, INFINITY, NAN, NAN, NAN, log(1e-45f)}, 7);
+    run_op("Exp", 13, NULL, 0, ins, 1, 1, &y);
+    expect("Exp specials", y, (const double[]){1, 1, INFINITY, 0, NAN, exp(-1.0), 1}, 7);
+    run_op("Tanh", 13, NULL, 0, ins, 1, 1, &y);
+    expect("Tanh specials", y, (const double[]){0, 0, 1, -1, NAN, tanh(-1.0), 1e-45f}, 7);
+    run_op("Sigmoid", 13, NULL, 0, ins, 1, 1, &y);
+    expect("Sigmoid specials", y, (const double[]){0.5, 0.5, 1, 0, NAN, r_sigmoid(-1), 0.5}, 7);
+    run_op("Softplus", 7, NULL, 0, ins, 1, 1, &y);
+    expect("Softplus specials", y,
+           (const double[]){log(2.0), log(2.0), INFINITY, 0, NAN, r_softplus_exact(-1), log(2.0)},
+           7);
+    og_tensor_free(x);
+
+    /* Celu with a negative alpha takes expm1 of positive arguments */
+    {
+        const double cx[] = {-80, -10, -1, -1e-5, 0, 3};
+        double cw[6];
+        for (int i = 0; i < 6; i++) cw[i] = cx[i] > 0 ? cx[i] : -expm1(-cx[i]);
+        tattr ca[1] = {{"alpha", OG_ATTR_FLOAT, -1.0f, 0, NULL}};
+        x = vec(OG_FLOAT, 6, cx);
+        const og_tensor *cin[1] = {x};
+        run_op("Celu", 12, ca, 1, cin, 1, 1, &y);
+        for (int i = 0; y && i < 6; i++) {
+            double got = og_tensor_get_f64(y, i);
+            CHECKF(fabs(got - cw[i]) <= 4e-6 * fabs(cw[i]), "Celu(alpha=-1, %g) = %.9g, want %.9g",
+                   cx[i], got, cw[i]);
+        }
+        og_tensor_free(y);
+        og_tensor_free(x);
+    }
+
+    /* Round: ties to even, large and special values unchanged */
+    const double rx[] = {0.5, 1.5, 2.5, -0.5, -2.5, 8388609, 1e30, INFINITY, NAN, 2.4999999};
+    const double rw[] = {0, 2, 2, 0, -2, 8388609, 1e30, INFINITY, NAN, 2};
+    for (int d = 0; d < 2; d++) {
+        x = vec(d ? OG_DOUBLE : OG_FLOAT, 10, rx);
+        const og_tensor *rin[1] = {x};
+        run_op("Round", 11, NULL, 0, rin, 1, 1, &y);
+        expect("Round specials", y, rw, 10);
+        og_tensor_free(x);
+    }
+}
+
+int main(void)
+{
+    test_refs(257, 1);
+    test_refs(100003, 4); /* several chunks, threaded */
+    test_sigmoid_extremes();
+    test_wide();
+    test_clip();
+    test_ints();
+    test_bool_out();
+    test_bad_attrs();
+    TEST_DONE();
+}
