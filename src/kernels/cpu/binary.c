@@ -501,8 +501,7 @@ static og_status check_divisor(const og_kernel_ctx *k, const og_tensor *b)
     }
     if (zero >= 0)
         return og_kernel_error(k, OG_ERR_RUNTIME,
-                               "integer division by zero (element %lld of "
-                               "input 1)",
+                               "integer division by zero (element %lld of input 1)",
                                (long long)zero);
     return OG_OK;
 }
