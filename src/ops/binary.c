@@ -1,4 +1,191 @@
-/* binary.c: placeholder until the family's ops land. */
+/* binary.c: the elementwise ops with numpy (multidirectional) broadcasting: arithmetic
+ * (Add, Sub, Mul, Div, Pow, Mod, PRelu), comparisons (Equal, Greater, GreaterOrEqual,
+ * Less, LessOrEqual), logic (And, Or, Xor), the variadic Max, Min, Mean, Sum, and Where.
+ *
+ * Opsets 7..21 only: the legacy `broadcast`/`axis` attributes of opsets 1 and 6 are gone
+ * from every version handled here, and their semantics never changed since 7 (later
+ * versions only widened the type lists). */
 #include "ops/op.h"
 
-const og_op_def og_ops_binary[] = {{0}};
+/* Mod's parsed attribute; the kernel file declares the same struct. */
+typedef struct og_mod_params {
+    int fmod;
+} og_mod_params;
+
+static const og_dtype types_bool[] = {OG_BOOL, OG_UNDEFINED};
+
+static og_status parse_mod(const og_op_ctx *c, void **params)
+{
+    og_status st = og_attr_check_type(c, "fmod", OG_ATTR_INT);
+    if (st) return st;
+    int64_t f = og_attr_int(c->node, "fmod", 0);
+    if (f != 0 && f != 1)
+        return og_op_error(c, OG_ERR_MODEL, "attribute 'fmod' must be 0 or 1, got %lld",
+                           (long long)f);
+    og_mod_params *p = og_malloc(c->alloc, sizeof *p);
+    if (!p) return og_op_error(c, OG_ERR_NOMEM, "out of memory");
+    p->fmod = (int)f;
+    *params = p;
+    return OG_OK;
+}
+
+/* Check in[from..to) against `allowed` and require the known ones to agree; *dt gets their
+ * common type (OG_UNDEFINED while all are unknown). */
+static og_status common_dtype(const og_op_ctx *c, const og_vinfo *in, int from, int to,
+                              const og_dtype *allowed, og_dtype *dt)
+{
+    int first = -1;
+    *dt = OG_UNDEFINED;
+    for (int i = from; i < to; i++) {
+        og_status st = og_check_dtype(c, in, i, allowed);
+        if (st) return st;
+        if (in[i].dtype == OG_UNDEFINED) continue;
+        if (first < 0) {
+            first = i;
+            *dt = in[i].dtype;
+        } else if ((st = og_check_same_dtype(c, in, first, i))) {
+            return st;
+        }
+    }
+    return OG_OK;
+}
+
+/* Broadcast the shapes of in[0..n) into out. */
+static og_status broadcast_all(const og_op_ctx *c, const og_vinfo *in, int n, og_vinfo *out)
+{
+    const og_vinfo *stack[16] = {0};
+    const og_vinfo **ptrs = stack;
+    if (n > 16) {
+        ptrs = og_malloc(c->alloc, (size_t)n * sizeof *ptrs);
+        if (!ptrs) return og_op_error(c, OG_ERR_NOMEM, "out of memory");
+    }
+    for (int i = 0; i < n; i++) ptrs[i] = &in[i];
+    og_status st = og_infer_broadcast(c, ptrs, n, out);
+    if (ptrs != stack) og_free(c->alloc, ptrs);
+    return st;
+}
+
+/* All inputs share one type from `allowed`; the output has it, or bool when out_bool. */
+static og_status infer_same(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                            const og_dtype *allowed, bool out_bool)
+{
+    og_dtype dt;
+    og_status st = common_dtype(c, in, 0, n_in, allowed, &dt);
+    if (st) return st;
+    if ((st = broadcast_all(c, in, n_in, out))) return st;
+    out->dtype = out_bool ? OG_BOOL : dt;
+    return OG_OK;
+}
+
+static og_status infer_numeric(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                               int n_out)
+{
+    return infer_same(c, in, n_in, out, og_types_numeric, false);
+}
+
+static og_status infer_float(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                             int n_out)
+{
+    return infer_same(c, in, n_in, out, og_types_float, false);
+}
+
+static og_status infer_compare(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                               int n_out)
+{
+    return infer_same(c, in, n_in, out, og_types_numeric, true);
+}
+
+static og_status infer_equal(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                             int n_out)
+{
+    return infer_same(c, in, n_in, out, og_types_all, true);
+}
+
+static og_status infer_logic(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                             int n_out)
+{
+    return infer_same(c, in, n_in, out, types_bool, true);
+}
+
+/* Pow: base and exponent each numeric, independently (opset 12 split their types; a
+ * model of opset 7 with mixed types is accepted all the same). */
+static og_status infer_pow(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                           int n_out)
+{
+    og_status st = og_check_dtype(c, in, 0, og_types_numeric);
+    if (st || (st = og_check_dtype(c, in, 1, og_types_numeric))) return st;
+    if ((st = broadcast_all(c, in, 2, out))) return st;
+    out->dtype = in[0].dtype;
+    return OG_OK;
+}
+
+/* PRelu: slope broadcasts to X one way only, so the output has X's shape. */
+static og_status infer_prelu(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                             int n_out)
+{
+    og_dtype dt;
+    og_status st = common_dtype(c, in, 0, 2, og_types_numeric, &dt);
+    if (st) return st;
+    og_vinfo b;
+    og_vinfo_unknown(&b);
+    if ((st = broadcast_all(c, in, 2, &b))) return st;
+    if (og_vinfo_static(&in[0]) && og_vinfo_static(&b)) {
+        bool same = b.rank == in[0].rank;
+        for (int d = 0; same && d < b.rank; d++) same = b.dims[d] == in[0].dims[d];
+        if (!same) {
+            char xs[128], ss[128];
+            return og_op_error(c, OG_ERR_SHAPE,
+                               "input 1 (slope) of shape %s does not broadcast to the shape %s "
+                               "of input 0 (X)",
+                               og_shape_str(in[1].rank, in[1].dims, ss, sizeof ss),
+                               og_shape_str(in[0].rank, in[0].dims, xs, sizeof xs));
+        }
+    }
+    og_vinfo_copy_shape(out, &in[0]);
+    out->dtype = dt;
+    return OG_OK;
+}
+
+static og_status infer_where(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                             int n_out)
+{
+    og_dtype dt;
+    og_status st = og_check_dtype(c, in, 0, types_bool);
+    if (st || (st = common_dtype(c, in, 1, 3, og_types_all, &dt))) return st;
+    if ((st = broadcast_all(c, in, 3, out))) return st;
+    out->dtype = dt;
+    return OG_OK;
+}
+
+#define BIN(name, infer)                                                                           \
+    {                                                                                              \
+#name, "", OG_SINCE(name), 2, 2, 1, 1, NULL, NULL, infer, 0                                \
+    }
+#define VAR(name, infer)                                                                           \
+    {                                                                                              \
+#name, "", OG_SINCE(name), 1, -1, 1, 1, NULL, NULL, infer, 0                               \
+    }
+
+const og_op_def og_ops_binary[] = {
+    BIN(Add, infer_numeric),
+    BIN(Sub, infer_numeric),
+    BIN(Mul, infer_numeric),
+    BIN(Div, infer_numeric),
+    BIN(Pow, infer_pow),
+    {"Mod", "", OG_SINCE(Mod), 2, 2, 1, 1, parse_mod, NULL, infer_numeric, 0},
+    BIN(PRelu, infer_prelu),
+    BIN(Equal, infer_equal),
+    BIN(Greater, infer_compare),
+    BIN(GreaterOrEqual, infer_compare),
+    BIN(Less, infer_compare),
+    BIN(LessOrEqual, infer_compare),
+    BIN(And, infer_logic),
+    BIN(Or, infer_logic),
+    BIN(Xor, infer_logic),
+    VAR(Max, infer_numeric),
+    VAR(Min, infer_numeric),
+    VAR(Mean, infer_float),
+    VAR(Sum, infer_numeric),
+    {"Where", "", OG_SINCE(Where), 3, 3, 1, 1, NULL, NULL, infer_where, 0},
+    {0},
+};

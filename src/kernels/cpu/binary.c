@@ -1,4 +1,676 @@
-/* binary.c: placeholder until the family's CPU kernels land. */
+/* binary.c: CPU kernels of the broadcasting elementwise ops (see src/ops/binary.c).
+ *
+ * Every op runs through one engine.  A plan collapses the output shape and the inputs'
+ * broadcast strides: size-1 dims are dropped and neighbouring dims merged wherever every
+ * input is contiguous across them.  What is left is a few outer dims and one inner run in
+ * which each input's stride is 0 (one value repeated) or 1 (contiguous):
+ *   equal shapes          -> one run of N, both strides 1
+ *   scalar operand        -> one run of N, strides (1, 0)
+ *   [N,C] + [C]           -> N runs of C, strides (1, 1)
+ *   [N,C,H,W] + [1,C,1,1] -> N*C runs of H*W, strides (1, 0)
+ * and anything else becomes a strided walk over the outer dims with the same inner loops.
+ * The output range is cut into one chunk per thread; each chunk walks its rows.  The inner
+ * loops are instantiated per op and element type by macros, four variants each (both
+ * contiguous, left/right repeated, both repeated) so that the compiler vectorizes them.
+ * No restrict: the variadic ops accumulate into the output in place. */
+#include <math.h>
+#include <string.h>
+
 #include "kernels/cpu/kernel.h"
 
-const og_kernel_def og_cpu_binary[] = {{0}};
+/* Must match src/ops/binary.c. */
+typedef struct og_mod_params {
+    int fmod;
+} og_mod_params;
+
+#define BMAX_IN 3
+
+typedef struct bplan {
+    int rank; /* >= 1 */
+    int n_in;
+    int64_t total;
+    int64_t dims[OG_MAX_RANK];
+    int64_t st[BMAX_IN][OG_MAX_RANK]; /* elements; the innermost is 0 or 1 */
+} bplan;
+
+static void plan_init(bplan *p, const og_tensor *out, const og_tensor *const *ins, int n)
+{
+    int64_t st[BMAX_IN][OG_MAX_RANK], dims[OG_MAX_RANK], nst[BMAX_IN][OG_MAX_RANK];
+    int r = out->rank, nr = 0;
+    for (int k = 0; k < n; k++)
+        og_broadcast_strides(ins[k]->rank, ins[k]->dims, r, out->dims, st[k]);
+    /* from the innermost dim out; dims[]/nst[] are built innermost first */
+    for (int d = r - 1; d >= 0; d--) {
+        if (out->dims[d] == 1) continue;
+        if (nr > 0) {
+            bool merge = true;
+            for (int k = 0; k < n; k++)
+                if (st[k][d] != nst[k][nr - 1] * dims[nr - 1]) merge = false;
+            if (merge) {
+                dims[nr - 1] *= out->dims[d];
+                continue;
+            }
+        }
+        dims[nr] = out->dims[d];
+        for (int k = 0; k < n; k++) nst[k][nr] = st[k][d];
+        nr++;
+    }
+    if (nr == 0) { /* one element */
+        dims[0] = 1;
+        for (int k = 0; k < n; k++) nst[k][0] = 0;
+        nr = 1;
+    }
+    p->rank = nr;
+    p->n_in = n;
+    p->total = out->numel;
+    for (int i = 0; i < nr; i++) {
+        p->dims[i] = dims[nr - 1 - i];
+        for (int k = 0; k < n; k++) p->st[k][i] = nst[k][nr - 1 - i];
+    }
+}
+
+/* Walks the rows of a plan between two output positions. */
+typedef struct row_iter {
+    int64_t pos, end;
+    int64_t j; /* position inside the current row */
+    int64_t idx[OG_MAX_RANK];
+    int64_t off[BMAX_IN]; /* input offsets of the current row's start */
+} row_iter;
+
+static inline void rows_begin(const bplan *p, row_iter *it, int64_t start, int64_t end)
+{
+    int r = p->rank;
+    int64_t inner = p->dims[r - 1], q = start / inner;
+    it->pos = start;
+    it->end = end;
+    it->j = start % inner;
+    for (int k = 0; k < p->n_in; k++) it->off[k] = 0;
+    for (int d = r - 2; d >= 0; d--) {
+        it->idx[d] = q % p->dims[d];
+        q /= p->dims[d];
+        for (int k = 0; k < p->n_in; k++) it->off[k] += it->idx[d] * p->st[k][d];
+    }
+}
+
+/* The next block of output positions: *rows rows of n positions each (several only when
+ * they are whole rows along the second-innermost dim), starting at output position *at and
+ * at input offsets off[]; row t adds t times the inputs' second-innermost strides.  Returns
+ * n, 0 when done.  Blocks keep the per-row cost low when rows are short. */
+static inline int64_t rows_next(const bplan *p, row_iter *it, int64_t *at, int64_t *off,
+                                int64_t *rows)
+{
+    if (it->pos >= it->end) return 0;
+    int r = p->rank, d = r - 2;
+    int64_t inner = p->dims[r - 1], n = inner - it->j, m = 1;
+    *at = it->pos;
+    for (int k = 0; k < p->n_in; k++) off[k] = it->off[k] + it->j * p->st[k][r - 1];
+    if (n >= it->end - it->pos) { /* the chunk ends inside this row */
+        n = it->end - it->pos;
+        it->pos = it->end;
+        *rows = 1;
+        return n;
+    }
+    if (it->j == 0 && d >= 0) {
+        m = p->dims[d] - it->idx[d];
+        if (m > (it->end - it->pos) / inner) m = (it->end - it->pos) / inner;
+    }
+    *rows = m;
+    it->pos += (m - 1) * inner + n;
+    it->j = 0;
+    if (d < 0) return n;
+    it->idx[d] += m;
+    for (int k = 0; k < p->n_in; k++) it->off[k] += m * p->st[k][d];
+    while (it->idx[d] >= p->dims[d]) { /* carry into the outer dims */
+        for (int k = 0; k < p->n_in; k++) it->off[k] -= p->st[k][d] * p->dims[d];
+        it->idx[d] = 0;
+        if (--d < 0) break;
+        it->idx[d]++;
+        for (int k = 0; k < p->n_in; k++) it->off[k] += p->st[k][d];
+    }
+    return n;
+}
+
+/* Second-innermost stride of input k (0 for rank 1). */
+static inline int64_t row_stride(const bplan *p, int k)
+{
+    return p->rank > 1 ? p->st[k][p->rank - 2] : 0;
+}
+
+typedef void (*bin_fn)(const bplan *p, const void *a, const void *b, void *o, int64_t start,
+                       int64_t end);
+
+/* One binary loop: o = E(T, U, a, b) with TO the output type and U the type the arithmetic
+ * is done in (unsigned for integers, so that overflow wraps instead of being UB). */
+#define DEF_BIN(NAME, TA, TB, TO, U, E)                                                            \
+    static void NAME(const bplan *p, const void *va, const void *vb, void *vo, int64_t start,      \
+                     int64_t end)                                                                  \
+    {                                                                                              \
+        const TA *a = va;                                                                          \
+        const TB *b = vb;                                                                          \
+        TO *o = vo;                                                                                \
+        const bool sa = p->st[0][p->rank - 1] != 0, sb = p->st[1][p->rank - 1] != 0;               \
+        const int64_t ra = row_stride(p, 0), rb = row_stride(p, 1);                                \
+        row_iter it;                                                                               \
+        int64_t n, at, rows, off[BMAX_IN];                                                         \
+        rows_begin(p, &it, start, end);                                                            \
+        while ((n = rows_next(p, &it, &at, off, &rows)) > 0)                                       \
+            for (int64_t t = 0; t < rows; t++) {                                                   \
+                const TA *x = a + off[0] + t * ra;                                                 \
+                const TB *y = b + off[1] + t * rb;                                                 \
+                TO *z = o + at + t * n;                                                            \
+                if (sa && sb) {                                                                    \
+                    for (int64_t i = 0; i < n; i++) z[i] = E(TO, U, x[i], y[i]);                   \
+                } else if (sa) {                                                                   \
+                    const TB yv = y[0];                                                            \
+                    for (int64_t i = 0; i < n; i++) z[i] = E(TO, U, x[i], yv);                     \
+                } else if (sb) {                                                                   \
+                    const TA xv = x[0];                                                            \
+                    for (int64_t i = 0; i < n; i++) z[i] = E(TO, U, xv, y[i]);                     \
+                } else {                                                                           \
+                    const TO v = E(TO, U, x[0], y[0]);                                             \
+                    for (int64_t i = 0; i < n; i++) z[i] = v;                                      \
+                }                                                                                  \
+            }                                                                                      \
+    }
+
+/* Dtype slots of the per-op tables. */
+enum { S_F32, S_F64, S_I32, S_I64, S_BOOL, S_N };
+
+static int slot_of(og_dtype t)
+{
+    switch (t) {
+    case OG_FLOAT: return S_F32;
+    case OG_DOUBLE: return S_F64;
+    case OG_INT32: return S_I32;
+    case OG_INT64: return S_I64;
+    case OG_BOOL: return S_BOOL;
+    default: return -1;
+    }
+}
+
+/* Same-typed arithmetic, one expression for floats (EF) and one for integers (EI). */
+#define DEF_NUM2(OP, EF, EI)                                                                       \
+    DEF_BIN(OP##_f32, float, float, float, float, EF)                                              \
+    DEF_BIN(OP##_f64, double, double, double, double, EF)                                          \
+    DEF_BIN(OP##_i32, int32_t, int32_t, int32_t, uint32_t, EI)                                     \
+    DEF_BIN(OP##_i64, int64_t, int64_t, int64_t, uint64_t, EI)                                     \
+    static const bin_fn OP##_fns[S_N] = {OP##_f32, OP##_f64, OP##_i32, OP##_i64, NULL};
+#define DEF_NUM(OP, E) DEF_NUM2(OP, E, E)
+
+/* Numeric or bool inputs, bool output. */
+#define DEF_CMP(OP, E)                                                                             \
+    DEF_BIN(OP##_f32, float, float, uint8_t, float, E)                                             \
+    DEF_BIN(OP##_f64, double, double, uint8_t, double, E)                                          \
+    DEF_BIN(OP##_i32, int32_t, int32_t, uint8_t, int32_t, E)                                       \
+    DEF_BIN(OP##_i64, int64_t, int64_t, uint8_t, int64_t, E)                                       \
+    DEF_BIN(OP##_b, uint8_t, uint8_t, uint8_t, uint8_t, E)                                         \
+    static const bin_fn OP##_fns[S_N] = {OP##_f32, OP##_f64, OP##_i32, OP##_i64, OP##_b};
+
+#define DEF_LOGIC(OP, E)                                                                           \
+    DEF_BIN(OP##_b, uint8_t, uint8_t, uint8_t, uint8_t, E)                                         \
+    static const bin_fn OP##_fns[S_N] = {NULL, NULL, NULL, NULL, OP##_b};
+
+/* ---- element expressions --------------------------------------------------------- */
+
+#define E_ADD(T, U, x, y)  ((T)((U)(x) + (U)(y)))
+#define E_SUB(T, U, x, y)  ((T)((U)(x) - (U)(y)))
+#define E_MUL(T, U, x, y)  ((T)((U)(x) * (U)(y)))
+#define E_DIVF(T, U, x, y) ((x) / (y))
+#define E_DIVI(T, U, x, y) ((y) == -1 ? (T)((U)0 - (U)(x)) : (T)((x) / (y)))
+/* NaN wins, as in numpy's maximum/minimum; folds away for integers */
+#define E_MAX(T, U, x, y)    (((x) > (y) || (x) != (x)) ? (x) : (y))
+#define E_MIN(T, U, x, y)    (((x) < (y) || (x) != (x)) ? (x) : (y))
+#define E_FMODF(T, U, x, y)  ((T)fmod((double)(x), (double)(y))) /* exact, so = fmodf */
+#define E_PYMODF(T, U, x, y) ((T)pymodf((double)(x), (double)(y)))
+#define E_FMODI(T, U, x, y)  ((y) == -1 ? (T)0 : (T)((x) % (y)))
+#define E_PYMODI(T, U, x, y) ((T)pymod_adjust((y) == -1 ? 0 : (x) % (y), (y)))
+#define E_EQ(T, U, x, y)     ((uint8_t)((x) == (y)))
+#define E_GT(T, U, x, y)     ((uint8_t)((x) > (y)))
+#define E_GE(T, U, x, y)     ((uint8_t)((x) >= (y)))
+#define E_LT(T, U, x, y)     ((uint8_t)((x) < (y)))
+#define E_LE(T, U, x, y)     ((uint8_t)((x) <= (y)))
+#define E_AND(T, U, x, y)    ((uint8_t)(((x) != 0) & ((y) != 0)))
+#define E_OR(T, U, x, y)     ((uint8_t)(((x) != 0) | ((y) != 0)))
+#define E_XOR(T, U, x, y)    ((uint8_t)(((x) != 0) ^ ((y) != 0)))
+
+/* PRelu: x < 0 ? x * s : x.  GCC will not if-convert a float multiply under the default
+ * -ftrapping-math (even one computed unconditionally: it sinks it into the branch), so
+ * floats select on the bits, which vectorizes. */
+#define E_PRELU(T, U, x, s) (NEG_SEL((x), (T)((U)(x) * (U)(s))))
+#define NEG_SEL(x, m)                                                                              \
+    _Generic((x), float                                                                            \
+             : neg_sel_f32, double                                                                 \
+             : neg_sel_f64, int32_t                                                                \
+             : neg_sel_i32, int64_t                                                                \
+             : neg_sel_i64)((x), (m))
+static inline float neg_sel_f32(float x, float m)
+{
+    uint32_t xb, mb, k = (uint32_t)0 - (uint32_t)(x < 0);
+    memcpy(&xb, &x, sizeof xb);
+    memcpy(&mb, &m, sizeof mb);
+    xb = (mb & k) | (xb & ~k);
+    memcpy(&x, &xb, sizeof x);
+    return x;
+}
+static inline double neg_sel_f64(double x, double m)
+{
+    uint64_t xb, mb, k = (uint64_t)0 - (uint64_t)(x < 0);
+    memcpy(&xb, &x, sizeof xb);
+    memcpy(&mb, &m, sizeof mb);
+    xb = (mb & k) | (xb & ~k);
+    memcpy(&x, &xb, sizeof x);
+    return x;
+}
+static inline int32_t neg_sel_i32(int32_t x, int32_t m) { return x < 0 ? m : x; }
+static inline int64_t neg_sel_i64(int64_t x, int64_t m) { return x < 0 ? m : x; }
+
+/* Integer Div and Mod (E_DIVI, E_*MODI) run in their own width; the kernels refuse a zero
+ * divisor beforehand, and -1 is special-cased because MIN / -1 traps on x86. */
+/* Python's %: the remainder r of C's % moved to the divisor's sign. */
+static inline int64_t pymod_adjust(int64_t r, int64_t y)
+{
+    return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
+}
+static inline double pymodf(double x, double y)
+{
+    double r = fmod(x, y);
+    return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
+}
+
+DEF_NUM(add, E_ADD)
+DEF_NUM(sub, E_SUB)
+DEF_NUM(mul, E_MUL)
+DEF_NUM2(div, E_DIVF, E_DIVI)
+DEF_NUM(max, E_MAX)
+DEF_NUM(min, E_MIN)
+DEF_NUM(prelu, E_PRELU)
+DEF_NUM2(fmod, E_FMODF, E_FMODI)
+DEF_NUM2(pymod, E_PYMODF, E_PYMODI)
+DEF_CMP(eq, E_EQ)
+DEF_CMP(gt, E_GT)
+DEF_CMP(ge, E_GE)
+DEF_CMP(lt, E_LT)
+DEF_CMP(le, E_LE)
+DEF_LOGIC(and, E_AND)
+DEF_LOGIC(or, E_OR)
+DEF_LOGIC(xor, E_XOR)
+
+/* ---- Pow: base and exponent types independent ------------------------------------ */
+
+static inline int64_t ipow(int64_t b, int64_t e)
+{
+    if (e < 0) return b == 1 ? 1 : b == -1 ? ((e & 1) ? -1 : 1) : 0; /* truncated 1/b^-e */
+    uint64_t r = 1, x = (uint64_t)b;
+    while (e) {
+        if (e & 1) r *= x;
+        x *= x;
+        e >>= 1;
+    }
+    return (int64_t)r;
+}
+/* double -> integer without UB on NaN or overflow */
+static inline int64_t sat_i64(double d)
+{
+    if (d != d) return 0;
+    if (d >= 9223372036854775807.0) return INT64_MAX;
+    if (d <= -9223372036854775808.0) return INT64_MIN;
+    return (int64_t)d;
+}
+static inline int32_t sat_i32(double d)
+{
+    if (d != d) return 0;
+    if (d >= 2147483647.0) return INT32_MAX;
+    if (d <= -2147483648.0) return INT32_MIN;
+    return (int32_t)d;
+}
+
+#define E_POWF(T, U, x, y)    (powf((x), (y)))
+#define E_POWD(T, U, x, y)    ((T)pow((double)(x), (double)(y)))
+#define E_POWI(T, U, x, y)    ((T)ipow((x), (int64_t)(y)))
+#define E_POWI32F(T, U, x, y) (sat_i32(pow((double)(x), (double)(y))))
+#define E_POWI64F(T, U, x, y) (sat_i64(pow((double)(x), (double)(y))))
+#define E_SQ(T, U, x, y)      ((void)(y), (x) * (x))
+#define E_CUBE(T, U, x, y)    ((void)(y), (x) * (x) * (x))
+#define E_SQRTF(T, U, x, y)   ((void)(y), sqrtf(x))
+#define E_SQRTD(T, U, x, y)   ((void)(y), sqrt(x))
+
+/* One row of the table per base type: exponents float, double, int32, int64. */
+#define DEF_POW_ROW(B, TB, EF, EI)                                                                 \
+    DEF_BIN(pow_##B##_f32, TB, float, TB, TB, EF)                                                  \
+    DEF_BIN(pow_##B##_f64, TB, double, TB, TB, EF)                                                 \
+    DEF_BIN(pow_##B##_i32, TB, int32_t, TB, TB, EI)                                                \
+    DEF_BIN(pow_##B##_i64, TB, int64_t, TB, TB, EI)
+DEF_BIN(pow_f32_f32, float, float, float, float, E_POWF)
+DEF_BIN(pow_f32_f64, float, double, float, float, E_POWD)
+DEF_BIN(pow_f32_i32, float, int32_t, float, float, E_POWD)
+DEF_BIN(pow_f32_i64, float, int64_t, float, float, E_POWD)
+DEF_POW_ROW(f64, double, E_POWD, E_POWD)
+DEF_POW_ROW(i32, int32_t, E_POWI32F, E_POWI)
+DEF_POW_ROW(i64, int64_t, E_POWI64F, E_POWI)
+static const bin_fn pow_fns[4][4] = {
+    {pow_f32_f32, pow_f32_f64, pow_f32_i32, pow_f32_i64},
+    {pow_f64_f32, pow_f64_f64, pow_f64_i32, pow_f64_i64},
+    {pow_i32_f32, pow_i32_f64, pow_i32_i32, pow_i32_i64},
+    {pow_i64_f32, pow_i64_f64, pow_i64_i32, pow_i64_i64},
+};
+/* Fast paths for a float base and one exponent value (x^2 in norms, x^0.5, ...); they read
+ * the base only (run with b == a). */
+DEF_BIN(sq_f32, float, float, float, float, E_SQ)
+DEF_BIN(sq_f64, double, double, double, double, E_SQ)
+DEF_BIN(cube_f32, float, float, float, float, E_CUBE)
+DEF_BIN(cube_f64, double, double, double, double, E_CUBE)
+DEF_BIN(sqrt_f32, float, float, float, float, E_SQRTF)
+DEF_BIN(sqrt_f64, double, double, double, double, E_SQRTD)
+
+/* ---- Where: by element size ------------------------------------------------------ */
+
+typedef void (*where_fn)(const bplan *p, const uint8_t *c, const void *x, const void *y, void *o,
+                         int64_t start, int64_t end);
+
+/* Branch-free select on the bits (T is an unsigned type of the element's size): a random
+ * mask would defeat the branch predictor, and both values are loaded anyway. */
+#define W_SEL(T, c, x, y) ((T)(((x) & (T)(0 - (T)((c) != 0))) | ((y) & (T)((T)((c) != 0) - 1))))
+
+#define DEF_WHERE(NAME, T)                                                                         \
+    static void NAME(const bplan *p, const uint8_t *c, const void *vx, const void *vy, void *vo,   \
+                     int64_t start, int64_t end)                                                   \
+    {                                                                                              \
+        const T *x = vx, *y = vy;                                                                  \
+        T *o = vo;                                                                                 \
+        const bool sc = p->st[0][p->rank - 1] != 0, sx = p->st[1][p->rank - 1] != 0,               \
+                   sy = p->st[2][p->rank - 1] != 0;                                                \
+        const int64_t rc = row_stride(p, 0), rx = row_stride(p, 1), ry = row_stride(p, 2);         \
+        row_iter it;                                                                               \
+        int64_t n, at, rows, off[BMAX_IN];                                                         \
+        rows_begin(p, &it, start, end);                                                            \
+        while ((n = rows_next(p, &it, &at, off, &rows)) > 0)                                       \
+            for (int64_t t = 0; t < rows; t++) {                                                   \
+                const uint8_t *cc = c + off[0] + t * rc;                                           \
+                const T *xx = x + off[1] + t * rx, *yy = y + off[2] + t * ry;                      \
+                T *z = o + at + t * n;                                                             \
+                if (!sc) { /* one condition for the run: a copy or a fill */                       \
+                    const T *src = cc[0] ? xx : yy;                                                \
+                    if (cc[0] ? sx : sy)                                                           \
+                        memmove(z, src, (size_t)n * sizeof(T));                                    \
+                    else                                                                           \
+                        for (int64_t i = 0; i < n; i++) z[i] = src[0];                             \
+                } else if (sx && sy) {                                                             \
+                    for (int64_t i = 0; i < n; i++) z[i] = W_SEL(T, cc[i], xx[i], yy[i]);          \
+                } else if (sx) {                                                                   \
+                    const T yv = yy[0];                                                            \
+                    for (int64_t i = 0; i < n; i++) z[i] = W_SEL(T, cc[i], xx[i], yv);             \
+                } else if (sy) {                                                                   \
+                    const T xv = xx[0];                                                            \
+                    for (int64_t i = 0; i < n; i++) z[i] = W_SEL(T, cc[i], xv, yy[i]);             \
+                } else {                                                                           \
+                    const T xv = xx[0], yv = yy[0];                                                \
+                    for (int64_t i = 0; i < n; i++) z[i] = W_SEL(T, cc[i], xv, yv);                \
+                }                                                                                  \
+            }                                                                                      \
+    }
+DEF_WHERE(where_1, uint8_t)
+DEF_WHERE(where_4, uint32_t)
+DEF_WHERE(where_8, uint64_t)
+
+/* ---- drivers --------------------------------------------------------------------- */
+
+/* Threads when the whole loop is worth it: one chunk per thread, 64-element aligned. */
+static int64_t chunk_size(const og_kernel_ctx *k, int64_t total, double cost)
+{
+    int t = k->threads > 1 ? k->threads : 1;
+    if (t == 1 || (double)total * cost <= 32768.0) return total;
+    int64_t c = (total + t - 1) / t;
+    return (c + 63) & ~(int64_t)63;
+}
+
+static void run_bin(const og_kernel_ctx *k, const bplan *p, double cost, bin_fn fn, const void *a,
+                    const void *b, void *o)
+{
+    int64_t total = p->total, chunk = chunk_size(k, total, cost);
+    if (chunk >= total) {
+        fn(p, a, b, o, 0, total);
+        return;
+    }
+    int64_t nch = (total + chunk - 1) / chunk;
+    OG_PARALLEL_FOR(k, nch, (double)chunk * cost, c, {
+        fn(p, a, b, o, c * chunk, (c + 1) * chunk < total ? (c + 1) * chunk : total);
+    });
+}
+
+static og_status bad_dtype(const og_kernel_ctx *k, int i, og_dtype t)
+{
+    return og_kernel_error(k, OG_ERR_UNSUPPORTED, "input %d has element type %s, not supported", i,
+                           og_dtype_name(t));
+}
+
+static og_status type_mismatch(const og_kernel_ctx *k, const og_tensor *a, int i,
+                               const og_tensor *b, int j)
+{
+    return og_kernel_error(k, OG_ERR_TYPE, "inputs %d and %d have different element types (%s, %s)",
+                           i, j, og_dtype_name(a->dtype), og_dtype_name(b->dtype));
+}
+
+/* o = fns[dtype](a, b), a and b broadcast to o's shape. */
+static og_status binary(const og_kernel_ctx *k, const og_tensor *a, const og_tensor *b,
+                        og_tensor *o, const bin_fn *fns, double cost)
+{
+    int s = slot_of(a->dtype);
+    bin_fn fn = s >= 0 ? fns[s] : NULL;
+    if (!fn) return bad_dtype(k, 0, a->dtype);
+    if (b->dtype != a->dtype) return type_mismatch(k, a, 0, b, 1);
+    if (o->numel == 0) return OG_OK;
+    const og_tensor *ins[2] = {a, b};
+    bplan p;
+    plan_init(&p, o, ins, 2);
+    run_bin(k, &p, cost, fn, a->data, b->data, o->data);
+    return OG_OK;
+}
+
+#define KERNEL2(NAME, FNS, COST)                                                                   \
+    static og_status NAME(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,            \
+                          og_tensor *const *out, int n_out)                                        \
+    {                                                                                              \
+        return binary(k, in[0], in[1], out[0], FNS, COST);                                         \
+    }
+KERNEL2(k_add, add_fns, 1)
+KERNEL2(k_sub, sub_fns, 1)
+KERNEL2(k_mul, mul_fns, 1)
+KERNEL2(k_prelu, prelu_fns, 1)
+KERNEL2(k_equal, eq_fns, 1)
+KERNEL2(k_greater, gt_fns, 1)
+KERNEL2(k_greater_equal, ge_fns, 1)
+KERNEL2(k_less, lt_fns, 1)
+KERNEL2(k_less_equal, le_fns, 1)
+KERNEL2(k_and, and_fns, 1)
+KERNEL2(k_or, or_fns, 1)
+KERNEL2(k_xor, xor_fns, 1)
+
+/* Integer Div and Mod: a zero divisor is an error, not a trap.  Every element of the
+ * divisor reaches the output (when the output is not empty), so all are checked. */
+static og_status check_divisor(const og_kernel_ctx *k, const og_tensor *b)
+{
+    int64_t zero = -1;
+    if (b->dtype == OG_INT32) {
+        const int32_t *v = b->data;
+        for (int64_t i = 0; i < b->numel && zero < 0; i++)
+            if (v[i] == 0) zero = i;
+    } else if (b->dtype == OG_INT64) {
+        const int64_t *v = b->data;
+        for (int64_t i = 0; i < b->numel && zero < 0; i++)
+            if (v[i] == 0) zero = i;
+    }
+    if (zero >= 0)
+        return og_kernel_error(k, OG_ERR_RUNTIME,
+                               "integer division by zero (element %lld of input 1)",
+                               (long long)zero);
+    return OG_OK;
+}
+
+static og_status k_div(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                       og_tensor *const *out, int n_out)
+{
+    if (out[0]->numel > 0 && in[0]->dtype == in[1]->dtype) {
+        og_status st = check_divisor(k, in[1]);
+        if (st) return st;
+    }
+    return binary(k, in[0], in[1], out[0], div_fns, 4);
+}
+
+static og_status k_mod(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                       og_tensor *const *out, int n_out)
+{
+    const og_mod_params *mp = k->params;
+    if (out[0]->numel > 0 && in[0]->dtype == in[1]->dtype) {
+        og_status st = check_divisor(k, in[1]);
+        if (st) return st;
+    }
+    return binary(k, in[0], in[1], out[0], mp && mp->fmod ? fmod_fns : pymod_fns, 16);
+}
+
+static og_status k_pow(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                       og_tensor *const *out, int n_out)
+{
+    const og_tensor *a = in[0], *b = in[1];
+    og_tensor *o = out[0];
+    int sa = slot_of(a->dtype), sb = slot_of(b->dtype);
+    if (sa < 0 || sa > S_I64) return bad_dtype(k, 0, a->dtype);
+    if (sb < 0 || sb > S_I64) return bad_dtype(k, 1, b->dtype);
+    if (o->numel == 0) return OG_OK;
+    const og_tensor *ins[2] = {a, b};
+    bplan p;
+    if (b->numel == 1 && sa <= S_F64) {
+        /* one exponent value: the output has the base's elements in order */
+        double e = og_tensor_get_f64(b, 0);
+        bin_fn fn = NULL;
+        if (e == 2.0)
+            fn = sa == S_F32 ? sq_f32 : sq_f64;
+        else if (e == 3.0)
+            fn = sa == S_F32 ? cube_f32 : cube_f64;
+        else if (e == 0.5)
+            fn = sa == S_F32 ? sqrt_f32 : sqrt_f64;
+        if (e == 1.0) {
+            memmove(o->data, a->data, og_tensor_nbytes(o));
+            return OG_OK;
+        }
+        if (fn) {
+            ins[1] = a;
+            plan_init(&p, o, ins, 2);
+            run_bin(k, &p, 1, fn, a->data, a->data, o->data);
+            return OG_OK;
+        }
+    }
+    plan_init(&p, o, ins, 2);
+    run_bin(k, &p, 32, pow_fns[sa][sb], a->data, b->data, o->data);
+    return OG_OK;
+}
+
+/* Max, Min, Sum, Mean: o = in0 op in1, then o = o op in_i for the rest, all over o's
+ * shape. */
+static og_status variadic(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                          og_tensor *o, const bin_fn *fns)
+{
+    int s = slot_of(in[0]->dtype);
+    bin_fn fn = s >= 0 ? fns[s] : NULL;
+    if (!fn) return bad_dtype(k, 0, in[0]->dtype);
+    for (int i = 1; i < n_in; i++)
+        if (in[i]->dtype != in[0]->dtype) return type_mismatch(k, in[0], 0, in[i], i);
+    if (o->numel == 0) return OG_OK;
+    if (n_in == 1) { /* the output has the input's shape */
+        memmove(o->data, in[0]->data, og_tensor_nbytes(o));
+        return OG_OK;
+    }
+    bplan p;
+    plan_init(&p, o, in, 2);
+    run_bin(k, &p, 1, fn, in[0]->data, in[1]->data, o->data);
+    for (int i = 2; i < n_in; i++) {
+        const og_tensor *ins[2] = {o, in[i]};
+        plan_init(&p, o, ins, 2);
+        run_bin(k, &p, 1, fn, o->data, in[i]->data, o->data);
+    }
+    return OG_OK;
+}
+
+#define KERNELV(NAME, FNS)                                                                         \
+    static og_status NAME(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,            \
+                          og_tensor *const *out, int n_out)                                        \
+    {                                                                                              \
+        return variadic(k, in, n_in, out[0], FNS);                                                 \
+    }
+KERNELV(k_max, max_fns)
+KERNELV(k_min, min_fns)
+KERNELV(k_sum, add_fns)
+
+#define SCALE_LOOP(T, o, n, d)                                                                     \
+    do {                                                                                           \
+        T *v_ = (o);                                                                               \
+        const T d_ = (T)(d);                                                                       \
+        for (int64_t i_ = 0; i_ < (n); i_++) v_[i_] /= d_;                                         \
+    } while (0)
+
+static og_status k_mean(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                        og_tensor *const *out, int n_out)
+{
+    og_tensor *o = out[0];
+    if (o->dtype != OG_FLOAT && o->dtype != OG_DOUBLE) return bad_dtype(k, 0, o->dtype);
+    og_status st = variadic(k, in, n_in, o, add_fns);
+    if (st || n_in == 1) return st;
+    if (o->dtype == OG_FLOAT)
+        SCALE_LOOP(float, o->data, o->numel, n_in);
+    else
+        SCALE_LOOP(double, o->data, o->numel, n_in);
+    return OG_OK;
+}
+
+static og_status k_where(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                         og_tensor *const *out, int n_out)
+{
+    og_tensor *o = out[0];
+    if (in[0]->dtype != OG_BOOL) return bad_dtype(k, 0, in[0]->dtype);
+    if (in[1]->dtype != in[2]->dtype) return type_mismatch(k, in[1], 1, in[2], 2);
+    where_fn fn;
+    switch (og_dtype_size(in[1]->dtype)) {
+    case 1: fn = where_1; break;
+    case 4: fn = where_4; break;
+    case 8: fn = where_8; break;
+    default: return bad_dtype(k, 1, in[1]->dtype);
+    }
+    if (o->numel == 0) return OG_OK;
+    bplan p;
+    plan_init(&p, o, in, 3);
+    const uint8_t *c = in[0]->data;
+    int64_t total = p.total, chunk = chunk_size(k, total, 1);
+    if (chunk >= total) {
+        fn(&p, c, in[1]->data, in[2]->data, o->data, 0, total);
+        return OG_OK;
+    }
+    int64_t nch = (total + chunk - 1) / chunk;
+    OG_PARALLEL_FOR(k, nch, chunk, i, {
+        fn(&p, c, in[1]->data, in[2]->data, o->data, i * chunk,
+           (i + 1) * chunk < total ? (i + 1) * chunk : total);
+    });
+    return OG_OK;
+}
+
+const og_kernel_def og_cpu_binary[] = {
+    {"Add", "", k_add},
+    {"Sub", "", k_sub},
+    {"Mul", "", k_mul},
+    {"Div", "", k_div},
+    {"Pow", "", k_pow},
+    {"Mod", "", k_mod},
+    {"PRelu", "", k_prelu},
+    {"Equal", "", k_equal},
+    {"Greater", "", k_greater},
+    {"GreaterOrEqual", "", k_greater_equal},
+    {"Less", "", k_less},
+    {"LessOrEqual", "", k_less_equal},
+    {"And", "", k_and},
+    {"Or", "", k_or},
+    {"Xor", "", k_xor},
+    {"Max", "", k_max},
+    {"Min", "", k_min},
+    {"Mean", "", k_mean},
+    {"Sum", "", k_sum},
+    {"Where", "", k_where},
+    {0},
+};

@@ -1,0 +1,430 @@
+/* test_binary.c: the broadcasting elementwise ops, one hand-built node at a time: static
+ * inference, run-time inference and the CPU kernel, against naive references. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernels/cpu/kernel.h"
+#include "ops/op.h"
+
+static int failures;
+
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "%s:%d: CHECK failed: %s (%s)\n", __FILE__, __LINE__, #cond,           \
+                    og_last_error());                                                              \
+            failures++;                                                                            \
+        }                                                                                          \
+    } while (0)
+
+/* Build a one-node graph on inputs shaped like ins, resolve it, run infer at run time and
+ * the kernel; *out gets the result (NULL on failure).  fmod < 0: no attribute. */
+static og_status run_node(const char *op, int opset, int fmod, og_tensor *const *ins, int n_in,
+                          og_tensor **out, int threads)
+{
+    const og_allocator *a = og_default_allocator();
+    og_status st = OG_ERR_NOMEM;
+    og_vinfo vin[8], vout;
+    *out = NULL;
+    og_graph *g = og_graph_new(NULL);
+    if (!g) return st;
+    g->opsets = og_calloc(a, 1, sizeof *g->opsets);
+    if (!g->opsets) goto done;
+    g->n_opsets = 1;
+    g->opsets[0].domain = og_strdup(a, "");
+    g->opsets[0].version = opset;
+    g->inputs = og_calloc(a, (size_t)n_in, sizeof *g->inputs);
+    g->outputs = og_calloc(a, 1, sizeof *g->outputs);
+    if (!g->opsets[0].domain || !g->inputs || !g->outputs) goto done;
+    for (int i = 0; i < n_in; i++) {
+        char name[16];
+        snprintf(name, sizeof name, "x%d", i);
+        int v = og_graph_add_value(g, name);
+        if (v < 0) goto done;
+        og_value *val = &g->values[v];
+        val->kind = OG_VALUE_INPUT;
+        val->is_graph_input = true;
+        val->dtype = ins[i]->dtype;
+        val->rank = ins[i]->rank;
+        memcpy(val->dims, ins[i]->dims, sizeof val->dims);
+        g->inputs[g->n_inputs++] = v;
+    }
+    int y = og_graph_add_value(g, "y");
+    if (y < 0) goto done;
+    g->values[y].is_graph_output = true;
+    g->outputs[g->n_outputs++] = y;
+    og_node *n = og_graph_add_node(g, op, "", "n0", n_in, 1);
+    if (!n) goto done;
+    for (int i = 0; i < n_in; i++) n->in[i] = i;
+    n->out[0] = y;
+    if (fmod >= 0) {
+        n->attrs = og_calloc(a, 1, sizeof *n->attrs);
+        if (!n->attrs) goto done;
+        n->n_attrs = 1;
+        n->attrs[0].name = og_strdup(a, "fmod");
+        n->attrs[0].type = OG_ATTR_INT;
+        n->attrs[0].i = fmod;
+    }
+    if ((st = og_graph_finalize(g)) || (st = og_graph_resolve(g, true))) goto done;
+    n = &g->nodes[0];
+    for (int i = 0; i < n_in; i++) {
+        og_vinfo_set(&vin[i], ins[i]->dtype, ins[i]->rank, ins[i]->dims);
+        vin[i].value = ins[i];
+    }
+    og_vinfo_unknown(&vout);
+    og_op_ctx c = {n, a, NULL, true};
+    if ((st = n->op->infer(&c, vin, n_in, &vout, 1))) goto done;
+    if ((st = og_tensor_alloc(vout.dtype, vout.rank, vout.dims, NULL, out))) goto done;
+    og_kernel_ctx kc = {n, n->params, a, threads};
+    st = og_cpu_kernel_find("", op)(&kc, (const og_tensor *const *)ins, n_in, out, 1);
+    if (st) {
+        og_tensor_free(*out);
+        *out = NULL;
+    }
+done:
+    og_graph_free(g);
+    return st;
+}
+
+static og_tensor *make(og_dtype t, int rank, const int64_t *dims, const void *data)
+{
+    og_tensor *x = NULL;
+    int64_t n = 1;
+    for (int i = 0; i < rank; i++) n *= dims[i];
+    if (og_tensor_from_data(t, rank, dims, data, (size_t)n * og_dtype_size(t), NULL, &x)) abort();
+    return x;
+}
+
+/* Offset into an input of shape (r, d) for output flat index i of shape (orank, od). */
+static int64_t bidx(int orank, const int64_t *od, int r, const int64_t *d, int64_t i)
+{
+    int64_t off = 0, stride = 1;
+    for (int k = orank - 1; k >= 0; k--) {
+        int64_t c = i % od[k];
+        i /= od[k];
+        int j = k - (orank - r);
+        if (j >= 0) {
+            if (d[j] != 1) off += c * stride;
+            stride *= d[j];
+        }
+    }
+    return off;
+}
+
+static float rnd(void) { return (float)(rand() % 2001 - 1000) / 100.0f; }
+
+/* Float ops over many broadcast patterns, single- and multi-threaded. */
+static void test_broadcast_patterns(void)
+{
+    static const struct {
+        int ra, rb;
+        int64_t a[5], b[5];
+    } cases[] = {
+        {3, 3, {3, 4, 5}, {3, 4, 5}},
+        {3, 1, {3, 4, 5}, {5}},
+        {2, 0, {6, 7}, {0}},
+        {0, 2, {0}, {6, 7}},
+        {4, 4, {2, 3, 4, 5}, {1, 3, 1, 1}},
+        {4, 4, {1, 4, 1, 6}, {3, 1, 5, 6}},
+        {2, 2, {2, 3}, {2, 1}},
+        {3, 2, {4, 1, 3}, {5, 1}},
+        {1, 1, {1}, {1}},
+        {5, 3, {2, 1, 3, 1, 7}, {3, 1, 7}},
+        {3, 3, {64, 33, 40}, {64, 1, 40}},
+        {2, 1, {300, 257}, {257}},
+        {4, 4, {8, 16, 30, 31}, {1, 16, 1, 1}},
+        {3, 3, {0, 4, 5}, {1, 4, 5}},
+        {3, 3, {5, 7, 1001}, {5, 1, 1001}},
+        {3, 2, {9, 5, 997}, {5, 1}},
+        {3, 3, {3000, 3, 2}, {3000, 1, 2}},
+    };
+    static const char *ops[] = {"Add", "Sub",     "Mul", "Div",  "Max",
+                                "Min", "Greater", "Pow", "PRelu"};
+    for (size_t ci = 0; ci < sizeof cases / sizeof cases[0]; ci++) {
+        int64_t na = 1, nb = 1;
+        for (int i = 0; i < cases[ci].ra; i++) na *= cases[ci].a[i];
+        for (int i = 0; i < cases[ci].rb; i++) nb *= cases[ci].b[i];
+        float *da = malloc((size_t)(na ? na : 1) * sizeof *da);
+        float *db = malloc((size_t)(nb ? nb : 1) * sizeof *db);
+        for (int64_t i = 0; i < na; i++) da[i] = rnd();
+        for (int64_t i = 0; i < nb; i++) db[i] = rnd() + (rand() % 2 ? 20.0f : -20.0f);
+        og_tensor *ins[2] = {make(OG_FLOAT, cases[ci].ra, cases[ci].a, da),
+                             make(OG_FLOAT, cases[ci].rb, cases[ci].b, db)};
+        for (size_t oi = 0; oi < sizeof ops / sizeof ops[0]; oi++) {
+            for (int threads = 1; threads <= 4; threads += 3) {
+                og_tensor *o = NULL;
+                og_status st = run_node(ops[oi], 17, -1, ins, 2, &o, threads);
+                if (oi == 8 && cases[ci].rb > cases[ci].ra) {
+                    CHECK(st == OG_ERR_SHAPE); /* slope must broadcast to X */
+                    continue;
+                }
+                if (oi == 8 && st == OG_ERR_SHAPE) continue; /* checked below for one case */
+                CHECK(st == OG_OK);
+                if (st) continue;
+                int bad = 0;
+                for (int64_t i = 0; i < o->numel && !bad; i++) {
+                    double x = da[bidx(o->rank, o->dims, cases[ci].ra, cases[ci].a, i)];
+                    double y = db[bidx(o->rank, o->dims, cases[ci].rb, cases[ci].b, i)];
+                    double want, got;
+                    switch (oi) {
+                    case 0: want = x + y; break;
+                    case 1: want = x - y; break;
+                    case 2: want = x * y; break;
+                    case 3: want = x / y; break;
+                    case 4: want = x > y ? x : y; break;
+                    case 5: want = x < y ? x : y; break;
+                    case 6: want = x > y; break;
+                    case 8: want = x < 0 ? x * y : x; break;
+                    case 7: want = pow(x, y); break;
+                    default: want = 0; break;
+                    }
+                    if (oi == 6)
+                        got = ((const uint8_t *)o->data)[i];
+                    else
+                        got = ((const float *)o->data)[i];
+                    if (oi == 7 && (x < 0 || fabs(want) > 1e38)) continue; /* NaN, overflow */
+                    if (fabs(got - want) > 1e-5 * (1 + fabs(want)) &&
+                        !(isinf(got) && isinf(want))) {
+                        bad = 1;
+                        fprintf(stderr, "  x=%g y=%g got=%g want=%g\n", x, y, got, want);
+                    }
+                }
+                if (bad)
+                    fprintf(stderr, "case %zu op %s threads %d: mismatch\n", ci, ops[oi], threads);
+                CHECK(!bad);
+                og_tensor_free(o);
+            }
+        }
+        og_tensor_free(ins[0]);
+        og_tensor_free(ins[1]);
+        free(da);
+        free(db);
+    }
+}
+
+static void test_int_div_mod(void)
+{
+    int64_t d6[] = {6};
+    int32_t a[] = {7, -7, 7, -7, INT32_MIN, 5}, b[] = {3, 3, -3, -3, -1, 5};
+    og_tensor *ins[2] = {make(OG_INT32, 1, d6, a), make(OG_INT32, 1, d6, b)};
+    og_tensor *o = NULL;
+    CHECK(run_node("Div", 14, -1, ins, 2, &o, 1) == OG_OK);
+    if (o) {
+        const int32_t *v = o->data;
+        CHECK(v[0] == 2 && v[1] == -2 && v[2] == -2 && v[3] == 2 && v[4] == INT32_MIN && v[5] == 1);
+        og_tensor_free(o);
+    }
+    CHECK(run_node("Mod", 13, 0, ins, 2, &o, 1) == OG_OK); /* Python: divisor's sign */
+    if (o) {
+        const int32_t *v = o->data;
+        CHECK(v[0] == 1 && v[1] == 2 && v[2] == -2 && v[3] == -1 && v[4] == 0 && v[5] == 0);
+        og_tensor_free(o);
+    }
+    CHECK(run_node("Mod", 13, 1, ins, 2, &o, 1) == OG_OK); /* C: dividend's sign */
+    if (o) {
+        const int32_t *v = o->data;
+        CHECK(v[0] == 1 && v[1] == -1 && v[2] == 1 && v[3] == -1 && v[4] == 0 && v[5] == 0);
+        og_tensor_free(o);
+    }
+    og_tensor_free(ins[1]);
+    int32_t z[] = {1, 2, 0, 4, 5, 6};
+    ins[1] = make(OG_INT32, 1, d6, z);
+    CHECK(run_node("Div", 14, -1, ins, 2, &o, 1) == OG_ERR_RUNTIME && !o);
+    CHECK(strstr(og_last_error(), "n0") != NULL);
+    CHECK(run_node("Mod", 13, 0, ins, 2, &o, 1) == OG_ERR_RUNTIME && !o);
+    og_tensor_free(ins[0]);
+    og_tensor_free(ins[1]);
+
+    double fa[] = {5.5, -5.5, 5.5, -5.5}, fb[] = {2, 2, -2, -2};
+    int64_t d4[] = {4};
+    ins[0] = make(OG_DOUBLE, 1, d4, fa);
+    ins[1] = make(OG_DOUBLE, 1, d4, fb);
+    CHECK(run_node("Mod", 13, 1, ins, 2, &o, 1) == OG_OK);
+    if (o) {
+        const double *v = o->data;
+        CHECK(v[0] == 1.5 && v[1] == -1.5 && v[2] == 1.5 && v[3] == -1.5);
+        og_tensor_free(o);
+    }
+    CHECK(run_node("Mod", 13, 0, ins, 2, &o, 1) == OG_OK);
+    if (o) {
+        const double *v = o->data;
+        CHECK(v[0] == 1.5 && v[1] == 0.5 && v[2] == -0.5 && v[3] == -1.5);
+        og_tensor_free(o);
+    }
+    og_tensor_free(ins[0]);
+    og_tensor_free(ins[1]);
+}
+
+static void test_pow(void)
+{
+    int64_t d3[] = {3};
+    int64_t ia[] = {2, -3, 5}, ib[] = {10, 3, 0};
+    float fb[] = {2.0f, 0.5f, 3.0f}, fa[] = {4.0f, 9.0f, 2.0f};
+    og_tensor *ins[2] = {make(OG_INT64, 1, d3, ia), make(OG_INT64, 1, d3, ib)}, *o = NULL;
+    CHECK(run_node("Pow", 15, -1, ins, 2, &o, 1) == OG_OK);
+    if (o) {
+        const int64_t *v = o->data;
+        CHECK(o->dtype == OG_INT64 && v[0] == 1024 && v[1] == -27 && v[2] == 1);
+        og_tensor_free(o);
+    }
+    og_tensor_free(ins[1]);
+    ins[1] = make(OG_FLOAT, 1, d3, fb); /* int base, float exponent */
+    CHECK(run_node("Pow", 15, -1, ins, 2, &o, 1) == OG_OK);
+    if (o) {
+        const int64_t *v = o->data;
+        CHECK(o->dtype == OG_INT64 && v[0] == 4 && v[2] == 125);
+        og_tensor_free(o);
+    }
+    og_tensor_free(ins[0]);
+    og_tensor_free(ins[1]);
+    /* float base, one exponent value of each fast path and of another type */
+    const double exps[] = {2, 3, 0.5, 1, -1.5};
+    for (int e = 0; e < 5; e++) {
+        int64_t ev = (int64_t)exps[e];
+        ins[0] = make(OG_FLOAT, 1, d3, fa);
+        ins[1] = exps[e] == (double)ev ? make(OG_INT64, 0, NULL, &ev)
+                                       : make(OG_DOUBLE, 0, NULL, &exps[e]);
+        CHECK(run_node("Pow", 15, -1, ins, 2, &o, 1) == OG_OK);
+        if (o) {
+            const float *v = o->data;
+            for (int i = 0; i < 3; i++)
+                CHECK(fabs(v[i] - pow(fa[i], exps[e])) < 1e-5 * (1 + pow(fa[i], exps[e])));
+            og_tensor_free(o);
+        }
+        og_tensor_free(ins[0]);
+        og_tensor_free(ins[1]);
+    }
+}
+
+static void test_variadic_where_logic(void)
+{
+    int64_t d3[] = {3}, d23[] = {2, 3}, d21[] = {2, 1}, d1[] = {1};
+    float a[] = {1, 5, 3}, b[] = {4, 2, 6, -1, 0, 10}, c[] = {2, 7}, s[] = {3};
+    og_tensor *ins[4] = {make(OG_FLOAT, 1, d3, a), make(OG_FLOAT, 2, d23, b),
+                         make(OG_FLOAT, 2, d21, c), make(OG_FLOAT, 1, d1, s)};
+    og_tensor *o = NULL;
+    CHECK(run_node("Sum", 13, -1, ins, 4, &o, 1) == OG_OK);
+    if (o) {
+        const float *v = o->data;
+        CHECK(o->rank == 2 && o->dims[0] == 2 && o->dims[1] == 3);
+        CHECK(v[0] == 10 && v[1] == 12 && v[2] == 14 && v[3] == 10 && v[4] == 15 && v[5] == 23);
+        og_tensor_free(o);
+    }
+    CHECK(run_node("Max", 13, -1, ins, 3, &o, 1) == OG_OK);
+    if (o) {
+        const float *v = o->data;
+        CHECK(v[0] == 4 && v[1] == 5 && v[2] == 6 && v[3] == 7 && v[4] == 7 && v[5] == 10);
+        og_tensor_free(o);
+    }
+    CHECK(run_node("Mean", 13, -1, ins, 2, &o, 1) == OG_OK);
+    if (o) {
+        const float *v = o->data;
+        CHECK(v[0] == 2.5f && v[1] == 3.5f && v[5] == 6.5f);
+        og_tensor_free(o);
+    }
+    CHECK(run_node("Min", 13, -1, ins, 1, &o, 1) == OG_OK);
+    if (o) {
+        CHECK(memcmp(o->data, a, sizeof a) == 0);
+        og_tensor_free(o);
+    }
+    /* bad broadcast names the shapes */
+    og_tensor *bad[2] = {ins[0], make(OG_FLOAT, 1, d21, c)};
+    bad[1]->dims[0] = 2;
+    CHECK(run_node("Add", 14, -1, bad, 2, &o, 1) == OG_ERR_SHAPE && !o);
+    og_tensor_free(bad[1]);
+
+    uint8_t cond[] = {1, 0};
+    int64_t x[] = {1, 2, 3}, yv[] = {-1};
+    og_tensor *w[3] = {make(OG_BOOL, 2, d21, cond), make(OG_INT64, 1, d3, x),
+                       make(OG_INT64, 0, NULL, yv)};
+    CHECK(run_node("Where", 16, -1, w, 3, &o, 1) == OG_OK);
+    if (o) {
+        const int64_t *v = o->data;
+        CHECK(o->rank == 2 && v[0] == 1 && v[1] == 2 && v[2] == 3 && v[3] == -1 && v[5] == -1);
+        og_tensor_free(o);
+    }
+    CHECK(run_node("Xor", 7, -1, w, 2, &o, 1) != OG_OK && !o); /* int64 is not bool */
+    og_tensor_free(w[1]);
+    uint8_t bx[] = {1, 1, 0};
+    w[1] = make(OG_BOOL, 1, d3, bx);
+    CHECK(run_node("Xor", 7, -1, w, 2, &o, 1) == OG_OK);
+    if (o) {
+        const uint8_t *v = o->data;
+        CHECK(v[0] == 0 && v[1] == 0 && v[2] == 1 && v[3] == 1 && v[4] == 1 && v[5] == 0);
+        og_tensor_free(o);
+    }
+    for (int i = 0; i < 3; i++) og_tensor_free(w[i]);
+
+    /* PRelu: slope must broadcast to X */
+    og_tensor *p[2] = {ins[1], ins[0]};
+    CHECK(run_node("PRelu", 16, -1, p, 2, &o, 1) == OG_OK);
+    if (o) {
+        const float *v = o->data;
+        CHECK(v[3] == -1 && v[0] == 4);
+        og_tensor_free(o);
+    }
+    p[0] = ins[0];
+    p[1] = ins[1];
+    CHECK(run_node("PRelu", 16, -1, p, 2, &o, 1) == OG_ERR_SHAPE && !o);
+    for (int i = 0; i < 4; i++) og_tensor_free(ins[i]);
+}
+
+/* Load-time inference with unknown ranks, dtypes and symbolic dims never fails. */
+static void test_static_unknowns(void)
+{
+    static const char *ops[] = {"Add", "Pow", "Equal", "And", "Sum", "Where", "PRelu", "Mod"};
+    static const int n_ins[] = {2, 2, 2, 2, 3, 3, 2, 2};
+    for (int oi = 0; oi < 8; oi++) {
+        og_graph *g = og_graph_new(NULL);
+        const og_allocator *a = g->alloc;
+        g->opsets = og_calloc(a, 1, sizeof *g->opsets);
+        g->n_opsets = 1;
+        g->opsets[0].domain = og_strdup(a, "");
+        g->opsets[0].version = 21;
+        g->inputs = og_calloc(a, 3, sizeof *g->inputs);
+        g->outputs = og_calloc(a, 1, sizeof *g->outputs);
+        int sym = og_graph_symbol(g, "N");
+        for (int i = 0; i < n_ins[oi]; i++) {
+            char name[16];
+            snprintf(name, sizeof name, "x%d", i);
+            int v = og_graph_add_value(g, name);
+            g->values[v].kind = OG_VALUE_INPUT;
+            g->values[v].is_graph_input = true;
+            if (i == 1) { /* [N, 3]; the others stay unknown */
+                g->values[v].rank = 2;
+                g->values[v].dims[0] = og_dim_symbol(sym);
+                g->values[v].dims[1] = 3;
+            }
+            g->inputs[g->n_inputs++] = v;
+        }
+        int y = og_graph_add_value(g, "y");
+        g->values[y].is_graph_output = true;
+        g->outputs[g->n_outputs++] = y;
+        og_node *n = og_graph_add_node(g, ops[oi], "", "n0", n_ins[oi], 1);
+        for (int i = 0; i < n_ins[oi]; i++) n->in[i] = i;
+        n->out[0] = y;
+        CHECK(og_graph_finalize(g) == OG_OK);
+        CHECK(og_graph_resolve(g, true) == OG_OK);
+        CHECK(g->values[y].rank == -1); /* x0's rank is unknown */
+        CHECK(g->values[y].dtype == (oi == 2 || oi == 3 ? OG_BOOL : OG_UNDEFINED));
+        og_graph_free(g);
+    }
+}
+
+int main(void)
+{
+    srand(1);
+    test_broadcast_patterns();
+    test_int_div_mod();
+    test_pow();
+    test_variadic_where_logic();
+    test_static_unknowns();
+    if (failures) {
+        fprintf(stderr, "%d failures\n", failures);
+        return 1;
+    }
+    printf("test_binary: ok\n");
+    return 0;
+}
