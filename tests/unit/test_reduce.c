@@ -248,6 +248,26 @@ static void test_softmax(void)
     }
 }
 
+/* Masked (-inf) entries get 0; a NaN row gives NaN, without undefined behaviour. */
+static void test_softmax_special(void)
+{
+    int64_t d[] = {2, 40};
+    og_tensor *x = tensor(OG_FLOAT, 2, d), *y[1] = {0};
+    float *xv = x->data;
+    for (int j = 0; j < 40; j++) {
+        xv[j] = j % 2 ? -INFINITY : 0.0f;
+        xv[40 + j] = j == 7 ? NAN : 1.0f;
+    }
+    const og_tensor *in[] = {x};
+    og_graph *g = node_graph("Softmax", 13, 1, 1);
+    CHECK_OK(finish(g, in));
+    CHECK_OK(run_node(g, in, y, 1));
+    float *yv = y[0] ? y[0]->data : xv;
+    CHECK(fabsf(yv[0] - 0.05f) < 1e-6f && yv[1] < 1e-30f && isnan(yv[47]));
+    og_tensor *all[] = {x, y[0]};
+    free_all(g, all, 2);
+}
+
 /* ArgMin with ties and select_last_index; CumSum exclusive+reverse; TopK with ties. */
 static void test_arg_cumsum_topk(void)
 {
@@ -430,6 +450,7 @@ int main(int argc, char **argv)
     test_mean_apart();
     test_max_attr_and_empty();
     test_softmax();
+    test_softmax_special();
     test_arg_cumsum_topk();
     test_int_wrap();
     test_errors();

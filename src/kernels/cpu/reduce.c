@@ -72,7 +72,7 @@ static inline float og_vexpf(float x)
     memcpy(&x, &xi, sizeof x);
     /* n = round(x / ln 2) through the 1.5 * 2^23 trick: the low bits of t hold n */
     float t = x * 1.44269504088896341f + 12582912.0f;
-    int32_t ti, yi;
+    uint32_t ti, yi;
     memcpy(&ti, &t, sizeof ti);
     float n = t - 12582912.0f;
     float r = x - n * 0.693359375f - n * -2.12194440e-4f;
@@ -84,7 +84,7 @@ static inline float og_vexpf(float x)
     q = q * r + 5.0000001201e-1f;
     float y = q * r * r + r + 1.0f;
     memcpy(&yi, &y, sizeof yi);
-    yi += (ti - 0x4B400000) * (1 << 23); /* times 2^n */
+    yi += ti << 23; /* times 2^n: (ti - 0x4B400000) << 23 == ti << 23 modulo 2^32 */
     memcpy(&y, &yi, sizeof y);
     return y;
 }
