@@ -164,6 +164,33 @@ static void test_sum_axis1(void)
     free_all(g, all, 3);
 }
 
+/* Axis 0 of [3000, 50] with 4 threads: the row bands reduce apart, then combine. */
+static void test_split_columns(void)
+{
+    const char *ops[] = {"ReduceSum", "ReduceMax", "ReduceL2"};
+    for (int op = 0; op < 3; op++) {
+        int64_t d[] = {3000, 50}, ax[] = {0};
+        og_tensor *x = tensor(OG_FLOAT, 2, d), *a = ints1(1, ax), *y[1] = {0};
+        fill(x, false);
+        const og_tensor *in[] = {x, a};
+        og_graph *g = node_graph(ops[op], 18, 2, 1);
+        attr_int(g, "keepdims", 0);
+        CHECK_OK(finish(g, in));
+        CHECK_OK(run_node(g, in, y, 4));
+        for (int i = 0; y[0] && i < 50; i++) {
+            double s = op == 1 ? -1e30 : 0;
+            for (int r = 0; r < 3000; r++) {
+                double v = get(x, r * 50 + i);
+                s = op == 0 ? s + v : op == 1 ? fmax(s, v) : s + v * v;
+            }
+            if (op == 2) s = sqrt(s);
+            CHECK(fabs(get(y[0], i) - s) <= 1e-4 * fmax(1, fabs(s)));
+        }
+        og_tensor *all[] = {x, a, y[0]};
+        free_all(g, all, 3);
+    }
+}
+
 /* ReduceMean over axes 0 and 2 (apart: the permuting path), keepdims 1, opset 18. */
 static void test_mean_apart(void)
 {
@@ -448,6 +475,7 @@ int main(int argc, char **argv)
     }
     test_sum_axis1();
     test_mean_apart();
+    test_split_columns();
     test_max_attr_and_empty();
     test_softmax();
     test_softmax_special();

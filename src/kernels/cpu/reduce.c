@@ -138,22 +138,46 @@ static int nthreads(const og_kernel_ctx *k) { return k->threads > 1 ? k->threads
         int64_t lo = R * p / P, hi = R * (p + 1) / P;                                              \
         return NAME##_acc(x + o * R + lo, hi - lo);                                                \
     }                                                                                              \
-    CL static void NAME##_cols(const T *restrict x, T *restrict y, int64_t R, int64_t I,           \
-                               int64_t o, int64_t c)                                               \
+    /* acc[0..n) = reduction of rows [r0, r1) of x (rows of I elements, from column i0) */         \
+    CL static void NAME##_colacc(const T *restrict x, A *restrict acc, int64_t I, int64_t r0,      \
+                                 int64_t r1, int64_t i0, int64_t n)                                \
     {                                                                                              \
-        A acc[CH];                                                                                 \
-        int64_t i0 = c * CH, n = I - i0 < CH ? I - i0 : CH;                                        \
-        const T *xo = x + o * R * I + i0;                                                          \
         for (int64_t i = 0; i < n; i++) acc[i] = (INIT);                                           \
-        for (int64_t r = 0; r < R; r++) {                                                          \
-            const T *restrict row = xo + r * I;                                                    \
+        for (int64_t r = r0; r < r1; r++) {                                                        \
+            const T *restrict row = x + r * I + i0;                                                \
             for (int64_t i = 0; i < n; i++) {                                                      \
                 A v = PRE((A)row[i]);                                                              \
                 acc[i] = COMB(acc[i], v);                                                          \
             }                                                                                      \
         }                                                                                          \
+    }                                                                                              \
+    static void NAME##_cols(const T *x, T *y, int64_t R, int64_t I, int64_t o, int64_t c)          \
+    {                                                                                              \
+        A acc[CH];                                                                                 \
+        int64_t i0 = c * CH, n = I - i0 < CH ? I - i0 : CH;                                        \
+        NAME##_colacc(x + o * R * I, acc, I, 0, R, i0, n);                                         \
         T *yo = y + o * I + i0;                                                                    \
         for (int64_t i = 0; i < n; i++) yo[i] = (T)POST(acc[i], R);                                \
+    }                                                                                              \
+    /* few outputs over many rows (e.g. a bias gradient, axis 0 of [N, C]): each of P tasks        \
+     * reduces a band of rows into part, then the bands combine */                                 \
+    static bool NAME##_colsplit(const og_kernel_ctx *k, const T *x, T *y, int64_t O, int64_t R,    \
+                                int64_t I)                                                         \
+    {                                                                                              \
+        int64_t P = nthreads(k);                                                                   \
+        A *part = og_malloc(k->alloc, (size_t)(O * P * I) * sizeof *part);                         \
+        if (!part) return false; /* the serial path needs no memory */                             \
+        OG_PARALLEL_FOR(k, O *P, R / P * I, t, {                                                   \
+            NAME##_colacc(x + t / P * R * I, part + t * I, I, R * (t % P) / P,                     \
+                          R * (t % P + 1) / P, 0, I);                                              \
+        });                                                                                        \
+        for (int64_t o = 0; o < O; o++) {                                                          \
+            A *a = part + o * P * I;                                                               \
+            for (int64_t p = 1; p < P; p++) NAME##_lanes2(a, a + p * I, I);                        \
+            for (int64_t i = 0; i < I; i++) y[o * I + i] = (T)POST(a[i], R);                       \
+        }                                                                                          \
+        og_free(k->alloc, part);                                                                   \
+        return true;                                                                               \
     }                                                                                              \
     static void NAME(const og_kernel_ctx *k, const void *xv, void *yv, int64_t O, int64_t R,       \
                      int64_t I)                                                                    \
@@ -162,6 +186,9 @@ static int nthreads(const og_kernel_ctx *k) { return k->threads > 1 ? k->threads
         T *y = yv;                                                                                 \
         if (I > 1) {                                                                               \
             int64_t nc = (I + CH - 1) / CH;                                                        \
+            if (O * nc < nthreads(k) && R >= 4 * nthreads(k) && R * I >= SPLIT_MIN &&              \
+                NAME##_colsplit(k, x, y, O, R, I))                                                 \
+                return;                                                                            \
             OG_PARALLEL_FOR(k, O *nc, R *CH, t, { NAME##_cols(x, y, R, I, t / nc, t % nc); });     \
             return;                                                                                \
         }                                                                                          \
