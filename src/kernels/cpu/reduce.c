@@ -20,10 +20,11 @@
 /* Rows shorter than this are not split across threads. */
 #define SPLIT_MIN 65536
 
-/* The exp-heavy float loops (softmax, log-sum-exp) get AVX2 and AVX-512 clones chosen at
- * load time: the build targets baseline x86-64 (SSE2), which runs them at a quarter of the
- * width onnxruntime's kernels use. */
-#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__linux__)
+/* The float loops (softmax, log-sum-exp, row and column reductions) get x86-64-v4
+ * (AVX-512) and v3 (AVX2, FMA) clones chosen at load time through glibc's ifunc: the build
+ * targets baseline x86-64 (SSE2), a quarter of the width onnxruntime's kernels use.
+ * fp-contract lets those clones fuse multiply-adds (the exp polynomial). */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__)
 #pragma GCC optimize("fp-contract=fast")
 #define OG_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
