@@ -1,12 +1,16 @@
-/* reduce.c: CPU kernels of the reduce family's reductions: Reduce* and ArgMax/ArgMin.
+/* reduce.c: CPU kernels of the reduce family: Reduce*, ArgMax/ArgMin, Softmax/LogSoftmax,
+ * CumSum and TopK.
  *
  * Every reduction is planned as (outer O, reduced R, inner I) blocks over the input after
  * dropping size-1 dims and merging neighbouring dims that are all reduced or all kept.
- * I == 1: each output reduces one contiguous run of R elements (16 independent lanes so
- * the compiler vectorizes without reassociating).  I > 1: each output row of I elements
- * accumulates R input rows, a contiguous inner loop.  Reduced axes that are not adjacent
- * (e.g. axes 0 and 2 of a 3-D input) are first permuted to the end into scratch memory.
- * Softmax, LogSoftmax, CumSum and TopK use the same (O, R, I) split around their axis. */
+ * I == 1: each output reduces one contiguous run of R elements into LANES independent
+ * accumulators (so the compiler vectorizes without reassociating).  I > 1: each output row
+ * of I elements accumulates R input rows, a contiguous inner loop.  Reduced-kept-reduced
+ * blocks (axes 0, 2, 3 of NCHW) combine row results per kept index; other reduced axes
+ * that are not adjacent are first permuted to the end into scratch memory.  Few outputs
+ * over long rows or many rows split the reduced extent among the threads.
+ * Softmax, LogSoftmax, CumSum, ArgMax/ArgMin and TopK use the (O, R, I) split around their
+ * axis. */
 #include <math.h>
 #include <string.h>
 
@@ -285,7 +289,7 @@ DEF_REDUCE(min_b8, uint8_t, uint8_t, 1, PRE_ID, COMB_MIN, POST_ID, OG_NO_CLONES)
 
 /* LogSumExp = m + log(sum(exp(x - m))) with m the max: no overflow for large inputs. */
 #define DEF_LSE(NAME, T, MAXACC, EXP, LOG)                                                         \
-    static inline void NAME##_lanes(T *restrict acc, const T *restrict x, T m, int64_t n)          \
+    static OG_ROW_INLINE void NAME##_lanes(T *restrict acc, const T *restrict x, T m, int64_t n)   \
     {                                                                                              \
         for (int64_t j = 0; j < n; j++) acc[j] += EXP(x[j] - m);                                   \
     }                                                                                              \
