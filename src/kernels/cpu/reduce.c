@@ -229,6 +229,7 @@ static int nthreads(const og_kernel_ctx *k) { return k->threads > 1 ? k->threads
         const T *x = xv;                                                                           \
         T *y = yv;                                                                                 \
         int64_t n = R1 * R2;                                                                       \
+        (void)n; /* POST may not use it, nor a build without OpenMP */                             \
         OG_PARALLEL_FOR(k, K, n + 16, kk,                                                          \
                         { y[kk] = (T)POST(NAME##_rkr_one(x, R1, K, R2, kk), n); });                \
     }
