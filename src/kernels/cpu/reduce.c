@@ -813,6 +813,8 @@ static og_status k_CumSum(const og_kernel_ctx *k, const og_tensor *const *in, in
     } NAME##_ent;                                                                                  \
     static inline bool NAME##_better(const NAME##_ent *a, const NAME##_ent *b, bool lg)            \
     {                                                                                              \
+        bool an = a->v != a->v, bn = b->v != b->v; /* NaN ranks above all, as in onnxruntime */    \
+        if (an || bn) return an && bn ? a->i < b->i : lg ? an : bn;                                \
         if (a->v != b->v) return lg ? a->v > b->v : a->v < b->v;                                   \
         return a->i < b->i;                                                                        \
     }                                                                                              \
