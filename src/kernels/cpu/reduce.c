@@ -517,18 +517,21 @@ DEF_REDUCE_KERNEL(ReduceSumSquare, impl_sumsq)
 
 /* ---- ArgMax, ArgMin ------------------------------------------------------------------ */
 
-/* BETTER(v, best): strict for the first index of the extreme, non-strict for the last. */
-#define DEF_ARG(NAME, T, BETTER)                                                                   \
+/* Rows: the extreme through the vectorized max/min (EXT), then its first or last position.
+ * Columns: BETTER(v, best), strict for the first index of the extreme, non-strict for the
+ * last. */
+#define DEF_ARG(NAME, T, BETTER, EXT, LAST)                                                        \
     static int64_t NAME##_row(const T *restrict x, int64_t n)                                      \
     {                                                                                              \
-        T best = x[0];                                                                             \
-        int64_t bi = 0;                                                                            \
-        for (int64_t r = 1; r < n; r++)                                                            \
-            if (BETTER(x[r], best)) {                                                              \
-                best = x[r];                                                                       \
-                bi = r;                                                                            \
-            }                                                                                      \
-        return bi;                                                                                 \
+        T m = EXT(x, n);                                                                           \
+        if (LAST) {                                                                                \
+            for (int64_t r = n - 1; r >= 0; r--)                                                   \
+                if (x[r] == m) return r;                                                           \
+        } else {                                                                                   \
+            for (int64_t r = 0; r < n; r++)                                                        \
+                if (x[r] == m) return r;                                                           \
+        }                                                                                          \
+        return 0; /* only NaN */                                                                   \
     }                                                                                              \
     static void NAME##_cols(const T *restrict x, int64_t *restrict y, int64_t R, int64_t I,        \
                             int64_t o, int64_t c)                                                  \
@@ -567,10 +570,10 @@ DEF_REDUCE_KERNEL(ReduceSumSquare, impl_sumsq)
 #define ARG_LT(a, b) ((a) < (b))
 #define ARG_LE(a, b) ((a) <= (b))
 #define DEF_ARGS(SUF, T)                                                                           \
-    DEF_ARG(argmax_first_##SUF, T, ARG_GT)                                                         \
-    DEF_ARG(argmax_last_##SUF, T, ARG_GE)                                                          \
-    DEF_ARG(argmin_first_##SUF, T, ARG_LT)                                                         \
-    DEF_ARG(argmin_last_##SUF, T, ARG_LE)
+    DEF_ARG(argmax_first_##SUF, T, ARG_GT, max_##SUF##_acc, 0)                                     \
+    DEF_ARG(argmax_last_##SUF, T, ARG_GE, max_##SUF##_acc, 1)                                      \
+    DEF_ARG(argmin_first_##SUF, T, ARG_LT, min_##SUF##_acc, 0)                                     \
+    DEF_ARG(argmin_last_##SUF, T, ARG_LE, min_##SUF##_acc, 1)
 DEF_ARGS(f32, float)
 DEF_ARGS(f64, double)
 DEF_ARGS(i32, int32_t)
