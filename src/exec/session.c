@@ -138,7 +138,7 @@ void og_session_free(og_session *s)
 {
     if (!s) return;
     const og_allocator *a = s->alloc;
-    if (s->slot) release_slots(s);
+    if (s->slot && s->owned && s->keep) release_slots(s);
     og_pool_drain(&s->pool);
     og_free(a, s->kernels);
     og_free(a, s->last_use);
