@@ -1,4 +1,802 @@
-/* nn.c: placeholder until the family's gradient rules land. */
-#include "grad/grad.h"
+/* nn.c: gradients of convolution, pooling and normalization.
+ *
+ *   Conv  Y[n,m,o] = Σ_{c,j} X[n,c,o·s+j·d−p] W[m,c,j] + B[m]
+ *     dX = ConvTranspose(dY, W) with the same strides, dilations, begin pads and group, and
+ *          end pad / output_padding chosen so that dX has X's spatial size
+ *     dW[m,c,j] = Σ_{n,o} X[n,c,j·d+o·s−p] dY[n,m,o]: a Conv of X with batch and channels
+ *          swapped (per group) by dY as the kernel, strides and dilations exchanged, the
+ *          same begin pads, sliced to the kernel size and transposed back
+ *     dB = Σ dY over N and the spatial axes
+ *   ConvTranspose (the adjoint of Conv in X): dX = Conv(dY, W); dW = the Conv dW with the
+ *          roles of X and dY exchanged; dB as for Conv
+ *   GlobalAveragePool: dX = dY / (spatial size), broadcast;  GlobalMaxPool: dY split evenly
+ *          between the positions equal to the max
+ *   MaxPool: dY scattered (added) into zeros at the flat Indices of a MaxPool of X
+ *   AveragePool: dX = ConvTranspose(dY / count, ones kernel) per channel; count is the
+ *          forward op's divisor, obtained as AveragePool(ones) / (valid positions)
+ *   Normalizations, with x̂ = (x − μ)·σ⁻¹ and means over the normalized axes:
+ *     with batch statistics: dX = σ⁻¹·(g − mean(g) − x̂·mean(g·x̂)), g = dY·scale
+ *     with given statistics (BatchNormalization inference): dX = dY·scale·σ⁻¹,
+ *          dmean = −Σ dY·scale·σ⁻¹, dvar = −½ Σ dY·(x−mean)·scale·σ⁻³
+ *     dscale = Σ dY·x̂, dB = Σ dY (summed back to their shapes)
+ *   Statistics outputs (BatchNormalization running/saved mean and var, LayerNormalization
+ *   Mean and InvStdDev) are differentiated too: dμ/dx = 1/n, dvar/dx = 2(x−μ)/n.
+ *
+ * Emitting MaxPool with its Indices output (two outputs) and string attributes needs the
+ * builder's graph: this file includes grad_internal.h for those two helpers only. */
+#include <stdio.h>
+#include <string.h>
 
-const og_grad_rule og_grad_nn[] = {{0}};
+#include "grad/grad.h"
+#include "grad/grad_internal.h"
+#include "ops/conv_params.h"
+#include "ops/norm.h"
+#include "ops/pool.h"
+
+#define SP (OG_MAX_RANK - 2)
+
+/* ---- helpers ---------------------------------------------------------------------- */
+
+static og_dtype out_dtype(og_gb *b, const og_node *n) { return og_gb_value(b, n->out[0])->dtype; }
+
+static int reshape_c(og_gb *b, int x, const int64_t *shape, int k)
+{
+    return og_gb_op2(b, "Reshape", x, og_gb_const_i64(b, shape, k));
+}
+
+static int transpose(og_gb *b, int x, const int64_t *perm, int k)
+{
+    int t = og_gb_op1(b, "Transpose", x);
+    og_gb_attr_ints(b, og_gb_last(b), "perm", perm, k);
+    return t;
+}
+
+/* x with axes 0 and 1 swapped */
+static int swap01(og_gb *b, int x, int rank)
+{
+    int64_t perm[OG_MAX_RANK];
+    for (int i = 0; i < rank; i++) perm[i] = i;
+    perm[0] = 1;
+    perm[1] = 0;
+    return transpose(b, x, perm, rank);
+}
+
+static int cast_to(og_gb *b, int x, og_dtype dt)
+{
+    int r = og_gb_op1(b, "Cast", x);
+    og_gb_attr_int(b, og_gb_last(b), "to", dt);
+    return r;
+}
+
+/* Slice with constant starts/ends (and steps from opset 10; NULL for 1) */
+static int slice_c(og_gb *b, int x, const int64_t *axes, const int64_t *starts, const int64_t *ends,
+                   const int64_t *steps, int k)
+{
+    if (og_gb_opset(b) >= 10) {
+        int in[5] = {x, og_gb_const_i64(b, starts, k), og_gb_const_i64(b, ends, k),
+                     og_gb_const_i64(b, axes, k), steps ? og_gb_const_i64(b, steps, k) : -1};
+        return og_gb_op(b, "Slice", steps ? 5 : 4, in);
+    }
+    if (steps) return og_gb_fail(b, NULL, OG_ERR_INTERNAL, "Slice steps need opset >= 10");
+    int r = og_gb_op1(b, "Slice", x);
+    int node = og_gb_last(b);
+    og_gb_attr_ints(b, node, "starts", starts, k);
+    og_gb_attr_ints(b, node, "ends", ends, k);
+    og_gb_attr_ints(b, node, "axes", axes, k);
+    return r;
+}
+
+/* a + v, where a may be -1 (nothing yet) */
+static int accumulate(og_gb *b, int a, int v) { return a == -1 ? v : og_gb_op2(b, "Add", a, v); }
+
+/* x cast to dt when its (forward) type `from` differs */
+static int cast_if(og_gb *b, int x, og_dtype from, og_dtype to)
+{
+    return x < 0 || from == to || from == OG_UNDEFINED ? x : cast_to(b, x, to);
+}
+
+static void attr_string(og_gb *b, int node, const char *name, const char *s)
+{
+    if (og_gb_status(b) || node < 0) return;
+    og_attr at = {0};
+    at.name = (char *)name;
+    at.type = OG_ATTR_STRING;
+    at.s = (char *)s;
+    at.s_len = strlen(s);
+    og_status st = og_node_add_attr(b->g, node, &at);
+    if (st) og_gb_fail(b, NULL, st, "%s", og_last_error());
+}
+
+/* every attribute of src on node, except `skip` */
+static void copy_attrs(og_gb *b, int node, const og_node *src, const char *skip)
+{
+    for (int i = 0; i < src->n_attrs && !og_gb_status(b) && node >= 0; i++) {
+        if (skip && strcmp(src->attrs[i].name, skip) == 0) continue;
+        og_status st = og_node_add_attr(b->g, node, &src->attrs[i]);
+        if (st) og_gb_fail(b, NULL, st, "%s", og_last_error());
+    }
+}
+
+static int fresh_value(og_gb *b, const char *hint)
+{
+    char name[300];
+    do {
+        snprintf(name, sizeof name, "og_grad_%d_%s", b->counter++, hint);
+    } while (og_graph_find_value(b->g, name) >= 0);
+    int v = og_graph_add_value(b->g, name);
+    if (v < 0) og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+    return v;
+}
+
+/* A MaxPool of x with n's attributes (row-major indices) and its Indices output, which is
+ * returned. */
+static int maxpool_indices(og_gb *b, const og_node *n, int x)
+{
+    if (og_gb_status(b) || x < 0) return -1;
+    int vy = fresh_value(b, "MaxPool");
+    int vi = vy < 0 ? -1 : fresh_value(b, "Indices");
+    if (vi < 0) return -1;
+    char name[300];
+    snprintf(name, sizeof name, "%s/grad/MaxPool_%d", n->name, b->counter++);
+    og_node *m = og_graph_add_node(b->g, "MaxPool", "", name, 1, 2);
+    if (!m) return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+    m->in[0] = x;
+    m->out[0] = vy;
+    m->out[1] = vi;
+    b->last_node = b->g->n_nodes - 1;
+    copy_attrs(b, b->last_node, n, "storage_order");
+    return vi;
+}
+
+/* The count of elements a reduction of x over `axes` sums: a constant when x's dims there
+ * are known, else Size(x) / Size(reduced). */
+static int reduced_count(og_gb *b, int x, const int64_t *axes, int k, int reduced, og_dtype dt)
+{
+    const og_value *v = og_gb_value(b, x);
+    int64_t cnt = 1;
+    for (int i = 0; i < k; i++) {
+        if (!og_dim_known(v->dims[axes[i]])) {
+            int c = og_gb_op2(b, "Div", og_gb_op1(b, "Size", x), og_gb_op1(b, "Size", reduced));
+            return cast_to(b, c, dt);
+        }
+        cnt *= v->dims[axes[i]];
+    }
+    return og_gb_scalar(b, (double)cnt, dt);
+}
+
+static bool spatial_known(const og_value *v, int rank)
+{
+    if (v->rank != rank) return false;
+    for (int i = 2; i < rank; i++)
+        if (!og_dim_known(v->dims[i])) return false;
+    return true;
+}
+
+static void conv_attrs(og_gb *b, int node, int nsp, const int64_t *strides, const int64_t *dil,
+                       const int64_t *pads, int64_t group)
+{
+    og_gb_attr_ints(b, node, "strides", strides, nsp);
+    og_gb_attr_ints(b, node, "dilations", dil, nsp);
+    og_gb_attr_ints(b, node, "pads", pads, 2 * nsp);
+    if (group != 1) og_gb_attr_int(b, node, "group", group);
+}
+
+/* ---- Conv and ConvTranspose ------------------------------------------------------- */
+
+/* The geometry of a Conv/ConvTranspose node; every spatial size and pad must be known. */
+static bool conv_geometry(og_gb *b, const og_node *n, og_conv_geom *g)
+{
+    const og_conv_params *p = n->params;
+    if (!p || !n->parsed) {
+        og_gb_fail(b, n, OG_ERR_INTERNAL, "the node's attributes were not parsed");
+        return false;
+    }
+    const og_value *X = og_gb_value(b, n->in[0]), *W = og_gb_value(b, n->in[1]);
+    if (og_conv_geometry(n, p, false, X->rank, X->dims, W->rank, W->dims, -1, g)) {
+        og_gb_fail(b, n, OG_ERR_MODEL, "%s", og_last_error());
+        return false;
+    }
+    bool ok = g->nsp >= 1 && og_dim_known(g->c) && og_dim_known(g->m);
+    for (int i = 0; ok && i < g->nsp; i++)
+        ok = og_dim_known(g->in[i]) && og_dim_known(g->out[i]) && og_dim_known(g->kernel[i]) &&
+             g->pad_begin[i] != OG_DIM_UNKNOWN && g->pad_end[i] != OG_DIM_UNKNOWN;
+    if (!ok) {
+        og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                   "gradient needs the channel counts, kernel and spatial sizes of X and W to be "
+                   "known statically");
+        return false;
+    }
+    return true;
+}
+
+/* dW of a convolution whose input is I ([N, cin, isp...]) and whose output gradient is G
+ * ([N, cout, gsp...]), kernel k, strides s, dilations d, begin pads pb (>= 0):
+ *   dW[m, c, j] = Σ_{n,o} I[n, gc+c, j·d + o·s − pb] G[n, m, o]     (gc: m's group)
+ * computed as Conv(I' = [cin/g, g·N, isp...], G' = [cout, N, gsp...], group g, strides d,
+ * dilations s), whose result [cin/g, cout, k'...] is sliced to k and transposed. */
+static int conv_dw(og_gb *b, int I, int G, int64_t cin, int64_t group, int nsp, const int64_t *isp,
+                   const int64_t *gsp, const int64_t *k, const int64_t *s, const int64_t *d,
+                   const int64_t *pb)
+{
+    int rank = nsp + 2;
+    int64_t cg = cin / group;
+    int it;
+    if (group == 1) {
+        it = swap01(b, I, rank);
+    } else {
+        int64_t shp[OG_MAX_RANK + 1], perm[OG_MAX_RANK + 1];
+        shp[0] = 0; /* N, copied */
+        shp[1] = group;
+        shp[2] = cg;
+        for (int i = 0; i <= rank; i++) perm[i] = i;
+        perm[0] = 2;
+        perm[2] = 0;
+        for (int i = 0; i < nsp; i++) shp[3 + i] = isp[i];
+        int t = transpose(b, reshape_c(b, I, shp, rank + 1), perm, rank + 1);
+        shp[0] = cg;
+        shp[1] = -1;
+        for (int i = 0; i < nsp; i++) shp[2 + i] = isp[i];
+        it = reshape_c(b, t, shp, rank);
+    }
+    int gt = swap01(b, G, rank);
+    int64_t pads[2 * SP], axes[SP], zeros[SP];
+    bool slice = false;
+    for (int i = 0; i < nsp; i++) {
+        int64_t span = (gsp[i] - 1) * s[i] + 1; /* extent of the dilated dY kernel */
+        int64_t pe = (k[i] - 1) * d[i] + span - isp[i] - pb[i];
+        if (pe < 0) pe = 0;
+        int64_t kk = (isp[i] + pb[i] + pe - span) / d[i] + 1;
+        if (kk < k[i])
+            return og_gb_fail(b, NULL, OG_ERR_INTERNAL, "bad weight-gradient geometry on axis %d",
+                              i);
+        slice = slice || kk > k[i];
+        pads[i] = pb[i];
+        pads[nsp + i] = pe;
+        axes[i] = 2 + i;
+        zeros[i] = 0;
+    }
+    int z = og_gb_op2(b, "Conv", it, gt);
+    conv_attrs(b, og_gb_last(b), nsp, d, s, pads, group);
+    if (slice) z = slice_c(b, z, axes, zeros, k, NULL, nsp);
+    return swap01(b, z, rank);
+}
+
+static og_status g_conv(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    og_conv_geom g;
+    if (!conv_geometry(b, n, &g)) return og_gb_status(b);
+    int nsp = g.nsp, rank = nsp + 2;
+    if (og_gb_wants(b, n, 0)) {
+        /* ConvTranspose output: s·(out−1) + op + ek − pb − pe = in */
+        int64_t pads[2 * SP], opad[SP];
+        bool any_op = false;
+        for (int i = 0; i < nsp; i++) {
+            int64_t ek = (g.kernel[i] - 1) * g.dil[i] + 1;
+            int64_t pe = g.stride[i] * (g.out[i] - 1) + ek - g.in[i] - g.pad_begin[i];
+            opad[i] = 0;
+            if (pe < 0) {
+                opad[i] = -pe;
+                pe = 0;
+                any_op = true;
+            }
+            pads[i] = g.pad_begin[i];
+            pads[nsp + i] = pe;
+        }
+        dx[0] = og_gb_op2(b, "ConvTranspose", dy[0], n->in[1]);
+        int node = og_gb_last(b);
+        conv_attrs(b, node, nsp, g.stride, g.dil, pads, g.group);
+        if (any_op) og_gb_attr_ints(b, node, "output_padding", opad, nsp);
+    }
+    if (og_gb_wants(b, n, 1))
+        dx[1] = conv_dw(b, n->in[0], dy[0], g.c, g.group, nsp, g.in, g.out, g.kernel, g.stride,
+                        g.dil, g.pad_begin);
+    if (og_gb_wants(b, n, 2)) {
+        int64_t axes[OG_MAX_RANK];
+        axes[0] = 0;
+        for (int i = 2; i < rank; i++) axes[i - 1] = i;
+        dx[2] = og_gb_reduce_sum(b, dy[0], axes, rank - 1, false);
+    }
+    return og_gb_status(b);
+}
+
+static og_status g_conv_transpose(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    og_conv_geom g;
+    if (!conv_geometry(b, n, &g)) return og_gb_status(b);
+    int nsp = g.nsp, rank = nsp + 2;
+    for (int i = 0; i < nsp; i++)
+        if (g.pad_begin[i] < 0)
+            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                              "gradient of a ConvTranspose with a negative begin pad (an "
+                              "output_shape larger than the full result) is not supported");
+    if (og_gb_wants(b, n, 0)) {
+        /* Conv(dY) over the padded output: floor((out + pb + pe − ek)/s) + 1 >= in */
+        int64_t pads[2 * SP], axes[SP], zeros[SP];
+        bool slice = false;
+        for (int i = 0; i < nsp; i++) {
+            int64_t ek = (g.kernel[i] - 1) * g.dil[i] + 1;
+            int64_t pe = g.pad_end[i] > 0 ? g.pad_end[i] : 0;
+            int64_t size = (g.out[i] + g.pad_begin[i] + pe - ek) / g.stride[i] + 1;
+            if (g.out[i] + g.pad_begin[i] + pe < ek || size < g.in[i])
+                return og_gb_fail(b, n, OG_ERR_INTERNAL, "bad input-gradient geometry");
+            slice = slice || size > g.in[i];
+            pads[i] = g.pad_begin[i];
+            pads[nsp + i] = pe;
+            axes[i] = 2 + i;
+            zeros[i] = 0;
+        }
+        int r = og_gb_op2(b, "Conv", dy[0], n->in[1]);
+        conv_attrs(b, og_gb_last(b), nsp, g.stride, g.dil, pads, g.group);
+        if (slice) r = slice_c(b, r, axes, zeros, g.in, NULL, nsp);
+        dx[0] = r;
+    }
+    if (og_gb_wants(b, n, 1))
+        dx[1] = conv_dw(b, dy[0], n->in[0], g.m, g.group, nsp, g.out, g.in, g.kernel, g.stride,
+                        g.dil, g.pad_begin);
+    if (og_gb_wants(b, n, 2)) {
+        int64_t axes[OG_MAX_RANK];
+        axes[0] = 0;
+        for (int i = 2; i < rank; i++) axes[i - 1] = i;
+        dx[2] = og_gb_reduce_sum(b, dy[0], axes, rank - 1, false);
+    }
+    return og_gb_status(b);
+}
+
+/* ---- pooling ---------------------------------------------------------------------- */
+
+static og_status g_global_avgpool(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    int x = n->in[0];
+    int rank = og_gb_value(b, x)->rank;
+    if (rank < 3) return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs the input's rank");
+    if (og_gb_opset(b) < 8)
+        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs opset >= 8 (Expand)");
+    int64_t axes[OG_MAX_RANK];
+    for (int i = 2; i < rank; i++) axes[i - 2] = i;
+    int c = reduced_count(b, x, axes, rank - 2, n->out[0], out_dtype(b, n));
+    int e = og_gb_op2(b, "Expand", dy[0], og_gb_op1(b, "Shape", x));
+    dx[0] = og_gb_op2(b, "Div", e, c);
+    return og_gb_status(b);
+}
+
+static og_status g_global_maxpool(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    int x = n->in[0];
+    int rank = og_gb_value(b, x)->rank;
+    if (rank < 3) return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs the input's rank");
+    int64_t axes[OG_MAX_RANK];
+    for (int i = 2; i < rank; i++) axes[i - 2] = i;
+    /* mask = (x >= max): Less takes floats from opset 7, Equal only from 11 */
+    int mask = og_gb_op1(b, "Not", og_gb_op2(b, "Less", x, n->out[0]));
+    mask = cast_to(b, mask, out_dtype(b, n));
+    int cnt = og_gb_reduce_sum(b, mask, axes, rank - 2, true);
+    dx[0] = og_gb_op2(b, "Mul", mask, og_gb_op2(b, "Div", dy[0], cnt));
+    return og_gb_status(b);
+}
+
+typedef struct pool_geom {
+    int nsp;
+    int64_t in[SP], out[SP], k[SP], s[SP], d[SP], pb[SP];
+} pool_geom;
+
+static bool pool_geometry(og_gb *b, const og_node *n, pool_geom *g)
+{
+    const og_pool_params *p = n->params;
+    if (!p || !n->parsed || p->global || p->nsp < 1 || p->nsp > SP) {
+        og_gb_fail(b, n, OG_ERR_INTERNAL, "the node's attributes were not parsed");
+        return false;
+    }
+    const og_value *X = og_gb_value(b, n->in[0]);
+    int rank = p->nsp + 2;
+    if (!spatial_known(X, rank)) {
+        og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                   "gradient needs the spatial sizes of the input to be known statically");
+        return false;
+    }
+    g->nsp = p->nsp;
+    for (int i = 0; i < p->nsp; i++) {
+        g->in[i] = X->dims[2 + i];
+        g->k[i] = p->kernel[i];
+        g->s[i] = p->strides[i];
+        g->d[i] = p->dilations[i];
+        if (!og_pool_dim(p, i, g->in[i], &g->out[i], &g->pb[i])) {
+            og_gb_fail(b, n, OG_ERR_MODEL, "empty pooling output");
+            return false;
+        }
+    }
+    return true;
+}
+
+static og_status g_maxpool(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    pool_geom g;
+    if (!pool_geometry(b, n, &g)) return og_gb_status(b);
+    const og_pool_params *p = n->params;
+    int64_t opset = og_gb_opset(b);
+    int x = n->in[0], nsp = g.nsp;
+    if (opset < 9)
+        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "MaxPool gradient needs opset >= 9 (Scatter)");
+    /* phases: outputs whose indices differ by a multiple of R along each axis have disjoint
+     * windows, so each phase scatters without collisions */
+    int64_t R[SP], phases = 1;
+    for (int i = 0; i < nsp; i++) {
+        int64_t ek = (g.k[i] - 1) * g.d[i] + 1;
+        R[i] = (ek + g.s[i] - 1) / g.s[i];
+        if (R[i] > g.out[i]) R[i] = g.out[i];
+        phases *= R[i];
+    }
+    if (opset < 16 && phases > 1 && opset < 10)
+        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                          "gradient of MaxPool with overlapping windows needs opset >= 10");
+    int idx =
+        (n->n_out > 1 && n->out[1] >= 0 && !p->column_major) ? n->out[1] : maxpool_indices(b, n, x);
+    int64_t m1 = -1;
+    int flat = og_gb_const_i64(b, &m1, 1);
+    int shape = og_gb_op1(b, "Shape", x);
+    int zeros = og_gb_op2(b, "Expand", og_gb_scalar_like(b, 0.0, n->out[0]), shape);
+    zeros = og_gb_op2(b, "Reshape", zeros, flat);
+    int acc;
+    if (opset >= 16) {
+        acc = og_gb_op3(b, "ScatterElements", zeros, og_gb_op2(b, "Reshape", idx, flat),
+                        og_gb_op2(b, "Reshape", dy[0], flat));
+        attr_string(b, og_gb_last(b), "reduction", "add");
+    } else {
+        acc = -1;
+        for (int64_t ph = 0; ph < phases; ph++) {
+            int64_t starts[SP], ends[SP], axes[SP], rem = ph;
+            for (int i = nsp - 1; i >= 0; i--) {
+                starts[i] = rem % R[i];
+                rem /= R[i];
+                ends[i] = INT64_MAX;
+                axes[i] = 2 + i;
+            }
+            int iv = idx, gv = dy[0];
+            if (phases > 1) {
+                iv = slice_c(b, iv, axes, starts, ends, R, nsp);
+                gv = slice_c(b, gv, axes, starts, ends, R, nsp);
+            }
+            iv = og_gb_op2(b, "Reshape", iv, flat);
+            gv = og_gb_op2(b, "Reshape", gv, flat);
+            if (opset >= 11) { /* acc[iv] = acc[iv] + gv (iv has no duplicates) */
+                if (acc >= 0) gv = og_gb_op2(b, "Add", og_gb_op2(b, "GatherElements", acc, iv), gv);
+                acc = og_gb_op3(b, "ScatterElements", acc >= 0 ? acc : zeros, iv, gv);
+            } else {
+                acc = accumulate(b, acc, og_gb_op3(b, "Scatter", zeros, iv, gv));
+            }
+        }
+    }
+    dx[0] = og_gb_op2(b, "Reshape", acc, shape);
+    return og_gb_status(b);
+}
+
+/* Number of window taps inside the input, for each output position along one axis; false
+ * if every window is full. */
+static bool valid_taps(const pool_geom *g, int i, int64_t *taps)
+{
+    bool partial = false;
+    for (int64_t o = 0; o < g->out[i]; o++) {
+        int64_t c = 0;
+        for (int64_t j = 0; j < g->k[i]; j++) {
+            int64_t at = o * g->s[i] + j * g->d[i] - g->pb[i];
+            c += at >= 0 && at < g->in[i];
+        }
+        partial = partial || c != g->k[i];
+        taps[o] = c ? c : 1; /* a window all in padding takes no gradient anyway */
+    }
+    return partial;
+}
+
+static og_status g_avgpool(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    pool_geom g;
+    if (!pool_geometry(b, n, &g)) return og_gb_status(b);
+    if (og_gb_opset(b) < 8)
+        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs opset >= 8 (Expand)");
+    int x = n->in[0], nsp = g.nsp, rank = nsp + 2;
+    og_dtype dt = out_dtype(b, n);
+    int64_t kvol = 1, pads[2 * SP], opad[SP];
+    bool any_op = false, partial = false;
+    for (int i = 0; i < nsp; i++) {
+        int64_t ek = (g.k[i] - 1) * g.d[i] + 1;
+        int64_t pe = g.s[i] * (g.out[i] - 1) + ek - g.in[i] - g.pb[i];
+        opad[i] = 0;
+        if (pe < 0) {
+            opad[i] = -pe;
+            pe = 0;
+            any_op = true;
+        }
+        pads[i] = g.pb[i];
+        pads[nsp + i] = pe;
+        kvol *= g.k[i];
+    }
+    int one = og_gb_scalar(b, 1.0, dt);
+    int scaled;
+    /* the divisor per output: AveragePool(ones) = taps / divisor */
+    int valid = -1;
+    for (int i = 0; i < nsp; i++) {
+        int64_t *taps = og_malloc(b->a, (size_t)g.out[i] * sizeof *taps);
+        if (!taps) return og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
+        if (valid_taps(&g, i, taps)) {
+            partial = true;
+            int64_t shp[OG_MAX_RANK];
+            for (int a = 0; a < rank; a++) shp[a] = 1;
+            shp[2 + i] = g.out[i];
+            int t =
+                cast_to(b, reshape_c(b, og_gb_const_i64(b, taps, (int)g.out[i]), shp, rank), dt);
+            valid = valid < 0 ? t : og_gb_op2(b, "Mul", valid, t);
+        }
+        og_free(b->a, taps);
+    }
+    if (!partial) {
+        scaled = og_gb_op2(b, "Div", dy[0], og_gb_scalar(b, (double)kvol, dt));
+    } else {
+        int64_t shp[OG_MAX_RANK];
+        shp[0] = shp[1] = 1;
+        for (int i = 0; i < nsp; i++) shp[2 + i] = g.in[i];
+        int ones = og_gb_op2(b, "Expand", one, og_gb_const_i64(b, shp, rank));
+        int ap = og_gb_op1(b, "AveragePool", ones);
+        copy_attrs(b, og_gb_last(b), n, NULL);
+        scaled = og_gb_op2(b, "Mul", dy[0], og_gb_op2(b, "Div", ap, valid));
+    }
+    /* per channel: [N·C, 1, out...] through a ones kernel */
+    int64_t shp[OG_MAX_RANK];
+    shp[0] = -1;
+    shp[1] = 1;
+    for (int i = 0; i < nsp; i++) shp[2 + i] = g.out[i];
+    int g2 = reshape_c(b, scaled, shp, rank);
+    shp[0] = 1;
+    for (int i = 0; i < nsp; i++) shp[2 + i] = g.k[i];
+    int ker = og_gb_op2(b, "Expand", one, og_gb_const_i64(b, shp, rank));
+    int ct = og_gb_op2(b, "ConvTranspose", g2, ker);
+    int node = og_gb_last(b);
+    conv_attrs(b, node, nsp, g.s, g.d, pads, 1);
+    if (any_op) og_gb_attr_ints(b, node, "output_padding", opad, nsp);
+    dx[0] = og_gb_op2(b, "Reshape", ct, og_gb_op1(b, "Shape", x));
+    return og_gb_status(b);
+}
+
+/* ---- normalization ---------------------------------------------------------------- */
+
+/* Mean, centered x, 1/σ and x̂ of x over `axes` (keepdims), and the count. */
+typedef struct norm_stats {
+    int mu, xc, istd, xhat, cnt;
+} norm_stats;
+
+static norm_stats batch_stats(og_gb *b, int x, const int64_t *axes, int k, double eps, og_dtype dt)
+{
+    norm_stats s;
+    int sum = og_gb_reduce_sum(b, x, axes, k, true);
+    s.cnt = reduced_count(b, x, axes, k, sum, dt);
+    s.mu = og_gb_op2(b, "Div", sum, s.cnt);
+    s.xc = og_gb_op2(b, "Sub", x, s.mu);
+    int var = og_gb_op2(b, "Div",
+                        og_gb_reduce_sum(b, og_gb_op2(b, "Mul", s.xc, s.xc), axes, k, true), s.cnt);
+    s.istd = og_gb_op1(b, "Reciprocal",
+                       og_gb_op1(b, "Sqrt", og_gb_op2(b, "Add", var, og_gb_scalar(b, eps, dt))));
+    s.xhat = og_gb_op2(b, "Mul", s.xc, s.istd);
+    return s;
+}
+
+/* σ⁻¹·(g − mean(g) − x̂·mean(g·x̂)) over `axes` */
+static int norm_backward(og_gb *b, const norm_stats *s, int gr, const int64_t *axes, int k)
+{
+    int mg = og_gb_op2(b, "Div", og_gb_reduce_sum(b, gr, axes, k, true), s->cnt);
+    int mgx = og_gb_op2(
+        b, "Div", og_gb_reduce_sum(b, og_gb_op2(b, "Mul", gr, s->xhat), axes, k, true), s->cnt);
+    int t = og_gb_op2(b, "Sub", og_gb_op2(b, "Sub", gr, mg), og_gb_op2(b, "Mul", s->xhat, mgx));
+    return og_gb_op2(b, "Mul", s->istd, t);
+}
+
+/* dX contributions of gradients gm (of μ) and gv (of the biased variance), either -1;
+ * the result has X's shape */
+static int stats_backward(og_gb *b, int x, const norm_stats *s, int gm, int gv, og_dtype dt)
+{
+    int r = -1;
+    if (gm >= 0) {
+        r = og_gb_op2(b, "Div", gm, s->cnt);
+        if (og_gb_opset(b) >= 8)
+            r = og_gb_op2(b, "Expand", r, og_gb_op1(b, "Shape", x));
+        else
+            r = og_gb_op2(b, "Add", r, og_gb_op2(b, "Mul", s->xc, og_gb_scalar(b, 0.0, dt)));
+    }
+    if (gv >= 0) {
+        int two = og_gb_scalar(b, 2.0, dt);
+        int t =
+            og_gb_op2(b, "Div", og_gb_op2(b, "Mul", og_gb_op2(b, "Mul", gv, two), s->xc), s->cnt);
+        r = r < 0 ? t : og_gb_op2(b, "Add", r, t);
+    }
+    return r;
+}
+
+static const og_norm_params *norm_params(og_gb *b, const og_node *n)
+{
+    const og_norm_params *p = n->params;
+    if (!p || !n->parsed)
+        og_gb_fail(b, n, OG_ERR_INTERNAL, "the node's attributes were not parsed");
+    return p;
+}
+
+static og_status g_batchnorm(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    const og_norm_params *p = norm_params(b, n);
+    if (!p) return og_gb_status(b);
+    int x = n->in[0];
+    const og_value *X = og_gb_value(b, x);
+    int rank = X->rank;
+    if (rank < 2) return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs the input's rank");
+    og_dtype dt = out_dtype(b, n);
+    /* statistics axes and the shape parameters take to broadcast against X */
+    int64_t axes[OG_MAX_RANK], pshape[OG_MAX_RANK];
+    int k = 0;
+    axes[k++] = 0;
+    pshape[0] = 1;
+    if (p->per_channel) {
+        pshape[1] = -1;
+        for (int i = 2; i < rank; i++) {
+            axes[k++] = i;
+            pshape[i] = 1;
+        }
+    } else {
+        for (int i = 1; i < rank; i++) {
+            if (!og_dim_known(X->dims[i]))
+                return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                                  "gradient of per-activation BatchNormalization needs X's "
+                                  "non-batch dims to be known");
+            pshape[i] = X->dims[i];
+        }
+    }
+    int scale = reshape_c(b, n->in[1], pshape, rank);
+    int dY = dy[0];
+    /* gradients reaching the statistics outputs, in X's dtype and broadcastable shape */
+    int ds[5] = {-1, -1, -1, -1, -1};
+    for (int j = 1; j < n->n_out && j < 5; j++)
+        if (dy[j] >= 0 && n->out[j] >= 0)
+            ds[j] =
+                reshape_c(b, cast_if(b, dy[j], og_gb_value(b, n->out[j])->dtype, dt), pshape, rank);
+    int dmean = -1, dvar = -1; /* gradients of the input mean and var, broadcastable */
+    if (!p->training) {
+        /* given statistics; the statistics outputs pass input_mean and input_var through */
+        int mean = reshape_c(b, n->in[3], pshape, rank), var = reshape_c(b, n->in[4], pshape, rank);
+        int istd = og_gb_op1(
+            b, "Reciprocal",
+            og_gb_op1(b, "Sqrt", og_gb_op2(b, "Add", var, og_gb_scalar(b, p->epsilon, dt))));
+        int a = og_gb_op2(b, "Mul", scale, istd);
+        if (dY >= 0) {
+            int xc = og_gb_op2(b, "Sub", x, mean);
+            if (og_gb_wants(b, n, 0)) dx[0] = og_gb_op2(b, "Mul", dY, a);
+            int sdy = og_gb_reduce_sum(b, dY, axes, k, true);
+            int sdyx = og_gb_reduce_sum(b, og_gb_op2(b, "Mul", dY, xc), axes, k, true);
+            if (og_gb_wants(b, n, 1))
+                dx[1] = og_gb_reshape_like(b, og_gb_op2(b, "Mul", sdyx, istd), n->in[1]);
+            if (og_gb_wants(b, n, 2)) dx[2] = og_gb_reshape_like(b, sdy, n->in[2]);
+            if (og_gb_wants(b, n, 3)) dmean = og_gb_op1(b, "Neg", og_gb_op2(b, "Mul", sdy, a));
+            if (og_gb_wants(b, n, 4)) {
+                int i3 = og_gb_op2(b, "Mul", istd, og_gb_op2(b, "Mul", istd, istd));
+                int t = og_gb_op2(b, "Mul", og_gb_op2(b, "Mul", sdyx, scale), i3);
+                dvar = og_gb_op2(b, "Mul", t, og_gb_scalar(b, -0.5, dt));
+            }
+        }
+        if (ds[1] >= 0) dmean = accumulate(b, dmean, ds[1]);
+        if (ds[3] >= 0) dmean = accumulate(b, dmean, ds[3]);
+        if (ds[2] >= 0) dvar = accumulate(b, dvar, ds[2]);
+        if (ds[4] >= 0) dvar = accumulate(b, dvar, ds[4]);
+    } else {
+        /* batch statistics; running = input·momentum + batch·(1 − momentum) */
+        norm_stats s = batch_stats(b, x, axes, k, p->epsilon, dt);
+        int gm = -1, gv = -1;
+        int mom = og_gb_scalar(b, p->momentum, dt), rest = og_gb_scalar(b, 1.0 - p->momentum, dt);
+        if (ds[1] >= 0) {
+            gm = og_gb_op2(b, "Mul", ds[1], rest);
+            dmean = og_gb_op2(b, "Mul", ds[1], mom);
+        }
+        if (ds[2] >= 0) {
+            gv = og_gb_op2(b, "Mul", ds[2], rest);
+            dvar = og_gb_op2(b, "Mul", ds[2], mom);
+        }
+        if (ds[3] >= 0) gm = accumulate(b, gm, ds[3]);
+        if (ds[4] >= 0) gv = accumulate(b, gv, ds[4]);
+        int d0 = -1;
+        if (dY >= 0) {
+            if (og_gb_wants(b, n, 0))
+                d0 = norm_backward(b, &s, og_gb_op2(b, "Mul", dY, scale), axes, k);
+            if (og_gb_wants(b, n, 1))
+                dx[1] = og_gb_reshape_like(
+                    b, og_gb_reduce_sum(b, og_gb_op2(b, "Mul", dY, s.xhat), axes, k, true),
+                    n->in[1]);
+            if (og_gb_wants(b, n, 2))
+                dx[2] = og_gb_reshape_like(b, og_gb_reduce_sum(b, dY, axes, k, true), n->in[2]);
+        }
+        if (og_gb_wants(b, n, 0)) {
+            int st = stats_backward(b, x, &s, gm, gv, dt);
+            if (st >= 0) d0 = accumulate(b, d0, st);
+            dx[0] = d0;
+        }
+    }
+    if (dmean >= 0 && og_gb_wants(b, n, 3))
+        dx[3] =
+            cast_if(b, og_gb_reshape_like(b, dmean, n->in[3]), dt, og_gb_value(b, n->in[3])->dtype);
+    if (dvar >= 0 && og_gb_wants(b, n, 4))
+        dx[4] =
+            cast_if(b, og_gb_reshape_like(b, dvar, n->in[4]), dt, og_gb_value(b, n->in[4])->dtype);
+    return og_gb_status(b);
+}
+
+static og_status g_instancenorm(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    const og_norm_params *p = norm_params(b, n);
+    if (!p) return og_gb_status(b);
+    int x = n->in[0];
+    int rank = og_gb_value(b, x)->rank;
+    if (rank < 3) return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs the input's rank");
+    og_dtype dt = out_dtype(b, n);
+    int64_t axes[OG_MAX_RANK], all[OG_MAX_RANK], pshape[OG_MAX_RANK];
+    int k = rank - 2;
+    pshape[0] = 1;
+    pshape[1] = -1;
+    all[0] = 0;
+    for (int i = 2; i < rank; i++) {
+        axes[i - 2] = i;
+        all[i - 1] = i;
+        pshape[i] = 1;
+    }
+    norm_stats s = batch_stats(b, x, axes, k, p->epsilon, dt);
+    if (og_gb_wants(b, n, 0)) {
+        int scale = reshape_c(b, n->in[1], pshape, rank);
+        dx[0] = norm_backward(b, &s, og_gb_op2(b, "Mul", dy[0], scale), axes, k);
+    }
+    if (og_gb_wants(b, n, 1))
+        dx[1] = og_gb_reshape_like(
+            b, og_gb_reduce_sum(b, og_gb_op2(b, "Mul", dy[0], s.xhat), all, rank - 1, false),
+            n->in[1]);
+    if (og_gb_wants(b, n, 2))
+        dx[2] = og_gb_reshape_like(b, og_gb_reduce_sum(b, dy[0], all, rank - 1, false), n->in[2]);
+    return og_gb_status(b);
+}
+
+static og_status g_layernorm(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    const og_norm_params *p = norm_params(b, n);
+    if (!p) return og_gb_status(b);
+    int x = n->in[0];
+    int rank = og_gb_value(b, x)->rank;
+    if (rank < 1) return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs the input's rank");
+    int64_t axis = p->axis < 0 ? p->axis + rank : p->axis;
+    if (axis < 0 || axis >= rank) return og_gb_fail(b, n, OG_ERR_MODEL, "axis out of range");
+    og_dtype dt = out_dtype(b, n);
+    int64_t axes[OG_MAX_RANK];
+    int k = 0;
+    for (int64_t i = axis; i < rank; i++) axes[k++] = i;
+    norm_stats s = batch_stats(b, x, axes, k, p->epsilon, dt);
+    int dY = dy[0];
+    if (og_gb_wants(b, n, 0)) {
+        int d0 = -1;
+        if (dY >= 0) d0 = norm_backward(b, &s, og_gb_op2(b, "Mul", dY, n->in[1]), axes, k);
+        /* Mean and InvStdDev outputs: dσ⁻¹/dvar = −σ⁻³/2 */
+        int gm = -1, gv = -1;
+        if (n->n_out > 1 && n->out[1] >= 0 && dy[1] >= 0)
+            gm = cast_if(b, dy[1], og_gb_value(b, n->out[1])->dtype, dt);
+        if (n->n_out > 2 && n->out[2] >= 0 && dy[2] >= 0) {
+            int gi = cast_if(b, dy[2], og_gb_value(b, n->out[2])->dtype, dt);
+            int i3 = og_gb_op2(b, "Mul", s.istd, og_gb_op2(b, "Mul", s.istd, s.istd));
+            gv = og_gb_op2(b, "Mul", og_gb_op2(b, "Mul", gi, i3), og_gb_scalar(b, -0.5, dt));
+        }
+        int st = stats_backward(b, x, &s, gm, gv, dt);
+        if (st >= 0) d0 = accumulate(b, d0, st);
+        dx[0] = d0;
+    }
+    if (dY >= 0 && og_gb_wants(b, n, 1))
+        dx[1] = og_gb_sum_to(b, og_gb_op2(b, "Mul", dY, s.xhat), n->out[0], n->in[1]);
+    if (dY >= 0 && og_gb_wants(b, n, 2)) dx[2] = og_gb_sum_to(b, dY, n->out[0], n->in[2]);
+    return og_gb_status(b);
+}
+
+const og_grad_rule og_grad_nn[] = {{"Conv", "", g_conv},
+                                   {"ConvTranspose", "", g_conv_transpose},
+                                   {"GlobalAveragePool", "", g_global_avgpool},
+                                   {"GlobalMaxPool", "", g_global_maxpool},
+                                   {"MaxPool", "", g_maxpool},
+                                   {"AveragePool", "", g_avgpool},
+                                   {"BatchNormalization", "", g_batchnorm},
+                                   {"InstanceNormalization", "", g_instancenorm},
+                                   {"LayerNormalization", "", g_layernorm},
+                                   {0}};
