@@ -183,6 +183,15 @@ static void conv_attrs(og_gb *b, int node, int nsp, const int64_t *strides, cons
 
 /* ---- Conv and ConvTranspose ------------------------------------------------------- */
 
+/* dB = Σ dY over N and the spatial axes */
+static int bias_grad(og_gb *b, int dy, int rank)
+{
+    int64_t axes[OG_MAX_RANK];
+    axes[0] = 0;
+    for (int i = 2; i < rank; i++) axes[i - 1] = i;
+    return og_gb_reduce_sum(b, dy, axes, rank - 1, false);
+}
+
 /* The geometry of a Conv/ConvTranspose node; every spatial size and pad must be known. */
 static bool conv_geometry(og_gb *b, const og_node *n, og_conv_geom *g)
 {
@@ -290,12 +299,7 @@ static og_status g_conv(og_gb *b, const og_node *n, const int *dy, int *dx)
     if (og_gb_wants(b, n, 1))
         dx[1] = conv_dw(b, n->in[0], dy[0], g.c, g.group, nsp, g.in, g.out, g.kernel, g.stride,
                         g.dil, g.pad_begin);
-    if (og_gb_wants(b, n, 2)) {
-        int64_t axes[OG_MAX_RANK];
-        axes[0] = 0;
-        for (int i = 2; i < rank; i++) axes[i - 1] = i;
-        dx[2] = og_gb_reduce_sum(b, dy[0], axes, rank - 1, false);
-    }
+    if (og_gb_wants(b, n, 2)) dx[2] = bias_grad(b, dy[0], rank);
     return og_gb_status(b);
 }
 
@@ -304,14 +308,26 @@ static og_status g_conv_transpose(og_gb *b, const og_node *n, const int *dy, int
     og_conv_geom g;
     if (!conv_geometry(b, n, &g)) return og_gb_status(b);
     int nsp = g.nsp, rank = nsp + 2;
-    for (int i = 0; i < nsp; i++)
-        if (g.pad_begin[i] < 0)
-            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                              "gradient of a ConvTranspose with a negative begin pad (an "
-                              "output_shape larger than the full result) is not supported");
+    /* a negative begin pad (output_shape beyond the full result) shifts the output: its
+     * first −pb positions hold only the bias, so dY is cropped there */
+    int dyc = dy[0];
+    int64_t crop[SP], ends[SP], axes[SP], zeros[SP];
+    bool any_crop = false;
+    for (int i = 0; i < nsp; i++) {
+        crop[i] = g.pad_begin[i] < 0 ? -g.pad_begin[i] : 0;
+        any_crop = any_crop || crop[i] > 0;
+        g.pad_begin[i] += crop[i];
+        g.out[i] -= crop[i];
+        ends[i] = INT64_MAX;
+        axes[i] = 2 + i;
+        zeros[i] = 0;
+        if (g.out[i] < 1)
+            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "output_shape leaves no computed output");
+    }
+    if (any_crop) dyc = slice_c(b, dyc, axes, crop, ends, NULL, nsp);
     if (og_gb_wants(b, n, 0)) {
         /* Conv(dY) over the padded output: floor((out + pb + pe − ek)/s) + 1 >= in */
-        int64_t pads[2 * SP], axes[SP], zeros[SP];
+        int64_t pads[2 * SP];
         bool slice = false;
         for (int i = 0; i < nsp; i++) {
             int64_t ek = (g.kernel[i] - 1) * g.dil[i] + 1;
@@ -322,23 +338,16 @@ static og_status g_conv_transpose(og_gb *b, const og_node *n, const int *dy, int
             slice = slice || size > g.in[i];
             pads[i] = g.pad_begin[i];
             pads[nsp + i] = pe;
-            axes[i] = 2 + i;
-            zeros[i] = 0;
         }
-        int r = og_gb_op2(b, "Conv", dy[0], n->in[1]);
+        int r = og_gb_op2(b, "Conv", dyc, n->in[1]);
         conv_attrs(b, og_gb_last(b), nsp, g.stride, g.dil, pads, g.group);
         if (slice) r = slice_c(b, r, axes, zeros, g.in, NULL, nsp);
         dx[0] = r;
     }
     if (og_gb_wants(b, n, 1))
-        dx[1] = conv_dw(b, dy[0], n->in[0], g.m, g.group, nsp, g.out, g.in, g.kernel, g.stride,
-                        g.dil, g.pad_begin);
-    if (og_gb_wants(b, n, 2)) {
-        int64_t axes[OG_MAX_RANK];
-        axes[0] = 0;
-        for (int i = 2; i < rank; i++) axes[i - 1] = i;
-        dx[2] = og_gb_reduce_sum(b, dy[0], axes, rank - 1, false);
-    }
+        dx[1] = conv_dw(b, dyc, n->in[0], g.m, g.group, nsp, g.out, g.in, g.kernel, g.stride, g.dil,
+                        g.pad_begin);
+    if (og_gb_wants(b, n, 2)) dx[2] = bias_grad(b, dy[0], rank);
     return og_gb_status(b);
 }
 
