@@ -3,24 +3,10 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "grad/grad.h"
+#include "api/grad_api.h"
 #include "onnx/onnx_io.h"
 
-struct og_grad {
-    const og_model *model;
-    og_model *training;  /* the training graph, wrapped as a model */
-    og_model *eval;      /* the forward graph with the weights as inputs */
-    og_session *session; /* runs the training graph */
-    og_session *forward; /* runs the model, to learn output shapes for default seeds */
-    og_session_options sopts;
-    const og_allocator *alloc;
-    int n_outputs, n_inputs, n_weights;
-    const char **names; /* outputs, inputs, weights (names owned by the training graph) */
-    const char **seed_names;
-    const char **run_names; /* scratch: names bound in og_grad_run */
-    const og_tensor **run_tensors;
-    og_tensor **ones;
-};
+
 
 static bool is_float_init(const og_value *v)
 {
@@ -211,6 +197,8 @@ og_status og_grad_create(const og_model *m, const og_grad_options *opts, og_grad
     if (st) goto fail;
     st = make_eval(m, w, nw, a, &g->eval);
     if (st) goto fail;
+    st = og_grad_split(g);
+    if (st) goto fail;
     og_free(a, w);
     og_free(a, in);
     og_free(a, o);
@@ -241,6 +229,10 @@ void og_grad_free(og_grad *g)
     og_free(a, g->seed_names);
     og_free(a, g->run_names);
     og_free(a, g->run_tensors);
+    og_free(a, g->backward);
+    og_free(a, g->saved);
+    og_free(a, g->out_values);
+    og_free(a, g->seed_values);
     og_free(a, g);
 }
 
@@ -366,5 +358,75 @@ og_status og_grad_run(og_grad *g, const char *const *input_names, const og_tenso
         for (int j = 0; j < n_res; j++) grads[j] = all[g->n_outputs + j];
     }
     og_free(g->alloc, all);
+    return st;
+}
+
+og_status og_grad_split(og_grad *g)
+{
+    const og_graph *tg = g->training->graph;
+    const og_allocator *a = g->alloc;
+    bool *from_seed = og_calloc(a, (size_t)tg->n_values + 1, sizeof *from_seed);
+    bool *in_saved = og_calloc(a, (size_t)tg->n_values + 1, sizeof *in_saved);
+    g->backward = og_calloc(a, (size_t)tg->n_nodes + 1, sizeof *g->backward);
+    g->saved = og_malloc(a, (size_t)(tg->n_values + 1) * sizeof *g->saved);
+    g->out_values = og_malloc(a, (size_t)(tg->n_outputs + 1) * sizeof *g->out_values);
+    g->seed_values = og_malloc(a, (size_t)(g->n_outputs + 1) * sizeof *g->seed_values);
+    og_status st = OG_OK;
+    if (!from_seed || !in_saved || !g->backward || !g->saved || !g->out_values ||
+        !g->seed_values) {
+        st = og_error(OG_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    for (int j = 0; j < g->n_outputs; j++) {
+        g->seed_values[j] = g->seed_names[j] ? og_graph_find_value(tg, g->seed_names[j]) : -1;
+        if (g->seed_values[j] >= 0) from_seed[g->seed_values[j]] = true;
+    }
+    for (int i = 0; i < tg->n_outputs; i++) g->out_values[i] = tg->outputs[i];
+    /* a node belongs to the backward half when a seed reaches it (nodes are sorted) */
+    for (int i = 0; i < tg->n_nodes; i++) {
+        const og_node *n = &tg->nodes[i];
+        for (int k = 0; k < n->n_in && !g->backward[i]; k++)
+            g->backward[i] = n->in[k] >= 0 && from_seed[n->in[k]];
+        if (!g->backward[i]) continue;
+        for (int k = 0; k < n->n_out; k++)
+            if (n->out[k] >= 0) from_seed[n->out[k]] = true;
+    }
+    /* the state: what backward nodes read and the forward half made (or was given, for
+     * model inputs); initializers are always at hand and are not saved */
+    g->n_saved = 0;
+    for (int i = 0; i < tg->n_nodes; i++) {
+        if (!g->backward[i]) continue;
+        const og_node *n = &tg->nodes[i];
+        for (int k = 0; k < n->n_in; k++) {
+            int v = n->in[k];
+            if (v < 0 || from_seed[v] || in_saved[v]) continue;
+            if (tg->values[v].kind == OG_VALUE_INITIALIZER) continue;
+            in_saved[v] = true;
+            g->saved[g->n_saved++] = v;
+        }
+    }
+    /* outputs made by the backward half (gradients) that the forward half could make too
+     * (a zero gradient of a weight nothing depends on) are computed by the backward half:
+     * mark the nodes producing graph outputs after the selected ones as backward */
+    for (int o = g->n_outputs; o < tg->n_outputs; o++) {
+        int v = tg->outputs[o];
+        int p = tg->values[v].producer;
+        if (p >= 0 && !g->backward[p]) {
+            /* run it (and what it needs) in the backward half: it reads only forward values,
+             * which must then be saved too */
+            g->backward[p] = true;
+            const og_node *n = &tg->nodes[p];
+            for (int k = 0; k < n->n_in; k++) {
+                int u = n->in[k];
+                if (u < 0 || in_saved[u] || tg->values[u].kind == OG_VALUE_INITIALIZER) continue;
+                if (tg->values[u].producer >= 0 && g->backward[tg->values[u].producer]) continue;
+                in_saved[u] = true;
+                g->saved[g->n_saved++] = u;
+            }
+        }
+    }
+done:
+    og_free(a, from_seed);
+    og_free(a, in_saved);
     return st;
 }
