@@ -351,6 +351,8 @@ static og_status g_pow(og_gb *b, const og_node *n, const int *dy, int *dx)
                               og_gb_op1(b, "Not", og_gb_op2(b, "Less", e, k(b, 0, e))));
             g = og_gb_op3(b, "Where", z, k(b, 0, a), g);
         }
+        og_dtype edt = og_gb_value(b, e)->dtype;
+        if (edt != dt) g = cast_to(b, g, edt); /* a float exponent of another type (13+) */
         dx[1] = og_gb_sum_to(b, g, y, e);
     }
     return og_gb_status(b);

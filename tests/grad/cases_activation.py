@@ -77,6 +77,9 @@ def cases():
             out.append(("pow_%s_v%d" % (tag, opset),
                         model([node("Pow", ["a", "e"], ["y"])], {"a": a}, ["y"], {"e": e},
                               opset=opset), {"a": a}))
+    a, e = rand(3, 4, low=0.4, high=1.6), rand(4, low=-2, high=2).astype(np.float64)
+    out.append(("pow_double_exp_v13", model([node("Pow", ["a", "e"], ["y"])], {"a": a}, ["y"],
+                                            {"e": e}, opset=13), {"a": a}))
     a = away(rand(3, 4, low=-1.5, high=1.5), [0], 0.2)
     for tag, e in (("i3", np.array(3, np.int64)), ("irow", np.array([2, 3, 1, 4], np.int64))):
         out.append(("pow_%s_v13" % tag, model([node("Pow", ["a", "e"], ["y"])], {"a": a}, ["y"],
