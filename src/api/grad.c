@@ -6,8 +6,6 @@
 #include "api/grad_api.h"
 #include "onnx/onnx_io.h"
 
-
-
 static bool is_float_init(const og_value *v)
 {
     return v->kind == OG_VALUE_INITIALIZER &&
@@ -372,8 +370,7 @@ og_status og_grad_split(og_grad *g)
     g->out_values = og_malloc(a, (size_t)(tg->n_outputs + 1) * sizeof *g->out_values);
     g->seed_values = og_malloc(a, (size_t)(g->n_outputs + 1) * sizeof *g->seed_values);
     og_status st = OG_OK;
-    if (!from_seed || !in_saved || !g->backward || !g->saved || !g->out_values ||
-        !g->seed_values) {
+    if (!from_seed || !in_saved || !g->backward || !g->saved || !g->out_values || !g->seed_values) {
         st = og_error(OG_ERR_NOMEM, "out of memory");
         goto done;
     }

@@ -21,8 +21,8 @@ struct og_grad {
     const og_tensor **run_tensors;
     og_tensor **ones;
     /* the two halves of the training graph, for instances */
-    bool *backward;   /* per training node: depends on a gradient seed */
-    int *saved;       /* values the backward half reads that the forward half makes */
+    bool *backward; /* per training node: depends on a gradient seed */
+    int *saved;     /* values the backward half reads that the forward half makes */
     int n_saved;
     int *out_values;  /* training-graph value ids: selected outputs, then results */
     int *seed_values; /* per selected output: its seed input, or -1 */
@@ -32,4 +32,3 @@ struct og_grad {
 og_status og_grad_split(og_grad *g);
 
 #endif
-

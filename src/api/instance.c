@@ -54,8 +54,7 @@ void og_instance_free(og_instance *inst)
 {
     if (!inst) return;
     const og_allocator *a = inst->g->alloc;
-    for (int i = 0; i < inst->n_stack; i++)
-        state_free(a, &inst->stack[i], inst->g->n_outputs);
+    for (int i = 0; i < inst->n_stack; i++) state_free(a, &inst->stack[i], inst->g->n_outputs);
     og_free(a, inst->stack);
     og_session_free(inst->train);
     og_session_free(inst->eval);
@@ -196,21 +195,23 @@ og_status og_instance_backward(og_instance *inst, const og_tensor *const *grad_o
                         memcmp(gv->dims, want->dims, (size_t)gv->rank * sizeof *gv->dims) == 0;
             if (!same) {
                 char x[128], y[128];
-                st = og_error(gv->dtype != want->dtype ? OG_ERR_TYPE : OG_ERR_SHAPE,
-                              "the gradient of output '%s' is %s %s; the output is %s %s",
-                              g->names[j], og_dtype_name(gv->dtype),
-                              og_shape_str(gv->rank, gv->dims, x, sizeof x),
-                              og_dtype_name(want->dtype),
-                              og_shape_str(want->rank, want->dims, y, sizeof y));
+                st = og_error(
+                    gv->dtype != want->dtype ? OG_ERR_TYPE : OG_ERR_SHAPE,
+                    "the gradient of output '%s' is %s %s; the output is %s %s", g->names[j],
+                    og_dtype_name(gv->dtype), og_shape_str(gv->rank, gv->dims, x, sizeof x),
+                    og_dtype_name(want->dtype), og_shape_str(want->rank, want->dims, y, sizeof y));
                 goto done;
             }
         } else {
             st = og_tensor_alloc(want->dtype, want->rank, want->dims, a, &ones[j]);
             if (st) goto done;
             for (int64_t i = 0; i < want->numel; i++) {
-                if (want->dtype == OG_FLOAT) ((float *)ones[j]->data)[i] = 1.0f;
-                else if (want->dtype == OG_DOUBLE) ((double *)ones[j]->data)[i] = 1.0;
-                else if (want->dtype == OG_FLOAT16) ((uint16_t *)ones[j]->data)[i] = 0x3c00;
+                if (want->dtype == OG_FLOAT)
+                    ((float *)ones[j]->data)[i] = 1.0f;
+                else if (want->dtype == OG_DOUBLE)
+                    ((double *)ones[j]->data)[i] = 1.0;
+                else if (want->dtype == OG_FLOAT16)
+                    ((uint16_t *)ones[j]->data)[i] = 0x3c00;
             }
             gv = ones[j];
         }
@@ -218,8 +219,16 @@ og_status og_instance_backward(og_instance *inst, const og_tensor *const *grad_o
         seeds[n++] = gv;
     }
     for (int i = 0; i < tg->n_nodes; i++) run[i] = g->backward[i];
-    og_exec_req r = {names, seeds, n, s->values, (const og_tensor *const *)s->t, s->n, run,
-                     g->out_values + g->n_outputs, n_res, grads};
+    og_exec_req r = {names,
+                     seeds,
+                     n,
+                     s->values,
+                     (const og_tensor *const *)s->t,
+                     s->n,
+                     run,
+                     g->out_values + g->n_outputs,
+                     n_res,
+                     grads};
     st = og_session_exec(inst->train, &r);
     if (!st) {
         state_free(a, s, g->n_outputs);

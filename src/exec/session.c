@@ -260,8 +260,10 @@ static og_status run_node(og_session *s, int ni)
         if (!og_shape_nbytes(vo->dtype, vo->rank, vo->dims, &nbytes) ||
             nbytes > OG_MAX_TENSOR_BYTES) {
             char shape[128];
-            st = og_error(OG_ERR_SHAPE, "%s: output %d would have shape %s, too large to "
-                          "allocate", og_node_label(n, label, sizeof label), j,
+            st = og_error(OG_ERR_SHAPE,
+                          "%s: output %d would have shape %s, too large to "
+                          "allocate",
+                          og_node_label(n, label, sizeof label), j,
                           og_shape_str(vo->rank, vo->dims, shape, sizeof shape));
             goto fail;
         }
@@ -435,8 +437,8 @@ og_status og_session_run_named(og_session *s, const char *const *input_names,
         }
     }
     if (!st) {
-        og_exec_req r = {input_names, inputs, n_inputs, NULL, NULL, 0, NULL, want, n_outputs,
-                         outputs};
+        og_exec_req r = {input_names, inputs, n_inputs, NULL,      NULL,
+                         0,           NULL,   want,     n_outputs, outputs};
         st = og_session_exec(s, &r);
     }
     og_free(s->alloc, want);
