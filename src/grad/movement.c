@@ -274,7 +274,7 @@ static og_status g_slice(og_gb *b, const og_node *n, const int *dy, int *dx)
             return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
                               "Slice gradient needs the sliced dim %d to be static", a);
         if (s < 0) s += D;
-        if (e < 0) e = e < -D ? -1 - D : e + D; /* no overflow for INT64_MIN */
+        if (e < 0) e += D; /* no overflow: D >= 0 */
         if (step > 0) {
             s = s < 0 ? 0 : s > D ? D : s;
             e = e < 0 ? 0 : e > D ? D : e;

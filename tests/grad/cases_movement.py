@@ -97,6 +97,10 @@ def cases():
                                        pads=[1, 0, 2, 2, 0, 1])], {"x": x}, ["y"], opset=10)
         add("pad_v13_%s" % mode, [node("Pad", ["x", "p"], ["y"], mode=mode)], {"x": x}, ["y"],
             opset=13, consts={"p": ints(0, 3, 1, 0, 2, 4)})
+    add("pad_v9_reflect", [node("Pad", ["x"], ["y"], mode="reflect", pads=[2, 1, 0, 0, 3, 4])],
+        {"x": x}, ["y"], opset=9)
+    add("pad_v7_edge", [node("Pad", ["x"], ["y"], mode="edge", pads=[0, 2, 1, 3, 0, 0])],
+        {"x": x}, ["y"], opset=7)
     add("pad_v19_wrap", [node("Pad", ["x", "p"], ["y"], mode="wrap")], {"x": x}, ["y"],
         opset=19, consts={"p": ints(1, 4, 2, 2, 0, 5)})
 
