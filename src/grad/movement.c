@@ -145,6 +145,39 @@ static int norm_axis(int64_t a, int rank)
     return a < 0 || a >= rank ? -1 : (int)a;
 }
 
+/* The index grid of forward value x: int64, x's shape, holding 0 .. size(x)-1 in order
+ * (opset >= 11).  *numel gets Size(x). */
+static int index_grid(og_gb *b, int x, int *numel)
+{
+    *numel = og_gb_op1(b, "Size", x);
+    int r =
+        og_gb_op3(b, "Range", og_gb_scalar(b, 0, OG_INT64), *numel, og_gb_scalar(b, 1, OG_INT64));
+    return og_gb_op2(b, "Reshape", r, og_gb_op1(b, "Shape", x));
+}
+
+/* The adjoint of an index map: map (shaped like dy) holds, for each element of dy, the
+ * flat index in x it was copied from, or size(x) for an element taken from nowhere
+ * (padding; spare = true).  dx.flat[m] = sum of dy.flat[j] over j with map.flat[j] = m.
+ * dup: an x element may be copied several times (ScatterElements add, opset >= 16). */
+static int scatter_back(og_gb *b, const og_node *n, int x, int numel, int map, int dy, bool spare,
+                        bool dup)
+{
+    if (dup && og_gb_opset(b) < 16)
+        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                          "%s gradient with runtime parameters needs opset >= 16", n->op_type);
+    int flat = const1(b, -1);
+    int size = spare ? og_gb_op2(b, "Add", numel, og_gb_scalar(b, 1, OG_INT64)) : numel;
+    int zeros =
+        og_gb_op2(b, "Expand", og_gb_scalar_like(b, 0.0, x), og_gb_op2(b, "Reshape", size, flat));
+    int s = og_gb_op3(b, "ScatterElements", zeros, og_gb_op2(b, "Reshape", map, flat),
+                      og_gb_op2(b, "Reshape", dy, flat));
+    int node = og_gb_last(b);
+    og_gb_attr_int(b, node, "axis", 0);
+    if (dup) attr_string(b, node, "reduction", "add");
+    if (spare) s = slice_rt(b, s, const1(b, 0), og_gb_op2(b, "Reshape", numel, flat), 0);
+    return og_gb_op2(b, "Reshape", s, og_gb_op1(b, "Shape", x));
+}
+
 /* ---- Concat / Split ---------------------------------------------------------------- */
 
 /* dx_i = dy[off_i : off_i + d_i] along the axis; offsets are constants while the dims
@@ -198,6 +231,25 @@ static og_status g_split(og_gb *b, const og_node *n, const int *dy, int *dx)
 
 /* ---- Slice ------------------------------------------------------------------------- */
 
+/* Are the Slice inputs constants and the sliced dims static (opset >= 10 form)? */
+static bool slice_static_ok(og_gb *b, const og_node *n, int r, const og_value *xv)
+{
+    int64_t v[OG_MAX_RANK], ax[OG_MAX_RANK];
+    int k = known_ints(b, n->in[1], v, OG_MAX_RANK);
+    if (k < 0 || known_ints(b, n->in[2], v, OG_MAX_RANK) != k) return false;
+    if (n->n_in > 4 && n->in[4] >= 0 && known_ints(b, n->in[4], v, OG_MAX_RANK) != k) return false;
+    if (n->n_in > 3 && n->in[3] >= 0) {
+        if (known_ints(b, n->in[3], ax, OG_MAX_RANK) != k) return false;
+    } else {
+        for (int i = 0; i < k; i++) ax[i] = i;
+    }
+    for (int i = 0; i < k; i++) {
+        int a = norm_axis(ax[i], r);
+        if (a >= 0 && xv->dims[a] < 0) return false;
+    }
+    return true;
+}
+
 /* Put k-1 zeros after each of the c entries of x along axis (x of rank r) and keep the
  * first (c-1)k+1: the layout of a step-k slice. */
 static int interleave(og_gb *b, int x, int r, int axis, int64_t c, int64_t k)
@@ -232,6 +284,19 @@ static og_status g_slice(og_gb *b, const og_node *n, const int *dy, int *dx)
     if (r < 0) return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "Slice gradient needs the rank");
     int64_t st[OG_MAX_RANK], en[OG_MAX_RANK], ax[OG_MAX_RANK], sp[OG_MAX_RANK];
     int k;
+    if (n->since_version >= 10 && !slice_static_ok(b, n, r, xv)) {
+        /* runtime bounds or dims: slice the index grid the same way and scatter back */
+        if (og_gb_opset(b) < 11)
+            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                              "Slice gradient with runtime starts, ends, axes, steps or "
+                              "sliced dims needs opset >= 11");
+        int numel, in[5];
+        for (int i = 0; i < 5; i++) in[i] = i < n->n_in ? n->in[i] : -1;
+        in[0] = index_grid(b, x, &numel);
+        int map = og_gb_op(b, "Slice", 5, in);
+        dx[0] = scatter_back(b, n, x, numel, map, dy[0], false, false);
+        return og_gb_status(b);
+    }
     if (n->since_version < 10) {
         int ks = 0, ke = 0, ka = 0;
         const int64_t *s = og_attr_ints(n, "starts", &ks), *e = og_attr_ints(n, "ends", &ke);
@@ -336,6 +401,36 @@ static int fold_axis(og_gb *b, const og_node *n, int t, int r, int a, int64_t D,
     return c;
 }
 
+/* d constant_value = sum(dy) - sum(dy over the kept interior, inner) */
+static int pad_value_grad(og_gb *b, const og_node *n, int dy, int inner, int r)
+{
+    int64_t all[OG_MAX_RANK];
+    for (int d = 0; d < r; d++) all[d] = d;
+    int g = og_gb_op2(b, "Sub", og_gb_reduce_sum(b, dy, all, r, false),
+                      og_gb_reduce_sum(b, inner, all, r, false));
+    return og_gb_reshape_like(b, g, n->in[2]);
+}
+
+/* Runtime pads (or a fold the static path cannot do): pad the index grid the same way,
+ * with size(x) marking the constant padding, and scatter dy back. */
+static og_status pad_runtime(og_gb *b, const og_node *n, const int *dy, int *dx, int r,
+                             bool constant)
+{
+    if (n->since_version < 11 || og_gb_opset(b) < (constant ? 11 : 16))
+        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                          "Pad gradient with these pads needs opset >= %d", constant ? 11 : 16);
+    int numel, in[4];
+    for (int i = 0; i < 4; i++) in[i] = i < n->n_in ? n->in[i] : -1;
+    in[0] = index_grid(b, n->in[0], &numel);
+    in[2] = constant ? numel : -1;
+    int map = og_gb_op(b, "Pad", in[3] >= 0 ? 4 : 3, in);
+    attr_string(b, og_gb_last(b), "mode", og_attr_string(n, "mode", "constant"));
+    int g = scatter_back(b, n, n->in[0], numel, map, dy[0], constant, !constant);
+    if (og_gb_wants(b, n, 0)) dx[0] = g;
+    if (constant && og_gb_wants(b, n, 2)) dx[2] = pad_value_grad(b, n, dy[0], g, r);
+    return og_gb_status(b);
+}
+
 static og_status g_pad(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     int x = n->in[0];
@@ -343,6 +438,9 @@ static og_status g_pad(og_gb *b, const og_node *n, const int *dy, int *dx)
     int r = xv->rank;
     if (r < 0) return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "Pad gradient needs the rank");
     const char *mode = og_attr_string(n, "mode", "constant");
+    bool constant = !strcmp(mode, "constant");
+    if (!constant && strcmp(mode, "edge") && strcmp(mode, "reflect") && strcmp(mode, "wrap"))
+        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "Pad gradient: unknown mode '%s'", mode);
     int64_t pads[2 * OG_MAX_RANK], axes[OG_MAX_RANK];
     int np, na = r;
     if (n->since_version < 11) {
@@ -351,11 +449,11 @@ static og_status g_pad(og_gb *b, const og_node *n, const int *dy, int *dx)
         memcpy(pads, p, (size_t)np * sizeof *p);
     } else {
         np = known_ints(b, n->in[1], pads, 2 * OG_MAX_RANK);
-        if (np < 0) return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "Pad gradient needs constant pads");
+        if (np < 0) return pad_runtime(b, n, dy, dx, r, constant);
     }
     if (n->since_version >= 18 && n->n_in > 3 && n->in[3] >= 0) {
         na = known_ints(b, n->in[3], axes, OG_MAX_RANK);
-        if (na < 0) return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "Pad gradient needs constant axes");
+        if (na < 0) return pad_runtime(b, n, dy, dx, r, constant);
     } else {
         for (int i = 0; i < r; i++) axes[i] = i;
     }
@@ -367,7 +465,7 @@ static og_status g_pad(og_gb *b, const og_node *n, const int *dy, int *dx)
         pb[a] = pads[i];
         pe[a] = pads[i + na];
     }
-    if (!strcmp(mode, "constant")) {
+    if (constant) {
         /* crop the positive pads, zero-pad back the negative ones (crops) */
         int64_t s[OG_MAX_RANK], e[OG_MAX_RANK], ax[OG_MAX_RANK], nb[OG_MAX_RANK], ne[OG_MAX_RANK];
         int k = 0;
@@ -381,35 +479,34 @@ static og_status g_pad(og_gb *b, const og_node *n, const int *dy, int *dx)
         }
         int inner = k ? slice_static(b, dy[0], s, e, ax, k) : dy[0];
         if (og_gb_wants(b, n, 0)) dx[0] = pad_zeros(b, inner, r, nb, ne);
-        if (n->since_version >= 11 && og_gb_wants(b, n, 2)) {
-            /* d value = sum(dy) - sum(dy over the kept interior) */
-            int64_t all[OG_MAX_RANK];
-            for (int d = 0; d < r; d++) all[d] = d;
-            int g = og_gb_op2(b, "Sub", og_gb_reduce_sum(b, dy[0], all, r, false),
-                              og_gb_reduce_sum(b, inner, all, r, false));
-            dx[2] = og_gb_reshape_like(b, g, n->in[2]);
-        }
+        if (n->since_version >= 11 && og_gb_wants(b, n, 2))
+            dx[2] = pad_value_grad(b, n, dy[0], inner, r);
         return og_gb_status(b);
     }
-    if (strcmp(mode, "edge") && strcmp(mode, "reflect") && strcmp(mode, "wrap"))
-        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "Pad gradient: unknown mode '%s'", mode);
     if (!og_gb_wants(b, n, 0)) return og_gb_status(b);
-    int t = dy[0];
+    bool reflect = !strcmp(mode, "reflect"), edge = !strcmp(mode, "edge");
     for (int d = 0; d < r; d++) {
+        int64_t D = xv->dims[d], lim = reflect ? D - 1 : D;
         if (!pb[d] && !pe[d]) continue;
-        if (pb[d] < 0 || pe[d] < 0)
-            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                              "%s Pad gradient with negative pads is not handled", mode);
-        if (xv->dims[d] < 0)
-            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                              "%s Pad gradient needs the padded dim %d to be static", mode, d);
-        t = fold_axis(b, n, t, r, d, xv->dims[d], pb[d], pe[d], mode);
+        if (pb[d] < 0 || pe[d] < 0 || D < 0 || (!edge && (pb[d] > lim || pe[d] > lim)))
+            return pad_runtime(b, n, dy, dx, r, false);
     }
+    int t = dy[0];
+    for (int d = 0; d < r; d++)
+        if (pb[d] || pe[d]) t = fold_axis(b, n, t, r, d, xv->dims[d], pb[d], pe[d], mode);
     dx[0] = t;
     return og_gb_status(b);
 }
 
 /* ---- Tile, Expand, Trilu, CumSum ---------------------------------------------------- */
+
+/* Runtime repeats (or too many axes to split): tile the index grid and scatter-add dy. */
+static og_status tile_runtime(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    int numel, map = og_gb_op2(b, "Tile", index_grid(b, n->in[0], &numel), n->in[1]);
+    dx[0] = scatter_back(b, n, n->in[0], numel, map, dy[0], false, true);
+    return og_gb_status(b);
+}
 
 /* dy has dims r_i * d_i; reshaped to [r_i, d_i] per axis (d_i alone where r_i = 1) the
  * repeats are separate axes, summed away. */
@@ -421,20 +518,19 @@ static og_status g_tile(og_gb *b, const og_node *n, const int *dy, int *dx)
     int r = xv->rank;
     int64_t rep[OG_MAX_RANK];
     if (r < 0) return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "Tile gradient needs the rank");
-    if (n->since_version < 6 || n->n_in < 2 || known_ints(b, n->in[1], rep, OG_MAX_RANK) != r)
-        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "Tile gradient needs constant repeats");
+    if (n->since_version < 6 || n->n_in < 2)
+        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "Tile gradient needs opset >= 6");
+    if (known_ints(b, n->in[1], rep, OG_MAX_RANK) != r) return tile_runtime(b, n, dy, dx);
     int64_t shape[OG_MAX_RANK], sum_axes[OG_MAX_RANK];
     int parts[OG_MAX_RANK], k = 0, ns = 0;
     bool stat = true;
     for (int d = 0; d < r; d++) {
         if (rep[d] != 1) {
-            if (k == OG_MAX_RANK)
-                return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "Tile gradient: too many axes");
+            if (k == OG_MAX_RANK) return tile_runtime(b, n, dy, dx);
             sum_axes[ns++] = k;
             shape[k++] = rep[d];
         }
-        if (k == OG_MAX_RANK)
-            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "Tile gradient: too many axes");
+        if (k == OG_MAX_RANK) return tile_runtime(b, n, dy, dx);
         shape[k++] = xv->dims[d];
         stat = stat && xv->dims[d] >= 0;
     }

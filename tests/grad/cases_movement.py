@@ -81,6 +81,16 @@ def cases():
               consts={"s": ints(1), "e": ints(5), "a": ints(2)})
     out.append(("slice_dynamic_batch", dynamic(m, "x", 0), {"x": x}))
 
+    # runtime bounds (graph inputs) and a dynamic sliced dim: the index-grid scatter path
+    add("slice_runtime_v13", [node("Slice", ["x", "s", "e", "a", "t"], ["y"])],
+        {"x": x, "s": ints(-1, 0), "e": ints(0, 5), "a": ints(1, 2), "t": ints(-2, 2)}, ["y"],
+        opset=13)
+    add("slice_runtime_v11", [node("Slice", ["x", "s", "e"], ["y"])],
+        {"x": x, "s": ints(1, 2), "e": ints(3, -1)}, ["y"], opset=11)
+    m = model([node("Slice", ["x", "s", "e", "a", "t"], ["y"])], {"x": x}, ["y"], opset=13,
+              consts={"s": ints(-2), "e": ints(0), "a": ints(2), "t": ints(-1)})
+    out.append(("slice_dynamic_axis", dynamic(m, "x", 2), {"x": x}))
+
     # Pad: constant (attribute form 10, inputs 13 with a trained value, axes 18, crops),
     # edge, reflect, wrap
     x = rand(3, 4, 5)
@@ -101,6 +111,16 @@ def cases():
         {"x": x}, ["y"], opset=9)
     add("pad_v7_edge", [node("Pad", ["x"], ["y"], mode="edge", pads=[0, 2, 1, 3, 0, 0])],
         {"x": x}, ["y"], opset=7)
+    add("pad_runtime_const", [node("Pad", ["x", "p", "v"], ["y"])],
+        {"x": x, "p": ints(1, -1, 2, 0, 2, -2)}, ["y"], {"v": np.array(0.3, np.float32)},
+        opset=13)
+    add("pad_runtime_reflect", [node("Pad", ["x", "p"], ["y"], mode="reflect")],
+        {"x": x, "p": ints(1, 0, 2, 2, 1, 3)}, ["y"], opset=16)
+    add("pad_v19_wrap_big", [node("Pad", ["x", "p"], ["y"], mode="wrap")], {"x": x}, ["y"],
+        opset=19, consts={"p": ints(0, 5, 0, 0, 9, 0)})
+    m = model([node("Pad", ["x", "p"], ["y"], mode="edge")], {"x": x}, ["y"], opset=17,
+              consts={"p": ints(0, 1, 2, 0, 1, 1)})
+    out.append(("pad_dynamic_edge", dynamic(m, "x", 1), {"x": x}))
     add("pad_v19_wrap", [node("Pad", ["x", "p"], ["y"], mode="wrap")], {"x": x}, ["y"],
         opset=19, consts={"p": ints(1, 4, 2, 2, 0, 5)})
 
@@ -112,6 +132,8 @@ def cases():
     m = model([node("Tile", ["x", "r"], ["y"])], {"x": x}, ["y"], opset=13,
               consts={"r": ints(1, 2, 2)})
     out.append(("tile_dynamic", dynamic(m, "x", 0), {"x": x}))
+    add("tile_runtime_v16", [node("Tile", ["x", "r"], ["y"])], {"x": x, "r": ints(3, 1, 2)},
+        ["y"], opset=16)
     for opset in (8, 13):
         add("expand_v%d" % opset, [node("Expand", ["x", "s"], ["y"])], {"x": rand(3, 1)},
             ["y"], opset=opset, consts={"s": ints(2, 3, 4)})
