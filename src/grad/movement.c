@@ -583,10 +583,28 @@ static og_status g_cumsum(og_gb *b, const og_node *n, const int *dy, int *dx)
 /* ---- Einsum ------------------------------------------------------------------------ */
 
 #define EIN_MAX_IN 16
+#define EIN_TOK    (OG_MAX_RANK + 1) /* letters plus one '.' standing for an ellipsis */
+
+/* Append term t (tokens, '.' = "...") to the equation being written. */
+static int ein_put(char *e, int el, const char *t, int tl)
+{
+    for (int j = 0; j < tl; j++) {
+        if (t[j] == '.') {
+            memcpy(e + el, "...", 3);
+            el += 3;
+        } else {
+            e[el++] = t[j];
+        }
+    }
+    return el;
+}
 
 /* dx_i = Einsum("out,t_j...->t_i'", dy, x_j...) where t_i' keeps the subscripts of t_i
  * that occur in the output or another operand; the others (summed within x_i alone) are
- * given back by Unsqueeze + Expand to x_i's shape. */
+ * given back by Unsqueeze + Expand to x_i's shape.  An ellipsis is handled as a block of
+ * shared subscripts: it must stand for the same static dims in every operand (no
+ * broadcasting) and appear in the output; an operand without it gets its gradient summed
+ * over the ellipsis dims. */
 static og_status g_einsum(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     const char *eq = og_attr_string(n, "equation", NULL);
@@ -594,15 +612,12 @@ static og_status g_einsum(og_gb *b, const og_node *n, const int *dy, int *dx)
     int n_in = n->n_in;
     if (n_in > EIN_MAX_IN)
         return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "Einsum gradient: too many operands");
-    char terms[EIN_MAX_IN][OG_MAX_RANK + 1], out[64];
+    char terms[EIN_MAX_IN][EIN_TOK], out[EIN_TOK];
     int tl[EIN_MAX_IN] = {0}, ol = 0, t = 0, count[128] = {0};
-    bool arrow = false;
+    bool arrow = false, any_ell = false;
     for (const char *p = eq; *p; p++) {
         char ch = *p;
         if (ch == ' ') continue;
-        if (ch == '.')
-            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                              "Einsum gradient: equations with '...' are not handled");
         if (ch == '-' && p[1] == '>') {
             arrow = true;
             p++;
@@ -612,58 +627,96 @@ static og_status g_einsum(og_gb *b, const og_node *n, const int *dy, int *dx)
             if (++t >= n_in) return og_gb_fail(b, n, OG_ERR_MODEL, "too many terms");
             continue;
         }
-        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')))
+        if (ch == '.') {
+            if (p[1] != '.' || p[2] != '.')
+                return og_gb_fail(b, n, OG_ERR_MODEL, "bad equation '%s'", eq);
+            p += 2;
+        } else if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z'))) {
             return og_gb_fail(b, n, OG_ERR_MODEL, "bad equation '%s'", eq);
-        if (arrow) {
-            if (ol >= OG_MAX_RANK) return og_gb_fail(b, n, OG_ERR_MODEL, "bad equation");
-            out[ol++] = ch;
-        } else {
-            if (tl[t] >= OG_MAX_RANK) return og_gb_fail(b, n, OG_ERR_MODEL, "bad equation");
-            for (int j = 0; j < tl[t]; j++)
-                if (terms[t][j] == ch)
-                    return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                                      "Einsum gradient: subscript '%c' repeated in one operand "
-                                      "(a diagonal) is not handled",
-                                      ch);
-            terms[t][tl[t]++] = ch;
-            count[(int)ch]++;
         }
+        char *term = arrow ? out : terms[t];
+        int *len = arrow ? &ol : &tl[t];
+        if (*len >= EIN_TOK) return og_gb_fail(b, n, OG_ERR_MODEL, "bad equation '%s'", eq);
+        for (int j = 0; j < *len; j++)
+            if (term[j] == ch)
+                return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                                  "Einsum gradient: subscript '%c' repeated in one term (a "
+                                  "diagonal) is not handled",
+                                  ch);
+        term[(*len)++] = ch;
+        if (!arrow && ch != '.') count[(int)ch]++;
+        any_ell = any_ell || ch == '.';
     }
     if (t != n_in - 1) return og_gb_fail(b, n, OG_ERR_MODEL, "equation terms != inputs");
-    if (!arrow)
+    if (!arrow) {
+        if (any_ell) out[ol++] = '.';
         for (int ch = 'A'; ch <= 'z'; ch++)
-            if (count[ch] == 1 && ol < OG_MAX_RANK) out[ol++] = (char)ch;
+            if (count[ch] == 1 && ol < EIN_TOK) out[ol++] = (char)ch;
+    }
+    /* the ellipsis: the same static dims everywhere, kept in the output */
+    int E = 0;
+    int64_t edims[OG_MAX_RANK];
+    bool first = true;
+    for (int o = 0; o < n_in && any_ell; o++) {
+        if (!memchr(terms[o], '.', (size_t)tl[o])) continue;
+        const og_value *v = og_gb_value(b, n->in[o]);
+        int e = v->rank - (tl[o] - 1),
+            pos = (int)((char *)memchr(terms[o], '.', (size_t)tl[o]) - terms[o]);
+        bool same = v->rank >= 0 && e >= 0 && (first || e == E);
+        for (int j = 0; same && j < e; j++) {
+            int64_t d = v->dims[pos + j];
+            same = d >= 0 && (first || d == edims[j]);
+            edims[j] = d;
+        }
+        if (!same)
+            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                              "Einsum gradient: an ellipsis with broadcast, unequal or unknown "
+                              "dims is not handled");
+        E = e;
+        first = false;
+    }
+    if (any_ell && !memchr(out, '.', (size_t)ol))
+        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                          "Einsum gradient: an ellipsis summed away is not handled");
     for (int i = 0; i < n_in; i++) {
         if (!og_gb_wants(b, n, i)) continue;
         bool avail[128] = {false};
         for (int j = 0; j < ol; j++) avail[(int)out[j]] = true;
         for (int o = 0; o < n_in; o++)
             for (int j = 0; o != i && j < tl[o]; j++) avail[(int)terms[o][j]] = true;
-        char e[EIN_MAX_IN * (OG_MAX_RANK + 1) + 2 * OG_MAX_RANK + 8];
+        /* an operand without the ellipsis: its gradient is summed over the ellipsis dims */
+        bool sum_ell = any_ell && !memchr(terms[i], '.', (size_t)tl[i]);
+        char e[EIN_MAX_IN * 3 * EIN_TOK + 3 * EIN_TOK + 8];
         int el = 0, ins[EIN_MAX_IN], ni = 0;
-        memcpy(e + el, out, (size_t)ol);
-        el += ol;
+        el = ein_put(e, el, out, ol);
         ins[ni++] = dy[0];
         for (int o = 0; o < n_in; o++) {
             if (o == i) continue;
             e[el++] = ',';
-            memcpy(e + el, terms[o], (size_t)tl[o]);
-            el += tl[o];
+            el = ein_put(e, el, terms[o], tl[o]);
             ins[ni++] = n->in[o];
         }
         e[el++] = '-';
         e[el++] = '>';
+        if (sum_ell) el = ein_put(e, el, ".", 1);
         int64_t missing[OG_MAX_RANK];
-        int nm = 0;
+        int nm = 0, axis = 0;
         for (int j = 0; j < tl[i]; j++) {
-            if (avail[(int)terms[i][j]])
-                e[el++] = terms[i][j];
+            char ch = terms[i][j];
+            if (avail[(int)ch])
+                el = ein_put(e, el, &ch, 1);
             else
-                missing[nm++] = j;
+                missing[nm++] = axis;
+            axis += ch == '.' ? E : 1;
         }
         e[el] = 0;
         int g = og_gb_op(b, "Einsum", ni, ins);
         attr_string(b, og_gb_last(b), "equation", e);
+        if (sum_ell && E > 0) {
+            int64_t lead[OG_MAX_RANK];
+            for (int j = 0; j < E; j++) lead[j] = j;
+            g = og_gb_reduce_sum(b, g, lead, E, false);
+        }
         if (nm)
             g = og_gb_op2(b, "Expand", unsqueeze(b, g, missing, nm),
                           og_gb_op1(b, "Shape", n->in[i]));

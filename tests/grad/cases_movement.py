@@ -167,7 +167,11 @@ def cases():
             ("outer", "i,j->ij", ((3,), (4,))),
             ("dot", "ij,ij->", ((3, 4), (3, 4))),
             ("three", "ij,jk,kl->li", ((2, 3), (3, 4), (4, 2))),
-            ("sumonly", "ijk,j->i", ((2, 3, 4), (3,)))):
+            ("sumonly", "ijk,j->i", ((2, 3, 4), (3,))),
+            ("ellipsis", "...ij,...jk->...ik", ((2, 3, 4), (2, 4, 2))),
+            ("ellipsis_mid", "i...j,jk->k...i", ((3, 2, 2, 4), (4, 3))),
+            ("ellipsis_implicit", "b...j,jb", ((2, 3, 4), (4, 2))),
+            ("upper", "Ab,bC->CA", ((3, 4), (4, 2)))):
         names = ["a%d" % i for i in range(len(shapes))]
         arrs = {n: rand(*s) for n, s in zip(names, shapes)}
         inputs = {names[0]: arrs[names[0]]}
