@@ -9,7 +9,10 @@
  *   Expand:  dx = dy summed back to x's shape
  *   Trilu:   dx = Trilu(dy) (the same mask)
  *   CumSum:  dx = CumSum(dy) in the other direction (exclusive kept)
- *   Einsum:  dx_i = Einsum(dy, x_j (j != i)) onto x_i's subscripts */
+ *   Einsum:  dx_i = Einsum(dy, x_j (j != i)) onto x_i's subscripts
+ * Where Slice bounds, Pad pads or Tile repeats are only known at run time (or a sliced or
+ * padded dim is dynamic), the op is applied to an index grid of x and dy is scattered back
+ * through the resulting index map (ScatterElements; add-reduction for copies, opset 16). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -76,7 +79,8 @@ static int slice_rt(og_gb *b, int x, int start, int end, int64_t axis)
 /* 1-D [dim] of forward value v along axis: a constant when static, else from Shape. */
 static int dim1(og_gb *b, int v, int axis)
 {
-    int64_t d = og_gb_value(b, v)->dims[axis];
+    const og_value *val = og_gb_value(b, v);
+    int64_t d = val->rank > axis ? val->dims[axis] : -1;
     if (d >= 0) return const1(b, d);
     return slice_axis(b, og_gb_op1(b, "Shape", v), axis, axis + 1, 0);
 }
@@ -193,7 +197,8 @@ static og_status g_concat(og_gb *b, const og_node *n, const int *dy, int *dx)
     for (int i = 0; i < n->n_in; i++) {
         int x = n->in[i];
         if (x < 0) continue;
-        int64_t d = og_gb_value(b, x)->dims[axis];
+        const og_value *xv = og_gb_value(b, x);
+        int64_t d = xv->rank == rank ? xv->dims[axis] : -1;
         if (off_rt < 0 && d >= 0) {
             if (og_gb_wants(b, n, i)) dx[i] = slice_axis(b, dy[0], off, off + d, axis);
             off += d;
