@@ -139,7 +139,28 @@ def loss_cases():
                        node("NegativeLogLikelihoodLoss", ["p", "t", "w"], ["loss"])], {"x": x},
                       ["loss"], {"w": rand(4, low=0.3, high=1.5)}, opset=18, consts={"t": t}),
                 {"x": x}))
+    # unknown dims (the class count comes from Shape at run time)
+    for op, red in (("NegativeLogLikelihoodLoss", "mean"), ("SoftmaxCrossEntropyLoss", "sum")):
+        x = rand(2, 3, 4)
+        t = np.array([[0, 2, 1, 1], [2, 1, 0, 1]], np.int64)
+        m = model([node(op, ["x", "t", "w"], ["loss"], reduction=red, ignore_index=1)],
+                  {"x": x}, ["loss"], {"w": rand(3, low=0.3, high=1.5)}, opset=13,
+                  consts={"t": t})
+        dynamic(m)
+        out.append(("%s_dynamic" % ("nll" if op.startswith("Neg") else "sce"), m, {"x": x}))
+    x = rand(2, 3, 4)
+    m = red_case("ReduceMax", x, 18, [1], 0)
+    dynamic(m)
+    out.append(("max_dynamic_v18", m, {"x": x}))
     return out
+
+
+def dynamic(m):
+    """every dim of the graph inputs unknown, and no inferred shapes"""
+    del m.graph.value_info[:]
+    for v in m.graph.input:
+        for i, d in enumerate(v.type.tensor_type.shape.dim):
+            d.dim_param = "d%d" % i
 
 
 def cases():
