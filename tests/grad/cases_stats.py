@@ -69,6 +69,14 @@ def reduce_cases():
                     {"x": x}))
         out.append(("prod_zeros_all_v%d" % opset, red_case("ReduceProd", x, opset, None, 1),
                     {"x": x}))
+    # ReduceL2 over an all-zero slice, ReduceL1 at zeros: 0 there (central differences agree)
+    x = rand(3, 4)
+    x[1, :] = 0
+    x[0, 2] = 0
+    for opset in (8, 18):
+        for op in ("ReduceL2", "ReduceL1"):
+            out.append(("%s_zeros_v%d" % (op[6:].lower(), opset), red_case(op, x, opset, [1], 0),
+                        {"x": x}))
     # ReduceMax/Min with two-way ties (and a tie across slices that is no max)
     for op in ("ReduceMax", "ReduceMin"):
         x = rand(3, 4, low=-0.9, high=0.9)
