@@ -282,14 +282,17 @@ static og_status loss_common(og_gb *b, const og_node *n, const int *dy, int *dx,
         w = og_gb_op2(b, "Gather", W, Ts);
         if (m >= 0) w = og_gb_op2(b, "Mul", w, m);
     }
-    /* one-hot labels along axis 1 */
+    /* one-hot labels along axis 1, made from int64 throughout (the combination runtimes
+     * implement), then cast */
     int64_t C = xv->dims[1];
     int depth = C >= 0
                     ? og_gb_const_i64(b, &C, 1)
                     : og_gb_op2(b, "Gather", og_gb_op1(b, "Shape", X), og_gb_const_i64(b, ax1, 1));
     const int64_t onoff[2] = {0, 1};
-    int oh = og_gb_op3(b, "OneHot", Ts, depth, cast(b, og_gb_const_i64(b, onoff, 2), dt));
+    int lab64 = tt == OG_INT64 ? Ts : cast(b, Ts, OG_INT64);
+    int oh = og_gb_op3(b, "OneHot", lab64, depth, og_gb_const_i64(b, onoff, 2));
     og_gb_attr_int(b, og_gb_last(b), "axis", 1);
+    oh = cast(b, oh, dt);
 
     /* g: the gradient reaching each l_i (a scalar for sum and mean) */
     int g = -1;
