@@ -5,7 +5,8 @@
  *       opset 9..15: dx = dy ·_axis OneHot(i, dim(axis)), a MatMul that sums repeats
  *   GatherElements(x, i):    dx = ScatterElements(zeros, i, dy, reduction=add) (>= 16),
  *       opset 11..15: sum over the indexed axis of OneHot(i) * dy, padded to x's shape
- *   GatherND(x, i):          dx = ScatterND(zeros, i, dy, reduction=add) (>= 16, batch_dims 0)
+ *   GatherND(x, i):          dx = ScatterND(zeros, i, dy, reduction=add) (>= 16, batch_dims 0);
+ *       otherwise a OneHot of the linear index of each tuple, through a batched MatMul
  *   ScatterElements(x, i, u): none: dx = ScatterElements(dy, i, 0), du = GatherElements(dy, i)
  *                             add:  dx = dy,                         du = GatherElements(dy, i)
  *   ScatterND:               the same with ScatterND / GatherND
@@ -233,14 +234,52 @@ static og_status g_gather_elements(og_gb *b, const og_node *n, const int *dy, in
 
 /* ---- GatherND ---------------------------------------------------------------------- */
 
+/* Without ScatterND's reduction (opset < 16) or with batch_dims: with B, P, R the sizes of
+ * data's batch, indexed and trailing dims, L the linear index of each index tuple in the P
+ * block ([B, M]), dx = Reshape(OneHot(L, P)ᵀ · Reshape(dy, [B, M, R])).  Needs data's dims
+ * and the tuple length k static. */
+static og_status gather_nd_onehot(og_gb *b, const og_node *n, int dy, int *dx, int bd)
+{
+    int data = IN(0), ind = IN(1);
+    const og_value *xv = og_gb_value(b, data), *iv = og_gb_value(b, ind);
+    int r = xv->rank, q = iv->rank;
+    og_dtype dt = xv->dtype, it = iv->dtype;
+    int64_t dims[OG_MAX_RANK], k = q > 0 ? iv->dims[q - 1] : -1;
+    bool known = r >= 0;
+    for (int d = 0; known && d < r; d++) known = (dims[d] = xv->dims[d]) >= 0;
+    if (!known || k < 0 || bd + k > r || bd >= q)
+        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                          "GatherND gradient below opset 16 or with batch_dims needs data's "
+                          "shape and the index length static");
+    int64_t B = 1, P = 1, R = 1, strides[OG_MAX_RANK], kd[OG_MAX_RANK];
+    for (int d = 0; d < bd; d++) B *= dims[d];
+    for (int d = bd + (int)k; d < r; d++) R *= dims[d];
+    for (int j = (int)k - 1; j >= 0; j--) {
+        kd[j] = dims[bd + j];
+        strides[j] = P;
+        P *= kd[j];
+    }
+    int64_t s3[3] = {B, -1, k}, dshape[3] = {B, -1, R}, two = 2, perm[3] = {0, 2, 1};
+    int idx = og_gb_op2(b, "Reshape", ind, og_gb_const_i64(b, s3, 3));
+    if (it != OG_INT64) idx = cast_to(b, idx, OG_INT64);
+    int kdc = og_gb_const_i64(b, kd, (int)k);
+    int neg = og_gb_op2(b, "Less", idx, og_gb_scalar(b, 0.0, OG_INT64));
+    idx = og_gb_op3(b, "Where", neg, og_gb_op2(b, "Add", idx, kdc), idx);
+    int lin = og_gb_op2(b, "Mul", idx, og_gb_const_i64(b, strides, (int)k));
+    lin = og_gb_reduce_sum(b, lin, &two, 1, false);                        /* [B, M] */
+    int oh = one_hot(b, lin, OG_INT64, og_gb_const_i64(b, &P, 1), dt, -1); /* [B, M, P] */
+    int dyr = og_gb_op2(b, "Reshape", dy, og_gb_const_i64(b, dshape, 3));
+    int g = og_gb_op2(b, "MatMul", transpose(b, oh, perm, 3), dyr); /* [B, P, R] */
+    dx[0] = og_gb_op2(b, "Reshape", g, og_gb_const_i64(b, dims, r));
+    return og_gb_status(b);
+}
+
 static og_status g_gather_nd(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     if (!WANTS(0)) return og_gb_status(b);
-    if (og_attr_int(n, "batch_dims", 0) != 0)
-        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "GatherND gradient supports batch_dims 0 only");
-    if (og_gb_opset(b) < 16)
-        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                          "GatherND gradient needs opset >= 16 (ScatterND reduction add)");
+    int64_t bd = og_attr_int(n, "batch_dims", 0);
+    if (bd < 0 || bd >= OG_MAX_RANK) return og_gb_fail(b, n, OG_ERR_MODEL, "bad batch_dims");
+    if (bd > 0 || og_gb_opset(b) < 16) return gather_nd_onehot(b, n, dy[0], dx, (int)bd);
     int nd = og_gb_op(b, "ScatterND", 3, (int[]){zeros_like(b, IN(0)), IN(1), dy[0]});
     attr_string(b, og_gb_last(b), "reduction", "add");
     dx[0] = nd;

@@ -54,10 +54,19 @@ def cases():
     for tag, ind in (("full", i64([0, 1, 1], [2, -1, 0], [0, 1, 1])),
                      ("rows", i64([1], [-1], [1])),
                      ("pairs", i64([[0, 1], [2, -1]], [[0, 1], [1, 0]]))):
-        for opset in (16, 18):
+        for opset in (11, 13, 16, 18):
             out.append(("gathernd_v%d_%s" % (opset, tag),
                         model([node("GatherND", ["x", "i"], ["y"])], {"x": xn}, ["y"],
                               consts={"i": ind}, opset=opset), {"x": xn}))
+    # GatherND with batch_dims (the OneHot form at every opset)
+    xb = rand(2, 3, 4)
+    for bd, ind in ((1, i64([[1], [-1], [1]], [[0], [2], [2]])),
+                    (1, i64([[1, 3], [1, 3]], [[2, -1], [0, 0]])),
+                    (2, i64([[1], [1], [-1]], [[0], [3], [0]]))):
+        for opset in (13, 17):
+            out.append(("gathernd_v%d_b%d_k%d" % (opset, bd, ind.shape[-1]),
+                        model([node("GatherND", ["x", "i"], ["y"], batch_dims=bd)], {"x": xb},
+                              ["y"], consts={"i": ind}, opset=opset), {"x": xb}))
     # ---- ScatterElements: none (unique indices) and add (repeats), axes 0 and -1
     xs = rand(3, 4)
     for opset in (11, 13, 16, 18):
