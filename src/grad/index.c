@@ -3,6 +3,7 @@
  *   Gather(x, i, axis):      dx = scatter-add of dy into zeros of x's shape along axis
  *       opset >= 16: ScatterElements(zeros, expand(i), dy, reduction=add)
  *       opset 9..15: dx = dy ·_axis OneHot(i, dim(axis)), a MatMul that sums repeats
+ *       opset 7, 8:  the same with Equal(i, range(dim)) for OneHot (static dim)
  *   GatherElements(x, i):    dx = ScatterElements(zeros, i, dy, reduction=add) (>= 16),
  *       opset 11..15: sum over the indexed axis of OneHot(i) * dy, padded to x's shape
  *   GatherND(x, i):          dx = ScatterND(zeros, i, dy, reduction=add) (>= 16, batch_dims 0);
@@ -10,6 +11,7 @@
  *   ScatterElements(x, i, u): none: dx = ScatterElements(dy, i, 0), du = GatherElements(dy, i)
  *                             add:  dx = dy,                         du = GatherElements(dy, i)
  *   ScatterND:               the same with ScatterND / GatherND
+ *   Scatter (opset 9, 10):   as ScatterElements none, du through OneHot (no GatherElements)
  *   TopK(x):                 dx = ScatterElements(zeros, indices, dvalues) (Scatter at 9, 10)
  *   OneHot(i, depth, v):     dv = [sum(dy where off), sum(dy where on)]
  *   Resize/Upsample(x):      every mode is separable and linear in x: with static input dims
@@ -187,7 +189,22 @@ static og_status g_gather(og_gb *b, const og_node *n, const int *dy, int *dx)
         int oh = one_hot(b, flat, it, dim_of(b, data, axis), dt, -1); /* [N, dim] */
         dx[0] = matmul_axis(b, dyr, oh, r, axis);
     } else {
-        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "Gather gradient needs opset >= 9");
+        /* no OneHot: compare with a constant range (and the range less dim, for negative
+         * indices), which needs the dim static */
+        int64_t dim = og_gb_value(b, data)->dims[axis], one = 1;
+        if (dim < 0 || dim > (1 << 24))
+            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                              "Gather gradient below opset 9 needs the gathered dim static");
+        int64_t *ar = og_malloc(b->a, (size_t)(2 * dim + 1) * sizeof *ar);
+        if (!ar) return og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
+        for (int64_t k = 0; k < dim; k++) ar[k] = k, ar[dim + k] = k - dim;
+        int lo = og_gb_const_i64(b, ar, (int)dim), hi = og_gb_const_i64(b, ar + dim, (int)dim);
+        og_free(b->a, ar);
+        int flat = og_gb_op2(b, "Reshape", ind, og_gb_const_i64(b, &m1, 1));
+        if (it != OG_INT64) flat = cast_to(b, flat, OG_INT64);
+        int u = unsqueeze(b, flat, &one, 1); /* [N, 1] */
+        int eq = og_gb_op2(b, "Or", og_gb_op2(b, "Equal", u, lo), og_gb_op2(b, "Equal", u, hi));
+        dx[0] = matmul_axis(b, dyr, cast_to(b, eq, dt), r, axis);
     }
     return og_gb_status(b);
 }
@@ -321,6 +338,56 @@ static og_status scatter_common(og_gb *b, const og_node *n, const int *dy, int *
         dx[2] = og_gb_op2(b, nd ? "GatherND" : "GatherElements", dy[0], IN(1));
         if (!nd) og_gb_attr_int(b, og_gb_last(b), "axis", axis);
     }
+    return og_gb_status(b);
+}
+
+/* Scatter (opset 9, 10: ScatterElements without reduction, and no GatherElements yet):
+ * dx = Scatter(dy, i, 0); du = GatherElements(dy, i) written as the sum over the last axis
+ * of OneHot(i) * dy (axis moved last, sliced to the indices' shape off the axis). */
+static og_status g_scatter(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    if (og_gb_opset(b) >= 11) return scatter_common(b, n, dy, dx, false);
+    int data = IN(0), ind = IN(1);
+    int r = rank_of(b, n, data, "the data");
+    if (r < 0) return og_gb_status(b);
+    int axis = norm_axis(b, n, og_attr_int(n, "axis", 0), r);
+    if (axis < 0) return og_gb_status(b);
+    const og_value *xv = og_gb_value(b, data), *iv = og_gb_value(b, ind);
+    og_dtype dt = xv->dtype, it = iv->dtype;
+    int64_t starts[OG_MAX_RANK], ends[OG_MAX_RANK], axes[OG_MAX_RANK];
+    int ns = 0;
+    bool unknown = iv->rank != r;
+    for (int d = 0; !unknown && d < r; d++) {
+        if (d == axis || (xv->dims[d] >= 0 && xv->dims[d] == iv->dims[d])) continue;
+        if (iv->dims[d] < 0) unknown = true;
+        starts[ns] = 0, ends[ns] = iv->dims[d], axes[ns++] = d;
+    }
+    if (WANTS(0)) dx[0] = scatter_elements(b, dy[0], ind, zeros_like(b, IN(2)), axis, NULL);
+    if (!WANTS(2)) return og_gb_status(b);
+    if (unknown)
+        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                          "Scatter updates gradient needs the indices' shape static");
+    int src = dy[0];
+    if (ns > 0) {
+        if (og_gb_opset(b) >= 10) {
+            int in[4] = {src, og_gb_const_i64(b, starts, ns), og_gb_const_i64(b, ends, ns),
+                         og_gb_const_i64(b, axes, ns)};
+            src = og_gb_op(b, "Slice", 4, in);
+        } else {
+            src = og_gb_op1(b, "Slice", src);
+            og_gb_attr_ints(b, og_gb_last(b), "starts", starts, ns);
+            og_gb_attr_ints(b, og_gb_last(b), "ends", ends, ns);
+            og_gb_attr_ints(b, og_gb_last(b), "axes", axes, ns);
+        }
+    }
+    int64_t perm[OG_MAX_RANK], ax = axis, last = r;
+    for (int d = 0, k = 0; d < r; d++)
+        if (d != axis) perm[k++] = d;
+    perm[r - 1] = axis;
+    int t = r > 1 ? transpose(b, src, perm, r) : src;
+    t = unsqueeze(b, t, &ax, 1); /* indices' off-axis dims, 1 at axis, dim last */
+    int oh = one_hot(b, ind, it, dim_of(b, data, axis), dt, -1);
+    dx[2] = og_gb_reduce_sum(b, og_gb_op2(b, "Mul", oh, t), &last, 1, false);
     return og_gb_status(b);
 }
 
@@ -544,9 +611,14 @@ static og_status g_resize(og_gb *b, const og_node *n, const int *dy, int *dx)
     return og_gb_status(b);
 }
 
-const og_grad_rule og_grad_index[] = {
-    {"Gather", "", g_gather},        {"GatherElements", "", g_gather_elements},
-    {"GatherND", "", g_gather_nd},   {"ScatterElements", "", g_scatter_elements},
-    {"ScatterND", "", g_scatter_nd}, {"TopK", "", g_topk},
-    {"OneHot", "", g_onehot},        {"Resize", "", g_resize},
-    {"Upsample", "", g_resize},      {0}};
+const og_grad_rule og_grad_index[] = {{"Gather", "", g_gather},
+                                      {"GatherElements", "", g_gather_elements},
+                                      {"GatherND", "", g_gather_nd},
+                                      {"ScatterElements", "", g_scatter_elements},
+                                      {"Scatter", "", g_scatter},
+                                      {"ScatterND", "", g_scatter_nd},
+                                      {"TopK", "", g_topk},
+                                      {"OneHot", "", g_onehot},
+                                      {"Resize", "", g_resize},
+                                      {"Upsample", "", g_resize},
+                                      {0}};

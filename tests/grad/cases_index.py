@@ -26,7 +26,7 @@ def cases():
     # ---- Gather: axis 0/1/-1, 2-D and scalar indices, repeats and negatives
     x2, x3 = rand(4, 5), rand(2, 4, 3)
     idx = i64([1, -1], [3, 1])  # 1 repeats, -1 wraps to the last
-    for opset in (9, 11, 13, 17):
+    for opset in (7, 9, 11, 13, 17):
         for axis, x, ind in ((0, x2, idx), (1, x2, idx), (-1, x2, i64(0, 0, -2)),
                              (1, x3, idx), (2, x3, np.array(-1, np.int64))):
             ind = ind if opset >= 11 else np.where(ind < 0, ind + x.shape[axis], ind)
@@ -83,6 +83,14 @@ def cases():
                         model([node("ScatterElements", ["x", "i", "u"], ["y"], axis=axis,
                                     reduction="add")], {"x": xs}, ["y"], {"u": u},
                               consts={"i": ind}, opset=opset), {"x": xs}))
+    # Scatter (opset 9, 10): same-shape and smaller indices
+    for opset in (9, 10):
+        for axis, ind in ((0, i64([1, 0, 2, 0], [2, 1, 0, 1])), (1, i64([3, 0], [1, 2])),
+                          (0, i64([2, 1], [0, 2]))):
+            u = rand(*ind.shape)
+            out.append(("scatter_v%d_axis%d_%dx%d" % ((opset, axis) + ind.shape),
+                        model([node("Scatter", ["x", "i", "u"], ["y"], axis=axis)], {"x": xs},
+                              ["y"], {"u": u}, consts={"i": ind}, opset=opset), {"x": xs}))
     # ---- ScatterND
     for opset in (11, 13, 16):
         for tag, ind, ushape in (("elems", i64([0, 1], [2, -1], [1, 0]), (3,)),
