@@ -17,6 +17,8 @@
  *   Resize/Upsample(x):      every mode is separable and linear in x: with static input dims
  *       and constant roi/scales/sizes, each resized axis is a matrix M (out x in) built with
  *       the CPU kernel's taps, and dx = dy ·_axis M.
+ * With repeated indices and reduction none, which write wins is unspecified: du gives every
+ * duplicate dy at its index (as onnxruntime and PyTorch's scatter do).
  * Negative indices: the forward ops wrap them; the scatters used here do the same (OneHot
  * before opset 11 gets them wrapped explicitly). */
 #include <math.h>
