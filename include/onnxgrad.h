@@ -309,6 +309,16 @@ const char *og_grad_weight_name(const og_grad *g, int i);
  * og_model_save_file. */
 const og_model *og_grad_training_model(const og_grad *g);
 
+/* The eval graph as a model (owned by g): the forward graph with the trained weights listed
+ * as inputs after the model inputs (their values as defaults). */
+const og_model *og_grad_eval_model(const og_grad *g);
+
+/* Write the training graph to FOLDER/<prefix>training<suffix>.onnx and the eval graph to
+ * FOLDER/<prefix>eval<suffix>.onnx (prefix and suffix may be NULL).  The folder must exist.
+ * Errors: OG_ERR_IO. */
+og_status og_grad_save_graphs(const og_grad *g, const char *folder, const char *prefix,
+                              const char *suffix);
+
 /* Forward and backward in one call.  inputs bind the model inputs by name (weights too, to
  * override their current values).  grad_outputs[j] is the gradient of output j
  * (og_grad_output_name order); NULL, or a NULL entry, means ones of that output's shape

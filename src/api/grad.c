@@ -4,10 +4,12 @@
 
 #include "api/api.h"
 #include "grad/grad.h"
+#include "onnx/onnx_io.h"
 
 struct og_grad {
     const og_model *model;
     og_model *training;  /* the training graph, wrapped as a model */
+    og_model *eval;      /* the forward graph with the weights as inputs */
     og_session *session; /* runs the training graph */
     og_session *forward; /* runs the model, to learn output shapes for default seeds */
     og_session_options sopts;
@@ -59,6 +61,60 @@ static bool is_float_input(const og_value *v)
 }
 
 static bool is_output(const og_value *v) { return v->is_graph_output; }
+
+/* The eval graph: a copy of the forward graph whose trained weights are graph inputs
+ * (after the model inputs), their initializer values kept as defaults. */
+static og_status make_eval(const og_model *m, const int *w, int nw, const og_allocator *a,
+                           og_model **out)
+{
+    void *bytes = NULL;
+    size_t size = 0;
+    *out = NULL;
+    og_status st = og_model_save_buffer(m, &bytes, &size);
+    if (st) return st;
+    og_model *e = og_malloc(a, sizeof *e);
+    if (!e) {
+        og_model_buffer_free(m, bytes);
+        return og_error(OG_ERR_NOMEM, "out of memory");
+    }
+    e->alloc = *a;
+    e->user_alloc = a;
+    e->graph = NULL;
+    st = og_onnx_parse_model(bytes, size, NULL, &e->alloc, &e->graph);
+    og_model_buffer_free(m, bytes);
+    if (st) goto fail;
+    og_graph *g = e->graph;
+    int *inputs = og_malloc(&e->alloc, (size_t)(g->n_inputs + nw + 1) * sizeof *inputs);
+    if (!inputs) {
+        st = og_error(OG_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    int n = 0;
+    for (int i = 0; i < g->n_inputs; i++)
+        if (g->values[g->inputs[i]].kind == OG_VALUE_INPUT) inputs[n++] = g->inputs[i];
+    for (int i = 0; i < nw; i++) {
+        int v = og_graph_find_value(g, m->graph->values[w[i]].name);
+        if (v < 0 || g->values[v].is_graph_input) continue;
+        g->values[v].is_graph_input = true;
+        inputs[n++] = v;
+    }
+    for (int i = 0; i < g->n_inputs; i++) {
+        bool listed = false;
+        for (int k = 0; k < n && !listed; k++) listed = inputs[k] == g->inputs[i];
+        if (!listed) inputs[n++] = g->inputs[i];
+    }
+    og_free(&e->alloc, g->inputs);
+    g->inputs = inputs;
+    g->n_inputs = n;
+    st = og_graph_finalize(g);
+    if (!st) st = og_graph_resolve(g, true);
+    if (st) goto fail;
+    *out = e;
+    return OG_OK;
+fail:
+    og_model_free(e);
+    return st;
+}
 
 og_status og_grad_create(const og_model *m, const og_grad_options *opts, og_grad **out)
 {
@@ -153,6 +209,8 @@ og_status og_grad_create(const og_model *m, const og_grad_options *opts, og_grad
     g->sopts.debug = opts ? opts->debug : 0;
     st = og_session_create(g->training, &g->sopts, &g->session);
     if (st) goto fail;
+    st = make_eval(m, w, nw, a, &g->eval);
+    if (st) goto fail;
     og_free(a, w);
     og_free(a, in);
     og_free(a, o);
@@ -175,6 +233,7 @@ void og_grad_free(og_grad *g)
     og_session_free(g->session);
     og_session_free(g->forward);
     og_model_free(g->training);
+    og_model_free(g->eval);
     if (g->ones)
         for (int i = 0; i < g->n_outputs; i++) og_tensor_free(g->ones[i]);
     og_free(a, g->ones);
@@ -205,6 +264,23 @@ const char *og_grad_weight_name(const og_grad *g, int i)
 }
 
 const og_model *og_grad_training_model(const og_grad *g) { return g ? g->training : NULL; }
+const og_model *og_grad_eval_model(const og_grad *g) { return g ? g->eval : NULL; }
+
+og_status og_grad_save_graphs(const og_grad *g, const char *folder, const char *prefix,
+                              const char *suffix)
+{
+    if (!g || !folder) return og_error(OG_ERR_INVALID_ARG, "og_grad_save_graphs: NULL argument");
+    char path[4096];
+    const char *names[2] = {"training", "eval"};
+    const og_model *models[2] = {g->training, g->eval};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s%s%s.onnx", folder, prefix ? prefix : "", names[i],
+                 suffix ? suffix : "");
+        og_status st = og_model_save_file(models[i], path);
+        if (st) return st;
+    }
+    return OG_OK;
+}
 
 /* Ones shaped like output j, learned from a forward run of the model. */
 static og_status default_seeds(og_grad *g, const char *const *names, const og_tensor *const *inputs,
