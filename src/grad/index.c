@@ -130,6 +130,10 @@ static int dim_of(og_gb *b, int v, int axis)
  * does not wrap negative indices, so they are wrapped here (idx + depth where idx < 0). */
 static int one_hot(og_gb *b, int idx, og_dtype idx_dt, int depth, og_dtype dt, int64_t axis)
 {
+    if (idx_dt != OG_INT64) { /* onnxruntime's OneHot has few type combinations: int64 */
+        idx = cast_to(b, idx, OG_INT64);
+        idx_dt = OG_INT64;
+    }
     if (og_gb_opset(b) < 11) {
         int neg = cast_to(b, og_gb_op2(b, "Less", idx, og_gb_scalar(b, 0.0, idx_dt)), idx_dt);
         idx = og_gb_op2(b, "Add", idx, og_gb_op2(b, "Mul", neg, cast_to(b, depth, idx_dt)));

@@ -179,7 +179,12 @@ def cases():
                 resize_model("Resize", ["x", "r", "s"],
                              dict(mode="linear", extrapolation_value=0.5,
                                   coordinate_transformation_mode="tf_crop_and_resize"),
-                             xr, {"r": roi, "s": f32(1, 1, 1.5, 2)}, 11), {"x": xr}))
+                             xr, {"r": roi, "s": f32(1, 1, 2, 2)}, 11), {"x": xr}))
+    out.append(("resize_tf_crop_nearest_v13",
+                resize_model("Resize", ["x", "r", "", "z"],
+                             dict(mode="nearest", extrapolation_value=0.5,
+                                  coordinate_transformation_mode="tf_crop_and_resize"),
+                             xr, {"r": roi, "z": i64(1, 2, 5, 6)}, 13), {"x": xr}))
     for tag, op, mode, sc, opset in (("resize_v10_nearest", "Resize", "nearest", (1, 1, 2, 1.5), 10),
                                      ("resize_v10_linear", "Resize", "linear", (1, 1, 2, 2), 10),
                                      ("upsample_v9_linear", "Upsample", "linear", (1, 1, 2, 3), 9),
@@ -187,7 +192,7 @@ def cases():
                                       9)):
         out.append((tag, resize_model(op, ["x", "s"], dict(mode=mode), xr, {"s": f32(*sc)},
                                       opset), {"x": xr}))
-    x1 = rand(5)
-    out.append(("resize_1d_linear", resize_model("Resize", ["x", "", "s"], dict(mode="linear"),
-                                                 x1, {"s": f32(2.5)}, 13), {"x": x1}))
+    x1 = rand(2, 5)  # 2-D (onnxruntime, which cross-checks, has no 1-D linear Resize)
+    out.append(("resize_2d_linear", resize_model("Resize", ["x", "", "s"], dict(mode="linear"),
+                                                 x1, {"s": f32(1.5, 2.5)}, 13), {"x": x1}))
     return out
