@@ -667,6 +667,73 @@ def gen_edges():
     case("Where", v, "edge_scalars", [("c", np.array(True)), ("a", np.array(1.0, F32)), ("b", rand((2,)))])
 
 
+def gen_big():
+    """Larger shapes at each op's latest version, to reach the kernels' blocked, vectorized and
+    threaded paths (odd extents leave tails).  Positive data where sums could cancel, biases
+    that keep normalized outputs away from zero: the comparison is relative."""
+    pos = lambda shape, dt=F32: rand(shape, dt, lo=0.1, hi=1.0)
+
+    def big(op, variant, inputs, attrs=None, n_out=1):
+        case(op, latest(op), "big_" + variant, inputs, attrs, n_out=n_out)
+
+    big("Add", "bcast", [("a", rand((64, 1, 129))), ("b", rand((1, 33, 129)))])
+    big("Mul", "bcast_mid", [("a", rand((17, 33, 65))), ("b", rand((33, 1)))])
+    big("Div", "rows", [("a", rand((129, 257))), ("b", away((257,)))])
+    big("Sub", "i64", [("a", rand((65, 129), I64, -99, 99)), ("b", rand((129,), I64, -99, 99))])
+    big("Pow", "f32", [("a", pos((33, 257))), ("b", rand((257,), lo=-2, hi=2))])
+    big("Where", "bcast", [("c", rand((65, 1, 33), BOOL)), ("a", rand((17, 33))), ("b", rand((65, 17, 1)))])
+    for op in ("Relu", "Sigmoid", "Exp", "Tanh", "Erf", "Abs", "Sqrt", "Log"):
+        big(op, "f32", [("x", pos((3, 10007)) if op in ("Sqrt", "Log") else rand((3, 10007)))])
+    big("Cast", "f32_to_i64", [("x", frac((5, 2003)))], {"to": TP.INT64})
+    big("Clip", "f32", [("x", rand((7, 3001))), ("mn", np.array(-0.5, F32)), ("mx", np.array(0.7, F32))])
+    for axis in (0, 1, -1):
+        big("Softmax", "axis%d" % axis, [("x", rand((33, 65, 17), lo=-4, hi=4))], {"axis": axis})
+        big("LogSoftmax", "axis%d" % axis, [("x", rand((33, 65, 17), lo=-4, hi=4))], {"axis": axis})
+    case("Softmax", 11, "big_coerced", [("x", rand((9, 65, 33), lo=-4, hi=4))], {"axis": 1})
+    for nm, axes in (("a0", [0]), ("a1", [1]), ("a2", [2]), ("a02", [0, 2]), ("all", None)):
+        for op in ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceL2", "ReduceLogSumExp"):
+            ins = [("x", pos((33, 65, 17)))] + ([("axes", i64(*axes))] if axes else [])
+            big(op, nm, ins, {"keepdims": 0})
+    big("ReduceSum", "i64_a1", [("x", rand((33, 65, 17), I64, -99, 99)), ("axes", i64(1))])
+    big("ArgMax", "a1", [("x", distinct((17, 513, 3)))], {"axis": 1})
+    big("ArgMin", "last", [("x", distinct((17, 1029)))], {"axis": -1})
+    big("CumSum", "a1", [("x", pos((65, 513))), ("axis", np.array(1, I64))])
+    big("CumSum", "a0_rev", [("x", pos((513, 9))), ("axis", np.array(0, I64))], {"reverse": 1})
+    big("TopK", "k10", [("x", distinct((5, 1003))), ("k", i64(10))], n_out=2)
+    big("MatMul", "2d", [("a", pos((65, 129))), ("b", pos((129, 67)))])
+    big("MatMul", "batch", [("a", pos((3, 1, 33, 65))), ("b", pos((5, 65, 31)))])
+    big("Gemm", "transB", [("a", pos((65, 129))), ("b", pos((67, 129))), ("c", pos((67,)))], {"transB": 1, "alpha": 0.5})
+    big("Conv", "pads", [("x", pos((2, 8, 33, 33))), ("w", pos((16, 8, 3, 3))), ("b", pos((16,)))], {"pads": [1, 1, 1, 1]})
+    big("Conv", "strided_group", [("x", pos((1, 16, 35, 35))), ("w", pos((32, 4, 5, 5)))], {"group": 4, "strides": [2, 2]})
+    big("Conv", "depthwise", [("x", pos((1, 32, 32, 32))), ("w", pos((32, 1, 3, 3)))], {"group": 32, "pads": [1, 1, 1, 1]})
+    big("Conv", "pointwise", [("x", pos((2, 64, 17, 17))), ("w", pos((48, 64, 1, 1)))])
+    big("ConvTranspose", "s2", [("x", pos((1, 16, 17, 17))), ("w", pos((16, 8, 4, 4)))], {"strides": [2, 2], "pads": [1, 1, 1, 1]})
+    big("MaxPool", "k3s2", [("x", distinct((2, 16, 33, 33)))], {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]})
+    big("AveragePool", "k3", [("x", pos((2, 16, 33, 33)))], {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]})
+    big("GlobalAveragePool", "2d", [("x", pos((2, 64, 33, 33)))])
+    C = 32
+    big("BatchNormalization", "infer", [("x", rand((4, C, 17, 17))), ("s", pos((C,))), ("b", rand((C,), lo=4, hi=6)),
+                                          ("m", rand((C,))), ("v", pos((C,)))])
+    big("LayerNormalization", "last", [("x", rand((64, 513))), ("s", pos((513,))), ("b", rand((513,), lo=4, hi=6))])
+    big("InstanceNormalization", "4d", [("x", rand((2, C, 17, 17))), ("s", pos((C,))), ("b", rand((C,), lo=4, hi=6))])
+    big("Transpose", "perm201", [("x", rand((17, 33, 65)))], {"perm": [2, 0, 1]})
+    big("Transpose", "4d", [("x", rand((5, 16, 17, 9)))], {"perm": [0, 2, 3, 1]})
+    big("Gather", "a1", [("x", rand((33, 513))), ("idx", RNG.integers(-513, 513, (100,)).astype(I64))], {"axis": 1})
+    big("Concat", "a1", [("a", rand((65, 129))), ("b", rand((65, 3))), ("c", rand((65, 257)))], {"axis": 1})
+    big("Slice", "steps", [("x", rand((65, 257))), ("starts", i64(1, 250)), ("ends", i64(64, 2)), ("axes", i64(0, 1)), ("steps", i64(3, -5))])
+    big("Resize", "linear", [("x", pos((1, 3, 33, 33))), None, ("scales", np.array([1, 1, 2, 2], F32))], {"mode": "linear"})
+    big("Resize", "cubic_down", [("x", rand((1, 3, 64, 64), lo=1, hi=2)), None, ("scales", np.array([1, 1, 0.5, 0.5], F32))],
+        {"mode": "cubic"})
+    big("Pad", "reflect", [("x", rand((3, 65, 129))), ("pads", i64(0, 3, 5, 0, 4, 2))], {"mode": "reflect"})
+    big("Expand", "bcast", [("x", rand((65, 1))), ("shape", i64(3, 65, 257))])
+    big("Tile", "rep", [("x", rand((33, 17))), ("repeats", i64(5, 9))])
+
+
+def latest(op):
+    """The model opset that first has op's newest version."""
+    return min(v for v in vers(op) if act(op, v) == act(op, 21))
+
+
 def gen_cast():
     vals = np.array([[-2.7, -0.4, 0.0, 1.6], [3.2, 100.9, -7.5, 0.2]], F32)
     for v in vers("Cast"):
@@ -921,6 +988,7 @@ def main():
     gen_shape_ops()
     gen_cast()
     gen_edges()
+    gen_big()
     gen_constants()
     gen_misc()
     gen_nn()
