@@ -667,6 +667,73 @@ def gen_edges():
     case("Where", v, "edge_scalars", [("c", np.array(True)), ("a", np.array(1.0, F32)), ("b", rand((2,)))])
 
 
+def avgpool2d_incl_pad(x, k, st, pad, out_hw):
+    """AveragePool, count_include_pad=1, square kernel/stride/pads: the divisor counts the
+    window's cells inside the padded input."""
+    n, c, h, w = x.shape
+    y = np.zeros((n, c) + tuple(out_hw), np.float64)
+    for i in range(out_hw[0]):
+        for j in range(out_hw[1]):
+            h0, w0 = i * st - pad, j * st - pad
+            h1, w1 = min(h0 + k, h + pad), min(w0 + k, w + pad)
+            win = x[:, :, max(h0, 0) : min(h1, h), max(w0, 0) : min(w1, w)]
+            y[:, :, i, j] = win.sum(axis=(2, 3)) / ((h1 - h0) * (w1 - w0))
+    return y.astype(x.dtype)
+
+
+def gen_details():
+    """Spec details that small random data misses: ties, exact halves, padding interplay."""
+    for v in vers("Round"):
+        case("Round", v, "halves_even", [("x", np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 3.5, -0.0], F32))])
+    for v in vers("TopK"):
+        if act("TopK", v) >= 10:
+            x = np.array([[3, 1, 3, 2, 3, 1], [0, 0, 5, 5, 1, 0]], F32)
+            case("TopK", v, "ties_lower_index_first", [("x", x), ("k", i64(4))], n_out=2)
+            if act("TopK", v) >= 11:
+                case("TopK", v, "ties_smallest", [("x", x), ("k", i64(3))], {"largest": 0}, n_out=2)
+    for v in vers("Trilu"):
+        case("Trilu", v, "k_beyond", [("x", rand((3, 4))), ("k", np.array(5, I64))])
+        case("Trilu", v, "lower_k_beyond_neg", [("x", rand((3, 4))), ("k", np.array(-4, I64))], {"upper": 0})
+    for v in vers("ConstantOfShape"):
+        case("ConstantOfShape", v, "scalar", [("s", np.zeros((0,), I64))], {"value": onh.from_array(np.array([2.5], F32), "v")})
+    for v in vers("Einsum"):
+        case("Einsum", v, "diagonal", [("a", rand((3, 3)))], {"equation": "ii->i"})
+        case("Einsum", v, "bij_bkj", [("a", rand((2, 3, 4))), ("b", rand((2, 5, 4)))], {"equation": "bij,bkj->bik"})
+        case("Einsum", v, "three_operands", [("a", rand((2, 3))), ("b", rand((3, 4))), ("c", rand((4,)))], {"equation": "ij,jk,k->i"})
+    for v in vers("GatherND"):
+        if act("GatherND", v) >= 12:
+            case("GatherND", v, "batch_dims2", [("x", rand((2, 3, 4, 5))), ("idx", RNG.integers(0, 4, (2, 3, 1)).astype(I64))], {"batch_dims": 2})
+    for v in vers("MaxPool"):
+        if act("MaxPool", v) >= 10:
+            case("MaxPool", v, "ceil_pads", [("x", distinct((1, 1, 6, 6)))], {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1], "ceil_mode": 1})
+        if act("MaxPool", v) >= 8:
+            case("MaxPool", v, "indices_pads", [("x", distinct((2, 2, 5, 5)))], {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "strides": [2, 2]}, n_out=2)
+    for v in vers("AveragePool"):
+        case("AveragePool", v, "same_lower", [("x", rand((1, 1, 5, 5)))], {"kernel_shape": [2, 2], "auto_pad": "SAME_LOWER"})
+        if act("AveragePool", v) >= 10:
+            # The last window runs past the padded input: those cells are not counted (onnxruntime
+            # since PR 29629 at every opset, PyTorch); older onnxruntime divides by the kernel size.
+            x = rand((1, 1, 6, 6))
+            case("AveragePool", v, "ceil_incl_pad", [("x", x)],
+                 {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1], "ceil_mode": 1, "count_include_pad": 1},
+                 fix=lambda r, x=x: [avgpool2d_incl_pad(x, 3, 2, 1, r[0].shape[2:])])
+    for v in vers("Conv"):
+        case("Conv", v, "same_lower", [("x", rand((1, 2, 6, 6))), ("w", rand((2, 2, 2, 3)))], {"auto_pad": "SAME_LOWER"})
+    for v in vers("Resize"):
+        a = act("Resize", v)
+        if a < 11:
+            continue
+        r = ("roi", np.array([], F32)) if a < 13 else None
+        x = rand((1, 1, 4, 5))
+        case("Resize", v, "nearest_prefer_ceil", [("x", x), r, ("scales", np.array([1, 1, 1.5, 0.6], F32))], {"nearest_mode": "round_prefer_ceil"})
+        case("Resize", v, "nearest_align_up", [("x", x), r, ("scales", np.array([1, 1, 2, 1.6], F32))],
+             {"coordinate_transformation_mode": "align_corners"})
+        if a >= 18:
+            case("Resize", v, "cubic_antialias", [("x", rand((1, 1, 8, 8))), None, ("scales", np.array([1, 1, 0.5, 0.6], F32))],
+                 {"mode": "cubic", "antialias": 1})
+            case("Resize", v, "nearest_sizes_axes", [("x", x), None, None, ("sizes", i64(7, 3))], {"axes": [3, 2]})
+
+
 def gen_big():
     """Larger shapes at each op's latest version, to reach the kernels' blocked, vectorized and
     threaded paths (odd extents leave tails).  Positive data where sums could cancel, biases
@@ -989,6 +1056,7 @@ def main():
     gen_cast()
     gen_edges()
     gen_big()
+    gen_details()
     gen_constants()
     gen_misc()
     gen_nn()
