@@ -734,6 +734,64 @@ def gen_details():
             case("Resize", v, "nearest_sizes_axes", [("x", x), None, None, ("sizes", i64(7, 3))], {"axes": [3, 2]})
 
 
+def gen_dtypes():
+    """bool data through the data-movement ops and float64 through float ops not covered above,
+    at each op's latest version."""
+    def at(op, variant, inputs, attrs=None, n_out=1):
+        case(op, latest(op), variant, inputs, attrs, n_out=n_out)
+
+    b = lambda shape: rand(shape, BOOL)
+    at("Gather", "bool", [("x", b((4, 3))), ("idx", i64(3, 0))], {"axis": 0})
+    at("GatherElements", "bool", [("x", b((3, 3))), ("idx", np.array([[2, 0, 1]], I64))])
+    at("GatherND", "bool", [("x", b((3, 3))), ("idx", np.array([[1], [2]], I64))])
+    at("ScatterElements", "bool", [("x", b((3, 3))), ("idx", np.array([[2, 0, 1]], I64)), ("upd", b((1, 3)))])
+    at("ScatterND", "bool", [("x", b((3, 2))), ("idx", np.array([[1]], I64)), ("upd", b((1, 2)))])
+    at("Slice", "bool", [("x", b((4, 5))), ("starts", i64(1)), ("ends", i64(4)), ("axes", i64(1))])
+    at("Split", "bool", [("x", b((4, 2))), ("split", i64(1, 3))], n_out=2)
+    at("Squeeze", "bool", [("x", b((1, 3, 1))), ("axes", i64(0))])
+    at("Flatten", "bool", [("x", b((2, 3, 2)))], {"axis": 2})
+    at("Tile", "bool_2d", [("x", b((2, 2))), ("repeats", i64(2, 1))])
+    at("Trilu", "bool", [("x", b((3, 3)))])
+    at("Where", "bool_data", [("c", b((3,))), ("a", b((2, 3))), ("b", b((3,)))])
+    at("Identity", "f64", [("x", rand((3,), F64))])
+
+    d = lambda shape, lo=-2.0, hi=2.0: rand(shape, F64, lo, hi)
+    for op, variants in ACTIV.items():
+        x = away((3, 4), F64, lo=0.1, hi=2.5)
+        x = np.where(np.abs(np.abs(x) - 1.0) < 0.1, x * 1.3, x)
+        at(op, "f64", [("x", x)], variants[-1][0])
+    at("Gelu", "f64_tanh", [("x", d((3, 4)))], {"approximate": "tanh"})
+    at("ConvTranspose", "f64", [("x", d((1, 2, 3, 3))), ("w", d((2, 3, 3, 3))), ("b", d((3,)))], {"strides": [2, 2]})
+    at("AveragePool", "f64", [("x", d((1, 2, 5, 5)))], {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1]})
+    at("InstanceNormalization", "f64", [("x", d((2, 3, 4))), ("s", d((3,))), ("b", d((3,)))])
+    at("Resize", "f64_linear", [("x", d((1, 1, 3, 3))), None, ("scales", np.array([1, 1, 2, 1.5], F32))], {"mode": "linear"})
+    at("SoftmaxCrossEntropyLoss", "f64", [("x", d((3, 4))), ("t", i64(0, 3, 1))])
+    at("Where", "f64", [("c", b((2, 3))), ("a", d((2, 3))), ("b", d((1,)))])
+    at("Pow", "f64", [("a", d((2, 3), 0.2, 2)), ("b", d((3,)))])
+    at("Mod", "f64_fmod", [("a", np.array([5.5, -7.25, 3.0], F64)), ("b", np.array([2.0, 2.5, -1.75], F64))], {"fmod": 1})
+    at("Einsum", "f64", [("a", d((2, 3))), ("b", d((3, 2)))], {"equation": "ij,jk->ik"})
+    at("Trilu", "f64", [("x", d((3, 4)))], None)
+    at("Expand", "f64", [("x", d((3, 1))), ("shape", i64(3, 4))])
+    at("Tile", "f64", [("x", d((2, 2))), ("repeats", i64(1, 2))])
+    at("Transpose", "f64", [("x", d((2, 3, 4)))], {"perm": [2, 1, 0]})
+    at("Gather", "f64", [("x", d((4, 3))), ("idx", i64(1, 1))], {"axis": 1})
+    at("Pad", "f64_reflect", [("x", d((3, 4))), ("pads", i64(1, 1, 1, 1))], {"mode": "reflect"})
+    at("Concat", "f64", [("a", d((2, 2))), ("b", d((2, 1)))], {"axis": 1})
+    at("Split", "f64", [("x", d((4, 2))), ("split", i64(3, 1))], n_out=2)
+    at("Slice", "f64", [("x", d((4, 5))), ("starts", i64(-2)), ("ends", i64(-1000)), ("axes", i64(1)), ("steps", i64(-1))])
+    at("ScatterND", "f64_add", [("x", d((4, 2))), ("idx", np.array([[1], [1]], I64)), ("upd", d((2, 2)))], {"reduction": "add"})
+    at("ScatterElements", "f64_max", [("x", d((3, 3))), ("idx", np.array([[2, 2, 0]], I64)), ("upd", d((1, 3)))], {"reduction": "max"})
+    at("Sign", "f64", [("x", away((5,), F64))])
+    at("Neg", "f64", [("x", d((5,)))])
+    at("Equal", "f64_exact", [("a", np.array([1.0, 2.5, -3.0], F64)), ("b", np.array([1.0, 2.0, -3.0], F64))])
+    at("ArgMax", "f64", [("x", distinct((3, 5), F64))], {"axis": 1})
+    at("ConstantOfShape", "f64", [("s", i64(2, 2))], {"value": onh.from_array(np.array([0.1], F64), "v")})
+    at("Cast", "f64_to_i32", [("x", np.array([-2.7, 0.5, 9.9], F64))], {"to": TP.INT32})
+    at("Cast", "bool_to_i64", [("x", b((5,)))], {"to": TP.INT64})
+    at("Cast", "i32_to_bool", [("x", np.array([0, -3, 7, 0], I32))], {"to": TP.BOOL})
+    at("Cast", "i64_to_f64", [("x", np.array([-(2**40), 5, 0], I64))], {"to": TP.DOUBLE})
+
+
 def gen_big():
     """Larger shapes at each op's latest version, to reach the kernels' blocked, vectorized and
     threaded paths (odd extents leave tails).  Positive data where sums could cancel, biases
@@ -1057,6 +1115,7 @@ def main():
     gen_edges()
     gen_big()
     gen_details()
+    gen_dtypes()
     gen_constants()
     gen_misc()
     gen_nn()
