@@ -109,7 +109,7 @@ NP2TP = {
 
 # ----------------------------------------------------------------------------- case building
 
-CASES = []  # (name, model, feeds)
+CASES = []  # (name, opset, node, input value infos, output names, feeds, fix, initializers)
 NAMES = set()
 
 
@@ -135,19 +135,26 @@ def case(op, opset, variant, inputs, attrs=None, n_out=1, out_names=None, fix=No
         feeds[nm] = arr
     outs = out_names or (["y"] if n_out == 1 else ["y%d" % i for i in range(n_out)])
     node = oh.make_node(op, in_names, outs, **(attrs or {}))
-    CASES.append((name, opset, node, vis, outs, feeds, fix))
+    CASES.append((name, opset, node, vis, outs, feeds, fix, []))
 
 
-def compute(opset, node, vis, outs, feeds, fix=None):
-    """Expected outputs: onnxruntime, else the reference evaluator.  Returns (arrays, model)."""
+def make_model(opset, node, vis, out_vis, inits):
+    g = oh.make_graph([node], "g", vis, out_vis, initializer=inits)
+    m = oh.make_model(g, opset_imports=[oh.make_opsetid("", opset)], producer_name="onnxgrad-opset")
+    # IR 3 wants initializers listed as graph inputs too; IR 4 lets them stand alone.
+    m.ir_version = max(ir_for(opset), 4) if inits else ir_for(opset)
+    return m
+
+
+def compute(opset, node, vis, outs, feeds, fix=None, inits=()):
+    """Expected outputs: onnxruntime, else the reference evaluator.
+    Returns (arrays, model, source) or (None, None, why)."""
     untyped = []
     for o in outs:
         v = onnx.ValueInfoProto()
         v.name = o
         untyped.append(v)
-    g = oh.make_graph([node], "g", vis, untyped)
-    m = oh.make_model(g, opset_imports=[oh.make_opsetid("", opset)], producer_name="onnxgrad-opset")
-    m.ir_version = ir_for(opset)
+    m = make_model(opset, node, vis, untyped, inits)
     res, err = None, None
     try:
         import onnxruntime as ort
@@ -182,10 +189,7 @@ def compute(opset, node, vis, outs, feeds, fix=None):
         except Exception as e:
             print("  crosscheck: %s: reference evaluator fails: %s" % (node.op_type, str(e).splitlines()[0][:100]))
     typed = [oh.make_tensor_value_info(o, NP2TP[r.dtype], list(r.shape)) for o, r in zip(outs, res)]
-    g = oh.make_graph([node], "g", vis, typed)
-    m = oh.make_model(g, opset_imports=[oh.make_opsetid("", opset)], producer_name="onnxgrad-opset")
-    m.ir_version = ir_for(opset)
-    return res, m, src
+    return res, make_model(opset, node, vis, typed, inits), src
 
 
 # ----------------------------------------------------------------------------- families
@@ -1131,13 +1135,30 @@ def main():
                 continue
         kept.append(c)
 
+    # Parameters as initializers: the first case of each (op, opset) with integer inputs after
+    # the first (axes, pads, shape, starts, k, sizes, ...) again with those as initializers,
+    # whose values are known when the model loads (a different inference path).
+    done, extra = set(), []
+    for name, opset, node, vis, outs, feeds, fix, _ in kept:
+        key = (node.op_type, opset)
+        params = [v.name for v in vis[1:] if feeds[v.name].dtype in (np.dtype(I64), np.dtype(I32))]
+        if key in done or not params or node.op_type in ("Range", "Mod", "Pow") or "_big_" in name:
+            continue
+        done.add(key)
+        inits = [onh.from_array(feeds[p], p) for p in params]
+        rest = [v for v in vis if v.name not in params]
+        if not rest:
+            continue
+        extra.append((name + "_init", opset, node, rest, outs, {v.name: feeds[v.name] for v in rest}, fix, inits))
+    kept += extra
+
     covered = set()
     made, dropped, via_ref = 0, [], 0
     if os.path.isdir(out):
         shutil.rmtree(out)
     os.makedirs(out)
-    for name, opset, node, vis, outs, feeds, fix in kept:
-        res, model, src = compute(opset, node, vis, outs, feeds, fix)
+    for name, opset, node, vis, outs, feeds, fix, inits in kept:
+        res, model, src = compute(opset, node, vis, outs, feeds, fix, inits)
         if os.environ.get("OG_OPSET_VERBOSE"):
             print("%s %s" % (src if res is not None else "dropped", name))
         if res is None:
