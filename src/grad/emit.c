@@ -129,6 +129,16 @@ void og_gb_attr_ints(og_gb *b, int node, const char *name, const int64_t *v, int
     add_attr(b, node, &at);
 }
 
+void og_gb_attr_string(og_gb *b, int node, const char *name, const char *v)
+{
+    og_attr at = {0};
+    at.name = (char *)name;
+    at.type = OG_ATTR_STRING;
+    at.s = (char *)v;
+    at.s_len = strlen(v);
+    add_attr(b, node, &at);
+}
+
 /* A new initializer holding t (taken over). */
 static int add_const(og_gb *b, og_tensor *t, const char *hint)
 {

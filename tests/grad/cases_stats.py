@@ -84,7 +84,7 @@ def reduce_cases():
         x[2, 0] = x[2, 2] = 1.2 if op == "ReduceMax" else -1.2
         x[1, 0] = x[1, 2] = 0.1
         for opset in (8, 13, 18):
-            out.append(("%s_ties_v%d" % (op[6:].lower(), opset), red_case(op, x, opset, [1], 1),
+            out.append(("reduce%s_ties_v%d" % (op[6:].lower(), opset), red_case(op, x, opset, [1], 1),
                         {"x": x}))
     return out
 

@@ -136,6 +136,11 @@ def build(name):
         target = torch.randn(2, 5, 16, generator=g)
     else:
         raise ValueError(name)
+    # no two parameters equal (LayerNorm/BatchNorm start at ones and zeros): the exporter
+    # would share identical initializers, and their gradients would be summed
+    with torch.no_grad():
+        for p in m.parameters():
+            p.add_(0.1 * torch.randn(p.shape, generator=g))
     return m, x, target, kind
 
 
