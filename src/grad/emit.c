@@ -33,6 +33,7 @@ bool og_gb_wants(const og_gb *b, const og_node *n, int i)
 
 const og_value *og_gb_value(const og_gb *b, int v) { return &b->g->values[v]; }
 int64_t og_gb_opset(const og_gb *b) { return b->opset; }
+const og_allocator *og_gb_alloc(const og_gb *b) { return b->a; }
 int og_gb_last(const og_gb *b) { return b->st ? -1 : b->last_node; }
 
 /* A fresh value name that the graph does not use. */

@@ -68,6 +68,8 @@ bool og_gb_wants(const og_gb *b, const og_node *n, int i);
  * pointer stays valid until the rule returns (the builder reserves room before each rule
  * for up to 4096 new values), not longer. */
 const og_value *og_gb_value(const og_gb *b, int v);
+/* The allocator of the training graph (for a rule's scratch memory). */
+const og_allocator *og_gb_alloc(const og_gb *b);
 /* The default-domain opset of the graph. */
 int64_t og_gb_opset(const og_gb *b);
 

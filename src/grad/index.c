@@ -24,7 +24,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "grad/grad_internal.h"
+#include "grad/grad.h"
 #include "ops/resize_params.h"
 
 #define IN(i)    (n->in[i])
@@ -32,19 +32,6 @@
 #define WANTS(i) og_gb_wants(b, n, i)
 
 /* ---- helpers ----------------------------------------------------------------------- */
-
-/* a string attribute on an emitted node (no og_gb_attr_string in emit.c) */
-static void attr_string(og_gb *b, int node, const char *name, const char *v)
-{
-    if (og_gb_status(b) || node < 0) return;
-    og_attr at = {0};
-    at.name = (char *)name;
-    at.type = OG_ATTR_STRING;
-    at.s = (char *)v;
-    at.s_len = strlen(v);
-    og_status st = og_node_add_attr(b->g, node, &at);
-    if (st) og_gb_fail(b, NULL, st, "%s", og_last_error());
-}
 
 static int rank_of(og_gb *b, const og_node *n, int v, const char *what)
 {
@@ -166,7 +153,7 @@ static int scatter_elements(og_gb *b, int data, int idx, int upd, int axis, cons
     if (data < 0 || idx < 0 || upd < 0) return -1;
     int r = og_gb_op(b, og_gb_opset(b) >= 11 ? "ScatterElements" : "Scatter", 3, in);
     og_gb_attr_int(b, og_gb_last(b), "axis", axis);
-    if (red) attr_string(b, og_gb_last(b), "reduction", red);
+    if (red) og_gb_attr_string(b, og_gb_last(b), "reduction", red);
     return r;
 }
 
@@ -201,11 +188,11 @@ static og_status g_gather(og_gb *b, const og_node *n, const int *dy, int *dx)
         if (dim < 0 || dim > (1 << 24))
             return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
                               "Gather gradient below opset 9 needs the gathered dim static");
-        int64_t *ar = og_malloc(b->a, (size_t)(2 * dim + 1) * sizeof *ar);
+        int64_t *ar = og_malloc(og_gb_alloc(b), (size_t)(2 * dim + 1) * sizeof *ar);
         if (!ar) return og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
         for (int64_t k = 0; k < dim; k++) ar[k] = k, ar[dim + k] = k - dim;
         int lo = og_gb_const_i64(b, ar, (int)dim), hi = og_gb_const_i64(b, ar + dim, (int)dim);
-        og_free(b->a, ar);
+        og_free(og_gb_alloc(b), ar);
         int flat = og_gb_op2(b, "Reshape", ind, og_gb_const_i64(b, &m1, 1));
         if (it != OG_INT64) flat = cast_to(b, flat, OG_INT64);
         int u = unsqueeze(b, flat, &one, 1); /* [N, 1] */
@@ -304,7 +291,7 @@ static og_status g_gather_nd(og_gb *b, const og_node *n, const int *dy, int *dx)
     if (bd < 0 || bd >= OG_MAX_RANK) return og_gb_fail(b, n, OG_ERR_MODEL, "bad batch_dims");
     if (bd > 0 || og_gb_opset(b) < 16) return gather_nd_onehot(b, n, dy[0], dx, (int)bd);
     int nd = og_gb_op(b, "ScatterND", 3, (int[]){zeros_like(b, IN(0)), IN(1), dy[0]});
-    attr_string(b, og_gb_last(b), "reduction", "add");
+    og_gb_attr_string(b, og_gb_last(b), "reduction", "add");
     dx[0] = nd;
     return og_gb_status(b);
 }
@@ -548,12 +535,12 @@ static bool resize_matrix(const og_resize_params *p, const og_resize_shape *sh, 
 static int matrix_const(og_gb *b, const double *M, int64_t out, int64_t in, og_dtype dt)
 {
     size_t count = (size_t)(out * in);
-    int64_t *q = og_malloc(b->a, count * sizeof *q);
+    int64_t *q = og_malloc(og_gb_alloc(b), count * sizeof *q);
     if (!q) return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
     const double one = 1099511627776.0; /* 2^40 */
     for (size_t i = 0; i < count; i++) q[i] = (int64_t)llround(M[i] * one);
     int c = og_gb_const_i64(b, q, (int)count);
-    og_free(b->a, q);
+    og_free(og_gb_alloc(b), q);
     int64_t shp[2] = {out, in};
     c = og_gb_op2(b, "Reshape", c, og_gb_const_i64(b, shp, 2));
     return og_gb_op2(b, "Mul", cast_to(b, c, dt), og_gb_scalar(b, 1.0 / one, dt));
@@ -591,7 +578,7 @@ static og_status g_resize(og_gb *b, const og_node *n, const int *dy, int *dx)
     if (bad)
         return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
                           "Resize gradient needs constant roi, scales and sizes");
-    og_op_ctx c = {n, b->a, NULL, true};
+    og_op_ctx c = {n, og_gb_alloc(b), NULL, true};
     og_resize_shape sh;
     og_status st = og_resize_plan(&c, p, r, xdims, roi, scales, sizes, &sh);
     if (st) return og_gb_fail(b, n, st, "%s", og_last_error());
@@ -605,12 +592,12 @@ static og_status g_resize(og_gb *b, const og_node *n, const int *dy, int *dx)
         if (out == 0 || in == 0) continue;
         int start, nt = resize_taps(p, sh.scale[d], &start);
         size_t bytes = (size_t)(out * in) * sizeof(double) + (size_t)nt * 16;
-        double *M = og_malloc(b->a, bytes);
+        double *M = og_malloc(og_gb_alloc(b), bytes);
         if (!M) return og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
         double *w = M + out * in;
         bool ident = resize_matrix(p, &sh, d, in, M, w, (int64_t *)(w + nt));
         int m = ident ? -1 : matrix_const(b, M, out, in, dt);
-        og_free(b->a, M);
+        og_free(og_gb_alloc(b), M);
         if (!ident) g = matmul_axis(b, g, m, r, d);
     }
     dx[0] = g;

@@ -16,22 +16,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grad/grad_internal.h"
+#include "grad/grad.h"
 
 /* ---- helpers ------------------------------------------------------------------------ */
-
-/* A string attribute on an emitted node (grad.h has no helper for strings yet). */
-static void attr_string(og_gb *b, int node, const char *name, const char *v)
-{
-    if (og_gb_status(b) || node < 0) return;
-    og_attr at = {0};
-    at.name = (char *)name;
-    at.type = OG_ATTR_STRING;
-    at.s = (char *)v;
-    at.s_len = strlen(v);
-    og_status st = og_node_add_attr(b->g, node, &at);
-    if (st) og_gb_fail(b, NULL, st, "%s", og_last_error());
-}
 
 static int const1(og_gb *b, int64_t v) { return og_gb_const_i64(b, &v, 1); }
 
@@ -177,7 +164,7 @@ static int scatter_back(og_gb *b, const og_node *n, int x, int numel, int map, i
                       og_gb_op2(b, "Reshape", dy, flat));
     int node = og_gb_last(b);
     og_gb_attr_int(b, node, "axis", 0);
-    if (dup) attr_string(b, node, "reduction", "add");
+    if (dup) og_gb_attr_string(b, node, "reduction", "add");
     if (spare) s = slice_rt(b, s, const1(b, 0), og_gb_op2(b, "Reshape", numel, flat), 0);
     return og_gb_op2(b, "Reshape", s, og_gb_op1(b, "Shape", x));
 }
@@ -429,7 +416,7 @@ static og_status pad_runtime(og_gb *b, const og_node *n, const int *dy, int *dx,
     in[0] = index_grid(b, n->in[0], &numel);
     in[2] = constant ? numel : -1;
     int map = og_gb_op(b, "Pad", in[3] >= 0 ? 4 : 3, in);
-    attr_string(b, og_gb_last(b), "mode", og_attr_string(n, "mode", "constant"));
+    og_gb_attr_string(b, og_gb_last(b), "mode", og_attr_string(n, "mode", "constant"));
     int g = scatter_back(b, n, n->in[0], numel, map, dy[0], constant, !constant);
     if (og_gb_wants(b, n, 0)) dx[0] = g;
     if (constant && og_gb_wants(b, n, 2)) dx[2] = pad_value_grad(b, n, dy[0], g, r);
@@ -716,7 +703,7 @@ static og_status g_einsum(og_gb *b, const og_node *n, const int *dy, int *dx)
         }
         e[el] = 0;
         int g = og_gb_op(b, "Einsum", ni, ins);
-        attr_string(b, og_gb_last(b), "equation", e);
+        og_gb_attr_string(b, og_gb_last(b), "equation", e);
         if (sum_ell && E > 0) {
             int64_t lead[OG_MAX_RANK];
             for (int j = 0; j < E; j++) lead[j] = j;
