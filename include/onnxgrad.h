@@ -309,6 +309,16 @@ const char *og_grad_weight_name(const og_grad *g, int i);
  * og_model_save_file. */
 const og_model *og_grad_training_model(const og_grad *g);
 
+/* The eval graph as a model (owned by g): the forward graph with the trained weights listed
+ * as inputs after the model inputs (their values as defaults). */
+const og_model *og_grad_eval_model(const og_grad *g);
+
+/* Write the training graph to FOLDER/<prefix>training<suffix>.onnx and the eval graph to
+ * FOLDER/<prefix>eval<suffix>.onnx (prefix and suffix may be NULL).  The folder must exist.
+ * Errors: OG_ERR_IO. */
+og_status og_grad_save_graphs(const og_grad *g, const char *folder, const char *prefix,
+                              const char *suffix);
+
 /* Forward and backward in one call.  inputs bind the model inputs by name (weights too, to
  * override their current values).  grad_outputs[j] is the gradient of output j
  * (og_grad_output_name order); NULL, or a NULL entry, means ones of that output's shape
@@ -319,6 +329,37 @@ const og_model *og_grad_training_model(const og_grad *g);
 og_status og_grad_run(og_grad *g, const char *const *input_names, const og_tensor *const *inputs,
                       int n_inputs, const og_tensor *const *grad_outputs, og_tensor **outputs,
                       og_tensor **grads);
+
+/* Instances: the seed's forward/backward mechanism.  An instance runs the graphs of one
+ * gradient object; several instances of one object may run in different threads at
+ * once (the object must not be freed or changed meanwhile).  One instance is used by one
+ * thread at a time. */
+typedef struct og_instance og_instance;
+
+og_status og_grad_new_instance(og_grad *g, og_instance **out);
+void og_instance_free(og_instance *inst);
+
+/* Forward.  inputs bind the model inputs by name (and trained weights, to override their
+ * values for this call).  outputs receives og_grad_output_count() new tensors.
+ * training == 0: inference through the eval graph, no state kept.
+ * training != 0: runs the forward half of the training graph and pushes a saved state
+ * holding exactly the values the backward half reads; several forwards may be pending. */
+og_status og_instance_forward(og_instance *inst, const char *const *input_names,
+                              const og_tensor *const *inputs, int n_inputs, int training,
+                              og_tensor **outputs);
+
+/* Backward for the newest pending training forward (its state is popped and freed).
+ * grad_outputs[j] is the gradient of output j and must have that output's dtype and shape
+ * exactly; NULL (or a NULL entry) means ones.  grads receives og_grad_input_count() +
+ * og_grad_weight_count() new tensors: inputs' gradients, then weights'.
+ * Errors: OG_ERR_INVALID_ARG (no pending forward), OG_ERR_SHAPE / OG_ERR_TYPE (a gradient
+ * that does not match its output), as og_session_run otherwise. */
+og_status og_instance_backward(og_instance *inst, const og_tensor *const *grad_outputs,
+                               og_tensor **grads);
+
+/* Pending training forwards, and the bytes their saved states hold. */
+int og_instance_pending(const og_instance *inst);
+size_t og_instance_saved_bytes(const og_instance *inst);
 
 /* ---------------------------------------------------------------------------------- */
 /* .npy files                                                                          */

@@ -2,7 +2,7 @@
 # Install what onnxgrad's build, tests, demo and benchmarks need, skipping what is there.
 #   scripts/setup.sh            build + test dependencies
 #   scripts/setup.sh --fuzz     also clang and its sanitizer runtimes (make fuzz)
-#   scripts/setup.sh --bench    also PyTorch (Debian's python3-torch) for the benchmarks
+#   scripts/setup.sh --bench    the benchmarks' extras (PyTorch is installed for the tests already)
 # Pinned: the ONNX backend test data comes from the onnx Python package, version ONNX_VERSION.
 set -euo pipefail
 
@@ -22,9 +22,11 @@ done
 SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
 
-debs=(cmake make gcc pkg-config protobuf-c-compiler libprotobuf-c-dev libonnx-dev libopenblas-openmp-dev)
+# python3-torch (Debian's, for /usr/bin/python3) is the independent oracle of the gradient
+# tests and exports the benchmark models.
+debs=(cmake make gcc pkg-config protobuf-c-compiler libprotobuf-c-dev libonnx-dev libopenblas-openmp-dev
+      python3-torch python3-numpy)
 [ $want_fuzz = 1 ] && debs+=(clang libclang-rt-14-dev)
-[ $want_bench = 1 ] && debs+=(python3-torch python3-numpy python3-onnx)
 missing=()
 for p in "${debs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -36,6 +36,10 @@ static const char usage[] =
     "                             outputs and gradients: <name>_grad for every float input\n"
     "                             and every trained weight (default: all float initializers);\n"
     "                             a missing --grad-output defaults to ones\n"
+    "  export MODEL -o DIR [--prefix P] [--suffix S] [--weights A,B]\n"
+    "                             write DIR/<P>training<S>.onnx (forward + backward: inputs,\n"
+    "                             weights, <output>_grad seeds -> outputs, <name>_grad) and\n"
+    "                             DIR/<P>eval<S>.onnx (weights as inputs)\n"
     "  check MODEL --input NAME=FILE.npy ... [--weights A,B] [--tolerance T]\n"
     "                             compare gradients with central finite differences on a\n"
     "                             float64 copy; largest relative error per input and weight;\n"
@@ -207,12 +211,13 @@ typedef struct job {
     int n_in, n_go, n_weights, threads, iters;
     bool has_weights;
     double tolerance;
+    const char *prefix, *suffix; /* export */
     og_model *m;
     og_session *s;
     og_tensor *inputs[MAX_IO];
 } job;
 
-enum { OPT_OUT_DIR = 1, OPT_GRAD = 2, OPT_CHECK = 4 };
+enum { OPT_OUT_DIR = 1, OPT_GRAD = 2, OPT_CHECK = 4, OPT_EXPORT = 8 };
 
 static int parse_job(job *j, int argc, char **argv, unsigned allowed)
 {
@@ -228,7 +233,18 @@ static int parse_job(job *j, int argc, char **argv, unsigned allowed)
             j->go_files[j->n_go++] = eq + 1;
             continue;
         }
-        if ((allowed & (OPT_GRAD | OPT_CHECK)) && strcmp(argv[i], "--weights") == 0) {
+        if ((allowed & OPT_EXPORT) &&
+            (strcmp(argv[i], "--prefix") == 0 || strcmp(argv[i], "--suffix") == 0)) {
+            const char *opt = argv[i];
+            if (++i >= argc) return bad_usage("--prefix and --suffix need a value");
+            if (strchr(argv[i], '/')) return bad_usage("--prefix and --suffix may not contain '/'");
+            if (strcmp(opt, "--prefix") == 0)
+                j->prefix = argv[i];
+            else
+                j->suffix = argv[i];
+            continue;
+        }
+        if ((allowed & (OPT_GRAD | OPT_CHECK | OPT_EXPORT)) && strcmp(argv[i], "--weights") == 0) {
             if (++i >= argc) return bad_usage("--weights needs a comma-separated list");
             j->has_weights = true;
             for (char *tok = strtok(argv[i], ","); tok; tok = strtok(NULL, ",")) {
@@ -535,6 +551,32 @@ static int cmd_grad(int argc, char **argv)
     return rc;
 }
 
+static int cmd_export(int argc, char **argv)
+{
+    job j = {0};
+    og_grad *g = NULL;
+    int rc = parse_job(&j, argc, argv, OPT_OUT_DIR | OPT_EXPORT);
+    if (rc) return rc;
+    if (og_model_load_file(j.model_path, NULL, &j.m)) return fail();
+    og_grad_options o = grad_options(&j);
+    if (og_grad_create(j.m, &o, &g)) rc = fail();
+    if (!rc && make_dir(j.out_dir) != 0) {
+        fprintf(stderr, "onnxgrad: cannot create folder '%s': %s\n", j.out_dir, strerror(errno));
+        rc = 1;
+    }
+    if (!rc && og_grad_save_graphs(g, j.out_dir, j.prefix, j.suffix)) rc = fail();
+    if (!rc) {
+        const char *p = j.prefix ? j.prefix : "", *s = j.suffix ? j.suffix : "";
+        printf("%s/%straining%s.onnx: training graph (%d nodes)\n", j.out_dir, p, s,
+               og_model_node_count(og_grad_training_model(g)));
+        printf("%s/%seval%s.onnx: eval graph (%d nodes)\n", j.out_dir, p, s,
+               og_model_node_count(og_grad_eval_model(g)));
+    }
+    og_grad_free(g);
+    close_job(&j);
+    return rc;
+}
+
 /* float32 tensor -> new float64 copy; others: a plain copy */
 static og_status to_double(const og_tensor *t, og_tensor **out)
 {
@@ -732,6 +774,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "bench") == 0) return cmd_bench(argc - 2, argv + 2);
     if (strcmp(cmd, "grad") == 0) return cmd_grad(argc - 2, argv + 2);
     if (strcmp(cmd, "check") == 0) return cmd_check(argc - 2, argv + 2);
+    if (strcmp(cmd, "export") == 0) return cmd_export(argc - 2, argv + 2);
     fprintf(stderr, "onnxgrad: unknown command '%s' (see 'onnxgrad help')\n", cmd);
     return 2;
 }

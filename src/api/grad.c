@@ -3,22 +3,8 @@
 #include <string.h>
 
 #include "api/api.h"
-#include "grad/grad.h"
-
-struct og_grad {
-    const og_model *model;
-    og_model *training;  /* the training graph, wrapped as a model */
-    og_session *session; /* runs the training graph */
-    og_session *forward; /* runs the model, to learn output shapes for default seeds */
-    og_session_options sopts;
-    const og_allocator *alloc;
-    int n_outputs, n_inputs, n_weights;
-    const char **names; /* outputs, inputs, weights (names owned by the training graph) */
-    const char **seed_names;
-    const char **run_names; /* scratch: names bound in og_grad_run */
-    const og_tensor **run_tensors;
-    og_tensor **ones;
-};
+#include "api/grad_api.h"
+#include "onnx/onnx_io.h"
 
 static bool is_float_init(const og_value *v)
 {
@@ -59,6 +45,60 @@ static bool is_float_input(const og_value *v)
 }
 
 static bool is_output(const og_value *v) { return v->is_graph_output; }
+
+/* The eval graph: a copy of the forward graph whose trained weights are graph inputs
+ * (after the model inputs), their initializer values kept as defaults. */
+static og_status make_eval(const og_model *m, const int *w, int nw, const og_allocator *a,
+                           og_model **out)
+{
+    void *bytes = NULL;
+    size_t size = 0;
+    *out = NULL;
+    og_status st = og_model_save_buffer(m, &bytes, &size);
+    if (st) return st;
+    og_model *e = og_malloc(a, sizeof *e);
+    if (!e) {
+        og_model_buffer_free(m, bytes);
+        return og_error(OG_ERR_NOMEM, "out of memory");
+    }
+    e->alloc = *a;
+    e->user_alloc = a;
+    e->graph = NULL;
+    st = og_onnx_parse_model(bytes, size, NULL, &e->alloc, &e->graph);
+    og_model_buffer_free(m, bytes);
+    if (st) goto fail;
+    og_graph *g = e->graph;
+    int *inputs = og_malloc(&e->alloc, (size_t)(g->n_inputs + nw + 1) * sizeof *inputs);
+    if (!inputs) {
+        st = og_error(OG_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
+    int n = 0;
+    for (int i = 0; i < g->n_inputs; i++)
+        if (g->values[g->inputs[i]].kind == OG_VALUE_INPUT) inputs[n++] = g->inputs[i];
+    for (int i = 0; i < nw; i++) {
+        int v = og_graph_find_value(g, m->graph->values[w[i]].name);
+        if (v < 0 || g->values[v].is_graph_input) continue;
+        g->values[v].is_graph_input = true;
+        inputs[n++] = v;
+    }
+    for (int i = 0; i < g->n_inputs; i++) {
+        bool listed = false;
+        for (int k = 0; k < n && !listed; k++) listed = inputs[k] == g->inputs[i];
+        if (!listed) inputs[n++] = g->inputs[i];
+    }
+    og_free(&e->alloc, g->inputs);
+    g->inputs = inputs;
+    g->n_inputs = n;
+    st = og_graph_finalize(g);
+    if (!st) st = og_graph_resolve(g, true);
+    if (st) goto fail;
+    *out = e;
+    return OG_OK;
+fail:
+    og_model_free(e);
+    return st;
+}
 
 og_status og_grad_create(const og_model *m, const og_grad_options *opts, og_grad **out)
 {
@@ -153,6 +193,10 @@ og_status og_grad_create(const og_model *m, const og_grad_options *opts, og_grad
     g->sopts.debug = opts ? opts->debug : 0;
     st = og_session_create(g->training, &g->sopts, &g->session);
     if (st) goto fail;
+    st = make_eval(m, w, nw, a, &g->eval);
+    if (st) goto fail;
+    st = og_grad_split(g);
+    if (st) goto fail;
     og_free(a, w);
     og_free(a, in);
     og_free(a, o);
@@ -175,6 +219,7 @@ void og_grad_free(og_grad *g)
     og_session_free(g->session);
     og_session_free(g->forward);
     og_model_free(g->training);
+    og_model_free(g->eval);
     if (g->ones)
         for (int i = 0; i < g->n_outputs; i++) og_tensor_free(g->ones[i]);
     og_free(a, g->ones);
@@ -182,6 +227,10 @@ void og_grad_free(og_grad *g)
     og_free(a, g->seed_names);
     og_free(a, g->run_names);
     og_free(a, g->run_tensors);
+    og_free(a, g->backward);
+    og_free(a, g->saved);
+    og_free(a, g->out_values);
+    og_free(a, g->seed_values);
     og_free(a, g);
 }
 
@@ -205,6 +254,23 @@ const char *og_grad_weight_name(const og_grad *g, int i)
 }
 
 const og_model *og_grad_training_model(const og_grad *g) { return g ? g->training : NULL; }
+const og_model *og_grad_eval_model(const og_grad *g) { return g ? g->eval : NULL; }
+
+og_status og_grad_save_graphs(const og_grad *g, const char *folder, const char *prefix,
+                              const char *suffix)
+{
+    if (!g || !folder) return og_error(OG_ERR_INVALID_ARG, "og_grad_save_graphs: NULL argument");
+    char path[4096];
+    const char *names[2] = {"training", "eval"};
+    const og_model *models[2] = {g->training, g->eval};
+    for (int i = 0; i < 2; i++) {
+        snprintf(path, sizeof path, "%s/%s%s%s.onnx", folder, prefix ? prefix : "", names[i],
+                 suffix ? suffix : "");
+        og_status st = og_model_save_file(models[i], path);
+        if (st) return st;
+    }
+    return OG_OK;
+}
 
 /* Ones shaped like output j, learned from a forward run of the model. */
 static og_status default_seeds(og_grad *g, const char *const *names, const og_tensor *const *inputs,
@@ -290,5 +356,74 @@ og_status og_grad_run(og_grad *g, const char *const *input_names, const og_tenso
         for (int j = 0; j < n_res; j++) grads[j] = all[g->n_outputs + j];
     }
     og_free(g->alloc, all);
+    return st;
+}
+
+og_status og_grad_split(og_grad *g)
+{
+    const og_graph *tg = g->training->graph;
+    const og_allocator *a = g->alloc;
+    bool *from_seed = og_calloc(a, (size_t)tg->n_values + 1, sizeof *from_seed);
+    bool *in_saved = og_calloc(a, (size_t)tg->n_values + 1, sizeof *in_saved);
+    g->backward = og_calloc(a, (size_t)tg->n_nodes + 1, sizeof *g->backward);
+    g->saved = og_malloc(a, (size_t)(tg->n_values + 1) * sizeof *g->saved);
+    g->out_values = og_malloc(a, (size_t)(tg->n_outputs + 1) * sizeof *g->out_values);
+    g->seed_values = og_malloc(a, (size_t)(g->n_outputs + 1) * sizeof *g->seed_values);
+    og_status st = OG_OK;
+    if (!from_seed || !in_saved || !g->backward || !g->saved || !g->out_values || !g->seed_values) {
+        st = og_error(OG_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    for (int j = 0; j < g->n_outputs; j++) {
+        g->seed_values[j] = g->seed_names[j] ? og_graph_find_value(tg, g->seed_names[j]) : -1;
+        if (g->seed_values[j] >= 0) from_seed[g->seed_values[j]] = true;
+    }
+    for (int i = 0; i < tg->n_outputs; i++) g->out_values[i] = tg->outputs[i];
+    /* a node belongs to the backward half when a seed reaches it (nodes are sorted) */
+    for (int i = 0; i < tg->n_nodes; i++) {
+        const og_node *n = &tg->nodes[i];
+        for (int k = 0; k < n->n_in && !g->backward[i]; k++)
+            g->backward[i] = n->in[k] >= 0 && from_seed[n->in[k]];
+        if (!g->backward[i]) continue;
+        for (int k = 0; k < n->n_out; k++)
+            if (n->out[k] >= 0) from_seed[n->out[k]] = true;
+    }
+    /* the state: what backward nodes read and the forward half made (or was given, for
+     * model inputs); initializers are always at hand and are not saved */
+    g->n_saved = 0;
+    for (int i = 0; i < tg->n_nodes; i++) {
+        if (!g->backward[i]) continue;
+        const og_node *n = &tg->nodes[i];
+        for (int k = 0; k < n->n_in; k++) {
+            int v = n->in[k];
+            if (v < 0 || from_seed[v] || in_saved[v]) continue;
+            if (tg->values[v].kind == OG_VALUE_INITIALIZER) continue;
+            in_saved[v] = true;
+            g->saved[g->n_saved++] = v;
+        }
+    }
+    /* outputs made by the backward half (gradients) that the forward half could make too
+     * (a zero gradient of a weight nothing depends on) are computed by the backward half:
+     * mark the nodes producing graph outputs after the selected ones as backward */
+    for (int o = g->n_outputs; o < tg->n_outputs; o++) {
+        int v = tg->outputs[o];
+        int p = tg->values[v].producer;
+        if (p >= 0 && !g->backward[p]) {
+            /* run it (and what it needs) in the backward half: it reads only forward values,
+             * which must then be saved too */
+            g->backward[p] = true;
+            const og_node *n = &tg->nodes[p];
+            for (int k = 0; k < n->n_in; k++) {
+                int u = n->in[k];
+                if (u < 0 || in_saved[u] || tg->values[u].kind == OG_VALUE_INITIALIZER) continue;
+                if (tg->values[u].producer >= 0 && g->backward[tg->values[u].producer]) continue;
+                in_saved[u] = true;
+                g->saved[g->n_saved++] = u;
+            }
+        }
+    }
+done:
+    og_free(a, from_seed);
+    og_free(a, in_saved);
     return st;
 }

@@ -10,7 +10,12 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "exec/exec.h"
 #include "kernels/cpu/kernel.h"
+
+/* No single value may need more than this (1 TiB): a model that asks for more is malformed
+ * or hostile, and says so instead of failing inside malloc. */
+#define OG_MAX_TENSOR_BYTES ((size_t)1 << 40)
 
 struct og_session {
     const og_model *model;
@@ -252,9 +257,14 @@ static og_status run_node(og_session *s, int ni)
             continue;
         }
         size_t nbytes;
-        if (!og_shape_nbytes(vo->dtype, vo->rank, vo->dims, &nbytes)) {
-            st = og_error(OG_ERR_SHAPE, "%s: output %d's size overflows",
-                          og_node_label(n, label, sizeof label), j);
+        if (!og_shape_nbytes(vo->dtype, vo->rank, vo->dims, &nbytes) ||
+            nbytes > OG_MAX_TENSOR_BYTES) {
+            char shape[128];
+            st = og_error(OG_ERR_SHAPE,
+                          "%s: output %d would have shape %s, too large to "
+                          "allocate",
+                          og_node_label(n, label, sizeof label), j,
+                          og_shape_str(vo->rank, vo->dims, shape, sizeof shape));
             goto fail;
         }
         og_buffer *b = og_pool_get(s->pool, nbytes);
@@ -324,31 +334,30 @@ static og_status take_output(og_session *s, int v, og_tensor **out)
     return og_tensor_clone(t, s->alloc, out);
 }
 
-og_status og_session_run_named(og_session *s, const char *const *input_names,
-                               const og_tensor *const *inputs, int n_inputs,
-                               const char *const *output_names, int n_outputs, og_tensor **outputs)
+og_status og_session_exec(og_session *s, const og_exec_req *r)
 {
-    if (!s) return og_error(OG_ERR_INVALID_ARG, "og_session_run: session is NULL");
-    if (n_inputs < 0 || n_outputs < 0 || (n_inputs && (!input_names || !inputs)) ||
-        (n_outputs && (!output_names || !outputs)))
-        return og_error(OG_ERR_INVALID_ARG, "og_session_run: bad input or output arrays");
     const og_graph *g = s->g;
     og_status st = OG_OK;
     int *out_v = NULL;
-    for (int j = 0; j < n_outputs; j++) outputs[j] = NULL;
+    if (r->n_inputs < 0 || r->n_want < 0 || r->n_pre < 0 ||
+        (r->n_inputs && (!r->input_names || !r->inputs)) || (r->n_want && (!r->want || !r->out)))
+        return og_error(OG_ERR_INVALID_ARG, "og_session_run: bad input or output arrays");
+    for (int j = 0; j < r->n_want; j++) r->out[j] = NULL;
     for (int i = 0; i < g->n_symbols; i++) s->sym[i] = -1;
-    out_v = og_malloc(s->alloc, (size_t)(n_outputs + 1) * sizeof *out_v);
+    out_v = og_malloc(s->alloc, (size_t)(r->n_want + 1) * sizeof *out_v);
     if (!out_v) return og_error(OG_ERR_NOMEM, "out of memory");
 
+    /* values computed by an earlier partial run: borrowed */
+    for (int i = 0; i < r->n_pre; i++) s->slot[r->pre_values[i]] = (og_tensor *)r->pre_tensors[i];
     /* bind inputs */
-    for (int i = 0; i < n_inputs; i++) {
-        if (!input_names[i] || !inputs[i]) {
+    for (int i = 0; i < r->n_inputs; i++) {
+        if (!r->input_names[i] || !r->inputs[i]) {
             st = og_error(OG_ERR_INVALID_ARG, "input %d: NULL name or tensor", i);
             goto done;
         }
         int v = -1;
         for (int k = 0; k < g->n_inputs; k++)
-            if (strcmp(g->values[g->inputs[k]].name, input_names[i]) == 0) v = g->inputs[k];
+            if (strcmp(g->values[g->inputs[k]].name, r->input_names[i]) == 0) v = g->inputs[k];
         if (v < 0) {
             char names[512] = "";
             size_t used = 0;
@@ -357,61 +366,82 @@ og_status og_session_run_named(og_session *s, const char *const *input_names,
                     used += (size_t)snprintf(names + used, sizeof names - used, "%s'%s'",
                                              used ? ", " : "", g->values[g->inputs[k]].name);
             st = og_error(OG_ERR_INVALID_ARG, "the model has no input named '%s' (inputs: %s)",
-                          input_names[i], names);
+                          r->input_names[i], names);
             goto done;
         }
         if (s->slot[v]) {
-            st = og_error(OG_ERR_INVALID_ARG, "input '%s' is given twice", input_names[i]);
+            st = og_error(OG_ERR_INVALID_ARG, "input '%s' is given twice", r->input_names[i]);
             goto done;
         }
-        st = check_input(s, &g->values[v], inputs[i]);
+        st = check_input(s, &g->values[v], r->inputs[i]);
         if (st) goto done;
-        s->slot[v] = (og_tensor *)inputs[i]; /* borrowed: never written, never freed */
+        s->slot[v] = (og_tensor *)r->inputs[i]; /* borrowed: never written, never freed */
     }
     for (int v = 0; v < g->n_values; v++) {
         if (s->slot[v]) continue;
         if (g->values[v].kind == OG_VALUE_INITIALIZER) {
             s->slot[v] = g->values[v].init;
-        } else if (g->values[v].kind == OG_VALUE_INPUT) {
+        } else if (g->values[v].kind == OG_VALUE_INPUT && !r->run) {
             st = og_error(OG_ERR_INVALID_ARG, "input '%s' is missing", g->values[v].name);
             goto done;
         }
     }
     /* which values the caller wants */
-    for (int j = 0; j < n_outputs; j++) {
-        if (!output_names[j]) {
-            st = og_error(OG_ERR_INVALID_ARG, "output name %d is NULL", j);
-            goto done;
-        }
-        int v = og_graph_find_value(g, output_names[j]);
-        if (v < 0) {
-            st = og_error(OG_ERR_INVALID_ARG, "the model has no value named '%s'", output_names[j]);
-            goto done;
-        }
-        out_v[j] = v;
-        s->keep[v] = true;
+    for (int j = 0; j < r->n_want; j++) {
+        out_v[j] = r->want[j];
+        s->keep[r->want[j]] = true;
     }
     for (int i = 0; i < g->n_nodes; i++) {
+        if (r->run && !r->run[i]) continue;
         st = run_node(s, i);
         if (st) goto done;
     }
-    for (int j = 0; j < n_outputs; j++) {
+    for (int j = 0; j < r->n_want; j++) {
         int v = out_v[j];
         int first = -1;
         for (int k = 0; k < j; k++)
             if (out_v[k] == v) first = k;
-        st = first >= 0 ? og_tensor_clone(outputs[first], s->alloc, &outputs[j])
-                        : take_output(s, v, &outputs[j]);
+        st = first >= 0 ? og_tensor_clone(r->out[first], s->alloc, &r->out[j])
+                        : take_output(s, v, &r->out[j]);
         if (st) goto done;
     }
 done:
+    for (int i = 0; i < r->n_pre; i++) s->slot[r->pre_values[i]] = NULL; /* not ours */
     release_slots(s);
     if (st)
-        for (int j = 0; j < n_outputs; j++) {
-            og_tensor_free(outputs[j]);
-            outputs[j] = NULL;
+        for (int j = 0; j < r->n_want; j++) {
+            og_tensor_free(r->out[j]);
+            r->out[j] = NULL;
         }
     og_free(s->alloc, out_v);
+    return st;
+}
+
+og_status og_session_run_named(og_session *s, const char *const *input_names,
+                               const og_tensor *const *inputs, int n_inputs,
+                               const char *const *output_names, int n_outputs, og_tensor **outputs)
+{
+    if (!s) return og_error(OG_ERR_INVALID_ARG, "og_session_run: session is NULL");
+    if (n_outputs < 0 || (n_outputs && (!output_names || !outputs)))
+        return og_error(OG_ERR_INVALID_ARG, "og_session_run: bad input or output arrays");
+    int *want = og_malloc(s->alloc, (size_t)(n_outputs + 1) * sizeof *want);
+    if (!want) return og_error(OG_ERR_NOMEM, "out of memory");
+    og_status st = OG_OK;
+    for (int j = 0; j < n_outputs; j++) {
+        outputs[j] = NULL;
+        want[j] = output_names[j] ? og_graph_find_value(s->g, output_names[j]) : -1;
+        if (want[j] < 0) {
+            st = og_error(OG_ERR_INVALID_ARG, "the model has no value named '%s'",
+                          output_names[j] ? output_names[j] : "(null)");
+            break;
+        }
+    }
+    if (!st) {
+        og_exec_req r = {input_names, inputs, n_inputs, NULL,      NULL,
+                         0,           NULL,   want,     n_outputs, outputs};
+        st = og_session_exec(s, &r);
+    }
+    og_free(s->alloc, want);
     return st;
 }
 
@@ -432,3 +462,5 @@ og_status og_session_run(og_session *s, const char *const *input_names,
     if (names != stack_names) og_free(s->alloc, names);
     return st;
 }
+
+const og_graph *og_session_graph(const og_session *s) { return s->g; }

@@ -1,4 +1,539 @@
-/* activation.c: placeholder until the family's gradient rules land. */
+/* activation.c: gradients of the activation-like elementwise ops beyond the core ones of
+ * elementwise.c: unary math (Abs, Reciprocal, Erf, trigonometric and hyperbolic functions),
+ * parametric activations (Elu, Selu, LeakyRelu, HardSigmoid, Softplus, Softsign, PRelu,
+ * Celu, ThresholdedRelu, HardSwish, Mish, Gelu), Pow, Clip, the variadic Max/Min/Sum/Mean,
+ * Where, Cast, Dropout, and the piecewise-constant Sign/Floor/Ceil/Round.
+ *
+ * x is the node's first input, y its output, dy the gradient reaching y.  Inputs that
+ * broadcast get their gradient summed back to their own shape (og_gb_sum_to). */
+#include <math.h>
+#include <string.h>
+
 #include "grad/grad.h"
 
-const og_grad_rule og_grad_activation[] = {{0}};
+#define IN(i)    (n->in[i])
+#define OUT(i)   (n->out[i])
+#define WANTS(i) og_gb_wants(b, n, i)
+
+#define PI      3.14159265358979323846
+#define SQRT1_2 0.70710678118654752440
+
+static int mul(og_gb *b, int x, int y) { return og_gb_op2(b, "Mul", x, y); }
+static int add(og_gb *b, int x, int y) { return og_gb_op2(b, "Add", x, y); }
+static int sub(og_gb *b, int x, int y) { return og_gb_op2(b, "Sub", x, y); }
+static int div_(og_gb *b, int x, int y) { return og_gb_op2(b, "Div", x, y); }
+static int k(og_gb *b, double v, int like) { return og_gb_scalar_like(b, v, like); }
+
+/* x cast to dtype */
+static int cast_to(og_gb *b, int x, og_dtype dt)
+{
+    int r = og_gb_op1(b, "Cast", x);
+    og_gb_attr_int(b, og_gb_last(b), "to", dt);
+    return r;
+}
+
+/* cond ? a : c.  Where from opset 9; before, a blend with the cast mask.  `like` is a
+ * forward value of the result's dtype (emitted values have no static type yet). */
+static int select_(og_gb *b, int cond, int a, int c, int like)
+{
+    if (og_gb_opset(b) >= 9) return og_gb_op3(b, "Where", cond, a, c);
+    og_dtype dt = og_gb_value(b, like)->dtype;
+    int m = cast_to(b, cond, dt);
+    int nm = cast_to(b, og_gb_op1(b, "Not", cond), dt);
+    return add(b, mul(b, a, m), mul(b, c, nm));
+}
+
+/* cond ? v : 0 */
+static int where0(og_gb *b, int cond, int v, int like)
+{
+    if (og_gb_opset(b) >= 9) return og_gb_op3(b, "Where", cond, v, k(b, 0, like));
+    return mul(b, v, cast_to(b, cond, og_gb_value(b, like)->dtype));
+}
+
+/* dx = dy * d for a unary op */
+static og_status chain(og_gb *b, const og_node *n, const int *dy, int *dx, int d)
+{
+    dx[0] = mul(b, dy[0], d);
+    return og_gb_status(b);
+}
+
+/* ---- unary math ------------------------------------------------------------------ */
+
+/* abs: dy * sign(x) (0 at 0) */
+static og_status g_abs(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    int x = IN(0), s;
+    if (og_gb_opset(b) >= 9) {
+        s = og_gb_op1(b, "Sign", x);
+    } else {
+        og_dtype dt = og_gb_value(b, x)->dtype;
+        s = sub(b, cast_to(b, og_gb_op2(b, "Greater", x, k(b, 0, x)), dt),
+                cast_to(b, og_gb_op2(b, "Less", x, k(b, 0, x)), dt));
+    }
+    return chain(b, n, dy, dx, s);
+}
+
+/* reciprocal: -dy * y^2 */
+static og_status g_reciprocal(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    dx[0] = og_gb_op1(b, "Neg", mul(b, dy[0], mul(b, OUT(0), OUT(0))));
+    return og_gb_status(b);
+}
+
+/* erf: dy * 2/sqrt(pi) * exp(-x^2) */
+static og_status g_erf(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    int x = IN(0);
+    int e = og_gb_op1(b, "Exp", og_gb_op1(b, "Neg", mul(b, x, x)));
+    return chain(b, n, dy, dx, mul(b, k(b, 2.0 / sqrt(PI), x), e));
+}
+
+/* sin: dy * cos(x) */
+static og_status g_sin(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    return chain(b, n, dy, dx, og_gb_op1(b, "Cos", IN(0)));
+}
+
+/* cos: -dy * sin(x) */
+static og_status g_cos(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    return chain(b, n, dy, dx, og_gb_op1(b, "Neg", og_gb_op1(b, "Sin", IN(0))));
+}
+
+/* tan: dy * (1 + y^2) */
+static og_status g_tan(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    int y = OUT(0);
+    return chain(b, n, dy, dx, add(b, k(b, 1, y), mul(b, y, y)));
+}
+
+/* atan: dy / (1 + x^2) */
+static og_status g_atan(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    int x = IN(0);
+    dx[0] = div_(b, dy[0], add(b, k(b, 1, x), mul(b, x, x)));
+    return og_gb_status(b);
+}
+
+/* asin: dy / sqrt(1 - x^2);  acos: -dy / sqrt(1 - x^2) */
+static og_status asin_acos(og_gb *b, const og_node *n, const int *dy, int *dx, bool neg)
+{
+    int x = IN(0);
+    int r = og_gb_op1(b, "Sqrt", sub(b, k(b, 1, x), mul(b, x, x)));
+    int g = neg ? og_gb_op1(b, "Neg", dy[0]) : dy[0];
+    dx[0] = div_(b, g, r);
+    return og_gb_status(b);
+}
+
+static og_status g_asin(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    return asin_acos(b, n, dy, dx, false);
+}
+
+static og_status g_acos(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    return asin_acos(b, n, dy, dx, true);
+}
+
+/* sinh: dy * cosh(x) */
+static og_status g_sinh(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    return chain(b, n, dy, dx, og_gb_op1(b, "Cosh", IN(0)));
+}
+
+/* cosh: dy * sinh(x) */
+static og_status g_cosh(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    return chain(b, n, dy, dx, og_gb_op1(b, "Sinh", IN(0)));
+}
+
+/* asinh: dy / sqrt(x^2 + 1);  acosh: dy / sqrt(x^2 - 1) */
+static og_status asinh_acosh(og_gb *b, const og_node *n, const int *dy, int *dx, double c)
+{
+    int x = IN(0);
+    dx[0] = div_(b, dy[0], og_gb_op1(b, "Sqrt", add(b, mul(b, x, x), k(b, c, x))));
+    return og_gb_status(b);
+}
+
+static og_status g_asinh(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    return asinh_acosh(b, n, dy, dx, 1);
+}
+
+static og_status g_acosh(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    return asinh_acosh(b, n, dy, dx, -1);
+}
+
+/* atanh: dy / (1 - x^2) */
+static og_status g_atanh(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    int x = IN(0);
+    dx[0] = div_(b, dy[0], sub(b, k(b, 1, x), mul(b, x, x)));
+    return og_gb_status(b);
+}
+
+/* Sign, Floor, Ceil, Round: piecewise constant, zero gradient.  No contribution: the
+ * builder fills zeros for trained weights and inputs, and an intermediate value without
+ * contributions has none to pass on. */
+static og_status g_zero(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    (void)n;
+    (void)dy;
+    (void)dx;
+    return og_gb_status(b);
+}
+
+/* ---- parametric activations -------------------------------------------------------- */
+
+/* elu: x > 0 ? dy : dy * (y + alpha) */
+static og_status g_elu(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    int x = IN(0), y = OUT(0);
+    double alpha = og_attr_float(n, "alpha", 1.0f);
+    int pos = og_gb_op2(b, "Greater", x, k(b, 0, x));
+    int neg = mul(b, dy[0], add(b, y, k(b, alpha, y)));
+    dx[0] = select_(b, pos, dy[0], neg, y);
+    return og_gb_status(b);
+}
+
+/* selu: x > 0 ? gamma * dy : dy * (y + gamma * alpha) */
+static og_status g_selu(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    int x = IN(0), y = OUT(0);
+    double alpha = og_attr_float(n, "alpha", 1.67326319217681884765625f);
+    double gamma = og_attr_float(n, "gamma", 1.05070102214813232421875f);
+    int pos = og_gb_op2(b, "Greater", x, k(b, 0, x));
+    int d = select_(b, pos, k(b, gamma, y), add(b, y, k(b, gamma * alpha, y)), y);
+    return chain(b, n, dy, dx, d);
+}
+
+/* leaky relu: x > 0 ? dy : alpha * dy */
+static og_status g_leaky_relu(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    int x = IN(0);
+    double alpha = og_attr_float(n, "alpha", 0.01f);
+    int pos = og_gb_op2(b, "Greater", x, k(b, 0, x));
+    return chain(b, n, dy, dx, select_(b, pos, k(b, 1, x), k(b, alpha, x), x));
+}
+
+/* hard sigmoid: dy * alpha where 0 < alpha x + beta < 1, else 0 */
+static og_status g_hard_sigmoid(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    int x = IN(0);
+    double alpha = og_attr_float(n, "alpha", 0.2f), beta = og_attr_float(n, "beta", 0.5f);
+    int t = add(b, mul(b, x, k(b, alpha, x)), k(b, beta, x));
+    int in = og_gb_op2(b, "And", og_gb_op2(b, "Greater", t, k(b, 0, x)),
+                       og_gb_op2(b, "Less", t, k(b, 1, x)));
+    dx[0] = where0(b, in, mul(b, dy[0], k(b, alpha, x)), x);
+    return og_gb_status(b);
+}
+
+/* softplus: dy * sigmoid(x) */
+static og_status g_softplus(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    return chain(b, n, dy, dx, og_gb_op1(b, "Sigmoid", IN(0)));
+}
+
+/* softsign: dy / (1 + |x|)^2 */
+static og_status g_softsign(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    int x = IN(0);
+    int d = add(b, k(b, 1, x), og_gb_op1(b, "Abs", x));
+    dx[0] = div_(b, dy[0], mul(b, d, d));
+    return og_gb_status(b);
+}
+
+/* prelu, y = x < 0 ? slope x : x:
+ *   dx = x < 0 ? dy * slope : dy;  dslope = sum_to(x < 0 ? dy * x : 0) */
+static og_status g_prelu(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    int x = IN(0), s = IN(1);
+    int negx = og_gb_op2(b, "Less", x, k(b, 0, x));
+    if (WANTS(0)) dx[0] = select_(b, negx, mul(b, dy[0], s), dy[0], x);
+    if (WANTS(1)) dx[1] = og_gb_sum_to(b, where0(b, negx, mul(b, dy[0], x), x), OUT(0), s);
+    return og_gb_status(b);
+}
+
+/* celu: x > 0 ? dy : dy * exp(x / alpha) */
+static og_status g_celu(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    int x = IN(0);
+    double alpha = og_attr_float(n, "alpha", 1.0f);
+    int pos = og_gb_op2(b, "Greater", x, k(b, 0, x));
+    int e = og_gb_op1(b, "Exp", div_(b, x, k(b, alpha, x)));
+    dx[0] = select_(b, pos, dy[0], mul(b, dy[0], e), x);
+    return og_gb_status(b);
+}
+
+/* thresholded relu: dy where x > alpha */
+static og_status g_thresholded_relu(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    int x = IN(0);
+    double alpha = og_attr_float(n, "alpha", 1.0f);
+    dx[0] = where0(b, og_gb_op2(b, "Greater", x, k(b, alpha, x)), dy[0], x);
+    return og_gb_status(b);
+}
+
+/* hard swish, y = x * clamp(x/6 + 1/2, 0, 1):
+ *   dx = x < -3 ? 0 : x > 3 ? dy : dy * (x/3 + 1/2)   (PyTorch's choice at the kinks) */
+static og_status g_hard_swish(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    int x = IN(0);
+    int mid = add(b, mul(b, x, k(b, 1.0 / 3.0, x)), k(b, 0.5, x));
+    int hi = og_gb_op2(b, "Greater", x, k(b, 3, x));
+    int lo = og_gb_op2(b, "Less", x, k(b, -3, x));
+    int d = select_(b, lo, k(b, 0, x), select_(b, hi, k(b, 1, x), mid, x), x);
+    return chain(b, n, dy, dx, d);
+}
+
+/* mish, y = x tanh(sp), sp = softplus(x):
+ *   dx = dy * (tanh(sp) + x sigmoid(x) (1 - tanh(sp)^2)) */
+static og_status g_mish(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    int x = IN(0);
+    int t = og_gb_op1(b, "Tanh", og_gb_op1(b, "Softplus", x));
+    int sech2 = sub(b, k(b, 1, x), mul(b, t, t));
+    int d = add(b, t, mul(b, mul(b, x, og_gb_op1(b, "Sigmoid", x)), sech2));
+    return chain(b, n, dy, dx, d);
+}
+
+/* gelu, approximate none: y = x Phi(x):  dx = dy * (Phi(x) + x phi(x)),
+ *   Phi(x) = (1 + erf(x / sqrt 2)) / 2,  phi(x) = exp(-x^2 / 2) / sqrt(2 pi);
+ * approximate tanh: y = x (1 + t) / 2, t = tanh(c (x + 0.044715 x^3)), c = sqrt(2 / pi):
+ *   dx = dy * ((1 + t) / 2 + x (1 - t^2) c (1 + 3 * 0.044715 x^2) / 2) */
+static og_status g_gelu(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    int x = IN(0), d;
+    const char *approx = og_attr_string(n, "approximate", "none");
+    int x2 = mul(b, x, x);
+    if (strcmp(approx, "tanh") == 0) {
+        double c = sqrt(2.0 / PI), a = 0.044715;
+        int u = mul(b, k(b, c, x), add(b, x, mul(b, k(b, a, x), mul(b, x2, x))));
+        int t = og_gb_op1(b, "Tanh", u);
+        int half1t = mul(b, k(b, 0.5, x), add(b, k(b, 1, x), t));
+        int du = mul(b, k(b, c, x), add(b, k(b, 1, x), mul(b, k(b, 3 * a, x), x2)));
+        int sech2 = sub(b, k(b, 1, x), mul(b, t, t));
+        d = add(b, half1t, mul(b, mul(b, k(b, 0.5, x), x), mul(b, sech2, du)));
+    } else if (strcmp(approx, "none") == 0) {
+        int erf = og_gb_op1(b, "Erf", mul(b, x, k(b, SQRT1_2, x)));
+        int cdf = mul(b, k(b, 0.5, x), add(b, k(b, 1, x), erf));
+        int pdf =
+            mul(b, k(b, 1.0 / sqrt(2 * PI), x), og_gb_op1(b, "Exp", mul(b, x2, k(b, -0.5, x))));
+        d = add(b, cdf, mul(b, x, pdf));
+    } else {
+        return og_gb_fail(b, n, OG_ERR_MODEL, "unknown approximate '%s'", approx);
+    }
+    return chain(b, n, dy, dx, d);
+}
+
+/* ---- Pow, Clip --------------------------------------------------------------------- */
+
+/* pow, y = a^b:
+ *   da = sum_to(dy * b * a^(b - 1))   (0 where b == 0, as PyTorch)
+ *   db = sum_to(dy * y * log(a))      (0 where a == 0 and b >= 0, as PyTorch)
+ * The masks need Equal on floats (opset 11); before, the plain formulas. */
+static og_status g_pow(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    int a = IN(0), e = IN(1), y = OUT(0);
+    og_dtype dt = og_gb_value(b, a)->dtype;
+    bool masks = og_gb_opset(b) >= 11;
+    int ef = og_gb_value(b, e)->dtype == dt ? e : cast_to(b, e, dt);
+    if (WANTS(0)) {
+        int g = mul(b, mul(b, dy[0], ef), og_gb_op2(b, "Pow", a, sub(b, ef, k(b, 1, a))));
+        if (masks) g = og_gb_op3(b, "Where", og_gb_op2(b, "Equal", ef, k(b, 0, a)), k(b, 0, a), g);
+        dx[0] = og_gb_sum_to(b, g, y, a);
+    }
+    if (WANTS(1)) {
+        int g = mul(b, mul(b, dy[0], y), og_gb_op1(b, "Log", a));
+        if (masks) {
+            int z = og_gb_op2(b, "And", og_gb_op2(b, "Equal", a, k(b, 0, a)),
+                              og_gb_op1(b, "Not", og_gb_op2(b, "Less", e, k(b, 0, e))));
+            g = og_gb_op3(b, "Where", z, k(b, 0, a), g);
+        }
+        og_dtype edt = og_gb_value(b, e)->dtype;
+        if (edt != dt) g = cast_to(b, g, edt); /* a float exponent of another type (13+) */
+        dx[1] = og_gb_sum_to(b, g, y, e);
+    }
+    return og_gb_status(b);
+}
+
+/* clip, y = min(max(x, lo), hi):
+ *   above = x > hi or lo > hi (y is hi there), below = x < lo and not above;
+ *   dx = dy where neither;  dlo = sum(dy where below);  dhi = sum(dy where above).
+ * Opset 6-10: lo and hi are attributes (no gradient); from 11 optional inputs. */
+static og_status g_clip(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    int x = IN(0), y = OUT(0), lo, hi;
+    if (n->since_version < 11) {
+        lo = og_node_attr(n, "min") ? k(b, og_attr_float(n, "min", 0), x) : -1;
+        hi = og_node_attr(n, "max") ? k(b, og_attr_float(n, "max", 0), x) : -1;
+    } else {
+        lo = n->n_in > 1 ? IN(1) : -1;
+        hi = n->n_in > 2 ? IN(2) : -1;
+    }
+    int above = hi >= 0 ? og_gb_op2(b, "Greater", x, hi) : -1;
+    if (hi >= 0 && lo >= 0) above = og_gb_op2(b, "Or", above, og_gb_op2(b, "Greater", lo, hi));
+    int below = lo >= 0 ? og_gb_op2(b, "Less", x, lo) : -1;
+    if (below >= 0 && above >= 0) below = og_gb_op2(b, "And", below, og_gb_op1(b, "Not", above));
+    if (WANTS(0)) {
+        int out = above >= 0 && below >= 0 ? og_gb_op2(b, "Or", above, below)
+                  : above >= 0             ? above
+                                           : below;
+        dx[0] = out >= 0 ? where0(b, og_gb_op1(b, "Not", out), dy[0], y) : dy[0];
+    }
+    if (n->since_version >= 11 && WANTS(1) && below >= 0)
+        dx[1] = og_gb_sum_to(b, where0(b, below, dy[0], y), y, lo);
+    if (n->since_version >= 11 && WANTS(2) && above >= 0)
+        dx[2] = og_gb_sum_to(b, where0(b, above, dy[0], y), y, hi);
+    return og_gb_status(b);
+}
+
+/* ---- variadic ops, Where ------------------------------------------------------------ */
+
+/* sum: dx_i = sum_to(dy);  mean: dx_i = sum_to(dy) / N */
+static og_status sum_mean(og_gb *b, const og_node *n, const int *dy, int *dx, bool mean)
+{
+    int g = mean ? mul(b, dy[0], k(b, 1.0 / n->n_in, OUT(0))) : dy[0];
+    for (int i = 0; i < n->n_in; i++)
+        if (WANTS(i)) dx[i] = og_gb_sum_to(b, g, OUT(0), IN(i));
+    return og_gb_status(b);
+}
+
+static og_status g_sum(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    return sum_mean(b, n, dy, dx, false);
+}
+
+static og_status g_mean(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    return sum_mean(b, n, dy, dx, true);
+}
+
+/* max / min: m_i = (x_i attains y), count = sum_j m_j;  dx_i = sum_to(dy * m_i / count)
+ * (ties split evenly).  x_i attains the max iff not x_i < y (Equal on floats needs 11). */
+static og_status max_min(og_gb *b, const og_node *n, const int *dy, int *dx, bool is_max)
+{
+    int y = OUT(0), m[64];
+    og_dtype dt = og_gb_value(b, y)->dtype;
+    if (n->n_in == 1) {
+        dx[0] = dy[0];
+        return og_gb_status(b);
+    }
+    for (int i = 0; i < n->n_in; i++)
+        m[i] = cast_to(b, og_gb_op1(b, "Not", og_gb_op2(b, is_max ? "Less" : "Greater", IN(i), y)),
+                       dt);
+    if (og_gb_status(b)) return og_gb_status(b);
+    int g = div_(b, dy[0], og_gb_op(b, "Sum", n->n_in, m));
+    for (int i = 0; i < n->n_in; i++)
+        if (WANTS(i)) dx[i] = og_gb_sum_to(b, mul(b, g, m[i]), y, IN(i));
+    return og_gb_status(b);
+}
+
+static og_status g_max(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    return max_min(b, n, dy, dx, true);
+}
+
+static og_status g_min(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    return max_min(b, n, dy, dx, false);
+}
+
+/* where(c, x, y): dx = sum_to(c ? dy : 0), dy_ = sum_to(c ? 0 : dy); c gets none */
+static og_status g_where(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    int c = IN(0), y = OUT(0);
+    if (WANTS(1)) dx[1] = og_gb_sum_to(b, og_gb_op3(b, "Where", c, dy[0], k(b, 0, y)), y, IN(1));
+    if (WANTS(2)) dx[2] = og_gb_sum_to(b, og_gb_op3(b, "Where", c, k(b, 0, y), dy[0]), y, IN(2));
+    return og_gb_status(b);
+}
+
+/* ---- Cast, Dropout ------------------------------------------------------------------ */
+
+/* cast between float types: dx = cast(dy, x's type); to or from other types: none */
+static og_status g_cast(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    og_dtype in = og_gb_value(b, IN(0))->dtype, out = og_gb_value(b, OUT(0))->dtype;
+    if (!og_dtype_is_float(in) || !og_dtype_is_float(out)) return og_gb_status(b);
+    dx[0] = in == out ? dy[0] : cast_to(b, dy[0], in);
+    return og_gb_status(b);
+}
+
+/* dropout: inference (and every form before opset 12, which onnxgrad runs as inference):
+ * dx = dy.  Training (opset 12+, training_mode true): dx = mask ? dy / (1 - ratio) : 0,
+ * with the node's mask output; a training_mode known only at run time selects between
+ * the two. */
+static og_status g_dropout(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    int x = IN(0);
+    int ratio = n->n_in > 1 ? IN(1) : -1, train = n->n_in > 2 ? IN(2) : -1;
+    if (n->since_version < 12 || train < 0) {
+        dx[0] = dy[0];
+        return og_gb_status(b);
+    }
+    const og_tensor *tk = og_gb_value(b, train)->known;
+    if (tk && tk->numel == 1 && og_tensor_get_i64(tk, 0) == 0) {
+        dx[0] = dy[0];
+        return og_gb_status(b);
+    }
+    int mask = n->n_out > 1 ? OUT(1) : -1;
+    if (mask < 0)
+        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                          "Dropout in training mode: the gradient needs the dropout mask, but "
+                          "the node does not output it (give it a second output, 'mask')");
+    int scale;
+    const og_tensor *rk = ratio >= 0 ? og_gb_value(b, ratio)->known : NULL;
+    if (ratio < 0 || (rk && rk->numel == 1)) {
+        double r = ratio < 0 ? 0.5 : og_tensor_get_f64(rk, 0);
+        scale = k(b, r < 1 ? 1.0 / (1.0 - r) : 0.0, x);
+    } else {
+        og_dtype dt = og_gb_value(b, x)->dtype;
+        int rf = og_gb_value(b, ratio)->dtype == dt ? ratio : cast_to(b, ratio, dt);
+        scale = div_(b, k(b, 1, x), sub(b, k(b, 1, x), rf));
+    }
+    int g = og_gb_op3(b, "Where", mask, mul(b, dy[0], scale), k(b, 0, x));
+    dx[0] = tk ? g : og_gb_op3(b, "Where", train, g, dy[0]);
+    return og_gb_status(b);
+}
+
+const og_grad_rule og_grad_activation[] = {{"Abs", "", g_abs},
+                                           {"Reciprocal", "", g_reciprocal},
+                                           {"Pow", "", g_pow},
+                                           {"Erf", "", g_erf},
+                                           {"Sin", "", g_sin},
+                                           {"Cos", "", g_cos},
+                                           {"Tan", "", g_tan},
+                                           {"Atan", "", g_atan},
+                                           {"Asin", "", g_asin},
+                                           {"Acos", "", g_acos},
+                                           {"Sinh", "", g_sinh},
+                                           {"Cosh", "", g_cosh},
+                                           {"Asinh", "", g_asinh},
+                                           {"Acosh", "", g_acosh},
+                                           {"Atanh", "", g_atanh},
+                                           {"Elu", "", g_elu},
+                                           {"Selu", "", g_selu},
+                                           {"LeakyRelu", "", g_leaky_relu},
+                                           {"HardSigmoid", "", g_hard_sigmoid},
+                                           {"Softplus", "", g_softplus},
+                                           {"Softsign", "", g_softsign},
+                                           {"PRelu", "", g_prelu},
+                                           {"Celu", "", g_celu},
+                                           {"ThresholdedRelu", "", g_thresholded_relu},
+                                           {"HardSwish", "", g_hard_swish},
+                                           {"Mish", "", g_mish},
+                                           {"Gelu", "", g_gelu},
+                                           {"Clip", "", g_clip},
+                                           {"Max", "", g_max},
+                                           {"Min", "", g_min},
+                                           {"Sum", "", g_sum},
+                                           {"Mean", "", g_mean},
+                                           {"Where", "", g_where},
+                                           {"Cast", "", g_cast},
+                                           {"Dropout", "", g_dropout},
+                                           {"Sign", "", g_zero},
+                                           {"Floor", "", g_zero},
+                                           {"Ceil", "", g_zero},
+                                           {"Round", "", g_zero},
+                                           {0}};

@@ -231,6 +231,17 @@ og_status og_grad_build(const og_graph *fwd, const og_grad_spec *spec, const og_
             goto done;
         }
         for (int j = 0; j < n.n_in; j++) dx[j] = -1;
+        /* room for what one rule may emit: og_gb_value pointers stay valid in a rule */
+        if (g->cap_values < g->n_values + 4096) {
+            og_value *nv = og_realloc(a, g->values, (size_t)g->n_values * sizeof *nv,
+                                      (size_t)(g->n_values + 8192) * sizeof *nv);
+            if (!nv) {
+                st = og_error(OG_ERR_NOMEM, "out of memory building gradients");
+                goto done;
+            }
+            g->values = nv;
+            g->cap_values = g->n_values + 8192;
+        }
         b.current = &n;
         st = rule->fn(&b, &n, dy, dx);
         b.current = NULL;

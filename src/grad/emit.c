@@ -33,6 +33,7 @@ bool og_gb_wants(const og_gb *b, const og_node *n, int i)
 
 const og_value *og_gb_value(const og_gb *b, int v) { return &b->g->values[v]; }
 int64_t og_gb_opset(const og_gb *b) { return b->opset; }
+const og_allocator *og_gb_alloc(const og_gb *b) { return b->a; }
 int og_gb_last(const og_gb *b) { return b->st ? -1 : b->last_node; }
 
 /* A fresh value name that the graph does not use. */
@@ -126,6 +127,16 @@ void og_gb_attr_ints(og_gb *b, int node, const char *name, const int64_t *v, int
     at.type = OG_ATTR_INTS;
     at.n = n;
     at.ints = (int64_t *)v;
+    add_attr(b, node, &at);
+}
+
+void og_gb_attr_string(og_gb *b, int node, const char *name, const char *v)
+{
+    og_attr at = {0};
+    at.name = (char *)name;
+    at.type = OG_ATTR_STRING;
+    at.s = (char *)v;
+    at.s_len = strlen(v);
     add_attr(b, node, &at);
 }
 
@@ -232,6 +243,38 @@ int og_gb_reshape_like(og_gb *b, int x, int like)
     return og_gb_op2(b, "Reshape", x, shape);
 }
 
+/* The broadcast axes decided at run time: sum over the axes where the target's shape
+ * (padded with leading 1s) differs from the gradient's, then take the target's shape.
+ *   axes = NonZero(padded_target_shape != grad_shape); ReduceSum(grad, axes, keepdims,
+ *   noop_with_empty_axes) */
+static int sum_to_dynamic(og_gb *b, int grad, int from_rank, int target)
+{
+    const og_value *t = &b->g->values[target];
+    if (b->opset < 13)
+        return og_gb_fail(b, NULL, OG_ERR_UNSUPPORTED,
+                          "undoing broadcasting onto '%s', whose dims are unknown before run "
+                          "time, needs opset >= 13",
+                          t->name);
+    int tshape = og_gb_op1(b, "Shape", target);
+    int pad = from_rank - t->rank;
+    if (pad > 0) {
+        int64_t ones[OG_MAX_RANK];
+        for (int i = 0; i < pad; i++) ones[i] = 1;
+        int lead = og_gb_const_i64(b, ones, pad);
+        tshape = og_gb_op2(b, "Concat", lead, tshape);
+        og_gb_attr_int(b, og_gb_last(b), "axis", 0);
+    }
+    int differ = og_gb_op1(b, "Not", og_gb_op2(b, "Equal", tshape, og_gb_op1(b, "Shape", grad)));
+    int64_t flat = -1;
+    int axes =
+        og_gb_op2(b, "Reshape", og_gb_op1(b, "NonZero", differ), og_gb_const_i64(b, &flat, 1));
+    int s = og_gb_op2(b, "ReduceSum", grad, axes);
+    int node = og_gb_last(b);
+    og_gb_attr_int(b, node, "keepdims", 1);
+    og_gb_attr_int(b, node, "noop_with_empty_axes", 1);
+    return og_gb_op2(b, "Reshape", s, og_gb_op1(b, "Shape", target));
+}
+
 int og_gb_sum_to(og_gb *b, int grad, int from, int target)
 {
     if (b->st || grad < 0) return -1;
@@ -268,10 +311,7 @@ int og_gb_sum_to_shape(og_gb *b, int grad, int from_rank, const int64_t *from_di
         if (td == 1 && fd != 1) /* broadcast along d (a no-op sum if fd is 1 at run time) */
             axes[n++] = d;
         else if (td < 0 && td != fd)
-            return og_gb_fail(b, NULL, OG_ERR_UNSUPPORTED,
-                              "cannot tell whether '%s' was broadcast along axis %d (its dim is "
-                              "unknown there)",
-                              t->name, d - off);
+            return sum_to_dynamic(b, grad, f->rank, target);
     }
     if (n == 0) return grad;
     int r = og_gb_reduce_sum(b, grad, axes, n, true);

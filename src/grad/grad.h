@@ -64,8 +64,12 @@ int og_gb_fail(og_gb *b, const og_node *n, og_status st, const char *fmt, ...)
 /* Does input i of n need a gradient (it lies on a path from a trained weight or an input
  * needing a gradient)? */
 bool og_gb_wants(const og_gb *b, const og_node *n, int i);
-/* Static type and shape of a value of the training graph (forward values are known). */
+/* Static type and shape of a value of the training graph (forward values are known).  The
+ * pointer stays valid until the rule returns (the builder reserves room before each rule
+ * for up to 4096 new values), not longer. */
 const og_value *og_gb_value(const og_gb *b, int v);
+/* The allocator of the training graph (for a rule's scratch memory). */
+const og_allocator *og_gb_alloc(const og_gb *b);
 /* The default-domain opset of the graph. */
 int64_t og_gb_opset(const og_gb *b);
 
@@ -82,6 +86,7 @@ int og_gb_last(const og_gb *b);
 void og_gb_attr_int(og_gb *b, int node, const char *name, int64_t v);
 void og_gb_attr_float(og_gb *b, int node, const char *name, float v);
 void og_gb_attr_ints(og_gb *b, int node, const char *name, const int64_t *v, int n);
+void og_gb_attr_string(og_gb *b, int node, const char *name, const char *v);
 
 /* Constants (initializers of the training graph). */
 int og_gb_const_i64(og_gb *b, const int64_t *v, int n); /* 1-D int64 */

@@ -1,4 +1,356 @@
-/* stats.c: placeholder until the family's gradient rules land. */
+/* stats.c: gradients of the statistical reductions and of the classification losses.
+ *
+ * With yk and dyk the output and its gradient with the reduced axes kept (size 1), every
+ * reduction rule gives dx of x's shape through broadcasting:
+ *   ReduceSumSquare: dx = 2 x dyk
+ *   ReduceL1:        dx = sign(x) dyk
+ *   ReduceL2:        dx = x / yk dyk                 (0 where yk == 0: x is 0 there too)
+ *   ReduceLogSum:    dx = dyk / exp(yk)              (1 / sum)
+ *   ReduceLogSumExp: dx = exp(x - yk) dyk            (the softmax over the axes)
+ *   ReduceMax/Min:   dx = [x == yk] / count(x == yk) dyk   (ties share evenly, as amax)
+ *   ReduceProd:      dx = (product of the others) dyk, computed without dividing by a zero:
+ *                    with z the count of zeros and P the product of the nonzero elements,
+ *                    others = P / x if z == 0; P at the zero if z == 1; 0 otherwise.
+ * Axes are an attribute before opset 18 and input 1 (a constant) from 18; empty axes with
+ * noop_with_empty_axes (18+) reduce nothing: each output reduces its one element.
+ *
+ * Losses, with i running over the label positions [N, d1, ...], t_i the label, m_i = 0 where
+ * t_i == ignore_index (else 1), w_i = weight[t_i] m_i (m_i without a weight) and the
+ * forward loss l_i = -X[i, t_i] w_i, reduced by none / sum / mean (sum divided by sum_i w_i):
+ *   NegativeLogLikelihoodLoss: dX[i, c] = -[c == t_i] w_i g_i, with g = dy (none, sum) or
+ *                              dy / sum_i w_i (mean)
+ *                              dweight[c] = sum_i [t_i == c] m_i (-X[i, t_i] - L) g_i, with L
+ *                              the mean loss for mean, 0 otherwise
+ *   SoftmaxCrossEntropyLoss:   the same on P = log_softmax(scores, axis 1), plus the gradient
+ *                              of the log_prob output: dP; dscores = dP - softmax sum_c dP
+ * Labels are not differentiable. */
+#include <string.h>
+
 #include "grad/grad.h"
 
-const og_grad_rule og_grad_stats[] = {{0}};
+/* ---- helpers ------------------------------------------------------------------------ */
+
+/* Unsqueeze x at axes: input from opset 13, attribute before. */
+static int unsqueeze(og_gb *b, int x, const int64_t *axes, int k)
+{
+    if (k == 0) return x;
+    if (og_gb_opset(b) >= 13) return og_gb_op2(b, "Unsqueeze", x, og_gb_const_i64(b, axes, k));
+    int r = og_gb_op1(b, "Unsqueeze", x);
+    og_gb_attr_ints(b, og_gb_last(b), "axes", axes, k);
+    return r;
+}
+
+/* A Reduce* op over axes with keepdims, in the form of the graph's opset (axes as input
+ * from 13 for ReduceSum, 18 for the others).  No axes: x itself (nothing reduced). */
+static int reduce(og_gb *b, const char *op, int x, const int64_t *axes, int k, bool keep)
+{
+    if (k == 0) return x;
+    if (strcmp(op, "ReduceSum") == 0) return og_gb_reduce_sum(b, x, axes, k, keep);
+    int r;
+    if (og_gb_opset(b) >= 18) {
+        r = og_gb_op2(b, op, x, og_gb_const_i64(b, axes, k));
+    } else {
+        r = og_gb_op1(b, op, x);
+        og_gb_attr_ints(b, og_gb_last(b), "axes", axes, k);
+    }
+    og_gb_attr_int(b, og_gb_last(b), "keepdims", keep ? 1 : 0);
+    return r;
+}
+
+static int cast(og_gb *b, int x, og_dtype dt)
+{
+    int r = og_gb_op1(b, "Cast", x);
+    og_gb_attr_int(b, og_gb_last(b), "to", dt);
+    return r;
+}
+
+/* [a == c] as 0/1 of dtype dt, for floats: Equal from opset 11, not (a < c or a > c) before */
+static int eq_mask(og_gb *b, int a, int c, og_dtype dt)
+{
+    int e;
+    if (og_gb_opset(b) >= 11)
+        e = og_gb_op2(b, "Equal", a, c);
+    else
+        e = og_gb_op1(
+            b, "Not",
+            og_gb_op2(b, "Or", og_gb_op2(b, "Less", a, c), og_gb_op2(b, "Greater", a, c)));
+    return cast(b, e, dt);
+}
+
+/* The reduced axes of a Reduce* node, normalized, in *axes (count returned; -1 on error).
+ * Reduce-all (no axes) gives every axis; empty axes with noop_with_empty_axes give none. */
+static int reduce_axes(og_gb *b, const og_node *n, int rank, int64_t *axes)
+{
+    int count = 0;
+    const int64_t *attr = og_attr_ints(n, "axes", &count);
+    const int64_t *vals = attr;
+    bool axes_input = n->since_version >= 18;
+    if (!attr && n->n_in > 1 && n->in[1] >= 0) {
+        const og_tensor *t = og_gb_value(b, n->in[1])->known;
+        if (!t)
+            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs the axes to be a constant");
+        if (t->rank > 1 || t->numel > OG_MAX_RANK)
+            return og_gb_fail(b, n, OG_ERR_MODEL, "bad axes");
+        count = (int)t->numel;
+        for (int i = 0; i < count; i++) axes[i] = og_tensor_get_i64(t, i);
+        vals = axes;
+    }
+    if (count > OG_MAX_RANK || count > rank) return og_gb_fail(b, n, OG_ERR_MODEL, "bad axes");
+    if (count == 0) {
+        if (axes_input && og_attr_int(n, "noop_with_empty_axes", 0)) return 0;
+        for (int i = 0; i < rank; i++) axes[i] = i;
+        return rank;
+    }
+    int64_t tmp[OG_MAX_RANK];
+    for (int i = 0; i < count; i++) {
+        int64_t a = vals[i] < 0 ? vals[i] + rank : vals[i];
+        if (a < 0 || a >= rank) return og_gb_fail(b, n, OG_ERR_MODEL, "axis out of range");
+        for (int j = 0; j < i; j++)
+            if (tmp[j] == a) return og_gb_fail(b, n, OG_ERR_MODEL, "repeated axis");
+        tmp[i] = a;
+    }
+    /* sorted, for Unsqueeze */
+    for (int i = 1; i < count; i++)
+        for (int j = i; j > 0 && tmp[j - 1] > tmp[j]; j--) {
+            int64_t s = tmp[j];
+            tmp[j] = tmp[j - 1];
+            tmp[j - 1] = s;
+        }
+    for (int i = 0; i < count; i++) axes[i] = tmp[i];
+    return count;
+}
+
+/* What every reduction rule starts from. */
+typedef struct red {
+    int x, yk, dyk, k;
+    og_dtype dt;
+    int64_t axes[OG_MAX_RANK];
+} red;
+
+/* Fill r: the reduced axes, and y and dy with them kept.  Returns false on error. */
+static bool red_setup(og_gb *b, const og_node *n, const int *dy, red *r)
+{
+    r->x = n->in[0];
+    const og_value *xv = og_gb_value(b, r->x);
+    if (xv->rank < 0) {
+        og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs the input's rank");
+        return false;
+    }
+    r->dt = xv->dtype;
+    r->k = reduce_axes(b, n, xv->rank, r->axes);
+    if (r->k < 0) return false;
+    bool keep = og_attr_int(n, "keepdims", 1) != 0;
+    int kk = keep ? 0 : r->k;
+    r->yk = unsqueeze(b, n->out[0], r->axes, kk);
+    r->dyk = unsqueeze(b, dy[0], r->axes, kk);
+    return og_gb_status(b) == OG_OK;
+}
+
+/* ---- reductions --------------------------------------------------------------------- */
+
+/* dx = 2 x dyk */
+static og_status g_reduce_sum_square(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    red r;
+    if (!red_setup(b, n, dy, &r)) return og_gb_status(b);
+    int two = og_gb_scalar_like(b, 2, r.x);
+    dx[0] = og_gb_op2(b, "Mul", og_gb_op2(b, "Mul", r.x, two), r.dyk);
+    return og_gb_status(b);
+}
+
+/* dx = sign(x) dyk: Sign from opset 9, [x > 0] - [x < 0] before */
+static og_status g_reduce_l1(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    red r;
+    if (!red_setup(b, n, dy, &r)) return og_gb_status(b);
+    int s;
+    if (og_gb_opset(b) >= 9) {
+        s = og_gb_op1(b, "Sign", r.x);
+    } else {
+        int zero = og_gb_scalar_like(b, 0, r.x);
+        s = og_gb_op2(b, "Sub", cast(b, og_gb_op2(b, "Greater", r.x, zero), r.dt),
+                      cast(b, og_gb_op2(b, "Less", r.x, zero), r.dt));
+    }
+    dx[0] = og_gb_op2(b, "Mul", s, r.dyk);
+    return og_gb_status(b);
+}
+
+/* dx = x / yk dyk; yk == 0 means x == 0 over the slice, and the denominator becomes 1
+ * there ([yk == 0] = not (yk > 0), as yk >= 0) */
+static og_status g_reduce_l2(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    red r;
+    if (!red_setup(b, n, dy, &r)) return og_gb_status(b);
+    int zero = og_gb_scalar_like(b, 0, r.x);
+    int is0 = cast(b, og_gb_op1(b, "Not", og_gb_op2(b, "Greater", r.yk, zero)), r.dt);
+    int den = og_gb_op2(b, "Add", r.yk, is0);
+    dx[0] = og_gb_op2(b, "Mul", og_gb_op2(b, "Div", r.x, den), r.dyk);
+    return og_gb_status(b);
+}
+
+/* y = log(sum x): dx = dyk / exp(yk), expanded to x's shape (Expand: opset 8) */
+static og_status g_reduce_log_sum(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    red r;
+    if (og_gb_opset(b) < 8)
+        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs opset >= 8");
+    if (!red_setup(b, n, dy, &r)) return og_gb_status(b);
+    int g = og_gb_op2(b, "Div", r.dyk, og_gb_op1(b, "Exp", r.yk));
+    dx[0] = og_gb_op2(b, "Expand", g, og_gb_op1(b, "Shape", r.x));
+    return og_gb_status(b);
+}
+
+/* dx = exp(x - yk) dyk */
+static og_status g_reduce_log_sum_exp(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    red r;
+    if (!red_setup(b, n, dy, &r)) return og_gb_status(b);
+    int p = og_gb_op1(b, "Exp", og_gb_op2(b, "Sub", r.x, r.yk));
+    dx[0] = og_gb_op2(b, "Mul", p, r.dyk);
+    return og_gb_status(b);
+}
+
+/* dx = mask dyk / sum(mask), mask = [x == yk] */
+static og_status g_reduce_max_min(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    red r;
+    if (!red_setup(b, n, dy, &r)) return og_gb_status(b);
+    int mask = eq_mask(b, r.x, r.yk, r.dt);
+    int count = reduce(b, "ReduceSum", mask, r.axes, r.k, true);
+    dx[0] = og_gb_op2(b, "Mul", og_gb_op2(b, "Div", mask, count), r.dyk);
+    return og_gb_status(b);
+}
+
+/* dx = others dyk, others = P ([z == 0] / x1 + [x == 0] [z == 1]) with zm = [x == 0],
+ * x1 = x + zm (zeros replaced by 1), P = prod(x1), z = sum(zm) */
+static og_status g_reduce_prod(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    red r;
+    if (!red_setup(b, n, dy, &r)) return og_gb_status(b);
+    int zero = og_gb_scalar_like(b, 0, r.x), one = og_gb_scalar_like(b, 1, r.x);
+    int zm = eq_mask(b, r.x, zero, r.dt);
+    int x1 = og_gb_op2(b, "Add", r.x, zm);
+    int p = reduce(b, "ReduceProd", x1, r.axes, r.k, true);
+    int z = reduce(b, "ReduceSum", zm, r.axes, r.k, true);
+    int none = og_gb_op2(b, "Div", eq_mask(b, z, zero, r.dt), x1);
+    int single = og_gb_op2(b, "Mul", zm, eq_mask(b, z, one, r.dt));
+    int others = og_gb_op2(b, "Mul", p, og_gb_op2(b, "Add", none, single));
+    dx[0] = og_gb_op2(b, "Mul", others, r.dyk);
+    return og_gb_status(b);
+}
+
+/* ---- losses ------------------------------------------------------------------------- */
+
+static og_status loss_common(og_gb *b, const og_node *n, const int *dy, int *dx, bool sce)
+{
+    int X = n->in[0], T = n->in[1], W = n->n_in > 2 ? n->in[2] : -1;
+    const og_value *xv = og_gb_value(b, X);
+    int rank = xv->rank;
+    if (rank < 2) return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs the input's rank");
+    if (og_gb_opset(b) < 12)
+        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs opset >= 12");
+    og_dtype dt = xv->dtype, tt = og_gb_value(b, T)->dtype;
+    const char *red_s = og_attr_string(n, "reduction", "mean");
+    bool none = strcmp(red_s, "none") == 0, mean = strcmp(red_s, "mean") == 0;
+    if (!none && !mean && strcmp(red_s, "sum") != 0)
+        return og_gb_fail(b, n, OG_ERR_MODEL, "bad reduction '%s'", red_s);
+    bool has_ignore = og_node_attr(n, "ignore_index") != NULL;
+    const int64_t ax1[1] = {1};
+    int64_t lab_axes[OG_MAX_RANK], other_axes[OG_MAX_RANK]; /* of the labels; of X but 1 */
+    for (int d = 0; d < rank - 1; d++) lab_axes[d] = d;
+    other_axes[0] = 0;
+    for (int d = 2; d < rank; d++) other_axes[d - 1] = d;
+
+    /* P: the log-probabilities (X for NegativeLogLikelihoodLoss) */
+    int P = X;
+    if (sce) {
+        if (n->n_out > 1 && n->out[1] >= 0)
+            P = n->out[1];
+        else
+            P = og_gb_op2(b, "Sub", X, reduce(b, "ReduceLogSumExp", X, ax1, 1, true));
+    }
+    /* mask of counted labels, labels made safe to index with, per-label weights w */
+    int m = -1, Ts = T;
+    if (has_ignore) {
+        int ig = og_gb_op2(b, "Equal", T,
+                           og_gb_scalar(b, (double)og_attr_int(n, "ignore_index", 0), tt));
+        m = cast(b, og_gb_op1(b, "Not", ig), dt);
+        Ts = og_gb_op3(b, "Where", ig, og_gb_scalar(b, 0, tt), T);
+    }
+    int w = m; /* -1: all ones */
+    if (W >= 0) {
+        w = og_gb_op2(b, "Gather", W, Ts);
+        if (m >= 0) w = og_gb_op2(b, "Mul", w, m);
+    }
+    /* one-hot labels along axis 1, made from int64 throughout (the combination runtimes
+     * implement), then cast */
+    int64_t C = xv->dims[1];
+    int depth = C >= 0
+                    ? og_gb_const_i64(b, &C, 1)
+                    : og_gb_op2(b, "Gather", og_gb_op1(b, "Shape", X), og_gb_const_i64(b, ax1, 1));
+    const int64_t onoff[2] = {0, 1};
+    int lab64 = tt == OG_INT64 ? Ts : cast(b, Ts, OG_INT64);
+    int oh = og_gb_op3(b, "OneHot", lab64, depth, og_gb_const_i64(b, onoff, 2));
+    og_gb_attr_int(b, og_gb_last(b), "axis", 1);
+    oh = cast(b, oh, dt);
+
+    /* g: the gradient reaching each l_i (a scalar for sum and mean) */
+    int g = -1;
+    if (dy[0] >= 0) {
+        g = dy[0];
+        if (mean) {
+            int ws = w >= 0 ? og_gb_reduce_sum(b, w, lab_axes, rank - 1, false)
+                            : cast(b, og_gb_op1(b, "Size", T), dt);
+            g = og_gb_op2(b, "Div", g, ws);
+        }
+    }
+    int dP = -1;
+    if (g >= 0) {
+        int gw = w >= 0 ? og_gb_op2(b, "Mul", g, w) : g;
+        if (none || w >= 0) gw = unsqueeze(b, gw, ax1, 1);
+        dP = og_gb_op1(b, "Neg", og_gb_op2(b, "Mul", oh, gw));
+    }
+    if (sce && n->n_out > 1 && dy[1] >= 0) dP = dP >= 0 ? og_gb_op2(b, "Add", dP, dy[1]) : dy[1];
+    if (dP >= 0 && og_gb_wants(b, n, 0)) {
+        if (sce) {
+            int s = og_gb_reduce_sum(b, dP, ax1, 1, true);
+            dx[0] = og_gb_op2(b, "Sub", dP, og_gb_op2(b, "Mul", og_gb_op1(b, "Exp", P), s));
+        } else {
+            dx[0] = dP;
+        }
+    }
+    if (W >= 0 && g >= 0 && og_gb_wants(b, n, 2)) {
+        /* v_i = m_i (-P[i, t_i] - L) g_i, summed into the labels' classes */
+        int pt = og_gb_op2(b, "GatherElements", P, unsqueeze(b, Ts, ax1, 1));
+        og_gb_attr_int(b, og_gb_last(b), "axis", 1);
+        int v = og_gb_op1(b, "Neg", pt);
+        if (mean) v = og_gb_op2(b, "Sub", v, n->out[0]);
+        int u = m >= 0 ? og_gb_op2(b, "Mul", g, m) : g;
+        if (none || m >= 0) u = unsqueeze(b, u, ax1, 1);
+        v = og_gb_op2(b, "Mul", v, u);
+        dx[2] = og_gb_reduce_sum(b, og_gb_op2(b, "Mul", oh, v), other_axes, rank - 1, false);
+    }
+    return og_gb_status(b);
+}
+
+static og_status g_nll(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    return loss_common(b, n, dy, dx, false);
+}
+
+static og_status g_sce(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    return loss_common(b, n, dy, dx, true);
+}
+
+const og_grad_rule og_grad_stats[] = {{"ReduceSumSquare", "", g_reduce_sum_square},
+                                      {"ReduceL1", "", g_reduce_l1},
+                                      {"ReduceL2", "", g_reduce_l2},
+                                      {"ReduceLogSum", "", g_reduce_log_sum},
+                                      {"ReduceLogSumExp", "", g_reduce_log_sum_exp},
+                                      {"ReduceMax", "", g_reduce_max_min},
+                                      {"ReduceMin", "", g_reduce_max_min},
+                                      {"ReduceProd", "", g_reduce_prod},
+                                      {"NegativeLogLikelihoodLoss", "", g_nll},
+                                      {"SoftmaxCrossEntropyLoss", "", g_sce},
+                                      {0}};

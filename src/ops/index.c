@@ -301,7 +301,28 @@ static og_status infer_onehot(const og_op_ctx *c, const og_vinfo *in, int n_in, 
 
 /* ---- table ----------------------------------------------------------------------- */
 
+/* NonZero: [rank, count] int64 indices of the nonzero elements, in C order; the count
+ * depends on the data, so it is known only at run time (or for a constant input). */
+static og_status infer_nonzero(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                               int n_out)
+{
+    (void)n_in;
+    (void)n_out;
+    out[0].dtype = OG_INT64;
+    if (in[0].rank < 0) return OG_OK;
+    out[0].rank = 2;
+    out[0].dims[0] = in[0].rank == 0 ? 1 : in[0].rank;
+    const og_tensor *t = in[0].value;
+    if (!t) return OG_OK;
+    int64_t count = 0;
+    for (int64_t i = 0; i < t->numel; i++) count += og_tensor_get_f64(t, i) != 0.0;
+    out[0].dims[1] = count;
+    (void)c;
+    return OG_OK;
+}
+
 const og_op_def og_ops_index[] = {
+    {"NonZero", "", OG_SINCE(NonZero), 1, 1, 1, 1, NULL, NULL, infer_nonzero, 0},
     {"Gather", "", OG_SINCE(Gather), 2, 2, 1, 1, parse_index, NULL, infer_gather, 0},
     {"GatherElements", "", OG_SINCE(GatherElements), 2, 2, 1, 1, parse_index, NULL,
      infer_gather_elements, 0},

@@ -7,6 +7,22 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
+/* Requests above 256 MiB fail: onnxgrad must turn that into OG_ERR_NOMEM, while a model
+ * asking for gigabytes (huge pads, say) does not exhaust the fuzzing machine. */
+static void *capped_malloc(void *user, size_t size)
+{
+    (void)user;
+    return size > ((size_t)256 << 20) ? NULL : malloc(size);
+}
+
+static void capped_free(void *user, void *p)
+{
+    (void)user;
+    free(p);
+}
+
+static const og_allocator capped = {capped_malloc, capped_free, NULL};
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     og_model *m = NULL;
@@ -14,8 +30,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     og_tensor *in[8] = {0}, *out[8] = {0};
     const char *names[8];
     int n_in = 0;
-    if (og_model_load_buffer(data, size, NULL, &m)) return 0;
-    og_session_options o = {1, NULL, NULL, NULL, 0};
+    og_load_options lo = {&capped, NULL};
+    if (og_model_load_buffer(data, size, &lo, &m)) return 0;
+    og_session_options o = {1, &capped, NULL, NULL, 0};
     if (og_session_create(m, &o, &s)) goto done;
     if (og_model_input_count(m) > 8 || og_model_output_count(m) > 8) goto done;
     for (int i = 0; i < og_model_input_count(m); i++) {
@@ -30,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             numel *= dims[d];
         }
         if (numel > 4096) goto done;
-        if (og_tensor_create(dt, rank, dims, NULL, &in[i])) goto done;
+        if (og_tensor_create(dt, rank, dims, &capped, &in[i])) goto done;
         names[i] = og_model_input_name(m, i);
         n_in++;
     }

@@ -3,6 +3,7 @@ Gemm in every transpose form, shape ops, reductions and (log-)softmax at old and
 opsets."""
 from helpers import model, node, rand
 import numpy as np
+from onnx import TensorProto, helper
 
 
 def cases():
@@ -68,6 +69,21 @@ def cases():
             out.append(("%s_v%d_axis%d" % (op.lower(), opset, axis),
                         model([node(op, ["x"], ["y"], axis=axis)], {"x": x}, ["y"], opset=opset),
                         {"x": x}))
+    # broadcasting onto values whose dims are only known at run time (reshaped by a
+    # computed shape): the axes to sum are found at run time
+    xd, bd, cd = rand(2, 3), rand(2), rand(6)
+    dyn = model([node("Shape", ["x"], ["sx"]),
+                       node("Slice", ["sx", "z", "o"], ["s0"]),
+                       node("Concat", ["s0", "o"], ["s"], axis=0),
+                       node("Reshape", ["b", "s"], ["bb"]),      # [2, 1], dims unknown
+                       node("Reshape", ["c", "sx"], ["cc"]),     # [2, 3], dims unknown
+                       node("Add", ["x", "bb"], ["t"]), node("Mul", ["t", "cc"], ["y"])],
+                      {"x": xd}, ["y"], {"b": bd, "c": cd},
+                      consts={"z": np.array([0], np.int64), "o": np.array([1], np.int64)},
+                      opset=13)
+    del dyn.graph.output[:]  # shape inference cannot tell y's shape: declare it
+    dyn.graph.output.append(helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3]))
+    out.append(("sum_to_dynamic", dyn, {"x": xd}))
     # a small MLP with two outputs sharing a hidden layer: gradients are summed
     xi, w1, b1, w2 = rand(4, 6), rand(6, 5), rand(5), rand(5, 3)
     out.append(("mlp_two_outputs",

@@ -443,7 +443,32 @@ static og_status k_onehot(const og_kernel_ctx *k, const og_tensor *const *in, in
 
 /* ---- table ----------------------------------------------------------------------- */
 
+static og_status k_nonzero(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                           og_tensor *const *out, int n_out)
+{
+    (void)k;
+    (void)n_in;
+    (void)n_out;
+    const og_tensor *x = in[0];
+    og_tensor *y = out[0];
+    int64_t *idx = y->data, count = y->dims[1], c = 0;
+    int64_t strides[OG_MAX_RANK];
+    og_strides(x->rank, x->dims, strides);
+    for (int64_t i = 0; i < x->numel && c < count; i++) {
+        if (og_tensor_get_f64(x, i) == 0.0) continue;
+        int64_t rem = i;
+        for (int d = 0; d < x->rank; d++) {
+            idx[d * count + c] = rem / strides[d];
+            rem %= strides[d];
+        }
+        if (x->rank == 0) idx[c] = 0;
+        c++;
+    }
+    return OG_OK;
+}
+
 const og_kernel_def og_cpu_index[] = {
+    {"NonZero", "", k_nonzero},
     {"Gather", "", k_gather},
     {"GatherElements", "", k_gather_elements},
     {"GatherND", "", k_gather_nd},

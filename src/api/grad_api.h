@@ -1,0 +1,34 @@
+/* grad_api.h: the struct behind og_grad, shared by grad.c and instance.c.  Internal. */
+#ifndef OG_GRAD_API_H
+#define OG_GRAD_API_H
+
+#include "api/api.h"
+#include "exec/exec.h"
+#include "grad/grad.h"
+
+struct og_grad {
+    const og_model *model;
+    og_model *training;  /* the training graph, wrapped as a model */
+    og_model *eval;      /* the forward graph with the weights as inputs */
+    og_session *session; /* runs the training graph */
+    og_session *forward; /* runs the model, to learn output shapes for default seeds */
+    og_session_options sopts;
+    const og_allocator *alloc;
+    int n_outputs, n_inputs, n_weights;
+    const char **names; /* outputs, inputs, weights (names owned by the training graph) */
+    const char **seed_names;
+    const char **run_names; /* scratch: names bound in og_grad_run */
+    const og_tensor **run_tensors;
+    og_tensor **ones;
+    /* the two halves of the training graph, for instances */
+    bool *backward; /* per training node: depends on a gradient seed */
+    int *saved;     /* values the backward half reads that the forward half makes */
+    int n_saved;
+    int *out_values;  /* training-graph value ids: selected outputs, then results */
+    int *seed_values; /* per selected output: its seed input, or -1 */
+};
+
+/* Split the training graph into its forward and backward halves (fills the fields above). */
+og_status og_grad_split(og_grad *g);
+
+#endif

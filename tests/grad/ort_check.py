@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""The saved training graphs run unchanged in onnxruntime and give onnxgrad's outputs and
+gradients: for every gradient case (build/grad_cases, made by run.sh), `onnxgrad export`
+writes the graphs, onnx.checker (full_check) accepts both, onnxruntime runs the training
+graph with random output gradients, and `onnxgrad grad` with the same seeds must agree
+(rtol 1e-4, atol 1e-5, float32).  Ends with "N passed, N failed".
+
+usage: ort_check.py BUILD_DIR"""
+import os
+import subprocess
+import sys
+import tempfile
+import json
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+
+ort.set_default_logger_severity(3)
+
+
+def main(build):
+    cli = os.path.join(build, "onnxgrad")
+    cases = os.path.join(build, "grad_cases")
+    passed = failed = 0
+    for name in sorted(os.listdir(cases)):
+        d = os.path.join(cases, name)
+        if not os.path.isdir(d):
+            continue
+        args = open(os.path.join(d, "args")).read().split()
+        src = onnx.load(os.path.join(d, "model.onnx"))
+        if any(n.op_type == "Dropout" and len(n.input) > 2 for n in src.graph.node):
+            print("SKIP %s: a training-mode Dropout draws its mask from each runtime's own "
+                  "generator" % name)
+            continue
+        with tempfile.TemporaryDirectory() as tmp:
+            try:
+                subprocess.run([cli, "export", os.path.join(d, "model.onnx"), "-o", tmp],
+                               check=True, capture_output=True, text=True)
+                tm = onnx.load(os.path.join(tmp, "training.onnx"))
+                onnx.checker.check_model(tm, full_check=True)
+                onnx.checker.check_model(onnx.load(os.path.join(tmp, "eval.onnx")),
+                                         full_check=True)
+                sess = ort.InferenceSession(os.path.join(tmp, "training.onnx"),
+                                            providers=["CPUExecutionProvider"])
+                feeds = {}
+                for a in args:
+                    if a.startswith("--"):
+                        continue
+                    k, f = a.split("=", 1)
+                    feeds[k] = np.load(f)
+                rng = np.random.default_rng(3)
+                seeds = []
+                for i in sess.get_inputs():
+                    if i.name.endswith("_grad") and i.name not in feeds:
+                        seeds.append(i.name)
+                # output shapes from the eval graph
+                ev = ort.InferenceSession(os.path.join(tmp, "eval.onnx"),
+                                          providers=["CPUExecutionProvider"])
+                ev_out = dict(zip([o.name for o in ev.get_outputs()], ev.run(None, feeds)))
+                go_args = []
+                for s in seeds:
+                    out_name = s[: -len("_grad")]
+                    g = rng.standard_normal(ev_out[out_name].shape).astype(np.float32)
+                    feeds[s] = g
+                    fn = os.path.join(tmp, "seed_%s.npy" % out_name)
+                    np.save(fn, g)
+                    go_args += ["--grad-output", "%s=%s" % (out_name, fn)]
+                ref = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
+                res = subprocess.run([cli, "grad", os.path.join(d, "model.onnx")] + args +
+                                     go_args + ["-o", os.path.join(tmp, "out")],
+                                     check=True, capture_output=True, text=True)
+                manifest = json.load(open(os.path.join(tmp, "out", "manifest.json")))
+                worst = 0.0
+                for k, f in manifest.items():
+                    ours = np.load(os.path.join(tmp, "out", f))
+                    want = ref[k]
+                    if not np.allclose(ours, want, rtol=1e-4, atol=1e-5):
+                        raise AssertionError("%s differs: max abs %g" %
+                                             (k, np.abs(ours - want).max()))
+                    if want.size:
+                        worst = max(worst, float(np.abs(ours - want).max()))
+                passed += 1
+                print("PASS %s (largest difference %.2g)" % (name, worst))
+            except Exception as e:  # noqa: BLE001 - report and count any failure
+                failed += 1
+                msg = getattr(e, "stderr", "") or str(e)
+                print("FAIL %s: %s" % (name, msg.strip().splitlines()[-1] if msg else e))
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))
