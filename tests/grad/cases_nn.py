@@ -56,6 +56,11 @@ def conv_cases():
         ("conv2d_same_lower", 11, (1, 2, 5, 6), (2, 2, 2, 3), False, dict(auto_pad="SAME_LOWER")),
         ("conv2d_valid_s2", 13, (1, 2, 6, 6), (2, 2, 3, 3), False,
          dict(auto_pad="VALID", strides=[2, 2])),
+        # many kernel taps; strided at opset 9 (Slice without steps)
+        ("conv3d_k75", 13, (1, 2, 6, 6, 4), (2, 2, 5, 5, 3), False,
+         dict(strides=[1, 2, 1], pads=[1, 0, 1, 0, 2, 1])),
+        ("conv2d_s2_p1_v9", 9, (2, 2, 6, 5), (3, 2, 3, 3), False,
+         dict(strides=[2, 2], pads=[1] * 4)),
         ("conv3d", 13, (1, 2, 4, 5, 3), (2, 2, 2, 3, 2), True,
          dict(strides=[1, 2, 1], pads=[1, 1, 0, 0, 1, 1])),
     ]
