@@ -148,6 +148,21 @@ static int maxpool_indices(og_gb *b, const og_node *n, int x)
     return vi;
 }
 
+/* ones of a static shape: Expand from opset 8, a cast int64 constant before */
+static int ones_c(og_gb *b, const int64_t *shape, int rank, og_dtype dt)
+{
+    if (og_gb_opset(b) >= 8)
+        return og_gb_op2(b, "Expand", og_gb_scalar(b, 1.0, dt), og_gb_const_i64(b, shape, rank));
+    int64_t numel = 1;
+    for (int i = 0; i < rank; i++) numel *= shape[i];
+    int64_t *v = og_malloc(b->a, (size_t)numel * sizeof *v);
+    if (!v) return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+    for (int64_t i = 0; i < numel; i++) v[i] = 1;
+    int c = og_gb_const_i64(b, v, (int)numel);
+    og_free(b->a, v);
+    return cast_to(b, reshape_c(b, c, shape, rank), dt);
+}
+
 /* The count of elements a reduction of x over `axes` sums: a constant when x's dims there
  * are known, else Size(x) / Size(reduced). */
 static int reduced_count(og_gb *b, int x, const int64_t *axes, int k, int reduced, og_dtype dt)
@@ -358,12 +373,21 @@ static og_status g_global_avgpool(og_gb *b, const og_node *n, const int *dy, int
     int x = n->in[0];
     int rank = og_gb_value(b, x)->rank;
     if (rank < 3) return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs the input's rank");
-    if (og_gb_opset(b) < 8)
-        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs opset >= 8 (Expand)");
     int64_t axes[OG_MAX_RANK];
     for (int i = 2; i < rank; i++) axes[i - 2] = i;
     int c = reduced_count(b, x, axes, rank - 2, n->out[0], out_dtype(b, n));
-    int e = og_gb_op2(b, "Expand", dy[0], og_gb_op1(b, "Shape", x));
+    int e;
+    if (og_gb_opset(b) >= 8) {
+        e = og_gb_op2(b, "Expand", dy[0], og_gb_op1(b, "Shape", x));
+    } else { /* Tile over the (static) spatial dims */
+        int64_t reps[OG_MAX_RANK];
+        if (!spatial_known(og_gb_value(b, x), rank))
+            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                              "gradient needs opset >= 8 or static spatial dims");
+        reps[0] = reps[1] = 1;
+        for (int i = 2; i < rank; i++) reps[i] = og_gb_value(b, x)->dims[i];
+        e = og_gb_op2(b, "Tile", dy[0], og_gb_const_i64(b, reps, rank));
+    }
     dx[0] = og_gb_op2(b, "Div", e, c);
     return og_gb_status(b);
 }
@@ -499,8 +523,6 @@ static og_status g_avgpool(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     pool_geom g;
     if (!pool_geometry(b, n, &g)) return og_gb_status(b);
-    if (og_gb_opset(b) < 8)
-        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs opset >= 8 (Expand)");
     int x = n->in[0], nsp = g.nsp, rank = nsp + 2;
     og_dtype dt = out_dtype(b, n);
     int64_t kvol = 1, pads[2 * SP], opad[SP];
@@ -518,7 +540,6 @@ static og_status g_avgpool(og_gb *b, const og_node *n, const int *dy, int *dx)
         pads[nsp + i] = pe;
         kvol *= g.k[i];
     }
-    int one = og_gb_scalar(b, 1.0, dt);
     int scaled;
     /* the divisor per output: AveragePool(ones) = taps / divisor */
     int valid = -1;
@@ -542,7 +563,7 @@ static og_status g_avgpool(og_gb *b, const og_node *n, const int *dy, int *dx)
         int64_t shp[OG_MAX_RANK];
         shp[0] = shp[1] = 1;
         for (int i = 0; i < nsp; i++) shp[2 + i] = g.in[i];
-        int ones = og_gb_op2(b, "Expand", one, og_gb_const_i64(b, shp, rank));
+        int ones = ones_c(b, shp, rank, dt);
         int ap = og_gb_op1(b, "AveragePool", ones);
         copy_attrs(b, og_gb_last(b), n, NULL);
         scaled = og_gb_op2(b, "Mul", dy[0], og_gb_op2(b, "Div", ap, valid));
@@ -555,7 +576,7 @@ static og_status g_avgpool(og_gb *b, const og_node *n, const int *dy, int *dx)
     int g2 = reshape_c(b, scaled, shp, rank);
     shp[0] = 1;
     for (int i = 0; i < nsp; i++) shp[2 + i] = g.k[i];
-    int ker = og_gb_op2(b, "Expand", one, og_gb_const_i64(b, shp, rank));
+    int ker = ones_c(b, shp, rank, dt);
     int ct = og_gb_op2(b, "ConvTranspose", g2, ker);
     int node = og_gb_last(b);
     conv_attrs(b, node, nsp, g.s, g.d, pads, 1);

@@ -104,7 +104,7 @@ def conv_cases():
 
 def pool_cases():
     out = []
-    for opset, xs in ((8, (2, 3, 4, 5)), (13, (2, 3, 6))):
+    for opset, xs in ((7, (2, 3, 4, 5)), (13, (2, 3, 6))):
         x = rand(*xs)
         out.append(one("gap_v%d_%dd" % (opset, len(xs) - 2), "GlobalAveragePool", x, {}, opset))
         xd = distinct(*xs)
@@ -139,7 +139,11 @@ def pool_cases():
                        graph_outputs=["y"], kernel_shape=[3, 3], strides=[2, 2], pads=[1] * 4, storage_order=order))
     # AveragePool
     specs = [
-        ("avgpool_k2s2_v7", 8, (2, 2, 4, 6), dict(kernel_shape=[2, 2], strides=[2, 2])),
+        ("avgpool_k2s2_v8", 8, (2, 2, 4, 6), dict(kernel_shape=[2, 2], strides=[2, 2])),
+        ("avgpool_k3s2p1_v7", 7, (1, 2, 5, 6),
+         dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 0, 1])),
+        ("avgpool_k3s2p1_cip_v7", 7, (1, 2, 5, 6),
+         dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1] * 4, count_include_pad=1)),
         ("avgpool_k3s1p1_v11", 11, (1, 2, 5, 5), dict(kernel_shape=[3, 3], pads=[1] * 4)),
         ("avgpool_k3s1p1_cip_v11", 11, (1, 2, 5, 5),
          dict(kernel_shape=[3, 3], pads=[1] * 4, count_include_pad=1)),
