@@ -49,7 +49,8 @@ og_status og_model_convert_float64(const og_model *m, og_model **out)
         for (int j = 0; j < n->n_attrs; j++) {
             og_attr *at = &n->attrs[j];
             if (at->type == OG_ATTR_INT && at->i == OG_FLOAT &&
-                (strcmp(at->name, "to") == 0 || strcmp(at->name, "dtype") == 0))
+                (strcmp(at->name, "to") == 0 || strcmp(at->name, "dtype") == 0 ||
+                 strcmp(at->name, "stash_type") == 0))
                 at->i = OG_DOUBLE;
             if (at->type == OG_ATTR_TENSOR && (st = widen(&at->t, &c->alloc))) goto fail;
             for (int k = 0; at->type == OG_ATTR_TENSORS && k < at->n; k++)

@@ -329,8 +329,11 @@ og_status og_grad_run(og_grad *g, const char *const *input_names, const og_tenso
     og_status st = OG_OK;
     for (int j = 0; j < g->n_outputs; j++) outputs[j] = NULL;
     for (int j = 0; j < n_res; j++) grads[j] = NULL;
-    if (n_inputs + g->n_outputs > tg->n_inputs)
-        return og_error(OG_ERR_INVALID_ARG, "og_grad_run: too many inputs");
+    int n_seeds = 0;
+    for (int j = 0; j < g->n_outputs; j++) n_seeds += g->seed_names[j] != NULL;
+    if (n_inputs + n_seeds > tg->n_inputs)
+        return og_error(OG_ERR_INVALID_ARG, "og_grad_run: %d inputs given, the model has %d",
+                        n_inputs, tg->n_inputs - n_seeds);
     bool need_default = false;
     for (int j = 0; j < g->n_outputs; j++)
         need_default = need_default || (g->seed_names[j] && (!grad_outputs || !grad_outputs[j]));
