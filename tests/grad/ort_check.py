@@ -18,6 +18,21 @@ import onnxruntime as ort
 
 ort.set_default_logger_severity(3)
 
+# Cases where onnxruntime's FORWARD semantics differ from onnxgrad's (which follow the ONNX
+# spec and its reference implementation); their gradients are checked by finite differences.
+KNOWN = {
+    "avgpool_ceil_cip_v11": "onnxruntime divides a ceil_mode window that runs past the "
+                            "padding by the cells inside the padded input; ONNX's reference "
+                            "divides by the kernel volume",
+    "bn_train_v9_stats_out": "BatchNormalization-9 saved_var: onnxruntime returns another "
+                             "statistic than the batch variance",
+    "convt2d_output_shape_beyond": "onnxruntime refuses an output_shape larger than the full "
+                                   "ConvTranspose result, which the spec allows",
+    "convt2d_output_shape_beyond_v7": "as convt2d_output_shape_beyond",
+    "convt2d_output_shape_v7": "ConvTranspose-7 splits odd padding as ConvTranspose-1 "
+                               "specifies; onnxruntime uses the opset-11 split at every opset",
+}
+
 
 def main(build):
     cli = os.path.join(build, "onnxgrad")
@@ -26,6 +41,9 @@ def main(build):
     for name in sorted(os.listdir(cases)):
         d = os.path.join(cases, name)
         if not os.path.isdir(d):
+            continue
+        if name in KNOWN:
+            print("SKIP %s: %s" % (name, KNOWN[name]))
             continue
         args = open(os.path.join(d, "args")).read().split()
         src = onnx.load(os.path.join(d, "model.onnx"))
