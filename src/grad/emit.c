@@ -36,6 +36,13 @@ int64_t og_gb_opset(const og_gb *b) { return b->opset; }
 const og_allocator *og_gb_alloc(const og_gb *b) { return b->a; }
 int og_gb_last(const og_gb *b) { return b->st ? -1 : b->last_node; }
 
+static void add_attr(og_gb *b, int node, const og_attr *at)
+{
+    if (b->st || node < 0) return;
+    og_status st = og_node_add_attr(b->g, node, at);
+    if (st) og_gb_fail(b, NULL, st, "%s", og_last_error());
+}
+
 /* A fresh value name that the graph does not use. */
 static int new_value(og_gb *b, const char *hint)
 {
@@ -46,6 +53,36 @@ static int new_value(og_gb *b, const char *hint)
     int v = og_graph_add_value(b->g, name);
     if (v < 0) og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
     return v;
+}
+
+int og_gb_op_multi(og_gb *b, const char *op, int n_in, const int *in, int n_out, int *out)
+{
+    for (int j = 0; j < n_out; j++) out[j] = -1;
+    if (b->st || n_out < 1) return -1;
+    int first = og_gb_op_named(b, op, n_in, in, NULL);
+    if (first < 0) return -1;
+    int node = b->last_node;
+    og_node *n = &b->g->nodes[node];
+    int *outs = og_realloc(b->a, n->out, sizeof *outs, (size_t)n_out * sizeof *outs);
+    if (!outs) return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+    n->out = outs;
+    n->n_out = n_out;
+    out[0] = first;
+    for (int j = 1; j < n_out; j++) {
+        n->out[j] = new_value(b, op);
+        if (n->out[j] < 0) return -1;
+        out[j] = n->out[j];
+        n = &b->g->nodes[node];
+    }
+    return node;
+}
+
+void og_gb_copy_attrs(og_gb *b, int node, const og_node *src, const char *skip)
+{
+    for (int i = 0; i < src->n_attrs && !b->st && node >= 0; i++) {
+        if (skip && strcmp(src->attrs[i].name, skip) == 0) continue;
+        add_attr(b, node, &src->attrs[i]);
+    }
 }
 
 int og_gb_op_named(og_gb *b, const char *op, int n_in, const int *in, const char *out_name)
@@ -93,13 +130,6 @@ int og_gb_op3(og_gb *b, const char *op, int x, int y, int z)
     int in[3] = {x, y, z};
     if (x < 0 || y < 0 || z < 0) return -1;
     return og_gb_op(b, op, 3, in);
-}
-
-static void add_attr(og_gb *b, int node, const og_attr *at)
-{
-    if (b->st || node < 0) return;
-    og_status st = og_node_add_attr(b->g, node, at);
-    if (st) og_gb_fail(b, NULL, st, "%s", og_last_error());
 }
 
 void og_gb_attr_int(og_gb *b, int node, const char *name, int64_t v)

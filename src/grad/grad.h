@@ -81,6 +81,11 @@ int og_gb_op(og_gb *b, const char *op, int n_in, const int *in);
 int og_gb_op1(og_gb *b, const char *op, int x);
 int og_gb_op2(og_gb *b, const char *op, int x, int y);
 int og_gb_op3(og_gb *b, const char *op, int x, int y, int z);
+/* A node with several outputs: out[0..n_out-1] receive the new value ids; returns the
+ * node index (-1 after an error). */
+int og_gb_op_multi(og_gb *b, const char *op, int n_in, const int *in, int n_out, int *out);
+/* Copy every attribute of src onto node, except the one named `skip` (may be NULL). */
+void og_gb_copy_attrs(og_gb *b, int node, const og_node *src, const char *skip);
 /* Node index of the last node emitted (-1 after an error). */
 int og_gb_last(const og_gb *b);
 void og_gb_attr_int(og_gb *b, int node, const char *name, int64_t v);

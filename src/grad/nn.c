@@ -21,14 +21,11 @@
  *     dscale = Σ dY·x̂, dB = Σ dY (summed back to their shapes)
  *   Statistics outputs (BatchNormalization running/saved mean and var, LayerNormalization
  *   Mean and InvStdDev) are differentiated too: dμ/dx = 1/n, dvar/dx = 2(x−μ)/n.
- *
- * Emitting MaxPool with its Indices output (two outputs) and string attributes needs the
- * builder's graph: this file includes grad_internal.h for those two helpers only. */
+ */
 #include <stdio.h>
 #include <string.h>
 
 #include "grad/grad.h"
-#include "grad/grad_internal.h"
 #include "ops/conv_params.h"
 #include "ops/norm.h"
 #include "ops/pool.h"
@@ -95,57 +92,14 @@ static int cast_if(og_gb *b, int x, og_dtype from, og_dtype to)
     return x < 0 || from == to || from == OG_UNDEFINED ? x : cast_to(b, x, to);
 }
 
-static void attr_string(og_gb *b, int node, const char *name, const char *s)
-{
-    if (og_gb_status(b) || node < 0) return;
-    og_attr at = {0};
-    at.name = (char *)name;
-    at.type = OG_ATTR_STRING;
-    at.s = (char *)s;
-    at.s_len = strlen(s);
-    og_status st = og_node_add_attr(b->g, node, &at);
-    if (st) og_gb_fail(b, NULL, st, "%s", og_last_error());
-}
-
-/* every attribute of src on node, except `skip` */
-static void copy_attrs(og_gb *b, int node, const og_node *src, const char *skip)
-{
-    for (int i = 0; i < src->n_attrs && !og_gb_status(b) && node >= 0; i++) {
-        if (skip && strcmp(src->attrs[i].name, skip) == 0) continue;
-        og_status st = og_node_add_attr(b->g, node, &src->attrs[i]);
-        if (st) og_gb_fail(b, NULL, st, "%s", og_last_error());
-    }
-}
-
-static int fresh_value(og_gb *b, const char *hint)
-{
-    char name[300];
-    do {
-        snprintf(name, sizeof name, "og_grad_%d_%s", b->counter++, hint);
-    } while (og_graph_find_value(b->g, name) >= 0);
-    int v = og_graph_add_value(b->g, name);
-    if (v < 0) og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
-    return v;
-}
-
 /* A MaxPool of x with n's attributes (row-major indices) and its Indices output, which is
  * returned. */
 static int maxpool_indices(og_gb *b, const og_node *n, int x)
 {
-    if (og_gb_status(b) || x < 0) return -1;
-    int vy = fresh_value(b, "MaxPool");
-    int vi = vy < 0 ? -1 : fresh_value(b, "Indices");
-    if (vi < 0) return -1;
-    char name[300];
-    snprintf(name, sizeof name, "%s/grad/MaxPool_%d", n->name, b->counter++);
-    og_node *m = og_graph_add_node(b->g, "MaxPool", "", name, 1, 2);
-    if (!m) return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
-    m->in[0] = x;
-    m->out[0] = vy;
-    m->out[1] = vi;
-    b->last_node = b->g->n_nodes - 1;
-    copy_attrs(b, b->last_node, n, "storage_order");
-    return vi;
+    int out[2];
+    int node = og_gb_op_multi(b, "MaxPool", 1, &x, 2, out);
+    og_gb_copy_attrs(b, node, n, "storage_order");
+    return out[1];
 }
 
 /* ones of a static shape: Expand from opset 8, a cast int64 constant before */
@@ -155,11 +109,11 @@ static int ones_c(og_gb *b, const int64_t *shape, int rank, og_dtype dt)
         return og_gb_op2(b, "Expand", og_gb_scalar(b, 1.0, dt), og_gb_const_i64(b, shape, rank));
     int64_t numel = 1;
     for (int i = 0; i < rank; i++) numel *= shape[i];
-    int64_t *v = og_malloc(b->a, (size_t)numel * sizeof *v);
+    int64_t *v = og_malloc(og_gb_alloc(b), (size_t)numel * sizeof *v);
     if (!v) return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
     for (int64_t i = 0; i < numel; i++) v[i] = 1;
     int c = og_gb_const_i64(b, v, (int)numel);
-    og_free(b->a, v);
+    og_free(og_gb_alloc(b), v);
     return cast_to(b, reshape_c(b, c, shape, rank), dt);
 }
 
@@ -472,7 +426,7 @@ static og_status g_maxpool(og_gb *b, const og_node *n, const int *dy, int *dx)
     if (opset >= 16) {
         acc = og_gb_op3(b, "ScatterElements", zeros, og_gb_op2(b, "Reshape", idx, flat),
                         og_gb_op2(b, "Reshape", dy[0], flat));
-        attr_string(b, og_gb_last(b), "reduction", "add");
+        og_gb_attr_string(b, og_gb_last(b), "reduction", "add");
     } else {
         acc = -1;
         for (int64_t ph = 0; ph < phases; ph++) {
@@ -544,7 +498,7 @@ static og_status g_avgpool(og_gb *b, const og_node *n, const int *dy, int *dx)
     /* the divisor per output: AveragePool(ones) = taps / divisor */
     int valid = -1;
     for (int i = 0; i < nsp; i++) {
-        int64_t *taps = og_malloc(b->a, (size_t)g.out[i] * sizeof *taps);
+        int64_t *taps = og_malloc(og_gb_alloc(b), (size_t)g.out[i] * sizeof *taps);
         if (!taps) return og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
         if (valid_taps(&g, i, taps)) {
             partial = true;
@@ -555,7 +509,7 @@ static og_status g_avgpool(og_gb *b, const og_node *n, const int *dy, int *dx)
                 cast_to(b, reshape_c(b, og_gb_const_i64(b, taps, (int)g.out[i]), shp, rank), dt);
             valid = valid < 0 ? t : og_gb_op2(b, "Mul", valid, t);
         }
-        og_free(b->a, taps);
+        og_free(og_gb_alloc(b), taps);
     }
     if (!partial) {
         scaled = og_gb_op2(b, "Div", dy[0], og_gb_scalar(b, (double)kvol, dt));
@@ -565,7 +519,7 @@ static og_status g_avgpool(og_gb *b, const og_node *n, const int *dy, int *dx)
         for (int i = 0; i < nsp; i++) shp[2 + i] = g.in[i];
         int ones = ones_c(b, shp, rank, dt);
         int ap = og_gb_op1(b, "AveragePool", ones);
-        copy_attrs(b, og_gb_last(b), n, NULL);
+        og_gb_copy_attrs(b, og_gb_last(b), n, NULL);
         scaled = og_gb_op2(b, "Mul", dy[0], og_gb_op2(b, "Div", ap, valid));
     }
     /* per channel: [N·C, 1, out...] through a ones kernel */
