@@ -28,9 +28,10 @@ static const char usage[] =
     "  run MODEL --input NAME=FILE.npy ... [--threads N] -o DIR\n"
     "                             run the model; write each output to DIR/<name>.npy and\n"
     "                             DIR/manifest.json (tensor name -> file name)\n"
-    "  bench MODEL --input NAME=FILE.npy ... [--threads N] [-n ITERS]\n"
-    "                             time inference; print one JSON line with the median and\n"
-    "                             min milliseconds per run (after warm-up) and peak RSS\n"
+    "  bench MODEL --input NAME=FILE.npy ... [--train] [--weights A,B] [--threads N]\n"
+    "       [-n ITERS]            time inference, or with --train one training step\n"
+    "                             (forward + backward); print one JSON line with the median\n"
+    "                             and min milliseconds (after warm-up) and peak RSS\n"
     "  grad MODEL --input NAME=FILE.npy ... [--grad-output NAME=FILE.npy ...]\n"
     "       [--weights A,B] [--threads N] -o DIR\n"
     "                             outputs and gradients: <name>_grad for every float input\n"
@@ -209,7 +210,7 @@ typedef struct job {
     const char *go_names[MAX_IO], *go_files[MAX_IO]; /* --grad-output */
     const char *weights[MAX_IO];                     /* --weights */
     int n_in, n_go, n_weights, threads, iters;
-    bool has_weights;
+    bool has_weights, train;
     double tolerance;
     const char *prefix, *suffix; /* export */
     og_model *m;
@@ -217,7 +218,7 @@ typedef struct job {
     og_tensor *inputs[MAX_IO];
 } job;
 
-enum { OPT_OUT_DIR = 1, OPT_GRAD = 2, OPT_CHECK = 4, OPT_EXPORT = 8 };
+enum { OPT_OUT_DIR = 1, OPT_GRAD = 2, OPT_CHECK = 4, OPT_EXPORT = 8, OPT_BENCH = 16 };
 
 static int parse_job(job *j, int argc, char **argv, unsigned allowed)
 {
@@ -231,6 +232,10 @@ static int parse_job(job *j, int argc, char **argv, unsigned allowed)
             *eq = 0;
             j->go_names[j->n_go] = argv[i];
             j->go_files[j->n_go++] = eq + 1;
+            continue;
+        }
+        if ((allowed & OPT_BENCH) && strcmp(argv[i], "--train") == 0) {
+            j->train = true;
             continue;
         }
         if ((allowed & OPT_EXPORT) &&
@@ -428,17 +433,67 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+static og_grad_options grad_options(const job *j);
+
+/* Peak resident memory of this process in KiB: VmHWM where /proc has it (ru_maxrss keeps
+ * the parent's peak across fork and exec, which would count a Python driver's memory). */
+static long peak_rss_kb(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = -1;
+    while (f && fgets(line, sizeof line, f))
+        if (strncmp(line, "VmHWM:", 6) == 0) kb = strtol(line + 6, NULL, 10);
+    if (f) fclose(f);
+    if (kb < 0) {
+        struct rusage ru;
+        getrusage(RUSAGE_SELF, &ru);
+        kb = ru.ru_maxrss;
+    }
+    return kb;
+}
+
+/* One timed unit of work: an inference run, or a training step (forward + backward with
+ * ones as the output gradients) through a gradient instance. */
+static og_status bench_step(job *j, og_instance *inst, int n_out, int n_res)
+{
+    og_tensor *outputs[MAX_IO] = {0}, *grads[MAX_IO] = {0};
+    og_status st;
+    if (inst) {
+        st = og_instance_forward(inst, j->in_names, (const og_tensor *const *)j->inputs, j->n_in, 1,
+                                 outputs);
+        if (!st) st = og_instance_backward(inst, NULL, grads);
+    } else {
+        st = og_session_run(j->s, j->in_names, (const og_tensor *const *)j->inputs, j->n_in,
+                            outputs);
+    }
+    for (int k = 0; k < n_out; k++) og_tensor_free(outputs[k]);
+    for (int k = 0; k < n_res; k++) og_tensor_free(grads[k]);
+    return st;
+}
+
 static int cmd_bench(int argc, char **argv)
 {
     job j = {0};
     j.iters = 20;
-    og_tensor *outputs[MAX_IO] = {0};
     double *times = NULL;
-    int rc = parse_job(&j, argc, argv, 0);
+    og_grad *g = NULL;
+    og_instance *inst = NULL;
+    int rc = parse_job(&j, argc, argv, OPT_BENCH | OPT_GRAD);
     if (rc) return rc;
     if (j.iters < 1) return bad_usage("-n must be at least 1");
     rc = open_job(&j);
-    int n_out = j.m ? og_model_output_count(j.m) : 0;
+    int n_out = j.m ? og_model_output_count(j.m) : 0, n_res = 0;
+    if (!rc && j.train) {
+        og_grad_options o = grad_options(&j);
+        if (og_grad_create(j.m, &o, &g) || og_grad_new_instance(g, &inst)) rc = fail();
+        n_res = g ? og_grad_input_count(g) + og_grad_weight_count(g) : 0;
+        if (!rc && (n_res > MAX_IO || og_grad_output_count(g) > MAX_IO)) {
+            fprintf(stderr, "onnxgrad: more than %d gradients\n", MAX_IO);
+            rc = 1;
+        }
+        if (g) n_out = og_grad_output_count(g);
+    }
     times = calloc((size_t)j.iters, sizeof *times);
     if (!rc && !times) {
         fprintf(stderr, "onnxgrad: out of memory\n");
@@ -447,28 +502,24 @@ static int cmd_bench(int argc, char **argv)
     int warmup = j.iters < 5 ? 1 : 3;
     for (int it = -warmup; !rc && it < j.iters; it++) {
         double t0 = now_ms();
-        if (og_session_run(j.s, j.in_names, (const og_tensor *const *)j.inputs, j.n_in, outputs)) {
+        if (bench_step(&j, inst, n_out, n_res)) {
             rc = fail();
             break;
         }
-        double t1 = now_ms();
-        for (int k = 0; k < n_out; k++) {
-            og_tensor_free(outputs[k]);
-            outputs[k] = NULL;
-        }
-        if (it >= 0) times[it] = t1 - t0;
+        if (it >= 0) times[it] = now_ms() - t0;
     }
     if (!rc) {
         qsort(times, (size_t)j.iters, sizeof *times, cmp_double);
-        struct rusage ru;
-        getrusage(RUSAGE_SELF, &ru);
         printf("{\"model\": ");
         json_string(stdout, j.model_path);
-        printf(", \"mode\": \"inference\", \"threads\": %d, \"iters\": %d, "
+        printf(", \"mode\": \"%s\", \"threads\": %d, \"iters\": %d, "
                "\"median_ms\": %.4f, \"min_ms\": %.4f, \"peak_rss_kb\": %ld}\n",
-               j.threads, j.iters, times[j.iters / 2], times[0], ru.ru_maxrss);
+               j.train ? "train" : "inference", j.threads, j.iters, times[j.iters / 2], times[0],
+               ru.ru_maxrss);
     }
     free(times);
+    og_instance_free(inst);
+    og_grad_free(g);
     close_job(&j);
     return rc;
 }
