@@ -515,7 +515,7 @@ static int cmd_bench(int argc, char **argv)
         printf(", \"mode\": \"%s\", \"threads\": %d, \"iters\": %d, "
                "\"median_ms\": %.4f, \"min_ms\": %.4f, \"peak_rss_kb\": %ld}\n",
                j.train ? "train" : "inference", j.threads, j.iters, times[j.iters / 2], times[0],
-               ru.ru_maxrss);
+               peak_rss_kb());
     }
     free(times);
     og_instance_free(inst);
