@@ -430,67 +430,6 @@ static og_status g_onehot(og_gb *b, const og_node *n, const int *dy, int *dx)
 
 /* ---- Resize ------------------------------------------------------------------------ */
 
-/* The coordinate transforms, taps and coefficients below follow the CPU kernel
- * (src/kernels/cpu/resize.c) exactly, so that the matrices are the kernel's. */
-static double source_coord(const og_resize_params *p, const og_resize_shape *sh, int a, int64_t x,
-                           int64_t in)
-{
-    double xf = (double)x, out_f = sh->out_f[a], scale = sh->scale[a];
-    int64_t out = sh->out_dims[a];
-    switch (p->coord) {
-    case OG_COORD_ALIGN_CORNERS: return out_f == 1.0 ? 0.0 : xf * (double)(in - 1) / (out_f - 1.0);
-    case OG_COORD_ASYMMETRIC: return xf / scale;
-    case OG_COORD_TF_HALF_PIXEL_FOR_NN: return (xf + 0.5) / scale;
-    case OG_COORD_PYTORCH_HALF_PIXEL: return out > 1 ? (xf + 0.5) / scale - 0.5 : 0.0;
-    case OG_COORD_HALF_PIXEL_SYMMETRIC: {
-        double adjustment = (double)out / out_f, center = (double)in / 2.0;
-        return center * (1.0 - adjustment) + (xf + 0.5) / scale - 0.5;
-    }
-    case OG_COORD_TF_CROP_AND_RESIZE: {
-        double span = sh->roi_span[a];
-        double xo = out_f == 1.0 ? span * (double)(in - 1) / 2.0
-                                 : xf * span * (double)(in - 1) / (out_f - 1.0);
-        return xo + sh->roi_off[a];
-    }
-    case OG_COORD_HALF_PIXEL:
-    default: return (xf + 0.5) / scale - 0.5;
-    }
-}
-
-static int64_t clamp_index(int64_t i, int64_t in) { return i < 0 ? 0 : i >= in ? in - 1 : i; }
-
-static double cubic_kernel(double x, double a)
-{
-    x = fabs(x);
-    if (x <= 1.0) return ((a + 2.0) * x - (a + 3.0)) * x * x + 1.0;
-    if (x < 2.0) return ((a * x - 5.0 * a) * x + 8.0 * a) * x - 4.0 * a;
-    return 0.0;
-}
-
-static int64_t nearest_index(const og_resize_params *p, double xo, double scale)
-{
-    double fl = floor(xo);
-    if (p->nearest == OG_NEAREST_SIMPLE) return (int64_t)(scale < 1.0 ? ceil(xo) : fl);
-    if (xo == fl) return (int64_t)fl;
-    double ratio = xo - fl;
-    switch (p->nearest) {
-    case OG_NEAREST_ROUND_PREFER_CEIL: return (int64_t)(ratio < 0.5 ? fl : fl + 1.0);
-    case OG_NEAREST_FLOOR: return (int64_t)fl;
-    case OG_NEAREST_CEIL: return (int64_t)fl + 1;
-    case OG_NEAREST_ROUND_PREFER_FLOOR:
-    default: return (int64_t)(ratio <= 0.5 ? fl : fl + 1.0);
-    }
-}
-
-/* Taps per output coordinate (nearest 1, linear 2, cubic 4, more when antialias widens). */
-static int resize_taps(const og_resize_params *p, double scale, int *start)
-{
-    double s = p->antialias && scale < 1.0 ? scale : 1.0;
-    if (p->mode == OG_RESIZE_NEAREST) return *start = 0, 1;
-    *start = (int)floor((p->mode == OG_RESIZE_LINEAR ? -1.0 : -2.0) / s) + 1;
-    return 2 - 2 * *start;
-}
-
 /* M[x * in + i] += weight of input i in output x, for axis a (w, pos: scratch of the tap
  * count); true when M is the identity */
 static bool resize_matrix(const og_resize_params *p, const og_resize_shape *sh, int a, int64_t in,
@@ -500,15 +439,15 @@ static bool resize_matrix(const og_resize_params *p, const og_resize_shape *sh, 
     double scale = sh->scale[a];
     double s = p->antialias && scale < 1.0 ? scale : 1.0;
     bool normalize = p->antialias || p->exclude_outside;
-    int start, nt = resize_taps(p, scale, &start);
+    int start, nt = og_resize_tap_count(p, scale, &start);
     memset(M, 0, (size_t)(out * in) * sizeof *M);
     for (int64_t x = 0; x < out; x++) {
-        double xo = source_coord(p, sh, a, x, in), *row = M + x * in;
+        double xo = og_resize_source_coord(p, sh, a, x, in), *row = M + x * in;
         if (p->coord == OG_COORD_TF_CROP_AND_RESIZE && !(xo >= 0.0 && xo <= (double)(in - 1)))
             continue; /* the extrapolation value: no gradient */
         if (!(xo > -1e15 && xo < 1e15)) xo = xo > 0 ? 1e15 : -1e15;
         if (p->mode == OG_RESIZE_NEAREST) {
-            row[clamp_index(nearest_index(p, xo, scale), in)] += 1.0;
+            row[og_resize_clamp(og_resize_nearest_index(p, xo, scale), in)] += 1.0;
             continue;
         }
         double i0 = floor(xo), ratio = xo - i0, sum = 0.0;
@@ -517,12 +456,12 @@ static bool resize_matrix(const og_resize_params *p, const og_resize_shape *sh, 
             pos[j] = (int64_t)i0 + start + j;
             double rel = ((double)(start + j) - ratio) * s;
             w[j] = p->mode == OG_RESIZE_LINEAR ? fmax(0.0, 1.0 - fabs(rel))
-                                               : cubic_kernel(rel, p->cubic_a);
+                                               : og_resize_cubic(rel, p->cubic_a);
             if (p->exclude_outside && (pos[j] < 0 || pos[j] >= in)) w[j] = 0.0;
             sum += w[j];
         }
         for (int j = 0; j < nt; j++)
-            row[clamp_index(pos[j], in)] += normalize && sum != 0.0 ? w[j] / sum : w[j];
+            row[og_resize_clamp(pos[j], in)] += normalize && sum != 0.0 ? w[j] / sum : w[j];
     }
     if (out != in) return false;
     for (int64_t x = 0; x < out; x++)
@@ -590,7 +529,7 @@ static og_status g_resize(og_gb *b, const og_node *n, const int *dy, int *dx)
                               "Resize gradient: axis %d is too large (%lld x %lld)", d,
                               (long long)out, (long long)in);
         if (out == 0 || in == 0) continue;
-        int start, nt = resize_taps(p, sh.scale[d], &start);
+        int start, nt = og_resize_tap_count(p, sh.scale[d], &start);
         size_t bytes = (size_t)(out * in) * sizeof(double) + (size_t)nt * 16;
         double *M = og_malloc(og_gb_alloc(b), bytes);
         if (!M) return og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");

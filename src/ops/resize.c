@@ -269,3 +269,70 @@ const og_op_def og_ops_resize[] = {
     {"Upsample", "", OG_SINCE(Upsample), 1, 2, 1, 1, parse_resize, NULL, infer_resize, 0},
     {0},
 };
+
+/* ---- interpolation, shared by the CPU kernel and the gradient rule ---------------- */
+
+/* The spec's coordinate transforms, in the reference implementation's order of operations;
+ * it divides by the real-valued output size out_f, not the rounded one, in align_corners and
+ * tf_crop_and_resize. */
+double og_resize_source_coord(const og_resize_params *p, const og_resize_shape *sh, int a,
+                              int64_t x, int64_t in)
+{
+    double xf = (double)x, out_f = sh->out_f[a], scale = sh->scale[a];
+    int64_t out = sh->out_dims[a];
+    switch (p->coord) {
+    case OG_COORD_ALIGN_CORNERS: return out_f == 1.0 ? 0.0 : xf * (double)(in - 1) / (out_f - 1.0);
+    case OG_COORD_ASYMMETRIC: return xf / scale;
+    case OG_COORD_TF_HALF_PIXEL_FOR_NN: return (xf + 0.5) / scale;
+    case OG_COORD_PYTORCH_HALF_PIXEL: return out > 1 ? (xf + 0.5) / scale - 0.5 : 0.0;
+    case OG_COORD_HALF_PIXEL_SYMMETRIC: {
+        double adjustment = (double)out / out_f, center = (double)in / 2.0;
+        return center * (1.0 - adjustment) + (xf + 0.5) / scale - 0.5;
+    }
+    case OG_COORD_TF_CROP_AND_RESIZE: {
+        double span = sh->roi_span[a];
+        double xo = out_f == 1.0 ? span * (double)(in - 1) / 2.0
+                                 : xf * span * (double)(in - 1) / (out_f - 1.0);
+        return xo + sh->roi_off[a];
+    }
+    case OG_COORD_HALF_PIXEL:
+    default: return (xf + 0.5) / scale - 0.5;
+    }
+}
+
+int64_t og_resize_clamp(int64_t i, int64_t in) { return i < 0 ? 0 : i >= in ? in - 1 : i; }
+
+double og_resize_cubic(double x, double a)
+{
+    x = fabs(x);
+    if (x <= 1.0) return ((a + 2.0) * x - (a + 3.0)) * x * x + 1.0;
+    if (x < 2.0) return ((a * x - 5.0 * a) * x + 8.0 * a) * x - 4.0 * a;
+    return 0.0;
+}
+
+int64_t og_resize_nearest_index(const og_resize_params *p, double xo, double scale)
+{
+    double fl = floor(xo);
+    if (p->nearest == OG_NEAREST_SIMPLE) return (int64_t)(scale < 1.0 ? ceil(xo) : fl);
+    if (xo == fl) return (int64_t)fl;
+    double ratio = xo - fl;
+    switch (p->nearest) {
+    case OG_NEAREST_ROUND_PREFER_CEIL: return (int64_t)(ratio < 0.5 ? fl : fl + 1.0);
+    case OG_NEAREST_FLOOR: return (int64_t)fl;
+    case OG_NEAREST_CEIL: return (int64_t)fl + 1;
+    case OG_NEAREST_ROUND_PREFER_FLOOR:
+    default: return (int64_t)(ratio <= 0.5 ? fl : fl + 1.0);
+    }
+}
+
+/* Taps per output coordinate and the offset of the first relative to floor(x). */
+int og_resize_tap_count(const og_resize_params *p, double scale, int *start)
+{
+    double s = p->antialias && scale < 1.0 ? scale : 1.0;
+    switch (p->mode) {
+    case OG_RESIZE_NEAREST: *start = 0; return 1;
+    case OG_RESIZE_LINEAR: *start = (int)floor(-1.0 / s) + 1; return 2 - 2 * *start;
+    case OG_RESIZE_CUBIC:
+    default: *start = (int)floor(-2.0 / s) + 1; return 2 - 2 * *start;
+    }
+}

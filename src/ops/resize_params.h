@@ -64,4 +64,17 @@ og_status og_resize_plan(const og_op_ctx *c, const og_resize_params *p, int rank
                          const int64_t *in_dims, const og_tensor *roi, const og_tensor *scales,
                          const og_tensor *sizes, og_resize_shape *out);
 
+/* Interpolation pieces shared by the CPU kernel (src/kernels/cpu/resize.c) and the
+ * gradient rule (src/grad/index.c), so that both use the same weights. */
+/* Input coordinate of output coordinate x along axis a (the spec's transforms). */
+double og_resize_source_coord(const og_resize_params *p, const og_resize_shape *sh, int a,
+                              int64_t x, int64_t in);
+int64_t og_resize_clamp(int64_t i, int64_t in);
+/* Keys' cubic convolution kernel with coefficient a. */
+double og_resize_cubic(double x, double a);
+/* The input index nearest mode picks for input coordinate xo. */
+int64_t og_resize_nearest_index(const og_resize_params *p, double xo, double scale);
+/* Taps per output coordinate, and in *start the first one's offset from floor(x). */
+int og_resize_tap_count(const og_resize_params *p, double scale, int *start);
+
 #endif /* OG_RESIZE_PARAMS_H */

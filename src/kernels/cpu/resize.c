@@ -22,62 +22,6 @@ typedef struct {
     bool any_outside;
 } axis_taps;
 
-/* The spec's coordinate transforms, in the reference implementation's order of operations;
- * it divides by the real-valued output size out_f, not the rounded one, in align_corners and
- * tf_crop_and_resize. */
-static double source_coord(const og_resize_params *p, const og_resize_shape *sh, int a, int64_t x,
-                           int64_t in)
-{
-    double xf = (double)x, out_f = sh->out_f[a], scale = sh->scale[a];
-    int64_t out = sh->out_dims[a];
-    switch (p->coord) {
-    case OG_COORD_ALIGN_CORNERS: return out_f == 1.0 ? 0.0 : xf * (double)(in - 1) / (out_f - 1.0);
-    case OG_COORD_ASYMMETRIC: return xf / scale;
-    case OG_COORD_TF_HALF_PIXEL_FOR_NN: return (xf + 0.5) / scale;
-    case OG_COORD_PYTORCH_HALF_PIXEL: return out > 1 ? (xf + 0.5) / scale - 0.5 : 0.0;
-    case OG_COORD_HALF_PIXEL_SYMMETRIC: {
-        double adjustment = (double)out / out_f, center = (double)in / 2.0;
-        return center * (1.0 - adjustment) + (xf + 0.5) / scale - 0.5;
-    }
-    case OG_COORD_TF_CROP_AND_RESIZE: {
-        double span = sh->roi_span[a];
-        double xo = out_f == 1.0 ? span * (double)(in - 1) / 2.0
-                                 : xf * span * (double)(in - 1) / (out_f - 1.0);
-        return xo + sh->roi_off[a];
-    }
-    case OG_COORD_HALF_PIXEL:
-    default: return (xf + 0.5) / scale - 0.5;
-    }
-}
-
-static inline int64_t clamp_index(int64_t i, int64_t in)
-{
-    return i < 0 ? 0 : i >= in ? in - 1 : i;
-}
-
-static double cubic_kernel(double x, double a)
-{
-    x = fabs(x);
-    if (x <= 1.0) return ((a + 2.0) * x - (a + 3.0)) * x * x + 1.0;
-    if (x < 2.0) return ((a * x - 5.0 * a) * x + 8.0 * a) * x - 4.0 * a;
-    return 0.0;
-}
-
-static int64_t nearest_index(const og_resize_params *p, double xo, double scale)
-{
-    double fl = floor(xo);
-    if (p->nearest == OG_NEAREST_SIMPLE) return (int64_t)(scale < 1.0 ? ceil(xo) : fl);
-    if (xo == fl) return (int64_t)fl;
-    double ratio = xo - fl;
-    switch (p->nearest) {
-    case OG_NEAREST_ROUND_PREFER_CEIL: return (int64_t)(ratio < 0.5 ? fl : fl + 1.0);
-    case OG_NEAREST_FLOOR: return (int64_t)fl;
-    case OG_NEAREST_CEIL: return (int64_t)fl + 1;
-    case OG_NEAREST_ROUND_PREFER_FLOOR:
-    default: return (int64_t)(ratio <= 0.5 ? fl : fl + 1.0);
-    }
-}
-
 /* Fill t for one axis (arrays already allocated for out * t->n). */
 static void build_taps(const og_resize_params *p, const og_resize_shape *sh, int a, int64_t in,
                        int start, axis_taps *t)
@@ -91,7 +35,7 @@ static void build_taps(const og_resize_params *p, const og_resize_shape *sh, int
     t->identity = in == out;
     t->any_outside = false;
     for (int64_t x = 0; x < out; x++) {
-        double xo = source_coord(p, sh, a, x, in);
+        double xo = og_resize_source_coord(p, sh, a, x, in);
         int64_t *idx = t->idx + x * n;
         double *w = t->w + x * n;
         t->outside[x] = 0;
@@ -105,7 +49,7 @@ static void build_taps(const og_resize_params *p, const og_resize_shape *sh, int
         if (!(xo > -1e15 && xo < 1e15)) xo = xo > 0 ? 1e15 : -1e15; /* NaN and huge: edges */
         if (xo != (double)x) t->identity = false;
         if (p->mode == OG_RESIZE_NEAREST) {
-            idx[0] = clamp_index(nearest_index(p, xo, scale), in);
+            idx[0] = og_resize_clamp(og_resize_nearest_index(p, xo, scale), in);
             w[0] = 1.0;
             continue;
         }
@@ -119,9 +63,9 @@ static void build_taps(const og_resize_params *p, const og_resize_shape *sh, int
             if (p->mode == OG_RESIZE_LINEAR)
                 wj = fmax(0.0, 1.0 - fabs(rel));
             else
-                wj = cubic_kernel(rel, p->cubic_a);
+                wj = og_resize_cubic(rel, p->cubic_a);
             if (p->exclude_outside && (pos < 0 || pos >= in)) wj = 0.0;
-            idx[j] = clamp_index(pos, in);
+            idx[j] = og_resize_clamp(pos, in);
             w[j] = wj;
             sum += wj;
         }
@@ -129,18 +73,6 @@ static void build_taps(const og_resize_params *p, const og_resize_shape *sh, int
             for (int j = 0; j < n; j++) w[j] /= sum;
     }
     for (int64_t i = 0; i < out * n; i++) t->w_float[i] = (float)t->w[i];
-}
-
-/* Taps per output coordinate and the offset of the first relative to floor(x). */
-static int tap_count(const og_resize_params *p, double scale, int *start)
-{
-    double s = p->antialias && scale < 1.0 ? scale : 1.0;
-    switch (p->mode) {
-    case OG_RESIZE_NEAREST: *start = 0; return 1;
-    case OG_RESIZE_LINEAR: *start = (int)floor(-1.0 / s) + 1; return 2 - 2 * *start;
-    case OG_RESIZE_CUBIC:
-    default: *start = (int)floor(-2.0 / s) + 1; return 2 - 2 * *start;
-    }
 }
 
 /* ---- nearest: one n-D gather --------------------------------------------------------- */
@@ -531,7 +463,7 @@ static og_status k_resize(const og_kernel_ctx *k, const og_tensor *const *in, in
     int starts[OG_MAX_RANK];
     size_t bytes = 0;
     for (int d = 0; d < r; d++) {
-        taps[d].n = tap_count(p, sh.scale[d], &starts[d]);
+        taps[d].n = og_resize_tap_count(p, sh.scale[d], &starts[d]);
         bytes += (size_t)Y->dims[d] * ((size_t)taps[d].n * 24 + 16) + 8;
     }
     char *mem = og_malloc(k->alloc, bytes), *m = mem;
