@@ -108,6 +108,10 @@ int og_gb_reduce_sum(og_gb *b, int x, const int64_t *axes, int n_axes, bool keep
 int og_gb_sum_to_shape(og_gb *b, int grad, int from_rank, const int64_t *from_dims, int target);
 /* Same, with the static shape of value `from` (usually the node's output). */
 int og_gb_sum_to(og_gb *b, int grad, int from, int target);
+/* The reduced axes of a Reduce* node (attribute or constant input), normalized and sorted,
+ * into axes[]; returns their count (every axis for reduce-all; 0 when empty axes mean no
+ * reduction), or -1 after recording an error. */
+int og_gb_reduce_axes(og_gb *b, const og_node *n, int rank, int64_t *axes);
 /* Reshape x to the (runtime) shape of forward value `like`. */
 int og_gb_reshape_like(og_gb *b, int x, int like);
 

@@ -8,8 +8,8 @@
 #include "grad/grad.h"
 
 /* The reduced axes of a Reduce* node, normalized, in *axes (count returned; -1 on error).
- * Reduce-all (no axes) gives every axis. */
-static int reduce_axes(og_gb *b, const og_node *n, int rank, int64_t *axes)
+ * Reduce-all (no axes) gives every axis; empty axes with noop_with_empty_axes give none. */
+int og_gb_reduce_axes(og_gb *b, const og_node *n, int rank, int64_t *axes)
 {
     int count = 0;
     const int64_t *attr = og_attr_ints(n, "axes", &count);
@@ -26,8 +26,7 @@ static int reduce_axes(og_gb *b, const og_node *n, int rank, int64_t *axes)
     }
     if (count > OG_MAX_RANK || count > rank) return og_gb_fail(b, n, OG_ERR_MODEL, "bad axes");
     if (count == 0) {
-        if (og_attr_int(n, "noop_with_empty_axes", 0))
-            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "noop_with_empty_axes is not handled");
+        if (og_attr_int(n, "noop_with_empty_axes", 0)) return 0;
         for (int i = 0; i < rank; i++) axes[i] = i;
         return rank;
     }
@@ -35,8 +34,17 @@ static int reduce_axes(og_gb *b, const og_node *n, int rank, int64_t *axes)
     for (int i = 0; i < count; i++) {
         int64_t a = vals[i] < 0 ? vals[i] + rank : vals[i];
         if (a < 0 || a >= rank) return og_gb_fail(b, n, OG_ERR_MODEL, "axis out of range");
+        for (int j = 0; j < i; j++)
+            if (tmp[j] == a) return og_gb_fail(b, n, OG_ERR_MODEL, "repeated axis");
         tmp[i] = a;
     }
+    /* sorted, for Unsqueeze */
+    for (int i = 1; i < count; i++)
+        for (int j = i; j > 0 && tmp[j - 1] > tmp[j]; j--) {
+            int64_t s = tmp[j];
+            tmp[j] = tmp[j - 1];
+            tmp[j - 1] = s;
+        }
     for (int i = 0; i < count; i++) axes[i] = tmp[i];
     return count;
 }
@@ -63,7 +71,7 @@ static og_status reduce_common(og_gb *b, const og_node *n, const int *dy, int *d
     int rank = og_gb_value(b, x)->rank;
     if (rank < 0) return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs the input's rank");
     int64_t axes[OG_MAX_RANK];
-    int k = reduce_axes(b, n, rank, axes);
+    int k = og_gb_reduce_axes(b, n, rank, axes);
     if (k < 0) return og_gb_status(b);
     int g = expand_back(b, n, dy[0], axes, k);
     if (mean) {

@@ -77,49 +77,6 @@ static int eq_mask(og_gb *b, int a, int c, og_dtype dt)
     return cast(b, e, dt);
 }
 
-/* The reduced axes of a Reduce* node, normalized, in *axes (count returned; -1 on error).
- * Reduce-all (no axes) gives every axis; empty axes with noop_with_empty_axes give none. */
-static int reduce_axes(og_gb *b, const og_node *n, int rank, int64_t *axes)
-{
-    int count = 0;
-    const int64_t *attr = og_attr_ints(n, "axes", &count);
-    const int64_t *vals = attr;
-    bool axes_input = n->since_version >= 18;
-    if (!attr && n->n_in > 1 && n->in[1] >= 0) {
-        const og_tensor *t = og_gb_value(b, n->in[1])->known;
-        if (!t)
-            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs the axes to be a constant");
-        if (t->rank > 1 || t->numel > OG_MAX_RANK)
-            return og_gb_fail(b, n, OG_ERR_MODEL, "bad axes");
-        count = (int)t->numel;
-        for (int i = 0; i < count; i++) axes[i] = og_tensor_get_i64(t, i);
-        vals = axes;
-    }
-    if (count > OG_MAX_RANK || count > rank) return og_gb_fail(b, n, OG_ERR_MODEL, "bad axes");
-    if (count == 0) {
-        if (axes_input && og_attr_int(n, "noop_with_empty_axes", 0)) return 0;
-        for (int i = 0; i < rank; i++) axes[i] = i;
-        return rank;
-    }
-    int64_t tmp[OG_MAX_RANK];
-    for (int i = 0; i < count; i++) {
-        int64_t a = vals[i] < 0 ? vals[i] + rank : vals[i];
-        if (a < 0 || a >= rank) return og_gb_fail(b, n, OG_ERR_MODEL, "axis out of range");
-        for (int j = 0; j < i; j++)
-            if (tmp[j] == a) return og_gb_fail(b, n, OG_ERR_MODEL, "repeated axis");
-        tmp[i] = a;
-    }
-    /* sorted, for Unsqueeze */
-    for (int i = 1; i < count; i++)
-        for (int j = i; j > 0 && tmp[j - 1] > tmp[j]; j--) {
-            int64_t s = tmp[j];
-            tmp[j] = tmp[j - 1];
-            tmp[j - 1] = s;
-        }
-    for (int i = 0; i < count; i++) axes[i] = tmp[i];
-    return count;
-}
-
 /* What every reduction rule starts from. */
 typedef struct red {
     int x, yk, dyk, k;
@@ -137,7 +94,7 @@ static bool red_setup(og_gb *b, const og_node *n, const int *dy, red *r)
         return false;
     }
     r->dt = xv->dtype;
-    r->k = reduce_axes(b, n, xv->rank, r->axes);
+    r->k = og_gb_reduce_axes(b, n, xv->rank, r->axes);
     if (r->k < 0) return false;
     bool keep = og_attr_int(n, "keepdims", 1) != 0;
     int kk = keep ? 0 : r->k;
