@@ -305,6 +305,14 @@ const char *og_grad_input_name(const og_grad *g, int i);
 int og_grad_weight_count(const og_grad *g);
 const char *og_grad_weight_name(const og_grad *g, int i);
 
+/* The current value of trained weight `name` (owned by g; valid until the next
+ * og_grad_set_weight of it).  Errors: OG_ERR_INVALID_ARG (not a trained weight). */
+og_status og_grad_get_weight(const og_grad *g, const char *name, const og_tensor **value);
+/* Copy `value` into trained weight `name`; dtype and shape must match.  Instances use the
+ * new value from their next call; no instance of g may be running meanwhile.
+ * Errors: OG_ERR_INVALID_ARG, OG_ERR_TYPE, OG_ERR_SHAPE. */
+og_status og_grad_set_weight(og_grad *g, const char *name, const og_tensor *value);
+
 /* The training graph as a model (owned by g): inspect it or save it with
  * og_model_save_file. */
 const og_model *og_grad_training_model(const og_grad *g);

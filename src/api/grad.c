@@ -430,3 +430,52 @@ done:
     og_free(a, in_saved);
     return st;
 }
+
+/* The initializer tensor of weight `name` in model m, NULL if none. */
+static og_tensor *weight_in(const og_model *m, const char *name)
+{
+    int v = og_graph_find_value(m->graph, name);
+    return v >= 0 && m->graph->values[v].kind == OG_VALUE_INITIALIZER ? m->graph->values[v].init
+                                                                      : NULL;
+}
+
+static bool is_trained(const og_grad *g, const char *name)
+{
+    for (int i = 0; i < g->n_weights; i++)
+        if (strcmp(og_grad_weight_name(g, i), name) == 0) return true;
+    return false;
+}
+
+og_status og_grad_get_weight(const og_grad *g, const char *name, const og_tensor **value)
+{
+    if (!g || !name || !value)
+        return og_error(OG_ERR_INVALID_ARG, "og_grad_get_weight: NULL argument");
+    *value = NULL;
+    og_tensor *t = is_trained(g, name) ? weight_in(g->training, name) : NULL;
+    if (!t) return og_error(OG_ERR_INVALID_ARG, "'%s' is not a trained weight", name);
+    *value = t;
+    return OG_OK;
+}
+
+og_status og_grad_set_weight(og_grad *g, const char *name, const og_tensor *value)
+{
+    if (!g || !name || !value)
+        return og_error(OG_ERR_INVALID_ARG, "og_grad_set_weight: NULL argument");
+    og_tensor *t = is_trained(g, name) ? weight_in(g->training, name) : NULL;
+    if (!t) return og_error(OG_ERR_INVALID_ARG, "'%s' is not a trained weight", name);
+    if (value->dtype != t->dtype)
+        return og_error(OG_ERR_TYPE, "weight '%s' is %s, the new value %s", name,
+                        og_dtype_name(t->dtype), og_dtype_name(value->dtype));
+    if (value->rank != t->rank ||
+        memcmp(value->dims, t->dims, (size_t)t->rank * sizeof *t->dims) != 0) {
+        char a[128], b[128];
+        return og_error(OG_ERR_SHAPE, "weight '%s' has shape %s, the new value %s", name,
+                        og_shape_str(t->rank, t->dims, a, sizeof a),
+                        og_shape_str(value->rank, value->dims, b, sizeof b));
+    }
+    /* both graphs that hold the weight: the training graph and the eval graph */
+    og_tensor *e = weight_in(g->eval, name);
+    memcpy(t->data, value->data, og_tensor_nbytes(t));
+    if (e) memcpy(e->data, value->data, og_tensor_nbytes(e));
+    return OG_OK;
+}

@@ -142,6 +142,29 @@ int main(void)
         CHECK(jobs[i].bad == 0);
     }
 
+    /* weights by name: read, write (shape and type checked), and the next run uses them */
+    const og_tensor *w2 = NULL;
+    CHECK_OK(og_grad_get_weight(g, "W2", &w2));
+    CHECK(w2 && og_tensor_rank(w2) == 2 && og_tensor_dims(w2)[1] == 3);
+    const og_tensor *none = w2;
+    CHECK(og_grad_get_weight(g, "nope", &none) == OG_ERR_INVALID_ARG && none == NULL);
+    og_tensor *zero_w = NULL, *wrong_w = NULL, *yz = NULL;
+    CHECK_OK(og_tensor_create(OG_FLOAT, og_tensor_rank(w2), og_tensor_dims(w2), NULL, &zero_w));
+    CHECK_OK(og_tensor_create(OG_FLOAT, 1, sd, NULL, &wrong_w));
+    CHECK(og_grad_set_weight(g, "W2", wrong_w) == OG_ERR_SHAPE);
+    CHECK_OK(og_grad_set_weight(g, "W2", zero_w));
+    CHECK_OK(og_grad_new_instance(g, &inst));
+    CHECK_OK(og_instance_forward(inst, names, (const og_tensor *const *)&x, 1, 0, &yz));
+    /* W2 = 0: the logits are b2 for every row, so every row of probs is the same */
+    if (yz) {
+        const float *p = og_tensor_cdata(yz);
+        CHECK(p[0] == p[3] && p[1] == p[4] && p[2] == p[8]);
+    }
+    og_tensor_free(yz);
+    og_instance_free(inst);
+    og_tensor_free(zero_w);
+    og_tensor_free(wrong_w);
+
     og_tensor_free(y1);
     og_tensor_free(y2);
     og_tensor_free(y_ref);
