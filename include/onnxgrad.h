@@ -327,6 +327,19 @@ const og_model *og_grad_eval_model(const og_grad *g);
 og_status og_grad_save_graphs(const og_grad *g, const char *folder, const char *prefix,
                               const char *suffix);
 
+/* Save a configured gradient object (the seed's pickling): the model with the current
+ * weight values, and which weights, inputs and outputs are differentiated, as one ONNX
+ * model (the eval graph, with the configuration in its metadata under "onnxgrad.*").
+ * *data is freed with og_grad_buffer_free. */
+og_status og_grad_save_buffer(const og_grad *g, void **data, size_t *size);
+void og_grad_buffer_free(const og_grad *g, void *data);
+/* Rebuild a gradient object from og_grad_save_buffer's bytes, without the original model.
+ * opts gives threads, allocator, log and debug; its weights/inputs/outputs must be NULL
+ * (they come from the bytes).  Errors: OG_ERR_PARSE, OG_ERR_MODEL (bytes that are not a
+ * saved gradient object), as og_grad_create otherwise. */
+og_status og_grad_load_buffer(const void *data, size_t size, const og_grad_options *opts,
+                              og_grad **out);
+
 /* Forward and backward in one call.  inputs bind the model inputs by name (weights too, to
  * override their current values).  grad_outputs[j] is the gradient of output j
  * (og_grad_output_name order); NULL, or a NULL entry, means ones of that output's shape

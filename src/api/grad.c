@@ -220,6 +220,7 @@ void og_grad_free(og_grad *g)
     og_session_free(g->forward);
     og_model_free(g->training);
     og_model_free(g->eval);
+    og_model_free(g->owned_model);
     if (g->ones)
         for (int i = 0; i < g->n_outputs; i++) og_tensor_free(g->ones[i]);
     og_free(a, g->ones);
@@ -478,4 +479,139 @@ og_status og_grad_set_weight(og_grad *g, const char *name, const og_tensor *valu
     memcpy(t->data, value->data, og_tensor_nbytes(t));
     if (e) memcpy(e->data, value->data, og_tensor_nbytes(e));
     return OG_OK;
+}
+
+/* ---- save and reload ---------------------------------------------------------------- */
+
+/* "a\nb\nc": names joined by newlines (names cannot hold one usefully) */
+static char *join_names(const og_allocator *a, const char *const *names, int n)
+{
+    size_t len = 1;
+    for (int i = 0; i < n; i++) len += strlen(names[i]) + 1;
+    char *s = og_malloc(a, len), *p = s;
+    if (!s) return NULL;
+    for (int i = 0; i < n; i++) {
+        size_t l = strlen(names[i]);
+        memcpy(p, names[i], l);
+        p += l;
+        if (i + 1 < n) *p++ = '\n';
+    }
+    *p = 0;
+    return s;
+}
+
+og_status og_grad_save_buffer(const og_grad *g, void **data, size_t *size)
+{
+    if (!g || !data || !size)
+        return og_error(OG_ERR_INVALID_ARG, "og_grad_save_buffer: NULL argument");
+    const og_allocator *a = g->alloc;
+    og_graph *eg = g->eval->graph;
+    const char *keys[3] = {"onnxgrad.weights", "onnxgrad.inputs", "onnxgrad.outputs"};
+    char *vals[3] = {join_names(a, g->names + g->n_outputs + g->n_inputs, g->n_weights),
+                     join_names(a, g->names + g->n_outputs, g->n_inputs),
+                     join_names(a, g->names, g->n_outputs)};
+    og_status st = OG_OK;
+    int n0 = eg->n_metadata;
+    og_kv *md = NULL;
+    if (!vals[0] || !vals[1] || !vals[2]) {
+        st = og_error(OG_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    /* the eval graph with three more metadata entries, for the time of the serialization */
+    md = og_malloc(a, (size_t)(n0 + 3) * sizeof *md);
+    if (!md) {
+        st = og_error(OG_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    if (n0) memcpy(md, eg->metadata, (size_t)n0 * sizeof *md);
+    for (int i = 0; i < 3; i++) {
+        md[n0 + i].key = (char *)keys[i];
+        md[n0 + i].value = vals[i];
+    }
+    og_kv *saved = eg->metadata;
+    eg->metadata = md;
+    eg->n_metadata = n0 + 3;
+    st = og_onnx_serialize_model(eg, a, data, size);
+    eg->metadata = saved;
+    eg->n_metadata = n0;
+done:
+    og_free(a, md);
+    for (int i = 0; i < 3; i++) og_free(a, vals[i]);
+    return st;
+}
+
+void og_grad_buffer_free(const og_grad *g, void *data)
+{
+    if (g) og_free(g->alloc, data);
+}
+
+/* Split "a\nb" in place into names[]; returns the count. */
+static int split_names(char *s, const char **names, int cap)
+{
+    int n = 0;
+    if (!s || !*s) return 0;
+    for (char *p = s; n < cap;) {
+        names[n++] = p;
+        char *nl = strchr(p, '\n');
+        if (!nl) break;
+        *nl = 0;
+        p = nl + 1;
+    }
+    return n;
+}
+
+og_status og_grad_load_buffer(const void *data, size_t size, const og_grad_options *opts,
+                              og_grad **out)
+{
+    if (!out) return og_error(OG_ERR_INVALID_ARG, "og_grad_load_buffer: out is NULL");
+    *out = NULL;
+    if (opts && (opts->weights || opts->inputs || opts->outputs))
+        return og_error(OG_ERR_INVALID_ARG,
+                        "og_grad_load_buffer: weights, inputs and outputs "
+                        "come from the saved bytes; leave them NULL in the options");
+    og_load_options lo = {opts ? opts->allocator : NULL, NULL};
+    og_model *m = NULL;
+    og_status st = og_model_load_buffer(data, size, &lo, &m);
+    if (st) return st;
+    const og_allocator *a = m->user_alloc;
+    og_graph *g = m->graph;
+    char *lists[3] = {NULL, NULL, NULL};
+    const char **names = NULL;
+    const char *keys[3] = {"onnxgrad.weights", "onnxgrad.inputs", "onnxgrad.outputs"};
+    for (int k = 0; k < 3; k++) {
+        for (int i = 0; i < g->n_metadata; i++)
+            if (strcmp(g->metadata[i].key, keys[k]) == 0)
+                lists[k] = og_strdup(a, g->metadata[i].value);
+        if (!lists[k]) {
+            st = og_error(OG_ERR_MODEL,
+                          "the bytes are an ONNX model but not a saved gradient "
+                          "object (no '%s' metadata)",
+                          keys[k]);
+            goto done;
+        }
+    }
+    int cap = g->n_values + 1;
+    names = og_calloc(a, (size_t)(3 * cap), sizeof *names);
+    if (!names) {
+        st = og_error(OG_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    og_grad_options o = opts ? *opts : (og_grad_options){0};
+    o.weights = names;
+    o.n_weights = split_names(lists[0], names, cap);
+    o.inputs = names + cap;
+    o.n_inputs = split_names(lists[1], names + cap, cap);
+    o.outputs = names + 2 * cap;
+    o.n_outputs = split_names(lists[2], names + 2 * cap, cap);
+    og_grad *gr = NULL;
+    st = og_grad_create(m, &o, &gr);
+    if (st) goto done;
+    gr->owned_model = m;
+    m = NULL;
+    *out = gr;
+done:
+    for (int k = 0; k < 3; k++) og_free(a, lists[k]);
+    og_free(a, names);
+    og_model_free(m);
+    return st;
 }

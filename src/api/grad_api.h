@@ -8,6 +8,7 @@
 
 struct og_grad {
     const og_model *model;
+    og_model *owned_model; /* set when g was loaded from saved bytes: g owns its model */
     og_model *training;  /* the training graph, wrapped as a model */
     og_model *eval;      /* the forward graph with the weights as inputs */
     og_session *session; /* runs the training graph */

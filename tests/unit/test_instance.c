@@ -142,6 +142,34 @@ int main(void)
         CHECK(jobs[i].bad == 0);
     }
 
+    /* save and reload without the model: the reloaded object gives the same gradients */
+    {
+        void *bytes = NULL;
+        size_t n_bytes = 0;
+        og_grad *gl = NULL;
+        og_tensor *yy = NULL, *rr[8] = {0};
+        CHECK_OK(og_grad_save_buffer(g, &bytes, &n_bytes));
+        og_grad_options lo = {0};
+        lo.threads = 1;
+        CHECK_OK(og_grad_load_buffer(bytes, n_bytes, &lo, &gl));
+        if (gl) {
+            CHECK(og_grad_weight_count(gl) == og_grad_weight_count(g));
+            CHECK(strcmp(og_grad_weight_name(gl, 0), og_grad_weight_name(g, 0)) == 0);
+            CHECK_OK(og_grad_run(gl, names, (const og_tensor *const *)&x, 1, seeds, &yy, rr));
+            for (int k = 0; k < nr; k++) CHECK(max_diff(rr[k], ref1[k]) == 0.0f);
+        }
+        og_tensor_free(yy);
+        for (int k = 0; k < 8; k++) og_tensor_free(rr[k]);
+        og_grad_free(gl);
+        og_grad_buffer_free(g, bytes);
+        /* a plain model is not a saved gradient object */
+        void *plain = NULL;
+        size_t n_plain = 0;
+        CHECK_OK(og_model_save_buffer(m, &plain, &n_plain));
+        CHECK(og_grad_load_buffer(plain, n_plain, NULL, &gl) == OG_ERR_MODEL && gl == NULL);
+        og_model_buffer_free(m, plain);
+    }
+
     /* weights by name: read, write (shape and type checked), and the next run uses them */
     const og_tensor *w2 = NULL;
     CHECK_OK(og_grad_get_weight(g, "W2", &w2));
