@@ -97,6 +97,100 @@ static int named_output(og_gb *b, int v, const char *base)
     return og_gb_op_named(b, "Identity", 1, &v, name);
 }
 
+/* Mark what a gradient can reach: forward from the sources through float values, backward
+ * from the differentiated outputs (over the first nn0 nodes, the forward ones). */
+static void mark(og_gb *b, int nn0, const int *src, int n_src, const int *outs, int n_outs)
+{
+    og_graph *g = b->g;
+    for (int i = 0; i < n_src; i++) {
+        OG_ASSERT(src[i] >= 0);
+        b->wants[src[i]] = true;
+    }
+    /* forward reach: float outputs of nodes with a wanted input */
+    for (int i = 0; i < nn0; i++) {
+        const og_node *n = &g->nodes[i];
+        bool any = false;
+        for (int j = 0; j < n->n_in && !any; j++) any = n->in[j] >= 0 && b->wants[n->in[j]];
+        if (!any) continue;
+        for (int j = 0; j < n->n_out; j++)
+            if (n->out[j] >= 0 && og_dtype_is_float(g->values[n->out[j]].dtype))
+                b->wants[n->out[j]] = true;
+    }
+    /* backward reach from the selected outputs */
+    for (int i = 0; i < n_outs; i++) b->relevant[outs[i]] = true;
+    for (int i = nn0 - 1; i >= 0; i--) {
+        const og_node *n = &g->nodes[i];
+        bool any = false;
+        for (int j = 0; j < n->n_out && !any; j++) any = n->out[j] >= 0 && b->relevant[n->out[j]];
+        if (!any) continue;
+        for (int j = 0; j < n->n_in; j++)
+            if (n->in[j] >= 0) b->relevant[n->in[j]] = true;
+    }
+}
+
+/* The reverse pass over the first nn0 nodes: sums each value's contributions and calls
+ * the rules; the gradients of the sources are then their total_gradient(). */
+static og_status reverse_pass(og_gb *b, int nn0)
+{
+    og_graph *g = b->g;
+    const og_allocator *a = b->a;
+    og_status st = OG_OK;
+    /* the reverse pass */
+    for (int i = nn0 - 1; i >= 0 && !b->st; i--) {
+        og_node n = g->nodes[i]; /* a copy: emitting nodes may move the array */
+        int dy[64], dx[64];
+        if (n.n_out > 64 || n.n_in > 64) {
+            og_gb_fail(b, &n, OG_ERR_UNSUPPORTED, "too many inputs or outputs to differentiate");
+            break;
+        }
+        bool any = false;
+        for (int j = 0; j < n.n_out; j++) {
+            int v = n.out[j];
+            dy[j] = (v >= 0 && b->wants[v] && b->relevant[v]) ? total_gradient(b, v) : -1;
+            any = any || dy[j] >= 0;
+        }
+        bool needs = false;
+        for (int j = 0; j < n.n_in; j++) needs = needs || og_gb_wants(b, &n, j);
+        if (!any || !needs) continue;
+        const og_grad_rule *rule = og_grad_rule_find(n.domain, n.op_type);
+        if (!rule) {
+            char label[256];
+            st = og_error(OG_ERR_UNSUPPORTED,
+                          "%s: op %s has no gradient rule in onnxgrad, and "
+                          "a gradient must flow through it",
+                          og_node_label(&n, label, sizeof label), n.op_type);
+            goto done;
+        }
+        for (int j = 0; j < n.n_in; j++) dx[j] = -1;
+        /* room for what one rule may emit: og_gb_value pointers stay valid in a rule */
+        if (g->cap_values < g->n_values + 4096) {
+            og_value *nv = og_realloc(a, g->values, (size_t)g->n_values * sizeof *nv,
+                                      (size_t)(g->n_values + 8192) * sizeof *nv);
+            if (!nv) {
+                st = og_error(OG_ERR_NOMEM, "out of memory building gradients");
+                goto done;
+            }
+            g->values = nv;
+            g->cap_values = g->n_values + 8192;
+        }
+        b->current = &n;
+        st = rule->fn(b, &n, dy, dx);
+        b->current = NULL;
+        if (st || b->st) {
+            st = b->st ? b->st : st;
+            goto done;
+        }
+        for (int j = 0; j < n.n_in; j++) {
+            if (dx[j] < 0 || !og_gb_wants(b, &n, j)) continue;
+            st = add_contribution(b, n.in[j], dx[j]);
+            if (st) goto done;
+        }
+    }
+done:
+    if (!st && b->st) st = b->st;
+    return st;
+}
+
 static void log_msg(const og_grad_spec *spec, og_log_level level, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))
@@ -151,26 +245,7 @@ og_status og_grad_build(const og_graph *fwd, const og_grad_spec *spec, const og_
         OG_ASSERT(src[i] >= 0);
         b.wants[src[i]] = true;
     }
-    /* forward reach: float outputs of nodes with a wanted input */
-    for (int i = 0; i < nn0; i++) {
-        const og_node *n = &g->nodes[i];
-        bool any = false;
-        for (int j = 0; j < n->n_in && !any; j++) any = n->in[j] >= 0 && b.wants[n->in[j]];
-        if (!any) continue;
-        for (int j = 0; j < n->n_out; j++)
-            if (n->out[j] >= 0 && og_dtype_is_float(g->values[n->out[j]].dtype))
-                b.wants[n->out[j]] = true;
-    }
-    /* backward reach from the selected outputs */
-    for (int i = 0; i < spec->n_outputs; i++) b.relevant[outs[i]] = true;
-    for (int i = nn0 - 1; i >= 0; i--) {
-        const og_node *n = &g->nodes[i];
-        bool any = false;
-        for (int j = 0; j < n->n_out && !any; j++) any = n->out[j] >= 0 && b.relevant[n->out[j]];
-        if (!any) continue;
-        for (int j = 0; j < n->n_in; j++)
-            if (n->in[j] >= 0) b.relevant[n->in[j]] = true;
-    }
+    mark(&b, nn0, src, n_src, outs, spec->n_outputs);
     /* seeds: one graph input per selected float output */
     for (int i = 0; i < spec->n_outputs; i++) {
         const og_value *o = &g->values[outs[i]];
@@ -204,57 +279,8 @@ og_status og_grad_build(const og_graph *fwd, const og_grad_spec *spec, const og_
             if (st) goto done;
         }
     }
-    /* the reverse pass */
-    for (int i = nn0 - 1; i >= 0 && !b.st; i--) {
-        og_node n = g->nodes[i]; /* a copy: emitting nodes may move the array */
-        int dy[64], dx[64];
-        if (n.n_out > 64 || n.n_in > 64) {
-            og_gb_fail(&b, &n, OG_ERR_UNSUPPORTED, "too many inputs or outputs to differentiate");
-            break;
-        }
-        bool any = false;
-        for (int j = 0; j < n.n_out; j++) {
-            int v = n.out[j];
-            dy[j] = (v >= 0 && b.wants[v] && b.relevant[v]) ? total_gradient(&b, v) : -1;
-            any = any || dy[j] >= 0;
-        }
-        bool needs = false;
-        for (int j = 0; j < n.n_in; j++) needs = needs || og_gb_wants(&b, &n, j);
-        if (!any || !needs) continue;
-        const og_grad_rule *rule = og_grad_rule_find(n.domain, n.op_type);
-        if (!rule) {
-            char label[256];
-            st = og_error(OG_ERR_UNSUPPORTED,
-                          "%s: op %s has no gradient rule in onnxgrad, and "
-                          "a gradient must flow through it",
-                          og_node_label(&n, label, sizeof label), n.op_type);
-            goto done;
-        }
-        for (int j = 0; j < n.n_in; j++) dx[j] = -1;
-        /* room for what one rule may emit: og_gb_value pointers stay valid in a rule */
-        if (g->cap_values < g->n_values + 4096) {
-            og_value *nv = og_realloc(a, g->values, (size_t)g->n_values * sizeof *nv,
-                                      (size_t)(g->n_values + 8192) * sizeof *nv);
-            if (!nv) {
-                st = og_error(OG_ERR_NOMEM, "out of memory building gradients");
-                goto done;
-            }
-            g->values = nv;
-            g->cap_values = g->n_values + 8192;
-        }
-        b.current = &n;
-        st = rule->fn(&b, &n, dy, dx);
-        b.current = NULL;
-        if (st || b.st) {
-            st = b.st ? b.st : st;
-            goto done;
-        }
-        for (int j = 0; j < n.n_in; j++) {
-            if (dx[j] < 0 || !og_gb_wants(&b, &n, j)) continue;
-            st = add_contribution(&b, n.in[j], dx[j]);
-            if (st) goto done;
-        }
-    }
+    st = reverse_pass(&b, nn0);
+    if (st) goto done;
     if (b.st) {
         st = b.st;
         goto done;
