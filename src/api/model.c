@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "grad/grad.h"
 #include "onnx/onnx_io.h"
 
 #define OG_MAX_MODEL_BYTES ((size_t)1 << 31) /* protobuf's own 2 GiB limit */
@@ -21,6 +22,17 @@ static og_status model_from_bytes(const void *data, size_t size, const char *bas
     if (st) goto fail;
     st = og_graph_finalize(m->graph);
     if (st) goto fail;
+    /* ONNX's own Gradient op (ai.onnx.preview.training) is expanded into ordinary nodes */
+    for (int i = 0; i < m->graph->n_nodes; i++) {
+        const og_node *n = &m->graph->nodes[i];
+        if (strcmp(n->op_type, "Gradient") != 0 ||
+            strcmp(n->domain, "ai.onnx.preview.training") != 0)
+            continue;
+        st = og_graph_resolve(m->graph, false);
+        if (!st) st = og_grad_expand_gradient_ops(m->graph);
+        if (st) goto fail;
+        break;
+    }
     st = og_graph_resolve(m->graph, require_kernels);
     if (st) goto fail;
     *out = m;

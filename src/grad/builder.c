@@ -191,6 +191,127 @@ done:
     return st;
 }
 
+/* ones of v's runtime shape and dtype: the output gradient of the Gradient op */
+static int ones_like(og_gb *b, int v)
+{
+    int z = og_gb_op1(b, "ConstantOfShape", og_gb_op1(b, "Shape", v));
+    int node = og_gb_last(b);
+    og_tensor *t = NULL;
+    int64_t one = 1;
+    if (z < 0) return -1;
+    if (og_tensor_create(b->g->values[v].dtype, 1, &one, b->a, &t))
+        return og_gb_fail(b, NULL, OG_ERR_UNSUPPORTED, "%s", og_last_error());
+    if (t->dtype == OG_FLOAT)
+        *(float *)t->data = 1.0f;
+    else if (t->dtype == OG_DOUBLE)
+        *(double *)t->data = 1.0;
+    else if (t->dtype == OG_FLOAT16)
+        *(uint16_t *)t->data = 0x3c00;
+    og_attr at = {0};
+    at.name = "value";
+    at.type = OG_ATTR_TENSOR;
+    at.t = t;
+    og_status st = og_node_add_attr(b->g, node, &at);
+    og_tensor_free(t);
+    if (st) return og_gb_fail(b, NULL, st, "%s", og_last_error());
+    return z;
+}
+
+/* Expand one Gradient node (index gi) in place. */
+static og_status expand_one(og_graph *g, int gi)
+{
+    const og_allocator *a = g->alloc;
+    og_gb b;
+    og_status st = OG_OK;
+    memset(&b, 0, sizeof b);
+    b.a = a;
+    b.g = g;
+    b.opset = og_graph_opset(g, "");
+    og_node gn = g->nodes[gi];
+    char label[256];
+    int nx = 0;
+    const og_attr *xs = og_node_attr(&gn, "xs");
+    const char *y = og_attr_string(&gn, "y", NULL);
+    if (xs && xs->type == OG_ATTR_STRINGS) nx = xs->n;
+    if (!y || nx == 0 || gn.n_out != nx)
+        return og_error(OG_ERR_MODEL,
+                        "%s: Gradient needs attributes y and xs, and one output "
+                        "per entry of xs",
+                        og_node_label(&gn, label, sizeof label));
+    int nv0 = g->n_values, nn0 = g->n_nodes;
+    int yv = og_graph_find_value(g, y);
+    int *src = og_malloc(a, (size_t)(nx + 1) * sizeof *src);
+    b.n_state = nv0;
+    b.wants = og_calloc(a, (size_t)nv0 + 1, sizeof *b.wants);
+    b.relevant = og_calloc(a, (size_t)nv0 + 1, sizeof *b.relevant);
+    b.contribs = og_calloc(a, (size_t)nv0 + 1, sizeof *b.contribs);
+    if (!src || !b.wants || !b.relevant || !b.contribs) {
+        st = og_error(OG_ERR_NOMEM, "out of memory expanding Gradient");
+        goto done;
+    }
+    if (yv < 0) {
+        st = og_error(OG_ERR_MODEL, "%s: y '%s' is no value of the graph",
+                      og_node_label(&gn, label, sizeof label), y);
+        goto done;
+    }
+    for (int i = 0; i < nx; i++) {
+        src[i] = og_graph_find_value(g, xs->strings[i]);
+        if (src[i] < 0) {
+            st = og_error(OG_ERR_MODEL, "%s: xs entry '%s' is no value of the graph",
+                          og_node_label(&gn, label, sizeof label), xs->strings[i]);
+            goto done;
+        }
+    }
+    mark(&b, nn0, src, nx, &yv, 1);
+    if (b.wants[yv]) {
+        int seed = ones_like(&b, yv);
+        if (seed < 0 || (st = add_contribution(&b, yv, seed))) goto done;
+    }
+    st = reverse_pass(&b, nn0);
+    if (st) goto done;
+    /* the Gradient node's outputs now come from Identity nodes; the node itself goes */
+    for (int i = 0; i < nx; i++) {
+        int out = g->nodes[gi].out[i];
+        if (out < 0) continue;
+        int t = total_gradient(&b, src[i]);
+        if (t < 0) t = zeros_like(&b, src[i]);
+        g->nodes[gi].out[i] = -1;
+        og_gb_op_to(&b, "Identity", 1, &t, out);
+    }
+    st = b.st;
+done:
+    if (b.contribs)
+        for (int v = 0; v < b.n_state; v++) og_free(a, b.contribs[v].list);
+    og_free(a, b.contribs);
+    og_free(a, b.wants);
+    og_free(a, b.relevant);
+    og_free(a, src);
+    return st;
+}
+
+static bool is_gradient_op(const og_node *n)
+{
+    return strcmp(n->op_type, "Gradient") == 0 &&
+           strcmp(n->domain, "ai.onnx.preview.training") == 0;
+}
+
+og_status og_grad_expand_gradient_ops(og_graph *g)
+{
+    og_status st = OG_OK;
+    bool any = false;
+    for (int i = 0; i < g->n_nodes && !st; i++) {
+        if (!is_gradient_op(&g->nodes[i])) continue;
+        any = true;
+        st = expand_one(g, i);
+    }
+    if (!any || st) return st;
+    /* the Gradient nodes produce nothing now: drop them, then sort again */
+    for (int i = g->n_nodes - 1; i >= 0; i--)
+        if (is_gradient_op(&g->nodes[i])) og_graph_remove_node(g, i);
+    if (!st) st = og_graph_finalize(g);
+    return st;
+}
+
 static void log_msg(const og_grad_spec *spec, og_log_level level, const char *fmt, ...)
 #if defined(__GNUC__)
     __attribute__((format(printf, 3, 4)))

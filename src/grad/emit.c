@@ -111,6 +111,20 @@ int og_gb_op_named(og_gb *b, const char *op, int n_in, const int *in, const char
     return v;
 }
 
+int og_gb_op_to(og_gb *b, const char *op, int n_in, const int *in, int out_value)
+{
+    if (b->st) return -1;
+    char name[300];
+    snprintf(name, sizeof name, "%s/grad/%s_%d", b->current ? b->current->name : "og_grad", op,
+             b->counter++);
+    og_node *n = og_graph_add_node(b->g, op, "", name, n_in, 1);
+    if (!n) return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < n_in; i++) n->in[i] = in[i];
+    n->out[0] = out_value;
+    b->last_node = b->g->n_nodes - 1;
+    return out_value;
+}
+
 int og_gb_op(og_gb *b, const char *op, int n_in, const int *in)
 {
     return og_gb_op_named(b, op, n_in, in, NULL);

@@ -52,6 +52,12 @@ typedef struct og_grad_spec {
 og_status og_grad_build(const og_graph *fwd, const og_grad_spec *spec, const og_allocator *alloc,
                         og_graph **out);
 
+/* Replace every ai.onnx.preview.training Gradient node by the nodes computing its outputs:
+ * the gradients of its attribute y with respect to the values named in its attribute xs,
+ * with ones as the gradient of y.  g must be finalized and resolved (unknown ops allowed);
+ * it is finalized again after.  Errors: as og_grad_build. */
+og_status og_grad_expand_gradient_ops(og_graph *g);
+
 /* ---- for rules --------------------------------------------------------------------- */
 
 og_status og_gb_status(const og_gb *b);

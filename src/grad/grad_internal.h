@@ -23,6 +23,8 @@ struct og_gb {
     const og_node *current; /* the node whose rule runs (names emitted nodes) */
 };
 
+/* og_gb_op writing into an existing value (its producer until now must be dropped). */
+int og_gb_op_to(og_gb *b, const char *op, int n_in, const int *in, int out_value);
 /* og_gb_op with a chosen output name. */
 int og_gb_op_named(og_gb *b, const char *op, int n_in, const int *in, const char *out_name);
 

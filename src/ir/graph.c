@@ -365,7 +365,8 @@ og_status og_graph_prune(og_graph *g)
     for (int i = 0; i < g->n_outputs; i++) needed[g->outputs[i]] = true;
     for (int i = g->n_nodes - 1; i >= 0; i--) { /* nodes are in topological order */
         og_node *n = &g->nodes[i];
-        for (int j = 0; j < n->n_out && !keep[i]; j++) keep[i] = n->out[j] >= 0 && needed[n->out[j]];
+        for (int j = 0; j < n->n_out && !keep[i]; j++)
+            keep[i] = n->out[j] >= 0 && needed[n->out[j]];
         if (!keep[i]) continue;
         for (int j = 0; j < n->n_in; j++)
             if (n->in[j] >= 0) needed[n->in[j]] = true;
@@ -383,4 +384,11 @@ done:
     og_free(a, needed);
     og_free(a, keep);
     return st;
+}
+
+void og_graph_remove_node(og_graph *g, int i)
+{
+    node_free(g->alloc, &g->nodes[i]);
+    memmove(&g->nodes[i], &g->nodes[i + 1], (size_t)(g->n_nodes - i - 1) * sizeof *g->nodes);
+    g->n_nodes--;
 }

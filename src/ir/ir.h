@@ -167,6 +167,10 @@ og_status og_graph_resolve(og_graph *g, bool require_kernels);
  * are duplicated).  Errors: OG_ERR_NOMEM. */
 og_status og_node_add_attr(og_graph *g, int node, const og_attr *at);
 
+/* Remove node i (its memory freed, later nodes moved down).  Call og_graph_finalize
+ * after. */
+void og_graph_remove_node(og_graph *g, int i);
+
 /* Remove the nodes no graph output needs (they never run).  Call og_graph_finalize after. */
 og_status og_graph_prune(og_graph *g);
 

@@ -38,7 +38,7 @@ static const char *const supported_ops[] = {
     /* extras */
     "Tan", "Atan", "Asin", "Acos", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Round", "IsNaN",
     "IsInf", "HardSwish", "Mish", "ThresholdedRelu", "Celu", "Shrink", "Gelu", "Scatter",
-    "Upsample", "ReduceLogSum", "NonZero",
+    "Upsample", "ReduceLogSum", "NonZero", "Gradient",
     NULL};
 /* clang-format on */
 
@@ -46,7 +46,9 @@ enum { PASS = 0, FAIL = 1, SKIP = 77 };
 
 static bool is_supported(const char *domain, const char *op)
 {
-    if (domain[0] && strcmp(domain, "ai.onnx") != 0) return false;
+    if (domain[0] && strcmp(domain, "ai.onnx") != 0 &&
+        strcmp(domain, "ai.onnx.preview.training") != 0)
+        return false;
     for (int i = 0; supported_ops[i]; i++)
         if (strcmp(supported_ops[i], op) == 0) return true;
     return false;
@@ -146,8 +148,8 @@ static int run_case(const char *dir, bool verbose, char *msg, size_t n)
             const Onnx__NodeProto *np = mp->graph->node[i];
             const char *dom = np->domain ? np->domain : "";
             if (!is_supported(dom, np->op_type ? np->op_type : "")) {
-                snprintf(msg, n, "uses %s%s%s, outside onnxgrad's op list", dom,
-                         dom[0] ? "." : "", np->op_type ? np->op_type : "?");
+                snprintf(msg, n, "uses %s%s%s, outside onnxgrad's op list", dom, dom[0] ? "." : "",
+                         np->op_type ? np->op_type : "?");
                 result = SKIP;
             }
         }
