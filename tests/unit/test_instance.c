@@ -62,6 +62,29 @@ int main(void)
     CHECK_OK(og_model_load_file("models/mlp.onnx", NULL, &m));
     CHECK_OK(og_npy_load("models/mlp_x.npy", NULL, &x));
     if (!m || !x) TEST_DONE();
+    /* bad configurations: named clearly, nothing created */
+    {
+        og_grad *bad = NULL;
+        og_grad_options ob = {0};
+        const char *rep[] = {"W1", "W1"}, *unk[] = {"W9"}, *in_bad[] = {"W1"}, *out_bad[] = {"x"};
+        ob.weights = rep;
+        ob.n_weights = 2;
+        CHECK(og_grad_create(m, &ob, &bad) == OG_ERR_INVALID_ARG && bad == NULL);
+        CHECK(strstr(og_last_error(), "twice") != NULL);
+        ob.weights = unk;
+        ob.n_weights = 1;
+        CHECK(og_grad_create(m, &ob, &bad) == OG_ERR_INVALID_ARG);
+        CHECK(strstr(og_last_error(), "'W9'") && strstr(og_last_error(), "'b2'"));
+        ob.weights = NULL;
+        ob.inputs = in_bad;
+        ob.n_inputs = 1;
+        CHECK(og_grad_create(m, &ob, &bad) == OG_ERR_INVALID_ARG);
+        ob.inputs = NULL;
+        ob.outputs = out_bad;
+        ob.n_outputs = 1;
+        CHECK(og_grad_create(m, &ob, &bad) == OG_ERR_INVALID_ARG);
+        CHECK(og_grad_create(NULL, &ob, &bad) == OG_ERR_INVALID_ARG);
+    }
     og_grad_options o = {0};
     o.threads = 1;
     CHECK_OK(og_grad_create(m, &o, &g));
