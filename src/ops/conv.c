@@ -48,22 +48,9 @@ static og_status conv_parse_common(const og_op_ctx *c, void **params, bool trans
                          (long long)p->group);
         goto fail;
     }
-    const char *ap = og_attr_string(c->node, "auto_pad", "NOTSET");
-    if (strcmp(ap, "NOTSET") == 0 || ap[0] == '\0')
-        p->auto_pad = OG_CONV_NOTSET;
-    else if (strcmp(ap, "SAME_UPPER") == 0)
-        p->auto_pad = OG_CONV_SAME_UPPER;
-    else if (strcmp(ap, "SAME_LOWER") == 0)
-        p->auto_pad = OG_CONV_SAME_LOWER;
-    else if (strcmp(ap, "VALID") == 0)
-        p->auto_pad = OG_CONV_VALID;
-    else {
-        st = og_op_error(c, OG_ERR_MODEL,
-                         "attribute 'auto_pad' is '%s', expected NOTSET, SAME_UPPER, SAME_LOWER "
-                         "or VALID",
-                         ap);
-        goto fail;
-    }
+    int auto_pad = 0;
+    if ((st = og_attr_auto_pad(c, &auto_pad))) goto fail;
+    p->auto_pad = auto_pad; /* the enum follows og_attr_auto_pad's numbering */
 
     if ((st = read_ints(c, "kernel_shape", p->kernel, OG_CONV_MAX_SP, &p->n_kernel, 1))) goto fail;
     if ((st = read_ints(c, "strides", p->strides, OG_CONV_MAX_SP, &p->n_strides, 1))) goto fail;

@@ -99,6 +99,9 @@ const char *og_attr_string(const og_node *n, const char *name, const char *dflt)
 const int64_t *og_attr_ints(const og_node *n, const char *name, int *count);
 const float *og_attr_floats(const og_node *n, const char *name, int *count);
 const og_tensor *og_attr_tensor(const og_node *n, const char *name);
+/* The auto_pad attribute of Conv, ConvTranspose and the pools: 0 NOTSET (or absent or
+ * empty), 1 SAME_UPPER, 2 SAME_LOWER, 3 VALID; anything else fails naming the value. */
+og_status og_attr_auto_pad(const og_op_ctx *c, int *mode);
 /* Check that an attribute present has the expected type (OG_ERR_MODEL otherwise). */
 og_status og_attr_check_type(const og_op_ctx *c, const char *name, og_attr_type type);
 

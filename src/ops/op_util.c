@@ -69,6 +69,22 @@ const og_tensor *og_attr_tensor(const og_node *n, const char *name)
     return a && a->type == OG_ATTR_TENSOR ? a->t : NULL;
 }
 
+og_status og_attr_auto_pad(const og_op_ctx *c, int *mode)
+{
+    static const char *const names[] = {"NOTSET", "SAME_UPPER", "SAME_LOWER", "VALID"};
+    const char *ap = og_attr_string(c->node, "auto_pad", "NOTSET");
+    if (ap[0] == '\0') ap = "NOTSET";
+    for (int i = 0; i < 4; i++)
+        if (strcmp(ap, names[i]) == 0) {
+            *mode = i;
+            return OG_OK;
+        }
+    return og_op_error(c, OG_ERR_MODEL,
+                       "attribute 'auto_pad' is '%s', expected NOTSET, SAME_UPPER, SAME_LOWER "
+                       "or VALID",
+                       ap);
+}
+
 og_status og_attr_check_type(const og_op_ctx *c, const char *name, og_attr_type type)
 {
     const og_attr *a = og_node_attr(c->node, name);

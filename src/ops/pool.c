@@ -108,22 +108,9 @@ static og_status parse_pool(const og_op_ctx *c, og_pool_kind kind, bool global, 
         for (int i = 0; i < nk; i++) p->dilations[i] = 1;
     }
 
-    const char *ap = og_attr_string(n, "auto_pad", "NOTSET");
-    if (strcmp(ap, "NOTSET") == 0 || ap[0] == '\0')
-        p->auto_pad = OG_PAD_NOTSET;
-    else if (strcmp(ap, "SAME_UPPER") == 0)
-        p->auto_pad = OG_PAD_SAME_UPPER;
-    else if (strcmp(ap, "SAME_LOWER") == 0)
-        p->auto_pad = OG_PAD_SAME_LOWER;
-    else if (strcmp(ap, "VALID") == 0)
-        p->auto_pad = OG_PAD_VALID;
-    else {
-        st = og_op_error(c, OG_ERR_MODEL,
-                         "attribute 'auto_pad' is '%s', expected NOTSET, SAME_UPPER, SAME_LOWER "
-                         "or VALID",
-                         ap);
-        goto fail;
-    }
+    int auto_pad = 0;
+    if ((st = og_attr_auto_pad(c, &auto_pad))) goto fail;
+    p->auto_pad = auto_pad; /* the enum follows og_attr_auto_pad's numbering */
     if (v >= 10) p->ceil_mode = og_attr_int(n, "ceil_mode", 0) != 0;
     if (kind == OG_POOL_AVG && v >= 7)
         p->count_include_pad = og_attr_int(n, "count_include_pad", 0) != 0;
