@@ -24,7 +24,15 @@ typedef struct conv_type {
     /* dst[r * ld + i] = bias[r] (0 when bias is NULL), r < rows, i < len */
     void (*fill_rows)(void *restrict dst, const void *restrict bias, int64_t rows, int64_t len,
                       int64_t ld);
+    /* one im2col row of a 1-D/2-D conv: see im2col_2d below */
+    void (*im2col_2d)(const og_conv_geom *g, const void *xc, int64_t kh, int64_t kw, int64_t r0,
+                      int64_t r1, void *dst);
 } conv_type;
+
+/* ceil(a / b) for b > 0 and any a. */
+static int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
+
+static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 
 #define CONV_TYPED(T, S, GEMM)                                                                     \
     static void gemm_##S(const og_kernel_ctx *k, bool ta, bool tb, int64_t m, int64_t n,           \
@@ -69,8 +77,42 @@ typedef struct conv_type {
             for (int64_t i = 0; i < len; i++) d[r * ld + i] = v;                                   \
         }                                                                                          \
     }                                                                                              \
-    static const conv_type conv_type_##S = {sizeof(T), gemm_##S, copy_strided_##S,                 \
-                                            add_strided_##S, fill_rows_##S};
+    /* im2col row of tap (kh, kw) over output rows [r0, r1) of a 2-D conv (a 1-D conv has          \
+     * out[0] == in[0] == 1): plain loops with the in-bounds range [lo, hi) of output              \
+     * columns computed once, so that short rows cost no calls and the copy vectorizes. */         \
+    static void im2col_2d_##S(const og_conv_geom *g, const void *xc, int64_t kh, int64_t kw,       \
+                              int64_t r0, int64_t r1, void *dst)                                   \
+    {                                                                                              \
+        const T *restrict x = xc;                                                                  \
+        T *restrict d = dst;                                                                       \
+        const int L = g->nsp - 1;                                                                  \
+        const int64_t ow = g->out[L], iw = g->in[L], s = g->stride[L];                             \
+        const int64_t ih_n = L ? g->in[0] : 1, sh = L ? g->stride[0] : 1;                          \
+        const int64_t h_off = L ? kh * g->dil[0] - g->pad_begin[0] : 0;                            \
+        const int64_t off = kw * g->dil[L] - g->pad_begin[L]; /* input col = o * s + off */        \
+        const int64_t lo = clamp64(ceil_div(-off, s), 0, ow);                                      \
+        const int64_t hi = clamp64(ceil_div(iw - off, s), lo, ow);                                 \
+        for (int64_t oh = r0; oh < r1; oh++, d += ow) {                                            \
+            const int64_t ih = oh * sh + h_off;                                                    \
+            if (ih < 0 || ih >= ih_n || hi == lo) {                                                \
+                for (int64_t i = 0; i < ow; i++) d[i] = 0;                                         \
+                continue;                                                                          \
+            }                                                                                      \
+            const T *restrict src = x + ih * iw + lo * s + off; /* input of column lo */           \
+            T *restrict dm = d + lo;                                                               \
+            const int64_t n = hi - lo;                                                             \
+            for (int64_t i = 0; i < lo; i++) d[i] = 0;                                             \
+            if (s == 1)                                                                            \
+                for (int64_t i = 0; i < n; i++) dm[i] = src[i];                                    \
+            else if (s == 2)                                                                       \
+                for (int64_t i = 0; i < n; i++) dm[i] = src[2 * i];                                \
+            else                                                                                   \
+                for (int64_t i = 0; i < n; i++) dm[i] = src[i * s];                                \
+            for (int64_t i = hi; i < ow; i++) d[i] = 0;                                            \
+        }                                                                                          \
+    }                                                                                              \
+    static const conv_type conv_type_##S = {sizeof(T),       gemm_##S,      copy_strided_##S,      \
+                                            add_strided_##S, fill_rows_##S, im2col_2d_##S};
 
 CONV_TYPED(float, f32, og_gemm_f32)
 CONV_TYPED(double, f64, og_gemm_f64)
@@ -90,11 +132,6 @@ static const conv_type *conv_type_of(og_dtype t)
 #endif
 /* Narrowest chunk worth a thread of its own when there are fewer images than threads. */
 #define CONV_PAR_MIN_COLS 256
-
-/* ceil(a / b) for b > 0 and any a. */
-static int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
-
-static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 
 /* Everything one call needs, computed once. */
 typedef struct conv_job {
@@ -180,7 +217,12 @@ static void im2col_one(const conv_job *job, const char *xg, int64_t row, int64_t
     kernel_index(&job->g, row % job->ks, kidx);
     const char *xc = xg + (size_t)((row / job->ks) * job->is) * job->t->es;
     int64_t ncols = (r1 - r0) * job->g.out[job->g.nsp - 1];
-    im2col_row(job, xc, kidx, r0, r1, col + (size_t)(row * ncols) * job->t->es);
+    char *dst = col + (size_t)(row * ncols) * job->t->es;
+    if (job->g.nsp <= 2)
+        job->t->im2col_2d(&job->g, xc, job->g.nsp == 2 ? kidx[0] : 0, kidx[job->g.nsp - 1], r0, r1,
+                          dst);
+    else
+        im2col_row(job, xc, kidx, r0, r1, dst);
 }
 
 /* The reverse of im2col_row: add one col row (one value per input position, for output

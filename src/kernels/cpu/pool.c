@@ -165,6 +165,50 @@ static og_status pool_setup(const og_kernel_ctx *k, const og_pool_params *p, con
         else                                                                                       \
             for (int64_t i = 0; i < n; i++) y[i] = src[i * step] > y[i] ? src[i * step] : y[i];    \
     }                                                                                              \
+    /* Kernel width kw in {2, 3} at stride 2 along W, dilation 1: the taps of one input row        \
+     * folded into n outputs in a single pass (constant offsets, so the loop vectorizes as a       \
+     * deinterleave).  Same fold order as tap_##T, so the results are identical. */                \
+    static inline void row_s2_##T(og_pool_kind kind, bool first, int64_t kw, T *restrict y,        \
+                                  const T *restrict r, int64_t n)                                  \
+    {                                                                                              \
+        if (kind == OG_POOL_AVG) {                                                                 \
+            if (kw == 2) {                                                                         \
+                if (first)                                                                         \
+                    for (int64_t i = 0; i < n; i++) y[i] = r[2 * i] + r[2 * i + 1];                \
+                else                                                                               \
+                    for (int64_t i = 0; i < n; i++) y[i] = y[i] + r[2 * i] + r[2 * i + 1];         \
+            } else if (first) {                                                                    \
+                for (int64_t i = 0; i < n; i++) y[i] = r[2 * i] + r[2 * i + 1] + r[2 * i + 2];     \
+            } else {                                                                               \
+                for (int64_t i = 0; i < n; i++)                                                    \
+                    y[i] = y[i] + r[2 * i] + r[2 * i + 1] + r[2 * i + 2];                          \
+            }                                                                                      \
+            return;                                                                                \
+        }                                                                                          \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            T v = first ? r[2 * i] : (r[2 * i] > y[i] ? r[2 * i] : y[i]);                          \
+            v = r[2 * i + 1] > v ? r[2 * i + 1] : v;                                               \
+            if (kw == 3) v = r[2 * i + 2] > v ? r[2 * i + 2] : v;                                  \
+            y[i] = v;                                                                              \
+        }                                                                                          \
+    }                                                                                              \
+    /* 2x2 stride 2 max/avg over two whole input rows (r0, r1): the LeNet/VGG pool. */             \
+    static void rows_2x2_##T(og_pool_kind kind, T *restrict y, const T *restrict r0,               \
+                             const T *restrict r1, int64_t n)                                      \
+    {                                                                                              \
+        if (kind == OG_POOL_AVG) {                                                                 \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                y[i] = (r0[2 * i] + r0[2 * i + 1] + r1[2 * i] + r1[2 * i + 1]) * (T)0.25;          \
+            return;                                                                                \
+        }                                                                                          \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            T v = r0[2 * i];                                                                       \
+            v = r0[2 * i + 1] > v ? r0[2 * i + 1] : v;                                             \
+            v = r1[2 * i] > v ? r1[2 * i] : v;                                                     \
+            v = r1[2 * i + 1] > v ? r1[2 * i + 1] : v;                                             \
+            y[i] = v;                                                                              \
+        }                                                                                          \
+    }                                                                                              \
     /* Outputs [ow0, ow1) of a row, whose windows lie inside the input along W: the taps run       \
      * outermost and the loop over outputs is innermost, contiguous when the stride is 1. */       \
     static void interior_row_##T(const pool_geom *g, og_pool_kind kind, const T *restrict x,       \
@@ -175,10 +219,23 @@ static og_status pool_setup(const og_kernel_ctx *k, const og_pool_params *p, con
         const int64_t d0 = g->lo[0][od], d1 = g->hi[0][od];                                        \
         const int64_t h0 = g->lo[1][oh], h1 = g->hi[1][oh];                                        \
         const int64_t sw = g->s[2], kw = g->k[2];                                                  \
+        const bool s2 = sw == 2 && g->d[2] == 1 && (kw == 2 || kw == 3);                           \
         bool first = true;                                                                         \
+        if (s2 && kw == 2 && d1 - d0 == 1 && h1 - h0 == 2 && g->d[1] == 1 &&                       \
+            (kind == OG_POOL_MAX || g->kvol == 4)) {                                               \
+            /* a full 2x2 window in one pass (avg: all four taps inside, divisor 4) */             \
+            const T *r0 = x + ((sd + d0 * g->d[0]) * H + sh + h0) * W + ow0 * 2 - g->pb[2];        \
+            rows_2x2_##T(kind, y + ow0, r0, r0 + W, ow1 - ow0);                                    \
+            return;                                                                                \
+        }                                                                                          \
         for (int64_t a = d0; a < d1; a++)                                                          \
             for (int64_t b = h0; b < h1; b++) {                                                    \
                 const T *restrict row = x + ((sd + a * g->d[0]) * H + sh + b * g->d[1]) * W;       \
+                if (s2) {                                                                          \
+                    row_s2_##T(kind, first, kw, y + ow0, row + ow0 * 2 - g->pb[2], ow1 - ow0);     \
+                    first = false;                                                                 \
+                    continue;                                                                      \
+                }                                                                                  \
                 for (int64_t c = 0; c < kw; c++) {                                                 \
                     const int64_t off = c * g->d[2] - g->pb[2]; /* >= -ow0 * sw */                 \
                     if (sw == 1)                                                                   \
@@ -242,12 +299,14 @@ static og_status pool_setup(const og_kernel_ctx *k, const og_pool_params *p, con
             i1 = g->ow1;                                                                           \
             interior_row_##T(g, p->kind, xp, yr, od, oh);                                          \
         }                                                                                          \
+        const int64_t j0 = i1 > i0 ? i1 : 0; /* border outputs: [0, i0) and [j0, OW) */            \
+        if (i0 == 0 && j0 == g->out[2]) return;                                                    \
         if (p->kind == OG_POOL_AVG) {                                                              \
             avg_row_##T(g, xp, yr, od, oh, 0, i0);                                                 \
-            avg_row_##T(g, xp, yr, od, oh, i1 > i0 ? i1 : 0, g->out[2]);                           \
+            avg_row_##T(g, xp, yr, od, oh, j0, g->out[2]);                                         \
         } else {                                                                                   \
             max_row_##T(g, xp, yr, ir, pl * g->in_plane, od, oh, 0, i0);                           \
-            max_row_##T(g, xp, yr, ir, pl * g->in_plane, od, oh, i1 > i0 ? i1 : 0, g->out[2]);     \
+            max_row_##T(g, xp, yr, ir, pl * g->in_plane, od, oh, j0, g->out[2]);                   \
         }                                                                                          \
     }                                                                                              \
     static void pool_##T(const og_kernel_ctx *k, const og_pool_params *p, const pool_geom *g,      \
