@@ -27,6 +27,10 @@ typedef struct conv_type {
     /* one im2col row of a 1-D/2-D conv: see im2col_2d below */
     void (*im2col_2d)(const og_conv_geom *g, const void *xc, int64_t kh, int64_t kw, int64_t r0,
                       int64_t r1, void *dst);
+    /* dst[m * ldd + i * w + j] = src[m * lds + i * ws + j] + bias[m] (0 when bias is NULL),
+     * m < rows, i < n, j < w: a wide GEMM result into Y */
+    void (*unwide)(void *restrict dst, int64_t ldd, const void *restrict src, int64_t lds,
+                   int64_t ws, const void *restrict bias, int64_t rows, int64_t n, int64_t w);
 } conv_type;
 
 /* ceil(a / b) for b > 0 and any a. */
@@ -111,8 +115,22 @@ static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo :
             for (int64_t i = hi; i < ow; i++) d[i] = 0;                                            \
         }                                                                                          \
     }                                                                                              \
+    static void unwide_##S(void *restrict dst, int64_t ldd, const void *restrict src, int64_t lds, \
+                           int64_t ws, const void *restrict bias, int64_t rows, int64_t n,         \
+                           int64_t w)                                                              \
+    {                                                                                              \
+        T *restrict d = dst;                                                                       \
+        const T *restrict s = src, *restrict b = bias;                                             \
+        for (int64_t m = 0; m < rows; m++) {                                                       \
+            const T v = b ? b[m] : (T)0;                                                           \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                for (int64_t j = 0; j < w; j++)                                                    \
+                    d[m * ldd + i * w + j] = s[m * lds + i * ws + j] + v;                          \
+        }                                                                                          \
+    }                                                                                              \
     static const conv_type conv_type_##S = {sizeof(T),       gemm_##S,      copy_strided_##S,      \
-                                            add_strided_##S, fill_rows_##S, im2col_2d_##S};
+                                            add_strided_##S, fill_rows_##S, im2col_2d_##S,         \
+                                            unwide_##S};
 
 CONV_TYPED(float, f32, og_gemm_f32)
 CONV_TYPED(double, f64, og_gemm_f64)
@@ -130,6 +148,14 @@ static const conv_type *conv_type_of(og_dtype t)
 #ifndef CONV_CHUNK_MIN_COLS
 #define CONV_CHUNK_MIN_COLS 1024
 #endif
+/* Wide Conv (see conv_job) for output widths up to this, when the extra GEMM work per
+ * column row and output row, (M / group) * (wp - ow), is at most CONV_WIDE_MAX_EXTRA. */
+#ifndef CONV_WIDE_MAX_OW
+#define CONV_WIDE_MAX_OW 32
+#endif
+#ifndef CONV_WIDE_MAX_EXTRA
+#define CONV_WIDE_MAX_EXTRA 128
+#endif
 /* Narrowest chunk worth a thread of its own when there are fewer images than threads. */
 #define CONV_PAR_MIN_COLS 256
 
@@ -142,6 +168,15 @@ typedef struct conv_job {
     int64_t is, os; /* input and output positions, prod(in), prod(out) */
     int64_t kdim;   /* Conv: cg * ks (GEMM inner size); ConvTranspose: mg * ks (col rows) */
     bool pointwise; /* no im2col/col2im needed */
+    /* "Wide" Conv (2-D, stride 1): columns run over the padded input width wp rather than
+     * the output width, so that a column row is one contiguous copy of the (padded) input
+     * instead of one short copy per output row; the GEMM then also computes wp - ow
+     * unused columns per row, dropped when its result is copied into Y. */
+    bool wide, padded;
+    int64_t wp;        /* padded input width (columns per output row) */
+    size_t tmp_bytes;  /* per slot, after the column buffer: the wide GEMM result */
+    size_t pad_bytes;  /* per slot, after that: the padded input rows of one chunk */
+    size_t slot_bytes; /* col_bytes + tmp_bytes + pad_bytes */
     const char *x, *w, *b;
     char *y;
     char *col; /* nslots column buffers of col_bytes each */
@@ -272,6 +307,68 @@ static void col2im_channel(const conv_job *job, const char *col, int64_t m, char
     }
 }
 
+/* Padded input rows [r0, r0 + nr) of the cg channels at xg, each wp wide, into pad. */
+static void pad_rows(const conv_job *job, const char *xg, int64_t r0, int64_t nr, char *pad)
+{
+    const og_conv_geom *g = &job->g;
+    const size_t es = job->t->es;
+    const int64_t ih_n = g->in[0], iw = g->in[1], wp = job->wp, pl = g->pad_begin[1];
+    const int64_t lo = clamp64(pl, 0, wp), hi = clamp64(pl + iw, lo, wp); /* in-bounds columns */
+    for (int64_t c = 0; c < job->cg; c++)
+        for (int64_t i = 0; i < nr; i++) {
+            char *d = pad + (size_t)((c * nr + i) * wp) * es;
+            int64_t ih = r0 + i - g->pad_begin[0];
+            if (ih < 0 || ih >= ih_n || hi == lo) {
+                memset(d, 0, (size_t)wp * es);
+                continue;
+            }
+            memset(d, 0, (size_t)lo * es);
+            memcpy(d + (size_t)lo * es, xg + (size_t)((c * ih_n + ih) * iw + lo - pl) * es,
+                   (size_t)(hi - lo) * es);
+            memset(d + (size_t)hi * es, 0, (size_t)(wp - hi) * es);
+        }
+}
+
+/* Column row r = (channel, kh, kw) of a wide Conv: ncw values of the (padded) input rows at
+ * base (cstride per channel, avail values available from base) from the tap's offset on. */
+static void wide_row(const conv_job *job, const char *base, int64_t cstride, int64_t avail,
+                     int64_t r, int64_t ncw, char *col)
+{
+    const og_conv_geom *g = &job->g;
+    const size_t es = job->t->es;
+    int64_t c = r / job->ks, t = r % job->ks, kw_n = g->kernel[1];
+    int64_t start = (t / kw_n) * g->dil[0] * job->wp + (t % kw_n) * g->dil[1];
+    int64_t n = avail - start < ncw ? avail - start : ncw; /* the last output row runs past */
+    char *d = col + (size_t)(r * ncw) * es;
+    memcpy(d, base + (size_t)(c * cstride + start) * es, (size_t)n * es);
+    memset(d + (size_t)n * es, 0, (size_t)(ncw - n) * es); /* only unused columns */
+}
+
+/* Wide Conv of output rows [r0, r1) of one (image, group): see conv_job.wide. */
+static void conv_wide(const og_kernel_ctx *k, const conv_job *job, const char *xg, const char *wg,
+                      const char *bias, int64_t r0, int64_t r1, char *yg, char *col)
+{
+    const og_conv_geom *g = &job->g;
+    const size_t es = job->t->es;
+    const int64_t wp = job->wp, ncw = (r1 - r0) * wp;
+    char *tmp = col + job->col_bytes;
+    const char *base = xg + (size_t)(r0 * wp) * es;          /* unpadded: wp == iw */
+    int64_t cstride = job->is, avail = (g->in[0] - r0) * wp; /* per channel, from base */
+    if (job->padded) {
+        int64_t nr = r1 - r0 + (g->kernel[0] - 1) * g->dil[0];
+        char *pad = tmp + job->tmp_bytes;
+        pad_rows(job, xg, r0, nr, pad);
+        base = pad;
+        cstride = avail = nr * wp;
+    }
+    int64_t rows = job->kdim;
+    OG_PARALLEL_FOR(k, rows, ncw, r, { wide_row(job, base, cstride, avail, r, ncw, col); });
+    job->t->gemm(k, false, false, job->mg, ncw, job->kdim, wg, job->kdim, col, ncw, false, tmp,
+                 ncw);
+    const int64_t ow = g->out[1];
+    job->t->unwide(yg + (size_t)(r0 * ow) * es, job->os, tmp, ncw, wp, bias, job->mg, r1 - r0, ow);
+}
+
 /* Conv of item it = (image, group, chunk of output rows). */
 static void conv_item(const og_kernel_ctx *k, const conv_job *job, int64_t it, char *col)
 {
@@ -285,6 +382,11 @@ static void conv_item(const og_kernel_ctx *k, const conv_job *job, int64_t it, c
     const int64_t c0 = r0 * ow, ncols = (r1 - r0) * ow;
     const char *xg = job->x + (size_t)((n * g->c + gi * job->cg) * job->is) * es;
     const char *wg = job->w + (size_t)(gi * job->mg * job->kdim) * es;
+    if (job->wide) {
+        conv_wide(k, job, xg, wg, job->b ? job->b + (size_t)(gi * job->mg) * es : NULL, r0, r1,
+                  job->y + (size_t)((n * g->m + gi * job->mg) * job->os) * es, col);
+        return;
+    }
     char *yg = job->y + (size_t)((n * g->m + gi * job->mg) * job->os + c0) * es;
     /* bias first, then the GEMM accumulates onto it while this part of Y is in cache */
     if (job->b)
@@ -330,7 +432,7 @@ static void conv_transpose_unit(const og_kernel_ctx *k, const conv_job *job, int
 static void run_slot(const og_kernel_ctx *k, const conv_job *job, bool transpose, int64_t t,
                      int64_t slots, int64_t items)
 {
-    char *col = job->col ? job->col + (size_t)t * job->col_bytes : NULL;
+    char *col = job->col ? job->col + (size_t)t * job->slot_bytes : NULL;
     for (int64_t it = t * items / slots; it < (t + 1) * items / slots; it++) {
         if (transpose)
             conv_transpose_unit(k, job, it, col);
@@ -373,6 +475,14 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
             identity = false;
     }
     job.pointwise = identity;
+    if (!transpose && !identity && g->nsp == 2 && g->stride[0] == 1 && g->stride[1] == 1) {
+        /* wide only where the saved per-row copies outweigh the extra GEMM columns */
+        job.wp = g->out[1] + (g->kernel[1] - 1) * g->dil[1];
+        job.wide = g->out[1] <= CONV_WIDE_MAX_OW &&
+                   (g->m / g->group) * (job.wp - g->out[1]) <= CONV_WIDE_MAX_EXTRA;
+        for (int i = 0; i < 2; i++)
+            if (g->pad_begin[i] != 0 || g->pad_end[i] != 0) job.padded = true;
+    }
     job.kdim = (transpose ? job.mg : job.cg) * job.ks;
     job.x = x->data;
     job.w = w->data;
@@ -392,7 +502,8 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
      * Items go to separate threads (one parallel region, each thread its own column
      * buffer, BLAS single-threaded inside) when there are enough of them or they are
      * small; otherwise they run one by one and BLAS and im2col use the threads. */
-    int64_t units = g->n * g->group, ow = g->out[g->nsp - 1], n_rows = job.os / ow;
+    int64_t units = g->n * g->group, n_rows = job.os / g->out[g->nsp - 1];
+    int64_t ow = job.wide ? job.wp : g->out[g->nsp - 1]; /* columns per output row */
     int64_t threads = k->threads > 1 ? k->threads : 1;
     job.chunk_rows = n_rows;
     if (!transpose) {
@@ -424,8 +535,17 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
         size_t elems;
         int64_t ncols = transpose ? job.is : job.chunk_rows * ow;
         if (!og_mul_size((size_t)job.kdim, (size_t)ncols, &elems) ||
-            !og_mul_size(elems, job.t->es, &job.col_bytes) ||
-            !og_mul_size(job.col_bytes, (size_t)slots, &elems))
+            !og_mul_size(elems, job.t->es, &job.col_bytes))
+            return og_kernel_error(k, OG_ERR_NOMEM, "column buffer size overflows");
+        if (job.wide) { /* sizes bounded by the column buffer's */
+            job.tmp_bytes = (size_t)(job.mg * ncols) * job.t->es;
+            if (job.padded)
+                job.pad_bytes =
+                    (size_t)(job.cg * (job.chunk_rows + (g->kernel[0] - 1) * g->dil[0]) * job.wp) *
+                    job.t->es;
+        }
+        job.slot_bytes = job.col_bytes + job.tmp_bytes + job.pad_bytes;
+        if (job.slot_bytes < job.col_bytes || !og_mul_size(job.slot_bytes, (size_t)slots, &elems))
             return og_kernel_error(k, OG_ERR_NOMEM, "column buffer size overflows");
         job.col = og_malloc(k->alloc, elems);
         if (!job.col)
