@@ -329,19 +329,30 @@ static void pad_rows(const conv_job *job, const char *xg, int64_t r0, int64_t nr
         }
 }
 
-/* Column row r = (channel, kh, kw) of a wide Conv: ncw values of the (padded) input rows at
- * base (cstride per channel, avail values available from base) from the tap's offset on. */
-static void wide_row(const conv_job *job, const char *base, int64_t cstride, int64_t avail,
-                     int64_t r, int64_t ncw, char *col)
+/* Column rows [r0, r1), row r = (channel, kh, kw), of a wide Conv: ncw values of the
+ * (padded) input rows at base (cstride per channel, avail values available from base)
+ * from the tap's offset on.  The tap is stepped rather than divided out per row. */
+static void wide_rows(const conv_job *job, const char *base, int64_t cstride, int64_t avail,
+                      int64_t r0, int64_t r1, int64_t ncw, char *col)
 {
     const og_conv_geom *g = &job->g;
     const size_t es = job->t->es;
-    int64_t c = r / job->ks, t = r % job->ks, kw_n = g->kernel[1];
-    int64_t start = (t / kw_n) * g->dil[0] * job->wp + (t % kw_n) * g->dil[1];
-    int64_t n = avail - start < ncw ? avail - start : ncw; /* the last output row runs past */
-    char *d = col + (size_t)(r * ncw) * es;
-    memcpy(d, base + (size_t)(c * cstride + start) * es, (size_t)n * es);
-    memset(d + (size_t)n * es, 0, (size_t)(ncw - n) * es); /* only unused columns */
+    const int64_t kh_n = g->kernel[0], kw_n = g->kernel[1];
+    int64_t c = r0 / job->ks, kh = r0 % job->ks / kw_n, kw = r0 % kw_n;
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t start = kh * g->dil[0] * job->wp + kw * g->dil[1];
+        int64_t n = avail - start < ncw ? avail - start : ncw; /* the last output row runs past */
+        char *d = col + (size_t)(r * ncw) * es;
+        memcpy(d, base + (size_t)(c * cstride + start) * es, (size_t)n * es);
+        memset(d + (size_t)n * es, 0, (size_t)(ncw - n) * es); /* only unused columns */
+        if (++kw == kw_n) {
+            kw = 0;
+            if (++kh == kh_n) {
+                kh = 0;
+                c++;
+            }
+        }
+    }
 }
 
 /* Wide Conv of output rows [r0, r1) of one (image, group): see conv_job.wide. */
@@ -361,8 +372,10 @@ static void conv_wide(const og_kernel_ctx *k, const conv_job *job, const char *x
         base = pad;
         cstride = avail = nr * wp;
     }
-    int64_t rows = job->kdim;
-    OG_PARALLEL_FOR(k, rows, ncw, r, { wide_row(job, base, cstride, avail, r, ncw, col); });
+    const int64_t rows = job->kdim, nb = k->threads > 1 ? 2 * k->threads : 1;
+    OG_PARALLEL_FOR(k, nb, (double)rows / (double)nb * (double)ncw, b, {
+        wide_rows(job, base, cstride, avail, b * rows / nb, (b + 1) * rows / nb, ncw, col);
+    });
     job->t->gemm(k, false, false, job->mg, ncw, job->kdim, wg, job->kdim, col, ncw, false, tmp,
                  ncw);
     const int64_t ow = g->out[1];
