@@ -96,17 +96,24 @@ static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo :
         const int64_t off = kw * g->dil[L] - g->pad_begin[L]; /* input col = o * s + off */        \
         const int64_t lo = clamp64(ceil_div(-off, s), 0, ow);                                      \
         const int64_t hi = clamp64(ceil_div(iw - off, s), lo, ow);                                 \
-        for (int64_t oh = r0; oh < r1; oh++, d += ow) {                                            \
-            const int64_t ih = oh * sh + h_off;                                                    \
-            if (ih < 0 || ih >= ih_n || hi == lo) {                                                \
-                for (int64_t i = 0; i < ow; i++) d[i] = 0;                                         \
-                continue;                                                                          \
-            }                                                                                      \
-            const T *restrict src = x + ih * iw + lo * s + off; /* input of column lo */           \
+        /* output rows [oa, ob) read input rows inside the input; the others are zero */           \
+        const int64_t oa = clamp64(ceil_div(-h_off, sh), r0, r1);                                  \
+        const int64_t ob = hi > lo ? clamp64(ceil_div(ih_n - h_off, sh), oa, r1) : oa;             \
+        memset(d, 0, (size_t)((oa - r0) * ow) * sizeof(T));                                        \
+        memset(d + (ob - r0) * ow, 0, (size_t)((r1 - ob) * ow) * sizeof(T));                       \
+        d += (oa - r0) * ow;                                                                       \
+        const int64_t n = hi - lo;                                                                 \
+        if (s == 1 && sh == 1 && n == ow && ow == iw) { /* the rows are contiguous in X too */     \
+            memcpy(d, x + (oa + h_off) * iw + off, (size_t)((ob - oa) * ow) * sizeof(T));          \
+            return;                                                                                \
+        }                                                                                          \
+        for (int64_t oh = oa; oh < ob; oh++, d += ow) {                                            \
+            const T *restrict src = x + (oh * sh + h_off) * iw + lo * s + off; /* column lo */     \
             T *restrict dm = d + lo;                                                               \
-            const int64_t n = hi - lo;                                                             \
             for (int64_t i = 0; i < lo; i++) d[i] = 0;                                             \
-            if (s == 1)                                                                            \
+            if (s == 1 && n >= 32) /* long rows: the library copy is wider than SSE2 */            \
+                memcpy(dm, src, (size_t)n * sizeof(T));                                            \
+            else if (s == 1)                                                                       \
                 for (int64_t i = 0; i < n; i++) dm[i] = src[i];                                    \
             else if (s == 2)                                                                       \
                 for (int64_t i = 0; i < n; i++) dm[i] = src[2 * i];                                \
