@@ -190,6 +190,7 @@ typedef struct conv_job {
     size_t col_bytes;
     int64_t chunk_rows; /* Conv: outer output rows per chunk */
     int64_t n_chunks;   /* chunks per (image, group); 1 for ConvTranspose */
+    int64_t msplit;     /* Conv: the GEMM split over this many threads by output channel */
 } conv_job;
 
 /* Split kernel row index r (of ks) into per-dim kernel offsets. */
@@ -314,6 +315,49 @@ static void col2im_channel(const conv_job *job, const char *col, int64_t m, char
     }
 }
 
+/* Rows [m0, m1) of part p of `parts` of mg output channels: multiples of 16 (the BLAS
+ * kernels' row block) where that still balances. */
+static int64_t part_begin(int64_t mg, int64_t p, int64_t parts)
+{
+    int64_t m = p * mg / parts;
+    return mg >= 16 * parts && p < parts ? m / 16 * 16 : m;
+}
+
+typedef struct gemm_args {
+    const char *w, *b;
+    int64_t ldb, ncols;
+    bool acc;
+    char *c;
+    int64_t ldc;
+} gemm_args;
+
+static void gemm_part(const og_kernel_ctx *k, const conv_job *job, const gemm_args *a, int64_t p,
+                      int64_t parts)
+{
+    const size_t es = job->t->es;
+    int64_t m0 = part_begin(job->mg, p, parts), m1 = part_begin(job->mg, p + 1, parts);
+    if (m1 > m0)
+        job->t->gemm(k, false, false, m1 - m0, a->ncols, job->kdim,
+                     a->w + (size_t)(m0 * job->kdim) * es, job->kdim, a->b, a->ldb, a->acc,
+                     a->c + (size_t)(m0 * a->ldc) * es, a->ldc);
+}
+
+/* Y_g[mg, ncols] (+)= W_g · B.  With msplit, each thread takes a band of output channels:
+ * when the columns are few (deep layers of one image) the weights dominate, and BLAS's
+ * own threading would have every thread pack all of them. */
+static void conv_gemm(const og_kernel_ctx *k, const conv_job *job, const gemm_args *a)
+{
+    if (job->msplit > 1 && k->threads > 1) {
+        og_kernel_ctx inner = *k;
+        inner.threads = 1;
+        int64_t parts = job->msplit;
+        OG_PARALLEL_FOR(k, parts, (double)job->mg * (double)job->kdim * (double)a->ncols, p,
+                        { gemm_part(&inner, job, a, p, parts); });
+    } else {
+        gemm_part(k, job, a, 0, 1);
+    }
+}
+
 /* Padded input rows [r0, r0 + nr) of the cg channels at xg, each wp wide, into pad. */
 static void pad_rows(const conv_job *job, const char *xg, int64_t r0, int64_t nr, char *pad)
 {
@@ -383,8 +427,8 @@ static void conv_wide(const og_kernel_ctx *k, const conv_job *job, const char *x
     OG_PARALLEL_FOR(k, nb, (double)rows / (double)nb * (double)ncw, b, {
         wide_rows(job, base, cstride, avail, b * rows / nb, (b + 1) * rows / nb, ncw, col);
     });
-    job->t->gemm(k, false, false, job->mg, ncw, job->kdim, wg, job->kdim, col, ncw, false, tmp,
-                 ncw);
+    gemm_args ga = {wg, col, ncw, ncw, false, tmp, ncw};
+    conv_gemm(k, job, &ga);
     const int64_t ow = g->out[1];
     job->t->unwide(yg + (size_t)(r0 * ow) * es, job->os, tmp, ncw, wp, bias, job->mg, r1 - r0, ow);
 }
@@ -420,8 +464,8 @@ static void conv_item(const og_kernel_ctx *k, const conv_job *job, int64_t it, c
         bmat = col;
         ldb = ncols;
     }
-    job->t->gemm(k, false, false, job->mg, ncols, job->kdim, wg, job->kdim, bmat, ldb,
-                 job->b != NULL, yg, job->os);
+    gemm_args ga = {wg, bmat, ldb, ncols, job->b != NULL, yg, job->os};
+    conv_gemm(k, job, &ga);
 }
 
 /* ConvTranspose of unit u = (image, group). */
@@ -533,7 +577,10 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
             if (cr * ow < CONV_CHUNK_MIN_COLS) cr = CONV_CHUNK_MIN_COLS / ow + 1; /* GEMM width */
             if (cr < job.chunk_rows) job.chunk_rows = cr;
         }
-        if (units < threads) {
+        job.msplit = 1;
+        if (units < threads && job.os <= 2 * job.mg && job.mg >= 2 * threads) {
+            job.msplit = threads; /* few columns, many channels: split the channels */
+        } else if (units < threads) {
             /* more chunks, a multiple of the threads each image needs, for balance */
             int64_t want = (threads + units - 1) / units;
             int64_t chunks = (n_rows + job.chunk_rows - 1) / job.chunk_rows;
