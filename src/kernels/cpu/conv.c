@@ -103,8 +103,18 @@ static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo :
         memset(d + (ob - r0) * ow, 0, (size_t)((r1 - ob) * ow) * sizeof(T));                       \
         d += (oa - r0) * ow;                                                                       \
         const int64_t n = hi - lo;                                                                 \
-        if (s == 1 && sh == 1 && n == ow && ow == iw) { /* the rows are contiguous in X too */     \
-            memcpy(d, x + (oa + h_off) * iw + off, (size_t)((ob - oa) * ow) * sizeof(T));          \
+        if (s == 1 && sh == 1 && ow == iw && ob > oa) {                                            \
+            /* rows as wide as the input: the tap is one shifted copy of the whole block, from     \
+             * the first valid column of the first row to the last of the last; then the           \
+             * columns outside [lo, hi) of each row, wrapped over from the next, are zeroed */     \
+            const int64_t first = lo, last = (ob - oa - 1) * ow + hi;                              \
+            memcpy(d + first, x + (oa + h_off) * iw + off + first,                                 \
+                   (size_t)(last - first) * sizeof(T));                                            \
+            if (lo > 0 || hi < ow)                                                                 \
+                for (int64_t r = 0; r < ob - oa; r++) {                                            \
+                    for (int64_t i = 0; i < lo; i++) d[r * ow + i] = 0;                            \
+                    for (int64_t i = hi; i < ow; i++) d[r * ow + i] = 0;                           \
+                }                                                                                  \
             return;                                                                                \
         }                                                                                          \
         for (int64_t oh = oa; oh < ob; oh++, d += ow) {                                            \
