@@ -89,17 +89,18 @@ typedef struct og_buffer {
 } og_buffer;
 
 /* A session's free list of buffers, so that a run reuses the blocks of the previous one
- * instead of going back to malloc (and the kernel's page faults) for every value. */
-typedef struct og_pool {
-    const og_allocator *alloc;
-    og_buffer **free;
-    int n_free, cap_free;
-    size_t bytes_free;
-} og_pool;
-void og_pool_init(og_pool *p, const og_allocator *a);
+ * instead of going back to malloc (and the kernel's page faults) for every value.  Output
+ * tensors handed to the caller keep their buffer tied to the pool: when the caller frees
+ * one, its block comes back for the next run.  So the pool is reference-counted (the
+ * session and every live buffer hold a reference) and locked (a caller may free an output
+ * in another thread); once the session closes it, returned blocks are freed instead. */
+typedef struct og_pool og_pool;
+og_pool *og_pool_new(const og_allocator *a);
 /* A buffer of at least `bytes` (reused when one fits within 2x), NULL on OOM. */
 og_buffer *og_pool_get(og_pool *p, size_t bytes);
-void og_pool_drain(og_pool *p);
+/* Free the idle blocks and drop the owner's reference: blocks still in use are freed when
+ * released.  NULL is a no-op. */
+void og_pool_close(og_pool *p);
 
 struct og_tensor {
     og_dtype dtype;

@@ -1,6 +1,7 @@
 /* tensor.c: tensors and their reference-counted buffers. */
 #include <stdio.h>
 #include <string.h>
+#include <threads.h>
 
 #include "core/core.h"
 
@@ -25,43 +26,80 @@ og_buffer *og_buffer_new(const og_allocator *a, size_t bytes)
     return b;
 }
 
+struct og_pool {
+    const og_allocator *alloc;
+    mtx_t lock;
+    _Atomic int refs; /* the owner's + one per live buffer */
+    bool closed;
+    og_buffer **free;
+    int n_free, cap_free;
+};
+
+static void pool_unref(og_pool *p)
+{
+    if (--p->refs > 0) return;
+    mtx_destroy(&p->lock);
+    og_free(p->alloc, p->free);
+    og_free(p->alloc, p);
+}
+
 static void buffer_destroy(og_buffer *b)
 {
+    og_pool *p = b->pool;
     if (b->owned) og_free_aligned(b->alloc, b->data);
     og_free(b->alloc, b);
+    if (p) pool_unref(p);
+}
+
+/* Put b on p's free list; false if it must be destroyed instead. */
+static bool pool_put(og_pool *p, og_buffer *b)
+{
+    bool kept = false;
+    mtx_lock(&p->lock);
+    if (!p->closed) {
+        if (p->n_free == p->cap_free) {
+            int cap = p->cap_free ? p->cap_free * 2 : 32;
+            og_buffer **f = og_realloc(p->alloc, p->free, (size_t)p->n_free * sizeof *f,
+                                       (size_t)cap * sizeof *f);
+            if (f) {
+                p->free = f;
+                p->cap_free = cap;
+            }
+        }
+        if (p->n_free < p->cap_free) {
+            p->free[p->n_free++] = b;
+            kept = true;
+        }
+    }
+    mtx_unlock(&p->lock);
+    return kept;
 }
 
 void og_buffer_release(og_buffer *b)
 {
     if (!b || --b->refcount > 0) return;
-    og_pool *p = b->pool;
-    if (p && b->owned) {
-        if (p->n_free == p->cap_free) {
-            int cap = p->cap_free ? p->cap_free * 2 : 32;
-            og_buffer **f = og_realloc(p->alloc, p->free, (size_t)p->n_free * sizeof *f,
-                                       (size_t)cap * sizeof *f);
-            if (!f) {
-                buffer_destroy(b);
-                return;
-            }
-            p->free = f;
-            p->cap_free = cap;
-        }
-        p->free[p->n_free++] = b;
-        p->bytes_free += b->capacity;
-        return;
-    }
+    if (b->pool && b->owned && pool_put(b->pool, b)) return;
     buffer_destroy(b);
 }
 
-void og_pool_init(og_pool *p, const og_allocator *a)
+og_pool *og_pool_new(const og_allocator *a)
 {
-    memset(p, 0, sizeof *p);
-    p->alloc = og_alloc_or_default(a);
+    a = og_alloc_or_default(a);
+    og_pool *p = og_calloc(a, 1, sizeof *p);
+    if (!p) return NULL;
+    if (mtx_init(&p->lock, mtx_plain) != thrd_success) {
+        og_free(a, p);
+        return NULL;
+    }
+    p->alloc = a;
+    p->refs = 1;
+    return p;
 }
 
 og_buffer *og_pool_get(og_pool *p, size_t bytes)
 {
+    og_buffer *b = NULL;
+    mtx_lock(&p->lock);
     int best = -1;
     for (int i = 0; i < p->n_free; i++) {
         size_t c = p->free[i]->capacity;
@@ -69,24 +107,35 @@ og_buffer *og_pool_get(og_pool *p, size_t bytes)
             best = i;
     }
     if (best >= 0) {
-        og_buffer *b = p->free[best];
+        b = p->free[best];
         p->free[best] = p->free[--p->n_free];
-        p->bytes_free -= b->capacity;
+    }
+    mtx_unlock(&p->lock);
+    if (b) {
         b->refcount = 1;
         return b;
     }
-    og_buffer *b = og_buffer_new(p->alloc, bytes);
-    if (b) b->pool = p;
+    b = og_buffer_new(p->alloc, bytes);
+    if (b) {
+        b->pool = p;
+        p->refs++;
+    }
     return b;
 }
 
-void og_pool_drain(og_pool *p)
+void og_pool_close(og_pool *p)
 {
-    for (int i = 0; i < p->n_free; i++) buffer_destroy(p->free[i]);
-    og_free(p->alloc, p->free);
+    if (!p) return;
+    mtx_lock(&p->lock);
+    p->closed = true;
+    int n = p->n_free;
+    og_buffer **idle = p->free;
     p->free = NULL;
     p->n_free = p->cap_free = 0;
-    p->bytes_free = 0;
+    mtx_unlock(&p->lock);
+    for (int i = 0; i < n; i++) buffer_destroy(idle[i]);
+    og_free(p->alloc, idle);
+    pool_unref(p);
 }
 
 og_status og_tensor_from_buffer(og_dtype dtype, int rank, const int64_t *dims, og_buffer *b,

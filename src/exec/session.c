@@ -30,7 +30,7 @@ struct og_session {
     const og_tensor **tin;
     og_tensor **tout;
     int max_in, max_out;
-    og_pool pool;
+    og_pool *pool;
 };
 
 static void logf_(og_session *s, og_log_level level, const char *fmt, ...)
@@ -62,7 +62,6 @@ og_status og_session_create(const og_model *m, const og_session_options *opts, o
     s->model = m;
     s->g = g;
     s->alloc = a;
-    og_pool_init(&s->pool, a);
     s->threads = opts ? opts->threads : 0;
     if (s->threads < 0) {
         st = og_error(OG_ERR_INVALID_ARG, "threads must be >= 0, got %d", s->threads);
@@ -80,6 +79,8 @@ og_status og_session_create(const og_model *m, const og_session_options *opts, o
         s->log_user = opts->log_user;
         s->debug = opts->debug;
     }
+    s->pool = og_pool_new(a);
+    if (!s->pool) goto nomem;
     size_t nv = (size_t)g->n_values + 1, nn = (size_t)g->n_nodes + 1;
     s->kernels = og_calloc(a, nn, sizeof *s->kernels);
     s->last_use = og_calloc(a, nv, sizeof *s->last_use);
@@ -138,8 +139,8 @@ void og_session_free(og_session *s)
 {
     if (!s) return;
     const og_allocator *a = s->alloc;
-    if (s->slot) release_slots(s);
-    og_pool_drain(&s->pool);
+    if (s->slot && s->owned && s->keep) release_slots(s);
+    og_pool_close(s->pool);
     og_free(a, s->kernels);
     og_free(a, s->last_use);
     og_free(a, s->slot);
@@ -256,7 +257,7 @@ static og_status run_node(og_session *s, int ni)
                           og_node_label(n, label, sizeof label), j);
             goto fail;
         }
-        og_buffer *b = og_pool_get(&s->pool, nbytes);
+        og_buffer *b = og_pool_get(s->pool, nbytes);
         if (!b) {
             st = og_error(OG_ERR_NOMEM, "%s: out of memory for output %d (%zu bytes)",
                           og_node_label(n, label, sizeof label), j, nbytes);
@@ -308,13 +309,13 @@ fail:
 }
 
 /* Give value v to the caller: the session's own tensor when nothing else shares its
- * buffer, else a copy. */
+ * buffer, else a copy.  Its buffer stays tied to the pool, so that freeing the output gives
+ * the block back for the next run. */
 static og_status take_output(og_session *s, int v, og_tensor **out)
 {
     og_tensor *t = s->slot[v];
     if (!t) return og_error(OG_ERR_INTERNAL, "output '%s' was not computed", s->g->values[v].name);
     if (s->owned[v] && t->buf && t->buf->refcount == 1 && t->buf->owned && !t->readonly) {
-        t->buf->pool = NULL; /* it now outlives the session */
         *out = t;
         s->slot[v] = NULL;
         s->owned[v] = false;

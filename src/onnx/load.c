@@ -15,8 +15,26 @@
 
 /* ---- protobuf-c allocator bridge ----------------------------------------------- */
 
-static void *pc_alloc(void *user, size_t size) { return og_malloc(user, size); }
-static void pc_free(void *user, void *p) { og_free(user, p); }
+/* protobuf-c reports a failed allocation as a decoding failure: remember it, so that the
+ * caller says "out of memory" rather than "malformed". */
+typedef struct pc_bridge {
+    const og_allocator *a;
+    bool failed;
+} pc_bridge;
+
+static void *pc_alloc(void *user, size_t size)
+{
+    pc_bridge *b = user;
+    void *p = og_malloc(b->a, size);
+    if (!p) b->failed = true;
+    return p;
+}
+
+static void pc_free(void *user, void *p)
+{
+    pc_bridge *b = user;
+    og_free(b->a, p);
+}
 
 /* ---- name -> value index hash ---------------------------------------------------- */
 
@@ -242,10 +260,12 @@ og_status og_onnx_parse_tensor(const void *data, size_t size, const og_allocator
                                og_tensor **out, char **name)
 {
     a = og_alloc_or_default(a);
-    ProtobufCAllocator pa = {pc_alloc, pc_free, (void *)a};
+    pc_bridge br = {a, false};
+    ProtobufCAllocator pa = {pc_alloc, pc_free, &br};
     *out = NULL;
     if (name) *name = NULL;
     Onnx__TensorProto *tp = onnx__tensor_proto__unpack(&pa, size, data);
+    if (!tp && br.failed) return og_error(OG_ERR_NOMEM, "out of memory decoding a tensor");
     if (!tp) return og_error(OG_ERR_PARSE, "bytes are not a valid ONNX TensorProto");
     og_status st = tensor_from_proto(tp, NULL, a, out);
     if (!st && name) {
@@ -624,9 +644,11 @@ og_status og_onnx_parse_model(const void *data, size_t size, const char *base_di
 {
     a = og_alloc_or_default(a);
     *out = NULL;
-    ProtobufCAllocator pa = {pc_alloc, pc_free, (void *)a};
+    pc_bridge br = {a, false};
+    ProtobufCAllocator pa = {pc_alloc, pc_free, &br};
     if (!data && size) return og_error(OG_ERR_INVALID_ARG, "model data is NULL");
     Onnx__ModelProto *mp = onnx__model_proto__unpack(&pa, size, data);
+    if (!mp && br.failed) return og_error(OG_ERR_NOMEM, "out of memory decoding the model");
     if (!mp)
         return og_error(OG_ERR_PARSE,
                         "bytes are not a valid ONNX model (protobuf "

@@ -116,13 +116,17 @@ static Onnx__ValueInfoProto *value_info(arena *ar, const og_graph *g, const og_v
     return vi;
 }
 
+static void *pc_alloc(void *user, size_t size) { return og_malloc(user, size); }
+static void pc_free(void *user, void *p) { og_free(user, p); }
+
 static Onnx__AttributeProto *attr_proto(arena *ar, const og_attr *at,
                                         Onnx__AttributeProto ***raw_list, size_t *n_raw)
 {
     Onnx__AttributeProto *ap;
     if (at->raw) {
         /* kept as bytes at load: decode them again (freed after packing) */
-        ap = onnx__attribute_proto__unpack(NULL, at->raw_len, at->raw);
+        ProtobufCAllocator pa = {pc_alloc, pc_free, (void *)ar->a};
+        ap = onnx__attribute_proto__unpack(&pa, at->raw_len, at->raw);
         if (!ap) return NULL;
         (*raw_list)[(*n_raw)++] = ap;
         return ap;
@@ -298,8 +302,9 @@ og_status og_onnx_serialize_model(const og_graph *g, const og_allocator *a, void
     goto done;
 nomem:
     st = og_error(OG_ERR_NOMEM, "out of memory saving the model");
-done:
-    for (size_t i = 0; i < n_raw; i++) onnx__attribute_proto__free_unpacked(raw_list[i], NULL);
+done:;
+    ProtobufCAllocator pa = {pc_alloc, pc_free, (void *)ar.a};
+    for (size_t i = 0; i < n_raw; i++) onnx__attribute_proto__free_unpacked(raw_list[i], &pa);
     og_free(ar.a, raw_list);
     arena_free(&ar);
     return st;

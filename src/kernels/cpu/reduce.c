@@ -1,4 +1,948 @@
-/* reduce.c: placeholder until the family's CPU kernels land. */
-#include "kernels/cpu/kernel.h"
+/* reduce.c: CPU kernels of the reduce family: Reduce*, ArgMax/ArgMin, Softmax/LogSoftmax,
+ * CumSum and TopK.
+ *
+ * Every reduction is planned as (outer O, reduced R, inner I) blocks over the input after
+ * dropping size-1 dims and merging neighbouring dims that are all reduced or all kept.
+ * I == 1: each output reduces one contiguous run of R elements into LANES independent
+ * accumulators (so the compiler vectorizes without reassociating).  I > 1: each output row
+ * of I elements accumulates R input rows, a contiguous inner loop.  Reduced-kept-reduced
+ * blocks (axes 0, 2, 3 of NCHW) combine row results per kept index; other reduced axes
+ * that are not adjacent are first permuted to the end into scratch memory.  Few outputs
+ * over long rows or many rows split the reduced extent among the threads.
+ * Softmax, LogSoftmax, CumSum, ArgMax/ArgMin and TopK use the (O, R, I) split around their
+ * axis. */
+#include <math.h>
+#include <string.h>
 
-const og_kernel_def og_cpu_reduce[] = {{0}};
+#include "kernels/cpu/kernel.h"
+#include "ops/reduce_params.h"
+
+/* Columns per task of a strided (I > 1) reduction: accumulators live on the stack. */
+#define CH 256
+/* Independent partial accumulators of a contiguous reduction. */
+#define LANES 32
+/* Rows shorter than this are not split across threads. */
+#define SPLIT_MIN 65536
+
+/* The float loops (softmax, log-sum-exp, row and column reductions) get x86-64-v4
+ * (AVX-512) and v3 (AVX2, FMA) clones chosen at load time through glibc's ifunc: the build
+ * targets baseline x86-64 (SSE2), a quarter of the width onnxruntime's kernels use.
+ * fp-contract lets those clones fuse multiply-adds (the exp polynomial). */
+#if defined(__GNUC__) && !defined(__clang__) && defined(__x86_64__) && defined(__GLIBC__)
+#pragma GCC optimize("fp-contract=fast")
+#define OG_SIMD_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define OG_SIMD_CLONES
+#endif
+#define OG_NO_CLONES
+/* Row helpers are forced inline so that the clones above get them at their width too. */
+#if defined(__GNUC__)
+#define OG_ROW_INLINE __attribute__((always_inline)) inline
+#else
+#define OG_ROW_INLINE inline
+#endif
+
+/* A non-NULL pointer for empty inputs: no element is read through it. */
+static const double og_no_data[1];
+
+typedef void (*red_fn)(const og_kernel_ctx *k, const void *x, void *y, int64_t O, int64_t R,
+                       int64_t I);
+
+typedef void (*rkr_fn)(const og_kernel_ctx *k, const void *x, void *y, int64_t R1, int64_t K,
+                       int64_t R2);
+
+/* One reduction per supported dtype, indexed by dtype_slot() (NULL: unsupported); rkr:
+ * the [R1, K, R2] path, NULL where partial results do not combine (log-sum-exp). */
+typedef struct red_impl {
+    red_fn f[5];
+    rkr_fn rkr[5];
+} red_impl;
+
+/* exp for float32 written without calls or branches so that loops over it vectorize
+ * (Cephes' polynomial, ~2 ulp).  Inputs below -87 give exp(-87) ~ 1.6e-38 instead of a
+ * denormal or 0, which no softmax or log-sum-exp can tell apart. */
+static inline float og_vexpf(float x)
+{
+    /* clamp x to [-87, 88] with integer masks: GCC turns float ternaries here into
+     * branches, which stop the vectorizer */
+    const float lo = -87.0f, hi = 88.0f;
+    int32_t xi, lo_i, hi_i, m;
+    memcpy(&xi, &x, sizeof xi);
+    memcpy(&lo_i, &lo, sizeof lo_i);
+    memcpy(&hi_i, &hi, sizeof hi_i);
+    m = -(int32_t)(x < lo);
+    xi = (xi & ~m) | (lo_i & m);
+    m = -(int32_t)(x > hi);
+    xi = (xi & ~m) | (hi_i & m);
+    memcpy(&x, &xi, sizeof x);
+    /* n = round(x / ln 2) through the 1.5 * 2^23 trick: the low bits of t hold n */
+    float t = x * 1.44269504088896341f + 12582912.0f;
+    uint32_t ti, yi;
+    memcpy(&ti, &t, sizeof ti);
+    float n = t - 12582912.0f;
+    float r = x - n * 0.693359375f - n * -2.12194440e-4f;
+    float q = 1.9875691500e-4f;
+    q = q * r + 1.3981999507e-3f;
+    q = q * r + 8.3334519073e-3f;
+    q = q * r + 4.1665795894e-2f;
+    q = q * r + 1.6666665459e-1f;
+    q = q * r + 5.0000001201e-1f;
+    float y = q * r * r + r + 1.0f;
+    memcpy(&yi, &y, sizeof yi);
+    yi += ti << 23; /* times 2^n: (ti - 0x4B400000) << 23 == ti << 23 modulo 2^32 */
+    memcpy(&y, &yi, sizeof y);
+    return y;
+}
+
+static int nthreads(const og_kernel_ctx *k) { return k->threads > 1 ? k->threads : 1; }
+
+/* NAME##_acc: accumulate n contiguous elements (without POST).
+ * NAME##_cols: one output o, columns [c*CH, c*CH+CH) of a strided reduction.
+ * NAME: the (O, R, I) driver. */
+/* NAME##_lanes folds n elements into n accumulators: a loop of runtime length that GCC
+ * vectorizes (also for max/min, which it would not as an unrolled block). */
+#define DEF_ACC(NAME, T, A, INIT, PRE, COMB)                                                       \
+    static OG_ROW_INLINE void NAME##_lanes(A *restrict acc, const T *restrict x, int64_t n)        \
+    {                                                                                              \
+        for (int64_t j = 0; j < n; j++) {                                                          \
+            A v = PRE((A)x[j]);                                                                    \
+            acc[j] = COMB(acc[j], v);                                                              \
+        }                                                                                          \
+    }                                                                                              \
+    static OG_ROW_INLINE void NAME##_lanes2(A *restrict acc, const A *restrict b, int64_t n)       \
+    {                                                                                              \
+        for (int64_t j = 0; j < n; j++) acc[j] = COMB(acc[j], b[j]);                               \
+    }                                                                                              \
+    static OG_ROW_INLINE A NAME##_acc(const T *restrict x, int64_t n)                              \
+    {                                                                                              \
+        A acc[LANES];                                                                              \
+        for (int j = 0; j < LANES; j++) acc[j] = (INIT);                                           \
+        int64_t r = 0;                                                                             \
+        for (; r + LANES <= n; r += LANES) NAME##_lanes(acc, x + r, LANES);                        \
+        /* halving tree: log-depth instead of a chain of LANES dependent operations */             \
+        for (int w = LANES / 2; w > 0; w /= 2) NAME##_lanes2(acc, acc + w, w);                     \
+        A a = acc[0];                                                                              \
+        for (; r < n; r++) {                                                                       \
+            A v = PRE((A)x[r]);                                                                    \
+            a = COMB(a, v);                                                                        \
+        }                                                                                          \
+        return a;                                                                                  \
+    }
+#define DEF_REDUCE(NAME, T, A, INIT, PRE, COMB, POST, CL)                                          \
+    DEF_ACC(NAME, T, A, INIT, PRE, COMB)                                                           \
+    /* rows [o0, min(o0 + rb, O)) of the I == 1 case, in one call per task */                      \
+    CL static void NAME##_rows(const T *restrict x, T *restrict y, int64_t R, int64_t o0,          \
+                               int64_t O, int64_t rb)                                              \
+    {                                                                                              \
+        int64_t o1 = O - o0 < rb ? O : o0 + rb;                                                    \
+        for (int64_t o = o0; o < o1; o++) y[o] = (T)POST(NAME##_acc(x + o * R, R), R);             \
+    }                                                                                              \
+    static A NAME##_part(const T *x, int64_t R, int64_t P, int64_t t)                              \
+    {                                                                                              \
+        int64_t o = t / P, p = t % P;                                                              \
+        int64_t lo = R * p / P, hi = R * (p + 1) / P;                                              \
+        return NAME##_acc(x + o * R + lo, hi - lo);                                                \
+    }                                                                                              \
+    /* acc[0..n) = reduction of rows [r0, r1) of x (rows of I elements, from column i0) */         \
+    CL static void NAME##_colacc(const T *restrict x, A *restrict acc, int64_t I, int64_t r0,      \
+                                 int64_t r1, int64_t i0, int64_t n)                                \
+    {                                                                                              \
+        for (int64_t i = 0; i < n; i++) acc[i] = (INIT);                                           \
+        for (int64_t r = r0; r < r1; r++) {                                                        \
+            const T *restrict row = x + r * I + i0;                                                \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                A v = PRE((A)row[i]);                                                              \
+                acc[i] = COMB(acc[i], v);                                                          \
+            }                                                                                      \
+        }                                                                                          \
+    }                                                                                              \
+    static void NAME##_cols(const T *x, T *y, int64_t R, int64_t I, int64_t o, int64_t c)          \
+    {                                                                                              \
+        A acc[CH];                                                                                 \
+        int64_t i0 = c * CH, n = I - i0 < CH ? I - i0 : CH;                                        \
+        NAME##_colacc(x + o * R * I, acc, I, 0, R, i0, n);                                         \
+        T *yo = y + o * I + i0;                                                                    \
+        for (int64_t i = 0; i < n; i++) yo[i] = (T)POST(acc[i], R);                                \
+    }                                                                                              \
+    /* few outputs over many rows (e.g. a bias gradient, axis 0 of [N, C]): each of P tasks        \
+     * reduces a band of rows into part, then the bands combine */                                 \
+    static bool NAME##_colsplit(const og_kernel_ctx *k, const T *x, T *y, int64_t O, int64_t R,    \
+                                int64_t I)                                                         \
+    {                                                                                              \
+        int64_t P = nthreads(k);                                                                   \
+        A *part = og_malloc(k->alloc, (size_t)(O * P * I) * sizeof *part);                         \
+        if (!part) return false; /* the serial path needs no memory */                             \
+        OG_PARALLEL_FOR(k, O *P, R / P * I, t, {                                                   \
+            NAME##_colacc(x + t / P * R * I, part + t * I, I, R * (t % P) / P,                     \
+                          R * (t % P + 1) / P, 0, I);                                              \
+        });                                                                                        \
+        for (int64_t o = 0; o < O; o++) {                                                          \
+            A *a = part + o * P * I;                                                               \
+            for (int64_t p = 1; p < P; p++) NAME##_lanes2(a, a + p * I, I);                        \
+            for (int64_t i = 0; i < I; i++) y[o * I + i] = (T)POST(a[i], R);                       \
+        }                                                                                          \
+        og_free(k->alloc, part);                                                                   \
+        return true;                                                                               \
+    }                                                                                              \
+    static void NAME(const og_kernel_ctx *k, const void *xv, void *yv, int64_t O, int64_t R,       \
+                     int64_t I)                                                                    \
+    {                                                                                              \
+        const T *x = xv;                                                                           \
+        T *y = yv;                                                                                 \
+        if (I > 1) {                                                                               \
+            int64_t nc = (I + CH - 1) / CH;                                                        \
+            if (O * nc < nthreads(k) && R >= 4 * nthreads(k) && R * I >= SPLIT_MIN &&              \
+                NAME##_colsplit(k, x, y, O, R, I))                                                 \
+                return;                                                                            \
+            OG_PARALLEL_FOR(k, O *nc, R *CH, t, { NAME##_cols(x, y, R, I, t / nc, t % nc); });     \
+            return;                                                                                \
+        }                                                                                          \
+        int64_t P = 1;                                                                             \
+        /* few long rows (a full reduction): split each row among the threads */                   \
+        if (O < nthreads(k) && R >= SPLIT_MIN) P = 256 / O < nthreads(k) ? 256 / O : nthreads(k);  \
+        if (P > 1) {                                                                               \
+            A part[256];                                                                           \
+            OG_PARALLEL_FOR(k, O *P, R / P, t, { part[t] = NAME##_part(x, R, P, t); });            \
+            for (int64_t o = 0; o < O; o++) {                                                      \
+                A a = part[o * P];                                                                 \
+                for (int64_t p = 1; p < P; p++) a = COMB(a, part[o * P + p]);                      \
+                y[o] = (T)POST(a, R);                                                              \
+            }                                                                                      \
+            return;                                                                                \
+        }                                                                                          \
+        int64_t rb = R >= 4096 ? 1 : 4096 / (R + 1), nt = (O + rb - 1) / rb;                       \
+        OG_PARALLEL_FOR(k, nt, rb *(R + 16), t, { NAME##_rows(x, y, R, t *rb, O, rb); });          \
+    }                                                                                              \
+    CL static A NAME##_rkr_one(const T *x, int64_t R1, int64_t K, int64_t R2, int64_t kk)          \
+    {                                                                                              \
+        A a = NAME##_acc(x + kk * R2, R2);                                                         \
+        for (int64_t r = 1; r < R1; r++) {                                                         \
+            A b = NAME##_acc(x + (r * K + kk) * R2, R2);                                           \
+            a = COMB(a, b);                                                                        \
+        }                                                                                          \
+        return a;                                                                                  \
+    }                                                                                              \
+    /* reduced-kept-reduced blocks [R1, K, R2] (e.g. axes 0, 2, 3 of NCHW): no permuting */        \
+    static void NAME##_rkr(const og_kernel_ctx *k, const void *xv, void *yv, int64_t R1,           \
+                           int64_t K, int64_t R2)                                                  \
+    {                                                                                              \
+        const T *x = xv;                                                                           \
+        T *y = yv;                                                                                 \
+        int64_t n = R1 * R2;                                                                       \
+        (void)n; /* POST may not use it, nor a build without OpenMP */                             \
+        OG_PARALLEL_FOR(k, K, n + 16, kk,                                                          \
+                        { y[kk] = (T)POST(NAME##_rkr_one(x, R1, K, R2, kk), n); });                \
+    }
+
+#define PRE_ID(v)      (v)
+#define PRE_ABS(v)     ((v) < 0 ? -(v) : (v))
+#define PRE_SQ(v)      ((v) * (v))
+#define COMB_ADD(a, b) ((a) + (b))
+#define COMB_MUL(a, b) ((a) * (b))
+#define COMB_MAX(a, b) ((b) > (a) ? (b) : (a))
+#define COMB_MIN(a, b) ((b) < (a) ? (b) : (a))
+/* integer accumulations wrap like onnxruntime's instead of overflowing (undefined in C):
+ * the arithmetic runs in uint64_t, the conversion back is modular on every target we
+ * build for */
+#define WRAP(x)          ((int64_t)(uint64_t)(x))
+#define PRE_ABS_W(v)     ((v) < 0 ? WRAP(0 - (uint64_t)(v)) : (v))
+#define PRE_SQ_W(v)      WRAP((uint64_t)(v) * (uint64_t)(v))
+#define COMB_ADD_W(a, b) WRAP((uint64_t)(a) + (uint64_t)(b))
+#define COMB_MUL_W(a, b) WRAP((uint64_t)(a) * (uint64_t)(b))
+#define POST_ID(a, n)    (a)
+/* the mean of an empty set is 0, as onnxruntime gives (and no integer division by 0) */
+#define POST_MEAN(a, n)  ((n) ? (a) / (n) : 0)
+#define POST_SQRTF(a, n) sqrtf(a)
+#define POST_SQRT(a, n)  sqrt(a)
+#define POST_LOGF(a, n)  logf(a)
+#define POST_LOG(a, n)   log(a)
+
+/* Sums of int32 accumulate in int64 (no signed overflow); float32 sums stay float32 (as
+ * onnxruntime does), spread over LANES partial sums. */
+#define DEF_SUMLIKE(OP, PRE, IPRE, POST)                                                           \
+    DEF_REDUCE(OP##_f32, float, float, 0.0f, PRE, COMB_ADD, POST, OG_SIMD_CLONES)                  \
+    DEF_REDUCE(OP##_f64, double, double, 0.0, PRE, COMB_ADD, POST, OG_SIMD_CLONES)                 \
+    DEF_REDUCE(OP##_i32, int32_t, int64_t, 0, IPRE, COMB_ADD_W, POST, OG_NO_CLONES)                \
+    DEF_REDUCE(OP##_i64, int64_t, int64_t, 0, IPRE, COMB_ADD_W, POST, OG_NO_CLONES)
+
+DEF_SUMLIKE(sum, PRE_ID, PRE_ID, POST_ID)
+DEF_SUMLIKE(mean, PRE_ID, PRE_ID, POST_MEAN)
+DEF_SUMLIKE(l1, PRE_ABS, PRE_ABS_W, POST_ID)
+DEF_SUMLIKE(sumsq, PRE_SQ, PRE_SQ_W, POST_ID)
+DEF_REDUCE(l2_f32, float, float, 0.0f, PRE_SQ, COMB_ADD, POST_SQRTF, OG_SIMD_CLONES)
+DEF_REDUCE(l2_f64, double, double, 0.0, PRE_SQ, COMB_ADD, POST_SQRT, OG_SIMD_CLONES)
+DEF_REDUCE(logsum_f32, float, float, 0.0f, PRE_ID, COMB_ADD, POST_LOGF, OG_SIMD_CLONES)
+DEF_REDUCE(logsum_f64, double, double, 0.0, PRE_ID, COMB_ADD, POST_LOG, OG_SIMD_CLONES)
+DEF_REDUCE(prod_f32, float, float, 1.0f, PRE_ID, COMB_MUL, POST_ID, OG_SIMD_CLONES)
+DEF_REDUCE(prod_f64, double, double, 1.0, PRE_ID, COMB_MUL, POST_ID, OG_SIMD_CLONES)
+DEF_REDUCE(prod_i32, int32_t, int64_t, 1, PRE_ID, COMB_MUL_W, POST_ID, OG_NO_CLONES)
+DEF_REDUCE(prod_i64, int64_t, int64_t, 1, PRE_ID, COMB_MUL_W, POST_ID, OG_NO_CLONES)
+DEF_REDUCE(max_f32, float, float, -INFINITY, PRE_ID, COMB_MAX, POST_ID, OG_SIMD_CLONES)
+DEF_REDUCE(max_f64, double, double, -INFINITY, PRE_ID, COMB_MAX, POST_ID, OG_SIMD_CLONES)
+DEF_REDUCE(max_i32, int32_t, int32_t, INT32_MIN, PRE_ID, COMB_MAX, POST_ID, OG_NO_CLONES)
+DEF_REDUCE(max_i64, int64_t, int64_t, INT64_MIN, PRE_ID, COMB_MAX, POST_ID, OG_NO_CLONES)
+DEF_REDUCE(max_b8, uint8_t, uint8_t, 0, PRE_ID, COMB_MAX, POST_ID, OG_NO_CLONES)
+DEF_REDUCE(min_f32, float, float, INFINITY, PRE_ID, COMB_MIN, POST_ID, OG_SIMD_CLONES)
+DEF_REDUCE(min_f64, double, double, INFINITY, PRE_ID, COMB_MIN, POST_ID, OG_SIMD_CLONES)
+DEF_REDUCE(min_i32, int32_t, int32_t, INT32_MAX, PRE_ID, COMB_MIN, POST_ID, OG_NO_CLONES)
+DEF_REDUCE(min_i64, int64_t, int64_t, INT64_MAX, PRE_ID, COMB_MIN, POST_ID, OG_NO_CLONES)
+DEF_REDUCE(min_b8, uint8_t, uint8_t, 1, PRE_ID, COMB_MIN, POST_ID, OG_NO_CLONES)
+
+/* LogSumExp = m + log(sum(exp(x - m))) with m the max: no overflow for large inputs. */
+#define DEF_LSE(NAME, T, MAXACC, EXP, LOG)                                                         \
+    static OG_ROW_INLINE void NAME##_lanes(T *restrict acc, const T *restrict x, T m, int64_t n)   \
+    {                                                                                              \
+        for (int64_t j = 0; j < n; j++) acc[j] += EXP(x[j] - m);                                   \
+    }                                                                                              \
+    OG_SIMD_CLONES static T NAME##_row(const T *restrict x, int64_t n)                             \
+    {                                                                                              \
+        T m = MAXACC(x, n);                                                                        \
+        if (!isfinite(m)) return n ? m : -INFINITY; /* empty set: log(0) */                        \
+        T acc[LANES] = {0};                                                                        \
+        int64_t r = 0;                                                                             \
+        for (; r + LANES <= n; r += LANES) NAME##_lanes(acc, x + r, m, LANES);                     \
+        for (int w = LANES / 2; w > 0; w /= 2)                                                     \
+            for (int j = 0; j < w; j++) acc[j] += acc[j + w];                                      \
+        T s = acc[0];                                                                              \
+        for (; r < n; r++) s += EXP(x[r] - m);                                                     \
+        return m + LOG(s);                                                                         \
+    }                                                                                              \
+    OG_SIMD_CLONES static void NAME##_cols(const T *restrict x, T *restrict y, int64_t R,          \
+                                           int64_t I, int64_t o, int64_t c)                        \
+    {                                                                                              \
+        T mx[CH], s[CH];                                                                           \
+        int64_t i0 = c * CH, n = I - i0 < CH ? I - i0 : CH;                                        \
+        const T *xo = x + o * R * I + i0;                                                          \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            mx[i] = -INFINITY;                                                                     \
+            s[i] = 0;                                                                              \
+        }                                                                                          \
+        for (int64_t r = 0; r < R; r++)                                                            \
+            for (int64_t i = 0; i < n; i++) mx[i] = COMB_MAX(mx[i], xo[r * I + i]);                \
+        for (int64_t i = 0; i < n; i++)                                                            \
+            if (!isfinite(mx[i])) mx[i] = 0; /* all -inf, or +inf: let exp/log propagate */        \
+        for (int64_t r = 0; r < R; r++) {                                                          \
+            const T *restrict row = xo + r * I;                                                    \
+            for (int64_t i = 0; i < n; i++) s[i] += EXP(row[i] - mx[i]);                           \
+        }                                                                                          \
+        T *yo = y + o * I + i0;                                                                    \
+        for (int64_t i = 0; i < n; i++) yo[i] = mx[i] + LOG(s[i]);                                 \
+    }                                                                                              \
+    static void NAME(const og_kernel_ctx *k, const void *xv, void *yv, int64_t O, int64_t R,       \
+                     int64_t I)                                                                    \
+    {                                                                                              \
+        const T *x = xv;                                                                           \
+        T *y = yv;                                                                                 \
+        if (I > 1) {                                                                               \
+            int64_t nc = (I + CH - 1) / CH;                                                        \
+            OG_PARALLEL_FOR(k, O *nc, R *CH * 8, t, { NAME##_cols(x, y, R, I, t / nc, t % nc); }); \
+            return;                                                                                \
+        }                                                                                          \
+        OG_PARALLEL_FOR(k, O, R * 8 + 16, o, { y[o] = NAME##_row(x + o * R, R); });                \
+    }
+
+DEF_LSE(lse_f32, float, max_f32_acc, og_vexpf, logf)
+DEF_LSE(lse_f64, double, max_f64_acc, exp, log)
+
+static const red_impl impl_sum = {{sum_f32, sum_f64, sum_i32, sum_i64, NULL},
+                                  {sum_f32_rkr, sum_f64_rkr, sum_i32_rkr, sum_i64_rkr, NULL}};
+static const red_impl impl_mean = {{mean_f32, mean_f64, mean_i32, mean_i64, NULL},
+                                   {mean_f32_rkr, mean_f64_rkr, mean_i32_rkr, mean_i64_rkr, NULL}};
+static const red_impl impl_l1 = {{l1_f32, l1_f64, l1_i32, l1_i64, NULL},
+                                 {l1_f32_rkr, l1_f64_rkr, l1_i32_rkr, l1_i64_rkr, NULL}};
+static const red_impl impl_sumsq = {
+    {sumsq_f32, sumsq_f64, sumsq_i32, sumsq_i64, NULL},
+    {sumsq_f32_rkr, sumsq_f64_rkr, sumsq_i32_rkr, sumsq_i64_rkr, NULL}};
+static const red_impl impl_l2 = {{l2_f32, l2_f64, NULL, NULL, NULL},
+                                 {l2_f32_rkr, l2_f64_rkr, NULL, NULL, NULL}};
+static const red_impl impl_logsum = {{logsum_f32, logsum_f64, NULL, NULL, NULL},
+                                     {logsum_f32_rkr, logsum_f64_rkr, NULL, NULL, NULL}};
+static const red_impl impl_lse = {{lse_f32, lse_f64, NULL, NULL, NULL},
+                                  {NULL, NULL, NULL, NULL, NULL}};
+static const red_impl impl_prod = {{prod_f32, prod_f64, prod_i32, prod_i64, NULL},
+                                   {prod_f32_rkr, prod_f64_rkr, prod_i32_rkr, prod_i64_rkr, NULL}};
+static const red_impl impl_max = {{max_f32, max_f64, max_i32, max_i64, max_b8},
+                                  {max_f32_rkr, max_f64_rkr, max_i32_rkr, max_i64_rkr, max_b8_rkr}};
+static const red_impl impl_min = {{min_f32, min_f64, min_i32, min_i64, min_b8},
+                                  {min_f32_rkr, min_f64_rkr, min_i32_rkr, min_i64_rkr, min_b8_rkr}};
+
+/* ---- planning ------------------------------------------------------------------------ */
+
+/* Drop size-1 dims and merge runs of dims with the same mask: blocks bs[0..*nb) with
+ * reduced flags br[].  Returns the number of reduced blocks. */
+static int collapse(int rank, const int64_t *dims, const bool *mask, int64_t *bs, bool *br, int *nb)
+{
+    int n = 0, nr = 0;
+    for (int d = 0; d < rank; d++) {
+        if (dims[d] == 1) continue;
+        if (n > 0 && br[n - 1] == mask[d]) {
+            bs[n - 1] *= dims[d];
+        } else {
+            bs[n] = dims[d];
+            br[n] = mask[d];
+            nr += mask[d];
+            n++;
+        }
+    }
+    *nb = n;
+    return nr;
+}
+
+/* Copy x (blocks bs) into dst with the kept blocks first and the reduced blocks last. */
+#define DEF_PERMUTE(NAME, T)                                                                       \
+    static void NAME(const T *restrict x, T *restrict dst, int m, const int64_t *pd,               \
+                     const int64_t *ps)                                                            \
+    {                                                                                              \
+        og_index_iter it;                                                                          \
+        og_index_init(&it, m - 1, pd);                                                             \
+        int64_t inner = pd[m - 1], is = ps[m - 1];                                                 \
+        do {                                                                                       \
+            int64_t off = 0;                                                                       \
+            for (int d = 0; d < m - 1; d++) off += it.idx[d] * ps[d];                              \
+            for (int64_t j = 0; j < inner; j++) dst[j] = x[off + j * is];                          \
+            dst += inner;                                                                          \
+        } while (og_index_next(&it));                                                              \
+    }
+DEF_PERMUTE(permute_1, uint8_t)
+DEF_PERMUTE(permute_4, uint32_t)
+DEF_PERMUTE(permute_8, uint64_t)
+
+static og_status unsupported(const og_kernel_ctx *k, og_dtype t)
+{
+    return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
+                           og_dtype_name(t));
+}
+
+/* Index of a dtype in the per-dtype tables: float32, float64, int32, int64, bool; -1. */
+static int dtype_slot(og_dtype t)
+{
+    switch (t) {
+    case OG_FLOAT: return 0;
+    case OG_DOUBLE: return 1;
+    case OG_INT32: return 2;
+    case OG_INT64: return 3;
+    case OG_BOOL: return 4;
+    default: return -1;
+    }
+}
+
+static og_status reduce_run(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                            og_tensor *const *out, const red_impl *impl)
+{
+    const og_reduce_params *p = k->params;
+    const og_tensor *x = in[0];
+    og_tensor *y = out[0];
+    int slot = dtype_slot(x->dtype);
+    red_fn fn = slot >= 0 ? impl->f[slot] : NULL;
+    if (!fn) return unsupported(k, x->dtype);
+    bool mask[OG_MAX_RANK], noop;
+    og_status st = og_reduce_axes_mask(p, x->rank, n_in > 1 ? in[1] : NULL, mask, &noop);
+    if (st) {
+        char label[256];
+        return og_error_prefix(st, "%s", og_node_label(k->node, label, sizeof label));
+    }
+    if (y->numel == 0) return OG_OK;
+    /* noop (empty axes with noop_with_empty_axes): every output "reduces" its one element,
+     * so L1 gives |x| and SumSquare x*x, as onnxruntime does; the mask is all false */
+    (void)noop;
+    if (x->numel == 0) { /* a reduced dim is 0: every output reduces the empty set */
+        fn(k, og_no_data, y->data, y->numel, 0, 1);
+        return OG_OK;
+    }
+    int64_t bs[OG_MAX_RANK];
+    bool br[OG_MAX_RANK];
+    int nb;
+    int nr = collapse(x->rank, x->dims, mask, bs, br, &nb);
+    if (nr <= 1) {
+        int64_t O = 1, R = 1, I = 1;
+        int b = 0;
+        if (nr == 0) {
+            I = x->numel; /* an elementwise PRE/POST (e.g. L1 over a size-1 axis) */
+        } else {
+            for (; !br[b]; b++) O *= bs[b];
+            R = bs[b++];
+            for (; b < nb; b++) I *= bs[b];
+        }
+        fn(k, x->data, y->data, O, R, I);
+        return OG_OK;
+    }
+    if (nb == 3 && br[0] && impl->rkr[slot]) {
+        impl->rkr[slot](k, x->data, y->data, bs[0], bs[1], bs[2]);
+        return OG_OK;
+    }
+    /* reduced blocks apart: move them to the end, then reduce contiguous rows */
+    int64_t ss[OG_MAX_RANK], pd[OG_MAX_RANK], ps[OG_MAX_RANK], O = 1, R = 1;
+    og_strides(nb, bs, ss);
+    int m = 0;
+    for (int pass = 0; pass < 2; pass++)
+        for (int b = 0; b < nb; b++)
+            if (br[b] == (pass == 1)) {
+                pd[m] = bs[b];
+                ps[m++] = ss[b];
+                if (pass)
+                    R *= bs[b];
+                else
+                    O *= bs[b];
+            }
+    size_t es = og_dtype_size(x->dtype);
+    void *tmp = og_malloc(k->alloc, (size_t)x->numel * es);
+    if (!tmp) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory (%zu bytes)", x->numel * es);
+    if (es == 1)
+        permute_1(x->data, tmp, m, pd, ps);
+    else if (es == 4)
+        permute_4(x->data, tmp, m, pd, ps);
+    else
+        permute_8(x->data, tmp, m, pd, ps);
+    fn(k, tmp, y->data, O, R, 1);
+    og_free(k->alloc, tmp);
+    return OG_OK;
+}
+
+#define DEF_REDUCE_KERNEL(OP, IMPL)                                                                \
+    static og_status k_##OP(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,          \
+                            og_tensor *const *out, int n_out)                                      \
+    {                                                                                              \
+        return reduce_run(k, in, n_in, out, &IMPL);                                                \
+    }
+DEF_REDUCE_KERNEL(ReduceSum, impl_sum)
+DEF_REDUCE_KERNEL(ReduceMean, impl_mean)
+DEF_REDUCE_KERNEL(ReduceMax, impl_max)
+DEF_REDUCE_KERNEL(ReduceMin, impl_min)
+DEF_REDUCE_KERNEL(ReduceProd, impl_prod)
+DEF_REDUCE_KERNEL(ReduceL1, impl_l1)
+DEF_REDUCE_KERNEL(ReduceL2, impl_l2)
+DEF_REDUCE_KERNEL(ReduceLogSum, impl_logsum)
+DEF_REDUCE_KERNEL(ReduceLogSumExp, impl_lse)
+DEF_REDUCE_KERNEL(ReduceSumSquare, impl_sumsq)
+
+/* ---- ArgMax, ArgMin ------------------------------------------------------------------ */
+
+/* Rows: the extreme through the vectorized max/min (EXT), then its first or last position.
+ * Columns: BETTER(v, best), strict for the first index of the extreme, non-strict for the
+ * last. */
+#define DEF_ARG(NAME, T, BETTER, EXT, LAST)                                                        \
+    static int64_t NAME##_row(const T *restrict x, int64_t n)                                      \
+    {                                                                                              \
+        T m = EXT(x, n);                                                                           \
+        if (LAST) {                                                                                \
+            for (int64_t r = n - 1; r >= 0; r--)                                                   \
+                if (x[r] == m) return r;                                                           \
+        } else {                                                                                   \
+            for (int64_t r = 0; r < n; r++)                                                        \
+                if (x[r] == m) return r;                                                           \
+        }                                                                                          \
+        return 0; /* only NaN */                                                                   \
+    }                                                                                              \
+    static void NAME##_cols(const T *restrict x, int64_t *restrict y, int64_t R, int64_t I,        \
+                            int64_t o, int64_t c)                                                  \
+    {                                                                                              \
+        T best[CH];                                                                                \
+        int64_t i0 = c * CH, n = I - i0 < CH ? I - i0 : CH;                                        \
+        const T *xo = x + o * R * I + i0;                                                          \
+        int64_t *restrict yo = y + o * I + i0;                                                     \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            best[i] = xo[i];                                                                       \
+            yo[i] = 0;                                                                             \
+        }                                                                                          \
+        for (int64_t r = 1; r < R; r++) {                                                          \
+            const T *restrict row = xo + r * I;                                                    \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                bool b = BETTER(row[i], best[i]);                                                  \
+                best[i] = b ? row[i] : best[i];                                                    \
+                yo[i] = b ? r : yo[i];                                                             \
+            }                                                                                      \
+        }                                                                                          \
+    }                                                                                              \
+    static void NAME(const og_kernel_ctx *k, const void *xv, int64_t *y, int64_t O, int64_t R,     \
+                     int64_t I)                                                                    \
+    {                                                                                              \
+        const T *x = xv;                                                                           \
+        if (I > 1) {                                                                               \
+            int64_t nc = (I + CH - 1) / CH;                                                        \
+            OG_PARALLEL_FOR(k, O *nc, R *CH, t, { NAME##_cols(x, y, R, I, t / nc, t % nc); });     \
+            return;                                                                                \
+        }                                                                                          \
+        OG_PARALLEL_FOR(k, O, R + 16, o, { y[o] = NAME##_row(x + o * R, R); });                    \
+    }
+
+#define ARG_GT(a, b) ((a) > (b))
+#define ARG_GE(a, b) ((a) >= (b))
+#define ARG_LT(a, b) ((a) < (b))
+#define ARG_LE(a, b) ((a) <= (b))
+#define DEF_ARGS(SUF, T)                                                                           \
+    DEF_ARG(argmax_first_##SUF, T, ARG_GT, max_##SUF##_acc, 0)                                     \
+    DEF_ARG(argmax_last_##SUF, T, ARG_GE, max_##SUF##_acc, 1)                                      \
+    DEF_ARG(argmin_first_##SUF, T, ARG_LT, min_##SUF##_acc, 0)                                     \
+    DEF_ARG(argmin_last_##SUF, T, ARG_LE, min_##SUF##_acc, 1)
+DEF_ARGS(f32, float)
+DEF_ARGS(f64, double)
+DEF_ARGS(i32, int32_t)
+DEF_ARGS(i64, int64_t)
+
+typedef void (*arg_fn)(const og_kernel_ctx *k, const void *x, int64_t *y, int64_t O, int64_t R,
+                       int64_t I);
+
+/* [dtype f32,f64,i32,i64][max/min][first/last] */
+static const arg_fn arg_table[4][2][2] = {
+    {{argmax_first_f32, argmax_last_f32}, {argmin_first_f32, argmin_last_f32}},
+    {{argmax_first_f64, argmax_last_f64}, {argmin_first_f64, argmin_last_f64}},
+    {{argmax_first_i32, argmax_last_i32}, {argmin_first_i32, argmin_last_i32}},
+    {{argmax_first_i64, argmax_last_i64}, {argmin_first_i64, argmin_last_i64}},
+};
+
+/* Outer, axis and inner extents of a shape around `axis`. */
+static void split_axis(int rank, const int64_t *dims, int axis, int64_t *O, int64_t *R, int64_t *I)
+{
+    *O = *R = *I = 1;
+    for (int d = 0; d < rank; d++) {
+        if (d < axis)
+            *O *= dims[d];
+        else if (d == axis)
+            *R = dims[d];
+        else
+            *I *= dims[d];
+    }
+}
+
+static og_status arg_run(const og_kernel_ctx *k, const og_tensor *x, og_tensor *y, int is_min)
+{
+    const og_reduce_params *p = k->params;
+    int t = dtype_slot(x->dtype);
+    if (t < 0 || t > 3) return unsupported(k, x->dtype);
+    int64_t axis = p->axis < 0 ? p->axis + x->rank : p->axis;
+    if (x->rank > 0 && (axis < 0 || axis >= x->rank))
+        return og_kernel_error(k, OG_ERR_MODEL, "attribute 'axis' %lld is out of range for rank %d",
+                               (long long)p->axis, x->rank);
+    int64_t O, R, I;
+    split_axis(x->rank, x->dims, (int)axis, &O, &R, &I);
+    if (y->numel == 0) return OG_OK;
+    if (R == 0)
+        return og_kernel_error(k, OG_ERR_SHAPE, "axis %lld of input 0 is empty", (long long)axis);
+    arg_table[t][is_min][p->select_last_index](k, x->data, y->data, O, R, I);
+    return OG_OK;
+}
+
+static og_status k_ArgMax(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                          og_tensor *const *out, int n_out)
+{
+    return arg_run(k, in[0], out[0], 0);
+}
+
+static og_status k_ArgMin(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                          og_tensor *const *out, int n_out)
+{
+    return arg_run(k, in[0], out[0], 1);
+}
+
+/* ---- Softmax, LogSoftmax ------------------------------------------------------------- */
+
+/* Stable: exp(x - max).  Rows (I == 1) make three vectorized passes over the row. */
+#define DEF_SOFTMAX(NAME, T, AT, MAXACC, SUMACC, EXP, LOG)                                         \
+    OG_SIMD_CLONES static void NAME##_row(const T *restrict x, T *restrict y, int64_t n, bool lg)  \
+    {                                                                                              \
+        T m = MAXACC(x, n);                                                                        \
+        for (int64_t j = 0; j < n; j++) y[j] = EXP(x[j] - m);                                      \
+        AT s = SUMACC(y, n);                                                                       \
+        if (lg) {                                                                                  \
+            T ls = (T)LOG(s);                                                                      \
+            for (int64_t j = 0; j < n; j++) y[j] = (x[j] - m) - ls;                                \
+        } else {                                                                                   \
+            T inv = (T)(1 / s);                                                                    \
+            for (int64_t j = 0; j < n; j++) y[j] *= inv;                                           \
+        }                                                                                          \
+    }                                                                                              \
+    OG_SIMD_CLONES static void NAME##_cols(const T *restrict x, T *restrict y, int64_t R,          \
+                                           int64_t I, int64_t o, int64_t c, bool lg)               \
+    {                                                                                              \
+        T mx[CH], ls[CH];                                                                          \
+        AT s[CH];                                                                                  \
+        int64_t i0 = c * CH, n = I - i0 < CH ? I - i0 : CH;                                        \
+        const T *xo = x + o * R * I + i0;                                                          \
+        T *yo = y + o * R * I + i0;                                                                \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            mx[i] = -INFINITY;                                                                     \
+            s[i] = 0;                                                                              \
+        }                                                                                          \
+        for (int64_t r = 0; r < R; r++)                                                            \
+            for (int64_t i = 0; i < n; i++) mx[i] = COMB_MAX(mx[i], xo[r * I + i]);                \
+        for (int64_t r = 0; r < R; r++) {                                                          \
+            const T *restrict xr = xo + r * I;                                                     \
+            T *restrict yr = yo + r * I;                                                           \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                T e = EXP(xr[i] - mx[i]);                                                          \
+                s[i] += e;                                                                         \
+                yr[i] = e;                                                                         \
+            }                                                                                      \
+        }                                                                                          \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            ls[i] = lg ? (T)LOG(s[i]) : (T)(1 / s[i]);                                             \
+        }                                                                                          \
+        for (int64_t r = 0; r < R; r++) {                                                          \
+            const T *restrict xr = xo + r * I;                                                     \
+            T *restrict yr = yo + r * I;                                                           \
+            if (lg)                                                                                \
+                for (int64_t i = 0; i < n; i++) yr[i] = (xr[i] - mx[i]) - ls[i];                   \
+            else                                                                                   \
+                for (int64_t i = 0; i < n; i++) yr[i] *= ls[i];                                    \
+        }                                                                                          \
+    }                                                                                              \
+    static void NAME(const og_kernel_ctx *k, const void *xv, void *yv, int64_t O, int64_t R,       \
+                     int64_t I, bool lg)                                                           \
+    {                                                                                              \
+        const T *x = xv;                                                                           \
+        T *y = yv;                                                                                 \
+        if (I > 1) {                                                                               \
+            int64_t nc = (I + CH - 1) / CH;                                                        \
+            OG_PARALLEL_FOR(k, O *nc, R *CH * 8, t,                                                \
+                            { NAME##_cols(x, y, R, I, t / nc, t % nc, lg); });                     \
+            return;                                                                                \
+        }                                                                                          \
+        OG_PARALLEL_FOR(k, O, R * 8 + 16, o, { NAME##_row(x + o * R, y + o * R, R, lg); });        \
+    }
+
+/* float32 sums of exp accumulate in double: log(sum) near 0 needs the bits */
+DEF_ACC(sumd_f32, float, double, 0.0, PRE_ID, COMB_ADD)
+DEF_SOFTMAX(softmax_f32, float, double, max_f32_acc, sumd_f32_acc, og_vexpf, log)
+DEF_SOFTMAX(softmax_f64, double, double, max_f64_acc, sum_f64_acc, exp, log)
+
+static og_status softmax_run(const og_kernel_ctx *k, const og_tensor *x, og_tensor *y, bool lg)
+{
+    const og_reduce_params *p = k->params;
+    if (x->dtype != OG_FLOAT && x->dtype != OG_DOUBLE) return unsupported(k, x->dtype);
+    int64_t axis = p->axis < 0 ? p->axis + x->rank : p->axis;
+    if (x->rank > 0 && (axis < 0 || axis >= x->rank))
+        return og_kernel_error(k, OG_ERR_MODEL, "attribute 'axis' %lld is out of range for rank %d",
+                               (long long)p->axis, x->rank);
+    if (x->numel == 0) return OG_OK;
+    int64_t O, R, I;
+    split_axis(x->rank, x->dims, (int)axis, &O, &R, &I);
+    if (p->legacy_softmax) { /* 2-D coercion: normalize over everything from axis on */
+        R *= I;
+        I = 1;
+    }
+    if (x->dtype == OG_FLOAT)
+        softmax_f32(k, x->data, y->data, O, R, I, lg);
+    else
+        softmax_f64(k, x->data, y->data, O, R, I, lg);
+    return OG_OK;
+}
+
+static og_status k_Softmax(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                           og_tensor *const *out, int n_out)
+{
+    return softmax_run(k, in[0], out[0], false);
+}
+
+static og_status k_LogSoftmax(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                              og_tensor *const *out, int n_out)
+{
+    return softmax_run(k, in[0], out[0], true);
+}
+
+/* ---- CumSum -------------------------------------------------------------------------- */
+
+/* Columns per CumSum task: each output row adds the previous output row (contiguous). */
+#define CUM_CH 1024
+
+#define DEF_CUMSUM(NAME, T, ADD)                                                                   \
+    static void NAME##_block(const T *x, T *y, int64_t R, int64_t I, int64_t o, int64_t c,         \
+                             bool excl, bool rev)                                                  \
+    {                                                                                              \
+        int64_t i0 = c * CUM_CH, n = I - i0 < CUM_CH ? I - i0 : CUM_CH;                            \
+        int64_t base = o * R * I + i0;                                                             \
+        for (int64_t s = 0; s < R; s++) {                                                          \
+            int64_t r = rev ? R - 1 - s : s, pr = rev ? r + 1 : r - 1;                             \
+            T *restrict yr = y + base + r * I;                                                     \
+            const T *restrict xr = x + base + r * I;                                               \
+            if (s == 0) {                                                                          \
+                for (int64_t i = 0; i < n; i++) yr[i] = excl ? 0 : xr[i];                          \
+                continue;                                                                          \
+            }                                                                                      \
+            const T *restrict yp = y + base + pr * I;                                              \
+            const T *restrict src = excl ? x + base + pr * I : xr;                                 \
+            for (int64_t i = 0; i < n; i++) yr[i] = (T)ADD(yp[i], src[i]);                         \
+        }                                                                                          \
+    }                                                                                              \
+    static void NAME(const og_kernel_ctx *k, const void *xv, void *yv, int64_t O, int64_t R,       \
+                     int64_t I, bool excl, bool rev)                                               \
+    {                                                                                              \
+        const T *x = xv;                                                                           \
+        T *y = yv;                                                                                 \
+        int64_t nc = (I + CUM_CH - 1) / CUM_CH;                                                    \
+        OG_PARALLEL_FOR(k, O *nc, R *(I < CUM_CH ? I : CUM_CH), t,                                 \
+                        { NAME##_block(x, y, R, I, t / nc, t % nc, excl, rev); });                 \
+    }
+DEF_CUMSUM(cumsum_f32, float, COMB_ADD)
+DEF_CUMSUM(cumsum_f64, double, COMB_ADD)
+DEF_CUMSUM(cumsum_i32, int32_t, COMB_ADD_W)
+DEF_CUMSUM(cumsum_i64, int64_t, COMB_ADD_W)
+
+typedef void (*cum_fn)(const og_kernel_ctx *k, const void *x, void *y, int64_t O, int64_t R,
+                       int64_t I, bool excl, bool rev);
+static const cum_fn cum_table[4] = {cumsum_f32, cumsum_f64, cumsum_i32, cumsum_i64};
+
+static og_status k_CumSum(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                          og_tensor *const *out, int n_out)
+{
+    const og_reduce_params *p = k->params;
+    const og_tensor *x = in[0], *a = in[1];
+    int slot = dtype_slot(x->dtype);
+    if (slot < 0 || slot > 3) return unsupported(k, x->dtype);
+    if (a->numel != 1 || (a->dtype != OG_INT32 && a->dtype != OG_INT64))
+        return og_kernel_error(k, OG_ERR_SHAPE, "input 1 (axis) must be one int32/int64 value");
+    int64_t axis = og_tensor_get_i64(a, 0);
+    int rank = x->rank;
+    if (axis < -(int64_t)rank || axis >= (rank ? rank : 1))
+        return og_kernel_error(k, OG_ERR_RUNTIME,
+                               "input 1 (axis) has value %lld, out of range "
+                               "for rank %d",
+                               (long long)axis, rank);
+    if (axis < 0) axis += rank;
+    if (x->numel == 0) return OG_OK;
+    int64_t O, R, I;
+    split_axis(rank, x->dims, (int)axis, &O, &R, &I);
+    cum_table[slot](k, x->data, out[0]->data, O, R, I, p->exclusive, p->reverse);
+    return OG_OK;
+}
+
+/* ---- TopK ---------------------------------------------------------------------------- */
+
+/* Per line a heap of the K best entries seen, its root the worst of them: O(R log K).
+ * Ties go to the lower index, which is then "better". */
+#define DEF_TOPK(NAME, T)                                                                          \
+    typedef struct NAME##_ent {                                                                    \
+        T v;                                                                                       \
+        int64_t i;                                                                                 \
+    } NAME##_ent;                                                                                  \
+    static inline bool NAME##_better(const NAME##_ent *a, const NAME##_ent *b, bool lg)            \
+    {                                                                                              \
+        bool an = a->v != a->v, bn = b->v != b->v; /* NaN ranks above all, as in onnxruntime */    \
+        if (an || bn) return an && bn ? a->i < b->i : lg ? an : bn;                                \
+        if (a->v != b->v) return lg ? a->v > b->v : a->v < b->v;                                   \
+        return a->i < b->i;                                                                        \
+    }                                                                                              \
+    static void NAME##_down(NAME##_ent *h, int64_t n, bool lg)                                     \
+    {                                                                                              \
+        int64_t j = 0;                                                                             \
+        for (;;) {                                                                                 \
+            int64_t w = j, c1 = 2 * j + 1, c2 = 2 * j + 2;                                         \
+            if (c1 < n && NAME##_better(&h[w], &h[c1], lg)) w = c1;                                \
+            if (c2 < n && NAME##_better(&h[w], &h[c2], lg)) w = c2;                                \
+            if (w == j) return;                                                                    \
+            NAME##_ent tmp = h[j];                                                                 \
+            h[j] = h[w];                                                                           \
+            h[w] = tmp;                                                                            \
+            j = w;                                                                                 \
+        }                                                                                          \
+    }                                                                                              \
+    static void NAME##_line(const T *x, T *vy, int64_t *iy, int64_t R, int64_t I, int64_t K,       \
+                            NAME##_ent *h, bool lg)                                                \
+    {                                                                                              \
+        int64_t n = 0;                                                                             \
+        for (int64_t r = 0; r < R; r++) {                                                          \
+            NAME##_ent e = {x[r * I], r};                                                          \
+            if (n < K) {                                                                           \
+                int64_t j = n++;                                                                   \
+                h[j] = e;                                                                          \
+                while (j > 0 && NAME##_better(&h[(j - 1) / 2], &h[j], lg)) {                       \
+                    NAME##_ent tmp = h[j];                                                         \
+                    h[j] = h[(j - 1) / 2];                                                         \
+                    h[(j - 1) / 2] = tmp;                                                          \
+                    j = (j - 1) / 2;                                                               \
+                }                                                                                  \
+            } else if (K > 0 && NAME##_better(&e, &h[0], lg)) {                                    \
+                h[0] = e;                                                                          \
+                NAME##_down(h, n, lg);                                                             \
+            }                                                                                      \
+        }                                                                                          \
+        for (int64_t t = n - 1; t >= 0; t--) { /* pop the worst into the last free slot */         \
+            vy[t * I] = h[0].v;                                                                    \
+            iy[t * I] = h[0].i;                                                                    \
+            h[0] = h[t];                                                                           \
+            NAME##_down(h, t, lg);                                                                 \
+        }                                                                                          \
+    }                                                                                              \
+    static void NAME##_task(const T *x, T *vy, int64_t *iy, int64_t R, int64_t I, int64_t K,       \
+                            int64_t lines, int64_t nt, int64_t t, NAME##_ent *h, bool lg)          \
+    {                                                                                              \
+        for (int64_t l = lines * t / nt; l < lines * (t + 1) / nt; l++) {                          \
+            int64_t o = l / I, i = l % I;                                                          \
+            NAME##_line(x + o * R * I + i, vy + o * K * I + i, iy + o * K * I + i, R, I, K,        \
+                        h + t * K, lg);                                                            \
+        }                                                                                          \
+    }                                                                                              \
+    static og_status NAME(const og_kernel_ctx *k, const void *xv, void *vv, int64_t *iy,           \
+                          int64_t O, int64_t R, int64_t I, int64_t K, bool lg)                     \
+    {                                                                                              \
+        const T *x = xv;                                                                           \
+        T *vy = vv;                                                                                \
+        int64_t lines = O * I, nt = lines < nthreads(k) ? lines : nthreads(k);                     \
+        NAME##_ent *h = og_malloc(k->alloc, (size_t)(nt * K) * sizeof *h);                         \
+        if (!h) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");                          \
+        OG_PARALLEL_FOR(k, nt, lines / nt * R * 4, t,                                              \
+                        { NAME##_task(x, vy, iy, R, I, K, lines, nt, t, h, lg); });                \
+        og_free(k->alloc, h);                                                                      \
+        return OG_OK;                                                                              \
+    }
+DEF_TOPK(topk_f32, float)
+DEF_TOPK(topk_f64, double)
+DEF_TOPK(topk_i32, int32_t)
+DEF_TOPK(topk_i64, int64_t)
+
+typedef og_status (*topk_fn)(const og_kernel_ctx *k, const void *x, void *v, int64_t *iy, int64_t O,
+                             int64_t R, int64_t I, int64_t K, bool lg);
+static const topk_fn topk_table[4] = {topk_f32, topk_f64, topk_i32, topk_i64};
+
+static og_status k_TopK(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                        og_tensor *const *out, int n_out)
+{
+    const og_reduce_params *p = k->params;
+    const og_tensor *x = in[0];
+    int slot = dtype_slot(x->dtype);
+    if (slot < 0 || slot > 3) return unsupported(k, x->dtype);
+    int64_t K = p->k;
+    if (p->k_input) {
+        if (n_in < 2 || !in[1] || in[1]->numel != 1)
+            return og_kernel_error(k, OG_ERR_SHAPE, "input 1 (K) must hold a single value");
+        K = og_tensor_get_i64(in[1], 0);
+    }
+    int rank = x->rank;
+    int64_t axis = p->axis < 0 ? p->axis + rank : p->axis;
+    if (axis < 0 || axis >= rank)
+        return og_kernel_error(k, OG_ERR_MODEL, "attribute 'axis' %lld is out of range for rank %d",
+                               (long long)p->axis, rank);
+    int64_t O, R, I;
+    split_axis(rank, x->dims, (int)axis, &O, &R, &I);
+    if (K < 0 || K > R)
+        return og_kernel_error(k, OG_ERR_RUNTIME, "K is %lld, out of range for dim %lld of axis %d",
+                               (long long)K, (long long)R, (int)axis);
+    if (K == 0 || O * I == 0) return OG_OK;
+    /* the indices output may be omitted: compute them into scratch then */
+    int64_t *iy = n_out > 1 && out[1] ? out[1]->data : NULL, *tmp = NULL;
+    if (!iy) {
+        tmp = og_malloc(k->alloc, (size_t)(O * K * I) * sizeof *tmp);
+        if (!tmp) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
+        iy = tmp;
+    }
+    og_status st = topk_table[slot](k, x->data, out[0]->data, iy, O, R, I, K, p->largest);
+    og_free(k->alloc, tmp);
+    return st;
+}
+
+const og_kernel_def og_cpu_reduce[] = {{"ReduceSum", "", k_ReduceSum},
+                                       {"ReduceMean", "", k_ReduceMean},
+                                       {"ReduceMax", "", k_ReduceMax},
+                                       {"ReduceMin", "", k_ReduceMin},
+                                       {"ReduceProd", "", k_ReduceProd},
+                                       {"ReduceL1", "", k_ReduceL1},
+                                       {"ReduceL2", "", k_ReduceL2},
+                                       {"ReduceLogSum", "", k_ReduceLogSum},
+                                       {"ReduceLogSumExp", "", k_ReduceLogSumExp},
+                                       {"ReduceSumSquare", "", k_ReduceSumSquare},
+                                       {"ArgMax", "", k_ArgMax},
+                                       {"ArgMin", "", k_ArgMin},
+                                       {"Softmax", "", k_Softmax},
+                                       {"LogSoftmax", "", k_LogSoftmax},
+                                       {"CumSum", "", k_CumSum},
+                                       {"TopK", "", k_TopK},
+                                       {0}};
