@@ -460,6 +460,17 @@ static void test_fixed(void)
     tc.dt = OG_DOUBLE;
     tc.threads = 1;
     run_case(&tc, true, "wide_dilated_f64");
+    /* the wide path over several chunks of output rows (tall and narrow) */
+    tc = base("Conv", 2);
+    tc.c = 64;
+    tc.m = 8;
+    tc.in[0] = 70;
+    tc.in[1] = 20;
+    tc.pads[0] = tc.pads[1] = tc.pads[2] = tc.pads[3] = 1;
+    run_case(&tc, true, "wide_chunked");
+    tc.threads = 2;
+    tc.pads[2] = 0;
+    run_case(&tc, true, "wide_chunked_mt");
     /* ConvTranspose pointwise and plain */
     tc = base("ConvTranspose", 2);
     tc.k[0] = tc.k[1] = 1;
