@@ -614,7 +614,7 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
         if (!og_mul_size((size_t)job.kdim, (size_t)ncols, &elems) ||
             !og_mul_size(elems, job.t->es, &job.col_bytes))
             return og_kernel_error(k, OG_ERR_NOMEM, "column buffer size overflows");
-        if (job.wide) { /* sizes bounded by the column buffer's */
+        if (job.wide) { /* no overflow: bounded by the sizes of Y and of the padded X */
             job.tmp_bytes = (size_t)(job.mg * ncols) * job.t->es;
             if (job.padded)
                 job.pad_bytes =

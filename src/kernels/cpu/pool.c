@@ -321,7 +321,7 @@ static og_status pool_setup(const og_kernel_ctx *k, const og_pool_params *p, con
                 const T *x0 = xp + (od * g->in[1] + 2 * oh) * g->in[2];                            \
                 rows_2x2_##T(p->kind, yr, x0, x0 + g->in[2], OW);                                  \
             } else {                                                                               \
-                pool_row_##T(p, g, xp, yr, idx ? idx + r *OW : NULL, pl * g->in_plane, od, oh);    \
+                pool_row_##T(p, g, xp, yr, idx ? idx + (r * OW) : NULL, pl * g->in_plane, od, oh); \
             }                                                                                      \
             if (++oh == OH) {                                                                      \
                 oh = 0;                                                                            \
@@ -338,8 +338,9 @@ static og_status pool_setup(const og_kernel_ctx *k, const og_pool_params *p, con
         /* blocks of rows, a few per thread, so that a row costs no division */                    \
         const int64_t rows = g->planes * g->out[0] * g->out[1];                                    \
         const int64_t nb = k->threads > 1 ? (rows < 8 * k->threads ? rows : 8 * k->threads) : 1;   \
-        OG_PARALLEL_FOR(k, nb, (double)(rows / nb) * (double)(g->out[2] * g->kvol), b,             \
-                        { pool_rows_##T(p, g, x, y, idx, b *rows / nb, (b + 1) * rows / nb); });   \
+        OG_PARALLEL_FOR(k, nb, (double)(rows / nb) * (double)(g->out[2] * g->kvol), b, {           \
+            pool_rows_##T(p, g, x, y, idx, (b * rows) / nb, ((b + 1) * rows) / nb);                \
+        });                                                                                        \
     }
 
 DEFINE_POOL_ROWS(float)
