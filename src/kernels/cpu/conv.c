@@ -110,27 +110,26 @@ static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo :
             const int64_t first = lo, last = (ob - oa - 1) * ow + hi;                              \
             memcpy(d + first, x + (oa + h_off) * iw + off + first,                                 \
                    (size_t)(last - first) * sizeof(T));                                            \
-            if (lo > 0 || hi < ow)                                                                 \
-                for (int64_t r = 0; r < ob - oa; r++) {                                            \
-                    for (int64_t i = 0; i < lo; i++) d[r * ow + i] = 0;                            \
-                    for (int64_t i = hi; i < ow; i++) d[r * ow + i] = 0;                           \
-                }                                                                                  \
-            return;                                                                                \
+        } else {                                                                                   \
+            for (int64_t oh = oa; oh < ob; oh++) {                                                 \
+                const T *restrict src = x + (oh * sh + h_off) * iw + lo * s + off; /* column lo */ \
+                T *restrict dm = d + (oh - oa) * ow + lo;                                          \
+                if (s == 1 && n >= 32) /* long rows: the library copy is wider than SSE2 */        \
+                    memcpy(dm, src, (size_t)n * sizeof(T));                                        \
+                else if (s == 1)                                                                   \
+                    for (int64_t i = 0; i < n; i++) dm[i] = src[i];                                \
+                else if (s == 2)                                                                   \
+                    for (int64_t i = 0; i < n; i++) dm[i] = src[2 * i];                            \
+                else                                                                               \
+                    for (int64_t i = 0; i < n; i++) dm[i] = src[i * s];                            \
+            }                                                                                      \
         }                                                                                          \
-        for (int64_t oh = oa; oh < ob; oh++, d += ow) {                                            \
-            const T *restrict src = x + (oh * sh + h_off) * iw + lo * s + off; /* column lo */     \
-            T *restrict dm = d + lo;                                                               \
-            for (int64_t i = 0; i < lo; i++) d[i] = 0;                                             \
-            if (s == 1 && n >= 32) /* long rows: the library copy is wider than SSE2 */            \
-                memcpy(dm, src, (size_t)n * sizeof(T));                                            \
-            else if (s == 1)                                                                       \
-                for (int64_t i = 0; i < n; i++) dm[i] = src[i];                                    \
-            else if (s == 2)                                                                       \
-                for (int64_t i = 0; i < n; i++) dm[i] = src[2 * i];                                \
-            else                                                                                   \
-                for (int64_t i = 0; i < n; i++) dm[i] = src[i * s];                                \
-            for (int64_t i = hi; i < ow; i++) d[i] = 0;                                            \
-        }                                                                                          \
+        /* the padding columns, a few per row: by column, so that they are plain stores and not    \
+         * a library call per row */                                                               \
+        for (int64_t i = 0; i < lo; i++)                                                           \
+            for (int64_t r = 0; r < ob - oa; r++) d[r * ow + i] = 0;                               \
+        for (int64_t i = hi; i < ow; i++)                                                          \
+            for (int64_t r = 0; r < ob - oa; r++) d[r * ow + i] = 0;                               \
     }                                                                                              \
     static void unwide_##S(void *restrict dst, int64_t ldd, const void *restrict src, int64_t lds, \
                            int64_t ws, const void *restrict bias, int64_t rows, int64_t n,         \
