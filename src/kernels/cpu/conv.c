@@ -401,7 +401,7 @@ static void wide_rows(const conv_job *job, const char *base, int64_t cstride, in
     int64_t c = r0 / job->ks, kh = r0 % job->ks / kw_n, kw = r0 % kw_n;
     for (int64_t r = r0; r < r1; r++) {
         int64_t start = kh * g->dil[0] * job->wp + kw * g->dil[1];
-        int64_t n = avail - start < ncw ? avail - start : ncw; /* the last output row runs past */
+        int64_t n = avail - start < ncw ? avail - start : ncw; /* (never short; for safety) */
         char *d = col + (size_t)(r * ncw) * es;
         memcpy(d, base + (size_t)(c * cstride + start) * es, (size_t)n * es);
         memset(d + (size_t)n * es, 0, (size_t)(ncw - n) * es); /* only unused columns */
@@ -421,7 +421,8 @@ static void conv_wide(const og_kernel_ctx *k, const conv_job *job, const char *x
 {
     const og_conv_geom *g = &job->g;
     const size_t es = job->t->es;
-    const int64_t wp = job->wp, ncw = (r1 - r0) * wp;
+    /* the unused columns after the last output row are left out */
+    const int64_t wp = job->wp, ncw = (r1 - r0 - 1) * wp + g->out[1];
     char *tmp = col + job->col_bytes;
     const char *base = xg + (size_t)(r0 * wp) * es;          /* unpadded: wp == iw */
     int64_t cstride = job->is, avail = (g->in[0] - r0) * wp; /* per channel, from base */
