@@ -46,7 +46,8 @@ fuzz:
 	CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOG_FUZZ=ON -DOG_BACKEND_TESTS=OFF
 	cmake --build build-fuzz -j $(JOBS) --target og_fuzz_load
 	mkdir -p fuzz-corpus && cp -n tests/data/*.onnx fuzz-corpus/ 2>/dev/null || true
-	./build-fuzz/og_fuzz_load -max_total_time=$(FUZZ_SECONDS) -max_len=65536 -rss_limit_mb=4096 fuzz-corpus
+	ASAN_OPTIONS=allocator_may_return_null=1 ./build-fuzz/og_fuzz_load -max_total_time=$(FUZZ_SECONDS) \
+		-max_len=65536 -rss_limit_mb=4096 -malloc_limit_mb=4096 -timeout=30 fuzz-corpus
 
 bench: setup
 	@bash scripts/setup.sh --bench

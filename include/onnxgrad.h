@@ -176,6 +176,11 @@ og_status og_model_load_file_any_op(const char *path, const og_load_options *opt
 
 void og_model_free(og_model *m);
 
+/* A copy of m that computes in float64: float32 initializers, inputs, outputs and value
+ * infos become float64, and so do Cast targets and constant tensors.  Meant for
+ * finite-difference checks.  Errors: as og_model_load_buffer. */
+og_status og_model_convert_float64(const og_model *m, og_model **out);
+
 /* Serialize the model (graph, initializers inline, value infos, metadata, opset imports).
  * *out_data is allocated with the model's allocator; release it with og_model_buffer_free.
  */
@@ -254,6 +259,66 @@ og_status og_session_run(og_session *s, const char *const *input_names,
 og_status og_session_run_named(og_session *s, const char *const *input_names,
                                const og_tensor *const *inputs, int n_inputs,
                                const char *const *output_names, int n_outputs, og_tensor **outputs);
+
+/* ---------------------------------------------------------------------------------- */
+/* Gradients                                                                           */
+/* ---------------------------------------------------------------------------------- */
+
+/* A gradient object: a model, the weights to train, the inputs that need gradients and the
+ * outputs to differentiate, compiled into a training graph (DESIGN §4): inputs are the
+ * model inputs, then the trained weights (their initializer values as defaults), then one
+ * gradient seed per selected output named `<output>_grad`; outputs are the selected
+ * outputs, then `<input>_grad` per input needing a gradient, then `<weight>_grad`. */
+typedef struct og_grad og_grad;
+
+typedef struct og_grad_options {
+    /* Weights to train, any order.  NULL: every float16/float/double initializer.  An
+     * unknown name fails with the list of candidates; a repeated or non-float one fails. */
+    const char *const *weights;
+    int n_weights;
+    /* Graph inputs that need gradients.  NULL: every float input; inputs non-NULL with
+     * n_inputs 0: none. */
+    const char *const *inputs;
+    int n_inputs;
+    /* Outputs to differentiate.  NULL: every graph output. */
+    const char *const *outputs;
+    int n_outputs;
+    int threads;                   /* as og_session_options */
+    const og_allocator *allocator; /* NULL: the model's */
+    og_log_fn log;                 /* told, among others, of weights that get a zero gradient */
+    void *log_user;
+    int debug; /* nonzero: check every node's outputs for NaN/Inf, with names */
+} og_grad_options;
+
+/* Build the training graph of m.  The model must outlive the gradient object.
+ * Errors: OG_ERR_INVALID_ARG (bad names), OG_ERR_UNSUPPORTED (an op without a gradient rule
+ * on a path a gradient must take: the message names the node and op), OG_ERR_NOMEM. */
+og_status og_grad_create(const og_model *m, const og_grad_options *opts, og_grad **out);
+void og_grad_free(og_grad *g);
+
+/* The selected outputs, the inputs needing gradients and the trained weights, in the order
+ * of og_grad_run's arrays. */
+int og_grad_output_count(const og_grad *g);
+const char *og_grad_output_name(const og_grad *g, int i);
+int og_grad_input_count(const og_grad *g);
+const char *og_grad_input_name(const og_grad *g, int i);
+int og_grad_weight_count(const og_grad *g);
+const char *og_grad_weight_name(const og_grad *g, int i);
+
+/* The training graph as a model (owned by g): inspect it or save it with
+ * og_model_save_file. */
+const og_model *og_grad_training_model(const og_grad *g);
+
+/* Forward and backward in one call.  inputs bind the model inputs by name (weights too, to
+ * override their current values).  grad_outputs[j] is the gradient of output j
+ * (og_grad_output_name order); NULL, or a NULL entry, means ones of that output's shape
+ * (which costs one extra forward run to learn the shape).  outputs receives
+ * og_grad_output_count() new tensors; grads receives og_grad_input_count() +
+ * og_grad_weight_count() new tensors: the inputs' gradients, then the weights'.
+ * Errors: as og_session_run. */
+og_status og_grad_run(og_grad *g, const char *const *input_names, const og_tensor *const *inputs,
+                      int n_inputs, const og_tensor *const *grad_outputs, og_tensor **outputs,
+                      og_tensor **grads);
 
 /* ---------------------------------------------------------------------------------- */
 /* .npy files                                                                          */

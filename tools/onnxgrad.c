@@ -7,6 +7,7 @@
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
+#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +31,15 @@ static const char usage[] =
     "  bench MODEL --input NAME=FILE.npy ... [--threads N] [-n ITERS]\n"
     "                             time inference; print one JSON line with the median and\n"
     "                             min milliseconds per run (after warm-up) and peak RSS\n"
+    "  grad MODEL --input NAME=FILE.npy ... [--grad-output NAME=FILE.npy ...]\n"
+    "       [--weights A,B] [--threads N] -o DIR\n"
+    "                             outputs and gradients: <name>_grad for every float input\n"
+    "                             and every trained weight (default: all float initializers);\n"
+    "                             a missing --grad-output defaults to ones\n"
+    "  check MODEL --input NAME=FILE.npy ... [--weights A,B] [--tolerance T]\n"
+    "                             compare gradients with central finite differences on a\n"
+    "                             float64 copy; largest relative error per input and weight;\n"
+    "                             exit 1 above T (default 1e-4)\n"
     "  help                       this text\n"
     "  version                    the version\n"
     "\n"
@@ -192,15 +202,48 @@ static int make_dir(const char *dir)
 typedef struct job {
     const char *model_path, *out_dir;
     const char *in_names[MAX_IO], *in_files[MAX_IO];
-    int n_in, threads, iters;
+    const char *go_names[MAX_IO], *go_files[MAX_IO]; /* --grad-output */
+    const char *weights[MAX_IO];                     /* --weights */
+    int n_in, n_go, n_weights, threads, iters;
+    bool has_weights;
+    double tolerance;
     og_model *m;
     og_session *s;
     og_tensor *inputs[MAX_IO];
 } job;
 
-static int parse_job(job *j, int argc, char **argv, bool want_out_dir)
+enum { OPT_OUT_DIR = 1, OPT_GRAD = 2, OPT_CHECK = 4 };
+
+static int parse_job(job *j, int argc, char **argv, unsigned allowed)
 {
+    bool want_out_dir = (allowed & OPT_OUT_DIR) != 0;
     for (int i = 0; i < argc; i++) {
+        if ((allowed & OPT_GRAD) && strcmp(argv[i], "--grad-output") == 0) {
+            if (++i >= argc) return bad_usage("--grad-output needs NAME=FILE.npy");
+            char *eq = strchr(argv[i], '=');
+            if (!eq) return bad_usage("--grad-output needs NAME=FILE.npy");
+            if (j->n_go == MAX_IO) return bad_usage("too many --grad-output");
+            *eq = 0;
+            j->go_names[j->n_go] = argv[i];
+            j->go_files[j->n_go++] = eq + 1;
+            continue;
+        }
+        if ((allowed & (OPT_GRAD | OPT_CHECK)) && strcmp(argv[i], "--weights") == 0) {
+            if (++i >= argc) return bad_usage("--weights needs a comma-separated list");
+            j->has_weights = true;
+            for (char *tok = strtok(argv[i], ","); tok; tok = strtok(NULL, ",")) {
+                if (j->n_weights == MAX_IO) return bad_usage("too many weights");
+                j->weights[j->n_weights++] = tok;
+            }
+            continue;
+        }
+        if ((allowed & OPT_CHECK) && strcmp(argv[i], "--tolerance") == 0) {
+            if (++i >= argc) return bad_usage("--tolerance needs a number");
+            char *end;
+            j->tolerance = strtod(argv[i], &end);
+            if (*end || !(j->tolerance > 0)) return bad_usage("--tolerance needs a number > 0");
+            continue;
+        }
         if (strcmp(argv[i], "--input") == 0 || strcmp(argv[i], "-i") == 0) {
             if (++i >= argc) return bad_usage("--input needs NAME=FILE.npy");
             if (j->n_in == MAX_IO) return bad_usage("too many --input");
@@ -239,7 +282,7 @@ static int parse_job(job *j, int argc, char **argv, bool want_out_dir)
         }
     }
     if (!j->model_path) return bad_usage("a model path is needed");
-    if (want_out_dir && !j->out_dir) return bad_usage("run needs -o DIR");
+    if (want_out_dir && !j->out_dir) return bad_usage("this command needs -o DIR");
     return 0;
 }
 
@@ -277,9 +320,10 @@ static void close_job(job *j)
     og_model_free(j->m);
 }
 
-static int write_outputs(const og_model *m, const char *out_dir, og_tensor **outputs)
+/* Write tensors as DIR/<sanitized name>.npy plus DIR/manifest.json. */
+static int write_tensors(const char *const *names, og_tensor *const *outputs, int n_out,
+                         const char *out_dir)
 {
-    int n_out = og_model_output_count(m);
     char(*files)[300] = calloc((size_t)n_out + 1, sizeof *files);
     int rc = 1;
     if (!files) {
@@ -292,7 +336,7 @@ static int write_outputs(const og_model *m, const char *out_dir, og_tensor **out
     }
     for (int j = 0; j < n_out; j++) {
         char stem[256];
-        sanitize(og_model_output_name(m, j), stem, sizeof stem);
+        sanitize(names[j], stem, sizeof stem);
         snprintf(files[j], sizeof files[j], "%s.npy", stem);
         for (int k = 0, suffix = 1; k < j; k++) /* keep file names unique */
             if (strcmp(files[k], files[j]) == 0) {
@@ -302,8 +346,7 @@ static int write_outputs(const og_model *m, const char *out_dir, og_tensor **out
         char path[4400];
         snprintf(path, sizeof path, "%s/%s", out_dir, files[j]);
         if (og_npy_save(path, outputs[j])) {
-            fprintf(stderr, "onnxgrad: output '%s': %s\n", og_model_output_name(m, j),
-                    og_last_error());
+            fprintf(stderr, "onnxgrad: output '%s': %s\n", names[j], og_last_error());
             goto done;
         }
     }
@@ -317,7 +360,7 @@ static int write_outputs(const og_model *m, const char *out_dir, og_tensor **out
     fprintf(f, "{\n");
     for (int j = 0; j < n_out; j++) {
         fprintf(f, "  ");
-        json_string(f, og_model_output_name(m, j));
+        json_string(f, names[j]);
         fprintf(f, ": ");
         json_string(f, files[j]);
         fprintf(f, "%s\n", j + 1 < n_out ? "," : "");
@@ -329,7 +372,7 @@ static int write_outputs(const og_model *m, const char *out_dir, og_tensor **out
     }
     for (int j = 0; j < n_out; j++) {
         const og_tensor *t = outputs[j];
-        printf("%s -> %s/%s ", og_model_output_name(m, j), out_dir, files[j]);
+        printf("%s -> %s/%s ", names[j], out_dir, files[j]);
         print_shape(og_tensor_dtype(t), og_tensor_rank(t), og_tensor_dims(t), NULL);
         printf("\n");
     }
@@ -343,12 +386,14 @@ static int cmd_run(int argc, char **argv)
 {
     job j = {0};
     og_tensor *outputs[MAX_IO] = {0};
-    int rc = parse_job(&j, argc, argv, true);
+    int rc = parse_job(&j, argc, argv, OPT_OUT_DIR);
     if (rc) return rc;
     rc = open_job(&j);
     if (!rc && og_session_run(j.s, j.in_names, (const og_tensor *const *)j.inputs, j.n_in, outputs))
         rc = fail();
-    if (!rc) rc = write_outputs(j.m, j.out_dir, outputs);
+    const char *names[MAX_IO];
+    for (int k = 0; k < og_model_output_count(j.m); k++) names[k] = og_model_output_name(j.m, k);
+    if (!rc) rc = write_tensors(names, outputs, og_model_output_count(j.m), j.out_dir);
     for (int i = 0; i < MAX_IO; i++) og_tensor_free(outputs[i]);
     close_job(&j);
     return rc;
@@ -373,7 +418,7 @@ static int cmd_bench(int argc, char **argv)
     j.iters = 20;
     og_tensor *outputs[MAX_IO] = {0};
     double *times = NULL;
-    int rc = parse_job(&j, argc, argv, false);
+    int rc = parse_job(&j, argc, argv, 0);
     if (rc) return rc;
     if (j.iters < 1) return bad_usage("-n must be at least 1");
     rc = open_job(&j);
@@ -412,6 +457,256 @@ static int cmd_bench(int argc, char **argv)
     return rc;
 }
 
+/* ---- gradients ------------------------------------------------------------------- */
+
+static og_grad_options grad_options(const job *j)
+{
+    og_grad_options o = {0};
+    if (j->has_weights) {
+        o.weights = j->weights;
+        o.n_weights = j->n_weights;
+    }
+    o.threads = j->threads;
+    return o;
+}
+
+/* Gradient seeds by output, from --grad-output (NULL entries mean ones). */
+static int load_seeds(const job *j, const og_grad *g, og_tensor **seeds)
+{
+    for (int k = 0; k < j->n_go; k++) {
+        int idx = -1;
+        for (int o = 0; o < og_grad_output_count(g); o++)
+            if (strcmp(og_grad_output_name(g, o), j->go_names[k]) == 0) idx = o;
+        if (idx < 0) {
+            fprintf(stderr, "onnxgrad: --grad-output %s: no such output\n", j->go_names[k]);
+            return 1;
+        }
+        if (og_npy_load(j->go_files[k], NULL, &seeds[idx])) return fail();
+    }
+    return 0;
+}
+
+static int cmd_grad(int argc, char **argv)
+{
+    job j = {0};
+    og_grad *g = NULL;
+    og_tensor *seeds[MAX_IO] = {0}, *outs[MAX_IO] = {0}, *grads[2 * MAX_IO] = {0};
+    int rc = parse_job(&j, argc, argv, OPT_OUT_DIR | OPT_GRAD);
+    if (rc) return rc;
+    rc = open_job(&j);
+    og_grad_options o = grad_options(&j);
+    if (!rc && og_grad_create(j.m, &o, &g)) rc = fail();
+    int no = g ? og_grad_output_count(g) : 0;
+    int nr = g ? og_grad_input_count(g) + og_grad_weight_count(g) : 0;
+    if (!rc && (no > MAX_IO || nr > MAX_IO)) {
+        fprintf(stderr, "onnxgrad: more than %d outputs or gradients\n", MAX_IO);
+        rc = 1;
+    }
+    if (!rc) rc = load_seeds(&j, g, seeds);
+    if (!rc && og_grad_run(g, j.in_names, (const og_tensor *const *)j.inputs, j.n_in,
+                           (const og_tensor *const *)seeds, outs, grads))
+        rc = fail();
+    if (!rc) {
+        const char *names[3 * MAX_IO];
+        og_tensor *all[3 * MAX_IO];
+        char gnames[2 * MAX_IO][300];
+        int n = 0;
+        for (int k = 0; k < no; k++) {
+            names[n] = og_grad_output_name(g, k);
+            all[n++] = outs[k];
+        }
+        for (int k = 0; k < nr; k++) {
+            const char *base = k < og_grad_input_count(g)
+                                   ? og_grad_input_name(g, k)
+                                   : og_grad_weight_name(g, k - og_grad_input_count(g));
+            snprintf(gnames[k], sizeof gnames[k], "%s_grad", base);
+            names[n] = gnames[k];
+            all[n++] = grads[k];
+        }
+        rc = write_tensors(names, all, n, j.out_dir);
+    }
+    for (int k = 0; k < MAX_IO; k++) {
+        og_tensor_free(seeds[k]);
+        og_tensor_free(outs[k]);
+    }
+    for (int k = 0; k < 2 * MAX_IO; k++) og_tensor_free(grads[k]);
+    og_grad_free(g);
+    close_job(&j);
+    return rc;
+}
+
+/* float32 tensor -> new float64 copy; others: a plain copy */
+static og_status to_double(const og_tensor *t, og_tensor **out)
+{
+    if (og_tensor_dtype(t) != OG_FLOAT)
+        return og_tensor_from_data(og_tensor_dtype(t), og_tensor_rank(t), og_tensor_dims(t),
+                                   og_tensor_cdata(t), og_tensor_nbytes(t), NULL, out);
+    og_status st = og_tensor_create(OG_DOUBLE, og_tensor_rank(t), og_tensor_dims(t), NULL, out);
+    if (st) return st;
+    const float *s = og_tensor_cdata(t);
+    double *d = og_tensor_data(*out);
+    for (int64_t i = 0; i < og_tensor_numel(t); i++) d[i] = s[i];
+    return OG_OK;
+}
+
+static double lcg_uniform(uint64_t *state)
+{
+    *state = *state * 6364136223846793005ull + 1442695040888963407ull;
+    return (double)(*state >> 11) / 9007199254740992.0 * 2.0 - 1.0;
+}
+
+/* L = sum_j <r_j, y_j> for the outputs of one forward run */
+static og_status objective(og_session *s, const char *const *names, const og_tensor *const *in,
+                           int n, const char *const *onames, og_tensor *const *r, int no,
+                           double *out)
+{
+    og_tensor *y[MAX_IO] = {0};
+    og_status st = og_session_run_named(s, names, in, n, onames, no, y);
+    double sum = 0;
+    for (int k = 0; !st && k < no; k++) {
+        if (og_tensor_dtype(y[k]) != OG_DOUBLE) continue;
+        const double *a = og_tensor_cdata(y[k]), *b = og_tensor_cdata(r[k]);
+        for (int64_t i = 0; i < og_tensor_numel(y[k]); i++) sum += a[i] * b[i];
+    }
+    for (int k = 0; k < no; k++) og_tensor_free(y[k]);
+    *out = sum;
+    return st;
+}
+
+static int cmd_check(int argc, char **argv)
+{
+    job j = {0};
+    j.tolerance = 1e-4;
+    og_model *m64 = NULL;
+    og_grad *g = NULL;
+    og_session *fs = NULL;
+    og_tensor *x64[MAX_IO] = {0}, *r[MAX_IO] = {0}, *outs[MAX_IO] = {0}, *grads[2 * MAX_IO] = {0};
+    og_tensor *bound[2 * MAX_IO] = {0};
+    const char *bnames[2 * MAX_IO];
+    int worst_rc = 0;
+    int rc = parse_job(&j, argc, argv, OPT_CHECK);
+    if (rc) return rc;
+    rc = open_job(&j);
+    if (!rc && og_model_convert_float64(j.m, &m64)) rc = fail();
+    for (int i = 0; !rc && i < j.n_in; i++)
+        if (to_double(j.inputs[i], &x64[i])) rc = fail();
+    og_grad_options o = grad_options(&j);
+    if (!rc && og_grad_create(m64, &o, &g)) rc = fail();
+    int no = g ? og_grad_output_count(g) : 0, ni = g ? og_grad_input_count(g) : 0;
+    int nw = g ? og_grad_weight_count(g) : 0;
+    if (!rc && (no > MAX_IO || ni + nw > MAX_IO)) {
+        fprintf(stderr, "onnxgrad: too many outputs or gradients\n");
+        rc = 1;
+    }
+    /* random seeds r_j, shaped like the outputs */
+    og_session_options so = {0};
+    so.threads = j.threads;
+    if (!rc && og_session_create(og_grad_training_model(g), &so, &fs)) rc = fail();
+    const char *onames[MAX_IO];
+    for (int k = 0; k < no; k++) onames[k] = og_grad_output_name(g, k);
+    if (!rc) {
+        og_session *plain = NULL;
+        if (og_session_create(m64, &so, &plain) ||
+            og_session_run_named(plain, j.in_names, (const og_tensor *const *)x64, j.n_in, onames,
+                                 no, outs))
+            rc = fail();
+        og_session_free(plain);
+        uint64_t state = 12345;
+        for (int k = 0; !rc && k < no; k++) {
+            if (og_tensor_create(og_tensor_dtype(outs[k]), og_tensor_rank(outs[k]),
+                                 og_tensor_dims(outs[k]), NULL, &r[k])) {
+                rc = fail();
+                break;
+            }
+            if (og_tensor_dtype(r[k]) == OG_DOUBLE) {
+                double *d = og_tensor_data(r[k]);
+                for (int64_t i = 0; i < og_tensor_numel(r[k]); i++) d[i] = lcg_uniform(&state);
+            }
+            og_tensor_free(outs[k]);
+            outs[k] = NULL;
+        }
+    }
+    if (!rc && og_grad_run(g, j.in_names, (const og_tensor *const *)x64, j.n_in,
+                           (const og_tensor *const *)r, outs, grads))
+        rc = fail();
+    /* bind: inputs, then every trained weight (overridable in the training graph), then
+     * the seeds the training graph requires */
+    int nb = 0;
+    for (int i = 0; !rc && i < j.n_in; i++) {
+        bnames[nb] = j.in_names[i];
+        bound[nb++] = x64[i];
+    }
+    const og_model *tm = g ? og_grad_training_model(g) : NULL;
+    for (int k = 0; !rc && k < nw; k++) {
+        const char *wn = og_grad_weight_name(g, k);
+        for (int q = 0; q < og_model_initializer_count(tm); q++)
+            if (strcmp(og_model_initializer_name(tm, q), wn) == 0) {
+                if (to_double(og_model_initializer(tm, q), &bound[nb])) rc = fail();
+                bnames[nb++] = wn;
+            }
+    }
+    char seed_names[MAX_IO][300];
+    for (int k = 0; !rc && k < no; k++) {
+        snprintf(seed_names[k], sizeof seed_names[k], "%s_grad", onames[k]);
+        bnames[nb] = seed_names[k];
+        bound[nb++] = r[k];
+    }
+    if (!rc) printf("%-40s %12s %10s\n", "gradient of", "max rel err", "checked");
+    for (int p = 0; !rc && p < ni + nw; p++) {
+        const char *pname = p < ni ? og_grad_input_name(g, p) : og_grad_weight_name(g, p - ni);
+        int bi = -1;
+        for (int q = 0; q < nb; q++)
+            if (strcmp(bnames[q], pname) == 0) bi = q;
+        const og_tensor *an = grads[p];
+        if (bi < 0 || og_tensor_dtype(bound[bi]) != OG_DOUBLE) continue;
+        double *x = og_tensor_data(bound[bi]);
+        const double *ga = og_tensor_cdata(an);
+        int64_t numel = og_tensor_numel(bound[bi]);
+        double scale = 0;
+        for (int64_t i = 0; i < numel; i++) scale = fmax(scale, fabs(ga[i]));
+        int64_t step = numel > 24 ? numel / 24 : 1;
+        double worst = 0;
+        int checked = 0;
+        for (int64_t i = 0; i < numel && !rc; i += step) {
+            double x0 = x[i], eps = 1e-6 * fmax(1.0, fabs(x0)), lp, lm;
+            x[i] = x0 + eps;
+            if (objective(fs, bnames, (const og_tensor *const *)bound, nb, onames, r, no, &lp))
+                rc = fail();
+            x[i] = x0 - eps;
+            if (!rc &&
+                objective(fs, bnames, (const og_tensor *const *)bound, nb, onames, r, no, &lm))
+                rc = fail();
+            x[i] = x0;
+            double fd = (lp - lm) / (2 * eps);
+            double den = fmax(fmax(fabs(fd), fabs(ga[i])), fmax(1e-3 * scale, 1e-10));
+            double err = fabs(fd - ga[i]) / den;
+            if (err > worst) worst = err;
+            checked++;
+        }
+        if (rc) break;
+        printf("%-40s %12.3g %6d/%-6lld%s\n", pname, worst, checked, (long long)numel,
+               worst > j.tolerance ? "  FAIL" : "");
+        if (worst > j.tolerance) worst_rc = 1;
+    }
+    if (!rc && worst_rc)
+        fprintf(stderr,
+                "onnxgrad: a gradient differs from finite differences by more than "
+                "%g\n",
+                j.tolerance);
+    for (int k = 0; k < MAX_IO; k++) {
+        og_tensor_free(x64[k]);
+        og_tensor_free(r[k]);
+        og_tensor_free(outs[k]);
+    }
+    for (int k = 0; k < 2 * MAX_IO; k++) og_tensor_free(grads[k]);
+    for (int k = j.n_in; k < nb - no; k++) og_tensor_free(bound[k]); /* the weight copies */
+    og_session_free(fs);
+    og_grad_free(g);
+    og_model_free(m64);
+    close_job(&j);
+    return rc ? rc : worst_rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2) {
@@ -435,6 +730,8 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "info") == 0) return cmd_info(argc - 2, argv + 2);
     if (strcmp(cmd, "run") == 0) return cmd_run(argc - 2, argv + 2);
     if (strcmp(cmd, "bench") == 0) return cmd_bench(argc - 2, argv + 2);
+    if (strcmp(cmd, "grad") == 0) return cmd_grad(argc - 2, argv + 2);
+    if (strcmp(cmd, "check") == 0) return cmd_check(argc - 2, argv + 2);
     fprintf(stderr, "onnxgrad: unknown command '%s' (see 'onnxgrad help')\n", cmd);
     return 2;
 }

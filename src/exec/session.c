@@ -12,6 +12,10 @@
 #include "api/api.h"
 #include "kernels/cpu/kernel.h"
 
+/* No single value may need more than this (1 TiB): a model that asks for more is malformed
+ * or hostile, and says so instead of failing inside malloc. */
+#define OG_MAX_TENSOR_BYTES ((size_t)1 << 40)
+
 struct og_session {
     const og_model *model;
     const og_graph *g;
@@ -252,9 +256,12 @@ static og_status run_node(og_session *s, int ni)
             continue;
         }
         size_t nbytes;
-        if (!og_shape_nbytes(vo->dtype, vo->rank, vo->dims, &nbytes)) {
-            st = og_error(OG_ERR_SHAPE, "%s: output %d's size overflows",
-                          og_node_label(n, label, sizeof label), j);
+        if (!og_shape_nbytes(vo->dtype, vo->rank, vo->dims, &nbytes) ||
+            nbytes > OG_MAX_TENSOR_BYTES) {
+            char shape[128];
+            st = og_error(OG_ERR_SHAPE, "%s: output %d would have shape %s, too large to "
+                          "allocate", og_node_label(n, label, sizeof label), j,
+                          og_shape_str(vo->rank, vo->dims, shape, sizeof shape));
             goto fail;
         }
         og_buffer *b = og_pool_get(s->pool, nbytes);

@@ -29,6 +29,24 @@ static void attr_free(const og_allocator *a, og_attr *at)
     og_free(a, at->raw);
 }
 
+static void node_free(const og_allocator *a, og_node *n)
+{
+    og_free(a, n->name);
+    og_free(a, n->op_type);
+    og_free(a, n->domain);
+    og_free(a, n->doc);
+    og_free(a, n->in);
+    og_free(a, n->out);
+    for (int j = 0; j < n->n_attrs; j++) attr_free(a, &n->attrs[j]);
+    og_free(a, n->attrs);
+    if (n->params) {
+        if (n->op && n->op->free_params)
+            n->op->free_params(a, n->params);
+        else
+            og_free(a, n->params);
+    }
+}
+
 void og_graph_free(og_graph *g)
 {
     if (!g) return;
@@ -39,23 +57,7 @@ void og_graph_free(og_graph *g)
         og_tensor_free(g->values[i].init);
     }
     og_free(a, g->values);
-    for (int i = 0; i < g->n_nodes; i++) {
-        og_node *n = &g->nodes[i];
-        og_free(a, n->name);
-        og_free(a, n->op_type);
-        og_free(a, n->domain);
-        og_free(a, n->doc);
-        og_free(a, n->in);
-        og_free(a, n->out);
-        for (int j = 0; j < n->n_attrs; j++) attr_free(a, &n->attrs[j]);
-        og_free(a, n->attrs);
-        if (n->params) {
-            if (n->op && n->op->free_params)
-                n->op->free_params(a, n->params);
-            else
-                og_free(a, n->params);
-        }
-    }
+    for (int i = 0; i < g->n_nodes; i++) node_free(a, &g->nodes[i]);
     og_free(a, g->nodes);
     for (int i = 0; i < g->n_opsets; i++) og_free(a, g->opsets[i].domain);
     og_free(a, g->opsets);
@@ -308,5 +310,77 @@ done:
     og_free(a, order);
     og_free(a, queue);
     og_free(a, sorted);
+    return st;
+}
+
+og_status og_node_add_attr(og_graph *g, int node, const og_attr *at)
+{
+    const og_allocator *a = g->alloc;
+    og_node *n = &g->nodes[node];
+    og_attr *attrs = og_realloc(a, n->attrs, (size_t)n->n_attrs * sizeof *attrs,
+                                (size_t)(n->n_attrs + 1) * sizeof *attrs);
+    if (!attrs) return og_error(OG_ERR_NOMEM, "out of memory adding an attribute");
+    n->attrs = attrs;
+    og_attr *d = &attrs[n->n_attrs];
+    memset(d, 0, sizeof *d);
+    n->n_attrs++; /* counted now: og_graph_free releases what was copied so far */
+    d->type = at->type;
+    d->f = at->f;
+    d->i = at->i;
+    d->n = at->n;
+    d->name = og_strdup(a, at->name);
+    if (!d->name) goto nomem;
+    if (at->s) {
+        d->s = og_malloc(a, at->s_len + 1);
+        if (!d->s) goto nomem;
+        memcpy(d->s, at->s, at->s_len + 1);
+        d->s_len = at->s_len;
+    }
+    if (at->ints) {
+        d->ints = og_malloc(a, (size_t)(at->n + 1) * sizeof *d->ints);
+        if (!d->ints) goto nomem;
+        memcpy(d->ints, at->ints, (size_t)at->n * sizeof *d->ints);
+    }
+    if (at->floats) {
+        d->floats = og_malloc(a, (size_t)(at->n + 1) * sizeof *d->floats);
+        if (!d->floats) goto nomem;
+        memcpy(d->floats, at->floats, (size_t)at->n * sizeof *d->floats);
+    }
+    if (at->t && og_tensor_clone(at->t, a, &d->t)) goto nomem;
+    return OG_OK;
+nomem:
+    return og_error(OG_ERR_NOMEM, "out of memory adding an attribute");
+}
+
+og_status og_graph_prune(og_graph *g)
+{
+    const og_allocator *a = g->alloc;
+    bool *needed = og_calloc(a, (size_t)g->n_values + 1, sizeof *needed);
+    bool *keep = og_calloc(a, (size_t)g->n_nodes + 1, sizeof *keep);
+    og_status st = OG_OK;
+    if (!needed || !keep) {
+        st = og_error(OG_ERR_NOMEM, "out of memory pruning the graph");
+        goto done;
+    }
+    for (int i = 0; i < g->n_outputs; i++) needed[g->outputs[i]] = true;
+    for (int i = g->n_nodes - 1; i >= 0; i--) { /* nodes are in topological order */
+        og_node *n = &g->nodes[i];
+        for (int j = 0; j < n->n_out && !keep[i]; j++) keep[i] = n->out[j] >= 0 && needed[n->out[j]];
+        if (!keep[i]) continue;
+        for (int j = 0; j < n->n_in; j++)
+            if (n->in[j] >= 0) needed[n->in[j]] = true;
+    }
+    int w = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        if (keep[i]) {
+            g->nodes[w++] = g->nodes[i];
+            continue;
+        }
+        node_free(a, &g->nodes[i]);
+    }
+    g->n_nodes = w;
+done:
+    og_free(a, needed);
+    og_free(a, keep);
     return st;
 }

@@ -92,6 +92,7 @@ typedef struct og_node {
     int opset;                  /* the model's opset for the node's domain */
     const struct og_op_def *op; /* NULL if unknown */
     void *params; /* parsed attributes, owned (freed with op->free_params or og_free) */
+    bool parsed;  /* params hold this node's attributes (resolve parses once) */
 } og_node;
 
 typedef struct og_opset {
@@ -161,6 +162,13 @@ og_status og_graph_finalize(og_graph *g);
  * without a CPU kernel; when false, unknown ops are left with op == NULL.
  * Errors: OG_ERR_UNSUPPORTED (unknown op, naming op, domain, opset), errors of parsing. */
 og_status og_graph_resolve(og_graph *g, bool require_kernels);
+
+/* Append an attribute to node `node` (a copy of *at is made: strings, arrays and tensors
+ * are duplicated).  Errors: OG_ERR_NOMEM. */
+og_status og_node_add_attr(og_graph *g, int node, const og_attr *at);
+
+/* Remove the nodes no graph output needs (they never run).  Call og_graph_finalize after. */
+og_status og_graph_prune(og_graph *g);
 
 /* Attribute lookup on a node (NULL if absent). */
 const og_attr *og_node_attr(const og_node *n, const char *name);

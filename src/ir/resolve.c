@@ -114,10 +114,11 @@ og_status og_graph_resolve(og_graph *g, bool require_kernels)
             goto done;
         }
         og_op_ctx c = {n, g->alloc, g, false};
-        if (def->parse) {
+        if (def->parse && !n->parsed) {
             st = def->parse(&c, &n->params);
             if (st) goto done;
         }
+        n->parsed = true;
         if (n->n_in > cap_in) {
             og_free(g->alloc, in);
             cap_in = n->n_in;

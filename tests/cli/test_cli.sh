@@ -77,5 +77,22 @@ check "bad model message names the cycle" grep -q "cycle" "$tmp/err"
 "$cli" run models/mlp.onnx --input y=models/mlp_x.npy -o "$tmp/o8" 2>"$tmp/err"
 check "unknown input name exits 1" test $? = 1
 
+# gradients: grad writes <name>_grad files; check passes on the MLP and fails when the
+# tolerance is impossible (so it can fail)
+"$cli" grad models/mlp.onnx --input x=models/mlp_x.npy -o "$tmp/g" >/dev/null
+check "grad exits 0" test $? = 0
+check "grad writes the weight gradients" test -f "$tmp/g/W1_grad.npy"
+check "grad writes the input gradient" grep -q '"x_grad": "x_grad.npy"' "$tmp/g/manifest.json"
+"$cli" grad models/mlp.onnx --input x=models/mlp_x.npy --weights W2 -o "$tmp/g2" >/dev/null
+check "grad --weights limits the weights" test ! -f "$tmp/g2/W1_grad.npy" -a -f "$tmp/g2/W2_grad.npy"
+"$cli" grad models/mlp.onnx --input x=models/mlp_x.npy --weights nope -o "$tmp/g3" 2>"$tmp/err"
+check "grad with an unknown weight exits 1" test $? = 1
+check "unknown weight error lists candidates" grep -q "'W1'" "$tmp/err"
+"$cli" check models/mlp.onnx --input x=models/mlp_x.npy >"$tmp/chk"
+check "check passes on the MLP" test $? = 0
+check "check reports every weight" grep -q "^b2 " "$tmp/chk"
+"$cli" check models/mlp.onnx --input x=models/mlp_x.npy --tolerance 1e-30 >/dev/null 2>&1
+check "check fails under an impossible tolerance" test $? = 1
+
 echo "$((checks - fails)) passed, $fails failed"
 test $fails = 0

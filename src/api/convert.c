@@ -1,0 +1,67 @@
+/* convert.c: a float64 copy of a model, for finite-difference checks. */
+#include <string.h>
+
+#include "api/api.h"
+#include "onnx/onnx_io.h"
+
+/* float32 tensor -> new float64 tensor (others: NULL, nothing to do) */
+static og_status widen(og_tensor **t, const og_allocator *a)
+{
+    og_tensor *src = *t, *d = NULL;
+    if (!src || src->dtype != OG_FLOAT) return OG_OK;
+    og_status st = og_tensor_alloc(OG_DOUBLE, src->rank, src->dims, a, &d);
+    if (st) return st;
+    for (int64_t i = 0; i < src->numel; i++) ((double *)d->data)[i] = ((const float *)src->data)[i];
+    d->readonly = src->readonly;
+    og_tensor_free(src);
+    *t = d;
+    return OG_OK;
+}
+
+og_status og_model_convert_float64(const og_model *m, og_model **out)
+{
+    if (!out) return og_error(OG_ERR_INVALID_ARG, "og_model_convert_float64: out is NULL");
+    *out = NULL;
+    if (!m) return og_error(OG_ERR_INVALID_ARG, "og_model_convert_float64: model is NULL");
+    void *bytes = NULL;
+    size_t size = 0;
+    og_status st = og_model_save_buffer(m, &bytes, &size);
+    if (st) return st;
+    og_model *c = og_malloc(m->user_alloc, sizeof *c);
+    if (!c) {
+        og_model_buffer_free(m, bytes);
+        return og_error(OG_ERR_NOMEM, "out of memory");
+    }
+    c->alloc = *m->user_alloc;
+    c->user_alloc = m->user_alloc;
+    c->graph = NULL;
+    st = og_onnx_parse_model(bytes, size, NULL, &c->alloc, &c->graph);
+    og_model_buffer_free(m, bytes);
+    if (st) goto fail;
+    og_graph *g = c->graph;
+    for (int v = 0; v < g->n_values; v++) {
+        og_value *val = &g->values[v];
+        if (val->dtype == OG_FLOAT) val->dtype = OG_DOUBLE;
+        if ((st = widen(&val->init, &c->alloc))) goto fail;
+    }
+    for (int i = 0; i < g->n_nodes; i++) {
+        og_node *n = &g->nodes[i];
+        for (int j = 0; j < n->n_attrs; j++) {
+            og_attr *at = &n->attrs[j];
+            if (at->type == OG_ATTR_INT && at->i == OG_FLOAT &&
+                (strcmp(at->name, "to") == 0 || strcmp(at->name, "dtype") == 0))
+                at->i = OG_DOUBLE;
+            if (at->type == OG_ATTR_TENSOR && (st = widen(&at->t, &c->alloc))) goto fail;
+            for (int k = 0; at->type == OG_ATTR_TENSORS && k < at->n; k++)
+                if ((st = widen(&at->tensors[k], &c->alloc))) goto fail;
+        }
+    }
+    st = og_graph_finalize(g);
+    if (!st) st = og_graph_resolve(g, true);
+    if (st) goto fail;
+    *out = c;
+    return OG_OK;
+fail:
+    og_model_free(c);
+    return st;
+}

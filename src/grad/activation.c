@@ -1,0 +1,4 @@
+/* activation.c: placeholder until the family's gradient rules land. */
+#include "grad/grad.h"
+
+const og_grad_rule og_grad_activation[] = {{0}};

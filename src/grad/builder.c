@@ -1,0 +1,326 @@
+/* builder.c: the reverse pass that turns a forward graph into its training graph.
+ *
+ * 1. Clone the forward graph (through its serialized form, so the clone owns everything).
+ * 2. Mark the values a gradient can reach: forward from the trained weights and the inputs
+ *    needing gradients (through float values only), and backward from the selected
+ *    outputs.  Nodes outside both sets get no gradient code.
+ * 3. Walk the nodes in reverse topological order; for a node with gradients on its
+ *    outputs, sum each output's contributions and call the op's rule, which emits the
+ *    nodes of the local gradients of its inputs.
+ * 4. Name the results `<input>_grad` / `<weight>_grad`, order inputs and outputs as in
+ *    DESIGN §4, drop the nodes no output needs, then finalize and resolve the new graph. */
+#include <stdio.h>
+#include <string.h>
+
+#include "grad/grad_internal.h"
+#include "onnx/onnx_io.h"
+
+static og_status clone_graph(const og_graph *fwd, const og_allocator *a, og_graph **out)
+{
+    void *bytes = NULL;
+    size_t size = 0;
+    og_status st = og_onnx_serialize_model(fwd, a, &bytes, &size);
+    if (st) return st;
+    st = og_onnx_parse_model(bytes, size, NULL, a, out);
+    og_free(a, bytes);
+    if (st) return st;
+    st = og_graph_finalize(*out);
+    if (!st) st = og_graph_resolve(*out, false);
+    if (st) {
+        og_graph_free(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
+/* value id in the clone of forward value id v */
+static int clone_id(const og_graph *fwd, const og_graph *g, int v)
+{
+    return og_graph_find_value(g, fwd->values[v].name);
+}
+
+static og_status add_contribution(og_gb *b, int v, int grad)
+{
+    og_contribs *c = &b->contribs[v];
+    if (c->n == c->cap) {
+        int cap = c->cap ? c->cap * 2 : 2;
+        int *l = og_realloc(b->a, c->list, (size_t)c->n * sizeof *l, (size_t)cap * sizeof *l);
+        if (!l) return og_error(OG_ERR_NOMEM, "out of memory building gradients");
+        c->list = l;
+        c->cap = cap;
+    }
+    c->list[c->n++] = grad;
+    return OG_OK;
+}
+
+/* The total gradient of v: its one contribution, or their Sum; -1 if none. */
+static int total_gradient(og_gb *b, int v)
+{
+    og_contribs *c = &b->contribs[v];
+    if (c->n == 0) return -1;
+    if (c->n == 1) return c->list[0];
+    int s = og_gb_op(b, "Sum", c->n, c->list);
+    c->n = 1;
+    c->list[0] = s;
+    return s;
+}
+
+/* zeros of v's runtime shape and dtype, for a source no selected output depends on */
+static int zeros_like(og_gb *b, int v)
+{
+    int shape = og_gb_op1(b, "Shape", v);
+    int z = og_gb_op1(b, "ConstantOfShape", shape);
+    int node = og_gb_last(b);
+    og_dtype dt = b->g->values[v].dtype;
+    og_tensor *t = NULL;
+    int64_t one = 1;
+    if (z < 0) return -1;
+    if (og_tensor_create(dt, 1, &one, b->a, &t))
+        return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+    og_attr at = {0};
+    at.name = "value";
+    at.type = OG_ATTR_TENSOR;
+    at.t = t;
+    og_status st = og_node_add_attr(b->g, node, &at);
+    og_tensor_free(t);
+    if (st) return og_gb_fail(b, NULL, st, "%s", og_last_error());
+    return z;
+}
+
+/* Rename: an Identity whose output is called `<name>_grad` (made unique if taken). */
+static int named_output(og_gb *b, int v, const char *base)
+{
+    char name[512];
+    snprintf(name, sizeof name, "%s_grad", base);
+    for (int k = 1; og_graph_find_value(b->g, name) >= 0; k++)
+        snprintf(name, sizeof name, "%s_grad_%d", base, k);
+    return og_gb_op_named(b, "Identity", 1, &v, name);
+}
+
+static void log_msg(const og_grad_spec *spec, og_log_level level, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+static void log_msg(const og_grad_spec *spec, og_log_level level, const char *fmt, ...)
+{
+    if (!spec->log) return;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    spec->log(spec->log_user, level, msg);
+}
+
+og_status og_grad_build(const og_graph *fwd, const og_grad_spec *spec, const og_allocator *alloc,
+                        og_graph **out)
+{
+    const og_allocator *a = og_alloc_or_default(alloc);
+    og_gb b;
+    og_status st;
+    int *src = NULL, *outs = NULL, *seeds = NULL, *results = NULL;
+    int n_src = spec->n_inputs + spec->n_weights;
+    memset(&b, 0, sizeof b);
+    b.a = a;
+    *out = NULL;
+
+    st = clone_graph(fwd, a, &b.g);
+    if (st) return st;
+    og_graph *g = b.g;
+    b.opset = og_graph_opset(g, "");
+    int nv0 = g->n_values, nn0 = g->n_nodes;
+    /* per-value state sized for the forward values; emitted values never need it */
+    b.n_state = nv0;
+    b.wants = og_calloc(a, (size_t)nv0 + 1, sizeof *b.wants);
+    b.relevant = og_calloc(a, (size_t)nv0 + 1, sizeof *b.relevant);
+    b.contribs = og_calloc(a, (size_t)nv0 + 1, sizeof *b.contribs);
+    src = og_malloc(a, (size_t)(n_src + 1) * sizeof *src);
+    outs = og_malloc(a, (size_t)(spec->n_outputs + 1) * sizeof *outs);
+    seeds = og_malloc(a, (size_t)(spec->n_outputs + 1) * sizeof *seeds);
+    results = og_malloc(a, (size_t)(n_src + 1) * sizeof *results);
+    if (!b.wants || !b.relevant || !b.contribs || !src || !outs || !seeds || !results) {
+        st = og_error(OG_ERR_NOMEM, "out of memory building gradients");
+        goto done;
+    }
+    for (int i = 0; i < spec->n_inputs; i++) src[i] = clone_id(fwd, g, spec->inputs[i]);
+    for (int i = 0; i < spec->n_weights; i++)
+        src[spec->n_inputs + i] = clone_id(fwd, g, spec->weights[i]);
+    for (int i = 0; i < spec->n_outputs; i++) outs[i] = clone_id(fwd, g, spec->outputs[i]);
+    for (int i = 0; i < n_src; i++) {
+        OG_ASSERT(src[i] >= 0);
+        b.wants[src[i]] = true;
+    }
+    /* forward reach: float outputs of nodes with a wanted input */
+    for (int i = 0; i < nn0; i++) {
+        const og_node *n = &g->nodes[i];
+        bool any = false;
+        for (int j = 0; j < n->n_in && !any; j++) any = n->in[j] >= 0 && b.wants[n->in[j]];
+        if (!any) continue;
+        for (int j = 0; j < n->n_out; j++)
+            if (n->out[j] >= 0 && og_dtype_is_float(g->values[n->out[j]].dtype))
+                b.wants[n->out[j]] = true;
+    }
+    /* backward reach from the selected outputs */
+    for (int i = 0; i < spec->n_outputs; i++) b.relevant[outs[i]] = true;
+    for (int i = nn0 - 1; i >= 0; i--) {
+        const og_node *n = &g->nodes[i];
+        bool any = false;
+        for (int j = 0; j < n->n_out && !any; j++) any = n->out[j] >= 0 && b.relevant[n->out[j]];
+        if (!any) continue;
+        for (int j = 0; j < n->n_in; j++)
+            if (n->in[j] >= 0) b.relevant[n->in[j]] = true;
+    }
+    /* seeds: one graph input per selected float output */
+    for (int i = 0; i < spec->n_outputs; i++) {
+        const og_value *o = &g->values[outs[i]];
+        char name[512];
+        seeds[i] = -1;
+        if (!og_dtype_is_float(o->dtype)) continue;
+        snprintf(name, sizeof name, "%s_grad", o->name);
+        if (og_graph_find_value(g, name) >= 0) {
+            st = og_error(OG_ERR_MODEL,
+                          "cannot name the gradient seed of output '%s': the model "
+                          "already has a value '%s'",
+                          o->name, name);
+            goto done;
+        }
+        int v = og_graph_add_value(g, name);
+        if (v < 0) {
+            st = og_error(OG_ERR_NOMEM, "out of memory building gradients");
+            goto done;
+        }
+        o = &g->values[outs[i]]; /* values may have moved */
+        og_value *sv = &g->values[v];
+        sv->kind = OG_VALUE_INPUT;
+        sv->is_graph_input = true;
+        sv->has_value_info = true;
+        sv->dtype = o->dtype;
+        sv->rank = o->rank;
+        memcpy(sv->dims, o->dims, sizeof sv->dims);
+        seeds[i] = v;
+        if (b.wants[outs[i]]) {
+            st = add_contribution(&b, outs[i], v);
+            if (st) goto done;
+        }
+    }
+    /* the reverse pass */
+    for (int i = nn0 - 1; i >= 0 && !b.st; i--) {
+        og_node n = g->nodes[i]; /* a copy: emitting nodes may move the array */
+        int dy[64], dx[64];
+        if (n.n_out > 64 || n.n_in > 64) {
+            og_gb_fail(&b, &n, OG_ERR_UNSUPPORTED, "too many inputs or outputs to differentiate");
+            break;
+        }
+        bool any = false;
+        for (int j = 0; j < n.n_out; j++) {
+            int v = n.out[j];
+            dy[j] = (v >= 0 && b.wants[v] && b.relevant[v]) ? total_gradient(&b, v) : -1;
+            any = any || dy[j] >= 0;
+        }
+        bool needs = false;
+        for (int j = 0; j < n.n_in; j++) needs = needs || og_gb_wants(&b, &n, j);
+        if (!any || !needs) continue;
+        const og_grad_rule *rule = og_grad_rule_find(n.domain, n.op_type);
+        if (!rule) {
+            char label[256];
+            st = og_error(OG_ERR_UNSUPPORTED,
+                          "%s: op %s has no gradient rule in onnxgrad, and "
+                          "a gradient must flow through it",
+                          og_node_label(&n, label, sizeof label), n.op_type);
+            goto done;
+        }
+        for (int j = 0; j < n.n_in; j++) dx[j] = -1;
+        b.current = &n;
+        st = rule->fn(&b, &n, dy, dx);
+        b.current = NULL;
+        if (st || b.st) {
+            st = b.st ? b.st : st;
+            goto done;
+        }
+        for (int j = 0; j < n.n_in; j++) {
+            if (dx[j] < 0 || !og_gb_wants(&b, &n, j)) continue;
+            st = add_contribution(&b, n.in[j], dx[j]);
+            if (st) goto done;
+        }
+    }
+    if (b.st) {
+        st = b.st;
+        goto done;
+    }
+    /* results */
+    for (int i = 0; i < n_src; i++) {
+        int v = src[i];
+        int t = total_gradient(&b, v);
+        if (t < 0) {
+            log_msg(spec, OG_LOG_WARN, "no selected output depends on '%s': its gradient is zero",
+                    g->values[v].name);
+            t = zeros_like(&b, v);
+        }
+        results[i] = named_output(&b, t, g->values[v].name);
+    }
+    if (b.st) {
+        st = b.st;
+        goto done;
+    }
+    /* inputs: model inputs, trained weights (initializers kept as default values), seeds */
+    {
+        int n_in = 0;
+        int *inputs =
+            og_malloc(a, (size_t)(g->n_inputs + n_src + spec->n_outputs + 1) * sizeof *inputs);
+        int *outputs = og_malloc(a, (size_t)(spec->n_outputs + n_src + 1) * sizeof *outputs);
+        if (!inputs || !outputs) {
+            og_free(a, inputs);
+            og_free(a, outputs);
+            st = og_error(OG_ERR_NOMEM, "out of memory building gradients");
+            goto done;
+        }
+        for (int i = 0; i < g->n_inputs; i++)
+            if (g->values[g->inputs[i]].kind == OG_VALUE_INPUT) inputs[n_in++] = g->inputs[i];
+        for (int i = 0; i < spec->n_weights; i++) {
+            int w = src[spec->n_inputs + i];
+            g->values[w].is_graph_input = true;
+            inputs[n_in++] = w;
+        }
+        /* initializers that were overridable inputs and are not trained stay inputs */
+        for (int i = 0; i < g->n_inputs; i++) {
+            int v = g->inputs[i];
+            bool listed = false;
+            for (int k = 0; k < n_in && !listed; k++) listed = inputs[k] == v;
+            if (!listed) inputs[n_in++] = v;
+        }
+        for (int i = 0; i < spec->n_outputs; i++)
+            if (seeds[i] >= 0) inputs[n_in++] = seeds[i];
+        for (int v = 0; v < g->n_values; v++) g->values[v].is_graph_output = false;
+        int n_out = 0;
+        for (int i = 0; i < spec->n_outputs; i++) outputs[n_out++] = outs[i];
+        for (int i = 0; i < n_src; i++) outputs[n_out++] = results[i];
+        for (int i = 0; i < n_out; i++) g->values[outputs[i]].is_graph_output = true;
+        og_free(a, g->inputs);
+        og_free(a, g->outputs);
+        g->inputs = inputs;
+        g->n_inputs = n_in;
+        g->outputs = outputs;
+        g->n_outputs = n_out;
+    }
+    st = og_graph_prune(g);
+    if (!st) st = og_graph_finalize(g);
+    if (!st) st = og_graph_resolve(g, true);
+    if (st) goto done;
+    log_msg(spec, OG_LOG_INFO, "training graph: %d forward nodes, %d nodes in all", nn0,
+            g->n_nodes);
+    *out = g;
+    b.g = NULL;
+done:
+    if (b.contribs)
+        for (int v = 0; v < b.n_state; v++) og_free(a, b.contribs[v].list);
+    og_free(a, b.contribs);
+    og_free(a, b.wants);
+    og_free(a, b.relevant);
+    og_free(a, src);
+    og_free(a, outs);
+    og_free(a, seeds);
+    og_free(a, results);
+    og_graph_free(b.g);
+    return st;
+}

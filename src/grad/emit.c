@@ -1,0 +1,279 @@
+/* emit.c: the helpers rules use to add nodes, attributes and constants to the training
+ * graph.  Errors are sticky: see grad.h. */
+#include <stdio.h>
+#include <string.h>
+
+#include "grad/grad_internal.h"
+
+og_status og_gb_status(const og_gb *b) { return b->st; }
+
+int og_gb_fail(og_gb *b, const og_node *n, og_status st, const char *fmt, ...)
+{
+    if (b->st) return -1;
+    char msg[768], label[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (!n) n = b->current;
+    if (n)
+        og_error(st, "%s: gradient: %s", og_node_label(n, label, sizeof label), msg);
+    else
+        og_error(st, "gradient: %s", msg);
+    b->st = st;
+    return -1;
+}
+
+bool og_gb_wants(const og_gb *b, const og_node *n, int i)
+{
+    if (i < 0 || i >= n->n_in) return false;
+    int v = n->in[i];
+    return v >= 0 && v < b->n_state && b->wants[v];
+}
+
+const og_value *og_gb_value(const og_gb *b, int v) { return &b->g->values[v]; }
+int64_t og_gb_opset(const og_gb *b) { return b->opset; }
+int og_gb_last(const og_gb *b) { return b->st ? -1 : b->last_node; }
+
+/* A fresh value name that the graph does not use. */
+static int new_value(og_gb *b, const char *hint)
+{
+    char name[300];
+    do {
+        snprintf(name, sizeof name, "og_grad_%d_%s", b->counter++, hint);
+    } while (og_graph_find_value(b->g, name) >= 0);
+    int v = og_graph_add_value(b->g, name);
+    if (v < 0) og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+    return v;
+}
+
+int og_gb_op_named(og_gb *b, const char *op, int n_in, const int *in, const char *out_name)
+{
+    if (b->st) return -1;
+    int present = n_in;
+    while (present > 0 && in[present - 1] < 0) present--;
+    for (int i = 0; i < present; i++)
+        if (in[i] < -1 || (in[i] < 0 && i == 0)) return -1; /* an earlier helper failed */
+    int v;
+    if (out_name) {
+        v = og_graph_add_value(b->g, out_name);
+        if (v < 0) return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+    } else {
+        v = new_value(b, op);
+        if (v < 0) return -1;
+    }
+    char name[300];
+    snprintf(name, sizeof name, "%s/grad/%s_%d", b->current ? b->current->name : "og_grad", op,
+             b->counter++);
+    og_node *n = og_graph_add_node(b->g, op, "", name, present, 1);
+    if (!n) return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < present; i++) n->in[i] = in[i];
+    n->out[0] = v;
+    b->last_node = b->g->n_nodes - 1;
+    return v;
+}
+
+int og_gb_op(og_gb *b, const char *op, int n_in, const int *in)
+{
+    return og_gb_op_named(b, op, n_in, in, NULL);
+}
+
+int og_gb_op1(og_gb *b, const char *op, int x) { return og_gb_op(b, op, 1, &x); }
+
+int og_gb_op2(og_gb *b, const char *op, int x, int y)
+{
+    int in[2] = {x, y};
+    if (x < 0 || y < 0) return -1;
+    return og_gb_op(b, op, 2, in);
+}
+
+int og_gb_op3(og_gb *b, const char *op, int x, int y, int z)
+{
+    int in[3] = {x, y, z};
+    if (x < 0 || y < 0 || z < 0) return -1;
+    return og_gb_op(b, op, 3, in);
+}
+
+static void add_attr(og_gb *b, int node, const og_attr *at)
+{
+    if (b->st || node < 0) return;
+    og_status st = og_node_add_attr(b->g, node, at);
+    if (st) og_gb_fail(b, NULL, st, "%s", og_last_error());
+}
+
+void og_gb_attr_int(og_gb *b, int node, const char *name, int64_t v)
+{
+    og_attr at = {0};
+    at.name = (char *)name;
+    at.type = OG_ATTR_INT;
+    at.i = v;
+    add_attr(b, node, &at);
+}
+
+void og_gb_attr_float(og_gb *b, int node, const char *name, float v)
+{
+    og_attr at = {0};
+    at.name = (char *)name;
+    at.type = OG_ATTR_FLOAT;
+    at.f = v;
+    add_attr(b, node, &at);
+}
+
+void og_gb_attr_ints(og_gb *b, int node, const char *name, const int64_t *v, int n)
+{
+    og_attr at = {0};
+    at.name = (char *)name;
+    at.type = OG_ATTR_INTS;
+    at.n = n;
+    at.ints = (int64_t *)v;
+    add_attr(b, node, &at);
+}
+
+/* A new initializer holding t (taken over). */
+static int add_const(og_gb *b, og_tensor *t, const char *hint)
+{
+    if (b->st) {
+        og_tensor_free(t);
+        return -1;
+    }
+    int v = new_value(b, hint);
+    if (v < 0) {
+        og_tensor_free(t);
+        return -1;
+    }
+    int *inits = og_realloc(b->a, b->g->inits, (size_t)b->g->n_inits * sizeof *inits,
+                            (size_t)(b->g->n_inits + 1) * sizeof *inits);
+    if (!inits) {
+        og_tensor_free(t);
+        return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+    }
+    b->g->inits = inits;
+    inits[b->g->n_inits++] = v;
+    og_value *val = &b->g->values[v];
+    val->kind = OG_VALUE_INITIALIZER;
+    val->init = t;
+    val->known = t;
+    t->readonly = true;
+    val->dtype = t->dtype;
+    val->rank = t->rank;
+    memcpy(val->dims, t->dims, sizeof val->dims);
+    return v;
+}
+
+int og_gb_const_i64(og_gb *b, const int64_t *v, int n)
+{
+    og_tensor *t = NULL;
+    int64_t d = n;
+    if (b->st) return -1;
+    if (og_tensor_from_data(OG_INT64, 1, &d, v, (size_t)n * sizeof *v, b->a, &t))
+        return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+    return add_const(b, t, "ints");
+}
+
+int og_gb_scalar(og_gb *b, double v, og_dtype dtype)
+{
+    og_tensor *t = NULL;
+    if (b->st) return -1;
+    if (og_tensor_create(dtype, 0, NULL, b->a, &t))
+        return og_gb_fail(b, NULL, OG_ERR_UNSUPPORTED, "cannot make a %s constant",
+                          og_dtype_name(dtype));
+    switch (dtype) {
+    case OG_FLOAT: *(float *)t->data = (float)v; break;
+    case OG_DOUBLE: *(double *)t->data = v; break;
+    case OG_FLOAT16: *(uint16_t *)t->data = og_float_to_half((float)v); break;
+    case OG_INT64: *(int64_t *)t->data = (int64_t)v; break;
+    case OG_INT32: *(int32_t *)t->data = (int32_t)v; break;
+    default:
+        og_tensor_free(t);
+        return og_gb_fail(b, NULL, OG_ERR_UNSUPPORTED, "cannot make a %s constant",
+                          og_dtype_name(dtype));
+    }
+    return add_const(b, t, "scalar");
+}
+
+int og_gb_scalar_like(og_gb *b, double v, int like)
+{
+    if (b->st || like < 0) return -1;
+    if (b->g->values[like].dtype == OG_UNDEFINED)
+        return og_gb_fail(b, NULL, OG_ERR_INTERNAL, "the type of '%s' is not known statically",
+                          b->g->values[like].name);
+    return og_gb_scalar(b, v, b->g->values[like].dtype);
+}
+
+int og_gb_reduce_sum(og_gb *b, int x, const int64_t *axes, int n_axes, bool keepdims)
+{
+    if (b->st || x < 0) return -1;
+    int r;
+    if (b->opset >= 13) {
+        int ax = og_gb_const_i64(b, axes, n_axes);
+        r = og_gb_op2(b, "ReduceSum", x, ax);
+    } else {
+        r = og_gb_op1(b, "ReduceSum", x);
+        og_gb_attr_ints(b, og_gb_last(b), "axes", axes, n_axes);
+    }
+    og_gb_attr_int(b, og_gb_last(b), "keepdims", keepdims ? 1 : 0);
+    return r;
+}
+
+int og_gb_reshape_like(og_gb *b, int x, int like)
+{
+    if (b->st || x < 0 || like < 0) return -1;
+    const og_value *t = &b->g->values[like];
+    bool known = t->rank >= 0;
+    for (int d = 0; known && d < t->rank; d++) known = t->dims[d] >= 0;
+    int shape;
+    if (known) {
+        int64_t dims[OG_MAX_RANK];
+        memcpy(dims, t->dims, sizeof dims);
+        shape = og_gb_const_i64(b, dims, t->rank);
+    } else {
+        shape = og_gb_op1(b, "Shape", like);
+    }
+    return og_gb_op2(b, "Reshape", x, shape);
+}
+
+int og_gb_sum_to(og_gb *b, int grad, int from, int target)
+{
+    if (b->st || grad < 0) return -1;
+    const og_value *f = &b->g->values[from];
+    if (f->rank < 0)
+        return og_gb_fail(b, NULL, OG_ERR_UNSUPPORTED,
+                          "cannot undo broadcasting: the rank of '%s' is unknown", f->name);
+    return og_gb_sum_to_shape(b, grad, f->rank, f->dims, target);
+}
+
+int og_gb_sum_to_shape(og_gb *b, int grad, int from_rank, const int64_t *from_dims, int target)
+{
+    if (b->st || grad < 0) return -1;
+    const og_value *t = &b->g->values[target];
+    if (t->rank < 0)
+        return og_gb_fail(b, NULL, OG_ERR_UNSUPPORTED,
+                          "cannot undo broadcasting onto '%s': its rank is unknown", t->name);
+    if (t->rank > from_rank)
+        return og_gb_fail(b, NULL, OG_ERR_INTERNAL, "'%s' has a larger rank than its gradient",
+                          t->name);
+    struct {
+        int rank;
+        const int64_t *dims;
+    } fs = {from_rank, from_dims}, *f = &fs;
+    int off = f->rank - t->rank;
+    int64_t axes[OG_MAX_RANK];
+    int n = 0;
+    for (int d = 0; d < f->rank; d++) {
+        if (d < off) {
+            axes[n++] = d;
+            continue;
+        }
+        int64_t td = t->dims[d - off], fd = f->dims[d];
+        if (td == 1 && fd != 1) /* broadcast along d (a no-op sum if fd is 1 at run time) */
+            axes[n++] = d;
+        else if (td < 0 && td != fd)
+            return og_gb_fail(b, NULL, OG_ERR_UNSUPPORTED,
+                              "cannot tell whether '%s' was broadcast along axis %d (its dim is "
+                              "unknown there)",
+                              t->name, d - off);
+    }
+    if (n == 0) return grad;
+    int r = og_gb_reduce_sum(b, grad, axes, n, true);
+    return off == 0 ? r : og_gb_reshape_like(b, r, target);
+}

@@ -1,0 +1,104 @@
+/*
+ * grad.h: reverse-mode differentiation of an og_graph.  Internal header.
+ *
+ * og_grad_build turns a forward graph into the training graph of DESIGN §4: one ordinary
+ * graph whose inputs are the model inputs, then the trained weights, then one gradient
+ * seed per selected output (`<output>_grad`), and whose outputs are the selected model
+ * outputs, then `<input>_grad` for the inputs that need one, then `<weight>_grad`.
+ *
+ * Each op's gradient is a rule in src/grad/<family>.c: given the node and the value ids of
+ * the gradients of its outputs (dy, -1 where no gradient flows), it emits ordinary nodes
+ * into the training graph through the og_gb_* helpers below and returns the value ids of
+ * the gradients of its inputs (dx, -1 where none).  Contributions reaching one value from
+ * several consumers are summed by the builder; rules only compute local gradients.
+ *
+ * Helpers never fail loudly in the middle of a rule: on error they record it in the
+ * builder, return -1, and every helper given a -1 returns -1 too, so a rule is written as
+ * straight-line code and ends with `return og_gb_status(b);`.
+ */
+#ifndef OG_GRAD_H
+#define OG_GRAD_H
+
+#include "ops/op.h"
+
+typedef struct og_gb og_gb;
+
+typedef og_status (*og_grad_rule_fn)(og_gb *b, const og_node *n, const int *dy, int *dx);
+
+typedef struct og_grad_rule {
+    const char *name;
+    const char *domain;
+    og_grad_rule_fn fn;
+} og_grad_rule;
+
+/* NULL when the op has no rule. */
+const og_grad_rule *og_grad_rule_find(const char *domain, const char *name);
+
+/* What to differentiate. */
+typedef struct og_grad_spec {
+    const int *weights; /* forward value ids of the initializers to train */
+    int n_weights;
+    const int *inputs; /* forward value ids of graph inputs that need gradients */
+    int n_inputs;
+    const int *outputs; /* forward value ids of the outputs to differentiate */
+    int n_outputs;
+    og_log_fn log;
+    void *log_user;
+} og_grad_spec;
+
+/* Build the training graph (finalized and resolved), allocated with `alloc`.
+ * Errors: OG_ERR_UNSUPPORTED for an op without a rule on a needed path (naming node and
+ * op), or a shape the rules cannot handle; OG_ERR_NOMEM. */
+og_status og_grad_build(const og_graph *fwd, const og_grad_spec *spec, const og_allocator *alloc,
+                        og_graph **out);
+
+/* ---- for rules --------------------------------------------------------------------- */
+
+og_status og_gb_status(const og_gb *b);
+/* Record an error for node n (the first one wins) and return -1. */
+int og_gb_fail(og_gb *b, const og_node *n, og_status st, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+/* Does input i of n need a gradient (it lies on a path from a trained weight or an input
+ * needing a gradient)? */
+bool og_gb_wants(const og_gb *b, const og_node *n, int i);
+/* Static type and shape of a value of the training graph (forward values are known). */
+const og_value *og_gb_value(const og_gb *b, int v);
+/* The default-domain opset of the graph. */
+int64_t og_gb_opset(const og_gb *b);
+
+/* Emit a node of the default domain with n_in inputs (a -1 input is passed as omitted only
+ * after the last present one; any -1 among `in` that is required makes the node fail) and
+ * one output; returns the output's value id.  Use og_gb_attr_* on og_gb_last(b) for
+ * attributes. */
+int og_gb_op(og_gb *b, const char *op, int n_in, const int *in);
+int og_gb_op1(og_gb *b, const char *op, int x);
+int og_gb_op2(og_gb *b, const char *op, int x, int y);
+int og_gb_op3(og_gb *b, const char *op, int x, int y, int z);
+/* Node index of the last node emitted (-1 after an error). */
+int og_gb_last(const og_gb *b);
+void og_gb_attr_int(og_gb *b, int node, const char *name, int64_t v);
+void og_gb_attr_float(og_gb *b, int node, const char *name, float v);
+void og_gb_attr_ints(og_gb *b, int node, const char *name, const int64_t *v, int n);
+
+/* Constants (initializers of the training graph). */
+int og_gb_const_i64(og_gb *b, const int64_t *v, int n); /* 1-D int64 */
+int og_gb_scalar(og_gb *b, double v, og_dtype dtype);   /* rank-0 */
+/* A scalar constant of the dtype of value `like`, which must be a forward value (values
+ * emitted by rules have no static type until the graph is resolved). */
+int og_gb_scalar_like(og_gb *b, double v, int like);
+
+/* ReduceSum over `axes` in the form the graph's opset wants (attribute or input). */
+int og_gb_reduce_sum(og_gb *b, int x, const int64_t *axes, int n_axes, bool keepdims);
+/* Sum a gradient whose static shape is (from_rank, from_dims) back to the shape of
+ * forward value `target` (numpy broadcasting undone): leading axes and axes where target
+ * has dim 1 are summed, then the result takes target's shape.  Needs ranks to be known. */
+int og_gb_sum_to_shape(og_gb *b, int grad, int from_rank, const int64_t *from_dims, int target);
+/* Same, with the static shape of value `from` (usually the node's output). */
+int og_gb_sum_to(og_gb *b, int grad, int from, int target);
+/* Reshape x to the (runtime) shape of forward value `like`. */
+int og_gb_reshape_like(og_gb *b, int x, int like);
+
+#endif /* OG_GRAD_H */

@@ -1,0 +1,29 @@
+/* grad_internal.h: the builder's state, shared by builder.c and emit.c only. */
+#ifndef OG_GRAD_INTERNAL_H
+#define OG_GRAD_INTERNAL_H
+
+#include "grad/grad.h"
+
+typedef struct og_contribs {
+    int *list;
+    int n, cap;
+} og_contribs;
+
+struct og_gb {
+    og_graph *g;
+    const og_allocator *a;
+    og_status st;
+    int64_t opset;
+    int last_node;
+    int counter;
+    int n_state;    /* values with per-value state: the forward ones */
+    bool *wants;    /* reachable from a differentiated source */
+    bool *relevant; /* a selected output is reachable from it */
+    og_contribs *contribs;
+    const og_node *current; /* the node whose rule runs (names emitted nodes) */
+};
+
+/* og_gb_op with a chosen output name. */
+int og_gb_op_named(og_gb *b, const char *op, int n_in, const int *in, const char *out_name);
+
+#endif
