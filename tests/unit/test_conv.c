@@ -422,6 +422,55 @@ static void test_fixed(void)
     run_case(&tc, true, "chunked3d");
     tc.threads = 2;
     run_case(&tc, true, "chunked3d_mt");
+    /* one image, many output channels, few columns: the GEMM split by output channel
+     * (40 channels: bands rounded to 16), padded 3x3 and 1x1 stride 2 */
+    tc = base("Conv", 2);
+    tc.c = 8;
+    tc.m = 40;
+    tc.in[0] = 4;
+    tc.in[1] = 5;
+    tc.pads[0] = tc.pads[1] = tc.pads[2] = tc.pads[3] = 1;
+    tc.threads = 2;
+    run_case(&tc, true, "msplit_3x3");
+    tc.dt = OG_DOUBLE;
+    tc.bias = false;
+    run_case(&tc, true, "msplit_3x3_f64");
+    tc.k[0] = tc.k[1] = 1;
+    tc.pads[0] = tc.pads[1] = tc.pads[2] = tc.pads[3] = 0;
+    tc.strides[0] = tc.strides[1] = 2;
+    run_case(&tc, true, "msplit_1x1s2");
+    /* LeNet-like: few channels, 5x5, the wide column path padded and not, batch 5 */
+    tc = base("Conv", 2);
+    tc.n = 5;
+    tc.c = 1;
+    tc.m = 6;
+    tc.k[0] = tc.k[1] = 5;
+    tc.in[0] = tc.in[1] = 12;
+    tc.pads[0] = tc.pads[1] = tc.pads[2] = tc.pads[3] = 2;
+    run_case(&tc, true, "wide_padded");
+    tc.threads = 2;
+    tc.pads[0] = 1; /* asymmetric */
+    tc.pads[3] = 0;
+    run_case(&tc, true, "wide_padded_asym_mt");
+    tc.c = 6;
+    tc.m = 16;
+    tc.pads[0] = tc.pads[1] = tc.pads[2] = tc.pads[3] = 0;
+    tc.dil[0] = 2;
+    run_case(&tc, true, "wide_dilated_mt");
+    tc.dt = OG_DOUBLE;
+    tc.threads = 1;
+    run_case(&tc, true, "wide_dilated_f64");
+    /* the wide path over several chunks of output rows (tall and narrow) */
+    tc = base("Conv", 2);
+    tc.c = 64;
+    tc.m = 8;
+    tc.in[0] = 70;
+    tc.in[1] = 20;
+    tc.pads[0] = tc.pads[1] = tc.pads[2] = tc.pads[3] = 1;
+    run_case(&tc, true, "wide_chunked");
+    tc.threads = 2;
+    tc.pads[2] = 0;
+    run_case(&tc, true, "wide_chunked_mt");
     /* ConvTranspose pointwise and plain */
     tc = base("ConvTranspose", 2);
     tc.k[0] = tc.k[1] = 1;

@@ -80,6 +80,101 @@ static void test_global(const char *op, double want0, double want1)
     h_free(NULL, out, 1);
 }
 
+/* Naive reference of one 2-D pool output (plane-local input xp), the kernel's semantics:
+ * max or mean over the taps inside the input; the mean divides by the kernel size when
+ * count_include_pad is set.  Returns the flat index of the maximum in *at. */
+static double ref_pool(const double *xp, const int64_t *in, const int64_t *k, const int64_t *s,
+                       const int64_t *d, const int64_t *pb, int64_t oh, int64_t ow, bool avg,
+                       bool include_pad, int64_t *at)
+{
+    double acc = 0;
+    int64_t cnt = 0;
+    *at = -1;
+    for (int64_t a = 0; a < k[0]; a++)
+        for (int64_t b = 0; b < k[1]; b++) {
+            int64_t ih = oh * s[0] - pb[0] + a * d[0], iw = ow * s[1] - pb[1] + b * d[1];
+            if (ih < 0 || ih >= in[0] || iw < 0 || iw >= in[1]) continue;
+            double v = xp[ih * in[1] + iw];
+            if (avg)
+                acc += v;
+            else if (*at < 0 || v > acc) {
+                acc = v;
+                *at = ih * in[1] + iw;
+            }
+            cnt++;
+        }
+    if (avg) return cnt ? acc / (double)(include_pad ? k[0] * k[1] : cnt) : 0;
+    return acc;
+}
+
+/* Random 2-D pools (the 2x2 and 3x3 stride-2 fast paths among them) against ref_pool. */
+static void test_random(void)
+{
+    unsigned seed = 12345;
+    int ran = 0;
+    for (int iter = 0; iter < 300; iter++) {
+        int64_t v[16];
+        for (int i = 0; i < 16; i++) {
+            seed = seed * 1103515245u + 12345u;
+            v[i] = (int64_t)((seed >> 16) & 0x7fff);
+        }
+        bool avg = v[0] % 2, include_pad = v[1] % 2, dbl = v[2] % 2,
+             with_idx = !avg && v[3] % 3 == 0;
+        int64_t k[2] = {2 + v[4] % 2, 2 + v[5] % 2}, s[2] = {1 + v[6] % 2, 1 + v[6] % 2};
+        int64_t d[2] = {1, 1}, pads[4] = {v[7] % 2, v[8] % 2, v[7] % 2, v[9] % 2};
+        if (v[10] % 5 == 0) d[0] = d[1] = 2;
+        if (iter % 3 == 0) { /* the common CNN pools */
+            k[1] = k[0];
+            s[0] = s[1] = 2;
+            if (k[0] == 2) pads[0] = pads[1] = pads[2] = pads[3] = 0;
+        }
+        for (int i = 0; i < 2; i++)
+            if (pads[i] >= k[i] || pads[2 + i] >= k[i]) pads[i] = pads[2 + i] = 0;
+        int64_t dims[4] = {1 + v[11] % 2, 1 + v[12] % 3, 4 + v[13] % 12, 4 + v[14] % 12};
+        int64_t numel = dims[0] * dims[1] * dims[2] * dims[3];
+        double *x = malloc((size_t)numel * sizeof *x);
+        for (int64_t i = 0; i < numel; i++) x[i] = (double)((i * 7919 + iter * 31) % 101) - 50;
+        og_graph *g;
+        h_node(&g, avg ? "AveragePool" : "MaxPool", avg ? 19 : 12, 1, with_idx ? 2 : 1);
+        h_attr_ints(g, "kernel_shape", 2, k);
+        h_attr_ints(g, "strides", 2, s);
+        h_attr_ints(g, "pads", 4, pads);
+        if (d[0] > 1) h_attr_ints(g, "dilations", 2, d);
+        if (avg) h_attr_int(g, "count_include_pad", include_pad);
+        og_tensor *in[] = {h_tensor(dbl ? OG_DOUBLE : OG_FLOAT, 4, dims, x)}, *out[2];
+        bool want[] = {true, with_idx};
+        og_status st = h_run(g, in, want, out);
+        if (st == OG_OK && out[0]) {
+            const int64_t oh_n = out[0]->dims[2], ow_n = out[0]->dims[3], plane = dims[2] * dims[3];
+            int64_t in2[2] = {dims[2], dims[3]}, pb[2] = {pads[0], pads[1]};
+            int64_t bad = -1;
+            for (int64_t o = 0; o < dims[0] * dims[1] * oh_n * ow_n && bad < 0; o++) {
+                int64_t pl = o / (oh_n * ow_n), oh = o / ow_n % oh_n, ow = o % ow_n, at;
+                double want_v =
+                    ref_pool(x + pl * plane, in2, k, s, d, pb, oh, ow, avg, include_pad, &at);
+                if (fabs(og_tensor_get_f64(out[0], o) - want_v) > 1e-5 * (1 + fabs(want_v)) ||
+                    (with_idx && og_tensor_get_f64(out[1], o) != (double)(at + pl * plane)))
+                    bad = o;
+            }
+            if (bad >= 0) {
+                fprintf(stderr,
+                        "random pool %d (%s k %lldx%lld s %lld d %lld pads %lld,%lld,%lld,%lld "
+                        "in %lldx%lld): output %lld wrong\n",
+                        iter, avg ? "avg" : "max", (long long)k[0], (long long)k[1],
+                        (long long)s[0], (long long)d[0], (long long)pads[0], (long long)pads[1],
+                        (long long)pads[2], (long long)pads[3], (long long)dims[2],
+                        (long long)dims[3], (long long)bad);
+                h_failures++;
+            }
+            ran++;
+        }
+        h_free(g, in, 1);
+        h_free(NULL, out, with_idx ? 2 : 1);
+        free(x);
+    }
+    printf("test_pool: %d random cases run\n", ran);
+}
+
 static void test_errors(void)
 {
     og_graph *g;
@@ -117,6 +212,7 @@ int main(void)
     test_maxpool_dilated_ceil();
     test_global("GlobalAveragePool", 2.5, -2.5);
     test_global("GlobalMaxPool", 4, -1);
+    test_random();
     test_errors();
     if (h_failures) fprintf(stderr, "test_pool: %d failures\n", h_failures);
     return h_failures != 0;

@@ -24,7 +24,19 @@ typedef struct conv_type {
     /* dst[r * ld + i] = bias[r] (0 when bias is NULL), r < rows, i < len */
     void (*fill_rows)(void *restrict dst, const void *restrict bias, int64_t rows, int64_t len,
                       int64_t ld);
+    /* one im2col row of a 1-D/2-D conv: see im2col_2d below */
+    void (*im2col_2d)(const og_conv_geom *g, const void *xc, int64_t kh, int64_t kw, int64_t r0,
+                      int64_t r1, void *dst);
+    /* dst[m * ldd + i * w + j] = src[m * lds + i * ws + j] + bias[m] (0 when bias is NULL),
+     * m < rows, i < n, j < w: a wide GEMM result into Y */
+    void (*unwide)(void *restrict dst, int64_t ldd, const void *restrict src, int64_t lds,
+                   int64_t ws, const void *restrict bias, int64_t rows, int64_t n, int64_t w);
 } conv_type;
+
+/* ceil(a / b) for b > 0 and any a. */
+static int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
+
+static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 
 #define CONV_TYPED(T, S, GEMM)                                                                     \
     static void gemm_##S(const og_kernel_ctx *k, bool ta, bool tb, int64_t m, int64_t n,           \
@@ -69,8 +81,72 @@ typedef struct conv_type {
             for (int64_t i = 0; i < len; i++) d[r * ld + i] = v;                                   \
         }                                                                                          \
     }                                                                                              \
-    static const conv_type conv_type_##S = {sizeof(T), gemm_##S, copy_strided_##S,                 \
-                                            add_strided_##S, fill_rows_##S};
+    /* im2col row of tap (kh, kw) over output rows [r0, r1) of a 2-D conv (a 1-D conv has          \
+     * out[0] == in[0] == 1): plain loops with the in-bounds range [lo, hi) of output              \
+     * columns computed once, so that short rows cost no calls and the copy vectorizes. */         \
+    static void im2col_2d_##S(const og_conv_geom *g, const void *xc, int64_t kh, int64_t kw,       \
+                              int64_t r0, int64_t r1, void *dst)                                   \
+    {                                                                                              \
+        const T *restrict x = xc;                                                                  \
+        T *restrict d = dst;                                                                       \
+        const int L = g->nsp - 1;                                                                  \
+        const int64_t ow = g->out[L], iw = g->in[L], s = g->stride[L];                             \
+        const int64_t ih_n = L ? g->in[0] : 1, sh = L ? g->stride[0] : 1;                          \
+        const int64_t h_off = L ? kh * g->dil[0] - g->pad_begin[0] : 0;                            \
+        const int64_t off = kw * g->dil[L] - g->pad_begin[L]; /* input col = o * s + off */        \
+        const int64_t lo = clamp64(ceil_div(-off, s), 0, ow);                                      \
+        const int64_t hi = clamp64(ceil_div(iw - off, s), lo, ow);                                 \
+        /* output rows [oa, ob) read input rows inside the input; the others are zero */           \
+        const int64_t oa = clamp64(ceil_div(-h_off, sh), r0, r1);                                  \
+        const int64_t ob = hi > lo ? clamp64(ceil_div(ih_n - h_off, sh), oa, r1) : oa;             \
+        memset(d, 0, (size_t)((oa - r0) * ow) * sizeof(T));                                        \
+        memset(d + (ob - r0) * ow, 0, (size_t)((r1 - ob) * ow) * sizeof(T));                       \
+        d += (oa - r0) * ow;                                                                       \
+        const int64_t n = hi - lo;                                                                 \
+        if (s == 1 && sh == 1 && ow == iw && ob > oa) {                                            \
+            /* rows as wide as the input: the tap is one shifted copy of the whole block, from     \
+             * the first valid column of the first row to the last of the last; then the           \
+             * columns outside [lo, hi) of each row, wrapped over from the next, are zeroed */     \
+            const int64_t first = lo, last = (ob - oa - 1) * ow + hi;                              \
+            memcpy(d + first, x + (oa + h_off) * iw + off + first,                                 \
+                   (size_t)(last - first) * sizeof(T));                                            \
+        } else {                                                                                   \
+            for (int64_t oh = oa; oh < ob; oh++) {                                                 \
+                const T *restrict src = x + (oh * sh + h_off) * iw + lo * s + off; /* column lo */ \
+                T *restrict dm = d + (oh - oa) * ow + lo;                                          \
+                if (s == 1 && n >= 32) /* long rows: the library copy is wider than SSE2 */        \
+                    memcpy(dm, src, (size_t)n * sizeof(T));                                        \
+                else if (s == 1)                                                                   \
+                    for (int64_t i = 0; i < n; i++) dm[i] = src[i];                                \
+                else if (s == 2)                                                                   \
+                    for (int64_t i = 0; i < n; i++) dm[i] = src[2 * i];                            \
+                else                                                                               \
+                    for (int64_t i = 0; i < n; i++) dm[i] = src[i * s];                            \
+            }                                                                                      \
+        }                                                                                          \
+        /* the padding columns, a few per row: by column, so that they are plain stores and not    \
+         * a library call per row */                                                               \
+        for (int64_t i = 0; i < lo; i++)                                                           \
+            for (int64_t r = 0; r < ob - oa; r++) d[r * ow + i] = 0;                               \
+        for (int64_t i = hi; i < ow; i++)                                                          \
+            for (int64_t r = 0; r < ob - oa; r++) d[r * ow + i] = 0;                               \
+    }                                                                                              \
+    static void unwide_##S(void *restrict dst, int64_t ldd, const void *restrict src, int64_t lds, \
+                           int64_t ws, const void *restrict bias, int64_t rows, int64_t n,         \
+                           int64_t w)                                                              \
+    {                                                                                              \
+        T *restrict d = dst;                                                                       \
+        const T *restrict s = src, *restrict b = bias;                                             \
+        for (int64_t m = 0; m < rows; m++) {                                                       \
+            const T v = b ? b[m] : (T)0;                                                           \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                for (int64_t j = 0; j < w; j++)                                                    \
+                    d[m * ldd + i * w + j] = s[m * lds + i * ws + j] + v;                          \
+        }                                                                                          \
+    }                                                                                              \
+    static const conv_type conv_type_##S = {sizeof(T),       gemm_##S,      copy_strided_##S,      \
+                                            add_strided_##S, fill_rows_##S, im2col_2d_##S,         \
+                                            unwide_##S};
 
 CONV_TYPED(float, f32, og_gemm_f32)
 CONV_TYPED(double, f64, og_gemm_f64)
@@ -88,13 +164,16 @@ static const conv_type *conv_type_of(og_dtype t)
 #ifndef CONV_CHUNK_MIN_COLS
 #define CONV_CHUNK_MIN_COLS 1024
 #endif
+/* Wide Conv (see conv_job) for output widths up to this, when the extra GEMM work per
+ * column row and output row, (M / group) * (wp - ow), is at most CONV_WIDE_MAX_EXTRA. */
+#ifndef CONV_WIDE_MAX_OW
+#define CONV_WIDE_MAX_OW 32
+#endif
+#ifndef CONV_WIDE_MAX_EXTRA
+#define CONV_WIDE_MAX_EXTRA 128
+#endif
 /* Narrowest chunk worth a thread of its own when there are fewer images than threads. */
 #define CONV_PAR_MIN_COLS 256
-
-/* ceil(a / b) for b > 0 and any a. */
-static int64_t ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
-
-static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 
 /* Everything one call needs, computed once. */
 typedef struct conv_job {
@@ -105,12 +184,22 @@ typedef struct conv_job {
     int64_t is, os; /* input and output positions, prod(in), prod(out) */
     int64_t kdim;   /* Conv: cg * ks (GEMM inner size); ConvTranspose: mg * ks (col rows) */
     bool pointwise; /* no im2col/col2im needed */
+    /* "Wide" Conv (2-D, stride 1): columns run over the padded input width wp rather than
+     * the output width, so that a column row is one contiguous copy of the (padded) input
+     * instead of one short copy per output row; the GEMM then also computes wp - ow
+     * unused columns per row, dropped when its result is copied into Y. */
+    bool wide, padded;
+    int64_t wp;        /* padded input width (columns per output row) */
+    size_t tmp_bytes;  /* per slot, after the column buffer: the wide GEMM result */
+    size_t pad_bytes;  /* per slot, after that: the padded input rows of one chunk */
+    size_t slot_bytes; /* col_bytes + tmp_bytes + pad_bytes */
     const char *x, *w, *b;
     char *y;
     char *col; /* nslots column buffers of col_bytes each */
     size_t col_bytes;
     int64_t chunk_rows; /* Conv: outer output rows per chunk */
     int64_t n_chunks;   /* chunks per (image, group); 1 for ConvTranspose */
+    int64_t msplit;     /* Conv: the GEMM split over this many threads by output channel */
 } conv_job;
 
 /* Split kernel row index r (of ks) into per-dim kernel offsets. */
@@ -180,7 +269,12 @@ static void im2col_one(const conv_job *job, const char *xg, int64_t row, int64_t
     kernel_index(&job->g, row % job->ks, kidx);
     const char *xc = xg + (size_t)((row / job->ks) * job->is) * job->t->es;
     int64_t ncols = (r1 - r0) * job->g.out[job->g.nsp - 1];
-    im2col_row(job, xc, kidx, r0, r1, col + (size_t)(row * ncols) * job->t->es);
+    char *dst = col + (size_t)(row * ncols) * job->t->es;
+    if (job->g.nsp <= 2)
+        job->t->im2col_2d(&job->g, xc, job->g.nsp == 2 ? kidx[0] : 0, kidx[job->g.nsp - 1], r0, r1,
+                          dst);
+    else
+        im2col_row(job, xc, kidx, r0, r1, dst);
 }
 
 /* The reverse of im2col_row: add one col row (one value per input position, for output
@@ -230,6 +324,125 @@ static void col2im_channel(const conv_job *job, const char *col, int64_t m, char
     }
 }
 
+/* Rows [m0, m1) of part p of `parts` of mg output channels: multiples of 16 (the BLAS
+ * kernels' row block) where that still balances. */
+static int64_t part_begin(int64_t mg, int64_t p, int64_t parts)
+{
+    int64_t m = p * mg / parts;
+    return mg >= 16 * parts && p < parts ? m / 16 * 16 : m;
+}
+
+typedef struct gemm_args {
+    const char *w, *b;
+    int64_t ldb, ncols;
+    bool acc;
+    char *c;
+    int64_t ldc;
+} gemm_args;
+
+static void gemm_part(const og_kernel_ctx *k, const conv_job *job, const gemm_args *a, int64_t p,
+                      int64_t parts)
+{
+    const size_t es = job->t->es;
+    int64_t m0 = part_begin(job->mg, p, parts), m1 = part_begin(job->mg, p + 1, parts);
+    if (m1 > m0)
+        job->t->gemm(k, false, false, m1 - m0, a->ncols, job->kdim,
+                     a->w + (size_t)(m0 * job->kdim) * es, job->kdim, a->b, a->ldb, a->acc,
+                     a->c + (size_t)(m0 * a->ldc) * es, a->ldc);
+}
+
+/* Y_g[mg, ncols] (+)= W_g · B.  With msplit, each thread takes a band of output channels:
+ * when the columns are few (deep layers of one image) the weights dominate, and BLAS's
+ * own threading would have every thread pack all of them. */
+static void conv_gemm(const og_kernel_ctx *k, const conv_job *job, const gemm_args *a)
+{
+    if (job->msplit > 1 && k->threads > 1) {
+        og_kernel_ctx inner = *k;
+        inner.threads = 1;
+        int64_t parts = job->msplit;
+        OG_PARALLEL_FOR(k, parts, (double)job->mg * (double)job->kdim * (double)a->ncols, p,
+                        { gemm_part(&inner, job, a, p, parts); });
+    } else {
+        gemm_part(k, job, a, 0, 1);
+    }
+}
+
+/* Padded input rows [r0, r0 + nr) of the cg channels at xg, each wp wide, into pad. */
+static void pad_rows(const conv_job *job, const char *xg, int64_t r0, int64_t nr, char *pad)
+{
+    const og_conv_geom *g = &job->g;
+    const size_t es = job->t->es;
+    const int64_t ih_n = g->in[0], iw = g->in[1], wp = job->wp, pl = g->pad_begin[1];
+    const int64_t lo = clamp64(pl, 0, wp), hi = clamp64(pl + iw, lo, wp); /* in-bounds columns */
+    for (int64_t c = 0; c < job->cg; c++)
+        for (int64_t i = 0; i < nr; i++) {
+            char *d = pad + (size_t)((c * nr + i) * wp) * es;
+            int64_t ih = r0 + i - g->pad_begin[0];
+            if (ih < 0 || ih >= ih_n || hi == lo) {
+                memset(d, 0, (size_t)wp * es);
+                continue;
+            }
+            memset(d, 0, (size_t)lo * es);
+            memcpy(d + (size_t)lo * es, xg + (size_t)((c * ih_n + ih) * iw + lo - pl) * es,
+                   (size_t)(hi - lo) * es);
+            memset(d + (size_t)hi * es, 0, (size_t)(wp - hi) * es);
+        }
+}
+
+/* Column rows [r0, r1), row r = (channel, kh, kw), of a wide Conv: ncw values of the
+ * (padded) input rows at base (cstride per channel, avail values available from base)
+ * from the tap's offset on.  The tap is stepped rather than divided out per row. */
+static void wide_rows(const conv_job *job, const char *base, int64_t cstride, int64_t avail,
+                      int64_t r0, int64_t r1, int64_t ncw, char *col)
+{
+    const og_conv_geom *g = &job->g;
+    const size_t es = job->t->es;
+    const int64_t kh_n = g->kernel[0], kw_n = g->kernel[1];
+    int64_t c = r0 / job->ks, kh = r0 % job->ks / kw_n, kw = r0 % kw_n;
+    for (int64_t r = r0; r < r1; r++) {
+        int64_t start = kh * g->dil[0] * job->wp + kw * g->dil[1];
+        int64_t n = avail - start < ncw ? avail - start : ncw; /* (never short; for safety) */
+        char *d = col + (size_t)(r * ncw) * es;
+        memcpy(d, base + (size_t)(c * cstride + start) * es, (size_t)n * es);
+        memset(d + (size_t)n * es, 0, (size_t)(ncw - n) * es); /* only unused columns */
+        if (++kw == kw_n) {
+            kw = 0;
+            if (++kh == kh_n) {
+                kh = 0;
+                c++;
+            }
+        }
+    }
+}
+
+/* Wide Conv of output rows [r0, r1) of one (image, group): see conv_job.wide. */
+static void conv_wide(const og_kernel_ctx *k, const conv_job *job, const char *xg, const char *wg,
+                      const char *bias, int64_t r0, int64_t r1, char *yg, char *col)
+{
+    const og_conv_geom *g = &job->g;
+    const size_t es = job->t->es;
+    /* the unused columns after the last output row are left out */
+    const int64_t wp = job->wp, ncw = (r1 - r0 - 1) * wp + g->out[1];
+    char *tmp = col + job->col_bytes;
+    const char *base = xg + (size_t)(r0 * wp) * es;          /* unpadded: wp == iw */
+    int64_t cstride = job->is, avail = (g->in[0] - r0) * wp; /* per channel, from base */
+    if (job->padded) {
+        int64_t nr = r1 - r0 + (g->kernel[0] - 1) * g->dil[0];
+        char *pad = tmp + job->tmp_bytes;
+        pad_rows(job, xg, r0, nr, pad);
+        base = pad;
+        cstride = avail = nr * wp;
+    }
+    const int64_t rows = job->kdim, nb = k->threads > 1 ? 2 * k->threads : 1;
+    OG_PARALLEL_FOR(k, nb, (double)rows / (double)nb * (double)ncw, b, {
+        wide_rows(job, base, cstride, avail, b * rows / nb, (b + 1) * rows / nb, ncw, col);
+    });
+    gemm_args ga = {wg, col, ncw, ncw, false, tmp, ncw};
+    conv_gemm(k, job, &ga);
+    const int64_t ow = g->out[1];
+    job->t->unwide(yg + (size_t)(r0 * ow) * es, job->os, tmp, ncw, wp, bias, job->mg, r1 - r0, ow);
+}
+
 /* Conv of item it = (image, group, chunk of output rows). */
 static void conv_item(const og_kernel_ctx *k, const conv_job *job, int64_t it, char *col)
 {
@@ -243,6 +456,11 @@ static void conv_item(const og_kernel_ctx *k, const conv_job *job, int64_t it, c
     const int64_t c0 = r0 * ow, ncols = (r1 - r0) * ow;
     const char *xg = job->x + (size_t)((n * g->c + gi * job->cg) * job->is) * es;
     const char *wg = job->w + (size_t)(gi * job->mg * job->kdim) * es;
+    if (job->wide) {
+        conv_wide(k, job, xg, wg, job->b ? job->b + (size_t)(gi * job->mg) * es : NULL, r0, r1,
+                  job->y + (size_t)((n * g->m + gi * job->mg) * job->os) * es, col);
+        return;
+    }
     char *yg = job->y + (size_t)((n * g->m + gi * job->mg) * job->os + c0) * es;
     /* bias first, then the GEMM accumulates onto it while this part of Y is in cache */
     if (job->b)
@@ -256,8 +474,8 @@ static void conv_item(const og_kernel_ctx *k, const conv_job *job, int64_t it, c
         bmat = col;
         ldb = ncols;
     }
-    job->t->gemm(k, false, false, job->mg, ncols, job->kdim, wg, job->kdim, bmat, ldb,
-                 job->b != NULL, yg, job->os);
+    gemm_args ga = {wg, bmat, ldb, ncols, job->b != NULL, yg, job->os};
+    conv_gemm(k, job, &ga);
 }
 
 /* ConvTranspose of unit u = (image, group). */
@@ -288,7 +506,7 @@ static void conv_transpose_unit(const og_kernel_ctx *k, const conv_job *job, int
 static void run_slot(const og_kernel_ctx *k, const conv_job *job, bool transpose, int64_t t,
                      int64_t slots, int64_t items)
 {
-    char *col = job->col ? job->col + (size_t)t * job->col_bytes : NULL;
+    char *col = job->col ? job->col + (size_t)t * job->slot_bytes : NULL;
     for (int64_t it = t * items / slots; it < (t + 1) * items / slots; it++) {
         if (transpose)
             conv_transpose_unit(k, job, it, col);
@@ -331,6 +549,14 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
             identity = false;
     }
     job.pointwise = identity;
+    if (!transpose && !identity && g->nsp == 2 && g->stride[0] == 1 && g->stride[1] == 1) {
+        /* wide only where the saved per-row copies outweigh the extra GEMM columns */
+        job.wp = g->out[1] + (g->kernel[1] - 1) * g->dil[1];
+        job.wide = g->out[1] <= CONV_WIDE_MAX_OW &&
+                   (g->m / g->group) * (job.wp - g->out[1]) <= CONV_WIDE_MAX_EXTRA;
+        for (int i = 0; i < 2; i++)
+            if (g->pad_begin[i] != 0 || g->pad_end[i] != 0) job.padded = true;
+    }
     job.kdim = (transpose ? job.mg : job.cg) * job.ks;
     job.x = x->data;
     job.w = w->data;
@@ -350,7 +576,8 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
      * Items go to separate threads (one parallel region, each thread its own column
      * buffer, BLAS single-threaded inside) when there are enough of them or they are
      * small; otherwise they run one by one and BLAS and im2col use the threads. */
-    int64_t units = g->n * g->group, ow = g->out[g->nsp - 1], n_rows = job.os / ow;
+    int64_t units = g->n * g->group, n_rows = job.os / g->out[g->nsp - 1];
+    int64_t ow = job.wide ? job.wp : g->out[g->nsp - 1]; /* columns per output row */
     int64_t threads = k->threads > 1 ? k->threads : 1;
     job.chunk_rows = n_rows;
     if (!transpose) {
@@ -360,7 +587,10 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
             if (cr * ow < CONV_CHUNK_MIN_COLS) cr = CONV_CHUNK_MIN_COLS / ow + 1; /* GEMM width */
             if (cr < job.chunk_rows) job.chunk_rows = cr;
         }
-        if (units < threads) {
+        job.msplit = 1;
+        if (units < threads && job.os <= 2 * job.mg && job.mg >= 2 * threads) {
+            job.msplit = threads; /* few columns, many channels: split the channels */
+        } else if (units < threads) {
             /* more chunks, a multiple of the threads each image needs, for balance */
             int64_t want = (threads + units - 1) / units;
             int64_t chunks = (n_rows + job.chunk_rows - 1) / job.chunk_rows;
@@ -382,8 +612,17 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
         size_t elems;
         int64_t ncols = transpose ? job.is : job.chunk_rows * ow;
         if (!og_mul_size((size_t)job.kdim, (size_t)ncols, &elems) ||
-            !og_mul_size(elems, job.t->es, &job.col_bytes) ||
-            !og_mul_size(job.col_bytes, (size_t)slots, &elems))
+            !og_mul_size(elems, job.t->es, &job.col_bytes))
+            return og_kernel_error(k, OG_ERR_NOMEM, "column buffer size overflows");
+        if (job.wide) { /* no overflow: bounded by the sizes of Y and of the padded X */
+            job.tmp_bytes = (size_t)(job.mg * ncols) * job.t->es;
+            if (job.padded)
+                job.pad_bytes =
+                    (size_t)(job.cg * (job.chunk_rows + (g->kernel[0] - 1) * g->dil[0]) * job.wp) *
+                    job.t->es;
+        }
+        job.slot_bytes = job.col_bytes + job.tmp_bytes + job.pad_bytes;
+        if (job.slot_bytes < job.col_bytes || !og_mul_size(job.slot_bytes, (size_t)slots, &elems))
             return og_kernel_error(k, OG_ERR_NOMEM, "column buffer size overflows");
         job.col = og_malloc(k->alloc, elems);
         if (!job.col)

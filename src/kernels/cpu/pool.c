@@ -25,6 +25,7 @@ typedef struct pool_geom {
     int64_t ow0, ow1;  /* outputs along W whose whole window lies inside the input */
     bool include_pad;
     bool column_major;
+    bool full2x2; /* 2x2 stride 2 over H, W, no pads, every window inside: rows_2x2 */
 } pool_geom;
 
 /* Fill g from the params and the input shape; ranges come from one scratch block that
@@ -87,6 +88,10 @@ static og_status pool_setup(const og_kernel_ctx *k, const og_pool_params *p, con
         if (g->ow1 == 0) g->ow0 = o;
         g->ow1 = o + 1;
     }
+    g->full2x2 = g->k[0] == 1 && g->s[0] == 1 && g->pb[0] == 0 && g->out[0] == g->in[0] &&
+                 g->k[1] == 2 && g->k[2] == 2 && g->s[1] == 2 && g->s[2] == 2 && g->d[1] == 1 &&
+                 g->d[2] == 1 && g->pb[1] == 0 && g->pb[2] == 0 && 2 * g->out[1] <= g->in[1] &&
+                 2 * g->out[2] <= g->in[2];
     return OG_OK;
 }
 
@@ -165,6 +170,50 @@ static og_status pool_setup(const og_kernel_ctx *k, const og_pool_params *p, con
         else                                                                                       \
             for (int64_t i = 0; i < n; i++) y[i] = src[i * step] > y[i] ? src[i * step] : y[i];    \
     }                                                                                              \
+    /* Kernel width kw in {2, 3} at stride 2 along W, dilation 1: the taps of one input row        \
+     * folded into n outputs in a single pass (constant offsets, so the loop vectorizes as a       \
+     * deinterleave).  Same fold order as tap_##T, so the results are identical. */                \
+    static inline void row_s2_##T(og_pool_kind kind, bool first, int64_t kw, T *restrict y,        \
+                                  const T *restrict r, int64_t n)                                  \
+    {                                                                                              \
+        if (kind == OG_POOL_AVG) {                                                                 \
+            if (kw == 2) {                                                                         \
+                if (first)                                                                         \
+                    for (int64_t i = 0; i < n; i++) y[i] = r[2 * i] + r[2 * i + 1];                \
+                else                                                                               \
+                    for (int64_t i = 0; i < n; i++) y[i] = y[i] + r[2 * i] + r[2 * i + 1];         \
+            } else if (first) {                                                                    \
+                for (int64_t i = 0; i < n; i++) y[i] = r[2 * i] + r[2 * i + 1] + r[2 * i + 2];     \
+            } else {                                                                               \
+                for (int64_t i = 0; i < n; i++)                                                    \
+                    y[i] = y[i] + r[2 * i] + r[2 * i + 1] + r[2 * i + 2];                          \
+            }                                                                                      \
+            return;                                                                                \
+        }                                                                                          \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            T v = first ? r[2 * i] : (r[2 * i] > y[i] ? r[2 * i] : y[i]);                          \
+            v = r[2 * i + 1] > v ? r[2 * i + 1] : v;                                               \
+            if (kw == 3) v = r[2 * i + 2] > v ? r[2 * i + 2] : v;                                  \
+            y[i] = v;                                                                              \
+        }                                                                                          \
+    }                                                                                              \
+    /* 2x2 stride 2 max/avg over two whole input rows (r0, r1): the LeNet/VGG pool. */             \
+    static void rows_2x2_##T(og_pool_kind kind, T *restrict y, const T *restrict r0,               \
+                             const T *restrict r1, int64_t n)                                      \
+    {                                                                                              \
+        if (kind == OG_POOL_AVG) {                                                                 \
+            for (int64_t i = 0; i < n; i++)                                                        \
+                y[i] = (r0[2 * i] + r0[2 * i + 1] + r1[2 * i] + r1[2 * i + 1]) * (T)0.25;          \
+            return;                                                                                \
+        }                                                                                          \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            T v = r0[2 * i];                                                                       \
+            v = r0[2 * i + 1] > v ? r0[2 * i + 1] : v;                                             \
+            v = r1[2 * i] > v ? r1[2 * i] : v;                                                     \
+            v = r1[2 * i + 1] > v ? r1[2 * i + 1] : v;                                             \
+            y[i] = v;                                                                              \
+        }                                                                                          \
+    }                                                                                              \
     /* Outputs [ow0, ow1) of a row, whose windows lie inside the input along W: the taps run       \
      * outermost and the loop over outputs is innermost, contiguous when the stride is 1. */       \
     static void interior_row_##T(const pool_geom *g, og_pool_kind kind, const T *restrict x,       \
@@ -175,10 +224,23 @@ static og_status pool_setup(const og_kernel_ctx *k, const og_pool_params *p, con
         const int64_t d0 = g->lo[0][od], d1 = g->hi[0][od];                                        \
         const int64_t h0 = g->lo[1][oh], h1 = g->hi[1][oh];                                        \
         const int64_t sw = g->s[2], kw = g->k[2];                                                  \
+        const bool s2 = sw == 2 && g->d[2] == 1 && (kw == 2 || kw == 3);                           \
         bool first = true;                                                                         \
+        if (s2 && kw == 2 && d1 - d0 == 1 && h1 - h0 == 2 && g->d[1] == 1 &&                       \
+            (kind == OG_POOL_MAX || g->kvol == 4)) {                                               \
+            /* a full 2x2 window in one pass (avg: all four taps inside, divisor 4) */             \
+            const T *r0 = x + ((sd + d0 * g->d[0]) * H + sh + h0) * W + ow0 * 2 - g->pb[2];        \
+            rows_2x2_##T(kind, y + ow0, r0, r0 + W, ow1 - ow0);                                    \
+            return;                                                                                \
+        }                                                                                          \
         for (int64_t a = d0; a < d1; a++)                                                          \
             for (int64_t b = h0; b < h1; b++) {                                                    \
                 const T *restrict row = x + ((sd + a * g->d[0]) * H + sh + b * g->d[1]) * W;       \
+                if (s2) {                                                                          \
+                    row_s2_##T(kind, first, kw, y + ow0, row + ow0 * 2 - g->pb[2], ow1 - ow0);     \
+                    first = false;                                                                 \
+                    continue;                                                                      \
+                }                                                                                  \
                 for (int64_t c = 0; c < kw; c++) {                                                 \
                     const int64_t off = c * g->d[2] - g->pb[2]; /* >= -ow0 * sw */                 \
                     if (sw == 1)                                                                   \
@@ -225,36 +287,60 @@ static og_status pool_setup(const og_kernel_ctx *k, const og_pool_params *p, con
     {                                                                                              \
         OG_PARALLEL_FOR(k, planes, n, pl, { y[pl] = global_plane_##T(kind, x + pl * n, n); });     \
     }                                                                                              \
-    static void pool_row_##T(const og_pool_params *p, const pool_geom *g, const T *x, T *y,        \
-                             int64_t *idx, int64_t r)                                              \
+    /* Output row (pl, od, oh): the interior in one pass, then the border outputs. */              \
+    static void pool_row_##T(const og_pool_params *p, const pool_geom *g, const T *xp, T *yr,      \
+                             int64_t *ir, int64_t base, int64_t od, int64_t oh)                    \
     {                                                                                              \
-        const int64_t rows_per_plane = g->out[0] * g->out[1];                                      \
-        int64_t pl = r / rows_per_plane, rr = r % rows_per_plane;                                  \
-        int64_t od = rr / g->out[1], oh = rr % g->out[1];                                          \
-        const T *xp = x + pl * g->in_plane;                                                        \
-        int64_t yo = pl * g->out_plane + rr * g->out[2];                                           \
-        T *yr = y + yo;                                                                            \
-        int64_t *ir = idx ? idx + yo : NULL;                                                       \
         /* the interior path when there are interior outputs and no indices to report */           \
         int64_t i0 = 0, i1 = 0;                                                                    \
-        if (!idx && g->ow1 > g->ow0) {                                                             \
+        if (!ir && g->ow1 > g->ow0) {                                                              \
             i0 = g->ow0;                                                                           \
             i1 = g->ow1;                                                                           \
             interior_row_##T(g, p->kind, xp, yr, od, oh);                                          \
         }                                                                                          \
+        const int64_t j0 = i1 > i0 ? i1 : 0; /* border outputs: [0, i0) and [j0, OW) */            \
+        if (i0 == 0 && j0 == g->out[2]) return;                                                    \
         if (p->kind == OG_POOL_AVG) {                                                              \
             avg_row_##T(g, xp, yr, od, oh, 0, i0);                                                 \
-            avg_row_##T(g, xp, yr, od, oh, i1 > i0 ? i1 : 0, g->out[2]);                           \
+            avg_row_##T(g, xp, yr, od, oh, j0, g->out[2]);                                         \
         } else {                                                                                   \
-            max_row_##T(g, xp, yr, ir, pl * g->in_plane, od, oh, 0, i0);                           \
-            max_row_##T(g, xp, yr, ir, pl * g->in_plane, od, oh, i1 > i0 ? i1 : 0, g->out[2]);     \
+            max_row_##T(g, xp, yr, ir, base, od, oh, 0, i0);                                       \
+            max_row_##T(g, xp, yr, ir, base, od, oh, j0, g->out[2]);                               \
+        }                                                                                          \
+    }                                                                                              \
+    /* Output rows [r0, r1) of all (plane, od, oh) rows, the position stepped, not divided. */     \
+    static void pool_rows_##T(const og_pool_params *p, const pool_geom *g, const T *x, T *y,       \
+                              int64_t *idx, int64_t r0, int64_t r1)                                \
+    {                                                                                              \
+        const int64_t OD = g->out[0], OH = g->out[1], OW = g->out[2];                              \
+        int64_t pl = r0 / (OD * OH), od = r0 / OH % OD, oh = r0 % OH;                              \
+        for (int64_t r = r0; r < r1; r++) {                                                        \
+            const T *xp = x + pl * g->in_plane;                                                    \
+            T *yr = y + r * OW;                                                                    \
+            if (g->full2x2 && !idx) {                                                              \
+                const T *x0 = xp + (od * g->in[1] + 2 * oh) * g->in[2];                            \
+                rows_2x2_##T(p->kind, yr, x0, x0 + g->in[2], OW);                                  \
+            } else {                                                                               \
+                pool_row_##T(p, g, xp, yr, idx ? idx + (r * OW) : NULL, pl * g->in_plane, od, oh); \
+            }                                                                                      \
+            if (++oh == OH) {                                                                      \
+                oh = 0;                                                                            \
+                if (++od == OD) {                                                                  \
+                    od = 0;                                                                        \
+                    pl++;                                                                          \
+                }                                                                                  \
+            }                                                                                      \
         }                                                                                          \
     }                                                                                              \
     static void pool_##T(const og_kernel_ctx *k, const og_pool_params *p, const pool_geom *g,      \
                          const T *x, T *y, int64_t *idx)                                           \
     {                                                                                              \
-        OG_PARALLEL_FOR(k, g->planes * g->out[0] * g->out[1], g->out[2] * g->kvol, r,              \
-                        { pool_row_##T(p, g, x, y, idx, r); });                                    \
+        /* blocks of rows, a few per thread, so that a row costs no division */                    \
+        const int64_t rows = g->planes * g->out[0] * g->out[1];                                    \
+        const int64_t nb = k->threads > 1 ? (rows < 8 * k->threads ? rows : 8 * k->threads) : 1;   \
+        OG_PARALLEL_FOR(k, nb, (double)(rows / nb) * (double)(g->out[2] * g->kvol), b, {           \
+            pool_rows_##T(p, g, x, y, idx, (b * rows) / nb, ((b + 1) * rows) / nb);                \
+        });                                                                                        \
     }
 
 DEFINE_POOL_ROWS(float)
