@@ -107,6 +107,12 @@ og_status og_graph_resolve(og_graph *g, bool require_kernels)
                               og_node_label(n, label, sizeof label), j);
                 goto done;
             }
+        for (int j = 0; j < def->min_out && j < n->n_out; j++)
+            if (n->out[j] < 0) {
+                st = og_error(OG_ERR_MODEL, "%s: required output %d has an empty name",
+                              og_node_label(n, label, sizeof label), j);
+                goto done;
+            }
         if (n->n_out < def->min_out || (def->max_out >= 0 && n->n_out > def->max_out)) {
             st = og_error(OG_ERR_MODEL, "%s: has %d outputs, expected %d to %d",
                           og_node_label(n, label, sizeof label), n->n_out, def->min_out,
