@@ -19,6 +19,28 @@ static int swap_last(og_gb *b, int x, int rank)
     return t;
 }
 
+/* p·qᵀ (tq) or pᵀ·q (tp) for operands of known rank >= 2, without materializing the
+ * transpose: Gemm for matrices (opset 11+), Einsum over the batch dims (opset 12+, whose
+ * CPU kernel reads the operands through strides), else Transpose + MatMul. */
+static int matmul_t(og_gb *b, int p, int rp, bool tp, int q, int rq, bool tq)
+{
+    if (rp == 2 && rq == 2 && og_gb_opset(b) >= 11) {
+        int r = og_gb_op2(b, "Gemm", p, q);
+        if (tp) og_gb_attr_int(b, og_gb_last(b), "transA", 1);
+        if (tq) og_gb_attr_int(b, og_gb_last(b), "transB", 1);
+        return r;
+    }
+    if (og_gb_opset(b) >= 12) {
+        const char *eq = tp ? "...km,...kn->...mn" : "...mk,...nk->...mn";
+        int r = og_gb_op2(b, "Einsum", p, q);
+        og_gb_attr_string(b, og_gb_last(b), "equation", eq);
+        return r;
+    }
+    if (tp) p = swap_last(b, p, rp);
+    if (tq) q = swap_last(b, q, rq);
+    return og_gb_op2(b, "MatMul", p, q);
+}
+
 static og_status g_matmul(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     const og_value *A = og_gb_value(b, n->in[0]), *B = og_gb_value(b, n->in[1]);
@@ -32,13 +54,13 @@ static og_status g_matmul(og_gb *b, const og_node *n, const int *dy, int *dx)
     memcpy(from, Y->dims, sizeof from);
     int a = n->in[0], bb = n->in[1], out = n->out[0];
     if (og_gb_wants(b, n, 0)) {
-        int g = og_gb_op2(b, "MatMul", dy[0], swap_last(b, bb, rb));
+        int g = matmul_t(b, dy[0], ry, false, bb, rb, true);
         from[ry - 2] = A->dims[ra - 2];
         from[ry - 1] = A->dims[ra - 1];
         dx[0] = og_gb_sum_to_shape(b, g, ry, from, a);
     }
     if (og_gb_wants(b, n, 1)) {
-        int g = og_gb_op2(b, "MatMul", swap_last(b, a, ra), dy[0]);
+        int g = matmul_t(b, a, ra, true, dy[0], ry, false);
         memcpy(from, og_gb_value(b, out)->dims, sizeof from);
         from[ry - 2] = og_gb_value(b, bb)->dims[rb - 2];
         from[ry - 1] = og_gb_value(b, bb)->dims[rb - 1];
