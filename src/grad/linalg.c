@@ -19,10 +19,24 @@ static int swap_last(og_gb *b, int x, int rank)
     return t;
 }
 
+/* Do forward values u and v have the same rank and the same batch dims (all but the last
+ * two), statically? */
+static bool same_batch(og_gb *b, int u, int v)
+{
+    const og_value *x = og_gb_value(b, u), *y = og_gb_value(b, v);
+    if (x->rank != y->rank || x->rank < 2) return false;
+    for (int d = 0; d < x->rank - 2; d++)
+        if (x->dims[d] != y->dims[d] || x->dims[d] == OG_DIM_UNKNOWN) return false;
+    return true;
+}
+
 /* p·qᵀ (tq) or pᵀ·q (tp) for operands of known rank >= 2, without materializing the
- * transpose: Gemm for matrices (opset 11+), Einsum over the batch dims (opset 12+, whose
- * CPU kernel reads the operands through strides), else Transpose + MatMul. */
-static int matmul_t(og_gb *b, int p, int rp, bool tp, int q, int rq, bool tq)
+ * transpose: Gemm for matrices (opset 11+), Einsum over equal batch dims (opset 12+, whose
+ * CPU kernel reads the operands through strides; no broadcasting, which ONNX's Einsum type
+ * inference does not follow), else Transpose + MatMul.  like_p/like_q: forward values with
+ * the static shapes of p and q. */
+static int matmul_t(og_gb *b, int p, int rp, bool tp, int q, int rq, bool tq, int like_p,
+                    int like_q)
 {
     if (rp == 2 && rq == 2 && og_gb_opset(b) >= 11) {
         int r = og_gb_op2(b, "Gemm", p, q);
@@ -30,7 +44,7 @@ static int matmul_t(og_gb *b, int p, int rp, bool tp, int q, int rq, bool tq)
         if (tq) og_gb_attr_int(b, og_gb_last(b), "transB", 1);
         return r;
     }
-    if (og_gb_opset(b) >= 12) {
+    if (og_gb_opset(b) >= 12 && same_batch(b, like_p, like_q)) {
         const char *eq = tp ? "...km,...kn->...mn" : "...mk,...nk->...mn";
         int r = og_gb_op2(b, "Einsum", p, q);
         og_gb_attr_string(b, og_gb_last(b), "equation", eq);
@@ -54,13 +68,13 @@ static og_status g_matmul(og_gb *b, const og_node *n, const int *dy, int *dx)
     memcpy(from, Y->dims, sizeof from);
     int a = n->in[0], bb = n->in[1], out = n->out[0];
     if (og_gb_wants(b, n, 0)) {
-        int g = matmul_t(b, dy[0], ry, false, bb, rb, true);
+        int g = matmul_t(b, dy[0], ry, false, bb, rb, true, out, bb);
         from[ry - 2] = A->dims[ra - 2];
         from[ry - 1] = A->dims[ra - 1];
         dx[0] = og_gb_sum_to_shape(b, g, ry, from, a);
     }
     if (og_gb_wants(b, n, 1)) {
-        int g = matmul_t(b, a, ra, true, dy[0], ry, false);
+        int g = matmul_t(b, a, ra, true, dy[0], ry, false, a, out);
         memcpy(from, og_gb_value(b, out)->dims, sizeof from);
         from[ry - 2] = og_gb_value(b, bb)->dims[rb - 2];
         from[ry - 1] = og_gb_value(b, bb)->dims[rb - 1];
