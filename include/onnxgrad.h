@@ -271,6 +271,10 @@ og_status og_session_run_named(og_session *s, const char *const *input_names,
  * outputs, then `<input>_grad` per input needing a gradient, then `<weight>_grad`. */
 typedef struct og_grad og_grad;
 
+/* Where a gradient object runs.  Only the CPU is implemented; OG_DEVICE_CUDA is refused
+ * with OG_ERR_UNSUPPORTED until the CUDA backend lands. */
+typedef enum og_device { OG_DEVICE_CPU = 0, OG_DEVICE_CUDA = 1 } og_device;
+
 typedef struct og_grad_options {
     /* Weights to train, any order.  NULL: every float16/float/double initializer.  An
      * unknown name fails with the list of candidates; a repeated or non-float one fails. */
@@ -286,6 +290,8 @@ typedef struct og_grad_options {
     int threads;                   /* as og_session_options */
     const og_allocator *allocator; /* NULL: the model's */
     og_log_fn log;                 /* told, among others, of weights that get a zero gradient */
+    og_device device;              /* OG_DEVICE_CPU (0) */
+    int device_index;              /* which GPU for OG_DEVICE_CUDA (cuda:N) */
     void *log_user;
     int debug; /* nonzero: check every node's outputs for NaN/Inf, with names */
 } og_grad_options;

@@ -105,6 +105,11 @@ og_status og_grad_create(const og_model *m, const og_grad_options *opts, og_grad
     if (!out) return og_error(OG_ERR_INVALID_ARG, "og_grad_create: out is NULL");
     *out = NULL;
     if (!m) return og_error(OG_ERR_INVALID_ARG, "og_grad_create: model is NULL");
+    if (opts && opts->device != OG_DEVICE_CPU)
+        return og_error(OG_ERR_UNSUPPORTED,
+                        "device %d (cuda:%d) is not available: onnxgrad "
+                        "runs on the CPU only so far",
+                        (int)opts->device, opts->device_index);
     const og_graph *fg = m->graph;
     const og_allocator *a = opts && opts->allocator ? opts->allocator : m->user_alloc;
     og_status st = OG_OK;

@@ -84,6 +84,9 @@ int main(void)
         ob.n_outputs = 1;
         CHECK(og_grad_create(m, &ob, &bad) == OG_ERR_INVALID_ARG);
         CHECK(og_grad_create(NULL, &ob, &bad) == OG_ERR_INVALID_ARG);
+        og_grad_options oc = {0};
+        oc.device = OG_DEVICE_CUDA;
+        CHECK(og_grad_create(m, &oc, &bad) == OG_ERR_UNSUPPORTED && bad == NULL);
     }
     og_grad_options o = {0};
     o.threads = 1;
