@@ -9,10 +9,10 @@
 struct og_grad {
     const og_model *model;
     og_model *owned_model; /* set when g was loaded from saved bytes: g owns its model */
-    og_model *training;  /* the training graph, wrapped as a model */
-    og_model *eval;      /* the forward graph with the weights as inputs */
-    og_session *session; /* runs the training graph */
-    og_session *forward; /* runs the model, to learn output shapes for default seeds */
+    og_model *training;    /* the training graph, wrapped as a model */
+    og_model *eval;        /* the forward graph with the weights as inputs */
+    og_session *session;   /* runs the training graph */
+    og_session *forward;   /* runs the model, to learn output shapes for default seeds */
     og_session_options sopts;
     const og_allocator *alloc;
     int n_outputs, n_inputs, n_weights;

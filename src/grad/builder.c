@@ -65,18 +65,23 @@ static int total_gradient(og_gb *b, int v)
     return s;
 }
 
-/* zeros of v's runtime shape and dtype, for a source no selected output depends on */
-static int zeros_like(og_gb *b, int v)
+/* A tensor of v's runtime shape and dtype filled with `fill` (0 or 1):
+ * ConstantOfShape(Shape(v)) with a one-element value of v's dtype. */
+static int filled_like(og_gb *b, int v, double fill)
 {
-    int shape = og_gb_op1(b, "Shape", v);
-    int z = og_gb_op1(b, "ConstantOfShape", shape);
+    int z = og_gb_op1(b, "ConstantOfShape", og_gb_op1(b, "Shape", v));
     int node = og_gb_last(b);
-    og_dtype dt = b->g->values[v].dtype;
     og_tensor *t = NULL;
     int64_t one = 1;
     if (z < 0) return -1;
-    if (og_tensor_create(dt, 1, &one, b->a, &t))
-        return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+    if (og_tensor_create(b->g->values[v].dtype, 1, &one, b->a, &t))
+        return og_gb_fail(b, NULL, OG_ERR_UNSUPPORTED, "%s", og_last_error());
+    if (t->dtype == OG_FLOAT)
+        *(float *)t->data = (float)fill;
+    else if (t->dtype == OG_DOUBLE)
+        *(double *)t->data = fill;
+    else if (t->dtype == OG_FLOAT16)
+        *(uint16_t *)t->data = og_float_to_half((float)fill);
     og_attr at = {0};
     at.name = "value";
     at.type = OG_ATTR_TENSOR;
@@ -191,32 +196,6 @@ done:
     return st;
 }
 
-/* ones of v's runtime shape and dtype: the output gradient of the Gradient op */
-static int ones_like(og_gb *b, int v)
-{
-    int z = og_gb_op1(b, "ConstantOfShape", og_gb_op1(b, "Shape", v));
-    int node = og_gb_last(b);
-    og_tensor *t = NULL;
-    int64_t one = 1;
-    if (z < 0) return -1;
-    if (og_tensor_create(b->g->values[v].dtype, 1, &one, b->a, &t))
-        return og_gb_fail(b, NULL, OG_ERR_UNSUPPORTED, "%s", og_last_error());
-    if (t->dtype == OG_FLOAT)
-        *(float *)t->data = 1.0f;
-    else if (t->dtype == OG_DOUBLE)
-        *(double *)t->data = 1.0;
-    else if (t->dtype == OG_FLOAT16)
-        *(uint16_t *)t->data = 0x3c00;
-    og_attr at = {0};
-    at.name = "value";
-    at.type = OG_ATTR_TENSOR;
-    at.t = t;
-    og_status st = og_node_add_attr(b->g, node, &at);
-    og_tensor_free(t);
-    if (st) return og_gb_fail(b, NULL, st, "%s", og_last_error());
-    return z;
-}
-
 /* Expand one Gradient node (index gi) in place. */
 static og_status expand_one(og_graph *g, int gi)
 {
@@ -264,7 +243,7 @@ static og_status expand_one(og_graph *g, int gi)
     }
     mark(&b, nn0, src, nx, &yv, 1);
     if (b.wants[yv]) {
-        int seed = ones_like(&b, yv);
+        int seed = filled_like(&b, yv, 1.0);
         if (seed < 0 || (st = add_contribution(&b, yv, seed))) goto done;
     }
     st = reverse_pass(&b, nn0);
@@ -274,7 +253,7 @@ static og_status expand_one(og_graph *g, int gi)
         int out = g->nodes[gi].out[i];
         if (out < 0) continue;
         int t = total_gradient(&b, src[i]);
-        if (t < 0) t = zeros_like(&b, src[i]);
+        if (t < 0) t = filled_like(&b, src[i], 0.0);
         g->nodes[gi].out[i] = -1;
         og_gb_op_to(&b, "Identity", 1, &t, out);
     }
@@ -413,7 +392,7 @@ og_status og_grad_build(const og_graph *fwd, const og_grad_spec *spec, const og_
         if (t < 0) {
             log_msg(spec, OG_LOG_WARN, "no selected output depends on '%s': its gradient is zero",
                     g->values[v].name);
-            t = zeros_like(&b, v);
+            t = filled_like(&b, v, 0.0);
         }
         results[i] = named_output(&b, t, g->values[v].name);
     }
