@@ -101,8 +101,9 @@ og_status og_graph_resolve(og_graph *g, bool require_kernels)
                           og_node_label(n, label, sizeof label), n_in, def->min_in, def->max_in);
             goto done;
         }
-        for (int j = 0; j < def->min_in && j < n->n_in; j++)
-            if (n->in[j] < 0) {
+        /* required inputs, and every input of a variadic op, must be present */
+        for (int j = 0; j < n->n_in; j++)
+            if (n->in[j] < 0 && (j < def->min_in || def->max_in < 0)) {
                 st = og_error(OG_ERR_MODEL, "%s: required input %d is missing",
                               og_node_label(n, label, sizeof label), j);
                 goto done;
