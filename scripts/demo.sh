@@ -13,6 +13,12 @@ echo "== onnxgrad run models/mlp.onnx --input x=models/mlp_x.npy -o $out"
 echo
 echo "== manifest.json"
 cat "$out/manifest.json"
+echo
+echo "== onnxgrad grad models/mlp.onnx --input x=models/mlp_x.npy -o $out/grad"
+"$cli" grad models/mlp.onnx --input x=models/mlp_x.npy -o "$out/grad"
+echo
+echo "== onnxgrad check models/mlp.onnx --input x=models/mlp_x.npy (finite differences, float64)"
+"$cli" check models/mlp.onnx --input x=models/mlp_x.npy
 echo "== probabilities (rows sum to 1), checked against onnxruntime"
 python3 - "$out" <<'PY'
 import json, sys, os
