@@ -60,11 +60,11 @@ static inline float u2f(uint32_t u)
  * from the bits of x*log2(e) + 1.5*2^23 (no float-to-int conversion, so NaN is harmless);
  * 2^n is applied as two factors so that n may reach 128 (overflow to inf) or -150
  * (gradual underflow to 0).  NaN propagates through the polynomial. */
-static inline float fast_expf(float x)
+/* The shared core of exp and expm1 on x in [-104, 89]: returns expm1(r) for the reduced
+ * r and sets *scale = 2^n (as two factors, so that n may reach 128 or -150). */
+static inline float exp_core(float x, float *scale)
 {
     const float shifter = 12582912.0f;
-    x = x < -104.0f ? -104.0f : x;
-    x = x > 89.0f ? 89.0f : x;
     float t = x * 1.44269504088896341f + shifter;
     int32_t n = (int32_t)(f2u(t) - f2u(shifter));
     float fn = t - shifter;
@@ -76,9 +76,17 @@ static inline float fast_expf(float x)
     p = p * r + 4.1665795894e-2f;
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
-    float y = p * r * r + r + 1.0f;
     int32_t n1 = n / 2, n2 = n - n1;
-    return y * u2f((uint32_t)(n1 + 127) << 23) * u2f((uint32_t)(n2 + 127) << 23);
+    *scale = u2f((uint32_t)(n1 + 127) << 23) * u2f((uint32_t)(n2 + 127) << 23);
+    return p * r * r + r;
+}
+
+static inline float fast_expf(float x)
+{
+    x = x < -104.0f ? -104.0f : x;
+    x = x > 89.0f ? 89.0f : x;
+    float s, em1 = exp_core(x, &s);
+    return (em1 + 1.0f) * s;
 }
 
 /* tanh as an odd rational function of degree 13/6 on [-9, 9] (beyond, tanh is +-1 in
@@ -129,23 +137,9 @@ static inline float fast_erff(float x)
  * [-104, 88] so that 2^n stays finite; beyond 88.72 the true result overflows. */
 static inline float fast_expm1f(float x)
 {
-    const float shifter = 12582912.0f;
     float xc = x < -104.0f ? -104.0f : x;
     xc = xc > 88.0f ? 88.0f : xc;
-    float t = xc * 1.44269504088896341f + shifter;
-    int32_t n = (int32_t)(f2u(t) - f2u(shifter));
-    float fn = t - shifter;
-    float r = xc - fn * 0.693359375f;
-    r = r - fn * -2.12194440e-4f;
-    float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
-    float em1 = p * r * r + r;
-    int32_t n1 = n / 2, n2 = n - n1;
-    float s = u2f((uint32_t)(n1 + 127) << 23) * u2f((uint32_t)(n2 + 127) << 23);
+    float s, em1 = exp_core(xc, &s);
     float y = s * em1 + (s - 1.0f);
     return x > 88.7228394f ? HUGE_VALF : y;
 }
