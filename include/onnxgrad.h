@@ -389,6 +389,273 @@ int og_instance_pending(const og_instance *inst);
 size_t og_instance_saved_bytes(const og_instance *inst);
 
 /* ---------------------------------------------------------------------------------- */
+/* Datasets                                                                            */
+/* ---------------------------------------------------------------------------------- */
+
+/* A dataset: N samples of features (a float32 tensor [N, ...]), targets ([N] or [N, ...],
+ * float32 for regression or int64 for class labels) and optional sample weights (float32
+ * [N]).  Immutable once made. */
+typedef struct og_dataset og_dataset;
+
+typedef struct og_data_options {
+    /* CSV.  delimiter 0: ','.  no_header 0: the first line names the columns. */
+    char delimiter;
+    int no_header;
+    /* Target columns: names, or 0-based indices written as decimal strings ("3") when the
+     * file has no header.  NULL: the last column.  For .npz: the array name of the targets
+     * (n_targets 1); NULL tries "y", "Y", "target", "targets", "label", "labels". */
+    const char *const *targets;
+    int n_targets;
+    /* Feature columns (names or indices as above).  NULL: every column that is neither a
+     * target nor the weight column.  For .npz: features[0] names the array; NULL tries
+     * "X", "x", "data", "features". */
+    const char *const *features;
+    int n_features;
+    /* Sample-weight column (.npz: array name).  NULL: none (for .npz, an array named
+     * "sample_weight" is used when present). */
+    const char *weight;
+    /* OG_FLOAT (default when OG_UNDEFINED) or OG_INT64 (class labels: each target cell
+     * must then hold an integer). */
+    og_dtype target_dtype;
+} og_data_options;
+
+/* Read a dataset from a CSV file (.csv, .tsv, .txt; any other extension not .npy/.npz),
+ * a .npy file (a 2-D array whose columns are chosen by index as for a CSV without header)
+ * or a .npz archive (numpy's savez or savez_compressed; arrays named as above, their first
+ * dim the samples).  opts may be NULL.
+ * Errors: OG_ERR_IO; OG_ERR_PARSE (a non-numeric cell: the message names line and column;
+ * a ragged row; a malformed archive); OG_ERR_INVALID_ARG (a column or array that does not
+ * exist, listing those that do; an empty dataset); OG_ERR_SHAPE (arrays whose sample counts
+ * differ); OG_ERR_NOMEM. */
+og_status og_dataset_load(const char *path, const og_data_options *opts, const og_allocator *alloc,
+                          og_dataset **out);
+
+/* A dataset holding copies of x ([N, ...]), y ([N] or [N, ...]) and w ([N], may be NULL).
+ * Errors: OG_ERR_SHAPE (sample counts differ), OG_ERR_TYPE, OG_ERR_INVALID_ARG (N == 0). */
+og_status og_dataset_from_tensors(const og_tensor *x, const og_tensor *y, const og_tensor *w,
+                                  const og_allocator *alloc, og_dataset **out);
+void og_dataset_free(og_dataset *d);
+
+int64_t og_dataset_size(const og_dataset *d);
+/* Views owned by the dataset; weights is NULL when there are none. */
+const og_tensor *og_dataset_features(const og_dataset *d);
+const og_tensor *og_dataset_targets(const og_dataset *d);
+const og_tensor *og_dataset_weights(const og_dataset *d);
+/* Name of feature column i (CSV with header), else NULL. */
+const char *og_dataset_feature_name(const og_dataset *d, int64_t i);
+
+/* Split off the last round(fraction * N) samples of a seeded shuffle as a validation set;
+ * train gets the rest.  0 < fraction < 1 and both parts non-empty, else
+ * OG_ERR_INVALID_ARG. */
+og_status og_dataset_split(const og_dataset *d, double fraction, uint64_t seed, og_dataset **train,
+                           og_dataset **val);
+
+/* Gather the samples indices[0..n-1] into new tensors (x, y, and w when the dataset has
+ * weights; *w is set to NULL otherwise; w may be NULL to skip them).
+ * Errors: OG_ERR_INVALID_ARG (an index out of range). */
+og_status og_dataset_batch(const og_dataset *d, const int64_t *indices, int64_t n, og_tensor **x,
+                           og_tensor **y, og_tensor **w);
+
+/* ---------------------------------------------------------------------------------- */
+/* Losses                                                                              */
+/* ---------------------------------------------------------------------------------- */
+
+typedef enum og_loss_kind {
+    OG_LOSS_SQUARED = 0,       /* (y - t)^2 */
+    OG_LOSS_ABSOLUTE = 1,      /* |y - t| */
+    OG_LOSS_ELASTIC = 2,       /* l1_ratio |y - t| + (1 - l1_ratio) (y - t)^2 */
+    OG_LOSS_HUBER = 3,         /* 0.5 e^2 where |e| <= delta, delta (|e| - 0.5 delta) elsewhere */
+    OG_LOSS_LOG = 4,           /* binary log loss on logits y, t in {0, 1} (float) */
+    OG_LOSS_CROSS_ENTROPY = 5, /* softmax cross-entropy on logits y [N, C, ...], int64 t */
+    OG_LOSS_NLL = 6            /* negative log-likelihood on log-probabilities, int64 t */
+} og_loss_kind;
+
+typedef enum og_reduction { OG_REDUCTION_MEAN = 0, OG_REDUCTION_SUM = 1 } og_reduction;
+
+typedef struct og_loss_options {
+    og_loss_kind kind;
+    og_reduction reduction;
+    const char *output;      /* the model output compared to the target; NULL: the first */
+    const char *target_name; /* new input holding the targets; NULL: "label" */
+    const char *loss_name;   /* new scalar output; NULL: "loss" */
+    /* Name of a new float input [N] of sample weights; NULL: none.  With weights, MEAN is
+     * sum(w_i l_ij) / sum(w_i * per-sample count) and SUM is sum(w_i l_ij). */
+    const char *sample_weight_name;
+    double l1_ratio; /* OG_LOSS_ELASTIC, in [0, 1] */
+    double delta;    /* OG_LOSS_HUBER, > 0 */
+    /* Penalties added to the loss: l1 * sum|w| + l2 * sum w^2 over the weights named in
+     * penalty_weights (NULL: every float initializer of rank >= 2). */
+    double l1, l2;
+    const char *const *penalty_weights;
+    int n_penalty_weights;
+} og_loss_options;
+
+/* Defaults: kind, MEAN, NULL names, l1_ratio 0.5, delta 1, no penalty. */
+void og_loss_options_init(og_loss_options *o, og_loss_kind kind);
+
+/* A new model computing a loss from model m: m's graph, a new input for the targets (of the
+ * output's shape and dtype, or int64 [N, ...] for CROSS_ENTROPY and NLL) and, when asked,
+ * one for sample weights; outputs: the scalar loss first, then m's outputs.  The result is
+ * a standard ONNX model (save it, run it, differentiate it).  Its metadata records which
+ * output and inputs the loss added ("onnxgrad.loss", "onnxgrad.loss_inputs"), so
+ * og_trainer_export can strip them.  CROSS_ENTROPY and NLL need a default opset >= 12.
+ * Errors: OG_ERR_INVALID_ARG (unknown output or weight, a name already taken, bad
+ * l1_ratio/delta), OG_ERR_TYPE (a non-float output), OG_ERR_UNSUPPORTED (opset). */
+og_status og_model_add_loss(const og_model *m, const og_loss_options *o, og_model **out);
+
+/* ---------------------------------------------------------------------------------- */
+/* Optimizers                                                                          */
+/* ---------------------------------------------------------------------------------- */
+
+typedef enum og_optimizer_kind {
+    OG_OPTIMIZER_SGD = 0,    /* w -= lr * g, with momentum / Nesterov when momentum > 0 */
+    OG_OPTIMIZER_ADAM = 1,   /* Kingma & Ba, bias-corrected; weight_decay added to g */
+    OG_OPTIMIZER_ADAMW = 2,  /* Adam with decoupled weight decay: w *= 1 - lr * wd */
+    OG_OPTIMIZER_ADAGRAD = 3 /* h += g^2; w -= lr_t * g / (sqrt(h) + eps) */
+} og_optimizer_kind;
+
+typedef enum og_lr_schedule {
+    OG_LR_CONSTANT = 0,   /* lr */
+    OG_LR_OPTIMAL = 1,    /* scikit-learn's: 1 / (alpha (t0 + t)), t0 from Bottou's heuristic */
+    OG_LR_INVSCALING = 2, /* scikit-learn's: lr / (t + 1)^power_t */
+    OG_LR_LINEAR = 3,     /* linear warm-up over warmup_steps, then linear decay to min_lr at
+                             total_steps */
+    OG_LR_COSINE = 4,     /* linear warm-up, then cosine decay to min_lr at total_steps */
+    OG_LR_STEP = 5        /* lr * gamma^floor(t / step_size) */
+} og_lr_schedule;
+
+/* t above is the number of steps already taken (0 for the first step). */
+typedef struct og_optimizer_options {
+    og_optimizer_kind kind;
+    double lr;
+    double momentum; /* SGD: 0 plain, else heavy ball v = momentum v + g */
+    int nesterov;    /* SGD: step along g + momentum v */
+    double beta1, beta2, eps;
+    double weight_decay;  /* L2 added to the gradient (AdamW: decoupled) */
+    double lr_decay;      /* Adagrad: lr_t = lr / (1 + t lr_decay) */
+    double initial_accumulator; /* Adagrad: starting value of h */
+    double clip_norm;     /* > 0: scale gradients so that their global L2 norm <= clip_norm */
+    og_lr_schedule schedule;
+    double alpha;   /* OG_LR_OPTIMAL */
+    double power_t; /* OG_LR_INVSCALING */
+    int64_t warmup_steps, total_steps; /* OG_LR_LINEAR, OG_LR_COSINE */
+    double min_lr;
+    int64_t step_size; /* OG_LR_STEP */
+    double gamma;
+} og_optimizer_options;
+
+/* Defaults of PyTorch's optimizers: SGD lr 0.01, momentum 0; Adam/AdamW lr 1e-3, betas
+ * (0.9, 0.999), eps 1e-8, AdamW weight_decay 0.01; Adagrad lr 0.01, eps 1e-10; constant
+ * schedule, alpha 1e-4, power_t 0.25, gamma 0.1, step_size 1, no clipping. */
+void og_optimizer_options_init(og_optimizer_options *o, og_optimizer_kind kind);
+
+/* The learning rate of step t (0-based) under o's schedule. */
+double og_optimizer_lr(const og_optimizer_options *o, int64_t t);
+
+/* ---------------------------------------------------------------------------------- */
+/* Trainer                                                                             */
+/* ---------------------------------------------------------------------------------- */
+
+/* A trainer owns a gradient object of a loss model (a model whose output `loss` is a
+ * scalar, such as og_model_add_loss makes), an optimizer and its state, a step counter and
+ * a random generator for shuffling. */
+typedef struct og_trainer og_trainer;
+
+typedef struct og_trainer_options {
+    const char *const *weights; /* as og_grad_options: NULL = every float initializer */
+    int n_weights;
+    const char *loss; /* the loss output; NULL: "onnxgrad.loss" metadata, else output 0 */
+    int threads;
+    const og_allocator *allocator;
+    og_log_fn log;
+    void *log_user;
+    uint64_t seed; /* shuffling and splitting */
+} og_trainer_options;
+
+/* The loss model must outlive the trainer.  opts may be NULL.
+ * Errors: as og_grad_create; OG_ERR_INVALID_ARG (bad optimizer options: lr < 0, betas
+ * outside [0, 1), ...). */
+og_status og_trainer_create(const og_model *loss_model, const og_optimizer_options *optim,
+                            const og_trainer_options *opts, og_trainer **out);
+void og_trainer_free(og_trainer *t);
+
+/* One optimization step on a batch: forward, backward, update of every trained weight.
+ * *loss receives the batch loss (before the update; may be NULL).  A NaN or infinite loss
+ * or gradient fails with OG_ERR_RUNTIME naming the step, and the weights are not changed.
+ * Errors: as og_grad_run. */
+og_status og_trainer_step(og_trainer *t, const char *const *input_names,
+                          const og_tensor *const *inputs, int n_inputs, double *loss);
+/* The loss on a batch, weights unchanged. */
+og_status og_trainer_evaluate(og_trainer *t, const char *const *input_names,
+                              const og_tensor *const *inputs, int n_inputs, double *loss);
+
+int64_t og_trainer_step_count(const og_trainer *t);
+/* The learning rate the next step will use. */
+double og_trainer_lr(const og_trainer *t);
+int og_trainer_weight_count(const og_trainer *t);
+const char *og_trainer_weight_name(const og_trainer *t, int i);
+og_status og_trainer_get_weight(const og_trainer *t, const char *name, const og_tensor **value);
+og_status og_trainer_set_weight(og_trainer *t, const char *name, const og_tensor *value);
+
+/* Checkpoints hold the weights, the optimizer's state, the step count, the epoch position
+ * of og_trainer_fit and the random generator's state.  Saving writes a temporary file in
+ * the same folder, syncs it and renames it over `path`, so an interrupted save leaves the
+ * previous checkpoint intact.  Loading checks a checksum and that names, dtypes, shapes
+ * and the optimizer kind match this trainer.
+ * Errors: OG_ERR_IO, OG_ERR_PARSE (damaged file), OG_ERR_INVALID_ARG (mismatch). */
+og_status og_trainer_save_checkpoint(const og_trainer *t, const char *path);
+og_status og_trainer_load_checkpoint(og_trainer *t, const char *path);
+
+/* The trained model for inference: a copy of `model` (NULL: the trainer's loss model with
+ * the loss output, its inputs and the nodes only they need removed) whose initializers
+ * named like trained weights hold the trained values. */
+og_status og_trainer_export(const og_trainer *t, const og_model *model, og_model **out);
+
+/* A model carrying its own training step in ONNX's TrainingInfoProto: the loss model plus
+ * one TrainingInfoProto whose algorithm graph computes the loss, the gradients (as
+ * ordinary nodes) and the optimizer's update (ai.onnx.preview.training Momentum, Adam or
+ * Adagrad, or plain ops for SGD), with update bindings from every trained weight and
+ * optimizer state to its new value. */
+og_status og_trainer_export_training_model(const og_trainer *t, og_model **out);
+
+/* The fit loop: epochs of shuffled mini-batches. */
+typedef struct og_fit_event {
+    int epoch;        /* 0-based */
+    int64_t step;     /* steps taken so far */
+    int64_t batch, batches; /* position in the epoch */
+    double loss;      /* last batch's loss */
+    double train_loss, val_loss; /* at the end of an epoch (val_loss NaN without a
+                                    validation set); NaN otherwise */
+    double samples_per_s, seconds_left;
+    int epoch_end;    /* nonzero for the event that closes an epoch */
+} og_fit_event;
+
+/* Return nonzero to stop training after this event. */
+typedef int (*og_fit_callback)(void *user, const og_fit_event *e);
+
+typedef struct og_fit_options {
+    int epochs;             /* 0: 1 */
+    int64_t batch_size;     /* 0: 32 */
+    int no_shuffle;
+    const og_dataset *validation; /* may be NULL */
+    /* Loss-model inputs the features, targets and sample weights are bound to.  NULL: the
+     * first input, then "onnxgrad.loss_inputs" metadata (else "label", "sample_weight"). */
+    const char *feature_input, *target_input, *weight_input;
+    const char *checkpoint;   /* written at the end of every epoch (atomically); NULL: none */
+    int resume;               /* nonzero: load `checkpoint` first when it exists */
+    og_fit_callback callback; /* called after every step and at every epoch end */
+    void *user;
+} og_fit_options;
+
+/* Train on `data`.  The train loss of an epoch is the sample-weighted mean of its batch
+ * losses; the validation loss is evaluated in batches after the epoch.  A NaN or infinite
+ * loss stops with OG_ERR_RUNTIME naming the step (the checkpoint of the last finished
+ * epoch stays as it was).  Resuming continues from the epoch after the checkpointed one,
+ * with the same shuffles, so the weights equal an uninterrupted run's bit for bit at the
+ * same thread count. */
+og_status og_trainer_fit(og_trainer *t, const og_dataset *data, const og_fit_options *o);
+
+/* ---------------------------------------------------------------------------------- */
 /* .npy files                                                                          */
 /* ---------------------------------------------------------------------------------- */
 
