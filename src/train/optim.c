@@ -120,6 +120,10 @@ double og_optim_slot_init(const og_optimizer_options *o, int i)
 }
 
 /* One loop per optimizer and dtype, each fused: a weight is read and written once. */
+// clang-format off
+#define PAR_SUM(n, threads) \
+    _Pragma("omp parallel for schedule(static) num_threads(threads) if (n >= 32768) reduction(+ : s)")
+// clang-format on
 #define PAR_FOR(n, threads)                                                                        \
     _Pragma("omp parallel for schedule(static) num_threads(threads) if ((n) >= (1 << 15))")
 
@@ -169,9 +173,7 @@ double og_optim_slot_init(const og_optimizer_options *o, int i)
     static double sumsq_##T(const T *restrict x, int64_t n, int threads)                           \
     {                                                                                              \
         double s = 0;                                                                              \
-        _Pragma("omp parallel for schedule(static) num_threads(threads) if (n >= (1 << 15)) "      \
-                "reduction(+ : s)") for (int64_t i = 0; i < n; i++) s +=                           \
-            (double)x[i] * (double)x[i];                                                           \
+        PAR_SUM(n, threads) for (int64_t i = 0; i < n; i++) s += (double)x[i] * (double)x[i];      \
         return s;                                                                                  \
     }                                                                                              \
     static void update_##T(const og_optimizer_options *o, int64_t t, double lr, double gscale,     \

@@ -4,6 +4,21 @@
 
 #include "train/trainer.h"
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* Threads for the optimizer's updates: the trainer's count, 0 meaning every core. */
+static int update_threads(const og_trainer *t)
+{
+    if (t->threads > 0) return t->threads;
+#ifdef _OPENMP
+    return omp_get_num_procs();
+#else
+    return 1;
+#endif
+}
+
 double og_trainer_scalar(const og_tensor *t)
 {
     if (!t || t->numel < 1) return NAN;
@@ -197,7 +212,7 @@ og_status og_trainer_step(og_trainer *t, const char *const *input_names,
     }
     for (int i = 0; i < t->n_weights; i++) {
         double s = og_optim_sumsq(t->grads[i]->dtype, t->grads[i]->data, t->grads[i]->numel,
-                                  t->threads > 0 ? t->threads : 1);
+                                  update_threads(t));
         if (!isfinite(s) && bad < 0) bad = i;
         sumsq += s;
     }
@@ -218,7 +233,7 @@ og_status og_trainer_step(og_trainer *t, const char *const *input_names,
         void *slots[2] = {NULL, NULL};
         for (int k = 0; k < t->n_slots; k++) slots[k] = t->slots[i * t->n_slots + k]->data;
         og_optim_update(&t->opt, t->step, lr, gscale, t->w[i]->dtype, t->w[i]->data,
-                        t->grads[i]->data, slots, t->w[i]->numel, t->threads > 0 ? t->threads : 1);
+                        t->grads[i]->data, slots, t->w[i]->numel, update_threads(t));
     }
     t->step++;
 done:
