@@ -31,6 +31,9 @@ typedef struct conv_type {
      * m < rows, i < n, j < w: a wide GEMM result into Y */
     void (*unwide)(void *restrict dst, int64_t ldd, const void *restrict src, int64_t lds,
                    int64_t ws, const void *restrict bias, int64_t rows, int64_t n, int64_t w);
+    /* row o of a transposed column chunk: see tcol_row_f32 below */
+    void (*tcol_row)(const og_conv_geom *g, const void *xg, int64_t is, int64_t o, int64_t q0,
+                     int64_t q1, void *dst);
 } conv_type;
 
 /* ceil(a / b) for b > 0 and any a. */
@@ -144,9 +147,130 @@ static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo :
                     d[m * ldd + i * w + j] = s[m * lds + i * ws + j] + v;                          \
         }                                                                                          \
     }                                                                                              \
+    /* d[i] = s[i], i < n, and d[i] = 0: short runs as a few fixed-size copies (inlined as         \
+     * vector moves, overlapping at the end) rather than a library call each, which is what        \
+     * the compiler makes of a plain loop. */                                                      \
+    static inline void copy_run_##S(T *restrict d, const T *restrict s, int64_t n)                 \
+    {                                                                                              \
+        if (n >= 64) {                                                                             \
+            memcpy(d, s, (size_t)n * sizeof(T));                                                   \
+        } else if (n >= 8) {                                                                       \
+            for (int64_t i = 0; i + 8 <= n; i += 8) memcpy(d + i, s + i, 8 * sizeof(T));           \
+            memcpy(d + n - 8, s + n - 8, 8 * sizeof(T));                                           \
+        } else if (n >= 4) {                                                                       \
+            memcpy(d, s, 4 * sizeof(T));                                                           \
+            memcpy(d + n - 4, s + n - 4, 4 * sizeof(T));                                           \
+        } else if (n >= 2) {                                                                       \
+            memcpy(d, s, 2 * sizeof(T));                                                           \
+            memcpy(d + n - 2, s + n - 2, 2 * sizeof(T));                                           \
+        } else if (n == 1) {                                                                       \
+            d[0] = s[0];                                                                           \
+        }                                                                                          \
+    }                                                                                              \
+    static inline void zero_run_##S(T *restrict d, int64_t n)                                      \
+    {                                                                                              \
+        if (n >= 64) {                                                                             \
+            memset(d, 0, (size_t)n * sizeof(T));                                                   \
+        } else if (n >= 8) {                                                                       \
+            for (int64_t i = 0; i + 8 <= n; i += 8) memset(d + i, 0, 8 * sizeof(T));               \
+            memset(d + n - 8, 0, 8 * sizeof(T));                                                   \
+        } else if (n >= 4) {                                                                       \
+            memset(d, 0, 4 * sizeof(T));                                                           \
+            memset(d + n - 4, 0, 4 * sizeof(T));                                                   \
+        } else if (n >= 2) {                                                                       \
+            memset(d, 0, 2 * sizeof(T));                                                           \
+            memset(d + n - 2, 0, 2 * sizeof(T));                                                   \
+        } else if (n == 1) {                                                                       \
+            d[0] = 0;                                                                              \
+        }                                                                                          \
+    }                                                                                              \
+    /* One kernel row of a transposed column: taps [lo, hi) from sp (dl apart), 0 around. */       \
+    static inline void krow_##S(T *restrict d, const T *restrict sp, int64_t lo, int64_t hi,       \
+                                int64_t kw, int64_t dl)                                            \
+    {                                                                                              \
+        const int64_t n = hi - lo;                                                                 \
+        zero_run_##S(d, lo);                                                                       \
+        if (dl == 1)                                                                               \
+            copy_run_##S(d + lo, sp, n);                                                           \
+        else if (dl == 2)                                                                          \
+            for (int64_t i = 0; i < n; i++) d[lo + i] = sp[2 * i];                                 \
+        else                                                                                       \
+            for (int64_t i = 0; i < n; i++) d[lo + i] = sp[i * dl];                                \
+        zero_run_##S(d + hi, kw - hi);                                                             \
+    }                                                                                              \
+    /* Row o (an output position) of a transposed column chunk: the kw-wide kernel rows            \
+     * q in [q0, q1), q = (channel, outer kernel offsets), each the input under the kernel         \
+     * row at o (0 in the padding), kw values apart.  The in-bounds taps [lo, hi) of the           \
+     * innermost dim are the same for every q; in 1-D and 2-D so is the range [ka, kb) of          \
+     * kernel rows inside the input, so that a channel is zeros, copies, zeros. */                 \
+    static void tcol_row_##S(const og_conv_geom *g, const void *xg, int64_t is, int64_t o,         \
+                             int64_t q0, int64_t q1, void *dst)                                    \
+    {                                                                                              \
+        const T *restrict x = xg;                                                                  \
+        T *restrict d = dst;                                                                       \
+        const int L = g->nsp - 1;                                                                  \
+        int64_t oi[OG_CONV_MAX_SP], kidx[OG_CONV_MAX_SP], istride[OG_CONV_MAX_SP];                 \
+        int64_t rest = o, kouter = 1;                                                              \
+        for (int j = L; j >= 0; j--) {                                                             \
+            oi[j] = rest % g->out[j];                                                              \
+            rest /= g->out[j];                                                                     \
+        }                                                                                          \
+        istride[L] = 1;                                                                            \
+        for (int j = L - 1; j >= 0; j--) {                                                         \
+            istride[j] = istride[j + 1] * g->in[j + 1];                                            \
+            kouter *= g->kernel[j];                                                                \
+        }                                                                                          \
+        const int64_t kw = g->kernel[L], iw = g->in[L], dl = g->dil[L];                            \
+        const int64_t base = oi[L] * g->stride[L] - g->pad_begin[L]; /* input col of tap 0 */      \
+        const int64_t lo = clamp64(ceil_div(-base, dl), 0, kw);                                    \
+        const int64_t hi = clamp64(ceil_div(iw - base, dl), lo, kw);                               \
+        const int64_t first = base + lo * dl; /* input col of tap lo */                            \
+        int64_t c = q0 / kouter, r = q0 % kouter;                                                  \
+        if (L <= 1) {                                                                              \
+            const int64_t kh_n = kouter, dh = L ? g->dil[0] : 1;                                   \
+            const int64_t h0 = L ? oi[0] * g->stride[0] - g->pad_begin[0] : 0;                     \
+            const int64_t ih_n = L ? g->in[0] : 1, step = dh * iw;                                 \
+            const int64_t ka = clamp64(ceil_div(-h0, dh), 0, kh_n);                                \
+            const int64_t kb = hi > lo ? clamp64(ceil_div(ih_n - h0, dh), ka, kh_n) : ka;          \
+            for (int64_t q = q0; q < q1; c++) { /* channel c, kernel rows [r, kend) */             \
+                const int64_t kend = r + (q1 - q) < kh_n ? r + (q1 - q) : kh_n;                    \
+                const int64_t a = clamp64(ka, r, kend), b = clamp64(kb, a, kend);                  \
+                zero_run_##S(d, (a - r) * kw);                                                     \
+                d += (a - r) * kw;                                                                 \
+                const T *sp = b > a ? x + c * is + (h0 + a * dh) * iw + first : x;                 \
+                for (int64_t kh = a; kh < b; kh++, d += kw, sp += step)                            \
+                    krow_##S(d, sp, lo, hi, kw, dl);                                               \
+                zero_run_##S(d, (kend - b) * kw);                                                  \
+                d += (kend - b) * kw;                                                              \
+                q += kend - r;                                                                     \
+                r = 0;                                                                             \
+            }                                                                                      \
+            return;                                                                                \
+        }                                                                                          \
+        for (int j = L - 1; j >= 0; j--) {                                                         \
+            kidx[j] = r % g->kernel[j];                                                            \
+            r /= g->kernel[j];                                                                     \
+        }                                                                                          \
+        for (int64_t q = q0; q < q1; q++, d += kw) {                                               \
+            bool inside = hi > lo;                                                                 \
+            int64_t src = c * is + first;                                                          \
+            for (int j = 0; j < L; j++) {                                                          \
+                int64_t ii = oi[j] * g->stride[j] + kidx[j] * g->dil[j] - g->pad_begin[j];         \
+                inside = inside && ii >= 0 && ii < g->in[j];                                       \
+                src += ii * istride[j];                                                            \
+            }                                                                                      \
+            if (inside)                                                                            \
+                krow_##S(d, x + src, lo, hi, kw, dl);                                              \
+            else                                                                                   \
+                zero_run_##S(d, kw);                                                               \
+            int j = L - 1; /* next outer kernel offset, then channel */                            \
+            while (j >= 0 && ++kidx[j] == g->kernel[j]) kidx[j--] = 0;                             \
+            if (j < 0) c++;                                                                        \
+        }                                                                                          \
+    }                                                                                              \
     static const conv_type conv_type_##S = {sizeof(T),       gemm_##S,      copy_strided_##S,      \
                                             add_strided_##S, fill_rows_##S, im2col_2d_##S,         \
-                                            unwide_##S};
+                                            unwide_##S,      tcol_row_##S};
 
 CONV_TYPED(float, f32, og_gemm_f32)
 CONV_TYPED(double, f64, og_gemm_f64)
@@ -171,6 +295,13 @@ static const conv_type *conv_type_of(og_dtype t)
 #endif
 #ifndef CONV_WIDE_MAX_EXTRA
 #define CONV_WIDE_MAX_EXTRA 128
+#endif
+/* Transposed columns (conv_job.tcol): the GEMM of a K chunk does at most this many
+ * multiply-adds where a kernel row allows.  Their GEMMs are skinny (few output channels and
+ * positions, K long), and OpenBLAS runs products up to about 100^3 through kernels that do
+ * not pack the operands, 2-4 times faster for these shapes than its packed path. */
+#ifndef CONV_TCOL_MNK
+#define CONV_TCOL_MNK ((int64_t)1000000)
 #endif
 /* Narrowest chunk worth a thread of its own when there are fewer images than threads. */
 #define CONV_PAR_MIN_COLS 256
@@ -200,6 +331,13 @@ typedef struct conv_job {
     int64_t chunk_rows; /* Conv: outer output rows per chunk */
     int64_t n_chunks;   /* chunks per (image, group); 1 for ConvTranspose */
     int64_t msplit;     /* Conv: the GEMM split over this many threads by output channel */
+    /* Transposed columns (Conv whose kernel is wider than its output, as in the weight
+     * gradient, a Conv of X by dY): the column matrix is stored [OS, K], one row per output
+     * position, a kernel row (kw values of one input row) at a time, so that the copies
+     * are kernel-wide rather than output-wide; Y_g = W_g · colᵀ.  K is done in chunks of
+     * kc (whole kernel rows) accumulated into Y. */
+    bool tcol;
+    int64_t kc;
 } conv_job;
 
 /* Split kernel row index r (of ks) into per-dim kernel offsets. */
@@ -332,10 +470,13 @@ static int64_t part_begin(int64_t mg, int64_t p, int64_t parts)
     return mg >= 16 * parts && p < parts ? m / 16 * 16 : m;
 }
 
+/* C[mg, ncols] (+ C when acc) = W[mg, kk] · op(B), B [kk, ncols] or with tb [ncols, kk]. */
 typedef struct gemm_args {
-    const char *w, *b;
-    int64_t ldb, ncols;
-    bool acc;
+    const char *w;
+    int64_t lda;
+    const char *b;
+    int64_t ldb, ncols, kk;
+    bool tb, acc;
     char *c;
     int64_t ldc;
 } gemm_args;
@@ -346,9 +487,8 @@ static void gemm_part(const og_kernel_ctx *k, const conv_job *job, const gemm_ar
     const size_t es = job->t->es;
     int64_t m0 = part_begin(job->mg, p, parts), m1 = part_begin(job->mg, p + 1, parts);
     if (m1 > m0)
-        job->t->gemm(k, false, false, m1 - m0, a->ncols, job->kdim,
-                     a->w + (size_t)(m0 * job->kdim) * es, job->kdim, a->b, a->ldb, a->acc,
-                     a->c + (size_t)(m0 * a->ldc) * es, a->ldc);
+        job->t->gemm(k, false, a->tb, m1 - m0, a->ncols, a->kk, a->w + (size_t)(m0 * a->lda) * es,
+                     a->lda, a->b, a->ldb, a->acc, a->c + (size_t)(m0 * a->ldc) * es, a->ldc);
 }
 
 /* Y_g[mg, ncols] (+)= W_g · B.  With msplit, each thread takes a band of output channels:
@@ -360,7 +500,7 @@ static void conv_gemm(const og_kernel_ctx *k, const conv_job *job, const gemm_ar
         og_kernel_ctx inner = *k;
         inner.threads = 1;
         int64_t parts = job->msplit;
-        OG_PARALLEL_FOR(k, parts, (double)job->mg * (double)job->kdim * (double)a->ncols, p,
+        OG_PARALLEL_FOR(k, parts, (double)job->mg * (double)a->kk * (double)a->ncols, p,
                         { gemm_part(&inner, job, a, p, parts); });
     } else {
         gemm_part(k, job, a, 0, 1);
@@ -437,10 +577,30 @@ static void conv_wide(const og_kernel_ctx *k, const conv_job *job, const char *x
     OG_PARALLEL_FOR(k, nb, (double)rows / (double)nb * (double)ncw, b, {
         wide_rows(job, base, cstride, avail, b * rows / nb, (b + 1) * rows / nb, ncw, col);
     });
-    gemm_args ga = {wg, col, ncw, ncw, false, tmp, ncw};
+    gemm_args ga = {wg, job->kdim, col, ncw, ncw, job->kdim, false, false, tmp, ncw};
     conv_gemm(k, job, &ga);
     const int64_t ow = g->out[1];
     job->t->unwide(yg + (size_t)(r0 * ow) * es, job->os, tmp, ncw, wp, bias, job->mg, r1 - r0, ow);
+}
+
+/* Transposed-column Conv of one (image, group): see conv_job.tcol. */
+static void conv_tcol(const og_kernel_ctx *k, const conv_job *job, const char *xg, const char *wg,
+                      const char *bias, char *yg, char *col)
+{
+    const og_conv_geom *g = &job->g;
+    const size_t es = job->t->es;
+    const int64_t kw = g->kernel[g->nsp - 1], rows = job->kdim / kw, qc = job->kc / kw;
+    const int64_t os = job->os;
+    if (bias) job->t->fill_rows(yg, bias, job->mg, os, os);
+    for (int64_t q0 = 0; q0 < rows; q0 += qc) {
+        const int64_t q1 = q0 + qc < rows ? q0 + qc : rows, kc = (q1 - q0) * kw;
+        OG_PARALLEL_FOR(k, os, kc, o, {
+            job->t->tcol_row(g, xg, job->is, o, q0, q1, col + (size_t)(o * kc) * es);
+        });
+        gemm_args ga = {wg + (size_t)(q0 * kw) * es, job->kdim, col, kc, os, kc, true,
+                        bias != NULL || q0 > 0,      yg,        os};
+        conv_gemm(k, job, &ga);
+    }
 }
 
 /* Conv of item it = (image, group, chunk of output rows). */
@@ -456,6 +616,11 @@ static void conv_item(const og_kernel_ctx *k, const conv_job *job, int64_t it, c
     const int64_t c0 = r0 * ow, ncols = (r1 - r0) * ow;
     const char *xg = job->x + (size_t)((n * g->c + gi * job->cg) * job->is) * es;
     const char *wg = job->w + (size_t)(gi * job->mg * job->kdim) * es;
+    if (job->tcol) {
+        conv_tcol(k, job, xg, wg, job->b ? job->b + (size_t)(gi * job->mg) * es : NULL,
+                  job->y + (size_t)((n * g->m + gi * job->mg) * job->os) * es, col);
+        return;
+    }
     if (job->wide) {
         conv_wide(k, job, xg, wg, job->b ? job->b + (size_t)(gi * job->mg) * es : NULL, r0, r1,
                   job->y + (size_t)((n * g->m + gi * job->mg) * job->os) * es, col);
@@ -474,7 +639,7 @@ static void conv_item(const og_kernel_ctx *k, const conv_job *job, int64_t it, c
         bmat = col;
         ldb = ncols;
     }
-    gemm_args ga = {wg, bmat, ldb, ncols, job->b != NULL, yg, job->os};
+    gemm_args ga = {wg, job->kdim, bmat, ldb, ncols, job->kdim, false, job->b != NULL, yg, job->os};
     conv_gemm(k, job, &ga);
 }
 
@@ -549,7 +714,11 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
             identity = false;
     }
     job.pointwise = identity;
-    if (!transpose && !identity && g->nsp == 2 && g->stride[0] == 1 && g->stride[1] == 1) {
+    /* kernel rows are longer than output rows: per copy, the transposed columns move more */
+    const int L = g->nsp - 1;
+    job.tcol = !transpose && !identity && g->kernel[L] > g->out[L];
+    if (!transpose && !identity && !job.tcol && g->nsp == 2 && g->stride[0] == 1 &&
+        g->stride[1] == 1) {
         /* wide only where the saved per-row copies outweigh the extra GEMM columns */
         job.wp = g->out[1] + (g->kernel[1] - 1) * g->dil[1];
         job.wide = g->out[1] <= CONV_WIDE_MAX_OW &&
@@ -580,7 +749,17 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
     int64_t ow = job.wide ? job.wp : g->out[g->nsp - 1]; /* columns per output row */
     int64_t threads = k->threads > 1 ? k->threads : 1;
     job.chunk_rows = n_rows;
-    if (!transpose) {
+    if (job.tcol) {
+        /* one item per (image, group), K in chunks of at most CONV_CHUNK_BYTES of col and
+         * CONV_TCOL_MNK multiply-adds */
+        int64_t kw = g->kernel[L], rows = job.kdim / kw;
+        int64_t qc = CONV_CHUNK_BYTES / (job.os * kw * (int64_t)job.t->es);
+        int64_t qm = CONV_TCOL_MNK / (job.mg * job.os * kw);
+        qc = qm < qc ? qm : qc;
+        qc = qc < 1 ? 1 : qc > rows ? rows : qc;
+        job.kc = qc * kw;
+        job.msplit = units < threads && job.os <= 2 * job.mg && job.mg >= 2 * threads ? threads : 1;
+    } else if (!transpose) {
         if (!job.pointwise) {
             int64_t per_row = job.kdim * ow * (int64_t)job.t->es;
             int64_t cr = CONV_CHUNK_BYTES / per_row;
@@ -611,7 +790,7 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
     if (!job.pointwise) {
         size_t elems;
         int64_t ncols = transpose ? job.is : job.chunk_rows * ow;
-        if (!og_mul_size((size_t)job.kdim, (size_t)ncols, &elems) ||
+        if (!og_mul_size((size_t)(job.tcol ? job.kc : job.kdim), (size_t)ncols, &elems) ||
             !og_mul_size(elems, job.t->es, &job.col_bytes))
             return og_kernel_error(k, OG_ERR_NOMEM, "column buffer size overflows");
         if (job.wide) { /* no overflow: bounded by the sizes of Y and of the padded X */

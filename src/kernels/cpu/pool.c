@@ -214,6 +214,77 @@ static og_status pool_setup(const og_kernel_ctx *k, const og_pool_params *p, con
             y[i] = v;                                                                              \
         }                                                                                          \
     }                                                                                              \
+    /* 2x2 stride 2 max over two input rows (r0, r1) with the indices of the maxima, row-major:    \
+     * the first of the taps (r0[2i], r0[2i+1], r1[2i], r1[2i+1]) that no later one exceeds,       \
+     * as max_row; i0 is the flattened index of r0[0] and W the input row length.  The choices     \
+     * are made with masks rather than branches, so that the loop vectorizes. */                   \
+    static void rows_2x2_idx_##T(T *restrict y, int64_t *restrict idx, const T *restrict r0,       \
+                                 const T *restrict r1, int64_t W, int64_t i0, int64_t n)           \
+    {                                                                                              \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            T v = r0[2 * i], u = r0[2 * i + 1];                                                    \
+            int64_t m = -(int64_t)(u > v), off = 1 & m;                                            \
+            v = u > v ? u : v;                                                                     \
+            u = r1[2 * i];                                                                         \
+            m = -(int64_t)(u > v);                                                                 \
+            off = (off & ~m) | (W & m);                                                            \
+            v = u > v ? u : v;                                                                     \
+            u = r1[2 * i + 1];                                                                     \
+            m = -(int64_t)(u > v);                                                                 \
+            off = (off & ~m) | ((W + 1) & m);                                                      \
+            v = u > v ? u : v;                                                                     \
+            y[i] = v;                                                                              \
+            idx[i] = i0 + 2 * i + off;                                                             \
+        }                                                                                          \
+    }                                                                                              \
+    /* Outputs [ow0, ow1) of a max pool row with indices (row-major), whose windows lie inside     \
+     * the input along W: the taps outermost in max_row's order, a tap replacing the maximum       \
+     * only when strictly greater, so that the values and indices are max_row's. */                \
+    static void interior_max_idx_##T(const pool_geom *g, const T *restrict x, T *restrict y,       \
+                                     int64_t *restrict idx, int64_t base, int64_t od, int64_t oh)  \
+    {                                                                                              \
+        const int64_t H = g->in[1], W = g->in[2], ow0 = g->ow0, n = g->ow1 - g->ow0;               \
+        const int64_t sd = od * g->s[0] - g->pb[0], sh = oh * g->s[1] - g->pb[1];                  \
+        const int64_t d0 = g->lo[0][od], d1 = g->hi[0][od];                                        \
+        const int64_t h0 = g->lo[1][oh], h1 = g->hi[1][oh];                                        \
+        const int64_t sw = g->s[2], kw = g->k[2];                                                  \
+        T *restrict yy = y + ow0;                                                                  \
+        int64_t *restrict ii = idx + ow0;                                                          \
+        if (kw == 2 && sw == 2 && g->d[2] == 1 && d1 - d0 == 1 && h1 - h0 == 2 && g->d[1] == 1) {  \
+            const int64_t r = ((sd + d0 * g->d[0]) * H + sh + h0) * W + ow0 * 2 - g->pb[2];        \
+            rows_2x2_idx_##T(yy, ii, x + r, x + r + W, W, base + r, n);                            \
+            return;                                                                                \
+        }                                                                                          \
+        bool first = true;                                                                         \
+        for (int64_t a = d0; a < d1; a++)                                                          \
+            for (int64_t b = h0; b < h1; b++) {                                                    \
+                const int64_t row = ((sd + a * g->d[0]) * H + sh + b * g->d[1]) * W;               \
+                for (int64_t c = 0; c < kw; c++) {                                                 \
+                    /* plane offset of this tap for output ow0 (inside: >= 0) */                   \
+                    const int64_t off = row + ow0 * sw + c * g->d[2] - g->pb[2];                   \
+                    const T *restrict src = x + off;                                               \
+                    if (first) {                                                                   \
+                        for (int64_t i = 0; i < n; i++) {                                          \
+                            yy[i] = src[i * sw];                                                   \
+                            ii[i] = base + off + i * sw;                                           \
+                        }                                                                          \
+                        first = false;                                                             \
+                        continue;                                                                  \
+                    }                                                                              \
+                    for (int64_t i = 0; i < n; i++) { /* masks: see rows_2x2_idx */                \
+                        const T v = src[i * sw], cur = yy[i];                                      \
+                        const int64_t m = -(int64_t)(v > cur);                                     \
+                        ii[i] = (ii[i] & ~m) | ((base + off + i * sw) & m);                        \
+                        yy[i] = v > cur ? v : cur;                                                 \
+                    }                                                                              \
+                }                                                                                  \
+            }                                                                                      \
+        if (first) /* no tap inside the input along D or H */                                      \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                yy[i] = 0;                                                                         \
+                ii[i] = -1;                                                                        \
+            }                                                                                      \
+    }                                                                                              \
     /* Outputs [ow0, ow1) of a row, whose windows lie inside the input along W: the taps run       \
      * outermost and the loop over outputs is innermost, contiguous when the stride is 1. */       \
     static void interior_row_##T(const pool_geom *g, og_pool_kind kind, const T *restrict x,       \
@@ -291,12 +362,16 @@ static og_status pool_setup(const og_kernel_ctx *k, const og_pool_params *p, con
     static void pool_row_##T(const og_pool_params *p, const pool_geom *g, const T *xp, T *yr,      \
                              int64_t *ir, int64_t base, int64_t od, int64_t oh)                    \
     {                                                                                              \
-        /* the interior path when there are interior outputs and no indices to report */           \
+        /* the interior path when there are interior outputs and no indices to report, or          \
+         * row-major indices of a max pool */                                                      \
         int64_t i0 = 0, i1 = 0;                                                                    \
-        if (!ir && g->ow1 > g->ow0) {                                                              \
+        if (g->ow1 > g->ow0 && (!ir || (p->kind == OG_POOL_MAX && !g->column_major))) {            \
             i0 = g->ow0;                                                                           \
             i1 = g->ow1;                                                                           \
-            interior_row_##T(g, p->kind, xp, yr, od, oh);                                          \
+            if (ir)                                                                                \
+                interior_max_idx_##T(g, xp, yr, ir, base, od, oh);                                 \
+            else                                                                                   \
+                interior_row_##T(g, p->kind, xp, yr, od, oh);                                      \
         }                                                                                          \
         const int64_t j0 = i1 > i0 ? i1 : 0; /* border outputs: [0, i0) and [j0, OW) */            \
         if (i0 == 0 && j0 == g->out[2]) return;                                                    \
@@ -320,6 +395,10 @@ static og_status pool_setup(const og_kernel_ctx *k, const og_pool_params *p, con
             if (g->full2x2 && !idx) {                                                              \
                 const T *x0 = xp + (od * g->in[1] + 2 * oh) * g->in[2];                            \
                 rows_2x2_##T(p->kind, yr, x0, x0 + g->in[2], OW);                                  \
+            } else if (g->full2x2 && p->kind == OG_POOL_MAX && !g->column_major) {                 \
+                const int64_t off = (od * g->in[1] + 2 * oh) * g->in[2]; /* of row 2 * oh */       \
+                rows_2x2_idx_##T(yr, idx + r * OW, xp + off, xp + off + g->in[2], g->in[2],        \
+                                 pl * g->in_plane + off, OW);                                      \
             } else {                                                                               \
                 pool_row_##T(p, g, xp, yr, idx ? idx + (r * OW) : NULL, pl * g->in_plane, od, oh); \
             }                                                                                      \
