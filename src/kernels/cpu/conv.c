@@ -34,6 +34,8 @@ typedef struct conv_type {
     /* row o of a transposed column chunk: see tcol_row_f32 below */
     void (*tcol_row)(const og_conv_geom *g, const void *xg, int64_t is, int64_t o, int64_t q0,
                      int64_t q1, void *dst);
+    /* col2im of one output channel of a 1-D/2-D ConvTranspose: see col2im_2d_f32 below */
+    void (*col2im_2d)(const og_conv_geom *g, const void *col, void *yc);
 } conv_type;
 
 /* ceil(a / b) for b > 0 and any a. */
@@ -268,9 +270,45 @@ static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo :
             if (j < 0) c++;                                                                        \
         }                                                                                          \
     }                                                                                              \
+    /* col2im of one output channel of a 1-D/2-D ConvTranspose (a 1-D one has out[0] ==            \
+     * in[0] == 1): its ks col rows, one value per input position, added into the output           \
+     * positions they hit.  Per tap, the input rows and columns that land inside the output        \
+     * are computed once, so the adds are plain loops over whole row ranges. */                    \
+    static void col2im_2d_##S(const og_conv_geom *g, const void *colc, void *yc)                   \
+    {                                                                                              \
+        const T *restrict c = colc;                                                                \
+        T *restrict y = yc;                                                                        \
+        const int L = g->nsp - 1;                                                                  \
+        const int64_t iw = g->in[L], ow = g->out[L], s = g->stride[L];                             \
+        const int64_t ih_n = L ? g->in[0] : 1, oh_n = L ? g->out[0] : 1,                           \
+                      sh = L ? g->stride[0] : 1;                                                   \
+        const int64_t kh_n = L ? g->kernel[0] : 1, kw_n = g->kernel[L], is = ih_n * iw;            \
+        for (int64_t kh = 0; kh < kh_n; kh++) {                                                    \
+            const int64_t h_off =                                                                  \
+                L ? kh * g->dil[0] - g->pad_begin[0] : 0; /* oh = ih*sh + h_off */                 \
+            const int64_t ia = clamp64(ceil_div(-h_off, sh), 0, ih_n);                             \
+            const int64_t ib = clamp64(ceil_div(oh_n - h_off, sh), ia, ih_n);                      \
+            for (int64_t kw = 0; kw < kw_n; kw++, c += is) {                                       \
+                const int64_t off = kw * g->dil[L] - g->pad_begin[L]; /* ow = i * s + off */       \
+                const int64_t lo = clamp64(ceil_div(-off, s), 0, iw);                              \
+                const int64_t hi = clamp64(ceil_div(ow - off, s), lo, iw), n = hi - lo;            \
+                if (n == 0) continue;                                                              \
+                for (int64_t ih = ia; ih < ib; ih++) {                                             \
+                    const T *restrict src = c + ih * iw + lo;                                      \
+                    T *restrict dst = y + (ih * sh + h_off) * ow + lo * s + off;                   \
+                    if (s == 1)                                                                    \
+                        for (int64_t i = 0; i < n; i++) dst[i] += src[i];                          \
+                    else if (s == 2)                                                               \
+                        for (int64_t i = 0; i < n; i++) dst[2 * i] += src[i];                      \
+                    else                                                                           \
+                        for (int64_t i = 0; i < n; i++) dst[i * s] += src[i];                      \
+                }                                                                                  \
+            }                                                                                      \
+        }                                                                                          \
+    }                                                                                              \
     static const conv_type conv_type_##S = {sizeof(T),       gemm_##S,      copy_strided_##S,      \
                                             add_strided_##S, fill_rows_##S, im2col_2d_##S,         \
-                                            unwide_##S,      tcol_row_##S};
+                                            unwide_##S,      tcol_row_##S,  col2im_2d_##S};
 
 CONV_TYPED(float, f32, og_gemm_f32)
 CONV_TYPED(double, f64, og_gemm_f64)
@@ -455,6 +493,10 @@ static void col2im_channel(const conv_job *job, const char *col, int64_t m, char
 {
     const size_t es = job->t->es;
     char *yc = yg + (size_t)(m * job->os) * es;
+    if (job->g.nsp <= 2) {
+        job->t->col2im_2d(&job->g, col + (size_t)(m * job->ks * job->is) * es, yc);
+        return;
+    }
     for (int64_t r = 0; r < job->ks; r++) {
         int64_t kidx[OG_CONV_MAX_SP];
         kernel_index(&job->g, r, kidx);
