@@ -481,6 +481,150 @@ static void test_fixed(void)
     run_case(&tc, true, "tr_pointwise_stride");
 }
 
+/* Kernels wider than the output (the weight-gradient Conv: X by dY, output the kernel's
+ * size): the transposed-column path, with padding, strides, dilations (1, 2 and 3 apart),
+ * groups, batch 1 and 3, K split over several chunks (mid-channel), 1-D to 3-D. */
+static void test_tcol(void)
+{
+    /* LeNet conv1's weight gradient: 64 "channels" (the batch), 28x28 kernel, pads 2; K is
+     * 50176 long, in chunks that split channels */
+    tcase tc = base("Conv", 2);
+    tc.c = 64;
+    tc.m = 6;
+    tc.in[0] = tc.in[1] = 28;
+    tc.k[0] = tc.k[1] = 28;
+    tc.pads[0] = tc.pads[1] = tc.pads[2] = tc.pads[3] = 2;
+    tc.bias = false;
+    run_case(&tc, true, "tcol_lenet1");
+    tc.threads = 2;
+    run_case(&tc, true, "tcol_lenet1_mt");
+    /* LeNet conv2's: batch (input channels) 6, no padding, several images per thread */
+    tc = base("Conv", 2);
+    tc.n = 6;
+    tc.c = 64;
+    tc.m = 16;
+    tc.in[0] = tc.in[1] = 14;
+    tc.k[0] = tc.k[1] = 10;
+    tc.threads = 2;
+    tc.bias = false;
+    run_case(&tc, true, "tcol_lenet2_mt");
+    tc.dt = OG_DOUBLE;
+    tc.threads = 1;
+    run_case(&tc, true, "tcol_lenet2_f64");
+    /* a stride-2 conv's weight gradient: dY dilated by 2, asymmetric pads, batch 3, bias */
+    tc = base("Conv", 2);
+    tc.n = 3;
+    tc.c = 5;
+    tc.m = 7;
+    tc.in[0] = 11;
+    tc.in[1] = 12;
+    tc.k[0] = 5;
+    tc.k[1] = 6;
+    tc.dil[0] = tc.dil[1] = 2;
+    tc.pads[0] = 1;
+    tc.pads[1] = 2;
+    tc.pads[2] = 0;
+    tc.pads[3] = 1;
+    run_case(&tc, true, "tcol_dil2");
+    tc.dil[1] = 3; /* the general strided copy */
+    tc.k[1] = 4;
+    tc.threads = 2;
+    run_case(&tc, true, "tcol_dil3_mt");
+    /* strides, groups, batch 1 and 3 */
+    tc = base("Conv", 2);
+    tc.c = 4;
+    tc.m = 6;
+    tc.group = 2;
+    tc.in[0] = 11;
+    tc.in[1] = 13;
+    tc.k[0] = 8;
+    tc.k[1] = 9;
+    tc.strides[0] = tc.strides[1] = 2;
+    tc.pads[1] = tc.pads[3] = 1;
+    run_case(&tc, true, "tcol_groups_strides");
+    tc.n = 3;
+    tc.threads = 2;
+    tc.dt = OG_DOUBLE;
+    run_case(&tc, true, "tcol_groups_strides_b3_mt");
+    /* one image, many output channels, 4 positions: the GEMM split by output channel */
+    tc = base("Conv", 2);
+    tc.c = 3;
+    tc.m = 40;
+    tc.in[0] = tc.in[1] = 10;
+    tc.k[0] = tc.k[1] = 9;
+    tc.threads = 2;
+    run_case(&tc, true, "tcol_msplit");
+    /* kernel rows entirely in the padding (pads as large as the kernel allows) */
+    tc = base("Conv", 2);
+    tc.c = 2;
+    tc.m = 3;
+    tc.in[0] = 4;
+    tc.in[1] = 5;
+    tc.k[0] = 6;
+    tc.k[1] = 7;
+    tc.pads[0] = tc.pads[2] = 3;
+    tc.pads[1] = tc.pads[3] = 4;
+    run_case(&tc, true, "tcol_big_pads");
+    /* 1-D, and 3-D (the general kernel-row walk) over several K chunks split mid-channel */
+    tc = base("Conv", 1);
+    tc.n = 3;
+    tc.c = 6;
+    tc.in[0] = 20;
+    tc.k[0] = 15;
+    tc.pads[0] = 1;
+    tc.pads[1] = 2;
+    run_case(&tc, true, "tcol_1d");
+    tc = base("Conv", 3);
+    tc.c = 16;
+    tc.m = 16;
+    tc.bias = false;
+    for (int i = 0; i < 3; i++) {
+        tc.in[i] = 10;
+        tc.k[i] = 9;
+    }
+    run_case(&tc, true, "tcol_3d_chunks");
+    tc.pads[0] = tc.pads[4] = 1;
+    tc.strides[1] = 2;
+    tc.dil[2] = 2;
+    tc.k[2] = 4;
+    tc.n = 3;
+    tc.threads = 2;
+    run_case(&tc, true, "tcol_3d_pads_mt");
+
+    /* random shapes with the kernel a little smaller than the padded input */
+    char label[64];
+    int ran = 0;
+    for (int iter = 0; iter < 120; iter++) {
+        tc = base("Conv", 1 + iter % 3);
+        tc.group = 1 + (int64_t)((rnd() + 1) * 1.0);
+        tc.c = tc.group * (1 + (int64_t)((rnd() + 1) * 2));
+        tc.m = tc.group * (1 + (int64_t)((rnd() + 1) * 2));
+        tc.n = 1 + (int64_t)((rnd() + 1) * 1.5);
+        tc.bias = rnd() > 0;
+        tc.dt = rnd() > 0 ? OG_FLOAT : OG_DOUBLE;
+        tc.threads = rnd() > 0 ? 2 : 1;
+        bool ok = true;
+        for (int i = 0; i < tc.nsp; i++) {
+            tc.in[i] = 3 + (int64_t)((rnd() + 1) * 5);
+            tc.strides[i] = 1 + (int64_t)((rnd() + 1) * 0.7);
+            tc.dil[i] = 1 + (int64_t)((rnd() + 1) * 0.7);
+            tc.pads[i] = (int64_t)((rnd() + 1) * 1.2);
+            tc.pads[tc.nsp + i] = (int64_t)((rnd() + 1) * 1.2);
+            int64_t span = tc.in[i] + tc.pads[i] + tc.pads[tc.nsp + i] - 1 -
+                           (int64_t)((rnd() + 1) * 1.5); /* extent (k - 1) * dil */
+            tc.k[i] = span / tc.dil[i] + 1;
+            if (tc.k[i] < 1 ||
+                (tc.k[i] - 1) * tc.dil[i] + 1 > tc.in[i] + tc.pads[i] + tc.pads[tc.nsp + i])
+                ok = false;
+        }
+        if (!ok) continue;
+        snprintf(label, sizeof label, "tcol_random%d_%dd", iter, tc.nsp);
+        run_case(&tc, true, label);
+        ran++;
+    }
+    printf("tcol random: %d cases run\n", ran);
+}
+
 /* The ONNX test case convtranspose_autopad_same (opset 11) puts the odd pad at the end. */
 static void test_onnx_expected(void)
 {
@@ -543,6 +687,7 @@ int main(void)
 {
     test_fixed();
     test_onnx_expected();
+    test_tcol();
     test_random();
     test_errors();
     if (failures) {

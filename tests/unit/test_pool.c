@@ -175,6 +175,109 @@ static void test_random(void)
     printf("test_pool: %d random cases run\n", ran);
 }
 
+/* MaxPool with Indices (what the MaxPool gradient recomputes) on the fast paths (2x2 stride
+ * 2; windows inside the input along W, taps outermost) and around them: ties (the first
+ * maximum wins), NaN and -inf, all-equal planes, pads, dilations, odd sizes, batch 1 and 3,
+ * 1-D to 3-D, both storage orders; against a direct walk of every window in max_row's
+ * order (D, H, W). */
+static void test_maxpool_indices_paths(void)
+{
+    typedef struct {
+        int nsp;
+        int64_t k, s, p, d;
+    } pcfg;
+    const pcfg cfgs[] = {{2, 2, 2, 0, 1}, {2, 3, 2, 1, 1}, {2, 2, 2, 1, 1}, {2, 3, 1, 1, 1},
+                         {2, 2, 1, 0, 2}, {2, 3, 3, 0, 1}, {1, 2, 2, 0, 1}, {1, 3, 2, 1, 1},
+                         {3, 2, 2, 0, 1}, {3, 3, 2, 1, 1}};
+    unsigned seed = 777;
+    int ran = 0;
+    for (int iter = 0; iter < 160; iter++) {
+        const pcfg *c = &cfgs[iter % (int)(sizeof cfgs / sizeof cfgs[0])];
+        int mode = iter / 10 % 3, storage = iter % 7 == 3;
+        bool dbl = iter % 2;
+        int64_t dims[5] = {iter % 4 == 0 ? 3 : 1, 2, 1, 1, 1}, k[3], st[3], dl[3], pads[6];
+        int64_t in[3] = {1, 1, 1}, kk[3] = {1, 1, 1}, ss[3] = {1, 1, 1}, dd[3] = {1, 1, 1};
+        int64_t pb[3] = {0, 0, 0};
+        for (int i = 0; i < c->nsp; i++) {
+            seed = seed * 1103515245u + 12345u;
+            dims[2 + i] = (c->nsp == 3 ? 4 : 5) + (int64_t)((seed >> 16) % (c->nsp == 3 ? 5 : 13));
+            k[i] = c->k;
+            st[i] = c->s;
+            dl[i] = c->d;
+            pads[i] = pads[c->nsp + i] = c->p;
+            int j = 3 - c->nsp + i;
+            in[j] = dims[2 + i];
+            kk[j] = c->k;
+            ss[j] = c->s;
+            dd[j] = c->d;
+            pb[j] = c->p;
+        }
+        int64_t numel = dims[0] * dims[1] * in[0] * in[1] * in[2], plane = in[0] * in[1] * in[2];
+        double *x = malloc((size_t)numel * sizeof *x);
+        for (int64_t i = 0; i < numel; i++) {
+            seed = seed * 1103515245u + 12345u;
+            int r = (int)((seed >> 16) % 7) - 3;
+            x[i] = mode == 2 ? 1.5 : r; /* ties everywhere */
+            if (mode == 1 && r == 3) x[i] = NAN;
+            if (mode == 1 && r == -3) x[i] = -INFINITY;
+        }
+        og_graph *g;
+        h_node(&g, "MaxPool", 12, 1, 2);
+        h_attr_ints(g, "kernel_shape", c->nsp, k);
+        h_attr_ints(g, "strides", c->nsp, st);
+        h_attr_ints(g, "pads", 2 * c->nsp, pads);
+        h_attr_ints(g, "dilations", c->nsp, dl);
+        h_attr_int(g, "storage_order", storage);
+        og_tensor *tin[] = {h_tensor(dbl ? OG_DOUBLE : OG_FLOAT, 2 + c->nsp, dims, x)}, *out[2];
+        bool want[] = {true, true};
+        og_status st2 = h_run(g, tin, want, out);
+        H_CHECK(st2 == OG_OK && out[0] && out[1]);
+        if (st2 == OG_OK && out[0] && out[1]) {
+            int64_t on[3] = {1, 1, 1};
+            for (int i = 0; i < c->nsp; i++) on[3 - c->nsp + i] = out[0]->dims[2 + i];
+            int64_t n_out = out[0]->numel, bad = -1;
+            for (int64_t o = 0; o < n_out && bad < 0; o++) {
+                int64_t pl = o / (on[0] * on[1] * on[2]), od = o / (on[1] * on[2]) % on[0];
+                int64_t oh = o / on[2] % on[1], ow = o % on[2], at = -1;
+                double best = 0;
+                for (int64_t a = 0; a < kk[0]; a++)
+                    for (int64_t b = 0; b < kk[1]; b++)
+                        for (int64_t e = 0; e < kk[2]; e++) {
+                            int64_t p0 = od * ss[0] - pb[0] + a * dd[0];
+                            int64_t p1 = oh * ss[1] - pb[1] + b * dd[1];
+                            int64_t p2 = ow * ss[2] - pb[2] + e * dd[2];
+                            if (p0 < 0 || p0 >= in[0] || p1 < 0 || p1 >= in[1] || p2 < 0 ||
+                                p2 >= in[2])
+                                continue;
+                            int64_t pos = (p0 * in[1] + p1) * in[2] + p2;
+                            double v = x[pl * plane + pos];
+                            if (at < 0 || v > best) {
+                                best = v;
+                                at = storage ? p0 + p1 * in[0] + p2 * in[0] * in[1] : pos;
+                            }
+                        }
+                double got = og_tensor_get_f64(out[0], o);
+                bool same = isnan(best) ? isnan(got) : got == best;
+                if (!same || og_tensor_get_f64(out[1], o) != (double)(pl * plane + at)) bad = o;
+            }
+            if (bad >= 0) {
+                fprintf(stderr,
+                        "maxpool indices %d (%dd k %lld s %lld p %lld d %lld, in %lldx%lldx%lld, "
+                        "batch %lld, mode %d, order %d): output %lld wrong\n",
+                        iter, c->nsp, (long long)c->k, (long long)c->s, (long long)c->p,
+                        (long long)c->d, (long long)in[0], (long long)in[1], (long long)in[2],
+                        (long long)dims[0], mode, storage, (long long)bad);
+                h_failures++;
+            }
+            ran++;
+        }
+        h_free(g, tin, 1);
+        h_free(NULL, out, 2);
+        free(x);
+    }
+    printf("test_pool: %d MaxPool-with-indices cases run\n", ran);
+}
+
 static void test_errors(void)
 {
     og_graph *g;
@@ -213,6 +316,7 @@ int main(void)
     test_global("GlobalAveragePool", 2.5, -2.5);
     test_global("GlobalMaxPool", 4, -1);
     test_random();
+    test_maxpool_indices_paths();
     test_errors();
     if (h_failures) fprintf(stderr, "test_pool: %d failures\n", h_failures);
     return h_failures != 0;
