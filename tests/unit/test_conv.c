@@ -546,7 +546,18 @@ static void test_tcol(void)
     tc.threads = 2;
     tc.dt = OG_DOUBLE;
     run_case(&tc, true, "tcol_groups_strides_b3_mt");
-    /* one image, many output channels, 4 positions: the GEMM split by output channel */
+    /* one image and two threads: K split between them, the parts summed onto the bias */
+    tc = base("Conv", 2);
+    tc.c = 16;
+    tc.m = 8;
+    tc.in[0] = tc.in[1] = 20;
+    tc.k[0] = tc.k[1] = 17;
+    tc.threads = 2;
+    run_case(&tc, true, "tcol_ksplit_bias");
+    tc.dt = OG_DOUBLE;
+    tc.pads[0] = tc.pads[3] = 1;
+    run_case(&tc, true, "tcol_ksplit_bias_f64");
+    /* one image, many output channels, 4 positions */
     tc = base("Conv", 2);
     tc.c = 3;
     tc.m = 40;

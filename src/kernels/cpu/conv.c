@@ -36,6 +36,8 @@ typedef struct conv_type {
                      int64_t q1, void *dst);
     /* col2im of one output channel of a 1-D/2-D ConvTranspose: see col2im_2d_f32 below */
     void (*col2im_2d)(const og_conv_geom *g, const void *col, void *yc);
+    /* dst[c * rows + r] = src[r * cols + c] */
+    void (*transpose)(void *restrict dst, const void *restrict src, int64_t rows, int64_t cols);
 } conv_type;
 
 /* ceil(a / b) for b > 0 and any a. */
@@ -306,9 +308,22 @@ static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo :
             }                                                                                      \
         }                                                                                          \
     }                                                                                              \
-    static const conv_type conv_type_##S = {sizeof(T),       gemm_##S,      copy_strided_##S,      \
-                                            add_strided_##S, fill_rows_##S, im2col_2d_##S,         \
-                                            unwide_##S,      tcol_row_##S,  col2im_2d_##S};
+    /* dst[c * rows + r] = src[r * cols + c]: a column chunk to [kc, OS], in blocks of             \
+     * columns so that the rows being read stay in cache. */                                       \
+    static void transpose_##S(void *restrict dst, const void *restrict src, int64_t rows,          \
+                              int64_t cols)                                                        \
+    {                                                                                              \
+        T *restrict d = dst;                                                                       \
+        const T *restrict s = src;                                                                 \
+        for (int64_t c0 = 0; c0 < cols; c0 += 64) {                                                \
+            const int64_t c1 = c0 + 64 < cols ? c0 + 64 : cols;                                    \
+            for (int64_t c = c0; c < c1; c++)                                                      \
+                for (int64_t r = 0; r < rows; r++) d[c * rows + r] = s[r * cols + c];              \
+        }                                                                                          \
+    }                                                                                              \
+    static const conv_type conv_type_##S = {                                                       \
+        sizeof(T),     gemm_##S,   copy_strided_##S, add_strided_##S, fill_rows_##S,               \
+        im2col_2d_##S, unwide_##S, tcol_row_##S,     col2im_2d_##S,   transpose_##S};
 
 CONV_TYPED(float, f32, og_gemm_f32)
 CONV_TYPED(double, f64, og_gemm_f64)
@@ -340,6 +355,16 @@ static const conv_type *conv_type_of(og_dtype t)
  * not pack the operands, 2-4 times faster for these shapes than its packed path. */
 #ifndef CONV_TCOL_MNK
 #define CONV_TCOL_MNK ((int64_t)1000000)
+#endif
+/* ... but only while the product's M * N (output channels per GEMM call times output
+ * positions) is at most this; OpenBLAS does larger ones with a transposed operand in its
+ * packed path, 1.5-3x slower than the plain product of the chunk transposed to [kc, OS]. */
+#ifndef CONV_TCOL_TN_MN
+#define CONV_TCOL_TN_MN 1200
+#endif
+/* Least work (multiply-adds) for which transposed columns split K over the threads. */
+#ifndef CONV_TCOL_SPLIT_MIN
+#define CONV_TCOL_SPLIT_MIN ((int64_t)1 << 18)
 #endif
 /* Narrowest chunk worth a thread of its own when there are fewer images than threads. */
 #define CONV_PAR_MIN_COLS 256
@@ -376,6 +401,12 @@ typedef struct conv_job {
      * kc (whole kernel rows) accumulated into Y. */
     bool tcol;
     int64_t kc;
+    bool tcol_nn; /* each chunk transposed to [kc, OS] for the GEMM: see CONV_TCOL_TN_MN */
+    /* With fewer (image, group) units than threads, K is split into ksplit parts, one per
+     * thread (items (part, unit)), each summed into its own [mg, OS] block of part; Y is
+     * their sum.  A thread then fills and multiplies its own chunks. */
+    int64_t ksplit;
+    char *part;
 } conv_job;
 
 /* Split kernel row index r (of ks) into per-dim kernel offsets. */
@@ -626,21 +657,30 @@ static void conv_wide(const og_kernel_ctx *k, const conv_job *job, const char *x
 }
 
 /* Transposed-column Conv of one (image, group): see conv_job.tcol. */
+/* Kernel rows [qa, qb) (of kdim / kw) into yg: Y_g (+)= W_g[:, rows] · col[rows]ᵀ, the bias
+ * first when given, else the first chunk overwrites. */
 static void conv_tcol(const og_kernel_ctx *k, const conv_job *job, const char *xg, const char *wg,
-                      const char *bias, char *yg, char *col)
+                      const char *bias, char *yg, char *col, int64_t qa, int64_t qb)
 {
     const og_conv_geom *g = &job->g;
     const size_t es = job->t->es;
-    const int64_t kw = g->kernel[g->nsp - 1], rows = job->kdim / kw, qc = job->kc / kw;
+    const int64_t kw = g->kernel[g->nsp - 1], qc = job->kc / kw;
     const int64_t os = job->os;
     if (bias) job->t->fill_rows(yg, bias, job->mg, os, os);
-    for (int64_t q0 = 0; q0 < rows; q0 += qc) {
-        const int64_t q1 = q0 + qc < rows ? q0 + qc : rows, kc = (q1 - q0) * kw;
+    for (int64_t q0 = qa; q0 < qb; q0 += qc) {
+        const int64_t q1 = q0 + qc < qb ? q0 + qc : qb, kc = (q1 - q0) * kw;
         OG_PARALLEL_FOR(k, os, kc, o, {
             job->t->tcol_row(g, xg, job->is, o, q0, q1, col + (size_t)(o * kc) * es);
         });
         gemm_args ga = {wg + (size_t)(q0 * kw) * es, job->kdim, col, kc, os, kc, true,
-                        bias != NULL || q0 > 0,      yg,        os};
+                        bias != NULL || q0 > qa,     yg,        os};
+        if (job->tcol_nn) {
+            char *coln = col + job->col_bytes;
+            job->t->transpose(coln, col, os, kc);
+            ga.b = coln;
+            ga.ldb = os;
+            ga.tb = false;
+        }
         conv_gemm(k, job, &ga);
     }
 }
@@ -650,6 +690,15 @@ static void conv_item(const og_kernel_ctx *k, const conv_job *job, int64_t it, c
 {
     const og_conv_geom *g = &job->g;
     const size_t es = job->t->es;
+    if (job->tcol && job->ksplit > 1) { /* it = (part, unit): into its block of part */
+        const int64_t units = g->n * g->group, u = it % units, p = it / units;
+        const int64_t rows = job->kdim / g->kernel[g->nsp - 1], gi = u % g->group;
+        const char *xg = job->x + (size_t)(((u / g->group) * g->c + gi * job->cg) * job->is) * es;
+        conv_tcol(k, job, xg, job->w + (size_t)(gi * job->mg * job->kdim) * es, NULL,
+                  job->part + (size_t)(it * job->mg * job->os) * es, col, p * rows / job->ksplit,
+                  (p + 1) * rows / job->ksplit);
+        return;
+    }
     int64_t u = it / job->n_chunks, j = it % job->n_chunks;
     int64_t n = u / g->group, gi = u % g->group;
     const int64_t ow = g->out[g->nsp - 1], n_rows = job->os / ow;
@@ -660,7 +709,8 @@ static void conv_item(const og_kernel_ctx *k, const conv_job *job, int64_t it, c
     const char *wg = job->w + (size_t)(gi * job->mg * job->kdim) * es;
     if (job->tcol) {
         conv_tcol(k, job, xg, wg, job->b ? job->b + (size_t)(gi * job->mg) * es : NULL,
-                  job->y + (size_t)((n * g->m + gi * job->mg) * job->os) * es, col);
+                  job->y + (size_t)((n * g->m + gi * job->mg) * job->os) * es, col, 0,
+                  job->kdim / g->kernel[g->nsp - 1]);
         return;
     }
     if (job->wide) {
@@ -800,7 +850,12 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
         qc = qm < qc ? qm : qc;
         qc = qc < 1 ? 1 : qc > rows ? rows : qc;
         job.kc = qc * kw;
-        job.msplit = units < threads && job.os <= 2 * job.mg && job.mg >= 2 * threads ? threads : 1;
+        job.msplit = 1;
+        job.ksplit = 1;
+        if (units < threads && (double)job.mg * (double)job.kdim * (double)job.os * (double)units >=
+                                   (double)CONV_TCOL_SPLIT_MIN)
+            job.ksplit = rows < threads ? rows : threads;
+        job.tcol_nn = job.mg * job.os > CONV_TCOL_TN_MN;
     } else if (!transpose) {
         if (!job.pointwise) {
             int64_t per_row = job.kdim * ow * (int64_t)job.t->es;
@@ -825,6 +880,10 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
     int64_t items = units * job.n_chunks;
     double item_work = (double)job.mg * (double)job.cg * (double)job.ks *
                        (double)(transpose ? job.is : job.chunk_rows * ow);
+    if (job.tcol && job.ksplit > 1) {
+        items = units * job.ksplit;
+        item_work /= (double)job.ksplit;
+    }
     int64_t slots = 1;
     if (threads > 1 && items > 1 && (items >= threads || item_work < (double)(1 << 22)))
         slots = items < threads ? items : threads;
@@ -835,6 +894,7 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
         if (!og_mul_size((size_t)(job.tcol ? job.kc : job.kdim), (size_t)ncols, &elems) ||
             !og_mul_size(elems, job.t->es, &job.col_bytes))
             return og_kernel_error(k, OG_ERR_NOMEM, "column buffer size overflows");
+        if (job.tcol_nn) job.tmp_bytes = job.col_bytes; /* the chunk transposed */
         if (job.wide) { /* no overflow: bounded by the sizes of Y and of the padded X */
             job.tmp_bytes = (size_t)(job.mg * ncols) * job.t->es;
             if (job.padded)
@@ -845,10 +905,14 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
         job.slot_bytes = job.col_bytes + job.tmp_bytes + job.pad_bytes;
         if (job.slot_bytes < job.col_bytes || !og_mul_size(job.slot_bytes, (size_t)slots, &elems))
             return og_kernel_error(k, OG_ERR_NOMEM, "column buffer size overflows");
+        size_t part_bytes = 0; /* ksplit (< threads) blocks per unit (< threads) of [mg, OS] */
+        if (job.tcol && job.ksplit > 1) part_bytes = (size_t)(items * job.mg * job.os) * job.t->es;
+        elems += part_bytes;
         job.col = og_malloc(k->alloc, elems);
         if (!job.col)
             return og_kernel_error(k, OG_ERR_NOMEM, "out of memory for a %zu-byte column buffer",
                                    elems);
+        if (part_bytes) job.part = job.col + (elems - part_bytes);
     }
 
     if (slots > 1) {
@@ -859,6 +923,16 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
     } else {
         run_slot(k, &job, transpose, 0, 1, items);
     }
+    if (job.tcol && job.ksplit > 1) /* Y = bias + the parts' sum, per unit */
+        for (int64_t u = 0; u < units; u++) {
+            int64_t gi = u % g->group, blk = job.mg * job.os;
+            char *yg = job.y + (size_t)(((u / g->group) * g->m + gi * job.mg) * job.os) * job.t->es;
+            job.t->fill_rows(yg, job.b ? job.b + (size_t)(gi * job.mg) * job.t->es : NULL, job.mg,
+                             job.os, job.os);
+            for (int64_t q = 0; q < job.ksplit; q++)
+                job.t->add_strided(yg, 1, job.part + (size_t)((q * units + u) * blk) * job.t->es,
+                                   blk);
+        }
     og_free(k->alloc, job.col);
     return OG_OK;
 }
