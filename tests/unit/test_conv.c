@@ -471,6 +471,29 @@ static void test_fixed(void)
     tc.threads = 2;
     tc.pads[2] = 0;
     run_case(&tc, true, "wide_chunked_mt");
+    /* ConvTranspose of a few input positions per image: images side by side in one GEMM
+     * (blocks of 5, or of 3 and 2 over two threads), groups, strides, 2-D and 3-D */
+    tc = base("ConvTranspose", 2);
+    tc.n = 5;
+    tc.c = 4;
+    tc.m = 6;
+    tc.group = 2;
+    tc.in[0] = 4;
+    tc.in[1] = 5;
+    tc.strides[0] = 2;
+    tc.pads[0] = tc.pads[3] = 1;
+    run_case(&tc, true, "tr_batched");
+    tc.threads = 2;
+    tc.dt = OG_DOUBLE;
+    tc.outpad[0] = 1;
+    run_case(&tc, true, "tr_batched_mt");
+    tc = base("ConvTranspose", 3);
+    tc.n = 3;
+    tc.in[0] = 2;
+    tc.in[1] = 3;
+    tc.in[2] = 4;
+    tc.dil[2] = 2;
+    run_case(&tc, true, "tr_batched_3d");
     /* ConvTranspose pointwise and plain */
     tc = base("ConvTranspose", 2);
     tc.k[0] = tc.k[1] = 1;

@@ -35,7 +35,7 @@ typedef struct conv_type {
     void (*tcol_row)(const og_conv_geom *g, const void *xg, int64_t is, int64_t o, int64_t q0,
                      int64_t q1, void *dst);
     /* col2im of one output channel of a 1-D/2-D ConvTranspose: see col2im_2d_f32 below */
-    void (*col2im_2d)(const og_conv_geom *g, const void *col, void *yc);
+    void (*col2im_2d)(const og_conv_geom *g, const void *col, int64_t ld, void *yc);
     /* dst[c * rows + r] = src[r * cols + c] */
     void (*transpose)(void *restrict dst, const void *restrict src, int64_t rows, int64_t cols);
 } conv_type;
@@ -276,7 +276,7 @@ static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo :
      * in[0] == 1): its ks col rows, one value per input position, added into the output           \
      * positions they hit.  Per tap, the input rows and columns that land inside the output        \
      * are computed once, so the adds are plain loops over whole row ranges. */                    \
-    static void col2im_2d_##S(const og_conv_geom *g, const void *colc, void *yc)                   \
+    static void col2im_2d_##S(const og_conv_geom *g, const void *colc, int64_t ld, void *yc)       \
     {                                                                                              \
         const T *restrict c = colc;                                                                \
         T *restrict y = yc;                                                                        \
@@ -284,13 +284,13 @@ static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo :
         const int64_t iw = g->in[L], ow = g->out[L], s = g->stride[L];                             \
         const int64_t ih_n = L ? g->in[0] : 1, oh_n = L ? g->out[0] : 1,                           \
                       sh = L ? g->stride[0] : 1;                                                   \
-        const int64_t kh_n = L ? g->kernel[0] : 1, kw_n = g->kernel[L], is = ih_n * iw;            \
+        const int64_t kh_n = L ? g->kernel[0] : 1, kw_n = g->kernel[L];                            \
         for (int64_t kh = 0; kh < kh_n; kh++) {                                                    \
             const int64_t h_off =                                                                  \
                 L ? kh * g->dil[0] - g->pad_begin[0] : 0; /* oh = ih*sh + h_off */                 \
             const int64_t ia = clamp64(ceil_div(-h_off, sh), 0, ih_n);                             \
             const int64_t ib = clamp64(ceil_div(oh_n - h_off, sh), ia, ih_n);                      \
-            for (int64_t kw = 0; kw < kw_n; kw++, c += is) {                                       \
+            for (int64_t kw = 0; kw < kw_n; kw++, c += ld) {                                       \
                 const int64_t off = kw * g->dil[L] - g->pad_begin[L]; /* ow = i * s + off */       \
                 const int64_t lo = clamp64(ceil_div(-off, s), 0, iw);                              \
                 const int64_t hi = clamp64(ceil_div(ow - off, s), lo, iw), n = hi - lo;            \
@@ -362,6 +362,12 @@ static const conv_type *conv_type_of(og_dtype t)
 #ifndef CONV_TCOL_TN_MN
 #define CONV_TCOL_TN_MN 1200
 #endif
+/* ConvTranspose with at most half this many input positions per image puts images side by
+ * side in one GEMM about this wide (col = Wᵀ·X): with few columns per image, packing Wᵀ
+ * again for every image would cost more than the product. */
+#ifndef CONV_TR_BATCH_COLS
+#define CONV_TR_BATCH_COLS 256
+#endif
 /* Least work (multiply-adds) for which transposed columns split K over the threads. */
 #ifndef CONV_TCOL_SPLIT_MIN
 #define CONV_TCOL_SPLIT_MIN ((int64_t)1 << 18)
@@ -393,6 +399,7 @@ typedef struct conv_job {
     size_t col_bytes;
     int64_t chunk_rows; /* Conv: outer output rows per chunk */
     int64_t n_chunks;   /* chunks per (image, group); 1 for ConvTranspose */
+    int64_t nb;         /* ConvTranspose: images per GEMM (units are (block of nb, group)) */
     int64_t msplit;     /* Conv: the GEMM split over this many threads by output channel */
     /* Transposed columns (Conv whose kernel is wider than its output, as in the weight
      * gradient, a Conv of X by dY): the column matrix is stored [OS, K], one row per output
@@ -519,19 +526,20 @@ static void col2im_row(const conv_job *job, const char *src, const int64_t *kidx
     }
 }
 
-/* Output channel m (of the group) of ConvTranspose: all its kernel rows of col into yg. */
-static void col2im_channel(const conv_job *job, const char *col, int64_t m, char *yg)
+/* Output channel m (of the group) of ConvTranspose: all its kernel rows of col (ld values
+ * apart, the image's is values at col) into yg. */
+static void col2im_channel(const conv_job *job, const char *col, int64_t ld, int64_t m, char *yg)
 {
     const size_t es = job->t->es;
     char *yc = yg + (size_t)(m * job->os) * es;
     if (job->g.nsp <= 2) {
-        job->t->col2im_2d(&job->g, col + (size_t)(m * job->ks * job->is) * es, yc);
+        job->t->col2im_2d(&job->g, col + (size_t)(m * job->ks * ld) * es, ld, yc);
         return;
     }
     for (int64_t r = 0; r < job->ks; r++) {
         int64_t kidx[OG_CONV_MAX_SP];
         kernel_index(&job->g, r, kidx);
-        col2im_row(job, col + (size_t)((m * job->ks + r) * job->is) * es, kidx, yc);
+        col2im_row(job, col + (size_t)((m * job->ks + r) * ld) * es, kidx, yc);
     }
 }
 
@@ -740,23 +748,38 @@ static void conv_transpose_unit(const og_kernel_ctx *k, const conv_job *job, int
 {
     const og_conv_geom *g = &job->g;
     const size_t es = job->t->es;
-    int64_t n = u / g->group, gi = u % g->group;
-    const char *xg = job->x + (size_t)((n * g->c + gi * job->cg) * job->is) * es;
+    const int64_t gi = u % g->group, n0 = u / g->group * job->nb;
+    const int64_t nb = g->n - n0 < job->nb ? g->n - n0 : job->nb, is = job->is;
+    const char *xg = job->x + (size_t)((n0 * g->c + gi * job->cg) * is) * es;
     const char *wg = job->w + (size_t)(gi * job->cg * job->kdim) * es;
-    char *yg = job->y + (size_t)((n * g->m + gi * job->mg) * job->os) * es;
-    job->t->fill_rows(yg, job->b ? job->b + (size_t)(gi * job->mg) * es : NULL, job->mg, job->os,
-                      job->os);
+    const char *bias = job->b ? job->b + (size_t)(gi * job->mg) * es : NULL;
+    char *yg = job->y + (size_t)((n0 * g->m + gi * job->mg) * job->os) * es;
     if (job->pointwise) {
         /* col2im is the identity: accumulate Wᵀ·X straight into Y */
-        job->t->gemm(k, true, false, job->mg, job->is, job->cg, wg, job->mg, xg, job->is, true, yg,
-                     job->os);
+        job->t->fill_rows(yg, bias, job->mg, job->os, job->os);
+        job->t->gemm(k, true, false, job->mg, is, job->cg, wg, job->mg, xg, is, true, yg, job->os);
         return;
     }
-    job->t->gemm(k, true, false, job->kdim, job->is, job->cg, wg, job->kdim, xg, job->is, false,
-                 col, job->is);
-    /* output channels write disjoint parts of Y, so they can go in parallel */
-    int64_t mg = job->mg;
-    OG_PARALLEL_FOR(k, mg, job->ks * job->is, m, { col2im_channel(job, col, m, yg); });
+    /* col[kdim, nb * is] = W_gᵀ · X_g of nb images side by side (copied so, when several) */
+    const char *xb = xg;
+    if (nb > 1) {
+        char *xcat = col + job->col_bytes;
+        for (int64_t c = 0; c < job->cg; c++)
+            for (int64_t b = 0; b < nb; b++)
+                memcpy(xcat + (size_t)((c * nb + b) * is) * es,
+                       xg + (size_t)((b * g->c + c) * is) * es, (size_t)is * es);
+        xb = xcat;
+    }
+    job->t->gemm(k, true, false, job->kdim, nb * is, job->cg, wg, job->kdim, xb, nb * is, false,
+                 col, nb * is);
+    for (int64_t b = 0; b < nb; b++) {
+        char *yb = yg + (size_t)(b * g->m * job->os) * es;
+        job->t->fill_rows(yb, bias, job->mg, job->os, job->os);
+        /* output channels write disjoint parts of Y, so they can go in parallel */
+        const char *cb = col + (size_t)(b * is) * es;
+        int64_t mg = job->mg;
+        OG_PARALLEL_FOR(k, mg, job->ks * is, m, { col2im_channel(job, cb, nb * is, m, yb); });
+    }
 }
 
 /* Items [t*I/slots, (t+1)*I/slots) with column buffer t. */
@@ -840,6 +863,15 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
     int64_t units = g->n * g->group, n_rows = job.os / g->out[g->nsp - 1];
     int64_t ow = job.wide ? job.wp : g->out[g->nsp - 1]; /* columns per output row */
     int64_t threads = k->threads > 1 ? k->threads : 1;
+    job.nb = 1;
+    if (transpose && !job.pointwise && job.is <= CONV_TR_BATCH_COLS / 2) {
+        /* few input positions: images side by side in one GEMM of about CONV_TR_BATCH_COLS
+         * columns, so that Wᵀ is packed once for them all; as many blocks as threads */
+        int64_t nb = CONV_TR_BATCH_COLS / job.is, per = (g->n + threads - 1) / threads;
+        nb = nb < per ? nb : per;
+        job.nb = nb < 1 ? 1 : nb;
+        units = (g->n + job.nb - 1) / job.nb * g->group;
+    }
     job.chunk_rows = n_rows;
     if (job.tcol) {
         /* one item per (image, group), K in chunks of at most CONV_CHUNK_BYTES of col and
@@ -879,7 +911,7 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
     job.n_chunks = (n_rows + job.chunk_rows - 1) / job.chunk_rows;
     int64_t items = units * job.n_chunks;
     double item_work = (double)job.mg * (double)job.cg * (double)job.ks *
-                       (double)(transpose ? job.is : job.chunk_rows * ow);
+                       (double)(transpose ? job.is * job.nb : job.chunk_rows * ow);
     if (job.tcol && job.ksplit > 1) {
         items = units * job.ksplit;
         item_work /= (double)job.ksplit;
@@ -890,11 +922,13 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
 
     if (!job.pointwise) {
         size_t elems;
-        int64_t ncols = transpose ? job.is : job.chunk_rows * ow;
+        int64_t ncols = transpose ? job.is * job.nb : job.chunk_rows * ow;
         if (!og_mul_size((size_t)(job.tcol ? job.kc : job.kdim), (size_t)ncols, &elems) ||
             !og_mul_size(elems, job.t->es, &job.col_bytes))
             return og_kernel_error(k, OG_ERR_NOMEM, "column buffer size overflows");
         if (job.tcol_nn) job.tmp_bytes = job.col_bytes; /* the chunk transposed */
+        if (job.nb > 1)                                 /* X of the block's images side by side */
+            job.tmp_bytes = (size_t)(job.cg * job.nb * job.is) * job.t->es;
         if (job.wide) { /* no overflow: bounded by the sizes of Y and of the padded X */
             job.tmp_bytes = (size_t)(job.mg * ncols) * job.t->es;
             if (job.padded)
