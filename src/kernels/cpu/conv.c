@@ -4,7 +4,12 @@
  * k0, k1, ...) like W's trailing dims, and one column per output position, so that
  * Y_g[M/group, OS] = W_g[M/group, K] · col[K, OS] is a single row-major GEMM.
  * ConvTranspose runs that backwards: col = W_gᵀ · X_g, then col2im adds every column
- * entry into the output position it came from. */
+ * entry into the output position it came from.
+ *
+ * A Conv whose kernel is wider than its output (the weight gradient, a Conv of X by dY
+ * with the kernel's size as output) stores col transposed instead, [OS, K], copied a
+ * kernel row at a time (conv_job.tcol).  ConvTranspose of images with few positions does
+ * several images in one GEMM (conv_job.nb). */
 #include <string.h>
 
 #include "kernels/cpu/gemm.h"
@@ -664,9 +669,9 @@ static void conv_wide(const og_kernel_ctx *k, const conv_job *job, const char *x
     job->t->unwide(yg + (size_t)(r0 * ow) * es, job->os, tmp, ncw, wp, bias, job->mg, r1 - r0, ow);
 }
 
-/* Transposed-column Conv of one (image, group): see conv_job.tcol. */
-/* Kernel rows [qa, qb) (of kdim / kw) into yg: Y_g (+)= W_g[:, rows] · col[rows]ᵀ, the bias
- * first when given, else the first chunk overwrites. */
+/* Transposed-column Conv (see conv_job.tcol) of one (image, group), kernel rows [qa, qb)
+ * (of kdim / kw): Y_g (+)= W_g[:, rows] · col[rows]ᵀ into yg, the bias first when given,
+ * else the first chunk overwrites. */
 static void conv_tcol(const og_kernel_ctx *k, const conv_job *job, const char *xg, const char *wg,
                       const char *bias, char *yg, char *col, int64_t qa, int64_t qb)
 {
@@ -877,11 +882,12 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
         /* one item per (image, group), K in chunks of at most CONV_CHUNK_BYTES of col and
          * CONV_TCOL_MNK multiply-adds */
         int64_t kw = g->kernel[L], rows = job.kdim / kw;
-        int64_t qc = CONV_CHUNK_BYTES / (job.os * kw * (int64_t)job.t->es);
-        int64_t qm = CONV_TCOL_MNK / (job.mg * job.os * kw);
+        double per_row = (double)job.os * (double)kw; /* col values per kernel row */
+        double qc = (double)CONV_CHUNK_BYTES / (per_row * (double)job.t->es);
+        double qm = (double)CONV_TCOL_MNK / (per_row * (double)job.mg);
         qc = qm < qc ? qm : qc;
-        qc = qc < 1 ? 1 : qc > rows ? rows : qc;
-        job.kc = qc * kw;
+        qc = qc < 1 ? 1 : qc > (double)rows ? (double)rows : qc;
+        job.kc = (int64_t)qc * kw;
         job.msplit = 1;
         job.ksplit = 1;
         if (units < threads && (double)job.mg * (double)job.kdim * (double)job.os * (double)units >=

@@ -5,7 +5,8 @@
  * size 1 for lower ranks.  The range of kernel taps that fall inside the input is
  * precomputed per output position and dim, so the inner loops carry no bounds checks (the
  * interior of the image and the borders run the same code).  Work is split over output
- * rows (plane, od, oh). */
+ * rows (plane, od, oh).  MaxPool with row-major Indices (what its gradient recomputes) takes
+ * the same interior path, choosing with masks instead of branches. */
 #include <math.h>
 #include <string.h>
 
