@@ -421,8 +421,11 @@ static void tap_index(const pool_geom *g, int64_t t, int64_t *kk)
  * Opset 8: S from the Indices output: Equal(index in the plane − window origin, tap offset)
  * (int64).  Opset 7 (no Indices): V[p, t, o] = the value tap t reads (Pad, then a Slice and
  * a stride-s MaxPool of kernel 1 per tap: exact for any value); M = (V >= Y) on taps inside
- * the input, S = M where no earlier tap is in M (a 1x1 Conv counting earlier taps).  The
- * memory is K times dY's; overlapping windows are fine. */
+ * the input, S = M where no earlier tap is in M (a 1x1 Conv counting earlier taps).  Any
+ * strides, pads (auto_pad included) and overlapping windows; the spatial dims must be static
+ * (as at every opset), N and C may be symbolic.  Limits: S takes K times dY's memory and the
+ * ConvTranspose K² multiply-adds per dY element, so windows of more than 1024 taps are
+ * refused. */
 static og_status maxpool_taps(og_gb *b, const og_node *n, const pool_geom *g, const int *dy,
                               int *dx)
 {
