@@ -496,7 +496,8 @@ typedef struct og_loss_options {
     const char *target_name; /* new input holding the targets; NULL: "label" */
     const char *loss_name;   /* new scalar output; NULL: "loss" */
     /* Name of a new float input [N] of sample weights; NULL: none.  With weights, MEAN is
-     * sum(w_i l_ij) / sum(w_i * per-sample count) and SUM is sum(w_i l_ij). */
+     * sum(w_i l_ij) / sum(w_i * per-sample count) (0 when all weights are 0) and SUM is
+     * sum(w_i l_ij). */
     const char *sample_weight_name;
     double l1_ratio; /* OG_LOSS_ELASTIC, in [0, 1] */
     double delta;    /* OG_LOSS_HUBER, > 0 */
@@ -513,7 +514,8 @@ void og_loss_options_init(og_loss_options *o, og_loss_kind kind);
 /* A new model computing a loss from model m: m's graph, a new input for the targets (of the
  * output's shape and dtype, or int64 [N, ...] for CROSS_ENTROPY and NLL) and, when asked,
  * one for sample weights; outputs: the scalar loss first, then m's outputs.  The result is
- * a standard ONNX model (save it, run it, differentiate it).  Its metadata records which
+ * a standard ONNX model (save it, run it, differentiate it); its constants are Constant
+ * nodes, so its initializers are the model's and nothing else.  Its metadata records which
  * output and inputs the loss added ("onnxgrad.loss", "onnxgrad.loss_inputs"), so
  * og_trainer_export can strip them.  CROSS_ENTROPY and NLL need a default opset >= 12.
  * Errors: OG_ERR_INVALID_ARG (unknown output or weight, a name already taken, bad
