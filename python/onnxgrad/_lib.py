@@ -109,8 +109,9 @@ og_dtype_name = _fn("og_dtype_name", c_char_p, c_int)
 og_tensor_create = _fn("og_tensor_create", _status, c_int, c_int, POINTER(c_int64), c_void_p, PP)
 og_tensor_from_data = _fn("og_tensor_from_data", _status, c_int, c_int, POINTER(c_int64), c_void_p,
                           c_size_t, c_void_p, PP)
+# the out parameter as c_void_p: it takes byref(array, offset), an element of a ctypes array
 og_tensor_wrap = _fn("og_tensor_wrap", _status, c_int, c_int, POINTER(c_int64), c_void_p, c_size_t,
-                     c_void_p, PP)
+                     c_void_p, c_void_p)
 og_tensor_free = _fn("og_tensor_free", None, c_void_p)
 og_tensor_dtype = _fn("og_tensor_dtype", c_int, c_void_p)
 og_tensor_rank = _fn("og_tensor_rank", c_int, c_void_p)
@@ -331,16 +332,24 @@ def take_array(t: int) -> np.ndarray:
     if typestr is None:
         raise OnnxgradRuntimeError("onnxgrad returned a tensor of dtype %s, which numpy cannot hold"
                                    % dtype_name(code))
-    rank = og_tensor_rank(t)
-    dims = og_tensor_dims(t)
-    shape = tuple(dims[i] for i in range(rank))
+    shape = tuple(og_tensor_dims(t)[:og_tensor_rank(t)])
     ptr = og_tensor_data(t)
     if not ptr:  # an empty tensor: numpy wants a valid pointer
-        owner.__array_interface__ = {"shape": shape, "typestr": typestr, "version": 3,
-                                     "data": (0, False)}
         return np.empty(shape, _OG2NP[code])
     owner.__array_interface__ = {"shape": shape, "typestr": typestr, "version": 3,
                                  "data": (ptr, False)}
+    return np.asarray(owner)
+
+
+def take_array_as(t: int, shape: Tuple[int, ...], typestr: str, nbytes: int) -> np.ndarray:
+    """take_array for a tensor whose dtype and shape are known in advance (a weight's
+    gradient): two C calls instead of four; the size is still checked."""
+    if og_tensor_nbytes(t) != nbytes or not nbytes:
+        return take_array(t)
+    owner = _Owner()
+    owner._t = t
+    owner.__array_interface__ = {"shape": shape, "typestr": typestr, "version": 3,
+                                 "data": (og_tensor_data(t), False)}
     return np.asarray(owner)
 
 
@@ -375,19 +384,57 @@ def contiguous(a: Any, dtype: Optional[np.dtype] = None) -> np.ndarray:
     return a
 
 
-def wrap(a: np.ndarray) -> int:
-    """A new og_tensor wrapping a's buffer (no copy).  a must be C-contiguous and native and
-    stay alive until the tensor is freed; the caller frees the tensor."""
+_PTR = ctypes.sizeof(c_void_p)
+# ctypes dims arrays by shape (read-only to C): building one costs more than the lookup
+_dims_cache: Dict[Tuple[int, ...], Any] = {}
+_addressof = ctypes.addressof
+_c_char_from_buffer = ctypes.c_char.from_buffer
+
+
+def wrap_to(a: Any, dtype: Optional[np.dtype], arr: Any, i: int) -> np.ndarray:
+    """Wrap array a (no copy when it is a C-contiguous, native-order ndarray of a type
+    onnxgrad knows; else converted first, to `dtype` for non-arrays) into arr[i], a ctypes
+    array of og_tensor pointers.  Returns the ndarray the tensor reads, which must stay alive
+    until the tensor is freed; arr[i] is NULL when this raises."""
+    if type(a) is np.ndarray:
+        code = _NP2OG.get(a.dtype)
+        if code is not None:
+            try:  # the fastest way to the data pointer; fails unless writable and C-contiguous
+                ptr = _addressof(_c_char_from_buffer(a))
+            except (TypeError, ValueError, BufferError):
+                ptr = a.ctypes.data if a.flags.c_contiguous else None  # read-only, or empty
+            if ptr is not None:
+                rank = a.ndim
+                if rank > 8:
+                    raise ValueError("onnxgrad handles tensors of rank 8 at most, got shape %s"
+                                     % (a.shape,))
+                shape = a.shape
+                dims = _dims_cache.get(shape)
+                if dims is None:
+                    dims = _DIMS[rank](*shape)
+                    if len(_dims_cache) < 256:
+                        _dims_cache[shape] = dims
+                st = og_tensor_wrap(code, rank, dims, ptr, a.nbytes, None, byref(arr, i * _PTR))
+                if st:
+                    raise error(st)
+                return a
+    a = contiguous(a, dtype)
     code = _NP2OG.get(a.dtype)
     if code is None:
         raise TypeError("onnxgrad cannot take numpy arrays of dtype %s" % a.dtype)
     rank = a.ndim
     if rank > 8:
         raise ValueError("onnxgrad handles tensors of rank 8 at most, got shape %s" % (a.shape,))
-    t = c_void_p()
     check(og_tensor_wrap(code, rank, _DIMS[rank](*a.shape), a.ctypes.data, a.nbytes, None,
-                         byref(t)))
-    return t.value
+                         byref(arr, i * _PTR)))
+    return a
+
+
+def wrap(a: Any, dtype: Optional[np.dtype] = None) -> Tuple[int, np.ndarray]:
+    """(new og_tensor, the array it wraps): see wrap_to; the caller frees the tensor."""
+    arr = (c_void_p * 1)()
+    kept = wrap_to(a, dtype, arr, 0)
+    return arr[0], kept
 
 
 def names_array(names: Sequence[str]) -> Any:

@@ -243,10 +243,14 @@ class OrtGradientForwardBackward:
         self.output_names = outputs
         self.grad_input_names = grad_inputs + weights
         dtypes = {n: dt for n, dt in model_inputs}
+        meta = []
         for w in weights:
             t = c_void_p()
             L.check(L.og_grad_get_weight(p, w.encode(), byref(t)))
-            dtypes[w] = L.np_dtype(L.og_tensor_dtype(t.value))
+            value = L.copy_array(t.value)
+            dtypes[w] = value.dtype
+            meta.append((value.shape, value.dtype.str, value.nbytes) if value.dtype != np.uint16
+                        else None)
         bind = [n for n, _ in model_inputs] + weights
         if logger is not None:
             logger.info("[OrtGradientForwardBackward] weights_to_train=%r", weights)
@@ -268,6 +272,8 @@ class OrtGradientForwardBackward:
             "_trained_onnx": OnnxGraph(self._handle, "training"),
             "_optimized_pre_grad_model": OnnxGraph(self._handle, "eval"),
             "_bind_names": {},
+            # gradients of weights: (shape, typestr, nbytes) known in advance
+            "_grad_meta": [None] * len(grad_inputs) + meta,
         }
         self.cls_type_ = type(self.class_name, (OrtGradientForwardBackwardFunction,), attributes)
 
@@ -299,8 +305,7 @@ class OrtGradientForwardBackward:
     def set_initializer(self, name: str, value: ArrayLike) -> None:
         """Replace the value of trained weight ``name`` (same dtype and shape); instances use
         it from their next call."""
-        a = L.contiguous(value, self.cls_type_._input_dtypes.get(name))
-        t = L.wrap(a)
+        t, _kept = L.wrap(value, self.cls_type_._input_dtypes.get(name))
         try:
             L.check(L.og_grad_set_weight(self._handle.ptr, name.encode(), t))
         finally:
@@ -367,6 +372,7 @@ class OrtGradientForwardBackwardFunction:
     _trained_onnx: OnnxGraph
     _optimized_pre_grad_model: OnnxGraph
     _bind_names: Dict[Any, Any]
+    _grad_meta: List[Any]
 
     def __init__(self) -> None:
         cls = self.__class__
@@ -377,8 +383,13 @@ class OrtGradientForwardBackwardFunction:
         L.check(L.og_grad_new_instance(cls._handle.ptr, byref(inst)))
         self._inst = inst.value
         self._handle_ref = cls._handle  # the og_grad outlives its instances
-        self._n_out = len(cls._output_names)
-        self._n_grads = len(cls._bw_fetches_names)
+        self._n_out = n_out = len(cls._output_names)
+        self._n_grads = n_grads = len(cls._bw_fetches_names)
+        # ctypes arrays reused by every call (an instance serves one thread at a time)
+        self._tin = (c_void_p * (len(cls._grad_input_names) + 1))()
+        self._tout = (c_void_p * (n_out + 1))()
+        self._tseeds = (c_void_p * (n_out + 1))()
+        self._tgrads = (c_void_p * (n_grads + 1))()
         self.saved_tensors_: Optional[List[Any]] = None
 
     def __del__(self) -> None:
@@ -443,53 +454,59 @@ class OrtGradientForwardBackwardFunction:
     # -- forward and backward -------------------------------------------------------------
 
     def _bind(self, inputs: Inputs) -> tuple:
-        """(names array, list of arrays) for inputs given as a list, a dict or one array."""
+        """(names array, sequence of values) for inputs given as a list, a dict or one array."""
         cls = self.__class__
-        if isinstance(inputs, np.ndarray):
+        t = type(inputs)
+        if t is np.ndarray:
             inputs = (inputs,)
-        if isinstance(inputs, Mapping):
+        elif isinstance(inputs, Mapping):
             names = list(inputs.keys())
-            values = list(inputs.values())
-            key = tuple(names)
             missing = [n for n in cls._input_names if n not in inputs]
             if missing:
                 raise ValueError("input %s is missing (the model's inputs: %s)" % (
                     ", ".join("'%s'" % n for n in missing), ", ".join(cls._input_names)))
-        else:
-            values = list(inputs)
-            key = len(values)
-            if len(values) > len(cls._grad_input_names):
+            unknown = [n for n in names if n not in cls._input_dtypes]
+            if unknown:
+                raise ValueError("the model has no input or trained weight named %s (inputs: "
+                                 "%s; trained weights: %s)" % (
+                                     ", ".join("'%s'" % n for n in unknown),
+                                     ", ".join(cls._input_names),
+                                     ", ".join(cls._weights_to_train)))
+            key = tuple(names)
+            arr = cls._bind_names.get(key)
+            if arr is None:
+                arr = L.names_array(names)
+                if len(cls._bind_names) < 64:
+                    cls._bind_names[key] = arr
+            return arr, names, list(inputs.values())
+        elif t is not list and t is not tuple:
+            inputs = list(inputs)
+        n = len(inputs)
+        arr = cls._bind_names.get(n)
+        if arr is None:
+            if n > len(cls._grad_input_names):
                 raise ValueError(
                     "forward got %d inputs; the model takes %d (%s) followed by at most %d "
                     "trained weights (%s)" % (
-                        len(values), len(cls._input_names), ", ".join(cls._input_names),
+                        n, len(cls._input_names), ", ".join(cls._input_names),
                         len(cls._weights_to_train), ", ".join(cls._weights_to_train)))
-            if len(values) < len(cls._input_names):
+            if n < len(cls._input_names):
                 raise ValueError("forward got %d inputs; input %s is missing (the model's "
-                                 "inputs: %s)" % (len(values), ", ".join(
-                                     "'%s'" % n for n in cls._input_names[len(values):]),
+                                 "inputs: %s)" % (n, ", ".join(
+                                     "'%s'" % m for m in cls._input_names[n:]),
                                                   ", ".join(cls._input_names)))
-            names = cls._grad_input_names[:len(values)]
-        arr = cls._bind_names.get(key)
-        if arr is None:
-            arr = L.names_array(names)
-            if len(cls._bind_names) < 64:
-                cls._bind_names[key] = arr
-        dtypes = cls._input_dtypes
-        arrays = []
+            arr = cls._bind_names[n] = L.names_array(cls._grad_input_names[:n])
+        return arr, cls._grad_input_names, inputs
+
+    def _debug_check(self, names: Sequence[str], values: Sequence[Any]) -> None:
+        dtypes = self.__class__._input_dtypes
         for n, v in zip(names, values):
-            if v is None:
-                raise ValueError("input %r is None" % n)
-            if type(v) is not np.ndarray or not v.flags.c_contiguous or not v.dtype.isnative:
-                v = L.contiguous(v, dtypes.get(n))
-            if cls._debug:
-                want = dtypes.get(n)
-                if want is not None and v.dtype != want:
-                    raise ValueError("input %r must be %s, got %s" % (n, want, v.dtype))
-                if v.dtype.kind == "f" and not np.all(np.isfinite(v)):
-                    raise ValueError("input %r holds NaN or infinite values" % n)
-            arrays.append(v)
-        return arr, arrays
+            want = dtypes.get(n)
+            dt = getattr(v, "dtype", None)
+            if want is not None and dt is not None and dt != want:
+                raise ValueError("input %r must be %s, got %s" % (n, want, dt))
+            if dt is not None and dt.kind == "f" and not np.all(np.isfinite(v)):
+                raise ValueError("input %r holds NaN or infinite values" % n)
 
     def forward(self, inputs: Inputs, training: bool = False) -> List[np.ndarray]:
         """Run the model.
@@ -497,32 +514,50 @@ class OrtGradientForwardBackwardFunction:
         :param inputs: a list bound in order to the model inputs, optionally followed by
             the trained weights (to use other values than the current ones for this call,
             as the seed passed them); or a dict ``{name: array}``; or one array for a
-            single-input model.  Arrays are read in place when C-contiguous.
+            single-input model.  C-contiguous arrays of the declared dtype are read in
+            place, without a copy; other array-likes are converted.
         :param training: False: inference (eval graph, nothing kept); True: the forward
             half of the training graph, keeping what :meth:`backward` needs
-        :return: the outputs (``output_names`` order), as numpy arrays
+        :return: the outputs (``output_names`` order), as numpy arrays over the library's
+            buffers (no copy), freed with the arrays
         """
-        names, arrays = self._bind(inputs)
-        n = len(arrays)
-        tensors = (c_void_p * (n + 1))()
-        outs = (c_void_p * (self._n_out + 1))()
-        logger = self.__class__._logger
-        if logger is not None:
-            logger.debug("[%s.forward] %d inputs, training=%r", self.__class__.__name__, n,
-                         training)
+        cls = self.__class__
+        t = type(inputs)
+        names_arr = cls._bind_names.get(len(inputs)) if t is list or t is tuple else None
+        if names_arr is not None:  # the common case: a list of arrays seen before
+            names, values = cls._grad_input_names, inputs
+        else:
+            names_arr, names, values = self._bind(inputs)
+        n = len(values)
+        if cls._debug:
+            self._debug_check(names, values)
+        if cls._logger is not None:
+            cls._logger.debug("[%s.forward] %d inputs, training=%r", cls.__name__, n, training)
+        dtypes = cls._input_dtypes
+        tensors = self._tin
+        wrap_to = L.wrap_to
+        keep = [None] * n
         try:
-            for i, a in enumerate(arrays):
-                tensors[i] = L.wrap(a)
-            st = L.og_instance_forward(self._inst, names, tensors, n, 1 if training else 0, outs)
+            for i in range(n):
+                v = values[i]
+                if v is None:
+                    raise ValueError("input %r is None" % names[i])
+                keep[i] = wrap_to(v, dtypes.get(names[i]), tensors, i)
+            st = L.og_instance_forward(self._inst, names_arr, tensors, n, 1 if training else 0,
+                                       self._tout)
         finally:
+            free = L.og_tensor_free
             for i in range(n):
                 if tensors[i]:
-                    L.og_tensor_free(tensors[i])
+                    free(tensors[i])
+                    tensors[i] = None
         if st:
             raise L.error(st)
         if training:
-            self.save_for_backward(inputs if not isinstance(inputs, Mapping) else arrays)
-        return [L.take_array(outs[j]) for j in range(self._n_out)]
+            self.saved_tensors_ = list(values)
+        outs = self._tout
+        take = L.take_array
+        return [take(outs[j]) for j in range(self._n_out)]
 
     def backward(self, grad_outputs: Optional[Union[Sequence[Optional[ArrayLike]], np.ndarray]] = None
                  ) -> List[np.ndarray]:
@@ -533,37 +568,44 @@ class OrtGradientForwardBackwardFunction:
         :return: the gradients of ``grad_input_names``: the inputs needing a gradient,
             then the trained weights
         """
+        cls = self.__class__
         n_out = self._n_out
-        logger = self.__class__._logger
-        if logger is not None:
-            logger.debug("[%s.backward] pending=%d", self.__class__.__name__, self.pending)
-        grads = (c_void_p * (self._n_grads + 1))()
+        if cls._logger is not None:
+            cls._logger.debug("[%s.backward] pending=%d", cls.__name__, self.pending)
+        grads = self._tgrads
         if grad_outputs is None:
             st = L.og_instance_backward(self._inst, None, grads)
         else:
-            if isinstance(grad_outputs, np.ndarray):
+            t = type(grad_outputs)
+            if t is np.ndarray:
                 grad_outputs = (grad_outputs,)
-            grad_outputs = list(grad_outputs)
+            elif t is not list and t is not tuple:
+                grad_outputs = list(grad_outputs)
             if len(grad_outputs) != n_out:
                 raise ValueError("backward needs %d output gradients (%s), got %d" % (
-                    n_out, ", ".join(self.__class__._output_names), len(grad_outputs)))
-            seeds = (c_void_p * (n_out + 1))()
-            keep = []
+                    n_out, ", ".join(cls._output_names), len(grad_outputs)))
+            seeds = self._tseeds
+            wrap_to = L.wrap_to
+            keep = [None] * n_out
             try:
-                for j, g in enumerate(grad_outputs):
-                    if g is None:
-                        continue
-                    a = L.contiguous(g)
-                    keep.append(a)
-                    seeds[j] = L.wrap(a)
+                for j in range(n_out):
+                    g = grad_outputs[j]
+                    if g is not None:
+                        keep[j] = wrap_to(g, None, seeds, j)
                 st = L.og_instance_backward(self._inst, seeds, grads)
             finally:
+                free = L.og_tensor_free
                 for j in range(n_out):
                     if seeds[j]:
-                        L.og_tensor_free(seeds[j])
+                        free(seeds[j])
+                        seeds[j] = None
         if st:
             raise L.error(st)
-        return [L.take_array(grads[k]) for k in range(self._n_grads)]
+        res = []
+        take, take_as = L.take_array, L.take_array_as
+        for k, meta in enumerate(cls._grad_meta):
+            res.append(take(grads[k]) if meta is None else take_as(grads[k], *meta))
+        return res
 
     def __repr__(self) -> str:
         return "%s(pending=%d)" % (self.__class__.__name__, self.pending)
