@@ -10,4 +10,9 @@ struct og_model {
     og_graph *graph;
 };
 
+/* A deep copy of m's graph as a new model allocated with a (NULL: m's allocator), not
+ * finalized or resolved: for building a changed model (call og_graph_finalize and
+ * og_graph_resolve after the changes). */
+og_status og_model_copy_graph(const og_model *m, const og_allocator *a, og_model **out);
+
 #endif /* OG_API_H */

@@ -23,21 +23,9 @@ og_status og_model_convert_float64(const og_model *m, og_model **out)
     if (!out) return og_error(OG_ERR_INVALID_ARG, "og_model_convert_float64: out is NULL");
     *out = NULL;
     if (!m) return og_error(OG_ERR_INVALID_ARG, "og_model_convert_float64: model is NULL");
-    void *bytes = NULL;
-    size_t size = 0;
-    og_status st = og_model_save_buffer(m, &bytes, &size);
+    og_model *c = NULL;
+    og_status st = og_model_copy_graph(m, m->user_alloc, &c);
     if (st) return st;
-    og_model *c = og_malloc(m->user_alloc, sizeof *c);
-    if (!c) {
-        og_model_buffer_free(m, bytes);
-        return og_error(OG_ERR_NOMEM, "out of memory");
-    }
-    c->alloc = *m->user_alloc;
-    c->user_alloc = m->user_alloc;
-    c->graph = NULL;
-    st = og_onnx_parse_model(bytes, size, NULL, &c->alloc, &c->graph);
-    og_model_buffer_free(m, bytes);
-    if (st) goto fail;
     og_graph *g = c->graph;
     for (int v = 0; v < g->n_values; v++) {
         og_value *val = &g->values[v];

@@ -51,22 +51,10 @@ static bool is_output(const og_value *v) { return v->is_graph_output; }
 static og_status make_eval(const og_model *m, const int *w, int nw, const og_allocator *a,
                            og_model **out)
 {
-    void *bytes = NULL;
-    size_t size = 0;
+    og_model *e = NULL;
+    og_status st = og_model_copy_graph(m, a, &e);
     *out = NULL;
-    og_status st = og_model_save_buffer(m, &bytes, &size);
     if (st) return st;
-    og_model *e = og_malloc(a, sizeof *e);
-    if (!e) {
-        og_model_buffer_free(m, bytes);
-        return og_error(OG_ERR_NOMEM, "out of memory");
-    }
-    e->alloc = *a;
-    e->user_alloc = a;
-    e->graph = NULL;
-    st = og_onnx_parse_model(bytes, size, NULL, &e->alloc, &e->graph);
-    og_model_buffer_free(m, bytes);
-    if (st) goto fail;
     og_graph *g = e->graph;
     int *inputs = og_malloc(&e->alloc, (size_t)(g->n_inputs + nw + 1) * sizeof *inputs);
     if (!inputs) {

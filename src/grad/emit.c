@@ -18,6 +18,8 @@ int og_gb_fail(og_gb *b, const og_node *n, og_status st, const char *fmt, ...)
     if (!n) n = b->current;
     if (n)
         og_error(st, "%s: gradient: %s", og_node_label(n, label, sizeof label), msg);
+    else if (b->prefix)
+        og_error(st, "%s", msg);
     else
         og_error(st, "gradient: %s", msg);
     b->st = st;
@@ -48,11 +50,40 @@ static int new_value(og_gb *b, const char *hint)
 {
     char name[300];
     do {
-        snprintf(name, sizeof name, "og_grad_%d_%s", b->counter++, hint);
+        snprintf(name, sizeof name, "%s_%d_%s", b->prefix ? b->prefix : "og_grad", b->counter++,
+                 hint);
     } while (og_graph_find_value(b->g, name) >= 0);
     int v = og_graph_add_value(b->g, name);
     if (v < 0) og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
     return v;
+}
+
+static void node_name(og_gb *b, const char *op, char *name, size_t size)
+{
+    if (b->current)
+        snprintf(name, size, "%s/grad/%s_%d", b->current->name, op, b->counter++);
+    else
+        snprintf(name, size, "%s/%s_%d", b->prefix ? b->prefix : "og_grad", op, b->counter++);
+}
+
+og_gb *og_gb_open(og_graph *g, const char *prefix)
+{
+    og_gb *b = og_calloc(g->alloc, 1, sizeof *b);
+    if (!b) return NULL;
+    b->g = g;
+    b->a = g->alloc;
+    b->opset = og_graph_opset(g, "");
+    b->prefix = prefix;
+    b->last_node = -1;
+    return b;
+}
+
+og_status og_gb_close(og_gb *b)
+{
+    if (!b) return OG_OK;
+    og_status st = b->st;
+    og_free(b->a, b);
+    return st;
 }
 
 int og_gb_op_multi(og_gb *b, const char *op, int n_in, const int *in, int n_out, int *out)
@@ -101,8 +132,7 @@ int og_gb_op_named(og_gb *b, const char *op, int n_in, const int *in, const char
         if (v < 0) return -1;
     }
     char name[300];
-    snprintf(name, sizeof name, "%s/grad/%s_%d", b->current ? b->current->name : "og_grad", op,
-             b->counter++);
+    node_name(b, op, name, sizeof name);
     og_node *n = og_graph_add_node(b->g, op, "", name, present, 1);
     if (!n) return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
     for (int i = 0; i < present; i++) n->in[i] = in[i];
@@ -115,8 +145,7 @@ int og_gb_op_to(og_gb *b, const char *op, int n_in, const int *in, int out_value
 {
     if (b->st) return -1;
     char name[300];
-    snprintf(name, sizeof name, "%s/grad/%s_%d", b->current ? b->current->name : "og_grad", op,
-             b->counter++);
+    node_name(b, op, name, sizeof name);
     og_node *n = og_graph_add_node(b->g, op, "", name, n_in, 1);
     if (!n) return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
     for (int i = 0; i < n_in; i++) n->in[i] = in[i];

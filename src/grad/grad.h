@@ -58,6 +58,13 @@ og_status og_grad_build(const og_graph *fwd, const og_grad_spec *spec, const og_
  * it is finalized again after.  Errors: as og_grad_build. */
 og_status og_grad_expand_gradient_ops(og_graph *g);
 
+/* An emitter over graph g outside differentiation (losses, optimizer steps): the og_gb_*
+ * helpers below then add nodes and constants to g, named "<prefix>_N_..." and
+ * "<prefix>/Op_N".  og_gb_wants is false for everything.  NULL when out of memory.
+ * og_gb_close frees it and returns its sticky status (call og_graph_finalize after). */
+og_gb *og_gb_open(og_graph *g, const char *prefix);
+og_status og_gb_close(og_gb *b);
+
 /* ---- for rules --------------------------------------------------------------------- */
 
 og_status og_gb_status(const og_gb *b);
@@ -84,6 +91,8 @@ int64_t og_gb_opset(const og_gb *b);
  * one output; returns the output's value id.  Use og_gb_attr_* on og_gb_last(b) for
  * attributes. */
 int og_gb_op(og_gb *b, const char *op, int n_in, const int *in);
+/* og_gb_op with a chosen output name (the caller makes sure it is free). */
+int og_gb_op_named(og_gb *b, const char *op, int n_in, const int *in, const char *out_name);
 int og_gb_op1(og_gb *b, const char *op, int x);
 int og_gb_op2(og_gb *b, const char *op, int x, int y);
 int og_gb_op3(og_gb *b, const char *op, int x, int y, int z);

@@ -21,11 +21,10 @@ struct og_gb {
     bool *relevant; /* a selected output is reachable from it */
     og_contribs *contribs;
     const og_node *current; /* the node whose rule runs (names emitted nodes) */
+    const char *prefix;     /* of new value and node names; NULL: "og_grad" */
 };
 
 /* og_gb_op writing into an existing value (its producer until now must be dropped). */
 int og_gb_op_to(og_gb *b, const char *op, int n_in, const int *in, int out_value);
-/* og_gb_op with a chosen output name. */
-int og_gb_op_named(og_gb *b, const char *op, int n_in, const int *in, const char *out_name);
 
 #endif

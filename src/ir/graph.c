@@ -392,3 +392,36 @@ void og_graph_remove_node(og_graph *g, int i)
     memmove(&g->nodes[i], &g->nodes[i + 1], (size_t)(g->n_nodes - i - 1) * sizeof *g->nodes);
     g->n_nodes--;
 }
+
+const char *og_graph_metadata(const og_graph *g, const char *key)
+{
+    for (int i = 0; i < g->n_metadata; i++)
+        if (strcmp(g->metadata[i].key, key) == 0) return g->metadata[i].value;
+    return NULL;
+}
+
+og_status og_graph_set_metadata(og_graph *g, const char *key, const char *value)
+{
+    char *v = og_strdup(g->alloc, value);
+    if (!v) return og_error(OG_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < g->n_metadata; i++) {
+        if (strcmp(g->metadata[i].key, key) != 0) continue;
+        og_free(g->alloc, g->metadata[i].value);
+        g->metadata[i].value = v;
+        return OG_OK;
+    }
+    char *k = og_strdup(g->alloc, key);
+    og_kv *kv = k ? og_realloc(g->alloc, g->metadata, (size_t)g->n_metadata * sizeof *kv,
+                               (size_t)(g->n_metadata + 1) * sizeof *kv)
+                  : NULL;
+    if (!kv) {
+        og_free(g->alloc, k);
+        og_free(g->alloc, v);
+        return og_error(OG_ERR_NOMEM, "out of memory");
+    }
+    g->metadata = kv;
+    kv[g->n_metadata].key = k;
+    kv[g->n_metadata].value = v;
+    g->n_metadata++;
+    return OG_OK;
+}

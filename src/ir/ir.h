@@ -174,6 +174,11 @@ void og_graph_remove_node(og_graph *g, int i);
 /* Remove the nodes no graph output needs (they never run).  Call og_graph_finalize after. */
 og_status og_graph_prune(og_graph *g);
 
+/* The model metadata value of `key` (NULL if absent). */
+const char *og_graph_metadata(const og_graph *g, const char *key);
+/* Add (or replace) a metadata entry.  Errors: OG_ERR_NOMEM. */
+og_status og_graph_set_metadata(og_graph *g, const char *key, const char *value);
+
 /* Attribute lookup on a node (NULL if absent). */
 const og_attr *og_node_attr(const og_node *n, const char *name);
 

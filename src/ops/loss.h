@@ -7,14 +7,14 @@
 
 #include "ops/op.h"
 
-typedef enum og_reduction {
+typedef enum og_loss_reduction {
     OG_REDUCE_NONE = 0,
     OG_REDUCE_SUM = 1,
     OG_REDUCE_MEAN = 2
-} og_reduction;
+} og_loss_reduction;
 
 typedef struct og_loss_params {
-    og_reduction reduction;
+    og_loss_reduction reduction;
     bool has_ignore;
     int64_t ignore_index;
 } og_loss_params;

@@ -1,0 +1,310 @@
+/*
+ * checkpoint.c: trainer checkpoints, written atomically.
+ *
+ * Layout (little-endian):
+ *   "OGCKPT01"  u32 version (1)  u32 optimizer kind  u32 slots per weight  u32 tensor count
+ *   i64 step  i64 epoch  i64 total_steps  u64 rng[4]
+ *   per tensor: u32 name length, name, u32 dtype, u32 rank, i64 dims[rank], u64 bytes, data
+ *     (every weight, then its slots named "<weight>/<slot>")
+ *   u64 FNV-1a hash of everything before it
+ * Saving writes "<path>.XXXXXX" beside the target, syncs it, renames it over the target and
+ * syncs the folder: a crash leaves either the old or the new checkpoint, never a mix.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "onnx/onnx_io.h"
+#include "train/trainer.h"
+
+#define MAGIC          "OGCKPT01"
+#define VERSION        1u
+#define MAX_CHECKPOINT ((size_t)1 << 40)
+
+typedef struct wbuf {
+    const og_allocator *a;
+    unsigned char *p;
+    size_t n, cap;
+    bool failed;
+} wbuf;
+
+static void put(wbuf *b, const void *data, size_t n)
+{
+    if (b->failed) return;
+    if (b->n + n > b->cap) {
+        size_t cap = b->cap ? b->cap : 4096;
+        while (cap < b->n + n) cap *= 2;
+        unsigned char *p = og_realloc(b->a, b->p, b->n, cap);
+        if (!p) {
+            b->failed = true;
+            return;
+        }
+        b->p = p;
+        b->cap = cap;
+    }
+    memcpy(b->p + b->n, data, n);
+    b->n += n;
+}
+
+static void put_u32(wbuf *b, uint32_t v) { put(b, &v, 4); }
+static void put_u64(wbuf *b, uint64_t v) { put(b, &v, 8); }
+
+static uint64_t fnv1a(const unsigned char *p, size_t n)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
+    return h;
+}
+
+static void put_tensor(wbuf *b, const char *name, const og_tensor *t)
+{
+    put_u32(b, (uint32_t)strlen(name));
+    put(b, name, strlen(name));
+    put_u32(b, (uint32_t)t->dtype);
+    put_u32(b, (uint32_t)t->rank);
+    for (int d = 0; d < t->rank; d++) put_u64(b, (uint64_t)t->dims[d]);
+    size_t nbytes = og_tensor_nbytes(t);
+    put_u64(b, nbytes);
+    if (nbytes) put(b, t->data, nbytes);
+}
+
+/* "<weight>/<slot>" */
+static void slot_name(const og_trainer *t, int i, int k, char *buf, size_t size)
+{
+    snprintf(buf, size, "%s/%s", og_grad_weight_name(t->grad, i), og_optim_slot_name(&t->opt, k));
+}
+
+static og_status write_atomically(const char *path, const void *data, size_t n,
+                                  const og_allocator *a)
+{
+    size_t len = strlen(path);
+    char *tmp = og_malloc(a, len + 8);
+    if (!tmp) return og_error(OG_ERR_NOMEM, "out of memory");
+    memcpy(tmp, path, len);
+    memcpy(tmp + len, ".XXXXXX", 8);
+    og_status st = OG_OK;
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        st = og_error(OG_ERR_IO, "cannot create a temporary file beside '%s': %s", path,
+                      strerror(errno));
+        goto done;
+    }
+    const unsigned char *p = data;
+    size_t left = n;
+    while (left > 0) {
+        ssize_t w = write(fd, p, left);
+        if (w < 0 && errno == EINTR) continue;
+        if (w <= 0) {
+            st = og_error(OG_ERR_IO, "cannot write '%s': %s", tmp, strerror(errno));
+            break;
+        }
+        p += w;
+        left -= (size_t)w;
+    }
+    if (!st && fsync(fd) != 0)
+        st = og_error(OG_ERR_IO, "cannot sync '%s': %s", tmp, strerror(errno));
+    if (close(fd) != 0 && !st)
+        st = og_error(OG_ERR_IO, "cannot close '%s': %s", tmp, strerror(errno));
+    if (!st && rename(tmp, path) != 0)
+        st = og_error(OG_ERR_IO, "cannot rename '%s' to '%s': %s", tmp, path, strerror(errno));
+    if (st) {
+        unlink(tmp);
+        goto done;
+    }
+    /* make the rename itself durable */
+    const char *slash = strrchr(path, '/');
+    if (slash) {
+        memcpy(tmp, path, (size_t)(slash - path) + 1);
+        tmp[slash - path + 1] = '\0';
+    } else {
+        strcpy(tmp, ".");
+    }
+    int dfd = open(tmp, O_RDONLY);
+    if (dfd >= 0) {
+        fsync(dfd);
+        close(dfd);
+    }
+done:
+    og_free(a, tmp);
+    return st;
+}
+
+og_status og_trainer_save_checkpoint(const og_trainer *t, const char *path)
+{
+    if (!t || !path)
+        return og_error(OG_ERR_INVALID_ARG, "og_trainer_save_checkpoint: NULL argument");
+    wbuf b = {t->a, NULL, 0, 0, false};
+    put(&b, MAGIC, 8);
+    put_u32(&b, VERSION);
+    put_u32(&b, (uint32_t)t->opt.kind);
+    put_u32(&b, (uint32_t)t->n_slots);
+    put_u32(&b, (uint32_t)(t->n_weights * (1 + t->n_slots)));
+    put_u64(&b, (uint64_t)t->step);
+    put_u64(&b, (uint64_t)(int64_t)t->epoch);
+    put_u64(&b, (uint64_t)t->opt.total_steps);
+    for (int i = 0; i < 4; i++) put_u64(&b, t->rng.s[i]);
+    char name[1024];
+    for (int i = 0; i < t->n_weights; i++) {
+        put_tensor(&b, og_grad_weight_name(t->grad, i), t->w[i]);
+        for (int k = 0; k < t->n_slots; k++) {
+            slot_name(t, i, k, name, sizeof name);
+            put_tensor(&b, name, t->slots[i * t->n_slots + k]);
+        }
+    }
+    if (!b.failed) put_u64(&b, fnv1a(b.p, b.n));
+    og_status st = b.failed ? og_error(OG_ERR_NOMEM, "out of memory writing a checkpoint")
+                            : write_atomically(path, b.p, b.n, t->a);
+    og_free(t->a, b.p);
+    return st;
+}
+
+/* ---- loading ----------------------------------------------------------------------- */
+
+typedef struct rbuf {
+    const unsigned char *p;
+    size_t n, pos;
+    bool bad;
+} rbuf;
+
+static const void *take(rbuf *r, size_t n)
+{
+    if (r->bad || n > r->n - r->pos) {
+        r->bad = true;
+        return NULL;
+    }
+    const void *p = r->p + r->pos;
+    r->pos += n;
+    return p;
+}
+
+static uint32_t get_u32(rbuf *r)
+{
+    uint32_t v = 0;
+    const void *p = take(r, 4);
+    if (p) memcpy(&v, p, 4);
+    return v;
+}
+
+static uint64_t get_u64(rbuf *r)
+{
+    uint64_t v = 0;
+    const void *p = take(r, 8);
+    if (p) memcpy(&v, p, 8);
+    return v;
+}
+
+/* Check that the next tensor is `name` with t's dtype and shape; *data gets its bytes. */
+static og_status expect_tensor(rbuf *r, const char *path, const char *name, const og_tensor *t,
+                               const void **data)
+{
+    uint32_t len = get_u32(r);
+    const char *s = take(r, len);
+    uint32_t dtype = get_u32(r), rank = get_u32(r);
+    if (r->bad) return og_error(OG_ERR_PARSE, "checkpoint '%s' is truncated", path);
+    if (len != strlen(name) || memcmp(s, name, len) != 0)
+        return og_error(OG_ERR_INVALID_ARG,
+                        "checkpoint '%s' holds '%.*s' where this trainer has '%s': it was saved "
+                        "by a trainer of another model or weight selection",
+                        path, (int)(len > 200 ? 200 : len), s, name);
+    if (dtype != (uint32_t)t->dtype || rank != (uint32_t)t->rank)
+        return og_error(OG_ERR_INVALID_ARG, "checkpoint '%s': '%s' has another dtype or rank", path,
+                        name);
+    for (int d = 0; d < t->rank; d++)
+        if (get_u64(r) != (uint64_t)t->dims[d] && !r->bad)
+            return og_error(OG_ERR_INVALID_ARG, "checkpoint '%s': '%s' has another shape", path,
+                            name);
+    uint64_t nbytes = get_u64(r);
+    if (!r->bad && nbytes != og_tensor_nbytes(t))
+        return og_error(OG_ERR_INVALID_ARG, "checkpoint '%s': '%s' has %llu bytes, not %zu", path,
+                        name, (unsigned long long)nbytes, og_tensor_nbytes(t));
+    *data = take(r, (size_t)nbytes);
+    if (r->bad) return og_error(OG_ERR_PARSE, "checkpoint '%s' is truncated", path);
+    return OG_OK;
+}
+
+og_status og_trainer_load_checkpoint(og_trainer *t, const char *path)
+{
+    if (!t || !path)
+        return og_error(OG_ERR_INVALID_ARG, "og_trainer_load_checkpoint: NULL argument");
+    void *bytes = NULL;
+    size_t size = 0;
+    const void **data = NULL;
+    og_status st = og_read_file(path, MAX_CHECKPOINT, t->a, &bytes, &size);
+    if (st) return st;
+    rbuf r = {bytes, size, 0, false};
+    int n_tensors = t->n_weights * (1 + t->n_slots);
+    if (size < 8 + 8 || memcmp(bytes, MAGIC, 8) != 0) {
+        st = og_error(OG_ERR_PARSE, "'%s' is not an onnxgrad checkpoint", path);
+        goto done;
+    }
+    uint64_t stored;
+    memcpy(&stored, (const unsigned char *)bytes + size - 8, 8);
+    if (fnv1a(bytes, size - 8) != stored) {
+        st = og_error(OG_ERR_PARSE, "checkpoint '%s' is damaged (checksum mismatch)", path);
+        goto done;
+    }
+    r.n = size - 8;
+    take(&r, 8);
+    uint32_t version = get_u32(&r), kind = get_u32(&r), slots = get_u32(&r), count = get_u32(&r);
+    int64_t step = (int64_t)get_u64(&r), epoch = (int64_t)get_u64(&r);
+    int64_t total = (int64_t)get_u64(&r);
+    og_rng rng;
+    for (int i = 0; i < 4; i++) rng.s[i] = get_u64(&r);
+    if (r.bad || version != VERSION) {
+        st = og_error(OG_ERR_PARSE, "checkpoint '%s': unknown version %u", path, version);
+        goto done;
+    }
+    if (kind != (uint32_t)t->opt.kind || slots != (uint32_t)t->n_slots ||
+        count != (uint32_t)n_tensors) {
+        st = og_error(OG_ERR_INVALID_ARG,
+                      "checkpoint '%s' was saved with another optimizer or set of weights "
+                      "(optimizer %u with %u state tensors per weight, %u tensors; this trainer: "
+                      "%d, %d, %d)",
+                      path, kind, slots, count, (int)t->opt.kind, t->n_slots, n_tensors);
+        goto done;
+    }
+    if (step < 0 || epoch < 0 || epoch > INT32_MAX || total < 0) {
+        st = og_error(OG_ERR_PARSE, "checkpoint '%s' is damaged (step %lld, epoch %lld)", path,
+                      (long long)step, (long long)epoch);
+        goto done;
+    }
+    data = og_calloc(t->a, (size_t)n_tensors, sizeof *data);
+    if (!data) {
+        st = og_error(OG_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    char name[1024];
+    for (int i = 0, j = 0; i < t->n_weights && !st; i++) {
+        st = expect_tensor(&r, path, og_grad_weight_name(t->grad, i), t->w[i], &data[j++]);
+        for (int k = 0; k < t->n_slots && !st; k++) {
+            slot_name(t, i, k, name, sizeof name);
+            st = expect_tensor(&r, path, name, t->slots[i * t->n_slots + k], &data[j++]);
+        }
+    }
+    if (st) goto done;
+    if (r.pos != r.n) {
+        st = og_error(OG_ERR_PARSE, "checkpoint '%s' has %zu unexpected trailing bytes", path,
+                      r.n - r.pos);
+        goto done;
+    }
+    /* everything checked: now change the trainer */
+    for (int i = 0, j = 0; i < t->n_weights; i++) {
+        memcpy(t->w[i]->data, data[j++], og_tensor_nbytes(t->w[i]));
+        for (int k = 0; k < t->n_slots; k++) {
+            og_tensor *s = t->slots[i * t->n_slots + k];
+            memcpy(s->data, data[j++], og_tensor_nbytes(s));
+        }
+    }
+    t->step = step;
+    t->epoch = (int)epoch;
+    t->opt.total_steps = total;
+    t->rng = rng;
+done:
+    og_free(t->a, data);
+    og_free(t->a, bytes);
+    return st;
+}

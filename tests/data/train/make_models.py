@@ -1,0 +1,57 @@
+"""Small models for the training tests (tests/unit/test_train.c, tests/train/).
+
+python3 tests/data/train/make_models.py  ->  linreg.onnx, mlp3.onnx beside this file.
+"""
+import os
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def save(graph, name, opset=17):
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)],
+                          producer_name="onnxgrad-tests")
+    m.ir_version = 8
+    onnx.checker.check_model(m, full_check=True)
+    onnx.save(m, os.path.join(HERE, name))
+
+
+def linreg():
+    # Y = X W + B, X [N, 3], starting from zeros
+    w = numpy_helper.from_array(np.zeros((3, 1), np.float32), "W")
+    b = numpy_helper.from_array(np.zeros((1,), np.float32), "B")
+    g = helper.make_graph(
+        [helper.make_node("MatMul", ["X", "W"], ["XW"]), helper.make_node("Add", ["XW", "B"], ["Y"])],
+        "linreg",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["N", 3])],
+        [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["N", 1])],
+        [w, b])
+    save(g, "linreg.onnx")
+
+
+def mlp3():
+    # logits = Relu(X W1 + B1) W2 + B2, X [N, 4], 3 classes
+    rng = np.random.default_rng(0)
+    inits = [
+        numpy_helper.from_array((rng.standard_normal((4, 8)) * 0.5).astype(np.float32), "W1"),
+        numpy_helper.from_array(np.zeros(8, np.float32), "B1"),
+        numpy_helper.from_array((rng.standard_normal((8, 3)) * 0.5).astype(np.float32), "W2"),
+        numpy_helper.from_array(np.zeros(3, np.float32), "B2"),
+    ]
+    g = helper.make_graph(
+        [helper.make_node("Gemm", ["X", "W1", "B1"], ["H"]),
+         helper.make_node("Relu", ["H"], ["R"]),
+         helper.make_node("Gemm", ["R", "W2", "B2"], ["logits"])],
+        "mlp3",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["N", 4])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", 3])],
+        inits)
+    save(g, "mlp3.onnx")
+
+
+if __name__ == "__main__":
+    linreg()
+    mlp3()
