@@ -8,10 +8,14 @@ both subclasses of :class:`OnnxgradError` carrying the C status.
 """
 from ._lib import OnnxgradError, OnnxgradRuntimeError, OnnxgradValueError, has_trainer
 from .gradient import OnnxGraph, OrtGradientForwardBackward, OrtGradientForwardBackwardFunction
+from .estimator import (ConvergenceError, ElasticLearningPenalty, LearningRateSGD,
+                        LearningRateSGDNesterov, OrtGradientForwardBackwardOptimizer)
 
 __version__ = "0.1.0"
 
 __all__ = ["OrtGradientForwardBackward", "OrtGradientForwardBackwardFunction", "OnnxGraph",
+           "OrtGradientForwardBackwardOptimizer", "LearningRateSGD", "LearningRateSGDNesterov",
+           "ElasticLearningPenalty", "ConvergenceError",
            "OnnxgradError", "OnnxgradValueError", "OnnxgradRuntimeError", "has_trainer",
            "library_path", "__version__"]
 

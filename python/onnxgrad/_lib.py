@@ -182,6 +182,16 @@ og_instance_backward = _fn("og_instance_backward", _status, c_void_p, PP, PP)
 og_instance_pending = _fn("og_instance_pending", c_int, c_void_p)
 og_instance_saved_bytes = _fn("og_instance_saved_bytes", c_size_t, c_void_p)
 
+class og_session_options(Structure):
+    _fields_ = [("threads", c_int), ("allocator", c_void_p), ("log", og_log_fn),
+                ("log_user", c_void_p), ("debug", c_int)]
+
+
+og_session_create = _fn("og_session_create", _status, c_void_p, POINTER(og_session_options), PP)
+og_session_free = _fn("og_session_free", None, c_void_p)
+og_session_run_named = _fn("og_session_run_named", _status, c_void_p, CHARPP, PP, c_int, CHARPP,
+                           c_int, PP)
+
 # ---------------------------------------------------------------------------------------
 # training API (losses, optimizers, datasets, trainer); its structs mirror onnxgrad.h
 # ---------------------------------------------------------------------------------------
@@ -254,9 +264,12 @@ og_trainer_fit = _opt_fn("og_trainer_fit", _status, c_void_p, c_void_p, POINTER(
 
 
 def has_trainer() -> bool:
-    """True when the loaded library implements the training API (og_trainer_*)."""
-    return all(f is not None for f in (og_model_add_loss, og_trainer_create, og_trainer_fit,
-                                       og_dataset_from_tensors, og_trainer_export))
+    """True when the loaded library implements the training API that the estimator needs
+    (losses, optimizers, trainer steps and export)."""
+    return all(f is not None for f in (og_model_add_loss, og_loss_options_init,
+                                       og_optimizer_options_init, og_trainer_create,
+                                       og_trainer_step, og_trainer_evaluate, og_trainer_export,
+                                       og_trainer_get_weight, og_trainer_set_weight))
 
 
 # ---------------------------------------------------------------------------------------
@@ -527,3 +540,49 @@ def model_initializer(model_ptr: int, name: str) -> Optional[np.ndarray]:
 def model_initializer_names(model_ptr: int) -> List[str]:
     return [decode(og_model_initializer_name(model_ptr, i))
             for i in range(og_model_initializer_count(model_ptr))]
+
+
+def model_io_info(model_ptr: int, i: int, output: bool = False) -> Tuple[Optional[np.dtype], int,
+                                                                         List[int]]:
+    """(numpy dtype, rank, dims with -1 for unknown) of graph input or output i."""
+    dt, rank = c_int(), c_int()
+    dims = (c_int64 * 8)()
+    f = og_model_output_info if output else og_model_input_info
+    check(f(model_ptr, i, byref(dt), byref(rank), dims, None))
+    return np_dtype(dt.value), rank.value, list(dims[:max(rank.value, 0)])
+
+
+class Session:
+    """An og_session on a model handle (kept alive with it): run({name: array}, outputs)."""
+
+    def __init__(self, model: Model, threads: int = 0) -> None:
+        self.model = model
+        opts = og_session_options()
+        opts.threads = threads
+        out = c_void_p()
+        check(og_session_create(model.ptr, byref(opts), byref(out)))
+        self.ptr = out.value
+        self.inputs = dict(model_inputs(model.ptr))
+
+    def run(self, feeds: Dict[str, Any], outputs: Sequence[str]) -> List[np.ndarray]:
+        names = list(feeds)
+        tensors = (c_void_p * (len(names) + 1))()
+        outs = (c_void_p * (len(outputs) + 1))()
+        keep = []
+        try:
+            for i, n in enumerate(names):
+                keep.append(wrap_to(feeds[n], self.inputs.get(n), tensors, i))
+            st = og_session_run_named(self.ptr, names_array(names), tensors, len(names),
+                                      names_array(list(outputs)), len(outputs), outs)
+        finally:
+            for i in range(len(names)):
+                if tensors[i]:
+                    og_tensor_free(tensors[i])
+        check(st)
+        return [take_array(outs[j]) for j in range(len(outputs))]
+
+    def __del__(self) -> None:
+        p = getattr(self, "ptr", None)
+        if p:
+            self.ptr = None
+            og_session_free(p)

@@ -100,3 +100,35 @@ def torch_refs(tmp_path_factory):
     if res.returncode:
         raise RuntimeError("torch_ref.py failed:\n" + res.stderr[-3000:])
     return str(out)
+
+
+def mlp_model(sizes=(64, 32, 10), seed=0):
+    """An MLP (MatMul, Add, Relu; logits out) with Glorot-uniform weights, as scikit-learn's
+    MLPClassifier initializes them."""
+    pytest.importorskip("onnx")
+    from onnx import TensorProto, helper, numpy_helper
+
+    rng = np.random.default_rng(seed)
+    nodes, inits, h = [], [], "x"
+    for i, (a, b) in enumerate(zip(sizes[:-1], sizes[1:])):
+        bound = np.sqrt(6.0 / (a + b))
+        inits += [numpy_helper.from_array(rng.uniform(-bound, bound, (a, b)).astype(np.float32),
+                                          "W%d" % i),
+                  numpy_helper.from_array(rng.uniform(-bound, bound, b).astype(np.float32),
+                                          "b%d" % i)]
+        last = i == len(sizes) - 2
+        nodes += [helper.make_node("MatMul", [h, "W%d" % i], ["m%d" % i]),
+                  helper.make_node("Add", ["m%d" % i, "b%d" % i],
+                                   ["logits" if last else "a%d" % i])]
+        h = "logits" if last else "a%d" % i
+        if not last:
+            nodes.append(helper.make_node("Relu", [h], ["r%d" % i]))
+            h = "r%d" % i
+    graph = helper.make_graph(
+        nodes, "mlp",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["batch", sizes[0]])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["batch", sizes[-1]])],
+        inits)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    return model
