@@ -255,7 +255,8 @@ og_status og_session_run(og_session *s, const char *const *input_names,
                          const og_tensor *const *inputs, int n_inputs, og_tensor **outputs);
 
 /* Same, for a chosen subset of outputs by name: outputs[j] receives output_names[j].  Any
- * value of the graph (not only graph outputs) may be named. */
+ * value of the graph (not only graph outputs) may be named.  Only the nodes those values
+ * depend on run, and only the graph inputs they depend on must be given. */
 og_status og_session_run_named(og_session *s, const char *const *input_names,
                                const og_tensor *const *inputs, int n_inputs,
                                const char *const *output_names, int n_outputs, og_tensor **outputs);
@@ -604,6 +605,14 @@ og_status og_trainer_step(og_trainer *t, const char *const *input_names,
 /* The loss on a batch, weights unchanged. */
 og_status og_trainer_evaluate(og_trainer *t, const char *const *input_names,
                               const og_tensor *const *inputs, int n_inputs, double *loss);
+
+/* Inference with the current weights: run the model's forward graph (Dropout off,
+ * BatchNormalization with running statistics) and return output `output` (any value of the
+ * loss model; NULL: the first output after the loss) as a new tensor.  Only the inputs that
+ * output needs must be given (no targets for a prediction). */
+og_status og_trainer_predict(og_trainer *t, const char *const *input_names,
+                             const og_tensor *const *inputs, int n_inputs, const char *output,
+                             og_tensor **out);
 
 int64_t og_trainer_step_count(const og_trainer *t);
 /* The learning rate the next step will use. */

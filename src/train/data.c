@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/rng.h"
 #include "onnx/onnx_io.h"
 #include "train/train.h"
 
@@ -25,55 +26,6 @@ struct og_dataset {
     char **names; /* n_names feature names (CSV with header), else NULL */
     int64_t n_names;
 };
-
-/* ---- random numbers ---------------------------------------------------------------- */
-
-static uint64_t splitmix64(uint64_t *x)
-{
-    uint64_t z = (*x += 0x9e3779b97f4a7c15u);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
-    return z ^ (z >> 31);
-}
-
-static uint64_t rotl(uint64_t x, int k) { return (x << k) | (x >> (64 - k)); }
-
-void og_rng_seed(og_rng *r, uint64_t seed)
-{
-    for (int i = 0; i < 4; i++) r->s[i] = splitmix64(&seed);
-}
-
-uint64_t og_rng_next(og_rng *r)
-{
-    uint64_t *s = r->s;
-    uint64_t result = rotl(s[1] * 5, 7) * 9, t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return result;
-}
-
-uint64_t og_rng_below(og_rng *r, uint64_t bound)
-{
-    uint64_t threshold = (0 - bound) % bound; /* 2^64 mod bound */
-    for (;;) {
-        uint64_t x = og_rng_next(r);
-        if (x >= threshold) return x % bound;
-    }
-}
-
-void og_rng_shuffle(og_rng *r, int64_t *idx, int64_t n)
-{
-    for (int64_t i = n - 1; i > 0; i--) {
-        int64_t j = (int64_t)og_rng_below(r, (uint64_t)i + 1);
-        int64_t t = idx[i];
-        idx[i] = idx[j];
-        idx[j] = t;
-    }
-}
 
 /* ---- the dataset object -------------------------------------------------------------- */
 

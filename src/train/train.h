@@ -53,20 +53,4 @@ int64_t og_npz_find(const og_zip *z, const char *name);
 og_status og_npz_load_array(const og_zip *z, const char *name, const og_allocator *a,
                             og_tensor **out);
 
-/* ---- random numbers (data.c) ------------------------------------------------------ */
-
-/* xoshiro256** (Blackman & Vigna), seeded through splitmix64 so that any 64-bit seed,
- * 0 included, gives a well-mixed state.  The same seed gives the same sequence on every
- * platform. */
-typedef struct og_rng {
-    uint64_t s[4];
-} og_rng;
-
-void og_rng_seed(og_rng *r, uint64_t seed);
-uint64_t og_rng_next(og_rng *r);
-/* Uniform in [0, bound), bound > 0, without modulo bias (rejection). */
-uint64_t og_rng_below(og_rng *r, uint64_t bound);
-/* Fisher-Yates shuffle of idx[0..n). */
-void og_rng_shuffle(og_rng *r, int64_t *idx, int64_t n);
-
 #endif /* OG_TRAIN_H */

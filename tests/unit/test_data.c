@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "core/rng.h"
 #include "test.h"
 #include "train/train.h"
 
