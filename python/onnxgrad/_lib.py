@@ -182,6 +182,7 @@ og_instance_backward = _fn("og_instance_backward", _status, c_void_p, PP, PP)
 og_instance_pending = _fn("og_instance_pending", c_int, c_void_p)
 og_instance_saved_bytes = _fn("og_instance_saved_bytes", c_size_t, c_void_p)
 
+
 class og_session_options(Structure):
     _fields_ = [("threads", c_int), ("allocator", c_void_p), ("log", og_log_fn),
                 ("log_user", c_void_p), ("debug", c_int)]
@@ -269,7 +270,8 @@ def has_trainer() -> bool:
     return all(f is not None for f in (og_model_add_loss, og_loss_options_init,
                                        og_optimizer_options_init, og_trainer_create,
                                        og_trainer_step, og_trainer_evaluate, og_trainer_export,
-                                       og_trainer_get_weight, og_trainer_set_weight))
+                                       og_trainer_get_weight, og_trainer_set_weight,
+                                       og_trainer_fit, og_dataset_from_tensors))
 
 
 # ---------------------------------------------------------------------------------------

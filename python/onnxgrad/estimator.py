@@ -20,8 +20,8 @@ import logging
 import math
 import sys
 import time
-from ctypes import POINTER, byref, c_double, c_int, c_void_p, cast
-from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
+from ctypes import byref, c_double, c_void_p
+from typing import Any, Dict, List, Optional, Sequence, Tuple
 
 import numpy as np
 
@@ -122,13 +122,6 @@ class _Handle:
             self.free(p)
 
 
-class _Event:
-    """What the fit callback reads: og_fit_event's fields (the Python fit loop's events)."""
-
-    def __init__(self, **kw: Any) -> None:
-        self.__dict__.update(kw)
-
-
 class _Progress:
     """A one-line progress bar on stderr: epochs, losses, learning rate, time left."""
 
@@ -140,8 +133,8 @@ class _Progress:
     def update(self, epoch: int, train: float, val: float, lr: float, left: float) -> None:
         done = min(self.epochs, epoch + 1)
         fill = int(self.width * done / self.epochs)
-        msg = "\r[%s%s] %d/%d loss=%.4g" % ("#" * fill, "." * (self.width - fill), done,
-                                           self.epochs, train)
+        msg = "\r[%s%s] %d/%d loss=%.4g" % (
+            "#" * fill, "." * (self.width - fill), done, self.epochs, train)
         if not math.isnan(val):
             msg += " val=%.4g" % val
         msg += " lr=%.3g" % lr
@@ -488,8 +481,8 @@ class OrtGradientForwardBackwardOptimizer:
         if sample_weight is not None:
             w = _as_float32(sample_weight, "sample_weight").reshape(-1)
             if w.shape[0] != X.shape[0]:
-                raise ValueError("sample_weight has %d values for %d samples" % (w.shape[0],
-                                                                                X.shape[0]))
+                raise ValueError("sample_weight has %d values for %d samples" % (
+                    w.shape[0], X.shape[0]))
         if (X_val is None) != (y_val is None):
             raise ValueError("X_val and y_val go together")
         self._prepare(w is not None)
@@ -527,15 +520,13 @@ class OrtGradientForwardBackwardOptimizer:
                                e.val_loss if e.epoch_end else float("nan"), self._lr(),
                                e.seconds_left)
                 return 0
-            except BaseException as exc:  # noqa: BLE001 (KeyboardInterrupt included)
+            except BaseException as exc:  # noqa: BLE001 (KeyboardInterrupt included: it
+                # cannot cross the C frames; fit stops and raises it)
                 state["error"] = exc
                 return 1
 
         try:
-            if L.og_trainer_fit is not None and not getattr(self, "_python_loop", False):
-                self._fit_c(X, y, w, val, on_event)
-            else:
-                self._fit_python(X, y, w, val, on_event)
+            self._fit_c(X, y, w, val, on_event)
         finally:
             if bar is not None:
                 bar.close()
@@ -590,40 +581,8 @@ class OrtGradientForwardBackwardOptimizer:
         st = L.og_trainer_fit(self._trainer.ptr, data.ptr, byref(fo))
         self._check_step(st)
 
-    def _fit_python(self, X: np.ndarray, y: np.ndarray, w: Optional[np.ndarray], val: Any,
-                    on_event: Any) -> None:
-        """The fit loop in Python over og_trainer_step (for libraries without
-        og_trainer_fit): the same epochs of shuffled mini-batches."""
-        n = X.shape[0]
-        bs = max(1, int(self.batch_size))
-        rng = np.random.default_rng(self.random_state)
-        batches = (n + bs - 1) // bs
-        t0 = time.perf_counter()
-        for epoch in range(int(self.max_iter)):
-            order = rng.permutation(n) if self.shuffle else np.arange(n)
-            total = weight = 0.0
-            for b in range(batches):
-                idx = order[b * bs:(b + 1) * bs]
-                wb = w[idx] if w is not None else None
-                loss = self._run(L.og_trainer_step, X[idx], y[idx], wb)
-                bw = float(wb.sum()) if wb is not None else float(len(idx))
-                total += loss * bw
-                weight += bw
-                done = epoch * batches + b + 1
-                left = (time.perf_counter() - t0) / done * (int(self.max_iter) * batches - done)
-                ev = _Event(epoch=epoch, step=done, batch=b, batches=batches, loss=loss,
-                            train_loss=float("nan"), val_loss=float("nan"),
-                            samples_per_s=0.0, seconds_left=left, epoch_end=0)
-                if on_event(ev):
-                    return
-            vl = self._evaluate(val[0], val[1], None) if val is not None else float("nan")
-            ev = _Event(epoch=epoch, step=(epoch + 1) * batches, batch=batches, batches=batches,
-                        loss=loss, train_loss=total / weight if weight else float("nan"),
-                        val_loss=vl, samples_per_s=0.0, seconds_left=left, epoch_end=1)
-            if on_event(ev):
-                return
-
     def _run(self, fn: Any, x: np.ndarray, y: np.ndarray, w: Optional[np.ndarray]) -> float:
+        """og_trainer_step or og_trainer_evaluate on one batch: its loss."""
         names = [self._feature_input, self._target_name]
         values = [x, y]
         if w is not None:
@@ -702,10 +661,7 @@ class OrtGradientForwardBackwardOptimizer:
         base = L.Model.load(model) if model is not None else None
         out = c_void_p()
         L.check(L.og_trainer_export(self._trainer.ptr, base.ptr if base else None, byref(out)))
-        exported = L.Model(out.value)
-        # through its bytes: a session on the exported model itself still asks for the
-        # inputs the loss added (they stay in its value table; the saved model is clean)
-        return L.Model.load(L.model_bytes(exported.ptr))
+        return L.Model(out.value)
 
     def _rebuild_trainer(self) -> None:
         state = self._trained_state

@@ -30,6 +30,7 @@ __all__ = ["OrtGradientForwardBackward", "OrtGradientForwardBackwardFunction", "
 
 ArrayLike = Any
 Inputs = Union[Sequence[ArrayLike], Mapping[str, ArrayLike], np.ndarray]
+GradOutputs = Optional[Union[Sequence[Optional[ArrayLike]], np.ndarray]]
 
 _LOG_LEVELS = {0: logging.DEBUG, 1: logging.INFO, 2: logging.WARNING}
 
@@ -233,7 +234,8 @@ class OrtGradientForwardBackward:
         p = self._handle.ptr
         self._logger = logger
         weights = [L.decode(L.og_grad_weight_name(p, i)) for i in range(L.og_grad_weight_count(p))]
-        grad_inputs = [L.decode(L.og_grad_input_name(p, i)) for i in range(L.og_grad_input_count(p))]
+        grad_inputs = [L.decode(L.og_grad_input_name(p, i))
+                       for i in range(L.og_grad_input_count(p))]
         outputs = [L.decode(L.og_grad_output_name(p, i)) for i in range(L.og_grad_output_count(p))]
         eval_ptr = L.og_grad_eval_model(p)
         model_inputs = L.model_inputs(eval_ptr)
@@ -421,7 +423,8 @@ class OrtGradientForwardBackwardFunction:
         for k in ("_trained_onnx", "_optimized_pre_grad_model"):
             graph: OnnxGraph = getattr(cls, k)
             if isinstance(folder, str):
-                filename = os.path.join(folder, "%s%s%s.%s.onnx" % (prefix, cls.__name__, suffix, k))
+                filename = os.path.join(folder, "%s%s%s.%s.onnx" % (
+                    prefix, cls.__name__, suffix, k))
                 if os.path.exists(filename):
                     warnings.warn("Filename %r already exists." % filename)
                 graph.save(filename)
@@ -559,8 +562,7 @@ class OrtGradientForwardBackwardFunction:
         take = L.take_array
         return [take(outs[j]) for j in range(self._n_out)]
 
-    def backward(self, grad_outputs: Optional[Union[Sequence[Optional[ArrayLike]], np.ndarray]] = None
-                 ) -> List[np.ndarray]:
+    def backward(self, grad_outputs: GradOutputs = None) -> List[np.ndarray]:
         """Gradients for the newest pending training forward (which it consumes).
 
         :param grad_outputs: the gradient of each output (same dtype and shape as the

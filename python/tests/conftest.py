@@ -15,7 +15,7 @@ TORCH_MODELS = ["linreg", "linreg_loss", "mlp", "mlp_loss", "lenet_loss", "trans
 
 def linreg_model(n_features=5, opset=17, dtype=np.float32):
     """Y = X @ coef + intercept, coef [n, 1], intercept [1]; symbolic batch."""
-    onnx = pytest.importorskip("onnx")
+    pytest.importorskip("onnx")
     from onnx import TensorProto, helper, numpy_helper
 
     elem = TensorProto.FLOAT if dtype == np.float32 else TensorProto.DOUBLE
@@ -36,7 +36,7 @@ def linreg_model(n_features=5, opset=17, dtype=np.float32):
 
 def two_output_model():
     """Y1 = relu(X @ W), Y2 = sum(X * X, axis 1) * s: two outputs, int64 input ignored."""
-    onnx = pytest.importorskip("onnx")
+    pytest.importorskip("onnx")
     from onnx import TensorProto, helper, numpy_helper
 
     rng = np.random.default_rng(4)

@@ -17,8 +17,6 @@ from conftest import linreg_model, mlp_model
 pytestmark = pytest.mark.skipif(not onnxgrad.has_trainer(),
                                 reason="the library has no training API")
 
-FIT_PATHS = ["c", "python"] if onnxgrad._lib.og_trainer_fit is not None else ["python"]
-
 
 def regression_data(n=600, seed=0):
     rng = np.random.default_rng(seed)
@@ -32,22 +30,15 @@ def r2(y, p):
     return 1 - ((y - p) ** 2).sum() / ((y - y.mean()) ** 2).sum()
 
 
-def estimator(model, path, **kw):
-    est = OrtGradientForwardBackwardOptimizer(model, **kw)
-    est._python_loop = path == "python"
-    return est
-
-
-@pytest.mark.parametrize("path", FIT_PATHS)
-def test_linear_regression_like_sgdregressor(path):
+def test_linear_regression_like_sgdregressor():
     sklearn = pytest.importorskip("sklearn.linear_model")
     X, y, Xt, yt = regression_data()
     # scikit-learn's SGD: one sample per step, invscaling eta0 / t^0.25, no penalty
     sk = sklearn.SGDRegressor(max_iter=15, tol=None, eta0=0.01, learning_rate="invscaling",
                               power_t=0.25, penalty=None, random_state=0).fit(X, y)
-    est = estimator(linreg_model(), path, max_iter=15, batch_size=1,
-                    learning_rate=LearningRateSGD(eta0=0.01, power_t=0.25,
-                                                  learning_rate="invscaling"))
+    est = OrtGradientForwardBackwardOptimizer(
+        linreg_model(), max_iter=15, batch_size=1,
+        learning_rate=LearningRateSGD(eta0=0.01, power_t=0.25, learning_rate="invscaling"))
     est.fit(X, y)
     ours, theirs = r2(yt, est.predict(Xt)), r2(yt, sk.predict(Xt))
     assert theirs > 0.99
@@ -61,8 +52,7 @@ def test_linear_regression_like_sgdregressor(path):
     assert est.predict(Xt).shape == (200,)
 
 
-@pytest.mark.parametrize("path", FIT_PATHS)
-def test_mlp_like_mlpclassifier(path):
+def test_mlp_like_mlpclassifier():
     datasets = pytest.importorskip("sklearn.datasets")
     neural = pytest.importorskip("sklearn.neural_network")
     digits = datasets.load_digits()
@@ -80,9 +70,9 @@ def test_mlp_like_mlpclassifier(path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         sk.fit(Xtr, ytr)
-    est = estimator(mlp_model((64, 32, 10)), path, max_iter=25, batch_size=32,
-                    training_optimizer_name="Adam", learning_rate=1e-3,
-                    learning_loss="cross_entropy")
+    est = OrtGradientForwardBackwardOptimizer(
+        mlp_model((64, 32, 10)), max_iter=25, batch_size=32, training_optimizer_name="Adam",
+        learning_rate=1e-3, learning_loss="cross_entropy")
     est.fit(Xtr, ytr, X_val=Xte, y_val=yte)
     ours = (est.predict(Xte) == yte).mean()
     theirs = sk.score(Xte, yte)
@@ -217,9 +207,9 @@ def test_progress_bar(monkeypatch):
     X, y, Xt, yt = regression_data()
     buf = io.StringIO()
     monkeypatch.setattr(sys, "stderr", buf)
-    OrtGradientForwardBackwardOptimizer(linreg_model(), max_iter=4, batch_size=32,
-                                        learning_rate=0.01, verbose=1).fit(X, y, X_val=Xt,
-                                                                          y_val=yt)
+    est = OrtGradientForwardBackwardOptimizer(linreg_model(), max_iter=4, batch_size=32,
+                                              learning_rate=0.01, verbose=1)
+    est.fit(X, y, X_val=Xt, y_val=yt)
     text = buf.getvalue()
     assert "[########################] 4/4 loss=" in text and "val=" in text
     assert text.count("\r") == 4
