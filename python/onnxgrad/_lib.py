@@ -496,6 +496,11 @@ class Model:
                             % type(model).__name__)
         return Model(out.value)
 
+    def release(self) -> int:
+        """Hand the og_model over to another owner (which frees it): this object lets go."""
+        p, self.ptr = self.ptr, None
+        return p
+
     def __del__(self) -> None:
         p = getattr(self, "ptr", None)
         if p:
@@ -555,16 +560,20 @@ def model_io_info(model_ptr: int, i: int, output: bool = False) -> Tuple[Optiona
 
 
 class Session:
-    """An og_session on a model handle (kept alive with it): run({name: array}, outputs)."""
+    """An og_session that owns its model (taken from `model`): run({name: array}, outputs).
+    One finalizer frees both, session first: Python's garbage collector finalizes the
+    objects of a dead reference cycle in no fixed order, so a separate model object could
+    go first."""
 
     def __init__(self, model: Model, threads: int = 0) -> None:
-        self.model = model
+        self.ptr = None
         opts = og_session_options()
         opts.threads = threads
         out = c_void_p()
         check(og_session_create(model.ptr, byref(opts), byref(out)))
         self.ptr = out.value
-        self.inputs = dict(model_inputs(model.ptr))
+        self.model_ptr = model.release()
+        self.inputs = dict(model_inputs(self.model_ptr))
 
     def run(self, feeds: Dict[str, Any], outputs: Sequence[str]) -> List[np.ndarray]:
         names = list(feeds)
@@ -588,3 +597,7 @@ class Session:
         if p:
             self.ptr = None
             og_session_free(p)
+        m = getattr(self, "model_ptr", None)
+        if m:
+            self.model_ptr = None
+            og_model_free(m)

@@ -106,20 +106,27 @@ class ElasticLearningPenalty(_Params):
 
 
 class _Handle:
-    """Owns a C object freed by `free` (a trainer, a dataset, a model)."""
+    """Owns a C object freed by `free` (a trainer, a dataset) and the models it reads,
+    freed after it by the same finalizer (so that the garbage collector's order of
+    finalization cannot free a model first)."""
 
-    __slots__ = ("ptr", "free", "keep")
+    __slots__ = ("ptr", "free", "models", "log_cb")
 
-    def __init__(self, ptr: int, free: Any, keep: Any = None) -> None:
+    def __init__(self, ptr: int, free: Any, models: Sequence[int] = (), log_cb: Any = None
+                 ) -> None:
         self.ptr = ptr
         self.free = free
-        self.keep = keep
+        self.models = list(models)
+        self.log_cb = log_cb
 
     def __del__(self) -> None:
         p = getattr(self, "ptr", None)
         if p:
             self.ptr = None
             self.free(p)
+        for m in getattr(self, "models", ()):
+            L.og_model_free(m)
+        self.models = []
 
 
 class _Progress:
@@ -403,19 +410,19 @@ class OrtGradientForwardBackwardOptimizer:
         # it would also train the constants the loss added (Huber's delta, ...)
         weights = self.weights_to_train
         if weights is None:
-            weights = [n for n in L.model_initializer_names(model.ptr)
-                       if L.og_tensor_dtype(L.og_model_initializer(
-                           model.ptr, L.model_initializer_names(model.ptr).index(n)))
-                       in (1, 10, 11)]
+            weights = [L.decode(L.og_model_initializer_name(model.ptr, i))
+                       for i in range(L.og_model_initializer_count(model.ptr))
+                       if L.og_tensor_dtype(L.og_model_initializer(model.ptr, i))
+                       in (1, 10, 11)]  # float, float16, double
         keep_names = L.names_array(weights)
         topts.weights, topts.n_weights = keep_names, len(weights)
         if self._log_cb is not None:
             topts.log = self._log_cb
         tptr = c_void_p()
         L.check(L.og_trainer_create(loss_model.ptr, byref(optim), byref(topts), byref(tptr)))
-        self._trainer = _Handle(tptr.value, L.og_trainer_free, (loss_model, model))
-        self._loss_model = loss_model
-        self._model = model
+        self._trainer = _Handle(tptr.value, L.og_trainer_free,
+                                (loss_model.release(), model.release()), self._log_cb)
+        loss_model_ptr = self._trainer.models[0]
         self._config = config
         self._session = None
         self._feature_input = base_inputs[0][0]
@@ -425,9 +432,9 @@ class OrtGradientForwardBackwardOptimizer:
                                   for i in range(L.og_trainer_weight_count(t))]
         # the target's declared rank, to reshape y
         self._target_rank = -1
-        for i, (n, _) in enumerate(L.model_inputs(loss_model.ptr)):
+        for i, (n, _) in enumerate(L.model_inputs(loss_model_ptr)):
             if n == target:
-                self._target_rank = L.model_io_info(loss_model.ptr, i)[1]
+                self._target_rank = L.model_io_info(loss_model_ptr, i)[1]
         if previous is not None:
             self.set_state(previous)
 
@@ -693,11 +700,10 @@ class OrtGradientForwardBackwardOptimizer:
         log-probabilities."""
         self._check_fitted()
         if getattr(self, "_session", None) is None:
-            model = self._trained_model()
-            self._session = L.Session(model, threads=int(self.threads))
-            outs = L.model_outputs(model.ptr)
-            self._output = self.output_name or outs[0]
-            self._predict_input = L.model_inputs(model.ptr)[0][0]
+            self._session = L.Session(self._trained_model(), threads=int(self.threads))
+            model_ptr = self._session.model_ptr
+            self._output = self.output_name or L.model_outputs(model_ptr)[0]
+            self._predict_input = L.model_inputs(model_ptr)[0][0]
         X = _as_float32(X, "X")
         return self._session.run({self._predict_input: X}, [self._output])[0]
 

@@ -80,20 +80,36 @@ def _parse_providers(providers: Any, device_index: int) -> tuple:
 
 
 class _GradHandle:
-    """Owns one og_grad (and what it needs alive: its model, its log callback)."""
+    """Owns one og_grad, the og_model it was built from (NULL when the og_grad owns it), the
+    log callback, and the og_instance of every live instance.  Its finalizer frees them in
+    dependency order (instances, gradient object, model): the garbage collector finalizes
+    the objects of a dead reference cycle (a class, its instances, this handle) in no fixed
+    order, so each C object cannot simply be freed by its own Python owner."""
 
-    __slots__ = ("ptr", "model", "log_cb", "__weakref__")
+    __slots__ = ("ptr", "model_ptr", "log_cb", "instances", "__weakref__")
 
-    def __init__(self, ptr: int, model: Optional[L.Model], log_cb: Any) -> None:
+    def __init__(self, ptr: int, model_ptr: Optional[int], log_cb: Any) -> None:
         self.ptr = ptr
-        self.model = model
+        self.model_ptr = model_ptr
         self.log_cb = log_cb
+        self.instances: set = set()
+
+    def free_instance(self, inst: int) -> None:
+        if inst in self.instances:
+            self.instances.discard(inst)
+            L.og_instance_free(inst)
 
     def __del__(self) -> None:
+        for inst in list(getattr(self, "instances", ())):
+            self.free_instance(inst)
         p = getattr(self, "ptr", None)
         if p:
             self.ptr = None
             L.og_grad_free(p)
+        m = getattr(self, "model_ptr", None)
+        if m:
+            self.model_ptr = None
+            L.og_model_free(m)
 
 
 class OnnxGraph:
@@ -208,7 +224,7 @@ class OrtGradientForwardBackward:
             opts.outputs, opts.n_outputs = keep[-1], len(self.output_names)
         g = c_void_p()
         L.check(L.og_grad_create(model.ptr, byref(opts), byref(g)))
-        self._handle = _GradHandle(g.value, model, cb)
+        self._handle = _GradHandle(g.value, model.release(), cb)
         self._init_next(logger)
 
     # -- construction helpers ------------------------------------------------------------
@@ -384,7 +400,8 @@ class OrtGradientForwardBackwardFunction:
         inst = c_void_p()
         L.check(L.og_grad_new_instance(cls._handle.ptr, byref(inst)))
         self._inst = inst.value
-        self._handle_ref = cls._handle  # the og_grad outlives its instances
+        self._handle_ref = cls._handle  # frees the og_instance if this object cannot
+        cls._handle.instances.add(inst.value)
         self._n_out = n_out = len(cls._output_names)
         self._n_grads = n_grads = len(cls._bw_fetches_names)
         # ctypes arrays reused by every call (an instance serves one thread at a time)
@@ -398,7 +415,7 @@ class OrtGradientForwardBackwardFunction:
         p = getattr(self, "_inst", None)
         if p:
             self._inst = None
-            L.og_instance_free(p)
+            self._handle_ref.free_instance(p)
 
     # -- the seed's helpers ---------------------------------------------------------------
 

@@ -20,7 +20,7 @@ trap 'rm -rf "$tmp"' EXIT
 unset ONNXGRAD_LIBRARY ONNXGRAD_PREBUILT
 preload=""
 if grep -q '^OG_SANITIZE:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null; then
-  export ONNXGRAD_PREBUILT=$build
+  export ONNXGRAD_PREBUILT=$build ONNXGRAD_SANITIZED=1
   preload="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libubsan.so)"
 else
   export ONNXGRAD_CMAKE_BUILD_DIR=$build/python-lib
@@ -41,9 +41,9 @@ if ! $PY -m pip install -q --disable-pip-version-check --no-deps $iso --target "
 fi
 cd "$tmp"
 export PYTHONPATH="$tmp/site" ONNXGRAD_CLI="$build/onnxgrad"
-$PY -c "
-import onnxgrad, sys
+py() { LD_PRELOAD="$preload" ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0 $PY "$@"; }
+py -c "
+import onnxgrad
 assert onnxgrad.library_path().startswith('$tmp/site/onnxgrad/'), onnxgrad.library_path()
 print('onnxgrad', onnxgrad.__version__, 'from', onnxgrad.library_path())"
-LD_PRELOAD="$preload" ASAN_OPTIONS=${ASAN_OPTIONS:-}:detect_leaks=0 \
-  $PY -m pytest -q -p no:cacheprovider "$root/python/tests"
+py -m pytest -q -p no:cacheprovider "$root/python/tests"
