@@ -41,7 +41,7 @@ _CLASSIFICATION = (4, 5, 6)
 _OPTIMIZER_FIELDS = [f for f, _ in L.og_optimizer_options._fields_ if f != "kind"]
 
 
-class ConvergenceError(RuntimeError):
+class ConvergenceError(L.OnnxgradRuntimeError):
     """Training stopped on a NaN or infinite loss or gradient (diverging learning rate)."""
 
 
@@ -513,17 +513,20 @@ class OrtGradientForwardBackwardOptimizer:
         state: Dict[str, Any] = {"error": None, "t0": time.perf_counter()}
 
         def on_event(e: Any) -> int:
+            # e.epoch counts the trainer's epochs (a warm start continues them): this fit's
+            # epoch is len(train_losses)
             try:
                 if e.epoch_end:
                     train_losses.append(float(e.train_loss))
-                    if val is not None and (e.epoch + 1) % every == 0:
+                    if val is not None and len(train_losses) % every == 0:
                         val_losses.append(float(e.val_loss))
                     if logger is not None:
                         logger.info("[OrtGradientForwardBackwardOptimizer.fit] epoch %d "
-                                    "loss=%g val_loss=%g lr=%g", e.epoch, e.train_loss,
-                                    e.val_loss, self._lr())
+                                    "loss=%g val_loss=%g lr=%g", len(train_losses),
+                                    e.train_loss, e.val_loss, self._lr())
                 if bar is not None and (e.epoch_end or self.verbose > 1):
-                    bar.update(e.epoch, e.train_loss if e.epoch_end else e.loss,
+                    bar.update(len(train_losses) - (1 if e.epoch_end else 0),
+                               e.train_loss if e.epoch_end else e.loss,
                                e.val_loss if e.epoch_end else float("nan"), self._lr(),
                                e.seconds_left)
                 return 0
@@ -549,10 +552,15 @@ class OrtGradientForwardBackwardOptimizer:
         return float(L.og_trainer_lr(self._trainer.ptr))
 
     def _check_step(self, st: int) -> None:
-        if st == L.OG_ERR_RUNTIME:
-            exc = L.error(st)
-            raise ConvergenceError(str(exc) + " (the learning rate may be too large)")
-        L.check(st)
+        if not st:
+            return
+        exc = L.error(st)
+        text = str(exc).lower()
+        if st == L.OG_ERR_RUNTIME and ("nan" in text or "inf" in text):
+            conv = ConvergenceError(str(exc) + " (the learning rate may be too large)")
+            conv.status, conv.status_name = exc.status, exc.status_name
+            raise conv
+        raise exc
 
     @staticmethod
     def _dataset(x: np.ndarray, y: np.ndarray, w: Optional[np.ndarray]) -> _Handle:

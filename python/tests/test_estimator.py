@@ -208,11 +208,15 @@ def test_progress_bar(monkeypatch):
     buf = io.StringIO()
     monkeypatch.setattr(sys, "stderr", buf)
     est = OrtGradientForwardBackwardOptimizer(linreg_model(), max_iter=4, batch_size=32,
-                                              learning_rate=0.01, verbose=1)
+                                              learning_rate=0.01, verbose=1, warm_start=True)
     est.fit(X, y, X_val=Xt, y_val=yt)
     text = buf.getvalue()
     assert "[########################] 4/4 loss=" in text and "val=" in text
     assert text.count("\r") == 4
+    buf.truncate(0)
+    est.fit(X, y)  # a warm start counts its own epochs
+    assert "[######..................] 1/4 loss=" in buf.getvalue()
+    assert "4/4 loss=" in buf.getvalue() and "5/4" not in buf.getvalue()
 
 
 def test_optimizers_and_schedules():
