@@ -659,7 +659,10 @@ typedef struct og_fit_event {
 typedef int (*og_fit_callback)(void *user, const og_fit_event *e);
 
 typedef struct og_fit_options {
-    int epochs;             /* 0: 1 */
+    /* Epochs to run (0: 1).  When `resume` loads a checkpoint, the total to reach instead:
+     * the run continues from the checkpoint's epoch up to `epochs`, so the same options
+     * finish an interrupted run where an uninterrupted one ends. */
+    int epochs;
     int64_t batch_size;     /* 0: 32 */
     int no_shuffle;
     const og_dataset *validation; /* may be NULL */
