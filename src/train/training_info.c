@@ -17,9 +17,10 @@
  *   Adam:  Adam(alpha = beta1, beta = beta2, norm_coefficient = wd) at T = step + 1, since
  *     ONNX skips the bias correction at T == 0 where PyTorch corrects its first step (k = 1).
  *     ONNX adds epsilon to sqrt(v) before the bias correction of v where PyTorch adds it
- *     after: ONNX's epsilon acts as eps * sqrt(1 - beta2^k), a relative difference of about
- *     eps / sqrt(v) per update; its alpha and beta are float attributes, so the bias
- *     corrections use float-rounded betas (a relative difference up to ~1e-5 at k = 1).
+ *     after: PyTorch's epsilon acts as eps * sqrt(1 - beta2^k) in ONNX's form, a relative
+ *     difference of about eps / sqrt(v) per update (large only for tiny gradients in the
+ *     first steps); alpha and beta are float attributes, so the bias corrections use
+ *     float-rounded betas (a relative difference up to ~1e-5 at k = 1).
  *   AdamW:  X * (1 - lr wd) with plain ops, then Adam without weight decay.
  *   Adagrad:  Adagrad(decay_factor = lr_decay, epsilon = eps, norm_coefficient = wd) at
  *     T = step.

@@ -9,8 +9,9 @@ For every exported model DIR/NAME.onnx:
   - where the test saved a batch (NAME.X.npy, NAME.label.npy) and the values one step in
     onnxgrad's algorithm mode gave (NAME.after.KEY.npy), onnx's reference evaluator runs the
     combined graph on the batch and gives the same new values.
-DIR/roundtrip_momentum_ti.onnx (loaded and saved by onnxgrad) must carry the TrainingInfoProto
-of tests/data/train/linreg_momentum_ti.onnx unchanged.
+The hand-built tests/data/train/linreg_momentum_ti.onnx passes the same checks, and
+DIR/roundtrip_momentum_ti.onnx (loaded and saved by onnxgrad) must carry its TrainingInfoProto
+unchanged.
 Exits 77 (skipped) when onnx is not installed.
 """
 import glob
@@ -109,7 +110,7 @@ def main():
     if not paths:
         print(f"no exported models in {folder}: run test_training_info first")
         return 1
-    for p in paths:
+    for p in paths + [ORIGINAL]:  # the hand-built model too: Gradient and Momentum ops
         try:
             check(p, failures)
         except Exception as e:  # the checker's own errors
@@ -125,7 +126,7 @@ def main():
             print("roundtrip_momentum_ti: TrainingInfoProto unchanged by load -> save")
     for f in failures:
         print("FAIL", f)
-    print(f"{len(paths) + 1 - len(failures)} passed, {len(failures)} failed")
+    print(f"{len(paths) + 2 - len(failures)} passed, {len(failures)} failed")
     return 1 if failures else 0
 
 

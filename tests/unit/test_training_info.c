@@ -101,6 +101,9 @@ static double rel_diff(const og_tensor *a, const og_tensor *b)
         if (og_tensor_dtype(a) == OG_INT64) {
             x = (double)((const int64_t *)og_tensor_cdata(a))[i];
             y = (double)((const int64_t *)og_tensor_cdata(b))[i];
+        } else if (og_tensor_dtype(a) == OG_DOUBLE) {
+            x = ((const double *)og_tensor_cdata(a))[i];
+            y = ((const double *)og_tensor_cdata(b))[i];
         } else {
             x = ((const float *)og_tensor_cdata(a))[i];
             y = ((const float *)og_tensor_cdata(b))[i];
@@ -538,6 +541,38 @@ static void test_errors(void)
         CHECK(og_trainer_create(m, NULL, &to, &t) == OG_ERR_INVALID_ARG && !t);
     }
     og_model_free(m);
+    /* warm-ups and clipping need Where: refused below opset 9 */
+    m = load(LINREG);
+    if (m) {
+        og_model *lm = NULL, *e = NULL;
+        m->graph->opsets[0].version = 8; /* linreg's ops are the same at opset 8 */
+        og_loss_options lo;
+        og_loss_options_init(&lo, OG_LOSS_SQUARED);
+        CHECK_OK(og_model_add_loss(m, &lo, &lm));
+        for (int k = 0; lm && k < 3; k++) {
+            og_optimizer_options oo;
+            og_optimizer_options_init(&oo, OG_OPTIMIZER_SGD);
+            oo.schedule = k == 0 ? OG_LR_COSINE : OG_LR_STEP;
+            oo.warmup_steps = 2;
+            oo.total_steps = 10;
+            oo.clip_norm = k == 1 ? 1.0 : 0.0;
+            CHECK_OK(og_trainer_create(lm, &oo, NULL, &t));
+            og_status st = t ? og_trainer_export_training_model(t, &e) : OG_ERR_INTERNAL;
+            if (k < 2) {
+                CHECK(st == OG_ERR_UNSUPPORTED && !e);
+                CHECK(strstr(og_last_error(), k == 0 ? "warm-up" : "clipping") != NULL);
+                CHECK(strstr(og_last_error(), "opset 8") != NULL);
+            } else {
+                CHECK(st == OG_OK); /* the step schedule needs no Where */
+            }
+            og_model_free(e);
+            e = NULL;
+            og_trainer_free(t);
+            t = NULL;
+        }
+        og_model_free(lm);
+    }
+    og_model_free(m);
     /* a missing data input names itself */
     m = load(HAND);
     t = m ? algo_trainer(m) : NULL;
@@ -553,6 +588,78 @@ static void test_errors(void)
     }
     og_trainer_free(t);
     og_model_free(m);
+}
+
+/* ---- float64 weights: the learning rate and the clipping scale are cast ------------- */
+
+static og_tensor *to_f64(const og_tensor *t)
+{
+    og_tensor *d = NULL;
+    CHECK_OK(og_tensor_create(OG_DOUBLE, og_tensor_rank(t), og_tensor_dims(t), NULL, &d));
+    for (int64_t i = 0; d && i < og_tensor_numel(t); i++)
+        ((double *)og_tensor_data(d))[i] = ((const float *)og_tensor_cdata(t))[i];
+    return d;
+}
+
+static void test_float64(void)
+{
+    static const og_optimizer_kind kinds[3] = {OG_OPTIMIZER_SGD, OG_OPTIMIZER_SGD,
+                                               OG_OPTIMIZER_ADAMW};
+    for (int c = 0; c < 3; c++) {
+        og_model *m = load(LINREG), *lm = NULL, *lm64 = NULL, *e = NULL, *end = NULL;
+        og_trainer *a = NULL, *b = NULL;
+        og_loss_options lo;
+        og_loss_options_init(&lo, OG_LOSS_SQUARED);
+        if (m) CHECK_OK(og_model_add_loss(m, &lo, &lm));
+        if (lm) CHECK_OK(og_model_convert_float64(lm, &lm64));
+        og_optimizer_options oo;
+        og_optimizer_options_init(&oo, kinds[c]);
+        oo.lr = 0.05;
+        oo.momentum = c == 1 ? 0.9 : 0;
+        oo.clip_norm = 2.0;
+        oo.weight_decay = 0.01;
+        og_trainer_options to = {0};
+        to.threads = 1;
+        if (lm64) CHECK_OK(og_trainer_create(lm64, &oo, &to, &a));
+        double worst = INFINITY;
+        for (int k = 0; a && k < 25; k++) {
+            og_tensor *x = NULL, *y = NULL;
+            batch(false, k, &x, &y);
+            og_tensor *in64[2] = {to_f64(x), to_f64(y)};
+            const og_tensor *in[2] = {in64[0], in64[1]};
+            if (k == 5) {
+                CHECK_OK(og_trainer_export_training_model(a, &e));
+                if (e) b = algo_trainer(e);
+            }
+            CHECK_OK(og_trainer_step(a, data_names, in, 2, NULL));
+            if (b) CHECK_OK(og_trainer_step(b, data_names, in, 2, NULL));
+            og_tensor_free(in64[0]);
+            og_tensor_free(in64[1]);
+            og_tensor_free(x);
+            og_tensor_free(y);
+        }
+        if (a && b) CHECK_OK(og_trainer_export_training_model(a, &end));
+        if (end) {
+            worst = 0;
+            for (int i = 0; i < og_trainer_weight_count(b); i++) {
+                const og_tensor *wb = NULL, *wa = initializer(end, og_trainer_weight_name(b, i));
+                CHECK_OK(og_trainer_get_weight(b, og_trainer_weight_name(b, i), &wb));
+                if (wa && wb) worst = fmax(worst, rel_diff(wa, wb));
+            }
+        }
+        printf("float64 %-8s: largest relative difference after 20 steps in each mode %.2e\n",
+               c == 0 ? "sgd" : (c == 1 ? "momentum" : "adamw"), worst);
+        /* plain SGD is exact; Momentum's alpha and Adam's betas and epsilon are float
+         * attributes, so float64 training sees them rounded to float32 */
+        CHECK(worst <= (c == 0 ? 1e-6 : 1e-4));
+        og_trainer_free(a);
+        og_trainer_free(b);
+        og_model_free(end);
+        og_model_free(e);
+        og_model_free(lm64);
+        og_model_free(lm);
+        og_model_free(m);
+    }
 }
 
 /* ---- allocation failures -------------------------------------------------------------- */
@@ -662,6 +769,7 @@ int main(void)
     test_hand_built();
     test_algo_mode_more();
     test_errors();
+    test_float64();
     test_alloc_failures();
     TEST_DONE();
 }
