@@ -4,7 +4,8 @@
 #   make demo     install missing dependencies, build, run onnxgrad on the shipped model
 #   make asan     the whole test suite under AddressSanitizer + UBSan (build-asan/)
 #   make fuzz     libFuzzer over load + plan (FUZZ_SECONDS, default 60)
-#   make bench    inference against onnxruntime, training steps against PyTorch (bench/)
+#   make bench    inference against onnxruntime, training steps and training throughput
+#                 against PyTorch (bench/)
 #   make format   clang-format every C file
 #   make install  install library, header, CLI, pkg-config and CMake files (PREFIX)
 BUILD ?= build
@@ -54,6 +55,7 @@ bench: setup
 	@$(MAKE) --no-print-directory build
 	python3 bench/bench_inference.py --build $(BUILD)
 	/usr/bin/python3 -W ignore bench/bench_train.py --build $(BUILD)
+	/usr/bin/python3 -W ignore bench/bench_fit.py --build $(BUILD)
 
 format:
 	clang-format -i $(C_FILES)

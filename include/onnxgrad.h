@@ -255,7 +255,8 @@ og_status og_session_run(og_session *s, const char *const *input_names,
                          const og_tensor *const *inputs, int n_inputs, og_tensor **outputs);
 
 /* Same, for a chosen subset of outputs by name: outputs[j] receives output_names[j].  Any
- * value of the graph (not only graph outputs) may be named. */
+ * value of the graph (not only graph outputs) may be named.  Only the nodes those values
+ * depend on run, and only the graph inputs they depend on must be given. */
 og_status og_session_run_named(og_session *s, const char *const *input_names,
                                const og_tensor *const *inputs, int n_inputs,
                                const char *const *output_names, int n_outputs, og_tensor **outputs);
@@ -398,12 +399,14 @@ size_t og_instance_saved_bytes(const og_instance *inst);
 typedef struct og_dataset og_dataset;
 
 typedef struct og_data_options {
-    /* CSV.  delimiter 0: ','.  no_header 0: the first line names the columns. */
+    /* CSV.  delimiter 0: ',' ('\t' for a .tsv file).  no_header 0: the first line names the
+     * columns. */
     char delimiter;
     int no_header;
-    /* Target columns: names, or 0-based indices written as decimal strings ("3") when the
-     * file has no header.  NULL: the last column.  For .npz: the array name of the targets
-     * (n_targets 1); NULL tries "y", "Y", "target", "targets", "label", "labels". */
+    /* Target columns: names, or 0-based indices written as decimal strings ("3"; with a
+     * header, a string that names no column is read as an index).  NULL: the last column
+     * (the one before it when the last is the weight column).  For .npz: the array name of
+     * the targets (n_targets 1); NULL tries "y", "Y", "target", "targets", "label", "labels". */
     const char *const *targets;
     int n_targets;
     /* Feature columns (names or indices as above).  NULL: every column that is neither a
@@ -423,15 +426,28 @@ typedef struct og_data_options {
  * a .npy file (a 2-D array whose columns are chosen by index as for a CSV without header)
  * or a .npz archive (numpy's savez or savez_compressed; arrays named as above, their first
  * dim the samples).  opts may be NULL.
- * Errors: OG_ERR_IO; OG_ERR_PARSE (a non-numeric cell: the message names line and column;
- * a ragged row; a malformed archive); OG_ERR_INVALID_ARG (a column or array that does not
- * exist, listing those that do; an empty dataset); OG_ERR_SHAPE (arrays whose sample counts
- * differ); OG_ERR_NOMEM. */
+ *  - CSV: RFC 4180 quoting (a quoted field may hold the delimiter, newlines and ""), LF or
+ *    CRLF, a UTF-8 BOM skipped, blank lines skipped, spaces around a value ignored.  A cell
+ *    is a decimal number ("-1.5e3"; "nan", "inf" too), read independently of the C locale;
+ *    an empty cell is an error.  Columns not selected are not parsed.  Features are
+ *    float32 [N, F]; targets [N] (one column) or [N, k]; weights float32 [N].
+ *  - .npy and .npz: float16/32/64, int32/64 and bool arrays (og_npy_load's dtypes).
+ *    Features and weights become float32, a features array keeps its shape ([N, 1, 8, 8]
+ *    stays so); weights must be [N].  Targets keep their shape and become float32, or int64
+ *    when target_dtype is OG_INT64 (integers and bools widened; floats must be integral).
+ * Errors: OG_ERR_IO; OG_ERR_PARSE (a non-numeric cell, or a non-integer one for int64
+ * targets: the message names line and column; a ragged row; a malformed archive);
+ * OG_ERR_INVALID_ARG (a column or array that does not exist, listing those that do; an
+ * empty dataset); OG_ERR_SHAPE (arrays whose sample counts differ, a .npy that is not 2-D);
+ * OG_ERR_TYPE (a non-integral float target in an array when target_dtype is OG_INT64);
+ * OG_ERR_UNSUPPORTED (an array dtype outside the list above, a zip method other than
+ * stored or deflate); OG_ERR_NOMEM. */
 og_status og_dataset_load(const char *path, const og_data_options *opts, const og_allocator *alloc,
                           og_dataset **out);
 
 /* A dataset holding copies of x ([N, ...]), y ([N] or [N, ...]) and w ([N], may be NULL).
- * Errors: OG_ERR_SHAPE (sample counts differ), OG_ERR_TYPE, OG_ERR_INVALID_ARG (N == 0). */
+ * Errors: OG_ERR_SHAPE (sample counts differ), OG_ERR_TYPE (x or w not float32, y neither
+ * float32 nor int64), OG_ERR_INVALID_ARG (N == 0). */
 og_status og_dataset_from_tensors(const og_tensor *x, const og_tensor *y, const og_tensor *w,
                                   const og_allocator *alloc, og_dataset **out);
 void og_dataset_free(og_dataset *d);
@@ -445,13 +461,14 @@ const og_tensor *og_dataset_weights(const og_dataset *d);
 const char *og_dataset_feature_name(const og_dataset *d, int64_t i);
 
 /* Split off the last round(fraction * N) samples of a seeded shuffle as a validation set;
- * train gets the rest.  0 < fraction < 1 and both parts non-empty, else
- * OG_ERR_INVALID_ARG. */
+ * train gets the rest, both in shuffled order.  The shuffle is Fisher-Yates driven by
+ * xoshiro256** seeded through splitmix64: the same seed gives the same split everywhere.
+ * 0 < fraction < 1 and both parts non-empty, else OG_ERR_INVALID_ARG. */
 og_status og_dataset_split(const og_dataset *d, double fraction, uint64_t seed, og_dataset **train,
                            og_dataset **val);
 
 /* Gather the samples indices[0..n-1] into new tensors (x, y, and w when the dataset has
- * weights; *w is set to NULL otherwise; w may be NULL to skip them).
+ * weights; *w is set to NULL otherwise; w may be NULL to skip them).  Indices may repeat.
  * Errors: OG_ERR_INVALID_ARG (an index out of range). */
 og_status og_dataset_batch(const og_dataset *d, const int64_t *indices, int64_t n, og_tensor **x,
                            og_tensor **y, og_tensor **w);
@@ -613,6 +630,14 @@ og_status og_trainer_step(og_trainer *t, const char *const *input_names,
 og_status og_trainer_evaluate(og_trainer *t, const char *const *input_names,
                               const og_tensor *const *inputs, int n_inputs, double *loss);
 
+/* Inference with the current weights: run the model's forward graph (Dropout off,
+ * BatchNormalization with running statistics) and return output `output` (any value of the
+ * loss model; NULL: the first output after the loss) as a new tensor.  Only the inputs that
+ * output needs must be given (no targets for a prediction). */
+og_status og_trainer_predict(og_trainer *t, const char *const *input_names,
+                             const og_tensor *const *inputs, int n_inputs, const char *output,
+                             og_tensor **out);
+
 int64_t og_trainer_step_count(const og_trainer *t);
 /* The learning rate the next step will use (NaN in algorithm mode). */
 double og_trainer_lr(const og_trainer *t);
@@ -689,7 +714,10 @@ typedef struct og_fit_event {
 typedef int (*og_fit_callback)(void *user, const og_fit_event *e);
 
 typedef struct og_fit_options {
-    int epochs;             /* 0: 1 */
+    /* Epochs to run (0: 1).  When `resume` loads a checkpoint, the total to reach instead:
+     * the run continues from the checkpoint's epoch up to `epochs`, so the same options
+     * finish an interrupted run where an uninterrupted one ends. */
+    int epochs;
     int64_t batch_size;     /* 0: 32 */
     int no_shuffle;
     const og_dataset *validation; /* may be NULL */

@@ -25,7 +25,7 @@ if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
 # python3-torch (Debian's, for /usr/bin/python3) is the independent oracle of the gradient
 # tests and exports the benchmark models.
 debs=(cmake make gcc pkg-config protobuf-c-compiler libprotobuf-c-dev libonnx-dev libopenblas-openmp-dev
-      python3-torch python3-numpy)
+      zlib1g-dev python3-torch python3-numpy)
 [ $want_fuzz = 1 ] && debs+=(clang libclang-rt-14-dev)
 missing=()
 for p in "${debs[@]}"; do
@@ -39,12 +39,12 @@ fi
 
 PY=${PYTHON:-python3}
 if ! $PY - <<PYEOF 2>/dev/null
-import numpy, onnx, onnxruntime
+import numpy, onnx, onnxruntime, sklearn
 assert onnx.__version__ == "$ONNX_VERSION", onnx.__version__
 PYEOF
 then
-  echo "setup: installing Python packages (numpy, onnx==$ONNX_VERSION, onnxruntime)"
+  echo "setup: installing Python packages (numpy, onnx==$ONNX_VERSION, onnxruntime, scikit-learn)"
   $PY -m pip install -q --disable-pip-version-check "$NUMPY_SPEC" "onnx==$ONNX_VERSION" \
-      "onnxruntime>=$ORT_VERSION"
+      "onnxruntime>=$ORT_VERSION" scikit-learn
 fi
 echo "setup: ok"

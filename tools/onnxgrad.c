@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "onnxgrad.h"
+#include "cli.h"
 
 #define MAX_IO 256
 
@@ -45,6 +46,11 @@ static const char usage[] =
     "                             compare gradients with central finite differences on a\n"
     "                             float64 copy; largest relative error per input and weight;\n"
     "                             exit 1 above T (default 1e-4)\n"
+    "  train MODEL --data FILE --loss L [--optimizer O] [--lr X] [--epochs N]\n"
+    "       [--batch-size B] [--val-split F] [--checkpoint FILE] [--resume] -o OUT.onnx\n"
+    "                             train the weights; write the trained model, OUT.csv (losses\n"
+    "                             per epoch) and OUT.svg (their plot); see 'onnxgrad train\n"
+    "                             --help' for every option\n"
     "  help                       this text\n"
     "  version                    the version\n"
     "\n"
@@ -61,13 +67,13 @@ static const char usage[] =
     "Exit status: 0 on success, 1 on error (one line on stderr), 2 on bad usage.\n";
 
 /* The library's messages already name the file, node and value concerned. */
-static int fail(void)
+int cli_fail(void)
 {
     fprintf(stderr, "onnxgrad: %s\n", og_last_error());
     return 1;
 }
 
-static int bad_usage(const char *msg)
+int cli_bad_usage(const char *msg)
 {
     fprintf(stderr, "onnxgrad: %s (see 'onnxgrad help')\n", msg);
     return 2;
@@ -91,9 +97,9 @@ static void print_shape(og_dtype dt, int rank, const int64_t *dims, const char *
 
 static int cmd_info(int argc, char **argv)
 {
-    if (argc != 1) return bad_usage("info takes one model path");
+    if (argc != 1) return cli_bad_usage("info takes one model path");
     og_model *m = NULL;
-    if (og_model_load_file_any_op(argv[0], NULL, &m)) return fail();
+    if (og_model_load_file_any_op(argv[0], NULL, &m)) return cli_fail();
     printf("model: %s\n", argv[0]);
     printf("ir_version: %lld\n", (long long)og_model_ir_version(m));
     printf("opsets:");
@@ -225,10 +231,10 @@ static int parse_job(job *j, int argc, char **argv, unsigned allowed)
     bool want_out_dir = (allowed & OPT_OUT_DIR) != 0;
     for (int i = 0; i < argc; i++) {
         if ((allowed & OPT_GRAD) && strcmp(argv[i], "--grad-output") == 0) {
-            if (++i >= argc) return bad_usage("--grad-output needs NAME=FILE.npy");
+            if (++i >= argc) return cli_bad_usage("--grad-output needs NAME=FILE.npy");
             char *eq = strchr(argv[i], '=');
-            if (!eq) return bad_usage("--grad-output needs NAME=FILE.npy");
-            if (j->n_go == MAX_IO) return bad_usage("too many --grad-output");
+            if (!eq) return cli_bad_usage("--grad-output needs NAME=FILE.npy");
+            if (j->n_go == MAX_IO) return cli_bad_usage("too many --grad-output");
             *eq = 0;
             j->go_names[j->n_go] = argv[i];
             j->go_files[j->n_go++] = eq + 1;
@@ -241,8 +247,9 @@ static int parse_job(job *j, int argc, char **argv, unsigned allowed)
         if ((allowed & OPT_EXPORT) &&
             (strcmp(argv[i], "--prefix") == 0 || strcmp(argv[i], "--suffix") == 0)) {
             const char *opt = argv[i];
-            if (++i >= argc) return bad_usage("--prefix and --suffix need a value");
-            if (strchr(argv[i], '/')) return bad_usage("--prefix and --suffix may not contain '/'");
+            if (++i >= argc) return cli_bad_usage("--prefix and --suffix need a value");
+            if (strchr(argv[i], '/'))
+                return cli_bad_usage("--prefix and --suffix may not contain '/'");
             if (strcmp(opt, "--prefix") == 0)
                 j->prefix = argv[i];
             else
@@ -250,24 +257,24 @@ static int parse_job(job *j, int argc, char **argv, unsigned allowed)
             continue;
         }
         if ((allowed & (OPT_GRAD | OPT_CHECK | OPT_EXPORT)) && strcmp(argv[i], "--weights") == 0) {
-            if (++i >= argc) return bad_usage("--weights needs a comma-separated list");
+            if (++i >= argc) return cli_bad_usage("--weights needs a comma-separated list");
             j->has_weights = true;
             for (char *tok = strtok(argv[i], ","); tok; tok = strtok(NULL, ",")) {
-                if (j->n_weights == MAX_IO) return bad_usage("too many weights");
+                if (j->n_weights == MAX_IO) return cli_bad_usage("too many weights");
                 j->weights[j->n_weights++] = tok;
             }
             continue;
         }
         if ((allowed & OPT_CHECK) && strcmp(argv[i], "--tolerance") == 0) {
-            if (++i >= argc) return bad_usage("--tolerance needs a number");
+            if (++i >= argc) return cli_bad_usage("--tolerance needs a number");
             char *end;
             j->tolerance = strtod(argv[i], &end);
-            if (*end || !(j->tolerance > 0)) return bad_usage("--tolerance needs a number > 0");
+            if (*end || !(j->tolerance > 0)) return cli_bad_usage("--tolerance needs a number > 0");
             continue;
         }
         if (strcmp(argv[i], "--input") == 0 || strcmp(argv[i], "-i") == 0) {
-            if (++i >= argc) return bad_usage("--input needs NAME=FILE.npy");
-            if (j->n_in == MAX_IO) return bad_usage("too many --input");
+            if (++i >= argc) return cli_bad_usage("--input needs NAME=FILE.npy");
+            if (j->n_in == MAX_IO) return cli_bad_usage("too many --input");
             char *eq = strchr(argv[i], '=');
             if (eq) {
                 *eq = 0;
@@ -280,18 +287,18 @@ static int parse_job(job *j, int argc, char **argv, unsigned allowed)
             j->n_in++;
         } else if (strcmp(argv[i], "--threads") == 0 || strcmp(argv[i], "-n") == 0) {
             const char *opt = argv[i];
-            if (++i >= argc) return bad_usage("--threads and -n need a number");
+            if (++i >= argc) return cli_bad_usage("--threads and -n need a number");
             char *end;
             long t = strtol(argv[i], &end, 10);
             if (*end || t < 0 || t > 1000000)
-                return bad_usage("--threads and -n need a number >= 0");
+                return cli_bad_usage("--threads and -n need a number >= 0");
             if (strcmp(opt, "-n") == 0)
                 j->iters = (int)t;
             else
                 j->threads = (int)t;
         } else if (want_out_dir &&
                    (strcmp(argv[i], "-o") == 0 || strcmp(argv[i], "--output-dir") == 0)) {
-            if (++i >= argc) return bad_usage("-o needs a folder");
+            if (++i >= argc) return cli_bad_usage("-o needs a folder");
             j->out_dir = argv[i];
         } else if (argv[i][0] == '-') {
             fprintf(stderr, "onnxgrad: unknown option '%s' (see 'onnxgrad help')\n", argv[i]);
@@ -299,18 +306,18 @@ static int parse_job(job *j, int argc, char **argv, unsigned allowed)
         } else if (!j->model_path) {
             j->model_path = argv[i];
         } else {
-            return bad_usage("one model path only");
+            return cli_bad_usage("one model path only");
         }
     }
-    if (!j->model_path) return bad_usage("a model path is needed");
-    if (want_out_dir && !j->out_dir) return bad_usage("this command needs -o DIR");
+    if (!j->model_path) return cli_bad_usage("a model path is needed");
+    if (want_out_dir && !j->out_dir) return cli_bad_usage("this command needs -o DIR");
     return 0;
 }
 
 /* Load the model and the inputs, create the session. */
 static int open_job(job *j)
 {
-    if (og_model_load_file(j->model_path, NULL, &j->m)) return fail();
+    if (og_model_load_file(j->model_path, NULL, &j->m)) return cli_fail();
     for (int i = 0; i < j->n_in; i++) {
         if (!j->in_names[i]) {
             if (og_model_input_count(j->m) != 1) {
@@ -322,11 +329,11 @@ static int open_job(job *j)
             }
             j->in_names[i] = og_model_input_name(j->m, 0);
         }
-        if (og_npy_load(j->in_files[i], NULL, &j->inputs[i])) return fail();
+        if (og_npy_load(j->in_files[i], NULL, &j->inputs[i])) return cli_fail();
     }
     og_session_options opts = {0};
     opts.threads = j->threads;
-    if (og_session_create(j->m, &opts, &j->s)) return fail();
+    if (og_session_create(j->m, &opts, &j->s)) return cli_fail();
     if (og_model_output_count(j->m) > MAX_IO) {
         fprintf(stderr, "onnxgrad: the model has more than %d outputs\n", MAX_IO);
         return 1;
@@ -411,7 +418,7 @@ static int cmd_run(int argc, char **argv)
     if (rc) return rc;
     rc = open_job(&j);
     if (!rc && og_session_run(j.s, j.in_names, (const og_tensor *const *)j.inputs, j.n_in, outputs))
-        rc = fail();
+        rc = cli_fail();
     const char *names[MAX_IO];
     for (int k = 0; k < og_model_output_count(j.m); k++) names[k] = og_model_output_name(j.m, k);
     if (!rc) rc = write_tensors(names, outputs, og_model_output_count(j.m), j.out_dir);
@@ -481,12 +488,12 @@ static int cmd_bench(int argc, char **argv)
     og_instance *inst = NULL;
     int rc = parse_job(&j, argc, argv, OPT_BENCH | OPT_GRAD);
     if (rc) return rc;
-    if (j.iters < 1) return bad_usage("-n must be at least 1");
+    if (j.iters < 1) return cli_bad_usage("-n must be at least 1");
     rc = open_job(&j);
     int n_out = j.m ? og_model_output_count(j.m) : 0, n_res = 0;
     if (!rc && j.train) {
         og_grad_options o = grad_options(&j);
-        if (og_grad_create(j.m, &o, &g) || og_grad_new_instance(g, &inst)) rc = fail();
+        if (og_grad_create(j.m, &o, &g) || og_grad_new_instance(g, &inst)) rc = cli_fail();
         n_res = g ? og_grad_input_count(g) + og_grad_weight_count(g) : 0;
         if (!rc && (n_res > MAX_IO || og_grad_output_count(g) > MAX_IO)) {
             fprintf(stderr, "onnxgrad: more than %d gradients\n", MAX_IO);
@@ -503,7 +510,7 @@ static int cmd_bench(int argc, char **argv)
     for (int it = -warmup; !rc && it < j.iters; it++) {
         double t0 = now_ms();
         if (bench_step(&j, inst, n_out, n_res)) {
-            rc = fail();
+            rc = cli_fail();
             break;
         }
         if (it >= 0) times[it] = now_ms() - t0;
@@ -548,7 +555,7 @@ static int load_seeds(const job *j, const og_grad *g, og_tensor **seeds)
             fprintf(stderr, "onnxgrad: --grad-output %s: no such output\n", j->go_names[k]);
             return 1;
         }
-        if (og_npy_load(j->go_files[k], NULL, &seeds[idx])) return fail();
+        if (og_npy_load(j->go_files[k], NULL, &seeds[idx])) return cli_fail();
     }
     return 0;
 }
@@ -562,7 +569,7 @@ static int cmd_grad(int argc, char **argv)
     if (rc) return rc;
     rc = open_job(&j);
     og_grad_options o = grad_options(&j);
-    if (!rc && og_grad_create(j.m, &o, &g)) rc = fail();
+    if (!rc && og_grad_create(j.m, &o, &g)) rc = cli_fail();
     int no = g ? og_grad_output_count(g) : 0;
     int nr = g ? og_grad_input_count(g) + og_grad_weight_count(g) : 0;
     if (!rc && (no > MAX_IO || nr > MAX_IO)) {
@@ -572,7 +579,7 @@ static int cmd_grad(int argc, char **argv)
     if (!rc) rc = load_seeds(&j, g, seeds);
     if (!rc && og_grad_run(g, j.in_names, (const og_tensor *const *)j.inputs, j.n_in,
                            (const og_tensor *const *)seeds, outs, grads))
-        rc = fail();
+        rc = cli_fail();
     if (!rc) {
         const char *names[3 * MAX_IO];
         og_tensor *all[3 * MAX_IO];
@@ -608,14 +615,14 @@ static int cmd_export(int argc, char **argv)
     og_grad *g = NULL;
     int rc = parse_job(&j, argc, argv, OPT_OUT_DIR | OPT_EXPORT);
     if (rc) return rc;
-    if (og_model_load_file(j.model_path, NULL, &j.m)) return fail();
+    if (og_model_load_file(j.model_path, NULL, &j.m)) return cli_fail();
     og_grad_options o = grad_options(&j);
-    if (og_grad_create(j.m, &o, &g)) rc = fail();
+    if (og_grad_create(j.m, &o, &g)) rc = cli_fail();
     if (!rc && make_dir(j.out_dir) != 0) {
         fprintf(stderr, "onnxgrad: cannot create folder '%s': %s\n", j.out_dir, strerror(errno));
         rc = 1;
     }
-    if (!rc && og_grad_save_graphs(g, j.out_dir, j.prefix, j.suffix)) rc = fail();
+    if (!rc && og_grad_save_graphs(g, j.out_dir, j.prefix, j.suffix)) rc = cli_fail();
     if (!rc) {
         const char *p = j.prefix ? j.prefix : "", *s = j.suffix ? j.suffix : "";
         printf("%s/%straining%s.onnx: training graph (%d nodes)\n", j.out_dir, p, s,
@@ -680,11 +687,11 @@ static int cmd_check(int argc, char **argv)
     int rc = parse_job(&j, argc, argv, OPT_CHECK);
     if (rc) return rc;
     rc = open_job(&j);
-    if (!rc && og_model_convert_float64(j.m, &m64)) rc = fail();
+    if (!rc && og_model_convert_float64(j.m, &m64)) rc = cli_fail();
     for (int i = 0; !rc && i < j.n_in; i++)
-        if (to_double(j.inputs[i], &x64[i])) rc = fail();
+        if (to_double(j.inputs[i], &x64[i])) rc = cli_fail();
     og_grad_options o = grad_options(&j);
-    if (!rc && og_grad_create(m64, &o, &g)) rc = fail();
+    if (!rc && og_grad_create(m64, &o, &g)) rc = cli_fail();
     int no = g ? og_grad_output_count(g) : 0, ni = g ? og_grad_input_count(g) : 0;
     int nw = g ? og_grad_weight_count(g) : 0;
     if (!rc && (no > MAX_IO || ni + nw > MAX_IO)) {
@@ -694,7 +701,7 @@ static int cmd_check(int argc, char **argv)
     /* random seeds r_j, shaped like the outputs */
     og_session_options so = {0};
     so.threads = j.threads;
-    if (!rc && og_session_create(og_grad_training_model(g), &so, &fs)) rc = fail();
+    if (!rc && og_session_create(og_grad_training_model(g), &so, &fs)) rc = cli_fail();
     const char *onames[MAX_IO];
     for (int k = 0; k < no; k++) onames[k] = og_grad_output_name(g, k);
     if (!rc) {
@@ -702,13 +709,13 @@ static int cmd_check(int argc, char **argv)
         if (og_session_create(m64, &so, &plain) ||
             og_session_run_named(plain, j.in_names, (const og_tensor *const *)x64, j.n_in, onames,
                                  no, outs))
-            rc = fail();
+            rc = cli_fail();
         og_session_free(plain);
         uint64_t state = 12345;
         for (int k = 0; !rc && k < no; k++) {
             if (og_tensor_create(og_tensor_dtype(outs[k]), og_tensor_rank(outs[k]),
                                  og_tensor_dims(outs[k]), NULL, &r[k])) {
-                rc = fail();
+                rc = cli_fail();
                 break;
             }
             if (og_tensor_dtype(r[k]) == OG_DOUBLE) {
@@ -721,7 +728,7 @@ static int cmd_check(int argc, char **argv)
     }
     if (!rc && og_grad_run(g, j.in_names, (const og_tensor *const *)x64, j.n_in,
                            (const og_tensor *const *)r, outs, grads))
-        rc = fail();
+        rc = cli_fail();
     /* bind: inputs, then every trained weight (overridable in the training graph), then
      * the seeds the training graph requires */
     int nb = 0;
@@ -734,7 +741,7 @@ static int cmd_check(int argc, char **argv)
         const char *wn = og_grad_weight_name(g, k);
         for (int q = 0; q < og_model_initializer_count(tm); q++)
             if (strcmp(og_model_initializer_name(tm, q), wn) == 0) {
-                if (to_double(og_model_initializer(tm, q), &bound[nb])) rc = fail();
+                if (to_double(og_model_initializer(tm, q), &bound[nb])) rc = cli_fail();
                 bnames[nb++] = wn;
             }
     }
@@ -764,11 +771,11 @@ static int cmd_check(int argc, char **argv)
             double x0 = x[i], eps = 1e-6 * fmax(1.0, fabs(x0)), lp, lm;
             x[i] = x0 + eps;
             if (objective(fs, bnames, (const og_tensor *const *)bound, nb, onames, r, no, &lp))
-                rc = fail();
+                rc = cli_fail();
             x[i] = x0 - eps;
             if (!rc &&
                 objective(fs, bnames, (const og_tensor *const *)bound, nb, onames, r, no, &lm))
-                rc = fail();
+                rc = cli_fail();
             x[i] = x0;
             double fd = (lp - lm) / (2 * eps);
             double den = fmax(fmax(fabs(fd), fabs(ga[i])), fmax(1e-3 * scale, 1e-10));
@@ -817,7 +824,7 @@ int main(int argc, char **argv)
     }
     for (int i = 2; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(usage, stdout);
+            fputs(strcmp(cmd, "train") == 0 ? cli_train_usage : usage, stdout);
             return 0;
         }
     if (strcmp(cmd, "info") == 0) return cmd_info(argc - 2, argv + 2);
@@ -826,6 +833,7 @@ int main(int argc, char **argv)
     if (strcmp(cmd, "grad") == 0) return cmd_grad(argc - 2, argv + 2);
     if (strcmp(cmd, "check") == 0) return cmd_check(argc - 2, argv + 2);
     if (strcmp(cmd, "export") == 0) return cmd_export(argc - 2, argv + 2);
+    if (strcmp(cmd, "train") == 0) return cli_train(argc - 2, argv + 2);
     fprintf(stderr, "onnxgrad: unknown command '%s' (see 'onnxgrad help')\n", cmd);
     return 2;
 }

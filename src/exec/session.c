@@ -436,11 +436,41 @@ og_status og_session_run_named(og_session *s, const char *const *input_names,
             break;
         }
     }
+    /* only the nodes the wanted values depend on run; only their inputs must be given */
+    const og_graph *g = s->g;
+    bool *need = og_calloc(s->alloc, (size_t)g->n_values + 1, sizeof *need);
+    bool *run = og_calloc(s->alloc, (size_t)g->n_nodes + 1, sizeof *run);
+    if (!st && (!need || !run)) st = og_error(OG_ERR_NOMEM, "out of memory");
+    for (int j = 0; !st && j < n_outputs; j++) need[want[j]] = true;
+    for (int i = g->n_nodes - 1; !st && i >= 0; i--) {
+        const og_node *n = &g->nodes[i];
+        for (int k = 0; k < n->n_out && !run[i]; k++) run[i] = n->out[k] >= 0 && need[n->out[k]];
+        for (int k = 0; run[i] && k < n->n_in; k++)
+            if (n->in[k] >= 0) need[n->in[k]] = true;
+    }
+    bool names_known = true; /* else og_session_exec reports the unknown name */
+    for (int k = 0; k < n_inputs && names_known; k++) {
+        bool found = false;
+        for (int i = 0; i < g->n_inputs && !found; i++)
+            found = input_names && input_names[k] &&
+                    strcmp(g->values[g->inputs[i]].name, input_names[k]) == 0;
+        names_known = found;
+    }
+    for (int i = 0; !st && names_known && i < g->n_inputs; i++) {
+        const og_value *v = &g->values[g->inputs[i]];
+        bool given = false;
+        for (int k = 0; k < n_inputs && !given; k++)
+            given = input_names && input_names[k] && strcmp(input_names[k], v->name) == 0;
+        if (v->kind == OG_VALUE_INPUT && need[g->inputs[i]] && !given)
+            st = og_error(OG_ERR_INVALID_ARG, "input '%s' is missing", v->name);
+    }
     if (!st) {
         og_exec_req r = {input_names, inputs, n_inputs, NULL,      NULL,
-                         0,           NULL,   want,     n_outputs, outputs};
+                         0,           run,    want,     n_outputs, outputs};
         st = og_session_exec(s, &r);
     }
+    og_free(s->alloc, need);
+    og_free(s->alloc, run);
     og_free(s->alloc, want);
     return st;
 }

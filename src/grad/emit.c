@@ -35,6 +35,13 @@ bool og_gb_wants(const og_gb *b, const og_node *n, int i)
 
 const og_value *og_gb_value(const og_gb *b, int v) { return &b->g->values[v]; }
 int64_t og_gb_opset(const og_gb *b) { return b->opset; }
+
+const og_node *og_gb_producer(const og_gb *b, int v)
+{
+    if (v < 0 || v >= b->n_state) return NULL;
+    int p = b->g->values[v].producer;
+    return p >= 0 && p < b->g->n_nodes ? &b->g->nodes[p] : NULL;
+}
 const og_allocator *og_gb_alloc(const og_gb *b) { return b->a; }
 int og_gb_last(const og_gb *b) { return b->st ? -1 : b->last_node; }
 

@@ -152,11 +152,11 @@ double og_optim_slot_init(const og_optimizer_options *o, int i)
         {                                                                                          \
             T x = w[i] * decay;                                                                    \
             T d = g[i] * gs + wd * x;                                                              \
-            T mi = b1 * m[i] + (1 - b1) * d;                                                       \
+            T mi = m[i] + (1 - b1) * (d - m[i]); /* PyTorch's lerp */                              \
             T vi = b2 * v[i] + (1 - b2) * d * d;                                                   \
             m[i] = mi;                                                                             \
             v[i] = vi;                                                                             \
-            w[i] = x - step * mi / (SQRT(vi) / bc2s + eps);                                        \
+            w[i] = x - step * (mi / (SQRT(vi) / bc2s + eps));                                      \
         }                                                                                          \
     }                                                                                              \
     static void adagrad_##T(T *restrict w, const T *restrict g, T *restrict h, int64_t n, T lr,    \

@@ -292,6 +292,26 @@ og_status og_trainer_evaluate(og_trainer *t, const char *const *input_names,
     return st;
 }
 
+og_status og_trainer_predict(og_trainer *t, const char *const *input_names,
+                             const og_tensor *const *inputs, int n_inputs, const char *output,
+                             og_tensor **out)
+{
+    if (!out) return og_error(OG_ERR_INVALID_ARG, "og_trainer_predict: out is NULL");
+    *out = NULL;
+    if (!t) return og_error(OG_ERR_INVALID_ARG, "og_trainer_predict: NULL trainer");
+    og_status st = check_args("og_trainer_predict", input_names, inputs, n_inputs);
+    if (st) return st;
+    const og_graph *g = t->model->graph;
+    if (!output) {
+        for (int i = 0; i < g->n_outputs && !output; i++)
+            if (strcmp(g->values[g->outputs[i]].name, t->loss_name) != 0)
+                output = g->values[g->outputs[i]].name;
+        if (!output)
+            return og_error(OG_ERR_INVALID_ARG, "the model has no output besides the loss");
+    }
+    return og_trainer_run_eval(t, input_names, inputs, n_inputs, output, out);
+}
+
 int64_t og_trainer_step_count(const og_trainer *t) { return t ? t->step : 0; }
 double og_trainer_lr(const og_trainer *t)
 {

@@ -1,6 +1,6 @@
 """Small models for the training tests (tests/unit/test_train.c, tests/train/).
 
-python3 tests/data/train/make_models.py  ->  linreg.onnx, mlp3.onnx beside this file.
+python3 tests/data/train/make_models.py  ->  linreg.onnx, mlp3.onnx, digits_mlp.onnx beside this file.
 """
 import os
 
@@ -52,6 +52,27 @@ def mlp3():
     save(g, "mlp3.onnx")
 
 
+def digits_mlp():
+    # 64 pixels -> 64 ReLU -> 10 class logits, He initialization
+    rng = np.random.default_rng(1)
+    inits = [
+        numpy_helper.from_array((rng.standard_normal((64, 64)) * np.sqrt(2 / 64)).astype(np.float32), "W1"),
+        numpy_helper.from_array(np.zeros(64, np.float32), "B1"),
+        numpy_helper.from_array((rng.standard_normal((64, 10)) * np.sqrt(2 / 64)).astype(np.float32), "W2"),
+        numpy_helper.from_array(np.zeros(10, np.float32), "B2"),
+    ]
+    g = helper.make_graph(
+        [helper.make_node("Gemm", ["X", "W1", "B1"], ["H"]),
+         helper.make_node("Relu", ["H"], ["R"]),
+         helper.make_node("Gemm", ["R", "W2", "B2"], ["logits"])],
+        "digits_mlp",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["N", 64])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", 10])],
+        inits)
+    save(g, "digits_mlp.onnx")
+
+
 if __name__ == "__main__":
     linreg()
     mlp3()
+    digits_mlp()

@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# `onnxgrad train`: usage, CSV/.npy data, history and plot, bad input with clear messages,
+# a diverging run stopped with its step and its checkpoint kept, bit-exact resume.
+set -u
+cli=$1
+model=tests/data/train/linreg.onnx
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+fails=0; checks=0
+check() { # check DESCRIPTION CONDITION...
+  local what=$1; shift
+  checks=$((checks + 1))
+  if ! "$@"; then echo "FAIL: $what"; fails=$((fails + 1)); fi
+}
+
+python3 - "$tmp" <<'PY'
+import sys, numpy as np
+d = sys.argv[1]
+rng = np.random.default_rng(0)
+x = rng.uniform(-2, 2, (200, 3))
+y = x @ [1.5, -2.0, 0.5] + 0.75 + rng.uniform(-0.1, 0.1, 200)
+w = rng.uniform(0.5, 2, 200)
+with open(d + "/lin.csv", "w") as f:
+    f.write("a,b,c,w,y\n")
+    for r, t, s in zip(x, y, w):
+        f.write("%.17g,%.17g,%.17g,%.17g,%.17g\n" % (r[0], r[1], r[2], s, t))
+np.save(d + "/lin.npy", np.c_[x, y].astype(np.float32))
+A = np.c_[x, np.ones(200)]
+np.save(d + "/ls.npy", np.linalg.lstsq(A, y, rcond=None)[0])
+open(d + "/bad.csv", "w").write("a,b,c,y\n1,2,3,4\n1,abc,3,4\n")
+open(d + "/empty.csv", "w").write("a,b,c,y\n")
+open(d + "/two.csv", "w").write("a,b,y\n1,2,3\n4,5,6\n")
+PY
+
+"$cli" train --help >"$tmp/help"; check "train --help exits 0" test $? = 0
+check "train --help lists the optimizers" grep -q "nesterov | adam | adamw | adagrad" "$tmp/help"
+"$cli" help | grep -q "train MODEL --data FILE"; check "help lists train" test $? = 0
+"$cli" train $model --data "$tmp/lin.csv" -o "$tmp/x.onnx" 2>"$tmp/err"
+check "train without --loss exits 2" test $? = 2
+check "the usage error names the losses" grep -q "cross-entropy" "$tmp/err"
+"$cli" train $model --data "$tmp/lin.csv" --loss mse --optimizer rmsprop -o "$tmp/x.onnx" 2>"$tmp/err"
+check "unknown optimizer exits 2" test $? = 2
+check "unknown optimizer is listed" grep -q "unknown optimizer 'rmsprop'" "$tmp/err"
+
+# CSV with header, chosen columns, sample weights, momentum: converges to least squares
+"$cli" train $model --data "$tmp/lin.csv" --target y --features a,b,c --loss mse \
+  --optimizer nesterov --lr 0.05 --epochs 40 --batch-size 20 --val-split 0.2 --seed 3 \
+  -o "$tmp/trained.onnx" >"$tmp/out"
+check "train on a CSV exits 0" test $? = 0
+check "per-epoch lines with the validation loss" grep -q "epoch 40/40  train loss .*  val loss" "$tmp/out"
+check "the history OUT.csv has a header and 40 rows" test "$(wc -l <"$tmp/trained.csv")" = 41
+check "the history header" grep -q "^epoch,train_loss,val_loss,val_accuracy,seconds$" "$tmp/trained.csv"
+check "the plot OUT.svg" grep -q "<polyline" "$tmp/trained.svg"
+check "the plot has both curves" test "$(grep -c "<polyline" "$tmp/trained.svg")" = 2
+python3 - "$tmp" <<'PY'
+import sys, numpy as np, onnx
+from onnx import numpy_helper
+d = sys.argv[1]
+m = onnx.load(d + "/trained.onnx")
+assert [i.name for i in m.graph.input] == ["X"] and [o.name for o in m.graph.output] == ["Y"]
+w = {t.name: numpy_helper.to_array(t) for t in m.graph.initializer}
+got = np.r_[w["W"].ravel(), w["B"].ravel()]
+ls = np.load(d + "/ls.npy")
+print("CSV training: coefficients", got, "least squares", ls)
+assert np.abs(got - ls).max() < 2e-2, np.abs(got - ls).max()
+PY
+check "trained coefficients near least squares" test $? = 0
+
+# .npy: columns by index, default target = last column
+"$cli" train $model --data "$tmp/lin.npy" --loss huber --optimizer adam --lr 0.05 --epochs 2 \
+  -q -o "$tmp/npy.onnx"
+check "train on a .npy exits 0" test $? = 0
+check "the .npy run wrote its model" test -s "$tmp/npy.onnx"
+
+# sample weights from a column
+"$cli" train $model --data "$tmp/lin.csv" --target y --weight-column w --loss mae --epochs 2 \
+  -q -o "$tmp/w.onnx"
+check "train with a weight column exits 0" test $? = 0
+
+# bad input
+"$cli" train $model --data "$tmp/lin.csv" --target nope --loss mse -o "$tmp/x.onnx" 2>"$tmp/err"
+check "missing column exits 1" test $? = 1
+check "missing column lists the columns" grep -q "'nope'" "$tmp/err"
+"$cli" train $model --data "$tmp/bad.csv" --loss mse -o "$tmp/x.onnx" 2>"$tmp/err"
+check "non-numeric cell exits 1" test $? = 1
+check "non-numeric cell names line 3" grep -q "line 3" "$tmp/err"
+"$cli" train $model --data "$tmp/empty.csv" --loss mse -o "$tmp/x.onnx" 2>"$tmp/err"
+check "empty dataset exits 1" test $? = 1
+check "empty dataset says so" grep -qi "empty\|no sample\|no row" "$tmp/err"
+"$cli" train $model --data "$tmp/two.csv" --loss mse -o "$tmp/x.onnx" 2>"$tmp/err"
+check "shape mismatch exits 1" test $? = 1
+check "shape mismatch names the input" grep -q "'X'" "$tmp/err"
+"$cli" train $model --data "$tmp/lin.csv" --target y --loss cross-entropy -o "$tmp/x.onnx" 2>"$tmp/err"
+check "float labels for cross-entropy exit 1" test $? = 1
+
+# divergence: the step is named, the last finished epoch's checkpoint stays loadable
+"$cli" train $model --data "$tmp/lin.csv" --target y --features a,b,c --loss mse --lr 3 \
+  --epochs 50 --batch-size 20 --checkpoint "$tmp/div.ckpt" -q -o "$tmp/div.onnx" 2>"$tmp/err"
+check "a diverging run exits 1" test $? = 1
+check "a diverging run names the step" grep -q "step [0-9]*: the loss is" "$tmp/err"
+check "a diverging run keeps its checkpoint" test -s "$tmp/div.ckpt"
+check "and says so" grep -q "last finished epoch" "$tmp/err"
+check "no model is written" test ! -e "$tmp/div.onnx"
+
+# resume: 3 epochs, then 3 more from the checkpoint == 6 epochs uninterrupted, bit for bit
+common=(--data "$tmp/lin.csv" --target y --features a,b,c --loss mse --optimizer adam --lr 0.02
+        --batch-size 16 --seed 7 --threads 1 -q)
+"$cli" train $model "${common[@]}" --epochs 6 -o "$tmp/full.onnx"
+check "uninterrupted run exits 0" test $? = 0
+"$cli" train $model "${common[@]}" --epochs 3 --checkpoint "$tmp/r.ckpt" -o "$tmp/half.onnx"
+check "the interrupted run differs" bash -c "! cmp -s '$tmp/full.onnx' '$tmp/half.onnx'"
+"$cli" train $model "${common[@]}" --epochs 6 --checkpoint "$tmp/r.ckpt" --resume -o "$tmp/resumed.onnx"
+check "resumed run exits 0" test $? = 0
+check "resumed weights equal the uninterrupted run's bit for bit" cmp -s "$tmp/full.onnx" "$tmp/resumed.onnx"
+check "the resumed history starts at epoch 4" grep -q "^4," "$tmp/resumed.csv"
+check "and not earlier" test "$(grep -c '^[123],' "$tmp/resumed.csv")" = 0
+
+echo "$checks checks, $fails failed"
+test $fails = 0

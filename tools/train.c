@@ -1,0 +1,680 @@
+/*
+ * train.c: `onnxgrad train`: a loss and an optimizer on a dataset, with progress, a CSV of
+ * the losses per epoch, an SVG plot of them, checkpoints and the trained model.
+ */
+#define _POSIX_C_SOURCE 200809L
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "cli.h"
+#include "onnxgrad.h"
+
+const char cli_train_usage[] =
+    "usage: onnxgrad train MODEL --data FILE --loss L [options] -o OUT.onnx\n"
+    "\n"
+    "Train MODEL's weights on FILE and write the trained inference model to OUT.onnx, the\n"
+    "losses per epoch to OUT.csv and their plot to OUT.svg (OUT is OUT.onnx without .onnx).\n"
+    "\n"
+    "Data:\n"
+    "  --data FILE              .csv (header line of column names), .npy (2-D) or .npz\n"
+    "  --target COL[,COL]       target column(s) (name, or 0-based index without header;\n"
+    "                           .npz: array name); default: the last column (.npz: y)\n"
+    "  --features A,B,...       feature columns (.npz: the array); default: the others\n"
+    "  --weight-column C        per-sample weights (the loss gets a sample-weight input)\n"
+    "  --delimiter C            CSV delimiter (default ',')   --no-header  CSV without header\n"
+    "  --val-split F            hold out a fraction F of the samples for validation\n"
+    "  --val-data FILE          validation data (same columns) instead of --val-split\n"
+    "\n"
+    "Loss:\n"
+    "  --loss L                 mse | mae | elastic | huber | log (binary, on logits) |\n"
+    "                           cross-entropy (softmax, on logits) | nll (on log-probs)\n"
+    "  --model-output NAME      the output compared with the targets (default: the first)\n"
+    "  --reduction mean|sum     (default mean)      --l1-ratio R  elastic (default 0.5)\n"
+    "  --delta D                huber (default 1)   --l1 X, --l2 X  weight penalties\n"
+    "\n"
+    "Optimizer:\n"
+    "  --optimizer O            sgd | momentum | nesterov | adam | adamw | adagrad\n"
+    "                           (default sgd; momentum and nesterov: sgd, momentum 0.9)\n"
+    "  --lr X                   learning rate (default: 0.01, adam/adamw 0.001)\n"
+    "  --momentum M  --beta1 B  --beta2 B  --eps E  --weight-decay W  --lr-decay D\n"
+    "  --clip-norm C            clip gradients to a global L2 norm C\n"
+    "  --schedule S             constant | optimal | invscaling (scikit-learn's) | linear |\n"
+    "                           cosine (after --warmup N steps, down to --min-lr X at the\n"
+    "                           end) | step (x --gamma G every --step-size N steps)\n"
+    "  --alpha A  --power-t P   optimal / invscaling parameters\n"
+    "  --weights A,B            weights to train (default: every float initializer)\n"
+    "\n"
+    "Loop:\n"
+    "  --epochs N (default 10)  --batch-size B (default 32)  --seed S (default 0)\n"
+    "  --no-shuffle             keep the data order\n"
+    "  --checkpoint FILE        save weights + optimizer state after every epoch (atomic)\n"
+    "  --resume                 continue from --checkpoint when it exists\n"
+    "  --threads N              worker threads (default: one per core)\n"
+    "  --history FILE.csv  --plot FILE.svg   override the default file names\n"
+    "  -q, --quiet              no progress output\n"
+    "\n"
+    "A NaN or infinite loss stops training with the step number (exit 1); the checkpoint\n"
+    "of the last finished epoch is kept.\n";
+
+#define MAX_LIST   64
+#define MAX_EPOCHS 100000
+
+typedef struct history {
+    int n, cap, first; /* first: 0-based epoch of entry 0 */
+    double *train, *val, *acc, *secs;
+} history;
+
+typedef struct progress {
+    bool tty, quiet, classes;
+    int epochs;
+    double start, last_draw;
+    history h;
+    og_trainer *t;
+    const og_dataset *val;
+    const char *input;
+    og_status st;
+} progress;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static int split_list(char *s, const char **out, int cap)
+{
+    int n = 0;
+    for (char *tok = strtok(s, ","); tok && n < cap; tok = strtok(NULL, ",")) out[n++] = tok;
+    return n;
+}
+
+static const char *hms(double s, char *buf, size_t size)
+{
+    long t = s > 0 && s < 1e8 ? (long)(s + 0.5) : 0;
+    if (t >= 3600)
+        snprintf(buf, size, "%ld:%02ld:%02ld", t / 3600, t / 60 % 60, t % 60);
+    else
+        snprintf(buf, size, "%ld:%02ld", t / 60, t % 60);
+    return buf;
+}
+
+/* Classification accuracy of the current weights on the validation set (argmax over axis
+ * 1 of the model output against int64 labels). */
+static double accuracy(progress *p)
+{
+    const og_tensor *x = og_dataset_features(p->val), *y = og_dataset_targets(p->val);
+    og_tensor *scores = NULL;
+    const char *names[1] = {p->input};
+    double acc = NAN;
+    if (og_trainer_predict(p->t, names, &x, 1, NULL, &scores) != OG_OK) return NAN;
+    const int64_t *dims = og_tensor_dims(scores);
+    int64_t n = dims[0], c = og_tensor_rank(scores) == 2 ? dims[1] : 0;
+    if (c > 0 && n == og_tensor_numel(y) && og_tensor_dtype(scores) == OG_FLOAT) {
+        const float *s = og_tensor_cdata(scores);
+        const int64_t *lab = og_tensor_cdata(y);
+        int64_t good = 0;
+        for (int64_t i = 0; i < n; i++) {
+            int64_t best = 0;
+            for (int64_t k = 1; k < c; k++)
+                if (s[i * c + k] > s[i * c + best]) best = k;
+            good += best == lab[i];
+        }
+        acc = (double)good / (double)n;
+    }
+    og_tensor_free(scores);
+    return acc;
+}
+
+static bool history_add(history *h, double train, double val, double acc, double secs)
+{
+    if (h->n == h->cap) {
+        int cap = h->cap ? 2 * h->cap : 64;
+        double *a = realloc(h->train, (size_t)cap * sizeof *a);
+        if (a) h->train = a;
+        double *b = realloc(h->val, (size_t)cap * sizeof *b);
+        if (b) h->val = b;
+        double *c = realloc(h->acc, (size_t)cap * sizeof *c);
+        if (c) h->acc = c;
+        double *d = realloc(h->secs, (size_t)cap * sizeof *d);
+        if (d) h->secs = d;
+        if (!a || !b || !c || !d) return false;
+        h->cap = cap;
+    }
+    h->train[h->n] = train;
+    h->val[h->n] = val;
+    h->acc[h->n] = acc;
+    h->secs[h->n++] = secs;
+    return true;
+}
+
+static int on_event(void *user, const og_fit_event *e)
+{
+    progress *p = user;
+    char eta[32];
+    double t = now_s();
+    if (!e->epoch_end) {
+        if (p->tty && !p->quiet && (t - p->last_draw > 0.1 || e->batch == e->batches)) {
+            p->last_draw = t;
+            fprintf(stderr,
+                    "\r\033[Kepoch %d/%d  step %lld/%lld  loss %.6g  %.0f samples/s  %s left",
+                    e->epoch + 1, p->epochs, (long long)e->batch, (long long)e->batches, e->loss,
+                    e->samples_per_s, hms(e->seconds_left, eta, sizeof eta));
+            fflush(stderr);
+        }
+        return 0;
+    }
+    double acc = p->classes && p->val ? accuracy(p) : NAN;
+    if (p->h.n == 0) p->h.first = e->epoch;
+    if (!history_add(&p->h, e->train_loss, e->val_loss, acc, t - p->start)) {
+        p->st = OG_ERR_NOMEM;
+        return 1;
+    }
+    if (p->quiet) return 0;
+    if (p->tty) fputs("\r\033[K", stderr);
+    printf("epoch %d/%d  train loss %.6g", e->epoch + 1, p->epochs, e->train_loss);
+    if (!isnan(e->val_loss)) printf("  val loss %.6g", e->val_loss);
+    if (!isnan(acc)) printf("  val accuracy %.4f", acc);
+    printf("  %.0f samples/s  %.1f s\n", e->samples_per_s, t - p->start);
+    fflush(stdout);
+    return 0;
+}
+
+static int write_csv(const char *path, const history *h, int first_epoch)
+{
+    FILE *f = fopen(path, "w");
+    if (!f) return -1;
+    fprintf(f, "epoch,train_loss,val_loss,val_accuracy,seconds\n");
+    for (int i = 0; i < h->n; i++) {
+        fprintf(f, "%d,%.9g,", first_epoch + i + 1, h->train[i]);
+        if (!isnan(h->val[i])) fprintf(f, "%.9g", h->val[i]);
+        fputc(',', f);
+        if (!isnan(h->acc[i])) fprintf(f, "%.6f", h->acc[i]);
+        fprintf(f, ",%.3f\n", h->secs[i]);
+    }
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+/* A line chart of the train and validation losses per epoch. */
+static int write_svg(const char *path, const history *h, int first_epoch, const char *title)
+{
+    const double W = 640, H = 400, L = 70, R = 20, T = 40, B = 50;
+    double lo = INFINITY, hi = -INFINITY;
+    for (int i = 0; i < h->n; i++) {
+        double v[2] = {h->train[i], h->val[i]};
+        for (int k = 0; k < 2; k++)
+            if (isfinite(v[k])) {
+                lo = fmin(lo, v[k]);
+                hi = fmax(hi, v[k]);
+            }
+    }
+    if (!isfinite(lo)) lo = 0, hi = 1;
+    if (hi - lo < 1e-12 * fmax(1.0, fabs(hi))) hi = lo + fmax(1e-6, fabs(lo) * 0.1);
+    double pad = (hi - lo) * 0.05;
+    lo -= pad;
+    hi += pad;
+    int e0 = first_epoch + 1, e1 = first_epoch + (h->n > 1 ? h->n : 2);
+    FILE *f = fopen(path, "w");
+    if (!f) return -1;
+    fprintf(f,
+            "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+            "font-family=\"sans-serif\" font-size=\"12\">\n"
+            "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n"
+            "<text x=\"%.0f\" y=\"24\" font-size=\"14\">",
+            W, H, L);
+    for (const char *c = title; *c; c++) {
+        if (*c == '<')
+            fputs("&lt;", f);
+        else if (*c == '&')
+            fputs("&amp;", f);
+        else if (*c == '>')
+            fputs("&gt;", f);
+        else
+            fputc(*c, f);
+    }
+    fprintf(f, "</text>\n");
+#define PX(e) (L + ((e)-e0) * (W - L - R) / (double)(e1 - e0))
+#define PY(v) (H - B - ((v)-lo) * (H - T - B) / (hi - lo))
+    fprintf(f, "<g stroke=\"#ccc\">\n");
+    for (int k = 0; k <= 5; k++) {
+        double v = lo + (hi - lo) * k / 5.0;
+        fprintf(f, "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\"/>\n", L, PY(v), W - R,
+                PY(v));
+    }
+    fprintf(f, "</g>\n<g>\n");
+    for (int k = 0; k <= 5; k++) {
+        double v = lo + (hi - lo) * k / 5.0;
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"end\">%.4g</text>\n", L - 6,
+                PY(v) + 4, v);
+    }
+    int step = (e1 - e0) / 10 + 1;
+    for (int e = e0; e <= e1; e += step)
+        fprintf(f, "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%d</text>\n", PX(e),
+                H - B + 18, e);
+    fprintf(f,
+            "<text x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">epoch</text>\n"
+            "<text x=\"16\" y=\"%.1f\" transform=\"rotate(-90 16 %.1f)\" "
+            "text-anchor=\"middle\">loss</text>\n</g>\n",
+            (L + W - R) / 2, H - 12, (T + H - B) / 2, (T + H - B) / 2);
+    fprintf(f,
+            "<rect x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\" fill=\"none\" "
+            "stroke=\"#444\"/>\n",
+            L, T, W - L - R, H - T - B);
+    const char *color[2] = {"#1f77b4", "#ff7f0e"}, *label[2] = {"train", "validation"};
+    for (int k = 0; k < 2; k++) {
+        const double *v = k ? h->val : h->train;
+        int shown = 0;
+        for (int i = 0; i < h->n; i++) shown += isfinite(v[i]);
+        if (!shown) continue;
+        fprintf(f, "<polyline fill=\"none\" stroke=\"%s\" stroke-width=\"2\" points=\"", color[k]);
+        for (int i = 0; i < h->n; i++)
+            if (isfinite(v[i])) fprintf(f, "%.1f,%.1f ", PX(e0 + i), PY(v[i]));
+        fprintf(f, "\"/>\n");
+        for (int i = 0; i < h->n; i++)
+            if (isfinite(v[i]))
+                fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\" fill=\"%s\"/>\n", PX(e0 + i),
+                        PY(v[i]), color[k]);
+        fprintf(f,
+                "<line x1=\"%.1f\" y1=\"%.1f\" x2=\"%.1f\" y2=\"%.1f\" stroke=\"%s\" "
+                "stroke-width=\"2\"/><text x=\"%.1f\" y=\"%.1f\">%s</text>\n",
+                W - R - 130, T + 16 + 18.0 * k, W - R - 105, T + 16 + 18.0 * k, color[k],
+                W - R - 98, T + 20 + 18.0 * k, label[k]);
+    }
+#undef PX
+#undef PY
+    fprintf(f, "</svg>\n");
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+typedef struct args {
+    const char *model, *data, *val_data, *out, *loss, *optimizer, *schedule, *model_output;
+    const char *checkpoint, *history, *plot, *weight_column, *reduction;
+    const char *targets[MAX_LIST], *features[MAX_LIST], *weights[MAX_LIST];
+    int n_targets, n_features, n_weights, epochs, threads;
+    int64_t batch_size, warmup, step_size;
+    double val_split, lr, momentum, beta1, beta2, eps, weight_decay, lr_decay, clip_norm, alpha,
+        power_t, gamma, min_lr, l1, l2, l1_ratio, delta;
+    bool nesterov, resume, quiet, no_shuffle, no_header;
+    char delimiter;
+    uint64_t seed;
+} args;
+
+static bool parse_double(const char *s, double *v)
+{
+    char *end;
+    *v = strtod(s, &end);
+    return *s && !*end && isfinite(*v);
+}
+
+static bool parse_i64(const char *s, int64_t *v)
+{
+    char *end;
+    long long x = strtoll(s, &end, 10);
+    *v = x;
+    return *s && !*end && x >= 0;
+}
+
+static int parse_args(args *a, int argc, char **argv)
+{
+    static char msg[512];
+    for (int i = 0; i < argc; i++) {
+        const char *o = argv[i];
+        bool has = i + 1 < argc;
+        const char *v = has ? argv[i + 1] : NULL;
+        double *dp = NULL;
+        int64_t *ip = NULL;
+        const char **sp = NULL;
+        if (strcmp(o, "--nesterov") == 0) {
+            a->nesterov = true;
+            continue;
+        }
+        if (strcmp(o, "--resume") == 0) {
+            a->resume = true;
+            continue;
+        }
+        if (strcmp(o, "-q") == 0 || strcmp(o, "--quiet") == 0) {
+            a->quiet = true;
+            continue;
+        }
+        if (strcmp(o, "--no-shuffle") == 0) {
+            a->no_shuffle = true;
+            continue;
+        }
+        if (strcmp(o, "--no-header") == 0) {
+            a->no_header = true;
+            continue;
+        }
+        if (o[0] != '-') {
+            if (a->model) {
+                snprintf(msg, sizeof msg, "train: unexpected argument '%s'", o);
+                return cli_bad_usage(msg);
+            }
+            a->model = o;
+            continue;
+        }
+        if (!has) {
+            snprintf(msg, sizeof msg, "train: %s needs a value", o);
+            return cli_bad_usage(msg);
+        }
+        i++;
+        if (strcmp(o, "--data") == 0)
+            sp = &a->data;
+        else if (strcmp(o, "--val-data") == 0)
+            sp = &a->val_data;
+        else if (strcmp(o, "-o") == 0 || strcmp(o, "--output") == 0)
+            sp = &a->out;
+        else if (strcmp(o, "--loss") == 0)
+            sp = &a->loss;
+        else if (strcmp(o, "--optimizer") == 0)
+            sp = &a->optimizer;
+        else if (strcmp(o, "--schedule") == 0)
+            sp = &a->schedule;
+        else if (strcmp(o, "--model-output") == 0)
+            sp = &a->model_output;
+        else if (strcmp(o, "--checkpoint") == 0)
+            sp = &a->checkpoint;
+        else if (strcmp(o, "--history") == 0)
+            sp = &a->history;
+        else if (strcmp(o, "--plot") == 0)
+            sp = &a->plot;
+        else if (strcmp(o, "--weight-column") == 0)
+            sp = &a->weight_column;
+        else if (strcmp(o, "--reduction") == 0)
+            sp = &a->reduction;
+        else if (strcmp(o, "--val-split") == 0)
+            dp = &a->val_split;
+        else if (strcmp(o, "--lr") == 0)
+            dp = &a->lr;
+        else if (strcmp(o, "--momentum") == 0)
+            dp = &a->momentum;
+        else if (strcmp(o, "--beta1") == 0)
+            dp = &a->beta1;
+        else if (strcmp(o, "--beta2") == 0)
+            dp = &a->beta2;
+        else if (strcmp(o, "--eps") == 0)
+            dp = &a->eps;
+        else if (strcmp(o, "--weight-decay") == 0)
+            dp = &a->weight_decay;
+        else if (strcmp(o, "--lr-decay") == 0)
+            dp = &a->lr_decay;
+        else if (strcmp(o, "--clip-norm") == 0)
+            dp = &a->clip_norm;
+        else if (strcmp(o, "--alpha") == 0)
+            dp = &a->alpha;
+        else if (strcmp(o, "--power-t") == 0)
+            dp = &a->power_t;
+        else if (strcmp(o, "--gamma") == 0)
+            dp = &a->gamma;
+        else if (strcmp(o, "--min-lr") == 0)
+            dp = &a->min_lr;
+        else if (strcmp(o, "--l1") == 0)
+            dp = &a->l1;
+        else if (strcmp(o, "--l2") == 0)
+            dp = &a->l2;
+        else if (strcmp(o, "--l1-ratio") == 0)
+            dp = &a->l1_ratio;
+        else if (strcmp(o, "--delta") == 0)
+            dp = &a->delta;
+        else if (strcmp(o, "--batch-size") == 0)
+            ip = &a->batch_size;
+        else if (strcmp(o, "--warmup") == 0)
+            ip = &a->warmup;
+        else if (strcmp(o, "--step-size") == 0)
+            ip = &a->step_size;
+        if (sp) {
+            *sp = v;
+            continue;
+        }
+        if (dp || ip) {
+            if (dp ? !parse_double(v, dp) : !parse_i64(v, ip)) {
+                snprintf(msg, sizeof msg, "train: %s needs a %s, not '%s'", o,
+                         dp ? "number" : "non-negative integer", v);
+                return cli_bad_usage(msg);
+            }
+            /* mark the option as given: NaN means "not set" for doubles */
+            continue;
+        }
+        int64_t n;
+        if (strcmp(o, "--epochs") == 0 || strcmp(o, "--threads") == 0 || strcmp(o, "--seed") == 0) {
+            if (!parse_i64(v, &n) || n > (strcmp(o, "--seed") == 0 ? INT64_MAX : 1000000)) {
+                snprintf(msg, sizeof msg, "train: %s needs a non-negative integer, not '%s'", o, v);
+                return cli_bad_usage(msg);
+            }
+            if (o[2] == 'e')
+                a->epochs = (int)n;
+            else if (o[2] == 't')
+                a->threads = (int)n;
+            else
+                a->seed = (uint64_t)n;
+            continue;
+        }
+        char *copy = argv[i]; /* strtok writes into argv, which is ours */
+        if (strcmp(o, "--target") == 0)
+            a->n_targets = split_list(copy, a->targets, MAX_LIST);
+        else if (strcmp(o, "--features") == 0)
+            a->n_features = split_list(copy, a->features, MAX_LIST);
+        else if (strcmp(o, "--weights") == 0)
+            a->n_weights = split_list(copy, a->weights, MAX_LIST);
+        else if (strcmp(o, "--delimiter") == 0) {
+            if (strlen(v) != 1 && strcmp(v, "\\t") != 0)
+                return cli_bad_usage("train: --delimiter needs one character (or \\t)");
+            a->delimiter = strcmp(v, "\\t") == 0 ? '\t' : v[0];
+        } else {
+            snprintf(msg, sizeof msg, "train: unknown option '%s'", o);
+            return cli_bad_usage(msg);
+        }
+    }
+    if (!a->model) return cli_bad_usage("train: no MODEL given");
+    if (!a->data) return cli_bad_usage("train: --data FILE is required");
+    if (!a->loss)
+        return cli_bad_usage("train: --loss is required (mse, mae, elastic, huber, "
+                             "log, cross-entropy, nll)");
+    if (!a->out) return cli_bad_usage("train: -o OUT.onnx is required");
+    if (a->val_data && a->val_split > 0)
+        return cli_bad_usage("train: give --val-split or --val-data, not both");
+    if (a->epochs > MAX_EPOCHS) return cli_bad_usage("train: --epochs is too large");
+    return 0;
+}
+
+static int pick(const char *v, const char *const *names, int n, const char *what)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(v, names[i]) == 0) return i;
+    char msg[512];
+    size_t len = (size_t)snprintf(msg, sizeof msg, "train: unknown %s '%s' (one of", what, v);
+    for (int i = 0; i < n && len < sizeof msg - 40; i++)
+        len += (size_t)snprintf(msg + len, sizeof msg - len, " %s", names[i]);
+    snprintf(msg + len, sizeof msg - len, ")");
+    cli_bad_usage(msg);
+    return -1;
+}
+
+/* OUT.onnx -> OUT<ext> */
+static void sibling(const char *out, const char *ext, char *buf, size_t size)
+{
+    size_t n = strlen(out);
+    if (n > 5 && strcmp(out + n - 5, ".onnx") == 0) n -= 5;
+    snprintf(buf, size, "%.*s%s", (int)n, out, ext);
+}
+
+/* Parse and check the options into loss and optimizer settings; exit status or 0. */
+static int configure(args *a, og_loss_options *lo, og_optimizer_options *oo)
+{
+    static const char *const losses[] = {"mse", "mae",           "elastic", "huber",
+                                         "log", "cross-entropy", "nll"};
+    static const char *const optims[] = {"sgd", "momentum", "nesterov", "adam", "adamw", "adagrad"};
+    static const char *const scheds[] = {"constant", "optimal", "invscaling",
+                                         "linear",   "cosine",  "step"};
+    int lk = pick(a->loss, losses, 7, "loss");
+    int ok = pick(a->optimizer ? a->optimizer : "sgd", optims, 6, "optimizer");
+    int sk = a->schedule ? pick(a->schedule, scheds, 6, "schedule") : 0;
+    if (lk < 0 || ok < 0 || sk < 0) return 2;
+    og_loss_options_init(lo, (og_loss_kind)lk);
+    lo->output = a->model_output;
+    lo->sample_weight_name = a->weight_column ? "sample_weight" : NULL;
+    if (a->reduction) {
+        static const char *const reds[] = {"mean", "sum"};
+        int r = pick(a->reduction, reds, 2, "reduction");
+        if (r < 0) return 2;
+        lo->reduction = (og_reduction)r;
+    }
+    if (!isnan(a->l1_ratio)) lo->l1_ratio = a->l1_ratio;
+    if (!isnan(a->delta)) lo->delta = a->delta;
+    lo->l1 = isnan(a->l1) ? 0 : a->l1;
+    lo->l2 = isnan(a->l2) ? 0 : a->l2;
+    static const og_optimizer_kind kinds[] = {OG_OPTIMIZER_SGD,   OG_OPTIMIZER_SGD,
+                                              OG_OPTIMIZER_SGD,   OG_OPTIMIZER_ADAM,
+                                              OG_OPTIMIZER_ADAMW, OG_OPTIMIZER_ADAGRAD};
+    og_optimizer_options_init(oo, kinds[ok]);
+    if (ok == 1 || ok == 2) oo->momentum = 0.9;
+    oo->nesterov = ok == 2 || a->nesterov;
+#define SET(field)                                                                                 \
+    if (!isnan(a->field)) oo->field = a->field
+    SET(lr);
+    SET(momentum);
+    SET(beta1);
+    SET(beta2);
+    SET(eps);
+    SET(weight_decay);
+    SET(lr_decay);
+    SET(clip_norm);
+    SET(alpha);
+    SET(power_t);
+    SET(gamma);
+    SET(min_lr);
+#undef SET
+    oo->schedule = (og_lr_schedule)sk;
+    if (a->warmup >= 0) oo->warmup_steps = a->warmup;
+    if (a->step_size > 0) oo->step_size = a->step_size;
+    return 0;
+}
+
+int cli_train(int argc, char **argv)
+{
+    args a;
+    memset(&a, 0, sizeof a);
+    a.val_split = 0;
+    a.lr = a.momentum = a.beta1 = a.beta2 = a.eps = a.weight_decay = a.lr_decay = NAN;
+    a.clip_norm = a.alpha = a.power_t = a.gamma = a.min_lr = a.l1 = a.l2 = NAN;
+    a.l1_ratio = a.delta = NAN;
+    a.warmup = -1;
+    a.epochs = 10;
+    a.batch_size = 32;
+    a.threads = 0;
+    int rc = parse_args(&a, argc, argv);
+    if (rc) return rc;
+    if (a.val_split < 0 || a.val_split >= 1)
+        return cli_bad_usage("train: --val-split must be in [0, 1)");
+    og_loss_options lo;
+    og_optimizer_options oo;
+    if ((rc = configure(&a, &lo, &oo))) return rc;
+    bool classes = lo.kind == OG_LOSS_CROSS_ENTROPY || lo.kind == OG_LOSS_NLL;
+
+    og_model *m = NULL, *lm = NULL, *trained = NULL;
+    og_dataset *all = NULL, *train = NULL, *val = NULL, *val_owned = NULL;
+    og_trainer *t = NULL;
+    progress p;
+    memset(&p, 0, sizeof p);
+    rc = 1;
+    og_data_options dopt;
+    memset(&dopt, 0, sizeof dopt);
+    dopt.delimiter = a.delimiter;
+    dopt.no_header = a.no_header;
+    dopt.targets = a.n_targets ? a.targets : NULL;
+    dopt.n_targets = a.n_targets;
+    dopt.features = a.n_features ? a.features : NULL;
+    dopt.n_features = a.n_features;
+    dopt.weight = a.weight_column;
+    dopt.target_dtype = classes ? OG_INT64 : OG_FLOAT;
+    if (og_model_load_file(a.model, NULL, &m) || og_dataset_load(a.data, &dopt, NULL, &all))
+        goto done;
+    if (a.val_data) {
+        if (og_dataset_load(a.val_data, &dopt, NULL, &val_owned)) goto done;
+        val = val_owned;
+        train = all;
+    } else if (a.val_split > 0) {
+        if (og_dataset_split(all, a.val_split, a.seed, &train, &val_owned)) goto done;
+        val = val_owned;
+    } else {
+        train = all;
+    }
+    if (og_model_add_loss(m, &lo, &lm)) goto done;
+    og_trainer_options to;
+    memset(&to, 0, sizeof to);
+    to.weights = a.n_weights ? a.weights : NULL;
+    to.n_weights = a.n_weights;
+    to.threads = a.threads;
+    to.seed = a.seed;
+    if (og_trainer_create(lm, &oo, &to, &t)) goto done;
+    og_fit_options fo;
+    memset(&fo, 0, sizeof fo);
+    fo.epochs = a.epochs;
+    fo.batch_size = a.batch_size;
+    fo.no_shuffle = a.no_shuffle;
+    fo.validation = val;
+    fo.checkpoint = a.checkpoint;
+    fo.resume = a.resume;
+    fo.callback = on_event;
+    fo.user = &p;
+    p.tty = isatty(2);
+    p.quiet = a.quiet;
+    p.classes = classes;
+    p.epochs = a.epochs;
+    p.start = now_s();
+    p.t = t;
+    p.val = val;
+    p.input = og_model_input_name(lm, 0);
+    og_status st = og_trainer_fit(t, train, &fo);
+    if (p.tty && !p.quiet) fputs("\r\033[K", stderr);
+    if (p.st && !st) {
+        fprintf(stderr, "onnxgrad: out of memory keeping the loss history\n");
+        rc = 1;
+        goto cleanup;
+    }
+    char csv[4096], svg[4096], title[512];
+    sibling(a.out, ".csv", csv, sizeof csv);
+    sibling(a.out, ".svg", svg, sizeof svg);
+    int base = p.h.first;
+    snprintf(title, sizeof title, "%s: %s loss, %s", a.model, a.loss,
+             a.optimizer ? a.optimizer : "sgd");
+    if (p.h.n > 0) {
+        if (write_csv(a.history ? a.history : csv, &p.h, base) != 0)
+            fprintf(stderr, "onnxgrad: cannot write '%s'\n", a.history ? a.history : csv);
+        if (write_svg(a.plot ? a.plot : svg, &p.h, base, title) != 0)
+            fprintf(stderr, "onnxgrad: cannot write '%s'\n", a.plot ? a.plot : svg);
+    }
+    if (st) {
+        cli_fail();
+        if (a.checkpoint && p.h.n > 0)
+            fprintf(stderr, "onnxgrad: the checkpoint '%s' holds the last finished epoch\n",
+                    a.checkpoint);
+        rc = 1;
+        goto cleanup;
+    }
+    if (og_trainer_export(t, NULL, &trained) || og_model_save_file(trained, a.out)) goto done;
+    if (!a.quiet)
+        printf("wrote %s (%lld steps), %s, %s\n", a.out, (long long)og_trainer_step_count(t),
+               a.history ? a.history : csv, a.plot ? a.plot : svg);
+    rc = 0;
+    goto cleanup;
+done:
+    rc = rc == 1 ? cli_fail() : rc;
+cleanup:
+    free(p.h.train);
+    free(p.h.val);
+    free(p.h.acc);
+    free(p.h.secs);
+    og_model_free(trained);
+    og_trainer_free(t);
+    og_model_free(lm);
+    og_model_free(m);
+    if (train != all) og_dataset_free(train);
+    og_dataset_free(all);
+    og_dataset_free(val_owned);
+    return rc;
+}
