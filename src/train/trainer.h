@@ -59,6 +59,10 @@ og_status og_algo_run_eval(og_trainer *t, const char *const *input_names,
                            const og_tensor *const *inputs, int n_inputs, const char *output,
                            og_tensor **out);
 const char *og_algo_weight_name(const og_trainer *t, int i);
+/* The model whose inputs og_trainer_step binds: t->model, or in algorithm mode the main and
+ * algorithm graphs combined (an algorithm graph may add inputs, the targets say; the bound
+ * initializers are inputs there too, after the data inputs). */
+const og_model *og_trainer_step_model(const og_trainer *t);
 og_status og_algo_get_weight(const og_trainer *t, const char *name, const og_tensor **value);
 og_status og_algo_set_weight(og_trainer *t, const char *name, const og_tensor *value);
 

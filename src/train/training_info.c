@@ -1171,6 +1171,11 @@ og_status og_algo_run_eval(og_trainer *t, const char *const *input_names,
 
 const char *og_algo_weight_name(const og_trainer *t, int i) { return t->algo->names[i]; }
 
+const og_model *og_trainer_step_model(const og_trainer *t)
+{
+    return t->algo ? t->algo->model : t->model;
+}
+
 static og_status unknown_weight(const og_trainer *t, const char *fn, const char *name)
 {
     char list[512] = "";

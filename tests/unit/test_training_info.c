@@ -478,6 +478,47 @@ static void test_algo_mode_more(void)
         CHECK_OK(og_trainer_get_weight(b, "W2", &wb));
         CHECK(initializer(inf, "W2") && wb && rel_diff(initializer(inf, "W2"), wb) == 0);
     }
+    /* prediction needs the features only, and agrees with the normal trainer's */
+    {
+        og_tensor *x = NULL, *y = NULL, *pb = NULL, *pa = NULL;
+        batch(true, 30, &x, &y);
+        const og_tensor *in[1] = {x};
+        CHECK_OK(og_trainer_predict(b, data_names, in, 1, NULL, &pb));
+        og_trainer *a2 = NULL;
+        og_model *m2 = NULL, *lm2 = NULL;
+        a2 = normal_trainer(&configs[4], true, &m2, &lm2);
+        for (int i = 0; a2 && i < og_trainer_weight_count(a2); i++) {
+            const og_tensor *w = NULL;
+            CHECK_OK(og_trainer_get_weight(b, og_trainer_weight_name(a2, i), &w));
+            if (w) CHECK_OK(og_trainer_set_weight(a2, og_trainer_weight_name(a2, i), w));
+        }
+        if (a2) CHECK_OK(og_trainer_predict(a2, data_names, in, 1, NULL, &pa));
+        CHECK(pa && pb && og_tensor_numel(pb) == N * 3 && rel_diff(pa, pb) == 0);
+        og_tensor_free(pa);
+        og_tensor_free(pb);
+        og_trainer_free(a2);
+        og_model_free(lm2);
+        og_model_free(m2);
+        og_tensor_free(x);
+        og_tensor_free(y);
+    }
+    /* og_trainer_fit drives algorithm mode like any trainer */
+    {
+        og_tensor *x = NULL, *y = NULL;
+        og_dataset *ds = NULL;
+        batch(true, 40, &x, &y);
+        CHECK_OK(og_dataset_from_tensors(x, y, NULL, NULL, &ds));
+        og_fit_options fo;
+        memset(&fo, 0, sizeof fo);
+        fo.epochs = 2;
+        fo.batch_size = 8;
+        int64_t before = og_trainer_step_count(b);
+        if (ds) CHECK_OK(og_trainer_fit(b, ds, &fo));
+        CHECK(og_trainer_step_count(b) == before + 4);
+        og_dataset_free(ds);
+        og_tensor_free(x);
+        og_tensor_free(y);
+    }
     /* a NaN in the batch: the step fails, nothing changes */
     {
         og_tensor *x = NULL, *y = NULL;
