@@ -209,6 +209,10 @@ const char *og_model_initializer_name(const og_model *m, int i);
 /* Read-only view of initializer i, owned by the model. */
 const og_tensor *og_model_initializer(const og_model *m, int i);
 
+/* How many TrainingInfoProtos (ONNX's ModelProto.training_info) the model carries; they are
+ * kept through load and save, and og_trainer_create trains from one (algorithm mode). */
+int og_model_training_info_count(const og_model *m);
+
 /* Opset imports and general facts. */
 int og_model_opset_count(const og_model *m);
 /* domain "" is the default ONNX domain. */

@@ -147,8 +147,10 @@ static void fresh_name(const exporter *x, const char *base, char *buf, size_t si
 {
     snprintf(buf, size, "%s", base);
     for (int k = 1; og_graph_find_value(x->tg, buf) >= 0 || og_graph_find_value(x->main, buf) >= 0;
-         k++)
-        snprintf(buf, size, "%s_%d", base, k);
+         k++) {
+        int len = snprintf(buf, size, "%.*s_%d", (int)(size > 16 ? size - 16 : 0), base, k);
+        if (len < 0) buf[0] = '\0';
+    }
 }
 
 static int scalar_f64(exporter *x, double v) { return og_gb_scalar(x->b, v, OG_DOUBLE); }
