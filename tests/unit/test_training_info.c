@@ -705,32 +705,12 @@ static void test_float64(void)
 
 /* ---- allocation failures -------------------------------------------------------------- */
 
-typedef struct counting {
-    long calls, fail_at, live;
-} counting;
-
-static void *c_malloc(void *user, size_t size)
-{
-    counting *c = user;
-    if (c->calls++ == c->fail_at) return NULL;
-    void *p = malloc(size);
-    if (p) c->live++;
-    return p;
-}
-
-static void c_free(void *user, void *p)
-{
-    counting *c = user;
-    if (p) c->live--;
-    free(p);
-}
-
 /* Export from a normal trainer, then train the export in algorithm mode (hand == false), or
  * train the hand-built model in algorithm mode and export it (hand == true), everything
  * through an allocator that fails its fail_at-th request. */
-static og_status alloc_attempt(counting *c, bool hand, const og_tensor *const *in)
+static og_status alloc_attempt(og_test_counting *c, bool hand, const og_tensor *const *in)
 {
-    og_allocator a = {c_malloc, c_free, c};
+    og_allocator a = {og_test_malloc, og_test_free, c};
     og_load_options lo = {&a, NULL};
     og_trainer_options to = {0};
     to.threads = 1;
@@ -767,12 +747,12 @@ static void test_alloc_failures(void)
     batch(false, 0, &x, &y);
     const og_tensor *in[2] = {x, y};
     for (int hand = 0; hand < 2; hand++) {
-        counting c = {0, -1, 0};
+        og_test_counting c = {0, -1, 0};
         CHECK_OK(alloc_attempt(&c, hand, in));
         long total = c.calls, tried = 0, nomem = 0;
         /* every request among the first 400, then a sample of the rest */
         for (long n = 0; n < total; n += n < 400 ? 1 : 13) {
-            counting f = {0, n, 0};
+            og_test_counting f = {0, n, 0};
             og_status st = alloc_attempt(&f, hand, in);
             tried++;
             nomem += st == OG_ERR_NOMEM;
