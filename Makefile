@@ -56,6 +56,7 @@ bench: setup
 	python3 bench/bench_inference.py --build $(BUILD)
 	/usr/bin/python3 -W ignore bench/bench_train.py --build $(BUILD)
 	/usr/bin/python3 -W ignore bench/bench_fit.py --build $(BUILD)
+	ONNXGRAD_LIBRARY=$(BUILD)/libonnxgrad.so PYTHONPATH=python python3 bench/bench_python.py
 
 format:
 	clang-format -i $(C_FILES)

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# make demo: run onnxgrad on the small MLP shipped in models/ and show what it did.
+# make demo: run onnxgrad on the small MLP shipped in models/ and show what it did, then
+# train an MLP on scikit-learn's digits from the command line.
 set -euo pipefail
 build=${1:-build}
 cli="$build/onnxgrad"
@@ -35,4 +36,18 @@ try:
     print("largest difference from onnxruntime: %.3g" % np.abs(probs - ref).max())
 except ImportError:
     pass
+PY
+echo
+echo "== onnxgrad train: an MLP (tests/data/train/digits_mlp.onnx) on scikit-learn's digits"
+python3 scripts/export_digits.py "$out/digits" >/dev/null
+"$cli" train tests/data/train/digits_mlp.onnx --data "$out/digits/digits_train.npz" \
+  --loss cross-entropy --optimizer adam --lr 0.003 --epochs 15 --val-split 0.1 --seed 1 \
+  -o "$out/digits.onnx"
+python3 - "$out" <<'PY'
+import sys, numpy as np, onnxruntime as ort
+out = sys.argv[1]
+t = np.load(out + "/digits/digits_test.npz")
+logits = ort.InferenceSession(out + "/digits.onnx", providers=["CPUExecutionProvider"]).run(
+    None, {"X": t["X"]})[0]
+print("test accuracy of the trained model (onnxruntime): %.4f" % (logits.argmax(1) == t["y"]).mean())
 PY

@@ -39,12 +39,12 @@ fi
 
 PY=${PYTHON:-python3}
 if ! $PY - <<PYEOF 2>/dev/null
-import numpy, onnx, onnxruntime, sklearn
+import numpy, onnx, onnxruntime, sklearn, pytest, wheel
 assert onnx.__version__ == "$ONNX_VERSION", onnx.__version__
 PYEOF
 then
-  echo "setup: installing Python packages (numpy, onnx==$ONNX_VERSION, onnxruntime, scikit-learn)"
+  echo "setup: installing Python packages (numpy, onnx==$ONNX_VERSION, onnxruntime, scikit-learn, pytest, wheel)"
   $PY -m pip install -q --disable-pip-version-check "$NUMPY_SPEC" "onnx==$ONNX_VERSION" \
-      "onnxruntime>=$ORT_VERSION" scikit-learn
+      "onnxruntime>=$ORT_VERSION" scikit-learn pytest wheel
 fi
 echo "setup: ok"

@@ -21,6 +21,29 @@ static int og_test_checks;
         }                                                                                          \
     } while (0)
 
+/* An allocator that fails its fail_at-th request (counting from 0) and counts the blocks
+ * still live, for failing allocations on purpose: og_allocator a = {og_test_malloc,
+ * og_test_free, &counting}. */
+typedef struct og_test_counting {
+    long calls, fail_at, live;
+} og_test_counting;
+
+static inline void *og_test_malloc(void *user, size_t size)
+{
+    og_test_counting *c = user;
+    if (c->calls++ == c->fail_at) return NULL;
+    void *p = malloc(size);
+    if (p) c->live++;
+    return p;
+}
+
+static inline void og_test_free(void *user, void *p)
+{
+    og_test_counting *c = user;
+    if (p) c->live--;
+    free(p);
+}
+
 #define CHECK_OK(expr) CHECK((expr) == OG_OK)
 
 #define TEST_DONE()                                                                                \

@@ -110,6 +110,10 @@ static int cmd_info(int argc, char **argv)
         printf(" %s%s%lld", dom[0] ? dom : "ai.onnx", "=", (long long)ver);
     }
     printf("\n");
+    if (og_model_training_info_count(m) > 0)
+        printf("training info: %d TrainingInfoProto (train it with 'onnxgrad train %s --data "
+               "FILE -o OUT.onnx', no --loss)\n",
+               og_model_training_info_count(m), argv[0]);
     int64_t dims[OG_MAX_RANK];
     const char *names[OG_MAX_RANK];
     og_dtype dt;

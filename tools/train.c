@@ -32,7 +32,10 @@ const char cli_train_usage[] =
     "\n"
     "Loss:\n"
     "  --loss L                 mse | mae | elastic | huber | log (binary, on logits) |\n"
-    "                           cross-entropy (softmax, on logits) | nll (on log-probs)\n"
+    "                           cross-entropy (softmax, on logits) | nll (on log-probs);\n"
+    "                           without --loss, a MODEL carrying an ONNX TrainingInfoProto\n"
+    "                           trains with its own algorithm (the optimizer options and\n"
+    "                           --weights then do not apply)\n"
     "  --model-output NAME      the output compared with the targets (default: the first)\n"
     "  --reduction mean|sum     (default mean)      --l1-ratio R  elastic (default 0.5)\n"
     "  --delta D                huber (default 1)   --l1 X, --l2 X  weight penalties\n"
@@ -56,6 +59,8 @@ const char cli_train_usage[] =
     "  --resume                 continue from --checkpoint when it exists\n"
     "  --threads N              worker threads (default: one per core)\n"
     "  --history FILE.csv  --plot FILE.svg   override the default file names\n"
+    "  --export-training FILE   also write the trained model with its training step as an\n"
+    "                           ONNX TrainingInfoProto (loss, gradients, optimizer update)\n"
     "  -q, --quiet              no progress output\n"
     "\n"
     "A NaN or infinite loss stops training with the step number (exit 1); the checkpoint\n"
@@ -293,7 +298,7 @@ static int write_svg(const char *path, const history *h, int first_epoch, const 
 
 typedef struct args {
     const char *model, *data, *val_data, *out, *loss, *optimizer, *schedule, *model_output;
-    const char *checkpoint, *history, *plot, *weight_column, *reduction;
+    const char *checkpoint, *history, *plot, *weight_column, *reduction, *export_training;
     const char *targets[MAX_LIST], *features[MAX_LIST], *weights[MAX_LIST];
     int n_targets, n_features, n_weights, epochs, threads;
     int64_t batch_size, warmup, step_size;
@@ -382,6 +387,8 @@ static int parse_args(args *a, int argc, char **argv)
             sp = &a->history;
         else if (strcmp(o, "--plot") == 0)
             sp = &a->plot;
+        else if (strcmp(o, "--export-training") == 0)
+            sp = &a->export_training;
         else if (strcmp(o, "--weight-column") == 0)
             sp = &a->weight_column;
         else if (strcmp(o, "--reduction") == 0)
@@ -471,9 +478,6 @@ static int parse_args(args *a, int argc, char **argv)
     }
     if (!a->model) return cli_bad_usage("train: no MODEL given");
     if (!a->data) return cli_bad_usage("train: --data FILE is required");
-    if (!a->loss)
-        return cli_bad_usage("train: --loss is required (mse, mae, elastic, huber, "
-                             "log, cross-entropy, nll)");
     if (!a->out) return cli_bad_usage("train: -o OUT.onnx is required");
     if (a->val_data && a->val_split > 0)
         return cli_bad_usage("train: give --val-split or --val-data, not both");
@@ -494,6 +498,21 @@ static int pick(const char *v, const char *const *names, int n, const char *what
     return -1;
 }
 
+/* Algorithm mode: class labels when the model's target input ("label", or the one its
+ * onnxgrad.loss_inputs metadata names: an export's) is int64. */
+static bool target_is_int64(const og_model *m)
+{
+    for (int i = 0; i < og_model_input_count(m); i++) {
+        og_dtype dt;
+        int rank;
+        int64_t dims[OG_MAX_RANK];
+        if (strcmp(og_model_input_name(m, i), "label") == 0 &&
+            og_model_input_info(m, i, &dt, &rank, dims, NULL) == OG_OK)
+            return dt == OG_INT64;
+    }
+    return false;
+}
+
 /* OUT.onnx -> OUT<ext> */
 static void sibling(const char *out, const char *ext, char *buf, size_t size)
 {
@@ -510,7 +529,7 @@ static int configure(args *a, og_loss_options *lo, og_optimizer_options *oo)
     static const char *const optims[] = {"sgd", "momentum", "nesterov", "adam", "adamw", "adagrad"};
     static const char *const scheds[] = {"constant", "optimal", "invscaling",
                                          "linear",   "cosine",  "step"};
-    int lk = pick(a->loss, losses, 7, "loss");
+    int lk = a->loss ? pick(a->loss, losses, 7, "loss") : 0;
     int ok = pick(a->optimizer ? a->optimizer : "sgd", optims, 6, "optimizer");
     int sk = a->schedule ? pick(a->schedule, scheds, 6, "schedule") : 0;
     if (lk < 0 || ok < 0 || sk < 0) return 2;
@@ -573,9 +592,10 @@ int cli_train(int argc, char **argv)
     og_loss_options lo;
     og_optimizer_options oo;
     if ((rc = configure(&a, &lo, &oo))) return rc;
-    bool classes = lo.kind == OG_LOSS_CROSS_ENTROPY || lo.kind == OG_LOSS_NLL;
+    bool algorithm = a.loss == NULL; /* the model's own TrainingInfoProto */
+    bool classes = !algorithm && (lo.kind == OG_LOSS_CROSS_ENTROPY || lo.kind == OG_LOSS_NLL);
 
-    og_model *m = NULL, *lm = NULL, *trained = NULL;
+    og_model *m = NULL, *lm = NULL, *trained = NULL, *with_step = NULL;
     og_dataset *all = NULL, *train = NULL, *val = NULL, *val_owned = NULL;
     og_trainer *t = NULL;
     progress p;
@@ -590,9 +610,17 @@ int cli_train(int argc, char **argv)
     dopt.features = a.n_features ? a.features : NULL;
     dopt.n_features = a.n_features;
     dopt.weight = a.weight_column;
+    if (og_model_load_file(a.model, NULL, &m)) goto done;
+    if (algorithm) {
+        if (og_model_training_info_count(m) == 0) {
+            rc = cli_bad_usage("train: --loss is required (mse, mae, elastic, huber, log, "
+                               "cross-entropy, nll) unless MODEL carries a TrainingInfoProto");
+            goto cleanup;
+        }
+        classes = target_is_int64(m);
+    }
     dopt.target_dtype = classes ? OG_INT64 : OG_FLOAT;
-    if (og_model_load_file(a.model, NULL, &m) || og_dataset_load(a.data, &dopt, NULL, &all))
-        goto done;
+    if (og_dataset_load(a.data, &dopt, NULL, &all)) goto done;
     if (a.val_data) {
         if (og_dataset_load(a.val_data, &dopt, NULL, &val_owned)) goto done;
         val = val_owned;
@@ -603,14 +631,14 @@ int cli_train(int argc, char **argv)
     } else {
         train = all;
     }
-    if (og_model_add_loss(m, &lo, &lm)) goto done;
+    if (!algorithm && og_model_add_loss(m, &lo, &lm)) goto done;
     og_trainer_options to;
     memset(&to, 0, sizeof to);
     to.weights = a.n_weights ? a.weights : NULL;
     to.n_weights = a.n_weights;
     to.threads = a.threads;
     to.seed = a.seed;
-    if (og_trainer_create(lm, &oo, &to, &t)) goto done;
+    if (og_trainer_create(algorithm ? m : lm, algorithm ? NULL : &oo, &to, &t)) goto done;
     og_fit_options fo;
     memset(&fo, 0, sizeof fo);
     fo.epochs = a.epochs;
@@ -628,7 +656,7 @@ int cli_train(int argc, char **argv)
     p.start = now_s();
     p.t = t;
     p.val = val;
-    p.input = og_model_input_name(lm, 0);
+    p.input = og_model_input_name(m, 0);
     og_status st = og_trainer_fit(t, train, &fo);
     if (p.tty && !p.quiet) fputs("\r\033[K", stderr);
     if (p.st && !st) {
@@ -640,8 +668,11 @@ int cli_train(int argc, char **argv)
     sibling(a.out, ".csv", csv, sizeof csv);
     sibling(a.out, ".svg", svg, sizeof svg);
     int base = p.h.first;
-    snprintf(title, sizeof title, "%s: %s loss, %s", a.model, a.loss,
-             a.optimizer ? a.optimizer : "sgd");
+    if (algorithm)
+        snprintf(title, sizeof title, "%s: its TrainingInfoProto", a.model);
+    else
+        snprintf(title, sizeof title, "%s: %s loss, %s", a.model, a.loss,
+                 a.optimizer ? a.optimizer : "sgd");
     if (p.h.n > 0) {
         if (write_csv(a.history ? a.history : csv, &p.h, base) != 0)
             fprintf(stderr, "onnxgrad: cannot write '%s'\n", a.history ? a.history : csv);
@@ -656,7 +687,11 @@ int cli_train(int argc, char **argv)
         rc = 1;
         goto cleanup;
     }
-    if (og_trainer_export(t, NULL, &trained) || og_model_save_file(trained, a.out)) goto done;
+    if (og_trainer_export(t, algorithm ? m : NULL, &trained) || og_model_save_file(trained, a.out))
+        goto done;
+    if (a.export_training && (og_trainer_export_training_model(t, &with_step) ||
+                              og_model_save_file(with_step, a.export_training)))
+        goto done;
     if (!a.quiet)
         printf("wrote %s (%lld steps), %s, %s\n", a.out, (long long)og_trainer_step_count(t),
                a.history ? a.history : csv, a.plot ? a.plot : svg);
@@ -670,6 +705,7 @@ cleanup:
     free(p.h.acc);
     free(p.h.secs);
     og_model_free(trained);
+    og_model_free(with_step);
     og_trainer_free(t);
     og_model_free(lm);
     og_model_free(m);

@@ -246,6 +246,8 @@ const og_tensor *og_model_initializer(const og_model *m, int i)
     return m->graph->values[m->graph->inits[i]].init;
 }
 
+int og_model_training_info_count(const og_model *m) { return m ? m->graph->n_training_info : 0; }
+
 int og_model_opset_count(const og_model *m) { return m ? m->graph->n_opsets : 0; }
 
 void og_model_opset(const og_model *m, int i, const char **domain, int64_t *version)

@@ -216,6 +216,9 @@ static og_status run_node(og_session *s, int ni)
     for (int j = 0; j < n->n_in; j++) {
         int v = n->in[j];
         s->tin[j] = v >= 0 ? s->slot[v] : NULL;
+        if (v >= 0 && !s->tin[j] && g->values[v].kind == OG_VALUE_INPUT)
+            return og_error(OG_ERR_INVALID_ARG, "input '%s' is missing (%s needs it)",
+                            g->values[v].name, og_node_label(n, label, sizeof label));
         if (v >= 0 && !s->tin[j])
             return og_error(OG_ERR_INTERNAL, "%s: input '%s' was not computed",
                             og_node_label(n, label, sizeof label), g->values[v].name);

@@ -244,7 +244,10 @@ static og_status expand_one(og_graph *g, int gi)
     mark(&b, nn0, src, nx, &yv, 1);
     if (b.wants[yv]) {
         int seed = filled_like(&b, yv, 1.0);
-        if (seed < 0 || (st = add_contribution(&b, yv, seed))) goto done;
+        if (seed < 0 || (st = add_contribution(&b, yv, seed))) {
+            if (!st) st = b.st; /* filled_like failed: its status, not OK */
+            goto done;
+        }
     }
     st = reverse_pass(&b, nn0);
     if (st) goto done;

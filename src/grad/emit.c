@@ -35,6 +35,13 @@ bool og_gb_wants(const og_gb *b, const og_node *n, int i)
 
 const og_value *og_gb_value(const og_gb *b, int v) { return &b->g->values[v]; }
 int64_t og_gb_opset(const og_gb *b) { return b->opset; }
+
+const og_node *og_gb_producer(const og_gb *b, int v)
+{
+    if (v < 0 || v >= b->n_state) return NULL;
+    int p = b->g->values[v].producer;
+    return p >= 0 && p < b->g->n_nodes ? &b->g->nodes[p] : NULL;
+}
 const og_allocator *og_gb_alloc(const og_gb *b) { return b->a; }
 int og_gb_last(const og_gb *b) { return b->st ? -1 : b->last_node; }
 
@@ -214,12 +221,31 @@ void og_gb_attr_string(og_gb *b, int node, const char *name, const char *v)
 }
 
 /* A new initializer holding t (taken over). */
+/* A constant: an initializer of the training graph, or, for an emitter opened with
+ * og_gb_open, a Constant node (so that the graph gains no initializer a trainer would take
+ * for a weight). */
+static int const_node(og_gb *b, og_tensor *t, const char *hint)
+{
+    int v = og_gb_op(b, "Constant", 0, NULL);
+    if (v >= 0) {
+        og_attr at = {0};
+        at.name = (char *)"value";
+        at.type = OG_ATTR_TENSOR;
+        at.t = t;
+        add_attr(b, og_gb_last(b), &at);
+    }
+    (void)hint;
+    og_tensor_free(t);
+    return b->st ? -1 : v;
+}
+
 static int add_const(og_gb *b, og_tensor *t, const char *hint)
 {
     if (b->st) {
         og_tensor_free(t);
         return -1;
     }
+    if (b->prefix) return const_node(b, t, hint);
     int v = new_value(b, hint);
     if (v < 0) {
         og_tensor_free(t);

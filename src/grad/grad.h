@@ -81,6 +81,9 @@ bool og_gb_wants(const og_gb *b, const og_node *n, int i);
  * pointer stays valid until the rule returns (the builder reserves room before each rule
  * for up to 4096 new values), not longer. */
 const og_value *og_gb_value(const og_gb *b, int v);
+/* The node computing forward value v (NULL for a graph input or an initializer), for rules
+ * that read how a parameter input is computed.  Valid until the next node is emitted. */
+const og_node *og_gb_producer(const og_gb *b, int v);
 /* The allocator of the training graph (for a rule's scratch memory). */
 const og_allocator *og_gb_alloc(const og_gb *b);
 /* The default-domain opset of the graph. */

@@ -1,5 +1,6 @@
 /* linalg.c: gradients of MatMul and Gemm.
- *   Y = A·B:                  dA = dY·Bᵀ,  dB = Aᵀ·dY  (batch dims summed back)
+ *   Y = A·B:                  dA = dY·Bᵀ,  dB = Aᵀ·dY  (batch dims summed back; a batch
+ *                             of rows times a matrix folds into one Gemm each way)
  *   Y = α·op(A)·op(B) + β·C:  dA = α·dY·op(B)ᵀ (or its transpose when transA),
  *                             dB = α·op(A)ᵀ·dY (or its transpose when transB),
  *                             dC = β·dY summed back to C's shape */
@@ -55,8 +56,35 @@ static int matmul_t(og_gb *b, int p, int rp, bool tp, int q, int rq, bool tq, in
     return og_gb_op2(b, "MatMul", p, q);
 }
 
+/* Y = A·B with A [..., M, K] of rank >= 3 and B a [K, N] matrix (a linear layer over a
+ * batch of sequences), K and N static: the batch folds into the rows of one Gemm each way,
+ *   dA = reshape(dY [-1, N] · Bᵀ),   dB = A [-1, K]ᵀ · dY [-1, N],
+ * so dB needs no batched product summed afterwards and no transpose is materialized. */
+static bool matmul_folded(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    const og_value *A = og_gb_value(b, n->in[0]), *B = og_gb_value(b, n->in[1]);
+    if (A->rank < 3 || B->rank != 2 || og_gb_opset(b) < 11) return false;
+    int64_t k = A->dims[A->rank - 1], nn = B->dims[1];
+    if (k < 0 || nn < 0 || B->dims[0] != k) return false;
+    int a = n->in[0], w = n->in[1];
+    int64_t shape_y[2] = {-1, nn}, shape_a[2] = {-1, k};
+    int dy2 = og_gb_op2(b, "Reshape", dy[0], og_gb_const_i64(b, shape_y, 2));
+    if (og_gb_wants(b, n, 0)) {
+        int g = og_gb_op2(b, "Gemm", dy2, w);
+        og_gb_attr_int(b, og_gb_last(b), "transB", 1);
+        dx[0] = og_gb_reshape_like(b, g, a);
+    }
+    if (og_gb_wants(b, n, 1)) {
+        int a2 = og_gb_op2(b, "Reshape", a, og_gb_const_i64(b, shape_a, 2));
+        dx[1] = og_gb_op2(b, "Gemm", a2, dy2);
+        og_gb_attr_int(b, og_gb_last(b), "transA", 1);
+    }
+    return true;
+}
+
 static og_status g_matmul(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
+    if (matmul_folded(b, n, dy, dx)) return og_gb_status(b);
     const og_value *A = og_gb_value(b, n->in[0]), *B = og_gb_value(b, n->in[1]);
     const og_value *Y = og_gb_value(b, n->out[0]);
     int ra = A->rank, rb = B->rank, ry = Y->rank;

@@ -11,7 +11,8 @@
  *          roles of X and dY exchanged; dB as for Conv
  *   GlobalAveragePool: dX = dY / (spatial size), broadcast;  GlobalMaxPool: dY split evenly
  *          between the positions equal to the max
- *   MaxPool: dY scattered (added) into zeros at the flat Indices of a MaxPool of X
+ *   MaxPool: dY scattered (added) into zeros at the flat Indices of a MaxPool of X; before
+ *          opset 9 (no Scatter) through a one-hot mask over window taps and a ConvTranspose
  *   AveragePool: dX = ConvTranspose(dY / count, ones kernel) per channel; count is the
  *          forward op's divisor, obtained as AveragePool(ones) / (valid positions)
  *   Normalizations, with x̂ = (x − μ)·σ⁻¹ and means over the normalized axes:
@@ -394,6 +395,207 @@ static bool pool_geometry(og_gb *b, const og_node *n, pool_geom *g)
     return true;
 }
 
+/* A float constant of dtype dt and static shape from integer values (Cast of an int64
+ * constant: valid at every opset). */
+static int const_cast_c(og_gb *b, const int64_t *v, int64_t numel, const int64_t *shape, int rank,
+                        og_dtype dt)
+{
+    return cast_to(b, reshape_c(b, og_gb_const_i64(b, v, (int)numel), shape, rank), dt);
+}
+
+/* The taps of a MaxPool window, in row-major kernel order: tap t has kernel index kk[i]. */
+static void tap_index(const pool_geom *g, int64_t t, int64_t *kk)
+{
+    for (int i = g->nsp - 1; i >= 0; i--) {
+        kk[i] = t % g->k[i];
+        t /= g->k[i];
+    }
+}
+
+/* MaxPool before opset 9 (no Scatter): per window tap.  With planes P = N·C and K taps,
+ *   S[p, t, o] = 1 where tap t of window o holds the maximum (the first one, as the
+ *                kernel's Indices), else 0;
+ *   dX = ConvTranspose(dY · S, E) with E[t, 0, tap t] = 1 (a one-hot kernel per tap),
+ *        the pool's strides, dilations and pads: each tap's gradient goes back to the
+ *        input position it read (positions in the padding are cropped).
+ * Opset 8: S from the Indices output: Equal(index in the plane − window origin, tap offset)
+ * (int64).  Opset 7 (no Indices): V[p, t, o] = the value tap t reads (Pad, then a Slice and
+ * a stride-s MaxPool of kernel 1 per tap: exact for any value); M = (V >= Y) on taps inside
+ * the input, S = M where no earlier tap is in M (a 1x1 Conv counting earlier taps).  Any
+ * strides, pads (auto_pad included) and overlapping windows; the spatial dims must be static
+ * (as at every opset), N and C may be symbolic.  Limits: S takes K times dY's memory and the
+ * ConvTranspose K² multiply-adds per dY element, so windows of more than 1024 taps are
+ * refused. */
+static og_status maxpool_taps(og_gb *b, const og_node *n, const pool_geom *g, const int *dy,
+                              int *dx)
+{
+    const og_pool_params *p = n->params;
+    int x = n->in[0], nsp = g->nsp, rank = nsp + 2;
+    og_dtype dt = out_dtype(b, n);
+    int64_t K = 1, sp_in = 1, str[SP], shp[OG_MAX_RANK], axes[SP];
+    for (int i = nsp - 1; i >= 0; i--) {
+        str[i] = sp_in;
+        sp_in *= g->in[i];
+        K *= g->k[i];
+        axes[i] = 2 + i;
+    }
+    if (K > 1024 || sp_in > ((int64_t)1 << 40))
+        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                          "MaxPool gradient before opset 9: a window of %lld taps is too large",
+                          (long long)K);
+    int64_t *buf = og_malloc(og_gb_alloc(b), (size_t)(K * K + K) * sizeof *buf);
+    if (!buf) return og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
+    int64_t *eye = buf, *offs = buf + K * K, kk[SP];
+    /* [-1, 1, out...]: dY and Y per plane */
+    shp[0] = -1;
+    shp[1] = 1;
+    for (int i = 0; i < nsp; i++) shp[2 + i] = g->out[i];
+    int gp = reshape_c(b, dy[0], shp, rank);
+    /* valid taps, per axis: [1, K, 1.., out_i, ..1], only axes where some tap is outside */
+    int valid = -1;
+    for (int i = 0; i < nsp && !og_gb_status(b); i++) {
+        int64_t *v = og_malloc(og_gb_alloc(b), (size_t)(K * g->out[i]) * sizeof *v);
+        if (!v) {
+            og_free(og_gb_alloc(b), buf);
+            return og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
+        }
+        bool partial = false;
+        for (int64_t t = 0; t < K; t++) {
+            tap_index(g, t, kk);
+            for (int64_t o = 0; o < g->out[i]; o++) {
+                int64_t at = o * g->s[i] - g->pb[i] + kk[i] * g->d[i];
+                v[t * g->out[i] + o] = at >= 0 && at < g->in[i];
+                partial = partial || !v[t * g->out[i] + o];
+            }
+        }
+        if (partial) {
+            int64_t vs[OG_MAX_RANK];
+            for (int a = 0; a < rank; a++) vs[a] = 1;
+            vs[1] = K;
+            vs[2 + i] = g->out[i];
+            int c = const_cast_c(b, v, K * g->out[i], vs, rank, dt);
+            valid = valid < 0 ? c : og_gb_op2(b, "Mul", valid, c);
+        }
+        og_free(og_gb_alloc(b), v);
+    }
+    int sel;
+    if (og_gb_opset(b) >= 8) {
+        /* the index in the plane minus the window origin, against each tap's offset */
+        int idx = (n->n_out > 1 && n->out[1] >= 0 && !p->column_major) ? n->out[1]
+                                                                       : maxpool_indices(b, n, x);
+        int hw = og_gb_scalar(b, (double)sp_in, OG_INT64);
+        int local = og_gb_op2(b, "Sub", idx, og_gb_op2(b, "Mul", og_gb_op2(b, "Div", idx, hw), hw));
+        local = reshape_c(b, local, shp, rank);
+        for (int i = 0; i < nsp; i++) {
+            int64_t *o = og_malloc(og_gb_alloc(b), (size_t)g->out[i] * sizeof *o), os[OG_MAX_RANK];
+            if (!o) {
+                og_free(og_gb_alloc(b), buf);
+                return og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
+            }
+            for (int64_t j = 0; j < g->out[i]; j++) o[j] = (j * g->s[i] - g->pb[i]) * str[i];
+            for (int a = 0; a < rank; a++) os[a] = 1;
+            os[2 + i] = g->out[i];
+            local = og_gb_op2(b, "Sub", local,
+                              reshape_c(b, og_gb_const_i64(b, o, (int)g->out[i]), os, rank));
+            og_free(og_gb_alloc(b), o);
+        }
+        for (int64_t t = 0; t < K; t++) {
+            tap_index(g, t, kk);
+            offs[t] = 0;
+            for (int i = 0; i < nsp; i++) offs[t] += kk[i] * g->d[i] * str[i];
+        }
+        int64_t ts[OG_MAX_RANK];
+        for (int a = 0; a < rank; a++) ts[a] = 1;
+        ts[1] = K;
+        int taps = reshape_c(b, og_gb_const_i64(b, offs, (int)K), ts, rank);
+        sel = cast_to(b, og_gb_op2(b, "Equal", local, taps), dt);
+        if (valid >= 0) sel = og_gb_op2(b, "Mul", sel, valid);
+    } else {
+        /* V: the value each tap reads, from X padded so that every tap's slice exists */
+        int64_t pads[2 * OG_MAX_RANK] = {0};
+        bool any_pad = false, strided = false;
+        for (int i = 0; i < nsp; i++) {
+            int64_t ek = (g->k[i] - 1) * g->d[i] + 1;
+            int64_t pe = g->s[i] * (g->out[i] - 1) + ek - g->in[i] - g->pb[i];
+            pads[2 + i] = g->pb[i];
+            pads[rank + 2 + i] = pe > 0 ? pe : 0;
+            any_pad = any_pad || g->pb[i] || pe > 0;
+            strided = strided || g->s[i] != 1;
+        }
+        shp[1] = 1;
+        for (int i = 0; i < nsp; i++) shp[2 + i] = g->in[i];
+        int xp = reshape_c(b, x, shp, rank);
+        if (any_pad) {
+            xp = og_gb_op1(b, "Pad", xp);
+            og_gb_attr_ints(b, og_gb_last(b), "pads", pads, 2 * rank);
+        }
+        int *parts = og_malloc(og_gb_alloc(b), (size_t)K * sizeof *parts);
+        if (!parts) {
+            og_free(og_gb_alloc(b), buf);
+            return og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
+        }
+        for (int64_t t = 0; t < K; t++) {
+            int64_t st[SP], en[SP], ones[SP];
+            tap_index(g, t, kk);
+            for (int i = 0; i < nsp; i++) {
+                st[i] = kk[i] * g->d[i];
+                en[i] = st[i] + g->s[i] * (g->out[i] - 1) + 1;
+                ones[i] = 1;
+            }
+            int v = slice_c(b, xp, axes, st, en, NULL, nsp);
+            if (strided) { /* every s-th element: a MaxPool of kernel 1 */
+                v = og_gb_op1(b, "MaxPool", v);
+                og_gb_attr_ints(b, og_gb_last(b), "kernel_shape", ones, nsp);
+                og_gb_attr_ints(b, og_gb_last(b), "strides", g->s, nsp);
+            }
+            parts[t] = v;
+        }
+        int vals = K > 1 ? og_gb_op(b, "Concat", (int)K, parts) : parts[0];
+        if (K > 1) og_gb_attr_int(b, og_gb_last(b), "axis", 1);
+        og_free(og_gb_alloc(b), parts);
+        shp[1] = 1;
+        for (int i = 0; i < nsp; i++) shp[2 + i] = g->out[i];
+        int yp = reshape_c(b, n->out[0], shp, rank);
+        int m = cast_to(b, og_gb_op1(b, "Not", og_gb_op2(b, "Less", vals, yp)), dt);
+        if (valid >= 0) m = og_gb_op2(b, "Mul", m, valid);
+        sel = m;
+        if (K > 1) { /* keep the first: no earlier tap at the maximum */
+            int64_t ks[OG_MAX_RANK];
+            for (int64_t r = 0; r < K; r++)
+                for (int64_t c = 0; c < K; c++) eye[r * K + c] = c < r;
+            ks[0] = ks[1] = K;
+            for (int i = 0; i < nsp; i++) ks[2 + i] = 1;
+            int earlier = og_gb_op2(b, "Conv", m, const_cast_c(b, eye, K * K, ks, rank, dt));
+            int none = cast_to(b, og_gb_op2(b, "Less", earlier, og_gb_scalar(b, 0.5, dt)), dt);
+            sel = og_gb_op2(b, "Mul", m, none);
+        }
+    }
+    /* back to the input positions: ConvTranspose with a one-hot kernel per tap */
+    int64_t ks[OG_MAX_RANK], pads[2 * SP], opad[SP];
+    bool any_op = false;
+    for (int64_t r = 0; r < K; r++)
+        for (int64_t c = 0; c < K; c++) eye[r * K + c] = r == c;
+    ks[0] = K;
+    ks[1] = 1;
+    for (int i = 0; i < nsp; i++) {
+        int64_t ek = (g->k[i] - 1) * g->d[i] + 1;
+        int64_t pe = g->s[i] * (g->out[i] - 1) + ek - g->in[i] - g->pb[i];
+        ks[2 + i] = g->k[i];
+        opad[i] = pe < 0 ? -pe : 0;
+        any_op = any_op || pe < 0;
+        pads[i] = g->pb[i];
+        pads[nsp + i] = pe < 0 ? 0 : pe;
+    }
+    int ker = const_cast_c(b, eye, K * K, ks, rank, dt);
+    og_free(og_gb_alloc(b), buf);
+    int ct = og_gb_op2(b, "ConvTranspose", og_gb_op2(b, "Mul", gp, sel), ker);
+    int node = og_gb_last(b);
+    conv_attrs(b, node, nsp, g->s, g->d, pads, 1);
+    if (any_op) og_gb_attr_ints(b, node, "output_padding", opad, nsp);
+    dx[0] = og_gb_op2(b, "Reshape", ct, og_gb_op1(b, "Shape", x));
+    return og_gb_status(b);
+}
+
 static og_status g_maxpool(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     pool_geom g;
@@ -401,8 +603,7 @@ static og_status g_maxpool(og_gb *b, const og_node *n, const int *dy, int *dx)
     const og_pool_params *p = n->params;
     int64_t opset = og_gb_opset(b);
     int x = n->in[0], nsp = g.nsp;
-    if (opset < 9)
-        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "MaxPool gradient needs opset >= 9 (Scatter)");
+    if (opset < 9) return maxpool_taps(b, n, &g, dy, dx);
     /* phases: outputs whose indices differ by a multiple of R along each axis have disjoint
      * windows, so each phase scatters without collisions */
     int64_t R[SP], phases = 1;

@@ -66,6 +66,7 @@ void og_graph_free(og_graph *g)
         og_free(a, g->metadata[i].value);
     }
     og_free(a, g->metadata);
+    og_graph_clear_training_info(g);
     for (int i = 0; i < g->n_symbols; i++) og_free(a, g->symbols[i]);
     og_free(a, g->symbols);
     og_free(a, g->inputs);
@@ -78,6 +79,14 @@ void og_graph_free(og_graph *g)
     og_free(a, g->name);
     og_free(a, g->doc);
     og_free(a, g);
+}
+
+void og_graph_clear_training_info(og_graph *g)
+{
+    for (int i = 0; i < g->n_training_info; i++) og_free(g->alloc, g->training_info[i].data);
+    og_free(g->alloc, g->training_info);
+    g->training_info = NULL;
+    g->n_training_info = 0;
 }
 
 int og_graph_find_value(const og_graph *g, const char *name)

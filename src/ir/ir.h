@@ -105,6 +105,12 @@ typedef struct og_kv {
     char *value;
 } og_kv;
 
+/* Bytes owned by a graph (allocated with its allocator). */
+typedef struct og_blob {
+    void *data;
+    size_t size;
+} og_blob;
+
 typedef struct og_graph {
     const og_allocator *alloc;
     /* model-level */
@@ -115,6 +121,10 @@ typedef struct og_graph {
     og_opset *opsets;
     int n_metadata;
     og_kv *metadata;
+    /* ModelProto.training_info, each entry kept as its packed TrainingInfoProto so that a
+     * model round-trips (src/onnx/onnx_io.h reads and writes them) */
+    int n_training_info;
+    og_blob *training_info;
     /* graph-level */
     char *name;
     char *doc;
@@ -134,6 +144,8 @@ typedef struct og_graph {
 
 og_graph *og_graph_new(const og_allocator *a);
 void og_graph_free(og_graph *g);
+/* Drop the graph's TrainingInfoProtos. */
+void og_graph_clear_training_info(og_graph *g);
 
 /* Value by name (-1 if none).  Linear in the number of values; the loader uses a hash. */
 int og_graph_find_value(const og_graph *g, const char *name);

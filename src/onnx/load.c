@@ -435,6 +435,104 @@ static og_status add_value_info(og_graph *g, name_map *m, const Onnx__ValueInfoP
     return OG_OK;
 }
 
+/* ---- training info ------------------------------------------------------------- */
+
+/* A graph of a TrainingInfoProto with its external initializer data read into raw_data:
+ * shallow copies of the graph and of those tensors (the rest stays borrowed). */
+typedef struct inlined_graph {
+    Onnx__GraphProto g;
+    Onnx__TensorProto **list;
+    Onnx__TensorProto *copies;
+    void **data;
+    size_t n_copies;
+} inlined_graph;
+
+static void inlined_free(inlined_graph *ig, const og_allocator *a)
+{
+    for (size_t i = 0; i < ig->n_copies; i++) og_free(a, ig->data[i]);
+    og_free(a, ig->data);
+    og_free(a, ig->copies);
+    og_free(a, ig->list);
+}
+
+static bool is_external(const Onnx__TensorProto *tp)
+{
+    return tp->has_data_location &&
+           tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL;
+}
+
+/* *use: src itself, or ig->g when some initializer had external data. */
+static og_status inline_graph(const Onnx__GraphProto *src, const char *base_dir,
+                              const og_allocator *a, inlined_graph *ig, Onnx__GraphProto **use)
+{
+    size_t n_ext = 0;
+    *use = (Onnx__GraphProto *)src;
+    if (!src) return OG_OK;
+    for (size_t i = 0; i < src->n_initializer; i++) n_ext += is_external(src->initializer[i]);
+    if (n_ext == 0) return OG_OK;
+    ig->g = *src;
+    ig->list = og_calloc(a, src->n_initializer, sizeof *ig->list);
+    ig->copies = og_calloc(a, n_ext, sizeof *ig->copies);
+    ig->data = og_calloc(a, n_ext, sizeof *ig->data);
+    if (!ig->list || !ig->copies || !ig->data) return og_error(OG_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < src->n_initializer; i++) {
+        const Onnx__TensorProto *tp = src->initializer[i];
+        ig->list[i] = (Onnx__TensorProto *)tp;
+        if (!is_external(tp)) continue;
+        const char *name = tp->name ? tp->name : "";
+        int64_t dims[OG_MAX_RANK];
+        size_t nbytes = 0;
+        if (tp->n_dims > OG_MAX_RANK || !og_dtype_is_known((og_dtype)tp->data_type))
+            return og_error(OG_ERR_UNSUPPORTED,
+                            "initializer '%s' has a rank or type onnxgrad "
+                            "does not support",
+                            name);
+        for (size_t d = 0; d < tp->n_dims; d++) dims[d] = tp->dims[d];
+        if (!og_shape_nbytes((og_dtype)tp->data_type, (int)tp->n_dims, dims, &nbytes))
+            return og_error(OG_ERR_MODEL, "initializer '%s' has a bad shape", name);
+        Onnx__TensorProto *c = &ig->copies[ig->n_copies];
+        void *data = og_malloc(a, nbytes + 1);
+        if (!data) return og_error(OG_ERR_NOMEM, "out of memory");
+        ig->data[ig->n_copies++] = data;
+        og_status st = read_external(tp, base_dir, data, nbytes, a);
+        if (st) return og_error_prefix(st, "initializer '%s'", name);
+        *c = *tp;
+        c->has_data_location = 0;
+        c->data_location = ONNX__TENSOR_PROTO__DATA_LOCATION__DEFAULT;
+        c->n_external_data = 0;
+        c->external_data = NULL;
+        c->has_raw_data = 1;
+        c->raw_data.len = nbytes;
+        c->raw_data.data = data;
+        ig->list[i] = c;
+    }
+    ig->g.initializer = ig->list;
+    *use = &ig->g;
+    return OG_OK;
+}
+
+/* Pack one TrainingInfoProto into out (bytes allocated with a), external data inlined. */
+static og_status pack_training_info(const Onnx__TrainingInfoProto *tip, const char *base_dir,
+                                    const og_allocator *a, og_blob *out)
+{
+    Onnx__TrainingInfoProto copy = *tip;
+    inlined_graph ig[2];
+    memset(ig, 0, sizeof ig);
+    og_status st = inline_graph(tip->initialization, base_dir, a, &ig[0], &copy.initialization);
+    if (!st) st = inline_graph(tip->algorithm, base_dir, a, &ig[1], &copy.algorithm);
+    if (!st) {
+        out->size = onnx__training_info_proto__get_packed_size(&copy);
+        out->data = og_malloc(a, out->size + 1);
+        if (out->data)
+            onnx__training_info_proto__pack(&copy, out->data);
+        else
+            st = og_error(OG_ERR_NOMEM, "out of memory");
+    }
+    inlined_free(&ig[0], a);
+    inlined_free(&ig[1], a);
+    return st;
+}
+
 /* ---- model ----------------------------------------------------------------------- */
 
 static og_status convert(const Onnx__ModelProto *mp, const char *base_dir, og_graph *g)
@@ -502,6 +600,17 @@ static og_status convert(const Onnx__ModelProto *mp, const char *base_dir, og_gr
         g->metadata[i].value = og_strdup(a, mp->metadata_props[i]->value);
         g->n_metadata++;
         if (!g->metadata[i].key || !g->metadata[i].value) goto nomem;
+    }
+
+    g->training_info = og_calloc(a, mp->n_training_info + 1, sizeof *g->training_info);
+    if (!g->training_info) goto nomem;
+    for (size_t i = 0; i < mp->n_training_info; i++) {
+        st = pack_training_info(mp->training_info[i], base_dir, a, &g->training_info[i]);
+        if (st) {
+            st = og_error_prefix(st, "training_info %zu", i);
+            goto done;
+        }
+        g->n_training_info++;
     }
 
     const Onnx__GraphProto *gp = mp->graph;
@@ -662,5 +771,173 @@ og_status og_onnx_parse_model(const void *data, size_t size, const char *base_di
         return st;
     }
     *out = g;
+    return OG_OK;
+}
+
+/* ---- training info as IR ----------------------------------------------------------- */
+
+/* x followed by y, in a new array allocated with a (NULL on failure, or when both are
+ * empty: *n is then 0). */
+static void **concat(const og_allocator *a, void *const *x, size_t nx, void *const *y, size_t ny,
+                     size_t *n, bool *failed)
+{
+    *n = nx + ny;
+    if (*n == 0) return NULL;
+    void **p = og_malloc(a, (*n + 1) * sizeof *p);
+    if (!p) {
+        *failed = true;
+        *n = 0;
+        return NULL;
+    }
+    if (nx) memcpy(p, x, nx * sizeof *p);
+    if (ny) memcpy(p + nx, y, ny * sizeof *p);
+    return p;
+}
+
+static og_status copy_bindings(const og_allocator *a, Onnx__StringStringEntryProto *const *src,
+                               size_t n, const char *what, og_kv **out, int *n_out)
+{
+    *out = og_calloc(a, n + 1, sizeof **out);
+    if (!*out) return og_error(OG_ERR_NOMEM, "out of memory");
+    for (size_t i = 0; i < n; i++) {
+        const char *k = src[i]->key, *v = src[i]->value;
+        if (!k || !k[0] || !v || !v[0])
+            return og_error(OG_ERR_MODEL, "%s %zu ('%s' -> '%s') lacks a key or a value", what, i,
+                            k ? k : "", v ? v : "");
+        (*out)[i].key = og_strdup(a, k);
+        (*out)[i].value = og_strdup(a, v);
+        *n_out = (int)i + 1;
+        if (!(*out)[i].key || !(*out)[i].value) return og_error(OG_ERR_NOMEM, "out of memory");
+    }
+    return OG_OK;
+}
+
+void og_training_info_free(og_training_info *ti)
+{
+    if (!ti) return;
+    const og_allocator *a = ti->alloc;
+    og_graph_free(ti->algorithm);
+    og_graph_free(ti->initialization);
+    for (int i = 0; ti->update && i < ti->n_update; i++) {
+        og_free(a, ti->update[i].key);
+        og_free(a, ti->update[i].value);
+    }
+    for (int i = 0; ti->init && i < ti->n_init; i++) {
+        og_free(a, ti->init[i].key);
+        og_free(a, ti->init[i].value);
+    }
+    og_free(a, ti->update);
+    og_free(a, ti->init);
+    og_free(a, ti);
+}
+
+og_status og_onnx_parse_training_info(const og_graph *model, int k, const og_allocator *a,
+                                      og_training_info **out)
+{
+    a = og_alloc_or_default(a);
+    *out = NULL;
+    if (k < 0 || k >= model->n_training_info)
+        return og_error(OG_ERR_INVALID_ARG, "the model has no training_info %d (it has %d)", k,
+                        model->n_training_info);
+    pc_bridge br = {a, false};
+    ProtobufCAllocator pa = {pc_alloc, pc_free, &br};
+    void *bytes = NULL;
+    size_t size = 0;
+    Onnx__ModelProto *mp = NULL;
+    Onnx__TrainingInfoProto *tip = NULL;
+    void **arrays[7] = {NULL};
+    bool failed = false;
+    og_training_info *ti = og_calloc(a, 1, sizeof *ti);
+    if (!ti) return og_error(OG_ERR_NOMEM, "out of memory");
+    ti->alloc = a;
+    /* the main graph alone, as protobuf */
+    og_graph main_only = *model;
+    main_only.n_training_info = 0;
+    og_status st = og_onnx_serialize_model(&main_only, a, &bytes, &size);
+    if (st) goto done;
+    mp = onnx__model_proto__unpack(&pa, size, bytes);
+    tip = onnx__training_info_proto__unpack(&pa, model->training_info[k].size,
+                                            model->training_info[k].data);
+    if (!mp || !tip) {
+        st = br.failed ? og_error(OG_ERR_NOMEM, "out of memory")
+                       : og_error(OG_ERR_PARSE,
+                                  "training_info %d is not a valid "
+                                  "TrainingInfoProto",
+                                  k);
+        goto done;
+    }
+    const Onnx__GraphProto *mg = mp->graph, *alg = tip->algorithm;
+    Onnx__ModelProto m2 = *mp;
+    m2.n_training_info = 0;
+    m2.training_info = NULL;
+    /* ONNX's combination: main graph's lists, then the algorithm's */
+    Onnx__GraphProto cg = *mg;
+    if (alg) {
+#define CAT(field, slot)                                                                           \
+    arrays[slot] = concat(a, (void *const *)mg->field, mg->n_##field, (void *const *)alg->field,   \
+                          alg->n_##field, &cg.n_##field, &failed);                                 \
+    cg.field = (void *)arrays[slot]
+        CAT(input, 0);
+        CAT(initializer, 1);
+        CAT(output, 2);
+        CAT(node, 3);
+        CAT(value_info, 4);
+        CAT(sparse_initializer, 5);
+#undef CAT
+    }
+    if (failed) {
+        st = og_error(OG_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    ti->n_main_outputs = (int)mg->n_output;
+    m2.graph = &cg;
+    ti->algorithm = og_graph_new(a);
+    if (!ti->algorithm) {
+        st = og_error(OG_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    if ((st = convert(&m2, NULL, ti->algorithm))) {
+        st = og_error_prefix(st, "training_info %d, the main and algorithm graphs combined", k);
+        goto done;
+    }
+    /* the initialization graph, which may read the main graph's initializers */
+    const Onnx__GraphProto *ig = tip->initialization;
+    if (ig && (ig->n_node || ig->n_output)) {
+        Onnx__GraphProto ic = *ig;
+        arrays[6] =
+            concat(a, (void *const *)mg->initializer, mg->n_initializer,
+                   (void *const *)ig->initializer, ig->n_initializer, &ic.n_initializer, &failed);
+        ic.initializer = (Onnx__TensorProto **)arrays[6];
+        if (failed) {
+            st = og_error(OG_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+        m2.graph = &ic;
+        ti->initialization = og_graph_new(a);
+        if (!ti->initialization) {
+            st = og_error(OG_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+        if ((st = convert(&m2, NULL, ti->initialization))) {
+            st = og_error_prefix(st, "training_info %d, initialization graph", k);
+            goto done;
+        }
+    }
+    st = copy_bindings(a, tip->update_binding, tip->n_update_binding, "update_binding", &ti->update,
+                       &ti->n_update);
+    if (!st)
+        st = copy_bindings(a, tip->initialization_binding, tip->n_initialization_binding,
+                           "initialization_binding", &ti->init, &ti->n_init);
+    if (st) st = og_error_prefix(st, "training_info %d", k);
+done:
+    for (int i = 0; i < 7; i++) og_free(a, arrays[i]);
+    if (tip) onnx__training_info_proto__free_unpacked(tip, &pa);
+    if (mp) onnx__model_proto__free_unpacked(mp, &pa);
+    og_free(a, bytes);
+    if (st) {
+        og_training_info_free(ti);
+        return st;
+    }
+    *out = ti;
     return OG_OK;
 }

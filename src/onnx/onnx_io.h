@@ -20,6 +20,47 @@ og_status og_onnx_parse_tensor(const void *data, size_t size, const og_allocator
 og_status og_onnx_serialize_model(const og_graph *g, const og_allocator *a, void **out,
                                   size_t *out_size);
 
+/* ---- TrainingInfoProto ------------------------------------------------------------
+ * og_graph keeps ModelProto.training_info as packed TrainingInfoProto bytes
+ * (og_graph.training_info): the loader stores them (external initializer data read inline)
+ * and the saver writes them back unchanged.  These functions give them as IR. */
+
+/* One TrainingInfoProto of a model as onnxgrad graphs. */
+typedef struct og_training_info {
+    const og_allocator *alloc;
+    /* The main graph and the algorithm graph combined as ONNX defines it (inputs,
+     * initializers, nodes, outputs and value infos of the main graph, then the algorithm's),
+     * with the model's opsets; not finalized.  Its first n_main_outputs outputs are the main
+     * graph's. */
+    og_graph *algorithm;
+    int n_main_outputs;
+    /* The initialization graph, with the main graph's initializers before its own; NULL
+     * when it is absent or empty (no node, no output).  Not finalized. */
+    og_graph *initialization;
+    og_kv *update, *init; /* update_binding, initialization_binding: initializer -> output */
+    int n_update, n_init;
+} og_training_info;
+
+/* TrainingInfoProto k of `model` as IR.  Errors: OG_ERR_INVALID_ARG (no such entry),
+ * OG_ERR_PARSE, OG_ERR_MODEL (a combined graph that breaks the loader's rules: the message
+ * says which graph), OG_ERR_NOMEM. */
+og_status og_onnx_parse_training_info(const og_graph *model, int k, const og_allocator *a,
+                                      og_training_info **out);
+void og_training_info_free(og_training_info *ti);
+
+/* Pack a TrainingInfoProto from IR graphs: `algorithm` and `initialization` (NULL: none)
+ * are written like a model's graph (inputs, initializers, nodes, outputs, value infos); a
+ * value they only read needs no declaration, so they need not be finalized.  update and
+ * init are the bindings.  *out is allocated with a. */
+og_status og_onnx_serialize_training_info(const og_graph *algorithm, const og_graph *initialization,
+                                          const og_kv *update, int n_update, const og_kv *init,
+                                          int n_init, const og_allocator *a, og_blob *out);
+
+/* Give the initializers named names[i] of g's TrainingInfoProtos (algorithm and
+ * initialization graphs) the contents of values[i]; names found nowhere are skipped. */
+og_status og_onnx_training_info_set_initializers(og_graph *g, const char *const *names,
+                                                 const og_tensor *const *values, int n);
+
 /* Read a whole file (at most max_size bytes) into a buffer allocated with a. */
 og_status og_read_file(const char *path, size_t max_size, const og_allocator *a, void **out,
                        size_t *out_size);

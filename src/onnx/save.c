@@ -183,24 +183,119 @@ static Onnx__AttributeProto *attr_proto(arena *ar, const og_attr *at,
     return ap;
 }
 
+/* The GraphProto of g's graph-level part; NULL when out of memory.  Attributes kept as raw
+ * bytes are decoded into raw_list (room for every attribute of g), freed after packing. */
+static Onnx__GraphProto *graph_proto(arena *ar, const og_graph *g, Onnx__AttributeProto ***raw_list,
+                                     size_t *n_raw)
+{
+    Onnx__GraphProto *gp = arena_alloc(ar, sizeof *gp);
+    if (!gp) return NULL;
+    onnx__graph_proto__init(gp);
+    gp->name = str(ar, g->name);
+    gp->doc_string = str(ar, g->doc);
+
+    gp->n_initializer = (size_t)g->n_inits;
+    gp->initializer = arena_alloc(ar, (size_t)(g->n_inits + 1) * sizeof(void *));
+    if (!gp->initializer) return NULL;
+    for (int i = 0; i < g->n_inits; i++) {
+        const og_value *v = &g->values[g->inits[i]];
+        gp->initializer[i] = tensor_proto(ar, v->init, v->name);
+        if (!gp->initializer[i]) return NULL;
+        if (v->doc) gp->initializer[i]->doc_string = str(ar, v->doc);
+    }
+    gp->n_input = (size_t)g->n_inputs;
+    gp->input = arena_alloc(ar, (size_t)(g->n_inputs + 1) * sizeof(void *));
+    gp->n_output = (size_t)g->n_outputs;
+    gp->output = arena_alloc(ar, (size_t)(g->n_outputs + 1) * sizeof(void *));
+    if (!gp->input || !gp->output) return NULL;
+    for (int i = 0; i < g->n_inputs; i++)
+        if (!(gp->input[i] = value_info(ar, g, &g->values[g->inputs[i]]))) return NULL;
+    for (int i = 0; i < g->n_outputs; i++)
+        if (!(gp->output[i] = value_info(ar, g, &g->values[g->outputs[i]]))) return NULL;
+    gp->value_info = arena_alloc(ar, (size_t)(g->n_values + 1) * sizeof(void *));
+    if (!gp->value_info) return NULL;
+    for (int v = 0; v < g->n_values; v++) {
+        const og_value *val = &g->values[v];
+        if (!val->has_value_info || val->is_graph_input || val->is_graph_output ||
+            val->kind != OG_VALUE_INTERMEDIATE)
+            continue;
+        if (!(gp->value_info[gp->n_value_info++] = value_info(ar, g, val))) return NULL;
+    }
+    gp->n_node = (size_t)g->n_nodes;
+    gp->node = arena_alloc(ar, (size_t)(g->n_nodes + 1) * sizeof(void *));
+    if (!gp->node) return NULL;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const og_node *n = &g->nodes[i];
+        Onnx__NodeProto *np = arena_alloc(ar, sizeof *np);
+        if (!np) return NULL;
+        onnx__node_proto__init(np);
+        np->name = str(ar, n->name);
+        np->op_type = str(ar, n->op_type);
+        np->domain = str(ar, n->domain);
+        np->doc_string = n->doc ? str(ar, n->doc) : NULL;
+        np->n_input = (size_t)n->n_in;
+        np->input = arena_alloc(ar, (size_t)(n->n_in + 1) * sizeof(char *));
+        np->n_output = (size_t)n->n_out;
+        np->output = arena_alloc(ar, (size_t)(n->n_out + 1) * sizeof(char *));
+        np->n_attribute = (size_t)n->n_attrs;
+        np->attribute = arena_alloc(ar, (size_t)(n->n_attrs + 1) * sizeof(void *));
+        if (!np->input || !np->output || !np->attribute) return NULL;
+        for (int j = 0; j < n->n_in; j++)
+            np->input[j] = str(ar, n->in[j] >= 0 ? g->values[n->in[j]].name : "");
+        for (int j = 0; j < n->n_out; j++)
+            np->output[j] = str(ar, n->out[j] >= 0 ? g->values[n->out[j]].name : "");
+        for (int j = 0; j < n->n_attrs; j++)
+            if (!(np->attribute[j] = attr_proto(ar, &n->attrs[j], raw_list, n_raw))) return NULL;
+        gp->node[i] = np;
+    }
+    return ar->failed ? NULL : gp;
+}
+
+static size_t attr_count(const og_graph *g)
+{
+    size_t n = 0;
+    for (int i = 0; g && i < g->n_nodes; i++) n += (size_t)g->nodes[i].n_attrs;
+    return n;
+}
+
+static size_t varint_size(uint64_t v)
+{
+    size_t n = 1;
+    while (v >= 0x80) {
+        v >>= 7;
+        n++;
+    }
+    return n;
+}
+
+static uint8_t *put_varint(uint8_t *p, uint64_t v)
+{
+    while (v >= 0x80) {
+        *p++ = (uint8_t)(v | 0x80);
+        v >>= 7;
+    }
+    *p++ = (uint8_t)v;
+    return p;
+}
+
+/* ModelProto.training_info is field 20, length-delimited: its key is (20 << 3) | 2. */
+#define TRAINING_INFO_KEY ((20u << 3) | 2u)
+
 og_status og_onnx_serialize_model(const og_graph *g, const og_allocator *a, void **out,
                                   size_t *out_size)
 {
     arena ar = {og_alloc_or_default(a), NULL, 0, 0, false};
     og_status st = OG_OK;
-    size_t n_raw = 0, total_attrs = 0;
+    size_t n_raw = 0;
     Onnx__AttributeProto **raw_list = NULL;
     *out = NULL;
     *out_size = 0;
-    for (int i = 0; i < g->n_nodes; i++) total_attrs += (size_t)g->nodes[i].n_attrs;
-    raw_list = og_calloc(ar.a, total_attrs + 1, sizeof *raw_list);
+    raw_list = og_calloc(ar.a, attr_count(g) + 1, sizeof *raw_list);
     if (!raw_list) return og_error(OG_ERR_NOMEM, "out of memory saving the model");
 
     Onnx__ModelProto *mp = arena_alloc(&ar, sizeof *mp);
-    Onnx__GraphProto *gp = arena_alloc(&ar, sizeof *gp);
-    if (!mp || !gp) goto nomem;
+    if (!mp) goto nomem;
     onnx__model_proto__init(mp);
-    onnx__graph_proto__init(gp);
     mp->has_ir_version = 1;
     mp->ir_version = g->ir_version;
     mp->producer_name = str(&ar, g->producer_name);
@@ -234,71 +329,25 @@ og_status og_onnx_serialize_model(const og_graph *g, const og_allocator *a, void
         e->value = str(&ar, g->metadata[i].value);
         mp->metadata_props[i] = e;
     }
-    mp->graph = gp;
-    gp->name = str(&ar, g->name);
-    gp->doc_string = str(&ar, g->doc);
-
-    gp->n_initializer = (size_t)g->n_inits;
-    gp->initializer = arena_alloc(&ar, (size_t)(g->n_inits + 1) * sizeof(void *));
-    if (!gp->initializer) goto nomem;
-    for (int i = 0; i < g->n_inits; i++) {
-        const og_value *v = &g->values[g->inits[i]];
-        gp->initializer[i] = tensor_proto(&ar, v->init, v->name);
-        if (!gp->initializer[i]) goto nomem;
-        if (v->doc) gp->initializer[i]->doc_string = str(&ar, v->doc);
-    }
-    gp->n_input = (size_t)g->n_inputs;
-    gp->input = arena_alloc(&ar, (size_t)(g->n_inputs + 1) * sizeof(void *));
-    gp->n_output = (size_t)g->n_outputs;
-    gp->output = arena_alloc(&ar, (size_t)(g->n_outputs + 1) * sizeof(void *));
-    if (!gp->input || !gp->output) goto nomem;
-    for (int i = 0; i < g->n_inputs; i++)
-        if (!(gp->input[i] = value_info(&ar, g, &g->values[g->inputs[i]]))) goto nomem;
-    for (int i = 0; i < g->n_outputs; i++)
-        if (!(gp->output[i] = value_info(&ar, g, &g->values[g->outputs[i]]))) goto nomem;
-    gp->value_info = arena_alloc(&ar, (size_t)(g->n_values + 1) * sizeof(void *));
-    if (!gp->value_info) goto nomem;
-    for (int v = 0; v < g->n_values; v++) {
-        const og_value *val = &g->values[v];
-        if (!val->has_value_info || val->is_graph_input || val->is_graph_output ||
-            val->kind != OG_VALUE_INTERMEDIATE)
-            continue;
-        if (!(gp->value_info[gp->n_value_info++] = value_info(&ar, g, val))) goto nomem;
-    }
-    gp->n_node = (size_t)g->n_nodes;
-    gp->node = arena_alloc(&ar, (size_t)(g->n_nodes + 1) * sizeof(void *));
-    if (!gp->node) goto nomem;
-    for (int i = 0; i < g->n_nodes; i++) {
-        const og_node *n = &g->nodes[i];
-        Onnx__NodeProto *np = arena_alloc(&ar, sizeof *np);
-        if (!np) goto nomem;
-        onnx__node_proto__init(np);
-        np->name = str(&ar, n->name);
-        np->op_type = str(&ar, n->op_type);
-        np->domain = str(&ar, n->domain);
-        np->doc_string = n->doc ? str(&ar, n->doc) : NULL;
-        np->n_input = (size_t)n->n_in;
-        np->input = arena_alloc(&ar, (size_t)(n->n_in + 1) * sizeof(char *));
-        np->n_output = (size_t)n->n_out;
-        np->output = arena_alloc(&ar, (size_t)(n->n_out + 1) * sizeof(char *));
-        np->n_attribute = (size_t)n->n_attrs;
-        np->attribute = arena_alloc(&ar, (size_t)(n->n_attrs + 1) * sizeof(void *));
-        if (!np->input || !np->output || !np->attribute) goto nomem;
-        for (int j = 0; j < n->n_in; j++)
-            np->input[j] = str(&ar, n->in[j] >= 0 ? g->values[n->in[j]].name : "");
-        for (int j = 0; j < n->n_out; j++)
-            np->output[j] = str(&ar, n->out[j] >= 0 ? g->values[n->out[j]].name : "");
-        for (int j = 0; j < n->n_attrs; j++)
-            if (!(np->attribute[j] = attr_proto(&ar, &n->attrs[j], &raw_list, &n_raw))) goto nomem;
-        gp->node[i] = np;
-    }
-    if (ar.failed) goto nomem;
-    size_t size = onnx__model_proto__get_packed_size(mp);
-    uint8_t *buf = og_malloc(ar.a, size);
+    mp->graph = graph_proto(&ar, g, &raw_list, &n_raw);
+    if (!mp->graph || ar.failed) goto nomem;
+    size_t size = onnx__model_proto__get_packed_size(mp), total = size;
+    /* the TrainingInfoProtos are kept packed: append them as fields of the message */
+    for (int i = 0; i < g->n_training_info; i++)
+        total += varint_size(TRAINING_INFO_KEY) + varint_size(g->training_info[i].size) +
+                 g->training_info[i].size;
+    uint8_t *buf = og_malloc(ar.a, total);
     if (!buf) goto nomem;
     onnx__model_proto__pack(mp, buf);
+    uint8_t *p = buf + size;
+    for (int i = 0; i < g->n_training_info; i++) {
+        p = put_varint(p, TRAINING_INFO_KEY);
+        p = put_varint(p, g->training_info[i].size);
+        memcpy(p, g->training_info[i].data, g->training_info[i].size);
+        p += g->training_info[i].size;
+    }
     *out = buf;
-    *out_size = size;
+    *out_size = total;
     goto done;
 nomem:
     st = og_error(OG_ERR_NOMEM, "out of memory saving the model");
@@ -307,5 +356,153 @@ done:;
     for (size_t i = 0; i < n_raw; i++) onnx__attribute_proto__free_unpacked(raw_list[i], &pa);
     og_free(ar.a, raw_list);
     arena_free(&ar);
+    return st;
+}
+
+static Onnx__StringStringEntryProto **bindings(arena *ar, const og_kv *kv, int n)
+{
+    Onnx__StringStringEntryProto **list = arena_alloc(ar, (size_t)(n + 1) * sizeof *list);
+    for (int i = 0; list && i < n; i++) {
+        Onnx__StringStringEntryProto *e = arena_alloc(ar, sizeof *e);
+        if (!e) return NULL;
+        onnx__string_string_entry_proto__init(e);
+        e->key = str(ar, kv[i].key);
+        e->value = str(ar, kv[i].value);
+        list[i] = e;
+    }
+    return list;
+}
+
+og_status og_onnx_serialize_training_info(const og_graph *algorithm, const og_graph *initialization,
+                                          const og_kv *update, int n_update, const og_kv *init,
+                                          int n_init, const og_allocator *a, og_blob *out)
+{
+    arena ar = {og_alloc_or_default(a), NULL, 0, 0, false};
+    og_status st = OG_OK;
+    size_t n_raw = 0;
+    out->data = NULL;
+    out->size = 0;
+    Onnx__AttributeProto **raw_list =
+        og_calloc(ar.a, attr_count(algorithm) + attr_count(initialization) + 1, sizeof *raw_list);
+    Onnx__TrainingInfoProto *tip = arena_alloc(&ar, sizeof *tip);
+    if (!raw_list || !tip) goto nomem;
+    onnx__training_info_proto__init(tip);
+    if (!(tip->algorithm = graph_proto(&ar, algorithm, &raw_list, &n_raw))) goto nomem;
+    if (initialization &&
+        !(tip->initialization = graph_proto(&ar, initialization, &raw_list, &n_raw)))
+        goto nomem;
+    tip->n_update_binding = (size_t)n_update;
+    tip->update_binding = bindings(&ar, update, n_update);
+    tip->n_initialization_binding = (size_t)n_init;
+    tip->initialization_binding = bindings(&ar, init, n_init);
+    if (ar.failed || !tip->update_binding || !tip->initialization_binding) goto nomem;
+    out->size = onnx__training_info_proto__get_packed_size(tip);
+    out->data = og_malloc(ar.a, out->size + 1);
+    if (!out->data) goto nomem;
+    onnx__training_info_proto__pack(tip, out->data);
+    goto done;
+nomem:
+    out->size = 0;
+    st = og_error(OG_ERR_NOMEM, "out of memory writing a TrainingInfoProto");
+done:;
+    ProtobufCAllocator pa = {pc_alloc, pc_free, (void *)ar.a};
+    for (size_t i = 0; i < n_raw; i++) onnx__attribute_proto__free_unpacked(raw_list[i], &pa);
+    og_free(ar.a, raw_list);
+    arena_free(&ar);
+    return st;
+}
+
+/* Replace the matching initializers of gp in place (the old pointers go to saved[]). */
+static int swap_initializers(arena *ar, Onnx__GraphProto *gp, const char *const *names,
+                             const og_tensor *const *values, int n, Onnx__TensorProto **saved)
+{
+    int swapped = 0;
+    for (size_t i = 0; gp && i < gp->n_initializer; i++) {
+        saved[i] = NULL;
+        const char *name = gp->initializer[i]->name;
+        for (int k = 0; name && k < n; k++) {
+            if (strcmp(names[k], name) != 0) continue;
+            Onnx__TensorProto *tp = tensor_proto(ar, values[k], name);
+            if (!tp) return -1;
+            tp->doc_string = gp->initializer[i]->doc_string;
+            saved[i] = gp->initializer[i];
+            gp->initializer[i] = tp;
+            swapped++;
+            break;
+        }
+    }
+    return swapped;
+}
+
+static void restore_initializers(Onnx__GraphProto *gp, Onnx__TensorProto **saved)
+{
+    for (size_t i = 0; gp && i < gp->n_initializer; i++)
+        if (saved[i]) gp->initializer[i] = saved[i];
+}
+
+/* protobuf-c reports a failed allocation as a decoding failure: remember it. */
+typedef struct pc_track {
+    const og_allocator *a;
+    bool failed;
+} pc_track;
+
+static void *track_alloc(void *user, size_t size)
+{
+    pc_track *t = user;
+    void *p = og_malloc(t->a, size);
+    if (!p) t->failed = true;
+    return p;
+}
+
+static void track_free(void *user, void *p)
+{
+    pc_track *t = user;
+    og_free(t->a, p);
+}
+
+og_status og_onnx_training_info_set_initializers(og_graph *g, const char *const *names,
+                                                 const og_tensor *const *values, int n)
+{
+    const og_allocator *a = g->alloc;
+    pc_track track = {a, false};
+    ProtobufCAllocator pa = {track_alloc, track_free, &track};
+    og_status st = OG_OK;
+    for (int k = 0; k < g->n_training_info && !st; k++) {
+        arena ar = {a, NULL, 0, 0, false};
+        Onnx__TensorProto **saved[2] = {NULL, NULL};
+        Onnx__TrainingInfoProto *tip = onnx__training_info_proto__unpack(
+            &pa, g->training_info[k].size, g->training_info[k].data);
+        if (!tip && track.failed) return og_error(OG_ERR_NOMEM, "out of memory");
+        if (!tip) return og_error(OG_ERR_PARSE, "training_info %d cannot be decoded", k);
+        Onnx__GraphProto *gps[2] = {tip->initialization, tip->algorithm};
+        int swapped = 0;
+        for (int j = 0; j < 2 && !st; j++) {
+            if (!gps[j]) continue;
+            saved[j] = og_calloc(a, gps[j]->n_initializer + 1, sizeof *saved[j]);
+            int s = saved[j] ? swap_initializers(&ar, gps[j], names, values, n, saved[j]) : -1;
+            if (s < 0)
+                st = og_error(OG_ERR_NOMEM, "out of memory");
+            else
+                swapped += s;
+        }
+        if (!st && swapped) {
+            size_t size = onnx__training_info_proto__get_packed_size(tip);
+            void *data = og_malloc(a, size + 1);
+            if (data) {
+                onnx__training_info_proto__pack(tip, data);
+                og_free(a, g->training_info[k].data);
+                g->training_info[k].data = data;
+                g->training_info[k].size = size;
+            } else {
+                st = og_error(OG_ERR_NOMEM, "out of memory");
+            }
+        }
+        for (int j = 0; j < 2; j++) {
+            if (saved[j]) restore_initializers(gps[j], saved[j]);
+            og_free(a, saved[j]);
+        }
+        onnx__training_info_proto__free_unpacked(tip, &pa);
+        arena_free(&ar);
+    }
     return st;
 }

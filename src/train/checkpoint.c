@@ -5,7 +5,8 @@
  *   "OGCKPT01"  u32 version (1)  u32 optimizer kind  u32 slots per weight  u32 tensor count
  *   i64 step  i64 epoch  i64 total_steps  u64 rng[4]
  *   per tensor: u32 name length, name, u32 dtype, u32 rank, i64 dims[rank], u64 bytes, data
- *     (every weight, then its slots named "<weight>/<slot>")
+ *     (every weight, then its slots named "<weight>/<slot>"; in algorithm mode every bound
+ *     initializer, and the optimizer kind is ALGORITHM_KIND)
  *   u64 FNV-1a hash of everything before it
  * Saving writes "<path>.XXXXXX" beside the target, syncs it, renames it over the target and
  * syncs the folder: a crash leaves either the old or the new checkpoint, never a mix.
@@ -24,6 +25,7 @@
 #define MAGIC          "OGCKPT01"
 #define VERSION        1u
 #define MAX_CHECKPOINT ((size_t)1 << 40)
+#define ALGORITHM_KIND 0x100u /* no og_optimizer_kind: the model's TrainingInfoProto */
 
 typedef struct wbuf {
     const og_allocator *a;
@@ -75,7 +77,12 @@ static void put_tensor(wbuf *b, const char *name, const og_tensor *t)
 /* "<weight>/<slot>" */
 static void slot_name(const og_trainer *t, int i, int k, char *buf, size_t size)
 {
-    snprintf(buf, size, "%s/%s", og_grad_weight_name(t->grad, i), og_optim_slot_name(&t->opt, k));
+    snprintf(buf, size, "%s/%s", og_trainer_weight_name(t, i), og_optim_slot_name(&t->opt, k));
+}
+
+static uint32_t kind_code(const og_trainer *t)
+{
+    return t->algo ? ALGORITHM_KIND : (uint32_t)t->opt.kind;
 }
 
 static og_status write_atomically(const char *path, const void *data, size_t n,
@@ -140,7 +147,7 @@ og_status og_trainer_save_checkpoint(const og_trainer *t, const char *path)
     wbuf b = {t->a, NULL, 0, 0, false};
     put(&b, MAGIC, 8);
     put_u32(&b, VERSION);
-    put_u32(&b, (uint32_t)t->opt.kind);
+    put_u32(&b, kind_code(t));
     put_u32(&b, (uint32_t)t->n_slots);
     put_u32(&b, (uint32_t)(t->n_weights * (1 + t->n_slots)));
     put_u64(&b, (uint64_t)t->step);
@@ -149,7 +156,7 @@ og_status og_trainer_save_checkpoint(const og_trainer *t, const char *path)
     for (int i = 0; i < 4; i++) put_u64(&b, t->rng.s[i]);
     char name[1024];
     for (int i = 0; i < t->n_weights; i++) {
-        put_tensor(&b, og_grad_weight_name(t->grad, i), t->w[i]);
+        put_tensor(&b, og_trainer_weight_name(t, i), t->w[i]);
         for (int k = 0; k < t->n_slots; k++) {
             slot_name(t, i, k, name, sizeof name);
             put_tensor(&b, name, t->slots[i * t->n_slots + k]);
@@ -258,13 +265,12 @@ og_status og_trainer_load_checkpoint(og_trainer *t, const char *path)
         st = og_error(OG_ERR_PARSE, "checkpoint '%s': unknown version %u", path, version);
         goto done;
     }
-    if (kind != (uint32_t)t->opt.kind || slots != (uint32_t)t->n_slots ||
-        count != (uint32_t)n_tensors) {
+    if (kind != kind_code(t) || slots != (uint32_t)t->n_slots || count != (uint32_t)n_tensors) {
         st = og_error(OG_ERR_INVALID_ARG,
                       "checkpoint '%s' was saved with another optimizer or set of weights "
                       "(optimizer %u with %u state tensors per weight, %u tensors; this trainer: "
                       "%d, %d, %d)",
-                      path, kind, slots, count, (int)t->opt.kind, t->n_slots, n_tensors);
+                      path, kind, slots, count, (int)kind_code(t), t->n_slots, n_tensors);
         goto done;
     }
     if (step < 0 || epoch < 0 || epoch > INT32_MAX || total < 0) {
@@ -279,7 +285,7 @@ og_status og_trainer_load_checkpoint(og_trainer *t, const char *path)
     }
     char name[1024];
     for (int i = 0, j = 0; i < t->n_weights && !st; i++) {
-        st = expect_tensor(&r, path, og_grad_weight_name(t->grad, i), t->w[i], &data[j++]);
+        st = expect_tensor(&r, path, og_trainer_weight_name(t, i), t->w[i], &data[j++]);
         for (int k = 0; k < t->n_slots && !st; k++) {
             slot_name(t, i, k, name, sizeof name);
             st = expect_tensor(&r, path, name, t->slots[i * t->n_slots + k], &data[j++]);

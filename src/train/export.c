@@ -16,7 +16,8 @@ static bool listed(const char *list, const char *name)
 }
 
 /* Remove the loss output, the inputs the loss added, the nodes and constants only they
- * needed, and the onnxgrad.loss* metadata. */
+ * needed, and the onnxgrad.loss* metadata.  TrainingInfoProtos go too (their algorithm
+ * computes the removed loss), with the initializers only they read. */
 static og_status strip_loss(og_graph *g)
 {
     const char *loss = og_graph_metadata(g, "onnxgrad.loss");
@@ -54,10 +55,21 @@ static og_status strip_loss(og_graph *g)
         g->inits[w++] = g->inits[i];
     }
     g->n_inits = w;
+    if (g->n_training_info > 0) {
+        og_graph_clear_training_info(g);
+        w = 0;
+        for (int i = 0; i < g->n_inits; i++) {
+            const og_value *v = &g->values[g->inits[i]];
+            if (v->n_consumers == 0 && !v->is_graph_output && !v->is_graph_input) continue;
+            g->inits[w++] = g->inits[i];
+        }
+        g->n_inits = w;
+    }
     w = 0;
     for (int i = 0; i < g->n_metadata; i++) {
         og_kv *kv = &g->metadata[i];
-        if (strncmp(kv->key, "onnxgrad.loss", 13) == 0) {
+        if (strncmp(kv->key, "onnxgrad.loss", 13) == 0 ||
+            strcmp(kv->key, "onnxgrad.training_step") == 0) {
             og_free(g->alloc, kv->key);
             og_free(g->alloc, kv->value);
         } else {
@@ -80,7 +92,7 @@ og_status og_trainer_export(const og_trainer *t, const og_model *model, og_model
     og_graph *g = c->graph;
     int found = 0;
     for (int i = 0; i < t->n_weights; i++) {
-        const char *name = og_grad_weight_name(t->grad, i);
+        const char *name = og_trainer_weight_name(t, i);
         int v = og_graph_find_value(g, name);
         if (v < 0 || g->values[v].kind != OG_VALUE_INITIALIZER) continue;
         og_tensor *init = g->values[v].init;

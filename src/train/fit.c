@@ -51,12 +51,13 @@ typedef struct binding {
 static og_status bind(const og_trainer *t, const char *name, const char *what, binding *b)
 {
     b->name = name;
-    if (!input_shape(t->model, name, &b->rank, b->dims)) {
+    const og_model *m = og_trainer_step_model(t);
+    if (!input_shape(m, name, &b->rank, b->dims)) {
         char list[512] = "";
         size_t len = 0;
-        for (int i = 0; i < og_model_input_count(t->model) && len + 64 < sizeof list; i++)
+        for (int i = 0; i < og_model_input_count(m) && len + 64 < sizeof list; i++)
             len += (size_t)snprintf(list + len, sizeof list - len, "%s'%s'", i ? ", " : "",
-                                    og_model_input_name(t->model, i));
+                                    og_model_input_name(m, i));
         return og_error(OG_ERR_INVALID_ARG,
                         "the %s go to input '%s', which the model lacks "
                         "(inputs: %s)",

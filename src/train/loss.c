@@ -7,7 +7,8 @@
  *   log        softplus(y) - t y        (binary log loss on logits, stable for any y)
  *   cross-entropy / nll: SoftmaxCrossEntropyLoss / NegativeLogLikelihoodLoss, reduction none
  * then a mean or sum over every element, weighted per sample when sample weights are given
- * (the weight of sample i multiplies every element of its row), plus the penalties
+ * (the weight of sample i multiplies every element of its row; a batch of zero total weight
+ * has loss 0), plus the penalties
  * l1 sum|W| + l2 sum W^2.
  */
 #include <stdio.h>
@@ -98,6 +99,10 @@ static int weighted(og_gb *b, int l, int w, int rank, og_reduction red)
     int full = rank > 1 ? og_gb_op2(b, "Expand", wb, og_gb_op1(b, "Shape", l)) : w;
     int den = og_gb_op1(b, "ReduceSum", full);
     og_gb_attr_int(b, og_gb_last(b), "keepdims", 0);
+    /* a batch whose weights are all zero has loss 0, not 0/0 */
+    og_dtype dt = og_gb_value(b, w)->dtype;
+    int zero = og_gb_op2(b, "Equal", den, og_gb_scalar(b, 0.0, dt));
+    den = og_gb_op3(b, "Where", zero, og_gb_scalar(b, 1.0, dt), den);
     return og_gb_op2(b, "Div", num, den);
 }
 

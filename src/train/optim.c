@@ -119,37 +119,44 @@ double og_optim_slot_init(const og_optimizer_options *o, int i)
     return o->kind == OG_OPTIMIZER_ADAGRAD ? o->initial_accumulator : 0.0;
 }
 
-/* One loop per optimizer and dtype, each fused: a weight is read and written once. */
+/* LOOP(n, threads, body): body for i in [0, n), split over threads only for large n (a
+ * parallel region, even a serial one, costs more than a small weight's whole update). */
+#define PAR_MIN 32768
 // clang-format off
-#define PAR_SUM(n, threads) \
-    _Pragma("omp parallel for schedule(static) num_threads(threads) if (n >= 32768) reduction(+ : s)")
+#define LOOP(n, threads, body)                                                                     \
+    do {                                                                                           \
+        if ((n) >= PAR_MIN && (threads) > 1) {                                                     \
+            _Pragma("omp parallel for schedule(static) num_threads(threads)")                      \
+            for (int64_t i = 0; i < (n); i++) body                                                 \
+        } else {                                                                                   \
+            for (int64_t i = 0; i < (n); i++) body                                                 \
+        }                                                                                          \
+    } while (0)
+#define PAR_SUM(threads)                                                                           \
+    _Pragma("omp parallel for schedule(static) num_threads(threads) reduction(+ : s)")
 // clang-format on
-#define PAR_FOR(n, threads)                                                                        \
-    _Pragma("omp parallel for schedule(static) num_threads(threads) if ((n) >= (1 << 15))")
 
+/* One loop per optimizer and dtype, each fused: a weight is read and written once. */
 #define DEFINE_UPDATES(T, SQRT)                                                                    \
     static void sgd_##T(T *restrict w, const T *restrict g, T *restrict v, int64_t n, T lr, T gs,  \
                         T wd, T mu, int nesterov, int first, int threads)                          \
     {                                                                                              \
         if (!v) {                                                                                  \
-            PAR_FOR(n, threads)                                                                    \
-            for (int64_t i = 0; i < n; i++) w[i] -= lr * (g[i] * gs + wd * w[i]);                  \
+            LOOP(n, threads, { w[i] -= lr * (g[i] * gs + wd * w[i]); });                           \
             return;                                                                                \
         }                                                                                          \
-        PAR_FOR(n, threads) for (int64_t i = 0; i < n; i++)                                        \
-        {                                                                                          \
+        LOOP(n, threads, {                                                                         \
             T d = g[i] * gs + wd * w[i];                                                           \
             T b = first ? d : mu * v[i] + d;                                                       \
             v[i] = b;                                                                              \
             w[i] -= lr * (nesterov ? d + mu * b : b);                                              \
-        }                                                                                          \
+        });                                                                                        \
     }                                                                                              \
     static void adam_##T(T *restrict w, const T *restrict g, T *restrict m, T *restrict v,         \
                          int64_t n, T step, T bc2s, T gs, T wd, T decay, T b1, T b2, T eps,        \
                          int threads)                                                              \
     {                                                                                              \
-        PAR_FOR(n, threads) for (int64_t i = 0; i < n; i++)                                        \
-        {                                                                                          \
+        LOOP(n, threads, {                                                                         \
             T x = w[i] * decay;                                                                    \
             T d = g[i] * gs + wd * x;                                                              \
             T mi = m[i] + (1 - b1) * (d - m[i]); /* PyTorch's lerp */                              \
@@ -157,23 +164,27 @@ double og_optim_slot_init(const og_optimizer_options *o, int i)
             m[i] = mi;                                                                             \
             v[i] = vi;                                                                             \
             w[i] = x - step * (mi / (SQRT(vi) / bc2s + eps));                                      \
-        }                                                                                          \
+        });                                                                                        \
     }                                                                                              \
     static void adagrad_##T(T *restrict w, const T *restrict g, T *restrict h, int64_t n, T lr,    \
                             T gs, T wd, T eps, int threads)                                        \
     {                                                                                              \
-        PAR_FOR(n, threads) for (int64_t i = 0; i < n; i++)                                        \
-        {                                                                                          \
+        LOOP(n, threads, {                                                                         \
             T d = g[i] * gs + wd * w[i];                                                           \
             T hi = h[i] + d * d;                                                                   \
             h[i] = hi;                                                                             \
             w[i] -= lr * d / (SQRT(hi) + eps);                                                     \
-        }                                                                                          \
+        });                                                                                        \
     }                                                                                              \
     static double sumsq_##T(const T *restrict x, int64_t n, int threads)                           \
     {                                                                                              \
         double s = 0;                                                                              \
-        PAR_SUM(n, threads) for (int64_t i = 0; i < n; i++) s += (double)x[i] * (double)x[i];      \
+        if (n >= PAR_MIN && threads > 1) {                                                         \
+            PAR_SUM(threads)                                                                       \
+            for (int64_t i = 0; i < n; i++) s += (double)x[i] * (double)x[i];                      \
+        } else {                                                                                   \
+            for (int64_t i = 0; i < n; i++) s += (double)x[i] * (double)x[i];                      \
+        }                                                                                          \
         return s;                                                                                  \
     }                                                                                              \
     static void update_##T(const og_optimizer_options *o, int64_t t, double lr, double gscale,     \

@@ -78,6 +78,7 @@ og_status og_trainer_create(const og_model *loss_model, const og_optimizer_optio
     if (!out) return og_error(OG_ERR_INVALID_ARG, "og_trainer_create: out is NULL");
     *out = NULL;
     if (!loss_model) return og_error(OG_ERR_INVALID_ARG, "og_trainer_create: model is NULL");
+    if (!optim) return og_algo_create(loss_model, opts, out);
     og_status st = og_optim_check(optim);
     if (st) return st;
     const char *loss = NULL;
@@ -156,6 +157,7 @@ void og_trainer_free(og_trainer *t)
 {
     if (!t) return;
     const og_allocator *a = t->a;
+    og_algo_free(t);
     for (int i = 0; t->slots && i < t->n_weights * t->n_slots; i++) og_tensor_free(t->slots[i]);
     og_free(a, t->slots);
     og_free(a, t->w);
@@ -197,6 +199,7 @@ og_status og_trainer_step(og_trainer *t, const char *const *input_names,
     if (!t) return og_error(OG_ERR_INVALID_ARG, "og_trainer_step: NULL trainer");
     og_status st = check_args("og_trainer_step", input_names, inputs, n_inputs);
     if (st) return st;
+    if (t->algo) return og_algo_step(t, input_names, inputs, n_inputs, loss);
     og_tensor *out = NULL;
     const og_tensor *seeds[1] = {t->seed};
     st = og_grad_run(t->grad, input_names, inputs, n_inputs, seeds, &out, t->grads);
@@ -250,6 +253,7 @@ og_status og_trainer_run_eval(og_trainer *t, const char *const *input_names,
                               og_tensor **out)
 {
     og_status st;
+    if (t->algo) return og_algo_run_eval(t, input_names, inputs, n_inputs, output, out);
     if (!t->eval) {
         og_session_options so = {0};
         so.threads = t->threads;
@@ -309,22 +313,29 @@ og_status og_trainer_predict(og_trainer *t, const char *const *input_names,
 }
 
 int64_t og_trainer_step_count(const og_trainer *t) { return t ? t->step : 0; }
-double og_trainer_lr(const og_trainer *t) { return t ? og_optimizer_lr(&t->opt, t->step) : 0; }
+double og_trainer_lr(const og_trainer *t)
+{
+    if (!t) return 0;
+    return t->algo ? NAN : og_optimizer_lr(&t->opt, t->step);
+}
 int og_trainer_weight_count(const og_trainer *t) { return t ? t->n_weights : 0; }
 
 const char *og_trainer_weight_name(const og_trainer *t, int i)
 {
-    return t && i >= 0 && i < t->n_weights ? og_grad_weight_name(t->grad, i) : NULL;
+    if (!t || i < 0 || i >= t->n_weights) return NULL;
+    return t->algo ? og_algo_weight_name(t, i) : og_grad_weight_name(t->grad, i);
 }
 
 og_status og_trainer_get_weight(const og_trainer *t, const char *name, const og_tensor **value)
 {
     if (!t) return og_error(OG_ERR_INVALID_ARG, "og_trainer_get_weight: NULL trainer");
+    if (t->algo) return og_algo_get_weight(t, name, value);
     return og_grad_get_weight(t->grad, name, value);
 }
 
 og_status og_trainer_set_weight(og_trainer *t, const char *name, const og_tensor *value)
 {
     if (!t) return og_error(OG_ERR_INVALID_ARG, "og_trainer_set_weight: NULL trainer");
+    if (t->algo) return og_algo_set_weight(t, name, value);
     return og_grad_set_weight(t->grad, name, value);
 }

@@ -115,5 +115,27 @@ check "resumed weights equal the uninterrupted run's bit for bit" cmp -s "$tmp/f
 check "the resumed history starts at epoch 4" grep -q "^4," "$tmp/resumed.csv"
 check "and not earlier" test "$(grep -c '^[123],' "$tmp/resumed.csv")" = 0
 
+# ONNX's TrainingInfoProto: export the training step, then train from it (algorithm mode);
+# SGD with momentum continues exactly as the trainer would have
+common=(--data "$tmp/lin.csv" --target y --features a,b,c --batch-size 20 --no-shuffle --threads 1 -q)
+"$cli" train $model "${common[@]}" --loss mse --optimizer momentum --lr 0.05 --epochs 2 \
+  --export-training "$tmp/step.onnx" -o "$tmp/two.onnx"
+check "--export-training exits 0" test $? = 0
+"$cli" info "$tmp/step.onnx" >"$tmp/info"
+check "info tells of the training info" grep -q "training info: 1 TrainingInfoProto" "$tmp/info"
+"$cli" train "$tmp/step.onnx" "${common[@]}" --epochs 2 -o "$tmp/algo.onnx"
+check "training from a TrainingInfoProto exits 0" test $? = 0
+"$cli" train $model "${common[@]}" --loss mse --optimizer momentum --lr 0.05 --epochs 4 -o "$tmp/four.onnx"
+python3 - "$tmp" <<'PY'
+import sys, numpy as np, onnx
+from onnx import numpy_helper
+d = sys.argv[1]
+w = lambda f: {t.name: numpy_helper.to_array(t) for t in onnx.load(d + f).graph.initializer}
+a, b = w("/algo.onnx"), w("/four.onnx")
+for k in ("W", "B"):
+    assert np.array_equal(a[k], b[k]), (k, a[k], b[k])
+PY
+check "2 epochs + 2 from the exported step equal 4 epochs, bit for bit" test $? = 0
+
 echo "$checks checks, $fails failed"
 test $fails = 0

@@ -25,7 +25,8 @@ def cases():
         out.append((op.lower(), model([node(op, ["x"], ["y"])], {"x": x}, ["y"]), {"x": x}))
     # MatMul: 2-D, batched, broadcast batch, weight shared across a batch
     for tag, sa, sb in (("2d", (3, 4), (4, 5)), ("batched", (2, 3, 4), (2, 4, 5)),
-                        ("bcast", (2, 1, 3, 4), (3, 4, 5)), ("shared", (2, 3, 4), (4, 5))):
+                        ("bcast", (2, 1, 3, 4), (3, 4, 5)), ("shared", (2, 3, 4), (4, 5)),
+                       ("shared4d", (2, 2, 3, 4), (4, 5))):
         a, b = rand(*sa), rand(*sb)
         out.append(("matmul_" + tag,
                     model([node("MatMul", ["a", "b"], ["y"])], {"a": a}, ["y"], {"b": b}),

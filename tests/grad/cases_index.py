@@ -192,7 +192,108 @@ def cases():
                                       9)):
         out.append((tag, resize_model(op, ["x", "s"], dict(mode=mode), xr, {"s": f32(*sc)},
                                       opset), {"x": xr}))
+    out += resize_param_cases(f32)
     x1 = rand(2, 5)  # 2-D (onnxruntime, which cross-checks, has no 1-D linear Resize)
     out.append(("resize_2d_linear", resize_model("Resize", ["x", "", "s"], dict(mode="linear"),
                                                  x1, {"s": f32(1.5, 2.5)}, 13), {"x": x1}))
+    return out
+
+
+def resize_param_cases(f32):
+    """Resize with roi/scales/sizes computed in the graph: from Shape subgraphs of static
+    shapes (folded when the gradient is built), and from int64 graph inputs (known only at
+    run time: the matrices come from the node applied to a probe)"""
+    out = []
+
+    def const(name, v):
+        return node("Constant", [], [name], value=numpy_helper.from_array(v, name))
+
+    def shape_nc(x="x"):  # Shape(x)[0:2]
+        return [node("Shape", [x], ["sh"]), const("k0", i64(0)), const("k2", i64(2)),
+                node("Slice", ["sh", "k0", "k2"], ["nc"])]
+
+    def dyn_batch(m):
+        del m.graph.value_info[:]
+        m.graph.input[0].type.tensor_type.shape.dim[0].dim_param = "n"
+        for k, d in enumerate(m.graph.output[0].type.tensor_type.shape.dim):
+            d.dim_param = "o%d" % k
+        return m
+
+    xr, xa = rand(1, 2, 3, 4), rand(1, 1, 6, 8)
+    # sizes = Concat(Shape(x)[0:2], [6, 7])
+    nodes = shape_nc() + [const("hw", i64(6, 7)), node("Concat", ["nc", "hw"], ["z"], axis=0),
+                          node("Resize", ["x", "", "", "z"], ["y"], mode="linear")]
+    out.append(("resize_sizes_shape_v13", model(nodes, {"x": xr}, ["y"], opset=13), {"x": xr}))
+    # scales = Cast(Concat(Shape(x)[0:2], [6, 8])) / Cast(Shape(x)): [1, 1, 2, 2]
+    nodes = shape_nc() + [
+        const("hw", i64(6, 8)), node("Concat", ["nc", "hw"], ["z"], axis=0),
+        node("Cast", ["z"], ["zf"], to=1), node("Cast", ["sh"], ["shf"], to=1),
+        node("Div", ["zf", "shf"], ["s"]), const("r", np.zeros(0, np.float32)),
+        node("Resize", ["x", "r", "s"], ["y"], mode="cubic")]
+    out.append(("resize_scales_shape_v11", model(nodes, {"x": xr}, ["y"], opset=11), {"x": xr}))
+    # a symbolic batch: sizes = Concat(Shape(x)[0:2], [5, 7]); the batch axis keeps its size
+    xb = rand(2, 2, 3, 4)
+    nodes = shape_nc() + [const("hw", i64(5, 7)), node("Concat", ["nc", "hw"], ["z"], axis=0),
+                          node("Resize", ["x", "", "", "z"], ["y"], mode="nearest")]
+    out.append(("resize_sizes_shape_dynbatch_v13",
+                dyn_batch(model(nodes, {"x": xb}, ["y"], opset=13)), {"x": xb}))
+    # Upsample-9: scales = Cast(Shape(x) * [1, 1, 2, 3]) / Cast(Shape(x))
+    nodes = [node("Shape", ["x"], ["sh"]), const("m", i64(1, 1, 2, 3)),
+             node("Mul", ["sh", "m"], ["z"]), node("Cast", ["z"], ["zf"], to=1),
+             node("Cast", ["sh"], ["shf"], to=1), node("Div", ["zf", "shf"], ["s"]),
+             node("Upsample", ["x", "s"], ["y"], mode="linear")]
+    out.append(("upsample_scales_shape_v9", model(nodes, {"x": xr}, ["y"], opset=9), {"x": xr}))
+    # keep_aspect_ratio_policy on folded sizes: axes [2, 3], sizes = Shape(x)[2:4] * [2, 3]
+    nodes = [node("Shape", ["x"], ["sh"]), const("k2", i64(2)), const("k4", i64(4)),
+             node("Slice", ["sh", "k2", "k4"], ["hw"]), const("m", i64(2, 3)),
+             node("Mul", ["hw", "m"], ["z"]),
+             node("Resize", ["x", "", "", "z"], ["y"], mode="linear", axes=[2, 3],
+                  keep_aspect_ratio_policy="not_larger")]
+    out.append(("resize_sizes_shape_keep_v18", model(nodes, {"x": xr}, ["y"], opset=18),
+                {"x": xr}))
+
+    # ---- known only at run time: int64 graph inputs, scaled to floats in the graph
+    def runtime(tag, opset, x, ints, pre, resize_ins, attrs, op="Resize", dyn=False):
+        nodes = pre + [node(op, resize_ins, ["y"], **attrs)]
+        m = model(nodes, {"x": x, **ints}, ["y"], opset=opset)
+        out.append(("resize_rt_" + tag, dyn_batch(m) if dyn else m, {"x": x, **ints}))
+
+    half = [const("two", f32(2)), node("Cast", ["si"], ["sf"], to=1),
+            node("Div", ["sf", "two"], ["s"])]
+    si = i64(2, 2, 3, 5)  # scales [1, 1, 1.5, 2.5]
+    runtime("scales_linear_v13", 13, xr, {"si": si}, half, ["x", "", "s"], dict(mode="linear"))
+    runtime("scales_nearest_v10", 10, xr, {"si": i64(2, 2, 4, 3)}, half, ["x", "s"],
+            dict(mode="nearest"))
+    runtime("scales_linear_v9", 9, xr, {"si": i64(2, 2, 3, 4)}, half, ["x", "s"],
+            dict(mode="linear"), op="Upsample")
+    # scales = Concat([1, 1], runtime): the batch (symbolic) and channel axes are skipped
+    runtime("scales_cubic_dynbatch_v13", 13, xb, {"si": i64(3, 5)},
+            half + [const("one", f32(1, 1)), node("Concat", ["one", "s"], ["s2"], axis=0)],
+            ["x", "", "s2"], dict(mode="cubic", exclude_outside=1), dyn=True)
+    # tf_half_pixel_for_nn: at scale 1, rounding up shifts by one (the spec and onnxgrad;
+    # onnxruntime leaves the axis alone: batch and channels of 1 here, where both agree)
+    runtime("scales_tfnn_ceil_v13", 13, rand(1, 1, 4, 5), {"si": i64(2, 2, 3, 1)}, half,
+            ["x", "", "s"], dict(mode="nearest", nearest_mode="ceil",
+                                 coordinate_transformation_mode="tf_half_pixel_for_nn"))
+    runtime("scales_tfnn_prefer_floor_v13", 13, rand(1, 1, 4, 5), {"si": i64(2, 2, 3, 1)},
+            half, ["x", "", "s"], dict(mode="nearest",
+                                       coordinate_transformation_mode="tf_half_pixel_for_nn"))
+    # runtime sizes and roi, tf_crop_and_resize with an extrapolation value
+    empty = [const("e", np.zeros(0, np.float32))]
+    roi = [const("ten", f32(10)), node("Cast", ["ri"], ["rf"], to=1),
+           node("Div", ["rf", "ten"], ["r"])]
+    runtime("sizes_roi_crop_v11", 11, xr, {"zi": i64(1, 2, 5, 6),
+                                           "ri": i64(0, 0, 2, -1, 10, 10, 9, 12)},
+            empty + roi, ["x", "r", "e", "zi"],
+            dict(mode="linear", extrapolation_value=0.5,
+                 coordinate_transformation_mode="tf_crop_and_resize"))
+    runtime("sizes_cubic_align_v11", 11, xr, {"zi": i64(1, 2, 5, 7)}, empty,
+            ["x", "e", "e", "zi"], dict(mode="cubic",
+                                        coordinate_transformation_mode="align_corners"))
+    # axes [2, 3] with runtime sizes; antialiased downsampling
+    runtime("sizes_axes_antialias_v18", 18, xa, {"zi": i64(4, 5)}, [], ["x", "", "", "zi"],
+            dict(mode="linear", antialias=1, axes=[2, 3]))
+    # rank 3
+    runtime("scales_rank3_v13", 13, rand(2, 3, 4), {"si": i64(2, 3, 5)}, half,
+            ["x", "", "s"], dict(mode="nearest", nearest_mode="floor"))
     return out

@@ -178,4 +178,45 @@ def cases():
         weights = {n: arrs[n] for n in names[1:]}
         add("einsum_" + tag, [node("Einsum", names, ["y"], equation=eq)], inputs, ["y"],
             weights, opset=12 if tag == "matmul" else 13)
+
+    # Einsum: diagonals (a subscript repeated in one term) and ellipses that broadcast or
+    # are summed away; opset 12 (Unsqueeze/ReduceSum axes as attributes) and 13
+    for tag, eq, shapes, opset in (
+            ("diag", "ii->i", ((3, 3),), 12),
+            ("trace", "ii->", ((3, 3),), 13),
+            ("trace_implicit", "ii", ((3, 3),), 12),
+            ("diag_batch", "bii,bj->bj", ((2, 3, 3), (2, 4)), 13),
+            ("diag_triple", "iii->i", ((3, 3, 3),), 13),
+            ("diag_shared", "ii,i->i", ((3, 3), (3,)), 12),
+            ("diag_two", "iijj,ij->ji", ((2, 2, 3, 3), (2, 3)), 13),
+            ("diag_mid", "ijik->kj", ((3, 2, 3, 4),), 13),
+            ("diag_ellipsis", "...ii->...i", ((2, 3, 3),), 13),
+            ("diag_other", "ij,jj->ij", ((3, 4), (4, 4)), 12),
+            ("bcast", "...ij,...jk->...ik", ((2, 1, 3, 4), (1, 3, 4, 2)), 13),
+            ("bcast_v12", "...ij,...jk->...ik", ((2, 1, 3, 4), (1, 3, 4, 2)), 12),
+            ("bcast_mid", "i...j,j...k->k...i", ((3, 2, 1, 4), (4, 1, 3, 2)), 13),
+            ("bcast_implicit", "...ij,...jk", ((1, 3, 4), (2, 4, 2)), 13),
+            ("bcast_letter", "ij,jk->ik", ((3, 1), (3, 2)), 13),
+            ("ell_summed", "...ij->ij", ((2, 3, 4),), 13),
+            ("ell_summed_v12", "...ij->ij", ((2, 3, 4),), 12),
+            ("ell_summed_two", "...ij,...jk->ik", ((2, 1, 3, 4), (1, 3, 4, 2)), 13),
+            ("ell_summed_mid", "i...j->ji", ((3, 2, 2, 4),), 13)):
+        names = ["a%d" % i for i in range(len(shapes))]
+        arrs = {n: rand(*s) for n, s in zip(names, shapes)}
+        inputs = {names[0]: arrs[names[0]]}
+        weights = {n: arrs[n] for n in names[1:]}
+        add("einsum_" + tag, [node("Einsum", names, ["y"], equation=eq)], inputs, ["y"],
+            weights, opset=opset)
+    # ellipses with symbolic dims: x0's batch dims [n, 1] against x1's [1, m]; at opset 13
+    # the broadcast axes are found at run time
+    for tag, syms in (("sym_same", ("n", "n")), ("sym_other", ("n", "m"))):
+        a0, a1 = rand(2, 1, 3, 4), rand(1, 2, 4, 2)
+        m = model([node("Einsum", ["a0", "a1"], ["y"], equation="...ij,...jk->...ik")],
+                  {"a0": a0, "a1": a1}, ["y"], opset=13)
+        del m.graph.value_info[:]
+        for i, (inp, axis) in enumerate(((m.graph.input[0], 0), (m.graph.input[1], 1))):
+            inp.type.tensor_type.shape.dim[axis].dim_param = syms[i]
+        for k, d in enumerate(m.graph.output[0].type.tensor_type.shape.dim):
+            d.dim_param = "o%d" % k
+        out.append(("einsum_bcast_" + tag, m, {"a0": a0, "a1": a1}))
     return out

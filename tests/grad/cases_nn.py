@@ -137,6 +137,48 @@ def pool_cases():
         x = distinct(1, 2, 5, 6)
         out.append(one("maxpool_indices_order%d" % order, "MaxPool", x, {}, 13, ("y", "i"),
                        graph_outputs=["y"], kernel_shape=[3, 3], strides=[2, 2], pads=[1] * 4, storage_order=order))
+    # MaxPool before opset 9 (no Scatter): window taps, from the Indices output at opset 8
+    # and from the values at opset 7; overlapping windows, pads, remainders, 1-D and 3-D
+    specs = [
+        ("maxpool_k2s2_v7", 7, (2, 2, 4, 6), dict(kernel_shape=[2, 2], strides=[2, 2])),
+        ("maxpool_k2s2_v8", 8, (2, 2, 4, 6), dict(kernel_shape=[2, 2], strides=[2, 2])),
+        ("maxpool_k2s2_rem_v7", 7, (1, 2, 5, 7), dict(kernel_shape=[2, 2], strides=[2, 2])),
+        ("maxpool_k3s2p1_v7", 7, (2, 2, 7, 6),
+         dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1] * 4)),
+        ("maxpool_k3s2p1_v8", 8, (2, 2, 7, 6),
+         dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1] * 4)),
+        ("maxpool_k3s1_v7", 7, (1, 2, 5, 5), dict(kernel_shape=[3, 3])),
+        ("maxpool_k3s1_v8", 8, (1, 2, 5, 5), dict(kernel_shape=[3, 3])),
+        ("maxpool_k32s21_asym_v7", 7, (1, 2, 6, 7),
+         dict(kernel_shape=[3, 2], strides=[2, 1], pads=[2, 0, 1, 1])),
+        ("maxpool_k32s21_asym_v8", 8, (1, 2, 6, 7),
+         dict(kernel_shape=[3, 2], strides=[2, 1], pads=[2, 0, 1, 1])),
+        ("maxpool_same_upper_v7", 7, (1, 2, 5, 5),
+         dict(kernel_shape=[3, 3], strides=[2, 2], auto_pad="SAME_UPPER")),
+        ("maxpool_same_lower_v8", 8, (1, 2, 5, 6),
+         dict(kernel_shape=[2, 3], strides=[2, 2], auto_pad="SAME_LOWER")),
+        ("maxpool_1d_v7", 7, (2, 3, 9), dict(kernel_shape=[3], strides=[2], pads=[1, 1])),
+        ("maxpool_1d_v8", 8, (2, 3, 9), dict(kernel_shape=[3], strides=[2], pads=[1, 1])),
+        ("maxpool_3d_v7", 7, (1, 1, 4, 4, 4), dict(kernel_shape=[2, 2, 2], strides=[1, 2, 2])),
+        ("maxpool_3d_v8", 8, (1, 1, 4, 5, 4),
+         dict(kernel_shape=[2, 3, 2], strides=[1, 2, 2], pads=[0, 1, 0, 1, 1, 0])),
+    ]
+    for name, opset, xs, attrs in specs:
+        out.append(one(name, "MaxPool", distinct(*xs), {}, opset, **attrs))
+    for order in (0, 1):
+        x = distinct(1, 2, 5, 6)
+        out.append(one("maxpool_indices_order%d_v8" % order, "MaxPool", x, {}, 8, ("y", "i"),
+                       graph_outputs=["y"], kernel_shape=[3, 3], strides=[2, 2], pads=[1] * 4,
+                       storage_order=order))
+    # a symbolic batch at opset 7 and 8 (planes reshaped with -1)
+    for opset in (7, 8):
+        x = distinct(2, 2, 6, 5)
+        name, m, inputs = one("maxpool_dynbatch_v%d" % opset, "MaxPool", x, {}, opset,
+                              kernel_shape=[3, 3], strides=[2, 2], pads=[1] * 4)
+        del m.graph.value_info[:]
+        m.graph.input[0].type.tensor_type.shape.dim[0].dim_param = "n"
+        m.graph.output[0].type.tensor_type.shape.dim[0].dim_param = "n"
+        out.append((name, m, inputs))
     # AveragePool
     specs = [
         ("avgpool_k2s2_v8", 8, (2, 2, 4, 6), dict(kernel_shape=[2, 2], strides=[2, 2])),

@@ -5,30 +5,10 @@
 
 #include "test.h"
 
-typedef struct counting {
-    long calls, fail_at, live;
-} counting;
-
-static void *c_malloc(void *user, size_t size)
-{
-    counting *c = user;
-    if (c->calls++ == c->fail_at) return NULL;
-    void *p = malloc(size);
-    if (p) c->live++;
-    return p;
-}
-
-static void c_free(void *user, void *p)
-{
-    counting *c = user;
-    if (p) c->live--;
-    free(p);
-}
-
 /* One attempt; returns the status of the first failing step. */
-static og_status attempt(counting *c, const og_tensor *x)
+static og_status attempt(og_test_counting *c, const og_tensor *x)
 {
-    og_allocator a = {c_malloc, c_free, c};
+    og_allocator a = {og_test_malloc, og_test_free, c};
     og_load_options lo = {&a, NULL};
     og_session_options so = {1, &a, NULL, NULL, 0};
     og_model *m = NULL;
@@ -55,7 +35,7 @@ int main(void)
     int failures_seen = 0, other = 0;
     long n;
     for (n = 0; n < 100000; n++) {
-        counting c = {0, n, 0};
+        og_test_counting c = {0, n, 0};
         og_status st = attempt(&c, x);
         CHECK(c.live == 0); /* nothing leaked on any path */
         if (c.live != 0) fprintf(stderr, "fail_at=%ld leaked %ld blocks\n", n, c.live);

@@ -704,29 +704,9 @@ done:
 
 /* ---- failing allocations -------------------------------------------------------------- */
 
-typedef struct counting {
-    long calls, fail_at, live;
-} counting;
-
-static void *c_malloc(void *user, size_t size)
+static og_status alloc_attempt(og_test_counting *c, const char *path, const og_data_options *o)
 {
-    counting *c = user;
-    if (c->calls++ == c->fail_at) return NULL;
-    void *p = malloc(size);
-    if (p) c->live++;
-    return p;
-}
-
-static void c_free(void *user, void *p)
-{
-    counting *c = user;
-    if (p) c->live--;
-    free(p);
-}
-
-static og_status alloc_attempt(counting *c, const char *path, const og_data_options *o)
-{
-    og_allocator a = {c_malloc, c_free, c};
+    og_allocator a = {og_test_malloc, og_test_free, c};
     og_dataset *d = NULL, *tr = NULL, *va = NULL;
     og_tensor *x = NULL, *y = NULL, *w = NULL;
     int64_t idx[2] = {1, 0};
@@ -765,7 +745,7 @@ static void alloc_failures(void)
         int nomem = 0, other = 0;
         long n;
         for (n = 0; n < 10000; n++) {
-            counting c = {0, n, 0};
+            og_test_counting c = {0, n, 0};
             og_status st = alloc_attempt(&c, cases[k].path, cases[k].o);
             if (c.live != 0)
                 fprintf(stderr, "%s fail_at=%ld leaked %ld\n", cases[k].path, n, c.live);

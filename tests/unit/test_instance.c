@@ -150,6 +150,12 @@ int main(void)
     CHECK_OK(og_instance_forward(inst, names, (const og_tensor *const *)&x, 1, 0, &yi));
     CHECK(max_diff(yi, y_ref) < 1e-6f && og_instance_pending(inst) == 0);
     og_tensor_free(yi);
+    /* a missing input: a clear error naming it, in training and inference mode */
+    for (int training = 0; training < 2; training++) {
+        CHECK(og_instance_forward(inst, NULL, NULL, 0, training, &yi) == OG_ERR_INVALID_ARG);
+        CHECK(strstr(og_last_error(), "missing") != NULL);
+        CHECK(og_instance_pending(inst) == 0);
+    }
     /* a forward left pending is freed with the instance (checked by the leak sanitizer) */
     CHECK_OK(og_instance_forward(inst, names, (const og_tensor *const *)&x, 1, 1, &yi));
     og_tensor_free(yi);

@@ -39,6 +39,8 @@ static double linreg_loss(const og_loss_options *o, const float *x, const float 
         og_model_free(m);
         return NAN;
     }
+    /* the loss adds no initializer: a trainer's default weights stay the model's */
+    CHECK(og_model_initializer_count(lm) == og_model_initializer_count(m));
     og_trainer *tr = NULL;
     og_optimizer_options oo;
     og_optimizer_options_init(&oo, OG_OPTIMIZER_SGD);
@@ -107,6 +109,13 @@ static void test_losses(void)
     double want = 0;
     for (int i = 0; i < 4; i++) want += log1p(exp(z[i])) - tb[i] * z[i];
     CHECK(rel(linreg_loss(&o, x, tb, NULL), want / 4) < 1e-6);
+    /* a batch whose sample weights are all zero: loss 0, not NaN */
+    const float zw[4] = {0, 0, 0, 0};
+    for (int kind = OG_LOSS_SQUARED; kind <= OG_LOSS_HUBER; kind++) {
+        og_loss_options_init(&o, (og_loss_kind)kind);
+        o.sample_weight_name = "sw";
+        CHECK(linreg_loss(&o, x, t, zw) == 0.0);
+    }
     /* penalties on W = (1, 2, 3): l1 6, l2 14 */
     og_loss_options_init(&o, OG_LOSS_SQUARED);
     o.l1 = 0.1;

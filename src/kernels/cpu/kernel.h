@@ -42,13 +42,15 @@ og_status og_kernel_error(const og_kernel_ctx *k, og_status status, const char *
 #endif
     ;
 
-/* Parallel loop over [0, n): body sees `i`.  Threads only when n*cost_per_item is large. */
+/* Parallel loop over [0, n): body sees `i`.  Threads only when n*cost_per_item is large,
+ * and never more than n. */
 #ifdef _OPENMP
 #include <omp.h>
 #define OG_PARALLEL_FOR(k, n, work_per_item, i, body)                                              \
     do {                                                                                           \
         int64_t og_n__ = (n);                                                                      \
         int og_t__ = ((double)og_n__ * (double)(work_per_item) > 32768.0) ? (k)->threads : 1;      \
+        if (og_t__ > og_n__) og_t__ = (int)og_n__; /* never more threads than items */             \
         if (og_t__ > 1) {                                                                          \
             _Pragma("omp parallel for num_threads(og_t__) schedule(static)") for (int64_t i = 0;   \
                                                                                   i < og_n__; i++) \
