@@ -24,6 +24,7 @@ from torch import nn
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 from export_models import LeNet  # noqa: E402
+from torch_threads import set_threads  # noqa: E402
 
 
 class DigitsMLP(nn.Module):
@@ -36,7 +37,7 @@ class DigitsMLP(nn.Module):
 
 
 def torch_throughput(model, x, y, batch, epochs, threads):
-    torch.set_num_threads(threads)
+    set_threads(threads)
     torch.manual_seed(0)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
     loss_fn = nn.CrossEntropyLoss()

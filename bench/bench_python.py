@@ -58,10 +58,13 @@ def specs():
 def torch_half(spec_path):
     """Serve timings: read "K N" lines on stdin (case K, N timed calls), answer the median
     microseconds of one forward+backward, one line each."""
-    import torch
+    import torch  # noqa: F401
+
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from torch_threads import set_threads
 
     data = np.load(spec_path)
-    torch.set_num_threads(int(data["threads"]))
+    set_threads(int(data["threads"]))
     cases = []
     for k in range(int(data["n_cases"])):
         layers = []

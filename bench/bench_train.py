@@ -19,6 +19,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from export_models import MLP, LeNet, ResNet18, export  # noqa: E402
+from torch_threads import set_threads  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "grad"))
 from torch_check import TransformerBlock  # noqa: E402
@@ -33,7 +34,7 @@ def models():
 
 
 def torch_step_ms(model, x, threads, iters):
-    torch.set_num_threads(threads)
+    set_threads(threads)
     model.eval()
     xr = x.clone().requires_grad_(True)
     times = []

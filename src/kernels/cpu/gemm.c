@@ -1,5 +1,10 @@
-/* gemm.c: BLAS-backed matrix products (see gemm.h). */
+/* gemm.c: BLAS-backed matrix products (see gemm.h): oneDNN's sgemm for float32 when the build
+ * found it (OG_HAVE_DNNL), OpenBLAS otherwise and for float64. */
 #include <cblas.h>
+#include <stdint.h>
+#ifdef OG_HAVE_DNNL
+#include <dnnl.h>
+#endif
 
 #include "kernels/cpu/gemm.h"
 
@@ -12,15 +17,32 @@ static void set_threads(const og_kernel_ctx *k)
 #endif
 }
 
-void og_gemm_f32(const og_kernel_ctx *k, bool trans_a, bool trans_b, int64_t m, int64_t n,
-                 int64_t kk, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
-                 float beta, float *c, int64_t ldc)
+void og_gemm_f32_blas(const og_kernel_ctx *k, bool trans_a, bool trans_b, int64_t m, int64_t n,
+                      int64_t kk, float alpha, const float *a, int64_t lda, const float *b,
+                      int64_t ldb, float beta, float *c, int64_t ldc)
 {
     if (m == 0 || n == 0) return;
     set_threads(k);
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
                 trans_b ? CblasTrans : CblasNoTrans, (blasint)m, (blasint)n, (blasint)kk, alpha, a,
                 (blasint)lda, b, (blasint)ldb, beta, c, (blasint)ldc);
+}
+
+void og_gemm_f32(const og_kernel_ctx *k, bool trans_a, bool trans_b, int64_t m, int64_t n,
+                 int64_t kk, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
+                 float beta, float *c, int64_t ldc)
+{
+#ifdef OG_HAVE_DNNL
+    /* oneDNN for all but the smallest products (its setup costs more than they take) */
+    if (m > 0 && n > 0 && (double)m * (double)n * (double)kk >= 65536.0 && m <= INT32_MAX &&
+        n <= INT32_MAX && kk <= INT32_MAX) {
+        set_threads(k);
+        if (dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, kk, alpha, a, lda, b, ldb,
+                       beta, c, ldc) == dnnl_success)
+            return;
+    }
+#endif
+    og_gemm_f32_blas(k, trans_a, trans_b, m, n, kk, alpha, a, lda, b, ldb, beta, c, ldc);
 }
 
 void og_gemm_f64(const og_kernel_ctx *k, bool trans_a, bool trans_b, int64_t m, int64_t n,

@@ -1,7 +1,8 @@
 /*
  * gemm.h: matrix products for the CPU kernels, through BLAS.  Internal header.
  *
- * Row-major C = alpha * op(A) * op(B) + beta * C, with op(X) = X or Xᵀ.  The thread
+ * Row-major C = alpha * op(A) * op(B) + beta * C, with op(X) = X or Xᵀ.  og_gemm_f32 uses
+ * oneDNN's sgemm when the build found it (OG_HAVE_DNNL) and the product is not tiny.  The thread
  * count comes from the kernel context (the session's), never from a global setting:
  * onnxgrad links OpenBLAS's OpenMP build, which follows the calling thread's OpenMP
  * thread count, and runs single-threaded when called inside a parallel region.
@@ -14,6 +15,11 @@
 void og_gemm_f32(const og_kernel_ctx *k, bool trans_a, bool trans_b, int64_t m, int64_t n,
                  int64_t kk, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
                  float beta, float *c, int64_t ldc);
+/* The same through OpenBLAS always: for callers tuned to its kernels (the convolutions cut
+ * their products to the sizes where OpenBLAS's small-matrix kernels apply). */
+void og_gemm_f32_blas(const og_kernel_ctx *k, bool trans_a, bool trans_b, int64_t m, int64_t n,
+                      int64_t kk, float alpha, const float *a, int64_t lda, const float *b,
+                      int64_t ldb, float beta, float *c, int64_t ldc);
 void og_gemm_f64(const og_kernel_ctx *k, bool trans_a, bool trans_b, int64_t m, int64_t n,
                  int64_t kk, double alpha, const double *a, int64_t lda, const double *b,
                  int64_t ldb, double beta, double *c, int64_t ldc);
