@@ -200,7 +200,7 @@ static int write_csv(const char *path, const history *h, int first_epoch)
         if (!isnan(h->val[i])) fprintf(f, "%.9g", h->val[i]);
         fputc(',', f);
         if (!isnan(h->acc[i])) fprintf(f, "%.6f", h->acc[i]);
-        fprintf(f, ",%.3f\n", h->secs[i]);
+        fprintf(f, ",%.6f\n", h->secs[i]);
     }
     return fclose(f) == 0 ? 0 : -1;
 }
