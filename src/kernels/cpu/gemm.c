@@ -33,9 +33,15 @@ void og_gemm_f32(const og_kernel_ctx *k, bool trans_a, bool trans_b, int64_t m, 
                  float beta, float *c, int64_t ldc)
 {
 #ifdef OG_HAVE_DNNL
-    /* oneDNN for all but the smallest products (its setup costs more than they take) */
-    if (m > 0 && n > 0 && (double)m * (double)n * (double)kk >= 65536.0 && m <= INT32_MAX &&
-        n <= INT32_MAX && kk <= INT32_MAX) {
+    /* oneDNN where it measured faster than OpenBLAS on this project's shapes: one thread,
+     * and no thin or small product (with two threads and for thin products OpenBLAS won) */
+    bool one_thread = !k || k->threads <= 1;
+#ifdef _OPENMP
+    one_thread = one_thread || omp_in_parallel();
+#endif
+    if (one_thread && m >= 32 && n >= 32 && kk >= 32 &&
+        (double)m * (double)n * (double)kk >= 262144.0 && m <= INT32_MAX && n <= INT32_MAX &&
+        kk <= INT32_MAX) {
         set_threads(k);
         if (dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, kk, alpha, a, lda, b, ldb,
                        beta, c, ldc) == dnnl_success)

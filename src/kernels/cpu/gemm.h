@@ -2,7 +2,8 @@
  * gemm.h: matrix products for the CPU kernels, through BLAS.  Internal header.
  *
  * Row-major C = alpha * op(A) * op(B) + beta * C, with op(X) = X or Xᵀ.  og_gemm_f32 uses
- * oneDNN's sgemm when the build found it (OG_HAVE_DNNL) and the product is not tiny.  The thread
+ * oneDNN's sgemm when the build found it (OG_HAVE_DNNL), for single-threaded products that
+ * are not thin or small (where it measured faster than OpenBLAS).  The thread
  * count comes from the kernel context (the session's), never from a global setting:
  * onnxgrad links OpenBLAS's OpenMP build, which follows the calling thread's OpenMP
  * thread count, and runs single-threaded when called inside a parallel region.
