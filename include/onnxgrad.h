@@ -247,8 +247,8 @@ og_status og_session_create(const og_model *m, const og_session_options *opts, o
 void og_session_free(og_session *s);
 
 /* Run the model.  inputs[i] is bound to the graph input named input_names[i]; every graph
- * input without an initializer must be given; an input that has an initializer may be
- * given to override it.  outputs[j] receives a new tensor (owned by the caller) for each
+ * input without an initializer that an output depends on must be given (nodes no output
+ * needs do not run); an input that has an initializer may be given to override it.  outputs[j] receives a new tensor (owned by the caller) for each
  * graph output, in og_model_output_* order; the array must hold og_model_output_count()
  * entries.  Shapes are checked against the declared ones: a fixed dim must match, a named
  * symbolic dim must take one value across all inputs.  Execution plans are cached per

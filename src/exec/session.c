@@ -327,6 +327,8 @@ fail:
 static og_status take_output(og_session *s, int v, og_tensor **out)
 {
     og_tensor *t = s->slot[v];
+    if (!t && s->g->values[v].kind == OG_VALUE_INPUT)
+        return og_error(OG_ERR_INVALID_ARG, "input '%s' is missing", s->g->values[v].name);
     if (!t) return og_error(OG_ERR_INTERNAL, "output '%s' was not computed", s->g->values[v].name);
     if (s->owned[v] && t->buf && t->buf->refcount == 1 && t->buf->owned && !t->readonly) {
         *out = t;
@@ -439,7 +441,8 @@ og_status og_session_run_named(og_session *s, const char *const *input_names,
             break;
         }
     }
-    /* only the nodes the wanted values depend on run; only their inputs must be given */
+    /* only the nodes the wanted values depend on run; only their inputs must be given (a
+     * missing one is reported by the node that reads it) */
     const og_graph *g = s->g;
     bool *need = og_calloc(s->alloc, (size_t)g->n_values + 1, sizeof *need);
     bool *run = og_calloc(s->alloc, (size_t)g->n_nodes + 1, sizeof *run);
@@ -450,22 +453,6 @@ og_status og_session_run_named(og_session *s, const char *const *input_names,
         for (int k = 0; k < n->n_out && !run[i]; k++) run[i] = n->out[k] >= 0 && need[n->out[k]];
         for (int k = 0; run[i] && k < n->n_in; k++)
             if (n->in[k] >= 0) need[n->in[k]] = true;
-    }
-    bool names_known = true; /* else og_session_exec reports the unknown name */
-    for (int k = 0; k < n_inputs && names_known; k++) {
-        bool found = false;
-        for (int i = 0; i < g->n_inputs && !found; i++)
-            found = input_names && input_names[k] &&
-                    strcmp(g->values[g->inputs[i]].name, input_names[k]) == 0;
-        names_known = found;
-    }
-    for (int i = 0; !st && names_known && i < g->n_inputs; i++) {
-        const og_value *v = &g->values[g->inputs[i]];
-        bool given = false;
-        for (int k = 0; k < n_inputs && !given; k++)
-            given = input_names && input_names[k] && strcmp(input_names[k], v->name) == 0;
-        if (v->kind == OG_VALUE_INPUT && need[g->inputs[i]] && !given)
-            st = og_error(OG_ERR_INVALID_ARG, "input '%s' is missing", v->name);
     }
     if (!st) {
         og_exec_req r = {input_names, inputs, n_inputs, NULL,      NULL,
