@@ -248,10 +248,11 @@ void og_session_free(og_session *s);
 
 /* Run the model.  inputs[i] is bound to the graph input named input_names[i]; every graph
  * input without an initializer that an output depends on must be given (nodes no output
- * needs do not run); an input that has an initializer may be given to override it.  outputs[j] receives a new tensor (owned by the caller) for each
- * graph output, in og_model_output_* order; the array must hold og_model_output_count()
- * entries.  Shapes are checked against the declared ones: a fixed dim must match, a named
- * symbolic dim must take one value across all inputs.  Execution plans are cached per
+ * needs do not run); an input that has an initializer may be given to override it.
+ * outputs[j] receives a new tensor (owned by the caller) for each graph output, in
+ * og_model_output_* order; the array must hold og_model_output_count() entries.  Shapes
+ * are checked against the declared ones: a fixed dim must match, a named symbolic dim must
+ * take one value across all inputs.  Execution plans are cached per
  * input-shape signature.
  * Errors: OG_ERR_INVALID_ARG (unknown or repeated name, missing input), OG_ERR_TYPE,
  * OG_ERR_SHAPE, OG_ERR_RUNTIME, OG_ERR_NOMEM. */
@@ -554,13 +555,13 @@ typedef struct og_optimizer_options {
     double momentum; /* SGD: 0 plain, else heavy ball v = momentum v + g */
     int nesterov;    /* SGD: step along g + momentum v */
     double beta1, beta2, eps;
-    double weight_decay;  /* L2 added to the gradient (AdamW: decoupled) */
-    double lr_decay;      /* Adagrad: lr_t = lr / (1 + t lr_decay) */
+    double weight_decay;        /* L2 added to the gradient (AdamW: decoupled) */
+    double lr_decay;            /* Adagrad: lr_t = lr / (1 + t lr_decay) */
     double initial_accumulator; /* Adagrad: starting value of h */
-    double clip_norm;     /* > 0: scale gradients so that their global L2 norm <= clip_norm */
+    double clip_norm;           /* > 0: scale gradients so that their global L2 norm <= clip_norm */
     og_lr_schedule schedule;
-    double alpha;   /* OG_LR_OPTIMAL */
-    double power_t; /* OG_LR_INVSCALING */
+    double alpha;                      /* OG_LR_OPTIMAL */
+    double power_t;                    /* OG_LR_INVSCALING */
     int64_t warmup_steps, total_steps; /* OG_LR_LINEAR, OG_LR_COSINE */
     double min_lr;
     int64_t step_size; /* OG_LR_STEP */
@@ -706,14 +707,14 @@ og_status og_trainer_export_training_model(const og_trainer *t, og_model **out);
 
 /* The fit loop: epochs of shuffled mini-batches. */
 typedef struct og_fit_event {
-    int epoch;        /* 0-based */
-    int64_t step;     /* steps taken so far */
-    int64_t batch, batches; /* position in the epoch */
-    double loss;      /* last batch's loss */
+    int epoch;                   /* 0-based */
+    int64_t step;                /* steps taken so far */
+    int64_t batch, batches;      /* position in the epoch */
+    double loss;                 /* last batch's loss */
     double train_loss, val_loss; /* at the end of an epoch (val_loss NaN without a
                                     validation set); NaN otherwise */
     double samples_per_s, seconds_left;
-    int epoch_end;    /* nonzero for the event that closes an epoch */
+    int epoch_end; /* nonzero for the event that closes an epoch */
 } og_fit_event;
 
 /* Return nonzero to stop training after this event. */
@@ -724,7 +725,7 @@ typedef struct og_fit_options {
      * the run continues from the checkpoint's epoch up to `epochs`, so the same options
      * finish an interrupted run where an uninterrupted one ends. */
     int epochs;
-    int64_t batch_size;     /* 0: 32 */
+    int64_t batch_size; /* 0: 32 */
     int no_shuffle;
     const og_dataset *validation; /* may be NULL */
     /* Loss-model inputs the features, targets and sample weights are bound to.  NULL: the
