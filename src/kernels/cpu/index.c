@@ -125,8 +125,11 @@ static void gather_blocks(const og_kernel_ctx *k, char *o, const char *s, const 
     {                                                                                              \
         switch (red) {                                                                             \
         case OG_SCATTER_NONE:                                                                      \
-            for (int64_t i = 0; i < n; i++)                                                        \
-                for (int64_t j = 0; j < L; j++) o[off[i] * L + j] = u[i * L + j];                  \
+            if (L == 1) /* one element per index: no copy loop (a library call) per element */     \
+                for (int64_t i = 0; i < n; i++) o[off[i]] = u[i];                                  \
+            else                                                                                   \
+                for (int64_t i = 0; i < n; i++)                                                    \
+                    for (int64_t j = 0; j < L; j++) o[off[i] * L + j] = u[i * L + j];              \
             break;                                                                                 \
         case OG_SCATTER_ADD:                                                                       \
             for (int64_t i = 0; i < n; i++)                                                        \
