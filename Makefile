@@ -3,7 +3,8 @@
 #   make test     install missing dependencies, build, run every test
 #   make demo     install missing dependencies, build, run onnxgrad on the shipped model
 #   make asan     the whole test suite under AddressSanitizer + UBSan (build-asan/)
-#   make fuzz     libFuzzer over load + plan (FUZZ_SECONDS, default 60)
+#   make fuzz     libFuzzer over load + plan, then over the dataset readers (FUZZ_SECONDS each,
+#                 default 60)
 #   make bench    inference against onnxruntime, training steps and training throughput
 #                 against PyTorch (bench/)
 #   make format   clang-format every C file
@@ -45,10 +46,13 @@ asan: setup
 fuzz:
 	@bash scripts/setup.sh --fuzz
 	CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOG_FUZZ=ON -DOG_BACKEND_TESTS=OFF
-	cmake --build build-fuzz -j $(JOBS) --target og_fuzz_load
-	mkdir -p fuzz-corpus && cp -n tests/data/*.onnx fuzz-corpus/ 2>/dev/null || true
+	cmake --build build-fuzz -j $(JOBS) --target og_fuzz_load og_fuzz_data
+	mkdir -p fuzz-corpus && cp -n tests/data/*.onnx tests/data/train/*.onnx fuzz-corpus/ 2>/dev/null || true
 	ASAN_OPTIONS=allocator_may_return_null=1 ./build-fuzz/og_fuzz_load -max_total_time=$(FUZZ_SECONDS) \
 		-max_len=65536 -rss_limit_mb=4096 -malloc_limit_mb=4096 -timeout=30 fuzz-corpus
+	bash tests/fuzz/data_seeds.sh fuzz-corpus-data
+	ASAN_OPTIONS=allocator_may_return_null=1 ./build-fuzz/og_fuzz_data -max_total_time=$(FUZZ_SECONDS) \
+		-max_len=65536 -rss_limit_mb=4096 -malloc_limit_mb=4096 -timeout=30 fuzz-corpus-data
 
 bench: setup
 	@bash scripts/setup.sh --bench

@@ -450,6 +450,13 @@ typedef struct og_data_options {
 og_status og_dataset_load(const char *path, const og_data_options *opts, const og_allocator *alloc,
                           og_dataset **out);
 
+/* The same from bytes in memory (the caller keeps them; they are copied as needed):
+ * `name`'s extension chooses the format as for a path, and `name` stands for the data in
+ * messages. */
+og_status og_dataset_load_buffer(const void *data, size_t size, const char *name,
+                                 const og_data_options *opts, const og_allocator *alloc,
+                                 og_dataset **out);
+
 /* A dataset holding copies of x ([N, ...]), y ([N] or [N, ...]) and w ([N], may be NULL).
  * Errors: OG_ERR_SHAPE (sample counts differ), OG_ERR_TYPE (x or w not float32, y neither
  * float32 nor int64), OG_ERR_INVALID_ARG (N == 0). */

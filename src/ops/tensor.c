@@ -464,8 +464,14 @@ static og_status reshape_infer(const og_op_ctx *c, const og_vinfo *in, int n_in,
                                    "input 1 (shape) has both 0 and -1 with allowzero=1");
     int64_t total = r >= 0 ? dims_product(in[0].dims, 0, r) : OG_DIM_UNKNOWN;
     int64_t rest = 1;
-    for (int i = 0; i < n && rest >= 0; i++)
-        if (i != neg) rest = out[0].dims[i] < 0 ? OG_DIM_UNKNOWN : rest * out[0].dims[i];
+    for (int i = 0; i < n && rest >= 0; i++) {
+        if (i == neg) continue;
+        if (out[0].dims[i] < 0)
+            rest = OG_DIM_UNKNOWN;
+        else if (!og_mul_i64(rest, out[0].dims[i], &rest))
+            return og_op_error(c, OG_ERR_SHAPE,
+                               "input 1 (shape) asks for more elements than int64 can count");
+    }
     if (neg >= 0) {
         out[0].dims[neg] = OG_DIM_UNKNOWN;
         if (total >= 0 && rest >= 0) {

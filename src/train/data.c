@@ -1032,12 +1032,11 @@ done:
 
 /* ---- loading --------------------------------------------------------------------------- */
 
-og_status og_dataset_load(const char *path, const og_data_options *opts, const og_allocator *alloc,
-                          og_dataset **out)
+/* The checks both loaders share. */
+static og_status check_load(const og_data_options *opts, og_dataset **out)
 {
     if (!out) return og_error(OG_ERR_INVALID_ARG, "og_dataset_load: out is NULL");
     *out = NULL;
-    if (!path) return og_error(OG_ERR_INVALID_ARG, "og_dataset_load: path is NULL");
     if (opts &&
         ((opts->targets && opts->n_targets < 0) || (opts->features && opts->n_features < 0)))
         return og_error(OG_ERR_INVALID_ARG, "og_dataset_load: negative column count");
@@ -1046,24 +1045,54 @@ og_status og_dataset_load(const char *path, const og_data_options *opts, const o
         return og_error(OG_ERR_INVALID_ARG,
                         "og_dataset_load: target_dtype %s (float32 or int64 are allowed)",
                         og_dtype_name(opts->target_dtype));
+    return OG_OK;
+}
+
+/* Parse bytes[0..size) as the format `name`'s extension says into d. */
+static og_status load_bytes(og_dataset *d, const char *name, const og_data_options *opts,
+                            const void *bytes, size_t size)
+{
+    if (has_ext(name, ".npy")) return load_npy(d, name, opts, bytes, size);
+    if (has_ext(name, ".npz")) return load_npz(d, name, opts, bytes, size);
+    return load_csv(d, name, opts, bytes, size);
+}
+
+og_status og_dataset_load(const char *path, const og_data_options *opts, const og_allocator *alloc,
+                          og_dataset **out)
+{
+    og_status st = check_load(opts, out);
+    if (st) return st;
+    if (!path) return og_error(OG_ERR_INVALID_ARG, "og_dataset_load: path is NULL");
     og_dataset *d = dataset_new(alloc);
     if (!d) return og_error(OG_ERR_NOMEM, "out of memory");
     void *bytes = NULL;
     size_t size = 0;
-    og_status st = og_read_file(path, OG_MAX_DATA_BYTES, &d->alloc, &bytes, &size);
-    if (st) goto fail;
-    if (has_ext(path, ".npy"))
-        st = load_npy(d, path, opts, bytes, size);
-    else if (has_ext(path, ".npz"))
-        st = load_npz(d, path, opts, bytes, size);
-    else
-        st = load_csv(d, path, opts, bytes, size);
-    if (st) goto fail;
+    st = og_read_file(path, OG_MAX_DATA_BYTES, &d->alloc, &bytes, &size);
+    if (!st) st = load_bytes(d, path, opts, bytes, size);
     og_free(&d->alloc, bytes);
+    if (st) {
+        og_dataset_free(d);
+        return st;
+    }
     *out = d;
     return OG_OK;
-fail:
-    og_free(&d->alloc, bytes);
-    og_dataset_free(d);
-    return st;
+}
+
+og_status og_dataset_load_buffer(const void *data, size_t size, const char *name,
+                                 const og_data_options *opts, const og_allocator *alloc,
+                                 og_dataset **out)
+{
+    og_status st = check_load(opts, out);
+    if (st) return st;
+    if (!name || (!data && size))
+        return og_error(OG_ERR_INVALID_ARG, "og_dataset_load_buffer: NULL argument");
+    og_dataset *d = dataset_new(alloc);
+    if (!d) return og_error(OG_ERR_NOMEM, "out of memory");
+    st = load_bytes(d, name, opts, size ? data : "", size);
+    if (st) {
+        og_dataset_free(d);
+        return st;
+    }
+    *out = d;
+    return OG_OK;
 }

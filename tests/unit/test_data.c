@@ -766,9 +766,35 @@ static void alloc_failures(void)
     remove(csv_path);
 }
 
+/* og_dataset_load_buffer: the name picks the format and names the data in messages; an
+ * unterminated buffer is read within its size. */
+static void from_buffer(void)
+{
+    const char text[] = "a,b,y\n1,2,3\n4,5,6"; /* no trailing newline */
+    og_dataset *d = NULL;
+    CHECK_OK(og_dataset_load_buffer(text, sizeof text - 1, "mem.csv", NULL, NULL, &d));
+    CHECK(og_dataset_size(d) == 2);
+    if (d) {
+        const float *y = og_tensor_cdata(og_dataset_targets(d));
+        CHECK(y[0] == 3.0f && y[1] == 6.0f);
+    }
+    og_dataset_free(d);
+    d = NULL;
+    CHECK_OK(og_dataset_load_buffer(text, 12, "mem.csv", NULL, NULL, &d)); /* "a,b,y\n1,2,3" */
+    CHECK(og_dataset_size(d) == 1);
+    og_dataset_free(d);
+    d = NULL;
+    const char bad[] = "a,y\n1,x\n";
+    CHECK(og_dataset_load_buffer(bad, sizeof bad - 1, "mem.csv", NULL, NULL, &d) == OG_ERR_PARSE);
+    CHECK(strstr(og_last_error(), "mem.csv") && strstr(og_last_error(), "line 2"));
+    CHECK(og_dataset_load_buffer("xx", 2, "mem.npz", NULL, NULL, &d) == OG_ERR_PARSE && !d);
+    CHECK(og_dataset_load_buffer(NULL, 0, NULL, NULL, NULL, &d) == OG_ERR_INVALID_ARG);
+}
+
 int main(void)
 {
     csv_basic();
+    from_buffer();
     csv_numbers();
     csv_errors();
     npy();
