@@ -600,7 +600,7 @@ typedef struct og_trainer_options {
     const og_allocator *allocator;
     og_log_fn log;
     void *log_user;
-    uint64_t seed; /* shuffling and splitting */
+    uint64_t seed; /* the shuffles of og_trainer_fit (og_dataset_split takes its own) */
 } og_trainer_options;
 
 /* The loss model must outlive the trainer.  opts may be NULL.
