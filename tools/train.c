@@ -66,7 +66,7 @@ const char cli_train_usage[] =
     "A NaN or infinite loss stops training with the step number (exit 1); the checkpoint\n"
     "of the last finished epoch is kept.\n";
 
-#define MAX_LIST   64
+#define MAX_LIST   4096
 #define MAX_EPOCHS 100000
 
 typedef struct history {
@@ -95,7 +95,10 @@ static double now_s(void)
 static int split_list(char *s, const char **out, int cap)
 {
     int n = 0;
-    for (char *tok = strtok(s, ","); tok && n < cap; tok = strtok(NULL, ",")) out[n++] = tok;
+    for (char *tok = strtok(s, ","); tok; tok = strtok(NULL, ",")) {
+        if (n == cap) return -1;
+        out[n++] = tok;
+    }
     return n;
 }
 
@@ -476,6 +479,9 @@ static int parse_args(args *a, int argc, char **argv)
             return cli_bad_usage(msg);
         }
     }
+    if (a->n_targets < 0 || a->n_features < 0 || a->n_weights < 0)
+        return cli_bad_usage("train: --target, --features and --weights take at most 4096 "
+                             "names each");
     if (!a->model) return cli_bad_usage("train: no MODEL given");
     if (!a->data) return cli_bad_usage("train: --data FILE is required");
     if (!a->out) return cli_bad_usage("train: -o OUT.onnx is required");
