@@ -243,6 +243,32 @@ static void make_linear(float *x, float *y, double *ls)
     }
 }
 
+/* The linear-regression batch of make_linear, bound as the loss model's inputs. */
+typedef struct linear_data {
+    double ls[4];
+    og_tensor *x, *y;
+    const char *names[2];
+    const og_tensor *in[2];
+} linear_data;
+
+static void linear_data_init(linear_data *d)
+{
+    float x[NS * 3], y[NS];
+    make_linear(x, y, d->ls);
+    d->x = tensor2(OG_FLOAT, NS, 3, x);
+    d->y = tensor2(OG_FLOAT, NS, 1, y);
+    d->names[0] = "X";
+    d->names[1] = "label";
+    d->in[0] = d->x;
+    d->in[1] = d->y;
+}
+
+static void linear_data_free(linear_data *d)
+{
+    og_tensor_free(d->x);
+    og_tensor_free(d->y);
+}
+
 static og_trainer *linreg_trainer(og_model **m, og_model **lm, const og_optimizer_options *oo)
 {
     og_loss_options lo;
@@ -271,12 +297,10 @@ static double coef_error(const og_trainer *t, const double *ls)
 
 static void test_least_squares(void)
 {
-    float x[NS * 3], y[NS];
-    double ls[4];
-    make_linear(x, y, ls);
-    og_tensor *xt = tensor2(OG_FLOAT, NS, 3, x), *yt = tensor2(OG_FLOAT, NS, 1, y);
-    const char *names[2] = {"X", "label"};
-    const og_tensor *in[2] = {xt, yt};
+    linear_data ld;
+    linear_data_init(&ld);
+    const char *const *names = ld.names;
+    const og_tensor *const *in = ld.in;
     for (int kind = 0; kind < 4; kind++) {
         og_optimizer_options oo;
         og_optimizer_options_init(&oo, (og_optimizer_kind)kind);
@@ -297,7 +321,7 @@ static void test_least_squares(void)
             CHECK_OK(og_trainer_step(t, names, in, 2, &loss));
             if (it == 0) first = loss;
         }
-        double err = coef_error(t, ls);
+        double err = coef_error(t, ld.ls);
         printf("least squares, optimizer %d: loss %.3g -> %.6g, largest coefficient error %.2e\n",
                kind, first, loss, err);
         CHECK(err <= 1e-3);
@@ -309,8 +333,7 @@ static void test_least_squares(void)
         og_model_free(lm);
         og_model_free(m);
     }
-    og_tensor_free(xt);
-    og_tensor_free(yt);
+    linear_data_free(&ld);
 }
 
 static bool same_weights(const og_trainer *a, const og_trainer *b)
@@ -327,12 +350,10 @@ static bool same_weights(const og_trainer *a, const og_trainer *b)
 
 static void test_checkpoint(void)
 {
-    float x[NS * 3], y[NS];
-    double ls[4];
-    make_linear(x, y, ls);
-    og_tensor *xt = tensor2(OG_FLOAT, NS, 3, x), *yt = tensor2(OG_FLOAT, NS, 1, y);
-    const char *names[2] = {"X", "label"};
-    const og_tensor *in[2] = {xt, yt};
+    linear_data ld;
+    linear_data_init(&ld);
+    const char *const *names = ld.names;
+    const og_tensor *const *in = ld.in;
     og_optimizer_options oo;
     og_optimizer_options_init(&oo, OG_OPTIMIZER_ADAM);
     oo.lr = 0.01;
@@ -386,18 +407,15 @@ static void test_checkpoint(void)
     og_model_free(m2);
     og_model_free(lm3);
     og_model_free(m3);
-    og_tensor_free(xt);
-    og_tensor_free(yt);
+    linear_data_free(&ld);
 }
 
 static void test_export_and_nan(void)
 {
-    float x[NS * 3], y[NS];
-    double ls[4];
-    make_linear(x, y, ls);
-    og_tensor *xt = tensor2(OG_FLOAT, NS, 3, x), *yt = tensor2(OG_FLOAT, NS, 1, y);
-    const char *names[2] = {"X", "label"};
-    const og_tensor *in[2] = {xt, yt};
+    linear_data ld;
+    linear_data_init(&ld);
+    const char *const *names = ld.names;
+    const og_tensor *const *in = ld.in;
     og_optimizer_options oo;
     og_optimizer_options_init(&oo, OG_OPTIMIZER_SGD);
     oo.lr = 0.1;
@@ -423,7 +441,7 @@ static void test_export_and_nan(void)
     /* a NaN in the batch: the step fails and names itself, weights unchanged */
     float wbefore[3];
     memcpy(wbefore, og_tensor_cdata(w), sizeof wbefore);
-    ((float *)og_tensor_data(xt))[4] = NAN;
+    ((float *)og_tensor_data(ld.x))[4] = NAN;
     CHECK(og_trainer_step(t, names, in, 2, NULL) == OG_ERR_RUNTIME);
     CHECK(strstr(og_last_error(), "step 6") != NULL);
     CHECK(memcmp(wbefore, og_tensor_cdata(w), sizeof wbefore) == 0);
@@ -444,8 +462,7 @@ static void test_export_and_nan(void)
     og_trainer_free(t);
     og_model_free(lm);
     og_model_free(m);
-    og_tensor_free(xt);
-    og_tensor_free(yt);
+    linear_data_free(&ld);
 }
 
 static void test_schedules(void)
