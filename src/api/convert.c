@@ -3,6 +3,7 @@
 
 #include "api/api.h"
 #include "onnx/onnx_io.h"
+#include "ops/op.h"
 
 /* float32 tensor -> new float64 tensor (others: NULL, nothing to do) */
 static og_status widen(og_tensor **t, const og_allocator *a)

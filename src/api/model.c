@@ -9,7 +9,7 @@
 #define OG_MAX_MODEL_BYTES ((size_t)1 << 31) /* protobuf's own 2 GiB limit */
 
 static og_status model_from_bytes(const void *data, size_t size, const char *base_dir,
-                                  const og_load_options *opts, bool require_kernels, og_model **out)
+                                  const og_load_options *opts, bool strict, og_model **out)
 {
     const og_allocator *a = og_alloc_or_default(opts ? opts->allocator : NULL);
     og_model *m = og_malloc(a, sizeof *m);
@@ -33,7 +33,7 @@ static og_status model_from_bytes(const void *data, size_t size, const char *bas
         if (st) goto fail;
         break;
     }
-    st = og_graph_resolve(m->graph, require_kernels);
+    st = og_graph_resolve(m->graph, strict);
     if (st) goto fail;
     *out = m;
     return OG_OK;
@@ -83,7 +83,7 @@ static char *dir_of(const og_allocator *a, const char *path)
     return d;
 }
 
-static og_status load_file(const char *path, const og_load_options *opts, bool require_kernels,
+static og_status load_file(const char *path, const og_load_options *opts, bool strict,
                            og_model **out)
 {
     if (!out) return og_error(OG_ERR_INVALID_ARG, "og_model_load_file: out is NULL");
@@ -104,7 +104,7 @@ static og_status load_file(const char *path, const og_load_options *opts, bool r
         st = og_error(OG_ERR_NOMEM, "out of memory");
         goto done;
     }
-    st = model_from_bytes(data, size, dir, opts, require_kernels, out);
+    st = model_from_bytes(data, size, dir, opts, strict, out);
     if (st) og_error_prefix(st, "%s", path);
 done:
     og_free(a, dir);

@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "ops/op.h"
+#include "ir/ir.h"
 
 og_graph *og_graph_new(const og_allocator *a)
 {
@@ -40,8 +40,8 @@ static void node_free(const og_allocator *a, og_node *n)
     for (int j = 0; j < n->n_attrs; j++) attr_free(a, &n->attrs[j]);
     og_free(a, n->attrs);
     if (n->params) {
-        if (n->op && n->op->free_params)
-            n->op->free_params(a, n->params);
+        if (n->free_params)
+            n->free_params(a, n->params);
         else
             og_free(a, n->params);
     }

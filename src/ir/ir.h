@@ -91,7 +91,8 @@ typedef struct og_node {
     int since_version;          /* resolved: highest since-version of the op <= the model's opset */
     int opset;                  /* the model's opset for the node's domain */
     const struct og_op_def *op; /* NULL if unknown */
-    void *params; /* parsed attributes, owned (freed with op->free_params or og_free) */
+    void *params; /* parsed attributes, owned: freed with free_params (NULL: og_free) */
+    void (*free_params)(const og_allocator *a, void *params); /* set with params */
     bool parsed;  /* params hold this node's attributes (resolve parses once) */
 } og_node;
 
@@ -169,11 +170,7 @@ int64_t og_graph_opset(const og_graph *g, const char *domain);
  * no cycles; graph outputs exist.  Errors: OG_ERR_MODEL with the offending name. */
 og_status og_graph_finalize(og_graph *g);
 
-/* Resolve every node's op definition and since-version, parse its attributes, and run
- * static type and shape inference.  require_kernels: fail on unknown ops and on ops
- * without a CPU kernel; when false, unknown ops are left with op == NULL.
- * Errors: OG_ERR_UNSUPPORTED (unknown op, naming op, domain, opset), errors of parsing. */
-og_status og_graph_resolve(og_graph *g, bool require_kernels);
+/* Op resolution and static inference over a graph: og_graph_resolve in src/ops/op.h. */
 
 /* Append an attribute to node `node` (a copy of *at is made: strings, arrays and tensors
  * are duplicated).  Errors: OG_ERR_NOMEM. */

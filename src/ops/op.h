@@ -80,6 +80,14 @@ const og_op_def *og_op_find(const char *domain, const char *name);
 /* Resolve since-version: highest entry of def->since <= opset, or 0 if none. */
 int og_op_resolve_version(const og_op_def *def, int64_t opset);
 
+/* Resolve every node's op definition and since-version, parse its attributes, and run
+ * static type and shape inference (src/ops/resolve.c).  strict: fail on ops onnxgrad does
+ * not know; when false, unknown ops are left with op == NULL and unknown outputs.  Whether
+ * a device has a kernel for each node is the executor's question, asked when a session is
+ * created.  Errors: OG_ERR_UNSUPPORTED (unknown op, naming op, domain, opset), errors of
+ * parsing and inference. */
+og_status og_graph_resolve(og_graph *g, bool strict);
+
 /* ---- errors ---------------------------------------------------------------------- */
 
 /* og_error with "node 'n' (Op, opset V): " before the message. */

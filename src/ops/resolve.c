@@ -1,8 +1,8 @@
 /* resolve.c: binding nodes to op definitions, parsing attributes, and static type and
- * shape inference over the whole graph. */
+ * shape inference over the whole graph (og_graph_resolve, declared in op.h).  Which device
+ * computes a node is not asked here: the executor binds kernels when a session is made. */
 #include <string.h>
 
-#include "kernels/cpu/kernel.h"
 #include "ops/op.h"
 
 static void value_to_vinfo(const og_value *v, og_vinfo *vi)
@@ -43,7 +43,7 @@ static og_status merge_vinfo(og_graph *g, const og_node *n, og_value *v, const o
     return OG_OK;
 }
 
-og_status og_graph_resolve(og_graph *g, bool require_kernels)
+og_status og_graph_resolve(og_graph *g, bool strict)
 {
     og_vinfo *in = NULL, *out = NULL;
     int cap_in = 0, cap_out = 0;
@@ -65,7 +65,7 @@ og_status og_graph_resolve(og_graph *g, bool require_kernels)
         }
         n->opset = (int)opset;
         const og_op_def *def = og_op_find(n->domain, n->op_type);
-        if (!def && !require_kernels) continue; /* known to nobody: outputs stay unknown */
+        if (!def && !strict) continue; /* known to nobody: outputs stay unknown */
         if (!def) {
             st = og_error(OG_ERR_UNSUPPORTED,
                           "node '%s': op %s (domain '%s', opset %lld) is "
@@ -82,15 +82,6 @@ og_status og_graph_resolve(og_graph *g, bool require_kernels)
                           "of domain '%s'",
                           n->name, n->op_type, (long long)opset,
                           n->domain[0] ? n->domain : "ai.onnx");
-            goto done;
-        }
-        if (require_kernels && !og_cpu_kernel_find(n->domain, n->op_type) &&
-            !(def->flags & OG_OP_ALIAS_INPUT0)) {
-            st = og_error(OG_ERR_UNSUPPORTED,
-                          "%s: op %s (domain '%s', opset %lld) has no "
-                          "CPU kernel in onnxgrad",
-                          og_node_label(n, label, sizeof label), n->op_type,
-                          n->domain[0] ? n->domain : "ai.onnx", (long long)opset);
             goto done;
         }
         /* trailing omitted inputs do not count */
@@ -123,6 +114,7 @@ og_status og_graph_resolve(og_graph *g, bool require_kernels)
         og_op_ctx c = {n, g->alloc, g, false};
         if (def->parse && !n->parsed) {
             st = def->parse(&c, &n->params);
+            n->free_params = def->free_params;
             if (st) goto done;
         }
         n->parsed = true;
