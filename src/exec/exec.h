@@ -1,8 +1,20 @@
-/* exec.h: partial runs of a session, for the gradient instances.  Internal header. */
+/* exec.h: sessions over a graph (the public og_session_* run functions are in session.c;
+ * og_session_create, which unwraps a model, is in src/api/session.c), and partial runs for
+ * the gradient instances.  Internal header. */
 #ifndef OG_EXEC_H
 #define OG_EXEC_H
 
 #include "ir/ir.h"
+
+/* A session over graph g, which must be finalized and resolved and outlive the session,
+ * computing on `backend` (src/kernels/<device>/; NULL: the CPU).  host: the allocator for
+ * outputs and scratch when opts names none.  Every node is bound to the device's kernel
+ * here.  Errors: OG_ERR_INVALID_ARG (bad options), OG_ERR_UNSUPPORTED
+ * (an op or dtype the device has no kernel for, naming the node), OG_ERR_NOMEM. */
+struct og_backend;
+og_status og_exec_create(const og_graph *g, const struct og_backend *backend,
+                         const og_allocator *host, const og_session_options *opts,
+                         og_session **out);
 
 typedef struct og_exec_req {
     /* graph inputs bound by name (checked against their declarations) */

@@ -1,6 +1,9 @@
-/* session.c: planning and running a model on the CPU.
+/* session.c: planning and running a graph on a device.
  *
- * A run walks the nodes in topological order.  For each node it asks the op's infer for
+ * Creating a session binds every node to the device's kernel once (kernels/kernel.h: op,
+ * since-version and the static dtype of its type input), so what the device cannot compute
+ * fails then, naming the node.  Nothing else is planned ahead: shapes may change from run
+ * to run, so a run walks the nodes in topological order.  For each node it asks the op's infer for
  * the output shapes (with every input's data at hand), takes output buffers from the
  * session's pool, calls the CPU kernel, and gives each input's buffer back to the pool
  * right after its last reader ran, so the memory in use stays near the largest set of
@@ -9,7 +12,6 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "api/api.h"
 #include "exec/exec.h"
 #include "kernels/cpu/kernel.h"
 
@@ -18,19 +20,19 @@
 #define OG_MAX_TENSOR_BYTES ((size_t)1 << 40)
 
 struct og_session {
-    const og_model *model;
     const og_graph *g;
+    const og_backend *backend;
     const og_allocator *alloc; /* the caller's: output tensors and scratch use it */
     int threads;
     og_log_fn log;
     void *log_user;
     int debug;
-    og_kernel_fn *kernels; /* per node */
-    int *last_use;         /* per value: index of the last node reading it, -1 if none */
-    og_tensor **slot;      /* per value, during a run */
-    bool *owned;           /* slot[v] is the session's to release */
-    bool *keep;            /* requested as an output of this run */
-    int64_t *sym;          /* per symbol: its value in this run, -1 unbound */
+    og_kernel_binding *kernels; /* per node */
+    int *last_use;              /* per value: index of the last node reading it, -1 if none */
+    og_tensor **slot;           /* per value, during a run */
+    bool *owned;                /* slot[v] is the session's to release */
+    bool *keep;                 /* requested as an output of this run */
+    int64_t *sym;               /* per symbol: its value in this run, -1 unbound */
     og_vinfo *vin, *vout;
     const og_tensor **tin;
     og_tensor **tout;
@@ -54,19 +56,18 @@ static void logf_(og_session *s, og_log_level level, const char *fmt, ...)
     s->log(s->log_user, level, msg);
 }
 
-og_status og_session_create(const og_model *m, const og_session_options *opts, og_session **out)
+og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_allocator *host,
+                         const og_session_options *opts, og_session **out)
 {
-    if (!out) return og_error(OG_ERR_INVALID_ARG, "og_session_create: out is NULL");
     *out = NULL;
-    if (!m) return og_error(OG_ERR_INVALID_ARG, "og_session_create: model is NULL");
-    const og_allocator *a = opts && opts->allocator ? opts->allocator : m->user_alloc;
-    const og_graph *g = m->graph;
+    const og_allocator *a = opts && opts->allocator ? opts->allocator : host;
     og_status st = OG_OK;
+    og_dtype *in_types = NULL;
     og_session *s = og_calloc(a, 1, sizeof *s);
     if (!s) return og_error(OG_ERR_NOMEM, "out of memory creating a session");
-    s->model = m;
     s->g = g;
-    s->alloc = a;
+    s->backend = backend ? backend : &og_cpu_backend;
+    s->alloc = s->backend->allocator(a);
     s->threads = opts ? opts->threads : 0;
     if (s->threads < 0) {
         st = og_error(OG_ERR_INVALID_ARG, "threads must be >= 0, got %d", s->threads);
@@ -97,35 +98,40 @@ og_status og_session_create(const og_model *m, const og_session_options *opts, o
     for (int v = 0; v < g->n_values; v++) s->last_use[v] = -1;
     for (int i = 0; i < g->n_nodes; i++) {
         const og_node *n = &g->nodes[i];
+        if (n->n_in > s->max_in) s->max_in = n->n_in;
+        if (n->n_out > s->max_out) s->max_out = n->n_out;
+    }
+    in_types = og_calloc(a, (size_t)s->max_in + 1, sizeof *in_types);
+    if (!in_types) goto nomem;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const og_node *n = &g->nodes[i];
         char label[256];
         if (!n->op) {
             st = og_error(OG_ERR_UNSUPPORTED, "%s: op %s is not implemented",
                           og_node_label(n, label, sizeof label), n->op_type);
             goto fail;
         }
-        s->kernels[i] = og_cpu_kernel_find(n->domain, n->op_type);
-        if (!s->kernels[i] && !(n->op->flags & OG_OP_ALIAS_INPUT0)) {
-            st = og_error(OG_ERR_UNSUPPORTED, "%s: op %s has no CPU kernel",
-                          og_node_label(n, label, sizeof label), n->op_type);
-            goto fail;
-        }
+        for (int j = 0; j < n->n_in; j++)
+            in_types[j] = n->in[j] >= 0 ? g->values[n->in[j]].dtype : OG_UNDEFINED;
+        st = og_backend_bind(s->backend, n, in_types, &s->kernels[i]);
+        if (st) goto fail;
         for (int j = 0; j < n->n_in; j++)
             if (n->in[j] >= 0) s->last_use[n->in[j]] = i;
-        if (n->n_in > s->max_in) s->max_in = n->n_in;
-        if (n->n_out > s->max_out) s->max_out = n->n_out;
     }
     s->vin = og_calloc(a, (size_t)s->max_in + 1, sizeof *s->vin);
     s->vout = og_calloc(a, (size_t)s->max_out + 1, sizeof *s->vout);
     s->tin = og_calloc(a, (size_t)s->max_in + 1, sizeof *s->tin);
     s->tout = og_calloc(a, (size_t)s->max_out + 1, sizeof *s->tout);
     if (!s->vin || !s->vout || !s->tin || !s->tout) goto nomem;
-    logf_(s, OG_LOG_INFO, "session: %d nodes, %d values, %d threads", g->n_nodes, g->n_values,
-          s->threads);
+    logf_(s, OG_LOG_INFO, "session: %d nodes, %d values, %d threads, %s kernels", g->n_nodes,
+          g->n_values, s->threads, s->backend->name);
+    og_free(a, in_types);
     *out = s;
     return OG_OK;
 nomem:
     st = og_error(OG_ERR_NOMEM, "out of memory creating a session");
 fail:
+    og_free(a, in_types);
     og_session_free(s);
     return st;
 }
@@ -282,9 +288,9 @@ static og_status run_node(og_session *s, int ni)
             goto fail;
         }
     }
-    og_kernel_ctx k = {n, n->params, s->alloc, s->threads};
-    if (s->kernels[ni]) {
-        st = s->kernels[ni](&k, s->tin, n->n_in, s->tout, n->n_out);
+    og_kernel_ctx k = {n, n->params, s->alloc, s->threads, s->kernels[ni].impl};
+    if (s->kernels[ni].fn) {
+        st = s->kernels[ni].fn(&k, s->tin, n->n_in, s->tout, n->n_out);
         if (st) goto fail;
     }
     for (int j = 0; j < n->n_out; j++) {

@@ -1,11 +1,10 @@
 /* registry.c: the op families, joined into one lookup by (domain, name).
  *
- * Every family file src/ops/<family>.c exports `og_ops_<family>[]` and
- * src/kernels/cpu/<family>.c exports `og_cpu_<family>[]`, both ending with a zeroed entry.
- * Adding a family means one line in OG_FAMILIES. */
+ * Every family file src/ops/<family>.c exports `og_ops_<family>[]`, ending with a zeroed
+ * entry.  Adding a family means one line in OG_FAMILIES.  How a device computes the ops is
+ * not the op layer's business: each backend has its own tables (src/kernels/<device>/). */
 #include <string.h>
 
-#include "kernels/cpu/kernel.h"
 #include "ops/op.h"
 
 #define OG_FAMILIES(X)                                                                             \
@@ -13,16 +12,12 @@
     X(binary)                                                                                      \
     X(reduce) X(linalg) X(conv) X(pool) X(norm) X(loss) X(tensor) X(resize) X(index) X(optim)
 
-#define OG_DECLARE(f)                                                                              \
-    extern const og_op_def og_ops_##f[];                                                           \
-    extern const og_kernel_def og_cpu_##f[];
+#define OG_DECLARE(f) extern const og_op_def og_ops_##f[];
 OG_FAMILIES(OG_DECLARE)
 #undef OG_DECLARE
 
 #define OG_LIST_OPS(f) og_ops_##f,
 static const og_op_def *const og_op_tables[] = {OG_FAMILIES(OG_LIST_OPS) NULL};
-#define OG_LIST_KERNELS(f) og_cpu_##f,
-static const og_kernel_def *const og_kernel_tables[] = {OG_FAMILIES(OG_LIST_KERNELS) NULL};
 
 static bool same_domain(const char *a, const char *b)
 {
@@ -36,14 +31,6 @@ const og_op_def *og_op_find(const char *domain, const char *name)
     for (int t = 0; og_op_tables[t]; t++)
         for (const og_op_def *d = og_op_tables[t]; d->name; d++)
             if (strcmp(d->name, name) == 0 && same_domain(d->domain, domain)) return d;
-    return NULL;
-}
-
-og_kernel_fn og_cpu_kernel_find(const char *domain, const char *name)
-{
-    for (int t = 0; og_kernel_tables[t]; t++)
-        for (const og_kernel_def *d = og_kernel_tables[t]; d->name; d++)
-            if (strcmp(d->name, name) == 0 && same_domain(d->domain, domain)) return d->fn;
     return NULL;
 }
 

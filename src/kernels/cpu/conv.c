@@ -992,4 +992,6 @@ static og_status conv_transpose_kernel(const og_kernel_ctx *k, const og_tensor *
 }
 
 const og_kernel_def og_cpu_conv[] = {
-    {"Conv", "", conv_kernel}, {"ConvTranspose", "", conv_transpose_kernel}, {0}};
+    {.name = "Conv", .domain = "", .fn = conv_kernel},
+    {.name = "ConvTranspose", .domain = "", .fn = conv_transpose_kernel},
+    {.name = NULL}};

@@ -8,12 +8,28 @@
 
 #include "kernels/cpu/gemm.h"
 
-static void set_threads(const og_kernel_ctx *k)
+/* OpenBLAS's and oneDNN's OpenMP builds size their parallel regions from the calling
+ * thread's nthreads-var (omp_set_num_threads; a per-thread setting, not a process one).
+ * The session's count is set for one call and the caller's own value put back after, so
+ * a program that uses OpenMP on the same thread keeps its setting. */
+static int set_threads(const og_kernel_ctx *k)
 {
 #ifdef _OPENMP
+    int prev = omp_get_max_threads();
     if (!omp_in_parallel()) omp_set_num_threads(k && k->threads > 0 ? k->threads : 1);
+    return prev;
 #else
     (void)k;
+    return 1;
+#endif
+}
+
+static void restore_threads(int prev)
+{
+#ifdef _OPENMP
+    if (!omp_in_parallel()) omp_set_num_threads(prev);
+#else
+    (void)prev;
 #endif
 }
 
@@ -22,10 +38,11 @@ void og_gemm_f32_blas(const og_kernel_ctx *k, bool trans_a, bool trans_b, int64_
                       int64_t ldb, float beta, float *c, int64_t ldc)
 {
     if (m == 0 || n == 0) return;
-    set_threads(k);
+    int prev = set_threads(k);
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
                 trans_b ? CblasTrans : CblasNoTrans, (blasint)m, (blasint)n, (blasint)kk, alpha, a,
                 (blasint)lda, b, (blasint)ldb, beta, c, (blasint)ldc);
+    restore_threads(prev);
 }
 
 void og_gemm_f32(const og_kernel_ctx *k, bool trans_a, bool trans_b, int64_t m, int64_t n,
@@ -42,10 +59,11 @@ void og_gemm_f32(const og_kernel_ctx *k, bool trans_a, bool trans_b, int64_t m, 
     if (one_thread && m >= 32 && n >= 32 && kk >= 32 &&
         (double)m * (double)n * (double)kk >= 262144.0 && m <= INT32_MAX && n <= INT32_MAX &&
         kk <= INT32_MAX) {
-        set_threads(k);
-        if (dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, kk, alpha, a, lda, b, ldb,
-                       beta, c, ldc) == dnnl_success)
-            return;
+        int prev = set_threads(k);
+        dnnl_status_t ds = dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, kk, alpha, a,
+                                      lda, b, ldb, beta, c, ldc);
+        restore_threads(prev);
+        if (ds == dnnl_success) return;
     }
 #endif
     og_gemm_f32_blas(k, trans_a, trans_b, m, n, kk, alpha, a, lda, b, ldb, beta, c, ldc);
@@ -56,8 +74,9 @@ void og_gemm_f64(const og_kernel_ctx *k, bool trans_a, bool trans_b, int64_t m, 
                  int64_t ldb, double beta, double *c, int64_t ldc)
 {
     if (m == 0 || n == 0) return;
-    set_threads(k);
+    int prev = set_threads(k);
     cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
                 trans_b ? CblasTrans : CblasNoTrans, (blasint)m, (blasint)n, (blasint)kk, alpha, a,
                 (blasint)lda, b, (blasint)ldb, beta, c, (blasint)ldc);
+    restore_threads(prev);
 }

@@ -471,13 +471,13 @@ static og_status k_nonzero(const og_kernel_ctx *k, const og_tensor *const *in, i
 }
 
 const og_kernel_def og_cpu_index[] = {
-    {"NonZero", "", k_nonzero},
-    {"Gather", "", k_gather},
-    {"GatherElements", "", k_gather_elements},
-    {"GatherND", "", k_gather_nd},
-    {"OneHot", "", k_onehot},
-    {"Scatter", "", k_scatter_elements},
-    {"ScatterElements", "", k_scatter_elements},
-    {"ScatterND", "", k_scatter_nd},
-    {0},
+    {.name = "NonZero", .domain = "", .fn = k_nonzero},
+    {.name = "Gather", .domain = "", .fn = k_gather},
+    {.name = "GatherElements", .domain = "", .fn = k_gather_elements},
+    {.name = "GatherND", .domain = "", .fn = k_gather_nd},
+    {.name = "OneHot", .domain = "", .fn = k_onehot},
+    {.name = "Scatter", .domain = "", .fn = k_scatter_elements},
+    {.name = "ScatterElements", .domain = "", .fn = k_scatter_elements},
+    {.name = "ScatterND", .domain = "", .fn = k_scatter_nd},
+    {.name = NULL},
 };

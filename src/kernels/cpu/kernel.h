@@ -1,46 +1,29 @@
 /*
- * kernel.h: how the CPU computes an op.  Internal header.
+ * kernel.h: what the CPU kernels share.  Internal header.
  *
- * A kernel receives its inputs and its outputs already allocated with the shapes and
- * dtypes that the op's infer computed (omitted optional inputs and outputs are NULL).  It
- * writes every element of every non-NULL output.  It dispatches on dtype itself and
- * returns OG_ERR_UNSUPPORTED (through og_kernel_error) for a dtype it lacks.
+ * The contract of a kernel, its table entry and how the executor binds it are in
+ * src/kernels/kernel.h; the CPU's backend (its tables and allocator) is in registry.c.
  *
- * Threads: k->threads is the session's thread count; use OG_PARALLEL_FOR for loops worth
- * splitting (roughly > 32k scalar operations), never global thread settings.
+ * Threads: k->threads is the session's thread count.  Loops worth splitting (roughly > 32k
+ * scalar operations) use OG_PARALLEL_FOR, whose num_threads clause applies to that loop
+ * alone; BLAS calls set the calling thread's OpenMP thread count for the call (gemm.c).
+ * Nothing sets a process-wide thread setting.
  */
 #ifndef OG_KERNEL_H
 #define OG_KERNEL_H
 
-#include "ops/op.h"
+#include "kernels/kernel.h"
 
-typedef struct og_kernel_ctx {
-    const og_node *node;
-    const void *params;        /* == node->params */
-    const og_allocator *alloc; /* for scratch memory */
-    int threads;
-} og_kernel_ctx;
+/* The CPU backend (registry.c). */
+extern const og_backend og_cpu_backend;
 
-typedef og_status (*og_kernel_fn)(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
-                                  og_tensor *const *out, int n_out);
-
-typedef struct og_kernel_def {
-    const char *name;
-    const char *domain;
-    og_kernel_fn fn;
-} og_kernel_def;
-
-/* A family's table is `const og_kernel_def og_cpu_<family>[] = {..., {0}};`. */
-
-/* NULL if no CPU kernel. */
+/* The kernel function of the CPU entry for (domain, name), NULL if none: for tests that
+ * call a kernel directly. */
 og_kernel_fn og_cpu_kernel_find(const char *domain, const char *name);
 
-/* og_error with the node label before the message. */
-og_status og_kernel_error(const og_kernel_ctx *k, og_status status, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
+/* The dtype lists of the CPU's common type constraints. */
+extern const og_dtype og_cpu_types_float[];   /* float, double */
+extern const og_dtype og_cpu_types_numeric[]; /* float, double, int32, int64 */
 
 /* Parallel loop over [0, n): body sees `i`.  Threads only when n*cost_per_item is large,
  * and never more than n. */

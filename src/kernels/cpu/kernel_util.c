@@ -1,18 +1,7 @@
 /* kernel_util.c: helpers shared by the CPU kernels. */
-#include <stdio.h>
 #include <string.h>
 
 #include "kernels/cpu/kernel.h"
-
-og_status og_kernel_error(const og_kernel_ctx *k, og_status status, const char *fmt, ...)
-{
-    char label[256], msg[768];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    return og_error(status, "%s: %s", og_node_label(k->node, label, sizeof label), msg);
-}
 
 void og_strides(int rank, const int64_t *dims, int64_t *strides)
 {

@@ -379,7 +379,7 @@ static og_status gemm_kernel(const og_kernel_ctx *k, const og_tensor *const *in,
     return OG_OK;
 }
 
-const og_kernel_def og_cpu_linalg[] = {{"MatMul", "", matmul_kernel},
-                                       {"Gemm", "", gemm_kernel},
-                                       {"Einsum", "", og_einsum_kernel},
-                                       {0}};
+const og_kernel_def og_cpu_linalg[] = {{.name = "MatMul", .domain = "", .fn = matmul_kernel},
+                                       {.name = "Gemm", .domain = "", .fn = gemm_kernel},
+                                       {.name = "Einsum", .domain = "", .fn = og_einsum_kernel},
+                                       {.name = NULL}};

@@ -141,6 +141,7 @@ done:
     return st;
 }
 
-const og_kernel_def og_cpu_loss[] = {{"NegativeLogLikelihoodLoss", "", loss_kernel},
-                                     {"SoftmaxCrossEntropyLoss", "", loss_kernel},
-                                     {0}};
+const og_kernel_def og_cpu_loss[] = {
+    {.name = "NegativeLogLikelihoodLoss", .domain = "", .fn = loss_kernel},
+    {.name = "SoftmaxCrossEntropyLoss", .domain = "", .fn = loss_kernel},
+    {.name = NULL}};

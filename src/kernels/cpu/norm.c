@@ -358,8 +358,9 @@ static og_status dropout_kernel(const og_kernel_ctx *k, const og_tensor *const *
     return OG_OK;
 }
 
-const og_kernel_def og_cpu_norm[] = {{"BatchNormalization", "", batchnorm_kernel},
-                                     {"InstanceNormalization", "", instancenorm_kernel},
-                                     {"LayerNormalization", "", layernorm_kernel},
-                                     {"Dropout", "", dropout_kernel},
-                                     {0}};
+const og_kernel_def og_cpu_norm[] = {
+    {.name = "BatchNormalization", .domain = "", .fn = batchnorm_kernel},
+    {.name = "InstanceNormalization", .domain = "", .fn = instancenorm_kernel},
+    {.name = "LayerNormalization", .domain = "", .fn = layernorm_kernel},
+    {.name = "Dropout", .domain = "", .fn = dropout_kernel},
+    {.name = NULL}};

@@ -172,7 +172,8 @@ static og_status optim_kernel(const og_kernel_ctx *k, const og_tensor *const *in
     return OG_OK;
 }
 
-const og_kernel_def og_cpu_optim[] = {{"Momentum", "ai.onnx.preview.training", optim_kernel},
-                                      {"Adagrad", "ai.onnx.preview.training", optim_kernel},
-                                      {"Adam", "ai.onnx.preview.training", optim_kernel},
-                                      {0}};
+const og_kernel_def og_cpu_optim[] = {
+    {.name = "Momentum", .domain = "ai.onnx.preview.training", .fn = optim_kernel},
+    {.name = "Adagrad", .domain = "ai.onnx.preview.training", .fn = optim_kernel},
+    {.name = "Adam", .domain = "ai.onnx.preview.training", .fn = optim_kernel},
+    {.name = NULL}};

@@ -460,8 +460,8 @@ done:
     return st;
 }
 
-const og_kernel_def og_cpu_pool[] = {{"AveragePool", "", pool_kernel},
-                                     {"MaxPool", "", pool_kernel},
-                                     {"GlobalAveragePool", "", pool_kernel},
-                                     {"GlobalMaxPool", "", pool_kernel},
-                                     {0}};
+const og_kernel_def og_cpu_pool[] = {{.name = "AveragePool", .domain = "", .fn = pool_kernel},
+                                     {.name = "MaxPool", .domain = "", .fn = pool_kernel},
+                                     {.name = "GlobalAveragePool", .domain = "", .fn = pool_kernel},
+                                     {.name = "GlobalMaxPool", .domain = "", .fn = pool_kernel},
+                                     {.name = NULL}};

@@ -929,20 +929,21 @@ static og_status k_TopK(const og_kernel_ctx *k, const og_tensor *const *in, int 
     return st;
 }
 
-const og_kernel_def og_cpu_reduce[] = {{"ReduceSum", "", k_ReduceSum},
-                                       {"ReduceMean", "", k_ReduceMean},
-                                       {"ReduceMax", "", k_ReduceMax},
-                                       {"ReduceMin", "", k_ReduceMin},
-                                       {"ReduceProd", "", k_ReduceProd},
-                                       {"ReduceL1", "", k_ReduceL1},
-                                       {"ReduceL2", "", k_ReduceL2},
-                                       {"ReduceLogSum", "", k_ReduceLogSum},
-                                       {"ReduceLogSumExp", "", k_ReduceLogSumExp},
-                                       {"ReduceSumSquare", "", k_ReduceSumSquare},
-                                       {"ArgMax", "", k_ArgMax},
-                                       {"ArgMin", "", k_ArgMin},
-                                       {"Softmax", "", k_Softmax},
-                                       {"LogSoftmax", "", k_LogSoftmax},
-                                       {"CumSum", "", k_CumSum},
-                                       {"TopK", "", k_TopK},
-                                       {0}};
+const og_kernel_def og_cpu_reduce[] = {
+    {.name = "ReduceSum", .domain = "", .fn = k_ReduceSum},
+    {.name = "ReduceMean", .domain = "", .fn = k_ReduceMean},
+    {.name = "ReduceMax", .domain = "", .fn = k_ReduceMax},
+    {.name = "ReduceMin", .domain = "", .fn = k_ReduceMin},
+    {.name = "ReduceProd", .domain = "", .fn = k_ReduceProd},
+    {.name = "ReduceL1", .domain = "", .fn = k_ReduceL1},
+    {.name = "ReduceL2", .domain = "", .fn = k_ReduceL2},
+    {.name = "ReduceLogSum", .domain = "", .fn = k_ReduceLogSum},
+    {.name = "ReduceLogSumExp", .domain = "", .fn = k_ReduceLogSumExp},
+    {.name = "ReduceSumSquare", .domain = "", .fn = k_ReduceSumSquare},
+    {.name = "ArgMax", .domain = "", .fn = k_ArgMax},
+    {.name = "ArgMin", .domain = "", .fn = k_ArgMin},
+    {.name = "Softmax", .domain = "", .fn = k_Softmax},
+    {.name = "LogSoftmax", .domain = "", .fn = k_LogSoftmax},
+    {.name = "CumSum", .domain = "", .fn = k_CumSum},
+    {.name = "TopK", .domain = "", .fn = k_TopK},
+    {.name = NULL}};

@@ -492,7 +492,7 @@ static og_status k_resize(const og_kernel_ctx *k, const og_tensor *const *in, in
 }
 
 const og_kernel_def og_cpu_resize[] = {
-    {"Resize", "", k_resize},
-    {"Upsample", "", k_resize},
-    {0},
+    {.name = "Resize", .domain = "", .fn = k_resize},
+    {.name = "Upsample", .domain = "", .fn = k_resize},
+    {.name = NULL},
 };

@@ -451,23 +451,34 @@ static const ufns fns_not = {NULL, NULL, NULL, NULL, uk_not_b8, COST_CHEAP};
 /* Elements per chunk: large enough to amortize the call, small enough to spread. */
 #define UCHUNK 8192
 
+/* The typed loop of f for dtype t (the address of f's member, so that it travels as the
+ * binding's impl), NULL if f has none. */
+static const uchunk *pick(const ufns *f, og_dtype t)
+{
+    const uchunk *fn = NULL;
+    switch (t) {
+    case OG_FLOAT: fn = &f->f32; break;
+    case OG_DOUBLE: fn = &f->f64; break;
+    case OG_INT32: fn = &f->i32; break;
+    case OG_INT64: fn = &f->i64; break;
+    case OG_BOOL: fn = &f->b8; break;
+    default: break;
+    }
+    return fn && *fn ? fn : NULL;
+}
+
+/* k->impl is the loop chosen when the session bound the node (select_* below); a kernel
+ * called without a binding, or whose input dtype was unknown then, picks it here. */
 static og_status run_unary(const og_kernel_ctx *k, const og_tensor *x, og_tensor *y, const ufns *f,
                            const uargs *a)
 {
-    uchunk fn = NULL;
-    switch (x->dtype) {
-    case OG_FLOAT: fn = f->f32; break;
-    case OG_DOUBLE: fn = f->f64; break;
-    case OG_INT32: fn = f->i32; break;
-    case OG_INT64: fn = f->i64; break;
-    case OG_BOOL: fn = f->b8; break;
-    default: break;
-    }
-    if (!fn)
+    const uchunk *bound = k->impl ? k->impl : pick(f, x->dtype);
+    if (!bound)
         return og_kernel_error(k, OG_ERR_UNSUPPORTED,
                                "input 0 has element type %s, which has no "
                                "CPU kernel for this op",
                                og_dtype_name(x->dtype));
+    uchunk fn = *bound;
     if (y->numel != x->numel)
         return og_kernel_error(k, OG_ERR_INTERNAL, "output has %lld elements, input %lld",
                                (long long)y->numel, (long long)x->numel);
@@ -503,6 +514,11 @@ static void args_from_params(const og_kernel_ctx *k, uargs *a)
 }
 
 #define KERNEL(name)                                                                               \
+    static const void *select_##name(const og_node *n, og_dtype t)                                 \
+    {                                                                                              \
+        (void)n;                                                                                   \
+        return pick(&fns_##name, t);                                                               \
+    }                                                                                              \
     static og_status k_##name(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,        \
                               og_tensor *const *out, int n_out)                                    \
     {                                                                                              \
@@ -551,6 +567,12 @@ KERNEL(isnan)
 KERNEL(isinf)
 KERNEL(not )
 
+static const void *select_gelu(const og_node *n, og_dtype t)
+{
+    const og_unary_params *p = n->params;
+    return pick(p && p->gelu_tanh ? &fns_gelu_tanh : &fns_gelu, t);
+}
+
 static og_status k_gelu(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                         og_tensor *const *out, int n_out)
 {
@@ -558,6 +580,12 @@ static og_status k_gelu(const og_kernel_ctx *k, const og_tensor *const *in, int 
     uargs a;
     args_from_params(k, &a);
     return run_unary(k, in[0], out[0], p && p->gelu_tanh ? &fns_gelu_tanh : &fns_gelu, &a);
+}
+
+static const void *select_clip(const og_node *n, og_dtype t)
+{
+    (void)n;
+    return pick(&fns_clip, t);
 }
 
 /* Clip: bounds from the attributes (before opset 11) or from inputs 1 and 2. */
@@ -607,46 +635,49 @@ static og_status k_clip(const og_kernel_ctx *k, const og_tensor *const *in, int 
 }
 
 const og_kernel_def og_cpu_unary[] = {
-    {"Abs", "", k_abs},
-    {"Neg", "", k_neg},
-    {"Sign", "", k_sign},
-    {"Relu", "", k_relu},
-    {"Clip", "", k_clip},
-    {"Not", "", k_not},
-    {"IsNaN", "", k_isnan},
-    {"IsInf", "", k_isinf},
-    {"Gelu", "", k_gelu},
-    {"Ceil", "", k_ceil},
-    {"Floor", "", k_floor},
-    {"Round", "", k_round},
-    {"Reciprocal", "", k_reciprocal},
-    {"Sqrt", "", k_sqrt},
-    {"Exp", "", k_exp},
-    {"Log", "", k_log},
-    {"Erf", "", k_erf},
-    {"Sigmoid", "", k_sigmoid},
-    {"Tanh", "", k_tanh},
-    {"Softplus", "", k_softplus},
-    {"Softsign", "", k_softsign},
-    {"Sin", "", k_sin},
-    {"Cos", "", k_cos},
-    {"Tan", "", k_tan},
-    {"Asin", "", k_asin},
-    {"Acos", "", k_acos},
-    {"Atan", "", k_atan},
-    {"Sinh", "", k_sinh},
-    {"Cosh", "", k_cosh},
-    {"Asinh", "", k_asinh},
-    {"Acosh", "", k_acosh},
-    {"Atanh", "", k_atanh},
-    {"HardSwish", "", k_hardswish},
-    {"Mish", "", k_mish},
-    {"Elu", "", k_elu},
-    {"HardSigmoid", "", k_hardsigmoid},
-    {"LeakyRelu", "", k_leakyrelu},
-    {"Selu", "", k_selu},
-    {"Celu", "", k_celu},
-    {"ThresholdedRelu", "", k_thresholdedrelu},
-    {"Shrink", "", k_shrink},
-    {0},
+    {.name = "Abs", .domain = "", .fn = k_abs, .select = select_abs},
+    {.name = "Neg", .domain = "", .fn = k_neg, .select = select_neg},
+    {.name = "Sign", .domain = "", .fn = k_sign, .select = select_sign},
+    {.name = "Relu", .domain = "", .fn = k_relu, .select = select_relu},
+    {.name = "Clip", .domain = "", .fn = k_clip, .select = select_clip},
+    {.name = "Not", .domain = "", .fn = k_not, .select = select_not},
+    {.name = "IsNaN", .domain = "", .fn = k_isnan, .select = select_isnan},
+    {.name = "IsInf", .domain = "", .fn = k_isinf, .select = select_isinf},
+    {.name = "Gelu", .domain = "", .fn = k_gelu, .select = select_gelu},
+    {.name = "Ceil", .domain = "", .fn = k_ceil, .select = select_ceil},
+    {.name = "Floor", .domain = "", .fn = k_floor, .select = select_floor},
+    {.name = "Round", .domain = "", .fn = k_round, .select = select_round},
+    {.name = "Reciprocal", .domain = "", .fn = k_reciprocal, .select = select_reciprocal},
+    {.name = "Sqrt", .domain = "", .fn = k_sqrt, .select = select_sqrt},
+    {.name = "Exp", .domain = "", .fn = k_exp, .select = select_exp},
+    {.name = "Log", .domain = "", .fn = k_log, .select = select_log},
+    {.name = "Erf", .domain = "", .fn = k_erf, .select = select_erf},
+    {.name = "Sigmoid", .domain = "", .fn = k_sigmoid, .select = select_sigmoid},
+    {.name = "Tanh", .domain = "", .fn = k_tanh, .select = select_tanh},
+    {.name = "Softplus", .domain = "", .fn = k_softplus, .select = select_softplus},
+    {.name = "Softsign", .domain = "", .fn = k_softsign, .select = select_softsign},
+    {.name = "Sin", .domain = "", .fn = k_sin, .select = select_sin},
+    {.name = "Cos", .domain = "", .fn = k_cos, .select = select_cos},
+    {.name = "Tan", .domain = "", .fn = k_tan, .select = select_tan},
+    {.name = "Asin", .domain = "", .fn = k_asin, .select = select_asin},
+    {.name = "Acos", .domain = "", .fn = k_acos, .select = select_acos},
+    {.name = "Atan", .domain = "", .fn = k_atan, .select = select_atan},
+    {.name = "Sinh", .domain = "", .fn = k_sinh, .select = select_sinh},
+    {.name = "Cosh", .domain = "", .fn = k_cosh, .select = select_cosh},
+    {.name = "Asinh", .domain = "", .fn = k_asinh, .select = select_asinh},
+    {.name = "Acosh", .domain = "", .fn = k_acosh, .select = select_acosh},
+    {.name = "Atanh", .domain = "", .fn = k_atanh, .select = select_atanh},
+    {.name = "HardSwish", .domain = "", .fn = k_hardswish, .select = select_hardswish},
+    {.name = "Mish", .domain = "", .fn = k_mish, .select = select_mish},
+    {.name = "Elu", .domain = "", .fn = k_elu, .select = select_elu},
+    {.name = "HardSigmoid", .domain = "", .fn = k_hardsigmoid, .select = select_hardsigmoid},
+    {.name = "LeakyRelu", .domain = "", .fn = k_leakyrelu, .select = select_leakyrelu},
+    {.name = "Selu", .domain = "", .fn = k_selu, .select = select_selu},
+    {.name = "Celu", .domain = "", .fn = k_celu, .select = select_celu},
+    {.name = "ThresholdedRelu",
+     .domain = "",
+     .fn = k_thresholdedrelu,
+     .select = select_thresholdedrelu},
+    {.name = "Shrink", .domain = "", .fn = k_shrink, .select = select_shrink},
+    {.name = NULL},
 };

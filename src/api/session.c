@@ -1,0 +1,11 @@
+/* session.c: og_session_create, the public way to a session: a model's graph to exec/. */
+#include "api/api.h"
+#include "exec/exec.h"
+
+og_status og_session_create(const og_model *m, const og_session_options *opts, og_session **out)
+{
+    if (!out) return og_error(OG_ERR_INVALID_ARG, "og_session_create: out is NULL");
+    *out = NULL;
+    if (!m) return og_error(OG_ERR_INVALID_ARG, "og_session_create: model is NULL");
+    return og_exec_create(m->graph, NULL, m->user_alloc, opts, out);
+}

@@ -1,0 +1,83 @@
+/* kernel.c: finding and binding a device's kernels (kernel.h), shared by every backend. */
+#include <stdio.h>
+#include <string.h>
+
+#include "kernels/kernel.h"
+
+static bool same_domain(const char *a, const char *b)
+{
+    if (!a || strcmp(a, "ai.onnx") == 0) a = "";
+    if (!b || strcmp(b, "ai.onnx") == 0) b = "";
+    return strcmp(a, b) == 0;
+}
+
+const og_kernel_def *og_backend_find(const og_backend *b, const char *domain, const char *name)
+{
+    for (int t = 0; b->tables[t]; t++)
+        for (const og_kernel_def *d = b->tables[t]; d->name; d++)
+            if (strcmp(d->name, name) == 0 && same_domain(d->domain, domain)) return d;
+    return NULL;
+}
+
+static bool in_list(const og_dtype *types, og_dtype t)
+{
+    for (; *types; types++)
+        if (*types == t) return true;
+    return false;
+}
+
+/* Every dtype code onnxgrad names, for the list of what an entry computes. */
+static const og_dtype all_dtypes[] = {OG_FLOAT,  OG_DOUBLE, OG_FLOAT16, OG_BFLOAT16, OG_INT8,
+                                      OG_INT16,  OG_INT32,  OG_INT64,   OG_UINT8,    OG_UINT16,
+                                      OG_UINT32, OG_UINT64, OG_BOOL,    OG_STRING,   0};
+
+static bool entry_has(const og_kernel_def *d, const og_node *n, og_dtype t, const void **impl)
+{
+    *impl = NULL;
+    if (d->types && !in_list(d->types, t)) return false;
+    if (d->select) {
+        *impl = d->select(n, t);
+        return *impl != NULL;
+    }
+    return true;
+}
+
+og_status og_backend_bind(const og_backend *b, const og_node *n, const og_dtype *in_types,
+                          og_kernel_binding *out)
+{
+    char label[256];
+    out->fn = NULL;
+    out->impl = NULL;
+    const og_kernel_def *d = og_backend_find(b, n->domain, n->op_type);
+    if (!d) {
+        if (n->op && (n->op->flags & OG_OP_ALIAS_INPUT0)) return OG_OK;
+        return og_error(OG_ERR_UNSUPPORTED, "%s: op %s has no %s kernel",
+                        og_node_label(n, label, sizeof label), n->op_type, b->name);
+    }
+    out->fn = d->fn;
+    og_dtype type = d->type_input < n->n_in ? in_types[d->type_input] : OG_UNDEFINED;
+    if (type == OG_UNDEFINED || (!d->types && !d->select)) return OG_OK;
+    if (entry_has(d, n, type, &out->impl)) return OG_OK;
+    char have[256] = "";
+    size_t used = 0;
+    const void *unused;
+    for (const og_dtype *t = all_dtypes; *t && used < sizeof have - 1; t++)
+        if (entry_has(d, n, *t, &unused))
+            used += (size_t)snprintf(have + used, sizeof have - used, "%s%s", used ? ", " : "",
+                                     og_dtype_name(*t));
+    return og_error(OG_ERR_UNSUPPORTED,
+                    "%s: input %d is %s, which the %s kernel of %s does not compute (it "
+                    "computes %s)",
+                    og_node_label(n, label, sizeof label), d->type_input, og_dtype_name(type),
+                    b->name, n->op_type, used ? have : "no dtype");
+}
+
+og_status og_kernel_error(const og_kernel_ctx *k, og_status status, const char *fmt, ...)
+{
+    char label[256], msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    return og_error(status, "%s: %s", og_node_label(k->node, label, sizeof label), msg);
+}

@@ -1,0 +1,86 @@
+/*
+ * kernel.h: the seam between the executor and the devices.  Internal header.
+ *
+ * A device is a backend: one folder src/kernels/<device>/ holding its kernels, one family
+ * per file (the family names of src/ops/), and one og_backend that lists the family tables
+ * and says where the device keeps tensor memory.  Nothing in ir/, ops/ or grad/ knows which
+ * devices exist; the executor asks a backend for each node once, when a session is created
+ * (og_backend_bind), so that an op or a dtype the device lacks is an error then, naming the
+ * node, and never in the middle of a run.
+ *
+ * A kernel receives its inputs and its outputs already allocated with the shapes and dtypes
+ * that the op's infer computed (omitted optional inputs and outputs are NULL) and writes
+ * every element of every non-NULL output.
+ *
+ * Types: an entry states the dtypes it computes for one input (its type constraint), either
+ * as a list (`types`) or through `select`, which returns the implementation for a dtype
+ * (a function of the family's own type, e.g. a typed loop) or NULL.  With `select`, the
+ * choice is made at bind time and reaches the kernel as k->impl, so the kernel does not
+ * dispatch on dtype at every call; a kernel called without a binding (k->impl NULL, as unit
+ * tests do) selects for itself.  An entry with neither accepts every dtype the op's
+ * inference admits and checks at run time.
+ */
+#ifndef OG_KERNELS_KERNEL_H
+#define OG_KERNELS_KERNEL_H
+
+#include "ops/op.h"
+
+typedef struct og_kernel_ctx {
+    const og_node *node;
+    const void *params;        /* == node->params */
+    const og_allocator *alloc; /* for scratch memory */
+    int threads;               /* the session's thread count */
+    const void *impl;          /* what the entry's select chose at bind time, or NULL */
+} og_kernel_ctx;
+
+typedef og_status (*og_kernel_fn)(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                                  og_tensor *const *out, int n_out);
+/* The implementation of a kernel for node n when its type input has dtype t; NULL if the
+ * device has none. */
+typedef const void *(*og_kernel_select_fn)(const og_node *n, og_dtype t);
+
+typedef struct og_kernel_def {
+    const char *name;
+    const char *domain; /* "" for ai.onnx */
+    og_kernel_fn fn;
+    const og_dtype *types;      /* dtypes of the type input, 0-terminated; NULL: see select */
+    og_kernel_select_fn select; /* NULL: fn dispatches on dtype itself */
+    int type_input;             /* which input's dtype the constraint reads (default 0) */
+} og_kernel_def;
+
+/* A family's table is `const og_kernel_def og_<device>_<family>[] = {..., {0}};`. */
+
+typedef struct og_backend {
+    const char *name;                   /* "cpu": used in messages */
+    const og_kernel_def *const *tables; /* the device's family tables, NULL-terminated */
+    /* The allocator of the device's tensor memory, given the session's host allocator
+     * (the CPU's is that allocator itself). */
+    const og_allocator *(*allocator)(const og_allocator *host);
+} og_backend;
+
+/* What a node runs with on a device. */
+typedef struct og_kernel_binding {
+    og_kernel_fn fn;  /* NULL for an op whose output 0 is a view (OG_OP_ALIAS_INPUT0)
+                         and that has no kernel of its own */
+    const void *impl; /* passed to the kernel as k->impl */
+} og_kernel_binding;
+
+/* The entry of backend b for (domain, name), NULL if none. */
+const og_kernel_def *og_backend_find(const og_backend *b, const char *domain, const char *name);
+
+/* Bind resolved node n (n->op set) to backend b.  in_types[0..n->n_in-1] are the static
+ * dtypes of the node's inputs (OG_UNDEFINED where not known before the run, or omitted:
+ * the kernel then checks the dtype itself).
+ * Errors: OG_ERR_UNSUPPORTED naming the node, the op, the device and, for a dtype it lacks,
+ * the dtypes it has. */
+og_status og_backend_bind(const og_backend *b, const og_node *n, const og_dtype *in_types,
+                          og_kernel_binding *out);
+
+/* og_error with the node label before the message. */
+og_status og_kernel_error(const og_kernel_ctx *k, og_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+#endif /* OG_KERNELS_KERNEL_H */
