@@ -1,4 +1,5 @@
-/* trainer.c: og_trainer: a gradient object of a loss, an optimizer and its state. */
+/* trainer.c: og_trainer_create, and the gradient mode of a trainer: a gradient object of a
+ * loss, an optimizer and its state (the mode's table is at the end). */
 #include <math.h>
 #include <string.h>
 
@@ -17,17 +18,6 @@ static int update_threads(const og_trainer *t)
 #else
     return 1;
 #endif
-}
-
-double og_trainer_scalar(const og_tensor *t)
-{
-    if (!t || t->numel < 1) return NAN;
-    switch (t->dtype) {
-    case OG_FLOAT: return *(const float *)t->data;
-    case OG_DOUBLE: return *(const double *)t->data;
-    case OG_FLOAT16: return og_half_to_float(*(const uint16_t *)t->data);
-    default: return NAN;
-    }
 }
 
 /* The loss output's name: opts, metadata, else output 0; it must be a float scalar. */
@@ -72,6 +62,8 @@ static og_status make_seed(og_trainer *t, og_dtype dtype)
     return OG_OK;
 }
 
+static const og_trainer_mode gradient_mode;
+
 og_status og_trainer_create(const og_model *loss_model, const og_optimizer_options *optim,
                             const og_trainer_options *opts, og_trainer **out)
 {
@@ -84,17 +76,10 @@ og_status og_trainer_create(const og_model *loss_model, const og_optimizer_optio
     const char *loss = NULL;
     og_dtype ldt = OG_UNDEFINED;
     if ((st = pick_loss(loss_model, opts, &loss, &ldt))) return st;
-    const og_allocator *a =
-        og_alloc_or_default(opts && opts->allocator ? opts->allocator : loss_model->user_alloc);
-    og_trainer *t = og_calloc(a, 1, sizeof *t);
-    if (!t) return og_error(OG_ERR_NOMEM, "out of memory");
-    t->a = a;
-    t->model = loss_model;
+    og_trainer *t = og_trainer_new(loss_model, opts, &gradient_mode);
+    if (!t) return OG_ERR_NOMEM;
+    const og_allocator *a = t->a;
     t->opt = *optim;
-    t->threads = opts ? opts->threads : 0;
-    t->log = opts ? opts->log : NULL;
-    t->log_user = opts ? opts->log_user : NULL;
-    og_rng_seed(&t->rng, opts ? opts->seed : 0);
     t->loss_name = og_strdup(a, loss);
     if (!t->loss_name) goto nomem;
     static const char *const no_inputs[1] = {NULL};
@@ -153,66 +138,32 @@ fail:
     return st;
 }
 
-void og_trainer_free(og_trainer *t)
+/* What gradient mode owns (the eval session and scratch are the core's). */
+static void grad_free(og_trainer *t)
 {
-    if (!t) return;
     const og_allocator *a = t->a;
-    og_algo_free(t);
     for (int i = 0; t->slots && i < t->n_weights * t->n_slots; i++) og_tensor_free(t->slots[i]);
     og_free(a, t->slots);
     og_free(a, t->w);
     og_free(a, t->grads);
     og_tensor_free(t->seed);
-    og_session_free(t->eval);
+    og_session_free(t->eval); /* it runs the gradient object's eval model */
+    t->eval = NULL;
     og_grad_free(t->grad);
-    og_free(a, t->loss_name);
-    og_free(a, t->names);
-    og_free(a, t->values);
-    og_free(a, t);
 }
 
-/* The scratch arrays hold n entries. */
-static og_status scratch(og_trainer *t, int n)
+static og_status grad_step(og_trainer *t, const char *const *input_names,
+                           const og_tensor *const *inputs, int n_inputs, double *loss)
 {
-    if (n <= t->scratch_cap) return OG_OK;
-    og_free(t->a, t->names);
-    og_free(t->a, t->values);
-    t->names = og_calloc(t->a, (size_t)n, sizeof *t->names);
-    t->values = og_calloc(t->a, (size_t)n, sizeof *t->values);
-    t->scratch_cap = t->names && t->values ? n : 0;
-    return t->scratch_cap ? OG_OK : og_error(OG_ERR_NOMEM, "out of memory");
-}
-
-static og_status check_args(const char *fn, const char *const *names, const og_tensor *const *in,
-                            int n)
-{
-    if (n < 0 || (n > 0 && (!names || !in)))
-        return og_error(OG_ERR_INVALID_ARG, "%s: bad input arrays", fn);
-    for (int i = 0; i < n; i++)
-        if (!names[i] || !in[i]) return og_error(OG_ERR_INVALID_ARG, "%s: input %d is NULL", fn, i);
-    return OG_OK;
-}
-
-og_status og_trainer_step(og_trainer *t, const char *const *input_names,
-                          const og_tensor *const *inputs, int n_inputs, double *loss)
-{
-    if (!t) return og_error(OG_ERR_INVALID_ARG, "og_trainer_step: NULL trainer");
-    og_status st = check_args("og_trainer_step", input_names, inputs, n_inputs);
-    if (st) return st;
-    if (t->algo) return og_algo_step(t, input_names, inputs, n_inputs, loss);
     og_tensor *out = NULL;
     const og_tensor *seeds[1] = {t->seed};
-    st = og_grad_run(t->grad, input_names, inputs, n_inputs, seeds, &out, t->grads);
+    og_status st = og_grad_run(t->grad, input_names, inputs, n_inputs, seeds, &out, t->grads);
     if (st) return st;
     double value = og_trainer_scalar(out);
     if (loss) *loss = value;
     double sumsq = 0;
     int bad = -1;
-    if (!isfinite(value)) {
-        st = og_error(OG_ERR_RUNTIME, "step %lld: the loss is %g; the weights were not updated",
-                      (long long)t->step + 1, value);
-        goto done;
-    }
+    if ((st = og_trainer_check_loss(t, value, "weights"))) goto done;
     for (int i = 0; i < t->n_weights; i++) {
         double s = og_optim_sumsq(t->grads[i]->dtype, t->grads[i]->data, t->grads[i]->numel,
                                   update_threads(t));
@@ -248,21 +199,16 @@ done:
     return st;
 }
 
-og_status og_trainer_run_eval(og_trainer *t, const char *const *input_names,
-                              const og_tensor *const *inputs, int n_inputs, const char *output,
-                              og_tensor **out)
+static const og_model *grad_eval_model(const og_trainer *t) { return og_grad_eval_model(t->grad); }
+
+/* The caller's inputs, then every weight the caller did not give. */
+static og_status grad_bind_eval(og_trainer *t, const char *const *input_names,
+                                const og_tensor *const *inputs, int n_inputs,
+                                const char *const **names, const og_tensor *const **values,
+                                int *n_bound)
 {
-    og_status st;
-    if (t->algo) return og_algo_run_eval(t, input_names, inputs, n_inputs, output, out);
-    if (!t->eval) {
-        og_session_options so = {0};
-        so.threads = t->threads;
-        so.allocator = t->a;
-        so.log = t->log;
-        so.log_user = t->log_user;
-        if ((st = og_session_create(og_grad_eval_model(t->grad), &so, &t->eval))) return st;
-    }
-    if ((st = scratch(t, n_inputs + t->n_weights))) return st;
+    og_status st = og_trainer_scratch(t, n_inputs + t->n_weights);
+    if (st) return st;
     int n = 0;
     for (int i = 0; i < n_inputs; i++) {
         t->names[n] = input_names[i];
@@ -276,66 +222,27 @@ og_status og_trainer_run_eval(og_trainer *t, const char *const *input_names,
         t->names[n] = og_grad_weight_name(t->grad, i);
         t->values[n++] = t->w[i];
     }
-    return og_session_run_named(t->eval, t->names, t->values, n, &output, 1, out);
+    *names = t->names;
+    *values = t->values;
+    *n_bound = n;
+    return OG_OK;
 }
 
-og_status og_trainer_evaluate(og_trainer *t, const char *const *input_names,
-                              const og_tensor *const *inputs, int n_inputs, double *loss)
+static const char *grad_weight_name(const og_trainer *t, int i)
 {
-    if (!t) return og_error(OG_ERR_INVALID_ARG, "og_trainer_evaluate: NULL trainer");
-    og_status st = check_args("og_trainer_evaluate", input_names, inputs, n_inputs);
-    if (st) return st;
-    og_tensor *out = NULL;
-    st = og_trainer_run_eval(t, input_names, inputs, n_inputs, t->loss_name, &out);
-    if (!st && loss) *loss = og_trainer_scalar(out);
-    og_tensor_free(out);
-    return st;
+    return og_grad_weight_name(t->grad, i);
 }
 
-og_status og_trainer_predict(og_trainer *t, const char *const *input_names,
-                             const og_tensor *const *inputs, int n_inputs, const char *output,
-                             og_tensor **out)
+static og_status grad_get_weight(const og_trainer *t, const char *name, const og_tensor **value)
 {
-    if (!out) return og_error(OG_ERR_INVALID_ARG, "og_trainer_predict: out is NULL");
-    *out = NULL;
-    if (!t) return og_error(OG_ERR_INVALID_ARG, "og_trainer_predict: NULL trainer");
-    og_status st = check_args("og_trainer_predict", input_names, inputs, n_inputs);
-    if (st) return st;
-    const og_graph *g = t->model->graph;
-    if (!output) {
-        for (int i = 0; i < g->n_outputs && !output; i++)
-            if (strcmp(g->values[g->outputs[i]].name, t->loss_name) != 0)
-                output = g->values[g->outputs[i]].name;
-        if (!output)
-            return og_error(OG_ERR_INVALID_ARG, "the model has no output besides the loss");
-    }
-    return og_trainer_run_eval(t, input_names, inputs, n_inputs, output, out);
-}
-
-int64_t og_trainer_step_count(const og_trainer *t) { return t ? t->step : 0; }
-double og_trainer_lr(const og_trainer *t)
-{
-    if (!t) return 0;
-    return t->algo ? NAN : og_optimizer_lr(&t->opt, t->step);
-}
-int og_trainer_weight_count(const og_trainer *t) { return t ? t->n_weights : 0; }
-
-const char *og_trainer_weight_name(const og_trainer *t, int i)
-{
-    if (!t || i < 0 || i >= t->n_weights) return NULL;
-    return t->algo ? og_algo_weight_name(t, i) : og_grad_weight_name(t->grad, i);
-}
-
-og_status og_trainer_get_weight(const og_trainer *t, const char *name, const og_tensor **value)
-{
-    if (!t) return og_error(OG_ERR_INVALID_ARG, "og_trainer_get_weight: NULL trainer");
-    if (t->algo) return og_algo_get_weight(t, name, value);
     return og_grad_get_weight(t->grad, name, value);
 }
 
-og_status og_trainer_set_weight(og_trainer *t, const char *name, const og_tensor *value)
+static og_status grad_set_weight(og_trainer *t, const char *name, const og_tensor *value)
 {
-    if (!t) return og_error(OG_ERR_INVALID_ARG, "og_trainer_set_weight: NULL trainer");
-    if (t->algo) return og_algo_set_weight(t, name, value);
     return og_grad_set_weight(t->grad, name, value);
 }
+
+static const og_trainer_mode gradient_mode = {grad_step,        grad_eval_model, grad_bind_eval,
+                                              grad_weight_name, grad_get_weight, grad_set_weight,
+                                              grad_free};

@@ -1,11 +1,14 @@
-/* trainer.h: the struct behind og_trainer, shared by trainer.c, checkpoint.c, fit.c,
- * export.c and training_info.c.  Internal header.
+/* trainer.h: the struct behind og_trainer, shared by the files of src/train/.  Internal.
  *
- * A trainer runs in one of two modes.  Normally it differentiates the loss model (grad) and
- * applies its optimizer (opt, slots).  In algorithm mode (algo != NULL: og_trainer_create
- * without optimizer options on a model carrying a TrainingInfoProto) the model's own
- * algorithm graph makes each step; grad, slots, grads and seed are then unused, and the
- * "weights" (w, n_weights) are the initializers the TrainingInfoProto binds. */
+ * A trainer runs in one of two modes, each a table of functions (og_trainer_mode) that the
+ * public og_trainer_* functions of trainer_core.c call through:
+ *  - gradient mode (trainer.c): it differentiates the loss model (grad) and applies its
+ *    optimizer (opt, slots);
+ *  - algorithm mode (training_info.c: og_trainer_create without optimizer options on a
+ *    model carrying a TrainingInfoProto): the model's own algorithm graph makes each step;
+ *    grad, slots, grads and seed are unused, and the "weights" (w, n_weights) are the
+ *    initializers the TrainingInfoProto binds (algo holds the rest).
+ * Calls run one way: trainer.c (og_trainer_create) -> training_info.c -> trainer_core.c. */
 #ifndef OG_TRAIN_TRAINER_H
 #define OG_TRAIN_TRAINER_H
 
@@ -14,6 +17,23 @@
 #include "train/optim.h"
 
 typedef struct og_algo og_algo; /* algorithm mode's state, in training_info.c */
+
+/* What differs between the modes. */
+typedef struct og_trainer_mode {
+    /* One step on a batch (arguments checked): the weights updated in place, *loss the
+     * batch's loss; nothing is updated when the loss or an update is not finite. */
+    og_status (*step)(og_trainer *t, const char *const *input_names, const og_tensor *const *inputs,
+                      int n_inputs, double *loss);
+    /* The eval graph's model (eval runs it with the weights bound), and the bindings. */
+    const og_model *(*eval_model)(const og_trainer *t);
+    og_status (*bind_eval)(og_trainer *t, const char *const *input_names,
+                           const og_tensor *const *inputs, int n_inputs, const char *const **names,
+                           const og_tensor *const **values, int *n_bound);
+    const char *(*weight_name)(const og_trainer *t, int i); /* i checked */
+    og_status (*get_weight)(const og_trainer *t, const char *name, const og_tensor **value);
+    og_status (*set_weight)(og_trainer *t, const char *name, const og_tensor *value);
+    void (*free)(og_trainer *t); /* what the mode owns (not the struct) */
+} og_trainer_mode;
 
 struct og_trainer {
     const og_allocator *a;
@@ -36,34 +56,36 @@ struct og_trainer {
     const char **names; /* scratch: input names + weight names */
     const og_tensor **values; /* scratch: their tensors */
     int scratch_cap;
-    og_algo *algo; /* non-NULL: algorithm mode */
+    const og_trainer_mode *mode;
+    const og_model *step_model; /* whose inputs og_trainer_step binds */
+    og_algo *algo;              /* non-NULL: algorithm mode */
 };
 
-/* A float64 copy of a scalar tensor's single value. */
-double og_trainer_scalar(const og_tensor *t);
+/* ---- trainer_core.c: what both modes share ----------------------------------------- */
 
-/* Run the forward graph (eval) for output `output` with the trained weights bound. */
+/* A trainer with the fields every mode sets from the options (allocator, model, threads,
+ * log, seed); NULL when out of memory (the error is set). */
+og_trainer *og_trainer_new(const og_model *m, const og_trainer_options *opts,
+                           const og_trainer_mode *mode);
+/* A float64 copy of a scalar tensor's single value (NaN if not a float scalar). */
+double og_trainer_scalar(const og_tensor *t);
+/* OG_ERR_RUNTIME naming the step when loss is not finite ("what" was not updated). */
+og_status og_trainer_check_loss(const og_trainer *t, double loss, const char *what);
+/* The scratch arrays t->names and t->values hold n entries. */
+og_status og_trainer_scratch(og_trainer *t, int n);
+/* Run the eval graph for output `output` with the trained weights bound. */
 og_status og_trainer_run_eval(og_trainer *t, const char *const *input_names,
                               const og_tensor *const *inputs, int n_inputs, const char *output,
                               og_tensor **out);
-
-/* Algorithm mode (training_info.c).  og_trainer_create calls og_algo_create when it gets no
- * optimizer options; the og_trainer_* functions below hand over to their og_algo_*
- * namesakes when t->algo is set. */
-og_status og_algo_create(const og_model *m, const og_trainer_options *opts, og_trainer **out);
-/* Frees what algorithm mode owns, the bound initializers' tensors (t->w[i]) among them. */
-void og_algo_free(og_trainer *t);
-og_status og_algo_step(og_trainer *t, const char *const *input_names,
-                       const og_tensor *const *inputs, int n_inputs, double *loss);
-og_status og_algo_run_eval(og_trainer *t, const char *const *input_names,
-                           const og_tensor *const *inputs, int n_inputs, const char *output,
-                           og_tensor **out);
-const char *og_algo_weight_name(const og_trainer *t, int i);
 /* The model whose inputs og_trainer_step binds: t->model, or in algorithm mode the main and
  * algorithm graphs combined (an algorithm graph may add inputs, the targets say; the bound
  * initializers are inputs there too, after the data inputs). */
 const og_model *og_trainer_step_model(const og_trainer *t);
-og_status og_algo_get_weight(const og_trainer *t, const char *name, const og_tensor **value);
-og_status og_algo_set_weight(og_trainer *t, const char *name, const og_tensor *value);
+
+/* ---- training_info.c ---------------------------------------------------------------- */
+
+/* A trainer in algorithm mode: og_trainer_create calls it when it gets no optimizer
+ * options. */
+og_status og_algo_create(const og_model *m, const og_trainer_options *opts, og_trainer **out);
 
 #endif

@@ -768,12 +768,15 @@ struct og_algo {
     int bind_cap;
 };
 
-void og_algo_free(og_trainer *t)
+/* What algorithm mode owns, the bound initializers' tensors (t->w[i]) among them. */
+static void algo_free(og_trainer *t)
 {
-    og_algo *al = t ? t->algo : NULL;
-    if (!al) return;
+    og_algo *al = t->algo;
     const og_allocator *a = t->a;
     for (int i = 0; t->w && i < t->n_weights; i++) og_tensor_free(t->w[i]);
+    og_free(a, t->w);
+    t->w = NULL;
+    if (!al) return;
     for (int i = 0; al->names && i < t->n_weights; i++) og_free(a, al->names[i]);
     og_session_free(t->eval); /* it runs one of the models freed here */
     t->eval = NULL;
@@ -993,6 +996,8 @@ done:
     return st;
 }
 
+static const og_trainer_mode algorithm_mode;
+
 og_status og_algo_create(const og_model *m, const og_trainer_options *opts, og_trainer **out)
 {
     const og_graph *mg = m->graph;
@@ -1005,17 +1010,10 @@ og_status og_algo_create(const og_model *m, const og_trainer_options *opts, og_t
                         "og_trainer_create: the model carries %d TrainingInfoProtos; onnxgrad "
                         "runs models with one",
                         mg->n_training_info);
-    const og_allocator *a =
-        og_alloc_or_default(opts && opts->allocator ? opts->allocator : m->user_alloc);
     og_training_info *ti = NULL;
-    og_trainer *t = og_calloc(a, 1, sizeof *t);
-    if (!t) return og_error(OG_ERR_NOMEM, "out of memory");
-    t->a = a;
-    t->model = m;
-    t->threads = opts ? opts->threads : 0;
-    t->log = opts ? opts->log : NULL;
-    t->log_user = opts ? opts->log_user : NULL;
-    og_rng_seed(&t->rng, opts ? opts->seed : 0);
+    og_trainer *t = og_trainer_new(m, opts, &algorithm_mode);
+    if (!t) return OG_ERR_NOMEM;
+    const og_allocator *a = t->a;
     og_status st = OG_OK;
     og_algo *al = t->algo = og_calloc(a, 1, sizeof *al);
     if (!al) goto nomem;
@@ -1035,6 +1033,7 @@ og_status og_algo_create(const og_model *m, const og_trainer_options *opts, og_t
     }
     if (!(al->model = wrap_model(a, ti->algorithm))) goto nomem;
     ti->algorithm = NULL;
+    t->step_model = al->model;
     if ((st = pick_loss(t, ti, opts))) goto fail;
     /* names owned by the combined graph, which lives as long as the trainer */
     const og_graph *cg = al->model->graph;
@@ -1106,8 +1105,8 @@ static og_status bind_inputs(og_trainer *t, const char *const *names, const og_t
     return OG_OK;
 }
 
-og_status og_algo_step(og_trainer *t, const char *const *input_names,
-                       const og_tensor *const *inputs, int n_inputs, double *loss)
+static og_status algo_step(og_trainer *t, const char *const *input_names,
+                           const og_tensor *const *inputs, int n_inputs, double *loss)
 {
     og_algo *al = t->algo;
     int k = 0, n_out = 1 + al->n_update;
@@ -1118,12 +1117,7 @@ og_status og_algo_step(og_trainer *t, const char *const *input_names,
     if (st) return st;
     double value = og_trainer_scalar(al->outs[0]);
     if (loss) *loss = value;
-    if (!isfinite(value)) {
-        st =
-            og_error(OG_ERR_RUNTIME, "step %lld: the loss is %g; the initializers were not updated",
-                     (long long)t->step + 1, value);
-        goto done;
-    }
+    if ((st = og_trainer_check_loss(t, value, "initializers"))) goto done;
     for (int j = 0; j < al->n_update && !st; j++) {
         const og_tensor *o = al->outs[1 + j], *h = t->w[al->target[j]];
         char d1[160], d2[160];
@@ -1152,31 +1146,24 @@ done:
     return st;
 }
 
-og_status og_algo_run_eval(og_trainer *t, const char *const *input_names,
-                           const og_tensor *const *inputs, int n_inputs, const char *output,
-                           og_tensor **out)
+static const og_model *algo_eval_model(const og_trainer *t)
 {
-    og_algo *al = t->algo;
-    og_status st;
-    if (!t->eval) {
-        og_session_options so = {0};
-        so.threads = t->threads;
-        so.allocator = t->a;
-        so.log = t->log;
-        so.log_user = t->log_user;
-        if ((st = og_session_create(al->eval ? al->eval : al->model, &so, &t->eval))) return st;
-    }
-    int k = 0;
-    if ((st = bind_inputs(t, input_names, inputs, n_inputs, al->in_eval, &k))) return st;
-    return og_session_run_named(t->eval, al->bind_names, al->bind_values, k, &output, 1, out);
+    return t->algo->eval ? t->algo->eval : t->algo->model;
 }
 
-const char *og_algo_weight_name(const og_trainer *t, int i) { return t->algo->names[i]; }
-
-const og_model *og_trainer_step_model(const og_trainer *t)
+static og_status algo_bind_eval(og_trainer *t, const char *const *input_names,
+                                const og_tensor *const *inputs, int n_inputs,
+                                const char *const **names, const og_tensor *const **values,
+                                int *n_bound)
 {
-    return t->algo ? t->algo->model : t->model;
+    og_status st = bind_inputs(t, input_names, inputs, n_inputs, t->algo->in_eval, n_bound);
+    if (st) return st;
+    *names = t->algo->bind_names;
+    *values = t->algo->bind_values;
+    return OG_OK;
 }
+
+static const char *algo_weight_name(const og_trainer *t, int i) { return t->algo->names[i]; }
 
 static og_status unknown_weight(const og_trainer *t, const char *fn, const char *name)
 {
@@ -1190,7 +1177,7 @@ static og_status unknown_weight(const og_trainer *t, const char *fn, const char 
                     name ? name : "(null)", list);
 }
 
-og_status og_algo_get_weight(const og_trainer *t, const char *name, const og_tensor **value)
+static og_status algo_get_weight(const og_trainer *t, const char *name, const og_tensor **value)
 {
     int i = held_index(t, name);
     if (!value) return og_error(OG_ERR_INVALID_ARG, "og_trainer_get_weight: value is NULL");
@@ -1199,7 +1186,7 @@ og_status og_algo_get_weight(const og_trainer *t, const char *name, const og_ten
     return OG_OK;
 }
 
-og_status og_algo_set_weight(og_trainer *t, const char *name, const og_tensor *value)
+static og_status algo_set_weight(og_trainer *t, const char *name, const og_tensor *value)
 {
     int i = held_index(t, name);
     if (!value) return og_error(OG_ERR_INVALID_ARG, "og_trainer_set_weight: value is NULL");
@@ -1214,3 +1201,7 @@ og_status og_algo_set_weight(og_trainer *t, const char *name, const og_tensor *v
     memcpy(t->w[i]->data, value->data, og_tensor_nbytes(value));
     return OG_OK;
 }
+
+static const og_trainer_mode algorithm_mode = {algo_step,        algo_eval_model, algo_bind_eval,
+                                               algo_weight_name, algo_get_weight, algo_set_weight,
+                                               algo_free};
