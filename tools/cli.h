@@ -1,6 +1,9 @@
-/* cli.h: what the CLI's source files share. */
+/* cli.h: what the CLI's source files share.  onnxgrad.c (main and the commands) calls
+ * train.c (onnxgrad train); both use cli.c's helpers; nothing calls back up. */
 #ifndef OG_CLI_H
 #define OG_CLI_H
+
+/* cli.c */
 
 /* Print the library's last message to stderr and return exit status 1. */
 int cli_fail(void);

@@ -66,19 +66,6 @@ static const char usage[] =
     "replaced by '_' (a numeric suffix keeps them unique).\n"
     "Exit status: 0 on success, 1 on error (one line on stderr), 2 on bad usage.\n";
 
-/* The library's messages already name the file, node and value concerned. */
-int cli_fail(void)
-{
-    fprintf(stderr, "onnxgrad: %s\n", og_last_error());
-    return 1;
-}
-
-int cli_bad_usage(const char *msg)
-{
-    fprintf(stderr, "onnxgrad: %s (see 'onnxgrad help')\n", msg);
-    return 2;
-}
-
 static void print_shape(og_dtype dt, int rank, const int64_t *dims, const char **names)
 {
     printf("%s [", og_dtype_name(dt));
