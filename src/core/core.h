@@ -50,6 +50,14 @@ og_status og_error_prefix(og_status status, const char *fmt, ...)
 #endif
     ;
 
+/* Send a printf-formatted message to a log callback (nothing when log is NULL); messages
+ * past 511 bytes are cut. */
+void og_logf(og_log_fn log, void *user, og_log_level level, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+
 /* Internal invariant; active unless OG_NDEBUG is defined.  It reports and aborts: it is
  * for onnxgrad's own bugs, never for bad input. */
 #ifndef OG_NDEBUG

@@ -66,6 +66,17 @@ og_status og_error_prefix(og_status status, const char *fmt, ...)
     return status;
 }
 
+void og_logf(og_log_fn log, void *user, og_log_level level, const char *fmt, ...)
+{
+    if (!log) return;
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    log(user, level, msg);
+}
+
 void og_assert_fail(const char *expr, const char *file, int line)
 {
     fprintf(stderr, "onnxgrad: internal error: %s (%s:%d)\n", expr, file, line);

@@ -40,22 +40,6 @@ struct og_session {
     og_pool *pool;
 };
 
-static void logf_(og_session *s, og_log_level level, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-static void logf_(og_session *s, og_log_level level, const char *fmt, ...)
-{
-    if (!s->log) return;
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    s->log(s->log_user, level, msg);
-}
-
 og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_allocator *host,
                          const og_session_options *opts, og_session **out)
 {
@@ -123,8 +107,9 @@ og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_
     s->tin = og_calloc(a, (size_t)s->max_in + 1, sizeof *s->tin);
     s->tout = og_calloc(a, (size_t)s->max_out + 1, sizeof *s->tout);
     if (!s->vin || !s->vout || !s->tin || !s->tout) goto nomem;
-    logf_(s, OG_LOG_INFO, "session: %d nodes, %d values, %d threads, %s kernels", g->n_nodes,
-          g->n_values, s->threads, s->backend->name);
+    og_logf(s->log, s->log_user, OG_LOG_INFO,
+            "session: %d nodes, %d values, %d threads, %s kernels", g->n_nodes, g->n_values,
+            s->threads, s->backend->name);
     og_free(a, in_types);
     *out = s;
     return OG_OK;
