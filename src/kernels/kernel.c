@@ -48,6 +48,8 @@ og_status og_backend_bind(const og_backend *b, const og_node *n, const og_dtype 
     char label[256];
     out->fn = NULL;
     out->impl = NULL;
+    out->type_input = 0;
+    out->type = OG_UNDEFINED;
     const og_kernel_def *d = og_backend_find(b, n->domain, n->op_type);
     if (!d) {
         if (n->op && (n->op->flags & OG_OP_ALIAS_INPUT0)) return OG_OK;
@@ -56,6 +58,8 @@ og_status og_backend_bind(const og_backend *b, const og_node *n, const og_dtype 
     }
     out->fn = d->fn;
     og_dtype type = d->type_input < n->n_in ? in_types[d->type_input] : OG_UNDEFINED;
+    out->type_input = d->type_input;
+    out->type = type;
     if (type == OG_UNDEFINED || (!d->types && !d->select)) return OG_OK;
     if (entry_has(d, n, type, &out->impl)) return OG_OK;
     char have[256] = "";

@@ -62,7 +62,10 @@ typedef struct og_backend {
 typedef struct og_kernel_binding {
     og_kernel_fn fn;  /* NULL for an op whose output 0 is a view (OG_OP_ALIAS_INPUT0)
                          and that has no kernel of its own */
-    const void *impl; /* passed to the kernel as k->impl */
+    const void *impl; /* passed to the kernel as k->impl while input type_input has dtype
+                         `type` (the executor checks: a run that disagrees passes NULL) */
+    int type_input;
+    og_dtype type;
 } og_kernel_binding;
 
 /* The entry of backend b for (domain, name), NULL if none. */

@@ -450,12 +450,27 @@ static og_status type_mismatch(const og_kernel_ctx *k, const og_tensor *a, int i
                            i, j, og_dtype_name(a->dtype), og_dtype_name(b->dtype));
 }
 
+/* The typed loop of an op's table for dtype t (its address travels as the binding's
+ * impl), NULL if none. */
+static const bin_fn *pick(const bin_fn *fns, og_dtype t)
+{
+    int s = slot_of(t);
+    return s >= 0 && fns[s] ? &fns[s] : NULL;
+}
+
+/* The loop bound at session creation (k->impl), or for a kernel called without one, the
+ * table's entry for input 0's dtype. */
+static bin_fn bound_fn(const og_kernel_ctx *k, const bin_fn *fns, og_dtype t)
+{
+    const bin_fn *fn = k->impl ? k->impl : pick(fns, t);
+    return fn ? *fn : NULL;
+}
+
 /* o = fns[dtype](a, b), a and b broadcast to o's shape. */
 static og_status binary(const og_kernel_ctx *k, const og_tensor *a, const og_tensor *b,
                         og_tensor *o, const bin_fn *fns, double cost)
 {
-    int s = slot_of(a->dtype);
-    bin_fn fn = s >= 0 ? fns[s] : NULL;
+    bin_fn fn = bound_fn(k, fns, a->dtype);
     if (!fn) return bad_dtype(k, 0, a->dtype);
     if (b->dtype != a->dtype) return type_mismatch(k, a, 0, b, 1);
     if (o->numel == 0) return OG_OK;
@@ -467,6 +482,11 @@ static og_status binary(const og_kernel_ctx *k, const og_tensor *a, const og_ten
 }
 
 #define KERNEL2(NAME, FNS, COST)                                                                   \
+    static const void *select_##NAME(const og_node *n, og_dtype t)                                 \
+    {                                                                                              \
+        (void)n;                                                                                   \
+        return pick(FNS, t);                                                                       \
+    }                                                                                              \
     static og_status NAME(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,            \
                           og_tensor *const *out, int n_out)                                        \
     {                                                                                              \
@@ -506,6 +526,12 @@ static og_status check_divisor(const og_kernel_ctx *k, const og_tensor *b)
     return OG_OK;
 }
 
+static const void *select_k_div(const og_node *n, og_dtype t)
+{
+    (void)n;
+    return pick(div_fns, t);
+}
+
 static og_status k_div(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                        og_tensor *const *out, int n_out)
 {
@@ -514,6 +540,12 @@ static og_status k_div(const og_kernel_ctx *k, const og_tensor *const *in, int n
         if (st) return st;
     }
     return binary(k, in[0], in[1], out[0], div_fns, 4);
+}
+
+static const void *select_k_mod(const og_node *n, og_dtype t)
+{
+    const og_mod_params *mp = n->params;
+    return pick(mp && mp->fmod ? fmod_fns : pymod_fns, t);
 }
 
 static og_status k_mod(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
@@ -569,8 +601,7 @@ static og_status k_pow(const og_kernel_ctx *k, const og_tensor *const *in, int n
 static og_status variadic(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                           og_tensor *o, const bin_fn *fns)
 {
-    int s = slot_of(in[0]->dtype);
-    bin_fn fn = s >= 0 ? fns[s] : NULL;
+    bin_fn fn = bound_fn(k, fns, in[0]->dtype);
     if (!fn) return bad_dtype(k, 0, in[0]->dtype);
     for (int i = 1; i < n_in; i++)
         if (in[i]->dtype != in[0]->dtype) return type_mismatch(k, in[0], 0, in[i], i);
@@ -591,6 +622,11 @@ static og_status variadic(const og_kernel_ctx *k, const og_tensor *const *in, in
 }
 
 #define KERNELV(NAME, FNS)                                                                         \
+    static const void *select_##NAME(const og_node *n, og_dtype t)                                 \
+    {                                                                                              \
+        (void)n;                                                                                   \
+        return pick(FNS, t);                                                                       \
+    }                                                                                              \
     static og_status NAME(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,            \
                           og_tensor *const *out, int n_out)                                        \
     {                                                                                              \
@@ -606,6 +642,13 @@ KERNELV(k_sum, add_fns)
         const T d_ = (T)(d);                                                                       \
         for (int64_t i_ = 0; i_ < (n); i_++) v_[i_] /= d_;                                         \
     } while (0)
+
+/* Mean sums with Sum's loops, then divides: float types only. */
+static const void *select_k_mean(const og_node *n, og_dtype t)
+{
+    (void)n;
+    return t == OG_FLOAT || t == OG_DOUBLE ? pick(add_fns, t) : NULL;
+}
 
 static og_status k_mean(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                         og_tensor *const *out, int n_out)
@@ -652,25 +695,28 @@ static og_status k_where(const og_kernel_ctx *k, const og_tensor *const *in, int
 }
 
 const og_kernel_def og_cpu_binary[] = {
-    {.name = "Add", .domain = "", .fn = k_add},
-    {.name = "Sub", .domain = "", .fn = k_sub},
-    {.name = "Mul", .domain = "", .fn = k_mul},
-    {.name = "Div", .domain = "", .fn = k_div},
+    {.name = "Add", .domain = "", .fn = k_add, .select = select_k_add},
+    {.name = "Sub", .domain = "", .fn = k_sub, .select = select_k_sub},
+    {.name = "Mul", .domain = "", .fn = k_mul, .select = select_k_mul},
+    {.name = "Div", .domain = "", .fn = k_div, .select = select_k_div},
     {.name = "Pow", .domain = "", .fn = k_pow},
-    {.name = "Mod", .domain = "", .fn = k_mod},
-    {.name = "PRelu", .domain = "", .fn = k_prelu},
-    {.name = "Equal", .domain = "", .fn = k_equal},
-    {.name = "Greater", .domain = "", .fn = k_greater},
-    {.name = "GreaterOrEqual", .domain = "", .fn = k_greater_equal},
-    {.name = "Less", .domain = "", .fn = k_less},
-    {.name = "LessOrEqual", .domain = "", .fn = k_less_equal},
-    {.name = "And", .domain = "", .fn = k_and},
-    {.name = "Or", .domain = "", .fn = k_or},
-    {.name = "Xor", .domain = "", .fn = k_xor},
-    {.name = "Max", .domain = "", .fn = k_max},
-    {.name = "Min", .domain = "", .fn = k_min},
-    {.name = "Mean", .domain = "", .fn = k_mean},
-    {.name = "Sum", .domain = "", .fn = k_sum},
+    {.name = "Mod", .domain = "", .fn = k_mod, .select = select_k_mod},
+    {.name = "PRelu", .domain = "", .fn = k_prelu, .select = select_k_prelu},
+    {.name = "Equal", .domain = "", .fn = k_equal, .select = select_k_equal},
+    {.name = "Greater", .domain = "", .fn = k_greater, .select = select_k_greater},
+    {.name = "GreaterOrEqual",
+     .domain = "",
+     .fn = k_greater_equal,
+     .select = select_k_greater_equal},
+    {.name = "Less", .domain = "", .fn = k_less, .select = select_k_less},
+    {.name = "LessOrEqual", .domain = "", .fn = k_less_equal, .select = select_k_less_equal},
+    {.name = "And", .domain = "", .fn = k_and, .select = select_k_and},
+    {.name = "Or", .domain = "", .fn = k_or, .select = select_k_or},
+    {.name = "Xor", .domain = "", .fn = k_xor, .select = select_k_xor},
+    {.name = "Max", .domain = "", .fn = k_max, .select = select_k_max},
+    {.name = "Min", .domain = "", .fn = k_min, .select = select_k_min},
+    {.name = "Mean", .domain = "", .fn = k_mean, .select = select_k_mean},
+    {.name = "Sum", .domain = "", .fn = k_sum, .select = select_k_sum},
     {.name = "Where", .domain = "", .fn = k_where},
     {.name = NULL},
 };
