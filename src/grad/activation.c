@@ -9,51 +9,15 @@
 #include <math.h>
 #include <string.h>
 
-#include "grad/grad.h"
-
-#define IN(i)    (n->in[i])
-#define OUT(i)   (n->out[i])
-#define WANTS(i) og_gb_wants(b, n, i)
+#include "grad/rule_util.h"
 
 #define PI      3.14159265358979323846
 #define SQRT1_2 0.70710678118654752440
 
-static int mul(og_gb *b, int x, int y) { return og_gb_op2(b, "Mul", x, y); }
-static int add(og_gb *b, int x, int y) { return og_gb_op2(b, "Add", x, y); }
-static int sub(og_gb *b, int x, int y) { return og_gb_op2(b, "Sub", x, y); }
-static int div_(og_gb *b, int x, int y) { return og_gb_op2(b, "Div", x, y); }
-static int k(og_gb *b, double v, int like) { return og_gb_scalar_like(b, v, like); }
-
-/* x cast to dtype */
-static int cast_to(og_gb *b, int x, og_dtype dt)
-{
-    int r = og_gb_op1(b, "Cast", x);
-    og_gb_attr_int(b, og_gb_last(b), "to", dt);
-    return r;
-}
-
-/* cond ? a : c.  Where from opset 9; before, a blend with the cast mask.  `like` is a
- * forward value of the result's dtype (emitted values have no static type yet). */
-static int select_(og_gb *b, int cond, int a, int c, int like)
-{
-    if (og_gb_opset(b) >= 9) return og_gb_op3(b, "Where", cond, a, c);
-    og_dtype dt = og_gb_value(b, like)->dtype;
-    int m = cast_to(b, cond, dt);
-    int nm = cast_to(b, og_gb_op1(b, "Not", cond), dt);
-    return add(b, mul(b, a, m), mul(b, c, nm));
-}
-
-/* cond ? v : 0 */
-static int where0(og_gb *b, int cond, int v, int like)
-{
-    if (og_gb_opset(b) >= 9) return og_gb_op3(b, "Where", cond, v, k(b, 0, like));
-    return mul(b, v, cast_to(b, cond, og_gb_value(b, like)->dtype));
-}
-
 /* dx = dy * d for a unary op */
 static og_status chain(og_gb *b, const og_node *n, const int *dy, int *dx, int d)
 {
-    dx[0] = mul(b, dy[0], d);
+    dx[0] = og_rule_mul(b, dy[0], d);
     return og_gb_status(b);
 }
 
@@ -67,8 +31,9 @@ static og_status g_abs(og_gb *b, const og_node *n, const int *dy, int *dx)
         s = og_gb_op1(b, "Sign", x);
     } else {
         og_dtype dt = og_gb_value(b, x)->dtype;
-        s = sub(b, cast_to(b, og_gb_op2(b, "Greater", x, k(b, 0, x)), dt),
-                cast_to(b, og_gb_op2(b, "Less", x, k(b, 0, x)), dt));
+        s = og_rule_sub(b,
+                        og_rule_cast(b, og_gb_op2(b, "Greater", x, og_gb_scalar_like(b, 0, x)), dt),
+                        og_rule_cast(b, og_gb_op2(b, "Less", x, og_gb_scalar_like(b, 0, x)), dt));
     }
     return chain(b, n, dy, dx, s);
 }
@@ -76,7 +41,7 @@ static og_status g_abs(og_gb *b, const og_node *n, const int *dy, int *dx)
 /* reciprocal: -dy * y^2 */
 static og_status g_reciprocal(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
-    dx[0] = og_gb_op1(b, "Neg", mul(b, dy[0], mul(b, OUT(0), OUT(0))));
+    dx[0] = og_gb_op1(b, "Neg", og_rule_mul(b, dy[0], og_rule_mul(b, OUT(0), OUT(0))));
     return og_gb_status(b);
 }
 
@@ -84,8 +49,8 @@ static og_status g_reciprocal(og_gb *b, const og_node *n, const int *dy, int *dx
 static og_status g_erf(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     int x = IN(0);
-    int e = og_gb_op1(b, "Exp", og_gb_op1(b, "Neg", mul(b, x, x)));
-    return chain(b, n, dy, dx, mul(b, k(b, 2.0 / sqrt(PI), x), e));
+    int e = og_gb_op1(b, "Exp", og_gb_op1(b, "Neg", og_rule_mul(b, x, x)));
+    return chain(b, n, dy, dx, og_rule_mul(b, og_gb_scalar_like(b, 2.0 / sqrt(PI), x), e));
 }
 
 /* sin: dy * cos(x) */
@@ -104,14 +69,14 @@ static og_status g_cos(og_gb *b, const og_node *n, const int *dy, int *dx)
 static og_status g_tan(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     int y = OUT(0);
-    return chain(b, n, dy, dx, add(b, k(b, 1, y), mul(b, y, y)));
+    return chain(b, n, dy, dx, og_rule_add(b, og_gb_scalar_like(b, 1, y), og_rule_mul(b, y, y)));
 }
 
 /* atan: dy / (1 + x^2) */
 static og_status g_atan(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     int x = IN(0);
-    dx[0] = div_(b, dy[0], add(b, k(b, 1, x), mul(b, x, x)));
+    dx[0] = og_rule_div(b, dy[0], og_rule_add(b, og_gb_scalar_like(b, 1, x), og_rule_mul(b, x, x)));
     return og_gb_status(b);
 }
 
@@ -119,9 +84,9 @@ static og_status g_atan(og_gb *b, const og_node *n, const int *dy, int *dx)
 static og_status asin_acos(og_gb *b, const og_node *n, const int *dy, int *dx, bool neg)
 {
     int x = IN(0);
-    int r = og_gb_op1(b, "Sqrt", sub(b, k(b, 1, x), mul(b, x, x)));
+    int r = og_gb_op1(b, "Sqrt", og_rule_sub(b, og_gb_scalar_like(b, 1, x), og_rule_mul(b, x, x)));
     int g = neg ? og_gb_op1(b, "Neg", dy[0]) : dy[0];
-    dx[0] = div_(b, g, r);
+    dx[0] = og_rule_div(b, g, r);
     return og_gb_status(b);
 }
 
@@ -151,7 +116,9 @@ static og_status g_cosh(og_gb *b, const og_node *n, const int *dy, int *dx)
 static og_status asinh_acosh(og_gb *b, const og_node *n, const int *dy, int *dx, double c)
 {
     int x = IN(0);
-    dx[0] = div_(b, dy[0], og_gb_op1(b, "Sqrt", add(b, mul(b, x, x), k(b, c, x))));
+    dx[0] = og_rule_div(
+        b, dy[0],
+        og_gb_op1(b, "Sqrt", og_rule_add(b, og_rule_mul(b, x, x), og_gb_scalar_like(b, c, x))));
     return og_gb_status(b);
 }
 
@@ -169,7 +136,7 @@ static og_status g_acosh(og_gb *b, const og_node *n, const int *dy, int *dx)
 static og_status g_atanh(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     int x = IN(0);
-    dx[0] = div_(b, dy[0], sub(b, k(b, 1, x), mul(b, x, x)));
+    dx[0] = og_rule_div(b, dy[0], og_rule_sub(b, og_gb_scalar_like(b, 1, x), og_rule_mul(b, x, x)));
     return og_gb_status(b);
 }
 
@@ -191,9 +158,9 @@ static og_status g_elu(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     int x = IN(0), y = OUT(0);
     double alpha = og_attr_float(n, "alpha", 1.0f);
-    int pos = og_gb_op2(b, "Greater", x, k(b, 0, x));
-    int neg = mul(b, dy[0], add(b, y, k(b, alpha, y)));
-    dx[0] = select_(b, pos, dy[0], neg, y);
+    int pos = og_gb_op2(b, "Greater", x, og_gb_scalar_like(b, 0, x));
+    int neg = og_rule_mul(b, dy[0], og_rule_add(b, y, og_gb_scalar_like(b, alpha, y)));
+    dx[0] = og_rule_select(b, pos, dy[0], neg, y);
     return og_gb_status(b);
 }
 
@@ -203,8 +170,9 @@ static og_status g_selu(og_gb *b, const og_node *n, const int *dy, int *dx)
     int x = IN(0), y = OUT(0);
     double alpha = og_attr_float(n, "alpha", 1.67326319217681884765625f);
     double gamma = og_attr_float(n, "gamma", 1.05070102214813232421875f);
-    int pos = og_gb_op2(b, "Greater", x, k(b, 0, x));
-    int d = select_(b, pos, k(b, gamma, y), add(b, y, k(b, gamma * alpha, y)), y);
+    int pos = og_gb_op2(b, "Greater", x, og_gb_scalar_like(b, 0, x));
+    int d = og_rule_select(b, pos, og_gb_scalar_like(b, gamma, y),
+                           og_rule_add(b, y, og_gb_scalar_like(b, gamma * alpha, y)), y);
     return chain(b, n, dy, dx, d);
 }
 
@@ -213,8 +181,10 @@ static og_status g_leaky_relu(og_gb *b, const og_node *n, const int *dy, int *dx
 {
     int x = IN(0);
     double alpha = og_attr_float(n, "alpha", 0.01f);
-    int pos = og_gb_op2(b, "Greater", x, k(b, 0, x));
-    return chain(b, n, dy, dx, select_(b, pos, k(b, 1, x), k(b, alpha, x), x));
+    int pos = og_gb_op2(b, "Greater", x, og_gb_scalar_like(b, 0, x));
+    return chain(
+        b, n, dy, dx,
+        og_rule_select(b, pos, og_gb_scalar_like(b, 1, x), og_gb_scalar_like(b, alpha, x), x));
 }
 
 /* hard sigmoid: dy * alpha where 0 < alpha x + beta < 1, else 0 */
@@ -222,10 +192,11 @@ static og_status g_hard_sigmoid(og_gb *b, const og_node *n, const int *dy, int *
 {
     int x = IN(0);
     double alpha = og_attr_float(n, "alpha", 0.2f), beta = og_attr_float(n, "beta", 0.5f);
-    int t = add(b, mul(b, x, k(b, alpha, x)), k(b, beta, x));
-    int in = og_gb_op2(b, "And", og_gb_op2(b, "Greater", t, k(b, 0, x)),
-                       og_gb_op2(b, "Less", t, k(b, 1, x)));
-    dx[0] = where0(b, in, mul(b, dy[0], k(b, alpha, x)), x);
+    int t = og_rule_add(b, og_rule_mul(b, x, og_gb_scalar_like(b, alpha, x)),
+                        og_gb_scalar_like(b, beta, x));
+    int in = og_gb_op2(b, "And", og_gb_op2(b, "Greater", t, og_gb_scalar_like(b, 0, x)),
+                       og_gb_op2(b, "Less", t, og_gb_scalar_like(b, 1, x)));
+    dx[0] = og_rule_where0(b, in, og_rule_mul(b, dy[0], og_gb_scalar_like(b, alpha, x)), x);
     return og_gb_status(b);
 }
 
@@ -239,8 +210,8 @@ static og_status g_softplus(og_gb *b, const og_node *n, const int *dy, int *dx)
 static og_status g_softsign(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     int x = IN(0);
-    int d = add(b, k(b, 1, x), og_gb_op1(b, "Abs", x));
-    dx[0] = div_(b, dy[0], mul(b, d, d));
+    int d = og_rule_add(b, og_gb_scalar_like(b, 1, x), og_gb_op1(b, "Abs", x));
+    dx[0] = og_rule_div(b, dy[0], og_rule_mul(b, d, d));
     return og_gb_status(b);
 }
 
@@ -249,9 +220,10 @@ static og_status g_softsign(og_gb *b, const og_node *n, const int *dy, int *dx)
 static og_status g_prelu(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     int x = IN(0), s = IN(1);
-    int negx = og_gb_op2(b, "Less", x, k(b, 0, x));
-    if (WANTS(0)) dx[0] = select_(b, negx, mul(b, dy[0], s), dy[0], x);
-    if (WANTS(1)) dx[1] = og_gb_sum_to(b, where0(b, negx, mul(b, dy[0], x), x), OUT(0), s);
+    int negx = og_gb_op2(b, "Less", x, og_gb_scalar_like(b, 0, x));
+    if (WANTS(0)) dx[0] = og_rule_select(b, negx, og_rule_mul(b, dy[0], s), dy[0], x);
+    if (WANTS(1))
+        dx[1] = og_gb_sum_to(b, og_rule_where0(b, negx, og_rule_mul(b, dy[0], x), x), OUT(0), s);
     return og_gb_status(b);
 }
 
@@ -260,9 +232,9 @@ static og_status g_celu(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     int x = IN(0);
     double alpha = og_attr_float(n, "alpha", 1.0f);
-    int pos = og_gb_op2(b, "Greater", x, k(b, 0, x));
-    int e = og_gb_op1(b, "Exp", div_(b, x, k(b, alpha, x)));
-    dx[0] = select_(b, pos, dy[0], mul(b, dy[0], e), x);
+    int pos = og_gb_op2(b, "Greater", x, og_gb_scalar_like(b, 0, x));
+    int e = og_gb_op1(b, "Exp", og_rule_div(b, x, og_gb_scalar_like(b, alpha, x)));
+    dx[0] = og_rule_select(b, pos, dy[0], og_rule_mul(b, dy[0], e), x);
     return og_gb_status(b);
 }
 
@@ -271,7 +243,7 @@ static og_status g_thresholded_relu(og_gb *b, const og_node *n, const int *dy, i
 {
     int x = IN(0);
     double alpha = og_attr_float(n, "alpha", 1.0f);
-    dx[0] = where0(b, og_gb_op2(b, "Greater", x, k(b, alpha, x)), dy[0], x);
+    dx[0] = og_rule_where0(b, og_gb_op2(b, "Greater", x, og_gb_scalar_like(b, alpha, x)), dy[0], x);
     return og_gb_status(b);
 }
 
@@ -280,10 +252,12 @@ static og_status g_thresholded_relu(og_gb *b, const og_node *n, const int *dy, i
 static og_status g_hard_swish(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     int x = IN(0);
-    int mid = add(b, mul(b, x, k(b, 1.0 / 3.0, x)), k(b, 0.5, x));
-    int hi = og_gb_op2(b, "Greater", x, k(b, 3, x));
-    int lo = og_gb_op2(b, "Less", x, k(b, -3, x));
-    int d = select_(b, lo, k(b, 0, x), select_(b, hi, k(b, 1, x), mid, x), x);
+    int mid = og_rule_add(b, og_rule_mul(b, x, og_gb_scalar_like(b, 1.0 / 3.0, x)),
+                          og_gb_scalar_like(b, 0.5, x));
+    int hi = og_gb_op2(b, "Greater", x, og_gb_scalar_like(b, 3, x));
+    int lo = og_gb_op2(b, "Less", x, og_gb_scalar_like(b, -3, x));
+    int d = og_rule_select(b, lo, og_gb_scalar_like(b, 0, x),
+                           og_rule_select(b, hi, og_gb_scalar_like(b, 1, x), mid, x), x);
     return chain(b, n, dy, dx, d);
 }
 
@@ -293,8 +267,8 @@ static og_status g_mish(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     int x = IN(0);
     int t = og_gb_op1(b, "Tanh", og_gb_op1(b, "Softplus", x));
-    int sech2 = sub(b, k(b, 1, x), mul(b, t, t));
-    int d = add(b, t, mul(b, mul(b, x, og_gb_op1(b, "Sigmoid", x)), sech2));
+    int sech2 = og_rule_sub(b, og_gb_scalar_like(b, 1, x), og_rule_mul(b, t, t));
+    int d = og_rule_add(b, t, og_rule_mul(b, og_rule_mul(b, x, og_gb_op1(b, "Sigmoid", x)), sech2));
     return chain(b, n, dy, dx, d);
 }
 
@@ -306,21 +280,30 @@ static og_status g_gelu(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     int x = IN(0), d;
     const char *approx = og_attr_string(n, "approximate", "none");
-    int x2 = mul(b, x, x);
+    int x2 = og_rule_mul(b, x, x);
     if (strcmp(approx, "tanh") == 0) {
         double c = sqrt(2.0 / PI), a = 0.044715;
-        int u = mul(b, k(b, c, x), add(b, x, mul(b, k(b, a, x), mul(b, x2, x))));
+        int u = og_rule_mul(
+            b, og_gb_scalar_like(b, c, x),
+            og_rule_add(b, x, og_rule_mul(b, og_gb_scalar_like(b, a, x), og_rule_mul(b, x2, x))));
         int t = og_gb_op1(b, "Tanh", u);
-        int half1t = mul(b, k(b, 0.5, x), add(b, k(b, 1, x), t));
-        int du = mul(b, k(b, c, x), add(b, k(b, 1, x), mul(b, k(b, 3 * a, x), x2)));
-        int sech2 = sub(b, k(b, 1, x), mul(b, t, t));
-        d = add(b, half1t, mul(b, mul(b, k(b, 0.5, x), x), mul(b, sech2, du)));
+        int half1t = og_rule_mul(b, og_gb_scalar_like(b, 0.5, x),
+                                 og_rule_add(b, og_gb_scalar_like(b, 1, x), t));
+        int du = og_rule_mul(b, og_gb_scalar_like(b, c, x),
+                             og_rule_add(b, og_gb_scalar_like(b, 1, x),
+                                         og_rule_mul(b, og_gb_scalar_like(b, 3 * a, x), x2)));
+        int sech2 = og_rule_sub(b, og_gb_scalar_like(b, 1, x), og_rule_mul(b, t, t));
+        d = og_rule_add(b, half1t,
+                        og_rule_mul(b, og_rule_mul(b, og_gb_scalar_like(b, 0.5, x), x),
+                                    og_rule_mul(b, sech2, du)));
     } else if (strcmp(approx, "none") == 0) {
-        int erf = og_gb_op1(b, "Erf", mul(b, x, k(b, SQRT1_2, x)));
-        int cdf = mul(b, k(b, 0.5, x), add(b, k(b, 1, x), erf));
+        int erf = og_gb_op1(b, "Erf", og_rule_mul(b, x, og_gb_scalar_like(b, SQRT1_2, x)));
+        int cdf = og_rule_mul(b, og_gb_scalar_like(b, 0.5, x),
+                              og_rule_add(b, og_gb_scalar_like(b, 1, x), erf));
         int pdf =
-            mul(b, k(b, 1.0 / sqrt(2 * PI), x), og_gb_op1(b, "Exp", mul(b, x2, k(b, -0.5, x))));
-        d = add(b, cdf, mul(b, x, pdf));
+            og_rule_mul(b, og_gb_scalar_like(b, 1.0 / sqrt(2 * PI), x),
+                        og_gb_op1(b, "Exp", og_rule_mul(b, x2, og_gb_scalar_like(b, -0.5, x))));
+        d = og_rule_add(b, cdf, og_rule_mul(b, x, pdf));
     } else {
         return og_gb_fail(b, n, OG_ERR_MODEL, "unknown approximate '%s'", approx);
     }
@@ -338,21 +321,25 @@ static og_status g_pow(og_gb *b, const og_node *n, const int *dy, int *dx)
     int a = IN(0), e = IN(1), y = OUT(0);
     og_dtype dt = og_gb_value(b, a)->dtype;
     bool masks = og_gb_opset(b) >= 11;
-    int ef = og_gb_value(b, e)->dtype == dt ? e : cast_to(b, e, dt);
+    int ef = og_gb_value(b, e)->dtype == dt ? e : og_rule_cast(b, e, dt);
     if (WANTS(0)) {
-        int g = mul(b, mul(b, dy[0], ef), og_gb_op2(b, "Pow", a, sub(b, ef, k(b, 1, a))));
-        if (masks) g = og_gb_op3(b, "Where", og_gb_op2(b, "Equal", ef, k(b, 0, a)), k(b, 0, a), g);
+        int g = og_rule_mul(b, og_rule_mul(b, dy[0], ef),
+                            og_gb_op2(b, "Pow", a, og_rule_sub(b, ef, og_gb_scalar_like(b, 1, a))));
+        if (masks)
+            g = og_gb_op3(b, "Where", og_gb_op2(b, "Equal", ef, og_gb_scalar_like(b, 0, a)),
+                          og_gb_scalar_like(b, 0, a), g);
         dx[0] = og_gb_sum_to(b, g, y, a);
     }
     if (WANTS(1)) {
-        int g = mul(b, mul(b, dy[0], y), og_gb_op1(b, "Log", a));
+        int g = og_rule_mul(b, og_rule_mul(b, dy[0], y), og_gb_op1(b, "Log", a));
         if (masks) {
-            int z = og_gb_op2(b, "And", og_gb_op2(b, "Equal", a, k(b, 0, a)),
-                              og_gb_op1(b, "Not", og_gb_op2(b, "Less", e, k(b, 0, e))));
-            g = og_gb_op3(b, "Where", z, k(b, 0, a), g);
+            int z =
+                og_gb_op2(b, "And", og_gb_op2(b, "Equal", a, og_gb_scalar_like(b, 0, a)),
+                          og_gb_op1(b, "Not", og_gb_op2(b, "Less", e, og_gb_scalar_like(b, 0, e))));
+            g = og_gb_op3(b, "Where", z, og_gb_scalar_like(b, 0, a), g);
         }
         og_dtype edt = og_gb_value(b, e)->dtype;
-        if (edt != dt) g = cast_to(b, g, edt); /* a float exponent of another type (13+) */
+        if (edt != dt) g = og_rule_cast(b, g, edt); /* a float exponent of another type (13+) */
         dx[1] = og_gb_sum_to(b, g, y, e);
     }
     return og_gb_status(b);
@@ -366,8 +353,8 @@ static og_status g_clip(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     int x = IN(0), y = OUT(0), lo, hi;
     if (n->since_version < 11) {
-        lo = og_node_attr(n, "min") ? k(b, og_attr_float(n, "min", 0), x) : -1;
-        hi = og_node_attr(n, "max") ? k(b, og_attr_float(n, "max", 0), x) : -1;
+        lo = og_node_attr(n, "min") ? og_gb_scalar_like(b, og_attr_float(n, "min", 0), x) : -1;
+        hi = og_node_attr(n, "max") ? og_gb_scalar_like(b, og_attr_float(n, "max", 0), x) : -1;
     } else {
         lo = n->n_in > 1 ? IN(1) : -1;
         hi = n->n_in > 2 ? IN(2) : -1;
@@ -380,12 +367,12 @@ static og_status g_clip(og_gb *b, const og_node *n, const int *dy, int *dx)
         int out = above >= 0 && below >= 0 ? og_gb_op2(b, "Or", above, below)
                   : above >= 0             ? above
                                            : below;
-        dx[0] = out >= 0 ? where0(b, og_gb_op1(b, "Not", out), dy[0], y) : dy[0];
+        dx[0] = out >= 0 ? og_rule_where0(b, og_gb_op1(b, "Not", out), dy[0], y) : dy[0];
     }
     if (n->since_version >= 11 && WANTS(1) && below >= 0)
-        dx[1] = og_gb_sum_to(b, where0(b, below, dy[0], y), y, lo);
+        dx[1] = og_gb_sum_to(b, og_rule_where0(b, below, dy[0], y), y, lo);
     if (n->since_version >= 11 && WANTS(2) && above >= 0)
-        dx[2] = og_gb_sum_to(b, where0(b, above, dy[0], y), y, hi);
+        dx[2] = og_gb_sum_to(b, og_rule_where0(b, above, dy[0], y), y, hi);
     return og_gb_status(b);
 }
 
@@ -394,7 +381,7 @@ static og_status g_clip(og_gb *b, const og_node *n, const int *dy, int *dx)
 /* sum: dx_i = sum_to(dy);  mean: dx_i = sum_to(dy) / N */
 static og_status sum_mean(og_gb *b, const og_node *n, const int *dy, int *dx, bool mean)
 {
-    int g = mean ? mul(b, dy[0], k(b, 1.0 / n->n_in, OUT(0))) : dy[0];
+    int g = mean ? og_rule_mul(b, dy[0], og_gb_scalar_like(b, 1.0 / n->n_in, OUT(0))) : dy[0];
     for (int i = 0; i < n->n_in; i++)
         if (WANTS(i)) dx[i] = og_gb_sum_to(b, g, OUT(0), IN(i));
     return og_gb_status(b);
@@ -421,12 +408,12 @@ static og_status max_min(og_gb *b, const og_node *n, const int *dy, int *dx, boo
         return og_gb_status(b);
     }
     for (int i = 0; i < n->n_in; i++)
-        m[i] = cast_to(b, og_gb_op1(b, "Not", og_gb_op2(b, is_max ? "Less" : "Greater", IN(i), y)),
-                       dt);
+        m[i] = og_rule_cast(
+            b, og_gb_op1(b, "Not", og_gb_op2(b, is_max ? "Less" : "Greater", IN(i), y)), dt);
     if (og_gb_status(b)) return og_gb_status(b);
-    int g = div_(b, dy[0], og_gb_op(b, "Sum", n->n_in, m));
+    int g = og_rule_div(b, dy[0], og_gb_op(b, "Sum", n->n_in, m));
     for (int i = 0; i < n->n_in; i++)
-        if (WANTS(i)) dx[i] = og_gb_sum_to(b, mul(b, g, m[i]), y, IN(i));
+        if (WANTS(i)) dx[i] = og_gb_sum_to(b, og_rule_mul(b, g, m[i]), y, IN(i));
     return og_gb_status(b);
 }
 
@@ -444,8 +431,12 @@ static og_status g_min(og_gb *b, const og_node *n, const int *dy, int *dx)
 static og_status g_where(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     int c = IN(0), y = OUT(0);
-    if (WANTS(1)) dx[1] = og_gb_sum_to(b, og_gb_op3(b, "Where", c, dy[0], k(b, 0, y)), y, IN(1));
-    if (WANTS(2)) dx[2] = og_gb_sum_to(b, og_gb_op3(b, "Where", c, k(b, 0, y), dy[0]), y, IN(2));
+    if (WANTS(1))
+        dx[1] =
+            og_gb_sum_to(b, og_gb_op3(b, "Where", c, dy[0], og_gb_scalar_like(b, 0, y)), y, IN(1));
+    if (WANTS(2))
+        dx[2] =
+            og_gb_sum_to(b, og_gb_op3(b, "Where", c, og_gb_scalar_like(b, 0, y), dy[0]), y, IN(2));
     return og_gb_status(b);
 }
 
@@ -456,7 +447,7 @@ static og_status g_cast(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     og_dtype in = og_gb_value(b, IN(0))->dtype, out = og_gb_value(b, OUT(0))->dtype;
     if (!og_dtype_is_float(in) || !og_dtype_is_float(out)) return og_gb_status(b);
-    dx[0] = in == out ? dy[0] : cast_to(b, dy[0], in);
+    dx[0] = in == out ? dy[0] : og_rule_cast(b, dy[0], in);
     return og_gb_status(b);
 }
 
@@ -486,13 +477,14 @@ static og_status g_dropout(og_gb *b, const og_node *n, const int *dy, int *dx)
     const og_tensor *rk = ratio >= 0 ? og_gb_value(b, ratio)->known : NULL;
     if (ratio < 0 || (rk && rk->numel == 1)) {
         double r = ratio < 0 ? 0.5 : og_tensor_get_f64(rk, 0);
-        scale = k(b, r < 1 ? 1.0 / (1.0 - r) : 0.0, x);
+        scale = og_gb_scalar_like(b, r < 1 ? 1.0 / (1.0 - r) : 0.0, x);
     } else {
         og_dtype dt = og_gb_value(b, x)->dtype;
-        int rf = og_gb_value(b, ratio)->dtype == dt ? ratio : cast_to(b, ratio, dt);
-        scale = div_(b, k(b, 1, x), sub(b, k(b, 1, x), rf));
+        int rf = og_gb_value(b, ratio)->dtype == dt ? ratio : og_rule_cast(b, ratio, dt);
+        scale = og_rule_div(b, og_gb_scalar_like(b, 1, x),
+                            og_rule_sub(b, og_gb_scalar_like(b, 1, x), rf));
     }
-    int g = og_gb_op3(b, "Where", mask, mul(b, dy[0], scale), k(b, 0, x));
+    int g = og_gb_op3(b, "Where", mask, og_rule_mul(b, dy[0], scale), og_gb_scalar_like(b, 0, x));
     dx[0] = tk ? g : og_gb_op3(b, "Where", train, g, dy[0]);
     return og_gb_status(b);
 }

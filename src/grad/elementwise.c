@@ -1,11 +1,7 @@
 /* elementwise.c: gradients of the elementwise ops.  y is the node's output, x its input,
  * dy the gradient reaching y; broadcast inputs get their gradient summed back to their
  * own shape (og_gb_sum_to). */
-#include "grad/grad.h"
-
-#define IN(i)    (n->in[i])
-#define OUT(i)   (n->out[i])
-#define WANTS(i) og_gb_wants(b, n, i)
+#include "grad/rule_util.h"
 
 /* d(a + b) = dy, dy;  d(a - b) = dy, -dy */
 static og_status add_sub(og_gb *b, const og_node *n, const int *dy, int *dx, bool sub)
@@ -59,21 +55,11 @@ static og_status g_identity(og_gb *b, const og_node *n, const int *dy, int *dx)
     return og_gb_status(b);
 }
 
-/* dy where cond else 0: Where from opset 9, a multiplication by the cast mask before.
- * `like` is a forward value of dy's dtype (emitted values have no static type yet). */
-static int mask(og_gb *b, int cond, int dy, int like)
-{
-    if (og_gb_opset(b) >= 9) return og_gb_op3(b, "Where", cond, dy, og_gb_scalar_like(b, 0, like));
-    int m = og_gb_op1(b, "Cast", cond);
-    og_gb_attr_int(b, og_gb_last(b), "to", og_gb_value(b, like)->dtype);
-    return og_gb_op2(b, "Mul", dy, m);
-}
-
 /* relu: dy where y > 0 */
 static og_status g_relu(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     int pos = og_gb_op2(b, "Greater", OUT(0), og_gb_scalar_like(b, 0, OUT(0)));
-    dx[0] = mask(b, pos, dy[0], OUT(0));
+    dx[0] = og_rule_where0(b, pos, dy[0], OUT(0));
     return og_gb_status(b);
 }
 

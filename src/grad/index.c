@@ -27,56 +27,10 @@
 #include <math.h>
 #include <string.h>
 
-#include "grad/grad.h"
+#include "grad/rule_util.h"
 #include "ops/resize_params.h"
 
-#define IN(i)    (n->in[i])
-#define OUT(i)   (n->out[i])
-#define WANTS(i) og_gb_wants(b, n, i)
-
 /* ---- helpers ----------------------------------------------------------------------- */
-
-static int rank_of(og_gb *b, const og_node *n, int v, const char *what)
-{
-    int r = og_gb_value(b, v)->rank;
-    if (r < 0) og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs the rank of %s", what);
-    return r;
-}
-
-static int norm_axis(og_gb *b, const og_node *n, int64_t axis, int rank)
-{
-    if (axis < 0) axis += rank;
-    if (axis < 0 || axis >= rank) return og_gb_fail(b, n, OG_ERR_MODEL, "axis out of range");
-    return (int)axis;
-}
-
-/* zeros with the runtime shape of forward value v */
-static int zeros_like(og_gb *b, int v)
-{
-    return og_gb_op2(b, "Expand", og_gb_scalar_like(b, 0.0, v), og_gb_op1(b, "Shape", v));
-}
-
-static int cast_to(og_gb *b, int x, og_dtype dt)
-{
-    int r = og_gb_op1(b, "Cast", x);
-    og_gb_attr_int(b, og_gb_last(b), "to", dt);
-    return r;
-}
-
-static int unsqueeze(og_gb *b, int x, const int64_t *axes, int k)
-{
-    if (og_gb_opset(b) >= 13) return og_gb_op2(b, "Unsqueeze", x, og_gb_const_i64(b, axes, k));
-    int r = og_gb_op1(b, "Unsqueeze", x);
-    og_gb_attr_ints(b, og_gb_last(b), "axes", axes, k);
-    return r;
-}
-
-static int transpose(og_gb *b, int x, const int64_t *perm, int rank)
-{
-    int r = og_gb_op1(b, "Transpose", x);
-    og_gb_attr_ints(b, og_gb_last(b), "perm", perm, rank);
-    return r;
-}
 
 /* The shape of forward value v (rank r) with dim `axis` replaced by `val`, as a 1-D int64
  * value: a constant when v's dims are static, else gathered from Shape(v). */
@@ -121,42 +75,17 @@ static int dim_of(og_gb *b, int v, int axis)
 static int one_hot(og_gb *b, int idx, og_dtype idx_dt, int depth, og_dtype dt, int64_t axis)
 {
     if (idx_dt != OG_INT64) { /* onnxruntime's OneHot has few type combinations: int64 */
-        idx = cast_to(b, idx, OG_INT64);
+        idx = og_rule_cast(b, idx, OG_INT64);
         idx_dt = OG_INT64;
     }
     if (og_gb_opset(b) < 11) {
-        int neg = cast_to(b, og_gb_op2(b, "Less", idx, og_gb_scalar(b, 0.0, idx_dt)), idx_dt);
-        idx = og_gb_op2(b, "Add", idx, og_gb_op2(b, "Mul", neg, cast_to(b, depth, idx_dt)));
+        int neg = og_rule_cast(b, og_gb_op2(b, "Less", idx, og_gb_scalar(b, 0.0, idx_dt)), idx_dt);
+        idx = og_gb_op2(b, "Add", idx, og_gb_op2(b, "Mul", neg, og_rule_cast(b, depth, idx_dt)));
     }
     int64_t v[2] = {0, 1};
-    int vals = cast_to(b, og_gb_const_i64(b, v, 2), dt);
+    int vals = og_rule_cast(b, og_gb_const_i64(b, v, 2), dt);
     int r = og_gb_op3(b, "OneHot", idx, depth, vals);
     og_gb_attr_int(b, og_gb_last(b), "axis", axis);
-    return r;
-}
-
-/* x (rank r) ·_axis M: contract axis `axis` of x with the first axis of matrix m */
-static int matmul_axis(og_gb *b, int x, int m, int r, int axis)
-{
-    int64_t perm[OG_MAX_RANK], inv[OG_MAX_RANK];
-    if (axis == r - 1) return og_gb_op2(b, "MatMul", x, m);
-    int k = 0;
-    for (int d = 0; d < r; d++)
-        if (d != axis) perm[k++] = d;
-    perm[r - 1] = axis;
-    for (int d = 0; d < r; d++) inv[perm[d]] = d;
-    int t = og_gb_op2(b, "MatMul", transpose(b, x, perm, r), m);
-    return transpose(b, t, inv, r);
-}
-
-/* ScatterElements(data, idx, upd) along axis, with reduction (NULL: none) */
-static int scatter_elements(og_gb *b, int data, int idx, int upd, int axis, const char *red)
-{
-    int in[3] = {data, idx, upd};
-    if (data < 0 || idx < 0 || upd < 0) return -1;
-    int r = og_gb_op(b, og_gb_opset(b) >= 11 ? "ScatterElements" : "Scatter", 3, in);
-    og_gb_attr_int(b, og_gb_last(b), "axis", axis);
-    if (red) og_gb_attr_string(b, og_gb_last(b), "reduction", red);
     return r;
 }
 
@@ -166,9 +95,9 @@ static og_status g_gather(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     if (!WANTS(0)) return og_gb_status(b);
     int data = IN(0), ind = IN(1);
-    int r = rank_of(b, n, data, "the data");
+    int r = og_rule_rank_of(b, n, data, "the data");
     if (r < 0) return og_gb_status(b);
-    int axis = norm_axis(b, n, og_attr_int(n, "axis", 0), r);
+    int axis = og_rule_axis(b, n, og_attr_int(n, "axis", 0), r);
     if (axis < 0) return og_gb_status(b);
     og_dtype dt = og_gb_value(b, data)->dtype, it = og_gb_value(b, ind)->dtype;
     /* dy as data's shape with all the indices flattened at axis */
@@ -179,11 +108,11 @@ static og_status g_gather(og_gb *b, const og_node *n, const int *dy, int *dx)
         for (int d = 0; d < r; d++) shp[d] = d == axis ? -1 : 1;
         int idx = og_gb_op2(b, "Reshape", ind, og_gb_const_i64(b, shp, r));
         idx = og_gb_op2(b, "Expand", idx, og_gb_op1(b, "Shape", dyr));
-        dx[0] = scatter_elements(b, zeros_like(b, data), idx, dyr, axis, "add");
+        dx[0] = og_rule_scatter_elements(b, og_rule_zeros_like(b, data), idx, dyr, axis, "add");
     } else if (og_gb_opset(b) >= 9) {
         int flat = og_gb_op2(b, "Reshape", ind, og_gb_const_i64(b, &m1, 1));
         int oh = one_hot(b, flat, it, dim_of(b, data, axis), dt, -1); /* [N, dim] */
-        dx[0] = matmul_axis(b, dyr, oh, r, axis);
+        dx[0] = og_rule_matmul_axis(b, dyr, oh, r, axis);
     } else {
         /* no OneHot: compare with a constant range (and the range less dim, for negative
          * indices), which needs the dim static */
@@ -197,10 +126,10 @@ static og_status g_gather(og_gb *b, const og_node *n, const int *dy, int *dx)
         int lo = og_gb_const_i64(b, ar, (int)dim), hi = og_gb_const_i64(b, ar + dim, (int)dim);
         og_free(og_gb_alloc(b), ar);
         int flat = og_gb_op2(b, "Reshape", ind, og_gb_const_i64(b, &m1, 1));
-        if (it != OG_INT64) flat = cast_to(b, flat, OG_INT64);
-        int u = unsqueeze(b, flat, &one, 1); /* [N, 1] */
+        if (it != OG_INT64) flat = og_rule_cast(b, flat, OG_INT64);
+        int u = og_rule_unsqueeze(b, flat, &one, 1); /* [N, 1] */
         int eq = og_gb_op2(b, "Or", og_gb_op2(b, "Equal", u, lo), og_gb_op2(b, "Equal", u, hi));
-        dx[0] = matmul_axis(b, dyr, cast_to(b, eq, dt), r, axis);
+        dx[0] = og_rule_matmul_axis(b, dyr, og_rule_cast(b, eq, dt), r, axis);
     }
     return og_gb_status(b);
 }
@@ -211,12 +140,12 @@ static og_status g_gather_elements(og_gb *b, const og_node *n, const int *dy, in
 {
     if (!WANTS(0)) return og_gb_status(b);
     int data = IN(0), ind = IN(1);
-    int r = rank_of(b, n, data, "the data");
+    int r = og_rule_rank_of(b, n, data, "the data");
     if (r < 0) return og_gb_status(b);
-    int axis = norm_axis(b, n, og_attr_int(n, "axis", 0), r);
+    int axis = og_rule_axis(b, n, og_attr_int(n, "axis", 0), r);
     if (axis < 0) return og_gb_status(b);
     if (og_gb_opset(b) >= 16) {
-        dx[0] = scatter_elements(b, zeros_like(b, data), ind, dy[0], axis, "add");
+        dx[0] = og_rule_scatter_elements(b, og_rule_zeros_like(b, data), ind, dy[0], axis, "add");
         return og_gb_status(b);
     }
     /* indices may be smaller than data off the axis (then padded at the end below) */
@@ -228,11 +157,11 @@ static og_status g_gather_elements(og_gb *b, const og_node *n, const int *dy, in
     og_dtype dt = og_gb_value(b, data)->dtype, it = og_gb_value(b, ind)->dtype;
     int64_t last = r, ax = axis;
     int oh = one_hot(b, ind, it, dim_of(b, data, axis), dt, -1);
-    int p = og_gb_op2(b, "Mul", oh, unsqueeze(b, dy[0], &last, 1));
+    int p = og_gb_op2(b, "Mul", oh, og_rule_unsqueeze(b, dy[0], &last, 1));
     int s = og_gb_reduce_sum(b, p, &ax, 1, false); /* indices' shape less axis, then dim */
     int64_t perm[OG_MAX_RANK];
     for (int d = 0, k = 0; d < r; d++) perm[d] = d == axis ? r - 1 : k++;
-    int t = r > 1 ? transpose(b, s, perm, r) : s;
+    int t = r > 1 ? og_rule_transpose(b, s, perm, r) : s;
     if (!same) {
         int64_t z[OG_MAX_RANK] = {0};
         int parts[2] = {og_gb_const_i64(b, z, r),
@@ -274,7 +203,7 @@ static og_status gather_nd_onehot(og_gb *b, const og_node *n, int dy, int *dx, i
     }
     int64_t s3[3] = {B, -1, k}, dshape[3] = {B, -1, R}, two = 2, perm[3] = {0, 2, 1};
     int idx = og_gb_op2(b, "Reshape", ind, og_gb_const_i64(b, s3, 3));
-    if (it != OG_INT64) idx = cast_to(b, idx, OG_INT64);
+    if (it != OG_INT64) idx = og_rule_cast(b, idx, OG_INT64);
     int kdc = og_gb_const_i64(b, kd, (int)k);
     int neg = og_gb_op2(b, "Less", idx, og_gb_scalar(b, 0.0, OG_INT64));
     idx = og_gb_op3(b, "Where", neg, og_gb_op2(b, "Add", idx, kdc), idx);
@@ -282,7 +211,7 @@ static og_status gather_nd_onehot(og_gb *b, const og_node *n, int dy, int *dx, i
     lin = og_gb_reduce_sum(b, lin, &two, 1, false);                        /* [B, M] */
     int oh = one_hot(b, lin, OG_INT64, og_gb_const_i64(b, &P, 1), dt, -1); /* [B, M, P] */
     int dyr = og_gb_op2(b, "Reshape", dy, og_gb_const_i64(b, dshape, 3));
-    int g = og_gb_op2(b, "MatMul", transpose(b, oh, perm, 3), dyr); /* [B, P, R] */
+    int g = og_gb_op2(b, "MatMul", og_rule_transpose(b, oh, perm, 3), dyr); /* [B, P, R] */
     dx[0] = og_gb_op2(b, "Reshape", g, og_gb_const_i64(b, dims, r));
     return og_gb_status(b);
 }
@@ -293,7 +222,7 @@ static og_status g_gather_nd(og_gb *b, const og_node *n, const int *dy, int *dx)
     int64_t bd = og_attr_int(n, "batch_dims", 0);
     if (bd < 0 || bd >= OG_MAX_RANK) return og_gb_fail(b, n, OG_ERR_MODEL, "bad batch_dims");
     if (bd > 0 || og_gb_opset(b) < 16) return gather_nd_onehot(b, n, dy[0], dx, (int)bd);
-    int nd = og_gb_op(b, "ScatterND", 3, (int[]){zeros_like(b, IN(0)), IN(1), dy[0]});
+    int nd = og_gb_op(b, "ScatterND", 3, (int[]){og_rule_zeros_like(b, IN(0)), IN(1), dy[0]});
     og_gb_attr_string(b, og_gb_last(b), "reduction", "add");
     dx[0] = nd;
     return og_gb_status(b);
@@ -316,18 +245,19 @@ static og_status scatter_common(og_gb *b, const og_node *n, const int *dy, int *
     if (add < 0) return og_gb_status(b);
     int axis = 0;
     if (!nd) {
-        int r = rank_of(b, n, IN(0), "the data");
+        int r = og_rule_rank_of(b, n, IN(0), "the data");
         if (r < 0) return og_gb_status(b);
-        axis = norm_axis(b, n, og_attr_int(n, "axis", 0), r);
+        axis = og_rule_axis(b, n, og_attr_int(n, "axis", 0), r);
         if (axis < 0) return og_gb_status(b);
     }
     if (WANTS(0)) {
         if (add) {
             dx[0] = dy[0];
         } else if (nd) {
-            dx[0] = og_gb_op3(b, "ScatterND", dy[0], IN(1), zeros_like(b, IN(2)));
+            dx[0] = og_gb_op3(b, "ScatterND", dy[0], IN(1), og_rule_zeros_like(b, IN(2)));
         } else {
-            dx[0] = scatter_elements(b, dy[0], IN(1), zeros_like(b, IN(2)), axis, NULL);
+            dx[0] =
+                og_rule_scatter_elements(b, dy[0], IN(1), og_rule_zeros_like(b, IN(2)), axis, NULL);
         }
     }
     if (WANTS(2)) {
@@ -344,9 +274,9 @@ static og_status g_scatter(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     if (og_gb_opset(b) >= 11) return scatter_common(b, n, dy, dx, false);
     int data = IN(0), ind = IN(1);
-    int r = rank_of(b, n, data, "the data");
+    int r = og_rule_rank_of(b, n, data, "the data");
     if (r < 0) return og_gb_status(b);
-    int axis = norm_axis(b, n, og_attr_int(n, "axis", 0), r);
+    int axis = og_rule_axis(b, n, og_attr_int(n, "axis", 0), r);
     if (axis < 0) return og_gb_status(b);
     const og_value *xv = og_gb_value(b, data), *iv = og_gb_value(b, ind);
     og_dtype dt = xv->dtype, it = iv->dtype;
@@ -358,30 +288,20 @@ static og_status g_scatter(og_gb *b, const og_node *n, const int *dy, int *dx)
         if (iv->dims[d] < 0) unknown = true;
         starts[ns] = 0, ends[ns] = iv->dims[d], axes[ns++] = d;
     }
-    if (WANTS(0)) dx[0] = scatter_elements(b, dy[0], ind, zeros_like(b, IN(2)), axis, NULL);
+    if (WANTS(0))
+        dx[0] = og_rule_scatter_elements(b, dy[0], ind, og_rule_zeros_like(b, IN(2)), axis, NULL);
     if (!WANTS(2)) return og_gb_status(b);
     if (unknown)
         return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
                           "Scatter updates gradient needs the indices' shape static");
     int src = dy[0];
-    if (ns > 0) {
-        if (og_gb_opset(b) >= 10) {
-            int in[4] = {src, og_gb_const_i64(b, starts, ns), og_gb_const_i64(b, ends, ns),
-                         og_gb_const_i64(b, axes, ns)};
-            src = og_gb_op(b, "Slice", 4, in);
-        } else {
-            src = og_gb_op1(b, "Slice", src);
-            og_gb_attr_ints(b, og_gb_last(b), "starts", starts, ns);
-            og_gb_attr_ints(b, og_gb_last(b), "ends", ends, ns);
-            og_gb_attr_ints(b, og_gb_last(b), "axes", axes, ns);
-        }
-    }
+    if (ns > 0) src = og_rule_slice(b, src, axes, starts, ends, NULL, ns);
     int64_t perm[OG_MAX_RANK], ax = axis, last = r;
     for (int d = 0, k = 0; d < r; d++)
         if (d != axis) perm[k++] = d;
     perm[r - 1] = axis;
-    int t = r > 1 ? transpose(b, src, perm, r) : src;
-    t = unsqueeze(b, t, &ax, 1); /* indices' off-axis dims, 1 at axis, dim last */
+    int t = r > 1 ? og_rule_transpose(b, src, perm, r) : src;
+    t = og_rule_unsqueeze(b, t, &ax, 1); /* indices' off-axis dims, 1 at axis, dim last */
     int oh = one_hot(b, ind, it, dim_of(b, data, axis), dt, -1);
     dx[2] = og_gb_reduce_sum(b, og_gb_op2(b, "Mul", oh, t), &last, 1, false);
     return og_gb_status(b);
@@ -404,11 +324,11 @@ static og_status g_topk(og_gb *b, const og_node *n, const int *dy, int *dx)
     if (!WANTS(0) || dy[0] < 0) return og_gb_status(b);
     if (og_gb_opset(b) < 9)
         return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "TopK gradient needs opset >= 9 (Scatter)");
-    int r = rank_of(b, n, IN(0), "the input");
+    int r = og_rule_rank_of(b, n, IN(0), "the input");
     if (r < 0) return og_gb_status(b);
-    int axis = norm_axis(b, n, og_attr_int(n, "axis", -1), r);
+    int axis = og_rule_axis(b, n, og_attr_int(n, "axis", -1), r);
     if (axis < 0) return og_gb_status(b);
-    dx[0] = scatter_elements(b, zeros_like(b, IN(0)), OUT(1), dy[0], axis, NULL);
+    dx[0] = og_rule_scatter_elements(b, og_rule_zeros_like(b, IN(0)), OUT(1), dy[0], axis, NULL);
     return og_gb_status(b);
 }
 
@@ -485,7 +405,7 @@ static int matrix_const(og_gb *b, const double *M, int64_t out, int64_t in, og_d
     og_free(og_gb_alloc(b), q);
     int64_t shp[2] = {out, in};
     c = og_gb_op2(b, "Reshape", c, og_gb_const_i64(b, shp, 2));
-    return og_gb_op2(b, "Mul", cast_to(b, c, dt), og_gb_scalar(b, 1.0 / one, dt));
+    return og_gb_op2(b, "Mul", og_rule_cast(b, c, dt), og_gb_scalar(b, 1.0 / one, dt));
 }
 
 /* ---- Resize: roi, scales and sizes folded at build time --------------------------- */
@@ -776,11 +696,11 @@ static int probe_matrix(og_gb *b, const og_node *n, const resize_ctx *rc, int d,
     og_free(og_gb_alloc(b), iv);
     int64_t v01[2] = {0, 1};
     int eye = og_gb_op3(b, "OneHot", idx, og_gb_const_i64(b, &in, 1),
-                        cast_to(b, og_gb_const_i64(b, v01, 2), rc->dt));
+                        og_rule_cast(b, og_gb_const_i64(b, v01, 2), rc->dt));
     if (dup) { /* [in, in] -> [in, in, 2] (d first) or [in, 2, in] -> [in, 2 in] / [2 in, in] */
         int64_t ax = d < bx ? 2 : 1, reps[3] = {1, 1, 1};
         reps[ax] = 2;
-        eye = og_gb_op2(b, "Tile", unsqueeze(b, eye, &ax, 1), og_gb_const_i64(b, reps, 3));
+        eye = og_gb_op2(b, "Tile", og_rule_unsqueeze(b, eye, &ax, 1), og_gb_const_i64(b, reps, 3));
     }
     for (int a = 0; a < r; a++) ps[a] = 1;
     ps[d] = in;
@@ -789,7 +709,7 @@ static int probe_matrix(og_gb *b, const og_node *n, const resize_ctx *rc, int d,
     for (int i = 0; i < n->n_in && i < 4; i++) ins[i] = IN(i);
     ins[0] = og_gb_op2(b, "Reshape", eye, og_gb_const_i64(b, ps, r));
     for (int j = 0; j < na; j++) mk[j] = mk[na + j] = rc->ax[j] == d;
-    int mask = cast_to(b, og_gb_const_i64(b, mk, na), OG_BOOL);
+    int mask = og_rule_cast(b, og_gb_const_i64(b, mk, na), OG_BOOL);
     if (rc->use_sizes) {
         for (int j = 0; j < na; j++) id[j] = ps[rc->ax[j]];
         ins[p->in_sizes] = og_gb_op3(b, "Where", mask, IN(p->in_sizes), og_gb_const_i64(b, id, na));
@@ -797,7 +717,7 @@ static int probe_matrix(og_gb *b, const og_node *n, const resize_ctx *rc, int d,
         og_dtype sdt = og_gb_value(b, IN(p->in_scales))->dtype;
         for (int j = 0; j < na; j++) id[j] = 1;
         ins[p->in_scales] = og_gb_op3(b, "Where", mask, IN(p->in_scales),
-                                      cast_to(b, og_gb_const_i64(b, id, na), sdt));
+                                      og_rule_cast(b, og_gb_const_i64(b, id, na), sdt));
     }
     if (rc->has_roi) {
         og_dtype rdt = og_gb_value(b, IN(p->in_roi))->dtype;
@@ -805,8 +725,9 @@ static int probe_matrix(og_gb *b, const og_node *n, const resize_ctx *rc, int d,
             id[j] = 0;
             id[na + j] = 1;
         }
-        ins[p->in_roi] = og_gb_op3(b, "Where", cast_to(b, og_gb_const_i64(b, mk, 2 * na), OG_BOOL),
-                                   IN(p->in_roi), cast_to(b, og_gb_const_i64(b, id, 2 * na), rdt));
+        ins[p->in_roi] =
+            og_gb_op3(b, "Where", og_rule_cast(b, og_gb_const_i64(b, mk, 2 * na), OG_BOOL),
+                      IN(p->in_roi), og_rule_cast(b, og_gb_const_i64(b, id, 2 * na), rdt));
     }
     int res = og_gb_op(b, n->op_type, n->n_in, ins);
     int node = og_gb_last(b);
@@ -815,7 +736,7 @@ static int probe_matrix(og_gb *b, const og_node *n, const resize_ctx *rc, int d,
         og_gb_attr_float(b, node, "extrapolation_value", 0);
     int64_t s2[2] = {d < bx ? -1 : L, d < bx ? L : -1}, perm[2] = {1, 0};
     int m = og_gb_op2(b, "Reshape", res, og_gb_const_i64(b, s2, 2));
-    if (d > bx) m = transpose(b, m, perm, 2);
+    if (d > bx) m = og_rule_transpose(b, m, perm, 2);
     if (dup) { /* the even columns */
         int64_t z = 0, one = 1, two = 2;
         int sl[5] = {m, og_gb_const_i64(b, &z, 1), og_gb_const_i64(b, &L, 1),
@@ -958,7 +879,7 @@ static og_status g_resize(og_gb *b, const og_node *n, const int *dy, int *dx)
             if (in * in > ((int64_t)1 << 24))
                 return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
                                   "Resize gradient: axis %d is too large (%lld)", d, (long long)in);
-            g = matmul_axis(b, g, probe_matrix(b, n, &rc, d, in, dup), r, d);
+            g = og_rule_matmul_axis(b, g, probe_matrix(b, n, &rc, d, in, dup), r, d);
             continue;
         }
         if (how[d] == 0) continue;
@@ -975,7 +896,7 @@ static og_status g_resize(og_gb *b, const og_node *n, const int *dy, int *dx)
         bool ident = resize_matrix(p, &sh, d, in, M, w, (int64_t *)(w + nt));
         int m = ident ? -1 : matrix_const(b, M, out, in, rc.dt);
         og_free(og_gb_alloc(b), M);
-        if (!ident) g = matmul_axis(b, g, m, r, d);
+        if (!ident) g = og_rule_matmul_axis(b, g, m, r, d);
     }
     dx[0] = g;
     return og_gb_status(b);

@@ -6,7 +6,7 @@
  *                             dC = β·dY summed back to C's shape */
 #include <string.h>
 
-#include "grad/grad.h"
+#include "grad/rule_util.h"
 
 /* x with its last two axes swapped (x of known rank >= 2) */
 static int swap_last(og_gb *b, int x, int rank)
@@ -15,9 +15,7 @@ static int swap_last(og_gb *b, int x, int rank)
     for (int i = 0; i < rank; i++) perm[i] = i;
     perm[rank - 2] = rank - 1;
     perm[rank - 1] = rank - 2;
-    int t = og_gb_op1(b, "Transpose", x);
-    og_gb_attr_ints(b, og_gb_last(b), "perm", perm, rank);
-    return t;
+    return og_rule_transpose(b, x, perm, rank);
 }
 
 /* Do forward values u and v have the same rank and the same batch dims (all but the last

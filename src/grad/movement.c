@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "grad/grad.h"
+#include "grad/rule_util.h"
 
 /* ---- helpers ------------------------------------------------------------------------ */
 
@@ -35,26 +35,9 @@ static int known_ints(og_gb *b, int v, int64_t *out, int max)
     return (int)t->numel;
 }
 
-/* x[starts:ends] along axes, static bounds, step 1 (attribute form before opset 10). */
-static int slice_static(og_gb *b, int x, const int64_t *starts, const int64_t *ends,
-                        const int64_t *axes, int k)
-{
-    if (og_gb_opset(b) >= 10) {
-        int in[4] = {x, og_gb_const_i64(b, starts, k), og_gb_const_i64(b, ends, k),
-                     og_gb_const_i64(b, axes, k)};
-        return og_gb_op(b, "Slice", 4, in);
-    }
-    int r = og_gb_op1(b, "Slice", x);
-    int node = og_gb_last(b);
-    og_gb_attr_ints(b, node, "starts", starts, k);
-    og_gb_attr_ints(b, node, "ends", ends, k);
-    og_gb_attr_ints(b, node, "axes", axes, k);
-    return r;
-}
-
 static int slice_axis(og_gb *b, int x, int64_t start, int64_t end, int64_t axis)
 {
-    return slice_static(b, x, &start, &end, &axis, 1);
+    return og_rule_slice(b, x, &axis, &start, &end, NULL, 1);
 }
 
 /* x[start:end] along axis with runtime 1-D bounds (opset >= 10). */
@@ -114,22 +97,6 @@ static int flip(og_gb *b, int x, int64_t axis, int64_t len)
     int y = og_gb_op2(b, "Gather", x, c);
     og_gb_attr_int(b, og_gb_last(b), "axis", axis);
     return y;
-}
-
-static int unsqueeze(og_gb *b, int x, const int64_t *axes, int k)
-{
-    if (og_gb_opset(b) >= 13) return og_gb_op2(b, "Unsqueeze", x, og_gb_const_i64(b, axes, k));
-    int y = og_gb_op1(b, "Unsqueeze", x);
-    og_gb_attr_ints(b, og_gb_last(b), "axes", axes, k);
-    return y;
-}
-
-/* Zeros of the shape and type of forward value v. */
-static int zeros_like(og_gb *b, int v)
-{
-    int z = og_gb_scalar_like(b, 0.0, v);
-    if (og_gb_opset(b) >= 8) return og_gb_op2(b, "Expand", z, og_gb_op1(b, "Shape", v));
-    return og_gb_op2(b, "Mul", v, z);
 }
 
 static int norm_axis(int64_t a, int rank)
@@ -216,7 +183,7 @@ static og_status g_split(og_gb *b, const og_node *n, const int *dy, int *dx)
     int parts[64];
     for (int j = 0; j < n->n_out; j++) {
         if (n->out[j] < 0) return og_gb_fail(b, n, OG_ERR_MODEL, "Split output %d is omitted", j);
-        parts[j] = dy[j] >= 0 ? dy[j] : zeros_like(b, n->out[j]);
+        parts[j] = dy[j] >= 0 ? dy[j] : og_rule_zeros_like(b, n->out[j]);
     }
     dx[0] = og_gb_op(b, "Concat", n->n_out, parts);
     og_gb_attr_int(b, og_gb_last(b), "axis", axis);
@@ -249,7 +216,7 @@ static bool slice_static_ok(og_gb *b, const og_node *n, int r, const og_value *x
 static int interleave(og_gb *b, int x, int r, int axis, int64_t c, int64_t k)
 {
     int64_t ax1 = axis + 1;
-    int u = unsqueeze(b, x, &ax1, 1);
+    int u = og_rule_unsqueeze(b, x, &ax1, 1);
     u = pad_axis(b, u, r + 1, axis + 1, 0, k - 1);
     int parts[3], np = 0;
     int sh = og_gb_op1(b, "Shape", x);
@@ -344,7 +311,7 @@ static og_status g_slice(og_gb *b, const og_node *n, const int *dy, int *dx)
             c = s > e ? (s - e + (-step) - 1) / (-step) : 0;
         }
         if (c == 0) {
-            dx[0] = zeros_like(b, x);
+            dx[0] = og_rule_zeros_like(b, x);
             return og_gb_status(b);
         }
         int64_t lo = step > 0 ? s : s + (c - 1) * step, as = step > 0 ? step : -step;
@@ -471,7 +438,7 @@ static og_status g_pad(og_gb *b, const og_node *n, const int *dy, int *dx)
             e[k] = pe[d] > 0 ? -pe[d] : INT64_MAX;
             ax[k++] = d;
         }
-        int inner = k ? slice_static(b, dy[0], s, e, ax, k) : dy[0];
+        int inner = k ? og_rule_slice(b, dy[0], ax, s, e, NULL, k) : dy[0];
         if (og_gb_wants(b, n, 0)) dx[0] = pad_zeros(b, inner, r, nb, ne);
         if (n->since_version >= 11 && og_gb_wants(b, n, 2))
             dx[2] = pad_value_grad(b, n, dy[0], inner, r);
@@ -826,7 +793,7 @@ static og_status g_einsum(og_gb *b, const og_node *n, const int *dy, int *dx)
             for (int k = 0; k < Eg - keep; k++) lead[k] = gpos + k;
             g = og_gb_reduce_sum(b, g, lead, Eg - keep, false);
         }
-        if (na) g = unsqueeze(b, g, absent, na);
+        if (na) g = og_rule_unsqueeze(b, g, absent, na);
         if (expand) g = og_gb_op2(b, "Expand", g, og_gb_op1(b, "Shape", x));
         /* diagonals: an identity mask per pair (first, later occurrence) of a subscript */
         memset(seen, 0, sizeof seen);
@@ -845,15 +812,15 @@ static og_status g_einsum(og_gb *b, const og_node *n, const int *dy, int *dx)
                     int64_t one = 1;
                     int rg = og_gb_op3(b, "Range", og_gb_scalar(b, 0, OG_INT64), D,
                                        og_gb_scalar(b, 1, OG_INT64));
-                    eye =
-                        og_gb_op1(b, "Cast", og_gb_op2(b, "Equal", unsqueeze(b, rg, &one, 1), rg));
-                    og_gb_attr_int(b, og_gb_last(b), "to", og_gb_value(b, x)->dtype);
+                    eye = og_rule_cast(b,
+                                       og_gb_op2(b, "Equal", og_rule_unsqueeze(b, rg, &one, 1), rg),
+                                       og_gb_value(b, x)->dtype);
                 }
                 int64_t other[OG_MAX_RANK];
                 int no = 0;
                 for (int a = 0; a < ri; a++)
                     if (a != p0 && a != pk) other[no++] = a;
-                int mask = no ? unsqueeze(b, eye, other, no) : eye;
+                int mask = no ? og_rule_unsqueeze(b, eye, other, no) : eye;
                 g = og_gb_op2(b, "Mul", g, mask);
             }
         }

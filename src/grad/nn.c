@@ -26,7 +26,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "grad/grad.h"
+#include "grad/rule_util.h"
 #include "ops/conv_params.h"
 #include "ops/norm.h"
 #include "ops/pool.h"
@@ -35,20 +35,6 @@
 
 /* ---- helpers ---------------------------------------------------------------------- */
 
-static og_dtype out_dtype(og_gb *b, const og_node *n) { return og_gb_value(b, n->out[0])->dtype; }
-
-static int reshape_c(og_gb *b, int x, const int64_t *shape, int k)
-{
-    return og_gb_op2(b, "Reshape", x, og_gb_const_i64(b, shape, k));
-}
-
-static int transpose(og_gb *b, int x, const int64_t *perm, int k)
-{
-    int t = og_gb_op1(b, "Transpose", x);
-    og_gb_attr_ints(b, og_gb_last(b), "perm", perm, k);
-    return t;
-}
-
 /* x with axes 0 and 1 swapped */
 static int swap01(og_gb *b, int x, int rank)
 {
@@ -56,41 +42,13 @@ static int swap01(og_gb *b, int x, int rank)
     for (int i = 0; i < rank; i++) perm[i] = i;
     perm[0] = 1;
     perm[1] = 0;
-    return transpose(b, x, perm, rank);
+    return og_rule_transpose(b, x, perm, rank);
 }
-
-static int cast_to(og_gb *b, int x, og_dtype dt)
-{
-    int r = og_gb_op1(b, "Cast", x);
-    og_gb_attr_int(b, og_gb_last(b), "to", dt);
-    return r;
-}
-
-/* Slice with constant starts/ends (and steps from opset 10; NULL for 1) */
-static int slice_c(og_gb *b, int x, const int64_t *axes, const int64_t *starts, const int64_t *ends,
-                   const int64_t *steps, int k)
-{
-    if (og_gb_opset(b) >= 10) {
-        int in[5] = {x, og_gb_const_i64(b, starts, k), og_gb_const_i64(b, ends, k),
-                     og_gb_const_i64(b, axes, k), steps ? og_gb_const_i64(b, steps, k) : -1};
-        return og_gb_op(b, "Slice", steps ? 5 : 4, in);
-    }
-    if (steps) return og_gb_fail(b, NULL, OG_ERR_INTERNAL, "Slice steps need opset >= 10");
-    int r = og_gb_op1(b, "Slice", x);
-    int node = og_gb_last(b);
-    og_gb_attr_ints(b, node, "starts", starts, k);
-    og_gb_attr_ints(b, node, "ends", ends, k);
-    og_gb_attr_ints(b, node, "axes", axes, k);
-    return r;
-}
-
-/* a + v, where a may be -1 (nothing yet) */
-static int accumulate(og_gb *b, int a, int v) { return a == -1 ? v : og_gb_op2(b, "Add", a, v); }
 
 /* x cast to dt when its (forward) type `from` differs */
 static int cast_if(og_gb *b, int x, og_dtype from, og_dtype to)
 {
-    return x < 0 || from == to || from == OG_UNDEFINED ? x : cast_to(b, x, to);
+    return x < 0 || from == to || from == OG_UNDEFINED ? x : og_rule_cast(b, x, to);
 }
 
 /* A MaxPool of x with n's attributes (row-major indices) and its Indices output, which is
@@ -115,23 +73,7 @@ static int ones_c(og_gb *b, const int64_t *shape, int rank, og_dtype dt)
     for (int64_t i = 0; i < numel; i++) v[i] = 1;
     int c = og_gb_const_i64(b, v, (int)numel);
     og_free(og_gb_alloc(b), v);
-    return cast_to(b, reshape_c(b, c, shape, rank), dt);
-}
-
-/* The count of elements a reduction of x over `axes` sums: a constant when x's dims there
- * are known, else Size(x) / Size(reduced). */
-static int reduced_count(og_gb *b, int x, const int64_t *axes, int k, int reduced, og_dtype dt)
-{
-    const og_value *v = og_gb_value(b, x);
-    int64_t cnt = 1;
-    for (int i = 0; i < k; i++) {
-        if (!og_dim_known(v->dims[axes[i]])) {
-            int c = og_gb_op2(b, "Div", og_gb_op1(b, "Size", x), og_gb_op1(b, "Size", reduced));
-            return cast_to(b, c, dt);
-        }
-        cnt *= v->dims[axes[i]];
-    }
-    return og_gb_scalar(b, (double)cnt, dt);
+    return og_rule_cast(b, og_rule_reshape_c(b, c, shape, rank), dt);
 }
 
 static bool spatial_known(const og_value *v, int rank)
@@ -140,15 +82,6 @@ static bool spatial_known(const og_value *v, int rank)
     for (int i = 2; i < rank; i++)
         if (!og_dim_known(v->dims[i])) return false;
     return true;
-}
-
-static void conv_attrs(og_gb *b, int node, int nsp, const int64_t *strides, const int64_t *dil,
-                       const int64_t *pads, int64_t group)
-{
-    og_gb_attr_ints(b, node, "strides", strides, nsp);
-    og_gb_attr_ints(b, node, "dilations", dil, nsp);
-    og_gb_attr_ints(b, node, "pads", pads, 2 * nsp);
-    if (group != 1) og_gb_attr_int(b, node, "group", group);
 }
 
 /* ---- Conv and ConvTranspose ------------------------------------------------------- */
@@ -211,11 +144,11 @@ static int conv_dw(og_gb *b, int I, int G, int64_t cin, int64_t group, int nsp, 
         perm[0] = 2;
         perm[2] = 0;
         for (int i = 0; i < nsp; i++) shp[3 + i] = isp[i];
-        int t = transpose(b, reshape_c(b, I, shp, rank + 1), perm, rank + 1);
+        int t = og_rule_transpose(b, og_rule_reshape_c(b, I, shp, rank + 1), perm, rank + 1);
         shp[0] = cg;
         shp[1] = -1;
         for (int i = 0; i < nsp; i++) shp[2 + i] = isp[i];
-        it = reshape_c(b, t, shp, rank);
+        it = og_rule_reshape_c(b, t, shp, rank);
     }
     int gt = swap01(b, G, rank);
     int64_t pads[2 * SP], axes[SP], zeros[SP];
@@ -235,8 +168,8 @@ static int conv_dw(og_gb *b, int I, int G, int64_t cin, int64_t group, int nsp, 
         zeros[i] = 0;
     }
     int z = og_gb_op2(b, "Conv", it, gt);
-    conv_attrs(b, og_gb_last(b), nsp, d, s, pads, group);
-    if (slice) z = slice_c(b, z, axes, zeros, k, NULL, nsp);
+    og_rule_conv_attrs(b, og_gb_last(b), nsp, d, s, pads, group);
+    if (slice) z = og_rule_slice(b, z, axes, zeros, k, NULL, nsp);
     return swap01(b, z, rank);
 }
 
@@ -263,7 +196,7 @@ static og_status g_conv(og_gb *b, const og_node *n, const int *dy, int *dx)
         }
         dx[0] = og_gb_op2(b, "ConvTranspose", dy[0], n->in[1]);
         int node = og_gb_last(b);
-        conv_attrs(b, node, nsp, g.stride, g.dil, pads, g.group);
+        og_rule_conv_attrs(b, node, nsp, g.stride, g.dil, pads, g.group);
         if (any_op) og_gb_attr_ints(b, node, "output_padding", opad, nsp);
     }
     if (og_gb_wants(b, n, 1))
@@ -294,7 +227,7 @@ static og_status g_conv_transpose(og_gb *b, const og_node *n, const int *dy, int
         if (g.out[i] < 1)
             return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "output_shape leaves no computed output");
     }
-    if (any_crop) dyc = slice_c(b, dyc, axes, crop, ends, NULL, nsp);
+    if (any_crop) dyc = og_rule_slice(b, dyc, axes, crop, ends, NULL, nsp);
     if (og_gb_wants(b, n, 0)) {
         /* Conv(dY) over the padded output: floor((out + pb + pe − ek)/s) + 1 >= in */
         int64_t pads[2 * SP];
@@ -310,8 +243,8 @@ static og_status g_conv_transpose(og_gb *b, const og_node *n, const int *dy, int
             pads[nsp + i] = pe;
         }
         int r = og_gb_op2(b, "Conv", dyc, n->in[1]);
-        conv_attrs(b, og_gb_last(b), nsp, g.stride, g.dil, pads, g.group);
-        if (slice) r = slice_c(b, r, axes, zeros, g.in, NULL, nsp);
+        og_rule_conv_attrs(b, og_gb_last(b), nsp, g.stride, g.dil, pads, g.group);
+        if (slice) r = og_rule_slice(b, r, axes, zeros, g.in, NULL, nsp);
         dx[0] = r;
     }
     if (og_gb_wants(b, n, 1))
@@ -330,7 +263,8 @@ static og_status g_global_avgpool(og_gb *b, const og_node *n, const int *dy, int
     if (rank < 3) return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs the input's rank");
     int64_t axes[OG_MAX_RANK];
     for (int i = 2; i < rank; i++) axes[i - 2] = i;
-    int c = reduced_count(b, x, axes, rank - 2, n->out[0], out_dtype(b, n));
+    int c =
+        og_rule_reduced_count(b, x, axes, rank - 2, n->out[0], og_gb_value(b, n->out[0])->dtype);
     int e;
     if (og_gb_opset(b) >= 8) {
         e = og_gb_op2(b, "Expand", dy[0], og_gb_op1(b, "Shape", x));
@@ -356,7 +290,7 @@ static og_status g_global_maxpool(og_gb *b, const og_node *n, const int *dy, int
     for (int i = 2; i < rank; i++) axes[i - 2] = i;
     /* mask = (x >= max): Less takes floats from opset 7, Equal only from 11 */
     int mask = og_gb_op1(b, "Not", og_gb_op2(b, "Less", x, n->out[0]));
-    mask = cast_to(b, mask, out_dtype(b, n));
+    mask = og_rule_cast(b, mask, og_gb_value(b, n->out[0])->dtype);
     int cnt = og_gb_reduce_sum(b, mask, axes, rank - 2, true);
     dx[0] = og_gb_op2(b, "Mul", mask, og_gb_op2(b, "Div", dy[0], cnt));
     return og_gb_status(b);
@@ -400,7 +334,8 @@ static bool pool_geometry(og_gb *b, const og_node *n, pool_geom *g)
 static int const_cast_c(og_gb *b, const int64_t *v, int64_t numel, const int64_t *shape, int rank,
                         og_dtype dt)
 {
-    return cast_to(b, reshape_c(b, og_gb_const_i64(b, v, (int)numel), shape, rank), dt);
+    return og_rule_cast(b, og_rule_reshape_c(b, og_gb_const_i64(b, v, (int)numel), shape, rank),
+                        dt);
 }
 
 /* The taps of a MaxPool window, in row-major kernel order: tap t has kernel index kk[i]. */
@@ -431,7 +366,7 @@ static og_status maxpool_taps(og_gb *b, const og_node *n, const pool_geom *g, co
 {
     const og_pool_params *p = n->params;
     int x = n->in[0], nsp = g->nsp, rank = nsp + 2;
-    og_dtype dt = out_dtype(b, n);
+    og_dtype dt = og_gb_value(b, n->out[0])->dtype;
     int64_t K = 1, sp_in = 1, str[SP], shp[OG_MAX_RANK], axes[SP];
     for (int i = nsp - 1; i >= 0; i--) {
         str[i] = sp_in;
@@ -450,7 +385,7 @@ static og_status maxpool_taps(og_gb *b, const og_node *n, const pool_geom *g, co
     shp[0] = -1;
     shp[1] = 1;
     for (int i = 0; i < nsp; i++) shp[2 + i] = g->out[i];
-    int gp = reshape_c(b, dy[0], shp, rank);
+    int gp = og_rule_reshape_c(b, dy[0], shp, rank);
     /* valid taps, per axis: [1, K, 1.., out_i, ..1], only axes where some tap is outside */
     int valid = -1;
     for (int i = 0; i < nsp && !og_gb_status(b); i++) {
@@ -485,7 +420,7 @@ static og_status maxpool_taps(og_gb *b, const og_node *n, const pool_geom *g, co
                                                                        : maxpool_indices(b, n, x);
         int hw = og_gb_scalar(b, (double)sp_in, OG_INT64);
         int local = og_gb_op2(b, "Sub", idx, og_gb_op2(b, "Mul", og_gb_op2(b, "Div", idx, hw), hw));
-        local = reshape_c(b, local, shp, rank);
+        local = og_rule_reshape_c(b, local, shp, rank);
         for (int i = 0; i < nsp; i++) {
             int64_t *o = og_malloc(og_gb_alloc(b), (size_t)g->out[i] * sizeof *o), os[OG_MAX_RANK];
             if (!o) {
@@ -495,8 +430,9 @@ static og_status maxpool_taps(og_gb *b, const og_node *n, const pool_geom *g, co
             for (int64_t j = 0; j < g->out[i]; j++) o[j] = (j * g->s[i] - g->pb[i]) * str[i];
             for (int a = 0; a < rank; a++) os[a] = 1;
             os[2 + i] = g->out[i];
-            local = og_gb_op2(b, "Sub", local,
-                              reshape_c(b, og_gb_const_i64(b, o, (int)g->out[i]), os, rank));
+            local =
+                og_gb_op2(b, "Sub", local,
+                          og_rule_reshape_c(b, og_gb_const_i64(b, o, (int)g->out[i]), os, rank));
             og_free(og_gb_alloc(b), o);
         }
         for (int64_t t = 0; t < K; t++) {
@@ -507,8 +443,8 @@ static og_status maxpool_taps(og_gb *b, const og_node *n, const pool_geom *g, co
         int64_t ts[OG_MAX_RANK];
         for (int a = 0; a < rank; a++) ts[a] = 1;
         ts[1] = K;
-        int taps = reshape_c(b, og_gb_const_i64(b, offs, (int)K), ts, rank);
-        sel = cast_to(b, og_gb_op2(b, "Equal", local, taps), dt);
+        int taps = og_rule_reshape_c(b, og_gb_const_i64(b, offs, (int)K), ts, rank);
+        sel = og_rule_cast(b, og_gb_op2(b, "Equal", local, taps), dt);
         if (valid >= 0) sel = og_gb_op2(b, "Mul", sel, valid);
     } else {
         /* V: the value each tap reads, from X padded so that every tap's slice exists */
@@ -524,7 +460,7 @@ static og_status maxpool_taps(og_gb *b, const og_node *n, const pool_geom *g, co
         }
         shp[1] = 1;
         for (int i = 0; i < nsp; i++) shp[2 + i] = g->in[i];
-        int xp = reshape_c(b, x, shp, rank);
+        int xp = og_rule_reshape_c(b, x, shp, rank);
         if (any_pad) {
             xp = og_gb_op1(b, "Pad", xp);
             og_gb_attr_ints(b, og_gb_last(b), "pads", pads, 2 * rank);
@@ -542,7 +478,7 @@ static og_status maxpool_taps(og_gb *b, const og_node *n, const pool_geom *g, co
                 en[i] = st[i] + g->s[i] * (g->out[i] - 1) + 1;
                 ones[i] = 1;
             }
-            int v = slice_c(b, xp, axes, st, en, NULL, nsp);
+            int v = og_rule_slice(b, xp, axes, st, en, NULL, nsp);
             if (strided) { /* every s-th element: a MaxPool of kernel 1 */
                 v = og_gb_op1(b, "MaxPool", v);
                 og_gb_attr_ints(b, og_gb_last(b), "kernel_shape", ones, nsp);
@@ -555,8 +491,8 @@ static og_status maxpool_taps(og_gb *b, const og_node *n, const pool_geom *g, co
         og_free(og_gb_alloc(b), parts);
         shp[1] = 1;
         for (int i = 0; i < nsp; i++) shp[2 + i] = g->out[i];
-        int yp = reshape_c(b, n->out[0], shp, rank);
-        int m = cast_to(b, og_gb_op1(b, "Not", og_gb_op2(b, "Less", vals, yp)), dt);
+        int yp = og_rule_reshape_c(b, n->out[0], shp, rank);
+        int m = og_rule_cast(b, og_gb_op1(b, "Not", og_gb_op2(b, "Less", vals, yp)), dt);
         if (valid >= 0) m = og_gb_op2(b, "Mul", m, valid);
         sel = m;
         if (K > 1) { /* keep the first: no earlier tap at the maximum */
@@ -566,7 +502,7 @@ static og_status maxpool_taps(og_gb *b, const og_node *n, const pool_geom *g, co
             ks[0] = ks[1] = K;
             for (int i = 0; i < nsp; i++) ks[2 + i] = 1;
             int earlier = og_gb_op2(b, "Conv", m, const_cast_c(b, eye, K * K, ks, rank, dt));
-            int none = cast_to(b, og_gb_op2(b, "Less", earlier, og_gb_scalar(b, 0.5, dt)), dt);
+            int none = og_rule_cast(b, og_gb_op2(b, "Less", earlier, og_gb_scalar(b, 0.5, dt)), dt);
             sel = og_gb_op2(b, "Mul", m, none);
         }
     }
@@ -590,7 +526,7 @@ static og_status maxpool_taps(og_gb *b, const og_node *n, const pool_geom *g, co
     og_free(og_gb_alloc(b), buf);
     int ct = og_gb_op2(b, "ConvTranspose", og_gb_op2(b, "Mul", gp, sel), ker);
     int node = og_gb_last(b);
-    conv_attrs(b, node, nsp, g->s, g->d, pads, 1);
+    og_rule_conv_attrs(b, node, nsp, g->s, g->d, pads, 1);
     if (any_op) og_gb_attr_ints(b, node, "output_padding", opad, nsp);
     dx[0] = og_gb_op2(b, "Reshape", ct, og_gb_op1(b, "Shape", x));
     return og_gb_status(b);
@@ -640,8 +576,8 @@ static og_status g_maxpool(og_gb *b, const og_node *n, const int *dy, int *dx)
             }
             int iv = idx, gv = dy[0];
             if (phases > 1) {
-                iv = slice_c(b, iv, axes, starts, ends, R, nsp);
-                gv = slice_c(b, gv, axes, starts, ends, R, nsp);
+                iv = og_rule_slice(b, iv, axes, starts, ends, R, nsp);
+                gv = og_rule_slice(b, gv, axes, starts, ends, R, nsp);
             }
             iv = og_gb_op2(b, "Reshape", iv, flat);
             gv = og_gb_op2(b, "Reshape", gv, flat);
@@ -649,7 +585,7 @@ static og_status g_maxpool(og_gb *b, const og_node *n, const int *dy, int *dx)
                 if (acc >= 0) gv = og_gb_op2(b, "Add", og_gb_op2(b, "GatherElements", acc, iv), gv);
                 acc = og_gb_op3(b, "ScatterElements", acc >= 0 ? acc : zeros, iv, gv);
             } else {
-                acc = accumulate(b, acc, og_gb_op3(b, "Scatter", zeros, iv, gv));
+                acc = og_rule_accumulate(b, acc, og_gb_op3(b, "Scatter", zeros, iv, gv));
             }
         }
     }
@@ -679,7 +615,7 @@ static og_status g_avgpool(og_gb *b, const og_node *n, const int *dy, int *dx)
     pool_geom g;
     if (!pool_geometry(b, n, &g)) return og_gb_status(b);
     int x = n->in[0], nsp = g.nsp, rank = nsp + 2;
-    og_dtype dt = out_dtype(b, n);
+    og_dtype dt = og_gb_value(b, n->out[0])->dtype;
     int64_t kvol = 1, pads[2 * SP], opad[SP];
     bool any_op = false, partial = false;
     for (int i = 0; i < nsp; i++) {
@@ -706,8 +642,8 @@ static og_status g_avgpool(og_gb *b, const og_node *n, const int *dy, int *dx)
             int64_t shp[OG_MAX_RANK];
             for (int a = 0; a < rank; a++) shp[a] = 1;
             shp[2 + i] = g.out[i];
-            int t =
-                cast_to(b, reshape_c(b, og_gb_const_i64(b, taps, (int)g.out[i]), shp, rank), dt);
+            int t = og_rule_cast(
+                b, og_rule_reshape_c(b, og_gb_const_i64(b, taps, (int)g.out[i]), shp, rank), dt);
             valid = valid < 0 ? t : og_gb_op2(b, "Mul", valid, t);
         }
         og_free(og_gb_alloc(b), taps);
@@ -728,13 +664,13 @@ static og_status g_avgpool(og_gb *b, const og_node *n, const int *dy, int *dx)
     shp[0] = -1;
     shp[1] = 1;
     for (int i = 0; i < nsp; i++) shp[2 + i] = g.out[i];
-    int g2 = reshape_c(b, scaled, shp, rank);
+    int g2 = og_rule_reshape_c(b, scaled, shp, rank);
     shp[0] = 1;
     for (int i = 0; i < nsp; i++) shp[2 + i] = g.k[i];
     int ker = ones_c(b, shp, rank, dt);
     int ct = og_gb_op2(b, "ConvTranspose", g2, ker);
     int node = og_gb_last(b);
-    conv_attrs(b, node, nsp, g.s, g.d, pads, 1);
+    og_rule_conv_attrs(b, node, nsp, g.s, g.d, pads, 1);
     if (any_op) og_gb_attr_ints(b, node, "output_padding", opad, nsp);
     dx[0] = og_gb_op2(b, "Reshape", ct, og_gb_op1(b, "Shape", x));
     return og_gb_status(b);
@@ -751,7 +687,7 @@ static norm_stats batch_stats(og_gb *b, int x, const int64_t *axes, int k, doubl
 {
     norm_stats s;
     int sum = og_gb_reduce_sum(b, x, axes, k, true);
-    s.cnt = reduced_count(b, x, axes, k, sum, dt);
+    s.cnt = og_rule_reduced_count(b, x, axes, k, sum, dt);
     s.mu = og_gb_op2(b, "Div", sum, s.cnt);
     s.xc = og_gb_op2(b, "Sub", x, s.mu);
     int var = og_gb_op2(b, "Div",
@@ -809,7 +745,7 @@ static og_status g_batchnorm(og_gb *b, const og_node *n, const int *dy, int *dx)
     const og_value *X = og_gb_value(b, x);
     int rank = X->rank;
     if (rank < 2) return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs the input's rank");
-    og_dtype dt = out_dtype(b, n);
+    og_dtype dt = og_gb_value(b, n->out[0])->dtype;
     /* statistics axes and the shape parameters take to broadcast against X */
     int64_t axes[OG_MAX_RANK], pshape[OG_MAX_RANK];
     int k = 0;
@@ -830,18 +766,19 @@ static og_status g_batchnorm(og_gb *b, const og_node *n, const int *dy, int *dx)
             pshape[i] = X->dims[i];
         }
     }
-    int scale = reshape_c(b, n->in[1], pshape, rank);
+    int scale = og_rule_reshape_c(b, n->in[1], pshape, rank);
     int dY = dy[0];
     /* gradients reaching the statistics outputs, in X's dtype and broadcastable shape */
     int ds[5] = {-1, -1, -1, -1, -1};
     for (int j = 1; j < n->n_out && j < 5; j++)
         if (dy[j] >= 0 && n->out[j] >= 0)
-            ds[j] =
-                reshape_c(b, cast_if(b, dy[j], og_gb_value(b, n->out[j])->dtype, dt), pshape, rank);
+            ds[j] = og_rule_reshape_c(b, cast_if(b, dy[j], og_gb_value(b, n->out[j])->dtype, dt),
+                                      pshape, rank);
     int dmean = -1, dvar = -1; /* gradients of the input mean and var, broadcastable */
     if (!p->training) {
         /* given statistics; the statistics outputs pass input_mean and input_var through */
-        int mean = reshape_c(b, n->in[3], pshape, rank), var = reshape_c(b, n->in[4], pshape, rank);
+        int mean = og_rule_reshape_c(b, n->in[3], pshape, rank),
+            var = og_rule_reshape_c(b, n->in[4], pshape, rank);
         int istd = og_gb_op1(
             b, "Reciprocal",
             og_gb_op1(b, "Sqrt", og_gb_op2(b, "Add", var, og_gb_scalar(b, p->epsilon, dt))));
@@ -861,10 +798,10 @@ static og_status g_batchnorm(og_gb *b, const og_node *n, const int *dy, int *dx)
                 dvar = og_gb_op2(b, "Mul", t, og_gb_scalar(b, -0.5, dt));
             }
         }
-        if (ds[1] >= 0) dmean = accumulate(b, dmean, ds[1]);
-        if (ds[3] >= 0) dmean = accumulate(b, dmean, ds[3]);
-        if (ds[2] >= 0) dvar = accumulate(b, dvar, ds[2]);
-        if (ds[4] >= 0) dvar = accumulate(b, dvar, ds[4]);
+        if (ds[1] >= 0) dmean = og_rule_accumulate(b, dmean, ds[1]);
+        if (ds[3] >= 0) dmean = og_rule_accumulate(b, dmean, ds[3]);
+        if (ds[2] >= 0) dvar = og_rule_accumulate(b, dvar, ds[2]);
+        if (ds[4] >= 0) dvar = og_rule_accumulate(b, dvar, ds[4]);
     } else {
         /* batch statistics; running = input·momentum + batch·(1 − momentum) */
         norm_stats s = batch_stats(b, x, axes, k, p->epsilon, dt);
@@ -878,8 +815,8 @@ static og_status g_batchnorm(og_gb *b, const og_node *n, const int *dy, int *dx)
             gv = og_gb_op2(b, "Mul", ds[2], rest);
             dvar = og_gb_op2(b, "Mul", ds[2], mom);
         }
-        if (ds[3] >= 0) gm = accumulate(b, gm, ds[3]);
-        if (ds[4] >= 0) gv = accumulate(b, gv, ds[4]);
+        if (ds[3] >= 0) gm = og_rule_accumulate(b, gm, ds[3]);
+        if (ds[4] >= 0) gv = og_rule_accumulate(b, gv, ds[4]);
         int d0 = -1;
         if (dY >= 0) {
             if (og_gb_wants(b, n, 0))
@@ -893,7 +830,7 @@ static og_status g_batchnorm(og_gb *b, const og_node *n, const int *dy, int *dx)
         }
         if (og_gb_wants(b, n, 0)) {
             int st = stats_backward(b, x, &s, gm, gv, dt);
-            if (st >= 0) d0 = accumulate(b, d0, st);
+            if (st >= 0) d0 = og_rule_accumulate(b, d0, st);
             dx[0] = d0;
         }
     }
@@ -913,7 +850,7 @@ static og_status g_instancenorm(og_gb *b, const og_node *n, const int *dy, int *
     int x = n->in[0];
     int rank = og_gb_value(b, x)->rank;
     if (rank < 3) return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs the input's rank");
-    og_dtype dt = out_dtype(b, n);
+    og_dtype dt = og_gb_value(b, n->out[0])->dtype;
     int64_t axes[OG_MAX_RANK], all[OG_MAX_RANK], pshape[OG_MAX_RANK];
     int k = rank - 2;
     pshape[0] = 1;
@@ -926,7 +863,7 @@ static og_status g_instancenorm(og_gb *b, const og_node *n, const int *dy, int *
     }
     norm_stats s = batch_stats(b, x, axes, k, p->epsilon, dt);
     if (og_gb_wants(b, n, 0)) {
-        int scale = reshape_c(b, n->in[1], pshape, rank);
+        int scale = og_rule_reshape_c(b, n->in[1], pshape, rank);
         dx[0] = norm_backward(b, &s, og_gb_op2(b, "Mul", dy[0], scale), axes, k);
     }
     if (og_gb_wants(b, n, 1))
@@ -947,7 +884,7 @@ static og_status g_layernorm(og_gb *b, const og_node *n, const int *dy, int *dx)
     if (rank < 1) return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs the input's rank");
     int64_t axis = p->axis < 0 ? p->axis + rank : p->axis;
     if (axis < 0 || axis >= rank) return og_gb_fail(b, n, OG_ERR_MODEL, "axis out of range");
-    og_dtype dt = out_dtype(b, n);
+    og_dtype dt = og_gb_value(b, n->out[0])->dtype;
     int64_t axes[OG_MAX_RANK];
     int k = 0;
     for (int64_t i = axis; i < rank; i++) axes[k++] = i;
@@ -966,7 +903,7 @@ static og_status g_layernorm(og_gb *b, const og_node *n, const int *dy, int *dx)
             gv = og_gb_op2(b, "Mul", og_gb_op2(b, "Mul", gi, i3), og_gb_scalar(b, -0.5, dt));
         }
         int st = stats_backward(b, x, &s, gm, gv, dt);
-        if (st >= 0) d0 = accumulate(b, d0, st);
+        if (st >= 0) d0 = og_rule_accumulate(b, d0, st);
         dx[0] = d0;
     }
     if (dY >= 0 && og_gb_wants(b, n, 1))

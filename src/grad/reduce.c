@@ -5,7 +5,7 @@
  *   LogSoftmax: dx = dy - exp(y) * sum(dy) */
 #include <string.h>
 
-#include "grad/grad.h"
+#include "grad/rule_util.h"
 
 /* The reduced axes of a Reduce* node, normalized, in *axes (count returned; -1 on error).
  * Reduce-all (no axes) gives every axis; empty axes with noop_with_empty_axes give none. */
@@ -53,15 +53,8 @@ int og_gb_reduce_axes(og_gb *b, const og_node *n, int rank, int64_t *axes)
 static int expand_back(og_gb *b, const og_node *n, int dy, const int64_t *axes, int n_axes)
 {
     int x = n->in[0];
-    if (!og_attr_int(n, "keepdims", 1) && n_axes > 0) {
-        /* put the reduced axes back as size 1 */
-        if (og_gb_opset(b) >= 13) {
-            dy = og_gb_op2(b, "Unsqueeze", dy, og_gb_const_i64(b, axes, n_axes));
-        } else {
-            dy = og_gb_op1(b, "Unsqueeze", dy);
-            og_gb_attr_ints(b, og_gb_last(b), "axes", axes, n_axes);
-        }
-    }
+    /* put the reduced axes back as size 1 */
+    if (!og_attr_int(n, "keepdims", 1)) dy = og_rule_unsqueeze(b, dy, axes, n_axes);
     return og_gb_op2(b, "Expand", dy, og_gb_op1(b, "Shape", x));
 }
 
@@ -92,8 +85,7 @@ static og_status reduce_common(og_gb *b, const og_node *n, const int *dy, int *d
         } else {
             int sx = og_gb_op1(b, "Size", x), sy = og_gb_op1(b, "Size", n->out[0]);
             c = og_gb_op2(b, "Div", sx, sy);
-            c = og_gb_op1(b, "Cast", c);
-            og_gb_attr_int(b, og_gb_last(b), "to", dt);
+            c = og_rule_cast(b, c, dt);
         }
         g = og_gb_op2(b, "Div", g, c);
     }

@@ -26,43 +26,9 @@
  * Labels are not differentiable. */
 #include <string.h>
 
-#include "grad/grad.h"
+#include "grad/rule_util.h"
 
 /* ---- helpers ------------------------------------------------------------------------ */
-
-/* Unsqueeze x at axes: input from opset 13, attribute before. */
-static int unsqueeze(og_gb *b, int x, const int64_t *axes, int k)
-{
-    if (k == 0) return x;
-    if (og_gb_opset(b) >= 13) return og_gb_op2(b, "Unsqueeze", x, og_gb_const_i64(b, axes, k));
-    int r = og_gb_op1(b, "Unsqueeze", x);
-    og_gb_attr_ints(b, og_gb_last(b), "axes", axes, k);
-    return r;
-}
-
-/* A Reduce* op over axes with keepdims, in the form of the graph's opset (axes as input
- * from 13 for ReduceSum, 18 for the others).  No axes: x itself (nothing reduced). */
-static int reduce(og_gb *b, const char *op, int x, const int64_t *axes, int k, bool keep)
-{
-    if (k == 0) return x;
-    if (strcmp(op, "ReduceSum") == 0) return og_gb_reduce_sum(b, x, axes, k, keep);
-    int r;
-    if (og_gb_opset(b) >= 18) {
-        r = og_gb_op2(b, op, x, og_gb_const_i64(b, axes, k));
-    } else {
-        r = og_gb_op1(b, op, x);
-        og_gb_attr_ints(b, og_gb_last(b), "axes", axes, k);
-    }
-    og_gb_attr_int(b, og_gb_last(b), "keepdims", keep ? 1 : 0);
-    return r;
-}
-
-static int cast(og_gb *b, int x, og_dtype dt)
-{
-    int r = og_gb_op1(b, "Cast", x);
-    og_gb_attr_int(b, og_gb_last(b), "to", dt);
-    return r;
-}
 
 /* [a == c] as 0/1 of dtype dt, for floats: Equal from opset 11, not (a < c or a > c) before */
 static int eq_mask(og_gb *b, int a, int c, og_dtype dt)
@@ -74,7 +40,7 @@ static int eq_mask(og_gb *b, int a, int c, og_dtype dt)
         e = og_gb_op1(
             b, "Not",
             og_gb_op2(b, "Or", og_gb_op2(b, "Less", a, c), og_gb_op2(b, "Greater", a, c)));
-    return cast(b, e, dt);
+    return og_rule_cast(b, e, dt);
 }
 
 /* What every reduction rule starts from. */
@@ -98,8 +64,8 @@ static bool red_setup(og_gb *b, const og_node *n, const int *dy, red *r)
     if (r->k < 0) return false;
     bool keep = og_attr_int(n, "keepdims", 1) != 0;
     int kk = keep ? 0 : r->k;
-    r->yk = unsqueeze(b, n->out[0], r->axes, kk);
-    r->dyk = unsqueeze(b, dy[0], r->axes, kk);
+    r->yk = og_rule_unsqueeze(b, n->out[0], r->axes, kk);
+    r->dyk = og_rule_unsqueeze(b, dy[0], r->axes, kk);
     return og_gb_status(b) == OG_OK;
 }
 
@@ -125,8 +91,8 @@ static og_status g_reduce_l1(og_gb *b, const og_node *n, const int *dy, int *dx)
         s = og_gb_op1(b, "Sign", r.x);
     } else {
         int zero = og_gb_scalar_like(b, 0, r.x);
-        s = og_gb_op2(b, "Sub", cast(b, og_gb_op2(b, "Greater", r.x, zero), r.dt),
-                      cast(b, og_gb_op2(b, "Less", r.x, zero), r.dt));
+        s = og_gb_op2(b, "Sub", og_rule_cast(b, og_gb_op2(b, "Greater", r.x, zero), r.dt),
+                      og_rule_cast(b, og_gb_op2(b, "Less", r.x, zero), r.dt));
     }
     dx[0] = og_gb_op2(b, "Mul", s, r.dyk);
     return og_gb_status(b);
@@ -139,7 +105,7 @@ static og_status g_reduce_l2(og_gb *b, const og_node *n, const int *dy, int *dx)
     red r;
     if (!red_setup(b, n, dy, &r)) return og_gb_status(b);
     int zero = og_gb_scalar_like(b, 0, r.x);
-    int is0 = cast(b, og_gb_op1(b, "Not", og_gb_op2(b, "Greater", r.yk, zero)), r.dt);
+    int is0 = og_rule_cast(b, og_gb_op1(b, "Not", og_gb_op2(b, "Greater", r.yk, zero)), r.dt);
     int den = og_gb_op2(b, "Add", r.yk, is0);
     dx[0] = og_gb_op2(b, "Mul", og_gb_op2(b, "Div", r.x, den), r.dyk);
     return og_gb_status(b);
@@ -173,7 +139,7 @@ static og_status g_reduce_max_min(og_gb *b, const og_node *n, const int *dy, int
     red r;
     if (!red_setup(b, n, dy, &r)) return og_gb_status(b);
     int mask = eq_mask(b, r.x, r.yk, r.dt);
-    int count = reduce(b, "ReduceSum", mask, r.axes, r.k, true);
+    int count = og_rule_reduce(b, "ReduceSum", mask, r.axes, r.k, true);
     dx[0] = og_gb_op2(b, "Mul", og_gb_op2(b, "Div", mask, count), r.dyk);
     return og_gb_status(b);
 }
@@ -187,8 +153,8 @@ static og_status g_reduce_prod(og_gb *b, const og_node *n, const int *dy, int *d
     int zero = og_gb_scalar_like(b, 0, r.x), one = og_gb_scalar_like(b, 1, r.x);
     int zm = eq_mask(b, r.x, zero, r.dt);
     int x1 = og_gb_op2(b, "Add", r.x, zm);
-    int p = reduce(b, "ReduceProd", x1, r.axes, r.k, true);
-    int z = reduce(b, "ReduceSum", zm, r.axes, r.k, true);
+    int p = og_rule_reduce(b, "ReduceProd", x1, r.axes, r.k, true);
+    int z = og_rule_reduce(b, "ReduceSum", zm, r.axes, r.k, true);
     int none = og_gb_op2(b, "Div", eq_mask(b, z, zero, r.dt), x1);
     int single = og_gb_op2(b, "Mul", zm, eq_mask(b, z, one, r.dt));
     int others = og_gb_op2(b, "Mul", p, og_gb_op2(b, "Add", none, single));
@@ -224,14 +190,14 @@ static og_status loss_common(og_gb *b, const og_node *n, const int *dy, int *dx,
         if (n->n_out > 1 && n->out[1] >= 0)
             P = n->out[1];
         else
-            P = og_gb_op2(b, "Sub", X, reduce(b, "ReduceLogSumExp", X, ax1, 1, true));
+            P = og_gb_op2(b, "Sub", X, og_rule_reduce(b, "ReduceLogSumExp", X, ax1, 1, true));
     }
     /* mask of counted labels, labels made safe to index with, per-label weights w */
     int m = -1, Ts = T;
     if (has_ignore) {
         int ig = og_gb_op2(b, "Equal", T,
                            og_gb_scalar(b, (double)og_attr_int(n, "ignore_index", 0), tt));
-        m = cast(b, og_gb_op1(b, "Not", ig), dt);
+        m = og_rule_cast(b, og_gb_op1(b, "Not", ig), dt);
         Ts = og_gb_op3(b, "Where", ig, og_gb_scalar(b, 0, tt), T);
     }
     int w = m; /* -1: all ones */
@@ -246,10 +212,10 @@ static og_status loss_common(og_gb *b, const og_node *n, const int *dy, int *dx,
                     ? og_gb_const_i64(b, &C, 1)
                     : og_gb_op2(b, "Gather", og_gb_op1(b, "Shape", X), og_gb_const_i64(b, ax1, 1));
     const int64_t onoff[2] = {0, 1};
-    int lab64 = tt == OG_INT64 ? Ts : cast(b, Ts, OG_INT64);
+    int lab64 = tt == OG_INT64 ? Ts : og_rule_cast(b, Ts, OG_INT64);
     int oh = og_gb_op3(b, "OneHot", lab64, depth, og_gb_const_i64(b, onoff, 2));
     og_gb_attr_int(b, og_gb_last(b), "axis", 1);
-    oh = cast(b, oh, dt);
+    oh = og_rule_cast(b, oh, dt);
 
     /* g: the gradient reaching each l_i (a scalar for sum and mean) */
     int g = -1;
@@ -257,14 +223,14 @@ static og_status loss_common(og_gb *b, const og_node *n, const int *dy, int *dx,
         g = dy[0];
         if (mean) {
             int ws = w >= 0 ? og_gb_reduce_sum(b, w, lab_axes, rank - 1, false)
-                            : cast(b, og_gb_op1(b, "Size", T), dt);
+                            : og_rule_cast(b, og_gb_op1(b, "Size", T), dt);
             g = og_gb_op2(b, "Div", g, ws);
         }
     }
     int dP = -1;
     if (g >= 0) {
         int gw = w >= 0 ? og_gb_op2(b, "Mul", g, w) : g;
-        if (none || w >= 0) gw = unsqueeze(b, gw, ax1, 1);
+        if (none || w >= 0) gw = og_rule_unsqueeze(b, gw, ax1, 1);
         dP = og_gb_op1(b, "Neg", og_gb_op2(b, "Mul", oh, gw));
     }
     if (sce && n->n_out > 1 && dy[1] >= 0) dP = dP >= 0 ? og_gb_op2(b, "Add", dP, dy[1]) : dy[1];
@@ -278,12 +244,12 @@ static og_status loss_common(og_gb *b, const og_node *n, const int *dy, int *dx,
     }
     if (W >= 0 && g >= 0 && og_gb_wants(b, n, 2)) {
         /* v_i = m_i (-P[i, t_i] - L) g_i, summed into the labels' classes */
-        int pt = og_gb_op2(b, "GatherElements", P, unsqueeze(b, Ts, ax1, 1));
+        int pt = og_gb_op2(b, "GatherElements", P, og_rule_unsqueeze(b, Ts, ax1, 1));
         og_gb_attr_int(b, og_gb_last(b), "axis", 1);
         int v = og_gb_op1(b, "Neg", pt);
         if (mean) v = og_gb_op2(b, "Sub", v, n->out[0]);
         int u = m >= 0 ? og_gb_op2(b, "Mul", g, m) : g;
-        if (none || m >= 0) u = unsqueeze(b, u, ax1, 1);
+        if (none || m >= 0) u = og_rule_unsqueeze(b, u, ax1, 1);
         v = og_gb_op2(b, "Mul", v, u);
         dx[2] = og_gb_reduce_sum(b, og_gb_op2(b, "Mul", oh, v), other_axes, rank - 1, false);
     }

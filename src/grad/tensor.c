@@ -1,6 +1,6 @@
 /* tensor.c: gradients of the shape ops: the gradient takes the input's shape back
  * (Reshape, Flatten, Squeeze, Unsqueeze) or the inverse permutation (Transpose). */
-#include "grad/grad.h"
+#include "grad/rule_util.h"
 
 static og_status g_reshape_back(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
@@ -22,8 +22,7 @@ static og_status g_transpose(og_gb *b, const og_node *n, const int *dy, int *dx)
         if (p < 0 || p >= rank) return og_gb_fail(b, n, OG_ERR_MODEL, "bad perm");
         inv[p] = i;
     }
-    dx[0] = og_gb_op1(b, "Transpose", dy[0]);
-    og_gb_attr_ints(b, og_gb_last(b), "perm", inv, rank);
+    dx[0] = og_rule_transpose(b, dy[0], inv, rank);
     return og_gb_status(b);
 }
 
