@@ -1,4 +1,6 @@
 /* movement.c: gradients of the ops that move, copy or mask elements without arithmetic.
+ *   Reshape, Flatten, Squeeze, Unsqueeze: dx = dy reshaped to x's shape
+ *   Transpose: dx = Transpose(dy) with the inverse permutation
  *   Concat:  dx_i = dy[off_i : off_i + d_i] along the axis
  *   Split:   dx = Concat(dy_0, dy_1, ...) along the axis (zeros for outputs without one)
  *   Slice:   dx = dy scattered into zeros of x's shape (flip for negative steps, zeros
@@ -136,6 +138,34 @@ static int scatter_back(og_gb *b, const og_node *n, int x, int numel, int map, i
     if (dup) og_gb_attr_string(b, node, "reduction", "add");
     if (spare) s = slice_rt(b, s, const1(b, 0), og_gb_op2(b, "Reshape", numel, flat), 0);
     return og_gb_op2(b, "Reshape", s, og_gb_op1(b, "Shape", x));
+}
+
+/* ---- Reshape, Flatten, Squeeze, Unsqueeze, Transpose --------------------------------- */
+
+/* the gradient takes the input's shape back */
+static og_status g_reshape_back(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    if (og_gb_wants(b, n, 0)) dx[0] = og_gb_reshape_like(b, dy[0], n->in[0]);
+    return og_gb_status(b);
+}
+
+/* dx = Transpose(dy) with the inverse permutation */
+static og_status g_transpose(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    int rank = og_gb_value(b, n->in[0])->rank;
+    if (rank < 0)
+        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "Transpose gradient needs the input's rank");
+    int count = 0;
+    const int64_t *perm = og_attr_ints(n, "perm", &count);
+    int64_t inv[OG_MAX_RANK];
+    for (int i = 0; i < rank; i++) {
+        int64_t p = perm && count == rank ? perm[i] : rank - 1 - i;
+        if (p < 0) p += rank;
+        if (p < 0 || p >= rank) return og_gb_fail(b, n, OG_ERR_MODEL, "bad perm");
+        inv[p] = i;
+    }
+    dx[0] = og_rule_transpose(b, dy[0], inv, rank);
+    return og_gb_status(b);
 }
 
 /* ---- Concat / Split ---------------------------------------------------------------- */
@@ -830,8 +860,18 @@ static og_status g_einsum(og_gb *b, const og_node *n, const int *dy, int *dx)
     return og_gb_status(b);
 }
 
-const og_grad_rule og_grad_movement[] = {{"Concat", "", g_concat}, {"Split", "", g_split},
-                                         {"Slice", "", g_slice},   {"Pad", "", g_pad},
-                                         {"Tile", "", g_tile},     {"Expand", "", g_expand},
-                                         {"Trilu", "", g_trilu},   {"CumSum", "", g_cumsum},
-                                         {"Einsum", "", g_einsum}, {0}};
+const og_grad_rule og_grad_movement[] = {{"Reshape", "", g_reshape_back},
+                                         {"Flatten", "", g_reshape_back},
+                                         {"Squeeze", "", g_reshape_back},
+                                         {"Unsqueeze", "", g_reshape_back},
+                                         {"Transpose", "", g_transpose},
+                                         {"Concat", "", g_concat},
+                                         {"Split", "", g_split},
+                                         {"Slice", "", g_slice},
+                                         {"Pad", "", g_pad},
+                                         {"Tile", "", g_tile},
+                                         {"Expand", "", g_expand},
+                                         {"Trilu", "", g_trilu},
+                                         {"CumSum", "", g_cumsum},
+                                         {"Einsum", "", g_einsum},
+                                         {0}};

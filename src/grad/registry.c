@@ -5,7 +5,7 @@
 #include "grad/grad.h"
 
 #define OG_GRAD_FAMILIES(X)                                                                        \
-    X(elementwise) X(linalg) X(tensor) X(reduce) X(activation) X(movement) X(index) X(stats) X(nn)
+    X(elementwise) X(linalg) X(reduce) X(activation) X(movement) X(index) X(stats) X(nn)
 
 #define OG_DECLARE(f) extern const og_grad_rule og_grad_##f[];
 OG_GRAD_FAMILIES(OG_DECLARE)
