@@ -6,11 +6,14 @@
  * seed per selected output (`<output>_grad`), and whose outputs are the selected model
  * outputs, then `<input>_grad` for the inputs that need one, then `<weight>_grad`.
  *
- * Each op's gradient is a rule in src/grad/<family>.c: given the node and the value ids of
- * the gradients of its outputs (dy, -1 where no gradient flows), it emits ordinary nodes
- * into the training graph through the og_gb_* helpers below and returns the value ids of
- * the gradients of its inputs (dx, -1 where none).  Contributions reaching one value from
- * several consumers are summed by the builder; rules only compute local gradients.
+ * Each op's gradient is a rule in src/grad/<family>.c, <family> being the op's family in
+ * src/ops/ (the file src/ops/<family>.c that defines it: unary, binary, reduce, linalg, conv,
+ * pool, norm, loss, tensor, resize, index, optim; see registry.c): given the node and the
+ * value ids of the gradients of its outputs (dy, -1 where no gradient flows), it emits
+ * ordinary nodes into the training graph through the og_gb_* helpers below (and the shared
+ * ones of rule_util.h) and returns the value ids of the gradients of its inputs (dx, -1 where
+ * none).  Contributions reaching one value from several consumers are summed by the
+ * builder; rules only compute local gradients.
  *
  * Helpers never fail loudly in the middle of a rule: on error they record it in the
  * builder, return -1, and every helper given a -1 returns -1 too, so a rule is written as

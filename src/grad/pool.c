@@ -1,55 +1,18 @@
-/* nn.c: gradients of convolution, pooling and normalization.
+/* pool.c: gradients of the pooling ops (src/ops/pool.c).
  *
- *   Conv  Y[n,m,o] = Σ_{c,j} X[n,c,o·s+j·d−p] W[m,c,j] + B[m]
- *     dX = ConvTranspose(dY, W) with the same strides, dilations, begin pads and group, and
- *          end pad / output_padding chosen so that dX has X's spatial size
- *     dW[m,c,j] = Σ_{n,o} X[n,c,j·d+o·s−p] dY[n,m,o]: a Conv of X with batch and channels
- *          swapped (per group) by dY as the kernel, strides and dilations exchanged, the
- *          same begin pads, sliced to the kernel size and transposed back
- *     dB = Σ dY over N and the spatial axes
- *   ConvTranspose (the adjoint of Conv in X): dX = Conv(dY, W); dW = the Conv dW with the
- *          roles of X and dY exchanged; dB as for Conv
  *   GlobalAveragePool: dX = dY / (spatial size), broadcast;  GlobalMaxPool: dY split evenly
  *          between the positions equal to the max
  *   MaxPool: dY scattered (added) into zeros at the flat Indices of a MaxPool of X; before
  *          opset 9 (no Scatter) through a one-hot mask over window taps and a ConvTranspose
  *   AveragePool: dX = ConvTranspose(dY / count, ones kernel) per channel; count is the
  *          forward op's divisor, obtained as AveragePool(ones) / (valid positions)
- *   Normalizations, with x̂ = (x − μ)·σ⁻¹ and means over the normalized axes:
- *     with batch statistics: dX = σ⁻¹·(g − mean(g) − x̂·mean(g·x̂)), g = dY·scale
- *     with given statistics (BatchNormalization inference): dX = dY·scale·σ⁻¹,
- *          dmean = −Σ dY·scale·σ⁻¹, dvar = −½ Σ dY·(x−mean)·scale·σ⁻³
- *     dscale = Σ dY·x̂, dB = Σ dY (summed back to their shapes)
- *   Statistics outputs (BatchNormalization running/saved mean and var, LayerNormalization
- *   Mean and InvStdDev) are differentiated too: dμ/dx = 1/n, dvar/dx = 2(x−μ)/n.
  */
-#include <stdio.h>
-#include <string.h>
-
 #include "grad/rule_util.h"
-#include "ops/conv_params.h"
-#include "ops/norm.h"
 #include "ops/pool.h"
 
 #define SP (OG_MAX_RANK - 2)
 
-/* ---- helpers ---------------------------------------------------------------------- */
-
-/* x with axes 0 and 1 swapped */
-static int swap01(og_gb *b, int x, int rank)
-{
-    int64_t perm[OG_MAX_RANK];
-    for (int i = 0; i < rank; i++) perm[i] = i;
-    perm[0] = 1;
-    perm[1] = 0;
-    return og_rule_transpose(b, x, perm, rank);
-}
-
-/* x cast to dt when its (forward) type `from` differs */
-static int cast_if(og_gb *b, int x, og_dtype from, og_dtype to)
-{
-    return x < 0 || from == to || from == OG_UNDEFINED ? x : og_rule_cast(b, x, to);
-}
+/* ---- helpers ------------------------------------------------------------------------- */
 
 /* A MaxPool of x with n's attributes (row-major indices) and its Indices output, which is
  * returned. */
@@ -84,185 +47,22 @@ static bool spatial_known(const og_value *v, int rank)
     return true;
 }
 
-/* ---- Conv and ConvTranspose ------------------------------------------------------- */
-
-/* dB = Σ dY over N and the spatial axes */
-static int bias_grad(og_gb *b, int dy, int rank)
+/* The rank of a global pool's input x, with its spatial axes (2 ..) in axes; -1 (an error)
+ * below rank 3. */
+static int global_axes(og_gb *b, const og_node *n, int x, int64_t *axes)
 {
-    int64_t axes[OG_MAX_RANK];
-    axes[0] = 0;
-    for (int i = 2; i < rank; i++) axes[i - 1] = i;
-    return og_gb_reduce_sum(b, dy, axes, rank - 1, false);
+    int rank = og_gb_value(b, x)->rank;
+    if (rank < 3) return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs the input's rank");
+    for (int i = 2; i < rank; i++) axes[i - 2] = i;
+    return rank;
 }
-
-/* The geometry of a Conv/ConvTranspose node; every spatial size and pad must be known. */
-static bool conv_geometry(og_gb *b, const og_node *n, og_conv_geom *g)
-{
-    const og_conv_params *p = n->params;
-    if (!p || !n->parsed) {
-        og_gb_fail(b, n, OG_ERR_INTERNAL, "the node's attributes were not parsed");
-        return false;
-    }
-    const og_value *X = og_gb_value(b, n->in[0]), *W = og_gb_value(b, n->in[1]);
-    if (og_conv_geometry(n, p, false, X->rank, X->dims, W->rank, W->dims, -1, g)) {
-        og_gb_fail(b, n, OG_ERR_MODEL, "%s", og_last_error());
-        return false;
-    }
-    bool ok = g->nsp >= 1 && og_dim_known(g->c) && og_dim_known(g->m);
-    for (int i = 0; ok && i < g->nsp; i++)
-        ok = og_dim_known(g->in[i]) && og_dim_known(g->out[i]) && og_dim_known(g->kernel[i]) &&
-             g->pad_begin[i] != OG_DIM_UNKNOWN && g->pad_end[i] != OG_DIM_UNKNOWN;
-    if (!ok) {
-        og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                   "gradient needs the channel counts, kernel and spatial sizes of X and W to be "
-                   "known statically");
-        return false;
-    }
-    return true;
-}
-
-/* dW of a convolution whose input is I ([N, cin, isp...]) and whose output gradient is G
- * ([N, cout, gsp...]), kernel k, strides s, dilations d, begin pads pb (>= 0):
- *   dW[m, c, j] = Σ_{n,o} I[n, gc+c, j·d + o·s − pb] G[n, m, o]     (gc: m's group)
- * computed as Conv(I' = [cin/g, g·N, isp...], G' = [cout, N, gsp...], group g, strides d,
- * dilations s), whose result [cin/g, cout, k'...] is sliced to k and transposed. */
-static int conv_dw(og_gb *b, int I, int G, int64_t cin, int64_t group, int nsp, const int64_t *isp,
-                   const int64_t *gsp, const int64_t *k, const int64_t *s, const int64_t *d,
-                   const int64_t *pb)
-{
-    int rank = nsp + 2;
-    int64_t cg = cin / group;
-    int it;
-    if (group == 1) {
-        it = swap01(b, I, rank);
-    } else {
-        int64_t shp[OG_MAX_RANK + 1], perm[OG_MAX_RANK + 1];
-        shp[0] = 0; /* N, copied */
-        shp[1] = group;
-        shp[2] = cg;
-        for (int i = 0; i <= rank; i++) perm[i] = i;
-        perm[0] = 2;
-        perm[2] = 0;
-        for (int i = 0; i < nsp; i++) shp[3 + i] = isp[i];
-        int t = og_rule_transpose(b, og_rule_reshape_c(b, I, shp, rank + 1), perm, rank + 1);
-        shp[0] = cg;
-        shp[1] = -1;
-        for (int i = 0; i < nsp; i++) shp[2 + i] = isp[i];
-        it = og_rule_reshape_c(b, t, shp, rank);
-    }
-    int gt = swap01(b, G, rank);
-    int64_t pads[2 * SP], axes[SP], zeros[SP];
-    bool slice = false;
-    for (int i = 0; i < nsp; i++) {
-        int64_t span = (gsp[i] - 1) * s[i] + 1; /* extent of the dilated dY kernel */
-        int64_t pe = (k[i] - 1) * d[i] + span - isp[i] - pb[i];
-        if (pe < 0) pe = 0;
-        int64_t kk = (isp[i] + pb[i] + pe - span) / d[i] + 1;
-        if (kk < k[i])
-            return og_gb_fail(b, NULL, OG_ERR_INTERNAL, "bad weight-gradient geometry on axis %d",
-                              i);
-        slice = slice || kk > k[i];
-        pads[i] = pb[i];
-        pads[nsp + i] = pe;
-        axes[i] = 2 + i;
-        zeros[i] = 0;
-    }
-    int z = og_gb_op2(b, "Conv", it, gt);
-    og_rule_conv_attrs(b, og_gb_last(b), nsp, d, s, pads, group);
-    if (slice) z = og_rule_slice(b, z, axes, zeros, k, NULL, nsp);
-    return swap01(b, z, rank);
-}
-
-static og_status g_conv(og_gb *b, const og_node *n, const int *dy, int *dx)
-{
-    og_conv_geom g;
-    if (!conv_geometry(b, n, &g)) return og_gb_status(b);
-    int nsp = g.nsp, rank = nsp + 2;
-    if (og_gb_wants(b, n, 0)) {
-        /* ConvTranspose output: s·(out−1) + op + ek − pb − pe = in */
-        int64_t pads[2 * SP], opad[SP];
-        bool any_op = false;
-        for (int i = 0; i < nsp; i++) {
-            int64_t ek = (g.kernel[i] - 1) * g.dil[i] + 1;
-            int64_t pe = g.stride[i] * (g.out[i] - 1) + ek - g.in[i] - g.pad_begin[i];
-            opad[i] = 0;
-            if (pe < 0) {
-                opad[i] = -pe;
-                pe = 0;
-                any_op = true;
-            }
-            pads[i] = g.pad_begin[i];
-            pads[nsp + i] = pe;
-        }
-        dx[0] = og_gb_op2(b, "ConvTranspose", dy[0], n->in[1]);
-        int node = og_gb_last(b);
-        og_rule_conv_attrs(b, node, nsp, g.stride, g.dil, pads, g.group);
-        if (any_op) og_gb_attr_ints(b, node, "output_padding", opad, nsp);
-    }
-    if (og_gb_wants(b, n, 1))
-        dx[1] = conv_dw(b, n->in[0], dy[0], g.c, g.group, nsp, g.in, g.out, g.kernel, g.stride,
-                        g.dil, g.pad_begin);
-    if (og_gb_wants(b, n, 2)) dx[2] = bias_grad(b, dy[0], rank);
-    return og_gb_status(b);
-}
-
-static og_status g_conv_transpose(og_gb *b, const og_node *n, const int *dy, int *dx)
-{
-    og_conv_geom g;
-    if (!conv_geometry(b, n, &g)) return og_gb_status(b);
-    int nsp = g.nsp, rank = nsp + 2;
-    /* a negative begin pad (output_shape beyond the full result) shifts the output: its
-     * first −pb positions hold only the bias, so dY is cropped there */
-    int dyc = dy[0];
-    int64_t crop[SP], ends[SP], axes[SP], zeros[SP];
-    bool any_crop = false;
-    for (int i = 0; i < nsp; i++) {
-        crop[i] = g.pad_begin[i] < 0 ? -g.pad_begin[i] : 0;
-        any_crop = any_crop || crop[i] > 0;
-        g.pad_begin[i] += crop[i];
-        g.out[i] -= crop[i];
-        ends[i] = INT64_MAX;
-        axes[i] = 2 + i;
-        zeros[i] = 0;
-        if (g.out[i] < 1)
-            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "output_shape leaves no computed output");
-    }
-    if (any_crop) dyc = og_rule_slice(b, dyc, axes, crop, ends, NULL, nsp);
-    if (og_gb_wants(b, n, 0)) {
-        /* Conv(dY) over the padded output: floor((out + pb + pe − ek)/s) + 1 >= in */
-        int64_t pads[2 * SP];
-        bool slice = false;
-        for (int i = 0; i < nsp; i++) {
-            int64_t ek = (g.kernel[i] - 1) * g.dil[i] + 1;
-            int64_t pe = g.pad_end[i] > 0 ? g.pad_end[i] : 0;
-            int64_t size = (g.out[i] + g.pad_begin[i] + pe - ek) / g.stride[i] + 1;
-            if (g.out[i] + g.pad_begin[i] + pe < ek || size < g.in[i])
-                return og_gb_fail(b, n, OG_ERR_INTERNAL, "bad input-gradient geometry");
-            slice = slice || size > g.in[i];
-            pads[i] = g.pad_begin[i];
-            pads[nsp + i] = pe;
-        }
-        int r = og_gb_op2(b, "Conv", dyc, n->in[1]);
-        og_rule_conv_attrs(b, og_gb_last(b), nsp, g.stride, g.dil, pads, g.group);
-        if (slice) r = og_rule_slice(b, r, axes, zeros, g.in, NULL, nsp);
-        dx[0] = r;
-    }
-    if (og_gb_wants(b, n, 1))
-        dx[1] = conv_dw(b, dyc, n->in[0], g.m, g.group, nsp, g.out, g.in, g.kernel, g.stride, g.dil,
-                        g.pad_begin);
-    if (og_gb_wants(b, n, 2)) dx[2] = bias_grad(b, dy[0], rank);
-    return og_gb_status(b);
-}
-
-/* ---- pooling ---------------------------------------------------------------------- */
 
 static og_status g_global_avgpool(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     int x = n->in[0];
-    int rank = og_gb_value(b, x)->rank;
-    if (rank < 3) return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs the input's rank");
     int64_t axes[OG_MAX_RANK];
-    for (int i = 2; i < rank; i++) axes[i - 2] = i;
+    int rank = global_axes(b, n, x, axes);
+    if (rank < 0) return og_gb_status(b);
     int c =
         og_rule_reduced_count(b, x, axes, rank - 2, n->out[0], og_gb_value(b, n->out[0])->dtype);
     int e;
@@ -284,10 +84,9 @@ static og_status g_global_avgpool(og_gb *b, const og_node *n, const int *dy, int
 static og_status g_global_maxpool(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     int x = n->in[0];
-    int rank = og_gb_value(b, x)->rank;
-    if (rank < 3) return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs the input's rank");
     int64_t axes[OG_MAX_RANK];
-    for (int i = 2; i < rank; i++) axes[i - 2] = i;
+    int rank = global_axes(b, n, x, axes);
+    if (rank < 0) return og_gb_status(b);
     /* mask = (x >= max): Less takes floats from opset 7, Equal only from 11 */
     int mask = og_gb_op1(b, "Not", og_gb_op2(b, "Less", x, n->out[0]));
     mask = og_rule_cast(b, mask, og_gb_value(b, n->out[0])->dtype);
@@ -507,27 +306,16 @@ static og_status maxpool_taps(og_gb *b, const og_node *n, const pool_geom *g, co
         }
     }
     /* back to the input positions: ConvTranspose with a one-hot kernel per tap */
-    int64_t ks[OG_MAX_RANK], pads[2 * SP], opad[SP];
-    bool any_op = false;
+    int64_t ks[OG_MAX_RANK];
     for (int64_t r = 0; r < K; r++)
         for (int64_t c = 0; c < K; c++) eye[r * K + c] = r == c;
     ks[0] = K;
     ks[1] = 1;
-    for (int i = 0; i < nsp; i++) {
-        int64_t ek = (g->k[i] - 1) * g->d[i] + 1;
-        int64_t pe = g->s[i] * (g->out[i] - 1) + ek - g->in[i] - g->pb[i];
-        ks[2 + i] = g->k[i];
-        opad[i] = pe < 0 ? -pe : 0;
-        any_op = any_op || pe < 0;
-        pads[i] = g->pb[i];
-        pads[nsp + i] = pe < 0 ? 0 : pe;
-    }
+    for (int i = 0; i < nsp; i++) ks[2 + i] = g->k[i];
     int ker = const_cast_c(b, eye, K * K, ks, rank, dt);
     og_free(og_gb_alloc(b), buf);
-    int ct = og_gb_op2(b, "ConvTranspose", og_gb_op2(b, "Mul", gp, sel), ker);
-    int node = og_gb_last(b);
-    og_rule_conv_attrs(b, node, nsp, g->s, g->d, pads, 1);
-    if (any_op) og_gb_attr_ints(b, node, "output_padding", opad, nsp);
+    int ct = og_rule_conv_back(b, og_gb_op2(b, "Mul", gp, sel), ker, nsp, g->in, g->out, g->k, g->s,
+                               g->d, g->pb, 1);
     dx[0] = og_gb_op2(b, "Reshape", ct, og_gb_op1(b, "Shape", x));
     return og_gb_status(b);
 }
@@ -616,21 +404,9 @@ static og_status g_avgpool(og_gb *b, const og_node *n, const int *dy, int *dx)
     if (!pool_geometry(b, n, &g)) return og_gb_status(b);
     int x = n->in[0], nsp = g.nsp, rank = nsp + 2;
     og_dtype dt = og_gb_value(b, n->out[0])->dtype;
-    int64_t kvol = 1, pads[2 * SP], opad[SP];
-    bool any_op = false, partial = false;
-    for (int i = 0; i < nsp; i++) {
-        int64_t ek = (g.k[i] - 1) * g.d[i] + 1;
-        int64_t pe = g.s[i] * (g.out[i] - 1) + ek - g.in[i] - g.pb[i];
-        opad[i] = 0;
-        if (pe < 0) {
-            opad[i] = -pe;
-            pe = 0;
-            any_op = true;
-        }
-        pads[i] = g.pb[i];
-        pads[nsp + i] = pe;
-        kvol *= g.k[i];
-    }
+    int64_t kvol = 1;
+    bool partial = false;
+    for (int i = 0; i < nsp; i++) kvol *= g.k[i];
     int scaled;
     /* the divisor per output: AveragePool(ones) = taps / divisor */
     int valid = -1;
@@ -668,257 +444,13 @@ static og_status g_avgpool(og_gb *b, const og_node *n, const int *dy, int *dx)
     shp[0] = 1;
     for (int i = 0; i < nsp; i++) shp[2 + i] = g.k[i];
     int ker = ones_c(b, shp, rank, dt);
-    int ct = og_gb_op2(b, "ConvTranspose", g2, ker);
-    int node = og_gb_last(b);
-    og_rule_conv_attrs(b, node, nsp, g.s, g.d, pads, 1);
-    if (any_op) og_gb_attr_ints(b, node, "output_padding", opad, nsp);
+    int ct = og_rule_conv_back(b, g2, ker, nsp, g.in, g.out, g.k, g.s, g.d, g.pb, 1);
     dx[0] = og_gb_op2(b, "Reshape", ct, og_gb_op1(b, "Shape", x));
     return og_gb_status(b);
 }
 
-/* ---- normalization ---------------------------------------------------------------- */
-
-/* Mean, centered x, 1/σ and x̂ of x over `axes` (keepdims), and the count. */
-typedef struct norm_stats {
-    int mu, xc, istd, xhat, cnt;
-} norm_stats;
-
-static norm_stats batch_stats(og_gb *b, int x, const int64_t *axes, int k, double eps, og_dtype dt)
-{
-    norm_stats s;
-    int sum = og_gb_reduce_sum(b, x, axes, k, true);
-    s.cnt = og_rule_reduced_count(b, x, axes, k, sum, dt);
-    s.mu = og_gb_op2(b, "Div", sum, s.cnt);
-    s.xc = og_gb_op2(b, "Sub", x, s.mu);
-    int var = og_gb_op2(b, "Div",
-                        og_gb_reduce_sum(b, og_gb_op2(b, "Mul", s.xc, s.xc), axes, k, true), s.cnt);
-    s.istd = og_gb_op1(b, "Reciprocal",
-                       og_gb_op1(b, "Sqrt", og_gb_op2(b, "Add", var, og_gb_scalar(b, eps, dt))));
-    s.xhat = og_gb_op2(b, "Mul", s.xc, s.istd);
-    return s;
-}
-
-/* σ⁻¹·(g − mean(g) − x̂·mean(g·x̂)) over `axes` */
-static int norm_backward(og_gb *b, const norm_stats *s, int gr, const int64_t *axes, int k)
-{
-    int mg = og_gb_op2(b, "Div", og_gb_reduce_sum(b, gr, axes, k, true), s->cnt);
-    int mgx = og_gb_op2(
-        b, "Div", og_gb_reduce_sum(b, og_gb_op2(b, "Mul", gr, s->xhat), axes, k, true), s->cnt);
-    int t = og_gb_op2(b, "Sub", og_gb_op2(b, "Sub", gr, mg), og_gb_op2(b, "Mul", s->xhat, mgx));
-    return og_gb_op2(b, "Mul", s->istd, t);
-}
-
-/* dX contributions of gradients gm (of μ) and gv (of the biased variance), either -1;
- * the result has X's shape */
-static int stats_backward(og_gb *b, int x, const norm_stats *s, int gm, int gv, og_dtype dt)
-{
-    int r = -1;
-    if (gm >= 0) {
-        r = og_gb_op2(b, "Div", gm, s->cnt);
-        if (og_gb_opset(b) >= 8)
-            r = og_gb_op2(b, "Expand", r, og_gb_op1(b, "Shape", x));
-        else
-            r = og_gb_op2(b, "Add", r, og_gb_op2(b, "Mul", s->xc, og_gb_scalar(b, 0.0, dt)));
-    }
-    if (gv >= 0) {
-        int two = og_gb_scalar(b, 2.0, dt);
-        int t =
-            og_gb_op2(b, "Div", og_gb_op2(b, "Mul", og_gb_op2(b, "Mul", gv, two), s->xc), s->cnt);
-        r = r < 0 ? t : og_gb_op2(b, "Add", r, t);
-    }
-    return r;
-}
-
-static const og_norm_params *norm_params(og_gb *b, const og_node *n)
-{
-    const og_norm_params *p = n->params;
-    if (!p || !n->parsed)
-        og_gb_fail(b, n, OG_ERR_INTERNAL, "the node's attributes were not parsed");
-    return p;
-}
-
-static og_status g_batchnorm(og_gb *b, const og_node *n, const int *dy, int *dx)
-{
-    const og_norm_params *p = norm_params(b, n);
-    if (!p) return og_gb_status(b);
-    int x = n->in[0];
-    const og_value *X = og_gb_value(b, x);
-    int rank = X->rank;
-    if (rank < 2) return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs the input's rank");
-    og_dtype dt = og_gb_value(b, n->out[0])->dtype;
-    /* statistics axes and the shape parameters take to broadcast against X */
-    int64_t axes[OG_MAX_RANK], pshape[OG_MAX_RANK];
-    int k = 0;
-    axes[k++] = 0;
-    pshape[0] = 1;
-    if (p->per_channel) {
-        pshape[1] = -1;
-        for (int i = 2; i < rank; i++) {
-            axes[k++] = i;
-            pshape[i] = 1;
-        }
-    } else {
-        for (int i = 1; i < rank; i++) {
-            if (!og_dim_known(X->dims[i]))
-                return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                                  "gradient of per-activation BatchNormalization needs X's "
-                                  "non-batch dims to be known");
-            pshape[i] = X->dims[i];
-        }
-    }
-    int scale = og_rule_reshape_c(b, n->in[1], pshape, rank);
-    int dY = dy[0];
-    /* gradients reaching the statistics outputs, in X's dtype and broadcastable shape */
-    int ds[5] = {-1, -1, -1, -1, -1};
-    for (int j = 1; j < n->n_out && j < 5; j++)
-        if (dy[j] >= 0 && n->out[j] >= 0)
-            ds[j] = og_rule_reshape_c(b, cast_if(b, dy[j], og_gb_value(b, n->out[j])->dtype, dt),
-                                      pshape, rank);
-    int dmean = -1, dvar = -1; /* gradients of the input mean and var, broadcastable */
-    if (!p->training) {
-        /* given statistics; the statistics outputs pass input_mean and input_var through */
-        int mean = og_rule_reshape_c(b, n->in[3], pshape, rank),
-            var = og_rule_reshape_c(b, n->in[4], pshape, rank);
-        int istd = og_gb_op1(
-            b, "Reciprocal",
-            og_gb_op1(b, "Sqrt", og_gb_op2(b, "Add", var, og_gb_scalar(b, p->epsilon, dt))));
-        int a = og_gb_op2(b, "Mul", scale, istd);
-        if (dY >= 0) {
-            int xc = og_gb_op2(b, "Sub", x, mean);
-            if (og_gb_wants(b, n, 0)) dx[0] = og_gb_op2(b, "Mul", dY, a);
-            int sdy = og_gb_reduce_sum(b, dY, axes, k, true);
-            int sdyx = og_gb_reduce_sum(b, og_gb_op2(b, "Mul", dY, xc), axes, k, true);
-            if (og_gb_wants(b, n, 1))
-                dx[1] = og_gb_reshape_like(b, og_gb_op2(b, "Mul", sdyx, istd), n->in[1]);
-            if (og_gb_wants(b, n, 2)) dx[2] = og_gb_reshape_like(b, sdy, n->in[2]);
-            if (og_gb_wants(b, n, 3)) dmean = og_gb_op1(b, "Neg", og_gb_op2(b, "Mul", sdy, a));
-            if (og_gb_wants(b, n, 4)) {
-                int i3 = og_gb_op2(b, "Mul", istd, og_gb_op2(b, "Mul", istd, istd));
-                int t = og_gb_op2(b, "Mul", og_gb_op2(b, "Mul", sdyx, scale), i3);
-                dvar = og_gb_op2(b, "Mul", t, og_gb_scalar(b, -0.5, dt));
-            }
-        }
-        if (ds[1] >= 0) dmean = og_rule_accumulate(b, dmean, ds[1]);
-        if (ds[3] >= 0) dmean = og_rule_accumulate(b, dmean, ds[3]);
-        if (ds[2] >= 0) dvar = og_rule_accumulate(b, dvar, ds[2]);
-        if (ds[4] >= 0) dvar = og_rule_accumulate(b, dvar, ds[4]);
-    } else {
-        /* batch statistics; running = input·momentum + batch·(1 − momentum) */
-        norm_stats s = batch_stats(b, x, axes, k, p->epsilon, dt);
-        int gm = -1, gv = -1;
-        int mom = og_gb_scalar(b, p->momentum, dt), rest = og_gb_scalar(b, 1.0 - p->momentum, dt);
-        if (ds[1] >= 0) {
-            gm = og_gb_op2(b, "Mul", ds[1], rest);
-            dmean = og_gb_op2(b, "Mul", ds[1], mom);
-        }
-        if (ds[2] >= 0) {
-            gv = og_gb_op2(b, "Mul", ds[2], rest);
-            dvar = og_gb_op2(b, "Mul", ds[2], mom);
-        }
-        if (ds[3] >= 0) gm = og_rule_accumulate(b, gm, ds[3]);
-        if (ds[4] >= 0) gv = og_rule_accumulate(b, gv, ds[4]);
-        int d0 = -1;
-        if (dY >= 0) {
-            if (og_gb_wants(b, n, 0))
-                d0 = norm_backward(b, &s, og_gb_op2(b, "Mul", dY, scale), axes, k);
-            if (og_gb_wants(b, n, 1))
-                dx[1] = og_gb_reshape_like(
-                    b, og_gb_reduce_sum(b, og_gb_op2(b, "Mul", dY, s.xhat), axes, k, true),
-                    n->in[1]);
-            if (og_gb_wants(b, n, 2))
-                dx[2] = og_gb_reshape_like(b, og_gb_reduce_sum(b, dY, axes, k, true), n->in[2]);
-        }
-        if (og_gb_wants(b, n, 0)) {
-            int st = stats_backward(b, x, &s, gm, gv, dt);
-            if (st >= 0) d0 = og_rule_accumulate(b, d0, st);
-            dx[0] = d0;
-        }
-    }
-    if (dmean >= 0 && og_gb_wants(b, n, 3))
-        dx[3] =
-            cast_if(b, og_gb_reshape_like(b, dmean, n->in[3]), dt, og_gb_value(b, n->in[3])->dtype);
-    if (dvar >= 0 && og_gb_wants(b, n, 4))
-        dx[4] =
-            cast_if(b, og_gb_reshape_like(b, dvar, n->in[4]), dt, og_gb_value(b, n->in[4])->dtype);
-    return og_gb_status(b);
-}
-
-static og_status g_instancenorm(og_gb *b, const og_node *n, const int *dy, int *dx)
-{
-    const og_norm_params *p = norm_params(b, n);
-    if (!p) return og_gb_status(b);
-    int x = n->in[0];
-    int rank = og_gb_value(b, x)->rank;
-    if (rank < 3) return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs the input's rank");
-    og_dtype dt = og_gb_value(b, n->out[0])->dtype;
-    int64_t axes[OG_MAX_RANK], all[OG_MAX_RANK], pshape[OG_MAX_RANK];
-    int k = rank - 2;
-    pshape[0] = 1;
-    pshape[1] = -1;
-    all[0] = 0;
-    for (int i = 2; i < rank; i++) {
-        axes[i - 2] = i;
-        all[i - 1] = i;
-        pshape[i] = 1;
-    }
-    norm_stats s = batch_stats(b, x, axes, k, p->epsilon, dt);
-    if (og_gb_wants(b, n, 0)) {
-        int scale = og_rule_reshape_c(b, n->in[1], pshape, rank);
-        dx[0] = norm_backward(b, &s, og_gb_op2(b, "Mul", dy[0], scale), axes, k);
-    }
-    if (og_gb_wants(b, n, 1))
-        dx[1] = og_gb_reshape_like(
-            b, og_gb_reduce_sum(b, og_gb_op2(b, "Mul", dy[0], s.xhat), all, rank - 1, false),
-            n->in[1]);
-    if (og_gb_wants(b, n, 2))
-        dx[2] = og_gb_reshape_like(b, og_gb_reduce_sum(b, dy[0], all, rank - 1, false), n->in[2]);
-    return og_gb_status(b);
-}
-
-static og_status g_layernorm(og_gb *b, const og_node *n, const int *dy, int *dx)
-{
-    const og_norm_params *p = norm_params(b, n);
-    if (!p) return og_gb_status(b);
-    int x = n->in[0];
-    int rank = og_gb_value(b, x)->rank;
-    if (rank < 1) return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs the input's rank");
-    int64_t axis = p->axis < 0 ? p->axis + rank : p->axis;
-    if (axis < 0 || axis >= rank) return og_gb_fail(b, n, OG_ERR_MODEL, "axis out of range");
-    og_dtype dt = og_gb_value(b, n->out[0])->dtype;
-    int64_t axes[OG_MAX_RANK];
-    int k = 0;
-    for (int64_t i = axis; i < rank; i++) axes[k++] = i;
-    norm_stats s = batch_stats(b, x, axes, k, p->epsilon, dt);
-    int dY = dy[0];
-    if (og_gb_wants(b, n, 0)) {
-        int d0 = -1;
-        if (dY >= 0) d0 = norm_backward(b, &s, og_gb_op2(b, "Mul", dY, n->in[1]), axes, k);
-        /* Mean and InvStdDev outputs: dσ⁻¹/dvar = −σ⁻³/2 */
-        int gm = -1, gv = -1;
-        if (n->n_out > 1 && n->out[1] >= 0 && dy[1] >= 0)
-            gm = cast_if(b, dy[1], og_gb_value(b, n->out[1])->dtype, dt);
-        if (n->n_out > 2 && n->out[2] >= 0 && dy[2] >= 0) {
-            int gi = cast_if(b, dy[2], og_gb_value(b, n->out[2])->dtype, dt);
-            int i3 = og_gb_op2(b, "Mul", s.istd, og_gb_op2(b, "Mul", s.istd, s.istd));
-            gv = og_gb_op2(b, "Mul", og_gb_op2(b, "Mul", gi, i3), og_gb_scalar(b, -0.5, dt));
-        }
-        int st = stats_backward(b, x, &s, gm, gv, dt);
-        if (st >= 0) d0 = og_rule_accumulate(b, d0, st);
-        dx[0] = d0;
-    }
-    if (dY >= 0 && og_gb_wants(b, n, 1))
-        dx[1] = og_gb_sum_to(b, og_gb_op2(b, "Mul", dY, s.xhat), n->out[0], n->in[1]);
-    if (dY >= 0 && og_gb_wants(b, n, 2)) dx[2] = og_gb_sum_to(b, dY, n->out[0], n->in[2]);
-    return og_gb_status(b);
-}
-
-const og_grad_rule og_grad_nn[] = {{"Conv", "", g_conv},
-                                   {"ConvTranspose", "", g_conv_transpose},
-                                   {"GlobalAveragePool", "", g_global_avgpool},
-                                   {"GlobalMaxPool", "", g_global_maxpool},
-                                   {"MaxPool", "", g_maxpool},
-                                   {"AveragePool", "", g_avgpool},
-                                   {"BatchNormalization", "", g_batchnorm},
-                                   {"InstanceNormalization", "", g_instancenorm},
-                                   {"LayerNormalization", "", g_layernorm},
-                                   {0}};
+const og_grad_rule og_grad_pool[] = {{"GlobalAveragePool", "", g_global_avgpool},
+                                     {"GlobalMaxPool", "", g_global_maxpool},
+                                     {"MaxPool", "", g_maxpool},
+                                     {"AveragePool", "", g_avgpool},
+                                     {0}};

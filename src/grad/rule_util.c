@@ -139,6 +139,31 @@ void og_rule_conv_attrs(og_gb *b, int node, int nsp, const int64_t *strides, con
     if (group != 1) og_gb_attr_int(b, node, "group", group);
 }
 
+int og_rule_conv_back(og_gb *b, int dy, int w, int nsp, const int64_t *in, const int64_t *out,
+                      const int64_t *k, const int64_t *s, const int64_t *d, const int64_t *pb,
+                      int64_t group)
+{
+    int64_t pads[2 * OG_MAX_RANK], opad[OG_MAX_RANK];
+    bool any_op = false;
+    for (int i = 0; i < nsp; i++) {
+        int64_t ek = (k[i] - 1) * d[i] + 1;
+        int64_t pe = s[i] * (out[i] - 1) + ek - in[i] - pb[i];
+        opad[i] = 0;
+        if (pe < 0) {
+            opad[i] = -pe;
+            pe = 0;
+            any_op = true;
+        }
+        pads[i] = pb[i];
+        pads[nsp + i] = pe;
+    }
+    int r = og_gb_op2(b, "ConvTranspose", dy, w);
+    int node = og_gb_last(b);
+    og_rule_conv_attrs(b, node, nsp, s, d, pads, group);
+    if (any_op) og_gb_attr_ints(b, node, "output_padding", opad, nsp);
+    return r;
+}
+
 int og_rule_rank_of(og_gb *b, const og_node *n, int v, const char *what)
 {
     int r = og_gb_value(b, v)->rank;

@@ -56,6 +56,14 @@ int og_rule_matmul_axis(og_gb *b, int x, int m, int r, int axis);
  * (NULL: none) */
 int og_rule_scatter_elements(og_gb *b, int data, int idx, int upd, int axis, const char *red);
 
+/* dX of a Conv-like op over nsp spatial axes (kernel k, strides s, dilations d, begin pads
+ * pb) that maps input sizes `in` to output sizes `out`: ConvTranspose(dy, w) with the same
+ * strides, dilations, begin pads and group, and the end pad pe that gives `in` back,
+ *   s·(out − 1) + op + ek − pb − pe = in,  ek = (k − 1)·d + 1,
+ * where a negative pe becomes output_padding op = −pe. */
+int og_rule_conv_back(og_gb *b, int dy, int w, int nsp, const int64_t *in, const int64_t *out,
+                      const int64_t *k, const int64_t *s, const int64_t *d, const int64_t *pb,
+                      int64_t group);
 /* The strides, dilations, pads (2·nsp) and group (when not 1) of a Conv, ConvTranspose or
  * pooling node being emitted. */
 void og_rule_conv_attrs(og_gb *b, int node, int nsp, const int64_t *strides, const int64_t *dil,

@@ -1,11 +1,11 @@
-/* activation.c: gradients of the activation-like elementwise ops beyond the core ones of
- * elementwise.c: unary math (Abs, Reciprocal, Erf, trigonometric and hyperbolic functions),
- * parametric activations (Elu, Selu, LeakyRelu, HardSigmoid, Softplus, Softsign, PRelu,
- * Celu, ThresholdedRelu, HardSwish, Mish, Gelu), Pow, Clip, the variadic Max/Min/Sum/Mean,
- * Where, Cast, Dropout, and the piecewise-constant Sign/Floor/Ceil/Round.
+/* unary.c: gradients of the unary elementwise ops of src/ops/unary.c: the core ones (Neg,
+ * Relu, Sigmoid, Tanh, Exp, Log, Sqrt), unary math (Abs, Reciprocal, Erf, trigonometric and
+ * hyperbolic functions), parametric activations (Elu, Selu, LeakyRelu, HardSigmoid,
+ * Softplus, Softsign, Celu, ThresholdedRelu, HardSwish, Mish, Gelu), Clip, and the
+ * piecewise-constant Sign/Floor/Ceil/Round.
  *
- * x is the node's first input, y its output, dy the gradient reaching y.  Inputs that
- * broadcast get their gradient summed back to their own shape (og_gb_sum_to). */
+ * x is the node's first input, y its output, dy the gradient reaching y.  Clip's bounds
+ * broadcast and get their gradient summed back to their own shape (og_gb_sum_to). */
 #include <math.h>
 #include <string.h>
 
@@ -21,7 +21,61 @@ static og_status chain(og_gb *b, const og_node *n, const int *dy, int *dx, int d
     return og_gb_status(b);
 }
 
-/* ---- unary math ------------------------------------------------------------------ */
+/* neg: dx = -dy */
+static og_status g_neg(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    dx[0] = og_gb_op1(b, "Neg", dy[0]);
+    return og_gb_status(b);
+}
+
+/* relu: dy where y > 0 */
+static og_status g_relu(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    int pos = og_gb_op2(b, "Greater", OUT(0), og_gb_scalar_like(b, 0, OUT(0)));
+    dx[0] = og_rule_where0(b, pos, dy[0], OUT(0));
+    return og_gb_status(b);
+}
+
+/* sigmoid: dy * y * (1 - y) */
+static og_status g_sigmoid(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    int one_minus = og_gb_op2(b, "Sub", og_gb_scalar_like(b, 1, OUT(0)), OUT(0));
+    dx[0] = og_gb_op2(b, "Mul", dy[0], og_gb_op2(b, "Mul", OUT(0), one_minus));
+    return og_gb_status(b);
+}
+
+/* tanh: dy * (1 - y^2) */
+static og_status g_tanh(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    int y2 = og_gb_op2(b, "Mul", OUT(0), OUT(0));
+    int d = og_gb_op2(b, "Sub", og_gb_scalar_like(b, 1, OUT(0)), y2);
+    dx[0] = og_gb_op2(b, "Mul", dy[0], d);
+    return og_gb_status(b);
+}
+
+/* exp: dy * y */
+static og_status g_exp(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    dx[0] = og_gb_op2(b, "Mul", dy[0], OUT(0));
+    return og_gb_status(b);
+}
+
+/* log: dy / x */
+static og_status g_log(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    dx[0] = og_gb_op2(b, "Div", dy[0], IN(0));
+    return og_gb_status(b);
+}
+
+/* sqrt: dy / (2 y) */
+static og_status g_sqrt(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    int two_y = og_gb_op2(b, "Mul", og_gb_scalar_like(b, 2, OUT(0)), OUT(0));
+    dx[0] = og_gb_op2(b, "Div", dy[0], two_y);
+    return og_gb_status(b);
+}
+
+/* ---- unary math ---------------------------------------------------------------------- */
 
 /* abs: dy * sign(x) (0 at 0) */
 static og_status g_abs(og_gb *b, const og_node *n, const int *dy, int *dx)
@@ -151,7 +205,7 @@ static og_status g_zero(og_gb *b, const og_node *n, const int *dy, int *dx)
     return og_gb_status(b);
 }
 
-/* ---- parametric activations -------------------------------------------------------- */
+/* ---- parametric activations ---------------------------------------------------------- */
 
 /* elu: x > 0 ? dy : dy * (y + alpha) */
 static og_status g_elu(og_gb *b, const og_node *n, const int *dy, int *dx)
@@ -212,18 +266,6 @@ static og_status g_softsign(og_gb *b, const og_node *n, const int *dy, int *dx)
     int x = IN(0);
     int d = og_rule_add(b, og_gb_scalar_like(b, 1, x), og_gb_op1(b, "Abs", x));
     dx[0] = og_rule_div(b, dy[0], og_rule_mul(b, d, d));
-    return og_gb_status(b);
-}
-
-/* prelu, y = x < 0 ? slope x : x:
- *   dx = x < 0 ? dy * slope : dy;  dslope = sum_to(x < 0 ? dy * x : 0) */
-static og_status g_prelu(og_gb *b, const og_node *n, const int *dy, int *dx)
-{
-    int x = IN(0), s = IN(1);
-    int negx = og_gb_op2(b, "Less", x, og_gb_scalar_like(b, 0, x));
-    if (WANTS(0)) dx[0] = og_rule_select(b, negx, og_rule_mul(b, dy[0], s), dy[0], x);
-    if (WANTS(1))
-        dx[1] = og_gb_sum_to(b, og_rule_where0(b, negx, og_rule_mul(b, dy[0], x), x), OUT(0), s);
     return og_gb_status(b);
 }
 
@@ -310,40 +352,7 @@ static og_status g_gelu(og_gb *b, const og_node *n, const int *dy, int *dx)
     return chain(b, n, dy, dx, d);
 }
 
-/* ---- Pow, Clip --------------------------------------------------------------------- */
-
-/* pow, y = a^b:
- *   da = sum_to(dy * b * a^(b - 1))   (0 where b == 0, as PyTorch)
- *   db = sum_to(dy * y * log(a))      (0 where a == 0 and b >= 0, as PyTorch)
- * The masks need Equal on floats (opset 11); before, the plain formulas. */
-static og_status g_pow(og_gb *b, const og_node *n, const int *dy, int *dx)
-{
-    int a = IN(0), e = IN(1), y = OUT(0);
-    og_dtype dt = og_gb_value(b, a)->dtype;
-    bool masks = og_gb_opset(b) >= 11;
-    int ef = og_gb_value(b, e)->dtype == dt ? e : og_rule_cast(b, e, dt);
-    if (WANTS(0)) {
-        int g = og_rule_mul(b, og_rule_mul(b, dy[0], ef),
-                            og_gb_op2(b, "Pow", a, og_rule_sub(b, ef, og_gb_scalar_like(b, 1, a))));
-        if (masks)
-            g = og_gb_op3(b, "Where", og_gb_op2(b, "Equal", ef, og_gb_scalar_like(b, 0, a)),
-                          og_gb_scalar_like(b, 0, a), g);
-        dx[0] = og_gb_sum_to(b, g, y, a);
-    }
-    if (WANTS(1)) {
-        int g = og_rule_mul(b, og_rule_mul(b, dy[0], y), og_gb_op1(b, "Log", a));
-        if (masks) {
-            int z =
-                og_gb_op2(b, "And", og_gb_op2(b, "Equal", a, og_gb_scalar_like(b, 0, a)),
-                          og_gb_op1(b, "Not", og_gb_op2(b, "Less", e, og_gb_scalar_like(b, 0, e))));
-            g = og_gb_op3(b, "Where", z, og_gb_scalar_like(b, 0, a), g);
-        }
-        og_dtype edt = og_gb_value(b, e)->dtype;
-        if (edt != dt) g = og_rule_cast(b, g, edt); /* a float exponent of another type (13+) */
-        dx[1] = og_gb_sum_to(b, g, y, e);
-    }
-    return og_gb_status(b);
-}
+/* ---- Clip ---------------------------------------------------------------------------- */
 
 /* clip, y = min(max(x, lo), hi):
  *   above = x > hi or lo > hi (y is hi there), below = x < lo and not above;
@@ -376,156 +385,41 @@ static og_status g_clip(og_gb *b, const og_node *n, const int *dy, int *dx)
     return og_gb_status(b);
 }
 
-/* ---- variadic ops, Where ------------------------------------------------------------ */
-
-/* sum: dx_i = sum_to(dy);  mean: dx_i = sum_to(dy) / N */
-static og_status sum_mean(og_gb *b, const og_node *n, const int *dy, int *dx, bool mean)
-{
-    int g = mean ? og_rule_mul(b, dy[0], og_gb_scalar_like(b, 1.0 / n->n_in, OUT(0))) : dy[0];
-    for (int i = 0; i < n->n_in; i++)
-        if (WANTS(i)) dx[i] = og_gb_sum_to(b, g, OUT(0), IN(i));
-    return og_gb_status(b);
-}
-
-static og_status g_sum(og_gb *b, const og_node *n, const int *dy, int *dx)
-{
-    return sum_mean(b, n, dy, dx, false);
-}
-
-static og_status g_mean(og_gb *b, const og_node *n, const int *dy, int *dx)
-{
-    return sum_mean(b, n, dy, dx, true);
-}
-
-/* max / min: m_i = (x_i attains y), count = sum_j m_j;  dx_i = sum_to(dy * m_i / count)
- * (ties split evenly).  x_i attains the max iff not x_i < y (Equal on floats needs 11). */
-static og_status max_min(og_gb *b, const og_node *n, const int *dy, int *dx, bool is_max)
-{
-    int y = OUT(0), m[64];
-    og_dtype dt = og_gb_value(b, y)->dtype;
-    if (n->n_in == 1) {
-        dx[0] = dy[0];
-        return og_gb_status(b);
-    }
-    for (int i = 0; i < n->n_in; i++)
-        m[i] = og_rule_cast(
-            b, og_gb_op1(b, "Not", og_gb_op2(b, is_max ? "Less" : "Greater", IN(i), y)), dt);
-    if (og_gb_status(b)) return og_gb_status(b);
-    int g = og_rule_div(b, dy[0], og_gb_op(b, "Sum", n->n_in, m));
-    for (int i = 0; i < n->n_in; i++)
-        if (WANTS(i)) dx[i] = og_gb_sum_to(b, og_rule_mul(b, g, m[i]), y, IN(i));
-    return og_gb_status(b);
-}
-
-static og_status g_max(og_gb *b, const og_node *n, const int *dy, int *dx)
-{
-    return max_min(b, n, dy, dx, true);
-}
-
-static og_status g_min(og_gb *b, const og_node *n, const int *dy, int *dx)
-{
-    return max_min(b, n, dy, dx, false);
-}
-
-/* where(c, x, y): dx = sum_to(c ? dy : 0), dy_ = sum_to(c ? 0 : dy); c gets none */
-static og_status g_where(og_gb *b, const og_node *n, const int *dy, int *dx)
-{
-    int c = IN(0), y = OUT(0);
-    if (WANTS(1))
-        dx[1] =
-            og_gb_sum_to(b, og_gb_op3(b, "Where", c, dy[0], og_gb_scalar_like(b, 0, y)), y, IN(1));
-    if (WANTS(2))
-        dx[2] =
-            og_gb_sum_to(b, og_gb_op3(b, "Where", c, og_gb_scalar_like(b, 0, y), dy[0]), y, IN(2));
-    return og_gb_status(b);
-}
-
-/* ---- Cast, Dropout ------------------------------------------------------------------ */
-
-/* cast between float types: dx = cast(dy, x's type); to or from other types: none */
-static og_status g_cast(og_gb *b, const og_node *n, const int *dy, int *dx)
-{
-    og_dtype in = og_gb_value(b, IN(0))->dtype, out = og_gb_value(b, OUT(0))->dtype;
-    if (!og_dtype_is_float(in) || !og_dtype_is_float(out)) return og_gb_status(b);
-    dx[0] = in == out ? dy[0] : og_rule_cast(b, dy[0], in);
-    return og_gb_status(b);
-}
-
-/* dropout: inference (and every form before opset 12, which onnxgrad runs as inference):
- * dx = dy.  Training (opset 12+, training_mode true): dx = mask ? dy / (1 - ratio) : 0,
- * with the node's mask output; a training_mode known only at run time selects between
- * the two. */
-static og_status g_dropout(og_gb *b, const og_node *n, const int *dy, int *dx)
-{
-    int x = IN(0);
-    int ratio = n->n_in > 1 ? IN(1) : -1, train = n->n_in > 2 ? IN(2) : -1;
-    if (n->since_version < 12 || train < 0) {
-        dx[0] = dy[0];
-        return og_gb_status(b);
-    }
-    const og_tensor *tk = og_gb_value(b, train)->known;
-    if (tk && tk->numel == 1 && og_tensor_get_i64(tk, 0) == 0) {
-        dx[0] = dy[0];
-        return og_gb_status(b);
-    }
-    int mask = n->n_out > 1 ? OUT(1) : -1;
-    if (mask < 0)
-        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                          "Dropout in training mode: the gradient needs the dropout mask, but "
-                          "the node does not output it (give it a second output, 'mask')");
-    int scale;
-    const og_tensor *rk = ratio >= 0 ? og_gb_value(b, ratio)->known : NULL;
-    if (ratio < 0 || (rk && rk->numel == 1)) {
-        double r = ratio < 0 ? 0.5 : og_tensor_get_f64(rk, 0);
-        scale = og_gb_scalar_like(b, r < 1 ? 1.0 / (1.0 - r) : 0.0, x);
-    } else {
-        og_dtype dt = og_gb_value(b, x)->dtype;
-        int rf = og_gb_value(b, ratio)->dtype == dt ? ratio : og_rule_cast(b, ratio, dt);
-        scale = og_rule_div(b, og_gb_scalar_like(b, 1, x),
-                            og_rule_sub(b, og_gb_scalar_like(b, 1, x), rf));
-    }
-    int g = og_gb_op3(b, "Where", mask, og_rule_mul(b, dy[0], scale), og_gb_scalar_like(b, 0, x));
-    dx[0] = tk ? g : og_gb_op3(b, "Where", train, g, dy[0]);
-    return og_gb_status(b);
-}
-
-const og_grad_rule og_grad_activation[] = {{"Abs", "", g_abs},
-                                           {"Reciprocal", "", g_reciprocal},
-                                           {"Pow", "", g_pow},
-                                           {"Erf", "", g_erf},
-                                           {"Sin", "", g_sin},
-                                           {"Cos", "", g_cos},
-                                           {"Tan", "", g_tan},
-                                           {"Atan", "", g_atan},
-                                           {"Asin", "", g_asin},
-                                           {"Acos", "", g_acos},
-                                           {"Sinh", "", g_sinh},
-                                           {"Cosh", "", g_cosh},
-                                           {"Asinh", "", g_asinh},
-                                           {"Acosh", "", g_acosh},
-                                           {"Atanh", "", g_atanh},
-                                           {"Elu", "", g_elu},
-                                           {"Selu", "", g_selu},
-                                           {"LeakyRelu", "", g_leaky_relu},
-                                           {"HardSigmoid", "", g_hard_sigmoid},
-                                           {"Softplus", "", g_softplus},
-                                           {"Softsign", "", g_softsign},
-                                           {"PRelu", "", g_prelu},
-                                           {"Celu", "", g_celu},
-                                           {"ThresholdedRelu", "", g_thresholded_relu},
-                                           {"HardSwish", "", g_hard_swish},
-                                           {"Mish", "", g_mish},
-                                           {"Gelu", "", g_gelu},
-                                           {"Clip", "", g_clip},
-                                           {"Max", "", g_max},
-                                           {"Min", "", g_min},
-                                           {"Sum", "", g_sum},
-                                           {"Mean", "", g_mean},
-                                           {"Where", "", g_where},
-                                           {"Cast", "", g_cast},
-                                           {"Dropout", "", g_dropout},
-                                           {"Sign", "", g_zero},
-                                           {"Floor", "", g_zero},
-                                           {"Ceil", "", g_zero},
-                                           {"Round", "", g_zero},
-                                           {0}};
+const og_grad_rule og_grad_unary[] = {{"Neg", "", g_neg},
+                                      {"Relu", "", g_relu},
+                                      {"Sigmoid", "", g_sigmoid},
+                                      {"Tanh", "", g_tanh},
+                                      {"Exp", "", g_exp},
+                                      {"Log", "", g_log},
+                                      {"Sqrt", "", g_sqrt},
+                                      {"Abs", "", g_abs},
+                                      {"Reciprocal", "", g_reciprocal},
+                                      {"Erf", "", g_erf},
+                                      {"Sin", "", g_sin},
+                                      {"Cos", "", g_cos},
+                                      {"Tan", "", g_tan},
+                                      {"Atan", "", g_atan},
+                                      {"Asin", "", g_asin},
+                                      {"Acos", "", g_acos},
+                                      {"Sinh", "", g_sinh},
+                                      {"Cosh", "", g_cosh},
+                                      {"Asinh", "", g_asinh},
+                                      {"Acosh", "", g_acosh},
+                                      {"Atanh", "", g_atanh},
+                                      {"Elu", "", g_elu},
+                                      {"Selu", "", g_selu},
+                                      {"LeakyRelu", "", g_leaky_relu},
+                                      {"HardSigmoid", "", g_hard_sigmoid},
+                                      {"Softplus", "", g_softplus},
+                                      {"Softsign", "", g_softsign},
+                                      {"Celu", "", g_celu},
+                                      {"ThresholdedRelu", "", g_thresholded_relu},
+                                      {"HardSwish", "", g_hard_swish},
+                                      {"Mish", "", g_mish},
+                                      {"Gelu", "", g_gelu},
+                                      {"Clip", "", g_clip},
+                                      {"Sign", "", g_zero},
+                                      {"Floor", "", g_zero},
+                                      {"Ceil", "", g_zero},
+                                      {"Round", "", g_zero},
+                                      {0}};
