@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "grad/rule_util.h"
+#include "ops/linalg_params.h"
 
 /* x with its last two axes swapped (x of known rank >= 2) */
 static int swap_last(og_gb *b, int x, int rank)
@@ -155,6 +156,18 @@ static og_status g_gemm(og_gb *b, const og_node *n, const int *dy, int *dx)
 #define EIN_MAX_IN 16
 #define EIN_TOK    (OG_MAX_RANK + 1) /* letters plus one '.' standing for an ellipsis */
 
+/* Term t as tokens: its letters, with '.' where its ellipsis stands; the token count. */
+static int ein_tokens(const og_einsum_term *t, char *tok)
+{
+    int k = 0;
+    for (int j = 0; j < t->n; j++) {
+        if (j == t->ell) tok[k++] = '.';
+        tok[k++] = t->sub[j];
+    }
+    if (t->ell == t->n) tok[k++] = '.';
+    return k;
+}
+
 /* Append term t (tokens, '.' = "...") to the equation being written. */
 static int ein_put(char *e, int el, const char *t, int tl)
 {
@@ -217,49 +230,18 @@ static int ein_axis(const char *t, int j, int E)
  * Ellipses are right-aligned across operands, numpy style, as the forward op does. */
 static og_status g_einsum(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
-    const char *eq = og_attr_string(n, "equation", NULL);
-    if (!eq) return og_gb_fail(b, n, OG_ERR_MODEL, "no equation");
+    /* the terms as the op's parse step read them (src/ops/linalg.c; implicit output
+     * included), as tokens */
+    const og_einsum_params *ein = n->params;
+    if (!ein || !n->parsed)
+        return og_gb_fail(b, n, OG_ERR_INTERNAL, "the node's attributes were not parsed");
     int n_in = n->n_in;
     if (n_in > EIN_MAX_IN)
         return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "Einsum gradient: too many operands");
+    if (ein->n_in != n_in) return og_gb_fail(b, n, OG_ERR_MODEL, "equation terms != inputs");
     char terms[EIN_MAX_IN][EIN_TOK], out[EIN_TOK];
-    int tl[EIN_MAX_IN] = {0}, ol = 0, t = 0, count[128] = {0};
-    bool arrow = false, any_ell = false;
-    for (const char *p = eq; *p; p++) {
-        char ch = *p;
-        if (ch == ' ') continue;
-        if (ch == '-' && p[1] == '>') {
-            arrow = true;
-            p++;
-            continue;
-        }
-        if (ch == ',' && !arrow) {
-            if (++t >= n_in) return og_gb_fail(b, n, OG_ERR_MODEL, "too many terms");
-            continue;
-        }
-        if (ch == '.') {
-            if (p[1] != '.' || p[2] != '.')
-                return og_gb_fail(b, n, OG_ERR_MODEL, "bad equation '%s'", eq);
-            p += 2;
-        } else if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z'))) {
-            return og_gb_fail(b, n, OG_ERR_MODEL, "bad equation '%s'", eq);
-        }
-        char *term = arrow ? out : terms[t];
-        int *len = arrow ? &ol : &tl[t];
-        if (*len >= EIN_TOK) return og_gb_fail(b, n, OG_ERR_MODEL, "bad equation '%s'", eq);
-        for (int j = 0; j < *len && (arrow || ch == '.'); j++)
-            if (term[j] == ch)
-                return og_gb_fail(b, n, OG_ERR_MODEL, "bad equation '%s': '%c' repeated", eq, ch);
-        term[(*len)++] = ch;
-        if (!arrow && ch != '.') count[(int)ch]++;
-        any_ell = any_ell || ch == '.';
-    }
-    if (t != n_in - 1) return og_gb_fail(b, n, OG_ERR_MODEL, "equation terms != inputs");
-    if (!arrow) {
-        if (any_ell) out[ol++] = '.';
-        for (int ch = 'A'; ch <= 'z'; ch++)
-            if (count[ch] == 1 && ol < EIN_TOK) out[ol++] = (char)ch;
-    }
+    int tl[EIN_MAX_IN], ol = ein_tokens(&ein->out, out);
+    for (int o = 0; o < n_in; o++) tl[o] = ein_tokens(&ein->in[o], terms[o]);
     /* how many axes each ellipsis stands for */
     int E[EIN_MAX_IN] = {0}, Ey = 0, yell = ein_ell(out, ol), yrank = -1;
     for (int o = 0; o < n_in; o++) {
