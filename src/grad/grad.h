@@ -87,6 +87,13 @@ const og_value *og_gb_value(const og_gb *b, int v);
 /* The node computing forward value v (NULL for a graph input or an initializer), for rules
  * that read how a parameter input is computed.  Valid until the next node is emitted. */
 const og_node *og_gb_producer(const og_gb *b, int v);
+/* The value id of output j of the training graph's copy of forward node n (the node the
+ * rule runs for), for a rule that reads what the forward op computes anyway instead of
+ * computing it again.  Where n omits output j, the copy gets a fresh value as that output
+ * (the training forward then computes and keeps it); n itself is updated with it, so read
+ * n->n_out and the dy of the outputs the rule was given before the call.  -1 after an
+ * error. */
+int og_gb_forward_output(og_gb *b, const og_node *n, int j);
 /* The allocator of the training graph (for a rule's scratch memory). */
 const og_allocator *og_gb_alloc(const og_gb *b);
 /* The default-domain opset of the graph. */
