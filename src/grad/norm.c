@@ -7,6 +7,8 @@
  *     dscale = Σ dY·x̂, dB = Σ dY (summed back to their shapes)
  *   Statistics outputs (BatchNormalization running/saved mean and var, LayerNormalization
  *   Mean and InvStdDev) are differentiated too: dμ/dx = 1/n, dvar/dx = 2(x−μ)/n.
+ *   LayerNormalization reads μ and σ⁻¹ from its forward node's Mean and InvStdDev outputs;
+ *   Batch and InstanceNormalization compute the batch statistics again.
  *   Dropout: dx = dy (inference), mask·dy / (1 − ratio) in training mode
  */
 #include "grad/rule_util.h"
@@ -217,6 +219,27 @@ static og_status g_instancenorm(og_gb *b, const og_node *n, const int *dy, int *
     return og_gb_status(b);
 }
 
+/* LayerNormalization's statistics, as its forward computed them: μ and σ⁻¹ are its Mean and
+ * InvStdDev outputs (of dtype `stash`; outputs the node omits are added to the training
+ * graph's copy of it), cast to X's dtype dt; then x − μ, x̂ = (x − μ)·σ⁻¹ and the count. */
+static norm_stats forward_stats(og_gb *b, const og_node *n, const int64_t *axes, int k,
+                                og_dtype stash, og_dtype dt)
+{
+    norm_stats s;
+    int x = n->in[0];
+    int mean = og_gb_forward_output(b, n, 1), inv = og_gb_forward_output(b, n, 2);
+    s.mu = cast_if(b, mean, stash, dt);
+    s.istd = cast_if(b, inv, stash, dt);
+    s.cnt = og_rule_reduced_count(b, x, axes, k, mean, dt);
+    s.xc = og_gb_op2(b, "Sub", x, s.mu);
+    s.xhat = og_gb_op2(b, "Mul", s.xc, s.istd);
+    return s;
+}
+
+/* Over the normalized axes (axis ..), with the forward's μ and σ⁻¹ (forward_stats):
+ *   dX = σ⁻¹·(g − mean(g) − x̂·mean(g·x̂)), g = dY·scale, plus the contributions of the Mean
+ *        and InvStdDev outputs (dσ⁻¹/dvar = −σ⁻³/2);  dscale = Σ dY·x̂, dB = Σ dY (summed back
+ *        to their shapes) */
 static og_status g_layernorm(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     const og_norm_params *p = norm_params(b, n);
@@ -230,17 +253,22 @@ static og_status g_layernorm(og_gb *b, const og_node *n, const int *dy, int *dx)
     int64_t axes[OG_MAX_RANK];
     int k = 0;
     for (int64_t i = axis; i < rank; i++) axes[k++] = i;
-    norm_stats s = batch_stats(b, x, axes, k, p->epsilon, dt);
-    int dY = dy[0];
+    int dY = dy[0], y = n->out[0];
+    /* the gradients reaching Mean and InvStdDev, taken before forward_stats gives n the
+     * outputs it omits */
+    int dmean = n->n_out > 1 && n->out[1] >= 0 ? dy[1] : -1;
+    int dinv = n->n_out > 2 && n->out[2] >= 0 ? dy[2] : -1;
+    if (!og_gb_wants(b, n, 0) && !(dY >= 0 && og_gb_wants(b, n, 1))) {
+        if (dY >= 0 && og_gb_wants(b, n, 2)) dx[2] = og_gb_sum_to(b, dY, y, n->in[2]);
+        return og_gb_status(b);
+    }
+    norm_stats s = forward_stats(b, n, axes, k, p->stash, dt);
     if (og_gb_wants(b, n, 0)) {
         int d0 = -1;
         if (dY >= 0) d0 = norm_backward(b, &s, og_gb_op2(b, "Mul", dY, n->in[1]), axes, k);
-        /* Mean and InvStdDev outputs: dσ⁻¹/dvar = −σ⁻³/2 */
-        int gm = -1, gv = -1;
-        if (n->n_out > 1 && n->out[1] >= 0 && dy[1] >= 0)
-            gm = cast_if(b, dy[1], og_gb_value(b, n->out[1])->dtype, dt);
-        if (n->n_out > 2 && n->out[2] >= 0 && dy[2] >= 0) {
-            int gi = cast_if(b, dy[2], og_gb_value(b, n->out[2])->dtype, dt);
+        int gm = cast_if(b, dmean, p->stash, dt), gv = -1;
+        if (dinv >= 0) {
+            int gi = cast_if(b, dinv, p->stash, dt);
             int i3 = og_gb_op2(b, "Mul", s.istd, og_gb_op2(b, "Mul", s.istd, s.istd));
             gv = og_gb_op2(b, "Mul", og_gb_op2(b, "Mul", gi, i3), og_gb_scalar(b, -0.5, dt));
         }
@@ -249,8 +277,8 @@ static og_status g_layernorm(og_gb *b, const og_node *n, const int *dy, int *dx)
         dx[0] = d0;
     }
     if (dY >= 0 && og_gb_wants(b, n, 1))
-        dx[1] = og_gb_sum_to(b, og_gb_op2(b, "Mul", dY, s.xhat), n->out[0], n->in[1]);
-    if (dY >= 0 && og_gb_wants(b, n, 2)) dx[2] = og_gb_sum_to(b, dY, n->out[0], n->in[2]);
+        dx[1] = og_gb_sum_to(b, og_gb_op2(b, "Mul", dY, s.xhat), y, n->in[1]);
+    if (dY >= 0 && og_gb_wants(b, n, 2)) dx[2] = og_gb_sum_to(b, dY, y, n->in[2]);
     return og_gb_status(b);
 }
 
