@@ -416,3 +416,42 @@ int og_gb_sum_to_shape(og_gb *b, int grad, int from_rank, const int64_t *from_di
     int r = og_gb_reduce_sum(b, grad, axes, n, true);
     return off == 0 ? r : og_gb_reshape_like(b, r, target);
 }
+
+/* The forward node's index in the training graph is the producer of its present outputs
+ * (forward values keep the indices of the clone, and emitted nodes only come after). */
+int og_gb_forward_output(og_gb *b, const og_node *n, int j)
+{
+    if (b->st) return -1;
+    if (j < 0 || j >= 64) /* as many outputs as the builder gives a rule gradients for */
+        return og_gb_fail(b, n, OG_ERR_INTERNAL, "output %d of the forward node is out of range",
+                          j);
+    if (j < n->n_out && n->out[j] >= 0) return n->out[j];
+    int node = -1;
+    for (int k = 0; k < n->n_out && node < 0; k++)
+        if (n->out[k] >= 0 && n->out[k] < b->n_state) node = b->g->values[n->out[k]].producer;
+    if (node < 0 || node >= b->g->n_nodes || b->g->nodes[node].out != n->out ||
+        (b->current && b->current->out != n->out))
+        return og_gb_fail(b, n, OG_ERR_INTERNAL,
+                          "output %d: the forward node is not the one whose rule runs", j);
+    og_node *f = &b->g->nodes[node];
+    if (j >= f->n_out) {
+        int *outs = og_realloc(b->a, f->out, (size_t)f->n_out * sizeof *outs,
+                               (size_t)(j + 1) * sizeof *outs);
+        if (!outs) return og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
+        for (int k = f->n_out; k <= j; k++) outs[k] = -1;
+        f->out = outs;
+        f->n_out = j + 1;
+    }
+    char hint[96];
+    snprintf(hint, sizeof hint, "%s_out%d", f->op_type, j);
+    int v = new_value(b, hint);
+    if (v < 0) return -1;
+    f = &b->g->nodes[node];
+    f->out[j] = v;
+    b->g->values[v].producer = node;
+    if (b->current) { /* the rule's n: the same outputs */
+        b->current->out = f->out;
+        b->current->n_out = f->n_out;
+    }
+    return v;
+}

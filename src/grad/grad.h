@@ -6,11 +6,14 @@
  * seed per selected output (`<output>_grad`), and whose outputs are the selected model
  * outputs, then `<input>_grad` for the inputs that need one, then `<weight>_grad`.
  *
- * Each op's gradient is a rule in src/grad/<family>.c: given the node and the value ids of
- * the gradients of its outputs (dy, -1 where no gradient flows), it emits ordinary nodes
- * into the training graph through the og_gb_* helpers below and returns the value ids of
- * the gradients of its inputs (dx, -1 where none).  Contributions reaching one value from
- * several consumers are summed by the builder; rules only compute local gradients.
+ * Each op's gradient is a rule in src/grad/<family>.c, <family> being the op's family in
+ * src/ops/ (the file src/ops/<family>.c that defines it: unary, binary, reduce, linalg, conv,
+ * pool, norm, loss, tensor, resize, index, optim; see registry.c): given the node and the
+ * value ids of the gradients of its outputs (dy, -1 where no gradient flows), it emits
+ * ordinary nodes into the training graph through the og_gb_* helpers below (and the shared
+ * ones of rule_util.h) and returns the value ids of the gradients of its inputs (dx, -1 where
+ * none).  Contributions reaching one value from several consumers are summed by the
+ * builder; rules only compute local gradients.
  *
  * Helpers never fail loudly in the middle of a rule: on error they record it in the
  * builder, return -1, and every helper given a -1 returns -1 too, so a rule is written as
@@ -84,6 +87,13 @@ const og_value *og_gb_value(const og_gb *b, int v);
 /* The node computing forward value v (NULL for a graph input or an initializer), for rules
  * that read how a parameter input is computed.  Valid until the next node is emitted. */
 const og_node *og_gb_producer(const og_gb *b, int v);
+/* The value id of output j of the training graph's copy of forward node n (the node the
+ * rule runs for), for a rule that reads what the forward op computes anyway instead of
+ * computing it again.  Where n omits output j, the copy gets a fresh value as that output
+ * (the training forward then computes and keeps it); n itself is updated with it, so read
+ * n->n_out and the dy of the outputs the rule was given before the call.  -1 after an
+ * error. */
+int og_gb_forward_output(og_gb *b, const og_node *n, int j);
 /* The allocator of the training graph (for a rule's scratch memory). */
 const og_allocator *og_gb_alloc(const og_gb *b);
 /* The default-domain opset of the graph. */

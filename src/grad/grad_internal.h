@@ -20,8 +20,9 @@ struct og_gb {
     bool *wants;    /* reachable from a differentiated source */
     bool *relevant; /* a selected output is reachable from it */
     og_contribs *contribs;
-    const og_node *current; /* the node whose rule runs (names emitted nodes) */
-    const char *prefix;     /* of new value and node names; NULL: "og_grad" */
+    og_node *current;   /* the builder's copy of the node whose rule runs (names emitted
+                         * nodes; og_gb_forward_output keeps its outputs current) */
+    const char *prefix; /* of new value and node names; NULL: "og_grad" */
 };
 
 /* og_gb_op writing into an existing value (its producer until now must be dropped). */

@@ -1,4 +1,4 @@
-/* index.c: gradients of the indexing ops.
+/* index.c: gradients of the indexing ops of src/ops/index.c.
  *
  *   Gather(x, i, axis):      dx = scatter-add of dy into zeros of x's shape along axis
  *       opset >= 16: ScatterElements(zeros, expand(i), dy, reduction=add)
@@ -12,71 +12,16 @@
  *                             add:  dx = dy,                         du = GatherElements(dy, i)
  *   ScatterND:               the same with ScatterND / GatherND
  *   Scatter (opset 9, 10):   as ScatterElements none, du through OneHot (no GatherElements)
- *   TopK(x):                 dx = ScatterElements(zeros, indices, dvalues) (Scatter at 9, 10)
  *   OneHot(i, depth, v):     dv = [sum(dy where off), sum(dy where on)]
- *   Resize/Upsample(x):      every mode is separable and linear in x: each resized axis is a
- *       matrix M (out x in) and dx = dy ·_axis M.  M is a constant built with the CPU
- *       kernel's taps where the axis's input dim and roi/scales/sizes entries are known at
- *       build time (constants, or folded through Shape/Gather/Slice/Concat/Cast/arithmetic
- *       of static shapes); else the node itself, applied to an identity probe with the
- *       other axes' entries made identities, gives M at run time (see g_resize).
  * With repeated indices and reduction none, which write wins is unspecified: du gives every
  * duplicate dy at its index (as onnxruntime and PyTorch's scatter do).
  * Negative indices: the forward ops wrap them; the scatters used here do the same (OneHot
  * before opset 11 gets them wrapped explicitly). */
-#include <math.h>
 #include <string.h>
 
-#include "grad/grad.h"
-#include "ops/resize_params.h"
+#include "grad/rule_util.h"
 
-#define IN(i)    (n->in[i])
-#define OUT(i)   (n->out[i])
-#define WANTS(i) og_gb_wants(b, n, i)
-
-/* ---- helpers ----------------------------------------------------------------------- */
-
-static int rank_of(og_gb *b, const og_node *n, int v, const char *what)
-{
-    int r = og_gb_value(b, v)->rank;
-    if (r < 0) og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs the rank of %s", what);
-    return r;
-}
-
-static int norm_axis(og_gb *b, const og_node *n, int64_t axis, int rank)
-{
-    if (axis < 0) axis += rank;
-    if (axis < 0 || axis >= rank) return og_gb_fail(b, n, OG_ERR_MODEL, "axis out of range");
-    return (int)axis;
-}
-
-/* zeros with the runtime shape of forward value v */
-static int zeros_like(og_gb *b, int v)
-{
-    return og_gb_op2(b, "Expand", og_gb_scalar_like(b, 0.0, v), og_gb_op1(b, "Shape", v));
-}
-
-static int cast_to(og_gb *b, int x, og_dtype dt)
-{
-    int r = og_gb_op1(b, "Cast", x);
-    og_gb_attr_int(b, og_gb_last(b), "to", dt);
-    return r;
-}
-
-static int unsqueeze(og_gb *b, int x, const int64_t *axes, int k)
-{
-    if (og_gb_opset(b) >= 13) return og_gb_op2(b, "Unsqueeze", x, og_gb_const_i64(b, axes, k));
-    int r = og_gb_op1(b, "Unsqueeze", x);
-    og_gb_attr_ints(b, og_gb_last(b), "axes", axes, k);
-    return r;
-}
-
-static int transpose(og_gb *b, int x, const int64_t *perm, int rank)
-{
-    int r = og_gb_op1(b, "Transpose", x);
-    og_gb_attr_ints(b, og_gb_last(b), "perm", perm, rank);
-    return r;
-}
+/* ---- helpers ------------------------------------------------------------------------- */
 
 /* The shape of forward value v (rank r) with dim `axis` replaced by `val`, as a 1-D int64
  * value: a constant when v's dims are static, else gathered from Shape(v). */
@@ -121,54 +66,29 @@ static int dim_of(og_gb *b, int v, int axis)
 static int one_hot(og_gb *b, int idx, og_dtype idx_dt, int depth, og_dtype dt, int64_t axis)
 {
     if (idx_dt != OG_INT64) { /* onnxruntime's OneHot has few type combinations: int64 */
-        idx = cast_to(b, idx, OG_INT64);
+        idx = og_rule_cast(b, idx, OG_INT64);
         idx_dt = OG_INT64;
     }
     if (og_gb_opset(b) < 11) {
-        int neg = cast_to(b, og_gb_op2(b, "Less", idx, og_gb_scalar(b, 0.0, idx_dt)), idx_dt);
-        idx = og_gb_op2(b, "Add", idx, og_gb_op2(b, "Mul", neg, cast_to(b, depth, idx_dt)));
+        int neg = og_rule_cast(b, og_gb_op2(b, "Less", idx, og_gb_scalar(b, 0.0, idx_dt)), idx_dt);
+        idx = og_gb_op2(b, "Add", idx, og_gb_op2(b, "Mul", neg, og_rule_cast(b, depth, idx_dt)));
     }
     int64_t v[2] = {0, 1};
-    int vals = cast_to(b, og_gb_const_i64(b, v, 2), dt);
+    int vals = og_rule_cast(b, og_gb_const_i64(b, v, 2), dt);
     int r = og_gb_op3(b, "OneHot", idx, depth, vals);
     og_gb_attr_int(b, og_gb_last(b), "axis", axis);
     return r;
 }
 
-/* x (rank r) ·_axis M: contract axis `axis` of x with the first axis of matrix m */
-static int matmul_axis(og_gb *b, int x, int m, int r, int axis)
-{
-    int64_t perm[OG_MAX_RANK], inv[OG_MAX_RANK];
-    if (axis == r - 1) return og_gb_op2(b, "MatMul", x, m);
-    int k = 0;
-    for (int d = 0; d < r; d++)
-        if (d != axis) perm[k++] = d;
-    perm[r - 1] = axis;
-    for (int d = 0; d < r; d++) inv[perm[d]] = d;
-    int t = og_gb_op2(b, "MatMul", transpose(b, x, perm, r), m);
-    return transpose(b, t, inv, r);
-}
-
-/* ScatterElements(data, idx, upd) along axis, with reduction (NULL: none) */
-static int scatter_elements(og_gb *b, int data, int idx, int upd, int axis, const char *red)
-{
-    int in[3] = {data, idx, upd};
-    if (data < 0 || idx < 0 || upd < 0) return -1;
-    int r = og_gb_op(b, og_gb_opset(b) >= 11 ? "ScatterElements" : "Scatter", 3, in);
-    og_gb_attr_int(b, og_gb_last(b), "axis", axis);
-    if (red) og_gb_attr_string(b, og_gb_last(b), "reduction", red);
-    return r;
-}
-
-/* ---- Gather ------------------------------------------------------------------------ */
+/* ---- Gather -------------------------------------------------------------------------- */
 
 static og_status g_gather(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     if (!WANTS(0)) return og_gb_status(b);
     int data = IN(0), ind = IN(1);
-    int r = rank_of(b, n, data, "the data");
+    int r = og_rule_rank_of(b, n, data, "the data");
     if (r < 0) return og_gb_status(b);
-    int axis = norm_axis(b, n, og_attr_int(n, "axis", 0), r);
+    int axis = og_rule_axis(b, n, og_attr_int(n, "axis", 0), r);
     if (axis < 0) return og_gb_status(b);
     og_dtype dt = og_gb_value(b, data)->dtype, it = og_gb_value(b, ind)->dtype;
     /* dy as data's shape with all the indices flattened at axis */
@@ -179,11 +99,11 @@ static og_status g_gather(og_gb *b, const og_node *n, const int *dy, int *dx)
         for (int d = 0; d < r; d++) shp[d] = d == axis ? -1 : 1;
         int idx = og_gb_op2(b, "Reshape", ind, og_gb_const_i64(b, shp, r));
         idx = og_gb_op2(b, "Expand", idx, og_gb_op1(b, "Shape", dyr));
-        dx[0] = scatter_elements(b, zeros_like(b, data), idx, dyr, axis, "add");
+        dx[0] = og_rule_scatter_elements(b, og_rule_zeros_like(b, data), idx, dyr, axis, "add");
     } else if (og_gb_opset(b) >= 9) {
         int flat = og_gb_op2(b, "Reshape", ind, og_gb_const_i64(b, &m1, 1));
         int oh = one_hot(b, flat, it, dim_of(b, data, axis), dt, -1); /* [N, dim] */
-        dx[0] = matmul_axis(b, dyr, oh, r, axis);
+        dx[0] = og_rule_matmul_axis(b, dyr, oh, r, axis);
     } else {
         /* no OneHot: compare with a constant range (and the range less dim, for negative
          * indices), which needs the dim static */
@@ -197,26 +117,26 @@ static og_status g_gather(og_gb *b, const og_node *n, const int *dy, int *dx)
         int lo = og_gb_const_i64(b, ar, (int)dim), hi = og_gb_const_i64(b, ar + dim, (int)dim);
         og_free(og_gb_alloc(b), ar);
         int flat = og_gb_op2(b, "Reshape", ind, og_gb_const_i64(b, &m1, 1));
-        if (it != OG_INT64) flat = cast_to(b, flat, OG_INT64);
-        int u = unsqueeze(b, flat, &one, 1); /* [N, 1] */
+        if (it != OG_INT64) flat = og_rule_cast(b, flat, OG_INT64);
+        int u = og_rule_unsqueeze(b, flat, &one, 1); /* [N, 1] */
         int eq = og_gb_op2(b, "Or", og_gb_op2(b, "Equal", u, lo), og_gb_op2(b, "Equal", u, hi));
-        dx[0] = matmul_axis(b, dyr, cast_to(b, eq, dt), r, axis);
+        dx[0] = og_rule_matmul_axis(b, dyr, og_rule_cast(b, eq, dt), r, axis);
     }
     return og_gb_status(b);
 }
 
-/* ---- GatherElements ---------------------------------------------------------------- */
+/* ---- GatherElements ------------------------------------------------------------------ */
 
 static og_status g_gather_elements(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     if (!WANTS(0)) return og_gb_status(b);
     int data = IN(0), ind = IN(1);
-    int r = rank_of(b, n, data, "the data");
+    int r = og_rule_rank_of(b, n, data, "the data");
     if (r < 0) return og_gb_status(b);
-    int axis = norm_axis(b, n, og_attr_int(n, "axis", 0), r);
+    int axis = og_rule_axis(b, n, og_attr_int(n, "axis", 0), r);
     if (axis < 0) return og_gb_status(b);
     if (og_gb_opset(b) >= 16) {
-        dx[0] = scatter_elements(b, zeros_like(b, data), ind, dy[0], axis, "add");
+        dx[0] = og_rule_scatter_elements(b, og_rule_zeros_like(b, data), ind, dy[0], axis, "add");
         return og_gb_status(b);
     }
     /* indices may be smaller than data off the axis (then padded at the end below) */
@@ -228,11 +148,11 @@ static og_status g_gather_elements(og_gb *b, const og_node *n, const int *dy, in
     og_dtype dt = og_gb_value(b, data)->dtype, it = og_gb_value(b, ind)->dtype;
     int64_t last = r, ax = axis;
     int oh = one_hot(b, ind, it, dim_of(b, data, axis), dt, -1);
-    int p = og_gb_op2(b, "Mul", oh, unsqueeze(b, dy[0], &last, 1));
+    int p = og_gb_op2(b, "Mul", oh, og_rule_unsqueeze(b, dy[0], &last, 1));
     int s = og_gb_reduce_sum(b, p, &ax, 1, false); /* indices' shape less axis, then dim */
     int64_t perm[OG_MAX_RANK];
     for (int d = 0, k = 0; d < r; d++) perm[d] = d == axis ? r - 1 : k++;
-    int t = r > 1 ? transpose(b, s, perm, r) : s;
+    int t = r > 1 ? og_rule_transpose(b, s, perm, r) : s;
     if (!same) {
         int64_t z[OG_MAX_RANK] = {0};
         int parts[2] = {og_gb_const_i64(b, z, r),
@@ -245,7 +165,7 @@ static og_status g_gather_elements(og_gb *b, const og_node *n, const int *dy, in
     return og_gb_status(b);
 }
 
-/* ---- GatherND ---------------------------------------------------------------------- */
+/* ---- GatherND ------------------------------------------------------------------------ */
 
 /* Without ScatterND's reduction (opset < 16) or with batch_dims: with B, P, R the sizes of
  * data's batch, indexed and trailing dims, L the linear index of each index tuple in the P
@@ -274,7 +194,7 @@ static og_status gather_nd_onehot(og_gb *b, const og_node *n, int dy, int *dx, i
     }
     int64_t s3[3] = {B, -1, k}, dshape[3] = {B, -1, R}, two = 2, perm[3] = {0, 2, 1};
     int idx = og_gb_op2(b, "Reshape", ind, og_gb_const_i64(b, s3, 3));
-    if (it != OG_INT64) idx = cast_to(b, idx, OG_INT64);
+    if (it != OG_INT64) idx = og_rule_cast(b, idx, OG_INT64);
     int kdc = og_gb_const_i64(b, kd, (int)k);
     int neg = og_gb_op2(b, "Less", idx, og_gb_scalar(b, 0.0, OG_INT64));
     idx = og_gb_op3(b, "Where", neg, og_gb_op2(b, "Add", idx, kdc), idx);
@@ -282,7 +202,7 @@ static og_status gather_nd_onehot(og_gb *b, const og_node *n, int dy, int *dx, i
     lin = og_gb_reduce_sum(b, lin, &two, 1, false);                        /* [B, M] */
     int oh = one_hot(b, lin, OG_INT64, og_gb_const_i64(b, &P, 1), dt, -1); /* [B, M, P] */
     int dyr = og_gb_op2(b, "Reshape", dy, og_gb_const_i64(b, dshape, 3));
-    int g = og_gb_op2(b, "MatMul", transpose(b, oh, perm, 3), dyr); /* [B, P, R] */
+    int g = og_gb_op2(b, "MatMul", og_rule_transpose(b, oh, perm, 3), dyr); /* [B, P, R] */
     dx[0] = og_gb_op2(b, "Reshape", g, og_gb_const_i64(b, dims, r));
     return og_gb_status(b);
 }
@@ -293,13 +213,13 @@ static og_status g_gather_nd(og_gb *b, const og_node *n, const int *dy, int *dx)
     int64_t bd = og_attr_int(n, "batch_dims", 0);
     if (bd < 0 || bd >= OG_MAX_RANK) return og_gb_fail(b, n, OG_ERR_MODEL, "bad batch_dims");
     if (bd > 0 || og_gb_opset(b) < 16) return gather_nd_onehot(b, n, dy[0], dx, (int)bd);
-    int nd = og_gb_op(b, "ScatterND", 3, (int[]){zeros_like(b, IN(0)), IN(1), dy[0]});
+    int nd = og_gb_op(b, "ScatterND", 3, (int[]){og_rule_zeros_like(b, IN(0)), IN(1), dy[0]});
     og_gb_attr_string(b, og_gb_last(b), "reduction", "add");
     dx[0] = nd;
     return og_gb_status(b);
 }
 
-/* ---- ScatterElements / ScatterND --------------------------------------------------- */
+/* ---- ScatterElements / ScatterND ----------------------------------------------------- */
 
 /* "none" or "add"; anything else is not differentiable here */
 static int scatter_reduction(og_gb *b, const og_node *n)
@@ -316,18 +236,19 @@ static og_status scatter_common(og_gb *b, const og_node *n, const int *dy, int *
     if (add < 0) return og_gb_status(b);
     int axis = 0;
     if (!nd) {
-        int r = rank_of(b, n, IN(0), "the data");
+        int r = og_rule_rank_of(b, n, IN(0), "the data");
         if (r < 0) return og_gb_status(b);
-        axis = norm_axis(b, n, og_attr_int(n, "axis", 0), r);
+        axis = og_rule_axis(b, n, og_attr_int(n, "axis", 0), r);
         if (axis < 0) return og_gb_status(b);
     }
     if (WANTS(0)) {
         if (add) {
             dx[0] = dy[0];
         } else if (nd) {
-            dx[0] = og_gb_op3(b, "ScatterND", dy[0], IN(1), zeros_like(b, IN(2)));
+            dx[0] = og_gb_op3(b, "ScatterND", dy[0], IN(1), og_rule_zeros_like(b, IN(2)));
         } else {
-            dx[0] = scatter_elements(b, dy[0], IN(1), zeros_like(b, IN(2)), axis, NULL);
+            dx[0] =
+                og_rule_scatter_elements(b, dy[0], IN(1), og_rule_zeros_like(b, IN(2)), axis, NULL);
         }
     }
     if (WANTS(2)) {
@@ -344,9 +265,9 @@ static og_status g_scatter(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     if (og_gb_opset(b) >= 11) return scatter_common(b, n, dy, dx, false);
     int data = IN(0), ind = IN(1);
-    int r = rank_of(b, n, data, "the data");
+    int r = og_rule_rank_of(b, n, data, "the data");
     if (r < 0) return og_gb_status(b);
-    int axis = norm_axis(b, n, og_attr_int(n, "axis", 0), r);
+    int axis = og_rule_axis(b, n, og_attr_int(n, "axis", 0), r);
     if (axis < 0) return og_gb_status(b);
     const og_value *xv = og_gb_value(b, data), *iv = og_gb_value(b, ind);
     og_dtype dt = xv->dtype, it = iv->dtype;
@@ -358,30 +279,20 @@ static og_status g_scatter(og_gb *b, const og_node *n, const int *dy, int *dx)
         if (iv->dims[d] < 0) unknown = true;
         starts[ns] = 0, ends[ns] = iv->dims[d], axes[ns++] = d;
     }
-    if (WANTS(0)) dx[0] = scatter_elements(b, dy[0], ind, zeros_like(b, IN(2)), axis, NULL);
+    if (WANTS(0))
+        dx[0] = og_rule_scatter_elements(b, dy[0], ind, og_rule_zeros_like(b, IN(2)), axis, NULL);
     if (!WANTS(2)) return og_gb_status(b);
     if (unknown)
         return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
                           "Scatter updates gradient needs the indices' shape static");
     int src = dy[0];
-    if (ns > 0) {
-        if (og_gb_opset(b) >= 10) {
-            int in[4] = {src, og_gb_const_i64(b, starts, ns), og_gb_const_i64(b, ends, ns),
-                         og_gb_const_i64(b, axes, ns)};
-            src = og_gb_op(b, "Slice", 4, in);
-        } else {
-            src = og_gb_op1(b, "Slice", src);
-            og_gb_attr_ints(b, og_gb_last(b), "starts", starts, ns);
-            og_gb_attr_ints(b, og_gb_last(b), "ends", ends, ns);
-            og_gb_attr_ints(b, og_gb_last(b), "axes", axes, ns);
-        }
-    }
+    if (ns > 0) src = og_rule_slice(b, src, axes, starts, ends, NULL, ns);
     int64_t perm[OG_MAX_RANK], ax = axis, last = r;
     for (int d = 0, k = 0; d < r; d++)
         if (d != axis) perm[k++] = d;
     perm[r - 1] = axis;
-    int t = r > 1 ? transpose(b, src, perm, r) : src;
-    t = unsqueeze(b, t, &ax, 1); /* indices' off-axis dims, 1 at axis, dim last */
+    int t = r > 1 ? og_rule_transpose(b, src, perm, r) : src;
+    t = og_rule_unsqueeze(b, t, &ax, 1); /* indices' off-axis dims, 1 at axis, dim last */
     int oh = one_hot(b, ind, it, dim_of(b, data, axis), dt, -1);
     dx[2] = og_gb_reduce_sum(b, og_gb_op2(b, "Mul", oh, t), &last, 1, false);
     return og_gb_status(b);
@@ -397,22 +308,7 @@ static og_status g_scatter_nd(og_gb *b, const og_node *n, const int *dy, int *dx
     return scatter_common(b, n, dy, dx, true);
 }
 
-/* ---- TopK -------------------------------------------------------------------------- */
-
-static og_status g_topk(og_gb *b, const og_node *n, const int *dy, int *dx)
-{
-    if (!WANTS(0) || dy[0] < 0) return og_gb_status(b);
-    if (og_gb_opset(b) < 9)
-        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "TopK gradient needs opset >= 9 (Scatter)");
-    int r = rank_of(b, n, IN(0), "the input");
-    if (r < 0) return og_gb_status(b);
-    int axis = norm_axis(b, n, og_attr_int(n, "axis", -1), r);
-    if (axis < 0) return og_gb_status(b);
-    dx[0] = scatter_elements(b, zeros_like(b, IN(0)), OUT(1), dy[0], axis, NULL);
-    return og_gb_status(b);
-}
-
-/* ---- OneHot ------------------------------------------------------------------------ */
+/* ---- OneHot -------------------------------------------------------------------------- */
 
 static og_status g_onehot(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
@@ -431,564 +327,8 @@ static og_status g_onehot(og_gb *b, const og_node *n, const int *dy, int *dx)
     return og_gb_status(b);
 }
 
-/* ---- Resize ------------------------------------------------------------------------ */
-
-/* M[x * in + i] += weight of input i in output x, for axis a (w, pos: scratch of the tap
- * count); true when M is the identity */
-static bool resize_matrix(const og_resize_params *p, const og_resize_shape *sh, int a, int64_t in,
-                          double *M, double *w, int64_t *pos)
-{
-    int64_t out = sh->out_dims[a];
-    double scale = sh->scale[a];
-    double s = p->antialias && scale < 1.0 ? scale : 1.0;
-    bool normalize = p->antialias || p->exclude_outside;
-    int start, nt = og_resize_tap_count(p, scale, &start);
-    memset(M, 0, (size_t)(out * in) * sizeof *M);
-    for (int64_t x = 0; x < out; x++) {
-        double xo = og_resize_source_coord(p, sh, a, x, in), *row = M + x * in;
-        if (p->coord == OG_COORD_TF_CROP_AND_RESIZE && !(xo >= 0.0 && xo <= (double)(in - 1)))
-            continue; /* the extrapolation value: no gradient */
-        if (!(xo > -1e15 && xo < 1e15)) xo = xo > 0 ? 1e15 : -1e15;
-        if (p->mode == OG_RESIZE_NEAREST) {
-            row[og_resize_clamp(og_resize_nearest_index(p, xo, scale), in)] += 1.0;
-            continue;
-        }
-        double i0 = floor(xo), ratio = xo - i0, sum = 0.0;
-        if (ratio == 0.0) i0 -= 1.0, ratio = 1.0;
-        for (int j = 0; j < nt; j++) {
-            pos[j] = (int64_t)i0 + start + j;
-            double rel = ((double)(start + j) - ratio) * s;
-            w[j] = p->mode == OG_RESIZE_LINEAR ? fmax(0.0, 1.0 - fabs(rel))
-                                               : og_resize_cubic(rel, p->cubic_a);
-            if (p->exclude_outside && (pos[j] < 0 || pos[j] >= in)) w[j] = 0.0;
-            sum += w[j];
-        }
-        for (int j = 0; j < nt; j++)
-            row[og_resize_clamp(pos[j], in)] += normalize && sum != 0.0 ? w[j] / sum : w[j];
-    }
-    if (out != in) return false;
-    for (int64_t x = 0; x < out; x++)
-        for (int64_t i = 0; i < in; i++)
-            if (M[x * in + i] != (x == i ? 1.0 : 0.0)) return false;
-    return true;
-}
-
-/* matrix M (out x in) as a constant of dtype dt: int64 fixed point (2^-40), cast, scaled */
-static int matrix_const(og_gb *b, const double *M, int64_t out, int64_t in, og_dtype dt)
-{
-    size_t count = (size_t)(out * in);
-    int64_t *q = og_malloc(og_gb_alloc(b), count * sizeof *q);
-    if (!q) return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
-    const double one = 1099511627776.0; /* 2^40 */
-    for (size_t i = 0; i < count; i++) q[i] = (int64_t)llround(M[i] * one);
-    int c = og_gb_const_i64(b, q, (int)count);
-    og_free(og_gb_alloc(b), q);
-    int64_t shp[2] = {out, in};
-    c = og_gb_op2(b, "Reshape", c, og_gb_const_i64(b, shp, 2));
-    return og_gb_op2(b, "Mul", cast_to(b, c, dt), og_gb_scalar(b, 1.0 / one, dt));
-}
-
-/* ---- Resize: roi, scales and sizes folded at build time --------------------------- */
-
-/* What the rule knows of a small 1-D integer or float value: per element a number, the
- * symbolic dim it equals (read from a Shape), or nothing. */
-#define FOLD_MAX   (2 * OG_MAX_RANK)
-#define FOLD_DEPTH 24
-
-enum { F_UNKNOWN = 0, F_NUM = 1, F_DIM = 2 };
-
-typedef struct fold_val {
-    int n; /* elements */
-    og_dtype dt;
-    signed char kind[FOLD_MAX];
-    double v[FOLD_MAX]; /* F_NUM: the number; F_DIM: the symbolic dim's code */
-} fold_val;
-
-/* x as a value of type dt holds it */
-static double fold_round(double x, og_dtype dt)
-{
-    switch (dt) {
-    case OG_FLOAT: return (double)(float)x;
-    case OG_FLOAT16: return (double)og_half_to_float(og_float_to_half((float)x));
-    case OG_DOUBLE: return x;
-    default: return trunc(x);
-    }
-}
-
-static int64_t fold_i64(double x)
-{
-    const double lim = 4611686018427387904.0; /* 2^62 */
-    return x > lim ? (int64_t)lim : x < -lim ? -(int64_t)lim : (int64_t)x;
-}
-
-/* Is input i of n a fully known number list (one entry when one)? */
-static bool fold_nums(og_gb *b, const og_node *n, int i, int depth, fold_val *f);
-
-/* The elements of forward value v as far as they follow from constants and static shapes
- * through Shape, Gather, Slice, Concat, Cast, reshapes and scalar arithmetic (the
- * subgraphs exporters write for Resize's sizes and scales).  False when not even the
- * length is known. */
-static bool fold(og_gb *b, int v, fold_val *f, int depth)
-{
-    memset(f, 0, sizeof *f);
-    if (v < 0) return false;
-    const og_value *val = og_gb_value(b, v);
-    f->dt = val->dtype;
-    const og_tensor *t = val->known;
-    if (t) {
-        if (t->rank > 1 || t->numel > FOLD_MAX) return false;
-        f->n = (int)t->numel;
-        f->dt = t->dtype;
-        for (int i = 0; i < f->n; i++) {
-            f->kind[i] = F_NUM;
-            f->v[i] = og_tensor_get_f64(t, i);
-        }
-        return true;
-    }
-    bool len = false; /* the static length, values unknown */
-    if (val->rank == 0 || (val->rank == 1 && val->dims[0] >= 0 && val->dims[0] <= FOLD_MAX)) {
-        f->n = val->rank == 0 ? 1 : (int)val->dims[0];
-        len = true;
-    }
-    const og_node *n = og_gb_producer(b, v);
-    if (!n || depth <= 0 || n->domain[0] || n->n_in < 1 || n->out[0] != v) return len;
-    const char *op = n->op_type;
-    fold_val a, c;
-    if (!strcmp(op, "Shape")) {
-        const og_value *x = og_gb_value(b, IN(0));
-        int64_t r = x->rank, s = 0, e = r;
-        if (r < 0) return len;
-        if (n->since_version >= 15) {
-            s = og_attr_int(n, "start", 0);
-            e = og_attr_int(n, "end", r);
-        }
-        s = s < 0 ? s + r : s;
-        e = e < 0 ? e + r : e;
-        s = s < 0 ? 0 : s > r ? r : s;
-        e = e < 0 ? 0 : e > r ? r : e;
-        f->n = e > s ? (int)(e - s) : 0;
-        f->dt = OG_INT64;
-        for (int i = 0; i < f->n; i++) {
-            int64_t d = x->dims[s + i];
-            f->kind[i] = d >= 0 ? F_NUM : d != OG_DIM_UNKNOWN ? F_DIM : F_UNKNOWN;
-            f->v[i] = (double)d;
-        }
-        return true;
-    }
-    if (!strcmp(op, "Identity") || !strcmp(op, "Cast") || !strcmp(op, "Unsqueeze") ||
-        !strcmp(op, "Squeeze") || !strcmp(op, "Reshape") || !strcmp(op, "Flatten")) {
-        if (!fold(b, IN(0), &a, depth - 1)) return len;
-        *f = a;
-        if (!strcmp(op, "Cast")) {
-            f->dt = (og_dtype)og_attr_int(n, "to", OG_UNDEFINED);
-            for (int i = 0; i < f->n; i++)
-                if (f->kind[i] == F_NUM) f->v[i] = fold_round(f->v[i], f->dt);
-        }
-        return true;
-    }
-    if (!strcmp(op, "Concat")) {
-        if (og_attr_int(n, "axis", 0) != 0 && og_attr_int(n, "axis", 0) != -1) return len;
-        f->n = 0;
-        for (int i = 0; i < n->n_in; i++) {
-            if (!fold(b, IN(i), &a, depth - 1) || f->n + a.n > FOLD_MAX) return len;
-            if (i == 0) f->dt = a.dt;
-            memcpy(f->kind + f->n, a.kind, (size_t)a.n * sizeof *a.kind);
-            memcpy(f->v + f->n, a.v, (size_t)a.n * sizeof *a.v);
-            f->n += a.n;
-        }
-        return true;
-    }
-    if (!strcmp(op, "Gather")) {
-        if (og_attr_int(n, "axis", 0) != 0 || og_gb_value(b, IN(0))->rank != 1 ||
-            !fold(b, IN(0), &a, depth - 1) || !fold_nums(b, n, 1, depth, &c))
-            return len;
-        f->n = c.n;
-        f->dt = a.dt;
-        for (int i = 0; i < c.n; i++) {
-            int64_t k = fold_i64(c.v[i]);
-            k = k < 0 ? k + a.n : k;
-            if (k < 0 || k >= a.n) return len;
-            f->kind[i] = a.kind[k];
-            f->v[i] = a.v[k];
-        }
-        return true;
-    }
-    if (!strcmp(op, "Slice")) {
-        int64_t st, en, step = 1;
-        if (og_gb_value(b, IN(0))->rank != 1 || !fold(b, IN(0), &a, depth - 1)) return len;
-        if (n->since_version < 10) {
-            int ks, ke, ka;
-            const int64_t *s = og_attr_ints(n, "starts", &ks), *e = og_attr_ints(n, "ends", &ke);
-            const int64_t *ax = og_attr_ints(n, "axes", &ka);
-            if (!s || !e || ks != 1 || ke != 1 || (ax && (ka != 1 || (ax[0] != 0 && ax[0] != -1))))
-                return len;
-            st = s[0];
-            en = e[0];
-        } else {
-            fold_val q;
-            if (!fold_nums(b, n, 1, depth, &c) || !fold_nums(b, n, 2, depth, &q) || c.n != 1 ||
-                q.n != 1)
-                return len;
-            st = fold_i64(c.v[0]);
-            en = fold_i64(q.v[0]);
-            if (n->n_in > 3 && IN(3) >= 0 &&
-                (!fold_nums(b, n, 3, depth, &q) || q.n != 1 || (q.v[0] != 0 && q.v[0] != -1)))
-                return len;
-            if (n->n_in > 4 && IN(4) >= 0) {
-                if (!fold_nums(b, n, 4, depth, &q) || q.n != 1 || q.v[0] == 0) return len;
-                step = fold_i64(q.v[0]);
-            }
-        }
-        int64_t D = a.n;
-        st = st < 0 ? st + D : st;
-        en = en < 0 ? en + D : en;
-        if (step > 0) {
-            st = st < 0 ? 0 : st > D ? D : st;
-            en = en < 0 ? 0 : en > D ? D : en;
-        } else {
-            st = st < 0 ? 0 : st > D - 1 ? D - 1 : st;
-            en = en < -1 ? -1 : en > D - 1 ? D - 1 : en;
-        }
-        f->n = 0;
-        f->dt = a.dt;
-        for (int64_t k = st; step > 0 ? k < en : k > en; k += step) {
-            f->kind[f->n] = a.kind[k];
-            f->v[f->n++] = a.v[k];
-        }
-        return true;
-    }
-    bool add = !strcmp(op, "Add"), sub = !strcmp(op, "Sub"), mul = !strcmp(op, "Mul"),
-         div = !strcmp(op, "Div");
-    if (add || sub || mul || div) {
-        if (n->n_in < 2 || !fold(b, IN(0), &a, depth - 1) || !fold(b, IN(1), &c, depth - 1) ||
-            (a.n != c.n && a.n != 1 && c.n != 1))
-            return len;
-        f->n = a.n > c.n ? a.n : c.n;
-        f->dt = a.dt;
-        bool integer = !og_dtype_is_float(a.dt);
-        for (int i = 0; i < f->n; i++) {
-            int ia = a.n == 1 ? 0 : i, ic = c.n == 1 ? 0 : i;
-            int ka = a.kind[ia], kc = c.kind[ic];
-            double x = a.v[ia], y = c.v[ic], r;
-            f->kind[i] = F_UNKNOWN;
-            if (ka == F_NUM && kc == F_NUM) {
-                if (div && (y == 0.0 || (integer && (x < 0 || y < 0)))) continue;
-                r = add ? x + y : sub ? x - y : mul ? x * y : x / y;
-                f->kind[i] = F_NUM;
-                f->v[i] = fold_round(r, f->dt);
-            } else if (ka == F_DIM && kc == F_DIM && div && x == y) {
-                f->kind[i] = F_NUM; /* d / d */
-                f->v[i] = 1.0;
-            } else if (ka == F_DIM && kc == F_NUM &&
-                       (((mul || div) && y == 1.0) || ((add || sub) && y == 0.0))) {
-                f->kind[i] = F_DIM;
-                f->v[i] = x;
-            } else if (ka == F_NUM && kc == F_DIM && ((mul && x == 1.0) || (add && x == 0.0))) {
-                f->kind[i] = F_DIM;
-                f->v[i] = y;
-            }
-        }
-        return true;
-    }
-    if (!strcmp(op, "Floor") || !strcmp(op, "Ceil")) {
-        if (!fold(b, IN(0), &a, depth - 1)) return len;
-        *f = a;
-        for (int i = 0; i < f->n; i++) {
-            if (f->kind[i] == F_DIM) f->kind[i] = F_UNKNOWN;
-            f->v[i] = op[0] == 'F' ? floor(f->v[i]) : ceil(f->v[i]);
-        }
-        return true;
-    }
-    return len;
-}
-
-static bool fold_nums(og_gb *b, const og_node *n, int i, int depth, fold_val *f)
-{
-    if (i >= n->n_in || IN(i) < 0 || !fold(b, IN(i), f, depth - 1)) return false;
-    for (int k = 0; k < f->n; k++)
-        if (f->kind[k] != F_NUM) return false;
-    return true;
-}
-
-/* Input i (roi, scales or sizes; -1: the version has none) folded.  *present: given and
- * not empty.  False when it is given but its length is unknown. */
-static bool resize_param(og_gb *b, const og_node *n, int i, fold_val *f, bool *present)
-{
-    memset(f, 0, sizeof *f);
-    *present = false;
-    if (i < 0 || i >= n->n_in || IN(i) < 0) return true;
-    bool ok = fold(b, IN(i), f, FOLD_DEPTH);
-    *present = !ok || f->n > 0;
-    return ok;
-}
-
-/* A 1-D tensor of type dt holding f's numbers, `dflt[i]` where unknown. */
-static og_status fold_tensor(og_gb *b, const fold_val *f, const double *dflt, og_tensor **out)
-{
-    int64_t len = f->n;
-    og_status st = og_tensor_create(f->dt, 1, &len, og_gb_alloc(b), out);
-    if (st) return st;
-    for (int i = 0; i < f->n; i++) {
-        double x = f->kind[i] == F_NUM ? f->v[i] : dflt[i];
-        void *d = (*out)->data;
-        switch (f->dt) {
-        case OG_FLOAT: ((float *)d)[i] = (float)x; break;
-        case OG_DOUBLE: ((double *)d)[i] = x; break;
-        case OG_FLOAT16: ((uint16_t *)d)[i] = og_float_to_half((float)x); break;
-        case OG_INT64: ((int64_t *)d)[i] = fold_i64(x); break;
-        case OG_INT32: ((int32_t *)d)[i] = (int32_t)fold_i64(x); break;
-        default:
-            og_tensor_free(*out);
-            *out = NULL;
-            return og_error(OG_ERR_UNSUPPORTED, "a Resize parameter of type %s",
-                            og_dtype_name(f->dt));
-        }
-    }
-    return OG_OK;
-}
-
-/* ---- Resize: the gradient ---------------------------------------------------------- */
-
-typedef struct resize_ctx {
-    const og_resize_params *p;
-    int r, na, ax[OG_MAX_RANK], pos[OG_MAX_RANK]; /* pos[d]: d's entry in scales/sizes, or -1 */
-    bool use_sizes, has_roi;
-    og_dtype dt;
-} resize_ctx;
-
-/* The matrix M (out x in) of axis d read off the node itself at run time: the same Resize
- * applied to a probe holding the identity, [in at d, L at another axis bx], with every
- * entry of scales/sizes/roi but d's replaced by an identity (scale 1, size L or 1, roi
- * [0, 1]) and extrapolation 0, gives R[x, c] = M[x, c].  `dup`: tf_half_pixel_for_nn maps
- * c to c + 1 at scale 1 when it rounds up (the spec; onnxruntime leaves such an axis
- * alone), so the probe holds each identity column twice (L = 2 in) and the even columns
- * of R are M either way. */
-static int probe_matrix(og_gb *b, const og_node *n, const resize_ctx *rc, int d, int64_t in,
-                        bool dup)
-{
-    const og_resize_params *p = rc->p;
-    int r = rc->r, na = rc->na, bx = d == 0 ? 1 : 0;
-    int64_t L = dup ? 2 * in : in, ps[OG_MAX_RANK], id[2 * OG_MAX_RANK], mk[2 * OG_MAX_RANK];
-    int64_t *iv = og_malloc(og_gb_alloc(b), (size_t)in * sizeof *iv);
-    if (!iv) return og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
-    for (int64_t i = 0; i < in; i++) iv[i] = i;
-    int idx = og_gb_const_i64(b, iv, (int)in);
-    og_free(og_gb_alloc(b), iv);
-    int64_t v01[2] = {0, 1};
-    int eye = og_gb_op3(b, "OneHot", idx, og_gb_const_i64(b, &in, 1),
-                        cast_to(b, og_gb_const_i64(b, v01, 2), rc->dt));
-    if (dup) { /* [in, in] -> [in, in, 2] (d first) or [in, 2, in] -> [in, 2 in] / [2 in, in] */
-        int64_t ax = d < bx ? 2 : 1, reps[3] = {1, 1, 1};
-        reps[ax] = 2;
-        eye = og_gb_op2(b, "Tile", unsqueeze(b, eye, &ax, 1), og_gb_const_i64(b, reps, 3));
-    }
-    for (int a = 0; a < r; a++) ps[a] = 1;
-    ps[d] = in;
-    ps[bx] = L;
-    int ins[4] = {-1, -1, -1, -1};
-    for (int i = 0; i < n->n_in && i < 4; i++) ins[i] = IN(i);
-    ins[0] = og_gb_op2(b, "Reshape", eye, og_gb_const_i64(b, ps, r));
-    for (int j = 0; j < na; j++) mk[j] = mk[na + j] = rc->ax[j] == d;
-    int mask = cast_to(b, og_gb_const_i64(b, mk, na), OG_BOOL);
-    if (rc->use_sizes) {
-        for (int j = 0; j < na; j++) id[j] = ps[rc->ax[j]];
-        ins[p->in_sizes] = og_gb_op3(b, "Where", mask, IN(p->in_sizes), og_gb_const_i64(b, id, na));
-    } else {
-        og_dtype sdt = og_gb_value(b, IN(p->in_scales))->dtype;
-        for (int j = 0; j < na; j++) id[j] = 1;
-        ins[p->in_scales] = og_gb_op3(b, "Where", mask, IN(p->in_scales),
-                                      cast_to(b, og_gb_const_i64(b, id, na), sdt));
-    }
-    if (rc->has_roi) {
-        og_dtype rdt = og_gb_value(b, IN(p->in_roi))->dtype;
-        for (int j = 0; j < na; j++) {
-            id[j] = 0;
-            id[na + j] = 1;
-        }
-        ins[p->in_roi] = og_gb_op3(b, "Where", cast_to(b, og_gb_const_i64(b, mk, 2 * na), OG_BOOL),
-                                   IN(p->in_roi), cast_to(b, og_gb_const_i64(b, id, 2 * na), rdt));
-    }
-    int res = og_gb_op(b, n->op_type, n->n_in, ins);
-    int node = og_gb_last(b);
-    og_gb_copy_attrs(b, node, n, "extrapolation_value");
-    if (p->coord == OG_COORD_TF_CROP_AND_RESIZE)
-        og_gb_attr_float(b, node, "extrapolation_value", 0);
-    int64_t s2[2] = {d < bx ? -1 : L, d < bx ? L : -1}, perm[2] = {1, 0};
-    int m = og_gb_op2(b, "Reshape", res, og_gb_const_i64(b, s2, 2));
-    if (d > bx) m = transpose(b, m, perm, 2);
-    if (dup) { /* the even columns */
-        int64_t z = 0, one = 1, two = 2;
-        int sl[5] = {m, og_gb_const_i64(b, &z, 1), og_gb_const_i64(b, &L, 1),
-                     og_gb_const_i64(b, &one, 1), og_gb_const_i64(b, &two, 1)};
-        m = og_gb_op(b, "Slice", 5, sl);
-    }
-    return m;
-}
-
-/* Resize is linear in x and separable: y = x ·_0 M_0ᵀ ... with one matrix M_d (out x in)
- * per axis, so dx = dy ·_d M_d over the axes.  M_d is a constant built with the CPU
- * kernel's taps when axis d's input dim and parameters are known at build time (constants,
- * or folded from Shape subgraphs of static shapes); an axis whose scale is 1 (or whose size
- * is its input dim, symbolic or not) under a mode that maps it identically is skipped;
- * otherwise M_d is computed at run time by probe_matrix (needs the input dim of d static,
- * rank >= 2, keep_aspect_ratio_policy stretch, not tf_half_pixel_for_nn with linear or
- * cubic, and telling statically which of scales and sizes is given). */
-static og_status g_resize(og_gb *b, const og_node *n, const int *dy, int *dx)
-{
-    if (!WANTS(0)) return og_gb_status(b);
-    resize_ctx rc = {0};
-    const og_resize_params *p = rc.p = n->params;
-    if (!n->parsed || !p)
-        return og_gb_fail(b, n, OG_ERR_INTERNAL, "Resize attributes are not parsed");
-    /* copies: og_gb_value's pointers move as values are added */
-    const og_value *xv0 = og_gb_value(b, IN(0));
-    int r = rc.r = xv0->rank;
-    rc.dt = xv0->dtype;
-    int64_t xdims[OG_MAX_RANK], din[OG_MAX_RANK];
-    if (r < 1) return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "Resize gradient needs the rank");
-    for (int d = 0; d < r; d++) {
-        xdims[d] = xv0->dims[d];
-        din[d] = xdims[d] >= 0 ? xdims[d] : 1; /* a stand-in where unknown */
-        rc.pos[d] = p->n_axes ? -1 : d;
-    }
-    int na = rc.na = p->n_axes ? p->n_axes : r;
-    for (int j = 0; j < na; j++) {
-        int64_t a = p->n_axes ? p->axes[j] : j;
-        a = a < 0 ? a + r : a;
-        if (a < 0 || a >= r) return og_gb_fail(b, n, OG_ERR_MODEL, "axes entry out of range");
-        rc.ax[j] = (int)a;
-        rc.pos[a] = j;
-    }
-    bool crop = p->coord == OG_COORD_TF_CROP_AND_RESIZE, attr = p->n_attr_scales > 0;
-    bool has_sc, has_sz, has_roi = false;
-    fold_val sc, sz, roi, *use;
-    bool len_sc = resize_param(b, n, p->in_scales, &sc, &has_sc);
-    bool len_sz = resize_param(b, n, p->in_sizes, &sz, &has_sz);
-    bool len_roi = crop ? resize_param(b, n, p->in_roi, &roi, &has_roi) : true;
-    rc.has_roi = has_roi;
-    if (!attr && !has_sc && !has_sz)
-        return og_gb_fail(b, n, OG_ERR_MODEL, "neither scales nor sizes is given");
-    if (has_sc && has_sz && len_sc && len_sz)
-        return og_gb_fail(b, n, OG_ERR_MODEL, "scales and sizes are both given");
-    if (has_sc && has_sz && !len_sc && !len_sz)
-        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                          "Resize gradient: cannot tell statically which of scales and sizes "
-                          "is given");
-    rc.use_sizes = !attr && has_sz && (!has_sc || len_sz);
-    use = rc.use_sizes ? &sz : &sc;
-    if (!attr && !(rc.use_sizes ? len_sz : len_sc)) use->n = na; /* values unknown */
-    if (has_roi && !len_roi) roi.n = 2 * na;
-    if (!attr && use->n != na)
-        return og_gb_fail(b, n, OG_ERR_MODEL, "%s has %d entries, expected %d",
-                          rc.use_sizes ? "sizes" : "scales", use->n, na);
-    if (has_roi && roi.n != 2 * na)
-        return og_gb_fail(b, n, OG_ERR_MODEL, "roi has %d entries, expected %d", roi.n, 2 * na);
-    /* the plan, with stand-ins for what is not known (scale 1, roi [0, 1]) */
-    og_tensor *ts = NULL, *troi = NULL;
-    double dflt[FOLD_MAX];
-    og_status st = OG_OK;
-    if (!attr) {
-        for (int j = 0; j < na; j++) dflt[j] = rc.use_sizes ? (double)din[rc.ax[j]] : 1.0;
-        st = fold_tensor(b, use, dflt, &ts);
-    }
-    if (!st && has_roi) {
-        for (int j = 0; j < na; j++) {
-            dflt[j] = 0.0;
-            dflt[na + j] = 1.0;
-        }
-        st = fold_tensor(b, &roi, dflt, &troi);
-    }
-    og_resize_shape sh;
-    og_op_ctx c = {n, og_gb_alloc(b), NULL, true};
-    if (!st)
-        st = og_resize_plan(&c, p, r, din, troi, rc.use_sizes ? NULL : ts, rc.use_sizes ? ts : NULL,
-                            &sh);
-    og_tensor_free(ts);
-    og_tensor_free(troi);
-    if (st) return og_gb_fail(b, n, st, "%s", og_last_error());
-    /* per axis: 0 skip (identity), 1 constant matrix, 2 matrix at run time */
-    int how[OG_MAX_RANK];
-    bool keep = rc.use_sizes && p->keep != OG_KEEP_STRETCH, all_known = true, runtime = false;
-    for (int j = 0; j < na; j++)
-        all_known = all_known && use->kind[j] == F_NUM && xdims[rc.ax[j]] >= 0;
-    for (int d = 0; d < r; d++) {
-        int j = rc.pos[d];
-        how[d] = 0;
-        if (j < 0) continue; /* not resized */
-        bool roi_known = !has_roi || (roi.kind[j] == F_NUM && roi.kind[na + j] == F_NUM);
-        bool par = attr || (keep ? all_known : use->kind[j] == F_NUM);
-        if (xdims[d] >= 0 && par && roi_known) {
-            how[d] = 1;
-            continue;
-        }
-        bool unit = attr           ? p->attr_scales[d] == 1.0
-                    : rc.use_sizes ? !keep && use->kind[j] == F_DIM && use->v[j] == (double)xdims[d]
-                                   : use->kind[j] == F_NUM && use->v[j] == 1.0;
-        bool roi_unit = !has_roi || (roi_known && roi.v[j] == 0.0 && roi.v[na + j] == 1.0);
-        if (unit && roi_unit && p->coord != OG_COORD_TF_HALF_PIXEL_FOR_NN) continue;
-        if (xdims[d] < 0)
-            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                              "Resize gradient needs the size of input axis %d to be static", d);
-        how[d] = 2;
-        runtime = true;
-    }
-    bool dup = false;
-    if (runtime) {
-        if (keep)
-            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                              "Resize gradient: keep_aspect_ratio_policy with sizes known only "
-                              "at run time is not handled");
-        if (r < 2)
-            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                              "Resize gradient: a rank-1 input with scales or sizes known only "
-                              "at run time is not handled");
-        if (p->coord == OG_COORD_TF_HALF_PIXEL_FOR_NN) {
-            if (p->mode != OG_RESIZE_NEAREST)
-                return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                                  "Resize gradient: tf_half_pixel_for_nn with linear or cubic "
-                                  "mode and scales or sizes known only at run time is not "
-                                  "handled");
-            dup = true;
-        }
-    }
-    int g = dy[0];
-    for (int d = r - 1; d >= 0; d--) {
-        int64_t in = xdims[d], out = sh.out_dims[d];
-        if (how[d] == 2) {
-            if (in * in > ((int64_t)1 << 24))
-                return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                                  "Resize gradient: axis %d is too large (%lld)", d, (long long)in);
-            g = matmul_axis(b, g, probe_matrix(b, n, &rc, d, in, dup), r, d);
-            continue;
-        }
-        if (how[d] == 0) continue;
-        if (out * in > ((int64_t)1 << 24) || out * in >= INT32_MAX)
-            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                              "Resize gradient: axis %d is too large (%lld x %lld)", d,
-                              (long long)out, (long long)in);
-        if (out == 0 || in == 0) continue;
-        int start, nt = og_resize_tap_count(p, sh.scale[d], &start);
-        size_t bytes = (size_t)(out * in) * sizeof(double) + (size_t)nt * 16;
-        double *M = og_malloc(og_gb_alloc(b), bytes);
-        if (!M) return og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
-        double *w = M + out * in;
-        bool ident = resize_matrix(p, &sh, d, in, M, w, (int64_t *)(w + nt));
-        int m = ident ? -1 : matrix_const(b, M, out, in, rc.dt);
-        og_free(og_gb_alloc(b), M);
-        if (!ident) g = matmul_axis(b, g, m, r, d);
-    }
-    dx[0] = g;
-    return og_gb_status(b);
-}
-
-const og_grad_rule og_grad_index[] = {{"Gather", "", g_gather},
-                                      {"GatherElements", "", g_gather_elements},
-                                      {"GatherND", "", g_gather_nd},
-                                      {"ScatterElements", "", g_scatter_elements},
-                                      {"Scatter", "", g_scatter},
-                                      {"ScatterND", "", g_scatter_nd},
-                                      {"TopK", "", g_topk},
-                                      {"OneHot", "", g_onehot},
-                                      {"Resize", "", g_resize},
-                                      {"Upsample", "", g_resize},
-                                      {0}};
+const og_grad_rule og_grad_index[] = {
+    {"Gather", "", g_gather},      {"GatherElements", "", g_gather_elements},
+    {"GatherND", "", g_gather_nd}, {"ScatterElements", "", g_scatter_elements},
+    {"Scatter", "", g_scatter},    {"ScatterND", "", g_scatter_nd},
+    {"OneHot", "", g_onehot},      {0}};

@@ -1,12 +1,16 @@
-/* linalg.c: gradients of MatMul and Gemm.
+/* linalg.c: gradients of MatMul, Gemm and Einsum.
  *   Y = A·B:                  dA = dY·Bᵀ,  dB = Aᵀ·dY  (batch dims summed back; a batch
  *                             of rows times a matrix folds into one Gemm each way)
  *   Y = α·op(A)·op(B) + β·C:  dA = α·dY·op(B)ᵀ (or its transpose when transA),
  *                             dB = α·op(A)ᵀ·dY (or its transpose when transB),
- *                             dC = β·dY summed back to C's shape */
+ *                             dC = β·dY summed back to C's shape
+ *   Einsum:  dx_i = Einsum(dy, x_j (j != i)) onto x_i's subscripts; diagonals (a
+ *            subscript repeated in a term) through an identity mask, broadcast or summed
+ *            ellipsis axes summed back to x_i's shape */
 #include <string.h>
 
-#include "grad/grad.h"
+#include "grad/rule_util.h"
+#include "ops/linalg_params.h"
 
 /* x with its last two axes swapped (x of known rank >= 2) */
 static int swap_last(og_gb *b, int x, int rank)
@@ -15,9 +19,7 @@ static int swap_last(og_gb *b, int x, int rank)
     for (int i = 0; i < rank; i++) perm[i] = i;
     perm[rank - 2] = rank - 1;
     perm[rank - 1] = rank - 2;
-    int t = og_gb_op1(b, "Transpose", x);
-    og_gb_attr_ints(b, og_gb_last(b), "perm", perm, rank);
-    return t;
+    return og_rule_transpose(b, x, perm, rank);
 }
 
 /* Do forward values u and v have the same rank and the same batch dims (all but the last
@@ -149,4 +151,275 @@ static og_status g_gemm(og_gb *b, const og_node *n, const int *dy, int *dx)
     return og_gb_status(b);
 }
 
-const og_grad_rule og_grad_linalg[] = {{"MatMul", "", g_matmul}, {"Gemm", "", g_gemm}, {0}};
+/* ---- Einsum -------------------------------------------------------------------------- */
+
+#define EIN_MAX_IN 16
+#define EIN_TOK    (OG_MAX_RANK + 1) /* letters plus one '.' standing for an ellipsis */
+
+/* Term t as tokens: its letters, with '.' where its ellipsis stands; the token count. */
+static int ein_tokens(const og_einsum_term *t, char *tok)
+{
+    int k = 0;
+    for (int j = 0; j < t->n; j++) {
+        if (j == t->ell) tok[k++] = '.';
+        tok[k++] = t->sub[j];
+    }
+    if (t->ell == t->n) tok[k++] = '.';
+    return k;
+}
+
+/* Append term t (tokens, '.' = "...") to the equation being written. */
+static int ein_put(char *e, int el, const char *t, int tl)
+{
+    for (int j = 0; j < tl; j++) {
+        if (t[j] == '.') {
+            memcpy(e + el, "...", 3);
+            el += 3;
+        } else {
+            e[el++] = t[j];
+        }
+    }
+    return el;
+}
+
+/* Index of the ellipsis token in term t, or -1. */
+static int ein_ell(const char *t, int tl)
+{
+    const char *p = memchr(t, '.', (size_t)tl);
+    return p ? (int)(p - t) : -1;
+}
+
+/* Static dim `axis` of value v (OG_DIM_UNKNOWN when not known). */
+static int64_t ein_dim(og_gb *b, int v, int axis)
+{
+    const og_value *val = og_gb_value(b, v);
+    return axis >= 0 && axis < val->rank ? val->dims[axis] : OG_DIM_UNKNOWN;
+}
+
+/* The numpy broadcast of two static dims: 1 gives way to anything, a known dim to a
+ * symbolic one; two different symbols give OG_DIM_UNKNOWN. */
+static int64_t ein_bcast(int64_t a, int64_t d)
+{
+    if (a == 1 || a == d) return d;
+    if (d == 1) return a;
+    if (a >= 0) return a;
+    return d >= 0 ? d : OG_DIM_UNKNOWN;
+}
+
+/* First axis of token j of term t when its ellipsis stands for E axes. */
+static int ein_axis(const char *t, int j, int E)
+{
+    int a = 0;
+    for (int k = 0; k < j; k++) a += t[k] == '.' ? E : 1;
+    return a;
+}
+
+/* dx_i = Einsum("out,t_j...->t_i'", dy, x_j...), t_i' holding the subscripts of t_i that
+ * occur in the output or another operand, once each (an ellipsis when an operand of that
+ * Einsum has one), then brought to x_i's shape:
+ *   - leading ellipsis axes x_i lacks (broadcast from other operands) are summed away;
+ *   - subscripts of t_i found nowhere else, later occurrences of a repeated subscript and
+ *     ellipsis axes no other operand has come back as size-1 axes (Unsqueeze), filled to
+ *     x_i's shape by Expand where needed;
+ *   - a subscript repeated in t_i (a diagonal, "ii->i") multiplies the result by an
+ *     identity mask [D, D] (Equal of two Ranges) over each pair (first, later occurrence): the
+ * gradient lands on the diagonal only;
+ *   - ellipsis axes (and, with static dims, subscript axes) where x_i has dim 1 and the
+ *     others more are summed back (og_gb_sum_to_shape; at run time from opset 13 when a
+ *     dim of x_i is symbolic and differs from the broadcast dim).
+ * Ellipses are right-aligned across operands, numpy style, as the forward op does. */
+static og_status g_einsum(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    /* the terms as the op's parse step read them (src/ops/linalg.c; implicit output
+     * included), as tokens */
+    const og_einsum_params *ein = n->params;
+    if (!ein || !n->parsed)
+        return og_gb_fail(b, n, OG_ERR_INTERNAL, "the node's attributes were not parsed");
+    int n_in = n->n_in;
+    if (n_in > EIN_MAX_IN)
+        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "Einsum gradient: too many operands");
+    if (ein->n_in != n_in) return og_gb_fail(b, n, OG_ERR_MODEL, "equation terms != inputs");
+    char terms[EIN_MAX_IN][EIN_TOK], out[EIN_TOK];
+    int tl[EIN_MAX_IN], ol = ein_tokens(&ein->out, out);
+    for (int o = 0; o < n_in; o++) tl[o] = ein_tokens(&ein->in[o], terms[o]);
+    /* how many axes each ellipsis stands for */
+    int E[EIN_MAX_IN] = {0}, Ey = 0, yell = ein_ell(out, ol), yrank = -1;
+    for (int o = 0; o < n_in; o++) {
+        if (ein_ell(terms[o], tl[o]) < 0) continue;
+        int r = og_gb_value(b, n->in[o])->rank;
+        E[o] = r - (tl[o] - 1);
+        if (r < 0 || E[o] < 0)
+            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                              "Einsum gradient needs the rank of operand %d (with an ellipsis)", o);
+        if (E[o] > Ey) Ey = E[o];
+    }
+    if (yell >= 0) {
+        yrank = og_gb_value(b, n->out[0])->rank;
+        if (yrank >= 0) Ey = yrank - (ol - 1);
+        if (Ey < 0 || Ey > OG_MAX_RANK) return og_gb_fail(b, n, OG_ERR_MODEL, "bad output rank");
+    }
+    for (int i = 0; i < n_in; i++) {
+        if (!og_gb_wants(b, n, i)) continue;
+        int x = n->in[i], ei = ein_ell(terms[i], tl[i]), Ei = ei >= 0 ? E[i] : 0;
+        int ri = tl[i] - (ei >= 0) + Ei;
+        if (ri > OG_MAX_RANK) return og_gb_fail(b, n, OG_ERR_MODEL, "bad operand rank");
+        bool avail[128] = {false};
+        for (int j = 0; j < ol; j++) avail[(int)out[j]] = true;
+        for (int o = 0; o < n_in; o++)
+            for (int j = 0; o != i && j < tl[o]; j++) avail[(int)terms[o][j]] = true;
+        /* the ellipsis of the gradient Einsum: Eg axes of static dims gd (right-aligned) */
+        bool ell_in = yell >= 0;
+        int Eg = yell >= 0 ? Ey : 0;
+        int64_t gd[OG_MAX_RANK];
+        for (int o = 0; o < n_in; o++)
+            if (o != i && ein_ell(terms[o], tl[o]) >= 0) {
+                ell_in = true;
+                if (E[o] > Eg) Eg = E[o];
+            }
+        for (int k = 0; k < Eg; k++) gd[k] = 1;
+        if (yell >= 0 && yrank >= 0) {
+            for (int k = 0; k < Eg; k++) gd[k] = ein_dim(b, n->out[0], yell + k);
+        } else {
+            for (int o = 0; o < n_in; o++) {
+                int eo = ein_ell(terms[o], tl[o]);
+                if (eo < 0 || (o == i && yell < 0)) continue;
+                for (int m = 0; m < E[o]; m++)
+                    gd[Eg - E[o] + m] = ein_bcast(gd[Eg - E[o] + m], ein_dim(b, n->in[o], eo + m));
+            }
+        }
+        /* its output term */
+        char gt[EIN_TOK];
+        int gl = 0, gpos = 0;
+        bool seen[128] = {false};
+        if (ell_in && ei < 0) gt[gl++] = '.';
+        for (int j = 0; j < tl[i]; j++) {
+            char ch = terms[i][j];
+            if (ch == '.') {
+                if (ell_in) gpos = gl, gt[gl++] = '.';
+            } else if (!seen[(int)ch]) {
+                seen[(int)ch] = true;
+                if (avail[(int)ch]) gt[gl++] = ch;
+            }
+        }
+        /* x_i's layout: absent axes (Unsqueeze), and the static dims the result has there
+         * (fd) against x_i's own (xd) */
+        int64_t xd[OG_MAX_RANK], fd[OG_MAX_RANK], absent[OG_MAX_RANK];
+        int na = 0, keep = ell_in ? (Eg < Ei ? Eg : Ei) : 0;
+        bool expand = false, sum = false, diag = false;
+        memset(seen, 0, sizeof seen);
+        for (int j = 0, p = 0; j < tl[i]; j++) {
+            char ch = terms[i][j];
+            if (ch == '.') {
+                for (int m = 0; m < Ei; m++, p++) {
+                    int64_t td = xd[p] = ein_dim(b, x, p), g;
+                    fd[p] = td;
+                    if (m < Ei - keep) { /* no other operand has this axis */
+                        absent[na++] = p;
+                        expand = true;
+                        continue;
+                    }
+                    g = gd[Eg - Ei + m];
+                    if (g == td) continue;
+                    if (td == 1) {
+                        fd[p] = g; /* broadcast from x_i: summed */
+                    } else if (td >= 0 || g == 1) {
+                        expand = expand || g < 0 || g == 1; /* the result may have 1 there */
+                    } else {
+                        expand = expand || g < 0;
+                        fd[p] = g; /* symbolic: decided at run time */
+                    }
+                }
+                continue;
+            }
+            int64_t td = xd[p] = ein_dim(b, x, p);
+            fd[p] = td;
+            if (seen[(int)ch] || !avail[(int)ch]) {
+                diag = diag || seen[(int)ch];
+                absent[na++] = p;
+                int reps = 0;
+                for (int k = 0; k < tl[i]; k++) reps += terms[i][k] == ch;
+                expand = expand || (!avail[(int)ch] && reps == 1);
+            } else {
+                /* the subscript's static size elsewhere: a size-1 axis of x_i broadcast */
+                int64_t L = 1;
+                int oj = ein_ell(out, ol), pos;
+                const char *q = memchr(out, ch, (size_t)ol);
+                if (q) {
+                    pos = ein_axis(out, (int)(q - out), oj >= 0 ? Ey : 0);
+                    L = og_gb_value(b, n->out[0])->rank == ol - (oj >= 0) + (oj >= 0 ? Ey : 0)
+                            ? ein_dim(b, n->out[0], pos)
+                            : OG_DIM_UNKNOWN;
+                } else {
+                    for (int o = 0; o < n_in; o++)
+                        for (int k = 0; o != i && k < tl[o]; k++)
+                            if (terms[o][k] == ch)
+                                L = ein_bcast(L, ein_dim(b, n->in[o], ein_axis(terms[o], k, E[o])));
+                }
+                if (td == 1 && L > 1) fd[p] = L;
+                if (L == 1 && td > 1) expand = true;
+            }
+            seen[(int)ch] = true;
+            p++;
+        }
+        for (int p = 0; p < ri; p++) sum = sum || fd[p] != xd[p];
+        /* the gradient Einsum */
+        char e[EIN_MAX_IN * 3 * EIN_TOK + 3 * EIN_TOK + 8];
+        int el = 0, ins[EIN_MAX_IN], ni = 0;
+        el = ein_put(e, el, out, ol);
+        ins[ni++] = dy[0];
+        for (int o = 0; o < n_in; o++) {
+            if (o == i) continue;
+            e[el++] = ',';
+            el = ein_put(e, el, terms[o], tl[o]);
+            ins[ni++] = n->in[o];
+        }
+        e[el++] = '-';
+        e[el++] = '>';
+        el = ein_put(e, el, gt, gl);
+        e[el] = 0;
+        int g = og_gb_op(b, "Einsum", ni, ins);
+        og_gb_attr_string(b, og_gb_last(b), "equation", e);
+        if (ell_in && Eg > keep) {
+            int64_t lead[OG_MAX_RANK];
+            for (int k = 0; k < Eg - keep; k++) lead[k] = gpos + k;
+            g = og_gb_reduce_sum(b, g, lead, Eg - keep, false);
+        }
+        if (na) g = og_rule_unsqueeze(b, g, absent, na);
+        if (expand) g = og_gb_op2(b, "Expand", g, og_gb_op1(b, "Shape", x));
+        /* diagonals: an identity mask per pair (first, later occurrence) of a subscript */
+        memset(seen, 0, sizeof seen);
+        for (int j = 0; diag && j < tl[i]; j++) {
+            char ch = terms[i][j];
+            if (ch == '.' || seen[(int)ch]) continue;
+            seen[(int)ch] = true;
+            int p0 = ein_axis(terms[i], j, Ei), eye = -1;
+            for (int k = j + 1; k < tl[i]; k++) {
+                if (terms[i][k] != ch) continue;
+                int pk = ein_axis(terms[i], k, Ei);
+                if (eye < 0) { /* Equal(Range(D)ᵀ, Range(D)) as x's type */
+                    int D = xd[p0] >= 0 ? og_gb_scalar(b, (double)xd[p0], OG_INT64)
+                                        : og_gb_op2(b, "Gather", og_gb_op1(b, "Shape", x),
+                                                    og_gb_scalar(b, p0, OG_INT64));
+                    int64_t one = 1;
+                    int rg = og_gb_op3(b, "Range", og_gb_scalar(b, 0, OG_INT64), D,
+                                       og_gb_scalar(b, 1, OG_INT64));
+                    eye = og_rule_cast(b,
+                                       og_gb_op2(b, "Equal", og_rule_unsqueeze(b, rg, &one, 1), rg),
+                                       og_gb_value(b, x)->dtype);
+                }
+                int64_t other[OG_MAX_RANK];
+                int no = 0;
+                for (int a = 0; a < ri; a++)
+                    if (a != p0 && a != pk) other[no++] = a;
+                int mask = no ? og_rule_unsqueeze(b, eye, other, no) : eye;
+                g = og_gb_op2(b, "Mul", g, mask);
+            }
+        }
+        if (sum) g = og_gb_sum_to_shape(b, g, ri, fd, x);
+        dx[i] = g;
+    }
+    return og_gb_status(b);
+}
+
+const og_grad_rule og_grad_linalg[] = {
+    {"MatMul", "", g_matmul}, {"Gemm", "", g_gemm}, {"Einsum", "", g_einsum}, {0}};

@@ -1,11 +1,25 @@
-/* reduce.c: gradients of reductions and of (log-)softmax.
+/* reduce.c: gradients of the reductions, (log-)softmax, CumSum and TopK (src/ops/reduce.c).
  *   ReduceSum:  dx = dy broadcast back over the reduced axes
  *   ReduceMean: the same, divided by the number of elements reduced
  *   Softmax:    dx = y * (dy - sum(dy * y))          (sums over the normalized axes)
- *   LogSoftmax: dx = dy - exp(y) * sum(dy) */
-#include <string.h>
-
-#include "grad/grad.h"
+ *   LogSoftmax: dx = dy - exp(y) * sum(dy)
+ *   CumSum:     dx = CumSum(dy) in the other direction (exclusive kept)
+ *   TopK(x):    dx = ScatterElements(zeros, indices, dvalues) (Scatter at opset 9, 10)
+ *
+ * The other reductions: with yk and dyk the output and its gradient with the reduced axes
+ * kept (size 1), dx of x's shape through broadcasting is
+ *   ReduceSumSquare: dx = 2 x dyk
+ *   ReduceL1:        dx = sign(x) dyk
+ *   ReduceL2:        dx = x / yk dyk                 (0 where yk == 0: x is 0 there too)
+ *   ReduceLogSum:    dx = dyk / exp(yk)              (1 / sum)
+ *   ReduceLogSumExp: dx = exp(x - yk) dyk            (the softmax over the axes)
+ *   ReduceMax/Min:   dx = [x == yk] / count(x == yk) dyk   (ties share evenly, as amax)
+ *   ReduceProd:      dx = (product of the others) dyk, computed without dividing by a zero:
+ *                    with z the count of zeros and P the product of the nonzero elements,
+ *                    others = P / x if z == 0; P at the zero if z == 1; 0 otherwise.
+ * Axes are an attribute before opset 18 and input 1 (a constant) from 18; empty axes with
+ * noop_with_empty_axes (18+) reduce nothing: each output reduces its one element. */
+#include "grad/rule_util.h"
 
 /* The reduced axes of a Reduce* node, normalized, in *axes (count returned; -1 on error).
  * Reduce-all (no axes) gives every axis; empty axes with noop_with_empty_axes give none. */
@@ -53,15 +67,8 @@ int og_gb_reduce_axes(og_gb *b, const og_node *n, int rank, int64_t *axes)
 static int expand_back(og_gb *b, const og_node *n, int dy, const int64_t *axes, int n_axes)
 {
     int x = n->in[0];
-    if (!og_attr_int(n, "keepdims", 1) && n_axes > 0) {
-        /* put the reduced axes back as size 1 */
-        if (og_gb_opset(b) >= 13) {
-            dy = og_gb_op2(b, "Unsqueeze", dy, og_gb_const_i64(b, axes, n_axes));
-        } else {
-            dy = og_gb_op1(b, "Unsqueeze", dy);
-            og_gb_attr_ints(b, og_gb_last(b), "axes", axes, n_axes);
-        }
-    }
+    /* put the reduced axes back as size 1 */
+    if (!og_attr_int(n, "keepdims", 1)) dy = og_rule_unsqueeze(b, dy, axes, n_axes);
     return og_gb_op2(b, "Expand", dy, og_gb_op1(b, "Shape", x));
 }
 
@@ -92,8 +99,7 @@ static og_status reduce_common(og_gb *b, const og_node *n, const int *dy, int *d
         } else {
             int sx = og_gb_op1(b, "Size", x), sy = og_gb_op1(b, "Size", n->out[0]);
             c = og_gb_op2(b, "Div", sx, sy);
-            c = og_gb_op1(b, "Cast", c);
-            og_gb_attr_int(b, og_gb_last(b), "to", dt);
+            c = og_rule_cast(b, c, dt);
         }
         g = og_gb_op2(b, "Div", g, c);
     }
@@ -153,8 +159,178 @@ static og_status g_log_softmax(og_gb *b, const og_node *n, const int *dy, int *d
     return og_gb_status(b);
 }
 
+/* ---- ReduceSumSquare, ReduceL1, ReduceL2, ReduceLogSum(Exp), ReduceMax/Min, ReduceProd */
+
+/* [a == c] as 0/1 of dtype dt, for floats: Equal from opset 11, not (a < c or a > c) before */
+static int eq_mask(og_gb *b, int a, int c, og_dtype dt)
+{
+    int e;
+    if (og_gb_opset(b) >= 11)
+        e = og_gb_op2(b, "Equal", a, c);
+    else
+        e = og_gb_op1(
+            b, "Not",
+            og_gb_op2(b, "Or", og_gb_op2(b, "Less", a, c), og_gb_op2(b, "Greater", a, c)));
+    return og_rule_cast(b, e, dt);
+}
+
+/* What every reduction rule starts from. */
+typedef struct red {
+    int x, yk, dyk, k;
+    og_dtype dt;
+    int64_t axes[OG_MAX_RANK];
+} red;
+
+/* Fill r: the reduced axes, and y and dy with them kept.  Returns false on error. */
+static bool red_setup(og_gb *b, const og_node *n, const int *dy, red *r)
+{
+    r->x = n->in[0];
+    const og_value *xv = og_gb_value(b, r->x);
+    if (xv->rank < 0) {
+        og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs the input's rank");
+        return false;
+    }
+    r->dt = xv->dtype;
+    r->k = og_gb_reduce_axes(b, n, xv->rank, r->axes);
+    if (r->k < 0) return false;
+    bool keep = og_attr_int(n, "keepdims", 1) != 0;
+    int kk = keep ? 0 : r->k;
+    r->yk = og_rule_unsqueeze(b, n->out[0], r->axes, kk);
+    r->dyk = og_rule_unsqueeze(b, dy[0], r->axes, kk);
+    return og_gb_status(b) == OG_OK;
+}
+
+/* dx = 2 x dyk */
+static og_status g_reduce_sum_square(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    red r;
+    if (!red_setup(b, n, dy, &r)) return og_gb_status(b);
+    int two = og_gb_scalar_like(b, 2, r.x);
+    dx[0] = og_gb_op2(b, "Mul", og_gb_op2(b, "Mul", r.x, two), r.dyk);
+    return og_gb_status(b);
+}
+
+/* dx = sign(x) dyk: Sign from opset 9, [x > 0] - [x < 0] before */
+static og_status g_reduce_l1(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    red r;
+    if (!red_setup(b, n, dy, &r)) return og_gb_status(b);
+    int s;
+    if (og_gb_opset(b) >= 9) {
+        s = og_gb_op1(b, "Sign", r.x);
+    } else {
+        int zero = og_gb_scalar_like(b, 0, r.x);
+        s = og_gb_op2(b, "Sub", og_rule_cast(b, og_gb_op2(b, "Greater", r.x, zero), r.dt),
+                      og_rule_cast(b, og_gb_op2(b, "Less", r.x, zero), r.dt));
+    }
+    dx[0] = og_gb_op2(b, "Mul", s, r.dyk);
+    return og_gb_status(b);
+}
+
+/* dx = x / yk dyk; yk == 0 means x == 0 over the slice, and the denominator becomes 1
+ * there ([yk == 0] = not (yk > 0), as yk >= 0) */
+static og_status g_reduce_l2(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    red r;
+    if (!red_setup(b, n, dy, &r)) return og_gb_status(b);
+    int zero = og_gb_scalar_like(b, 0, r.x);
+    int is0 = og_rule_cast(b, og_gb_op1(b, "Not", og_gb_op2(b, "Greater", r.yk, zero)), r.dt);
+    int den = og_gb_op2(b, "Add", r.yk, is0);
+    dx[0] = og_gb_op2(b, "Mul", og_gb_op2(b, "Div", r.x, den), r.dyk);
+    return og_gb_status(b);
+}
+
+/* y = log(sum x): dx = dyk / exp(yk), expanded to x's shape (Expand: opset 8) */
+static og_status g_reduce_log_sum(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    red r;
+    if (og_gb_opset(b) < 8)
+        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs opset >= 8");
+    if (!red_setup(b, n, dy, &r)) return og_gb_status(b);
+    int g = og_gb_op2(b, "Div", r.dyk, og_gb_op1(b, "Exp", r.yk));
+    dx[0] = og_gb_op2(b, "Expand", g, og_gb_op1(b, "Shape", r.x));
+    return og_gb_status(b);
+}
+
+/* dx = exp(x - yk) dyk */
+static og_status g_reduce_log_sum_exp(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    red r;
+    if (!red_setup(b, n, dy, &r)) return og_gb_status(b);
+    int p = og_gb_op1(b, "Exp", og_gb_op2(b, "Sub", r.x, r.yk));
+    dx[0] = og_gb_op2(b, "Mul", p, r.dyk);
+    return og_gb_status(b);
+}
+
+/* dx = mask dyk / sum(mask), mask = [x == yk] */
+static og_status g_reduce_max_min(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    red r;
+    if (!red_setup(b, n, dy, &r)) return og_gb_status(b);
+    int mask = eq_mask(b, r.x, r.yk, r.dt);
+    int count = og_rule_reduce(b, "ReduceSum", mask, r.axes, r.k, true);
+    dx[0] = og_gb_op2(b, "Mul", og_gb_op2(b, "Div", mask, count), r.dyk);
+    return og_gb_status(b);
+}
+
+/* dx = others dyk, others = P ([z == 0] / x1 + [x == 0] [z == 1]) with zm = [x == 0],
+ * x1 = x + zm (zeros replaced by 1), P = prod(x1), z = sum(zm) */
+static og_status g_reduce_prod(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    red r;
+    if (!red_setup(b, n, dy, &r)) return og_gb_status(b);
+    int zero = og_gb_scalar_like(b, 0, r.x), one = og_gb_scalar_like(b, 1, r.x);
+    int zm = eq_mask(b, r.x, zero, r.dt);
+    int x1 = og_gb_op2(b, "Add", r.x, zm);
+    int p = og_rule_reduce(b, "ReduceProd", x1, r.axes, r.k, true);
+    int z = og_rule_reduce(b, "ReduceSum", zm, r.axes, r.k, true);
+    int none = og_gb_op2(b, "Div", eq_mask(b, z, zero, r.dt), x1);
+    int single = og_gb_op2(b, "Mul", zm, eq_mask(b, z, one, r.dt));
+    int others = og_gb_op2(b, "Mul", p, og_gb_op2(b, "Add", none, single));
+    dx[0] = og_gb_op2(b, "Mul", others, r.dyk);
+    return og_gb_status(b);
+}
+
+/* ---- CumSum -------------------------------------------------------------------------- */
+
+/* y_j = sum_{i <= j} x_i (i < j exclusive) => dx_i = sum_{j >= i} dy_j (j > i exclusive) */
+static og_status g_cumsum(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    if (!og_gb_wants(b, n, 0)) return og_gb_status(b);
+    dx[0] = og_gb_op2(b, "CumSum", dy[0], n->in[1]);
+    int node = og_gb_last(b);
+    og_gb_attr_int(b, node, "exclusive", og_attr_int(n, "exclusive", 0));
+    og_gb_attr_int(b, node, "reverse", !og_attr_int(n, "reverse", 0));
+    return og_gb_status(b);
+}
+
+/* ---- TopK ---------------------------------------------------------------------------- */
+
+static og_status g_topk(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    if (!WANTS(0) || dy[0] < 0) return og_gb_status(b);
+    if (og_gb_opset(b) < 9)
+        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "TopK gradient needs opset >= 9 (Scatter)");
+    int r = og_rule_rank_of(b, n, IN(0), "the input");
+    if (r < 0) return og_gb_status(b);
+    int axis = og_rule_axis(b, n, og_attr_int(n, "axis", -1), r);
+    if (axis < 0) return og_gb_status(b);
+    dx[0] = og_rule_scatter_elements(b, og_rule_zeros_like(b, IN(0)), OUT(1), dy[0], axis, NULL);
+    return og_gb_status(b);
+}
+
 const og_grad_rule og_grad_reduce[] = {{"ReduceSum", "", g_reduce_sum},
                                        {"ReduceMean", "", g_reduce_mean},
+                                       {"ReduceSumSquare", "", g_reduce_sum_square},
+                                       {"ReduceL1", "", g_reduce_l1},
+                                       {"ReduceL2", "", g_reduce_l2},
+                                       {"ReduceLogSum", "", g_reduce_log_sum},
+                                       {"ReduceLogSumExp", "", g_reduce_log_sum_exp},
+                                       {"ReduceMax", "", g_reduce_max_min},
+                                       {"ReduceMin", "", g_reduce_max_min},
+                                       {"ReduceProd", "", g_reduce_prod},
                                        {"Softmax", "", g_softmax},
                                        {"LogSoftmax", "", g_log_softmax},
+                                       {"CumSum", "", g_cumsum},
+                                       {"TopK", "", g_topk},
                                        {0}};

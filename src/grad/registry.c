@@ -1,11 +1,18 @@
-/* registry.c: the gradient-rule families, joined by (domain, name).  Each family file
- * src/grad/<family>.c exports `og_grad_<family>[]`, ending with a zeroed entry. */
+/* registry.c: the gradient-rule families, joined by (domain, name).
+ *
+ * The families are the op families of src/ops/registry.c: the rule of an op defined in
+ * src/ops/<family>.c is in src/grad/<family>.c (a file that grows past ~1,500 lines splits
+ * into src/grad/<family>_<part>.c), which exports `og_grad_<family>[]`, ending with a zeroed
+ * entry (optim's is empty: optimizer updates are not differentiated).  Helpers that several
+ * families use are in rule_util.c.  Adding a family means one line in OG_GRAD_FAMILIES. */
 #include <string.h>
 
 #include "grad/grad.h"
 
 #define OG_GRAD_FAMILIES(X)                                                                        \
-    X(elementwise) X(linalg) X(tensor) X(reduce) X(activation) X(movement) X(index) X(stats) X(nn)
+    X(unary)                                                                                       \
+    X(binary)                                                                                      \
+    X(reduce) X(linalg) X(conv) X(pool) X(norm) X(loss) X(tensor) X(resize) X(index) X(optim)
 
 #define OG_DECLARE(f) extern const og_grad_rule og_grad_##f[];
 OG_GRAD_FAMILIES(OG_DECLARE)

@@ -255,6 +255,34 @@ def norm_cases():
     return out
 
 
+def layernorm_stats_cases():
+    """LayerNormalization whose Mean and InvStdDev feed other nodes (the rule reads them; with
+    stash_type given, the float64 copy widens it, so finite differences see float64
+    statistics), and with only some of them present (the rule adds the others to the
+    training graph's node)"""
+    rng = np.random.default_rng(17)  # its own generator: the cases after keep their data
+
+    def r(*shape, low=-1.0, high=1.0):
+        return rng.uniform(low, high, shape).astype(np.float32)
+
+    out = []
+    x = r(3, 4, 5, high=2)
+    w = {"scale": r(5, low=0.5), "b": r(5)}
+    nodes = [node("LayerNormalization", ["x", "scale", "b"], ["y", "mean", "istd"], stash_type=1),
+             node("Mul", ["y", "istd"], ["t"]), node("Add", ["t", "mean"], ["z"])]
+    out.append(("layernorm_stats_consumed", model(nodes, {"x": x}, ["z"], w), {"x": x}))
+    w = {"scale": r(4, 5, low=0.5)}
+    nodes = [node("LayerNormalization", ["x", "scale"], ["y", "mean"], axis=1, stash_type=1),
+             node("Sub", ["y", "mean"], ["z"])]
+    out.append(("layernorm_axis1_mean_only", model(nodes, {"x": x}, ["z"], w), {"x": x}))
+    w = {"scale": r(5, low=0.5), "b": r(1, 5)}
+    nodes = [node("LayerNormalization", ["x", "scale", "b"], ["y", "", "istd"], epsilon=1e-3,
+                  stash_type=1),
+             node("Mul", ["y", "istd"], ["z"])]
+    out.append(("layernorm_istd_only", model(nodes, {"x": x}, ["z"], w), {"x": x}))
+    return out
+
+
 def resnet_block():
     """Conv-BN-Relu-MaxPool-Conv(+skip)-GAP-Gemm at opset 13 with a symbolic batch"""
     x = rand(2, 3, 9, 9)
@@ -283,4 +311,4 @@ def resnet_block():
 
 
 def cases():
-    return conv_cases() + pool_cases() + norm_cases() + [resnet_block()]
+    return conv_cases() + pool_cases() + norm_cases() + layernorm_stats_cases() + [resnet_block()]

@@ -1,0 +1,168 @@
+/* binary.c: gradients of the binary and variadic elementwise ops of src/ops/binary.c.
+ * y is the node's output, dy the gradient reaching it; inputs that broadcast get their
+ * gradient summed back to their own shape (og_gb_sum_to).
+ *   Add, Sub: d(a + b) = dy, dy;  d(a − b) = dy, −dy
+ *   Mul, Div: d(a·b) = dy·b, dy·a;  d(a / b) = dy / b, −dy·y / b
+ *   Pow:      da = dy·b·a^(b−1), db = dy·y·log(a) (with PyTorch's zeros at the edges)
+ *   PRelu:    dx = dy where x >= 0, dy·slope where x < 0;  dslope = Σ dy·x where x < 0
+ *   Sum, Mean: every input gets dy (over N for Mean);  Max, Min: the inputs attaining y share
+ *             dy evenly;  Where: dy goes to the chosen branch, none to the condition */
+#include "grad/rule_util.h"
+
+/* ---- Add, Sub, Mul, Div -------------------------------------------------------------- */
+
+/* d(a + b) = dy, dy;  d(a - b) = dy, -dy */
+static og_status add_sub(og_gb *b, const og_node *n, const int *dy, int *dx, bool sub)
+{
+    if (WANTS(0)) dx[0] = og_gb_sum_to(b, dy[0], OUT(0), IN(0));
+    if (WANTS(1)) {
+        int g = og_gb_sum_to(b, dy[0], OUT(0), IN(1));
+        dx[1] = sub ? og_gb_op1(b, "Neg", g) : g;
+    }
+    return og_gb_status(b);
+}
+
+static og_status g_add(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    return add_sub(b, n, dy, dx, false);
+}
+
+static og_status g_sub(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    return add_sub(b, n, dy, dx, true);
+}
+
+/* d(a * b) = dy * b, dy * a */
+static og_status g_mul(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    if (WANTS(0)) dx[0] = og_gb_sum_to(b, og_gb_op2(b, "Mul", dy[0], IN(1)), OUT(0), IN(0));
+    if (WANTS(1)) dx[1] = og_gb_sum_to(b, og_gb_op2(b, "Mul", dy[0], IN(0)), OUT(0), IN(1));
+    return og_gb_status(b);
+}
+
+/* d(a / b) = dy / b, -dy * y / b */
+static og_status g_div(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    if (WANTS(0)) dx[0] = og_gb_sum_to(b, og_gb_op2(b, "Div", dy[0], IN(1)), OUT(0), IN(0));
+    if (WANTS(1)) {
+        int t = og_gb_op2(b, "Div", og_gb_op2(b, "Mul", dy[0], OUT(0)), IN(1));
+        dx[1] = og_gb_sum_to(b, og_gb_op1(b, "Neg", t), OUT(0), IN(1));
+    }
+    return og_gb_status(b);
+}
+
+/* ---- Pow, PRelu ---------------------------------------------------------------------- */
+
+/* pow, y = a^b:
+ *   da = sum_to(dy * b * a^(b - 1))   (0 where b == 0, as PyTorch)
+ *   db = sum_to(dy * y * log(a))      (0 where a == 0 and b >= 0, as PyTorch)
+ * The masks need Equal on floats (opset 11); before, the plain formulas. */
+static og_status g_pow(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    int a = IN(0), e = IN(1), y = OUT(0);
+    og_dtype dt = og_gb_value(b, a)->dtype;
+    bool masks = og_gb_opset(b) >= 11;
+    int ef = og_gb_value(b, e)->dtype == dt ? e : og_rule_cast(b, e, dt);
+    if (WANTS(0)) {
+        int g = og_rule_mul(b, og_rule_mul(b, dy[0], ef),
+                            og_gb_op2(b, "Pow", a, og_rule_sub(b, ef, og_gb_scalar_like(b, 1, a))));
+        if (masks)
+            g = og_gb_op3(b, "Where", og_gb_op2(b, "Equal", ef, og_gb_scalar_like(b, 0, a)),
+                          og_gb_scalar_like(b, 0, a), g);
+        dx[0] = og_gb_sum_to(b, g, y, a);
+    }
+    if (WANTS(1)) {
+        int g = og_rule_mul(b, og_rule_mul(b, dy[0], y), og_gb_op1(b, "Log", a));
+        if (masks) {
+            int z =
+                og_gb_op2(b, "And", og_gb_op2(b, "Equal", a, og_gb_scalar_like(b, 0, a)),
+                          og_gb_op1(b, "Not", og_gb_op2(b, "Less", e, og_gb_scalar_like(b, 0, e))));
+            g = og_gb_op3(b, "Where", z, og_gb_scalar_like(b, 0, a), g);
+        }
+        og_dtype edt = og_gb_value(b, e)->dtype;
+        if (edt != dt) g = og_rule_cast(b, g, edt); /* a float exponent of another type (13+) */
+        dx[1] = og_gb_sum_to(b, g, y, e);
+    }
+    return og_gb_status(b);
+}
+
+/* prelu, y = x < 0 ? slope x : x:
+ *   dx = x < 0 ? dy * slope : dy;  dslope = sum_to(x < 0 ? dy * x : 0) */
+static og_status g_prelu(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    int x = IN(0), s = IN(1);
+    int negx = og_gb_op2(b, "Less", x, og_gb_scalar_like(b, 0, x));
+    if (WANTS(0)) dx[0] = og_rule_select(b, negx, og_rule_mul(b, dy[0], s), dy[0], x);
+    if (WANTS(1))
+        dx[1] = og_gb_sum_to(b, og_rule_where0(b, negx, og_rule_mul(b, dy[0], x), x), OUT(0), s);
+    return og_gb_status(b);
+}
+
+/* ---- Sum, Mean, Max, Min, Where ------------------------------------------------------ */
+
+/* sum: dx_i = sum_to(dy);  mean: dx_i = sum_to(dy) / N */
+static og_status sum_mean(og_gb *b, const og_node *n, const int *dy, int *dx, bool mean)
+{
+    int g = mean ? og_rule_mul(b, dy[0], og_gb_scalar_like(b, 1.0 / n->n_in, OUT(0))) : dy[0];
+    for (int i = 0; i < n->n_in; i++)
+        if (WANTS(i)) dx[i] = og_gb_sum_to(b, g, OUT(0), IN(i));
+    return og_gb_status(b);
+}
+
+static og_status g_sum(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    return sum_mean(b, n, dy, dx, false);
+}
+
+static og_status g_mean(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    return sum_mean(b, n, dy, dx, true);
+}
+
+/* max / min: m_i = (x_i attains y), count = sum_j m_j;  dx_i = sum_to(dy * m_i / count)
+ * (ties split evenly).  x_i attains the max iff not x_i < y (Equal on floats needs 11). */
+static og_status max_min(og_gb *b, const og_node *n, const int *dy, int *dx, bool is_max)
+{
+    int y = OUT(0), m[64];
+    og_dtype dt = og_gb_value(b, y)->dtype;
+    if (n->n_in == 1) {
+        dx[0] = dy[0];
+        return og_gb_status(b);
+    }
+    for (int i = 0; i < n->n_in; i++)
+        m[i] = og_rule_cast(
+            b, og_gb_op1(b, "Not", og_gb_op2(b, is_max ? "Less" : "Greater", IN(i), y)), dt);
+    if (og_gb_status(b)) return og_gb_status(b);
+    int g = og_rule_div(b, dy[0], og_gb_op(b, "Sum", n->n_in, m));
+    for (int i = 0; i < n->n_in; i++)
+        if (WANTS(i)) dx[i] = og_gb_sum_to(b, og_rule_mul(b, g, m[i]), y, IN(i));
+    return og_gb_status(b);
+}
+
+static og_status g_max(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    return max_min(b, n, dy, dx, true);
+}
+
+static og_status g_min(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    return max_min(b, n, dy, dx, false);
+}
+
+/* where(c, x, y): dx = sum_to(c ? dy : 0), dy_ = sum_to(c ? 0 : dy); c gets none */
+static og_status g_where(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    int c = IN(0), y = OUT(0);
+    if (WANTS(1))
+        dx[1] =
+            og_gb_sum_to(b, og_gb_op3(b, "Where", c, dy[0], og_gb_scalar_like(b, 0, y)), y, IN(1));
+    if (WANTS(2))
+        dx[2] =
+            og_gb_sum_to(b, og_gb_op3(b, "Where", c, og_gb_scalar_like(b, 0, y), dy[0]), y, IN(2));
+    return og_gb_status(b);
+}
+
+const og_grad_rule og_grad_binary[] = {
+    {"Add", "", g_add}, {"Sub", "", g_sub},     {"Mul", "", g_mul},     {"Div", "", g_div},
+    {"Pow", "", g_pow}, {"PRelu", "", g_prelu}, {"Max", "", g_max},     {"Min", "", g_min},
+    {"Sum", "", g_sum}, {"Mean", "", g_mean},   {"Where", "", g_where}, {0}};

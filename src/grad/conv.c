@@ -1,0 +1,181 @@
+/* conv.c: gradients of Conv and ConvTranspose (src/ops/conv.c).
+ *
+ *   Conv  Y[n,m,o] = Σ_{c,j} X[n,c,o·s+j·d−p] W[m,c,j] + B[m]
+ *     dX = ConvTranspose(dY, W) with the same strides, dilations, begin pads and group, and
+ *          end pad / output_padding chosen so that dX has X's spatial size
+ *     dW[m,c,j] = Σ_{n,o} X[n,c,j·d+o·s−p] dY[n,m,o]: a Conv of X with batch and channels
+ *          swapped (per group) by dY as the kernel, strides and dilations exchanged, the
+ *          same begin pads, sliced to the kernel size and transposed back
+ *     dB = Σ dY over N and the spatial axes
+ *   ConvTranspose (the adjoint of Conv in X): dX = Conv(dY, W); dW = the Conv dW with the
+ *          roles of X and dY exchanged; dB as for Conv
+ */
+#include "grad/rule_util.h"
+#include "ops/conv_params.h"
+
+#define SP (OG_MAX_RANK - 2)
+
+/* x with axes 0 and 1 swapped */
+static int swap01(og_gb *b, int x, int rank)
+{
+    int64_t perm[OG_MAX_RANK];
+    for (int i = 0; i < rank; i++) perm[i] = i;
+    perm[0] = 1;
+    perm[1] = 0;
+    return og_rule_transpose(b, x, perm, rank);
+}
+
+/* ---- Conv and ConvTranspose ---------------------------------------------------------- */
+
+/* dB = Σ dY over N and the spatial axes */
+static int bias_grad(og_gb *b, int dy, int rank)
+{
+    int64_t axes[OG_MAX_RANK];
+    axes[0] = 0;
+    for (int i = 2; i < rank; i++) axes[i - 1] = i;
+    return og_gb_reduce_sum(b, dy, axes, rank - 1, false);
+}
+
+/* The geometry of a Conv/ConvTranspose node; every spatial size and pad must be known. */
+static bool conv_geometry(og_gb *b, const og_node *n, og_conv_geom *g)
+{
+    const og_conv_params *p = n->params;
+    if (!p || !n->parsed) {
+        og_gb_fail(b, n, OG_ERR_INTERNAL, "the node's attributes were not parsed");
+        return false;
+    }
+    const og_value *X = og_gb_value(b, n->in[0]), *W = og_gb_value(b, n->in[1]);
+    if (og_conv_geometry(n, p, false, X->rank, X->dims, W->rank, W->dims, -1, g)) {
+        og_gb_fail(b, n, OG_ERR_MODEL, "%s", og_last_error());
+        return false;
+    }
+    bool ok = g->nsp >= 1 && og_dim_known(g->c) && og_dim_known(g->m);
+    for (int i = 0; ok && i < g->nsp; i++)
+        ok = og_dim_known(g->in[i]) && og_dim_known(g->out[i]) && og_dim_known(g->kernel[i]) &&
+             g->pad_begin[i] != OG_DIM_UNKNOWN && g->pad_end[i] != OG_DIM_UNKNOWN;
+    if (!ok) {
+        og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                   "gradient needs the channel counts, kernel and spatial sizes of X and W to be "
+                   "known statically");
+        return false;
+    }
+    return true;
+}
+
+/* dW of a convolution whose input is I ([N, cin, isp...]) and whose output gradient is G
+ * ([N, cout, gsp...]), kernel k, strides s, dilations d, begin pads pb (>= 0):
+ *   dW[m, c, j] = Σ_{n,o} I[n, gc+c, j·d + o·s − pb] G[n, m, o]     (gc: m's group)
+ * computed as Conv(I' = [cin/g, g·N, isp...], G' = [cout, N, gsp...], group g, strides d,
+ * dilations s), whose result [cin/g, cout, k'...] is sliced to k and transposed. */
+static int conv_dw(og_gb *b, int I, int G, int64_t cin, int64_t group, int nsp, const int64_t *isp,
+                   const int64_t *gsp, const int64_t *k, const int64_t *s, const int64_t *d,
+                   const int64_t *pb)
+{
+    int rank = nsp + 2;
+    int64_t cg = cin / group;
+    int it;
+    if (group == 1) {
+        it = swap01(b, I, rank);
+    } else {
+        int64_t shp[OG_MAX_RANK + 1], perm[OG_MAX_RANK + 1];
+        shp[0] = 0; /* N, copied */
+        shp[1] = group;
+        shp[2] = cg;
+        for (int i = 0; i <= rank; i++) perm[i] = i;
+        perm[0] = 2;
+        perm[2] = 0;
+        for (int i = 0; i < nsp; i++) shp[3 + i] = isp[i];
+        int t = og_rule_transpose(b, og_rule_reshape_c(b, I, shp, rank + 1), perm, rank + 1);
+        shp[0] = cg;
+        shp[1] = -1;
+        for (int i = 0; i < nsp; i++) shp[2 + i] = isp[i];
+        it = og_rule_reshape_c(b, t, shp, rank);
+    }
+    int gt = swap01(b, G, rank);
+    int64_t pads[2 * SP], axes[SP], zeros[SP];
+    bool slice = false;
+    for (int i = 0; i < nsp; i++) {
+        int64_t span = (gsp[i] - 1) * s[i] + 1; /* extent of the dilated dY kernel */
+        int64_t pe = (k[i] - 1) * d[i] + span - isp[i] - pb[i];
+        if (pe < 0) pe = 0;
+        int64_t kk = (isp[i] + pb[i] + pe - span) / d[i] + 1;
+        if (kk < k[i])
+            return og_gb_fail(b, NULL, OG_ERR_INTERNAL, "bad weight-gradient geometry on axis %d",
+                              i);
+        slice = slice || kk > k[i];
+        pads[i] = pb[i];
+        pads[nsp + i] = pe;
+        axes[i] = 2 + i;
+        zeros[i] = 0;
+    }
+    int z = og_gb_op2(b, "Conv", it, gt);
+    og_rule_conv_attrs(b, og_gb_last(b), nsp, d, s, pads, group);
+    if (slice) z = og_rule_slice(b, z, axes, zeros, k, NULL, nsp);
+    return swap01(b, z, rank);
+}
+
+static og_status g_conv(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    og_conv_geom g;
+    if (!conv_geometry(b, n, &g)) return og_gb_status(b);
+    int nsp = g.nsp, rank = nsp + 2;
+    if (og_gb_wants(b, n, 0))
+        dx[0] = og_rule_conv_back(b, dy[0], n->in[1], nsp, g.in, g.out, g.kernel, g.stride, g.dil,
+                                  g.pad_begin, g.group);
+    if (og_gb_wants(b, n, 1))
+        dx[1] = conv_dw(b, n->in[0], dy[0], g.c, g.group, nsp, g.in, g.out, g.kernel, g.stride,
+                        g.dil, g.pad_begin);
+    if (og_gb_wants(b, n, 2)) dx[2] = bias_grad(b, dy[0], rank);
+    return og_gb_status(b);
+}
+
+static og_status g_conv_transpose(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    og_conv_geom g;
+    if (!conv_geometry(b, n, &g)) return og_gb_status(b);
+    int nsp = g.nsp, rank = nsp + 2;
+    /* a negative begin pad (output_shape beyond the full result) shifts the output: its
+     * first −pb positions hold only the bias, so dY is cropped there */
+    int dyc = dy[0];
+    int64_t crop[SP], ends[SP], axes[SP], zeros[SP];
+    bool any_crop = false;
+    for (int i = 0; i < nsp; i++) {
+        crop[i] = g.pad_begin[i] < 0 ? -g.pad_begin[i] : 0;
+        any_crop = any_crop || crop[i] > 0;
+        g.pad_begin[i] += crop[i];
+        g.out[i] -= crop[i];
+        ends[i] = INT64_MAX;
+        axes[i] = 2 + i;
+        zeros[i] = 0;
+        if (g.out[i] < 1)
+            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "output_shape leaves no computed output");
+    }
+    if (any_crop) dyc = og_rule_slice(b, dyc, axes, crop, ends, NULL, nsp);
+    if (og_gb_wants(b, n, 0)) {
+        /* Conv(dY) over the padded output: floor((out + pb + pe − ek)/s) + 1 >= in */
+        int64_t pads[2 * SP];
+        bool slice = false;
+        for (int i = 0; i < nsp; i++) {
+            int64_t ek = (g.kernel[i] - 1) * g.dil[i] + 1;
+            int64_t pe = g.pad_end[i] > 0 ? g.pad_end[i] : 0;
+            int64_t size = (g.out[i] + g.pad_begin[i] + pe - ek) / g.stride[i] + 1;
+            if (g.out[i] + g.pad_begin[i] + pe < ek || size < g.in[i])
+                return og_gb_fail(b, n, OG_ERR_INTERNAL, "bad input-gradient geometry");
+            slice = slice || size > g.in[i];
+            pads[i] = g.pad_begin[i];
+            pads[nsp + i] = pe;
+        }
+        int r = og_gb_op2(b, "Conv", dyc, n->in[1]);
+        og_rule_conv_attrs(b, og_gb_last(b), nsp, g.stride, g.dil, pads, g.group);
+        if (slice) r = og_rule_slice(b, r, axes, zeros, g.in, NULL, nsp);
+        dx[0] = r;
+    }
+    if (og_gb_wants(b, n, 1))
+        dx[1] = conv_dw(b, dyc, n->in[0], g.m, g.group, nsp, g.out, g.in, g.kernel, g.stride, g.dil,
+                        g.pad_begin);
+    if (og_gb_wants(b, n, 2)) dx[2] = bias_grad(b, dy[0], rank);
+    return og_gb_status(b);
+}
+
+const og_grad_rule og_grad_conv[] = {
+    {"Conv", "", g_conv}, {"ConvTranspose", "", g_conv_transpose}, {0}};

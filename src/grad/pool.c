@@ -1,0 +1,456 @@
+/* pool.c: gradients of the pooling ops (src/ops/pool.c).
+ *
+ *   GlobalAveragePool: dX = dY / (spatial size), broadcast;  GlobalMaxPool: dY split evenly
+ *          between the positions equal to the max
+ *   MaxPool: dY scattered (added) into zeros at the flat Indices of a MaxPool of X; before
+ *          opset 9 (no Scatter) through a one-hot mask over window taps and a ConvTranspose
+ *   AveragePool: dX = ConvTranspose(dY / count, ones kernel) per channel; count is the
+ *          forward op's divisor, obtained as AveragePool(ones) / (valid positions)
+ */
+#include "grad/rule_util.h"
+#include "ops/pool.h"
+
+#define SP (OG_MAX_RANK - 2)
+
+/* ---- helpers ------------------------------------------------------------------------- */
+
+/* A MaxPool of x with n's attributes (row-major indices) and its Indices output, which is
+ * returned. */
+static int maxpool_indices(og_gb *b, const og_node *n, int x)
+{
+    int out[2];
+    int node = og_gb_op_multi(b, "MaxPool", 1, &x, 2, out);
+    og_gb_copy_attrs(b, node, n, "storage_order");
+    return out[1];
+}
+
+/* ones of a static shape: Expand from opset 8, a cast int64 constant before */
+static int ones_c(og_gb *b, const int64_t *shape, int rank, og_dtype dt)
+{
+    if (og_gb_opset(b) >= 8)
+        return og_gb_op2(b, "Expand", og_gb_scalar(b, 1.0, dt), og_gb_const_i64(b, shape, rank));
+    int64_t numel = 1;
+    for (int i = 0; i < rank; i++) numel *= shape[i];
+    int64_t *v = og_malloc(og_gb_alloc(b), (size_t)numel * sizeof *v);
+    if (!v) return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+    for (int64_t i = 0; i < numel; i++) v[i] = 1;
+    int c = og_gb_const_i64(b, v, (int)numel);
+    og_free(og_gb_alloc(b), v);
+    return og_rule_cast(b, og_rule_reshape_c(b, c, shape, rank), dt);
+}
+
+static bool spatial_known(const og_value *v, int rank)
+{
+    if (v->rank != rank) return false;
+    for (int i = 2; i < rank; i++)
+        if (!og_dim_known(v->dims[i])) return false;
+    return true;
+}
+
+/* The rank of a global pool's input x, with its spatial axes (2 ..) in axes; -1 (an error)
+ * below rank 3. */
+static int global_axes(og_gb *b, const og_node *n, int x, int64_t *axes)
+{
+    int rank = og_gb_value(b, x)->rank;
+    if (rank < 3) return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs the input's rank");
+    for (int i = 2; i < rank; i++) axes[i - 2] = i;
+    return rank;
+}
+
+static og_status g_global_avgpool(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    int x = n->in[0];
+    int64_t axes[OG_MAX_RANK];
+    int rank = global_axes(b, n, x, axes);
+    if (rank < 0) return og_gb_status(b);
+    int c =
+        og_rule_reduced_count(b, x, axes, rank - 2, n->out[0], og_gb_value(b, n->out[0])->dtype);
+    int e;
+    if (og_gb_opset(b) >= 8) {
+        e = og_gb_op2(b, "Expand", dy[0], og_gb_op1(b, "Shape", x));
+    } else { /* Tile over the (static) spatial dims */
+        int64_t reps[OG_MAX_RANK];
+        if (!spatial_known(og_gb_value(b, x), rank))
+            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                              "gradient needs opset >= 8 or static spatial dims");
+        reps[0] = reps[1] = 1;
+        for (int i = 2; i < rank; i++) reps[i] = og_gb_value(b, x)->dims[i];
+        e = og_gb_op2(b, "Tile", dy[0], og_gb_const_i64(b, reps, rank));
+    }
+    dx[0] = og_gb_op2(b, "Div", e, c);
+    return og_gb_status(b);
+}
+
+static og_status g_global_maxpool(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    int x = n->in[0];
+    int64_t axes[OG_MAX_RANK];
+    int rank = global_axes(b, n, x, axes);
+    if (rank < 0) return og_gb_status(b);
+    /* mask = (x >= max): Less takes floats from opset 7, Equal only from 11 */
+    int mask = og_gb_op1(b, "Not", og_gb_op2(b, "Less", x, n->out[0]));
+    mask = og_rule_cast(b, mask, og_gb_value(b, n->out[0])->dtype);
+    int cnt = og_gb_reduce_sum(b, mask, axes, rank - 2, true);
+    dx[0] = og_gb_op2(b, "Mul", mask, og_gb_op2(b, "Div", dy[0], cnt));
+    return og_gb_status(b);
+}
+
+typedef struct pool_geom {
+    int nsp;
+    int64_t in[SP], out[SP], k[SP], s[SP], d[SP], pb[SP];
+} pool_geom;
+
+static bool pool_geometry(og_gb *b, const og_node *n, pool_geom *g)
+{
+    const og_pool_params *p = n->params;
+    if (!p || !n->parsed || p->global || p->nsp < 1 || p->nsp > SP) {
+        og_gb_fail(b, n, OG_ERR_INTERNAL, "the node's attributes were not parsed");
+        return false;
+    }
+    const og_value *X = og_gb_value(b, n->in[0]);
+    int rank = p->nsp + 2;
+    if (!spatial_known(X, rank)) {
+        og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                   "gradient needs the spatial sizes of the input to be known statically");
+        return false;
+    }
+    g->nsp = p->nsp;
+    for (int i = 0; i < p->nsp; i++) {
+        g->in[i] = X->dims[2 + i];
+        g->k[i] = p->kernel[i];
+        g->s[i] = p->strides[i];
+        g->d[i] = p->dilations[i];
+        if (!og_pool_dim(p, i, g->in[i], &g->out[i], &g->pb[i])) {
+            og_gb_fail(b, n, OG_ERR_MODEL, "empty pooling output");
+            return false;
+        }
+    }
+    return true;
+}
+
+/* A float constant of dtype dt and static shape from integer values (Cast of an int64
+ * constant: valid at every opset). */
+static int const_cast_c(og_gb *b, const int64_t *v, int64_t numel, const int64_t *shape, int rank,
+                        og_dtype dt)
+{
+    return og_rule_cast(b, og_rule_reshape_c(b, og_gb_const_i64(b, v, (int)numel), shape, rank),
+                        dt);
+}
+
+/* The taps of a MaxPool window, in row-major kernel order: tap t has kernel index kk[i]. */
+static void tap_index(const pool_geom *g, int64_t t, int64_t *kk)
+{
+    for (int i = g->nsp - 1; i >= 0; i--) {
+        kk[i] = t % g->k[i];
+        t /= g->k[i];
+    }
+}
+
+/* MaxPool before opset 9 (no Scatter): per window tap.  With planes P = N·C and K taps,
+ *   S[p, t, o] = 1 where tap t of window o holds the maximum (the first one, as the
+ *                kernel's Indices), else 0;
+ *   dX = ConvTranspose(dY · S, E) with E[t, 0, tap t] = 1 (a one-hot kernel per tap),
+ *        the pool's strides, dilations and pads: each tap's gradient goes back to the
+ *        input position it read (positions in the padding are cropped).
+ * Opset 8: S from the Indices output: Equal(index in the plane − window origin, tap offset)
+ * (int64).  Opset 7 (no Indices): V[p, t, o] = the value tap t reads (Pad, then a Slice and
+ * a stride-s MaxPool of kernel 1 per tap: exact for any value); M = (V >= Y) on taps inside
+ * the input, S = M where no earlier tap is in M (a 1x1 Conv counting earlier taps).  Any
+ * strides, pads (auto_pad included) and overlapping windows; the spatial dims must be static
+ * (as at every opset), N and C may be symbolic.  Limits: S takes K times dY's memory and the
+ * ConvTranspose K² multiply-adds per dY element, so windows of more than 1024 taps are
+ * refused. */
+static og_status maxpool_taps(og_gb *b, const og_node *n, const pool_geom *g, const int *dy,
+                              int *dx)
+{
+    const og_pool_params *p = n->params;
+    int x = n->in[0], nsp = g->nsp, rank = nsp + 2;
+    og_dtype dt = og_gb_value(b, n->out[0])->dtype;
+    int64_t K = 1, sp_in = 1, str[SP], shp[OG_MAX_RANK], axes[SP];
+    for (int i = nsp - 1; i >= 0; i--) {
+        str[i] = sp_in;
+        sp_in *= g->in[i];
+        K *= g->k[i];
+        axes[i] = 2 + i;
+    }
+    if (K > 1024 || sp_in > ((int64_t)1 << 40))
+        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                          "MaxPool gradient before opset 9: a window of %lld taps is too large",
+                          (long long)K);
+    int64_t *buf = og_malloc(og_gb_alloc(b), (size_t)(K * K + K) * sizeof *buf);
+    if (!buf) return og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
+    int64_t *eye = buf, *offs = buf + K * K, kk[SP];
+    /* [-1, 1, out...]: dY and Y per plane */
+    shp[0] = -1;
+    shp[1] = 1;
+    for (int i = 0; i < nsp; i++) shp[2 + i] = g->out[i];
+    int gp = og_rule_reshape_c(b, dy[0], shp, rank);
+    /* valid taps, per axis: [1, K, 1.., out_i, ..1], only axes where some tap is outside */
+    int valid = -1;
+    for (int i = 0; i < nsp && !og_gb_status(b); i++) {
+        int64_t *v = og_malloc(og_gb_alloc(b), (size_t)(K * g->out[i]) * sizeof *v);
+        if (!v) {
+            og_free(og_gb_alloc(b), buf);
+            return og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
+        }
+        bool partial = false;
+        for (int64_t t = 0; t < K; t++) {
+            tap_index(g, t, kk);
+            for (int64_t o = 0; o < g->out[i]; o++) {
+                int64_t at = o * g->s[i] - g->pb[i] + kk[i] * g->d[i];
+                v[t * g->out[i] + o] = at >= 0 && at < g->in[i];
+                partial = partial || !v[t * g->out[i] + o];
+            }
+        }
+        if (partial) {
+            int64_t vs[OG_MAX_RANK];
+            for (int a = 0; a < rank; a++) vs[a] = 1;
+            vs[1] = K;
+            vs[2 + i] = g->out[i];
+            int c = const_cast_c(b, v, K * g->out[i], vs, rank, dt);
+            valid = valid < 0 ? c : og_gb_op2(b, "Mul", valid, c);
+        }
+        og_free(og_gb_alloc(b), v);
+    }
+    int sel;
+    if (og_gb_opset(b) >= 8) {
+        /* the index in the plane minus the window origin, against each tap's offset */
+        int idx = (n->n_out > 1 && n->out[1] >= 0 && !p->column_major) ? n->out[1]
+                                                                       : maxpool_indices(b, n, x);
+        int hw = og_gb_scalar(b, (double)sp_in, OG_INT64);
+        int local = og_gb_op2(b, "Sub", idx, og_gb_op2(b, "Mul", og_gb_op2(b, "Div", idx, hw), hw));
+        local = og_rule_reshape_c(b, local, shp, rank);
+        for (int i = 0; i < nsp; i++) {
+            int64_t *o = og_malloc(og_gb_alloc(b), (size_t)g->out[i] * sizeof *o), os[OG_MAX_RANK];
+            if (!o) {
+                og_free(og_gb_alloc(b), buf);
+                return og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
+            }
+            for (int64_t j = 0; j < g->out[i]; j++) o[j] = (j * g->s[i] - g->pb[i]) * str[i];
+            for (int a = 0; a < rank; a++) os[a] = 1;
+            os[2 + i] = g->out[i];
+            local =
+                og_gb_op2(b, "Sub", local,
+                          og_rule_reshape_c(b, og_gb_const_i64(b, o, (int)g->out[i]), os, rank));
+            og_free(og_gb_alloc(b), o);
+        }
+        for (int64_t t = 0; t < K; t++) {
+            tap_index(g, t, kk);
+            offs[t] = 0;
+            for (int i = 0; i < nsp; i++) offs[t] += kk[i] * g->d[i] * str[i];
+        }
+        int64_t ts[OG_MAX_RANK];
+        for (int a = 0; a < rank; a++) ts[a] = 1;
+        ts[1] = K;
+        int taps = og_rule_reshape_c(b, og_gb_const_i64(b, offs, (int)K), ts, rank);
+        sel = og_rule_cast(b, og_gb_op2(b, "Equal", local, taps), dt);
+        if (valid >= 0) sel = og_gb_op2(b, "Mul", sel, valid);
+    } else {
+        /* V: the value each tap reads, from X padded so that every tap's slice exists */
+        int64_t pads[2 * OG_MAX_RANK] = {0};
+        bool any_pad = false, strided = false;
+        for (int i = 0; i < nsp; i++) {
+            int64_t ek = (g->k[i] - 1) * g->d[i] + 1;
+            int64_t pe = g->s[i] * (g->out[i] - 1) + ek - g->in[i] - g->pb[i];
+            pads[2 + i] = g->pb[i];
+            pads[rank + 2 + i] = pe > 0 ? pe : 0;
+            any_pad = any_pad || g->pb[i] || pe > 0;
+            strided = strided || g->s[i] != 1;
+        }
+        shp[1] = 1;
+        for (int i = 0; i < nsp; i++) shp[2 + i] = g->in[i];
+        int xp = og_rule_reshape_c(b, x, shp, rank);
+        if (any_pad) {
+            xp = og_gb_op1(b, "Pad", xp);
+            og_gb_attr_ints(b, og_gb_last(b), "pads", pads, 2 * rank);
+        }
+        int *parts = og_malloc(og_gb_alloc(b), (size_t)K * sizeof *parts);
+        if (!parts) {
+            og_free(og_gb_alloc(b), buf);
+            return og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
+        }
+        for (int64_t t = 0; t < K; t++) {
+            int64_t st[SP], en[SP], ones[SP];
+            tap_index(g, t, kk);
+            for (int i = 0; i < nsp; i++) {
+                st[i] = kk[i] * g->d[i];
+                en[i] = st[i] + g->s[i] * (g->out[i] - 1) + 1;
+                ones[i] = 1;
+            }
+            int v = og_rule_slice(b, xp, axes, st, en, NULL, nsp);
+            if (strided) { /* every s-th element: a MaxPool of kernel 1 */
+                v = og_gb_op1(b, "MaxPool", v);
+                og_gb_attr_ints(b, og_gb_last(b), "kernel_shape", ones, nsp);
+                og_gb_attr_ints(b, og_gb_last(b), "strides", g->s, nsp);
+            }
+            parts[t] = v;
+        }
+        int vals = K > 1 ? og_gb_op(b, "Concat", (int)K, parts) : parts[0];
+        if (K > 1) og_gb_attr_int(b, og_gb_last(b), "axis", 1);
+        og_free(og_gb_alloc(b), parts);
+        shp[1] = 1;
+        for (int i = 0; i < nsp; i++) shp[2 + i] = g->out[i];
+        int yp = og_rule_reshape_c(b, n->out[0], shp, rank);
+        int m = og_rule_cast(b, og_gb_op1(b, "Not", og_gb_op2(b, "Less", vals, yp)), dt);
+        if (valid >= 0) m = og_gb_op2(b, "Mul", m, valid);
+        sel = m;
+        if (K > 1) { /* keep the first: no earlier tap at the maximum */
+            int64_t ks[OG_MAX_RANK];
+            for (int64_t r = 0; r < K; r++)
+                for (int64_t c = 0; c < K; c++) eye[r * K + c] = c < r;
+            ks[0] = ks[1] = K;
+            for (int i = 0; i < nsp; i++) ks[2 + i] = 1;
+            int earlier = og_gb_op2(b, "Conv", m, const_cast_c(b, eye, K * K, ks, rank, dt));
+            int none = og_rule_cast(b, og_gb_op2(b, "Less", earlier, og_gb_scalar(b, 0.5, dt)), dt);
+            sel = og_gb_op2(b, "Mul", m, none);
+        }
+    }
+    /* back to the input positions: ConvTranspose with a one-hot kernel per tap */
+    int64_t ks[OG_MAX_RANK];
+    for (int64_t r = 0; r < K; r++)
+        for (int64_t c = 0; c < K; c++) eye[r * K + c] = r == c;
+    ks[0] = K;
+    ks[1] = 1;
+    for (int i = 0; i < nsp; i++) ks[2 + i] = g->k[i];
+    int ker = const_cast_c(b, eye, K * K, ks, rank, dt);
+    og_free(og_gb_alloc(b), buf);
+    int ct = og_rule_conv_back(b, og_gb_op2(b, "Mul", gp, sel), ker, nsp, g->in, g->out, g->k, g->s,
+                               g->d, g->pb, 1);
+    dx[0] = og_gb_op2(b, "Reshape", ct, og_gb_op1(b, "Shape", x));
+    return og_gb_status(b);
+}
+
+static og_status g_maxpool(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    pool_geom g;
+    if (!pool_geometry(b, n, &g)) return og_gb_status(b);
+    const og_pool_params *p = n->params;
+    int64_t opset = og_gb_opset(b);
+    int x = n->in[0], nsp = g.nsp;
+    if (opset < 9) return maxpool_taps(b, n, &g, dy, dx);
+    /* phases: outputs whose indices differ by a multiple of R along each axis have disjoint
+     * windows, so each phase scatters without collisions */
+    int64_t R[SP], phases = 1;
+    for (int i = 0; i < nsp; i++) {
+        int64_t ek = (g.k[i] - 1) * g.d[i] + 1;
+        R[i] = (ek + g.s[i] - 1) / g.s[i];
+        if (R[i] > g.out[i]) R[i] = g.out[i];
+        phases *= R[i];
+    }
+    if (opset < 16 && phases > 1 && opset < 10)
+        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                          "gradient of MaxPool with overlapping windows needs opset >= 10");
+    int idx =
+        (n->n_out > 1 && n->out[1] >= 0 && !p->column_major) ? n->out[1] : maxpool_indices(b, n, x);
+    int64_t m1 = -1;
+    int flat = og_gb_const_i64(b, &m1, 1);
+    int shape = og_gb_op1(b, "Shape", x);
+    int zeros = og_gb_op2(b, "Expand", og_gb_scalar_like(b, 0.0, n->out[0]), shape);
+    zeros = og_gb_op2(b, "Reshape", zeros, flat);
+    int acc;
+    if (opset >= 16) {
+        acc = og_gb_op3(b, "ScatterElements", zeros, og_gb_op2(b, "Reshape", idx, flat),
+                        og_gb_op2(b, "Reshape", dy[0], flat));
+        og_gb_attr_string(b, og_gb_last(b), "reduction", "add");
+    } else {
+        acc = -1;
+        for (int64_t ph = 0; ph < phases; ph++) {
+            int64_t starts[SP], ends[SP], axes[SP], rem = ph;
+            for (int i = nsp - 1; i >= 0; i--) {
+                starts[i] = rem % R[i];
+                rem /= R[i];
+                ends[i] = INT64_MAX;
+                axes[i] = 2 + i;
+            }
+            int iv = idx, gv = dy[0];
+            if (phases > 1) {
+                iv = og_rule_slice(b, iv, axes, starts, ends, R, nsp);
+                gv = og_rule_slice(b, gv, axes, starts, ends, R, nsp);
+            }
+            iv = og_gb_op2(b, "Reshape", iv, flat);
+            gv = og_gb_op2(b, "Reshape", gv, flat);
+            if (opset >= 11) { /* acc[iv] = acc[iv] + gv (iv has no duplicates) */
+                if (acc >= 0) gv = og_gb_op2(b, "Add", og_gb_op2(b, "GatherElements", acc, iv), gv);
+                acc = og_gb_op3(b, "ScatterElements", acc >= 0 ? acc : zeros, iv, gv);
+            } else {
+                acc = og_rule_accumulate(b, acc, og_gb_op3(b, "Scatter", zeros, iv, gv));
+            }
+        }
+    }
+    dx[0] = og_gb_op2(b, "Reshape", acc, shape);
+    return og_gb_status(b);
+}
+
+/* Number of window taps inside the input, for each output position along one axis; false
+ * if every window is full. */
+static bool valid_taps(const pool_geom *g, int i, int64_t *taps)
+{
+    bool partial = false;
+    for (int64_t o = 0; o < g->out[i]; o++) {
+        int64_t c = 0;
+        for (int64_t j = 0; j < g->k[i]; j++) {
+            int64_t at = o * g->s[i] + j * g->d[i] - g->pb[i];
+            c += at >= 0 && at < g->in[i];
+        }
+        partial = partial || c != g->k[i];
+        taps[o] = c ? c : 1; /* a window all in padding takes no gradient anyway */
+    }
+    return partial;
+}
+
+static og_status g_avgpool(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    pool_geom g;
+    if (!pool_geometry(b, n, &g)) return og_gb_status(b);
+    int x = n->in[0], nsp = g.nsp, rank = nsp + 2;
+    og_dtype dt = og_gb_value(b, n->out[0])->dtype;
+    int64_t kvol = 1;
+    bool partial = false;
+    for (int i = 0; i < nsp; i++) kvol *= g.k[i];
+    int scaled;
+    /* the divisor per output: AveragePool(ones) = taps / divisor */
+    int valid = -1;
+    for (int i = 0; i < nsp; i++) {
+        int64_t *taps = og_malloc(og_gb_alloc(b), (size_t)g.out[i] * sizeof *taps);
+        if (!taps) return og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
+        if (valid_taps(&g, i, taps)) {
+            partial = true;
+            int64_t shp[OG_MAX_RANK];
+            for (int a = 0; a < rank; a++) shp[a] = 1;
+            shp[2 + i] = g.out[i];
+            int t = og_rule_cast(
+                b, og_rule_reshape_c(b, og_gb_const_i64(b, taps, (int)g.out[i]), shp, rank), dt);
+            valid = valid < 0 ? t : og_gb_op2(b, "Mul", valid, t);
+        }
+        og_free(og_gb_alloc(b), taps);
+    }
+    if (!partial) {
+        scaled = og_gb_op2(b, "Div", dy[0], og_gb_scalar(b, (double)kvol, dt));
+    } else {
+        int64_t shp[OG_MAX_RANK];
+        shp[0] = shp[1] = 1;
+        for (int i = 0; i < nsp; i++) shp[2 + i] = g.in[i];
+        int ones = ones_c(b, shp, rank, dt);
+        int ap = og_gb_op1(b, "AveragePool", ones);
+        og_gb_copy_attrs(b, og_gb_last(b), n, NULL);
+        scaled = og_gb_op2(b, "Mul", dy[0], og_gb_op2(b, "Div", ap, valid));
+    }
+    /* per channel: [N·C, 1, out...] through a ones kernel */
+    int64_t shp[OG_MAX_RANK];
+    shp[0] = -1;
+    shp[1] = 1;
+    for (int i = 0; i < nsp; i++) shp[2 + i] = g.out[i];
+    int g2 = og_rule_reshape_c(b, scaled, shp, rank);
+    shp[0] = 1;
+    for (int i = 0; i < nsp; i++) shp[2 + i] = g.k[i];
+    int ker = ones_c(b, shp, rank, dt);
+    int ct = og_rule_conv_back(b, g2, ker, nsp, g.in, g.out, g.k, g.s, g.d, g.pb, 1);
+    dx[0] = og_gb_op2(b, "Reshape", ct, og_gb_op1(b, "Shape", x));
+    return og_gb_status(b);
+}
+
+const og_grad_rule og_grad_pool[] = {{"GlobalAveragePool", "", g_global_avgpool},
+                                     {"GlobalMaxPool", "", g_global_maxpool},
+                                     {"MaxPool", "", g_maxpool},
+                                     {"AveragePool", "", g_avgpool},
+                                     {0}};

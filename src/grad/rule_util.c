@@ -1,0 +1,179 @@
+/* rule_util.c: node-building helpers shared by the rules of several op families (see
+ * rule_util.h). */
+#include <string.h>
+
+#include "grad/rule_util.h"
+
+int og_rule_mul(og_gb *b, int x, int y) { return og_gb_op2(b, "Mul", x, y); }
+int og_rule_add(og_gb *b, int x, int y) { return og_gb_op2(b, "Add", x, y); }
+int og_rule_sub(og_gb *b, int x, int y) { return og_gb_op2(b, "Sub", x, y); }
+int og_rule_div(og_gb *b, int x, int y) { return og_gb_op2(b, "Div", x, y); }
+
+int og_rule_cast(og_gb *b, int x, og_dtype dt)
+{
+    int r = og_gb_op1(b, "Cast", x);
+    og_gb_attr_int(b, og_gb_last(b), "to", dt);
+    return r;
+}
+
+int og_rule_select(og_gb *b, int cond, int a, int c, int like)
+{
+    if (og_gb_opset(b) >= 9) return og_gb_op3(b, "Where", cond, a, c);
+    og_dtype dt = og_gb_value(b, like)->dtype;
+    int m = og_rule_cast(b, cond, dt);
+    int nm = og_rule_cast(b, og_gb_op1(b, "Not", cond), dt);
+    return og_rule_add(b, og_rule_mul(b, a, m), og_rule_mul(b, c, nm));
+}
+
+int og_rule_where0(og_gb *b, int cond, int v, int like)
+{
+    if (og_gb_opset(b) >= 9) return og_gb_op3(b, "Where", cond, v, og_gb_scalar_like(b, 0, like));
+    return og_rule_mul(b, v, og_rule_cast(b, cond, og_gb_value(b, like)->dtype));
+}
+
+int og_rule_accumulate(og_gb *b, int a, int v) { return a == -1 ? v : og_gb_op2(b, "Add", a, v); }
+
+int og_rule_zeros_like(og_gb *b, int v)
+{
+    int z = og_gb_scalar_like(b, 0.0, v);
+    if (og_gb_opset(b) >= 8) return og_gb_op2(b, "Expand", z, og_gb_op1(b, "Shape", v));
+    return og_gb_op2(b, "Mul", v, z);
+}
+
+int og_rule_reshape_c(og_gb *b, int x, const int64_t *shape, int k)
+{
+    return og_gb_op2(b, "Reshape", x, og_gb_const_i64(b, shape, k));
+}
+
+int og_rule_transpose(og_gb *b, int x, const int64_t *perm, int rank)
+{
+    int t = og_gb_op1(b, "Transpose", x);
+    og_gb_attr_ints(b, og_gb_last(b), "perm", perm, rank);
+    return t;
+}
+
+int og_rule_unsqueeze(og_gb *b, int x, const int64_t *axes, int k)
+{
+    if (k == 0) return x;
+    if (og_gb_opset(b) >= 13) return og_gb_op2(b, "Unsqueeze", x, og_gb_const_i64(b, axes, k));
+    int r = og_gb_op1(b, "Unsqueeze", x);
+    og_gb_attr_ints(b, og_gb_last(b), "axes", axes, k);
+    return r;
+}
+
+int og_rule_slice(og_gb *b, int x, const int64_t *axes, const int64_t *starts, const int64_t *ends,
+                  const int64_t *steps, int k)
+{
+    if (og_gb_opset(b) >= 10) {
+        int in[5] = {x, og_gb_const_i64(b, starts, k), og_gb_const_i64(b, ends, k),
+                     og_gb_const_i64(b, axes, k), steps ? og_gb_const_i64(b, steps, k) : -1};
+        return og_gb_op(b, "Slice", steps ? 5 : 4, in);
+    }
+    if (steps) return og_gb_fail(b, NULL, OG_ERR_INTERNAL, "Slice steps need opset >= 10");
+    int r = og_gb_op1(b, "Slice", x);
+    int node = og_gb_last(b);
+    og_gb_attr_ints(b, node, "starts", starts, k);
+    og_gb_attr_ints(b, node, "ends", ends, k);
+    og_gb_attr_ints(b, node, "axes", axes, k);
+    return r;
+}
+
+int og_rule_reduce(og_gb *b, const char *op, int x, const int64_t *axes, int k, bool keep)
+{
+    if (k == 0) return x;
+    if (strcmp(op, "ReduceSum") == 0) return og_gb_reduce_sum(b, x, axes, k, keep);
+    int r;
+    if (og_gb_opset(b) >= 18) {
+        r = og_gb_op2(b, op, x, og_gb_const_i64(b, axes, k));
+    } else {
+        r = og_gb_op1(b, op, x);
+        og_gb_attr_ints(b, og_gb_last(b), "axes", axes, k);
+    }
+    og_gb_attr_int(b, og_gb_last(b), "keepdims", keep ? 1 : 0);
+    return r;
+}
+
+int og_rule_reduced_count(og_gb *b, int x, const int64_t *axes, int k, int reduced, og_dtype dt)
+{
+    const og_value *v = og_gb_value(b, x);
+    int64_t cnt = 1;
+    for (int i = 0; i < k; i++) {
+        if (!og_dim_known(v->dims[axes[i]])) {
+            int c = og_gb_op2(b, "Div", og_gb_op1(b, "Size", x), og_gb_op1(b, "Size", reduced));
+            return og_rule_cast(b, c, dt);
+        }
+        cnt *= v->dims[axes[i]];
+    }
+    return og_gb_scalar(b, (double)cnt, dt);
+}
+
+int og_rule_matmul_axis(og_gb *b, int x, int m, int r, int axis)
+{
+    int64_t perm[OG_MAX_RANK], inv[OG_MAX_RANK];
+    if (axis == r - 1) return og_gb_op2(b, "MatMul", x, m);
+    int k = 0;
+    for (int d = 0; d < r; d++)
+        if (d != axis) perm[k++] = d;
+    perm[r - 1] = axis;
+    for (int d = 0; d < r; d++) inv[perm[d]] = d;
+    int t = og_gb_op2(b, "MatMul", og_rule_transpose(b, x, perm, r), m);
+    return og_rule_transpose(b, t, inv, r);
+}
+
+int og_rule_scatter_elements(og_gb *b, int data, int idx, int upd, int axis, const char *red)
+{
+    int in[3] = {data, idx, upd};
+    if (data < 0 || idx < 0 || upd < 0) return -1;
+    int r = og_gb_op(b, og_gb_opset(b) >= 11 ? "ScatterElements" : "Scatter", 3, in);
+    og_gb_attr_int(b, og_gb_last(b), "axis", axis);
+    if (red) og_gb_attr_string(b, og_gb_last(b), "reduction", red);
+    return r;
+}
+
+void og_rule_conv_attrs(og_gb *b, int node, int nsp, const int64_t *strides, const int64_t *dil,
+                        const int64_t *pads, int64_t group)
+{
+    og_gb_attr_ints(b, node, "strides", strides, nsp);
+    og_gb_attr_ints(b, node, "dilations", dil, nsp);
+    og_gb_attr_ints(b, node, "pads", pads, 2 * nsp);
+    if (group != 1) og_gb_attr_int(b, node, "group", group);
+}
+
+int og_rule_conv_back(og_gb *b, int dy, int w, int nsp, const int64_t *in, const int64_t *out,
+                      const int64_t *k, const int64_t *s, const int64_t *d, const int64_t *pb,
+                      int64_t group)
+{
+    int64_t pads[2 * OG_MAX_RANK], opad[OG_MAX_RANK];
+    bool any_op = false;
+    for (int i = 0; i < nsp; i++) {
+        int64_t ek = (k[i] - 1) * d[i] + 1;
+        int64_t pe = s[i] * (out[i] - 1) + ek - in[i] - pb[i];
+        opad[i] = 0;
+        if (pe < 0) {
+            opad[i] = -pe;
+            pe = 0;
+            any_op = true;
+        }
+        pads[i] = pb[i];
+        pads[nsp + i] = pe;
+    }
+    int r = og_gb_op2(b, "ConvTranspose", dy, w);
+    int node = og_gb_last(b);
+    og_rule_conv_attrs(b, node, nsp, s, d, pads, group);
+    if (any_op) og_gb_attr_ints(b, node, "output_padding", opad, nsp);
+    return r;
+}
+
+int og_rule_rank_of(og_gb *b, const og_node *n, int v, const char *what)
+{
+    int r = og_gb_value(b, v)->rank;
+    if (r < 0) og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs the rank of %s", what);
+    return r;
+}
+
+int og_rule_axis(og_gb *b, const og_node *n, int64_t axis, int rank)
+{
+    if (axis < 0) axis += rank;
+    if (axis < 0 || axis >= rank) return og_gb_fail(b, n, OG_ERR_MODEL, "axis out of range");
+    return (int)axis;
+}
