@@ -382,27 +382,36 @@ DEF_REDUCE(min_b8, uint8_t, uint8_t, 1, PRE_ID, COMB_MIN, POST_ID, OG_NO_CLONES)
 DEF_LSE(lse_f32, float, max_f32_acc, og_vexpf, logf)
 DEF_LSE(lse_f64, double, max_f64_acc, exp, log)
 
-static const red_impl impl_sum = {{sum_f32, sum_f64, sum_i32, sum_i64, NULL},
-                                  {sum_f32_rkr, sum_f64_rkr, sum_i32_rkr, sum_i64_rkr, NULL}};
-static const red_impl impl_mean = {{mean_f32, mean_f64, mean_i32, mean_i64, NULL},
-                                   {mean_f32_rkr, mean_f64_rkr, mean_i32_rkr, mean_i64_rkr, NULL}};
-static const red_impl impl_l1 = {{l1_f32, l1_f64, l1_i32, l1_i64, NULL},
-                                 {l1_f32_rkr, l1_f64_rkr, l1_i32_rkr, l1_i64_rkr, NULL}};
-static const red_impl impl_sumsq = {
-    {sumsq_f32, sumsq_f64, sumsq_i32, sumsq_i64, NULL},
-    {sumsq_f32_rkr, sumsq_f64_rkr, sumsq_i32_rkr, sumsq_i64_rkr, NULL}};
-static const red_impl impl_l2 = {{l2_f32, l2_f64, NULL, NULL, NULL},
-                                 {l2_f32_rkr, l2_f64_rkr, NULL, NULL, NULL}};
-static const red_impl impl_logsum = {{logsum_f32, logsum_f64, NULL, NULL, NULL},
-                                     {logsum_f32_rkr, logsum_f64_rkr, NULL, NULL, NULL}};
-static const red_impl impl_lse = {{lse_f32, lse_f64, NULL, NULL, NULL},
-                                  {NULL, NULL, NULL, NULL, NULL}};
-static const red_impl impl_prod = {{prod_f32, prod_f64, prod_i32, prod_i64, NULL},
-                                   {prod_f32_rkr, prod_f64_rkr, prod_i32_rkr, prod_i64_rkr, NULL}};
-static const red_impl impl_max = {{max_f32, max_f64, max_i32, max_i64, max_b8},
-                                  {max_f32_rkr, max_f64_rkr, max_i32_rkr, max_i64_rkr, max_b8_rkr}};
-static const red_impl impl_min = {{min_f32, min_f64, min_i32, min_i64, min_b8},
-                                  {min_f32_rkr, min_f64_rkr, min_i32_rkr, min_i64_rkr, min_b8_rkr}};
+/* The variants DEF_SUMLIKE / DEF_REDUCE made of OP, by the dtypes they cover. */
+#define IMPL_FLOAT(OP)                                                                             \
+    {                                                                                              \
+        {OP##_f32, OP##_f64, NULL, NULL, NULL}, { OP##_f32_rkr, OP##_f64_rkr, NULL, NULL, NULL }   \
+    }
+#define IMPL_NUMERIC(OP)                                                                           \
+    {                                                                                              \
+        {OP##_f32, OP##_f64, OP##_i32, OP##_i64, NULL},                                            \
+        {                                                                                          \
+            OP##_f32_rkr, OP##_f64_rkr, OP##_i32_rkr, OP##_i64_rkr, NULL                           \
+        }                                                                                          \
+    }
+#define IMPL_ALL(OP)                                                                               \
+    {                                                                                              \
+        {OP##_f32, OP##_f64, OP##_i32, OP##_i64, OP##_b8},                                         \
+        {                                                                                          \
+            OP##_f32_rkr, OP##_f64_rkr, OP##_i32_rkr, OP##_i64_rkr, OP##_b8_rkr                    \
+        }                                                                                          \
+    }
+
+static const red_impl impl_sum = IMPL_NUMERIC(sum);
+static const red_impl impl_mean = IMPL_NUMERIC(mean);
+static const red_impl impl_l1 = IMPL_NUMERIC(l1);
+static const red_impl impl_sumsq = IMPL_NUMERIC(sumsq);
+static const red_impl impl_l2 = IMPL_FLOAT(l2);
+static const red_impl impl_logsum = IMPL_FLOAT(logsum);
+static const red_impl impl_lse = {{lse_f32, lse_f64, NULL, NULL, NULL}, {NULL}};
+static const red_impl impl_prod = IMPL_NUMERIC(prod);
+static const red_impl impl_max = IMPL_ALL(max);
+static const red_impl impl_min = IMPL_ALL(min);
 
 /* ---- planning ------------------------------------------------------------------------ */
 
