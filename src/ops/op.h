@@ -20,6 +20,8 @@
 #ifndef OG_OP_H
 #define OG_OP_H
 
+#include <stddef.h>
+
 #include "ir/ir.h"
 
 /* Type and shape of one value, as far as known. */
@@ -112,6 +114,66 @@ const og_tensor *og_attr_tensor(const og_node *n, const char *name);
 og_status og_attr_auto_pad(const og_op_ctx *c, int *mode);
 /* Check that an attribute present has the expected type (OG_ERR_MODEL otherwise). */
 og_status og_attr_check_type(const og_op_ctx *c, const char *name, og_attr_type type);
+
+/* ---- table-driven attribute parsing ---------------------------------------------- */
+
+/* Most parse functions check a few attributes' types, allocate the params and copy ints
+ * into them: a row of fields per op says which, and og_parse_attr_table does it.  What a row
+ * cannot say (a dtype, a permutation, a mode) is its `finish`. */
+typedef enum og_field_kind {
+    OG_FIELD_CHECK, /* type (and presence) only: `finish` reads it */
+    OG_FIELD_I64,   /* int64_t at off: the value, or dflt */
+    OG_FIELD_BOOL,  /* bool at off: value != 0, or dflt */
+    OG_FIELD_INTS,  /* int64_t[cap] at off, the count an int at n_off (-1 when absent); cap 0:
+                     * the struct's flexible array member, allocated to fit */
+} og_field_kind;
+
+typedef struct og_attr_field {
+    const char *name;
+    og_attr_type type; /* checked at every version, when present */
+    og_field_kind kind;
+    size_t off;
+    int64_t dflt;
+    int from, until;   /* read at since-versions in [from, until); until 0: no end */
+    int required_from; /* 0: optional; else absent where read at since >= this fails */
+    size_t n_off;
+    int cap; /* more entries fail with OG_ERR_UNSUPPORTED */
+} og_attr_field;
+
+#define OG_ATTR_FIELDS_MAX 3
+
+typedef struct og_attr_table {
+    const char *op;
+    size_t size;                                           /* of the params struct */
+    og_status (*finish)(const og_op_ctx *c, void *params); /* NULL: nothing more */
+    og_attr_field f[OG_ATTR_FIELDS_MAX];                   /* up to the first without name */
+} og_attr_table;
+
+/* Rows of fields; what follows the last named argument is the rest of its value, then other
+ * members by name: OG_AT_I64("start", og_shape_params, start, 0, .from = 15). */
+#define OG_AT_CHECK(nm, ...)                                                                       \
+    {                                                                                              \
+        .name = nm, .kind = OG_FIELD_CHECK, .type = __VA_ARGS__                                    \
+    }
+#define OG_AT_I64(nm, T, m, ...)                                                                   \
+    {                                                                                              \
+        .name = nm, .type = OG_ATTR_INT, .kind = OG_FIELD_I64, .off = offsetof(T, m),              \
+        .dflt = __VA_ARGS__                                                                        \
+    }
+#define OG_AT_BOOL(nm, T, m, ...)                                                                  \
+    {                                                                                              \
+        .name = nm, .type = OG_ATTR_INT, .kind = OG_FIELD_BOOL, .off = offsetof(T, m),             \
+        .dflt = __VA_ARGS__                                                                        \
+    }
+#define OG_AT_INTS(nm, T, m, n, ...)                                                               \
+    {                                                                                              \
+        .name = nm, .type = OG_ATTR_INTS, .kind = OG_FIELD_INTS, .off = offsetof(T, m),            \
+        .n_off = offsetof(T, n), .cap = __VA_ARGS__                                                \
+    }
+
+/* Parse the node by the row of `tables` (ended by a row without op) named by its op_type:
+ * type checks, then the params (calloc'd, into *params), the fields, finish. */
+og_status og_parse_attr_table(const og_op_ctx *c, const og_attr_table *tables, void **params);
 
 /* ---- inference helpers ----------------------------------------------------------- */
 

@@ -94,6 +94,59 @@ og_status og_attr_check_type(const og_op_ctx *c, const char *name, og_attr_type 
     return OG_OK;
 }
 
+/* ---- table-driven attribute parsing ---------------------------------------------- */
+
+static bool field_read_here(const og_op_ctx *c, const og_attr_field *f)
+{
+    int v = c->node->since_version;
+    return v >= f->from && (f->until == 0 || v < f->until);
+}
+
+og_status og_parse_attr_table(const og_op_ctx *c, const og_attr_table *tables, void **params)
+{
+    const og_attr_table *t = tables;
+    while (t->op && strcmp(t->op, c->node->op_type) != 0) t++;
+    if (!t->op) return og_op_error(c, OG_ERR_INTERNAL, "no attribute table for this op");
+    const og_attr_field *end = t->f;
+    while (end < t->f + OG_ATTR_FIELDS_MAX && end->name) end++;
+    og_status st;
+    size_t size = t->size;
+    for (const og_attr_field *f = t->f; f < end; f++) {
+        if ((st = og_attr_check_type(c, f->name, f->type))) return st;
+        bool present = og_node_attr(c->node, f->name) != NULL;
+        if (!field_read_here(c, f)) continue;
+        if (!present && f->required_from && c->node->since_version >= f->required_from)
+            return og_op_error(c, OG_ERR_MODEL, "attribute '%s' is required", f->name);
+        int n = 0;
+        if (f->kind == OG_FIELD_INTS && present) og_attr_ints(c->node, f->name, &n);
+        if (f->kind == OG_FIELD_INTS && f->cap == 0) size += (size_t)n * sizeof(int64_t);
+        if (f->kind == OG_FIELD_INTS && f->cap && n > f->cap)
+            return og_op_error(c, OG_ERR_UNSUPPORTED, "attribute '%s' has %d entries, above %d",
+                               f->name, n, f->cap);
+    }
+    char *p = og_calloc(c->alloc, 1, size);
+    if (!p) return og_op_error(c, OG_ERR_NOMEM, "out of memory");
+    *params = p;
+    for (const og_attr_field *f = t->f; f < end; f++) {
+        bool here = field_read_here(c, f);
+        int64_t v = here ? og_attr_int(c->node, f->name, f->dflt) : f->dflt;
+        switch (f->kind) {
+        case OG_FIELD_CHECK: break;
+        case OG_FIELD_I64: memcpy(p + f->off, &v, sizeof v); break;
+        case OG_FIELD_BOOL: *(bool *)(p + f->off) = v != 0; break;
+        case OG_FIELD_INTS: {
+            int n = -1;
+            const int64_t *ints = here ? og_attr_ints(c->node, f->name, &n) : NULL;
+            if (!ints) n = -1;
+            if (n > 0) memcpy(p + f->off, ints, (size_t)n * sizeof *ints);
+            memcpy(p + f->n_off, &n, sizeof n);
+            break;
+        }
+        }
+    }
+    return t->finish ? t->finish(c, p) : OG_OK;
+}
+
 /* ---- inference helpers ----------------------------------------------------------- */
 
 void og_vinfo_unknown(og_vinfo *v)

@@ -57,6 +57,30 @@ static og_status check_rank_limit(const og_op_ctx *c, int64_t rank, const char *
     return OG_OK;
 }
 
+/* A shape input i (Reshape's, ConstantOfShape's): its entries into dims when known; when
+ * not, out's rank from the input's length where that is known. */
+static og_status shape_input(const og_op_ctx *c, const og_vinfo *in, int i, const char *what,
+                             int64_t *dims, int *n, bool *known, og_vinfo *out)
+{
+    og_status st = input_ints(c, in, i, what, dims, OG_MAX_RANK, n, known);
+    if (st || *known) return st;
+    int64_t len = input_len(&in[i]);
+    if (len < 0) return OG_OK;
+    if ((st = check_rank_limit(c, len, what))) return st;
+    out->rank = (int)len;
+    return OG_OK;
+}
+
+/* Dims, repeats: no entry may be negative. */
+static og_status check_nonneg(const og_op_ctx *c, const int64_t *v, int n, const char *what)
+{
+    for (int i = 0; i < n; i++)
+        if (v[i] < 0)
+            return og_op_error(c, OG_ERR_SHAPE, "%s has negative entry %lld at %d", what,
+                               (long long)v[i], i);
+    return OG_OK;
+}
+
 /* Normalize a list of axes against rank r; duplicates are an error. */
 static og_status norm_axes(const og_op_ctx *c, const int64_t *axes, int n, int r, const char *what,
                            int *out)
@@ -77,19 +101,14 @@ static og_status norm_axes(const og_op_ctx *c, const int64_t *axes, int n, int r
 
 /* ---- Cast --------------------------------------------------------------------------- */
 
-static og_status cast_parse(const og_op_ctx *c, void **params)
+static og_status cast_finish(const og_op_ctx *c, void *params)
 {
-    const og_attr *a = og_node_attr(c->node, "to");
-    if (!a || a->type != OG_ATTR_INT)
-        return og_op_error(c, OG_ERR_MODEL, "attribute 'to' is missing or not an int");
-    og_dtype to = (og_dtype)a->i;
-    if (!og_dtype_is_known(to))
+    int64_t to = og_attr_int(c->node, "to", 0);
+    if (!og_dtype_is_known((og_dtype)to))
         return og_op_error(c, OG_ERR_UNSUPPORTED,
-                           "attribute 'to' = %lld: cast to %s is not supported", (long long)a->i,
-                           og_dtype_name(to));
-    og_status st = alloc_params(c, sizeof(og_cast_params), params);
-    if (st) return st;
-    ((og_cast_params *)*params)->to = to;
+                           "attribute 'to' = %lld: cast to %s is not supported", (long long)to,
+                           og_dtype_name((og_dtype)to));
+    ((og_cast_params *)params)->to = (og_dtype)to;
     return OG_OK;
 }
 
@@ -106,20 +125,6 @@ static og_status cast_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og
 }
 
 /* ---- Concat ------------------------------------------------------------------------- */
-
-static og_status axis_parse(const og_op_ctx *c, void **params)
-{
-    og_status st = og_attr_check_type(c, "axis", OG_ATTR_INT);
-    if (st) return st;
-    const char *op = c->node->op_type;
-    int64_t dflt = strcmp(op, "Flatten") == 0 ? 1 : 0;
-    if (strcmp(op, "Concat") == 0 && !og_node_attr(c->node, "axis") && c->node->since_version >= 4)
-        return og_op_error(c, OG_ERR_MODEL, "attribute 'axis' is required");
-    st = alloc_params(c, sizeof(og_axis_params), params);
-    if (st) return st;
-    ((og_axis_params *)*params)->axis = og_attr_int(c->node, "axis", dflt);
-    return OG_OK;
-}
 
 static og_status concat_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                               int n_out)
@@ -247,25 +252,20 @@ static og_status constant_infer(const og_op_ctx *c, const og_vinfo *in, int n_in
 
 /* ---- ConstantOfShape ---------------------------------------------------------------- */
 
-static og_status cos_parse(const og_op_ctx *c, void **params)
+static og_status cos_finish(const og_op_ctx *c, void *params)
 {
-    og_status st = og_attr_check_type(c, "value", OG_ATTR_TENSOR);
-    if (st) return st;
-    st = alloc_params(c, sizeof(og_cos_params), params);
-    if (st) return st;
-    og_cos_params *p = *params;
+    og_cos_params *p = params;
     p->dtype = OG_FLOAT; /* zero bytes: 0.0f */
     const og_tensor *t = og_attr_tensor(c->node, "value");
-    if (t) {
-        if (!og_dtype_is_known(t->dtype))
-            return og_op_error(c, OG_ERR_UNSUPPORTED, "attribute 'value' has element type %s",
-                               og_dtype_name(t->dtype));
-        if (t->numel != 1)
-            return og_op_error(c, OG_ERR_MODEL, "attribute 'value' has %lld elements, expected 1",
-                               (long long)t->numel);
-        p->dtype = t->dtype;
-        memcpy(p->bytes, t->data, og_dtype_size(t->dtype));
-    }
+    if (!t) return OG_OK;
+    if (!og_dtype_is_known(t->dtype))
+        return og_op_error(c, OG_ERR_UNSUPPORTED, "attribute 'value' has element type %s",
+                           og_dtype_name(t->dtype));
+    if (t->numel != 1)
+        return og_op_error(c, OG_ERR_MODEL, "attribute 'value' has %lld elements, expected 1",
+                           (long long)t->numel);
+    p->dtype = t->dtype;
+    memcpy(p->bytes, t->data, og_dtype_size(t->dtype));
     return OG_OK;
 }
 
@@ -277,21 +277,9 @@ static og_status cos_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og_
     int64_t dims[OG_MAX_RANK];
     int n;
     bool known;
-    og_status st = input_ints(c, in, 0, "input 0 (shape)", dims, OG_MAX_RANK, &n, &known);
-    if (st) return st;
-    if (!known) {
-        int64_t len = input_len(&in[0]);
-        if (len >= 0) {
-            st = check_rank_limit(c, len, "input 0 (shape)");
-            if (st) return st;
-            out[0].rank = (int)len;
-        }
-        return OG_OK;
-    }
-    for (int i = 0; i < n; i++)
-        if (dims[i] < 0)
-            return og_op_error(c, OG_ERR_SHAPE, "input 0 (shape) has negative entry %lld at %d",
-                               (long long)dims[i], i);
+    og_status st = shape_input(c, in, 0, "input 0 (shape)", dims, &n, &known, &out[0]);
+    if (st || !known) return st;
+    if ((st = check_nonneg(c, dims, n, "input 0 (shape)"))) return st;
     og_vinfo_set(&out[0], p->dtype, n, dims);
     return OG_OK;
 }
@@ -313,10 +301,7 @@ static og_status expand_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, 
         if (len >= 0 && in[0].rank >= 0) out[0].rank = (int)(len > in[0].rank ? len : in[0].rank);
         return OG_OK;
     }
-    for (int i = 0; i < n; i++)
-        if (shp.dims[i] < 0)
-            return og_op_error(c, OG_ERR_SHAPE, "input 1 (shape) has negative entry %lld at %d",
-                               (long long)shp.dims[i], i);
+    if ((st = check_nonneg(c, shp.dims, n, "input 1 (shape)"))) return st;
     shp.rank = n;
     const og_vinfo *pair[2] = {&in[0], &shp};
     return og_infer_broadcast(c, pair, 2, &out[0]);
@@ -407,17 +392,6 @@ static og_status range_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, o
 
 /* ---- Reshape ------------------------------------------------------------------------ */
 
-static og_status reshape_parse(const og_op_ctx *c, void **params)
-{
-    og_status st = og_attr_check_type(c, "allowzero", OG_ATTR_INT);
-    if (st) return st;
-    st = alloc_params(c, sizeof(og_reshape_params), params);
-    if (st) return st;
-    ((og_reshape_params *)*params)->allowzero =
-        c->node->since_version >= 14 && og_attr_int(c->node, "allowzero", 0) != 0;
-    return OG_OK;
-}
-
 static og_status reshape_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                                int n_out)
 {
@@ -426,16 +400,8 @@ static og_status reshape_infer(const og_op_ctx *c, const og_vinfo *in, int n_in,
     int64_t shp[OG_MAX_RANK];
     int n;
     bool known;
-    og_status st = input_ints(c, in, 1, "input 1 (shape)", shp, OG_MAX_RANK, &n, &known);
-    if (st) return st;
-    if (!known) {
-        int64_t len = input_len(&in[1]);
-        if (len >= 0) {
-            if ((st = check_rank_limit(c, len, "input 1 (shape)"))) return st;
-            out[0].rank = (int)len;
-        }
-        return OG_OK;
-    }
+    og_status st = shape_input(c, in, 1, "input 1 (shape)", shp, &n, &known, &out[0]);
+    if (st || !known) return st;
     int r = in[0].rank, neg = -1;
     out[0].rank = n;
     for (int i = 0; i < n; i++) {
@@ -494,19 +460,6 @@ static og_status reshape_infer(const og_op_ctx *c, const og_vinfo *in, int n_in,
 
 /* ---- Shape, Size -------------------------------------------------------------------- */
 
-static og_status shape_parse(const og_op_ctx *c, void **params)
-{
-    og_status st;
-    if ((st = og_attr_check_type(c, "start", OG_ATTR_INT))) return st;
-    if ((st = og_attr_check_type(c, "end", OG_ATTR_INT))) return st;
-    if ((st = alloc_params(c, sizeof(og_shape_params), params))) return st;
-    og_shape_params *p = *params;
-    bool attrs = c->node->since_version >= 15;
-    p->start = attrs ? og_attr_int(c->node, "start", 0) : 0;
-    p->end = attrs ? og_attr_int(c->node, "end", INT64_MAX) : INT64_MAX;
-    return OG_OK;
-}
-
 static og_status shape_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                              int n_out)
 {
@@ -529,72 +482,52 @@ static og_status size_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og
 
 /* ---- Squeeze, Unsqueeze ------------------------------------------------------------- */
 
-static og_status axes_parse(const og_op_ctx *c, void **params)
-{
-    og_status st = og_attr_check_type(c, "axes", OG_ATTR_INTS);
-    if (st) return st;
-    if ((st = alloc_params(c, sizeof(og_axes_params), params))) return st;
-    og_axes_params *p = *params;
-    if (c->node->since_version >= 13) return OG_OK;
+/* The axes of Squeeze/Unsqueeze, from the attribute (before 13) or input 1. */
+typedef struct axes_arg {
+    int64_t v[OG_MAX_RANK];
     int n;
-    const int64_t *a = og_attr_ints(c->node, "axes", &n);
-    if (!a) {
-        if (strcmp(c->node->op_type, "Unsqueeze") == 0)
-            return og_op_error(c, OG_ERR_MODEL, "attribute 'axes' is required");
-        return OG_OK;
-    }
-    if (n > OG_MAX_RANK)
-        return og_op_error(c, OG_ERR_UNSUPPORTED, "attribute 'axes' has %d entries, above %d", n,
-                           OG_MAX_RANK);
-    p->has_axes = true;
-    p->n_axes = n;
-    memcpy(p->axes, a, (size_t)n * sizeof *a);
-    return OG_OK;
-}
+    bool has;         /* axes are given at all */
+    bool known;       /* their values are known (an input's may not be at load time) */
+    const char *what; /* where they come from, for messages */
+} axes_arg;
 
-/* The axes of Squeeze/Unsqueeze, from the attribute or input 1. */
-static og_status get_axes(const og_op_ctx *c, const og_vinfo *in, int n_in, int64_t *axes, int *n,
-                          bool *has, bool *known)
+static og_status get_axes(const og_op_ctx *c, const og_vinfo *in, int n_in, axes_arg *a)
 {
     const og_axes_params *p = c->node->params;
+    a->n = 0;
+    a->known = true;
     if (c->node->since_version < 13) {
-        *has = p->has_axes;
-        *known = true;
-        *n = p->n_axes;
-        memcpy(axes, p->axes, sizeof p->axes);
+        a->what = "attribute 'axes'";
+        a->has = p->n_axes >= 0;
+        if (a->has) a->n = p->n_axes;
+        memcpy(a->v, p->axes, sizeof p->axes);
         return OG_OK;
     }
-    *has = n_in > 1 && c->node->in[1] >= 0;
-    *known = true;
-    *n = 0;
-    if (!*has) return OG_OK;
-    return input_ints(c, in, 1, "input 1 (axes)", axes, OG_MAX_RANK, n, known);
+    a->what = "input 1 (axes)";
+    a->has = n_in > 1 && c->node->in[1] >= 0;
+    if (!a->has) return OG_OK;
+    return input_ints(c, in, 1, a->what, a->v, OG_MAX_RANK, &a->n, &a->known);
 }
 
 static og_status squeeze_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                                int n_out)
 {
     out[0].dtype = in[0].dtype;
-    int64_t axes[OG_MAX_RANK];
-    int n, ax[OG_MAX_RANK];
-    bool has, known;
-    og_status st = get_axes(c, in, n_in, axes, &n, &has, &known);
+    axes_arg a;
+    og_status st = get_axes(c, in, n_in, &a);
     if (st) return st;
-    int r = in[0].rank;
-    if (has && known && n == 0) has = false; /* empty axes: squeeze every 1 */
-    if (has && !known) {
+    int r = in[0].rank, ax[OG_MAX_RANK];
+    if (a.has && a.known && a.n == 0) a.has = false; /* empty axes: squeeze every 1 */
+    if (a.has && !a.known) {
         int64_t len = input_len(&in[1]);
         if (r >= 0 && len > 0 && len <= r) out[0].rank = r - (int)len;
         return OG_OK;
     }
     if (r < 0) return OG_OK;
     bool drop[OG_MAX_RANK] = {false};
-    if (has) {
-        if ((st = norm_axes(
-                 c, axes, n, r,
-                 has && c->node->since_version >= 13 ? "input 1 (axes)" : "attribute 'axes'", ax)))
-            return st;
-        for (int i = 0; i < n; i++) {
+    if (a.has) {
+        if ((st = norm_axes(c, a.v, a.n, r, a.what, ax))) return st;
+        for (int i = 0; i < a.n; i++) {
             if (in[0].dims[ax[i]] >= 0 && in[0].dims[ax[i]] != 1)
                 return og_op_error(c, OG_ERR_SHAPE, "cannot squeeze axis %d of size %lld", ax[i],
                                    (long long)in[0].dims[ax[i]]);
@@ -617,14 +550,12 @@ static og_status unsqueeze_infer(const og_op_ctx *c, const og_vinfo *in, int n_i
                                  int n_out)
 {
     out[0].dtype = in[0].dtype;
-    int64_t axes[OG_MAX_RANK];
-    int n, ax[OG_MAX_RANK];
-    bool has, known;
-    og_status st = get_axes(c, in, n_in, axes, &n, &has, &known);
+    axes_arg a;
+    og_status st = get_axes(c, in, n_in, &a);
     if (st) return st;
-    if (!has) return og_op_error(c, OG_ERR_MODEL, "input 1 (axes) is required");
-    int r = in[0].rank;
-    if (!known) {
+    if (!a.has) return og_op_error(c, OG_ERR_MODEL, "input 1 (axes) is required");
+    int r = in[0].rank, ax[OG_MAX_RANK];
+    if (!a.known) {
         int64_t len = input_len(&in[1]);
         if (r >= 0 && len >= 0) {
             if ((st = check_rank_limit(c, r + len, "unsqueezing"))) return st;
@@ -633,13 +564,11 @@ static og_status unsqueeze_infer(const og_op_ctx *c, const og_vinfo *in, int n_i
         return OG_OK;
     }
     if (r < 0) return OG_OK;
-    if ((st = check_rank_limit(c, (int64_t)r + n, "unsqueezing"))) return st;
-    int R = r + n;
-    if ((st = norm_axes(c, axes, n, R,
-                        c->node->since_version < 13 ? "attribute 'axes'" : "input 1 (axes)", ax)))
-        return st;
+    if ((st = check_rank_limit(c, (int64_t)r + a.n, "unsqueezing"))) return st;
+    int R = r + a.n;
+    if ((st = norm_axes(c, a.v, a.n, R, a.what, ax))) return st;
     bool add[OG_MAX_RANK] = {false};
-    for (int i = 0; i < n; i++) add[ax[i]] = true;
+    for (int i = 0; i < a.n; i++) add[ax[i]] = true;
     for (int d = 0, k = 0; d < R; d++) out[0].dims[d] = add[d] ? 1 : in[0].dims[k++];
     out[0].rank = R;
     return OG_OK;
@@ -647,29 +576,14 @@ static og_status unsqueeze_infer(const og_op_ctx *c, const og_vinfo *in, int n_i
 
 /* ---- Split -------------------------------------------------------------------------- */
 
-static og_status split_parse(const og_op_ctx *c, void **params)
+static og_status split_finish(const og_op_ctx *c, void *params)
 {
-    og_status st;
-    if ((st = og_attr_check_type(c, "axis", OG_ATTR_INT))) return st;
-    if ((st = og_attr_check_type(c, "split", OG_ATTR_INTS))) return st;
-    if ((st = og_attr_check_type(c, "num_outputs", OG_ATTR_INT))) return st;
-    int n = 0;
-    const int64_t *sp = NULL;
-    if (c->node->since_version < 13) sp = og_attr_ints(c->node, "split", &n);
-    if ((st = alloc_params(c, sizeof(og_split_params) + (size_t)n * sizeof(int64_t), params)))
-        return st;
-    og_split_params *p = *params;
-    p->axis = og_attr_int(c->node, "axis", 0);
-    p->n_split = sp ? n : -1;
-    if (sp) memcpy(p->split, sp, (size_t)n * sizeof *sp);
-    if (c->node->since_version >= 18) {
-        p->num_outputs = og_attr_int(c->node, "num_outputs", 0);
-        if (og_node_attr(c->node, "num_outputs") && p->num_outputs != c->node->n_out)
-            return og_op_error(c, OG_ERR_MODEL,
-                               "attribute 'num_outputs' is %lld but node has %d "
-                               "outputs",
-                               (long long)p->num_outputs, c->node->n_out);
-    }
+    const og_split_params *p = params;
+    if (c->node->since_version >= 18 && og_node_attr(c->node, "num_outputs") &&
+        p->num_outputs != c->node->n_out)
+        return og_op_error(c, OG_ERR_MODEL,
+                           "attribute 'num_outputs' is %lld but node has %d outputs",
+                           (long long)p->num_outputs, c->node->n_out);
     return OG_OK;
 }
 
@@ -891,10 +805,8 @@ static og_status tile_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og
     }
     if (n != r)
         return og_op_error(c, OG_ERR_SHAPE, "input 1 (repeats) has %d entries for rank %d", n, r);
+    if ((st = check_nonneg(c, rep, n, "input 1 (repeats)"))) return st;
     for (int d = 0; d < r; d++) {
-        if (rep[d] < 0)
-            return og_op_error(c, OG_ERR_SHAPE, "input 1 (repeats) has negative entry %lld",
-                               (long long)rep[d]);
         int64_t x = in[0].dims[d];
         out[0].dims[d] = rep[d] == 0 ? 0 : (x >= 0 ? x * rep[d] : OG_DIM_UNKNOWN);
     }
@@ -903,26 +815,17 @@ static og_status tile_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og
 
 /* ---- Transpose ---------------------------------------------------------------------- */
 
-static og_status transpose_parse(const og_op_ctx *c, void **params)
+static og_status transpose_finish(const og_op_ctx *c, void *params)
 {
-    og_status st = og_attr_check_type(c, "perm", OG_ATTR_INTS);
-    if (st) return st;
-    if ((st = alloc_params(c, sizeof(og_transpose_params), params))) return st;
-    og_transpose_params *p = *params;
-    int n;
-    const int64_t *perm = og_attr_ints(c->node, "perm", &n);
-    if (!perm) return OG_OK;
-    if (n > OG_MAX_RANK)
-        return og_op_error(c, OG_ERR_UNSUPPORTED, "attribute 'perm' has %d entries", n);
+    og_transpose_params *p = params;
+    if (p->n_perm < 0) p->n_perm = 0; /* absent: reverse */
     bool seen[OG_MAX_RANK] = {false};
-    for (int i = 0; i < n; i++) {
-        if (perm[i] < 0 || perm[i] >= n || seen[perm[i]])
+    for (int i = 0; i < p->n_perm; i++) {
+        if (p->perm[i] < 0 || p->perm[i] >= p->n_perm || seen[p->perm[i]])
             return og_op_error(c, OG_ERR_MODEL, "attribute 'perm' is not a permutation of 0..%d",
-                               n - 1);
-        seen[perm[i]] = true;
-        p->perm[i] = perm[i];
+                               p->n_perm - 1);
+        seen[p->perm[i]] = true;
     }
-    p->n_perm = n;
     return OG_OK;
 }
 
@@ -947,15 +850,6 @@ static og_status transpose_infer(const og_op_ctx *c, const og_vinfo *in, int n_i
 
 /* ---- Trilu -------------------------------------------------------------------------- */
 
-static og_status trilu_parse(const og_op_ctx *c, void **params)
-{
-    og_status st = og_attr_check_type(c, "upper", OG_ATTR_INT);
-    if (st) return st;
-    if ((st = alloc_params(c, sizeof(og_trilu_params), params))) return st;
-    ((og_trilu_params *)*params)->upper = og_attr_int(c->node, "upper", 1) != 0;
-    return OG_OK;
-}
-
 static og_status trilu_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                              int n_out)
 {
@@ -975,12 +869,9 @@ static og_status trilu_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, o
 
 /* ---- Pad ---------------------------------------------------------------------------- */
 
-static og_status pad_parse(const og_op_ctx *c, void **params)
+static og_status pad_finish(const og_op_ctx *c, void *params)
 {
-    og_status st;
-    if ((st = og_attr_check_type(c, "mode", OG_ATTR_STRING))) return st;
-    if ((st = alloc_params(c, sizeof(og_pad_params), params))) return st;
-    og_pad_params *p = *params;
+    og_pad_params *p = params;
     const char *mode = og_attr_string(c->node, "mode", "constant");
     if (strcmp(mode, "constant") == 0)
         p->mode = OG_PAD_CONSTANT;
@@ -993,6 +884,7 @@ static og_status pad_parse(const og_op_ctx *c, void **params)
     else
         return og_op_error(c, OG_ERR_MODEL, "attribute 'mode' = '%s' is not a pad mode here", mode);
     if (c->node->since_version >= 11) return OG_OK;
+    /* before 11, pads and value are attributes; not type-checked: value may be an int */
     int n;
     const int64_t *pads = og_attr_ints(c->node, "pads", &n);
     if (!pads) return og_op_error(c, OG_ERR_MODEL, "attribute 'pads' is required");
@@ -1075,32 +967,83 @@ static og_status pad_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og_
     return OG_OK;
 }
 
-/* ---- the table ---------------------------------------------------------------------- */
+/* ---- the tables ---------------------------------------------------------------------- */
 
+/* Attributes of the ops parsed by table (Constant and Slice parse their own). */
+static const og_attr_table tensor_attrs[] = {
+    {"Cast",
+     sizeof(og_cast_params),
+     cast_finish,
+     {OG_AT_CHECK("to", OG_ATTR_INT, .required_from = 1)}},
+    {"Concat",
+     sizeof(og_axis_params),
+     NULL,
+     {OG_AT_I64("axis", og_axis_params, axis, 0, .required_from = 4)}},
+    {"ConstantOfShape", sizeof(og_cos_params), cos_finish, {OG_AT_CHECK("value", OG_ATTR_TENSOR)}},
+    {"Flatten", sizeof(og_axis_params), NULL, {OG_AT_I64("axis", og_axis_params, axis, 1)}},
+    {"Reshape",
+     sizeof(og_reshape_params),
+     NULL,
+     {OG_AT_BOOL("allowzero", og_reshape_params, allowzero, 0, .from = 14)}},
+    {"Shape",
+     sizeof(og_shape_params),
+     NULL,
+     {OG_AT_I64("start", og_shape_params, start, 0, .from = 15),
+      OG_AT_I64("end", og_shape_params, end, INT64_MAX, .from = 15)}},
+    {"Squeeze",
+     sizeof(og_axes_params),
+     NULL,
+     {OG_AT_INTS("axes", og_axes_params, axes, n_axes, OG_MAX_RANK, .until = 13)}},
+    {"Unsqueeze",
+     sizeof(og_axes_params),
+     NULL,
+     {OG_AT_INTS("axes", og_axes_params, axes, n_axes, OG_MAX_RANK, .until = 13,
+                 .required_from = 1)}},
+    {"Split",
+     sizeof(og_split_params),
+     split_finish,
+     {OG_AT_I64("axis", og_split_params, axis, 0),
+      OG_AT_INTS("split", og_split_params, split, n_split, 0, .until = 13),
+      OG_AT_I64("num_outputs", og_split_params, num_outputs, 0, .from = 18)}},
+    {"Transpose",
+     sizeof(og_transpose_params),
+     transpose_finish,
+     {OG_AT_INTS("perm", og_transpose_params, perm, n_perm, OG_MAX_RANK)}},
+    {"Trilu", sizeof(og_trilu_params), NULL, {OG_AT_BOOL("upper", og_trilu_params, upper, 1)}},
+    {"Pad", sizeof(og_pad_params), pad_finish, {OG_AT_CHECK("mode", OG_ATTR_STRING)}},
+    {0}};
+
+static og_status tensor_parse(const og_op_ctx *c, void **params)
+{
+    return og_parse_attr_table(c, tensor_attrs, params);
+}
+
+/* Ops; a parse of tensor_parse has a row in tensor_attrs above. */
 const og_op_def og_ops_tensor[] = {
-    {"Cast", "", OG_SINCE(Cast), 1, 1, 1, 1, cast_parse, NULL, cast_infer, 0},
-    {"Concat", "", OG_SINCE(Concat), 1, -1, 1, 1, axis_parse, NULL, concat_infer, 0},
+    {"Cast", "", OG_SINCE(Cast), 1, 1, 1, 1, tensor_parse, NULL, cast_infer, 0},
+    {"Concat", "", OG_SINCE(Concat), 1, -1, 1, 1, tensor_parse, NULL, concat_infer, 0},
     {"Constant", "", OG_SINCE(Constant), 0, 0, 1, 1, constant_parse, constant_free, constant_infer,
      0},
-    {"ConstantOfShape", "", OG_SINCE(ConstantOfShape), 1, 1, 1, 1, cos_parse, NULL, cos_infer, 0},
+    {"ConstantOfShape", "", OG_SINCE(ConstantOfShape), 1, 1, 1, 1, tensor_parse, NULL, cos_infer,
+     0},
     {"Expand", "", OG_SINCE(Expand), 2, 2, 1, 1, NULL, NULL, expand_infer, 0},
-    {"Flatten", "", OG_SINCE(Flatten), 1, 1, 1, 1, axis_parse, NULL, flatten_infer,
+    {"Flatten", "", OG_SINCE(Flatten), 1, 1, 1, 1, tensor_parse, NULL, flatten_infer,
      OG_OP_ALIAS_INPUT0},
     {"Identity", "", OG_SINCE(Identity), 1, 1, 1, 1, NULL, NULL, identity_infer,
      OG_OP_ALIAS_INPUT0},
     {"Range", "", OG_SINCE(Range), 3, 3, 1, 1, NULL, NULL, range_infer, 0},
-    {"Reshape", "", OG_SINCE(Reshape), 2, 2, 1, 1, reshape_parse, NULL, reshape_infer,
+    {"Reshape", "", OG_SINCE(Reshape), 2, 2, 1, 1, tensor_parse, NULL, reshape_infer,
      OG_OP_ALIAS_INPUT0},
-    {"Shape", "", OG_SINCE(Shape), 1, 1, 1, 1, shape_parse, NULL, shape_infer, 0},
+    {"Shape", "", OG_SINCE(Shape), 1, 1, 1, 1, tensor_parse, NULL, shape_infer, 0},
     {"Size", "", OG_SINCE(Size), 1, 1, 1, 1, NULL, NULL, size_infer, 0},
-    {"Squeeze", "", OG_SINCE(Squeeze), 1, 2, 1, 1, axes_parse, NULL, squeeze_infer,
+    {"Squeeze", "", OG_SINCE(Squeeze), 1, 2, 1, 1, tensor_parse, NULL, squeeze_infer,
      OG_OP_ALIAS_INPUT0},
-    {"Unsqueeze", "", OG_SINCE(Unsqueeze), 1, 2, 1, 1, axes_parse, NULL, unsqueeze_infer,
+    {"Unsqueeze", "", OG_SINCE(Unsqueeze), 1, 2, 1, 1, tensor_parse, NULL, unsqueeze_infer,
      OG_OP_ALIAS_INPUT0},
-    {"Split", "", OG_SINCE(Split), 1, 2, 1, -1, split_parse, NULL, split_infer, 0},
+    {"Split", "", OG_SINCE(Split), 1, 2, 1, -1, tensor_parse, NULL, split_infer, 0},
     {"Slice", "", OG_SINCE(Slice), 1, 5, 1, 1, slice_parse, NULL, slice_infer, 0},
     {"Tile", "", OG_SINCE(Tile), 2, 2, 1, 1, NULL, NULL, tile_infer, 0},
-    {"Transpose", "", OG_SINCE(Transpose), 1, 1, 1, 1, transpose_parse, NULL, transpose_infer, 0},
-    {"Trilu", "", OG_SINCE(Trilu), 1, 2, 1, 1, trilu_parse, NULL, trilu_infer, 0},
-    {"Pad", "", OG_SINCE(Pad), 1, 4, 1, 1, pad_parse, NULL, pad_infer, 0},
+    {"Transpose", "", OG_SINCE(Transpose), 1, 1, 1, 1, tensor_parse, NULL, transpose_infer, 0},
+    {"Trilu", "", OG_SINCE(Trilu), 1, 2, 1, 1, tensor_parse, NULL, trilu_infer, 0},
+    {"Pad", "", OG_SINCE(Pad), 1, 4, 1, 1, tensor_parse, NULL, pad_infer, 0},
     {0}};

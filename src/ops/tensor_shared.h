@@ -37,8 +37,7 @@ typedef struct og_shape_params {
 
 /* Squeeze/Unsqueeze before 13 (attribute axes). */
 typedef struct og_axes_params {
-    bool has_axes;
-    int n_axes;
+    int n_axes; /* -1 when the attribute is absent */
     int64_t axes[OG_MAX_RANK];
 } og_axes_params;
 

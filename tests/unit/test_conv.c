@@ -363,273 +363,171 @@ static void test_random(void)
     printf("random: %d cases run\n", ran);
 }
 
-static void test_fixed(void)
+/* A fixed case as the changes it makes to base(op, nsp): a scalar left 0 and an array left
+ * out keep base's value; an array given is taken as written (all nsp entries). */
+typedef struct conv_case {
+    const char *label;
+    const char *op;
+    int nsp;
+    int64_t n, c, m, group;
+    int64_t in[3], k[3], strides[3], dil[3], pads[6], outpad[3];
+    const char *auto_pad;
+    bool f64, no_bias, mt, sym_batch;
+    int64_t w1, b_len;
+    og_status want; /* expected status of an error case */
+} conv_case;
+
+static bool given(const int64_t *v, int n)
 {
+    for (int i = 0; i < n; i++)
+        if (v[i]) return true;
+    return false;
+}
+
+static tcase from_case(const conv_case *cc)
+{
+    tcase tc = base(cc->op, cc->nsp);
+    int nsp = cc->nsp;
+    if (cc->n) tc.n = cc->n;
+    if (cc->c) tc.c = cc->c;
+    if (cc->m) tc.m = cc->m;
+    if (cc->group) tc.group = cc->group;
+    if (given(cc->in, nsp)) memcpy(tc.in, cc->in, sizeof tc.in);
+    if (given(cc->k, nsp)) memcpy(tc.k, cc->k, sizeof tc.k);
+    if (given(cc->strides, nsp)) memcpy(tc.strides, cc->strides, sizeof tc.strides);
+    if (given(cc->dil, nsp)) memcpy(tc.dil, cc->dil, sizeof tc.dil);
+    memcpy(tc.pads, cc->pads, sizeof tc.pads);
+    memcpy(tc.outpad, cc->outpad, sizeof tc.outpad);
+    tc.auto_pad = cc->auto_pad;
+    if (cc->f64) tc.dt = OG_DOUBLE;
+    tc.bias = !cc->no_bias;
+    tc.threads = cc->mt ? 2 : 1;
+    tc.sym_batch = cc->sym_batch;
+    tc.w1 = cc->w1;
+    tc.b_len = cc->b_len;
+    return tc;
+}
+
+/* Run every case against the reference, or (want set) expect its error. */
+static void run_cases(const conv_case *cases, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        tcase tc = from_case(&cases[i]);
+        if (!cases[i].want) {
+            run_case(&tc, true, cases[i].label);
+            continue;
+        }
+        og_status st = run_case(&tc, false, cases[i].label);
+        CHECK(st == cases[i].want, "%s: status %d, expected %d (%s)", cases[i].label, (int)st,
+              (int)cases[i].want, og_last_error());
+        if (st) printf("  ok %s: %s\n", cases[i].label, og_last_error());
+    }
+}
+
+#define PADS1 .pads = {1, 1, 1, 1}
+
+static const conv_case fixed_cases[] = {
     /* ResNet-like: 1x1 pointwise, 3x3 padded, 7x7 stride 2, batch > 1 */
-    tcase tc = base("Conv", 2);
-    tc.c = 8;
-    tc.m = 16;
-    tc.k[0] = tc.k[1] = 1;
-    tc.in[0] = tc.in[1] = 9;
-    tc.threads = 2;
-    run_case(&tc, true, "pointwise");
-    tc.n = 3;
-    run_case(&tc, true, "pointwise_batch");
-    tc = base("Conv", 2);
-    tc.n = 2;
-    tc.c = 16;
-    tc.m = 8;
-    tc.in[0] = tc.in[1] = 14;
-    tc.pads[0] = tc.pads[1] = tc.pads[2] = tc.pads[3] = 1;
-    tc.threads = 2;
-    run_case(&tc, true, "3x3");
-    tc = base("Conv", 2);
-    tc.k[0] = tc.k[1] = 7;
-    tc.strides[0] = tc.strides[1] = 2;
-    tc.pads[0] = tc.pads[1] = tc.pads[2] = tc.pads[3] = 3;
-    tc.in[0] = tc.in[1] = 32;
-    tc.m = 8;
-    tc.threads = 2;
-    run_case(&tc, true, "7x7s2");
+    {"pointwise", "Conv", 2, .c = 8, .m = 16, .k = {1, 1}, .in = {9, 9}, .mt = true},
+    {"pointwise_batch", "Conv", 2, .n = 3, .c = 8, .m = 16, .k = {1, 1}, .in = {9, 9}, .mt = true},
+    {"3x3", "Conv", 2, .n = 2, .c = 16, .m = 8, .in = {14, 14}, PADS1, .mt = true},
+    {"7x7s2", "Conv", 2, .k = {7, 7}, .strides = {2, 2}, .pads = {3, 3, 3, 3}, .in = {32, 32},
+     .m = 8, .mt = true},
+    {"symbolic_batch", "Conv", 2, .sym_batch = true, .auto_pad = "SAME_UPPER", .strides = {1, 2}},
     /* depthwise */
-    tc = base("Conv", 2);
-    tc.sym_batch = true;
-    tc.auto_pad = "SAME_UPPER";
-    tc.strides[1] = 2;
-    run_case(&tc, true, "symbolic_batch");
-    tc = base("Conv", 2);
-    tc.c = tc.m = tc.group = 6;
-    tc.pads[0] = tc.pads[1] = tc.pads[2] = tc.pads[3] = 1;
-    tc.threads = 2;
-    run_case(&tc, true, "depthwise");
+    {"depthwise", "Conv", 2, .c = 6, .m = 6, .group = 6, PADS1, .mt = true},
     /* big enough for several column chunks, 2-D and 3-D, one and two threads */
-    tc = base("Conv", 2);
-    tc.c = 64;
-    tc.m = 8;
-    tc.in[0] = tc.in[1] = 40;
-    tc.pads[0] = tc.pads[1] = tc.pads[2] = tc.pads[3] = 1;
-    run_case(&tc, true, "chunked2d");
-    tc.threads = 2;
-    run_case(&tc, true, "chunked2d_mt");
-    tc.k[0] = tc.k[1] = 1;
-    tc.pads[0] = tc.pads[1] = tc.pads[2] = tc.pads[3] = 0;
-    run_case(&tc, true, "pointwise_mt");
-    tc = base("Conv", 3);
-    tc.c = 16;
-    tc.m = 4;
-    tc.in[0] = tc.in[1] = tc.in[2] = 14;
-    tc.dt = OG_DOUBLE;
-    run_case(&tc, true, "chunked3d");
-    tc.threads = 2;
-    run_case(&tc, true, "chunked3d_mt");
+    {"chunked2d", "Conv", 2, .c = 64, .m = 8, .in = {40, 40}, PADS1},
+    {"chunked2d_mt", "Conv", 2, .c = 64, .m = 8, .in = {40, 40}, PADS1, .mt = true},
+    {"pointwise_mt", "Conv", 2, .c = 64, .m = 8, .in = {40, 40}, .k = {1, 1}, .mt = true},
+    {"chunked3d", "Conv", 3, .c = 16, .m = 4, .in = {14, 14, 14}, .f64 = true},
+    {"chunked3d_mt", "Conv", 3, .c = 16, .m = 4, .in = {14, 14, 14}, .f64 = true, .mt = true},
     /* one image, many output channels, few columns: the GEMM split by output channel
      * (40 channels: bands rounded to 16), padded 3x3 and 1x1 stride 2 */
-    tc = base("Conv", 2);
-    tc.c = 8;
-    tc.m = 40;
-    tc.in[0] = 4;
-    tc.in[1] = 5;
-    tc.pads[0] = tc.pads[1] = tc.pads[2] = tc.pads[3] = 1;
-    tc.threads = 2;
-    run_case(&tc, true, "msplit_3x3");
-    tc.dt = OG_DOUBLE;
-    tc.bias = false;
-    run_case(&tc, true, "msplit_3x3_f64");
-    tc.k[0] = tc.k[1] = 1;
-    tc.pads[0] = tc.pads[1] = tc.pads[2] = tc.pads[3] = 0;
-    tc.strides[0] = tc.strides[1] = 2;
-    run_case(&tc, true, "msplit_1x1s2");
+    {"msplit_3x3", "Conv", 2, .c = 8, .m = 40, .in = {4, 5}, PADS1, .mt = true},
+    {"msplit_3x3_f64", "Conv", 2, .c = 8, .m = 40, .in = {4, 5}, PADS1, .mt = true, .f64 = true,
+     .no_bias = true},
+    {"msplit_1x1s2", "Conv", 2, .c = 8, .m = 40, .in = {4, 5}, .k = {1, 1}, .strides = {2, 2},
+     .mt = true, .f64 = true, .no_bias = true},
     /* LeNet-like: few channels, 5x5, the wide column path padded and not, batch 5 */
-    tc = base("Conv", 2);
-    tc.n = 5;
-    tc.c = 1;
-    tc.m = 6;
-    tc.k[0] = tc.k[1] = 5;
-    tc.in[0] = tc.in[1] = 12;
-    tc.pads[0] = tc.pads[1] = tc.pads[2] = tc.pads[3] = 2;
-    run_case(&tc, true, "wide_padded");
-    tc.threads = 2;
-    tc.pads[0] = 1; /* asymmetric */
-    tc.pads[3] = 0;
-    run_case(&tc, true, "wide_padded_asym_mt");
-    tc.c = 6;
-    tc.m = 16;
-    tc.pads[0] = tc.pads[1] = tc.pads[2] = tc.pads[3] = 0;
-    tc.dil[0] = 2;
-    run_case(&tc, true, "wide_dilated_mt");
-    tc.dt = OG_DOUBLE;
-    tc.threads = 1;
-    run_case(&tc, true, "wide_dilated_f64");
+    {"wide_padded", "Conv", 2, .n = 5, .c = 1, .m = 6, .k = {5, 5}, .in = {12, 12},
+     .pads = {2, 2, 2, 2}},
+    {"wide_padded_asym_mt", "Conv", 2, .n = 5, .c = 1, .m = 6, .k = {5, 5}, .in = {12, 12},
+     .pads = {1, 2, 2, 0}, .mt = true},
+    {"wide_dilated_mt", "Conv", 2, .n = 5, .c = 6, .m = 16, .k = {5, 5}, .in = {12, 12},
+     .dil = {2, 1}, .mt = true},
+    {"wide_dilated_f64", "Conv", 2, .n = 5, .c = 6, .m = 16, .k = {5, 5}, .in = {12, 12},
+     .dil = {2, 1}, .f64 = true},
     /* the wide path over several chunks of output rows (tall and narrow) */
-    tc = base("Conv", 2);
-    tc.c = 64;
-    tc.m = 8;
-    tc.in[0] = 70;
-    tc.in[1] = 20;
-    tc.pads[0] = tc.pads[1] = tc.pads[2] = tc.pads[3] = 1;
-    run_case(&tc, true, "wide_chunked");
-    tc.threads = 2;
-    tc.pads[2] = 0;
-    run_case(&tc, true, "wide_chunked_mt");
+    {"wide_chunked", "Conv", 2, .c = 64, .m = 8, .in = {70, 20}, PADS1},
+    {"wide_chunked_mt", "Conv", 2, .c = 64, .m = 8, .in = {70, 20}, .pads = {1, 1, 0, 1},
+     .mt = true},
     /* ConvTranspose of a few input positions per image: images side by side in one GEMM
      * (blocks of 5, or of 3 and 2 over two threads), groups, strides, 2-D and 3-D */
-    tc = base("ConvTranspose", 2);
-    tc.n = 5;
-    tc.c = 4;
-    tc.m = 6;
-    tc.group = 2;
-    tc.in[0] = 4;
-    tc.in[1] = 5;
-    tc.strides[0] = 2;
-    tc.pads[0] = tc.pads[3] = 1;
-    run_case(&tc, true, "tr_batched");
-    tc.threads = 2;
-    tc.dt = OG_DOUBLE;
-    tc.outpad[0] = 1;
-    run_case(&tc, true, "tr_batched_mt");
-    tc = base("ConvTranspose", 3);
-    tc.n = 3;
-    tc.in[0] = 2;
-    tc.in[1] = 3;
-    tc.in[2] = 4;
-    tc.dil[2] = 2;
-    run_case(&tc, true, "tr_batched_3d");
+    {"tr_batched", "ConvTranspose", 2, .n = 5, .c = 4, .m = 6, .group = 2, .in = {4, 5},
+     .strides = {2, 1}, .pads = {1, 0, 0, 1}},
+    {"tr_batched_mt", "ConvTranspose", 2, .n = 5, .c = 4, .m = 6, .group = 2, .in = {4, 5},
+     .strides = {2, 1}, .pads = {1, 0, 0, 1}, .mt = true, .f64 = true, .outpad = {1, 0}},
+    {"tr_batched_3d", "ConvTranspose", 3, .n = 3, .in = {2, 3, 4}, .dil = {1, 1, 2}},
     /* ConvTranspose pointwise and plain */
-    tc = base("ConvTranspose", 2);
-    tc.k[0] = tc.k[1] = 1;
-    run_case(&tc, true, "tr_pointwise");
-    tc.outpad[0] = 0;
-    tc.strides[0] = 2;
-    tc.outpad[0] = 1;
-    run_case(&tc, true, "tr_pointwise_stride");
-}
+    {"tr_pointwise", "ConvTranspose", 2, .k = {1, 1}},
+    {"tr_pointwise_stride", "ConvTranspose", 2, .k = {1, 1}, .strides = {2, 1}, .outpad = {1, 0}},
+};
+
+static void test_fixed(void) { run_cases(fixed_cases, sizeof fixed_cases / sizeof *fixed_cases); }
 
 /* Kernels wider than the output (the weight-gradient Conv: X by dY, output the kernel's
  * size): the transposed-column path, with padding, strides, dilations (1, 2 and 3 apart),
  * groups, batch 1 and 3, K split over several chunks (mid-channel), 1-D to 3-D. */
-static void test_tcol(void)
-{
+static const conv_case tcol_cases[] = {
     /* LeNet conv1's weight gradient: 64 "channels" (the batch), 28x28 kernel, pads 2; K is
      * 50176 long, in chunks that split channels */
-    tcase tc = base("Conv", 2);
-    tc.c = 64;
-    tc.m = 6;
-    tc.in[0] = tc.in[1] = 28;
-    tc.k[0] = tc.k[1] = 28;
-    tc.pads[0] = tc.pads[1] = tc.pads[2] = tc.pads[3] = 2;
-    tc.bias = false;
-    run_case(&tc, true, "tcol_lenet1");
-    tc.threads = 2;
-    run_case(&tc, true, "tcol_lenet1_mt");
+    {"tcol_lenet1", "Conv", 2, .c = 64, .m = 6, .in = {28, 28}, .k = {28, 28}, .pads = {2, 2, 2, 2},
+     .no_bias = true},
+    {"tcol_lenet1_mt", "Conv", 2, .c = 64, .m = 6, .in = {28, 28}, .k = {28, 28},
+     .pads = {2, 2, 2, 2}, .no_bias = true, .mt = true},
     /* LeNet conv2's: batch (input channels) 6, no padding, several images per thread */
-    tc = base("Conv", 2);
-    tc.n = 6;
-    tc.c = 64;
-    tc.m = 16;
-    tc.in[0] = tc.in[1] = 14;
-    tc.k[0] = tc.k[1] = 10;
-    tc.threads = 2;
-    tc.bias = false;
-    run_case(&tc, true, "tcol_lenet2_mt");
-    tc.dt = OG_DOUBLE;
-    tc.threads = 1;
-    run_case(&tc, true, "tcol_lenet2_f64");
+    {"tcol_lenet2_mt", "Conv", 2, .n = 6, .c = 64, .m = 16, .in = {14, 14}, .k = {10, 10},
+     .mt = true, .no_bias = true},
+    {"tcol_lenet2_f64", "Conv", 2, .n = 6, .c = 64, .m = 16, .in = {14, 14}, .k = {10, 10},
+     .f64 = true, .no_bias = true},
     /* a stride-2 conv's weight gradient: dY dilated by 2, asymmetric pads, batch 3, bias */
-    tc = base("Conv", 2);
-    tc.n = 3;
-    tc.c = 5;
-    tc.m = 7;
-    tc.in[0] = 11;
-    tc.in[1] = 12;
-    tc.k[0] = 5;
-    tc.k[1] = 6;
-    tc.dil[0] = tc.dil[1] = 2;
-    tc.pads[0] = 1;
-    tc.pads[1] = 2;
-    tc.pads[2] = 0;
-    tc.pads[3] = 1;
-    run_case(&tc, true, "tcol_dil2");
-    tc.dil[1] = 3; /* the general strided copy */
-    tc.k[1] = 4;
-    tc.threads = 2;
-    run_case(&tc, true, "tcol_dil3_mt");
+    {"tcol_dil2", "Conv", 2, .n = 3, .c = 5, .m = 7, .in = {11, 12}, .k = {5, 6}, .dil = {2, 2},
+     .pads = {1, 2, 0, 1}},
+    /* the general strided copy */
+    {"tcol_dil3_mt", "Conv", 2, .n = 3, .c = 5, .m = 7, .in = {11, 12}, .k = {5, 4}, .dil = {2, 3},
+     .pads = {1, 2, 0, 1}, .mt = true},
     /* strides, groups, batch 1 and 3 */
-    tc = base("Conv", 2);
-    tc.c = 4;
-    tc.m = 6;
-    tc.group = 2;
-    tc.in[0] = 11;
-    tc.in[1] = 13;
-    tc.k[0] = 8;
-    tc.k[1] = 9;
-    tc.strides[0] = tc.strides[1] = 2;
-    tc.pads[1] = tc.pads[3] = 1;
-    run_case(&tc, true, "tcol_groups_strides");
-    tc.n = 3;
-    tc.threads = 2;
-    tc.dt = OG_DOUBLE;
-    run_case(&tc, true, "tcol_groups_strides_b3_mt");
+    {"tcol_groups_strides", "Conv", 2, .c = 4, .m = 6, .group = 2, .in = {11, 13}, .k = {8, 9},
+     .strides = {2, 2}, .pads = {0, 1, 0, 1}},
+    {"tcol_groups_strides_b3_mt", "Conv", 2, .n = 3, .c = 4, .m = 6, .group = 2, .in = {11, 13},
+     .k = {8, 9}, .strides = {2, 2}, .pads = {0, 1, 0, 1}, .mt = true, .f64 = true},
     /* one image and two threads: K split between them, the parts summed onto the bias */
-    tc = base("Conv", 2);
-    tc.c = 16;
-    tc.m = 8;
-    tc.in[0] = tc.in[1] = 20;
-    tc.k[0] = tc.k[1] = 17;
-    tc.threads = 2;
-    run_case(&tc, true, "tcol_ksplit_bias");
-    tc.dt = OG_DOUBLE;
-    tc.pads[0] = tc.pads[3] = 1;
-    run_case(&tc, true, "tcol_ksplit_bias_f64");
+    {"tcol_ksplit_bias", "Conv", 2, .c = 16, .m = 8, .in = {20, 20}, .k = {17, 17}, .mt = true},
+    {"tcol_ksplit_bias_f64", "Conv", 2, .c = 16, .m = 8, .in = {20, 20}, .k = {17, 17}, .mt = true,
+     .f64 = true, .pads = {1, 0, 0, 1}},
     /* one image, many output channels, 4 positions */
-    tc = base("Conv", 2);
-    tc.c = 3;
-    tc.m = 40;
-    tc.in[0] = tc.in[1] = 10;
-    tc.k[0] = tc.k[1] = 9;
-    tc.threads = 2;
-    run_case(&tc, true, "tcol_msplit");
+    {"tcol_msplit", "Conv", 2, .c = 3, .m = 40, .in = {10, 10}, .k = {9, 9}, .mt = true},
     /* kernel rows entirely in the padding (pads as large as the kernel allows) */
-    tc = base("Conv", 2);
-    tc.c = 2;
-    tc.m = 3;
-    tc.in[0] = 4;
-    tc.in[1] = 5;
-    tc.k[0] = 6;
-    tc.k[1] = 7;
-    tc.pads[0] = tc.pads[2] = 3;
-    tc.pads[1] = tc.pads[3] = 4;
-    run_case(&tc, true, "tcol_big_pads");
+    {"tcol_big_pads", "Conv", 2, .c = 2, .m = 3, .in = {4, 5}, .k = {6, 7}, .pads = {3, 4, 3, 4}},
     /* 1-D, and 3-D (the general kernel-row walk) over several K chunks split mid-channel */
-    tc = base("Conv", 1);
-    tc.n = 3;
-    tc.c = 6;
-    tc.in[0] = 20;
-    tc.k[0] = 15;
-    tc.pads[0] = 1;
-    tc.pads[1] = 2;
-    run_case(&tc, true, "tcol_1d");
-    tc = base("Conv", 3);
-    tc.c = 16;
-    tc.m = 16;
-    tc.bias = false;
-    for (int i = 0; i < 3; i++) {
-        tc.in[i] = 10;
-        tc.k[i] = 9;
-    }
-    run_case(&tc, true, "tcol_3d_chunks");
-    tc.pads[0] = tc.pads[4] = 1;
-    tc.strides[1] = 2;
-    tc.dil[2] = 2;
-    tc.k[2] = 4;
-    tc.n = 3;
-    tc.threads = 2;
-    run_case(&tc, true, "tcol_3d_pads_mt");
+    {"tcol_1d", "Conv", 1, .n = 3, .c = 6, .in = {20}, .k = {15}, .pads = {1, 2}},
+    {"tcol_3d_chunks", "Conv", 3, .c = 16, .m = 16, .no_bias = true, .in = {10, 10, 10},
+     .k = {9, 9, 9}},
+    {"tcol_3d_pads_mt", "Conv", 3, .n = 3, .c = 16, .m = 16, .no_bias = true, .in = {10, 10, 10},
+     .k = {9, 9, 4}, .pads = {1, 0, 0, 0, 1, 0}, .strides = {1, 2, 1}, .dil = {1, 1, 2},
+     .mt = true},
+};
+
+static void test_tcol(void)
+{
+    run_cases(tcol_cases, sizeof tcol_cases / sizeof *tcol_cases);
 
     /* random shapes with the kernel a little smaller than the padded input */
     char label[64];
     int ran = 0;
     for (int iter = 0; iter < 120; iter++) {
-        tc = base("Conv", 1 + iter % 3);
+        tcase tc = base("Conv", 1 + iter % 3);
         tc.group = 1 + (int64_t)((rnd() + 1) * 1.0);
         tc.c = tc.group * (1 + (int64_t)((rnd() + 1) * 2));
         tc.m = tc.group * (1 + (int64_t)((rnd() + 1) * 2));
@@ -685,37 +583,19 @@ static void test_onnx_expected(void)
     run_case(&tc, true, "onnx_output_shape");
 }
 
-static void expect_error(const tcase *tc, og_status want, const char *label)
-{
-    og_status st = run_case(tc, false, label);
-    CHECK(st == want, "%s: status %d, expected %d (%s)", label, (int)st, (int)want,
-          og_last_error());
-    if (st) printf("  ok %s: %s\n", label, og_last_error());
-}
+static const conv_case error_cases[] = {
+    /* a kernel larger than the 6-wide input */
+    {"kernel_too_big", "Conv", 2, .k = {9, 3}, .want = OG_ERR_SHAPE},
+    {"channels_not_divisible", "Conv", 2, .group = 2, .c = 3, .want = OG_ERR_SHAPE},
+    {"negative_output", "ConvTranspose", 1, .pads = {9, 9}, .want = OG_ERR_SHAPE},
+    {"zero_stride", "Conv", 2, .strides = {0, 1}, .want = OG_ERR_MODEL},
+    /* X has 3 channels */
+    {"w_channels", "Conv", 2, .w1 = 2, .want = OG_ERR_SHAPE},
+    /* 4 output channels */
+    {"bias_length", "ConvTranspose", 2, .b_len = 3, .want = OG_ERR_SHAPE},
+};
 
-static void test_errors(void)
-{
-    tcase tc = base("Conv", 2);
-    tc.k[0] = 9; /* larger than the 6-wide input */
-    expect_error(&tc, OG_ERR_SHAPE, "kernel_too_big");
-    tc = base("Conv", 2);
-    tc.group = 2;
-    tc.c = 3;
-    expect_error(&tc, OG_ERR_SHAPE, "channels_not_divisible");
-    tc = base("ConvTranspose", 1);
-    tc.pads[0] = 9;
-    tc.pads[1] = 9;
-    expect_error(&tc, OG_ERR_SHAPE, "negative_output");
-    tc = base("Conv", 2);
-    tc.strides[0] = 0;
-    expect_error(&tc, OG_ERR_MODEL, "zero_stride");
-    tc = base("Conv", 2);
-    tc.w1 = 2; /* X has 3 channels */
-    expect_error(&tc, OG_ERR_SHAPE, "w_channels");
-    tc = base("ConvTranspose", 2);
-    tc.b_len = 3; /* 4 output channels */
-    expect_error(&tc, OG_ERR_SHAPE, "bias_length");
-}
+static void test_errors(void) { run_cases(error_cases, sizeof error_cases / sizeof *error_cases); }
 
 int main(void)
 {

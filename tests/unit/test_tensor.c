@@ -7,6 +7,7 @@
 
 #include "kernels/cpu/kernel.h"
 #include "ops/op.h"
+#include "ops/tensor_shared.h"
 
 static int failures;
 
@@ -19,28 +20,35 @@ static int failures;
         }                                                                                          \
     } while (0)
 
+/* A node of `op` at since-version `since` with these attributes, no inputs yet. */
+static void make_node(og_node *node, const char *op, int since, og_attr *attrs, int n_attrs,
+                      int n_out)
+{
+    memset(node, 0, sizeof *node);
+    node->name = (char *)"n";
+    node->op_type = (char *)op;
+    node->domain = (char *)"";
+    node->n_out = n_out;
+    node->attrs = attrs;
+    node->n_attrs = n_attrs;
+    node->since_version = since;
+    node->opset = since;
+    node->op = og_op_find("", op);
+}
+
 /* Run one node of `op` at since-version `since`: parse, infer at run time, allocate the
  * outputs, run the kernel (or make the view for alias ops).  Outputs are new tensors. */
 static og_status run_node(const char *op, int since, og_attr *attrs, int n_attrs,
                           const og_tensor *const *in, int n_in, og_tensor **out, int n_out)
 {
     og_node node;
-    memset(&node, 0, sizeof node);
-    node.name = (char *)"n";
-    node.op_type = (char *)op;
-    node.domain = (char *)"";
+    make_node(&node, op, since, attrs, n_attrs, n_out);
     node.n_in = n_in;
-    node.n_out = n_out;
     int ins[8] = {0, 1, 2, 3, 4, 5, 6, 7}, outs[8] = {0, 1, 2, 3, 4, 5, 6, 7};
     for (int i = 0; i < n_in; i++)
         if (!in[i]) ins[i] = -1;
     node.in = ins;
     node.out = outs;
-    node.attrs = attrs;
-    node.n_attrs = n_attrs;
-    node.since_version = since;
-    node.opset = since;
-    node.op = og_op_find("", op);
     for (int i = 0; i < n_out; i++) out[i] = NULL;
     if (!node.op) return og_error(OG_ERR_UNSUPPORTED, "no op %s", op);
     const og_allocator *a = og_default_allocator();
@@ -307,8 +315,127 @@ static void test_split_concat(void)
     og_tensor_free(x);
 }
 
+/* Parse one node's attributes; the params (or NULL) into *params, freed by the caller with
+ * parsed_free. */
+static og_status parse_node(const char *op, int since, og_attr *attrs, int n_attrs, int n_out,
+                            void **params)
+{
+    og_node node;
+    make_node(&node, op, since, attrs, n_attrs, n_out);
+    og_op_ctx c = {&node, og_default_allocator(), NULL, false};
+    *params = NULL;
+    return node.op->parse(&c, params);
+}
+
+static void parsed_free(void *params) { og_free(og_default_allocator(), params); }
+
+static og_attr int_attr(const char *name, int64_t v)
+{
+    og_attr at;
+    memset(&at, 0, sizeof at);
+    at.name = (char *)name;
+    at.type = OG_ATTR_INT;
+    at.i = v;
+    return at;
+}
+
+/* The attribute tables: versions, defaults, required attributes, limits, type checks. */
+static void test_attr_parse(void)
+{
+    void *p;
+    int64_t two[2] = {2, 5}, same[2] = {0, 0}, nine[9] = {0};
+    og_attr a[3];
+    a[0] = int_attr("axis", 1);
+    CHECK(parse_node("Concat", 4, NULL, 0, 1, &p) == OG_ERR_MODEL);
+    parsed_free(p);
+    CHECK(parse_node("Concat", 1, NULL, 0, 1, &p) == OG_OK && ((og_axis_params *)p)->axis == 0);
+    parsed_free(p);
+    CHECK(parse_node("Concat", 13, a, 1, 1, &p) == OG_OK && ((og_axis_params *)p)->axis == 1);
+    parsed_free(p);
+    CHECK(parse_node("Flatten", 13, NULL, 0, 1, &p) == OG_OK && ((og_axis_params *)p)->axis == 1);
+    parsed_free(p);
+    /* Squeeze/Unsqueeze: the attribute before 13, required by Unsqueeze; empty is not absent */
+    CHECK(parse_node("Unsqueeze", 11, NULL, 0, 1, &p) == OG_ERR_MODEL);
+    parsed_free(p);
+    CHECK(parse_node("Unsqueeze", 13, NULL, 0, 1, &p) == OG_OK);
+    parsed_free(p);
+    CHECK(parse_node("Squeeze", 11, NULL, 0, 1, &p) == OG_OK && ((og_axes_params *)p)->n_axes < 0);
+    parsed_free(p);
+    a[0] = ints_attr("axes", two, 0);
+    CHECK(parse_node("Squeeze", 11, a, 1, 1, &p) == OG_OK && ((og_axes_params *)p)->n_axes == 0);
+    parsed_free(p);
+    a[0] = ints_attr("axes", two, 2);
+    CHECK(parse_node("Squeeze", 13, a, 1, 1, &p) == OG_OK && ((og_axes_params *)p)->n_axes < 0);
+    parsed_free(p);
+    CHECK(parse_node("Unsqueeze", 1, a, 1, 1, &p) == OG_OK && ((og_axes_params *)p)->n_axes == 2 &&
+          ((og_axes_params *)p)->axes[1] == 5);
+    parsed_free(p);
+    a[0] = ints_attr("axes", nine, 9);
+    CHECK(parse_node("Squeeze", 11, a, 1, 1, &p) == OG_ERR_UNSUPPORTED);
+    parsed_free(p);
+    /* Transpose: absent reverses; a permutation is checked */
+    CHECK(parse_node("Transpose", 13, NULL, 0, 1, &p) == OG_OK &&
+          ((og_transpose_params *)p)->n_perm == 0);
+    parsed_free(p);
+    a[0] = ints_attr("perm", same, 2);
+    CHECK(parse_node("Transpose", 13, a, 1, 1, &p) == OG_ERR_MODEL);
+    parsed_free(p);
+    a[0] = int_attr("perm", 1);
+    CHECK(parse_node("Transpose", 13, a, 1, 1, &p) == OG_ERR_MODEL); /* not ints */
+    parsed_free(p);
+    /* Cast: 'to' required, an int, a known type */
+    CHECK(parse_node("Cast", 13, NULL, 0, 1, &p) == OG_ERR_MODEL);
+    parsed_free(p);
+    a[0] = int_attr("to", 999);
+    CHECK(parse_node("Cast", 13, a, 1, 1, &p) == OG_ERR_UNSUPPORTED);
+    parsed_free(p);
+    a[0] = int_attr("to", OG_DOUBLE);
+    CHECK(parse_node("Cast", 13, a, 1, 1, &p) == OG_OK && ((og_cast_params *)p)->to == OG_DOUBLE);
+    parsed_free(p);
+    /* attributes read only from their version on keep the default before it */
+    a[0] = int_attr("start", 1);
+    a[1] = int_attr("end", -1);
+    CHECK(parse_node("Shape", 13, a, 2, 1, &p) == OG_OK && ((og_shape_params *)p)->start == 0 &&
+          ((og_shape_params *)p)->end == INT64_MAX);
+    parsed_free(p);
+    CHECK(parse_node("Shape", 15, a, 2, 1, &p) == OG_OK && ((og_shape_params *)p)->start == 1 &&
+          ((og_shape_params *)p)->end == -1);
+    parsed_free(p);
+    a[0] = int_attr("allowzero", 1);
+    CHECK(parse_node("Reshape", 13, a, 1, 1, &p) == OG_OK && !((og_reshape_params *)p)->allowzero);
+    parsed_free(p);
+    CHECK(parse_node("Reshape", 14, a, 1, 1, &p) == OG_OK && ((og_reshape_params *)p)->allowzero);
+    parsed_free(p);
+    a[0].type = OG_ATTR_FLOAT;
+    CHECK(parse_node("Reshape", 5, a, 1, 1, &p) == OG_ERR_MODEL); /* type checked at any version */
+    parsed_free(p);
+    CHECK(parse_node("Trilu", 14, NULL, 0, 1, &p) == OG_OK && ((og_trilu_params *)p)->upper);
+    parsed_free(p);
+    /* Split: sizes as an attribute before 13 (into the flexible array), num_outputs from 18 */
+    a[0] = ints_attr("split", two, 2);
+    CHECK(parse_node("Split", 11, a, 1, 2, &p) == OG_OK && ((og_split_params *)p)->n_split == 2 &&
+          ((og_split_params *)p)->split[1] == 5);
+    parsed_free(p);
+    CHECK(parse_node("Split", 13, a, 1, 2, &p) == OG_OK && ((og_split_params *)p)->n_split == -1);
+    parsed_free(p);
+    a[0] = int_attr("num_outputs", 2);
+    CHECK(parse_node("Split", 18, a, 1, 3, &p) == OG_ERR_MODEL);
+    parsed_free(p);
+    CHECK(parse_node("Split", 13, a, 1, 3, &p) == OG_OK);
+    parsed_free(p);
+    /* Pad before 11: pads required; the mode checked */
+    CHECK(parse_node("Pad", 2, NULL, 0, 1, &p) == OG_ERR_MODEL);
+    parsed_free(p);
+    a[0] = string_attr("mode", "wrap");
+    CHECK(parse_node("Pad", 18, a, 1, 1, &p) == OG_ERR_MODEL);
+    parsed_free(p);
+    CHECK(parse_node("Pad", 19, a, 1, 1, &p) == OG_OK && ((og_pad_params *)p)->mode == OG_PAD_WRAP);
+    parsed_free(p);
+}
+
 int main(void)
 {
+    test_attr_parse();
     test_transpose();
     test_slice();
     test_pad();

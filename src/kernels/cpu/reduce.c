@@ -96,6 +96,49 @@ static inline float og_vexpf(float x)
 
 static int nthreads(const og_kernel_ctx *k) { return k->threads > 1 ? k->threads : 1; }
 
+/* ---- the (O, R, I) walk -------------------------------------------------------------- */
+
+/* One call of a reduction-shaped kernel: x viewed as [O, R, I], y its result; lg: the
+ * kernel's switch (LogSoftmax rather than Softmax). */
+typedef struct ori {
+    const void *x;
+    void *y;
+    int64_t O, R, I;
+    bool lg;
+} ori;
+
+/* Rows [o0, o1) of an I == 1 call; columns block c (CH wide) of output o of an I > 1 call. */
+typedef void (*ori_rows_fn)(const ori *w, int64_t o0, int64_t o1);
+typedef void (*ori_cols_fn)(const ori *w, int64_t o, int64_t c);
+
+/* The walk every reduction, softmax and arg-reduction shares.  I > 1: each task takes CH
+ * columns of one output, contiguous inner loops over the R rows.  I == 1: each task takes a
+ * block of whole rows (about 4096 elements, and at least 4 blocks a thread where there are
+ * rows enough), so the call through the pointer is per block; the typed loops stay inside
+ * rows and cols.  cost: work per element relative to a sum, for the threading threshold. */
+static void ori_walk(const og_kernel_ctx *k, const ori *w, ori_rows_fn rows, ori_cols_fn cols,
+                     int64_t cost)
+{
+    int64_t O = w->O, R = w->R;
+    if (w->I > 1) {
+        int64_t nc = (w->I + CH - 1) / CH;
+        OG_PARALLEL_FOR(k, O * nc, R * CH * cost, t, { cols(w, t / nc, t % nc); });
+        return;
+    }
+    int64_t rb = R >= 4096 ? 1 : 4096 / (R + 1), per = O / (4 * nthreads(k));
+    if (nthreads(k) > 1 && rb > per) rb = per > 1 ? per : 1;
+    int64_t nt = (O + rb - 1) / rb;
+    OG_PARALLEL_FOR(k, nt, rb * (R * cost + 16), t,
+                    { rows(w, t * rb, O - t * rb < rb ? O : t * rb + rb); });
+}
+
+/* Columns [*i0, *i0 + n) of block c of I columns; returns n. */
+static inline int64_t col_block(int64_t I, int64_t c, int64_t *i0)
+{
+    *i0 = c * CH;
+    return I - *i0 < CH ? I - *i0 : CH;
+}
+
 /* NAME##_acc: accumulate n contiguous elements (without POST).
  * NAME##_cols: one output o, columns [c*CH, c*CH+CH) of a strided reduction.
  * NAME: the (O, R, I) driver. */
@@ -130,11 +173,11 @@ static int nthreads(const og_kernel_ctx *k) { return k->threads > 1 ? k->threads
     }
 #define DEF_REDUCE(NAME, T, A, INIT, PRE, COMB, POST, CL)                                          \
     DEF_ACC(NAME, T, A, INIT, PRE, COMB)                                                           \
-    /* rows [o0, min(o0 + rb, O)) of the I == 1 case, in one call per task */                      \
-    CL static void NAME##_rows(const T *restrict x, T *restrict y, int64_t R, int64_t o0,          \
-                               int64_t O, int64_t rb)                                              \
+    CL static void NAME##_rows(const ori *w, int64_t o0, int64_t o1)                               \
     {                                                                                              \
-        int64_t o1 = O - o0 < rb ? O : o0 + rb;                                                    \
+        const T *restrict x = w->x;                                                                \
+        T *restrict y = w->y;                                                                      \
+        int64_t R = w->R;                                                                          \
         for (int64_t o = o0; o < o1; o++) y[o] = (T)POST(NAME##_acc(x + o * R, R), R);             \
     }                                                                                              \
     static A NAME##_part(const T *x, int64_t R, int64_t P, int64_t t)                              \
@@ -156,12 +199,12 @@ static int nthreads(const og_kernel_ctx *k) { return k->threads > 1 ? k->threads
             }                                                                                      \
         }                                                                                          \
     }                                                                                              \
-    static void NAME##_cols(const T *x, T *y, int64_t R, int64_t I, int64_t o, int64_t c)          \
+    static void NAME##_cols(const ori *w, int64_t o, int64_t c)                                    \
     {                                                                                              \
         A acc[CH];                                                                                 \
-        int64_t i0 = c * CH, n = I - i0 < CH ? I - i0 : CH;                                        \
-        NAME##_colacc(x + o * R * I, acc, I, 0, R, i0, n);                                         \
-        T *yo = y + o * I + i0;                                                                    \
+        int64_t R = w->R, I = w->I, i0, n = col_block(I, c, &i0);                                  \
+        NAME##_colacc((const T *)w->x + o * R * I, acc, I, 0, R, i0, n);                           \
+        T *restrict yo = (T *)w->y + o * I + i0;                                                   \
         for (int64_t i = 0; i < n; i++) yo[i] = (T)POST(acc[i], R);                                \
     }                                                                                              \
     /* few outputs over many rows (e.g. a bias gradient, axis 0 of [N, C]): each of P tasks        \
@@ -189,17 +232,13 @@ static int nthreads(const og_kernel_ctx *k) { return k->threads > 1 ? k->threads
     {                                                                                              \
         const T *x = xv;                                                                           \
         T *y = yv;                                                                                 \
-        if (I > 1) {                                                                               \
-            int64_t nc = (I + CH - 1) / CH;                                                        \
-            if (O * nc < nthreads(k) && R >= 4 * nthreads(k) && R * I >= SPLIT_MIN &&              \
-                NAME##_colsplit(k, x, y, O, R, I))                                                 \
-                return;                                                                            \
-            OG_PARALLEL_FOR(k, O *nc, R *CH, t, { NAME##_cols(x, y, R, I, t / nc, t % nc); });     \
+        int64_t nc = (I + CH - 1) / CH, P = 1;                                                     \
+        if (I > 1 && O * nc < nthreads(k) && R >= 4 * nthreads(k) && R * I >= SPLIT_MIN &&         \
+            NAME##_colsplit(k, x, y, O, R, I))                                                     \
             return;                                                                                \
-        }                                                                                          \
-        int64_t P = 1;                                                                             \
         /* few long rows (a full reduction): split each row among the threads */                   \
-        if (O < nthreads(k) && R >= SPLIT_MIN) P = 256 / O < nthreads(k) ? 256 / O : nthreads(k);  \
+        if (I == 1 && O < nthreads(k) && R >= SPLIT_MIN)                                           \
+            P = 256 / O < nthreads(k) ? 256 / O : nthreads(k);                                     \
         if (P > 1) {                                                                               \
             A part[256];                                                                           \
             OG_PARALLEL_FOR(k, O *P, R / P, t, { part[t] = NAME##_part(x, R, P, t); });            \
@@ -210,8 +249,8 @@ static int nthreads(const og_kernel_ctx *k) { return k->threads > 1 ? k->threads
             }                                                                                      \
             return;                                                                                \
         }                                                                                          \
-        int64_t rb = R >= 4096 ? 1 : 4096 / (R + 1), nt = (O + rb - 1) / rb;                       \
-        OG_PARALLEL_FOR(k, nt, rb *(R + 16), t, { NAME##_rows(x, y, R, t *rb, O, rb); });          \
+        ori w = {x, y, O, R, I, false};                                                            \
+        ori_walk(k, &w, NAME##_rows, NAME##_cols, 1);                                              \
     }                                                                                              \
     CL static A NAME##_rkr_one(const T *x, int64_t R1, int64_t K, int64_t R2, int64_t kk)          \
     {                                                                                              \
@@ -294,7 +333,7 @@ DEF_REDUCE(min_b8, uint8_t, uint8_t, 1, PRE_ID, COMB_MIN, POST_ID, OG_NO_CLONES)
     {                                                                                              \
         for (int64_t j = 0; j < n; j++) acc[j] += EXP(x[j] - m);                                   \
     }                                                                                              \
-    OG_SIMD_CLONES static T NAME##_row(const T *restrict x, int64_t n)                             \
+    static OG_ROW_INLINE T NAME##_row(const T *restrict x, int64_t n)                              \
     {                                                                                              \
         T m = MAXACC(x, n);                                                                        \
         if (!isfinite(m)) return n ? m : -INFINITY; /* empty set: log(0) */                        \
@@ -307,12 +346,17 @@ DEF_REDUCE(min_b8, uint8_t, uint8_t, 1, PRE_ID, COMB_MIN, POST_ID, OG_NO_CLONES)
         for (; r < n; r++) s += EXP(x[r] - m);                                                     \
         return m + LOG(s);                                                                         \
     }                                                                                              \
-    OG_SIMD_CLONES static void NAME##_cols(const T *restrict x, T *restrict y, int64_t R,          \
-                                           int64_t I, int64_t o, int64_t c)                        \
+    OG_SIMD_CLONES static void NAME##_rows(const ori *w, int64_t o0, int64_t o1)                   \
+    {                                                                                              \
+        const T *restrict x = w->x;                                                                \
+        T *restrict y = w->y;                                                                      \
+        for (int64_t o = o0; o < o1; o++) y[o] = NAME##_row(x + o * w->R, w->R);                   \
+    }                                                                                              \
+    OG_SIMD_CLONES static void NAME##_cols(const ori *w, int64_t o, int64_t c)                     \
     {                                                                                              \
         T mx[CH], s[CH];                                                                           \
-        int64_t i0 = c * CH, n = I - i0 < CH ? I - i0 : CH;                                        \
-        const T *xo = x + o * R * I + i0;                                                          \
+        int64_t R = w->R, I = w->I, i0, n = col_block(I, c, &i0);                                  \
+        const T *restrict xo = (const T *)w->x + o * R * I + i0;                                   \
         for (int64_t i = 0; i < n; i++) {                                                          \
             mx[i] = -INFINITY;                                                                     \
             s[i] = 0;                                                                              \
@@ -325,46 +369,49 @@ DEF_REDUCE(min_b8, uint8_t, uint8_t, 1, PRE_ID, COMB_MIN, POST_ID, OG_NO_CLONES)
             const T *restrict row = xo + r * I;                                                    \
             for (int64_t i = 0; i < n; i++) s[i] += EXP(row[i] - mx[i]);                           \
         }                                                                                          \
-        T *yo = y + o * I + i0;                                                                    \
+        T *restrict yo = (T *)w->y + o * I + i0;                                                   \
         for (int64_t i = 0; i < n; i++) yo[i] = mx[i] + LOG(s[i]);                                 \
     }                                                                                              \
-    static void NAME(const og_kernel_ctx *k, const void *xv, void *yv, int64_t O, int64_t R,       \
+    static void NAME(const og_kernel_ctx *k, const void *x, void *y, int64_t O, int64_t R,         \
                      int64_t I)                                                                    \
     {                                                                                              \
-        const T *x = xv;                                                                           \
-        T *y = yv;                                                                                 \
-        if (I > 1) {                                                                               \
-            int64_t nc = (I + CH - 1) / CH;                                                        \
-            OG_PARALLEL_FOR(k, O *nc, R *CH * 8, t, { NAME##_cols(x, y, R, I, t / nc, t % nc); }); \
-            return;                                                                                \
-        }                                                                                          \
-        OG_PARALLEL_FOR(k, O, R * 8 + 16, o, { y[o] = NAME##_row(x + o * R, R); });                \
+        ori w = {x, y, O, R, I, false};                                                            \
+        ori_walk(k, &w, NAME##_rows, NAME##_cols, 8);                                              \
     }
 
 DEF_LSE(lse_f32, float, max_f32_acc, og_vexpf, logf)
 DEF_LSE(lse_f64, double, max_f64_acc, exp, log)
 
-static const red_impl impl_sum = {{sum_f32, sum_f64, sum_i32, sum_i64, NULL},
-                                  {sum_f32_rkr, sum_f64_rkr, sum_i32_rkr, sum_i64_rkr, NULL}};
-static const red_impl impl_mean = {{mean_f32, mean_f64, mean_i32, mean_i64, NULL},
-                                   {mean_f32_rkr, mean_f64_rkr, mean_i32_rkr, mean_i64_rkr, NULL}};
-static const red_impl impl_l1 = {{l1_f32, l1_f64, l1_i32, l1_i64, NULL},
-                                 {l1_f32_rkr, l1_f64_rkr, l1_i32_rkr, l1_i64_rkr, NULL}};
-static const red_impl impl_sumsq = {
-    {sumsq_f32, sumsq_f64, sumsq_i32, sumsq_i64, NULL},
-    {sumsq_f32_rkr, sumsq_f64_rkr, sumsq_i32_rkr, sumsq_i64_rkr, NULL}};
-static const red_impl impl_l2 = {{l2_f32, l2_f64, NULL, NULL, NULL},
-                                 {l2_f32_rkr, l2_f64_rkr, NULL, NULL, NULL}};
-static const red_impl impl_logsum = {{logsum_f32, logsum_f64, NULL, NULL, NULL},
-                                     {logsum_f32_rkr, logsum_f64_rkr, NULL, NULL, NULL}};
-static const red_impl impl_lse = {{lse_f32, lse_f64, NULL, NULL, NULL},
-                                  {NULL, NULL, NULL, NULL, NULL}};
-static const red_impl impl_prod = {{prod_f32, prod_f64, prod_i32, prod_i64, NULL},
-                                   {prod_f32_rkr, prod_f64_rkr, prod_i32_rkr, prod_i64_rkr, NULL}};
-static const red_impl impl_max = {{max_f32, max_f64, max_i32, max_i64, max_b8},
-                                  {max_f32_rkr, max_f64_rkr, max_i32_rkr, max_i64_rkr, max_b8_rkr}};
-static const red_impl impl_min = {{min_f32, min_f64, min_i32, min_i64, min_b8},
-                                  {min_f32_rkr, min_f64_rkr, min_i32_rkr, min_i64_rkr, min_b8_rkr}};
+/* The variants DEF_SUMLIKE / DEF_REDUCE made of OP, by the dtypes they cover. */
+#define IMPL_FLOAT(OP)                                                                             \
+    {                                                                                              \
+        {OP##_f32, OP##_f64, NULL, NULL, NULL}, { OP##_f32_rkr, OP##_f64_rkr, NULL, NULL, NULL }   \
+    }
+#define IMPL_NUMERIC(OP)                                                                           \
+    {                                                                                              \
+        {OP##_f32, OP##_f64, OP##_i32, OP##_i64, NULL},                                            \
+        {                                                                                          \
+            OP##_f32_rkr, OP##_f64_rkr, OP##_i32_rkr, OP##_i64_rkr, NULL                           \
+        }                                                                                          \
+    }
+#define IMPL_ALL(OP)                                                                               \
+    {                                                                                              \
+        {OP##_f32, OP##_f64, OP##_i32, OP##_i64, OP##_b8},                                         \
+        {                                                                                          \
+            OP##_f32_rkr, OP##_f64_rkr, OP##_i32_rkr, OP##_i64_rkr, OP##_b8_rkr                    \
+        }                                                                                          \
+    }
+
+static const red_impl impl_sum = IMPL_NUMERIC(sum);
+static const red_impl impl_mean = IMPL_NUMERIC(mean);
+static const red_impl impl_l1 = IMPL_NUMERIC(l1);
+static const red_impl impl_sumsq = IMPL_NUMERIC(sumsq);
+static const red_impl impl_l2 = IMPL_FLOAT(l2);
+static const red_impl impl_logsum = IMPL_FLOAT(logsum);
+static const red_impl impl_lse = {{lse_f32, lse_f64, NULL, NULL, NULL}, {NULL}};
+static const red_impl impl_prod = IMPL_NUMERIC(prod);
+static const red_impl impl_max = IMPL_ALL(max);
+static const red_impl impl_min = IMPL_ALL(min);
 
 /* ---- planning ------------------------------------------------------------------------ */
 
@@ -533,13 +580,18 @@ DEF_REDUCE_KERNEL(ReduceSumSquare, impl_sumsq)
         }                                                                                          \
         return 0; /* only NaN */                                                                   \
     }                                                                                              \
-    static void NAME##_cols(const T *restrict x, int64_t *restrict y, int64_t R, int64_t I,        \
-                            int64_t o, int64_t c)                                                  \
+    static void NAME##_rows(const ori *w, int64_t o0, int64_t o1)                                  \
+    {                                                                                              \
+        const T *restrict x = w->x;                                                                \
+        int64_t *restrict y = w->y;                                                                \
+        for (int64_t o = o0; o < o1; o++) y[o] = NAME##_row(x + o * w->R, w->R);                   \
+    }                                                                                              \
+    static void NAME##_cols(const ori *w, int64_t o, int64_t c)                                    \
     {                                                                                              \
         T best[CH];                                                                                \
-        int64_t i0 = c * CH, n = I - i0 < CH ? I - i0 : CH;                                        \
-        const T *xo = x + o * R * I + i0;                                                          \
-        int64_t *restrict yo = y + o * I + i0;                                                     \
+        int64_t R = w->R, I = w->I, i0, n = col_block(I, c, &i0);                                  \
+        const T *restrict xo = (const T *)w->x + o * R * I + i0;                                   \
+        int64_t *restrict yo = (int64_t *)w->y + o * I + i0;                                       \
         for (int64_t i = 0; i < n; i++) {                                                          \
             best[i] = xo[i];                                                                       \
             yo[i] = 0;                                                                             \
@@ -553,16 +605,11 @@ DEF_REDUCE_KERNEL(ReduceSumSquare, impl_sumsq)
             }                                                                                      \
         }                                                                                          \
     }                                                                                              \
-    static void NAME(const og_kernel_ctx *k, const void *xv, int64_t *y, int64_t O, int64_t R,     \
+    static void NAME(const og_kernel_ctx *k, const void *x, int64_t *y, int64_t O, int64_t R,      \
                      int64_t I)                                                                    \
     {                                                                                              \
-        const T *x = xv;                                                                           \
-        if (I > 1) {                                                                               \
-            int64_t nc = (I + CH - 1) / CH;                                                        \
-            OG_PARALLEL_FOR(k, O *nc, R *CH, t, { NAME##_cols(x, y, R, I, t / nc, t % nc); });     \
-            return;                                                                                \
-        }                                                                                          \
-        OG_PARALLEL_FOR(k, O, R + 16, o, { y[o] = NAME##_row(x + o * R, R); });                    \
+        ori w = {x, y, O, R, I, false};                                                            \
+        ori_walk(k, &w, NAME##_rows, NAME##_cols, 1);                                              \
     }
 
 #define ARG_GT(a, b) ((a) > (b))
@@ -604,20 +651,32 @@ static void split_axis(int rank, const int64_t *dims, int axis, int64_t *O, int6
     }
 }
 
+/* O, R, I around the axis attribute of ArgMax/ArgMin, Softmax and TopK (a scalar has axis 0
+ * or -1 where scalar_ok, else no axis at all). */
+static og_status split_attr_axis(const og_kernel_ctx *k, const og_tensor *x, bool scalar_ok,
+                                 int *axis, int64_t *O, int64_t *R, int64_t *I)
+{
+    const og_reduce_params *p = k->params;
+    int64_t a = p->axis < 0 ? p->axis + x->rank : p->axis;
+    *O = *R = *I = 1;
+    if ((x->rank > 0 || !scalar_ok) && (a < 0 || a >= x->rank))
+        return og_kernel_error(k, OG_ERR_MODEL, "attribute 'axis' %lld is out of range for rank %d",
+                               (long long)p->axis, x->rank);
+    *axis = (int)a;
+    split_axis(x->rank, x->dims, *axis, O, R, I);
+    return OG_OK;
+}
+
 static og_status arg_run(const og_kernel_ctx *k, const og_tensor *x, og_tensor *y, int is_min)
 {
     const og_reduce_params *p = k->params;
     int t = dtype_slot(x->dtype);
     if (t < 0 || t > 3) return unsupported(k, x->dtype);
-    int64_t axis = p->axis < 0 ? p->axis + x->rank : p->axis;
-    if (x->rank > 0 && (axis < 0 || axis >= x->rank))
-        return og_kernel_error(k, OG_ERR_MODEL, "attribute 'axis' %lld is out of range for rank %d",
-                               (long long)p->axis, x->rank);
+    int axis;
     int64_t O, R, I;
-    split_axis(x->rank, x->dims, (int)axis, &O, &R, &I);
-    if (y->numel == 0) return OG_OK;
-    if (R == 0)
-        return og_kernel_error(k, OG_ERR_SHAPE, "axis %lld of input 0 is empty", (long long)axis);
+    og_status st = split_attr_axis(k, x, true, &axis, &O, &R, &I);
+    if (st || y->numel == 0) return st;
+    if (R == 0) return og_kernel_error(k, OG_ERR_SHAPE, "axis %d of input 0 is empty", axis);
     arg_table[t][is_min][p->select_last_index](k, x->data, y->data, O, R, I);
     return OG_OK;
 }
@@ -638,7 +697,7 @@ static og_status k_ArgMin(const og_kernel_ctx *k, const og_tensor *const *in, in
 
 /* Stable: exp(x - max).  Rows (I == 1) make three vectorized passes over the row. */
 #define DEF_SOFTMAX(NAME, T, AT, MAXACC, SUMACC, EXP, LOG)                                         \
-    OG_SIMD_CLONES static void NAME##_row(const T *restrict x, T *restrict y, int64_t n, bool lg)  \
+    static OG_ROW_INLINE void NAME##_row(const T *restrict x, T *restrict y, int64_t n, bool lg)   \
     {                                                                                              \
         T m = MAXACC(x, n);                                                                        \
         for (int64_t j = 0; j < n; j++) y[j] = EXP(x[j] - m);                                      \
@@ -651,14 +710,20 @@ static og_status k_ArgMin(const og_kernel_ctx *k, const og_tensor *const *in, in
             for (int64_t j = 0; j < n; j++) y[j] *= inv;                                           \
         }                                                                                          \
     }                                                                                              \
-    OG_SIMD_CLONES static void NAME##_cols(const T *restrict x, T *restrict y, int64_t R,          \
-                                           int64_t I, int64_t o, int64_t c, bool lg)               \
+    OG_SIMD_CLONES static void NAME##_rows(const ori *w, int64_t o0, int64_t o1)                   \
+    {                                                                                              \
+        const T *restrict x = w->x;                                                                \
+        T *restrict y = w->y;                                                                      \
+        for (int64_t o = o0; o < o1; o++) NAME##_row(x + o * w->R, y + o * w->R, w->R, w->lg);     \
+    }                                                                                              \
+    OG_SIMD_CLONES static void NAME##_cols(const ori *w, int64_t o, int64_t c)                     \
     {                                                                                              \
         T mx[CH], ls[CH];                                                                          \
         AT s[CH];                                                                                  \
-        int64_t i0 = c * CH, n = I - i0 < CH ? I - i0 : CH;                                        \
-        const T *xo = x + o * R * I + i0;                                                          \
-        T *yo = y + o * R * I + i0;                                                                \
+        int64_t R = w->R, I = w->I, i0, n = col_block(I, c, &i0);                                  \
+        bool lg = w->lg;                                                                           \
+        const T *restrict xo = (const T *)w->x + o * R * I + i0;                                   \
+        T *restrict yo = (T *)w->y + o * R * I + i0;                                               \
         for (int64_t i = 0; i < n; i++) {                                                          \
             mx[i] = -INFINITY;                                                                     \
             s[i] = 0;                                                                              \
@@ -686,18 +751,11 @@ static og_status k_ArgMin(const og_kernel_ctx *k, const og_tensor *const *in, in
                 for (int64_t i = 0; i < n; i++) yr[i] *= ls[i];                                    \
         }                                                                                          \
     }                                                                                              \
-    static void NAME(const og_kernel_ctx *k, const void *xv, void *yv, int64_t O, int64_t R,       \
+    static void NAME(const og_kernel_ctx *k, const void *x, void *y, int64_t O, int64_t R,         \
                      int64_t I, bool lg)                                                           \
     {                                                                                              \
-        const T *x = xv;                                                                           \
-        T *y = yv;                                                                                 \
-        if (I > 1) {                                                                               \
-            int64_t nc = (I + CH - 1) / CH;                                                        \
-            OG_PARALLEL_FOR(k, O *nc, R *CH * 8, t,                                                \
-                            { NAME##_cols(x, y, R, I, t / nc, t % nc, lg); });                     \
-            return;                                                                                \
-        }                                                                                          \
-        OG_PARALLEL_FOR(k, O, R * 8 + 16, o, { NAME##_row(x + o * R, y + o * R, R, lg); });        \
+        ori w = {x, y, O, R, I, lg};                                                               \
+        ori_walk(k, &w, NAME##_rows, NAME##_cols, 8);                                              \
     }
 
 /* float32 sums of exp accumulate in double: log(sum) near 0 needs the bits */
@@ -709,13 +767,10 @@ static og_status softmax_run(const og_kernel_ctx *k, const og_tensor *x, og_tens
 {
     const og_reduce_params *p = k->params;
     if (x->dtype != OG_FLOAT && x->dtype != OG_DOUBLE) return unsupported(k, x->dtype);
-    int64_t axis = p->axis < 0 ? p->axis + x->rank : p->axis;
-    if (x->rank > 0 && (axis < 0 || axis >= x->rank))
-        return og_kernel_error(k, OG_ERR_MODEL, "attribute 'axis' %lld is out of range for rank %d",
-                               (long long)p->axis, x->rank);
-    if (x->numel == 0) return OG_OK;
+    int axis;
     int64_t O, R, I;
-    split_axis(x->rank, x->dims, (int)axis, &O, &R, &I);
+    og_status st = split_attr_axis(k, x, true, &axis, &O, &R, &I);
+    if (st || x->numel == 0) return st;
     if (p->legacy_softmax) { /* 2-D coercion: normalize over everything from axis on */
         R *= I;
         I = 1;
@@ -906,16 +961,13 @@ static og_status k_TopK(const og_kernel_ctx *k, const og_tensor *const *in, int 
             return og_kernel_error(k, OG_ERR_SHAPE, "input 1 (K) must hold a single value");
         K = og_tensor_get_i64(in[1], 0);
     }
-    int rank = x->rank;
-    int64_t axis = p->axis < 0 ? p->axis + rank : p->axis;
-    if (axis < 0 || axis >= rank)
-        return og_kernel_error(k, OG_ERR_MODEL, "attribute 'axis' %lld is out of range for rank %d",
-                               (long long)p->axis, rank);
+    int axis;
     int64_t O, R, I;
-    split_axis(rank, x->dims, (int)axis, &O, &R, &I);
+    og_status st = split_attr_axis(k, x, false, &axis, &O, &R, &I);
+    if (st) return st;
     if (K < 0 || K > R)
         return og_kernel_error(k, OG_ERR_RUNTIME, "K is %lld, out of range for dim %lld of axis %d",
-                               (long long)K, (long long)R, (int)axis);
+                               (long long)K, (long long)R, axis);
     if (K == 0 || O * I == 0) return OG_OK;
     /* the indices output may be omitted: compute them into scratch then */
     int64_t *iy = n_out > 1 && out[1] ? out[1]->data : NULL, *tmp = NULL;
@@ -924,7 +976,7 @@ static og_status k_TopK(const og_kernel_ctx *k, const og_tensor *const *in, int 
         if (!tmp) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
         iy = tmp;
     }
-    og_status st = topk_table[slot](k, x->data, out[0]->data, iy, O, R, I, K, p->largest);
+    st = topk_table[slot](k, x->data, out[0]->data, iy, O, R, I, K, p->largest);
     og_free(k->alloc, tmp);
     return st;
 }

@@ -256,19 +256,15 @@ static og_op_ctx op_ctx_of(const og_kernel_ctx *k)
     X(OG_UINT64, uint64_t, 0, 0, 0, UINT64_MAX)                                                    \
     X(OG_BOOL, uint8_t, 1, 0, 0, 1)
 
-/* The same list again under another name: a macro cannot expand itself inside itself. */
-#define CAST_TYPES_INNER(X)                                                                        \
-    X(OG_FLOAT, float, 0, 1, -HUGE_VALF, HUGE_VALF)                                                \
-    X(OG_DOUBLE, double, 0, 1, -HUGE_VAL, HUGE_VAL)                                                \
-    X(OG_INT8, int8_t, 0, 0, INT8_MIN, INT8_MAX)                                                   \
-    X(OG_INT16, int16_t, 0, 0, INT16_MIN, INT16_MAX)                                               \
-    X(OG_INT32, int32_t, 0, 0, INT32_MIN, INT32_MAX)                                               \
-    X(OG_INT64, int64_t, 0, 0, INT64_MIN, INT64_MAX)                                               \
-    X(OG_UINT8, uint8_t, 0, 0, 0, UINT8_MAX)                                                       \
-    X(OG_UINT16, uint16_t, 0, 0, 0, UINT16_MAX)                                                    \
-    X(OG_UINT32, uint32_t, 0, 0, 0, UINT32_MAX)                                                    \
-    X(OG_UINT64, uint64_t, 0, 0, 0, UINT64_MAX)                                                    \
-    X(OG_BOOL, uint8_t, 1, 0, 0, 1)
+/* CAST_SRC expands the list again inside the outer CAST_TYPES(CAST_SRC), where the
+ * preprocessor leaves CAST_TYPES alone (a macro does not expand inside its own expansion).
+ * CAST_TYPES_LATER holds the inner use back as `CAST_TYPES_AGAIN ()`, and CAST_EXPAND's
+ * rescan, outside that expansion, turns it into the list: one list serves both levels. */
+#define CAST_EMPTY()
+#define CAST_DEFER(m)       m CAST_EMPTY()
+#define CAST_EXPAND(...)    __VA_ARGS__
+#define CAST_TYPES_AGAIN()  CAST_TYPES
+#define CAST_TYPES_LATER(X) CAST_DEFER(CAST_TYPES_AGAIN)()(X)
 
 #define CAST_DST(DE, DT, DB, DF, DMIN, DMAX)                                                       \
     case DE: {                                                                                     \
@@ -290,7 +286,7 @@ static og_op_ctx op_ctx_of(const og_kernel_ctx *k)
         const ST *restrict sp = s;                                                                 \
         enum { SRC_FLOAT = SF };                                                                   \
         switch (dt) {                                                                              \
-            CAST_TYPES_INNER(CAST_DST)                                                             \
+            CAST_TYPES_LATER(CAST_DST)                                                             \
         default: break;                                                                            \
         }                                                                                          \
     } break;
@@ -299,7 +295,7 @@ static void cast_native(og_dtype st, const void *restrict s, og_dtype dt, void *
                         int64_t n)
 {
     switch (st) {
-        CAST_TYPES(CAST_SRC)
+        CAST_EXPAND(CAST_TYPES(CAST_SRC))
     default: break;
     }
 }
