@@ -1,9 +1,9 @@
 /*
  * onnxgrad.h: the public API of onnxgrad, and its reference.
  *
- * onnxgrad reads ONNX models, runs them on the CPU, writes them back, and (in later
- * layers) builds and runs their gradient graphs.  This header is the only one a program
- * needs; everything it declares starts with og_ / OG_.
+ * onnxgrad reads ONNX models, runs them on the CPU, writes them back, builds and runs their
+ * gradient graphs, and trains them.  This header is the only one a program needs;
+ * everything it declares starts with og_ / OG_, and libonnxgrad exports nothing else.
  *
  * Conventions that hold for every function below unless its comment says otherwise:
  *
@@ -14,10 +14,20 @@
  *  - Ownership.  A function that hands out a new object through an `og_xxx **out`
  *    parameter transfers ownership: free it with the matching og_xxx_free().  On failure
  *    *out is set to NULL and nothing needs freeing.  og_xxx_free(NULL) is a no-op.
- *  - Threads.  Distinct handles may be used from distinct threads at once.  One handle may
- *    not be used from two threads at once, except where a comment says "thread-safe".
- *    A model is immutable once loaded, so several sessions of one model may run in
- *    parallel threads.
+ *    Pointers returned as `const` (names, views) belong to the handle they came from and
+ *    stay valid while it lives, unless the function's comment says otherwise.
+ *  - Indices.  A function taking an index i of a list (inputs, outputs, initializers, opsets,
+ *    nodes, weights) accepts 0 <= i < the list's count.  Outside that range it fails: one
+ *    returning og_status sets its outputs to NULL / 0 and returns OG_ERR_INVALID_ARG; one
+ *    returning a pointer returns NULL.  Either way og_last_error() then names the function,
+ *    the index and the valid range (og_trainer_weight_name and og_dataset_feature_name
+ *    only return NULL).
+ *  - Threads.  Distinct handles may be used from distinct threads at once.  A function
+ *    taking a `const og_xxx *` handle does not write to it, so several threads may make such
+ *    calls on one handle at once, provided no call taking it non-const runs meanwhile.
+ *    Otherwise one handle may not be used from two threads at once, except where a comment
+ *    says "thread-safe".  A model is immutable once loaded, so several sessions of one
+ *    model may run in parallel threads.
  *  - Allocation.  Every allocation made for a handle goes through the og_allocator given
  *    when the handle (or its parent) was created; NULL means the C library's malloc.
  */
@@ -208,39 +218,50 @@ OG_API og_status og_model_save_buffer(const og_model *m, void **out_data, size_t
 OG_API void og_model_buffer_free(const og_model *m, void *data);
 OG_API og_status og_model_save_file(const og_model *m, const char *path);
 
-/* Graph inputs (initializers excluded) and outputs. */
+/* Graph inputs (initializers excluded) and outputs.  The names belong to the model.  A name
+ * getter returns NULL for an index out of range (see Indices above), and only then. */
 OG_API int og_model_input_count(const og_model *m);
 OG_API int og_model_output_count(const og_model *m);
 OG_API const char *og_model_input_name(const og_model *m, int i);
 OG_API const char *og_model_output_name(const og_model *m, int i);
 
 /* Declared type and shape of a graph input or output, as far as the model (or shape
- * inference) knows it.  *rank is -1 when unknown; a dim is -1 when symbolic or unknown,
- * and then *dim_name (if not NULL) gets its symbol name or NULL.  dims must hold
- * OG_MAX_RANK entries.  Errors: OG_ERR_INVALID_ARG for an index out of range. */
+ * inference) knows it.  Any of dtype, rank, dims and dim_names may be NULL; dims and
+ * dim_names must hold OG_MAX_RANK entries.  *rank is -1 when unknown; a dim is -1 when
+ * symbolic or unknown, and then dim_names[d] gets its symbol name or NULL.  The names
+ * belong to the model.  Errors: OG_ERR_INVALID_ARG (a NULL model; i outside
+ * 0..og_model_input_count() - 1, resp. og_model_output_count() - 1), with *dtype
+ * OG_UNDEFINED, *rank 0 and every dims / dim_names entry 0 / NULL. */
 OG_API og_status og_model_input_info(const og_model *m, int i, og_dtype *dtype, int *rank,
                                      int64_t *dims, const char **dim_names);
 OG_API og_status og_model_output_info(const og_model *m, int i, og_dtype *dtype, int *rank,
                                       int64_t *dims, const char **dim_names);
 
-/* Initializers (the model's constant tensors, weights among them). */
+/* Initializers (the model's constant tensors, weights among them), in the model's order.
+ * Both getters return NULL for an index out of range (see Indices above). */
 OG_API int og_model_initializer_count(const og_model *m);
 OG_API const char *og_model_initializer_name(const og_model *m, int i);
-/* Read-only view of initializer i, owned by the model. */
+/* Read-only view of initializer i, owned by the model (never NULL for a valid index). */
 OG_API const og_tensor *og_model_initializer(const og_model *m, int i);
 
 /* How many TrainingInfoProtos (ONNX's ModelProto.training_info) the model carries; they are
  * kept through load and save, and og_trainer_create trains from one (algorithm mode). */
 OG_API int og_model_training_info_count(const og_model *m);
 
-/* Opset imports and general facts. */
+/* Opset imports and general facts (0 for a NULL model). */
 OG_API int og_model_opset_count(const og_model *m);
-/* domain "" is the default ONNX domain. */
-OG_API void og_model_opset(const og_model *m, int i, const char **domain, int64_t *version);
+/* Domain and version of opset import i; domain "" is the default ONNX domain, and belongs to
+ * the model.  domain or version may be NULL.  Errors: OG_ERR_INVALID_ARG (i outside
+ * 0..og_model_opset_count() - 1), with *domain NULL and *version 0. */
+OG_API og_status og_model_opset(const og_model *m, int i, const char **domain, int64_t *version);
 OG_API int64_t og_model_ir_version(const og_model *m);
 OG_API int og_model_node_count(const og_model *m);
-/* op_type and domain of node i (topological order). */
-OG_API void og_model_node_op(const og_model *m, int i, const char **op_type, const char **domain);
+/* op_type and domain of node i (topological order; Gradient ops already expanded), owned by
+ * the model.  Either pointer may be NULL.  Errors: OG_ERR_INVALID_ARG (i outside
+ * 0..og_model_node_count() - 1), with *op_type and *domain NULL. */
+OG_API og_status og_model_node_op(const og_model *m, int i, const char **op_type,
+                                  const char **domain);
+/* The name of node i ("" for an unnamed node); NULL for an index out of range. */
 OG_API const char *og_model_node_name(const og_model *m, int i);
 
 /* ---------------------------------------------------------------------------------- */
@@ -253,30 +274,43 @@ typedef enum og_log_level { OG_LOG_DEBUG = 0, OG_LOG_INFO = 1, OG_LOG_WARN = 2 }
 typedef void (*og_log_fn)(void *user, og_log_level level, const char *message);
 
 typedef struct og_session_options {
-    int threads;                   /* 0: one thread per core; 1: no threading */
+    int threads;                   /* 0: one thread per core; 1: no threading; < 0 refused */
     const og_allocator *allocator; /* NULL: the model's */
     og_log_fn log;                 /* NULL: no logging */
     void *log_user;
-    int debug; /* nonzero: check every node's outputs for NaN/Inf and shapes, with names */
+    /* nonzero: check every float32/float64 output of every node for NaN/Inf (OG_ERR_RUNTIME
+     * naming node and value) */
+    int debug;
 } og_session_options;
 
-/* A session plans and runs one model.  The model must outlive the session.
- * opts may be NULL (defaults above).
- * Errors: OG_ERR_UNSUPPORTED (an op without a CPU kernel), OG_ERR_MODEL, OG_ERR_NOMEM. */
+/* A session runs one model.  Creating it finds each node's CPU kernel and the last node that
+ * reads each value; nothing depends on input shapes yet.  The model must outlive the
+ * session.  opts may be NULL (defaults above).
+ * Errors: OG_ERR_INVALID_ARG (NULL model or out, threads < 0), OG_ERR_UNSUPPORTED (an op
+ * that is not implemented or has no CPU kernel, as a model loaded with
+ * og_model_load_file_any_op may have: the message names node and op), OG_ERR_NOMEM. */
 OG_API og_status og_session_create(const og_model *m, const og_session_options *opts,
                                    og_session **out);
 OG_API void og_session_free(og_session *s);
 
 /* Run the model.  inputs[i] is bound to the graph input named input_names[i]; every graph
  * input without an initializer that an output depends on must be given (nodes no output
- * needs do not run); an input that has an initializer may be given to override it.
+ * needs do not run); an input that has an initializer may be given to override it.  The
+ * inputs are only read, and only during the call.
  * outputs[j] receives a new tensor (owned by the caller) for each graph output, in
- * og_model_output_* order; the array must hold og_model_output_count() entries.  Shapes
- * are checked against the declared ones: a fixed dim must match, a named symbolic dim must
- * take one value across all inputs.  Execution plans are cached per
- * input-shape signature.
- * Errors: OG_ERR_INVALID_ARG (unknown or repeated name, missing input), OG_ERR_TYPE,
- * OG_ERR_SHAPE, OG_ERR_RUNTIME, OG_ERR_NOMEM. */
+ * og_model_output_* order; the array must hold og_model_output_count() entries.  An output
+ * may outlive the session and be freed from any thread.  On failure every outputs[j] is
+ * NULL.  Input dtypes and shapes are checked against the declared ones: a fixed dim must
+ * match, a named symbolic dim must take one value across all inputs.
+ * Nothing is planned ahead or cached between runs: each run walks the nodes in topological
+ * order, infers each node's output shapes from the actual inputs, takes the output buffers
+ * from the session's memory pool, calls the kernel, and hands a value's buffer back to the
+ * pool right after its last reader.  Only the pool's blocks carry over from run to run, so
+ * a later run reuses the memory of earlier ones.
+ * Errors: OG_ERR_INVALID_ARG (NULL session or arrays, unknown or repeated name, missing
+ * input), OG_ERR_TYPE, OG_ERR_SHAPE (including shapes an op does not accept), OG_ERR_RUNTIME
+ * (e.g. an index out of range in the data, NaN/Inf with debug), OG_ERR_UNSUPPORTED (an
+ * attribute or dtype combination a kernel does not handle), OG_ERR_NOMEM. */
 OG_API og_status og_session_run(og_session *s, const char *const *input_names,
                                 const og_tensor *const *inputs, int n_inputs, og_tensor **outputs);
 
@@ -293,10 +327,11 @@ OG_API og_status og_session_run_named(og_session *s, const char *const *input_na
 /* ---------------------------------------------------------------------------------- */
 
 /* A gradient object: a model, the weights to train, the inputs that need gradients and the
- * outputs to differentiate, compiled into a training graph (DESIGN §4): inputs are the
- * model inputs, then the trained weights (their initializer values as defaults), then one
- * gradient seed per selected output named `<output>_grad`; outputs are the selected
- * outputs, then `<input>_grad` per input needing a gradient, then `<weight>_grad`. */
+ * outputs to differentiate, compiled into a training graph (docs/ARCHITECTURE.md): its
+ * inputs are the model inputs, then the trained weights (their initializer values as
+ * defaults), then one gradient seed per selected output named `<output>_grad`; its outputs
+ * are the selected outputs, then `<input>_grad` per input needing a gradient, then
+ * `<weight>_grad`. */
 typedef struct og_grad og_grad;
 
 /* Where a gradient object runs.  Only the CPU is implemented; OG_DEVICE_CUDA is refused
@@ -324,14 +359,18 @@ typedef struct og_grad_options {
     int debug; /* nonzero: check every node's outputs for NaN/Inf, with names */
 } og_grad_options;
 
-/* Build the training graph of m.  The model must outlive the gradient object.
- * Errors: OG_ERR_INVALID_ARG (bad names), OG_ERR_UNSUPPORTED (an op without a gradient rule
- * on a path a gradient must take: the message names the node and op), OG_ERR_NOMEM. */
+/* Build the training graph of m.  The model must outlive the gradient object.  opts may be
+ * NULL (every default above).
+ * Errors: OG_ERR_INVALID_ARG (NULL model or out, bad or repeated names, a count out of
+ * range, nothing to differentiate), OG_ERR_UNSUPPORTED (a device other than OG_DEVICE_CPU; an op
+ * without a gradient rule on a path a gradient must take: the message names the node and
+ * op; an op without a CPU kernel), OG_ERR_NOMEM. */
 OG_API og_status og_grad_create(const og_model *m, const og_grad_options *opts, og_grad **out);
 OG_API void og_grad_free(og_grad *g);
 
 /* The selected outputs, the inputs needing gradients and the trained weights, in the order
- * of og_grad_run's arrays. */
+ * of og_grad_run's arrays.  The names belong to g.  A name getter returns NULL for an index
+ * out of range (see Indices above), and only then. */
 OG_API int og_grad_output_count(const og_grad *g);
 OG_API const char *og_grad_output_name(const og_grad *g, int i);
 OG_API int og_grad_input_count(const og_grad *g);
@@ -339,8 +378,9 @@ OG_API const char *og_grad_input_name(const og_grad *g, int i);
 OG_API int og_grad_weight_count(const og_grad *g);
 OG_API const char *og_grad_weight_name(const og_grad *g, int i);
 
-/* The current value of trained weight `name` (owned by g; valid until the next
- * og_grad_set_weight of it).  Errors: OG_ERR_INVALID_ARG (not a trained weight). */
+/* The current value of trained weight `name`, owned by g and valid while g lives
+ * (og_grad_set_weight changes its contents in place).  Errors: OG_ERR_INVALID_ARG (a NULL
+ * argument, not a trained weight), with *value NULL. */
 OG_API og_status og_grad_get_weight(const og_grad *g, const char *name, const og_tensor **value);
 /* Copy `value` into trained weight `name`; dtype and shape must match.  Instances use the
  * new value from their next call; no instance of g may be running meanwhile.
@@ -364,7 +404,10 @@ OG_API og_status og_grad_save_graphs(const og_grad *g, const char *folder, const
 /* Save a configured gradient object (the seed's pickling): the model with the current
  * weight values, and which weights, inputs and outputs are differentiated, as one ONNX
  * model (the eval graph, with the configuration in its metadata under "onnxgrad.*").
- * *data is freed with og_grad_buffer_free. */
+ * *data is allocated with g's allocator and freed with og_grad_buffer_free.  g is only read:
+ * several threads may save one gradient object at once (no og_grad_set_weight meanwhile).
+ * Errors: OG_ERR_INVALID_ARG (a NULL argument), OG_ERR_NOMEM; on failure *data is NULL
+ * and *size 0. */
 OG_API og_status og_grad_save_buffer(const og_grad *g, void **data, size_t *size);
 OG_API void og_grad_buffer_free(const og_grad *g, void *data);
 /* Rebuild a gradient object from og_grad_save_buffer's bytes, without the original model.
@@ -379,24 +422,29 @@ OG_API og_status og_grad_load_buffer(const void *data, size_t size, const og_gra
  * (og_grad_output_name order); NULL, or a NULL entry, means ones of that output's shape
  * (which costs one extra forward run to learn the shape).  outputs receives
  * og_grad_output_count() new tensors; grads receives og_grad_input_count() +
- * og_grad_weight_count() new tensors: the inputs' gradients, then the weights'.
- * Errors: as og_session_run. */
+ * og_grad_weight_count() new tensors: the inputs' gradients, then the weights'; on failure
+ * every entry of both is NULL.  g's scratch state changes: one thread at a time.
+ * Errors: OG_ERR_INVALID_ARG (NULL g or arrays, more inputs than the model has), as
+ * og_session_run otherwise. */
 OG_API og_status og_grad_run(og_grad *g, const char *const *input_names,
                              const og_tensor *const *inputs, int n_inputs,
                              const og_tensor *const *grad_outputs, og_tensor **outputs,
                              og_tensor **grads);
 
 /* Instances: the seed's forward/backward mechanism.  An instance runs the graphs of one
- * gradient object; several instances of one object may run in different threads at
- * once (the object must not be freed or changed meanwhile).  One instance is used by one
- * thread at a time. */
+ * gradient object with sessions of its own; several instances of one object may run in
+ * different threads at once (the object must outlive them and must not be changed by
+ * og_grad_set_weight meanwhile).  One instance is used by one thread at a time.
+ * og_grad_new_instance errors: OG_ERR_INVALID_ARG (NULL argument), as og_session_create. */
 typedef struct og_instance og_instance;
 
 OG_API og_status og_grad_new_instance(og_grad *g, og_instance **out);
 OG_API void og_instance_free(og_instance *inst);
 
 /* Forward.  inputs bind the model inputs by name (and trained weights, to override their
- * values for this call).  outputs receives og_grad_output_count() new tensors.
+ * values for this call).  outputs receives og_grad_output_count() new tensors, all NULL on
+ * failure (and no state is pushed).  Errors: OG_ERR_INVALID_ARG (NULL inst or outputs), as
+ * og_session_run otherwise.
  * training == 0: inference through the eval graph, no state kept.
  * training != 0: runs the forward half of the training graph and pushes a saved state
  * holding exactly the values the backward half reads; several forwards may be pending. */
@@ -407,13 +455,14 @@ OG_API og_status og_instance_forward(og_instance *inst, const char *const *input
 /* Backward for the newest pending training forward (its state is popped and freed).
  * grad_outputs[j] is the gradient of output j and must have that output's dtype and shape
  * exactly; NULL (or a NULL entry) means ones.  grads receives og_grad_input_count() +
- * og_grad_weight_count() new tensors: inputs' gradients, then weights'.
- * Errors: OG_ERR_INVALID_ARG (no pending forward), OG_ERR_SHAPE / OG_ERR_TYPE (a gradient
- * that does not match its output), as og_session_run otherwise. */
+ * og_grad_weight_count() new tensors: inputs' gradients, then weights'; on failure all NULL
+ * and the state stays pending.  Errors: OG_ERR_INVALID_ARG (NULL argument, no pending
+ * forward), OG_ERR_SHAPE / OG_ERR_TYPE (a gradient that does not match its output), as
+ * og_session_run otherwise. */
 OG_API og_status og_instance_backward(og_instance *inst, const og_tensor *const *grad_outputs,
                                       og_tensor **grads);
 
-/* Pending training forwards, and the bytes their saved states hold. */
+/* Pending training forwards, and the bytes their saved states hold (0 for NULL). */
 OG_API int og_instance_pending(const og_instance *inst);
 OG_API size_t og_instance_saved_bytes(const og_instance *inst);
 
@@ -492,7 +541,8 @@ OG_API int64_t og_dataset_size(const og_dataset *d);
 OG_API const og_tensor *og_dataset_features(const og_dataset *d);
 OG_API const og_tensor *og_dataset_targets(const og_dataset *d);
 OG_API const og_tensor *og_dataset_weights(const og_dataset *d);
-/* Name of feature column i (CSV with header), else NULL. */
+/* Name of feature column i (CSV with header), else NULL: also for an index out of range,
+ * which sets no og_last_error() message. */
 OG_API const char *og_dataset_feature_name(const og_dataset *d, int64_t i);
 
 /* Split off the last round(fraction * N) samples of a seeded shuffle as a validation set;
@@ -678,6 +728,9 @@ OG_API og_status og_trainer_predict(og_trainer *t, const char *const *input_name
 OG_API int64_t og_trainer_step_count(const og_trainer *t);
 /* The learning rate the next step will use (NaN in algorithm mode). */
 OG_API double og_trainer_lr(const og_trainer *t);
+/* The trained weights (algorithm mode: the bound initializers); names owned by t, NULL for
+ * an index out of range.  get_weight's view is owned by t and valid while it lives (steps
+ * and set_weight change its contents).  Errors: as og_grad_get_weight / og_grad_set_weight. */
 OG_API int og_trainer_weight_count(const og_trainer *t);
 OG_API const char *og_trainer_weight_name(const og_trainer *t, int i);
 OG_API og_status og_trainer_get_weight(const og_trainer *t, const char *name,
