@@ -299,7 +299,7 @@ OG_API void og_session_free(og_session *s);
  * inputs are only read, and only during the call.
  * outputs[j] receives a new tensor (owned by the caller) for each graph output, in
  * og_model_output_* order; the array must hold og_model_output_count() entries.  An output
- * may outlive the session and be freed from any thread.  On failure every outputs[j] is
+ * may outlive the session.  On failure every outputs[j] is
  * NULL.  Input dtypes and shapes are checked against the declared ones: a fixed dim must
  * match, a named symbolic dim must take one value across all inputs.
  * Nothing is planned ahead or cached between runs: each run walks the nodes in topological
