@@ -1,9 +1,9 @@
 /*
  * onnxgrad.h: the public API of onnxgrad, and its reference.
  *
- * onnxgrad reads ONNX models, runs them on the CPU, writes them back, and (in later
- * layers) builds and runs their gradient graphs.  This header is the only one a program
- * needs; everything it declares starts with og_ / OG_.
+ * onnxgrad reads ONNX models, runs them on the CPU, writes them back, builds and runs their
+ * gradient graphs, and trains them.  This header is the only one a program needs;
+ * everything it declares starts with og_ / OG_, and libonnxgrad exports nothing else.
  *
  * Conventions that hold for every function below unless its comment says otherwise:
  *
@@ -14,10 +14,20 @@
  *  - Ownership.  A function that hands out a new object through an `og_xxx **out`
  *    parameter transfers ownership: free it with the matching og_xxx_free().  On failure
  *    *out is set to NULL and nothing needs freeing.  og_xxx_free(NULL) is a no-op.
- *  - Threads.  Distinct handles may be used from distinct threads at once.  One handle may
- *    not be used from two threads at once, except where a comment says "thread-safe".
- *    A model is immutable once loaded, so several sessions of one model may run in
- *    parallel threads.
+ *    Pointers returned as `const` (names, views) belong to the handle they came from and
+ *    stay valid while it lives, unless the function's comment says otherwise.
+ *  - Indices.  A function taking an index i of a list (inputs, outputs, initializers, opsets,
+ *    nodes, weights) accepts 0 <= i < the list's count.  Outside that range it fails: one
+ *    returning og_status sets its outputs to NULL / 0 and returns OG_ERR_INVALID_ARG; one
+ *    returning a pointer returns NULL.  Either way og_last_error() then names the function,
+ *    the index and the valid range (og_trainer_weight_name and og_dataset_feature_name
+ *    only return NULL).
+ *  - Threads.  Distinct handles may be used from distinct threads at once.  A function
+ *    taking a `const og_xxx *` handle does not write to it, so several threads may make such
+ *    calls on one handle at once, provided no call taking it non-const runs meanwhile.
+ *    Otherwise one handle may not be used from two threads at once, except where a comment
+ *    says "thread-safe".  A model is immutable once loaded, so several sessions of one
+ *    model may run in parallel threads.
  *  - Allocation.  Every allocation made for a handle goes through the og_allocator given
  *    when the handle (or its parent) was created; NULL means the C library's malloc.
  */
@@ -26,6 +36,24 @@
 
 #include <stddef.h>
 #include <stdint.h>
+
+/* OG_API marks the functions libonnxgrad exports; the library is built with hidden
+ * visibility, so nothing else leaves it.  The library's own build defines OG_BUILDING_LIBRARY
+ * (on Windows: dllexport there, dllimport in programs using the DLL).  Programs linking the
+ * static library define OG_STATIC, which needs no decoration at all. */
+#if defined(OG_STATIC)
+#define OG_API
+#elif defined(_WIN32) || defined(__CYGWIN__)
+#ifdef OG_BUILDING_LIBRARY
+#define OG_API __declspec(dllexport)
+#else
+#define OG_API __declspec(dllimport)
+#endif
+#elif defined(__GNUC__) && __GNUC__ >= 4
+#define OG_API __attribute__((visibility("default")))
+#else
+#define OG_API
+#endif
 
 #ifdef __cplusplus
 extern "C" {
@@ -58,11 +86,11 @@ typedef enum og_status {
 } og_status;
 
 /* A constant English name for a status code ("OG_ERR_SHAPE"). */
-const char *og_status_name(og_status status);
+OG_API const char *og_status_name(og_status status);
 
 /* The message of the last failing call on this thread ("" if none).  The pointer stays
  * valid until the next onnxgrad call on this thread.  Thread-safe. */
-const char *og_last_error(void);
+OG_API const char *og_last_error(void);
 
 /* ---------------------------------------------------------------------------------- */
 /* Element types: the values are ONNX's TensorProto.DataType numbers.                  */
@@ -87,9 +115,9 @@ typedef enum og_dtype {
 } og_dtype;
 
 /* "float32", "int64", ...; "undefined" for codes onnxgrad does not know.  Thread-safe. */
-const char *og_dtype_name(og_dtype dtype);
+OG_API const char *og_dtype_name(og_dtype dtype);
 /* Bytes per element, 0 for OG_STRING, OG_UNDEFINED and unknown codes.  Thread-safe. */
-size_t og_dtype_size(og_dtype dtype);
+OG_API size_t og_dtype_size(og_dtype dtype);
 
 /* ---------------------------------------------------------------------------------- */
 /* Allocator hooks                                                                     */
@@ -116,33 +144,34 @@ typedef struct og_tensor og_tensor;
 /* New tensor of the given shape, zero-filled.  `alloc` may be NULL.
  * Errors: OG_ERR_INVALID_ARG (rank outside 0..OG_MAX_RANK, negative dim, string dtype),
  * OG_ERR_NOMEM. */
-og_status og_tensor_create(og_dtype dtype, int rank, const int64_t *dims, const og_allocator *alloc,
-                           og_tensor **out);
+OG_API og_status og_tensor_create(og_dtype dtype, int rank, const int64_t *dims,
+                                  const og_allocator *alloc, og_tensor **out);
 
 /* New tensor holding a copy of `nbytes` bytes at `data`; nbytes must equal the shape's
  * size in bytes (OG_ERR_INVALID_ARG otherwise). */
-og_status og_tensor_from_data(og_dtype dtype, int rank, const int64_t *dims, const void *data,
-                              size_t nbytes, const og_allocator *alloc, og_tensor **out);
+OG_API og_status og_tensor_from_data(og_dtype dtype, int rank, const int64_t *dims,
+                                     const void *data, size_t nbytes, const og_allocator *alloc,
+                                     og_tensor **out);
 
 /* New tensor that wraps `data` without copying.  The caller keeps `data` alive and
  * unchanged while onnxgrad may read it (until the tensor is freed, and for the duration of
  * a run it is passed to).  og_tensor_free() does not free `data`. */
-og_status og_tensor_wrap(og_dtype dtype, int rank, const int64_t *dims, void *data, size_t nbytes,
-                         const og_allocator *alloc, og_tensor **out);
+OG_API og_status og_tensor_wrap(og_dtype dtype, int rank, const int64_t *dims, void *data,
+                                size_t nbytes, const og_allocator *alloc, og_tensor **out);
 
-void og_tensor_free(og_tensor *t);
+OG_API void og_tensor_free(og_tensor *t);
 
-og_dtype og_tensor_dtype(const og_tensor *t);
-int og_tensor_rank(const og_tensor *t);
+OG_API og_dtype og_tensor_dtype(const og_tensor *t);
+OG_API int og_tensor_rank(const og_tensor *t);
 /* The dims array (og_tensor_rank() entries); valid while the tensor lives. */
-const int64_t *og_tensor_dims(const og_tensor *t);
+OG_API const int64_t *og_tensor_dims(const og_tensor *t);
 /* Number of elements (1 for a scalar). */
-int64_t og_tensor_numel(const og_tensor *t);
-size_t og_tensor_nbytes(const og_tensor *t);
+OG_API int64_t og_tensor_numel(const og_tensor *t);
+OG_API size_t og_tensor_nbytes(const og_tensor *t);
 /* The element buffer, C order; writable unless the tensor is one of a model's
  * initializers. */
-void *og_tensor_data(og_tensor *t);
-const void *og_tensor_cdata(const og_tensor *t);
+OG_API void *og_tensor_data(og_tensor *t);
+OG_API const void *og_tensor_cdata(const og_tensor *t);
 
 /* ---------------------------------------------------------------------------------- */
 /* Models                                                                              */
@@ -165,63 +194,75 @@ typedef struct og_load_options {
  * OG_ERR_MODEL (cycles, dangling names, duplicate outputs, missing initializer data),
  * OG_ERR_UNSUPPORTED (IR version outside 3..10, default-domain opset outside 7..21, an op
  * the executor does not implement: the message names op, domain and opset), OG_ERR_NOMEM. */
-og_status og_model_load_file(const char *path, const og_load_options *opts, og_model **out);
-og_status og_model_load_buffer(const void *data, size_t size, const og_load_options *opts,
-                               og_model **out);
+OG_API og_status og_model_load_file(const char *path, const og_load_options *opts, og_model **out);
+OG_API og_status og_model_load_buffer(const void *data, size_t size, const og_load_options *opts,
+                                      og_model **out);
 
 /* Like og_model_load_file, but an unknown op or one without a CPU kernel is not an error
  * (for `info`, or for converting and saving models).  Sessions on such a model fail at
  * creation with OG_ERR_UNSUPPORTED naming the op. */
-og_status og_model_load_file_any_op(const char *path, const og_load_options *opts, og_model **out);
+OG_API og_status og_model_load_file_any_op(const char *path, const og_load_options *opts,
+                                           og_model **out);
 
-void og_model_free(og_model *m);
+OG_API void og_model_free(og_model *m);
 
 /* A copy of m that computes in float64: float32 initializers, inputs, outputs and value
  * infos become float64, and so do Cast targets and constant tensors.  Meant for
  * finite-difference checks.  Errors: as og_model_load_buffer. */
-og_status og_model_convert_float64(const og_model *m, og_model **out);
+OG_API og_status og_model_convert_float64(const og_model *m, og_model **out);
 
 /* Serialize the model (graph, initializers inline, value infos, metadata, opset imports).
  * *out_data is allocated with the model's allocator; release it with og_model_buffer_free.
  */
-og_status og_model_save_buffer(const og_model *m, void **out_data, size_t *out_size);
-void og_model_buffer_free(const og_model *m, void *data);
-og_status og_model_save_file(const og_model *m, const char *path);
+OG_API og_status og_model_save_buffer(const og_model *m, void **out_data, size_t *out_size);
+OG_API void og_model_buffer_free(const og_model *m, void *data);
+OG_API og_status og_model_save_file(const og_model *m, const char *path);
 
-/* Graph inputs (initializers excluded) and outputs. */
-int og_model_input_count(const og_model *m);
-int og_model_output_count(const og_model *m);
-const char *og_model_input_name(const og_model *m, int i);
-const char *og_model_output_name(const og_model *m, int i);
+/* Graph inputs (initializers excluded) and outputs.  The names belong to the model.  A name
+ * getter returns NULL for an index out of range (see Indices above), and only then. */
+OG_API int og_model_input_count(const og_model *m);
+OG_API int og_model_output_count(const og_model *m);
+OG_API const char *og_model_input_name(const og_model *m, int i);
+OG_API const char *og_model_output_name(const og_model *m, int i);
 
 /* Declared type and shape of a graph input or output, as far as the model (or shape
- * inference) knows it.  *rank is -1 when unknown; a dim is -1 when symbolic or unknown,
- * and then *dim_name (if not NULL) gets its symbol name or NULL.  dims must hold
- * OG_MAX_RANK entries.  Errors: OG_ERR_INVALID_ARG for an index out of range. */
-og_status og_model_input_info(const og_model *m, int i, og_dtype *dtype, int *rank, int64_t *dims,
-                              const char **dim_names);
-og_status og_model_output_info(const og_model *m, int i, og_dtype *dtype, int *rank, int64_t *dims,
-                               const char **dim_names);
+ * inference) knows it.  Any of dtype, rank, dims and dim_names may be NULL; dims and
+ * dim_names must hold OG_MAX_RANK entries.  *rank is -1 when unknown; a dim is -1 when
+ * symbolic or unknown, and then dim_names[d] gets its symbol name or NULL.  The names
+ * belong to the model.  Errors: OG_ERR_INVALID_ARG (a NULL model; i outside
+ * 0..og_model_input_count() - 1, resp. og_model_output_count() - 1), with *dtype
+ * OG_UNDEFINED, *rank 0 and every dims / dim_names entry 0 / NULL. */
+OG_API og_status og_model_input_info(const og_model *m, int i, og_dtype *dtype, int *rank,
+                                     int64_t *dims, const char **dim_names);
+OG_API og_status og_model_output_info(const og_model *m, int i, og_dtype *dtype, int *rank,
+                                      int64_t *dims, const char **dim_names);
 
-/* Initializers (the model's constant tensors, weights among them). */
-int og_model_initializer_count(const og_model *m);
-const char *og_model_initializer_name(const og_model *m, int i);
-/* Read-only view of initializer i, owned by the model. */
-const og_tensor *og_model_initializer(const og_model *m, int i);
+/* Initializers (the model's constant tensors, weights among them), in the model's order.
+ * Both getters return NULL for an index out of range (see Indices above). */
+OG_API int og_model_initializer_count(const og_model *m);
+OG_API const char *og_model_initializer_name(const og_model *m, int i);
+/* Read-only view of initializer i, owned by the model (never NULL for a valid index). */
+OG_API const og_tensor *og_model_initializer(const og_model *m, int i);
 
 /* How many TrainingInfoProtos (ONNX's ModelProto.training_info) the model carries; they are
  * kept through load and save, and og_trainer_create trains from one (algorithm mode). */
-int og_model_training_info_count(const og_model *m);
+OG_API int og_model_training_info_count(const og_model *m);
 
-/* Opset imports and general facts. */
-int og_model_opset_count(const og_model *m);
-/* domain "" is the default ONNX domain. */
-void og_model_opset(const og_model *m, int i, const char **domain, int64_t *version);
-int64_t og_model_ir_version(const og_model *m);
-int og_model_node_count(const og_model *m);
-/* op_type and domain of node i (topological order). */
-void og_model_node_op(const og_model *m, int i, const char **op_type, const char **domain);
-const char *og_model_node_name(const og_model *m, int i);
+/* Opset imports and general facts (0 for a NULL model). */
+OG_API int og_model_opset_count(const og_model *m);
+/* Domain and version of opset import i; domain "" is the default ONNX domain, and belongs to
+ * the model.  domain or version may be NULL.  Errors: OG_ERR_INVALID_ARG (i outside
+ * 0..og_model_opset_count() - 1), with *domain NULL and *version 0. */
+OG_API og_status og_model_opset(const og_model *m, int i, const char **domain, int64_t *version);
+OG_API int64_t og_model_ir_version(const og_model *m);
+OG_API int og_model_node_count(const og_model *m);
+/* op_type and domain of node i (topological order; Gradient ops already expanded), owned by
+ * the model.  Either pointer may be NULL.  Errors: OG_ERR_INVALID_ARG (i outside
+ * 0..og_model_node_count() - 1), with *op_type and *domain NULL. */
+OG_API og_status og_model_node_op(const og_model *m, int i, const char **op_type,
+                                  const char **domain);
+/* The name of node i ("" for an unnamed node); NULL for an index out of range. */
+OG_API const char *og_model_node_name(const og_model *m, int i);
 
 /* ---------------------------------------------------------------------------------- */
 /* Sessions: running a model                                                           */
@@ -233,48 +274,64 @@ typedef enum og_log_level { OG_LOG_DEBUG = 0, OG_LOG_INFO = 1, OG_LOG_WARN = 2 }
 typedef void (*og_log_fn)(void *user, og_log_level level, const char *message);
 
 typedef struct og_session_options {
-    int threads;                   /* 0: one thread per core; 1: no threading */
+    int threads;                   /* 0: one thread per core; 1: no threading; < 0 refused */
     const og_allocator *allocator; /* NULL: the model's */
     og_log_fn log;                 /* NULL: no logging */
     void *log_user;
-    int debug; /* nonzero: check every node's outputs for NaN/Inf and shapes, with names */
+    /* nonzero: check every float32/float64 output of every node for NaN/Inf (OG_ERR_RUNTIME
+     * naming node and value) */
+    int debug;
 } og_session_options;
 
-/* A session plans and runs one model.  The model must outlive the session.
- * opts may be NULL (defaults above).
- * Errors: OG_ERR_UNSUPPORTED (an op without a CPU kernel), OG_ERR_MODEL, OG_ERR_NOMEM. */
-og_status og_session_create(const og_model *m, const og_session_options *opts, og_session **out);
-void og_session_free(og_session *s);
+/* A session runs one model.  Creating it finds each node's CPU kernel and the last node that
+ * reads each value; nothing depends on input shapes yet.  The model must outlive the
+ * session.  opts may be NULL (defaults above).
+ * Errors: OG_ERR_INVALID_ARG (NULL model or out, threads < 0), OG_ERR_UNSUPPORTED (an op
+ * that is not implemented or has no CPU kernel, as a model loaded with
+ * og_model_load_file_any_op may have: the message names node and op), OG_ERR_NOMEM. */
+OG_API og_status og_session_create(const og_model *m, const og_session_options *opts,
+                                   og_session **out);
+OG_API void og_session_free(og_session *s);
 
 /* Run the model.  inputs[i] is bound to the graph input named input_names[i]; every graph
  * input without an initializer that an output depends on must be given (nodes no output
- * needs do not run); an input that has an initializer may be given to override it.
+ * needs do not run); an input that has an initializer may be given to override it.  The
+ * inputs are only read, and only during the call.
  * outputs[j] receives a new tensor (owned by the caller) for each graph output, in
- * og_model_output_* order; the array must hold og_model_output_count() entries.  Shapes
- * are checked against the declared ones: a fixed dim must match, a named symbolic dim must
- * take one value across all inputs.  Execution plans are cached per
- * input-shape signature.
- * Errors: OG_ERR_INVALID_ARG (unknown or repeated name, missing input), OG_ERR_TYPE,
- * OG_ERR_SHAPE, OG_ERR_RUNTIME, OG_ERR_NOMEM. */
-og_status og_session_run(og_session *s, const char *const *input_names,
-                         const og_tensor *const *inputs, int n_inputs, og_tensor **outputs);
+ * og_model_output_* order; the array must hold og_model_output_count() entries.  An output
+ * may outlive the session.  On failure every outputs[j] is
+ * NULL.  Input dtypes and shapes are checked against the declared ones: a fixed dim must
+ * match, a named symbolic dim must take one value across all inputs.
+ * Nothing is planned ahead or cached between runs: each run walks the nodes in topological
+ * order, infers each node's output shapes from the actual inputs, takes the output buffers
+ * from the session's memory pool, calls the kernel, and hands a value's buffer back to the
+ * pool right after its last reader.  Only the pool's blocks carry over from run to run, so
+ * a later run reuses the memory of earlier ones.
+ * Errors: OG_ERR_INVALID_ARG (NULL session or arrays, unknown or repeated name, missing
+ * input), OG_ERR_TYPE, OG_ERR_SHAPE (including shapes an op does not accept), OG_ERR_RUNTIME
+ * (e.g. an index out of range in the data, NaN/Inf with debug), OG_ERR_UNSUPPORTED (an
+ * attribute or dtype combination a kernel does not handle), OG_ERR_NOMEM. */
+OG_API og_status og_session_run(og_session *s, const char *const *input_names,
+                                const og_tensor *const *inputs, int n_inputs, og_tensor **outputs);
 
 /* Same, for a chosen subset of outputs by name: outputs[j] receives output_names[j].  Any
  * value of the graph (not only graph outputs) may be named.  Only the nodes those values
  * depend on run, and only the graph inputs they depend on must be given. */
-og_status og_session_run_named(og_session *s, const char *const *input_names,
-                               const og_tensor *const *inputs, int n_inputs,
-                               const char *const *output_names, int n_outputs, og_tensor **outputs);
+OG_API og_status og_session_run_named(og_session *s, const char *const *input_names,
+                                      const og_tensor *const *inputs, int n_inputs,
+                                      const char *const *output_names, int n_outputs,
+                                      og_tensor **outputs);
 
 /* ---------------------------------------------------------------------------------- */
 /* Gradients                                                                           */
 /* ---------------------------------------------------------------------------------- */
 
 /* A gradient object: a model, the weights to train, the inputs that need gradients and the
- * outputs to differentiate, compiled into a training graph (DESIGN §4): inputs are the
- * model inputs, then the trained weights (their initializer values as defaults), then one
- * gradient seed per selected output named `<output>_grad`; outputs are the selected
- * outputs, then `<input>_grad` per input needing a gradient, then `<weight>_grad`. */
+ * outputs to differentiate, compiled into a training graph (docs/ARCHITECTURE.md): its
+ * inputs are the model inputs, then the trained weights (their initializer values as
+ * defaults), then one gradient seed per selected output named `<output>_grad`; its outputs
+ * are the selected outputs, then `<input>_grad` per input needing a gradient, then
+ * `<weight>_grad`. */
 typedef struct og_grad og_grad;
 
 /* Where a gradient object runs.  Only the CPU is implemented; OG_DEVICE_CUDA is refused
@@ -302,97 +359,112 @@ typedef struct og_grad_options {
     int debug; /* nonzero: check every node's outputs for NaN/Inf, with names */
 } og_grad_options;
 
-/* Build the training graph of m.  The model must outlive the gradient object.
- * Errors: OG_ERR_INVALID_ARG (bad names), OG_ERR_UNSUPPORTED (an op without a gradient rule
- * on a path a gradient must take: the message names the node and op), OG_ERR_NOMEM. */
-og_status og_grad_create(const og_model *m, const og_grad_options *opts, og_grad **out);
-void og_grad_free(og_grad *g);
+/* Build the training graph of m.  The model must outlive the gradient object.  opts may be
+ * NULL (every default above).
+ * Errors: OG_ERR_INVALID_ARG (NULL model or out, bad or repeated names, a count out of
+ * range, nothing to differentiate), OG_ERR_UNSUPPORTED (a device other than OG_DEVICE_CPU; an op
+ * without a gradient rule on a path a gradient must take: the message names the node and
+ * op; an op without a CPU kernel), OG_ERR_NOMEM. */
+OG_API og_status og_grad_create(const og_model *m, const og_grad_options *opts, og_grad **out);
+OG_API void og_grad_free(og_grad *g);
 
 /* The selected outputs, the inputs needing gradients and the trained weights, in the order
- * of og_grad_run's arrays. */
-int og_grad_output_count(const og_grad *g);
-const char *og_grad_output_name(const og_grad *g, int i);
-int og_grad_input_count(const og_grad *g);
-const char *og_grad_input_name(const og_grad *g, int i);
-int og_grad_weight_count(const og_grad *g);
-const char *og_grad_weight_name(const og_grad *g, int i);
+ * of og_grad_run's arrays.  The names belong to g.  A name getter returns NULL for an index
+ * out of range (see Indices above), and only then. */
+OG_API int og_grad_output_count(const og_grad *g);
+OG_API const char *og_grad_output_name(const og_grad *g, int i);
+OG_API int og_grad_input_count(const og_grad *g);
+OG_API const char *og_grad_input_name(const og_grad *g, int i);
+OG_API int og_grad_weight_count(const og_grad *g);
+OG_API const char *og_grad_weight_name(const og_grad *g, int i);
 
-/* The current value of trained weight `name` (owned by g; valid until the next
- * og_grad_set_weight of it).  Errors: OG_ERR_INVALID_ARG (not a trained weight). */
-og_status og_grad_get_weight(const og_grad *g, const char *name, const og_tensor **value);
+/* The current value of trained weight `name`, owned by g and valid while g lives
+ * (og_grad_set_weight changes its contents in place).  Errors: OG_ERR_INVALID_ARG (a NULL
+ * argument, not a trained weight), with *value NULL. */
+OG_API og_status og_grad_get_weight(const og_grad *g, const char *name, const og_tensor **value);
 /* Copy `value` into trained weight `name`; dtype and shape must match.  Instances use the
  * new value from their next call; no instance of g may be running meanwhile.
  * Errors: OG_ERR_INVALID_ARG, OG_ERR_TYPE, OG_ERR_SHAPE. */
-og_status og_grad_set_weight(og_grad *g, const char *name, const og_tensor *value);
+OG_API og_status og_grad_set_weight(og_grad *g, const char *name, const og_tensor *value);
 
 /* The training graph as a model (owned by g): inspect it or save it with
  * og_model_save_file. */
-const og_model *og_grad_training_model(const og_grad *g);
+OG_API const og_model *og_grad_training_model(const og_grad *g);
 
 /* The eval graph as a model (owned by g): the forward graph with the trained weights listed
  * as inputs after the model inputs (their values as defaults). */
-const og_model *og_grad_eval_model(const og_grad *g);
+OG_API const og_model *og_grad_eval_model(const og_grad *g);
 
 /* Write the training graph to FOLDER/<prefix>training<suffix>.onnx and the eval graph to
  * FOLDER/<prefix>eval<suffix>.onnx (prefix and suffix may be NULL).  The folder must exist.
  * Errors: OG_ERR_IO. */
-og_status og_grad_save_graphs(const og_grad *g, const char *folder, const char *prefix,
-                              const char *suffix);
+OG_API og_status og_grad_save_graphs(const og_grad *g, const char *folder, const char *prefix,
+                                     const char *suffix);
 
 /* Save a configured gradient object (the seed's pickling): the model with the current
  * weight values, and which weights, inputs and outputs are differentiated, as one ONNX
  * model (the eval graph, with the configuration in its metadata under "onnxgrad.*").
- * *data is freed with og_grad_buffer_free. */
-og_status og_grad_save_buffer(const og_grad *g, void **data, size_t *size);
-void og_grad_buffer_free(const og_grad *g, void *data);
+ * *data is allocated with g's allocator and freed with og_grad_buffer_free.  g is only read:
+ * several threads may save one gradient object at once (no og_grad_set_weight meanwhile).
+ * Errors: OG_ERR_INVALID_ARG (a NULL argument), OG_ERR_NOMEM; on failure *data is NULL
+ * and *size 0. */
+OG_API og_status og_grad_save_buffer(const og_grad *g, void **data, size_t *size);
+OG_API void og_grad_buffer_free(const og_grad *g, void *data);
 /* Rebuild a gradient object from og_grad_save_buffer's bytes, without the original model.
  * opts gives threads, allocator, log and debug; its weights/inputs/outputs must be NULL
  * (they come from the bytes).  Errors: OG_ERR_PARSE, OG_ERR_MODEL (bytes that are not a
  * saved gradient object), as og_grad_create otherwise. */
-og_status og_grad_load_buffer(const void *data, size_t size, const og_grad_options *opts,
-                              og_grad **out);
+OG_API og_status og_grad_load_buffer(const void *data, size_t size, const og_grad_options *opts,
+                                     og_grad **out);
 
 /* Forward and backward in one call.  inputs bind the model inputs by name (weights too, to
  * override their current values).  grad_outputs[j] is the gradient of output j
  * (og_grad_output_name order); NULL, or a NULL entry, means ones of that output's shape
  * (which costs one extra forward run to learn the shape).  outputs receives
  * og_grad_output_count() new tensors; grads receives og_grad_input_count() +
- * og_grad_weight_count() new tensors: the inputs' gradients, then the weights'.
- * Errors: as og_session_run. */
-og_status og_grad_run(og_grad *g, const char *const *input_names, const og_tensor *const *inputs,
-                      int n_inputs, const og_tensor *const *grad_outputs, og_tensor **outputs,
-                      og_tensor **grads);
+ * og_grad_weight_count() new tensors: the inputs' gradients, then the weights'; on failure
+ * every entry of both is NULL.  g's scratch state changes: one thread at a time.
+ * Errors: OG_ERR_INVALID_ARG (NULL g or arrays, more inputs than the model has), as
+ * og_session_run otherwise. */
+OG_API og_status og_grad_run(og_grad *g, const char *const *input_names,
+                             const og_tensor *const *inputs, int n_inputs,
+                             const og_tensor *const *grad_outputs, og_tensor **outputs,
+                             og_tensor **grads);
 
 /* Instances: the seed's forward/backward mechanism.  An instance runs the graphs of one
- * gradient object; several instances of one object may run in different threads at
- * once (the object must not be freed or changed meanwhile).  One instance is used by one
- * thread at a time. */
+ * gradient object with sessions of its own; several instances of one object may run in
+ * different threads at once (the object must outlive them and must not be changed by
+ * og_grad_set_weight meanwhile).  One instance is used by one thread at a time.
+ * og_grad_new_instance errors: OG_ERR_INVALID_ARG (NULL argument), as og_session_create. */
 typedef struct og_instance og_instance;
 
-og_status og_grad_new_instance(og_grad *g, og_instance **out);
-void og_instance_free(og_instance *inst);
+OG_API og_status og_grad_new_instance(og_grad *g, og_instance **out);
+OG_API void og_instance_free(og_instance *inst);
 
 /* Forward.  inputs bind the model inputs by name (and trained weights, to override their
- * values for this call).  outputs receives og_grad_output_count() new tensors.
+ * values for this call).  outputs receives og_grad_output_count() new tensors, all NULL on
+ * failure (and no state is pushed).  Errors: OG_ERR_INVALID_ARG (NULL inst or outputs), as
+ * og_session_run otherwise.
  * training == 0: inference through the eval graph, no state kept.
  * training != 0: runs the forward half of the training graph and pushes a saved state
  * holding exactly the values the backward half reads; several forwards may be pending. */
-og_status og_instance_forward(og_instance *inst, const char *const *input_names,
-                              const og_tensor *const *inputs, int n_inputs, int training,
-                              og_tensor **outputs);
+OG_API og_status og_instance_forward(og_instance *inst, const char *const *input_names,
+                                     const og_tensor *const *inputs, int n_inputs, int training,
+                                     og_tensor **outputs);
 
 /* Backward for the newest pending training forward (its state is popped and freed).
  * grad_outputs[j] is the gradient of output j and must have that output's dtype and shape
  * exactly; NULL (or a NULL entry) means ones.  grads receives og_grad_input_count() +
- * og_grad_weight_count() new tensors: inputs' gradients, then weights'.
- * Errors: OG_ERR_INVALID_ARG (no pending forward), OG_ERR_SHAPE / OG_ERR_TYPE (a gradient
- * that does not match its output), as og_session_run otherwise. */
-og_status og_instance_backward(og_instance *inst, const og_tensor *const *grad_outputs,
-                               og_tensor **grads);
+ * og_grad_weight_count() new tensors: inputs' gradients, then weights'; on failure all NULL
+ * and the state stays pending.  Errors: OG_ERR_INVALID_ARG (NULL argument, no pending
+ * forward), OG_ERR_SHAPE / OG_ERR_TYPE (a gradient that does not match its output), as
+ * og_session_run otherwise. */
+OG_API og_status og_instance_backward(og_instance *inst, const og_tensor *const *grad_outputs,
+                                      og_tensor **grads);
 
-/* Pending training forwards, and the bytes their saved states hold. */
-int og_instance_pending(const og_instance *inst);
-size_t og_instance_saved_bytes(const og_instance *inst);
+/* Pending training forwards, and the bytes their saved states hold (0 for NULL). */
+OG_API int og_instance_pending(const og_instance *inst);
+OG_API size_t og_instance_saved_bytes(const og_instance *inst);
 
 /* ---------------------------------------------------------------------------------- */
 /* Datasets                                                                            */
@@ -447,43 +519,44 @@ typedef struct og_data_options {
  * OG_ERR_TYPE (a non-integral float target in an array when target_dtype is OG_INT64);
  * OG_ERR_UNSUPPORTED (an array dtype outside the list above, a zip method other than
  * stored or deflate); OG_ERR_NOMEM. */
-og_status og_dataset_load(const char *path, const og_data_options *opts, const og_allocator *alloc,
-                          og_dataset **out);
+OG_API og_status og_dataset_load(const char *path, const og_data_options *opts,
+                                 const og_allocator *alloc, og_dataset **out);
 
 /* The same from bytes in memory (the caller keeps them; they are copied as needed):
  * `name`'s extension chooses the format as for a path, and `name` stands for the data in
  * messages. */
-og_status og_dataset_load_buffer(const void *data, size_t size, const char *name,
-                                 const og_data_options *opts, const og_allocator *alloc,
-                                 og_dataset **out);
+OG_API og_status og_dataset_load_buffer(const void *data, size_t size, const char *name,
+                                        const og_data_options *opts, const og_allocator *alloc,
+                                        og_dataset **out);
 
 /* A dataset holding copies of x ([N, ...]), y ([N] or [N, ...]) and w ([N], may be NULL).
  * Errors: OG_ERR_SHAPE (sample counts differ), OG_ERR_TYPE (x or w not float32, y neither
  * float32 nor int64), OG_ERR_INVALID_ARG (N == 0). */
-og_status og_dataset_from_tensors(const og_tensor *x, const og_tensor *y, const og_tensor *w,
-                                  const og_allocator *alloc, og_dataset **out);
-void og_dataset_free(og_dataset *d);
+OG_API og_status og_dataset_from_tensors(const og_tensor *x, const og_tensor *y, const og_tensor *w,
+                                         const og_allocator *alloc, og_dataset **out);
+OG_API void og_dataset_free(og_dataset *d);
 
-int64_t og_dataset_size(const og_dataset *d);
+OG_API int64_t og_dataset_size(const og_dataset *d);
 /* Views owned by the dataset; weights is NULL when there are none. */
-const og_tensor *og_dataset_features(const og_dataset *d);
-const og_tensor *og_dataset_targets(const og_dataset *d);
-const og_tensor *og_dataset_weights(const og_dataset *d);
-/* Name of feature column i (CSV with header), else NULL. */
-const char *og_dataset_feature_name(const og_dataset *d, int64_t i);
+OG_API const og_tensor *og_dataset_features(const og_dataset *d);
+OG_API const og_tensor *og_dataset_targets(const og_dataset *d);
+OG_API const og_tensor *og_dataset_weights(const og_dataset *d);
+/* Name of feature column i (CSV with header), else NULL: also for an index out of range,
+ * which sets no og_last_error() message. */
+OG_API const char *og_dataset_feature_name(const og_dataset *d, int64_t i);
 
 /* Split off the last round(fraction * N) samples of a seeded shuffle as a validation set;
  * train gets the rest, both in shuffled order.  The shuffle is Fisher-Yates driven by
  * xoshiro256** seeded through splitmix64: the same seed gives the same split everywhere.
  * 0 < fraction < 1 and both parts non-empty, else OG_ERR_INVALID_ARG. */
-og_status og_dataset_split(const og_dataset *d, double fraction, uint64_t seed, og_dataset **train,
-                           og_dataset **val);
+OG_API og_status og_dataset_split(const og_dataset *d, double fraction, uint64_t seed,
+                                  og_dataset **train, og_dataset **val);
 
 /* Gather the samples indices[0..n-1] into new tensors (x, y, and w when the dataset has
  * weights; *w is set to NULL otherwise; w may be NULL to skip them).  Indices may repeat.
  * Errors: OG_ERR_INVALID_ARG (an index out of range). */
-og_status og_dataset_batch(const og_dataset *d, const int64_t *indices, int64_t n, og_tensor **x,
-                           og_tensor **y, og_tensor **w);
+OG_API og_status og_dataset_batch(const og_dataset *d, const int64_t *indices, int64_t n,
+                                  og_tensor **x, og_tensor **y, og_tensor **w);
 
 /* ---------------------------------------------------------------------------------- */
 /* Losses                                                                              */
@@ -521,7 +594,7 @@ typedef struct og_loss_options {
 } og_loss_options;
 
 /* Defaults: kind, MEAN, NULL names, l1_ratio 0.5, delta 1, no penalty. */
-void og_loss_options_init(og_loss_options *o, og_loss_kind kind);
+OG_API void og_loss_options_init(og_loss_options *o, og_loss_kind kind);
 
 /* A new model computing a loss from model m: m's graph, a new input for the targets (of the
  * output's shape and dtype, or int64 [N, ...] for CROSS_ENTROPY and NLL) and, when asked,
@@ -532,7 +605,7 @@ void og_loss_options_init(og_loss_options *o, og_loss_kind kind);
  * og_trainer_export can strip them.  CROSS_ENTROPY and NLL need a default opset >= 12.
  * Errors: OG_ERR_INVALID_ARG (unknown output or weight, a name already taken, bad
  * l1_ratio/delta), OG_ERR_TYPE (a non-float output), OG_ERR_UNSUPPORTED (opset). */
-og_status og_model_add_loss(const og_model *m, const og_loss_options *o, og_model **out);
+OG_API og_status og_model_add_loss(const og_model *m, const og_loss_options *o, og_model **out);
 
 /* ---------------------------------------------------------------------------------- */
 /* Optimizers                                                                          */
@@ -578,10 +651,10 @@ typedef struct og_optimizer_options {
 /* Defaults of PyTorch's optimizers: SGD lr 0.01, momentum 0; Adam/AdamW lr 1e-3, betas
  * (0.9, 0.999), eps 1e-8, AdamW weight_decay 0.01; Adagrad lr 0.01, eps 1e-10; constant
  * schedule, alpha 1e-4, power_t 0.25, gamma 0.1, step_size 1, no clipping. */
-void og_optimizer_options_init(og_optimizer_options *o, og_optimizer_kind kind);
+OG_API void og_optimizer_options_init(og_optimizer_options *o, og_optimizer_kind kind);
 
 /* The learning rate of step t (0-based) under o's schedule. */
-double og_optimizer_lr(const og_optimizer_options *o, int64_t t);
+OG_API double og_optimizer_lr(const og_optimizer_options *o, int64_t t);
 
 /* ---------------------------------------------------------------------------------- */
 /* Trainer                                                                             */
@@ -630,35 +703,39 @@ typedef struct og_trainer_options {
  * whose value is no output of the algorithm or main graph, a key bound twice, an invalid
  * combined graph), OG_ERR_SHAPE (a non-scalar loss), OG_ERR_UNSUPPORTED (several
  * TrainingInfoProtos; ops onnxgrad does not run). */
-og_status og_trainer_create(const og_model *loss_model, const og_optimizer_options *optim,
-                            const og_trainer_options *opts, og_trainer **out);
-void og_trainer_free(og_trainer *t);
+OG_API og_status og_trainer_create(const og_model *loss_model, const og_optimizer_options *optim,
+                                   const og_trainer_options *opts, og_trainer **out);
+OG_API void og_trainer_free(og_trainer *t);
 
 /* One optimization step on a batch: forward, backward, update of every trained weight.
  * *loss receives the batch loss (before the update; may be NULL).  A NaN or infinite loss
  * or gradient fails with OG_ERR_RUNTIME naming the step, and the weights are not changed.
  * Errors: as og_grad_run. */
-og_status og_trainer_step(og_trainer *t, const char *const *input_names,
-                          const og_tensor *const *inputs, int n_inputs, double *loss);
+OG_API og_status og_trainer_step(og_trainer *t, const char *const *input_names,
+                                 const og_tensor *const *inputs, int n_inputs, double *loss);
 /* The loss on a batch, weights unchanged. */
-og_status og_trainer_evaluate(og_trainer *t, const char *const *input_names,
-                              const og_tensor *const *inputs, int n_inputs, double *loss);
+OG_API og_status og_trainer_evaluate(og_trainer *t, const char *const *input_names,
+                                     const og_tensor *const *inputs, int n_inputs, double *loss);
 
 /* Inference with the current weights: run the model's forward graph (Dropout off,
  * BatchNormalization with running statistics) and return output `output` (any value of the
  * loss model; NULL: the first output after the loss) as a new tensor.  Only the inputs that
  * output needs must be given (no targets for a prediction). */
-og_status og_trainer_predict(og_trainer *t, const char *const *input_names,
-                             const og_tensor *const *inputs, int n_inputs, const char *output,
-                             og_tensor **out);
+OG_API og_status og_trainer_predict(og_trainer *t, const char *const *input_names,
+                                    const og_tensor *const *inputs, int n_inputs,
+                                    const char *output, og_tensor **out);
 
-int64_t og_trainer_step_count(const og_trainer *t);
+OG_API int64_t og_trainer_step_count(const og_trainer *t);
 /* The learning rate the next step will use (NaN in algorithm mode). */
-double og_trainer_lr(const og_trainer *t);
-int og_trainer_weight_count(const og_trainer *t);
-const char *og_trainer_weight_name(const og_trainer *t, int i);
-og_status og_trainer_get_weight(const og_trainer *t, const char *name, const og_tensor **value);
-og_status og_trainer_set_weight(og_trainer *t, const char *name, const og_tensor *value);
+OG_API double og_trainer_lr(const og_trainer *t);
+/* The trained weights (algorithm mode: the bound initializers); names owned by t, NULL for
+ * an index out of range.  get_weight's view is owned by t and valid while it lives (steps
+ * and set_weight change its contents).  Errors: as og_grad_get_weight / og_grad_set_weight. */
+OG_API int og_trainer_weight_count(const og_trainer *t);
+OG_API const char *og_trainer_weight_name(const og_trainer *t, int i);
+OG_API og_status og_trainer_get_weight(const og_trainer *t, const char *name,
+                                       const og_tensor **value);
+OG_API og_status og_trainer_set_weight(og_trainer *t, const char *name, const og_tensor *value);
 
 /* Checkpoints hold the weights, the optimizer's state, the step count, the epoch position
  * of og_trainer_fit and the random generator's state (in algorithm mode: every bound
@@ -667,14 +744,14 @@ og_status og_trainer_set_weight(og_trainer *t, const char *name, const og_tensor
  * previous checkpoint intact.  Loading checks a checksum and that names, dtypes, shapes
  * and the optimizer kind match this trainer.
  * Errors: OG_ERR_IO, OG_ERR_PARSE (damaged file), OG_ERR_INVALID_ARG (mismatch). */
-og_status og_trainer_save_checkpoint(const og_trainer *t, const char *path);
-og_status og_trainer_load_checkpoint(og_trainer *t, const char *path);
+OG_API og_status og_trainer_save_checkpoint(const og_trainer *t, const char *path);
+OG_API og_status og_trainer_load_checkpoint(og_trainer *t, const char *path);
 
 /* The trained model for inference: a copy of `model` (NULL: the trainer's loss model with
  * the loss output, its inputs and the nodes only they need removed, and its
  * TrainingInfoProtos with the initializers only they read) whose initializers named like
  * trained weights hold the trained values. */
-og_status og_trainer_export(const og_trainer *t, const og_model *model, og_model **out);
+OG_API og_status og_trainer_export(const og_trainer *t, const og_model *model, og_model **out);
 
 /* A model carrying its own training step in ONNX's TrainingInfoProto, which
  * og_trainer_create in algorithm mode (or any ONNX training runtime) continues from where
@@ -710,7 +787,7 @@ og_status og_trainer_export(const og_trainer *t, const og_model *model, og_model
  * hold the current values.
  * Errors: OG_ERR_UNSUPPORTED (a warm-up schedule or clipping with a default opset < 9),
  * OG_ERR_NOMEM. */
-og_status og_trainer_export_training_model(const og_trainer *t, og_model **out);
+OG_API og_status og_trainer_export_training_model(const og_trainer *t, og_model **out);
 
 /* The fit loop: epochs of shuffled mini-batches. */
 typedef struct og_fit_event {
@@ -750,7 +827,7 @@ typedef struct og_fit_options {
  * epoch stays as it was).  Resuming continues from the epoch after the checkpointed one,
  * with the same shuffles, so the weights equal an uninterrupted run's bit for bit at the
  * same thread count. */
-og_status og_trainer_fit(og_trainer *t, const og_dataset *data, const og_fit_options *o);
+OG_API og_status og_trainer_fit(og_trainer *t, const og_dataset *data, const og_fit_options *o);
 
 /* ---------------------------------------------------------------------------------- */
 /* .npy files                                                                          */
@@ -760,12 +837,12 @@ og_status og_trainer_fit(og_trainer *t, const og_dataset *data, const og_fit_opt
  * or bool, little- or big-endian.  Anything else (Fortran order, object arrays, other
  * dtypes) is refused with OG_ERR_UNSUPPORTED and a message that says why; truncated or
  * malformed files give OG_ERR_PARSE. */
-og_status og_npy_load(const char *path, const og_allocator *alloc, og_tensor **out);
-og_status og_npy_load_buffer(const void *data, size_t size, const og_allocator *alloc,
-                             og_tensor **out);
+OG_API og_status og_npy_load(const char *path, const og_allocator *alloc, og_tensor **out);
+OG_API og_status og_npy_load_buffer(const void *data, size_t size, const og_allocator *alloc,
+                                    og_tensor **out);
 /* Write a tensor as .npy (format 1.0, little-endian, C order). Errors: OG_ERR_IO,
  * OG_ERR_UNSUPPORTED (a dtype outside the list above). */
-og_status og_npy_save(const char *path, const og_tensor *t);
+OG_API og_status og_npy_save(const char *path, const og_tensor *t);
 
 #ifdef __cplusplus
 }

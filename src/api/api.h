@@ -15,4 +15,8 @@ struct og_model {
  * og_graph_resolve after the changes). */
 og_status og_model_copy_graph(const og_model *m, const og_allocator *a, og_model **out);
 
+/* Whether 0 <= i < n; if not, the thread's error says that `fn` got `what` index i and the
+ * valid range (callers then return OG_ERR_INVALID_ARG, or NULL where no status fits). */
+bool og_api_index_ok(const char *fn, const char *what, int i, int n);
+
 #endif /* OG_API_H */

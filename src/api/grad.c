@@ -234,17 +234,20 @@ int og_grad_weight_count(const og_grad *g) { return g ? g->n_weights : 0; }
 
 const char *og_grad_output_name(const og_grad *g, int i)
 {
-    return g && i >= 0 && i < g->n_outputs ? g->names[i] : NULL;
+    if (!og_api_index_ok("og_grad_output_name", "output", i, og_grad_output_count(g))) return NULL;
+    return g->names[i];
 }
 
 const char *og_grad_input_name(const og_grad *g, int i)
 {
-    return g && i >= 0 && i < g->n_inputs ? g->names[g->n_outputs + i] : NULL;
+    if (!og_api_index_ok("og_grad_input_name", "input", i, og_grad_input_count(g))) return NULL;
+    return g->names[g->n_outputs + i];
 }
 
 const char *og_grad_weight_name(const og_grad *g, int i)
 {
-    return g && i >= 0 && i < g->n_weights ? g->names[g->n_outputs + g->n_inputs + i] : NULL;
+    if (!og_api_index_ok("og_grad_weight_name", "weight", i, og_grad_weight_count(g))) return NULL;
+    return g->names[g->n_outputs + g->n_inputs + i];
 }
 
 const og_model *og_grad_training_model(const og_grad *g) { return g ? g->training : NULL; }
@@ -495,10 +498,12 @@ static char *join_names(const og_allocator *a, const char *const *names, int n)
 
 og_status og_grad_save_buffer(const og_grad *g, void **data, size_t *size)
 {
+    if (data) *data = NULL;
+    if (size) *size = 0;
     if (!g || !data || !size)
         return og_error(OG_ERR_INVALID_ARG, "og_grad_save_buffer: NULL argument");
     const og_allocator *a = g->alloc;
-    og_graph *eg = g->eval->graph;
+    const og_graph *eg = g->eval->graph;
     const char *keys[3] = {"onnxgrad.weights", "onnxgrad.inputs", "onnxgrad.outputs"};
     char *vals[3] = {join_names(a, g->names + g->n_outputs + g->n_inputs, g->n_weights),
                      join_names(a, g->names + g->n_outputs, g->n_inputs),
@@ -510,7 +515,8 @@ og_status og_grad_save_buffer(const og_grad *g, void **data, size_t *size)
         st = og_error(OG_ERR_NOMEM, "out of memory");
         goto done;
     }
-    /* the eval graph with three more metadata entries, for the time of the serialization */
+    /* A shallow copy of the eval graph's header with three more metadata entries: g is only
+     * read, so threads may save one gradient object at once. */
     md = og_malloc(a, (size_t)(n0 + 3) * sizeof *md);
     if (!md) {
         st = og_error(OG_ERR_NOMEM, "out of memory");
@@ -521,12 +527,10 @@ og_status og_grad_save_buffer(const og_grad *g, void **data, size_t *size)
         md[n0 + i].key = (char *)keys[i];
         md[n0 + i].value = vals[i];
     }
-    og_kv *saved = eg->metadata;
-    eg->metadata = md;
-    eg->n_metadata = n0 + 3;
-    st = og_onnx_serialize_model(eg, a, data, size);
-    eg->metadata = saved;
-    eg->n_metadata = n0;
+    og_graph view = *eg;
+    view.metadata = md;
+    view.n_metadata = n0 + 3;
+    st = og_onnx_serialize_model(&view, a, data, size);
 done:
     og_free(a, md);
     for (int i = 0; i < 3; i++) og_free(a, vals[i]);

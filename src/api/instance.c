@@ -90,6 +90,7 @@ og_status og_instance_forward(og_instance *inst, const char *const *input_names,
         return og_error(OG_ERR_INVALID_ARG, "og_instance_forward: NULL argument");
     og_grad *g = inst->g;
     const og_allocator *a = g->alloc;
+    for (int j = 0; j < g->n_outputs; j++) outputs[j] = NULL; /* what a failure leaves */
     if (!training)
         return og_session_run_named(inst->eval, input_names, inputs, n_inputs, g->names,
                                     g->n_outputs, outputs);

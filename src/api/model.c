@@ -169,6 +169,17 @@ og_status og_model_save_file(const og_model *m, const char *path)
     return st;
 }
 
+bool og_api_index_ok(const char *fn, const char *what, int i, int n)
+{
+    if (i >= 0 && i < n) return true;
+    if (n <= 0)
+        og_error(OG_ERR_INVALID_ARG, "%s: %s index %d is out of range (there are none)", fn, what,
+                 i);
+    else
+        og_error(OG_ERR_INVALID_ARG, "%s: %s index %d is outside 0..%d", fn, what, i, n - 1);
+    return false;
+}
+
 int og_model_input_count(const og_model *m)
 {
     int n = 0;
@@ -177,30 +188,41 @@ int og_model_input_count(const og_model *m)
     return n;
 }
 
-/* Index into graph->values of the i-th graph input that is not an initializer. */
-static int input_value(const og_model *m, int i)
-{
-    if (!m || i < 0) return -1;
-    for (int k = 0; k < m->graph->n_inputs; k++) {
-        int v = m->graph->inputs[k];
-        if (m->graph->values[v].kind != OG_VALUE_INPUT) continue;
-        if (i-- == 0) return v;
-    }
-    return -1;
-}
-
 int og_model_output_count(const og_model *m) { return m ? m->graph->n_outputs : 0; }
+
+/* Index into graph->values of the i-th graph input that is not an initializer, or -1 after
+ * an error naming `fn`. */
+static int input_value(const og_model *m, int i, const char *fn)
+{
+    if (!og_api_index_ok(fn, "input", i, og_model_input_count(m))) return -1;
+    for (int k = 0;; k++) { /* the count says the i-th one exists */
+        int v = m->graph->inputs[k];
+        if (m->graph->values[v].kind == OG_VALUE_INPUT && i-- == 0) return v;
+    }
+}
 
 const char *og_model_input_name(const og_model *m, int i)
 {
-    int v = input_value(m, i);
+    int v = input_value(m, i, "og_model_input_name");
     return v < 0 ? NULL : m->graph->values[v].name;
 }
 
 const char *og_model_output_name(const og_model *m, int i)
 {
-    if (!m || i < 0 || i >= m->graph->n_outputs) return NULL;
+    if (!og_api_index_ok("og_model_output_name", "output", i, og_model_output_count(m)))
+        return NULL;
     return m->graph->values[m->graph->outputs[i]].name;
+}
+
+/* Clear what value_info fills: a failed call leaves no stale shape behind. */
+static void clear_info(og_dtype *dtype, int *rank, int64_t *dims, const char **dim_names)
+{
+    if (dtype) *dtype = OG_UNDEFINED;
+    if (rank) *rank = 0;
+    for (int d = 0; d < OG_MAX_RANK; d++) {
+        if (dims) dims[d] = 0;
+        if (dim_names) dim_names[d] = NULL;
+    }
 }
 
 static og_status value_info(const og_model *m, int v, og_dtype *dtype, int *rank, int64_t *dims,
@@ -219,16 +241,20 @@ static og_status value_info(const og_model *m, int v, og_dtype *dtype, int *rank
 og_status og_model_input_info(const og_model *m, int i, og_dtype *dtype, int *rank, int64_t *dims,
                               const char **dim_names)
 {
-    int v = input_value(m, i);
-    if (v < 0) return og_error(OG_ERR_INVALID_ARG, "input index %d out of range", i);
+    clear_info(dtype, rank, dims, dim_names);
+    if (!m) return og_error(OG_ERR_INVALID_ARG, "og_model_input_info: model is NULL");
+    int v = input_value(m, i, "og_model_input_info");
+    if (v < 0) return OG_ERR_INVALID_ARG;
     return value_info(m, v, dtype, rank, dims, dim_names);
 }
 
 og_status og_model_output_info(const og_model *m, int i, og_dtype *dtype, int *rank, int64_t *dims,
                                const char **dim_names)
 {
-    if (!m || i < 0 || i >= m->graph->n_outputs)
-        return og_error(OG_ERR_INVALID_ARG, "output index %d out of range", i);
+    clear_info(dtype, rank, dims, dim_names);
+    if (!m) return og_error(OG_ERR_INVALID_ARG, "og_model_output_info: model is NULL");
+    if (!og_api_index_ok("og_model_output_info", "output", i, m->graph->n_outputs))
+        return OG_ERR_INVALID_ARG;
     return value_info(m, m->graph->outputs[i], dtype, rank, dims, dim_names);
 }
 
@@ -236,13 +262,16 @@ int og_model_initializer_count(const og_model *m) { return m ? m->graph->n_inits
 
 const char *og_model_initializer_name(const og_model *m, int i)
 {
-    if (!m || i < 0 || i >= m->graph->n_inits) return NULL;
+    if (!og_api_index_ok("og_model_initializer_name", "initializer", i,
+                         og_model_initializer_count(m)))
+        return NULL;
     return m->graph->values[m->graph->inits[i]].name;
 }
 
 const og_tensor *og_model_initializer(const og_model *m, int i)
 {
-    if (!m || i < 0 || i >= m->graph->n_inits) return NULL;
+    if (!og_api_index_ok("og_model_initializer", "initializer", i, og_model_initializer_count(m)))
+        return NULL;
     return m->graph->values[m->graph->inits[i]].init;
 }
 
@@ -250,25 +279,33 @@ int og_model_training_info_count(const og_model *m) { return m ? m->graph->n_tra
 
 int og_model_opset_count(const og_model *m) { return m ? m->graph->n_opsets : 0; }
 
-void og_model_opset(const og_model *m, int i, const char **domain, int64_t *version)
+og_status og_model_opset(const og_model *m, int i, const char **domain, int64_t *version)
 {
-    if (!m || i < 0 || i >= m->graph->n_opsets) return;
+    if (domain) *domain = NULL;
+    if (version) *version = 0;
+    if (!og_api_index_ok("og_model_opset", "opset", i, og_model_opset_count(m)))
+        return OG_ERR_INVALID_ARG;
     if (domain) *domain = m->graph->opsets[i].domain;
     if (version) *version = m->graph->opsets[i].version;
+    return OG_OK;
 }
 
 int64_t og_model_ir_version(const og_model *m) { return m ? m->graph->ir_version : 0; }
 int og_model_node_count(const og_model *m) { return m ? m->graph->n_nodes : 0; }
 
-void og_model_node_op(const og_model *m, int i, const char **op_type, const char **domain)
+og_status og_model_node_op(const og_model *m, int i, const char **op_type, const char **domain)
 {
-    if (!m || i < 0 || i >= m->graph->n_nodes) return;
+    if (op_type) *op_type = NULL;
+    if (domain) *domain = NULL;
+    if (!og_api_index_ok("og_model_node_op", "node", i, og_model_node_count(m)))
+        return OG_ERR_INVALID_ARG;
     if (op_type) *op_type = m->graph->nodes[i].op_type;
     if (domain) *domain = m->graph->nodes[i].domain;
+    return OG_OK;
 }
 
 const char *og_model_node_name(const og_model *m, int i)
 {
-    if (!m || i < 0 || i >= m->graph->n_nodes) return NULL;
+    if (!og_api_index_ok("og_model_node_name", "node", i, og_model_node_count(m))) return NULL;
     return m->graph->nodes[i].name;
 }
