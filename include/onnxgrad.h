@@ -20,8 +20,7 @@
  *    nodes, weights) accepts 0 <= i < the list's count.  Outside that range it fails: one
  *    returning og_status sets its outputs to NULL / 0 and returns OG_ERR_INVALID_ARG; one
  *    returning a pointer returns NULL.  Either way og_last_error() then names the function,
- *    the index and the valid range (og_trainer_weight_name and og_dataset_feature_name
- *    only return NULL).
+ *    the index and the valid range.
  *  - Threads.  Distinct handles may be used from distinct threads at once.  A function
  *    taking a `const og_xxx *` handle does not write to it, so several threads may make such
  *    calls on one handle at once, provided no call taking it non-const runs meanwhile.
@@ -541,8 +540,8 @@ OG_API int64_t og_dataset_size(const og_dataset *d);
 OG_API const og_tensor *og_dataset_features(const og_dataset *d);
 OG_API const og_tensor *og_dataset_targets(const og_dataset *d);
 OG_API const og_tensor *og_dataset_weights(const og_dataset *d);
-/* Name of feature column i (CSV with header), else NULL: also for an index out of range,
- * which sets no og_last_error() message. */
+/* Name of feature column i (CSV with header).  NULL for a dataset without a header (no
+ * message), and for an index out of range (og_last_error() names it and the range). */
 OG_API const char *og_dataset_feature_name(const og_dataset *d, int64_t i);
 
 /* Split off the last round(fraction * N) samples of a seeded shuffle as a validation set;
@@ -729,8 +728,9 @@ OG_API int64_t og_trainer_step_count(const og_trainer *t);
 /* The learning rate the next step will use (NaN in algorithm mode). */
 OG_API double og_trainer_lr(const og_trainer *t);
 /* The trained weights (algorithm mode: the bound initializers); names owned by t, NULL for
- * an index out of range.  get_weight's view is owned by t and valid while it lives (steps
- * and set_weight change its contents).  Errors: as og_grad_get_weight / og_grad_set_weight. */
+ * an index out of range (og_last_error() names it and the range).  get_weight's view is
+ * owned by t and valid while it lives (steps and set_weight change its contents); *value
+ * is NULL after a failure.  Errors: as og_grad_get_weight / og_grad_set_weight. */
 OG_API int og_trainer_weight_count(const og_trainer *t);
 OG_API const char *og_trainer_weight_name(const og_trainer *t, int i);
 OG_API og_status og_trainer_get_weight(const og_trainer *t, const char *name,

@@ -4,8 +4,9 @@
  * Each op family lives in one file src/ops/<family>.c that exports a table of og_op_def:
  * the op's name and domain, its since-versions, how many inputs and outputs it takes, how
  * its attributes are parsed once into a typed struct (parse), and how its output types and
- * shapes follow from its inputs (infer).  The CPU kernels live in src/kernels/cpu/<family>.c
- * and are joined to the op by (domain, name) in src/ops/registry.c.
+ * shapes follow from its inputs (infer); src/ops/registry.c joins the families.  How a
+ * device computes an op is in src/kernels/<device>/<family>.c and its gradient rule in
+ * src/grad/<family>.c, under the same family name; both find the op by (domain, name).
  *
  * infer runs twice in an op's life:
  *  - at load time (static inference): dims may be symbolic or unknown, rank may be unknown

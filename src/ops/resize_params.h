@@ -65,7 +65,7 @@ og_status og_resize_plan(const og_op_ctx *c, const og_resize_params *p, int rank
                          const og_tensor *sizes, og_resize_shape *out);
 
 /* Interpolation pieces shared by the CPU kernel (src/kernels/cpu/resize.c) and the
- * gradient rule (src/grad/index.c), so that both use the same weights. */
+ * gradient rule (src/grad/resize.c), so that both use the same weights. */
 /* Input coordinate of output coordinate x along axis a (the spec's transforms). */
 double og_resize_source_coord(const og_resize_params *p, const og_resize_shape *sh, int a,
                               int64_t x, int64_t in);

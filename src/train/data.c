@@ -59,7 +59,14 @@ const og_tensor *og_dataset_weights(const og_dataset *d) { return d ? d->w : NUL
 
 const char *og_dataset_feature_name(const og_dataset *d, int64_t i)
 {
-    if (!d || !d->names || i < 0 || i >= d->n_names) return NULL;
+    if (!d || !d->names) return NULL; /* no header: no names, and no error */
+    if (i < 0 || i >= d->n_names) {
+        og_error(OG_ERR_INVALID_ARG,
+                 "og_dataset_feature_name: index %lld is outside 0..%lld (the dataset has %lld "
+                 "named columns)",
+                 (long long)i, (long long)d->n_names - 1, (long long)d->n_names);
+        return NULL;
+    }
     return d->names[i];
 }
 

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "api/api.h"
 #include "train/trainer.h"
 
 og_trainer *og_trainer_new(const og_model *m, const og_trainer_options *opts,
@@ -151,12 +152,17 @@ int og_trainer_weight_count(const og_trainer *t) { return t ? t->n_weights : 0; 
 
 const char *og_trainer_weight_name(const og_trainer *t, int i)
 {
-    if (!t || i < 0 || i >= t->n_weights) return NULL;
+    if (!t) {
+        og_error(OG_ERR_INVALID_ARG, "og_trainer_weight_name: NULL trainer");
+        return NULL;
+    }
+    if (!og_api_index_ok("og_trainer_weight_name", "weight", i, t->n_weights)) return NULL;
     return t->mode->weight_name(t, i);
 }
 
 og_status og_trainer_get_weight(const og_trainer *t, const char *name, const og_tensor **value)
 {
+    if (value) *value = NULL;
     if (!t) return og_error(OG_ERR_INVALID_ARG, "og_trainer_get_weight: NULL trainer");
     return t->mode->get_weight(t, name, value);
 }

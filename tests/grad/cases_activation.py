@@ -1,4 +1,5 @@
-"""Gradient cases of the activation family (src/grad/activation.c): unary math, parametric
+"""Gradient cases of the unary and elementwise rules (src/grad/unary.c, binary.c, and Cast and
+Dropout in tensor.c and norm.c): unary math, parametric
 activations at each attribute variant, Pow/PRelu/Where/Max/Min/Sum/Mean with broadcasting,
 Clip with attribute and input bounds, Cast, Dropout in inference and training mode, and
 the zero-gradient rounding ops, each at old and new opsets."""
