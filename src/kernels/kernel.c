@@ -11,11 +11,19 @@ static bool same_domain(const char *a, const char *b)
     return strcmp(a, b) == 0;
 }
 
-const og_kernel_def *og_backend_find(const og_backend *b, const char *domain, const char *name)
+static bool covers(const og_kernel_def *d, int since)
+{
+    return since == 0 || ((d->since_min == 0 || since >= d->since_min) &&
+                          (d->since_max == 0 || since <= d->since_max));
+}
+
+const og_kernel_def *og_backend_find(const og_backend *b, const char *domain, const char *name,
+                                     int since)
 {
     for (int t = 0; b->tables[t]; t++)
         for (const og_kernel_def *d = b->tables[t]; d->name; d++)
-            if (strcmp(d->name, name) == 0 && same_domain(d->domain, domain)) return d;
+            if (strcmp(d->name, name) == 0 && same_domain(d->domain, domain) && covers(d, since))
+                return d;
     return NULL;
 }
 
@@ -50,9 +58,14 @@ og_status og_backend_bind(const og_backend *b, const og_node *n, const og_dtype 
     out->impl = NULL;
     out->type_input = 0;
     out->type = OG_UNDEFINED;
-    const og_kernel_def *d = og_backend_find(b, n->domain, n->op_type);
+    const og_kernel_def *d = og_backend_find(b, n->domain, n->op_type, n->since_version);
     if (!d) {
         if (n->op && (n->op->flags & OG_OP_ALIAS_INPUT0)) return OG_OK;
+        if (og_backend_find(b, n->domain, n->op_type, 0))
+            return og_error(OG_ERR_UNSUPPORTED,
+                            "%s: the %s kernels of %s do not compute since-version %d of the op",
+                            og_node_label(n, label, sizeof label), b->name, n->op_type,
+                            n->since_version);
         return og_error(OG_ERR_UNSUPPORTED, "%s: op %s has no %s kernel",
                         og_node_label(n, label, sizeof label), n->op_type, b->name);
     }

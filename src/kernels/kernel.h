@@ -46,6 +46,9 @@ typedef struct og_kernel_def {
     const og_dtype *types;      /* dtypes of the type input, 0-terminated; NULL: see select */
     og_kernel_select_fn select; /* NULL: fn dispatches on dtype itself */
     int type_input;             /* which input's dtype the constraint reads (default 0) */
+    /* The op's since-versions this entry computes, inclusive; 0 leaves that end open.  A
+     * table may hold several entries for one op, one per range of versions. */
+    int since_min, since_max;
 } og_kernel_def;
 
 /* A family's table is `const og_kernel_def og_<device>_<family>[] = {..., {0}};`. */
@@ -68,14 +71,17 @@ typedef struct og_kernel_binding {
     og_dtype type;
 } og_kernel_binding;
 
-/* The entry of backend b for (domain, name), NULL if none. */
-const og_kernel_def *og_backend_find(const og_backend *b, const char *domain, const char *name);
+/* The entry of backend b for (domain, name) at since-version `since` (0: any version), NULL
+ * if none. */
+const og_kernel_def *og_backend_find(const og_backend *b, const char *domain, const char *name,
+                                     int since);
 
 /* Bind resolved node n (n->op set) to backend b.  in_types[0..n->n_in-1] are the static
  * dtypes of the node's inputs (OG_UNDEFINED where not known before the run, or omitted:
  * the kernel then checks the dtype itself).
- * Errors: OG_ERR_UNSUPPORTED naming the node, the op, the device and, for a dtype it lacks,
- * the dtypes it has. */
+ * The entry is the one for the node's op at its since-version.
+ * Errors: OG_ERR_UNSUPPORTED naming the node, the op, the device and, for a version or a
+ * dtype it lacks, what it has. */
 og_status og_backend_bind(const og_backend *b, const og_node *n, const og_dtype *in_types,
                           og_kernel_binding *out);
 

@@ -164,10 +164,47 @@ static void cpu_binds_typed_loops(void)
     }
 }
 
+/* A device whose Sigmoid kernel computes the op's first version only (since 6 up to 12):
+ * a model of opset 14 (Sigmoid since-version 13) is refused, naming the version; an entry
+ * per range of versions serves both. */
+static const og_kernel_def old_sigmoid[] = {
+    {.name = "Sigmoid", .domain = "", .fn = toy_relu, .since_min = 6, .since_max = 12},
+    {.name = NULL},
+};
+static const og_kernel_def *const old_tables[] = {old_sigmoid, NULL};
+static const og_backend old_backend = {"old", old_tables, toy_allocator};
+
+static const og_kernel_def both_sigmoids[] = {
+    {.name = "Sigmoid", .domain = "", .fn = toy_relu, .since_max = 12},
+    {.name = "Sigmoid", .domain = "", .fn = toy_relu, .select = toy_select, .since_min = 13},
+    {.name = NULL},
+};
+static const og_kernel_def *const both_tables[] = {both_sigmoids, NULL};
+static const og_backend both_backend = {"both", both_tables, toy_allocator};
+
+static void kernels_by_version(void)
+{
+    og_graph *g = one_node("Sigmoid", OG_FLOAT, 2);
+    CHECK(g != NULL);
+    if (!g) return;
+    CHECK(g->nodes[0].since_version == 13);
+    og_kernel_binding b;
+    og_dtype types[1] = {OG_FLOAT};
+    CHECK(og_backend_bind(&old_backend, &g->nodes[0], types, &b) == OG_ERR_UNSUPPORTED);
+    CHECK(strstr(og_last_error(), "do not compute since-version 13") != NULL);
+    CHECK_OK(og_backend_bind(&both_backend, &g->nodes[0], types, &b));
+    CHECK(b.impl == &toy_relu_loop); /* the since-13 entry, with its select */
+    CHECK(og_backend_find(&both_backend, "", "Sigmoid", 6) == &both_sigmoids[0]);
+    CHECK(og_backend_find(&both_backend, "ai.onnx", "Sigmoid", 13) == &both_sigmoids[1]);
+    CHECK(og_backend_find(&old_backend, "", "Sigmoid", 13) == NULL);
+    og_graph_free(g);
+}
+
 int main(void)
 {
     toy_runs_a_graph();
     toy_refuses_at_creation();
     cpu_binds_typed_loops();
+    kernels_by_version();
     TEST_DONE();
 }

@@ -24,7 +24,7 @@ const og_backend og_cpu_backend = {"CPU", cpu_tables, cpu_allocator};
 
 og_kernel_fn og_cpu_kernel_find(const char *domain, const char *name)
 {
-    const og_kernel_def *d = og_backend_find(&og_cpu_backend, domain, name);
+    const og_kernel_def *d = og_backend_find(&og_cpu_backend, domain, name, 0);
     return d ? d->fn : NULL;
 }
 
