@@ -72,6 +72,7 @@ void og_graph_free(og_graph *g)
     og_free(a, g->inputs);
     og_free(a, g->outputs);
     og_free(a, g->inits);
+    og_free(a, g->value_index);
     og_free(a, g->producer_name);
     og_free(a, g->producer_version);
     og_free(a, g->model_domain);
@@ -89,15 +90,56 @@ void og_graph_clear_training_info(og_graph *g)
     g->n_training_info = 0;
 }
 
+/* ---- the name index ------------------------------------------------------------- */
+
+/* FNV-1a: value names are short and mostly distinct in their last characters. */
+static size_t hash_name(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return (size_t)h;
+}
+
+/* Put value v into its slot (the index has room: it is never more than half full). */
+static void index_insert(og_graph *g, int v)
+{
+    size_t mask = g->value_index_cap - 1;
+    size_t j = hash_name(g->values[v].name) & mask;
+    while (g->value_index[j]) j = (j + 1) & mask;
+    g->value_index[j] = v + 1;
+}
+
+/* Make room for `n` values (at most half full), rehashing values 0..n_values-1 into a new
+ * table.  On failure the old table is kept, still valid. */
+static bool index_reserve(og_graph *g, size_t n)
+{
+    if (n * 2 <= g->value_index_cap) return true;
+    size_t cap = g->value_index_cap ? g->value_index_cap : 64;
+    while (cap < n * 2) cap *= 2;
+    int *slots = og_calloc(g->alloc, cap, sizeof *slots);
+    if (!slots) return false;
+    og_free(g->alloc, g->value_index);
+    g->value_index = slots;
+    g->value_index_cap = cap;
+    for (int v = 0; v < g->n_values; v++) index_insert(g, v);
+    return true;
+}
+
 int og_graph_find_value(const og_graph *g, const char *name)
 {
-    for (int i = 0; i < g->n_values; i++)
-        if (strcmp(g->values[i].name, name) == 0) return i;
+    if (!g->value_index_cap) return -1;
+    size_t mask = g->value_index_cap - 1;
+    /* linear probing meets the first value added under a name before any later one */
+    for (size_t j = hash_name(name) & mask; g->value_index[j]; j = (j + 1) & mask) {
+        int v = g->value_index[j] - 1;
+        if (strcmp(g->values[v].name, name) == 0) return v;
+    }
     return -1;
 }
 
 int og_graph_add_value(og_graph *g, const char *name)
 {
+    if (!index_reserve(g, (size_t)g->n_values + 1)) return -1;
     if (g->n_values == g->cap_values) {
         int cap = g->cap_values ? g->cap_values * 2 : 16;
         og_value *v = og_realloc(g->alloc, g->values, (size_t)g->n_values * sizeof *v,
@@ -113,6 +155,7 @@ int og_graph_add_value(og_graph *g, const char *name)
     v->rank = -1;
     for (int i = 0; i < OG_MAX_RANK; i++) v->dims[i] = OG_DIM_UNKNOWN;
     v->producer = -1;
+    index_insert(g, g->n_values);
     return g->n_values++;
 }
 

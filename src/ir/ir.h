@@ -141,6 +141,12 @@ typedef struct og_graph {
     int *inits;
     int n_symbols;
     char **symbols;
+    /* Name -> value index, so that og_graph_find_value takes constant time: open addressing
+     * with linear probing, each slot a value index + 1 (0: empty), a power-of-two size at
+     * least twice n_values.  og_graph_add_value keeps it; code that renamed or removed a
+     * value would have to as well (none does: values are only ever appended). */
+    int *value_index;
+    size_t value_index_cap;
 } og_graph;
 
 og_graph *og_graph_new(const og_allocator *a);
@@ -148,9 +154,11 @@ void og_graph_free(og_graph *g);
 /* Drop the graph's TrainingInfoProtos. */
 void og_graph_clear_training_info(og_graph *g);
 
-/* Value by name (-1 if none).  Linear in the number of values; the loader uses a hash. */
+/* Value by name (-1 if none; the first one if a name was added twice).  Constant time, through
+ * og_graph.value_index. */
 int og_graph_find_value(const og_graph *g, const char *name);
-/* Append a value; returns its index or -1 on allocation failure. */
+/* Append a value (and index its name); returns its index or -1 on allocation failure, the
+ * graph unchanged then. */
 int og_graph_add_value(og_graph *g, const char *name);
 /* Append a node with room for n_in inputs and n_out outputs (filled with -1). */
 og_node *og_graph_add_node(og_graph *g, const char *op_type, const char *domain, const char *name,
