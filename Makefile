@@ -61,6 +61,7 @@ bench: setup
 	/usr/bin/python3 -W ignore bench/bench_train.py --build $(BUILD)
 	/usr/bin/python3 -W ignore bench/bench_fit.py --build $(BUILD)
 	ONNXGRAD_LIBRARY=$(BUILD)/libonnxgrad.so PYTHONPATH=python python3 bench/bench_python.py
+	python3 bench/bench_grad_create.py --build $(BUILD) --chains 10000,100000
 
 format:
 	clang-format -i $(C_FILES)

@@ -44,28 +44,20 @@ fail:
 
 og_status og_model_copy_graph(const og_model *m, const og_allocator *a, og_model **out)
 {
-    void *bytes = NULL;
-    size_t size = 0;
     *out = NULL;
     a = og_alloc_or_default(a);
-    og_status st = og_model_save_buffer(m, &bytes, &size);
-    if (st) return st;
     og_model *c = og_malloc(a, sizeof *c);
-    if (!c) {
-        og_model_buffer_free(m, bytes);
-        return og_error(OG_ERR_NOMEM, "out of memory");
-    }
+    if (!c) return og_error(OG_ERR_NOMEM, "out of memory");
     c->alloc = *a;
     c->user_alloc = a;
     c->graph = NULL;
-    st = og_onnx_parse_model(bytes, size, NULL, &c->alloc, &c->graph);
-    og_model_buffer_free(m, bytes);
-    if (st) {
-        og_model_free(c);
-        return st;
-    }
+    og_status st = og_graph_clone(m->graph, &c->alloc, &c->graph);
+    if (st) goto fail;
     *out = c;
     return OG_OK;
+fail:
+    og_model_free(c);
+    return st;
 }
 
 /* The folder of `path` ("." if none), allocated with a. */

@@ -1,6 +1,6 @@
 /* builder.c: the reverse pass that turns a forward graph into its training graph.
  *
- * 1. Clone the forward graph (through its serialized form, so the clone owns everything).
+ * 1. Clone the forward graph (og_graph_clone: the clone owns everything).
  * 2. Mark the values a gradient can reach: forward from the trained weights and the inputs
  *    needing gradients (through float values only), and backward from the selected
  *    outputs.  Nodes outside both sets get no gradient code.
@@ -13,17 +13,13 @@
 #include <string.h>
 
 #include "grad/grad_internal.h"
-#include "onnx/onnx_io.h"
 
 static og_status clone_graph(const og_graph *fwd, const og_allocator *a, og_graph **out)
 {
-    void *bytes = NULL;
-    size_t size = 0;
-    og_status st = og_onnx_serialize_model(fwd, a, &bytes, &size);
+    og_status st = og_graph_clone(fwd, a, out);
     if (st) return st;
-    st = og_onnx_parse_model(bytes, size, NULL, a, out);
-    og_free(a, bytes);
-    if (st) return st;
+    /* finalize as the round trip did (fwd need not be finalized; linear), then resolve: a
+     * clone shares no parsed attributes */
     st = og_graph_finalize(*out);
     if (!st) st = og_graph_resolve(*out, false);
     if (st) {
@@ -31,12 +27,6 @@ static og_status clone_graph(const og_graph *fwd, const og_allocator *a, og_grap
         *out = NULL;
     }
     return st;
-}
-
-/* value id in the clone of forward value id v */
-static int clone_id(const og_graph *fwd, const og_graph *g, int v)
-{
-    return og_graph_find_value(g, fwd->values[v].name);
 }
 
 static og_status add_contribution(og_gb *b, int v, int grad)
@@ -167,16 +157,19 @@ static og_status reverse_pass(og_gb *b, int nn0)
             goto done;
         }
         for (int j = 0; j < n.n_in; j++) dx[j] = -1;
-        /* room for what one rule may emit: og_gb_value pointers stay valid in a rule */
+        /* room for what one rule may emit: og_gb_value pointers stay valid in a rule; the
+         * room doubles, so that the copies stay linear in the values emitted in all */
         if (g->cap_values < g->n_values + 4096) {
+            int cap =
+                g->n_values + 8192 > 2 * g->cap_values ? g->n_values + 8192 : 2 * g->cap_values;
             og_value *nv = og_realloc(a, g->values, (size_t)g->n_values * sizeof *nv,
-                                      (size_t)(g->n_values + 8192) * sizeof *nv);
+                                      (size_t)cap * sizeof *nv);
             if (!nv) {
                 st = og_error(OG_ERR_NOMEM, "out of memory building gradients");
                 goto done;
             }
             g->values = nv;
-            g->cap_values = g->n_values + 8192;
+            g->cap_values = cap;
         }
         b->current = &n;
         st = rule->fn(b, &n, dy, dx);
@@ -340,10 +333,10 @@ og_status og_grad_build(const og_graph *fwd, const og_grad_spec *spec, const og_
         st = og_error(OG_ERR_NOMEM, "out of memory building gradients");
         goto done;
     }
-    for (int i = 0; i < spec->n_inputs; i++) src[i] = clone_id(fwd, g, spec->inputs[i]);
-    for (int i = 0; i < spec->n_weights; i++)
-        src[spec->n_inputs + i] = clone_id(fwd, g, spec->weights[i]);
-    for (int i = 0; i < spec->n_outputs; i++) outs[i] = clone_id(fwd, g, spec->outputs[i]);
+    /* the clone keeps every value at its index: the spec's ids hold in it */
+    for (int i = 0; i < spec->n_inputs; i++) src[i] = spec->inputs[i];
+    for (int i = 0; i < spec->n_weights; i++) src[spec->n_inputs + i] = spec->weights[i];
+    for (int i = 0; i < spec->n_outputs; i++) outs[i] = spec->outputs[i];
     for (int i = 0; i < n_src; i++) {
         OG_ASSERT(src[i] >= 0);
         b.wants[src[i]] = true;

@@ -72,6 +72,7 @@ void og_graph_free(og_graph *g)
     og_free(a, g->inputs);
     og_free(a, g->outputs);
     og_free(a, g->inits);
+    og_free(a, g->value_index);
     og_free(a, g->producer_name);
     og_free(a, g->producer_version);
     og_free(a, g->model_domain);
@@ -89,15 +90,56 @@ void og_graph_clear_training_info(og_graph *g)
     g->n_training_info = 0;
 }
 
+/* ---- the name index ------------------------------------------------------------- */
+
+/* FNV-1a: value names are short and mostly distinct in their last characters. */
+static size_t hash_name(const char *s)
+{
+    uint64_t h = 1469598103934665603ull;
+    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return (size_t)h;
+}
+
+/* Put value v into its slot (the index has room: it is never more than half full). */
+static void index_insert(og_graph *g, int v)
+{
+    size_t mask = g->value_index_cap - 1;
+    size_t j = hash_name(g->values[v].name) & mask;
+    while (g->value_index[j]) j = (j + 1) & mask;
+    g->value_index[j] = v + 1;
+}
+
+/* Make room for `n` values (at most half full), rehashing values 0..n_values-1 into a new
+ * table.  On failure the old table is kept, still valid. */
+static bool index_reserve(og_graph *g, size_t n)
+{
+    if (n * 2 <= g->value_index_cap) return true;
+    size_t cap = g->value_index_cap ? g->value_index_cap : 64;
+    while (cap < n * 2) cap *= 2;
+    int *slots = og_calloc(g->alloc, cap, sizeof *slots);
+    if (!slots) return false;
+    og_free(g->alloc, g->value_index);
+    g->value_index = slots;
+    g->value_index_cap = cap;
+    for (int v = 0; v < g->n_values; v++) index_insert(g, v);
+    return true;
+}
+
 int og_graph_find_value(const og_graph *g, const char *name)
 {
-    for (int i = 0; i < g->n_values; i++)
-        if (strcmp(g->values[i].name, name) == 0) return i;
+    if (!g->value_index_cap) return -1;
+    size_t mask = g->value_index_cap - 1;
+    /* linear probing meets the first value added under a name before any later one */
+    for (size_t j = hash_name(name) & mask; g->value_index[j]; j = (j + 1) & mask) {
+        int v = g->value_index[j] - 1;
+        if (strcmp(g->values[v].name, name) == 0) return v;
+    }
     return -1;
 }
 
 int og_graph_add_value(og_graph *g, const char *name)
 {
+    if (!index_reserve(g, (size_t)g->n_values + 1)) return -1;
     if (g->n_values == g->cap_values) {
         int cap = g->cap_values ? g->cap_values * 2 : 16;
         og_value *v = og_realloc(g->alloc, g->values, (size_t)g->n_values * sizeof *v,
@@ -113,6 +155,7 @@ int og_graph_add_value(og_graph *g, const char *name)
     v->rank = -1;
     for (int i = 0; i < OG_MAX_RANK; i++) v->dims[i] = OG_DIM_UNKNOWN;
     v->producer = -1;
+    index_insert(g, g->n_values);
     return g->n_values++;
 }
 
@@ -322,6 +365,74 @@ done:
     return st;
 }
 
+/* ---- copies ----------------------------------------------------------------------- */
+
+static void *dup_bytes(const og_allocator *a, const void *p, size_t n)
+{
+    void *d = og_malloc(a, n);
+    if (d && n) memcpy(d, p, n);
+    return d;
+}
+
+/* A NULL string stays NULL (a value without doc is saved without one); false when out of
+ * memory. */
+static bool dup_opt(const og_allocator *a, const char *s, char **out)
+{
+    *out = s ? og_strdup(a, s) : NULL;
+    return !s || *out;
+}
+
+/* Room for at least one element, as og_graph_add_node gives, so that code growing the
+ * array later never copies from an empty block. */
+static int *dup_ints(const og_allocator *a, const int *p, int n)
+{
+    int *d = og_malloc(a, (size_t)(n ? n : 1) * sizeof *d);
+    if (d && n) memcpy(d, p, (size_t)n * sizeof *d);
+    return d;
+}
+
+static og_status dup_tensor(const og_allocator *a, const og_tensor *t, og_tensor **out)
+{
+    *out = NULL;
+    if (!t) return OG_OK;
+    og_status st = og_tensor_clone(t, a, out);
+    if (!st) (*out)->readonly = t->readonly;
+    return st;
+}
+
+/* Deep copy of *at into *d, which is zeroed; on failure *d holds what was copied, for
+ * attr_free. */
+static og_status attr_copy(const og_allocator *a, og_attr *d, const og_attr *at)
+{
+    og_status st;
+    d->type = at->type;
+    d->f = at->f;
+    d->i = at->i;
+    d->n = at->n;
+    d->s_len = at->s_len;
+    d->raw_len = at->raw_len;
+    if (!(d->name = og_strdup(a, at->name)) || !dup_opt(a, at->doc, &d->doc)) goto nomem;
+    if (at->s && !(d->s = dup_bytes(a, at->s, at->s_len + 1))) goto nomem;
+    if (at->ints && !(d->ints = dup_bytes(a, at->ints, (size_t)at->n * sizeof *d->ints)))
+        goto nomem;
+    if (at->floats && !(d->floats = dup_bytes(a, at->floats, (size_t)at->n * sizeof *d->floats)))
+        goto nomem;
+    if (at->raw && !(d->raw = dup_bytes(a, at->raw, at->raw_len))) goto nomem;
+    if (at->strings) {
+        if (!(d->strings = og_calloc(a, (size_t)at->n + 1, sizeof *d->strings))) goto nomem;
+        for (int k = 0; k < at->n; k++)
+            if (!(d->strings[k] = og_strdup(a, at->strings[k]))) goto nomem;
+    }
+    if (at->tensors) {
+        if (!(d->tensors = og_calloc(a, (size_t)at->n + 1, sizeof *d->tensors))) goto nomem;
+        for (int k = 0; k < at->n; k++)
+            if ((st = dup_tensor(a, at->tensors[k], &d->tensors[k]))) return st;
+    }
+    return dup_tensor(a, at->t, &d->t);
+nomem:
+    return og_error(OG_ERR_NOMEM, "out of memory copying attribute '%s'", at->name ? at->name : "");
+}
+
 og_status og_node_add_attr(og_graph *g, int node, const og_attr *at)
 {
     const og_allocator *a = g->alloc;
@@ -333,32 +444,118 @@ og_status og_node_add_attr(og_graph *g, int node, const og_attr *at)
     og_attr *d = &attrs[n->n_attrs];
     memset(d, 0, sizeof *d);
     n->n_attrs++; /* counted now: og_graph_free releases what was copied so far */
-    d->type = at->type;
-    d->f = at->f;
-    d->i = at->i;
-    d->n = at->n;
-    d->name = og_strdup(a, at->name);
-    if (!d->name) goto nomem;
-    if (at->s) {
-        d->s = og_malloc(a, at->s_len + 1);
-        if (!d->s) goto nomem;
-        memcpy(d->s, at->s, at->s_len + 1);
-        d->s_len = at->s_len;
+    return attr_copy(a, d, at);
+}
+
+/* *n into the zeroed *d of g: what the node says, not how it was resolved. */
+static og_status node_copy(og_graph *g, const og_node *n, og_node *d)
+{
+    const og_allocator *a = g->alloc;
+    d->n_in = n->n_in;
+    d->n_out = n->n_out;
+    if (!(d->name = og_strdup(a, n->name)) || !(d->op_type = og_strdup(a, n->op_type)) ||
+        !(d->domain = og_strdup(a, n->domain)) || !dup_opt(a, n->doc, &d->doc) ||
+        !(d->in = dup_ints(a, n->in, n->n_in)) || !(d->out = dup_ints(a, n->out, n->n_out)) ||
+        !(d->attrs = og_calloc(a, (size_t)n->n_attrs + 1, sizeof *d->attrs)))
+        return og_error(OG_ERR_NOMEM, "out of memory copying the graph");
+    for (int j = 0; j < n->n_attrs; j++) {
+        d->n_attrs++; /* counted first: og_graph_free releases a partial copy */
+        og_status st = attr_copy(a, &d->attrs[j], &n->attrs[j]);
+        if (st) return st;
     }
-    if (at->ints) {
-        d->ints = og_malloc(a, (size_t)(at->n + 1) * sizeof *d->ints);
-        if (!d->ints) goto nomem;
-        memcpy(d->ints, at->ints, (size_t)at->n * sizeof *d->ints);
+    return OG_OK;
+}
+
+/* *s into the zeroed *d of g. */
+static og_status value_copy(og_graph *g, const og_value *s, og_value *d)
+{
+    d->kind = s->kind;
+    d->is_graph_input = s->is_graph_input;
+    d->is_graph_output = s->is_graph_output;
+    d->dtype = s->dtype;
+    d->rank = s->rank;
+    memcpy(d->dims, s->dims, sizeof d->dims);
+    d->has_value_info = s->has_value_info;
+    d->producer = s->producer;
+    d->n_consumers = s->n_consumers;
+    if (!(d->name = og_strdup(g->alloc, s->name)) || !dup_opt(g->alloc, s->doc, &d->doc))
+        return og_error(OG_ERR_NOMEM, "out of memory copying the graph");
+    og_status st = dup_tensor(g->alloc, s->init, &d->init);
+    d->known = d->init; /* other known contents come from resolution */
+    return st;
+}
+
+/* Every field of og_graph is either copied here or left at og_graph_new's zero (the name
+ * index, built at the end); arrays are calloc'ed and counted before they are filled, so
+ * that og_graph_free releases a partial copy. */
+og_status og_graph_clone(const og_graph *src, const og_allocator *a, og_graph **out)
+{
+    og_status st = OG_OK;
+    *out = NULL;
+    og_graph *g = og_graph_new(a);
+    if (!g) return og_error(OG_ERR_NOMEM, "out of memory copying the graph");
+    a = g->alloc;
+    g->ir_version = src->ir_version;
+    g->model_version = src->model_version;
+    if (!dup_opt(a, src->producer_name, &g->producer_name) ||
+        !dup_opt(a, src->producer_version, &g->producer_version) ||
+        !dup_opt(a, src->model_domain, &g->model_domain) ||
+        !dup_opt(a, src->model_doc, &g->model_doc) || !dup_opt(a, src->name, &g->name) ||
+        !dup_opt(a, src->doc, &g->doc))
+        goto nomem;
+
+    if (!(g->opsets = og_calloc(a, (size_t)src->n_opsets + 1, sizeof *g->opsets))) goto nomem;
+    g->n_opsets = src->n_opsets;
+    for (int i = 0; i < src->n_opsets; i++) {
+        g->opsets[i].version = src->opsets[i].version;
+        if (!(g->opsets[i].domain = og_strdup(a, src->opsets[i].domain))) goto nomem;
     }
-    if (at->floats) {
-        d->floats = og_malloc(a, (size_t)(at->n + 1) * sizeof *d->floats);
-        if (!d->floats) goto nomem;
-        memcpy(d->floats, at->floats, (size_t)at->n * sizeof *d->floats);
+    if (!(g->metadata = og_calloc(a, (size_t)src->n_metadata + 1, sizeof *g->metadata))) goto nomem;
+    g->n_metadata = src->n_metadata;
+    for (int i = 0; i < src->n_metadata; i++)
+        if (!(g->metadata[i].key = og_strdup(a, src->metadata[i].key)) ||
+            !(g->metadata[i].value = og_strdup(a, src->metadata[i].value)))
+            goto nomem;
+    if (src->n_training_info) {
+        g->training_info = og_calloc(a, (size_t)src->n_training_info, sizeof *g->training_info);
+        if (!g->training_info) goto nomem;
+        g->n_training_info = src->n_training_info;
+        for (int i = 0; i < src->n_training_info; i++) {
+            const og_blob *b = &src->training_info[i];
+            if (!(g->training_info[i].data = dup_bytes(a, b->data, b->size))) goto nomem;
+            g->training_info[i].size = b->size;
+        }
     }
-    if (at->t && og_tensor_clone(at->t, a, &d->t)) goto nomem;
+    if (!(g->symbols = og_calloc(a, (size_t)src->n_symbols + 1, sizeof *g->symbols))) goto nomem;
+    g->n_symbols = src->n_symbols;
+    for (int i = 0; i < src->n_symbols; i++)
+        if (!(g->symbols[i] = og_strdup(a, src->symbols[i]))) goto nomem;
+
+    if (!(g->values = og_calloc(a, (size_t)src->n_values + 1, sizeof *g->values))) goto nomem;
+    g->n_values = g->cap_values = src->n_values;
+    for (int v = 0; v < src->n_values; v++)
+        if ((st = value_copy(g, &src->values[v], &g->values[v]))) goto fail;
+    if (!index_reserve(g, (size_t)g->n_values)) goto nomem;
+    if (!(g->nodes = og_calloc(a, (size_t)src->n_nodes + 1, sizeof *g->nodes))) goto nomem;
+    g->cap_nodes = src->n_nodes;
+    for (int i = 0; i < src->n_nodes; i++) {
+        g->n_nodes++;
+        if ((st = node_copy(g, &src->nodes[i], &g->nodes[i]))) goto fail;
+    }
+    g->n_inputs = src->n_inputs;
+    g->n_outputs = src->n_outputs;
+    g->n_inits = src->n_inits;
+    if (!(g->inputs = dup_ints(a, src->inputs, src->n_inputs)) ||
+        !(g->outputs = dup_ints(a, src->outputs, src->n_outputs)) ||
+        !(g->inits = dup_ints(a, src->inits, src->n_inits)))
+        goto nomem;
+    *out = g;
     return OG_OK;
 nomem:
-    return og_error(OG_ERR_NOMEM, "out of memory adding an attribute");
+    st = og_error(OG_ERR_NOMEM, "out of memory copying the graph");
+fail:
+    og_graph_free(g);
+    return st;
 }
 
 og_status og_graph_prune(og_graph *g)

@@ -141,16 +141,43 @@ typedef struct og_graph {
     int *inits;
     int n_symbols;
     char **symbols;
+    /* Name -> value index, so that og_graph_find_value takes constant time: open addressing
+     * with linear probing, each slot a value index + 1 (0: empty), a power-of-two size at
+     * least twice n_values.  og_graph_add_value and og_graph_clone keep it; code that
+     * renamed or removed a value would have to as well (none does: values are only ever
+     * appended). */
+    int *value_index;
+    size_t value_index_cap;
 } og_graph;
 
 og_graph *og_graph_new(const og_allocator *a);
 void og_graph_free(og_graph *g);
+
+/* A deep copy of src in memory, every block allocated with `a` (NULL: the default
+ * allocator), without the serialize-and-parse round trip.  Copied: the model fields
+ * (ir_version, producer, domain, doc, model_version), opset imports, metadata, the
+ * training_info blobs (bytes), the graph name and doc, every value in the same order and at
+ * the same index (name, doc, kind, graph input and output flags, dtype, rank, dims, whether
+ * it has a value_info, its initializer tensor with its readonly flag), the input, output and
+ * initializer lists, symbols (same indices, so symbolic dims keep their meaning), and every
+ * node in the same order (name, op type, domain, doc, inputs, outputs, attributes with their
+ * strings, arrays, tensors and raw bytes).  Values no node or list refers to any more are
+ * copied too: a clone saves to the same bytes as src.
+ * State: as finalized as src (producers, consumer counts and node order are copied), not
+ * resolved: each node's op, since-version, opset and parsed params are left unset (params
+ * are never shared), and `known` is set for initializers only, so og_graph_resolve must run
+ * before inference or a session; dtypes and shapes already inferred are kept.
+ * Errors: OG_ERR_NOMEM (nothing allocated is left behind), or what og_tensor_clone says of
+ * an initializer or attribute tensor. */
+og_status og_graph_clone(const og_graph *src, const og_allocator *a, og_graph **out);
 /* Drop the graph's TrainingInfoProtos. */
 void og_graph_clear_training_info(og_graph *g);
 
-/* Value by name (-1 if none).  Linear in the number of values; the loader uses a hash. */
+/* Value by name (-1 if none; the first one if a name was added twice).  Constant time, through
+ * og_graph.value_index. */
 int og_graph_find_value(const og_graph *g, const char *name);
-/* Append a value; returns its index or -1 on allocation failure. */
+/* Append a value (and index its name); returns its index or -1 on allocation failure, the
+ * graph unchanged then. */
 int og_graph_add_value(og_graph *g, const char *name);
 /* Append a node with room for n_in inputs and n_out outputs (filled with -1). */
 og_node *og_graph_add_node(og_graph *g, const char *op_type, const char *domain, const char *name,

@@ -36,59 +36,15 @@ static void pc_free(void *user, void *p)
     og_free(b->a, p);
 }
 
-/* ---- name -> value index hash ---------------------------------------------------- */
+/* ---- values by name --------------------------------------------------------------- */
 
-typedef struct name_map {
-    const og_allocator *a;
-    int *slots; /* value index + 1, 0 = empty */
-    size_t cap;
-    size_t used;
-    og_graph *g;
-} name_map;
-
-static uint64_t hash_str(const char *s)
+/* Index of the value named `name` (through the graph's name index), created if absent and
+ * `create`: -2 if absent, -1 on allocation failure. */
+static int map_get(og_graph *g, const char *name, bool create)
 {
-    uint64_t h = 1469598103934665603ull;
-    for (; *s; s++) h = (h ^ (unsigned char)*s) * 1099511628211ull;
-    return h;
-}
-
-static bool map_grow(name_map *m)
-{
-    size_t cap = m->cap ? m->cap * 2 : 64;
-    int *slots = og_calloc(m->a, cap, sizeof *slots);
-    if (!slots) return false;
-    for (size_t i = 0; i < m->cap; i++) {
-        if (!m->slots[i]) continue;
-        size_t j = hash_str(m->g->values[m->slots[i] - 1].name) & (cap - 1);
-        while (slots[j]) j = (j + 1) & (cap - 1);
-        slots[j] = m->slots[i];
-    }
-    og_free(m->a, m->slots);
-    m->slots = slots;
-    m->cap = cap;
-    return true;
-}
-
-/* Index of the value named `name`, created if absent (-1 on allocation failure). */
-static int map_get(name_map *m, const char *name, bool create)
-{
-    if (m->cap) {
-        size_t j = hash_str(name) & (m->cap - 1);
-        while (m->slots[j]) {
-            if (strcmp(m->g->values[m->slots[j] - 1].name, name) == 0) return m->slots[j] - 1;
-            j = (j + 1) & (m->cap - 1);
-        }
-    }
-    if (!create) return -2;
-    if ((m->used + 1) * 2 > m->cap && !map_grow(m)) return -1;
-    int v = og_graph_add_value(m->g, name);
-    if (v < 0) return -1;
-    size_t j = hash_str(name) & (m->cap - 1);
-    while (m->slots[j]) j = (j + 1) & (m->cap - 1);
-    m->slots[j] = v + 1;
-    m->used++;
-    return v;
+    int v = og_graph_find_value(g, name);
+    if (v >= 0) return v;
+    return create ? og_graph_add_value(g, name) : -2;
 }
 
 /* ---- tensors --------------------------------------------------------------------- */
@@ -418,11 +374,11 @@ static og_status apply_type(og_graph *g, og_value *v, const Onnx__TypeProto *tp,
     return OG_OK;
 }
 
-static og_status add_value_info(og_graph *g, name_map *m, const Onnx__ValueInfoProto *vi,
-                                int *out_index, const char *what)
+static og_status add_value_info(og_graph *g, const Onnx__ValueInfoProto *vi, int *out_index,
+                                const char *what)
 {
     if (!vi->name || !vi->name[0]) return og_error(OG_ERR_MODEL, "a graph %s has no name", what);
-    int v = map_get(m, vi->name, true);
+    int v = map_get(g, vi->name, true);
     if (v < 0) return og_error(OG_ERR_NOMEM, "out of memory");
     og_value *val = &g->values[v];
     if (vi->doc_string && vi->doc_string[0] && !val->doc) {
@@ -539,7 +495,6 @@ static og_status convert(const Onnx__ModelProto *mp, const char *base_dir, og_gr
 {
     const og_allocator *a = g->alloc;
     og_status st = OG_OK;
-    name_map m = {a, NULL, 0, 0, g};
 
 #define DUP(dst, src)                                                                              \
     do {                                                                                           \
@@ -629,11 +584,11 @@ static og_status convert(const Onnx__ModelProto *mp, const char *base_dir, og_gr
             st = og_error(OG_ERR_MODEL, "initializer %zu has no name", i);
             goto done;
         }
-        if (map_get(&m, tp->name, false) >= 0) {
+        if (map_get(g, tp->name, false) >= 0) {
             st = og_error(OG_ERR_MODEL, "initializer '%s' is defined twice", tp->name);
             goto done;
         }
-        int v = map_get(&m, tp->name, true);
+        int v = map_get(g, tp->name, true);
         if (v < 0) goto nomem;
         og_value *val = &g->values[v];
         val->kind = OG_VALUE_INITIALIZER;
@@ -655,7 +610,7 @@ static og_status convert(const Onnx__ModelProto *mp, const char *base_dir, og_gr
     for (size_t i = 0; i < gp->n_input; i++) {
         int v;
         const char *name = gp->input[i]->name ? gp->input[i]->name : "";
-        int prev = map_get(&m, name, false);
+        int prev = map_get(g, name, false);
         if (prev >= 0 && g->values[prev].is_graph_input) {
             st = og_error(OG_ERR_MODEL, "graph input '%s' is listed twice", name);
             goto done;
@@ -665,7 +620,7 @@ static og_status convert(const Onnx__ModelProto *mp, const char *base_dir, og_gr
             v = prev;
             if (gp->input[i]->type) g->values[v].has_value_info = true;
         } else {
-            st = add_value_info(g, &m, gp->input[i], &v, "input");
+            st = add_value_info(g, gp->input[i], &v, "input");
             if (st) goto done;
             g->values[v].kind = OG_VALUE_INPUT;
         }
@@ -675,7 +630,7 @@ static og_status convert(const Onnx__ModelProto *mp, const char *base_dir, og_gr
     /* value infos */
     for (size_t i = 0; i < gp->n_value_info; i++) {
         int v;
-        st = add_value_info(g, &m, gp->value_info[i], &v, "value_info");
+        st = add_value_info(g, gp->value_info[i], &v, "value_info");
         if (st) goto done;
         g->values[v].has_value_info = true;
     }
@@ -704,13 +659,13 @@ static og_status convert(const Onnx__ModelProto *mp, const char *base_dir, og_gr
         DUP(n->doc, np->doc_string);
         for (size_t j = 0; j < np->n_input; j++) {
             if (!np->input[j] || !np->input[j][0]) continue; /* omitted optional input */
-            int v = map_get(&m, np->input[j], true);
+            int v = map_get(g, np->input[j], true);
             if (v < 0) goto nomem;
             n->in[j] = v;
         }
         for (size_t j = 0; j < np->n_output; j++) {
             if (!np->output[j] || !np->output[j][0]) continue;
-            int v = map_get(&m, np->output[j], true);
+            int v = map_get(g, np->output[j], true);
             if (v < 0) goto nomem;
             n->out[j] = v;
         }
@@ -733,7 +688,7 @@ static og_status convert(const Onnx__ModelProto *mp, const char *base_dir, og_gr
     if (!g->outputs) goto nomem;
     for (size_t i = 0; i < gp->n_output; i++) {
         int v;
-        st = add_value_info(g, &m, gp->output[i], &v, "output");
+        st = add_value_info(g, gp->output[i], &v, "output");
         if (st) goto done;
         g->values[v].is_graph_output = true;
         g->values[v].has_value_info = gp->output[i]->type != NULL;
@@ -743,7 +698,6 @@ static og_status convert(const Onnx__ModelProto *mp, const char *base_dir, og_gr
 nomem:
     st = og_error(OG_ERR_NOMEM, "out of memory while loading the model");
 done:
-    og_free(a, m.slots);
     return st;
 #undef DUP
 }
