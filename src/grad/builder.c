@@ -287,22 +287,6 @@ og_status og_grad_expand_gradient_ops(og_graph *g)
     return st;
 }
 
-static void log_msg(const og_grad_spec *spec, og_log_level level, const char *fmt, ...)
-#if defined(__GNUC__)
-    __attribute__((format(printf, 3, 4)))
-#endif
-    ;
-static void log_msg(const og_grad_spec *spec, og_log_level level, const char *fmt, ...)
-{
-    if (!spec->log) return;
-    char msg[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    spec->log(spec->log_user, level, msg);
-}
-
 og_status og_grad_build(const og_graph *fwd, const og_grad_spec *spec, const og_allocator *alloc,
                         og_graph **out)
 {
@@ -386,8 +370,8 @@ og_status og_grad_build(const og_graph *fwd, const og_grad_spec *spec, const og_
         int v = src[i];
         int t = total_gradient(&b, v);
         if (t < 0) {
-            log_msg(spec, OG_LOG_WARN, "no selected output depends on '%s': its gradient is zero",
-                    g->values[v].name);
+            og_logf(spec->log, spec->log_user, OG_LOG_WARN,
+                    "no selected output depends on '%s': its gradient is zero", g->values[v].name);
             t = filled_like(&b, v, 0.0);
         }
         results[i] = named_output(&b, t, g->values[v].name);
@@ -440,8 +424,8 @@ og_status og_grad_build(const og_graph *fwd, const og_grad_spec *spec, const og_
     if (!st) st = og_graph_finalize(g);
     if (!st) st = og_graph_resolve(g, true);
     if (st) goto done;
-    log_msg(spec, OG_LOG_INFO, "training graph: %d forward nodes, %d nodes in all", nn0,
-            g->n_nodes);
+    og_logf(spec->log, spec->log_user, OG_LOG_INFO,
+            "training graph: %d forward nodes, %d nodes in all", nn0, g->n_nodes);
     *out = g;
     b.g = NULL;
 done:

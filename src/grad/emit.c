@@ -251,14 +251,10 @@ static int add_const(og_gb *b, og_tensor *t, const char *hint)
         og_tensor_free(t);
         return -1;
     }
-    int *inits = og_realloc(b->a, b->g->inits, (size_t)b->g->n_inits * sizeof *inits,
-                            (size_t)(b->g->n_inits + 1) * sizeof *inits);
-    if (!inits) {
+    if (!og_graph_add_initializer(b->g, v)) {
         og_tensor_free(t);
         return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
     }
-    b->g->inits = inits;
-    inits[b->g->n_inits++] = v;
     og_value *val = &b->g->values[v];
     val->kind = OG_VALUE_INITIALIZER;
     val->init = t;

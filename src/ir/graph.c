@@ -137,6 +137,22 @@ int og_graph_find_value(const og_graph *g, const char *name)
     return -1;
 }
 
+bool og_graph_add_initializer(og_graph *g, int v)
+{
+    int cap = g->cap_inits > g->n_inits ? g->cap_inits : g->n_inits;
+    if (g->n_inits == cap) {
+        int want = cap < 16 ? 16 : cap > INT32_MAX / 2 ? INT32_MAX : 2 * cap;
+        if (want <= cap) return false;
+        int *p = og_realloc(g->alloc, g->inits, (size_t)cap * sizeof *p, (size_t)want * sizeof *p);
+        if (!p) return false;
+        g->inits = p;
+        cap = want;
+    }
+    g->cap_inits = cap;
+    g->inits[g->n_inits++] = v;
+    return true;
+}
+
 int og_graph_add_value(og_graph *g, const char *name)
 {
     if (!index_reserve(g, (size_t)g->n_values + 1)) return -1;

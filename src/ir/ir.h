@@ -137,7 +137,7 @@ typedef struct og_graph {
     int *inputs;
     int n_outputs;
     int *outputs;
-    int n_inits; /* initializer order */
+    int n_inits, cap_inits; /* initializer order; cap_inits 0: the array holds n_inits */
     int *inits;
     int n_symbols;
     char **symbols;
@@ -179,6 +179,9 @@ int og_graph_find_value(const og_graph *g, const char *name);
 /* Append a value (and index its name); returns its index or -1 on allocation failure, the
  * graph unchanged then. */
 int og_graph_add_value(og_graph *g, const char *name);
+/* Append value v to the initializer order (amortised constant time).  Returns false on
+ * allocation failure, the graph unchanged then. */
+bool og_graph_add_initializer(og_graph *g, int v);
 /* Append a node with room for n_in inputs and n_out outputs (filled with -1). */
 og_node *og_graph_add_node(og_graph *g, const char *op_type, const char *domain, const char *name,
                            int n_in, int n_out);

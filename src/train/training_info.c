@@ -85,14 +85,10 @@ static const char *describe(og_dtype dt, int rank, const int64_t *dims, char *bu
 /* Make value v of g an initializer holding t (taken); v, or -1 when out of memory. */
 static int set_initializer(og_graph *g, int v, og_tensor *t)
 {
-    int *inits = v < 0 ? NULL
-                       : og_realloc(g->alloc, g->inits, (size_t)g->n_inits * sizeof *inits,
-                                    (size_t)(g->n_inits + 1) * sizeof *inits);
-    if (!inits) {
+    if (v < 0 || !og_graph_add_initializer(g, v)) {
         og_tensor_free(t);
         return -1;
     }
-    g->inits = inits;
     og_value *val = &g->values[v];
     val->kind = OG_VALUE_INITIALIZER;
     val->init = t;
@@ -100,7 +96,6 @@ static int set_initializer(og_graph *g, int v, og_tensor *t)
     val->dtype = t->dtype;
     val->rank = t->rank;
     memcpy(val->dims, t->dims, sizeof val->dims);
-    g->inits[g->n_inits++] = v;
     return v;
 }
 
