@@ -3,6 +3,7 @@
  * device lacks (an op, a dtype) fails when the session is created, naming the node; the
  * CPU binds its typed loops then. */
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "exec/exec.h"
@@ -80,6 +81,17 @@ static og_graph *one_node(const char *op, og_dtype dtype, int64_t n)
     return g;
 }
 
+/* Runs s (a one_node graph) on x = xs[0..n): its output y, NULL on failure. */
+static og_tensor *run_x(og_session *s, float *xs, int64_t n)
+{
+    og_tensor *x = NULL, *y = NULL;
+    const char *names[] = {"x"};
+    CHECK_OK(og_tensor_wrap(OG_FLOAT, 1, &n, xs, (size_t)n * sizeof *xs, NULL, &x));
+    if (s && x) CHECK_OK(og_session_run(s, names, (const og_tensor *const *)&x, 1, &y));
+    og_tensor_free(x);
+    return y;
+}
+
 static void toy_runs_a_graph(void)
 {
     og_graph *g = one_node("Relu", OG_FLOAT, 4);
@@ -88,19 +100,14 @@ static void toy_runs_a_graph(void)
     og_session *s = NULL;
     CHECK_OK(og_exec_create(g, &toy_backend, og_default_allocator(), NULL, &s));
     float xs[4] = {-1.5f, 2.0f, 0.0f, -0.25f};
-    int64_t dims[1] = {4};
-    og_tensor *x = NULL, *y = NULL;
-    CHECK_OK(og_tensor_wrap(OG_FLOAT, 1, dims, xs, sizeof xs, NULL, &x));
-    const char *names[] = {"x"};
     toy_calls = 0;
-    CHECK_OK(og_session_run(s, names, (const og_tensor *const *)&x, 1, &y));
+    og_tensor *y = run_x(s, xs, 4);
     CHECK(toy_calls == 1);
     if (y) {
         const float *yp = og_tensor_cdata(y);
         CHECK(yp[0] == 0.0f && yp[1] == 2.0f && yp[2] == 0.0f && yp[3] == 0.0f);
     }
     og_tensor_free(y);
-    og_tensor_free(x);
     og_session_free(s);
     og_graph_free(g);
 }
@@ -112,8 +119,7 @@ static void toy_refuses_at_creation(void)
     og_graph *g = one_node("Relu", OG_DOUBLE, 3);
     CHECK(g != NULL);
     toy_calls = 0;
-    CHECK(og_exec_create(g, &toy_backend, og_default_allocator(), NULL, &s) ==
-          OG_ERR_UNSUPPORTED);
+    CHECK(og_exec_create(g, &toy_backend, og_default_allocator(), NULL, &s) == OG_ERR_UNSUPPORTED);
     CHECK(s == NULL && toy_calls == 0);
     CHECK(strstr(og_last_error(), "node 'node0' (Relu") != NULL);
     CHECK(strstr(og_last_error(), "float64") != NULL);
@@ -123,8 +129,7 @@ static void toy_refuses_at_creation(void)
 
     g = one_node("Abs", OG_FLOAT, 3);
     CHECK(g != NULL);
-    CHECK(og_exec_create(g, &toy_backend, og_default_allocator(), NULL, &s) ==
-          OG_ERR_UNSUPPORTED);
+    CHECK(og_exec_create(g, &toy_backend, og_default_allocator(), NULL, &s) == OG_ERR_UNSUPPORTED);
     CHECK(strstr(og_last_error(), "node 'node0' (Abs, opset 13): op Abs has no toy kernel") !=
           NULL);
     og_graph_free(g);
@@ -200,11 +205,119 @@ static void kernels_by_version(void)
     og_graph_free(g);
 }
 
+/* ---- the CPU families' type constraints ---------------------------------------------- */
+
+/* Binds node n at dtypes t on the CPU: OG_OK with a typed loop bound (impl) or not, or
+ * OG_ERR_UNSUPPORTED with a message that names the node and ends with `refusal`. */
+static void check_cpu_bind(const og_node *n, const og_dtype *t, og_status want, bool impl,
+                           const char *refusal)
+{
+    og_kernel_binding b;
+    og_status st = og_backend_bind(&og_cpu_backend, n, t, &b);
+    CHECK(st == want);
+    if (st != want) fprintf(stderr, "  %s at %s: status %d\n", n->op_type, og_dtype_name(t[0]), st);
+    if (want == OG_OK) {
+        CHECK(b.fn != NULL && (b.impl != NULL) == impl);
+        return;
+    }
+    char label[64];
+    snprintf(label, sizeof label, "node 'node0' (%s, opset", n->op_type);
+    CHECK(strstr(og_last_error(), label) != NULL);
+    CHECK(strstr(og_last_error(), refusal) != NULL);
+}
+
+/* Each family states what its kernels compute: a dtype a kernel lacks is refused when the
+ * node is bound, listing what it has; those it has bind (with their loop where the entry
+ * selects one).  Inference refuses these dtypes too, so the bind is called directly. */
+static void cpu_families_state_types(void)
+{
+    static const struct {
+        const char *op;
+        og_dtype good[2];
+        bool impl; /* the entry selects a typed loop */
+        og_dtype bad;
+        const char *refusal;
+    } cases[] = {
+        {"ReduceSum",
+         {OG_FLOAT, OG_INT64},
+         true,
+         OG_BOOL,
+         "input 0 is bool, which the CPU kernel of ReduceSum does not compute (it computes "
+         "float32, float64, int32, int64)"},
+        {"ReduceMax",
+         {OG_DOUBLE, OG_BOOL},
+         true,
+         OG_INT8,
+         "(it computes float32, float64, int32, int64, bool)"},
+        {"ReduceL2", {OG_FLOAT, OG_DOUBLE}, true, OG_INT32, "(it computes float32, float64)"},
+        {"ArgMax",
+         {OG_INT32, OG_DOUBLE},
+         true,
+         OG_UINT8,
+         "(it computes float32, float64, int32, int64)"},
+        {"Softmax", {OG_FLOAT, OG_DOUBLE}, false, OG_FLOAT16, "(it computes float32, float64)"},
+        {"Dropout", {OG_FLOAT, OG_DOUBLE}, false, OG_INT64, "(it computes float32, float64)"},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        og_graph *g = one_node(cases[i].op, OG_FLOAT, 2);
+        CHECK(g != NULL);
+        if (!g) continue;
+        for (int j = 0; j < 2; j++)
+            check_cpu_bind(&g->nodes[0], &cases[i].good[j], OG_OK, cases[i].impl, NULL);
+        check_cpu_bind(&g->nodes[0], &cases[i].bad, OG_ERR_UNSUPPORTED, false, cases[i].refusal);
+        og_graph_free(g);
+    }
+
+    /* Transpose moves bytes: every dtype binds */
+    og_graph *g = one_node("Transpose", OG_FLOAT, 2);
+    CHECK(g != NULL);
+    if (g) {
+        static const og_dtype any[] = {OG_FLOAT16, OG_BOOL, OG_UINT64};
+        for (int j = 0; j < 3; j++) check_cpu_bind(&g->nodes[0], &any[j], OG_OK, false, NULL);
+        og_graph_free(g);
+    }
+
+    /* Gather's constraint is on its indices (input 1); the data may have any dtype */
+    g = one_node("Relu", OG_FLOAT, 2);
+    CHECK(g != NULL);
+    if (g) {
+        og_node gather = g->nodes[0];
+        gather.op_type = (char *)"Gather";
+        gather.n_in = 2;
+        og_dtype t[2] = {OG_FLOAT16, OG_INT64};
+        check_cpu_bind(&gather, t, OG_OK, false, NULL);
+        t[1] = OG_INT16;
+        check_cpu_bind(&gather, t, OG_ERR_UNSUPPORTED, false,
+                       "input 1 is int16, which the CPU kernel of Gather does not compute (it "
+                       "computes int32, int64)");
+        og_graph_free(g);
+    }
+}
+
+/* A session runs a reduction through the loop it bound at creation. */
+static void cpu_runs_bound_reduction(void)
+{
+    og_graph *g = one_node("ReduceSum", OG_FLOAT, 4);
+    CHECK(g != NULL);
+    if (!g) return;
+    og_session *s = NULL;
+    CHECK_OK(og_exec_create(g, &og_cpu_backend, og_default_allocator(), NULL, &s));
+    float xs[4] = {1.5f, -2.0f, 4.0f, 0.25f};
+    og_tensor *y = run_x(s, xs, 4);
+    CHECK(y != NULL && og_tensor_numel(y) == 1);
+    if (y) CHECK(((const float *)og_tensor_cdata(y))[0] == 3.75f);
+    og_tensor_free(y);
+    og_session_free(s);
+    og_graph_free(g);
+}
+
 int main(void)
 {
     toy_runs_a_graph();
     toy_refuses_at_creation();
     cpu_binds_typed_loops();
     kernels_by_version();
+    cpu_families_state_types();
+    cpu_runs_bound_reduction();
     TEST_DONE();
 }

@@ -338,6 +338,13 @@ static const conv_type *conv_type_of(og_dtype t)
     return t == OG_FLOAT ? &conv_type_f32 : t == OG_DOUBLE ? &conv_type_f64 : NULL;
 }
 
+/* The binding's impl: the dtype's pieces, chosen once when the session is created. */
+static const void *select_conv(const og_node *n, og_dtype t)
+{
+    (void)n;
+    return conv_type_of(t);
+}
+
 /* Bytes of column matrix per im2col chunk: a chunk stays in L2 from im2col to GEMM. */
 #ifndef CONV_CHUNK_BYTES
 #define CONV_CHUNK_BYTES ((int64_t)1024 * 1024)
@@ -808,7 +815,7 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
     og_tensor *y = out[0];
     conv_job job;
     memset(&job, 0, sizeof job);
-    job.t = conv_type_of(x->dtype);
+    job.t = k->impl ? k->impl : conv_type_of(x->dtype);
     if (!job.t || w->dtype != x->dtype || (b && b->dtype != x->dtype))
         return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element types %s/%s%s%s are not supported",
                                og_dtype_name(x->dtype), og_dtype_name(w->dtype), b ? "/" : "",
@@ -991,7 +998,8 @@ static og_status conv_transpose_kernel(const og_kernel_ctx *k, const og_tensor *
     return conv_run(k, in, n_in, out, true);
 }
 
+/* float32, float64 (conv_type_of); W and B must have X's dtype, which the kernel checks. */
 const og_kernel_def og_cpu_conv[] = {
-    {.name = "Conv", .domain = "", .fn = conv_kernel},
-    {.name = "ConvTranspose", .domain = "", .fn = conv_transpose_kernel},
+    {.name = "Conv", .domain = "", .fn = conv_kernel, .select = select_conv},
+    {.name = "ConvTranspose", .domain = "", .fn = conv_transpose_kernel, .select = select_conv},
     {.name = NULL}};

@@ -470,14 +470,34 @@ static og_status k_nonzero(const og_kernel_ctx *k, const og_tensor *const *in, i
     return OG_OK;
 }
 
+/* What check_index_type admits for the indices. */
+static const og_dtype index_types[] = {OG_INT32, OG_INT64, 0};
+
+/* Gather* and Scatter* move data of any dtype by element size: their constraint is on the
+ * indices, input 1.  A Scatter reduction other than none needs float32, float64, int32 or
+ * int64 data (it depends on the attribute; scatter_apply checks it).  NonZero and OneHot
+ * read values of any dtype through og_tensor_get_f64/i64, and OneHot writes its values'
+ * bytes: no constraint. */
 const og_kernel_def og_cpu_index[] = {
     {.name = "NonZero", .domain = "", .fn = k_nonzero},
-    {.name = "Gather", .domain = "", .fn = k_gather},
-    {.name = "GatherElements", .domain = "", .fn = k_gather_elements},
-    {.name = "GatherND", .domain = "", .fn = k_gather_nd},
+    {.name = "Gather", .domain = "", .fn = k_gather, .types = index_types, .type_input = 1},
+    {.name = "GatherElements",
+     .domain = "",
+     .fn = k_gather_elements,
+     .types = index_types,
+     .type_input = 1},
+    {.name = "GatherND", .domain = "", .fn = k_gather_nd, .types = index_types, .type_input = 1},
     {.name = "OneHot", .domain = "", .fn = k_onehot},
-    {.name = "Scatter", .domain = "", .fn = k_scatter_elements},
-    {.name = "ScatterElements", .domain = "", .fn = k_scatter_elements},
-    {.name = "ScatterND", .domain = "", .fn = k_scatter_nd},
+    {.name = "Scatter",
+     .domain = "",
+     .fn = k_scatter_elements,
+     .types = index_types,
+     .type_input = 1},
+    {.name = "ScatterElements",
+     .domain = "",
+     .fn = k_scatter_elements,
+     .types = index_types,
+     .type_input = 1},
+    {.name = "ScatterND", .domain = "", .fn = k_scatter_nd, .types = index_types, .type_input = 1},
     {.name = NULL},
 };

@@ -379,7 +379,11 @@ static og_status gemm_kernel(const og_kernel_ctx *k, const og_tensor *const *in,
     return OG_OK;
 }
 
-const og_kernel_def og_cpu_linalg[] = {{.name = "MatMul", .domain = "", .fn = matmul_kernel},
-                                       {.name = "Gemm", .domain = "", .fn = gemm_kernel},
-                                       {.name = "Einsum", .domain = "", .fn = og_einsum_kernel},
-                                       {.name = NULL}};
+/* float32, float64, int32, int64, on input 0 (Einsum checks its output's dtype, which
+ * inference gives input 0's, and that every input has it).  Integer Gemm's alpha and beta
+ * must be integral: the kernel checks those attributes. */
+const og_kernel_def og_cpu_linalg[] = {
+    {.name = "MatMul", .domain = "", .fn = matmul_kernel, .types = og_cpu_types_numeric},
+    {.name = "Gemm", .domain = "", .fn = gemm_kernel, .types = og_cpu_types_numeric},
+    {.name = "Einsum", .domain = "", .fn = og_einsum_kernel, .types = og_cpu_types_numeric},
+    {.name = NULL}};

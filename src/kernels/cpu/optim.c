@@ -172,8 +172,22 @@ static og_status optim_kernel(const og_kernel_ctx *k, const og_tensor *const *in
     return OG_OK;
 }
 
-const og_kernel_def og_cpu_optim[] = {
-    {.name = "Momentum", .domain = "ai.onnx.preview.training", .fn = optim_kernel},
-    {.name = "Adagrad", .domain = "ai.onnx.preview.training", .fn = optim_kernel},
-    {.name = "Adam", .domain = "ai.onnx.preview.training", .fn = optim_kernel},
-    {.name = NULL}};
+/* The type input is the first tensor to update, X1 (input 2, after R and T): float32 or
+ * float64.  The kernel checks each further X the same way, and that each X's gradient and
+ * states have its dtype. */
+const og_kernel_def og_cpu_optim[] = {{.name = "Momentum",
+                                       .domain = "ai.onnx.preview.training",
+                                       .fn = optim_kernel,
+                                       .types = og_cpu_types_float,
+                                       .type_input = 2},
+                                      {.name = "Adagrad",
+                                       .domain = "ai.onnx.preview.training",
+                                       .fn = optim_kernel,
+                                       .types = og_cpu_types_float,
+                                       .type_input = 2},
+                                      {.name = "Adam",
+                                       .domain = "ai.onnx.preview.training",
+                                       .fn = optim_kernel,
+                                       .types = og_cpu_types_float,
+                                       .type_input = 2},
+                                      {.name = NULL}};

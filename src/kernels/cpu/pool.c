@@ -460,8 +460,10 @@ done:
     return st;
 }
 
-const og_kernel_def og_cpu_pool[] = {{.name = "AveragePool", .domain = "", .fn = pool_kernel},
-                                     {.name = "MaxPool", .domain = "", .fn = pool_kernel},
-                                     {.name = "GlobalAveragePool", .domain = "", .fn = pool_kernel},
-                                     {.name = "GlobalMaxPool", .domain = "", .fn = pool_kernel},
-                                     {.name = NULL}};
+/* pool_kernel computes float32 and float64 only (no int8/uint8 MaxPool). */
+const og_kernel_def og_cpu_pool[] = {
+    {.name = "AveragePool", .domain = "", .fn = pool_kernel, .types = og_cpu_types_float},
+    {.name = "MaxPool", .domain = "", .fn = pool_kernel, .types = og_cpu_types_float},
+    {.name = "GlobalAveragePool", .domain = "", .fn = pool_kernel, .types = og_cpu_types_float},
+    {.name = "GlobalMaxPool", .domain = "", .fn = pool_kernel, .types = og_cpu_types_float},
+    {.name = NULL}};

@@ -51,11 +51,16 @@ typedef void (*red_fn)(const og_kernel_ctx *k, const void *x, void *y, int64_t O
 typedef void (*rkr_fn)(const og_kernel_ctx *k, const void *x, void *y, int64_t R1, int64_t K,
                        int64_t R2);
 
-/* One reduction per supported dtype, indexed by dtype_slot() (NULL: unsupported); rkr:
- * the [R1, K, R2] path, NULL where partial results do not combine (log-sum-exp). */
+/* The loops of one reduction for one dtype: f, and rkr for the [R1, K, R2] path (NULL
+ * where partial results do not combine: log-sum-exp). */
+typedef struct red_loops {
+    red_fn f;
+    rkr_fn rkr;
+} red_loops;
+
+/* One reduction's loops per supported dtype, indexed by dtype_slot() (f NULL: unsupported). */
 typedef struct red_impl {
-    red_fn f[5];
-    rkr_fn rkr[5];
+    red_loops t[5];
 } red_impl;
 
 /* exp for float32 written without calls or branches so that loops over it vectorize
@@ -383,22 +388,26 @@ DEF_LSE(lse_f32, float, max_f32_acc, og_vexpf, logf)
 DEF_LSE(lse_f64, double, max_f64_acc, exp, log)
 
 /* The variants DEF_SUMLIKE / DEF_REDUCE made of OP, by the dtypes they cover. */
+#define LOOPS(OP, S)                                                                               \
+    {                                                                                              \
+        OP##_##S, OP##_##S##_rkr                                                                   \
+    }
 #define IMPL_FLOAT(OP)                                                                             \
     {                                                                                              \
-        {OP##_f32, OP##_f64, NULL, NULL, NULL}, { OP##_f32_rkr, OP##_f64_rkr, NULL, NULL, NULL }   \
+        {                                                                                          \
+            LOOPS(OP, f32), LOOPS(OP, f64)                                                         \
+        }                                                                                          \
     }
 #define IMPL_NUMERIC(OP)                                                                           \
     {                                                                                              \
-        {OP##_f32, OP##_f64, OP##_i32, OP##_i64, NULL},                                            \
         {                                                                                          \
-            OP##_f32_rkr, OP##_f64_rkr, OP##_i32_rkr, OP##_i64_rkr, NULL                           \
+            LOOPS(OP, f32), LOOPS(OP, f64), LOOPS(OP, i32), LOOPS(OP, i64)                         \
         }                                                                                          \
     }
 #define IMPL_ALL(OP)                                                                               \
     {                                                                                              \
-        {OP##_f32, OP##_f64, OP##_i32, OP##_i64, OP##_b8},                                         \
         {                                                                                          \
-            OP##_f32_rkr, OP##_f64_rkr, OP##_i32_rkr, OP##_i64_rkr, OP##_b8_rkr                    \
+            LOOPS(OP, f32), LOOPS(OP, f64), LOOPS(OP, i32), LOOPS(OP, i64), LOOPS(OP, b8)          \
         }                                                                                          \
     }
 
@@ -408,7 +417,7 @@ static const red_impl impl_l1 = IMPL_NUMERIC(l1);
 static const red_impl impl_sumsq = IMPL_NUMERIC(sumsq);
 static const red_impl impl_l2 = IMPL_FLOAT(l2);
 static const red_impl impl_logsum = IMPL_FLOAT(logsum);
-static const red_impl impl_lse = {{lse_f32, lse_f64, NULL, NULL, NULL}, {NULL}};
+static const red_impl impl_lse = {{{lse_f32, NULL}, {lse_f64, NULL}}};
 static const red_impl impl_prod = IMPL_NUMERIC(prod);
 static const red_impl impl_max = IMPL_ALL(max);
 static const red_impl impl_min = IMPL_ALL(min);
@@ -473,15 +482,32 @@ static int dtype_slot(og_dtype t)
     }
 }
 
+/* The loops of impl for dtype t (their address travels as the binding's impl), NULL if
+ * none. */
+static const red_loops *red_pick(const red_impl *impl, og_dtype t)
+{
+    int s = dtype_slot(t);
+    return s >= 0 && impl->t[s].f ? &impl->t[s] : NULL;
+}
+
+/* dtype_slot() of the dtypes with an entry in the float32..int64 tables (ArgMax/ArgMin,
+ * CumSum, TopK), else -1. */
+static int numeric_slot(og_dtype t)
+{
+    int s = dtype_slot(t);
+    return s < 4 ? s : -1;
+}
+
 static og_status reduce_run(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                             og_tensor *const *out, const red_impl *impl)
 {
     const og_reduce_params *p = k->params;
     const og_tensor *x = in[0];
     og_tensor *y = out[0];
-    int slot = dtype_slot(x->dtype);
-    red_fn fn = slot >= 0 ? impl->f[slot] : NULL;
-    if (!fn) return unsupported(k, x->dtype);
+    /* k->impl: the loops bound at session creation; without a binding, pick them here */
+    const red_loops *loops = k->impl ? k->impl : red_pick(impl, x->dtype);
+    if (!loops) return unsupported(k, x->dtype);
+    red_fn fn = loops->f;
     bool mask[OG_MAX_RANK], noop;
     og_status st = og_reduce_axes_mask(p, x->rank, n_in > 1 ? in[1] : NULL, mask, &noop);
     if (st) {
@@ -513,8 +539,8 @@ static og_status reduce_run(const og_kernel_ctx *k, const og_tensor *const *in, 
         fn(k, x->data, y->data, O, R, I);
         return OG_OK;
     }
-    if (nb == 3 && br[0] && impl->rkr[slot]) {
-        impl->rkr[slot](k, x->data, y->data, bs[0], bs[1], bs[2]);
+    if (nb == 3 && br[0] && loops->rkr) {
+        loops->rkr(k, x->data, y->data, bs[0], bs[1], bs[2]);
         return OG_OK;
     }
     /* reduced blocks apart: move them to the end, then reduce contiguous rows */
@@ -546,6 +572,11 @@ static og_status reduce_run(const og_kernel_ctx *k, const og_tensor *const *in, 
 }
 
 #define DEF_REDUCE_KERNEL(OP, IMPL)                                                                \
+    static const void *select_##OP(const og_node *n, og_dtype t)                                   \
+    {                                                                                              \
+        (void)n;                                                                                   \
+        return red_pick(&IMPL, t);                                                                 \
+    }                                                                                              \
     static og_status k_##OP(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,          \
                             og_tensor *const *out, int n_out)                                      \
     {                                                                                              \
@@ -667,17 +698,27 @@ static og_status split_attr_axis(const og_kernel_ctx *k, const og_tensor *x, boo
     return OG_OK;
 }
 
+/* The ArgMax (is_min 0) or ArgMin loop for dtype t and p's select_last_index, NULL if
+ * none. */
+static const arg_fn *arg_pick(const og_reduce_params *p, int is_min, og_dtype t)
+{
+    int s = numeric_slot(t);
+    return s >= 0 ? &arg_table[s][is_min][p && p->select_last_index] : NULL;
+}
+
+static const void *select_argmax(const og_node *n, og_dtype t) { return arg_pick(n->params, 0, t); }
+static const void *select_argmin(const og_node *n, og_dtype t) { return arg_pick(n->params, 1, t); }
+
 static og_status arg_run(const og_kernel_ctx *k, const og_tensor *x, og_tensor *y, int is_min)
 {
-    const og_reduce_params *p = k->params;
-    int t = dtype_slot(x->dtype);
-    if (t < 0 || t > 3) return unsupported(k, x->dtype);
+    const arg_fn *fn = k->impl ? k->impl : arg_pick(k->params, is_min, x->dtype);
+    if (!fn) return unsupported(k, x->dtype);
     int axis;
     int64_t O, R, I;
     og_status st = split_attr_axis(k, x, true, &axis, &O, &R, &I);
     if (st || y->numel == 0) return st;
     if (R == 0) return og_kernel_error(k, OG_ERR_SHAPE, "axis %d of input 0 is empty", axis);
-    arg_table[t][is_min][p->select_last_index](k, x->data, y->data, O, R, I);
+    (*fn)(k, x->data, y->data, O, R, I);
     return OG_OK;
 }
 
@@ -836,13 +877,20 @@ typedef void (*cum_fn)(const og_kernel_ctx *k, const void *x, void *y, int64_t O
                        int64_t I, bool excl, bool rev);
 static const cum_fn cum_table[4] = {cumsum_f32, cumsum_f64, cumsum_i32, cumsum_i64};
 
+static const void *select_cumsum(const og_node *n, og_dtype t)
+{
+    (void)n;
+    int s = numeric_slot(t);
+    return s >= 0 ? &cum_table[s] : NULL;
+}
+
 static og_status k_CumSum(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                           og_tensor *const *out, int n_out)
 {
     const og_reduce_params *p = k->params;
     const og_tensor *x = in[0], *a = in[1];
-    int slot = dtype_slot(x->dtype);
-    if (slot < 0 || slot > 3) return unsupported(k, x->dtype);
+    const cum_fn *fn = k->impl ? k->impl : select_cumsum(k->node, x->dtype);
+    if (!fn) return unsupported(k, x->dtype);
     if (a->numel != 1 || (a->dtype != OG_INT32 && a->dtype != OG_INT64))
         return og_kernel_error(k, OG_ERR_SHAPE, "input 1 (axis) must be one int32/int64 value");
     int64_t axis = og_tensor_get_i64(a, 0);
@@ -856,7 +904,7 @@ static og_status k_CumSum(const og_kernel_ctx *k, const og_tensor *const *in, in
     if (x->numel == 0) return OG_OK;
     int64_t O, R, I;
     split_axis(rank, x->dims, (int)axis, &O, &R, &I);
-    cum_table[slot](k, x->data, out[0]->data, O, R, I, p->exclusive, p->reverse);
+    (*fn)(k, x->data, out[0]->data, O, R, I, p->exclusive, p->reverse);
     return OG_OK;
 }
 
@@ -948,20 +996,27 @@ typedef og_status (*topk_fn)(const og_kernel_ctx *k, const void *x, void *v, int
                              int64_t R, int64_t I, int64_t K, bool lg);
 static const topk_fn topk_table[4] = {topk_f32, topk_f64, topk_i32, topk_i64};
 
+static const void *select_topk(const og_node *n, og_dtype t)
+{
+    (void)n;
+    int s = numeric_slot(t);
+    return s >= 0 ? &topk_table[s] : NULL;
+}
+
 static og_status k_TopK(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                         og_tensor *const *out, int n_out)
 {
     const og_reduce_params *p = k->params;
     const og_tensor *x = in[0];
-    int slot = dtype_slot(x->dtype);
-    if (slot < 0 || slot > 3) return unsupported(k, x->dtype);
+    const topk_fn *fn = k->impl ? k->impl : select_topk(k->node, x->dtype);
+    if (!fn) return unsupported(k, x->dtype);
     int64_t K = p->k;
     if (p->k_input) {
         if (n_in < 2 || !in[1] || in[1]->numel != 1)
             return og_kernel_error(k, OG_ERR_SHAPE, "input 1 (K) must hold a single value");
         K = og_tensor_get_i64(in[1], 0);
     }
-    int axis;
+    int axis = 0; /* set by split_attr_axis; 0 only quiets GCC's maybe-uninitialized */
     int64_t O, R, I;
     og_status st = split_attr_axis(k, x, false, &axis, &O, &R, &I);
     if (st) return st;
@@ -976,26 +1031,36 @@ static og_status k_TopK(const og_kernel_ctx *k, const og_tensor *const *in, int 
         if (!tmp) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
         iy = tmp;
     }
-    st = topk_table[slot](k, x->data, out[0]->data, iy, O, R, I, K, p->largest);
+    st = (*fn)(k, x->data, out[0]->data, iy, O, R, I, K, p->largest);
     og_free(k->alloc, tmp);
     return st;
 }
 
+/* Reduce*, ArgMax/ArgMin, CumSum and TopK bind their typed loops (select); the
+ * Reduce* lists are those of red_impl above (IMPL_FLOAT, IMPL_NUMERIC, IMPL_ALL: max and min
+ * also bool), the others float32, float64, int32, int64.  CumSum's axis (input 1, int32 or
+ * int64) and TopK's K are checked by the kernels. */
 const og_kernel_def og_cpu_reduce[] = {
-    {.name = "ReduceSum", .domain = "", .fn = k_ReduceSum},
-    {.name = "ReduceMean", .domain = "", .fn = k_ReduceMean},
-    {.name = "ReduceMax", .domain = "", .fn = k_ReduceMax},
-    {.name = "ReduceMin", .domain = "", .fn = k_ReduceMin},
-    {.name = "ReduceProd", .domain = "", .fn = k_ReduceProd},
-    {.name = "ReduceL1", .domain = "", .fn = k_ReduceL1},
-    {.name = "ReduceL2", .domain = "", .fn = k_ReduceL2},
-    {.name = "ReduceLogSum", .domain = "", .fn = k_ReduceLogSum},
-    {.name = "ReduceLogSumExp", .domain = "", .fn = k_ReduceLogSumExp},
-    {.name = "ReduceSumSquare", .domain = "", .fn = k_ReduceSumSquare},
-    {.name = "ArgMax", .domain = "", .fn = k_ArgMax},
-    {.name = "ArgMin", .domain = "", .fn = k_ArgMin},
-    {.name = "Softmax", .domain = "", .fn = k_Softmax},
-    {.name = "LogSoftmax", .domain = "", .fn = k_LogSoftmax},
-    {.name = "CumSum", .domain = "", .fn = k_CumSum},
-    {.name = "TopK", .domain = "", .fn = k_TopK},
+    {.name = "ReduceSum", .domain = "", .fn = k_ReduceSum, .select = select_ReduceSum},
+    {.name = "ReduceMean", .domain = "", .fn = k_ReduceMean, .select = select_ReduceMean},
+    {.name = "ReduceMax", .domain = "", .fn = k_ReduceMax, .select = select_ReduceMax},
+    {.name = "ReduceMin", .domain = "", .fn = k_ReduceMin, .select = select_ReduceMin},
+    {.name = "ReduceProd", .domain = "", .fn = k_ReduceProd, .select = select_ReduceProd},
+    {.name = "ReduceL1", .domain = "", .fn = k_ReduceL1, .select = select_ReduceL1},
+    {.name = "ReduceL2", .domain = "", .fn = k_ReduceL2, .select = select_ReduceL2},
+    {.name = "ReduceLogSum", .domain = "", .fn = k_ReduceLogSum, .select = select_ReduceLogSum},
+    {.name = "ReduceLogSumExp",
+     .domain = "",
+     .fn = k_ReduceLogSumExp,
+     .select = select_ReduceLogSumExp},
+    {.name = "ReduceSumSquare",
+     .domain = "",
+     .fn = k_ReduceSumSquare,
+     .select = select_ReduceSumSquare},
+    {.name = "ArgMax", .domain = "", .fn = k_ArgMax, .select = select_argmax},
+    {.name = "ArgMin", .domain = "", .fn = k_ArgMin, .select = select_argmin},
+    {.name = "Softmax", .domain = "", .fn = k_Softmax, .types = og_cpu_types_float},
+    {.name = "LogSoftmax", .domain = "", .fn = k_LogSoftmax, .types = og_cpu_types_float},
+    {.name = "CumSum", .domain = "", .fn = k_CumSum, .select = select_cumsum},
+    {.name = "TopK", .domain = "", .fn = k_TopK, .select = select_topk},
     {.name = NULL}};

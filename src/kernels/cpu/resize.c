@@ -491,6 +491,8 @@ static og_status k_resize(const og_kernel_ctx *k, const og_tensor *const *in, in
     return st;
 }
 
+/* No constraint: mode nearest moves bytes of any dtype; linear and cubic need float32 or
+ * float64, which depends on the mode attribute and k_resize checks. */
 const og_kernel_def og_cpu_resize[] = {
     {.name = "Resize", .domain = "", .fn = k_resize},
     {.name = "Upsample", .domain = "", .fn = k_resize},

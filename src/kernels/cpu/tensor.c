@@ -702,18 +702,30 @@ static og_status pad_kernel(const og_kernel_ctx *k, const og_tensor *const *in, 
 
 /* ---- the table ---------------------------------------------------------------------- */
 
-const og_kernel_def og_cpu_tensor[] = {{.name = "Cast", .domain = "", .fn = cast_kernel},
-                                       {.name = "Concat", .domain = "", .fn = concat_kernel},
-                                       {.name = "Constant", .domain = "", .fn = constant_kernel},
-                                       {.name = "ConstantOfShape", .domain = "", .fn = cos_kernel},
-                                       {.name = "Expand", .domain = "", .fn = expand_kernel},
-                                       {.name = "Range", .domain = "", .fn = range_kernel},
-                                       {.name = "Shape", .domain = "", .fn = shape_kernel},
-                                       {.name = "Size", .domain = "", .fn = size_kernel},
-                                       {.name = "Split", .domain = "", .fn = split_kernel},
-                                       {.name = "Slice", .domain = "", .fn = slice_kernel},
-                                       {.name = "Tile", .domain = "", .fn = tile_kernel},
-                                       {.name = "Transpose", .domain = "", .fn = transpose_kernel},
-                                       {.name = "Trilu", .domain = "", .fn = trilu_kernel},
-                                       {.name = "Pad", .domain = "", .fn = pad_kernel},
-                                       {.name = NULL}};
+/* Cast converts from every dtype with an element size (CAST_TYPES and the two 16-bit
+ * floats): its target is the attribute `to`, which the kernel checks. */
+static const og_dtype cast_types[] = {
+    OG_FLOAT, OG_DOUBLE, OG_FLOAT16, OG_BFLOAT16, OG_INT8,   OG_INT16, OG_INT32,
+    OG_INT64, OG_UINT8,  OG_UINT16,  OG_UINT32,   OG_UINT64, OG_BOOL,  0};
+/* Range's loops (RANGE_CASE): its output has the dtype of start, input 0. */
+static const og_dtype range_types[] = {OG_FLOAT, OG_DOUBLE, OG_INT16, OG_INT32, OG_INT64, 0};
+
+/* The entries without types move bytes of any dtype by element size (Concat, Expand, Pad,
+ * Slice, Split, Tile, Transpose, Trilu; Constant and ConstantOfShape copy their attribute's
+ * bytes) or read only shapes (Shape, Size). */
+const og_kernel_def og_cpu_tensor[] = {
+    {.name = "Cast", .domain = "", .fn = cast_kernel, .types = cast_types},
+    {.name = "Concat", .domain = "", .fn = concat_kernel},
+    {.name = "Constant", .domain = "", .fn = constant_kernel},
+    {.name = "ConstantOfShape", .domain = "", .fn = cos_kernel},
+    {.name = "Expand", .domain = "", .fn = expand_kernel},
+    {.name = "Range", .domain = "", .fn = range_kernel, .types = range_types},
+    {.name = "Shape", .domain = "", .fn = shape_kernel},
+    {.name = "Size", .domain = "", .fn = size_kernel},
+    {.name = "Split", .domain = "", .fn = split_kernel},
+    {.name = "Slice", .domain = "", .fn = slice_kernel},
+    {.name = "Tile", .domain = "", .fn = tile_kernel},
+    {.name = "Transpose", .domain = "", .fn = transpose_kernel},
+    {.name = "Trilu", .domain = "", .fn = trilu_kernel},
+    {.name = "Pad", .domain = "", .fn = pad_kernel},
+    {.name = NULL}};
