@@ -10,9 +10,10 @@ struct og_model {
     og_graph *graph;
 };
 
-/* A deep copy of m's graph as a new model allocated with a (NULL: m's allocator), not
- * finalized or resolved: for building a changed model (call og_graph_finalize and
- * og_graph_resolve after the changes). */
+/* A deep copy of m's graph (og_graph_clone, in memory) as a new model allocated with a
+ * (NULL: the default allocator).  The copy is as finalized as m's graph but not resolved:
+ * for building a changed model (call og_graph_finalize and og_graph_resolve after the
+ * changes).  Errors: OG_ERR_NOMEM, nothing allocated then. */
 og_status og_model_copy_graph(const og_model *m, const og_allocator *a, og_model **out);
 
 /* Whether 0 <= i < n; if not, the thread's error says that `fn` got `what` index i and the
