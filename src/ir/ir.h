@@ -93,7 +93,7 @@ typedef struct og_node {
     const struct og_op_def *op; /* NULL if unknown */
     void *params; /* parsed attributes, owned: freed with free_params (NULL: og_free) */
     void (*free_params)(const og_allocator *a, void *params); /* set with params */
-    bool parsed;  /* params hold this node's attributes (resolve parses once) */
+    bool parsed; /* params hold this node's attributes (resolve parses once) */
 } og_node;
 
 typedef struct og_opset {
