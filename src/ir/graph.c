@@ -240,6 +240,13 @@ const og_attr *og_node_attr(const og_node *n, const char *name)
     return NULL;
 }
 
+og_status og_node_verror(const og_node *n, og_status status, const char *fmt, va_list ap)
+{
+    char label[256], msg[768];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    return og_error(status, "%s: %s", og_node_label(n, label, sizeof label), msg);
+}
+
 const char *og_node_label(const og_node *n, char *buf, size_t size)
 {
     const char *dom = n->domain && n->domain[0] ? n->domain : NULL;

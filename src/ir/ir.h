@@ -223,5 +223,7 @@ const og_attr *og_node_attr(const og_node *n, const char *name);
 
 /* "node 'name' (Op, opset N)" into buf. */
 const char *og_node_label(const og_node *n, char *buf, size_t size);
+/* og_error with the node's label before the message: "node 'n' (Op, opset V): ...". */
+og_status og_node_verror(const og_node *n, og_status status, const char *fmt, va_list ap);
 
 #endif /* OG_IR_H */

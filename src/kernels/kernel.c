@@ -91,10 +91,9 @@ og_status og_backend_bind(const og_backend *b, const og_node *n, const og_dtype 
 
 og_status og_kernel_error(const og_kernel_ctx *k, og_status status, const char *fmt, ...)
 {
-    char label[256], msg[768];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    og_status st = og_node_verror(k->node, status, fmt, ap);
     va_end(ap);
-    return og_error(status, "%s: %s", og_node_label(k->node, label, sizeof label), msg);
+    return st;
 }

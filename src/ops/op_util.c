@@ -10,12 +10,11 @@ const og_dtype og_types_all[] = {OG_FLOAT, OG_DOUBLE, OG_INT32, OG_INT64, OG_BOO
 
 og_status og_op_error(const og_op_ctx *c, og_status status, const char *fmt, ...)
 {
-    char label[256], msg[768];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
+    og_status st = og_node_verror(c->node, status, fmt, ap);
     va_end(ap);
-    return og_error(status, "%s: %s", og_node_label(c->node, label, sizeof label), msg);
+    return st;
 }
 
 /* ---- attributes ------------------------------------------------------------------ */

@@ -21,9 +21,7 @@ extern const og_backend og_cpu_backend;
  * call a kernel directly. */
 og_kernel_fn og_cpu_kernel_find(const char *domain, const char *name);
 
-/* The dtype lists of the CPU's common type constraints. */
-extern const og_dtype og_cpu_types_float[];   /* float, double */
-extern const og_dtype og_cpu_types_numeric[]; /* float, double, int32, int64 */
+/* Common type constraints use the lists of ops/op.h (og_types_float, og_types_numeric). */
 
 /* Parallel loop over [0, n): body sees `i`.  Threads only when n*cost_per_item is large,
  * and never more than n. */

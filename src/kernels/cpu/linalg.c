@@ -383,7 +383,7 @@ static og_status gemm_kernel(const og_kernel_ctx *k, const og_tensor *const *in,
  * inference gives input 0's, and that every input has it).  Integer Gemm's alpha and beta
  * must be integral: the kernel checks those attributes. */
 const og_kernel_def og_cpu_linalg[] = {
-    {.name = "MatMul", .domain = "", .fn = matmul_kernel, .types = og_cpu_types_numeric},
-    {.name = "Gemm", .domain = "", .fn = gemm_kernel, .types = og_cpu_types_numeric},
-    {.name = "Einsum", .domain = "", .fn = og_einsum_kernel, .types = og_cpu_types_numeric},
+    {.name = "MatMul", .domain = "", .fn = matmul_kernel, .types = og_types_numeric},
+    {.name = "Gemm", .domain = "", .fn = gemm_kernel, .types = og_types_numeric},
+    {.name = "Einsum", .domain = "", .fn = og_einsum_kernel, .types = og_types_numeric},
     {.name = NULL}};

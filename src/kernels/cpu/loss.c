@@ -143,12 +143,7 @@ done:
 
 /* Scores (input 0) float32 or float64; the kernel checks the target (int32 or int64) and
  * that the weights have the scores' dtype. */
-const og_kernel_def og_cpu_loss[] = {{.name = "NegativeLogLikelihoodLoss",
-                                      .domain = "",
-                                      .fn = loss_kernel,
-                                      .types = og_cpu_types_float},
-                                     {.name = "SoftmaxCrossEntropyLoss",
-                                      .domain = "",
-                                      .fn = loss_kernel,
-                                      .types = og_cpu_types_float},
-                                     {.name = NULL}};
+const og_kernel_def og_cpu_loss[] = {
+    {.name = "NegativeLogLikelihoodLoss", .domain = "", .fn = loss_kernel, .types = og_types_float},
+    {.name = "SoftmaxCrossEntropyLoss", .domain = "", .fn = loss_kernel, .types = og_types_float},
+    {.name = NULL}};

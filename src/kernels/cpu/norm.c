@@ -362,17 +362,11 @@ static og_status dropout_kernel(const og_kernel_ctx *k, const og_tensor *const *
  * scale, B, mean and var (each float32 or float64) and LayerNormalization's Scale and B
  * (X's dtype) are checked by the kernels. */
 const og_kernel_def og_cpu_norm[] = {
-    {.name = "BatchNormalization",
-     .domain = "",
-     .fn = batchnorm_kernel,
-     .types = og_cpu_types_float},
+    {.name = "BatchNormalization", .domain = "", .fn = batchnorm_kernel, .types = og_types_float},
     {.name = "InstanceNormalization",
      .domain = "",
      .fn = instancenorm_kernel,
-     .types = og_cpu_types_float},
-    {.name = "LayerNormalization",
-     .domain = "",
-     .fn = layernorm_kernel,
-     .types = og_cpu_types_float},
-    {.name = "Dropout", .domain = "", .fn = dropout_kernel, .types = og_cpu_types_float},
+     .types = og_types_float},
+    {.name = "LayerNormalization", .domain = "", .fn = layernorm_kernel, .types = og_types_float},
+    {.name = "Dropout", .domain = "", .fn = dropout_kernel, .types = og_types_float},
     {.name = NULL}};

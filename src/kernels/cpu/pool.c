@@ -462,8 +462,8 @@ done:
 
 /* pool_kernel computes float32 and float64 only (no int8/uint8 MaxPool). */
 const og_kernel_def og_cpu_pool[] = {
-    {.name = "AveragePool", .domain = "", .fn = pool_kernel, .types = og_cpu_types_float},
-    {.name = "MaxPool", .domain = "", .fn = pool_kernel, .types = og_cpu_types_float},
-    {.name = "GlobalAveragePool", .domain = "", .fn = pool_kernel, .types = og_cpu_types_float},
-    {.name = "GlobalMaxPool", .domain = "", .fn = pool_kernel, .types = og_cpu_types_float},
+    {.name = "AveragePool", .domain = "", .fn = pool_kernel, .types = og_types_float},
+    {.name = "MaxPool", .domain = "", .fn = pool_kernel, .types = og_types_float},
+    {.name = "GlobalAveragePool", .domain = "", .fn = pool_kernel, .types = og_types_float},
+    {.name = "GlobalMaxPool", .domain = "", .fn = pool_kernel, .types = og_types_float},
     {.name = NULL}};

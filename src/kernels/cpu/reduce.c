@@ -1059,8 +1059,8 @@ const og_kernel_def og_cpu_reduce[] = {
      .select = select_ReduceSumSquare},
     {.name = "ArgMax", .domain = "", .fn = k_ArgMax, .select = select_argmax},
     {.name = "ArgMin", .domain = "", .fn = k_ArgMin, .select = select_argmin},
-    {.name = "Softmax", .domain = "", .fn = k_Softmax, .types = og_cpu_types_float},
-    {.name = "LogSoftmax", .domain = "", .fn = k_LogSoftmax, .types = og_cpu_types_float},
+    {.name = "Softmax", .domain = "", .fn = k_Softmax, .types = og_types_float},
+    {.name = "LogSoftmax", .domain = "", .fn = k_LogSoftmax, .types = og_types_float},
     {.name = "CumSum", .domain = "", .fn = k_CumSum, .select = select_cumsum},
     {.name = "TopK", .domain = "", .fn = k_TopK, .select = select_topk},
     {.name = NULL}};

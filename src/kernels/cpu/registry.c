@@ -27,6 +27,3 @@ og_kernel_fn og_cpu_kernel_find(const char *domain, const char *name)
     const og_kernel_def *d = og_backend_find(&og_cpu_backend, domain, name, 0);
     return d ? d->fn : NULL;
 }
-
-const og_dtype og_cpu_types_float[] = {OG_FLOAT, OG_DOUBLE, 0};
-const og_dtype og_cpu_types_numeric[] = {OG_FLOAT, OG_DOUBLE, OG_INT32, OG_INT64, 0};
