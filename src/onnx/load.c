@@ -3,14 +3,19 @@
  * Everything read from the file is checked before use: counts, dims, data sizes, names.
  * The protobuf-c tree is freed before returning; the graph owns copies of what it needs. */
 #define _XOPEN_SOURCE 700
+#include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "onnx.pb-c.h"
 #include "onnx/onnx_io.h"
 
+/* No single tensor's external data may be larger (16 GiB): checked before allocating. */
 #define OG_MAX_EXTERNAL_BYTES ((size_t)1 << 34)
 
 /* ---- protobuf-c allocator bridge ----------------------------------------------- */
@@ -49,20 +54,40 @@ static int map_get(og_graph *g, const char *name, bool create)
 
 /* ---- tensors --------------------------------------------------------------------- */
 
-static og_status read_external(const Onnx__TensorProto *tp, const char *base_dir, void *dst,
-                               size_t nbytes, const og_allocator *a)
+/* An external-data number ("offset", "length"): decimal digits only, no sign, no junk. */
+static bool parse_count(const char *s, long long *out)
+{
+    if (!s[0]) return false;
+    long long v = 0;
+    for (const char *c = s; *c; c++) {
+        if (*c < '0' || *c > '9' || v > (LLONG_MAX - (*c - '0')) / 10) return false;
+        v = v * 10 + (*c - '0');
+    }
+    *out = v;
+    return true;
+}
+
+/* Open tensor tp's external data for reading nbytes: the location is checked to stay in
+ * base_dir, the file must be a regular file (opened without blocking, so a FIFO or a
+ * device cannot hang the load) holding offset + nbytes bytes, all before the caller
+ * allocates.  *f is positioned at the data. */
+static og_status open_external(const Onnx__TensorProto *tp, const char *base_dir, size_t nbytes,
+                               const og_allocator *a, FILE **f)
 {
     const char *location = NULL;
     long long offset = 0, length = -1;
+    *f = NULL;
     for (size_t i = 0; i < tp->n_external_data; i++) {
         const Onnx__StringStringEntryProto *e = tp->external_data[i];
         if (!e->key || !e->value) continue;
+        bool number = strcmp(e->key, "offset") == 0 || strcmp(e->key, "length") == 0;
         if (strcmp(e->key, "location") == 0)
             location = e->value;
-        else if (strcmp(e->key, "offset") == 0)
-            offset = strtoll(e->value, NULL, 10);
-        else if (strcmp(e->key, "length") == 0)
-            length = strtoll(e->value, NULL, 10);
+        else if (number && !parse_count(e->value, e->key[0] == 'o' ? &offset : &length))
+            return og_error(OG_ERR_MODEL,
+                            "tensor '%s': external data %s '%s' is not a non-negative decimal "
+                            "number",
+                            tp->name, e->key, e->value);
     }
     if (!base_dir)
         return og_error(OG_ERR_MODEL,
@@ -78,14 +103,17 @@ static og_status read_external(const Onnx__TensorProto *tp, const char *base_dir
                         "tensor '%s': external data location '%s' escapes the "
                         "model's folder",
                         tp->name, location);
-    if (offset < 0 || (length >= 0 && (size_t)length != nbytes))
+    if (length >= 0 && (size_t)length != nbytes)
         return og_error(OG_ERR_MODEL,
-                        "tensor '%s': external data offset %lld / length %lld "
-                        "do not fit its %zu bytes",
-                        tp->name, offset, length, nbytes);
+                        "tensor '%s': external data length %lld does not fit its %zu bytes",
+                        tp->name, length, nbytes);
+    if (nbytes > OG_MAX_EXTERNAL_BYTES)
+        return og_error(OG_ERR_MODEL,
+                        "tensor '%s': %zu bytes of external data, more than the limit %zu",
+                        tp->name, nbytes, OG_MAX_EXTERNAL_BYTES);
     og_status st = OG_OK;
     char *path = NULL, *real_base = NULL, *real_path = NULL;
-    FILE *f = NULL;
+    int fd = -1;
     size_t plen = strlen(base_dir) + strlen(location) + 2;
     path = og_malloc(a, plen);
     if (!path) return og_error(OG_ERR_NOMEM, "out of memory");
@@ -105,19 +133,51 @@ static og_status read_external(const Onnx__TensorProto *tp, const char *base_dir
                       tp->name, location);
         goto done;
     }
-    f = fopen(real_path, "rb");
-    if (!f || fseek(f, (long)offset, SEEK_SET) != 0 ||
-        (nbytes && fread(dst, 1, nbytes, f) != nbytes)) {
-        st = og_error(OG_ERR_IO, "tensor '%s': cannot read %zu bytes at offset %lld from '%s'",
-                      tp->name, nbytes, offset, path);
+    struct stat sb;
+    fd = open(real_path, O_RDONLY | O_NONBLOCK);
+    if (fd < 0 || fstat(fd, &sb) != 0) {
+        st = og_error(OG_ERR_IO, "tensor '%s': cannot open external data file '%s': %s", tp->name,
+                      path, strerror(errno));
         goto done;
     }
+    if (!S_ISREG(sb.st_mode)) {
+        st = og_error(OG_ERR_MODEL, "tensor '%s': external data '%s' is not a regular file",
+                      tp->name, location);
+        goto done;
+    }
+    if ((unsigned long long)offset > (unsigned long long)sb.st_size ||
+        (unsigned long long)sb.st_size - (unsigned long long)offset < nbytes) {
+        st = og_error(OG_ERR_MODEL,
+                      "tensor '%s': external data '%s' has %lld bytes, fewer than offset %lld "
+                      "+ %zu",
+                      tp->name, location, (long long)sb.st_size, offset, nbytes);
+        goto done;
+    }
+    /* a regular file: reads do not block; the descriptor goes back to blocking mode */
+    int flags = fcntl(fd, F_GETFL);
+    if (flags < 0 || fcntl(fd, F_SETFL, flags & ~O_NONBLOCK) != 0 ||
+        lseek(fd, (off_t)offset, SEEK_SET) != (off_t)offset || !(*f = fdopen(fd, "rb"))) {
+        st = og_error(OG_ERR_IO, "tensor '%s': cannot read '%s' at offset %lld", tp->name, path,
+                      offset);
+        goto done;
+    }
+    fd = -1; /* the FILE owns it */
 done:
-    if (f) fclose(f);
+    if (fd >= 0) close(fd);
     free(real_base); /* realpath uses malloc */
     free(real_path);
     og_free(a, path);
     return st;
+}
+
+/* Read nbytes into dst from f (open_external's), and close f. */
+static og_status read_opened(const Onnx__TensorProto *tp, FILE *f, void *dst, size_t nbytes)
+{
+    bool ok = !nbytes || fread(dst, 1, nbytes, f) == nbytes;
+    fclose(f);
+    return ok ? OG_OK
+              : og_error(OG_ERR_IO, "tensor '%s': cannot read its %zu bytes of external data",
+                         tp->name ? tp->name : "", nbytes);
 }
 
 /* Copy n typed values from a repeated field into dst (dtype-sized elements). */
@@ -175,12 +235,16 @@ static og_status tensor_from_proto(const Onnx__TensorProto *tp, const char *base
                         "has %zu",
                         name, og_shape_str((int)tp->n_dims, dims, (char[128]){0}, 128),
                         og_dtype_name(dt), nbytes, have);
+    FILE *ext = NULL;
+    if (external && (st = open_external(tp, base_dir, nbytes, a, &ext))) return st;
     st = og_tensor_alloc(dt, (int)tp->n_dims, dims, a, &t);
-    if (st) return st;
+    if (st) {
+        if (ext) fclose(ext);
+        return st;
+    }
     unsigned char *dst = t->data;
     if (external) {
-        st = read_external(tp, base_dir, dst, nbytes, a);
-        if (st) goto fail;
+        if ((st = read_opened(tp, ext, dst, nbytes))) goto fail;
     } else if (tp->has_raw_data) {
         if (nbytes) memcpy(dst, tp->raw_data.data, nbytes);
     } else {
@@ -447,10 +511,16 @@ static og_status inline_graph(const Onnx__GraphProto *src, const char *base_dir,
         if (!og_shape_nbytes((og_dtype)tp->data_type, (int)tp->n_dims, dims, &nbytes))
             return og_error(OG_ERR_MODEL, "initializer '%s' has a bad shape", name);
         Onnx__TensorProto *c = &ig->copies[ig->n_copies];
+        FILE *f = NULL;
+        og_status st = open_external(tp, base_dir, nbytes, a, &f);
+        if (st) return og_error_prefix(st, "initializer '%s'", name);
         void *data = og_malloc(a, nbytes + 1);
-        if (!data) return og_error(OG_ERR_NOMEM, "out of memory");
+        if (!data) {
+            fclose(f);
+            return og_error(OG_ERR_NOMEM, "out of memory");
+        }
         ig->data[ig->n_copies++] = data;
-        og_status st = read_external(tp, base_dir, data, nbytes, a);
+        st = read_opened(tp, f, data, nbytes);
         if (st) return og_error_prefix(st, "initializer '%s'", name);
         *c = *tp;
         c->has_data_location = 0;
