@@ -98,6 +98,13 @@ bool og_mul_size(size_t a, size_t b, size_t *out)
     return true;
 }
 
+bool og_add_i64(int64_t a, int64_t b, int64_t *out)
+{
+    if ((b > 0 && a > INT64_MAX - b) || (b < 0 && a < INT64_MIN - b)) return false;
+    *out = a + b;
+    return true;
+}
+
 bool og_mul_i64(int64_t a, int64_t b, int64_t *out)
 {
     if (a < 0 || b < 0) return false;

@@ -31,7 +31,8 @@ void og_free_aligned(const og_allocator *a, void *p);
 
 /* size_t multiply/add with overflow detection: return false on overflow. */
 bool og_mul_size(size_t a, size_t b, size_t *out);
-bool og_mul_i64(int64_t a, int64_t b, int64_t *out);
+bool og_mul_i64(int64_t a, int64_t b, int64_t *out); /* a, b >= 0 */
+bool og_add_i64(int64_t a, int64_t b, int64_t *out); /* any signs */
 
 /* ---- errors ---------------------------------------------------------------------- */
 

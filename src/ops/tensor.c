@@ -379,12 +379,15 @@ static og_status range_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, o
         int64_t s = og_tensor_get_i64(in[0].value, 0), l = og_tensor_get_i64(in[1].value, 0),
                 d = og_tensor_get_i64(in[2].value, 0);
         if (d == 0) return og_op_error(c, OG_ERR_RUNTIME, "input 2 (delta) is 0");
-        /* in double to avoid overflow of l - s; exact below 2^53 */
-        double span = (double)l - (double)s;
-        if (d > 0)
-            n = span <= 0 ? 0 : (int64_t)((span + (double)d - 1) / (double)d);
-        else
-            n = span >= 0 ? 0 : (int64_t)((-span + (double)-d - 1) / (double)-d);
+        /* exact, in unsigned 64-bit: the span of two int64 values and |delta| always fit */
+        uint64_t span = 0, ad = d > 0 ? (uint64_t)d : (uint64_t)(-(d + 1)) + 1, cnt = 0;
+        if (d > 0 && l > s) span = (uint64_t)l - (uint64_t)s;
+        if (d < 0 && s > l) span = (uint64_t)s - (uint64_t)l;
+        cnt = span / ad + (span % ad != 0);
+        if (cnt >= (uint64_t)1e15)
+            return og_op_error(c, OG_ERR_RUNTIME, "range (%lld, %lld, %lld) is too long",
+                               (long long)s, (long long)l, (long long)d);
+        n = (int64_t)cnt;
     }
     out[0].dims[0] = n;
     return OG_OK;
@@ -808,7 +811,11 @@ static og_status tile_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og
     if ((st = check_nonneg(c, rep, n, "input 1 (repeats)"))) return st;
     for (int d = 0; d < r; d++) {
         int64_t x = in[0].dims[d];
-        out[0].dims[d] = rep[d] == 0 ? 0 : (x >= 0 ? x * rep[d] : OG_DIM_UNKNOWN);
+        out[0].dims[d] = rep[d] == 0 ? 0 : OG_DIM_UNKNOWN;
+        if (rep[d] != 0 && x >= 0 && !og_mul_i64(x, rep[d], &out[0].dims[d]))
+            return og_op_error(c, OG_ERR_SHAPE,
+                               "input 1 (repeats): %lld times axis %d of size %lld overflows int64",
+                               (long long)rep[d], d, (long long)x);
     }
     return OG_OK;
 }
@@ -929,9 +936,11 @@ og_status og_tensor_pad_resolve(const og_op_ctx *c, const og_vinfo *in, int n_in
         pe[ax[i]] = pads[i + na];
     }
     for (int d = 0; d < r; d++) {
-        int64_t x = in[0].dims[d];
+        int64_t x = in[0].dims[d], sz;
         if (x < 0) continue;
-        if (x + pb[d] + pe[d] < 0)
+        /* a negative pad crops at most the axis; the padded size must fit in int64 */
+        if (pb[d] < -x || pe[d] < -x || !og_add_i64(x, pb[d], &sz) || !og_add_i64(sz, pe[d], &sz) ||
+            sz < 0)
             return og_op_error(c, OG_ERR_SHAPE, "pads %lld, %lld on axis %d of size %lld",
                                (long long)pb[d], (long long)pe[d], d, (long long)x);
         if (p->mode != OG_PAD_CONSTANT && (pb[d] > 0 || pe[d] > 0) &&

@@ -536,6 +536,15 @@ static og_status slice_kernel(const og_kernel_ctx *k, const og_tensor *const *in
         for (int64_t i = 0; i < n; i++) o[i] = (T)(s0 + (T)i * dl);                                \
     } break;
 
+/* Integers step in unsigned arithmetic: i * delta may pass the type's range even where
+ * start + i * delta (which inference keeps inside [start, limit)) does not. */
+#define RANGE_INT_CASE(E, T, U)                                                                    \
+    case E: {                                                                                      \
+        U s0 = (U) * (const T *)in[0]->data, dl = (U) * (const T *)in[2]->data;                    \
+        T *restrict o = out[0]->data;                                                              \
+        for (int64_t i = 0; i < n; i++) o[i] = (T)(U)(s0 + (U)i * dl);                             \
+    } break;
+
 static og_status range_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                               og_tensor *const *out, int n_out)
 {
@@ -543,9 +552,9 @@ static og_status range_kernel(const og_kernel_ctx *k, const og_tensor *const *in
     switch (out[0]->dtype) {
         RANGE_CASE(OG_FLOAT, float)
         RANGE_CASE(OG_DOUBLE, double)
-        RANGE_CASE(OG_INT16, int16_t)
-        RANGE_CASE(OG_INT32, int32_t)
-        RANGE_CASE(OG_INT64, int64_t)
+        RANGE_INT_CASE(OG_INT16, int16_t, uint16_t)
+        RANGE_INT_CASE(OG_INT32, int32_t, uint32_t)
+        RANGE_INT_CASE(OG_INT64, int64_t, uint64_t)
     default:
         return og_kernel_error(k, OG_ERR_UNSUPPORTED, "Range of %s is not supported",
                                og_dtype_name(out[0]->dtype));
