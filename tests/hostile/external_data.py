@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
 """External data that a hostile model points at: every case must end in a clear non-zero
 exit with its message, quickly and in bounded memory, never a hang or a crash.
-Usage: external_data.py ONNXGRAD_CLI"""
+Usage: external_data.py ONNXGRAD_CLI [--sanitized]"""
 import os
-import resource
-import subprocess
 import sys
 import tempfile
 
 import numpy as np
 import onnx
 from onnx import TensorProto, helper
+
+from limits import run as run_limited
 
 
 def model(dir_, entries, dims=(4,), name="model.onnx"):
@@ -32,26 +32,21 @@ def model(dir_, entries, dims=(4,), name="model.onnx"):
     return path
 
 
-def limit_memory():
-    resource.setrlimit(resource.RLIMIT_AS, (1 << 30, 1 << 30))  # 1 GiB of address space
-
 
 RUNS = []
 
 
 def run(cli, path, want_rc, want_msg, failures):
     RUNS.append(path)
-    try:
-        p = subprocess.run([cli, "info", path], capture_output=True, text=True, timeout=20,
-                           preexec_fn=limit_memory)
-    except subprocess.TimeoutExpired:
+    rc, out = run_limited([cli, "info", path], timeout=20)
+    if out == "hung":
         failures.append(f"{path}: hung (no answer in 20 s)")
         return
-    ok = p.returncode == want_rc and want_msg in p.stderr + p.stdout
-    print(("ok  " if ok else "FAIL"), os.path.basename(os.path.dirname(path)), "rc", p.returncode,
-          "|", (p.stderr or p.stdout).strip().splitlines()[-1][:150])
+    ok = rc == want_rc and want_msg in out
+    last = out.strip().splitlines()[-1][:150] if out.strip() else ""
+    print(("ok  " if ok else "FAIL"), os.path.basename(os.path.dirname(path)), "rc", rc, "|", last)
     if not ok:
-        failures.append(f"{path}: rc {p.returncode}, wanted {want_rc} with '{want_msg}'")
+        failures.append(f"{path}: rc {rc}, wanted {want_rc} with '{want_msg}'")
 
 
 def main():

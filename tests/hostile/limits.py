@@ -1,0 +1,34 @@
+"""Running the CLI on a hostile case with bounded time and memory (shared by the scripts of
+tests/hostile/).  Release builds run under a 1 GiB address-space limit; sanitized builds
+(--sanitized) cannot (AddressSanitizer reserves terabytes of shadow memory), so there
+AddressSanitizer's own hard_rss_limit_mb bounds them instead."""
+import os
+import resource
+import subprocess
+import sys
+
+LIMIT_BYTES = 1 << 30
+
+
+def sanitized():
+    return "--sanitized" in sys.argv[2:]
+
+
+def _limit_address_space():
+    resource.setrlimit(resource.RLIMIT_AS, (LIMIT_BYTES, LIMIT_BYTES))
+
+
+def run(cmd, timeout=30):
+    """(exit status, stdout + stderr) of cmd; status -1 and 'hung' past the timeout."""
+    env = dict(os.environ)
+    pre = _limit_address_space
+    if sanitized():
+        pre = None
+        env["ASAN_OPTIONS"] = ":".join(
+            filter(None, [env.get("ASAN_OPTIONS", ""), f"hard_rss_limit_mb={LIMIT_BYTES >> 20}"]))
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, preexec_fn=pre,
+                           env=env)
+    except subprocess.TimeoutExpired:
+        return -1, "hung"
+    return p.returncode, p.stderr + p.stdout
