@@ -273,9 +273,15 @@ static og_status run_node(og_session *s, int ni)
             goto fail;
         }
     }
-    og_kernel_ctx k = {n, n->params, s->alloc, s->threads, s->kernels[ni].impl};
-    if (s->kernels[ni].fn) {
-        st = s->kernels[ni].fn(&k, s->tin, n->n_in, s->tout, n->n_out);
+    /* the loop bound for the static dtype, unless this run's input says otherwise */
+    const og_kernel_binding *kb = &s->kernels[ni];
+    const void *impl = kb->impl;
+    if (impl && (kb->type_input >= n->n_in || !s->tin[kb->type_input] ||
+                 s->tin[kb->type_input]->dtype != kb->type))
+        impl = NULL;
+    og_kernel_ctx k = {n, n->params, s->alloc, s->threads, impl};
+    if (kb->fn) {
+        st = kb->fn(&k, s->tin, n->n_in, s->tout, n->n_out);
         if (st) goto fail;
     }
     for (int j = 0; j < n->n_out; j++) {

@@ -311,12 +311,40 @@ static void cpu_runs_bound_reduction(void)
     og_graph_free(g);
 }
 
+/* A binding holds for the static dtype only: a run whose input has another dtype (here the
+ * declaration is dropped after the session bound Relu's float32 loop, and float64 comes
+ * in) gets no bound loop, and the kernel picks the float64 one itself. */
+static void binding_follows_the_run(void)
+{
+    og_graph *g = one_node("Relu", OG_FLOAT, 3);
+    CHECK(g != NULL);
+    if (!g) return;
+    og_session *s = NULL;
+    CHECK_OK(og_exec_create(g, NULL, og_default_allocator(), NULL, &s));
+    g->values[g->inputs[0]].dtype = OG_UNDEFINED;
+    double xs[3] = {-2.0, 0.5, 1e300};
+    int64_t n = 3;
+    og_tensor *x = NULL, *y = NULL;
+    const char *names[] = {"x"};
+    CHECK_OK(og_tensor_wrap(OG_DOUBLE, 1, &n, xs, sizeof xs, NULL, &x));
+    if (s && x) CHECK_OK(og_session_run(s, names, (const og_tensor *const *)&x, 1, &y));
+    if (y) {
+        const double *yp = og_tensor_cdata(y);
+        CHECK(og_tensor_dtype(y) == OG_DOUBLE && yp[0] == 0.0 && yp[1] == 0.5 && yp[2] == 1e300);
+    }
+    og_tensor_free(y);
+    og_tensor_free(x);
+    og_session_free(s);
+    og_graph_free(g);
+}
+
 int main(void)
 {
     toy_runs_a_graph();
     toy_refuses_at_creation();
     cpu_binds_typed_loops();
     kernels_by_version();
+    binding_follows_the_run();
     cpu_families_state_types();
     cpu_runs_bound_reduction();
     TEST_DONE();
