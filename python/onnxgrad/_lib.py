@@ -181,6 +181,16 @@ og_instance_forward = _fn("og_instance_forward", _status, c_void_p, CHARPP, PP, 
 og_instance_backward = _fn("og_instance_backward", _status, c_void_p, PP, PP)
 og_instance_pending = _fn("og_instance_pending", c_int, c_void_p)
 og_instance_saved_bytes = _fn("og_instance_saved_bytes", c_size_t, c_void_p)
+# bound calls (one C call per forward or backward; tensors bound once per slot)
+og_instance_slot_count = _fn("og_instance_slot_count", c_int, c_void_p)
+og_instance_slot_name = _fn("og_instance_slot_name", c_char_p, c_void_p, c_int)
+og_instance_bind = _fn("og_instance_bind", _status, c_void_p, c_int, c_int, c_void_p)
+og_instance_forward_bound = _fn("og_instance_forward_bound", _status, c_void_p, c_int, PP,
+                                c_void_p)
+og_instance_backward_bound = _fn("og_instance_backward_bound", _status, c_void_p, PP, c_void_p)
+og_tensor_info = _fn("og_tensor_info", None, PP, c_int, c_void_p)
+#: int64 entries per tensor in og_tensor_info: data address, dtype, rank, OG_MAX_RANK dims
+INFO_SIZE = 11
 
 
 class og_session_options(Structure):

@@ -18,6 +18,12 @@ struct og_instance {
     og_session *train, *eval;
     og_state *stack;
     int n_stack, cap_stack;
+    /* bound calls: forward slots (model inputs, then weights) and seed slots */
+    int n_slots;
+    const char **slot_names; /* owned by the training graph */
+    og_tensor **slots, **seeds;
+    const char **call_names; /* scratch for a bound call */
+    const og_tensor **call_tensors;
 };
 
 static void state_free(const og_allocator *a, og_state *s, int n_outputs)
@@ -46,6 +52,28 @@ og_status og_grad_new_instance(og_grad *g, og_instance **out)
         og_instance_free(inst);
         return st;
     }
+    /* the forward slots: the eval graph's inputs without initializer, then the weights */
+    const og_graph *eg = g->eval->graph;
+    int n_in = 0;
+    for (int i = 0; i < eg->n_inputs; i++) n_in += eg->values[eg->inputs[i]].kind == OG_VALUE_INPUT;
+    inst->n_slots = n_in + g->n_weights;
+    int n_call = inst->n_slots > g->n_outputs ? inst->n_slots : g->n_outputs;
+    inst->slot_names = og_calloc(g->alloc, (size_t)inst->n_slots + 1, sizeof *inst->slot_names);
+    inst->slots = og_calloc(g->alloc, (size_t)inst->n_slots + 1, sizeof *inst->slots);
+    inst->seeds = og_calloc(g->alloc, (size_t)g->n_outputs + 1, sizeof *inst->seeds);
+    inst->call_names = og_calloc(g->alloc, (size_t)n_call + 1, sizeof *inst->call_names);
+    inst->call_tensors = og_calloc(g->alloc, (size_t)n_call + 1, sizeof *inst->call_tensors);
+    if (!inst->slot_names || !inst->slots || !inst->seeds || !inst->call_names ||
+        !inst->call_tensors) {
+        og_instance_free(inst);
+        return og_error(OG_ERR_NOMEM, "out of memory");
+    }
+    int k = 0;
+    for (int i = 0; i < eg->n_inputs; i++)
+        if (eg->values[eg->inputs[i]].kind == OG_VALUE_INPUT)
+            inst->slot_names[k++] = eg->values[eg->inputs[i]].name;
+    for (int i = 0; i < g->n_weights; i++)
+        inst->slot_names[k++] = g->names[g->n_outputs + g->n_inputs + i];
     *out = inst;
     return OG_OK;
 }
@@ -56,6 +84,13 @@ void og_instance_free(og_instance *inst)
     const og_allocator *a = inst->g->alloc;
     for (int i = 0; i < inst->n_stack; i++) state_free(a, &inst->stack[i], inst->g->n_outputs);
     og_free(a, inst->stack);
+    for (int i = 0; inst->slots && i < inst->n_slots; i++) og_tensor_free(inst->slots[i]);
+    for (int j = 0; inst->seeds && j < inst->g->n_outputs; j++) og_tensor_free(inst->seeds[j]);
+    og_free(a, inst->slots);
+    og_free(a, inst->seeds);
+    og_free(a, inst->slot_names);
+    og_free(a, inst->call_names);
+    og_free(a, inst->call_tensors);
     og_session_free(inst->train);
     og_session_free(inst->eval);
     og_free(a, inst);
@@ -82,12 +117,12 @@ static bool read_by_backward(const og_grad *g, int v)
     return false;
 }
 
-og_status og_instance_forward(og_instance *inst, const char *const *input_names,
-                              const og_tensor *const *inputs, int n_inputs, int training,
-                              og_tensor **outputs)
+/* A forward.  share: the caller keeps the inputs' memory alive until the matching backward,
+ * so the state keeps views of what backward reads instead of copies. */
+static og_status forward(og_instance *inst, const char *const *input_names,
+                         const og_tensor *const *inputs, int n_inputs, int training, bool share,
+                         og_tensor **outputs)
 {
-    if (!inst || !outputs)
-        return og_error(OG_ERR_INVALID_ARG, "og_instance_forward: NULL argument");
     og_grad *g = inst->g;
     const og_allocator *a = g->alloc;
     for (int j = 0; j < g->n_outputs; j++) outputs[j] = NULL; /* what a failure leaves */
@@ -101,17 +136,19 @@ og_status og_instance_forward(og_instance *inst, const char *const *input_names,
     int *want = og_malloc(a, (size_t)(n_want + 1) * sizeof *want);
     og_tensor **got = og_calloc(a, (size_t)n_want + 1, sizeof *got);
     bool *run = og_malloc(a, (size_t)(tg->n_nodes + 1) * sizeof *run);
+    bool *shared = share ? og_calloc(a, (size_t)n_want + 1, sizeof *shared) : NULL;
     s.t = og_calloc(a, (size_t)(g->n_saved + n_inputs) + 1, sizeof *s.t);
     s.values = og_malloc(a, (size_t)(g->n_saved + n_inputs + 1) * sizeof *s.values);
     s.shapes = og_calloc(a, (size_t)g->n_outputs + 1, sizeof *s.shapes);
-    if (!want || !got || !run || !s.t || !s.values || !s.shapes) {
+    if (!want || !got || !run || !s.t || !s.values || !s.shapes || (share && !shared)) {
         st = og_error(OG_ERR_NOMEM, "out of memory");
         goto done;
     }
     for (int j = 0; j < g->n_outputs; j++) want[j] = g->out_values[j];
     for (int k = 0; k < g->n_saved; k++) want[g->n_outputs + k] = g->saved[k];
+    for (int k = 0; share && k < g->n_saved; k++) shared[g->n_outputs + k] = true;
     for (int i = 0; i < tg->n_nodes; i++) run[i] = !g->backward[i];
-    og_exec_req r = {input_names, inputs, n_inputs, NULL, NULL, 0, run, want, n_want, got};
+    og_exec_req r = {input_names, inputs, n_inputs, NULL, NULL, 0, run, want, n_want, got, shared};
     st = og_session_exec(inst->train, &r);
     if (st) goto done;
     for (int j = 0; j < g->n_outputs; j++) {
@@ -126,12 +163,14 @@ og_status og_instance_forward(og_instance *inst, const char *const *input_names,
         got[g->n_outputs + k] = NULL;
         s.n++;
     }
-    /* weights given for this call that the backward half reads: keep a copy */
+    /* weights given for this call that the backward half reads: keep a copy (a view when
+     * the caller keeps them alive) */
     for (int i = 0; i < n_inputs; i++) {
         int v = og_graph_find_value(tg, input_names[i]);
         if (v < 0 || tg->values[v].kind != OG_VALUE_INITIALIZER || !read_by_backward(g, v))
             continue;
-        st = og_tensor_clone(inputs[i], a, &s.t[s.n]);
+        st = share ? og_tensor_view(inputs[i], inputs[i]->rank, inputs[i]->dims, &s.t[s.n])
+                   : og_tensor_clone(inputs[i], a, &s.t[s.n]);
         if (st) goto done;
         s.values[s.n] = v;
         s.bytes += og_tensor_nbytes(s.t[s.n]);
@@ -161,7 +200,17 @@ done:
     og_free(a, got);
     og_free(a, want);
     og_free(a, run);
+    og_free(a, shared);
     return st;
+}
+
+og_status og_instance_forward(og_instance *inst, const char *const *input_names,
+                              const og_tensor *const *inputs, int n_inputs, int training,
+                              og_tensor **outputs)
+{
+    if (!inst || !outputs)
+        return og_error(OG_ERR_INVALID_ARG, "og_instance_forward: NULL argument");
+    return forward(inst, input_names, inputs, n_inputs, training, false, outputs);
 }
 
 og_status og_instance_backward(og_instance *inst, const og_tensor *const *grad_outputs,
@@ -229,7 +278,8 @@ og_status og_instance_backward(og_instance *inst, const og_tensor *const *grad_o
                      run,
                      g->out_values + g->n_outputs,
                      n_res,
-                     grads};
+                     grads,
+                     NULL};
     st = og_session_exec(inst->train, &r);
     if (!st) {
         state_free(a, s, g->n_outputs);
@@ -242,5 +292,58 @@ done:
     og_free(a, names);
     og_free(a, seeds);
     og_free(a, run);
+    return st;
+}
+
+int og_instance_slot_count(const og_instance *inst) { return inst ? inst->n_slots : 0; }
+
+const char *og_instance_slot_name(const og_instance *inst, int slot)
+{
+    if (!og_api_index_ok("og_instance_slot_name", "slot", slot, og_instance_slot_count(inst)))
+        return NULL;
+    return inst->slot_names[slot];
+}
+
+og_status og_instance_bind(og_instance *inst, int backward, int slot, og_tensor *t)
+{
+    int n = !inst ? 0 : backward ? inst->g->n_outputs : inst->n_slots;
+    if (!inst) {
+        og_tensor_free(t);
+        return og_error(OG_ERR_INVALID_ARG, "og_instance_bind: NULL instance");
+    }
+    if (!og_api_index_ok("og_instance_bind", backward ? "seed slot" : "forward slot", slot, n)) {
+        og_tensor_free(t);
+        return OG_ERR_INVALID_ARG;
+    }
+    og_tensor **where = backward ? &inst->seeds[slot] : &inst->slots[slot];
+    og_tensor_free(*where); /* pending states hold views of what they need */
+    *where = t;
+    return OG_OK;
+}
+
+og_status og_instance_forward_bound(og_instance *inst, int training, og_tensor **outputs,
+                                    int64_t *info)
+{
+    if (!inst || !outputs)
+        return og_error(OG_ERR_INVALID_ARG, "og_instance_forward_bound: NULL argument");
+    int n = 0;
+    for (int i = 0; i < inst->n_slots; i++) {
+        if (!inst->slots[i]) continue;
+        inst->call_names[n] = inst->slot_names[i];
+        inst->call_tensors[n++] = inst->slots[i];
+    }
+    og_status st = forward(inst, inst->call_names, inst->call_tensors, n, training, true, outputs);
+    if (!st && info) og_tensor_info((const og_tensor *const *)outputs, inst->g->n_outputs, info);
+    return st;
+}
+
+og_status og_instance_backward_bound(og_instance *inst, og_tensor **grads, int64_t *info)
+{
+    if (!inst || !grads)
+        return og_error(OG_ERR_INVALID_ARG, "og_instance_backward_bound: NULL argument");
+    og_status st = og_instance_backward(inst, (const og_tensor *const *)inst->seeds, grads);
+    if (!st && info)
+        og_tensor_info((const og_tensor *const *)grads, inst->g->n_inputs + inst->g->n_weights,
+                       info);
     return st;
 }

@@ -321,7 +321,7 @@ fail:
 /* Give value v to the caller: the session's own tensor when nothing else shares its
  * buffer, else a copy.  Its buffer stays tied to the pool, so that freeing the output gives
  * the block back for the next run. */
-static og_status take_output(og_session *s, int v, og_tensor **out)
+static og_status take_output(og_session *s, int v, bool share, og_tensor **out)
 {
     og_tensor *t = s->slot[v];
     if (!t && s->g->values[v].kind == OG_VALUE_INPUT)
@@ -333,6 +333,7 @@ static og_status take_output(og_session *s, int v, og_tensor **out)
         s->owned[v] = false;
         return OG_OK;
     }
+    if (share) return og_tensor_view(t, t->rank, t->dims, out);
     return og_tensor_clone(t, s->alloc, out);
 }
 
@@ -404,7 +405,7 @@ og_status og_session_exec(og_session *s, const og_exec_req *r)
         for (int k = 0; k < j; k++)
             if (out_v[k] == v) first = k;
         st = first >= 0 ? og_tensor_clone(r->out[first], s->alloc, &r->out[j])
-                        : take_output(s, v, &r->out[j]);
+                        : take_output(s, v, r->share && r->share[j], &r->out[j]);
         if (st) goto done;
     }
 done:
@@ -452,8 +453,8 @@ og_status og_session_run_named(og_session *s, const char *const *input_names,
             if (n->in[k] >= 0) need[n->in[k]] = true;
     }
     if (!st) {
-        og_exec_req r = {input_names, inputs, n_inputs, NULL,      NULL,
-                         0,           run,    want,     n_outputs, outputs};
+        og_exec_req r = {input_names, inputs, n_inputs,  NULL,    NULL, 0,
+                         run,         want,   n_outputs, outputs, NULL};
         st = og_session_exec(s, &r);
     }
     og_free(s->alloc, need);
