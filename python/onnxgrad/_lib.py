@@ -144,6 +144,8 @@ og_model_output_info = _fn("og_model_output_info", _status, c_void_p, c_int, POI
 og_model_initializer_count = _fn("og_model_initializer_count", c_int, c_void_p)
 og_model_initializer_name = _fn("og_model_initializer_name", c_char_p, c_void_p, c_int)
 og_model_initializer = _fn("og_model_initializer", c_void_p, c_void_p, c_int)
+og_model_opset_count = _fn("og_model_opset_count", c_int, c_void_p)
+og_model_opset = _fn("og_model_opset", _status, c_void_p, c_int, CHARPP, POINTER(c_int64))
 
 
 class og_grad_options(Structure):
