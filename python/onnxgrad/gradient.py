@@ -221,10 +221,14 @@ class OnnxgradInferenceSession:
     every output), ``get_inputs()``, ``get_outputs()``, ``get_providers()``.  The C session
     is created at the first run."""
 
-    def __init__(self, handle: _GradHandle, which: str, threads: int) -> None:
+    def __init__(self, handle: _GradHandle, which: str, threads: int,
+                 extra_inputs: Sequence[Tuple[str, Any, Any]] = (),
+                 model_inputs: Sequence[str] = ()) -> None:
         self._handle = handle
+        self._model_inputs = set(model_inputs)
         self._which = which
         self._threads = threads
+        self._extra = list(extra_inputs)  # (name, dtype, shape) of the inputs with defaults
         self._ptr = None
         self._session = None
 
@@ -250,12 +254,12 @@ class OnnxgradInferenceSession:
             dt, _, dims = L.model_io_info(m, i)
             res.append(_NodeArg(L.decode(L.og_model_input_name(m, i)), dt,
                                 [d if d >= 0 else None for d in dims]))
-        # the trained weights are inputs too (with their current values as defaults)
+        # the trained weights are inputs too (with their current values as defaults), after
+        # the model inputs (and before the seeds, in the training graph)
         names = {a.name for a in res}
-        for n, _ in L.model_inputs(m):
-            if n not in names:
-                res.append(_NodeArg(n, None, []))
-        return res
+        extra = [_NodeArg(n, dt, list(shape)) for n, dt, shape in self._extra if n not in names]
+        first = [a for a in res if a.name in self._model_inputs]
+        return first + extra + [a for a in res if a.name not in self._model_inputs]
 
     def get_outputs(self) -> List[_NodeArg]:
         m = self._model()
@@ -517,6 +521,7 @@ class OrtGradientForwardBackward:
             meta.append((tuple(value.shape), code) if value.size else None)
         in_names = [n for n, _ in model_inputs]
         bind = in_names + weights
+        winfo = [(w, dtypes[w], shape) for w, shape in zip(weights, wshapes)]
         bw_fetches = [n + "_grad" for n in grad_inputs + weights]
         seeds = [o + "_grad" for o in outputs]
         info = _GraphInfo(in_names, grad_inputs, weights, outputs, seeds)
@@ -544,8 +549,10 @@ class OrtGradientForwardBackward:
             "_logger": logger,
             "_debug": bool(self.debug),
             "_run_options": self.run_options if self.run_options is not None else _RunOptions(),
-            "_sess": OnnxgradInferenceSession(self._handle, "training", self.threads),
-            "_sess_eval": OnnxgradInferenceSession(self._handle, "eval", self.threads),
+            "_sess": OnnxgradInferenceSession(self._handle, "training", self.threads, winfo,
+                                              in_names),
+            "_sess_eval": OnnxgradInferenceSession(self._handle, "eval", self.threads, winfo,
+                                                   in_names),
             "_training_agent": self._handle,
             "_cache": {},
             "_input_names": list(self.input_names),

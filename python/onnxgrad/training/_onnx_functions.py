@@ -162,3 +162,11 @@ def penalty_grad(obj: Any, opset: int, *args: Any) -> Any:
          g.op("Mul", g.op("Sign", "X"), g.const([obj.l1])), out="Y")
     return g.model([helper.make_tensor_value_info("X", F, None)],
                    [helper.make_tensor_value_info("Y", F, None)], _opset(opset))
+
+
+def zero(opset: int) -> Any:
+    """Y = X * 0 (the estimator's zero_onnx_: velocities start at zero)."""
+    g = _G()
+    g.op("Mul", "X", g.const([0]), out="Y")
+    return g.model([helper.make_tensor_value_info("X", F, None)],
+                   [helper.make_tensor_value_info("Y", F, None)], _opset(opset))

@@ -133,8 +133,7 @@ def onnx_derivative(onx: Any, weights: Optional[Sequence[str]] = None,
     opsets = list(grad.opset_import)
     if options & DerivativeOptions.KeepYieldOp:
         nodes.insert(0, helper.make_node("YieldOp", outs, seeds, domain="com.microsoft",
-                                         full_shape_outputs=list(range(len(outs))),
-                                         non_differentiable_outputs=[]))
+                                         full_shape_outputs=list(range(len(outs)))))
         # the gradient nodes read the seeds: the YieldOp goes after the outputs' producers
         nodes = _sorted(nodes, [i.name for i in new_inputs] +
                         [i.name for i in g.initializer])

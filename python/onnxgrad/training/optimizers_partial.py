@@ -128,6 +128,14 @@ class OrtGradientForwardBackwardOptimizer(BaseEstimator):
             self.validation_every = validation_every
         self.build_onnx_function()
 
+    def _onnx_graphs(self) -> Dict[str, Any]:
+        """zero_onnx_: the graph onnxcustom zeroed the velocities with (Y = X * 0)."""
+        try:
+            from ._onnx_functions import zero
+        except ImportError:
+            return {}
+        return {"zero_onnx_": zero(_opset(self.model_onnx))}
+
     def _select_param(self, name: str, value: Any) -> Any:
         if name == "learning_loss":
             return BaseLearningLoss.select(value)
@@ -331,7 +339,8 @@ class OrtGradientForwardBackwardOptimizer(BaseEstimator):
         return self
 
     def _past(self, losses: List[Any]) -> List[float]:
-        return [float(v) for v in (losses if len(losses) < 5 else losses[-5:])]
+        return [float(np.asarray(v).ravel()[0]) for v in
+                (losses if len(losses) < 5 else losses[-5:])]
 
     def _iteration(self, data_loader: OrtDataLoader, states: List[Any], n_weights: int) -> Any:
         actual_losses: List[Any] = []
