@@ -491,14 +491,24 @@ OG_API size_t og_instance_saved_bytes(const og_instance *inst);
  * (or the instance is freed).  Errors: OG_ERR_INVALID_ARG (NULL inst, slot out of range).
  *
  * og_instance_forward_bound and og_instance_backward_bound behave as og_instance_forward and
- * og_instance_backward with the bound tensors as inputs (and seeds); info, when not NULL,
- * receives og_tensor_info of the results (OG_TENSOR_INFO_SIZE entries per result). */
+ * og_instance_backward with the bound tensors as inputs (and seeds).  info, when not NULL,
+ * receives og_tensor_info of the results (OG_TENSOR_INFO_SIZE entries per result).  block,
+ * when not NULL, is block_bytes of the caller's memory: the results of at most
+ * OG_BLOCK_RESULT_MAX bytes are copied into it, one after the other at 64-byte aligned
+ * offsets, as long as they fit (the others are handed over as usual); a result copied there
+ * is NULL in outputs/grads and its info gives its address in the block.  For a binding, one
+ * block for the small results of a call costs less than one object per result; larger
+ * results are never copied.  Errors: as
+ * og_instance_forward / og_instance_backward; OG_ERR_INVALID_ARG (NULL inst or result
+ * array). */
+#define OG_BLOCK_RESULT_MAX 16384
 OG_API int og_instance_slot_count(const og_instance *inst);
 OG_API const char *og_instance_slot_name(const og_instance *inst, int slot);
 OG_API og_status og_instance_bind(og_instance *inst, int backward, int slot, og_tensor *t);
 OG_API og_status og_instance_forward_bound(og_instance *inst, int training, og_tensor **outputs,
-                                           int64_t *info);
-OG_API og_status og_instance_backward_bound(og_instance *inst, og_tensor **grads, int64_t *info);
+                                           int64_t *info, void *block, size_t block_bytes);
+OG_API og_status og_instance_backward_bound(og_instance *inst, og_tensor **grads, int64_t *info,
+                                            void *block, size_t block_bytes);
 
 /* ---------------------------------------------------------------------------------- */
 /* Datasets                                                                            */

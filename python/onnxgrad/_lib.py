@@ -188,8 +188,11 @@ og_instance_slot_count = _fn("og_instance_slot_count", c_int, c_void_p)
 og_instance_slot_name = _fn("og_instance_slot_name", c_char_p, c_void_p, c_int)
 og_instance_bind = _fn("og_instance_bind", _status, c_void_p, c_int, c_int, c_void_p)
 og_instance_forward_bound = _fn("og_instance_forward_bound", _status, c_void_p, c_int, PP,
-                                c_void_p)
-og_instance_backward_bound = _fn("og_instance_backward_bound", _status, c_void_p, PP, c_void_p)
+                                c_void_p, c_void_p, c_size_t)
+og_instance_backward_bound = _fn("og_instance_backward_bound", _status, c_void_p, PP, c_void_p,
+                                 c_void_p, c_size_t)
+#: results up to this size may be copied into a caller's block (OG_BLOCK_RESULT_MAX)
+BLOCK_RESULT_MAX = 16384
 og_tensor_info = _fn("og_tensor_info", None, PP, c_int, c_void_p)
 #: int64 entries per tensor in og_tensor_info: data address, dtype, rank, OG_MAX_RANK dims
 INFO_SIZE = 11

@@ -48,6 +48,33 @@ _OrtValueArray = OrtValueArray
 _PTR = ctypes.sizeof(c_void_p)
 _addressof = ctypes.addressof
 _c_char_from_buffer = ctypes.c_char.from_buffer
+_np_empty = np.empty
+_u8 = np.dtype(np.uint8)
+_DTYPES = dict(L._OG2NP)
+_BLOCK_MAX = L.BLOCK_RESULT_MAX
+_all, _map, _list = all, map, list
+_getrefcount = __import__("sys").getrefcount
+#: (block, address, end address, ctypes address, ctypes size) of no block
+_NO_BLOCK = (None, 0, 0, None, c_size_t(0))
+
+
+def _new_block(size: int) -> tuple:
+    """A block of `size` bytes for the small results of a call (see og_instance_*_bound)."""
+    if not size:
+        return _NO_BLOCK
+    block = _np_empty(size, _u8)
+    base = _addressof(_c_char_from_buffer(block))
+    return (block, base, base + size, c_void_p(base), c_size_t(size))
+_is = __import__("operator").is_
+_c_void_p = c_void_p
+_c_size_t = c_size_t
+_TRUE, _FALSE = ctypes.c_int(1), ctypes.c_int(0)
+# the two calls of every forward and backward, without argtypes: the arguments are given as
+# ctypes objects already (argtypes conversions cost about a microsecond a call)
+_forward_bound_raw = L.lib["og_instance_forward_bound"]  # [] makes a new function object
+_forward_bound_raw.restype = ctypes.c_int
+_backward_bound_raw = L.lib["og_instance_backward_bound"]
+_backward_bound_raw.restype = ctypes.c_int
 
 
 def _make_log_callback(logger: logging.Logger) -> Any:
@@ -518,7 +545,8 @@ class OrtGradientForwardBackward:
             dtypes[w] = value.dtype
             wshapes.append(tuple(value.shape))
             code = L.og_tensor_dtype(t.value)
-            meta.append((tuple(value.shape), code) if value.size else None)
+            meta.append((tuple(value.shape), code, L._OG2NP[code], value.nbytes)
+                        if value.size and code in L._OG2NP else None)
         in_names = [n for n, _ in model_inputs]
         bind = in_names + weights
         winfo = [(w, dtypes[w], shape) for w, shape in zip(weights, wshapes)]
@@ -708,6 +736,7 @@ class OrtGradientForwardBackwardFunction:
         inst = c_void_p()
         L.check(L.og_grad_new_instance(cls._handle.ptr, byref(inst)))
         self._inst = inst.value
+        self._cinst = c_void_p(inst.value)
         self._handle_ref = cls._handle  # frees the og_instance if this object cannot
         cls._handle.instances.add(inst.value)
         self._n_out = n_out = len(cls._output_names)
@@ -729,9 +758,154 @@ class OrtGradientForwardBackwardFunction:
         self._sshapes: List[Any] = [None] * n_out
         self._skeep: List[Any] = [None] * n_out
         self._n_bound = n_slots  # slots past the inputs given last time are unbound
+        self._keep_t: Optional[Tuple[Any, ...]] = None  # tuple(self._keep), until a rebind
+        # bytes of the small results of the last forward and backward: the size of the block
+        # they are copied into at the next call
+        self._fsize = 0
+        self._bsize = 0
+        self._fblk = self._bblk = _NO_BLOCK
         # per pending training forward: the arrays its state reads, its outputs' shapes
         self._pending: List[Tuple[Tuple[Any, ...], List[Tuple[int, ...]]]] = []
         self.saved_tensors_: Optional[List[Any]] = None
+        self._install_fast_paths()
+
+    def _install_fast_paths(self) -> None:
+        """The constants of the common call, in one tuple the methods unpack into locals:
+        the same arrays as the last call (identity and shape), results small enough for the
+        block.  Anything else goes the general way."""
+        cls = self.__class__
+        if cls._logger is not None or cls._debug:
+            self._fc = None
+            return
+        metas = [(k, m[0], m[2], m[1]) for k, m in enumerate(cls._grad_meta) if m is not None]
+        dyn = [k for k, m in enumerate(cls._grad_meta) if m is None]
+        self._fc = (self._objs, self._shapes, self._sobjs, self._sshapes, self._tout,
+                    self._info_out, self._tgrads, self._info_grads, self._cinst, self._pending,
+                    self._n_out, self._n_grads, metas, dyn, not dyn)
+
+    def forward(self, inputs: Inputs, training: bool = False,
+                forward_outputs_cache: Any = None) -> List[OrtValueArray]:
+        """Run the model.
+
+        :param inputs: a list bound in order to the model inputs, optionally followed by the
+            trained weights (to use other values than the current ones, as the seed passed
+            them); or a dict ``{name: array}``; or one array for a single-input model; or an
+            onnxruntime OrtValueVector.  Values: numpy arrays, OrtValues, torch tensors,
+            DLPack objects; C-contiguous ones of the declared dtype are read in place.  A
+            weight whose shape differs from the initializer's only by axes of size 1 (a (3,)
+            intercept for a (1, 3) initializer) is read with the initializer's shape.
+        :param training: False: inference (eval graph, nothing kept); True: the forward
+            half of the training graph, keeping what :meth:`backward` needs
+        :param forward_outputs_cache: ignored (the seed's onnxruntime output cache)
+        :return: the outputs (``output_names`` order), as OrtValueArray (numpy arrays) over
+            the library's buffers (no copy), freed with the arrays
+        """
+        fc = self._fc
+        t = type(inputs)
+        if fc is None or (t is not list and t is not tuple):
+            return self._forward_general(inputs, training)
+        objs, shapes, _, _, outs, info, _, _, cinst, pending, n_out = fc[:11]
+        if len(inputs) != self._n_bound or not _all(_map(_is, inputs, objs)):
+            return self._forward_general(inputs, training)
+        try:
+            if _list(_map(_nd_shape, inputs)) != shapes[:len(inputs)]:
+                return self._forward_general(inputs, training)
+        except TypeError:  # a None (a weight not given), an object that is no array
+            return self._forward_general(inputs, training)
+        blk = self._fblk
+        if blk[0] is None or _getrefcount(blk[0]) > 2:
+            blk = self._fblk = _new_block(self._fsize)
+        block, base, end, cbase, csize = blk
+        st = _forward_bound_raw(cinst, _TRUE if training else _FALSE, outs, info, cbase, csize)
+        if st:
+            raise L.error(st)
+        res = []
+        shapes_out = []
+        handed = False
+        for j in range(n_out):
+            b = j * 11
+            rank = info[b + 2]
+            shape = tuple(info[b + 3:b + 3 + rank])
+            shapes_out.append(shape)
+            ptr = info[b]
+            if base <= ptr < end:
+                res.append(_OrtValueArray(shape, _DTYPES[info[b + 1]], block, ptr - base))
+            else:  # handed over: a large output, or the block must grow
+                res.append(array_from_tensor(outs[j], ptr, info[b + 1], shape))
+                handed = True
+        if handed:
+            self._resize_block(0, res)
+        if training:
+            keep = self._keep_t
+            if keep is None:
+                keep = self._keep_t = tuple(self._keep)
+            pending.append((keep, shapes_out))
+            self.saved_tensors_ = list(inputs)
+        return res
+
+    def backward(self, grad_outputs: GradOutputs = None,
+                 backward_outputs_cache: Any = None) -> List[OrtValueArray]:
+        """Gradients for the newest pending training forward (which it consumes).
+
+        :param grad_outputs: the gradient of each output: same dtype and shape as the output,
+            or a shape that differs only by axes of size 1 (a (1, 25) gradient for a (25, 1)
+            output); None, or a None entry, means ones.  Any form forward takes.
+        :param backward_outputs_cache: ignored (the seed's onnxruntime output cache)
+        :return: the gradients of ``grad_input_names``: the inputs needing a gradient,
+            then the trained weights (OrtValueArray, over the library's buffers)
+        """
+        fc = self._fc
+        t = type(grad_outputs)
+        if fc is None or (t is not list and t is not tuple):
+            return self._backward_general(grad_outputs)
+        (_, _, sobjs, sshapes, _, _, grads, info, cinst, pending, n_out, n_grads, metas, dyn,
+         all_meta) = fc
+        if len(grad_outputs) != n_out or not pending or \
+                not _all(_map(_is, grad_outputs, sobjs)):
+            return self._backward_general(grad_outputs)
+        try:
+            if _list(_map(_nd_shape, grad_outputs)) != sshapes:
+                return self._backward_general(grad_outputs)
+        except TypeError:
+            return self._backward_general(grad_outputs)
+        blk = self._bblk
+        if blk[0] is None or _getrefcount(blk[0]) > 2:
+            blk = self._bblk = _new_block(self._bsize)
+        block, base, end, cbase, csize = blk
+        st = _backward_bound_raw(cinst, grads, info, cbase, csize)
+        if st:
+            raise L.error(st)
+        pending.pop()
+        ptrs = info[0:n_grads * 11:11]
+        if all_meta and base and _all(base <= p < end for p in ptrs):
+            return [_OrtValueArray(sh, dt, block, ptrs[k] - base) for k, sh, dt, _ in metas]
+        res: List[Any] = [None] * n_grads
+        for k, sh, dt, code in metas:
+            p = ptrs[k]
+            res[k] = (_OrtValueArray(sh, dt, block, p - base) if base <= p < end else
+                      array_from_tensor(grads[k], p, code, sh))
+        for k in dyn:
+            b = k * 11
+            rank = info[b + 2]
+            sh = tuple(info[b + 3:b + 3 + rank])
+            p = ptrs[k]
+            res[k] = (_OrtValueArray(sh, _DTYPES[info[b + 1]], block, p - base)
+                      if base <= p < end else array_from_tensor(grads[k], p, info[b + 1], sh))
+        self._resize_block(1, res)
+        return res
+
+    def _resize_block(self, backward: int, res: List[Any]) -> None:
+        """The block size the small results of `res` need, for the next call."""
+        need = 0
+        for a in res:
+            nb = a.nbytes
+            if nb <= _BLOCK_MAX:
+                need += (nb + 63) & ~63
+        if backward:
+            if need != self._bsize:
+                self._bsize, self._bblk = need, _NO_BLOCK
+        elif need != self._fsize:
+            self._fsize, self._fblk = need, _NO_BLOCK
 
     def __del__(self) -> None:
         p = getattr(self, "_inst", None)
@@ -883,6 +1057,8 @@ class OrtGradientForwardBackwardFunction:
         objs[i] = v if (shape is not None or v is None) else _Rebind
         shapes[i] = shape
         keep[i] = a
+        if not backward:
+            self._keep_t = None
 
     def _debug_check(self, values: Sequence[Any]) -> None:
         cls = self.__class__
@@ -898,23 +1074,8 @@ class OrtGradientForwardBackwardFunction:
 
     # -- forward and backward -------------------------------------------------------------
 
-    def forward(self, inputs: Inputs, training: bool = False,
-                forward_outputs_cache: Any = None) -> List[OrtValueArray]:
-        """Run the model.
-
-        :param inputs: a list bound in order to the model inputs, optionally followed by the
-            trained weights (to use other values than the current ones, as the seed passed
-            them); or a dict ``{name: array}``; or one array for a single-input model; or an
-            onnxruntime OrtValueVector.  Values: numpy arrays, OrtValues, torch tensors,
-            DLPack objects; C-contiguous ones of the declared dtype are read in place.  A
-            weight whose shape differs from the initializer's only by axes of size 1 (a (3,)
-            intercept for a (1, 3) initializer) is read with the initializer's shape.
-        :param training: False: inference (eval graph, nothing kept); True: the forward
-            half of the training graph, keeping what :meth:`backward` needs
-        :param forward_outputs_cache: ignored (the seed's onnxruntime output cache)
-        :return: the outputs (``output_names`` order), as OrtValueArray (numpy arrays) over
-            the library's buffers (no copy), freed with the arrays
-        """
+    def _forward_general(self, inputs: Inputs, training: bool = False) -> List[OrtValueArray]:
+        """forward, for every call (binds what changed, logs, checks in debug mode)."""
         cls = self.__class__
         values = inputs if type(inputs) is list or type(inputs) is tuple else self._as_list(
             inputs)
@@ -927,30 +1088,58 @@ class OrtGradientForwardBackwardFunction:
                          " with gradient" if training else "")
         if cls._debug:
             self._debug_check(values)
-        objs, shapes = self._objs, self._shapes
-        n_in = self._n_in
-        for i in range(n):
-            v = values[i]
-            if v is objs[i] and (v is None or _nd_shape(v) == shapes[i]):
-                continue
-            self._bind(0, i, v, None if i < n_in else cls._weight_shapes[i - n_in])
-        st = L.og_instance_forward_bound(self._inst, 1 if training else 0, self._tout,
-                                         self._info_out)
+        objs = self._objs
+        # the same arrays as last time (the common case: the weights, a training loop's
+        # state): an identity check and a shape check per array, no C call
+        same = False
+        if _all(_map(_is, values, objs)):
+            try:
+                same = _list(_map(_nd_shape, values)) == self._shapes[:n]
+            except TypeError:  # a None (a weight not given) or an object that is no array
+                same = False
+        if not same:
+            shapes = self._shapes
+            n_in = self._n_in
+            for i in range(n):
+                v = values[i]
+                if v is objs[i] and (v is None or _nd_shape(v) == shapes[i]):
+                    continue
+                self._bind(0, i, v, None if i < n_in else cls._weight_shapes[i - n_in])
+        # the small outputs are copied into one block, a numpy array the results are views
+        # of: the last call's block again when no result of it is alive any more
+        blk = self._fblk
+        if blk[0] is None or _getrefcount(blk[0]) > 2:
+            blk = self._fblk = _new_block(self._fsize)
+        block, base, end, cbase, csize = blk
+        outs = self._tout
+        info = self._info_out
+        st = _forward_bound_raw(self._cinst, _TRUE if training else _FALSE, outs, info,
+                                cbase, csize)
         if st:
             raise L.error(st)
-        info = self._info_out
-        outs = self._tout
         res = []
         shapes_out = []
+        need = 0
         for j in range(self._n_out):
             b = j * 11
             rank = info[b + 2]
             shape = tuple(info[b + 3:b + 3 + rank])
             shapes_out.append(shape)
-            res.append(array_from_tensor(outs[j], info[b], info[b + 1], shape))
-            outs[j] = None
+            ptr = info[b]
+            a = (_OrtValueArray(shape, _DTYPES[info[b + 1]], block, ptr - base)
+                 if base <= ptr < end else array_from_tensor(outs[j], ptr, info[b + 1], shape))
+            nb = a.nbytes
+            if nb <= _BLOCK_MAX:
+                need += (nb + 63) & ~63
+            res.append(a)
+        if need != self._fsize:
+            self._fsize = need
+            self._fblk = _NO_BLOCK
         if training:
-            self._pending.append((tuple(self._keep), shapes_out))
+            keep = self._keep_t
+            if keep is None:
+                keep = self._keep_t = tuple(self._keep)
+            self._pending.append((keep, shapes_out))
             self.saved_tensors_ = list(values)
         if logger is not None:
             logger.debug("[%s.forward] (%dI) end", cls.__name__, n)
@@ -975,17 +1164,8 @@ class OrtGradientForwardBackwardFunction:
                 self._bind(0, i, None, None)
         self._n_bound = n
 
-    def backward(self, grad_outputs: GradOutputs = None,
-                 backward_outputs_cache: Any = None) -> List[OrtValueArray]:
-        """Gradients for the newest pending training forward (which it consumes).
-
-        :param grad_outputs: the gradient of each output: same dtype and shape as the output,
-            or a shape that differs only by axes of size 1 (a (1, 25) gradient for a (25, 1)
-            output); None, or a None entry, means ones.  Any form forward takes.
-        :param backward_outputs_cache: ignored (the seed's onnxruntime output cache)
-        :return: the gradients of ``grad_input_names``: the inputs needing a gradient,
-            then the trained weights (OrtValueArray, over the library's buffers)
-        """
+    def _backward_general(self, grad_outputs: GradOutputs = None) -> List[OrtValueArray]:
+        """backward, for every call (binds what changed, logs)."""
         cls = self.__class__
         n_out = self._n_out
         logger = cls._logger
@@ -1011,28 +1191,55 @@ class OrtGradientForwardBackwardFunction:
             if len(grad_outputs) != n_out:
                 raise ValueError("backward needs %d output gradients (%s), got %d" % (
                     n_out, ", ".join(cls._output_names), len(grad_outputs)))
-            for j in range(n_out):
-                v = grad_outputs[j]
-                if v is sobjs[j] and (v is None or _nd_shape(v) == sshapes[j]):
-                    continue
-                self._bind(1, j, v, out_shapes[j] if out_shapes else None)
+            same = False
+            if _all(_map(_is, grad_outputs, sobjs)):
+                try:
+                    same = _list(_map(_nd_shape, grad_outputs)) == sshapes
+                except TypeError:
+                    same = False
+            if not same:
+                for j in range(n_out):
+                    v = grad_outputs[j]
+                    if v is sobjs[j] and (v is None or _nd_shape(v) == sshapes[j]):
+                        continue
+                    self._bind(1, j, v, out_shapes[j] if out_shapes else None)
         grads = self._tgrads
         info = self._info_grads
-        st = L.og_instance_backward_bound(self._inst, grads, info)
+        blk = self._bblk  # the small gradients: as forward's outputs
+        if blk[0] is None or _getrefcount(blk[0]) > 2:
+            blk = self._bblk = _new_block(self._bsize)
+        block, base, end, cbase, csize = blk
+        st = _backward_bound_raw(self._cinst, grads, info, cbase, csize)
         if st:
             raise L.error(st)
         if pending:
             pending.pop()
         res = []
+        need = 0
         for k, meta in enumerate(cls._grad_meta):
             b = k * 11
+            ptr = info[b]
             if meta is None:
                 rank = info[b + 2]
-                res.append(array_from_tensor(grads[k], info[b], info[b + 1],
-                                             tuple(info[b + 3:b + 3 + rank])))
+                shape = tuple(info[b + 3:b + 3 + rank])
+                code = info[b + 1]
+                if base <= ptr < end:
+                    a = _OrtValueArray(shape, _DTYPES[code], block, ptr - base)
+                else:
+                    a = array_from_tensor(grads[k], ptr, code, shape)
+                nb = a.nbytes
             else:
-                res.append(array_from_tensor(grads[k], info[b], meta[1], meta[0]))
-            grads[k] = None
+                shape, code, dt, nb = meta
+                if base <= ptr < end:
+                    a = _OrtValueArray(shape, dt, block, ptr - base)
+                else:
+                    a = array_from_tensor(grads[k], ptr, code, shape)
+            if nb <= _BLOCK_MAX:
+                need += (nb + 63) & ~63
+            res.append(a)
+        if need != self._bsize:
+            self._bsize = need
+            self._bblk = _NO_BLOCK
         if logger is not None:
             logger.debug("[%s.backward] (%dI) end, got %r gradients", cls.__name__, n_out,
                          len(res))

@@ -5,11 +5,19 @@
 
 #include "api/grad_api.h"
 
+/* dtype and shape of an output of a pending forward: what its gradient must have */
+typedef struct og_shape {
+    og_dtype dtype;
+    int rank;
+    int64_t dims[OG_MAX_RANK];
+    int64_t numel;
+} og_shape;
+
 typedef struct og_state {
     og_tensor **t; /* saved values, then overridden weights the backward half reads */
     int *values;   /* their value ids in the training graph */
     int n;
-    og_tensor **shapes; /* per selected output: a tensor of its dtype and shape (ones) */
+    og_shape *shapes; /* per selected output */
     size_t bytes;
 } og_state;
 
@@ -24,18 +32,62 @@ struct og_instance {
     og_tensor **slots, **seeds;
     const char **call_names; /* scratch for a bound call */
     const og_tensor **call_tensors;
+    /* what every call needs, made once: the values a training forward hands back (outputs,
+     * then the saved values) and which of them may be views, the nodes of each half, the
+     * values backward nodes read; scratch arrays for the results and the seeds */
+    int n_want;
+    int *want;
+    bool *share_saved;
+    bool *run_fw, *run_bw;
+    bool *bw_reads;
+    og_tensor **got;
+    const char **bw_names;
+    const og_tensor **bw_seeds;
+    og_tensor **bw_ones;
 };
 
-static void state_free(const og_allocator *a, og_state *s, int n_outputs)
+static void state_free(const og_allocator *a, og_state *s)
 {
     if (s->t)
         for (int i = 0; i < s->n; i++) og_tensor_free(s->t[i]);
-    if (s->shapes)
-        for (int i = 0; i < n_outputs; i++) og_tensor_free(s->shapes[i]);
     og_free(a, s->t);
     og_free(a, s->values);
     og_free(a, s->shapes);
     memset(s, 0, sizeof *s);
+}
+
+/* The arrays every call of inst uses (see struct og_instance). */
+static og_status prepare(og_instance *inst)
+{
+    og_grad *g = inst->g;
+    const og_allocator *a = g->alloc;
+    const og_graph *tg = g->training->graph;
+    inst->n_want = g->n_outputs + g->n_saved;
+    inst->want = og_malloc(a, (size_t)(inst->n_want + 1) * sizeof *inst->want);
+    inst->share_saved = og_calloc(a, (size_t)inst->n_want + 1, sizeof *inst->share_saved);
+    inst->run_fw = og_malloc(a, (size_t)(tg->n_nodes + 1) * sizeof *inst->run_fw);
+    inst->run_bw = og_malloc(a, (size_t)(tg->n_nodes + 1) * sizeof *inst->run_bw);
+    inst->bw_reads = og_calloc(a, (size_t)tg->n_values + 1, sizeof *inst->bw_reads);
+    inst->got = og_calloc(a, (size_t)inst->n_want + 1, sizeof *inst->got);
+    inst->bw_names = og_calloc(a, (size_t)g->n_outputs + 1, sizeof *inst->bw_names);
+    inst->bw_seeds = og_calloc(a, (size_t)g->n_outputs + 1, sizeof *inst->bw_seeds);
+    inst->bw_ones = og_calloc(a, (size_t)g->n_outputs + 1, sizeof *inst->bw_ones);
+    if (!inst->want || !inst->share_saved || !inst->run_fw || !inst->run_bw || !inst->bw_reads ||
+        !inst->got || !inst->bw_names || !inst->bw_seeds || !inst->bw_ones)
+        return og_error(OG_ERR_NOMEM, "out of memory");
+    for (int j = 0; j < g->n_outputs; j++) inst->want[j] = g->out_values[j];
+    for (int k = 0; k < g->n_saved; k++) {
+        inst->want[g->n_outputs + k] = g->saved[k];
+        inst->share_saved[g->n_outputs + k] = true;
+    }
+    for (int i = 0; i < tg->n_nodes; i++) {
+        inst->run_fw[i] = !g->backward[i];
+        inst->run_bw[i] = g->backward[i];
+        if (!g->backward[i]) continue;
+        for (int k = 0; k < tg->nodes[i].n_in; k++)
+            if (tg->nodes[i].in[k] >= 0) inst->bw_reads[tg->nodes[i].in[k]] = true;
+    }
+    return OG_OK;
 }
 
 og_status og_grad_new_instance(og_grad *g, og_instance **out)
@@ -48,6 +100,7 @@ og_status og_grad_new_instance(og_grad *g, og_instance **out)
     inst->g = g;
     og_status st = og_session_create(g->training, &g->sopts, &inst->train);
     if (!st) st = og_session_create(g->eval, &g->sopts, &inst->eval);
+    if (!st) st = prepare(inst);
     if (st) {
         og_instance_free(inst);
         return st;
@@ -82,15 +135,25 @@ void og_instance_free(og_instance *inst)
 {
     if (!inst) return;
     const og_allocator *a = inst->g->alloc;
-    for (int i = 0; i < inst->n_stack; i++) state_free(a, &inst->stack[i], inst->g->n_outputs);
+    for (int i = 0; i < inst->n_stack; i++) state_free(a, &inst->stack[i]);
     og_free(a, inst->stack);
     for (int i = 0; inst->slots && i < inst->n_slots; i++) og_tensor_free(inst->slots[i]);
     for (int j = 0; inst->seeds && j < inst->g->n_outputs; j++) og_tensor_free(inst->seeds[j]);
+    for (int j = 0; inst->bw_ones && j < inst->g->n_outputs; j++) og_tensor_free(inst->bw_ones[j]);
     og_free(a, inst->slots);
     og_free(a, inst->seeds);
     og_free(a, inst->slot_names);
     og_free(a, inst->call_names);
     og_free(a, inst->call_tensors);
+    og_free(a, inst->want);
+    og_free(a, inst->share_saved);
+    og_free(a, inst->run_fw);
+    og_free(a, inst->run_bw);
+    og_free(a, inst->bw_reads);
+    og_free(a, inst->got);
+    og_free(a, inst->bw_names);
+    og_free(a, inst->bw_seeds);
+    og_free(a, inst->bw_ones);
     og_session_free(inst->train);
     og_session_free(inst->eval);
     og_free(a, inst);
@@ -103,18 +166,6 @@ size_t og_instance_saved_bytes(const og_instance *inst)
     size_t b = 0;
     for (int i = 0; inst && i < inst->n_stack; i++) b += inst->stack[i].bytes;
     return b;
-}
-
-/* Does a backward node read value v? */
-static bool read_by_backward(const og_grad *g, int v)
-{
-    const og_graph *tg = g->training->graph;
-    for (int i = 0; i < tg->n_nodes; i++) {
-        if (!g->backward[i]) continue;
-        for (int k = 0; k < tg->nodes[i].n_in; k++)
-            if (tg->nodes[i].in[k] == v) return true;
-    }
-    return false;
 }
 
 /* A forward.  share: the caller keeps the inputs' memory alive until the matching backward,
@@ -132,29 +183,34 @@ static og_status forward(og_instance *inst, const char *const *input_names,
     const og_graph *tg = g->training->graph;
     og_status st = OG_OK;
     og_state s = {0};
-    int n_want = g->n_outputs + g->n_saved;
-    int *want = og_malloc(a, (size_t)(n_want + 1) * sizeof *want);
-    og_tensor **got = og_calloc(a, (size_t)n_want + 1, sizeof *got);
-    bool *run = og_malloc(a, (size_t)(tg->n_nodes + 1) * sizeof *run);
-    bool *shared = share ? og_calloc(a, (size_t)n_want + 1, sizeof *shared) : NULL;
+    int n_want = inst->n_want;
+    og_tensor **got = inst->got;
     s.t = og_calloc(a, (size_t)(g->n_saved + n_inputs) + 1, sizeof *s.t);
     s.values = og_malloc(a, (size_t)(g->n_saved + n_inputs + 1) * sizeof *s.values);
-    s.shapes = og_calloc(a, (size_t)g->n_outputs + 1, sizeof *s.shapes);
-    if (!want || !got || !run || !s.t || !s.values || !s.shapes || (share && !shared)) {
+    s.shapes = og_malloc(a, (size_t)(g->n_outputs + 1) * sizeof *s.shapes);
+    if (!s.t || !s.values || !s.shapes) {
         st = og_error(OG_ERR_NOMEM, "out of memory");
         goto done;
     }
-    for (int j = 0; j < g->n_outputs; j++) want[j] = g->out_values[j];
-    for (int k = 0; k < g->n_saved; k++) want[g->n_outputs + k] = g->saved[k];
-    for (int k = 0; share && k < g->n_saved; k++) shared[g->n_outputs + k] = true;
-    for (int i = 0; i < tg->n_nodes; i++) run[i] = !g->backward[i];
-    og_exec_req r = {input_names, inputs, n_inputs, NULL, NULL, 0, run, want, n_want, got, shared};
+    og_exec_req r = {input_names,
+                     inputs,
+                     n_inputs,
+                     NULL,
+                     NULL,
+                     0,
+                     inst->run_fw,
+                     inst->want,
+                     n_want,
+                     got,
+                     share ? inst->share_saved : NULL};
     st = og_session_exec(inst->train, &r);
     if (st) goto done;
     for (int j = 0; j < g->n_outputs; j++) {
-        og_tensor *o = got[j];
-        st = og_tensor_alloc(o->dtype, o->rank, o->dims, a, &s.shapes[j]);
-        if (st) goto done;
+        og_shape *sh = &s.shapes[j];
+        sh->dtype = got[j]->dtype;
+        sh->rank = got[j]->rank;
+        memcpy(sh->dims, got[j]->dims, sizeof sh->dims);
+        sh->numel = got[j]->numel;
     }
     for (int k = 0; k < g->n_saved; k++) {
         s.values[s.n] = g->saved[k];
@@ -167,8 +223,7 @@ static og_status forward(og_instance *inst, const char *const *input_names,
      * the caller keeps them alive) */
     for (int i = 0; i < n_inputs; i++) {
         int v = og_graph_find_value(tg, input_names[i]);
-        if (v < 0 || tg->values[v].kind != OG_VALUE_INITIALIZER || !read_by_backward(g, v))
-            continue;
+        if (v < 0 || tg->values[v].kind != OG_VALUE_INITIALIZER || !inst->bw_reads[v]) continue;
         st = share ? og_tensor_view(inputs[i], inputs[i]->rank, inputs[i]->dims, &s.t[s.n])
                    : og_tensor_clone(inputs[i], a, &s.t[s.n]);
         if (st) goto done;
@@ -194,13 +249,11 @@ static og_status forward(og_instance *inst, const char *const *input_names,
         got[j] = NULL;
     }
 done:
-    if (got)
-        for (int k = 0; k < n_want; k++) og_tensor_free(got[k]);
-    state_free(a, &s, g->n_outputs);
-    og_free(a, got);
-    og_free(a, want);
-    og_free(a, run);
-    og_free(a, shared);
+    for (int k = 0; k < n_want; k++) {
+        og_tensor_free(got[k]);
+        got[k] = NULL;
+    }
+    state_free(a, &s);
     return st;
 }
 
@@ -228,70 +281,65 @@ og_status og_instance_backward(og_instance *inst, const og_tensor *const *grad_o
     og_state *s = &inst->stack[inst->n_stack - 1];
     const og_graph *tg = g->training->graph;
     og_status st = OG_OK;
-    const char **names = og_calloc(a, (size_t)g->n_outputs + 1, sizeof *names);
-    const og_tensor **seeds = og_calloc(a, (size_t)g->n_outputs + 1, sizeof *seeds);
-    og_tensor **ones = og_calloc(a, (size_t)g->n_outputs + 1, sizeof *ones);
-    bool *run = og_malloc(a, (size_t)(tg->n_nodes + 1) * sizeof *run);
-    if (!names || !seeds || !ones || !run) {
-        st = og_error(OG_ERR_NOMEM, "out of memory");
-        goto done;
-    }
+    const char **names = inst->bw_names;
+    const og_tensor **seeds = inst->bw_seeds;
+    og_tensor **ones = inst->bw_ones;
     int n = 0;
     for (int j = 0; j < g->n_outputs; j++) {
         if (g->seed_values[j] < 0) continue;
-        const og_tensor *want = s->shapes[j], *gv = grad_outputs ? grad_outputs[j] : NULL;
+        const og_shape *want = &s->shapes[j];
+        const og_tensor *gv = grad_outputs ? grad_outputs[j] : NULL;
         if (gv) {
             bool same = gv->dtype == want->dtype && gv->rank == want->rank &&
                         memcmp(gv->dims, want->dims, (size_t)gv->rank * sizeof *gv->dims) == 0;
             if (!same) {
                 char x[128], y[128];
-                st = og_error(
+                return og_error(
                     gv->dtype != want->dtype ? OG_ERR_TYPE : OG_ERR_SHAPE,
                     "the gradient of output '%s' is %s %s; the output is %s %s", g->names[j],
                     og_dtype_name(gv->dtype), og_shape_str(gv->rank, gv->dims, x, sizeof x),
                     og_dtype_name(want->dtype), og_shape_str(want->rank, want->dims, y, sizeof y));
-                goto done;
             }
         } else {
-            st = og_tensor_alloc(want->dtype, want->rank, want->dims, a, &ones[j]);
-            if (st) goto done;
-            for (int64_t i = 0; i < want->numel; i++) {
-                if (want->dtype == OG_FLOAT)
-                    ((float *)ones[j]->data)[i] = 1.0f;
-                else if (want->dtype == OG_DOUBLE)
-                    ((double *)ones[j]->data)[i] = 1.0;
-                else if (want->dtype == OG_FLOAT16)
-                    ((uint16_t *)ones[j]->data)[i] = 0x3c00;
+            /* ones of the output's shape, kept for the next call of the same shape */
+            og_tensor *o = ones[j];
+            if (!o || o->dtype != want->dtype || o->rank != want->rank ||
+                memcmp(o->dims, want->dims, (size_t)want->rank * sizeof *want->dims) != 0) {
+                og_tensor_free(o);
+                ones[j] = NULL;
+                st = og_tensor_alloc(want->dtype, want->rank, want->dims, a, &ones[j]);
+                if (st) return st;
+                o = ones[j];
+                for (int64_t i = 0; i < want->numel; i++) {
+                    if (want->dtype == OG_FLOAT)
+                        ((float *)o->data)[i] = 1.0f;
+                    else if (want->dtype == OG_DOUBLE)
+                        ((double *)o->data)[i] = 1.0;
+                    else if (want->dtype == OG_FLOAT16)
+                        ((uint16_t *)o->data)[i] = 0x3c00;
+                }
             }
-            gv = ones[j];
+            gv = o;
         }
         names[n] = tg->values[g->seed_values[j]].name;
         seeds[n++] = gv;
     }
-    for (int i = 0; i < tg->n_nodes; i++) run[i] = g->backward[i];
     og_exec_req r = {names,
                      seeds,
                      n,
                      s->values,
                      (const og_tensor *const *)s->t,
                      s->n,
-                     run,
+                     inst->run_bw,
                      g->out_values + g->n_outputs,
                      n_res,
                      grads,
                      NULL};
     st = og_session_exec(inst->train, &r);
     if (!st) {
-        state_free(a, s, g->n_outputs);
+        state_free(a, s);
         inst->n_stack--;
     }
-done:
-    if (ones)
-        for (int j = 0; j < g->n_outputs; j++) og_tensor_free(ones[j]);
-    og_free(a, ones);
-    og_free(a, names);
-    og_free(a, seeds);
-    og_free(a, run);
     return st;
 }
 
@@ -321,8 +369,25 @@ og_status og_instance_bind(og_instance *inst, int backward, int slot, og_tensor 
     return OG_OK;
 }
 
+/* Results into the caller's block (see og_instance_forward_bound), info updated. */
+static void pack_small(og_tensor **res, int n, int64_t *info, void *block, size_t block_bytes)
+{
+    size_t off = 0;
+    for (int k = 0; block && k < n; k++) {
+        og_tensor *t = res[k];
+        size_t nb = og_tensor_nbytes(t);
+        if (!t || nb > OG_BLOCK_RESULT_MAX || nb > block_bytes || off > block_bytes - nb) continue;
+        char *dst = (char *)block + off;
+        if (nb) memcpy(dst, t->data, nb);
+        if (info) info[(size_t)k * OG_TENSOR_INFO_SIZE] = (int64_t)(intptr_t)dst;
+        og_tensor_free(t);
+        res[k] = NULL;
+        off += (nb + 63) / 64 * 64;
+    }
+}
+
 og_status og_instance_forward_bound(og_instance *inst, int training, og_tensor **outputs,
-                                    int64_t *info)
+                                    int64_t *info, void *block, size_t block_bytes)
 {
     if (!inst || !outputs)
         return og_error(OG_ERR_INVALID_ARG, "og_instance_forward_bound: NULL argument");
@@ -333,17 +398,21 @@ og_status og_instance_forward_bound(og_instance *inst, int training, og_tensor *
         inst->call_tensors[n++] = inst->slots[i];
     }
     og_status st = forward(inst, inst->call_names, inst->call_tensors, n, training, true, outputs);
-    if (!st && info) og_tensor_info((const og_tensor *const *)outputs, inst->g->n_outputs, info);
-    return st;
+    if (st) return st;
+    if (info) og_tensor_info((const og_tensor *const *)outputs, inst->g->n_outputs, info);
+    pack_small(outputs, inst->g->n_outputs, info, block, block_bytes);
+    return OG_OK;
 }
 
-og_status og_instance_backward_bound(og_instance *inst, og_tensor **grads, int64_t *info)
+og_status og_instance_backward_bound(og_instance *inst, og_tensor **grads, int64_t *info,
+                                     void *block, size_t block_bytes)
 {
     if (!inst || !grads)
         return og_error(OG_ERR_INVALID_ARG, "og_instance_backward_bound: NULL argument");
     og_status st = og_instance_backward(inst, (const og_tensor *const *)inst->seeds, grads);
-    if (!st && info)
-        og_tensor_info((const og_tensor *const *)grads, inst->g->n_inputs + inst->g->n_weights,
-                       info);
-    return st;
+    if (st) return st;
+    int n = inst->g->n_inputs + inst->g->n_weights;
+    if (info) og_tensor_info((const og_tensor *const *)grads, n, info);
+    pack_small(grads, n, info, block, block_bytes);
+    return OG_OK;
 }

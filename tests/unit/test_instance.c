@@ -2,6 +2,7 @@
  * several forwards may be pending (LIFO), bad calls fail clearly, inference goes through
  * the eval graph, and instances of one gradient object run in parallel threads. */
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -219,7 +220,7 @@ int main(void)
         CHECK_OK(og_instance_bind(inst, 1, 0, bs));
         og_tensor *yb1 = NULL, *yb2 = NULL, *gb[8] = {0};
         int64_t info[8 * OG_TENSOR_INFO_SIZE];
-        CHECK_OK(og_instance_forward_bound(inst, 1, &yb1, info));
+        CHECK_OK(og_instance_forward_bound(inst, 1, &yb1, info, NULL, 0));
         CHECK(max_diff(yb1, y_ref) == 0.0f);
         CHECK(info[0] == (int64_t)(intptr_t)og_tensor_cdata(yb1) && info[1] == OG_FLOAT &&
               info[2] == 2 && info[3] == 4 && info[4] == 3 && info[5] == 0);
@@ -251,7 +252,7 @@ int main(void)
             CHECK_OK(og_instance_bind(ic, 0, 0, cx));
             CHECK_OK(og_instance_bind(ic, 0, 3, cw));
             b0 = ca.bytes;
-            CHECK_OK(og_instance_forward_bound(ic, 1, &yc, NULL));
+            CHECK_OK(og_instance_forward_bound(ic, 1, &yc, NULL, NULL, 0));
             size_t bound = ca.bytes - b0;
             printf("training forward allocations: %zu bytes by name with W2 given, %zu bound\n",
                    by_name, bound);
@@ -264,25 +265,38 @@ int main(void)
         /* rebind x (the old tensor is freed by the instance; the pending state keeps a view
          * of its memory), forward again: two pending, popped newest first */
         CHECK_OK(og_instance_bind(inst, 0, 0, bx2));
-        CHECK_OK(og_instance_forward_bound(inst, 1, &yb2, NULL));
+        CHECK_OK(og_instance_forward_bound(inst, 1, &yb2, NULL, NULL, 0));
         CHECK(og_instance_pending(inst) == 2);
-        CHECK_OK(og_instance_backward_bound(inst, gb, info));
+        CHECK_OK(og_instance_backward_bound(inst, gb, info, NULL, 0));
         for (int k = 0; k < nr; k++) CHECK(max_diff(gb[k], ref2[k]) == 0.0f);
         CHECK(info[OG_TENSOR_INFO_SIZE + 1] == OG_FLOAT);
         for (int k = 0; k < 8; k++) og_tensor_free(gb[k]);
-        CHECK_OK(og_instance_backward_bound(inst, gb, NULL));
-        for (int k = 0; k < nr; k++) CHECK(max_diff(gb[k], ref1[k]) == 0.0f);
+        /* the small results into the caller's block: NULL results, info pointing there */
+        _Alignas(64) float blk[256];
+        CHECK_OK(og_instance_backward_bound(inst, gb, info, blk, sizeof blk));
+        for (int k = 0; k < nr; k++) {
+            const og_tensor *r = ref1[k];
+            const float *at = (const float *)(intptr_t)info[k * OG_TENSOR_INFO_SIZE];
+            bool in_block = gb[k] == NULL && at >= blk && at < blk + 256;
+            CHECK(in_block || (k >= 1 && gb[k] != NULL)); /* W1 (8x16) may not fit */
+            const float *v = gb[k] ? og_tensor_cdata(gb[k]) : at;
+            float d = 0;
+            for (int64_t i = 0; i < og_tensor_numel(r); i++)
+                d = fmaxf(d, fabsf(v[i] - ((const float *)og_tensor_cdata(r))[i]));
+            CHECK(d == 0.0f && info[k * OG_TENSOR_INFO_SIZE + 2] == og_tensor_rank(r));
+        }
+        CHECK(gb[0] == NULL); /* x's gradient (4x8 floats) comes first and fits */
         for (int k = 0; k < 8; k++) og_tensor_free(gb[k]);
-        CHECK(og_instance_backward_bound(inst, gb, NULL) == OG_ERR_INVALID_ARG);
+        CHECK(og_instance_backward_bound(inst, gb, NULL, NULL, 0) == OG_ERR_INVALID_ARG);
         /* unbound seed: ones; unbound weight: its current value; inference */
         CHECK_OK(og_instance_bind(inst, 1, 0, NULL));
         CHECK_OK(og_instance_bind(inst, 0, 3, NULL));
         og_tensor *yb3 = NULL;
-        CHECK_OK(og_instance_forward_bound(inst, 0, &yb3, NULL));
+        CHECK_OK(og_instance_forward_bound(inst, 0, &yb3, NULL, NULL, 0));
         CHECK(max_diff(yb3, y2) == 0.0f);
         og_tensor_free(yb3);
         /* a pending bound forward is freed with the instance */
-        CHECK_OK(og_instance_forward_bound(inst, 1, &yb3, NULL));
+        CHECK_OK(og_instance_forward_bound(inst, 1, &yb3, NULL, NULL, 0));
         og_tensor_free(yb3);
         og_instance_free(inst);
         inst = NULL;
