@@ -31,6 +31,7 @@
 #define OG_NODE_HARNESS_H
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -81,44 +82,72 @@ typedef struct nh_attr {
 } nh_attr;
 
 #define NH_COUNT(T, ...) ((int)(sizeof((T[]){__VA_ARGS__}) / sizeof(T)))
-#define NH_INT(nm, v)    {.name = (nm), .type = OG_ATTR_INT, .i = (v)}
-#define NH_FLOAT(nm, v)  {.name = (nm), .type = OG_ATTR_FLOAT, .f = (v)}
-#define NH_STRING(nm, v) {.name = (nm), .type = OG_ATTR_STRING, .s = (v)}
-#define NH_TENSOR(nm, v) {.name = (nm), .type = OG_ATTR_TENSOR, .t = (v)}
+#define NH_INT(nm, v)                                                                              \
+    {                                                                                              \
+        .name = (nm), .type = OG_ATTR_INT, .i = (v)                                                \
+    }
+#define NH_FLOAT(nm, v)                                                                            \
+    {                                                                                              \
+        .name = (nm), .type = OG_ATTR_FLOAT, .f = (v)                                              \
+    }
+#define NH_STRING(nm, v)                                                                           \
+    {                                                                                              \
+        .name = (nm), .type = OG_ATTR_STRING, .s = (v)                                             \
+    }
+#define NH_TENSOR(nm, v)                                                                           \
+    {                                                                                              \
+        .name = (nm), .type = OG_ATTR_TENSOR, .t = (v)                                             \
+    }
 #define NH_INTS(nm, ...)                                                                           \
-    {.name = (nm),                                                                                 \
-     .type = OG_ATTR_INTS,                                                                         \
-     .n = NH_COUNT(int64_t, __VA_ARGS__),                                                          \
-     .ints = (const int64_t[]){__VA_ARGS__}}
+    {                                                                                              \
+        .name = (nm), .type = OG_ATTR_INTS, .n = NH_COUNT(int64_t, __VA_ARGS__),                   \
+        .ints = (const int64_t[])                                                                  \
+        {                                                                                          \
+            __VA_ARGS__                                                                            \
+        }                                                                                          \
+    }
 #define NH_FLOATS(nm, ...)                                                                         \
-    {.name = (nm),                                                                                 \
-     .type = OG_ATTR_FLOATS,                                                                       \
-     .n = NH_COUNT(float, __VA_ARGS__),                                                            \
-     .floats = (const float[]){__VA_ARGS__}}
+    {                                                                                              \
+        .name = (nm), .type = OG_ATTR_FLOATS, .n = NH_COUNT(float, __VA_ARGS__),                   \
+        .floats = (const float[])                                                                  \
+        {                                                                                          \
+            __VA_ARGS__                                                                            \
+        }                                                                                          \
+    }
 #define NH_STRINGS(nm, ...)                                                                        \
-    {.name = (nm),                                                                                 \
-     .type = OG_ATTR_STRINGS,                                                                      \
-     .n = NH_COUNT(const char *, __VA_ARGS__),                                                     \
-     .strings = (const char *const[]){__VA_ARGS__}}
+    {                                                                                              \
+        .name = (nm), .type = OG_ATTR_STRINGS, .n = NH_COUNT(const char *, __VA_ARGS__),           \
+        .strings = (const char *const[])                                                           \
+        {                                                                                          \
+            __VA_ARGS__                                                                            \
+        }                                                                                          \
+    }
 /* Lists given as an array and a count (which may be 0, or known only at run time). */
-#define NH_INTS_N(nm, cnt, arr)   {.name = (nm), .type = OG_ATTR_INTS, .n = (cnt), .ints = (arr)}
-#define NH_FLOATS_N(nm, cnt, arr) {.name = (nm), .type = OG_ATTR_FLOATS, .n = (cnt), .floats = (arr)}
+#define NH_INTS_N(nm, cnt, arr)                                                                    \
+    {                                                                                              \
+        .name = (nm), .type = OG_ATTR_INTS, .n = (cnt), .ints = (arr)                              \
+    }
+#define NH_FLOATS_N(nm, cnt, arr)                                                                  \
+    {                                                                                              \
+        .name = (nm), .type = OG_ATTR_FLOATS, .n = (cnt), .floats = (arr)                          \
+    }
 
 /* ---- a case ---------------------------------------------------------------------- */
 
 typedef struct nh_node {
     const char *op;
-    int opset;          /* the opset the graph imports for the op's domain */
-    const char *domain; /* NULL or "": ai.onnx; another domain also imports ai.onnx 17 */
-    const char *name;   /* the node's name, NULL: "n0" (messages name it) */
-    nh_attr attrs[NH_MAX_ATTRS];    /* up to the first without a name */
+    int opset;                   /* the opset the graph imports for the op's domain */
+    const char *domain;          /* NULL or "": ai.onnx; another domain also imports ai.onnx 17 */
+    const char *name;            /* the node's name, NULL: "n0" (messages name it) */
+    nh_attr attrs[NH_MAX_ATTRS]; /* up to the first without a name */
     const og_tensor *in[NH_MAX_IO]; /* inputs x0, x1, ... with their data; NULL: omitted */
     int n_in;                       /* 0: through the last input given */
     int n_out;                      /* outputs y0, y1, ...; 0: one */
     unsigned omit_out;              /* bit j: output j is omitted (empty name) */
     /* How the graph declares input i: NULL, the tensor's dtype and shape; "?", nothing (only
-     * run-time inference sees it); else its dtype and comma-separated dims, each a number,
-     * a symbol (a dim_param: "N") or "?" (unknown): "N,3,?,?". */
+     * run-time inference sees it); else the tensor's dtype and comma-separated dims, each a
+     * number, a symbol (a dim_param: "N") or "?" (unknown): "N,3,?,?"; "?:" before the dims
+     * leaves the dtype undeclared ("?:N,3"). */
     const char *decl[NH_MAX_IO];
     int threads; /* the session's thread count; 0: one */
 } nh_node;
@@ -215,6 +244,10 @@ static inline og_status nh_declare(og_graph *g, og_value *v, const og_tensor *t,
     v->rank = t->rank;
     memcpy(v->dims, t->dims, sizeof v->dims);
     if (!d) return OG_OK;
+    if (strncmp(d, "?:", 2) == 0) {
+        v->dtype = OG_UNDEFINED;
+        d += 2;
+    }
     int rank = 0;
     for (const char *p = d; *p; rank++) {
         char tok[64];
@@ -352,8 +385,8 @@ static inline void nh_cross_check(nh_result *r, const og_tensor *const *in, int 
             char a[128], b[128];
             fprintf(stderr, "%s: output %d is %s %s at run time, static inference said %s %s\n",
                     label, j, og_dtype_name(t->dtype), og_shape_str(t->rank, t->dims, a, sizeof a),
-                    og_dtype_name(v->dtype), og_shape_str(v->rank < 0 ? 0 : v->rank, v->dims, b,
-                                                          sizeof b));
+                    og_dtype_name(v->dtype),
+                    og_shape_str(v->rank < 0 ? 0 : v->rank, v->dims, b, sizeof b));
             ok = false;
         }
     }
@@ -433,6 +466,14 @@ static inline void nh_release(nh_result *r)
     r->node = NULL;
 }
 
+/* Output j of r, handed to the caller (r keeps NULL): to feed it to another case. */
+static inline og_tensor *nh_take(nh_result *r, int j)
+{
+    og_tensor *t = r->out[j];
+    r->out[j] = NULL;
+    return t;
+}
+
 /* Only parse case n's attributes (the node built, its op found, its since-version resolved,
  * no inputs required and no inference): the params in r->node->params for the test to read.
  * For attribute tables: defaults, required attributes, types, limits per version. */
@@ -475,26 +516,51 @@ static inline const char *nh_stage_name(nh_stage s)
     }
 }
 
+/* One check reported at the caller's file and line (the macros below pass them). */
+static inline bool nh_check_at(bool ok, const char *file, int line, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 4, 5)))
+#endif
+    ;
+static inline bool nh_check_at(bool ok, const char *file, int line, const char *fmt, ...)
+{
+    og_test_checks++;
+    if (ok) return true;
+    og_test_failures++;
+    va_list ap;
+    va_start(ap, fmt);
+    fprintf(stderr, "%s:%d: CHECK failed: ", file, line);
+    vfprintf(stderr, fmt, ap);
+    fputc('\n', stderr);
+    va_end(ap);
+    return false;
+}
+
 /* Run case n and check that it fails with status `want` (one check), at `stage` (unless 0:
  * one check) with a message containing `msg` (unless NULL: one check). */
-static inline void nh_expect_fail(const nh_node *n, nh_stage stage, og_status want,
-                                  const char *msg)
+#define nh_expect_fail(n, stage, want, msg)                                                        \
+    nh_expect_fail_at(__FILE__, __LINE__, n, stage, want, msg)
+static inline void nh_expect_fail_at(const char *file, int line, const nh_node *n, nh_stage stage,
+                                     og_status want, const char *msg)
 {
     nh_result r;
     og_status st = nh_run(n, &r);
-    CHECKF(st == want, "%s: status %s, expected %s", n->op, og_status_name(st),
-           og_status_name(want));
+    nh_check_at(st == want, file, line, "%s: status %s, expected %s (%s)", n->op,
+                og_status_name(st), og_status_name(want), og_last_error());
     if (stage)
-        CHECKF(r.stage == stage, "%s: failed at %s, expected %s", n->op, nh_stage_name(r.stage),
-               nh_stage_name(stage));
-    if (msg) CHECKF(strstr(og_last_error(), msg) != NULL, "%s: message without '%s'", n->op, msg);
+        nh_check_at(r.stage == stage, file, line, "%s: failed at %s, expected %s", n->op,
+                    nh_stage_name(r.stage), nh_stage_name(stage));
+    if (msg)
+        nh_check_at(strstr(og_last_error(), msg) != NULL, file, line,
+                    "%s: the message does not say '%s': %s", n->op, msg, og_last_error());
     nh_release(&r);
 }
 
-/* t has n elements, each |t[i] - want[i]| <= atol + rtol * |want[i]| (NaN matches NaN, an
- * infinity the same infinity); one check.  Reports the first element off. */
-static inline bool nh_expect_close(const char *what, const og_tensor *t, int64_t n,
-                                   const double *want, double atol, double rtol)
+/* Whether t has n elements, each |t[i] - want[i]| <= atol + rtol * |want[i]| (NaN matches
+ * NaN, an infinity the same infinity); the first element off is reported, under `what`.
+ * Not a check by itself (nh_expect_close is). */
+static inline bool nh_close(const char *what, const og_tensor *t, int64_t n, const double *want,
+                            double atol, double rtol)
 {
     bool ok = t && t->numel == n;
     if (!ok)
@@ -508,15 +574,26 @@ static inline bool nh_expect_close(const char *what, const og_tensor *t, int64_t
             ok = false;
         }
     }
-    CHECK(ok);
     return ok;
 }
 
-/* nh_expect_close with tol * (1 + |want[i]|). */
-static inline bool nh_expect(const char *what, const og_tensor *t, int64_t n, const double *want,
-                             double tol)
+/* nh_close as one check, reported at the caller's line: nh_expect_close(what, t, n, want,
+ * atol, rtol), and nh_expect(what, t, n, want, tol) with atol = rtol = tol, i.e.
+ * |t[i] - want[i]| <= tol * (1 + |want[i]|).  (Variadic, so that `want` may be a compound
+ * literal with commas.) */
+#define nh_expect_close(...) nh_expect_close_at(__FILE__, __LINE__, __VA_ARGS__)
+#define nh_expect(...)       nh_expect_at(__FILE__, __LINE__, __VA_ARGS__)
+static inline bool nh_expect_close_at(const char *file, int line, const char *what,
+                                      const og_tensor *t, int64_t n, const double *want,
+                                      double atol, double rtol)
 {
-    return nh_expect_close(what, t, n, want, tol, tol);
+    return nh_check_at(nh_close(what, t, n, want, atol, rtol), file, line, "%s: values (above)",
+                       what);
+}
+static inline bool nh_expect_at(const char *file, int line, const char *what, const og_tensor *t,
+                                int64_t n, const double *want, double tol)
+{
+    return nh_expect_close_at(file, line, what, t, n, want, tol, tol);
 }
 
 #endif /* OG_NODE_HARNESS_H */
