@@ -138,10 +138,12 @@ def array_from_tensor(t: int, ptr: int, code: int, shape: Tuple[int, ...],
     of t: it is freed when the last array over its memory is collected (right away when it
     has no elements or a dtype numpy cannot hold)."""
     dt = _DTYPES.get(code)
-    if dt is None:
+    kind = L.not_a_tensor(t) if not ptr else None
+    if dt is None or kind:
         L.og_tensor_free(t)
-        raise L.OnnxgradRuntimeError("onnxgrad returned a tensor of dtype %s, which numpy cannot "
-                                     "hold" % L.dtype_name(code))
+        raise L.OnnxgradRuntimeError(
+            "onnxgrad returned %s, which numpy cannot hold" % (
+                kind or "a tensor of dtype %s" % L.dtype_name(code)))
     if not ptr:
         L.og_tensor_free(t)
         return np.empty(shape, dt).view(cls)
