@@ -603,9 +603,10 @@ OG_API size_t og_instance_saved_bytes(const og_instance *inst);
  * og_instance_forward_bound and og_instance_backward_bound behave as og_instance_forward and
  * og_instance_backward with the bound tensors as inputs (and seeds).  info, when not NULL,
  * receives og_tensor_info of the results (OG_TENSOR_INFO_SIZE entries per result).  block,
- * when not NULL, is block_bytes of the caller's memory: the results of at most
- * OG_BLOCK_RESULT_MAX bytes are copied into it, one after the other at 64-byte aligned
- * offsets, as long as they fit (the others are handed over as usual); a result copied there
+ * when not NULL, is block_bytes of the caller's memory: the results that are non-empty
+ * numeric tensors of at most OG_BLOCK_RESULT_MAX bytes are copied into it, one after the
+ * other at 64-byte aligned offsets, as long as they fit (the others are handed over as
+ * usual); a result copied there
  * is NULL in outputs/grads and its info gives its address in the block.  For a binding, one
  * block for the small results of a call costs less than one object per result; larger
  * results are never copied.  Errors: as

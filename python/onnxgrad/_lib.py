@@ -119,7 +119,8 @@ og_tensor_dims = _fn("og_tensor_dims", POINTER(c_int64), c_void_p)
 og_tensor_nbytes = _fn("og_tensor_nbytes", c_size_t, c_void_p)
 og_tensor_data = _fn("og_tensor_data", c_void_p, c_void_p)
 og_tensor_cdata = _fn("og_tensor_cdata", c_void_p, c_void_p)
-og_tensor_kind = _opt_fn("og_tensor_kind", c_int, c_void_p)  # 0 tensor, 1 sequence, 2 map, 3 optional
+# 0 a tensor, 1 a sequence, 2 a map, 3 an optional
+og_tensor_kind = _opt_fn("og_tensor_kind", c_int, c_void_p)
 _KIND_NAMES = {1: "a sequence", 2: "a map", 3: "an optional"}
 
 

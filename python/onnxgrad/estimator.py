@@ -113,9 +113,10 @@ class Trainer:
     :param batch_size: samples per step
     :param learning_rate: ``'SGD'`` (scikit-learn's invscaling schedule: lr 0.01,
         power_t 0.25), ``'SGDNesterov'`` (the same with Nesterov's momentum 0.9), a float
-        (constant learning rate), or a dict of og_optimizer_options fields (``lr``, ``momentum``, ``nesterov``, ``beta1``,
-        ``beta2``, ``eps``, ``weight_decay``, ``clip_norm``, ``schedule`` (``'constant'``,
-        ``'optimal'``, ``'invscaling'``, ``'linear'``, ``'cosine'``, ``'step'``), ``alpha``,
+        (constant learning rate), or a dict of og_optimizer_options fields (``lr``,
+        ``momentum``, ``nesterov``, ``beta1``, ``beta2``, ``eps``, ``weight_decay``,
+        ``clip_norm``, ``schedule`` (``'constant'``, ``'optimal'``, ``'invscaling'``,
+        ``'linear'``, ``'cosine'``, ``'step'``), ``alpha``,
         ``power_t``, ``warmup_steps``, ``total_steps``, ``min_lr``, ``step_size``,
         ``gamma``, ...).  With Adam, AdamW and Adagrad the string ``'SGD'`` means their
         own (PyTorch's) defaults.

@@ -93,7 +93,7 @@ def test_string_labels_and_log_loss():
     X = rng.standard_normal((300, 5)).astype(np.float32)
     labels = np.where(X[:, 0] - X[:, 1] > 0, "yes", "no")
     est = Trainer(linreg_model(), max_iter=20, batch_size=16,
-          learning_rate=0.5, learning_loss="log")
+                  learning_rate=0.5, learning_loss="log")
     est.fit(X, labels)
     assert list(est.classes_) == ["no", "yes"]
     assert (est.predict(X) == labels).mean() > 0.95
@@ -129,7 +129,7 @@ def test_sample_weights_ignore_corrupted_samples():
     w[::2] = 0.0
     # batches of 50: none made only of zero weights (its weighted mean would be 0 / 0)
     est = Trainer(linreg_model(), max_iter=40, batch_size=50,
-          learning_rate=0.05)
+                  learning_rate=0.05)
     est.fit(X, y_bad, sample_weight=w)
     assert r2(yt, est.predict(Xt)) > 0.99
     plain = Trainer(linreg_model(), max_iter=40, batch_size=50,
@@ -142,9 +142,9 @@ def test_penalty_shrinks_weights():
     plain = Trainer(linreg_model(), max_iter=10, batch_size=8,
             learning_rate=0.02).fit(X, y)
     pen = Trainer(linreg_model(), max_iter=10, batch_size=8,
-          learning_rate=0.02,
-          learning_penalty=ElasticLearningPenalty(0.0, 1.0)
-          ).fit(X, y)
+                  learning_rate=0.02,
+                  learning_penalty=ElasticLearningPenalty(0.0, 1.0)
+                  ).fit(X, y)
     assert np.abs(pen.get_state()[0]).sum() < 0.8 * np.abs(plain.get_state()[0]).sum()
     # the penalty is part of the training loss, not of losses()
     assert pen.train_losses_[-1] > -pen.score(X, y)
@@ -153,7 +153,7 @@ def test_penalty_shrinks_weights():
 def test_warm_start_continues():
     X, y, _, _ = regression_data()
     est = Trainer(linreg_model(), max_iter=3, batch_size=16,
-          learning_rate=0.01, warm_start=True)
+                  learning_rate=0.01, warm_start=True)
     est.fit(X, y)
     first = est.train_losses_
     est.fit(X, y)
@@ -169,7 +169,7 @@ def test_warm_start_continues():
 def test_pickle_and_export(tmp_path):
     X, y, Xt, _ = regression_data()
     est = Trainer(linreg_model(), max_iter=3, batch_size=8,
-          learning_rate=0.02)
+                  learning_rate=0.02)
     est.fit(X, y)
     pred = est.predict(Xt)
     est2 = pickle.loads(pickle.dumps(est))
@@ -208,7 +208,7 @@ def test_progress_bar(monkeypatch):
     buf = io.StringIO()
     monkeypatch.setattr(sys, "stderr", buf)
     est = Trainer(linreg_model(), max_iter=4, batch_size=32,
-          learning_rate=0.01, verbose=1, warm_start=True)
+                  learning_rate=0.01, verbose=1, warm_start=True)
     est.fit(X, y, X_val=Xt, y_val=yt)
     text = buf.getvalue()
     assert "[########################] 4/4 loss=" in text and "val=" in text
@@ -255,7 +255,7 @@ def test_errors():
     with pytest.raises(AttributeError, match="fit"):
         Trainer(model).predict(X)
     est = Trainer(mlp_model((5, 4, 3)), max_iter=1,
-          learning_loss="cross_entropy")
+                  learning_loss="cross_entropy")
     est.fit(X, np.arange(len(X)) % 3)
     with pytest.raises(ValueError, match="labels"):
         est.losses(X[:2], [0, 7])

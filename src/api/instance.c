@@ -376,13 +376,14 @@ static void pack_small(og_tensor **res, int n, int64_t *info, void *block, size_
     for (int k = 0; block && k < n; k++) {
         og_tensor *t = res[k];
         size_t nb = og_tensor_nbytes(t);
-        const void *src = og_tensor_cdata(t); /* NULL for strings and containers: kept */
-        if (!t || (!src && nb) || og_tensor_kind(t) != OG_KIND_TENSOR ||
+        /* empty tensors, strings and containers are handed over */
+        const void *src = og_tensor_cdata(t);
+        if (!t || !src || !nb || og_tensor_kind(t) != OG_KIND_TENSOR ||
             og_tensor_dtype(t) == OG_STRING || nb > OG_BLOCK_RESULT_MAX || nb > block_bytes ||
             off > block_bytes - nb)
             continue;
         char *dst = (char *)block + off;
-        if (nb) memcpy(dst, src, nb);
+        memcpy(dst, src, nb);
         if (info) info[(size_t)k * OG_TENSOR_INFO_SIZE] = (int64_t)(intptr_t)dst;
         og_tensor_free(t);
         res[k] = NULL;
