@@ -218,6 +218,18 @@ def test_parameters_clone_and_grid_search(refs):
                                         cv=3, error_score="raise")
     grid.fit(X, yb.reshape((-1, 1)))
     assert grid.best_params_["max_iter"] == 6 and np.isfinite(grid.best_score_)
+    # strings, dicts and objects: held as onnxcustom held them
+    e2 = OrtGradientForwardBackwardOptimizer(
+        data_model("linreg"), learning_rate={"eta0": 0.1, "learning_rate": "constant"},
+        learning_loss={"class_name": "elastic", "l1_weight": 0.2}, learning_penalty="l1l2")
+    assert repr(e2.learning_rate) == ("LearningRateSGD(eta0=0.1, alpha=0.0001, power_t=0.25, "
+                                      "learning_rate='constant')")
+    assert repr(e2.learning_loss) == "ElasticLearningLoss(l1_weight=0.2, l2_weight=0.5)"
+    assert repr(e2.learning_penalty) == "ElasticLearningPenalty(l1=0.5, l2=0.5)"
+    with pytest.raises(ValueError, match="SquareLearningLoss.*square_error"):
+        OrtGradientForwardBackwardOptimizer(data_model("linreg"), learning_loss="hinge")
+    with pytest.raises(ValueError, match="Nesterov"):
+        OrtGradientForwardBackwardOptimizer(data_model("linreg"), learning_rate="Adam")
     est.set_params(learning_rate="Nesterov", learning_loss="absolute", device="cpu")
     assert type(est.learning_rate).__name__ == "LearningRateSGDNesterov"
     assert type(est.learning_loss).__name__ == "AbsoluteLearningLoss"
@@ -377,7 +389,7 @@ def test_sklearn_models_end_to_end(kind):
     penalties = [NoLearningPenalty(), ElasticLearningPenalty(1e-5, 1e-5)]
     runs = [(l, r, p) for l in losses for r in rates for p in penalties]
     last = None
-    for loss, rate, pen in runs[::2] if len(runs) > 10 else runs:
+    for loss, rate, pen in runs:  # every loss with every learning rate and penalty
         est = OrtGradientForwardBackwardOptimizer(
             train, max_iter=8, batch_size=16,
             learning_loss=pickle.loads(pickle.dumps(loss)),
