@@ -175,7 +175,8 @@ static og_status g_identity(og_gb *b, const og_node *n, const int *dy, int *dx)
     return og_gb_status(b);
 }
 
-/* cast between float types: dx = cast(dy, x's type); to or from other types: none */
+/* cast between float types: dx = cast(dy, x's type); to or from other types: none.
+ * CastLike is the same Cast (its input 1 only names the type: no gradient). */
 static og_status g_cast(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     og_dtype in = og_gb_value(b, IN(0))->dtype, out = og_gb_value(b, OUT(0))->dtype;
@@ -583,6 +584,7 @@ const og_grad_rule og_grad_tensor[] = {{"Reshape", "", g_reshape_back},
                                        {"Transpose", "", g_transpose},
                                        {"Identity", "", g_identity},
                                        {"Cast", "", g_cast},
+                                       {"CastLike", "", g_cast},
                                        {"Concat", "", g_concat},
                                        {"Split", "", g_split},
                                        {"Slice", "", g_slice},

@@ -124,6 +124,21 @@ static og_status cast_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og
     return OG_OK;
 }
 
+/* CastLike: Cast to the element type of input 1 (target_type), whose values are not read.
+ * Its `saturate` (19) concerns float8 targets only, which onnxgrad does not have. */
+static og_status castlike_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                                int n_out)
+{
+    for (int i = 0; i < 2; i++)
+        if (in[i].dtype != OG_UNDEFINED && !og_dtype_is_known(in[i].dtype))
+            return og_op_error(c, OG_ERR_UNSUPPORTED,
+                               "input %d (%s) has element type %s, not supported", i,
+                               i ? "target_type" : "input", og_dtype_name(in[i].dtype));
+    og_vinfo_copy_shape(&out[0], &in[0]);
+    out[0].dtype = in[1].dtype;
+    return OG_OK;
+}
+
 /* ---- Concat ------------------------------------------------------------------------- */
 
 static og_status concat_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
@@ -984,6 +999,7 @@ static const og_attr_table tensor_attrs[] = {
      sizeof(og_cast_params),
      cast_finish,
      {OG_AT_CHECK("to", OG_ATTR_INT, .required_from = 1)}},
+    {"CastLike", sizeof(og_cast_params), NULL, {OG_AT_CHECK("saturate", OG_ATTR_INT)}},
     {"Concat",
      sizeof(og_axis_params),
      NULL,
@@ -1030,6 +1046,7 @@ static og_status tensor_parse(const og_op_ctx *c, void **params)
 /* Ops; a parse of tensor_parse has a row in tensor_attrs above. */
 const og_op_def og_ops_tensor[] = {
     {"Cast", "", OG_SINCE(Cast), 1, 1, 1, 1, tensor_parse, NULL, cast_infer, 0},
+    {"CastLike", "", OG_SINCE(CastLike), 2, 2, 1, 1, tensor_parse, NULL, castlike_infer, 0},
     {"Concat", "", OG_SINCE(Concat), 1, -1, 1, 1, tensor_parse, NULL, concat_infer, 0},
     {"Constant", "", OG_SINCE(Constant), 0, 0, 1, 1, constant_parse, constant_free, constant_infer,
      0},

@@ -39,6 +39,8 @@ static const char *const supported_ops[] = {
     "Tan", "Atan", "Asin", "Acos", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Round", "IsNaN",
     "IsInf", "HardSwish", "Mish", "ThresholdedRelu", "Celu", "Shrink", "Gelu", "Scatter",
     "Upsample", "ReduceLogSum", "NonZero", "Gradient", "Momentum", "Adagrad", "Adam",
+    /* issue 12: nn ops */
+    "CastLike",
     NULL};
 /* clang-format on */
 

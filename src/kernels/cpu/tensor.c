@@ -712,7 +712,8 @@ static og_status pad_kernel(const og_kernel_ctx *k, const og_tensor *const *in, 
 /* ---- the table ---------------------------------------------------------------------- */
 
 /* Cast converts from every dtype with an element size (CAST_TYPES and the two 16-bit
- * floats): its target is the attribute `to`, which the kernel checks. */
+ * floats): its target is the attribute `to` (CastLike: input 1's dtype), which the kernel
+ * checks. */
 static const og_dtype cast_types[] = {
     OG_FLOAT, OG_DOUBLE, OG_FLOAT16, OG_BFLOAT16, OG_INT8,   OG_INT16, OG_INT32,
     OG_INT64, OG_UINT8,  OG_UINT16,  OG_UINT32,   OG_UINT64, OG_BOOL,  0};
@@ -724,6 +725,7 @@ static const og_dtype range_types[] = {OG_FLOAT, OG_DOUBLE, OG_INT16, OG_INT32, 
  * bytes) or read only shapes (Shape, Size). */
 const og_kernel_def og_cpu_tensor[] = {
     {.name = "Cast", .domain = "", .fn = cast_kernel, .types = cast_types},
+    {.name = "CastLike", .domain = "", .fn = cast_kernel, .types = cast_types},
     {.name = "Concat", .domain = "", .fn = concat_kernel},
     {.name = "Constant", .domain = "", .fn = constant_kernel},
     {.name = "ConstantOfShape", .domain = "", .fn = cos_kernel},
