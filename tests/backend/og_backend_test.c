@@ -40,7 +40,8 @@ static const char *const supported_ops[] = {
     "IsInf", "HardSwish", "Mish", "ThresholdedRelu", "Celu", "Shrink", "Gelu", "Scatter",
     "Upsample", "ReduceLogSum", "NonZero", "Gradient", "Momentum", "Adagrad", "Adam",
     /* issue 12: nn ops */
-    "CastLike",
+    "CastLike", "DepthToSpace", "SpaceToDepth", "CenterCropPad", "EyeLike", "Compress",
+    "ReverseSequence", "Hardmax",
     NULL};
 /* clang-format on */
 

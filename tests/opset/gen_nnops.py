@@ -32,6 +32,58 @@ def gen_half_binary(g):
                {"fmod": 1})
 
 
+def gen_tensor_index(g):
+    for v in g.vers("DepthToSpace"):
+        x = g.rand((2, 8, 2, 3))
+        g.case("DepthToSpace", v, "dcr", [("x", x)], {"blocksize": 2})
+        g.case("DepthToSpace", v, "i64_b3", [("x", g.rand((1, 9, 2, 2), g.I64, -9, 9))],
+               {"blocksize": 3})
+        if g.act("DepthToSpace", v) >= 11:
+            g.case("DepthToSpace", v, "crd", [("x", x)], {"blocksize": 2, "mode": "CRD"})
+            g.case("DepthToSpace", v, "crd_f16", [("x", x.astype(F16))],
+                   {"blocksize": 2, "mode": "CRD"})
+    for v in g.vers("SpaceToDepth"):
+        g.case("SpaceToDepth", v, "b2", [("x", g.rand((2, 3, 4, 6)))], {"blocksize": 2})
+        g.case("SpaceToDepth", v, "b3_bool", [("x", g.rand((1, 2, 3, 6), g.BOOL))],
+               {"blocksize": 3})
+    for v in g.vers("CenterCropPad"):
+        x = g.rand((3, 5, 4))
+        g.case("CenterCropPad", v, "crop_pad", [("x", x), ("s", g.i64(2, 8, 4))])
+        g.case("CenterCropPad", v, "axes", [("x", x), ("s", g.i64(3, 1))], {"axes": [-1, 1]})
+        g.case("CenterCropPad", v, "i32_odd", [("x", g.rand((5, 2), g.I32, -9, 9)),
+                                               ("s", g.i64(2, 5))])
+    for v in g.vers("EyeLike"):
+        g.case("EyeLike", v, "default", [("x", g.rand((3, 4)))])
+        g.case("EyeLike", v, "k1_i64", [("x", g.rand((4, 3)))], {"k": 1, "dtype": TP.INT64})
+        g.case("EyeLike", v, "kneg_f64", [("x", g.rand((4, 4), g.I32, 0, 3))],
+               {"k": -2, "dtype": TP.DOUBLE})
+        g.case("EyeLike", v, "bool", [("x", g.rand((2, 5), g.BOOL))], {"k": 3})
+    for v in g.vers("ReverseSequence"):
+        x = g.rand((4, 3, 2))
+        g.case("ReverseSequence", v, "time0", [("x", x), ("l", g.i64(4, 1, 2))])
+        g.case("ReverseSequence", v, "batch0", [("x", g.rand((3, 4), g.I64, -9, 9)),
+                                                ("l", g.i64(0, 4, 3))],
+               {"batch_axis": 0, "time_axis": 1})
+    for v in g.vers("Compress"):
+        x = g.rand((3, 4, 2))
+        g.case("Compress", v, "axis1", [("x", x), ("c", np.array([1, 0, 1, 1], g.BOOL))],
+               {"axis": 1})
+        g.case("Compress", v, "flat_short", [("x", x), ("c", np.array([0, 1, 1, 0, 1], g.BOOL))])
+        g.case("Compress", v, "axis0_none_i32", [("x", g.rand((2, 3), g.I32, -9, 9)),
+                                                 ("c", np.array([0, 0], g.BOOL))], {"axis": 0})
+        if g.act("Compress", v) >= 11:
+            g.case("Compress", v, "neg_axis", [("x", x), ("c", np.array([0, 1], g.BOOL))],
+                   {"axis": -1})
+    for v in g.vers("Hardmax"):
+        x = g.distinct((2, 3, 4))
+        g.case("Hardmax", v, "default", [("x", x)])
+        g.case("Hardmax", v, "axis0", [("x", x)], {"axis": 0})
+        g.case("Hardmax", v, "ties_f64", [("x", np.array([[1, 3, 3], [2, 2, 0]], g.F64))],
+               {"axis": -1 if g.act("Hardmax", v) >= 13 else 1})
+        g.case("Hardmax", v, "f16", [("x", x.astype(F16))], {"axis": 1})
+
+
 def generate(g):
     gen_castlike(g)
     gen_half_binary(g)
+    gen_tensor_index(g)
