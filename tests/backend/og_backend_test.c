@@ -41,7 +41,8 @@ static const char *const supported_ops[] = {
     "Upsample", "ReduceLogSum", "NonZero", "Gradient", "Momentum", "Adagrad", "Adam",
     /* issue 12: nn ops */
     "CastLike", "DepthToSpace", "SpaceToDepth", "CenterCropPad", "EyeLike", "Compress",
-    "ReverseSequence", "Hardmax",
+    "ReverseSequence", "Hardmax", "GroupNormalization", "LpNormalization",
+    "MeanVarianceNormalization", "LRN",
     NULL};
 /* clang-format on */
 

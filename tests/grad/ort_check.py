@@ -33,6 +33,10 @@ KNOWN = {
     "convt2d_output_shape_v7": "ConvTranspose-7 splits odd padding as ConvTranspose-1 "
                                "specifies; onnxruntime uses the opset-11 split at every opset",
 }
+# onnxruntime's LRN computes 4-D inputs and odd sizes only (the spec has any rank >= 2 and
+# any size)
+for _c in ("lrn_size4_attrs_v13", "lrn_size1_5d_v13", "lrn_3d"):
+    KNOWN[_c] = "onnxruntime's LRN takes 4-D inputs and odd sizes only"
 # Einsum with an explicit output that drops the inputs' ellipsis (its axes are summed):
 # onnxruntime (and numpy, ONNX's reference) refuse the equation.
 for _c in ("einsum_ell_summed", "einsum_ell_summed_v12", "einsum_ell_summed_two",

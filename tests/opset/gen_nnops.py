@@ -83,7 +83,45 @@ def gen_tensor_index(g):
         g.case("Hardmax", v, "f16", [("x", x.astype(F16))], {"axis": 1})
 
 
+def gen_norm(g):
+    for v in g.vers("GroupNormalization"):
+        per = g.act("GroupNormalization", v) >= 21
+        x = g.rand((2, 6, 3, 2))
+        n = 6 if per else 3
+        g.case("GroupNormalization", v, "g3", [("x", x), ("s", g.rand((n,))), ("b", g.rand((n,)))],
+               {"num_groups": 3})
+        n = 6 if per else 2
+        g.case("GroupNormalization", v, "g2_eps_3d", [("x", g.rand((2, 6, 5))),
+                                                      ("s", g.rand((n,))), ("b", g.rand((n,)))],
+               {"num_groups": 2, "epsilon": 0.01})
+        n = 6 if per else 1
+        g.case("GroupNormalization", v, "g1_f64", [("x", x.astype(g.F64)),
+                                                   ("s", g.rand((n,), g.F64)),
+                                                   ("b", g.rand((n,), g.F64))], {"num_groups": 1})
+    for v in g.vers("LpNormalization"):
+        x = g.away((3, 4, 2))
+        g.case("LpNormalization", v, "default", [("x", x)])
+        g.case("LpNormalization", v, "p1_axis1", [("x", x)], {"p": 1, "axis": 1})
+        g.case("LpNormalization", v, "axis0_f64", [("x", x.astype(g.F64))], {"axis": 0})
+    for v in g.vers("MeanVarianceNormalization"):
+        x = g.rand((2, 3, 4, 2))
+        g.case("MeanVarianceNormalization", v, "default", [("x", x)])
+        g.case("MeanVarianceNormalization", v, "axes_1_3", [("x", x)], {"axes": [1, -1]})
+        # (double would run here, but neither onnxruntime nor the reference evaluator runs
+        # the spec's function, whose constants are float, on double)
+        g.case("MeanVarianceNormalization", v, "3d", [("x", g.rand((4, 3, 5)))], {"axes": [0, 2]})
+    for v in g.vers("LRN"):
+        x = g.rand((2, 5, 3, 2))
+        g.case("LRN", v, "size3", [("x", x)], {"size": 3})
+        # onnxruntime refuses an even size and double; the reference evaluator, which then
+        # answers, walks N instead of C (right when they are equal) and needs rank 4
+        g.case("LRN", v, "size4_attrs", [("x", g.rand((5, 5, 2, 1)))],
+               {"size": 4, "alpha": 0.02, "beta": 0.5, "bias": 2.0})
+        g.case("LRN", v, "f64", [("x", g.rand((3, 3, 2, 2), g.F64))], {"size": 2, "alpha": 0.1})
+
+
 def generate(g):
     gen_castlike(g)
     gen_half_binary(g)
     gen_tensor_index(g)
+    gen_norm(g)

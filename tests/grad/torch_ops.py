@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Gradients of single ops equal PyTorch's autograd: every gradient case with a torch.json
+(written by make_cases.py from the cases' fourth element) names the PyTorch function that
+computes its model; its inputs and weights get autograd's gradients for a random output
+gradient, and `onnxgrad grad` with the same output gradient must agree within 1e-4
+relative (float32).  Needs PyTorch (Debian's python3-torch: run with /usr/bin/python3) and
+torchvision for roi_align.  Ends with "N passed, N failed".
+
+usage: torch_ops.py BUILD_DIR [PATTERN ...]   (cases matching a shell pattern; needs the
+                                              cases made by tests/grad/run.sh)"""
+import fnmatch
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import torch
+import torch.nn.functional as F
+
+
+def group_norm(t, kw):
+    s, b = t["s"], t["b"]
+    if kw.get("per_group"):  # opset 18: one scale and bias per group
+        cg = t["x"].shape[1] // kw["groups"]
+        s, b = s.repeat_interleave(cg), b.repeat_interleave(cg)
+    return F.group_norm(t["x"], kw["groups"], s, b, kw.get("eps", 1e-5))
+
+
+def lrn(t, kw):
+    x = t["x"] * t["w"] if "w" in t else t["x"]  # a weight in front: x·w
+    return F.local_response_norm(x, kw["size"], kw.get("alpha", 1e-4), kw.get("beta", 0.75),
+                                 kw.get("k", 1.0))
+
+
+FUNCS = {
+    "group_norm": group_norm,
+    "lrn": lrn,
+    "normalize": lambda t, kw: F.normalize(t["x"], p=kw["p"], dim=kw["dim"]),
+}
+
+
+def check(cli, d):
+    spec = json.load(open(os.path.join(d, "torch.json")))
+    arrays = {k: np.load(os.path.join(d, f)) for k, f in spec["inputs"].items()}
+    arrays.update({k: np.load(os.path.join(d, f)) for k, f in spec["weights"].items()})
+    t = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True) for k, v in arrays.items()}
+    y = FUNCS[spec["fn"]](t, spec.get("kw", {}))
+    seed = torch.randn(y.shape, generator=torch.Generator().manual_seed(5), dtype=torch.float64)
+    names = list(t)
+    grads = torch.autograd.grad(y, [t[k] for k in names], seed, allow_unused=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        np.save(os.path.join(tmp, "seed.npy"), seed.numpy().astype(np.float32))
+        args = open(os.path.join(d, "args")).read().split()
+        out = spec.get("output", "y")
+        res = subprocess.run([cli, "grad", os.path.join(d, "model.onnx")] + args +
+                             ["--grad-output", "%s=%s" % (out, os.path.join(tmp, "seed.npy")),
+                              "--threads", "1", "-o", os.path.join(tmp, "out")],
+                             capture_output=True, text=True)
+        if res.returncode:
+            raise RuntimeError(res.stderr.strip())
+        manifest = json.load(open(os.path.join(tmp, "out", "manifest.json")))
+        worst = 0.0
+        for k, g in zip(names, grads):
+            want = np.zeros(arrays[k].shape) if g is None else g.numpy()
+            ours = np.load(os.path.join(tmp, "out", manifest[k + "_grad"]))
+            err = np.abs(ours - want).max() / max(np.abs(want).max(), 1e-3)
+            worst = max(worst, float(err))
+            if err > 1e-4:
+                raise AssertionError("%s: relative error %.3g" % (k, err))
+    return worst, len(names)
+
+
+def main(build, patterns=()):
+    cli = os.path.join(build, "onnxgrad")
+    cases = os.path.join(build, "grad_cases")
+    passed = failed = 0
+    for name in sorted(os.listdir(cases)):
+        d = os.path.join(cases, name)
+        if not os.path.isfile(os.path.join(d, "torch.json")):
+            continue
+        if patterns and not any(fnmatch.fnmatch(name, p) for p in patterns):
+            continue
+        try:
+            worst, n = check(cli, d)
+            passed += 1
+            print("PASS %s: %d gradients, largest relative error %.2g" % (name, n, worst))
+        except Exception as e:  # noqa: BLE001 - report and count any failure
+            failed += 1
+            print("FAIL %s: %s" % (name, str(e).splitlines()[-1] if str(e) else repr(e)))
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1], sys.argv[2:]))
