@@ -405,7 +405,7 @@ static og_status g_mvn(og_gb *b, const og_node *n, const int *dy, int *dx)
     int sd = og_gb_op1(b, "Sqrt", var);
     int d = og_gb_op2(b, "Add", sd, og_gb_scalar(b, 1e-9, dt));
     /* σ is 0 only where x − μ is 0 too: the second term is 0 there, whatever σ stands for */
-    int sdp = og_gb_op2(b, "Max", sd, og_gb_scalar(b, 1e-30, dt));
+    int sdp = og_gb_op2(b, "Max", sd, og_gb_scalar(b, og_rule_tiny(dt), dt));
     int g = dy[0];
     int mg = og_gb_op2(b, "Div", og_gb_reduce_sum(b, g, axes, k, true), cnt);
     int mgx =

@@ -6,6 +6,12 @@
  *          opset 9 (no Scatter) through a one-hot mask over window taps and a ConvTranspose
  *   AveragePool: dX = ConvTranspose(dY / count, ones kernel) per channel; count is the
  *          forward op's divisor, obtained as AveragePool(ones) / (valid positions)
+ *   LpPool: y = (Σ_window |x|^p)^(1/p): dX = sign(x)·|x|^(p−1) · B(dY / y^(p−1)), B the
+ *          same ones-kernel ConvTranspose (every window adds its share back; a window of
+ *          zeros, y = 0, gives 0: its |x|^(p−1) is 0)
+ *   MaxUnpool: dX = dY at the positions X was written to: Gather(dY flattened, I) (dY
+ *          first cropped to the block the windows cover when output_shape is larger); a
+ *          repeated index gives every writer the gradient, as PyTorch's max_unpool
  */
 #include "grad/rule_util.h"
 #include "ops/pool.h"
@@ -449,8 +455,80 @@ static og_status g_avgpool(og_gb *b, const og_node *n, const int *dy, int *dx)
     return og_gb_status(b);
 }
 
+/* Σ over the windows covering each input position of g ([N, C, out...]): a ConvTranspose
+ * with a ones kernel per channel, back to X's shape */
+static int window_back(og_gb *b, const pool_geom *g, int grad, int x, og_dtype dt)
+{
+    int rank = g->nsp + 2;
+    int64_t shp[OG_MAX_RANK];
+    shp[0] = -1;
+    shp[1] = 1;
+    for (int i = 0; i < g->nsp; i++) shp[2 + i] = g->out[i];
+    int g2 = og_rule_reshape_c(b, grad, shp, rank);
+    shp[0] = 1;
+    for (int i = 0; i < g->nsp; i++) shp[2 + i] = g->k[i];
+    int ker = ones_c(b, shp, rank, dt);
+    int ct = og_rule_conv_back(b, g2, ker, g->nsp, g->in, g->out, g->k, g->s, g->d, g->pb, 1);
+    return og_gb_op2(b, "Reshape", ct, og_gb_op1(b, "Shape", x));
+}
+
+static og_status g_lppool(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    pool_geom g;
+    if (!pool_geometry(b, n, &g)) return og_gb_status(b);
+    const og_pool_params *p = n->params;
+    int x = n->in[0], y = n->out[0];
+    og_dtype dt = og_gb_value(b, y)->dtype;
+    /* dy/dx = sign(x)·|x|^(p−1) / y^(p−1): x/|x| for p 1 (0 at 0), x·|x|^(p−2) above (no
+     * Sign before opset 9); the 1e-30 added to the divisors keeps 0/0 at 0 (Add: Max does
+     * not broadcast before opset 8) */
+    int gr = dy[0], ax = og_gb_op1(b, "Abs", x), sx;
+    if (p->p == 1) {
+        sx = og_gb_op2(b, "Div", x, og_gb_op2(b, "Add", ax, og_gb_scalar(b, og_rule_tiny(dt), dt)));
+    } else {
+        int ypow = p->p == 2 ? y : og_gb_op2(b, "Pow", y, og_gb_scalar(b, (double)(p->p - 1), dt));
+        gr = og_gb_op2(b, "Div", gr,
+                       og_gb_op2(b, "Add", ypow, og_gb_scalar(b, og_rule_tiny(dt), dt)));
+        sx = p->p == 2
+                 ? x
+                 : og_gb_op2(b, "Mul", x,
+                             og_gb_op2(b, "Pow", ax, og_gb_scalar(b, (double)(p->p - 2), dt)));
+    }
+    dx[0] = og_gb_op2(b, "Mul", sx, window_back(b, &g, gr, x, dt));
+    return og_gb_status(b);
+}
+
+static og_status g_maxunpool(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    const og_pool_params *p = n->params;
+    if (!p || !n->parsed) return og_gb_fail(b, n, OG_ERR_INTERNAL, "attributes not parsed");
+    int x = n->in[0], gr = dy[0], rank = p->nsp + 2;
+    int64_t m1 = -1;
+    if (n->n_in > 2 && n->in[2] >= 0) { /* the covered block at the start of the output */
+        const og_value *X = og_gb_value(b, x);
+        int64_t axes[OG_MAX_RANK], starts[OG_MAX_RANK], ends[OG_MAX_RANK];
+        for (int d = 0; d < rank; d++) {
+            axes[d] = d;
+            starts[d] = 0;
+            if (X->rank != rank || !og_dim_known(X->dims[d]) ||
+                (d >= 2 && !og_unpool_dim(p, d - 2, X->dims[d], &ends[d])))
+                return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                                  "gradient with output_shape needs X's dims statically");
+            if (d < 2) ends[d] = X->dims[d];
+        }
+        gr = og_rule_slice(b, gr, axes, starts, ends, NULL, rank);
+    }
+    int flat = og_gb_const_i64(b, &m1, 1);
+    int gath = og_gb_op2(b, "Gather", og_gb_op2(b, "Reshape", gr, flat),
+                         og_gb_op2(b, "Reshape", n->in[1], flat));
+    dx[0] = og_gb_op2(b, "Reshape", gath, og_gb_op1(b, "Shape", x));
+    return og_gb_status(b);
+}
+
 const og_grad_rule og_grad_pool[] = {{"GlobalAveragePool", "", g_global_avgpool},
                                      {"GlobalMaxPool", "", g_global_maxpool},
                                      {"MaxPool", "", g_maxpool},
                                      {"AveragePool", "", g_avgpool},
+                                     {"LpPool", "", g_lppool},
+                                     {"MaxUnpool", "", g_maxunpool},
                                      {0}};

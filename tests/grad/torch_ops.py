@@ -34,7 +34,18 @@ def lrn(t, kw):
                                  kw.get("k", 1.0))
 
 
+def max_unpool2d(t, kw):
+    # ONNX's indices run over the whole [N, C, H, W] block; PyTorch's over each plane
+    ind = torch.tensor(kw["indices"], dtype=torch.int64)
+    n, c = ind.shape[:2]
+    plane = kw["cover"][0] * kw["cover"][1]
+    ind = ind - (torch.arange(n * c) * plane).reshape(n, c, 1, 1)
+    return F.max_unpool2d(t["x"], ind, kw["kernel"], kw["stride"], output_size=kw["cover"])
+
+
 FUNCS = {
+    "lp_pool2d": lambda t, kw: F.lp_pool2d(t["x"], kw["p"], kw["kernel"], kw["stride"]),
+    "max_unpool2d": max_unpool2d,
     "group_norm": group_norm,
     "lrn": lrn,
     "normalize": lambda t, kw: F.normalize(t["x"], p=kw["p"], dim=kw["dim"]),

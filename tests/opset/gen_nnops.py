@@ -120,8 +120,42 @@ def gen_norm(g):
         g.case("LRN", v, "f64", [("x", g.rand((3, 3, 2, 2), g.F64))], {"size": 2, "alpha": 0.1})
 
 
+def gen_pool(g):
+    for v in g.vers("LpPool"):
+        a = g.act("LpPool", v)
+        x = g.rand((2, 3, 5, 6))
+        g.case("LpPool", v, "k2_p2", [("x", x)], {"kernel_shape": [2, 2]})
+        g.case("LpPool", v, "k3_s2_pads_p1", [("x", x)],
+               {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 0, 1, 2], "p": 1})
+        g.case("LpPool", v, "1d_p3", [("x", g.rand((2, 2, 7)))], {"kernel_shape": [3], "p": 3})
+        g.case("LpPool", v, "same_upper_f64", [("x", x.astype(g.F64))],
+               {"kernel_shape": [2, 3], "strides": [2, 2], "auto_pad": "SAME_UPPER"})
+        if a >= 18:
+            g.case("LpPool", v, "dil_ceil", [("x", g.rand((1, 2, 7, 7)))],
+                   {"kernel_shape": [2, 2], "dilations": [2, 2], "strides": [2, 2], "ceil_mode": 1})
+    for v in g.vers("MaxUnpool"):
+        x = g.rand((2, 3, 2, 3))
+        # the indices of a 2x2 stride-2 MaxPool over [2, 3, 4, 6]: one per window, row-major
+        base = np.arange(2 * 3)[:, None, None] * 24
+        hh, ww = np.meshgrid(np.arange(2), np.arange(3), indexing="ij")
+        pick = g.RNG.integers(0, 2, size=(6, 2, 3, 2))
+        ind = (base + (2 * hh + pick[..., 0]) * 6 + 2 * ww + pick[..., 1]).reshape(2, 3, 2, 3)
+        g.case("MaxUnpool", v, "k2s2", [("x", x), ("i", ind.astype(g.I64))],
+               {"kernel_shape": [2, 2], "strides": [2, 2]})
+        # a larger output_shape: the covered block at the start (the reference evaluator;
+        # onnxruntime puts the indices straight into the larger output)
+        g.case("MaxUnpool", v, "output_shape", [("x", x), ("i", ind.astype(g.I64)),
+                                                ("s", g.i64(2, 3, 5, 7))],
+               {"kernel_shape": [2, 2], "strides": [2, 2]}, ref_only=True)
+        x1 = g.rand((1, 2, 3))
+        g.case("MaxUnpool", v, "1d_pads_f64", [("x", x1.astype(g.F64)),
+                                               ("i", np.array([[[0, 2, 3], [4, 6, 7]]], g.I64))],
+               {"kernel_shape": [2], "strides": [2], "pads": [1, 1]})
+
+
 def generate(g):
     gen_castlike(g)
     gen_half_binary(g)
     gen_tensor_index(g)
     gen_norm(g)
+    gen_pool(g)

@@ -1,5 +1,6 @@
-/* pool.c: CPU kernels of AveragePool, MaxPool (with optional Indices), GlobalAveragePool
- * and GlobalMaxPool, for float32 and float64.
+/* pool.c: CPU kernels of AveragePool, MaxPool (with optional Indices), GlobalAveragePool,
+ * GlobalMaxPool and LpPool, for float32 and float64 (LpPool also float16, through float),
+ * and MaxUnpool.
  *
  * 1-D, 2-D and 3-D pools share one loop nest over (D, H, W), with leading spatial dims of
  * size 1 for lower ranks.  The range of kernel taps that fall inside the input is
@@ -460,10 +461,108 @@ done:
     return st;
 }
 
+/* LpPool: y = (Σ_window |x|^p)^(1/p), the padding counting as zeros: an average pool of
+ * |x|^p that divides by the kernel volume, times that volume, to the power 1/p. */
+static og_status lppool_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                               og_tensor *const *out, int n_out)
+{
+    const og_pool_params *p = k->params;
+    const og_tensor *x = in[0];
+    og_tensor *y = out[0], *t = NULL;
+    if (og_is_half(x->dtype)) return og_kernel_via_f32(k, lppool_kernel, in, n_in, out, n_out);
+    if (x->dtype != OG_FLOAT && x->dtype != OG_DOUBLE)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
+                               og_dtype_name(x->dtype));
+    if (y->numel == 0) return OG_OK;
+    og_status st = og_tensor_alloc(x->dtype, x->rank, x->dims, k->alloc, &t);
+    if (st) return st;
+    double pp = (double)p->p;
+    if (x->dtype == OG_FLOAT) {
+        const float *xs = x->data;
+        float *ts = t->data;
+        for (int64_t i = 0; i < x->numel; i++)
+            ts[i] = p->p == 1   ? fabsf(xs[i])
+                    : p->p == 2 ? xs[i] * xs[i]
+                                : powf(fabsf(xs[i]), (float)pp);
+    } else {
+        const double *xs = x->data;
+        double *ts = t->data;
+        for (int64_t i = 0; i < x->numel; i++)
+            ts[i] = p->p == 1 ? fabs(xs[i]) : p->p == 2 ? xs[i] * xs[i] : pow(fabs(xs[i]), pp);
+    }
+    og_pool_params avg = *p;
+    avg.kind = OG_POOL_AVG;
+    avg.count_include_pad = true;
+    og_kernel_ctx kk = *k;
+    kk.params = &avg;
+    const og_tensor *tin[1] = {t};
+    st = pool_kernel(&kk, tin, 1, out, 1);
+    og_tensor_free(t);
+    if (st) return st;
+    double kvol = 1;
+    for (int i = 0; i < p->nsp; i++) kvol *= (double)p->kernel[i];
+    if (y->dtype == OG_FLOAT) {
+        float *ys = y->data;
+        for (int64_t i = 0; i < y->numel; i++) {
+            double v = ys[i] * kvol;
+            ys[i] = (float)(p->p == 1 ? v : p->p == 2 ? sqrt(v) : pow(v, 1.0 / pp));
+        }
+    } else {
+        double *ys = y->data;
+        for (int64_t i = 0; i < y->numel; i++) {
+            double v = ys[i] * kvol;
+            ys[i] = p->p == 1 ? v : p->p == 2 ? sqrt(v) : pow(v, 1.0 / pp);
+        }
+    }
+    return OG_OK;
+}
+
+/* MaxUnpool: zeros, then X[k] at position I[k] of the block the windows cover ([N, C,
+ * covered spatial], row-major), which sits at the start of an output_shape that may be
+ * larger.  A repeated index keeps the last value written. */
+static og_status unpool_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                               og_tensor *const *out, int n_out)
+{
+    const og_pool_params *p = k->params;
+    const og_tensor *x = in[0], *ind = in[1];
+    og_tensor *y = out[0];
+    size_t es = og_dtype_size(x->dtype);
+    int r = x->rank;
+    int64_t cover[OG_MAX_RANK], total = 1;
+    cover[0] = x->dims[0];
+    cover[1] = x->dims[1];
+    for (int d = 2; d < r; d++)
+        if (!og_unpool_dim(p, d - 2, x->dims[d], &cover[d]))
+            return og_kernel_error(k, OG_ERR_SHAPE, "spatial dim %d covers nothing", d);
+    for (int d = 0; d < r; d++) total *= cover[d];
+    if (y->numel) memset(y->data, 0, (size_t)y->numel * es);
+    const int64_t *iv = ind->data;
+    int64_t ys[OG_MAX_RANK];
+    og_strides(r, y->dims, ys);
+    for (int64_t i = 0; i < x->numel; i++) {
+        int64_t q = iv[i], off = 0;
+        if (q < 0 || q >= total)
+            return og_kernel_error(k, OG_ERR_RUNTIME,
+                                   "input 1 (I) element %lld is %lld, outside the %lld positions "
+                                   "the windows cover",
+                                   (long long)i, (long long)q, (long long)total);
+        for (int d = r - 1; d >= 0; d--) { /* covered position -> output offset */
+            off += (q % cover[d]) * ys[d];
+            q /= cover[d];
+        }
+        memcpy((char *)y->data + off * (int64_t)es, (const char *)x->data + i * (int64_t)es, es);
+    }
+    (void)n_in;
+    (void)n_out;
+    return OG_OK;
+}
+
 /* pool_kernel computes float32 and float64 only (no int8/uint8 MaxPool). */
 const og_kernel_def og_cpu_pool[] = {
     {.name = "AveragePool", .domain = "", .fn = pool_kernel, .types = og_types_float},
     {.name = "MaxPool", .domain = "", .fn = pool_kernel, .types = og_types_float},
     {.name = "GlobalAveragePool", .domain = "", .fn = pool_kernel, .types = og_types_float},
     {.name = "GlobalMaxPool", .domain = "", .fn = pool_kernel, .types = og_types_float},
+    {.name = "LpPool", .domain = "", .fn = lppool_kernel},
+    {.name = "MaxUnpool", .domain = "", .fn = unpool_kernel},
     {.name = NULL}};
