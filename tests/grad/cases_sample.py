@@ -68,4 +68,37 @@ def cases():
          node("Mul", ["u", "x"], ["y"])],
         {"x": rand(1, 2, 4)}, ["y"], {"w": rand(1, 2, 3)}, opset=11,
         consts={"i": np.array([[[0, 2, 3], [4, 6, 7]]], np.int64)})
+    return out + col2im_cases()
+
+
+def col2im_cases():
+    out = []
+
+    def add(name, inputs, image, block, attrs, torch=True):
+        nodes = [node("Col2Im", ["x", "im", "bl"], ["y"], **attrs)]
+        m = model(nodes, inputs, ["y"], opset=18,
+                  consts={"im": np.array(image, np.int64), "bl": np.array(block, np.int64)})
+        spec = {"fn": "fold", "kw": {"image": image, "block": block,
+                                     "stride": attrs.get("strides", [1] * len(image)),
+                                     "dilation": attrs.get("dilations", [1] * len(image)),
+                                     "pads": attrs.get("pads", [0] * 2 * len(image))}}
+        out.append((name, m, inputs) + ((spec,) if torch else ()))
+
+    def blocks(image, block, s, d, p):
+        n = 1
+        for i in range(len(image)):
+            n *= (image[i] + p[i] + p[len(image) + i] - (block[i] - 1) * d[i] - 1) // s[i] + 1
+        return n
+
+    for tag, image, block, attrs in (("3x3", [5, 5], [3, 3], {}),
+                                     ("strides", [5, 6], [2, 3], {"strides": [2, 3]}),
+                                     ("dil_pads", [4, 5], [2, 2], {"dilations": [2, 1],
+                                                                   "pads": [1, 0, 1, 2]}),
+                                     ("1d", [7], [3], {"strides": [2]}),
+                                     ("3d", [3, 3, 4], [2, 1, 2], {"pads": [0, 1, 1, 0, 0, 1]})):
+        kvol = int(np.prod(block))
+        L = blocks(image, block, attrs.get("strides", [1] * len(image)),
+                   attrs.get("dilations", [1] * len(image)), attrs.get("pads", [0] * 2 * len(image)))
+        # torch's fold is 2-D only
+        add("col2im_" + tag, {"x": rand(2, 2 * kvol, L)}, image, block, attrs, len(image) == 2)
     return out

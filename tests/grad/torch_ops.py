@@ -43,7 +43,16 @@ def max_unpool2d(t, kw):
     return F.max_unpool2d(t["x"], ind, kw["kernel"], kw["stride"], output_size=kw["cover"])
 
 
+def fold(t, kw):
+    # PyTorch pads symmetrically: fold into the padded image, then crop the pads off
+    (h, w), p = kw["image"], kw["pads"]
+    y = F.fold(t["x"], [h + p[0] + p[2], w + p[1] + p[3]], kw["block"], kw["dilation"], 0,
+               kw["stride"])
+    return y[:, :, p[0]:p[0] + h, p[1]:p[1] + w]
+
+
 FUNCS = {
+    "fold": fold,
     "lp_pool2d": lambda t, kw: F.lp_pool2d(t["x"], kw["p"], kw["kernel"], kw["stride"]),
     "max_unpool2d": max_unpool2d,
     "group_norm": group_norm,

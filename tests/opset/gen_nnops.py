@@ -153,9 +153,21 @@ def gen_pool(g):
                {"kernel_shape": [2], "strides": [2], "pads": [1, 1]})
 
 
+def gen_col2im(g):
+    for v in g.vers("Col2Im"):
+        g.case("Col2Im", v, "3x3", [("x", g.rand((2, 18, 9))), ("im", g.i64(5, 5)),
+                                    ("bl", g.i64(3, 3))])
+        g.case("Col2Im", v, "strides_dil_pads", [("x", g.rand((1, 8, 4))), ("im", g.i64(4, 5)),
+                                                 ("bl", g.i64(2, 2))],
+               {"strides": [2, 2], "dilations": [1, 2], "pads": [1, 0, 0, 1]})
+        g.case("Col2Im", v, "1d_f64", [("x", g.rand((1, 3, 3), g.F64)), ("im", g.i64(7)),
+                                       ("bl", g.i64(3))], {"strides": [2]})
+
+
 def generate(g):
     gen_castlike(g)
     gen_half_binary(g)
     gen_tensor_index(g)
     gen_norm(g)
     gen_pool(g)
+    gen_col2im(g)
