@@ -52,6 +52,7 @@ def fold(t, kw):
 
 
 FUNCS = {
+    "det": lambda t, kw: torch.linalg.det(t["x"]),
     "fold": fold,
     "lp_pool2d": lambda t, kw: F.lp_pool2d(t["x"], kw["p"], kw["kernel"], kw["stride"]),
     "max_unpool2d": max_unpool2d,

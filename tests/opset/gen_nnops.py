@@ -164,6 +164,13 @@ def gen_col2im(g):
                                        ("bl", g.i64(3))], {"strides": [2]})
 
 
+def gen_det(g):
+    for v in g.vers("Det"):
+        g.case("Det", v, "2d", [("x", g.rand((3, 3)))])
+        g.case("Det", v, "batch", [("x", g.rand((2, 2, 4, 4)))])
+        g.case("Det", v, "f64_singular", [("x", np.array([[1, 2], [2, 4]], g.F64))])
+
+
 def generate(g):
     gen_castlike(g)
     gen_half_binary(g)
@@ -171,3 +178,4 @@ def generate(g):
     gen_norm(g)
     gen_pool(g)
     gen_col2im(g)
+    gen_det(g)
