@@ -42,7 +42,8 @@ static const char *const supported_ops[] = {
     /* issue 12: nn ops */
     "CastLike", "DepthToSpace", "SpaceToDepth", "CenterCropPad", "EyeLike", "Compress",
     "ReverseSequence", "Hardmax", "GroupNormalization", "LpNormalization",
-    "MeanVarianceNormalization", "LRN", "LpPool", "MaxUnpool", "Col2Im", "Det",
+    "MeanVarianceNormalization", "LRN", "LpPool", "MaxUnpool", "Col2Im", "Det", "GridSample",
+    "AffineGrid",
     NULL};
 /* clang-format on */
 

@@ -171,6 +171,41 @@ def gen_det(g):
         g.case("Det", v, "f64_singular", [("x", np.array([[1, 2], [2, 4]], g.F64))])
 
 
+def gen_grid(g):
+    for v in g.vers("GridSample"):
+        v20 = g.act("GridSample", v) >= 20
+        x = g.rand((2, 3, 4, 5))
+        grid = g.rand((2, 3, 4, 2), lo=-1.3, hi=1.3)
+        modes = ("linear", "nearest", "cubic") if v20 else ("bilinear", "nearest", "bicubic")
+        for mode in modes:
+            for pad in ("zeros", "border", "reflection"):
+                for ac in (0, 1):
+                    if mode == modes[2] and pad == "zeros" and ac:
+                        continue
+                    g.case("GridSample", v, "%s_%s_ac%d" % (mode, pad, ac), [("x", x), ("g", grid)],
+                           {"mode": mode, "padding_mode": pad, "align_corners": ac})
+        g.case("GridSample", v, "default_f64", [("x", x.astype(g.F64)), ("g", grid.astype(g.F64))])
+        if v20:
+            x3 = g.rand((1, 2, 3, 4, 3))
+            g3 = g.rand((1, 2, 3, 2, 3), lo=-1.2, hi=1.2)
+            for mode in ("linear", "nearest"):
+                g.case("GridSample", v, "3d_" + mode, [("x", x3), ("g", g3)],
+                       {"mode": mode, "padding_mode": "border"})
+    for v in g.vers("AffineGrid"):
+        th2 = g.rand((2, 2, 3))
+        th3 = g.rand((1, 3, 4))
+        for ac in (0, 1):
+            g.case("AffineGrid", v, "2d_ac%d" % ac, [("t", th2), ("s", g.i64(2, 3, 4, 5))],
+                   {"align_corners": ac})
+            g.case("AffineGrid", v, "3d_ac%d" % ac, [("t", th3), ("s", g.i64(1, 1, 2, 3, 4))],
+                   {"align_corners": ac})
+        # (a unit dim with align_corners has three answers: PyTorch's 0, which onnxgrad
+        # takes, onnxruntime's 1 and the reference's -1; without align_corners all say 0)
+        g.case("AffineGrid", v, "f64_unit", [("t", th2.astype(g.F64)), ("s", g.i64(2, 1, 1, 3))])
+        g.case("AffineGrid", v, "f64_ac1", [("t", th2.astype(g.F64)), ("s", g.i64(2, 1, 2, 3))],
+               {"align_corners": 1})
+
+
 def generate(g):
     gen_castlike(g)
     gen_half_binary(g)
@@ -179,3 +214,4 @@ def generate(g):
     gen_pool(g)
     gen_col2im(g)
     gen_det(g)
+    gen_grid(g)
