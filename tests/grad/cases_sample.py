@@ -68,7 +68,7 @@ def cases():
          node("Mul", ["u", "x"], ["y"])],
         {"x": rand(1, 2, 4)}, ["y"], {"w": rand(1, 2, 3)}, opset=11,
         consts={"i": np.array([[[0, 2, 3], [4, 6, 7]]], np.int64)})
-    return out + col2im_cases()
+    return out + col2im_cases() + grid_cases()
 
 
 def col2im_cases():
@@ -101,4 +101,52 @@ def col2im_cases():
                    attrs.get("dilations", [1] * len(image)), attrs.get("pads", [0] * 2 * len(image)))
         # torch's fold is 2-D only
         add("col2im_" + tag, {"x": rand(2, 2 * kvol, L)}, image, block, attrs, len(image) == 2)
+    return out
+
+
+def grid_cases():
+    out = []
+
+    def add(name, opset, x, grid, attrs, torch=None, weights=None):
+        nodes = [node("GridSample", ["x", "g"], ["y"], **attrs)]
+        m = model(nodes, {"x": x, "g": grid}, ["y"], weights, opset=opset)
+        out.append((name, m, {"x": x, "g": grid}) + ((torch,) if torch else ()))
+
+    x = rand(2, 3, 4, 5)
+    grid = rand(2, 3, 4, 2, low=-1.3, high=1.3)
+    for opset in (16, 20):
+        v20 = opset >= 20
+        for mode in (("linear", "nearest", "cubic") if v20 else ("bilinear", "nearest", "bicubic")):
+            tmode = {"linear": "bilinear", "cubic": "bicubic"}.get(mode, mode)
+            for pad in ("zeros", "border", "reflection"):
+                for ac in (0, 1):
+                    add("gridsample_%s_%s_ac%d_v%d" % (mode, pad, ac, opset), opset, x, grid,
+                        {"mode": mode, "padding_mode": pad, "align_corners": ac},
+                        {"fn": "grid_sample", "kw": {"mode": tmode, "padding": pad, "ac": ac}})
+    # 3-D (version 20): trilinear and nearest; a 1-D and a 4-D sample (no PyTorch peer)
+    x3, g3 = rand(1, 2, 3, 4, 3), rand(1, 2, 3, 2, 3, low=-1.2, high=1.2)
+    for mode, pad in (("linear", "zeros"), ("linear", "reflection"), ("nearest", "border"),
+                      ("cubic", "border")):
+        add("gridsample_3d_%s_%s" % (mode, pad), 20, x3, g3,
+            {"mode": mode, "padding_mode": pad, "align_corners": 0},
+            None if mode == "cubic" else {"fn": "grid_sample",
+                                          "kw": {"mode": "bilinear" if mode == "linear" else mode,
+                                                 "padding": pad, "ac": 0}})
+    add("gridsample_1d_cubic_reflection", 20, rand(2, 2, 6), rand(2, 5, 1, low=-1.5, high=1.5),
+        {"mode": "cubic", "padding_mode": "reflection", "align_corners": 1})
+    # a unit axis with align_corners (reflection between equal borders)
+    add("gridsample_unit_axis_reflection", 20, rand(1, 2, 1, 4), rand(1, 2, 3, 2),
+        {"padding_mode": "reflection", "align_corners": 1})
+
+    # AffineGrid, and AffineGrid into GridSample (a spatial transformer)
+    for tag, theta, size in (("2d", rand(2, 2, 3), [2, 3, 4, 5]), ("3d", rand(1, 3, 4), [1, 2, 2, 3, 4])):
+        for ac in (0, 1):
+            m = model([node("AffineGrid", ["t", "s"], ["y"], align_corners=ac)], {"t": theta}, ["y"],
+                      opset=20, consts={"s": np.array(size, np.int64)})
+            out.append(("affinegrid_%s_ac%d" % (tag, ac), m, {"t": theta},
+                        {"fn": "affine_grid", "kw": {"size": size, "ac": ac}}))
+    theta, x = rand(2, 2, 3), rand(2, 3, 4, 5)
+    m = model([node("AffineGrid", ["t", "s"], ["g"]), node("GridSample", ["x", "g"], ["y"])],
+              {"x": x, "t": theta}, ["y"], opset=20, consts={"s": np.array([2, 3, 3, 4], np.int64)})
+    out.append(("affinegrid_gridsample", m, {"x": x, "t": theta}))
     return out

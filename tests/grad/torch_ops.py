@@ -52,6 +52,9 @@ def fold(t, kw):
 
 
 FUNCS = {
+    "grid_sample": lambda t, kw: F.grid_sample(t["x"], t["g"], kw["mode"], kw["padding"],
+                                               bool(kw["ac"])),
+    "affine_grid": lambda t, kw: F.affine_grid(t["t"], kw["size"], bool(kw["ac"])),
     "det": lambda t, kw: torch.linalg.det(t["x"]),
     "fold": fold,
     "lp_pool2d": lambda t, kw: F.lp_pool2d(t["x"], kw["p"], kw["kernel"], kw["stride"]),
