@@ -1,7 +1,9 @@
-/* pool.c: AveragePool, MaxPool, GlobalAveragePool, GlobalMaxPool, LpPool, MaxUnpool:
+/* pool.c: AveragePool, MaxPool, GlobalAveragePool, GlobalMaxPool, LpPool, MaxUnpool,
+ * RoiAlign:
  * attributes and shape inference.  The output-size rules follow the ONNX spec (explicit pads with
  * optional ceil_mode, where a last window starting past the input and its begin pad is dropped;
  * auto_pad SAME_UPPER/SAME_LOWER/VALID). */
+#include <math.h>
 #include <string.h>
 
 #include "ops/pool.h"
@@ -283,6 +285,88 @@ static og_status infer_unpool(const og_op_ctx *c, const og_vinfo *in, int n_in, 
     return OG_OK;
 }
 
+/* ---- RoiAlign ---------------------------------------------------------------------------- */
+
+static og_status parse_roi_align(const og_op_ctx *c, void **params)
+{
+    static const char *const ints[] = {"output_height", "output_width", "sampling_ratio"};
+    og_status st;
+    for (int i = 0; i < 3; i++)
+        if ((st = og_attr_check_type(c, ints[i], OG_ATTR_INT))) return st;
+    if ((st = og_attr_check_type(c, "spatial_scale", OG_ATTR_FLOAT)) ||
+        (st = og_attr_check_type(c, "mode", OG_ATTR_STRING)) ||
+        (st = og_attr_check_type(c, "coordinate_transformation_mode", OG_ATTR_STRING)))
+        return st;
+    const og_node *n = c->node;
+    const char *mode = og_attr_string(n, "mode", "avg");
+    const char *ctm = og_attr_string(n, "coordinate_transformation_mode", "half_pixel");
+    int64_t oh = og_attr_int(n, "output_height", 1), ow = og_attr_int(n, "output_width", 1);
+    int64_t sr = og_attr_int(n, "sampling_ratio", 0);
+    double scale = og_attr_float(n, "spatial_scale", 1.0f);
+    if (strcmp(mode, "avg") != 0 && strcmp(mode, "max") != 0)
+        return og_op_error(c, OG_ERR_MODEL, "attribute 'mode' is '%s', expected avg or max", mode);
+    if (n->since_version >= 16 && strcmp(ctm, "half_pixel") != 0 &&
+        strcmp(ctm, "output_half_pixel") != 0)
+        return og_op_error(c, OG_ERR_MODEL,
+                           "attribute 'coordinate_transformation_mode' is '%s', expected "
+                           "half_pixel or output_half_pixel",
+                           ctm);
+    if (oh < 1 || ow < 1 || oh > POOL_ATTR_MAX || ow > POOL_ATTR_MAX || sr < 0 ||
+        sr > POOL_ATTR_MAX || !(scale > 0) || isinf(scale))
+        return og_op_error(c, OG_ERR_MODEL,
+                           "attributes output_height %lld, output_width %lld must be >= 1, "
+                           "sampling_ratio %lld >= 0 and spatial_scale %g > 0",
+                           (long long)oh, (long long)ow, (long long)sr, scale);
+    og_roi_params *p = og_calloc(c->alloc, 1, sizeof *p);
+    if (!p) return og_op_error(c, OG_ERR_NOMEM, "out of memory");
+    p->out_h = oh;
+    p->out_w = ow;
+    p->sampling_ratio = sr;
+    p->spatial_scale = scale;
+    p->max_mode = strcmp(mode, "max") == 0;
+    p->half_pixel = n->since_version >= 16 && strcmp(ctm, "half_pixel") == 0;
+    *params = p;
+    return OG_OK;
+}
+
+/* X [N, C, H, W], rois [R, 4] (x1, y1, x2, y2), batch_indices [R] -> [R, C, oh, ow] */
+static og_status infer_roi_align(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                                 int n_out)
+{
+    static const og_dtype types[] = {OG_FLOAT, OG_DOUBLE, OG_FLOAT16, OG_UNDEFINED};
+    static const og_dtype i64[] = {OG_INT64, OG_UNDEFINED};
+    const og_roi_params *p = c->node->params;
+    og_status st;
+    if ((st = og_check_dtype(c, in, 0, types)) || (st = og_check_same_dtype(c, in, 0, 1)) ||
+        (st = og_check_dtype(c, in, 2, i64)))
+        return st;
+    if (in[0].rank >= 0 && in[0].rank != 4)
+        return og_op_error(c, OG_ERR_SHAPE, "input 0 (X) has rank %d, expected 4", in[0].rank);
+    if (in[1].rank >= 0 && (in[1].rank != 2 || (og_dim_known(in[1].dims[1]) && in[1].dims[1] != 4)))
+        return og_op_error(c, OG_ERR_SHAPE, "input 1 (rois) must be [num_rois, 4]");
+    if (in[2].rank >= 0 && in[2].rank != 1)
+        return og_op_error(c, OG_ERR_SHAPE, "input 2 (batch_indices) has rank %d, expected 1",
+                           in[2].rank);
+    int64_t R = in[2].rank == 1 ? in[2].dims[0] : OG_DIM_UNKNOWN;
+    if (in[1].rank == 2 && og_dim_known(in[1].dims[0])) {
+        if (og_dim_known(R) && R != in[1].dims[0])
+            return og_op_error(c, OG_ERR_SHAPE,
+                               "inputs 1 (rois) and 2 (batch_indices) count "
+                               "%lld and %lld regions",
+                               (long long)in[1].dims[0], (long long)R);
+        R = in[1].dims[0];
+    }
+    out[0].dtype = in[0].dtype;
+    out[0].rank = 4;
+    out[0].dims[0] = R;
+    out[0].dims[1] = in[0].rank == 4 ? in[0].dims[1] : OG_DIM_UNKNOWN;
+    out[0].dims[2] = p->out_h;
+    out[0].dims[3] = p->out_w;
+    (void)n_in;
+    (void)n_out;
+    return OG_OK;
+}
+
 const og_op_def og_ops_pool[] = {
     {"AveragePool", "", OG_SINCE(AveragePool), 1, 1, 1, 1, parse_avgpool, NULL, infer_pool, 0},
     {"MaxPool", "", OG_SINCE(MaxPool), 1, 1, 1, 2, parse_maxpool, NULL, infer_pool, 0},
@@ -292,4 +376,5 @@ const og_op_def og_ops_pool[] = {
      infer_pool, 0},
     {"LpPool", "", OG_SINCE(LpPool), 1, 1, 1, 1, parse_lppool, NULL, infer_pool, 0},
     {"MaxUnpool", "", OG_SINCE(MaxUnpool), 2, 3, 1, 1, parse_unpool, NULL, infer_unpool, 0},
+    {"RoiAlign", "", OG_SINCE(RoiAlign), 3, 3, 1, 1, parse_roi_align, NULL, infer_roi_align, 0},
     {0}};

@@ -1,6 +1,6 @@
 /*
  * pool.h: parsed attributes of the pooling ops (AveragePool, MaxPool, GlobalAveragePool,
- * GlobalMaxPool, LpPool, MaxUnpool), shared by src/ops/pool.c and src/kernels/cpu/pool.c.
+ * GlobalMaxPool, LpPool, MaxUnpool, RoiAlign), shared by src/ops/pool.c and src/kernels/cpu/pool.c.
  * Internal header.
  */
 #ifndef OG_OPS_POOL_H
@@ -40,6 +40,14 @@ typedef struct og_pool_params {
 /* Output size and begin pad of spatial dim i for an input of size `in` (known).  Returns
  * false when the output would be empty or the sizes overflow. */
 bool og_pool_dim(const og_pool_params *p, int i, int64_t in, int64_t *out, int64_t *pad_begin);
+
+/* RoiAlign */
+typedef struct og_roi_params {
+    int64_t out_h, out_w, sampling_ratio;
+    double spatial_scale;
+    bool max_mode;   /* mode "max" (else "avg") */
+    bool half_pixel; /* coordinate_transformation_mode half_pixel (16's default; 10 has none) */
+} og_roi_params;
 
 /* MaxUnpool: the spatial size its windows cover, (in − 1)·stride − pads + kernel, of spatial
  * dim i (the output's when output_shape is not given); false on overflow or below 1. */

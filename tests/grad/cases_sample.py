@@ -68,7 +68,7 @@ def cases():
          node("Mul", ["u", "x"], ["y"])],
         {"x": rand(1, 2, 4)}, ["y"], {"w": rand(1, 2, 3)}, opset=11,
         consts={"i": np.array([[[0, 2, 3], [4, 6, 7]]], np.int64)})
-    return out + col2im_cases() + grid_cases()
+    return out + col2im_cases() + grid_cases() + roi_cases()
 
 
 def col2im_cases():
@@ -149,4 +149,38 @@ def grid_cases():
     m = model([node("AffineGrid", ["t", "s"], ["g"]), node("GridSample", ["x", "g"], ["y"])],
               {"x": x, "t": theta}, ["y"], opset=20, consts={"s": np.array([2, 3, 3, 4], np.int64)})
     out.append(("affinegrid_gridsample", m, {"x": x, "t": theta}))
+    return out
+
+
+def roi_cases():
+    out = []
+    x = rand(2, 3, 6, 7)
+    rois = np.array([[0.5, 1.0, 4.2, 5.1], [1.3, 0.2, 6.5, 3.3], [-1.0, 2.0, 3.0, 7.5],
+                     [2.0, 2.5, 2.4, 3.1]], np.float32)
+    bi = np.array([0, 1, 1, 0], np.int64)
+    for opset, tag, attrs in (
+            (10, "avg_adaptive", {"output_height": 3, "output_width": 2}),
+            (16, "avg_adaptive_half_pixel", {"output_height": 3, "output_width": 2}),
+            (16, "avg_sr2_scale", {"output_height": 2, "output_width": 3, "sampling_ratio": 2,
+                                   "spatial_scale": 0.5}),
+            (16, "avg_output_half_pixel", {"output_height": 2, "output_width": 2,
+                                           "coordinate_transformation_mode": "output_half_pixel"}),
+            (16, "max_sr2", {"output_height": 2, "output_width": 2, "mode": "max",
+                             "sampling_ratio": 2}),
+            (16, "max_adaptive", {"output_height": 2, "output_width": 3, "mode": "max"})):
+        r = rois * 2 if attrs.get("spatial_scale") else rois
+        m = model([node("RoiAlign", ["x", "r", "b"], ["y"], **attrs)], {"x": x}, ["y"], opset=opset,
+                  consts={"b": bi})
+        # rois as a Constant node: not a weight (no gradient flows to them)
+        m.graph.node.insert(0, helper.make_node("Constant", [], ["r"], value=helper.make_tensor(
+            "r", TensorProto.FLOAT, r.shape, r.flatten().tolist())))
+        torch = None
+        if attrs.get("mode", "avg") == "avg":
+            aligned = opset >= 16 and attrs.get("coordinate_transformation_mode") != "output_half_pixel"
+            torch = {"fn": "roi_align", "kw": {"rois": r.tolist(), "bi": bi.tolist(),
+                                               "out": [attrs["output_height"], attrs["output_width"]],
+                                               "scale": attrs.get("spatial_scale", 1.0),
+                                               "sr": attrs.get("sampling_ratio", 0),
+                                               "aligned": aligned}}
+        out.append(("roialign_" + tag, m, {"x": x}) + ((torch,) if torch else ()))
     return out

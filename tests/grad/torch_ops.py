@@ -51,7 +51,16 @@ def fold(t, kw):
     return y[:, :, p[0]:p[0] + h, p[1]:p[1] + w]
 
 
+def roi_align(t, kw):
+    import torchvision
+    boxes = torch.cat([torch.tensor(kw["bi"], dtype=torch.float64)[:, None],
+                       torch.tensor(kw["rois"], dtype=torch.float64)], 1)
+    return torchvision.ops.roi_align(t["x"], boxes, kw["out"], kw["scale"], kw["sr"] or -1,
+                                     kw["aligned"])
+
+
 FUNCS = {
+    "roi_align": roi_align,
     "grid_sample": lambda t, kw: F.grid_sample(t["x"], t["g"], kw["mode"], kw["padding"],
                                                bool(kw["ac"])),
     "affine_grid": lambda t, kw: F.affine_grid(t["t"], kw["size"], bool(kw["ac"])),

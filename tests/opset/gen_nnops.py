@@ -206,6 +206,26 @@ def gen_grid(g):
                {"align_corners": 1})
 
 
+def gen_roi_align(g):
+    x = g.rand((2, 3, 6, 7))
+    rois = np.array([[0.5, 1.0, 4.2, 5.1], [1.3, 0.2, 6.5, 3.3], [-1.0, 2.0, 3.0, 7.5]], g.F32)
+    bi = g.i64(0, 1, 1)
+    for v in g.vers("RoiAlign"):
+        a = g.act("RoiAlign", v)
+        g.case("RoiAlign", v, "avg_adaptive", [("x", x), ("r", rois), ("b", bi)],
+               {"output_height": 3, "output_width": 2})
+        g.case("RoiAlign", v, "avg_sr2_scale", [("x", x), ("r", rois * 2), ("b", bi)],
+               {"output_height": 2, "output_width": 3, "sampling_ratio": 2, "spatial_scale": 0.5})
+        g.case("RoiAlign", v, "max", [("x", x), ("r", rois), ("b", bi)],
+               {"output_height": 2, "output_width": 2, "mode": "max", "sampling_ratio": 2})
+        g.case("RoiAlign", v, "f64", [("x", x.astype(g.F64)), ("r", rois.astype(g.F64)), ("b", bi)],
+               {"output_height": 2, "output_width": 2})
+        if a >= 16:
+            g.case("RoiAlign", v, "output_half_pixel", [("x", x), ("r", rois), ("b", bi)],
+                   {"output_height": 3, "output_width": 3,
+                    "coordinate_transformation_mode": "output_half_pixel"})
+
+
 def generate(g):
     gen_castlike(g)
     gen_half_binary(g)
@@ -215,3 +235,4 @@ def generate(g):
     gen_col2im(g)
     gen_det(g)
     gen_grid(g)
+    gen_roi_align(g)
