@@ -43,7 +43,7 @@ static const char *const supported_ops[] = {
     "CastLike", "DepthToSpace", "SpaceToDepth", "CenterCropPad", "EyeLike", "Compress",
     "ReverseSequence", "Hardmax", "GroupNormalization", "LpNormalization",
     "MeanVarianceNormalization", "LRN", "LpPool", "MaxUnpool", "Col2Im", "Det", "GridSample",
-    "AffineGrid", "RoiAlign",
+    "AffineGrid", "RoiAlign", "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear",
     NULL};
 /* clang-format on */
 

@@ -6,6 +6,8 @@ OUT/<name>/model.onnx plus OUT/<name>/<input>.npy, and OUT/<name>/args lists the
 A case may carry a fourth element, {"fn": name, "kw": {...}}: the PyTorch function that
 computes the same model (tests/grad/torch_ops.py), written to OUT/<name>/torch.json with
 the float initializers saved as .npy beside it (Debian's python3 has torch but no onnx).
+With "no_fd": REASON in it, the case is not checked by finite differences (run.sh says
+why): straight-through gradients of quantization are not the derivative of the quantizer.
 
 usage: make_cases.py OUT_DIR [PATTERN ...]   (only the cases whose name matches a
                                             shell pattern, when patterns are given)"""
@@ -60,6 +62,9 @@ def main(out, patterns=()):
                         spec["weights"][t.name] = "w_%d.npy" % i
                 with open(os.path.join(d, "torch.json"), "w") as f:
                     json.dump(spec, f)
+                if spec.get("no_fd"):
+                    with open(os.path.join(d, "no_fd"), "w") as f:
+                        f.write(spec["no_fd"] + "\n")
             written += 1
     print("wrote %d gradient cases to %s" % (written, out))
 

@@ -59,7 +59,25 @@ def roi_align(t, kw):
                                      kw["aligned"])
 
 
+def fake_quant(t, kw):
+    """PyTorch's learnable fake quantization (gradients for x and the scale), per tensor or
+    per channel; blocked quantization as per channel over the blocks"""
+    x, s = t["x"].float(), t["s"].float()  # PyTorch fake-quantizes float32 only
+    zp = torch.tensor(kw["zp"], dtype=torch.float32)
+    if kw["axis"] is None:
+        return torch._fake_quantize_learnable_per_tensor_affine(x, s.reshape(1), zp.reshape(1),
+                                                                kw["qmin"], kw["qmax"], 1.0)
+    if kw.get("block"):  # x [M, D] in blocks of B along axis 1: channels are (m, block)
+        m, d, b = x.shape[0], x.shape[1], kw["block"]
+        y = torch._fake_quantize_learnable_per_channel_affine(
+            x.reshape(m * d // b, b), s.reshape(-1), zp.reshape(-1), 0, kw["qmin"], kw["qmax"], 1.0)
+        return y.reshape(m, d)
+    return torch._fake_quantize_learnable_per_channel_affine(x, s, zp, kw["axis"], kw["qmin"],
+                                                             kw["qmax"], 1.0)
+
+
 FUNCS = {
+    "fake_quant": fake_quant,
     "roi_align": roi_align,
     "grid_sample": lambda t, kw: F.grid_sample(t["x"], t["g"], kw["mode"], kw["padding"],
                                                bool(kw["ac"])),

@@ -226,6 +226,57 @@ def gen_roi_align(g):
                     "coordinate_transformation_mode": "output_half_pixel"})
 
 
+def gen_quant(g):
+    x = g.rand((2, 3, 4), lo=-3, hi=3)
+    for v in g.vers("QuantizeLinear"):
+        a = g.act("QuantizeLinear", v)
+        g.case("QuantizeLinear", v, "uint8_default", [("x", x), ("s", np.array(0.02, g.F32))])
+        g.case("QuantizeLinear", v, "int8", [("x", x), ("s", np.array(0.015, g.F32)),
+                                             ("z", np.array(-3, np.int8))])
+        g.case("QuantizeLinear", v, "i32_uint8", [("x", g.rand((2, 5), g.I32, -300, 300)),
+                                                  ("s", np.array(2.0, g.F32)),
+                                                  ("z", np.array(10, np.uint8))])
+        if a >= 13:
+            g.case("QuantizeLinear", v, "axis1", [("x", x), ("s", np.array([0.01, 0.02, 0.03], g.F32)),
+                                                  ("z", np.array([0, 5, 250], np.uint8))], {"axis": 1})
+        if a >= 19:
+            g.case("QuantizeLinear", v, "f16", [("x", x.astype(F16)), ("s", np.array(0.02, F16)),
+                                                ("z", np.array(4, np.int8))])
+        if a >= 21:
+            g.case("QuantizeLinear", v, "blocked", [("x", x), ("s", g.rand((2, 3, 2), lo=0.01, hi=0.03)),
+                                                    ("z", g.rand((2, 3, 2), g.I32, -5, 5).astype(np.int8))],
+                   {"axis": -1, "block_size": 2})
+            g.case("QuantizeLinear", v, "int16", [("x", x), ("s", np.array(1e-4, g.F32)),
+                                                  ("z", np.array(7, np.int16))])
+            g.case("QuantizeLinear", v, "output_dtype_uint16", [("x", x), ("s", np.array(1e-4, g.F32))],
+                   {"output_dtype": TP.UINT16})
+    for v in g.vers("DequantizeLinear"):
+        a = g.act("DequantizeLinear", v)
+        q = g.rand((2, 3, 4), g.I32, -100, 100).astype(np.int8)
+        g.case("DequantizeLinear", v, "int8", [("q", q), ("s", np.array(0.02, g.F32)),
+                                               ("z", np.array(-3, np.int8))])
+        g.case("DequantizeLinear", v, "uint8_nozp", [("q", (q.astype(np.int32) + 128).astype(np.uint8)),
+                                                     ("s", np.array(0.5, g.F32))])
+        g.case("DequantizeLinear", v, "int32", [("q", g.rand((5,), g.I32, -1000, 1000)),
+                                                ("s", np.array(0.125, g.F32))])
+        if a >= 13:
+            g.case("DequantizeLinear", v, "axis1", [("q", q), ("s", np.array([0.01, 0.02, 0.03], g.F32)),
+                                                    ("z", np.array([0, 5, -7], np.int8))], {"axis": 1})
+        if a >= 19:
+            g.case("DequantizeLinear", v, "f16_scale", [("q", q), ("s", np.array(0.02, F16))])
+        if a >= 21:
+            g.case("DequantizeLinear", v, "blocked", [("q", q), ("s", g.rand((1, 3, 4), lo=0.01, hi=0.03)),
+                                                      ("z", g.rand((1, 3, 4), g.I32, -5, 5).astype(np.int8))],
+                   {"axis": 0, "block_size": 2})
+            g.case("DequantizeLinear", v, "uint16", [("q", g.rand((3, 2), g.I32, 0, 60000).astype(np.uint16)),
+                                                     ("s", np.array(1e-3, g.F32)),
+                                                     ("z", np.array(30000, np.uint16))])
+    for v in g.vers("DynamicQuantizeLinear"):
+        g.case("DynamicQuantizeLinear", v, "mixed", [("x", x)], n_out=3)
+        g.case("DynamicQuantizeLinear", v, "positive", [("x", g.rand((4, 2), lo=0.5, hi=3))], n_out=3)
+        g.case("DynamicQuantizeLinear", v, "zeros", [("x", np.zeros((3,), g.F32))], n_out=3)
+
+
 def generate(g):
     gen_castlike(g)
     gen_half_binary(g)
@@ -236,3 +287,4 @@ def generate(g):
     gen_det(g)
     gen_grid(g)
     gen_roi_align(g)
+    gen_quant(g)
