@@ -222,8 +222,11 @@ static og_status infer_pool(const og_op_ctx *c, const og_vinfo *in, int n_in, og
 
 bool og_unpool_dim(const og_pool_params *p, int i, int64_t in, int64_t *out)
 {
-    if (in < 1 || in > ((int64_t)1 << 40)) return false;
-    int64_t o = (in - 1) * p->strides[i] - p->pads[i] - p->pads[p->nsp + i] + p->kernel[i];
+    int64_t o;
+    if (in < 1 || !og_mul_i64(in - 1, p->strides[i], &o) ||
+        !og_add_i64(o, p->kernel[i] - p->pads[i] - p->pads[p->nsp + i], &o) ||
+        o > ((int64_t)1 << 50))
+        return false;
     *out = o;
     return o >= 1;
 }

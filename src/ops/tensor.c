@@ -1132,6 +1132,8 @@ static og_status eyelike_finish(const og_op_ctx *c, void *params)
 {
     og_eyelike_params *p = params;
     int64_t dt = og_attr_int(c->node, "dtype", 0);
+    if (p->k < -((int64_t)1 << 62) || p->k > ((int64_t)1 << 62)) /* far off any matrix */
+        p->k = p->k < 0 ? -((int64_t)1 << 62) : ((int64_t)1 << 62);
     p->dtype = (og_dtype)dt;
     if (dt != 0 && (!og_dtype_is_known((og_dtype)dt) || dt == OG_STRING))
         return og_op_error(c, OG_ERR_UNSUPPORTED, "attribute 'dtype' = %lld (%s) is not supported",

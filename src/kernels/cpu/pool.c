@@ -594,7 +594,7 @@ typedef struct roi_tap {
 
 static void roi_sample(double y, double x, int64_t H, int64_t W, roi_tap *t)
 {
-    if (y < -1.0 || y > (double)H || x < -1.0 || x > (double)W) {
+    if (!(y >= -1.0 && y <= (double)H && x >= -1.0 && x <= (double)W)) { /* NaN too */
         memset(t, 0, sizeof *t);
         return;
     }
@@ -661,7 +661,7 @@ static og_status roi_align_kernel(const og_kernel_ctx *k, const og_tensor *const
         double bh = rh / (double)oh, bw = rw / (double)ow;
         double ghd = p->sampling_ratio > 0 ? (double)p->sampling_ratio : ceil(rh / (double)oh);
         double gwd = p->sampling_ratio > 0 ? (double)p->sampling_ratio : ceil(rw / (double)ow);
-        if (!(ghd >= 0 && gwd >= 0 && ghd * gwd < 1e8)) {
+        if (!(ghd >= 0 && gwd >= 0 && ghd * gwd * (double)(oh * ow) < 1e8)) {
             st = og_kernel_error(k, OG_ERR_RUNTIME, "region %lld asks for %g x %g samples per cell",
                                  (long long)r, ghd, gwd);
             break;

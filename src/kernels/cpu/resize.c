@@ -548,9 +548,13 @@ static int grid_axis_taps(const og_grid_params *p, double g, int64_t L, int64_t 
         if (p->padding == OG_GRID_BORDER) x = x < 0 ? 0 : (x > L - 1 ? (double)L - 1 : x);
         if (p->padding == OG_GRID_REFLECTION) x = grid_reflect(x, lo, hi);
     }
-    if (!(x == x)) { /* a NaN coordinate reads zeros */
+    if (!(x > -1e15 && x < 1e15)) { /* NaN or far away: zeros (and no cast out of range) */
         idx[0] = -1;
         w[0] = 0;
+        if (x == x && p->padding != OG_GRID_ZEROS) { /* clamped or reflected: an edge */
+            idx[0] = x < 0 ? 0 : L - 1;
+            w[0] = 1;
+        }
         return 1;
     }
     if (p->mode == OG_GRID_NEAREST) {
