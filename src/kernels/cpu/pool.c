@@ -647,6 +647,8 @@ static og_status roi_align_kernel(const og_kernel_ctx *k, const og_tensor *const
     if (y->numel == 0) return OG_OK;
     if (H < 1 || W < 1) return og_kernel_error(k, OG_ERR_SHAPE, "X has an empty image");
     og_status st = OG_OK;
+    const float *xf = x->dtype == OG_FLOAT ? x->data : NULL;
+    const double *xd = x->dtype == OG_DOUBLE ? x->data : NULL;
     double off = p->half_pixel ? 0.5 : 0.0, s = p->spatial_scale;
     for (int64_t r = 0; r < R && !st; r++) {
         double x1 = og_tensor_get_f64(rois, r * 4) * s - off,
@@ -688,7 +690,8 @@ static og_status roi_align_kernel(const og_kernel_ctx *k, const og_tensor *const
                     const roi_tap *tp = &taps[q * gh * gw + t];
                     double v[4];
                     for (int j = 0; j < 4; j++)
-                        v[j] = tp->w[j] * og_tensor_get_f64(x, base + tp->pos[j]);
+                        v[j] =
+                            tp->w[j] * (xf ? (double)xf[base + tp->pos[j]] : xd[base + tp->pos[j]]);
                     if (!p->max_mode) {
                         acc += v[0] + v[1] + v[2] + v[3];
                         continue;
