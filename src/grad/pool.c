@@ -747,14 +747,13 @@ static og_status g_roi_align(og_gb *b, const og_node *n, const int *dy, int *dx)
         og_gb_attr_string(b, og_gb_last(b), "reduction", "add");
     }
     /* dX[n] = Σ over the regions of image n: OneHot(batch_indices, N)ᵀ · u */
-    int64_t v01[2] = {0, 1}, zero = 0, m1 = -1;
+    int64_t v01[2] = {0, 1}, zero = 0;
     int depth = og_gb_op2(b, "Gather", og_gb_op1(b, "Shape", x), og_gb_const_i64(b, &zero, 1));
     int sel = og_gb_op3(b, "OneHot", bi, depth, og_rule_cast(b, og_gb_const_i64(b, v01, 2), dt));
     og_gb_attr_int(b, og_gb_last(b), "axis", -1);
     int flat = og_gb_op2(b, "MatMul", og_rule_transpose(b, sel, (int64_t[]){1, 0}, 2),
                          og_rule_reshape_c(b, u, (int64_t[]){0, -1}, 2));
     dx[0] = og_gb_op2(b, "Reshape", flat, og_gb_op1(b, "Shape", x));
-    (void)m1;
     return og_gb_status(b);
 }
 

@@ -825,7 +825,7 @@ static og_status g_affine_grid(og_gb *b, const og_node *n, const int *dy, int *d
     int64_t r = T->dims[1], h = r + 1;
     og_dtype dt = og_gb_value(b, OUT(0))->dtype;
     /* the unit matrices E_j (row 0 = e_j): AffineGrid(E_j)[..., 0] = b_j, b_r = 1 */
-    int64_t e[4 * 3 * 4] = {0}, eshape[3] = {h, r, h}, first = 1, zero = 0, m1 = -1;
+    int64_t e[4 * 3 * 4] = {0}, eshape[3] = {h, r, h}, first = 1, zero = 0;
     for (int64_t j = 0; j < h; j++) e[j * r * h + j] = 1;
     int basis = og_rule_cast(
         b, og_rule_reshape_c(b, og_gb_const_i64(b, e, (int)(h * r * h)), eshape, 3), dt);
@@ -840,7 +840,6 @@ static og_status g_affine_grid(og_gb *b, const og_node *n, const int *dy, int *d
     base = og_rule_reshape_c(b, base, bshape, 2);                                  /* [h, P] */
     int g = og_rule_transpose(b, og_rule_reshape_c(b, dy[0], gshape, 3), perm, 3); /* [N, r, P] */
     dx[0] = og_gb_op2(b, "MatMul", g, og_rule_transpose(b, base, (int64_t[]){1, 0}, 2));
-    (void)m1;
     return og_gb_status(b);
 }
 
