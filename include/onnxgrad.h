@@ -943,8 +943,8 @@ OG_API og_status og_trainer_fit(og_trainer *t, const og_dataset *data, const og_
 /* .npy files                                                                          */
 /* ---------------------------------------------------------------------------------- */
 
-/* Read a .npy file (format 1.0-3.0, C order) of float16, float32, float64, int32, int64
- * or bool, little- or big-endian, or of strings: numpy's unicode arrays ('<U', read as
+/* Read a .npy file (format 1.0-3.0, C order) of float16, float32, float64, signed and
+ * unsigned 8- to 64-bit integers or bool, little- or big-endian, or of strings: numpy's unicode arrays ('<U', read as
  * UTF-8) and byte strings ('|S'), both becoming OG_STRING tensors (trailing NULs dropped,
  * as numpy does).  Anything else (Fortran order, object arrays, other dtypes) is refused
  * with OG_ERR_UNSUPPORTED and a message that says why; truncated or malformed files give

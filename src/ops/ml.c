@@ -161,7 +161,12 @@ static og_status linear_dims(const og_op_ctx *c, const og_linear_params *p, int6
                            (long long)f, (long long)p->n_coef, (long long)*t,
                            (long long)(p->n_coef / *t));
     *z_cols = *t;
-    if (p->classifier && *t == 1 && p->n_labels == 2 && p->post != OG_POST_PROBIT) *z_cols = 2;
+    if (p->classifier && *t == 1 && p->n_labels != 2)
+        return og_op_error(c, OG_ERR_MODEL,
+                           "one column of scores (a binary classifier) needs two class labels, "
+                           "not %lld",
+                           (long long)p->n_labels);
+    if (p->classifier && *t == 1 && p->post != OG_POST_PROBIT) *z_cols = 2;
     if (p->classifier && *t > 1 && p->n_labels < *t)
         return og_op_error(c, OG_ERR_MODEL, "%lld classes of scores but %lld class labels",
                            (long long)*t, (long long)p->n_labels);

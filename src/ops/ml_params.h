@@ -28,9 +28,10 @@ typedef enum og_post {
 /* LinearRegressor: Y[n, t] = post(sum_f X[n, f] W[t, f] + b[t]), W = coefficients as
  * [targets, F].  LinearClassifier: the same scores for T = len(intercepts) classes (T from
  * the coefficients and F when there are no intercepts), Y the label of the largest raw
- * score (T == 1: labels[1] if score > 0, else labels[0]; "1"/"0", 1/0 without two labels),
- * Z the transformed scores; T == 1 with two labels (binary) gives Z [N, 2] = [1 - s, s]
- * (PROBIT: [probit(s)] alone), as onnxruntime does.  post for a single column (T == 1,
+ * score (T == 1, which needs two labels: labels[1] if score > 0, else labels[0]),
+ * Z the transformed scores; T == 1 (binary) gives Z [N, 2] = [1 - p, p], p = s, or
+ * logistic(s) for LOGISTIC, as onnxruntime does; with PROBIT, Z [N, 1] = probit(s)
+ * (onnxruntime writes those N values packed into an [N, 2] output, the rest zeros).  post for a single column (T == 1,
  * regressor or classifier) is PROBIT or nothing, as onnxruntime's scoring does. */
 typedef struct og_linear_params {
     const float *coef;

@@ -37,14 +37,16 @@ static double logistic(double v)
     return v < 0 ? 1.0 - e : e;
 }
 
-/* onnxruntime's approximation of erfinv (Winitzki's, a = 0.147), and probit from it. */
+/* onnxruntime's approximation of erfinv (Winitzki's, a = 0.147), and probit from it, in
+ * float arithmetic as onnxruntime's: the formula cancels (v * v - v2), so float and double
+ * evaluations differ in the fifth digit, and outputs are float. */
 static double probit(double p)
 {
-    double x = 2.0 * p - 1.0, sgn = x < 0 ? -1.0 : 1.0;
-    x = (1.0 - x) * (1.0 + x);
-    double l = log(x);
-    double v = 2.0 / (3.14159 * 0.147) + 0.5 * l, v2 = 1.0 / 0.147 * l;
-    return 1.41421356 * sgn * sqrt(-v + sqrt(v * v - v2));
+    float x = 2.0f * (float)p - 1.0f, sgn = x < 0 ? -1.0f : 1.0f;
+    x = (1.0f - x) * (1.0f + x);
+    float l = logf(x);
+    float v = 2.0f / (3.14159f * 0.147f) + 0.5f * l, v2 = 1.0f / 0.147f * l;
+    return 1.41421356f * sgn * sqrtf(-v + sqrtf(v * v - v2));
 }
 
 void og_ml_post_row(double *s, int64_t n, og_post post)
@@ -104,23 +106,23 @@ static og_status k_linear(const og_kernel_ctx *k, const og_tensor *const *in, in
         if (p->classifier) { /* the label from the raw scores */
             int64_t best = 0;
             bool pos = false;
-            if (t == 1) {
+            if (t == 1) { /* two labels (checked by the op) */
                 pos = s[0] > 0;
-                best = p->n_labels == 2 ? (pos ? 1 : 0) : -1;
+                best = pos ? 1 : 0;
             } else {
                 for (int64_t j = 1; j < t; j++)
                     if (s[j] > s[best]) best = j;
             }
             og_tensor *y = out[0];
             if (p->string_labels) {
-                const char *l = best >= 0 ? p->labels_s[best] : pos ? "1" : "0";
+                const char *l = p->labels_s[best];
                 og_status st = og_tensor_set_str(y, r, l, strlen(l));
                 if (st) {
                     og_free(k->alloc, s);
                     return st;
                 }
             } else {
-                ((int64_t *)y->data)[r] = best >= 0 ? p->labels_i[best] : pos ? 1 : 0;
+                ((int64_t *)y->data)[r] = p->labels_i[best];
             }
         }
         if (!z) continue;
@@ -128,9 +130,10 @@ static og_status k_linear(const og_kernel_ctx *k, const og_tensor *const *in, in
             og_ml_post_row(s, t, p->post);
         } else if (p->post == OG_POST_PROBIT) {
             s[0] = probit(s[0]);
-        } else if (zc == 2) { /* a binary classifier's two columns */
-            s[1] = s[0];
-            s[0] = 1.0 - s[0];
+        } else if (zc == 2) { /* a binary classifier's two columns: [1 - p, p], p the score,
+                                 through the logistic for LOGISTIC (only), as onnxruntime */
+            s[1] = p->post == OG_POST_LOGISTIC ? logistic(s[0]) : s[0];
+            s[0] = 1.0 - s[1];
         }
         for (int64_t j = 0; j < zc; j++) put(z, r * zc + j, s[j]);
     }

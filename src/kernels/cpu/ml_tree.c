@@ -10,7 +10,10 @@
  *  - several targets: each leaf weight adds to (or takes the min or max of) its target;
  *    base_values added when there is one per target; the post transform on each row;
  *  - a classifier adds the weights per class, then picks its label and writes its scores
- *    with onnxruntime's binary-case rules (classify below).
+ *    with onnxruntime's binary-case rules (classify below);
+ *  - with several targets or classes, one that no leaf gave a weight (and no base value
+ *    marked, for more than two classes) is written 0 and enters a post transform as 0:
+ *    onnxruntime reads a score without a value that way.
  * Sums accumulate in float unless the model gives float64 thresholds, weights or base
  * values (or is a float64 TreeEnsemble), rounding as onnxruntime's float scores do. */
 #include <math.h>
@@ -127,6 +130,8 @@ static void targets(const og_tree_params *p, const og_tensor *x, int64_t row0, d
     }
 }
 
+/* Several targets: a target no leaf gave a weight is 0 whatever its base value, as
+ * onnxruntime's scores without a value read. */
 static void regress(const og_tree_params *p, double *s, const bool *has)
 {
     bool base = p->n_base == p->n_targets;
@@ -137,6 +142,7 @@ static void regress(const og_tree_params *p, double *s, const bool *has)
         case OG_AGG_SUM: s[j] = add(p, s[j], b); break;
         default: s[j] = add(p, b, has[j] ? s[j] : 0); break;
         }
+        if (!has[j]) s[j] = 0;
     }
     og_ml_post_row(s, p->n_targets, p->post);
 }
@@ -155,6 +161,8 @@ static int64_t classify(const og_tree_params *p, double *s, bool *has, double *z
         for (int64_t k = 0; k < c; k++)
             if (has[k] && (best < 0 || s[k] > s[best])) best = k;
         label = best < 0 ? 0 : best;
+        for (int64_t k = 0; k < c; k++)
+            if (!has[k]) s[k] = 0;
         og_ml_post_row(s, c, p->post);
         memcpy(z, s, (size_t)c * sizeof *z);
         return label;
@@ -189,6 +197,9 @@ static int64_t classify(const og_tree_params *p, double *s, bool *has, double *z
     } else {
         label = pos > 0 ? -2 : -1; /* literal 1 / 0 */
     }
+    /* a class no leaf scored counts as 0 from here (its base value set aside) */
+    for (int k = 0; k < 2; k++)
+        if (!has[k]) s[k] = 0;
     z[0] = z[1] = 0;
     if (size == 2) {
         og_ml_post_row(s, 2, p->post);
