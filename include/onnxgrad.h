@@ -679,9 +679,10 @@ typedef enum og_loss_kind {
     OG_LOSS_LOG = 4,           /* binary log loss on logits y, t in {0, 1} (float) */
     OG_LOSS_CROSS_ENTROPY = 5, /* softmax cross-entropy on logits y [N, C, ...], int64 t */
     OG_LOSS_NLL = 6,           /* negative log-likelihood on log-probabilities, int64 t */
-    OG_LOSS_PROBA = 7          /* -log p[t] on probabilities [N, C, ...] (p clipped above 0:
-                                  1e-12, float64 1e-15), int64 t: scikit-learn's log_loss, for
-                                  classifiers that output probabilities */
+    OG_LOSS_PROBA = 7          /* -log q[t], q = p / sum_c p, on probabilities p [N, C, ...]
+                                  (q clipped above 0: 1e-12, float64 1e-15), int64 t:
+                                  scikit-learn's log_loss, for classifiers that output
+                                  probabilities */
 } og_loss_kind;
 
 typedef enum og_reduction { OG_REDUCTION_MEAN = 0, OG_REDUCTION_SUM = 1 } og_reduction;

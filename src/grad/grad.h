@@ -69,8 +69,10 @@ og_status og_grad_expand_gradient_ops(og_graph *g);
  *                                                B = "<node>_intercepts" [T] (when used),
  * then the op's post transform and, for a classifier, its label (Gather of the class labels
  * at ArgMax(S), or at S > 0 for one column), each as the op computes them
- * (src/ops/ml_params.h).  The initializers take X's dtype (float for an integer X, which is
- * cast).  A name already taken gets "_1", "_2", ... (og_grad_ml_weight_names).  g must be
+ * (src/ops/ml_params.h).  The initializers take the scores' dtype (float64 in a float64
+ * copy of the model), else X's, float for an integer X (X is cast to it).  A name already
+ * taken gets "_1", "_2", ...; two linear nodes of one name "<name>_<index>_..."
+ * (og_grad_ml_weight_names).  g must be
  * finalized and resolved; it is finalized and resolved again.  *n_lowered (may be NULL)
  * receives the count.  Errors: OG_ERR_UNSUPPORTED (a classifier whose class count cannot be
  * known before the run), OG_ERR_NOMEM. */

@@ -65,9 +65,12 @@ static og_status g_normalizer(og_gb *b, const og_node *n, const int *dy, int *dx
     og_dtype dt = og_gb_value(b, x)->dtype;
     int64_t ax = rank - 1;
     int g, d;
+    /* comparisons as Less / Greater: Equal takes floats only from opset 11, and the
+     * converters' models often import 9 */
     if (p->norm == OG_NORM_MAX) {
         d = og_rule_reduce(b, "ReduceMax", x, &ax, 1, true);
-        int mask = og_rule_cast(b, og_gb_op2(b, "Equal", x, d), dt);
+        int mask =
+            og_rule_cast(b, og_gb_op1(b, "Not", og_gb_op2(b, "Less", x, d)), dt); /* x == max */
         g = og_rule_div(b, mask, og_rule_reduce(b, "ReduceSum", mask, &ax, 1, true));
     } else if (p->norm == OG_NORM_L1) {
         d = og_rule_reduce(b, "ReduceSum", og_gb_op1(b, "Abs", x), &ax, 1, true);
@@ -77,7 +80,9 @@ static og_status g_normalizer(og_gb *b, const og_node *n, const int *dy, int *dx
                       og_rule_reduce(b, "ReduceSum", og_rule_mul(b, x, x), &ax, 1, true));
         g = -1; /* x / d, below */
     }
-    int zero = og_gb_op2(b, "Equal", d, og_gb_scalar(b, 0.0, dt));
+    int zero = og_gb_op1(
+        b, "Not",
+        og_gb_op2(b, "Greater", og_gb_op1(b, "Abs", d), og_gb_scalar(b, 0.0, dt))); /* d == 0 */
     int safe = og_rule_select(b, zero, og_gb_scalar(b, 1.0, dt), d, x);
     if (g < 0) g = og_rule_div(b, x, safe);
     int dyx = dy_as_x(b, n, dy[0]);
@@ -118,9 +123,14 @@ static og_status g_imputer(og_gb *b, const og_node *n, const int *dy, int *dx)
     if (!WANTS(0) || !float_input(b, n, 0) || p->ints) return og_gb_status(b);
     int x = IN(0);
     og_dtype dt = og_gb_value(b, x)->dtype;
-    int hit = isnan(p->rep_f) ? og_gb_op1(b, "IsNaN", x)
-                              : og_gb_op2(b, "Equal", x, og_gb_scalar(b, p->rep_f, dt));
-    dx[0] = og_rule_mul(b, dy[0], og_rule_cast(b, og_gb_op1(b, "Not", hit), dt));
+    int keep; /* x is not the replaced value (Less / Greater: Equal takes floats from 11) */
+    if (isnan(p->rep_f)) {
+        keep = og_gb_op1(b, "Not", og_gb_op1(b, "IsNaN", x));
+    } else {
+        int c = og_gb_scalar(b, p->rep_f, dt);
+        keep = og_gb_op2(b, "Or", og_gb_op2(b, "Less", x, c), og_gb_op2(b, "Greater", x, c));
+    }
+    dx[0] = og_rule_mul(b, dy[0], og_rule_cast(b, keep, dt));
     return og_gb_status(b);
 }
 
@@ -331,7 +341,13 @@ static og_status lower_one(og_gb *b, og_graph *g, int i, const char *cname, cons
     char label[256];
     int x = n->in[0];
     og_dtype xt = g->values[x].dtype;
-    og_dtype dt = xt == OG_DOUBLE ? OG_DOUBLE : OG_FLOAT;
+    /* the weights take the scores' dtype (float64 in a float64 copy of the model, whatever
+     * X is), else X's when it is a float type */
+    int so = p->classifier ? (n->n_out > 1 ? n->out[1] : -1) : n->out[0];
+    og_dtype st_dt = so >= 0 ? g->values[so].dtype : OG_UNDEFINED;
+    og_dtype dt = st_dt == OG_DOUBLE || st_dt == OG_FLOAT ? st_dt
+                  : xt == OG_DOUBLE                       ? OG_DOUBLE
+                                                          : OG_FLOAT;
     const og_value *xv = &g->values[x];
     int64_t f_known = xv->rank >= 1 ? xv->dims[xv->rank - 1] : OG_DIM_UNKNOWN;
     int64_t t = p->targets;

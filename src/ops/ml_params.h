@@ -21,9 +21,9 @@ typedef enum og_post {
     OG_POST_PROBIT = 4
 } og_post;
 
-/* The ops whose spec fixes an output to tensor(float) give float64 instead when their input
- * is float64 and the model already types that output float64 (a float64 copy of a model,
- * og_model_convert_float64, which `check` differentiates): out_double. */
+/* The ops whose spec fixes an output to tensor(float) give float64 instead when the model
+ * already types that output float64 (a float64 copy of a model, og_model_convert_float64,
+ * which `check` differentiates, types every float value so): out_double. */
 
 /* LinearRegressor: Y[n, t] = post(sum_f X[n, f] W[t, f] + b[t]), W = coefficients as
  * [targets, F].  LinearClassifier: the same scores for T = len(intercepts) classes (T from

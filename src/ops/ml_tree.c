@@ -468,9 +468,7 @@ og_status og_ml_tree_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og_
         return og_op_error(c, c->runtime ? OG_ERR_SHAPE : OG_ERR_MODEL,
                            "a split reads feature %lld but X has %lld features",
                            (long long)p->max_feature, (long long)f);
-    og_dtype fd = p->out_x_dtype                              ? in[0].dtype
-                  : in[0].dtype == OG_DOUBLE && p->double_out ? OG_DOUBLE
-                                                              : OG_FLOAT;
+    og_dtype fd = p->out_x_dtype ? in[0].dtype : p->double_out ? OG_DOUBLE : OG_FLOAT;
     int64_t d[2] = {n, p->n_targets};
     int rank = in[0].rank >= 0 ? 2 : -1;
     if (!p->classifier) {

@@ -6,7 +6,7 @@
  *   elastic    r |e| + (1 - r) e^2      huber     0.5 e^2 if |e| <= d, else d (|e| - 0.5 d)
  *   log        softplus(y) - t y        (binary log loss on logits, stable for any y)
  *   cross-entropy / nll: SoftmaxCrossEntropyLoss / NegativeLogLikelihoodLoss, reduction none
- *   proba      -log max(p_t, tiny): NegativeLogLikelihoodLoss of the log of probabilities
+ *   proba      -log max(p_t / sum_c p_c, tiny): scikit-learn's log_loss of probabilities
  * then a mean or sum over every element, weighted per sample when sample weights are given
  * (the weight of sample i multiplies every element of its row; a batch of zero total weight
  * has loss 0), plus the penalties
@@ -267,11 +267,15 @@ og_status og_model_add_loss(const og_model *m, const og_loss_options *o, og_mode
     }
     int l, lrank = yv.rank;
     if (o->kind == OG_LOSS_PROBA) {
-        /* -sum_c [t == c] log max(p_c, tiny) over the class axis: OneHot and ReduceSum, which
-         * every opset from 9 has (the converters' classifiers often import 9) */
+        /* -sum_c [t == c] log max(q_c, tiny), q = p / sum_c p_c, over the class axis: OneHot
+         * and ReduceSum, which every opset from 9 has (the converters' classifiers often
+         * import 9).  Normalizing, as scikit-learn's log_loss does, changes nothing for
+         * probabilities that sum to 1 and makes a binary classifier's two independent
+         * sigmoids [sigmoid(-s0), sigmoid(s1)] compete, as they must to classify. */
         int64_t one = 1, zero_one[2] = {0, 1};
+        int q = og_gb_op2(b, "Div", y, og_gb_reduce_sum(b, y, &one, 1, true));
         int logp = og_gb_op1(
-            b, "Log", og_gb_op2(b, "Max", y, og_gb_scalar(b, dt == OG_DOUBLE ? 1e-15 : 1e-12, dt)));
+            b, "Log", og_gb_op2(b, "Max", q, og_gb_scalar(b, dt == OG_DOUBLE ? 1e-15 : 1e-12, dt)));
         int depth = og_gb_op2(b, "Gather", og_gb_op1(b, "Shape", y), og_gb_const_i64(b, &one, 1));
         int onehot_vals = og_gb_op1(b, "Cast", og_gb_const_i64(b, zero_one, 2));
         og_gb_attr_int(b, og_gb_last(b), "to", dt);

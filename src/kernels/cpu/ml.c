@@ -168,7 +168,7 @@ static og_status k_zipmap(const og_kernel_ctx *k, const og_tensor *const *in, in
     const og_tensor *x = in[0];
     og_tensor *seq = out[0], *keys = NULL, *vals = NULL;
     int64_t c = p->n_keys, n = x->rank == 1 ? 1 : x->dims[0];
-    og_dtype vd = x->dtype == OG_DOUBLE && p->double_out ? OG_DOUBLE : OG_FLOAT;
+    og_dtype vd = p->double_out ? OG_DOUBLE : OG_FLOAT;
     og_status st =
         p->strings ? og_tensor_from_strings(1, &c, (const char *const *)p->keys_s, k->alloc, &keys)
                    : og_tensor_from_data(OG_INT64, 1, &c, p->keys_i, (size_t)c * sizeof(int64_t),
