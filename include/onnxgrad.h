@@ -449,14 +449,22 @@ typedef enum og_device { OG_DEVICE_CPU = 0, OG_DEVICE_CUDA = 1 } og_device;
 
 typedef struct og_grad_options {
     /* Weights to train, any order.  NULL: every float16/float/double initializer.  An
-     * unknown name fails with the list of candidates; a repeated or non-float one fails. */
+     * unknown name fails with the list of candidates; a repeated or non-float one fails.
+     * The coefficients and intercepts of ai.onnx.ml LinearRegressor and LinearClassifier
+     * nodes (attributes in the model) are weights too, named "<node>_coefficients" ([T, F])
+     * and "<node>_intercepts" ([T]): the model is differentiated through a copy where those
+     * nodes are MatMul/Add on such initializers (docs/ARCHITECTURE.md), and
+     * og_trainer_export writes trained values back into the attributes. */
     const char *const *weights;
     int n_weights;
     /* Graph inputs that need gradients.  NULL: every float input; inputs non-NULL with
      * n_inputs 0: none. */
     const char *const *inputs;
     int n_inputs;
-    /* Outputs to differentiate.  NULL: every graph output. */
+    /* Outputs to differentiate.  NULL: every graph output.  An output ZipMap computes (a
+     * sequence of maps) is differentiated as the probabilities tensor it packs: that tensor
+     * is the output og_grad_output_name lists, its seed "<tensor>_grad".  Outputs that are
+     * not float tensors (labels) are computed but get no seed. */
     const char *const *outputs;
     int n_outputs;
     int threads;                   /* as og_session_options */
