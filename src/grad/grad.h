@@ -77,10 +77,11 @@ og_status og_grad_expand_gradient_ops(og_graph *g);
  * receives the count.  Errors: OG_ERR_UNSUPPORTED (a classifier whose class count cannot be
  * known before the run), OG_ERR_NOMEM. */
 og_status og_grad_lower_ml(og_graph *g, int *n_lowered);
-/* The names the lowering gives to node i's coefficients and intercepts (buffers of
- * `size`); false when node i is no LinearRegressor or LinearClassifier.  Deterministic for
- * one graph, so that weights trained on a lowered copy can be written back. */
-bool og_grad_ml_weight_names(const og_graph *g, int i, char *coef, char *inter, size_t size);
+/* The names the lowering gives to node i's coefficients and intercepts, new strings
+ * allocated with g's allocator (NULL both when node i is no LinearRegressor or
+ * LinearClassifier).  Deterministic for one graph, so that weights trained on a lowered copy
+ * can be written back.  Errors: OG_ERR_NOMEM. */
+og_status og_grad_ml_weight_names(const og_graph *g, int i, char **coef, char **inter);
 /* Write trained weight `name` (a coefficient or intercept tensor of a lowered copy of g)
  * back into the attributes of g's node it came from.  *found says whether one was.
  * Errors: OG_ERR_SHAPE (a tensor of another size), OG_ERR_NOMEM. */

@@ -211,37 +211,47 @@ static bool is_linear(const og_node *n)
                                                     strcmp(n->op_type, "LinearClassifier") == 0);
 }
 
-/* "<base><suffix>", else "<base><suffix>_1", "_2", ... : the first no value of g has. */
-static void free_name(const og_graph *g, const char *base, const char *suffix, char *out,
-                      size_t size)
+/* "<base><suffix>", else "<base><suffix>_1", "_2", ... : the first no value of g has, in a
+ * new string (NULL when out of memory). */
+static char *free_name(const og_graph *g, const char *base, const char *suffix)
 {
+    size_t size = strlen(base) + strlen(suffix) + 24;
+    char *out = og_malloc(g->alloc, size);
+    if (!out) return NULL;
     snprintf(out, size, "%s%s", base, suffix);
     for (int k = 1; og_graph_find_value(g, out) >= 0; k++)
         snprintf(out, size, "%s%s_%d", base, suffix, k);
+    return out;
 }
 
 /* Names depend on g as loaded only (the lowering computes them all before adding any
  * weight), so the same graph gives the same names every time.  Two linear nodes of one name
  * are told apart by their index: "<name>_<i>_coefficients".  Distinct bases never clash:
  * the suffixes end differently, and a numeric suffix keeps the base's end. */
-bool og_grad_ml_weight_names(const og_graph *g, int i, char *coef, char *inter, size_t size)
+og_status og_grad_ml_weight_names(const og_graph *g, int i, char **coef, char **inter)
 {
-    if (i < 0 || i >= g->n_nodes || !is_linear(&g->nodes[i])) return false;
+    *coef = *inter = NULL;
+    if (i < 0 || i >= g->n_nodes || !is_linear(&g->nodes[i])) return OG_OK;
     const char *name = g->nodes[i].name;
     bool shared = false;
     for (int k = 0; k < g->n_nodes && !shared; k++)
         shared = k != i && is_linear(&g->nodes[k]) && strcmp(g->nodes[k].name, name) == 0;
-    size_t len = strlen(name) + 32;
+    size_t len = strlen(name) + 24;
     char *base = og_malloc(g->alloc, len);
-    if (!base) return false;
-    if (shared)
-        snprintf(base, len, "%s_%d", name, i);
-    else
-        snprintf(base, len, "%s", name);
-    free_name(g, base, "_coefficients", coef, size);
-    free_name(g, base, "_intercepts", inter, size);
-    og_free(g->alloc, base);
-    return true;
+    if (base) {
+        if (shared)
+            snprintf(base, len, "%s_%d", name, i);
+        else
+            snprintf(base, len, "%s", name);
+        *coef = free_name(g, base, "_coefficients");
+        *inter = free_name(g, base, "_intercepts");
+        og_free(g->alloc, base);
+    }
+    if (*coef && *inter) return OG_OK;
+    og_free(g->alloc, *coef);
+    og_free(g->alloc, *inter);
+    *coef = *inter = NULL;
+    return og_error(OG_ERR_NOMEM, "out of memory");
 }
 
 /* A new initializer `name` of g: `data` (n floats) stored as dtype with the given shape. */
@@ -424,12 +434,10 @@ og_status og_grad_lower_ml(og_graph *g, int *n_lowered)
     for (int i = 0; i < nn; i++) count += is_linear(&g->nodes[i]);
     if (!count) return OG_OK;
     /* every name first, from g as it is (og_grad_ml_weight_names) */
-    char(*names)[2][512] = og_calloc(g->alloc, (size_t)nn, sizeof *names);
+    char **names = og_calloc(g->alloc, 2 * (size_t)nn, sizeof *names);
     if (!names) return og_error(OG_ERR_NOMEM, "out of memory");
-    for (int i = 0; i < nn; i++)
-        if (is_linear(&g->nodes[i]) &&
-            !og_grad_ml_weight_names(g, i, names[i][0], names[i][1], sizeof names[i][0]))
-            st = og_error(OG_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < nn && !st; i++)
+        st = og_grad_ml_weight_names(g, i, &names[2 * i], &names[2 * i + 1]);
     og_gb *b = st ? NULL : og_gb_open(g, "og_ml");
     if (!st && !b) st = og_error(OG_ERR_NOMEM, "out of memory");
     for (int i = 0; i < nn && !st; i++) {
@@ -439,7 +447,7 @@ og_status og_grad_lower_ml(og_graph *g, int *n_lowered)
             break;
         }
         int res[2] = {-1, -1};
-        st = lower_one(b, g, i, names[i][0], names[i][1], res);
+        st = lower_one(b, g, i, names[2 * i], names[2 * i + 1], res);
         for (int j = 0; !st && j < g->nodes[i].n_out && j < 2; j++) {
             int out = g->nodes[i].out[j];
             if (out < 0) continue;
@@ -452,16 +460,17 @@ og_status og_grad_lower_ml(og_graph *g, int *n_lowered)
                 st = og_gb_status(b) ? og_gb_status(b) : og_error(OG_ERR_NOMEM, "out of memory");
                 break;
             }
-            char name[600];
-            snprintf(name, sizeof name, "%s_lowered_%d", g->nodes[i].name, j);
+            size_t len = strlen(g->nodes[i].name) + 24;
             og_free(g->alloc, id->name);
-            id->name = og_strdup(g->alloc, name);
+            id->name = og_malloc(g->alloc, len);
+            if (id->name) snprintf(id->name, len, "%s_lowered_%d", g->nodes[i].name, j);
             id->in[0] = r;
             id->out[0] = out;
             g->nodes[i].out[j] = -1; /* the Identity produces it now */
             if (!id->name) st = og_error(OG_ERR_NOMEM, "out of memory");
         }
     }
+    for (int i = 0; i < 2 * nn; i++) og_free(g->alloc, names[i]);
     og_free(g->alloc, names);
     og_status cst = b ? og_gb_close(b) : OG_OK;
     if (!st) st = cst;
@@ -478,10 +487,13 @@ og_status og_grad_ml_write_back(og_graph *g, const char *name, const og_tensor *
 {
     *found = false;
     for (int i = 0; i < g->n_nodes; i++) {
-        char c[512], b[512];
-        if (!og_grad_ml_weight_names(g, i, c, b, sizeof c)) continue;
-        bool coef = strcmp(name, c) == 0;
-        if (!coef && strcmp(name, b) != 0) continue;
+        char *c = NULL, *b = NULL;
+        og_status st = og_grad_ml_weight_names(g, i, &c, &b);
+        if (st) return st;
+        bool coef = c && strcmp(name, c) == 0, inter = b && strcmp(name, b) == 0;
+        og_free(g->alloc, c);
+        og_free(g->alloc, b);
+        if (!coef && !inter) continue;
         og_node *n = &g->nodes[i];
         for (int k = 0; k < n->n_attrs; k++) {
             og_attr *a = &n->attrs[k];
