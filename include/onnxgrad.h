@@ -300,8 +300,10 @@ OG_API og_status og_model_load_file_any_op(const char *path, const og_load_optio
 OG_API void og_model_free(og_model *m);
 
 /* A copy of m that computes in float64: float32 initializers, inputs, outputs and value
- * infos become float64, and so do Cast targets and constant tensors.  Meant for
- * finite-difference checks.  Errors: as og_model_load_buffer. */
+ * infos become float64 (the float32 tensors inside sequence, map and optional types too),
+ * and so do Cast targets and constant tensors; ai.onnx.ml ops whose output the spec fixes
+ * to float then compute in float64.  Meant for finite-difference checks.  Errors: as
+ * og_model_load_buffer. */
 OG_API og_status og_model_convert_float64(const og_model *m, og_model **out);
 
 /* Serialize the model (graph, initializers inline, value infos, metadata, opset imports).
