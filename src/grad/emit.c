@@ -370,6 +370,35 @@ static int sum_to_dynamic(og_gb *b, int grad, int from_rank, int target)
     return og_gb_op2(b, "Reshape", s, og_gb_op1(b, "Shape", target));
 }
 
+/* Before opset 13 ReduceSum's axes are an attribute, so axes decided at run time are
+ * handled one by one: along axis d (target axis d - off),
+ *   g' = Slice(Where(Shape(target)[d - off] == 1, Expand(ReduceSum(g, d), Shape(g)), g),
+ *              0, Shape(target)[d - off], d)
+ * i.e. the sum where the target has 1 there, g itself where it has g's dim (Slice with
+ * computed ends needs opset 10). */
+static int sum_late_axes(og_gb *b, int grad, const int64_t *late, int n_late, int off, int target)
+{
+    const og_value *t = &b->g->values[target];
+    if (b->opset < 10)
+        return og_gb_fail(b, NULL, OG_ERR_UNSUPPORTED,
+                          "undoing broadcasting onto '%s', whose dims are unknown before run "
+                          "time, needs opset >= 10",
+                          t->name);
+    int tshape = og_gb_op1(b, "Shape", target);
+    int64_t zero = 0, one = 1;
+    for (int i = 0; i < n_late; i++) {
+        int64_t d = late[i], td = d - off;
+        int tdim = og_gb_op2(b, "Gather", tshape, og_gb_const_i64(b, &td, 1)); /* [1] */
+        int s = og_gb_reduce_sum(b, grad, &d, 1, true);
+        int e = og_gb_op2(b, "Expand", s, og_gb_op1(b, "Shape", grad));
+        int is1 = og_gb_op2(b, "Equal", tdim, og_gb_const_i64(b, &one, 1));
+        int w = og_gb_op3(b, "Where", is1, e, grad);
+        int in[4] = {w, og_gb_const_i64(b, &zero, 1), tdim, og_gb_const_i64(b, &d, 1)};
+        grad = og_gb_op(b, "Slice", 4, in);
+    }
+    return grad;
+}
+
 int og_gb_sum_to(og_gb *b, int grad, int from, int target)
 {
     if (b->st || grad < 0) return -1;
@@ -397,17 +426,31 @@ int og_gb_sum_to_shape(og_gb *b, int grad, int from_rank, const int64_t *from_di
     int off = f->rank - t->rank;
     int64_t axes[OG_MAX_RANK];
     int n = 0;
+    /* Per axis d of the gradient, with td the target's dim there and fd the gradient's:
+     *   leading axis (d < off)         broadcast: summed
+     *   td == 1, fd not 1              broadcast (a no-op sum when fd is 1 at run time)
+     *   td known, not 1                not broadcast (fd equals td)
+     *   fd == 1                        not broadcast (td is 1 too)
+     *   td symbolic, fd the same one   not broadcast (one symbol, one value)
+     *   otherwise                      td is 1 or fd only at run time: an anonymous unknown
+     *                                  dim equals no other (two unknowns may differ), and a
+     *                                  symbol may be 1 where the other side is not
+     * The last case decides the axes at run time (sum_to_dynamic). */
+    int64_t late[OG_MAX_RANK];
+    int n_late = 0;
     for (int d = 0; d < f->rank; d++) {
         if (d < off) {
             axes[n++] = d;
             continue;
         }
         int64_t td = t->dims[d - off], fd = f->dims[d];
-        if (td == 1 && fd != 1) /* broadcast along d (a no-op sum if fd is 1 at run time) */
+        if (td == 1 && fd != 1)
             axes[n++] = d;
-        else if (td < 0 && td != fd)
-            return sum_to_dynamic(b, grad, f->rank, target);
+        else if (!(td >= 0 || fd == 1 || (td == fd && td != OG_DIM_UNKNOWN)))
+            late[n_late++] = d;
     }
+    if (n_late > 0 && b->opset >= 13) return sum_to_dynamic(b, grad, f->rank, target);
+    if (n_late > 0) grad = sum_late_axes(b, grad, late, n_late, off, target);
     if (n == 0) return grad;
     int r = og_gb_reduce_sum(b, grad, axes, n, true);
     return off == 0 ? r : og_gb_reshape_like(b, r, target);
