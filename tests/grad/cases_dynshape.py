@@ -110,3 +110,53 @@ def cases():
                   opset=opset)
         out.append(("bcast_runtime_v%d" % opset, _declare(m, "y", [2, 5, 4]), {"x": x}))
     return out
+
+
+def _dyn_spatial(x_shape):
+    """nodes making 'xr' = x reshaped by its own run-time shape: the same values with every
+    dim unknown to static inference"""
+    return [node("Shape", ["x"], ["sx"]), node("Reshape", ["x", "sx"], ["xr"])]
+
+
+def conv_cases():
+    """Conv and MaxPool gradients where channel counts and spatial sizes are known only at
+    run time (the shufflenet case: a channel shuffle's computed Reshape before a Conv)."""
+    out = []
+    variants = [
+        ("plain", dict(kernel_shape=[3, 3]), 4, 1),
+        ("pads_stride2", dict(kernel_shape=[3, 3], pads=[1, 0, 1, 2], strides=[2, 2]), 4, 1),
+        ("dil2", dict(kernel_shape=[3, 3], dilations=[2, 2], pads=[1, 1, 1, 1]), 4, 1),
+        ("same_upper_s2", dict(kernel_shape=[3, 3], auto_pad="SAME_UPPER", strides=[2, 2]), 4, 1),
+        ("same_lower_s3", dict(kernel_shape=[2, 2], auto_pad="SAME_LOWER", strides=[3, 3]), 4, 1),
+        ("valid_s2", dict(kernel_shape=[3, 3], auto_pad="VALID", strides=[2, 2]), 4, 1),
+        ("group2", dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1], group=2), 4, 2),
+        ("depthwise_s2", dict(kernel_shape=[3, 3], pads=[1, 1, 1, 1], strides=[2, 2], group=4), 4, 4),
+    ]
+    for name, attrs, cin, group in variants:
+        x = rand(2, cin, 7, 6)
+        w, bias = rand(6 if group != 4 else 4, cin // group, *attrs["kernel_shape"]), rand(6 if group != 4 else 4)
+        m = model(_dyn_spatial(x.shape) + [node("Conv", ["xr", "w", "b"], ["c"], **attrs),
+                                             node("Tanh", ["c"], ["y"])],
+                  {"x": x}, ["y"], {"w": w, "b": bias}, opset=13)
+        ref = model([node("Conv", ["x", "w", "b"], ["y"], **attrs)], {"x": x}, ["y"],
+                    {"w": w, "b": bias}, opset=13)
+        shp = [d.dim_value for d in ref.graph.output[0].type.tensor_type.shape.dim]
+        out.append(("conv_dyn_" + name, _declare(m, "y", shp), {"x": x}))
+    for name, attrs in (("k3s2p1", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])),
+                        ("k2s2", dict(kernel_shape=[2, 2], strides=[2, 2])),
+                        ("k3s1_tiny", dict(kernel_shape=[3, 3], strides=[1, 1]))):
+        x = rand(2, 3, 5, 4) if "tiny" not in name else rand(1, 2, 3, 3)
+        for opset in (11, 13, 16):
+            m = model(_dyn_spatial(x.shape) + [node("MaxPool", ["xr"], ["y"], **attrs)],
+                      {"x": x}, ["y"], opset=opset)
+            ref = model([node("MaxPool", ["x"], ["y"], **attrs)], {"x": x}, ["y"], opset=opset)
+            shp = [d.dim_value for d in ref.graph.output[0].type.tensor_type.shape.dim]
+            out.append(("maxpool_dyn_%s_v%d" % (name, opset), _declare(m, "y", shp), {"x": x}))
+    return out
+
+
+_base_cases = cases
+
+
+def cases():  # noqa: F811
+    return _base_cases() + conv_cases()
