@@ -174,9 +174,12 @@ og_status og_grad_create(const og_model *m, const og_grad_options *opts, og_grad
     for (int i = 0; i < ni; i++) g->names[no + i] = fg->values[in[i]].name;
     for (int i = 0; i < nw; i++) g->names[no + ni + i] = fg->values[w[i]].name;
     for (int i = 0; i < no; i++) {
-        char name[512];
-        snprintf(name, sizeof name, "%s_grad", fg->values[o[i]].name);
+        size_t len = strlen(fg->values[o[i]].name) + 8;
+        char *name = og_malloc(a, len);
+        if (!name) goto nomem;
+        snprintf(name, len, "%s_grad", fg->values[o[i]].name);
         int v = og_graph_find_value(tg, name);
+        og_free(a, name);
         g->seed_names[i] = v >= 0 && tg->values[v].is_graph_input ? tg->values[v].name : NULL;
     }
     g->sopts.threads = opts ? opts->threads : 0;
