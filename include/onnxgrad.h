@@ -396,7 +396,11 @@ OG_API const og_model *og_grad_eval_model(const og_grad *g);
 
 /* Write the training graph to FOLDER/<prefix>training<suffix>.onnx and the eval graph to
  * FOLDER/<prefix>eval<suffix>.onnx (prefix and suffix may be NULL).  The folder must exist.
- * Errors: OG_ERR_IO. */
+ * Before writing, each graph is serialized and loaded back (every node resolved, types and
+ * shapes inferred over the saved graph) and a session is created on it, so that no graph
+ * that would not load or bind is written (`onnxgrad export --input` also runs it).
+ * Errors: OG_ERR_IO, OG_ERR_NOMEM, OG_ERR_INTERNAL (a graph that would not load back:
+ * the message says why; nothing is written). */
 OG_API og_status og_grad_save_graphs(const og_grad *g, const char *folder, const char *prefix,
                                      const char *suffix);
 

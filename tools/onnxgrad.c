@@ -37,13 +37,20 @@ static const char usage[] =
     "                             and every trained weight (default: all float initializers);\n"
     "                             a missing --grad-output defaults to ones\n"
     "  export MODEL -o DIR [--prefix P] [--suffix S] [--weights A,B]\n"
+    "       [--input NAME=FILE.npy ...]\n"
     "                             write DIR/<P>training<S>.onnx (forward + backward: inputs,\n"
     "                             weights, <output>_grad seeds -> outputs, <name>_grad) and\n"
-    "                             DIR/<P>eval<S>.onnx (weights as inputs)\n"
+    "                             DIR/<P>eval<S>.onnx (weights as inputs); the training\n"
+    "                             graph is loaded back (types and shapes inferred) and, with\n"
+    "                             --input, run: exit 1 if it does not\n"
     "  check MODEL --input NAME=FILE.npy ... [--weights A,B] [--tolerance T]\n"
-    "                             compare gradients with central finite differences on a\n"
-    "                             float64 copy; largest relative error per input and weight;\n"
-    "                             exit 1 above T (default 1e-4)\n"
+    "       [--samples K]         compare gradients with central finite differences on a\n"
+    "                             float64 copy, K elements per tensor (default: 2 to 24,\n"
+    "                             about 2000 runs in all; the largest gradients and evenly\n"
+    "                             spaced ones); per input and weight: the largest relative\n"
+    "                             error beyond the finite difference's noise, the largest\n"
+    "                             |gradient|, that noise and the step; exit 1 above T\n"
+    "                             (default 1e-4)\n"
     "  train MODEL --data FILE --loss L [--optimizer O] [--lr X] [--epochs N]\n"
     "       [--batch-size B] [--val-split F] [--checkpoint FILE] [--resume] -o OUT.onnx\n"
     "                             train the weights; write the trained model, OUT.csv (losses\n"
@@ -209,6 +216,7 @@ typedef struct job {
     int n_in, n_go, n_weights, threads, iters;
     bool has_weights, train;
     double tolerance;
+    int samples;                 /* check: elements per tensor (0: automatic) */
     const char *prefix, *suffix; /* export */
     og_model *m;
     og_session *s;
@@ -274,6 +282,14 @@ static int parse_job(job *j, int argc, char **argv, unsigned allowed)
             j->weights = w;
             for (char *tok = strtok(argv[i], ","); tok; tok = strtok(NULL, ","))
                 j->weights[j->n_weights++] = tok;
+            continue;
+        }
+        if ((allowed & OPT_CHECK) && strcmp(argv[i], "--samples") == 0) {
+            char *end;
+            if (++i >= argc) return cli_bad_usage("--samples needs a number");
+            long k = strtol(argv[i], &end, 10);
+            if (*end || k < 1 || k > 24) return cli_bad_usage("--samples needs a number in 1..24");
+            j->samples = (int)k;
             continue;
         }
         if ((allowed & OPT_CHECK) && strcmp(argv[i], "--tolerance") == 0) {
@@ -973,9 +989,11 @@ static int cmd_check(int argc, char **argv)
         for (int64_t i = 0; i < og_tensor_numel(res.grads[p]); i++) G = fmax(G, fabs(ga[i]));
     }
     if (!rc && objective(&c, &L0, &Labs)) rc = cli_fail();
-    /* about 4000 forward runs in all: 4 per checked element, 4 to 24 elements a tensor */
-    int per = ni + nw > 0 ? 1000 / (ni + nw) : 24;
-    per = per < 4 ? 4 : (per > 24 ? 24 : per);
+    /* about 2000 forward runs in all: 4 per checked element, 2 to 24 elements a tensor
+     * (--samples K: K each) */
+    int per = ni + nw > 0 ? 500 / (ni + nw) : 24;
+    per = per < 2 ? 2 : (per > 24 ? 24 : per);
+    if (j.samples > 0) per = j.samples;
     if (!rc) {
         printf("gradient scale of the model (largest |gradient|): %.3g; objective L = sum(r*y) "
                "with random r, |L| terms summing to %.3g\n",
@@ -1003,7 +1021,7 @@ static int cmd_check(int argc, char **argv)
         /* the step of this tensor: about cbrt(machine epsilon) times its values' scale,
          * the best trade between truncation (h^2) and rounding (eps / h) */
         double h = 6e-6 * fmax(rms, 0.1);
-        int64_t idx[24];
+        int64_t idx[24]; /* per <= 24 */
         int k = pick_samples(ga, numel, per, idx);
         double worst = 0, noise_max = 0;
         for (int s = 0; s < k && !rc; s++) {

@@ -260,16 +260,40 @@ og_status og_grad_save_graphs(const og_grad *g, const char *folder, const char *
                               const char *suffix)
 {
     if (!g || !folder) return og_error(OG_ERR_INVALID_ARG, "og_grad_save_graphs: NULL argument");
-    char path[4096];
     const char *names[2] = {"training", "eval"};
     const og_model *models[2] = {g->training, g->eval};
-    for (int i = 0; i < 2; i++) {
-        snprintf(path, sizeof path, "%s/%s%s%s.onnx", folder, prefix ? prefix : "", names[i],
-                 suffix ? suffix : "");
-        og_status st = og_model_save_file(models[i], path);
-        if (st) return st;
+    og_status st = OG_OK;
+    /* What is written must load and run: each graph goes through its own bytes, which are
+     * loaded back (every node resolved, types and shapes inferred over the saved graph,
+     * as a reader of the file would) and bound to kernels, before any file is written. */
+    for (int i = 0; i < 2 && !st; i++) {
+        void *data = NULL;
+        size_t size = 0;
+        og_model *back = NULL;
+        og_session *s = NULL;
+        st = og_model_save_buffer(models[i], &data, &size);
+        if (!st) st = og_model_load_buffer(data, size, NULL, &back);
+        if (!st) st = og_session_create(back, NULL, &s);
+        og_session_free(s);
+        og_model_free(back);
+        og_model_buffer_free(models[i], data);
+        if (st && st != OG_ERR_NOMEM)
+            st = og_error_prefix(OG_ERR_INTERNAL,
+                                 "og_grad_save_graphs: the %s graph would not load back, "
+                                 "nothing written",
+                                 names[i]);
     }
-    return OG_OK;
+    size_t len =
+        strlen(folder) + (prefix ? strlen(prefix) : 0) + (suffix ? strlen(suffix) : 0) + 32;
+    char *path = st ? NULL : og_malloc(g->alloc, len);
+    if (!st && !path) st = og_error(OG_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < 2 && !st; i++) {
+        snprintf(path, len, "%s/%s%s%s.onnx", folder, prefix ? prefix : "", names[i],
+                 suffix ? suffix : "");
+        st = og_model_save_file(models[i], path);
+    }
+    og_free(g->alloc, path);
+    return st;
 }
 
 /* Ones shaped like output j, learned from a forward run of the model. */

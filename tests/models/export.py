@@ -58,12 +58,12 @@ def build(model):
 class First(torch.nn.Module):
     """the first output of a model returning a tuple (transformers)"""
 
-    def __init__(self, m):
+    def __init__(self, m, names):
         super().__init__()
-        self.m = m
+        self.m, self.names = m, names
 
     def forward(self, *args):
-        y = self.m(*args)
+        y = self.m(*args) if self.names is None else self.m(**dict(zip(self.names, args)))
         return y[0] if isinstance(y, (tuple, list)) else y
 
 
@@ -88,8 +88,8 @@ def main(name, out):
             if isinstance(mod, torch.nn.modules.batchnorm._BatchNorm):
                 mod.running_mean.uniform_(-0.2, 0.2, generator=g)
                 mod.running_var.uniform_(0.5, 1.5, generator=g)
-    net = First(m).eval()
     names = list(inputs)
+    net = First(m, names if model in TEXT else None).eval()
     args = tuple(inputs[k] for k in names)
     os.makedirs(out, exist_ok=True)
     axes = dict(dyn_axes, y={0: "N"}) if dyn else None
