@@ -396,6 +396,10 @@ OG_API const og_model *og_grad_eval_model(const og_grad *g);
 
 /* Write the training graph to FOLDER/<prefix>training<suffix>.onnx and the eval graph to
  * FOLDER/<prefix>eval<suffix>.onnx (prefix and suffix may be NULL).  The folder must exist.
+ * In the files (IR version >= 4) the trained weights are initializers holding their current
+ * values and are not listed as graph inputs: a runtime treats them as constants (onnxruntime
+ * warns once per initializer that is also an input, and folds none of them); the models of
+ * og_grad_training_model / og_grad_eval_model keep them as inputs with defaults.
  * Before writing, each graph is serialized and loaded back (every node resolved, types and
  * shapes inferred over the saved graph) and a session is created on it, so that no graph
  * that would not load or bind is written (`onnxgrad export --input` also runs it).

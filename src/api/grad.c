@@ -263,20 +263,36 @@ og_status og_grad_save_graphs(const og_grad *g, const char *folder, const char *
     const char *names[2] = {"training", "eval"};
     const og_model *models[2] = {g->training, g->eval};
     og_status st = OG_OK;
-    /* What is written must load and run: each graph goes through its own bytes, which are
-     * loaded back (every node resolved, types and shapes inferred over the saved graph,
-     * as a reader of the file would) and bound to kernels, before any file is written. */
+    og_model *files[2] = {NULL, NULL};
+    /* The files list the weights as initializers only: an initializer that is also a graph
+     * input is one a runtime may not fold, and onnxruntime warns once per weight for it
+     * (IR >= 4 needs no such listing).  What is written must load and run: each file's
+     * bytes are loaded back (every node resolved, types and shapes inferred over the saved
+     * graph, as a reader of the file would) and bound to kernels before anything is
+     * written. */
     for (int i = 0; i < 2 && !st; i++) {
+        st = og_model_copy_graph(models[i], g->alloc, &files[i]);
+        if (st) break;
+        og_graph *fg = files[i]->graph;
+        int k = 0;
+        for (int q = 0; q < fg->n_inputs; q++) {
+            og_value *v = &fg->values[fg->inputs[q]];
+            if (v->kind == OG_VALUE_INITIALIZER && fg->ir_version >= 4)
+                v->is_graph_input = false;
+            else
+                fg->inputs[k++] = fg->inputs[q];
+        }
+        fg->n_inputs = k;
         void *data = NULL;
         size_t size = 0;
         og_model *back = NULL;
         og_session *s = NULL;
-        st = og_model_save_buffer(models[i], &data, &size);
+        st = og_model_save_buffer(files[i], &data, &size);
         if (!st) st = og_model_load_buffer(data, size, NULL, &back);
         if (!st) st = og_session_create(back, NULL, &s);
         og_session_free(s);
         og_model_free(back);
-        og_model_buffer_free(models[i], data);
+        og_model_buffer_free(files[i], data);
         if (st && st != OG_ERR_NOMEM)
             st = og_error_prefix(OG_ERR_INTERNAL,
                                  "og_grad_save_graphs: the %s graph would not load back, "
@@ -290,9 +306,11 @@ og_status og_grad_save_graphs(const og_grad *g, const char *folder, const char *
     for (int i = 0; i < 2 && !st; i++) {
         snprintf(path, len, "%s/%s%s%s.onnx", folder, prefix ? prefix : "", names[i],
                  suffix ? suffix : "");
-        st = og_model_save_file(models[i], path);
+        st = og_model_save_file(files[i], path);
     }
     og_free(g->alloc, path);
+    og_model_free(files[0]);
+    og_model_free(files[1]);
     return st;
 }
 

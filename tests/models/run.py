@@ -7,7 +7,8 @@ DistilBERT, GPT-2 with random weights): for each model,
           by value as the parameter or its transpose where the exporter renamed it),
           |ours - torch| <= 1e-4 max(|torch|max, 1e-2 G), G the largest gradient of the model
   export  `onnxgrad export --input ...` (which runs what it writes) writes a training graph
-          that onnxruntime runs to onnxgrad's gradients (same bound)
+          that onnx's checker accepts, that onnxruntime loads without a warning (like the
+          eval graph) and runs to onnxgrad's gradients (same bound)
   check   `onnxgrad check` passes
 Exports run under /usr/bin/python3 (tests/models/export.py); this script needs onnx and
 onnxruntime.  Ends with "N passed, N failed".
@@ -28,6 +29,8 @@ from onnx import numpy_helper
 ort.set_default_logger_severity(3)
 HERE = os.path.dirname(os.path.abspath(__file__))
 TORCH_PY = os.environ.get("OG_TORCH_PYTHON", "/usr/bin/python3")
+WARN_PROBE = ("import sys, onnxruntime as o; o.set_default_logger_severity(2); "
+              "o.InferenceSession(sys.argv[1], providers=['CPUExecutionProvider'])")
 
 
 def sh(cmd):
@@ -122,6 +125,12 @@ def check_model(cli, name, d):
     sh([cli, "export", path, "-o", exp] + inputs)
     tr = onnx.load(os.path.join(exp, "training.onnx"))
     onnx.checker.check_model(tr, full_check=True)
+    # onnxruntime loads both files without a warning (one per weight listed as an input)
+    for f in ("training.onnx", "eval.onnx"):
+        r = subprocess.run([sys.executable, "-c", WARN_PROBE, os.path.join(exp, f)],
+                           capture_output=True, text=True)
+        if r.returncode or "[W:" in r.stderr or "[E:" in r.stderr:
+            raise AssertionError("onnxruntime on %s: %s" % (f, (r.stderr or r.stdout)[:300]))
     tsess = ort.InferenceSession(os.path.join(exp, "training.onnx"),
                                  providers=["CPUExecutionProvider"])
     tfeeds = dict(feeds)
