@@ -398,7 +398,7 @@ static int write_tensors(const char *const *names, og_tensor *const *outputs, in
         goto done;
     }
     for (int j = 0; j < n_out; j++) {
-        char stem[256];
+        char stem[201]; /* file names stay under NAME_MAX; the manifest has the full name */
         sanitize(names[j], stem, sizeof stem);
         snprintf(files[j], sizeof files[j], "%s.npy", stem);
         for (int k = 0, suffix = 1; k < j; k++) /* keep file names unique */

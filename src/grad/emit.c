@@ -41,8 +41,8 @@ const og_value *og_gb_value(const og_gb *b, int v)
     if (v < 0 || v >= b->g->n_values || b->st) return &b->g->values[v < 0 ? 0 : v];
     if (v >= w->n_snap) {
         int cap = b->g->n_values + 64;
-        og_value **s = og_realloc(b->a, w->snap, (size_t)w->n_snap * sizeof *s,
-                                  (size_t)cap * sizeof *s);
+        og_value **s =
+            og_realloc(b->a, w->snap, (size_t)w->n_snap * sizeof *s, (size_t)cap * sizeof *s);
         if (!s) {
             og_gb_fail(w, NULL, OG_ERR_NOMEM, "out of memory");
             return &b->g->values[v];
@@ -92,8 +92,8 @@ static int new_value(og_gb *b, const char *hint)
 {
     char name[300];
     do {
-        snprintf(name, sizeof name, "%s_%d_%.200s", b->prefix ? b->prefix : "og_grad",
-                 b->counter++, hint);
+        snprintf(name, sizeof name, "%s_%d_%.200s", b->prefix ? b->prefix : "og_grad", b->counter++,
+                 hint);
     } while (og_graph_find_value(b->g, name) >= 0);
     int v = og_graph_add_value(b->g, name);
     if (v < 0) og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
@@ -110,6 +110,21 @@ static char *node_name(og_gb *b, const char *op)
     if (!name) return NULL;
     snprintf(name, n, b->current ? "%s/grad/%s_%d" : "%s/%s_%d", base, op, b->counter++);
     return name;
+}
+
+/* The doc_string of a node emitted for the rule of b->current names that forward node
+ * and op (OG_GRAD_DOC_PREFIX), so that an error in it says what it differentiates.  False
+ * when out of memory. */
+static bool set_origin(og_gb *b, og_node *n)
+{
+    if (!b->current) return true;
+    size_t len = strlen(b->current->name) + strlen(b->current->op_type) + 32;
+    char *doc = og_malloc(b->g->alloc, len);
+    if (!doc) return false;
+    snprintf(doc, len, OG_GRAD_DOC_PREFIX "'%s' (%s)", b->current->name, b->current->op_type);
+    og_free(b->g->alloc, n->doc);
+    n->doc = doc;
+    return true;
 }
 
 og_gb *og_gb_open(og_graph *g, const char *prefix)
@@ -181,7 +196,7 @@ int og_gb_op_named(og_gb *b, const char *op, int n_in, const int *in, const char
     char *name = node_name(b, op);
     og_node *n = name ? og_graph_add_node(b->g, op, "", name, present, 1) : NULL;
     og_free(b->a, name);
-    if (!n) return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+    if (!n || !set_origin(b, n)) return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
     for (int i = 0; i < present; i++) n->in[i] = in[i];
     n->out[0] = v;
     b->last_node = b->g->n_nodes - 1;
@@ -194,7 +209,7 @@ int og_gb_op_to(og_gb *b, const char *op, int n_in, const int *in, int out_value
     char *name = node_name(b, op);
     og_node *n = name ? og_graph_add_node(b->g, op, "", name, n_in, 1) : NULL;
     og_free(b->a, name);
-    if (!n) return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+    if (!n || !set_origin(b, n)) return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
     for (int i = 0; i < n_in; i++) n->in[i] = in[i];
     n->out[0] = out_value;
     b->last_node = b->g->n_nodes - 1;
