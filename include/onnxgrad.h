@@ -280,6 +280,10 @@ typedef struct og_session_options {
     /* nonzero: check every float32/float64 output of every node for NaN/Inf (OG_ERR_RUNTIME
      * naming node and value) */
     int debug;
+    /* The random generator of ops that draw (Dropout in training mode): run k of the
+     * session draws from (seed, k), so every run draws anew and the same seed repeats the
+     * same sequence; each node draws its own stream (its name and its seed attribute). */
+    uint64_t seed;
 } og_session_options;
 
 /* A session runs one model.  Creating it finds each node's CPU kernel and the last node that
@@ -291,6 +295,13 @@ typedef struct og_session_options {
 OG_API og_status og_session_create(const og_model *m, const og_session_options *opts,
                                    og_session **out);
 OG_API void og_session_free(og_session *s);
+
+/* The random generator's state: the seed and the number of runs made (each run, partial
+ * ones included, counts one).  Setting it makes the next run draw as run `runs` of a
+ * session seeded with `seed` (to repeat a run, or to continue from a checkpoint).
+ * Errors: OG_ERR_INVALID_ARG (NULL session). */
+OG_API og_status og_session_get_rng(const og_session *s, uint64_t *seed, uint64_t *runs);
+OG_API og_status og_session_set_rng(og_session *s, uint64_t seed, uint64_t runs);
 
 /* Run the model.  inputs[i] is bound to the graph input named input_names[i]; every graph
  * input without an initializer that an output depends on must be given (nodes no output
@@ -338,8 +349,11 @@ typedef struct og_grad og_grad;
 typedef enum og_device { OG_DEVICE_CPU = 0, OG_DEVICE_CUDA = 1 } og_device;
 
 typedef struct og_grad_options {
-    /* Weights to train, any order.  NULL: every float16/float/double initializer.  An
-     * unknown name fails with the list of candidates; a repeated or non-float one fails. */
+    /* Weights to train, any order.  NULL: every float16/float/double initializer except
+     * BatchNormalization's running statistics (initializers read only as its inputs 3 and
+     * 4, mean and var: PyTorch keeps them as buffers, not parameters); naming them here
+     * trains them too.  An unknown name fails with the list of candidates; a repeated or
+     * non-float one fails. */
     const char *const *weights;
     int n_weights;
     /* Graph inputs that need gradients.  NULL: every float input; inputs non-NULL with
@@ -355,7 +369,8 @@ typedef struct og_grad_options {
     og_device device;              /* OG_DEVICE_CPU (0) */
     int device_index;              /* which GPU for OG_DEVICE_CUDA (cuda:N) */
     void *log_user;
-    int debug; /* nonzero: check every node's outputs for NaN/Inf, with names */
+    int debug;     /* nonzero: check every node's outputs for NaN/Inf, with names */
+    uint64_t seed; /* as og_session_options: Dropout's masks, new at every run */
 } og_grad_options;
 
 /* Build the training graph of m.  The model must outlive the gradient object.  opts may be
@@ -673,7 +688,8 @@ OG_API double og_optimizer_lr(const og_optimizer_options *o, int64_t t);
 typedef struct og_trainer og_trainer;
 
 typedef struct og_trainer_options {
-    const char *const *weights; /* as og_grad_options: NULL = every float initializer */
+    const char *const *weights; /* as og_grad_options: NULL = every float initializer but
+                                   BatchNormalization's running statistics */
     int n_weights;
     const char *loss; /* the loss output; NULL: "onnxgrad.loss" metadata, else output 0 */
     int threads;

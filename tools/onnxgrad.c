@@ -851,8 +851,12 @@ typedef struct fd_ctx {
 /* *out = L; *abs_out = sum |r y| (the scale of L's rounding) */
 static og_status objective(fd_ctx *c, double *out, double *abs_out)
 {
-    og_status st = og_session_run_named(c->s, c->bnames, (const og_tensor *const *)c->bound, c->nb,
-                                        c->onames, c->no, c->y);
+    /* every run draws as the gradient object's first run did (Dropout's masks): the
+     * function differentiated is the one whose gradient og_grad_run gave */
+    og_status st = og_session_set_rng(c->s, 0, 0);
+    if (!st)
+        st = og_session_run_named(c->s, c->bnames, (const og_tensor *const *)c->bound, c->nb,
+                                  c->onames, c->no, c->y);
     double sum = 0, sabs = 0;
     for (int k = 0; !st && k < c->no; k++) {
         if (og_tensor_dtype(c->y[k]) != OG_DOUBLE) continue;

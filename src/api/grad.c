@@ -121,8 +121,35 @@ og_status og_grad_create(const og_model *m, const og_grad_options *opts, og_grad
         }
         if ((st = pick(fg, opts->weights, nw, "weight", is_float_init, w))) goto fail;
     } else {
-        for (int i = 0; i < fg->n_inits; i++)
-            if (is_float_init(&fg->values[fg->inits[i]])) w[nw++] = fg->inits[i];
+        /* every float initializer but BatchNormalization's running statistics: values
+         * that BatchNormalization nodes read as mean or var (inputs 3, 4) and nothing
+         * else reads are statistics the op updates, not weights (PyTorch's buffers) */
+        int *stat = og_calloc(a, cap, sizeof *stat); /* +1 per use as a statistic, -1 else */
+        bool *other = og_calloc(a, cap, sizeof *other);
+        if (!stat || !other) {
+            og_free(a, stat);
+            og_free(a, other);
+            goto nomem;
+        }
+        for (int i = 0; i < fg->n_nodes; i++) {
+            const og_node *n = &fg->nodes[i];
+            bool bn = strcmp(n->op_type, "BatchNormalization") == 0 && !n->domain[0];
+            for (int j = 0; j < n->n_in; j++)
+                if (n->in[j] >= 0) {
+                    if (bn && (j == 3 || j == 4))
+                        stat[n->in[j]]++;
+                    else
+                        other[n->in[j]] = true;
+                }
+        }
+        for (int i = 0; i < fg->n_inits; i++) {
+            int v = fg->inits[i];
+            if (!is_float_init(&fg->values[v])) continue;
+            if (stat[v] > 0 && !other[v] && !fg->values[v].is_graph_output) continue;
+            w[nw++] = v;
+        }
+        og_free(a, stat);
+        og_free(a, other);
     }
     if (opts && opts->inputs) {
         ni = opts->n_inputs;
@@ -187,6 +214,7 @@ og_status og_grad_create(const og_model *m, const og_grad_options *opts, og_grad
     g->sopts.log = opts ? opts->log : NULL;
     g->sopts.log_user = opts ? opts->log_user : NULL;
     g->sopts.debug = opts ? opts->debug : 0;
+    g->sopts.seed = opts ? opts->seed : 0;
     st = og_session_create(g->training, &g->sopts, &g->session);
     if (st) goto fail;
     st = make_eval(m, w, nw, a, &g->eval);

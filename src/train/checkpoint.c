@@ -2,8 +2,9 @@
  * checkpoint.c: trainer checkpoints, written atomically.
  *
  * Layout (little-endian):
- *   "OGCKPT01"  u32 version (1)  u32 optimizer kind  u32 slots per weight  u32 tensor count
- *   i64 step  i64 epoch  i64 total_steps  u64 rng[4]
+ *   "OGCKPT01"  u32 version (2)  u32 optimizer kind  u32 slots per weight  u32 tensor count
+ *   i64 step  i64 epoch  i64 total_steps  u64 rng[4]  u64 dropout seed (version 2; a
+ *   version-1 file, without it, keeps the trainer's)
  *   per tensor: u32 name length, name, u32 dtype, u32 rank, i64 dims[rank], u64 bytes, data
  *     (every weight, then its slots named "<weight>/<slot>"; in algorithm mode every bound
  *     initializer, and the optimizer kind is ALGORITHM_KIND)
@@ -23,7 +24,7 @@
 #include "train/trainer.h"
 
 #define MAGIC          "OGCKPT01"
-#define VERSION        1u
+#define VERSION        2u
 #define MAX_CHECKPOINT ((size_t)1 << 40)
 #define ALGORITHM_KIND 0x100u /* no og_optimizer_kind: the model's TrainingInfoProto */
 
@@ -154,6 +155,7 @@ og_status og_trainer_save_checkpoint(const og_trainer *t, const char *path)
     put_u64(&b, (uint64_t)(int64_t)t->epoch);
     put_u64(&b, (uint64_t)t->opt.total_steps);
     for (int i = 0; i < 4; i++) put_u64(&b, t->rng.s[i]);
+    put_u64(&b, t->dropout_seed);
     char name[1024];
     for (int i = 0; i < t->n_weights; i++) {
         put_tensor(&b, og_trainer_weight_name(t, i), t->w[i]);
@@ -261,7 +263,8 @@ og_status og_trainer_load_checkpoint(og_trainer *t, const char *path)
     int64_t total = (int64_t)get_u64(&r);
     og_rng rng;
     for (int i = 0; i < 4; i++) rng.s[i] = get_u64(&r);
-    if (r.bad || version != VERSION) {
+    uint64_t dropout_seed = version >= 2 ? get_u64(&r) : t->dropout_seed;
+    if (r.bad || version < 1 || version > VERSION) {
         st = og_error(OG_ERR_PARSE, "checkpoint '%s': unknown version %u", path, version);
         goto done;
     }
@@ -309,6 +312,7 @@ og_status og_trainer_load_checkpoint(og_trainer *t, const char *path)
     t->epoch = (int)epoch;
     t->opt.total_steps = total;
     t->rng = rng;
+    t->dropout_seed = dropout_seed;
 done:
     og_free(t->a, data);
     og_free(t->a, bytes);

@@ -157,7 +157,8 @@ static og_status grad_step(og_trainer *t, const char *const *input_names,
 {
     og_tensor *out = NULL;
     const og_tensor *seeds[1] = {t->seed};
-    og_status st = og_grad_run(t->grad, input_names, inputs, n_inputs, seeds, &out, t->grads);
+    og_status st = og_session_set_rng(t->grad->session, t->dropout_seed, (uint64_t)t->step);
+    if (!st) st = og_grad_run(t->grad, input_names, inputs, n_inputs, seeds, &out, t->grads);
     if (st) return st;
     double value = og_trainer_scalar(out);
     if (loss) *loss = value;

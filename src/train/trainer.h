@@ -53,6 +53,9 @@ struct og_trainer {
     int64_t step;       /* steps taken */
     int epoch;          /* epochs og_trainer_fit finished */
     og_rng rng;         /* shuffles of og_trainer_fit */
+    /* Dropout's masks: step k runs the training session's generator at (dropout_seed, k),
+     * so every step draws anew and a resumed run draws as an uninterrupted one */
+    uint64_t dropout_seed;
     const char **names; /* scratch: input names + weight names */
     const og_tensor **values; /* scratch: their tensors */
     int scratch_cap;

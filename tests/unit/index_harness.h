@@ -111,7 +111,7 @@ static og_status h_run(const char *op, int opset, const h_attr *attrs, int n_att
     if ((st = n->op->infer(&c, vin, n_in, vout, 1))) goto done;
     og_tensor *y = NULL;
     if ((st = og_tensor_create(vout[0].dtype, vout[0].rank, vout[0].dims, NULL, &y))) goto done;
-    og_kernel_ctx k = {n, n->params, a, 2, NULL};
+    og_kernel_ctx k = {n, n->params, a, 2, NULL, 0};
     st = og_cpu_kernel_find("", op)(&k, (const og_tensor *const *)inputs, n_in, &y, 1);
     if (st)
         og_tensor_free(y);

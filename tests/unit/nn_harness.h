@@ -146,7 +146,7 @@ static inline og_status h_run(og_graph *g, og_tensor *const *in, const bool *wan
             return st;
     }
     og_kernel_fn fn = og_cpu_kernel_find("", n->op_type);
-    og_kernel_ctx k = {n, n->params, g->alloc, 2, NULL};
+    og_kernel_ctx k = {n, n->params, g->alloc, 2, NULL, 0};
     return fn(&k, (const og_tensor *const *)in, n->n_in, out, n->n_out);
 }
 

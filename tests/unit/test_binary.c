@@ -77,7 +77,7 @@ static og_status run_node(const char *op, int opset, int fmod, og_tensor *const 
     og_op_ctx c = {n, a, NULL, true};
     if ((st = n->op->infer(&c, vin, n_in, &vout, 1))) goto done;
     if ((st = og_tensor_alloc(vout.dtype, vout.rank, vout.dims, NULL, out))) goto done;
-    og_kernel_ctx kc = {n, n->params, a, threads, NULL};
+    og_kernel_ctx kc = {n, n->params, a, threads, NULL, 0};
     st = og_cpu_kernel_find("", op)(&kc, (const og_tensor *const *)ins, n_in, out, 1);
     if (st) {
         og_tensor_free(*out);

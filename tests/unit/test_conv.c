@@ -264,7 +264,7 @@ static og_status run_case(const tcase *tc, bool check, const char *label)
               "%s: symbolic batch not kept", label);
     if ((st = og_tensor_alloc(outv.dtype, outv.rank, outv.dims, NULL, &y))) goto done;
     for (int64_t e = 0; e < y->numel; e++) set(y, e, NAN); /* every element must be written */
-    og_kernel_ctx k = {nd, nd->params, g->alloc, tc->threads ? tc->threads : 1, NULL};
+    og_kernel_ctx k = {nd, nd->params, g->alloc, tc->threads ? tc->threads : 1, NULL, 0};
     og_kernel_fn fn = og_cpu_kernel_find("", tc->op);
     const og_tensor *kin[3] = {t[0], t[1], t[2]};
     og_tensor *kout[1] = {y};

@@ -102,7 +102,7 @@ static og_status run(const char *op, int opset, const og_tensor *const *in, int 
     if (st) goto done;
     st = og_tensor_alloc(vo.dtype, vo.rank, vo.dims, NULL, y);
     if (st) goto done;
-    og_kernel_ctx k = {n, n->params, g->alloc, threads, NULL};
+    og_kernel_ctx k = {n, n->params, g->alloc, threads, NULL, 0};
     st = og_cpu_kernel_find("", op)(&k, in, n_in, y, 1);
 done:
     og_graph_free(g);

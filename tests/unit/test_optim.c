@@ -86,7 +86,7 @@ static og_status o_run(og_graph *g, og_tensor *const *in, const bool *want, og_t
     og_kernel_fn fn = og_cpu_kernel_find(TRAINING, n->op_type);
     H_CHECK(fn != NULL);
     if (!fn) return OG_ERR_INTERNAL;
-    og_kernel_ctx k = {n, n->params, g->alloc, threads, NULL};
+    og_kernel_ctx k = {n, n->params, g->alloc, threads, NULL, 0};
     return fn(&k, (const og_tensor *const *)in, n->n_in, out, n->n_out);
 }
 

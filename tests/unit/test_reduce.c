@@ -95,7 +95,7 @@ static og_status run_node(og_graph *g, const og_tensor *const *in, og_tensor **o
         st = og_tensor_create(vout[j].dtype, vout[j].rank, vout[j].dims, NULL, &out[j]);
         if (st) return st;
     }
-    og_kernel_ctx k = {n, n->params, g->alloc, threads, NULL};
+    og_kernel_ctx k = {n, n->params, g->alloc, threads, NULL, 0};
     return og_cpu_kernel_find("", n->op_type)(&k, in, n->n_in, out, n->n_out);
 }
 
@@ -439,7 +439,7 @@ static void bench_one(const char *label, const char *op, int opset, int rank, co
     CHECK_OK(finish(g, in));
     CHECK_OK(run_node(g, in, y, threads));
     og_node *n = &g->nodes[0];
-    og_kernel_ctx k = {n, n->params, g->alloc, threads, NULL};
+    og_kernel_ctx k = {n, n->params, g->alloc, threads, NULL, 0};
     og_kernel_fn fn = og_cpu_kernel_find("", op);
     double best = 1e9;
     for (int r = 0; r < 20; r++) {

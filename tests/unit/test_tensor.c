@@ -72,7 +72,7 @@ static og_status run_node(const char *op, int since, og_attr *attrs, int n_attrs
     }
     for (int i = 0; i < n_out; i++)
         if ((st = og_tensor_alloc(vo[i].dtype, vo[i].rank, vo[i].dims, a, &out[i]))) goto done;
-    og_kernel_ctx k = {&node, node.params, a, 4, NULL};
+    og_kernel_ctx k = {&node, node.params, a, 4, NULL, 0};
     st = og_cpu_kernel_find("", op)(&k, in, n_in, out, n_out);
 done:
     if (node.params) {

@@ -97,7 +97,7 @@ static og_status run_op(const char *op, int opset, const tattr *attrs, int n_att
 
     if ((st = og_tensor_alloc(vout[0].dtype, vout[0].rank, vout[0].dims, NULL, out))) goto done;
     og_kernel_fn fn = og_cpu_kernel_find("", op);
-    og_kernel_ctx k = {n, n->params, g->alloc, threads, NULL};
+    og_kernel_ctx k = {n, n->params, g->alloc, threads, NULL, 0};
     st = fn(&k, inputs, n_in, out, 1);
     if (st) {
         og_tensor_free(*out);
