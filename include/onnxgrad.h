@@ -510,7 +510,8 @@ typedef struct og_data_options {
     int n_targets;
     /* Feature columns (names or indices as above).  NULL: every column that is neither a
      * target nor the weight column.  For .npz: features[0] names the array; NULL tries
-     * "X", "x", "data", "features". */
+     * "X", "x", "data", "features", then the one array left besides the targets and the
+     * sample weights (an error naming the arrays when several are left). */
     const char *const *features;
     int n_features;
     /* Sample-weight column (.npz: array name).  NULL: none (for .npz, an array named
