@@ -732,6 +732,12 @@ OG_API og_status og_trainer_create(const og_model *loss_model, const og_optimize
 OG_API void og_trainer_free(og_trainer *t);
 
 /* One optimization step on a batch: forward, backward, update of every trained weight.
+ * BatchNormalization nodes in training mode (training_mode 1, with their running_mean and
+ * running_var outputs, as PyTorch exports a model in training mode) whose mean and var are
+ * initializers not trained get them updated as PyTorch does: running = running * momentum +
+ * batch * (1 - momentum) with ONNX's momentum attribute, the batch variance unbiased for
+ * the running var; checkpoints and og_trainer_export keep them.  Dropout in training mode
+ * draws a new mask at each step (from the trainer's seed and the step count).
  * *loss receives the batch loss (before the update; may be NULL).  A NaN or infinite loss
  * or gradient fails with OG_ERR_RUNTIME naming the step, and the weights are not changed.
  * Errors: as og_grad_run. */

@@ -391,6 +391,16 @@ og_status og_grad_run(og_grad *g, const char *const *input_names, const og_tenso
                       int n_inputs, const og_tensor *const *grad_outputs, og_tensor **outputs,
                       og_tensor **grads)
 {
+    return og_grad_run_with(g, input_names, inputs, n_inputs, grad_outputs, outputs, grads, NULL, 0,
+                            NULL);
+}
+
+og_status og_grad_run_with(og_grad *g, const char *const *input_names,
+                           const og_tensor *const *inputs, int n_inputs,
+                           const og_tensor *const *grad_outputs, og_tensor **outputs,
+                           og_tensor **grads, const char *const *extra, int n_extra,
+                           og_tensor **extra_out)
+{
     if (!g) return og_error(OG_ERR_INVALID_ARG, "og_grad_run: NULL gradient object");
     if (n_inputs < 0 || (n_inputs && (!input_names || !inputs)) || !outputs || !grads)
         return og_error(OG_ERR_INVALID_ARG, "og_grad_run: bad arrays");
@@ -421,14 +431,28 @@ og_status og_grad_run(og_grad *g, const char *const *input_names, const og_tenso
         g->run_names[n] = g->seed_names[j];
         g->run_tensors[n++] = grad_outputs && grad_outputs[j] ? grad_outputs[j] : g->ones[j];
     }
-    og_tensor **all = og_calloc(g->alloc, (size_t)(g->n_outputs + n_res) + 1, sizeof *all);
-    if (!all) return og_error(OG_ERR_NOMEM, "out of memory");
-    st = og_session_run(g->session, g->run_names, g->run_tensors, n, all);
+    int n_all = g->n_outputs + n_res;
+    og_tensor **all = og_calloc(g->alloc, (size_t)(n_all + n_extra) + 1, sizeof *all);
+    const char **want = og_calloc(g->alloc, (size_t)(n_all + n_extra) + 1, sizeof *want);
+    if (!all || !want) {
+        og_free(g->alloc, all);
+        og_free(g->alloc, want);
+        return og_error(OG_ERR_NOMEM, "out of memory");
+    }
+    /* the training graph's outputs (selected outputs, then results), then the extra values
+     * (any value of the training graph: what a trainer reads besides, as running
+     * statistics) */
+    for (int j = 0; j < n_all && j < tg->n_outputs; j++) want[j] = tg->values[tg->outputs[j]].name;
+    for (int j = 0; j < n_extra; j++) want[n_all + j] = extra[j];
+    st = og_session_run_named(g->session, g->run_names, g->run_tensors, n, want, n_all + n_extra,
+                              all);
     if (!st) {
         for (int j = 0; j < g->n_outputs; j++) outputs[j] = all[j];
         for (int j = 0; j < n_res; j++) grads[j] = all[g->n_outputs + j];
+        for (int j = 0; j < n_extra; j++) extra_out[j] = all[n_all + j];
     }
     og_free(g->alloc, all);
+    og_free(g->alloc, want);
     return st;
 }
 
@@ -507,6 +531,11 @@ static og_tensor *weight_in(const og_model *m, const char *name)
     int v = og_graph_find_value(m->graph, name);
     return v >= 0 && m->graph->values[v].kind == OG_VALUE_INITIALIZER ? m->graph->values[v].init
                                                                       : NULL;
+}
+
+og_tensor *og_grad_state_tensor(og_grad *g, const char *name, bool eval)
+{
+    return weight_in(eval ? g->eval : g->training, name);
 }
 
 static bool is_trained(const og_grad *g, const char *name)
