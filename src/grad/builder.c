@@ -82,6 +82,28 @@ static int filled_like(og_gb *b, int v, double fill)
     return z;
 }
 
+/* The constants the rules emitted (values from first_new on) that no node reads once
+ * pruning removed their readers leave the initializer list: a saved graph would carry them
+ * for nothing (onnxruntime warns about each).  g is finalized (consumer counts). */
+static void drop_unread_constants(og_graph *g, int first_new)
+{
+    int k = 0;
+    for (int i = 0; i < g->n_inits; i++) {
+        int v = g->inits[i];
+        og_value *val = &g->values[v];
+        if (v >= first_new && val->n_consumers == 0 && !val->is_graph_output &&
+            !val->is_graph_input) {
+            og_tensor_free(val->init);
+            val->init = NULL;
+            val->known = NULL;
+            val->kind = OG_VALUE_INTERMEDIATE;
+            continue;
+        }
+        g->inits[k++] = v;
+    }
+    g->n_inits = k;
+}
+
 /* Rename: an Identity whose output is called `<name>_grad` (made unique if taken). */
 static int named_output(og_gb *b, int v, const char *base)
 {
@@ -426,6 +448,7 @@ og_status og_grad_build(const og_graph *fwd, const og_grad_spec *spec, const og_
     }
     st = og_graph_prune(g);
     if (!st) st = og_graph_finalize(g);
+    if (!st) drop_unread_constants(g, b.n_state);
     if (!st) st = og_graph_resolve(g, true);
     if (st) goto done;
     og_logf(spec->log, spec->log_user, OG_LOG_INFO,
