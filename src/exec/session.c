@@ -407,9 +407,7 @@ og_status og_session_exec(og_session *s, const og_exec_req *r)
         return og_error(OG_ERR_INVALID_ARG, "og_session_run: bad input or output arrays");
     for (int j = 0; j < r->n_want; j++) r->out[j] = NULL;
     for (int i = 0; i < g->n_symbols; i++) s->sym[i] = -1;
-    /* run k draws from (seed, k): a key no two runs share */
-    uint64_t mix = s->rng_seed ^ 0xD1B54A32D192ED03ull * (s->rng_runs + 1);
-    s->run_key = og_splitmix64(&mix);
+    s->run_key = og_exec_run_key(s->rng_seed, s->rng_runs);
     s->rng_runs++;
     out_v = og_malloc(s->alloc, (size_t)(r->n_want + 1) * sizeof *out_v);
     if (!out_v) return og_error(OG_ERR_NOMEM, "out of memory");
@@ -546,6 +544,13 @@ og_status og_session_run(og_session *s, const char *const *input_names,
 }
 
 const og_graph *og_session_graph(const og_session *s) { return s->g; }
+
+/* run k draws from (seed, k): a key no two runs share */
+uint64_t og_exec_run_key(uint64_t seed, uint64_t run)
+{
+    uint64_t mix = seed ^ 0xD1B54A32D192ED03ull * (run + 1);
+    return og_splitmix64(&mix);
+}
 
 og_status og_session_get_rng(const og_session *s, uint64_t *seed, uint64_t *runs)
 {
