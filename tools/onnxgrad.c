@@ -904,7 +904,6 @@ static int cmd_check(int argc, char **argv)
         int bi = -1;
         for (int q = 0; q < first_seed; q++)
             if (strcmp(c.bnames[q], pname) == 0) bi = q;
-        (void)first_weight;
         const og_tensor *an = res.grads[p];
         if (bi < 0 || og_tensor_dtype(c.bound[bi]) != OG_DOUBLE) continue;
         double *x = og_tensor_data(c.bound[bi]);
