@@ -4,7 +4,9 @@ gradients with autograd (run with /usr/bin/python3: Debian's torch, torchvision,
 transformers from pip).  Random weights from a config: nothing is downloaded.
 
 usage: export.py NAME OUT_DIR
-NAME is <model>[_dyn|_static][_fold|_nofold]; OUT_DIR receives
+NAME is <model>[_dyn|_static][_fold|_nofold][_train]; _train exports in training mode
+(BatchNormalization on batch statistics, as PyTorch trains; Dropout's p set to 0 since its
+masks cannot match), where PyTorch keeps every parameter's name; OUT_DIR receives
   model.onnx, in_<input>.npy, seed.npy (the output gradient), y.npy (PyTorch's output),
   params.npz (every float parameter by PyTorch name), grads.npz ("input:<name>" and
   "param:<name>" gradients of sum(y * seed))."""
@@ -19,13 +21,15 @@ CNNS = {"resnet18": 32, "mobilenet_v2": 32, "mobilenet_v3_small": 32, "shufflene
 TEXT = ("bert", "distilbert", "gpt2")
 
 
-def build(model):
+def build(model, train=False):
     g = torch.Generator().manual_seed(1)
     if model in CNNS:
         import torchvision
         m = getattr(torchvision.models, model)(num_classes=10)
-        s = CNNS[model]
-        return m, {"x": torch.randn(2, 3, s, s, generator=g)}, {"x": {0: "N", 2: "H", 3: "W"}}
+        # training mode normalizes by batch statistics: at 32x32 the last stages hold 1x1
+        # maps, whose two-sample variances make the function ill-conditioned in float32
+        s, n = (64, 4) if train else (CNNS[model], 2)
+        return m, {"x": torch.randn(n, 3, s, s, generator=g)}, {"x": {0: "N", 2: "H", 3: "W"}}
     if model == "vit":
         from torchvision.models.vision_transformer import VisionTransformer
         m = VisionTransformer(image_size=32, patch_size=8, num_layers=2, num_heads=2,
@@ -69,6 +73,9 @@ class First(torch.nn.Module):
 
 def main(name, out):
     parts = name.split("_")
+    train = parts[-1] == "train"
+    if train:
+        parts = parts[:-1]
     fold = parts[-1] != "nofold"
     if parts[-1] in ("fold", "nofold"):
         parts = parts[:-1]
@@ -77,7 +84,7 @@ def main(name, out):
         parts = parts[:-1]
     model = "_".join(parts)
     torch.manual_seed(0)
-    m, inputs, dyn_axes = build(model)
+    m, inputs, dyn_axes = build(model, train)
     # no two parameters equal (norms start at ones and zeros): the exporter would share
     # identical initializers, and their gradients would be summed
     with torch.no_grad():
@@ -89,13 +96,24 @@ def main(name, out):
                 mod.running_mean.uniform_(-0.2, 0.2, generator=g)
                 mod.running_var.uniform_(0.5, 1.5, generator=g)
     names = list(inputs)
-    net = First(m, names if model in TEXT else None).eval()
+    net = First(m, names if model in TEXT else None).train(train)
+    if train:
+        for mod in net.modules():
+            if isinstance(mod, torch.nn.Dropout):
+                mod.p = 0.0
     args = tuple(inputs[k] for k in names)
     os.makedirs(out, exist_ok=True)
     axes = dict(dyn_axes, y={0: "N"}) if dyn else None
+    saved = {k: v.clone() for k, v in net.named_buffers()}
+    mode = torch.onnx.TrainingMode.TRAINING if train else torch.onnx.TrainingMode.EVAL
     torch.onnx.export(net, args, os.path.join(out, "model.onnx"), input_names=names,
-                      output_names=["y"], dynamic_axes=axes, opset_version=14,
-                      do_constant_folding=fold)
+                      output_names=["y"], dynamic_axes=axes, opset_version=15,
+                      do_constant_folding=fold, training=mode)
+    if train:  # the export ran the model: running statistics moved; start again from them
+        with torch.no_grad():
+            for k, v in saved.items():
+                v_now = dict(net.named_buffers())[k]
+                v_now.copy_(v)
     leaves = {k: v.clone().requires_grad_(v.dtype.is_floating_point) for k, v in inputs.items()}
     y = net(*(leaves[k] for k in names))
     seed = torch.randn(y.shape, generator=torch.Generator().manual_seed(5))
