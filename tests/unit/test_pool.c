@@ -106,7 +106,7 @@ static double ref_pool(const double *xp, const int64_t *in, const int64_t *k, co
 static void test_random(void)
 {
     unsigned seed = 12345;
-    int ran = 0;
+    int ran = 0, refused = 0;
     for (int iter = 0; iter < 300; iter++) {
         int64_t v[16];
         for (int i = 0; i < 16; i++) {
@@ -166,12 +166,24 @@ static void test_random(void)
                 og_test_failures++;
             }
             ran++;
+        } else {
+            /* A refusal is right only when a window does not fit: an output dim below 1. */
+            bool empty = false;
+            for (int i = 0; i < 2; i++)
+                empty |= dims[2 + i] + pads[i] + pads[2 + i] - ((k[i] - 1) * d[i] + 1) < 0;
+            if (!empty) {
+                fprintf(stderr, "random pool %d refused a valid configuration: %s\n", iter,
+                        og_last_error());
+                og_test_failures++;
+            }
+            refused++;
         }
         nh_release(&r);
         og_tensor_free(t);
         free(x);
     }
-    printf("test_pool: %d random cases run\n", ran);
+    printf("test_pool: %d random cases run, %d refused (a window larger than the padded input)\n",
+           ran, refused);
 }
 
 /* MaxPool with Indices (what the MaxPool gradient recomputes) on the fast paths (2x2 stride
