@@ -193,6 +193,12 @@ OG_API size_t og_tensor_nbytes(const og_tensor *t);
 OG_API void *og_tensor_data(og_tensor *t);
 OG_API const void *og_tensor_cdata(const og_tensor *t);
 
+/* For bindings: n tensors described in one call, OG_TENSOR_INFO_SIZE int64 entries each:
+ * the data address (0 for a string tensor and a value that is not a tensor), the dtype, the
+ * rank, then OG_MAX_RANK dims (0 past the rank).  A NULL tensor gives zeros.  Thread-safe. */
+#define OG_TENSOR_INFO_SIZE (3 + OG_MAX_RANK)
+OG_API void og_tensor_info(const og_tensor *const *tensors, int n, int64_t *info);
+
 /* A string tensor of the given shape holding copies of strings[0..numel-1] (C order; a NULL
  * entry is "").  Errors: OG_ERR_INVALID_ARG (bad shape, NULL strings for a non-empty
  * shape), OG_ERR_NOMEM. */
@@ -597,6 +603,46 @@ OG_API og_status og_instance_backward(og_instance *inst, const og_tensor *const 
 /* Pending training forwards, and the bytes their saved states hold (0 for NULL). */
 OG_API int og_instance_pending(const og_instance *inst);
 OG_API size_t og_instance_saved_bytes(const og_instance *inst);
+
+/* Bound calls: forward and backward over tensors bound once to an instance, for language
+ * bindings that call them many times with the same arrays (the Python package does: a
+ * binding there costs a few attribute lookups instead of one C call per tensor).
+ *
+ * Forward slots 0 .. og_instance_slot_count(inst) - 1 are the model inputs (graph inputs
+ * without an initializer, in the model's order) followed by the trained weights
+ * (og_grad_weight_name order); og_instance_slot_name names them.  Backward slots
+ * 0 .. og_grad_output_count() - 1 are the gradient seeds of the selected outputs.
+ *
+ * og_instance_bind(inst, backward, slot, t) binds t (backward == 0: forward slot, else a
+ * backward slot) for every later bound call until the slot is bound again; t NULL unbinds
+ * (a weight's slot then uses the weight's current value, a seed's slot ones).  The instance
+ * takes ownership of t (freed on failure too).  The memory t wraps (og_tensor_wrap) is read
+ * during the bound calls, and also later by the backward of every training forward that
+ * read it: such a forward keeps a view of the tensors the backward half reads (model inputs,
+ * overriding weights, intermediate values that share their memory) instead of copying them,
+ * so the caller keeps that memory alive and unchanged until the matching backward has run
+ * (or the instance is freed).  Errors: OG_ERR_INVALID_ARG (NULL inst, slot out of range).
+ *
+ * og_instance_forward_bound and og_instance_backward_bound behave as og_instance_forward and
+ * og_instance_backward with the bound tensors as inputs (and seeds).  info, when not NULL,
+ * receives og_tensor_info of the results (OG_TENSOR_INFO_SIZE entries per result).  block,
+ * when not NULL, is block_bytes of the caller's memory: the results that are non-empty
+ * numeric tensors of at most OG_BLOCK_RESULT_MAX bytes are copied into it, one after the
+ * other at 64-byte aligned offsets, as long as they fit (the others are handed over as
+ * usual); a result copied there
+ * is NULL in outputs/grads and its info gives its address in the block.  For a binding, one
+ * block for the small results of a call costs less than one object per result; larger
+ * results are never copied.  Errors: as
+ * og_instance_forward / og_instance_backward; OG_ERR_INVALID_ARG (NULL inst or result
+ * array). */
+#define OG_BLOCK_RESULT_MAX 16384
+OG_API int og_instance_slot_count(const og_instance *inst);
+OG_API const char *og_instance_slot_name(const og_instance *inst, int slot);
+OG_API og_status og_instance_bind(og_instance *inst, int backward, int slot, og_tensor *t);
+OG_API og_status og_instance_forward_bound(og_instance *inst, int training, og_tensor **outputs,
+                                           int64_t *info, void *block, size_t block_bytes);
+OG_API og_status og_instance_backward_bound(og_instance *inst, og_tensor **grads, int64_t *info,
+                                            void *block, size_t block_bytes);
 
 /* ---------------------------------------------------------------------------------- */
 /* Datasets                                                                            */

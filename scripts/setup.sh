@@ -23,8 +23,8 @@ SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
 
 # python3-torch (Debian's, for /usr/bin/python3) is the independent oracle of the gradient
-# tests and exports the benchmark models; python3-torchvision and python3-pip (for
-# transformers, below) export the acceptance models of tests/models.
+# tests and exports the benchmark models; python3-torchvision gives the tests roi_align and
+# exports the acceptance models of tests/models, with transformers (below, through pip).
 debs=(cmake make gcc pkg-config protobuf-c-compiler libprotobuf-c-dev libonnx-dev libopenblas-openmp-dev
       zlib1g-dev libdnnl-dev python3-torch python3-torchvision python3-pip python3-numpy)
 [ $want_fuzz = 1 ] && debs+=(clang libclang-rt-14-dev)
@@ -40,13 +40,13 @@ fi
 
 PY=${PYTHON:-python3}
 if ! $PY - <<PYEOF 2>/dev/null
-import numpy, onnx, onnxruntime, sklearn, pytest, wheel
+import numpy, onnx, onnxruntime, sklearn, skl2onnx, pytest, wheel
 assert onnx.__version__ == "$ONNX_VERSION", onnx.__version__
 PYEOF
 then
-  echo "setup: installing Python packages (numpy, onnx==$ONNX_VERSION, onnxruntime, scikit-learn, pytest, wheel)"
+  echo "setup: installing Python packages (numpy, onnx==$ONNX_VERSION, onnxruntime, scikit-learn, skl2onnx, pytest, wheel)"
   $PY -m pip install -q --disable-pip-version-check "$NUMPY_SPEC" "onnx==$ONNX_VERSION" \
-      "onnxruntime>=$ORT_VERSION" scikit-learn pytest wheel
+      "onnxruntime>=$ORT_VERSION" scikit-learn skl2onnx pytest wheel
 fi
 # transformers for Debian's Python (BERT, DistilBERT, GPT-2 with random weights, in
 # tests/models): 4.44 is the last line that runs on Debian 12's torch 1.13.  Debian marks its

@@ -105,6 +105,9 @@ NP2TP = {
     np.dtype(BOOL): TP.BOOL,
     np.dtype(np.uint8): TP.UINT8,
     np.dtype(np.int8): TP.INT8,
+    np.dtype(np.float16): TP.FLOAT16,
+    np.dtype(np.uint16): TP.UINT16,
+    np.dtype(np.int16): TP.INT16,
 }
 
 # ----------------------------------------------------------------------------- case building
@@ -1135,6 +1138,9 @@ def main():
     gen_constants()
     gen_misc()
     gen_nn()
+    import gen_nnops  # the ops of issue 12's nn part, in their own file
+
+    gen_nnops.generate(sys.modules[__name__])
 
     # Opset 21 for an op whose latest version is older only checks that the version resolves:
     # two cases suffice there, the rest would repeat the latest version's cases.
