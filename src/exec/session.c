@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "core/rng.h"
 #include "exec/exec.h"
 #include "kernels/cpu/kernel.h"
 
@@ -38,6 +39,8 @@ struct og_session {
     og_tensor **tout;
     int max_in, max_out;
     og_pool *pool;
+    uint64_t rng_seed, rng_runs; /* og_session_get_rng */
+    uint64_t run_key;            /* this run's: from (rng_seed, rng_runs) */
 };
 
 og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_allocator *host,
@@ -53,6 +56,7 @@ og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_
     s->backend = backend ? backend : &og_cpu_backend;
     s->alloc = s->backend->allocator(a);
     s->threads = opts ? opts->threads : 0;
+    s->rng_seed = opts ? opts->seed : 0;
     if (s->threads < 0) {
         st = og_error(OG_ERR_INVALID_ARG, "threads must be >= 0, got %d", s->threads);
         goto fail;
@@ -308,7 +312,7 @@ static og_status run_node(og_session *s, int ni)
     if (impl && (kb->type_input >= n->n_in || !s->tin[kb->type_input] ||
                  s->tin[kb->type_input]->dtype != kb->type))
         impl = NULL;
-    og_kernel_ctx k = {n, n->params, s->alloc, s->threads, impl};
+    og_kernel_ctx k = {n, n->params, s->alloc, s->threads, impl, s->run_key};
     for (int j = 0; !kb->strings && j < n->n_in; j++)
         if (s->tin[j] && s->tin[j]->kind == OG_KIND_TENSOR && s->tin[j]->dtype == OG_STRING) {
             st = og_error(OG_ERR_UNSUPPORTED,
@@ -404,6 +408,8 @@ og_status og_session_exec(og_session *s, const og_exec_req *r)
         return og_error(OG_ERR_INVALID_ARG, "og_session_run: bad input or output arrays");
     for (int j = 0; j < r->n_want; j++) r->out[j] = NULL;
     for (int i = 0; i < g->n_symbols; i++) s->sym[i] = -1;
+    s->run_key = og_exec_run_key(s->rng_seed, s->rng_runs);
+    s->rng_runs++;
     out_v = og_malloc(s->alloc, (size_t)(r->n_want + 1) * sizeof *out_v);
     if (!out_v) return og_error(OG_ERR_NOMEM, "out of memory");
 
@@ -538,3 +544,26 @@ og_status og_session_run(og_session *s, const char *const *input_names,
 }
 
 const og_graph *og_session_graph(const og_session *s) { return s->g; }
+
+/* run k draws from (seed, k): a key no two runs share */
+uint64_t og_exec_run_key(uint64_t seed, uint64_t run)
+{
+    uint64_t mix = seed ^ 0xD1B54A32D192ED03ull * (run + 1);
+    return og_splitmix64(&mix);
+}
+
+og_status og_session_get_rng(const og_session *s, uint64_t *seed, uint64_t *runs)
+{
+    if (!s) return og_error(OG_ERR_INVALID_ARG, "og_session_get_rng: session is NULL");
+    if (seed) *seed = s->rng_seed;
+    if (runs) *runs = s->rng_runs;
+    return OG_OK;
+}
+
+og_status og_session_set_rng(og_session *s, uint64_t seed, uint64_t runs)
+{
+    if (!s) return og_error(OG_ERR_INVALID_ARG, "og_session_set_rng: session is NULL");
+    s->rng_seed = seed;
+    s->rng_runs = runs;
+    return OG_OK;
+}
