@@ -169,6 +169,13 @@ int og_gb_reduce_sum(og_gb *b, int x, const int64_t *axes, int n_axes, bool keep
 int og_gb_sum_to_shape(og_gb *b, int grad, int from_rank, const int64_t *from_dims, int target);
 /* Same, with the static shape of value `from` (usually the node's output). */
 int og_gb_sum_to(og_gb *b, int grad, int from, int target);
+/* The gradient of output 0 of n summed back to the shape of its input i, for an op whose
+ * output shape is the broadcast of its inputs (Add, Mul, Where, PRelu, ...; with `tail`
+ * trailing axes of every input left out of the broadcast: 2 for MatMul's matrices, whose
+ * gradient has the input's own dims there): an axis whose dims are known only at run time
+ * needs no sum when no other input can broadcast along it, so fewer axes are left to run
+ * time than og_gb_sum_to leaves. */
+int og_gb_sum_to_input(og_gb *b, int grad, const og_node *n, int i, int tail);
 /* The reduced axes of a Reduce* node (attribute or constant input), normalized and sorted,
  * into axes[]; returns their count (every axis for reduce-all; 0 when empty axes mean no
  * reduction), or -1 after recording an error. */
