@@ -38,7 +38,8 @@ static const char *const supported_ops[] = {
     /* extras */
     "Tan", "Atan", "Asin", "Acos", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Round", "IsNaN",
     "IsInf", "HardSwish", "Mish", "ThresholdedRelu", "Celu", "Shrink", "Gelu", "Scatter",
-    "Upsample", "ReduceLogSum", "NonZero", "Gradient", "Momentum", "Adagrad", "Adam",
+    "Upsample", "ReduceLogSum", "NonZero", "Gradient", "Momentum", "Adagrad", "Adam", "RNN", "GRU",
+    "LSTM",
     NULL};
 /* clang-format on */
 

@@ -118,16 +118,21 @@ def ir_for(opset):
 
 
 REF_ONLY = set()  # cases onnxruntime must not see (it crashes on them)
+ORACLES = {}  # case name -> function(feeds) giving the expected outputs (for forms onnxruntime lacks)
 
 
-def case(op, opset, variant, inputs, attrs=None, n_out=1, out_names=None, fix=None, ref_only=False):
+def case(op, opset, variant, inputs, attrs=None, n_out=1, out_names=None, fix=None, ref_only=False,
+         oracle=None):
     """One single-node case.  inputs: list of (name, array) or None for an omitted optional.
-    fix: optional function(outputs) -> outputs correcting a known onnxruntime deviation."""
+    fix: optional function(outputs) -> outputs correcting a known onnxruntime deviation.
+    oracle: optional function(feeds) -> outputs computing the expected outputs instead."""
     name = "test_%s_v%d_%s" % (op.lower(), opset, variant)
     assert name not in NAMES, name
     NAMES.add(name)
     if ref_only:
         REF_ONLY.add(name)
+    if oracle:
+        ORACLES[name] = oracle
     in_names, vis, feeds = [], [], {}
     for i, item in enumerate(inputs):
         if item is None:
@@ -152,8 +157,8 @@ def make_model(opset, node, vis, out_vis, inits):
     return m
 
 
-def compute(opset, node, vis, outs, feeds, fix=None, inits=(), ref_only=False):
-    """Expected outputs: onnxruntime, else the reference evaluator.
+def compute(opset, node, vis, outs, feeds, fix=None, inits=(), ref_only=False, oracle=None):
+    """Expected outputs: the case's oracle, else onnxruntime, else the reference evaluator.
     Returns (arrays, model, source) or (None, None, why)."""
     untyped = []
     for o in outs:
@@ -165,13 +170,16 @@ def compute(opset, node, vis, outs, feeds, fix=None, inits=(), ref_only=False):
     try:
         if ref_only:
             raise RuntimeError("onnxruntime skipped")
-        import onnxruntime as ort
+        if oracle:
+            res = oracle({**feeds, **{i.name: onh.to_array(i) for i in inits}})
+        else:
+            import onnxruntime as ort
 
-        so = ort.SessionOptions()
-        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-        so.log_severity_level = 4
-        s = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
-        res = s.run(None, feeds)
+            so = ort.SessionOptions()
+            so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+            so.log_severity_level = 4
+            s = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+            res = s.run(None, feeds)
         src = "ort"
     except Exception as e:  # onnxruntime refuses: fall back
         err = str(e).splitlines()[0][:200]
@@ -1115,6 +1123,111 @@ def gen_nn():
         case("SoftmaxCrossEntropyLoss", v, "2d_i32", [("x", rand((3, 5))), ("t", np.array([4, 0, 2], I32))])
 
 
+def rnn_twin(op, opset, attrs, inputs, outs):
+    """An oracle for the recurrent forms onnxruntime lacks (float64, layout 1): onnxruntime
+    on the float32, layout-0 twin of the node, its outputs turned back."""
+    layout = attrs.get("layout", 0)
+    names = [i[0] if i else "" for i in inputs]
+
+    def run(feeds):
+        import onnxruntime as ort
+        a2 = {k: v for k, v in attrs.items() if k != "layout"}
+        f2, vis = {}, []
+        for n in names:
+            if not n:
+                continue
+            x = feeds[n]
+            if x.dtype == F64:
+                x = x.astype(F32)
+            if layout and n == "x":
+                x = x.transpose(1, 0, 2)
+            if layout and n in ("h0", "c0"):
+                x = x.transpose(1, 0, 2)
+            f2[n] = np.ascontiguousarray(x)
+            vis.append(oh.make_tensor_value_info(n, NP2TP[x.dtype], list(x.shape)))
+        node = oh.make_node(op, names, outs, **a2)
+        m = make_model(opset, node, vis, [oh.make_tensor_value_info(o, TP.FLOAT, None) for o in outs if o], [])
+        res = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, f2)
+        dt = feeds["x"].dtype
+        out = []
+        for o, r in zip([o for o in outs if o], res):
+            if layout:
+                r = r.transpose(2, 0, 1, 3) if o == "y" else r.transpose(1, 0, 2)
+            out.append(np.ascontiguousarray(r).astype(dt))
+        return out
+    return run
+
+
+def gen_rnn():
+    """RNN, GRU and LSTM: directions, every activation (alphas and betas given: onnxruntime's
+    defaults for Affine, ScaledTanh and ThresholdedRelu differ from the ONNX ops'), clip,
+    sequence lengths (a zero one among them), initial states, peepholes, input_forget,
+    linear_before_reset, layout 1, omitted outputs, float64.  hidden_size is always given:
+    onnxruntime needs it."""
+    T_, N_, I_, H_ = 4, 3, 2, 3
+    acts = [("Relu", [], []), ("Tanh", [], []), ("Sigmoid", [], []), ("Affine", [0.7], [0.1]),
+            ("LeakyRelu", [0.2], []), ("ThresholdedRelu", [0.3], []), ("ScaledTanh", [0.8], [1.3]),
+            ("HardSigmoid", [0.3], [0.4]), ("Elu", [0.6], []), ("Softsign", [], []),
+            ("Softplus", [], [])]
+    for op, G, nact in (("RNN", 1, 1), ("GRU", 3, 2), ("LSTM", 4, 3)):
+        lstm = op == "LSTM"
+        nout = 3 if lstm else 2
+        outs = ["y", "yh", "yc"][:nout]
+
+        def ins(D=1, dt=F32, b=True, seq=None, h0=False, p=False, layout=0):
+            w = [("x", rand((N_, T_, I_) if layout else (T_, N_, I_), dt, -1, 1)),
+                 ("w", rand((D, G * H_, I_), dt, -1, 1)), ("r", rand((D, G * H_, H_), dt, -1, 1)),
+                 ("b", rand((D, 2 * G * H_), dt, -1, 1)) if b or seq is not None or h0 or p else None,
+                 ("seq", np.array(seq, I32)) if seq is not None else None]
+            st = (N_, D, H_) if layout else (D, N_, H_)
+            w.append(("h0", rand(st, dt, -1, 1)) if h0 else None)
+            if lstm:
+                w.append(("c0", rand(st, dt, -1, 1)) if h0 else None)
+                w.append(("p", rand((D, 3 * H_), dt, -1, 1)) if p else None)
+            while w[-1] is None:
+                w.pop()
+            return w
+
+        for v in vers(op):
+            a = act(op, v)
+            case(op, v, "defaults", ins(b=False), {"hidden_size": H_}, out_names=outs)
+            case(op, v, "reverse_seq", ins(seq=[4, 2, 1], h0=True), {"direction": "reverse", "hidden_size": H_}, out_names=outs)
+            case(op, v, "forward_seq0", ins(seq=[2, 0, 4], h0=True, p=lstm), {"hidden_size": H_}, out_names=outs)
+            case(op, v, "bidi", ins(D=2, seq=[3, 4, 1], h0=True, p=lstm),
+                 {"direction": "bidirectional", "hidden_size": H_}, out_names=outs)
+            case(op, v, "clip", ins(h0=True, p=lstm), {"clip": 0.4, "hidden_size": H_}, out_names=outs)
+            case(op, v, "only_h", ins(), {"hidden_size": H_}, out_names=["", "yh"])
+            # onnxruntime has neither float64 nor layout 1: its float32, layout-0 twin
+            i64 = ins(dt=F64, D=2, seq=[4, 1, 3], h0=True, p=lstm)
+            at = {"hidden_size": H_, "direction": "bidirectional"}
+            case(op, v, "f64", i64, at, out_names=outs, oracle=rnn_twin(op, v, at, i64, outs))
+            if a >= 14:
+                il = ins(D=2, seq=[4, 2, 3], h0=True, p=lstm, layout=1)
+                at = {"layout": 1, "hidden_size": H_, "direction": "bidirectional"}
+                case(op, v, "layout1", il, at, out_names=outs, oracle=rnn_twin(op, v, at, il, outs))
+            if lstm:
+                case(op, v, "input_forget", ins(h0=True, p=True), {"input_forget": 1, "hidden_size": H_}, out_names=outs)
+            if op == "GRU":
+                case(op, v, "lbr", ins(D=2, seq=[4, 1, 3], h0=True),
+                     {"linear_before_reset": 1, "direction": "bidirectional", "hidden_size": H_}, out_names=outs)
+            # every activation, in a different position in each direction (the others at
+            # their defaults); alphas and betas in the order the activations consume them
+            dflt = {"RNN": ["Tanh"], "GRU": ["Sigmoid", "Tanh"],
+                    "LSTM": ["Sigmoid", "Tanh", "Tanh"]}[op]
+            for k, (fn, al, be) in enumerate(acts):
+                names, alpha, beta = [], [], []
+                for d in range(2):
+                    for j in range(nact):
+                        use = j == (k + d) % nact
+                        names.append(fn if use else dflt[j])
+                        alpha += al if use else []
+                        beta += be if use else []
+                attrs = {"direction": "bidirectional", "activations": names, "hidden_size": H_}
+                if alpha:
+                    attrs["activation_alpha"] = alpha
+                if beta:
+                    attrs["activation_beta"] = beta
+                case(op, v, "act_" + fn.lower(), ins(D=2, h0=True), attrs, out_names=outs)
 # ----------------------------------------------------------------------------- main
 
 
@@ -1135,6 +1248,7 @@ def main():
     gen_constants()
     gen_misc()
     gen_nn()
+    gen_rnn()
 
     # Opset 21 for an op whose latest version is older only checks that the version resolves:
     # two cases suffice there, the rest would repeat the latest version's cases.
@@ -1170,7 +1284,9 @@ def main():
         shutil.rmtree(out)
     os.makedirs(out)
     for name, opset, node, vis, outs, feeds, fix, inits in kept:
-        res, model, src = compute(opset, node, vis, outs, feeds, fix, inits, name.replace("_init", "") in REF_ONLY)
+        base = name.replace("_init", "")
+        res, model, src = compute(opset, node, vis, outs, feeds, fix, inits, base in REF_ONLY,
+                                  ORACLES.get(base))
         if os.environ.get("OG_OPSET_VERBOSE"):
             print("%s %s" % (src if res is not None else "dropped", name))
         if res is None:
