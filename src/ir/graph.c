@@ -39,6 +39,7 @@ static void node_free(const og_allocator *a, og_node *n)
     og_free(a, n->out);
     for (int j = 0; j < n->n_attrs; j++) attr_free(a, &n->attrs[j]);
     og_free(a, n->attrs);
+    og_free(a, n->overload);
     if (n->params) {
         if (n->free_params)
             n->free_params(a, n->params);
@@ -67,6 +68,13 @@ void og_graph_free(og_graph *g)
     }
     og_free(a, g->metadata);
     og_graph_clear_training_info(g);
+    for (int i = 0; i < g->n_functions; i++) {
+        og_free(a, g->functions[i].domain);
+        og_free(a, g->functions[i].name);
+        og_free(a, g->functions[i].overload);
+        og_free(a, g->functions[i].proto.data);
+    }
+    og_free(a, g->functions);
     for (int i = 0; i < g->n_symbols; i++) og_free(a, g->symbols[i]);
     og_free(a, g->symbols);
     og_free(a, g->inputs);
@@ -479,6 +487,7 @@ static og_status node_copy(og_graph *g, const og_node *n, og_node *d)
     if (!(d->name = og_strdup(a, n->name)) || !(d->op_type = og_strdup(a, n->op_type)) ||
         !(d->domain = og_strdup(a, n->domain)) || !dup_opt(a, n->doc, &d->doc) ||
         !(d->in = dup_ints(a, n->in, n->n_in)) || !(d->out = dup_ints(a, n->out, n->n_out)) ||
+        !dup_opt(a, n->overload, &d->overload) ||
         !(d->attrs = og_calloc(a, (size_t)n->n_attrs + 1, sizeof *d->attrs)))
         return og_error(OG_ERR_NOMEM, "out of memory copying the graph");
     for (int j = 0; j < n->n_attrs; j++) {
@@ -549,6 +558,12 @@ og_status og_graph_clone(const og_graph *src, const og_allocator *a, og_graph **
             g->training_info[i].size = b->size;
         }
     }
+    for (int i = 0; i < src->n_functions; i++) {
+        const og_function *f = &src->functions[i];
+        if ((st = og_graph_add_function(g, f->domain, f->name, f->overload, f->proto.data,
+                                        f->proto.size)))
+            goto fail;
+    }
     if (!(g->symbols = og_calloc(a, (size_t)src->n_symbols + 1, sizeof *g->symbols))) goto nomem;
     g->n_symbols = src->n_symbols;
     for (int i = 0; i < src->n_symbols; i++)
@@ -579,6 +594,49 @@ nomem:
 fail:
     og_graph_free(g);
     return st;
+}
+
+int og_graph_find_function(const og_graph *g, const char *domain, const char *name,
+                           const char *overload)
+{
+    if (!overload) overload = "";
+    for (int i = 0; i < g->n_functions; i++) {
+        const og_function *f = &g->functions[i];
+        if (strcmp(f->domain, domain) == 0 && strcmp(f->name, name) == 0 &&
+            strcmp(f->overload, overload) == 0)
+            return i;
+    }
+    return -1;
+}
+
+og_status og_graph_add_function(og_graph *g, const char *domain, const char *name,
+                                const char *overload, const void *proto, size_t size)
+{
+    const og_allocator *a = g->alloc;
+    if (og_graph_find_function(g, domain, name, overload) >= 0)
+        return og_error(OG_ERR_MODEL, "the model defines function %s.%s%s%s twice", domain, name,
+                        overload && overload[0] ? ":" : "", overload ? overload : "");
+    og_function *fs = og_realloc(a, g->functions, (size_t)g->n_functions * sizeof *fs,
+                                 (size_t)(g->n_functions + 1) * sizeof *fs);
+    if (!fs) return og_error(OG_ERR_NOMEM, "out of memory adding a function");
+    g->functions = fs;
+    og_function *f = &fs[g->n_functions];
+    memset(f, 0, sizeof *f);
+    f->domain = og_strdup(a, domain);
+    f->name = og_strdup(a, name);
+    f->overload = og_strdup(a, overload ? overload : "");
+    f->proto.data = og_malloc(a, size ? size : 1);
+    f->proto.size = size;
+    if (!f->domain || !f->name || !f->overload || !f->proto.data) {
+        og_free(a, f->domain);
+        og_free(a, f->name);
+        og_free(a, f->overload);
+        og_free(a, f->proto.data);
+        return og_error(OG_ERR_NOMEM, "out of memory adding a function");
+    }
+    if (size) memcpy(f->proto.data, proto, size);
+    g->n_functions++;
+    return OG_OK;
 }
 
 og_status og_graph_prune(og_graph *g)

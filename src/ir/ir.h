@@ -94,6 +94,9 @@ typedef struct og_node {
     void *params; /* parsed attributes, owned: freed with free_params (NULL: og_free) */
     void (*free_params)(const og_allocator *a, void *params); /* set with params */
     bool parsed; /* params hold this node's attributes (resolve parses once) */
+    /* NodeProto.overload (IR 10): which overload of a model-local function the node calls;
+     * NULL for none */
+    char *overload;
 } og_node;
 
 typedef struct og_opset {
@@ -112,6 +115,14 @@ typedef struct og_blob {
     size_t size;
 } og_blob;
 
+/* A model-local function (ModelProto.functions), kept as its packed FunctionProto so that a
+ * model round-trips; onnxgrad runs the ops of its own domain with kernels and keeps the
+ * functions that define them for other runtimes.  overload is "" for none. */
+typedef struct og_function {
+    char *domain, *name, *overload;
+    og_blob proto;
+} og_function;
+
 typedef struct og_graph {
     const og_allocator *alloc;
     /* model-level */
@@ -126,6 +137,8 @@ typedef struct og_graph {
      * model round-trips (src/onnx/onnx_io.h reads and writes them) */
     int n_training_info;
     og_blob *training_info;
+    int n_functions;
+    og_function *functions;
     /* graph-level */
     char *name;
     char *doc;
@@ -156,22 +169,30 @@ void og_graph_free(og_graph *g);
 /* A deep copy of src in memory, every block allocated with `a` (NULL: the default
  * allocator), without the serialize-and-parse round trip.  Copied: the model fields
  * (ir_version, producer, domain, doc, model_version), opset imports, metadata, the
- * training_info blobs (bytes), the graph name and doc, every value in the same order and at
- * the same index (name, doc, kind, graph input and output flags, dtype, rank, dims, whether
- * it has a value_info, its initializer tensor with its readonly flag), the input, output and
- * initializer lists, symbols (same indices, so symbolic dims keep their meaning), and every
- * node in the same order (name, op type, domain, doc, inputs, outputs, attributes with their
- * strings, arrays, tensors and raw bytes).  Values no node or list refers to any more are
- * copied too: a clone saves to the same bytes as src.
- * State: as finalized as src (producers, consumer counts and node order are copied), not
- * resolved: each node's op, since-version, opset and parsed params are left unset (params
- * are never shared), and `known` is set for initializers only, so og_graph_resolve must run
- * before inference or a session; dtypes and shapes already inferred are kept.
- * Errors: OG_ERR_NOMEM (nothing allocated is left behind), or what og_tensor_clone says of
- * an initializer or attribute tensor. */
+ * training_info blobs (bytes), the model-local functions (bytes), the graph name and doc, every
+ * value in the same order and at the same index (name, doc, kind, graph input and output flags,
+ * dtype, rank, dims, whether it has a value_info, its initializer tensor with its readonly flag),
+ * the input, output and initializer lists, symbols (same indices, so symbolic dims keep their
+ * meaning), and every node in the same order (name, op type, domain, doc, inputs, outputs,
+ * overload, attributes with their strings, arrays, tensors and raw bytes).  Values no node or list
+ * refers to any more are copied too: a clone saves to the same bytes as src. State: as finalized as
+ * src (producers, consumer counts and node order are copied), not resolved: each node's op,
+ * since-version, opset and parsed params are left unset (params are never shared), and `known` is
+ * set for initializers only, so og_graph_resolve must run before inference or a session; dtypes and
+ * shapes already inferred are kept. Errors: OG_ERR_NOMEM (nothing allocated is left behind), or
+ * what og_tensor_clone says of an initializer or attribute tensor. */
 og_status og_graph_clone(const og_graph *src, const og_allocator *a, og_graph **out);
 /* Drop the graph's TrainingInfoProtos. */
 void og_graph_clear_training_info(og_graph *g);
+
+/* The index of the function (domain, name, overload) among g's, -1 if none (overload NULL
+ * and "" are the same). */
+int og_graph_find_function(const og_graph *g, const char *domain, const char *name,
+                           const char *overload);
+/* Add a model-local function: a copy of its packed FunctionProto (size bytes at proto).
+ * Errors: OG_ERR_MODEL (one of that identity exists), OG_ERR_NOMEM. */
+og_status og_graph_add_function(og_graph *g, const char *domain, const char *name,
+                                const char *overload, const void *proto, size_t size);
 
 /* Value by name (-1 if none; the first one if a name was added twice).  Constant time, through
  * og_graph.value_index. */

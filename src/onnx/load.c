@@ -300,6 +300,34 @@ og_status og_onnx_parse_tensor(const void *data, size_t size, const og_allocator
     return st;
 }
 
+/* A string field of IR 10 that the system's onnx.proto (IR 8) predates, found among the
+ * message's unknown fields (NodeProto.overload is field 8, FunctionProto.overload 13):
+ * *out gets a copy, or stays NULL when absent.  False when out of memory. */
+static bool string_field(const og_allocator *a, const ProtobufCMessage *m, uint32_t field,
+                         char **out)
+{
+    *out = NULL;
+    for (unsigned i = 0; i < m->n_unknown_fields; i++) {
+        const ProtobufCMessageUnknownField *u = &m->unknown_fields[i];
+        if (u->tag != field || u->wire_type != PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED) continue;
+        /* the data is the length (a varint), then the bytes */
+        uint64_t n = 0;
+        size_t k = 0;
+        for (int shift = 0; k < u->len && shift < 64; shift += 7) {
+            uint8_t byte = u->data[k++];
+            n |= (uint64_t)(byte & 0x7f) << shift;
+            if (!(byte & 0x80)) break;
+        }
+        if (n > u->len - k) n = u->len - k; /* malformed: keep what is there */
+        og_free(a, *out);
+        *out = og_malloc(a, (size_t)n + 1);
+        if (!*out) return false;
+        if (n) memcpy(*out, u->data + k, (size_t)n);
+        (*out)[n] = 0;
+    }
+    return true;
+}
+
 /* ---- attributes ------------------------------------------------------------------ */
 
 static og_status attr_from_proto(og_graph *g, const Onnx__AttributeProto *ap, og_attr *at,
@@ -593,12 +621,28 @@ static og_status convert(const Onnx__ModelProto *mp, const char *base_dir, og_gr
     DUP(g->model_domain, mp->domain);
     DUP(g->model_doc, mp->doc_string);
     g->model_version = mp->has_model_version ? mp->model_version : 0;
-    if (mp->n_functions) {
-        st = og_error(OG_ERR_UNSUPPORTED,
-                      "the model defines %zu local functions (first: "
-                      "'%s'), which onnxgrad does not run yet",
-                      mp->n_functions, mp->functions[0]->name ? mp->functions[0]->name : "");
-        goto done;
+    /* model-local functions are kept packed: a node calling one runs if onnxgrad knows its
+     * op (those of its own domain), and fails at resolution naming it otherwise */
+    for (size_t i = 0; i < mp->n_functions; i++) {
+        const Onnx__FunctionProto *fp = mp->functions[i];
+        char *overload = NULL;
+        if (!fp->name || !fp->name[0]) {
+            st = og_error(OG_ERR_MODEL, "local function %zu has no name", i);
+            goto done;
+        }
+        if (!string_field(a, &fp->base, 13, &overload)) goto nomem;
+        size_t size = onnx__function_proto__get_packed_size(fp);
+        void *bytes = og_malloc(a, size + 1);
+        if (!bytes) {
+            og_free(a, overload);
+            goto nomem;
+        }
+        onnx__function_proto__pack(fp, bytes);
+        st =
+            og_graph_add_function(g, fp->domain ? fp->domain : "", fp->name, overload, bytes, size);
+        og_free(a, bytes);
+        og_free(a, overload);
+        if (st) goto done;
     }
     g->opsets = og_calloc(a, mp->n_opset_import + 1, sizeof *g->opsets);
     if (!g->opsets) goto nomem;
@@ -727,6 +771,7 @@ static og_status convert(const Onnx__ModelProto *mp, const char *base_dir, og_gr
                                        (int)np->n_output);
         if (!n) goto nomem;
         DUP(n->doc, np->doc_string);
+        if (!string_field(a, &np->base, 8, &n->overload)) goto nomem;
         for (size_t j = 0; j < np->n_input; j++) {
             if (!np->input[j] || !np->input[j][0]) continue; /* omitted optional input */
             int v = map_get(g, np->input[j], true);
