@@ -103,6 +103,31 @@ class TransformerBlock(nn.Module):
         return x + self.ff2(nn.functional.gelu(self.ff1(self.ln2(x))))
 
 
+class Recurrent(nn.Module):
+    """a two-layer bidirectional nn.LSTM / nn.GRU / nn.RNN with learned initial states, its
+    sequence output plus its last states (both layers' top), then a linear head"""
+
+    def __init__(self, kind, batch_first, batch=3):
+        super().__init__()
+        cls = {"lstm": nn.LSTM, "gru": nn.GRU, "rnn": nn.RNN}[kind]
+        extra = {"nonlinearity": "relu"} if kind == "rnn" else {}
+        self.kind, self.batch_first = kind, batch_first
+        self.rnn = cls(5, 4, num_layers=2, bidirectional=True, batch_first=batch_first, **extra)
+        self.h0 = nn.Parameter(0.5 * torch.randn(4, batch, 4))
+        if kind == "lstm":
+            self.c0 = nn.Parameter(0.5 * torch.randn(4, batch, 4))
+        self.head = nn.Linear(8, 3)
+
+    def forward(self, x):
+        if self.kind == "lstm":
+            out, (h, c) = self.rnn(x, (self.h0, self.c0))
+            last = torch.cat([h[-2], h[-1]], -1) + torch.cat([c[-2], c[-1]], -1)
+        else:
+            out, h = self.rnn(x, self.h0)
+            last = torch.cat([h[-2], h[-1]], -1)
+        return self.head(out + last.unsqueeze(1 if self.batch_first else 0))
+
+
 class WithLoss(nn.Module):
     """model + loss: cross-entropy on class labels, or squared error for regression"""
 
@@ -131,17 +156,28 @@ def build(name):
     elif name.startswith("resnet18"):
         m, x, kind = ResNet18(), torch.randn(2, 3, 64, 64, generator=g), "ce"
         target = torch.randint(0, 10, (2,), generator=g)
+    elif name.split("_")[0] in ("lstm", "gru", "rnn"):
+        kind, bf = name.split("_")[0], "_bf" in name
+        m, kind_loss = Recurrent(kind, bf), "mse"
+        shape = (3, 6, 5) if bf else (6, 3, 5)
+        x = torch.randn(*shape, generator=g)
+        target = torch.randn(*shape[:2], 3, generator=g)
+        return _perturb(m, g), x, target, kind_loss
     elif name.startswith("transformer"):
         m, x, kind = TransformerBlock(), torch.randn(2, 5, 16, generator=g), "mse"
         target = torch.randn(2, 5, 16, generator=g)
     else:
         raise ValueError(name)
+    return _perturb(m, g), x, target, kind
+
+
+def _perturb(m, g):
     # no two parameters equal (LayerNorm/BatchNorm start at ones and zeros): the exporter
     # would share identical initializers, and their gradients would be summed
     with torch.no_grad():
         for p in m.parameters():
             p.add_(0.1 * torch.randn(p.shape, generator=g))
-    return m, x, target, kind
+    return m
 
 
 def check(cli, name, tmp):
@@ -212,7 +248,8 @@ def main(build_dir, models):
 
 
 ALL = ["linreg", "linreg_loss", "mlp", "mlp_loss", "lenet", "lenet_loss", "transformer",
-       "transformer_loss", "resnet18", "resnet18_loss"]
+       "transformer_loss", "resnet18", "resnet18_loss", "lstm", "lstm_bf_loss", "gru", "gru_bf",
+       "gru_loss", "rnn", "rnn_bf_loss"]
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1], sys.argv[2:] or ALL))
