@@ -3,7 +3,9 @@
 gradients: for every gradient case (build/grad_cases, made by run.sh), `onnxgrad export`
 writes the graphs, onnx.checker (full_check) accepts both, onnxruntime runs the training
 graph with random output gradients, and `onnxgrad grad` with the same seeds must agree
-(rtol 1e-4, atol 1e-5, float32).  Ends with "N passed, N failed".
+(rtol 1e-4, atol 1e-5, float32); a training graph with model-local functions (the recurrent
+ops') is also loaded back and run by `onnxgrad run`, which must agree too.  Ends with "N
+passed, N failed".
 
 usage: ort_check.py BUILD_DIR [PATTERN ...]   (only the cases matching a shell pattern)"""
 import fnmatch
@@ -56,6 +58,25 @@ def eval_outputs(cli, tmp, args, feeds):
                        text=True)
         manifest = json.load(open(os.path.join(out, "manifest.json")))
         return {k: np.load(os.path.join(out, f)) for k, f in manifest.items()}
+
+
+def reload_check(cli, tmp, args, go_args, ref):
+    seeds = []
+    for a in go_args:
+        if a != "--grad-output":
+            seeds += ["--input", "%s_grad=%s" % tuple(a.split("=", 1))]
+    out = os.path.join(tmp, "reload")
+    subprocess.run([cli, "run", os.path.join(tmp, "training.onnx")] + args + seeds + ["-o", out],
+                   check=True, capture_output=True, text=True)
+    manifest = json.load(open(os.path.join(out, "manifest.json")))
+    if set(manifest) != set(ref):
+        raise AssertionError("the reloaded training graph has outputs %s, not %s" %
+                             (sorted(manifest), sorted(ref)))
+    for k, f in manifest.items():
+        ours = np.load(os.path.join(out, f))
+        if not np.allclose(ours, ref[k], rtol=1e-4, atol=1e-5):
+            raise AssertionError("reloaded training graph: %s differs: max abs %g" %
+                                 (k, np.abs(ours - ref[k]).max()))
 
 
 def main(build, patterns=()):
@@ -121,6 +142,10 @@ def main(build, patterns=()):
                                              (k, np.abs(ours - want).max()))
                     if want.size:
                         worst = max(worst, float(np.abs(ours - want).max()))
+                if tm.functions:
+                    # onnxgrad loads the saved graph back (its local functions kept, the ops
+                    # they define run by onnxgrad's kernels) and computes the same
+                    reload_check(cli, tmp, args, go_args, ref)
                 passed += 1
                 print("PASS %s (largest difference %.2g)" % (name, worst))
             except Exception as e:  # noqa: BLE001 - report and count any failure
