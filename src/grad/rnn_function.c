@@ -54,9 +54,9 @@ bool og_rnn_fn_key_init(og_rnn_fn_key *k, og_gb *b, const og_node *n, const og_r
     k->p.role = OG_RNN_FORWARD;
     int nin = og_rnn_n_in(p->kind), nout = og_rnn_n_out(p->kind);
     k->dtype = og_gb_value(b, n->in[0])->dtype;
-    if (k->dtype != OG_FLOAT && k->dtype != OG_DOUBLE) {
+    if (k->dtype != OG_FLOAT && k->dtype != OG_DOUBLE && k->dtype != OG_FLOAT16) {
         og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                   "the gradient needs X's element type (float32 or float64) statically");
+                   "the gradient needs X's element type (a float type) statically");
         return false;
     }
     for (int i = 0; i < nin; i++) {

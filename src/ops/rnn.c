@@ -13,6 +13,8 @@
 
 static const int og_since_onnxgrad[] = {1, 0};
 
+const og_dtype og_rnn_types[] = {OG_FLOAT, OG_DOUBLE, OG_FLOAT16, OG_UNDEFINED};
+
 static const char *const act_names[OG_ACT_COUNT] = {
     "Relu",       "Tanh",        "Sigmoid", "Affine",   "LeakyRelu", "ThresholdedRelu",
     "ScaledTanh", "HardSigmoid", "Elu",     "Softsign", "Softplus"};
@@ -209,7 +211,7 @@ static og_status check_inputs(const og_op_ctx *c, const og_rnn_params *p, const 
                 return og_op_error(c, OG_ERR_TYPE, "input 4 (sequence_lens) is %s, expected int32",
                                    og_dtype_name(in[i].dtype));
         } else {
-            if ((st = og_check_dtype(c, in, i, og_types_float))) return st;
+            if ((st = og_check_dtype(c, in, i, og_rnn_types))) return st;
             if ((st = og_check_same_dtype(c, in, 0, i))) return st;
         }
         int want = i == OG_RNN_IN_B || i == OG_RNN_IN_P ? 2 : i == OG_RNN_IN_SEQ ? 1 : 3;

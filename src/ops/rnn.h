@@ -65,6 +65,9 @@ typedef struct og_rnn_act {
     float alpha, beta;
 } og_rnn_act;
 
+/* The element types of X and the other float inputs: float32, float64, float16. */
+extern const og_dtype og_rnn_types[];
+
 /* The ONNX name of an activation ("LeakyRelu"). */
 const char *og_rnn_act_name(og_rnn_act_kind k);
 

@@ -105,6 +105,7 @@ NP2TP = {
     np.dtype(BOOL): TP.BOOL,
     np.dtype(np.uint8): TP.UINT8,
     np.dtype(np.int8): TP.INT8,
+    np.dtype(np.float16): TP.FLOAT16,
 }
 
 # ----------------------------------------------------------------------------- case building
@@ -1124,8 +1125,8 @@ def gen_nn():
 
 
 def rnn_twin(op, opset, attrs, inputs, outs):
-    """An oracle for the recurrent forms onnxruntime lacks (float64, layout 1): onnxruntime
-    on the float32, layout-0 twin of the node, its outputs turned back."""
+    """An oracle for the recurrent forms onnxruntime lacks (float64, float16, layout 1):
+    onnxruntime on the float32, layout-0 twin of the node, its outputs turned back."""
     layout = attrs.get("layout", 0)
     names = [i[0] if i else "" for i in inputs]
 
@@ -1137,7 +1138,7 @@ def rnn_twin(op, opset, attrs, inputs, outs):
             if not n:
                 continue
             x = feeds[n]
-            if x.dtype == F64:
+            if x.dtype in (F64, np.float16):
                 x = x.astype(F32)
             if layout and n == "x":
                 x = x.transpose(1, 0, 2)
@@ -1201,6 +1202,9 @@ def gen_rnn():
             i64 = ins(dt=F64, D=2, seq=[4, 1, 3], h0=True, p=lstm)
             at = {"hidden_size": H_, "direction": "bidirectional"}
             case(op, v, "f64", i64, at, out_names=outs, oracle=rnn_twin(op, v, at, i64, outs))
+            i16 = ins(dt=np.float16, seq=[3, 4, 2], h0=True, p=lstm)
+            at = {"hidden_size": H_}
+            case(op, v, "f16", i16, at, out_names=outs, oracle=rnn_twin(op, v, at, i16, outs))
             if a >= 14:
                 il = ins(D=2, seq=[4, 2, 3], h0=True, p=lstm, layout=1)
                 at = {"layout": 1, "hidden_size": H_, "direction": "bidirectional"}

@@ -8,7 +8,7 @@
  * Backward, per direction, steps in the reverse of the order the forward took them: the
  * gradients of the pre-activations row by row, the state gradient passed back through one
  * product with R per step; then dX, dW, dR in three products over all steps and dB, dP as
- * sums. */
+ * sums.  float16 runs the float32 loops on converted copies. */
 #include <string.h>
 #include <math.h>
 
@@ -69,6 +69,45 @@ static inline bool active(const rnn_geom *g, int64_t t, int64_t n)
 #undef FN
 #undef GEMM
 #undef M
+
+/* ---- float16 --------------------------------------------------------------------------- */
+
+/* fn on float32 copies of the float16 inputs, its float32 outputs rounded back. */
+static og_status via_float(const og_kernel_ctx *k, og_kernel_fn fn, const og_tensor *const *in,
+                           int n_in, og_tensor *const *out, int n_out)
+{
+    og_tensor *fin[16] = {0}, *fout[16] = {0};
+    bool own[16] = {0};
+    og_status st = OG_OK;
+    if (n_in > 16 || n_out > 16) return og_kernel_error(k, OG_ERR_INTERNAL, "too many operands");
+    for (int i = 0; i < n_in; i++) {
+        fin[i] = (og_tensor *)in[i];
+        if (!in[i] || in[i]->dtype != OG_FLOAT16) continue;
+        if (og_tensor_create(OG_FLOAT, in[i]->rank, in[i]->dims, k->alloc, &fin[i])) goto nomem;
+        own[i] = true;
+        const uint16_t *h = in[i]->data;
+        float *f = fin[i]->data;
+        for (int64_t e = 0; e < in[i]->numel; e++) f[e] = og_half_to_float(h[e]);
+    }
+    for (int j = 0; j < n_out; j++)
+        if (out[j] && og_tensor_create(OG_FLOAT, out[j]->rank, out[j]->dims, k->alloc, &fout[j]))
+            goto nomem;
+    st = fn(k, (const og_tensor *const *)fin, n_in, fout, n_out);
+    for (int j = 0; !st && j < n_out; j++) {
+        if (!out[j]) continue;
+        const float *f = fout[j]->data;
+        uint16_t *h = out[j]->data;
+        for (int64_t e = 0; e < out[j]->numel; e++) h[e] = og_float_to_half(f[e]);
+    }
+    goto done;
+nomem:
+    st = og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
+done:
+    for (int i = 0; i < n_in; i++)
+        if (own[i]) og_tensor_free(fin[i]);
+    for (int j = 0; j < n_out; j++) og_tensor_free(fout[j]);
+    return st;
+}
 
 /* ---- shared checks ------------------------------------------------------------------- */
 
@@ -154,6 +193,7 @@ static og_status rnn_kernel(const og_kernel_ctx *k, const og_tensor *const *in, 
                             og_tensor *const *out, int n_out)
 {
     const og_rnn_params *p = k->params;
+    if (in[0]->dtype == OG_FLOAT16) return via_float(k, rnn_kernel, in, n_in, out, n_out);
     rnn_geom g;
     og_status st = geometry(k, p, in, n_in, &g);
     if (st) return st;
@@ -226,6 +266,7 @@ static og_status rnn_grad_kernel(const og_kernel_ctx *k, const og_tensor *const 
                                  og_tensor *const *out, int n_out)
 {
     const og_rnn_params *p = k->params;
+    if (in[0]->dtype == OG_FLOAT16) return via_float(k, rnn_grad_kernel, in, n_in, out, n_out);
     rnn_geom g;
     og_status st = geometry(k, p, in, n_in, &g);
     if (st) return st;
@@ -254,15 +295,16 @@ static og_status rnn_grad_kernel(const og_kernel_ctx *k, const og_tensor *const 
     return OG_OK;
 }
 
-/* The type constraint reads X: float32 and float64 (sequence_lens is checked as int32). */
+/* The type constraint reads X: float32 and float64, and float16 through float32 copies
+ * (sequence_lens is checked as int32). */
 const og_kernel_def og_cpu_rnn[] = {
-    {.name = "RNN", .domain = "", .fn = rnn_kernel, .types = og_types_float},
-    {.name = "GRU", .domain = "", .fn = rnn_kernel, .types = og_types_float},
-    {.name = "LSTM", .domain = "", .fn = rnn_kernel, .types = og_types_float},
-    {.name = "RNNTrain", .domain = OG_RNN_DOMAIN, .fn = rnn_kernel, .types = og_types_float},
-    {.name = "GRUTrain", .domain = OG_RNN_DOMAIN, .fn = rnn_kernel, .types = og_types_float},
-    {.name = "LSTMTrain", .domain = OG_RNN_DOMAIN, .fn = rnn_kernel, .types = og_types_float},
-    {.name = "RNNGrad", .domain = OG_RNN_DOMAIN, .fn = rnn_grad_kernel, .types = og_types_float},
-    {.name = "GRUGrad", .domain = OG_RNN_DOMAIN, .fn = rnn_grad_kernel, .types = og_types_float},
-    {.name = "LSTMGrad", .domain = OG_RNN_DOMAIN, .fn = rnn_grad_kernel, .types = og_types_float},
+    {.name = "RNN", .domain = "", .fn = rnn_kernel, .types = og_rnn_types},
+    {.name = "GRU", .domain = "", .fn = rnn_kernel, .types = og_rnn_types},
+    {.name = "LSTM", .domain = "", .fn = rnn_kernel, .types = og_rnn_types},
+    {.name = "RNNTrain", .domain = OG_RNN_DOMAIN, .fn = rnn_kernel, .types = og_rnn_types},
+    {.name = "GRUTrain", .domain = OG_RNN_DOMAIN, .fn = rnn_kernel, .types = og_rnn_types},
+    {.name = "LSTMTrain", .domain = OG_RNN_DOMAIN, .fn = rnn_kernel, .types = og_rnn_types},
+    {.name = "RNNGrad", .domain = OG_RNN_DOMAIN, .fn = rnn_grad_kernel, .types = og_rnn_types},
+    {.name = "GRUGrad", .domain = OG_RNN_DOMAIN, .fn = rnn_grad_kernel, .types = og_rnn_types},
+    {.name = "LSTMGrad", .domain = OG_RNN_DOMAIN, .fn = rnn_grad_kernel, .types = og_rnn_types},
     {.name = NULL}};
