@@ -47,8 +47,11 @@ typedef struct og_attr {
     int64_t *ints;
     char **strings;
     og_tensor **tensors;
-    /* Graph, sparse and type attributes are kept as raw serialized bytes so that a model
-     * round-trips; no op onnxgrad runs reads them. */
+    /* A GRAPH attribute (the body of If, Loop, Scan): the subgraph, owned, whose parent is
+     * the graph of the node holding the attribute.  Lists of graphs, sparse and type
+     * attributes are kept as raw serialized bytes (raw) so that a model round-trips; no op
+     * onnxgrad runs reads them. */
+    struct og_graph *g;
     void *raw;
     size_t raw_len;
 } og_attr;
@@ -73,6 +76,7 @@ typedef enum og_value_kind {
     OG_VALUE_INTERMEDIATE = 0,
     OG_VALUE_INPUT = 1,       /* graph input without initializer */
     OG_VALUE_INITIALIZER = 2, /* constant; may also be listed as a graph input */
+    OG_VALUE_OUTER = 3,       /* in a subgraph: a value of an enclosing graph, read by name */
 } og_value_kind;
 
 typedef struct og_value {
@@ -116,6 +120,12 @@ typedef struct og_node {
     /* NodeProto.overload (IR 10): which overload of a model-local function the node calls;
      * NULL for none */
     char *overload;
+    /* The last n_implicit entries of in[] are not the node's own inputs but the values of
+     * this graph that its subgraphs read (their OG_VALUE_OUTER values, by name, in order of
+     * first use): so every pass over inputs (ordering, liveness, pruning, gradients) sees
+     * them.  og_graph_finalize computes them; the saver writes the first n_in − n_implicit
+     * inputs only. */
+    int n_implicit;
 } og_node;
 
 typedef struct og_opset {
@@ -144,6 +154,10 @@ typedef struct og_function {
 
 typedef struct og_graph {
     const og_allocator *alloc;
+    /* A subgraph's enclosing graph (the graph of the node holding it), NULL for a model's
+     * main graph.  Opset imports, symbols and interned types are the root graph's: a
+     * subgraph's own lists stay empty, and the functions below look them up at the root. */
+    struct og_graph *parent;
     /* model-level */
     int64_t ir_version;
     char *producer_name, *producer_version, *model_domain, *model_doc;
@@ -186,6 +200,12 @@ typedef struct og_graph {
 
 og_graph *og_graph_new(const og_allocator *a);
 void og_graph_free(og_graph *g);
+/* A new empty subgraph of parent (same allocator), NULL when out of memory. */
+og_graph *og_graph_new_sub(og_graph *parent);
+/* The main graph g belongs to (g itself for a main graph). */
+og_graph *og_graph_root(const og_graph *g);
+/* Subgraphs may nest at most this deep (a main graph is at depth 0). */
+#define OG_MAX_GRAPH_DEPTH 64
 
 /* A deep copy of src in memory, every block allocated with `a` (NULL: the default
  * allocator), without the serialize-and-parse round trip.  Copied: the model fields
@@ -262,7 +282,11 @@ int64_t og_graph_opset(const og_graph *g, const char *domain);
 
 /* Compute producers and consumer counts, sort nodes topologically, and check: each node
  * input is a graph input, an initializer or a node output; no value has two producers;
- * no cycles; graph outputs exist.  Errors: OG_ERR_MODEL with the offending name. */
+ * no cycles; graph outputs exist.  Subgraphs first, recursively: a value a subgraph reads
+ * without defining becomes OG_VALUE_OUTER there, and the node holding the subgraph gets it
+ * as an implicit input (og_node.n_implicit), found by name in its own graph (or, there too,
+ * an outer value when that graph is itself a subgraph).  Errors: OG_ERR_MODEL with the
+ * offending name (in a main graph, a name read and defined nowhere). */
 og_status og_graph_finalize(og_graph *g);
 
 /* Op resolution and static inference over a graph: og_graph_resolve in src/ops/op.h. */

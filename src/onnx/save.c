@@ -185,6 +185,9 @@ static Onnx__ValueInfoProto *value_info(arena *ar, const og_graph *g, const og_v
 static void *pc_alloc(void *user, size_t size) { return og_malloc(user, size); }
 static void pc_free(void *user, void *p) { og_free(user, p); }
 
+static Onnx__GraphProto *graph_proto(arena *ar, const og_graph *g, Onnx__AttributeProto ***raw_list,
+                                     size_t *n_raw);
+
 static Onnx__AttributeProto *attr_proto(arena *ar, const og_attr *at,
                                         Onnx__AttributeProto ***raw_list, size_t *n_raw)
 {
@@ -220,6 +223,9 @@ static Onnx__AttributeProto *attr_proto(arena *ar, const og_attr *at,
         if (ap->s.data && at->s_len) memcpy(ap->s.data, at->s, at->s_len);
         break;
     case OG_ATTR_TENSOR: ap->t = tensor_proto(ar, at->t, NULL); break;
+    case OG_ATTR_GRAPH:
+        if (!at->g || !(ap->g = graph_proto(ar, at->g, raw_list, n_raw))) return NULL;
+        break;
     case OG_ATTR_FLOATS:
         ap->n_floats = (size_t)at->n;
         ap->floats = arena_alloc(ar, (size_t)(at->n + 1) * sizeof(float));
@@ -288,14 +294,15 @@ static Onnx__NodeProto **node_protos(arena *ar, const og_graph *g, Onnx__Attribu
         np->op_type = str(ar, n->op_type);
         np->domain = str(ar, n->domain);
         np->doc_string = n->doc ? str(ar, n->doc) : NULL;
-        np->n_input = (size_t)n->n_in;
-        np->input = arena_alloc(ar, (size_t)(n->n_in + 1) * sizeof(char *));
+        int n_in = n->n_in - n->n_implicit; /* the implicit inputs are the subgraphs' */
+        np->n_input = (size_t)n_in;
+        np->input = arena_alloc(ar, (size_t)(n_in + 1) * sizeof(char *));
         np->n_output = (size_t)n->n_out;
         np->output = arena_alloc(ar, (size_t)(n->n_out + 1) * sizeof(char *));
         np->n_attribute = (size_t)n->n_attrs;
         np->attribute = arena_alloc(ar, (size_t)(n->n_attrs + 1) * sizeof(void *));
         if (!np->input || !np->output || !np->attribute) return NULL;
-        for (int j = 0; j < n->n_in; j++)
+        for (int j = 0; j < n_in; j++)
             np->input[j] = str(ar, n->in[j] >= 0 ? g->values[n->in[j]].name : "");
         for (int j = 0; j < n->n_out; j++)
             np->output[j] = str(ar, n->out[j] >= 0 ? g->values[n->out[j]].name : "");
@@ -351,10 +358,14 @@ static Onnx__GraphProto *graph_proto(arena *ar, const og_graph *g, Onnx__Attribu
     return ar->failed || !gp->node ? NULL : gp;
 }
 
+/* Attributes of g and its subgraphs: room for those kept as raw bytes. */
 static size_t attr_count(const og_graph *g)
 {
     size_t n = 0;
-    for (int i = 0; g && i < g->n_nodes; i++) n += (size_t)g->nodes[i].n_attrs;
+    for (int i = 0; g && i < g->n_nodes; i++) {
+        n += (size_t)g->nodes[i].n_attrs;
+        for (int k = 0; k < g->nodes[i].n_attrs; k++) n += attr_count(g->nodes[i].attrs[k].g);
+    }
     return n;
 }
 
@@ -623,7 +634,7 @@ static int swap_initializers(arena *ar, Onnx__GraphProto *gp, const char *const 
         for (int k = 0; name && k < n; k++) {
             if (strcmp(names[k], name) != 0) continue;
             Onnx__TensorProto *tp = tensor_proto(ar, values[k], name);
-            if (!tp) return -1;
+            if (!tp || ar->failed) return -1; /* a part of it may be missing */
             tp->doc_string = gp->initializer[i]->doc_string;
             saved[i] = gp->initializer[i];
             gp->initializer[i] = tp;
