@@ -166,16 +166,18 @@ static og_status slice_at(const og_tensor *x, int axis, int64_t i, const og_allo
     return OG_OK;
 }
 
-/* items[0..count-1] (same dtype and shape) stacked along a new axis `axis` (count may be 0:
+/* items[0..count-1] (same dtype and shape) stacked along a new axis `axis_in` (count may be 0:
  * the shape of each item is then `like`, rank like_rank, dtype dt), in reverse when rev. */
-static og_status stack(const og_node *n, og_tensor *const *items, int64_t count, int axis, bool rev,
-                       og_dtype dt, int like_rank, const int64_t *like, const og_allocator *a,
-                       og_tensor **out)
+static og_status stack(const og_node *n, og_tensor *const *items, int64_t count, int64_t axis_in,
+                       bool rev, og_dtype dt, int like_rank, const int64_t *like,
+                       const og_allocator *a, og_tensor **out)
 {
     char label[256];
     const og_tensor *f = count ? items[0] : NULL;
     int rank = f ? f->rank : like_rank;
     if (f) dt = f->dtype;
+    /* a negative axis counts from the end of the result */
+    int axis = (int)(axis_in < 0 && rank >= 0 ? axis_in + rank + 1 : axis_in);
     if (rank < 0 || rank + 1 > OG_MAX_RANK || axis < 0 || axis > rank || dt == OG_STRING ||
         (!f && dt == OG_UNDEFINED))
         return og_error(
@@ -337,7 +339,7 @@ done:
  * into res[0..n_out-1]. */
 static og_status scan_once(og_session *s, int ni, const og_tensor *const *st0,
                            const og_tensor *const *xs, const int *in_axes, int64_t steps,
-                           const int *out_axes, og_tensor **res)
+                           const int64_t *out_axes, og_tensor **res)
 {
     const og_node *n = &s->g->nodes[ni];
     const og_control_params *p = n->params;
@@ -402,7 +404,8 @@ static og_status run_scan(og_session *s, int ni)
     const og_control_params *p = n->params;
     int S = p->n_state, M = p->n_scan_in, K = p->n_scan_out, first = p->v8 ? 1 : 0;
     char label[256];
-    int in_axes[OG_CONTROL_MAX], out_axes[OG_CONTROL_MAX];
+    int in_axes[OG_CONTROL_MAX];
+    int64_t out_axes[OG_CONTROL_MAX];
     int64_t steps = -1;
     for (int k = 0; k < M; k++) {
         const og_tensor *xk = s->tin[first + S + k];
@@ -422,22 +425,7 @@ static og_status run_scan(og_session *s, int ni)
                             (long long)steps);
         steps = xk->dims[ax];
     }
-    if (!p->v8) {
-        for (int k = 0; k < K; k++) {
-            const og_value *v = sub_out(&s->subs[ni][0], S + k);
-            int64_t ax = p->out_axes[k];
-            /* the slice's rank is known at run time only from the first step's output; an
-             * axis counted from the end needs it: take the static rank, else the inputs' */
-            int r = v->rank >= 0 ? v->rank + 1 : -1;
-            if (ax < 0 && r < 0)
-                return og_error(OG_ERR_UNSUPPORTED,
-                                "%s: scan_output_axes[%d] is negative and the rank of the output "
-                                "is not known",
-                                og_node_label(n, label, sizeof label), k);
-            out_axes[k] = (int)(ax < 0 ? ax + r : ax);
-        }
-        return scan_once(s, ni, s->tin, s->tin + S, in_axes, steps, out_axes, s->tout);
-    }
+    if (!p->v8) return scan_once(s, ni, s->tin, s->tin + S, in_axes, steps, p->out_axes, s->tout);
     /* Scan-8: per batch row, its own length; scan outputs padded with zeros past it */
     for (int k = 0; k < K; k++) out_axes[k] = 0;
     int slice_axes[OG_CONTROL_MAX];

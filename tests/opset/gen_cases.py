@@ -123,10 +123,12 @@ ORACLES = {}  # case name -> function(feeds) giving the expected outputs (for fo
 
 
 def case(op, opset, variant, inputs, attrs=None, n_out=1, out_names=None, fix=None, ref_only=False,
-         oracle=None):
+         oracle=None, node_inputs=None):
     """One single-node case.  inputs: list of (name, array) or None for an omitted optional.
     fix: optional function(outputs) -> outputs correcting a known onnxruntime deviation.
-    oracle: optional function(feeds) -> outputs computing the expected outputs instead."""
+    oracle: optional function(feeds) -> outputs computing the expected outputs instead.
+    node_inputs: how many of the inputs the node takes (the others are graph inputs only,
+    which subgraphs read from the enclosing graph); all when None."""
     name = "test_%s_v%d_%s" % (op.lower(), opset, variant)
     assert name not in NAMES, name
     NAMES.add(name)
@@ -145,6 +147,8 @@ def case(op, opset, variant, inputs, attrs=None, n_out=1, out_names=None, fix=No
         vis.append(oh.make_tensor_value_info(nm, NP2TP[arr.dtype], list(arr.shape)))
         feeds[nm] = arr
     outs = out_names or (["y"] if n_out == 1 else ["y%d" % i for i in range(n_out)])
+    if node_inputs is not None:
+        in_names = in_names[:node_inputs]
     node = oh.make_node(op, in_names, outs, **(attrs or {}))
     # An empty output name omits an optional output; the graph lists the others.
     CASES.append((name, opset, node, vis, [o for o in outs if o], feeds, fix, []))
@@ -1232,6 +1236,89 @@ def gen_rnn():
                 if beta:
                     attrs["activation_beta"] = beta
                 case(op, v, "act_" + fn.lower(), ins(D=2, h0=True), attrs, out_names=outs)
+
+
+def gen_control():
+    """If, Loop and Scan: outer values read from the enclosing graph (two levels deep in the
+    nested cases), loop-carried values, scan outputs, early exit, scan axes and directions."""
+    def vi(name, dt=TP.FLOAT, shape=None):
+        return oh.make_tensor_value_info(name, dt, shape)
+
+    def graph(nodes, name, ins, outs):
+        return oh.make_graph(nodes, name, ins, outs)
+
+    x = rand((2, 3))
+    for v in vers("If"):
+        then_g = graph([oh.make_node("Add", ["x", "w"], ["t"])], "then", [], [vi("t")])
+        else_g = graph([oh.make_node("Mul", ["x", "x"], ["e"])], "else", [], [vi("e")])
+        for c in (True, False):
+            case("If", v, "outer_%s" % ("then" if c else "else"),
+                 [("c", np.array(c)), ("x", x), ("w", rand((3,)))],
+                 {"then_branch": then_g, "else_branch": else_g}, node_inputs=1)
+    for v in vers("Loop"):
+        # body(i, cond, s) -> (cond, s + x·i, scan: s·w); x and w from outside
+        body = graph([oh.make_node("Cast", ["i"], ["fi"], to=TP.FLOAT),
+                      oh.make_node("Mul", ["x", "fi"], ["xi"]),
+                      oh.make_node("Add", ["s", "xi"], ["s2"]),
+                      oh.make_node("Mul", ["s", "w"], ["sc"]),
+                      oh.make_node("Identity", ["cond"], ["c2"])],
+                     "body", [vi("i", TP.INT64, []), vi("cond", TP.BOOL, []), vi("s")],
+                     [vi("c2", TP.BOOL, []), vi("s2"), vi("sc")])
+        case("Loop", v, "trip_outer", [("m", np.array(4, I64)), None, ("s0", rand((2, 3))),
+                                       ("x", x), ("w", rand((3,)))],
+             {"body": body}, n_out=2, node_inputs=3)
+        # stop when the running sum passes a limit: the condition comes from the body
+        body2 = graph([oh.make_node("Add", ["s", "x"], ["s2"]),
+                       oh.make_node("ReduceSum", ["s2"], ["tot"], keepdims=0),
+                       oh.make_node("Less", ["tot", "lim"], ["c2"])],
+                      "body", [vi("i", TP.INT64, []), vi("cond", TP.BOOL, []), vi("s")],
+                      [vi("c2", TP.BOOL, []), vi("s2")])
+        case("Loop", v, "early_exit", [("m", np.array(50, I64)), ("c", np.array(True)),
+                                       ("s0", np.zeros((2, 3), F32)),
+                                       ("x", rand((2, 3), lo=0.1, hi=0.5)),
+                                       ("lim", np.array(4.0, F32))], {"body": body2},
+             node_inputs=3)
+        # a Loop whose body holds an If reading the top graph's w (two levels out)
+        inner_then = graph([oh.make_node("Mul", ["s", "w"], ["t"])], "then", [], [vi("t")])
+        inner_else = graph([oh.make_node("Sub", ["s", "w"], ["e"])], "else", [], [vi("e")])
+        body3 = graph([oh.make_node("Cast", ["i"], ["fi"], to=TP.FLOAT),
+                       oh.make_node("Less", ["fi", "half"], ["small"]),
+                       oh.make_node("If", ["small"], ["s2"], then_branch=inner_then,
+                                    else_branch=inner_else),
+                       oh.make_node("Identity", ["cond"], ["c2"])],
+                      "body", [vi("i", TP.INT64, []), vi("cond", TP.BOOL, []), vi("s")],
+                      [vi("c2", TP.BOOL, []), vi("s2")])
+        case("Loop", v, "nested_if", [("m", np.array(5, I64)), None, ("s0", rand((2, 3))),
+                                      ("w", rand((3,), lo=0.5, hi=1.5)),
+                                      ("half", np.array(2.5, F32))], {"body": body3},
+             node_inputs=3)
+    for v in vers("Scan"):
+        if act("Scan", v) < 9:
+            continue  # Scan-8 runs in the backend case test_scan_sum
+        # running sum over the steps, each step's sum scaled by an outer value
+        body = graph([oh.make_node("Add", ["acc", "xt"], ["acc2"]),
+                      oh.make_node("Mul", ["acc2", "k"], ["y"])],
+                     "body", [vi("acc"), vi("xt")], [vi("acc2"), vi("y")])
+        xs = rand((4, 2, 3))
+        case("Scan", v, "sum", [("a0", rand((2, 3))), ("xs", xs), ("k", rand((3,)))],
+             {"body": body, "num_scan_inputs": 1}, n_out=2, node_inputs=2)
+        case("Scan", v, "axes_dirs", [("a0", rand((4, 3))), ("xs", xs), ("k", rand((3,)))],
+             {"body": body, "num_scan_inputs": 1, "scan_input_axes": [1],
+              "scan_input_directions": [1], "scan_output_axes": [-1],
+              "scan_output_directions": [1]}, n_out=2, node_inputs=2)
+        # a Scan whose body holds a Loop reading the top graph's k (two levels out)
+        lbody = graph([oh.make_node("Mul", ["v", "k"], ["v2"]),
+                       oh.make_node("Identity", ["cond"], ["c2"])],
+                      "lbody", [vi("j", TP.INT64, []), vi("cond", TP.BOOL, []), vi("v")],
+                      [vi("c2", TP.BOOL, []), vi("v2")])
+        body2 = graph([oh.make_node("Add", ["acc", "xt"], ["acc2"]),
+                       oh.make_node("Loop", ["two", "", "acc2"], ["y"], body=lbody)],
+                      "body", [vi("acc"), vi("xt")], [vi("acc2"), vi("y", TP.FLOAT, [2, 3])])
+        case("Scan", v, "nested_loop", [("a0", rand((2, 3))), ("xs", xs), ("k", rand((3,))),
+                                        ("two", np.array(2, I64))],
+             {"body": body2, "num_scan_inputs": 1}, n_out=2, node_inputs=2)
+
+
 # ----------------------------------------------------------------------------- main
 
 
@@ -1253,6 +1340,7 @@ def main():
     gen_misc()
     gen_nn()
     gen_rnn()
+    gen_control()
 
     # Opset 21 for an op whose latest version is older only checks that the version resolves:
     # two cases suffice there, the rest would repeat the latest version's cases.
