@@ -82,13 +82,24 @@ static int filled_like(og_gb *b, int v, double fill)
     return z;
 }
 
+/* The name of the gradient of `base`: `<base>_grad`, or `<prefix>_<base>_grad` with a
+ * prefix (og_grad_spec.prefix). */
+static void grad_name(const og_gb *b, const char *base, char *name, size_t size)
+{
+    if (b->name_prefix)
+        snprintf(name, size, "%s_%s_grad", b->name_prefix, base);
+    else
+        snprintf(name, size, "%s_grad", base);
+}
+
 /* Rename: an Identity whose output is called `<name>_grad` (made unique if taken). */
 static int named_output(og_gb *b, int v, const char *base)
 {
-    char name[512];
-    snprintf(name, sizeof name, "%s_grad", base);
+    char name[600], first[512];
+    grad_name(b, base, first, sizeof first);
+    snprintf(name, sizeof name, "%s", first);
     for (int k = 1; og_graph_find_value(b->g, name) >= 0; k++)
-        snprintf(name, sizeof name, "%s_grad_%d", base, k);
+        snprintf(name, sizeof name, "%s_%d", first, k);
     return og_gb_op_named(b, "Identity", 1, &v, name);
 }
 
@@ -297,6 +308,7 @@ og_status og_grad_build(const og_graph *fwd, const og_grad_spec *spec, const og_
     int n_src = spec->n_inputs + spec->n_weights;
     memset(&b, 0, sizeof b);
     b.a = a;
+    b.name_prefix = spec->prefix;
     *out = NULL;
 
     st = clone_graph(fwd, a, &b.g);
@@ -332,7 +344,7 @@ og_status og_grad_build(const og_graph *fwd, const og_grad_spec *spec, const og_
         char name[512];
         seeds[i] = -1;
         if (!og_dtype_is_float(o->dtype)) continue;
-        snprintf(name, sizeof name, "%s_grad", o->name);
+        grad_name(&b, o->name, name, sizeof name);
         if (og_graph_find_value(g, name) >= 0) {
             st = og_error(OG_ERR_MODEL,
                           "cannot name the gradient seed of output '%s': the model "
@@ -420,7 +432,10 @@ og_status og_grad_build(const og_graph *fwd, const og_grad_spec *spec, const og_
         g->outputs = outputs;
         g->n_outputs = n_out;
     }
-    st = og_graph_prune(g);
+    /* finalized first: the subgraphs of backward control nodes read values of this graph
+     * (their implicit inputs), which pruning must see */
+    st = og_graph_finalize(g);
+    if (!st) st = og_graph_prune(g);
     if (!st) st = og_graph_finalize(g);
     if (!st) st = og_graph_resolve(g, true);
     if (st) goto done;

@@ -57,8 +57,11 @@ static int new_value(og_gb *b, const char *hint)
 {
     char name[300];
     do {
-        snprintf(name, sizeof name, "%s_%d_%s", b->prefix ? b->prefix : "og_grad", b->counter++,
-                 hint);
+        snprintf(name, sizeof name, "%s_%d_%s",
+                 b->name_prefix ? b->name_prefix
+                 : b->prefix    ? b->prefix
+                                : "og_grad",
+                 b->counter++, hint);
     } while (og_graph_find_value(b->g, name) >= 0);
     int v = og_graph_add_value(b->g, name);
     if (v < 0) og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
@@ -581,4 +584,44 @@ void og_gb_forward_retype(og_gb *b, const og_node *n, const char *domain, const 
     f->free_params = NULL;
     f->parsed = false;
     f->op = NULL;
+}
+
+og_graph *og_gb_graph(og_gb *b) { return b->g; }
+
+void og_gb_attr_graph(og_gb *b, int node, const char *name, const og_graph *sub)
+{
+    og_attr at = {0};
+    at.name = (char *)name;
+    at.type = OG_ATTR_GRAPH;
+    at.g = (og_graph *)sub; /* copied by og_node_add_attr */
+    add_attr(b, node, &at);
+}
+
+int og_gb_op_into(og_gb *b, const char *op, int n_in, const int *in, int out_value)
+{
+    for (int i = 0; i < n_in; i++)
+        if (in[i] < 0) return -1;
+    return og_gb_op_to(b, op, n_in, in, out_value);
+}
+
+void og_gb_forward_reparse(og_gb *b, const og_node *n)
+{
+    if (b->st) return;
+    int node = -1;
+    for (int k = 0; k < n->n_out && node < 0; k++)
+        if (n->out[k] >= 0 && n->out[k] < b->n_state) node = b->g->values[n->out[k]].producer;
+    if (node < 0 || node >= b->g->n_nodes || b->g->nodes[node].out != n->out) {
+        og_gb_fail(b, n, OG_ERR_INTERNAL, "the forward node is not the one whose rule runs");
+        return;
+    }
+    og_node *f = &b->g->nodes[node];
+    if (f->params) {
+        if (f->free_params)
+            f->free_params(b->a, f->params);
+        else
+            og_free(b->a, f->params);
+    }
+    f->params = NULL;
+    f->free_params = NULL;
+    f->parsed = false;
 }

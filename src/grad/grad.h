@@ -47,6 +47,10 @@ typedef struct og_grad_spec {
     int n_outputs;
     og_log_fn log;
     void *log_user;
+    /* Start of the names of the values the builder adds (NULL: "og_grad"): the gradients of
+     * a subgraph, built as a graph of their own and copied into a subgraph of the training
+     * graph, need names no enclosing graph uses. */
+    const char *prefix;
 } og_grad_spec;
 
 /* Build the training graph (finalized and resolved), allocated with `alloc`.
@@ -118,6 +122,17 @@ int og_gb_op_multi(og_gb *b, const char *op, int n_in, const int *in, int n_out,
  * domain (og_gb_import). */
 int og_gb_op_ext(og_gb *b, const char *domain, const char *op, int n_in, const int *in, int n_out,
                  const bool *want, int *out);
+/* og_gb_op writing into existing value out_value (which must have no producer yet);
+ * returns it. */
+int og_gb_op_into(og_gb *b, const char *op, int n_in, const int *in, int out_value);
+/* Make the training graph's copy of forward node n parse its attributes again when the
+ * graph is resolved (a rule that changed its attributes or subgraphs); n->params must not
+ * be read after this. */
+void og_gb_forward_reparse(og_gb *b, const og_node *n);
+/* The graph being built (for a rule that makes subgraphs: og_graph_new_sub of it). */
+og_graph *og_gb_graph(og_gb *b);
+/* Give node a GRAPH attribute `name` holding a copy of sub (sub stays the caller's). */
+void og_gb_attr_graph(og_gb *b, int node, const char *name, const og_graph *sub);
 /* Make the graph import opset `version` of `domain` (nothing if it imports one). */
 void og_gb_import(og_gb *b, const char *domain, int64_t version);
 /* Set the overload (NodeProto.overload) of node: which model-local function it calls. */

@@ -23,6 +23,7 @@ struct og_gb {
     og_node *current;   /* the builder's copy of the node whose rule runs (names emitted
                          * nodes; og_gb_forward_output keeps its outputs current) */
     const char *prefix; /* of new value and node names; NULL: "og_grad" */
+    const char *name_prefix; /* of new value names, before prefix (og_grad_spec.prefix) */
 };
 
 /* og_gb_op writing into an existing value (its producer until now must be dropped). */

@@ -161,6 +161,30 @@ int og_graph_find_value(const og_graph *g, const char *name)
     return -1;
 }
 
+og_status og_graph_rename_value(og_graph *g, int v, const char *name)
+{
+    char *nn = og_strdup(g->alloc, name);
+    if (!nn) return og_error(OG_ERR_NOMEM, "out of memory renaming a value");
+    char *old = g->values[v].name;
+    /* subgraphs that read the value by name read the new one */
+    for (int i = 0; i < g->n_nodes; i++)
+        for (int k = 0; k < g->nodes[i].n_attrs; k++) {
+            og_graph *sub = g->nodes[i].attrs[k].g;
+            int w = sub ? og_graph_find_value(sub, old) : -1;
+            if (w < 0 || sub->values[w].kind != OG_VALUE_OUTER) continue;
+            og_status st = og_graph_rename_value(sub, w, name);
+            if (st) {
+                og_free(g->alloc, nn);
+                return st;
+            }
+        }
+    g->values[v].name = nn;
+    og_free(g->alloc, old);
+    memset(g->value_index, 0, g->value_index_cap * sizeof *g->value_index);
+    for (int w = 0; w < g->n_values; w++) index_insert(g, w);
+    return OG_OK;
+}
+
 bool og_graph_add_initializer(og_graph *g, int v)
 {
     int cap = g->cap_inits > g->n_inits ? g->cap_inits : g->n_inits;
@@ -718,6 +742,54 @@ og_status og_graph_clone(const og_graph *src, const og_allocator *a, og_graph **
     return OG_OK;
 nomem:
     st = og_error(OG_ERR_NOMEM, "out of memory copying the graph");
+fail:
+    og_graph_free(g);
+    return st;
+}
+
+og_status og_graph_copy_into(const og_graph *src, og_graph *dst)
+{
+    if (dst->n_values || dst->n_nodes)
+        return og_error(OG_ERR_INTERNAL, "copying a graph into one that is not empty");
+    return clone_body(src, dst);
+}
+
+og_status og_graph_extract(const og_graph *sub, og_graph **out)
+{
+    const og_graph *root = og_graph_root(sub);
+    og_status st;
+    *out = NULL;
+    og_graph *g = og_graph_new(root->alloc);
+    if (!g) return og_error(OG_ERR_NOMEM, "out of memory copying a subgraph");
+    const og_allocator *a = g->alloc;
+    g->ir_version = root->ir_version;
+    if (!(g->opsets = og_calloc(a, (size_t)root->n_opsets + 1, sizeof *g->opsets))) goto nomem;
+    for (int i = 0; i < root->n_opsets; i++, g->n_opsets++) {
+        g->opsets[i].version = root->opsets[i].version;
+        if (!(g->opsets[i].domain = og_strdup(a, root->opsets[i].domain))) goto nomem;
+    }
+    if (!(g->symbols = og_calloc(a, (size_t)root->n_symbols + 1, sizeof *g->symbols))) goto nomem;
+    for (int i = 0; i < root->n_symbols; i++, g->n_symbols++)
+        if (!(g->symbols[i] = og_strdup(a, root->symbols[i]))) goto nomem;
+    if ((st = clone_body(sub, g))) goto fail;
+    int n_outer = 0;
+    for (int v = 0; v < g->n_values; v++) n_outer += g->values[v].kind == OG_VALUE_OUTER;
+    int *inputs = og_realloc(a, g->inputs, (size_t)g->n_inputs * sizeof *inputs,
+                             (size_t)(g->n_inputs + n_outer + 1) * sizeof *inputs);
+    if (!inputs) goto nomem;
+    g->inputs = inputs;
+    for (int v = 0; v < g->n_values; v++) {
+        og_value *val = &g->values[v];
+        if (val->kind != OG_VALUE_OUTER) continue;
+        val->kind = OG_VALUE_INPUT;
+        val->is_graph_input = true;
+        val->has_value_info = true;
+        g->inputs[g->n_inputs++] = v;
+    }
+    *out = g;
+    return OG_OK;
+nomem:
+    st = og_error(OG_ERR_NOMEM, "out of memory copying a subgraph");
 fail:
     og_graph_free(g);
     return st;

@@ -191,9 +191,8 @@ typedef struct og_graph {
     og_type **types;
     /* Name -> value index, so that og_graph_find_value takes constant time: open addressing
      * with linear probing, each slot a value index + 1 (0: empty), a power-of-two size at
-     * least twice n_values.  og_graph_add_value and og_graph_clone keep it; code that
-     * renamed or removed a value would have to as well (none does: values are only ever
-     * appended). */
+     * least twice n_values.  og_graph_add_value, og_graph_rename_value and og_graph_clone
+     * keep it (values are never removed). */
     int *value_index;
     size_t value_index_cap;
 } og_graph;
@@ -223,6 +222,14 @@ og_graph *og_graph_root(const og_graph *g);
  * shapes already inferred are kept. Errors: OG_ERR_NOMEM (nothing allocated is left behind), or
  * what og_tensor_clone says of an initializer or attribute tensor. */
 og_status og_graph_clone(const og_graph *src, const og_allocator *a, og_graph **out);
+/* Copy the graph-level part of src (values, nodes with their subgraphs, input, output and
+ * initializer lists, name) into dst, a new empty graph (a subgraph, typically): types are
+ * interned in dst's root.  Errors: OG_ERR_NOMEM, OG_ERR_INTERNAL (dst not empty). */
+og_status og_graph_copy_into(const og_graph *src, og_graph *dst);
+/* A main graph made of subgraph `sub`: its opsets and symbols (same indices) are sub's
+ * root's, its values and nodes sub's, and its outer values become graph inputs after sub's
+ * own (so that it can be resolved, differentiated or run alone).  Not finalized. */
+og_status og_graph_extract(const og_graph *sub, og_graph **out);
 /* Drop the graph's TrainingInfoProtos. */
 void og_graph_clear_training_info(og_graph *g);
 
@@ -241,6 +248,9 @@ int og_graph_find_value(const og_graph *g, const char *name);
 /* Append a value (and index its name); returns its index or -1 on allocation failure, the
  * graph unchanged then. */
 int og_graph_add_value(og_graph *g, const char *name);
+/* Give value v another name (the name index follows), and so the outer values of g's
+ * subgraphs that read it (recursively).  Errors: OG_ERR_NOMEM. */
+og_status og_graph_rename_value(og_graph *g, int v, const char *name);
 /* Append value v to the initializer order (amortised constant time).  Returns false on
  * allocation failure, the graph unchanged then. */
 bool og_graph_add_initializer(og_graph *g, int v);

@@ -123,16 +123,48 @@ fail:
 
 /* ---- subgraph inputs -------------------------------------------------------------- */
 
-/* Body input i takes vi's type where it declares none. */
+/* Body input i takes vi's type where it declares none, and vi's shape where it declares no
+ * rank. */
 static void type_input(og_graph *sub, int i, const og_vinfo *vi)
 {
     if (i >= sub->n_inputs) return;
     og_value *v = &sub->values[sub->inputs[i]];
-    if (v->dtype != OG_UNDEFINED || v->type || v->rank >= 0) return;
-    v->dtype = vi->dtype;
+    if (v->type || (v->dtype != OG_UNDEFINED && v->rank >= 0)) return;
+    if (vi->kind != OG_KIND_TENSOR) {
+        if (v->dtype == OG_UNDEFINED) v->type = vi->type;
+        return;
+    }
+    if (v->dtype == OG_UNDEFINED) v->dtype = vi->dtype;
+    if (v->dtype != vi->dtype && vi->dtype != OG_UNDEFINED) return;
     v->rank = vi->rank;
     memcpy(v->dims, vi->dims, sizeof v->dims);
-    v->type = vi->kind != OG_KIND_TENSOR ? vi->type : NULL;
+}
+
+bool og_control_subgraph_settle(const og_op_ctx *c, og_graph *sub)
+{
+    const og_control_params *p = c->node->params;
+    if (!p || p->kind == OG_CONTROL_IF) return true;
+    /* a loop-carried value (a state) whose shape the body changes: keep what stays */
+    int first_in = p->kind == OG_CONTROL_LOOP ? 2 : 0, first_out = p->kind == OG_CONTROL_LOOP;
+    bool settled = true;
+    for (int k = 0; k < p->n_state; k++) {
+        if (first_in + k >= sub->n_inputs || first_out + k >= sub->n_outputs) break;
+        og_value *in = &sub->values[sub->inputs[first_in + k]];
+        const og_value *out = &sub->values[sub->outputs[first_out + k]];
+        if (in->has_value_info && in->rank >= 0 && !in->type) continue; /* declared */
+        if (in->rank < 0) continue;
+        if (out->rank != in->rank) {
+            in->rank = -1;
+            settled = false;
+            continue;
+        }
+        for (int d = 0; d < in->rank; d++)
+            if (in->dims[d] != out->dims[d] && in->dims[d] != OG_DIM_UNKNOWN) {
+                in->dims[d] = OG_DIM_UNKNOWN;
+                settled = false;
+            }
+    }
+    return settled;
 }
 
 /* vi with axis `axis` (and, for Scan-8, the batch axis 0 before it) taken out */

@@ -75,6 +75,11 @@ enum {
  * (src/ops/control.c). */
 og_status og_control_subgraph_inputs(const og_op_ctx *c, const og_vinfo *in, int n_in,
                                      og_graph *sub);
+/* After resolving subgraph `sub` from those types: whether the loop-carried values (Loop)
+ * or states (Scan) come out of the body with the shape they went in with; where not, the
+ * body's input loses what changes (a dim, or the rank), and false says the subgraph must be
+ * resolved again. */
+bool og_control_subgraph_settle(const og_op_ctx *c, og_graph *sub);
 
 typedef struct og_op_def {
     const char *name;

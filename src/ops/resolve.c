@@ -66,6 +66,22 @@ static og_status merge_vinfo(og_graph *g, const og_node *n, og_value *v, const o
     return OG_OK;
 }
 
+/* Forget the inferred shapes of g's computed values (and of its subgraphs'), keeping
+ * declarations, before inferring again from other input shapes. */
+static void forget_shapes(og_graph *g)
+{
+    for (int v = 0; v < g->n_values; v++) {
+        og_value *val = &g->values[v];
+        if (val->producer < 0 || val->has_value_info) continue;
+        val->rank = -1;
+        for (int d = 0; d < OG_MAX_RANK; d++) val->dims[d] = OG_DIM_UNKNOWN;
+        val->known = NULL;
+    }
+    for (int i = 0; i < g->n_nodes; i++)
+        for (int k = 0; k < g->nodes[i].n_attrs; k++)
+            if (g->nodes[i].attrs[k].g) forget_shapes(g->nodes[i].attrs[k].g);
+}
+
 /* Resolve the subgraphs of node ni of g: their outer values take the types of g's values of
  * the same names, the op types their inputs, then they resolve recursively. */
 static og_status resolve_subgraphs(og_graph *g, int ni, const og_vinfo *in, int n_in, bool strict)
@@ -88,10 +104,15 @@ static og_status resolve_subgraphs(og_graph *g, int ni, const og_vinfo *in, int 
             o->type = src->type;
             o->known = src->known;
         }
-        og_status st = n->op && (n->op->flags & OG_OP_CONTROL)
-                           ? og_control_subgraph_inputs(&c, in, n_in, sub)
-                           : OG_OK;
+        bool control = n->op && (n->op->flags & OG_OP_CONTROL);
+        og_status st = control ? og_control_subgraph_inputs(&c, in, n_in, sub) : OG_OK;
         if (!st) st = og_graph_resolve(sub, strict);
+        /* a body that changes a carried value's shape: again, with what stays */
+        for (int pass = 0; !st && control && pass < 2 && !og_control_subgraph_settle(&c, sub);
+             pass++) {
+            forget_shapes(sub);
+            st = og_graph_resolve(sub, strict);
+        }
         if (st)
             return og_error_prefix(st, "%s, attribute '%s'", og_node_label(n, label, sizeof label),
                                    n->attrs[k].name);
