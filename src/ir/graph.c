@@ -361,6 +361,7 @@ og_status og_graph_finalize(og_graph *g)
             if (!sub) continue;
             if ((st = og_graph_finalize(sub))) {
                 char label[256];
+                if (depth >= 4) return st; /* the outer levels name where */
                 return og_error_prefix(st, "%s, attribute '%s'",
                                        og_node_label(&g->nodes[i], label, sizeof label),
                                        g->nodes[i].attrs[k].name);

@@ -478,7 +478,10 @@ static og_status attr_from_proto(og_graph *g, const Onnx__AttributeProto *ap, og
                             node_name, ap->name, OG_MAX_GRAPH_DEPTH);
         if (!(at->g = og_graph_new_sub(g))) return og_error(OG_ERR_NOMEM, "out of memory");
         st = convert_graph(ap->g, base_dir, at->g, depth + 1);
-        if (st) return og_error_prefix(st, "node '%s', attribute '%s'", node_name, ap->name);
+        /* the outer levels name where: a chain of every level would drown the message */
+        if (st && depth < 4)
+            return og_error_prefix(st, "node '%s', attribute '%s'", node_name, ap->name);
+        if (st) return st;
         break;
     default: {
         /* lists of graphs, sparse tensors, type protos: keep the bytes so the model

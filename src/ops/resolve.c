@@ -113,9 +113,12 @@ static og_status resolve_subgraphs(og_graph *g, int ni, const og_vinfo *in, int 
             forget_shapes(sub);
             st = og_graph_resolve(sub, strict);
         }
-        if (st)
+        int depth = 0;
+        for (const og_graph *q = g->parent; q; q = q->parent) depth++;
+        if (st && depth < 4) /* the outer levels name where */
             return og_error_prefix(st, "%s, attribute '%s'", og_node_label(n, label, sizeof label),
                                    n->attrs[k].name);
+        if (st) return st;
     }
     return OG_OK;
 }
