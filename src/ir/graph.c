@@ -352,8 +352,8 @@ og_status og_graph_finalize(og_graph *g)
     int nn = g->n_nodes;
     int depth = 0;
     for (const og_graph *p = g->parent; p; p = p->parent) depth++;
-    if (depth > OG_MAX_GRAPH_DEPTH)
-        return og_error(OG_ERR_MODEL, "subgraphs are nested deeper than %d", OG_MAX_GRAPH_DEPTH);
+    if (depth > OG_MAX_NESTING)
+        return og_error(OG_ERR_MODEL, "subgraphs are nested deeper than %d", OG_MAX_NESTING);
     /* subgraphs first: what they read from here becomes their nodes' implicit inputs */
     for (int i = 0; i < nn; i++)
         for (int k = 0; k < g->nodes[i].n_attrs; k++) {

@@ -201,10 +201,9 @@ og_graph *og_graph_new(const og_allocator *a);
 void og_graph_free(og_graph *g);
 /* A new empty subgraph of parent (same allocator), NULL when out of memory. */
 og_graph *og_graph_new_sub(og_graph *parent);
-/* The main graph g belongs to (g itself for a main graph). */
+/* The main graph g belongs to (g itself for a main graph).  Subgraphs nest at most
+ * OG_MAX_NESTING deep (onnxgrad.h; a main graph is at depth 0). */
 og_graph *og_graph_root(const og_graph *g);
-/* Subgraphs may nest at most this deep (a main graph is at depth 0). */
-#define OG_MAX_GRAPH_DEPTH 64
 
 /* A deep copy of src in memory, every block allocated with `a` (NULL: the default
  * allocator), without the serialize-and-parse round trip.  Copied: the model fields

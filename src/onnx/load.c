@@ -472,10 +472,10 @@ static og_status attr_from_proto(og_graph *g, const Onnx__AttributeProto *ap, og
         if (!ap->g)
             return og_error(OG_ERR_MODEL, "node '%s': graph attribute '%s' has no graph", node_name,
                             ap->name);
-        if (depth >= OG_MAX_GRAPH_DEPTH)
+        if (depth >= OG_MAX_NESTING)
             return og_error(OG_ERR_MODEL,
                             "node '%s', attribute '%s': subgraphs are nested deeper than %d",
-                            node_name, ap->name, OG_MAX_GRAPH_DEPTH);
+                            node_name, ap->name, OG_MAX_NESTING);
         if (!(at->g = og_graph_new_sub(g))) return og_error(OG_ERR_NOMEM, "out of memory");
         st = convert_graph(ap->g, base_dir, at->g, depth + 1);
         /* the outer levels name where: a chain of every level would drown the message */

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Control flow a hostile or broken model asks for (subgraphs nested past the limit, bodies
+"""Control flow a hostile or broken model asks for (subgraphs nested past OG_MAX_NESTING, bodies
 that do not fit their node, names read from nowhere, conditions that are not one bool, scan
 inputs of different lengths, scan outputs that change shape, lengths past the sequence):
 a clear non-zero exit naming the problem, never a crash or a hang, in bounded memory.
@@ -86,9 +86,9 @@ def loop_body(nodes, outs, n_carried=1):
 def cases():
     out = []
     x = np.ones(2, np.float32)
-    out.append(("nested_too_deep", nested_ifs(70), {"c": np.array(True), "x": x},
-                "nested deeper than 64"))
-    out.append(("nested_deep_ok", nested_ifs(60), {"c": np.array(True), "x": x}, None))
+    out.append(("nested_too_deep", nested_ifs(101), {"c": np.array(True), "x": x},
+                "nested deeper than 100"))
+    out.append(("nested_deep_ok", nested_ifs(100), {"c": np.array(True), "x": x}, None))
     then_g = h.make_graph([h.make_node("Identity", ["x"], ["t"])], "then", [], [vi("t")])
     m = model([h.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=then_g)],
               [vi("c", B, [2]), vi("x", F, [2])], [vi("y")])
