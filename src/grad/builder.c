@@ -112,14 +112,17 @@ static void mark(og_gb *b, int nn0, const int *src, int n_src, const int *outs, 
         OG_ASSERT(src[i] >= 0);
         b->wants[src[i]] = true;
     }
-    /* forward reach: float outputs of nodes with a wanted input */
+    /* forward reach: float outputs of nodes with a wanted input, and the integer output of
+     * a QuantizeLinear, which carries a straight-through surrogate gradient to the
+     * DequantizeLinear that reads it (quantization-aware training, src/grad/quant.c) */
     for (int i = 0; i < nn0; i++) {
         const og_node *n = &g->nodes[i];
         bool any = false;
         for (int j = 0; j < n->n_in && !any; j++) any = n->in[j] >= 0 && b->wants[n->in[j]];
         if (!any) continue;
+        bool surrogate = !n->domain[0] && strcmp(n->op_type, "QuantizeLinear") == 0;
         for (int j = 0; j < n->n_out; j++)
-            if (n->out[j] >= 0 && og_dtype_is_float(g->values[n->out[j]].dtype))
+            if (n->out[j] >= 0 && (surrogate || og_dtype_is_float(g->values[n->out[j]].dtype)))
                 b->wants[n->out[j]] = true;
     }
     /* backward reach from the selected outputs */

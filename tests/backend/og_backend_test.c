@@ -38,8 +38,14 @@ static const char *const supported_ops[] = {
     /* extras */
     "Tan", "Atan", "Asin", "Acos", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Round", "IsNaN",
     "IsInf", "HardSwish", "Mish", "ThresholdedRelu", "Celu", "Shrink", "Gelu", "Scatter",
-    "Upsample", "ReduceLogSum", "NonZero", "Gradient", "Momentum", "Adagrad", "Adam", "RNN", "GRU",
-    "LSTM", "If", "Loop", "Scan",
+    "Upsample", "ReduceLogSum", "NonZero", "Gradient", "Momentum", "Adagrad", "Adam",
+    /* issue 12: nn ops */
+    "CastLike", "DepthToSpace", "SpaceToDepth", "CenterCropPad", "EyeLike", "Compress",
+    "ReverseSequence", "Hardmax", "GroupNormalization", "LpNormalization",
+    "MeanVarianceNormalization", "LRN", "LpPool", "MaxUnpool", "Col2Im", "Det", "GridSample",
+    "AffineGrid", "RoiAlign", "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear",
+    /* issue 12: recurrent ops and control flow */
+    "RNN", "GRU", "LSTM", "If", "Loop", "Scan",
     NULL};
 /* clang-format on */
 

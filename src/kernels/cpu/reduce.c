@@ -804,10 +804,23 @@ DEF_ACC(sumd_f32, float, double, 0.0, PRE_ID, COMB_ADD)
 DEF_SOFTMAX(softmax_f32, float, double, max_f32_acc, sumd_f32_acc, og_vexpf, log)
 DEF_SOFTMAX(softmax_f64, double, double, max_f64_acc, sum_f64_acc, exp, log)
 
+typedef void (*softmax_fn)(const og_kernel_ctx *k, const void *x, void *y, int64_t O, int64_t R,
+                           int64_t I, bool lg);
+static const softmax_fn softmax_loops[2] = {softmax_f32, softmax_f64};
+
+/* Softmax's and LogSoftmax's loop for dtype t (the binding's impl), NULL if none. */
+static const void *select_softmax(const og_node *n, og_dtype t)
+{
+    (void)n;
+    return t == OG_FLOAT ? &softmax_loops[0] : t == OG_DOUBLE ? &softmax_loops[1] : NULL;
+}
+
 static og_status softmax_run(const og_kernel_ctx *k, const og_tensor *x, og_tensor *y, bool lg)
 {
     const og_reduce_params *p = k->params;
-    if (x->dtype != OG_FLOAT && x->dtype != OG_DOUBLE) return unsupported(k, x->dtype);
+    /* k->impl: the loop bound at session creation; without a binding, pick it here */
+    const softmax_fn *fn = k->impl ? k->impl : select_softmax(k->node, x->dtype);
+    if (!fn) return unsupported(k, x->dtype);
     int axis;
     int64_t O, R, I;
     og_status st = split_attr_axis(k, x, true, &axis, &O, &R, &I);
@@ -816,10 +829,7 @@ static og_status softmax_run(const og_kernel_ctx *k, const og_tensor *x, og_tens
         R *= I;
         I = 1;
     }
-    if (x->dtype == OG_FLOAT)
-        softmax_f32(k, x->data, y->data, O, R, I, lg);
-    else
-        softmax_f64(k, x->data, y->data, O, R, I, lg);
+    (*fn)(k, x->data, y->data, O, R, I, lg);
     return OG_OK;
 }
 
@@ -833,6 +843,48 @@ static og_status k_LogSoftmax(const og_kernel_ctx *k, const og_tensor *const *in
                               og_tensor *const *out, int n_out)
 {
     return softmax_run(k, in[0], out[0], true);
+}
+
+/* ---- Hardmax -------------------------------------------------------------------------- */
+
+/* y = 1 at the first maximum along the axis (NaN counts as the maximum, as ArgMax), 0
+ * elsewhere; x seen as [O, R, I] (before opset 13: [O, R·I] over one axis). */
+#define DEF_HARDMAX(NAME, T)                                                                       \
+    static void NAME(const T *x, T *y, int64_t O, int64_t R, int64_t I)                            \
+    {                                                                                              \
+        for (int64_t o = 0; o < O; o++)                                                            \
+            for (int64_t i = 0; i < I; i++) {                                                      \
+                const T *xr = x + o * R * I + i;                                                   \
+                T *yr = y + o * R * I + i;                                                         \
+                int64_t best = 0;                                                                  \
+                for (int64_t r = 1; r < R && xr[best * I] == xr[best * I]; r++)                    \
+                    if (xr[r * I] > xr[best * I] || xr[r * I] != xr[r * I]) best = r;              \
+                for (int64_t r = 0; r < R; r++) yr[r * I] = (T)(r == best);                        \
+            }                                                                                      \
+    }
+DEF_HARDMAX(hardmax_f32, float)
+DEF_HARDMAX(hardmax_f64, double)
+
+static og_status k_Hardmax(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                           og_tensor *const *out, int n_out)
+{
+    const og_reduce_params *p = k->params;
+    const og_tensor *x = in[0];
+    if (og_is_half(x->dtype)) return og_kernel_via_f32(k, k_Hardmax, in, n_in, out, n_out);
+    if (x->dtype != OG_FLOAT && x->dtype != OG_DOUBLE) return unsupported(k, x->dtype);
+    int axis;
+    int64_t O, R, I;
+    og_status st = split_attr_axis(k, x, true, &axis, &O, &R, &I);
+    if (st || x->numel == 0) return st;
+    if (p->legacy_softmax) {
+        R *= I;
+        I = 1;
+    }
+    if (x->dtype == OG_FLOAT)
+        hardmax_f32(x->data, out[0]->data, O, R, I);
+    else
+        hardmax_f64(x->data, out[0]->data, O, R, I);
+    return OG_OK;
 }
 
 /* ---- CumSum -------------------------------------------------------------------------- */
@@ -1036,10 +1088,10 @@ static og_status k_TopK(const og_kernel_ctx *k, const og_tensor *const *in, int 
     return st;
 }
 
-/* Reduce*, ArgMax/ArgMin, CumSum and TopK bind their typed loops (select); the
- * Reduce* lists are those of red_impl above (IMPL_FLOAT, IMPL_NUMERIC, IMPL_ALL: max and min
- * also bool), the others float32, float64, int32, int64.  CumSum's axis (input 1, int32 or
- * int64) and TopK's K are checked by the kernels. */
+/* Every entry binds its typed loops (select); the Reduce* lists are those of red_impl above
+ * (IMPL_FLOAT, IMPL_NUMERIC, IMPL_ALL: max and min also bool), Softmax and LogSoftmax
+ * float32 and float64, the others float32, float64, int32, int64.  CumSum's axis (input 1,
+ * int32 or int64) and TopK's K are checked by the kernels. */
 const og_kernel_def og_cpu_reduce[] = {
     {.name = "ReduceSum", .domain = "", .fn = k_ReduceSum, .select = select_ReduceSum},
     {.name = "ReduceMean", .domain = "", .fn = k_ReduceMean, .select = select_ReduceMean},
@@ -1059,8 +1111,9 @@ const og_kernel_def og_cpu_reduce[] = {
      .select = select_ReduceSumSquare},
     {.name = "ArgMax", .domain = "", .fn = k_ArgMax, .select = select_argmax},
     {.name = "ArgMin", .domain = "", .fn = k_ArgMin, .select = select_argmin},
-    {.name = "Softmax", .domain = "", .fn = k_Softmax, .types = og_types_float},
-    {.name = "LogSoftmax", .domain = "", .fn = k_LogSoftmax, .types = og_types_float},
+    {.name = "Softmax", .domain = "", .fn = k_Softmax, .select = select_softmax},
+    {.name = "LogSoftmax", .domain = "", .fn = k_LogSoftmax, .select = select_softmax},
+    {.name = "Hardmax", .domain = "", .fn = k_Hardmax},
     {.name = "CumSum", .domain = "", .fn = k_CumSum, .select = select_cumsum},
     {.name = "TopK", .domain = "", .fn = k_TopK, .select = select_topk},
     {.name = NULL}};
