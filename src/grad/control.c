@@ -92,7 +92,10 @@ static og_graph *instantiate(og_gb *b, const og_graph *T, const char *prefix, og
         return NULL;
     }
     og_status st = og_graph_copy_into(T, B);
-    if (!st && !(B->name = og_strdup(B->alloc, prefix))) st = OG_ERR_NOMEM;
+    if (!st) {
+        og_free(B->alloc, B->name); /* T's */
+        if (!(B->name = og_strdup(B->alloc, prefix))) st = OG_ERR_NOMEM;
+    }
     if (st || !(*eb = og_gb_open(B, prefix))) {
         og_graph_free(B);
         og_gb_fail(b, NULL, st ? st : OG_ERR_NOMEM, "%s", st ? og_last_error() : "out of memory");
