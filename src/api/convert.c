@@ -19,14 +19,31 @@ static og_status widen(og_tensor **t, const og_allocator *a)
     return OG_OK;
 }
 
-/* g's float32 values, initializers, Cast targets and constants as float64, and its
- * subgraphs'. */
+/* Type t of graph g with its float32 tensors float64, interned in g (t itself when it has
+ * none); NULL when out of memory.  Recursion follows the type's nesting (bounded). */
+static const og_type *widen_type(og_graph *g, const og_type *t)
+{
+    if (!t) return NULL;
+    if (t->kind == OG_KIND_TENSOR)
+        return t->dtype == OG_FLOAT ? og_graph_type_tensor(g, OG_DOUBLE, t->rank, t->dims) : t;
+    const og_type *e = widen_type(g, t->elem);
+    if (t->elem && !e) return NULL;
+    return e == t->elem ? t : og_graph_type_wrap(g, t->kind, t->dtype, e);
+}
+
+/* g's float32 values (tensor types and container types), initializers, Cast targets and
+ * constants as float64, and its subgraphs'. */
 static og_status widen_graph(og_graph *g, const og_allocator *a)
 {
     og_status st;
     for (int v = 0; v < g->n_values; v++) {
         og_value *val = &g->values[v];
         if (val->dtype == OG_FLOAT) val->dtype = OG_DOUBLE;
+        if (val->type) { /* seq(map(int64, float32)) -> seq(map(int64, float64)) */
+            const og_type *t = widen_type(g, val->type);
+            if (!t) return og_error(OG_ERR_NOMEM, "out of memory");
+            val->type = t;
+        }
         if ((st = widen(&val->init, a))) return st;
     }
     for (int i = 0; i < g->n_nodes; i++) {
