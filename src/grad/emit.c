@@ -92,8 +92,11 @@ static int new_value(og_gb *b, const char *hint)
 {
     char name[300];
     do {
-        snprintf(name, sizeof name, "%s_%d_%.200s", b->prefix ? b->prefix : "og_grad", b->counter++,
-                 hint);
+        snprintf(name, sizeof name, "%.200s_%d_%.60s",
+                 b->name_prefix ? b->name_prefix
+                 : b->prefix    ? b->prefix
+                                : "og_grad",
+                 b->counter++, hint);
     } while (og_graph_find_value(b->g, name) >= 0);
     int v = og_graph_add_value(b->g, name);
     if (v < 0) og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
@@ -281,6 +284,20 @@ void og_gb_attr_string(og_gb *b, int node, const char *name, const char *v)
  * for a weight). */
 static int const_node(og_gb *b, og_tensor *t, const char *hint)
 {
+    /* before opset 9 a Constant holds floats only: other types are a cast float constant */
+    og_dtype cast = OG_UNDEFINED;
+    if (b->opset < 9 && !og_dtype_is_float(t->dtype)) {
+        og_tensor *f = NULL;
+        if (og_tensor_create(OG_FLOAT, t->rank, t->dims, b->a, &f)) {
+            og_tensor_free(t);
+            return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+        }
+        for (int64_t i = 0; i < t->numel; i++)
+            ((float *)f->data)[i] = (float)og_tensor_get_f64(t, i);
+        cast = t->dtype;
+        og_tensor_free(t);
+        t = f;
+    }
     int v = og_gb_op(b, "Constant", 0, NULL);
     if (v >= 0) {
         og_attr at = {0};
@@ -291,6 +308,10 @@ static int const_node(og_gb *b, og_tensor *t, const char *hint)
     }
     (void)hint;
     og_tensor_free(t);
+    if (v >= 0 && cast != OG_UNDEFINED) {
+        v = og_gb_op1(b, "Cast", v);
+        og_gb_attr_int(b, og_gb_last(b), "to", cast);
+    }
     return b->st ? -1 : v;
 }
 
@@ -626,4 +647,157 @@ int og_gb_forward_output(og_gb *b, const og_node *n, int j)
         b->current->n_out = f->n_out;
     }
     return v;
+}
+
+int og_gb_op_ext(og_gb *b, const char *domain, const char *op, int n_in, const int *in, int n_out,
+                 const bool *want, int *out)
+{
+    for (int j = 0; j < n_out; j++) out[j] = -1;
+    if (b->st || n_out < 1) return -1;
+    if (n_in > 0 && in[0] < 0) return -1; /* an earlier helper failed */
+    for (int i = 0; i < n_in; i++)
+        if (in[i] < -1) return -1;
+    int present = n_in;
+    while (present > 0 && in[present - 1] < 0) present--;
+    char *name = node_name(b, op);
+    og_node *n = name ? og_graph_add_node(b->g, op, domain, name, present, n_out) : NULL;
+    og_free(b->a, name);
+    if (!n || !set_origin(b, n)) return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+    int node = b->g->n_nodes - 1;
+    for (int i = 0; i < present; i++) n->in[i] = in[i];
+    for (int j = 0; j < n_out; j++) {
+        if (want && !want[j]) continue;
+        int v = new_value(b, op);
+        if (v < 0) return -1;
+        b->g->nodes[node].out[j] = v;
+        out[j] = v;
+    }
+    b->last_node = node;
+    return node;
+}
+
+void og_gb_import(og_gb *b, const char *domain, int64_t version)
+{
+    og_graph *g = b->g;
+    if (b->st || og_graph_opset(g, domain) >= 0) return;
+    char *d = og_strdup(b->a, domain);
+    og_opset *o = d ? og_realloc(b->a, g->opsets, (size_t)g->n_opsets * sizeof *o,
+                                 (size_t)(g->n_opsets + 1) * sizeof *o)
+                    : NULL;
+    if (!o) {
+        og_free(b->a, d);
+        og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+        return;
+    }
+    g->opsets = o;
+    o[g->n_opsets].domain = d;
+    o[g->n_opsets].version = version;
+    g->n_opsets++;
+}
+
+void og_gb_set_overload(og_gb *b, int node, const char *overload)
+{
+    if (b->st || node < 0) return;
+    og_node *n = &b->g->nodes[node];
+    char *s = og_strdup(b->a, overload);
+    if (!s) {
+        og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+        return;
+    }
+    og_free(b->a, n->overload);
+    n->overload = s;
+}
+
+bool og_gb_has_function(const og_gb *b, const char *domain, const char *name, const char *overload)
+{
+    return og_graph_find_function(b->g, domain, name, overload) >= 0;
+}
+
+void og_gb_add_function(og_gb *b, const char *domain, const char *name, const char *overload,
+                        const og_blob *proto)
+{
+    if (b->st || og_gb_has_function(b, domain, name, overload)) return;
+    og_status st = og_graph_add_function(b->g, domain, name, overload, proto->data, proto->size);
+    if (st) {
+        og_gb_fail(b, NULL, st, "%s", og_last_error());
+        return;
+    }
+    if (b->g->ir_version < 10) b->g->ir_version = 10;
+}
+
+void og_gb_forward_retype(og_gb *b, const og_node *n, const char *domain, const char *op,
+                          const char *overload)
+{
+    if (b->st) return;
+    int node = -1;
+    for (int k = 0; k < n->n_out && node < 0; k++)
+        if (n->out[k] >= 0 && n->out[k] < b->n_state) node = b->g->values[n->out[k]].producer;
+    if (node < 0 || node >= b->g->n_nodes || b->g->nodes[node].out != n->out) {
+        og_gb_fail(b, n, OG_ERR_INTERNAL, "the forward node is not the one whose rule runs");
+        return;
+    }
+    og_node *f = &b->g->nodes[node];
+    char *d = og_strdup(b->a, domain), *o = og_strdup(b->a, op);
+    if (!d || !o) {
+        og_free(b->a, d);
+        og_free(b->a, o);
+        og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
+        return;
+    }
+    og_free(b->a, f->domain);
+    og_free(b->a, f->op_type);
+    f->domain = d;
+    f->op_type = o;
+    if (overload) og_gb_set_overload(b, node, overload);
+    /* parsed again by the final resolution, as the new op */
+    if (f->params) {
+        if (f->free_params)
+            f->free_params(b->a, f->params);
+        else
+            og_free(b->a, f->params);
+    }
+    f->params = NULL;
+    f->free_params = NULL;
+    f->parsed = false;
+    f->op = NULL;
+}
+
+og_graph *og_gb_graph(og_gb *b) { return b->g; }
+
+void og_gb_attr_graph(og_gb *b, int node, const char *name, const og_graph *sub)
+{
+    og_attr at = {0};
+    at.name = (char *)name;
+    at.type = OG_ATTR_GRAPH;
+    at.g = (og_graph *)sub; /* copied by og_node_add_attr */
+    add_attr(b, node, &at);
+}
+
+int og_gb_op_into(og_gb *b, const char *op, int n_in, const int *in, int out_value)
+{
+    for (int i = 0; i < n_in; i++)
+        if (in[i] < 0) return -1;
+    return og_gb_op_to(b, op, n_in, in, out_value);
+}
+
+void og_gb_forward_reparse(og_gb *b, const og_node *n)
+{
+    if (b->st) return;
+    int node = -1;
+    for (int k = 0; k < n->n_out && node < 0; k++)
+        if (n->out[k] >= 0 && n->out[k] < b->n_state) node = b->g->values[n->out[k]].producer;
+    if (node < 0 || node >= b->g->n_nodes || b->g->nodes[node].out != n->out) {
+        og_gb_fail(b, n, OG_ERR_INTERNAL, "the forward node is not the one whose rule runs");
+        return;
+    }
+    og_node *f = &b->g->nodes[node];
+    if (f->params) {
+        if (f->free_params)
+            f->free_params(b->a, f->params);
+        else
+            og_free(b->a, f->params);
+    }
+    f->params = NULL;
+    f->free_params = NULL;
+    f->parsed = false;
 }
