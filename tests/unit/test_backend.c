@@ -278,7 +278,8 @@ static void cpu_families_state_types(void)
     }
 }
 
-/* The pool, norm, linalg, loss and optim families bind a typed loop too, for the dtype of
+/* The pool, norm (GroupNormalization, LpNormalization, MeanVarianceNormalization and
+ * LRN included), linalg, loss and optim families bind a typed loop too, for the dtype of
  * their type input, and refuse the others naming node, op, device and what they compute.
  * The node is a copy of a resolved Relu under the family op's name and arity: binding looks
  * at the op, its since-version and the static dtypes, not at attributes. */
@@ -327,6 +328,29 @@ static void cpu_families_bind_loops(void)
          {OG_FLOAT, OG_DOUBLE},
          OG_INT32,
          "float32, float64"},
+        /* the newer normalizations: 16-bit floats bound to the float32 loops' binding */
+        {"GroupNormalization",
+         "",
+         3,
+         0,
+         {OG_FLOAT, OG_FLOAT16},
+         OG_INT32,
+         "float32, float64, float16, bfloat16"},
+        {"LRN", "", 1, 0, {OG_DOUBLE, OG_BFLOAT16}, OG_INT8, "float32, float64, float16, bfloat16"},
+        {"LpNormalization",
+         "",
+         1,
+         0,
+         {OG_FLOAT, OG_DOUBLE},
+         OG_INT64,
+         "float32, float64, float16, bfloat16"},
+        {"MeanVarianceNormalization",
+         "",
+         1,
+         0,
+         {OG_DOUBLE, OG_FLOAT16},
+         OG_UINT8,
+         "float32, float64, float16, bfloat16"},
     };
     nh_result r;
     og_graph *g = one_node(&r, "Relu", OG_FLOAT, 2);
@@ -448,6 +472,21 @@ static void cpu_kernels_use_bound_loops(void)
         .op = "LayerNormalization", .opset = 17, .in = {ln[0], ln[1], ln[2]}, .n_out = 3};
     bound_loop_is_used(&norm, 7, 1);
     nh_free_tensors(ln, 3);
+    /* norm, the newer ops: GroupNormalization float64 (opset 21: scale and bias per channel)
+     * and LRN float32 */
+    og_tensor *gn[3] = {nh_tensor(OG_DOUBLE, 4, (int64_t[]){2, 4, 2, 2}, v),
+                        nh_tensor(OG_DOUBLE, 1, (int64_t[]){4}, v + 32),
+                        nh_tensor(OG_DOUBLE, 1, (int64_t[]){4}, v + 40)};
+    nh_node groupnorm = {.op = "GroupNormalization",
+                         .opset = 21,
+                         .attrs = {NH_INT("num_groups", 2)},
+                         .in = {gn[0], gn[1], gn[2]}};
+    bound_loop_is_used(&groupnorm, 7, 1);
+    nh_free_tensors(gn, 3);
+    x = nh_tensor(OG_FLOAT, 4, (int64_t[]){1, 5, 2, 3}, v);
+    nh_node lrn = {.op = "LRN", .opset = 13, .attrs = {NH_INT("size", 3)}, .in = {x}};
+    bound_loop_is_used(&lrn, 1, 1);
+    og_tensor_free(x);
 
     /* linalg: MatMul float32 (the plain loops) and Einsum float64 */
     og_tensor *mm[2] = {nh_tensor(OG_FLOAT, 3, (int64_t[]){2, 3, 4}, v),
