@@ -279,10 +279,10 @@ static void cpu_families_state_types(void)
 }
 
 /* The pool, norm (GroupNormalization, LpNormalization, MeanVarianceNormalization and
- * LRN included), linalg, loss and optim families bind a typed loop too, for the dtype of
- * their type input, and refuse the others naming node, op, device and what they compute.
- * The node is a copy of a resolved Relu under the family op's name and arity: binding looks
- * at the op, its since-version and the static dtypes, not at attributes. */
+ * LRN included), linalg (Det too), reduce's Hardmax, loss and optim families bind a typed loop too,
+ * for the dtype of their type input, and refuse the others naming node, op, device and what they
+ * compute. The node is a copy of a resolved Relu under the family op's name and arity: binding
+ * looks at the op, its since-version and the static dtypes, not at attributes. */
 static void cpu_families_bind_loops(void)
 {
     static const struct {
@@ -342,6 +342,20 @@ static void cpu_families_bind_loops(void)
          1,
          0,
          {OG_FLOAT, OG_DOUBLE},
+         OG_INT64,
+         "float32, float64, float16, bfloat16"},
+        {"Hardmax",
+         "",
+         1,
+         0,
+         {OG_FLOAT, OG_DOUBLE},
+         OG_INT32,
+         "float32, float64, float16, bfloat16"},
+        {"Det",
+         "",
+         1,
+         0,
+         {OG_DOUBLE, OG_BFLOAT16},
          OG_INT64,
          "float32, float64, float16, bfloat16"},
         {"MeanVarianceNormalization",
@@ -502,6 +516,17 @@ static void cpu_kernels_use_bound_loops(void)
                       .in = {es[0], es[1]}};
     bound_loop_is_used(&einsum, 3, 1);
     nh_free_tensors(es, 2);
+    /* linalg: Det float32, two 3x3 matrices */
+    x = nh_tensor(OG_FLOAT, 3, (int64_t[]){2, 3, 3}, v);
+    nh_node det = {.op = "Det", .opset = 11, .in = {x}};
+    bound_loop_is_used(&det, 1, 1);
+    og_tensor_free(x);
+
+    /* reduce: Hardmax float64 along axis 1 */
+    x = nh_tensor(OG_DOUBLE, 3, (int64_t[]){2, 5, 3}, v);
+    nh_node hardmax = {.op = "Hardmax", .opset = 13, .attrs = {NH_INT("axis", 1)}, .in = {x}};
+    bound_loop_is_used(&hardmax, 1, 1);
+    og_tensor_free(x);
 
     /* loss: SoftmaxCrossEntropyLoss float64 with log_prob, int64 targets */
     og_tensor *sce[2] = {nh_tensor(OG_DOUBLE, 2, (int64_t[]){4, 5}, v),
