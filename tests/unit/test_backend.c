@@ -278,7 +278,7 @@ static void cpu_families_state_types(void)
     }
 }
 
-/* The pool, norm (GroupNormalization, LpNormalization, MeanVarianceNormalization and
+/* The pool (LpPool too), norm (GroupNormalization, LpNormalization, MeanVarianceNormalization and
  * LRN included), linalg (Det too), reduce's Hardmax, loss and optim families bind a typed loop too,
  * for the dtype of their type input, and refuse the others naming node, op, device and what they
  * compute. The node is a copy of a resolved Relu under the family op's name and arity: binding
@@ -343,6 +343,13 @@ static void cpu_families_bind_loops(void)
          0,
          {OG_FLOAT, OG_DOUBLE},
          OG_INT64,
+         "float32, float64, float16, bfloat16"},
+        {"LpPool",
+         "",
+         1,
+         0,
+         {OG_FLOAT, OG_FLOAT16},
+         OG_INT8,
          "float32, float64, float16, bfloat16"},
         {"Hardmax",
          "",
@@ -476,6 +483,15 @@ static void cpu_kernels_use_bound_loops(void)
                     .in = {x},
                     .n_out = 2};
     bound_loop_is_used(&pool, 1, 1);
+    og_tensor_free(x);
+    /* pool: LpPool float64, p = 3 (pow), padded; its loops carry the average pool's */
+    x = nh_tensor(OG_DOUBLE, 4, (int64_t[]){1, 2, 4, 4}, v);
+    nh_node lppool = {
+        .op = "LpPool",
+        .opset = 18,
+        .attrs = {NH_INTS("kernel_shape", 3, 3), NH_INTS("pads", 1, 1, 1, 1), NH_INT("p", 3)},
+        .in = {x}};
+    bound_loop_is_used(&lppool, 1, 1);
     og_tensor_free(x);
 
     /* norm: LayerNormalization float64 (Mean and InvStdDev are float32) */

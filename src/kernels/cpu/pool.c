@@ -1,7 +1,8 @@
 /* pool.c: CPU kernels of AveragePool, MaxPool (with optional Indices), GlobalAveragePool
  * and GlobalMaxPool, for float32 and float64: the loops of one type are a pool_loops table,
- * bound to the node when the session is created; LpPool (also float16, through float),
- * MaxUnpool and RoiAlign.
+ * bound to the node when the session is created; LpPool, bound the same way (its loops hold
+ * the average pool's of their type; float16 and bfloat16 through float32); MaxUnpool (moves
+ * elements by size, any dtype) and RoiAlign (still picks its dtype per call).
  *
  * 1-D, 2-D and 3-D pools share one loop nest over (D, H, W), with leading spatial dims of
  * size 1 for lower ranks.  The range of kernel taps that fall inside the input is
@@ -485,58 +486,90 @@ done:
 }
 
 /* LpPool: y = (Σ_window |x|^p)^(1/p), the padding counting as zeros: an average pool of
- * |x|^p that divides by the kernel volume, times that volume, to the power 1/p. */
+ * |x|^p that divides by the kernel volume, times that volume, to the power 1/p.  The loops
+ * of one type: t = |x|^p, the average pool's loops, y = (y·volume)^(1/p). */
+typedef struct lppool_loops {
+    void (*powers)(const void *x, void *t, int64_t n, int64_t p);
+    const pool_loops *pool;
+    void (*roots)(void *y, int64_t n, double kvol, int64_t p);
+} lppool_loops;
+
+static void lp_powers_float(const void *xv, void *tv, int64_t n, int64_t p)
+{
+    const float *xs = xv;
+    float *ts = tv;
+    double pp = (double)p;
+    for (int64_t i = 0; i < n; i++)
+        ts[i] = p == 1 ? fabsf(xs[i]) : p == 2 ? xs[i] * xs[i] : powf(fabsf(xs[i]), (float)pp);
+}
+static void lp_powers_double(const void *xv, void *tv, int64_t n, int64_t p)
+{
+    const double *xs = xv;
+    double *ts = tv;
+    double pp = (double)p;
+    for (int64_t i = 0; i < n; i++)
+        ts[i] = p == 1 ? fabs(xs[i]) : p == 2 ? xs[i] * xs[i] : pow(fabs(xs[i]), pp);
+}
+static void lp_roots_float(void *yv, int64_t n, double kvol, int64_t p)
+{
+    float *ys = yv;
+    double pp = (double)p;
+    for (int64_t i = 0; i < n; i++) {
+        double v = ys[i] * kvol;
+        ys[i] = (float)(p == 1 ? v : p == 2 ? sqrt(v) : pow(v, 1.0 / pp));
+    }
+}
+static void lp_roots_double(void *yv, int64_t n, double kvol, int64_t p)
+{
+    double *ys = yv;
+    double pp = (double)p;
+    for (int64_t i = 0; i < n; i++) {
+        double v = ys[i] * kvol;
+        ys[i] = p == 1 ? v : p == 2 ? sqrt(v) : pow(v, 1.0 / pp);
+    }
+}
+
+static const lppool_loops lppool_loops_t[2] = {
+    {lp_powers_float, &pool_loops_float, lp_roots_float},
+    {lp_powers_double, &pool_loops_double, lp_roots_double}};
+OG_FLOAT_IMPLS(lppool_impls, &lppool_loops_t[0], &lppool_loops_t[1]);
+
+/* float32, float64, and the 16-bit floats through float32's binding (og_float_impl) */
+static const void *select_lppool(const og_node *n, og_dtype t)
+{
+    (void)n;
+    return og_float_impl_of(lppool_impls, t);
+}
+
 static og_status lppool_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                                og_tensor *const *out, int n_out)
 {
     const og_pool_params *p = k->params;
     const og_tensor *x = in[0];
     og_tensor *y = out[0], *t = NULL;
-    if (og_is_half(x->dtype)) return og_kernel_via_f32(k, lppool_kernel, in, n_in, out, n_out);
-    if (x->dtype != OG_FLOAT && x->dtype != OG_DOUBLE)
+    const og_float_impl *im = og_float_bound(k, lppool_impls, x->dtype);
+    if (!im)
         return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
                                og_dtype_name(x->dtype));
+    if (!im->loops) return og_kernel_via_f32_bound(k, im, lppool_kernel, in, n_in, out, n_out);
+    const lppool_loops *loops = im->loops;
     if (y->numel == 0) return OG_OK;
     og_status st = og_tensor_alloc(x->dtype, x->rank, x->dims, k->alloc, &t);
     if (st) return st;
-    double pp = (double)p->p;
-    if (x->dtype == OG_FLOAT) {
-        const float *xs = x->data;
-        float *ts = t->data;
-        for (int64_t i = 0; i < x->numel; i++)
-            ts[i] = p->p == 1   ? fabsf(xs[i])
-                    : p->p == 2 ? xs[i] * xs[i]
-                                : powf(fabsf(xs[i]), (float)pp);
-    } else {
-        const double *xs = x->data;
-        double *ts = t->data;
-        for (int64_t i = 0; i < x->numel; i++)
-            ts[i] = p->p == 1 ? fabs(xs[i]) : p->p == 2 ? xs[i] * xs[i] : pow(fabs(xs[i]), pp);
-    }
+    loops->powers(x->data, t->data, x->numel, p->p);
     og_pool_params avg = *p;
     avg.kind = OG_POOL_AVG;
     avg.count_include_pad = true;
     og_kernel_ctx kk = *k;
     kk.params = &avg;
+    kk.impl = loops->pool; /* the average pool's loops of this type */
     const og_tensor *tin[1] = {t};
     st = pool_kernel(&kk, tin, 1, out, 1);
     og_tensor_free(t);
     if (st) return st;
     double kvol = 1;
     for (int i = 0; i < p->nsp; i++) kvol *= (double)p->kernel[i];
-    if (y->dtype == OG_FLOAT) {
-        float *ys = y->data;
-        for (int64_t i = 0; i < y->numel; i++) {
-            double v = ys[i] * kvol;
-            ys[i] = (float)(p->p == 1 ? v : p->p == 2 ? sqrt(v) : pow(v, 1.0 / pp));
-        }
-    } else {
-        double *ys = y->data;
-        for (int64_t i = 0; i < y->numel; i++) {
-            double v = ys[i] * kvol;
-            ys[i] = p->p == 1 ? v : p->p == 2 ? sqrt(v) : pow(v, 1.0 / pp);
-        }
-    }
+    loops->roots(y->data, y->numel, kvol, p->p);
     return OG_OK;
 }
 
@@ -721,7 +754,7 @@ const og_kernel_def og_cpu_pool[] = {
     {.name = "MaxPool", .domain = "", .fn = pool_kernel, .select = select_pool},
     {.name = "GlobalAveragePool", .domain = "", .fn = pool_kernel, .select = select_pool},
     {.name = "GlobalMaxPool", .domain = "", .fn = pool_kernel, .select = select_pool},
-    {.name = "LpPool", .domain = "", .fn = lppool_kernel},
+    {.name = "LpPool", .domain = "", .fn = lppool_kernel, .select = select_lppool},
     {.name = "MaxUnpool", .domain = "", .fn = unpool_kernel},
     {.name = "RoiAlign", .domain = "", .fn = roi_align_kernel},
     {.name = NULL}};
