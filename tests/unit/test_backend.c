@@ -39,8 +39,20 @@ static og_status toy_relu(const og_kernel_ctx *k, const og_tensor *const *in, in
     return OG_OK;
 }
 
+/* A toy Pow whose loop depends on both inputs' dtypes (select_types): float32 base with a
+ * float32 or an int64 exponent; an exponent of unknown dtype leaves the choice to the run. */
+static const toy_loop toy_pow_ff = {toy_relu_f32}, toy_pow_fi = {toy_relu_f32};
+static const void *toy_select_types(const og_node *n, const og_dtype *t)
+{
+    (void)n;
+    if (t[0] != OG_FLOAT) return NULL;
+    if (t[1] == OG_UNDEFINED) return OG_KERNEL_AT_RUN;
+    return t[1] == OG_FLOAT ? &toy_pow_ff : t[1] == OG_INT64 ? &toy_pow_fi : NULL;
+}
+
 static const og_kernel_def toy_family[] = {
     {.name = "Relu", .domain = "", .fn = toy_relu, .select = toy_select},
+    {.name = "Pow", .domain = "", .fn = toy_relu, .select_types = toy_select_types},
     {.name = NULL},
 };
 static const og_kernel_def *const toy_tables[] = {toy_family, NULL};
@@ -112,6 +124,45 @@ static void toy_refuses_at_creation(void)
     CHECK(g != NULL);
     CHECK(og_exec_create(g, &toy_backend, og_default_allocator(), NULL, &s) == OG_ERR_UNSUPPORTED);
     CHECK(strstr(og_last_error(), "node 'n0' (Abs, opset 13): op Abs has no toy kernel") != NULL);
+    nh_release(&r);
+}
+
+/* An entry with select_types binds the loop of every input's static dtype (the binding then
+ * holds only while all of them match: all_types), binds nothing when a dtype it needs is
+ * known only at run time, and refuses naming the other inputs' dtypes it read. */
+static void toy_binds_by_all_types(void)
+{
+    nh_result r;
+    og_graph *g = one_node(&r, "Relu", OG_FLOAT, 2);
+    CHECK(g != NULL);
+    if (!g) return;
+    og_node n = g->nodes[0];
+    int ins[2] = {0, 0};
+    n.op_type = (char *)"Pow";
+    n.n_in = 2;
+    n.in = ins;
+    og_kernel_binding b;
+    og_dtype t[2] = {OG_FLOAT, OG_FLOAT};
+    CHECK_OK(og_backend_bind(&toy_backend, &n, t, &b));
+    CHECK(b.impl == &toy_pow_ff && b.all_types == 1 && b.type == OG_FLOAT);
+    t[1] = OG_INT64;
+    CHECK_OK(og_backend_bind(&toy_backend, &n, t, &b));
+    CHECK(b.impl == &toy_pow_fi && b.all_types == 1);
+    t[1] = OG_UNDEFINED;
+    CHECK_OK(og_backend_bind(&toy_backend, &n, t, &b));
+    CHECK(b.fn == toy_relu && b.impl == NULL && b.all_types == 0);
+    t[1] = OG_INT8;
+    CHECK(og_backend_bind(&toy_backend, &n, t, &b) == OG_ERR_UNSUPPORTED);
+    CHECKF(strstr(og_last_error(),
+                  "node 'n0' (Pow, opset 14): input 0 is float32, which the toy kernel of Pow "
+                  "does not compute with input 1 int8 (it computes no dtype)") != NULL,
+           "message %s", og_last_error());
+    t[0] = OG_DOUBLE;
+    t[1] = OG_FLOAT;
+    CHECK(og_backend_bind(&toy_backend, &n, t, &b) == OG_ERR_UNSUPPORTED);
+    CHECKF(strstr(og_last_error(), "input 0 is float64, which the toy kernel of Pow does not "
+                                   "compute with input 1 float32 (it computes float32)") != NULL,
+           "message %s", og_last_error());
     nh_release(&r);
 }
 
@@ -619,6 +670,7 @@ int main(void)
 {
     toy_runs_a_graph();
     toy_refuses_at_creation();
+    toy_binds_by_all_types();
     cpu_binds_typed_loops();
     kernels_by_version();
     binding_follows_the_run();
