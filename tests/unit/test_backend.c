@@ -330,10 +330,11 @@ static void cpu_families_state_types(void)
 }
 
 /* The pool (LpPool too), norm (GroupNormalization, LpNormalization, MeanVarianceNormalization and
- * LRN included), linalg (Det too), reduce's Hardmax, loss and optim families bind a typed loop too,
- * for the dtype of their type input, and refuse the others naming node, op, device and what they
- * compute. The node is a copy of a resolved Relu under the family op's name and arity: binding
- * looks at the op, its since-version and the static dtypes, not at attributes. */
+ * LRN included), linalg (Det too), reduce's Hardmax, resize's AffineGrid, loss and optim families
+ * bind a typed loop too, for the dtype of their type input, and refuse the others naming node, op,
+ * device and what they compute. The node is a copy of a resolved Relu under the family op's name
+ * and arity: binding looks at the op, its since-version and the static dtypes, not at attributes.
+ */
 static void cpu_families_bind_loops(void)
 {
     static const struct {
@@ -401,6 +402,13 @@ static void cpu_families_bind_loops(void)
          0,
          {OG_FLOAT, OG_FLOAT16},
          OG_INT8,
+         "float32, float64, float16, bfloat16"},
+        {"AffineGrid",
+         "",
+         2,
+         0,
+         {OG_DOUBLE, OG_FLOAT16},
+         OG_INT32,
          "float32, float64, float16, bfloat16"},
         {"Hardmax",
          "",
@@ -588,6 +596,16 @@ static void cpu_kernels_use_bound_loops(void)
     nh_node det = {.op = "Det", .opset = 11, .in = {x}};
     bound_loop_is_used(&det, 1, 1);
     og_tensor_free(x);
+
+    /* resize: AffineGrid float32, 2-D, align_corners */
+    og_tensor *ag[2] = {nh_tensor(OG_FLOAT, 3, (int64_t[]){2, 2, 3}, v),
+                        nh_tensor(OG_INT64, 1, (int64_t[]){4}, (double[]){2, 1, 3, 4})};
+    nh_node affine = {.op = "AffineGrid",
+                      .opset = 20,
+                      .attrs = {NH_INT("align_corners", 1)},
+                      .in = {ag[0], ag[1]}};
+    bound_loop_is_used(&affine, 1, 1);
+    nh_free_tensors(ag, 2);
 
     /* reduce: Hardmax float64 along axis 1 */
     x = nh_tensor(OG_DOUBLE, 3, (int64_t[]){2, 5, 3}, v);
