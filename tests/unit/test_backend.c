@@ -329,11 +329,12 @@ static void cpu_families_state_types(void)
     }
 }
 
-/* The pool (LpPool too), norm (GroupNormalization, LpNormalization, MeanVarianceNormalization and
- * LRN included), linalg (Det too), reduce's Hardmax, resize's AffineGrid, loss and optim families
- * bind a typed loop too, for the dtype of their type input, and refuse the others naming node, op,
- * device and what they compute. The node is a copy of a resolved Relu under the family op's name
- * and arity: binding looks at the op, its since-version and the static dtypes, not at attributes.
+/* The pool (LpPool and RoiAlign too), norm (GroupNormalization, LpNormalization,
+ * MeanVarianceNormalization and LRN included), linalg (Det too), reduce's Hardmax, resize's
+ * AffineGrid, loss and optim families bind a typed loop too, for the dtype of their type input, and
+ * refuse the others naming node, op, device and what they compute. The node is a copy of a resolved
+ * Relu under the family op's name and arity: binding looks at the op, its since-version and the
+ * static dtypes, not at attributes.
  */
 static void cpu_families_bind_loops(void)
 {
@@ -409,6 +410,13 @@ static void cpu_families_bind_loops(void)
          0,
          {OG_DOUBLE, OG_FLOAT16},
          OG_INT32,
+         "float32, float64, float16, bfloat16"},
+        {"RoiAlign",
+         "",
+         3,
+         0,
+         {OG_FLOAT, OG_DOUBLE},
+         OG_INT64,
          "float32, float64, float16, bfloat16"},
         {"Hardmax",
          "",
@@ -552,6 +560,18 @@ static void cpu_kernels_use_bound_loops(void)
         .in = {x}};
     bound_loop_is_used(&lppool, 1, 1);
     og_tensor_free(x);
+    /* pool: RoiAlign float64, two regions (the rois keep their label: read as numbers) */
+    og_tensor *ra[3] = {
+        nh_tensor(OG_DOUBLE, 4, (int64_t[]){2, 2, 4, 4}, v),
+        nh_tensor(OG_DOUBLE, 2, (int64_t[]){2, 4}, (double[]){0.5, 0.2, 3.1, 2.7, 1, 1, 2, 3}),
+        nh_tensor(OG_INT64, 1, (int64_t[]){2}, (double[]){1, 0})};
+    nh_node roi = {.op = "RoiAlign",
+                   .opset = 16,
+                   .attrs = {NH_INT("output_height", 2), NH_INT("output_width", 3),
+                             NH_INT("sampling_ratio", 2)},
+                   .in = {ra[0], ra[1], ra[2]}};
+    bound_loop_is_used(&roi, 1, 1);
+    nh_free_tensors(ra, 3);
 
     /* norm: LayerNormalization float64 (Mean and InvStdDev are float32) */
     og_tensor *ln[3] = {nh_tensor(OG_DOUBLE, 2, (int64_t[]){4, 8}, v),

@@ -2,7 +2,7 @@
  * and GlobalMaxPool, for float32 and float64: the loops of one type are a pool_loops table,
  * bound to the node when the session is created; LpPool, bound the same way (its loops hold
  * the average pool's of their type; float16 and bfloat16 through float32); MaxUnpool (moves
- * elements by size, any dtype) and RoiAlign (still picks its dtype per call).
+ * elements by size, any dtype) and RoiAlign (bound like LpPool).
  *
  * 1-D, 2-D and 3-D pools share one loop nest over (D, H, W), with leading spatial dims of
  * size 1 for lower ranks.  The range of kernel taps that fall inside the input is
@@ -657,16 +657,66 @@ static void roi_sample(double y, double x, int64_t H, int64_t W, roi_tap *t)
     t->w[3] = ly * lx;
 }
 
+/* Region r's outputs for every channel: per cell, the taps' bilinear values averaged or
+ * their maximum (x and y of one type; taps and weights in double). */
+#define DEF_ROI_CELLS(T)                                                                           \
+    static void roi_cells_##T(const void *xv, void *yv, const roi_tap *taps, int64_t xbase,        \
+                              int64_t ybase, int64_t C, int64_t HW, int64_t Q, int64_t G,          \
+                              int64_t cnt, bool max_mode)                                          \
+    {                                                                                              \
+        const T *x = xv;                                                                           \
+        T *y = yv;                                                                                 \
+        for (int64_t c = 0; c < C; c++) {                                                          \
+            int64_t base = xbase + c * HW;                                                         \
+            for (int64_t q = 0; q < Q; q++) {                                                      \
+                double acc = 0;                                                                    \
+                bool first = true;                                                                 \
+                for (int64_t t = 0; t < G; t++) {                                                  \
+                    const roi_tap *tp = &taps[q * G + t];                                          \
+                    double v[4];                                                                   \
+                    for (int j = 0; j < 4; j++) v[j] = tp->w[j] * (double)x[base + tp->pos[j]];    \
+                    if (!max_mode) {                                                               \
+                        acc += v[0] + v[1] + v[2] + v[3];                                          \
+                        continue;                                                                  \
+                    }                                                                              \
+                    for (int j = 0; j < 4; j++)                                                    \
+                        if (first || v[j] > acc) {                                                 \
+                            acc = v[j];                                                            \
+                            first = false;                                                         \
+                        }                                                                          \
+                }                                                                                  \
+                if (!max_mode) acc /= (double)cnt;                                                 \
+                y[ybase + c * Q + q] = (T)acc;                                                     \
+            }                                                                                      \
+        }                                                                                          \
+    }
+DEF_ROI_CELLS(float)
+DEF_ROI_CELLS(double)
+
+typedef void (*roi_cells_fn)(const void *x, void *y, const roi_tap *taps, int64_t xbase,
+                             int64_t ybase, int64_t C, int64_t HW, int64_t Q, int64_t G,
+                             int64_t cnt, bool max_mode);
+static const roi_cells_fn roi_cells_loops[2] = {roi_cells_float, roi_cells_double};
+OG_FLOAT_IMPLS(roi_impls, &roi_cells_loops[0], &roi_cells_loops[1]);
+
+/* float32, float64, and the 16-bit floats through float32's binding (og_float_impl) */
+static const void *select_roi_align(const og_node *n, og_dtype t)
+{
+    (void)n;
+    return og_float_impl_of(roi_impls, t);
+}
+
 static og_status roi_align_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                                   og_tensor *const *out, int n_out)
 {
     const og_roi_params *p = k->params;
     const og_tensor *x = in[0], *rois = in[1], *bi = in[2];
     og_tensor *y = out[0];
-    if (og_is_half(x->dtype)) return og_kernel_via_f32(k, roi_align_kernel, in, n_in, out, n_out);
-    if (x->dtype != OG_FLOAT && x->dtype != OG_DOUBLE)
+    const og_float_impl *im = og_float_bound(k, roi_impls, x->dtype);
+    if (!im)
         return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
                                og_dtype_name(x->dtype));
+    if (!im->loops) return og_kernel_via_f32_bound(k, im, roi_align_kernel, in, n_in, out, n_out);
     int64_t N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3], R = y->dims[0];
     int64_t oh = p->out_h, ow = p->out_w;
     if (rois->dims[0] != R || bi->numel != R)
@@ -680,8 +730,6 @@ static og_status roi_align_kernel(const og_kernel_ctx *k, const og_tensor *const
     if (y->numel == 0) return OG_OK;
     if (H < 1 || W < 1) return og_kernel_error(k, OG_ERR_SHAPE, "X has an empty image");
     og_status st = OG_OK;
-    const float *xf = x->dtype == OG_FLOAT ? x->data : NULL;
-    const double *xd = x->dtype == OG_DOUBLE ? x->data : NULL;
     double off = p->half_pixel ? 0.5 : 0.0, s = p->spatial_scale;
     for (int64_t r = 0; r < R && !st; r++) {
         double x1 = og_tensor_get_f64(rois, r * 4) * s - off,
@@ -714,35 +762,9 @@ static og_status roi_align_kernel(const og_kernel_ctx *k, const og_tensor *const
                         roi_sample(y1 + (double)ph * bh + ((double)iy + 0.5) * bh / (double)gh,
                                    x1 + (double)pw * bw + ((double)ix + 0.5) * bw / (double)gw, H,
                                    W, &taps[((ph * ow + pw) * gh + iy) * gw + ix]);
-        for (int64_t c = 0; c < C; c++) {
-            int64_t base = (bv[r] * C + c) * H * W;
-            for (int64_t q = 0; q < oh * ow; q++) {
-                double acc = 0;
-                bool first = true;
-                for (int64_t t = 0; t < gh * gw; t++) {
-                    const roi_tap *tp = &taps[q * gh * gw + t];
-                    double v[4];
-                    for (int j = 0; j < 4; j++)
-                        v[j] =
-                            tp->w[j] * (xf ? (double)xf[base + tp->pos[j]] : xd[base + tp->pos[j]]);
-                    if (!p->max_mode) {
-                        acc += v[0] + v[1] + v[2] + v[3];
-                        continue;
-                    }
-                    for (int j = 0; j < 4; j++)
-                        if (first || v[j] > acc) {
-                            acc = v[j];
-                            first = false;
-                        }
-                }
-                if (!p->max_mode) acc /= (double)cnt;
-                int64_t o = (r * C + c) * oh * ow + q;
-                if (y->dtype == OG_FLOAT)
-                    ((float *)y->data)[o] = (float)acc;
-                else
-                    ((double *)y->data)[o] = acc;
-            }
-        }
+        (*(const roi_cells_fn *)im->loops)(x->data, y->data, taps, bv[r] * C * H * W,
+                                           r * C * oh * ow, C, H * W, oh * ow, gh * gw, cnt,
+                                           p->max_mode);
         og_free(k->alloc, taps);
     }
     return st;
@@ -756,5 +778,5 @@ const og_kernel_def og_cpu_pool[] = {
     {.name = "GlobalMaxPool", .domain = "", .fn = pool_kernel, .select = select_pool},
     {.name = "LpPool", .domain = "", .fn = lppool_kernel, .select = select_lppool},
     {.name = "MaxUnpool", .domain = "", .fn = unpool_kernel},
-    {.name = "RoiAlign", .domain = "", .fn = roi_align_kernel},
+    {.name = "RoiAlign", .domain = "", .fn = roi_align_kernel, .select = select_roi_align},
     {.name = NULL}};
