@@ -23,9 +23,10 @@ SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
 
 # python3-torch (Debian's, for /usr/bin/python3) is the independent oracle of the gradient
-# tests and exports the benchmark models.
+# tests and exports the benchmark models.  Open MPI (libopenmpi-dev, openmpi-bin: mpicc,
+# mpirun) builds the optional MPI communicator and runs the data-parallel tests.
 debs=(cmake make gcc pkg-config protobuf-c-compiler libprotobuf-c-dev libonnx-dev libopenblas-openmp-dev
-      zlib1g-dev libdnnl-dev python3-torch python3-numpy)
+      zlib1g-dev libdnnl-dev python3-torch python3-numpy libopenmpi-dev openmpi-bin)
 [ $want_fuzz = 1 ] && debs+=(clang libclang-rt-14-dev)
 missing=()
 for p in "${debs[@]}"; do

@@ -318,6 +318,14 @@ og_status og_grad_run(og_grad *g, const char *const *input_names, const og_tenso
                       int n_inputs, const og_tensor *const *grad_outputs, og_tensor **outputs,
                       og_tensor **grads)
 {
+    return og_grad_run_hooked(g, input_names, inputs, n_inputs, grad_outputs, outputs, grads, NULL);
+}
+
+og_status og_grad_run_hooked(og_grad *g, const char *const *input_names,
+                             const og_tensor *const *inputs, int n_inputs,
+                             const og_tensor *const *grad_outputs, og_tensor **outputs,
+                             og_tensor **grads, const og_exec_hooks *hooks)
+{
     if (!g) return og_error(OG_ERR_INVALID_ARG, "og_grad_run: NULL gradient object");
     if (n_inputs < 0 || (n_inputs && (!input_names || !inputs)) || !outputs || !grads)
         return og_error(OG_ERR_INVALID_ARG, "og_grad_run: bad arrays");
@@ -348,14 +356,23 @@ og_status og_grad_run(og_grad *g, const char *const *input_names, const og_tenso
         g->run_names[n] = g->seed_names[j];
         g->run_tensors[n++] = grad_outputs && grad_outputs[j] ? grad_outputs[j] : g->ones[j];
     }
-    og_tensor **all = og_calloc(g->alloc, (size_t)(g->n_outputs + n_res) + 1, sizeof *all);
-    if (!all) return og_error(OG_ERR_NOMEM, "out of memory");
-    st = og_session_run(g->session, g->run_names, g->run_tensors, n, all);
+    int n_all = g->n_outputs + n_res;
+    og_tensor **all = og_calloc(g->alloc, (size_t)n_all + 1, sizeof *all);
+    const char **want = og_calloc(g->alloc, (size_t)n_all + 1, sizeof *want);
+    if (!all || !want) {
+        og_free(g->alloc, all);
+        og_free(g->alloc, want);
+        return og_error(OG_ERR_NOMEM, "out of memory");
+    }
+    for (int j = 0; j < n_all; j++) want[j] = tg->values[g->out_values[j]].name;
+    st =
+        og_session_run_hooked(g->session, g->run_names, g->run_tensors, n, want, n_all, all, hooks);
     if (!st) {
         for (int j = 0; j < g->n_outputs; j++) outputs[j] = all[j];
         for (int j = 0; j < n_res; j++) grads[j] = all[g->n_outputs + j];
     }
     og_free(g->alloc, all);
+    og_free(g->alloc, want);
     return st;
 }
 

@@ -29,6 +29,13 @@ struct og_grad {
     int *seed_values; /* per selected output: its seed input, or -1 */
 };
 
+/* og_grad_run with hooks on the training graph's run (exec.h): ready's j indexes the
+ * outputs, then the input gradients, then the weight gradients (og_grad_run's order). */
+og_status og_grad_run_hooked(og_grad *g, const char *const *input_names,
+                             const og_tensor *const *inputs, int n_inputs,
+                             const og_tensor *const *grad_outputs, og_tensor **outputs,
+                             og_tensor **grads, const og_exec_hooks *hooks);
+
 /* Split the training graph into its forward and backward halves (fills the fields above). */
 og_status og_grad_split(og_grad *g);
 

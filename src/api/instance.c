@@ -111,7 +111,7 @@ og_status og_instance_forward(og_instance *inst, const char *const *input_names,
     for (int j = 0; j < g->n_outputs; j++) want[j] = g->out_values[j];
     for (int k = 0; k < g->n_saved; k++) want[g->n_outputs + k] = g->saved[k];
     for (int i = 0; i < tg->n_nodes; i++) run[i] = !g->backward[i];
-    og_exec_req r = {input_names, inputs, n_inputs, NULL, NULL, 0, run, want, n_want, got};
+    og_exec_req r = {input_names, inputs, n_inputs, NULL, NULL, 0, run, want, n_want, got, NULL};
     st = og_session_exec(inst->train, &r);
     if (st) goto done;
     for (int j = 0; j < g->n_outputs; j++) {
@@ -229,7 +229,8 @@ og_status og_instance_backward(og_instance *inst, const og_tensor *const *grad_o
                      run,
                      g->out_values + g->n_outputs,
                      n_res,
-                     grads};
+                     grads,
+                     NULL};
     st = og_session_exec(inst->train, &r);
     if (!st) {
         state_free(a, s, g->n_outputs);
