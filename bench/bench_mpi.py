@@ -85,8 +85,9 @@ def main():
     args = ap.parse_args()
     if not shutil.which("mpirun") or not os.path.exists(
             os.path.join(args.build, "libonnxgrad_mpi.so")):
-        print("mpirun or libonnxgrad_mpi missing (scripts/setup.sh installs Open MPI)")
-        return 1
+        print("bench_mpi: skipped, mpirun or libonnxgrad_mpi missing (scripts/setup.sh "
+              "installs Open MPI)")
+        return 0
     mlp, res = export(args.models)
     tmp = tempfile.mkdtemp(prefix="og_bench_mpi_")
     rng = np.random.default_rng(0)
