@@ -916,7 +916,8 @@ OG_API og_status og_comm_agree(const og_comm *comm, og_status status);
  * in buckets of about bucket_bytes, each started as soon as the backward pass has produced
  * every gradient it holds, so that communication overlaps the rest of the backward pass
  * (0: 4 MiB; SIZE_MAX: one bucket, started when the backward pass ends).  Buckets follow
- * the order in which the training graph produces the gradients, one dtype each.
+ * the order in which the training graph produces the gradients, one dtype each; they hold
+ * one more copy of every trained weight's gradient.
  * Collective: every rank calls it with the same model, weights and bucket size; the bucket
  * plan is compared with rank 0's.  comm must outlive its use by t.
  * Errors: OG_ERR_INVALID_ARG (a table without rank, size, allreduce, wait or broadcast; a

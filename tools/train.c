@@ -615,6 +615,7 @@ static int open_comm(const args *a, og_comm **comm)
     if (og_mpi_comm_create(&mo, comm) != OG_OK) return cli_fail();
     if ((*comm)->size((*comm)->user) == 1) {
         og_mpi_comm_free(*comm); /* mpirun -np 1: a plain run */
+        og_mpi_finalize();
         *comm = NULL;
     }
 #else
@@ -649,12 +650,13 @@ static void print_comm(og_trainer *t, const args *a)
 {
     og_comm_stats cs;
     if (og_trainer_comm_stats(t, &cs) != OG_OK || cs.ranks < 2 || cs.steps == 0) return;
-    double per = 1e3 / (double)cs.steps;
-    printf("data-parallel: %d ranks x batch %lld; %d gradient bucket%s, %.1f MB per step; "
+    double per = 1e3 / (double)cs.steps, kb = cs.bytes / (double)cs.steps / 1e3;
+    printf("data-parallel: %d ranks x batch %lld; %d gradient bucket%s, %.*f %s per step; "
            "communication %.2f ms per step, %.2f ms of it not hidden by the backward pass "
            "(step %.2f ms)\n",
            cs.ranks, (long long)a->batch_size, cs.buckets, cs.buckets == 1 ? "" : "s",
-           cs.bytes / (double)cs.steps / 1e6, cs.comm_s * per, cs.exposed_s * per, cs.step_s * per);
+           kb < 1e3 ? 1 : 2, kb < 1e3 ? kb : kb / 1e3, kb < 1e3 ? "kB" : "MB", cs.comm_s * per,
+           cs.exposed_s * per, cs.step_s * per);
 }
 
 int cli_train(int argc, char **argv)

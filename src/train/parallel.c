@@ -461,7 +461,7 @@ og_status og_dp_step(og_trainer *t, const char *const *input_names, const og_ten
     }
     /* the backward pass is over: what is left to reduce was not hidden by it.  Buckets
      * this rank did not fill (no samples, or it failed) go as zeros: the others wait. */
-    double t1 = now_s();
+    double t1 = now_s(), comm_before = dp->stats.comm_s;
     for (int b = dp->next_start; b < dp->n_buckets; b++) {
         bucket *bk = &dp->buckets[b];
         if (bk->arrived < bk->n_items) {
@@ -483,8 +483,9 @@ og_status og_dp_step(og_trainer *t, const char *const *input_names, const og_ten
     /* the losses and the failures, in one small reduction */
     double sum[1] = {share * value};
     st = og_dp_sum(t, sum, 1, local);
-    dp->stats.comm_s += now_s() - t1;
-    dp->stats.exposed_s += now_s() - t1;
+    double t2 = now_s();
+    dp->stats.comm_s = comm_before + (t2 - t1);
+    dp->stats.exposed_s += t2 - t1;
     if (st) goto done;
     if (loss) *loss = sum[0];
     if ((st = og_trainer_check_loss(t, sum[0], "weights"))) goto done;

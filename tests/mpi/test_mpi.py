@@ -102,6 +102,10 @@ def test_equal(tmp):
     if r1.returncode:
         return
     ref, ref_loss = weights(one), losses(one[:-5] + ".csv")
+    r, out = train(tmp, 1, "mpirun1", 16)
+    check(r.returncode == 0 and "data-parallel" not in r.stdout and
+          all(np.array_equal(v, ref[k]) for k, v in weights(out).items()),
+          "mpirun -np 1: a plain run, the same weights bit for bit")
     for n in (2, 4):
         r, out = train(tmp, n, "ranks%d" % n, 16 // n)
         check(r.returncode == 0, "%d ranks x batch %d" % (n, 16 // n))
