@@ -10,6 +10,8 @@
      rank.
   4. A rank killed with SIGKILL mid-epoch: mpirun and every other rank are gone within 10 s,
      non-zero, with a message naming the rank; the last checkpoint still resumes.
+  5. A rank stopped (SIGSTOP) mid-epoch: the others give up after --comm-timeout 2 and the
+     job ends within 10 s, non-zero, saying why.
 
 Usage: test_mpi.py BUILD_DIR        (exit 77, CTest's skip, when mpirun or the build's MPI
 support is missing)
@@ -183,18 +185,23 @@ def rank_of(pid):
     return None
 
 
-def test_kill(tmp):
-    rng = np.random.default_rng(1)
-    x = rng.normal(size=(20000, 4)).astype(np.float32)
-    np.savez(os.path.join(tmp, "big.npz"), X=x, y=(x[:, 0] > 0).astype(np.int64))
-    ckpt = os.path.join(tmp, "kill.ckpt")
+def test_kill(tmp, sig=signal.SIGKILL):
+    """sig SIGKILL: a dead rank; SIGSTOP: a stuck one (the others time out after 2 s)."""
+    what = "kill" if sig == signal.SIGKILL else "stop"
+    big = os.path.join(tmp, "big.npz")
+    if not os.path.exists(big):
+        rng = np.random.default_rng(1)
+        x = rng.normal(size=(20000, 4)).astype(np.float32)
+        np.savez(big, X=x, y=(x[:, 0] > 0).astype(np.int64))
+    ckpt = os.path.join(tmp, what + ".ckpt")
     cmd = [MPIRUN, "--oversubscribe", "--bind-to", "none", "-np", "3", CLI, "train", MODEL,
-           "--data", os.path.join(tmp, "big.npz"), "--loss", "cross-entropy", "--epochs", "1000",
-           "--batch-size", "8", "--threads", "1", "--checkpoint", ckpt,
-           "-o", os.path.join(tmp, "kill.onnx")]
-    log = open(os.path.join(tmp, "kill.log"), "w+")
+           "--data", big, "--loss", "cross-entropy", "--epochs", "1000",
+           "--batch-size", "8", "--threads", "1", "--checkpoint", ckpt, "--comm-timeout", "2",
+           "-o", os.path.join(tmp, what + ".onnx")]
+    log = open(os.path.join(tmp, what + ".log"), "w+")
     p = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT, env=mpi_env(),
                          start_new_session=True)
+    victim = None
     try:
         deadline = time.time() + 120
         while time.time() < deadline and not os.path.exists(ckpt) and p.poll() is None:
@@ -202,11 +209,12 @@ def test_kill(tmp):
         time.sleep(0.3)  # into the next epoch
         ranks = {rank_of(c): c for c in children(p.pid)}
         victim = ranks.get(1)
-        check(victim is not None and p.poll() is None, "kill: rank 1 found running (%s)" % ranks)
+        check(victim is not None and p.poll() is None, "%s: rank 1 found running (%s)" % (
+            what, ranks))
         if victim is None:
             return
         t0 = time.time()
-        os.kill(victim, signal.SIGKILL)
+        os.kill(victim, sig)
         try:
             p.wait(timeout=30)
         except subprocess.TimeoutExpired:
@@ -216,14 +224,28 @@ def test_kill(tmp):
                  open("/proc/%d/stat" % c).read().rsplit(")", 1)[1].split()[0] != "Z"]
         log.seek(0)
         text = log.read()
-        check(p.returncode not in (None, 0), "kill: mpirun exit status %s" % p.returncode)
-        check(gone < 10 and not alive, "kill: every rank gone %.1f s after the kill (< 10)" % gone)
-        check("rank 1" in text, "kill: the message names rank 1")
+        if sig == signal.SIGSTOP:  # the stopped rank cannot leave before it continues
+            alive = [c for c in alive if c != victim]
+        check(p.returncode not in (None, 0), "%s: mpirun exit status %s" % (what, p.returncode))
+        check(gone < 10 and not alive, "%s: every rank gone %.1f s after the %s (< 10)" % (
+            what, gone, what))
+        if sig == signal.SIGKILL:
+            check("rank 1" in text, "kill: the message names rank 1")
+        else:
+            check("did not complete in 2 s: another rank is dead or stuck" in text,
+                  "stop: the others time out and say why")
     finally:
+        if victim is not None and sig == signal.SIGSTOP:
+            try:
+                os.kill(victim, signal.SIGKILL)
+            except OSError:
+                pass
         if p.poll() is None:
             os.killpg(p.pid, signal.SIGKILL)
             p.wait()
         log.close()
+    if sig == signal.SIGSTOP:
+        return
     # the checkpoint of the last finished epoch still loads: resume one more epoch
     with open(ckpt, "rb") as f:
         head = f.read(40)
@@ -252,6 +274,7 @@ def main():
         test_resume(tmp)
         test_nan(tmp)
         test_kill(tmp)
+        test_kill(tmp, signal.SIGSTOP)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("%d failed" % len(failures))
