@@ -120,9 +120,10 @@ og_status og_value_append(og_tensor *c, og_tensor *item)
         return og_error(OG_ERR_INTERNAL, "an optional holds one value at most");
     }
     if (item->depth + 1 > OG_MAX_NESTING) {
+        int depth = item->depth + 1; /* read before the item is freed */
         og_tensor_free(item);
-        return og_error(OG_ERR_UNSUPPORTED, "values nest %d deep, above the limit %d",
-                        item->depth + 1, OG_MAX_NESTING);
+        return og_error(OG_ERR_UNSUPPORTED, "values nest %d deep, above the limit %d", depth,
+                        OG_MAX_NESTING);
     }
     if (c->n_items == c->cap_items) {
         int64_t cap = c->cap_items ? 2 * c->cap_items : 4;
