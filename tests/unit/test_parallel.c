@@ -255,17 +255,22 @@ static og_dataset *make_data(int weighted, int nan_at)
     return d;
 }
 
-static og_model *loss_model(int weighted)
+/* reduction 0: mean; 1: sum; 2: sum with an L2 penalty */
+static og_model *loss_model_r(int weighted, int reduction)
 {
     og_model *m = NULL, *lm = NULL;
     og_loss_options lo;
     og_loss_options_init(&lo, OG_LOSS_CROSS_ENTROPY);
     if (weighted) lo.sample_weight_name = "sw";
+    if (reduction) lo.reduction = OG_REDUCTION_SUM;
+    if (reduction == 2) lo.l2 = 0.01;
     CHECK_OK(og_model_load_file(MLP3, NULL, &m));
     CHECK_OK(og_model_add_loss(m, &lo, &lm));
     og_model_free(m);
     return lm;
 }
+
+static og_model *loss_model(int weighted) { return loss_model_r(weighted, 0); }
 
 /* N ranks x batch 12/N against one process with batch 12. */
 static void test_equal(int weighted, og_optimizer_kind kind)
@@ -373,6 +378,40 @@ static void test_empty_parts(void)
     CHECK(dr < 1e-6);
     og_dataset_free(d);
     og_model_free(lm);
+}
+
+/* A loss summed over samples: every rank's gradient counts whole (share 1); with a
+ * penalty, refused (each rank would add it). */
+static void test_sum(void)
+{
+    og_dataset *d = make_data(0, -1);
+    for (int red = 1; red <= 2; red++) {
+        og_model *lm = loss_model_r(0, red);
+        job proto, single, ranks[MAXRANKS];
+        memset(&proto, 0, sizeof proto);
+        proto.lm = lm;
+        proto.data = d;
+        proto.kind = OG_OPTIMIZER_SGD;
+        proto.epochs = 2;
+        proto.batch = 12;
+        run_ranks(&proto, 0, &single, -1);
+        proto.batch = 6;
+        run_ranks(&proto, 2, ranks, -1);
+        if (red == 1) {
+            CHECK(single.st == OG_OK && ranks[0].st == OG_OK && ranks[1].st == OG_OK);
+            double dr = max_rel(&ranks[0], &single);
+            printf("2 ranks, summed loss: max relative weight difference %.3g\n", dr);
+            CHECK(dr < 1e-6);
+        } else {
+            CHECK(single.st == OG_OK);
+            for (int r = 0; r < 2; r++) {
+                CHECK(ranks[r].st == OG_ERR_UNSUPPORTED);
+                CHECK(strstr(ranks[r].msg, "every rank would add the penalty") != NULL);
+            }
+        }
+        og_model_free(lm);
+    }
+    og_dataset_free(d);
 }
 
 /* A NaN sample stops both ranks with the same message, naming the rank whose part held it
@@ -568,6 +607,7 @@ int main(void)
     test_equal(1, OG_OPTIMIZER_ADAM);
     test_resume();
     test_empty_parts();
+    test_sum();
     test_failure();
     test_diverged();
     TEST_DONE();
