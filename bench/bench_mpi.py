@@ -1,18 +1,24 @@
 #!/usr/bin/env python3
 """Data-parallel throughput: `mpirun -np 2 onnxgrad train` (2 ranks x 1 thread) against
 `onnxgrad train` (1 process x 1 thread), on a GEMM-bound MLP (784-512-512-10, batch 64 per
-rank) and on ResNet-18 (3x64x64, 10 classes, batch 8 per rank), both exported from PyTorch
-by bench/export_models.py's classes with random weights.
+rank) and on ResNet-18 (3x64x64, 10 classes, batch 8 per rank), both from
+bench/export_models.py's PyTorch classes with random weights, on synthetic data with Adam.
 
-Each run trains a few epochs of synthetic data with Adam; samples/s come from rank 0's
-history (bench_fit.py's way: the epochs after the first, so start-up and the first epoch's
-allocations are left out).  The ranks keep their per-rank batch, so 2 ranks take global
-batches twice as large and the same number of steps per epoch each (weak scaling: the usual
-data-parallel measure).  The 2-rank runs are made twice: with gradient buckets of
---bucket-mb (reductions overlap the backward pass) and with one bucket started after it
-(no overlap); `onnxgrad train` reports the communication time per step and the part of it
-the backward pass did not hide.  Runs alternate and repeat; medians are printed, with the
-load average before and after (the machine is shared).
+The ranks keep their per-rank batch, so 2 ranks take global batches twice as large and the
+same number of steps per epoch each (weak scaling, the usual data-parallel measure).
+Two measures:
+
+  - wall clock: samples/s from rank 0's history, over the epochs after the first (as
+    bench_fit.py), and their ratio; only meaningful on an idle machine;
+  - CPU time: the CPU seconds the run's processes spent per sample, from two runs of
+    different lengths (their difference leaves out start-up), and 2 x (1 rank's) / (2
+    ranks' summed): the ratio an idle 2-core machine gives when ranks do not wait for each
+    other.  It holds up when other programs load the machine.
+
+The 2-rank runs are made with gradient buckets of --bucket-mb (reductions overlap the
+backward pass) and with one bucket started after it (no overlap); `onnxgrad train` reports
+the communication time per step and the part the backward pass did not hide (wall clock).
+Medians of --repeat runs; the load average before and after is printed.
 
 Usage: /usr/bin/python3 bench/bench_mpi.py [--build build] [--repeat 3] [--models DIR]
 """
@@ -20,6 +26,7 @@ import argparse
 import csv
 import os
 import re
+import resource
 import shutil
 import statistics
 import subprocess
@@ -53,6 +60,11 @@ def env():
     return e
 
 
+def children_cpu():
+    r = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return r.ru_utime + r.ru_stime
+
+
 def run(build, ranks, model, data, batch, epochs, tmp, bucket_mb):
     out = os.path.join(tmp, "trained.onnx")
     cli = [os.path.join(build, "onnxgrad"), "train", model, "--data", data, "--loss",
@@ -61,18 +73,29 @@ def run(build, ranks, model, data, batch, epochs, tmp, bucket_mb):
            "-o", out]
     cmd = (["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(ranks)] + cli
            if ranks > 1 else cli)
+    cpu0 = children_cpu()
     r = subprocess.run(cmd, capture_output=True, text=True, env=env(), check=True)
+    cpu = children_cpu() - cpu0
     rows = list(csv.DictReader(open(os.path.join(tmp, "trained.csv"))))
     n = len(np.load(data)["y"])
     secs = [float(row["seconds"]) for row in rows]
     comm = re.search(r"communication ([0-9.]+) ms per step, ([0-9.]+) ms of it not hidden by "
                      r"the backward pass \(step ([0-9.]+) ms\)", r.stdout)
     buckets = re.search(r"; (\d+) gradient bucket", r.stdout)
-    return {"sps": n * (epochs - 1) / (secs[-1] - secs[0]),
+    return {"sps": n * (epochs - 1) / (secs[-1] - secs[0]), "cpu": cpu, "samples": n * epochs,
             "comm": float(comm.group(1)) if comm else 0.0,
             "exposed": float(comm.group(2)) if comm else 0.0,
             "step": float(comm.group(3)) if comm else 0.0,
             "buckets": int(buckets.group(1)) if buckets else 0}
+
+
+def measure(build, ranks, model, data, batch, epochs, tmp, bucket_mb):
+    """A short and a long run: wall-clock samples/s of the long one, and CPU seconds per
+    sample from their difference."""
+    short = run(build, ranks, model, data, batch, 2, tmp, bucket_mb)
+    long = run(build, ranks, model, data, batch, epochs, tmp, bucket_mb)
+    long["cpu_per_sample"] = (long["cpu"] - short["cpu"]) / (long["samples"] - short["samples"])
+    return long
 
 
 def main():
@@ -80,7 +103,7 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--models", default=os.path.join(HERE, "models"))
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--bucket-mb", type=float, default=4.0)
+    ap.add_argument("--bucket-mb", type=float, default=1.0)
     ap.add_argument("--cases", default="mlp,resnet18")
     args = ap.parse_args()
     if not shutil.which("mpirun") or not os.path.exists(
@@ -92,14 +115,14 @@ def main():
     tmp = tempfile.mkdtemp(prefix="og_bench_mpi_")
     rng = np.random.default_rng(0)
     cases = {
-        # (model, per-rank batch, samples, epochs)
-        "mlp": (mlp, 64, 64 * 2 * 40, 4, (784,)),
-        "resnet18": (res, 8, 8 * 2 * 6, 3, (3, 64, 64)),
+        # model, per-rank batch, samples, epochs of the long run, sample shape
+        "mlp": (mlp, 64, 64 * 2 * 40, 6, (784,)),
+        "resnet18": (res, 8, 8 * 2 * 6, 4, (3, 64, 64)),
     }
     print("load average before: %.2f %.2f %.2f" % os.getloadavg())
-    print("| model | 1 rank samples/s | 2 ranks samples/s | ratio | buckets | comm ms/step "
-          "| not hidden ms/step | step ms | ratio, one bucket after backward | not hidden, "
-          "one bucket |")
+    print("| model | samples/s 1 rank / 2 ranks (wall) | ratio (wall) | CPU ms per sample 1 rank "
+          "/ 2 ranks | ratio (CPU) | buckets | comm ms/step | not hidden ms/step | step ms "
+          "| one bucket: ratio (CPU), not hidden ms/step |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     try:
         for name in args.cases.split(","):
@@ -109,16 +132,21 @@ def main():
                      y=rng.integers(0, 10, size=n).astype(np.int64))
             one, two, mono = [], [], []
             for _ in range(args.repeat):
-                one.append(run(args.build, 1, model, data, batch, epochs, tmp, args.bucket_mb))
-                two.append(run(args.build, 2, model, data, batch, epochs, tmp, args.bucket_mb))
-                mono.append(run(args.build, 2, model, data, batch, epochs, tmp, 1e5))
+                one.append(measure(args.build, 1, model, data, batch, epochs, tmp,
+                                   args.bucket_mb))
+                two.append(measure(args.build, 2, model, data, batch, epochs, tmp,
+                                   args.bucket_mb))
+                mono.append(measure(args.build, 2, model, data, batch, epochs, tmp, 1e5))
 
             def med(runs, key):
                 return statistics.median(r[key] for r in runs)
-            s1, s2, s3 = med(one, "sps"), med(two, "sps"), med(mono, "sps")
-            print("| %s | %.0f | %.0f | %.2fx | %d | %.2f | %.2f | %.1f | %.2fx | %.2f |" % (
-                name, s1, s2, s2 / s1, two[0]["buckets"], med(two, "comm"), med(two, "exposed"),
-                med(two, "step"), s3 / s1, med(mono, "exposed")), flush=True)
+            c1, c2, c3 = (med(r, "cpu_per_sample") for r in (one, two, mono))
+            print("| %s | %.0f / %.0f | %.2fx | %.3f / %.3f | %.2fx | %d | %.2f | %.2f | %.1f "
+                  "| %.2fx, %.2f |" % (
+                      name, med(one, "sps"), med(two, "sps"), med(two, "sps") / med(one, "sps"),
+                      1e3 * c1, 1e3 * c2, 2 * c1 / c2, two[0]["buckets"], med(two, "comm"),
+                      med(two, "exposed"), med(two, "step"), 2 * c1 / c3, med(mono, "exposed")),
+                  flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     print("load average after: %.2f %.2f %.2f" % os.getloadavg())
