@@ -33,7 +33,6 @@ typedef struct bucket {
     int n_items;   /* weights in it */
     int arrived;   /* of which this step's gradient is in */
     void *req;     /* the started reduction, NULL once complete */
-    bool started;
 } bucket;
 
 struct og_dp {
@@ -197,7 +196,7 @@ static uint64_t hash_words(uint64_t h, const void *data, size_t n)
 
 /* Weights in the order the training graph produces their gradients: by producer node,
  * then by index (a gradient nothing produces, a constant, comes first). */
-static og_status plan_order(const og_trainer *t, int *order)
+static void plan_order(const og_trainer *t, int *order)
 {
     const og_grad *g = t->grad;
     const og_graph *tg = og_grad_training_model(g)->graph;
@@ -215,13 +214,11 @@ static og_status plan_order(const og_trainer *t, int *order)
         }
         order[k] = w;
     }
-    return OG_OK;
 }
 
 static og_status build_plan(og_trainer *t, const og_comm *c, size_t bucket_bytes, og_dp **out)
 {
     const og_allocator *a = t->a;
-    og_status st = OG_OK;
     int nw = t->n_weights;
     int *order = og_calloc(a, (size_t)nw + 1, sizeof *order);
     og_dp *dp = og_calloc(a, 1, sizeof *dp);
@@ -234,7 +231,7 @@ static og_status build_plan(og_trainer *t, const og_comm *c, size_t bucket_bytes
     dp->offset_of = og_calloc(a, (size_t)nw + 1, sizeof *dp->offset_of);
     dp->buckets = og_calloc(a, (size_t)nw + 1, sizeof *dp->buckets);
     if (!dp->bucket_of || !dp->offset_of || !dp->buckets) goto nomem;
-    if ((st = plan_order(t, order))) goto fail;
+    plan_order(t, order);
     size_t in_bucket = 0;
     for (int k = 0; k < nw; k++) {
         int i = order[k];
@@ -263,11 +260,9 @@ static og_status build_plan(og_trainer *t, const og_comm *c, size_t bucket_bytes
     *out = dp;
     return OG_OK;
 nomem:
-    st = og_error(OG_ERR_NOMEM, "out of memory planning the gradient buckets");
-fail:
     og_free(a, order);
     dp_destroy(a, dp);
-    return st;
+    return og_error(OG_ERR_NOMEM, "out of memory planning the gradient buckets");
 }
 
 static uint64_t plan_hash(const og_dp *dp)
@@ -360,7 +355,6 @@ static og_status start_full(og_dp *dp)
         og_status st = c->allreduce(c->user, b->data, b->count, b->dtype, OG_COMM_SUM, &b->req);
         dp->stats.comm_s += now_s() - t0;
         if (st) return comm_failed(c, st, "starting a gradient reduction");
-        b->started = true;
         dp->stats.bytes += (double)b->count * (double)og_dtype_size(b->dtype);
         dp->next_start++;
     }
@@ -430,7 +424,6 @@ og_status og_dp_step(og_trainer *t, const char *const *input_names, const og_ten
     for (int b = 0; b < dp->n_buckets; b++) {
         dp->buckets[b].arrived = 0;
         dp->buckets[b].req = NULL;
-        dp->buckets[b].started = false;
     }
     if (!local && (!isfinite(share) || share < 0))
         local = og_error(OG_ERR_INVALID_ARG,
