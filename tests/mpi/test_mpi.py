@@ -98,6 +98,13 @@ def make_data(tmp):
     one(40, os.path.join(tmp, "val.npz"))
 
 
+def test_flags(tmp):
+    for flag, value in (("--bucket-mb", "0"), ("--bucket-mb", "x"), ("--comm-timeout", "-1")):
+        r = mpirun(0, ["train", MODEL, "--data", os.path.join(tmp, "train.npz"), "--loss", "mse",
+                       flag, value, "-o", os.path.join(tmp, "flags.onnx")])
+        check(r.returncode == 2 and flag in r.stderr, "%s %s: a usage error" % (flag, value))
+
+
 def test_equal(tmp):
     r1, one = train(tmp, 0, "one", 16)
     check(r1.returncode == 0, "one process, batch 16")
@@ -270,6 +277,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="og_mpi_")
     try:
         make_data(tmp)
+        test_flags(tmp)
         test_equal(tmp)
         test_resume(tmp)
         test_nan(tmp)
