@@ -407,6 +407,52 @@ static og_status on_node(void *user)
     return OG_OK;
 }
 
+uint64_t og_dp_dropout_seed(uint64_t seed, int rank)
+{
+    if (rank == 0) return seed; /* one rank draws as one process */
+    uint64_t x = seed ^ (0x9e3779b97f4a7c15ull * (uint64_t)rank);
+    return og_splitmix64(&x);
+}
+
+/* Rank 0's running statistics of BatchNormalization go to every rank, after each step (as
+ * PyTorch's DistributedDataParallel broadcasts buffers): each rank's own are those of its
+ * shard alone, and ranks must hold the same model for the epoch-end hash, evaluation and
+ * rank 0's checkpoints.  One broadcast of all of them packed together. */
+static og_status sync_bn_stats(og_trainer *t)
+{
+    og_dp *dp = t->dp;
+    size_t n = 0;
+    for (int k = 0; k < t->n_bn; k++)
+        n += og_tensor_nbytes(t->bn[k].tm) + og_tensor_nbytes(t->bn[k].tv);
+    if (!n) return OG_OK;
+    char *buf = og_malloc(t->a, n);
+    og_status st = og_comm_agree(dp->comm, buf ? OG_OK : og_error(OG_ERR_NOMEM, "out of memory"));
+    if (st) goto done;
+    size_t o = 0;
+    for (int k = 0; k < t->n_bn; k++) {
+        og_tensor *two[2] = {t->bn[k].tm, t->bn[k].tv};
+        for (int j = 0; j < 2; j++) {
+            memcpy(buf + o, two[j]->data, og_tensor_nbytes(two[j]));
+            o += og_tensor_nbytes(two[j]);
+        }
+    }
+    if ((st = broadcast(dp->comm, buf, n, 0, "sending rank 0's running statistics"))) goto done;
+    o = 0;
+    for (int k = 0; k < t->n_bn; k++) {
+        og_bn_stat *s = &t->bn[k];
+        og_tensor *two[2] = {s->tm, s->tv}, *ev[2] = {s->em, s->ev};
+        for (int j = 0; j < 2; j++) {
+            size_t b = og_tensor_nbytes(two[j]);
+            memcpy(two[j]->data, buf + o, b);
+            if (ev[j] && og_tensor_nbytes(ev[j]) == b) memcpy(ev[j]->data, buf + o, b);
+            o += b;
+        }
+    }
+done:
+    og_free(t->a, buf);
+    return st;
+}
+
 og_status og_dp_step(og_trainer *t, const char *const *input_names, const og_tensor *const *inputs,
                      int n_inputs, double share, og_status local, double *loss)
 {
@@ -430,11 +476,15 @@ og_status og_dp_step(og_trainer *t, const char *const *input_names, const og_ten
                          "og_trainer_step_shard: share %g is not a finite "
                          "number >= 0",
                          share);
+    for (int k = 0; k < 3 * t->n_bn; k++) og_tensor_free(t->bn_vals[k]), t->bn_vals[k] = NULL;
     if (!local && (n_inputs > 0 || share > 0)) {
         og_exec_hooks hooks = {t, on_ready, c->test ? on_node : NULL};
         const og_tensor *seeds[1] = {t->seed};
-        local = og_grad_run_hooked(t->grad, input_names, inputs, n_inputs, seeds, &out, t->grads,
-                                   &hooks);
+        local = og_session_set_rng(t->grad->session, og_dp_dropout_seed(t->dropout_seed, dp->rank),
+                                   (uint64_t)t->step);
+        if (!local)
+            local = og_grad_run_full(t->grad, input_names, inputs, n_inputs, seeds, &out, t->grads,
+                                     t->bn_extra, 3 * t->n_bn, t->bn_vals, &hooks);
         if (dp->comm_st) {
             st = dp->comm_st;
             goto done;
@@ -486,8 +536,14 @@ og_status og_dp_step(og_trainer *t, const char *const *input_names, const og_ten
         bucket *b = &dp->buckets[dp->bucket_of[i]];
         t->gptr[i] = (char *)b->data + (size_t)dp->offset_of[i] * og_dtype_size(b->dtype);
     }
-    st = og_trainer_update(t, t->gptr, sum[0]);
+    /* every rank applies the same update; its BatchNormalization statistics come from its
+     * own shard, so they then take rank 0's (sync_bn_stats) */
+    if (!(st = og_trainer_update(t, t->gptr, sum[0]))) st = sync_bn_stats(t);
 done:
+    for (int k = 0; t->bn_vals && k < 3 * t->n_bn; k++) {
+        og_tensor_free(t->bn_vals[k]);
+        t->bn_vals[k] = NULL;
+    }
     dp->stats.steps++;
     dp->stats.step_s += now_s() - t0;
     og_tensor_free(out);
@@ -554,6 +610,10 @@ og_status og_dp_check_hash(og_trainer *t, const char *when)
             const og_tensor *s = t->slots[i * t->n_slots + k];
             h = hash_words(h, s->data, og_tensor_nbytes(s));
         }
+    }
+    for (int k = 0; k < t->n_bn; k++) {
+        h = hash_words(h, t->bn[k].tm->data, og_tensor_nbytes(t->bn[k].tm));
+        h = hash_words(h, t->bn[k].tv->data, og_tensor_nbytes(t->bn[k].tv));
     }
     uint64_t root = h;
     og_status st = broadcast(dp->comm, &root, sizeof root, 0, "comparing weight hashes");

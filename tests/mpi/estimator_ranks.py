@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Run by tests/mpi/test_python_mpi.sh under `mpirun -np N`: OrtGradientForwardBackwardOptimizer
+"""Run by tests/mpi/test_python_mpi.sh under `mpirun -np N`: onnxgrad.Trainer
 made data-parallel (onnxgrad.parallel.data_parallel) with batch_size 12 / N trains to the
 weights and losses of the same estimator in one process with batch_size 12 (which every
 rank also trains, alone, as the reference); then a rank whose data hold a NaN makes fit
@@ -10,7 +10,7 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
-from onnxgrad import OrtGradientForwardBackwardOptimizer
+from onnxgrad import Trainer
 from onnxgrad.parallel import data_parallel, mpi_communicator
 
 
@@ -38,7 +38,7 @@ def main():
     Xv, yv = X[:30] + 0.1, y[:30]
 
     def make(batch, **kw):
-        return OrtGradientForwardBackwardOptimizer(
+        return Trainer(
             mlp(), max_iter=5, batch_size=batch, training_optimizer_name="Adam",
             learning_rate=0.01, learning_loss="cross_entropy", random_state=4, **kw)
 
