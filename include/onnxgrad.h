@@ -1125,7 +1125,9 @@ OG_API og_status og_comm_agree(const og_comm *comm, og_status status);
  * every gradient it holds, so that communication overlaps the rest of the backward pass
  * (0: 4 MiB; SIZE_MAX: one bucket, started when the backward pass ends).  Buckets follow
  * the order in which the training graph produces the gradients, one dtype each; they hold
- * one more copy of every trained weight's gradient.
+ * one more copy of every trained weight's gradient.  BatchNormalization's running statistics
+ * (state, not trained) take rank 0's after every step; Dropout draws other masks on every
+ * rank (rank 0 those of one process).
  * Collective: every rank calls it with the same model, weights and bucket size; the bucket
  * plan is compared with rank 0's.  comm must outlive its use by t.
  * Errors: OG_ERR_INVALID_ARG (a table without rank, size, allreduce, wait or broadcast; a

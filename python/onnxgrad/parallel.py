@@ -6,10 +6,10 @@ Run the same script on every rank::
 
 with, in ``train.py``::
 
-    from onnxgrad import OrtGradientForwardBackwardOptimizer
+    from onnxgrad import Trainer
     from onnxgrad.parallel import data_parallel
 
-    est = data_parallel(OrtGradientForwardBackwardOptimizer(onx, batch_size=32, ...))
+    est = data_parallel(Trainer(onx, batch_size=32, ...))
     est.fit(X, y)            # every rank passes the same X, y; batches of 4 x 32 in all
 
 ``fit`` is then collective: every rank trains on its part of each global batch (the ranks
@@ -21,6 +21,10 @@ script's business: ``if comm.rank == 0: ...``.
 
 The library ``libonnxgrad_mpi.so`` is looked up next to ``libonnxgrad.so`` (the package's,
 or ``ONNXGRAD_LIBRARY``'s folder), or where ``ONNXGRAD_MPI_LIBRARY`` says.
+
+Only :class:`onnxgrad.Trainer` (the C trainer) is supported: onnxcustom's
+``OrtGradientForwardBackwardOptimizer`` updates its weights in Python, out of the trainer's
+reach, and ``data_parallel`` refuses it.
 """
 from __future__ import annotations
 
@@ -133,10 +137,16 @@ def mpi_communicator(timeout: Optional[float] = None) -> MPICommunicator:
 
 def data_parallel(estimator: Any, communicator: Optional[MPICommunicator] = None,
                   bucket_mb: Optional[float] = None) -> Any:
-    """Make ``estimator.fit`` (an OrtGradientForwardBackwardOptimizer) data-parallel over
+    """Make ``estimator.fit`` (an :class:`onnxgrad.Trainer`) data-parallel over
     ``communicator`` (default: ``mpi_communicator()``); gradients are reduced in buckets
     of about ``bucket_mb`` MiB (default 4) as the backward pass produces them.  Returns the
-    estimator."""
+    estimator.  Raises TypeError for another estimator."""
+    from .estimator import Trainer
+    if not isinstance(estimator, Trainer):
+        raise TypeError(
+            "data_parallel takes an onnxgrad.Trainer, not %s: it makes the C trainer's steps "
+            "collective, and this estimator updates its weights elsewhere" %
+            type(estimator).__name__)
     estimator._og_comm = communicator or mpi_communicator()
     estimator._og_bucket_bytes = int(bucket_mb * 1048576) if bucket_mb else 0
     return estimator

@@ -69,6 +69,15 @@ def main():
             ok = False
         elif comm.rank == 0:
             print("a NaN on rank %d raised on every rank: %s" % (n - 1, e))
+    from onnxgrad import OrtGradientForwardBackwardOptimizer
+    try:  # onnxcustom's estimator updates in Python: refused, not silently local
+        data_parallel(OrtGradientForwardBackwardOptimizer(mlp()), comm)
+        print("rank %d: data_parallel took OrtGradientForwardBackwardOptimizer" % comm.rank)
+        ok = False
+    except TypeError as e:
+        if "onnxgrad.Trainer" not in str(e):
+            print("rank %d: unexpected message: %s" % (comm.rank, e))
+            ok = False
     if comm.rank == 0 and ok:
         print("%d ranks: weights and losses equal one process's (1e-6)" % n)
     return 0 if ok else 1

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# OrtGradientForwardBackwardOptimizer under mpirun (python/onnxgrad/parallel.py), on 2 and 4
+# onnxgrad.Trainer under mpirun (python/onnxgrad/parallel.py), on 2 and 4
 # ranks: tests/mpi/estimator_ranks.py checks the weights and losses against one process and
 # that a failing rank raises on every rank.  The package is used from the source tree with
 # BUILD_DIR's libraries.  Exit 77 (skip) without mpirun or libonnxgrad_mpi.

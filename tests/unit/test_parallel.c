@@ -8,7 +8,10 @@
  * checkpoint; a failing rank (a NaN sample in its part) stops every rank with its rank and
  * message; ranks that diverge fail the epoch-end hash check; bucket plans are compared;
  * og_comm_agree; collective og_trainer_step with identical batches equals a plain step bit
- * for bit. */
+ * for bit.  BatchNormalization's running statistics (state, not weights) take rank 0's
+ * after every step, as PyTorch's DistributedDataParallel broadcasts buffers: identical on
+ * every rank, and those of rank 0's shard; Dropout draws other masks on other ranks (rank 0
+ * the masks of one process). */
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -18,6 +21,7 @@
 #include "test.h"
 
 #define MLP3     "tests/data/train/mlp3.onnx"
+#define BNDROP   "tests/data/train/mlp3_bn_dropout.onnx"
 #define CKPT     "build/test_parallel.ckpt"
 #define MAXRANKS 4
 
@@ -599,6 +603,166 @@ static void test_args(void)
     og_model_free(lm);
 }
 
+/* ---- BatchNormalization statistics and Dropout masks -------------------------------- */
+
+typedef struct bnjob {
+    tcomm comm;
+    const og_model *m, *lm;
+    const og_tensor *x, *y; /* this rank's batch */
+    int steps;
+    og_status st;
+    char msg[512];
+    float stats[2][8]; /* bn_mean, bn_var after the steps */
+    float w1[32];
+    double loss; /* the first step's */
+} bnjob;
+
+/* `steps` steps on this rank's batch (collective when comm.sh is set), then the running
+ * statistics of the exported model. */
+static int run_bn(void *arg)
+{
+    bnjob *j = arg;
+    og_optimizer_options oo;
+    og_optimizer_options_init(&oo, OG_OPTIMIZER_SGD);
+    oo.lr = 0.05;
+    og_trainer_options to = {0};
+    to.threads = 1;
+    to.seed = 11;
+    og_trainer *t = NULL;
+    og_model *out = NULL;
+    og_status st = og_trainer_create(j->lm, &oo, &to, &t);
+    if (!st && j->comm.sh) st = og_trainer_set_comm(t, &j->comm.table, 0);
+    const char *names[2] = {"X", "label"};
+    const og_tensor *in[2] = {j->x, j->y};
+    for (int s = 0; !st && s < j->steps; s++)
+        st = og_trainer_step(t, names, in, 2, s == 0 ? &j->loss : NULL);
+    if (!st) st = og_trainer_export(t, j->m, &out);
+    for (int i = 0; !st && i < og_model_initializer_count(out); i++) {
+        const char *n = og_model_initializer_name(out, i);
+        int k = strcmp(n, "bn_mean") == 0 ? 0 : strcmp(n, "bn_var") == 0 ? 1 : -1;
+        if (k >= 0) memcpy(j->stats[k], og_tensor_cdata(og_model_initializer(out, i)), 32);
+    }
+    const og_tensor *w = NULL;
+    if (!st && !(st = og_trainer_get_weight(t, "W1", &w)))
+        memcpy(j->w1, og_tensor_cdata(w), sizeof j->w1);
+    j->st = st;
+    snprintf(j->msg, sizeof j->msg, "%s", st ? og_last_error() : "");
+    og_model_free(out);
+    og_trainer_free(t);
+    return 0;
+}
+
+static void run_bn_ranks(bnjob *jobs, int n)
+{
+    shared sh;
+    memset(&sh, 0, sizeof sh);
+    sh.size = n;
+    mtx_init(&sh.m, mtx_plain);
+    cnd_init(&sh.c);
+    thrd_t th[MAXRANKS];
+    for (int r = 0; r < n; r++) tcomm_init(&jobs[r].comm, &sh, r);
+    for (int r = 0; r < n; r++) thrd_create(&th[r], run_bn, &jobs[r]);
+    for (int r = 0; r < n; r++) thrd_join(th[r], NULL);
+    cnd_destroy(&sh.c);
+    mtx_destroy(&sh.m);
+}
+
+static og_tensor *rows(const float *x, const int64_t *y, int64_t from, int64_t n, og_tensor **yt)
+{
+    int64_t xd[2] = {n, NF};
+    og_tensor *xt = NULL;
+    CHECK_OK(og_tensor_from_data(OG_FLOAT, 2, xd, x + from * NF, (size_t)(n * NF) * sizeof *x, NULL,
+                                 &xt));
+    CHECK_OK(og_tensor_from_data(OG_INT64, 1, &n, y + from, (size_t)n * sizeof *y, NULL, yt));
+    return xt;
+}
+
+static void test_bn_dropout(void)
+{
+    og_model *m = NULL, *lm = NULL;
+    og_loss_options lo;
+    og_loss_options_init(&lo, OG_LOSS_CROSS_ENTROPY);
+    CHECK_OK(og_model_load_file(BNDROP, NULL, &m));
+    CHECK_OK(og_model_add_loss(m, &lo, &lm));
+    if (!lm) {
+        og_model_free(m);
+        return;
+    }
+    float x[24 * NF];
+    int64_t y[24];
+    for (int i = 0; i < 24; i++) {
+        for (int k = 0; k < NF; k++) x[i * NF + k] = sinf((float)(i * 5 + k * 3)) * 1.5f + 0.3f * k;
+        y[i] = i % 3;
+    }
+    og_tensor *yt[4] = {NULL, NULL, NULL, NULL}, *xt[4];
+    xt[0] = rows(x, y, 0, 12, &yt[0]);  /* rank 0's shard */
+    xt[1] = rows(x, y, 12, 12, &yt[1]); /* rank 1's shard */
+    /* 2 ranks, different shards, 3 steps */
+    bnjob r2[2], one;
+    memset(r2, 0, sizeof r2);
+    for (int r = 0; r < 2; r++) {
+        r2[r].m = m;
+        r2[r].lm = lm;
+        r2[r].x = xt[r];
+        r2[r].y = yt[r];
+        r2[r].steps = 3;
+    }
+    run_bn_ranks(r2, 2);
+    for (int r = 0; r < 2; r++) {
+        CHECK_OK(r2[r].st);
+        if (r2[r].st) fprintf(stderr, "rank %d: %s\n", r, r2[r].msg);
+    }
+    /* the statistics are state: identical on both ranks, and moved from (0, 1) */
+    CHECK(memcmp(r2[0].stats, r2[1].stats, sizeof r2[0].stats) == 0);
+    CHECK(memcmp(r2[0].w1, r2[1].w1, sizeof r2[0].w1) == 0);
+    double moved = 0;
+    for (int c = 0; c < 8; c++) moved += fabs(r2[0].stats[0][c]) + fabs(r2[0].stats[1][c] - 1.0f);
+    CHECK(isfinite(moved) && moved > 1e-3);
+    /* they are rank 0's: after one step (same weights everywhere before it), the statistics
+     * of one process on rank 0's shard alone, bit for bit */
+    bnjob s1[2];
+    memset(s1, 0, sizeof s1);
+    for (int r = 0; r < 2; r++) {
+        s1[r] = r2[r];
+        s1[r].steps = 1;
+    }
+    run_bn_ranks(s1, 2);
+    memset(&one, 0, sizeof one);
+    one.m = m;
+    one.lm = lm;
+    one.x = xt[0];
+    one.y = yt[0];
+    one.steps = 1;
+    run_bn(&one);
+    CHECK_OK(one.st);
+    CHECK_OK(s1[1].st);
+    CHECK(memcmp(s1[1].stats, one.stats, sizeof one.stats) == 0);
+    /* Dropout: both ranks given rank 0's batch.  Rank 0 draws the masks of one process (its
+     * own loss would be one's), rank 1 others: the global loss (the mean of both) is not
+     * one process's, and the weights are not those of one process's step. */
+    bnjob same[2];
+    memset(same, 0, sizeof same);
+    for (int r = 0; r < 2; r++) {
+        same[r] = s1[r];
+        same[r].x = xt[0];
+        same[r].y = yt[0];
+    }
+    run_bn_ranks(same, 2);
+    CHECK_OK(same[0].st);
+    CHECK_OK(same[1].st);
+    printf("dropout: loss of one process %.9g, of 2 ranks given its batch %.9g\n", one.loss,
+           same[0].loss);
+    CHECK(same[0].loss == same[1].loss);
+    CHECK(fabs(same[0].loss - one.loss) > 1e-6 * fabs(one.loss));
+    CHECK(memcmp(same[0].w1, one.w1, sizeof one.w1) != 0);
+    for (int r = 0; r < 2; r++) {
+        og_tensor_free(xt[r]);
+        og_tensor_free(yt[r]);
+    }
+    og_model_free(lm);
+    og_model_free(m);
+}
+
 int main(void)
 {
     test_args();
@@ -610,5 +774,6 @@ int main(void)
     test_sum();
     test_failure();
     test_diverged();
+    test_bn_dropout();
     TEST_DONE();
 }
