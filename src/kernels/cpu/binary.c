@@ -22,6 +22,9 @@
 typedef struct og_mod_params {
     int fmod;
 } og_mod_params;
+typedef struct og_bitshift_params {
+    int left;
+} og_bitshift_params;
 
 #define BMAX_IN 3
 
@@ -294,6 +297,28 @@ DEF_CMP(le, E_LE)
 DEF_LOGIC(and, E_AND)
 DEF_LOGIC(or, E_OR)
 DEF_LOGIC(xor, E_XOR)
+
+/* ---- bit ops: by element size (signed and unsigned alike), shifts on unsigned types ---- */
+
+#define E_BAND(T, U, x, y) ((T)((x) & (y)))
+#define E_BOR(T, U, x, y)  ((T)((x) | (y)))
+#define E_BXOR(T, U, x, y) ((T)((x) ^ (y)))
+/* A shift by the width or more gives 0 (as numpy's), where C leaves it undefined. */
+#define E_SHL(T, U, x, y) ((T)((y) >= sizeof(T) * 8 ? 0 : (U)(x) << (y)))
+#define E_SHR(T, U, x, y) ((T)((y) >= sizeof(T) * 8 ? 0 : (x) >> (y)))
+
+/* Tables indexed by size class: 1, 2, 4, 8 bytes. */
+#define DEF_BITS(OP, E)                                                                            \
+    DEF_BIN(OP##_8, uint8_t, uint8_t, uint8_t, uint32_t, E)                                        \
+    DEF_BIN(OP##_16, uint16_t, uint16_t, uint16_t, uint32_t, E)                                    \
+    DEF_BIN(OP##_32, uint32_t, uint32_t, uint32_t, uint32_t, E)                                    \
+    DEF_BIN(OP##_64, uint64_t, uint64_t, uint64_t, uint64_t, E)                                    \
+    static const bin_fn OP##_fns[4] = {OP##_8, OP##_16, OP##_32, OP##_64};
+DEF_BITS(band, E_BAND)
+DEF_BITS(bor, E_BOR)
+DEF_BITS(bxor, E_BXOR)
+DEF_BITS(shl, E_SHL)
+DEF_BITS(shr, E_SHR)
 
 /* ---- Pow: base and exponent types independent ------------------------------------ */
 
@@ -664,6 +689,79 @@ static og_status k_mean(const og_kernel_ctx *k, const og_tensor *const *in, int 
     return OG_OK;
 }
 
+/* The size-class loop of a bit op for integer dtype t (unsigned only for shifts). */
+static const bin_fn *pick_bits(const bin_fn *fns, og_dtype t, bool unsigned_only)
+{
+    if (!og_dtype_is_integer(t)) return NULL;
+    if (unsigned_only && t != OG_UINT8 && t != OG_UINT16 && t != OG_UINT32 && t != OG_UINT64)
+        return NULL;
+    switch (og_dtype_size(t)) {
+    case 1: return &fns[0];
+    case 2: return &fns[1];
+    case 4: return &fns[2];
+    case 8: return &fns[3];
+    default: return NULL;
+    }
+}
+
+static og_status bitwise(const og_kernel_ctx *k, const og_tensor *const *in, og_tensor *o,
+                         const bin_fn *fns, bool unsigned_only)
+{
+    const bin_fn *fn = k->impl ? k->impl : pick_bits(fns, in[0]->dtype, unsigned_only);
+    if (!fn) return bad_dtype(k, 0, in[0]->dtype);
+    if (in[1]->dtype != in[0]->dtype) return type_mismatch(k, in[0], 0, in[1], 1);
+    if (o->numel == 0) return OG_OK;
+    bplan p;
+    plan_init(&p, o, in, 2);
+    run_bin(k, &p, 1, *fn, in[0]->data, in[1]->data, o->data);
+    return OG_OK;
+}
+
+#define KERNELB(NAME, FNS)                                                                         \
+    static const void *select_##NAME(const og_node *n, og_dtype t)                                 \
+    {                                                                                              \
+        (void)n;                                                                                   \
+        return pick_bits(FNS, t, false);                                                           \
+    }                                                                                              \
+    static og_status NAME(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,            \
+                          og_tensor *const *out, int n_out)                                        \
+    {                                                                                              \
+        return bitwise(k, in, out[0], FNS, false);                                                 \
+    }
+KERNELB(k_bitwise_and, band_fns)
+KERNELB(k_bitwise_or, bor_fns)
+KERNELB(k_bitwise_xor, bxor_fns)
+
+static const void *select_k_bitshift(const og_node *n, og_dtype t)
+{
+    const og_bitshift_params *p = n->params;
+    return pick_bits(p && p->left ? shl_fns : shr_fns, t, true);
+}
+
+static og_status k_bitshift(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                            og_tensor *const *out, int n_out)
+{
+    const og_bitshift_params *p = k->params;
+    return bitwise(k, in, out[0], p && p->left ? shl_fns : shr_fns, true);
+}
+
+/* BitwiseNot: ~x over the bytes of any integer type. */
+static const og_dtype bitnot_types[] = {OG_UINT8, OG_UINT16, OG_UINT32, OG_UINT64,   OG_INT8,
+                                        OG_INT16, OG_INT32,  OG_INT64,  OG_UNDEFINED};
+
+static og_status k_bitwise_not(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                               og_tensor *const *out, int n_out)
+{
+    const og_tensor *x = in[0];
+    if (!og_dtype_is_integer(x->dtype)) return bad_dtype(k, 0, x->dtype);
+    /* complementing every byte complements the element, whatever its width */
+    const uint8_t *a = x->data;
+    uint8_t *o = out[0]->data;
+    size_t n = og_tensor_nbytes(out[0]);
+    for (size_t i = 0; i < n; i++) o[i] = (uint8_t)~a[i];
+    return OG_OK;
+}
+
 static og_status k_where(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                          og_tensor *const *out, int n_out)
 {
@@ -718,5 +816,10 @@ const og_kernel_def og_cpu_binary[] = {
     {.name = "Mean", .domain = "", .fn = k_mean, .select = select_k_mean},
     {.name = "Sum", .domain = "", .fn = k_sum, .select = select_k_sum},
     {.name = "Where", .domain = "", .fn = k_where},
+    {.name = "BitwiseAnd", .domain = "", .fn = k_bitwise_and, .select = select_k_bitwise_and},
+    {.name = "BitwiseOr", .domain = "", .fn = k_bitwise_or, .select = select_k_bitwise_or},
+    {.name = "BitwiseXor", .domain = "", .fn = k_bitwise_xor, .select = select_k_bitwise_xor},
+    {.name = "BitwiseNot", .domain = "", .fn = k_bitwise_not, .types = bitnot_types},
+    {.name = "BitShift", .domain = "", .fn = k_bitshift, .select = select_k_bitshift},
     {.name = NULL},
 };
