@@ -11,7 +11,8 @@
     X(unary)                                                                                       \
     X(binary)                                                                                      \
     X(reduce)                                                                                      \
-    X(linalg) X(conv) X(pool) X(norm) X(loss) X(tensor) X(resize) X(index) X(optim) X(sequence)
+    X(linalg)                                                                                      \
+    X(conv) X(pool) X(norm) X(loss) X(tensor) X(resize) X(index) X(optim) X(sequence) X(signal)
 
 #define OG_DECLARE(f) extern const og_op_def og_ops_##f[];
 OG_FAMILIES(OG_DECLARE)

@@ -46,7 +46,8 @@ static const char *const supported_ops[] = {
     "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot", "BitShift", "SequenceEmpty",
     "SequenceConstruct", "SequenceAt", "SequenceInsert", "SequenceErase", "SequenceLength",
     "SplitToSequence", "ConcatFromSequence", "Optional", "OptionalHasElement",
-    "OptionalGetElement",
+    "OptionalGetElement", "DFT", "STFT", "HannWindow", "HammingWindow", "BlackmanWindow",
+    "MelWeightMatrix",
     NULL};
 /* clang-format on */
 
