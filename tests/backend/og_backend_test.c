@@ -47,7 +47,8 @@ static const char *const supported_ops[] = {
     "SequenceConstruct", "SequenceAt", "SequenceInsert", "SequenceErase", "SequenceLength",
     "SplitToSequence", "ConcatFromSequence", "Optional", "OptionalHasElement",
     "OptionalGetElement", "DFT", "STFT", "HannWindow", "HammingWindow", "BlackmanWindow",
-    "MelWeightMatrix",
+    "MelWeightMatrix", "StringNormalizer", "StringConcat", "StringSplit", "RegexFullMatch",
+    "TfIdfVectorizer",
     NULL};
 /* clang-format on */
 
