@@ -48,7 +48,7 @@ static const char *const supported_ops[] = {
     "SplitToSequence", "ConcatFromSequence", "Optional", "OptionalHasElement",
     "OptionalGetElement", "DFT", "STFT", "HannWindow", "HammingWindow", "BlackmanWindow",
     "MelWeightMatrix", "StringNormalizer", "StringConcat", "StringSplit", "RegexFullMatch",
-    "TfIdfVectorizer",
+    "TfIdfVectorizer", "Unique", "NonMaxSuppression",
     NULL};
 /* clang-format on */
 

@@ -11,7 +11,9 @@
     X(reduce)                                                                                      \
     X(linalg)                                                                                      \
     X(conv)                                                                                        \
-    X(pool) X(norm) X(loss) X(tensor) X(resize) X(index) X(optim) X(sequence) X(signal) X(string)
+    X(pool)                                                                                        \
+    X(norm) X(loss) X(tensor) X(resize) X(index) X(optim) X(sequence) X(signal) X(string)          \
+        X(select)
 
 #define OG_DECLARE(f) extern const og_kernel_def og_cpu_##f[];
 OG_CPU_FAMILIES(OG_DECLARE)
