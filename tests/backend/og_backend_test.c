@@ -48,7 +48,8 @@ static const char *const supported_ops[] = {
     "SplitToSequence", "ConcatFromSequence", "Optional", "OptionalHasElement",
     "OptionalGetElement", "DFT", "STFT", "HannWindow", "HammingWindow", "BlackmanWindow",
     "MelWeightMatrix", "StringNormalizer", "StringConcat", "StringSplit", "RegexFullMatch",
-    "TfIdfVectorizer", "Unique", "NonMaxSuppression",
+    "TfIdfVectorizer", "Unique", "NonMaxSuppression", "MatMulInteger", "QLinearMatMul",
+    "ConvInteger", "QLinearConv",
     NULL};
 /* clang-format on */
 

@@ -12,8 +12,9 @@
     X(linalg)                                                                                      \
     X(conv)                                                                                        \
     X(pool)                                                                                        \
-    X(norm) X(loss) X(tensor) X(resize) X(index) X(optim) X(sequence) X(signal) X(string)          \
-        X(select)
+    X(norm)                                                                                        \
+    X(loss) X(tensor) X(resize) X(index) X(optim) X(sequence) X(signal) X(string) X(select)        \
+        X(qlinear)
 
 #define OG_DECLARE(f) extern const og_kernel_def og_cpu_##f[];
 OG_CPU_FAMILIES(OG_DECLARE)
