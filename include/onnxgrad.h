@@ -387,6 +387,13 @@ typedef struct og_session_options {
     /* nonzero: check every float32/float64 output of every node for NaN/Inf (OG_ERR_RUNTIME
      * naming node and value) */
     int debug;
+    /* The random ops (RandomUniform, RandomNormal, their Like forms, Bernoulli, Multinomial)
+     * without a seed attribute draw from one generator per session, seeded with this value,
+     * or when it is 0 from the clock and the session's address (a different stream each
+     * time).  A node with a seed attribute has a generator of its own, seeded from that
+     * attribute when the session is created.  Either advances from run to run: a new session
+     * repeats the same draws, a second run of one session continues them. */
+    uint64_t seed;
 } og_session_options;
 
 /* A session runs one model.  Creating it finds each node's CPU kernel and the last node that

@@ -185,7 +185,7 @@ og_instance_saved_bytes = _fn("og_instance_saved_bytes", c_size_t, c_void_p)
 
 class og_session_options(Structure):
     _fields_ = [("threads", c_int), ("allocator", c_void_p), ("log", og_log_fn),
-                ("log_user", c_void_p), ("debug", c_int)]
+                ("log_user", c_void_p), ("debug", c_int), ("seed", c_uint64)]
 
 
 og_session_create = _fn("og_session_create", _status, c_void_p, POINTER(og_session_options), PP)

@@ -11,9 +11,11 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "exec/exec.h"
 #include "kernels/cpu/kernel.h"
+#include "ops/random.h"
 
 /* No single value may need more than this (1 TiB): a model that asks for more is malformed
  * or hostile, and says so instead of failing inside malloc. */
@@ -38,7 +40,53 @@ struct og_session {
     og_tensor **tout;
     int max_in, max_out;
     og_pool *pool;
+    /* The random ops' generators: the session's, and per node (NULL when no node draws) the
+     * one a random node uses: its own, seeded from its seed attribute, or the session's. */
+    og_rng rng;
+    og_rng **node_rng;
+    og_rng *seeded; /* the seeded nodes' own generators */
 };
+
+/* The session's generator: seeded with opts->seed, else from the clock and the session's
+ * address; then every random node's, in order. */
+static og_status seed_generators(og_session *s, const og_session_options *opts)
+{
+    const og_graph *g = s->g;
+    uint64_t seed = opts ? opts->seed : 0;
+    if (!seed) {
+        struct timespec ts = {0, 0};
+        timespec_get(&ts, TIME_UTC);
+        uint64_t x =
+            (uint64_t)ts.tv_sec * 1000000007ull ^ (uint64_t)ts.tv_nsec ^ (uint64_t)(uintptr_t)s;
+        seed = og_splitmix64(&x);
+    }
+    og_rng_seed(&s->rng, seed);
+    int random = 0, seeded = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const og_node *n = &g->nodes[i];
+        uint64_t v;
+        if (!n->op || !(n->op->flags & OG_OP_RANDOM)) continue;
+        random++;
+        seeded += og_random_node_seed(n, &v);
+    }
+    if (!random) return OG_OK;
+    s->node_rng = og_calloc(s->alloc, (size_t)g->n_nodes, sizeof *s->node_rng);
+    s->seeded = og_calloc(s->alloc, (size_t)seeded + 1, sizeof *s->seeded);
+    if (!s->node_rng || !s->seeded)
+        return og_error(OG_ERR_NOMEM, "out of memory creating a session");
+    for (int i = 0, k = 0; i < g->n_nodes; i++) {
+        const og_node *n = &g->nodes[i];
+        uint64_t v;
+        if (!n->op || !(n->op->flags & OG_OP_RANDOM)) continue;
+        if (og_random_node_seed(n, &v)) {
+            og_rng_seed(&s->seeded[k], v);
+            s->node_rng[i] = &s->seeded[k++];
+        } else {
+            s->node_rng[i] = &s->rng;
+        }
+    }
+    return OG_OK;
+}
 
 og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_allocator *host,
                          const og_session_options *opts, og_session **out)
@@ -102,6 +150,7 @@ og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_
         for (int j = 0; j < n->n_in; j++)
             if (n->in[j] >= 0) s->last_use[n->in[j]] = i;
     }
+    if ((st = seed_generators(s, opts))) goto fail;
     s->vin = og_calloc(a, (size_t)s->max_in + 1, sizeof *s->vin);
     s->vout = og_calloc(a, (size_t)s->max_out + 1, sizeof *s->vout);
     s->tin = og_calloc(a, (size_t)s->max_in + 1, sizeof *s->tin);
@@ -147,6 +196,8 @@ void og_session_free(og_session *s)
     og_free(a, s->vout);
     og_free(a, s->tin);
     og_free(a, s->tout);
+    og_free(a, s->node_rng);
+    og_free(a, s->seeded);
     og_free(a, s);
 }
 
@@ -308,7 +359,8 @@ static og_status run_node(og_session *s, int ni)
     if (impl && (kb->type_input >= n->n_in || !s->tin[kb->type_input] ||
                  s->tin[kb->type_input]->dtype != kb->type))
         impl = NULL;
-    og_kernel_ctx k = {n, n->params, s->alloc, s->threads, impl};
+    og_kernel_ctx k = {n,          n->params, s->alloc,
+                       s->threads, impl,      s->node_rng ? s->node_rng[ni] : NULL};
     for (int j = 0; !kb->strings && j < n->n_in; j++)
         if (s->tin[j] && s->tin[j]->kind == OG_KIND_TENSOR && s->tin[j]->dtype == OG_STRING) {
             st = og_error(OG_ERR_UNSUPPORTED,

@@ -15,8 +15,9 @@
     X(conv)                                                                                        \
     X(pool)                                                                                        \
     X(norm)                                                                                        \
-    X(loss) X(tensor) X(resize) X(index) X(optim) X(sequence) X(signal) X(string) X(select)        \
-        X(qlinear)
+    X(loss)                                                                                        \
+    X(tensor) X(resize) X(index) X(optim) X(sequence) X(signal) X(string) X(select) X(qlinear)     \
+        X(random)
 
 #define OG_DECLARE(f) extern const og_op_def og_ops_##f[];
 OG_FAMILIES(OG_DECLARE)

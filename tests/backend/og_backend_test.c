@@ -49,7 +49,8 @@ static const char *const supported_ops[] = {
     "OptionalGetElement", "DFT", "STFT", "HannWindow", "HammingWindow", "BlackmanWindow",
     "MelWeightMatrix", "StringNormalizer", "StringConcat", "StringSplit", "RegexFullMatch",
     "TfIdfVectorizer", "Unique", "NonMaxSuppression", "MatMulInteger", "QLinearMatMul",
-    "ConvInteger", "QLinearConv",
+    "ConvInteger", "QLinearConv", "RandomUniform", "RandomNormal", "RandomUniformLike",
+    "RandomNormalLike", "Bernoulli", "Multinomial",
     NULL};
 /* clang-format on */
 
