@@ -50,7 +50,8 @@ static const char *const supported_ops[] = {
     "MelWeightMatrix", "StringNormalizer", "StringConcat", "StringSplit", "RegexFullMatch",
     "TfIdfVectorizer", "Unique", "NonMaxSuppression", "MatMulInteger", "QLinearMatMul",
     "ConvInteger", "QLinearConv", "RandomUniform", "RandomNormal", "RandomUniformLike",
-    "RandomNormalLike", "Bernoulli", "Multinomial",
+    "RandomNormalLike", "Bernoulli", "Multinomial", "DeformConv",
+    "GlobalLpPool", "MaxRoiPool",
     NULL};
 /* clang-format on */
 
