@@ -106,6 +106,10 @@ static og_status dft_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og_
                            "the last dim of input 0 must be 1 (real) or 2 "
                            "(complex), got %lld",
                            (long long)in[0].dims[r - 1]);
+    if (p->onesided && in[0].dims[r - 1] == 2)
+        return og_op_error(c, OG_ERR_MODEL,
+                           "onesided needs a real input (last dim 1): a complex "
+                           "signal's spectrum has no conjugate symmetry");
     og_vinfo_set(&out[0], in[0].dtype, r, in[0].dims);
     out[0].dims[r - 1] = 2;
     if (!axis_known) {
@@ -191,6 +195,10 @@ static og_status stft_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og
                            "the last dim of input 0 must be 1 (real) or 2 "
                            "(complex), got %lld",
                            (long long)in[0].dims[2]);
+    if (p->onesided && in[0].rank == 3 && in[0].dims[2] == 2)
+        return og_op_error(c, OG_ERR_MODEL,
+                           "onesided (the default) needs a real signal (last dim "
+                           "1): set onesided to 0 for a complex one");
     int64_t dims[4] = {in[0].rank == 3 ? in[0].dims[0] : OG_DIM_UNKNOWN, OG_DIM_UNKNOWN,
                        OG_DIM_UNKNOWN, 2};
     if (c->runtime) {
