@@ -4,8 +4,12 @@
 
 #include "grad/grad.h"
 
+/* The gradient contributions reaching one value: list[i] is a gradient of the whole value,
+ * or for a sequence with pos[i] >= 0, of its item at the position value pos[i] only
+ * (og_gb_item_gradient: SequenceAt's rule), summed by og_gb_sequence_total. */
 typedef struct og_contribs {
     int *list;
+    int *pos;
     int n, cap;
 } og_contribs;
 
@@ -24,6 +28,10 @@ struct og_gb {
                          * nodes; og_gb_forward_output keeps its outputs current) */
     const char *prefix; /* of new value and node names; NULL: "og_grad" */
 };
+
+/* Append a contribution (pos -1: of the whole value) to value v's list.  Errors:
+ * OG_ERR_NOMEM (returned, not recorded). */
+og_status og_gb_contribute(og_gb *b, int v, int grad, int pos);
 
 /* og_gb_op writing into an existing value (its producer until now must be dropped). */
 int og_gb_op_to(og_gb *b, const char *op, int n_in, const int *in, int out_value);
