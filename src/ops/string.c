@@ -601,8 +601,11 @@ static og_status re2_to_posix(const og_op_ctx *c, const char *p, sbuf *b, int *c
         }
         if (ch == '{') { /* a repeat {n}, {n,}, {n,m}; RE2 reads anything else literally */
             size_t j = i + 1;
-            while ((p[j] >= '0' && p[j] <= '9') || p[j] == ',') j++;
-            if (p[j] != '}' || j == i + 1) {
+            bool digits = p[j] >= '0' && p[j] <= '9';
+            while (p[j] >= '0' && p[j] <= '9') j++;
+            if (p[j] == ',') j++;
+            while (p[j] >= '0' && p[j] <= '9') j++;
+            if (p[j] != '}' || !digits) {
                 put(b, "\\{");
                 i++;
                 continue;
