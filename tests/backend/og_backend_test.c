@@ -51,7 +51,7 @@ static const char *const supported_ops[] = {
     "TfIdfVectorizer", "Unique", "NonMaxSuppression", "MatMulInteger", "QLinearMatMul",
     "ConvInteger", "QLinearConv", "RandomUniform", "RandomNormal", "RandomUniformLike",
     "RandomNormalLike", "Bernoulli", "Multinomial", "DeformConv",
-    "GlobalLpPool", "MaxRoiPool",
+    "GlobalLpPool", "MaxRoiPool", "ImageDecoder",
     NULL};
 /* clang-format on */
 

@@ -16,8 +16,9 @@
     X(loss)                                                                                        \
     X(tensor)                                                                                      \
     X(resize)                                                                                      \
-    X(index) X(optim) X(sequence) X(signal) X(string) X(select) X(qlinear) X(random)               \
-        X(conv_deform) X(pool_lp_roi)
+    X(index)                                                                                       \
+    X(optim) X(sequence) X(signal) X(string) X(select) X(qlinear) X(random) X(conv_deform)         \
+        X(pool_lp_roi) X(image)
 
 #define OG_DECLARE(f) extern const og_kernel_def og_cpu_##f[];
 OG_CPU_FAMILIES(OG_DECLARE)
