@@ -23,9 +23,9 @@ SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
 
 # python3-torch (Debian's, for /usr/bin/python3) is the independent oracle of the gradient
-# tests and exports the benchmark models.
+# tests and exports the benchmark models; python3-torchvision gives the tests roi_align.
 debs=(cmake make gcc pkg-config protobuf-c-compiler libprotobuf-c-dev libonnx-dev libopenblas-openmp-dev
-      zlib1g-dev libdnnl-dev python3-torch python3-numpy)
+      zlib1g-dev libdnnl-dev python3-torch python3-torchvision python3-numpy)
 [ $want_fuzz = 1 ] && debs+=(clang libclang-rt-14-dev)
 missing=()
 for p in "${debs[@]}"; do

@@ -110,14 +110,18 @@ static void mark(og_gb *b, int nn0, const int *src, int n_src, const int *outs, 
         OG_ASSERT(src[i] >= 0);
         b->wants[src[i]] = true;
     }
-    /* forward reach: float outputs of nodes with a wanted input */
+    /* forward reach: float outputs of nodes with a wanted input, and the integer output of
+     * a QuantizeLinear, which carries a straight-through surrogate gradient to the
+     * DequantizeLinear that reads it (quantization-aware training, src/grad/quant.c) */
     for (int i = 0; i < nn0; i++) {
         const og_node *n = &g->nodes[i];
         bool any = false;
         for (int j = 0; j < n->n_in && !any; j++) any = n->in[j] >= 0 && b->wants[n->in[j]];
         if (!any) continue;
+        bool surrogate = !n->domain[0] && strcmp(n->op_type, "QuantizeLinear") == 0;
         for (int j = 0; j < n->n_out; j++)
-            if (n->out[j] >= 0 && carries_float(&g->values[n->out[j]])) b->wants[n->out[j]] = true;
+            if (n->out[j] >= 0 && (surrogate || carries_float(&g->values[n->out[j]])))
+                b->wants[n->out[j]] = true;
     }
     /* backward reach from the selected outputs */
     for (int i = 0; i < n_outs; i++) b->relevant[outs[i]] = true;

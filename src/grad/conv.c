@@ -9,6 +9,9 @@
  *     dB = Σ dY over N and the spatial axes
  *   ConvTranspose (the adjoint of Conv in X): dX = Conv(dY, W); dW = the Conv dW with the
  *          roles of X and dY exchanged; dB as for Conv
+ *   Col2Im (fold, the adjoint of im2col): dX = im2col(dY): each channel of dY, as [N·C, 1,
+ *          image...], through a Conv whose K = Πblock output channels are the one-hot
+ *          kernels of the taps (the forward's strides, dilations and pads), to [N, C·K, L]
  */
 #include "grad/rule_util.h"
 #include "ops/conv_params.h"
@@ -177,5 +180,45 @@ static og_status g_conv_transpose(og_gb *b, const og_node *n, const int *dy, int
     return og_gb_status(b);
 }
 
+/* ---- Col2Im ---------------------------------------------------------------------------- */
+
+static og_status g_col2im(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    const og_conv_params *p = n->params;
+    const og_tensor *im = og_gb_value(b, n->in[1])->known, *bl = og_gb_value(b, n->in[2])->known;
+    if (!p || !n->parsed) return og_gb_fail(b, n, OG_ERR_INTERNAL, "attributes not parsed");
+    if (!im || !bl || im->numel != bl->numel || im->numel < 1 || im->numel > SP)
+        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                          "gradient needs image_shape and block_shape to be constants");
+    int nsp = (int)im->numel, rank = nsp + 2;
+    int64_t K = 1, shp[OG_MAX_RANK], ks[OG_MAX_RANK], s[SP], d[SP], pads[2 * SP];
+    shp[0] = -1;
+    shp[1] = 1;
+    ks[1] = 1;
+    for (int i = 0; i < nsp; i++) {
+        shp[2 + i] = og_tensor_get_i64(im, i);
+        ks[2 + i] = og_tensor_get_i64(bl, i);
+        if (ks[2 + i] < 1 || ks[2 + i] > 4096 || (K *= ks[2 + i]) > 4096)
+            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                              "gradient of a block of more than 4096 taps");
+        s[i] = p->n_strides ? p->strides[i] : 1;
+        d[i] = p->n_dilations ? p->dilations[i] : 1;
+        pads[i] = p->n_pads ? p->pads[i] : 0;
+        pads[nsp + i] = p->n_pads ? p->pads[nsp + i] : 0;
+    }
+    ks[0] = K;
+    int64_t *eye = og_calloc(og_gb_alloc(b), (size_t)(K * K), sizeof *eye);
+    if (!eye) return og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
+    for (int64_t t = 0; t < K; t++) eye[t * K + t] = 1;
+    og_dtype dt = og_gb_value(b, n->out[0])->dtype;
+    int ker =
+        og_rule_cast(b, og_rule_reshape_c(b, og_gb_const_i64(b, eye, (int)(K * K)), ks, rank), dt);
+    og_free(og_gb_alloc(b), eye);
+    int cols = og_gb_op2(b, "Conv", og_rule_reshape_c(b, dy[0], shp, rank), ker);
+    og_rule_conv_attrs(b, og_gb_last(b), nsp, s, d, pads, 1);
+    dx[0] = og_gb_reshape_like(b, cols, n->in[0]);
+    return og_gb_status(b);
+}
+
 const og_grad_rule og_grad_conv[] = {
-    {"Conv", "", g_conv}, {"ConvTranspose", "", g_conv_transpose}, {0}};
+    {"Conv", "", g_conv}, {"ConvTranspose", "", g_conv_transpose}, {"Col2Im", "", g_col2im}, {0}};

@@ -42,6 +42,11 @@ static const char *const supported_ops[] = {
     "Tan", "Atan", "Asin", "Acos", "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Round", "IsNaN",
     "IsInf", "HardSwish", "Mish", "ThresholdedRelu", "Celu", "Shrink", "Gelu", "Scatter",
     "Upsample", "ReduceLogSum", "NonZero", "Gradient", "Momentum", "Adagrad", "Adam",
+    /* issue 12: nn ops */
+    "CastLike", "DepthToSpace", "SpaceToDepth", "CenterCropPad", "EyeLike", "Compress",
+    "ReverseSequence", "Hardmax", "GroupNormalization", "LpNormalization",
+    "MeanVarianceNormalization", "LRN", "LpPool", "MaxUnpool", "Col2Im", "Det", "GridSample",
+    "AffineGrid", "RoiAlign", "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear",
     /* issue 12: the rest of the op set */
     "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot", "BitShift", "SequenceEmpty",
     "SequenceConstruct", "SequenceAt", "SequenceInsert", "SequenceErase", "SequenceLength",

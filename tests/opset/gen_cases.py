@@ -105,6 +105,9 @@ NP2TP = {
     np.dtype(BOOL): TP.BOOL,
     np.dtype(np.uint8): TP.UINT8,
     np.dtype(np.int8): TP.INT8,
+    np.dtype(np.float16): TP.FLOAT16,
+    np.dtype(np.uint16): TP.UINT16,
+    np.dtype(np.int16): TP.INT16,
 }
 
 # ----------------------------------------------------------------------------- case building
@@ -1155,6 +1158,9 @@ def main():
     gen_constants()
     gen_misc()
     gen_nn()
+    import gen_nnops  # the ops of issue 12's nn part, in their own file
+
+    gen_nnops.generate(sys.modules[__name__])
     import gen_miscops  # the ops of issue 12's "rest of the op set" part, in their own file
 
     gen_miscops.generate(sys.modules[__name__])
