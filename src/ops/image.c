@@ -21,15 +21,19 @@ static uint32_t le32(const uint8_t *p) { return le16(p) | (uint32_t)le16(p + 2) 
 static uint32_t be16(const uint8_t *p) { return (uint32_t)p[0] << 8 | p[1]; }
 static uint32_t be32(const uint8_t *p) { return be16(p) << 16 | be16(p + 2); }
 
-/* An image of w x h x ch, zeroed; false (with *why) when too large or out of memory. */
-static og_status img_alloc(const og_op_ctx *c, og_image *img, int64_t w, int64_t h, int ch)
+/* An image of w x h x ch, zeroed, for a stream of n bytes.  None (px NULL: the caller
+ * reports the damage) for a size of 0, or one no stream of n bytes can hold: deflate expands
+ * at most ~1032 times, the other codings less, so a few bytes claiming a huge image allocate
+ * nothing. */
+static og_status img_alloc(const og_op_ctx *c, og_image *img, int64_t w, int64_t h, int ch,
+                           size_t n)
 {
-    if (w <= 0 || h <= 0) return OG_OK; /* the caller reports the damage */
+    if (w <= 0 || h <= 0) return OG_OK;
     if (w > MAX_PIXELS || h > MAX_PIXELS || w * h > MAX_PIXELS)
         return og_op_error(c, OG_ERR_SHAPE,
-                           "the image is %lld x %lld pixels, above the limit of "
-                           "%lld",
-                           (long long)w, (long long)h, (long long)MAX_PIXELS);
+                           "the image is %lld x %lld pixels, above the limit of %lld", (long long)w,
+                           (long long)h, (long long)MAX_PIXELS);
+    if ((uint64_t)(w * h) > (uint64_t)n * 1100 + 4096) return OG_OK;
     img->px = og_calloc(c->alloc, (size_t)(w * h * ch), 1);
     if (!img->px)
         return og_op_error(c, OG_ERR_NOMEM, "out of memory for a %lld x %lld image", (long long)w,
@@ -95,7 +99,7 @@ static og_status bmp(const og_op_ctx *c, const rd *r, og_image *img, const char 
     size_t stride = ((size_t)w * bpp + 31) / 32 * 4;
     if ((uint64_t)stride * (uint64_t)H > r->n || !has(r, off, stride * (size_t)H))
         return *why = "truncated BMP pixels", OG_OK;
-    og_status st = img_alloc(c, img, w, H, 3);
+    og_status st = img_alloc(c, img, w, H, 3, r->n);
     if (st || !img->px) return st;
     for (int64_t y = 0; y < H; y++) {
         const uint8_t *row = d + off + stride * (size_t)(top_down ? y : H - 1 - y);
@@ -264,7 +268,7 @@ static og_status png(const og_op_ctx *c, const rd *r, og_image *img, const char 
         *why = "an invalid PNG header or a missing palette";
         goto done;
     }
-    if ((st = img_alloc(c, img, w, h, type == 0 || type == 4 ? 1 : 3)) || !img->px) goto done;
+    if ((st = img_alloc(c, img, w, h, type == 0 || type == 4 ? 1 : 3, r->n)) || !img->px) goto done;
     /* the passes (Adam7, or the whole image) */
     static const int sx[7] = {0, 4, 0, 2, 0, 1, 0}, sy[7] = {0, 0, 4, 0, 2, 0, 1},
                      dx[7] = {8, 8, 4, 4, 2, 2, 1}, dy[7] = {8, 8, 8, 4, 4, 2, 2};
@@ -361,7 +365,7 @@ static og_status pnm(const og_op_ctx *c, const rd *r, og_image *img, const char 
         if (w > MAX_PIXELS || h > MAX_PIXELS || !has(r, pos, need))
             return *why = "truncated PNM pixels", OG_OK;
     }
-    og_status st = img_alloc(c, img, w, h, ch);
+    og_status st = img_alloc(c, img, w, h, ch, r->n);
     if (st || !img->px) return st;
     for (int64_t y = 0; y < h; y++)
         for (int64_t x = 0; x < w; x++)
@@ -478,7 +482,7 @@ static og_status tiff_dec(const og_op_ctx *c, const rd *r, og_image *img, const 
                    "Deflate",
                OG_OK;
     if (photo == 3) ch = 3;
-    og_status st = img_alloc(c, img, w, h, ch);
+    og_status st = img_alloc(c, img, w, h, ch, r->n);
     if (st || !img->px) return st;
     size_t row = (size_t)w * spp, rows_per = rps < h ? rps : h;
     uint8_t *strip = og_malloc(c->alloc, row * rows_per + 1);

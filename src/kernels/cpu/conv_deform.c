@@ -15,6 +15,8 @@ static double sample(const og_tensor *x, int64_t base, const og_conv_geom *g, co
 {
     int nsp = g->nsp;
     double acc = 0;
+    for (int i = 0; i < nsp; i++) /* far outside (or NaN): zeros, and no out-of-range cast */
+        if (!(pos[i] > -2.0 && pos[i] < (double)g->in[i] + 1.0)) return 0.0;
     for (int corner = 0; corner < (1 << nsp); corner++) {
         double w = 1;
         int64_t off = 0, span = 1;

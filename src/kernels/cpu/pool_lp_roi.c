@@ -32,6 +32,14 @@ static og_status k_global_lp(const og_kernel_ctx *k, const og_tensor *const *in,
 
 static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 
+/* A region coordinate rounded to an input cell: NaN gives 0 and huge values stay far outside
+ * the input (the cast of an out-of-range double is undefined in C). */
+static int64_t cell(double v)
+{
+    v = round(v);
+    return v != v ? 0 : v < -1e12 ? (int64_t)-1e12 : v > 1e12 ? (int64_t)1e12 : (int64_t)v;
+}
+
 /* Region r = (batch, x1, y1, x2, y2) scaled and rounded to input cells (both ends included);
  * bin (ph, pw) covers rows floor(ph * h / PH) .. ceil((ph + 1) * h / PH) of it, clipped to
  * the input, and takes their maximum (0 for an empty bin). */
@@ -50,10 +58,10 @@ static og_status k_max_roi(const og_kernel_ctx *k, const og_tensor *const *in, i
                                    "roi %lld has batch index %g, outside [0, %lld)", (long long)r,
                                    b, (long long)N);
         int64_t n = (int64_t)b;
-        int64_t x1 = (int64_t)round(og_tensor_get_f64(rois, r * 5 + 1) * p->scale);
-        int64_t y1 = (int64_t)round(og_tensor_get_f64(rois, r * 5 + 2) * p->scale);
-        int64_t x2 = (int64_t)round(og_tensor_get_f64(rois, r * 5 + 3) * p->scale);
-        int64_t y2 = (int64_t)round(og_tensor_get_f64(rois, r * 5 + 4) * p->scale);
+        int64_t x1 = cell(og_tensor_get_f64(rois, r * 5 + 1) * p->scale);
+        int64_t y1 = cell(og_tensor_get_f64(rois, r * 5 + 2) * p->scale);
+        int64_t x2 = cell(og_tensor_get_f64(rois, r * 5 + 3) * p->scale);
+        int64_t y2 = cell(og_tensor_get_f64(rois, r * 5 + 4) * p->scale);
         int64_t rh = y2 - y1 + 1 > 1 ? y2 - y1 + 1 : 1, rw = x2 - x1 + 1 > 1 ? x2 - x1 + 1 : 1;
         double bh = (double)rh / (double)PH, bw = (double)rw / (double)PW;
         for (int64_t c = 0; c < C; c++)

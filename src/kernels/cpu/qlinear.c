@@ -111,6 +111,7 @@ static og_status scale_of(const og_kernel_ctx *k, const og_tensor *s, const og_t
 static void store_q8(og_tensor *y, int64_t i, double v, int32_t zp)
 {
     double r = nearbyint(v) + zp; /* the default rounding mode: to nearest, ties to even */
+    if (r != r) r = zp;           /* a NaN scale: the zero point (a cast of NaN is undefined) */
     double lo = y->dtype == OG_INT8 ? -128 : 0, hi = y->dtype == OG_INT8 ? 127 : 255;
     r = r < lo ? lo : r > hi ? hi : r;
     if (y->dtype == OG_INT8)

@@ -29,8 +29,12 @@ typedef struct twiddles {
 
 static og_status twiddles_make(const og_kernel_ctx *k, int64_t L, twiddles *t)
 {
+    size_t bytes;
     t->L = L;
-    t->cs = og_malloc(k->alloc, (size_t)(2 * L) * sizeof(double));
+    t->cs = NULL;
+    if (L > ((int64_t)1 << 40) || !og_mul_size((size_t)L, 2 * sizeof(double), &bytes))
+        return og_kernel_error(k, OG_ERR_SHAPE, "a transform of %lld is too long", (long long)L);
+    t->cs = og_malloc(k->alloc, bytes);
     if (!t->cs)
         return og_kernel_error(k, OG_ERR_NOMEM, "out of memory for a transform of %lld",
                                (long long)L);
@@ -336,15 +340,15 @@ static og_status k_mel(const og_kernel_ctx *k, const og_tensor *const *in, int n
     double step = (mhi - mlo) / (double)(mels + 2);
     for (int64_t i = 0; i < mels + 2; i++) {
         double f = 700.0 * (pow(10.0, ((double)i * step + mlo) / 2595.0) - 1.0);
-        pt[i] = (int64_t)floor((double)(len + 1) * f / rate);
-        if (pt[i] < 0 || pt[i] >= spec) {
+        double bin = floor((double)(len + 1) * f / rate);
+        if (!(bin >= 0 && bin < (double)spec)) { /* NaN too; checked before the cast */
             og_free(k->alloc, pt);
-            return og_kernel_error(
-                k, OG_ERR_RUNTIME,
-                "mel point %lld falls on spectrogram bin %lld, outside [0, %lld]: "
-                "the upper edge is above half the sample rate",
-                (long long)i, (long long)pt[i], (long long)spec - 1);
+            return og_kernel_error(k, OG_ERR_RUNTIME,
+                                   "mel point %lld falls on spectrogram bin %g, outside [0, %lld]: "
+                                   "the upper edge is above half the sample rate",
+                                   (long long)i, bin, (long long)spec - 1);
         }
+        pt[i] = (int64_t)bin;
     }
     for (int64_t i = 0; i < y->numel; i++) og_tensor_set_f64(y, i, 0.0);
     for (int64_t i = 0; i < mels; i++) {
