@@ -104,17 +104,24 @@ static og_status infer_same(const og_op_ctx *c, const og_vinfo *in, int n_in, og
     return OG_OK;
 }
 
+/* Float and every integer type (the spec's numeric T from opset 12-14; earlier versions
+ * listed fewer, and are taken as generously). */
+static const og_dtype types_num[] = {OG_FLOAT,  OG_DOUBLE, OG_INT32,    OG_INT64,
+                                     OG_INT8,   OG_INT16,  OG_UINT8,    OG_UINT16,
+                                     OG_UINT32, OG_UINT64, OG_UNDEFINED};
+
 static og_status infer_numeric(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                                int n_out)
 {
-    return infer_same(c, in, n_in, out, og_types_numeric, false);
+    return infer_same(c, in, n_in, out, types_num, false);
 }
 
 /* Max, Min and Mod: the numeric types and float16 */
 static og_status infer_numeric_f16(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                                    int n_out)
 {
-    static const og_dtype types[] = {OG_FLOAT, OG_DOUBLE, OG_INT32, OG_INT64, OG_FLOAT16, 0};
+    static const og_dtype types[] = {OG_FLOAT, OG_DOUBLE, OG_INT32,  OG_INT64,  OG_FLOAT16, OG_INT8,
+                                     OG_INT16, OG_UINT8,  OG_UINT16, OG_UINT32, OG_UINT64,  0};
     return infer_same(c, in, n_in, out, types, false);
 }
 
@@ -127,13 +134,20 @@ static og_status infer_float(const og_op_ctx *c, const og_vinfo *in, int n_in, o
 static og_status infer_compare(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                                int n_out)
 {
-    return infer_same(c, in, n_in, out, og_types_numeric, true);
+    return infer_same(c, in, n_in, out, types_num, true);
 }
 
+/* Equal compares strings too from opset 19. */
 static og_status infer_equal(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                              int n_out)
 {
-    return infer_same(c, in, n_in, out, og_types_all, true);
+    static const og_dtype all[] = {OG_FLOAT,  OG_DOUBLE, OG_INT32, OG_INT64,
+                                   OG_INT8,   OG_INT16,  OG_UINT8, OG_UINT16,
+                                   OG_UINT32, OG_UINT64, OG_BOOL,  OG_UNDEFINED},
+                          with_strings[] = {OG_FLOAT, OG_DOUBLE, OG_INT32,    OG_INT64,  OG_INT8,
+                                            OG_INT16, OG_UINT8,  OG_UINT16,   OG_UINT32, OG_UINT64,
+                                            OG_BOOL,  OG_STRING, OG_UNDEFINED};
+    return infer_same(c, in, n_in, out, c->node->since_version >= 19 ? with_strings : all, true);
 }
 
 static og_status infer_logic(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
@@ -205,9 +219,13 @@ static og_status infer_prelu(const og_op_ctx *c, const og_vinfo *in, int n_in, o
 static og_status infer_where(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                              int n_out)
 {
+    /* values of any dtype with a size: the kernel moves them by element size */
+    static const og_dtype any[] = {OG_FLOAT,  OG_DOUBLE, OG_FLOAT16, OG_BFLOAT16, OG_INT8,
+                                   OG_INT16,  OG_INT32,  OG_INT64,   OG_UINT8,    OG_UINT16,
+                                   OG_UINT32, OG_UINT64, OG_BOOL,    OG_UNDEFINED};
     og_dtype dt;
     og_status st = og_check_dtype(c, in, 0, types_bool);
-    if (st || (st = common_dtype(c, in, 1, 3, og_types_all, &dt))) return st;
+    if (st || (st = common_dtype(c, in, 1, 3, any, &dt))) return st;
     if ((st = broadcast_all(c, in, 3, out))) return st;
     out->dtype = dt;
     return OG_OK;

@@ -48,6 +48,30 @@ def gen_bits(g):
                        {"direction": d})
 
 
+def gen_narrow_ints(g):
+    """The binary ops on the integer widths beyond int32/int64 (from the versions whose spec
+    lists them), Where on 2-byte values, Equal on strings (19)."""
+    since = {"Add": 14, "Sub": 14, "Mul": 14, "Div": 14, "Max": 12, "Min": 12, "Mod": 10,
+             "Less": 13, "Greater": 13, "Equal": 11}
+    for op, first in since.items():
+        for v in g.vers(op):
+            if g.act(op, v) < first:
+                continue
+            for dt in (I8, I16, U8, U16, U32, U64):
+                a = ints(g, (3, 4), dt)
+                b = ints(g, (4,), dt)
+                if op in ("Div", "Mod"):
+                    b = np.where(b == 0, 1, b).astype(dt)
+                g.case(op, v, "narrow_" + np.dtype(dt).name, [("a", a), ("b", b)])
+    for v in g.vers("Where"):
+        if g.act("Where", v) >= 16:
+            g.case("Where", v, "f16", [("c", g.rand((2, 3), g.BOOL)), ("x", g.rand((2, 3)).astype(np.float16)),
+                                       ("z", g.rand((3,)).astype(np.float16))])
+    for v in g.vers("Equal"):
+        if g.act("Equal", v) >= 19:
+            g.case("Equal", v, "strings", [("a", strs("a", "bc", "", "d").reshape(2, 2)), ("b", strs("bc", ""))])
+
+
 def gen_sequences(g):
     items = [g.rand((2, 3)), g.rand((1, 3)), g.rand((4, 3))]
     same = [g.rand((2, 3)) for _ in range(3)]
@@ -252,6 +276,7 @@ def generate(g):
     g.NP2TP.update({np.dtype(U16): TP.UINT16, np.dtype(U32): TP.UINT32, np.dtype(U64): TP.UINT64,
                     np.dtype(I16): TP.INT16, np.dtype(np.float16): TP.FLOAT16})
     gen_bits(g)
+    gen_narrow_ints(g)
     gen_sequences(g)
     gen_signal(g)
     gen_strings(g)

@@ -5,7 +5,7 @@
  * the spec places them: a's per row, b's per column, w's per output channel), so that padding
  * is a plain 0 and the products run on one type.  Products accumulate in int64 and wrap to
  * int32 (the spec lets 32-bit accumulation overflow).  Requantization: acc * (s_a s_b / s_y)
- * in double, rounded half to even, plus the output's zero point, saturated. */
+ * in float32 (as onnxruntime), rounded half to even, plus the output's zero point, saturated. */
 #include <math.h>
 #include <string.h>
 
@@ -122,6 +122,14 @@ static void store_q8(og_tensor *y, int64_t i, double v, int32_t zp)
 
 static int32_t wrap32(int64_t acc) { return (int32_t)(uint32_t)(uint64_t)acc; }
 
+/* acc * (s_a s_w / s_y) in float32, the multiplier first, as onnxruntime requantizes: in
+ * double, a product a hair from a .5 tie can round the other way (158 against 157). */
+static double requant(int32_t acc, double sa, double sw, double sy)
+{
+    float m = (float)sa * (float)sw / (float)sy;
+    return (double)((float)acc * m);
+}
+
 /* ---- matrix products ----------------------------------------------------------------- */
 
 /* Batched products of A [..., M, K] and B [..., K, N] (1-D operands promoted), batch dims
@@ -221,7 +229,7 @@ typedef struct qmm_ctx {
 static void emit_q8(void *vctx, int64_t yi, int64_t arow, int64_t bcol, int64_t acc)
 {
     qmm_ctx *c = vctx;
-    store_q8(c->y, yi, (double)wrap32(acc) * (c->sa[arow] * c->sb[bcol] / c->sy), c->yzp);
+    store_q8(c->y, yi, requant(wrap32(acc), c->sa[arow], c->sb[bcol], c->sy), c->yzp);
 }
 
 static og_status k_qlinear_matmul(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
@@ -380,7 +388,7 @@ static og_status k_qlinear_conv(const og_kernel_ctx *k, const og_tensor *const *
         int64_t m = (i / P) % g.m;
         int64_t a = acc[i] + (bias ? ((const int32_t *)bias->data)[m] : 0);
         double sw = og_tensor_get_f64(ws, ws->numel == 1 ? 0 : m);
-        store_q8(y, i, (double)wrap32(a) * (sx * sw / sy), zp);
+        store_q8(y, i, requant(wrap32(a), sx, sw, sy), zp);
     }
     og_free(k->alloc, acc);
     return OG_OK;
