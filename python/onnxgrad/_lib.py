@@ -119,6 +119,16 @@ og_tensor_dims = _fn("og_tensor_dims", POINTER(c_int64), c_void_p)
 og_tensor_nbytes = _fn("og_tensor_nbytes", c_size_t, c_void_p)
 og_tensor_data = _fn("og_tensor_data", c_void_p, c_void_p)
 og_tensor_cdata = _fn("og_tensor_cdata", c_void_p, c_void_p)
+# 0 a tensor, 1 a sequence, 2 a map, 3 an optional
+og_tensor_kind = _opt_fn("og_tensor_kind", c_int, c_void_p)
+_KIND_NAMES = {1: "a sequence", 2: "a map", 3: "an optional"}
+
+
+def not_a_tensor(t: int) -> Optional[str]:
+    """'a sequence', 'a map', 'an optional' when og_tensor t holds no tensor, else None."""
+    if og_tensor_kind is None or not t:
+        return None
+    return _KIND_NAMES.get(og_tensor_kind(t))
 
 
 class og_load_options(Structure):
@@ -144,6 +154,8 @@ og_model_output_info = _fn("og_model_output_info", _status, c_void_p, c_int, POI
 og_model_initializer_count = _fn("og_model_initializer_count", c_int, c_void_p)
 og_model_initializer_name = _fn("og_model_initializer_name", c_char_p, c_void_p, c_int)
 og_model_initializer = _fn("og_model_initializer", c_void_p, c_void_p, c_int)
+og_model_opset_count = _fn("og_model_opset_count", c_int, c_void_p)
+og_model_opset = _fn("og_model_opset", _status, c_void_p, c_int, CHARPP, POINTER(c_int64))
 
 
 class og_grad_options(Structure):
@@ -181,6 +193,19 @@ og_instance_forward = _fn("og_instance_forward", _status, c_void_p, CHARPP, PP, 
 og_instance_backward = _fn("og_instance_backward", _status, c_void_p, PP, PP)
 og_instance_pending = _fn("og_instance_pending", c_int, c_void_p)
 og_instance_saved_bytes = _fn("og_instance_saved_bytes", c_size_t, c_void_p)
+# bound calls (one C call per forward or backward; tensors bound once per slot)
+og_instance_slot_count = _fn("og_instance_slot_count", c_int, c_void_p)
+og_instance_slot_name = _fn("og_instance_slot_name", c_char_p, c_void_p, c_int)
+og_instance_bind = _fn("og_instance_bind", _status, c_void_p, c_int, c_int, c_void_p)
+og_instance_forward_bound = _fn("og_instance_forward_bound", _status, c_void_p, c_int, PP,
+                                c_void_p, c_void_p, c_size_t)
+og_instance_backward_bound = _fn("og_instance_backward_bound", _status, c_void_p, PP, c_void_p,
+                                 c_void_p, c_size_t)
+#: results up to this size may be copied into a caller's block (OG_BLOCK_RESULT_MAX)
+BLOCK_RESULT_MAX = 16384
+og_tensor_info = _fn("og_tensor_info", None, PP, c_int, c_void_p)
+#: int64 entries per tensor in og_tensor_info: data address, dtype, rank, OG_MAX_RANK dims
+INFO_SIZE = 11
 
 
 class og_session_options(Structure):
