@@ -122,6 +122,15 @@ og_tensor_cdata = _fn("og_tensor_cdata", c_void_p, c_void_p)
 # 0 a tensor, 1 a sequence, 2 a map, 3 an optional
 og_tensor_kind = _opt_fn("og_tensor_kind", c_int, c_void_p)
 _KIND_NAMES = {1: "a sequence", 2: "a map", 3: "an optional"}
+og_tensor_numel = _fn("og_tensor_numel", c_int64, c_void_p)
+og_tensor_string = _opt_fn("og_tensor_string", c_char_p, c_void_p, c_int64)
+og_sequence_length = _opt_fn("og_sequence_length", c_int64, c_void_p)
+og_sequence_item = _opt_fn("og_sequence_item", c_void_p, c_void_p, c_int64)
+og_map_size = _opt_fn("og_map_size", c_int64, c_void_p)
+og_map_keys = _opt_fn("og_map_keys", c_void_p, c_void_p)
+og_map_value = _opt_fn("og_map_value", c_void_p, c_void_p, c_int64)
+og_optional_value = _opt_fn("og_optional_value", c_void_p, c_void_p)
+OG_STRING = 8
 
 
 def not_a_tensor(t: int) -> Optional[str]:
@@ -164,7 +173,7 @@ class og_grad_options(Structure):
                 ("outputs", CHARPP), ("n_outputs", c_int),
                 ("threads", c_int), ("allocator", c_void_p), ("log", og_log_fn),
                 ("device", c_int), ("device_index", c_int), ("log_user", c_void_p),
-                ("debug", c_int)]
+                ("debug", c_int), ("seed", c_uint64)]
 
 
 OG_DEVICE_CPU = 0
@@ -362,12 +371,43 @@ class _Owner:
             og_tensor_free(t)
 
 
-def take_array(t: int) -> np.ndarray:
+def to_python(t: int) -> Any:
+    """A copy of the value t (not owned) as onnxruntime gives it: a numpy array for a
+    tensor (strings: an object array of str), a list for a sequence, a dict for a map (a
+    rank-0 value as a Python scalar, as ZipMap's probabilities come from onnxruntime), None
+    or the value for an optional."""
+    kind = og_tensor_kind(t) if og_tensor_kind is not None else 0
+    if kind == 1:
+        return [to_python(og_sequence_item(t, i)) for i in range(og_sequence_length(t))]
+    if kind == 2:
+        keys = to_python(og_map_keys(t)).tolist()
+        values = [to_python(og_map_value(t, i)) for i in range(og_map_size(t))]
+        return {k: (v.item() if isinstance(v, np.ndarray) and v.ndim == 0 else v)
+                for k, v in zip(keys, values)}
+    if kind == 3:
+        v = og_optional_value(t)
+        return to_python(v) if v else None
+    if og_tensor_dtype(t) == OG_STRING:
+        shape = tuple(og_tensor_dims(t)[:og_tensor_rank(t)])
+        items = [og_tensor_string(t, i).decode("utf-8") for i in range(og_tensor_numel(t))]
+        out = np.empty(len(items), dtype=object)
+        out[:] = items
+        return out.reshape(shape)
+    return copy_array(t)
+
+
+def take_array(t: int) -> Any:
     """A numpy array over og_tensor t, zero-copy; t is freed when the array is collected.
-    Takes ownership of t (freed right away on failure)."""
+    Takes ownership of t (freed right away on failure).  A value that numpy cannot view (a
+    string tensor, a sequence, a map, an optional) comes back copied by to_python."""
+    code = og_tensor_dtype(t)
+    if code == OG_STRING or not_a_tensor(t):
+        try:
+            return to_python(t)
+        finally:
+            og_tensor_free(t)
     owner = _Owner()
     owner._t = t
-    code = og_tensor_dtype(t)
     typestr = _TYPESTR.get(code)
     if typestr is None:
         raise OnnxgradRuntimeError("onnxgrad returned a tensor of dtype %s, which numpy cannot hold"

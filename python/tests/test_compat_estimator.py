@@ -335,18 +335,6 @@ def _cut(model, output):
     return part
 
 
-def _onnxgrad_runs(model):
-    """Whether onnxgrad loads the whole converted model (its ai.onnx.ml ops: ZipMap,
-    ArrayFeatureExtractor, LinearClassifier come with the branch adding them)."""
-    try:
-        L.Model.load(model)
-        return True
-    except L.OnnxgradRuntimeError as e:
-        if e.status_name == "OG_ERR_UNSUPPORTED":
-            return False
-        raise
-
-
 @pytest.mark.parametrize("kind", ["LinearRegression", "SGDClassifier", "MLPRegressor",
                                   "MLPClassifier"])
 def test_sklearn_models_end_to_end(kind):
@@ -416,14 +404,23 @@ def test_sklearn_models_end_to_end(kind):
     else:
         np.testing.assert_allclose(sess.run(None, {"X": X[:10]})[0].ravel(), scores.ravel(),
                                    rtol=1e-4, atol=1e-5)
-    if not _onnxgrad_runs(trained.SerializeToString()):
-        pytest.skip("the whole %s model needs ai.onnx.ml ops onnxgrad does not run yet "
-                    "(ZipMap, ArrayFeatureExtractor: branch mlvalues)" % kind)
+    # the whole model (ai.onnx.ml ops, ZipMap's sequence of maps) runs in onnxgrad too, with
+    # onnxruntime's outputs
     session = L.Session(L.Model.load(trained.SerializeToString()), threads=1)
-    # the first output, a tensor (a classifier's label; its last, ZipMap's probabilities, is a
-    # sequence of maps, which Session.run does not return as an array)
-    out = session.run({"X": X[:10]}, [L.model_outputs(session.model_ptr)[0]])
-    assert out[0].shape[0] == 10
+    names = L.model_outputs(session.model_ptr)
+    got = session.run({"X": X[:10]}, names)
+    want = sess.run(names, {"X": X[:10]})
+    for name, g, w in zip(names, got, want):
+        if isinstance(w, list):  # ZipMap: one {class: probability} per row
+            assert len(g) == len(w) == 10, name
+            for rg, rw in zip(g, w):
+                assert sorted(rg) == sorted(rw), name
+                np.testing.assert_allclose([rg[k] for k in sorted(rw)],
+                                           [rw[k] for k in sorted(rw)], rtol=1e-5, atol=1e-7)
+        elif w.dtype.kind in "iuO":
+            np.testing.assert_array_equal(g, w, err_msg=name)
+        else:
+            np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-6, err_msg=name)
 
 
 def test_stored_classifiers_export(refs):

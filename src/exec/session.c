@@ -11,11 +11,10 @@
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
-#include <time.h>
 
+#include "core/rng.h"
 #include "exec/exec.h"
 #include "kernels/cpu/kernel.h"
-#include "ops/random.h"
 
 /* No single value may need more than this (1 TiB): a model that asks for more is malformed
  * or hostile, and says so instead of failing inside malloc. */
@@ -40,53 +39,9 @@ struct og_session {
     og_tensor **tout;
     int max_in, max_out;
     og_pool *pool;
-    /* The random ops' generators: the session's, and per node (NULL when no node draws) the
-     * one a random node uses: its own, seeded from its seed attribute, or the session's. */
-    og_rng rng;
-    og_rng **node_rng;
-    og_rng *seeded; /* the seeded nodes' own generators */
+    uint64_t rng_seed, rng_runs; /* og_session_get_rng */
+    uint64_t run_key;            /* this run's: from (rng_seed, rng_runs) */
 };
-
-/* The session's generator: seeded with opts->seed, else from the clock and the session's
- * address; then every random node's, in order. */
-static og_status seed_generators(og_session *s, const og_session_options *opts)
-{
-    const og_graph *g = s->g;
-    uint64_t seed = opts ? opts->seed : 0;
-    if (!seed) {
-        struct timespec ts = {0, 0};
-        timespec_get(&ts, TIME_UTC);
-        uint64_t x =
-            (uint64_t)ts.tv_sec * 1000000007ull ^ (uint64_t)ts.tv_nsec ^ (uint64_t)(uintptr_t)s;
-        seed = og_splitmix64(&x);
-    }
-    og_rng_seed(&s->rng, seed);
-    int random = 0, seeded = 0;
-    for (int i = 0; i < g->n_nodes; i++) {
-        const og_node *n = &g->nodes[i];
-        uint64_t v;
-        if (!n->op || !(n->op->flags & OG_OP_RANDOM)) continue;
-        random++;
-        seeded += og_random_node_seed(n, &v);
-    }
-    if (!random) return OG_OK;
-    s->node_rng = og_calloc(s->alloc, (size_t)g->n_nodes, sizeof *s->node_rng);
-    s->seeded = og_calloc(s->alloc, (size_t)seeded + 1, sizeof *s->seeded);
-    if (!s->node_rng || !s->seeded)
-        return og_error(OG_ERR_NOMEM, "out of memory creating a session");
-    for (int i = 0, k = 0; i < g->n_nodes; i++) {
-        const og_node *n = &g->nodes[i];
-        uint64_t v;
-        if (!n->op || !(n->op->flags & OG_OP_RANDOM)) continue;
-        if (og_random_node_seed(n, &v)) {
-            og_rng_seed(&s->seeded[k], v);
-            s->node_rng[i] = &s->seeded[k++];
-        } else {
-            s->node_rng[i] = &s->rng;
-        }
-    }
-    return OG_OK;
-}
 
 og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_allocator *host,
                          const og_session_options *opts, og_session **out)
@@ -101,6 +56,7 @@ og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_
     s->backend = backend ? backend : &og_cpu_backend;
     s->alloc = s->backend->allocator(a);
     s->threads = opts ? opts->threads : 0;
+    s->rng_seed = opts ? opts->seed : 0;
     if (s->threads < 0) {
         st = og_error(OG_ERR_INVALID_ARG, "threads must be >= 0, got %d", s->threads);
         goto fail;
@@ -150,7 +106,6 @@ og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_
         for (int j = 0; j < n->n_in; j++)
             if (n->in[j] >= 0) s->last_use[n->in[j]] = i;
     }
-    if ((st = seed_generators(s, opts))) goto fail;
     s->vin = og_calloc(a, (size_t)s->max_in + 1, sizeof *s->vin);
     s->vout = og_calloc(a, (size_t)s->max_out + 1, sizeof *s->vout);
     s->tin = og_calloc(a, (size_t)s->max_in + 1, sizeof *s->tin);
@@ -196,8 +151,6 @@ void og_session_free(og_session *s)
     og_free(a, s->vout);
     og_free(a, s->tin);
     og_free(a, s->tout);
-    og_free(a, s->node_rng);
-    og_free(a, s->seeded);
     og_free(a, s);
 }
 
@@ -359,8 +312,7 @@ static og_status run_node(og_session *s, int ni)
     if (impl && (kb->type_input >= n->n_in || !s->tin[kb->type_input] ||
                  s->tin[kb->type_input]->dtype != kb->type))
         impl = NULL;
-    og_kernel_ctx k = {n,          n->params, s->alloc,
-                       s->threads, impl,      s->node_rng ? s->node_rng[ni] : NULL};
+    og_kernel_ctx k = {n, n->params, s->alloc, s->threads, impl, s->run_key};
     for (int j = 0; !kb->strings && j < n->n_in; j++)
         if (s->tin[j] && s->tin[j]->kind == OG_KIND_TENSOR && s->tin[j]->dtype == OG_STRING) {
             st = og_error(OG_ERR_UNSUPPORTED,
@@ -456,6 +408,8 @@ og_status og_session_exec(og_session *s, const og_exec_req *r)
         return og_error(OG_ERR_INVALID_ARG, "og_session_run: bad input or output arrays");
     for (int j = 0; j < r->n_want; j++) r->out[j] = NULL;
     for (int i = 0; i < g->n_symbols; i++) s->sym[i] = -1;
+    s->run_key = og_exec_run_key(s->rng_seed, s->rng_runs);
+    s->rng_runs++;
     out_v = og_malloc(s->alloc, (size_t)(r->n_want + 1) * sizeof *out_v);
     if (!out_v) return og_error(OG_ERR_NOMEM, "out of memory");
 
@@ -590,3 +544,26 @@ og_status og_session_run(og_session *s, const char *const *input_names,
 }
 
 const og_graph *og_session_graph(const og_session *s) { return s->g; }
+
+/* run k draws from (seed, k): a key no two runs share */
+uint64_t og_exec_run_key(uint64_t seed, uint64_t run)
+{
+    uint64_t mix = seed ^ 0xD1B54A32D192ED03ull * (run + 1);
+    return og_splitmix64(&mix);
+}
+
+og_status og_session_get_rng(const og_session *s, uint64_t *seed, uint64_t *runs)
+{
+    if (!s) return og_error(OG_ERR_INVALID_ARG, "og_session_get_rng: session is NULL");
+    if (seed) *seed = s->rng_seed;
+    if (runs) *runs = s->rng_runs;
+    return OG_OK;
+}
+
+og_status og_session_set_rng(og_session *s, uint64_t seed, uint64_t runs)
+{
+    if (!s) return og_error(OG_ERR_INVALID_ARG, "og_session_set_rng: session is NULL");
+    s->rng_seed = seed;
+    s->rng_runs = runs;
+    return OG_OK;
+}

@@ -123,19 +123,21 @@ static og_status g_mean(og_gb *b, const og_node *n, const int *dy, int *dx)
  * (ties split evenly).  x_i attains the max iff not x_i < y (Equal on floats needs 11). */
 static og_status max_min(og_gb *b, const og_node *n, const int *dy, int *dx, bool is_max)
 {
-    int y = OUT(0), m[64];
+    int y = OUT(0);
     og_dtype dt = og_gb_value(b, y)->dtype;
     if (n->n_in == 1) {
         dx[0] = dy[0];
         return og_gb_status(b);
     }
+    int *m = og_malloc(og_gb_alloc(b), (size_t)n->n_in * sizeof *m); /* any number of inputs */
+    if (!m) return og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
     for (int i = 0; i < n->n_in; i++)
         m[i] = og_rule_cast(
             b, og_gb_op1(b, "Not", og_gb_op2(b, is_max ? "Less" : "Greater", IN(i), y)), dt);
-    if (og_gb_status(b)) return og_gb_status(b);
-    int g = og_rule_div(b, dy[0], og_gb_op(b, "Sum", n->n_in, m));
-    for (int i = 0; i < n->n_in; i++)
+    int g = og_gb_status(b) ? -1 : og_rule_div(b, dy[0], og_gb_op(b, "Sum", n->n_in, m));
+    for (int i = 0; i < n->n_in && g >= 0; i++)
         if (WANTS(i)) dx[i] = og_gb_sum_to(b, og_rule_mul(b, g, m[i]), y, IN(i));
+    og_free(og_gb_alloc(b), m);
     return og_gb_status(b);
 }
 

@@ -58,7 +58,42 @@ bool og_gb_wants(const og_gb *b, const og_node *n, int i)
     return v >= 0 && v < b->n_state && b->wants[v];
 }
 
-const og_value *og_gb_value(const og_gb *b, int v) { return &b->g->values[v]; }
+/* A copy of value v made on first request (see og_gb.snap).  The builder is only ever
+ * made writable (og_gb_open, the builder's own), so the cast drops no real constness. */
+const og_value *og_gb_value(const og_gb *b, int v)
+{
+    og_gb *w = (og_gb *)b;
+    if (v < 0 || v >= b->g->n_values || b->st) return &b->g->values[v < 0 ? 0 : v];
+    if (v >= w->n_snap) {
+        int cap = b->g->n_values + 64;
+        og_value **s =
+            og_realloc(b->a, w->snap, (size_t)w->n_snap * sizeof *s, (size_t)cap * sizeof *s);
+        if (!s) {
+            og_gb_fail(w, NULL, OG_ERR_NOMEM, "out of memory");
+            return &b->g->values[v];
+        }
+        for (int i = w->n_snap; i < cap; i++) s[i] = NULL;
+        w->snap = s;
+        w->n_snap = cap;
+    }
+    if (!w->snap[v]) {
+        w->snap[v] = og_malloc(b->a, sizeof *w->snap[v]);
+        if (!w->snap[v]) {
+            og_gb_fail(w, NULL, OG_ERR_NOMEM, "out of memory");
+            return &b->g->values[v];
+        }
+        *w->snap[v] = b->g->values[v];
+    }
+    return w->snap[v];
+}
+
+void og_gb_release(og_gb *b)
+{
+    for (int i = 0; i < b->n_snap; i++) og_free(b->a, b->snap[i]);
+    og_free(b->a, b->snap);
+    b->snap = NULL;
+    b->n_snap = 0;
+}
 int64_t og_gb_opset(const og_gb *b) { return b->opset; }
 
 const og_node *og_gb_producer(const og_gb *b, int v)
@@ -77,12 +112,12 @@ static void add_attr(og_gb *b, int node, const og_attr *at)
     if (st) og_gb_fail(b, NULL, st, "%s", og_last_error());
 }
 
-/* A fresh value name that the graph does not use. */
+/* A fresh value name that the graph does not use (hints are op names: short). */
 static int new_value(og_gb *b, const char *hint)
 {
     char name[300];
     do {
-        snprintf(name, sizeof name, "%s_%d_%s", b->prefix ? b->prefix : "og_grad", b->counter++,
+        snprintf(name, sizeof name, "%s_%d_%.200s", b->prefix ? b->prefix : "og_grad", b->counter++,
                  hint);
     } while (og_graph_find_value(b->g, name) >= 0);
     int v = og_graph_add_value(b->g, name);
@@ -90,12 +125,31 @@ static int new_value(og_gb *b, const char *hint)
     return v;
 }
 
-static void node_name(og_gb *b, const char *op, char *name, size_t size)
+/* The name of an emitted node, "<forward node>/grad/<op>_<k>" (allocated: forward node
+ * names have any length), NULL when out of memory. */
+static char *node_name(og_gb *b, const char *op)
 {
-    if (b->current)
-        snprintf(name, size, "%s/grad/%s_%d", b->current->name, op, b->counter++);
-    else
-        snprintf(name, size, "%s/%s_%d", b->prefix ? b->prefix : "og_grad", op, b->counter++);
+    const char *base = b->current ? b->current->name : (b->prefix ? b->prefix : "og_grad");
+    size_t n = strlen(base) + strlen(op) + 32;
+    char *name = og_malloc(b->a, n);
+    if (!name) return NULL;
+    snprintf(name, n, b->current ? "%s/grad/%s_%d" : "%s/%s_%d", base, op, b->counter++);
+    return name;
+}
+
+/* The doc_string of a node emitted for the rule of b->current names that forward node
+ * and op (OG_GRAD_DOC_PREFIX), so that an error in it says what it differentiates.  False
+ * when out of memory. */
+static bool set_origin(og_gb *b, og_node *n)
+{
+    if (!b->current) return true;
+    size_t len = strlen(b->current->name) + strlen(b->current->op_type) + 32;
+    char *doc = og_malloc(b->g->alloc, len);
+    if (!doc) return false;
+    snprintf(doc, len, OG_GRAD_DOC_PREFIX "'%s' (%s)", b->current->name, b->current->op_type);
+    og_free(b->g->alloc, n->doc);
+    n->doc = doc;
+    return true;
 }
 
 og_gb *og_gb_open(og_graph *g, const char *prefix)
@@ -114,6 +168,7 @@ og_status og_gb_close(og_gb *b)
 {
     if (!b) return OG_OK;
     og_status st = b->st;
+    og_gb_release(b);
     og_free(b->a, b);
     return st;
 }
@@ -163,10 +218,10 @@ int og_gb_op_named(og_gb *b, const char *op, int n_in, const int *in, const char
         v = new_value(b, op);
         if (v < 0) return -1;
     }
-    char name[300];
-    node_name(b, op, name, sizeof name);
-    og_node *n = og_graph_add_node(b->g, op, "", name, present, 1);
-    if (!n) return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+    char *name = node_name(b, op);
+    og_node *n = name ? og_graph_add_node(b->g, op, "", name, present, 1) : NULL;
+    og_free(b->a, name);
+    if (!n || !set_origin(b, n)) return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
     for (int i = 0; i < present; i++) n->in[i] = in[i];
     n->out[0] = v;
     b->last_node = b->g->n_nodes - 1;
@@ -176,10 +231,10 @@ int og_gb_op_named(og_gb *b, const char *op, int n_in, const int *in, const char
 int og_gb_op_to(og_gb *b, const char *op, int n_in, const int *in, int out_value)
 {
     if (b->st) return -1;
-    char name[300];
-    node_name(b, op, name, sizeof name);
-    og_node *n = og_graph_add_node(b->g, op, "", name, n_in, 1);
-    if (!n) return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+    char *name = node_name(b, op);
+    og_node *n = name ? og_graph_add_node(b->g, op, "", name, n_in, 1) : NULL;
+    og_free(b->a, name);
+    if (!n || !set_origin(b, n)) return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
     for (int i = 0; i < n_in; i++) n->in[i] = in[i];
     n->out[0] = out_value;
     b->last_node = b->g->n_nodes - 1;
@@ -377,7 +432,7 @@ int og_gb_reduce_sum(og_gb *b, int x, const int64_t *axes, int n_axes, bool keep
 int og_gb_reshape_like(og_gb *b, int x, int like)
 {
     if (b->st || x < 0 || like < 0) return -1;
-    const og_value *t = &b->g->values[like];
+    const og_value *t = og_gb_value(b, like);
     bool known = t->rank >= 0;
     for (int d = 0; known && d < t->rank; d++) known = t->dims[d] >= 0;
     int shape;
@@ -397,7 +452,7 @@ int og_gb_reshape_like(og_gb *b, int x, int like)
  *   noop_with_empty_axes) */
 static int sum_to_dynamic(og_gb *b, int grad, int from_rank, int target)
 {
-    const og_value *t = &b->g->values[target];
+    const og_value *t = og_gb_value(b, target);
     if (b->opset < 13)
         return og_gb_fail(b, NULL, OG_ERR_UNSUPPORTED,
                           "undoing broadcasting onto '%s', whose dims are unknown before run "
@@ -423,10 +478,39 @@ static int sum_to_dynamic(og_gb *b, int grad, int from_rank, int target)
     return og_gb_op2(b, "Reshape", s, og_gb_op1(b, "Shape", target));
 }
 
+/* Before opset 13 ReduceSum's axes are an attribute, so axes decided at run time are
+ * handled one by one: along axis d (target axis d - off),
+ *   g' = Slice(Where(Shape(target)[d - off] == 1, Expand(ReduceSum(g, d), Shape(g)), g),
+ *              0, Shape(target)[d - off], d)
+ * i.e. the sum where the target has 1 there, g itself where it has g's dim (Slice with
+ * computed ends needs opset 10). */
+static int sum_late_axes(og_gb *b, int grad, const int64_t *late, int n_late, int off, int target)
+{
+    const og_value *t = og_gb_value(b, target);
+    if (b->opset < 10)
+        return og_gb_fail(b, NULL, OG_ERR_UNSUPPORTED,
+                          "undoing broadcasting onto '%s', whose dims are unknown before run "
+                          "time, needs opset >= 10",
+                          t->name);
+    int tshape = og_gb_op1(b, "Shape", target);
+    int64_t zero = 0, one = 1;
+    for (int i = 0; i < n_late; i++) {
+        int64_t d = late[i], td = d - off;
+        int tdim = og_gb_op2(b, "Gather", tshape, og_gb_const_i64(b, &td, 1)); /* [1] */
+        int s = og_gb_reduce_sum(b, grad, &d, 1, true);
+        int e = og_gb_op2(b, "Expand", s, og_gb_op1(b, "Shape", grad));
+        int is1 = og_gb_op2(b, "Equal", tdim, og_gb_const_i64(b, &one, 1));
+        int w = og_gb_op3(b, "Where", is1, e, grad);
+        int in[4] = {w, og_gb_const_i64(b, &zero, 1), tdim, og_gb_const_i64(b, &d, 1)};
+        grad = og_gb_op(b, "Slice", 4, in);
+    }
+    return grad;
+}
+
 int og_gb_sum_to(og_gb *b, int grad, int from, int target)
 {
     if (b->st || grad < 0) return -1;
-    const og_value *f = &b->g->values[from];
+    const og_value *f = og_gb_value(b, from);
     if (f->rank < 0)
         return og_gb_fail(b, NULL, OG_ERR_UNSUPPORTED,
                           "cannot undo broadcasting: the rank of '%s' is unknown", f->name);
@@ -436,7 +520,7 @@ int og_gb_sum_to(og_gb *b, int grad, int from, int target)
 int og_gb_sum_to_shape(og_gb *b, int grad, int from_rank, const int64_t *from_dims, int target)
 {
     if (b->st || grad < 0) return -1;
-    const og_value *t = &b->g->values[target];
+    const og_value *t = og_gb_value(b, target);
     if (t->rank < 0)
         return og_gb_fail(b, NULL, OG_ERR_UNSUPPORTED,
                           "cannot undo broadcasting onto '%s': its rank is unknown", t->name);
@@ -450,17 +534,31 @@ int og_gb_sum_to_shape(og_gb *b, int grad, int from_rank, const int64_t *from_di
     int off = f->rank - t->rank;
     int64_t axes[OG_MAX_RANK];
     int n = 0;
+    /* Per axis d of the gradient, with td the target's dim there and fd the gradient's:
+     *   leading axis (d < off)         broadcast: summed
+     *   td == 1, fd not 1              broadcast (a no-op sum when fd is 1 at run time)
+     *   td known, not 1                not broadcast (fd equals td)
+     *   fd == 1                        not broadcast (td is 1 too)
+     *   td symbolic, fd the same one   not broadcast (one symbol, one value)
+     *   otherwise                      td is 1 or fd only at run time: an anonymous unknown
+     *                                  dim equals no other (two unknowns may differ), and a
+     *                                  symbol may be 1 where the other side is not
+     * The last case decides the axes at run time (sum_to_dynamic). */
+    int64_t late[OG_MAX_RANK];
+    int n_late = 0;
     for (int d = 0; d < f->rank; d++) {
         if (d < off) {
             axes[n++] = d;
             continue;
         }
         int64_t td = t->dims[d - off], fd = f->dims[d];
-        if (td == 1 && fd != 1) /* broadcast along d (a no-op sum if fd is 1 at run time) */
+        if (td == 1 && fd != 1)
             axes[n++] = d;
-        else if (td < 0 && td != fd)
-            return sum_to_dynamic(b, grad, f->rank, target);
+        else if (!(td >= 0 || fd == 1 || (td == fd && td != OG_DIM_UNKNOWN)))
+            late[n_late++] = d;
     }
+    if (n_late > 0 && b->opset >= 13) return sum_to_dynamic(b, grad, f->rank, target);
+    if (n_late > 0) grad = sum_late_axes(b, grad, late, n_late, off, target);
     if (n == 0) return grad;
     int r = og_gb_reduce_sum(b, grad, axes, n, true);
     return off == 0 ? r : og_gb_reshape_like(b, r, target);
@@ -471,7 +569,7 @@ int og_gb_sum_to_shape(og_gb *b, int grad, int from_rank, const int64_t *from_di
 int og_gb_forward_output(og_gb *b, const og_node *n, int j)
 {
     if (b->st) return -1;
-    if (j < 0 || j >= 64) /* as many outputs as the builder gives a rule gradients for */
+    if (j < 0 || j >= INT32_MAX / 2)
         return og_gb_fail(b, n, OG_ERR_INTERNAL, "output %d of the forward node is out of range",
                           j);
     if (j < n->n_out && n->out[j] >= 0) return n->out[j];

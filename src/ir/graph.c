@@ -244,7 +244,7 @@ const og_attr *og_node_attr(const og_node *n, const char *name)
 
 og_status og_node_verror(const og_node *n, og_status status, const char *fmt, va_list ap)
 {
-    char label[256], msg[768];
+    char label[640], msg[768];
     vsnprintf(msg, sizeof msg, fmt, ap);
     return og_error(status, "%s: %s", og_node_label(n, label, sizeof label), msg);
 }
@@ -252,8 +252,14 @@ og_status og_node_verror(const og_node *n, og_status status, const char *fmt, va
 const char *og_node_label(const og_node *n, char *buf, size_t size)
 {
     const char *dom = n->domain && n->domain[0] ? n->domain : NULL;
-    snprintf(buf, size, "node '%s' (%s%s%s, opset %d)", n->name, dom ? dom : "", dom ? "." : "",
-             n->op_type, n->since_version ? n->since_version : n->opset);
+    /* nodes the gradient builder made say which forward node they differentiate (their
+     * doc_string, kept in saved graphs: OG_GRAD_DOC_PREFIX) */
+    const char *of =
+        n->doc && strncmp(n->doc, OG_GRAD_DOC_PREFIX, sizeof OG_GRAD_DOC_PREFIX - 1) == 0 ? n->doc
+                                                                                          : NULL;
+    snprintf(buf, size, "node '%s' (%s%s%s, opset %d%s%s)", n->name, dom ? dom : "", dom ? "." : "",
+             n->op_type, n->since_version ? n->since_version : n->opset, of ? "; " : "",
+             of ? of : "");
     return buf;
 }
 

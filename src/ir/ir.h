@@ -265,7 +265,12 @@ og_status og_graph_set_metadata(og_graph *g, const char *key, const char *value)
 /* Attribute lookup on a node (NULL if absent). */
 const og_attr *og_node_attr(const og_node *n, const char *name);
 
-/* "node 'name' (Op, opset N)" into buf. */
+/* The doc_string of nodes the gradient builder emits starts so: "gradient of node 'NAME'
+ * (OP)", naming the forward node they differentiate. */
+#define OG_GRAD_DOC_PREFIX "gradient of node "
+
+/* "node 'name' (Op, opset N)" into buf; for a gradient node "node 'name' (Op, opset N;
+ * gradient of node 'F' (FOp))". */
 const char *og_node_label(const og_node *n, char *buf, size_t size);
 /* og_error with the node's label before the message: "node 'n' (Op, opset V): ...". */
 og_status og_node_verror(const og_node *n, og_status status, const char *fmt, va_list ap);

@@ -32,11 +32,7 @@ typedef struct og_kernel_ctx {
     const og_allocator *alloc; /* for scratch memory */
     int threads;               /* the session's thread count */
     const void *impl;          /* what the entry's select chose at bind time, or NULL */
-    /* For an OG_OP_RANDOM op: the generator to draw from (the node's own, seeded from its
-     * seed attribute when the session was made, or the session's), advancing from run to run.
-     * NULL when the kernel is called directly: it then draws from a generator seeded from
-     * the seed attribute, or fails without one. */
-    og_rng *rng;
+    uint64_t rng;              /* this run's random key (og_session_options.seed) */
 } og_kernel_ctx;
 
 typedef og_status (*og_kernel_fn)(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,

@@ -64,10 +64,6 @@ enum {
     /* The op takes values that are not tensors (sequences, maps, optionals) on any input and
      * checks their kinds itself; without it, such an input fails at load and at run time. */
     OG_OP_ANY_KIND = 1u << 1,
-    /* The op draws random numbers (RandomUniform, Bernoulli, ...): its kernel receives a
-     * generator (og_kernel_ctx.rng), the node's own when it has a seed attribute, else the
-     * session's, and its outputs are never constants. */
-    OG_OP_RANDOM = 1u << 2,
 };
 
 typedef struct og_op_def {

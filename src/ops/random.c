@@ -1,25 +1,17 @@
 /* random.c: the random ops: RandomUniform, RandomNormal, RandomUniformLike,
  * RandomNormalLike (1), Bernoulli (15), Multinomial (7).
  *
- * They draw from a generator the executor hands their kernel (OG_OP_RANDOM): a node with a
- * seed attribute has its own, seeded from it when the session is made; the others share the
- * session's (og_session_options.seed).  A float seed attribute seeds with its value's bits,
- * so equal seeds give equal draws; the draws are onnxgrad's own (xoshiro256**), not numpy's
- * or onnxruntime's, as the spec allows ("may not produce the same values in different
- * implementations even if a seed is specified"). */
+ * Their kernels draw from the run's random key, as Dropout does (og_session_options.seed:
+ * every run draws anew, the same seed repeats the same sequence), each node from its own
+ * stream (its name and its seed attribute; a float seed counts by its value's bits).  The
+ * draws are onnxgrad's own (xoshiro256**), not numpy's or onnxruntime's, as the spec allows
+ * ("may not produce the same values in different implementations even if a seed is
+ * specified"). */
 #include <string.h>
 
 #include "ops/random.h"
 
 static const og_dtype types_float[] = {OG_FLOAT, OG_DOUBLE, OG_FLOAT16, OG_UNDEFINED};
-
-bool og_random_node_seed(const og_node *n, uint64_t *seed)
-{
-    const og_random_params *p = n->params;
-    if (!p || !p->has_seed) return false;
-    *seed = p->seed;
-    return true;
-}
 
 static bool is_float3(og_dtype t) { return t == OG_FLOAT || t == OG_DOUBLE || t == OG_FLOAT16; }
 
@@ -129,18 +121,17 @@ static og_status multinomial_infer(const og_op_ctx *c, const og_vinfo *in, int n
     return OG_OK;
 }
 
-#define RANDOM_OP(name, n_in, infer, flags)                                                        \
+#define RANDOM_OP(name, n_in, infer)                                                               \
     {                                                                                              \
-#name, "", OG_SINCE(name), n_in, n_in, 1, 1, random_parse, NULL, infer,                    \
-            OG_OP_RANDOM | (flags)                                                                 \
+#name, "", OG_SINCE(name), n_in, n_in, 1, 1, random_parse, NULL, infer, 0                  \
     }
 
 const og_op_def og_ops_random[] = {
-    RANDOM_OP(RandomUniform, 0, random_infer, 0),
-    RANDOM_OP(RandomNormal, 0, random_infer, 0),
-    RANDOM_OP(RandomUniformLike, 1, like_infer, 0),
-    RANDOM_OP(RandomNormalLike, 1, like_infer, 0),
-    RANDOM_OP(Bernoulli, 1, bernoulli_infer, 0),
-    RANDOM_OP(Multinomial, 1, multinomial_infer, 0),
+    RANDOM_OP(RandomUniform, 0, random_infer),
+    RANDOM_OP(RandomNormal, 0, random_infer),
+    RANDOM_OP(RandomUniformLike, 1, like_infer),
+    RANDOM_OP(RandomNormalLike, 1, like_infer),
+    RANDOM_OP(Bernoulli, 1, bernoulli_infer),
+    RANDOM_OP(Multinomial, 1, multinomial_infer),
     {0},
 };

@@ -13,9 +13,7 @@
  *  - the kernel called directly, without the session's binding (k->impl NULL: it picks its
  *    loop itself) on outputs filled with a byte pattern, writes the same values as the bound
  *    run, bit for bit (strings by content): every element is written, and the bound loop is
- *    the loop of the run's dtype.  A random op draws again from a generator seeded from its
- *    seed attribute (the same draws as the session's first run); without one it draws from a
- *    generator of the harness's and only has to succeed.
+ *    the loop of the run's dtype.
  *
  *   og_tensor *x = nh_tensor(OG_FLOAT, 2, (int64_t[]){2, 3}, (double[]){1, 2, 3, 4, 5, 6});
  *   nh_node n = {.op = "Softmax", .opset = 13, .attrs = {NH_INT("axis", 0)}, .in = {x}};
@@ -460,19 +458,13 @@ static inline void nh_cross_check(nh_result *r, const og_tensor *const *in, int 
         else
             memset(out[j]->data, 0xA5, og_tensor_nbytes(out[j]));
     }
-    og_kernel_ctx k = {node, node->params, g->alloc, r->spec->threads ? r->spec->threads : 1,
-                       NULL, NULL};
-    /* a random op without a seed draws from the session's generator: the unbound call gets a
-     * generator of its own and only has to succeed (with a seed, it repeats the run) */
-    og_rng rng;
-    bool unseeded = (node->op->flags & OG_OP_RANDOM) && !og_node_attr(node, "seed");
-    if (unseeded) {
-        og_rng_seed(&rng, 1);
-        k.rng = &rng;
-    }
+    /* the random key of the session's run (its first, seed 0): Dropout draws the same mask */
+    og_kernel_ctx k = {node,     node->params,
+                       g->alloc, r->spec->threads ? r->spec->threads : 1,
+                       NULL,     og_exec_run_key(0, 0)};
     if (!st) st = d->fn(&k, in, n_in, out, node->n_out);
     ok = st == OG_OK;
-    for (int j = 0; j < node->n_out && ok && !unseeded; j++) {
+    for (int j = 0; j < node->n_out && ok; j++) {
         ok = !out[j] || og_value_equal(out[j], r->out[j]); /* bit for bit, strings by content */
         if (!ok) fprintf(stderr, "%s: output %d of the unbound kernel differs\n", label, j);
     }

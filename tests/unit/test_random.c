@@ -1,7 +1,6 @@
 /* test_random.c: the random ops' draws (means, variances and frequencies of 20000 draws within
- * 6 standard errors), their dtypes and shapes, and where the draws come from: a seeded node
- * repeats its draws in every new session and continues them from run to run in one; unseeded
- * nodes follow og_session_options.seed (equal seeds, equal draws; seed 0 differs each time). */
+ * 6 standard errors), their dtypes and shapes, and where the draws come from (the run's key,
+ * the node's name and seed attribute). */
 #include "unit/node_harness.h"
 
 enum { N = 20000 };
@@ -18,8 +17,10 @@ static void moments(const og_tensor *t, double *mean, double *var)
     *var = s2 / (double)t->numel - *mean * *mean;
 }
 
-/* Run resolved case r in a session with `seed` twice (runs 1 and 2). */
-static og_status run_twice(nh_result *r, uint64_t seed, og_tensor **out1, og_tensor **out2)
+/* Run resolved case r in a session with `seed` twice (runs 0 and 1), then once more after
+ * og_session_set_rng back to run 0 (into *again, when not NULL). */
+static og_status run_twice(nh_result *r, uint64_t seed, og_tensor **out1, og_tensor **out2,
+                           og_tensor **again)
 {
     og_session *s = NULL;
     og_session_options o = {.threads = 1, .seed = seed};
@@ -35,6 +36,8 @@ static og_status run_twice(nh_result *r, uint64_t seed, og_tensor **out1, og_ten
     og_status st = og_exec_create(r->g, NULL, og_default_allocator(), &o, &s);
     if (!st) st = og_session_run(s, names, ins, k, out1);
     if (!st) st = og_session_run(s, names, ins, k, out2);
+    if (!st && again) st = og_session_set_rng(s, seed, 0);
+    if (!st && again) st = og_session_run(s, names, ins, k, again);
     og_session_free(s);
     return st;
 }
@@ -138,34 +141,41 @@ static void test_bernoulli_multinomial(void)
     nh_free_tensors((og_tensor *[]){pt, bad, l}, 3);
 }
 
+/* The draws follow the run's key (og_session_options.seed, run by run) and the node's stream
+ * (its name and seed attribute): the same seed repeats them in a new session or after
+ * og_session_set_rng, every run draws anew, another seed, seed attribute or node name draws
+ * others. */
 static void test_seeds(void)
 {
     nh_node seeded = {
         .op = "RandomUniform", .opset = 17, .attrs = {NH_INTS("shape", 8), NH_FLOAT("seed", 7)}};
-    nh_node plain = {.op = "RandomUniform", .opset = 17, .attrs = {NH_INTS("shape", 8)}};
-    og_tensor *a1 = NULL, *a2 = NULL, *b1 = NULL, *b2 = NULL;
+    nh_node other = {
+        .op = "RandomUniform", .opset = 17, .attrs = {NH_INTS("shape", 8), NH_FLOAT("seed", 8)}};
+    nh_node renamed = {.op = "RandomUniform",
+                       .opset = 17,
+                       .name = "other",
+                       .attrs = {NH_INTS("shape", 8), NH_FLOAT("seed", 7)}};
+    og_tensor *a1 = NULL, *a2 = NULL, *a0 = NULL, *b1 = NULL, *b2 = NULL;
     nh_result r;
-    /* a seeded node: the same draws in each new session, whatever the session's seed;
-     * different ones on the second run of a session */
     CHECK_OK(nh_load(&seeded, &r));
-    CHECK_OK(run_twice(&r, 1, &a1, &a2));
-    CHECK_OK(run_twice(&r, 99, &b1, &b2));
-    CHECK(og_value_equal(a1, b1) && og_value_equal(a2, b2) && !og_value_equal(a1, a2));
-    nh_release(&r);
-    nh_free_tensors((og_tensor *[]){a1, a2, b1, b2}, 4);
-    /* no seed attribute: the session's seed decides */
-    CHECK_OK(nh_load(&plain, &r));
-    CHECK_OK(run_twice(&r, 5, &a1, &a2));
-    CHECK_OK(run_twice(&r, 5, &b1, &b2));
-    CHECK(og_value_equal(a1, b1) && og_value_equal(a2, b2) && !og_value_equal(a1, a2));
+    CHECK_OK(run_twice(&r, 5, &a1, &a2, &a0));
+    CHECK(!og_value_equal(a1, a2) && og_value_equal(a1, a0)); /* anew each run; set_rng repeats */
+    CHECK_OK(run_twice(&r, 5, &b1, &b2, NULL));
+    CHECK(og_value_equal(a1, b1) && og_value_equal(a2, b2)); /* a new session, the same seed */
     nh_free_tensors((og_tensor *[]){b1, b2}, 2);
-    CHECK_OK(run_twice(&r, 6, &b1, &b2));
-    CHECK(!og_value_equal(a1, b1));
-    nh_free_tensors((og_tensor *[]){b1, b2}, 2);
-    CHECK_OK(run_twice(&r, 0, &b1, &b2)); /* from the clock */
-    CHECK(!og_value_equal(a1, b1));
+    CHECK_OK(run_twice(&r, 6, &b1, &b2, NULL));
+    CHECK(!og_value_equal(a1, b1)); /* another session seed */
     nh_release(&r);
-    nh_free_tensors((og_tensor *[]){a1, a2, b1, b2}, 4);
+    nh_free_tensors((og_tensor *[]){b1, b2}, 2);
+    nh_node *alt[] = {&other, &renamed};
+    for (int i = 0; i < 2; i++) { /* another seed attribute, another node name */
+        CHECK_OK(nh_load(alt[i], &r));
+        CHECK_OK(run_twice(&r, 5, &b1, &b2, NULL));
+        CHECK(!og_value_equal(a1, b1));
+        nh_release(&r);
+        nh_free_tensors((og_tensor *[]){b1, b2}, 2);
+    }
+    nh_free_tensors((og_tensor *[]){a1, a2, a0}, 3);
 }
 
 int main(void)

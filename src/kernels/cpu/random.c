@@ -1,7 +1,8 @@
-/* random.c: CPU kernels of the random ops (src/ops/random.c).  Draws come from the
- * generator the executor gives (og_kernel_ctx.rng); a kernel called without one seeds a
- * generator of its own from the node's seed attribute, so its draws equal a new session's
- * first run.  Uniforms have 53 random bits; normals come in pairs from Box-Muller. */
+/* random.c: CPU kernels of the random ops (src/ops/random.c).  A node draws from a
+ * generator (xoshiro256**) seeded, at each call, with the key of its stream: the run's random
+ * key (og_kernel_ctx.rng: new at every run of the session, repeated by the same session seed),
+ * the node's name and its seed attribute, mixed as Dropout's (src/kernels/cpu/norm.c).
+ * Uniforms have 53 random bits; normals come in pairs from Box-Muller. */
 #include <math.h>
 
 #include "kernels/cpu/kernel.h"
@@ -9,16 +10,17 @@
 
 #define OG_PI 3.14159265358979323846
 
-/* The generator to draw from: k->rng, else *local seeded from the node. */
-static og_status generator(const og_kernel_ctx *k, og_rng *local, og_rng **r)
+static uint64_t mix64(uint64_t x) { return og_splitmix64(&x); }
+
+/* The node's generator for this run. */
+static og_status generator(const og_kernel_ctx *k, og_rng *r, og_rng **out)
 {
-    uint64_t seed;
-    *r = k->rng;
-    if (*r) return OG_OK;
-    if (!og_random_node_seed(k->node, &seed))
-        return og_kernel_error(k, OG_ERR_INTERNAL, "no random generator for a node without a seed");
-    og_rng_seed(local, seed);
-    *r = local;
+    const og_random_params *p = k->params;
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a of the node's name: its own stream */
+    for (const char *c = k->node->name ? k->node->name : ""; *c; c++)
+        h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
+    og_rng_seed(r, mix64(mix64(p->has_seed ? p->seed : 0) ^ mix64(h) ^ k->rng));
+    *out = r;
     return OG_OK;
 }
 
