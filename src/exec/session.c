@@ -13,35 +13,11 @@
 #include <string.h>
 
 #include "core/rng.h"
-#include "exec/exec.h"
-#include "kernels/cpu/kernel.h"
+#include "exec/exec_internal.h"
 
 /* No single value may need more than this (1 TiB): a model that asks for more is malformed
  * or hostile, and says so instead of failing inside malloc. */
 #define OG_MAX_TENSOR_BYTES ((size_t)1 << 40)
-
-struct og_session {
-    const og_graph *g;
-    const og_backend *backend;
-    const og_allocator *alloc; /* the caller's: output tensors and scratch use it */
-    int threads;
-    og_log_fn log;
-    void *log_user;
-    int debug;
-    og_kernel_binding *kernels; /* per node */
-    int *last_use;              /* per value: index of the last node reading it, -1 if none */
-    og_tensor **slot;           /* per value, during a run */
-    bool *owned;                /* slot[v] is the session's to release */
-    bool *keep;                 /* requested as an output of this run */
-    int64_t *sym;               /* per symbol: its value in this run, -1 unbound */
-    og_vinfo *vin, *vout;
-    const og_tensor **tin;
-    og_tensor **tout;
-    int max_in, max_out;
-    og_pool *pool;
-    uint64_t rng_seed, rng_runs; /* og_session_get_rng */
-    uint64_t run_key;            /* this run's: from (rng_seed, rng_runs) */
-};
 
 og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_allocator *host,
                          const og_session_options *opts, og_session **out)
@@ -53,6 +29,7 @@ og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_
     og_session *s = og_calloc(a, 1, sizeof *s);
     if (!s) return og_error(OG_ERR_NOMEM, "out of memory creating a session");
     s->g = g;
+    s->root = og_graph_root(g);
     s->backend = backend ? backend : &og_cpu_backend;
     s->alloc = s->backend->allocator(a);
     s->threads = opts ? opts->threads : 0;
@@ -81,8 +58,10 @@ og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_
     s->slot = og_calloc(a, nv, sizeof *s->slot);
     s->owned = og_calloc(a, nv, sizeof *s->owned);
     s->keep = og_calloc(a, nv, sizeof *s->keep);
-    s->sym = og_calloc(a, (size_t)g->n_symbols + 1, sizeof *s->sym);
-    if (!s->kernels || !s->last_use || !s->slot || !s->owned || !s->keep || !s->sym) goto nomem;
+    s->sym = og_calloc(a, (size_t)s->root->n_symbols + 1, sizeof *s->sym);
+    s->subs = og_calloc(a, nn, sizeof *s->subs);
+    if (!s->kernels || !s->last_use || !s->slot || !s->owned || !s->keep || !s->sym || !s->subs)
+        goto nomem;
     for (int v = 0; v < g->n_values; v++) s->last_use[v] = -1;
     for (int i = 0; i < g->n_nodes; i++) {
         const og_node *n = &g->nodes[i];
@@ -99,10 +78,16 @@ og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_
                           og_node_label(n, label, sizeof label), n->op_type);
             goto fail;
         }
-        for (int j = 0; j < n->n_in; j++)
-            in_types[j] = n->in[j] >= 0 ? g->values[n->in[j]].dtype : OG_UNDEFINED;
-        st = og_backend_bind(s->backend, n, in_types, &s->kernels[i]);
-        if (st) goto fail;
+        if (n->op->flags & OG_OP_CONTROL) {
+            /* run here, no kernel: its subgraphs get sessions of their own */
+            st = og_exec_create_subs(s, i, opts);
+            if (st) goto fail;
+        } else {
+            for (int j = 0; j < n->n_in; j++)
+                in_types[j] = n->in[j] >= 0 ? g->values[n->in[j]].dtype : OG_UNDEFINED;
+            st = og_backend_bind(s->backend, n, in_types, &s->kernels[i]);
+            if (st) goto fail;
+        }
         for (int j = 0; j < n->n_in; j++)
             if (n->in[j] >= 0) s->last_use[n->in[j]] = i;
     }
@@ -140,6 +125,7 @@ void og_session_free(og_session *s)
     if (!s) return;
     const og_allocator *a = s->alloc;
     if (s->slot && s->owned && s->keep) release_slots(s);
+    og_exec_free_subs(s);
     og_pool_close(s->pool);
     og_free(a, s->kernels);
     og_free(a, s->last_use);
@@ -154,8 +140,9 @@ void og_session_free(og_session *s)
     og_free(a, s);
 }
 
-/* Check a bound input against its declaration; symbolic dims must agree across inputs. */
-static og_status check_input(og_session *s, const og_value *v, const og_tensor *t)
+/* Check a bound input against its declaration; symbolic dims must agree across inputs.
+ * item_shapes false: the shapes of a container's items are not compared. */
+static og_status check_input(og_session *s, const og_value *v, const og_tensor *t, bool item_shapes)
 {
     char a[128], b[128];
     if (v->type || t->kind != OG_KIND_TENSOR) {
@@ -163,7 +150,7 @@ static og_status check_input(og_session *s, const og_value *v, const og_tensor *
         if (!v->type && (v->dtype != OG_UNDEFINED || v->rank >= 0))
             return og_error(OG_ERR_TYPE, "input '%s' must be a tensor (%s), got a %s", v->name,
                             og_value_type_str(s->g, v, ty, sizeof ty), og_kind_name(t->kind));
-        if (!og_value_fits(t, v->type, why, sizeof why))
+        if (!(item_shapes ? og_value_fits : og_value_fits_kind)(t, v->type, why, sizeof why))
             return og_error(OG_ERR_TYPE, "input '%s' must be %s, got %s", v->name,
                             og_value_type_str(s->g, v, ty, sizeof ty), why);
         return OG_OK;
@@ -189,8 +176,8 @@ static og_status check_input(og_session *s, const og_value *v, const og_tensor *
                 return og_error(OG_ERR_SHAPE,
                                 "input '%s': dim %d ('%s') is %lld, but another "
                                 "input set '%s' to %lld",
-                                v->name, d, s->g->symbols[sym], (long long)t->dims[d],
-                                s->g->symbols[sym], (long long)s->sym[sym]);
+                                v->name, d, s->root->symbols[sym], (long long)t->dims[d],
+                                s->root->symbols[sym], (long long)s->sym[sym]);
             }
         }
     }
@@ -246,6 +233,13 @@ static og_status run_node(og_session *s, int ni)
     for (int j = 0; j < n->n_out; j++) {
         og_vinfo_unknown(&s->vout[j]);
         s->tout[j] = NULL;
+    }
+    const og_kernel_binding *kb = &s->kernels[ni];
+    og_kernel_ctx k = {n, n->params, s->alloc, s->threads, NULL, s->run_key};
+    if (n->op->flags & OG_OP_CONTROL) {
+        st = og_exec_control(s, ni);
+        if (st) goto fail;
+        goto store;
     }
     og_op_ctx c = {n, s->alloc, NULL, true};
     if (n->op->infer) {
@@ -307,12 +301,11 @@ static og_status run_node(og_session *s, int ni)
         }
     }
     /* the loop bound for the static dtype, unless this run's input says otherwise */
-    const og_kernel_binding *kb = &s->kernels[ni];
     const void *impl = kb->impl;
     if (impl && (kb->type_input >= n->n_in || !s->tin[kb->type_input] ||
                  s->tin[kb->type_input]->dtype != kb->type))
         impl = NULL;
-    og_kernel_ctx k = {n, n->params, s->alloc, s->threads, impl, s->run_key};
+    k.impl = impl;
     for (int j = 0; !kb->strings && j < n->n_in; j++)
         if (s->tin[j] && s->tin[j]->kind == OG_KIND_TENSOR && s->tin[j]->dtype == OG_STRING) {
             st = og_error(OG_ERR_UNSUPPORTED,
@@ -326,6 +319,7 @@ static og_status run_node(og_session *s, int ni)
         st = kb->fn(&k, s->tin, n->n_in, s->tout, n->n_out);
         if (st) goto fail;
     }
+store:
     for (int j = 0; j < n->n_out; j++) {
         int v = n->out[j];
         if (v < 0) continue;
@@ -407,7 +401,7 @@ og_status og_session_exec(og_session *s, const og_exec_req *r)
         (r->n_inputs && (!r->input_names || !r->inputs)) || (r->n_want && (!r->want || !r->out)))
         return og_error(OG_ERR_INVALID_ARG, "og_session_run: bad input or output arrays");
     for (int j = 0; j < r->n_want; j++) r->out[j] = NULL;
-    for (int i = 0; i < g->n_symbols; i++) s->sym[i] = -1;
+    for (int i = 0; i < s->root->n_symbols; i++) s->sym[i] = -1;
     s->run_key = og_exec_run_key(s->rng_seed, s->rng_runs);
     s->rng_runs++;
     out_v = og_malloc(s->alloc, (size_t)(r->n_want + 1) * sizeof *out_v);
@@ -438,7 +432,7 @@ og_status og_session_exec(og_session *s, const og_exec_req *r)
             st = og_error(OG_ERR_INVALID_ARG, "input '%s' is given twice", r->input_names[i]);
             goto done;
         }
-        st = check_input(s, &g->values[v], r->inputs[i]);
+        st = check_input(s, &g->values[v], r->inputs[i], !r->any_item_shape);
         if (st) goto done;
         s->slot[v] = (og_tensor *)r->inputs[i]; /* borrowed: never written, never freed */
     }
@@ -516,7 +510,7 @@ og_status og_session_run_named(og_session *s, const char *const *input_names,
     }
     if (!st) {
         og_exec_req r = {input_names, inputs, n_inputs,  NULL,    NULL, 0,
-                         run,         want,   n_outputs, outputs, NULL};
+                         run,         want,   n_outputs, outputs, NULL, false};
         st = og_session_exec(s, &r);
     }
     og_free(s->alloc, need);

@@ -103,16 +103,34 @@ static void drop_unread_constants(og_graph *g, int first_new)
     g->n_inits = k;
 }
 
+/* The name of the gradient of `base`, allocated with b->a (NULL when out of memory):
+ * `<base>_grad`, or `<prefix>_<base>_grad` with a prefix (og_grad_spec.prefix). */
+static char *grad_name(const og_gb *b, const char *base)
+{
+    size_t n = strlen(base) + (b->name_prefix ? strlen(b->name_prefix) + 1 : 0) + 8;
+    char *name = og_malloc(b->a, n);
+    if (!name) return NULL;
+    if (b->name_prefix)
+        snprintf(name, n, "%s_%s_grad", b->name_prefix, base);
+    else
+        snprintf(name, n, "%s_grad", base);
+    return name;
+}
+
 /* Rename: an Identity whose output is called `<name>_grad` (made unique if taken). */
 static int named_output(og_gb *b, int v, const char *base)
 {
-    size_t n = strlen(base) + 32;
-    char *name = og_malloc(b->a, n);
-    if (!name) return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
-    snprintf(name, n, "%s_grad", base);
-    for (int k = 1; og_graph_find_value(b->g, name) >= 0; k++)
-        snprintf(name, n, "%s_grad_%d", base, k);
+    char *first = grad_name(b, base);
+    size_t n = first ? strlen(first) + 24 : 0;
+    char *name = first ? og_malloc(b->a, n) : NULL;
+    if (!name) {
+        og_free(b->a, first);
+        return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+    }
+    snprintf(name, n, "%s", first);
+    for (int k = 1; og_graph_find_value(b->g, name) >= 0; k++) snprintf(name, n, "%s_%d", first, k);
     int r = og_gb_op_named(b, "Identity", 1, &v, name);
+    og_free(b->a, first);
     og_free(b->a, name);
     return r;
 }
@@ -331,6 +349,7 @@ og_status og_grad_build(const og_graph *fwd, const og_grad_spec *spec, const og_
     int n_src = spec->n_inputs + spec->n_weights;
     memset(&b, 0, sizeof b);
     b.a = a;
+    b.name_prefix = spec->prefix;
     *out = NULL;
 
     st = clone_graph(fwd, a, &b.g);
@@ -365,13 +384,11 @@ og_status og_grad_build(const og_graph *fwd, const og_grad_spec *spec, const og_
         const og_value *o = &g->values[outs[i]];
         seeds[i] = -1;
         if (!og_dtype_is_float(o->dtype)) continue;
-        size_t len = strlen(o->name) + 8;
-        char *name = og_malloc(a, len);
+        char *name = grad_name(&b, o->name);
         if (!name) {
             st = og_error(OG_ERR_NOMEM, "out of memory building gradients");
             goto done;
         }
-        snprintf(name, len, "%s_grad", o->name);
         if (og_graph_find_value(g, name) >= 0) {
             st = og_error(OG_ERR_MODEL,
                           "cannot name the gradient seed of output '%s': the model "
@@ -461,7 +478,10 @@ og_status og_grad_build(const og_graph *fwd, const og_grad_spec *spec, const og_
         g->outputs = outputs;
         g->n_outputs = n_out;
     }
-    st = og_graph_prune(g);
+    /* finalized first: the subgraphs of backward control nodes read values of this graph
+     * (their implicit inputs), which pruning must see */
+    st = og_graph_finalize(g);
+    if (!st) st = og_graph_prune(g);
     if (!st) st = og_graph_finalize(g);
     if (!st) drop_unread_constants(g, b.n_state);
     if (!st) st = og_graph_resolve(g, true);

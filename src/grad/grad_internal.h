@@ -32,6 +32,7 @@ struct og_gb {
      * array: copies stay put whatever a rule emits.  Freed by og_gb_release. */
     og_value **snap;
     int n_snap;
+    const char *name_prefix; /* of new value names, before prefix (og_grad_spec.prefix) */
 };
 
 /* Append a contribution (pos -1: of the whole value) to value v's list.  Errors:

@@ -381,7 +381,9 @@ static og_status range_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, o
     for (int i = 0; i < 3; i++) {
         if ((st = og_check_dtype(c, in, i, range_types))) return st;
         if ((st = og_check_same_dtype(c, in, 0, i))) return st;
-        if (in[i].rank > 0 && !(in[i].rank == 1 && in[i].dims[0] == 1))
+        /* a scalar, or one value in one dim (a dim unknown before the run may be 1) */
+        if (in[i].rank > 1 ||
+            (in[i].rank == 1 && in[i].dims[0] != 1 && (c->runtime || og_dim_known(in[i].dims[0]))))
             return og_op_error(c, OG_ERR_SHAPE, "input %d (%s) must be a scalar, has rank %d", i,
                                names[i], in[i].rank);
     }

@@ -109,6 +109,24 @@ def cases():
                           "one1": np.array([1], I64), "shp": np.array([1, -1, 4], I64)},
                   opset=opset)
         out.append(("bcast_runtime_v%d" % opset, _declare(m, "y", [2, 5, 4]), {"x": x}))
+    # Opset 9 (skl2onnx's linear models import it): no Slice with computed bounds, so the
+    # axes decided at run time take their first entries by a Gather.  p = w reshaped by its
+    # own run-time shape: [?, ?, ?], really [1, 5, 4] and [2, 1, 4], against x [2, 5, 4].
+    for wshape in ((1, 5, 4), (2, 1, 4)):
+        wv = rand(*wshape)
+        m = model([node("Shape", ["w"], ["sw"]), node("Reshape", ["w", "sw"], ["p"]),
+                   node("Add", ["x", "p"], ["t"]), node("Tanh", ["t"], ["y"])],
+                  {"x": x}, ["y"], {"w": wv}, opset=9)
+        out.append(("bcast_runtime_v9_%s" % "x".join(map(str, wshape)),
+                    _declare(m, "y", [2, 5, 4]), {"x": x}))
+    # Peers: [?, 4] (every dim unknown statically) + [4] and [?, 4]·[4, 3] at opset 9: axis 0
+    # of the output can only be the first operand's, so nothing is left to run time.
+    xe, we, be = rand(3, 4), rand(4, 3), rand(4)
+    m = model([node("Shape", ["x"], ["sx"]), node("Reshape", ["x", "sx"], ["xr"]),
+               node("Add", ["xr", "b"], ["t"]), node("MatMul", ["t", "w"], ["u"]),
+               node("Sigmoid", ["u"], ["y"])],
+              {"x": xe}, ["y"], {"w": we, "b": be}, opset=9)
+    out.append(("bcast_peer_v9", _declare(m, "y", [3, 3]), {"x": xe}))
     return out
 
 
