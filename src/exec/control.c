@@ -1,4 +1,4 @@
-/* control.c: running If, Loop and Scan (src/ops/control.c).
+/* control.c: running If, Loop, Scan and SequenceMap (src/ops/control.c).
  *
  * Each subgraph has a session of its own, made with its parent's; a run binds the
  * subgraph's outer values to the node's implicit inputs (the same names in the enclosing
@@ -548,12 +548,75 @@ done8:
     return st;
 }
 
+/* ---- SequenceMap -------------------------------------------------------------------- */
+
+/* The body runs once per item i of input 0; an input that is a sequence gives its item i
+ * (every sequence input has input 0's length), a tensor is passed whole each time; output j
+ * is the sequence of the body's j-th outputs. */
+static og_status run_seqmap(og_session *s, int ni)
+{
+    const og_node *n = &s->g->nodes[ni];
+    const og_control_params *p = n->params;
+    const og_subexec *x = &s->subs[ni][0];
+    const og_allocator *a = s->alloc;
+    char label[256];
+    const og_tensor *ins[OG_CONTROL_MAX * 2];
+    og_tensor *outs[OG_CONTROL_MAX * 2] = {0}, *seqs[OG_CONTROL_MAX * 2] = {0};
+    int no = x->s->g->n_outputs;
+    if (no != n->n_out || no > OG_CONTROL_MAX * 2 || p->n_own > OG_CONTROL_MAX * 2)
+        return og_error(OG_ERR_INTERNAL, "SequenceMap: %d body outputs for %d node outputs", no,
+                        n->n_out);
+    const og_tensor *seq = s->tin[0];
+    if (!seq || seq->kind != OG_KIND_SEQUENCE)
+        return og_error(OG_ERR_TYPE, "%s: input 0 must be a sequence, got a %s",
+                        og_node_label(n, label, sizeof label),
+                        seq ? og_kind_name(seq->kind) : "missing value");
+    int64_t len = seq->n_items;
+    for (int i = 1; i < p->n_own; i++) {
+        const og_tensor *t = s->tin[i];
+        if (!t)
+            return og_error(OG_ERR_INVALID_ARG, "%s: input %d is missing",
+                            og_node_label(n, label, sizeof label), i);
+        if (t->kind == OG_KIND_SEQUENCE && t->n_items != len)
+            return og_error(OG_ERR_SHAPE,
+                            "%s: input %d is a sequence of %lld items, input 0 of %lld: they must "
+                            "be equal",
+                            og_node_label(n, label, sizeof label), i, (long long)t->n_items,
+                            (long long)len);
+    }
+    og_status st = OG_OK;
+    for (int j = 0; j < no && !st; j++) st = og_value_new(OG_KIND_SEQUENCE, a, &seqs[j]);
+    for (int64_t k = 0; k < len && !st; k++) {
+        for (int i = 0; i < p->n_own; i++)
+            ins[i] = s->tin[i]->kind == OG_KIND_SEQUENCE ? s->tin[i]->items[k] : s->tin[i];
+        if ((st = run_sub(s, x, ins, p->n_own, outs))) break;
+        for (int j = 0; j < no; j++) {
+            og_tensor *o = outs[j];
+            outs[j] = NULL;
+            if (!st)
+                st = og_value_append(seqs[j], o); /* frees o on failure */
+            else
+                og_tensor_free(o);
+        }
+    }
+    for (int j = 0; j < no; j++) {
+        og_tensor_free(outs[j]); /* what a failed run left */
+        if (!st && n->out[j] >= 0) {
+            s->tout[j] = seqs[j];
+            seqs[j] = NULL;
+        }
+        og_tensor_free(seqs[j]);
+    }
+    return st;
+}
+
 og_status og_exec_control(og_session *s, int ni)
 {
     const og_control_params *p = s->g->nodes[ni].params;
     switch (p->kind) {
     case OG_CONTROL_IF: return run_if(s, ni);
     case OG_CONTROL_LOOP: return run_loop(s, ni);
+    case OG_CONTROL_SEQMAP: return run_seqmap(s, ni);
     default: return run_scan(s, ni);
     }
 }

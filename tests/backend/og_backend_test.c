@@ -56,7 +56,7 @@ static const char *const supported_ops[] = {
     "TfIdfVectorizer", "Unique", "NonMaxSuppression", "MatMulInteger", "QLinearMatMul",
     "ConvInteger", "QLinearConv", "RandomUniform", "RandomNormal", "RandomUniformLike",
     "RandomNormalLike", "Bernoulli", "Multinomial", "DeformConv",
-    "GlobalLpPool", "MaxRoiPool", "ImageDecoder",
+    "GlobalLpPool", "MaxRoiPool", "ImageDecoder", "SequenceMap",
     /* issue 12: recurrent ops and control flow */
     "RNN", "GRU", "LSTM", "If", "Loop", "Scan",
     NULL};

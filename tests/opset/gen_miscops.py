@@ -107,6 +107,28 @@ def gen_sequences(g):
         g.case("ConcatFromSequence", v, "axis0", [("s", items)], {"axis": 0})
         g.case("ConcatFromSequence", v, "stack1", [("s", same)], {"axis": 1, "new_axis": 1})
         g.case("ConcatFromSequence", v, "stack_last", [("s", same)], {"axis": -1, "new_axis": 1})
+    gen_sequence_map(g, items, same)
+
+
+def gen_sequence_map(g, items, same):
+    """SequenceMap: a tensor input passed whole to every item, two sequences walked together
+    with two outputs (one of them int64 shapes), and a body reading the top graph's k."""
+    import onnx.helper as oh
+
+    def vi(name, dt=TP.FLOAT, shape=None):
+        return oh.make_tensor_value_info(name, dt, shape)
+
+    add = oh.make_graph([oh.make_node("Add", ["x", "w"], ["y"])], "body", [vi("x"), vi("w")],
+                        [vi("y")])
+    two = oh.make_graph([oh.make_node("Mul", ["a", "b"], ["p"]), oh.make_node("Shape", ["a"], ["sh"])],
+                        "body", [vi("a"), vi("b")], [vi("p"), vi("sh", TP.INT64, [2])])
+    outer = oh.make_graph([oh.make_node("Sub", ["x", "k"], ["y"])], "body", [vi("x")], [vi("y")])
+    for v in g.vers("SequenceMap"):
+        g.case("SequenceMap", v, "tensor_whole", [("s", items), ("w", g.rand((3,)))], {"body": add})
+        g.case("SequenceMap", v, "two_seqs", [("s", same), ("t", [g.rand((2, 3)) for _ in same])],
+               {"body": two}, n_out=2)
+        g.case("SequenceMap", v, "outer", [("s", items), ("k", g.rand((1, 3)))], {"body": outer},
+               node_inputs=1)
 
 
 def gen_signal(g):
