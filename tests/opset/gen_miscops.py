@@ -49,8 +49,8 @@ def gen_bits(g):
 
 
 def gen_narrow_ints(g):
-    """The binary ops on the integer widths beyond int32/int64 (from the versions whose spec
-    lists them), Where on 2-byte values, Equal on strings (19)."""
+    """The binary ops and Clip on the integer widths beyond int32/int64 (from the versions
+    whose spec lists them), Where on 2-byte values, Equal on strings (19)."""
     since = {"Add": 14, "Sub": 14, "Mul": 14, "Div": 14, "Max": 12, "Min": 12, "Mod": 10,
              "Less": 13, "Greater": 13, "Equal": 11}
     for op, first in since.items():
@@ -63,6 +63,15 @@ def gen_narrow_ints(g):
                 if op in ("Div", "Mod"):
                     b = np.where(b == 0, 1, b).astype(dt)
                 g.case(op, v, "narrow_" + np.dtype(dt).name, [("a", a), ("b", b)])
+    for v in g.vers("Clip"):  # Clip-12 takes every numeric type
+        if g.act("Clip", v) < 12:
+            continue
+        for dt in (I8, I16, U8, U16, U32, U64):
+            x = ints(g, (3, 4), dt)
+            lo, hi = np.sort(ints(g, (2,), dt))
+            g.case("Clip", v, "narrow_" + np.dtype(dt).name,
+                   [("x", x), ("lo", np.array(lo, dt)), ("hi", np.array(hi, dt))])
+            g.case("Clip", v, "narrow_max_" + np.dtype(dt).name, [("x", x), None, ("hi", np.array(hi, dt))])
     for v in g.vers("Where"):
         if g.act("Where", v) >= 16:
             g.case("Where", v, "f16", [("c", g.rand((2, 3), g.BOOL)), ("x", g.rand((2, 3)).astype(np.float16)),

@@ -217,6 +217,44 @@ static void test_clip(void)
         og_tensor_free(lo);
         og_tensor_free(hi);
     }
+    /* opset 12+: the narrow integer types, each bound optional, min > max gives max */
+    {
+        og_dtype nt[] = {OG_INT8, OG_INT16, OG_UINT8, OG_UINT16, OG_UINT32, OG_UINT64};
+        const double xu[] = {0, 1, 5, 100, 255};
+        for (int ti = 0; ti < 6; ti++) {
+            og_dtype dt = nt[ti];
+            bool sig = dt == OG_INT8 || dt == OG_INT16;
+            const double *xv = sig ? (const double[]){-128, -1, 0, 1, 127} : xu;
+            og_tensor *t = vec(dt, 5, xv), *lo = scalar(dt, sig ? -2 : 2),
+                      *hi = scalar(dt, sig ? 3 : 100);
+            const og_tensor *both[3] = {t, lo, hi}, *no_min[3] = {t, NULL, hi};
+            const og_tensor *no_max[2] = {t, lo}, *crossed[3] = {t, hi, lo};
+            og_status st = run_op("Clip", 13, NULL, 0, both, 3, 1, &y);
+            CHECKF(st == OG_OK, "Clip-13 %s: %s", og_dtype_name(dt), og_last_error());
+            CHECKF(!st && y && y->dtype == dt, "Clip-13 %s: output dtype", og_dtype_name(dt));
+            expect("Clip-13 narrow both", y,
+                   sig ? (const double[]){-2, -1, 0, 1, 3} : (const double[]){2, 2, 5, 100, 100},
+                   5);
+            run_op("Clip", 12, NULL, 0, no_min, 3, 1, &y);
+            expect("Clip-12 narrow no min", y,
+                   sig ? (const double[]){-128, -1, 0, 1, 3} : (const double[]){0, 1, 5, 100, 100},
+                   5);
+            run_op("Clip", 13, NULL, 0, no_max, 2, 1, &y);
+            expect("Clip-13 narrow no max", y,
+                   sig ? (const double[]){-2, -1, 0, 1, 127} : (const double[]){2, 2, 5, 100, 255},
+                   5);
+            run_op("Clip", 13, NULL, 0, crossed, 3, 1, &y);
+            expect("Clip-13 narrow min > max", y,
+                   sig ? (const double[]){-2, -2, -2, -2, -2} : (const double[]){2, 2, 2, 2, 2}, 5);
+            /* before opset 12 Clip takes float types only */
+            st = run_op("Clip", 11, NULL, 0, both, 3, 1, &y);
+            CHECKF(st == OG_ERR_UNSUPPORTED && !y && strstr(og_last_error(), og_dtype_name(dt)),
+                   "Clip-11 %s: %d %s", og_dtype_name(dt), st, og_last_error());
+            og_tensor_free(t);
+            og_tensor_free(lo);
+            og_tensor_free(hi);
+        }
+    }
     /* errors: bound of two elements; int input at opset 11; bound of another dtype */
     {
         og_tensor *t = vec(OG_FLOAT, 5, x), *lo2 = vec(OG_FLOAT, 2, x), *lod = scalar(OG_DOUBLE, 0);

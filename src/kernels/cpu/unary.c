@@ -582,9 +582,47 @@ static og_status k_gelu(const og_kernel_ctx *k, const og_tensor *const *in, int 
     return run_unary(k, in[0], out[0], p && p->gelu_tanh ? &fns_gelu_tanh : &fns_gelu, &a);
 }
 
+/* Clip on the integer types of 1, 2 bytes and the unsigned ones of 4, 8 (opset 12+): one
+ * plain loop each, the bounds read in the input's own type (a uint64 bound past INT64_MAX
+ * stays exact); no threads, the op is memory-bound. */
+#define CLIP_NARROW(X)                                                                             \
+    X(OG_INT8, int8_t, INT8_MIN, INT8_MAX)                                                         \
+    X(OG_INT16, int16_t, INT16_MIN, INT16_MAX)                                                     \
+    X(OG_UINT8, uint8_t, 0, UINT8_MAX)                                                             \
+    X(OG_UINT16, uint16_t, 0, UINT16_MAX)                                                          \
+    X(OG_UINT32, uint32_t, 0, UINT32_MAX)                                                          \
+    X(OG_UINT64, uint64_t, 0, UINT64_MAX)
+
+static bool clip_narrow(og_dtype t)
+{
+#define CLIP_IS(D, T, LO, HI)                                                                      \
+    if (t == D) return true;
+    CLIP_NARROW(CLIP_IS)
+#undef CLIP_IS
+    return false;
+}
+
+/* min > max: every element becomes max, as for the other types */
+static void clip_narrow_run(const og_tensor *x, const og_tensor *lo_t, const og_tensor *hi_t,
+                            og_tensor *y)
+{
+#define CLIP_RUN(D, T, LO, HI)                                                                     \
+    if (x->dtype == D) {                                                                           \
+        T lo = lo_t ? *(const T *)lo_t->data : (T)(LO), hi = hi_t ? *(const T *)hi_t->data : HI;   \
+        if (lo > hi) lo = hi;                                                                      \
+        const T *xs = x->data;                                                                     \
+        T *ys = y->data;                                                                           \
+        for (int64_t i = 0; i < x->numel; i++) ys[i] = xs[i] < lo ? lo : xs[i] > hi ? hi : xs[i];  \
+        return;                                                                                    \
+    }
+    CLIP_NARROW(CLIP_RUN)
+#undef CLIP_RUN
+}
+
 static const void *select_clip(const og_node *n, og_dtype t)
 {
-    (void)n;
+    static const uchunk narrow = NULL; /* k_clip runs these itself */
+    if (clip_narrow(t) && n->since_version >= 12) return &narrow;
     return pick(&fns_clip, t);
 }
 
@@ -627,6 +665,13 @@ static og_status k_clip(const og_kernel_ctx *k, const og_tensor *const *in, int 
                 *(i == 1 ? &a.lo : &a.hi) = v;
             }
         }
+    }
+    if (clip_narrow(x->dtype) && k->node->since_version >= 12) {
+        if (out[0]->numel != x->numel || out[0]->dtype != x->dtype)
+            return og_kernel_error(k, OG_ERR_INTERNAL, "output has %lld elements, input %lld",
+                                   (long long)out[0]->numel, (long long)x->numel);
+        clip_narrow_run(x, n_in > 1 ? in[1] : NULL, n_in > 2 ? in[2] : NULL, out[0]);
+        return OG_OK;
     }
     /* min > max: every element becomes max (the spec's rule) */
     if (a.lo > a.hi) a.lo = a.hi;
