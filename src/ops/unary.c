@@ -166,7 +166,16 @@ static og_status infer_not(const og_op_ctx *c, const og_vinfo *in, int n_in, og_
 static og_status infer_isx(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                            int n_out)
 {
-    og_status st = infer_same(c, in, out, og_types_float);
+    /* float16 from IsNaN-9, bfloat16 from IsNaN-13; both from IsInf-20 */
+    static const og_dtype f16[] = {OG_FLOAT, OG_DOUBLE, OG_FLOAT16, OG_UNDEFINED};
+    static const og_dtype f16_bf16[] = {OG_FLOAT, OG_DOUBLE, OG_FLOAT16, OG_BFLOAT16, OG_UNDEFINED};
+    int v = c->node->since_version;
+    const og_dtype *allowed = og_types_float;
+    if (strcmp(c->node->op_type, "IsNaN") == 0)
+        allowed = v >= 13 ? f16_bf16 : f16;
+    else if (v >= 20)
+        allowed = f16_bf16;
+    og_status st = infer_same(c, in, out, allowed);
     if (st) return st;
     out[0].dtype = OG_BOOL;
     return OG_OK;

@@ -50,7 +50,7 @@ def gen_bits(g):
 
 def gen_narrow_ints(g):
     """The binary ops and Clip on the integer widths beyond int32/int64 (from the versions
-    whose spec lists them), Where on 2-byte values, Equal on strings (19)."""
+    whose spec lists them), IsNaN/IsInf and Where on 2-byte values, Equal on strings (19)."""
     since = {"Add": 14, "Sub": 14, "Mul": 14, "Div": 14, "Max": 12, "Min": 12, "Mod": 10,
              "Less": 13, "Greater": 13, "Equal": 11}
     for op, first in since.items():
@@ -72,6 +72,13 @@ def gen_narrow_ints(g):
             g.case("Clip", v, "narrow_" + np.dtype(dt).name,
                    [("x", x), ("lo", np.array(lo, dt)), ("hi", np.array(hi, dt))])
             g.case("Clip", v, "narrow_max_" + np.dtype(dt).name, [("x", x), None, ("hi", np.array(hi, dt))])
+    hx = np.array([np.nan, np.inf, -np.inf, 65504, 6e-8, 0, -1.5], np.float16)
+    for v in g.vers("IsNaN"):  # float16 from IsNaN-9
+        g.case("IsNaN", v, "f16", [("x", hx)])
+    for v in g.vers("IsInf"):
+        if g.act("IsInf", v) >= 20:  # float16 from IsInf-20
+            g.case("IsInf", v, "f16", [("x", hx)])
+            g.case("IsInf", v, "f16_neg", [("x", hx)], {"detect_positive": 0})
     for v in g.vers("Where"):
         if g.act("Where", v) >= 16:
             g.case("Where", v, "f16", [("c", g.rand((2, 3), g.BOOL)), ("x", g.rand((2, 3)).astype(np.float16)),

@@ -332,6 +332,29 @@ static void test_bool_out(void)
         expect("IsInf positive only", y, (const double[]){0, 1, 0, 0, 0}, 5);
         og_tensor_free(t);
     }
+    /* float16 and bfloat16 (bit patterns): a negative NaN, the largest finite half, a
+     * subnormal; IsInf takes them from opset 20, IsNaN float16 from 9 and bfloat16 from 13 */
+    const double h[] = {-NAN, INFINITY, -INFINITY, 65504, 6e-8, 0};
+    for (int d = 0; d < 2; d++) {
+        og_dtype dt = d ? OG_BFLOAT16 : OG_FLOAT16;
+        t = vec(dt, 6, h);
+        const og_tensor *in2[1] = {t};
+        og_status st = run_op("IsNaN", 13, NULL, 0, in2, 1, 1, &y);
+        CHECKF(!st && y && y->dtype == OG_BOOL, "IsNaN %s: %s", og_dtype_name(dt), og_last_error());
+        expect("IsNaN half", y, (const double[]){1, 0, 0, 0, 0, 0}, 6);
+        run_op("IsInf", 20, NULL, 0, in2, 1, 1, &y);
+        expect("IsInf half", y, (const double[]){0, 1, 1, 0, 0, 0}, 6);
+        nh_attr at[1] = {NH_INT("detect_positive", 0)};
+        run_op("IsInf", 20, at, 1, in2, 1, 1, &y);
+        expect("IsInf half negative only", y, (const double[]){0, 0, 1, 0, 0, 0}, 6);
+        st = run_op("IsInf", 10, NULL, 0, in2, 1, 1, &y);
+        CHECKF(st == OG_ERR_UNSUPPORTED && !y, "IsInf-10 %s: %d", og_dtype_name(dt), st);
+        st = run_op("IsNaN", 9, NULL, 0, in2, 1, 1, &y);
+        CHECKF(d ? st == OG_ERR_UNSUPPORTED && !y : st == OG_OK, "IsNaN-9 %s: %d",
+               og_dtype_name(dt), st);
+        og_tensor_free(y);
+        og_tensor_free(t);
+    }
 }
 
 static void test_bad_attrs(void)

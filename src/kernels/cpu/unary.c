@@ -563,8 +563,48 @@ KERNEL(mish)
 KERNEL(elu)
 KERNEL(selu)
 KERNEL(celu)
-KERNEL(isnan)
-KERNEL(isinf)
+/* IsNaN and IsInf on float16 and bfloat16 read the bit patterns, converting nothing: the
+ * exponent field all ones (0x7c00 for float16, 0x7f80 for bfloat16) is an infinity when the
+ * mantissa is zero, a NaN otherwise. */
+static bool half_type(og_dtype t) { return t == OG_FLOAT16 || t == OG_BFLOAT16; }
+
+static const uchunk half_loop = NULL; /* a binding for the 2-byte types: the kernels run them */
+
+static og_status half_classify(const og_kernel_ctx *k, const og_tensor *x, og_tensor *y, bool nan)
+{
+    if (y->numel != x->numel || y->dtype != OG_BOOL)
+        return og_kernel_error(k, OG_ERR_INTERNAL, "output has %lld elements, input %lld",
+                               (long long)y->numel, (long long)x->numel);
+    uargs a;
+    args_from_params(k, &a);
+    const uint16_t expo = x->dtype == OG_FLOAT16 ? 0x7c00 : 0x7f80;
+    const uint16_t *xs = x->data;
+    uint8_t *ys = y->data;
+    for (int64_t i = 0; i < x->numel; i++) {
+        uint16_t m = xs[i] & 0x7fff;
+        int neg = xs[i] >> 15;
+        ys[i] = (uint8_t)(nan ? m > expo : m == expo && (neg ? a.det_neg : a.det_pos));
+    }
+    return OG_OK;
+}
+
+#define KERNEL_HALF(name, nan)                                                                     \
+    static const void *select_##name(const og_node *n, og_dtype t)                                 \
+    {                                                                                              \
+        (void)n;                                                                                   \
+        return half_type(t) ? &half_loop : pick(&fns_##name, t);                                   \
+    }                                                                                              \
+    static og_status k_##name(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,        \
+                              og_tensor *const *out, int n_out)                                    \
+    {                                                                                              \
+        if (half_type(in[0]->dtype)) return half_classify(k, in[0], out[0], nan);                  \
+        uargs a;                                                                                   \
+        args_from_params(k, &a);                                                                   \
+        return run_unary(k, in[0], out[0], &fns_##name, &a);                                       \
+    }
+
+KERNEL_HALF(isnan, true)
+KERNEL_HALF(isinf, false)
 KERNEL(not )
 
 static const void *select_gelu(const og_node *n, og_dtype t)
