@@ -395,9 +395,10 @@ typedef struct og_session_options {
     /* nonzero: check every float32/float64 output of every node for NaN/Inf (OG_ERR_RUNTIME
      * naming node and value) */
     int debug;
-    /* The random generator of ops that draw (Dropout in training mode): run k of the
-     * session draws from (seed, k), so every run draws anew and the same seed repeats the
-     * same sequence; each node draws its own stream (its name and its seed attribute). */
+    /* The random generator of ops that draw (Dropout in training mode, RandomUniform,
+     * RandomNormal, their Like forms, Bernoulli, Multinomial): run k of the session draws
+     * from (seed, k), so every run draws anew and the same seed repeats the same sequence;
+     * each node draws its own stream (its name and its seed attribute). */
     uint64_t seed;
 } og_session_options;
 

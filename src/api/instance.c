@@ -203,7 +203,8 @@ static og_status forward(og_instance *inst, const char *const *input_names,
                      n_want,
                      got,
                      share ? inst->share_saved : NULL,
-                     NULL};
+                     NULL,
+                     false};
     st = og_session_exec(inst->train, &r);
     if (st) goto done;
     for (int j = 0; j < g->n_outputs; j++) {
@@ -336,7 +337,8 @@ og_status og_instance_backward(og_instance *inst, const og_tensor *const *grad_o
                      n_res,
                      grads,
                      NULL,
-                     NULL};
+                     NULL,
+                     false};
     st = og_session_exec(inst->train, &r);
     if (!st) {
         state_free(a, s);

@@ -207,5 +207,9 @@ char *og_shape_str(int rank, const int64_t *dims, char *buf, size_t n);
 int64_t og_tensor_get_i64(const og_tensor *t, int64_t i);
 /* Read element i of a float or integer tensor as double. */
 double og_tensor_get_f64(const og_tensor *t, int64_t i);
+/* Write v into element i of a float, integer or bool tensor: rounded to a float type,
+ * truncated toward zero for an integer (NaN gives 0, values outside the type saturate), v != 0
+ * for bool. */
+void og_tensor_set_f64(og_tensor *t, int64_t i, double v);
 
 #endif /* OG_CORE_H */

@@ -464,3 +464,28 @@ double og_tensor_get_f64(const og_tensor *t, int64_t i)
     default: return (double)og_tensor_get_i64(t, i);
     }
 }
+
+/* double -> integer: NaN gives 0, out-of-range values saturate (C leaves both undefined). */
+#define SAT(T, lo, hi) (v != v ? (T)0 : v <= (double)(lo) ? (T)(lo) : v >= (double)(hi) ? (T)(hi) : (T)v)
+
+void og_tensor_set_f64(og_tensor *t, int64_t i, double v)
+{
+    void *d = t->data;
+    switch (t->dtype) {
+    case OG_FLOAT: ((float *)d)[i] = (float)v; break;
+    case OG_DOUBLE: ((double *)d)[i] = v; break;
+    case OG_FLOAT16: ((uint16_t *)d)[i] = og_float_to_half((float)v); break;
+    case OG_BFLOAT16: ((uint16_t *)d)[i] = og_float_to_bfloat16((float)v); break;
+    case OG_BOOL: ((uint8_t *)d)[i] = v != 0; break;
+    case OG_INT8: ((int8_t *)d)[i] = SAT(int8_t, INT8_MIN, INT8_MAX); break;
+    case OG_INT16: ((int16_t *)d)[i] = SAT(int16_t, INT16_MIN, INT16_MAX); break;
+    case OG_INT32: ((int32_t *)d)[i] = SAT(int32_t, INT32_MIN, INT32_MAX); break;
+    case OG_INT64: ((int64_t *)d)[i] = SAT(int64_t, INT64_MIN, INT64_MAX); break;
+    case OG_UINT8: ((uint8_t *)d)[i] = SAT(uint8_t, 0, UINT8_MAX); break;
+    case OG_UINT16: ((uint16_t *)d)[i] = SAT(uint16_t, 0, UINT16_MAX); break;
+    case OG_UINT32: ((uint32_t *)d)[i] = SAT(uint32_t, 0, UINT32_MAX); break;
+    case OG_UINT64: ((uint64_t *)d)[i] = SAT(uint64_t, 0, UINT64_MAX); break;
+    default: break;
+    }
+}
+#undef SAT

@@ -1,4 +1,4 @@
-/* control.c: running If, Loop and Scan (src/ops/control.c).
+/* control.c: running If, Loop, Scan and SequenceMap (src/ops/control.c).
  *
  * Each subgraph has a session of its own, made with its parent's; a run binds the
  * subgraph's outer values to the node's implicit inputs (the same names in the enclosing
@@ -78,9 +78,9 @@ void og_exec_free_subs(og_session *s)
 }
 
 /* Run subgraph x with graph inputs ins[0..n_ins-1] (in its input order); outs gets every
- * graph output (new tensors). */
-static og_status run_sub(og_session *s, const og_subexec *x, const og_tensor *const *ins, int n_ins,
-                         og_tensor **outs)
+ * graph output (new tensors).  any_item_shape: see og_exec_req. */
+static og_status run_sub_as(og_session *s, const og_subexec *x, const og_tensor *const *ins,
+                            int n_ins, og_tensor **outs, bool any_item_shape)
 {
     const og_graph *sg = x->s->g;
     const char *names[OG_CONTROL_MAX * 2 + 2];
@@ -94,11 +94,17 @@ static og_status run_sub(og_session *s, const og_subexec *x, const og_tensor *co
     }
     for (int i = 0; i < n_ins; i++) names[i] = sg->values[sg->inputs[i]].name;
     for (int k = 0; k < x->n_outer; k++) pre_t[k] = s->tin[x->outer_in[k]];
-    og_exec_req r = {names, ins,         n_ins,         x->outer_v, pre_t, x->n_outer,
-                     NULL,  sg->outputs, sg->n_outputs, outs,       NULL,  NULL};
+    og_exec_req r = {names,       ins,           n_ins, x->outer_v, pre_t, x->n_outer,    NULL,
+                     sg->outputs, sg->n_outputs, outs,  NULL,       NULL,  any_item_shape};
     og_status st = og_session_exec(x->s, &r);
     if (pre_t != pre) og_free(s->alloc, pre_t);
     return st;
+}
+
+static og_status run_sub(og_session *s, const og_subexec *x, const og_tensor *const *ins, int n_ins,
+                         og_tensor **outs)
+{
+    return run_sub_as(s, x, ins, n_ins, outs, false);
 }
 
 /* The single boolean of t (a bool tensor of one element). */
@@ -252,6 +258,32 @@ static const og_value *sub_out(const og_subexec *x, int j)
 
 /* ---- Loop ----------------------------------------------------------------------------- */
 
+/* A loop-carried value v that the body gives back as a sequence or tensor while its input i
+ * is declared an optional (opset 16's optional state): *out is v wrapped in an optional
+ * (sharing its buffers), as the next iteration's input; NULL when no wrapping is needed. */
+static og_status wrap_optional(const og_subexec *x, int i, const og_tensor *v,
+                               const og_allocator *a, og_tensor **out)
+{
+    const og_graph *sg = x->s->g;
+    const og_type *t = sg->values[sg->inputs[i]].type;
+    *out = NULL;
+    if (!v || !t || t->kind != OG_KIND_OPTIONAL || v->kind == OG_KIND_OPTIONAL) return OG_OK;
+    og_tensor *o = NULL, *item = NULL;
+    og_status st = og_value_new(OG_KIND_OPTIONAL, a, &o);
+    if (!st) st = og_value_share(v, a, &item);
+    if (!st) {
+        st = og_value_append(o, item);
+        item = NULL;
+    }
+    if (st) {
+        og_tensor_free(o);
+        og_tensor_free(item);
+        return st;
+    }
+    *out = o;
+    return OG_OK;
+}
+
 static og_status run_loop(og_session *s, int ni)
 {
     const og_node *n = &s->g->nodes[ni];
@@ -278,6 +310,7 @@ static og_status run_loop(og_session *s, int ni)
                         og_node_label(n, label, sizeof label), N, K, OG_CONTROL_MAX * 2 - 3);
     const og_tensor *ins[OG_CONTROL_MAX * 2];
     og_tensor *carried[OG_CONTROL_MAX * 2] = {0}, *outs[OG_CONTROL_MAX * 2] = {0};
+    og_tensor *wrapped[OG_CONTROL_MAX * 2] = {0};
     tlist scans[OG_CONTROL_MAX * 2];
     memset(scans, 0, sizeof scans);
     og_tensor *it = NULL, *ct = NULL;
@@ -290,16 +323,20 @@ static og_status run_loop(og_session *s, int ni)
     for (int64_t i = 0; i < trip && keep; i++) {
         *(int64_t *)it->data = i;
         *(uint8_t *)ct->data = 1;
-        if ((st = run_sub(s, x, ins, 2 + N, outs))) goto done;
+        if ((st = run_sub_as(s, x, ins, 2 + N, outs, true))) goto done;
         st = bool_of(n, outs[0], "the body's condition output", &keep);
         og_tensor_free(outs[0]);
         outs[0] = NULL;
         if (st) goto done;
         for (int j = 0; j < N; j++) {
             og_tensor_free(carried[j]);
+            og_tensor_free(wrapped[j]);
+            wrapped[j] = NULL;
             carried[j] = outs[1 + j];
             outs[1 + j] = NULL;
             ins[2 + j] = carried[j];
+            if ((st = wrap_optional(x, 2 + j, carried[j], a, &wrapped[j]))) goto done;
+            if (wrapped[j]) ins[2 + j] = wrapped[j];
         }
         for (int k = 0; k < K; k++) {
             if (!tlist_push(a, &scans[k], outs[1 + N + k])) {
@@ -328,6 +365,7 @@ done:
     og_tensor_free(ct);
     for (int j = 0; j < N + K + 1; j++) og_tensor_free(outs[j]);
     for (int j = 0; j < N; j++) og_tensor_free(carried[j]);
+    for (int j = 0; j < N; j++) og_tensor_free(wrapped[j]);
     for (int k = 0; k < K; k++) tlist_free(a, &scans[k]);
     return st;
 }
@@ -510,12 +548,75 @@ done8:
     return st;
 }
 
+/* ---- SequenceMap -------------------------------------------------------------------- */
+
+/* The body runs once per item i of input 0; an input that is a sequence gives its item i
+ * (every sequence input has input 0's length), a tensor is passed whole each time; output j
+ * is the sequence of the body's j-th outputs. */
+static og_status run_seqmap(og_session *s, int ni)
+{
+    const og_node *n = &s->g->nodes[ni];
+    const og_control_params *p = n->params;
+    const og_subexec *x = &s->subs[ni][0];
+    const og_allocator *a = s->alloc;
+    char label[256];
+    const og_tensor *ins[OG_CONTROL_MAX * 2];
+    og_tensor *outs[OG_CONTROL_MAX * 2] = {0}, *seqs[OG_CONTROL_MAX * 2] = {0};
+    int no = x->s->g->n_outputs;
+    if (no != n->n_out || no > OG_CONTROL_MAX * 2 || p->n_own > OG_CONTROL_MAX * 2)
+        return og_error(OG_ERR_INTERNAL, "SequenceMap: %d body outputs for %d node outputs", no,
+                        n->n_out);
+    const og_tensor *seq = s->tin[0];
+    if (!seq || seq->kind != OG_KIND_SEQUENCE)
+        return og_error(OG_ERR_TYPE, "%s: input 0 must be a sequence, got a %s",
+                        og_node_label(n, label, sizeof label),
+                        seq ? og_kind_name(seq->kind) : "missing value");
+    int64_t len = seq->n_items;
+    for (int i = 1; i < p->n_own; i++) {
+        const og_tensor *t = s->tin[i];
+        if (!t)
+            return og_error(OG_ERR_INVALID_ARG, "%s: input %d is missing",
+                            og_node_label(n, label, sizeof label), i);
+        if (t->kind == OG_KIND_SEQUENCE && t->n_items != len)
+            return og_error(OG_ERR_SHAPE,
+                            "%s: input %d is a sequence of %lld items, input 0 of %lld: they must "
+                            "be equal",
+                            og_node_label(n, label, sizeof label), i, (long long)t->n_items,
+                            (long long)len);
+    }
+    og_status st = OG_OK;
+    for (int j = 0; j < no && !st; j++) st = og_value_new(OG_KIND_SEQUENCE, a, &seqs[j]);
+    for (int64_t k = 0; k < len && !st; k++) {
+        for (int i = 0; i < p->n_own; i++)
+            ins[i] = s->tin[i]->kind == OG_KIND_SEQUENCE ? s->tin[i]->items[k] : s->tin[i];
+        if ((st = run_sub(s, x, ins, p->n_own, outs))) break;
+        for (int j = 0; j < no; j++) {
+            og_tensor *o = outs[j];
+            outs[j] = NULL;
+            if (!st)
+                st = og_value_append(seqs[j], o); /* frees o on failure */
+            else
+                og_tensor_free(o);
+        }
+    }
+    for (int j = 0; j < no; j++) {
+        og_tensor_free(outs[j]); /* what a failed run left */
+        if (!st && n->out[j] >= 0) {
+            s->tout[j] = seqs[j];
+            seqs[j] = NULL;
+        }
+        og_tensor_free(seqs[j]);
+    }
+    return st;
+}
+
 og_status og_exec_control(og_session *s, int ni)
 {
     const og_control_params *p = s->g->nodes[ni].params;
     switch (p->kind) {
     case OG_CONTROL_IF: return run_if(s, ni);
     case OG_CONTROL_LOOP: return run_loop(s, ni);
+    case OG_CONTROL_SEQMAP: return run_seqmap(s, ni);
     default: return run_scan(s, ni);
     }
 }

@@ -140,8 +140,9 @@ void og_session_free(og_session *s)
     og_free(a, s);
 }
 
-/* Check a bound input against its declaration; symbolic dims must agree across inputs. */
-static og_status check_input(og_session *s, const og_value *v, const og_tensor *t)
+/* Check a bound input against its declaration; symbolic dims must agree across inputs.
+ * item_shapes false: the shapes of a container's items are not compared. */
+static og_status check_input(og_session *s, const og_value *v, const og_tensor *t, bool item_shapes)
 {
     char a[128], b[128];
     if (v->type || t->kind != OG_KIND_TENSOR) {
@@ -149,7 +150,7 @@ static og_status check_input(og_session *s, const og_value *v, const og_tensor *
         if (!v->type && (v->dtype != OG_UNDEFINED || v->rank >= 0))
             return og_error(OG_ERR_TYPE, "input '%s' must be a tensor (%s), got a %s", v->name,
                             og_value_type_str(s->g, v, ty, sizeof ty), og_kind_name(t->kind));
-        if (!og_value_fits(t, v->type, why, sizeof why))
+        if (!(item_shapes ? og_value_fits : og_value_fits_kind)(t, v->type, why, sizeof why))
             return og_error(OG_ERR_TYPE, "input '%s' must be %s, got %s", v->name,
                             og_value_type_str(s->g, v, ty, sizeof ty), why);
         return OG_OK;
@@ -435,7 +436,7 @@ og_status og_session_exec(og_session *s, const og_exec_req *r)
             st = og_error(OG_ERR_INVALID_ARG, "input '%s' is given twice", r->input_names[i]);
             goto done;
         }
-        st = check_input(s, &g->values[v], r->inputs[i]);
+        st = check_input(s, &g->values[v], r->inputs[i], !r->any_item_shape);
         if (st) goto done;
         s->slot[v] = (og_tensor *)r->inputs[i]; /* borrowed: never written, never freed */
     }
@@ -533,8 +534,8 @@ og_status og_session_run_hooked(og_session *s, const char *const *input_names,
             if (n->in[k] >= 0) need[n->in[k]] = true;
     }
     if (!st) {
-        og_exec_req r = {input_names, inputs, n_inputs,  NULL,    NULL, 0,
-                         run,         want,   n_outputs, outputs, NULL, hooks};
+        og_exec_req r = {input_names, inputs,    n_inputs, NULL, NULL,  0,    run,
+                         want,        n_outputs, outputs,  NULL, hooks, false};
         st = og_session_exec(s, &r);
     }
     og_free(s->alloc, need);

@@ -26,6 +26,31 @@ int og_gb_fail(og_gb *b, const og_node *n, og_status st, const char *fmt, ...)
     return -1;
 }
 
+og_status og_gb_contribute(og_gb *b, int v, int grad, int pos)
+{
+    og_contribs *c = &b->contribs[v];
+    if (c->n == c->cap) {
+        int cap = c->cap ? c->cap * 2 : 2;
+        int *l = og_realloc(b->a, c->list, (size_t)c->n * sizeof *l, (size_t)cap * sizeof *l);
+        if (!l) return og_error(OG_ERR_NOMEM, "out of memory building gradients");
+        c->list = l;
+        int *p = og_realloc(b->a, c->pos, (size_t)c->n * sizeof *p, (size_t)cap * sizeof *p);
+        if (!p) return og_error(OG_ERR_NOMEM, "out of memory building gradients");
+        c->pos = p;
+        c->cap = cap;
+    }
+    c->list[c->n] = grad;
+    c->pos[c->n++] = pos;
+    return OG_OK;
+}
+
+void og_gb_item_gradient(og_gb *b, int seq, int pos, int grad)
+{
+    if (b->st || grad < 0 || pos < 0 || seq < 0 || seq >= b->n_state || !b->wants[seq]) return;
+    og_status st = og_gb_contribute(b, seq, grad, pos);
+    if (st) og_gb_fail(b, NULL, st, "%s", og_last_error());
+}
+
 bool og_gb_wants(const og_gb *b, const og_node *n, int i)
 {
     if (i < 0 || i >= n->n_in) return false;

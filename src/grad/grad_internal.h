@@ -4,8 +4,12 @@
 
 #include "grad/grad.h"
 
+/* The gradient contributions reaching one value: list[i] is a gradient of the whole value,
+ * or for a sequence with pos[i] >= 0, of its item at the position value pos[i] only
+ * (og_gb_item_gradient: SequenceAt's rule), summed by og_gb_sequence_total. */
 typedef struct og_contribs {
     int *list;
+    int *pos;
     int n, cap;
 } og_contribs;
 
@@ -30,6 +34,10 @@ struct og_gb {
     int n_snap;
     const char *name_prefix; /* of new value names, before prefix (og_grad_spec.prefix) */
 };
+
+/* Append a contribution (pos -1: of the whole value) to value v's list.  Errors:
+ * OG_ERR_NOMEM (returned, not recorded). */
+og_status og_gb_contribute(og_gb *b, int v, int grad, int pos);
 
 /* Free what the emitter allocated for itself (the value copies). */
 void og_gb_release(og_gb *b);

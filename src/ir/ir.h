@@ -278,6 +278,8 @@ char *og_value_type_str(const og_graph *g, const og_value *v, char *buf, size_t 
  * match level by level, tensor dtypes and known ranks and fixed dims match, map key types
  * match.  On a mismatch, why into why (size n). */
 bool og_value_fits(const og_tensor *v, const og_type *t, char *why, size_t n);
+/* As og_value_fits, but shapes are not compared: kinds, dtypes and key types only. */
+bool og_value_fits_kind(const og_tensor *v, const og_type *t, char *why, size_t n);
 
 /* Symbol index for a dim_param name (added if new); -1 on allocation failure. */
 int og_graph_symbol(og_graph *g, const char *name);

@@ -26,6 +26,7 @@
 #ifndef OG_KERNELS_KERNEL_H
 #define OG_KERNELS_KERNEL_H
 
+#include "core/rng.h"
 #include "ops/op.h"
 
 typedef struct og_kernel_ctx {

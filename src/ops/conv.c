@@ -33,7 +33,7 @@ static og_status read_ints(const og_op_ctx *c, const char *name, int64_t *dst, i
     return OG_OK;
 }
 
-static og_status conv_parse_common(const og_op_ctx *c, void **params, bool transpose)
+og_status og_conv_parse(const og_op_ctx *c, void **params, bool transpose)
 {
     og_status st;
     og_conv_params *p = og_calloc(c->alloc, 1, sizeof *p);
@@ -80,12 +80,12 @@ fail:
 
 static og_status conv_parse(const og_op_ctx *c, void **params)
 {
-    return conv_parse_common(c, params, false);
+    return og_conv_parse(c, params, false);
 }
 
 static og_status conv_transpose_parse(const og_op_ctx *c, void **params)
 {
-    return conv_parse_common(c, params, true);
+    return og_conv_parse(c, params, true);
 }
 
 /* ---- geometry -------------------------------------------------------------------- */

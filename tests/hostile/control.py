@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Control flow a hostile or broken model asks for (subgraphs nested past OG_MAX_NESTING, bodies
 that do not fit their node, names read from nowhere, conditions that are not one bool, scan
-inputs of different lengths, scan outputs that change shape, lengths past the sequence):
+inputs of different lengths, scan outputs that change shape, lengths past the sequence,
+SequenceMap over sequences of different lengths or over a tensor):
 a clear non-zero exit naming the problem, never a crash or a hang, in bounded memory.
 Each case runs `run` (a load-time fault fails there too).
 Usage: control.py ONNXGRAD_CLI [--sanitized]"""
@@ -153,6 +154,26 @@ def cases():
                 {"x": np.ones((2, 1, 1), np.float32), "w": np.ones((1, 4, 1), np.float32),
                  "r": np.ones((1, 4, 1), np.float32), "lens": np.array([7], np.int32)},
                 "sequence_lens[0] is 7, outside 0..2"))
+    # SequenceMap: the sequences are made in the model (the CLI feeds tensors only)
+    add = h.make_graph([h.make_node("Add", ["a", "b"], ["c"])], "body", [vi("a"), vi("b")],
+                       [vi("c")])
+    m = model([h.make_node("SplitToSequence", ["x4"], ["s"], keepdims=0),
+               h.make_node("SplitToSequence", ["x3"], ["t"], keepdims=0),
+               h.make_node("SequenceMap", ["s", "t"], ["u"], body=add),
+               h.make_node("ConcatFromSequence", ["u"], ["y"], axis=0)],
+              [vi("x4", F, [4, 2]), vi("x3", F, [3, 2])], [vi("y")], opset=17)
+    out.append(("seqmap_lengths_differ", m,
+                {"x4": np.ones((4, 2), np.float32), "x3": np.ones((3, 2), np.float32)},
+                "input 1 is a sequence of 3 items, input 0 of 4"))
+    m = model([h.make_node("SequenceMap", ["x", "x"], ["u"], body=add),
+               h.make_node("ConcatFromSequence", ["u"], ["y"], axis=0)],
+              [vi("x", F, [2])], [vi("y")], opset=17)
+    out.append(("seqmap_over_a_tensor", m, {"x": x}, "input 0 must be a sequence, got a tensor"))
+    m = model([h.make_node("SplitToSequence", ["x"], ["s"], keepdims=0),
+               h.make_node("SequenceMap", ["s"], ["u"], body=add),
+               h.make_node("ConcatFromSequence", ["u"], ["y"], axis=0)],
+              [vi("x", F, [2])], [vi("y")], opset=17)
+    out.append(("seqmap_body_misfit", m, {"x": x}, "the body has 2 inputs and 1 outputs"))
     return out
 
 

@@ -3,7 +3,12 @@
  * are moved, then copied: own_strings); Cast is the only one that looks at values.  Most ops are
  * expressed as one strided copy (copy_plan) that merges contiguous dims and then copies runs with
  * memcpy, fills broadcast runs, or transposes 2-D tiles. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <locale.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernels/cpu/kernel.h"
@@ -341,10 +346,75 @@ static void cast_block(og_dtype st, const char *s, og_dtype dt, char *d, int64_t
         h[i] = dt == OG_FLOAT16 ? og_float_to_half(f[i]) : og_float_to_bfloat16(f[i]);
 }
 
+/* Casts from and to strings, as the spec reads: a string to a number parses the plain or
+ * scientific form ("1e-5", "+INF", "-inf" and "NaN" in any case; an integer target takes an
+ * integer literal exactly, a decimal one truncated, "100.5" -> 100), a number to a string is
+ * its shortest plain form that reads back to the same value ("0.9767611" for that float32,
+ * "%.{p}g" with the smallest p, at most 9 for float and 17 for double).  Both in the "C"
+ * locale of the calling thread (uselocale), whatever the process's. */
+static og_status cast_strings(const og_kernel_ctx *k, const og_tensor *x, og_tensor *y)
+{
+    og_dtype st = x->dtype, dt = y->dtype;
+    if (st == OG_STRING && dt == OG_STRING) {
+        memcpy(y->data, x->data, (size_t)x->numel * sizeof(char *));
+        return og_tensor_own_strings(y);
+    }
+    locale_t c_loc = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+    locale_t prev = c_loc ? uselocale(c_loc) : (locale_t)0;
+    og_status rc = OG_OK;
+    for (int64_t i = 0; i < x->numel && !rc; i++) {
+        if (st == OG_STRING) {
+            const char *s = og_tensor_str(x, i);
+            char *end;
+            if (og_dtype_is_integer(dt)) {
+                errno = 0;
+                long long v = strtoll(s, &end, 10);
+                if (end != s && *end == 0 && errno == 0) {
+                    if (dt == OG_UINT64 && v >= 0)
+                        ((uint64_t *)y->data)[i] = (uint64_t)v;
+                    else
+                        og_tensor_set_f64(y, i, (double)v);
+                    if (dt == OG_INT64) ((int64_t *)y->data)[i] = v;
+                    continue;
+                }
+            }
+            og_tensor_set_f64(y, i, strtod(s, &end));
+            continue;
+        }
+        char buf[64];
+        if (og_dtype_is_float(st)) {
+            double v = og_tensor_get_f64(x, i);
+            int maxp = st == OG_DOUBLE ? 17 : 9;
+            for (int p = 1; p <= maxp; p++) {
+                snprintf(buf, sizeof buf, "%.*g", p, v);
+                double back = strtod(buf, NULL);
+                if (st == OG_DOUBLE ? back == v : (float)back == (float)v) break;
+            }
+            if (v != v)
+                snprintf(buf, sizeof buf, "NaN");
+            else if (v == HUGE_VAL)
+                snprintf(buf, sizeof buf, "INF");
+            else if (v == -HUGE_VAL)
+                snprintf(buf, sizeof buf, "-INF");
+        } else if (st == OG_UINT64) {
+            snprintf(buf, sizeof buf, "%llu", (unsigned long long)((const uint64_t *)x->data)[i]);
+        } else {
+            snprintf(buf, sizeof buf, "%lld", (long long)og_tensor_get_i64(x, i));
+        }
+        rc = og_tensor_set_str(y, i, buf, strlen(buf));
+    }
+    if (c_loc) {
+        uselocale(prev);
+        freelocale(c_loc);
+    }
+    return rc;
+}
+
 static og_status cast_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                              og_tensor *const *out, int n_out)
 {
     og_dtype st = in[0]->dtype, dt = out[0]->dtype;
+    if (st == OG_STRING || dt == OG_STRING) return cast_strings(k, in[0], out[0]);
     size_t ses = og_dtype_size(st), des = og_dtype_size(dt);
     if (!ses || !des)
         return og_kernel_error(k, OG_ERR_UNSUPPORTED, "cast from %s to %s is not supported",
@@ -870,9 +940,9 @@ static og_status eyelike_kernel(const og_kernel_ctx *k, const og_tensor *const *
 /* Cast converts from every dtype with an element size (CAST_TYPES and the two 16-bit
  * floats): its target is the attribute `to` (CastLike: input 1's dtype), which the kernel
  * checks. */
-static const og_dtype cast_types[] = {
-    OG_FLOAT, OG_DOUBLE, OG_FLOAT16, OG_BFLOAT16, OG_INT8,   OG_INT16, OG_INT32,
-    OG_INT64, OG_UINT8,  OG_UINT16,  OG_UINT32,   OG_UINT64, OG_BOOL,  0};
+static const og_dtype cast_types[] = {OG_FLOAT,  OG_DOUBLE, OG_FLOAT16, OG_BFLOAT16, OG_INT8,
+                                      OG_INT16,  OG_INT32,  OG_INT64,   OG_UINT8,    OG_UINT16,
+                                      OG_UINT32, OG_UINT64, OG_BOOL,    OG_STRING,   0};
 /* Range's loops (RANGE_CASE): its output has the dtype of start, input 0. */
 static const og_dtype range_types[] = {OG_FLOAT, OG_DOUBLE, OG_INT16, OG_INT32, OG_INT64, 0};
 
@@ -881,8 +951,8 @@ static const og_dtype range_types[] = {OG_FLOAT, OG_DOUBLE, OG_INT16, OG_INT32, 
  * and ConstantOfShape copy their attribute's bytes, EyeLike writes zeros and ones) or read
  * only shapes (Shape, Size). */
 const og_kernel_def og_cpu_tensor[] = {
-    {.name = "Cast", .domain = "", .fn = cast_kernel, .types = cast_types},
-    {.name = "CastLike", .domain = "", .fn = cast_kernel, .types = cast_types},
+    {.name = "Cast", .domain = "", .fn = cast_kernel, .types = cast_types, .strings = 1},
+    {.name = "CastLike", .domain = "", .fn = cast_kernel, .types = cast_types, .strings = 1},
     {.name = "Concat", .domain = "", .fn = concat_kernel, .strings = 1},
     {.name = "Constant", .domain = "", .fn = constant_kernel},
     {.name = "ConstantOfShape", .domain = "", .fn = cos_kernel},
