@@ -658,6 +658,110 @@ static void cpu_kernels_use_bound_loops(void)
     nh_free_tensors(ad, 6);
 }
 
+/* The quant family has two type variables: QuantizeLinear's and DequantizeLinear's loops are
+ * bound from every input's static dtype (select_types), DynamicQuantizeLinear's from x's. */
+static void cpu_binds_quant_by_all_types(void)
+{
+    double v[64];
+    for (int i = 0; i < 64; i++) v[i] = sin(0.7 * i) * 3;
+    /* the bound loop is used: x (QuantizeLinear, DynamicQuantizeLinear) or y
+     * (DequantizeLinear) relabelled, the kernel computes with its binding and refuses
+     * without it */
+    og_tensor *q[3] = {nh_tensor(OG_FLOAT, 2, (int64_t[]){3, 4}, v),
+                       nh_tensor(OG_FLOAT, 1, (int64_t[]){4}, (double[]){0.02, 0.05, 0.1, 0.3}),
+                       nh_tensor(OG_INT8, 1, (int64_t[]){4}, (double[]){-3, 0, 7, 1})};
+    nh_node quant = {.op = "QuantizeLinear", .opset = 13, .in = {q[0], q[1], q[2]}};
+    bound_loop_is_used(&quant, 1, 0);
+    nh_free_tensors(q, 3);
+    og_tensor *dq[3] = {
+        nh_tensor(OG_UINT8, 2, (int64_t[]){2, 3}, (double[]){0, 7, 128, 200, 255, 3}),
+        nh_scalar(OG_DOUBLE, 0.125), nh_scalar(OG_UINT8, 100)};
+    nh_node dequant = {.op = "DequantizeLinear", .opset = 13, .in = {dq[0], dq[1], dq[2]}};
+    bound_loop_is_used(&dequant, 0, 1);
+    nh_free_tensors(dq, 3);
+    og_tensor *x = nh_tensor(OG_FLOAT, 2, (int64_t[]){4, 5}, v);
+    nh_node dynq = {.op = "DynamicQuantizeLinear", .opset = 11, .in = {x}, .n_out = 3};
+    bound_loop_is_used(&dynq, 1, 2);
+    og_tensor_free(x);
+
+    /* each pair of dtypes its loop, and a refusal naming the other inputs' dtypes */
+    nh_result r;
+    og_tensor *in[3] = {nh_tensor(OG_FLOAT, 1, (int64_t[]){2}, v), nh_scalar(OG_FLOAT, 0.5),
+                        nh_scalar(OG_UINT8, 3)};
+    nh_node spec = {.op = "QuantizeLinear", .opset = 13, .in = {in[0], in[1], in[2]}};
+    CHECK_OK(nh_load(&spec, &r));
+    if (!r.status) {
+        og_kernel_binding b;
+        og_dtype t[3] = {OG_FLOAT, OG_FLOAT, OG_UINT8};
+        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, &b));
+        const void *f_u8 = b.impl;
+        CHECK(f_u8 != NULL && b.all_types == 1 && b.types[1] == OG_FLOAT && b.types[2] == OG_UINT8);
+        t[1] = OG_DOUBLE; /* float64 arithmetic */
+        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, &b));
+        CHECK(b.impl != NULL && b.impl != f_u8);
+        t[1] = OG_FLOAT;
+        t[2] = OG_INT16;
+        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, &b));
+        CHECK(b.impl != NULL && b.impl != f_u8);
+        t[1] = OG_UNDEFINED; /* known at run time only: the kernel picks then */
+        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, &b));
+        CHECK(b.fn != NULL && b.impl == NULL && b.all_types == 0);
+        t[0] = OG_INT64;
+        t[1] = OG_FLOAT;
+        t[2] = OG_UINT8;
+        CHECK(og_backend_bind(&og_cpu_backend, r.node, t, &b) == OG_ERR_UNSUPPORTED);
+        CHECKF(strstr(og_last_error(),
+                      "node 'n0' (QuantizeLinear, opset 13): input 0 is int64, which the CPU "
+                      "kernel of QuantizeLinear does not compute with input 1 float32, input 2 "
+                      "uint8 (it computes float32, float64, float16, bfloat16, int32)") != NULL,
+               "message %s", og_last_error());
+        t[0] = OG_FLOAT;
+        t[2] = OG_INT32;
+        CHECK(og_backend_bind(&og_cpu_backend, r.node, t, &b) == OG_ERR_UNSUPPORTED);
+        CHECKF(strstr(og_last_error(),
+                      "input 0 is float32, which the CPU kernel of QuantizeLinear does not "
+                      "compute with input 1 float32, input 2 int32 (it computes no dtype)") != NULL,
+               "message %s", og_last_error());
+    }
+    nh_release(&r);
+    nh_free_tensors(in, 3);
+}
+
+/* A select_types binding holds only while every input has the static dtype it was bound
+ * for: here the scale is declared float32 when the session binds QuantizeLinear's loop
+ * (float32 arithmetic), the declaration is then dropped and a float64 scale comes in.  The
+ * executor passes no binding, and the kernel picks float64 arithmetic itself:
+ * 0.35f / 0.1 is 3.49999994 in float64 (3) but rounds to 3.5 in float32 (4, to even). */
+static void quant_binding_follows_the_run(void)
+{
+    og_tensor *in[3] = {nh_scalar(OG_FLOAT, 0.35), nh_scalar(OG_FLOAT, 0.1),
+                        nh_scalar(OG_UINT8, 0)};
+    nh_node spec = {.op = "QuantizeLinear", .opset = 13, .in = {in[0], in[1], in[2]}};
+    nh_result r;
+    og_session *s = NULL;
+    og_tensor *sd = nh_scalar(OG_DOUBLE, 0.1), *y = NULL;
+    CHECK_OK(nh_load(&spec, &r));
+    if (!r.status) CHECK_OK(og_exec_create(r.g, NULL, og_default_allocator(), NULL, &s));
+    if (s) {
+        const char *names[] = {"x0", "x1", "x2"};
+        const og_tensor *f32[3] = {in[0], in[1], in[2]}, *f64[3] = {in[0], sd, in[2]};
+        CHECK_OK(og_session_run(s, names, f32, 3, &y));
+        if (y) CHECK(((const uint8_t *)og_tensor_cdata(y))[0] == 4);
+        og_tensor_free(y);
+        y = NULL;
+        r.g->values[r.node->in[1]].dtype = OG_UNDEFINED;
+        CHECK_OK(og_session_run(s, names, f64, 3, &y));
+        if (y)
+            CHECKF(((const uint8_t *)og_tensor_cdata(y))[0] == 3, "float64 scale: %d",
+                   ((const uint8_t *)og_tensor_cdata(y))[0]);
+    }
+    og_tensor_free(y);
+    og_tensor_free(sd);
+    og_session_free(s);
+    nh_release(&r);
+    nh_free_tensors(in, 3);
+}
+
 /* A session runs a reduction through the loop it bound at creation. */
 static void cpu_runs_bound_reduction(void)
 {
@@ -716,5 +820,7 @@ int main(void)
     cpu_families_bind_loops();
     cpu_kernels_use_bound_loops();
     cpu_runs_bound_reduction();
+    cpu_binds_quant_by_all_types();
+    quant_binding_follows_the_run();
     NH_DONE();
 }
