@@ -727,6 +727,47 @@ static void cpu_binds_quant_by_all_types(void)
     nh_free_tensors(in, 3);
 }
 
+/* Binding case spec's resolved node at dtypes t (inference would refuse most of them, so
+ * the bind is called directly) fails naming node, op, device and the dtypes: want. */
+static void check_bind_refusal(const nh_node *spec, const og_dtype *t, const char *want)
+{
+    nh_result r;
+    CHECK_OK(nh_load(spec, &r));
+    if (!r.status) {
+        og_kernel_binding b;
+        CHECK(og_backend_bind(&og_cpu_backend, r.node, t, &b) == OG_ERR_UNSUPPORTED);
+        CHECKF(strstr(og_last_error(), want) != NULL, "%s: message %s", spec->op, og_last_error());
+    }
+    nh_release(&r);
+}
+
+/* GridSample has two type variables, X and the grid: select_types binds the loop of the
+ * pair (16-bit floats through the float32 pair's). */
+static void cpu_binds_grid_sample(void)
+{
+    double v[64];
+    for (int i = 0; i < 64; i++) v[i] = sin(0.7 * i) * 1.1;
+    og_tensor *gs[2] = {nh_tensor(OG_FLOAT, 4, (int64_t[]){1, 2, 3, 4}, v),
+                        nh_tensor(OG_FLOAT, 4, (int64_t[]){1, 2, 3, 2}, v + 24)};
+    nh_node grid = {.op = "GridSample", .opset = 20, .in = {gs[0], gs[1]}};
+    bound_loop_is_used(&grid, 3, 1); /* X and the grid relabelled */
+    check_bind_refusal(&grid, (og_dtype[]){OG_FLOAT, OG_INT64},
+                       "node 'n0' (GridSample, opset 20): input 0 is float32, which the CPU kernel "
+                       "of GridSample does not compute with input 1 int64 (it computes no dtype)");
+    check_bind_refusal(&grid, (og_dtype[]){OG_INT32, OG_DOUBLE},
+                       "input 0 is int32, which the CPU kernel of GridSample does not compute "
+                       "with input 1 float64 (it computes float32, float64, float16, bfloat16)");
+    nh_free_tensors(gs, 2);
+    og_tensor *gd[2] = {nh_tensor(OG_DOUBLE, 4, (int64_t[]){1, 2, 3, 4}, v),
+                        nh_tensor(OG_FLOAT, 4, (int64_t[]){1, 2, 3, 2}, v + 24)};
+    nh_node mixed = {.op = "GridSample",
+                     .opset = 20,
+                     .attrs = {NH_STRING("mode", "cubic")},
+                     .in = {gd[0], gd[1]}};
+    bound_loop_is_used(&mixed, 1, 1);
+    nh_free_tensors(gd, 2);
+}
+
 /* A select_types binding holds only while every input has the static dtype it was bound
  * for: here the scale is declared float32 when the session binds QuantizeLinear's loop
  * (float32 arithmetic), the declaration is then dropped and a float64 scale comes in.  The
@@ -822,5 +863,6 @@ int main(void)
     cpu_runs_bound_reduction();
     cpu_binds_quant_by_all_types();
     quant_binding_follows_the_run();
+    cpu_binds_grid_sample();
     NH_DONE();
 }

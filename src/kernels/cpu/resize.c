@@ -575,11 +575,12 @@ static int grid_axis_taps(const og_grid_params *p, double g, int64_t L, int64_t 
     return 4;
 }
 
-#define DEF_GRID_SAMPLE(T)                                                                         \
-    static void grid_sample_##T(const og_grid_params *p, const og_tensor *xt, const og_tensor *gt, \
-                                og_tensor *yt, int64_t n, int64_t o)                               \
+#define DEF_GRID_SAMPLE(T, G)                                                                      \
+    static void grid_sample_##T##_##G(const og_grid_params *p, const og_tensor *xt,                \
+                                      const og_tensor *gt, og_tensor *yt, int64_t n, int64_t o)    \
     {                                                                                              \
         const T *x = xt->data;                                                                     \
+        const G *grid = gt->data;                                                                  \
         T *y = yt->data;                                                                           \
         int r = xt->rank - 2;                                                                      \
         int64_t C = xt->dims[1], P = 1, O = yt->numel / (xt->dims[0] * C);                         \
@@ -592,7 +593,7 @@ static int grid_axis_taps(const og_grid_params *p, double g, int64_t L, int64_t 
         }                                                                                          \
         /* grid[n, o, :] holds the coordinates in reverse axis order */                            \
         for (int d = 0; d < r; d++)                                                                \
-            cnt[d] = grid_axis_taps(p, og_tensor_get_f64(gt, (n * O + o) * r + (r - 1 - d)),       \
+            cnt[d] = grid_axis_taps(p, (double)grid[(n * O + o) * r + (r - 1 - d)],                \
                                     xt->dims[2 + d], idx[d], w[d]);                                \
         for (int64_t c = 0; c < C; c++) y[(n * C + c) * O + o] = 0;                                \
         int k[OG_MAX_RANK] = {0};                                                                  \
@@ -613,8 +614,55 @@ static int grid_axis_taps(const og_grid_params *p, double g, int64_t L, int64_t 
             if (d < 0) break;                                                                      \
         }                                                                                          \
     }
-DEF_GRID_SAMPLE(float)
-DEF_GRID_SAMPLE(double)
+DEF_GRID_SAMPLE(float, float)
+DEF_GRID_SAMPLE(float, double)
+DEF_GRID_SAMPLE(double, float)
+DEF_GRID_SAMPLE(double, double)
+
+typedef struct grid_sample_loops {
+    void (*fn)(const og_grid_params *p, const og_tensor *xt, const og_tensor *gt, og_tensor *yt,
+               int64_t n, int64_t o);
+} grid_sample_loops;
+static const grid_sample_loops gs_loops[2][2] = {
+    {{grid_sample_float_float}, {grid_sample_float_double}},
+    {{grid_sample_double_float}, {grid_sample_double_double}}};
+
+/* Two type variables, X's and the grid's: [X][grid], each float32, float64, float16 or
+ * bfloat16.  A pair with a 16-bit float runs on float32 copies of those (og_float_impl's
+ * f32: the pair with float32 in their place). */
+#define GS_ROW(X, XW)                                                                              \
+    {                                                                                              \
+        {&gs_loops[X][0], NULL}, {&gs_loops[X][1], NULL}, {NULL, &gs_impls[XW][0]},                \
+        {                                                                                          \
+            NULL, &gs_impls[XW][0]                                                                 \
+        }                                                                                          \
+    }
+#define GS_HALF_ROW                                                                                \
+    {                                                                                              \
+        {NULL, &gs_impls[0][0]}, {NULL, &gs_impls[0][1]}, {NULL, &gs_impls[0][0]},                 \
+        {                                                                                          \
+            NULL, &gs_impls[0][0]                                                                  \
+        }                                                                                          \
+    }
+static const og_float_impl gs_impls[4][4] = {GS_ROW(0, 0), GS_ROW(1, 1), GS_HALF_ROW, GS_HALF_ROW};
+
+static int gs_index(og_dtype t)
+{
+    return t == OG_FLOAT ? 0 : t == OG_DOUBLE ? 1 : t == OG_FLOAT16 ? 2 : t == OG_BFLOAT16 ? 3 : -1;
+}
+
+/* The binding for X and grid of these dtypes, NULL for none. */
+static const og_float_impl *gs_impl_of(og_dtype x, og_dtype g)
+{
+    int i = gs_index(x), j = gs_index(g);
+    return i < 0 || j < 0 ? NULL : &gs_impls[i][j];
+}
+
+static const void *select_grid_sample(const og_node *n, const og_dtype *t)
+{
+    if (n->n_in < 2 || t[1] == OG_UNDEFINED) return OG_KERNEL_AT_RUN;
+    return gs_impl_of(t[0], t[1]);
+}
 
 static og_status k_grid_sample(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                                og_tensor *const *out, int n_out)
@@ -622,23 +670,18 @@ static og_status k_grid_sample(const og_kernel_ctx *k, const og_tensor *const *i
     const og_grid_params *p = k->params;
     const og_tensor *x = in[0], *g = in[1];
     og_tensor *y = out[0];
-    if (og_is_half(x->dtype) || og_is_half(g->dtype))
-        return og_kernel_via_f32(k, k_grid_sample, in, n_in, out, n_out);
-    if ((x->dtype != OG_FLOAT && x->dtype != OG_DOUBLE) ||
-        (g->dtype != OG_FLOAT && g->dtype != OG_DOUBLE))
+    const og_float_impl *im = k->impl ? k->impl : gs_impl_of(x->dtype, g->dtype);
+    if (!im)
         return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element types %s and %s are not supported",
                                og_dtype_name(x->dtype), og_dtype_name(g->dtype));
+    if (!im->loops) return og_kernel_via_f32_bound(k, im, k_grid_sample, in, n_in, out, n_out);
+    const grid_sample_loops *l = im->loops;
     if (y->numel == 0) return OG_OK;
     for (int d = 2; d < x->rank; d++)
         if (x->dims[d] == 0)
             return og_kernel_error(k, OG_ERR_SHAPE, "input 0 (X) has an empty spatial dim %d", d);
     int64_t N = x->dims[0], O = y->numel / (N * x->dims[1]);
-    OG_PARALLEL_FOR(k, N * O, x->dims[1] * 8, no, {
-        if (x->dtype == OG_FLOAT)
-            grid_sample_float(p, x, g, y, no / O, no % O);
-        else
-            grid_sample_double(p, x, g, y, no / O, no % O);
-    });
+    OG_PARALLEL_FOR(k, N * O, x->dims[1] * 8, no, { l->fn(p, x, g, y, no / O, no % O); });
     return OG_OK;
 }
 
@@ -712,7 +755,7 @@ static og_status k_affine_grid(const og_kernel_ctx *k, const og_tensor *const *i
 const og_kernel_def og_cpu_resize[] = {
     {.name = "Resize", .domain = "", .fn = k_resize},
     {.name = "Upsample", .domain = "", .fn = k_resize},
-    {.name = "GridSample", .domain = "", .fn = k_grid_sample},
+    {.name = "GridSample", .domain = "", .fn = k_grid_sample, .select_types = select_grid_sample},
     {.name = "AffineGrid", .domain = "", .fn = k_affine_grid, .select = select_affine_grid},
     {.name = NULL},
 };
