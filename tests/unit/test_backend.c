@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ops/rnn.h"
 #include "unit/node_harness.h"
 
 /* ---- the toy device: Relu on float32 only, counting its calls ---------------------- */
@@ -439,6 +440,15 @@ static void cpu_families_bind_loops(void)
          {OG_DOUBLE, OG_FLOAT16},
          OG_UINT8,
          "float32, float64, float16, bfloat16"},
+        /* rnn: float16 through float32's binding, no bfloat16 */
+        {"LSTM", "", 3, 0, {OG_FLOAT, OG_FLOAT16}, OG_BFLOAT16, "float32, float64, float16"},
+        {"GRUGrad",
+         OG_RNN_DOMAIN,
+         6,
+         0,
+         {OG_DOUBLE, OG_FLOAT},
+         OG_INT32,
+         "float32, float64, float16"},
     };
     nh_result r;
     og_graph *g = one_node(&r, "Relu", OG_FLOAT, 2);
@@ -768,6 +778,33 @@ static void cpu_binds_grid_sample(void)
     nh_free_tensors(gd, 2);
 }
 
+/* rnn: LSTM float64 and GRU float32, X, W and R relabelled, their outputs too */
+static void cpu_rnn_uses_bound_loops(void)
+{
+    double v[256];
+    for (int i = 0; i < 256; i++) v[i] = sin(0.7 * i) * 0.5;
+    og_tensor *ls[3] = {nh_tensor(OG_DOUBLE, 3, (int64_t[]){3, 2, 4}, v),
+                        nh_tensor(OG_DOUBLE, 3, (int64_t[]){1, 12, 4}, v + 24),
+                        nh_tensor(OG_DOUBLE, 3, (int64_t[]){1, 12, 3}, v + 72)};
+    nh_node lstm = {.op = "LSTM",
+                    .opset = 14,
+                    .attrs = {NH_INT("hidden_size", 3)},
+                    .in = {ls[0], ls[1], ls[2]},
+                    .n_out = 3};
+    bound_loop_is_used(&lstm, 7, 7);
+    nh_free_tensors(ls, 3);
+    og_tensor *gr[3] = {nh_tensor(OG_FLOAT, 3, (int64_t[]){3, 2, 4}, v),
+                        nh_tensor(OG_FLOAT, 3, (int64_t[]){2, 9, 4}, v + 24),
+                        nh_tensor(OG_FLOAT, 3, (int64_t[]){2, 9, 3}, v + 96)};
+    nh_node gru = {.op = "GRU",
+                   .opset = 14,
+                   .attrs = {NH_INT("hidden_size", 3), NH_STRING("direction", "bidirectional")},
+                   .in = {gr[0], gr[1], gr[2]},
+                   .n_out = 2};
+    bound_loop_is_used(&gru, 7, 3);
+    nh_free_tensors(gr, 3);
+}
+
 /* A select_types binding holds only while every input has the static dtype it was bound
  * for: here the scale is declared float32 when the session binds QuantizeLinear's loop
  * (float32 arithmetic), the declaration is then dropped and a float64 scale comes in.  The
@@ -864,5 +901,6 @@ int main(void)
     cpu_binds_quant_by_all_types();
     quant_binding_follows_the_run();
     cpu_binds_grid_sample();
+    cpu_rnn_uses_bound_loops();
     NH_DONE();
 }
