@@ -805,6 +805,57 @@ static void cpu_rnn_uses_bound_loops(void)
     nh_free_tensors(gr, 3);
 }
 
+/* ml: Scaler, Binarizer, LinearRegressor and a tree ensemble (float64 x) compute with the
+ * loops bound to x's dtype (and the output's); a dtype they lack is refused at bind. */
+static void cpu_ml_uses_bound_loops(void)
+{
+    double v[64];
+    for (int i = 0; i < 64; i++) v[i] = sin(0.7 * i) * 3;
+    og_tensor *x = nh_tensor(OG_FLOAT, 2, (int64_t[]){4, 3}, v);
+    nh_node scaler = {
+        .op = "Scaler",
+        .domain = "ai.onnx.ml",
+        .opset = 1,
+        .attrs = {NH_FLOATS("offset", 0.5f, -1.0f, 2.0f), NH_FLOATS("scale", 2.0f, 0.25f, 3.0f)},
+        .in = {x}};
+    bound_loop_is_used(&scaler, 1, 1);
+    check_bind_refusal(&scaler, (og_dtype[]){OG_UINT8},
+                       "input 0 is uint8, which the CPU kernel of Scaler does not compute (it "
+                       "computes float32, float64, int32, int64)");
+    nh_node binarizer = {.op = "Binarizer",
+                         .domain = "ai.onnx.ml",
+                         .opset = 1,
+                         .attrs = {NH_FLOAT("threshold", 0.5f)},
+                         .in = {x}};
+    bound_loop_is_used(&binarizer, 1, 1);
+    og_tensor_free(x);
+    x = nh_tensor(OG_DOUBLE, 2, (int64_t[]){4, 2}, (double[]){1, -2, 3, 4, -5, 6, 7, 8});
+    nh_node linear = {.op = "LinearRegressor",
+                      .domain = "ai.onnx.ml",
+                      .opset = 1,
+                      .attrs = {NH_FLOATS("coefficients", 0.5f, -1.5f), NH_FLOATS("intercepts", 2)},
+                      .in = {x}};
+    bound_loop_is_used(&linear, 1, 1);
+    nh_node tree = {
+        .op = "TreeEnsembleRegressor",
+        .domain = "ai.onnx.ml",
+        .opset = 3,
+        .attrs = {NH_INT("n_targets", 1), NH_INTS("nodes_treeids", 0, 0, 0),
+                  NH_INTS("nodes_nodeids", 0, 1, 2), NH_INTS("nodes_featureids", 1, 0, 0),
+                  NH_STRINGS("nodes_modes", "BRANCH_LEQ", "LEAF", "LEAF"),
+                  NH_FLOATS("nodes_values", 0.3f, 0, 0), NH_INTS("nodes_truenodeids", 1, 0, 0),
+                  NH_INTS("nodes_falsenodeids", 2, 0, 0), NH_INTS("target_ids", 0, 0),
+                  NH_INTS("target_nodeids", 1, 2), NH_INTS("target_treeids", 0, 0),
+                  NH_FLOATS("target_weights", 1.5f, -2.0f)},
+        .in = {x}};
+    bound_loop_is_used(&tree, 1, 0);
+    check_bind_refusal(&tree, (og_dtype[]){OG_BOOL},
+                       "node 'n0' (ai.onnx.ml.TreeEnsembleRegressor, opset 3): input 0 is bool, "
+                       "which the CPU kernel of TreeEnsembleRegressor does not compute (it "
+                       "computes float32, float64, int32, int64)");
+    og_tensor_free(x);
+}
+
 /* A select_types binding holds only while every input has the static dtype it was bound
  * for: here the scale is declared float32 when the session binds QuantizeLinear's loop
  * (float32 arithmetic), the declaration is then dropped and a float64 scale comes in.  The
@@ -902,5 +953,6 @@ int main(void)
     quant_binding_follows_the_run();
     cpu_binds_grid_sample();
     cpu_rnn_uses_bound_loops();
+    cpu_ml_uses_bound_loops();
     NH_DONE();
 }
