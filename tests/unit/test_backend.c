@@ -856,6 +856,55 @@ static void cpu_ml_uses_bound_loops(void)
     og_tensor_free(x);
 }
 
+/* The small per-call picks that now bind: Mean's final division, Range's loop, and integer
+ * Div's zero-divisor scan (the bound loop's slot: with the binding, a divisor relabelled
+ * uint32 is still scanned as int32 and its zero refused; without, the kernel refuses the
+ * dtype). */
+static void cpu_small_picks_bind(void)
+{
+    double v[16];
+    for (int i = 0; i < 16; i++) v[i] = sin(0.7 * i) * 3;
+    og_tensor *m[3] = {nh_tensor(OG_DOUBLE, 1, (int64_t[]){4}, v),
+                       nh_tensor(OG_DOUBLE, 2, (int64_t[]){3, 4}, v + 4),
+                       nh_tensor(OG_DOUBLE, 1, (int64_t[]){1}, v + 1)};
+    nh_node mean = {.op = "Mean", .opset = 13, .in = {m[0], m[1], m[2]}};
+    bound_loop_is_used(&mean, 7, 1);
+    nh_free_tensors(m, 3);
+    og_tensor *rg[3] = {nh_scalar(OG_FLOAT, 0.5), nh_scalar(OG_FLOAT, 4),
+                        nh_scalar(OG_FLOAT, 0.75)};
+    nh_node range = {.op = "Range", .opset = 11, .in = {rg[0], rg[1], rg[2]}};
+    bound_loop_is_used(&range, 5, 1);
+    nh_free_tensors(rg, 3);
+
+    og_tensor *dv[2] = {nh_tensor(OG_INT32, 1, (int64_t[]){3}, (double[]){7, -9, 12}),
+                        nh_tensor(OG_INT32, 1, (int64_t[]){3}, (double[]){2, 4, -5})};
+    nh_node div = {.op = "Div", .opset = 14, .in = {dv[0], dv[1]}};
+    bound_loop_is_used(&div, 3, 1);
+    nh_result r;
+    CHECK_OK(nh_load(&div, &r));
+    if (!r.status) {
+        og_dtype t[2] = {OG_INT32, OG_INT32};
+        og_kernel_binding b;
+        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, &b));
+        og_tensor *a = relabel(dv[0], OG_UINT32), *zero = NULL, *y = NULL;
+        int32_t z[3] = {3, 0, 1};
+        CHECK_OK(og_tensor_from_data(OG_UINT32, 1, (int64_t[]){3}, z, sizeof z, NULL, &zero));
+        CHECK_OK(og_tensor_alloc(OG_UINT32, 1, (int64_t[]){3}, NULL, &y));
+        const og_tensor *ins[2] = {a, zero};
+        og_kernel_ctx k = {r.node, r.node->params, r.g->alloc, 1, b.impl, 0};
+        CHECK(b.fn(&k, ins, 2, &y, 1) == OG_ERR_RUNTIME);
+        CHECKF(strstr(og_last_error(), "integer division by zero (element 1 of input 1)") != NULL,
+               "message %s", og_last_error());
+        k.impl = NULL;
+        CHECK(b.fn(&k, ins, 2, &y, 1) == OG_ERR_UNSUPPORTED);
+        og_tensor_free(a);
+        og_tensor_free(zero);
+        og_tensor_free(y);
+    }
+    nh_release(&r);
+    nh_free_tensors(dv, 2);
+}
+
 /* A select_types binding holds only while every input has the static dtype it was bound
  * for: here the scale is declared float32 when the session binds QuantizeLinear's loop
  * (float32 arithmetic), the declaration is then dropped and a float64 scale comes in.  The
@@ -954,5 +1003,6 @@ int main(void)
     cpu_binds_grid_sample();
     cpu_rnn_uses_bound_loops();
     cpu_ml_uses_bound_loops();
+    cpu_small_picks_bind();
     NH_DONE();
 }
