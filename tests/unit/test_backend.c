@@ -905,6 +905,48 @@ static void cpu_small_picks_bind(void)
     nh_free_tensors(dv, 2);
 }
 
+/* Scatter's loop depends on the data's dtype and the reduction, its constraint on the
+ * indices' dtype (two type variables): ScatterElements with reduction add binds float32's
+ * add, refuses a bool data at bind, and ScatterND without reduction binds a byte mover. */
+static void cpu_scatter_binds_by_all_types(void)
+{
+    double v[16];
+    for (int i = 0; i < 16; i++) v[i] = sin(0.7 * i) * 3;
+    og_tensor *se[3] = {nh_tensor(OG_FLOAT, 2, (int64_t[]){2, 3}, v),
+                        nh_tensor(OG_INT64, 2, (int64_t[]){2, 2}, (double[]){0, 2, 2, 0}),
+                        nh_tensor(OG_FLOAT, 2, (int64_t[]){2, 2}, v + 6)};
+    nh_node scatter = {.op = "ScatterElements",
+                       .opset = 18,
+                       .attrs = {NH_INT("axis", 1), NH_STRING("reduction", "add")},
+                       .in = {se[0], se[1], se[2]}};
+    bound_loop_is_used(&scatter, 5, 1);
+    check_bind_refusal(&scatter, (og_dtype[]){OG_BOOL, OG_INT64, OG_BOOL},
+                       "node 'n0' (ScatterElements, opset 18): input 1 is int64, which the CPU "
+                       "kernel of ScatterElements does not compute with input 0 bool, input 2 "
+                       "bool (it computes no dtype)");
+    check_bind_refusal(&scatter, (og_dtype[]){OG_FLOAT, OG_INT8, OG_FLOAT},
+                       "input 1 is int8, which the CPU kernel of ScatterElements does not compute "
+                       "with input 0 float32, input 2 float32 (it computes int32, int64)");
+    nh_free_tensors(se, 3);
+    og_tensor *sn[3] = {nh_tensor(OG_DOUBLE, 1, (int64_t[]){5}, v),
+                        nh_tensor(OG_INT64, 2, (int64_t[]){2, 1}, (double[]){3, 1}),
+                        nh_tensor(OG_DOUBLE, 1, (int64_t[]){2}, v + 8)};
+    nh_node nd = {.op = "ScatterND", .opset = 18, .in = {sn[0], sn[1], sn[2]}};
+    nh_result r;
+    CHECK_OK(nh_run(&nd, &r));
+    if (!r.status) {
+        og_kernel_binding b;
+        og_dtype t[3] = {OG_DOUBLE, OG_INT64, OG_DOUBLE};
+        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, &b));
+        const void *d64 = b.impl;
+        t[0] = t[2] = OG_UINT64; /* the same size: the same byte mover */
+        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, &b));
+        CHECK(d64 != NULL && b.impl == d64 && b.all_types == 1);
+    }
+    nh_release(&r);
+    nh_free_tensors(sn, 3);
+}
+
 /* A select_types binding holds only while every input has the static dtype it was bound
  * for: here the scale is declared float32 when the session binds QuantizeLinear's loop
  * (float32 arithmetic), the declaration is then dropped and a float64 scale comes in.  The
@@ -1004,5 +1046,6 @@ int main(void)
     cpu_rnn_uses_bound_loops();
     cpu_ml_uses_bound_loops();
     cpu_small_picks_bind();
+    cpu_scatter_binds_by_all_types();
     NH_DONE();
 }
