@@ -947,6 +947,42 @@ static void cpu_scatter_binds_by_all_types(void)
     nh_free_tensors(sn, 3);
 }
 
+/* Resize: linear and cubic bind their float32 or float64 loops (and refuse integers at
+ * bind), nearest moves bytes of any dtype. */
+static void cpu_resize_binds_loops(void)
+{
+    double v[64];
+    for (int i = 0; i < 64; i++) v[i] = sin(0.7 * i) * 3;
+    og_tensor *rs[3] = {nh_tensor(OG_FLOAT, 4, (int64_t[]){1, 2, 3, 4}, v), NULL,
+                        nh_tensor(OG_FLOAT, 1, (int64_t[]){4}, (double[]){1, 1, 1.5, 2})};
+    nh_node linear = {.op = "Resize",
+                      .opset = 13,
+                      .attrs = {NH_STRING("mode", "linear")},
+                      .in = {rs[0], NULL, rs[2]},
+                      .n_in = 3};
+    bound_loop_is_used(&linear, 1, 1);
+    nh_node cubic = {.op = "Resize",
+                     .opset = 13,
+                     .attrs = {NH_STRING("mode", "cubic")},
+                     .in = {rs[0], NULL, rs[2]},
+                     .n_in = 3};
+    bound_loop_is_used(&cubic, 1, 1);
+    check_bind_refusal(&linear, (og_dtype[]){OG_INT32, OG_UNDEFINED, OG_FLOAT},
+                       "node 'n0' (Resize, opset 13): input 0 is int32, which the CPU kernel of "
+                       "Resize does not compute (it computes float32, float64)");
+    nh_result r;
+    nh_node nearest = {.op = "Resize", .opset = 13, .in = {rs[0], NULL, rs[2]}, .n_in = 3};
+    CHECK_OK(nh_load(&nearest, &r));
+    if (!r.status) {
+        og_kernel_binding b;
+        og_dtype t[3] = {OG_UINT8, OG_UNDEFINED, OG_FLOAT};
+        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, &b));
+        CHECK(b.impl != NULL);
+    }
+    nh_release(&r);
+    nh_free_tensors(rs, 3);
+}
+
 /* A select_types binding holds only while every input has the static dtype it was bound
  * for: here the scale is declared float32 when the session binds QuantizeLinear's loop
  * (float32 arithmetic), the declaration is then dropped and a float64 scale comes in.  The
@@ -1047,5 +1083,6 @@ int main(void)
     cpu_ml_uses_bound_loops();
     cpu_small_picks_bind();
     cpu_scatter_binds_by_all_types();
+    cpu_resize_binds_loops();
     NH_DONE();
 }

@@ -305,6 +305,43 @@ OG_PASS_T(double, w)
 OG_BILINEAR_T(float, w_float)
 OG_BILINEAR_T(double, w)
 
+/* The loops of linear and cubic resizing for one element type, bound at session creation
+ * (select_resize); nearest moves elements by size and binds nothing of a type (es 0). */
+typedef struct resize_loops {
+    size_t es;
+    void (*pass)(const og_kernel_ctx *k, const void *src, void *dst, int64_t outer, int64_t in_n,
+                 int64_t out_n, int64_t inner, const axis_taps *t, double ev);
+    void (*bilinear)(const og_kernel_ctx *k, const void *x, void *y, const bilinear_geom *g,
+                     void *scratch, double ev);
+} resize_loops;
+#define RESIZE_LOOPS(T, SFX)                                                                       \
+    static void pass_##SFX(const og_kernel_ctx *k, const void *src, void *dst, int64_t outer,      \
+                           int64_t in_n, int64_t out_n, int64_t inner, const axis_taps *t,         \
+                           double ev)                                                              \
+    {                                                                                              \
+        pass_##T(k, src, dst, outer, in_n, out_n, inner, t, (T)ev);                                \
+    }                                                                                              \
+    static void bilinear_##SFX(const og_kernel_ctx *k, const void *x, void *y,                     \
+                               const bilinear_geom *g, void *scratch, double ev)                   \
+    {                                                                                              \
+        bilinear_##T(k, x, y, g, scratch, (T)ev);                                                  \
+    }
+RESIZE_LOOPS(float, f32)
+RESIZE_LOOPS(double, f64)
+static const resize_loops resize_linear_loops[2] = {{4, pass_f32, bilinear_f32},
+                                                    {8, pass_f64, bilinear_f64}};
+static const resize_loops resize_nearest_loops = {0, NULL, NULL};
+
+/* Mode nearest: any dtype (bytes moved by size); linear and cubic: float32 and float64. */
+static const void *select_resize(const og_node *n, og_dtype t)
+{
+    const og_resize_params *p = n->params;
+    if (p->mode == OG_RESIZE_NEAREST) return &resize_nearest_loops;
+    return t == OG_FLOAT    ? &resize_linear_loops[0]
+           : t == OG_DOUBLE ? &resize_linear_loops[1]
+                            : NULL;
+}
+
 /* Estimated cost of resizing the axes in `order`: each pass costs its output size times
  * its taps, three times more on the last axis, whose taps are gathers, not vector lines. */
 static double order_cost(const og_tensor *X, const og_tensor *Y, const axis_taps *taps,
@@ -347,12 +384,11 @@ static void best_order(const og_tensor *X, const og_tensor *Y, const axis_taps *
 }
 
 static og_status run_separable(const og_kernel_ctx *k, const og_tensor *X, og_tensor *Y,
-                               const axis_taps *taps)
+                               const axis_taps *taps, const resize_loops *l)
 {
     int r = X->rank;
     const og_resize_params *p = k->params;
-    size_t es = og_dtype_size(X->dtype);
-    bool is_f = X->dtype == OG_FLOAT;
+    size_t es = l->es;
     int order[OG_MAX_RANK], na = 0;
     for (int d = 0; d < r; d++)
         if (!taps[d].identity) order[na++] = d;
@@ -375,10 +411,7 @@ static og_status run_separable(const og_kernel_ctx *k, const og_tensor *X, og_te
         g.ty = &taps[r - 2], g.tx = &taps[r - 1];
         void *scratch = og_malloc(k->alloc, (size_t)(g.chunks * 2 * g.ow) * es);
         if (!scratch) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
-        if (is_f)
-            bilinear_float(k, X->data, Y->data, &g, scratch, (float)p->extrapolation);
-        else
-            bilinear_double(k, X->data, Y->data, &g, scratch, p->extrapolation);
+        l->bilinear(k, X->data, Y->data, &g, scratch, p->extrapolation);
         og_free(k->alloc, scratch);
         return OG_OK;
     }
@@ -409,11 +442,7 @@ static og_status run_separable(const og_kernel_ctx *k, const og_tensor *X, og_te
         int64_t outer = 1, inner = 1;
         for (int d = 0; d < a; d++) outer *= cur[d];
         for (int d = a + 1; d < r; d++) inner *= cur[d];
-        if (is_f)
-            pass_float(k, src, dst, outer, cur[a], Y->dims[a], inner, &taps[a],
-                       (float)p->extrapolation);
-        else
-            pass_double(k, src, dst, outer, cur[a], Y->dims[a], inner, &taps[a], p->extrapolation);
+        l->pass(k, src, dst, outer, cur[a], Y->dims[a], inner, &taps[a], p->extrapolation);
         cur[a] = Y->dims[a];
         src = dst;
     }
@@ -454,7 +483,9 @@ static og_status k_resize(const og_kernel_ctx *k, const og_tensor *const *in, in
     }
     if (X->numel == 0)
         return og_kernel_error(k, OG_ERR_SHAPE, "input 0 (X) is empty but the output is not");
-    if (p->mode != OG_RESIZE_NEAREST && X->dtype != OG_FLOAT && X->dtype != OG_DOUBLE)
+    /* k->impl: bound at session creation; without a binding, picked here */
+    const resize_loops *l = k->impl ? k->impl : select_resize(k->node, X->dtype);
+    if (!l)
         return og_kernel_error(k, OG_ERR_UNSUPPORTED, "input 0 (X) type %s needs mode nearest",
                                og_dtype_name(X->dtype));
 
@@ -486,13 +517,11 @@ static og_status k_resize(const og_kernel_ctx *k, const og_tensor *const *in, in
     if (p->mode == OG_RESIZE_NEAREST)
         run_nearest(k, X, Y, taps, off);
     else
-        st = run_separable(k, X, Y, taps);
+        st = run_separable(k, X, Y, taps, l);
     og_free(k->alloc, mem);
     return st;
 }
 
-/* No constraint: mode nearest moves bytes of any dtype; linear and cubic need float32 or
- * float64, which depends on the mode attribute and k_resize checks. */
 /* ---- GridSample ------------------------------------------------------------------------ */
 
 /* The coordinate math of PyTorch's grid_sampler, which the spec points to (and onnxruntime
@@ -753,8 +782,10 @@ static og_status k_affine_grid(const og_kernel_ctx *k, const og_tensor *const *i
 }
 
 const og_kernel_def og_cpu_resize[] = {
-    {.name = "Resize", .domain = "", .fn = k_resize},
-    {.name = "Upsample", .domain = "", .fn = k_resize},
+    /* select_resize: mode nearest moves bytes of any dtype; linear and cubic bind their
+     * float32 or float64 loops */
+    {.name = "Resize", .domain = "", .fn = k_resize, .select = select_resize},
+    {.name = "Upsample", .domain = "", .fn = k_resize, .select = select_resize},
     {.name = "GridSample", .domain = "", .fn = k_grid_sample, .select_types = select_grid_sample},
     {.name = "AffineGrid", .domain = "", .fn = k_affine_grid, .select = select_affine_grid},
     {.name = NULL},
