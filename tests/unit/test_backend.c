@@ -856,10 +856,10 @@ static void cpu_ml_uses_bound_loops(void)
     og_tensor_free(x);
 }
 
-/* The small per-call picks that now bind: Mean's final division, Range's loop, and integer
- * Div's zero-divisor scan (the bound loop's slot: with the binding, a divisor relabelled
- * uint32 is still scanned as int32 and its zero refused; without, the kernel refuses the
- * dtype). */
+/* The small per-call picks that now bind: Mean's final division, Range's loop, Clip's
+ * integer bounds, and integer Div's zero-divisor scan (the bound loop's slot: with the binding, a
+ * divisor relabelled uint32 is still scanned as int32 and its zero refused; without, the kernel
+ * refuses the dtype). */
 static void cpu_small_picks_bind(void)
 {
     double v[16];
@@ -875,6 +875,12 @@ static void cpu_small_picks_bind(void)
     nh_node range = {.op = "Range", .opset = 11, .in = {rg[0], rg[1], rg[2]}};
     bound_loop_is_used(&range, 5, 1);
     nh_free_tensors(rg, 3);
+    /* Clip int32: the bounds are read as the bound loop's integers (relabelled uint32 here) */
+    og_tensor *cl[3] = {nh_tensor(OG_INT32, 1, (int64_t[]){5}, (double[]){-7, -2, 0, 3, 9}),
+                        nh_scalar(OG_INT32, -3), nh_scalar(OG_INT32, 4)};
+    nh_node clip = {.op = "Clip", .opset = 13, .in = {cl[0], cl[1], cl[2]}};
+    bound_loop_is_used(&clip, 7, 1);
+    nh_free_tensors(cl, 3);
 
     og_tensor *dv[2] = {nh_tensor(OG_INT32, 1, (int64_t[]){3}, (double[]){7, -9, 12}),
                         nh_tensor(OG_INT32, 1, (int64_t[]){3}, (double[]){2, 4, -5})};
