@@ -306,8 +306,7 @@ static og_status run_node(og_session *s, int ni)
                  s->tin[kb->type_input]->dtype != kb->type))
         impl = NULL;
     for (int j = 0; impl && kb->all_types && j < n->n_in; j++) /* chosen from every input */
-        if (n->in[j] >= 0 && s->tin[j] && g->values[n->in[j]].dtype != OG_UNDEFINED &&
-            s->tin[j]->dtype != g->values[n->in[j]].dtype)
+        if (s->tin[j] && kb->types[j] != OG_UNDEFINED && s->tin[j]->dtype != kb->types[j])
             impl = NULL;
     k.impl = impl;
     for (int j = 0; !kb->strings && j < n->n_in; j++)
