@@ -36,7 +36,11 @@ static og_status control_parse(const og_op_ctx *c, void **params)
     og_status st;
     og_graph *g1, *g2;
     const char *op = c->node->op_type;
-    og_control_params *p = og_calloc(c->alloc, 1, sizeof *p);
+    /* Scan's axis and direction lists follow the struct: two per scan input and output,
+     * which num_scan_inputs and the node's arity bound (no fixed limit) */
+    const og_node *nd = c->node;
+    int64_t n_lists = strcmp(op, "Scan") == 0 ? 2 * ((int64_t)nd->n_in + nd->n_out) : 0;
+    og_control_params *p = og_calloc(c->alloc, 1, sizeof *p + (size_t)n_lists * sizeof p->lists[0]);
     if (!p) return og_op_error(c, OG_ERR_NOMEM, "out of memory");
     if (strcmp(op, "If") == 0) {
         p->kind = OG_CONTROL_IF;
@@ -75,6 +79,12 @@ static og_status control_parse(const og_op_ctx *c, void **params)
         p->n_scan_in = (int)og_attr_int(c->node, "num_scan_inputs", -1);
         p->n_state = own - p->n_scan_in;
         p->n_scan_out = c->node->n_out - p->n_state;
+        if (p->n_scan_in >= 0 && p->n_scan_in <= own && p->n_scan_out >= 0) {
+            p->in_axes = p->lists;
+            p->in_dirs = p->in_axes + p->n_scan_in;
+            p->out_axes = p->in_dirs + p->n_scan_in;
+            p->out_dirs = p->out_axes + p->n_scan_out;
+        }
         if (p->n_scan_in < 1 || p->n_state < 0 || p->n_scan_out < 0 || g1->n_inputs != own ||
             g1->n_outputs != c->node->n_out) {
             st = og_op_error(c, OG_ERR_MODEL,
@@ -97,11 +107,6 @@ static og_status control_parse(const og_op_ctx *c, void **params)
             if (v && cnt != want[k]) {
                 st = og_op_error(c, OG_ERR_MODEL, "attribute '%s' has %d entries, expected %d",
                                  lists[k], cnt, want[k]);
-                goto fail;
-            }
-            if (want[k] > OG_CONTROL_MAX) {
-                st = og_op_error(c, OG_ERR_UNSUPPORTED, "%d scan inputs or outputs, at most %d",
-                                 want[k], OG_CONTROL_MAX);
                 goto fail;
             }
             for (int i = 0; i < want[k]; i++) {
