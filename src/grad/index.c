@@ -287,11 +287,25 @@ static og_status g_scatter(og_gb *b, const og_node *n, const int *dy, int *dx)
     if (WANTS(0))
         dx[0] = og_rule_scatter_elements(b, dy[0], ind, og_rule_zeros_like(b, IN(2)), axis, NULL);
     if (!WANTS(2)) return og_gb_status(b);
-    if (unknown)
-        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                          "Scatter updates gradient needs the indices' shape static");
     int src = dy[0];
-    if (ns > 0) src = og_rule_slice(b, src, axes, starts, ends, NULL, ns);
+    if (unknown && og_gb_opset(b) < 10)
+        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                          "Scatter updates gradient at opset 9 needs the indices' shape static "
+                          "(a Slice to it with run-time ends needs opset 10)");
+    if (unknown && r > 1) {
+        /* dY cut to the indices' off-axis dims, taken at run time: Slice(dY, 0,
+         * Shape(indices)[off-axis], off-axis) */
+        ns = 0;
+        for (int d = 0; d < r; d++)
+            if (d != axis) starts[ns] = 0, axes[ns++] = d;
+        int in[4] = {
+            src, og_gb_const_i64(b, starts, ns),
+            og_gb_op2(b, "Gather", og_gb_op1(b, "Shape", ind), og_gb_const_i64(b, axes, ns)),
+            og_gb_const_i64(b, axes, ns)};
+        src = og_gb_op(b, "Slice", 4, in);
+    } else if (ns > 0) {
+        src = og_rule_slice(b, src, axes, starts, ends, NULL, ns);
+    }
     int64_t perm[OG_MAX_RANK], ax = axis, last = r;
     for (int d = 0, k = 0; d < r; d++)
         if (d != axis) perm[k++] = d;

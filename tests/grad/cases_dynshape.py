@@ -173,8 +173,65 @@ def conv_cases():
     return out
 
 
+def static_free_cases():
+    """AveragePool, LpPool and the Scatter updates gradient with every dim known only at run
+    time (they refused: the divisor, pads and window sums came from static sizes)."""
+    out = []
+    pools = [
+        ("k3s2p1_excl", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])),
+        ("k3s2p1_incl", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 0, 1, 2],
+                             count_include_pad=1)),
+        ("k2s2", dict(kernel_shape=[2, 2], strides=[2, 2])),
+        ("k3s1_overlap", dict(kernel_shape=[3, 2], strides=[1, 1], pads=[0, 1, 1, 0])),
+        ("same_upper_s2", dict(kernel_shape=[3, 3], strides=[2, 2], auto_pad="SAME_UPPER")),
+        ("same_lower_s2_incl", dict(kernel_shape=[2, 3], strides=[2, 2], auto_pad="SAME_LOWER",
+                                    count_include_pad=1)),
+        ("valid_s3", dict(kernel_shape=[2, 2], strides=[3, 2], auto_pad="VALID")),
+        ("ceil_k3s2", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 0, 0], ceil_mode=1)),
+    ]
+    x = rand(2, 3, 7, 6)
+    for name, attrs in pools:
+        for opset in (11, 13):
+            m = model(_dyn_spatial(x.shape) + [node("AveragePool", ["xr"], ["p"], **attrs),
+                                                 node("Tanh", ["p"], ["y"])],
+                      {"x": x}, ["y"], opset=opset)
+            ref = model([node("AveragePool", ["x"], ["y"], **attrs)], {"x": x}, ["y"],
+                        opset=opset)
+            shp = [d.dim_value for d in ref.graph.output[0].type.tensor_type.shape.dim]
+            out.append(("avgpool_dyn_%s_v%d" % (name, opset), _declare(m, "y", shp), {"x": x}))
+    for name, attrs in (("p2_k3s2p1", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])),
+                        ("p1_k2s1", dict(kernel_shape=[2, 2], p=1)),
+                        ("p3_same_upper", dict(kernel_shape=[3, 2], strides=[2, 1], p=3,
+                                               auto_pad="SAME_UPPER"))):
+        m = model(_dyn_spatial(x.shape) + [node("LpPool", ["xr"], ["y"], **attrs)],
+                  {"x": x}, ["y"], opset=13)
+        ref = model([node("LpPool", ["x"], ["y"], **attrs)], {"x": x}, ["y"], opset=13)
+        shp = [d.dim_value for d in ref.graph.output[0].type.tensor_type.shape.dim]
+        out.append(("lppool_dyn_%s" % name, _declare(m, "y", shp), {"x": x}))
+    # Scatter (opset 10) whose indices' off-axis dim is cut at run time from x's shape:
+    # indices [2, 4] -> [2, Shape(x)[1] - 1] = [2, 3] onto data [3, 4] (axis 0), and
+    # indices [3, 3] -> [Shape(x)[0] - 1, 3] = [2, 3] along axis 1
+    xs = rand(3, 4)
+    for axis, ind, cut in ((0, np.array([[1, 0, 2, 0], [2, 1, 0, 1]], I64), 1),
+                           (1, np.array([[3, 0, 1], [1, 2, 0], [0, 3, 2]], I64), 0)):
+        u = rand(2, 3)
+        m = model([node("Shape", ["x"], ["sx"]),
+                   node("Slice", ["sx", "c0", "c1"], ["d"]) if cut == 0 else
+                   node("Slice", ["sx", "c1", "c2"], ["d"]),
+                   node("Sub", ["d", "one1"], ["end"]),
+                   node("Slice", ["i", "zero1", "end", "ax"], ["ir"]),
+                   node("Scatter", ["x", "ir", "u"], ["s"], axis=axis),
+                   node("Tanh", ["s"], ["y"])],
+                  {"x": xs}, ["y"], {"u": u},
+                  consts={"i": ind, "c0": np.array([0], I64), "c1": np.array([1], I64),
+                          "c2": np.array([2], I64), "one1": np.array([1], I64),
+                          "zero1": np.array([0], I64), "ax": np.array([cut], I64)}, opset=10)
+        out.append(("scatter_dyn_v10_axis%d" % axis, _declare(m, "y", [3, 4]), {"x": xs}))
+    return out
+
+
 _base_cases = cases
 
 
 def cases():  # noqa: F811
-    return _base_cases() + conv_cases()
+    return _base_cases() + conv_cases() + static_free_cases()
