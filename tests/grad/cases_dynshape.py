@@ -174,8 +174,8 @@ def conv_cases():
 
 
 def static_free_cases():
-    """AveragePool, LpPool and the Scatter updates gradient with every dim known only at run
-    time (they refused: the divisor, pads and window sums came from static sizes)."""
+    """AveragePool, LpPool, ConvTranspose and the Scatter updates gradient with every dim
+    known only at run time (they refused: the divisor, pads and window sums came from static sizes)."""
     out = []
     pools = [
         ("k3s2p1_excl", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])),
@@ -208,6 +208,26 @@ def static_free_cases():
         ref = model([node("LpPool", ["x"], ["y"], **attrs)], {"x": x}, ["y"], opset=13)
         shp = [d.dim_value for d in ref.graph.output[0].type.tensor_type.shape.dim]
         out.append(("lppool_dyn_%s" % name, _declare(m, "y", shp), {"x": x}))
+    # ConvTranspose (explicit pads, VALID) with X's channel count and sizes hidden
+    xc = rand(2, 4, 5, 4)
+    for name, attrs, group in (
+            ("plain", dict(kernel_shape=[3, 3]), 1),
+            ("s2p1op1", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 0, 1, 2],
+                             output_padding=[1, 1]), 1),
+            ("dil2_s3", dict(kernel_shape=[2, 3], strides=[3, 1], dilations=[2, 2],
+                             pads=[0, 1, 1, 0]), 1),
+            ("group2_s2", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], group=2), 2),
+            ("valid_s2", dict(kernel_shape=[2, 2], strides=[2, 2], auto_pad="VALID"), 1)):
+        w, bias = rand(4, 6 // group if group == 2 else 3, *attrs["kernel_shape"]), None
+        cout = w.shape[1] * group
+        bias = rand(cout)
+        m = model(_dyn_spatial(xc.shape) + [node("ConvTranspose", ["xr", "w", "b"], ["c"], **attrs),
+                                              node("Tanh", ["c"], ["y"])],
+                  {"x": xc}, ["y"], {"w": w, "b": bias}, opset=13)
+        ref = model([node("ConvTranspose", ["x", "w", "b"], ["y"], **attrs)], {"x": xc}, ["y"],
+                    {"w": w, "b": bias}, opset=13)
+        shp = [d.dim_value for d in ref.graph.output[0].type.tensor_type.shape.dim]
+        out.append(("convtranspose_dyn_" + name, _declare(m, "y", shp), {"x": xc}))
     # Scatter (opset 10) whose indices' off-axis dim is cut at run time from x's shape:
     # indices [2, 4] -> [2, Shape(x)[1] - 1] = [2, 3] onto data [3, 4] (axis 0), and
     # indices [3, 3] -> [Shape(x)[0] - 1, 3] = [2, 3] along axis 1
