@@ -174,8 +174,8 @@ def conv_cases():
 
 
 def static_free_cases():
-    """AveragePool, LpPool, ConvTranspose and the Scatter updates gradient with every dim
-    known only at run time (they refused: the divisor, pads and window sums came from static sizes)."""
+    """AveragePool, LpPool, ConvTranspose, per-activation BatchNormalization and the Scatter
+    updates gradient with every dim known only at run time (they refused: the divisor, pads and window sums came from static sizes)."""
     out = []
     pools = [
         ("k3s2p1_excl", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])),
@@ -228,6 +228,17 @@ def static_free_cases():
                     {"w": w, "b": bias}, opset=13)
         shp = [d.dim_value for d in ref.graph.output[0].type.tensor_type.shape.dim]
         out.append(("convtranspose_dyn_" + name, _declare(m, "y", shp), {"x": xc}))
+    # per-activation BatchNormalization (opset 7, spatial 0) with X's dims hidden: given
+    # statistics and batch statistics
+    xb = rand(3, 2, 3, low=-2, high=2)
+    bw = {"scale": rand(2, 3, low=0.5, high=1.5), "b": rand(2, 3), "mean": rand(2, 3),
+          "var": rand(2, 3, low=0.5, high=1.5)}
+    for name, outs in (("infer", ["p"]), ("train", ["p", "rm", "rv", "sm", "sv"])):
+        m = model(_dyn_spatial(xb.shape) +
+                  [node("BatchNormalization", ["xr", "scale", "b", "mean", "var"], outs,
+                        spatial=0, epsilon=1e-3),
+                   node("Tanh", ["p"], ["y"])], {"x": xb}, ["y"], bw, opset=7)
+        out.append(("bn_dyn_v7_per_activation_" + name, _declare(m, "y", [3, 2, 3]), {"x": xb}))
     # Scatter (opset 10) whose indices' off-axis dim is cut at run time from x's shape:
     # indices [2, 4] -> [2, Shape(x)[1] - 1] = [2, 3] onto data [3, 4] (axis 0), and
     # indices [3, 3] -> [Shape(x)[0] - 1, 3] = [2, 3] along axis 1
