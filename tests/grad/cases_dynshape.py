@@ -174,8 +174,8 @@ def conv_cases():
 
 
 def static_free_cases():
-    """AveragePool, LpPool, ConvTranspose, per-activation BatchNormalization and the Scatter
-    updates gradient with every dim known only at run time (they refused: the divisor, pads and window sums came from static sizes)."""
+    """AveragePool, LpPool, ConvTranspose, per-activation BatchNormalization, GatherND's
+    OneHot form and the Scatter updates gradient with every dim known only at run time (they refused: the divisor, pads and window sums came from static sizes)."""
     out = []
     pools = [
         ("k3s2p1_excl", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])),
@@ -239,6 +239,25 @@ def static_free_cases():
                         spatial=0, epsilon=1e-3),
                    node("Tanh", ["p"], ["y"])], {"x": xb}, ["y"], bw, opset=7)
         out.append(("bn_dyn_v7_per_activation_" + name, _declare(m, "y", [3, 2, 3]), {"x": xb}))
+    # GatherND below opset 16 and with batch_dims, data's dims hidden (repeated and
+    # negative indices)
+    xn = rand(3, 4, 2)
+    for tag, ind, bd in (("full", np.array([[0, 1, 1], [2, -1, 0], [0, 1, 1]], I64), 0),
+                         ("rows", np.array([[1], [-1], [1]], I64), 0),
+                         ("b1_k1", np.array([[1], [-1], [1]], I64), 1),
+                         ("b1_k2", np.array([[[1, 0], [-1, 1]], [[0, 0], [3, 1]],
+                                             [[2, 1], [2, 1]]], I64), 1),
+                         ("b2_k1", np.array([[[1], [0], [-1], [1]]] * 3, I64), 2)):
+        for opset in (13, 17):
+            if bd == 0 and opset >= 16:
+                continue  # the ScatterND form, shape-free already
+            m = model(_dyn_spatial(xn.shape) + [node("GatherND", ["xr", "i"], ["g"], batch_dims=bd),
+                                                  node("Tanh", ["g"], ["y"])],
+                      {"x": xn}, ["y"], consts={"i": ind}, opset=opset)
+            ref = model([node("GatherND", ["x", "i"], ["y"], batch_dims=bd)], {"x": xn}, ["y"],
+                        consts={"i": ind}, opset=opset)
+            shp = [d.dim_value for d in ref.graph.output[0].type.tensor_type.shape.dim]
+            out.append(("gathernd_dyn_v%d_%s" % (opset, tag), _declare(m, "y", shp), {"x": xn}))
     # Scatter (opset 10) whose indices' off-axis dim is cut at run time from x's shape:
     # indices [2, 4] -> [2, Shape(x)[1] - 1] = [2, 3] onto data [3, 4] (axis 0), and
     # indices [3, 3] -> [Shape(x)[0] - 1, 3] = [2, 3] along axis 1
