@@ -346,11 +346,10 @@ static og_status g_groupnorm(og_gb *b, const og_node *n, const int *dy, int *dx)
     int x = IN(0);
     const og_value *X = og_gb_value(b, x);
     int rank = X->rank;
-    if (rank < 2 || !og_dim_known(X->dims[1]))
-        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                          "gradient needs the input's rank and channel count statically");
+    /* any channel count: the scale and bias reshape to [-1, 1, ...] or [1, G, 1] */
+    if (rank < 2) return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs the input's rank");
     og_dtype dt = og_gb_value(b, OUT(0))->dtype;
-    int64_t C = X->dims[1], G = p->groups, ax2 = 2;
+    int64_t G = p->groups, ax2 = 2;
     int64_t gshape[3] = {0, G, -1}, pshape[OG_MAX_RANK], all[OG_MAX_RANK];
     bool per_channel = n->since_version >= 21;
     int xg = og_rule_reshape_c(b, x, gshape, 3);
@@ -388,7 +387,6 @@ static og_status g_groupnorm(og_gb *b, const og_node *n, const int *dy, int *dx)
                 b, og_gb_reduce_sum(b, og_gb_op2(b, "Mul", dyg, st.xhat), a02, 2, false), IN(1));
         if (WANTS(2)) dx[2] = og_gb_reshape_like(b, og_gb_reduce_sum(b, dyg, a02, 2, false), IN(2));
     }
-    (void)C;
     return og_gb_status(b);
 }
 

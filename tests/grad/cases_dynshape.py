@@ -174,8 +174,9 @@ def conv_cases():
 
 
 def static_free_cases():
-    """AveragePool, LpPool, ConvTranspose, per-activation BatchNormalization, GatherND's
-    OneHot form and the Scatter updates gradient with every dim known only at run time (they refused: the divisor, pads and window sums came from static sizes)."""
+    """AveragePool, LpPool, ConvTranspose, per-activation BatchNormalization,
+    GroupNormalization, CRD DepthToSpace, GatherND's OneHot form and the Scatter updates
+    gradient with every dim known only at run time (they refused: the divisor, pads and window sums came from static sizes)."""
     out = []
     pools = [
         ("k3s2p1_excl", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])),
@@ -258,6 +259,23 @@ def static_free_cases():
                         consts={"i": ind}, opset=opset)
             shp = [d.dim_value for d in ref.graph.output[0].type.tensor_type.shape.dim]
             out.append(("gathernd_dyn_v%d_%s" % (opset, tag), _declare(m, "y", shp), {"x": xn}))
+    # GroupNormalization (per group at 18, per channel at 21) and CRD DepthToSpace with the
+    # channel count hidden
+    xg = rand(2, 6, 3, 2)
+    for opset in (18, 21):
+        n_ = 6 if opset >= 21 else 3
+        m = model(_dyn_spatial(xg.shape) +
+                  [node("GroupNormalization", ["xr", "s", "b"], ["p"], num_groups=3),
+                   node("Tanh", ["p"], ["y"])],
+                  {"x": xg}, ["y"], {"s": rand(n_, low=0.5, high=1.5), "b": rand(n_)}, opset=opset)
+        out.append(("groupnorm_dyn_v%d" % opset, _declare(m, "y", list(xg.shape)), {"x": xg}))
+    xd = rand(2, 8, 2, 3)
+    for mode in ("CRD", "DCR"):
+        m = model(_dyn_spatial(xd.shape) + [node("DepthToSpace", ["xr"], ["p"], blocksize=2,
+                                                 mode=mode),
+                                            node("Tanh", ["p"], ["y"])], {"x": xd}, ["y"], opset=13)
+        out.append(("depthtospace_dyn_%s" % mode.lower(), _declare(m, "y", [2, 2, 4, 6]),
+                    {"x": xd}))
     # Scatter (opset 10) whose indices' off-axis dim is cut at run time from x's shape:
     # indices [2, 4] -> [2, Shape(x)[1] - 1] = [2, 3] onto data [3, 4] (axis 0), and
     # indices [3, 3] -> [Shape(x)[0] - 1, 3] = [2, 3] along axis 1
