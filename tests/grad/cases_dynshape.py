@@ -175,8 +175,8 @@ def conv_cases():
 
 def static_free_cases():
     """AveragePool, LpPool, ConvTranspose, per-activation BatchNormalization,
-    GroupNormalization, CRD DepthToSpace, GatherND's OneHot form and the Scatter updates
-    gradient with every dim known only at run time (they refused: the divisor, pads and window sums came from static sizes)."""
+    GroupNormalization, CRD DepthToSpace, Resize, GatherND's OneHot form and the Scatter
+    updates gradient with every dim known only at run time (they refused: the divisor, pads and window sums came from static sizes)."""
     out = []
     pools = [
         ("k3s2p1_excl", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])),
@@ -276,6 +276,32 @@ def static_free_cases():
                                             node("Tanh", ["p"], ["y"])], {"x": xd}, ["y"], opset=13)
         out.append(("depthtospace_dyn_%s" % mode.lower(), _declare(m, "y", [2, 2, 4, 6]),
                     {"x": xd}))
+    # Resize with X's dims hidden: the interpolation matrices built at run time (scales
+    # and sizes, up and down, nearest, linear and cubic, several coordinate modes)
+    xz = rand(2, 3, 4, 5)
+    f32 = np.float32
+    for name, kw, sc, sz, opset in (
+            ("nearest_up2", dict(mode="nearest"), [1, 1, 2, 2], None, 13),
+            ("linear_half_pixel_up", dict(mode="linear"), [1, 1, 1.5, 2], None, 13),
+            ("linear_align_corners_sizes", dict(mode="linear",
+                                                coordinate_transformation_mode="align_corners"),
+             None, [2, 3, 7, 3], 11),
+            ("cubic_down_sizes", dict(mode="cubic"), None, [2, 3, 3, 4], 13),
+            ("nearest_ceil_asym_axes", dict(mode="nearest", nearest_mode="ceil", axes=[3, 2],
+                                            coordinate_transformation_mode="asymmetric"),
+             [1.7, 0.6], None, 18)):
+        ins = ["xr", "", "sc"] if sc else ["xr", "", "", "sz"]
+        consts = {"sc": np.array(sc, f32)} if sc else {"sz": np.array(sz, I64)}
+        if opset < 13:  # roi and scales are required inputs at 11
+            ins = ["xr", "roi", "sc", "sz"] if not sc else ["xr", "roi", "sc"]
+            consts.update(roi=np.zeros(0, f32), **({} if sc else {"sc": np.zeros(0, f32)}))
+        m = model(_dyn_spatial(xz.shape) + [node("Resize", ins, ["p"], **kw),
+                                              node("Tanh", ["p"], ["y"])],
+                  {"x": xz}, ["y"], consts=consts, opset=opset)
+        ref = model([node("Resize", ["x"] + ins[1:], ["y"], **kw)], {"x": xz}, ["y"],
+                    consts=consts, opset=opset)
+        shp = [d.dim_value for d in ref.graph.output[0].type.tensor_type.shape.dim]
+        out.append(("resize_dyn_%s_v%d" % (name, opset), _declare(m, "y", shp), {"x": xz}))
     # Scatter (opset 10) whose indices' off-axis dim is cut at run time from x's shape:
     # indices [2, 4] -> [2, Shape(x)[1] - 1] = [2, 3] onto data [3, 4] (axis 0), and
     # indices [3, 3] -> [Shape(x)[0] - 1, 3] = [2, 3] along axis 1
