@@ -475,11 +475,11 @@ static int probe_matrix(og_gb *b, const og_node *n, const resize_ctx *rc, int d,
  * kernel's taps when axis d's input dim and parameters are known at build time (constants,
  * or folded from Shape subgraphs of static shapes); an axis whose scale is 1 (or whose size
  * is its input dim, symbolic or not) under a mode that maps it identically is skipped;
- * otherwise M_d is computed at run time by probe_matrix (an input dim of d known at run
- * time only needs opset 11 and scales or sizes as inputs; an axis whose size may be its
- * input dim, unknown till then, gets an identity matrix of that size: rank >= 2,
+ * otherwise M_d is computed at run time by probe_matrix (needs rank >= 2,
  * keep_aspect_ratio_policy stretch, not tf_half_pixel_for_nn with linear or cubic, and telling
- * statically which of scales and sizes is given). */
+ * statically which of scales and sizes is given; an input dim of d known only at run time
+ * also needs opset 11 and scales or sizes as inputs, and an axis whose size may be its
+ * unknown input dim gets the run-time identity of that size). */
 static og_status g_resize(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     if (!WANTS(0)) return og_gb_status(b);
