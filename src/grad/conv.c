@@ -273,8 +273,8 @@ static int conv_dw_dyn(og_gb *b, const og_node *n, const og_conv_geom *g, int dy
     return dw_dyn(b, g, n->in[0], dy, same ? NULL : pads, pb, pe, n->in[1]);
 }
 
-/* The gradients of a ConvTranspose whose sizes are known at run time only, with explicit
- * pads (or VALID) and no output_shape: Y[o] = Σ X[i]·W[k] where o = i·s + k·d − pb, so
+/* The gradients of a ConvTranspose whose sizes are known at run time only, without
+ * output_shape (explicit pads, VALID or SAME): Y[o] = Σ X[i]·W[k] where o = i·s + k·d − pb, so
  * with pe' = max(pe, 0):
  *   dX = Conv(dY, W) with the strides, dilations, group and pads [pb, pe'], cut to X's
  *        sizes (its size floor((out + pb + pe' − ek) / s) + 1 >= in, the forward's
@@ -285,10 +285,34 @@ static void convt_dyn(og_gb *b, const og_node *n, const og_conv_geom *g, int dy,
     const og_conv_params *p = n->params;
     int nsp = g->nsp;
     int64_t pads[2 * SP], zeros[SP];
+    bool same = p->auto_pad == OG_CONV_SAME_UPPER || p->auto_pad == OG_CONV_SAME_LOWER;
     for (int i = 0; i < nsp; i++) {
         bool ex = p->n_pads && p->auto_pad == OG_CONV_NOTSET;
-        pads[i] = ex ? p->pads[i] : 0;
-        pads[nsp + i] = ex && p->pads[nsp + i] > 0 ? p->pads[nsp + i] : 0;
+        int64_t pb = ex ? p->pads[i] : 0, pe = ex ? p->pads[nsp + i] : 0;
+        if (same) {
+            /* out = s·in: the total padding s·(in − 1) + op + ek − s·in = op + ek − s does not
+             * depend on in; split as og_conv_geometry does (opset 11: SAME_UPPER's odd unit
+             * at the end; before, the reverse) */
+            if (!og_dim_known(g->kernel[i])) {
+                og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                           "ConvTranspose gradient with auto_pad SAME needs the kernel size");
+                return;
+            }
+            int64_t total = (p->n_output_padding ? p->output_padding[i] : 0) +
+                            (g->kernel[i] - 1) * g->dil[i] + 1 - g->stride[i];
+            int64_t h = total >= 0 ? total / 2 : -((-total + 1) / 2);
+            bool upper = p->auto_pad == OG_CONV_SAME_UPPER;
+            pb = p->since >= 11 ? (upper ? h : total - h) : (upper ? total - h : h);
+            pe = total - pb;
+            if (pb < 0) {
+                og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                           "ConvTranspose gradient with a negative SAME begin pad and sizes "
+                           "known only at run time");
+                return;
+            }
+        }
+        pads[i] = pb;
+        pads[nsp + i] = pe > 0 ? pe : 0;
         zeros[i] = 0;
     }
     if (og_gb_wants(b, n, 0)) {
@@ -337,11 +361,10 @@ static og_status g_conv_transpose(og_gb *b, const og_node *n, const int *dy, int
     int nsp = g.nsp, rank = nsp + 2;
     if (!known) {
         const og_conv_params *p = n->params;
-        if (p->n_output_shape || p->auto_pad == OG_CONV_SAME_UPPER ||
-            p->auto_pad == OG_CONV_SAME_LOWER || og_gb_opset(b) < 10)
+        if (p->n_output_shape || og_gb_opset(b) < 10)
             return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
                               "ConvTranspose gradient with sizes known only at run time needs "
-                              "explicit pads (no output_shape or SAME) and opset >= 10");
+                              "no output_shape and opset >= 10");
         convt_dyn(b, n, &g, dy[0], dx);
         if (og_gb_wants(b, n, 2)) dx[2] = bias_grad(b, dy[0], rank);
         return og_gb_status(b);

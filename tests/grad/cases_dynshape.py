@@ -209,7 +209,7 @@ def static_free_cases():
         ref = model([node("LpPool", ["x"], ["y"], **attrs)], {"x": x}, ["y"], opset=13)
         shp = [d.dim_value for d in ref.graph.output[0].type.tensor_type.shape.dim]
         out.append(("lppool_dyn_%s" % name, _declare(m, "y", shp), {"x": x}))
-    # ConvTranspose (explicit pads, VALID) with X's channel count and sizes hidden
+    # ConvTranspose (explicit pads, VALID, SAME) with X's channel count and sizes hidden
     xc = rand(2, 4, 5, 4)
     for name, attrs, group in (
             ("plain", dict(kernel_shape=[3, 3]), 1),
@@ -218,7 +218,10 @@ def static_free_cases():
             ("dil2_s3", dict(kernel_shape=[2, 3], strides=[3, 1], dilations=[2, 2],
                              pads=[0, 1, 1, 0]), 1),
             ("group2_s2", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], group=2), 2),
-            ("valid_s2", dict(kernel_shape=[2, 2], strides=[2, 2], auto_pad="VALID"), 1)):
+            ("valid_s2", dict(kernel_shape=[2, 2], strides=[2, 2], auto_pad="VALID"), 1),
+            ("same_upper_s2", dict(kernel_shape=[3, 3], strides=[2, 2], auto_pad="SAME_UPPER"), 1),
+            ("same_lower_k4s2", dict(kernel_shape=[4, 3], strides=[2, 1], auto_pad="SAME_LOWER"),
+             1)):
         w, bias = rand(4, 6 // group if group == 2 else 3, *attrs["kernel_shape"]), None
         cout = w.shape[1] * group
         bias = rand(cout)
