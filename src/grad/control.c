@@ -260,6 +260,7 @@ static og_status g_if(og_gb *b, const og_node *n, const int *dy, int *dx)
     const char *names[2] = {"then_branch", "else_branch"};
     og_graph *Bs[2] = {NULL, NULL};
     og_gb *ebs[2] = {NULL, NULL};
+    char *prefixes[2] = {NULL, NULL}; /* each branch's emitter names by it till attached */
     for (int br = 0; br < 2 && !og_gb_status(b); br++) {
         const og_graph *G = graph_attr(n, names[br]);
         int ns = 0, no = 0;
@@ -275,7 +276,7 @@ static og_status g_if(og_gb *b, const og_node *n, const int *dy, int *dx)
                 seeds_of[no] = j;
                 outs[no++] = G->outputs[j];
             }
-        char *prefix = grad_prefix(b, n, br ? "else_grad" : "then_grad");
+        char *prefix = prefixes[br] = grad_prefix(b, n, br ? "else_grad" : "then_grad");
         if (!prefix) break;
         sub_grad sg = {0};
         og_gb *eb = NULL;
@@ -288,7 +289,6 @@ static og_status g_if(og_gb *b, const og_node *n, const int *dy, int *dx)
             if (E) B = instantiate(b, E, prefix, &eb);
             og_graph_free(E);
         }
-        og_free(al, prefix);
         if (!B) {
             sub_grad_free(&sg);
             break;
@@ -315,6 +315,8 @@ static og_status g_if(og_gb *b, const og_node *n, const int *dy, int *dx)
     for (int br = 0; br < 2; br++)
         if (Bs[br]) attach(b, ebs[br], Bs[br], node, names[br]);
     for (int k = 0; k < n_src; k++) dx[src[k]] = res[k];
+    og_free(al, prefixes[0]);
+    og_free(al, prefixes[1]);
     og_free(al, w);
     return og_gb_status(b);
 }
