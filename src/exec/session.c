@@ -304,6 +304,10 @@ static og_status run_node(og_session *s, int ni)
     if (impl && (kb->type_input >= n->n_in || !s->tin[kb->type_input] ||
                  s->tin[kb->type_input]->dtype != kb->type))
         impl = NULL;
+    for (int j = 0; impl && kb->all_types && j < n->n_in; j++) /* chosen from every input */
+        if (n->in[j] >= 0 && s->tin[j] && g->values[n->in[j]].dtype != OG_UNDEFINED &&
+            s->tin[j]->dtype != g->values[n->in[j]].dtype)
+            impl = NULL;
     k.impl = impl;
     for (int j = 0; !kb->strings && j < n->n_in; j++)
         if (s->tin[j] && s->tin[j]->kind == OG_KIND_TENSOR && s->tin[j]->dtype == OG_STRING) {
