@@ -81,7 +81,11 @@ typedef enum og_status {
     OG_ERR_SHAPE = 7,       /* shapes that do not fit an op or a declared input */
     OG_ERR_TYPE = 8,        /* element types that do not fit */
     OG_ERR_RUNTIME = 9,     /* a failure while running (out-of-range index, NaN in debug) */
-    OG_ERR_INTERNAL = 10    /* a broken invariant inside onnxgrad: please report it */
+    OG_ERR_INTERNAL = 10,   /* a broken invariant inside onnxgrad: please report it */
+    OG_ERR_LIMIT = 11,      /* a limit of the load, session or data options was reached
+                               (nesting depth, counts, sizes, the memory budget): the message
+                               names the limit, the value asked for and the option */
+    OG_ERR_BUSY = 12        /* the handle is in use by a call in another thread (see Threads) */
 } og_status;
 
 /* A constant English name for a status code ("OG_ERR_SHAPE"). */
@@ -178,11 +182,44 @@ OG_API const void *og_tensor_cdata(const og_tensor *t);
 
 typedef struct og_model og_model;
 
+/* Defaults of the limits of og_load_options (a field left 0 takes its default). */
+#define OG_DEFAULT_MAX_DEPTH          100         /* protobuf's own recursion limit */
+#define OG_MAX_DEPTH_LIMIT            1000        /* the most max_depth may be set to */
+#define OG_DEFAULT_MAX_NODES          (1LL << 24) /* 16,777,216 */
+#define OG_DEFAULT_MAX_VALUES         (1LL << 26) /* 67,108,864 */
+#define OG_DEFAULT_MAX_ATTRIBUTES     (1LL << 26)
+#define OG_DEFAULT_MAX_OPSETS         1024
+#define OG_DEFAULT_MAX_STRING_BYTES   (1LL << 24)       /* 16 MiB */
+#define OG_DEFAULT_MAX_MODEL_BYTES    ((1LL << 31) - 1) /* protobuf's 2 GiB limit */
+#define OG_DEFAULT_MAX_EXTERNAL_BYTES (1LL << 34)       /* 16 GiB */
+
 typedef struct og_load_options {
     const og_allocator *allocator; /* NULL: the C library's */
     /* Folder against which external-data locations are resolved.  NULL: the folder of the
      * model file (og_model_load_file), or refuse external data (og_model_load_buffer). */
     const char *base_dir;
+    /* Limits on what a model may declare, checked while the bytes are scanned, before the
+     * model is decoded: beyond one, loading fails with OG_ERR_LIMIT and a message naming the
+     * limit and this field.  0 takes the default (OG_DEFAULT_MAX_...); a negative value is
+     * refused (OG_ERR_INVALID_ARG).  A model loaded with these options keeps them for every
+     * later pass over it (nested subgraphs are walked under the same max_depth).
+     *   max_depth: nesting of protobuf messages below the ModelProto (a graph inside a
+     *     node's attribute inside a graph is 3 levels deeper than that graph; a sequence
+     *     type inside a type 2 levels); at most OG_MAX_DEPTH_LIMIT.  Decoding takes about
+     *     1 KB of stack per level on top of ~100 KB: the default needs ~200 KB of the
+     *     loading thread's stack, OG_MAX_DEPTH_LIMIT ~1 MB.
+     *   max_nodes, max_attributes, max_opsets: NodeProtos, AttributeProtos and opset
+     *     imports, counted in every graph, subgraph, function and training graph together.
+     *   max_values: value infos, initializers and node outputs, counted the same way.
+     *   max_string_bytes: the longest name, op type, domain, doc string or metadata key or
+     *     value (tensor and attribute bytes are not strings).
+     *   max_model_bytes: the serialized model.
+     *   max_external_bytes: external data, all tensors together, checked against each
+     *     file's size before anything is read or allocated. */
+    int max_depth;
+    int max_opsets;
+    int64_t max_nodes, max_values, max_attributes;
+    int64_t max_string_bytes, max_model_bytes, max_external_bytes;
 } og_load_options;
 
 /* Parse an ONNX model, convert it to onnxgrad's graph, resolve every node's opset and
@@ -192,7 +229,10 @@ typedef struct og_load_options {
  * Errors: OG_ERR_IO, OG_ERR_PARSE (bytes that are not an ONNX ModelProto),
  * OG_ERR_MODEL (cycles, dangling names, duplicate outputs, missing initializer data),
  * OG_ERR_UNSUPPORTED (IR version outside 3..10, default-domain opset outside 7..21, an op
- * the executor does not implement: the message names op, domain and opset), OG_ERR_NOMEM. */
+ * the executor does not implement: the message names op, domain and opset), OG_ERR_LIMIT
+ * (a limit of og_load_options: nesting depth, counts, string or file sizes), OG_ERR_NOMEM.
+ * A path that is not a regular file (a FIFO, a device, a folder) is refused (OG_ERR_IO)
+ * without blocking. */
 OG_API og_status og_model_load_file(const char *path, const og_load_options *opts, og_model **out);
 OG_API og_status og_model_load_buffer(const void *data, size_t size, const og_load_options *opts,
                                       og_model **out);

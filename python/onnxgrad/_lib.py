@@ -122,7 +122,10 @@ og_tensor_cdata = _fn("og_tensor_cdata", c_void_p, c_void_p)
 
 
 class og_load_options(Structure):
-    _fields_ = [("allocator", c_void_p), ("base_dir", c_char_p)]
+    _fields_ = [("allocator", c_void_p), ("base_dir", c_char_p), ("max_depth", c_int),
+                ("max_opsets", c_int), ("max_nodes", c_int64), ("max_values", c_int64),
+                ("max_attributes", c_int64), ("max_string_bytes", c_int64),
+                ("max_model_bytes", c_int64), ("max_external_bytes", c_int64)]
 
 
 # models

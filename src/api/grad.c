@@ -566,7 +566,8 @@ og_status og_grad_load_buffer(const void *data, size_t size, const og_grad_optio
         return og_error(OG_ERR_INVALID_ARG,
                         "og_grad_load_buffer: weights, inputs and outputs "
                         "come from the saved bytes; leave them NULL in the options");
-    og_load_options lo = {opts ? opts->allocator : NULL, NULL};
+    og_load_options lo = {0};
+    lo.allocator = opts ? opts->allocator : NULL;
     og_model *m = NULL;
     og_status st = og_model_load_buffer(data, size, &lo, &m);
     if (st) return st;

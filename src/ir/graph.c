@@ -8,8 +8,18 @@ og_graph *og_graph_new(const og_allocator *a)
 {
     a = og_alloc_or_default(a);
     og_graph *g = og_calloc(a, 1, sizeof *g);
-    if (g) g->alloc = a;
+    if (g) {
+        g->alloc = a;
+        g->max_depth = OG_DEFAULT_MAX_DEPTH;
+    }
     return g;
+}
+
+og_status og_depth_error(int depth, int limit, const char *what)
+{
+    return og_error(OG_ERR_LIMIT,
+                    "%s nests %d levels deep, beyond the limit of %d (og_load_options.max_depth)",
+                    what, depth, limit);
 }
 
 static void attr_free(const og_allocator *a, og_attr *at)
@@ -519,6 +529,7 @@ og_status og_graph_clone(const og_graph *src, const og_allocator *a, og_graph **
     if (!g) return og_error(OG_ERR_NOMEM, "out of memory copying the graph");
     a = g->alloc;
     g->ir_version = src->ir_version;
+    g->max_depth = src->max_depth;
     g->model_version = src->model_version;
     if (!dup_opt(a, src->producer_name, &g->producer_name) ||
         !dup_opt(a, src->producer_version, &g->producer_version) ||

@@ -114,6 +114,14 @@ typedef struct og_blob {
 
 typedef struct og_graph {
     const og_allocator *alloc;
+    /* The nesting limit every pass over this graph's nested structures obeys: the loader's
+     * og_load_options.max_depth (OG_DEFAULT_MAX_DEPTH for graphs built in memory).  The
+     * loader refuses protobuf messages nested deeper, so a subgraph of an If, Loop or Scan
+     * attribute sits at most max_depth / 3 graphs deep and a nested TypeProto at most
+     * max_depth / 2 types deep; a pass that recurses into them (resolve, infer, run,
+     * gradients, save) passes its depth down and fails with og_depth_error past
+     * max_depth, or walks them with an explicit stack. */
+    int max_depth;
     /* model-level */
     int64_t ir_version;
     char *producer_name, *producer_version, *model_domain, *model_doc;
@@ -151,6 +159,9 @@ typedef struct og_graph {
 } og_graph;
 
 og_graph *og_graph_new(const og_allocator *a);
+/* OG_ERR_LIMIT with the shared message for a nesting past the limit: "<what> nests
+ * <depth> levels deep, beyond the limit of <limit> (og_load_options.max_depth)". */
+og_status og_depth_error(int depth, int limit, const char *what);
 void og_graph_free(og_graph *g);
 
 /* A deep copy of src in memory, every block allocated with `a` (NULL: the default

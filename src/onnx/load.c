@@ -15,8 +15,14 @@
 #include "onnx.pb-c.h"
 #include "onnx/onnx_io.h"
 
-/* No single tensor's external data may be larger (16 GiB): checked before allocating. */
-#define OG_MAX_EXTERNAL_BYTES ((size_t)1 << 34)
+/* Where external data may come from: the model's folder, and how many bytes of external
+ * data the load may still read (og_load_options.max_external_bytes, checked against each
+ * file's size before anything is allocated).  NULL: external data is refused. */
+typedef struct ext_src {
+    const char *dir;
+    int64_t left;
+    int64_t limit;
+} ext_src;
 
 /* ---- protobuf-c allocator bridge ----------------------------------------------- */
 
@@ -71,7 +77,7 @@ static bool parse_count(const char *s, long long *out)
  * base_dir, the file must be a regular file (opened without blocking, so a FIFO or a
  * device cannot hang the load) holding offset + nbytes bytes, all before the caller
  * allocates.  *f is positioned at the data. */
-static og_status open_external(const Onnx__TensorProto *tp, const char *base_dir, size_t nbytes,
+static og_status open_external(const Onnx__TensorProto *tp, ext_src *ext, size_t nbytes,
                                const og_allocator *a, FILE **f)
 {
     const char *location = NULL;
@@ -89,7 +95,7 @@ static og_status open_external(const Onnx__TensorProto *tp, const char *base_dir
                             "number",
                             tp->name, e->key, e->value);
     }
-    if (!base_dir)
+    if (!ext)
         return og_error(OG_ERR_MODEL,
                         "tensor '%s' uses external data, but the model was "
                         "loaded from memory without a base folder",
@@ -107,10 +113,12 @@ static og_status open_external(const Onnx__TensorProto *tp, const char *base_dir
         return og_error(OG_ERR_MODEL,
                         "tensor '%s': external data length %lld does not fit its %zu bytes",
                         tp->name, length, nbytes);
-    if (nbytes > OG_MAX_EXTERNAL_BYTES)
-        return og_error(OG_ERR_MODEL,
-                        "tensor '%s': %zu bytes of external data, more than the limit %zu",
-                        tp->name, nbytes, OG_MAX_EXTERNAL_BYTES);
+    if ((uint64_t)nbytes > (uint64_t)ext->left)
+        return og_error(OG_ERR_LIMIT,
+                        "tensor '%s': %zu bytes of external data, more than the limit %lld "
+                        "leaves (og_load_options.max_external_bytes, %lld for all tensors)",
+                        tp->name, nbytes, (long long)ext->left, (long long)ext->limit);
+    const char *base_dir = ext->dir;
     og_status st = OG_OK;
     char *path = NULL, *real_base = NULL, *real_path = NULL;
     int fd = -1;
@@ -162,6 +170,7 @@ static og_status open_external(const Onnx__TensorProto *tp, const char *base_dir
         goto done;
     }
     fd = -1; /* the FILE owns it */
+    ext->left -= (int64_t)nbytes;
 done:
     if (fd >= 0) close(fd);
     free(real_base); /* realpath uses malloc */
@@ -181,8 +190,8 @@ static og_status read_opened(const Onnx__TensorProto *tp, FILE *f, void *dst, si
 }
 
 /* Copy n typed values from a repeated field into dst (dtype-sized elements). */
-static og_status tensor_from_proto(const Onnx__TensorProto *tp, const char *base_dir,
-                                   const og_allocator *a, og_tensor **out)
+static og_status tensor_from_proto(const Onnx__TensorProto *tp, ext_src *ext, const og_allocator *a,
+                                   og_tensor **out)
 {
     og_status st;
     og_tensor *t = NULL;
@@ -235,16 +244,16 @@ static og_status tensor_from_proto(const Onnx__TensorProto *tp, const char *base
                         "has %zu",
                         name, og_shape_str((int)tp->n_dims, dims, (char[128]){0}, 128),
                         og_dtype_name(dt), nbytes, have);
-    FILE *ext = NULL;
-    if (external && (st = open_external(tp, base_dir, nbytes, a, &ext))) return st;
+    FILE *f_ext = NULL;
+    if (external && (st = open_external(tp, ext, nbytes, a, &f_ext))) return st;
     st = og_tensor_alloc(dt, (int)tp->n_dims, dims, a, &t);
     if (st) {
-        if (ext) fclose(ext);
+        if (f_ext) fclose(f_ext);
         return st;
     }
     unsigned char *dst = t->data;
     if (external) {
-        if ((st = read_opened(tp, ext, dst, nbytes))) goto fail;
+        if ((st = read_opened(tp, f_ext, dst, nbytes))) goto fail;
     } else if (tp->has_raw_data) {
         if (nbytes) memcpy(dst, tp->raw_data.data, nbytes);
     } else {
@@ -482,8 +491,8 @@ static bool is_external(const Onnx__TensorProto *tp)
 }
 
 /* *use: src itself, or ig->g when some initializer had external data. */
-static og_status inline_graph(const Onnx__GraphProto *src, const char *base_dir,
-                              const og_allocator *a, inlined_graph *ig, Onnx__GraphProto **use)
+static og_status inline_graph(const Onnx__GraphProto *src, ext_src *ext, const og_allocator *a,
+                              inlined_graph *ig, Onnx__GraphProto **use)
 {
     size_t n_ext = 0;
     *use = (Onnx__GraphProto *)src;
@@ -512,7 +521,7 @@ static og_status inline_graph(const Onnx__GraphProto *src, const char *base_dir,
             return og_error(OG_ERR_MODEL, "initializer '%s' has a bad shape", name);
         Onnx__TensorProto *c = &ig->copies[ig->n_copies];
         FILE *f = NULL;
-        og_status st = open_external(tp, base_dir, nbytes, a, &f);
+        og_status st = open_external(tp, ext, nbytes, a, &f);
         if (st) return og_error_prefix(st, "initializer '%s'", name);
         void *data = og_malloc(a, nbytes + 1);
         if (!data) {
@@ -538,14 +547,14 @@ static og_status inline_graph(const Onnx__GraphProto *src, const char *base_dir,
 }
 
 /* Pack one TrainingInfoProto into out (bytes allocated with a), external data inlined. */
-static og_status pack_training_info(const Onnx__TrainingInfoProto *tip, const char *base_dir,
+static og_status pack_training_info(const Onnx__TrainingInfoProto *tip, ext_src *ext,
                                     const og_allocator *a, og_blob *out)
 {
     Onnx__TrainingInfoProto copy = *tip;
     inlined_graph ig[2];
     memset(ig, 0, sizeof ig);
-    og_status st = inline_graph(tip->initialization, base_dir, a, &ig[0], &copy.initialization);
-    if (!st) st = inline_graph(tip->algorithm, base_dir, a, &ig[1], &copy.algorithm);
+    og_status st = inline_graph(tip->initialization, ext, a, &ig[0], &copy.initialization);
+    if (!st) st = inline_graph(tip->algorithm, ext, a, &ig[1], &copy.algorithm);
     if (!st) {
         out->size = onnx__training_info_proto__get_packed_size(&copy);
         out->data = og_malloc(a, out->size + 1);
@@ -561,7 +570,7 @@ static og_status pack_training_info(const Onnx__TrainingInfoProto *tip, const ch
 
 /* ---- model ----------------------------------------------------------------------- */
 
-static og_status convert(const Onnx__ModelProto *mp, const char *base_dir, og_graph *g)
+static og_status convert(const Onnx__ModelProto *mp, ext_src *ext, og_graph *g)
 {
     const og_allocator *a = g->alloc;
     og_status st = OG_OK;
@@ -630,7 +639,7 @@ static og_status convert(const Onnx__ModelProto *mp, const char *base_dir, og_gr
     g->training_info = og_calloc(a, mp->n_training_info + 1, sizeof *g->training_info);
     if (!g->training_info) goto nomem;
     for (size_t i = 0; i < mp->n_training_info; i++) {
-        st = pack_training_info(mp->training_info[i], base_dir, a, &g->training_info[i]);
+        st = pack_training_info(mp->training_info[i], ext, a, &g->training_info[i]);
         if (st) {
             st = og_error_prefix(st, "training_info %zu", i);
             goto done;
@@ -662,7 +671,7 @@ static og_status convert(const Onnx__ModelProto *mp, const char *base_dir, og_gr
         if (v < 0) goto nomem;
         og_value *val = &g->values[v];
         val->kind = OG_VALUE_INITIALIZER;
-        st = tensor_from_proto(tp, base_dir, a, &val->init);
+        st = tensor_from_proto(tp, ext, a, &val->init);
         if (st) {
             st = og_error_prefix(st, "initializer '%s'", tp->name);
             goto done;
@@ -773,13 +782,22 @@ done:
 }
 
 og_status og_onnx_parse_model(const void *data, size_t size, const char *base_dir,
-                              const og_allocator *a, og_graph **out)
+                              const og_load_options *lim, const og_allocator *a, og_graph **out)
 {
     a = og_alloc_or_default(a);
     *out = NULL;
     pc_bridge br = {a, false};
     ProtobufCAllocator pa = {pc_alloc, pc_free, &br};
     if (!data && size) return og_error(OG_ERR_INVALID_ARG, "model data is NULL");
+    og_load_options defaults;
+    if (!lim) {
+        og_onnx_limits(NULL, &defaults);
+        lim = &defaults;
+    }
+    /* bounded depth and counts before protobuf-c, which recurses per nested message */
+    og_status st = og_onnx_scan_model(data, size, lim, a, NULL);
+    if (st) return st;
+    ext_src ext = {base_dir, lim->max_external_bytes, lim->max_external_bytes};
     Onnx__ModelProto *mp = onnx__model_proto__unpack(&pa, size, data);
     if (!mp && br.failed) return og_error(OG_ERR_NOMEM, "out of memory decoding the model");
     if (!mp)
@@ -788,7 +806,8 @@ og_status og_onnx_parse_model(const void *data, size_t size, const char *base_di
                         "decoding failed after reading %zu bytes)",
                         size);
     og_graph *g = og_graph_new(a);
-    og_status st = g ? convert(mp, base_dir, g) : og_error(OG_ERR_NOMEM, "out of memory");
+    if (g) g->max_depth = lim->max_depth;
+    st = g ? convert(mp, base_dir ? &ext : NULL, g) : og_error(OG_ERR_NOMEM, "out of memory");
     onnx__model_proto__free_unpacked(mp, &pa);
     if (st) {
         og_graph_free(g);
@@ -920,6 +939,7 @@ og_status og_onnx_parse_training_info(const og_graph *model, int k, const og_all
         st = og_error(OG_ERR_NOMEM, "out of memory");
         goto done;
     }
+    ti->algorithm->max_depth = model->max_depth;
     if ((st = convert(&m2, NULL, ti->algorithm))) {
         st = og_error_prefix(st, "training_info %d, the main and algorithm graphs combined", k);
         goto done;
@@ -942,6 +962,7 @@ og_status og_onnx_parse_training_info(const og_graph *model, int k, const og_all
             st = og_error(OG_ERR_NOMEM, "out of memory");
             goto done;
         }
+        ti->initialization->max_depth = model->max_depth;
         if ((st = convert(&m2, NULL, ti->initialization))) {
             st = og_error_prefix(st, "training_info %d, initialization graph", k);
             goto done;
