@@ -24,9 +24,16 @@
  *  - Threads.  Distinct handles may be used from distinct threads at once.  A function
  *    taking a `const og_xxx *` handle does not write to it, so several threads may make such
  *    calls on one handle at once, provided no call taking it non-const runs meanwhile.
- *    Otherwise one handle may not be used from two threads at once, except where a comment
- *    says "thread-safe".  A model is immutable once loaded, so several sessions of one
- *    model may run in parallel threads.
+ *    Otherwise one handle serves one thread at a time, except where a comment says
+ *    "thread-safe".  Sessions, gradient objects, instances and trainers check it: a
+ *    non-const call made while another thread is inside one on the same handle fails at
+ *    once with OG_ERR_BUSY (an atomic in-use flag, a few nanoseconds), never sharing its
+ *    state; the first call is not disturbed.  onnxruntime lets one session serve
+ *    concurrent runs; onnxgrad does not: a server makes one session per thread (sessions of
+ *    one model share its weights, so each costs only its own buffers; see
+ *    tests/unit/test_threads.c).  A model is immutable once loaded, so several sessions of
+ *    one model may run in parallel threads.  Freeing a handle while another thread uses it
+ *    is undefined, as everywhere.
  *  - Allocation.  Every allocation made for a handle goes through the og_allocator given
  *    when the handle (or its parent) was created; NULL means the C library's malloc.
  */
@@ -312,6 +319,9 @@ typedef struct og_session og_session;
 typedef enum og_log_level { OG_LOG_DEBUG = 0, OG_LOG_INFO = 1, OG_LOG_WARN = 2 } og_log_level;
 typedef void (*og_log_fn)(void *user, og_log_level level, const char *message);
 
+/* The default memory budget of a session (og_session_options.max_memory): 4 GiB. */
+#define OG_DEFAULT_MAX_MEMORY (4LL << 30)
+
 typedef struct og_session_options {
     int threads;                   /* 0: one thread per core; 1: no threading; < 0 refused */
     const og_allocator *allocator; /* NULL: the model's */
@@ -320,6 +330,13 @@ typedef struct og_session_options {
     /* nonzero: check every float32/float64 output of every node for NaN/Inf (OG_ERR_RUNTIME
      * naming node and value) */
     int debug;
+    /* The memory budget, in bytes: the most the session may hold at once of tensor data
+     * (values alive during a run, its pool's idle blocks, outputs the caller has not freed
+     * yet) and kernel scratch.  A run that would go past it fails with OG_ERR_LIMIT before
+     * allocating, naming the node, the bytes it asked for and the budget; idle blocks are
+     * freed first to make room.  0: OG_DEFAULT_MAX_MEMORY; < 0 refused; INT64_MAX: no
+     * limit.  Inputs and initializers are the caller's and the model's, not counted. */
+    int64_t max_memory;
 } og_session_options;
 
 /* A session runs one model.  Creating it finds each node's CPU kernel and the last node that
@@ -347,9 +364,11 @@ OG_API void og_session_free(og_session *s);
  * pool right after its last reader.  Only the pool's blocks carry over from run to run, so
  * a later run reuses the memory of earlier ones.
  * Errors: OG_ERR_INVALID_ARG (NULL session or arrays, unknown or repeated name, missing
- * input), OG_ERR_TYPE, OG_ERR_SHAPE (including shapes an op does not accept), OG_ERR_RUNTIME
- * (e.g. an index out of range in the data, NaN/Inf with debug), OG_ERR_UNSUPPORTED (an
- * attribute or dtype combination a kernel does not handle), OG_ERR_NOMEM. */
+ * input), OG_ERR_TYPE, OG_ERR_SHAPE (including shapes an op does not accept, and sizes
+ * that overflow), OG_ERR_RUNTIME (e.g. an index out of range in the data, NaN/Inf with
+ * debug), OG_ERR_UNSUPPORTED (an attribute or dtype combination a kernel does not handle),
+ * OG_ERR_LIMIT (the memory budget, og_session_options.max_memory), OG_ERR_BUSY (the session
+ * is running a call in another thread: one run at a time per session), OG_ERR_NOMEM. */
 OG_API og_status og_session_run(og_session *s, const char *const *input_names,
                                 const og_tensor *const *inputs, int n_inputs, og_tensor **outputs);
 
@@ -396,6 +415,10 @@ typedef struct og_grad_options {
     int device_index;              /* which GPU for OG_DEVICE_CUDA (cuda:N) */
     void *log_user;
     int debug; /* nonzero: check every node's outputs for NaN/Inf, with names */
+    /* Memory budget of each session the object and its instances run (as
+     * og_session_options.max_memory: 0 is OG_DEFAULT_MAX_MEMORY); a training forward's saved
+     * state counts until its backward. */
+    int64_t max_memory;
 } og_grad_options;
 
 /* Build the training graph of m.  The model must outlive the gradient object.  opts may be
@@ -422,8 +445,10 @@ OG_API const char *og_grad_weight_name(const og_grad *g, int i);
  * argument, not a trained weight), with *value NULL. */
 OG_API og_status og_grad_get_weight(const og_grad *g, const char *name, const og_tensor **value);
 /* Copy `value` into trained weight `name`; dtype and shape must match.  Instances use the
- * new value from their next call; no instance of g may be running meanwhile.
- * Errors: OG_ERR_INVALID_ARG, OG_ERR_TYPE, OG_ERR_SHAPE. */
+ * new value from their next call.  It is refused with OG_ERR_BUSY while og_grad_run or an
+ * instance's forward or backward runs in another thread (and those are refused while it
+ * runs): weights never change under a run.
+ * Errors: OG_ERR_INVALID_ARG, OG_ERR_TYPE, OG_ERR_SHAPE, OG_ERR_BUSY. */
 OG_API og_status og_grad_set_weight(og_grad *g, const char *name, const og_tensor *value);
 
 /* The training graph as a model (owned by g): inspect it or save it with
@@ -462,9 +487,12 @@ OG_API og_status og_grad_load_buffer(const void *data, size_t size, const og_gra
  * (which costs one extra forward run to learn the shape).  outputs receives
  * og_grad_output_count() new tensors; grads receives og_grad_input_count() +
  * og_grad_weight_count() new tensors: the inputs' gradients, then the weights'; on failure
- * every entry of both is NULL.  g's scratch state changes: one thread at a time.
- * Errors: OG_ERR_INVALID_ARG (NULL g or arrays, more inputs than the model has), as
- * og_session_run otherwise. */
+ * every entry of both is NULL.  g's scratch state changes: one og_grad_run at a time per
+ * gradient object (another thread's meanwhile fails with OG_ERR_BUSY; instances run in
+ * parallel with it).
+ * Errors: OG_ERR_INVALID_ARG (NULL g or arrays, more inputs than the model has), OG_ERR_BUSY
+ * (og_grad_run running in another thread, or og_grad_set_weight), as og_session_run
+ * otherwise. */
 OG_API og_status og_grad_run(og_grad *g, const char *const *input_names,
                              const og_tensor *const *inputs, int n_inputs,
                              const og_tensor *const *grad_outputs, og_tensor **outputs,
@@ -473,7 +501,9 @@ OG_API og_status og_grad_run(og_grad *g, const char *const *input_names,
 /* Instances: the seed's forward/backward mechanism.  An instance runs the graphs of one
  * gradient object with sessions of its own; several instances of one object may run in
  * different threads at once (the object must outlive them and must not be changed by
- * og_grad_set_weight meanwhile).  One instance is used by one thread at a time.
+ * og_grad_set_weight meanwhile: it is refused then).  One instance is used by one thread at
+ * a time: a forward or backward while another thread's runs on the same instance fails
+ * with OG_ERR_BUSY.
  * og_grad_new_instance errors: OG_ERR_INVALID_ARG (NULL argument), as og_session_create. */
 typedef struct og_instance og_instance;
 
@@ -712,10 +742,14 @@ typedef struct og_trainer_options {
     const og_allocator *allocator;
     og_log_fn log;
     void *log_user;
-    uint64_t seed; /* the shuffles of og_trainer_fit (og_dataset_split takes its own) */
+    uint64_t seed;      /* the shuffles of og_trainer_fit (og_dataset_split takes its own) */
+    int64_t max_memory; /* memory budget of each session (og_session_options.max_memory) */
 } og_trainer_options;
 
-/* The loss model must outlive the trainer.  opts may be NULL.
+/* The loss model must outlive the trainer.  opts may be NULL.  A trainer serves one thread
+ * at a time: a non-const og_trainer_* call (step, evaluate, predict, set_weight,
+ * load_checkpoint, fit) made while another thread is inside one fails with OG_ERR_BUSY;
+ * calls nested in one thread (a fit callback predicting) are allowed.
  *
  * Algorithm mode: with optim == NULL, the model must carry one TrainingInfoProto (ONNX's
  * ModelProto.training_info, e.g. from og_trainer_export_training_model) and the trainer runs

@@ -58,6 +58,9 @@ static const char usage[] =
     "  --input NAME=FILE.npy      bind a graph input (repeatable); a model with a single\n"
     "                             input also takes --input FILE.npy\n"
     "  --threads N                worker threads (default: one per core)\n"
+    "  --max-memory SIZE          run, grad, check, bench: the memory budget of each session\n"
+    "                             (bytes, or with K, M, G, T; default 4G): a run that needs\n"
+    "                             more fails before allocating\n"
     "  -o, --output-dir DIR       where outputs go (created if missing)\n"
     "  -n ITERS                   bench: timed runs (default 20)\n"
     "\n"
@@ -207,6 +210,7 @@ typedef struct job {
     const char *go_names[MAX_IO], *go_files[MAX_IO]; /* --grad-output */
     const char *weights[MAX_IO];                     /* --weights */
     int n_in, n_go, n_weights, threads, iters;
+    int64_t max_memory; /* --max-memory: the sessions' budget (0: the library's default) */
     bool has_weights, train;
     double tolerance;
     const char *prefix, *suffix; /* export */
@@ -276,6 +280,10 @@ static int parse_job(job *j, int argc, char **argv, unsigned allowed)
                 j->in_files[j->n_in] = argv[i];
             }
             j->n_in++;
+        } else if (strcmp(argv[i], "--max-memory") == 0) {
+            if (++i >= argc || !cli_parse_bytes(argv[i], &j->max_memory))
+                return cli_bad_usage("--max-memory needs a size: bytes, or a number with K, M, "
+                                     "G or T");
         } else if (strcmp(argv[i], "--threads") == 0 || strcmp(argv[i], "-n") == 0) {
             const char *opt = argv[i];
             if (++i >= argc) return cli_bad_usage("--threads and -n need a number");
@@ -324,6 +332,7 @@ static int open_job(job *j)
     }
     og_session_options opts = {0};
     opts.threads = j->threads;
+    opts.max_memory = j->max_memory;
     if (og_session_create(j->m, &opts, &j->s)) return cli_fail();
     if (og_model_output_count(j->m) > MAX_IO) {
         fprintf(stderr, "onnxgrad: the model has more than %d outputs\n", MAX_IO);
@@ -532,6 +541,7 @@ static og_grad_options grad_options(const job *j)
         o.n_weights = j->n_weights;
     }
     o.threads = j->threads;
+    o.max_memory = j->max_memory;
     return o;
 }
 
@@ -692,6 +702,7 @@ static int cmd_check(int argc, char **argv)
     /* random seeds r_j, shaped like the outputs */
     og_session_options so = {0};
     so.threads = j.threads;
+    so.max_memory = j.max_memory;
     if (!rc && og_session_create(og_grad_training_model(g), &so, &fs)) rc = cli_fail();
     const char *onames[MAX_IO];
     for (int k = 0; k < no; k++) onames[k] = og_grad_output_name(g, k);

@@ -18,7 +18,31 @@ struct og_instance {
     og_session *train, *eval;
     og_state *stack;
     int n_stack, cap_stack;
+    atomic_int busy; /* a forward or backward is running: another thread's call is refused */
 };
+
+/* Enter a call on inst (one at a time per instance; shared use of its gradient object,
+ * which og_grad_set_weight must not change meanwhile). */
+static og_status instance_enter(og_instance *inst, const char *fn)
+{
+    if (atomic_exchange(&inst->busy, 1))
+        return og_error(OG_ERR_BUSY,
+                        "%s: the instance is running a call in another thread (one thread at a "
+                        "time per instance: make one instance per thread)",
+                        fn);
+    if (!og_grad_enter_shared(inst->g)) {
+        atomic_store(&inst->busy, 0);
+        return og_error(OG_ERR_BUSY,
+                        "%s: og_grad_set_weight is changing the weights in another thread", fn);
+    }
+    return OG_OK;
+}
+
+static void instance_leave(og_instance *inst)
+{
+    og_grad_leave_shared(inst->g);
+    atomic_store(&inst->busy, 0);
+}
 
 static void state_free(const og_allocator *a, og_state *s, int n_outputs)
 {
@@ -82,15 +106,30 @@ static bool read_by_backward(const og_grad *g, int v)
     return false;
 }
 
+static og_status instance_forward(og_instance *inst, const char *const *input_names,
+                                  const og_tensor *const *inputs, int n_inputs, int training,
+                                  og_tensor **outputs);
+
 og_status og_instance_forward(og_instance *inst, const char *const *input_names,
                               const og_tensor *const *inputs, int n_inputs, int training,
                               og_tensor **outputs)
 {
     if (!inst || !outputs)
         return og_error(OG_ERR_INVALID_ARG, "og_instance_forward: NULL argument");
+    for (int j = 0; j < inst->g->n_outputs; j++) outputs[j] = NULL; /* what a failure leaves */
+    og_status st = instance_enter(inst, "og_instance_forward");
+    if (st) return st;
+    st = instance_forward(inst, input_names, inputs, n_inputs, training, outputs);
+    instance_leave(inst);
+    return st;
+}
+
+static og_status instance_forward(og_instance *inst, const char *const *input_names,
+                                  const og_tensor *const *inputs, int n_inputs, int training,
+                                  og_tensor **outputs)
+{
     og_grad *g = inst->g;
     const og_allocator *a = g->alloc;
-    for (int j = 0; j < g->n_outputs; j++) outputs[j] = NULL; /* what a failure leaves */
     if (!training)
         return og_session_run_named(inst->eval, input_names, inputs, n_inputs, g->names,
                                     g->n_outputs, outputs);
@@ -164,14 +203,27 @@ done:
     return st;
 }
 
+static og_status instance_backward(og_instance *inst, const og_tensor *const *grad_outputs,
+                                   og_tensor **grads);
+
 og_status og_instance_backward(og_instance *inst, const og_tensor *const *grad_outputs,
                                og_tensor **grads)
 {
     if (!inst || !grads) return og_error(OG_ERR_INVALID_ARG, "og_instance_backward: NULL argument");
+    for (int k = 0; k < inst->g->n_inputs + inst->g->n_weights; k++) grads[k] = NULL;
+    og_status st = instance_enter(inst, "og_instance_backward");
+    if (st) return st;
+    st = instance_backward(inst, grad_outputs, grads);
+    instance_leave(inst);
+    return st;
+}
+
+static og_status instance_backward(og_instance *inst, const og_tensor *const *grad_outputs,
+                                   og_tensor **grads)
+{
     og_grad *g = inst->g;
     const og_allocator *a = g->alloc;
     int n_res = g->n_inputs + g->n_weights;
-    for (int k = 0; k < n_res; k++) grads[k] = NULL;
     if (inst->n_stack == 0)
         return og_error(OG_ERR_INVALID_ARG,
                         "backward needs a pending training forward (og_instance_forward with "

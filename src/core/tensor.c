@@ -29,10 +29,15 @@ og_buffer *og_buffer_new(const og_allocator *a, size_t bytes)
 struct og_pool {
     const og_allocator *alloc;
     mtx_t lock;
-    _Atomic int refs; /* the owner's + one per live buffer */
+    _Atomic int refs; /* the owner's + one per live buffer and scratch block */
     bool closed;
     og_buffer **free;
     int n_free, cap_free;
+    /* The budget: bytes of the pool's buffers (idle or in use, outputs not yet freed
+     * included) and of the scratch blocks of og_pool_allocator, under the lock. */
+    size_t budget, held;
+    size_t refused;       /* the last request the budget refused (og_pool_usage reads and clears) */
+    og_allocator scratch; /* og_pool_allocator: counts against the budget, user = the pool */
 };
 
 static void pool_unref(og_pool *p)
@@ -43,12 +48,90 @@ static void pool_unref(og_pool *p)
     og_free(p->alloc, p);
 }
 
+static void pool_unhold(og_pool *p, size_t bytes)
+{
+    mtx_lock(&p->lock);
+    p->held -= bytes;
+    mtx_unlock(&p->lock);
+}
+
 static void buffer_destroy(og_buffer *b)
 {
     og_pool *p = b->pool;
+    size_t capacity = b->capacity;
     if (b->owned) og_free_aligned(b->alloc, b->data);
     og_free(b->alloc, b);
-    if (p) pool_unref(p);
+    if (p) {
+        pool_unhold(p, capacity);
+        pool_unref(p);
+    }
+}
+
+/* Count `bytes` against the budget, freeing idle blocks first when they are in the way;
+ * false (nothing counted) if it does not fit even then.  Called without the lock. */
+static bool pool_hold(og_pool *p, size_t bytes)
+{
+    og_buffer **idle = NULL;
+    int n_idle = 0;
+    bool ok;
+    mtx_lock(&p->lock);
+    if (p->held + bytes > p->budget || p->held + bytes < p->held) {
+        /* idle blocks make room: drop them all (they would be dropped at close anyway) */
+        idle = p->free;
+        n_idle = p->n_free;
+        p->free = NULL;
+        p->n_free = p->cap_free = 0;
+        for (int i = 0; i < n_idle; i++) p->held -= idle[i]->capacity;
+    }
+    ok = p->held + bytes <= p->budget && p->held + bytes >= p->held;
+    if (ok)
+        p->held += bytes;
+    else
+        p->refused = bytes;
+    mtx_unlock(&p->lock);
+    /* destroyed outside the lock; their bytes were uncounted above, so detach them first */
+    for (int i = 0; i < n_idle; i++) {
+        og_buffer *b = idle[i];
+        b->pool = NULL;
+        if (b->owned) og_free_aligned(b->alloc, b->data);
+        og_free(b->alloc, b);
+        pool_unref(p);
+    }
+    og_free(p->alloc, idle);
+    return ok;
+}
+
+/* Scratch blocks of og_pool_allocator: a 16-byte header holding the size (which keeps
+ * malloc's alignment), counted against the budget, each holding a pool reference so
+ * the allocator outlives every block. */
+#define SCRATCH_HEADER 16
+
+static void *scratch_malloc(void *user, size_t size)
+{
+    og_pool *p = user;
+    if (size > SIZE_MAX - SCRATCH_HEADER) return NULL;
+    size_t total = size + SCRATCH_HEADER;
+    if (!pool_hold(p, total)) return NULL;
+    unsigned char *m = og_malloc(p->alloc, total);
+    if (!m) {
+        pool_unhold(p, total);
+        return NULL;
+    }
+    memcpy(m, &total, sizeof total);
+    p->refs++;
+    return m + SCRATCH_HEADER;
+}
+
+static void scratch_free(void *user, void *ptr)
+{
+    og_pool *p = user;
+    if (!ptr) return;
+    unsigned char *m = (unsigned char *)ptr - SCRATCH_HEADER;
+    size_t total;
+    memcpy(&total, m, sizeof total);
+    og_free(p->alloc, m);
+    pool_unhold(p, total);
+    pool_unref(p);
 }
 
 /* Put b on p's free list; false if it must be destroyed instead. */
@@ -93,8 +176,29 @@ og_pool *og_pool_new(const og_allocator *a)
     }
     p->alloc = a;
     p->refs = 1;
+    p->budget = SIZE_MAX;
+    p->scratch = (og_allocator){scratch_malloc, scratch_free, p};
     return p;
 }
+
+void og_pool_set_budget(og_pool *p, size_t bytes)
+{
+    mtx_lock(&p->lock);
+    p->budget = bytes;
+    mtx_unlock(&p->lock);
+}
+
+void og_pool_usage(og_pool *p, size_t *held, size_t *budget, size_t *refused)
+{
+    mtx_lock(&p->lock);
+    *held = p->held;
+    *budget = p->budget;
+    *refused = p->refused;
+    p->refused = 0;
+    mtx_unlock(&p->lock);
+}
+
+const og_allocator *og_pool_allocator(og_pool *p) { return &p->scratch; }
 
 og_buffer *og_pool_get(og_pool *p, size_t bytes)
 {
@@ -115,10 +219,13 @@ og_buffer *og_pool_get(og_pool *p, size_t bytes)
         b->refcount = 1;
         return b;
     }
+    if (!pool_hold(p, bytes)) return NULL;
     b = og_buffer_new(p->alloc, bytes);
     if (b) {
         b->pool = p;
         p->refs++;
+    } else {
+        pool_unhold(p, bytes);
     }
     return b;
 }

@@ -233,10 +233,21 @@ static og_status expect_tensor(rbuf *r, const char *path, const char *name, cons
     return OG_OK;
 }
 
+static og_status load_checkpoint(og_trainer *t, const char *path);
+
 og_status og_trainer_load_checkpoint(og_trainer *t, const char *path)
 {
     if (!t || !path)
         return og_error(OG_ERR_INVALID_ARG, "og_trainer_load_checkpoint: NULL argument");
+    og_status st = og_trainer_enter(t, "og_trainer_load_checkpoint");
+    if (st) return st;
+    st = load_checkpoint(t, path);
+    og_trainer_leave(t);
+    return st;
+}
+
+static og_status load_checkpoint(og_trainer *t, const char *path)
+{
     void *bytes = NULL;
     size_t size = 0;
     const void **data = NULL;

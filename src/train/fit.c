@@ -172,9 +172,20 @@ static og_status validation_loss(og_trainer *t, const og_dataset *val, batch_io 
     return OG_OK;
 }
 
+static og_status fit(og_trainer *t, const og_dataset *data, const og_fit_options *o);
+
 og_status og_trainer_fit(og_trainer *t, const og_dataset *data, const og_fit_options *o)
 {
     if (!t || !data) return og_error(OG_ERR_INVALID_ARG, "og_trainer_fit: NULL argument");
+    og_status st = og_trainer_enter(t, "og_trainer_fit");
+    if (st) return st;
+    st = fit(t, data, o);
+    og_trainer_leave(t);
+    return st;
+}
+
+static og_status fit(og_trainer *t, const og_dataset *data, const og_fit_options *o)
+{
     og_fit_options def = {0};
     if (!o) o = &def;
     if (o->epochs < 0 || o->batch_size < 0)

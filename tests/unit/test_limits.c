@@ -170,6 +170,49 @@ static buf nested_if(int levels)
     return model;
 }
 
+/* y = ConstantOfShape(s) with s = [n] an initializer: one float32 output of n elements */
+static buf constant_of_shape(int64_t n)
+{
+    buf m = {0}, g = {0}, node = {0}, t = {0}, vi = {0}, type = {0}, tensor = {0};
+    field_varint(&m, 1, 8);
+    opsets(&m, 1);
+    field_str(&node, 1, "s");
+    field_str(&node, 2, "y");
+    field_str(&node, 4, "ConstantOfShape");
+    field_msg(&g, 1, &node);
+    field_str(&g, 2, "g");
+    field_varint(&t, 1, 1);
+    field_varint(&t, 2, 7);
+    field_varint(&t, 7, (uint64_t)n);
+    field_str(&t, 8, "s");
+    field_msg(&g, 5, &t);
+    field_varint(&tensor, 1, 1);
+    field_msg(&type, 1, &tensor);
+    field_str(&vi, 1, "y");
+    field_msg(&vi, 2, &type);
+    field_msg(&g, 12, &vi);
+    field_msg(&m, 7, &g);
+    return m;
+}
+
+/* One run of m under a session budget of `budget` bytes (two runs: the second reuses the
+ * first one's block). */
+static og_status run_with_budget(const og_model *m, int64_t budget)
+{
+    og_session_options so = {0};
+    so.threads = 1;
+    so.max_memory = budget;
+    og_session *s = NULL;
+    og_status st = og_session_create(m, &so, &s);
+    for (int r = 0; !st && r < 2; r++) {
+        og_tensor *y = NULL;
+        st = og_session_run(s, NULL, NULL, 0, &y);
+        og_tensor_free(y);
+    }
+    og_session_free(s);
+    return st;
+}
+
 static og_status load(const buf *b, const og_load_options *o)
 {
     og_model *m = NULL;
@@ -282,5 +325,52 @@ int main(void)
     free(m.p);
     unlink(path);
     rmdir(dir);
+
+    /* the session's memory budget, at and one byte below what a run needs */
+    b = constant_of_shape(1000);
+    og_model *cm = NULL;
+    CHECK_OK(og_model_load_buffer(b.p, b.n, NULL, &cm));
+    free(b.p);
+    if (cm) {
+        CHECK_OK(run_with_budget(cm, 4000));
+        CHECK(run_with_budget(cm, 3999) == OG_ERR_LIMIT);
+        CHECK(strstr(og_last_error(), "og_session_options.max_memory") != NULL);
+        CHECK(run_with_budget(cm, -1) == OG_ERR_INVALID_ARG);
+    }
+    og_model_free(cm);
+    /* 1.6e9 floats (6.4 GB) fail at once under the default budget, allocating nothing */
+    b = constant_of_shape(1600000000);
+    CHECK_OK(og_model_load_buffer(b.p, b.n, NULL, &cm));
+    free(b.p);
+    if (cm) {
+        CHECK(run_with_budget(cm, 0) == OG_ERR_LIMIT);
+        CHECK(strstr(og_last_error(), "needs 6400000000 bytes, past the session's memory budget "
+                                      "of 4294967296 bytes") != NULL);
+    }
+    og_model_free(cm);
+    /* gradient objects and their instances pass the budget to their sessions */
+    og_model *mlp = NULL;
+    og_tensor *x = NULL, *outs[1] = {0}, *grads[8] = {0};
+    CHECK_OK(og_model_load_file("models/mlp.onnx", NULL, &mlp));
+    CHECK_OK(og_npy_load("models/mlp_x.npy", NULL, &x));
+    og_grad_options go = {0};
+    go.threads = 1;
+    go.max_memory = 256;
+    og_grad *gr = NULL;
+    if (mlp) CHECK_OK(og_grad_create(mlp, &go, &gr));
+    const char *xn[] = {"x"};
+    if (gr && x) {
+        CHECK(og_grad_run(gr, xn, (const og_tensor *const *)&x, 1, NULL, outs, grads) ==
+              OG_ERR_LIMIT);
+        og_instance *inst = NULL;
+        CHECK_OK(og_grad_new_instance(gr, &inst));
+        if (inst)
+            CHECK(og_instance_forward(inst, xn, (const og_tensor *const *)&x, 1, 1, outs) ==
+                  OG_ERR_LIMIT);
+        og_instance_free(inst);
+    }
+    og_grad_free(gr);
+    og_tensor_free(x);
+    og_model_free(mlp);
     TEST_DONE();
 }
