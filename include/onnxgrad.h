@@ -321,6 +321,8 @@ typedef void (*og_log_fn)(void *user, og_log_level level, const char *message);
 
 /* The default memory budget of a session (og_session_options.max_memory): 4 GiB. */
 #define OG_DEFAULT_MAX_MEMORY (4LL << 30)
+/* The default for what a dataset load may read and decode (og_data_options.max_memory). */
+#define OG_DEFAULT_MAX_DATA_MEMORY (2LL << 30)
 
 typedef struct og_session_options {
     int threads;                   /* 0: one thread per core; 1: no threading; < 0 refused */
@@ -566,6 +568,11 @@ typedef struct og_data_options {
     /* OG_FLOAT (default when OG_UNDEFINED) or OG_INT64 (class labels: each target cell
      * must then hold an integer). */
     og_dtype target_dtype;
+    /* The most bytes a load may read and decode: the file, then every .npz member as it
+     * inflates (its declared size checked before anything is allocated).  Beyond it the load
+     * fails with OG_ERR_LIMIT naming this field.  0: OG_DEFAULT_MAX_DATA_MEMORY; < 0
+     * refused. */
+    int64_t max_memory;
 } og_data_options;
 
 /* Read a dataset from a CSV file (.csv, .tsv, .txt; any other extension not .npy/.npz),
@@ -587,7 +594,7 @@ typedef struct og_data_options {
  * empty dataset); OG_ERR_SHAPE (arrays whose sample counts differ, a .npy that is not 2-D);
  * OG_ERR_TYPE (a non-integral float target in an array when target_dtype is OG_INT64);
  * OG_ERR_UNSUPPORTED (an array dtype outside the list above, a zip method other than
- * stored or deflate); OG_ERR_NOMEM. */
+ * stored or deflate); OG_ERR_LIMIT (past max_memory); OG_ERR_NOMEM. */
 OG_API og_status og_dataset_load(const char *path, const og_data_options *opts,
                                  const og_allocator *alloc, og_dataset **out);
 

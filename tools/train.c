@@ -58,6 +58,8 @@ const char cli_train_usage[] =
     "  --checkpoint FILE        save weights + optimizer state after every epoch (atomic)\n"
     "  --resume                 continue from --checkpoint when it exists\n"
     "  --threads N              worker threads (default: one per core)\n"
+    "  --max-memory SIZE        memory budget of each session and of reading --data (bytes,\n"
+    "                           or with K, M, G, T; default 4G per session, 2G for data)\n"
     "  --history FILE.csv  --plot FILE.svg   override the default file names\n"
     "  --export-training FILE   also write the trained model with its training step as an\n"
     "                           ONNX TrainingInfoProto (loss, gradients, optimizer update)\n"
@@ -304,7 +306,7 @@ typedef struct args {
     const char *checkpoint, *history, *plot, *weight_column, *reduction, *export_training;
     const char *targets[MAX_LIST], *features[MAX_LIST], *weights[MAX_LIST];
     int n_targets, n_features, n_weights, epochs, threads;
-    int64_t batch_size, warmup, step_size;
+    int64_t batch_size, warmup, step_size, max_memory;
     double val_split, lr, momentum, beta1, beta2, eps, weight_decay, lr_decay, clip_norm, alpha,
         power_t, gamma, min_lr, l1, l2, l1_ratio, delta;
     bool nesterov, resume, quiet, no_shuffle, no_header;
@@ -450,6 +452,15 @@ static int parse_args(args *a, int argc, char **argv)
             continue;
         }
         int64_t n;
+        if (strcmp(o, "--max-memory") == 0) {
+            if (!cli_parse_bytes(v, &a->max_memory)) {
+                snprintf(msg, sizeof msg,
+                         "train: --max-memory needs a size (bytes, or with K, M, G, T), not '%s'",
+                         v);
+                return cli_bad_usage(msg);
+            }
+            continue;
+        }
         if (strcmp(o, "--epochs") == 0 || strcmp(o, "--threads") == 0 || strcmp(o, "--seed") == 0) {
             if (!parse_i64(v, &n) || n > (strcmp(o, "--seed") == 0 ? INT64_MAX : 1000000)) {
                 snprintf(msg, sizeof msg, "train: %s needs a non-negative integer, not '%s'", o, v);
@@ -616,6 +627,7 @@ int cli_train(int argc, char **argv)
     dopt.features = a.n_features ? a.features : NULL;
     dopt.n_features = a.n_features;
     dopt.weight = a.weight_column;
+    dopt.max_memory = a.max_memory;
     if (og_model_load_file(a.model, NULL, &m)) goto done;
     if (algorithm) {
         if (og_model_training_info_count(m) == 0) {
@@ -644,6 +656,7 @@ int cli_train(int argc, char **argv)
     to.n_weights = a.n_weights;
     to.threads = a.threads;
     to.seed = a.seed;
+    to.max_memory = a.max_memory;
     if (og_trainer_create(algorithm ? m : lm, algorithm ? NULL : &oo, &to, &t)) goto done;
     og_fit_options fo;
     memset(&fo, 0, sizeof fo);

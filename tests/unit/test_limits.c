@@ -372,5 +372,42 @@ int main(void)
     og_grad_free(gr);
     og_tensor_free(x);
     og_model_free(mlp);
+
+    /* the dataset reader's limit: the smallest max_memory that loads a compressed .npz is its
+     * size plus what its arrays inflate to; one byte less fails with OG_ERR_LIMIT */
+    FILE *z = fopen("tests/data/train/compressed.npz", "rb");
+    CHECK(z != NULL);
+    if (z) {
+        unsigned char bytes[1 << 16];
+        size_t n = fread(bytes, 1, sizeof bytes, z);
+        fclose(z);
+        og_data_options dopt = {0};
+        og_dataset *d = NULL;
+        int64_t lo = (int64_t)n, hi = (int64_t)n * 1000;
+        dopt.max_memory = hi;
+        CHECK_OK(og_dataset_load_buffer(bytes, n, "c.npz", &dopt, NULL, &d));
+        og_dataset_free(d);
+        while (lo < hi) { /* the least limit that loads */
+            int64_t mid = lo + (hi - lo) / 2;
+            dopt.max_memory = mid;
+            d = NULL;
+            st = og_dataset_load_buffer(bytes, n, "c.npz", &dopt, NULL, &d);
+            og_dataset_free(d);
+            if (st == OG_OK) {
+                hi = mid;
+            } else {
+                CHECK(st == OG_ERR_LIMIT);
+                lo = mid + 1;
+            }
+        }
+        dopt.max_memory = lo;
+        CHECK_OK(og_dataset_load_buffer(bytes, n, "c.npz", &dopt, NULL, &d));
+        og_dataset_free(d);
+        dopt.max_memory = lo - 1;
+        CHECK(og_dataset_load_buffer(bytes, n, "c.npz", &dopt, NULL, &d) == OG_ERR_LIMIT);
+        CHECK(strstr(og_last_error(), "og_data_options.max_memory") != NULL);
+        CHECK(lo > (int64_t)n); /* the inflated arrays counted, not only the file */
+        printf("compressed.npz: %zu bytes, loads with max_memory >= %lld\n", n, (long long)lo);
+    }
     TEST_DONE();
 }
