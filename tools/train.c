@@ -3,11 +3,13 @@
  * the losses per epoch, an SVG plot of them, checkpoints and the trained model.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -538,6 +540,36 @@ static void sibling(const char *out, const char *ext, char *buf, size_t size)
     snprintf(buf, size, "%.*s%s", (int)n, out, ext);
 }
 
+/* Can `path` be written?  A file is created and removed in its folder (what a read-only
+ * folder, a full disk or missing permissions refuse), and path must not be a folder.
+ * Checked for every file a run writes before it trains, so that it fails at once instead
+ * of after its last epoch.  Exit status 1 with a message, or 0. */
+static int check_writable(const char *path, const char *what)
+{
+    char probe[4096];
+    struct stat sb;
+    const char *slash = strrchr(path, '/');
+    int dir_len = slash ? (int)(slash - path) : 0;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "onnxgrad: %s '%s' is a folder\n", what, path);
+        return 1;
+    }
+    if (snprintf(probe, sizeof probe, "%.*s%s.onnxgrad-probe-XXXXXX", dir_len, slash ? path : "",
+                 slash ? "/" : "") >= (int)sizeof probe) {
+        fprintf(stderr, "onnxgrad: %s '%s': path too long\n", what, path);
+        return 1;
+    }
+    int fd = mkstemp(probe);
+    if (fd < 0) {
+        fprintf(stderr, "onnxgrad: cannot write %s '%s': %s (checked before training)\n", what,
+                path, strerror(errno));
+        return 1;
+    }
+    close(fd);
+    unlink(probe);
+    return 0;
+}
+
 /* Parse and check the options into loss and optimizer settings; exit status or 0. */
 static int configure(args *a, og_loss_options *lo, og_optimizer_options *oo)
 {
@@ -628,6 +660,20 @@ int cli_train(int argc, char **argv)
     dopt.n_features = a.n_features;
     dopt.weight = a.weight_column;
     dopt.max_memory = a.max_memory;
+    /* every file the run writes, before anything runs */
+    {
+        char csv0[4096], svg0[4096];
+        sibling(a.out, ".csv", csv0, sizeof csv0);
+        sibling(a.out, ".svg", svg0, sizeof svg0);
+        if (check_writable(a.out, "the output model") ||
+            check_writable(a.history ? a.history : csv0, "the history") ||
+            check_writable(a.plot ? a.plot : svg0, "the plot") ||
+            (a.checkpoint && check_writable(a.checkpoint, "the checkpoint")) ||
+            (a.export_training && check_writable(a.export_training, "the training model"))) {
+            rc = 1;
+            goto cleanup;
+        }
+    }
     if (og_model_load_file(a.model, NULL, &m)) goto done;
     if (algorithm) {
         if (og_model_training_info_count(m) == 0) {
@@ -687,16 +733,23 @@ int cli_train(int argc, char **argv)
     sibling(a.out, ".csv", csv, sizeof csv);
     sibling(a.out, ".svg", svg, sizeof svg);
     int base = p.h.first;
+    bool unwritten = false; /* a history or plot that could not be written: exit 1 at the end */
     if (algorithm)
         snprintf(title, sizeof title, "%s: its TrainingInfoProto", a.model);
     else
         snprintf(title, sizeof title, "%s: %s loss, %s", a.model, a.loss,
                  a.optimizer ? a.optimizer : "sgd");
     if (p.h.n > 0) {
-        if (write_csv(a.history ? a.history : csv, &p.h, base) != 0)
-            fprintf(stderr, "onnxgrad: cannot write '%s'\n", a.history ? a.history : csv);
-        if (write_svg(a.plot ? a.plot : svg, &p.h, base, title) != 0)
-            fprintf(stderr, "onnxgrad: cannot write '%s'\n", a.plot ? a.plot : svg);
+        if (write_csv(a.history ? a.history : csv, &p.h, base) != 0) {
+            fprintf(stderr, "onnxgrad: cannot write '%s': %s\n", a.history ? a.history : csv,
+                    strerror(errno));
+            unwritten = true;
+        }
+        if (write_svg(a.plot ? a.plot : svg, &p.h, base, title) != 0) {
+            fprintf(stderr, "onnxgrad: cannot write '%s': %s\n", a.plot ? a.plot : svg,
+                    strerror(errno));
+            unwritten = true;
+        }
     }
     if (st) {
         cli_fail();
@@ -711,6 +764,10 @@ int cli_train(int argc, char **argv)
     if (a.export_training && (og_trainer_export_training_model(t, &with_step) ||
                               og_model_save_file(with_step, a.export_training)))
         goto done;
+    if (unwritten) {
+        rc = 1;
+        goto cleanup;
+    }
     if (!a.quiet)
         printf("wrote %s (%lld steps), %s, %s\n", a.out, (long long)og_trainer_step_count(t),
                a.history ? a.history : csv, a.plot ? a.plot : svg);
