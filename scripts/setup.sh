@@ -25,7 +25,7 @@ if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
 # python3-torch (Debian's, for /usr/bin/python3) is the independent oracle of the gradient
 # tests and exports the benchmark models.
 debs=(cmake make gcc pkg-config protobuf-c-compiler libprotobuf-c-dev libonnx-dev libopenblas-openmp-dev
-      zlib1g-dev libdnnl-dev python3-torch python3-numpy)
+      zlib1g-dev libdnnl-dev python3-torch python3-numpy strace e2fsprogs)
 [ $want_fuzz = 1 ] && debs+=(clang libclang-rt-14-dev)
 missing=()
 for p in "${debs[@]}"; do

@@ -1,8 +1,10 @@
 /* fit.c: og_trainer_fit, epochs of shuffled mini-batches with validation, checkpoints and
  * progress events. */
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "train/trainer.h"
@@ -220,9 +222,10 @@ static og_status fit(og_trainer *t, const og_dataset *data, const og_fit_options
     }
     bool resumed = false;
     if (o->resume && o->checkpoint) {
-        FILE *f = fopen(o->checkpoint, "rb");
-        if (f) {
-            fclose(f);
+        /* anything at the path is loaded (a FIFO or a folder is refused there, never
+         * opened for reading here, which would block on a FIFO) */
+        struct stat sb;
+        if (stat(o->checkpoint, &sb) == 0) {
             if ((st = og_trainer_load_checkpoint(t, o->checkpoint))) return st;
             resumed = true;
         }
