@@ -53,6 +53,22 @@ def npy_seeds(out):
         open(os.path.join(out, os.path.basename(p)), "wb").write(open(p, "rb").read())
 
 
+def python_seeds(out):
+    """fuzz_python.py: byte 0 picks the entry point (0 model bytes, 1 pickled state, 2 arrays
+    for mlp.onnx, 3 fit); small models of this repository as model bytes."""
+    rng = np.random.default_rng(2)
+    for p in glob.glob(os.path.join(ROOT, "models/*.onnx")) + \
+            glob.glob(os.path.join(ROOT, "tests/data/train/*.onnx")):
+        b = open(p, "rb").read()
+        if len(b) < 65536:
+            n = len(b)
+            open(os.path.join(out, "0_" + os.path.basename(p)), "wb").write(
+                bytes([0]) + n.to_bytes(4, "little") + b + rng.bytes(256))
+    for k in (1, 2, 3):
+        for i in range(4):
+            open(os.path.join(out, f"{k}_{i}"), "wb").write(bytes([k]) + rng.bytes(512))
+
+
 def ckpt_seeds(out, cli):
     """Checkpoints of linreg.onnx + mse + adam, the trainer fuzz_ckpt loads into."""
     with tempfile.TemporaryDirectory() as d:
@@ -95,7 +111,7 @@ def main():
         return 0
     out = sys.argv[1]
     cli = sys.argv[sys.argv.index("--cli") + 1] if "--cli" in sys.argv else None
-    for t in ("load", "run", "grad", "save", "npy", "ckpt", "data"):
+    for t in ("load", "run", "grad", "save", "npy", "ckpt", "data", "python"):
         os.makedirs(os.path.join(out, t), exist_ok=True)
     n = 0
     for name, b in models():
@@ -105,6 +121,7 @@ def main():
         for t in ("run", "grad"):
             open(os.path.join(out, t, name), "wb").write(b"\0" * 8 + b)
     npy_seeds(os.path.join(out, "npy"))
+    python_seeds(os.path.join(out, "python"))
     if cli:
         ckpt_seeds(os.path.join(out, "ckpt"), cli)
     subprocess.run(["bash", os.path.join(HERE, "data_seeds.sh"), os.path.join(out, "data")],
