@@ -439,6 +439,16 @@ char *og_shape_str(int rank, const int64_t *dims, char *buf, size_t n)
     return buf;
 }
 
+/* float to int64, saturating (NaN: 0): an out-of-range conversion is undefined in C, and a
+ * hostile model may store 1e30 where an index or a shape is read */
+static int64_t f64_to_i64(double x)
+{
+    if (x != x) return 0;
+    if (x >= 9223372036854775808.0) return INT64_MAX;
+    if (x <= -9223372036854775808.0) return INT64_MIN;
+    return (int64_t)x;
+}
+
 int64_t og_tensor_get_i64(const og_tensor *t, int64_t i)
 {
     const void *d = t->data;
@@ -452,8 +462,8 @@ int64_t og_tensor_get_i64(const og_tensor *t, int64_t i)
     case OG_UINT16: return ((const uint16_t *)d)[i];
     case OG_UINT32: return ((const uint32_t *)d)[i];
     case OG_UINT64: return (int64_t)((const uint64_t *)d)[i];
-    case OG_FLOAT: return (int64_t)((const float *)d)[i];
-    case OG_DOUBLE: return (int64_t)((const double *)d)[i];
+    case OG_FLOAT: return f64_to_i64(((const float *)d)[i]);
+    case OG_DOUBLE: return f64_to_i64(((const double *)d)[i]);
     default: return 0;
     }
 }

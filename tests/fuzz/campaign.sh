@@ -11,8 +11,10 @@ set -u
 build=$1; secs=$2; shift 2
 cd "$(dirname "$0")/../.."
 mkdir -p fuzz-logs
+corpus_of() { case $1 in load|run|grad|save) echo models ;; *) echo "$1" ;; esac; }
 for t in "$@"; do
-  mkdir -p "fuzz-corpus/$t" "fuzz-artifacts/$t" "tests/fuzz/corpus/$t"
+  seeds=tests/fuzz/corpus/$(corpus_of "$t")
+  mkdir -p "fuzz-corpus/$t" "fuzz-artifacts/$t" "$seeds"
   log=fuzz-logs/$t.run.log
   flags=(-max_total_time="$secs" -rss_limit_mb=3072 -timeout=25 -max_len=65536
          -print_final_stats=1 -artifact_prefix="fuzz-artifacts/$t/")
@@ -24,7 +26,7 @@ for t in "$@"; do
   fi
   ASAN_OPTIONS=allocator_may_return_null=1:detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
     /usr/bin/time -f "cpu %U %S" -o "fuzz-logs/$t.time" \
-    nice -n 19 "${cmd[@]}" "${flags[@]}" "fuzz-corpus/$t" "tests/fuzz/corpus/$t" >"$log" 2>&1
+    nice -n 19 "${cmd[@]}" "${flags[@]}" "fuzz-corpus/$t" "$seeds" >"$log" 2>&1
   rc=$?
   cat "$log" >>"fuzz-logs/$t.log"
   cpu=$(awk '/^cpu/ {printf "%.0f", $2 + $3}' "fuzz-logs/$t.time")

@@ -121,12 +121,13 @@ static int fuzz_inputs(const og_model *m, uint64_t seed, const char **names, og_
     return n;
 }
 
-/* The 8-byte seed at the start of an input (the rest is the model). */
-static uint64_t fuzz_seed(const uint8_t *data)
+/* The seed of an input's generated tensors: FNV-1a of its bytes, so that the model and its
+ * inputs mutate together and one corpus of models serves every target. */
+static uint64_t fuzz_seed(const uint8_t *data, size_t size)
 {
-    uint64_t s;
-    memcpy(&s, data, 8);
-    return s;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < size; i++) h = (h ^ data[i]) * 0x100000001b3ull;
+    return h;
 }
 
 #endif

@@ -33,7 +33,7 @@ def models():
         paths += sorted(glob.glob(os.path.join(ROOT, pattern)))
     for p in paths:
         b = open(p, "rb").read()
-        if len(b) <= 65536:
+        if len(b) <= 32768:
             yield os.path.basename(os.path.dirname(p)) + "_" + os.path.basename(p), b
 
 
@@ -111,15 +111,12 @@ def main():
         return 0
     out = sys.argv[1]
     cli = sys.argv[sys.argv.index("--cli") + 1] if "--cli" in sys.argv else None
-    for t in ("load", "run", "grad", "save", "npy", "ckpt", "data", "python"):
+    for t in ("models", "npy", "ckpt", "data", "python"):
         os.makedirs(os.path.join(out, t), exist_ok=True)
     n = 0
     for name, b in models():
         n += 1
-        open(os.path.join(out, "load", name), "wb").write(b)
-        open(os.path.join(out, "save", name), "wb").write(b)
-        for t in ("run", "grad"):
-            open(os.path.join(out, t, name), "wb").write(b"\0" * 8 + b)
+        open(os.path.join(out, "models", name), "wb").write(b)
     npy_seeds(os.path.join(out, "npy"))
     python_seeds(os.path.join(out, "python"))
     if cli:
