@@ -5,9 +5,10 @@
 #   make asan     the whole test suite under AddressSanitizer + UBSan (build-asan/)
 #   make tsan     the threading tests under ThreadSanitizer (build-tsan/): one session, one
 #                 gradient object's instances and trainers used from 2 and 8 threads
-#   make fuzz     every libFuzzer target of tests/fuzz/ (load, run, grad, save, npy, ckpt,
-#                 data) for FUZZ_SECONDS each (default 60), one after the other, from the kept
-#                 seed corpora; results in fuzz-logs/summary.tsv
+#   make fuzz     every fuzz target of tests/fuzz/ (load, run, grad, save, npy, ckpt, data,
+#                 and python: the binding under atheris) for FUZZ_SECONDS each (default 60),
+#                 one after the other, from the kept seed corpora; results in
+#                 fuzz-logs/summary.tsv
 #   make bench    inference against onnxruntime, training steps and training throughput
 #                 against PyTorch (bench/)
 #   make format   clang-format every C file
@@ -48,18 +49,21 @@ asan: setup
 
 TSAN_TESTS = test_race test_busy test_threads test_instance
 space := $(subst ,, )
-tsan: setup
-	cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOG_TSAN=ON -DOG_BACKEND_TESTS=OFF $(CMAKE_FLAGS)
+# clang: gcc 12's ThreadSanitizer runtime crashes while loading libonnxgrad.so here
+tsan:
+	@bash scripts/setup.sh --fuzz
+	CC=clang cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOG_TSAN=ON -DOG_BACKEND_TESTS=OFF $(CMAKE_FLAGS)
 	cmake --build build-tsan -j $(JOBS) --target $(TSAN_TESTS)
 	@cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/tsan.supp" \
 		OMP_NUM_THREADS=1 ctest --output-on-failure -R 'unit\.($(subst $(space),|,$(TSAN_TESTS)))$$'
 
 
-FUZZ_TARGETS = load run grad save npy ckpt data
+FUZZ_TARGETS = load run grad save npy ckpt data python
 fuzz:
 	@bash scripts/setup.sh --fuzz
 	CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOG_FUZZ=ON -DOG_BACKEND_TESTS=OFF
-	cmake --build build-fuzz -j $(JOBS) --target $(addprefix og_fuzz_,$(FUZZ_TARGETS))
+	cmake --build build-fuzz -j $(JOBS) --target $(addprefix og_fuzz_,$(filter-out python,$(FUZZ_TARGETS)))
+	@$(MAKE) --no-print-directory build
 	bash tests/fuzz/campaign.sh build-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 bench: setup

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install what onnxgrad's build, tests, demo and benchmarks need, skipping what is there.
 #   scripts/setup.sh            build + test dependencies
-#   scripts/setup.sh --fuzz     also clang and its sanitizer runtimes (make fuzz)
+#   scripts/setup.sh --fuzz     also clang and its sanitizer runtimes, and atheris for the
+#                               Python binding's fuzz target (make fuzz)
 #   scripts/setup.sh --bench    the benchmarks' extras (PyTorch is installed for the tests already)
 # Pinned: the ONNX backend test data comes from the onnx Python package, version ONNX_VERSION.
 set -euo pipefail
@@ -46,5 +47,9 @@ then
   echo "setup: installing Python packages (numpy, onnx==$ONNX_VERSION, onnxruntime, scikit-learn, pytest, wheel)"
   $PY -m pip install -q --disable-pip-version-check "$NUMPY_SPEC" "onnx==$ONNX_VERSION" \
       "onnxruntime>=$ORT_VERSION" scikit-learn pytest wheel
+fi
+if [ $want_fuzz = 1 ] && ! $PY -c "import atheris" 2>/dev/null; then
+  echo "setup: installing atheris (the Python fuzz target)"
+  $PY -m pip install -q --disable-pip-version-check atheris
 fi
 echo "setup: ok"

@@ -1,4 +1,5 @@
 /* tensor.c: tensors and their reference-counted buffers. */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <threads.h>
@@ -28,7 +29,7 @@ og_buffer *og_buffer_new(const og_allocator *a, size_t bytes)
 
 struct og_pool {
     const og_allocator *alloc;
-    mtx_t lock;
+    atomic_flag lock; /* pool_lock: a spin lock, see there */
     _Atomic int refs; /* the owner's + one per live buffer and scratch block */
     bool closed;
     og_buffer **free;
@@ -40,19 +41,28 @@ struct og_pool {
     og_allocator scratch; /* og_pool_allocator: counts against the budget, user = the pool */
 };
 
+/* The pool's lock spins on a C11 atomic flag: its critical sections are a few list
+ * operations, and ThreadSanitizer sees atomics (glibc's C11 mtx_lock goes around the
+ * pthread functions it watches, so make tsan would report the pool as racy). */
+static void pool_lock(og_pool *p)
+{
+    while (atomic_flag_test_and_set_explicit(&p->lock, memory_order_acquire)) thrd_yield();
+}
+
+static void pool_unlock(og_pool *p) { atomic_flag_clear_explicit(&p->lock, memory_order_release); }
+
 static void pool_unref(og_pool *p)
 {
     if (--p->refs > 0) return;
-    mtx_destroy(&p->lock);
     og_free(p->alloc, p->free);
     og_free(p->alloc, p);
 }
 
 static void pool_unhold(og_pool *p, size_t bytes)
 {
-    mtx_lock(&p->lock);
+    pool_lock(p);
     p->held -= bytes;
-    mtx_unlock(&p->lock);
+    pool_unlock(p);
 }
 
 static void buffer_destroy(og_buffer *b)
@@ -74,7 +84,7 @@ static bool pool_hold(og_pool *p, size_t bytes)
     og_buffer **idle = NULL;
     int n_idle = 0;
     bool ok;
-    mtx_lock(&p->lock);
+    pool_lock(p);
     if (p->held + bytes > p->budget || p->held + bytes < p->held) {
         /* idle blocks make room: drop them all (they would be dropped at close anyway) */
         idle = p->free;
@@ -88,7 +98,7 @@ static bool pool_hold(og_pool *p, size_t bytes)
         p->held += bytes;
     else
         p->refused = bytes;
-    mtx_unlock(&p->lock);
+    pool_unlock(p);
     /* destroyed outside the lock; their bytes were uncounted above, so detach them first */
     for (int i = 0; i < n_idle; i++) {
         og_buffer *b = idle[i];
@@ -138,7 +148,7 @@ static void scratch_free(void *user, void *ptr)
 static bool pool_put(og_pool *p, og_buffer *b)
 {
     bool kept = false;
-    mtx_lock(&p->lock);
+    pool_lock(p);
     if (!p->closed) {
         if (p->n_free == p->cap_free) {
             int cap = p->cap_free ? p->cap_free * 2 : 32;
@@ -154,7 +164,7 @@ static bool pool_put(og_pool *p, og_buffer *b)
             kept = true;
         }
     }
-    mtx_unlock(&p->lock);
+    pool_unlock(p);
     return kept;
 }
 
@@ -170,10 +180,7 @@ og_pool *og_pool_new(const og_allocator *a)
     a = og_alloc_or_default(a);
     og_pool *p = og_calloc(a, 1, sizeof *p);
     if (!p) return NULL;
-    if (mtx_init(&p->lock, mtx_plain) != thrd_success) {
-        og_free(a, p);
-        return NULL;
-    }
+    atomic_flag_clear(&p->lock);
     p->alloc = a;
     p->refs = 1;
     p->budget = SIZE_MAX;
@@ -183,19 +190,19 @@ og_pool *og_pool_new(const og_allocator *a)
 
 void og_pool_set_budget(og_pool *p, size_t bytes)
 {
-    mtx_lock(&p->lock);
+    pool_lock(p);
     p->budget = bytes;
-    mtx_unlock(&p->lock);
+    pool_unlock(p);
 }
 
 void og_pool_usage(og_pool *p, size_t *held, size_t *budget, size_t *refused)
 {
-    mtx_lock(&p->lock);
+    pool_lock(p);
     *held = p->held;
     *budget = p->budget;
     *refused = p->refused;
     p->refused = 0;
-    mtx_unlock(&p->lock);
+    pool_unlock(p);
 }
 
 const og_allocator *og_pool_allocator(og_pool *p) { return &p->scratch; }
@@ -203,7 +210,7 @@ const og_allocator *og_pool_allocator(og_pool *p) { return &p->scratch; }
 og_buffer *og_pool_get(og_pool *p, size_t bytes)
 {
     og_buffer *b = NULL;
-    mtx_lock(&p->lock);
+    pool_lock(p);
     int best = -1;
     for (int i = 0; i < p->n_free; i++) {
         size_t c = p->free[i]->capacity;
@@ -214,7 +221,7 @@ og_buffer *og_pool_get(og_pool *p, size_t bytes)
         b = p->free[best];
         p->free[best] = p->free[--p->n_free];
     }
-    mtx_unlock(&p->lock);
+    pool_unlock(p);
     if (b) {
         b->refcount = 1;
         return b;
@@ -233,13 +240,13 @@ og_buffer *og_pool_get(og_pool *p, size_t bytes)
 void og_pool_close(og_pool *p)
 {
     if (!p) return;
-    mtx_lock(&p->lock);
+    pool_lock(p);
     p->closed = true;
     int n = p->n_free;
     og_buffer **idle = p->free;
     p->free = NULL;
     p->n_free = p->cap_free = 0;
-    mtx_unlock(&p->lock);
+    pool_unlock(p);
     for (int i = 0; i < n; i++) buffer_destroy(idle[i]);
     og_free(p->alloc, idle);
     pool_unref(p);

@@ -6,15 +6,15 @@
 #include <math.h>
 #include <stdatomic.h>
 #include <string.h>
-#include <threads.h>
 
 #include "test.h"
+#include "test_thread.h"
 
 /* An allocator that, once armed, holds the next allocation until released. */
 typedef struct gate {
     atomic_int armed;
-    mtx_t m;
-    cnd_t c;
+    pthread_mutex_t m;
+    pthread_cond_t c;
     int inside, released;
 } gate;
 
@@ -22,11 +22,11 @@ static void *gate_malloc(void *user, size_t size)
 {
     gate *g = user;
     if (atomic_exchange(&g->armed, 0)) {
-        mtx_lock(&g->m);
+        pthread_mutex_lock(&g->m);
         g->inside = 1;
-        cnd_broadcast(&g->c);
-        while (!g->released) cnd_wait(&g->c, &g->m);
-        mtx_unlock(&g->m);
+        pthread_cond_broadcast(&g->c);
+        while (!g->released) pthread_cond_wait(&g->c, &g->m);
+        pthread_mutex_unlock(&g->m);
     }
     return malloc(size);
 }
@@ -42,25 +42,25 @@ static const og_allocator gate_alloc = {gate_malloc, gate_free, &G};
 
 static void gate_arm(void)
 {
-    mtx_lock(&G.m);
+    pthread_mutex_lock(&G.m);
     G.inside = G.released = 0;
-    mtx_unlock(&G.m);
+    pthread_mutex_unlock(&G.m);
     atomic_store(&G.armed, 1);
 }
 
 static void gate_wait_inside(void)
 {
-    mtx_lock(&G.m);
-    while (!G.inside) cnd_wait(&G.c, &G.m);
-    mtx_unlock(&G.m);
+    pthread_mutex_lock(&G.m);
+    while (!G.inside) pthread_cond_wait(&G.c, &G.m);
+    pthread_mutex_unlock(&G.m);
 }
 
 static void gate_release(void)
 {
-    mtx_lock(&G.m);
+    pthread_mutex_lock(&G.m);
     G.released = 1;
-    cnd_broadcast(&G.c);
-    mtx_unlock(&G.m);
+    pthread_cond_broadcast(&G.c);
+    pthread_mutex_unlock(&G.m);
 }
 
 /* ---- the calls the first thread makes ------------------------------------------------- */
@@ -98,15 +98,15 @@ static int first(void *arg)
 /* Start c in a thread, wait until it is inside its run, call `second`, let c finish. */
 static og_status overlap(call *c, og_status (*second)(call *), og_status *second_st)
 {
-    thrd_t th;
+    test_thread th;
     gate_arm();
-    if (thrd_create(&th, first, c) != thrd_success) return OG_ERR_INTERNAL;
+    if (test_thread_start(&th, first, c) != 0) return OG_ERR_INTERNAL;
     gate_wait_inside();
     *second_st = second(c);
     const char *msg = og_last_error();
     CHECK(strstr(msg, "another thread") != NULL);
     gate_release();
-    thrd_join(th, NULL);
+    test_thread_join(&th);
     return c->st;
 }
 
@@ -154,8 +154,8 @@ static og_status second_predict(call *c)
 
 int main(void)
 {
-    mtx_init(&G.m, mtx_plain);
-    cnd_init(&G.c);
+    pthread_mutex_init(&G.m, NULL);
+    pthread_cond_init(&G.c, NULL);
     og_model *m = NULL, *lm = NULL;
     og_tensor *x = NULL, *want = NULL, *label = NULL;
     og_load_options lo = {0};

@@ -11,9 +11,9 @@
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <string.h>
-#include <threads.h>
 
 #include "test.h"
+#include "test_thread.h"
 
 enum { ROUNDS = 100, MAX_THREADS = 8 };
 
@@ -28,7 +28,7 @@ static atomic_int ran, busy, bad, waiting;
 static void start_together(void)
 {
     atomic_fetch_sub(&waiting, 1);
-    while (atomic_load(&waiting) > 0) thrd_yield();
+    while (atomic_load(&waiting) > 0) test_thread_yield();
 }
 static const char *x_name[] = {"x"};
 
@@ -158,15 +158,15 @@ static int trainer(void *arg)
     return 0;
 }
 
-static void together(int n, thrd_start_t fn, const char *what)
+static void together(int n, int (*fn)(void *), const char *what)
 {
-    thrd_t th[MAX_THREADS];
+    test_thread th[MAX_THREADS];
     atomic_store(&ran, 0);
     atomic_store(&busy, 0);
     atomic_store(&bad, 0);
     atomic_store(&waiting, n);
-    for (int i = 0; i < n; i++) CHECK(thrd_create(&th[i], fn, NULL) == thrd_success);
-    for (int i = 0; i < n; i++) thrd_join(th[i], NULL);
+    for (int i = 0; i < n; i++) CHECK(test_thread_start(&th[i], fn, NULL) == 0);
+    for (int i = 0; i < n; i++) test_thread_join(&th[i]);
     printf("%d threads, %s: %d ran, %d refused (busy), %d wrong\n", n, what, atomic_load(&ran),
            atomic_load(&busy), atomic_load(&bad));
     CHECK(atomic_load(&bad) == 0);
