@@ -2,7 +2,7 @@
  * onnxgrad: the command-line tool.  It uses only the public header.
  *
  *   onnxgrad info MODEL
- *   onnxgrad run MODEL --input NAME=FILE.npy ... [--threads N] -o DIR
+ *   onnxgrad run MODEL --input NAME=FILE.npy ... [--threads N] [--max-memory SIZE] -o DIR
  *   onnxgrad bench MODEL --input NAME=FILE.npy ... [--threads N] [-n ITERS]
  */
 #define _POSIX_C_SOURCE 200809L
@@ -26,7 +26,7 @@ static const char usage[] =
     "\n"
     "Commands:\n"
     "  info MODEL                 inputs, outputs, initializers, opsets and op counts\n"
-    "  run MODEL --input NAME=FILE.npy ... [--threads N] -o DIR\n"
+    "  run MODEL --input NAME=FILE.npy ... [--threads N] [--max-memory SIZE] -o DIR\n"
     "                             run the model; write each output to DIR/<name>.npy and\n"
     "                             DIR/manifest.json (tensor name -> file name)\n"
     "  bench MODEL --input NAME=FILE.npy ... [--train] [--weights A,B] [--threads N]\n"
