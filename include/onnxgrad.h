@@ -73,6 +73,14 @@ extern "C" {
 /* The largest tensor rank onnxgrad handles; a model with a larger rank is refused. */
 #define OG_MAX_RANK 8
 
+/* The deepest nesting onnxgrad accepts, one limit for every kind of nesting: sequence, map
+ * and optional types and values within each other (seq(map(int64, tensor(float))) is 2
+ * deep), and subgraphs within subgraphs.  Deeper models and values are refused with a
+ * message naming the depth and this limit (onnxruntime's protobuf recursion limit is 100
+ * too).  Loading counts the nesting of the file's protobuf messages against
+ * og_load_options.max_depth, whose default is this value, before anything is decoded. */
+#define OG_MAX_NESTING 100
+
 /* ---------------------------------------------------------------------------------- */
 /* Status codes                                                                        */
 /* ---------------------------------------------------------------------------------- */
@@ -148,24 +156,38 @@ typedef struct og_allocator {
 /* ---------------------------------------------------------------------------------- */
 
 /* A dense, C-ordered (row-major) array.  A tensor either owns its data or wraps memory
- * the caller keeps alive (og_tensor_wrap).  Rank 0 is a scalar with one element. */
+ * the caller keeps alive (og_tensor_wrap).  Rank 0 is a scalar with one element.
+ *
+ * The same handle also carries the values of ONNX that are not tensors (a sequence, a map,
+ * an optional): og_tensor_kind() says which, and the functions of "Values that are not
+ * tensors" below make and read them.  Every og_tensor_* getter accepts any kind: for a
+ * value that is not a tensor, og_tensor_dtype() is OG_UNDEFINED, rank, numel and nbytes are
+ * 0, dims and data NULL.  og_tensor_free() frees any kind, with everything it holds.
+ *
+ * String tensors (OG_STRING) hold one NUL-terminated UTF-8 string per element, of any
+ * length, owned by the tensor; they are read with og_tensor_string() and written with
+ * og_tensor_set_string(), and og_tensor_data() / og_tensor_cdata() / og_tensor_nbytes()
+ * give NULL / NULL / 0 for them (their elements are not raw bytes). */
 typedef struct og_tensor og_tensor;
 
-/* New tensor of the given shape, zero-filled.  `alloc` may be NULL.
- * Errors: OG_ERR_INVALID_ARG (rank outside 0..OG_MAX_RANK, negative dim, string dtype),
+/* New tensor of the given shape, zero-filled (a string tensor: every element "").
+ * `alloc` may be NULL.
+ * Errors: OG_ERR_INVALID_ARG (rank outside 0..OG_MAX_RANK, negative dim, unknown dtype),
  * OG_ERR_NOMEM. */
 OG_API og_status og_tensor_create(og_dtype dtype, int rank, const int64_t *dims,
                                   const og_allocator *alloc, og_tensor **out);
 
 /* New tensor holding a copy of `nbytes` bytes at `data`; nbytes must equal the shape's
- * size in bytes (OG_ERR_INVALID_ARG otherwise). */
+ * size in bytes (OG_ERR_INVALID_ARG otherwise, and for OG_STRING: use
+ * og_tensor_from_strings). */
 OG_API og_status og_tensor_from_data(og_dtype dtype, int rank, const int64_t *dims,
                                      const void *data, size_t nbytes, const og_allocator *alloc,
                                      og_tensor **out);
 
 /* New tensor that wraps `data` without copying.  The caller keeps `data` alive and
  * unchanged while onnxgrad may read it (until the tensor is freed, and for the duration of
- * a run it is passed to).  og_tensor_free() does not free `data`. */
+ * a run it is passed to).  og_tensor_free() does not free `data`.  OG_STRING is refused
+ * (OG_ERR_INVALID_ARG): strings are always copied. */
 OG_API og_status og_tensor_wrap(og_dtype dtype, int rank, const int64_t *dims, void *data,
                                 size_t nbytes, const og_allocator *alloc, og_tensor **out);
 
@@ -179,9 +201,82 @@ OG_API const int64_t *og_tensor_dims(const og_tensor *t);
 OG_API int64_t og_tensor_numel(const og_tensor *t);
 OG_API size_t og_tensor_nbytes(const og_tensor *t);
 /* The element buffer, C order; writable unless the tensor is one of a model's
- * initializers. */
+ * initializers.  NULL for a string tensor and for a value that is not a tensor. */
 OG_API void *og_tensor_data(og_tensor *t);
 OG_API const void *og_tensor_cdata(const og_tensor *t);
+
+/* A string tensor of the given shape holding copies of strings[0..numel-1] (C order; a NULL
+ * entry is "").  Errors: OG_ERR_INVALID_ARG (bad shape, NULL strings for a non-empty
+ * shape), OG_ERR_NOMEM. */
+OG_API og_status og_tensor_from_strings(int rank, const int64_t *dims, const char *const *strings,
+                                        const og_allocator *alloc, og_tensor **out);
+/* Element i (flat, C order) of a string tensor, owned by the tensor and valid until the
+ * element is set again or the tensor freed; NULL when t is not a string tensor or i is out of
+ * range. */
+OG_API const char *og_tensor_string(const og_tensor *t, int64_t i);
+/* Replace element i of a string tensor with a copy of s (NULL: "").  Errors:
+ * OG_ERR_INVALID_ARG (not a string tensor, i out of range, a model's initializer),
+ * OG_ERR_NOMEM (the element is unchanged then). */
+OG_API og_status og_tensor_set_string(og_tensor *t, int64_t i, const char *s);
+
+/* ---------------------------------------------------------------------------------- */
+/* Values that are not tensors: sequences, maps, optionals                             */
+/* ---------------------------------------------------------------------------------- */
+
+/* What an og_tensor handle holds (ONNX's TypeProto cases; sparse tensors are not
+ * supported).
+ *  - a sequence: n values (tensors of one element type, or maps, or sequences), in order;
+ *  - a map: n keys, a 1-D tensor of int64 or string keys, and one value per key (a
+ *    tensor, usually a scalar, or a sequence or a map), as ONNX's MapProto;
+ *  - an optional: no value, or one value of any kind.
+ * Values nest at most OG_MAX_NESTING deep.  A value returned by a run or made here owns
+ * everything it holds; the items a getter returns belong to it, are read-only, and stay valid
+ * while it lives. */
+typedef enum og_kind {
+    OG_KIND_TENSOR = 0,
+    OG_KIND_SEQUENCE = 1,
+    OG_KIND_MAP = 2,
+    OG_KIND_OPTIONAL = 3
+} og_kind;
+
+/* The kind of v (OG_KIND_TENSOR for NULL). */
+OG_API og_kind og_tensor_kind(const og_tensor *v);
+/* "tensor", "sequence", "map", "optional"; "unknown" for other codes.  Thread-safe. */
+OG_API const char *og_kind_name(og_kind kind);
+
+/* A sequence holding copies of items[0..n-1] (n may be 0).  The items must all be tensors
+ * of one dtype (any shapes), or all values of one other kind.
+ * Errors: OG_ERR_INVALID_ARG (n < 0, a NULL item), OG_ERR_TYPE (items of mixed kinds or
+ * dtypes), OG_ERR_UNSUPPORTED (nesting deeper than OG_MAX_NESTING), OG_ERR_NOMEM. */
+OG_API og_status og_sequence_create(const og_tensor *const *items, int64_t n,
+                                    const og_allocator *alloc, og_tensor **out);
+/* The number of items of a sequence (0 for another kind). */
+OG_API int64_t og_sequence_length(const og_tensor *seq);
+/* Item i of a sequence; NULL for another kind or an index out of range. */
+OG_API const og_tensor *og_sequence_item(const og_tensor *seq, int64_t i);
+
+/* A map from keys (a 1-D tensor of int64 or string keys, all distinct) to copies of
+ * values[0..n-1], n = the number of keys; the values must be of one kind (tensors of one
+ * dtype, or one other kind).  Errors: OG_ERR_INVALID_ARG (NULL keys, a NULL value, keys not
+ * 1-D, a repeated key), OG_ERR_TYPE (keys neither int64 nor string, mixed values),
+ * OG_ERR_UNSUPPORTED (nesting), OG_ERR_NOMEM. */
+OG_API og_status og_map_create(const og_tensor *keys, const og_tensor *const *values,
+                               const og_allocator *alloc, og_tensor **out);
+/* The number of entries of a map (0 for another kind). */
+OG_API int64_t og_map_size(const og_tensor *map);
+/* The keys of a map: a 1-D int64 or string tensor, in the map's order; NULL for another
+ * kind. */
+OG_API const og_tensor *og_map_keys(const og_tensor *map);
+/* The value of entry i (its key is og_map_keys()'s element i); NULL for another kind or an
+ * index out of range. */
+OG_API const og_tensor *og_map_value(const og_tensor *map, int64_t i);
+
+/* An optional holding a copy of value, or no value when value is NULL.
+ * Errors: OG_ERR_UNSUPPORTED (nesting), OG_ERR_NOMEM. */
+OG_API og_status og_optional_create(const og_tensor *value, const og_allocator *alloc,
+                                    og_tensor **out);
+/* The value of an optional; NULL when it has none, and for another kind. */
+OG_API const og_tensor *og_optional_value(const og_tensor *opt);
 
 /* ---------------------------------------------------------------------------------- */
 /* Models                                                                              */
@@ -190,10 +285,9 @@ OG_API const void *og_tensor_cdata(const og_tensor *t);
 typedef struct og_model og_model;
 
 /* Defaults of the limits of og_load_options (a field left 0 takes its default). */
-#define OG_DEFAULT_MAX_DEPTH          100         /* protobuf's own recursion limit */
-#define OG_MAX_DEPTH_LIMIT            1000        /* the most max_depth may be set to */
-#define OG_DEFAULT_MAX_NODES          (1LL << 24) /* 16,777,216 */
-#define OG_DEFAULT_MAX_VALUES         (1LL << 26) /* 67,108,864 */
+#define OG_DEFAULT_MAX_DEPTH          OG_MAX_NESTING /* also the most it may be set to */
+#define OG_DEFAULT_MAX_NODES          (1LL << 24)    /* 16,777,216 */
+#define OG_DEFAULT_MAX_VALUES         (1LL << 26)    /* 67,108,864 */
 #define OG_DEFAULT_MAX_ATTRIBUTES     (1LL << 26)
 #define OG_DEFAULT_MAX_OPSETS         1024
 #define OG_DEFAULT_MAX_STRING_BYTES   (1LL << 24)       /* 16 MiB */
@@ -210,11 +304,11 @@ typedef struct og_load_options {
      * limit and this field.  0 takes the default (OG_DEFAULT_MAX_...); a negative value is
      * refused (OG_ERR_INVALID_ARG).  A model loaded with these options keeps them for every
      * later pass over it (nested subgraphs are walked under the same max_depth).
-     *   max_depth: nesting of protobuf messages below the ModelProto (a graph inside a
-     *     node's attribute inside a graph is 3 levels deeper than that graph; a sequence
-     *     type inside a type 2 levels); at most OG_MAX_DEPTH_LIMIT.  Decoding takes about
-     *     1 KB of stack per level on top of ~100 KB: the default needs ~200 KB of the
-     *     loading thread's stack, OG_MAX_DEPTH_LIMIT ~1 MB.
+     *   max_depth: nesting, as OG_MAX_NESTING counts it (subgraphs within subgraphs plus
+     *     sequence, map and optional types within types), at most OG_MAX_NESTING: a limit a
+     *     caller may lower, not raise.  The raw protobuf nesting this allows is about 3 levels
+     *     per level; decoding takes about 1 KB of stack per raw level on top of ~100 KB, so a
+     *     thread loading a model at the default depth needs ~400 KB of stack.
      *   max_nodes, max_attributes, max_opsets: NodeProtos, AttributeProtos and opset
      *     imports, counted in every graph, subgraph, function and training graph together.
      *   max_values: value infos, initializers and node outputs, counted the same way.
@@ -282,6 +376,19 @@ OG_API og_status og_model_input_info(const og_model *m, int i, og_dtype *dtype, 
                                      int64_t *dims, const char **dim_names);
 OG_API og_status og_model_output_info(const og_model *m, int i, og_dtype *dtype, int *rank,
                                       int64_t *dims, const char **dim_names);
+
+/* The kind of graph input or output i and its type as text into buf (size bytes, always
+ * NUL-terminated, cut to fit).  A tensor reads "float32 [N, 3]" (a dim: its value, its
+ * symbol or ?; an unknown rank: [?]); the other kinds nest: "seq(map(int64, float32))",
+ * "optional(seq(float32 [?, 2]))", a tensor inside them as its dtype followed by its shape
+ * when the rank is known.  og_model_input_info and og_model_output_info give OG_UNDEFINED and
+ * rank -1 for a value that is not a tensor.  kind and buf may be NULL.
+ * Errors: OG_ERR_INVALID_ARG (a NULL model, an index out of range: *kind OG_KIND_TENSOR and
+ * buf "" then). */
+OG_API og_status og_model_input_type(const og_model *m, int i, og_kind *kind, char *buf,
+                                     size_t size);
+OG_API og_status og_model_output_type(const og_model *m, int i, og_kind *kind, char *buf,
+                                      size_t size);
 
 /* Initializers (the model's constant tensors, weights among them), in the model's order.
  * Both getters return NULL for an index out of range (see Indices above). */
@@ -355,11 +462,14 @@ OG_API void og_session_free(og_session *s);
  * input without an initializer that an output depends on must be given (nodes no output
  * needs do not run); an input that has an initializer may be given to override it.  The
  * inputs are only read, and only during the call.
- * outputs[j] receives a new tensor (owned by the caller) for each graph output, in
- * og_model_output_* order; the array must hold og_model_output_count() entries.  An output
+ * outputs[j] receives a new value (owned by the caller) for each graph output, in
+ * og_model_output_* order: a tensor, or a sequence, map or optional for an output of such a
+ * type (og_tensor_kind); the array must hold og_model_output_count() entries.  An output
  * may outlive the session.  On failure every outputs[j] is
  * NULL.  Input dtypes and shapes are checked against the declared ones: a fixed dim must
- * match, a named symbolic dim must take one value across all inputs.
+ * match, a named symbolic dim must take one value across all inputs; a sequence, map or
+ * optional input must have the declared kinds, nested, its tensors the declared dtypes
+ * (OG_ERR_TYPE otherwise, saying where it differs).
  * Nothing is planned ahead or cached between runs: each run walks the nodes in topological
  * order, infers each node's output shapes from the actual inputs, takes the output buffers
  * from the session's memory pool, calls the kernel, and hands a value's buffer back to the
@@ -915,14 +1025,18 @@ OG_API og_status og_trainer_fit(og_trainer *t, const og_dataset *data, const og_
 /* ---------------------------------------------------------------------------------- */
 
 /* Read a .npy file (format 1.0-3.0, C order) of float16, float32, float64, int32, int64
- * or bool, little- or big-endian.  Anything else (Fortran order, object arrays, other
- * dtypes) is refused with OG_ERR_UNSUPPORTED and a message that says why; truncated or
- * malformed files give OG_ERR_PARSE. */
+ * or bool, little- or big-endian, or of strings: numpy's unicode arrays ('<U', read as
+ * UTF-8) and byte strings ('|S'), both becoming OG_STRING tensors (trailing NULs dropped,
+ * as numpy does).  Anything else (Fortran order, object arrays, other dtypes) is refused
+ * with OG_ERR_UNSUPPORTED and a message that says why; truncated or malformed files give
+ * OG_ERR_PARSE (an invalid code point too). */
 OG_API og_status og_npy_load(const char *path, const og_allocator *alloc, og_tensor **out);
 OG_API og_status og_npy_load_buffer(const void *data, size_t size, const og_allocator *alloc,
                                     og_tensor **out);
-/* Write a tensor as .npy (format 1.0, little-endian, C order). Errors: OG_ERR_IO,
- * OG_ERR_UNSUPPORTED (a dtype outside the list above). */
+/* Write a tensor as .npy (format 1.0, little-endian, C order); a string tensor as '<U<n>',
+ * n its longest element in code points.  Errors: OG_ERR_IO, OG_ERR_UNSUPPORTED (a dtype
+ * outside the list above, a string that is not valid UTF-8, a value that is not a
+ * tensor). */
 OG_API og_status og_npy_save(const char *path, const og_tensor *t);
 
 #ifdef __cplusplus

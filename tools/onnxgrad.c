@@ -94,33 +94,32 @@ static int cmd_info(int argc, char **argv)
     printf("ir_version: %lld\n", (long long)og_model_ir_version(m));
     printf("opsets:");
     for (int i = 0; i < og_model_opset_count(m); i++) {
-        const char *dom = "";
-        int64_t ver = 0;
+        const char *dom = "", *prev = "";
+        int64_t ver = 0, pver = 0;
         og_model_opset(m, i, &dom, &ver);
-        printf(" %s%s%lld", dom[0] ? dom : "ai.onnx", "=", (long long)ver);
+        if (!dom[0]) dom = "ai.onnx";
+        bool seen = false; /* "" and "ai.onnx" are one domain; converters list it twice */
+        for (int k = 0; k < i && !seen; k++) {
+            og_model_opset(m, k, &prev, &pver);
+            seen = strcmp(prev[0] ? prev : "ai.onnx", dom) == 0 && pver == ver;
+        }
+        if (!seen) printf(" %s=%lld", dom, (long long)ver);
     }
     printf("\n");
     if (og_model_training_info_count(m) > 0)
         printf("training info: %d TrainingInfoProto (train it with 'onnxgrad train %s --data "
                "FILE -o OUT.onnx', no --loss)\n",
                og_model_training_info_count(m), argv[0]);
-    int64_t dims[OG_MAX_RANK];
-    const char *names[OG_MAX_RANK];
-    og_dtype dt;
-    int rank;
+    char type[1024];
     printf("inputs (%d):\n", og_model_input_count(m));
     for (int i = 0; i < og_model_input_count(m); i++) {
-        og_model_input_info(m, i, &dt, &rank, dims, names);
-        printf("  %s: ", og_model_input_name(m, i));
-        print_shape(dt, rank, dims, names);
-        printf("\n");
+        og_model_input_type(m, i, NULL, type, sizeof type);
+        printf("  %s: %s\n", og_model_input_name(m, i), type);
     }
     printf("outputs (%d):\n", og_model_output_count(m));
     for (int i = 0; i < og_model_output_count(m); i++) {
-        og_model_output_info(m, i, &dt, &rank, dims, names);
-        printf("  %s: ", og_model_output_name(m, i));
-        print_shape(dt, rank, dims, names);
-        printf("\n");
+        og_model_output_type(m, i, NULL, type, sizeof type);
+        printf("  %s: %s\n", og_model_output_name(m, i), type);
     }
     size_t total = 0;
     printf("initializers (%d):\n", og_model_initializer_count(m));
@@ -157,49 +156,6 @@ static int cmd_info(int argc, char **argv)
     free(ops);
     free(counts);
     og_model_free(m);
-    return 0;
-}
-
-/* Output file stem: characters outside A-Za-z0-9._- become '_'. */
-static void sanitize(const char *name, char *out, size_t n)
-{
-    size_t i = 0;
-    for (; name[i] && i + 1 < n; i++) {
-        char c = name[i];
-        bool ok = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-                  c == '.' || c == '_' || c == '-';
-        out[i] = ok ? c : '_';
-    }
-    out[i] = 0;
-    if (i == 0 || strcmp(out, ".") == 0 || strcmp(out, "..") == 0) snprintf(out, n, "_");
-}
-
-static void json_string(FILE *f, const char *s)
-{
-    fputc('"', f);
-    for (; *s; s++) {
-        unsigned char c = (unsigned char)*s;
-        if (c == '"' || c == '\\')
-            fprintf(f, "\\%c", c);
-        else if (c < 0x20)
-            fprintf(f, "\\u%04x", c);
-        else
-            fputc(c, f);
-    }
-    fputc('"', f);
-}
-
-static int make_dir(const char *dir)
-{
-    char tmp[4096];
-    snprintf(tmp, sizeof tmp, "%s", dir);
-    for (char *p = tmp + 1; *p; p++) {
-        if (*p != '/') continue;
-        *p = 0;
-        if (mkdir(tmp, 0777) != 0 && errno != EEXIST) return -1;
-        *p = '/';
-    }
-    if (mkdir(tmp, 0777) != 0 && errno != EEXIST) return -1;
     return 0;
 }
 
@@ -348,68 +304,6 @@ static void close_job(job *j)
     og_model_free(j->m);
 }
 
-/* Write tensors as DIR/<sanitized name>.npy plus DIR/manifest.json. */
-static int write_tensors(const char *const *names, og_tensor *const *outputs, int n_out,
-                         const char *out_dir)
-{
-    char(*files)[300] = calloc((size_t)n_out + 1, sizeof *files);
-    int rc = 1;
-    if (!files) {
-        fprintf(stderr, "onnxgrad: out of memory\n");
-        return 1;
-    }
-    if (make_dir(out_dir) != 0) {
-        fprintf(stderr, "onnxgrad: cannot create folder '%s': %s\n", out_dir, strerror(errno));
-        goto done;
-    }
-    for (int j = 0; j < n_out; j++) {
-        char stem[256];
-        sanitize(names[j], stem, sizeof stem);
-        snprintf(files[j], sizeof files[j], "%s.npy", stem);
-        for (int k = 0, suffix = 1; k < j; k++) /* keep file names unique */
-            if (strcmp(files[k], files[j]) == 0) {
-                snprintf(files[j], sizeof files[j], "%s_%d.npy", stem, suffix++);
-                k = -1;
-            }
-        char path[4400];
-        snprintf(path, sizeof path, "%s/%s", out_dir, files[j]);
-        if (og_npy_save(path, outputs[j])) {
-            fprintf(stderr, "onnxgrad: output '%s': %s\n", names[j], og_last_error());
-            goto done;
-        }
-    }
-    char mpath[4200];
-    snprintf(mpath, sizeof mpath, "%s/manifest.json", out_dir);
-    FILE *f = fopen(mpath, "w");
-    if (!f) {
-        fprintf(stderr, "onnxgrad: cannot write '%s': %s\n", mpath, strerror(errno));
-        goto done;
-    }
-    fprintf(f, "{\n");
-    for (int j = 0; j < n_out; j++) {
-        fprintf(f, "  ");
-        json_string(f, names[j]);
-        fprintf(f, ": ");
-        json_string(f, files[j]);
-        fprintf(f, "%s\n", j + 1 < n_out ? "," : "");
-    }
-    fprintf(f, "}\n");
-    if (fclose(f) != 0) {
-        fprintf(stderr, "onnxgrad: cannot write '%s'\n", mpath);
-        goto done;
-    }
-    for (int j = 0; j < n_out; j++) {
-        const og_tensor *t = outputs[j];
-        printf("%s -> %s/%s ", names[j], out_dir, files[j]);
-        print_shape(og_tensor_dtype(t), og_tensor_rank(t), og_tensor_dims(t), NULL);
-        printf("\n");
-    }
-    rc = 0;
-done:
-    free(files);
-    return rc;
-}
-
 static int cmd_run(int argc, char **argv)
 {
     job j = {0};
@@ -421,7 +315,7 @@ static int cmd_run(int argc, char **argv)
         rc = cli_fail();
     const char *names[MAX_IO];
     for (int k = 0; k < og_model_output_count(j.m); k++) names[k] = og_model_output_name(j.m, k);
-    if (!rc) rc = write_tensors(names, outputs, og_model_output_count(j.m), j.out_dir);
+    if (!rc) rc = cli_write_outputs(names, outputs, og_model_output_count(j.m), j.out_dir);
     for (int i = 0; i < MAX_IO; i++) og_tensor_free(outputs[i]);
     close_job(&j);
     return rc;
@@ -518,7 +412,7 @@ static int cmd_bench(int argc, char **argv)
     if (!rc) {
         qsort(times, (size_t)j.iters, sizeof *times, cmp_double);
         printf("{\"model\": ");
-        json_string(stdout, j.model_path);
+        cli_json_string(stdout, j.model_path);
         printf(", \"mode\": \"%s\", \"threads\": %d, \"iters\": %d, "
                "\"median_ms\": %.4f, \"min_ms\": %.4f, \"peak_rss_kb\": %ld}\n",
                j.train ? "train" : "inference", j.threads, j.iters, times[j.iters / 2], times[0],
@@ -598,7 +492,7 @@ static int cmd_grad(int argc, char **argv)
             names[n] = gnames[k];
             all[n++] = grads[k];
         }
-        rc = write_tensors(names, all, n, j.out_dir);
+        rc = cli_write_outputs(names, all, n, j.out_dir);
     }
     for (int k = 0; k < MAX_IO; k++) {
         og_tensor_free(seeds[k]);
@@ -619,7 +513,7 @@ static int cmd_export(int argc, char **argv)
     if (og_model_load_file(j.model_path, NULL, &j.m)) return cli_fail();
     og_grad_options o = grad_options(&j);
     if (og_grad_create(j.m, &o, &g)) rc = cli_fail();
-    if (!rc && make_dir(j.out_dir) != 0) {
+    if (!rc && cli_make_dir(j.out_dir) != 0) {
         fprintf(stderr, "onnxgrad: cannot create folder '%s': %s\n", j.out_dir, strerror(errno));
         rc = 1;
     }

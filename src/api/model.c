@@ -305,3 +305,31 @@ const char *og_model_node_name(const og_model *m, int i)
     if (!og_api_index_ok("og_model_node_name", "node", i, og_model_node_count(m))) return NULL;
     return m->graph->nodes[i].name;
 }
+
+static og_status type_text(const og_model *m, int v, og_kind *kind, char *buf, size_t size)
+{
+    const og_value *val = &m->graph->values[v];
+    if (kind) *kind = og_value_kind_of(val);
+    if (buf && size) og_value_type_str(m->graph, val, buf, size);
+    return OG_OK;
+}
+
+og_status og_model_input_type(const og_model *m, int i, og_kind *kind, char *buf, size_t size)
+{
+    if (kind) *kind = OG_KIND_TENSOR;
+    if (buf && size) buf[0] = 0;
+    if (!m) return og_error(OG_ERR_INVALID_ARG, "og_model_input_type: model is NULL");
+    int v = input_value(m, i, "og_model_input_type");
+    if (v < 0) return OG_ERR_INVALID_ARG;
+    return type_text(m, v, kind, buf, size);
+}
+
+og_status og_model_output_type(const og_model *m, int i, og_kind *kind, char *buf, size_t size)
+{
+    if (kind) *kind = OG_KIND_TENSOR;
+    if (buf && size) buf[0] = 0;
+    if (!m) return og_error(OG_ERR_INVALID_ARG, "og_model_output_type: model is NULL");
+    if (!og_api_index_ok("og_model_output_type", "output", i, m->graph->n_outputs))
+        return OG_ERR_INVALID_ARG;
+    return type_text(m, m->graph->outputs[i], kind, buf, size);
+}

@@ -76,6 +76,11 @@ void og_assert_fail(const char *expr, const char *file, int line);
 bool og_dtype_is_float(og_dtype t);   /* float16, bfloat16, float, double */
 bool og_dtype_is_integer(og_dtype t); /* signed and unsigned ints */
 bool og_dtype_is_known(og_dtype t);   /* a code with a size, i.e. not string/undefined */
+/* Bytes one element takes in a tensor's buffer: og_dtype_size, and for OG_STRING the size of
+ * the char * each element is (0 for undefined codes). */
+size_t og_dtype_storage_size(og_dtype t);
+/* A dtype a tensor can hold: a known one or OG_STRING. */
+bool og_dtype_is_valid(og_dtype t);
 
 float og_half_to_float(uint16_t h);
 uint16_t og_float_to_half(float f);
@@ -95,6 +100,9 @@ typedef struct og_buffer {
     _Atomic int refcount;
     bool owned;
     struct og_pool *pool; /* when set, a released buffer goes back to this session pool */
+    /* A string tensor's buffer holds n_strings char * (NULL: ""), each allocated with
+     * `alloc` and freed with the buffer (or before it goes back to its pool). */
+    int64_t n_strings;
 } og_buffer;
 
 /* A session's free list of buffers, so that a run reuses the blocks of the previous one
@@ -123,15 +131,29 @@ const og_allocator *og_pool_allocator(og_pool *p);
  * released.  NULL is a no-op. */
 void og_pool_close(og_pool *p);
 
+/* One handle for every kind of value (onnxgrad.h: og_kind).  A tensor uses dtype..buf; a
+ * value of another kind has dtype OG_UNDEFINED, rank 0, numel 0, data and buf NULL, and
+ * holds other values:
+ *   sequence: items[0..n_items-1];
+ *   map:      keys (a 1-D int64 or string tensor of n_items keys), items[i] the value of
+ *             key i;
+ *   optional: n_items 0 (none) or 1.
+ * Contained values are owned (freed with their container).  depth: 0 for a tensor, else 1 +
+ * the deepest item (at most OG_MAX_NESTING). */
 struct og_tensor {
     og_dtype dtype;
     int rank;
     int64_t dims[OG_MAX_RANK];
     int64_t numel;
-    void *data;                /* == buf->data (+ offset for views, unused for now) */
+    void *data;                /* buf->data, or inside it for a view at an offset */
     og_buffer *buf;            /* NULL for a tensor with no elements */
     const og_allocator *alloc; /* for the og_tensor struct itself */
     bool readonly;
+    og_kind kind;
+    int depth;
+    og_tensor **items;
+    int64_t n_items, cap_items;
+    og_tensor *keys;
 };
 
 /* Element count of a shape; false on overflow or negative dims. */
@@ -152,6 +174,43 @@ og_buffer *og_buffer_new(const og_allocator *a, size_t bytes);
 og_status og_tensor_from_buffer(og_dtype dtype, int rank, const int64_t *dims, og_buffer *b,
                                 const og_allocator *alloc, og_tensor **out);
 void og_buffer_release(og_buffer *b);
+
+/* A tensor of `rank`/`dims` whose data starts `offset` bytes into b (which must hold it),
+ * sharing b (a reference is taken): a scalar of a row, a slice of a buffer.  Errors:
+ * OG_ERR_NOMEM, OG_ERR_INTERNAL (outside b). */
+og_status og_tensor_view_at(og_buffer *b, size_t offset, og_dtype dtype, int rank,
+                            const int64_t *dims, const og_allocator *alloc, og_tensor **out);
+
+/* ---- strings --------------------------------------------------------------------- */
+
+/* Element i of a string tensor ("" for an empty one). */
+const char *og_tensor_str(const og_tensor *t, int64_t i);
+/* Set element i of string tensor t to a copy of s[0..len-1] (len bytes, NUL added),
+ * allocated with the buffer's allocator; the old string is freed.  Errors: OG_ERR_NOMEM
+ * (unchanged then). */
+og_status og_tensor_set_str(og_tensor *t, int64_t i, const char *s, size_t len);
+/* After a kernel copied the char * of string tensors into t (memcpy of pointers, as the copy
+ * kernels do by element size), make t own them: each one is replaced by a copy.  On
+ * failure the entries not yet copied are cleared, so nothing is freed twice.  Errors:
+ * OG_ERR_NOMEM. */
+og_status og_tensor_own_strings(og_tensor *t);
+/* Mark a fresh buffer of n elements as a string tensor's: zero the pointers, count them. */
+void og_buffer_hold_strings(og_buffer *b, int64_t n);
+
+/* ---- values that are not tensors --------------------------------------------------- */
+
+/* An empty sequence, map (keys NULL until set) or optional (none). */
+og_status og_value_new(og_kind kind, const og_allocator *alloc, og_tensor **out);
+/* Append item to a sequence or map (taking it: the container frees it), or set the value of
+ * an optional.  Depth is checked (OG_ERR_UNSUPPORTED past OG_MAX_NESTING).  On failure the
+ * item is freed.  Errors: OG_ERR_NOMEM, OG_ERR_UNSUPPORTED. */
+og_status og_value_append(og_tensor *container, og_tensor *item);
+/* A new value sharing every buffer of src (tensors are views of the same data; containers
+ * are new structs holding shares of their items).  Errors: OG_ERR_NOMEM. */
+og_status og_value_share(const og_tensor *src, const og_allocator *alloc, og_tensor **out);
+/* Whether a and b hold equal values: same kind, dtype, shape and elements (strings by
+ * content, floats bit for bit), recursively. */
+bool og_value_equal(const og_tensor *a, const og_tensor *b);
 
 /* "[2, 3, 4]" into buf (size n); returns buf. */
 char *og_shape_str(int rank, const int64_t *dims, char *buf, size_t n);

@@ -69,6 +69,13 @@ bool og_dtype_is_integer(og_dtype t)
 
 bool og_dtype_is_known(og_dtype t) { return og_dtype_size(t) != 0; }
 
+size_t og_dtype_storage_size(og_dtype t)
+{
+    return t == OG_STRING ? sizeof(char *) : og_dtype_size(t);
+}
+
+bool og_dtype_is_valid(og_dtype t) { return t == OG_STRING || og_dtype_is_known(t); }
+
 float og_half_to_float(uint16_t h)
 {
     uint32_t sign = (uint32_t)(h & 0x8000) << 16;

@@ -24,7 +24,14 @@ og_buffer *og_buffer_new(const og_allocator *a, size_t bytes)
     b->refcount = 1;
     b->owned = true;
     b->pool = NULL;
+    b->n_strings = 0;
     return b;
+}
+
+void og_buffer_hold_strings(og_buffer *b, int64_t n)
+{
+    if (n > 0) memset(b->data, 0, (size_t)n * sizeof(char *));
+    b->n_strings = n;
 }
 
 struct og_pool {
@@ -65,10 +72,19 @@ static void pool_unhold(og_pool *p, size_t bytes)
     pool_unlock(p);
 }
 
+/* Free the strings a string tensor's buffer holds. */
+static void free_strings(og_buffer *b)
+{
+    char **p = b->data;
+    for (int64_t i = 0; i < b->n_strings; i++) og_free(b->alloc, p[i]);
+    b->n_strings = 0;
+}
+
 static void buffer_destroy(og_buffer *b)
 {
     og_pool *p = b->pool;
     size_t capacity = b->capacity;
+    free_strings(b);
     if (b->owned) og_free_aligned(b->alloc, b->data);
     og_free(b->alloc, b);
     if (p) {
@@ -171,6 +187,7 @@ static bool pool_put(og_pool *p, og_buffer *b)
 void og_buffer_release(og_buffer *b)
 {
     if (!b || --b->refcount > 0) return;
+    free_strings(b);
     if (b->pool && b->owned && pool_put(b->pool, b)) return;
     buffer_destroy(b);
 }
@@ -279,12 +296,12 @@ bool og_shape_nbytes(og_dtype dtype, int rank, const int64_t *dims, size_t *nbyt
     int64_t n;
     if (!og_shape_numel(rank, dims, &n)) return false;
     if ((uint64_t)n > SIZE_MAX) return false;
-    return og_mul_size((size_t)n, og_dtype_size(dtype), nbytes);
+    return og_mul_size((size_t)n, og_dtype_storage_size(dtype), nbytes);
 }
 
 static og_status check_shape(og_dtype dtype, int rank, const int64_t *dims, size_t *nbytes)
 {
-    if (!og_dtype_is_known(dtype))
+    if (!og_dtype_is_valid(dtype))
         return og_error(OG_ERR_INVALID_ARG, "tensor dtype %d (%s) is not supported", (int)dtype,
                         og_dtype_name(dtype));
     if (rank < 0 || rank > OG_MAX_RANK)
@@ -327,6 +344,7 @@ og_status og_tensor_alloc(og_dtype dtype, int rank, const int64_t *dims, const o
         return og_error(OG_ERR_NOMEM, "out of memory allocating %zu bytes of tensor data", nbytes);
     }
     t->data = t->buf->data;
+    if (dtype == OG_STRING) og_buffer_hold_strings(t->buf, t->numel);
     *out = t;
     return OG_OK;
 }
@@ -346,6 +364,9 @@ og_status og_tensor_from_data(og_dtype dtype, int rank, const int64_t *dims, con
 {
     if (!out) return og_error(OG_ERR_INVALID_ARG, "og_tensor_from_data: out is NULL");
     *out = NULL;
+    if (dtype == OG_STRING)
+        return og_error(OG_ERR_INVALID_ARG,
+                        "og_tensor_from_data: string tensors are made with og_tensor_from_strings");
     size_t want;
     og_status st = check_shape(dtype, rank, dims, &want);
     if (st) return st;
@@ -364,6 +385,10 @@ og_status og_tensor_wrap(og_dtype dtype, int rank, const int64_t *dims, void *da
 {
     if (!out) return og_error(OG_ERR_INVALID_ARG, "og_tensor_wrap: out is NULL");
     *out = NULL;
+    if (dtype == OG_STRING)
+        return og_error(OG_ERR_INVALID_ARG,
+                        "og_tensor_wrap: string tensors cannot wrap memory (their elements are "
+                        "owned copies): use og_tensor_from_strings");
     size_t want;
     og_status st = check_shape(dtype, rank, dims, &want);
     if (st) return st;
@@ -384,6 +409,7 @@ og_status og_tensor_wrap(og_dtype dtype, int rank, const int64_t *dims, void *da
     t->buf->refcount = 1;
     t->buf->owned = false;
     t->buf->pool = NULL;
+    t->buf->n_strings = 0;
     t->data = data;
     *out = t;
     return OG_OK;
@@ -392,6 +418,7 @@ og_status og_tensor_wrap(og_dtype dtype, int rank, const int64_t *dims, void *da
 og_status og_tensor_view(const og_tensor *src, int rank, const int64_t *dims, og_tensor **out)
 {
     *out = NULL;
+    if (src->kind != OG_KIND_TENSOR) return og_value_share(src, src->alloc, out);
     int64_t n;
     if (rank < 0 || rank > OG_MAX_RANK || !og_shape_numel(rank, dims, &n) || n != src->numel)
         return og_error(OG_ERR_INTERNAL, "tensor view with a different element count");
@@ -405,29 +432,89 @@ og_status og_tensor_view(const og_tensor *src, int rank, const int64_t *dims, og
     return OG_OK;
 }
 
+og_status og_tensor_view_at(og_buffer *b, size_t offset, og_dtype dtype, int rank,
+                            const int64_t *dims, const og_allocator *alloc, og_tensor **out)
+{
+    *out = NULL;
+    size_t nbytes;
+    if (!og_shape_nbytes(dtype, rank, dims, &nbytes) || offset > b->capacity ||
+        b->capacity - offset < nbytes)
+        return og_error(OG_ERR_INTERNAL, "tensor view outside its buffer");
+    og_tensor *t = tensor_struct(dtype, rank, dims, alloc);
+    if (!t) return og_error(OG_ERR_NOMEM, "out of memory allocating a tensor");
+    t->buf = b;
+    b->refcount++;
+    t->data = (char *)b->data + offset;
+    *out = t;
+    return OG_OK;
+}
+
+/* A deep copy of a tensor (strings copied one by one). */
+static og_status clone_tensor(const og_tensor *src, const og_allocator *alloc, og_tensor **out)
+{
+    if (src->dtype != OG_STRING)
+        return og_tensor_from_data(src->dtype, src->rank, src->dims, src->data,
+                                   og_tensor_nbytes(src), alloc, out);
+    og_status st = og_tensor_alloc(OG_STRING, src->rank, src->dims, alloc, out);
+    for (int64_t i = 0; !st && i < src->numel; i++) {
+        const char *s = og_tensor_str(src, i);
+        if (s[0]) st = og_tensor_set_str(*out, i, s, strlen(s));
+    }
+    if (st) {
+        og_tensor_free(*out);
+        *out = NULL;
+    }
+    return st;
+}
+
 og_status og_tensor_clone(const og_tensor *src, const og_allocator *alloc, og_tensor **out)
 {
-    return og_tensor_from_data(src->dtype, src->rank, src->dims, src->data, og_tensor_nbytes(src),
-                               alloc, out);
+    *out = NULL;
+    if (src->kind == OG_KIND_TENSOR) return clone_tensor(src, alloc, out);
+    og_tensor *c = NULL;
+    og_status st = og_value_new(src->kind, alloc, &c);
+    if (!st && src->keys) st = clone_tensor(src->keys, alloc, &c->keys);
+    for (int64_t i = 0; !st && i < src->n_items; i++) {
+        og_tensor *item = NULL;
+        st = og_tensor_clone(src->items[i], alloc, &item);
+        if (!st) st = og_value_append(c, item);
+    }
+    if (st) {
+        og_tensor_free(c);
+        return st;
+    }
+    *out = c;
+    return OG_OK;
 }
 
 void og_tensor_free(og_tensor *t)
 {
     if (!t) return;
+    for (int64_t i = 0; i < t->n_items; i++) og_tensor_free(t->items[i]);
+    if (t->items) og_free(t->alloc, t->items);
+    og_tensor_free(t->keys);
     og_buffer_release(t->buf);
     og_free(t->alloc, t);
 }
 
-og_dtype og_tensor_dtype(const og_tensor *t) { return t ? t->dtype : OG_UNDEFINED; }
-int og_tensor_rank(const og_tensor *t) { return t ? t->rank : 0; }
-const int64_t *og_tensor_dims(const og_tensor *t) { return t ? t->dims : NULL; }
-int64_t og_tensor_numel(const og_tensor *t) { return t ? t->numel : 0; }
+static bool is_tensor(const og_tensor *t) { return t && t->kind == OG_KIND_TENSOR; }
+
+og_dtype og_tensor_dtype(const og_tensor *t) { return is_tensor(t) ? t->dtype : OG_UNDEFINED; }
+int og_tensor_rank(const og_tensor *t) { return is_tensor(t) ? t->rank : 0; }
+const int64_t *og_tensor_dims(const og_tensor *t) { return is_tensor(t) ? t->dims : NULL; }
+int64_t og_tensor_numel(const og_tensor *t) { return is_tensor(t) ? t->numel : 0; }
 size_t og_tensor_nbytes(const og_tensor *t)
 {
-    return t ? (size_t)t->numel * og_dtype_size(t->dtype) : 0;
+    return is_tensor(t) ? (size_t)t->numel * og_dtype_size(t->dtype) : 0;
 }
-void *og_tensor_data(og_tensor *t) { return t ? t->data : NULL; }
-const void *og_tensor_cdata(const og_tensor *t) { return t ? t->data : NULL; }
+void *og_tensor_data(og_tensor *t)
+{
+    return is_tensor(t) && t->dtype != OG_STRING ? t->data : NULL;
+}
+const void *og_tensor_cdata(const og_tensor *t)
+{
+    return is_tensor(t) && t->dtype != OG_STRING ? t->data : NULL;
+}
 
 char *og_shape_str(int rank, const int64_t *dims, char *buf, size_t n)
 {

@@ -161,6 +161,16 @@ void og_session_free(og_session *s)
 static og_status check_input(og_session *s, const og_value *v, const og_tensor *t)
 {
     char a[128], b[128];
+    if (v->type || t->kind != OG_KIND_TENSOR) {
+        char why[300], ty[256];
+        if (!v->type && (v->dtype != OG_UNDEFINED || v->rank >= 0))
+            return og_error(OG_ERR_TYPE, "input '%s' must be a tensor (%s), got a %s", v->name,
+                            og_value_type_str(s->g, v, ty, sizeof ty), og_kind_name(t->kind));
+        if (!og_value_fits(t, v->type, why, sizeof why))
+            return og_error(OG_ERR_TYPE, "input '%s' must be %s, got %s", v->name,
+                            og_value_type_str(s->g, v, ty, sizeof ty), why);
+        return OG_OK;
+    }
     if (v->dtype != OG_UNDEFINED && t->dtype != v->dtype)
         return og_error(OG_ERR_TYPE, "input '%s' must be %s, got %s", v->name,
                         og_dtype_name(v->dtype), og_dtype_name(t->dtype));
@@ -192,6 +202,7 @@ static og_status check_input(og_session *s, const og_value *v, const og_tensor *
 
 static og_status check_finite(const og_kernel_ctx *k, const og_tensor *t, const char *name)
 {
+    if (t->kind != OG_KIND_TENSOR) return OG_OK;
     for (int64_t i = 0; i < t->numel; i++) {
         double x = t->dtype == OG_FLOAT    ? ((const float *)t->data)[i]
                    : t->dtype == OG_DOUBLE ? ((const double *)t->data)[i]
@@ -245,13 +256,18 @@ static og_status run_node(og_session *s, int ni)
             return og_error(OG_ERR_INTERNAL, "%s: input '%s' was not computed",
                             og_node_label(n, label, sizeof label), g->values[v].name);
         og_vinfo *vi = &s->vin[j];
+        og_vinfo_unknown(vi);
         if (s->tin[j]) {
             vi->dtype = s->tin[j]->dtype;
-            vi->rank = s->tin[j]->rank;
+            vi->rank = s->tin[j]->kind == OG_KIND_TENSOR ? s->tin[j]->rank : -1;
             memcpy(vi->dims, s->tin[j]->dims, sizeof vi->dims);
             vi->value = s->tin[j];
-        } else {
-            og_vinfo_unknown(vi);
+            vi->kind = s->tin[j]->kind;
+            if (vi->kind != OG_KIND_TENSOR && !(n->op->flags & OG_OP_ANY_KIND))
+                return og_error(OG_ERR_TYPE,
+                                "%s: input %d ('%s') is a %s, and the op takes tensors",
+                                og_node_label(n, label, sizeof label), j, g->values[v].name,
+                                og_kind_name(vi->kind));
         }
     }
     for (int j = 0; j < n->n_out; j++) {
@@ -266,7 +282,15 @@ static og_status run_node(og_session *s, int ni)
     for (int j = 0; j < n->n_out; j++) {
         if (n->out[j] < 0) continue;
         og_vinfo *vo = &s->vout[j];
-        if (!og_dtype_is_known(vo->dtype) || !og_vinfo_static(vo)) {
+        if (vo->kind != OG_KIND_TENSOR) {
+            /* the kernel fills a container; an alias op shares its input's */
+            st = j == 0 && (n->op->flags & OG_OP_ALIAS_INPUT0)
+                     ? og_value_share(s->tin[0], s->alloc, &s->tout[0])
+                     : og_value_new(vo->kind, s->alloc, &s->tout[j]);
+            if (st) goto fail;
+            continue;
+        }
+        if (!og_dtype_is_valid(vo->dtype) || !og_vinfo_static(vo)) {
             st = og_error(OG_ERR_INTERNAL,
                           "%s: could not determine output %d's type and "
                           "shape",
@@ -294,6 +318,11 @@ static og_status run_node(og_session *s, int ni)
             st = budget_error(s, n, j, nbytes, vo);
             goto fail;
         }
+        if (vo->dtype == OG_STRING) {
+            int64_t numel;
+            og_shape_numel(vo->rank, vo->dims, &numel);
+            og_buffer_hold_strings(b, numel);
+        }
         st = og_tensor_from_buffer(vo->dtype, vo->rank, vo->dims, b, s->alloc, &s->tout[j]);
         if (st) {
             og_buffer_release(b);
@@ -307,6 +336,15 @@ static og_status run_node(og_session *s, int ni)
                  s->tin[kb->type_input]->dtype != kb->type))
         impl = NULL;
     og_kernel_ctx k = {n, n->params, og_pool_allocator(s->pool), s->threads, impl};
+    for (int j = 0; !kb->strings && j < n->n_in; j++)
+        if (s->tin[j] && s->tin[j]->kind == OG_KIND_TENSOR && s->tin[j]->dtype == OG_STRING) {
+            st = og_error(OG_ERR_UNSUPPORTED,
+                          "%s: input %d ('%s') is a string tensor, which the %s kernel of %s "
+                          "does not take",
+                          og_node_label(n, label, sizeof label), j, g->values[n->in[j]].name,
+                          s->backend->name, n->op_type);
+            goto fail;
+        }
     if (kb->fn) {
         st = kb->fn(&k, s->tin, n->n_in, s->tout, n->n_out);
         if (st == OG_ERR_NOMEM) st = budget_error(s, n, -1, 0, NULL);
@@ -346,6 +384,17 @@ fail:
     return st;
 }
 
+/* Whether every tensor in t has a buffer of onnxgrad's own that may be written (not the
+ * caller's memory, not a model's initializer). */
+static bool own_buffers(const og_tensor *t)
+{
+    if (t->kind == OG_KIND_TENSOR) return !t->buf || (t->buf->owned && !t->readonly);
+    if (t->keys && !own_buffers(t->keys)) return false;
+    for (int64_t i = 0; i < t->n_items; i++)
+        if (!own_buffers(t->items[i])) return false;
+    return true;
+}
+
 /* Give value v to the caller: the session's own tensor when nothing else shares its
  * buffer, else a copy.  Its buffer stays tied to the pool, so that freeing the output gives
  * the block back for the next run. */
@@ -355,6 +404,14 @@ static og_status take_output(og_session *s, int v, og_tensor **out)
     if (!t && s->g->values[v].kind == OG_VALUE_INPUT)
         return og_error(OG_ERR_INVALID_ARG, "input '%s' is missing", s->g->values[v].name);
     if (!t) return og_error(OG_ERR_INTERNAL, "output '%s' was not computed", s->g->values[v].name);
+    if (t->kind != OG_KIND_TENSOR && s->owned[v] && own_buffers(t)) {
+        /* a container the session made: its tensors may share buffers with other values of
+         * the run, which are reference-counted, so handing it over is safe */
+        *out = t;
+        s->slot[v] = NULL;
+        s->owned[v] = false;
+        return OG_OK;
+    }
     if (s->owned[v] && t->buf && t->buf->refcount == 1 && t->buf->owned && !t->readonly) {
         *out = t;
         s->slot[v] = NULL;

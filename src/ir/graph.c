@@ -79,6 +79,8 @@ void og_graph_free(og_graph *g)
     og_graph_clear_training_info(g);
     for (int i = 0; i < g->n_symbols; i++) og_free(a, g->symbols[i]);
     og_free(a, g->symbols);
+    for (int i = 0; i < g->n_types; i++) og_free(a, g->types[i]);
+    og_free(a, g->types);
     og_free(a, g->inputs);
     og_free(a, g->outputs);
     og_free(a, g->inits);
@@ -499,10 +501,11 @@ static og_status node_copy(og_graph *g, const og_node *n, og_node *d)
     return OG_OK;
 }
 
-/* *s into the zeroed *d of g. */
+/* *s into the zeroed *d of g (whose types are copies of s's graph's, at the same ids). */
 static og_status value_copy(og_graph *g, const og_value *s, og_value *d)
 {
     d->kind = s->kind;
+    d->type = s->type ? g->types[s->type->id] : NULL;
     d->is_graph_input = s->is_graph_input;
     d->is_graph_output = s->is_graph_output;
     d->dtype = s->dtype;
@@ -565,6 +568,16 @@ og_status og_graph_clone(const og_graph *src, const og_allocator *a, og_graph **
     for (int i = 0; i < src->n_symbols; i++)
         if (!(g->symbols[i] = og_strdup(a, src->symbols[i]))) goto nomem;
 
+    /* types, in order: an element type is always interned before its containers */
+    if (!(g->types = og_calloc(a, (size_t)src->n_types + 1, sizeof *g->types))) goto nomem;
+    g->cap_types = src->n_types + 1;
+    for (int i = 0; i < src->n_types; i++) {
+        og_type *t = og_malloc(a, sizeof *t);
+        if (!t) goto nomem;
+        *t = *src->types[i];
+        if (t->elem) t->elem = g->types[t->elem->id];
+        g->types[g->n_types++] = t;
+    }
     if (!(g->values = og_calloc(a, (size_t)src->n_values + 1, sizeof *g->values))) goto nomem;
     g->n_values = g->cap_values = src->n_values;
     for (int v = 0; v < src->n_values; v++)

@@ -53,6 +53,22 @@ typedef struct og_attr {
     size_t raw_len;
 } og_attr;
 
+/* The type of a value that is not a plain tensor (ONNX's TypeProto), and of what it holds:
+ * a chain of containers ending in a tensor type.  seq(map(int64, tensor(float))) is a
+ * SEQUENCE whose elem is a MAP (dtype: its key type) whose elem is a TENSOR (dtype FLOAT,
+ * rank -1).  Types are interned by their graph (og_graph_type): equal types are one pointer,
+ * owned by the graph and freed with it. */
+typedef struct og_type {
+    og_kind kind;
+    og_dtype dtype;             /* tensor: element type; map: key type; else OG_UNDEFINED */
+    int rank;                   /* tensor: -1 when unknown */
+    int64_t dims[OG_MAX_RANK];  /* tensor: as og_value.dims (symbols of the owning graph) */
+    const struct og_type *elem; /* sequence, optional: element type; map: value type; NULL:
+                                   unknown */
+    int depth;                  /* 0 for a tensor, else 1 + elem's (<= OG_MAX_NESTING) */
+    int id;                     /* index in the owning graph's list */
+} og_type;
+
 typedef enum og_value_kind {
     OG_VALUE_INTERMEDIATE = 0,
     OG_VALUE_INPUT = 1,       /* graph input without initializer */
@@ -67,7 +83,10 @@ typedef struct og_value {
     og_dtype dtype;            /* OG_UNDEFINED when unknown */
     int rank;                  /* -1 when unknown */
     int64_t dims[OG_MAX_RANK]; /* see OG_DIM_UNKNOWN and symbols */
-    bool has_value_info;       /* declared in graph.value_info (kept on save) */
+    /* A sequence, map or optional: its type (owned by the graph); dtype is then OG_UNDEFINED
+     * and rank -1.  NULL for a tensor (or a value of unknown type). */
+    const og_type *type;
+    bool has_value_info; /* declared in graph.value_info (kept on save) */
     char *doc;
     og_tensor *init;        /* initializer data (kind == OG_VALUE_INITIALIZER) */
     const og_tensor *known; /* constant content known at load (init, Constant's tensor) */
@@ -149,6 +168,8 @@ typedef struct og_graph {
     int *inits;
     int n_symbols;
     char **symbols;
+    int n_types, cap_types; /* interned types (og_graph_type), each allocated on its own */
+    og_type **types;
     /* Name -> value index, so that og_graph_find_value takes constant time: open addressing
      * with linear probing, each slot a value index + 1 (0: empty), a power-of-two size at
      * least twice n_values.  og_graph_add_value and og_graph_clone keep it; code that
@@ -196,6 +217,29 @@ bool og_graph_add_initializer(og_graph *g, int v);
 /* Append a node with room for n_in inputs and n_out outputs (filled with -1). */
 og_node *og_graph_add_node(og_graph *g, const char *op_type, const char *domain, const char *name,
                            int n_in, int n_out);
+/* The graph's copy of type t (interned: an equal type already held is returned).  t->elem
+ * must be NULL or a type of g; depth and id are computed.  NULL on allocation failure, and
+ * when the nesting would pass OG_MAX_NESTING (callers report which). */
+const og_type *og_graph_type(og_graph *g, const og_type *t);
+/* A tensor type / a container of elem (map: key dtype), interned in g; NULL as above. */
+const og_type *og_graph_type_tensor(og_graph *g, og_dtype dtype, int rank, const int64_t *dims);
+const og_type *og_graph_type_wrap(og_graph *g, og_kind kind, og_dtype key, const og_type *elem);
+/* Value v's kind: its type's, else OG_KIND_TENSOR. */
+static inline og_kind og_value_kind_of(const og_value *v)
+{
+    return v->type ? v->type->kind : OG_KIND_TENSOR;
+}
+/* Type as text ("seq(map(int64, float32))", "float32 [N, 3]"), symbols named from g (may be
+ * NULL: '?'); a tensor at the top level shows its shape always, one inside a container only
+ * when its rank is known.  Writes at most n bytes, NUL-terminated; returns buf. */
+char *og_type_str(const og_graph *g, const og_type *t, char *buf, size_t n);
+/* The same for value v (a tensor from dtype/rank/dims, else its type). */
+char *og_value_type_str(const og_graph *g, const og_value *v, char *buf, size_t n);
+/* Whether a run-time value fits type t (t NULL: any value that is not a tensor): kinds
+ * match level by level, tensor dtypes and known ranks and fixed dims match, map key types
+ * match.  On a mismatch, why into why (size n). */
+bool og_value_fits(const og_tensor *v, const og_type *t, char *why, size_t n);
+
 /* Symbol index for a dim_param name (added if new); -1 on allocation failure. */
 int og_graph_symbol(og_graph *g, const char *name);
 /* Encode symbol index as a dim. */

@@ -58,9 +58,13 @@ og_status og_backend_bind(const og_backend *b, const og_node *n, const og_dtype 
     out->impl = NULL;
     out->type_input = 0;
     out->type = OG_UNDEFINED;
+    out->strings = 0;
     const og_kernel_def *d = og_backend_find(b, n->domain, n->op_type, n->since_version);
     if (!d) {
-        if (n->op && (n->op->flags & OG_OP_ALIAS_INPUT0)) return OG_OK;
+        if (n->op && (n->op->flags & OG_OP_ALIAS_INPUT0)) {
+            out->strings = 1; /* a view moves nothing */
+            return OG_OK;
+        }
         if (og_backend_find(b, n->domain, n->op_type, 0))
             return og_error(OG_ERR_UNSUPPORTED,
                             "%s: the %s kernels of %s do not compute since-version %d of the op",
@@ -70,6 +74,7 @@ og_status og_backend_bind(const og_backend *b, const og_node *n, const og_dtype 
                         og_node_label(n, label, sizeof label), n->op_type, b->name);
     }
     out->fn = d->fn;
+    out->strings = d->strings;
     og_dtype type = d->type_input < n->n_in ? in_types[d->type_input] : OG_UNDEFINED;
     out->type_input = d->type_input;
     out->type = type;

@@ -49,6 +49,10 @@ typedef struct og_kernel_def {
     /* The op's since-versions this entry computes, inclusive; 0 leaves that end open.  A
      * table may hold several entries for one op, one per range of versions. */
     int since_min, since_max;
+    /* Nonzero: the kernel takes string tensors (OG_STRING) on any input.  Without it the
+     * executor refuses a string input before the call, whatever the type constraint says:
+     * a kernel moving elements by size would copy the strings' pointers. */
+    int strings;
 } og_kernel_def;
 
 /* A family's table is `const og_kernel_def og_<device>_<family>[] = {..., {0}};`. */
@@ -69,6 +73,7 @@ typedef struct og_kernel_binding {
                          `type` (the executor checks: a run that disagrees passes NULL) */
     int type_input;
     og_dtype type;
+    int strings; /* the entry's `strings`: 1 when no kernel (a view of input 0) */
 } og_kernel_binding;
 
 /* The entry of backend b for (domain, name) at since-version `since` (0: any version), NULL

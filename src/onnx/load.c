@@ -189,6 +189,54 @@ static og_status read_opened(const Onnx__TensorProto *tp, FILE *f, void *dst, si
                          tp->name ? tp->name : "", nbytes);
 }
 
+/* A string tensor: its elements are the entries of string_data (ONNX stores strings there
+ * only, never as raw or external data). */
+static og_status strings_from_proto(const Onnx__TensorProto *tp, const og_allocator *a,
+                                    og_tensor **out)
+{
+    const char *name = tp->name ? tp->name : "";
+    int64_t dims[OG_MAX_RANK], numel;
+    if (tp->n_dims > OG_MAX_RANK)
+        return og_error(OG_ERR_UNSUPPORTED, "tensor '%s' has rank %zu, above the limit %d", name,
+                        tp->n_dims, OG_MAX_RANK);
+    for (size_t i = 0; i < tp->n_dims; i++) {
+        if (tp->dims[i] < 0)
+            return og_error(OG_ERR_MODEL, "tensor '%s' has negative dim %lld", name,
+                            (long long)tp->dims[i]);
+        dims[i] = tp->dims[i];
+    }
+    if (!og_shape_numel((int)tp->n_dims, dims, &numel))
+        return og_error(OG_ERR_MODEL, "tensor '%s' has a size that overflows", name);
+    if (tp->has_raw_data ||
+        (tp->has_data_location && tp->data_location == ONNX__TENSOR_PROTO__DATA_LOCATION__EXTERNAL))
+        return og_error(OG_ERR_MODEL,
+                        "string tensor '%s' keeps its strings in raw or external data; ONNX "
+                        "puts them in string_data",
+                        name);
+    if ((uint64_t)numel != (uint64_t)tp->n_string_data)
+        return og_error(OG_ERR_MODEL, "string tensor '%s' of shape %s needs %lld strings, has %zu",
+                        name, og_shape_str((int)tp->n_dims, dims, (char[128]){0}, 128),
+                        (long long)numel, tp->n_string_data);
+    og_tensor *t = NULL;
+    og_status st = og_tensor_alloc(OG_STRING, (int)tp->n_dims, dims, a, &t);
+    for (int64_t i = 0; !st && i < numel; i++) {
+        const ProtobufCBinaryData *b = &tp->string_data[i];
+        if (b->len && memchr(b->data, 0, b->len))
+            st = og_error(OG_ERR_UNSUPPORTED,
+                          "string %lld of tensor '%s' holds a NUL byte, which onnxgrad's "
+                          "strings cannot",
+                          (long long)i, name);
+        else if (b->len)
+            st = og_tensor_set_str(t, i, (const char *)b->data, b->len);
+    }
+    if (st) {
+        og_tensor_free(t);
+        return st;
+    }
+    *out = t;
+    return OG_OK;
+}
+
 /* Copy n typed values from a repeated field into dst (dtype-sized elements). */
 static og_status tensor_from_proto(const Onnx__TensorProto *tp, ext_src *ext, const og_allocator *a,
                                    og_tensor **out)
@@ -199,6 +247,7 @@ static og_status tensor_from_proto(const Onnx__TensorProto *tp, ext_src *ext, co
     const char *name = tp->name ? tp->name : "";
     og_dtype dt = (og_dtype)tp->data_type;
     if (tp->segment) return og_error(OG_ERR_UNSUPPORTED, "tensor '%s' is segmented", name);
+    if (dt == OG_STRING) return strings_from_proto(tp, a, out);
     if (!og_dtype_is_known(dt))
         return og_error(OG_ERR_UNSUPPORTED,
                         "tensor '%s' has element type %d (%s), which "
@@ -410,38 +459,127 @@ static og_status attr_from_proto(og_graph *g, const Onnx__AttributeProto *ap, og
 
 /* ---- value infos ----------------------------------------------------------------- */
 
+/* The dtype and shape of a tensor type into *dtype (unchanged when absent), *rank (-1 when
+ * no shape) and dims. */
+static og_status tensor_type(og_graph *g, const char *name, const Onnx__TypeProto__Tensor *tt,
+                             og_dtype *dtype, int *rank, int64_t *dims)
+{
+    *rank = -1;
+    if (!tt) return OG_OK;
+    if (tt->has_elem_type) *dtype = (og_dtype)tt->elem_type;
+    if (!tt->shape) return OG_OK;
+    if (tt->shape->n_dim > OG_MAX_RANK)
+        return og_error(OG_ERR_UNSUPPORTED, "value '%s' has rank %zu, above the limit %d", name,
+                        tt->shape->n_dim, OG_MAX_RANK);
+    *rank = (int)tt->shape->n_dim;
+    for (size_t i = 0; i < tt->shape->n_dim; i++) {
+        const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
+        if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
+            if (d->dim_value < 0)
+                return og_error(OG_ERR_MODEL, "value '%s' declares negative dim %lld", name,
+                                (long long)d->dim_value);
+            dims[i] = d->dim_value;
+        } else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
+                   d->dim_param && d->dim_param[0]) {
+            int s = og_graph_symbol(g, d->dim_param);
+            if (s < 0) return og_error(OG_ERR_NOMEM, "out of memory");
+            dims[i] = og_dim_symbol(s);
+        } else {
+            dims[i] = OG_DIM_UNKNOWN;
+        }
+    }
+    return OG_OK;
+}
+
+/* The type of a sequence, map or optional (tp's case is one of them): the chain of
+ * containers is walked first, iteratively and at most OG_MAX_NESTING deep, then interned in
+ * g from the innermost type out. */
+static og_status container_type(og_graph *g, const char *name, const Onnx__TypeProto *tp,
+                                const og_type **out)
+{
+    const Onnx__TypeProto *chain[OG_MAX_NESTING];
+    int n = 0;
+    const Onnx__TypeProto *t = tp;
+    for (; t; n++) {
+        const Onnx__TypeProto *elem;
+        if (t->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE)
+            elem = t->sequence_type ? t->sequence_type->elem_type : NULL;
+        else if (t->value_case == ONNX__TYPE_PROTO__VALUE_MAP_TYPE)
+            elem = t->map_type ? t->map_type->value_type : NULL;
+        else if (t->value_case == ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE)
+            elem = t->optional_type ? t->optional_type->elem_type : NULL;
+        else
+            break;
+        if (n == OG_MAX_NESTING)
+            return og_error(OG_ERR_UNSUPPORTED,
+                            "value '%s': its type nests sequences, maps and optionals more than "
+                            "%d deep (the limit)",
+                            name, OG_MAX_NESTING);
+        chain[n] = t;
+        t = elem;
+    }
+    const og_type *cur = NULL;
+    if (t && t->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
+        og_dtype dt = OG_UNDEFINED;
+        int rank;
+        int64_t dims[OG_MAX_RANK];
+        og_status st = tensor_type(g, name, t->tensor_type, &dt, &rank, dims);
+        if (st) return st;
+        if (!(cur = og_graph_type_tensor(g, dt, rank, dims)))
+            return og_error(OG_ERR_NOMEM, "out of memory");
+    } else if (t && t->value_case == ONNX__TYPE_PROTO__VALUE_SPARSE_TENSOR_TYPE) {
+        return og_error(OG_ERR_UNSUPPORTED,
+                        "value '%s' holds sparse tensors, which onnxgrad "
+                        "does not support",
+                        name);
+    }
+    for (int i = n - 1; i >= 0; i--) {
+        const Onnx__TypeProto *c = chain[i];
+        og_kind kind = c->value_case == ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE ? OG_KIND_SEQUENCE
+                       : c->value_case == ONNX__TYPE_PROTO__VALUE_MAP_TYPE    ? OG_KIND_MAP
+                                                                              : OG_KIND_OPTIONAL;
+        og_dtype key = OG_UNDEFINED;
+        if (kind == OG_KIND_MAP && c->map_type && c->map_type->has_key_type) {
+            key = (og_dtype)c->map_type->key_type;
+            if (key != OG_STRING && !og_dtype_is_integer(key))
+                return og_error(OG_ERR_MODEL,
+                                "value '%s': a map's keys are %s, not integers or "
+                                "strings",
+                                name, og_dtype_name(key));
+        }
+        if (!(cur = og_graph_type_wrap(g, kind, key, cur)))
+            return og_error(OG_ERR_NOMEM, "out of memory");
+    }
+    *out = cur;
+    return OG_OK;
+}
+
 static og_status apply_type(og_graph *g, og_value *v, const Onnx__TypeProto *tp, bool decl)
 {
-    if (!tp) return OG_OK;
-    if (tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
+    if (!tp || tp->value_case == ONNX__TYPE_PROTO__VALUE__NOT_SET) return OG_OK;
+    if (tp->value_case == ONNX__TYPE_PROTO__VALUE_SPARSE_TENSOR_TYPE)
         return og_error(OG_ERR_UNSUPPORTED,
-                        "value '%s' is not a tensor (sequence, map, "
-                        "optional and sparse values are not supported)",
-                        v->name);
+                        "value '%s' is a sparse tensor, which onnxgrad does not support", v->name);
+    if (tp->value_case != ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE) {
+        const og_type *t = NULL;
+        og_status st = container_type(g, v->name, tp, &t);
+        if (st) return st;
+        v->type = t;
+        v->dtype = OG_UNDEFINED;
+        v->rank = -1;
+        if (decl) v->has_value_info = true;
+        return OG_OK;
+    }
     const Onnx__TypeProto__Tensor *tt = tp->tensor_type;
     if (!tt) return OG_OK;
-    if (tt->has_elem_type) v->dtype = (og_dtype)tt->elem_type;
-    if (tt->shape) {
-        if (tt->shape->n_dim > OG_MAX_RANK)
-            return og_error(OG_ERR_UNSUPPORTED, "value '%s' has rank %zu, above the limit %d",
-                            v->name, tt->shape->n_dim, OG_MAX_RANK);
-        v->rank = (int)tt->shape->n_dim;
-        for (size_t i = 0; i < tt->shape->n_dim; i++) {
-            const Onnx__TensorShapeProto__Dimension *d = tt->shape->dim[i];
-            if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE) {
-                if (d->dim_value < 0)
-                    return og_error(OG_ERR_MODEL, "value '%s' declares negative dim %lld", v->name,
-                                    (long long)d->dim_value);
-                v->dims[i] = d->dim_value;
-            } else if (d->value_case == ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM &&
-                       d->dim_param && d->dim_param[0]) {
-                int s = og_graph_symbol(g, d->dim_param);
-                if (s < 0) return og_error(OG_ERR_NOMEM, "out of memory");
-                v->dims[i] = og_dim_symbol(s);
-            } else {
-                v->dims[i] = OG_DIM_UNKNOWN;
-            }
-        }
+    int rank;
+    int64_t dims[OG_MAX_RANK];
+    og_status st = tensor_type(g, v->name, tt, &v->dtype, &rank, dims);
+    if (st) return st;
+    v->type = NULL;
+    if (rank >= 0) {
+        v->rank = rank;
+        memcpy(v->dims, dims, (size_t)rank * sizeof *dims);
     }
     if (decl) v->has_value_info = true;
     return OG_OK;

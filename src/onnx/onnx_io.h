@@ -8,12 +8,12 @@
 #include "ir/ir.h"
 
 /* The limits of o (NULL: all defaults) with every 0 replaced by its default, into *out.
- * Errors: OG_ERR_INVALID_ARG (a negative limit, max_depth above OG_MAX_DEPTH_LIMIT). */
+ * Errors: OG_ERR_INVALID_ARG (a negative limit, max_depth above OG_MAX_NESTING). */
 og_status og_onnx_limits(const og_load_options *o, og_load_options *out);
 
 /* What og_onnx_scan_model counted (totals over every graph, subgraph and function). */
 typedef struct og_scan_stats {
-    int depth;       /* deepest message nesting below the ModelProto */
+    int depth;       /* deepest nesting (subgraphs in subgraphs + types in types) */
     int graph_depth; /* deepest nesting of GraphProtos (1: the main graph only) */
     int64_t nodes, attributes, opsets, values;
 } og_scan_stats;

@@ -62,12 +62,104 @@ static Onnx__TensorProto *tensor_proto(arena *ar, const og_tensor *t, const char
     tp->n_dims = (size_t)t->rank;
     tp->dims = arena_alloc(ar, (size_t)(t->rank + 1) * sizeof(int64_t));
     if (tp->dims && t->rank) memcpy(tp->dims, t->dims, (size_t)t->rank * sizeof(int64_t));
+    if (t->dtype == OG_STRING) { /* ONNX keeps strings in string_data, never raw */
+        tp->n_string_data = (size_t)t->numel;
+        tp->string_data = arena_alloc(ar, (size_t)(t->numel + 1) * sizeof *tp->string_data);
+        for (int64_t i = 0; tp->string_data && i < t->numel; i++) {
+            const char *e = og_tensor_str(t, i);
+            tp->string_data[i].len = strlen(e);
+            tp->string_data[i].data = (uint8_t *)str(ar, e);
+        }
+        return tp;
+    }
     size_t nbytes = og_tensor_nbytes(t);
     tp->has_raw_data = 1;
     tp->raw_data.len = nbytes;
     tp->raw_data.data = arena_alloc(ar, nbytes);
     if (tp->raw_data.data && nbytes) memcpy(tp->raw_data.data, t->data, nbytes);
     return tp;
+}
+
+/* A tensor TypeProto into tp (allocation failures show as ar->failed). */
+static void tensor_type_proto(arena *ar, const og_graph *g, Onnx__TypeProto *tp, og_dtype dtype,
+                              int rank, const int64_t *dims)
+{
+    Onnx__TypeProto__Tensor *tt = arena_alloc(ar, sizeof *tt);
+    if (!tt) return;
+    onnx__type_proto__tensor__init(tt);
+    tp->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
+    tp->tensor_type = tt;
+    if (dtype != OG_UNDEFINED) {
+        tt->has_elem_type = 1;
+        tt->elem_type = (int32_t)dtype;
+    }
+    if (rank < 0) return;
+    Onnx__TensorShapeProto *sp = arena_alloc(ar, sizeof *sp);
+    if (!sp) return;
+    onnx__tensor_shape_proto__init(sp);
+    sp->n_dim = (size_t)rank;
+    sp->dim = arena_alloc(ar, (size_t)(rank + 1) * sizeof *sp->dim);
+    if (!sp->dim) return;
+    for (int d = 0; d < rank; d++) {
+        Onnx__TensorShapeProto__Dimension *dim = arena_alloc(ar, sizeof *dim);
+        if (!dim) return;
+        onnx__tensor_shape_proto__dimension__init(dim);
+        const char *sym = og_graph_dim_name(g, dims[d]);
+        if (dims[d] >= 0) {
+            dim->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
+            dim->dim_value = dims[d];
+        } else if (sym) {
+            dim->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
+            dim->dim_param = str(ar, sym);
+        }
+        sp->dim[d] = dim;
+    }
+    tt->shape = sp;
+}
+
+/* The TypeProto of a sequence, map or optional type, built down the chain of containers
+ * (iteratively: a type nests at most OG_MAX_NESTING deep). */
+static Onnx__TypeProto *container_type_proto(arena *ar, const og_graph *g, const og_type *t)
+{
+    Onnx__TypeProto *top = arena_alloc(ar, sizeof *top), *cur = top;
+    if (!top) return NULL;
+    onnx__type_proto__init(top);
+    for (; t && cur; t = t->elem) {
+        if (t->kind == OG_KIND_TENSOR) {
+            tensor_type_proto(ar, g, cur, t->dtype, t->rank, t->dims);
+            break;
+        }
+        Onnx__TypeProto *elem = t->elem ? arena_alloc(ar, sizeof *elem) : NULL;
+        if (elem) onnx__type_proto__init(elem);
+        if (t->kind == OG_KIND_SEQUENCE) {
+            Onnx__TypeProto__Sequence *q = arena_alloc(ar, sizeof *q);
+            if (!q) return NULL;
+            onnx__type_proto__sequence__init(q);
+            q->elem_type = elem;
+            cur->value_case = ONNX__TYPE_PROTO__VALUE_SEQUENCE_TYPE;
+            cur->sequence_type = q;
+        } else if (t->kind == OG_KIND_MAP) {
+            Onnx__TypeProto__Map *q = arena_alloc(ar, sizeof *q);
+            if (!q) return NULL;
+            onnx__type_proto__map__init(q);
+            if (t->dtype != OG_UNDEFINED) {
+                q->has_key_type = 1;
+                q->key_type = (int32_t)t->dtype;
+            }
+            q->value_type = elem;
+            cur->value_case = ONNX__TYPE_PROTO__VALUE_MAP_TYPE;
+            cur->map_type = q;
+        } else {
+            Onnx__TypeProto__Optional *q = arena_alloc(ar, sizeof *q);
+            if (!q) return NULL;
+            onnx__type_proto__optional__init(q);
+            q->elem_type = elem;
+            cur->value_case = ONNX__TYPE_PROTO__VALUE_OPTIONAL_TYPE;
+            cur->optional_type = q;
+        }
+        cur = elem;
+    }
+    return top;
 }
 
 static Onnx__ValueInfoProto *value_info(arena *ar, const og_graph *g, const og_value *v)
@@ -77,42 +169,16 @@ static Onnx__ValueInfoProto *value_info(arena *ar, const og_graph *g, const og_v
     onnx__value_info_proto__init(vi);
     vi->name = str(ar, v->name);
     vi->doc_string = v->doc ? str(ar, v->doc) : NULL;
+    if (v->type) {
+        vi->type = container_type_proto(ar, g, v->type);
+        return vi;
+    }
     if (v->dtype == OG_UNDEFINED && v->rank < 0) return vi;
     Onnx__TypeProto *tp = arena_alloc(ar, sizeof *tp);
-    Onnx__TypeProto__Tensor *tt = arena_alloc(ar, sizeof *tt);
-    if (!tp || !tt) return vi;
+    if (!tp) return vi;
     onnx__type_proto__init(tp);
-    onnx__type_proto__tensor__init(tt);
-    tp->value_case = ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE;
-    tp->tensor_type = tt;
     vi->type = tp;
-    if (v->dtype != OG_UNDEFINED) {
-        tt->has_elem_type = 1;
-        tt->elem_type = (int32_t)v->dtype;
-    }
-    if (v->rank >= 0) {
-        Onnx__TensorShapeProto *sp = arena_alloc(ar, sizeof *sp);
-        if (!sp) return vi;
-        onnx__tensor_shape_proto__init(sp);
-        sp->n_dim = (size_t)v->rank;
-        sp->dim = arena_alloc(ar, (size_t)(v->rank + 1) * sizeof *sp->dim);
-        if (!sp->dim) return vi;
-        for (int d = 0; d < v->rank; d++) {
-            Onnx__TensorShapeProto__Dimension *dim = arena_alloc(ar, sizeof *dim);
-            if (!dim) return vi;
-            onnx__tensor_shape_proto__dimension__init(dim);
-            const char *sym = og_graph_dim_name(g, v->dims[d]);
-            if (v->dims[d] >= 0) {
-                dim->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_VALUE;
-                dim->dim_value = v->dims[d];
-            } else if (sym) {
-                dim->value_case = ONNX__TENSOR_SHAPE_PROTO__DIMENSION__VALUE_DIM_PARAM;
-                dim->dim_param = str(ar, sym);
-            }
-            sp->dim[d] = dim;
-        }
-        tt->shape = sp;
-    }
+    tensor_type_proto(ar, g, tp, v->dtype, v->rank, v->dims);
     return vi;
 }
 
@@ -485,6 +551,9 @@ og_status og_onnx_training_info_set_initializers(og_graph *g, const char *const 
             else
                 swapped += s;
         }
+        /* tensor_proto hands back a tensor whose data or name failed to allocate (the arena
+         * remembers): packing it would read from NULL */
+        if (!st && ar.failed) st = og_error(OG_ERR_NOMEM, "out of memory");
         if (!st && swapped) {
             size_t size = onnx__training_info_proto__get_packed_size(tip);
             void *data = og_malloc(a, size + 1);

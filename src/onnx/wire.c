@@ -4,10 +4,17 @@
  * file of a few thousand nested If subgraphs (or seq(seq(...)) types) overflows the stack.
  * This scan walks the wire format with an explicit stack, guided by the generated
  * descriptors (which field holds which message), and refuses, before anything is
- * allocated for the model: messages nested deeper than the limit, and more nodes,
- * attributes, values or opset imports, or longer strings, than the load options allow.  It
- * reads every byte once and allocates only its stack (limit + 1 frames).  Malformed bytes
- * it cannot walk are left to protobuf-c, which reports them as before. */
+ * allocated for the model: nesting deeper than the limit, and more nodes, attributes,
+ * values or opset imports, or longer strings, than the load options allow.  It reads every
+ * byte once and allocates only its stack.  Malformed bytes it cannot walk are left to
+ * protobuf-c, which reports them as before.
+ *
+ * Nesting is counted as OG_MAX_NESTING defines it: subgraphs within the graph that holds
+ * them, plus sequence, map and optional types within a value's type (a GraphProto or a
+ * TypeProto inside another of its kind is one level).  Every way ONNX's messages recurse
+ * passes through one of the two, with at most a few other messages between two of them
+ * (Graph > Node > Attribute > Graph; Type > Sequence > Type), so the raw message depth, and
+ * the stack protobuf-c needs, stays below RAW_DEPTH(limit), which is checked too. */
 #include <string.h>
 
 #include "onnx.pb-c.h"
@@ -33,13 +40,15 @@ og_status og_onnx_limits(const og_load_options *o, og_load_options *out)
     TAKE(max_model_bytes, OG_DEFAULT_MAX_MODEL_BYTES);
     TAKE(max_external_bytes, OG_DEFAULT_MAX_EXTERNAL_BYTES);
 #undef TAKE
-    if (out->max_depth > OG_MAX_DEPTH_LIMIT)
+    if (out->max_depth > OG_MAX_NESTING)
         return og_error(OG_ERR_INVALID_ARG,
-                        "og_load_options.max_depth is %d, above %d (deeper nesting would need "
-                        "more stack than a thread is sure to have)",
-                        out->max_depth, OG_MAX_DEPTH_LIMIT);
+                        "og_load_options.max_depth is %d, above OG_MAX_NESTING (%d): the limit "
+                        "may be lowered, not raised",
+                        out->max_depth, OG_MAX_NESTING);
     return OG_OK;
 }
+
+#define RAW_DEPTH(limit) (3 * (limit) + 16)
 
 typedef struct frame {
     const ProtobufCMessageDescriptor *d;
@@ -86,10 +95,11 @@ og_status og_onnx_scan_model(const void *bytes, size_t size, const og_load_optio
                         "the model has %zu bytes, more than the limit %lld "
                         "(og_load_options.max_model_bytes)",
                         size, (long long)lim->max_model_bytes);
-    frame *stack = og_malloc(a, ((size_t)lim->max_depth + 1) * sizeof *stack);
+    int raw_limit = RAW_DEPTH(lim->max_depth);
+    frame *stack = og_malloc(a, ((size_t)raw_limit + 1) * sizeof *stack);
     if (!stack) return og_error(OG_ERR_NOMEM, "out of memory");
     og_status st = OG_OK;
-    int depth = 0, graphs = 0;
+    int depth = 0, graphs = 0, types = 0;
     size_t pos = 0;
     stack[0].d = &onnx__model_proto__descriptor;
     stack[0].end = size;
@@ -98,6 +108,7 @@ og_status og_onnx_scan_model(const void *bytes, size_t size, const og_load_optio
         if (pos >= f->end) {
             if (depth == 0) break;
             if (f->d == &onnx__graph_proto__descriptor) graphs--;
+            if (f->d == &onnx__type_proto__descriptor) types--;
             depth--;
             continue;
         }
@@ -141,15 +152,19 @@ og_status og_onnx_scan_model(const void *bytes, size_t size, const og_load_optio
                 goto done;
             }
             if (sub == &onnx__graph_proto__descriptor) graphs++;
-            if (depth + 1 > lim->max_depth) {
+            if (sub == &onnx__type_proto__descriptor) types++;
+            int nesting = (graphs > 0 ? graphs - 1 : 0) + (types > 0 ? types - 1 : 0);
+            if (nesting > lim->max_depth || depth + 1 > raw_limit) {
                 st = og_error(OG_ERR_LIMIT,
-                              "the model nests protobuf messages more than %d levels deep (a %s "
-                              "at byte %zu, %d graphs deep), beyond the limit of %d "
+                              "the model nests more than %d levels deep (a %s at byte %zu: "
+                              "%d subgraphs within subgraphs, %d types within types, %d "
+                              "protobuf messages), beyond the limit of %d "
                               "(og_load_options.max_depth)",
-                              lim->max_depth, short_name(sub), pos, graphs, lim->max_depth);
+                              lim->max_depth, short_name(sub), pos, graphs > 0 ? graphs - 1 : 0,
+                              types > 0 ? types - 1 : 0, depth + 1, lim->max_depth);
                 goto done;
             }
-            if (depth + 1 > s.depth) s.depth = depth + 1;
+            if (nesting > s.depth) s.depth = nesting;
             if (graphs > s.graph_depth) s.graph_depth = graphs;
             depth++;
             stack[depth].d = sub;

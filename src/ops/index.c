@@ -72,6 +72,15 @@ static og_status check_movable(const og_op_ctx *c, const og_vinfo *in, int i)
     return OG_OK;
 }
 
+/* Gather and GatherElements also move strings (their kernels copy each one). */
+static og_status check_gatherable(const og_op_ctx *c, const og_vinfo *in, int i)
+{
+    if (in[i].dtype != OG_UNDEFINED && !og_dtype_is_valid(in[i].dtype))
+        return og_op_error(c, OG_ERR_UNSUPPORTED, "input %d has element type %s, not supported", i,
+                           og_dtype_name(in[i].dtype));
+    return OG_OK;
+}
+
 static og_status check_rank(const og_op_ctx *c, int rank, const char *what)
 {
     if (rank > OG_MAX_RANK)
@@ -96,7 +105,8 @@ static og_status infer_gather(const og_op_ctx *c, const og_vinfo *in, int n_in, 
 {
     const og_index_params *p = c->node->params;
     og_status st;
-    if ((st = check_movable(c, in, 0)) || (st = og_check_dtype(c, in, 1, index_types))) return st;
+    if ((st = check_gatherable(c, in, 0)) || (st = og_check_dtype(c, in, 1, index_types)))
+        return st;
     out[0].dtype = in[0].dtype;
     if (in[0].rank < 0 || in[1].rank < 0) return OG_OK;
     int r = in[0].rank, q = in[1].rank, axis;
@@ -140,7 +150,8 @@ static og_status infer_gather_elements(const og_op_ctx *c, const og_vinfo *in, i
 {
     og_status st;
     int axis;
-    if ((st = check_movable(c, in, 0)) || (st = og_check_dtype(c, in, 1, index_types))) return st;
+    if ((st = check_gatherable(c, in, 0)) || (st = og_check_dtype(c, in, 1, index_types)))
+        return st;
     out[0].dtype = in[0].dtype;
     if (in[1].rank >= 0) og_vinfo_set(&out[0], in[0].dtype, in[1].rank, in[1].dims);
     if (in[0].rank < 0) return OG_OK;

@@ -25,12 +25,17 @@
 
 #include "ir/ir.h"
 
-/* Type and shape of one value, as far as known. */
+/* Type and shape of one value, as far as known.  A value that is not a tensor has kind
+ * SEQUENCE, MAP or OPTIONAL, dtype OG_UNDEFINED and rank -1; at load time `type` gives its
+ * full type (interned in the graph: og_op_type_wrap), at run time only `kind` is needed (and
+ * `value` is the value itself). */
 typedef struct og_vinfo {
     og_dtype dtype;            /* OG_UNDEFINED: unknown, or an omitted optional input */
     int rank;                  /* -1: unknown */
     int64_t dims[OG_MAX_RANK]; /* >= 0 known; < 0 symbolic/unknown (see ir.h) */
     const og_tensor *value;    /* the data, when known */
+    og_kind kind;              /* OG_KIND_TENSOR unless set */
+    const og_type *type;       /* kind != TENSOR, at load time: the type, NULL if unknown */
 } og_vinfo;
 
 /* What parse and infer see of the node. */
@@ -56,6 +61,9 @@ enum {
      * executor makes the view, and calls the kernel only if one is registered (for the
      * other outputs). */
     OG_OP_ALIAS_INPUT0 = 1u << 0,
+    /* The op takes values that are not tensors (sequences, maps, optionals) on any input and
+     * checks their kinds itself; without it, such an input fails at load and at run time. */
+    OG_OP_ANY_KIND = 1u << 1,
 };
 
 typedef struct og_op_def {
@@ -179,6 +187,12 @@ og_status og_parse_attr_table(const og_op_ctx *c, const og_attr_table *tables, v
 /* ---- inference helpers ----------------------------------------------------------- */
 
 void og_vinfo_unknown(og_vinfo *v);
+/* Make v a value of `kind` (not a tensor) of type t (may be NULL: unknown). */
+void og_vinfo_set_kind(og_vinfo *v, og_kind kind, const og_type *t);
+/* Types for static inference, interned in the graph; NULL at run time (c->graph NULL) and
+ * when out of memory (the resolver then records the kind alone). */
+const og_type *og_op_type_tensor(const og_op_ctx *c, og_dtype dtype, int rank, const int64_t *dims);
+const og_type *og_op_type_wrap(const og_op_ctx *c, og_kind kind, og_dtype key, const og_type *elem);
 /* Copy dtype/rank/dims (not value). */
 void og_vinfo_copy_shape(og_vinfo *dst, const og_vinfo *src);
 void og_vinfo_set(og_vinfo *v, og_dtype dtype, int rank, const int64_t *dims);

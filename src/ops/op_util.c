@@ -154,6 +154,25 @@ void og_vinfo_unknown(og_vinfo *v)
     v->rank = -1;
     for (int i = 0; i < OG_MAX_RANK; i++) v->dims[i] = OG_DIM_UNKNOWN;
     v->value = NULL;
+    v->kind = OG_KIND_TENSOR;
+    v->type = NULL;
+}
+
+void og_vinfo_set_kind(og_vinfo *v, og_kind kind, const og_type *t)
+{
+    og_vinfo_unknown(v);
+    v->kind = kind;
+    v->type = t;
+}
+
+const og_type *og_op_type_tensor(const og_op_ctx *c, og_dtype dtype, int rank, const int64_t *dims)
+{
+    return c->graph ? og_graph_type_tensor(c->graph, dtype, rank, dims) : NULL;
+}
+
+const og_type *og_op_type_wrap(const og_op_ctx *c, og_kind kind, og_dtype key, const og_type *elem)
+{
+    return c->graph ? og_graph_type_wrap(c->graph, kind, key, elem) : NULL;
 }
 
 void og_vinfo_copy_shape(og_vinfo *dst, const og_vinfo *src)
@@ -161,6 +180,8 @@ void og_vinfo_copy_shape(og_vinfo *dst, const og_vinfo *src)
     dst->dtype = src->dtype;
     dst->rank = src->rank;
     memcpy(dst->dims, src->dims, sizeof dst->dims);
+    dst->kind = src->kind;
+    dst->type = src->type;
 }
 
 void og_vinfo_set(og_vinfo *v, og_dtype dtype, int rank, const int64_t *dims)

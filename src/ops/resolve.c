@@ -11,6 +11,8 @@ static void value_to_vinfo(const og_value *v, og_vinfo *vi)
     vi->rank = v->rank;
     memcpy(vi->dims, v->dims, sizeof vi->dims);
     vi->value = v->known;
+    vi->kind = og_value_kind_of(v);
+    vi->type = v->type;
 }
 
 /* Merge an inferred vinfo into a value: what the value already knows (a declaration) is
@@ -18,6 +20,28 @@ static void value_to_vinfo(const og_value *v, og_vinfo *vi)
 static og_status merge_vinfo(og_graph *g, const og_node *n, og_value *v, const og_vinfo *vi)
 {
     char label[256];
+    if (vi->kind != OG_KIND_TENSOR || v->type) {
+        og_kind declared = og_value_kind_of(v);
+        if (v->type && v->has_value_info && declared != vi->kind) {
+            char t[256];
+            return og_error(OG_ERR_TYPE, "%s: output '%s' is declared %s but computes a %s",
+                            og_node_label(n, label, sizeof label), v->name,
+                            og_value_type_str(g, v, t, sizeof t), og_kind_name(vi->kind));
+        }
+        if (vi->kind == OG_KIND_TENSOR) { /* a declaration the op contradicts: trust the op */
+            v->type = NULL;
+        } else {
+            /* the op's type where it knows one, else the declaration's, else the kind alone */
+            const og_type *t = vi->type ? vi->type : declared == vi->kind ? v->type : NULL;
+            if (!t && !(t = og_graph_type_wrap(g, vi->kind, OG_UNDEFINED, NULL)))
+                return og_error(OG_ERR_NOMEM, "out of memory during type inference");
+            v->type = t;
+            v->dtype = OG_UNDEFINED;
+            v->rank = -1;
+            if (vi->value && !v->known) v->known = vi->value;
+            return OG_OK;
+        }
+    }
     if (vi->dtype != OG_UNDEFINED) {
         if (v->dtype != OG_UNDEFINED && v->dtype != vi->dtype && v->has_value_info)
             return og_error(OG_ERR_TYPE, "%s: output '%s' is declared %s but computes %s",
@@ -39,7 +63,6 @@ static og_status merge_vinfo(og_graph *g, const og_node *n, og_value *v, const o
         }
     }
     if (vi->value && !v->known) v->known = vi->value;
-    (void)g;
     return OG_OK;
 }
 
@@ -135,6 +158,13 @@ og_status og_graph_resolve(og_graph *g, bool strict)
                 value_to_vinfo(&g->values[n->in[j]], &in[j]);
             else
                 og_vinfo_unknown(&in[j]);
+            if (in[j].kind != OG_KIND_TENSOR && !(def->flags & OG_OP_ANY_KIND)) {
+                char t[256];
+                st = og_error(OG_ERR_TYPE, "%s: input %d ('%s') is %s, and the op takes tensors",
+                              og_node_label(n, label, sizeof label), j, g->values[n->in[j]].name,
+                              og_value_type_str(g, &g->values[n->in[j]], t, sizeof t));
+                goto done;
+            }
         }
         for (int j = 0; j < n->n_out; j++) og_vinfo_unknown(&out[j]);
         if (def->infer) {

@@ -216,7 +216,7 @@ static og_status constant_parse(const og_op_ctx *c, void **params)
     og_constant_params *p = *params;
     const char *nm = found->name;
     if (strcmp(nm, "value") == 0 && found->type == OG_ATTR_TENSOR && found->t) {
-        if (!og_dtype_is_known(found->t->dtype))
+        if (!og_dtype_is_valid(found->t->dtype))
             return og_op_error(c, OG_ERR_UNSUPPORTED, "attribute 'value' has element type %s",
                                og_dtype_name(found->t->dtype));
         p->t = found->t;
@@ -234,6 +234,11 @@ static og_status constant_parse(const og_op_ctx *c, void **params)
     else if (strcmp(nm, "value_ints") == 0 && found->type == OG_ATTR_INTS)
         st = og_tensor_from_data(OG_INT64, 1, &n, found->ints, (size_t)n * sizeof(int64_t),
                                  c->alloc, &p->owned);
+    else if (strcmp(nm, "value_string") == 0 && found->type == OG_ATTR_STRING)
+        st = og_tensor_from_strings(0, NULL, (const char *const *)&found->s, c->alloc, &p->owned);
+    else if (strcmp(nm, "value_strings") == 0 && found->type == OG_ATTR_STRINGS)
+        st =
+            og_tensor_from_strings(1, &n, (const char *const *)found->strings, c->alloc, &p->owned);
     else
         return og_op_error(c, OG_ERR_UNSUPPORTED, "attribute '%s' is not supported", nm);
     if (st) return og_error_prefix(st, "Constant attribute '%s'", nm);
@@ -338,6 +343,8 @@ static og_status flatten_infer(const og_op_ctx *c, const og_vinfo *in, int n_in,
 
 /* ---- Identity ----------------------------------------------------------------------- */
 
+/* Identity takes any kind (sequences and optionals since opset 14 and 16): the output is a
+ * view of, or shares, its input. */
 static og_status identity_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                                 int n_out)
 {
@@ -1039,7 +1046,7 @@ const og_op_def og_ops_tensor[] = {
     {"Flatten", "", OG_SINCE(Flatten), 1, 1, 1, 1, tensor_parse, NULL, flatten_infer,
      OG_OP_ALIAS_INPUT0},
     {"Identity", "", OG_SINCE(Identity), 1, 1, 1, 1, NULL, NULL, identity_infer,
-     OG_OP_ALIAS_INPUT0},
+     OG_OP_ALIAS_INPUT0 | OG_OP_ANY_KIND},
     {"Range", "", OG_SINCE(Range), 3, 3, 1, 1, NULL, NULL, range_infer, 0},
     {"Reshape", "", OG_SINCE(Reshape), 2, 2, 1, 1, tensor_parse, NULL, reshape_infer,
      OG_OP_ALIAS_INPUT0},

@@ -886,6 +886,10 @@ static og_status load_npy(og_dataset *d, const char *path, const og_data_options
     bool int_targets = o && o->target_dtype == OG_INT64;
     og_status st = og_npy_load_buffer(bytes, size, a, &t);
     if (st) return og_error_prefix(st, "%s", path);
+    if (t->dtype == OG_STRING) {
+        st = og_error(OG_ERR_UNSUPPORTED, "%s holds strings; datasets hold numbers", path);
+        goto done;
+    }
     if (t->rank != 2) {
         st = og_error(OG_ERR_SHAPE, "%s: a .npy dataset is a 2-D array [samples, columns], not %s",
                       path, og_shape_str(t->rank, t->dims, sh, sizeof sh));

@@ -368,6 +368,11 @@ og_status og_npz_load_array(const og_zip *z, const char *name, const og_allocato
     void *owned = NULL;
     og_status st = og_zip_read(z, i, &bytes, &size, &owned);
     if (!st) st = og_npy_load_buffer(bytes, size, a, out);
+    if (!st && (*out)->dtype == OG_STRING) { /* datasets are numbers */
+        og_tensor_free(*out);
+        *out = NULL;
+        st = og_error(OG_ERR_UNSUPPORTED, "holds strings; datasets hold numbers");
+    }
     og_free(z->alloc, owned);
     if (st) og_error_prefix(st, "array '%s'", name);
     return st;

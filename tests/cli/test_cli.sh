@@ -94,5 +94,38 @@ check "check reports every weight" grep -q "^b2 " "$tmp/chk"
 "$cli" check models/mlp.onnx --input x=models/mlp_x.npy --tolerance 1e-30 >/dev/null 2>&1
 check "check fails under an impossible tolerance" test $? = 1
 
+# values that are not tensors, and strings: info shows their types, run writes strings as '<U'
+"$cli" info tests/data/values/kinds.onnx >"$tmp/kinds" 2>&1
+check "info on sequences, maps and optionals exits 0" test $? = 0
+check "info shows a sequence type" grep -q "S: seq(float32)" "$tmp/kinds"
+check "info shows a map type" grep -q "M_out: map(int64, float32 \[\])" "$tmp/kinds"
+check "info shows an optional type" grep -q "O: optional(seq(int64 \[k\]))" "$tmp/kinds"
+python3 - "$tmp" <<'PY'
+import sys, numpy as np
+np.save(sys.argv[1] + "/idx.npy", np.array([2, 0], np.int64))
+np.save(sys.argv[1] + "/s.npy", np.array(["p", "qq", "h\u00e9llo \U0001F600"]))
+np.save(sys.argv[1] + "/obj.npy", np.array(["p", None], dtype=object), allow_pickle=True)
+PY
+"$cli" run tests/data/values/strings.onnx --input idx="$tmp/idx.npy" --input s="$tmp/s.npy" \
+    -o "$tmp/str" >/dev/null
+check "run on string tensors exits 0" test $? = 0
+python3 - "$tmp/str" <<'PY'
+import sys, json, numpy as np, onnxruntime as ort
+d = sys.argv[1]
+feeds = {"idx": np.array([2, 0], np.int64), "s": np.array(["p", "qq", "h\u00e9llo \U0001F600"])}
+sess = ort.InferenceSession("tests/data/values/strings.onnx", providers=["CPUExecutionProvider"])
+names = [o.name for o in sess.get_outputs()]
+manifest = json.load(open(d + "/manifest.json"))
+for name, ref in zip(names, sess.run(None, feeds)):
+    got = np.load(d + "/" + manifest[name])
+    assert got.dtype.kind == "U" and got.shape == ref.shape, (name, got.dtype, got.shape)
+    assert (got == ref.astype(str)).all(), (name, got, ref)
+PY
+check "string outputs equal onnxruntime's" test $? = 0
+"$cli" run tests/data/values/strings.onnx --input idx="$tmp/idx.npy" --input s="$tmp/obj.npy" \
+    -o "$tmp/str2" 2>"$tmp/err"
+check "an object .npy exits 1" test $? = 1
+check "an object .npy is refused with the way out" grep -q "dtype=str" "$tmp/err"
+
 echo "$((checks - fails)) passed, $fails failed"
 test $fails = 0

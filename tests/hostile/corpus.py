@@ -96,8 +96,13 @@ def _(d):
 
 
 @case("nested_if_101_levels")
+def _(d):  # the top If's branch and 100 more levels: one past OG_MAX_NESTING
+    return info(write(d, "m.onnx", wire.nested_if(100))), "101 subgraphs within subgraphs"
+
+
+@case("nested_types_101_levels")
 def _(d):
-    return info(write(d, "m.onnx", wire.nested_if(40))), "og_load_options.max_depth"
+    return info(write(d, "m.onnx", wire.nested_sequence_type(101))), "101 types within types"
 
 
 @case("empty_file")

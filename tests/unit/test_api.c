@@ -12,7 +12,11 @@ int main(void)
     /* tensors */
     CHECK(og_tensor_create(OG_FLOAT, 1, neg, NULL, &t) == OG_ERR_INVALID_ARG && t == NULL);
     CHECK(og_tensor_create(OG_FLOAT, OG_MAX_RANK + 1, dims, NULL, &t) == OG_ERR_INVALID_ARG);
-    CHECK(og_tensor_create(OG_STRING, 1, dims, NULL, &t) == OG_ERR_INVALID_ARG);
+    CHECK(og_tensor_create(OG_UNDEFINED, 1, dims, NULL, &t) == OG_ERR_INVALID_ARG);
+    CHECK(og_tensor_create((og_dtype)14, 1, dims, NULL, &t) == OG_ERR_INVALID_ARG); /* complex */
+    CHECK_OK(
+        og_tensor_create(OG_STRING, 1, dims, NULL, &t)); /* strings: tests/unit/test_values.c */
+    og_tensor_free(t);
     CHECK(og_tensor_from_data(OG_FLOAT, 2, dims, buf, 20, NULL, &t) == OG_ERR_INVALID_ARG);
     CHECK(strstr(og_last_error(), "24") != NULL);
     CHECK_OK(og_tensor_wrap(OG_FLOAT, 2, dims, buf, sizeof buf, NULL, &t));

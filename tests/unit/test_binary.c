@@ -1,90 +1,19 @@
-/* test_binary.c: the broadcasting elementwise ops, one hand-built node at a time: static
- * inference, run-time inference and the CPU kernel, against naive references. */
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+/* test_binary.c: the broadcasting elementwise ops, one node at a time (node_harness.h:
+ * static inference, a session's run), against naive references. */
+#include "unit/node_harness.h"
 
-#include "kernels/cpu/kernel.h"
-#include "ops/op.h"
-
-static int failures;
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: CHECK failed: %s (%s)\n", __FILE__, __LINE__, #cond,           \
-                    og_last_error());                                                              \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
-
-/* Build a one-node graph on inputs shaped like ins, resolve it, run infer at run time and
- * the kernel; *out gets the result (NULL on failure).  fmod < 0: no attribute. */
+/* Run `op` (opset) on ins[0..n_in-1] with `threads` threads; *out gets the result (NULL on
+ * failure).  fmod < 0: no fmod attribute. */
 static og_status run_node(const char *op, int opset, int fmod, og_tensor *const *ins, int n_in,
                           og_tensor **out, int threads)
 {
-    const og_allocator *a = og_default_allocator();
-    og_status st = OG_ERR_NOMEM;
-    og_vinfo vin[8], vout;
-    *out = NULL;
-    og_graph *g = og_graph_new(NULL);
-    if (!g) return st;
-    g->opsets = og_calloc(a, 1, sizeof *g->opsets);
-    if (!g->opsets) goto done;
-    g->n_opsets = 1;
-    g->opsets[0].domain = og_strdup(a, "");
-    g->opsets[0].version = opset;
-    g->inputs = og_calloc(a, (size_t)n_in, sizeof *g->inputs);
-    g->outputs = og_calloc(a, 1, sizeof *g->outputs);
-    if (!g->opsets[0].domain || !g->inputs || !g->outputs) goto done;
-    for (int i = 0; i < n_in; i++) {
-        char name[16];
-        snprintf(name, sizeof name, "x%d", i);
-        int v = og_graph_add_value(g, name);
-        if (v < 0) goto done;
-        og_value *val = &g->values[v];
-        val->kind = OG_VALUE_INPUT;
-        val->is_graph_input = true;
-        val->dtype = ins[i]->dtype;
-        val->rank = ins[i]->rank;
-        memcpy(val->dims, ins[i]->dims, sizeof val->dims);
-        g->inputs[g->n_inputs++] = v;
-    }
-    int y = og_graph_add_value(g, "y");
-    if (y < 0) goto done;
-    g->values[y].is_graph_output = true;
-    g->outputs[g->n_outputs++] = y;
-    og_node *n = og_graph_add_node(g, op, "", "n0", n_in, 1);
-    if (!n) goto done;
-    for (int i = 0; i < n_in; i++) n->in[i] = i;
-    n->out[0] = y;
-    if (fmod >= 0) {
-        n->attrs = og_calloc(a, 1, sizeof *n->attrs);
-        if (!n->attrs) goto done;
-        n->n_attrs = 1;
-        n->attrs[0].name = og_strdup(a, "fmod");
-        n->attrs[0].type = OG_ATTR_INT;
-        n->attrs[0].i = fmod;
-    }
-    if ((st = og_graph_finalize(g)) || (st = og_graph_resolve(g, true))) goto done;
-    n = &g->nodes[0];
-    for (int i = 0; i < n_in; i++) {
-        og_vinfo_set(&vin[i], ins[i]->dtype, ins[i]->rank, ins[i]->dims);
-        vin[i].value = ins[i];
-    }
-    og_vinfo_unknown(&vout);
-    og_op_ctx c = {n, a, NULL, true};
-    if ((st = n->op->infer(&c, vin, n_in, &vout, 1))) goto done;
-    if ((st = og_tensor_alloc(vout.dtype, vout.rank, vout.dims, NULL, out))) goto done;
-    og_kernel_ctx kc = {n, n->params, a, threads, NULL};
-    st = og_cpu_kernel_find("", op)(&kc, (const og_tensor *const *)ins, n_in, out, 1);
-    if (st) {
-        og_tensor_free(*out);
-        *out = NULL;
-    }
-done:
-    og_graph_free(g);
+    nh_node n = {.op = op, .opset = opset, .n_in = n_in, .threads = threads};
+    for (int i = 0; i < n_in; i++) n.in[i] = ins[i];
+    if (fmod >= 0) n.attrs[0] = (nh_attr)NH_INT("fmod", fmod);
+    nh_result r;
+    og_status st = nh_run(&n, &r);
+    *out = nh_take(&r, 0);
+    nh_release(&r);
     return st;
 }
 
@@ -376,41 +305,22 @@ static void test_static_unknowns(void)
 {
     static const char *ops[] = {"Add", "Pow", "Equal", "And", "Sum", "Where", "PRelu", "Mod"};
     static const int n_ins[] = {2, 2, 2, 2, 3, 3, 2, 2};
+    og_tensor *x = make(OG_FLOAT, 2, (int64_t[]){1, 3}, (float[]){0, 0, 0});
     for (int oi = 0; oi < 8; oi++) {
-        og_graph *g = og_graph_new(NULL);
-        const og_allocator *a = g->alloc;
-        g->opsets = og_calloc(a, 1, sizeof *g->opsets);
-        g->n_opsets = 1;
-        g->opsets[0].domain = og_strdup(a, "");
-        g->opsets[0].version = 21;
-        g->inputs = og_calloc(a, 3, sizeof *g->inputs);
-        g->outputs = og_calloc(a, 1, sizeof *g->outputs);
-        int sym = og_graph_symbol(g, "N");
-        for (int i = 0; i < n_ins[oi]; i++) {
-            char name[16];
-            snprintf(name, sizeof name, "x%d", i);
-            int v = og_graph_add_value(g, name);
-            g->values[v].kind = OG_VALUE_INPUT;
-            g->values[v].is_graph_input = true;
-            if (i == 1) { /* [N, 3]; the others stay unknown */
-                g->values[v].rank = 2;
-                g->values[v].dims[0] = og_dim_symbol(sym);
-                g->values[v].dims[1] = 3;
-            }
-            g->inputs[g->n_inputs++] = v;
-        }
-        int y = og_graph_add_value(g, "y");
-        g->values[y].is_graph_output = true;
-        g->outputs[g->n_outputs++] = y;
-        og_node *n = og_graph_add_node(g, ops[oi], "", "n0", n_ins[oi], 1);
-        for (int i = 0; i < n_ins[oi]; i++) n->in[i] = i;
-        n->out[0] = y;
-        CHECK(og_graph_finalize(g) == OG_OK);
-        CHECK(og_graph_resolve(g, true) == OG_OK);
-        CHECK(g->values[y].rank == -1); /* x0's rank is unknown */
-        CHECK(g->values[y].dtype == (oi == 2 || oi == 3 ? OG_BOOL : OG_UNDEFINED));
-        og_graph_free(g);
+        /* x1 is [N, 3] of no known dtype; the others are unknown */
+        nh_node n = {.op = ops[oi],
+                     .opset = 21,
+                     .in = {x, x, x},
+                     .n_in = n_ins[oi],
+                     .decl = {"?", "?:N,3", "?"}};
+        nh_result r;
+        CHECK(nh_load(&n, &r) == OG_OK);
+        const og_value *y = nh_static_out(&r, 0);
+        CHECK(y && y->rank == -1); /* x0's rank is unknown */
+        CHECK(y && y->dtype == (oi == 2 || oi == 3 ? OG_BOOL : OG_UNDEFINED));
+        nh_release(&r);
     }
+    og_tensor_free(x);
 }
 
 int main(void)
@@ -421,10 +331,5 @@ int main(void)
     test_pow();
     test_variadic_where_logic();
     test_static_unknowns();
-    if (failures) {
-        fprintf(stderr, "%d failures\n", failures);
-        return 1;
-    }
-    printf("test_binary: ok\n");
-    return 0;
+    NH_DONE();
 }

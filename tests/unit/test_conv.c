@@ -1,22 +1,6 @@
 /* test_conv.c: Conv and ConvTranspose through parse, static and run-time inference and the
  * CPU kernel, against a direct (no im2col) reference, plus error cases. */
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "kernels/cpu/kernel.h"
-
-static int failures = 0;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            failures++;                                                                            \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                            \
-            printf(__VA_ARGS__);                                                                   \
-            printf("\n");                                                                          \
-        }                                                                                          \
-    } while (0)
+#include "unit/node_harness.h"
 
 typedef struct tcase {
     const char *op;
@@ -41,36 +25,6 @@ static double rnd(void)
 {
     rng = rng * 1664525u + 1013904223u;
     return (double)(rng >> 8) / (double)(1u << 24) * 2.0 - 1.0;
-}
-
-static void add_ints(og_graph *g, og_node *n, const char *name, const int64_t *v, int cnt)
-{
-    og_attr *a = &n->attrs[n->n_attrs++];
-    memset(a, 0, sizeof *a);
-    a->name = og_strdup(g->alloc, name);
-    a->type = OG_ATTR_INTS;
-    a->n = cnt;
-    a->ints = og_malloc(g->alloc, (size_t)(cnt ? cnt : 1) * sizeof(int64_t));
-    memcpy(a->ints, v, (size_t)cnt * sizeof(int64_t));
-}
-
-static void add_int(og_graph *g, og_node *n, const char *name, int64_t v)
-{
-    og_attr *a = &n->attrs[n->n_attrs++];
-    memset(a, 0, sizeof *a);
-    a->name = og_strdup(g->alloc, name);
-    a->type = OG_ATTR_INT;
-    a->i = v;
-}
-
-static void add_str(og_graph *g, og_node *n, const char *name, const char *s)
-{
-    og_attr *a = &n->attrs[n->n_attrs++];
-    memset(a, 0, sizeof *a);
-    a->name = og_strdup(g->alloc, name);
-    a->type = OG_ATTR_STRING;
-    a->s = og_strdup(g->alloc, s);
-    a->s_len = strlen(s);
 }
 
 static double get(const og_tensor *t, int64_t i)
@@ -175,20 +129,15 @@ static void reference(const tcase *tc, const og_tensor *x, const og_tensor *w, c
                         }
 }
 
-/* Build the node, resolve it, infer at run time, run the kernel; return the status of the
- * first failing step.  With check, compare against the reference. */
+/* Build the node (named `label`), resolve it, run it; return the status of the first
+ * failing step.  With check, compare the shapes, static and run-time, and the values
+ * against the reference. */
 static og_status run_case(const tcase *tc, bool check, const char *label)
 {
     bool tr = strcmp(tc->op, "ConvTranspose") == 0;
-    og_graph *g = og_graph_new(NULL);
-    og_tensor *t[3] = {NULL, NULL, NULL}, *y = NULL;
+    og_tensor *t[3] = {NULL, NULL, NULL};
     double *ref = NULL;
     og_status st;
-    g->n_opsets = 1;
-    g->opsets = og_calloc(g->alloc, 1, sizeof *g->opsets);
-    g->opsets[0].domain = og_strdup(g->alloc, "");
-    g->opsets[0].version = tc->opset;
-
     int nsp = tc->nsp, rank = nsp + 2;
     int64_t dims[3][OG_MAX_RANK];
     dims[0][0] = tc->n;
@@ -203,91 +152,72 @@ static og_status run_case(const tcase *tc, bool check, const char *label)
     if (tc->w1) dims[1][1] = tc->w1;
     if (tc->b_len) dims[2][0] = tc->b_len;
     int nin = tc->bias ? 3 : 2;
-    const char *names[3] = {"X", "W", "B"};
     int ranks[3] = {rank, rank, 1};
     for (int i = 0; i < nin; i++) {
-        int v = og_graph_add_value(g, names[i]);
-        g->values[v].kind = OG_VALUE_INPUT;
-        g->values[v].dtype = tc->dt;
-        g->values[v].rank = ranks[i];
-        memcpy(g->values[v].dims, dims[i], (size_t)ranks[i] * sizeof(int64_t));
-        if (i == 0 && tc->sym_batch) g->values[v].dims[0] = og_dim_symbol(og_graph_symbol(g, "N"));
         og_tensor_alloc(tc->dt, ranks[i], dims[i], NULL, &t[i]);
         for (int64_t e = 0; e < t[i]->numel; e++) set(t[i], e, rnd());
     }
-    int yv = og_graph_add_value(g, "Y");
-    g->n_outputs = 1;
-    g->outputs = og_malloc(g->alloc, sizeof(int));
-    g->outputs[0] = yv;
-    g->values[yv].is_graph_output = true;
-    og_node *nd = og_graph_add_node(g, tc->op, "", label, nin, 1);
-    for (int i = 0; i < nin; i++) nd->in[i] = i;
-    nd->out[0] = yv;
-    nd->attrs = og_calloc(g->alloc, 8, sizeof(og_attr));
-    if (tc->group != 1) add_int(g, nd, "group", tc->group);
-    add_ints(g, nd, "strides", tc->strides, nsp);
-    add_ints(g, nd, "dilations", tc->dil, nsp);
-    if (tc->auto_pad)
-        add_str(g, nd, "auto_pad", tc->auto_pad);
-    else
-        add_ints(g, nd, "pads", tc->pads, 2 * nsp);
-    if (tc->kernel_attr) add_ints(g, nd, "kernel_shape", tc->k, nsp);
-    if (tr) add_ints(g, nd, "output_padding", tc->outpad, nsp);
-    if (tc->has_oshape) add_ints(g, nd, "output_shape", tc->oshape, nsp);
-
-    if ((st = og_graph_finalize(g))) goto done;
-    if ((st = og_graph_resolve(g, true))) goto done;
-    nd = &g->nodes[0];
-
-    og_vinfo in[3], outv;
-    for (int i = 0; i < nin; i++) {
-        og_vinfo_set(&in[i], tc->dt, ranks[i], dims[i]);
-        in[i].value = t[i];
+    nh_node n = {.op = tc->op,
+                 .opset = tc->opset,
+                 .name = label,
+                 .in = {t[0], t[1], t[2]},
+                 .threads = tc->threads ? tc->threads : 1};
+    char decl[128];
+    if (tc->sym_batch) { /* X's batch dim is the symbol N */
+        int len = snprintf(decl, sizeof decl, "N");
+        for (int i = 1; i < rank; i++)
+            len += snprintf(decl + len, sizeof decl - (size_t)len, ",%lld", (long long)dims[0][i]);
+        n.decl[0] = decl;
     }
-    og_vinfo_unknown(&outv);
-    og_op_ctx c = {nd, g->alloc, NULL, true};
-    if ((st = nd->op->infer(&c, in, nin, &outv, 1))) goto done;
+    int na = 0;
+    if (tc->group != 1) n.attrs[na++] = (nh_attr)NH_INT("group", tc->group);
+    n.attrs[na++] = (nh_attr)NH_INTS_N("strides", nsp, tc->strides);
+    n.attrs[na++] = (nh_attr)NH_INTS_N("dilations", nsp, tc->dil);
+    if (tc->auto_pad)
+        n.attrs[na++] = (nh_attr)NH_STRING("auto_pad", tc->auto_pad);
+    else
+        n.attrs[na++] = (nh_attr)NH_INTS_N("pads", 2 * nsp, tc->pads);
+    if (tc->kernel_attr) n.attrs[na++] = (nh_attr)NH_INTS_N("kernel_shape", nsp, tc->k);
+    if (tr) n.attrs[na++] = (nh_attr)NH_INTS_N("output_padding", nsp, tc->outpad);
+    if (tc->has_oshape) n.attrs[na++] = (nh_attr)NH_INTS_N("output_shape", nsp, tc->oshape);
 
+    nh_result r;
+    if ((st = nh_run(&n, &r))) goto done;
+    const og_tensor *y = r.out[0];
+    const og_value *sy = nh_static_out(&r, 0);
     int64_t pb[3], pe[3], out[3];
     ref_geometry(tc, pb, pe, out);
-    CHECK(outv.rank == rank, "%s: rank %d", label, outv.rank);
-    CHECK(outv.dims[0] == tc->n && outv.dims[1] == tc->m, "%s: N, M", label);
+    CHECKF(y->rank == rank, "%s: rank %d", label, y->rank);
+    CHECKF(y->dims[0] == tc->n && y->dims[1] == tc->m, "%s: N, M", label);
     for (int i = 0; i < nsp; i++)
-        CHECK(outv.dims[2 + i] == out[i], "%s: out dim %d is %lld, expected %lld", label, i,
-              (long long)outv.dims[2 + i], (long long)out[i]);
+        CHECKF(y->dims[2 + i] == out[i], "%s: out dim %d is %lld, expected %lld", label, i,
+               (long long)y->dims[2 + i], (long long)out[i]);
     /* the static shape on the graph agrees */
-    CHECK(g->values[yv].rank == rank, "%s: static rank", label);
-    for (int i = 0; i < nsp && g->values[yv].rank == rank; i++)
-        CHECK(g->values[yv].dims[2 + i] == out[i], "%s: static dim %d", label, i);
-    if (tc->sym_batch)
-        CHECK(g->values[yv].dims[0] == g->values[0].dims[0] && g->values[yv].dims[0] < 0,
-              "%s: symbolic batch not kept", label);
-    if ((st = og_tensor_alloc(outv.dtype, outv.rank, outv.dims, NULL, &y))) goto done;
-    for (int64_t e = 0; e < y->numel; e++) set(y, e, NAN); /* every element must be written */
-    og_kernel_ctx k = {nd, nd->params, g->alloc, tc->threads ? tc->threads : 1, NULL};
-    og_kernel_fn fn = og_cpu_kernel_find("", tc->op);
-    const og_tensor *kin[3] = {t[0], t[1], t[2]};
-    og_tensor *kout[1] = {y};
-    if ((st = fn(&k, kin, nin, kout, 1))) goto done;
+    CHECKF(sy->rank == rank, "%s: static rank", label);
+    for (int i = 0; i < nsp && sy->rank == rank; i++)
+        CHECKF(sy->dims[2 + i] == out[i], "%s: static dim %d", label, i);
+    if (tc->sym_batch) {
+        const og_value *sx = &r.g->values[r.node->in[0]];
+        CHECKF(sy->dims[0] == sx->dims[0] && sy->dims[0] < 0, "%s: symbolic batch not kept", label);
+    }
     if (check) {
         ref = malloc((size_t)(y->numel ? y->numel : 1) * sizeof *ref);
         reference(tc, t[0], t[1], tc->bias ? t[2] : NULL, ref, pb, out);
         double tol = tc->dt == OG_FLOAT ? 1e-4 : 1e-10;
         int bad = 0;
         for (int64_t e = 0; e < y->numel && bad < 3; e++) {
-            double a = get(y, e), r = ref[e];
-            if (!(fabs(a - r) <= tol * (1 + fabs(r)))) {
+            double a = get(y, e), v = ref[e];
+            if (!(fabs(a - v) <= tol * (1 + fabs(v)))) {
                 bad++;
-                CHECK(0, "%s: element %lld is %g, expected %g", label, (long long)e, a, r);
+                CHECKF(0, "%s: element %lld is %g, expected %g", label, (long long)e, a, v);
             }
         }
     }
 done:
-    if (st && check) CHECK(0, "%s: status %d: %s", label, (int)st, og_last_error());
+    if (st && check) CHECKF(0, "%s: status %d: %s", label, (int)st, og_last_error());
     free(ref);
-    og_tensor_free(y);
+    nh_release(&r);
     for (int i = 0; i < 3; i++) og_tensor_free(t[i]);
-    og_graph_free(g);
     return st;
 }
 
@@ -418,8 +348,8 @@ static void run_cases(const conv_case *cases, size_t n)
             continue;
         }
         og_status st = run_case(&tc, false, cases[i].label);
-        CHECK(st == cases[i].want, "%s: status %d, expected %d (%s)", cases[i].label, (int)st,
-              (int)cases[i].want, og_last_error());
+        CHECKF(st == cases[i].want, "%s: status %d, expected %d (%s)", cases[i].label, (int)st,
+               (int)cases[i].want, og_last_error());
         if (st) printf("  ok %s: %s\n", cases[i].label, og_last_error());
     }
 }
@@ -570,7 +500,7 @@ static void test_onnx_expected(void)
     tc.bias = false;
     int64_t pb[3], pe[3], out[3];
     ref_geometry(&tc, pb, pe, out);
-    CHECK(out[0] == 6 && pb[0] == 0 && pe[0] == 1, "autopad_same geometry");
+    CHECKF(out[0] == 6 && pb[0] == 0 && pe[0] == 1, "autopad_same geometry");
     run_case(&tc, true, "onnx_autopad_same");
     /* output_shape larger than the full result: extra zeros at the end */
     tc.auto_pad = NULL;
@@ -579,7 +509,7 @@ static void test_onnx_expected(void)
     tc.oshape[0] = 10;
     tc.oshape[1] = 8;
     ref_geometry(&tc, pb, pe, out);
-    CHECK(pb[0] == 0 && pe[0] == -1 && pb[1] == 0 && pe[1] == -1, "output_shape geometry");
+    CHECKF(pb[0] == 0 && pe[0] == -1 && pb[1] == 0 && pe[1] == -1, "output_shape geometry");
     run_case(&tc, true, "onnx_output_shape");
 }
 
@@ -604,10 +534,5 @@ int main(void)
     test_tcol();
     test_random();
     test_errors();
-    if (failures) {
-        printf("%d failures\n", failures);
-        return 1;
-    }
-    printf("test_conv: all passed\n");
-    return 0;
+    NH_DONE();
 }

@@ -1,21 +1,6 @@
 /* test_linalg.c: MatMul, Gemm and Einsum through parse, static and run-time inference and
  * the CPU kernel, against plain reference loops, plus error cases. */
-#include <math.h>
-#include <stdio.h>
-#include <string.h>
-
-#include "kernels/cpu/kernel.h"
-
-static int failures = 0;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            failures++;                                                                            \
-            printf("FAIL %s:%d: ", __FILE__, __LINE__);                                            \
-            printf(__VA_ARGS__);                                                                   \
-            printf("\n");                                                                          \
-        }                                                                                          \
-    } while (0)
+#include "unit/node_harness.h"
 
 static uint32_t rng = 12345;
 static double rnd(void)
@@ -24,88 +9,18 @@ static double rnd(void)
     return (double)(rng >> 8) / (double)(1u << 24) * 2.0 - 1.0;
 }
 
-typedef struct attr_spec {
-    const char *name;
-    og_attr_type type;
-    double f;
-    const char *s;
-} attr_spec;
-
-/* A graph of one node over inputs x0..x(n-1) of the given tensors' types and shapes. */
-static og_status build(og_graph **gout, const char *op, int opset, const og_tensor *const *in,
-                       int n_in, const attr_spec *attrs)
-{
-    og_graph *g = og_graph_new(NULL);
-    g->opsets = og_calloc(g->alloc, 1, sizeof *g->opsets);
-    g->opsets[0].domain = og_strdup(g->alloc, "");
-    g->opsets[0].version = opset;
-    g->n_opsets = 1;
-    og_node *n = og_graph_add_node(g, op, "", "n0", n_in, 1);
-    for (int i = 0; i < n_in; i++) {
-        if (!in[i]) continue;
-        char name[16];
-        snprintf(name, sizeof name, "x%d", i);
-        int v = og_graph_add_value(g, name);
-        og_value *val = &g->values[v];
-        val->kind = OG_VALUE_INPUT;
-        val->is_graph_input = true;
-        val->dtype = in[i]->dtype;
-        val->rank = in[i]->rank;
-        memcpy(val->dims, in[i]->dims, sizeof val->dims);
-        n->in[i] = v;
-    }
-    int y = og_graph_add_value(g, "y");
-    g->values[y].is_graph_output = true;
-    g->outputs = og_malloc(g->alloc, sizeof *g->outputs);
-    g->outputs[0] = y;
-    g->n_outputs = 1;
-    n->out[0] = y;
-    int na = 0;
-    while (attrs && attrs[na].name) na++;
-    n->attrs = og_calloc(g->alloc, (size_t)na + 1, sizeof *n->attrs);
-    for (int i = 0; i < na; i++) {
-        og_attr *a = &n->attrs[n->n_attrs++];
-        a->name = og_strdup(g->alloc, attrs[i].name);
-        a->type = attrs[i].type;
-        if (a->type == OG_ATTR_FLOAT) a->f = (float)attrs[i].f;
-        if (a->type == OG_ATTR_INT) a->i = (int64_t)attrs[i].f;
-        if (a->type == OG_ATTR_STRING) {
-            a->s = og_strdup(g->alloc, attrs[i].s);
-            a->s_len = strlen(attrs[i].s);
-        }
-    }
-    *gout = g;
-    og_status st = og_graph_finalize(g);
-    if (!st) st = og_graph_resolve(g, true);
-    return st;
-}
-
-/* Build, infer at run time, run; *y gets the output (caller frees). */
+/* Run `op` (opset) on in[0..n_in-1] with the attributes (up to one without a name, or
+ * NULL); *y gets the output (caller frees; NULL when the run fails). */
 static og_status run(const char *op, int opset, const og_tensor *const *in, int n_in,
-                     const attr_spec *attrs, int threads, og_tensor **y)
+                     const nh_attr *attrs, int threads, og_tensor **y)
 {
-    og_graph *g = NULL;
-    *y = NULL;
-    og_status st = build(&g, op, opset, in, n_in, attrs);
-    if (st) goto done;
-    og_node *n = &g->nodes[0];
-    og_vinfo vi[8], vo;
-    for (int i = 0; i < n_in; i++) {
-        og_vinfo_unknown(&vi[i]);
-        if (!in[i]) continue;
-        og_vinfo_set(&vi[i], in[i]->dtype, in[i]->rank, in[i]->dims);
-        vi[i].value = in[i];
-    }
-    og_vinfo_unknown(&vo);
-    og_op_ctx c = {n, g->alloc, NULL, true};
-    st = n->op->infer(&c, vi, n_in, &vo, 1);
-    if (st) goto done;
-    st = og_tensor_alloc(vo.dtype, vo.rank, vo.dims, NULL, y);
-    if (st) goto done;
-    og_kernel_ctx k = {n, n->params, g->alloc, threads, NULL};
-    st = og_cpu_kernel_find("", op)(&k, in, n_in, y, 1);
-done:
-    og_graph_free(g);
+    nh_node n = {.op = op, .opset = opset, .n_in = n_in, .threads = threads};
+    for (int i = 0; i < n_in; i++) n.in[i] = in[i];
+    for (int i = 0; attrs && attrs[i].name; i++) n.attrs[i] = attrs[i];
+    nh_result r;
+    og_status st = nh_run(&n, &r);
+    *y = nh_take(&r, 0);
+    nh_release(&r);
     return st;
 }
 
@@ -134,11 +49,11 @@ static void test_matmul(void)
         int64_t da[] = {2, 1, 2, 3}, db[] = {3, 3, 2};
         og_tensor *in[2] = {mk(dt, 4, da), mk(dt, 3, db)}, *y = NULL;
         og_status st = run("MatMul", 13, (const og_tensor *const *)in, 2, NULL, 2, &y);
-        CHECK(!st, "MatMul: %s", og_last_error());
+        CHECKF(!st, "MatMul: %s", og_last_error());
         if (!st) {
-            CHECK(y->rank == 4 && y->dims[0] == 2 && y->dims[1] == 3 && y->dims[2] == 2 &&
-                      y->dims[3] == 2,
-                  "MatMul shape");
+            CHECKF(y->rank == 4 && y->dims[0] == 2 && y->dims[1] == 3 && y->dims[2] == 2 &&
+                       y->dims[3] == 2,
+                   "MatMul shape");
             for (int b0 = 0; b0 < 2; b0++)
                 for (int b1 = 0; b1 < 3; b1++)
                     for (int i = 0; i < 2; i++)
@@ -148,8 +63,8 @@ static void test_matmul(void)
                                 s += og_tensor_get_f64(in[0], (b0 * 2 + i) * 3 + p) *
                                      og_tensor_get_f64(in[1], (b1 * 3 + p) * 2 + j);
                             double got = og_tensor_get_f64(y, ((b0 * 3 + b1) * 2 + i) * 2 + j);
-                            CHECK(fabs(got - s) < 1e-5, "MatMul %s: %g vs %g", og_dtype_name(dt),
-                                  got, s);
+                            CHECKF(fabs(got - s) < 1e-5, "MatMul %s: %g vs %g", og_dtype_name(dt),
+                                   got, s);
                         }
         }
         og_tensor_free(y);
@@ -160,11 +75,11 @@ static void test_matmul(void)
     int64_t d1[] = {3}, d3[] = {2, 3, 4}, d4[] = {2, 4, 4};
     og_tensor *a = mk(OG_FLOAT, 1, d1), *b = mk(OG_FLOAT, 3, d3), *c = mk(OG_FLOAT, 3, d4), *y;
     const og_tensor *ab[2] = {a, b}, *ac[2] = {a, c};
-    CHECK(!run("MatMul", 9, ab, 2, NULL, 1, &y) && y->rank == 2 && y->dims[0] == 2 &&
-              y->dims[1] == 4,
-          "MatMul 1-D x 3-D");
+    CHECKF(!run("MatMul", 9, ab, 2, NULL, 1, &y) && y->rank == 2 && y->dims[0] == 2 &&
+               y->dims[1] == 4,
+           "MatMul 1-D x 3-D");
     og_tensor_free(y);
-    CHECK(run("MatMul", 13, ac, 2, NULL, 1, &y) == OG_ERR_SHAPE, "K mismatch not caught");
+    CHECKF(run("MatMul", 13, ac, 2, NULL, 1, &y) == OG_ERR_SHAPE, "K mismatch not caught");
     og_tensor_free(y);
     /* wrapping int32 products (no UB under -fsanitize=undefined) */
     int64_t d2[] = {1, 2}, d21[] = {2, 1};
@@ -172,7 +87,7 @@ static void test_matmul(void)
     ((int32_t *)ia->data)[0] = ((int32_t *)ia->data)[1] = 1 << 30;
     ((int32_t *)ib->data)[0] = ((int32_t *)ib->data)[1] = 4;
     const og_tensor *iab[2] = {ia, ib};
-    CHECK(!run("MatMul", 13, iab, 2, NULL, 1, &y) && ((int32_t *)y->data)[0] == 0, "int wrap");
+    CHECKF(!run("MatMul", 13, iab, 2, NULL, 1, &y) && ((int32_t *)y->data)[0] == 0, "int wrap");
     og_tensor_free(y);
     og_tensor_free(ia);
     og_tensor_free(ib);
@@ -186,13 +101,10 @@ static void test_gemm(void)
 {
     int64_t da[] = {5, 3}, db[] = {5, 4}, dc[] = {3, 1};
     og_tensor *a = mk(OG_DOUBLE, 2, da), *b = mk(OG_DOUBLE, 2, db), *c = mk(OG_DOUBLE, 2, dc), *y;
-    const attr_spec at[] = {{"transA", OG_ATTR_INT, 1, NULL},
-                            {"alpha", OG_ATTR_FLOAT, 0.5, NULL},
-                            {"beta", OG_ATTR_FLOAT, 2, NULL},
-                            {0}};
+    const nh_attr at[] = {NH_INT("transA", 1), NH_FLOAT("alpha", 0.5f), NH_FLOAT("beta", 2), {0}};
     const og_tensor *abc[3] = {a, b, c};
     og_status st = run("Gemm", 11, abc, 3, at, 2, &y);
-    CHECK(!st, "Gemm: %s", og_last_error());
+    CHECKF(!st, "Gemm: %s", og_last_error());
     if (!st)
         for (int i = 0; i < 3; i++)
             for (int j = 0; j < 4; j++) {
@@ -200,14 +112,14 @@ static void test_gemm(void)
                 for (int p = 0; p < 5; p++)
                     s += og_tensor_get_f64(a, p * 3 + i) * og_tensor_get_f64(b, p * 4 + j);
                 s = 0.5 * s + 2 * og_tensor_get_f64(c, i);
-                CHECK(fabs(og_tensor_get_f64(y, i * 4 + j) - s) < 1e-9, "Gemm value");
+                CHECKF(fabs(og_tensor_get_f64(y, i * 4 + j) - s) < 1e-9, "Gemm value");
             }
     og_tensor_free(y);
     const og_tensor *ab[2] = {a, b};
-    CHECK(run("Gemm", 9, ab, 2, at, 1, &y) == OG_ERR_MODEL, "Gemm-9 without C accepted");
+    CHECKF(run("Gemm", 9, ab, 2, at, 1, &y) == OG_ERR_MODEL, "Gemm-9 without C accepted");
     og_tensor_free(y);
     const og_tensor *ba[3] = {b, a, c};
-    CHECK(run("Gemm", 13, ba, 3, NULL, 1, &y) == OG_ERR_SHAPE, "Gemm K mismatch accepted");
+    CHECKF(run("Gemm", 13, ba, 3, NULL, 1, &y) == OG_ERR_SHAPE, "Gemm K mismatch accepted");
     og_tensor_free(y);
     og_tensor_free(a);
     og_tensor_free(b);
@@ -220,11 +132,11 @@ static void test_einsum(void)
     int64_t da[] = {2, 3, 3}, db[] = {3, 4}, dc[] = {4, 5};
     og_tensor *a = mk(OG_FLOAT, 3, da), *b = mk(OG_FLOAT, 2, db), *c = mk(OG_FLOAT, 2, dc), *y;
     const og_tensor *abc[3] = {a, b, c};
-    const attr_spec eq[] = {{"equation", OG_ATTR_STRING, 0, "zii, ij ,jk->k"}, {0}};
+    const nh_attr eq[] = {NH_STRING("equation", "zii, ij ,jk->k"), {0}};
     og_status st = run("Einsum", 12, abc, 3, eq, 2, &y);
-    CHECK(!st, "Einsum: %s", og_last_error());
+    CHECKF(!st, "Einsum: %s", og_last_error());
     if (!st) {
-        CHECK(y->rank == 1 && y->dims[0] == 5, "Einsum shape");
+        CHECKF(y->rank == 1 && y->dims[0] == 5, "Einsum shape");
         for (int kk = 0; kk < 5; kk++) {
             double s = 0;
             for (int z = 0; z < 2; z++)
@@ -232,17 +144,17 @@ static void test_einsum(void)
                     for (int j = 0; j < 4; j++)
                         s += og_tensor_get_f64(a, (z * 3 + i) * 3 + i) *
                              og_tensor_get_f64(b, i * 4 + j) * og_tensor_get_f64(c, j * 5 + kk);
-            CHECK(fabs(og_tensor_get_f64(y, kk) - s) < 1e-4, "Einsum value %g vs %g",
-                  og_tensor_get_f64(y, kk), s);
+            CHECKF(fabs(og_tensor_get_f64(y, kk) - s) < 1e-4, "Einsum value %g vs %g",
+                   og_tensor_get_f64(y, kk), s);
         }
     }
     og_tensor_free(y);
     static const char *bad[] = {"zii,ij->k",    "zii,ij,jk->kk", "z.i,ij,jk",
                                 "zii,ij,jk->q", "zi,ij,jk",      "zii,ij,j9"};
     for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
-        const attr_spec e2[] = {{"equation", OG_ATTR_STRING, 0, bad[i]}, {0}};
+        const nh_attr e2[] = {NH_STRING("equation", bad[i]), {0}};
         st = run("Einsum", 12, abc, 3, e2, 1, &y);
-        CHECK(st == OG_ERR_MODEL || st == OG_ERR_SHAPE, "'%s' accepted (%d)", bad[i], (int)st);
+        CHECKF(st == OG_ERR_MODEL || st == OG_ERR_SHAPE, "'%s' accepted (%d)", bad[i], (int)st);
         og_tensor_free(y);
     }
     og_tensor_free(a);
@@ -255,9 +167,5 @@ int main(void)
     test_matmul();
     test_gemm();
     test_einsum();
-    if (failures)
-        printf("%d failure(s)\n", failures);
-    else
-        printf("test_linalg: all passed\n");
-    return failures ? 1 : 0;
+    NH_DONE();
 }

@@ -1,114 +1,23 @@
 /* test_tensor.c: the tensor family's ops run node by node (parse, infer, kernel) against
  * naive references, on shapes that exercise the copy engine's fast paths (merged runs,
  * blocked transposes, fills), plus the error paths. */
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
-#include "kernels/cpu/kernel.h"
-#include "ops/op.h"
 #include "ops/tensor_shared.h"
+#include "unit/node_harness.h"
 
-static int failures;
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: CHECK failed: %s (%s)\n", __FILE__, __LINE__, #cond,           \
-                    og_last_error());                                                              \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
-
-/* A node of `op` at since-version `since` with these attributes, no inputs yet. */
-static void make_node(og_node *node, const char *op, int since, og_attr *attrs, int n_attrs,
-                      int n_out)
-{
-    memset(node, 0, sizeof *node);
-    node->name = (char *)"n";
-    node->op_type = (char *)op;
-    node->domain = (char *)"";
-    node->n_out = n_out;
-    node->attrs = attrs;
-    node->n_attrs = n_attrs;
-    node->since_version = since;
-    node->opset = since;
-    node->op = og_op_find("", op);
-}
-
-/* Run one node of `op` at since-version `since`: parse, infer at run time, allocate the
- * outputs, run the kernel (or make the view for alias ops).  Outputs are new tensors. */
-static og_status run_node(const char *op, int since, og_attr *attrs, int n_attrs,
+/* Run `op` at opset `opset` with these attributes (n_attrs) on in[0..n_in-1] (NULL:
+ * omitted), four threads; out[0..n_out-1] receive the outputs (owned by the caller, NULL
+ * when the run fails). */
+static og_status run_node(const char *op, int opset, const nh_attr *attrs, int n_attrs,
                           const og_tensor *const *in, int n_in, og_tensor **out, int n_out)
 {
-    og_node node;
-    make_node(&node, op, since, attrs, n_attrs, n_out);
-    node.n_in = n_in;
-    int ins[8] = {0, 1, 2, 3, 4, 5, 6, 7}, outs[8] = {0, 1, 2, 3, 4, 5, 6, 7};
-    for (int i = 0; i < n_in; i++)
-        if (!in[i]) ins[i] = -1;
-    node.in = ins;
-    node.out = outs;
-    for (int i = 0; i < n_out; i++) out[i] = NULL;
-    if (!node.op) return og_error(OG_ERR_UNSUPPORTED, "no op %s", op);
-    const og_allocator *a = og_default_allocator();
-    og_op_ctx c = {&node, a, NULL, false};
-    og_status st = node.op->parse ? node.op->parse(&c, &node.params) : OG_OK;
-    og_vinfo vi[8], vo[8];
-    if (st) goto done;
-    c.runtime = true;
-    for (int i = 0; i < n_in; i++) {
-        og_vinfo_unknown(&vi[i]);
-        if (in[i]) {
-            og_vinfo_set(&vi[i], in[i]->dtype, in[i]->rank, in[i]->dims);
-            vi[i].value = in[i];
-        }
-    }
-    for (int i = 0; i < n_out; i++) og_vinfo_unknown(&vo[i]);
-    if ((st = node.op->infer(&c, vi, n_in, vo, n_out))) goto done;
-    if (node.op->flags & OG_OP_ALIAS_INPUT0) {
-        st = og_tensor_view(in[0], vo[0].rank, vo[0].dims, &out[0]);
-        goto done;
-    }
-    for (int i = 0; i < n_out; i++)
-        if ((st = og_tensor_alloc(vo[i].dtype, vo[i].rank, vo[i].dims, a, &out[i]))) goto done;
-    og_kernel_ctx k = {&node, node.params, a, 4, NULL};
-    st = og_cpu_kernel_find("", op)(&k, in, n_in, out, n_out);
-done:
-    if (node.params) {
-        if (node.op->free_params)
-            node.op->free_params(a, node.params);
-        else
-            og_free(a, node.params);
-    }
-    if (st)
-        for (int i = 0; i < n_out; i++) {
-            og_tensor_free(out[i]);
-            out[i] = NULL;
-        }
+    nh_node n = {.op = op, .opset = opset, .n_in = n_in, .n_out = n_out, .threads = 4};
+    for (int i = 0; i < n_attrs; i++) n.attrs[i] = attrs[i];
+    for (int i = 0; i < n_in; i++) n.in[i] = in[i];
+    nh_result r;
+    og_status st = nh_run(&n, &r);
+    for (int j = 0; j < n_out; j++) out[j] = nh_take(&r, j);
+    nh_release(&r);
     return st;
-}
-
-static og_attr ints_attr(const char *name, int64_t *v, int n)
-{
-    og_attr at;
-    memset(&at, 0, sizeof at);
-    at.name = (char *)name;
-    at.type = OG_ATTR_INTS;
-    at.ints = v;
-    at.n = n;
-    return at;
-}
-
-static og_attr string_attr(const char *name, const char *s)
-{
-    og_attr at;
-    memset(&at, 0, sizeof at);
-    at.name = (char *)name;
-    at.type = OG_ATTR_STRING;
-    at.s = (char *)s;
-    at.s_len = strlen(s);
-    return at;
 }
 
 static og_tensor *iota_f(int rank, const int64_t *dims)
@@ -130,9 +39,9 @@ static og_tensor *ints_t(int n, const int64_t *v)
 
 static void test_transpose(void)
 {
-    int64_t dims[3] = {3, 67, 129}, perm[3] = {2, 0, 1};
+    int64_t dims[3] = {3, 67, 129};
     og_tensor *x = iota_f(3, dims), *y;
-    og_attr at = ints_attr("perm", perm, 3);
+    nh_attr at = NH_INTS("perm", 2, 0, 1);
     const og_tensor *in[1] = {x};
     CHECK(run_node("Transpose", 21, &at, 1, in, 1, &y, 1) == OG_OK);
     if (y) {
@@ -198,7 +107,7 @@ static void test_pad(void)
     for (int m = 0; m < 4; m++) {
         int64_t pads[4] = {5, 2, 3, 7}; /* larger than the input: several reflections */
         og_tensor *tp = ints_t(4, pads), *y;
-        og_attr at = string_attr("mode", modes[m]);
+        nh_attr at = NH_STRING("mode", modes[m]);
         const og_tensor *in[2] = {x, tp};
         CHECK(run_node("Pad", 19, &at, 1, in, 2, &y, 1) == OG_OK);
         if (y) {
@@ -254,13 +163,8 @@ static void test_tile_expand(void)
 static void test_cast_reshape(void)
 {
     int64_t d = 5, v[5] = {-3, 0, 1, 2048, 4097};
-    og_tensor *x, *h, *f, *b;
-    og_tensor_from_data(OG_INT64, 1, &d, v, sizeof v, NULL, &x);
-    og_attr at;
-    memset(&at, 0, sizeof at);
-    at.name = (char *)"to";
-    at.type = OG_ATTR_INT;
-    at.i = OG_FLOAT16;
+    og_tensor *x = nh_tensor_raw(OG_INT64, 1, &d, v), *h, *f, *b;
+    nh_attr at = NH_INT("to", OG_FLOAT16);
     const og_tensor *in[1] = {x};
     CHECK(run_node("Cast", 19, &at, 1, in, 1, &h, 1) == OG_OK);
     at.i = OG_FLOAT;
@@ -293,14 +197,7 @@ static void test_split_concat(void)
 {
     int64_t dims[2] = {3, 7};
     og_tensor *x = iota_f(2, dims), *parts[3], *y;
-    og_attr at[2];
-    memset(at, 0, sizeof at);
-    at[0].name = (char *)"axis";
-    at[0].type = OG_ATTR_INT;
-    at[0].i = -1;
-    at[1].name = (char *)"num_outputs";
-    at[1].type = OG_ATTR_INT;
-    at[1].i = 3;
+    nh_attr at[2] = {NH_INT("axis", -1), NH_INT("num_outputs", 3)};
     const og_tensor *in[1] = {x};
     CHECK(run_node("Split", 18, at, 2, in, 1, parts, 3) == OG_OK);
     if (parts[2]) {
@@ -315,28 +212,17 @@ static void test_split_concat(void)
     og_tensor_free(x);
 }
 
-/* Parse one node's attributes; the params (or NULL) into *params, freed by the caller with
- * parsed_free. */
-static og_status parse_node(const char *op, int since, og_attr *attrs, int n_attrs, int n_out,
-                            void **params)
+/* Parse one node's attributes (no inputs, n_out outputs) at `opset`: the status, and the
+ * params (or NULL) in *params, until nh_release(r). */
+static og_status parse_node(nh_result *r, const char *op, int opset, const nh_attr *attrs,
+                            int n_attrs, int n_out, void **params)
 {
-    og_node node;
-    make_node(&node, op, since, attrs, n_attrs, n_out);
-    og_op_ctx c = {&node, og_default_allocator(), NULL, false};
-    *params = NULL;
-    return node.op->parse(&c, params);
-}
-
-static void parsed_free(void *params) { og_free(og_default_allocator(), params); }
-
-static og_attr int_attr(const char *name, int64_t v)
-{
-    og_attr at;
-    memset(&at, 0, sizeof at);
-    at.name = (char *)name;
-    at.type = OG_ATTR_INT;
-    at.i = v;
-    return at;
+    nh_node n = {.op = op, .opset = opset, .n_out = n_out};
+    for (int i = 0; i < n_attrs; i++) n.attrs[i] = attrs[i];
+    og_status st = nh_parse(&n, r);
+    r->spec = NULL; /* n is gone */
+    *params = r->node ? r->node->params : NULL;
+    return st;
 }
 
 /* The attribute tables: versions, defaults, required attributes, limits, type checks. */
@@ -344,93 +230,103 @@ static void test_attr_parse(void)
 {
     void *p;
     int64_t two[2] = {2, 5}, same[2] = {0, 0}, nine[9] = {0};
-    og_attr a[3];
-    a[0] = int_attr("axis", 1);
-    CHECK(parse_node("Concat", 4, NULL, 0, 1, &p) == OG_ERR_MODEL);
-    parsed_free(p);
-    CHECK(parse_node("Concat", 1, NULL, 0, 1, &p) == OG_OK && ((og_axis_params *)p)->axis == 0);
-    parsed_free(p);
-    CHECK(parse_node("Concat", 13, a, 1, 1, &p) == OG_OK && ((og_axis_params *)p)->axis == 1);
-    parsed_free(p);
-    CHECK(parse_node("Flatten", 13, NULL, 0, 1, &p) == OG_OK && ((og_axis_params *)p)->axis == 1);
-    parsed_free(p);
+    nh_attr a[3];
+    nh_result r;
+    a[0] = (nh_attr)NH_INT("axis", 1);
+    CHECK(parse_node(&r, "Concat", 4, NULL, 0, 1, &p) == OG_ERR_MODEL);
+    nh_release(&r);
+    CHECK(parse_node(&r, "Concat", 1, NULL, 0, 1, &p) == OG_OK && ((og_axis_params *)p)->axis == 0);
+    nh_release(&r);
+    CHECK(parse_node(&r, "Concat", 13, a, 1, 1, &p) == OG_OK && ((og_axis_params *)p)->axis == 1);
+    nh_release(&r);
+    CHECK(parse_node(&r, "Flatten", 13, NULL, 0, 1, &p) == OG_OK &&
+          ((og_axis_params *)p)->axis == 1);
+    nh_release(&r);
     /* Squeeze/Unsqueeze: the attribute before 13, required by Unsqueeze; empty is not absent */
-    CHECK(parse_node("Unsqueeze", 11, NULL, 0, 1, &p) == OG_ERR_MODEL);
-    parsed_free(p);
-    CHECK(parse_node("Unsqueeze", 13, NULL, 0, 1, &p) == OG_OK);
-    parsed_free(p);
-    CHECK(parse_node("Squeeze", 11, NULL, 0, 1, &p) == OG_OK && ((og_axes_params *)p)->n_axes < 0);
-    parsed_free(p);
-    a[0] = ints_attr("axes", two, 0);
-    CHECK(parse_node("Squeeze", 11, a, 1, 1, &p) == OG_OK && ((og_axes_params *)p)->n_axes == 0);
-    parsed_free(p);
-    a[0] = ints_attr("axes", two, 2);
-    CHECK(parse_node("Squeeze", 13, a, 1, 1, &p) == OG_OK && ((og_axes_params *)p)->n_axes < 0);
-    parsed_free(p);
-    CHECK(parse_node("Unsqueeze", 1, a, 1, 1, &p) == OG_OK && ((og_axes_params *)p)->n_axes == 2 &&
-          ((og_axes_params *)p)->axes[1] == 5);
-    parsed_free(p);
-    a[0] = ints_attr("axes", nine, 9);
-    CHECK(parse_node("Squeeze", 11, a, 1, 1, &p) == OG_ERR_UNSUPPORTED);
-    parsed_free(p);
+    CHECK(parse_node(&r, "Unsqueeze", 11, NULL, 0, 1, &p) == OG_ERR_MODEL);
+    nh_release(&r);
+    CHECK(parse_node(&r, "Unsqueeze", 13, NULL, 0, 1, &p) == OG_OK);
+    nh_release(&r);
+    CHECK(parse_node(&r, "Squeeze", 11, NULL, 0, 1, &p) == OG_OK &&
+          ((og_axes_params *)p)->n_axes < 0);
+    nh_release(&r);
+    a[0] = (nh_attr)NH_INTS_N("axes", 0, two);
+    CHECK(parse_node(&r, "Squeeze", 11, a, 1, 1, &p) == OG_OK &&
+          ((og_axes_params *)p)->n_axes == 0);
+    nh_release(&r);
+    a[0] = (nh_attr)NH_INTS_N("axes", 2, two);
+    CHECK(parse_node(&r, "Squeeze", 13, a, 1, 1, &p) == OG_OK && ((og_axes_params *)p)->n_axes < 0);
+    nh_release(&r);
+    CHECK(parse_node(&r, "Unsqueeze", 1, a, 1, 1, &p) == OG_OK &&
+          ((og_axes_params *)p)->n_axes == 2 && ((og_axes_params *)p)->axes[1] == 5);
+    nh_release(&r);
+    a[0] = (nh_attr)NH_INTS_N("axes", 9, nine);
+    CHECK(parse_node(&r, "Squeeze", 11, a, 1, 1, &p) == OG_ERR_UNSUPPORTED);
+    nh_release(&r);
     /* Transpose: absent reverses; a permutation is checked */
-    CHECK(parse_node("Transpose", 13, NULL, 0, 1, &p) == OG_OK &&
+    CHECK(parse_node(&r, "Transpose", 13, NULL, 0, 1, &p) == OG_OK &&
           ((og_transpose_params *)p)->n_perm == 0);
-    parsed_free(p);
-    a[0] = ints_attr("perm", same, 2);
-    CHECK(parse_node("Transpose", 13, a, 1, 1, &p) == OG_ERR_MODEL);
-    parsed_free(p);
-    a[0] = int_attr("perm", 1);
-    CHECK(parse_node("Transpose", 13, a, 1, 1, &p) == OG_ERR_MODEL); /* not ints */
-    parsed_free(p);
+    nh_release(&r);
+    a[0] = (nh_attr)NH_INTS_N("perm", 2, same);
+    CHECK(parse_node(&r, "Transpose", 13, a, 1, 1, &p) == OG_ERR_MODEL);
+    nh_release(&r);
+    a[0] = (nh_attr)NH_INT("perm", 1);
+    CHECK(parse_node(&r, "Transpose", 13, a, 1, 1, &p) == OG_ERR_MODEL); /* not ints */
+    nh_release(&r);
     /* Cast: 'to' required, an int, a known type */
-    CHECK(parse_node("Cast", 13, NULL, 0, 1, &p) == OG_ERR_MODEL);
-    parsed_free(p);
-    a[0] = int_attr("to", 999);
-    CHECK(parse_node("Cast", 13, a, 1, 1, &p) == OG_ERR_UNSUPPORTED);
-    parsed_free(p);
-    a[0] = int_attr("to", OG_DOUBLE);
-    CHECK(parse_node("Cast", 13, a, 1, 1, &p) == OG_OK && ((og_cast_params *)p)->to == OG_DOUBLE);
-    parsed_free(p);
+    CHECK(parse_node(&r, "Cast", 13, NULL, 0, 1, &p) == OG_ERR_MODEL);
+    nh_release(&r);
+    a[0] = (nh_attr)NH_INT("to", 999);
+    CHECK(parse_node(&r, "Cast", 13, a, 1, 1, &p) == OG_ERR_UNSUPPORTED);
+    nh_release(&r);
+    a[0] = (nh_attr)NH_INT("to", OG_DOUBLE);
+    CHECK(parse_node(&r, "Cast", 13, a, 1, 1, &p) == OG_OK &&
+          ((og_cast_params *)p)->to == OG_DOUBLE);
+    nh_release(&r);
     /* attributes read only from their version on keep the default before it */
-    a[0] = int_attr("start", 1);
-    a[1] = int_attr("end", -1);
-    CHECK(parse_node("Shape", 13, a, 2, 1, &p) == OG_OK && ((og_shape_params *)p)->start == 0 &&
+    a[0] = (nh_attr)NH_INT("start", 1);
+    a[1] = (nh_attr)NH_INT("end", -1);
+    CHECK(parse_node(&r, "Shape", 13, a, 2, 1, &p) == OG_OK && ((og_shape_params *)p)->start == 0 &&
           ((og_shape_params *)p)->end == INT64_MAX);
-    parsed_free(p);
-    CHECK(parse_node("Shape", 15, a, 2, 1, &p) == OG_OK && ((og_shape_params *)p)->start == 1 &&
+    nh_release(&r);
+    CHECK(parse_node(&r, "Shape", 15, a, 2, 1, &p) == OG_OK && ((og_shape_params *)p)->start == 1 &&
           ((og_shape_params *)p)->end == -1);
-    parsed_free(p);
-    a[0] = int_attr("allowzero", 1);
-    CHECK(parse_node("Reshape", 13, a, 1, 1, &p) == OG_OK && !((og_reshape_params *)p)->allowzero);
-    parsed_free(p);
-    CHECK(parse_node("Reshape", 14, a, 1, 1, &p) == OG_OK && ((og_reshape_params *)p)->allowzero);
-    parsed_free(p);
+    nh_release(&r);
+    a[0] = (nh_attr)NH_INT("allowzero", 1);
+    CHECK(parse_node(&r, "Reshape", 13, a, 1, 1, &p) == OG_OK &&
+          !((og_reshape_params *)p)->allowzero);
+    nh_release(&r);
+    CHECK(parse_node(&r, "Reshape", 14, a, 1, 1, &p) == OG_OK &&
+          ((og_reshape_params *)p)->allowzero);
+    nh_release(&r);
     a[0].type = OG_ATTR_FLOAT;
-    CHECK(parse_node("Reshape", 5, a, 1, 1, &p) == OG_ERR_MODEL); /* type checked at any version */
-    parsed_free(p);
-    CHECK(parse_node("Trilu", 14, NULL, 0, 1, &p) == OG_OK && ((og_trilu_params *)p)->upper);
-    parsed_free(p);
+    CHECK(parse_node(&r, "Reshape", 5, a, 1, 1, &p) ==
+          OG_ERR_MODEL); /* type checked at any version */
+    nh_release(&r);
+    CHECK(parse_node(&r, "Trilu", 14, NULL, 0, 1, &p) == OG_OK && ((og_trilu_params *)p)->upper);
+    nh_release(&r);
     /* Split: sizes as an attribute before 13 (into the flexible array), num_outputs from 18 */
-    a[0] = ints_attr("split", two, 2);
-    CHECK(parse_node("Split", 11, a, 1, 2, &p) == OG_OK && ((og_split_params *)p)->n_split == 2 &&
-          ((og_split_params *)p)->split[1] == 5);
-    parsed_free(p);
-    CHECK(parse_node("Split", 13, a, 1, 2, &p) == OG_OK && ((og_split_params *)p)->n_split == -1);
-    parsed_free(p);
-    a[0] = int_attr("num_outputs", 2);
-    CHECK(parse_node("Split", 18, a, 1, 3, &p) == OG_ERR_MODEL);
-    parsed_free(p);
-    CHECK(parse_node("Split", 13, a, 1, 3, &p) == OG_OK);
-    parsed_free(p);
+    a[0] = (nh_attr)NH_INTS_N("split", 2, two);
+    CHECK(parse_node(&r, "Split", 11, a, 1, 2, &p) == OG_OK &&
+          ((og_split_params *)p)->n_split == 2 && ((og_split_params *)p)->split[1] == 5);
+    nh_release(&r);
+    CHECK(parse_node(&r, "Split", 13, a, 1, 2, &p) == OG_OK &&
+          ((og_split_params *)p)->n_split == -1);
+    nh_release(&r);
+    a[0] = (nh_attr)NH_INT("num_outputs", 2);
+    CHECK(parse_node(&r, "Split", 18, a, 1, 3, &p) == OG_ERR_MODEL);
+    nh_release(&r);
+    CHECK(parse_node(&r, "Split", 13, a, 1, 3, &p) == OG_OK);
+    nh_release(&r);
     /* Pad before 11: pads required; the mode checked */
-    CHECK(parse_node("Pad", 2, NULL, 0, 1, &p) == OG_ERR_MODEL);
-    parsed_free(p);
-    a[0] = string_attr("mode", "wrap");
-    CHECK(parse_node("Pad", 18, a, 1, 1, &p) == OG_ERR_MODEL);
-    parsed_free(p);
-    CHECK(parse_node("Pad", 19, a, 1, 1, &p) == OG_OK && ((og_pad_params *)p)->mode == OG_PAD_WRAP);
-    parsed_free(p);
+    CHECK(parse_node(&r, "Pad", 2, NULL, 0, 1, &p) == OG_ERR_MODEL);
+    nh_release(&r);
+    a[0] = (nh_attr)NH_STRING("mode", "wrap");
+    CHECK(parse_node(&r, "Pad", 18, a, 1, 1, &p) == OG_ERR_MODEL);
+    nh_release(&r);
+    CHECK(parse_node(&r, "Pad", 19, a, 1, 1, &p) == OG_OK &&
+          ((og_pad_params *)p)->mode == OG_PAD_WRAP);
+    nh_release(&r);
 }
 
 int main(void)
@@ -442,10 +338,5 @@ int main(void)
     test_tile_expand();
     test_cast_reshape();
     test_split_concat();
-    if (failures) {
-        fprintf(stderr, "%d failures\n", failures);
-        return 1;
-    }
-    printf("test_tensor: ok\n");
-    return 0;
+    NH_DONE();
 }

@@ -1,138 +1,28 @@
-/* test_unary.c: the unary family's ops, one hand-built node at a time: static inference,
- * run-time inference and the CPU kernel, against libm references. */
-#include <math.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
+/* test_unary.c: the unary family's ops, one node at a time (node_harness.h: static
+ * inference, a session's run), against libm references. */
+#include "unit/node_harness.h"
 
-#include "kernels/cpu/kernel.h"
-#include "ops/op.h"
-#include "test.h"
-
-/* CHECK with a formatted message (test.h's CHECK prints the expression only). */
-#define CHECKF(cond, ...)                                                                          \
-    do {                                                                                           \
-        og_test_checks++;                                                                          \
-        if (!(cond)) {                                                                             \
-            og_test_failures++;                                                                    \
-            fprintf(stderr, "%s:%d: CHECK failed: ", __FILE__, __LINE__);                          \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, "\n");                                                                 \
-        }                                                                                          \
-    } while (0)
-
-/* A node's attribute, as the test sets it. */
-typedef struct tattr {
-    const char *name;
-    og_attr_type type;
-    float f;
-    int64_t i;
-    const char *s;
-} tattr;
-
-/* Build a graph of one node `op` (opset) over the given inputs (NULL: omitted), resolve
- * it, infer at run time, run the kernel.  Returns the status; *out gets the output. */
-static og_status run_op(const char *op, int opset, const tattr *attrs, int n_attrs,
+/* Run a one-node graph of `op` (opset) over the given inputs (NULL: omitted) with `threads`
+ * threads.  Returns the status; *out gets the output (NULL on failure). */
+static og_status run_op(const char *op, int opset, const nh_attr *attrs, int n_attrs,
                         const og_tensor *const *inputs, int n_in, int threads, og_tensor **out)
 {
-    og_status st = OG_OK;
-    *out = NULL;
-    og_graph *g = og_graph_new(NULL);
-    if (!g) return OG_ERR_NOMEM;
-    g->opsets = og_calloc(g->alloc, 1, sizeof *g->opsets);
-    g->opsets[0].domain = og_strdup(g->alloc, "");
-    g->opsets[0].version = opset;
-    g->n_opsets = 1;
-    og_node *n = og_graph_add_node(g, op, "", "n0", n_in, 1);
-    n->attrs = og_calloc(g->alloc, (size_t)(n_attrs ? n_attrs : 1), sizeof *n->attrs);
-    n->n_attrs = n_attrs;
-    for (int i = 0; i < n_attrs; i++) {
-        n->attrs[i].name = og_strdup(g->alloc, attrs[i].name);
-        n->attrs[i].type = attrs[i].type;
-        n->attrs[i].f = attrs[i].f;
-        n->attrs[i].i = attrs[i].i;
-        if (attrs[i].s) {
-            n->attrs[i].s = og_strdup(g->alloc, attrs[i].s);
-            n->attrs[i].s_len = strlen(attrs[i].s);
-        }
-    }
-    char name[16];
-    for (int i = 0; i < n_in; i++) {
-        if (!inputs[i]) continue;
-        snprintf(name, sizeof name, "x%d", i);
-        int v = og_graph_add_value(g, name);
-        og_value *val = &g->values[v];
-        val->kind = OG_VALUE_INPUT;
-        val->is_graph_input = true;
-        val->dtype = inputs[i]->dtype;
-        val->rank = inputs[i]->rank;
-        memcpy(val->dims, inputs[i]->dims, sizeof val->dims);
-        g->nodes[0].in[i] = v;
-    }
-    int y = og_graph_add_value(g, "y");
-    g->nodes[0].out[0] = y;
-    g->values[y].is_graph_output = true;
-    g->outputs = og_malloc(g->alloc, sizeof *g->outputs);
-    g->outputs[0] = y;
-    g->n_outputs = 1;
-
-    if ((st = og_graph_finalize(g)) || (st = og_graph_resolve(g, true))) goto done;
-    n = &g->nodes[0]; /* finalize rebuilds the node array */
-
-    /* run-time inference: every input with its value */
-    og_vinfo vin[4], vout[1];
-    for (int i = 0; i < n_in; i++) {
-        og_vinfo_unknown(&vin[i]);
-        if (!inputs[i]) continue;
-        og_vinfo_set(&vin[i], inputs[i]->dtype, inputs[i]->rank, inputs[i]->dims);
-        vin[i].value = inputs[i];
-    }
-    og_vinfo_unknown(&vout[0]);
-    og_op_ctx c = {n, g->alloc, NULL, true};
-    if ((st = n->op->infer(&c, vin, n_in, vout, 1))) goto done;
-    /* static inference agrees with run-time inference */
-    CHECKF(g->values[y].dtype == vout[0].dtype, "%s: static dtype %d, run-time %d", op,
-           g->values[y].dtype, vout[0].dtype);
-    CHECKF(g->values[y].rank == vout[0].rank, "%s: static rank", op);
-
-    if ((st = og_tensor_alloc(vout[0].dtype, vout[0].rank, vout[0].dims, NULL, out))) goto done;
-    og_kernel_fn fn = og_cpu_kernel_find("", op);
-    og_kernel_ctx k = {n, n->params, g->alloc, threads, NULL};
-    st = fn(&k, inputs, n_in, out, 1);
-    if (st) {
-        og_tensor_free(*out);
-        *out = NULL;
-    }
-done:
-    og_graph_free(g);
+    nh_node n = {.op = op, .opset = opset, .n_in = n_in, .threads = threads};
+    for (int i = 0; i < n_attrs; i++) n.attrs[i] = attrs[i];
+    for (int i = 0; i < n_in; i++) n.in[i] = inputs[i];
+    nh_result r;
+    og_status st = nh_run(&n, &r);
+    *out = nh_take(&r, 0);
+    nh_release(&r);
     return st;
 }
 
 static og_tensor *vec(og_dtype dt, int64_t n, const double *vals)
 {
-    og_tensor *t = NULL;
-    int64_t dims[1] = {n};
-    if (og_tensor_create(dt, 1, dims, NULL, &t)) return NULL;
-    for (int64_t i = 0; i < n; i++) {
-        double v = vals[i];
-        switch (dt) {
-        case OG_FLOAT: ((float *)t->data)[i] = (float)v; break;
-        case OG_DOUBLE: ((double *)t->data)[i] = v; break;
-        case OG_INT32: ((int32_t *)t->data)[i] = (int32_t)v; break;
-        case OG_INT64: ((int64_t *)t->data)[i] = (int64_t)v; break;
-        case OG_BOOL: ((uint8_t *)t->data)[i] = v != 0; break;
-        default: break;
-        }
-    }
-    return t;
+    return nh_tensor(dt, 1, &n, vals);
 }
 
-static og_tensor *scalar(og_dtype dt, double v)
-{
-    og_tensor *t = vec(dt, 1, &v);
-    t->rank = 0; /* same data, rank 0 */
-    return t;
-}
+static og_tensor *scalar(og_dtype dt, double v) { return nh_scalar(dt, v); }
 
 static bool close_to(double got, double want, double rtol)
 {
@@ -175,7 +65,7 @@ typedef struct ref_case {
     int opset;
     double (*ref)(double);
     double lo, hi; /* input domain */
-    tattr attr[2];
+    nh_attr attr[2];
     int n_attr;
 } ref_case;
 
@@ -209,21 +99,15 @@ static const ref_case ref_cases[] = {
     {"Atanh", 9, atanh, -0.99, 0.99, {{0}}, 0},
     {"HardSwish", 14, r_hardswish, -5, 5, {{0}}, 0},
     {"Mish", 18, r_mish, -5, 5, {{0}}, 0},
-    {"Elu", 7, r_elu, -5, 5, {{"alpha", OG_ATTR_FLOAT, 2.0f, 0, NULL}}, 1},
+    {"Elu", 7, r_elu, -5, 5, {NH_FLOAT("alpha", 2.0f)}, 1},
     {"HardSigmoid", 7, r_hardsigmoid, -5, 5, {{0}}, 0},
     {"LeakyRelu", 16, r_leakyrelu, -5, 5, {{0}}, 0},
     {"Selu", 7, r_selu, -5, 5, {{0}}, 0},
-    {"Celu", 12, r_celu, -5, 5, {{"alpha", OG_ATTR_FLOAT, 2.0f, 0, NULL}}, 1},
+    {"Celu", 12, r_celu, -5, 5, {NH_FLOAT("alpha", 2.0f)}, 1},
     {"ThresholdedRelu", 10, r_thresholded, -5, 5, {{0}}, 0},
-    {"Shrink",
-     9,
-     r_shrink,
-     -5,
-     5,
-     {{"bias", OG_ATTR_FLOAT, 0.25f, 0, NULL}, {"lambd", OG_ATTR_FLOAT, 0.5f, 0, NULL}},
-     2},
+    {"Shrink", 9, r_shrink, -5, 5, {NH_FLOAT("bias", 0.25f), NH_FLOAT("lambd", 0.5f)}, 2},
     {"Gelu", 20, r_gelu, -5, 5, {{0}}, 0},
-    {"Gelu", 20, r_gelu_tanh, -5, 5, {{"approximate", OG_ATTR_STRING, 0, 0, "tanh"}}, 1},
+    {"Gelu", 20, r_gelu_tanh, -5, 5, {NH_STRING("approximate", "tanh")}, 1},
 };
 
 static void test_refs(int64_t n, int threads)
@@ -304,8 +188,7 @@ static void test_clip(void)
     {
         og_tensor *t = vec(OG_FLOAT, 5, x);
         const og_tensor *ins[1] = {t};
-        tattr at[2] = {{"min", OG_ATTR_FLOAT, -1.5f, 0, NULL},
-                       {"max", OG_ATTR_FLOAT, 2.0f, 0, NULL}};
+        nh_attr at[2] = {NH_FLOAT("min", -1.5f), NH_FLOAT("max", 2.0f)};
         run_op("Clip", 7, at, 2, ins, 1, 1, &y);
         expect("Clip-6 attrs", y, (const double[]){-1.5, -1, 0, 1, 2}, 5);
         run_op("Clip", 7, at + 1, 1, ins, 1, 1, &y);
@@ -406,7 +289,7 @@ static void test_bool_out(void)
         expect("IsNaN", y, (const double[]){1, 0, 0, 0, 0}, 5);
         run_op("IsInf", 10, NULL, 0, in2, 1, 1, &y);
         expect("IsInf", y, (const double[]){0, 1, 1, 0, 0}, 5);
-        tattr at[1] = {{"detect_negative", OG_ATTR_INT, 0, 0, NULL}};
+        nh_attr at[1] = {NH_INT("detect_negative", 0)};
         run_op("IsInf", 20, at, 1, in2, 1, 1, &y);
         expect("IsInf positive only", y, (const double[]){0, 1, 0, 0, 0}, 5);
         og_tensor_free(t);
@@ -418,10 +301,10 @@ static void test_bad_attrs(void)
     const double x[] = {1};
     og_tensor *t = vec(OG_FLOAT, 1, x), *y;
     const og_tensor *ins[1] = {t};
-    tattr g[1] = {{"approximate", OG_ATTR_STRING, 0, 0, "erf"}};
+    nh_attr g[1] = {NH_STRING("approximate", "erf")};
     og_status st = run_op("Gelu", 20, g, 1, ins, 1, 1, &y);
     CHECKF(st == OG_ERR_MODEL && !y, "Gelu approximate=erf: %d", st);
-    tattr e[1] = {{"alpha", OG_ATTR_INT, 0, 2, NULL}};
+    nh_attr e[1] = {NH_INT("alpha", 2)};
     st = run_op("Elu", 7, e, 1, ins, 1, 1, &y);
     CHECKF(st == OG_ERR_MODEL && !y, "Elu int alpha: %d", st);
     st = run_op("Gelu", 19, NULL, 0, ins, 1, 1, &y);
@@ -511,7 +394,7 @@ static void test_wide(void)
         const double cx[] = {-80, -10, -1, -1e-5, 0, 3};
         double cw[6];
         for (int i = 0; i < 6; i++) cw[i] = cx[i] > 0 ? cx[i] : -expm1(-cx[i]);
-        tattr ca[1] = {{"alpha", OG_ATTR_FLOAT, -1.0f, 0, NULL}};
+        nh_attr ca[1] = {NH_FLOAT("alpha", -1.0f)};
         x = vec(OG_FLOAT, 6, cx);
         const og_tensor *cin[1] = {x};
         run_op("Celu", 12, ca, 1, cin, 1, 1, &y);
@@ -546,5 +429,5 @@ int main(void)
     test_ints();
     test_bool_out();
     test_bad_attrs();
-    TEST_DONE();
+    NH_DONE();
 }

@@ -220,11 +220,13 @@ static og_status k_gather(const og_kernel_ctx *k, const og_tensor *const *in, in
             st = index_error(k, ind, j, n_axis, "data axis");
             goto done;
         }
-    size_t es = og_dtype_size(data->dtype);
+    size_t es = og_dtype_storage_size(data->dtype);
     if (inner == 1)
         gather_rows(k, es, y->data, data->data, off, outer, n_ind, n_axis);
     else
         gather_blocks(k, y->data, data->data, off, outer, n_ind, n_axis, (size_t)inner * es);
+    /* strings: the char * moved as 8-byte elements; the output takes copies */
+    if (y->dtype == OG_STRING) st = og_tensor_own_strings(y);
 done:
     og_free(k->alloc, off);
     return st;
@@ -283,7 +285,9 @@ static og_status k_gather_elements(const og_kernel_ctx *k, const og_tensor *cons
     if (!off) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
     st = element_offsets(k, in[0], in[1], norm_axis(p->axis, in[0]->rank), off);
     if (!st)
-        gather_elems(k, og_dtype_size(in[0]->dtype), out[0]->data, in[0]->data, off, in[1]->numel);
+        gather_elems(k, og_dtype_storage_size(in[0]->dtype), out[0]->data, in[0]->data, off,
+                     in[1]->numel);
+    if (!st && out[0]->dtype == OG_STRING) st = og_tensor_own_strings(out[0]);
     og_free(k->alloc, off);
     return st;
 }
@@ -480,12 +484,18 @@ static const og_dtype index_types[] = {OG_INT32, OG_INT64, 0};
  * bytes: no constraint. */
 const og_kernel_def og_cpu_index[] = {
     {.name = "NonZero", .domain = "", .fn = k_nonzero},
-    {.name = "Gather", .domain = "", .fn = k_gather, .types = index_types, .type_input = 1},
+    {.name = "Gather",
+     .domain = "",
+     .fn = k_gather,
+     .types = index_types,
+     .type_input = 1,
+     .strings = 1},
     {.name = "GatherElements",
      .domain = "",
      .fn = k_gather_elements,
      .types = index_types,
-     .type_input = 1},
+     .type_input = 1,
+     .strings = 1},
     {.name = "GatherND", .domain = "", .fn = k_gather_nd, .types = index_types, .type_input = 1},
     {.name = "OneHot", .domain = "", .fn = k_onehot},
     {.name = "Scatter",

@@ -3,7 +3,8 @@
  * All three end in one batched matrix product (bgemm below): BLAS for float32/float64,
  * a plain loop for int32/int64 (and for float matrices too small to be worth a BLAS call).
  * Einsum contracts its operands pairwise, left to right; each pairwise contraction is a
- * (copy-free where the layouts allow) transpose + batched GEMM. */
+ * (copy-free where the layouts allow) transpose + batched GEMM.  The loops of one element
+ * type form an og_linalg_type, which the session binds to each node when it is created. */
 #include <string.h>
 
 #include "kernels/cpu/gemm.h"
@@ -61,29 +62,20 @@ LINALG_TYPES(DEF_NAIVE_MM)
     }
 LINALG_TYPES(DEF_MUL)
 
-static void naive_mm(og_dtype dt, const mm_view *v, int64_t m0, int64_t m1, const void *a,
-                     const void *b, void *c)
-{
-    switch (dt) {
-    case OG_FLOAT: naive_mm_f32(v, m0, m1, a, b, c); break;
-    case OG_DOUBLE: naive_mm_f64(v, m0, m1, a, b, c); break;
-    case OG_INT32: naive_mm_i32(v, m0, m1, a, b, c); break;
-    case OG_INT64: naive_mm_i64(v, m0, m1, a, b, c); break;
-    default: break;
+/* y = alpha*y + beta*C (C broadcast with strides rs, cs; NULL: none), wrapping. */
+#define DEF_AXPBY(S, T, U)                                                                         \
+    static void axpby_##S(T *y, int64_t m, int64_t n, U alpha, U beta, const T *c, int64_t rs,     \
+                          int64_t cs)                                                              \
+    {                                                                                              \
+        for (int64_t i = 0; i < m; i++)                                                            \
+            for (int64_t j = 0; j < n; j++) {                                                      \
+                U v = alpha * (U)y[i * n + j];                                                     \
+                if (c) v += beta * (U)c[i * rs + j * cs];                                          \
+                y[i * n + j] = (T)v;                                                               \
+            }                                                                                      \
     }
-}
-
-static void mul(og_dtype dt, int64_t n, const void *a, int64_t sa, const void *b, int64_t sb,
-                void *c, int64_t sc)
-{
-    switch (dt) {
-    case OG_FLOAT: mul_f32(n, a, sa, b, sb, c, sc); break;
-    case OG_DOUBLE: mul_f64(n, a, sa, b, sb, c, sc); break;
-    case OG_INT32: mul_i32(n, a, sa, b, sb, c, sc); break;
-    case OG_INT64: mul_i64(n, a, sa, b, sb, c, sc); break;
-    default: break;
-    }
-}
+DEF_AXPBY(i32, int32_t, uint32_t)
+DEF_AXPBY(i64, int64_t, uint64_t)
 
 /* ---- batched GEMM ---------------------------------------------------------------- */
 
@@ -100,52 +92,133 @@ static void bgemm_offsets(const og_bgemm *g, int64_t bi, int64_t *o)
     }
 }
 
+/* ---- the loops of each type ------------------------------------------------------ */
+
+struct og_linalg_type {
+    size_t size; /* bytes per element */
+    /* rows [item*ROWS_PER_ITEM, ...) of all batches' rows of C = A·B, through the plain
+     * loops */
+    void (*rows)(const og_bgemm *g, int64_t item, int64_t rows);
+    /* products [item*MULS_PER_ITEM, ...) of a one-dim batch of 1x1 products */
+    void (*muls)(const og_bgemm *g, int64_t item, int64_t n);
+    /* Float types: C = alpha op(A) op(B) + beta C through BLAS, and y *= beta (n elements)
+     * for Gemm with K = 0; NULL for the integer types. */
+    void (*gemm)(const og_kernel_ctx *k, bool ta, bool tb, int64_t m, int64_t n, int64_t kk,
+                 float alpha, const void *a, int64_t lda, const void *b, int64_t ldb, float beta,
+                 void *c, int64_t ldc);
+    void (*scale)(void *y, int64_t n, float beta);
+    /* Integer types: Gemm's y = alpha*y + beta*C, wrapping; NULL for the float types. */
+    void (*axpby)(void *y, int64_t m, int64_t n, int64_t alpha, int64_t beta, const void *c,
+                  int64_t rs, int64_t cs);
+};
+
+enum { ROWS_PER_ITEM = 64, MULS_PER_ITEM = 16384 };
+
+#define DEF_ROWS(S, T, U)                                                                          \
+    static void bgemm_rows_##S(const og_bgemm *g, int64_t item, int64_t rows)                      \
+    {                                                                                              \
+        const size_t es = sizeof(T);                                                               \
+        mm_view v = {g->n,                                                                         \
+                     g->k,                                                                         \
+                     g->ta ? 1 : g->lda,                                                           \
+                     g->ta ? g->lda : 1,                                                           \
+                     g->tb ? 1 : g->ldb,                                                           \
+                     g->tb ? g->ldb : 1,                                                           \
+                     g->ldc};                                                                      \
+        int64_t u = item * ROWS_PER_ITEM;                                                          \
+        int64_t end = u + ROWS_PER_ITEM < rows ? u + ROWS_PER_ITEM : rows;                         \
+        while (u < end) {                                                                          \
+            int64_t bi = u / g->m, i = u % g->m, o[3];                                             \
+            int64_t i1 = g->m - i < end - u ? g->m : i + (end - u);                                \
+            bgemm_offsets(g, bi, o);                                                               \
+            naive_mm_##S(&v, i, i1, (const void *)((const char *)g->a + o[0] * es),                \
+                         (const void *)((const char *)g->b + o[1] * es),                           \
+                         (void *)((char *)g->c + o[2] * es));                                      \
+            u += i1 - i;                                                                           \
+        }                                                                                          \
+    }                                                                                              \
+    static void bgemm_muls_##S(const og_bgemm *g, int64_t item, int64_t n)                         \
+    {                                                                                              \
+        const T *a = g->a, *b = g->b;                                                              \
+        T *c = g->c;                                                                               \
+        int64_t i0 = item * MULS_PER_ITEM, cnt = n - i0 < MULS_PER_ITEM ? n - i0 : MULS_PER_ITEM;  \
+        mul_##S(cnt, a + i0 * g->sa[0], g->sa[0], b + i0 * g->sb[0], g->sb[0], c + i0 * g->sc[0],  \
+                g->sc[0]);                                                                         \
+    }
+LINALG_TYPES(DEF_ROWS)
+
+/* float: alpha and beta as given (Gemm's attributes are float32) */
+static void gemm_any_f32(const og_kernel_ctx *k, bool ta, bool tb, int64_t m, int64_t n, int64_t kk,
+                         float alpha, const void *a, int64_t lda, const void *b, int64_t ldb,
+                         float beta, void *c, int64_t ldc)
+{
+    og_gemm_f32(k, ta, tb, m, n, kk, alpha, a, lda, b, ldb, beta, c, ldc);
+}
+static void gemm_any_f64(const og_kernel_ctx *k, bool ta, bool tb, int64_t m, int64_t n, int64_t kk,
+                         float alpha, const void *a, int64_t lda, const void *b, int64_t ldb,
+                         float beta, void *c, int64_t ldc)
+{
+    og_gemm_f64(k, ta, tb, m, n, kk, (double)alpha, a, lda, b, ldb, (double)beta, c, ldc);
+}
+static void scale_f32(void *y, int64_t n, float beta)
+{
+    float *yy = y;
+    for (int64_t i = 0; i < n; i++) yy[i] *= beta;
+}
+static void scale_f64(void *y, int64_t n, float beta)
+{
+    double *yy = y;
+    for (int64_t i = 0; i < n; i++) yy[i] *= (double)beta;
+}
+/* alpha and beta are integral (gemm_kernel checks): wrapping, in the unsigned type */
+static void axpby_any_i32(void *y, int64_t m, int64_t n, int64_t alpha, int64_t beta, const void *c,
+                          int64_t rs, int64_t cs)
+{
+    axpby_i32(y, m, n, (uint32_t)alpha, (uint32_t)beta, c, rs, cs);
+}
+static void axpby_any_i64(void *y, int64_t m, int64_t n, int64_t alpha, int64_t beta, const void *c,
+                          int64_t rs, int64_t cs)
+{
+    axpby_i64(y, m, n, (uint64_t)alpha, (uint64_t)beta, c, rs, cs);
+}
+
+const og_linalg_type og_linalg_f32 = {4,   bgemm_rows_f32, bgemm_muls_f32, gemm_any_f32, scale_f32,
+                                      NULL};
+const og_linalg_type og_linalg_f64 = {8,   bgemm_rows_f64, bgemm_muls_f64, gemm_any_f64, scale_f64,
+                                      NULL};
+const og_linalg_type og_linalg_i32 = {4, bgemm_rows_i32, bgemm_muls_i32, NULL, NULL, axpby_any_i32};
+const og_linalg_type og_linalg_i64 = {8, bgemm_rows_i64, bgemm_muls_i64, NULL, NULL, axpby_any_i64};
+
+const og_linalg_type *og_linalg_type_of(og_dtype t)
+{
+    switch (t) {
+    case OG_FLOAT: return &og_linalg_f32;
+    case OG_DOUBLE: return &og_linalg_f64;
+    case OG_INT32: return &og_linalg_i32;
+    case OG_INT64: return &og_linalg_i64;
+    default: return NULL;
+    }
+}
+
+static const void *select_linalg(const og_node *n, og_dtype t)
+{
+    (void)n;
+    return og_linalg_type_of(t);
+}
+
 static void bgemm_blas(const og_kernel_ctx *k, const og_bgemm *g, int64_t m, const void *a,
                        const void *b, void *c)
 {
-    if (g->dtype == OG_FLOAT)
-        og_gemm_f32(k, g->ta, g->tb, m, g->n, g->k, 1.0f, a, g->lda, b, g->ldb, 0.0f, c, g->ldc);
-    else
-        og_gemm_f64(k, g->ta, g->tb, m, g->n, g->k, 1.0, a, g->lda, b, g->ldb, 0.0, c, g->ldc);
+    g->type->gemm(k, g->ta, g->tb, m, g->n, g->k, 1.0f, a, g->lda, b, g->ldb, 0.0f, c, g->ldc);
 }
 
 static void bgemm_one_blas(const og_kernel_ctx *k, const og_bgemm *g, int64_t bi)
 {
-    size_t es = og_dtype_size(g->dtype);
+    size_t es = g->type->size;
     int64_t o[3];
     bgemm_offsets(g, bi, o);
     bgemm_blas(k, g, g->m, (const char *)g->a + o[0] * es, (const char *)g->b + o[1] * es,
                (char *)g->c + o[2] * es);
-}
-
-enum { ROWS_PER_ITEM = 64, MULS_PER_ITEM = 16384 };
-
-/* Rows [item*ROWS_PER_ITEM, ...) of all batches' rows, through the plain loop. */
-static void bgemm_rows(const og_bgemm *g, int64_t item, int64_t rows)
-{
-    size_t es = og_dtype_size(g->dtype);
-    mm_view v = {
-        g->n,  g->k, g->ta ? 1 : g->lda, g->ta ? g->lda : 1, g->tb ? 1 : g->ldb, g->tb ? g->ldb : 1,
-        g->ldc};
-    int64_t u = item * ROWS_PER_ITEM, end = u + ROWS_PER_ITEM < rows ? u + ROWS_PER_ITEM : rows;
-    while (u < end) {
-        int64_t bi = u / g->m, i = u % g->m, o[3];
-        int64_t i1 = g->m - i < end - u ? g->m : i + (end - u);
-        bgemm_offsets(g, bi, o);
-        naive_mm(g->dtype, &v, i, i1, (const char *)g->a + o[0] * es,
-                 (const char *)g->b + o[1] * es, (char *)g->c + o[2] * es);
-        u += i1 - i;
-    }
-}
-
-/* 1x1 products over a one-dim batch. */
-static void bgemm_mul(const og_bgemm *g, int64_t item, int64_t n)
-{
-    size_t es = og_dtype_size(g->dtype);
-    int64_t i0 = item * MULS_PER_ITEM, cnt = n - i0 < MULS_PER_ITEM ? n - i0 : MULS_PER_ITEM;
-    mul(g->dtype, cnt, (const char *)g->a + i0 * g->sa[0] * es, g->sa[0],
-        (const char *)g->b + i0 * g->sb[0] * es, g->sb[0], (char *)g->c + i0 * g->sc[0] * es,
-        g->sc[0]);
 }
 
 /* Drop batch dims of 1 and merge neighbours that step A, B and C alike. */
@@ -194,7 +267,7 @@ void og_bgemm_run(const og_kernel_ctx *k, const og_bgemm *g0)
     int64_t nbatch = 1;
     for (int d = 0; d < g.nb; d++) nbatch *= g.bdims[d];
     if (nbatch == 0 || g.m == 0 || g.n == 0) return;
-    size_t es = og_dtype_size(g.dtype);
+    size_t es = g.type->size;
     if (g.k == 0) {
         for (int64_t bi = 0; bi < nbatch; bi++) {
             int64_t o[3];
@@ -205,15 +278,15 @@ void og_bgemm_run(const og_kernel_ctx *k, const og_bgemm *g0)
         return;
     }
     double work = (double)g.m * (double)g.n * (double)g.k;
-    bool blas = (g.dtype == OG_FLOAT || g.dtype == OG_DOUBLE) && work >= 512.0;
+    bool blas = g.type->gemm && work >= 512.0;
     if (g.m == 1 && g.n == 1 && g.k == 1 && g.nb == 1) {
         int64_t items = (nbatch + MULS_PER_ITEM - 1) / MULS_PER_ITEM;
-        OG_PARALLEL_FOR(k, items, (double)MULS_PER_ITEM, it, { bgemm_mul(&g, it, nbatch); });
+        OG_PARALLEL_FOR(k, items, (double)MULS_PER_ITEM, it, { g.type->muls(&g, it, nbatch); });
     } else if (!blas) {
         /* rows of all batches are independent work items */
         int64_t rows = nbatch * g.m, items = (rows + ROWS_PER_ITEM - 1) / ROWS_PER_ITEM;
         OG_PARALLEL_FOR(k, items, (double)ROWS_PER_ITEM * (double)g.n * (double)g.k, it,
-                        { bgemm_rows(&g, it, rows); });
+                        { g.type->rows(&g, it, rows); });
     } else if (nbatch == 1 || bgemm_collapses(&g)) {
         bgemm_blas(k, &g, nbatch * g.m, g.a, g.b, g.c);
     } else if (nbatch >= (int64_t)k->threads || work < 65536.0) {
@@ -232,13 +305,13 @@ static og_status matmul_kernel(const og_kernel_ctx *k, const og_tensor *const *i
 {
     const og_tensor *a = in[0], *b = in[1];
     og_tensor *y = out[0];
-    if (a->dtype != OG_FLOAT && a->dtype != OG_DOUBLE && a->dtype != OG_INT32 &&
-        a->dtype != OG_INT64)
+    og_bgemm g = {0};
+    /* k->impl: the loops bound at session creation; without a binding, pick them here */
+    g.type = k->impl ? k->impl : og_linalg_type_of(a->dtype);
+    if (!g.type)
         return og_kernel_error(k, OG_ERR_UNSUPPORTED, "MatMul of %s is not implemented",
                                og_dtype_name(a->dtype));
     int ra = a->rank, rb = b->rank;
-    og_bgemm g = {0};
-    g.dtype = a->dtype;
     g.m = ra >= 2 ? a->dims[ra - 2] : 1;
     g.k = a->dims[ra - 1];
     g.n = rb >= 2 ? b->dims[rb - 1] : 1;
@@ -290,21 +363,6 @@ static void fill_bias(char *y, const char *c, int64_t m, int64_t n, int64_t rs, 
     }
 }
 
-/* y = alpha*y + beta*C (C broadcast with strides rs, cs; NULL: none), wrapping. */
-#define DEF_AXPBY(S, T, U)                                                                         \
-    static void axpby_##S(T *y, int64_t m, int64_t n, U alpha, U beta, const T *c, int64_t rs,     \
-                          int64_t cs)                                                              \
-    {                                                                                              \
-        for (int64_t i = 0; i < m; i++)                                                            \
-            for (int64_t j = 0; j < n; j++) {                                                      \
-                U v = alpha * (U)y[i * n + j];                                                     \
-                if (c) v += beta * (U)c[i * rs + j * cs];                                          \
-                y[i * n + j] = (T)v;                                                               \
-            }                                                                                      \
-    }
-DEF_AXPBY(i32, int32_t, uint32_t)
-DEF_AXPBY(i64, int64_t, uint64_t)
-
 static bool integral(float x) { return x == (float)(int64_t)x && x > -9e18f && x < 9e18f; }
 
 static og_status gemm_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
@@ -313,17 +371,17 @@ static og_status gemm_kernel(const og_kernel_ctx *k, const og_tensor *const *in,
     const og_gemm_params *p = k->params;
     const og_tensor *a = in[0], *b = in[1], *c = n_in > 2 ? in[2] : NULL;
     og_tensor *y = out[0];
-    og_dtype dt = a->dtype;
-    bool is_int = dt == OG_INT32 || dt == OG_INT64;
-    if (dt != OG_FLOAT && dt != OG_DOUBLE && !is_int)
+    const og_linalg_type *t = k->impl ? k->impl : og_linalg_type_of(a->dtype);
+    if (!t)
         return og_kernel_error(k, OG_ERR_UNSUPPORTED, "Gemm of %s is not implemented",
-                               og_dtype_name(dt));
+                               og_dtype_name(a->dtype));
+    bool is_int = !t->gemm;
     if (is_int && (!integral(p->alpha) || !integral(p->beta)))
         return og_kernel_error(k, OG_ERR_UNSUPPORTED,
                                "integer Gemm with non-integral alpha %g or beta %g",
                                (double)p->alpha, (double)p->beta);
     og_bgemm g = {0};
-    g.dtype = dt;
+    g.type = t;
     g.ta = p->trans_a;
     g.tb = p->trans_b;
     g.m = y->dims[0];
@@ -343,16 +401,12 @@ static og_status gemm_kernel(const og_kernel_ctx *k, const og_tensor *const *in,
         rs = st[0];
         cs = st[1];
     }
-    size_t es = og_dtype_size(dt);
+    size_t es = t->size;
     if (y->numel == 0) return OG_OK;
     if (is_int) {
         og_bgemm_run(k, &g);
-        if (dt == OG_INT32)
-            axpby_i32(y->data, g.m, g.n, (uint32_t)(int64_t)p->alpha, (uint32_t)(int64_t)p->beta,
-                      c ? c->data : NULL, rs, cs);
-        else
-            axpby_i64(y->data, g.m, g.n, (uint64_t)(int64_t)p->alpha, (uint64_t)(int64_t)p->beta,
-                      c ? c->data : NULL, rs, cs);
+        t->axpby(y->data, g.m, g.n, (int64_t)p->alpha, (int64_t)p->beta, c ? c->data : NULL, rs,
+                 cs);
         return OG_OK;
     }
     if (c)
@@ -361,29 +415,19 @@ static og_status gemm_kernel(const og_kernel_ctx *k, const og_tensor *const *in,
         memset(y->data, 0, (size_t)y->numel * es);
     if (g.k == 0) {
         /* BLAS may skip the beta scaling when K is 0 */
-        if (dt == OG_FLOAT) {
-            float *yy = y->data;
-            for (int64_t i = 0; i < y->numel; i++) yy[i] *= p->beta;
-        } else {
-            double *yy = y->data;
-            for (int64_t i = 0; i < y->numel; i++) yy[i] *= (double)p->beta;
-        }
+        t->scale(y->data, y->numel, p->beta);
         return OG_OK;
     }
     float beta = c ? p->beta : 0.0f;
-    if (dt == OG_FLOAT)
-        og_gemm_f32(k, g.ta, g.tb, g.m, g.n, g.k, p->alpha, g.a, g.lda, g.b, g.ldb, beta, g.c, g.n);
-    else
-        og_gemm_f64(k, g.ta, g.tb, g.m, g.n, g.k, (double)p->alpha, g.a, g.lda, g.b, g.ldb,
-                    (double)beta, g.c, g.n);
+    t->gemm(k, g.ta, g.tb, g.m, g.n, g.k, p->alpha, g.a, g.lda, g.b, g.ldb, beta, g.c, g.n);
     return OG_OK;
 }
 
-/* float32, float64, int32, int64, on input 0 (Einsum checks its output's dtype, which
- * inference gives input 0's, and that every input has it).  Integer Gemm's alpha and beta
- * must be integral: the kernel checks those attributes. */
+/* float32, float64, int32, int64, on input 0, whose loops the selects bind (Einsum checks
+ * that every input has input 0's dtype, which inference gives the output).  Integer Gemm's
+ * alpha and beta must be integral: the kernel checks those attributes. */
 const og_kernel_def og_cpu_linalg[] = {
-    {.name = "MatMul", .domain = "", .fn = matmul_kernel, .types = og_types_numeric},
-    {.name = "Gemm", .domain = "", .fn = gemm_kernel, .types = og_types_numeric},
-    {.name = "Einsum", .domain = "", .fn = og_einsum_kernel, .types = og_types_numeric},
+    {.name = "MatMul", .domain = "", .fn = matmul_kernel, .select = select_linalg},
+    {.name = "Gemm", .domain = "", .fn = gemm_kernel, .select = select_linalg},
+    {.name = "Einsum", .domain = "", .fn = og_einsum_kernel, .select = og_einsum_select},
     {.name = NULL}};

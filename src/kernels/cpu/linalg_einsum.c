@@ -113,21 +113,38 @@ DEF_EIN_LOOP(f64, double, double)
 DEF_EIN_LOOP(i32, int32_t, uint32_t)
 DEF_EIN_LOOP(i64, int64_t, uint64_t)
 
-static void ein_loop_item(og_dtype dt, const ein_loop *L, int64_t item)
+/* The loops of one element type: Einsum's binding (og_einsum_select), so that a run does
+ * not branch on the dtype. */
+typedef struct ein_type {
+    og_dtype dtype;
+    size_t size;
+    void (*loop_item)(const ein_loop *L, int64_t item);
+    const og_linalg_type *mm; /* the products' loops */
+} ein_type;
+
+static const ein_type ein_types[] = {
+    {OG_FLOAT, sizeof(float), ein_loop_item_f32, &og_linalg_f32},
+    {OG_DOUBLE, sizeof(double), ein_loop_item_f64, &og_linalg_f64},
+    {OG_INT32, sizeof(int32_t), ein_loop_item_i32, &og_linalg_i32},
+    {OG_INT64, sizeof(int64_t), ein_loop_item_i64, &og_linalg_i64}};
+
+static const ein_type *ein_type_of(og_dtype t)
 {
-    switch (dt) {
-    case OG_FLOAT: ein_loop_item_f32(L, item); break;
-    case OG_DOUBLE: ein_loop_item_f64(L, item); break;
-    case OG_INT32: ein_loop_item_i32(L, item); break;
-    case OG_INT64: ein_loop_item_i64(L, item); break;
-    default: break;
-    }
+    for (size_t i = 0; i < sizeof ein_types / sizeof *ein_types; i++)
+        if (ein_types[i].dtype == t) return &ein_types[i];
+    return NULL;
+}
+
+const void *og_einsum_select(const og_node *n, og_dtype t)
+{
+    (void)n;
+    return ein_type_of(t);
 }
 
 /* y (contiguous, axes labelled ol[0..no-1]) = sum of x over its labels not in ol.  Every
  * label of ol must be in x. */
-static void ein_sum(const og_kernel_ctx *k, og_dtype dt, const ein_opnd *x, int no, const int *ol,
-                    const int64_t *size, void *y)
+static void ein_sum(const og_kernel_ctx *k, const ein_type *T, const ein_opnd *x, int no,
+                    const int *ol, const int64_t *size, void *y)
 {
     ein_loop L = {.x = x->data, .y = y};
     int64_t xst[OG_MAX_RANK], yst[OG_MAX_RANK], lxs[OG_EIN_LABELS] = {0}, lys[OG_EIN_LABELS] = {0};
@@ -155,7 +172,7 @@ static void ein_sum(const og_kernel_ctx *k, og_dtype dt, const ein_opnd *x, int 
         nd++;
     }
     if (total == 0) return;
-    if (iters == 0 || L.accum) memset(y, 0, (size_t)total * og_dtype_size(dt));
+    if (iters == 0 || L.accum) memset(y, 0, (size_t)total * T->size);
     if (iters == 0) return;
     /* order: x stride descending (insertion sort, at most 8 dims) */
     for (int i = 1; i < nd; i++)
@@ -212,20 +229,20 @@ static void ein_sum(const og_kernel_ctx *k, og_dtype dt, const ein_opnd *x, int 
     if (items > 4 * threads) items = 4 * threads;
     L.chunk = (L.size[L.par] + items - 1) / items;
     items = (L.size[L.par] + L.chunk - 1) / L.chunk;
-    OG_PARALLEL_FOR(k, items, (double)iters / (double)items, it, { ein_loop_item(dt, &L, it); });
+    OG_PARALLEL_FOR(k, items, (double)iters / (double)items, it, { T->loop_item(&L, it); });
 }
 
 /* Replace x by y = sum of x over the labels of x not in ol (ol: labels of x, no repeats). */
-static og_status ein_resum(const og_kernel_ctx *k, og_dtype dt, ein_opnd *x, int no, const int *ol,
-                           const int64_t *size)
+static og_status ein_resum(const og_kernel_ctx *k, const ein_type *T, ein_opnd *x, int no,
+                           const int *ol, const int64_t *size)
 {
     double n = 1;
     for (int d = 0; d < no; d++) n *= (double)size[ol[d]];
-    if (n * (double)og_dtype_size(dt) > 9e18)
+    if (n * (double)T->size > 9e18)
         return og_kernel_error(k, OG_ERR_NOMEM, "intermediate of %g elements is too large", n);
-    void *y = og_malloc(k->alloc, (size_t)(n > 0 ? n : 1) * og_dtype_size(dt));
+    void *y = og_malloc(k->alloc, (size_t)(n > 0 ? n : 1) * T->size);
     if (!y) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory for an intermediate");
-    ein_sum(k, dt, x, no, ol, size, y);
+    ein_sum(k, T, x, no, ol, size, y);
     og_free(k->alloc, x->owned);
     x->data = x->owned = y;
     x->rank = no;
@@ -237,8 +254,8 @@ static og_status ein_resum(const og_kernel_ctx *k, og_dtype dt, ein_opnd *x, int
 }
 
 /* Drop x's repeated labels and those not in `needed` (summing over them). */
-static og_status ein_prereduce(const og_kernel_ctx *k, og_dtype dt, ein_opnd *x, uint64_t needed,
-                               const int64_t *size)
+static og_status ein_prereduce(const og_kernel_ctx *k, const ein_type *T, ein_opnd *x,
+                               uint64_t needed, const int64_t *size)
 {
     int ul[OG_MAX_RANK], nu = 0;
     uint64_t seen = 0;
@@ -252,7 +269,7 @@ static og_status ein_prereduce(const og_kernel_ctx *k, og_dtype dt, ein_opnd *x,
         }
         seen |= bit;
     }
-    return change ? ein_resum(k, dt, x, nu, ul, size) : OG_OK;
+    return change ? ein_resum(k, T, x, nu, ul, size) : OG_OK;
 }
 
 /* dst = a ++ b ++ c; returns the length. */
@@ -313,12 +330,12 @@ static bool ein_in_place(const int64_t *ls, const int *r, int nr, const int *c, 
 
 /* Contract A and B, keeping the labels in `keep`.  Final step (fout != NULL): write the
  * result to fout with axes fl[0..nf-1]; else hand it back in *res. */
-static og_status ein_contract(const og_kernel_ctx *k, og_dtype dt, const int64_t *size, ein_opnd *A,
-                              ein_opnd *B, uint64_t keep, int nf, const int *fl, void *fout,
-                              ein_opnd *res)
+static og_status ein_contract(const og_kernel_ctx *k, const ein_type *T, const int64_t *size,
+                              ein_opnd *A, ein_opnd *B, uint64_t keep, int nf, const int *fl,
+                              void *fout, ein_opnd *res)
 {
-    og_status st = ein_prereduce(k, dt, A, ein_mask(B) | keep, size);
-    if (!st) st = ein_prereduce(k, dt, B, ein_mask(A) | keep, size);
+    og_status st = ein_prereduce(k, T, A, ein_mask(B) | keep, size);
+    if (!st) st = ein_prereduce(k, T, B, ein_mask(A) | keep, size);
     if (st) return st;
     uint64_t ma = ein_mask(A), mb = ein_mask(B);
     int bl[OG_MAX_RANK], ml[OG_MAX_RANK], nl[OG_MAX_RANK], kl[OG_MAX_RANK];
@@ -354,7 +371,7 @@ static og_status ein_contract(const og_kernel_ctx *k, og_dtype dt, const int64_t
                                nbl + nml + nnl, OG_MAX_RANK);
 
     og_bgemm g = {0};
-    g.dtype = dt;
+    g.type = T->mm;
     g.m = ein_prod(ml, nml, size);
     g.n = ein_prod(nl, nnl, size);
     g.k = ein_prod(kl, nkl, size);
@@ -363,7 +380,7 @@ static og_status ein_contract(const og_kernel_ctx *k, og_dtype dt, const int64_t
     /* A as [M, K] matrices at any batch strides, else copied to [batch, M, K] */
     ein_label_strides(A->rank, A->lab, A->dims, lsa);
     if (!ein_in_place(lsa, ml, nml, kl, nkl, size, &g.ta, &g.lda)) {
-        if ((st = ein_resum(k, dt, A, ein_cat(want, bl, nbl, ml, nml, kl, nkl), want, size)))
+        if ((st = ein_resum(k, T, A, ein_cat(want, bl, nbl, ml, nml, kl, nkl), want, size)))
             return st;
         ein_label_strides(A->rank, A->lab, A->dims, lsa);
         g.ta = false;
@@ -372,7 +389,7 @@ static og_status ein_contract(const og_kernel_ctx *k, og_dtype dt, const int64_t
     /* B as [K, N] matrices, else copied to [batch, K, N] */
     ein_label_strides(B->rank, B->lab, B->dims, lsb);
     if (!ein_in_place(lsb, kl, nkl, nl, nnl, size, &g.tb, &g.ldb)) {
-        if ((st = ein_resum(k, dt, B, ein_cat(want, bl, nbl, kl, nkl, nl, nnl), want, size)))
+        if ((st = ein_resum(k, T, B, ein_cat(want, bl, nbl, kl, nkl, nl, nnl), want, size)))
             return st;
         ein_label_strides(B->rank, B->lab, B->dims, lsb);
         g.tb = false;
@@ -395,9 +412,9 @@ static og_status ein_contract(const og_kernel_ctx *k, og_dtype dt, const int64_t
     }
     if (!g.c) {
         double n = (double)ein_prod(bl, nbl, size) * (double)g.m * (double)g.n;
-        if (n * (double)og_dtype_size(dt) > 9e18)
+        if (n * (double)T->size > 9e18)
             return og_kernel_error(k, OG_ERR_NOMEM, "intermediate of %g elements is too large", n);
-        c = og_malloc(k->alloc, (size_t)(n > 0 ? n : 1) * og_dtype_size(dt));
+        c = og_malloc(k->alloc, (size_t)(n > 0 ? n : 1) * T->size);
         if (!c) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory for an intermediate");
         int64_t rdims[OG_MAX_RANK];
         for (int d = 0; d < nr; d++) rdims[d] = size[rl[d]];
@@ -420,7 +437,7 @@ static og_status ein_contract(const og_kernel_ctx *k, og_dtype dt, const int64_t
         r.dims[d] = size[rl[d]];
     }
     if (fout) {
-        ein_sum(k, dt, &r, nff, ffl, size, fout); /* a pure transpose */
+        ein_sum(k, T, &r, nff, ffl, size, fout); /* a pure transpose */
         og_free(k->alloc, c);
     } else {
         *res = r;
@@ -433,10 +450,13 @@ og_status og_einsum_kernel(const og_kernel_ctx *k, const og_tensor *const *in, i
 {
     const og_einsum_params *p = k->params;
     og_tensor *y = out[0];
-    og_dtype dt = y->dtype;
-    if (dt != OG_FLOAT && dt != OG_DOUBLE && dt != OG_INT32 && dt != OG_INT64)
+    /* k->impl: the loops bound at session creation for input 0's dtype (the output's);
+     * without a binding, pick them here */
+    const ein_type *T = k->impl ? k->impl : ein_type_of(y->dtype);
+    if (!T)
         return og_kernel_error(k, OG_ERR_UNSUPPORTED, "Einsum of %s is not implemented",
-                               og_dtype_name(dt));
+                               og_dtype_name(y->dtype));
+    og_dtype dt = y->dtype;
     if (n_in != p->n_in)
         return og_kernel_error(k, OG_ERR_INTERNAL, "%d inputs for %d terms", n_in, p->n_in);
     int ell_rank = 0;
@@ -493,7 +513,7 @@ og_status og_einsum_kernel(const og_kernel_ctx *k, const og_tensor *const *in, i
     }
     if (y->numel == 0) goto done;
     if (n_in == 1) {
-        ein_sum(k, dt, &ops[0], nf, fl, size, y->data);
+        ein_sum(k, T, &ops[0], nf, fl, size, y->data);
         goto done;
     }
     /* greedy order: each step contracts the pair with the smallest result */
@@ -528,7 +548,7 @@ og_status og_einsum_kernel(const og_kernel_ctx *k, const og_tensor *const *in, i
             if (u != bi && u != bj) keep |= ein_mask(&ops[u]);
         bool last = live == 2;
         ein_opnd res = {0};
-        st = ein_contract(k, dt, size, &ops[bi], &ops[bj], keep, last ? nf : 0, fl,
+        st = ein_contract(k, T, size, &ops[bi], &ops[bj], keep, last ? nf : 0, fl,
                           last ? y->data : NULL, &res);
         og_free(k->alloc, ops[bi].owned);
         og_free(k->alloc, ops[bj].owned);

@@ -7,11 +7,21 @@
 #include "kernels/cpu/kernel.h"
 #include "ops/linalg_params.h"
 
+/* The loops of one element type (float32, float64, int32, int64), defined in linalg.c:
+ * what the MatMul and Gemm entries bind (Einsum's binding holds it too), so that a product
+ * does not branch on the dtype. */
+typedef struct og_linalg_type og_linalg_type;
+
+extern const og_linalg_type og_linalg_f32, og_linalg_f64, og_linalg_i32, og_linalg_i64;
+/* The loops of dtype t (one of the four above), NULL if linalg has none. */
+const og_linalg_type *og_linalg_type_of(og_dtype t);
+
 /* C[b] = op(A[b]) · op(B[b]) for every index b of the batch shape bdims; the batches of A,
  * B and C start at the element offsets given by the batch strides sa, sb, sc (0 where
- * broadcast); lda, ldb, ldc are the row strides as in BLAS.  float32/float64/int32/int64. */
+ * broadcast); lda, ldb, ldc are the row strides as in BLAS.  `type`: the loops of the
+ * element type. */
 typedef struct og_bgemm {
-    og_dtype dtype;
+    const og_linalg_type *type;
     int64_t m, n, k;
     bool ta, tb;
     const void *a, *b;
@@ -25,5 +35,7 @@ void og_bgemm_run(const og_kernel_ctx *k, const og_bgemm *g);
 
 og_status og_einsum_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                            og_tensor *const *out, int n_out);
+/* Einsum's entry select (linalg_einsum.c): its loops for dtype t, NULL if none. */
+const void *og_einsum_select(const og_node *n, og_dtype t);
 
 #endif /* OG_LINALG_IMPL_H */

@@ -4,7 +4,8 @@
  * The input is viewed as [N, C, D] (D the product of the trailing dims) and the target as
  * [N, D].  Element i of the target contributes -x[n, t, d] * w[t] (0 with weight 0 when
  * t == ignore_index); "mean" divides the sum by the sum of those weights.  Sums run in
- * double. */
+ * double.  The loops of one scores type (for either target type) form a loss_loops table
+ * that the session binds to the node when it is created. */
 #include <math.h>
 #include <string.h>
 
@@ -17,16 +18,17 @@ typedef struct loss_dims {
 
 /* Sum of weighted losses and of weights; per-element losses into `none` when set.  Returns
  * the target index of the first label out of range, or -1. */
-#define DEFINE_LOSS(T)                                                                             \
-    static int64_t nll_##T(const loss_dims *g, const T *restrict x, const void *tgt, bool t64,     \
-                           const T *restrict w, const og_loss_params *p, T *restrict none,         \
-                           double *sum, double *wsum)                                              \
+#define DEFINE_NLL(T, TI)                                                                          \
+    static int64_t nll_##T##_##TI(const loss_dims *g, const void *xv, const void *tgt,             \
+                                  const void *wv, const og_loss_params *p, void *nonev,            \
+                                  double *sum, double *wsum)                                       \
     {                                                                                              \
-        const int64_t *t8 = tgt;                                                                   \
-        const int32_t *t4 = tgt;                                                                   \
+        const T *restrict x = xv, *restrict w = wv;                                                \
+        T *restrict none = nonev;                                                                  \
+        const TI *restrict tg = tgt;                                                               \
         double s = 0, ws = 0;                                                                      \
         for (int64_t i = 0; i < g->N * g->D; i++) {                                                \
-            int64_t t = t64 ? t8[i] : t4[i];                                                       \
+            int64_t t = tg[i];                                                                     \
             if (p->has_ignore && t == p->ignore_index) {                                           \
                 if (none) none[i] = 0;                                                             \
                 continue;                                                                          \
@@ -42,7 +44,11 @@ typedef struct loss_dims {
         *sum = s;                                                                                  \
         *wsum = ws;                                                                                \
         return -1;                                                                                 \
-    }                                                                                              \
+    }
+
+#define DEFINE_LOSS(T)                                                                             \
+    DEFINE_NLL(T, int32_t)                                                                         \
+    DEFINE_NLL(T, int64_t)                                                                         \
     /* log_softmax over the class dim of one sample x[C, D]; m holds D doubles of scratch */       \
     static void log_softmax_##T(const T *restrict x, T *restrict lp, int64_t C, int64_t D,         \
                                 double *restrict m, double *restrict s)                            \
@@ -59,9 +65,11 @@ typedef struct loss_dims {
         for (int64_t c = 0; c < C; c++)                                                            \
             for (int64_t d = 0; d < D; d++) lp[c * D + d] = (T)(x[c * D + d] - m[d]);              \
     }                                                                                              \
-    static void log_softmax_all_##T(const og_kernel_ctx *k, const loss_dims *g, const T *x, T *lp, \
-                                    double *scratch)                                               \
+    static void log_softmax_all_##T(const og_kernel_ctx *k, const loss_dims *g, const void *xv,    \
+                                    void *lpv, double *scratch)                                    \
     {                                                                                              \
+        const T *x = xv;                                                                           \
+        T *lp = lpv;                                                                               \
         const int64_t CD = g->C * g->D;                                                            \
         OG_PARALLEL_FOR(k, g->N, CD * 8, n, {                                                      \
             log_softmax_##T(x + n * CD, lp + n * CD, g->C, g->D, scratch + 2 * n * g->D,           \
@@ -72,6 +80,36 @@ typedef struct loss_dims {
 DEFINE_LOSS(float)
 DEFINE_LOSS(double)
 
+/* The loops of one scores type: what select_loss binds. */
+typedef struct loss_loops {
+    /* per-element losses, their sums and the weights' (returns the first target index out
+     * of range, or -1); [0] for int32 targets, [1] for int64 */
+    int64_t (*nll[2])(const loss_dims *g, const void *x, const void *tgt, const void *w,
+                      const og_loss_params *p, void *none, double *sum, double *wsum);
+    void (*log_softmax)(const og_kernel_ctx *k, const loss_dims *g, const void *x, void *lp,
+                        double *scratch);
+    void (*store)(void *dst, double v); /* the reduced loss */
+} loss_loops;
+
+static void store_float(void *dst, double v) { *(float *)dst = (float)v; }
+static void store_double(void *dst, double v) { *(double *)dst = v; }
+
+static const loss_loops loss_float = {
+    {nll_float_int32_t, nll_float_int64_t}, log_softmax_all_float, store_float};
+static const loss_loops loss_double = {
+    {nll_double_int32_t, nll_double_int64_t}, log_softmax_all_double, store_double};
+
+static const loss_loops *loss_loops_of(og_dtype t)
+{
+    return t == OG_FLOAT ? &loss_float : t == OG_DOUBLE ? &loss_double : NULL;
+}
+
+static const void *select_loss(const og_node *n, og_dtype t)
+{
+    (void)n;
+    return loss_loops_of(t);
+}
+
 static og_status loss_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                              og_tensor *const *out, int n_out)
 {
@@ -81,8 +119,9 @@ static og_status loss_kernel(const og_kernel_ctx *k, const og_tensor *const *in,
     og_tensor *lp_out = n_out > 1 ? out[1] : NULL;
     bool sce = strcmp(k->node->op_type, "SoftmaxCrossEntropyLoss") == 0;
     og_dtype dt = x->dtype;
-    if ((dt != OG_FLOAT && dt != OG_DOUBLE) || (w && w->dtype != dt) ||
-        (t->dtype != OG_INT32 && t->dtype != OG_INT64))
+    /* k->impl: the loops bound at session creation; without a binding, pick them here */
+    const loss_loops *L = k->impl ? k->impl : loss_loops_of(dt);
+    if (!L || (w && w->dtype != dt) || (t->dtype != OG_INT32 && t->dtype != OG_INT64))
         return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element types %s/%s are not supported",
                                og_dtype_name(dt), og_dtype_name(t->dtype));
     loss_dims g = {x->dims[0], x->dims[1], 1};
@@ -101,22 +140,14 @@ static og_status loss_kernel(const og_kernel_ctx *k, const og_tensor *const *in,
         sm = og_malloc(k->alloc, (size_t)(2 * g.N * g.D) * sizeof *sm);
         if (!sm) goto nomem;
         scores = lp_out ? lp_out->data : tmp;
-        if (dt == OG_FLOAT)
-            log_softmax_all_float(k, &g, x->data, scores, sm);
-        else
-            log_softmax_all_double(k, &g, x->data, scores, sm);
+        L->log_softmax(k, &g, x->data, scores, sm);
     }
     double sum = 0, wsum = 0;
     int64_t bad = -1;
     void *none = p->reduction == OG_REDUCE_NONE ? loss->data : NULL;
-    if (g.N * g.D > 0) {
-        if (dt == OG_FLOAT)
-            bad = nll_float(&g, scores, t->data, t->dtype == OG_INT64, w ? w->data : NULL, p, none,
-                            &sum, &wsum);
-        else
-            bad = nll_double(&g, scores, t->data, t->dtype == OG_INT64, w ? w->data : NULL, p, none,
-                             &sum, &wsum);
-    }
+    if (g.N * g.D > 0)
+        bad = L->nll[t->dtype == OG_INT64](&g, scores, t->data, w ? w->data : NULL, p, none, &sum,
+                                           &wsum);
     if (bad >= 0) {
         st = og_kernel_error(k, OG_ERR_RUNTIME,
                              "input 1 (target) has value %lld at index %lld, out of range for "
@@ -126,11 +157,7 @@ static og_status loss_kernel(const og_kernel_ctx *k, const og_tensor *const *in,
     }
     if (p->reduction != OG_REDUCE_NONE) {
         /* mean over no counted element is 0/0: NaN, as numpy and PyTorch give */
-        double r = p->reduction == OG_REDUCE_SUM ? sum : sum / wsum;
-        if (dt == OG_FLOAT)
-            *(float *)loss->data = (float)r;
-        else
-            *(double *)loss->data = r;
+        L->store(loss->data, p->reduction == OG_REDUCE_SUM ? sum : sum / wsum);
     }
     goto done;
 nomem:
@@ -141,9 +168,10 @@ done:
     return st;
 }
 
-/* Scores (input 0) float32 or float64; the kernel checks the target (int32 or int64) and
- * that the weights have the scores' dtype. */
+/* Scores (input 0) float32 or float64, whose loops select_loss binds; the kernel checks the
+ * target (int32 or int64: the table holds both loops) and that the weights have the scores'
+ * dtype. */
 const og_kernel_def og_cpu_loss[] = {
-    {.name = "NegativeLogLikelihoodLoss", .domain = "", .fn = loss_kernel, .types = og_types_float},
-    {.name = "SoftmaxCrossEntropyLoss", .domain = "", .fn = loss_kernel, .types = og_types_float},
+    {.name = "NegativeLogLikelihoodLoss", .domain = "", .fn = loss_kernel, .select = select_loss},
+    {.name = "SoftmaxCrossEntropyLoss", .domain = "", .fn = loss_kernel, .select = select_loss},
     {.name = NULL}};

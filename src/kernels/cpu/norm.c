@@ -1,5 +1,9 @@
 /* norm.c: CPU kernels of BatchNormalization, InstanceNormalization, LayerNormalization and
- * Dropout, for float32 and float64.
+ * Dropout, for float32 and float64.  The loops of one element type form a norm_loops table
+ * that the session binds to each node when it is created (the type of X); the small
+ * per-channel or per-row vectors whose type is free of X's (BatchNormalization's scale, B,
+ * mean and var, LayerNormalization's Mean and InvStdDev, an old Dropout's mask) are read
+ * and written through double.
  *
  * Every normalization ends in a per-run affine map y = x * a + b over contiguous runs
  * (H*W for a channel, a LayerNormalization row), with a and b precomputed per run, so the
@@ -80,9 +84,11 @@ static bool dropout_keep(uint64_t key, int64_t i, double ratio)
         for (int64_t i = 0; i < n; i++) y[i] = x[i] * a[i] + b[i];                                 \
     }                                                                                              \
     /* y[n, c, :] = x[n, c, :] * a[c] + b[c] over N x C runs of `inner` elements */                \
-    static void channel_affine_##T(const og_kernel_ctx *k, const T *x, T *y, int64_t N, int64_t C, \
-                                   int64_t inner, const T *a, const T *b)                          \
+    static void channel_affine_##T(const og_kernel_ctx *k, const void *xv, void *yv, int64_t N,    \
+                                   int64_t C, int64_t inner, const void *av, const void *bv)       \
     {                                                                                              \
+        const T *x = xv, *a = av, *b = bv;                                                         \
+        T *y = yv;                                                                                 \
         if (inner == 1)                                                                            \
             OG_PARALLEL_FOR(k, N, C, n, { affine_vec_##T(x + n * C, y + n * C, C, a, b); });       \
         else                                                                                       \
@@ -105,9 +111,11 @@ static bool dropout_keep(uint64_t key, int64_t i, double ratio)
         *mean = m;                                                                                 \
         *inv = s;                                                                                  \
     }                                                                                              \
-    static void dropout_##T(const og_kernel_ctx *k, const T *x, T *y, uint8_t *mask, int64_t n,    \
-                            double ratio, uint64_t key)                                            \
+    static void dropout_##T(const og_kernel_ctx *k, const void *xv, void *yv, uint8_t *mask,       \
+                            int64_t n, double ratio, uint64_t key)                                 \
     {                                                                                              \
+        const T *x = xv;                                                                           \
+        T *y = yv;                                                                                 \
         const T scale = ratio < 1 ? (T)(1.0 / (1.0 - ratio)) : (T)0;                               \
         OG_PARALLEL_FOR(k, n, 8, i, {                                                              \
             bool keep = dropout_keep(key, i, ratio);                                               \
@@ -119,23 +127,85 @@ static bool dropout_keep(uint64_t key, int64_t i, double ratio)
 DEFINE_NORM(float)
 DEFINE_NORM(double)
 
-#define DISPATCH(dt, call_f, call_d)                                                               \
-    do {                                                                                           \
-        if ((dt) == OG_FLOAT)                                                                      \
-            call_f;                                                                                \
-        else                                                                                       \
-            call_d;                                                                                \
-    } while (0)
-
-/* Convert n doubles into dtype dt (float/double) at dst. */
-static void to_dtype(og_dtype dt, void *dst, const double *src, int64_t n)
-{
-    for (int64_t i = 0; i < n; i++) {
-        if (dt == OG_FLOAT)
-            ((float *)dst)[i] = (float)src[i];
-        else
-            ((double *)dst)[i] = src[i];
+#define DEFINE_INSTANCE(T)                                                                         \
+    static void instance_plane_##T(const T *x, T *y, int64_t inner, double s, double b,            \
+                                   double eps)                                                     \
+    {                                                                                              \
+        double m, v;                                                                               \
+        stats_##T(x, 1, inner, inner, &m, &v);                                                     \
+        double a = s / sqrt(v + eps);                                                              \
+        affine_run_##T(x, y, inner, (T)a, (T)(b - m * a));                                         \
+    }                                                                                              \
+    static void instance_##T(const og_kernel_ctx *k, const void *xv, void *yv, int64_t planes,     \
+                             int64_t C, int64_t inner, const og_tensor *s, const og_tensor *b,     \
+                             double eps)                                                           \
+    {                                                                                              \
+        const T *x = xv;                                                                           \
+        T *y = yv;                                                                                 \
+        OG_PARALLEL_FOR(k, planes, inner * 4, r, {                                                 \
+            instance_plane_##T(x + r * inner, y + r * inner, inner, og_tensor_get_f64(s, r % C),   \
+                               og_tensor_get_f64(b, r % C), eps);                                  \
+        });                                                                                        \
     }
+
+DEFINE_INSTANCE(float)
+DEFINE_INSTANCE(double)
+
+/* The loops of one element type, over untyped pointers: what select_norm binds. */
+typedef struct norm_loops {
+    /* per channel c: mean and variance of x[:, c, :] ([N, C, inner]) into bm[c], bv[c] */
+    void (*batch_stats)(const og_kernel_ctx *k, const void *x, int64_t N, int64_t C, int64_t inner,
+                        double *bm, double *bv);
+    /* y[n, c, :] = x[n, c, :] * a[c] + b[c] ([N, C, inner]), a and b given as doubles and
+     * converted into ta, tb (C elements of the type each) first */
+    void (*channel_affine)(const og_kernel_ctx *k, const void *x, void *y, int64_t N, int64_t C,
+                           int64_t inner, const double *a, const double *b, void *ta, void *tb);
+    void (*instance)(const og_kernel_ctx *k, const void *x, void *y, int64_t planes, int64_t C,
+                     int64_t inner, const og_tensor *s, const og_tensor *b, double eps);
+    /* LayerNormalization over `rows` rows of `cols`, with each row's mean and 1/stddev */
+    void (*layer_rows)(const og_kernel_ctx *k, const void *x, void *y, int64_t rows, int64_t cols,
+                       const void *w, const void *b, double eps, double *mean, double *inv);
+    void (*dropout)(const og_kernel_ctx *k, const void *x, void *y, uint8_t *mask, int64_t n,
+                    double ratio, uint64_t key);
+} norm_loops;
+
+#define NORM_LOOPS(T)                                                                              \
+    static void batch_stats_##T(const og_kernel_ctx *k, const void *xv, int64_t N, int64_t C,      \
+                                int64_t inner, double *bm, double *bv)                             \
+    {                                                                                              \
+        const T *x = xv;                                                                           \
+        OG_PARALLEL_FOR(k, C, N *inner, c,                                                         \
+                        { stats_##T(x + c * inner, N, C * inner, inner, &bm[c], &bv[c]); });       \
+    }                                                                                              \
+    static void channel_affine_f64_##T(const og_kernel_ctx *k, const void *x, void *y, int64_t N,  \
+                                       int64_t C, int64_t inner, const double *a, const double *b, \
+                                       void *tav, void *tbv)                                       \
+    {                                                                                              \
+        T *ta = tav, *tb = tbv;                                                                    \
+        for (int64_t c = 0; c < C; c++) {                                                          \
+            ta[c] = (T)a[c];                                                                       \
+            tb[c] = (T)b[c];                                                                       \
+        }                                                                                          \
+        channel_affine_##T(k, x, y, N, C, inner, ta, tb);                                          \
+    }                                                                                              \
+    static void layer_rows_##T(const og_kernel_ctx *k, const void *xv, void *yv, int64_t rows,     \
+                               int64_t cols, const void *w, const void *b, double eps,             \
+                               double *mean, double *inv)                                          \
+    {                                                                                              \
+        const T *x = xv;                                                                           \
+        T *y = yv;                                                                                 \
+        OG_PARALLEL_FOR(k, rows, cols * 4, r, {                                                    \
+            layer_row_##T(x + r * cols, y + r * cols, cols, w, b, eps, &mean[r], &inv[r]);         \
+        });                                                                                        \
+    }                                                                                              \
+    static const norm_loops norm_loops_##T = {batch_stats_##T, channel_affine_f64_##T,             \
+                                              instance_##T, layer_rows_##T, dropout_##T};
+NORM_LOOPS(float)
+NORM_LOOPS(double)
+
+static const norm_loops *norm_loops_of(og_dtype t)
+{
+    return t == OG_FLOAT ? &norm_loops_float : t == OG_DOUBLE ? &norm_loops_double : NULL;
 }
 
 /* ---- BatchNormalization ---------------------------------------------------------- */
@@ -146,8 +216,10 @@ static og_status batchnorm_kernel(const og_kernel_ctx *k, const og_tensor *const
     const og_norm_params *p = k->params;
     const og_tensor *x = in[0];
     og_tensor *y = out[0];
+    /* k->impl: X's loops bound at session creation; without a binding, pick them here */
+    const norm_loops *L = k->impl ? k->impl : norm_loops_of(x->dtype);
     for (int i = 0; i < 5; i++)
-        if (!is_float_type(in[i]))
+        if (i == 0 ? !L : !is_float_type(in[i]))
             return og_kernel_error(k, OG_ERR_UNSUPPORTED, "input %d has element type %s", i,
                                    og_dtype_name(in[i]->dtype));
     const int64_t N = x->dims[0];
@@ -167,16 +239,7 @@ static og_status batchnorm_kernel(const og_kernel_ctx *k, const og_tensor *const
         var[c] = og_tensor_get_f64(in[4], c);
     }
     if (p->training) {
-        if (x->dtype == OG_FLOAT)
-            OG_PARALLEL_FOR(k, C, N * inner, c, {
-                stats_float((const float *)x->data + c * inner, N, C * inner, inner, &bm[c],
-                            &bv[c]);
-            });
-        else
-            OG_PARALLEL_FOR(k, C, N * inner, c, {
-                stats_double((const double *)x->data + c * inner, N, C * inner, inner, &bm[c],
-                             &bv[c]);
-            });
+        L->batch_stats(k, x->data, N, C, inner, bm, bv);
     } else {
         memcpy(bm, mean, (size_t)C * sizeof *bm);
         memcpy(bv, var, (size_t)C * sizeof *bv);
@@ -199,10 +262,7 @@ static og_status batchnorm_kernel(const og_kernel_ctx *k, const og_tensor *const
         s[c] = a;
         bias[c] = bias[c] - bm[c] * a;
     }
-    to_dtype(x->dtype, ta, s, C);
-    to_dtype(x->dtype, tb, bias, C);
-    DISPATCH(x->dtype, channel_affine_float(k, x->data, y->data, N, C, inner, ta, tb),
-             channel_affine_double(k, x->data, y->data, N, C, inner, ta, tb));
+    L->channel_affine(k, x->data, y->data, N, C, inner, s, bias, ta, tb);
     og_free(k->alloc, buf);
     (void)n_in;
     return OG_OK;
@@ -210,41 +270,19 @@ static og_status batchnorm_kernel(const og_kernel_ctx *k, const og_tensor *const
 
 /* ---- InstanceNormalization ------------------------------------------------------- */
 
-#define DEFINE_INSTANCE(T)                                                                         \
-    static void instance_plane_##T(const T *x, T *y, int64_t inner, double s, double b,            \
-                                   double eps)                                                     \
-    {                                                                                              \
-        double m, v;                                                                               \
-        stats_##T(x, 1, inner, inner, &m, &v);                                                     \
-        double a = s / sqrt(v + eps);                                                              \
-        affine_run_##T(x, y, inner, (T)a, (T)(b - m * a));                                         \
-    }                                                                                              \
-    static void instance_##T(const og_kernel_ctx *k, const T *x, T *y, int64_t planes, int64_t C,  \
-                             int64_t inner, const og_tensor *s, const og_tensor *b, double eps)    \
-    {                                                                                              \
-        OG_PARALLEL_FOR(k, planes, inner * 4, r, {                                                 \
-            instance_plane_##T(x + r * inner, y + r * inner, inner, og_tensor_get_f64(s, r % C),   \
-                               og_tensor_get_f64(b, r % C), eps);                                  \
-        });                                                                                        \
-    }
-
-DEFINE_INSTANCE(float)
-DEFINE_INSTANCE(double)
-
 static og_status instancenorm_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                                      og_tensor *const *out, int n_out)
 {
     const og_norm_params *p = k->params;
     const og_tensor *x = in[0];
-    if (!is_float_type(x))
+    const norm_loops *L = k->impl ? k->impl : norm_loops_of(x->dtype);
+    if (!L)
         return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
                                og_dtype_name(x->dtype));
     int64_t C = x->dims[1], planes = x->dims[0] * C;
     if (planes == 0) return OG_OK;
     int64_t inner = x->numel / planes;
-    DISPATCH(x->dtype,
-             instance_float(k, x->data, out[0]->data, planes, C, inner, in[1], in[2], p->epsilon),
-             instance_double(k, x->data, out[0]->data, planes, C, inner, in[1], in[2], p->epsilon));
+    L->instance(k, x->data, out[0]->data, planes, C, inner, in[1], in[2], p->epsilon);
     (void)n_in;
     (void)n_out;
     return OG_OK;
@@ -282,7 +320,8 @@ static og_status layernorm_kernel(const og_kernel_ctx *k, const og_tensor *const
     const og_tensor *x = in[0], *w = in[1], *b = n_in > 2 ? in[2] : NULL;
     og_tensor *y = out[0];
     og_tensor *om = n_out > 1 ? out[1] : NULL, *oi = n_out > 2 ? out[2] : NULL;
-    if (!is_float_type(x) || w->dtype != x->dtype || (b && b->dtype != x->dtype))
+    const norm_loops *L = k->impl ? k->impl : norm_loops_of(x->dtype);
+    if (!L || w->dtype != x->dtype || (b && b->dtype != x->dtype))
         return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
                                og_dtype_name(x->dtype));
     int axis = (int)(p->axis < 0 ? p->axis + x->rank : p->axis);
@@ -304,16 +343,7 @@ static og_status layernorm_kernel(const og_kernel_ctx *k, const og_tensor *const
     int nr = x->rank - axis;
     const void *wp = layer_param(w, nr, x->dims + axis, cols, wbuf);
     const void *bp = b ? layer_param(b, nr, x->dims + axis, cols, wbuf + (size_t)cols * esz) : NULL;
-    if (x->dtype == OG_FLOAT)
-        OG_PARALLEL_FOR(k, rows, cols * 4, r, {
-            layer_row_float((const float *)x->data + r * cols, (float *)y->data + r * cols, cols,
-                            wp, bp, p->epsilon, &mean[r], &inv[r]);
-        });
-    else
-        OG_PARALLEL_FOR(k, rows, cols * 4, r, {
-            layer_row_double((const double *)x->data + r * cols, (double *)y->data + r * cols, cols,
-                             wp, bp, p->epsilon, &mean[r], &inv[r]);
-        });
+    L->layer_rows(k, x->data, y->data, rows, cols, wp, bp, p->epsilon, mean, inv);
     for (int64_t r = 0; r < rows; r++) {
         if (om) store_f64(om, r, mean[r]);
         if (oi) store_f64(oi, r, inv[r]);
@@ -330,7 +360,8 @@ static og_status dropout_kernel(const og_kernel_ctx *k, const og_tensor *const *
     const og_norm_params *p = k->params;
     const og_tensor *x = in[0];
     og_tensor *y = out[0], *mask = n_out > 1 ? out[1] : NULL;
-    if (!is_float_type(x))
+    const norm_loops *L = k->impl ? k->impl : norm_loops_of(x->dtype);
+    if (!L)
         return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
                                og_dtype_name(x->dtype));
     double ratio = p->ratio;
@@ -353,20 +384,25 @@ static og_status dropout_kernel(const og_kernel_ctx *k, const og_tensor *const *
     }
     uint8_t *m = mask ? mask->data : NULL;
     uint64_t key = mix64(p->seed ^ 0x5DEECE66Dull);
-    DISPATCH(x->dtype, dropout_float(k, x->data, y->data, m, x->numel, ratio, key),
-             dropout_double(k, x->data, y->data, m, x->numel, ratio, key));
+    L->dropout(k, x->data, y->data, m, x->numel, ratio, key);
     return OG_OK;
 }
 
-/* Every kernel here computes float32 and float64, on X's dtype.  BatchNormalization's
- * scale, B, mean and var (each float32 or float64) and LayerNormalization's Scale and B
- * (X's dtype) are checked by the kernels. */
+static const void *select_norm(const og_node *n, og_dtype t)
+{
+    (void)n;
+    return norm_loops_of(t);
+}
+
+/* Every kernel here computes float32 and float64, on X's dtype, whose loops select_norm
+ * binds.  BatchNormalization's scale, B, mean and var (each float32 or float64) and
+ * LayerNormalization's Scale and B (X's dtype) are checked by the kernels. */
 const og_kernel_def og_cpu_norm[] = {
-    {.name = "BatchNormalization", .domain = "", .fn = batchnorm_kernel, .types = og_types_float},
+    {.name = "BatchNormalization", .domain = "", .fn = batchnorm_kernel, .select = select_norm},
     {.name = "InstanceNormalization",
      .domain = "",
      .fn = instancenorm_kernel,
-     .types = og_types_float},
-    {.name = "LayerNormalization", .domain = "", .fn = layernorm_kernel, .types = og_types_float},
-    {.name = "Dropout", .domain = "", .fn = dropout_kernel, .types = og_types_float},
+     .select = select_norm},
+    {.name = "LayerNormalization", .domain = "", .fn = layernorm_kernel, .select = select_norm},
+    {.name = "Dropout", .domain = "", .fn = dropout_kernel, .select = select_norm},
     {.name = NULL}};

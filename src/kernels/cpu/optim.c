@@ -7,7 +7,9 @@
  * and writes the new states, a SIMD square root pass (Adagrad, Adam) and a last pass write
  * the new X while the block is still in L1.  Blocks are split among threads for large
  * tensors.  An omitted output is written to stack scratch instead.  Outputs never alias
- * inputs (the executor allocates them fresh). */
+ * inputs (the executor allocates them fresh).  The session binds the loop of X1's type to
+ * the node when it is created; a further X of another type (the spec gives every X one
+ * type, inference here does not insist) picks its own. */
 #include <math.h>
 
 #if defined(__SSE2__)
@@ -125,6 +127,23 @@ static void sqrt_double(const double *restrict x, double *restrict y, int64_t n)
 DEFINE_OPTIM(float)
 DEFINE_OPTIM(double)
 
+/* One tensor's update, over untyped pointers: what select_optim binds. */
+typedef void (*optim_tensor_fn)(const og_kernel_ctx *k, const og_optim_params *p, const coeffs *c,
+                                int64_t total, const void *x, const void *g, const void *s1,
+                                const void *s2, void *xo, void *o1, void *o2);
+static const optim_tensor_fn optim_float = tensor_float, optim_double = tensor_double;
+
+static const optim_tensor_fn *optim_loop_of(og_dtype t)
+{
+    return t == OG_FLOAT ? &optim_float : t == OG_DOUBLE ? &optim_double : NULL;
+}
+
+static const void *select_optim(const og_node *n, og_dtype t)
+{
+    (void)n;
+    return optim_loop_of(t);
+}
+
 static og_status optim_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                               og_tensor *const *out, int n_out)
 {
@@ -148,6 +167,8 @@ static og_status optim_kernel(const og_kernel_ctx *k, const og_tensor *const *in
         c.post = 1.0 - p->norm_coefficient_post;
         break;
     }
+    /* k->impl: X1's loop bound at session creation; without a binding, pick it here */
+    const optim_tensor_fn *bound = k->impl ? k->impl : optim_loop_of(in[2]->dtype);
     for (int i = 0; i < n; i++) {
         const og_tensor *x = in[2 + i], *g = in[2 + n + i], *s1 = in[2 + 2 * n + i];
         const og_tensor *s2 = p->n_states > 1 ? in[2 + 3 * n + i] : NULL;
@@ -161,33 +182,31 @@ static og_status optim_kernel(const og_kernel_ctx *k, const og_tensor *const *in
                                        i + 1);
         const void *d2 = s2 ? s2->data : NULL;
         void *dx = xo ? xo->data : NULL, *d1 = o1 ? o1->data : NULL, *do2 = o2 ? o2->data : NULL;
-        if (x->dtype == OG_FLOAT)
-            tensor_float(k, p, &c, x->numel, x->data, g->data, s1->data, d2, dx, d1, do2);
-        else if (x->dtype == OG_DOUBLE)
-            tensor_double(k, p, &c, x->numel, x->data, g->data, s1->data, d2, dx, d1, do2);
-        else
+        const optim_tensor_fn *fn = x->dtype == in[2]->dtype ? bound : optim_loop_of(x->dtype);
+        if (!fn)
             return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
                                    og_dtype_name(x->dtype));
+        (*fn)(k, p, &c, x->numel, x->data, g->data, s1->data, d2, dx, d1, do2);
     }
     return OG_OK;
 }
 
 /* The type input is the first tensor to update, X1 (input 2, after R and T): float32 or
- * float64.  The kernel checks each further X the same way, and that each X's gradient and
- * states have its dtype. */
+ * float64, whose loop select_optim binds.  The kernel checks each further X the same way,
+ * and that each X's gradient and states have its dtype. */
 const og_kernel_def og_cpu_optim[] = {{.name = "Momentum",
                                        .domain = "ai.onnx.preview.training",
                                        .fn = optim_kernel,
-                                       .types = og_types_float,
+                                       .select = select_optim,
                                        .type_input = 2},
                                       {.name = "Adagrad",
                                        .domain = "ai.onnx.preview.training",
                                        .fn = optim_kernel,
-                                       .types = og_types_float,
+                                       .select = select_optim,
                                        .type_input = 2},
                                       {.name = "Adam",
                                        .domain = "ai.onnx.preview.training",
                                        .fn = optim_kernel,
-                                       .types = og_types_float,
+                                       .select = select_optim,
                                        .type_input = 2},
                                       {.name = NULL}};

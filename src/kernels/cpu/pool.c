@@ -1,5 +1,6 @@
 /* pool.c: CPU kernels of AveragePool, MaxPool (with optional Indices), GlobalAveragePool
- * and GlobalMaxPool, for float32 and float64.
+ * and GlobalMaxPool, for float32 and float64: the loops of one type are a pool_loops table,
+ * bound to the node when the session is created.
  *
  * 1-D, 2-D and 3-D pools share one loop nest over (D, H, W), with leading spatial dims of
  * size 1 for lower ranks.  The range of kernel taps that fall inside the input is
@@ -355,8 +356,10 @@ static og_status pool_setup(const og_kernel_ctx *k, const og_pool_params *p, con
         return m;                                                                                  \
     }                                                                                              \
     static void global_##T(const og_kernel_ctx *k, og_pool_kind kind, int64_t planes, int64_t n,   \
-                           const T *restrict x, T *restrict y)                                     \
+                           const void *xv, void *yv)                                               \
     {                                                                                              \
+        const T *restrict x = xv;                                                                  \
+        T *restrict y = yv;                                                                        \
         OG_PARALLEL_FOR(k, planes, n, pl, { y[pl] = global_plane_##T(kind, x + pl * n, n); });     \
     }                                                                                              \
     /* Output row (pl, od, oh): the interior in one pass, then the border outputs. */              \
@@ -413,8 +416,10 @@ static og_status pool_setup(const og_kernel_ctx *k, const og_pool_params *p, con
         }                                                                                          \
     }                                                                                              \
     static void pool_##T(const og_kernel_ctx *k, const og_pool_params *p, const pool_geom *g,      \
-                         const T *x, T *y, int64_t *idx)                                           \
+                         const void *xv, void *yv, int64_t *idx)                                   \
     {                                                                                              \
+        const T *x = xv;                                                                           \
+        T *y = yv;                                                                                 \
         /* blocks of rows, a few per thread, so that a row costs no division */                    \
         const int64_t rows = g->planes * g->out[0] * g->out[1];                                    \
         const int64_t nb = k->threads > 1 ? (rows < 8 * k->threads ? rows : 8 * k->threads) : 1;   \
@@ -426,44 +431,62 @@ static og_status pool_setup(const og_kernel_ctx *k, const og_pool_params *p, con
 DEFINE_POOL_ROWS(float)
 DEFINE_POOL_ROWS(double)
 
+/* The typed loops of one element type: the binding's impl, chosen once per node when the
+ * session is created (select_pool), so that a run does not branch on the dtype. */
+typedef struct pool_loops {
+    void (*global)(const og_kernel_ctx *k, og_pool_kind kind, int64_t planes, int64_t n,
+                   const void *x, void *y);
+    void (*pool)(const og_kernel_ctx *k, const og_pool_params *p, const pool_geom *g, const void *x,
+                 void *y, int64_t *idx);
+} pool_loops;
+
+static const pool_loops pool_loops_float = {global_float, pool_float};
+static const pool_loops pool_loops_double = {global_double, pool_double};
+
+static const pool_loops *pool_loops_of(og_dtype t)
+{
+    return t == OG_FLOAT ? &pool_loops_float : t == OG_DOUBLE ? &pool_loops_double : NULL;
+}
+
+static const void *select_pool(const og_node *n, og_dtype t)
+{
+    (void)n;
+    return pool_loops_of(t);
+}
+
 static og_status pool_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                              og_tensor *const *out, int n_out)
 {
     const og_pool_params *p = k->params;
     const og_tensor *x = in[0];
     og_tensor *y = out[0], *ind = n_out > 1 ? out[1] : NULL;
-    if (x->dtype != OG_FLOAT && x->dtype != OG_DOUBLE)
+    /* k->impl: the loops bound at session creation; without a binding, pick them here */
+    const pool_loops *loops = k->impl ? k->impl : pool_loops_of(x->dtype);
+    if (!loops)
         return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
                                og_dtype_name(x->dtype));
     if (y->numel == 0) return OG_OK;
     if (p->global) {
         int64_t planes = x->rank >= 2 ? x->dims[0] * x->dims[1] : 1;
         int64_t n = planes ? x->numel / planes : 0;
-        if (x->dtype == OG_FLOAT)
-            global_float(k, p->kind, planes, n, x->data, y->data);
-        else
-            global_double(k, p->kind, planes, n, x->data, y->data);
+        loops->global(k, p->kind, planes, n, x->data, y->data);
         return OG_OK;
     }
     pool_geom g;
     int64_t *scratch = NULL;
     og_status st = pool_setup(k, p, x, y, &g, &scratch);
     if (st) goto done;
-    int64_t *idx = ind ? ind->data : NULL;
-    if (x->dtype == OG_FLOAT)
-        pool_float(k, p, &g, x->data, y->data, idx);
-    else
-        pool_double(k, p, &g, x->data, y->data, idx);
+    loops->pool(k, p, &g, x->data, y->data, ind ? ind->data : NULL);
 done:
     og_free(k->alloc, scratch);
     (void)n_in;
     return st;
 }
 
-/* pool_kernel computes float32 and float64 only (no int8/uint8 MaxPool). */
+/* float32 and float64 (no int8/uint8 MaxPool): select_pool binds the loops of X's dtype. */
 const og_kernel_def og_cpu_pool[] = {
-    {.name = "AveragePool", .domain = "", .fn = pool_kernel, .types = og_types_float},
-    {.name = "MaxPool", .domain = "", .fn = pool_kernel, .types = og_types_float},
-    {.name = "GlobalAveragePool", .domain = "", .fn = pool_kernel, .types = og_types_float},
-    {.name = "GlobalMaxPool", .domain = "", .fn = pool_kernel, .types = og_types_float},
+    {.name = "AveragePool", .domain = "", .fn = pool_kernel, .select = select_pool},
+    {.name = "MaxPool", .domain = "", .fn = pool_kernel, .select = select_pool},
+    {.name = "GlobalAveragePool", .domain = "", .fn = pool_kernel, .select = select_pool},
+    {.name = "GlobalMaxPool", .domain = "", .fn = pool_kernel, .select = select_pool},
     {.name = NULL}};

@@ -804,10 +804,23 @@ DEF_ACC(sumd_f32, float, double, 0.0, PRE_ID, COMB_ADD)
 DEF_SOFTMAX(softmax_f32, float, double, max_f32_acc, sumd_f32_acc, og_vexpf, log)
 DEF_SOFTMAX(softmax_f64, double, double, max_f64_acc, sum_f64_acc, exp, log)
 
+typedef void (*softmax_fn)(const og_kernel_ctx *k, const void *x, void *y, int64_t O, int64_t R,
+                           int64_t I, bool lg);
+static const softmax_fn softmax_loops[2] = {softmax_f32, softmax_f64};
+
+/* Softmax's and LogSoftmax's loop for dtype t (the binding's impl), NULL if none. */
+static const void *select_softmax(const og_node *n, og_dtype t)
+{
+    (void)n;
+    return t == OG_FLOAT ? &softmax_loops[0] : t == OG_DOUBLE ? &softmax_loops[1] : NULL;
+}
+
 static og_status softmax_run(const og_kernel_ctx *k, const og_tensor *x, og_tensor *y, bool lg)
 {
     const og_reduce_params *p = k->params;
-    if (x->dtype != OG_FLOAT && x->dtype != OG_DOUBLE) return unsupported(k, x->dtype);
+    /* k->impl: the loop bound at session creation; without a binding, pick it here */
+    const softmax_fn *fn = k->impl ? k->impl : select_softmax(k->node, x->dtype);
+    if (!fn) return unsupported(k, x->dtype);
     int axis;
     int64_t O, R, I;
     og_status st = split_attr_axis(k, x, true, &axis, &O, &R, &I);
@@ -816,10 +829,7 @@ static og_status softmax_run(const og_kernel_ctx *k, const og_tensor *x, og_tens
         R *= I;
         I = 1;
     }
-    if (x->dtype == OG_FLOAT)
-        softmax_f32(k, x->data, y->data, O, R, I, lg);
-    else
-        softmax_f64(k, x->data, y->data, O, R, I, lg);
+    (*fn)(k, x->data, y->data, O, R, I, lg);
     return OG_OK;
 }
 
@@ -1036,10 +1046,10 @@ static og_status k_TopK(const og_kernel_ctx *k, const og_tensor *const *in, int 
     return st;
 }
 
-/* Reduce*, ArgMax/ArgMin, CumSum and TopK bind their typed loops (select); the
- * Reduce* lists are those of red_impl above (IMPL_FLOAT, IMPL_NUMERIC, IMPL_ALL: max and min
- * also bool), the others float32, float64, int32, int64.  CumSum's axis (input 1, int32 or
- * int64) and TopK's K are checked by the kernels. */
+/* Every entry binds its typed loops (select); the Reduce* lists are those of red_impl above
+ * (IMPL_FLOAT, IMPL_NUMERIC, IMPL_ALL: max and min also bool), Softmax and LogSoftmax
+ * float32 and float64, the others float32, float64, int32, int64.  CumSum's axis (input 1,
+ * int32 or int64) and TopK's K are checked by the kernels. */
 const og_kernel_def og_cpu_reduce[] = {
     {.name = "ReduceSum", .domain = "", .fn = k_ReduceSum, .select = select_ReduceSum},
     {.name = "ReduceMean", .domain = "", .fn = k_ReduceMean, .select = select_ReduceMean},
@@ -1059,8 +1069,8 @@ const og_kernel_def og_cpu_reduce[] = {
      .select = select_ReduceSumSquare},
     {.name = "ArgMax", .domain = "", .fn = k_ArgMax, .select = select_argmax},
     {.name = "ArgMin", .domain = "", .fn = k_ArgMin, .select = select_argmin},
-    {.name = "Softmax", .domain = "", .fn = k_Softmax, .types = og_types_float},
-    {.name = "LogSoftmax", .domain = "", .fn = k_LogSoftmax, .types = og_types_float},
+    {.name = "Softmax", .domain = "", .fn = k_Softmax, .select = select_softmax},
+    {.name = "LogSoftmax", .domain = "", .fn = k_LogSoftmax, .select = select_softmax},
     {.name = "CumSum", .domain = "", .fn = k_CumSum, .select = select_cumsum},
     {.name = "TopK", .domain = "", .fn = k_TopK, .select = select_topk},
     {.name = NULL}};

@@ -1,8 +1,8 @@
 /* tensor.c: CPU kernels of the shape and data-movement ops.  They move bytes by element
- * size (1, 2, 4 or 8), so one code path serves every dtype; Cast is the only one that
- * looks at values.  Most ops are expressed as one strided copy (copy_plan) that merges
- * contiguous dims and then copies runs with memcpy, fills broadcast runs, or transposes
- * 2-D tiles. */
+ * size (1, 2, 4 or 8), so one code path serves every dtype, strings included (their char *
+ * are moved, then copied: own_strings); Cast is the only one that looks at values.  Most ops are
+ * expressed as one strided copy (copy_plan) that merges contiguous dims and then copies runs with
+ * memcpy, fills broadcast runs, or transposes 2-D tiles. */
 #include <math.h>
 #include <string.h>
 
@@ -221,6 +221,18 @@ static og_status fill_parallel(const og_kernel_ctx *k, og_tensor *t, const void 
     return OG_OK;
 }
 
+/* The copy kernels move strings' char * like any 8-byte element; the outputs then take
+ * copies of the strings they point to (core.h: og_tensor_own_strings). */
+static og_status own_strings(og_tensor *const *out, int n_out)
+{
+    for (int j = 0; j < n_out; j++) {
+        if (!out[j] || out[j]->dtype != OG_STRING) continue;
+        og_status st = og_tensor_own_strings(out[j]);
+        if (st) return st;
+    }
+    return OG_OK;
+}
+
 /* Views of kernel arguments as inference sees them, for the shared resolve helpers. */
 static void tensors_to_vinfo(const og_tensor *const *in, int n_in, og_vinfo *vi)
 {
@@ -365,7 +377,7 @@ static og_status concat_kernel(const og_kernel_ctx *k, const og_tensor *const *i
     const og_axis_params *p = k->params;
     og_tensor *o = out[0];
     int axis = norm_axis_k(p->axis, o->rank);
-    size_t es = og_dtype_size(o->dtype);
+    size_t es = og_dtype_storage_size(o->dtype);
     int64_t ostr[OG_MAX_RANK], off = 0;
     og_strides(o->rank, o->dims, ostr);
     for (int i = 0; i < n_in; i++) {
@@ -377,7 +389,7 @@ static og_status concat_kernel(const og_kernel_ctx *k, const og_tensor *const *i
         }
         off += in[i]->dims[axis];
     }
-    return OG_OK;
+    return own_strings(out, n_out);
 }
 
 static og_status split_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
@@ -386,7 +398,7 @@ static og_status split_kernel(const og_kernel_ctx *k, const og_tensor *const *in
     const og_split_params *p = k->params;
     const og_tensor *x = in[0];
     int axis = norm_axis_k(p->axis, x->rank);
-    size_t es = og_dtype_size(x->dtype);
+    size_t es = og_dtype_storage_size(x->dtype);
     int64_t istr[OG_MAX_RANK], off = 0;
     og_strides(x->rank, x->dims, istr);
     og_vinfo vi[2], *vo = NULL;
@@ -420,7 +432,7 @@ static og_status split_kernel(const og_kernel_ctx *k, const og_tensor *const *in
         off += out[i]->dims[axis];
     }
     og_free(k->alloc, vo);
-    return OG_OK;
+    return own_strings(out, n_out);
 }
 
 /* ---- Constant, ConstantOfShape ------------------------------------------------------ */
@@ -429,6 +441,16 @@ static og_status constant_kernel(const og_kernel_ctx *k, const og_tensor *const 
                                  og_tensor *const *out, int n_out)
 {
     const og_constant_params *p = k->params;
+    if (p->t->dtype == OG_STRING) {
+        if (out[0]->dtype != OG_STRING || out[0]->numel != p->t->numel)
+            return og_kernel_error(k, OG_ERR_INTERNAL, "output size does not match the constant");
+        og_status st = OG_OK;
+        for (int64_t i = 0; !st && i < p->t->numel; i++) {
+            const char *e = og_tensor_str(p->t, i);
+            if (e[0]) st = og_tensor_set_str(out[0], i, e, strlen(e));
+        }
+        return st;
+    }
     size_t nb = og_tensor_nbytes(p->t);
     if (nb != og_tensor_nbytes(out[0]))
         return og_kernel_error(k, OG_ERR_INTERNAL, "output size does not match the constant");
@@ -453,8 +475,8 @@ static og_status expand_kernel(const og_kernel_ctx *k, const og_tensor *const *i
     copy_plan pl;
     plan_init(&pl, o->rank, o->dims);
     og_broadcast_strides(in[0]->rank, in[0]->dims, o->rank, o->dims, pl.ss);
-    plan_copy(k, &pl, o->data, in[0]->data, og_dtype_size(o->dtype));
-    return OG_OK;
+    plan_copy(k, &pl, o->data, in[0]->data, og_dtype_storage_size(o->dtype));
+    return own_strings(out, n_out);
 }
 
 static og_status tile_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
@@ -477,8 +499,8 @@ static og_status tile_kernel(const og_kernel_ctx *k, const og_tensor *const *in,
         pl.ss[2 * d + 1] = istr[d];
         pl.ds[2 * d + 1] = ostr[d];
     }
-    plan_copy(k, &pl, o->data, x->data, og_dtype_size(o->dtype));
-    return OG_OK;
+    plan_copy(k, &pl, o->data, x->data, og_dtype_storage_size(o->dtype));
+    return own_strings(out, n_out);
 }
 
 static og_status transpose_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
@@ -494,8 +516,8 @@ static og_status transpose_kernel(const og_kernel_ctx *k, const og_tensor *const
     copy_plan pl;
     plan_init(&pl, r, o->dims);
     for (int d = 0; d < r; d++) pl.ss[d] = istr[p->n_perm ? p->perm[d] : r - 1 - d];
-    plan_copy(k, &pl, o->data, x->data, og_dtype_size(o->dtype));
-    return OG_OK;
+    plan_copy(k, &pl, o->data, x->data, og_dtype_storage_size(o->dtype));
+    return own_strings(out, n_out);
 }
 
 static og_status slice_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
@@ -522,9 +544,9 @@ static og_status slice_kernel(const og_kernel_ctx *k, const og_tensor *const *in
         pl.ss[d] = o->dims[d] > 1 ? istr[d] * steps[d] : 0;
         off += starts[d] * istr[d];
     }
-    size_t es = og_dtype_size(o->dtype);
+    size_t es = og_dtype_storage_size(o->dtype);
     plan_copy(k, &pl, o->data, (const char *)x->data + off * (int64_t)es, es);
-    return OG_OK;
+    return own_strings(out, n_out);
 }
 
 /* ---- Range, Shape, Size ------------------------------------------------------------- */
@@ -724,17 +746,17 @@ static const og_dtype range_types[] = {OG_FLOAT, OG_DOUBLE, OG_INT16, OG_INT32, 
  * bytes) or read only shapes (Shape, Size). */
 const og_kernel_def og_cpu_tensor[] = {
     {.name = "Cast", .domain = "", .fn = cast_kernel, .types = cast_types},
-    {.name = "Concat", .domain = "", .fn = concat_kernel},
+    {.name = "Concat", .domain = "", .fn = concat_kernel, .strings = 1},
     {.name = "Constant", .domain = "", .fn = constant_kernel},
     {.name = "ConstantOfShape", .domain = "", .fn = cos_kernel},
-    {.name = "Expand", .domain = "", .fn = expand_kernel},
+    {.name = "Expand", .domain = "", .fn = expand_kernel, .strings = 1},
     {.name = "Range", .domain = "", .fn = range_kernel, .types = range_types},
-    {.name = "Shape", .domain = "", .fn = shape_kernel},
-    {.name = "Size", .domain = "", .fn = size_kernel},
-    {.name = "Split", .domain = "", .fn = split_kernel},
-    {.name = "Slice", .domain = "", .fn = slice_kernel},
-    {.name = "Tile", .domain = "", .fn = tile_kernel},
-    {.name = "Transpose", .domain = "", .fn = transpose_kernel},
+    {.name = "Shape", .domain = "", .fn = shape_kernel, .strings = 1},
+    {.name = "Size", .domain = "", .fn = size_kernel, .strings = 1},
+    {.name = "Split", .domain = "", .fn = split_kernel, .strings = 1},
+    {.name = "Slice", .domain = "", .fn = slice_kernel, .strings = 1},
+    {.name = "Tile", .domain = "", .fn = tile_kernel, .strings = 1},
+    {.name = "Transpose", .domain = "", .fn = transpose_kernel, .strings = 1},
     {.name = "Trilu", .domain = "", .fn = trilu_kernel},
     {.name = "Pad", .domain = "", .fn = pad_kernel},
     {.name = NULL}};
