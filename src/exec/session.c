@@ -463,9 +463,9 @@ static og_status session_exec(og_session *s, const og_exec_req *r)
             st = og_error(OG_ERR_INVALID_ARG, "input %d: NULL name or tensor", i);
             goto done;
         }
-        int v = -1;
-        for (int k = 0; k < g->n_inputs; k++)
-            if (strcmp(g->values[g->inputs[k]].name, r->input_names[i]) == 0) v = g->inputs[k];
+        /* by the name index: a scan of the inputs per input was quadratic in their count */
+        int v = og_graph_find_value(g, r->input_names[i]);
+        if (v >= 0 && !g->values[v].is_graph_input) v = -1;
         if (v < 0) {
             char names[512] = "";
             size_t used = 0;
