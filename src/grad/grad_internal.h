@@ -23,7 +23,16 @@ struct og_gb {
     og_node *current;   /* the builder's copy of the node whose rule runs (names emitted
                          * nodes; og_gb_forward_output keeps its outputs current) */
     const char *prefix; /* of new value and node names; NULL: "og_grad" */
+    int64_t max_nodes;  /* the graph may not grow past this (OG_GB_NODES_PER_NODE); 0: set
+                         * at the first node emitted */
 };
+
+/* A rule may emit many nodes for one (a Conv's gradient emits a dozen), but a count that
+ * grows with an attribute (a window, a repeat) could make millions from one hostile node:
+ * the graph being built may hold at most this many nodes per node it had when the emitter
+ * opened, plus OG_GB_NODES_EXTRA; past that, building fails with OG_ERR_LIMIT. */
+#define OG_GB_NODES_PER_NODE 64
+#define OG_GB_NODES_EXTRA    (1 << 20)
 
 /* og_gb_op writing into an existing value (its producer until now must be dropped). */
 int og_gb_op_to(og_gb *b, const char *op, int n_in, const int *in, int out_value);
