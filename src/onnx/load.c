@@ -360,6 +360,16 @@ og_status og_onnx_parse_tensor(const void *data, size_t size, const og_allocator
 
 /* ---- attributes ------------------------------------------------------------------ */
 
+/* An attribute's list holds an int count (og_attr.n): a longer one (a 2 GB model of 1-byte
+ * varints has more) is refused, with the error set. */
+static bool count_fits(size_t n, const char *node_name, const char *attr)
+{
+    if (n <= (size_t)INT_MAX) return true;
+    og_error(OG_ERR_LIMIT, "node '%s': attribute '%s' has %zu entries, more than %d", node_name,
+             attr ? attr : "", n, INT_MAX);
+    return false;
+}
+
 static og_status attr_from_proto(og_graph *g, const Onnx__AttributeProto *ap, og_attr *at,
                                  const char *node_name)
 {
@@ -414,12 +424,14 @@ static og_status attr_from_proto(og_graph *g, const Onnx__AttributeProto *ap, og
         if (st) return og_error_prefix(st, "node '%s', attribute '%s'", node_name, ap->name);
         break;
     case OG_ATTR_FLOATS:
+        if (!count_fits(ap->n_floats, node_name, ap->name)) return OG_ERR_LIMIT;
         at->n = (int)ap->n_floats;
         at->floats = og_malloc(a, (ap->n_floats + 1) * sizeof(float));
         if (!at->floats) return og_error(OG_ERR_NOMEM, "out of memory");
         if (ap->n_floats) memcpy(at->floats, ap->floats, ap->n_floats * sizeof(float));
         break;
     case OG_ATTR_INTS:
+        if (!count_fits(ap->n_ints, node_name, ap->name)) return OG_ERR_LIMIT;
         at->n = (int)ap->n_ints;
         at->ints = og_malloc(a, (ap->n_ints + 1) * sizeof(int64_t));
         if (!at->ints) return og_error(OG_ERR_NOMEM, "out of memory");
@@ -428,6 +440,7 @@ static og_status attr_from_proto(og_graph *g, const Onnx__AttributeProto *ap, og
     case OG_ATTR_STRINGS:
         at->strings = og_calloc(a, ap->n_strings + 1, sizeof(char *));
         if (!at->strings) return og_error(OG_ERR_NOMEM, "out of memory");
+        if (!count_fits(ap->n_strings, node_name, ap->name)) return OG_ERR_LIMIT;
         at->n = (int)ap->n_strings;
         for (size_t i = 0; i < ap->n_strings; i++) {
             at->strings[i] = og_malloc(a, ap->strings[i].len + 1);
@@ -439,6 +452,7 @@ static og_status attr_from_proto(og_graph *g, const Onnx__AttributeProto *ap, og
     case OG_ATTR_TENSORS:
         at->tensors = og_calloc(a, ap->n_tensors + 1, sizeof(og_tensor *));
         if (!at->tensors) return og_error(OG_ERR_NOMEM, "out of memory");
+        if (!count_fits(ap->n_tensors, node_name, ap->name)) return OG_ERR_LIMIT;
         at->n = (int)ap->n_tensors;
         for (size_t i = 0; i < ap->n_tensors; i++) {
             st = tensor_from_proto(ap->tensors[i], NULL, a, &at->tensors[i]);
