@@ -507,6 +507,12 @@ def _(d):
     return run(d, p, x=np.ones(4, np.float32)), "TopK"
 
 
+@case("pool_declared_2_61")
+def _(d):
+    p = unary(d, "MaxPool", {"kernel_shape": [2]}, x_shape=(1, 1, 1 << 61))
+    return info(p), "above 2^60"
+
+
 @case("conv_huge_declared_dims")
 def _(d):
     n = helper.make_node("Conv", ["x", "w"], ["y"], dilations=[1 << 31])
@@ -600,6 +606,22 @@ def _(d):
 def _(d):
     p = unary(d, "ReduceSum", inits=[numpy_helper.from_array(np.array([I64_MAX]), "axes")])
     return run(d, p, x=np.ones(4, np.float32)), "ReduceSum"
+
+
+@case("grad_maxpool_107500_phases")
+def _(d):  # found by fuzz_grad: the opset-12 MaxPool gradient unrolled one group per phase
+    n = helper.make_node("MaxPool", ["x"], ["y"], kernel_shape=[60, 80], dilations=[10, 10],
+                         pads=[10, 20, 10, 20])
+    p = save_model(d, [n], [vi("x", shape=[1, 1, 1000, 1000])], [vi("y")], opset=12)
+    return ["grad", p, "--input", "x=" + npy(d, "x.npy", np.zeros((1, 1, 1000, 1000), np.float32)),
+            "-o", os.path.join(d, "out")], "4096 is the limit"
+
+
+@case("grad_avgpool_declared_2_59")
+def _(d):  # the tap table's size would have wrapped a size_t
+    n = helper.make_node("AveragePool", ["x"], ["y"], kernel_shape=[2], pads=[1, 1])
+    p = save_model(d, [n], [vi("x", shape=[1, 1, 1 << 59])], [vi("y")])
+    return ["export", p, "-o", os.path.join(d, "out")], "above 16777216"
 
 
 # ---- inputs and data files ------------------------------------------------------------
