@@ -282,6 +282,11 @@ static og_status run_node(og_session *s, int ni)
     for (int j = 0; j < n->n_out; j++) {
         if (n->out[j] < 0) continue;
         og_vinfo *vo = &s->vout[j];
+        if (vo->rank > OG_MAX_RANK) {
+            st = og_error(OG_ERR_UNSUPPORTED, "%s: output %d would have rank %d, above %d",
+                          og_node_label(n, label, sizeof label), j, vo->rank, OG_MAX_RANK);
+            goto fail;
+        }
         if (vo->kind != OG_KIND_TENSOR) {
             /* the kernel fills a container; an alias op shares its input's */
             st = j == 0 && (n->op->flags & OG_OP_ALIAS_INPUT0)

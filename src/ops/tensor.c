@@ -303,6 +303,7 @@ static og_status expand_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, 
     if (st) return st;
     if (!known) {
         int64_t len = input_len(&in[1]);
+        if (len >= 0 && (st = check_rank_limit(c, len, "input 1 (shape)"))) return st;
         if (len >= 0 && in[0].rank >= 0) out[0].rank = (int)(len > in[0].rank ? len : in[0].rank);
         return OG_OK;
     }
@@ -636,7 +637,10 @@ static og_status split_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, o
                     og_op_error(c, OG_ERR_SHAPE, "split has negative entry %lld", (long long)sz[i]);
                 goto done;
             }
-            sum += sz[i];
+            if (!og_add_i64(sum, sz[i], &sum)) {
+                st = og_op_error(c, OG_ERR_SHAPE, "split sizes sum past int64");
+                goto done;
+            }
             out[i].dims[axis] = sz[i];
         }
         if (dim >= 0 && sum != dim)
