@@ -164,8 +164,9 @@ static og_status concat_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, 
             if (d == axis) {
                 if (x < 0 || v < 0)
                     v = OG_DIM_UNKNOWN;
-                else
-                    v += x;
+                else if (!og_add_i64(v, x, &v))
+                    return og_op_error(c, OG_ERR_SHAPE,
+                                       "the inputs' sizes along axis %d sum past int64", axis);
             } else if (x >= 0) {
                 if (v >= 0 && v != x) {
                     char a[128], b[128];

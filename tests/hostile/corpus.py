@@ -557,6 +557,28 @@ def _(d):
                x=np.ones(4, np.float32)), "axis"
 
 
+@case("concat_declared_past_int64")
+def _(d):
+    n = helper.make_node("Concat", ["a", "b"], ["y"], axis=0)
+    return info(save_model(d, [n], [vi("a", shape=[2**62]), vi("b", shape=[2**62])], [vi("y")])), \
+        "sum past int64"
+
+
+@case("expand_shape_input_of_18")
+def _(d):  # found by fuzz_grad: a heap-buffer-overflow in the resolver
+    n = helper.make_node("Expand", ["x", "shape"], ["y"])
+    return info(save_model(d, [n], [vi("x", shape=[1, 3, 1]), vi("shape", I64, [18])],
+                           [vi("y")], opset=9)), "rank 18, above the limit 8"
+
+
+@case("split_sizes_past_int64")
+def _(d):
+    n = helper.make_node("Split", ["x", "sp"], ["a", "b"], axis=0)
+    return info(save_model(d, [n], [vi("x", shape=[4])], [vi("a"), vi("b")],
+                           [numpy_helper.from_array(np.array([I64_MAX, 3]), "sp")], opset=13)), \
+        "sum past int64"
+
+
 @case("transpose_perm_repeated")
 def _(d):
     p = unary(d, "Transpose", {"perm": [0, 0]}, x_shape=(2, 2))
