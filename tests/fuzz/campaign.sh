@@ -16,7 +16,7 @@ for t in "$@"; do
   seeds=tests/fuzz/corpus/$(corpus_of "$t")
   mkdir -p "fuzz-corpus/$t" "fuzz-artifacts/$t" "$seeds"
   log=fuzz-logs/$t.run.log
-  flags=(-max_total_time="$secs" -rss_limit_mb=3072 -timeout=25 -max_len=65536
+  flags=(-max_total_time="$secs" -rss_limit_mb=3072 -timeout=25 -report_slow_units=60 -max_len=65536
          -print_final_stats=1 -artifact_prefix="fuzz-artifacts/$t/")
   if [ "$t" = python ]; then
     cmd=(env ONNXGRAD_LIBRARY="${OG_PY_LIB:-$PWD/build/libonnxgrad.so}" PYTHONPATH="$PWD/python"
