@@ -4,7 +4,7 @@ every weight and of the input) in onnxgrad and in PyTorch eager, same models, sa
 same thread count, in the same run.  Prints median milliseconds, the ratio onnxgrad /
 PyTorch (lower is better) and both peak RSS.  Runs under Debian's python3-torch.
 
-usage: /usr/bin/python3 bench/bench_train.py [--build build] [--iters N]"""
+usage: /usr/bin/python3 bench/bench_train.py [--build build] [--iters N] [MODEL ...]"""
 import argparse
 import json
 import os
@@ -25,12 +25,24 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from torch_check import TransformerBlock  # noqa: E402
 
 
-def models():
+class LSTMNet(torch.nn.Module):
+    """two stacked LSTM layers (input 128, hidden 256), batch first"""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = torch.nn.LSTM(128, 256, num_layers=2, batch_first=True)
+
+    def forward(self, x):
+        return self.lstm(x)[0]
+
+
+def models(only=None):
     torch.manual_seed(0)
-    return [("mlp", MLP(), torch.randn(64, 784)),
-            ("lenet", LeNet(), torch.randn(64, 1, 28, 28)),
-            ("transformer", TransformerBlock(d=256, heads=4), torch.randn(8, 64, 256)),
-            ("resnet18", ResNet18(), torch.randn(8, 3, 64, 64))]
+    all_models = [("mlp", MLP, (64, 784)), ("lenet", LeNet, (64, 1, 28, 28)),
+                  ("transformer", lambda: TransformerBlock(d=256, heads=4), (8, 64, 256)),
+                  ("resnet18", ResNet18, (8, 3, 64, 64)), ("lstm", LSTMNet, (32, 64, 128))]
+    return [(name, make(), torch.randn(*shape)) for name, make, shape in all_models
+            if not only or name in only]
 
 
 def torch_step_ms(model, x, threads, iters):
@@ -55,12 +67,14 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--iters", type=int, default=20)
     ap.add_argument("--out", default="bench/models/train")
+    ap.add_argument("models", nargs="*", help="only these (mlp, lenet, transformer, resnet18, "
+                    "lstm)")
     args = ap.parse_args()
     cli = os.path.join(args.build, "onnxgrad")
     os.makedirs(args.out, exist_ok=True)
     print("%-12s %7s %12s %12s %7s %14s" % ("model", "threads", "onnxgrad ms", "pytorch ms",
                                             "ratio", "onnxgrad RSS MB"))
-    for name, model, x in models():
+    for name, model, x in models(args.models):
         path = os.path.join(args.out, name)
         model.eval()
         export(model, x, path)

@@ -34,11 +34,13 @@ const char cli_train_usage[] =
     "\n"
     "Loss:\n"
     "  --loss L                 mse | mae | elastic | huber | log (binary, on logits) |\n"
-    "                           cross-entropy (softmax, on logits) | nll (on log-probs);\n"
+    "                           cross-entropy (softmax, on logits) | nll (on log-probs) |\n"
+    "                           proba (-log p, on probabilities: scikit-learn classifiers);\n"
     "                           without --loss, a MODEL carrying an ONNX TrainingInfoProto\n"
     "                           trains with its own algorithm (the optimizer options and\n"
     "                           --weights then do not apply)\n"
-    "  --model-output NAME      the output compared with the targets (default: the first)\n"
+    "  --model-output NAME      the output compared with the targets (default: the first\n"
+    "                           float tensor; a ZipMap output stands for its probabilities)\n"
     "  --reduction mean|sum     (default mean)      --l1-ratio R  elastic (default 0.5)\n"
     "  --delta D                huber (default 1)   --l1 X, --l2 X  weight penalties\n"
     "\n"
@@ -574,11 +576,11 @@ static int check_writable(const char *path, const char *what)
 static int configure(args *a, og_loss_options *lo, og_optimizer_options *oo)
 {
     static const char *const losses[] = {"mse", "mae",           "elastic", "huber",
-                                         "log", "cross-entropy", "nll"};
+                                         "log", "cross-entropy", "nll",     "proba"};
     static const char *const optims[] = {"sgd", "momentum", "nesterov", "adam", "adamw", "adagrad"};
     static const char *const scheds[] = {"constant", "optimal", "invscaling",
                                          "linear",   "cosine",  "step"};
-    int lk = a->loss ? pick(a->loss, losses, 7, "loss") : 0;
+    int lk = a->loss ? pick(a->loss, losses, 8, "loss") : 0;
     int ok = pick(a->optimizer ? a->optimizer : "sgd", optims, 6, "optimizer");
     int sk = a->schedule ? pick(a->schedule, scheds, 6, "schedule") : 0;
     if (lk < 0 || ok < 0 || sk < 0) return 2;
@@ -622,6 +624,52 @@ static int configure(args *a, og_loss_options *lo, og_optimizer_options *oo)
     return 0;
 }
 
+/* --loss nll takes log-probabilities: warn when the model's output on the first samples
+ * is not (a positive value, or rows along axis 1 that sum to 1: probabilities).  Nothing is
+ * said when the model cannot run on the features alone. */
+static void warn_not_log_probs(const og_model *m, const char *output, const og_dataset *d)
+{
+    int64_t n = og_dataset_size(d) < 16 ? og_dataset_size(d) : 16, idx[16];
+    og_session *s = NULL;
+    og_tensor *x = NULL, *y = NULL, *yt = NULL;
+    for (int64_t i = 0; i < n; i++) idx[i] = i;
+    const char *in = og_model_input_name(m, 0);
+    const char *out = output ? output : og_model_output_name(m, 0);
+    if (!in || !out || og_dataset_batch(d, idx, n, &x, &yt, NULL) ||
+        og_session_create(m, NULL, &s) ||
+        og_session_run_named(s, &in, (const og_tensor *const *)&x, 1, &out, 1, &y) ||
+        og_tensor_rank(y) < 2 || og_tensor_dtype(y) != OG_FLOAT) {
+        og_session_free(s);
+        og_tensor_free(x);
+        og_tensor_free(yt);
+        og_tensor_free(y);
+        return;
+    }
+    const float *v = og_tensor_cdata(y);
+    const int64_t *dims = og_tensor_dims(y);
+    int64_t rows = dims[0], c = dims[1], rc = rows * c;
+    int64_t inner = rc > 0 ? og_tensor_numel(y) / rc : 0;
+    bool positive = false, sums_to_one = rows * inner > 0;
+    for (int64_t i = 0; i < og_tensor_numel(y); i++) positive = positive || v[i] > 0;
+    for (int64_t r = 0; r < rows && sums_to_one; r++)
+        for (int64_t k = 0; k < inner && sums_to_one; k++) {
+            double sum = 0;
+            for (int64_t j = 0; j < c; j++) sum += v[(r * c + j) * inner + k];
+            sums_to_one = fabs(sum - 1) < 1e-3;
+        }
+    if (positive || sums_to_one)
+        fprintf(stderr,
+                "onnxgrad: warning: --loss nll takes log-probabilities, but output '%s' %s on "
+                "the first samples: apply LogSoftmax in the model, or use --loss "
+                "cross-entropy on logits\n",
+                out,
+                sums_to_one ? "sums to 1 along axis 1 (probabilities)" : "has positive values");
+    og_session_free(s);
+    og_tensor_free(x);
+    og_tensor_free(yt);
+    og_tensor_free(y);
+}
+
 int cli_train(int argc, char **argv)
 {
     args a;
@@ -642,7 +690,8 @@ int cli_train(int argc, char **argv)
     og_optimizer_options oo;
     if ((rc = configure(&a, &lo, &oo))) return rc;
     bool algorithm = a.loss == NULL; /* the model's own TrainingInfoProto */
-    bool classes = !algorithm && (lo.kind == OG_LOSS_CROSS_ENTROPY || lo.kind == OG_LOSS_NLL);
+    bool classes = !algorithm && (lo.kind == OG_LOSS_CROSS_ENTROPY || lo.kind == OG_LOSS_NLL ||
+                                  lo.kind == OG_LOSS_PROBA);
 
     og_model *m = NULL, *lm = NULL, *trained = NULL, *with_step = NULL;
     og_dataset *all = NULL, *train = NULL, *val = NULL, *val_owned = NULL;
@@ -677,8 +726,9 @@ int cli_train(int argc, char **argv)
     if (og_model_load_file(a.model, NULL, &m)) goto done;
     if (algorithm) {
         if (og_model_training_info_count(m) == 0) {
-            rc = cli_bad_usage("train: --loss is required (mse, mae, elastic, huber, log, "
-                               "cross-entropy, nll) unless MODEL carries a TrainingInfoProto");
+            rc = cli_bad_usage(
+                "train: --loss is required (mse, mae, elastic, huber, log, "
+                "cross-entropy, nll, proba) unless MODEL carries a TrainingInfoProto");
             goto cleanup;
         }
         classes = target_is_int64(m);
@@ -695,6 +745,7 @@ int cli_train(int argc, char **argv)
     } else {
         train = all;
     }
+    if (!algorithm && lo.kind == OG_LOSS_NLL) warn_not_log_probs(m, lo.output, train);
     if (!algorithm && og_model_add_loss(m, &lo, &lm)) goto done;
     og_trainer_options to;
     memset(&to, 0, sizeof to);

@@ -12,6 +12,8 @@
 struct og_grad {
     const og_model *model;
     og_model *owned_model; /* set when g was loaded from saved bytes: g owns its model */
+    og_model *lowered;     /* the model with its ai.onnx.ml linear models lowered (grad.h:
+                              og_grad_lower_ml), which `model` then points to; or NULL */
     og_model *training;    /* the training graph, wrapped as a model */
     og_model *eval;        /* the forward graph with the weights as inputs */
     og_session *session;   /* runs the training graph */
@@ -46,6 +48,17 @@ static inline bool og_grad_enter_shared(og_grad *g)
 }
 
 static inline void og_grad_leave_shared(og_grad *g) { atomic_fetch_sub(&g->users, 1); }
+
+/* og_grad_run that also hands back the values of the training graph named in extra
+ * (n_extra of them, into extra_out: new tensors), from the same run. */
+og_status og_grad_run_with(og_grad *g, const char *const *input_names,
+                           const og_tensor *const *inputs, int n_inputs,
+                           const og_tensor *const *grad_outputs, og_tensor **outputs,
+                           og_tensor **grads, const char *const *extra, int n_extra,
+                           og_tensor **extra_out);
+/* The initializer `name` of the training graph (eval false) or of the eval graph, NULL if
+ * none: for state a trainer updates besides the weights (running statistics). */
+og_tensor *og_grad_state_tensor(og_grad *g, const char *name, bool eval);
 
 /* Split the training graph into its forward and backward halves (fills the fields above). */
 og_status og_grad_split(og_grad *g);

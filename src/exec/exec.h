@@ -31,9 +31,16 @@ typedef struct og_exec_req {
     const int *want;
     int n_want;
     og_tensor **out;
+    /* per wanted value (NULL: none): hand it back as a view sharing its buffer, never as a
+     * copy, even when the buffer is not the session's (a caller's input, which the caller
+     * then keeps alive as long as the view) */
+    const bool *share;
 } og_exec_req;
 
 og_status og_session_exec(og_session *s, const og_exec_req *r);
+/* The random key kernels get (og_kernel_ctx.rng) in run `run` (0-based) of a session seeded
+ * `seed` (og_session_options.seed). */
+uint64_t og_exec_run_key(uint64_t seed, uint64_t run);
 /* The graph a session runs. */
 const og_graph *og_session_graph(const og_session *s);
 

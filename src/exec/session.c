@@ -13,32 +13,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "exec/exec.h"
-#include "kernels/cpu/kernel.h"
-
-struct og_session {
-    const og_graph *g;
-    const og_backend *backend;
-    const og_allocator *alloc; /* the caller's: output tensors and scratch use it */
-    int threads;
-    og_log_fn log;
-    void *log_user;
-    int debug;
-    og_kernel_binding *kernels; /* per node */
-    int *last_use;              /* per value: index of the last node reading it, -1 if none */
-    og_tensor **slot;           /* per value, during a run */
-    bool *owned;                /* slot[v] is the session's to release */
-    bool *keep;                 /* requested as an output of this run */
-    int64_t *sym;               /* per symbol: its value in this run, -1 unbound */
-    og_vinfo *vin, *vout;
-    const og_tensor **tin;
-    og_tensor **tout;
-    int max_in, max_out;
-    og_pool *pool;
-    /* One run at a time: set by og_session_exec for its duration (a second thread's call
-     * fails with OG_ERR_BUSY instead of sharing the per-run state above). */
-    atomic_int busy;
-};
+#include "core/rng.h"
+#include "exec/exec_internal.h"
 
 og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_allocator *host,
                          const og_session_options *opts, og_session **out)
@@ -50,9 +26,11 @@ og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_
     og_session *s = og_calloc(a, 1, sizeof *s);
     if (!s) return og_error(OG_ERR_NOMEM, "out of memory creating a session");
     s->g = g;
+    s->root = og_graph_root(g);
     s->backend = backend ? backend : &og_cpu_backend;
     s->alloc = s->backend->allocator(a);
     s->threads = opts ? opts->threads : 0;
+    s->rng_seed = opts ? opts->seed : 0;
     if (s->threads < 0) {
         st = og_error(OG_ERR_INVALID_ARG, "threads must be >= 0, got %d", s->threads);
         goto fail;
@@ -84,8 +62,10 @@ og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_
     s->slot = og_calloc(a, nv, sizeof *s->slot);
     s->owned = og_calloc(a, nv, sizeof *s->owned);
     s->keep = og_calloc(a, nv, sizeof *s->keep);
-    s->sym = og_calloc(a, (size_t)g->n_symbols + 1, sizeof *s->sym);
-    if (!s->kernels || !s->last_use || !s->slot || !s->owned || !s->keep || !s->sym) goto nomem;
+    s->sym = og_calloc(a, (size_t)s->root->n_symbols + 1, sizeof *s->sym);
+    s->subs = og_calloc(a, nn, sizeof *s->subs);
+    if (!s->kernels || !s->last_use || !s->slot || !s->owned || !s->keep || !s->sym || !s->subs)
+        goto nomem;
     for (int v = 0; v < g->n_values; v++) s->last_use[v] = -1;
     for (int i = 0; i < g->n_nodes; i++) {
         const og_node *n = &g->nodes[i];
@@ -102,10 +82,16 @@ og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_
                           og_node_label(n, label, sizeof label), n->op_type);
             goto fail;
         }
-        for (int j = 0; j < n->n_in; j++)
-            in_types[j] = n->in[j] >= 0 ? g->values[n->in[j]].dtype : OG_UNDEFINED;
-        st = og_backend_bind(s->backend, n, in_types, &s->kernels[i]);
-        if (st) goto fail;
+        if (n->op->flags & OG_OP_CONTROL) {
+            /* run here, no kernel: its subgraphs get sessions of their own */
+            st = og_exec_create_subs(s, i, opts);
+            if (st) goto fail;
+        } else {
+            for (int j = 0; j < n->n_in; j++)
+                in_types[j] = n->in[j] >= 0 ? g->values[n->in[j]].dtype : OG_UNDEFINED;
+            st = og_backend_bind(s->backend, n, in_types, &s->kernels[i]);
+            if (st) goto fail;
+        }
         for (int j = 0; j < n->n_in; j++)
             if (n->in[j] >= 0) s->last_use[n->in[j]] = i;
     }
@@ -143,6 +129,7 @@ void og_session_free(og_session *s)
     if (!s) return;
     const og_allocator *a = s->alloc;
     if (s->slot && s->owned && s->keep) release_slots(s);
+    og_exec_free_subs(s);
     og_pool_close(s->pool);
     og_free(a, s->kernels);
     og_free(a, s->last_use);
@@ -192,8 +179,8 @@ static og_status check_input(og_session *s, const og_value *v, const og_tensor *
                 return og_error(OG_ERR_SHAPE,
                                 "input '%s': dim %d ('%s') is %lld, but another "
                                 "input set '%s' to %lld",
-                                v->name, d, s->g->symbols[sym], (long long)t->dims[d],
-                                s->g->symbols[sym], (long long)s->sym[sym]);
+                                v->name, d, s->root->symbols[sym], (long long)t->dims[d],
+                                s->root->symbols[sym], (long long)s->sym[sym]);
             }
         }
     }
@@ -229,7 +216,9 @@ static og_status budget_error(og_session *s, const og_node *n, int j, size_t nby
         snprintf(what, sizeof what, "output %d of shape %s", j,
                  og_shape_str(vo->rank, vo->dims, shape, sizeof shape));
     else
-        snprintf(what, sizeof what, "the kernel's scratch");
+        snprintf(what, sizeof what, "%s",
+                 n->op && (n->op->flags & OG_OP_CONTROL) ? "a subgraph's run"
+                                                         : "the kernel's scratch");
     if (!refused) {
         if (j < 0) return og_error_prefix(OG_ERR_NOMEM, "%s", label);
         return og_error(OG_ERR_NOMEM, "%s: out of memory for %s (%zu bytes)", label, what, nbytes);
@@ -273,6 +262,14 @@ static og_status run_node(og_session *s, int ni)
     for (int j = 0; j < n->n_out; j++) {
         og_vinfo_unknown(&s->vout[j]);
         s->tout[j] = NULL;
+    }
+    const og_kernel_binding *kb = &s->kernels[ni];
+    og_kernel_ctx k = {n, n->params, og_pool_allocator(s->pool), s->threads, NULL, s->run_key};
+    if (n->op->flags & OG_OP_CONTROL) {
+        st = og_exec_control(s, ni);
+        if (st == OG_ERR_NOMEM) st = budget_error(s, n, -1, 0, NULL);
+        if (st) goto fail;
+        goto store;
     }
     og_op_ctx c = {n, s->alloc, NULL, true};
     if (n->op->infer) {
@@ -335,12 +332,11 @@ static og_status run_node(og_session *s, int ni)
         }
     }
     /* the loop bound for the static dtype, unless this run's input says otherwise */
-    const og_kernel_binding *kb = &s->kernels[ni];
     const void *impl = kb->impl;
     if (impl && (kb->type_input >= n->n_in || !s->tin[kb->type_input] ||
                  s->tin[kb->type_input]->dtype != kb->type))
         impl = NULL;
-    og_kernel_ctx k = {n, n->params, og_pool_allocator(s->pool), s->threads, impl};
+    k.impl = impl;
     for (int j = 0; !kb->strings && j < n->n_in; j++)
         if (s->tin[j] && s->tin[j]->kind == OG_KIND_TENSOR && s->tin[j]->dtype == OG_STRING) {
             st = og_error(OG_ERR_UNSUPPORTED,
@@ -355,6 +351,7 @@ static og_status run_node(og_session *s, int ni)
         if (st == OG_ERR_NOMEM) st = budget_error(s, n, -1, 0, NULL);
         if (st) goto fail;
     }
+store:
     for (int j = 0; j < n->n_out; j++) {
         int v = n->out[j];
         if (v < 0) continue;
@@ -403,7 +400,7 @@ static bool own_buffers(const og_tensor *t)
 /* Give value v to the caller: the session's own tensor when nothing else shares its
  * buffer, else a copy.  Its buffer stays tied to the pool, so that freeing the output gives
  * the block back for the next run. */
-static og_status take_output(og_session *s, int v, og_tensor **out)
+static og_status take_output(og_session *s, int v, bool share, og_tensor **out)
 {
     og_tensor *t = s->slot[v];
     if (!t && s->g->values[v].kind == OG_VALUE_INPUT)
@@ -423,6 +420,7 @@ static og_status take_output(og_session *s, int v, og_tensor **out)
         s->owned[v] = false;
         return OG_OK;
     }
+    if (share) return og_tensor_view(t, t->rank, t->dims, out);
     return og_tensor_clone(t, s->alloc, out);
 }
 
@@ -456,7 +454,9 @@ static og_status session_exec(og_session *s, const og_exec_req *r)
     const og_graph *g = s->g;
     og_status st = OG_OK;
     int *out_v = NULL;
-    for (int i = 0; i < g->n_symbols; i++) s->sym[i] = -1;
+    for (int i = 0; i < s->root->n_symbols; i++) s->sym[i] = -1;
+    s->run_key = og_exec_run_key(s->rng_seed, s->rng_runs);
+    s->rng_runs++;
     out_v = og_malloc(s->alloc, (size_t)(r->n_want + 1) * sizeof *out_v);
     if (!out_v) return og_error(OG_ERR_NOMEM, "out of memory");
 
@@ -515,7 +515,7 @@ static og_status session_exec(og_session *s, const og_exec_req *r)
         for (int k = 0; k < j; k++)
             if (out_v[k] == v) first = k;
         st = first >= 0 ? og_tensor_clone(r->out[first], s->alloc, &r->out[j])
-                        : take_output(s, v, &r->out[j]);
+                        : take_output(s, v, r->share && r->share[j], &r->out[j]);
         if (st) goto done;
     }
 done:
@@ -579,8 +579,8 @@ static og_status run_named(og_session *s, const char *const *input_names,
             if (n->in[k] >= 0) need[n->in[k]] = true;
     }
     if (!st) {
-        og_exec_req r = {input_names, inputs, n_inputs, NULL,      NULL,
-                         0,           run,    want,     n_outputs, outputs};
+        og_exec_req r = {input_names, inputs, n_inputs,  NULL,    NULL, 0,
+                         run,         want,   n_outputs, outputs, NULL};
         st = session_exec(s, &r);
     }
     og_free(s->alloc, need);
@@ -608,3 +608,26 @@ og_status og_session_run(og_session *s, const char *const *input_names,
 }
 
 const og_graph *og_session_graph(const og_session *s) { return s->g; }
+
+/* run k draws from (seed, k): a key no two runs share */
+uint64_t og_exec_run_key(uint64_t seed, uint64_t run)
+{
+    uint64_t mix = seed ^ 0xD1B54A32D192ED03ull * (run + 1);
+    return og_splitmix64(&mix);
+}
+
+og_status og_session_get_rng(const og_session *s, uint64_t *seed, uint64_t *runs)
+{
+    if (!s) return og_error(OG_ERR_INVALID_ARG, "og_session_get_rng: session is NULL");
+    if (seed) *seed = s->rng_seed;
+    if (runs) *runs = s->rng_runs;
+    return OG_OK;
+}
+
+og_status og_session_set_rng(og_session *s, uint64_t seed, uint64_t runs)
+{
+    if (!s) return og_error(OG_ERR_INVALID_ARG, "og_session_set_rng: session is NULL");
+    s->rng_seed = seed;
+    s->rng_runs = runs;
+    return OG_OK;
+}

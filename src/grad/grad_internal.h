@@ -25,6 +25,12 @@ struct og_gb {
     const char *prefix; /* of new value and node names; NULL: "og_grad" */
     int64_t max_nodes;  /* the graph may not grow past this (OG_GB_NODES_PER_NODE); 0: set
                          * at the first node emitted */
+    /* Copies of the values og_gb_value handed out, by value id (NULL: none yet).  Rules
+     * keep og_gb_value's pointers while they emit, and emitting may move the graph's value
+     * array: copies stay put whatever a rule emits.  Freed by og_gb_release. */
+    og_value **snap;
+    int n_snap;
+    const char *name_prefix; /* of new value names, before prefix (og_grad_spec.prefix) */
 };
 
 /* A rule may emit many nodes for one (a Conv's gradient emits a dozen), but a count that
@@ -33,6 +39,9 @@ struct og_gb {
  * opened, plus OG_GB_NODES_EXTRA; past that, building fails with OG_ERR_LIMIT. */
 #define OG_GB_NODES_PER_NODE 64
 #define OG_GB_NODES_EXTRA    (1 << 20)
+
+/* Free what the emitter allocated for itself (the value copies). */
+void og_gb_release(og_gb *b);
 
 /* og_gb_op writing into an existing value (its producer until now must be dropped). */
 int og_gb_op_to(og_gb *b, const char *op, int n_in, const int *in, int out_value);

@@ -13,6 +13,11 @@
  *   ScatterND:               the same with ScatterND / GatherND
  *   Scatter (opset 9, 10):   as ScatterElements none, du through OneHot (no GatherElements)
  *   OneHot(i, depth, v):     dv = [sum(dy where off), sum(dy where on)]
+ *   Compress(x, c):          dx = dy put back at the selected positions, zeros elsewhere:
+ *       opset >= 11: ScatterND(zeros, NonZero(c)ᵀ, dy) with the axis moved first (or on
+ *       the flattened x); opset 9, 10: dy ·_axis OneHot(NonZero(c), dim(axis))
+ *   ReverseSequence(x, l):   dx = ReverseSequence(dy, l) (a permutation that is its own
+ *       inverse)
  * With repeated indices and reduction none, which write wins is unspecified: du gives every
  * duplicate dy at its index (as onnxruntime and PyTorch's scatter do).
  * Negative indices: the forward ops wrap them; the scatters used here do the same (OneHot
@@ -327,8 +332,71 @@ static og_status g_onehot(og_gb *b, const og_node *n, const int *dy, int *dx)
     return og_gb_status(b);
 }
 
-const og_grad_rule og_grad_index[] = {
-    {"Gather", "", g_gather},      {"GatherElements", "", g_gather_elements},
-    {"GatherND", "", g_gather_nd}, {"ScatterElements", "", g_scatter_elements},
-    {"Scatter", "", g_scatter},    {"ScatterND", "", g_scatter_nd},
-    {"OneHot", "", g_onehot},      {0}};
+/* ---- Compress, ReverseSequence ---------------------------------------------------- */
+
+static og_status g_compress(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    int r = og_rule_rank_of(b, n, IN(0), "input 0");
+    if (r < 0) return og_gb_status(b);
+    bool has_axis = og_node_attr(n, "axis") != NULL;
+    int axis = has_axis ? og_rule_axis(b, n, og_attr_int(n, "axis", 0), r) : 0;
+    if (axis < 0) return og_gb_status(b);
+    og_dtype dt = og_gb_value(b, OUT(0))->dtype;
+    int idx = og_gb_op1(b, "NonZero", IN(1)); /* [1, k] */
+    int64_t m1 = -1;
+    if (og_gb_opset(b) < 11) {
+        /* dy ·_axis OneHot(positions, dim): the selection matrix, transposed */
+        int depth = has_axis ? dim_of(b, IN(0), axis) : og_gb_op1(b, "Size", IN(0));
+        int pos = og_gb_op2(b, "Reshape", idx, og_gb_const_i64(b, &m1, 1));
+        int oh = one_hot(b, pos, OG_INT64, depth, dt, -1); /* [k, dim] */
+        if (!has_axis) {
+            int row = og_gb_op2(b, "MatMul", og_rule_unsqueeze(b, dy[0], (int64_t[]){0}, 1), oh);
+            dx[0] = og_gb_op2(b, "Reshape", row, og_gb_op1(b, "Shape", IN(0)));
+        } else {
+            dx[0] = og_rule_matmul_axis(b, dy[0], oh, r, axis);
+        }
+        return og_gb_status(b);
+    }
+    int pos = og_rule_transpose(b, idx, (int64_t[]){1, 0}, 2); /* [k, 1] */
+    int zero = og_gb_scalar(b, 0.0, dt);
+    if (!has_axis) {
+        int zeros = og_gb_op2(b, "Expand", zero, og_gb_op1(b, "Shape", IN(0)));
+        zeros = og_gb_op2(b, "Reshape", zeros, og_gb_const_i64(b, &m1, 1));
+        int flat = og_gb_op3(b, "ScatterND", zeros, pos, dy[0]);
+        dx[0] = og_gb_op2(b, "Reshape", flat, og_gb_op1(b, "Shape", IN(0)));
+        return og_gb_status(b);
+    }
+    /* the axis first: zeros of x's dims in that order, scatter, then back */
+    int64_t perm[OG_MAX_RANK], inv[OG_MAX_RANK];
+    perm[0] = axis;
+    for (int d = 0, k = 1; d < r; d++)
+        if (d != axis) perm[k++] = d;
+    for (int d = 0; d < r; d++) inv[perm[d]] = d;
+    int shp = og_gb_op1(b, "Shape", IN(0)), upd = dy[0];
+    if (axis != 0) {
+        shp = og_gb_op2(b, "Gather", shp, og_gb_const_i64(b, perm, r));
+        upd = og_rule_transpose(b, upd, perm, r);
+    }
+    int s = og_gb_op3(b, "ScatterND", og_gb_op2(b, "Expand", zero, shp), pos, upd);
+    dx[0] = axis != 0 ? og_rule_transpose(b, s, inv, r) : s;
+    return og_gb_status(b);
+}
+
+static og_status g_reverse_sequence(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    if (!WANTS(0)) return og_gb_status(b);
+    dx[0] = og_gb_op2(b, "ReverseSequence", dy[0], IN(1));
+    og_gb_copy_attrs(b, og_gb_last(b), n, NULL);
+    return og_gb_status(b);
+}
+
+const og_grad_rule og_grad_index[] = {{"Gather", "", g_gather},
+                                      {"GatherElements", "", g_gather_elements},
+                                      {"GatherND", "", g_gather_nd},
+                                      {"ScatterElements", "", g_scatter_elements},
+                                      {"Scatter", "", g_scatter},
+                                      {"ScatterND", "", g_scatter_nd},
+                                      {"OneHot", "", g_onehot},
+                                      {"Compress", "", g_compress},
+                                      {"ReverseSequence", "", g_reverse_sequence},
+                                      {0}};

@@ -6,7 +6,10 @@
  *                             dC = β·dY summed back to C's shape
  *   Einsum:  dx_i = Einsum(dy, x_j (j != i)) onto x_i's subscripts; diagonals (a
  *            subscript repeated in a term) through an identity mask, broadcast or summed
- *            ellipsis axes summed back to x_i's shape */
+ *            ellipsis axes summed back to x_i's shape
+ *   Det:     d det(A)/dA = the cofactor matrix C, C_ij = (−1)^(i+j) det(A without row i and
+ *            column j): dA = dY·C, the n² minors gathered at once and their Det taken
+ *            (defined for singular A too, unlike det(A)·A⁻ᵀ) */
 #include <string.h>
 
 #include "grad/rule_util.h"
@@ -94,22 +97,14 @@ static og_status g_matmul(og_gb *b, const og_node *n, const int *dy, int *dx)
         return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
                           "MatMul gradients need both operands of known rank >= 2 (got %d and %d)",
                           ra, rb);
-    int64_t from[OG_MAX_RANK];
-    memcpy(from, Y->dims, sizeof from);
+    /* dA = dY·Bᵀ and dB = Aᵀ·dY have the operands' own matrix dims; only the batch axes
+     * may have been broadcast */
     int a = n->in[0], bb = n->in[1], out = n->out[0];
-    if (og_gb_wants(b, n, 0)) {
-        int g = matmul_t(b, dy[0], ry, false, bb, rb, true, out, bb);
-        from[ry - 2] = A->dims[ra - 2];
-        from[ry - 1] = A->dims[ra - 1];
-        dx[0] = og_gb_sum_to_shape(b, g, ry, from, a);
-    }
-    if (og_gb_wants(b, n, 1)) {
-        int g = matmul_t(b, a, ra, true, dy[0], ry, false, a, out);
-        memcpy(from, og_gb_value(b, out)->dims, sizeof from);
-        from[ry - 2] = og_gb_value(b, bb)->dims[rb - 2];
-        from[ry - 1] = og_gb_value(b, bb)->dims[rb - 1];
-        dx[1] = og_gb_sum_to_shape(b, g, ry, from, bb);
-    }
+    if (og_gb_wants(b, n, 0))
+        dx[0] =
+            og_gb_sum_to_input(b, matmul_t(b, dy[0], ry, false, bb, rb, true, out, bb), n, 0, 2);
+    if (og_gb_wants(b, n, 1))
+        dx[1] = og_gb_sum_to_input(b, matmul_t(b, a, ra, true, dy[0], ry, false, a, out), n, 1, 2);
     return og_gb_status(b);
 }
 
@@ -421,5 +416,62 @@ static og_status g_einsum(og_gb *b, const og_node *n, const int *dy, int *dx)
     return og_gb_status(b);
 }
 
-const og_grad_rule og_grad_linalg[] = {
-    {"MatMul", "", g_matmul}, {"Gemm", "", g_gemm}, {"Einsum", "", g_einsum}, {0}};
+/* ---- Det ------------------------------------------------------------------------------ */
+
+static og_status g_det(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    const og_value *A = og_gb_value(b, n->in[0]);
+    int r = A->rank;
+    if (r < 2 || !og_dim_known(A->dims[r - 1]))
+        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                          "gradient needs the rank and the matrix size statically");
+    int64_t m = A->dims[r - 1], bd = r - 2;
+    og_dtype dt = og_gb_value(b, n->out[0])->dtype;
+    int64_t axes2[2] = {bd, bd + 1};
+    /* dY against [..., 1, 1] */
+    int g = og_rule_unsqueeze(b, dy[0], axes2, 2);
+    if (m == 1) {
+        dx[0] = g;
+        return og_gb_status(b);
+    }
+    if (m > 64)
+        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                          "gradient of Det of %lld x %lld matrices: the minors would take too "
+                          "much memory (at most 64 x 64)",
+                          (long long)m, (long long)m);
+    const og_allocator *al = og_gb_alloc(b);
+    int64_t *rows = og_malloc(al, (size_t)(m * (m - 1) + m * m) * sizeof *rows);
+    if (!rows) return og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
+    int64_t *sign = rows + m * (m - 1);
+    for (int64_t i = 0; i < m; i++) {
+        for (int64_t j = 0, q = 0; j < m; j++) {
+            if (j != i) rows[i * (m - 1) + q++] = j;
+            sign[i * m + j] = (i + j) % 2 ? -1 : 1;
+        }
+    }
+    int64_t rshape[2] = {m, m - 1}, sshape[2] = {m, m};
+    int idx = og_rule_reshape_c(b, og_gb_const_i64(b, rows, (int)(m * (m - 1))), rshape, 2);
+    int sg = og_rule_cast(
+        b, og_rule_reshape_c(b, og_gb_const_i64(b, sign, (int)(m * m)), sshape, 2), dt);
+    og_free(al, rows);
+    /* [..., i, a, M] then [..., i, a, j, c] -> [..., i, j, a, c] */
+    int t = og_gb_op2(b, "Gather", n->in[0], idx);
+    og_gb_attr_int(b, og_gb_last(b), "axis", bd);
+    t = og_gb_op2(b, "Gather", t, idx);
+    og_gb_attr_int(b, og_gb_last(b), "axis", bd + 2);
+    int64_t perm[OG_MAX_RANK + 2];
+    for (int i = 0; i < bd; i++) perm[i] = i;
+    perm[bd] = bd;
+    perm[bd + 1] = bd + 2;
+    perm[bd + 2] = bd + 1;
+    perm[bd + 3] = bd + 3;
+    int minors = og_gb_op1(b, "Det", og_rule_transpose(b, t, perm, (int)bd + 4));
+    dx[0] = og_gb_op2(b, "Mul", g, og_gb_op2(b, "Mul", minors, sg));
+    return og_gb_status(b);
+}
+
+const og_grad_rule og_grad_linalg[] = {{"MatMul", "", g_matmul},
+                                       {"Gemm", "", g_gemm},
+                                       {"Einsum", "", g_einsum},
+                                       {"Det", "", g_det},
+                                       {0}};

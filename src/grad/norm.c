@@ -10,6 +10,15 @@
  *   LayerNormalization reads μ and σ⁻¹ from its forward node's Mean and InvStdDev outputs;
  *   Batch and InstanceNormalization compute the batch statistics again.
  *   Dropout: dx = dy (inference), mask·dy / (1 − ratio) in training mode
+ *   GroupNormalization: X viewed as [N, G, −1], batch statistics per row: dX as above with
+ *     g = dY·scale; dscale = Σ dY·x̂, dbias = Σ dY over N and the spatial axes (and over the
+ *     channels of a group at opset 18, whose scale is per group)
+ *   MeanVarianceNormalization: y = (x − μ)/d, d = σ + 1e-9 (the spec's epsilon is outside
+ *     the square root): dX = (dY − mean(dY))/d − (x − μ)·mean(dY·(x − μ))/(d²·σ)
+ *   LpNormalization: y = x/n, n = ‖x‖ₚ: dX = (dY − t·Σ(dY·y))/n, t = y (p 2), sign(x) (p 1)
+ *   LRN: s = bias + α/size·W(x²), y = x·s^−β with W the sum over the channel window
+ *     [c − lo, c + hi]: dX = dY·s^−β − 2αβ/size·x·Wᵀ(dY·y/s), where Wᵀ sums over
+ *     [c − hi, c + lo]; both windows are a Conv of ones over the channel axis
  */
 #include "grad/rule_util.h"
 #include "ops/norm.h"
@@ -286,8 +295,8 @@ static og_status g_layernorm(og_gb *b, const og_node *n, const int *dy, int *dx)
 
 /* dropout: inference (and every form before opset 12, which onnxgrad runs as inference):
  * dx = dy.  Training (opset 12+, training_mode true): dx = mask ? dy / (1 - ratio) : 0,
- * with the node's mask output; a training_mode known only at run time selects between
- * the two. */
+ * with the node's mask output (added when the model omits it); a training_mode known only
+ * at run time selects between the two. */
 static og_status g_dropout(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     int x = IN(0);
@@ -301,11 +310,10 @@ static og_status g_dropout(og_gb *b, const og_node *n, const int *dy, int *dx)
         dx[0] = dy[0];
         return og_gb_status(b);
     }
-    int mask = n->n_out > 1 ? OUT(1) : -1;
-    if (mask < 0)
-        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                          "Dropout in training mode: the gradient needs the dropout mask, but "
-                          "the node does not output it (give it a second output, 'mask')");
+    /* the mask the forward run drew (the node gains the output when it has none; the
+     * training forward then keeps it for the backward half) */
+    int mask = og_gb_forward_output(b, n, 1);
+    if (mask < 0) return og_gb_status(b);
     int scale;
     const og_tensor *rk = ratio >= 0 ? og_gb_value(b, ratio)->known : NULL;
     if (ratio < 0 || (rk && rk->numel == 1)) {
@@ -322,8 +330,161 @@ static og_status g_dropout(og_gb *b, const og_node *n, const int *dy, int *dx)
     return og_gb_status(b);
 }
 
+/* ---- GroupNormalization, MeanVarianceNormalization, LpNormalization, LRN ------------------ */
+
+static og_status g_groupnorm(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    const og_norm_params *p = norm_params(b, n);
+    if (!p) return og_gb_status(b);
+    int x = IN(0);
+    const og_value *X = og_gb_value(b, x);
+    int rank = X->rank;
+    if (rank < 2 || !og_dim_known(X->dims[1]))
+        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                          "gradient needs the input's rank and channel count statically");
+    og_dtype dt = og_gb_value(b, OUT(0))->dtype;
+    int64_t C = X->dims[1], G = p->groups, ax2 = 2;
+    int64_t gshape[3] = {0, G, -1}, pshape[OG_MAX_RANK], all[OG_MAX_RANK];
+    bool per_channel = n->since_version >= 21;
+    int xg = og_rule_reshape_c(b, x, gshape, 3);
+    norm_stats st = batch_stats(b, xg, &ax2, 1, p->epsilon, dt);
+    int dyg = og_rule_reshape_c(b, dy[0], gshape, 3);
+    /* scale against [N, C, ...] (per channel) or [N, G, -1] (per group) */
+    int k = 0;
+    pshape[0] = -1;
+    for (int i = 1; i < rank - 1; i++) pshape[i] = 1;
+    all[k++] = 0;
+    for (int i = 2; i < rank; i++) all[k++] = i;
+    int64_t g3[3] = {1, G, 1}, a02[2] = {0, 2};
+    if (WANTS(0)) {
+        int g;
+        if (per_channel)
+            g = og_rule_reshape_c(
+                b, og_gb_op2(b, "Mul", dy[0], og_rule_reshape_c(b, IN(1), pshape, rank - 1)),
+                gshape, 3);
+        else
+            g = og_gb_op2(b, "Mul", dyg, og_rule_reshape_c(b, IN(1), g3, 3));
+        dx[0] = og_gb_reshape_like(b, norm_backward(b, &st, g, &ax2, 1), x);
+    }
+    if (per_channel) {
+        if (WANTS(1))
+            dx[1] = og_gb_reshape_like(
+                b,
+                og_gb_reduce_sum(b, og_gb_op2(b, "Mul", dy[0], og_gb_reshape_like(b, st.xhat, x)),
+                                 all, k, false),
+                IN(1));
+        if (WANTS(2))
+            dx[2] = og_gb_reshape_like(b, og_gb_reduce_sum(b, dy[0], all, k, false), IN(2));
+    } else {
+        if (WANTS(1))
+            dx[1] = og_gb_reshape_like(
+                b, og_gb_reduce_sum(b, og_gb_op2(b, "Mul", dyg, st.xhat), a02, 2, false), IN(1));
+        if (WANTS(2)) dx[2] = og_gb_reshape_like(b, og_gb_reduce_sum(b, dyg, a02, 2, false), IN(2));
+    }
+    (void)C;
+    return og_gb_status(b);
+}
+
+static og_status g_mvn(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    const og_norm_params *p = norm_params(b, n);
+    if (!p) return og_gb_status(b);
+    int x = IN(0), rank = og_rule_rank_of(b, n, x, "input 0");
+    if (rank < 0) return og_gb_status(b);
+    og_dtype dt = og_gb_value(b, OUT(0))->dtype;
+    int64_t axes[OG_MAX_RANK];
+    for (int i = 0; i < p->n_axes; i++)
+        if ((axes[i] = og_rule_axis(b, n, p->axes[i], rank)) < 0) return og_gb_status(b);
+    int k = p->n_axes;
+    int sum = og_gb_reduce_sum(b, x, axes, k, true);
+    int cnt = og_rule_reduced_count(b, x, axes, k, sum, dt);
+    int xc = og_gb_op2(b, "Sub", x, og_gb_op2(b, "Div", sum, cnt));
+    int var =
+        og_gb_op2(b, "Div", og_gb_reduce_sum(b, og_gb_op2(b, "Mul", xc, xc), axes, k, true), cnt);
+    int sd = og_gb_op1(b, "Sqrt", var);
+    int d = og_gb_op2(b, "Add", sd, og_gb_scalar(b, 1e-9, dt));
+    /* σ is 0 only where x − μ is 0 too: the second term is 0 there, whatever σ stands for */
+    int sdp = og_gb_op2(b, "Max", sd, og_gb_scalar(b, og_rule_tiny(dt), dt));
+    int g = dy[0];
+    int mg = og_gb_op2(b, "Div", og_gb_reduce_sum(b, g, axes, k, true), cnt);
+    int mgx =
+        og_gb_op2(b, "Div", og_gb_reduce_sum(b, og_gb_op2(b, "Mul", g, xc), axes, k, true), cnt);
+    int t1 = og_gb_op2(b, "Div", og_gb_op2(b, "Sub", g, mg), d);
+    int t2 = og_gb_op2(b, "Div", og_gb_op2(b, "Mul", xc, mgx),
+                       og_gb_op2(b, "Mul", og_gb_op2(b, "Mul", d, d), sdp));
+    dx[0] = og_gb_op2(b, "Sub", t1, t2);
+    return og_gb_status(b);
+}
+
+static og_status g_lpnorm(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    const og_norm_params *p = norm_params(b, n);
+    if (!p) return og_gb_status(b);
+    int x = IN(0), y = OUT(0), rank = og_rule_rank_of(b, n, x, "input 0");
+    if (rank < 0) return og_gb_status(b);
+    int64_t axis = og_rule_axis(b, n, p->axis, rank);
+    if (axis < 0) return og_gb_status(b);
+    int nrm = og_rule_reduce(b, p->p == 1 ? "ReduceL1" : "ReduceL2", x, &axis, 1, true);
+    int dot = og_gb_reduce_sum(b, og_gb_op2(b, "Mul", dy[0], y), &axis, 1, true);
+    int t = p->p == 1 ? og_gb_op1(b, "Sign", x) : y;
+    dx[0] = og_gb_op2(b, "Div", og_gb_op2(b, "Sub", dy[0], og_gb_op2(b, "Mul", t, dot)), nrm);
+    return og_gb_status(b);
+}
+
+/* Σ of v over the channel window [c − lo, c + hi] (v like X: [N, C, ...]): v viewed as
+ * [N, 1, C, ...] through a Conv with a ones kernel [1, 1, lo + hi + 1, 1, ...] */
+static int channel_window(og_gb *b, int v, int rank, int64_t lo, int64_t hi, og_dtype dt)
+{
+    int64_t one = 1, ks[OG_MAX_RANK + 1], pads[2 * OG_MAX_RANK], strides[OG_MAX_RANK],
+            dil[OG_MAX_RANK];
+    int nsp = rank - 1, size = (int)(lo + hi + 1);
+    ks[0] = ks[1] = 1;
+    for (int i = 0; i < nsp; i++) {
+        ks[2 + i] = i == 0 ? size : 1;
+        pads[i] = i == 0 ? lo : 0;
+        pads[nsp + i] = i == 0 ? hi : 0;
+        strides[i] = dil[i] = 1;
+    }
+    int64_t *ones = og_malloc(og_gb_alloc(b), (size_t)size * sizeof *ones);
+    if (!ones) return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < size; i++) ones[i] = 1;
+    int ker =
+        og_rule_cast(b, og_rule_reshape_c(b, og_gb_const_i64(b, ones, size), ks, rank + 1), dt);
+    og_free(og_gb_alloc(b), ones);
+    int u = og_rule_unsqueeze(b, v, &one, 1);
+    int c = og_gb_op2(b, "Conv", u, ker);
+    og_rule_conv_attrs(b, og_gb_last(b), nsp, strides, dil, pads, 1);
+    return og_gb_reshape_like(b, c, v);
+}
+
+static og_status g_lrn(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    const og_norm_params *p = norm_params(b, n);
+    if (!p) return og_gb_status(b);
+    int x = IN(0), y = OUT(0), rank = og_rule_rank_of(b, n, x, "input 0");
+    if (rank < 0) return og_gb_status(b);
+    og_dtype dt = og_gb_value(b, y)->dtype;
+    int64_t lo = (p->size - 1) / 2, hi = p->size / 2;
+    double a = p->alpha / (double)p->size;
+    /* the window sums run on x as given: the reshape in channel_window needs a forward value */
+    int sq = channel_window(b, og_gb_op2(b, "Mul", x, x), rank, lo, hi, dt);
+    int s = og_gb_op2(b, "Add", og_gb_op2(b, "Mul", sq, og_gb_scalar(b, a, dt)),
+                      og_gb_scalar(b, p->bias, dt));
+    int pw = og_gb_op2(b, "Pow", s, og_gb_scalar(b, -p->beta, dt));
+    int t = og_gb_op2(b, "Div", og_gb_op2(b, "Mul", dy[0], y), s);
+    int wt = channel_window(b, t, rank, hi, lo, dt);
+    int back =
+        og_gb_op2(b, "Mul", og_gb_op2(b, "Mul", x, wt), og_gb_scalar(b, 2 * a * p->beta, dt));
+    dx[0] = og_gb_op2(b, "Sub", og_gb_op2(b, "Mul", dy[0], pw), back);
+    return og_gb_status(b);
+}
+
 const og_grad_rule og_grad_norm[] = {{"BatchNormalization", "", g_batchnorm},
                                      {"InstanceNormalization", "", g_instancenorm},
                                      {"LayerNormalization", "", g_layernorm},
                                      {"Dropout", "", g_dropout},
+                                     {"GroupNormalization", "", g_groupnorm},
+                                     {"MeanVarianceNormalization", "", g_mvn},
+                                     {"LpNormalization", "", g_lpnorm},
+                                     {"LRN", "", g_lrn},
                                      {0}};

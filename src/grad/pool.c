@@ -6,7 +6,23 @@
  *          opset 9 (no Scatter) through a one-hot mask over window taps and a ConvTranspose
  *   AveragePool: dX = ConvTranspose(dY / count, ones kernel) per channel; count is the
  *          forward op's divisor, obtained as AveragePool(ones) / (valid positions)
+ *   LpPool: y = (Σ_window |x|^p)^(1/p): dX = sign(x)·|x|^(p−1) · B(dY / y^(p−1)), B the
+ *          same ones-kernel ConvTranspose (every window adds its share back; a window of
+ *          zeros, y = 0, gives 0: its |x|^(p−1) is 0)
+ *   MaxUnpool: dX = dY at the positions X was written to: Gather(dY flattened, I) (dY
+ *          first cropped to the block the windows cover when output_shape is larger); a
+ *          repeated index gives every writer the gradient, as PyTorch's max_unpool
+ *   RoiAlign (no gradient for rois, as torchvision): each cell's samples interpolate X
+ *          separably, so for region r, avg mode is Y[r, c] = Ay[r]·X[b_r, c]·Ax[r]ᵀ / count[r]
+ *          with Ay [R, oh, H] and Ax [R, ow, W] the summed bilinear weights of the samples
+ *          (OneHot of their taps times their weights, sample grids padded to the largest
+ *          region's and masked): dX[n] = Σ_(r: b_r = n) Ay[r]ᵀ·dY[r]·Ax[r] / count[r], the sum
+ *          over regions a MatMul with OneHot(batch_indices).  max mode (opset >= 16): dY goes
+ *          to the weighted corner the forward chose (ArgMax over samples × corners, in the
+ *          forward's order), ScatterElements with reduction add.
  */
+#include <string.h>
+
 #include "grad/rule_util.h"
 #include "ops/pool.h"
 
@@ -107,7 +123,10 @@ typedef struct pool_geom {
     int64_t in[SP], out[SP], k[SP], s[SP], d[SP], pb[SP];
 } pool_geom;
 
-static bool pool_geometry(og_gb *b, const og_node *n, pool_geom *g)
+/* The geometry of a pooling node.  With `dynamic`, spatial sizes known only at run time
+ * are allowed: in, out and pb are then OG_DIM_UNKNOWN (kernel, strides and dilations are
+ * attributes, always known). */
+static bool pool_geometry_any(og_gb *b, const og_node *n, pool_geom *g, bool dynamic)
 {
     const og_pool_params *p = n->params;
     if (!p || !n->parsed || p->global || p->nsp < 1 || p->nsp > SP) {
@@ -116,17 +135,21 @@ static bool pool_geometry(og_gb *b, const og_node *n, pool_geom *g)
     }
     const og_value *X = og_gb_value(b, n->in[0]);
     int rank = p->nsp + 2;
-    if (!spatial_known(X, rank)) {
+    bool known = spatial_known(X, rank);
+    if (!known && !dynamic) {
         og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                   "gradient needs the spatial sizes of the input to be known statically");
+                   "gradient needs the spatial sizes of the input to be known statically at "
+                   "this opset or with these attributes");
         return false;
     }
     g->nsp = p->nsp;
     for (int i = 0; i < p->nsp; i++) {
-        g->in[i] = X->dims[2 + i];
         g->k[i] = p->kernel[i];
         g->s[i] = p->strides[i];
         g->d[i] = p->dilations[i];
+        g->in[i] = g->out[i] = g->pb[i] = OG_DIM_UNKNOWN;
+        if (!known) continue;
+        g->in[i] = X->dims[2 + i];
         if (!og_pool_dim(p, i, g->in[i], &g->out[i], &g->pb[i])) {
             og_gb_fail(b, n, OG_ERR_MODEL, "empty pooling output");
             return false;
@@ -142,6 +165,11 @@ static bool pool_geometry(og_gb *b, const og_node *n, pool_geom *g)
         }
     }
     return true;
+}
+
+static bool pool_geometry(og_gb *b, const og_node *n, pool_geom *g)
+{
+    return pool_geometry_any(b, n, g, false);
 }
 
 /* A float constant of dtype dt and static shape from integer values (Cast of an int64
@@ -339,9 +367,11 @@ static og_status maxpool_taps(og_gb *b, const og_node *n, const pool_geom *g, co
 static og_status g_maxpool(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     pool_geom g;
-    if (!pool_geometry(b, n, &g)) return og_gb_status(b);
-    const og_pool_params *p = n->params;
     int64_t opset = og_gb_opset(b);
+    /* from opset 9 the scatter needs no spatial size: only the phases' period, from the
+     * kernel, strides and dilations (capped by the output size when it is known) */
+    if (!pool_geometry_any(b, n, &g, opset >= 9)) return og_gb_status(b);
+    const og_pool_params *p = n->params;
     int x = n->in[0], nsp = g.nsp;
     if (opset < 9) return maxpool_taps(b, n, &g, dy, dx);
     /* phases: outputs whose indices differ by a multiple of R along each axis have disjoint
@@ -350,7 +380,7 @@ static og_status g_maxpool(og_gb *b, const og_node *n, const int *dy, int *dx)
     for (int i = 0; i < nsp; i++) {
         int64_t ek = (g.k[i] - 1) * g.d[i] + 1;
         R[i] = (ek + g.s[i] - 1) / g.s[i];
-        if (R[i] > g.out[i]) R[i] = g.out[i];
+        if (og_dim_known(g.out[i]) && R[i] > g.out[i]) R[i] = g.out[i];
         if (!og_mul_i64(phases, R[i], &phases)) phases = INT64_MAX;
     }
     if (opset < 16 && phases > 1 && opset < 10)
@@ -472,8 +502,303 @@ static og_status g_avgpool(og_gb *b, const og_node *n, const int *dy, int *dx)
     return og_gb_status(b);
 }
 
+/* Σ over the windows covering each input position of g ([N, C, out...]): a ConvTranspose
+ * with a ones kernel per channel, back to X's shape */
+static int window_back(og_gb *b, const pool_geom *g, int grad, int x, og_dtype dt)
+{
+    int rank = g->nsp + 2;
+    int64_t shp[OG_MAX_RANK];
+    shp[0] = -1;
+    shp[1] = 1;
+    for (int i = 0; i < g->nsp; i++) shp[2 + i] = g->out[i];
+    int g2 = og_rule_reshape_c(b, grad, shp, rank);
+    shp[0] = 1;
+    for (int i = 0; i < g->nsp; i++) shp[2 + i] = g->k[i];
+    int ker = ones_c(b, shp, rank, dt);
+    int ct = og_rule_conv_back(b, g2, ker, g->nsp, g->in, g->out, g->k, g->s, g->d, g->pb, 1);
+    return og_gb_op2(b, "Reshape", ct, og_gb_op1(b, "Shape", x));
+}
+
+static og_status g_lppool(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    pool_geom g;
+    if (!pool_geometry(b, n, &g)) return og_gb_status(b);
+    const og_pool_params *p = n->params;
+    int x = n->in[0], y = n->out[0];
+    og_dtype dt = og_gb_value(b, y)->dtype;
+    /* dy/dx = sign(x)·|x|^(p−1) / y^(p−1): x/|x| for p 1 (0 at 0), x·|x|^(p−2) above (no
+     * Sign before opset 9); the 1e-30 added to the divisors keeps 0/0 at 0 (Add: Max does
+     * not broadcast before opset 8) */
+    int gr = dy[0], ax = og_gb_op1(b, "Abs", x), sx;
+    if (p->p == 1) {
+        sx = og_gb_op2(b, "Div", x, og_gb_op2(b, "Add", ax, og_gb_scalar(b, og_rule_tiny(dt), dt)));
+    } else {
+        int ypow = p->p == 2 ? y : og_gb_op2(b, "Pow", y, og_gb_scalar(b, (double)(p->p - 1), dt));
+        gr = og_gb_op2(b, "Div", gr,
+                       og_gb_op2(b, "Add", ypow, og_gb_scalar(b, og_rule_tiny(dt), dt)));
+        sx = p->p == 2
+                 ? x
+                 : og_gb_op2(b, "Mul", x,
+                             og_gb_op2(b, "Pow", ax, og_gb_scalar(b, (double)(p->p - 2), dt)));
+    }
+    dx[0] = og_gb_op2(b, "Mul", sx, window_back(b, &g, gr, x, dt));
+    return og_gb_status(b);
+}
+
+static og_status g_maxunpool(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    const og_pool_params *p = n->params;
+    if (!p || !n->parsed) return og_gb_fail(b, n, OG_ERR_INTERNAL, "attributes not parsed");
+    int x = n->in[0], gr = dy[0], rank = p->nsp + 2;
+    int64_t m1 = -1;
+    if (n->n_in > 2 && n->in[2] >= 0) { /* the covered block at the start of the output */
+        const og_value *X = og_gb_value(b, x);
+        int64_t axes[OG_MAX_RANK], starts[OG_MAX_RANK], ends[OG_MAX_RANK];
+        for (int d = 0; d < rank; d++) {
+            axes[d] = d;
+            starts[d] = 0;
+            if (X->rank != rank || !og_dim_known(X->dims[d]) ||
+                (d >= 2 && !og_unpool_dim(p, d - 2, X->dims[d], &ends[d])))
+                return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                                  "gradient with output_shape needs X's dims statically");
+            if (d < 2) ends[d] = X->dims[d];
+        }
+        gr = og_rule_slice(b, gr, axes, starts, ends, NULL, rank);
+    }
+    int flat = og_gb_const_i64(b, &m1, 1);
+    int gath = og_gb_op2(b, "Gather", og_gb_op2(b, "Reshape", gr, flat),
+                         og_gb_op2(b, "Reshape", n->in[1], flat));
+    dx[0] = og_gb_op2(b, "Reshape", gath, og_gb_op1(b, "Shape", x));
+    return og_gb_status(b);
+}
+
+/* ---- RoiAlign ---------------------------------------------------------------------------- */
+
+/* 0 .. n − 1 (int64) for a scalar int64 n known at run time: Range from opset 11, before
+ * the indices of NonZero over n ones */
+static int roi_iota(og_gb *b, int n)
+{
+    if (og_gb_opset(b) >= 11)
+        return og_gb_op3(b, "Range", og_gb_scalar(b, 0.0, OG_INT64), n,
+                         og_gb_scalar(b, 1.0, OG_INT64));
+    int64_t one = 1, m1 = -1;
+    int ones =
+        og_gb_op2(b, "Expand", og_gb_scalar(b, 1.0, OG_INT64), og_rule_reshape_c(b, n, &one, 1));
+    return og_rule_reshape_c(b, og_gb_op1(b, "NonZero", ones), &m1, 1);
+}
+
+/* Column k of rois [R, 4], as [R] */
+static int roi_col(og_gb *b, int rois, int k)
+{
+    int c = og_gb_op2(b, "Gather", rois, og_gb_scalar(b, (double)k, OG_INT64));
+    og_gb_attr_int(b, og_gb_last(b), "axis", 1);
+    return c;
+}
+
+/* The samples of one axis: their two taps' int64 indices and weights ([R, O, G]): start,
+ * bin and grid count [R], O output cells, G (scalar int64 or constant) samples at most, L
+ * the input size */
+typedef struct roi_axis {
+    int idx[2], w[2];
+} roi_axis;
+
+static roi_axis roi_axis_taps(og_gb *b, int start, int bin, int grid, int gmax_f, int64_t O,
+                              int64_t L, og_dtype dt)
+{
+    roi_axis a;
+    int64_t r3[3] = {-1, 1, 1}, o3[3] = {1, -1, 1}, g3[3] = {1, 1, -1};
+    int64_t *cells = og_malloc(og_gb_alloc(b), (size_t)O * sizeof *cells);
+    if (!cells) {
+        og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+        memset(&a, 0xff, sizeof a);
+        return a;
+    }
+    for (int64_t i = 0; i < O; i++) cells[i] = i;
+    int ph = og_rule_cast(b, og_rule_reshape_c(b, og_gb_const_i64(b, cells, (int)O), o3, 3), dt);
+    og_free(og_gb_alloc(b), cells);
+    int st = og_rule_reshape_c(b, start, r3, 3), bn = og_rule_reshape_c(b, bin, r3, 3);
+    int gr = og_rule_reshape_c(b, grid, r3, 3);
+    int it = og_rule_reshape_c(b, gmax_f, g3, 3); /* sample numbers 0 .. G − 1 */
+    /* y = start + cell·bin + (i + ½)·bin / grid */
+    int y = og_gb_op2(
+        b, "Add", og_gb_op2(b, "Add", st, og_gb_op2(b, "Mul", ph, bn)),
+        og_gb_op2(b, "Div",
+                  og_gb_op2(b, "Mul", og_gb_op2(b, "Add", it, og_gb_scalar(b, 0.5, dt)), bn), gr));
+    int in_grid = og_rule_cast(b, og_gb_op2(b, "Less", it, gr), dt);
+    int out = og_gb_op2(b, "Or", og_gb_op2(b, "Less", y, og_gb_scalar(b, -1.0, dt)),
+                        og_gb_op2(b, "Greater", y, og_gb_scalar(b, (double)L, dt)));
+    int valid = og_gb_op2(b, "Mul", og_rule_cast(b, og_gb_op1(b, "Not", out), dt), in_grid);
+    int yc = og_gb_op2(b, "Max", y, og_gb_scalar(b, 0.0, dt));
+    int lo = og_gb_op1(b, "Floor", yc), last = og_gb_scalar(b, (double)(L - 1), dt);
+    int top = og_gb_op1(b, "Not", og_gb_op2(b, "Less", lo, last));
+    int lo2 = og_gb_op3(b, "Where", top, last, lo);
+    int hi = og_gb_op3(b, "Where", top, last, og_gb_op2(b, "Add", lo, og_gb_scalar(b, 1.0, dt)));
+    int l = og_gb_op3(b, "Where", top, og_gb_scalar(b, 0.0, dt), og_gb_op2(b, "Sub", yc, lo));
+    a.idx[0] = og_rule_cast(b, lo2, OG_INT64);
+    a.idx[1] = og_rule_cast(b, hi, OG_INT64);
+    a.w[0] = og_gb_op2(b, "Mul", og_gb_op2(b, "Sub", og_gb_scalar(b, 1.0, dt), l), valid);
+    a.w[1] = og_gb_op2(b, "Mul", l, valid);
+    return a;
+}
+
+/* Σ over samples and taps of OneHot(idx, L)·w: [R, O, L] */
+static int roi_matrix(og_gb *b, const roi_axis *a, int64_t L, og_dtype dt)
+{
+    int64_t v[2] = {0, 1}, two = 2, l1 = L;
+    int vals = og_rule_cast(b, og_gb_const_i64(b, v, 2), dt), depth = og_gb_const_i64(b, &l1, 1);
+    int m = -1;
+    for (int k = 0; k < 2; k++) {
+        int oh = og_gb_op3(b, "OneHot", a->idx[k], depth, vals);
+        og_gb_attr_int(b, og_gb_last(b), "axis", -1);
+        int t = og_gb_op2(b, "Mul", oh, og_rule_unsqueeze(b, a->w[k], (int64_t[]){3}, 1));
+        m = og_rule_accumulate(b, m, og_gb_reduce_sum(b, t, &two, 1, false));
+    }
+    return m;
+}
+
+static og_status g_roi_align(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    const og_roi_params *p = n->params;
+    int x = IN(0), rois = IN(1), bi = IN(2);
+    const og_value *X = og_gb_value(b, x);
+    if (!p || !n->parsed) return og_gb_fail(b, n, OG_ERR_INTERNAL, "attributes not parsed");
+    if (!WANTS(0)) return og_gb_status(b); /* rois: no gradient */
+    if (X->rank != 4 || !og_dim_known(X->dims[2]) || !og_dim_known(X->dims[3]))
+        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                          "gradient needs X's height and width statically");
+    if (p->max_mode && og_gb_opset(b) < 16)
+        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                          "gradient of RoiAlign in max mode needs opset >= 16 (ScatterElements "
+                          "with reduction add)");
+    int64_t H = X->dims[2], W = X->dims[3], oh = p->out_h, ow = p->out_w;
+    og_dtype dt = og_gb_value(b, OUT(0))->dtype;
+    double off = p->half_pixel ? 0.5 : 0.0;
+    int sc = og_gb_scalar(b, p->spatial_scale, dt), of = og_gb_scalar(b, off, dt);
+    int c[4];
+    for (int k = 0; k < 4; k++)
+        c[k] = og_gb_op2(b, "Sub", og_gb_op2(b, "Mul", roi_col(b, rois, k), sc), of);
+    int rw = og_gb_op2(b, "Sub", c[2], c[0]), rh = og_gb_op2(b, "Sub", c[3], c[1]);
+    if (!p->half_pixel) {
+        rw = og_gb_op2(b, "Max", rw, og_gb_scalar(b, 1.0, dt));
+        rh = og_gb_op2(b, "Max", rh, og_gb_scalar(b, 1.0, dt));
+    }
+    int bh = og_gb_op2(b, "Div", rh, og_gb_scalar(b, (double)oh, dt));
+    int bw = og_gb_op2(b, "Div", rw, og_gb_scalar(b, (double)ow, dt));
+    int gh, gw, gh_max, gw_max;
+    if (p->sampling_ratio > 0) {
+        int64_t *seq = og_malloc(og_gb_alloc(b), (size_t)p->sampling_ratio * sizeof *seq);
+        if (!seq) return og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
+        for (int64_t i = 0; i < p->sampling_ratio; i++) seq[i] = i;
+        gh = gw = og_gb_op2(b, "Add", og_gb_op2(b, "Mul", bh, og_gb_scalar(b, 0.0, dt)),
+                            og_gb_scalar(b, (double)p->sampling_ratio, dt)); /* [R] */
+        gh_max = gw_max = og_rule_cast(b, og_gb_const_i64(b, seq, (int)p->sampling_ratio), dt);
+        og_free(og_gb_alloc(b), seq);
+    } else {
+        gh = og_gb_op1(b, "Ceil", bh);
+        gw = og_gb_op1(b, "Ceil", bw);
+        /* 0 .. the largest grid − 1 */
+        int mh = og_gb_op1(b, "ReduceMax", gh);
+        og_gb_attr_int(b, og_gb_last(b), "keepdims", 0);
+        int mw = og_gb_op1(b, "ReduceMax", gw);
+        og_gb_attr_int(b, og_gb_last(b), "keepdims", 0);
+        mh = og_rule_cast(b, mh, OG_INT64);
+        mw = og_rule_cast(b, mw, OG_INT64);
+        gh_max = og_rule_cast(b, roi_iota(b, mh), dt);
+        gw_max = og_rule_cast(b, roi_iota(b, mw), dt);
+    }
+    roi_axis ay = roi_axis_taps(b, c[1], bh, gh, gh_max, oh, H, dt);
+    roi_axis ax = roi_axis_taps(b, c[0], bw, gw, gw_max, ow, W, dt);
+    int64_t r4[4] = {-1, 1, 1, 1}, one1 = 1;
+    int u; /* [R, C, H·W]: each region's gradient over its image */
+    if (!p->max_mode) {
+        int cnt = og_gb_op2(b, "Max", og_gb_op2(b, "Mul", gh, gw), og_gb_scalar(b, 1.0, dt));
+        int g = og_gb_op2(b, "Div", dy[0], og_rule_reshape_c(b, cnt, r4, 4));
+        int aty = og_rule_unsqueeze(
+            b, og_rule_transpose(b, roi_matrix(b, &ay, H, dt), (int64_t[]){0, 2, 1}, 3), &one1,
+            1);                                                              /* [R, 1, H, oh] */
+        int axm = og_rule_unsqueeze(b, roi_matrix(b, &ax, W, dt), &one1, 1); /* [R, 1, ow, W] */
+        u = og_gb_op2(b, "MatMul", og_gb_op2(b, "MatMul", aty, g), axm);
+        u = og_rule_reshape_c(b, u, (int64_t[]){0, 0, -1}, 3);
+    } else {
+        /* every (sample, corner) of every cell, in the forward's order: [R, oh, ow, gh, gw, 4] */
+        int pos[4], wts[4], k = 0;
+        int64_t perm[5] = {0, 1, 3, 2, 4}, a34[2] = {3, 4}, a12[2] = {1, 2}, a5 = 5;
+        for (int i = 0; i < 2; i++)
+            for (int j = 0; j < 2; j++, k++) {
+                int yi = og_rule_unsqueeze(b, ay.idx[i], a34, 2); /* [R, oh, gh, 1, 1] */
+                int xi = og_rule_unsqueeze(b, ax.idx[j], a12, 2); /* [R, 1, 1, ow, gw] */
+                int pq = og_gb_op2(
+                    b, "Add", og_gb_op2(b, "Mul", yi, og_gb_scalar(b, (double)W, OG_INT64)), xi);
+                int wq = og_gb_op2(b, "Mul", og_rule_unsqueeze(b, ay.w[i], a34, 2),
+                                   og_rule_unsqueeze(b, ax.w[j], a12, 2));
+                pos[k] = og_rule_unsqueeze(b, og_rule_transpose(b, pq, perm, 5), &a5, 1);
+                wts[k] = og_rule_unsqueeze(b, og_rule_transpose(b, wq, perm, 5), &a5, 1);
+            }
+        int pa = og_gb_op(b, "Concat", 4, pos);
+        og_gb_attr_int(b, og_gb_last(b), "axis", 5);
+        int wa = og_gb_op(b, "Concat", 4, wts);
+        og_gb_attr_int(b, og_gb_last(b), "axis", 5);
+        /* samples past a region's grid take no part in the max: the lowest value there */
+        int64_t rg[2] = {-1, 1}, gr[2] = {1, -1}, g6y[6] = {0, 1, 1, -1, 1, 1},
+                g6x[6] = {0, 1, 1, 1, -1, 1};
+        int gy = og_gb_op2(b, "Less", og_rule_reshape_c(b, gh_max, gr, 2),
+                           og_rule_reshape_c(b, gh, rg, 2));
+        int gx = og_gb_op2(b, "Less", og_rule_reshape_c(b, gw_max, gr, 2),
+                           og_rule_reshape_c(b, gw, rg, 2));
+        int ok =
+            og_gb_op2(b, "And", og_rule_reshape_c(b, gy, g6y, 6), og_rule_reshape_c(b, gx, g6x, 6));
+        double lowest = dt == OG_FLOAT16 ? -65504.0 : dt == OG_FLOAT ? -3.4e38 : -1.7e308;
+        int pen = og_gb_op2(b, "Add", og_gb_op2(b, "Mul", wa, og_gb_scalar(b, 0.0, dt)),
+                            og_gb_op2(b, "Mul", og_rule_cast(b, og_gb_op1(b, "Not", ok), dt),
+                                      og_gb_scalar(b, lowest, dt)));
+        int64_t f4[4] = {0, 1, oh * ow, -1}, f3[3] = {0, 0, -1}, c2[2] = {0, 1},
+                f4c[4] = {0, 0, oh * ow, -1};
+        pa = og_rule_reshape_c(b, pa, f4, 4); /* [R, 1, oh·ow, K] */
+        wa = og_rule_reshape_c(b, wa, f4, 4);
+        pen = og_rule_reshape_c(b, pen, f4, 4);
+        /* X of each region's image at every position: [R, C, oh·ow, K] */
+        int flatx = og_rule_reshape_c(b, og_gb_op2(b, "Gather", x, bi), f3, 3); /* [R, C, HW] */
+        int rc1 = og_gb_op(
+            b, "Concat", 2,
+            (int[]){og_gb_op2(b, "Gather", og_gb_op1(b, "Shape", flatx), og_gb_const_i64(b, c2, 2)),
+                    og_gb_const_i64(b, &one1, 1)});
+        og_gb_attr_int(b, og_gb_last(b), "axis", 0);
+        int pex = og_gb_op2(b, "Expand", og_rule_reshape_c(b, pa, (int64_t[]){0, 1, -1}, 3), rc1);
+        int vals = og_gb_op2(b, "GatherElements", flatx, pex);
+        og_gb_attr_int(b, og_gb_last(b), "axis", 2);
+        vals =
+            og_gb_op2(b, "Add", og_gb_op2(b, "Mul", og_rule_reshape_c(b, vals, f4c, 4), wa), pen);
+        int am = og_gb_op1(b, "ArgMax", vals);
+        og_gb_attr_int(b, og_gb_last(b), "axis", 3);
+        int vs = og_gb_op1(b, "Shape", vals);
+        int psel = og_gb_op2(b, "GatherElements", og_gb_op2(b, "Expand", pa, vs), am);
+        og_gb_attr_int(b, og_gb_last(b), "axis", 3);
+        int wsel = og_gb_op2(b, "GatherElements", og_gb_op2(b, "Expand", wa, vs), am);
+        og_gb_attr_int(b, og_gb_last(b), "axis", 3);
+        int upd =
+            og_gb_op2(b, "Mul", og_rule_reshape_c(b, dy[0], (int64_t[]){0, 0, -1, 1}, 4), wsel);
+        int zeros = og_gb_op2(b, "Expand", og_gb_scalar(b, 0.0, dt), og_gb_op1(b, "Shape", flatx));
+        u = og_gb_op3(b, "ScatterElements", zeros, og_rule_reshape_c(b, psel, f3, 3),
+                      og_rule_reshape_c(b, upd, f3, 3));
+        og_gb_attr_int(b, og_gb_last(b), "axis", 2);
+        og_gb_attr_string(b, og_gb_last(b), "reduction", "add");
+    }
+    /* dX[n] = Σ over the regions of image n: OneHot(batch_indices, N)ᵀ · u */
+    int64_t v01[2] = {0, 1}, zero = 0;
+    int depth = og_gb_op2(b, "Gather", og_gb_op1(b, "Shape", x), og_gb_const_i64(b, &zero, 1));
+    int sel = og_gb_op3(b, "OneHot", bi, depth, og_rule_cast(b, og_gb_const_i64(b, v01, 2), dt));
+    og_gb_attr_int(b, og_gb_last(b), "axis", -1);
+    int flat = og_gb_op2(b, "MatMul", og_rule_transpose(b, sel, (int64_t[]){1, 0}, 2),
+                         og_rule_reshape_c(b, u, (int64_t[]){0, -1}, 2));
+    dx[0] = og_gb_op2(b, "Reshape", flat, og_gb_op1(b, "Shape", x));
+    return og_gb_status(b);
+}
+
 const og_grad_rule og_grad_pool[] = {{"GlobalAveragePool", "", g_global_avgpool},
                                      {"GlobalMaxPool", "", g_global_maxpool},
                                      {"MaxPool", "", g_maxpool},
                                      {"AveragePool", "", g_avgpool},
+                                     {"LpPool", "", g_lppool},
+                                     {"MaxUnpool", "", g_maxunpool},
+                                     {"RoiAlign", "", g_roi_align},
                                      {0}};

@@ -5,6 +5,7 @@
  *   LogSoftmax: dx = dy - exp(y) * sum(dy)
  *   CumSum:     dx = CumSum(dy) in the other direction (exclusive kept)
  *   TopK(x):    dx = ScatterElements(zeros, indices, dvalues) (Scatter at opset 9, 10)
+ *   Hardmax:    zero (piecewise constant)
  *
  * The other reductions: with yk and dyk the output and its gradient with the reduced axes
  * kept (size 1), dx of x's shape through broadcasting is
@@ -319,6 +320,16 @@ static og_status g_topk(og_gb *b, const og_node *n, const int *dy, int *dx)
     return og_gb_status(b);
 }
 
+/* Hardmax: piecewise constant in x (the one-hot of the maximum), zero gradient: no
+ * contribution */
+static og_status g_hardmax(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    (void)n;
+    (void)dy;
+    (void)dx;
+    return og_gb_status(b);
+}
+
 const og_grad_rule og_grad_reduce[] = {{"ReduceSum", "", g_reduce_sum},
                                        {"ReduceMean", "", g_reduce_mean},
                                        {"ReduceSumSquare", "", g_reduce_sum_square},
@@ -333,4 +344,5 @@ const og_grad_rule og_grad_reduce[] = {{"ReduceSum", "", g_reduce_sum},
                                        {"LogSoftmax", "", g_log_softmax},
                                        {"CumSum", "", g_cumsum},
                                        {"TopK", "", g_topk},
+                                       {"Hardmax", "", g_hardmax},
                                        {0}};

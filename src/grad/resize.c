@@ -6,6 +6,18 @@
  * Shape/Gather/Slice/Concat/Cast/arithmetic of static shapes); else the node itself, applied
  * to an identity probe with the other axes' entries made identities, gives M at run time
  * (see g_resize).
+ *
+ * GridSample: Y[n, c, q] = Σ_taps Π_d w_d(x_d) · X[n, c, tap], x_d the input coordinate of
+ * grid[n, q] along axis d (unnormalized: x = g·A + (L − 1)/2, A = (L − 1)/2 with
+ * align_corners, L/2 without; rounded for nearest; clamped (border) or reflected
+ * (reflection) for nearest and linear), the taps floor(x) + k with linear or cubic weights
+ * of t = x − floor(x), read through the padding (masked for zeros, clamped, reflected):
+ *   dX = the scatter-add of dY·Πw into the taps (one ScatterElements, reduction add, over
+ *        every tap combination at once)
+ *   dgrid_d = A · x'(g) · Σ_c dY · Σ_taps w'_d Π_(e≠d) w_e · X[tap], x' the derivative of
+ *        the padding transform (0 where border clamps, ±1 for reflection); none for nearest
+ * AffineGrid: grid = θ·[b, 1] is linear in θ: dθ[n, i, j] = Σ_pos dgrid[n, pos, i]·b_j(pos),
+ *   the base coordinates b_j taken from AffineGrid itself on the unit matrices.
  */
 #include <math.h>
 #include <string.h>
@@ -565,4 +577,275 @@ static og_status g_resize(og_gb *b, const og_node *n, const int *dy, int *dx)
     return og_gb_status(b);
 }
 
-const og_grad_rule og_grad_resize[] = {{"Resize", "", g_resize}, {"Upsample", "", g_resize}, {0}};
+/* ---- GridSample ------------------------------------------------------------------------ */
+
+#define GS_SP (OG_MAX_RANK - 2)
+
+/* One axis's coordinate, after the padding transform: x, its derivative in the grid value
+ * (A·x'(g)), and what the taps need. */
+typedef struct gs_axis {
+    int64_t L;
+    double lo, hi;
+    int x;  /* [N, Q] coordinate */
+    int dx; /* [N, Q] d x / d g (or -1 when no grid gradient is needed) */
+} gs_axis;
+
+/* reflect(v) into [lo, hi]: d = |v − lo|, n = ⌊d / (hi − lo)⌋, r = d − n·(hi − lo); lo + r
+ * for even n, hi − r for odd; *slope (when not NULL) gets its derivative sign(v − lo)·(±1) */
+static int gs_reflect(og_gb *b, int v, double lo, double hi, og_dtype dt, int *slope)
+{
+    if (hi <= lo) {
+        if (slope) *slope = og_gb_scalar(b, 0.0, dt);
+        return og_gb_op2(b, "Add", og_gb_op2(b, "Mul", v, og_gb_scalar(b, 0.0, dt)),
+                         og_gb_scalar(b, lo, dt));
+    }
+    int rng = og_gb_scalar(b, hi - lo, dt);
+    int dv = og_gb_op2(b, "Sub", v, og_gb_scalar(b, lo, dt));
+    int d = og_gb_op1(b, "Abs", dv);
+    int nn = og_gb_op1(b, "Floor", og_gb_op2(b, "Div", d, rng));
+    int r = og_gb_op2(b, "Sub", d, og_gb_op2(b, "Mul", nn, rng));
+    int odd = og_gb_op2(b, "Mod", nn, og_gb_scalar(b, 2.0, dt));
+    og_gb_attr_int(b, og_gb_last(b), "fmod", 1);
+    int even = og_gb_op2(b, "Equal", odd, og_gb_scalar(b, 0.0, dt));
+    if (slope) {
+        int par = og_gb_op2(b, "Sub", og_gb_scalar(b, 1.0, dt),
+                            og_gb_op2(b, "Mul", odd, og_gb_scalar(b, 2.0, dt)));
+        *slope = og_gb_op2(b, "Mul", og_gb_op1(b, "Sign", dv), par);
+    }
+    return og_gb_op3(b, "Where", even, og_gb_op2(b, "Add", og_gb_scalar(b, lo, dt), r),
+                     og_gb_op2(b, "Sub", og_gb_scalar(b, hi, dt), r));
+}
+
+/* The taps of one axis: count, flat-index contributions (int64 [N, Q], tap index times the
+ * axis stride), weights and their derivatives in t ([N, Q], dw -1 when not needed), and the
+ * in-range masks of zeros padding (-1: always in range). */
+typedef struct gs_taps {
+    int n;
+    int idx[4], w[4], dw[4], valid[4];
+} gs_taps;
+
+/* Keys' cubic weights (a = −0.75) of taps x0 − 1 .. x0 + 2 and their derivatives in t, as
+ * polynomials in t: w0 = a(t³ − 2t² + t), w1 = (a + 2)t³ − (a + 3)t² + 1, w2 = −(a + 2)t³
+ * + (2a + 3)t² − a·t, w3 = a(t² − t³) */
+static const double gs_cubic[4][4] = {
+    /* c0, c1, c2, c3 of c0 + c1·t + c2·t² + c3·t³ */
+    {0, -0.75, 1.5, -0.75},
+    {1, 0, -2.25, 1.25},
+    {0, 0.75, 1.5, -1.25},
+    {0, 0, -0.75, 0.75},
+};
+
+static int gs_poly(og_gb *b, int t, const double *c, og_dtype dt)
+{
+    /* Horner: ((c3·t + c2)·t + c1)·t + c0 */
+    int v = og_gb_scalar(b, c[3], dt);
+    for (int k = 2; k >= 0; k--)
+        v = og_gb_op2(b, "Add", og_gb_op2(b, "Mul", v, t), og_gb_scalar(b, c[k], dt));
+    return v;
+}
+
+static void gs_axis_taps(og_gb *b, const og_grid_params *p, const gs_axis *ax, int64_t stride,
+                         bool want_dw, og_dtype dt, gs_taps *tp)
+{
+    int x0 = p->mode == OG_GRID_NEAREST ? ax->x : og_gb_op1(b, "Floor", ax->x);
+    int t = p->mode == OG_GRID_NEAREST ? -1 : og_gb_op2(b, "Sub", ax->x, x0);
+    int first = p->mode == OG_GRID_CUBIC ? -1 : 0;
+    tp->n = p->mode == OG_GRID_NEAREST ? 1 : p->mode == OG_GRID_LINEAR ? 2 : 4;
+    for (int k = 0; k < tp->n; k++) {
+        /* the tap's index, through the padding, as a float, then int64 */
+        int i = og_gb_op2(b, "Add", x0, og_gb_scalar(b, (double)(first + k), dt));
+        int lo = og_gb_scalar(b, 0.0, dt), hi = og_gb_scalar(b, (double)(ax->L - 1), dt);
+        tp->valid[k] = -1;
+        if (p->padding == OG_GRID_ZEROS)
+            tp->valid[k] =
+                og_rule_cast(b,
+                             og_gb_op2(b, "And", og_gb_op1(b, "Not", og_gb_op2(b, "Less", i, lo)),
+                                       og_gb_op1(b, "Not", og_gb_op2(b, "Greater", i, hi))),
+                             dt);
+        else if (p->padding == OG_GRID_REFLECTION)
+            i = gs_reflect(b, i, ax->lo, ax->hi, dt, NULL);
+        i = og_gb_op3(b, "Clip", i, lo, hi);
+        int ii = og_rule_cast(b, i, OG_INT64);
+        tp->idx[k] =
+            stride == 1 ? ii : og_gb_op2(b, "Mul", ii, og_gb_scalar(b, (double)stride, OG_INT64));
+        tp->dw[k] = -1;
+        if (p->mode == OG_GRID_NEAREST) {
+            tp->w[k] = -1; /* weight 1 */
+        } else if (p->mode == OG_GRID_LINEAR) {
+            tp->w[k] = k ? t : og_gb_op2(b, "Sub", og_gb_scalar(b, 1.0, dt), t);
+            if (want_dw) tp->dw[k] = og_gb_scalar(b, k ? 1.0 : -1.0, dt);
+        } else {
+            tp->w[k] = gs_poly(b, t, gs_cubic[k], dt);
+            if (want_dw) {
+                double d[4] = {gs_cubic[k][1], 2 * gs_cubic[k][2], 3 * gs_cubic[k][3], 0};
+                tp->dw[k] = gs_poly(b, t, d, dt);
+            }
+        }
+    }
+}
+
+/* a·b where either may be -1 (the constant 1) */
+static int gs_mul(og_gb *b, int a, int c)
+{
+    if (a < 0) return c;
+    if (c < 0) return a;
+    return og_gb_op2(b, "Mul", a, c);
+}
+
+static og_status g_grid_sample(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    const og_grid_params *p = n->params;
+    int x = IN(0), grid = IN(1);
+    const og_value *X = og_gb_value(b, x);
+    int rank = X->rank, r = rank - 2;
+    if (!p || !n->parsed) return og_gb_fail(b, n, OG_ERR_INTERNAL, "attributes not parsed");
+    if (rank < 3 || r > GS_SP)
+        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs X's rank");
+    for (int d = 2; d < rank; d++)
+        if (!og_dim_known(X->dims[d]) || X->dims[d] < 1)
+            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                              "gradient needs X's spatial dims statically");
+    og_dtype dt = og_gb_value(b, grid)->dtype, xt = og_gb_value(b, OUT(0))->dtype;
+    bool want_x = WANTS(0), want_g = WANTS(1) && p->mode != OG_GRID_NEAREST;
+    int64_t taps_per = p->mode == OG_GRID_NEAREST ? 1 : p->mode == OG_GRID_LINEAR ? 2 : 4;
+    int64_t combos = 1;
+    for (int d = 0; d < r; d++) combos *= taps_per;
+    if (combos > 4096)
+        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient of a %d-D cubic GridSample", r);
+    /* grid as [N, Q, r]; axis d reads entry r − 1 − d */
+    int64_t gshape[3] = {0, -1, r}, xshape[3] = {0, 0, -1};
+    int gf = og_rule_reshape_c(b, grid, gshape, 3);
+    gs_axis ax[GS_SP];
+    gs_taps tp[GS_SP];
+    int64_t stride = 1;
+    for (int d = r - 1; d >= 0; d--) {
+        gs_axis *a = &ax[d];
+        a->L = X->dims[2 + d];
+        a->lo = p->align_corners ? 0 : -0.5;
+        a->hi = p->align_corners ? (double)a->L - 1 : (double)a->L - 0.5;
+        double A = p->align_corners ? ((double)a->L - 1) / 2 : (double)a->L / 2;
+        int g = og_gb_op2(b, "Gather", gf, og_gb_scalar(b, (double)(r - 1 - d), OG_INT64));
+        og_gb_attr_int(b, og_gb_last(b), "axis", 2);
+        int v = og_gb_op2(b, "Add", og_gb_op2(b, "Mul", g, og_gb_scalar(b, A, dt)),
+                          og_gb_scalar(b, ((double)a->L - 1) / 2, dt));
+        a->dx = want_g ? og_gb_scalar(b, A, dt) : -1;
+        if (p->mode == OG_GRID_NEAREST) v = og_gb_op1(b, "Round", v);
+        if (p->mode != OG_GRID_CUBIC && p->padding == OG_GRID_BORDER) {
+            int lo = og_gb_scalar(b, 0.0, dt), hi = og_gb_scalar(b, (double)(a->L - 1), dt);
+            if (want_g) { /* slope 1 strictly inside [0, L − 1], 0 where clamped */
+                int in = og_gb_op2(b, "And", og_gb_op2(b, "Greater", v, lo),
+                                   og_gb_op2(b, "Less", v, hi));
+                a->dx = og_gb_op2(b, "Mul", a->dx, og_rule_cast(b, in, dt));
+            }
+            v = og_gb_op3(b, "Clip", v, lo, hi);
+        } else if (p->mode != OG_GRID_CUBIC && p->padding == OG_GRID_REFLECTION) {
+            int slope;
+            v = gs_reflect(b, v, a->lo, a->hi, dt, want_g ? &slope : NULL);
+            if (want_g) a->dx = og_gb_op2(b, "Mul", a->dx, slope);
+        }
+        a->x = v;
+        gs_axis_taps(b, p, a, stride, want_g, dt, &tp[d]);
+        stride *= a->L;
+    }
+    int dy3 = og_rule_reshape_c(b, dy[0], xshape, 3); /* [N, C, Q] */
+    int xf = og_rule_reshape_c(b, x, xshape, 3);      /* [N, C, P] */
+    int64_t one = 1;
+    int *idx_all = og_malloc(og_gb_alloc(b), (size_t)(2 * combos) * sizeof *idx_all);
+    if (!idx_all) return og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
+    int *upd_all = idx_all + combos, dgr[GS_SP];
+    for (int d = 0; d < r; d++) dgr[d] = -1;
+    int k[GS_SP] = {0};
+    for (int64_t cmb = 0; cmb < combos; cmb++) {
+        int f = -1, wt = -1;
+        for (int d = 0; d < r; d++) {
+            f = f < 0 ? tp[d].idx[k[d]] : og_gb_op2(b, "Add", f, tp[d].idx[k[d]]);
+            wt = gs_mul(b, wt, gs_mul(b, tp[d].w[k[d]], tp[d].valid[k[d]]));
+        }
+        int fe =
+            og_gb_op2(b, "Expand", og_rule_unsqueeze(b, f, &one, 1), og_gb_op1(b, "Shape", dy3));
+        if (want_x) {
+            int wx = wt < 0
+                         ? -1
+                         : og_rule_unsqueeze(b, dt == xt ? wt : og_rule_cast(b, wt, xt), &one, 1);
+            idx_all[cmb] = fe;
+            upd_all[cmb] = gs_mul(b, dy3, wx);
+        }
+        if (want_g) {
+            /* S = Σ_c dY·X[tap], then each axis takes S·w'_d·Π_(e≠d) w_e */
+            int v = og_gb_op2(b, "GatherElements", xf, fe);
+            og_gb_attr_int(b, og_gb_last(b), "axis", 2);
+            int sc = og_gb_reduce_sum(b, og_gb_op2(b, "Mul", dy3, v), &one, 1, false);
+            if (dt != xt) sc = og_rule_cast(b, sc, dt);
+            for (int d = 0; d < r; d++) {
+                int term = gs_mul(b, sc, tp[d].dw[k[d]]);
+                for (int e = 0; e < r; e++)
+                    if (e != d) term = gs_mul(b, term, tp[e].w[k[e]]);
+                for (int e = 0; e < r; e++) term = gs_mul(b, term, tp[e].valid[k[e]]);
+                dgr[d] = og_rule_accumulate(b, dgr[d], term);
+            }
+        }
+        for (int d = r - 1; d >= 0; d--) {
+            if (++k[d] < tp[d].n) break;
+            k[d] = 0;
+        }
+    }
+    if (want_x) {
+        int idx = idx_all[0], upd = upd_all[0];
+        if (combos > 1) {
+            idx = og_gb_op(b, "Concat", (int)combos, idx_all);
+            og_gb_attr_int(b, og_gb_last(b), "axis", 2);
+            upd = og_gb_op(b, "Concat", (int)combos, upd_all);
+            og_gb_attr_int(b, og_gb_last(b), "axis", 2);
+        }
+        int zeros = og_gb_op2(b, "Expand", og_gb_scalar(b, 0.0, xt), og_gb_op1(b, "Shape", xf));
+        int s = og_gb_op3(b, "ScatterElements", zeros, idx, upd);
+        og_gb_attr_int(b, og_gb_last(b), "axis", 2);
+        og_gb_attr_string(b, og_gb_last(b), "reduction", "add");
+        dx[0] = og_gb_op2(b, "Reshape", s, og_gb_op1(b, "Shape", x));
+    }
+    og_free(og_gb_alloc(b), idx_all);
+    if (want_g) {
+        int parts[GS_SP];
+        int64_t two = 2;
+        for (int d = 0; d < r; d++) /* entry r − 1 − d of the grid */
+            parts[r - 1 - d] = og_rule_unsqueeze(b, og_gb_op2(b, "Mul", dgr[d], ax[d].dx), &two, 1);
+        int cat = r > 1 ? og_gb_op(b, "Concat", r, parts) : parts[0];
+        if (r > 1) og_gb_attr_int(b, og_gb_last(b), "axis", 2);
+        dx[1] = og_gb_op2(b, "Reshape", cat, og_gb_op1(b, "Shape", grid));
+    }
+    return og_gb_status(b);
+}
+
+/* ---- AffineGrid ------------------------------------------------------------------------ */
+
+static og_status g_affine_grid(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    const og_value *T = og_gb_value(b, IN(0));
+    if (T->rank != 3 || !og_dim_known(T->dims[1]) || T->dims[1] < 2 || T->dims[1] > 3)
+        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs theta's shape statically");
+    int64_t r = T->dims[1], h = r + 1;
+    og_dtype dt = og_gb_value(b, OUT(0))->dtype;
+    /* the unit matrices E_j (row 0 = e_j): AffineGrid(E_j)[..., 0] = b_j, b_r = 1 */
+    int64_t e[4 * 3 * 4] = {0}, eshape[3] = {h, r, h}, first = 1, zero = 0;
+    for (int64_t j = 0; j < h; j++) e[j * r * h + j] = 1;
+    int basis = og_rule_cast(
+        b, og_rule_reshape_c(b, og_gb_const_i64(b, e, (int)(h * r * h)), eshape, 3), dt);
+    int rest = og_rule_slice(b, IN(1), &zero, &first, (int64_t[]){INT64_MAX}, NULL, 1);
+    int size = og_gb_op(b, "Concat", 2, (int[]){og_gb_const_i64(b, &h, 1), rest});
+    og_gb_attr_int(b, og_gb_last(b), "axis", 0);
+    int ag = og_gb_op2(b, "AffineGrid", basis, size);
+    og_gb_copy_attrs(b, og_gb_last(b), n, NULL);
+    int base = og_gb_op2(b, "Gather", ag, og_gb_scalar(b, 0.0, OG_INT64)); /* [h, ..., ] */
+    og_gb_attr_int(b, og_gb_last(b), "axis", (int64_t)(r + 1));
+    int64_t bshape[2] = {h, -1}, gshape[3] = {0, -1, r}, perm[3] = {0, 2, 1};
+    base = og_rule_reshape_c(b, base, bshape, 2);                                  /* [h, P] */
+    int g = og_rule_transpose(b, og_rule_reshape_c(b, dy[0], gshape, 3), perm, 3); /* [N, r, P] */
+    dx[0] = og_gb_op2(b, "MatMul", g, og_rule_transpose(b, base, (int64_t[]){1, 0}, 2));
+    return og_gb_status(b);
+}
+
+const og_grad_rule og_grad_resize[] = {{"Resize", "", g_resize},
+                                       {"Upsample", "", g_resize},
+                                       {"GridSample", "", g_grid_sample},
+                                       {"AffineGrid", "", g_affine_grid},
+                                       {0}};

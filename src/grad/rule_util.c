@@ -177,3 +177,5 @@ int og_rule_axis(og_gb *b, const og_node *n, int64_t axis, int rank)
     if (axis < 0 || axis >= rank) return og_gb_fail(b, n, OG_ERR_MODEL, "axis out of range");
     return (int)axis;
 }
+
+double og_rule_tiny(og_dtype dt) { return dt == OG_FLOAT16 || dt == OG_BFLOAT16 ? 1e-7 : 1e-30; }

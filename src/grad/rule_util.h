@@ -69,6 +69,10 @@ int og_rule_conv_back(og_gb *b, int dy, int w, int nsp, const int64_t *in, const
 void og_rule_conv_attrs(og_gb *b, int node, int nsp, const int64_t *strides, const int64_t *dil,
                         const int64_t *pads, int64_t group);
 
+/* A positive value far below any that matters in dtype dt, to keep a 0/0 of a rule at 0:
+ * 1e-30 (float, double), 1e-7 (float16 and bfloat16, whose 1e-30 is 0). */
+double og_rule_tiny(og_dtype dt);
+
 /* The static rank of value v; -1 (an error naming `what`) when it is not known. */
 int og_rule_rank_of(og_gb *b, const og_node *n, int v, const char *what);
 /* axis normalized into 0..rank-1; -1 (an error) when out of range. */

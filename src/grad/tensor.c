@@ -10,6 +10,10 @@
  *   Pad:     constant: dx = dy cropped back (d value = sum of dy over the padding);
  *            edge/reflect/wrap: the padded borders are folded back onto the interior
  *   Tile:    dx = ReduceSum(Reshape(dy, [r0, d0, r1, d1, ...]), repeat axes)
+ *   SpaceToDepth: dx = DepthToSpace(dy) (DCR), its inverse permutation;  DepthToSpace DCR:
+ *            dx = SpaceToDepth(dy); CRD: the same with the channels [b², C'] -> [C', b²]
+ *   CenterCropPad: dx = CenterCropPad(dy) back to x's sizes (a crop becomes a zero pad at
+ *            the same offset, a pad a crop);  EyeLike: its output does not depend on x
  *   Expand:  dx = dy summed back to x's shape
  *   Trilu:   dx = Trilu(dy) (the same mask)
  * Where Slice bounds, Pad pads or Tile repeats are only known at run time (or a sliced or
@@ -175,7 +179,8 @@ static og_status g_identity(og_gb *b, const og_node *n, const int *dy, int *dx)
     return og_gb_status(b);
 }
 
-/* cast between float types: dx = cast(dy, x's type); to or from other types: none */
+/* cast between float types: dx = cast(dy, x's type); to or from other types: none.
+ * CastLike is the same Cast (its input 1 only names the type: no gradient). */
 static og_status g_cast(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     og_dtype in = og_gb_value(b, IN(0))->dtype, out = og_gb_value(b, OUT(0))->dtype;
@@ -226,13 +231,17 @@ static og_status g_split(og_gb *b, const og_node *n, const int *dy, int *dx)
     if (rank < 0) return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "Split gradient needs the rank");
     int axis = norm_axis(og_attr_int(n, "axis", 0), rank);
     if (axis < 0) return og_gb_fail(b, n, OG_ERR_MODEL, "axis out of range");
-    int parts[64];
-    for (int j = 0; j < n->n_out; j++) {
-        if (n->out[j] < 0) return og_gb_fail(b, n, OG_ERR_MODEL, "Split output %d is omitted", j);
+    int *parts = og_malloc(og_gb_alloc(b), (size_t)n->n_out * sizeof *parts); /* any count */
+    if (!parts) return og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
+    for (int j = 0; j < n->n_out && !og_gb_status(b); j++) {
+        if (n->out[j] < 0) og_gb_fail(b, n, OG_ERR_MODEL, "Split output %d is omitted", j);
         parts[j] = dy[j] >= 0 ? dy[j] : og_rule_zeros_like(b, n->out[j]);
     }
-    dx[0] = og_gb_op(b, "Concat", n->n_out, parts);
-    og_gb_attr_int(b, og_gb_last(b), "axis", axis);
+    if (!og_gb_status(b)) {
+        dx[0] = og_gb_op(b, "Concat", n->n_out, parts);
+        og_gb_attr_int(b, og_gb_last(b), "axis", axis);
+    }
+    og_free(og_gb_alloc(b), parts);
     return og_gb_status(b);
 }
 
@@ -576,6 +585,62 @@ static og_status g_trilu(og_gb *b, const og_node *n, const int *dy, int *dx)
     return og_gb_status(b);
 }
 
+/* ---- DepthToSpace, SpaceToDepth, CenterCropPad, EyeLike ---------------------------------- */
+
+static og_status g_space_to_depth(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    int r = og_gb_op1(b, "DepthToSpace", dy[0]);
+    og_gb_attr_int(b, og_gb_last(b), "blocksize", og_attr_int(n, "blocksize", 1));
+    dx[0] = r;
+    return og_gb_status(b);
+}
+
+static og_status g_depth_to_space(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    int64_t bs = og_attr_int(n, "blocksize", 1);
+    int r = og_gb_op1(b, "SpaceToDepth", dy[0]);
+    og_gb_attr_int(b, og_gb_last(b), "blocksize", bs);
+    if (n->since_version >= 11 && strcmp(og_attr_string(n, "mode", "DCR"), "CRD") == 0) {
+        /* SpaceToDepth gives channel (i·b + j)·C' + c'; CRD reads c'·b² + i·b + j */
+        const og_value *x = og_gb_value(b, IN(0));
+        if (x->rank != 4 || !og_dim_known(x->dims[1]))
+            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                              "gradient of CRD DepthToSpace needs the channel count statically");
+        int64_t shp[4] = {0, bs * bs, x->dims[1] / (bs * bs), -1}, perm[4] = {0, 2, 1, 3};
+        r = og_rule_transpose(b, og_rule_reshape_c(b, r, shp, 4), perm, 4);
+        r = og_gb_reshape_like(b, r, IN(0));
+    }
+    dx[0] = r;
+    return og_gb_status(b);
+}
+
+static og_status g_center_crop_pad(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    int rank = og_rule_rank_of(b, n, IN(0), "input 0");
+    if (rank < 0) return og_gb_status(b);
+    int shape = og_gb_op1(b, "Shape", IN(0));
+    int na = 0;
+    const int64_t *axes = og_attr_ints(n, "axes", &na);
+    if (axes) { /* the sizes of x at the cropped or padded axes */
+        int64_t ax[OG_MAX_RANK];
+        for (int i = 0; i < na && i < OG_MAX_RANK; i++)
+            if ((ax[i] = og_rule_axis(b, n, axes[i], rank)) < 0) return og_gb_status(b);
+        shape = og_gb_op2(b, "Gather", shape, og_gb_const_i64(b, ax, na));
+    }
+    dx[0] = og_gb_op2(b, "CenterCropPad", dy[0], shape);
+    if (axes) og_gb_attr_ints(b, og_gb_last(b), "axes", axes, na);
+    return og_gb_status(b);
+}
+
+/* EyeLike's output depends on x's shape only: no gradient */
+static og_status g_no_grad(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    (void)n;
+    (void)dy;
+    (void)dx;
+    return og_gb_status(b);
+}
+
 const og_grad_rule og_grad_tensor[] = {{"Reshape", "", g_reshape_back},
                                        {"Flatten", "", g_reshape_back},
                                        {"Squeeze", "", g_reshape_back},
@@ -583,6 +648,7 @@ const og_grad_rule og_grad_tensor[] = {{"Reshape", "", g_reshape_back},
                                        {"Transpose", "", g_transpose},
                                        {"Identity", "", g_identity},
                                        {"Cast", "", g_cast},
+                                       {"CastLike", "", g_cast},
                                        {"Concat", "", g_concat},
                                        {"Split", "", g_split},
                                        {"Slice", "", g_slice},
@@ -590,4 +656,8 @@ const og_grad_rule og_grad_tensor[] = {{"Reshape", "", g_reshape_back},
                                        {"Tile", "", g_tile},
                                        {"Expand", "", g_expand},
                                        {"Trilu", "", g_trilu},
+                                       {"DepthToSpace", "", g_depth_to_space},
+                                       {"SpaceToDepth", "", g_space_to_depth},
+                                       {"CenterCropPad", "", g_center_crop_pad},
+                                       {"EyeLike", "", g_no_grad},
                                        {0}};

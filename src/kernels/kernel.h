@@ -31,6 +31,7 @@ typedef struct og_kernel_ctx {
     const og_allocator *alloc; /* for scratch memory */
     int threads;               /* the session's thread count */
     const void *impl;          /* what the entry's select chose at bind time, or NULL */
+    uint64_t rng;              /* this run's random key (og_session_options.seed) */
 } og_kernel_ctx;
 
 typedef og_status (*og_kernel_fn)(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,

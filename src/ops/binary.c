@@ -83,6 +83,14 @@ static og_status infer_numeric(const og_op_ctx *c, const og_vinfo *in, int n_in,
     return infer_same(c, in, n_in, out, og_types_numeric, false);
 }
 
+/* Max, Min and Mod: the numeric types and float16 */
+static og_status infer_numeric_f16(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                                   int n_out)
+{
+    static const og_dtype types[] = {OG_FLOAT, OG_DOUBLE, OG_INT32, OG_INT64, OG_FLOAT16, 0};
+    return infer_same(c, in, n_in, out, types, false);
+}
+
 static og_status infer_float(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                              int n_out)
 {
@@ -172,7 +180,7 @@ const og_op_def og_ops_binary[] = {
     BIN(Mul, infer_numeric),
     BIN(Div, infer_numeric),
     BIN(Pow, infer_pow),
-    {"Mod", "", OG_SINCE(Mod), 2, 2, 1, 1, parse_mod, NULL, infer_numeric, 0},
+    {"Mod", "", OG_SINCE(Mod), 2, 2, 1, 1, parse_mod, NULL, infer_numeric_f16, 0},
     BIN(PRelu, infer_prelu),
     BIN(Equal, infer_equal),
     BIN(Greater, infer_compare),
@@ -182,8 +190,8 @@ const og_op_def og_ops_binary[] = {
     BIN(And, infer_logic),
     BIN(Or, infer_logic),
     BIN(Xor, infer_logic),
-    VAR(Max, infer_numeric),
-    VAR(Min, infer_numeric),
+    VAR(Max, infer_numeric_f16),
+    VAR(Min, infer_numeric_f16),
     VAR(Mean, infer_float),
     VAR(Sum, infer_numeric),
     {"Where", "", OG_SINCE(Where), 3, 3, 1, 1, NULL, NULL, infer_where, 0},

@@ -1,4 +1,5 @@
-/* conv.c: Conv and ConvTranspose: attributes, geometry (pads and output sizes), inference. */
+/* conv.c: Conv, ConvTranspose and Col2Im: attributes, geometry (pads and output sizes),
+ * inference. */
 #include <string.h>
 
 #include "ops/conv_params.h"
@@ -337,8 +338,118 @@ static og_status conv_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og
     return OG_OK;
 }
 
+/* ---- Col2Im --------------------------------------------------------------------------- */
+
+static og_status col2im_parse(const og_op_ctx *c, void **params)
+{
+    og_conv_params *p = og_calloc(c->alloc, 1, sizeof *p);
+    if (!p) return og_op_error(c, OG_ERR_NOMEM, "out of memory");
+    og_status st = read_ints(c, "strides", p->strides, OG_CONV_MAX_SP, &p->n_strides, 1);
+    if (!st) st = read_ints(c, "dilations", p->dilations, OG_CONV_MAX_SP, &p->n_dilations, 1);
+    if (!st) st = read_ints(c, "pads", p->pads, 2 * OG_CONV_MAX_SP, &p->n_pads, 0);
+    if (st) {
+        og_free(c->alloc, p);
+        return st;
+    }
+    p->group = 1;
+    *params = p;
+    return OG_OK;
+}
+
+og_status og_col2im_geometry(const og_node *node, const og_conv_params *p, int nsp,
+                             const int64_t *image, const int64_t *block, const int64_t *x_dims,
+                             int64_t *C, int64_t *blocks)
+{
+    og_op_ctx c = {node, NULL, NULL, false};
+    if ((p->n_strides && p->n_strides != nsp) || (p->n_dilations && p->n_dilations != nsp) ||
+        (p->n_pads && p->n_pads != 2 * nsp))
+        return og_op_error(&c, OG_ERR_MODEL,
+                           "attributes strides, dilations and pads must have %d, %d and %d "
+                           "entries (the image's dims)",
+                           nsp, nsp, 2 * nsp);
+    int64_t kvol = 1, L = 1;
+    for (int i = 0; i < nsp; i++) {
+        int64_t s = p->n_strides ? p->strides[i] : 1, d = p->n_dilations ? p->dilations[i] : 1;
+        int64_t pb = p->n_pads ? p->pads[i] : 0, pe = p->n_pads ? p->pads[nsp + i] : 0;
+        if (image[i] < 1 || block[i] < 1 || image[i] > CONV_ATTR_MAX || block[i] > CONV_ATTR_MAX)
+            return og_op_error(&c, OG_ERR_SHAPE,
+                               "image_shape %lld and block_shape %lld of dim %d must be >= 1",
+                               (long long)image[i], (long long)block[i], i);
+        int64_t span = image[i] + pb + pe - (block[i] - 1) * d - 1;
+        if (span < 0)
+            return og_op_error(&c, OG_ERR_SHAPE,
+                               "dim %d: a block of %lld (dilation %lld) does not fit in %lld + "
+                               "pads %lld, %lld",
+                               i, (long long)block[i], (long long)d, (long long)image[i],
+                               (long long)pb, (long long)pe);
+        blocks[i] = span / s + 1;
+        if (!og_mul_i64(kvol, block[i], &kvol) || !og_mul_i64(L, blocks[i], &L))
+            return og_op_error(&c, OG_ERR_SHAPE, "the block or image sizes overflow");
+    }
+    *C = OG_DIM_UNKNOWN;
+    if (og_dim_known(x_dims[1])) {
+        if (x_dims[1] % kvol)
+            return og_op_error(&c, OG_ERR_SHAPE,
+                               "input 0 dim 1 is %lld, not a multiple of the block volume %lld",
+                               (long long)x_dims[1], (long long)kvol);
+        *C = x_dims[1] / kvol;
+    }
+    if (og_dim_known(x_dims[2]) && x_dims[2] != L)
+        return og_op_error(&c, OG_ERR_SHAPE,
+                           "input 0 dim 2 is %lld, but the image holds %lld block positions",
+                           (long long)x_dims[2], (long long)L);
+    return OG_OK;
+}
+
+/* input [N, C·Πblock, L], image_shape and block_shape 1-D int64 -> [N, C, image...] */
+static og_status col2im_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                              int n_out)
+{
+    static const og_dtype types[] = {OG_FLOAT, OG_DOUBLE, OG_FLOAT16, OG_BFLOAT16, OG_UNDEFINED};
+    static const og_dtype i64[] = {OG_INT64, OG_UNDEFINED};
+    og_status st;
+    if ((st = og_check_dtype(c, in, 0, types)) || (st = og_check_dtype(c, in, 1, i64)) ||
+        (st = og_check_dtype(c, in, 2, i64)))
+        return st;
+    out[0].dtype = in[0].dtype;
+    if (in[0].rank >= 0 && in[0].rank != 3)
+        return og_op_error(c, OG_ERR_SHAPE, "input 0 has rank %d, expected 3 (N, C·Πblock, L)",
+                           in[0].rank);
+    const og_tensor *im = in[1].value, *bl = in[2].value;
+    int64_t nsp = in[1].rank == 1 ? in[1].dims[0] : (im ? im->numel : -1);
+    if (nsp < 0) return OG_OK;
+    if (nsp < 1 || nsp > OG_CONV_MAX_SP)
+        return og_op_error(c, OG_ERR_SHAPE,
+                           "input 1 (image_shape) has %lld entries, expected 1..%d", (long long)nsp,
+                           OG_CONV_MAX_SP);
+    out[0].rank = (int)nsp + 2;
+    for (int d = 0; d < out[0].rank; d++) out[0].dims[d] = OG_DIM_UNKNOWN;
+    if (in[0].rank == 3) out[0].dims[0] = in[0].dims[0];
+    if (!im || !bl) return OG_OK;
+    if (bl->numel != nsp || im->numel != nsp)
+        return og_op_error(c, OG_ERR_SHAPE,
+                           "inputs 1 (image_shape) and 2 (block_shape) have %lld "
+                           "and %lld entries, expected the same",
+                           (long long)im->numel, (long long)bl->numel);
+    int64_t image[OG_CONV_MAX_SP], block[OG_CONV_MAX_SP], blocks[OG_CONV_MAX_SP], C;
+    int64_t xd[3] = {OG_DIM_UNKNOWN, OG_DIM_UNKNOWN, OG_DIM_UNKNOWN};
+    if (in[0].rank == 3) memcpy(xd, in[0].dims, sizeof xd);
+    for (int i = 0; i < nsp; i++) {
+        image[i] = og_tensor_get_i64(im, i);
+        block[i] = og_tensor_get_i64(bl, i);
+        out[0].dims[2 + i] = image[i];
+    }
+    if ((st = og_col2im_geometry(c->node, c->node->params, (int)nsp, image, block, xd, &C, blocks)))
+        return st;
+    out[0].dims[1] = C;
+    (void)n_in;
+    (void)n_out;
+    return OG_OK;
+}
+
 const og_op_def og_ops_conv[] = {
     {"Conv", "", OG_SINCE(Conv), 2, 3, 1, 1, conv_parse, NULL, conv_infer, 0},
     {"ConvTranspose", "", OG_SINCE(ConvTranspose), 2, 3, 1, 1, conv_transpose_parse, NULL,
      conv_infer, 0},
+    {"Col2Im", "", OG_SINCE(Col2Im), 3, 3, 1, 1, col2im_parse, NULL, col2im_infer, 0},
     {0}};

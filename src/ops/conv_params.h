@@ -1,5 +1,5 @@
 /*
- * conv_params.h: the parsed attributes of Conv and ConvTranspose and their geometry
+ * conv_params.h: the parsed attributes of Conv, ConvTranspose and Col2Im and their geometry
  * (pads, output sizes), shared by src/ops/conv.c and src/kernels/cpu/conv.c.  Internal.
  */
 #ifndef OG_CONV_PARAMS_H
@@ -52,5 +52,14 @@ typedef struct og_conv_geom {
 og_status og_conv_geometry(const og_node *node, const og_conv_params *p, bool runtime, int x_rank,
                            const int64_t *x_dims, int w_rank, const int64_t *w_dims, int64_t b_len,
                            og_conv_geom *g);
+
+/* Col2Im over nsp spatial dims, image_shape `image` and block_shape `block` (their values)
+ * and pads, strides and dilations of p (absent: 0, 1, 1), for an input [N, C·Πblock, L]
+ * (x_dims; unknown entries allowed): the channel count *C (OG_DIM_UNKNOWN when not known)
+ * and the block positions per dim, blocks[i] = (image + pads − (block − 1)·dil − 1)/stride
+ * + 1, whose product L must be.  Errors name the node. */
+og_status og_col2im_geometry(const og_node *node, const og_conv_params *p, int nsp,
+                             const int64_t *image, const int64_t *block, const int64_t *x_dims,
+                             int64_t *C, int64_t *blocks);
 
 #endif /* OG_CONV_PARAMS_H */

@@ -1,4 +1,5 @@
-/* index.c: Gather, GatherElements, GatherND, OneHot, Scatter, ScatterElements, ScatterND:
+/* index.c: Gather, GatherElements, GatherND, OneHot, Scatter, ScatterElements, ScatterND,
+ * NonZero, Compress, ReverseSequence:
  * attribute parsing and type/shape inference.  Index values are checked by the kernels
  * (they need the data); infer checks ranks, dims and element types. */
 #include <string.h>
@@ -37,8 +38,22 @@ static og_status parse_index(const og_op_ctx *c, void **params)
     og_status st;
     if ((st = og_attr_check_type(c, "axis", OG_ATTR_INT))) return st;
     if ((st = og_attr_check_type(c, "batch_dims", OG_ATTR_INT))) return st;
+    if ((st = og_attr_check_type(c, "batch_axis", OG_ATTR_INT))) return st;
+    if ((st = og_attr_check_type(c, "time_axis", OG_ATTR_INT))) return st;
     og_index_params *p = og_calloc(c->alloc, 1, sizeof *p);
     if (!p) return og_op_error(c, OG_ERR_NOMEM, "out of memory");
+    p->has_axis = og_node_attr(n, "axis") != NULL;
+    p->batch_axis = og_attr_int(n, "batch_axis", 1);
+    p->time_axis = og_attr_int(n, "time_axis", 0);
+    if (strcmp(n->op_type, "ReverseSequence") == 0 &&
+        ((p->batch_axis != 0 && p->batch_axis != 1) || p->time_axis + p->batch_axis != 1)) {
+        og_free(c->alloc, p);
+        return og_op_error(c, OG_ERR_MODEL,
+                           "attributes batch_axis %lld and time_axis %lld must be 0 and 1, or 1 "
+                           "and 0",
+                           (long long)og_attr_int(n, "batch_axis", 1),
+                           (long long)og_attr_int(n, "time_axis", 0));
+    }
     bool onehot = strcmp(n->op_type, "OneHot") == 0;
     p->axis = og_attr_int(n, "axis", onehot ? -1 : 0);
     p->batch_dims = og_attr_int(n, "batch_dims", 0);
@@ -309,6 +324,75 @@ static og_status infer_onehot(const og_op_ctx *c, const og_vinfo *in, int n_in, 
     return OG_OK;
 }
 
+/* ---- Compress -------------------------------------------------------------------- */
+
+/* The output takes the selected slices along axis (or the selected elements of the
+ * flattened input): their count is the number of true entries of the 1-D condition, which
+ * may be shorter than the axis (the rest is dropped) but not longer. */
+static og_status infer_compress(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                                int n_out)
+{
+    static const og_dtype bools[] = {OG_BOOL, OG_UNDEFINED};
+    const og_index_params *p = c->node->params;
+    og_status st;
+    if ((st = check_movable(c, in, 0)) || (st = og_check_dtype(c, in, 1, bools))) return st;
+    out[0].dtype = in[0].dtype;
+    if (in[1].rank > 1)
+        return og_op_error(c, OG_ERR_SHAPE, "input 1 (condition) has rank %d, expected 1",
+                           in[1].rank);
+    int64_t count = OG_DIM_UNKNOWN, len = in[1].rank == 0 ? 1 : in[1].dims[0];
+    const og_tensor *cond = in[1].value;
+    if (cond) {
+        count = 0;
+        for (int64_t i = 0; i < cond->numel; i++) count += ((const uint8_t *)cond->data)[i] != 0;
+    }
+    int r = in[0].rank, axis = -1;
+    if (r < 0) return OG_OK;
+    int64_t limit = 1;
+    if (p->has_axis) {
+        if (r < 1) return og_op_error(c, OG_ERR_SHAPE, "input 0 is a scalar, expected rank >= 1");
+        if ((st = og_norm_axis(c, p->axis, r, "attribute 'axis'", &axis))) return st;
+        limit = in[0].dims[axis];
+    } else {
+        for (int d = 0; d < r && limit >= 0; d++)
+            limit = og_dim_known(in[0].dims[d]) ? limit * in[0].dims[d] : -1;
+    }
+    if (og_dim_known(len) && limit >= 0 && len > limit)
+        return og_op_error(c, OG_ERR_SHAPE,
+                           "input 1 (condition) has %lld entries, more than the %lld it selects "
+                           "from",
+                           (long long)len, (long long)limit);
+    if (!p->has_axis) {
+        out[0].rank = 1;
+        out[0].dims[0] = count;
+        return OG_OK;
+    }
+    og_vinfo_copy_shape(&out[0], &in[0]);
+    out[0].dims[axis] = count;
+    return OG_OK;
+}
+
+/* ---- ReverseSequence ------------------------------------------------------------- */
+
+static og_status infer_reverse_sequence(const og_op_ctx *c, const og_vinfo *in, int n_in,
+                                        og_vinfo *out, int n_out)
+{
+    static const og_dtype lens[] = {OG_INT64, OG_UNDEFINED};
+    const og_index_params *p = c->node->params;
+    og_status st;
+    if ((st = check_movable(c, in, 0)) || (st = og_check_dtype(c, in, 1, lens))) return st;
+    og_vinfo_copy_shape(&out[0], &in[0]);
+    if (in[0].rank >= 0 && in[0].rank < 2)
+        return og_op_error(c, OG_ERR_SHAPE, "input 0 has rank %d, expected >= 2", in[0].rank);
+    if (in[1].rank >= 0 && in[1].rank != 1)
+        return og_op_error(c, OG_ERR_SHAPE, "input 1 (sequence_lens) has rank %d, expected 1",
+                           in[1].rank);
+    if (in[0].rank >= 2 && in[1].rank == 1)
+        return check_dim(c, in[1].dims[0], in[0].dims[p->batch_axis],
+                         "input 1 (sequence_lens) against the batch axis", 0);
+    return OG_OK;
+}
+
 /* ---- table ----------------------------------------------------------------------- */
 
 /* NonZero: [rank, count] int64 indices of the nonzero elements, in C order; the count
@@ -342,5 +426,8 @@ const og_op_def og_ops_index[] = {
     {"ScatterElements", "", OG_SINCE(ScatterElements), 3, 3, 1, 1, parse_index, NULL,
      infer_scatter_elements, 0},
     {"ScatterND", "", OG_SINCE(ScatterND), 3, 3, 1, 1, parse_index, NULL, infer_scatter_nd, 0},
+    {"Compress", "", OG_SINCE(Compress), 2, 2, 1, 1, parse_index, NULL, infer_compress, 0},
+    {"ReverseSequence", "", OG_SINCE(ReverseSequence), 2, 2, 1, 1, parse_index, NULL,
+     infer_reverse_sequence, 0},
     {0},
 };

@@ -1,9 +1,10 @@
 /* index_params.h: parsed attributes of the index family (Gather, GatherElements, GatherND,
- * OneHot, Scatter, ScatterElements, ScatterND), shared by src/ops/index.c and
- * src/kernels/cpu/index.c.  Internal header. */
+ * OneHot, Scatter, ScatterElements, ScatterND, Compress, ReverseSequence), shared by
+ * src/ops/index.c and src/kernels/cpu/index.c.  Internal header. */
 #ifndef OG_INDEX_PARAMS_H
 #define OG_INDEX_PARAMS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef enum og_scatter_reduction {
@@ -18,6 +19,8 @@ typedef struct og_index_params {
     int64_t axis;       /* as given (may be negative); normalized against the rank at use */
     int64_t batch_dims; /* GatherND */
     og_scatter_reduction reduction;
+    bool has_axis;                 /* Compress: the axis attribute is there (else: flattened) */
+    int64_t batch_axis, time_axis; /* ReverseSequence */
 } og_index_params;
 
 #endif /* OG_INDEX_PARAMS_H */

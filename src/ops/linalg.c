@@ -1,4 +1,4 @@
-/* linalg.c: MatMul, Gemm and Einsum: attributes, types and shapes. */
+/* linalg.c: MatMul, Gemm, Einsum and Det: attributes, types and shapes. */
 #include <stdio.h>
 #include <string.h>
 
@@ -338,8 +338,31 @@ static og_status einsum_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, 
     return OG_OK;
 }
 
+/* Det: [..., M, M] -> [...] */
+static og_status det_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                           int n_out)
+{
+    static const og_dtype types[] = {OG_FLOAT, OG_DOUBLE, OG_FLOAT16, OG_BFLOAT16, OG_UNDEFINED};
+    og_status st = og_check_dtype(c, in, 0, types);
+    if (st) return st;
+    out[0].dtype = in[0].dtype;
+    int r = in[0].rank;
+    if (r < 0) return OG_OK;
+    if (r < 2) return og_op_error(c, OG_ERR_SHAPE, "input 0 has rank %d, expected >= 2", r);
+    int64_t a = in[0].dims[r - 2], b = in[0].dims[r - 1];
+    if (og_dim_known(a) && og_dim_known(b) && a != b)
+        return og_op_error(c, OG_ERR_SHAPE, "input 0 is [..., %lld, %lld], not square matrices",
+                           (long long)a, (long long)b);
+    out[0].rank = r - 2;
+    memcpy(out[0].dims, in[0].dims, (size_t)(r - 2) * sizeof *out[0].dims);
+    (void)n_in;
+    (void)n_out;
+    return OG_OK;
+}
+
 const og_op_def og_ops_linalg[] = {
     {"MatMul", "", OG_SINCE(MatMul), 2, 2, 1, 1, NULL, NULL, matmul_infer, 0},
     {"Gemm", "", OG_SINCE(Gemm), 2, 3, 1, 1, gemm_parse, NULL, gemm_infer, 0},
     {"Einsum", "", OG_SINCE(Einsum), 1, -1, 1, 1, einsum_parse, NULL, einsum_infer, 0},
+    {"Det", "", OG_SINCE(Det), 1, 1, 1, 1, NULL, NULL, det_infer, 0},
     {0}};

@@ -1,7 +1,9 @@
-/* pool.c: AveragePool, MaxPool, GlobalAveragePool, GlobalMaxPool: attributes and shape
- * inference.  The output-size rules follow the ONNX spec (explicit pads with optional
- * ceil_mode, where a last window starting past the input and its begin pad is dropped;
+/* pool.c: AveragePool, MaxPool, GlobalAveragePool, GlobalMaxPool, LpPool, MaxUnpool,
+ * RoiAlign:
+ * attributes and shape inference.  The output-size rules follow the ONNX spec (explicit pads with
+ * optional ceil_mode, where a last window starting past the input and its begin pad is dropped;
  * auto_pad SAME_UPPER/SAME_LOWER/VALID). */
+#include <math.h>
 #include <string.h>
 
 #include "ops/pool.h"
@@ -71,7 +73,7 @@ static og_status parse_pool(const og_op_ctx *c, og_pool_kind kind, bool global, 
     const og_node *n = c->node;
     int v = n->since_version;
     og_status st = OG_OK;
-    static const char *const int_attrs[] = {"ceil_mode", "count_include_pad", "storage_order"};
+    static const char *const int_attrs[] = {"ceil_mode", "count_include_pad", "storage_order", "p"};
     static const char *const ints_attrs[] = {"kernel_shape", "strides", "pads", "dilations"};
     for (size_t i = 0; i < sizeof int_attrs / sizeof *int_attrs; i++)
         if ((st = og_attr_check_type(c, int_attrs[i], OG_ATTR_INT))) return st;
@@ -101,7 +103,8 @@ static og_status parse_pool(const og_op_ctx *c, og_pool_kind kind, bool global, 
     if ((st = read_ints(c, "kernel_shape", nk, 1, 1, p->kernel))) goto fail;
     if ((st = read_ints(c, "strides", nk, 1, 1, p->strides))) goto fail;
     if ((st = read_ints(c, "pads", 2 * nk, 0, 0, p->pads))) goto fail;
-    bool has_dil = (kind == OG_POOL_MAX && v >= 10) || (kind == OG_POOL_AVG && v >= 19);
+    bool has_dil = (kind == OG_POOL_MAX && v >= 10) || (kind == OG_POOL_AVG && v >= 19) ||
+                   (kind == OG_POOL_LP && v >= 18);
     if (has_dil) {
         if ((st = read_ints(c, "dilations", nk, 1, 1, p->dilations))) goto fail;
     } else {
@@ -109,9 +112,18 @@ static og_status parse_pool(const og_op_ctx *c, og_pool_kind kind, bool global, 
     }
 
     int auto_pad = 0;
-    if ((st = og_attr_auto_pad(c, &auto_pad))) goto fail;
+    if (kind != OG_POOL_UNPOOL && (st = og_attr_auto_pad(c, &auto_pad))) goto fail;
     p->auto_pad = auto_pad; /* the enum follows og_attr_auto_pad's numbering */
-    if (v >= 10) p->ceil_mode = og_attr_int(n, "ceil_mode", 0) != 0;
+    if (v >= 10 && (kind == OG_POOL_AVG || kind == OG_POOL_MAX || v >= 18))
+        p->ceil_mode = og_attr_int(n, "ceil_mode", 0) != 0;
+    if (kind == OG_POOL_LP) {
+        p->p = og_attr_int(n, "p", 2);
+        if (p->p < 1 || p->p > 1024) {
+            st = og_op_error(c, OG_ERR_MODEL, "attribute 'p' is %lld, expected 1..1024",
+                             (long long)p->p);
+            goto fail;
+        }
+    }
     if (kind == OG_POOL_AVG && v >= 7)
         p->count_include_pad = og_attr_int(n, "count_include_pad", 0) != 0;
     if (kind == OG_POOL_MAX && v >= 8) {
@@ -139,6 +151,14 @@ static og_status parse_maxpool(const og_op_ctx *c, void **params)
 {
     return parse_pool(c, OG_POOL_MAX, false, params);
 }
+static og_status parse_lppool(const og_op_ctx *c, void **params)
+{
+    return parse_pool(c, OG_POOL_LP, false, params);
+}
+static og_status parse_unpool(const og_op_ctx *c, void **params)
+{
+    return parse_pool(c, OG_POOL_UNPOOL, false, params);
+}
 static og_status parse_global_avgpool(const og_op_ctx *c, void **params)
 {
     return parse_pool(c, OG_POOL_AVG, true, params);
@@ -151,8 +171,9 @@ static og_status parse_global_maxpool(const og_op_ctx *c, void **params)
 static og_status infer_pool(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                             int n_out)
 {
+    static const og_dtype lp_types[] = {OG_FLOAT, OG_DOUBLE, OG_FLOAT16, OG_UNDEFINED};
     const og_pool_params *p = c->node->params;
-    og_status st = og_check_dtype(c, in, 0, og_types_float);
+    og_status st = og_check_dtype(c, in, 0, p->kind == OG_POOL_LP ? lp_types : og_types_float);
     if (st) return st;
     out[0].dtype = in[0].dtype;
     int rank = in[0].rank;
@@ -201,6 +222,158 @@ static og_status infer_pool(const og_op_ctx *c, const og_vinfo *in, int n_in, og
     return OG_OK;
 }
 
+/* ---- MaxUnpool --------------------------------------------------------------------------- */
+
+bool og_unpool_dim(const og_pool_params *p, int i, int64_t in, int64_t *out)
+{
+    int64_t o;
+    if (in < 1 || !og_mul_i64(in - 1, p->strides[i], &o) ||
+        !og_add_i64(o, p->kernel[i] - p->pads[i] - p->pads[p->nsp + i], &o) ||
+        o > ((int64_t)1 << 50))
+        return false;
+    *out = o;
+    return o >= 1;
+}
+
+/* X [N, C, spatial] and its Indices (into the tensor the windows cover, flattened); the
+ * output has the covered size, or output_shape, which may only be larger (the covered
+ * block is placed at its start) */
+static og_status infer_unpool(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                              int n_out)
+{
+    static const og_dtype types[] = {OG_FLOAT, OG_DOUBLE, OG_FLOAT16, OG_UNDEFINED};
+    static const og_dtype i64[] = {OG_INT64, OG_UNDEFINED};
+    const og_pool_params *p = c->node->params;
+    og_status st;
+    if ((st = og_check_dtype(c, in, 0, types)) || (st = og_check_dtype(c, in, 1, i64)) ||
+        (n_in > 2 && (st = og_check_dtype(c, in, 2, i64))))
+        return st;
+    out[0].dtype = in[0].dtype;
+    int rank = p->nsp + 2;
+    if (in[0].rank >= 0 && in[0].rank != rank)
+        return og_op_error(c, OG_ERR_SHAPE, "input 0 (X) has rank %d, expected %d", in[0].rank,
+                           rank);
+    for (int d = 0; d < in[1].rank && in[0].rank >= 0; d++)
+        if (in[1].rank != rank || (og_dim_known(in[0].dims[d]) && og_dim_known(in[1].dims[d]) &&
+                                   in[0].dims[d] != in[1].dims[d]))
+            return og_op_error(c, OG_ERR_SHAPE, "input 1 (I) does not have the shape of input 0");
+    out[0].rank = rank;
+    int64_t cover[OG_MAX_RANK];
+    for (int d = 0; d < rank; d++) {
+        cover[d] = out[0].dims[d] = in[0].rank >= 0 ? in[0].dims[d] : OG_DIM_UNKNOWN;
+        if (d >= 2 && og_dim_known(in[0].dims[d])) {
+            if (!og_unpool_dim(p, d - 2, in[0].dims[d], &cover[d]))
+                return og_op_error(c, OG_ERR_SHAPE,
+                                   "spatial dim %d: the windows over %lld inputs cover nothing", d,
+                                   (long long)in[0].dims[d]);
+            out[0].dims[d] = cover[d];
+        } else if (d >= 2) {
+            out[0].dims[d] = OG_DIM_UNKNOWN;
+        }
+    }
+    if (n_in < 3 || in[2].dtype == OG_UNDEFINED) return OG_OK;
+    const og_tensor *os = in[2].value;
+    if (!os) {
+        for (int d = 2; d < rank; d++) out[0].dims[d] = OG_DIM_UNKNOWN;
+        return c->runtime ? og_op_error(c, OG_ERR_INTERNAL, "output_shape has no value") : OG_OK;
+    }
+    if (os->numel != rank)
+        return og_op_error(c, OG_ERR_SHAPE, "input 2 (output_shape) has %lld entries, expected %d",
+                           (long long)os->numel, rank);
+    for (int d = 0; d < rank; d++) {
+        int64_t v = og_tensor_get_i64(os, d);
+        if (v < 0 || (og_dim_known(cover[d]) && v < cover[d]) || v > ((int64_t)1 << 40))
+            return og_op_error(c, OG_ERR_SHAPE,
+                               "input 2 (output_shape) entry %d is %lld, below the %lld the "
+                               "windows cover",
+                               d, (long long)v, (long long)cover[d]);
+        out[0].dims[d] = v;
+    }
+    return OG_OK;
+}
+
+/* ---- RoiAlign ---------------------------------------------------------------------------- */
+
+static og_status parse_roi_align(const og_op_ctx *c, void **params)
+{
+    static const char *const ints[] = {"output_height", "output_width", "sampling_ratio"};
+    og_status st;
+    for (int i = 0; i < 3; i++)
+        if ((st = og_attr_check_type(c, ints[i], OG_ATTR_INT))) return st;
+    if ((st = og_attr_check_type(c, "spatial_scale", OG_ATTR_FLOAT)) ||
+        (st = og_attr_check_type(c, "mode", OG_ATTR_STRING)) ||
+        (st = og_attr_check_type(c, "coordinate_transformation_mode", OG_ATTR_STRING)))
+        return st;
+    const og_node *n = c->node;
+    const char *mode = og_attr_string(n, "mode", "avg");
+    const char *ctm = og_attr_string(n, "coordinate_transformation_mode", "half_pixel");
+    int64_t oh = og_attr_int(n, "output_height", 1), ow = og_attr_int(n, "output_width", 1);
+    int64_t sr = og_attr_int(n, "sampling_ratio", 0);
+    double scale = og_attr_float(n, "spatial_scale", 1.0f);
+    if (strcmp(mode, "avg") != 0 && strcmp(mode, "max") != 0)
+        return og_op_error(c, OG_ERR_MODEL, "attribute 'mode' is '%s', expected avg or max", mode);
+    if (n->since_version >= 16 && strcmp(ctm, "half_pixel") != 0 &&
+        strcmp(ctm, "output_half_pixel") != 0)
+        return og_op_error(c, OG_ERR_MODEL,
+                           "attribute 'coordinate_transformation_mode' is '%s', expected "
+                           "half_pixel or output_half_pixel",
+                           ctm);
+    if (oh < 1 || ow < 1 || oh > POOL_ATTR_MAX || ow > POOL_ATTR_MAX || sr < 0 ||
+        sr > POOL_ATTR_MAX || !(scale > 0) || isinf(scale))
+        return og_op_error(c, OG_ERR_MODEL,
+                           "attributes output_height %lld, output_width %lld must be >= 1, "
+                           "sampling_ratio %lld >= 0 and spatial_scale %g > 0",
+                           (long long)oh, (long long)ow, (long long)sr, scale);
+    og_roi_params *p = og_calloc(c->alloc, 1, sizeof *p);
+    if (!p) return og_op_error(c, OG_ERR_NOMEM, "out of memory");
+    p->out_h = oh;
+    p->out_w = ow;
+    p->sampling_ratio = sr;
+    p->spatial_scale = scale;
+    p->max_mode = strcmp(mode, "max") == 0;
+    p->half_pixel = n->since_version >= 16 && strcmp(ctm, "half_pixel") == 0;
+    *params = p;
+    return OG_OK;
+}
+
+/* X [N, C, H, W], rois [R, 4] (x1, y1, x2, y2), batch_indices [R] -> [R, C, oh, ow] */
+static og_status infer_roi_align(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                                 int n_out)
+{
+    static const og_dtype types[] = {OG_FLOAT, OG_DOUBLE, OG_FLOAT16, OG_UNDEFINED};
+    static const og_dtype i64[] = {OG_INT64, OG_UNDEFINED};
+    const og_roi_params *p = c->node->params;
+    og_status st;
+    if ((st = og_check_dtype(c, in, 0, types)) || (st = og_check_same_dtype(c, in, 0, 1)) ||
+        (st = og_check_dtype(c, in, 2, i64)))
+        return st;
+    if (in[0].rank >= 0 && in[0].rank != 4)
+        return og_op_error(c, OG_ERR_SHAPE, "input 0 (X) has rank %d, expected 4", in[0].rank);
+    if (in[1].rank >= 0 && (in[1].rank != 2 || (og_dim_known(in[1].dims[1]) && in[1].dims[1] != 4)))
+        return og_op_error(c, OG_ERR_SHAPE, "input 1 (rois) must be [num_rois, 4]");
+    if (in[2].rank >= 0 && in[2].rank != 1)
+        return og_op_error(c, OG_ERR_SHAPE, "input 2 (batch_indices) has rank %d, expected 1",
+                           in[2].rank);
+    int64_t R = in[2].rank == 1 ? in[2].dims[0] : OG_DIM_UNKNOWN;
+    if (in[1].rank == 2 && og_dim_known(in[1].dims[0])) {
+        if (og_dim_known(R) && R != in[1].dims[0])
+            return og_op_error(c, OG_ERR_SHAPE,
+                               "inputs 1 (rois) and 2 (batch_indices) count "
+                               "%lld and %lld regions",
+                               (long long)in[1].dims[0], (long long)R);
+        R = in[1].dims[0];
+    }
+    out[0].dtype = in[0].dtype;
+    out[0].rank = 4;
+    out[0].dims[0] = R;
+    out[0].dims[1] = in[0].rank == 4 ? in[0].dims[1] : OG_DIM_UNKNOWN;
+    out[0].dims[2] = p->out_h;
+    out[0].dims[3] = p->out_w;
+    (void)n_in;
+    (void)n_out;
+    return OG_OK;
+}
+
 const og_op_def og_ops_pool[] = {
     {"AveragePool", "", OG_SINCE(AveragePool), 1, 1, 1, 1, parse_avgpool, NULL, infer_pool, 0},
     {"MaxPool", "", OG_SINCE(MaxPool), 1, 1, 1, 2, parse_maxpool, NULL, infer_pool, 0},
@@ -208,4 +381,7 @@ const og_op_def og_ops_pool[] = {
      infer_pool, 0},
     {"GlobalMaxPool", "", OG_SINCE(GlobalMaxPool), 1, 1, 1, 1, parse_global_maxpool, NULL,
      infer_pool, 0},
+    {"LpPool", "", OG_SINCE(LpPool), 1, 1, 1, 1, parse_lppool, NULL, infer_pool, 0},
+    {"MaxUnpool", "", OG_SINCE(MaxUnpool), 2, 3, 1, 1, parse_unpool, NULL, infer_unpool, 0},
+    {"RoiAlign", "", OG_SINCE(RoiAlign), 3, 3, 1, 1, parse_roi_align, NULL, infer_roi_align, 0},
     {0}};

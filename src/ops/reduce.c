@@ -1,5 +1,5 @@
 /* reduce.c: the reduce family: Reduce{Sum,Mean,Max,Min,Prod,L1,L2,LogSum,LogSumExp,SumSquare},
- * ArgMax/ArgMin, Softmax/LogSoftmax, CumSum and TopK: attribute parsing and type and shape
+ * ArgMax/ArgMin, Softmax/LogSoftmax, Hardmax, CumSum and TopK: attribute parsing and type and shape
  * inference. */
 #include <string.h>
 
@@ -214,6 +214,22 @@ static og_status softmax_infer(const og_op_ctx *c, const og_vinfo *in, int n_in,
     return OG_OK;
 }
 
+/* Hardmax: Softmax's axis (and before 13 its 2-D coercion), float16 too */
+static og_status hardmax_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                               int n_out)
+{
+    static const og_dtype types[] = {OG_FLOAT, OG_DOUBLE, OG_FLOAT16, OG_BFLOAT16, 0};
+    const og_reduce_params *p = c->node->params;
+    og_status st = og_check_dtype(c, in, 0, types);
+    if (st) return st;
+    og_vinfo_copy_shape(&out[0], &in[0]);
+    if (in[0].rank >= 0) {
+        int axis;
+        if ((st = og_norm_axis(c, p->axis, in[0].rank, "attribute 'axis'", &axis))) return st;
+    }
+    return OG_OK;
+}
+
 /* ---- CumSum -------------------------------------------------------------------------- */
 
 static og_status cumsum_parse(const og_op_ctx *c, void **params)
@@ -336,6 +352,7 @@ const og_op_def og_ops_reduce[] = {
     {"ArgMin", "", OG_SINCE(ArgMin), 1, 1, 1, 1, arg_parse, NULL, arg_infer, 0},
     {"Softmax", "", OG_SINCE(Softmax), 1, 1, 1, 1, softmax_parse, NULL, softmax_infer, 0},
     {"LogSoftmax", "", OG_SINCE(LogSoftmax), 1, 1, 1, 1, softmax_parse, NULL, softmax_infer, 0},
+    {"Hardmax", "", OG_SINCE(Hardmax), 1, 1, 1, 1, softmax_parse, NULL, hardmax_infer, 0},
     {"CumSum", "", OG_SINCE(CumSum), 2, 2, 1, 1, cumsum_parse, NULL, cumsum_infer, 0},
     {"TopK", "", OG_SINCE(TopK), 1, 2, 2, 2, topk_parse, NULL, topk_infer, 0},
     {0}};

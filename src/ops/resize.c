@@ -1,5 +1,6 @@
 /* resize.c: Resize (opsets 10..19) and Upsample (7..9): attribute parsing, output sizes
- * and type/shape inference.  The coordinate math lives in src/kernels/cpu/resize.c. */
+ * and type/shape inference; GridSample (16, 20) and AffineGrid (20): attributes and shapes.
+ * The coordinate math lives in src/kernels/cpu/resize.c. */
 #include <math.h>
 #include <string.h>
 
@@ -264,9 +265,153 @@ static og_status infer_resize(const og_op_ctx *c, const og_vinfo *in, int n_in, 
     return OG_OK;
 }
 
+/* ---- GridSample, AffineGrid ------------------------------------------------------------ */
+
+static const og_dtype grid_types[] = {OG_FLOAT, OG_DOUBLE, OG_FLOAT16, OG_BFLOAT16, OG_UNDEFINED};
+
+static og_status parse_grid_modes(const og_op_ctx *c, og_grid_params *p);
+
+static og_status parse_grid(const og_op_ctx *c, void **params)
+{
+    og_status st;
+    if ((st = og_attr_check_type(c, "align_corners", OG_ATTR_INT)) ||
+        (st = og_attr_check_type(c, "mode", OG_ATTR_STRING)) ||
+        (st = og_attr_check_type(c, "padding_mode", OG_ATTR_STRING)))
+        return st;
+    og_grid_params *p = og_calloc(c->alloc, 1, sizeof *p);
+    if (!p) return og_op_error(c, OG_ERR_NOMEM, "out of memory");
+    p->align_corners = og_attr_int(c->node, "align_corners", 0) != 0;
+    if (strcmp(c->node->op_type, "GridSample") == 0 && (st = parse_grid_modes(c, p))) {
+        og_free(c->alloc, p);
+        return st;
+    }
+    *params = p;
+    return OG_OK;
+}
+
+static og_status parse_grid_modes(const og_op_ctx *c, og_grid_params *p)
+{
+    /* GridSample-16 says bilinear and bicubic, 20 linear and cubic */
+    bool v20 = c->node->since_version >= 20;
+    const char *mode = og_attr_string(c->node, "mode", v20 ? "linear" : "bilinear");
+    const char *pad = og_attr_string(c->node, "padding_mode", "zeros");
+    if (strcmp(mode, "nearest") == 0)
+        p->mode = OG_GRID_NEAREST;
+    else if (strcmp(mode, v20 ? "linear" : "bilinear") == 0)
+        p->mode = OG_GRID_LINEAR;
+    else if (strcmp(mode, v20 ? "cubic" : "bicubic") == 0)
+        p->mode = OG_GRID_CUBIC;
+    else
+        return og_op_error(c, OG_ERR_MODEL, "attribute 'mode' is '%s', expected %s", mode,
+                           v20 ? "linear, nearest or cubic" : "bilinear, nearest or bicubic");
+    if (strcmp(pad, "zeros") == 0)
+        p->padding = OG_GRID_ZEROS;
+    else if (strcmp(pad, "border") == 0)
+        p->padding = OG_GRID_BORDER;
+    else if (strcmp(pad, "reflection") == 0)
+        p->padding = OG_GRID_REFLECTION;
+    else
+        return og_op_error(c, OG_ERR_MODEL,
+                           "attribute 'padding_mode' is '%s', expected zeros, border or reflection",
+                           pad);
+    return OG_OK;
+}
+
+/* X [N, C, D1..Dr], grid [N, O1..Or, r] -> [N, C, O1..Or] (r = 2 before version 20) */
+static og_status infer_grid_sample(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                                   int n_out)
+{
+    og_status st;
+    if ((st = og_check_dtype(c, in, 0, grid_types)) || (st = og_check_dtype(c, in, 1, grid_types)))
+        return st;
+    out[0].dtype = in[0].dtype;
+    int rx = in[0].rank, rg = in[1].rank;
+    if (rx >= 0 && rx < 3)
+        return og_op_error(c, OG_ERR_SHAPE, "input 0 (X) has rank %d, expected >= 3", rx);
+    if (c->node->since_version < 20 && ((rx >= 0 && rx != 4) || (rg >= 0 && rg != 4)))
+        return og_op_error(c, OG_ERR_SHAPE,
+                           "GridSample-16 takes 4-D X and grid, got ranks %d and %d", rx, rg);
+    if (rx >= 0 && rg >= 0 && rx != rg)
+        return og_op_error(c, OG_ERR_SHAPE, "input 1 (grid) has rank %d, X has %d", rg, rx);
+    int r = rx >= 0 ? rx : rg;
+    if (r < 0) return OG_OK;
+    out[0].rank = r;
+    for (int d = 0; d < r; d++) out[0].dims[d] = OG_DIM_UNKNOWN;
+    if (rx >= 0) {
+        out[0].dims[0] = in[0].dims[0];
+        out[0].dims[1] = in[0].dims[1];
+    }
+    if (rg >= 0) {
+        int64_t last = in[1].dims[rg - 1];
+        if (og_dim_known(last) && last != r - 2)
+            return og_op_error(c, OG_ERR_SHAPE, "input 1 (grid) ends in %lld, expected %d",
+                               (long long)last, r - 2);
+        if (og_dim_known(in[1].dims[0]) && og_dim_known(out[0].dims[0]) &&
+            in[1].dims[0] != out[0].dims[0])
+            return og_op_error(c, OG_ERR_SHAPE, "input 1 (grid) has batch %lld, X %lld",
+                               (long long)in[1].dims[0], (long long)out[0].dims[0]);
+        if (!og_dim_known(out[0].dims[0])) out[0].dims[0] = in[1].dims[0];
+        for (int d = 1; d < r - 1; d++) out[0].dims[d + 1] = in[1].dims[d];
+    }
+    (void)n_in;
+    (void)n_out;
+    return OG_OK;
+}
+
+/* theta [N, 2, 3] or [N, 3, 4], size [N, C, H, W] or [N, C, D, H, W] -> grid [N, (D,) H, W,
+ * 2 or 3] */
+static og_status infer_affine_grid(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                                   int n_out)
+{
+    static const og_dtype i64[] = {OG_INT64, OG_UNDEFINED};
+    og_status st;
+    if ((st = og_check_dtype(c, in, 0, grid_types)) || (st = og_check_dtype(c, in, 1, i64)))
+        return st;
+    out[0].dtype = in[0].dtype;
+    if (in[0].rank >= 0 && in[0].rank != 3)
+        return og_op_error(c, OG_ERR_SHAPE, "input 0 (theta) has rank %d, expected 3", in[0].rank);
+    int64_t n = in[1].rank == 1 ? in[1].dims[0] : -1;
+    const og_tensor *sz = in[1].value;
+    if (sz) n = sz->numel;
+    if (n < 0) return OG_OK;
+    if (n != 4 && n != 5)
+        return og_op_error(c, OG_ERR_SHAPE, "input 1 (size) has %lld entries, expected 4 or 5",
+                           (long long)n);
+    int sp = (int)n - 2;
+    if (in[0].rank == 3) {
+        const int64_t *td = in[0].dims;
+        if ((og_dim_known(td[1]) && td[1] != sp) || (og_dim_known(td[2]) && td[2] != sp + 1))
+            return og_op_error(c, OG_ERR_SHAPE,
+                               "input 0 (theta) is [N, %lld, %lld], expected "
+                               "[N, %d, %d] for a size of %lld entries",
+                               (long long)td[1], (long long)td[2], sp, sp + 1, (long long)n);
+    }
+    out[0].rank = sp + 2;
+    for (int d = 0; d < out[0].rank; d++) out[0].dims[d] = OG_DIM_UNKNOWN;
+    out[0].dims[0] = in[0].rank == 3 ? in[0].dims[0] : OG_DIM_UNKNOWN;
+    out[0].dims[sp + 1] = sp;
+    if (!sz) return OG_OK;
+    for (int d = 0; d < (int)n; d++) {
+        int64_t v = og_tensor_get_i64(sz, d);
+        if (v < 0 || v > ((int64_t)1 << 40))
+            return og_op_error(c, OG_ERR_SHAPE, "input 1 (size) entry %d is %lld", d, (long long)v);
+        if (d == 0) {
+            if (og_dim_known(out[0].dims[0]) && out[0].dims[0] != v)
+                return og_op_error(c, OG_ERR_SHAPE, "input 1 (size) says N = %lld, theta has %lld",
+                                   (long long)v, (long long)out[0].dims[0]);
+            out[0].dims[0] = v;
+        } else if (d >= 2) {
+            out[0].dims[d - 1] = v;
+        }
+    }
+    return OG_OK;
+}
+
 const og_op_def og_ops_resize[] = {
     {"Resize", "", OG_SINCE(Resize), 1, 4, 1, 1, parse_resize, NULL, infer_resize, 0},
     {"Upsample", "", OG_SINCE(Upsample), 1, 2, 1, 1, parse_resize, NULL, infer_resize, 0},
+    {"GridSample", "", OG_SINCE(GridSample), 2, 2, 1, 1, parse_grid, NULL, infer_grid_sample, 0},
+    {"AffineGrid", "", OG_SINCE(AffineGrid), 2, 2, 1, 1, parse_grid, NULL, infer_affine_grid, 0},
     {0},
 };
 

@@ -1,6 +1,7 @@
 /* resize_params.h: parsed attributes of Resize and Upsample, and the output-size and
  * scale computation that both infer (src/ops/resize.c) and the kernel
- * (src/kernels/cpu/resize.c) need.  Internal header. */
+ * (src/kernels/cpu/resize.c) need; the attributes of GridSample and AffineGrid.  Internal
+ * header. */
 #ifndef OG_RESIZE_PARAMS_H
 #define OG_RESIZE_PARAMS_H
 
@@ -44,6 +45,15 @@ typedef struct og_resize_params {
     /* input positions (-1: the version has none) */
     int in_roi, in_scales, in_sizes;
 } og_resize_params;
+
+/* GridSample (mode, padding_mode, align_corners) and AffineGrid (align_corners). */
+typedef enum { OG_GRID_LINEAR, OG_GRID_NEAREST, OG_GRID_CUBIC } og_grid_mode;
+typedef enum { OG_GRID_ZEROS, OG_GRID_BORDER, OG_GRID_REFLECTION } og_grid_padding;
+typedef struct og_grid_params {
+    og_grid_mode mode;
+    og_grid_padding padding;
+    bool align_corners;
+} og_grid_params;
 
 /* What a Resize/Upsample node computes at run time, per axis. */
 typedef struct og_resize_shape {

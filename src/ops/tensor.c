@@ -124,6 +124,21 @@ static og_status cast_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og
     return OG_OK;
 }
 
+/* CastLike: Cast to the element type of input 1 (target_type), whose values are not read.
+ * Its `saturate` (19) concerns float8 targets only, which onnxgrad does not have. */
+static og_status castlike_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                                int n_out)
+{
+    for (int i = 0; i < 2; i++)
+        if (in[i].dtype != OG_UNDEFINED && !og_dtype_is_known(in[i].dtype))
+            return og_op_error(c, OG_ERR_UNSUPPORTED,
+                               "input %d (%s) has element type %s, not supported", i,
+                               i ? "target_type" : "input", og_dtype_name(in[i].dtype));
+    og_vinfo_copy_shape(&out[0], &in[0]);
+    out[0].dtype = in[1].dtype;
+    return OG_OK;
+}
+
 /* ---- Concat ------------------------------------------------------------------------- */
 
 static og_status concat_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
@@ -368,7 +383,9 @@ static og_status range_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, o
     for (int i = 0; i < 3; i++) {
         if ((st = og_check_dtype(c, in, i, range_types))) return st;
         if ((st = og_check_same_dtype(c, in, 0, i))) return st;
-        if (in[i].rank > 0 && !(in[i].rank == 1 && in[i].dims[0] == 1))
+        /* a scalar, or one value in one dim (a dim unknown before the run may be 1) */
+        if (in[i].rank > 1 ||
+            (in[i].rank == 1 && in[i].dims[0] != 1 && (c->runtime || og_dim_known(in[i].dims[0]))))
             return og_op_error(c, OG_ERR_SHAPE, "input %d (%s) must be a scalar, has rank %d", i,
                                names[i], in[i].rank);
     }
@@ -702,7 +719,7 @@ og_status og_tensor_slice_resolve(const og_op_ctx *c, const og_vinfo *in, int n_
 {
     int r = in[0].rank;
     int64_t st_[OG_MAX_RANK], en[OG_MAX_RANK], axes[OG_MAX_RANK], sp[OG_MAX_RANK];
-    int ns, ne, na, nsp, ax[OG_MAX_RANK];
+    int ns = 0, ne = 0, na = 0, nsp = 0, ax[OG_MAX_RANK];
     bool k1 = true, k2 = true, k3 = true, k4 = true;
     og_status st;
     *known = true;
@@ -738,8 +755,19 @@ og_status og_tensor_slice_resolve(const og_op_ctx *c, const og_vinfo *in, int n_
             for (int i = 0; i < ns; i++) sp[i] = 1;
         }
         if (!(k1 && k2 && k3 && k4)) {
+            /* Bounds known only at run time: the axes they cut become unknown, the others
+             * keep their dims (a [1, 512] buffer cut to [:, :seq] stays [1, ?]) when the
+             * axes are known: given, or 0..n-1 from the static length of starts. */
             *known = false;
-            for (int d = 0; d < r; d++) out_dims[d] = OG_DIM_UNKNOWN;
+            int64_t n_axes = input_len(&in[1]);
+            bool axes_given = n_in > 3 && c->node->in[3] >= 0;
+            bool all = !(axes_given ? k3 : n_axes >= 0 && n_axes <= r);
+            for (int i = 0; !all && axes_given && i < na; i++)
+                all = axes[i] < -r || axes[i] >= r; /* an error at run time */
+            for (int d = 0; d < r; d++)
+                if (all) out_dims[d] = OG_DIM_UNKNOWN;
+            for (int i = 0; !all && i < (axes_given ? na : (int)n_axes); i++)
+                out_dims[axes_given ? (axes[i] + (axes[i] < 0 ? r : 0)) : i] = OG_DIM_UNKNOWN;
             return OG_OK;
         }
         if (!k3) na = ns; /* unreachable, keeps analyzers calm */
@@ -988,6 +1016,163 @@ static og_status pad_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og_
     return OG_OK;
 }
 
+/* ---- DepthToSpace, SpaceToDepth ----------------------------------------------------- */
+
+static og_status d2s_finish(const og_op_ctx *c, void *params)
+{
+    og_d2s_params *p = params;
+    if (p->blocksize < 1 || p->blocksize > (1 << 20))
+        return og_op_error(c, OG_ERR_MODEL, "attribute 'blocksize' is %lld, expected >= 1",
+                           (long long)p->blocksize);
+    const char *mode = og_attr_string(c->node, "mode", "DCR");
+    if (strcmp(c->node->op_type, "DepthToSpace") == 0 && c->node->since_version >= 11 &&
+        strcmp(mode, "DCR") != 0) {
+        if (strcmp(mode, "CRD") != 0)
+            return og_op_error(c, OG_ERR_MODEL, "attribute 'mode' is '%s', expected DCR or CRD",
+                               mode);
+        p->crd = true;
+    }
+    return OG_OK;
+}
+
+/* [N, C, H, W] -> [N, C/b², H·b, W·b] (DepthToSpace) or [N, C·b², H/b, W/b] */
+static og_status d2s_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                           int n_out)
+{
+    const og_d2s_params *p = c->node->params;
+    bool d2s = strcmp(c->node->op_type, "DepthToSpace") == 0;
+    int64_t b = p->blocksize, bb = b * b;
+    if (in[0].dtype != OG_UNDEFINED && !og_dtype_size(in[0].dtype))
+        return og_op_error(c, OG_ERR_UNSUPPORTED, "input 0 has element type %s, not supported",
+                           og_dtype_name(in[0].dtype));
+    out[0].dtype = in[0].dtype;
+    if (in[0].rank < 0) return OG_OK;
+    if (in[0].rank != 4)
+        return og_op_error(c, OG_ERR_SHAPE, "input 0 has rank %d, expected 4 (N, C, H, W)",
+                           in[0].rank);
+    const int64_t *d = in[0].dims;
+    int64_t *o = out[0].dims;
+    out[0].rank = 4;
+    o[0] = d[0];
+    for (int i = 1; i < 4; i++) o[i] = OG_DIM_UNKNOWN;
+    if (d2s) {
+        if (og_dim_known(d[1]) && d[1] % bb)
+            return og_op_error(c, OG_ERR_SHAPE,
+                               "input 0 has %lld channels, not a multiple of blocksize² = %lld",
+                               (long long)d[1], (long long)bb);
+        if (og_dim_known(d[1])) o[1] = d[1] / bb;
+        for (int i = 2; i < 4; i++)
+            if (og_dim_known(d[i]) && !og_mul_i64(d[i], b, &o[i]))
+                return og_op_error(c, OG_ERR_SHAPE, "output dim %d overflows", i);
+    } else {
+        for (int i = 2; i < 4; i++) {
+            if (og_dim_known(d[i]) && d[i] % b)
+                return og_op_error(c, OG_ERR_SHAPE,
+                                   "input 0 dim %d is %lld, not a multiple of blocksize %lld", i,
+                                   (long long)d[i], (long long)b);
+            if (og_dim_known(d[i])) o[i] = d[i] / b;
+        }
+        if (og_dim_known(d[1]) && !og_mul_i64(d[1], bb, &o[1]))
+            return og_op_error(c, OG_ERR_SHAPE, "output channels overflow");
+    }
+    return OG_OK;
+}
+
+/* ---- CenterCropPad ------------------------------------------------------------------ */
+
+og_status og_tensor_ccp_resolve(const og_op_ctx *c, const og_ccp_params *p, int r,
+                                const int64_t *in, const int64_t *shape, int n, int64_t *out,
+                                int64_t *crop, int64_t *pad)
+{
+    int axes[OG_MAX_RANK];
+    int na = p->n_axes < 0 ? r : p->n_axes;
+    if (p->n_axes < 0) {
+        for (int i = 0; i < r; i++) axes[i] = i;
+    } else {
+        og_status st = norm_axes(c, p->axes, p->n_axes, r, "attribute 'axes'", axes);
+        if (st) return st;
+    }
+    if (n != na)
+        return og_op_error(c, OG_ERR_SHAPE, "input 1 (shape) has %d entries, expected %d (%s)", n,
+                           na, p->n_axes < 0 ? "the input's rank" : "one per axis");
+    for (int d = 0; d < r; d++) {
+        out[d] = in[d];
+        crop[d] = pad[d] = 0;
+    }
+    for (int i = 0; i < na; i++) {
+        int a = axes[i];
+        if (shape[i] < 0)
+            return og_op_error(c, OG_ERR_SHAPE, "input 1 (shape) has negative entry %lld",
+                               (long long)shape[i]);
+        out[a] = shape[i];
+        if (!og_dim_known(in[a])) continue;
+        /* the odd cell of a crop or pad goes at the end */
+        if (shape[i] < in[a])
+            crop[a] = (in[a] - shape[i]) / 2;
+        else
+            pad[a] = (shape[i] - in[a]) / 2;
+    }
+    return OG_OK;
+}
+
+static og_status ccp_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                           int n_out)
+{
+    const og_ccp_params *p = c->node->params;
+    if (in[0].dtype != OG_UNDEFINED && !og_dtype_size(in[0].dtype))
+        return og_op_error(c, OG_ERR_UNSUPPORTED, "input 0 has element type %s, not supported",
+                           og_dtype_name(in[0].dtype));
+    out[0].dtype = in[0].dtype;
+    int r = in[0].rank;
+    if (r < 0) return OG_OK;
+    out[0].rank = r;
+    memcpy(out[0].dims, in[0].dims, sizeof out[0].dims);
+    int64_t shape[OG_MAX_RANK], crop[OG_MAX_RANK], pad[OG_MAX_RANK];
+    int n;
+    bool known;
+    og_status st = input_ints(c, in, 1, "input 1 (shape)", shape, OG_MAX_RANK, &n, &known);
+    if (st) return st;
+    if (!known) { /* the axes not cropped keep their dims */
+        int axes[OG_MAX_RANK];
+        if (p->n_axes < 0) {
+            for (int d = 0; d < r; d++) out[0].dims[d] = OG_DIM_UNKNOWN;
+        } else if (!(st = norm_axes(c, p->axes, p->n_axes, r, "attribute 'axes'", axes))) {
+            for (int i = 0; i < p->n_axes; i++) out[0].dims[axes[i]] = OG_DIM_UNKNOWN;
+        }
+        return st;
+    }
+    return og_tensor_ccp_resolve(c, p, r, in[0].dims, shape, n, out[0].dims, crop, pad);
+}
+
+/* ---- EyeLike ------------------------------------------------------------------------ */
+
+static og_status eyelike_finish(const og_op_ctx *c, void *params)
+{
+    og_eyelike_params *p = params;
+    int64_t dt = og_attr_int(c->node, "dtype", 0);
+    if (p->k < -((int64_t)1 << 62) || p->k > ((int64_t)1 << 62)) /* far off any matrix */
+        p->k = p->k < 0 ? -((int64_t)1 << 62) : ((int64_t)1 << 62);
+    p->dtype = (og_dtype)dt;
+    if (dt != 0 && (!og_dtype_is_known((og_dtype)dt) || dt == OG_STRING))
+        return og_op_error(c, OG_ERR_UNSUPPORTED, "attribute 'dtype' = %lld (%s) is not supported",
+                           (long long)dt, og_dtype_name((og_dtype)dt));
+    return OG_OK;
+}
+
+static og_status eyelike_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                               int n_out)
+{
+    const og_eyelike_params *p = c->node->params;
+    if (in[0].dtype != OG_UNDEFINED && !og_dtype_size(in[0].dtype))
+        return og_op_error(c, OG_ERR_UNSUPPORTED, "input 0 has element type %s, not supported",
+                           og_dtype_name(in[0].dtype));
+    og_vinfo_copy_shape(&out[0], &in[0]);
+    if (p->dtype != OG_UNDEFINED) out[0].dtype = p->dtype;
+    if (in[0].rank >= 0 && in[0].rank != 2)
+        return og_op_error(c, OG_ERR_SHAPE, "input 0 has rank %d, expected 2", in[0].rank);
+    return OG_OK;
+}
+
 /* ---- the tables ---------------------------------------------------------------------- */
 
 /* Attributes of the ops parsed by table (Constant and Slice parse their own). */
@@ -996,6 +1181,7 @@ static const og_attr_table tensor_attrs[] = {
      sizeof(og_cast_params),
      cast_finish,
      {OG_AT_CHECK("to", OG_ATTR_INT, .required_from = 1)}},
+    {"CastLike", sizeof(og_cast_params), NULL, {OG_AT_CHECK("saturate", OG_ATTR_INT)}},
     {"Concat",
      sizeof(og_axis_params),
      NULL,
@@ -1032,6 +1218,23 @@ static const og_attr_table tensor_attrs[] = {
      {OG_AT_INTS("perm", og_transpose_params, perm, n_perm, OG_MAX_RANK)}},
     {"Trilu", sizeof(og_trilu_params), NULL, {OG_AT_BOOL("upper", og_trilu_params, upper, 1)}},
     {"Pad", sizeof(og_pad_params), pad_finish, {OG_AT_CHECK("mode", OG_ATTR_STRING)}},
+    {"DepthToSpace",
+     sizeof(og_d2s_params),
+     d2s_finish,
+     {OG_AT_I64("blocksize", og_d2s_params, blocksize, 0, .required_from = 1),
+      OG_AT_CHECK("mode", OG_ATTR_STRING)}},
+    {"SpaceToDepth",
+     sizeof(og_d2s_params),
+     d2s_finish,
+     {OG_AT_I64("blocksize", og_d2s_params, blocksize, 0, .required_from = 1)}},
+    {"CenterCropPad",
+     sizeof(og_ccp_params),
+     NULL,
+     {OG_AT_INTS("axes", og_ccp_params, axes, n_axes, OG_MAX_RANK)}},
+    {"EyeLike",
+     sizeof(og_eyelike_params),
+     eyelike_finish,
+     {OG_AT_I64("k", og_eyelike_params, k, 0), OG_AT_CHECK("dtype", OG_ATTR_INT)}},
     {0}};
 
 static og_status tensor_parse(const og_op_ctx *c, void **params)
@@ -1042,6 +1245,7 @@ static og_status tensor_parse(const og_op_ctx *c, void **params)
 /* Ops; a parse of tensor_parse has a row in tensor_attrs above. */
 const og_op_def og_ops_tensor[] = {
     {"Cast", "", OG_SINCE(Cast), 1, 1, 1, 1, tensor_parse, NULL, cast_infer, 0},
+    {"CastLike", "", OG_SINCE(CastLike), 2, 2, 1, 1, tensor_parse, NULL, castlike_infer, 0},
     {"Concat", "", OG_SINCE(Concat), 1, -1, 1, 1, tensor_parse, NULL, concat_infer, 0},
     {"Constant", "", OG_SINCE(Constant), 0, 0, 1, 1, constant_parse, constant_free, constant_infer,
      0},
@@ -1067,4 +1271,8 @@ const og_op_def og_ops_tensor[] = {
     {"Transpose", "", OG_SINCE(Transpose), 1, 1, 1, 1, tensor_parse, NULL, transpose_infer, 0},
     {"Trilu", "", OG_SINCE(Trilu), 1, 2, 1, 1, tensor_parse, NULL, trilu_infer, 0},
     {"Pad", "", OG_SINCE(Pad), 1, 4, 1, 1, tensor_parse, NULL, pad_infer, 0},
+    {"DepthToSpace", "", OG_SINCE(DepthToSpace), 1, 1, 1, 1, tensor_parse, NULL, d2s_infer, 0},
+    {"SpaceToDepth", "", OG_SINCE(SpaceToDepth), 1, 1, 1, 1, tensor_parse, NULL, d2s_infer, 0},
+    {"CenterCropPad", "", OG_SINCE(CenterCropPad), 2, 2, 1, 1, tensor_parse, NULL, ccp_infer, 0},
+    {"EyeLike", "", OG_SINCE(EyeLike), 1, 1, 1, 1, tensor_parse, NULL, eyelike_infer, 0},
     {0}};

@@ -73,6 +73,31 @@ typedef struct og_pad_params {
     int64_t pads[2 * OG_MAX_RANK];
 } og_pad_params;
 
+/* DepthToSpace, SpaceToDepth */
+typedef struct og_d2s_params {
+    int64_t blocksize;
+    bool crd; /* DepthToSpace mode CRD (column, row, depth); else DCR */
+} og_d2s_params;
+
+/* CenterCropPad */
+typedef struct og_ccp_params {
+    int n_axes; /* -1: every axis */
+    int64_t axes[OG_MAX_RANK];
+} og_ccp_params;
+
+/* EyeLike */
+typedef struct og_eyelike_params {
+    int64_t k;
+    og_dtype dtype; /* OG_UNDEFINED: the input's */
+} og_eyelike_params;
+
+/* CenterCropPad: per axis of an input of rank r with dims `in`, the output dim and where
+ * the copied block starts in the input (crop) and in the output (pad), from the target
+ * sizes `shape` (n of them) over `axes` (n_axes < 0: all).  Fails on bad axes or sizes. */
+og_status og_tensor_ccp_resolve(const og_op_ctx *c, const og_ccp_params *p, int r,
+                                const int64_t *in, const int64_t *shape, int n, int64_t *out,
+                                int64_t *crop, int64_t *pad);
+
 /* Shape's [start, end) for an input of rank r. */
 static inline void og_shape_range(const og_shape_params *p, int r, int64_t *start, int64_t *end)
 {

@@ -25,6 +25,8 @@ og_trainer *og_trainer_new(const og_model *m, const og_trainer_options *opts,
     t->log = opts ? opts->log : NULL;
     t->log_user = opts ? opts->log_user : NULL;
     og_rng_seed(&t->rng, opts ? opts->seed : 0);
+    uint64_t x = (opts ? opts->seed : 0) ^ 0x6A09E667F3BCC908ull; /* a stream apart */
+    t->dropout_seed = og_splitmix64(&x);
     return t;
 }
 
@@ -157,6 +159,9 @@ og_status og_trainer_predict(og_trainer *t, const char *const *input_names,
     og_status st = check_args("og_trainer_predict", input_names, inputs, n_inputs);
     if (st) return st;
     const og_graph *g = t->model->graph;
+    /* the value og_model_add_loss compared with the targets, else the first other output */
+    if (!output) output = og_graph_metadata(g, "onnxgrad.loss_output");
+    if (output && og_graph_find_value(g, output) < 0) output = NULL;
     if (!output) {
         for (int i = 0; i < g->n_outputs && !output; i++)
             if (strcmp(g->values[g->outputs[i]].name, t->loss_name) != 0)

@@ -166,6 +166,20 @@ def cases():
                            node("Cast", ["i"], ["f"], to=TensorProto.FLOAT),
                            node("Mul", ["f", "x"], ["y"])], {"x": x}, ["y"], opset=opset),
                     {"x": x}))
+    # CastLike: float to double and back through the types of other values (the like input
+    # is a graph value whose data is never read: no gradient), and through int64
+    for opset in (15, 19, 21):
+        x = rand(3, 4)
+        out.append(("castlike_float_v%d" % opset,
+                    model([const_node("ld", np.zeros((1,), np.float64)),
+                           node("CastLike", ["x", "ld"], ["d"]), node("Sin", ["d"], ["s"]),
+                           node("CastLike", ["s", "x"], ["y"])], {"x": x}, ["y"], opset=opset),
+                    {"x": x}))
+    x = away(rand(3, 4, low=-3, high=3), [-2, -1, 0, 1, 2])
+    out.append(("castlike_int_v15",
+                model([const_node("li", np.zeros((2,), np.int64)),
+                       node("CastLike", ["x", "li"], ["i"]), node("CastLike", ["i", "x"], ["f"]),
+                       node("Mul", ["f", "x"], ["y"])], {"x": x}, ["y"], opset=15), {"x": x}))
     # Dropout: inference forms (identity) and training mode with the mask output
     x = rand(4, 6)
     out.append(("dropout_v10", model([node("Dropout", ["x"], ["y", "m"], ratio=0.3)], {"x": x},

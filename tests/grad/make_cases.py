@@ -3,6 +3,11 @@
 cases() returning (name, model, {input name: numpy array}) triples; each becomes
 OUT/<name>/model.onnx plus OUT/<name>/<input>.npy, and OUT/<name>/args lists the
 --input arguments for `onnxgrad check`.  Models are float32; check runs on a float64 copy.
+A case may carry a fourth element, {"fn": name, "kw": {...}}: the PyTorch function that
+computes the same model (tests/grad/torch_ops.py), written to OUT/<name>/torch.json with
+the float initializers saved as .npy beside it (Debian's python3 has torch but no onnx).
+With "no_fd": REASON in it, the case is not checked by finite differences (run.sh says
+why): straight-through gradients of quantization are not the derivative of the quantizer.
 
 usage: make_cases.py OUT_DIR [PATTERN ...]   (only the cases whose name matches a
                                             shell pattern, when patterns are given)"""
@@ -12,8 +17,11 @@ import importlib.util
 import os
 import sys
 
+import json
+
 import numpy as np
 import onnx
+from onnx import numpy_helper
 
 here = os.path.dirname(os.path.abspath(__file__))
 
@@ -26,7 +34,8 @@ def main(out, patterns=()):
         spec = importlib.util.spec_from_file_location(os.path.basename(path)[:-3], path)
         mod = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(mod)
-        for name, model, inputs in mod.cases():
+        for case in mod.cases():
+            name, model, inputs = case[:3]
             assert name not in names, "duplicate case " + name
             names.add(name)
             if patterns and not any(fnmatch.fnmatch(name, p) for p in patterns):
@@ -42,6 +51,20 @@ def main(out, patterns=()):
                 args.append("--input %s=%s" % (k, os.path.join(d, fn)))
             with open(os.path.join(d, "args"), "w") as f:
                 f.write(" ".join(args) + "\n")
+            if len(case) > 3:
+                spec = dict(case[3], inputs={}, weights={})
+                for i, k in enumerate(inputs):
+                    spec["inputs"][k] = "in_%d.npy" % i
+                for i, t in enumerate(model.graph.initializer):
+                    a = numpy_helper.to_array(t)
+                    if a.dtype.kind == "f":
+                        np.save(os.path.join(d, "w_%d.npy" % i), a)
+                        spec["weights"][t.name] = "w_%d.npy" % i
+                with open(os.path.join(d, "torch.json"), "w") as f:
+                    json.dump(spec, f)
+                if spec.get("no_fd"):
+                    with open(os.path.join(d, "no_fd"), "w") as f:
+                        f.write(spec["no_fd"] + "\n")
             written += 1
     print("wrote %d gradient cases to %s" % (written, out))
 

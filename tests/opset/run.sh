@@ -18,7 +18,7 @@ if [ ! -x "$runner" ]; then
 fi
 
 # The case set depends on the generator, the runner's op list and the since-version table.
-stamp=$(cat "$here/gen_cases.py" "$root/tests/backend/og_backend_test.c" "$root/src/ops/since.inc" |
+stamp=$(cat "$here"/gen_*.py "$root/tests/backend/og_backend_test.c" "$root/src/ops/since.inc" |
         cksum | cut -d' ' -f1)
 if [ ! -f "$cases/.stamp" ] || [ "$(cat "$cases/.stamp")" != "$stamp" ]; then
     if ! "$python" -c "import onnx, onnxruntime" 2>/dev/null; then

@@ -323,6 +323,36 @@ static void test_static_unknowns(void)
     og_tensor_free(x);
 }
 
+/* ---- float16 Max, Min, Mod (issue 12) ---- */
+
+/* Run n and compare output 0 with want (count values); release everything. */
+static void b12_case(const nh_node *n, const char *what, int64_t count, const double *want,
+                     double tol, og_tensor **in, int n_in)
+{
+    nh_result r;
+    CHECK_OK(nh_run(n, &r));
+    if (r.status == OG_OK) nh_expect(what, r.out[0], count, want, tol);
+    nh_release(&r);
+    nh_free_tensors(in, n_in);
+}
+
+static void test_half_max_min_mod(void)
+{
+    og_tensor *in[] = {nh_tensor(OG_FLOAT16, 1, (int64_t[]){2}, (double[]){1, 3}),
+                       nh_tensor(OG_FLOAT16, 1, (int64_t[]){2}, (double[]){2, -1})};
+    nh_node mx = {.op = "Max", .opset = 13, .in = {in[0], in[1]}};
+    nh_result r;
+    CHECK_OK(nh_run(&mx, &r));
+    nh_expect("max float16", r.out[0], 2, (double[]){2, 3}, 0);
+    nh_release(&r);
+    nh_node mn = {.op = "Min", .opset = 13, .in = {in[0], in[1]}};
+    b12_case(&mn, "min float16", 2, (double[]){1, -1}, 0, in, 2);
+    og_tensor *m[] = {nh_tensor(OG_FLOAT16, 1, (int64_t[]){2}, (double[]){5.5, -5.5}),
+                      nh_tensor(OG_FLOAT16, 1, (int64_t[]){1}, (double[]){2})};
+    nh_node mod = {.op = "Mod", .opset = 13, .attrs = {NH_INT("fmod", 1)}, .in = {m[0], m[1]}};
+    b12_case(&mod, "fmod float16", 2, (double[]){1.5, -1.5}, 0, m, 2);
+}
+
 int main(void)
 {
     srand(1);
@@ -331,5 +361,6 @@ int main(void)
     test_pow();
     test_variadic_where_logic();
     test_static_unknowns();
+    test_half_max_min_mod();
     NH_DONE();
 }

@@ -527,6 +527,35 @@ static const conv_case error_cases[] = {
 
 static void test_errors(void) { run_cases(error_cases, sizeof error_cases / sizeof *error_cases); }
 
+/* ---- Col2Im (issue 12) ---- */
+
+/* Run n and compare output 0 with want (count values); release everything. */
+static void c12_case(const nh_node *n, const char *what, int64_t count, const double *want,
+                     double tol, og_tensor **in, int n_in)
+{
+    nh_result r;
+    CHECK_OK(nh_run(n, &r));
+    if (r.status == OG_OK) nh_expect(what, r.out[0], count, want, tol);
+    nh_release(&r);
+    nh_free_tensors(in, n_in);
+}
+
+static void test_col2im(void)
+{
+    /* taps t (rows) by block positions l: y[l + t] += x[t, l] */
+    og_tensor *in[] = {nh_tensor(OG_FLOAT, 3, (int64_t[]){1, 2, 2}, (double[]){1, 2, 3, 4}),
+                       nh_tensor(OG_INT64, 1, (int64_t[]){1}, (double[]){3}),
+                       nh_tensor(OG_INT64, 1, (int64_t[]){1}, (double[]){2})};
+    nh_node n = {.op = "Col2Im", .opset = 18, .in = {in[0], in[1], in[2]}};
+    c12_case(&n, "col2im 1-D", 3, (double[]){1, 5, 4}, 0, in, 3);
+    og_tensor *b[] = {nh_tensor(OG_FLOAT, 3, (int64_t[]){1, 2, 3}, NULL),
+                      nh_tensor(OG_INT64, 1, (int64_t[]){1}, (double[]){3}),
+                      nh_tensor(OG_INT64, 1, (int64_t[]){1}, (double[]){2})};
+    nh_node bad = {.op = "Col2Im", .opset = 18, .in = {b[0], b[1], b[2]}};
+    nh_expect_fail(&bad, 0, OG_ERR_SHAPE, "block positions");
+    nh_free_tensors(b, 3);
+}
+
 int main(void)
 {
     test_fixed();
@@ -534,5 +563,6 @@ int main(void)
     test_tcol();
     test_random();
     test_errors();
+    test_col2im();
     NH_DONE();
 }

@@ -165,11 +165,62 @@ static void test_onehot(void)
     nh_free_tensors(in, 3);
 }
 
+/* ---- Compress, ReverseSequence (issue 12) ---- */
+
+/* Run n and compare output 0 with want (count values); release everything. */
+static void i12_case(const nh_node *n, const char *what, int64_t count, const double *want,
+                     double tol, og_tensor **in, int n_in)
+{
+    nh_result r;
+    CHECK_OK(nh_run(n, &r));
+    if (r.status == OG_OK) nh_expect(what, r.out[0], count, want, tol);
+    nh_release(&r);
+    nh_free_tensors(in, n_in);
+}
+
+static void test_compress(void)
+{
+    double v[6] = {1, 2, 3, 4, 5, 6};
+    og_tensor *in[] = {nh_tensor(OG_FLOAT, 2, (int64_t[]){3, 2}, v),
+                       nh_tensor(OG_BOOL, 1, (int64_t[]){3}, (double[]){0, 1, 1})};
+    nh_node n = {.op = "Compress", .opset = 11, .attrs = {NH_INT("axis", 0)}, .in = {in[0], in[1]}};
+    i12_case(&n, "compress axis 0", 4, (double[]){3, 4, 5, 6}, 0, in, 2);
+    og_tensor *f[] = {nh_tensor(OG_INT64, 2, (int64_t[]){3, 2}, v),
+                      nh_tensor(OG_BOOL, 1, (int64_t[]){4}, (double[]){1, 0, 0, 1})};
+    nh_node flat = {.op = "Compress", .opset = 9, .in = {f[0], f[1]}};
+    i12_case(&flat, "compress flattened", 2, (double[]){1, 4}, 0, f, 2);
+    og_tensor *b[] = {nh_tensor(OG_FLOAT, 2, (int64_t[]){3, 2}, v),
+                      nh_tensor(OG_BOOL, 1, (int64_t[]){4}, NULL)};
+    nh_node bad = {.op = "Compress", .opset = 11, .attrs = {NH_INT("axis", 0)}, .in = {b[0], b[1]}};
+    nh_expect_fail(&bad, 0, OG_ERR_SHAPE, "more than");
+    nh_free_tensors(b, 2);
+}
+
+static void test_reverse_sequence(void)
+{
+    og_tensor *in[] = {nh_tensor(OG_FLOAT, 2, (int64_t[]){3, 2}, (double[]){1, 2, 3, 4, 5, 6}),
+                       nh_tensor(OG_INT64, 1, (int64_t[]){2}, (double[]){3, 1})};
+    nh_node n = {.op = "ReverseSequence", .opset = 10, .in = {in[0], in[1]}};
+    i12_case(&n, "reversesequence", 6, (double[]){5, 2, 3, 4, 1, 6}, 0, in, 2);
+    og_tensor *b[] = {nh_tensor(OG_FLOAT, 2, (int64_t[]){3, 2}, NULL),
+                      nh_tensor(OG_INT64, 1, (int64_t[]){2}, (double[]){4, 1})};
+    nh_node bad = {.op = "ReverseSequence", .opset = 10, .in = {b[0], b[1]}};
+    nh_expect_fail(&bad, NH_RUN, OG_ERR_RUNTIME, "outside [0, 3]");
+    nh_node axes = {.op = "ReverseSequence",
+                    .opset = 10,
+                    .attrs = {NH_INT("batch_axis", 1), NH_INT("time_axis", 1)},
+                    .in = {b[0], b[1]}};
+    nh_expect_fail(&axes, NH_LOAD, OG_ERR_MODEL, "batch_axis");
+    nh_free_tensors(b, 2);
+}
+
 int main(void)
 {
     test_gather();
     test_gather_elements_and_scatter();
     test_nd();
     test_onehot();
+    test_compress();
+    test_reverse_sequence();
     NH_DONE();
 }

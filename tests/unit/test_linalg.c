@@ -162,10 +162,40 @@ static void test_einsum(void)
     og_tensor_free(c);
 }
 
+/* ---- Det (issue 12) ---- */
+
+/* Run n and compare output 0 with want (count values); release everything. */
+static void l12_case(const nh_node *n, const char *what, int64_t count, const double *want,
+                     double tol, og_tensor **in, int n_in)
+{
+    nh_result r;
+    CHECK_OK(nh_run(n, &r));
+    if (r.status == OG_OK) nh_expect(what, r.out[0], count, want, tol);
+    nh_release(&r);
+    nh_free_tensors(in, n_in);
+}
+
+static void test_det(void)
+{
+    og_tensor *in[] = {
+        nh_tensor(OG_FLOAT, 3, (int64_t[]){2, 2, 2}, (double[]){1, 2, 3, 4, 2, 0, 0, 5})};
+    nh_node n = {.op = "Det", .opset = 11, .in = {in[0]}};
+    l12_case(&n, "det batch", 2, (double[]){-2, 10}, 1e-6, in, 1);
+    og_tensor *d[] = {
+        nh_tensor(OG_DOUBLE, 2, (int64_t[]){3, 3}, (double[]){0, 3, 0, 2, 0, 0, 0, 0, 4})};
+    nh_node n3 = {.op = "Det", .opset = 11, .in = {d[0]}};
+    l12_case(&n3, "det with a row swap", 1, (double[]){-24}, 1e-12, d, 1);
+    og_tensor *b[] = {nh_tensor(OG_FLOAT, 2, (int64_t[]){2, 3}, NULL)};
+    nh_node bad = {.op = "Det", .opset = 11, .in = {b[0]}};
+    nh_expect_fail(&bad, NH_LOAD, OG_ERR_SHAPE, "square");
+    nh_free_tensors(b, 1);
+}
+
 int main(void)
 {
     test_matmul();
     test_gemm();
     test_einsum();
+    test_det();
     NH_DONE();
 }

@@ -227,6 +227,87 @@ static void test_dropout_bad_ratio(void)
     nh_free_tensors(in, 2);
 }
 
+/* ---- GroupNormalization, LpNormalization, MeanVarianceNormalization, LRN (issue 12) ---- */
+
+/* Run n and compare output 0 with want (count values); release everything. */
+static void n12_case(const nh_node *n, const char *what, int64_t count, const double *want,
+                     double tol, og_tensor **in, int n_in)
+{
+    nh_result r;
+    CHECK_OK(nh_run(n, &r));
+    if (r.status == OG_OK) nh_expect(what, r.out[0], count, want, tol);
+    nh_release(&r);
+    nh_free_tensors(in, n_in);
+}
+
+static void test_groupnorm(void)
+{
+    double x[4] = {1, 3, 10, 20}, y[4] = {-1, 1, -1, 3};
+    og_tensor *in[] = {nh_tensor(OG_FLOAT, 3, (int64_t[]){1, 4, 1}, x),
+                       nh_tensor(OG_FLOAT, 1, (int64_t[]){4}, (double[]){1, 1, 2, 2}),
+                       nh_tensor(OG_FLOAT, 1, (int64_t[]){4}, (double[]){0, 0, 1, 1})};
+    nh_node n = {.op = "GroupNormalization",
+                 .opset = 21,
+                 .attrs = {NH_INT("num_groups", 2), NH_FLOAT("epsilon", 0)},
+                 .in = {in[0], in[1], in[2]}};
+    n12_case(&n, "groupnorm per channel", 4, y, 1e-6, in, 3);
+    og_tensor *g[] = {nh_tensor(OG_DOUBLE, 3, (int64_t[]){1, 4, 1}, x),
+                      nh_tensor(OG_DOUBLE, 1, (int64_t[]){2}, (double[]){1, 2}),
+                      nh_tensor(OG_DOUBLE, 1, (int64_t[]){2}, (double[]){0, 1})};
+    nh_node n18 = {.op = "GroupNormalization",
+                   .opset = 18,
+                   .attrs = {NH_INT("num_groups", 2), NH_FLOAT("epsilon", 0)},
+                   .in = {g[0], g[1], g[2]}};
+    n12_case(&n18, "groupnorm per group (18)", 4, y, 1e-12, g, 3);
+    og_tensor *b[] = {nh_tensor(OG_FLOAT, 3, (int64_t[]){1, 3, 1}, NULL),
+                      nh_tensor(OG_FLOAT, 1, (int64_t[]){3}, NULL),
+                      nh_tensor(OG_FLOAT, 1, (int64_t[]){3}, NULL)};
+    nh_node bad = {.op = "GroupNormalization",
+                   .opset = 21,
+                   .attrs = {NH_INT("num_groups", 2)},
+                   .in = {b[0], b[1], b[2]}};
+    nh_expect_fail(&bad, NH_LOAD, OG_ERR_SHAPE, "not a multiple of num_groups");
+    nh_free_tensors(b, 3);
+}
+
+static void test_lp_mvn_lrn(void)
+{
+    og_tensor *a[] = {nh_tensor(OG_FLOAT, 2, (int64_t[]){2, 2}, (double[]){1, -3, 2, 2})};
+    nh_node l1 = {.op = "LpNormalization", .opset = 1, .attrs = {NH_INT("p", 1)}, .in = {a[0]}};
+    n12_case(&l1, "lpnorm p 1", 4, (double[]){0.25, -0.75, 0.5, 0.5}, 1e-6, a, 1);
+    og_tensor *c[] = {nh_tensor(OG_FLOAT16, 2, (int64_t[]){1, 2}, (double[]){3, 4})};
+    nh_node l2 = {.op = "LpNormalization", .opset = 1, .in = {c[0]}};
+    n12_case(&l2, "lpnorm p 2 float16", 2, (double[]){0.6, 0.8}, 1e-3, c, 1);
+    og_tensor *e[] = {nh_tensor(OG_FLOAT, 2, (int64_t[]){1, 2}, NULL)};
+    nh_node l3 = {.op = "LpNormalization", .opset = 1, .attrs = {NH_INT("p", 3)}, .in = {e[0]}};
+    nh_expect_fail(&l3, NH_LOAD, OG_ERR_MODEL, "'p'");
+    nh_free_tensors(e, 1);
+    og_tensor *m[] = {nh_tensor(OG_DOUBLE, 2, (int64_t[]){1, 2}, (double[]){1, 3})};
+    nh_node mvn = {.op = "MeanVarianceNormalization",
+                   .opset = 13,
+                   .attrs = {NH_INTS("axes", 1)},
+                   .in = {m[0]}};
+    n12_case(&mvn, "mvn", 2, (double[]){-1, 1}, 1e-8, m, 1);
+    og_tensor *r[] = {nh_tensor(OG_FLOAT, 4, (int64_t[]){1, 2, 1, 1}, (double[]){1, 2})};
+    nh_node lrn1 = {.op = "LRN",
+                    .opset = 13,
+                    .attrs = {NH_INT("size", 1), NH_FLOAT("alpha", 1), NH_FLOAT("beta", 1)},
+                    .in = {r[0]}};
+    nh_result res;
+    CHECK_OK(nh_run(&lrn1, &res));
+    nh_expect("lrn size 1", res.out[0], 2, (double[]){0.5, 0.4}, 1e-6);
+    nh_release(&res);
+    nh_node lrn3 = {.op = "LRN",
+                    .opset = 13,
+                    .attrs = {NH_INT("size", 3), NH_FLOAT("alpha", 1), NH_FLOAT("beta", 1)},
+                    .in = {r[0]}};
+    n12_case(&lrn3, "lrn size 3", 2, (double[]){0.375, 0.75}, 1e-6, r, 1);
+    og_tensor *z[] = {nh_tensor(OG_FLOAT, 4, (int64_t[]){1, 2, 1, 1}, NULL)};
+    nh_node bad = {.op = "LRN", .opset = 13, .in = {z[0]}};
+    nh_expect_fail(&bad, NH_LOAD, OG_ERR_MODEL, "size");
+    nh_free_tensors(z, 1);
+}
+
 int main(void)
 {
     test_batchnorm_inference();
@@ -240,5 +321,7 @@ int main(void)
     test_dropout_training();
     test_dropout_inference();
     test_dropout_bad_ratio();
+    test_groupnorm();
+    test_lp_mvn_lrn();
     NH_DONE();
 }

@@ -315,6 +315,87 @@ static void test_errors(void)
     og_tensor_free(x);
 }
 
+/* ---- LpPool, MaxUnpool, RoiAlign (issue 12) ---- */
+
+/* Run n and compare output 0 with want (count values); release everything. */
+static void p12_case(const nh_node *n, const char *what, int64_t count, const double *want,
+                     double tol, og_tensor **in, int n_in)
+{
+    nh_result r;
+    CHECK_OK(nh_run(n, &r));
+    if (r.status == OG_OK) nh_expect(what, r.out[0], count, want, tol);
+    nh_release(&r);
+    nh_free_tensors(in, n_in);
+}
+
+static void test_lppool_unpool(void)
+{
+    double v[3] = {3, 4, 0};
+    og_tensor *in[] = {nh_tensor(OG_FLOAT, 3, (int64_t[]){1, 1, 3}, v)};
+    nh_node p2 = {
+        .op = "LpPool", .opset = 18, .attrs = {NH_INTS("kernel_shape", 2)}, .in = {in[0]}};
+    p12_case(&p2, "lppool p 2", 2, (double[]){5, 4}, 1e-6, in, 1);
+    og_tensor *h[] = {nh_tensor(OG_FLOAT16, 3, (int64_t[]){1, 1, 3}, v)};
+    nh_node p1 = {.op = "LpPool",
+                  .opset = 11,
+                  .attrs = {NH_INTS("kernel_shape", 2), NH_INT("p", 1)},
+                  .in = {h[0]}};
+    p12_case(&p1, "lppool p 1 float16", 2, (double[]){7, 4}, 1e-3, h, 1);
+    og_tensor *u[] = {nh_tensor(OG_FLOAT, 3, (int64_t[]){1, 1, 2}, (double[]){5, 6}),
+                      nh_tensor(OG_INT64, 3, (int64_t[]){1, 1, 2}, (double[]){1, 3}),
+                      nh_tensor(OG_INT64, 1, (int64_t[]){3}, (double[]){1, 1, 6})};
+    nh_node up = {.op = "MaxUnpool",
+                  .opset = 11,
+                  .attrs = {NH_INTS("kernel_shape", 2), NH_INTS("strides", 2)},
+                  .in = {u[0], u[1]}};
+    nh_result r;
+    CHECK_OK(nh_run(&up, &r));
+    nh_expect("maxunpool", r.out[0], 4, (double[]){0, 5, 0, 6}, 0);
+    nh_release(&r);
+    nh_node up6 = {.op = "MaxUnpool",
+                   .opset = 11,
+                   .attrs = {NH_INTS("kernel_shape", 2), NH_INTS("strides", 2)},
+                   .in = {u[0], u[1], u[2]}};
+    CHECK_OK(nh_run(&up6, &r));
+    nh_expect("maxunpool output_shape", r.out[0], 6, (double[]){0, 5, 0, 6, 0, 0}, 0);
+    nh_release(&r);
+    nh_free_tensors(u, 3);
+    og_tensor *b[] = {nh_tensor(OG_FLOAT, 3, (int64_t[]){1, 1, 2}, NULL),
+                      nh_tensor(OG_INT64, 3, (int64_t[]){1, 1, 2}, (double[]){1, 9})};
+    nh_node bad = {.op = "MaxUnpool",
+                   .opset = 11,
+                   .attrs = {NH_INTS("kernel_shape", 2), NH_INTS("strides", 2)},
+                   .in = {b[0], b[1]}};
+    nh_expect_fail(&bad, NH_RUN, OG_ERR_RUNTIME, "outside the 4 positions");
+    nh_free_tensors(b, 2);
+}
+
+static void test_roi_align(void)
+{
+    og_tensor *in[] = {nh_tensor(OG_FLOAT, 4, (int64_t[]){1, 1, 2, 2}, (double[]){1, 2, 3, 4}),
+                       nh_tensor(OG_FLOAT, 2, (int64_t[]){1, 4}, (double[]){0, 0, 1, 1}),
+                       nh_tensor(OG_INT64, 1, (int64_t[]){1}, (double[]){0})};
+    nh_node hp = {.op = "RoiAlign",
+                  .opset = 16,
+                  .attrs = {NH_INT("sampling_ratio", 1)},
+                  .in = {in[0], in[1], in[2]}};
+    nh_result r;
+    CHECK_OK(nh_run(&hp, &r));
+    nh_expect("roialign half_pixel", r.out[0], 1, (double[]){1}, 1e-6);
+    nh_release(&r);
+    nh_node ohp = {.op = "RoiAlign",
+                   .opset = 16,
+                   .attrs = {NH_INT("sampling_ratio", 1),
+                             NH_STRING("coordinate_transformation_mode", "output_half_pixel")},
+                   .in = {in[0], in[1], in[2]}};
+    p12_case(&ohp, "roialign output_half_pixel", 1, (double[]){2.5}, 1e-6, in, 0);
+    og_tensor *bi[] = {nh_tensor(OG_INT64, 1, (int64_t[]){1}, (double[]){2})};
+    nh_node bad = {.op = "RoiAlign", .opset = 16, .in = {in[0], in[1], bi[0]}};
+    nh_expect_fail(&bad, NH_RUN, OG_ERR_RUNTIME, "batch_indices");
+    nh_free_tensors(bi, 1);
+    nh_free_tensors(in, 3);
+}
+
 int main(void)
 {
     test_maxpool_indices(0);
@@ -327,5 +408,7 @@ int main(void)
     test_random();
     test_maxpool_indices_paths();
     test_errors();
+    test_lppool_unpool();
+    test_roi_align();
     NH_DONE();
 }

@@ -376,7 +376,7 @@ static void bench_one(const char *label, const char *op, int opset, int rank, co
     og_kernel_binding b = {0};
     og_dtype types[2] = {OG_FLOAT, OG_INT64};
     CHECK_OK(og_backend_bind(&og_cpu_backend, n, types, &b));
-    og_kernel_ctx k = {n, n->params, r.g->alloc, threads, b.impl};
+    og_kernel_ctx k = {n, n->params, r.g->alloc, threads, b.impl, 0};
     double best = 1e9;
     for (int i = 0; i < 20 && b.fn && r.out[0]; i++) {
         double t = now();
@@ -403,6 +403,34 @@ static void bench(int threads)
     bench_one("lse last [4096,1024]", "ReduceLogSumExp", 18, 2, big, last, 1, threads);
 }
 
+/* ---- Hardmax (issue 12) ---- */
+
+/* Run n and compare output 0 with want (count values); release everything. */
+static void r12_case(const nh_node *n, const char *what, int64_t count, const double *want,
+                     double tol, og_tensor **in, int n_in)
+{
+    nh_result r;
+    CHECK_OK(nh_run(n, &r));
+    if (r.status == OG_OK) nh_expect(what, r.out[0], count, want, tol);
+    nh_release(&r);
+    nh_free_tensors(in, n_in);
+}
+
+static void test_hardmax(void)
+{
+    double v[6] = {1, 3, 3, 2, 0, 1};
+    og_tensor *in[] = {nh_tensor(OG_FLOAT, 2, (int64_t[]){2, 3}, v)};
+    nh_node n = {.op = "Hardmax", .opset = 13, .in = {in[0]}};
+    r12_case(&n, "hardmax first maximum", 6, (double[]){0, 1, 0, 1, 0, 0}, 0, in, 1);
+    og_tensor *h[] = {nh_tensor(OG_FLOAT16, 2, (int64_t[]){2, 3}, v)};
+    nh_node hn = {.op = "Hardmax", .opset = 11, .attrs = {NH_INT("axis", 0)}, .in = {h[0]}};
+    r12_case(&hn, "hardmax float16, 2-D coercion", 6, (double[]){0, 1, 0, 0, 0, 0}, 0, h, 1);
+    og_tensor *b[] = {nh_tensor(OG_INT64, 1, (int64_t[]){3}, NULL)};
+    nh_node bad = {.op = "Hardmax", .opset = 13, .in = {b[0]}};
+    nh_expect_fail(&bad, NH_LOAD, OG_ERR_UNSUPPORTED, "int64");
+    nh_free_tensors(b, 1);
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && strcmp(argv[1], "bench") == 0) {
@@ -418,5 +446,6 @@ int main(int argc, char **argv)
     test_arg_cumsum_topk();
     test_int_wrap();
     test_errors();
+    test_hardmax();
     NH_DONE();
 }

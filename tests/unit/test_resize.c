@@ -111,10 +111,74 @@ static void test_bad_inputs(void)
     nh_free_tensors(in, 3);
 }
 
+/* ---- GridSample, AffineGrid (issue 12) ---- */
+
+/* Run n and compare output 0 with want (count values); release everything. */
+static void g12_case(const nh_node *n, const char *what, int64_t count, const double *want,
+                     double tol, og_tensor **in, int n_in)
+{
+    nh_result r;
+    CHECK_OK(nh_run(n, &r));
+    if (r.status == OG_OK) nh_expect(what, r.out[0], count, want, tol);
+    nh_release(&r);
+    nh_free_tensors(in, n_in);
+}
+
+static void test_grid_sample(void)
+{
+    double x[4] = {1, 2, 3, 4};
+    og_tensor *in[] = {
+        nh_tensor(OG_FLOAT, 4, (int64_t[]){1, 1, 2, 2}, x),
+        nh_tensor(OG_FLOAT, 4, (int64_t[]){1, 1, 3, 2}, (double[]){0, 0, -1, -1, -2, -2})};
+    nh_node lin = {.op = "GridSample", .opset = 16, .in = {in[0], in[1]}};
+    /* the centre (bilinear 2.5), a corner at the edge of the outer pixels (a quarter of
+     * x[0,0] with zeros padding), outside (0) */
+    nh_result r;
+    CHECK_OK(nh_run(&lin, &r));
+    nh_expect("gridsample bilinear zeros", r.out[0], 3, (double[]){2.5, 0.25, 0}, 1e-6);
+    nh_release(&r);
+    /* (x, y) = (1, 1), (−1, −1), and (3, −3), clamped to the top right corner */
+    og_tensor *g2 =
+        nh_tensor(OG_FLOAT, 4, (int64_t[]){1, 1, 3, 2}, (double[]){1, 1, -1, -1, 3, -3});
+    nh_node near = {.op = "GridSample",
+                    .opset = 20,
+                    .attrs = {NH_STRING("mode", "nearest"), NH_STRING("padding_mode", "border"),
+                              NH_INT("align_corners", 1)},
+                    .in = {in[0], g2}};
+    CHECK_OK(nh_run(&near, &r));
+    nh_expect("gridsample nearest border", r.out[0], 3, (double[]){4, 1, 2}, 0);
+    nh_release(&r);
+    og_tensor_free(g2);
+    nh_node bad = {.op = "GridSample",
+                   .opset = 20,
+                   .attrs = {NH_STRING("mode", "bilinear")},
+                   .in = {in[0], in[1]}};
+    nh_expect_fail(&bad, NH_LOAD, OG_ERR_MODEL, "linear, nearest or cubic");
+    nh_free_tensors(in, 2);
+}
+
+static void test_affine_grid(void)
+{
+    og_tensor *in[] = {nh_tensor(OG_FLOAT, 3, (int64_t[]){1, 2, 3}, (double[]){1, 0, 0, 0, 1, 0}),
+                       nh_tensor(OG_INT64, 1, (int64_t[]){4}, (double[]){1, 1, 1, 2})};
+    nh_node n = {.op = "AffineGrid",
+                 .opset = 20,
+                 .attrs = {NH_INT("align_corners", 1)},
+                 .in = {in[0], in[1]}};
+    g12_case(&n, "affinegrid identity", 4, (double[]){-1, 0, 1, 0}, 1e-6, in, 2);
+    og_tensor *b[] = {nh_tensor(OG_FLOAT, 3, (int64_t[]){1, 3, 4}, NULL),
+                      nh_tensor(OG_INT64, 1, (int64_t[]){4}, (double[]){1, 1, 2, 2})};
+    nh_node bad = {.op = "AffineGrid", .opset = 20, .in = {b[0], b[1]}};
+    nh_expect_fail(&bad, 0, OG_ERR_SHAPE, "theta");
+    nh_free_tensors(b, 2);
+}
+
 int main(void)
 {
     test_linear();
     test_nearest_int_and_crop();
     test_bad_inputs();
+    test_grid_sample();
+    test_affine_grid();
     NH_DONE();
 }

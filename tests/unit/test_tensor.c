@@ -329,6 +329,101 @@ static void test_attr_parse(void)
     nh_release(&r);
 }
 
+/* ---- CastLike, DepthToSpace, SpaceToDepth, CenterCropPad, EyeLike (issue 12) ---- */
+
+/* Run n and compare output 0 with want (count values); release everything. */
+static void t12_case(const nh_node *n, const char *what, int64_t count, const double *want,
+                     double tol, og_tensor **in, int n_in)
+{
+    nh_result r;
+    CHECK_OK(nh_run(n, &r));
+    if (r.status == OG_OK) nh_expect(what, r.out[0], count, want, tol);
+    nh_release(&r);
+    nh_free_tensors(in, n_in);
+}
+
+static void test_castlike(void)
+{
+    og_tensor *in[] = {nh_tensor(OG_FLOAT, 1, (int64_t[]){3}, (double[]){1.7, -2.2, 0.5}),
+                       nh_tensor(OG_INT64, 1, (int64_t[]){1}, NULL)};
+    nh_node n = {.op = "CastLike", .opset = 15, .in = {in[0], in[1]}};
+    t12_case(&n, "castlike to int64", 3, (double[]){1, -2, 0}, 0, in, 2);
+    og_tensor *s[] = {nh_tensor(OG_FLOAT, 1, (int64_t[]){1}, NULL),
+                      nh_tensor_raw(OG_STRING, 0, NULL, NULL)};
+    if (s[1]) {
+        nh_node bad = {.op = "CastLike", .opset = 21, .in = {s[0], s[1]}};
+        nh_expect_fail(&bad, 0, OG_ERR_UNSUPPORTED, NULL);
+    }
+    nh_free_tensors(s, 2);
+}
+
+static void test_depth_space(void)
+{
+    double v[8] = {0, 1, 2, 3, 4, 5, 6, 7};
+    og_tensor *in[] = {nh_tensor(OG_FLOAT, 4, (int64_t[]){1, 8, 1, 1}, v)};
+    nh_node dcr = {
+        .op = "DepthToSpace", .opset = 13, .attrs = {NH_INT("blocksize", 2)}, .in = {in[0]}};
+    nh_result r;
+    CHECK_OK(nh_run(&dcr, &r));
+    nh_expect("depthtospace DCR", r.out[0], 8, (double[]){0, 2, 4, 6, 1, 3, 5, 7}, 0);
+    CHECK(r.out[0] && r.out[0]->dims[1] == 2 && r.out[0]->dims[2] == 2 && r.out[0]->dims[3] == 2);
+    nh_release(&r);
+    nh_node crd = {.op = "DepthToSpace",
+                   .opset = 11,
+                   .attrs = {NH_INT("blocksize", 2), NH_STRING("mode", "CRD")},
+                   .in = {in[0]}};
+    t12_case(&crd, "depthtospace CRD", 8, v, 0, in, 1);
+    og_tensor *x[] = {nh_tensor(OG_INT64, 4, (int64_t[]){1, 1, 2, 2}, (double[]){0, 1, 2, 3})};
+    nh_node s2d = {
+        .op = "SpaceToDepth", .opset = 13, .attrs = {NH_INT("blocksize", 2)}, .in = {x[0]}};
+    t12_case(&s2d, "spacetodepth", 4, (double[]){0, 1, 2, 3}, 0, x, 1);
+    og_tensor *bad[] = {nh_tensor(OG_FLOAT, 4, (int64_t[]){1, 1, 3, 2}, NULL)};
+    nh_node b1 = {
+        .op = "SpaceToDepth", .opset = 13, .attrs = {NH_INT("blocksize", 2)}, .in = {bad[0]}};
+    nh_expect_fail(&b1, NH_LOAD, OG_ERR_SHAPE, "not a multiple of blocksize");
+    nh_node b2 = {
+        .op = "DepthToSpace", .opset = 13, .attrs = {NH_INT("blocksize", 0)}, .in = {bad[0]}};
+    nh_expect_fail(&b2, NH_LOAD, OG_ERR_MODEL, "blocksize");
+    nh_free_tensors(bad, 1);
+}
+
+static void test_center_crop_pad(void)
+{
+    double v[5] = {1, 2, 3, 4, 5};
+    og_tensor *in[] = {nh_tensor(OG_FLOAT, 1, (int64_t[]){5}, v),
+                       nh_tensor(OG_INT64, 1, (int64_t[]){1}, (double[]){3})};
+    nh_node crop = {.op = "CenterCropPad", .opset = 18, .in = {in[0], in[1]}};
+    t12_case(&crop, "crop", 3, (double[]){2, 3, 4}, 0, in, 2);
+    og_tensor *p[] = {nh_tensor(OG_INT32, 1, (int64_t[]){5}, v),
+                      nh_tensor(OG_INT64, 1, (int64_t[]){1}, (double[]){8})};
+    nh_node pad = {.op = "CenterCropPad", .opset = 18, .in = {p[0], p[1]}};
+    t12_case(&pad, "pad", 8, (double[]){0, 1, 2, 3, 4, 5, 0, 0}, 0, p, 2);
+    og_tensor *b[] = {nh_tensor(OG_FLOAT, 2, (int64_t[]){2, 2}, NULL),
+                      nh_tensor(OG_INT64, 1, (int64_t[]){1}, (double[]){1})};
+    nh_node bad = {.op = "CenterCropPad", .opset = 18, .in = {b[0], b[1]}};
+    nh_expect_fail(&bad, 0, OG_ERR_SHAPE, "entries");
+    nh_free_tensors(b, 2);
+}
+
+static void test_eyelike(void)
+{
+    og_tensor *in[] = {nh_tensor(OG_FLOAT, 2, (int64_t[]){2, 3}, NULL)};
+    nh_node n = {.op = "EyeLike",
+                 .opset = 9,
+                 .attrs = {NH_INT("k", 1), NH_INT("dtype", OG_INT64)},
+                 .in = {in[0]}};
+    nh_result r;
+    CHECK_OK(nh_run(&n, &r));
+    nh_expect("eyelike", r.out[0], 6, (double[]){0, 1, 0, 0, 0, 1}, 0);
+    CHECK(r.out[0] && r.out[0]->dtype == OG_INT64);
+    nh_release(&r);
+    nh_free_tensors(in, 1);
+    og_tensor *b[] = {nh_tensor(OG_FLOAT, 3, (int64_t[]){1, 2, 2}, NULL)};
+    nh_node bad = {.op = "EyeLike", .opset = 9, .in = {b[0]}};
+    nh_expect_fail(&bad, NH_LOAD, OG_ERR_SHAPE, "rank 3");
+    nh_free_tensors(b, 1);
+}
+
 int main(void)
 {
     test_attr_parse();
@@ -338,5 +433,9 @@ int main(void)
     test_tile_expand();
     test_cast_reshape();
     test_split_concat();
+    test_castlike();
+    test_depth_space();
+    test_center_crop_pad();
+    test_eyelike();
     NH_DONE();
 }

@@ -174,7 +174,7 @@ typedef void (*bin_fn)(const bplan *p, const void *a, const void *b, void *o, in
     }
 
 /* Dtype slots of the per-op tables. */
-enum { S_F32, S_F64, S_I32, S_I64, S_BOOL, S_N };
+enum { S_F32, S_F64, S_I32, S_I64, S_BOOL, S_F16, S_N };
 
 static int slot_of(og_dtype t)
 {
@@ -184,6 +184,7 @@ static int slot_of(og_dtype t)
     case OG_INT32: return S_I32;
     case OG_INT64: return S_I64;
     case OG_BOOL: return S_BOOL;
+    case OG_FLOAT16: return S_F16;
     default: return -1;
     }
 }
@@ -196,6 +197,15 @@ static int slot_of(og_dtype t)
     DEF_BIN(OP##_i64, int64_t, int64_t, int64_t, uint64_t, EI)                                     \
     static const bin_fn OP##_fns[S_N] = {OP##_f32, OP##_f64, OP##_i32, OP##_i64, NULL};
 #define DEF_NUM(OP, E) DEF_NUM2(OP, E, E)
+/* The same with float16, computed in float on the widened values and rounded back once
+ * (E_HALF): Max, Min and Mod, which the spec gives float16 */
+#define DEF_NUM2H(OP, EF, EI)                                                                      \
+    DEF_BIN(OP##_f32, float, float, float, float, EF)                                              \
+    DEF_BIN(OP##_f64, double, double, double, double, EF)                                          \
+    DEF_BIN(OP##_i32, int32_t, int32_t, int32_t, uint32_t, EI)                                     \
+    DEF_BIN(OP##_i64, int64_t, int64_t, int64_t, uint64_t, EI)                                     \
+    DEF_BIN(OP##_f16, uint16_t, uint16_t, uint16_t, float, EF##_H)                                 \
+    static const bin_fn OP##_fns[S_N] = {OP##_f32, OP##_f64, OP##_i32, OP##_i64, NULL, OP##_f16};
 
 /* Numeric or bool inputs, bool output. */
 #define DEF_CMP(OP, E)                                                                             \
@@ -232,6 +242,12 @@ static int slot_of(og_dtype t)
 #define E_AND(T, U, x, y)    ((uint8_t)(((x) != 0) & ((y) != 0)))
 #define E_OR(T, U, x, y)     ((uint8_t)(((x) != 0) | ((y) != 0)))
 #define E_XOR(T, U, x, y)    ((uint8_t)(((x) != 0) ^ ((y) != 0)))
+/* float16 (bits in uint16_t): the float expression on the widened values, rounded once */
+#define E_HALF(E, x, y)        og_float_to_half(E(float, float, og_half_to_float(x), og_half_to_float(y)))
+#define E_MAX_H(T, U, x, y)    E_HALF(E_MAX, x, y)
+#define E_MIN_H(T, U, x, y)    E_HALF(E_MIN, x, y)
+#define E_FMODF_H(T, U, x, y)  E_HALF(E_FMODF, x, y)
+#define E_PYMODF_H(T, U, x, y) E_HALF(E_PYMODF, x, y)
 
 /* PRelu: x < 0 ? x * s : x.  GCC will not if-convert a float multiply under the default
  * -ftrapping-math (even one computed unconditionally: it sinks it into the branch), so
@@ -281,11 +297,11 @@ DEF_NUM(add, E_ADD)
 DEF_NUM(sub, E_SUB)
 DEF_NUM(mul, E_MUL)
 DEF_NUM2(div, E_DIVF, E_DIVI)
-DEF_NUM(max, E_MAX)
-DEF_NUM(min, E_MIN)
+DEF_NUM2H(max, E_MAX, E_MAX)
+DEF_NUM2H(min, E_MIN, E_MIN)
 DEF_NUM(prelu, E_PRELU)
-DEF_NUM2(fmod, E_FMODF, E_FMODI)
-DEF_NUM2(pymod, E_PYMODF, E_PYMODI)
+DEF_NUM2H(fmod, E_FMODF, E_FMODI)
+DEF_NUM2H(pymod, E_PYMODF, E_PYMODI)
 DEF_CMP(eq, E_EQ)
 DEF_CMP(gt, E_GT)
 DEF_CMP(ge, E_GE)

@@ -1,5 +1,5 @@
 /* index.c: CPU kernels of Gather, GatherElements, GatherND, OneHot, Scatter,
- * ScatterElements and ScatterND.
+ * ScatterElements, ScatterND, NonZero, Compress and ReverseSequence.
  *
  * Every kernel first turns its indices into validated int64 element offsets (one pass,
  * failing with the offending value on an index out of range), then moves elements by
@@ -482,8 +482,77 @@ static const og_dtype index_types[] = {OG_INT32, OG_INT64, 0};
  * int64 data (it depends on the attribute; scatter_apply checks it).  NonZero and OneHot
  * read values of any dtype through og_tensor_get_f64/i64, and OneHot writes its values'
  * bytes: no constraint. */
+/* ---- Compress, ReverseSequence ----------------------------------------------------- */
+
+/* y = the slices of x along the axis (the elements of flattened x) where condition holds:
+ * x seen as [outer, len, inner], each selected j copies its inner block. */
+static og_status k_compress(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                            og_tensor *const *out, int n_out)
+{
+    const og_index_params *p = k->params;
+    const og_tensor *x = in[0], *cond = in[1];
+    og_tensor *y = out[0];
+    size_t es = og_dtype_size(x->dtype);
+    int axis = p->has_axis ? (int)(p->axis < 0 ? p->axis + x->rank : p->axis) : 0;
+    int64_t outer = p->has_axis ? numel_of(x->rank, x->dims, 0, axis) : 1;
+    int64_t len = p->has_axis ? x->dims[axis] : x->numel;
+    int64_t inner = p->has_axis ? numel_of(x->rank, x->dims, axis + 1, x->rank) : 1;
+    int64_t n = cond->numel < len ? cond->numel : len,
+            ylen = y->numel ? y->numel / outer / inner : 0;
+    const uint8_t *cv = cond->data;
+    const char *xs = x->data;
+    char *ys = y->data;
+    size_t blk = (size_t)inner * es;
+    if (y->numel == 0) return OG_OK;
+    for (int64_t o = 0; o < outer; o++) {
+        int64_t q = 0;
+        for (int64_t j = 0; j < n; j++)
+            if (cv[j])
+                memcpy(ys + ((o * ylen + q++) * inner) * (int64_t)es,
+                       xs + ((o * len + j) * inner) * (int64_t)es, blk);
+    }
+    return OG_OK;
+}
+
+/* y = x with the first sequence_lens[b] steps of batch entry b reversed along the time
+ * axis: x seen as [a0, a1, inner] with {a0, a1} = {time, batch}. */
+static og_status k_reverse_sequence(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                                    og_tensor *const *out, int n_out)
+{
+    const og_index_params *p = k->params;
+    const og_tensor *x = in[0], *lens = in[1];
+    og_tensor *y = out[0];
+    size_t es = og_dtype_size(x->dtype);
+    int64_t B = x->dims[p->batch_axis], T = x->dims[p->time_axis];
+    int64_t inner = numel_of(x->rank, x->dims, 2, x->rank);
+    if (lens->numel != B)
+        return og_kernel_error(k, OG_ERR_SHAPE,
+                               "input 1 (sequence_lens) has %lld entries, the batch axis %lld",
+                               (long long)lens->numel, (long long)B);
+    const int64_t *lv = lens->data;
+    for (int64_t b = 0; b < B; b++)
+        if (lv[b] < 0 || lv[b] > T)
+            return og_kernel_error(k, OG_ERR_RUNTIME,
+                                   "input 1 (sequence_lens) entry %lld is %lld, outside [0, %lld]",
+                                   (long long)b, (long long)lv[b], (long long)T);
+    /* strides of the time and batch axes, in elements */
+    int64_t ts = p->time_axis == 0 ? B * inner : inner, bs = p->batch_axis == 0 ? T * inner : inner;
+    const char *xs = x->data;
+    char *ys = y->data;
+    size_t blk = (size_t)inner * es;
+    for (int64_t b = 0; b < B; b++)
+        for (int64_t t = 0; t < T; t++) {
+            int64_t src = t < lv[b] ? lv[b] - 1 - t : t;
+            memcpy(ys + (b * bs + t * ts) * (int64_t)es, xs + (b * bs + src * ts) * (int64_t)es,
+                   blk);
+        }
+    return OG_OK;
+}
+
 const og_kernel_def og_cpu_index[] = {
     {.name = "NonZero", .domain = "", .fn = k_nonzero},
+    {.name = "Compress", .domain = "", .fn = k_compress},
+    {.name = "ReverseSequence", .domain = "", .fn = k_reverse_sequence},
     {.name = "Gather",
      .domain = "",
      .fn = k_gather,

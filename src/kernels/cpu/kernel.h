@@ -72,4 +72,12 @@ typedef struct og_index_iter {
 void og_index_init(og_index_iter *it, int rank, const int64_t *dims);
 bool og_index_next(og_index_iter *it);
 
+/* Run fn with float32 copies of the float16 and bfloat16 tensors among in[] and out[]: the
+ * inputs widened, the outputs computed in float32 and rounded back once.  For kernels
+ * whose loops exist for float and double only (at most 8 inputs and 8 outputs). */
+og_status og_kernel_via_f32(const og_kernel_ctx *k, og_kernel_fn fn, const og_tensor *const *in,
+                            int n_in, og_tensor *const *out, int n_out);
+/* True for float16 and bfloat16. */
+static inline bool og_is_half(og_dtype t) { return t == OG_FLOAT16 || t == OG_BFLOAT16; }
+
 #endif /* OG_KERNEL_H */

@@ -43,3 +43,56 @@ bool og_index_next(og_index_iter *it)
     }
     return false;
 }
+
+/* Widen a 16-bit float tensor into float t (same shape), or round t back into h. */
+static void half_to_f32(const og_tensor *h, og_tensor *t)
+{
+    const uint16_t *s = h->data;
+    float *d = t->data;
+    if (h->dtype == OG_FLOAT16)
+        for (int64_t i = 0; i < h->numel; i++) d[i] = og_half_to_float(s[i]);
+    else
+        for (int64_t i = 0; i < h->numel; i++) d[i] = og_bfloat16_to_float(s[i]);
+}
+
+static void f32_to_half(const og_tensor *t, og_tensor *h)
+{
+    const float *s = t->data;
+    uint16_t *d = h->data;
+    if (h->dtype == OG_FLOAT16)
+        for (int64_t i = 0; i < h->numel; i++) d[i] = og_float_to_half(s[i]);
+    else
+        for (int64_t i = 0; i < h->numel; i++) d[i] = og_float_to_bfloat16(s[i]);
+}
+
+og_status og_kernel_via_f32(const og_kernel_ctx *k, og_kernel_fn fn, const og_tensor *const *in,
+                            int n_in, og_tensor *const *out, int n_out)
+{
+    enum { MAX_IO = 8 };
+    const og_tensor *ins[MAX_IO] = {0};
+    og_tensor *outs[MAX_IO] = {0}, *tmp[2 * MAX_IO] = {0};
+    og_status st = OG_OK;
+    if (n_in > MAX_IO || n_out > MAX_IO)
+        return og_kernel_error(k, OG_ERR_INTERNAL, "too many tensors to widen");
+    for (int i = 0; i < n_in + n_out && !st; i++) {
+        const og_tensor *t = i < n_in ? in[i] : out[i - n_in];
+        if (i < n_in)
+            ins[i] = t;
+        else
+            outs[i - n_in] = (og_tensor *)t;
+        if (!t || !og_is_half(t->dtype)) continue;
+        st = og_tensor_alloc(OG_FLOAT, t->rank, t->dims, k->alloc, &tmp[i]);
+        if (st) break;
+        if (i < n_in) {
+            half_to_f32(t, tmp[i]);
+            ins[i] = tmp[i];
+        } else {
+            outs[i - n_in] = tmp[i];
+        }
+    }
+    if (!st) st = fn(k, ins, n_in, outs, n_out);
+    for (int j = 0; j < n_out && !st; j++)
+        if (tmp[n_in + j]) f32_to_half(tmp[n_in + j], out[j]);
+    for (int i = 0; i < n_in + n_out; i++) og_tensor_free(tmp[i]);
+    return st;
+}

@@ -1,10 +1,12 @@
-/* linalg.c: CPU kernels of MatMul, Gemm and Einsum.
+/* linalg.c: CPU kernels of MatMul, Gemm, Einsum and Det.
  *
  * All three end in one batched matrix product (bgemm below): BLAS for float32/float64,
  * a plain loop for int32/int64 (and for float matrices too small to be worth a BLAS call).
  * Einsum contracts its operands pairwise, left to right; each pairwise contraction is a
  * (copy-free where the layouts allow) transpose + batched GEMM.  The loops of one element
- * type form an og_linalg_type, which the session binds to each node when it is created. */
+ * type form an og_linalg_type, which the session binds to each node when it is created.
+ * Det: LU with partial pivoting. */
+#include <math.h>
 #include <string.h>
 
 #include "kernels/cpu/gemm.h"
@@ -423,6 +425,61 @@ static og_status gemm_kernel(const og_kernel_ctx *k, const og_tensor *const *in,
     return OG_OK;
 }
 
+/* ---- Det ------------------------------------------------------------------------------ */
+
+/* The determinant of the m×m matrix a (row-major, copied into w, m² doubles): Gaussian
+ * elimination with partial pivoting, the product of the pivots with the swaps' sign. */
+static double det_lu(double *w, int64_t m)
+{
+    double det = 1;
+    for (int64_t c = 0; c < m; c++) {
+        int64_t piv = c;
+        for (int64_t r = c + 1; r < m; r++)
+            if (fabs(w[r * m + c]) > fabs(w[piv * m + c])) piv = r;
+        if (w[piv * m + c] == 0) return 0;
+        if (piv != c) {
+            for (int64_t j = 0; j < m; j++) {
+                double t = w[c * m + j];
+                w[c * m + j] = w[piv * m + j];
+                w[piv * m + j] = t;
+            }
+            det = -det;
+        }
+        double d = w[c * m + c];
+        det *= d;
+        for (int64_t r = c + 1; r < m; r++) {
+            double f = w[r * m + c] / d;
+            if (f != 0)
+                for (int64_t j = c + 1; j < m; j++) w[r * m + j] -= f * w[c * m + j];
+        }
+    }
+    return det;
+}
+
+static og_status det_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                            og_tensor *const *out, int n_out)
+{
+    const og_tensor *a = in[0];
+    og_tensor *y = out[0];
+    if (og_is_half(a->dtype)) return og_kernel_via_f32(k, det_kernel, in, n_in, out, n_out);
+    if (a->dtype != OG_FLOAT && a->dtype != OG_DOUBLE)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
+                               og_dtype_name(a->dtype));
+    int64_t m = a->dims[a->rank - 1], mm = m * m;
+    double *w = og_malloc(k->alloc, (size_t)(mm > 0 ? mm : 1) * sizeof *w);
+    if (!w) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
+    for (int64_t b = 0; b < y->numel; b++) {
+        for (int64_t i = 0; i < mm; i++) w[i] = og_tensor_get_f64(a, b * mm + i);
+        double d = det_lu(w, m);
+        if (y->dtype == OG_FLOAT)
+            ((float *)y->data)[b] = (float)d;
+        else
+            ((double *)y->data)[b] = d;
+    }
+    og_free(k->alloc, w);
+    return OG_OK;
+}
+
 /* float32, float64, int32, int64, on input 0, whose loops the selects bind (Einsum checks
  * that every input has input 0's dtype, which inference gives the output).  Integer Gemm's
  * alpha and beta must be integral: the kernel checks those attributes. */
@@ -430,4 +487,5 @@ const og_kernel_def og_cpu_linalg[] = {
     {.name = "MatMul", .domain = "", .fn = matmul_kernel, .select = select_linalg},
     {.name = "Gemm", .domain = "", .fn = gemm_kernel, .select = select_linalg},
     {.name = "Einsum", .domain = "", .fn = og_einsum_kernel, .select = og_einsum_select},
+    {.name = "Det", .domain = "", .fn = det_kernel},
     {.name = NULL}};

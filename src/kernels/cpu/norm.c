@@ -1,5 +1,7 @@
 /* norm.c: CPU kernels of BatchNormalization, InstanceNormalization, LayerNormalization and
- * Dropout, for float32 and float64.  The loops of one element type form a norm_loops table
+ * Dropout, for float32 and float64, and of GroupNormalization, LpNormalization,
+ * MeanVarianceNormalization and LRN, which also take float16 and bfloat16 (through float).
+ * The loops of one element type form a norm_loops table
  * that the session binds to each node when it is created (the type of X); the small
  * per-channel or per-row vectors whose type is free of X's (BatchNormalization's scale, B,
  * mean and var, LayerNormalization's Mean and InvStdDev, an old Dropout's mask) are read
@@ -383,8 +385,233 @@ static og_status dropout_kernel(const og_kernel_ctx *k, const og_tensor *const *
         return OG_OK;
     }
     uint8_t *m = mask ? mask->data : NULL;
-    uint64_t key = mix64(p->seed ^ 0x5DEECE66Dull);
+    /* the run's key (new at every run of the session), the node's own stream (its name),
+     * and its seed attribute */
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (const char *c = k->node->name ? k->node->name : ""; *c; c++)
+        h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
+    uint64_t key = mix64(mix64(p->seed ^ 0x5DEECE66Dull) ^ mix64(h) ^ k->rng);
     L->dropout(k, x->data, y->data, m, x->numel, ratio, key);
+    return OG_OK;
+}
+
+/* ---- GroupNormalization --------------------------------------------------------------- */
+
+/* call_f for float32 X, call_d for float64 (the newer normalizations, not bound in advance) */
+#define DISPATCH(dt, call_f, call_d)                                                               \
+    do {                                                                                           \
+        if ((dt) == OG_FLOAT)                                                                      \
+            call_f;                                                                                \
+        else                                                                                       \
+            call_d;                                                                                \
+    } while (0)
+
+/* X [N, C, S...]: group g of instance n is one contiguous run of C/G·S elements; its
+ * statistics, then per channel y = x·a + b with a = scale·σ⁻¹, b = bias − μ·a (scale and
+ * bias per group at opset 18, per channel from 21). */
+static void groupnorm_one(const og_tensor *const *in, og_tensor *y, double eps, int64_t ng,
+                          int64_t G, int64_t Cg, int64_t S, bool per_channel)
+{
+    const og_tensor *x = in[0];
+    int64_t g = ng % G;
+    double m, v;
+    if (x->dtype == OG_FLOAT)
+        stats_float((const float *)x->data + ng * Cg * S, 1, 0, Cg * S, &m, &v);
+    else
+        stats_double((const double *)x->data + ng * Cg * S, 1, 0, Cg * S, &m, &v);
+    double is = 1.0 / sqrt(v + eps);
+    for (int64_t j = 0; j < Cg; j++) {
+        int64_t q = per_channel ? g * Cg + j : g, off = (ng * Cg + j) * S;
+        double a = og_tensor_get_f64(in[1], q) * is;
+        double c0 = og_tensor_get_f64(in[2], q) - m * a;
+        if (x->dtype == OG_FLOAT)
+            affine_run_float((const float *)x->data + off, (float *)y->data + off, S, (float)a,
+                             (float)c0);
+        else
+            affine_run_double((const double *)x->data + off, (double *)y->data + off, S, a, c0);
+    }
+}
+
+static og_status groupnorm_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                                  og_tensor *const *out, int n_out)
+{
+    const og_norm_params *p = k->params;
+    const og_tensor *x = in[0];
+    og_tensor *y = out[0];
+    if (og_is_half(x->dtype)) return og_kernel_via_f32(k, groupnorm_kernel, in, n_in, out, n_out);
+    if (!is_float_type(x))
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "input 0 has element type %s",
+                               og_dtype_name(x->dtype));
+    int64_t N = x->dims[0], C = x->dims[1], G = p->groups;
+    int64_t S = N * C > 0 ? x->numel / (N * C) : 0, Cg = C / G;
+    bool per_channel = k->node->since_version >= 21;
+    int64_t want = per_channel ? C : G;
+    for (int i = 1; i < 3; i++)
+        if (in[i]->numel != want)
+            return og_kernel_error(k, OG_ERR_SHAPE, "input %d has %lld elements, expected %lld", i,
+                                   (long long)in[i]->numel, (long long)want);
+    if (C % G)
+        return og_kernel_error(k, OG_ERR_SHAPE, "%lld channels are not a multiple of %lld groups",
+                               (long long)C, (long long)G);
+    if (x->numel == 0) return OG_OK;
+    double eps = p->epsilon;
+    OG_PARALLEL_FOR(k, N * G, Cg * S * 2, ng,
+                    { groupnorm_one(in, y, eps, ng, G, Cg, S, per_channel); });
+    return OG_OK;
+}
+
+/* ---- LpNormalization ------------------------------------------------------------------ */
+
+/* y = x / ‖x‖ₚ along the axis (p 1 or 2); x seen as [O, R, I] */
+#define DEF_LPNORM(T)                                                                              \
+    static void lpnorm_##T(const T *x, T *y, int64_t O, int64_t R, int64_t I, int64_t p)           \
+    {                                                                                              \
+        for (int64_t o = 0; o < O; o++)                                                            \
+            for (int64_t i = 0; i < I; i++) {                                                      \
+                const T *xr = x + o * R * I + i;                                                   \
+                double s = 0;                                                                      \
+                for (int64_t r = 0; r < R; r++)                                                    \
+                    s += p == 1 ? fabs((double)xr[r * I]) : (double)xr[r * I] * xr[r * I];         \
+                double nrm = p == 1 ? s : sqrt(s);                                                 \
+                for (int64_t r = 0; r < R; r++) y[o * R * I + i + r * I] = (T)(xr[r * I] / nrm);   \
+            }                                                                                      \
+    }
+DEF_LPNORM(float)
+DEF_LPNORM(double)
+
+static og_status lpnorm_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                               og_tensor *const *out, int n_out)
+{
+    const og_norm_params *p = k->params;
+    const og_tensor *x = in[0];
+    if (og_is_half(x->dtype)) return og_kernel_via_f32(k, lpnorm_kernel, in, n_in, out, n_out);
+    if (!is_float_type(x))
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "input 0 has element type %s",
+                               og_dtype_name(x->dtype));
+    int axis = (int)(p->axis < 0 ? p->axis + x->rank : p->axis);
+    int64_t O = 1, R = x->dims[axis], I = 1;
+    for (int d = 0; d < axis; d++) O *= x->dims[d];
+    for (int d = axis + 1; d < x->rank; d++) I *= x->dims[d];
+    DISPATCH(x->dtype, lpnorm_float(x->data, out[0]->data, O, R, I, p->p),
+             lpnorm_double(x->data, out[0]->data, O, R, I, p->p));
+    return OG_OK;
+}
+
+/* ---- MeanVarianceNormalization -------------------------------------------------------- */
+
+/* y = (x − μ) / (σ + 1e-9) with μ and the biased σ² over the axes (the spec's function adds
+ * the epsilon to the standard deviation).  Each element's statistics slot is its index with
+ * the reduced axes dropped, walked with an odometer. */
+#define MVN_EPS 1e-9
+#define DEF_MVN(T)                                                                                 \
+    static void mvn_##T(const T *x, T *y, int r, const int64_t *dims, const int64_t *ks,           \
+                        int64_t n, double *mean, double *den, int64_t K, double cnt)               \
+    {                                                                                              \
+        for (int pass = 0; pass < 3; pass++) {                                                     \
+            int64_t idx[OG_MAX_RANK] = {0}, ko = 0;                                                \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                double v = x[i];                                                                   \
+                if (pass == 0)                                                                     \
+                    mean[ko] += v;                                                                 \
+                else if (pass == 1)                                                                \
+                    den[ko] += (v - mean[ko]) * (v - mean[ko]);                                    \
+                else                                                                               \
+                    y[i] = (T)((v - mean[ko]) / den[ko]);                                          \
+                for (int d = r - 1; d >= 0; d--) {                                                 \
+                    ko += ks[d];                                                                   \
+                    if (++idx[d] < dims[d]) break;                                                 \
+                    ko -= ks[d] * dims[d];                                                         \
+                    idx[d] = 0;                                                                    \
+                }                                                                                  \
+            }                                                                                      \
+            for (int64_t q = 0; q < K && pass < 2; q++) {                                          \
+                if (pass == 0)                                                                     \
+                    mean[q] /= cnt;                                                                \
+                else                                                                               \
+                    den[q] = sqrt(den[q] / cnt) + MVN_EPS;                                         \
+            }                                                                                      \
+        }                                                                                          \
+    }
+DEF_MVN(float)
+DEF_MVN(double)
+
+static og_status mvn_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                            og_tensor *const *out, int n_out)
+{
+    const og_norm_params *p = k->params;
+    const og_tensor *x = in[0];
+    if (og_is_half(x->dtype)) return og_kernel_via_f32(k, mvn_kernel, in, n_in, out, n_out);
+    if (!is_float_type(x))
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "input 0 has element type %s",
+                               og_dtype_name(x->dtype));
+    int r = x->rank;
+    bool red[OG_MAX_RANK] = {false};
+    for (int i = 0; i < p->n_axes; i++) red[p->axes[i] < 0 ? p->axes[i] + r : p->axes[i]] = true;
+    /* strides of the statistics slots: 0 along reduced axes */
+    int64_t ks[OG_MAX_RANK], K = 1;
+    double cnt = 1;
+    for (int d = r - 1; d >= 0; d--) {
+        ks[d] = red[d] ? 0 : K;
+        if (red[d])
+            cnt *= (double)x->dims[d];
+        else
+            K *= x->dims[d];
+    }
+    if (x->numel == 0) return OG_OK;
+    double *buf = og_calloc(k->alloc, (size_t)(2 * K), sizeof *buf);
+    if (!buf) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
+    DISPATCH(x->dtype,
+             mvn_float(x->data, out[0]->data, r, x->dims, ks, x->numel, buf, buf + K, K, cnt),
+             mvn_double(x->data, out[0]->data, r, x->dims, ks, x->numel, buf, buf + K, K, cnt));
+    og_free(k->alloc, buf);
+    return OG_OK;
+}
+
+/* ---- LRN ------------------------------------------------------------------------------ */
+
+/* y = x · (bias + α/size · Σ x²)^−β, the sum over channels c − ⌊(size−1)/2⌋ .. c +
+ * ⌈(size−1)/2⌉ inside [0, C); X seen as [N, C, S], one row of S sums per (n, c). */
+#define DEF_LRN(T)                                                                                 \
+    static void lrn_##T(const T *x, T *y, int64_t C, int64_t S, const og_norm_params *p,           \
+                        double *row)                                                               \
+    {                                                                                              \
+        int64_t lo = (p->size - 1) / 2, hi = p->size / 2;                                          \
+        for (int64_t c = 0; c < C; c++) {                                                          \
+            for (int64_t s = 0; s < S; s++) row[s] = 0;                                            \
+            for (int64_t q = c - lo < 0 ? 0 : c - lo; q <= c + hi && q < C; q++)                   \
+                for (int64_t s = 0; s < S; s++) row[s] += (double)x[q * S + s] * x[q * S + s];     \
+            double a = p->alpha / (double)p->size;                                                 \
+            for (int64_t s = 0; s < S; s++)                                                        \
+                y[c * S + s] = (T)(x[c * S + s] * pow(p->bias + a * row[s], -p->beta));            \
+        }                                                                                          \
+    }
+DEF_LRN(float)
+DEF_LRN(double)
+
+static og_status lrn_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                            og_tensor *const *out, int n_out)
+{
+    const og_norm_params *p = k->params;
+    const og_tensor *x = in[0];
+    if (og_is_half(x->dtype)) return og_kernel_via_f32(k, lrn_kernel, in, n_in, out, n_out);
+    if (!is_float_type(x))
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "input 0 has element type %s",
+                               og_dtype_name(x->dtype));
+    int64_t N = x->dims[0], C = x->dims[1];
+    if (x->numel == 0) return OG_OK;
+    int64_t S = x->numel / (N * C);
+    double *rows = og_malloc(k->alloc, (size_t)(N * S) * sizeof *rows);
+    if (!rows) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
+    size_t es = og_dtype_size(x->dtype);
+    const char *xd = x->data;
+    char *yd = out[0]->data;
+    OG_PARALLEL_FOR(k, N, C * S * p->size, n, {
+        const void *xn = xd + n * C * S * (int64_t)es;
+        void *yn = yd + n * C * S * (int64_t)es;
+        DISPATCH(x->dtype, lrn_float(xn, yn, C, S, p, rows + n * S),
+                 lrn_double(xn, yn, C, S, p, rows + n * S));
+    });
+    og_free(k->alloc, rows);
     return OG_OK;
 }
 
@@ -405,4 +632,8 @@ const og_kernel_def og_cpu_norm[] = {
      .select = select_norm},
     {.name = "LayerNormalization", .domain = "", .fn = layernorm_kernel, .select = select_norm},
     {.name = "Dropout", .domain = "", .fn = dropout_kernel, .select = select_norm},
+    {.name = "GroupNormalization", .domain = "", .fn = groupnorm_kernel},
+    {.name = "LpNormalization", .domain = "", .fn = lpnorm_kernel},
+    {.name = "MeanVarianceNormalization", .domain = "", .fn = mvn_kernel},
+    {.name = "LRN", .domain = "", .fn = lrn_kernel},
     {.name = NULL}};

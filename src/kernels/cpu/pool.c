@@ -1,6 +1,7 @@
 /* pool.c: CPU kernels of AveragePool, MaxPool (with optional Indices), GlobalAveragePool
  * and GlobalMaxPool, for float32 and float64: the loops of one type are a pool_loops table,
- * bound to the node when the session is created.
+ * bound to the node when the session is created; LpPool (also float16, through float),
+ * MaxUnpool and RoiAlign.
  *
  * 1-D, 2-D and 3-D pools share one loop nest over (D, H, W), with leading spatial dims of
  * size 1 for lower ranks.  The range of kernel taps that fall inside the input is
@@ -483,10 +484,244 @@ done:
     return st;
 }
 
+/* LpPool: y = (Σ_window |x|^p)^(1/p), the padding counting as zeros: an average pool of
+ * |x|^p that divides by the kernel volume, times that volume, to the power 1/p. */
+static og_status lppool_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                               og_tensor *const *out, int n_out)
+{
+    const og_pool_params *p = k->params;
+    const og_tensor *x = in[0];
+    og_tensor *y = out[0], *t = NULL;
+    if (og_is_half(x->dtype)) return og_kernel_via_f32(k, lppool_kernel, in, n_in, out, n_out);
+    if (x->dtype != OG_FLOAT && x->dtype != OG_DOUBLE)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
+                               og_dtype_name(x->dtype));
+    if (y->numel == 0) return OG_OK;
+    og_status st = og_tensor_alloc(x->dtype, x->rank, x->dims, k->alloc, &t);
+    if (st) return st;
+    double pp = (double)p->p;
+    if (x->dtype == OG_FLOAT) {
+        const float *xs = x->data;
+        float *ts = t->data;
+        for (int64_t i = 0; i < x->numel; i++)
+            ts[i] = p->p == 1   ? fabsf(xs[i])
+                    : p->p == 2 ? xs[i] * xs[i]
+                                : powf(fabsf(xs[i]), (float)pp);
+    } else {
+        const double *xs = x->data;
+        double *ts = t->data;
+        for (int64_t i = 0; i < x->numel; i++)
+            ts[i] = p->p == 1 ? fabs(xs[i]) : p->p == 2 ? xs[i] * xs[i] : pow(fabs(xs[i]), pp);
+    }
+    og_pool_params avg = *p;
+    avg.kind = OG_POOL_AVG;
+    avg.count_include_pad = true;
+    og_kernel_ctx kk = *k;
+    kk.params = &avg;
+    const og_tensor *tin[1] = {t};
+    st = pool_kernel(&kk, tin, 1, out, 1);
+    og_tensor_free(t);
+    if (st) return st;
+    double kvol = 1;
+    for (int i = 0; i < p->nsp; i++) kvol *= (double)p->kernel[i];
+    if (y->dtype == OG_FLOAT) {
+        float *ys = y->data;
+        for (int64_t i = 0; i < y->numel; i++) {
+            double v = ys[i] * kvol;
+            ys[i] = (float)(p->p == 1 ? v : p->p == 2 ? sqrt(v) : pow(v, 1.0 / pp));
+        }
+    } else {
+        double *ys = y->data;
+        for (int64_t i = 0; i < y->numel; i++) {
+            double v = ys[i] * kvol;
+            ys[i] = p->p == 1 ? v : p->p == 2 ? sqrt(v) : pow(v, 1.0 / pp);
+        }
+    }
+    return OG_OK;
+}
+
+/* MaxUnpool: zeros, then X[k] at position I[k] of the block the windows cover ([N, C,
+ * covered spatial], row-major), which sits at the start of an output_shape that may be
+ * larger.  A repeated index keeps the last value written. */
+static og_status unpool_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                               og_tensor *const *out, int n_out)
+{
+    const og_pool_params *p = k->params;
+    const og_tensor *x = in[0], *ind = in[1];
+    og_tensor *y = out[0];
+    size_t es = og_dtype_size(x->dtype);
+    int r = x->rank;
+    int64_t cover[OG_MAX_RANK], total = 1;
+    cover[0] = x->dims[0];
+    cover[1] = x->dims[1];
+    for (int d = 2; d < r; d++)
+        if (!og_unpool_dim(p, d - 2, x->dims[d], &cover[d]))
+            return og_kernel_error(k, OG_ERR_SHAPE, "spatial dim %d covers nothing", d);
+    for (int d = 0; d < r; d++) total *= cover[d];
+    if (y->numel) memset(y->data, 0, (size_t)y->numel * es);
+    const int64_t *iv = ind->data;
+    int64_t ys[OG_MAX_RANK];
+    og_strides(r, y->dims, ys);
+    for (int64_t i = 0; i < x->numel; i++) {
+        int64_t q = iv[i], off = 0;
+        if (q < 0 || q >= total)
+            return og_kernel_error(k, OG_ERR_RUNTIME,
+                                   "input 1 (I) element %lld is %lld, outside the %lld positions "
+                                   "the windows cover",
+                                   (long long)i, (long long)q, (long long)total);
+        for (int d = r - 1; d >= 0; d--) { /* covered position -> output offset */
+            off += (q % cover[d]) * ys[d];
+            q /= cover[d];
+        }
+        memcpy((char *)y->data + off * (int64_t)es, (const char *)x->data + i * (int64_t)es, es);
+    }
+    (void)n_in;
+    (void)n_out;
+    return OG_OK;
+}
+
+/* RoiAlign: per region r and output cell (ph, pw), a grid of gh × gw samples (sampling_ratio,
+ * or ⌈roi size / output size⌉) at y = y1 + ph·bh + (iy + ½)·bh/gh (x alike), y1 = roi·scale −
+ * ½ (half_pixel; output_half_pixel: no offset, and the roi at least 1 × 1), each read by
+ * bilinear interpolation of X[batch_indices[r], c] (a sample past −1 or the size reads 0;
+ * below 0 clamps to 0; at or past the last row or column clamps to it).  avg: the mean of
+ * the samples; max: the largest of every sample's four weighted corners (onnxruntime's and
+ * the ONNX reference's rule). */
+typedef struct roi_tap {
+    int64_t pos[4];
+    double w[4];
+} roi_tap;
+
+static void roi_sample(double y, double x, int64_t H, int64_t W, roi_tap *t)
+{
+    if (!(y >= -1.0 && y <= (double)H && x >= -1.0 && x <= (double)W)) { /* NaN too */
+        memset(t, 0, sizeof *t);
+        return;
+    }
+    y = y < 0 ? 0 : y;
+    x = x < 0 ? 0 : x;
+    int64_t yl = (int64_t)y, xl = (int64_t)x, yh, xh;
+    if (yl >= H - 1) {
+        yh = yl = H - 1;
+        y = (double)yl;
+    } else {
+        yh = yl + 1;
+    }
+    if (xl >= W - 1) {
+        xh = xl = W - 1;
+        x = (double)xl;
+    } else {
+        xh = xl + 1;
+    }
+    double ly = y - (double)yl, lx = x - (double)xl, hy = 1 - ly, hx = 1 - lx;
+    t->pos[0] = yl * W + xl;
+    t->pos[1] = yl * W + xh;
+    t->pos[2] = yh * W + xl;
+    t->pos[3] = yh * W + xh;
+    t->w[0] = hy * hx;
+    t->w[1] = hy * lx;
+    t->w[2] = ly * hx;
+    t->w[3] = ly * lx;
+}
+
+static og_status roi_align_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                                  og_tensor *const *out, int n_out)
+{
+    const og_roi_params *p = k->params;
+    const og_tensor *x = in[0], *rois = in[1], *bi = in[2];
+    og_tensor *y = out[0];
+    if (og_is_half(x->dtype)) return og_kernel_via_f32(k, roi_align_kernel, in, n_in, out, n_out);
+    if (x->dtype != OG_FLOAT && x->dtype != OG_DOUBLE)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
+                               og_dtype_name(x->dtype));
+    int64_t N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3], R = y->dims[0];
+    int64_t oh = p->out_h, ow = p->out_w;
+    if (rois->dims[0] != R || bi->numel != R)
+        return og_kernel_error(k, OG_ERR_SHAPE, "rois and batch_indices disagree on the count");
+    const int64_t *bv = bi->data;
+    for (int64_t r = 0; r < R; r++)
+        if (bv[r] < 0 || bv[r] >= N)
+            return og_kernel_error(k, OG_ERR_RUNTIME,
+                                   "input 2 (batch_indices) entry %lld is %lld, outside [0, %lld)",
+                                   (long long)r, (long long)bv[r], (long long)N);
+    if (y->numel == 0) return OG_OK;
+    if (H < 1 || W < 1) return og_kernel_error(k, OG_ERR_SHAPE, "X has an empty image");
+    og_status st = OG_OK;
+    const float *xf = x->dtype == OG_FLOAT ? x->data : NULL;
+    const double *xd = x->dtype == OG_DOUBLE ? x->data : NULL;
+    double off = p->half_pixel ? 0.5 : 0.0, s = p->spatial_scale;
+    for (int64_t r = 0; r < R && !st; r++) {
+        double x1 = og_tensor_get_f64(rois, r * 4) * s - off,
+               y1 = og_tensor_get_f64(rois, r * 4 + 1) * s - off;
+        double x2 = og_tensor_get_f64(rois, r * 4 + 2) * s - off,
+               y2 = og_tensor_get_f64(rois, r * 4 + 3) * s - off;
+        double rw = x2 - x1, rh = y2 - y1;
+        if (!p->half_pixel) {
+            rw = rw > 1 ? rw : 1;
+            rh = rh > 1 ? rh : 1;
+        }
+        double bh = rh / (double)oh, bw = rw / (double)ow;
+        double ghd = p->sampling_ratio > 0 ? (double)p->sampling_ratio : ceil(rh / (double)oh);
+        double gwd = p->sampling_ratio > 0 ? (double)p->sampling_ratio : ceil(rw / (double)ow);
+        if (!(ghd >= 0 && gwd >= 0 && ghd * gwd * (double)(oh * ow) < 1e8)) {
+            st = og_kernel_error(k, OG_ERR_RUNTIME, "region %lld asks for %g x %g samples per cell",
+                                 (long long)r, ghd, gwd);
+            break;
+        }
+        int64_t gh = (int64_t)ghd, gw = (int64_t)gwd, cnt = gh * gw > 1 ? gh * gw : 1;
+        roi_tap *taps = og_malloc(k->alloc, (size_t)(oh * ow * cnt) * sizeof *taps);
+        if (!taps) {
+            st = og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
+            break;
+        }
+        for (int64_t ph = 0; ph < oh; ph++)
+            for (int64_t pw = 0; pw < ow; pw++)
+                for (int64_t iy = 0; iy < gh; iy++)
+                    for (int64_t ix = 0; ix < gw; ix++)
+                        roi_sample(y1 + (double)ph * bh + ((double)iy + 0.5) * bh / (double)gh,
+                                   x1 + (double)pw * bw + ((double)ix + 0.5) * bw / (double)gw, H,
+                                   W, &taps[((ph * ow + pw) * gh + iy) * gw + ix]);
+        for (int64_t c = 0; c < C; c++) {
+            int64_t base = (bv[r] * C + c) * H * W;
+            for (int64_t q = 0; q < oh * ow; q++) {
+                double acc = 0;
+                bool first = true;
+                for (int64_t t = 0; t < gh * gw; t++) {
+                    const roi_tap *tp = &taps[q * gh * gw + t];
+                    double v[4];
+                    for (int j = 0; j < 4; j++)
+                        v[j] =
+                            tp->w[j] * (xf ? (double)xf[base + tp->pos[j]] : xd[base + tp->pos[j]]);
+                    if (!p->max_mode) {
+                        acc += v[0] + v[1] + v[2] + v[3];
+                        continue;
+                    }
+                    for (int j = 0; j < 4; j++)
+                        if (first || v[j] > acc) {
+                            acc = v[j];
+                            first = false;
+                        }
+                }
+                if (!p->max_mode) acc /= (double)cnt;
+                int64_t o = (r * C + c) * oh * ow + q;
+                if (y->dtype == OG_FLOAT)
+                    ((float *)y->data)[o] = (float)acc;
+                else
+                    ((double *)y->data)[o] = acc;
+            }
+        }
+        og_free(k->alloc, taps);
+    }
+    return st;
+}
+
 /* float32 and float64 (no int8/uint8 MaxPool): select_pool binds the loops of X's dtype. */
 const og_kernel_def og_cpu_pool[] = {
     {.name = "AveragePool", .domain = "", .fn = pool_kernel, .select = select_pool},
     {.name = "MaxPool", .domain = "", .fn = pool_kernel, .select = select_pool},
     {.name = "GlobalAveragePool", .domain = "", .fn = pool_kernel, .select = select_pool},
     {.name = "GlobalMaxPool", .domain = "", .fn = pool_kernel, .select = select_pool},
+    {.name = "LpPool", .domain = "", .fn = lppool_kernel},
+    {.name = "MaxUnpool", .domain = "", .fn = unpool_kernel},
+    {.name = "RoiAlign", .domain = "", .fn = roi_align_kernel},
     {.name = NULL}};

@@ -845,6 +845,48 @@ static og_status k_LogSoftmax(const og_kernel_ctx *k, const og_tensor *const *in
     return softmax_run(k, in[0], out[0], true);
 }
 
+/* ---- Hardmax -------------------------------------------------------------------------- */
+
+/* y = 1 at the first maximum along the axis (NaN counts as the maximum, as ArgMax), 0
+ * elsewhere; x seen as [O, R, I] (before opset 13: [O, R·I] over one axis). */
+#define DEF_HARDMAX(NAME, T)                                                                       \
+    static void NAME(const T *x, T *y, int64_t O, int64_t R, int64_t I)                            \
+    {                                                                                              \
+        for (int64_t o = 0; o < O; o++)                                                            \
+            for (int64_t i = 0; i < I; i++) {                                                      \
+                const T *xr = x + o * R * I + i;                                                   \
+                T *yr = y + o * R * I + i;                                                         \
+                int64_t best = 0;                                                                  \
+                for (int64_t r = 1; r < R && xr[best * I] == xr[best * I]; r++)                    \
+                    if (xr[r * I] > xr[best * I] || xr[r * I] != xr[r * I]) best = r;              \
+                for (int64_t r = 0; r < R; r++) yr[r * I] = (T)(r == best);                        \
+            }                                                                                      \
+    }
+DEF_HARDMAX(hardmax_f32, float)
+DEF_HARDMAX(hardmax_f64, double)
+
+static og_status k_Hardmax(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                           og_tensor *const *out, int n_out)
+{
+    const og_reduce_params *p = k->params;
+    const og_tensor *x = in[0];
+    if (og_is_half(x->dtype)) return og_kernel_via_f32(k, k_Hardmax, in, n_in, out, n_out);
+    if (x->dtype != OG_FLOAT && x->dtype != OG_DOUBLE) return unsupported(k, x->dtype);
+    int axis;
+    int64_t O, R, I;
+    og_status st = split_attr_axis(k, x, true, &axis, &O, &R, &I);
+    if (st || x->numel == 0) return st;
+    if (p->legacy_softmax) {
+        R *= I;
+        I = 1;
+    }
+    if (x->dtype == OG_FLOAT)
+        hardmax_f32(x->data, out[0]->data, O, R, I);
+    else
+        hardmax_f64(x->data, out[0]->data, O, R, I);
+    return OG_OK;
+}
+
 /* ---- CumSum -------------------------------------------------------------------------- */
 
 /* Columns per CumSum task: each output row adds the previous output row (contiguous). */
@@ -1071,6 +1113,7 @@ const og_kernel_def og_cpu_reduce[] = {
     {.name = "ArgMin", .domain = "", .fn = k_ArgMin, .select = select_argmin},
     {.name = "Softmax", .domain = "", .fn = k_Softmax, .select = select_softmax},
     {.name = "LogSoftmax", .domain = "", .fn = k_LogSoftmax, .select = select_softmax},
+    {.name = "Hardmax", .domain = "", .fn = k_Hardmax},
     {.name = "CumSum", .domain = "", .fn = k_CumSum, .select = select_cumsum},
     {.name = "TopK", .domain = "", .fn = k_TopK, .select = select_topk},
     {.name = NULL}};

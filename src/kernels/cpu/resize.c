@@ -1,4 +1,4 @@
-/* resize.c: CPU kernel of Resize and Upsample.
+/* resize.c: CPU kernels of Resize and Upsample, GridSample and AffineGrid.
  *
  * Per call, each axis gets its taps once: for every output coordinate, the source indices
  * (clamped to the input, which is the spec's edge padding) and weights, following the
@@ -493,8 +493,206 @@ static og_status k_resize(const og_kernel_ctx *k, const og_tensor *const *in, in
 
 /* No constraint: mode nearest moves bytes of any dtype; linear and cubic need float32 or
  * float64, which depends on the mode attribute and k_resize checks. */
+/* ---- GridSample ------------------------------------------------------------------------ */
+
+/* The coordinate math of PyTorch's grid_sampler, which the spec points to (and onnxruntime
+ * follows): a normalized g in [−1, 1] maps to x = (g + 1)/2·(L − 1) (align_corners) or
+ * ((g + 1)·L − 1)/2; for nearest and linear, outside the borders [0, L − 1]
+ * (align_corners) or [−0.5, L − 0.5], border padding clamps x into [0, L − 1] and
+ * reflection padding reflects it (nearest rounds, half to even, first).  The taps then
+ * read the input through the padding: zeros outside, clamped, or reflected.  Cubic pads
+ * only its taps (the ONNX reference also moves the cubic coordinate itself, unlike PyTorch
+ * and onnxruntime). */
+static double grid_reflect(double x, double lo, double hi)
+{
+    double rng = hi - lo;
+    if (rng <= 0) return lo;
+    double d = fabs(x - lo), n = floor(d / rng), r = d - n * rng;
+    return fmod(n, 2) == 0 ? lo + r : hi - r;
+}
+
+/* Tap index i of an axis of length L through the padding mode; -1 where zeros pad. */
+static int64_t grid_tap(const og_grid_params *p, int64_t i, int64_t L, double lo, double hi)
+{
+    if (i >= 0 && i < L) return i;
+    switch (p->padding) {
+    case OG_GRID_BORDER: return i < 0 ? 0 : L - 1;
+    case OG_GRID_REFLECTION: {
+        int64_t r = (int64_t)grid_reflect((double)i, lo, hi);
+        return r < 0 ? 0 : (r >= L ? L - 1 : r);
+    }
+    default: return -1;
+    }
+}
+
+/* Keys' cubic convolution weights (a = −0.75) of the 4 taps x0 − 1 .. x0 + 2, t = x − x0 */
+static void cubic_w(double t, double *w)
+{
+    const double A = -0.75;
+    double u = t + 1, v = 1 - t, z = 2 - t;
+    w[0] = ((A * u - 5 * A) * u + 8 * A) * u - 4 * A;
+    w[1] = ((A + 2) * t - (A + 3)) * t * t + 1;
+    w[2] = ((A + 2) * v - (A + 3)) * v * v + 1;
+    w[3] = ((A * z - 5 * A) * z + 8 * A) * z - 4 * A;
+}
+
+#define GS_MAXT 4 /* taps per axis */
+
+/* The taps of one axis for normalized coordinate g: count, indices (-1: zero) and weights */
+static int grid_axis_taps(const og_grid_params *p, double g, int64_t L, int64_t *idx, double *w)
+{
+    double lo = p->align_corners ? 0 : -0.5, hi = p->align_corners ? (double)L - 1 : L - 0.5;
+    double x = p->align_corners ? (g + 1) / 2 * (double)(L - 1) : ((g + 1) * (double)L - 1) / 2;
+    if (p->mode == OG_GRID_NEAREST) x = nearbyint(x); /* the default rounding: half to even */
+    if ((x < lo || x > hi) && p->mode != OG_GRID_CUBIC) {
+        if (p->padding == OG_GRID_BORDER) x = x < 0 ? 0 : (x > L - 1 ? (double)L - 1 : x);
+        if (p->padding == OG_GRID_REFLECTION) x = grid_reflect(x, lo, hi);
+    }
+    if (!(x > -1e15 && x < 1e15)) { /* NaN or far away: zeros (and no cast out of range) */
+        idx[0] = -1;
+        w[0] = 0;
+        if (x == x && p->padding != OG_GRID_ZEROS) { /* clamped or reflected: an edge */
+            idx[0] = x < 0 ? 0 : L - 1;
+            w[0] = 1;
+        }
+        return 1;
+    }
+    if (p->mode == OG_GRID_NEAREST) {
+        idx[0] = grid_tap(p, (int64_t)x, L, lo, hi); /* truncation, as the reference's cast */
+        w[0] = 1;
+        return 1;
+    }
+    double x0 = floor(x), t = x - x0;
+    if (p->mode == OG_GRID_LINEAR) {
+        idx[0] = grid_tap(p, (int64_t)x0, L, lo, hi);
+        idx[1] = grid_tap(p, (int64_t)x0 + 1, L, lo, hi);
+        w[0] = 1 - t;
+        w[1] = t;
+        return 2;
+    }
+    cubic_w(t, w);
+    for (int k = 0; k < 4; k++) idx[k] = grid_tap(p, (int64_t)x0 - 1 + k, L, lo, hi);
+    return 4;
+}
+
+#define DEF_GRID_SAMPLE(T)                                                                         \
+    static void grid_sample_##T(const og_grid_params *p, const og_tensor *xt, const og_tensor *gt, \
+                                og_tensor *yt, int64_t n, int64_t o)                               \
+    {                                                                                              \
+        const T *x = xt->data;                                                                     \
+        T *y = yt->data;                                                                           \
+        int r = xt->rank - 2;                                                                      \
+        int64_t C = xt->dims[1], P = 1, O = yt->numel / (xt->dims[0] * C);                         \
+        int64_t idx[OG_MAX_RANK][GS_MAXT], st[OG_MAX_RANK];                                        \
+        double w[OG_MAX_RANK][GS_MAXT];                                                            \
+        int cnt[OG_MAX_RANK];                                                                      \
+        for (int d = r - 1; d >= 0; d--) {                                                         \
+            st[d] = P;                                                                             \
+            P *= xt->dims[2 + d];                                                                  \
+        }                                                                                          \
+        /* grid[n, o, :] holds the coordinates in reverse axis order */                            \
+        for (int d = 0; d < r; d++)                                                                \
+            cnt[d] = grid_axis_taps(p, og_tensor_get_f64(gt, (n * O + o) * r + (r - 1 - d)),       \
+                                    xt->dims[2 + d], idx[d], w[d]);                                \
+        for (int64_t c = 0; c < C; c++) y[(n * C + c) * O + o] = 0;                                \
+        int k[OG_MAX_RANK] = {0};                                                                  \
+        for (;;) {                                                                                 \
+            double wt = 1;                                                                         \
+            int64_t off = 0;                                                                       \
+            bool in = true;                                                                        \
+            for (int d = 0; d < r; d++) {                                                          \
+                wt *= w[d][k[d]];                                                                  \
+                if (idx[d][k[d]] < 0) in = false;                                                  \
+                off += idx[d][k[d]] * st[d];                                                       \
+            }                                                                                      \
+            if (in && wt != 0)                                                                     \
+                for (int64_t c = 0; c < C; c++)                                                    \
+                    y[(n * C + c) * O + o] += (T)(wt * x[(n * C + c) * P + off]);                  \
+            int d = r - 1;                                                                         \
+            while (d >= 0 && ++k[d] == cnt[d]) k[d--] = 0;                                         \
+            if (d < 0) break;                                                                      \
+        }                                                                                          \
+    }
+DEF_GRID_SAMPLE(float)
+DEF_GRID_SAMPLE(double)
+
+static og_status k_grid_sample(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                               og_tensor *const *out, int n_out)
+{
+    const og_grid_params *p = k->params;
+    const og_tensor *x = in[0], *g = in[1];
+    og_tensor *y = out[0];
+    if (og_is_half(x->dtype) || og_is_half(g->dtype))
+        return og_kernel_via_f32(k, k_grid_sample, in, n_in, out, n_out);
+    if ((x->dtype != OG_FLOAT && x->dtype != OG_DOUBLE) ||
+        (g->dtype != OG_FLOAT && g->dtype != OG_DOUBLE))
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element types %s and %s are not supported",
+                               og_dtype_name(x->dtype), og_dtype_name(g->dtype));
+    if (y->numel == 0) return OG_OK;
+    for (int d = 2; d < x->rank; d++)
+        if (x->dims[d] == 0)
+            return og_kernel_error(k, OG_ERR_SHAPE, "input 0 (X) has an empty spatial dim %d", d);
+    int64_t N = x->dims[0], O = y->numel / (N * x->dims[1]);
+    OG_PARALLEL_FOR(k, N * O, x->dims[1] * 8, no, {
+        if (x->dtype == OG_FLOAT)
+            grid_sample_float(p, x, g, y, no / O, no % O);
+        else
+            grid_sample_double(p, x, g, y, no / O, no % O);
+    });
+    return OG_OK;
+}
+
+/* ---- AffineGrid ------------------------------------------------------------------------ */
+
+/* grid[n, pos, i] = Σ_j θ[n, i, j]·b_j(pos) + θ[n, i, r]: b_j the normalized coordinate of
+ * pos along spatial axis r − 1 − j (x along the last axis first), −1 + 2k/(L − 1) with
+ * align_corners (0 when L is 1, as PyTorch: onnxruntime says 1, the ONNX reference −1),
+ * −1 + (2k + 1)/L without. */
+static og_status k_affine_grid(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                               og_tensor *const *out, int n_out)
+{
+    const og_grid_params *p = k->params;
+    const og_tensor *th = in[0];
+    og_tensor *y = out[0];
+    if (og_is_half(th->dtype)) return og_kernel_via_f32(k, k_affine_grid, in, n_in, out, n_out);
+    if (th->dtype != OG_FLOAT && th->dtype != OG_DOUBLE)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
+                               og_dtype_name(th->dtype));
+    int r = y->rank - 2;
+    int64_t N = y->dims[0], P = N ? y->numel / (N * r) : 0, L[OG_MAX_RANK];
+    if (th->dims[0] != N)
+        return og_kernel_error(k, OG_ERR_SHAPE, "input 0 (theta) has %lld matrices, size says %lld",
+                               (long long)th->dims[0], (long long)N);
+    for (int d = 0; d < r; d++) L[d] = y->dims[1 + d];
+    for (int64_t n = 0; n < N; n++)
+        for (int64_t q = 0; q < P; q++) {
+            double b[OG_MAX_RANK];
+            int64_t rem = q;
+            for (int d = r - 1; d >= 0; d--) { /* b[j]: axis r − 1 − j */
+                int64_t kk = rem % L[d];
+                rem /= L[d];
+                double v = p->align_corners
+                               ? (L[d] > 1 ? -1 + 2.0 * (double)kk / (double)(L[d] - 1) : 0)
+                               : -1 + (2.0 * (double)kk + 1) / (double)L[d];
+                b[r - 1 - d] = v;
+            }
+            for (int i = 0; i < r; i++) {
+                double v = og_tensor_get_f64(th, (n * r + i) * (r + 1) + r);
+                for (int j = 0; j < r; j++)
+                    v += og_tensor_get_f64(th, (n * r + i) * (r + 1) + j) * b[j];
+                if (y->dtype == OG_FLOAT)
+                    ((float *)y->data)[(n * P + q) * r + i] = (float)v;
+                else
+                    ((double *)y->data)[(n * P + q) * r + i] = v;
+            }
+        }
+    return OG_OK;
+}
+
 const og_kernel_def og_cpu_resize[] = {
     {.name = "Resize", .domain = "", .fn = k_resize},
     {.name = "Upsample", .domain = "", .fn = k_resize},
+    {.name = "GridSample", .domain = "", .fn = k_grid_sample},
+    {.name = "AffineGrid", .domain = "", .fn = k_affine_grid},
     {.name = NULL},
 };

@@ -731,10 +731,145 @@ static og_status pad_kernel(const og_kernel_ctx *k, const og_tensor *const *in, 
     return OG_OK;
 }
 
+/* ---- DepthToSpace, SpaceToDepth ----------------------------------------------------- */
+
+/* One strided copy: the output walked as [N, C', H, b, W, b] (DepthToSpace) or
+ * [N, b, b, C, H', W'] (SpaceToDepth), each index's stride in the input beside it.
+ *   DepthToSpace DCR: out (n, c', h·b+i, w·b+j) = in (n, (i·b + j)·C' + c', h, w)
+ *                CRD: out (n, c', h·b+i, w·b+j) = in (n, c'·b² + i·b + j, h, w)
+ *   SpaceToDepth:     out (n, (i·b + j)·C + c, h', w') = in (n, c, h'·b + i, w'·b + j) */
+static og_status d2s_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                            og_tensor *const *out, int n_out)
+{
+    const og_d2s_params *p = k->params;
+    const og_tensor *x = in[0];
+    og_tensor *y = out[0];
+    int64_t b = p->blocksize, N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3];
+    if (y->numel == 0) return OG_OK;
+    copy_plan pl;
+    pl.rank = 6;
+    if (strcmp(k->node->op_type, "DepthToSpace") == 0) {
+        int64_t Co = C / (b * b), HW = H * W;
+        int64_t dims[6] = {N, Co, H, b, W, b};
+        int64_t dcr[6] = {C * HW, HW, W, b * Co * HW, 1, Co * HW};
+        int64_t crd[6] = {C * HW, b * b * HW, W, b * HW, 1, HW};
+        memcpy(pl.dims, dims, sizeof dims);
+        memcpy(pl.ss, p->crd ? crd : dcr, sizeof dcr);
+    } else {
+        int64_t Ho = H / b, Wo = W / b;
+        int64_t dims[6] = {N, b, b, C, Ho, Wo};
+        int64_t ss[6] = {C * H * W, W, 1, H * W, b * W, b};
+        memcpy(pl.dims, dims, sizeof dims);
+        memcpy(pl.ss, ss, sizeof ss);
+    }
+    og_strides(6, pl.dims, pl.ds);
+    plan_copy(k, &pl, y->data, x->data, og_dtype_size(x->dtype));
+    return OG_OK;
+}
+
+/* ---- CenterCropPad ------------------------------------------------------------------ */
+
+static og_status ccp_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                            og_tensor *const *out, int n_out)
+{
+    const og_tensor *x = in[0];
+    og_tensor *y = out[0];
+    og_op_ctx c = op_ctx_of(k);
+    int64_t shape[OG_MAX_RANK], od[OG_MAX_RANK], crop[OG_MAX_RANK], pad[OG_MAX_RANK];
+    int r = x->rank;
+    if (in[1]->numel > OG_MAX_RANK)
+        return og_kernel_error(k, OG_ERR_SHAPE, "input 1 (shape) has %lld entries, above %d",
+                               (long long)in[1]->numel, OG_MAX_RANK);
+    for (int64_t i = 0; i < in[1]->numel; i++) shape[i] = og_tensor_get_i64(in[1], i);
+    og_status st =
+        og_tensor_ccp_resolve(&c, k->params, r, x->dims, shape, (int)in[1]->numel, od, crop, pad);
+    if (st || y->numel == 0) return st;
+    size_t es = og_dtype_size(x->dtype);
+    memset(y->data, 0, (size_t)y->numel * es); /* zero bits: 0, 0.0 or false in every dtype */
+    if (x->numel == 0) return OG_OK;
+    /* the block both share: the input's from crop, the output's from pad */
+    copy_plan pl;
+    int64_t xs[OG_MAX_RANK], ys[OG_MAX_RANK], soff = 0, doff = 0;
+    og_strides(r, x->dims, xs);
+    og_strides(r, y->dims, ys);
+    pl.rank = r;
+    for (int d = 0; d < r; d++) {
+        pl.dims[d] = x->dims[d] < y->dims[d] ? x->dims[d] : y->dims[d]; /* crop or pad */
+        pl.ss[d] = xs[d];
+        pl.ds[d] = ys[d];
+        soff += crop[d] * xs[d];
+        doff += pad[d] * ys[d];
+    }
+    plan_copy(k, &pl, (char *)y->data + doff * (int64_t)es,
+              (const char *)x->data + soff * (int64_t)es, es);
+    return OG_OK;
+}
+
+/* ---- EyeLike ------------------------------------------------------------------------ */
+
+/* The bytes of 1 in dtype t (size es) into v. */
+static void one_of(og_dtype t, unsigned char *v)
+{
+    memset(v, 0, 8);
+    switch (t) {
+    case OG_FLOAT: {
+        float f = 1.0f;
+        memcpy(v, &f, sizeof f);
+    } break;
+    case OG_DOUBLE: {
+        double f = 1.0;
+        memcpy(v, &f, sizeof f);
+    } break;
+    case OG_FLOAT16: {
+        uint16_t h = og_float_to_half(1.0f);
+        memcpy(v, &h, sizeof h);
+    } break;
+    case OG_BFLOAT16: {
+        uint16_t h = og_float_to_bfloat16(1.0f);
+        memcpy(v, &h, sizeof h);
+    } break;
+    default: { /* integers and bool, little or big endian */
+        int64_t one = 1;
+        size_t es = og_dtype_size(t);
+        if (es == 8) memcpy(v, &one, 8);
+        if (es == 4) {
+            int32_t o = 1;
+            memcpy(v, &o, 4);
+        }
+        if (es == 2) {
+            int16_t o = 1;
+            memcpy(v, &o, 2);
+        }
+        if (es == 1) v[0] = 1;
+    }
+    }
+}
+
+static og_status eyelike_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                                og_tensor *const *out, int n_out)
+{
+    const og_eyelike_params *p = k->params;
+    og_tensor *y = out[0];
+    size_t es = og_dtype_size(y->dtype);
+    if (!es)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "output element type %s is not supported",
+                               og_dtype_name(y->dtype));
+    if (y->numel == 0) return OG_OK;
+    unsigned char one[8];
+    one_of(y->dtype, one);
+    memset(y->data, 0, (size_t)y->numel * es);
+    int64_t R = y->dims[0], C = y->dims[1];
+    /* ones at (i, i + k) */
+    for (int64_t i = p->k < 0 ? -p->k : 0; i < R && i + p->k < C; i++)
+        memcpy((char *)y->data + (i * C + i + p->k) * (int64_t)es, one, es);
+    return OG_OK;
+}
+
 /* ---- the table ---------------------------------------------------------------------- */
 
 /* Cast converts from every dtype with an element size (CAST_TYPES and the two 16-bit
- * floats): its target is the attribute `to`, which the kernel checks. */
+ * floats): its target is the attribute `to` (CastLike: input 1's dtype), which the kernel
+ * checks. */
 static const og_dtype cast_types[] = {
     OG_FLOAT, OG_DOUBLE, OG_FLOAT16, OG_BFLOAT16, OG_INT8,   OG_INT16, OG_INT32,
     OG_INT64, OG_UINT8,  OG_UINT16,  OG_UINT32,   OG_UINT64, OG_BOOL,  0};
@@ -742,10 +877,12 @@ static const og_dtype cast_types[] = {
 static const og_dtype range_types[] = {OG_FLOAT, OG_DOUBLE, OG_INT16, OG_INT32, OG_INT64, 0};
 
 /* The entries without types move bytes of any dtype by element size (Concat, Expand, Pad,
- * Slice, Split, Tile, Transpose, Trilu; Constant and ConstantOfShape copy their attribute's
- * bytes) or read only shapes (Shape, Size). */
+ * Slice, Split, Tile, Transpose, Trilu, DepthToSpace, SpaceToDepth, CenterCropPad; Constant
+ * and ConstantOfShape copy their attribute's bytes, EyeLike writes zeros and ones) or read
+ * only shapes (Shape, Size). */
 const og_kernel_def og_cpu_tensor[] = {
     {.name = "Cast", .domain = "", .fn = cast_kernel, .types = cast_types},
+    {.name = "CastLike", .domain = "", .fn = cast_kernel, .types = cast_types},
     {.name = "Concat", .domain = "", .fn = concat_kernel, .strings = 1},
     {.name = "Constant", .domain = "", .fn = constant_kernel},
     {.name = "ConstantOfShape", .domain = "", .fn = cos_kernel},
@@ -759,4 +896,8 @@ const og_kernel_def og_cpu_tensor[] = {
     {.name = "Transpose", .domain = "", .fn = transpose_kernel, .strings = 1},
     {.name = "Trilu", .domain = "", .fn = trilu_kernel},
     {.name = "Pad", .domain = "", .fn = pad_kernel},
+    {.name = "DepthToSpace", .domain = "", .fn = d2s_kernel},
+    {.name = "SpaceToDepth", .domain = "", .fn = d2s_kernel},
+    {.name = "CenterCropPad", .domain = "", .fn = ccp_kernel},
+    {.name = "EyeLike", .domain = "", .fn = eyelike_kernel},
     {.name = NULL}};
