@@ -40,6 +40,16 @@ og_status og_exec_create_subs(og_session *s, int ni, const og_session_options *o
             return og_error(OG_ERR_INTERNAL, "%s: no attribute '%s'",
                             og_node_label(n, label, sizeof label), names[k]);
         og_status st = og_exec_create(sub, s->backend, s->alloc, &o, &subs[k].s);
+        size_t held, budget, refused;
+        og_pool_usage(s->pool, &held, &budget, &refused);
+        (void)held;
+        if (st == OG_ERR_NOMEM && refused)
+            return og_error(
+                OG_ERR_LIMIT,
+                "%s, attribute '%s': an allocation of %zu bytes for its session would pass "
+                "the session's memory budget of %zu bytes "
+                "(og_session_options.max_memory)",
+                og_node_label(n, label, sizeof label), names[k], refused, budget);
         if (st)
             return og_error_prefix(st, "%s, attribute '%s'", og_node_label(n, label, sizeof label),
                                    names[k]);

@@ -52,8 +52,52 @@ def commands(d):
                                        "--epochs", "1", "--threads", "1", "-q",
                                        "-o", out("t2.onnx")]),
     ]
+    # control flow (subgraph sessions, the Loop and If gradients): a Loop of 3 iterations
+    # over s * w with a scan output, inside an If
+    from onnx import TensorProto as TP, helper as h, numpy_helper
+    F = TP.FLOAT
+    body = h.make_graph([h.make_node("Identity", ["cond"], ["c2"]),
+                         h.make_node("Mul", ["s0", "w"], ["s1"]),
+                         h.make_node("Identity", ["s1"], ["row"])], "body",
+                        [h.make_tensor_value_info("i", TP.INT64, []),
+                         h.make_tensor_value_info("cond", TP.BOOL, []),
+                         h.make_tensor_value_info("s0", F, [2])],
+                        [h.make_tensor_value_info("c2", TP.BOOL, []),
+                         h.make_tensor_value_info("s1", F, [2]),
+                         h.make_tensor_value_info("row", F, [2])])
+    then_g = h.make_graph([h.make_node("Loop", ["m", "", "x"], ["y", "rows"], body=body)],
+                          "then", [], [h.make_tensor_value_info("y", F, [2]),
+                                       h.make_tensor_value_info("rows", F, [3, 2])])
+    else_g = h.make_graph([h.make_node("Identity", ["x"], ["y2"]),
+                           h.make_node("Expand", ["x", "shape"], ["r2"])], "else", [],
+                          [h.make_tensor_value_info("y2", F, [2]),
+                           h.make_tensor_value_info("r2", F, [3, 2])])
+    g = h.make_graph([h.make_node("If", ["c"], ["y", "rows"], then_branch=then_g,
+                                  else_branch=else_g)], "g",
+                     [h.make_tensor_value_info("c", TP.BOOL, []),
+                      h.make_tensor_value_info("x", F, [2])],
+                     [h.make_tensor_value_info("y", F, [2]),
+                      h.make_tensor_value_info("rows", F, [3, 2])],
+                     [numpy_helper.from_array(np.array([0.5, 2.0], np.float32), "w"),
+                      numpy_helper.from_array(np.array(3, np.int64), "m"),
+                      numpy_helper.from_array(np.array([3, 2], np.int64), "shape")])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 16)])
+    m.ir_version = 8
+    ctl = out("control.onnx")
+    with open(ctl, "wb") as f:
+        f.write(m.SerializeToString())
+    np.save(out("c.npy"), np.array(True))
+    np.save(out("x.npy"), np.ones(2, np.float32))
+    cin = ["--input", "c=" + out("c.npy"), "--input", "x=" + out("x.npy"), "--threads", "1"]
+    ok += [
+        ("run (If, Loop)", ["run", ctl] + cin + ["-o", out("crun")]),
+        ("grad (If, Loop)", ["grad", ctl] + cin + ["--weights", "w", "-o", out("cgrad")]),
+        ("export (If, Loop)", ["export", ctl, "--weights", "w", "-o", out("cexport")]),
+    ]
     errors = [
         ("no command", []),
+        ("run (If, Loop): past --max-memory", ["run", ctl] + cin + ["--max-memory", "2K",
+                                                                   "-o", out("cerr")]),
         ("unknown command", ["frobnicate"]),
         ("run: missing input", ["run", mlp, "-o", out("e")]),
         ("run: bad option", ["run", mlp, "--bogus"]),
