@@ -453,7 +453,9 @@ typedef struct og_session_options {
     uint64_t seed;
     /* The memory budget, in bytes: the most the session may hold at once of tensor data
      * (values alive during a run, its pool's idle blocks, outputs the caller has not freed
-     * yet) and kernel scratch.  A run that would go past it fails with OG_ERR_LIMIT before
+     * yet), kernel scratch, and the sessions, values and stacked outputs of the If, Loop
+     * and Scan subgraphs it runs (one budget, however deep they nest or however many
+     * iterations they take).  A run that would go past it fails with OG_ERR_LIMIT before
      * allocating, naming the node, the bytes it asked for and the budget; idle blocks are
      * freed first to make room.  0: OG_DEFAULT_MAX_MEMORY; < 0 refused; INT64_MAX: no
      * limit.  Inputs and initializers are the caller's and the model's, not counted. */

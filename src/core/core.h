@@ -127,6 +127,9 @@ void og_pool_usage(og_pool *p, size_t *held, size_t *budget, size_t *refused);
 /* An allocator over the pool's that counts every block against the budget (malloc returns
  * NULL past it); valid while any of its blocks or the pool lives.  For kernels' scratch. */
 const og_allocator *og_pool_allocator(og_pool *p);
+/* Free the idle blocks (a subgraph's pool after its node ran: a budget shared with the
+ * parent session cannot reach them otherwise). */
+void og_pool_trim(og_pool *p);
 /* Free the idle blocks and drop the owner's reference: blocks still in use are freed when
  * released.  NULL is a no-op. */
 void og_pool_close(og_pool *p);

@@ -93,6 +93,20 @@ static void buffer_destroy(og_buffer *b)
     }
 }
 
+/* Destroy idle blocks taken off p's free list (their bytes already uncounted), outside the
+ * lock: detached first, so that freeing them does not give them back. */
+static void pool_drop(og_pool *p, og_buffer **idle, int n_idle)
+{
+    for (int i = 0; i < n_idle; i++) {
+        og_buffer *b = idle[i];
+        b->pool = NULL;
+        if (b->owned) og_free_aligned(b->alloc, b->data);
+        og_free(b->alloc, b);
+        pool_unref(p);
+    }
+    og_free(p->alloc, idle);
+}
+
 /* Count `bytes` against the budget, freeing idle blocks first when they are in the way;
  * false (nothing counted) if it does not fit even then.  Called without the lock. */
 static bool pool_hold(og_pool *p, size_t bytes)
@@ -115,16 +129,21 @@ static bool pool_hold(og_pool *p, size_t bytes)
     else
         p->refused = bytes;
     pool_unlock(p);
-    /* destroyed outside the lock; their bytes were uncounted above, so detach them first */
-    for (int i = 0; i < n_idle; i++) {
-        og_buffer *b = idle[i];
-        b->pool = NULL;
-        if (b->owned) og_free_aligned(b->alloc, b->data);
-        og_free(b->alloc, b);
-        pool_unref(p);
-    }
-    og_free(p->alloc, idle);
+    pool_drop(p, idle, n_idle);
     return ok;
+}
+
+void og_pool_trim(og_pool *p)
+{
+    if (!p) return;
+    pool_lock(p);
+    og_buffer **idle = p->free;
+    int n_idle = p->n_free;
+    p->free = NULL;
+    p->n_free = p->cap_free = 0;
+    for (int i = 0; i < n_idle; i++) p->held -= idle[i]->capacity;
+    pool_unlock(p);
+    pool_drop(p, idle, n_idle);
 }
 
 /* Scratch blocks of og_pool_allocator: a 16-byte header holding the size (which keeps

@@ -529,9 +529,15 @@ done8:
 og_status og_exec_control(og_session *s, int ni)
 {
     const og_control_params *p = s->g->nodes[ni].params;
+    og_status st;
     switch (p->kind) {
-    case OG_CONTROL_IF: return run_if(s, ni);
-    case OG_CONTROL_LOOP: return run_loop(s, ni);
-    default: return run_scan(s, ni);
+    case OG_CONTROL_IF: st = run_if(s, ni); break;
+    case OG_CONTROL_LOOP: st = run_loop(s, ni); break;
+    default: st = run_scan(s, ni); break;
     }
+    /* the subgraphs' idle blocks count against this session's budget, where its own pool
+     * cannot free them to make room: free them now (iterations reused them meanwhile) */
+    for (int k = 0; k < 2; k++)
+        if (s->subs[ni][k].s) og_pool_trim(s->subs[ni][k].s->pool);
+    return st;
 }

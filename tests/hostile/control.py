@@ -200,6 +200,35 @@ def deep_commands(cli, d):
     return ok
 
 
+def budget_shared(cli, d):
+    """Subgraph sessions count against their parent's budget, and their idle blocks are freed
+    once the node ran: a Loop whose body takes 40 MB per iteration, then a 40 MB Tile after
+    it, run under --max-memory 64M (80 MB if the body's idle blocks stayed counted)."""
+    n = 5_000_000
+    body = loop_body([h.make_node("Identity", ["cond"], ["c2"]),
+                      h.make_node("Tile", ["s0", "reps"], ["t"]),
+                      h.make_node("ReduceSum", ["t"], ["r"]),
+                      h.make_node("Sub", ["r", "r"], ["z"]),
+                      h.make_node("Add", ["s0", "z"], ["s1"])], [vi("c2", B, []), vi("s1")])
+    m = model([h.make_node("Loop", ["m", "", "x"], ["y"], body=body),
+               h.make_node("Tile", ["y", "reps"], ["t2"]),
+               h.make_node("ReduceSum", ["t2"], ["y0"], keepdims=0)],
+              [vi("m", I64, []), vi("x", F, [2]), vi("reps", I64, [1])], [vi("y0")])
+    path = os.path.join(d, "m.onnx")
+    with open(path, "wb") as f:
+        f.write(m.SerializeToString())
+    cmd = [cli, "run", path, "--max-memory", "64M", "-o", os.path.join(d, "out")]
+    for k, v in (("m", np.array(3, np.int64)), ("x", np.ones(2, np.float32)),
+                 ("reps", np.array([n], np.int64))):
+        np.save(os.path.join(d, k + ".npy"), v)
+        cmd += ["--input", f"{k}={os.path.join(d, k + '.npy')}"]
+    rc, out = run_limited(cmd)
+    ok = rc == 0 and float(np.load(os.path.join(d, "out", "y0.npy"))) == 2.0 * n
+    print("ok  " if ok else "FAIL", f"loop_then_tile_within_budget: rc {rc}",
+          out.strip().splitlines()[-1][:160] if out.strip() else "")
+    return ok
+
+
 def main():
     cli = sys.argv[1]
     results = []
@@ -226,6 +255,9 @@ def main():
         d = os.path.join(top, "deep_commands")
         os.mkdir(d)
         results.append(deep_commands(cli, d))
+        d = os.path.join(top, "budget_shared")
+        os.mkdir(d)
+        results.append(budget_shared(cli, d))
     failed = results.count(False)
     print(f"{len(results) - failed} passed, {failed} failed")
     return 1 if failed else 0
