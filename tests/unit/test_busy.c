@@ -132,6 +132,24 @@ static og_status second_forward(call *c)
     return og_instance_forward(c->inst, x_name, &c->x, 1, 1, outs);
 }
 
+static og_status second_bind(call *c) { return og_instance_bind(c->inst, 0, 0, NULL); }
+
+static og_status second_forward_bound(call *c)
+{
+    og_tensor *outs[4] = {0};
+    og_status st = og_instance_forward_bound(c->inst, 1, outs, NULL, NULL, 0);
+    CHECK(outs[0] == NULL);
+    return st;
+}
+
+static og_status second_backward_bound(call *c)
+{
+    og_tensor *grads[8] = {0};
+    og_status st = og_instance_backward_bound(c->inst, grads, NULL, NULL, 0);
+    CHECK(grads[0] == NULL);
+    return st;
+}
+
 static og_status second_set_weight(call *c)
 {
     const og_tensor *w = NULL;
@@ -217,10 +235,19 @@ int main(void)
         CHECK(og_instance_pending(inst) == 1); /* the refused forward pushed nothing */
         og_tensor_free(c.out[0]);
         c.out[0] = NULL;
+        /* the bound calls (one slot table and scratch per instance) are refused the same */
+        og_status (*bound[3])(call *) = {second_bind, second_forward_bound, second_backward_bound};
+        for (int k = 0; k < 3; k++) {
+            CHECK_OK(overlap(&c, bound[k], &second));
+            CHECK(second == OG_ERR_BUSY);
+            og_tensor_free(c.out[0]);
+            c.out[0] = NULL;
+        }
+        CHECK(og_instance_pending(inst) == 4); /* nor did the bound ones pop or push */
         CHECK_OK(overlap(&c, second_set_weight, &second));
         CHECK(second == OG_ERR_BUSY);
         og_tensor_free(c.out[0]);
-        CHECK(og_instance_pending(inst) == 2);
+        CHECK(og_instance_pending(inst) == 5);
         /* with nothing running, set_weight goes through */
         const og_tensor *w = NULL;
         CHECK_OK(og_grad_get_weight(g, og_grad_weight_name(g, 0), &w));
