@@ -705,7 +705,8 @@ OG_API size_t og_instance_saved_bytes(const og_instance *inst);
  * read it: such a forward keeps a view of the tensors the backward half reads (model inputs,
  * overriding weights, intermediate values that share their memory) instead of copying them,
  * so the caller keeps that memory alive and unchanged until the matching backward has run
- * (or the instance is freed).  Errors: OG_ERR_INVALID_ARG (NULL inst, slot out of range).
+ * (or the instance is freed).  Errors: OG_ERR_INVALID_ARG (NULL inst, slot out of range),
+ * OG_ERR_BUSY (another thread is inside a call on inst: t is freed, the slot unchanged).
  *
  * og_instance_forward_bound and og_instance_backward_bound behave as og_instance_forward and
  * og_instance_backward with the bound tensors as inputs (and seeds).  info, when not NULL,
@@ -717,8 +718,8 @@ OG_API size_t og_instance_saved_bytes(const og_instance *inst);
  * is NULL in outputs/grads and its info gives its address in the block.  For a binding, one
  * block for the small results of a call costs less than one object per result; larger
  * results are never copied.  Errors: as
- * og_instance_forward / og_instance_backward; OG_ERR_INVALID_ARG (NULL inst or result
- * array). */
+ * og_instance_forward / og_instance_backward (OG_ERR_BUSY included: one call at a time per
+ * instance, bound or not); OG_ERR_INVALID_ARG (NULL inst or result array). */
 #define OG_BLOCK_RESULT_MAX 16384
 OG_API int og_instance_slot_count(const og_instance *inst);
 OG_API const char *og_instance_slot_name(const og_instance *inst, int slot);
