@@ -436,16 +436,25 @@ static og_status g_maxpool(og_gb *b, const og_node *n, const int *dy, int *dx)
 
 /* Number of window taps inside the input, for each output position along one axis; false
  * if every window is full. */
+static int64_t floor_div(int64_t a, int64_t b) /* b > 0 */
+{
+    return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
 static bool valid_taps(const pool_geom *g, int i, int64_t *taps)
 {
     bool partial = false;
+    int64_t k = g->k[i], d = g->d[i];
     for (int64_t o = 0; o < g->out[i]; o++) {
-        int64_t c = 0;
-        for (int64_t j = 0; j < g->k[i]; j++) {
-            int64_t at = o * g->s[i] + j * g->d[i] - g->pb[i];
-            c += at >= 0 && at < g->in[i];
-        }
-        partial = partial || c != g->k[i];
+        /* taps j in [0, k) whose input index o·s + j·d − pb lies in [0, in): an interval
+         * of j, counted in closed form (a loop over the window took out·k steps: a kernel
+         * of 2^24 along a padded axis never finished) */
+        int64_t base = o * g->s[i] - g->pb[i];
+        int64_t lo = -floor_div(base, d), hi = floor_div(g->in[i] - 1 - base, d);
+        if (lo < 0) lo = 0;
+        if (hi > k - 1) hi = k - 1;
+        int64_t c = hi >= lo ? hi - lo + 1 : 0;
+        partial = partial || c != k;
         taps[o] = c ? c : 1; /* a window all in padding takes no gradient anyway */
     }
     return partial;

@@ -217,7 +217,9 @@ static og_status dynamic_quantize_kernel(const og_kernel_ctx *k, const og_tensor
     }
     float scale = hi == lo ? 1.0f : ((float)hi - (float)lo) / 255.0f;
     float izp = 0.0f - (float)lo / scale;
-    float zp = nearbyintf(izp < 0 ? 0 : izp > 255 ? 255 : izp);
+    /* an infinite input makes the scale infinite and -min/scale NaN: zero point 0 (a NaN
+     * cast to uint8 is undefined) */
+    float zp = izp != izp ? 0.0f : nearbyintf(izp < 0 ? 0 : izp > 255 ? 255 : izp);
     for (int64_t i = 0; i < x->numel; i++) {
         float v = nearbyintf((float)get(x, i) / scale) + zp;
         ((uint8_t *)out[0]->data)[i] = (uint8_t)(v != v ? 0 : v < 0 ? 0 : v > 255 ? 255 : v);
