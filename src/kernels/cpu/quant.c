@@ -251,7 +251,9 @@ static og_status dequantize_kernel(const og_kernel_ctx *k, const og_tensor *cons
         }                                                                                          \
         float scale = hi == lo ? 1.0f : ((float)hi - (float)lo) / 255.0f;                          \
         float izp = 0.0f - (float)lo / scale;                                                      \
-        float zp = nearbyintf(izp < 0 ? 0 : izp > 255 ? 255 : izp);                                \
+        /* an infinite input makes the scale infinite and -min/scale NaN: zero point 0 (a NaN      \
+         * cast to uint8 is undefined) */                                                          \
+        float zp = izp != izp ? 0.0f : nearbyintf(izp < 0 ? 0 : izp > 255 ? 255 : izp);            \
         for (int64_t i = 0; i < n; i++) {                                                          \
             float v = nearbyintf((float)(double)x[i] / scale) + zp;                                \
             y[i] = (uint8_t)(v != v ? 0 : v < 0 ? 0 : v > 255 ? 255 : v);                          \
