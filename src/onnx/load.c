@@ -966,10 +966,10 @@ static og_status convert(const Onnx__ModelProto *mp, const char *base_dir, og_gr
         g->n_opsets++;
         const char *d = g->opsets[i].domain;
         if ((d[0] == 0 || strcmp(d, "ai.onnx") == 0) &&
-            (g->opsets[i].version < 7 || g->opsets[i].version > 21)) {
+            (g->opsets[i].version < 1 || g->opsets[i].version > 21)) {
             st = og_error(OG_ERR_UNSUPPORTED,
                           "default-domain opset %lld is not supported "
-                          "(7 to 21 are)",
+                          "(1 to 21 are; below 7 upgraded to 7 at load)",
                           (long long)g->opsets[i].version);
             goto done;
         }
@@ -995,6 +995,8 @@ static og_status convert(const Onnx__ModelProto *mp, const char *base_dir, og_gr
     }
 
     st = convert_graph(mp->graph, base_dir, g, 0);
+    /* opsets 1..6: rewritten into opset-7 nodes (upgrade.c) */
+    if (!st) st = og_onnx_upgrade_legacy(g);
     goto done;
 nomem:
     st = og_error(OG_ERR_NOMEM, "out of memory while loading the model");
