@@ -291,8 +291,12 @@ typedef struct og_load_options {
  * opts may be NULL.
  * Errors: OG_ERR_IO, OG_ERR_PARSE (bytes that are not an ONNX ModelProto),
  * OG_ERR_MODEL (cycles, dangling names, duplicate outputs, missing initializer data),
- * OG_ERR_UNSUPPORTED (IR version outside 3..10, default-domain opset outside 7..21, an op
- * the executor does not implement: the message names op, domain and opset), OG_ERR_NOMEM. */
+ * A model importing default-domain opset 1..6 is rewritten at load into its opset-7
+ * equivalent (standard nodes; docs/ARCHITECTURE.md, "Opsets below 7") and imports opset 7
+ * from then on: og_model_save and the training graphs write 7.
+ * OG_ERR_UNSUPPORTED (IR version outside 3..10, default-domain opset outside 1..21, an
+ * old-opset form with no opset-7 equivalent known at load, an op the executor does not
+ * implement: the message names op, domain and opset), OG_ERR_NOMEM. */
 OG_API og_status og_model_load_file(const char *path, const og_load_options *opts, og_model **out);
 OG_API og_status og_model_load_buffer(const void *data, size_t size, const og_load_options *opts,
                                       og_model **out);

@@ -45,8 +45,8 @@
 
 static bool is_default(const char *d) { return !d || !d[0] || strcmp(d, "ai.onnx") == 0; }
 
-static const char *const BINARY[] = {"Add", "Sub", "Mul",     "Div",     "Pow", "And",
-                                     "Or",  "Xor", "Equal",   "Greater", "Less"};
+static const char *const BINARY[] = {"Add", "Sub", "Mul",   "Div",     "Pow", "And",
+                                     "Or",  "Xor", "Equal", "Greater", "Less"};
 
 static bool is_binary(const char *op)
 {
@@ -162,8 +162,8 @@ static og_status add_outputs(og_graph *g, int ni, int n_out)
 {
     og_node *n = &g->nodes[ni];
     if (n->n_out >= n_out) n_out = n->n_out;
-    int *out = og_realloc(g->alloc, n->out, (size_t)n->n_out * sizeof *out,
-                          (size_t)n_out * sizeof *out);
+    int *out =
+        og_realloc(g->alloc, n->out, (size_t)n->n_out * sizeof *out, (size_t)n_out * sizeof *out);
     if (!out) return og_error(OG_ERR_NOMEM, "out of memory upgrading an old-opset model");
     n->out = out;
     for (int j = n->n_out; j < n_out; j++) out[j] = -1;
@@ -296,8 +296,8 @@ static og_status upgrade_cast(og_graph *g, int ni)
     static const struct {
         const char *name;
         int64_t code;
-    } names[] = {{"FLOAT", 1},   {"UINT8", 2},   {"INT8", 3},     {"UINT16", 4}, {"INT16", 5},
-                 {"INT32", 6},   {"INT64", 7},   {"STRING", 8},   {"BOOL", 9},   {"FLOAT16", 10},
+    } names[] = {{"FLOAT", 1},   {"UINT8", 2},   {"INT8", 3},   {"UINT16", 4}, {"INT16", 5},
+                 {"INT32", 6},   {"INT64", 7},   {"STRING", 8}, {"BOOL", 9},   {"FLOAT16", 10},
                  {"DOUBLE", 11}, {"UINT32", 12}, {"UINT64", 13}};
     const og_attr *to = og_node_attr(&g->nodes[ni], "to");
     if (!to || to->type != OG_ATTR_STRING) return OG_OK;
