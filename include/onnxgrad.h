@@ -369,7 +369,8 @@ OG_API int og_model_training_info_count(const og_model *m);
 /* Opset imports and general facts (0 for a NULL model). */
 OG_API int og_model_opset_count(const og_model *m);
 /* Domain and version of opset import i; domain "" is the default ONNX domain, and belongs to
- * the model.  domain or version may be NULL.  Errors: OG_ERR_INVALID_ARG (i outside
+ * the model.  A default-domain import of 1..6 reads 7 here: the loader upgraded the model
+ * (og_model_load_file).  domain or version may be NULL.  Errors: OG_ERR_INVALID_ARG (i outside
  * 0..og_model_opset_count() - 1), with *domain NULL and *version 0. */
 OG_API og_status og_model_opset(const og_model *m, int i, const char **domain, int64_t *version);
 OG_API int64_t og_model_ir_version(const og_model *m);
