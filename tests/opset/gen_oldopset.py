@@ -119,6 +119,8 @@ def gen_shapes(g):
     u = g.rand((1, 2, 2, 3))
     g.case("Upsample", 1, "old_scales", [("x", u)], {"height_scale": 2.0, "width_scale": 3.0},
            oracle=lambda f: [np.repeat(np.repeat(f["x"], 2, axis=2), 3, axis=3)])
+    g.case("Upsample", 1, "old_bilinear", [("x", u)], {"height_scale": 2.0, "width_scale": 3.0,
+                                                         "mode": "bilinear"}, oracle=upsample7_linear)
     for to, dt in (("DOUBLE", np.float64), ("INT32", np.int32)):
         g.case("Cast", 1, "old_" + to.lower(), [("x", g.rand((3, 4), lo=-5, hi=5))], {"to": to},
                oracle=lambda f, dt=dt: [f["x"].astype(dt)])
@@ -128,6 +130,23 @@ def gen_shapes(g):
     gm = [("a", g.rand((2, 3))), ("b", g.rand((4, 3))), ("c", g.rand((4,)))]
     g.case("Gemm", 6, "old_broadcast", gm, {"broadcast": 1, "transB": 1, "alpha": 0.5, "beta": 2.0},
            oracle=lambda f: [(0.5 * f["a"] @ f["b"].T + 2.0 * f["c"]).astype(np.float32)])
+
+
+def upsample7_linear(f):
+    """Upsample-1's bilinear is Upsample-7's linear (the mode renamed, the scales moved into
+    one list): onnxruntime runs the opset-7 form."""
+    import onnx.helper as oh
+    import onnxruntime as ort
+    from onnx import TensorProto as TP
+
+    x = f["x"]
+    n = oh.make_node("Upsample", ["x"], ["y"], mode="linear", scales=[1.0, 1.0, 2.0, 3.0])
+    gr = oh.make_graph([n], "g", [oh.make_tensor_value_info("x", TP.FLOAT, list(x.shape))],
+                       [oh.make_tensor_value_info("y", TP.FLOAT, None)])
+    m = oh.make_model(gr, opset_imports=[oh.make_opsetid("", 7)])
+    m.ir_version = 3
+    s = ort.InferenceSession(m.SerializeToString(), providers=["CPUExecutionProvider"])
+    return s.run(None, {"x": x})
 
 
 def softmax_2d(f):
