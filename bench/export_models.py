@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Export the benchmark models from PyTorch with random weights (fixed seed):
-MLP (784-512-512-10), LeNet-5 style CNN (1x28x28), ResNet-18 (3x224x224, eval mode),
-each with a batch of inputs as .npy.  Needs PyTorch (Debian's python3-torch: run with
+MLP (784-512-512-10), LeNet-5 style CNN (1x28x28), ResNet-18, and torchvision's
+MobileNet-v2, MobileNet-v3 (small) and EfficientNet-B0 (depthwise and squeeze-excite
+blocks), eval mode, each at 1x3x224x224 and 8x3x64x64, with a batch of inputs as .npy.
+Needs PyTorch and torchvision (Debian's python3-torch and python3-torchvision: run with
 /usr/bin/python3).  Usage: export_models.py OUT_DIR"""
 import os
 import sys
@@ -70,14 +72,31 @@ class ResNet18(nn.Module):
         return self.fc(torch.flatten(self.pool(self.layers(self.stem(x))), 1))
 
 
-def export(model, x, path):
+# torchvision's mobile networks, by bench name: depthwise convolutions (groups == channels),
+# ReLU6 (exported as Clip), HardSwish and SiLU, squeeze-excite blocks (MobileNet-v3 and
+# EfficientNet), with random weights
+CNNS = {"mobilenetv2": "mobilenet_v2", "mobilenetv3": "mobilenet_v3_small",
+        "efficientnet": "efficientnet_b0"}
+
+
+def cnn(name):
+    import torchvision
+    torch.manual_seed(0)
+    return getattr(torchvision.models, CNNS[name])(num_classes=1000)
+
+
+# the image models at the two sizes the benchmarks run: (suffix, input shape)
+SIZES = (("", (1, 3, 224, 224)), ("_64", (8, 3, 64, 64)))
+
+
+def export(model, x, path, opset=13):
     model.eval()
     for m in model.modules():  # non-trivial batch-norm statistics
         if isinstance(m, nn.BatchNorm2d):
             m.running_mean.uniform_(-0.1, 0.1)
             m.running_var.uniform_(0.5, 1.5)
     torch.onnx.export(model, x, path + ".onnx", input_names=["x"], output_names=["y"],
-                      opset_version=13, dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}})
+                      opset_version=opset, dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}})
     np.save(path + "_x.npy", x.numpy())
 
 
@@ -85,8 +104,13 @@ def main(out):
     os.makedirs(out, exist_ok=True)
     export(MLP(), torch.randn(64, 784), os.path.join(out, "mlp"))
     export(LeNet(), torch.randn(64, 1, 28, 28), os.path.join(out, "lenet"))
-    export(ResNet18(), torch.randn(1, 3, 224, 224), os.path.join(out, "resnet18"))
-    print("exported mlp, lenet, resnet18 to", out)
+    for suffix, shape in SIZES:
+        torch.manual_seed(0)
+        export(ResNet18(), torch.randn(*shape), os.path.join(out, "resnet18" + suffix))
+        for name in CNNS:
+            # opset 14: HardSwish is an op of its own there
+            export(cnn(name), torch.randn(*shape), os.path.join(out, name + suffix), opset=14)
+    print("exported mlp, lenet, resnet18,", ", ".join(CNNS), "to", out)
 
 
 if __name__ == "__main__":

@@ -308,7 +308,7 @@ static og_status run_node(og_session *s, int ni)
     if (impl && (kb->type_input >= n->n_in || !s->tin[kb->type_input] ||
                  s->tin[kb->type_input]->dtype != kb->type))
         impl = NULL;
-    og_kernel_ctx k = {n, n->params, s->alloc, s->threads, impl};
+    og_kernel_ctx k = {n, n->params, s->alloc, s->threads, impl, {0}};
     for (int j = 0; !kb->strings && j < n->n_in; j++)
         if (s->tin[j] && s->tin[j]->kind == OG_KIND_TENSOR && s->tin[j]->dtype == OG_STRING) {
             st = og_error(OG_ERR_UNSUPPORTED,

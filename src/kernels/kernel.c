@@ -59,6 +59,7 @@ og_status og_backend_bind(const og_backend *b, const og_node *n, const og_dtype 
     out->type_input = 0;
     out->type = OG_UNDEFINED;
     out->strings = 0;
+    out->act = 0;
     const og_kernel_def *d = og_backend_find(b, n->domain, n->op_type, n->since_version);
     if (!d) {
         if (n->op && (n->op->flags & OG_OP_ALIAS_INPUT0)) {
@@ -75,6 +76,7 @@ og_status og_backend_bind(const og_backend *b, const og_node *n, const og_dtype 
     }
     out->fn = d->fn;
     out->strings = d->strings;
+    out->act = d->act;
     og_dtype type = d->type_input < n->n_in ? in_types[d->type_input] : OG_UNDEFINED;
     out->type_input = d->type_input;
     out->type = type;

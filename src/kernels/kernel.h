@@ -25,12 +25,35 @@
 
 #include "ops/op.h"
 
+/* An element-wise activation a kernel applies to its output 0 after computing it, while
+ * it is still in cache: an inference session fuses Conv + Relu / Clip / HardSwish /
+ * HardSigmoid / Sigmoid / SiLU (x * Sigmoid(x)) this way (src/exec/fuse.c).  The values
+ * are those the activation's own kernel would compute from the same input, bit for bit. */
+typedef enum og_act_kind {
+    OG_ACT_NONE = 0,
+    OG_ACT_RELU,
+    OG_ACT_CLIP,        /* min(max(x, lo), hi) */
+    OG_ACT_HARDSWISH,   /* x * clamp(x / 6 + 1/2, 0, 1) */
+    OG_ACT_HARDSIGMOID, /* clamp(alpha * x + beta, 0, 1) */
+    OG_ACT_SIGMOID,
+    OG_ACT_SILU /* x * Sigmoid(x), the product rounded as Mul rounds it */
+} og_act_kind;
+
+typedef struct og_act {
+    og_act_kind kind;
+    double lo, hi;      /* Clip */
+    double alpha, beta; /* HardSigmoid */
+} og_act;
+
 typedef struct og_kernel_ctx {
     const og_node *node;
     const void *params;        /* == node->params */
     const og_allocator *alloc; /* for scratch memory */
     int threads;               /* the session's thread count */
     const void *impl;          /* what the entry's select chose at bind time, or NULL */
+    /* applied to output 0 when its kind is not OG_ACT_NONE; only for entries with
+     * og_kernel_def.act set */
+    og_act act;
 } og_kernel_ctx;
 
 typedef og_status (*og_kernel_fn)(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
@@ -53,6 +76,9 @@ typedef struct og_kernel_def {
      * executor refuses a string input before the call, whatever the type constraint says:
      * a kernel moving elements by size would copy the strings' pointers. */
     int strings;
+    /* Nonzero: the kernel applies k->act to its output 0 (an executor may then fuse a
+     * following activation into the node, see og_act). */
+    int act;
 } og_kernel_def;
 
 /* A family's table is `const og_kernel_def og_<device>_<family>[] = {..., {0}};`. */
@@ -74,6 +100,7 @@ typedef struct og_kernel_binding {
     int type_input;
     og_dtype type;
     int strings; /* the entry's `strings`: 1 when no kernel (a view of input 0) */
+    int act;     /* the entry's `act` */
 } og_kernel_binding;
 
 /* The entry of backend b for (domain, name) at since-version `since` (0: any version), NULL

@@ -416,7 +416,8 @@ static inline void nh_cross_check(nh_result *r, const og_tensor *const *in, int 
         else
             memset(out[j]->data, 0xA5, og_tensor_nbytes(out[j]));
     }
-    og_kernel_ctx k = {node, node->params, g->alloc, r->spec->threads ? r->spec->threads : 1, NULL};
+    og_kernel_ctx k = {node, node->params, g->alloc, r->spec->threads ? r->spec->threads : 1,
+                       NULL, {0}};
     if (!st) st = d->fn(&k, in, n_in, out, node->n_out);
     ok = st == OG_OK;
     for (int j = 0; j < node->n_out && ok; j++) {

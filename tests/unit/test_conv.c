@@ -487,6 +487,101 @@ static void test_tcol(void)
     printf("tcol random: %d cases run\n", ran);
 }
 
+/* The direct kernels (src/kernels/cpu/conv_dw.c): 1-D and 2-D convolutions with groups of
+ * at most 4 input channels (Conv) or 4 input and 4 output channels (ConvTranspose): 3x3
+ * and 5x5 taps written out, strides 1 (the wide rows), 2 and 3, dilations, pads asymmetric
+ * or none (the input read in place), multipliers > 1, kernels of other sizes (one pass per
+ * tap), odd sizes, float and double, one and two threads. */
+static const conv_case direct_cases[] = {
+    {"dw3x3", "Conv", 2, .n = 2, .c = 8, .m = 8, .group = 8, .in = {9, 11}, PADS1},
+    {"dw3x3_s2", "Conv", 2, .n = 2, .c = 8, .m = 8, .group = 8, .in = {9, 11}, PADS1,
+     .strides = {2, 2}, .mt = true},
+    {"dw3x3_s2_f64", "Conv", 2, .c = 5, .m = 5, .group = 5, .in = {8, 7}, .pads = {0, 1, 1, 0},
+     .strides = {2, 2}, .f64 = true},
+    {"dw3x3_nopad", "Conv", 2, .c = 4, .m = 4, .group = 4, .in = {7, 6}},
+    {"dw3x3_nopad_s2_rows_unused", "Conv", 2, .c = 4, .m = 4, .group = 4, .in = {8, 8},
+     .strides = {2, 2}, .no_bias = true},
+    {"dw5x5", "Conv", 2, .c = 6, .m = 6, .group = 6, .k = {5, 5}, .in = {13, 12},
+     .pads = {2, 2, 2, 2}, .mt = true},
+    {"dw5x5_s2_f64", "Conv", 2, .c = 6, .m = 6, .group = 6, .k = {5, 5}, .in = {13, 12},
+     .pads = {1, 2, 2, 1}, .strides = {2, 2}, .f64 = true},
+    {"dw3x3_dil2", "Conv", 2, .c = 3, .m = 3, .group = 3, .in = {10, 9}, .dil = {2, 2},
+     .pads = {2, 2, 2, 2}},
+    {"dw3x3_s3_dil_mixed", "Conv", 2, .c = 3, .m = 3, .group = 3, .in = {13, 11}, .dil = {1, 2},
+     .strides = {3, 1}, .pads = {0, 2, 1, 1}},
+    {"dw_multiplier3", "Conv", 2, .n = 2, .c = 4, .m = 12, .group = 4, .in = {7, 8}, PADS1,
+     .mt = true},
+    {"dw_7x7_generic", "Conv", 2, .c = 3, .m = 3, .group = 3, .k = {7, 7}, .in = {9, 10},
+     .pads = {3, 3, 3, 3}},
+    {"dw_4x3_generic_s2", "Conv", 2, .c = 3, .m = 6, .group = 3, .k = {4, 3}, .in = {9, 10},
+     .pads = {1, 1, 2, 1}, .strides = {2, 3}, .f64 = true},
+    {"grouped_cg2", "Conv", 2, .n = 2, .c = 8, .m = 12, .group = 4, .in = {6, 7}, PADS1},
+    {"grouped_cg4_s2", "Conv", 2, .c = 8, .m = 4, .group = 2, .in = {9, 9}, PADS1,
+     .strides = {2, 2}, .mt = true},
+    {"dw_1d", "Conv", 1, .n = 2, .c = 5, .m = 5, .group = 5, .k = {3}, .in = {17}, .pads = {1, 1}},
+    {"dw_1d_s2_k5", "Conv", 1, .c = 4, .m = 8, .group = 4, .k = {5}, .in = {16}, .pads = {2, 1},
+     .strides = {2}, .f64 = true},
+    {"dw_1x1", "Conv", 2, .c = 4, .m = 4, .group = 4, .k = {1, 1}, .in = {5, 5}},
+    {"dw_tiny_plane", "Conv", 2, .c = 16, .m = 16, .group = 16, .in = {1, 1}, PADS1, .mt = true},
+    /* ConvTranspose: the input gradient of a depthwise Conv (4 inputs per group, one
+     * output), and the depthwise transposed convolution itself */
+    {"tr_dw", "ConvTranspose", 2, .n = 2, .c = 6, .m = 6, .group = 6, .in = {5, 6}, PADS1},
+    {"tr_dw_s2_outpad", "ConvTranspose", 2, .c = 6, .m = 6, .group = 6, .in = {5, 6}, PADS1,
+     .strides = {2, 2}, .outpad = {1, 0}, .mt = true},
+    {"tr_dw_s3_dil_f64", "ConvTranspose", 2, .c = 3, .m = 3, .group = 3, .in = {4, 5},
+     .strides = {3, 2}, .dil = {2, 1}, .pads = {0, 1, 2, 0}, .f64 = true},
+    {"tr_grad_of_multiplier4", "ConvTranspose", 2, .c = 16, .m = 4, .group = 4, .in = {6, 6}, PADS1,
+     .no_bias = true},
+    {"tr_multiplier3", "ConvTranspose", 2, .c = 4, .m = 12, .group = 4, .in = {5, 4}, .k = {5, 5},
+     .pads = {2, 2, 2, 2}, .strides = {2, 2}},
+    {"tr_dw_1d", "ConvTranspose", 1, .n = 3, .c = 4, .m = 4, .group = 4, .k = {3}, .in = {9},
+     .pads = {1, 0}, .strides = {2}},
+};
+
+static void test_direct(void)
+{
+    run_cases(direct_cases, sizeof direct_cases / sizeof *direct_cases);
+
+    /* random: group == channels / 1..4, multipliers 1..4, kernels 1..6, strides 1..3,
+     * dilations 1..2, pads 0..2, sizes 1..14 */
+    char label[64];
+    int ran = 0;
+    for (int iter = 0; iter < 300; iter++) {
+        bool tr = iter % 3 == 2;
+        tcase tc = base(tr ? "ConvTranspose" : "Conv", 1 + (iter % 4 != 0));
+        int64_t per = 1 + (int64_t)((rnd() + 1) * 2) % 4; /* input channels per group */
+        tc.group = 2 + (int64_t)((rnd() + 1) * 2.5);
+        tc.c = tc.group * (iter % 2 ? 1 : per);
+        tc.m = tc.group * (1 + (int64_t)((rnd() + 1) * 2) % 4);
+        tc.n = 1 + (int64_t)((rnd() + 1) * 1.2);
+        tc.bias = rnd() > -0.3;
+        tc.dt = rnd() > 0 ? OG_FLOAT : OG_DOUBLE;
+        tc.threads = rnd() > 0 ? 2 : 1;
+        tc.kernel_attr = rnd() > 0;
+        bool ok = true;
+        for (int i = 0; i < tc.nsp; i++) {
+            tc.in[i] = 1 + (int64_t)((rnd() + 1) * 6.9);
+            tc.k[i] = rnd() > 0 ? 3 : rnd() > 0 ? 5 : 1 + (int64_t)((rnd() + 1) * 3);
+            tc.strides[i] = 1 + (int64_t)((rnd() + 1) * 1.4);
+            tc.dil[i] = 1 + (int64_t)((rnd() + 1) * 0.6);
+            tc.pads[i] = (int64_t)((rnd() + 1) * 1.4);
+            tc.pads[tc.nsp + i] = (int64_t)((rnd() + 1) * 1.4);
+            tc.outpad[i] = tr ? (int64_t)((rnd() + 1) * 4) % tc.strides[i] : 0;
+        }
+        int64_t pb[3], pe[3], out[3];
+        ref_geometry(&tc, pb, pe, out);
+        for (int i = 0; i < tc.nsp; i++) {
+            if (out[i] <= 0) ok = false;
+            if (!tr && tc.in[i] + pb[i] + pe[i] < (tc.k[i] - 1) * tc.dil[i] + 1) ok = false;
+        }
+        if (!ok) continue;
+        snprintf(label, sizeof label, "direct_random%d_%s_%dd", iter, tc.op, tc.nsp);
+        run_case(&tc, true, label);
+        ran++;
+    }
+    printf("direct random: %d cases run\n", ran);
+}
+
 /* The ONNX test case convtranspose_autopad_same (opset 11) puts the odd pad at the end. */
 static void test_onnx_expected(void)
 {
@@ -561,6 +656,7 @@ int main(void)
     test_fixed();
     test_onnx_expected();
     test_tcol();
+    test_direct();
     test_random();
     test_errors();
     test_col2im();

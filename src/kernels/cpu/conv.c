@@ -12,6 +12,7 @@
  * several images in one GEMM (conv_job.nb). */
 #include <string.h>
 
+#include "kernels/cpu/conv_dw.h"
 #include "kernels/cpu/gemm.h"
 #include "ops/conv_params.h"
 
@@ -426,7 +427,19 @@ typedef struct conv_job {
      * their sum.  A thread then fills and multiplies its own chunks. */
     int64_t ksplit;
     char *part;
+    og_dtype dt;
+    /* the activation applied to Y (k->act): by conv_item to each chunk while it is in
+     * cache (act_in_items), else over Y at the end */
+    const og_act *act;
+    bool act_in_items;
 } conv_job;
+
+/* The activation on rows [0, rows) of n values, ld apart, at y. */
+static void act_rows(const conv_job *job, char *y, int64_t rows, int64_t n, int64_t ld)
+{
+    for (int64_t r = 0; r < rows; r++)
+        og_cpu_act(job->act, job->dt, y + (size_t)(r * ld) * job->t->es, n);
+}
 
 /* Split kernel row index r (of ks) into per-dim kernel offsets. */
 static void kernel_index(const og_conv_geom *g, int64_t r, int64_t *kidx)
@@ -674,6 +687,8 @@ static void conv_wide(const og_kernel_ctx *k, const conv_job *job, const char *x
     conv_gemm(k, job, &ga);
     const int64_t ow = g->out[1];
     job->t->unwide(yg + (size_t)(r0 * ow) * es, job->os, tmp, ncw, wp, bias, job->mg, r1 - r0, ow);
+    if (job->act_in_items)
+        act_rows(job, yg + (size_t)(r0 * ow) * es, job->mg, (r1 - r0) * ow, job->os);
 }
 
 /* Transposed-column Conv (see conv_job.tcol) of one (image, group), kernel rows [qa, qb)
@@ -753,6 +768,7 @@ static void conv_item(const og_kernel_ctx *k, const conv_job *job, int64_t it, c
     }
     gemm_args ga = {wg, job->kdim, bmat, ldb, ncols, job->kdim, false, job->b != NULL, yg, job->os};
     conv_gemm(k, job, &ga);
+    if (job->act_in_items) act_rows(job, yg, job->mg, ncols, job->os);
 }
 
 /* ConvTranspose of unit u = (image, group). */
@@ -827,7 +843,12 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
     if (g->nsp < 1 || y->rank != g->nsp + 2 || y->dtype != x->dtype)
         return og_kernel_error(k, OG_ERR_INTERNAL, "output has an unexpected shape");
     if (y->numel == 0) return OG_OK;
+    if (x->numel > 0 && w->numel > 0 && og_conv_direct_applies(g, transpose))
+        return og_conv_direct(k, g, transpose, x->dtype, x->data, w->data, b ? b->data : NULL,
+                              y->data);
 
+    job.dt = x->dtype;
+    job.act = &k->act;
     job.cg = g->c / g->group;
     job.mg = g->m / g->group;
     job.ks = job.is = job.os = 1;
@@ -864,8 +885,10 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
         for (int64_t n = 0; n < g->n; n++)
             job.t->fill_rows((char *)job.y + (size_t)(n * g->m * job.os) * job.t->es, job.b, g->m,
                              job.os, job.os);
+        og_cpu_act(job.act, job.dt, job.y, y->numel);
         return OG_OK;
     }
+    job.act_in_items = k->act.kind != OG_ACT_NONE && !transpose && !job.tcol;
 
     /* Work split.  Conv's items are (image, group, chunk of output rows); a chunk's column
      * matrix is about CONV_CHUNK_BYTES, so that it stays in cache from im2col to the GEMM.
@@ -981,6 +1004,8 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
                                    blk);
         }
     og_free(k->alloc, job.col);
+    if (k->act.kind != OG_ACT_NONE && !job.act_in_items)
+        og_cpu_act(job.act, job.dt, job.y, y->numel);
     return OG_OK;
 }
 
@@ -1075,7 +1100,11 @@ static og_status col2im_kernel(const og_kernel_ctx *k, const og_tensor *const *i
 }
 
 const og_kernel_def og_cpu_conv[] = {
-    {.name = "Conv", .domain = "", .fn = conv_kernel, .select = select_conv},
-    {.name = "ConvTranspose", .domain = "", .fn = conv_transpose_kernel, .select = select_conv},
+    {.name = "Conv", .domain = "", .fn = conv_kernel, .select = select_conv, .act = 1},
+    {.name = "ConvTranspose",
+     .domain = "",
+     .fn = conv_transpose_kernel,
+     .select = select_conv,
+     .act = 1},
     {.name = "Col2Im", .domain = "", .fn = col2im_kernel},
     {.name = NULL}};

@@ -77,6 +77,10 @@ bool og_index_next(og_index_iter *it);
  * whose loops exist for float and double only (at most 8 inputs and 8 outputs). */
 og_status og_kernel_via_f32(const og_kernel_ctx *k, og_kernel_fn fn, const og_tensor *const *in,
                             int n_in, og_tensor *const *out, int n_out);
+/* Apply activation a in place to the n values of dtype t (float or double; others are left
+ * as they are) at y: the values the activation op's own kernel computes (unary.c). */
+void og_cpu_act(const og_act *a, og_dtype t, void *y, int64_t n);
+
 /* True for float16 and bfloat16. */
 static inline bool og_is_half(og_dtype t) { return t == OG_FLOAT16 || t == OG_BFLOAT16; }
 

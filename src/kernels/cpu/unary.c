@@ -272,6 +272,26 @@ static inline float fast_log1pf_pos(float v)
         }                                                                                          \
     }
 
+/* In-place loops of the activations a kernel applies to its output (og_act, fused by an
+ * inference session): the same expressions as the ops' own kernels, so the same bits. */
+#define ACT_EXPRS(X)                                                                               \
+    X(relu, E_RELU)                                                                                \
+    X(clip, E_CLIP)                                                                                \
+    X(hardswish, CLAMP01(x / (UT)6 + (UT)0.5) * x)                                                 \
+    X(hardsigmoid, CLAMP01(B + x * A))                                                             \
+    X(sigmoid, E_SIGMOID)                                                                          \
+    X(silu, x *(E_SIGMOID))
+#define DEFINE_ACT(name, expr)                                                                     \
+    static void OG_CAT3(act_, name, SFX)(UT *restrict ys, int64_t n, const og_act *p)              \
+    {                                                                                              \
+        const UT A = (UT)p->alpha, B = (UT)p->beta, LO = (UT)p->lo, HI = (UT)p->hi;                \
+        (void)A, (void)B, (void)LO, (void)HI;                                                      \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            const UT x = ys[i];                                                                    \
+            ys[i] = (expr);                                                                        \
+        }                                                                                          \
+    }
+
 /* float */
 #define UT        float
 #define RMAGIC    8388608.0f /* 2^23: adding it rounds to an integer (ties to even) */
@@ -286,6 +306,7 @@ static inline float fast_log1pf_pos(float v)
 #define P_LO      p->lo
 #define P_HI      p->hi
 FLOAT_EXPRS(DEFINE_CHUNK)
+ACT_EXPRS(DEFINE_ACT)
 #undef UT
 #undef SFX
 #undef M
@@ -309,6 +330,7 @@ FLOAT_EXPRS(DEFINE_CHUNK)
 #define FLOG1P(v) log1p(v)
 #define FEXPM1(v) expm1(v)
 FLOAT_EXPRS(DEFINE_CHUNK)
+ACT_EXPRS(DEFINE_ACT)
 #undef UT
 #undef SFX
 #undef M
@@ -632,6 +654,21 @@ static og_status k_clip(const og_kernel_ctx *k, const og_tensor *const *in, int 
     if (a.lo > a.hi) a.lo = a.hi;
     if (a.lo_i > a.hi_i) a.lo_i = a.hi_i;
     return run_unary(k, x, out[0], &fns_clip, &a);
+}
+
+void og_cpu_act(const og_act *a, og_dtype t, void *y, int64_t n)
+{
+    if (t != OG_FLOAT && t != OG_DOUBLE) return;
+    bool f = t == OG_FLOAT;
+    switch (a->kind) {
+    case OG_ACT_NONE: break;
+    case OG_ACT_RELU: f ? act_relu_f32(y, n, a) : act_relu_f64(y, n, a); break;
+    case OG_ACT_CLIP: f ? act_clip_f32(y, n, a) : act_clip_f64(y, n, a); break;
+    case OG_ACT_HARDSWISH: f ? act_hardswish_f32(y, n, a) : act_hardswish_f64(y, n, a); break;
+    case OG_ACT_HARDSIGMOID: f ? act_hardsigmoid_f32(y, n, a) : act_hardsigmoid_f64(y, n, a); break;
+    case OG_ACT_SIGMOID: f ? act_sigmoid_f32(y, n, a) : act_sigmoid_f64(y, n, a); break;
+    case OG_ACT_SILU: f ? act_silu_f32(y, n, a) : act_silu_f64(y, n, a); break;
+    }
 }
 
 const og_kernel_def og_cpu_unary[] = {

@@ -1,0 +1,152 @@
+/* conv_dw_tmpl.h: the loops of conv_dw.c for one element type and one instruction set.
+ * Included by conv_dw.c only, once per (T, ISA) with these defined:
+ *   T       float or double
+ *   FN(x)   x suffixed with the type and the instruction set
+ *   ATTR    the function attribute that targets the instruction set (or nothing)
+ *   MADD    MADD(a, b, c) = a*b + c, fused where the instruction set has FMA
+ *   DWFNS   the table type of T (dw_fns_f32 or dw_fns_f64)
+ * The compiler vectorizes the loops for the instruction set of ATTR. */
+
+/* dst[i] (+)= Σ_t wt[t] * src[i*S + off[t]] for i < n (acc: onto dst, else onto bias),
+ * the NT taps written out (REP) and S known, so that the i loop vectorizes with the tap
+ * sums kept in registers: per output NT loads from cache and NT multiply-adds, one store.
+ * (GCC does not vectorize the i loop around a tap loop, even a constant one.) */
+#define DW_TAP_LOAD(t)                                                                             \
+    const T w##t = wt[t];                                                                          \
+    const int64_t o##t = off[t];
+#define DW_TAP_MADD(t) a = MADD(w##t, src[i * S_ + o##t], a);
+#define DW_ROW_FIXED(NAME, REP, S)                                                                 \
+    static ATTR void FN(NAME)(const T *restrict src, const int64_t *off, const T *wt,              \
+                              T *restrict dst, int64_t n, bool acc, T bias)                        \
+    {                                                                                              \
+        enum { S_ = S };                                                                           \
+        REP(DW_TAP_LOAD)                                                                           \
+        if (acc) {                                                                                 \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                T a = dst[i];                                                                      \
+                REP(DW_TAP_MADD)                                                                   \
+                dst[i] = a;                                                                        \
+            }                                                                                      \
+        } else {                                                                                   \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                T a = bias;                                                                        \
+                REP(DW_TAP_MADD)                                                                   \
+                dst[i] = a;                                                                        \
+            }                                                                                      \
+        }                                                                                          \
+    }
+DW_ROW_FIXED(row9_s1, DW_REP9, 1)
+DW_ROW_FIXED(row9_s2, DW_REP9, 2)
+DW_ROW_FIXED(row25_s1, DW_REP25, 1)
+DW_ROW_FIXED(row25_s2, DW_REP25, 2)
+#undef DW_TAP_LOAD
+#undef DW_TAP_MADD
+#undef DW_ROW_FIXED
+
+/* The same for any tap count and stride: one pass per tap. */
+static ATTR void FN(row_any)(const T *restrict src, int64_t s, const int64_t *off, const T *wt,
+                             int nt, T *restrict dst, int64_t n, bool acc, T bias)
+{
+    if (!acc)
+        for (int64_t i = 0; i < n; i++) dst[i] = bias;
+    for (int t = 0; t < nt; t++) {
+        const T w = wt[t];
+        const T *restrict sp = src + off[t];
+        if (s == 1)
+            for (int64_t i = 0; i < n; i++) dst[i] = MADD(w, sp[i], dst[i]);
+        else if (s == 2)
+            for (int64_t i = 0; i < n; i++) dst[i] = MADD(w, sp[2 * i], dst[i]);
+        else
+            for (int64_t i = 0; i < n; i++) dst[i] = MADD(w, sp[i * s], dst[i]);
+    }
+}
+
+static ATTR void FN(row)(const T *src, int64_t s, const int64_t *off, const T *wt, int nt, T *dst,
+                         int64_t n, bool acc, T bias)
+{
+    if (nt == 9 && s == 1)
+        FN(row9_s1)(src, off, wt, dst, n, acc, bias);
+    else if (nt == 9 && s == 2)
+        FN(row9_s2)(src, off, wt, dst, n, acc, bias);
+    else if (nt == 25 && s == 1)
+        FN(row25_s1)(src, off, wt, dst, n, acc, bias);
+    else if (nt == 25 && s == 2)
+        FN(row25_s2)(src, off, wt, dst, n, acc, bias);
+    else
+        FN(row_any)(src, s, off, wt, nt, dst, n, acc, bias);
+}
+
+/* One output plane of a Conv from padded input planes (see conv_dw.c): output channel
+ * weights wj ([cg][KH*KW]), input planes xp (cg of them, d->plane values apart, d->wp
+ * wide), result into y (OH x OW) by way of yw (stride 1: the wide rows). */
+static ATTR void FN(conv_plane)(const dw_geom *d, const T *xp, const T *wj, T bias, T *y, T *yw)
+{
+    const int nt = (int)(d->kh * d->kw);
+    if (d->sh == 1 && d->sw == 1) {
+        /* every output row is wp wide: one row of (OH-1)*wp + OW values over all planes */
+        const int64_t n = (d->oh - 1) * d->wp + d->ow;
+        for (int64_t c = 0; c < d->cg; c++)
+            FN(row)(xp + c * d->plane, 1, d->off, wj + c * nt, nt, yw, n, c > 0, bias);
+        for (int64_t r = 0; r < d->oh; r++)
+            memcpy(y + r * d->ow, yw + r * d->wp, (size_t)d->ow * sizeof(T));
+        return;
+    }
+    for (int64_t r = 0; r < d->oh; r++)
+        for (int64_t c = 0; c < d->cg; c++) FN(row)
+    (xp + c * d->plane + r * d->sh * d->wp, d->sw, d->off, wj + c * nt, nt, y + r * d->ow, d->ow,
+     c > 0, bias);
+}
+
+/* Padded plane of one input channel: rows [0, d->rows) of d->wp values, input row
+ * r - ph and column j - pw, zero outside the input. */
+static ATTR void FN(pad_plane)(const dw_geom *d, const T *x, T *xp)
+{
+    const int64_t lo = d->pw < d->wp ? d->pw : d->wp;               /* first input col */
+    const int64_t hi = d->pw + d->w < d->wp ? d->pw + d->w : d->wp; /* past the last */
+    for (int64_t r = 0; r < d->rows; r++) {
+        T *row = xp + r * d->wp;
+        const int64_t ih = r - d->ph;
+        if (ih < 0 || ih >= d->h || hi <= lo) {
+            memset(row, 0, (size_t)d->wp * sizeof(T));
+            continue;
+        }
+        memset(row, 0, (size_t)lo * sizeof(T));
+        memcpy(row + lo, x + ih * d->w + (lo - d->pw), (size_t)(hi - lo) * sizeof(T));
+        memset(row + hi, 0, (size_t)(d->wp - hi) * sizeof(T));
+    }
+}
+
+/* ConvTranspose, one output plane y (OH x OW, filled with the bias already): each of the
+ * cg input planes x (H x W, d->plane apart) scattered through its taps wj[c][t]:
+ * y[ih*sh + kh*dh - ph][iw*sw + kw*dw - pw] += w * x[ih][iw]. */
+static ATTR void FN(tr_plane)(const dw_geom *d, const T *x, const T *wj, int64_t wstride, T *y)
+{
+    for (int64_t c = 0; c < d->cg; c++) {
+        const T *xc = x + c * d->plane;
+        const T *wc = wj + c * wstride;
+        for (int64_t kh = 0; kh < d->kh; kh++) {
+            const int64_t hoff = kh * d->dh - d->ph; /* oh = ih*sh + hoff */
+            const int64_t ia = dw_clamp(dw_ceil_div(-hoff, d->sh), 0, d->h);
+            const int64_t ib = dw_clamp(dw_ceil_div(d->oh - hoff, d->sh), ia, d->h);
+            for (int64_t kw = 0; kw < d->kw; kw++) {
+                const T w = wc[kh * d->kw + kw];
+                const int64_t woff = kw * d->dw - d->pw; /* ow = iw*sw + woff */
+                const int64_t lo = dw_clamp(dw_ceil_div(-woff, d->sw), 0, d->w);
+                const int64_t hi = dw_clamp(dw_ceil_div(d->ow - woff, d->sw), lo, d->w);
+                const int64_t n = hi - lo, s = d->sw;
+                for (int64_t ih = ia; ih < ib; ih++) {
+                    const T *restrict src = xc + ih * d->w + lo;
+                    T *restrict dst = y + (ih * d->sh + hoff) * d->ow + lo * s + woff;
+                    if (s == 1)
+                        for (int64_t i = 0; i < n; i++) dst[i] = MADD(w, src[i], dst[i]);
+                    else if (s == 2)
+                        for (int64_t i = 0; i < n; i++) dst[2 * i] = MADD(w, src[i], dst[2 * i]);
+                    else
+                        for (int64_t i = 0; i < n; i++) dst[i * s] = MADD(w, src[i], dst[i * s]);
+                }
+            }
+        }
+    }
+}
+
+static const DWFNS FN(fns) = {FN(conv_plane), FN(pad_plane), FN(tr_plane)};
