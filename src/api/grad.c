@@ -184,7 +184,7 @@ og_status og_grad_create(const og_model *m, const og_grad_options *opts, og_grad
     g->sopts.log = opts ? opts->log : NULL;
     g->sopts.log_user = opts ? opts->log_user : NULL;
     g->sopts.debug = opts ? opts->debug : 0;
-    st = og_session_create(g->training, &g->sopts, &g->session);
+    st = og_session_create_plain(g->training, &g->sopts, &g->session);
     if (st) goto fail;
     st = make_eval(m, w, nw, a, &g->eval);
     if (st) goto fail;

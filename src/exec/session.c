@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "exec/exec.h"
+#include "exec/fuse.h"
 #include "kernels/cpu/kernel.h"
 
 /* No single value may need more than this (1 TiB): a model that asks for more is malformed
@@ -38,10 +39,17 @@ struct og_session {
     og_tensor **tout;
     int max_in, max_out;
     og_pool *pool;
+    /* activations fused into their producers (fuse.h): per node, per value; n_fused == 0
+     * when the session does not fuse */
+    og_fusion *fusion;
+    bool *internal;
+    int n_fused;
+    bool fused_run;     /* this run uses the plan */
+    og_scratch scratch; /* the kernels' (og_scratch_get) */
 };
 
 og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_allocator *host,
-                         const og_session_options *opts, og_session **out)
+                         const og_session_options *opts, bool fuse, og_session **out)
 {
     *out = NULL;
     const og_allocator *a = opts && opts->allocator ? opts->allocator : host;
@@ -102,14 +110,20 @@ og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_
         for (int j = 0; j < n->n_in; j++)
             if (n->in[j] >= 0) s->last_use[n->in[j]] = i;
     }
+    if (fuse) {
+        s->fusion = og_calloc(a, nn, sizeof *s->fusion);
+        s->internal = og_calloc(a, nv, sizeof *s->internal);
+        if (!s->fusion || !s->internal) goto nomem;
+        s->n_fused = og_fusion_plan(g, s->kernels, s->fusion, s->internal);
+    }
     s->vin = og_calloc(a, (size_t)s->max_in + 1, sizeof *s->vin);
     s->vout = og_calloc(a, (size_t)s->max_out + 1, sizeof *s->vout);
     s->tin = og_calloc(a, (size_t)s->max_in + 1, sizeof *s->tin);
     s->tout = og_calloc(a, (size_t)s->max_out + 1, sizeof *s->tout);
     if (!s->vin || !s->vout || !s->tin || !s->tout) goto nomem;
     og_logf(s->log, s->log_user, OG_LOG_INFO,
-            "session: %d nodes, %d values, %d threads, %s kernels", g->n_nodes, g->n_values,
-            s->threads, s->backend->name);
+            "session: %d nodes, %d values, %d threads, %s kernels, %d activation nodes fused",
+            g->n_nodes, g->n_values, s->threads, s->backend->name, s->n_fused);
     og_free(a, in_types);
     *out = s;
     return OG_OK;
@@ -147,6 +161,9 @@ void og_session_free(og_session *s)
     og_free(a, s->vout);
     og_free(a, s->tin);
     og_free(a, s->tout);
+    og_free(a, s->fusion);
+    og_free(a, s->internal);
+    og_free(a, s->scratch.data);
     og_free(a, s);
 }
 
@@ -209,12 +226,21 @@ static og_status check_finite(const og_kernel_ctx *k, const og_tensor *t, const 
     return OG_OK;
 }
 
+/* The value node ni's output j is written to: with the fusion plan in use, a producer's
+ * output 0 is its activation's output. */
+static int out_value(const og_session *s, int ni, int j)
+{
+    if (j == 0 && s->fused_run && s->fusion[ni].out >= 0) return s->fusion[ni].out;
+    return s->g->nodes[ni].out[j];
+}
+
 static og_status run_node(og_session *s, int ni)
 {
     const og_graph *g = s->g;
     const og_node *n = &g->nodes[ni];
     og_status st = OG_OK;
     char label[256];
+    if (s->fused_run && s->fusion[ni].skip) return OG_OK; /* done by its producer */
     for (int j = 0; j < n->n_in; j++) {
         int v = n->in[j];
         s->tin[j] = v >= 0 ? s->slot[v] : NULL;
@@ -249,7 +275,7 @@ static og_status run_node(og_session *s, int ni)
         if (st) return st;
     }
     for (int j = 0; j < n->n_out; j++) {
-        if (n->out[j] < 0) continue;
+        if (out_value(s, ni, j) < 0) continue;
         og_vinfo *vo = &s->vout[j];
         if (vo->kind != OG_KIND_TENSOR) {
             /* the kernel fills a container; an alias op shares its input's */
@@ -308,7 +334,16 @@ static og_status run_node(og_session *s, int ni)
     if (impl && (kb->type_input >= n->n_in || !s->tin[kb->type_input] ||
                  s->tin[kb->type_input]->dtype != kb->type))
         impl = NULL;
-    og_kernel_ctx k = {n, n->params, s->alloc, s->threads, impl, {0}};
+    og_kernel_ctx k = {n, n->params, s->alloc, s->threads, impl, {0}, &s->scratch};
+    if (s->fused_run && s->fusion[ni].out >= 0) {
+        if (s->vout[0].dtype != g->values[n->out[0]].dtype) {
+            st = og_error(OG_ERR_INTERNAL, "%s: output 0 is %s, the fused activation expects %s",
+                          og_node_label(n, label, sizeof label), og_dtype_name(s->vout[0].dtype),
+                          og_dtype_name(g->values[n->out[0]].dtype));
+            goto fail;
+        }
+        k.act = s->fusion[ni].act;
+    }
     for (int j = 0; !kb->strings && j < n->n_in; j++)
         if (s->tin[j] && s->tin[j]->kind == OG_KIND_TENSOR && s->tin[j]->dtype == OG_STRING) {
             st = og_error(OG_ERR_UNSUPPORTED,
@@ -323,7 +358,7 @@ static og_status run_node(og_session *s, int ni)
         if (st) goto fail;
     }
     for (int j = 0; j < n->n_out; j++) {
-        int v = n->out[j];
+        int v = out_value(s, ni, j);
         if (v < 0) continue;
         if (s->debug) {
             st = check_finite(&k, s->tout[j], g->values[v].name);
@@ -450,6 +485,12 @@ og_status og_session_exec(og_session *s, const og_exec_req *r)
         out_v[j] = r->want[j];
         s->keep[r->want[j]] = true;
     }
+    /* the fusion plan, unless this run asks for or binds a value it leaves out */
+    s->fused_run = s->n_fused > 0;
+    for (int j = 0; s->fused_run && j < r->n_want; j++)
+        if (s->internal[r->want[j]]) s->fused_run = false;
+    for (int i = 0; s->fused_run && i < r->n_pre; i++)
+        if (s->internal[r->pre_values[i]]) s->fused_run = false;
     for (int i = 0; i < g->n_nodes; i++) {
         if (r->run && !r->run[i]) continue;
         st = run_node(s, i);

@@ -104,3 +104,23 @@ og_status og_kernel_error(const og_kernel_ctx *k, og_status status, const char *
     va_end(ap);
     return st;
 }
+
+void *og_scratch_get(const og_kernel_ctx *k, size_t bytes)
+{
+    if (!bytes) bytes = 1;
+    if (!k->scratch) return og_malloc(k->alloc, bytes);
+    og_scratch *s = k->scratch;
+    if (s->size < bytes) {
+        og_free(k->alloc, s->data);
+        s->size = 0;
+        s->data = og_malloc(k->alloc, bytes);
+        if (!s->data) return NULL;
+        s->size = bytes;
+    }
+    return s->data;
+}
+
+void og_scratch_put(const og_kernel_ctx *k, void *p)
+{
+    if (!k->scratch || p != k->scratch->data) og_free(k->alloc, p);
+}

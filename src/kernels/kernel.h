@@ -45,6 +45,13 @@ typedef struct og_act {
     double alpha, beta; /* HardSigmoid */
 } og_act;
 
+/* Scratch memory a session keeps from call to call (the largest any kernel asked for),
+ * so that big column buffers are not mapped and faulted in again at every call. */
+typedef struct og_scratch {
+    void *data;
+    size_t size;
+} og_scratch;
+
 typedef struct og_kernel_ctx {
     const og_node *node;
     const void *params;        /* == node->params */
@@ -54,7 +61,14 @@ typedef struct og_kernel_ctx {
     /* applied to output 0 when its kind is not OG_ACT_NONE; only for entries with
      * og_kernel_def.act set */
     og_act act;
+    og_scratch *scratch; /* the session's (NULL: og_scratch_get allocates) */
 } og_kernel_ctx;
+
+/* `bytes` of scratch memory for kernel call k: the session's buffer (grown as needed) or a
+ * new block, NULL when out of memory; og_scratch_put(k, p) after use (frees a new block).
+ * One call at a time per session: parallel loops of one call share the buffer. */
+void *og_scratch_get(const og_kernel_ctx *k, size_t bytes);
+void og_scratch_put(const og_kernel_ctx *k, void *p);
 
 typedef og_status (*og_kernel_fn)(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                                   og_tensor *const *out, int n_out);

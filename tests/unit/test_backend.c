@@ -78,7 +78,7 @@ static void toy_runs_a_graph(void)
     CHECK(g != NULL);
     if (!g) return;
     og_session *s = NULL;
-    CHECK_OK(og_exec_create(g, &toy_backend, og_default_allocator(), NULL, &s));
+    CHECK_OK(og_exec_create(g, &toy_backend, og_default_allocator(), NULL, false, &s));
     float xs[4] = {-1.5f, 2.0f, 0.0f, -0.25f};
     toy_calls = 0;
     og_tensor *y = run_x(s, xs, 4);
@@ -100,7 +100,8 @@ static void toy_refuses_at_creation(void)
     og_graph *g = one_node(&r, "Relu", OG_DOUBLE, 3);
     CHECK(g != NULL);
     toy_calls = 0;
-    CHECK(og_exec_create(g, &toy_backend, og_default_allocator(), NULL, &s) == OG_ERR_UNSUPPORTED);
+    CHECK(og_exec_create(g, &toy_backend, og_default_allocator(), NULL, false, &s) ==
+          OG_ERR_UNSUPPORTED);
     CHECK(s == NULL && toy_calls == 0);
     CHECK(strstr(og_last_error(), "node 'n0' (Relu") != NULL);
     CHECK(strstr(og_last_error(), "float64") != NULL);
@@ -110,7 +111,8 @@ static void toy_refuses_at_creation(void)
 
     g = one_node(&r, "Abs", OG_FLOAT, 3);
     CHECK(g != NULL);
-    CHECK(og_exec_create(g, &toy_backend, og_default_allocator(), NULL, &s) == OG_ERR_UNSUPPORTED);
+    CHECK(og_exec_create(g, &toy_backend, og_default_allocator(), NULL, false, &s) ==
+          OG_ERR_UNSUPPORTED);
     CHECK(strstr(og_last_error(), "node 'n0' (Abs, opset 13): op Abs has no toy kernel") != NULL);
     nh_release(&r);
 }
@@ -410,7 +412,7 @@ static void bound_loop_is_used(const nh_node *c, unsigned lie_in, unsigned lie_o
         og_dtype dt = (lie_out >> j & 1) ? unsigned_like(y->dtype) : y->dtype;
         CHECK_OK(og_tensor_alloc(dt, y->rank, y->dims, NULL, &out[j]));
     }
-    og_kernel_ctx k = {n, n->params, r.g->alloc, 1, b.impl, {0}};
+    og_kernel_ctx k = {n, n->params, r.g->alloc, 1, b.impl, {0}, NULL};
     og_status st = b.fn(&k, in, n->n_in, out, n->n_out);
     CHECKF(st == OG_OK, "%s with its bound loop: %s", n->op_type, og_last_error());
     for (int j = 0; j < n->n_out && !st; j++)
@@ -497,7 +499,7 @@ static void cpu_runs_bound_reduction(void)
     CHECK(g != NULL);
     if (!g) return;
     og_session *s = NULL;
-    CHECK_OK(og_exec_create(g, &og_cpu_backend, og_default_allocator(), NULL, &s));
+    CHECK_OK(og_exec_create(g, &og_cpu_backend, og_default_allocator(), NULL, false, &s));
     float xs[4] = {1.5f, -2.0f, 4.0f, 0.25f};
     og_tensor *y = run_x(s, xs, 4);
     CHECK(y != NULL && og_tensor_numel(y) == 1);
@@ -517,7 +519,7 @@ static void binding_follows_the_run(void)
     CHECK(g != NULL);
     if (!g) return;
     og_session *s = NULL;
-    CHECK_OK(og_exec_create(g, NULL, og_default_allocator(), NULL, &s));
+    CHECK_OK(og_exec_create(g, NULL, og_default_allocator(), NULL, false, &s));
     g->values[g->inputs[0]].dtype = OG_UNDEFINED;
     double xs[3] = {-2.0, 0.5, 1e300};
     int64_t n = 3;

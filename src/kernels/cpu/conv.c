@@ -978,7 +978,7 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
         size_t part_bytes = 0; /* ksplit (< threads) blocks per unit (< threads) of [mg, OS] */
         if (job.tcol && job.ksplit > 1) part_bytes = (size_t)(items * job.mg * job.os) * job.t->es;
         elems += part_bytes;
-        job.col = og_malloc(k->alloc, elems);
+        job.col = og_scratch_get(k, elems);
         if (!job.col)
             return og_kernel_error(k, OG_ERR_NOMEM, "out of memory for a %zu-byte column buffer",
                                    elems);
@@ -1003,7 +1003,7 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
                 job.t->add_strided(yg, 1, job.part + (size_t)((q * units + u) * blk) * job.t->es,
                                    blk);
         }
-    og_free(k->alloc, job.col);
+    if (job.col) og_scratch_put(k, job.col);
     if (k->act.kind != OG_ACT_NONE && !job.act_in_items)
         og_cpu_act(job.act, job.dt, job.y, y->numel);
     return OG_OK;

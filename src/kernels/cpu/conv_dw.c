@@ -285,7 +285,7 @@ og_status og_conv_direct(const og_kernel_ctx *k, const og_conv_geom *g, bool tra
     const int threads = dw_threads(k, items, (double)(d.mg * d.cg * os * nt));
     if (!og_mul_size(slot_elems > 0 ? slot_elems : 1, es * (size_t)threads, &bytes))
         return og_kernel_error(k, OG_ERR_NOMEM, "scratch size overflows");
-    char *scratch = og_malloc(k->alloc, bytes);
+    char *scratch = og_scratch_get(k, bytes);
     if (!scratch)
         return og_kernel_error(k, OG_ERR_NOMEM, "out of memory for %zu bytes of padded planes",
                                bytes);
@@ -305,6 +305,6 @@ og_status og_conv_direct(const og_kernel_ctx *k, const og_conv_geom *g, bool tra
                 DW_CONV_ITEM(double, f64);
         }
     }
-    og_free(k->alloc, scratch);
+    og_scratch_put(k, scratch);
     return OG_OK;
 }
