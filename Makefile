@@ -5,8 +5,8 @@
 #   make asan     the whole test suite under AddressSanitizer + UBSan (build-asan/)
 #   make fuzz     libFuzzer over load + plan, then over the dataset readers (FUZZ_SECONDS each,
 #                 default 60)
-#   make bench    inference against onnxruntime, training steps and training throughput
-#                 against PyTorch (bench/)
+#   make bench    inference against onnxruntime, training steps against the PyPI PyTorch
+#                 of bench/.venv (and Debian's), training throughput (bench/)
 #   make format   clang-format every C file
 #   make install  install library, header, CLI, pkg-config and CMake files (PREFIX)
 BUILD ?= build
@@ -58,7 +58,7 @@ bench: setup
 	@bash scripts/setup.sh --bench
 	@$(MAKE) --no-print-directory build
 	python3 bench/bench_inference.py --build $(BUILD)
-	/usr/bin/python3 -W ignore bench/bench_train.py --build $(BUILD)
+	bench/.venv/bin/python -W ignore bench/bench_train.py --build $(BUILD) --debian
 	/usr/bin/python3 -W ignore bench/bench_fit.py --build $(BUILD)
 	ONNXGRAD_LIBRARY=$(BUILD)/libonnxgrad.so PYTHONPATH=python python3 bench/bench_python.py
 	python3 bench/bench_grad_create.py --build $(BUILD) --chains 10000,100000

@@ -1,85 +1,92 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Training-step benchmark: one forward + backward (output gradients = ones, gradients of
-every weight and of the input) in onnxgrad and in PyTorch eager, same models, same inputs,
-same thread count, in the same run.  Prints median milliseconds, the ratio onnxgrad /
-PyTorch (lower is better) and both peak RSS.  Runs under Debian's python3-torch.
+every weight and of the input) in onnxgrad and in PyTorch eager, same models, same weights,
+same inputs, same thread count, in the same run.  PyTorch is the current release from PyPI
+in the bench environment (bench/.venv, made by scripts/setup.sh --bench); --debian adds
+Debian's python3-torch as a second column.  Each side runs in a process of its own,
+interleaved over --rounds rounds; each figure is the median of the rounds' medians, and
+the peak resident memory (VmHWM) of each side's process is printed beside the times.
+Ratio: onnxgrad / PyTorch (lower is better).
 
-usage: /usr/bin/python3 bench/bench_train.py [--build build] [--iters N]"""
+usage: python bench/bench_train.py [--build build] [--iters N] [--rounds R] [--debian]"""
 import argparse
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
-import time
 
-import numpy as np
-import torch
-
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from export_models import MLP, LeNet, ResNet18, export  # noqa: E402
-from torch_threads import set_threads  # noqa: E402
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "grad"))
-from torch_check import TransformerBlock  # noqa: E402
+HERE = os.path.dirname(os.path.abspath(__file__))
+VENV_PY = os.path.join(HERE, ".venv", "bin", "python")
+MODELS = ("mlp", "lenet", "transformer", "resnet18", "mobilenetv2")
 
 
-def models():
-    torch.manual_seed(0)
-    return [("mlp", MLP(), torch.randn(64, 784)),
-            ("lenet", LeNet(), torch.randn(64, 1, 28, 28)),
-            ("transformer", TransformerBlock(d=256, heads=4), torch.randn(8, 64, 256)),
-            ("resnet18", ResNet18(), torch.randn(8, 3, 64, 64))]
+def onnxgrad_step(cli, path, threads, iters):
+    res = subprocess.run([cli, "bench", path + ".onnx", "--input", "x=" + path + "_x.npy",
+                          "--train", "--threads", str(threads), "-n", str(iters)],
+                         capture_output=True, text=True)
+    if res.returncode:
+        raise RuntimeError(res.stderr.strip())
+    return json.loads(res.stdout)
 
 
-def torch_step_ms(model, x, threads, iters):
-    set_threads(threads)
-    model.eval()
-    xr = x.clone().requires_grad_(True)
-    times = []
-    for i in range(iters + 3):
-        t0 = time.perf_counter()
-        y = model(xr)
-        y.backward(torch.ones_like(y))
-        dt = (time.perf_counter() - t0) * 1e3
-        model.zero_grad(set_to_none=True)
-        xr.grad = None
-        if i >= 3:
-            times.append(dt)
-    return statistics.median(times)
+def torch_step(python, name, folder, threads, iters):
+    res = subprocess.run([python, "-W", "ignore", os.path.join(HERE, "torch_step.py"), name,
+                          folder, str(threads), str(iters)], capture_output=True, text=True)
+    if res.returncode:
+        raise RuntimeError(res.stderr.strip().splitlines()[-1])
+    return json.loads(res.stdout.strip().splitlines()[-1])
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
     ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--out", default="bench/models/train")
+    ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--debian", action="store_true", help="also Debian's PyTorch (/usr/bin/python3)")
     args = ap.parse_args()
     cli = os.path.join(args.build, "onnxgrad")
-    os.makedirs(args.out, exist_ok=True)
-    print("%-12s %7s %12s %12s %7s %14s" % ("model", "threads", "onnxgrad ms", "pytorch ms",
-                                            "ratio", "onnxgrad RSS MB"))
-    for name, model, x in models():
+    if not os.path.exists(VENV_PY):
+        sys.exit("bench_train: no bench environment; run scripts/setup.sh --bench")
+    names = args.models.split(",")
+    if not all(os.path.exists(os.path.join(args.out, m + "_state.pt")) for m in names):
+        subprocess.run(["/usr/bin/python3", "-W", "ignore", os.path.join(HERE, "export_models.py"),
+                        "--train", args.out], check=True)
+    peers = [("pypi", VENV_PY)] + ([("debian", "/usr/bin/python3")] if args.debian else [])
+    version = torch_step(VENV_PY, "mlp", args.out, 1, 1)["torch"]
+    print("PyTorch %s (PyPI)%s; medians of %d interleaved rounds" %
+          (version, ", and Debian's" if args.debian else "", args.rounds))
+    head = "%-12s %7s %11s %11s %6s %10s %10s" % ("model", "threads", "onnxgrad ms", "torch ms",
+                                                 "ratio", "og MB", "torch MB")
+    if args.debian:
+        head += " %12s %6s" % ("debian ms", "ratio")
+    print(head)
+    for name in names:
         path = os.path.join(args.out, name)
-        model.eval()
-        export(model, x, path)
-        for threads in (1, 2):
-            iters = max(5, args.iters // (4 if name == "resnet18" else 1))
-            res = subprocess.run([cli, "bench", path + ".onnx", "--input", "x=" + path + "_x.npy",
-                                  "--train", "--threads", str(threads), "-n", str(iters)],
-                                 capture_output=True, text=True)
-            if res.returncode:
-                print("%-12s %7d  onnxgrad failed: %s" % (name, threads, res.stderr.strip()))
+        for threads in [int(t) for t in args.threads.split(",")]:
+            iters = max(5, args.iters // (4 if name in ("resnet18", "mobilenetv2") else 1))
+            og, pt = [], {p: [] for p, _ in peers}
+            try:
+                for _ in range(args.rounds):
+                    og.append(onnxgrad_step(cli, path, threads, iters))
+                    for p, py in peers:
+                        pt[p].append(torch_step(py, name, args.out, threads, iters))
+            except RuntimeError as e:
+                print("%-12s %7d  failed: %s" % (name, threads, e))
                 continue
-            og = json.loads(res.stdout)
-            pt = torch_step_ms(model, x, threads, iters)
-            print("%-12s %7d %12.3f %12.3f %7.2f %14.1f" % (name, threads, og["median_ms"], pt,
-                                                           og["median_ms"] / pt,
-                                                           og["peak_rss_kb"] / 1024))
+            og_ms = statistics.median(r["median_ms"] for r in og)
+            pt_ms = {p: statistics.median(r["median_ms"] for r in pt[p]) for p in pt}
+            line = "%-12s %7d %11.2f %11.2f %6.2f %10.1f %10.1f" % (
+                name, threads, og_ms, pt_ms["pypi"], og_ms / pt_ms["pypi"],
+                max(r["peak_rss_kb"] for r in og) / 1024,
+                max(r["peak_rss_kb"] for r in pt["pypi"]) / 1024)
+            if args.debian:
+                line += " %12.2f %6.2f" % (pt_ms["debian"], og_ms / pt_ms["debian"])
+            print(line)
             sys.stdout.flush()
-    print("pytorch process peak RSS: %.1f MB" %
-          (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024))
 
 
 if __name__ == "__main__":

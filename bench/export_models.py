@@ -4,7 +4,8 @@ MLP (784-512-512-10), LeNet-5 style CNN (1x28x28), ResNet-18, and torchvision's
 MobileNet-v2, MobileNet-v3 (small) and EfficientNet-B0 (depthwise and squeeze-excite
 blocks), eval mode, each at 1x3x224x224 and 8x3x64x64, with a batch of inputs as .npy.
 Needs PyTorch and torchvision (Debian's python3-torch and python3-torchvision: run with
-/usr/bin/python3).  Usage: export_models.py OUT_DIR"""
+/usr/bin/python3).  Usage: export_models.py OUT_DIR, or export_models.py --train OUT_DIR for
+the training benchmark's models (with their weights as NAME_state.pt)."""
 import os
 import sys
 
@@ -100,6 +101,40 @@ def export(model, x, path, opset=13):
     np.save(path + "_x.npy", x.numpy())
 
 
+TRAIN_MODELS = ("mlp", "lenet", "transformer", "resnet18", "mobilenetv2")
+
+
+def train_model(name):
+    """A training-step benchmark model and its input, by name (only that one is built, so
+    that a process's memory is that model's).  MobileNet-v2 at 8x3x64x64 has depthwise
+    convolutions in the backward pass too."""
+    torch.manual_seed(0)
+    if name == "mlp":
+        return MLP(), torch.randn(64, 784)
+    if name == "lenet":
+        return LeNet(), torch.randn(64, 1, 28, 28)
+    if name == "transformer":
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                        "tests", "grad"))
+        from torch_check import TransformerBlock
+        return TransformerBlock(d=256, heads=4), torch.randn(8, 64, 256)
+    if name == "resnet18":
+        return ResNet18(), torch.randn(8, 3, 64, 64)
+    return cnn(name), torch.randn(8, 3, 64, 64)
+
+
+def export_train(out):
+    """Each training model as NAME.onnx, its input NAME_x.npy and its weights NAME_state.pt
+    (for the PyTorch of the bench environment, which builds the same module)."""
+    os.makedirs(out, exist_ok=True)
+    for name in TRAIN_MODELS:
+        model, x = train_model(name)
+        path = os.path.join(out, name)
+        export(model, x, path, opset=14)
+        torch.save(model.state_dict(), path + "_state.pt")
+    print("exported", ", ".join(TRAIN_MODELS), "to", out)
+
+
 def main(out):
     os.makedirs(out, exist_ok=True)
     export(MLP(), torch.randn(64, 784), os.path.join(out, "mlp"))
@@ -114,4 +149,7 @@ def main(out):
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "bench/models")
+    if len(sys.argv) > 2 and sys.argv[1] == "--train":
+        export_train(sys.argv[2])
+    else:
+        main(sys.argv[1] if len(sys.argv) > 1 else "bench/models")

@@ -347,9 +347,9 @@ static long peak_rss_kb(void)
 
 /* One timed unit of work: an inference run, or a training step (forward + backward with
  * ones as the output gradients) through a gradient instance. */
-static og_status bench_step(job *j, og_instance *inst, int n_out, int n_res)
+static og_status bench_step(job *j, og_instance *inst, int n_out, int n_res, og_tensor **outputs,
+                            og_tensor **grads)
 {
-    og_tensor *outputs[MAX_IO] = {0}, *grads[MAX_IO] = {0};
     og_status st;
     if (inst) {
         st = og_instance_forward(inst, j->in_names, (const og_tensor *const *)j->inputs, j->n_in, 1,
@@ -359,8 +359,14 @@ static og_status bench_step(job *j, og_instance *inst, int n_out, int n_res)
         st = og_session_run(j->s, j->in_names, (const og_tensor *const *)j->inputs, j->n_in,
                             outputs);
     }
-    for (int k = 0; k < n_out; k++) og_tensor_free(outputs[k]);
-    for (int k = 0; k < n_res; k++) og_tensor_free(grads[k]);
+    for (int k = 0; k < n_out; k++) {
+        og_tensor_free(outputs[k]);
+        outputs[k] = NULL;
+    }
+    for (int k = 0; k < n_res; k++) {
+        og_tensor_free(grads[k]);
+        grads[k] = NULL;
+    }
     return st;
 }
 
@@ -369,6 +375,7 @@ static int cmd_bench(int argc, char **argv)
     job j = {0};
     j.iters = 20;
     double *times = NULL;
+    og_tensor **outputs = NULL, **grads = NULL; /* as many as the model or gradient has */
     og_grad *g = NULL;
     og_instance *inst = NULL;
     int rc = parse_job(&j, argc, argv, OPT_BENCH | OPT_GRAD);
@@ -380,21 +387,19 @@ static int cmd_bench(int argc, char **argv)
         og_grad_options o = grad_options(&j);
         if (og_grad_create(j.m, &o, &g) || og_grad_new_instance(g, &inst)) rc = cli_fail();
         n_res = g ? og_grad_input_count(g) + og_grad_weight_count(g) : 0;
-        if (!rc && (n_res > MAX_IO || og_grad_output_count(g) > MAX_IO)) {
-            fprintf(stderr, "onnxgrad: more than %d gradients\n", MAX_IO);
-            rc = 1;
-        }
         if (g) n_out = og_grad_output_count(g);
     }
     times = calloc((size_t)j.iters, sizeof *times);
-    if (!rc && !times) {
+    outputs = calloc((size_t)n_out + 1, sizeof *outputs);
+    grads = calloc((size_t)n_res + 1, sizeof *grads);
+    if (!rc && (!times || !outputs || !grads)) {
         fprintf(stderr, "onnxgrad: out of memory\n");
         rc = 1;
     }
     int warmup = j.iters < 5 ? 1 : 3;
     for (int it = -warmup; !rc && it < j.iters; it++) {
         double t0 = now_ms();
-        if (bench_step(&j, inst, n_out, n_res)) {
+        if (bench_step(&j, inst, n_out, n_res, outputs, grads)) {
             rc = cli_fail();
             break;
         }
@@ -410,6 +415,8 @@ static int cmd_bench(int argc, char **argv)
                peak_rss_kb());
     }
     free(times);
+    free(outputs);
+    free(grads);
     og_instance_free(inst);
     og_grad_free(g);
     close_job(&j);
