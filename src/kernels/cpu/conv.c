@@ -385,6 +385,14 @@ static const void *select_conv(const og_node *n, og_dtype t)
 #ifndef CONV_TCOL_SPLIT_MIN
 #define CONV_TCOL_SPLIT_MIN ((int64_t)1 << 18)
 #endif
+/* Batched Conv (conv_job.batched) for outputs of at most CONV_BATCH_MAX_OS positions, in
+ * GEMMs about CONV_BATCH_COLS wide. */
+#ifndef CONV_BATCH_MAX_OS
+#define CONV_BATCH_MAX_OS 256
+#endif
+#ifndef CONV_BATCH_COLS
+#define CONV_BATCH_COLS 1024
+#endif
 /* Narrowest chunk worth a thread of its own when there are fewer images than threads. */
 #define CONV_PAR_MIN_COLS 256
 
@@ -427,6 +435,12 @@ typedef struct conv_job {
      * their sum.  A thread then fills and multiplies its own chunks. */
     int64_t ksplit;
     char *part;
+    /* Batched Conv (small outputs, several images): items are (block of bimg images,
+     * group); the images' column matrices (or, pointwise, their inputs) side by side make
+     * one GEMM [mg, bimg * os], so that W_g is packed once per block rather than per
+     * image, and its result goes to Y with the bias and the activation. */
+    bool batched;
+    int64_t bimg;
     og_dtype dt;
     /* the activation applied to Y (k->act): by conv_item to each chunk while it is in
      * cache (act_in_items), else over Y at the end */
@@ -437,6 +451,10 @@ typedef struct conv_job {
 /* The activation on rows [0, rows) of n values, ld apart, at y. */
 static void act_rows(const conv_job *job, char *y, int64_t rows, int64_t n, int64_t ld)
 {
+    if (n == ld) { /* one block */
+        og_cpu_act(job->act, job->dt, y, rows * n);
+        return;
+    }
     for (int64_t r = 0; r < rows; r++)
         og_cpu_act(job->act, job->dt, y + (size_t)(r * ld) * job->t->es, n);
 }
@@ -502,13 +520,12 @@ static void im2col_row(const conv_job *job, const char *xc, const int64_t *kidx,
 /* Row `row` (of cg * ks) of the column matrix of the group whose input starts at xg,
  * for outer output rows [r0, r1) (the columns of one chunk). */
 static void im2col_one(const conv_job *job, const char *xg, int64_t row, int64_t r0, int64_t r1,
-                       char *col)
+                       char *col, int64_t ld)
 {
     int64_t kidx[OG_CONV_MAX_SP];
     kernel_index(&job->g, row % job->ks, kidx);
     const char *xc = xg + (size_t)((row / job->ks) * job->is) * job->t->es;
-    int64_t ncols = (r1 - r0) * job->g.out[job->g.nsp - 1];
-    char *dst = col + (size_t)(row * ncols) * job->t->es;
+    char *dst = col + (size_t)(row * ld) * job->t->es;
     if (job->g.nsp <= 2)
         job->t->im2col_2d(&job->g, xc, job->g.nsp == 2 ? kidx[0] : 0, kidx[job->g.nsp - 1], r0, r1,
                           dst);
@@ -720,11 +737,52 @@ static void conv_tcol(const og_kernel_ctx *k, const conv_job *job, const char *x
     }
 }
 
+/* Batched Conv (see conv_job.batched) of unit u = (block of images, group). */
+static void conv_batched(const og_kernel_ctx *k, const conv_job *job, int64_t u, char *col)
+{
+    const og_conv_geom *g = &job->g;
+    const size_t es = job->t->es;
+    const int64_t gi = u % g->group, n0 = u / g->group * job->bimg, os = job->os;
+    const int64_t nb = g->n - n0 < job->bimg ? g->n - n0 : job->bimg, ncol = nb * os;
+    const int64_t n_rows = os / g->out[g->nsp - 1];
+    char *tmp = col + job->col_bytes;
+    for (int64_t b = 0; b < nb; b++) {
+        const char *xg = job->x + (size_t)(((n0 + b) * g->c + gi * job->cg) * job->is) * es;
+        char *cb = col + (size_t)(b * os) * es;
+        if (job->pointwise) /* X_g's rows, each os long, side by side */
+            for (int64_t c = 0; c < job->cg; c++)
+                memcpy(cb + (size_t)(c * ncol) * es, xg + (size_t)(c * os) * es, (size_t)os * es);
+        else
+            for (int64_t r = 0; r < job->kdim; r++) im2col_one(job, xg, r, 0, n_rows, cb, ncol);
+    }
+    gemm_args ga = {job->w + (size_t)(gi * job->mg * job->kdim) * es,
+                    job->kdim,
+                    col,
+                    ncol,
+                    ncol,
+                    job->kdim,
+                    false,
+                    false,
+                    tmp,
+                    ncol};
+    conv_gemm(k, job, &ga);
+    const char *bias = job->b ? job->b + (size_t)(gi * job->mg) * es : NULL;
+    for (int64_t b = 0; b < nb; b++) {
+        char *yb = job->y + (size_t)(((n0 + b) * g->m + gi * job->mg) * os) * es;
+        job->t->unwide(yb, os, tmp + (size_t)(b * os) * es, ncol, os, bias, job->mg, 1, os);
+        if (job->act_in_items) og_cpu_act(job->act, job->dt, yb, job->mg * os);
+    }
+}
+
 /* Conv of item it = (image, group, chunk of output rows). */
 static void conv_item(const og_kernel_ctx *k, const conv_job *job, int64_t it, char *col)
 {
     const og_conv_geom *g = &job->g;
     const size_t es = job->t->es;
+    if (job->batched) {
+        conv_batched(k, job, it, col);
+        return;
+    }
     if (job->tcol && job->ksplit > 1) { /* it = (part, unit): into its block of part */
         const int64_t units = g->n * g->group, u = it % units, p = it / units;
         const int64_t rows = job->kdim / g->kernel[g->nsp - 1], gi = u % g->group;
@@ -762,7 +820,7 @@ static void conv_item(const og_kernel_ctx *k, const conv_job *job, int64_t it, c
     if (!job->pointwise) {
         /* a chunk of col is sized to stay in cache from im2col to the GEMM */
         int64_t rows = job->kdim;
-        OG_PARALLEL_FOR(k, rows, ncols, r, { im2col_one(job, xg, r, r0, r1, col); });
+        OG_PARALLEL_FOR(k, rows, ncols, r, { im2col_one(job, xg, r, r0, r1, col, ncols); });
         bmat = col;
         ldb = ncols;
     }
@@ -908,7 +966,26 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
         units = (g->n + job.nb - 1) / job.nb * g->group;
     }
     job.chunk_rows = n_rows;
-    if (job.tcol) {
+    if (!transpose && !job.tcol && g->n > 1 && job.os <= CONV_BATCH_MAX_OS) {
+        /* small outputs of several images: blocks of bimg images in one GEMM of about
+         * CONV_BATCH_COLS columns whose column matrix stays within 2 CONV_CHUNK_BYTES, as
+         * many blocks as threads at least */
+        int64_t per = (g->n + threads - 1) / threads;
+        int64_t nb = CONV_BATCH_COLS / job.os;
+        int64_t fit = 2 * CONV_CHUNK_BYTES / (job.kdim * job.os * (int64_t)job.t->es);
+        nb = nb < fit ? nb : fit;
+        nb = nb < per ? nb : per;
+        if (nb > 1) {
+            job.batched = true;
+            job.wide = false;
+            job.bimg = nb;
+            units = (g->n + nb - 1) / nb * g->group;
+            job.msplit = units < threads && job.mg >= 2 * threads ? threads : 1;
+        }
+    }
+    if (job.batched) {
+        /* planned above */
+    } else if (job.tcol) {
         /* one item per (image, group), K in chunks of at most CONV_CHUNK_BYTES of col and
          * CONV_TCOL_MNK multiply-adds */
         int64_t kw = g->kernel[L], rows = job.kdim / kw;
@@ -948,6 +1025,7 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
     int64_t items = units * job.n_chunks;
     double item_work = (double)job.mg * (double)job.cg * (double)job.ks *
                        (double)(transpose ? job.is * job.nb : job.chunk_rows * ow);
+    if (job.batched) item_work *= (double)job.bimg;
     if (job.tcol && job.ksplit > 1) {
         items = units * job.ksplit;
         item_work /= (double)job.ksplit;
@@ -956,7 +1034,17 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
     if (threads > 1 && items > 1 && (items >= threads || item_work < (double)(1 << 22)))
         slots = items < threads ? items : threads;
 
-    if (!job.pointwise) {
+    if (job.batched) {
+        /* the block's column matrix (or inputs side by side), then the GEMM's result; no
+         * overflow: bounded by the sizes of X (times the kernel) and Y */
+        job.col_bytes = (size_t)(job.kdim * job.bimg * job.os) * job.t->es;
+        job.tmp_bytes = (size_t)(job.mg * job.bimg * job.os) * job.t->es;
+        job.slot_bytes = job.col_bytes + job.tmp_bytes;
+        job.col = og_scratch_get(k, job.slot_bytes * (size_t)slots);
+        if (!job.col)
+            return og_kernel_error(k, OG_ERR_NOMEM, "out of memory for a %zu-byte column buffer",
+                                   job.slot_bytes * (size_t)slots);
+    } else if (!job.pointwise) {
         size_t elems;
         int64_t ncols = transpose ? job.is * job.nb : job.chunk_rows * ow;
         if (!og_mul_size((size_t)(job.tcol ? job.kc : job.kdim), (size_t)ncols, &elems) ||

@@ -86,16 +86,12 @@ typedef struct dw_fns_f64 {
 #undef MADD
 #undef ATTR
 
-#if defined(__GNUC__) && defined(__x86_64__)
+#ifdef OG_CPU_X86
 #define OG_DW_X86         1
 #define MADD_F32(a, b, c) fmaf(a, b, c)
 #define MADD_F64(a, b, c) fma(a, b, c)
-#if defined(__clang__)
-#define ATTR_AVX512 __attribute__((target("avx512f,avx512vl,avx2,fma")))
-#else
-#define ATTR_AVX512 __attribute__((target("avx512f,avx512vl,avx2,fma,prefer-vector-width=512")))
-#endif
-#define ATTR_AVX2 __attribute__((target("avx2,fma")))
+#define ATTR_AVX512       OG_TARGET_AVX512
+#define ATTR_AVX2         OG_TARGET_AVX2
 
 #define T     float
 #define DWFNS dw_fns_f32
@@ -133,14 +129,7 @@ typedef struct dw_fns_f64 {
 #endif
 
 /* The widest instruction set this CPU has: 2 AVX-512, 1 AVX2 + FMA, 0 the baseline. */
-static int dw_isa(void)
-{
-#ifdef OG_DW_X86
-    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) return 2;
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return 1;
-#endif
-    return 0;
-}
+static int dw_isa(void) { return og_cpu_isa(); }
 
 static const dw_fns_f32 *dw_f32(void)
 {

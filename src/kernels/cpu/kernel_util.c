@@ -96,3 +96,12 @@ og_status og_kernel_via_f32(const og_kernel_ctx *k, og_kernel_fn fn, const og_te
     for (int i = 0; i < n_in + n_out; i++) og_tensor_free(tmp[i]);
     return st;
 }
+
+int og_cpu_isa(void)
+{
+#ifdef OG_CPU_X86
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) return 2;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return 1;
+#endif
+    return 0;
+}

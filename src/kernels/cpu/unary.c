@@ -307,6 +307,16 @@ static inline float fast_log1pf_pos(float v)
 #define P_HI      p->hi
 FLOAT_EXPRS(DEFINE_CHUNK)
 ACT_EXPRS(DEFINE_ACT)
+#ifdef OG_CPU_X86
+/* the same loops for AVX-512 (og_cpu_act runs them after a convolution): the same IEEE
+ * operations per element, so the same values, 16 at a time */
+#undef SFX
+#define SFX                           _f32_avx512
+#define DEFINE_ACT_AVX512(name, expr) OG_TARGET_AVX512 DEFINE_ACT(name, expr)
+ACT_EXPRS(DEFINE_ACT_AVX512)
+#undef SFX
+#define SFX _f32
+#endif
 #undef UT
 #undef SFX
 #undef M
@@ -660,6 +670,20 @@ void og_cpu_act(const og_act *a, og_dtype t, void *y, int64_t n)
 {
     if (t != OG_FLOAT && t != OG_DOUBLE) return;
     bool f = t == OG_FLOAT;
+#ifdef OG_CPU_X86
+    if (f && og_cpu_isa() >= 2) {
+        switch (a->kind) {
+        case OG_ACT_NONE: break;
+        case OG_ACT_RELU: act_relu_f32_avx512(y, n, a); break;
+        case OG_ACT_CLIP: act_clip_f32_avx512(y, n, a); break;
+        case OG_ACT_HARDSWISH: act_hardswish_f32_avx512(y, n, a); break;
+        case OG_ACT_HARDSIGMOID: act_hardsigmoid_f32_avx512(y, n, a); break;
+        case OG_ACT_SIGMOID: act_sigmoid_f32_avx512(y, n, a); break;
+        case OG_ACT_SILU: act_silu_f32_avx512(y, n, a); break;
+        }
+        return;
+    }
+#endif
     switch (a->kind) {
     case OG_ACT_NONE: break;
     case OG_ACT_RELU: f ? act_relu_f32(y, n, a) : act_relu_f64(y, n, a); break;
