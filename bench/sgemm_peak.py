@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """The machine's single-thread SGEMM peak in GFLOP/s: the best of several 2048x2048x2048
-float32 products, through the BLAS of the interpreter running this (numpy's OpenBLAS, or
+float32 products (by CPU time, which other processes on the machine do not inflate), through the BLAS of the interpreter running this (numpy's OpenBLAS, or
 PyTorch's MKL when torch imports).  Run with OMP_NUM_THREADS=1 / OPENBLAS_NUM_THREADS=1 /
 MKL_NUM_THREADS=1 set (bench_inference.py does).  Prints the number."""
 import time
@@ -15,9 +15,10 @@ def best(mm, a, b, reps=5):
 
 
 def _timed(mm, a, b):
-    t0 = time.perf_counter()
+    """CPU time of one product (one thread: on a shared machine, the time it computed)"""
+    t0 = time.process_time()
     mm(a, b)
-    return time.perf_counter() - t0
+    return time.process_time() - t0
 
 
 n = 2048

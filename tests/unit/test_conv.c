@@ -523,6 +523,17 @@ static const conv_case direct_cases[] = {
      .strides = {2}, .f64 = true},
     {"dw_1x1", "Conv", 2, .c = 4, .m = 4, .group = 4, .k = {1, 1}, .in = {5, 5}},
     {"dw_tiny_plane", "Conv", 2, .c = 16, .m = 16, .group = 16, .in = {1, 1}, PADS1, .mt = true},
+    /* kernels larger than the output (a depthwise Conv's weight gradient: groups of N
+     * input channels, dY as the kernel): dot products along kernel rows, dilations (the
+     * forward's strides) 1, 2 and 3 */
+    {"dot_dw_grad", "Conv", 2, .c = 24, .m = 8, .group = 8, .in = {10, 10}, .k = {8, 8}, PADS1,
+     .no_bias = true, .mt = true},
+    {"dot_dil2", "Conv", 2, .c = 20, .m = 4, .group = 4, .in = {11, 12}, .k = {5, 6}, .dil = {2, 2},
+     PADS1},
+    {"dot_dil3_mult2_f64", "Conv", 2, .c = 12, .m = 4, .group = 2, .in = {9, 14}, .k = {7, 4},
+     .dil = {1, 3}, .pads = {0, 1, 1, 2}, .f64 = true, .mt = true},
+    {"dot_strided_1d", "Conv", 1, .n = 2, .c = 10, .m = 2, .group = 2, .in = {30}, .k = {20},
+     .strides = {3}, .pads = {1, 1}},
     /* ConvTranspose: the input gradient of a depthwise Conv (4 inputs per group, one
      * output), and the depthwise transposed convolution itself */
     {"tr_dw", "ConvTranspose", 2, .n = 2, .c = 6, .m = 6, .group = 6, .in = {5, 6}, PADS1},

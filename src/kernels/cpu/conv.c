@@ -331,7 +331,7 @@ static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo :
         sizeof(T),     gemm_##S,   copy_strided_##S, add_strided_##S, fill_rows_##S,               \
         im2col_2d_##S, unwide_##S, tcol_row_##S,     col2im_2d_##S,   transpose_##S};
 
-CONV_TYPED(float, f32, og_gemm_f32_blas)
+CONV_TYPED(float, f32, og_gemm_f32)
 CONV_TYPED(double, f64, og_gemm_f64)
 
 static const conv_type *conv_type_of(og_dtype t)

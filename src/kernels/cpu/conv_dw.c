@@ -29,6 +29,7 @@
 #define DW_MAX_TAPS 64 /* Conv kernels up to 8x8 */
 #define DW_MAX_CG   4  /* input channels per group */
 #define DW_MAX_TR   4  /* ConvTranspose: input and output channels per group */
+#define DW_DOT_OS   64 /* Conv by dot products: output planes of at most this many values */
 
 typedef struct dw_geom {
     int64_t cg, mg;       /* channels per group: input, output */
@@ -37,6 +38,7 @@ typedef struct dw_geom {
     int64_t rows, wp;         /* Conv: padded planes, rows x wp */
     int64_t plane;            /* values from one input plane to the next (padded or not) */
     int64_t off[DW_MAX_TAPS]; /* Conv: tap t = (kh, kw) at kh*dh*wp + kw*dw */
+    bool dot;                 /* Conv with a kernel larger than its output: dot_plane */
 } dw_geom;
 
 static int64_t dw_ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
@@ -47,6 +49,7 @@ typedef struct dw_fns_f32 {
                        float *yw);
     void (*pad_plane)(const dw_geom *d, const float *x, float *xp);
     void (*tr_plane)(const dw_geom *d, const float *x, const float *wj, int64_t wstride, float *y);
+    void (*dot_plane)(const dw_geom *d, const float *xp, const float *wj, float bias, float *y);
 } dw_fns_f32;
 
 typedef struct dw_fns_f64 {
@@ -55,6 +58,7 @@ typedef struct dw_fns_f64 {
     void (*pad_plane)(const dw_geom *d, const double *x, double *xp);
     void (*tr_plane)(const dw_geom *d, const double *x, const double *wj, int64_t wstride,
                      double *y);
+    void (*dot_plane)(const dw_geom *d, const double *xp, const double *wj, double bias, double *y);
 } dw_fns_f64;
 
 /* X(0) ... X(8), X(0) ... X(24): the taps of 3x3 and 5x5 kernels written out */
@@ -160,9 +164,15 @@ bool og_conv_direct_applies(const og_conv_geom *g, bool transpose)
     if (g->nsp < 1 || g->nsp > 2 || g->group < 2) return false;
     const int64_t cg = g->c / g->group, mg = g->m / g->group;
     if (transpose) return cg <= DW_MAX_TR && mg <= DW_MAX_TR;
-    int64_t taps = 1;
-    for (int i = 0; i < g->nsp; i++) taps *= g->kernel[i];
-    return cg <= DW_MAX_CG && taps <= DW_MAX_TAPS;
+    int64_t taps = 1, os = 1;
+    for (int i = 0; i < g->nsp; i++) {
+        taps *= g->kernel[i];
+        os *= g->out[i];
+    }
+    if (cg <= DW_MAX_CG && taps <= DW_MAX_TAPS) return true;
+    /* the weight gradient of a depthwise Conv (groups of N input channels, the batch, by
+     * one or a few dY planes as kernels): dot products, not GEMMs of one row */
+    return mg <= DW_MAX_TR && os <= DW_DOT_OS && taps > os;
 }
 
 /* The 2-D view of g (a 1-D convolution is one row). */
@@ -188,6 +198,8 @@ static void dw_geometry(const og_conv_geom *g, bool transpose, dw_geom *d)
     if (transpose) return;
     d->rows = (d->oh - 1) * d->sh + (d->kh - 1) * d->dh + 1;
     d->wp = (d->ow - 1) * d->sw + (d->kw - 1) * d->dw + 1;
+    d->dot = d->cg > DW_MAX_CG || d->kh * d->kw > DW_MAX_TAPS;
+    if (d->dot) return;
     for (int64_t kh = 0; kh < d->kh; kh++)
         for (int64_t kw = 0; kw < d->kw; kw++)
             d->off[kh * d->kw + kw] = kh * d->dh * d->wp + kw * d->dw;
@@ -216,8 +228,12 @@ static int dw_threads(const og_kernel_ctx *k, int64_t items, double work)
         for (int64_t j = 0; j < d.mg; j++) {                                                       \
             const int64_t m = gi * d.mg + j;                                                       \
             T *yp = (T *)y + (n * g->m + m) * os;                                                  \
-            fns->conv_plane(&dp, xp, (const T *)w + m * d.cg * nt, b ? ((const T *)b)[m] : 0, yp,  \
-                            (T *)slot + pad_elems);                                                \
+            if (d.dot)                                                                             \
+                fns->dot_plane(&dp, xp, (const T *)w + m * d.cg * nt, b ? ((const T *)b)[m] : 0,   \
+                               yp);                                                                \
+            else                                                                                   \
+                fns->conv_plane(&dp, xp, (const T *)w + m * d.cg * nt, b ? ((const T *)b)[m] : 0,  \
+                                yp, (T *)slot + pad_elems);                                        \
             og_cpu_act(&k->act, t, yp, os);                                                        \
         }                                                                                          \
     } while (0)
@@ -268,7 +284,7 @@ og_status og_conv_direct(const og_kernel_ctx *k, const og_conv_geom *g, bool tra
     const bool pad = d.ph != 0 || d.pw != 0 || d.wp != d.w || d.rows > d.h;
     if (pad) dp.plane = d.rows * d.wp;
     const int64_t pad_elems = pad ? d.cg * dp.plane : 0;
-    const int64_t wide_elems = d.sh == 1 && d.sw == 1 ? (d.oh - 1) * d.wp + d.ow : 0;
+    const int64_t wide_elems = d.sh == 1 && d.sw == 1 && !d.dot ? (d.oh - 1) * d.wp + d.ow : 0;
     size_t slot_elems = (size_t)(pad_elems + wide_elems), bytes;
     const int64_t items = g->n * g->group;
     const int threads = dw_threads(k, items, (double)(d.mg * d.cg * os * nt));

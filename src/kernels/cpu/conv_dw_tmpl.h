@@ -97,6 +97,42 @@ static ATTR void FN(conv_plane)(const dw_geom *d, const T *xp, const T *wj, T bi
      c > 0, bias);
 }
 
+/* One output plane of a Conv whose kernel is larger than its output (the weight gradient
+ * of a depthwise Conv: X by dY, the output the kernel's size): each output value is a sum
+ * of dot products along kernel rows, y[r][q] = b + Σ_c Σ_kh Σ_kw w[c][kh][kw] ·
+ * xp_c[r·sh + kh·dh][q·sw + kw·dw], the kw loop vectorized as a reduction. */
+static ATTR void FN(dot_plane)(const dw_geom *d, const T *xp, const T *wj, T bias, T *y)
+{
+    const int64_t nt = d->kh * d->kw, kw_n = d->kw;
+    for (int64_t o = 0; o < d->oh * d->ow; o++) y[o] = bias;
+    for (int64_t c = 0; c < d->cg; c++)
+        for (int64_t kh = 0; kh < d->kh; kh++) {
+            const T *restrict wr = wj + c * nt + kh * kw_n;
+            for (int64_t r = 0; r < d->oh; r++) {
+                const T *xr = xp + c * d->plane + (r * d->sh + kh * d->dh) * d->wp;
+                for (int64_t q = 0; q < d->ow; q++) {
+                    const T *restrict xs = xr + q * d->sw;
+                    T acc = 0;
+                    if (d->dw == 1) {
+#ifdef _OPENMP
+#pragma omp simd reduction(+ : acc)
+#endif
+                        for (int64_t i = 0; i < kw_n; i++) acc = MADD(wr[i], xs[i], acc);
+                    } else if (d->dw == 2) {
+#ifdef _OPENMP
+#pragma omp simd reduction(+ : acc)
+#endif
+                        for (int64_t i = 0; i < kw_n; i++) acc = MADD(wr[i], xs[2 * i], acc);
+                    } else {
+                        const int64_t s = d->dw;
+                        for (int64_t i = 0; i < kw_n; i++) acc = MADD(wr[i], xs[i * s], acc);
+                    }
+                    y[r * d->ow + q] += acc;
+                }
+            }
+        }
+}
+
 /* Padded plane of one input channel: rows [0, d->rows) of d->wp values, input row
  * r - ph and column j - pw, zero outside the input. */
 static ATTR void FN(pad_plane)(const dw_geom *d, const T *x, T *xp)
@@ -149,4 +185,4 @@ static ATTR void FN(tr_plane)(const dw_geom *d, const T *x, const T *wj, int64_t
     }
 }
 
-static const DWFNS FN(fns) = {FN(conv_plane), FN(pad_plane), FN(tr_plane)};
+static const DWFNS FN(fns) = {FN(conv_plane), FN(pad_plane), FN(tr_plane), FN(dot_plane)};
