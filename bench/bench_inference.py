@@ -2,8 +2,10 @@
 """Inference benchmark: onnxgrad against onnxruntime, in the same run, on the same models
 and inputs, at 1 and 2 threads.  The two alternate over --rounds rounds; each figure is
 the median of the rounds' medians.  Prints milliseconds and the ratio onnxgrad /
-onnxruntime (lower is better), and for ResNet-18 the forward pass's GFLOP/s beside the
-machine's single-thread SGEMM peak (bench/sgemm_peak.py, measured in the same run).
+onnxruntime (lower is better), by wall time and by CPU time (the process's: on a machine
+that other processes share, the time each side computed), and for ResNet-18 the forward
+pass's GFLOP/s beside the machine's single-thread SGEMM peak (bench/sgemm_peak.py, measured
+in the same run).
 
 usage: bench_inference.py [--build build] [--iters N] [--rounds R] [--models DIR]"""
 import argparse
@@ -24,31 +26,39 @@ MODELS = ("mlp", "lenet", "resnet18", "resnet18_64", "mobilenetv2", "mobilenetv2
           "mobilenetv3", "mobilenetv3_64", "efficientnet", "efficientnet_64")
 
 
-def ort_session(path, threads):
+def ort_session(path, threads, spin):
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
+    if not spin:
+        so.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
 
 
 def time_ort(sess, x, iters):
+    """median wall and CPU (process) milliseconds of a run"""
     feed = {sess.get_inputs()[0].name: x}
     for _ in range(3):
         sess.run(None, feed)
-    times = []
+    times, cpu = [], []
     for _ in range(iters):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         sess.run(None, feed)
         times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times)
+        cpu.append((time.process_time() - c0) * 1e3)
+    return statistics.median(times), statistics.median(cpu)
 
 
-def run_onnxgrad(cli, path, xfile, threads, iters):
+def run_onnxgrad(cli, path, xfile, threads, iters, spin):
+    env = dict(os.environ)
+    if not spin:
+        env["OMP_WAIT_POLICY"] = "passive"
     res = subprocess.run([cli, "bench", path, "--input", "x=" + xfile, "--threads", str(threads),
-                          "-n", str(iters)], capture_output=True, text=True)
+                          "-n", str(iters)], capture_output=True, text=True, env=env)
     if res.returncode != 0:
         raise RuntimeError(res.stderr.strip())
-    return json.loads(res.stdout)["median_ms"]
+    d = json.loads(res.stdout)
+    return d["median_ms"], d["median_cpu_ms"]
 
 
 def flops(path, xshape):
@@ -95,15 +105,22 @@ def main():
     ap.add_argument("--models", default="bench/models")
     ap.add_argument("--only", default=",".join(MODELS))
     ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--spin", action="store_true",
+                    help="let waiting threads spin (OpenMP's and onnxruntime's default); by "
+                         "default both sides block, which a machine shared with other busy "
+                         "processes needs")
     args = ap.parse_args()
     cli = os.path.join(args.build, "onnxgrad")
     names = args.only.split(",")
     if not all(os.path.exists(os.path.join(args.models, m + ".onnx")) for m in names):
         subprocess.run(["/usr/bin/python3", "-W", "ignore", os.path.join(HERE, "export_models.py"),
                         args.models], check=True)
-    print("onnxruntime %s; medians of %d interleaved rounds" % (ort.__version__, args.rounds))
-    print("%-16s %7s %12s %15s %7s" % ("model", "threads", "onnxgrad ms", "onnxruntime ms",
-                                       "ratio"))
+    print("onnxruntime %s; medians of %d interleaved rounds; waiting threads %s" %
+          (ort.__version__, args.rounds, "spin" if args.spin else
+           "block (OMP_WAIT_POLICY=passive, allow_spinning=0)"))
+    print("%-16s %7s %12s %15s %7s %13s %9s %9s" % ("model", "threads", "onnxgrad ms",
+                                                    "onnxruntime ms", "ratio", "onnxgrad cpu",
+                                                    "ort cpu", "cpu ratio"))
     resnet_ms = {}
     for m in names:
         path = os.path.join(args.models, m + ".onnx")
@@ -112,30 +129,35 @@ def main():
         big = m in ("resnet18", "mobilenetv2", "efficientnet", "resnet18_64")
         iters = max(5, args.iters // (5 if big else 1))
         for threads in [int(t) for t in args.threads.split(",")]:
-            sess = ort_session(path, threads)
+            sess = ort_session(path, threads, args.spin)
             og, rt = [], []
             try:
                 for _ in range(args.rounds):
-                    og.append(run_onnxgrad(cli, path, xfile, threads, iters))
+                    og.append(run_onnxgrad(cli, path, xfile, threads, iters, args.spin))
                     rt.append(time_ort(sess, x, iters))
             except RuntimeError as e:
                 print("%-16s %7d  onnxgrad failed: %s" % (m, threads, e))
                 continue
-            og_ms, rt_ms = statistics.median(og), statistics.median(rt)
+            og_ms, rt_ms = (statistics.median(r[0] for r in og),
+                            statistics.median(r[0] for r in rt))
+            og_cpu, rt_cpu = (statistics.median(r[1] for r in og),
+                              statistics.median(r[1] for r in rt))
             if m == "resnet18":
-                resnet_ms[threads] = og_ms
-            print("%-16s %7d %12.3f %15.3f %7.2f" % (m, threads, og_ms, rt_ms, og_ms / rt_ms))
+                resnet_ms[threads] = (og_ms, og_cpu)
+            print("%-16s %7d %12.3f %15.3f %7.2f %13.3f %9.3f %9.2f" %
+                  (m, threads, og_ms, rt_ms, og_ms / rt_ms, og_cpu, rt_cpu, og_cpu / rt_cpu))
             sys.stdout.flush()
     if resnet_ms:
         f = flops(os.path.join(args.models, "resnet18.onnx"),
                   np.load(os.path.join(args.models, "resnet18_x.npy")).shape)
         peak = sgemm_peak()
-        for threads, ms in sorted(resnet_ms.items()):
-            gf = f / (ms / 1e3) / 1e9
-            print("resnet18 forward, %d thread%s: %.1f GFLOP/s (%.2f GFLOP in %.1f ms), %.0f %% "
-                  "of the single-thread SGEMM peak %.1f GFLOP/s x %d" %
-                  (threads, "s" if threads > 1 else "", gf, f / 1e9, ms,
-                   100 * gf / (peak * threads) if peak else 0, peak, threads))
+        for threads, (ms, cpu) in sorted(resnet_ms.items()):
+            gf, gfc = f / (ms / 1e3) / 1e9, f / (cpu / 1e3) / 1e9
+            print("resnet18 forward, %d thread%s: %.1f GFLOP/s by wall time, %.1f by CPU time "
+                  "(%.2f GFLOP); SGEMM peak %.1f GFLOP/s per core (CPU time): %.0f %% / %.0f %%" %
+                  (threads, "s" if threads > 1 else "", gf, gfc, f / 1e9, peak,
+                   100 * gf / (peak * threads) if peak else 0,
+                   100 * gfc / (peak * threads) if peak else 0))
 
 
 if __name__ == "__main__":

@@ -21,18 +21,26 @@ VENV_PY = os.path.join(HERE, ".venv", "bin", "python")
 MODELS = ("mlp", "lenet", "transformer", "resnet18", "mobilenetv2")
 
 
-def onnxgrad_step(cli, path, threads, iters):
+def env_for(spin):
+    env = dict(os.environ)
+    if not spin:
+        env["OMP_WAIT_POLICY"] = "passive"
+    return env
+
+
+def onnxgrad_step(cli, path, threads, iters, spin):
     res = subprocess.run([cli, "bench", path + ".onnx", "--input", "x=" + path + "_x.npy",
                           "--train", "--threads", str(threads), "-n", str(iters)],
-                         capture_output=True, text=True)
+                         capture_output=True, text=True, env=env_for(spin))
     if res.returncode:
         raise RuntimeError(res.stderr.strip())
     return json.loads(res.stdout)
 
 
-def torch_step(python, name, folder, threads, iters):
+def torch_step(python, name, folder, threads, iters, spin=False):
     res = subprocess.run([python, "-W", "ignore", os.path.join(HERE, "torch_step.py"), name,
-                          folder, str(threads), str(iters)], capture_output=True, text=True)
+                          folder, str(threads), str(iters)], capture_output=True, text=True,
+                         env=env_for(spin))
     if res.returncode:
         raise RuntimeError(res.stderr.strip().splitlines()[-1])
     return json.loads(res.stdout.strip().splitlines()[-1])
@@ -47,6 +55,10 @@ def main():
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--debian", action="store_true", help="also Debian's PyTorch (/usr/bin/python3)")
+    ap.add_argument("--spin", action="store_true",
+                    help="let waiting OpenMP threads spin (the default of both); by default "
+                         "both sides run with OMP_WAIT_POLICY=passive, which a machine shared "
+                         "with other busy processes needs")
     args = ap.parse_args()
     cli = os.path.join(args.build, "onnxgrad")
     if not os.path.exists(VENV_PY):
@@ -57,8 +69,9 @@ def main():
                         "--train", args.out], check=True)
     peers = [("pypi", VENV_PY)] + ([("debian", "/usr/bin/python3")] if args.debian else [])
     version = torch_step(VENV_PY, "mlp", args.out, 1, 1)["torch"]
-    print("PyTorch %s (PyPI)%s; medians of %d interleaved rounds" %
-          (version, ", and Debian's" if args.debian else "", args.rounds))
+    print("PyTorch %s (PyPI)%s; medians of %d interleaved rounds; OpenMP threads %s" %
+          (version, ", and Debian's" if args.debian else "", args.rounds,
+           "spin" if args.spin else "block (OMP_WAIT_POLICY=passive)"))
     head = "%-12s %7s %11s %11s %6s %10s %10s" % ("model", "threads", "onnxgrad ms", "torch ms",
                                                  "ratio", "og MB", "torch MB")
     if args.debian:
@@ -71,9 +84,9 @@ def main():
             og, pt = [], {p: [] for p, _ in peers}
             try:
                 for _ in range(args.rounds):
-                    og.append(onnxgrad_step(cli, path, threads, iters))
+                    og.append(onnxgrad_step(cli, path, threads, iters, args.spin))
                     for p, py in peers:
-                        pt[p].append(torch_step(py, name, args.out, threads, iters))
+                        pt[p].append(torch_step(py, name, args.out, threads, iters, args.spin))
             except RuntimeError as e:
                 print("%-12s %7d  failed: %s" % (name, threads, e))
                 continue

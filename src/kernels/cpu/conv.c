@@ -393,6 +393,11 @@ static const void *select_conv(const og_node *n, og_dtype t)
 #ifndef CONV_BATCH_COLS
 #define CONV_BATCH_COLS 1024
 #endif
+/* Batched Conv: multiply-adds below which a call stays on one thread (a parallel region
+ * costs more than that when the other thread is not at hand at once). */
+#ifndef CONV_PAR_MIN_WORK
+#define CONV_PAR_MIN_WORK 1048576.0
+#endif
 /* Narrowest chunk worth a thread of its own when there are fewer images than threads. */
 #define CONV_PAR_MIN_COLS 256
 
@@ -1031,7 +1036,8 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
         item_work /= (double)job.ksplit;
     }
     int64_t slots = 1;
-    if (threads > 1 && items > 1 && (items >= threads || item_work < (double)(1 << 22)))
+    if (threads > 1 && items > 1 && (items >= threads || item_work < (double)(1 << 22)) &&
+        (!job.batched || item_work * (double)items >= CONV_PAR_MIN_WORK))
         slots = items < threads ? items : threads;
 
     if (job.batched) {

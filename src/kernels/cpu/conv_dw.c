@@ -30,6 +30,9 @@
 #define DW_MAX_CG   4  /* input channels per group */
 #define DW_MAX_TR   4  /* ConvTranspose: input and output channels per group */
 #define DW_DOT_OS   64 /* Conv by dot products: output planes of at most this many values */
+/* Multiply-adds below which a call stays on one thread: a parallel region costs more than
+ * such a call's work when the other thread is not at hand at once (a shared machine). */
+#define DW_PAR_MIN_WORK 1048576.0
 
 typedef struct dw_geom {
     int64_t cg, mg;       /* channels per group: input, output */
@@ -208,7 +211,7 @@ static void dw_geometry(const og_conv_geom *g, bool transpose, dw_geom *d)
 /* Threads for `items` items of `work` multiply-adds each. */
 static int dw_threads(const og_kernel_ctx *k, int64_t items, double work)
 {
-    int t = k->threads > 1 && (double)items * work > 32768.0 ? k->threads : 1;
+    int t = k->threads > 1 && (double)items * work > DW_PAR_MIN_WORK ? k->threads : 1;
     return t > items ? (int)(items > 0 ? items : 1) : t;
 }
 
