@@ -523,6 +523,21 @@ static const conv_case direct_cases[] = {
      .strides = {2}, .f64 = true},
     {"dw_1x1", "Conv", 2, .c = 4, .m = 4, .group = 4, .k = {1, 1}, .in = {5, 5}},
     {"dw_tiny_plane", "Conv", 2, .c = 16, .m = 16, .group = 16, .in = {1, 1}, PADS1, .mt = true},
+    /* depthwise planes of more than 256 outputs: a plane at a time (smaller ones go 16
+     * channels at a time, channels-last: every case above with one input channel per
+     * group), and a channel count that is not a multiple of 16 */
+    {"dw_plane_s1", "Conv", 2, .n = 2, .c = 3, .m = 3, .group = 3, .in = {24, 20}, PADS1,
+     .mt = true},
+    {"dw_plane_5x5_f64", "Conv", 2, .c = 2, .m = 4, .group = 2, .k = {5, 5}, .in = {18, 17},
+     .pads = {2, 1, 2, 2}, .f64 = true},
+    {"dw_plane_s2", "Conv", 2, .c = 2, .m = 2, .group = 2, .in = {41, 36}, PADS1,
+     .strides = {2, 2}},
+    {"dw_plane_1d_dil", "Conv", 1, .c = 3, .m = 3, .group = 3, .in = {300}, .k = {3}, .dil = {2},
+     .pads = {2, 2}},
+    {"dw_blk_37ch_mult2", "Conv", 2, .n = 2, .c = 37, .m = 74, .group = 37, .in = {6, 5},
+     .pads = {1, 0, 0, 1}, .mt = true},
+    {"dw_blk_5x5_s2_f64", "Conv", 2, .c = 17, .m = 17, .group = 17, .k = {5, 5}, .in = {9, 11},
+     .pads = {2, 2, 2, 2}, .strides = {2, 2}, .f64 = true},
     /* kernels larger than the output (a depthwise Conv's weight gradient: groups of N
      * input channels, dY as the kernel): dot products along kernel rows, dilations (the
      * forward's strides) 1, 2 and 3 */

@@ -133,6 +133,54 @@ static ATTR void FN(dot_plane)(const dw_geom *d, const T *xp, const T *wj, T bia
         }
 }
 
+/* Depthwise Conv of DW_L channels at once, for small planes (where a plane at a time is
+ * all overhead): the channels c0 + l (l < nl) of one image, xc their first input plane
+ * (d->h * d->w values apart), are copied into xb channels-last and zero-padded,
+ * xb[(r·wp + j)·DW_L + l]; then every output position is a vector over the channels,
+ * acc[l] = b[l] + Σ_t w[l][t] · xb[(pos + off_t)·DW_L + l], for each multiplier jm of the
+ * output channels (c0 + l)·mg + jm, and is copied back into their planes of y_img (the
+ * image's output) after the activation. */
+static ATTR void FN(blk_conv)(const dw_geom *d, const T *xc, int64_t nl, const T *w, const T *b,
+                              int64_t c0, T *y_img, T *xb, T *yb, const og_act *act, og_dtype dt)
+{
+    const int64_t wp = d->wp, nt = d->kh * d->kw, os = d->oh * d->ow, plane = d->h * d->w;
+    memset(xb, 0, (size_t)(d->rows * wp * DW_L) * sizeof(T));
+    const int64_t j0 = d->pw < wp ? d->pw : wp, j1 = d->pw + d->w < wp ? d->pw + d->w : wp;
+    for (int64_t l = 0; l < nl; l++)
+        for (int64_t r = 0; r < d->rows; r++) {
+            const int64_t ih = r - d->ph;
+            if (ih < 0 || ih >= d->h) continue;
+            const T *src = xc + l * plane + ih * d->w - d->pw;
+            T *dst = xb + r * wp * DW_L + l;
+            for (int64_t j = j0; j < j1; j++) dst[j * DW_L] = src[j];
+        }
+    T wb[DW_MAX_TAPS * DW_L], bb[DW_L];
+    for (int64_t jm = 0; jm < d->mg; jm++) {
+        for (int64_t l = 0; l < DW_L; l++) {
+            const int64_t m = (c0 + (l < nl ? l : 0)) * d->mg + jm;
+            bb[l] = b ? b[m] : 0;
+            for (int64_t t = 0; t < nt; t++) wb[t * DW_L + l] = w[m * nt + t];
+        }
+        for (int64_t oh = 0; oh < d->oh; oh++)
+            for (int64_t ow = 0; ow < d->ow; ow++) {
+                T acc[DW_L];
+                for (int l = 0; l < DW_L; l++) acc[l] = bb[l];
+                const T *xs = xb + (oh * d->sh * wp + ow * d->sw) * DW_L;
+                for (int64_t t = 0; t < nt; t++) {
+                    const T *xt = xs + d->off[t] * DW_L, *wt = wb + t * DW_L;
+                    for (int l = 0; l < DW_L; l++) acc[l] = MADD(wt[l], xt[l], acc[l]);
+                }
+                T *yo = yb + (oh * d->ow + ow) * DW_L;
+                for (int l = 0; l < DW_L; l++) yo[l] = acc[l];
+            }
+        og_cpu_act(act, dt, yb, os * DW_L);
+        for (int64_t l = 0; l < nl; l++) {
+            T *yc = y_img + ((c0 + l) * d->mg + jm) * os;
+            for (int64_t o = 0; o < os; o++) yc[o] = yb[o * DW_L + l];
+        }
+    }
+}
+
 /* Padded plane of one input channel: rows [0, d->rows) of d->wp values, input row
  * r - ph and column j - pw, zero outside the input. */
 static ATTR void FN(pad_plane)(const dw_geom *d, const T *x, T *xp)
@@ -185,4 +233,5 @@ static ATTR void FN(tr_plane)(const dw_geom *d, const T *x, const T *wj, int64_t
     }
 }
 
-static const DWFNS FN(fns) = {FN(conv_plane), FN(pad_plane), FN(tr_plane), FN(dot_plane)};
+static const DWFNS FN(fns) = {FN(conv_plane), FN(pad_plane), FN(tr_plane), FN(dot_plane),
+                              FN(blk_conv)};
