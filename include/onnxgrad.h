@@ -193,6 +193,12 @@ OG_API size_t og_tensor_nbytes(const og_tensor *t);
 OG_API void *og_tensor_data(og_tensor *t);
 OG_API const void *og_tensor_cdata(const og_tensor *t);
 
+/* For bindings: n tensors described in one call, OG_TENSOR_INFO_SIZE int64 entries each:
+ * the data address (0 for a string tensor and a value that is not a tensor), the dtype, the
+ * rank, then OG_MAX_RANK dims (0 past the rank).  A NULL tensor gives zeros.  Thread-safe. */
+#define OG_TENSOR_INFO_SIZE (3 + OG_MAX_RANK)
+OG_API void og_tensor_info(const og_tensor *const *tensors, int n, int64_t *info);
+
 /* A string tensor of the given shape holding copies of strings[0..numel-1] (C order; a NULL
  * entry is "").  Errors: OG_ERR_INVALID_ARG (bad shape, NULL strings for a non-empty
  * shape), OG_ERR_NOMEM. */
@@ -300,8 +306,10 @@ OG_API og_status og_model_load_file_any_op(const char *path, const og_load_optio
 OG_API void og_model_free(og_model *m);
 
 /* A copy of m that computes in float64: float32 initializers, inputs, outputs and value
- * infos become float64, and so do Cast targets and constant tensors.  Meant for
- * finite-difference checks.  Errors: as og_model_load_buffer. */
+ * infos become float64 (the float32 tensors inside sequence, map and optional types too),
+ * and so do Cast targets and constant tensors; ai.onnx.ml ops whose output the spec fixes
+ * to float then compute in float64.  Meant for finite-difference checks.  Errors: as
+ * og_model_load_buffer. */
 OG_API og_status og_model_convert_float64(const og_model *m, og_model **out);
 
 /* Serialize the model (graph, initializers inline, value infos, metadata, opset imports).
@@ -449,14 +457,22 @@ typedef enum og_device { OG_DEVICE_CPU = 0, OG_DEVICE_CUDA = 1 } og_device;
 
 typedef struct og_grad_options {
     /* Weights to train, any order.  NULL: every float16/float/double initializer.  An
-     * unknown name fails with the list of candidates; a repeated or non-float one fails. */
+     * unknown name fails with the list of candidates; a repeated or non-float one fails.
+     * The coefficients and intercepts of ai.onnx.ml LinearRegressor and LinearClassifier
+     * nodes (attributes in the model) are weights too, named "<node>_coefficients" ([T, F])
+     * and "<node>_intercepts" ([T]): the model is differentiated through a copy where those
+     * nodes are MatMul/Add on such initializers (docs/ARCHITECTURE.md), and
+     * og_trainer_export writes trained values back into the attributes. */
     const char *const *weights;
     int n_weights;
     /* Graph inputs that need gradients.  NULL: every float input; inputs non-NULL with
      * n_inputs 0: none. */
     const char *const *inputs;
     int n_inputs;
-    /* Outputs to differentiate.  NULL: every graph output. */
+    /* Outputs to differentiate.  NULL: every graph output.  An output ZipMap computes (a
+     * sequence of maps) is differentiated as the probabilities tensor it packs: that tensor
+     * is the output og_grad_output_name lists, its seed "<tensor>_grad".  Outputs that are
+     * not float tensors (labels) are computed but get no seed. */
     const char *const *outputs;
     int n_outputs;
     int threads;                   /* as og_session_options */
@@ -575,6 +591,46 @@ OG_API og_status og_instance_backward(og_instance *inst, const og_tensor *const 
 OG_API int og_instance_pending(const og_instance *inst);
 OG_API size_t og_instance_saved_bytes(const og_instance *inst);
 
+/* Bound calls: forward and backward over tensors bound once to an instance, for language
+ * bindings that call them many times with the same arrays (the Python package does: a
+ * binding there costs a few attribute lookups instead of one C call per tensor).
+ *
+ * Forward slots 0 .. og_instance_slot_count(inst) - 1 are the model inputs (graph inputs
+ * without an initializer, in the model's order) followed by the trained weights
+ * (og_grad_weight_name order); og_instance_slot_name names them.  Backward slots
+ * 0 .. og_grad_output_count() - 1 are the gradient seeds of the selected outputs.
+ *
+ * og_instance_bind(inst, backward, slot, t) binds t (backward == 0: forward slot, else a
+ * backward slot) for every later bound call until the slot is bound again; t NULL unbinds
+ * (a weight's slot then uses the weight's current value, a seed's slot ones).  The instance
+ * takes ownership of t (freed on failure too).  The memory t wraps (og_tensor_wrap) is read
+ * during the bound calls, and also later by the backward of every training forward that
+ * read it: such a forward keeps a view of the tensors the backward half reads (model inputs,
+ * overriding weights, intermediate values that share their memory) instead of copying them,
+ * so the caller keeps that memory alive and unchanged until the matching backward has run
+ * (or the instance is freed).  Errors: OG_ERR_INVALID_ARG (NULL inst, slot out of range).
+ *
+ * og_instance_forward_bound and og_instance_backward_bound behave as og_instance_forward and
+ * og_instance_backward with the bound tensors as inputs (and seeds).  info, when not NULL,
+ * receives og_tensor_info of the results (OG_TENSOR_INFO_SIZE entries per result).  block,
+ * when not NULL, is block_bytes of the caller's memory: the results that are non-empty
+ * numeric tensors of at most OG_BLOCK_RESULT_MAX bytes are copied into it, one after the
+ * other at 64-byte aligned offsets, as long as they fit (the others are handed over as
+ * usual); a result copied there
+ * is NULL in outputs/grads and its info gives its address in the block.  For a binding, one
+ * block for the small results of a call costs less than one object per result; larger
+ * results are never copied.  Errors: as
+ * og_instance_forward / og_instance_backward; OG_ERR_INVALID_ARG (NULL inst or result
+ * array). */
+#define OG_BLOCK_RESULT_MAX 16384
+OG_API int og_instance_slot_count(const og_instance *inst);
+OG_API const char *og_instance_slot_name(const og_instance *inst, int slot);
+OG_API og_status og_instance_bind(og_instance *inst, int backward, int slot, og_tensor *t);
+OG_API og_status og_instance_forward_bound(og_instance *inst, int training, og_tensor **outputs,
+                                           int64_t *info, void *block, size_t block_bytes);
+OG_API og_status og_instance_backward_bound(og_instance *inst, og_tensor **grads, int64_t *info,
+                                            void *block, size_t block_bytes);
+
 /* ---------------------------------------------------------------------------------- */
 /* Datasets                                                                            */
 /* ---------------------------------------------------------------------------------- */
@@ -678,7 +734,11 @@ typedef enum og_loss_kind {
     OG_LOSS_HUBER = 3,         /* 0.5 e^2 where |e| <= delta, delta (|e| - 0.5 delta) elsewhere */
     OG_LOSS_LOG = 4,           /* binary log loss on logits y, t in {0, 1} (float) */
     OG_LOSS_CROSS_ENTROPY = 5, /* softmax cross-entropy on logits y [N, C, ...], int64 t */
-    OG_LOSS_NLL = 6            /* negative log-likelihood on log-probabilities, int64 t */
+    OG_LOSS_NLL = 6,           /* negative log-likelihood on log-probabilities, int64 t */
+    OG_LOSS_PROBA = 7          /* -log q[t], q = p / sum_c p, on probabilities p [N, C, ...]
+                                  (q clipped above 0: 1e-12, float64 1e-15), int64 t:
+                                  scikit-learn's log_loss, for classifiers that output
+                                  probabilities */
 } og_loss_kind;
 
 typedef enum og_reduction { OG_REDUCTION_MEAN = 0, OG_REDUCTION_SUM = 1 } og_reduction;
@@ -686,9 +746,14 @@ typedef enum og_reduction { OG_REDUCTION_MEAN = 0, OG_REDUCTION_SUM = 1 } og_red
 typedef struct og_loss_options {
     og_loss_kind kind;
     og_reduction reduction;
-    const char *output;      /* the model output compared to the target; NULL: the first */
-    const char *target_name; /* new input holding the targets; NULL: "label" */
-    const char *loss_name;   /* new scalar output; NULL: "loss" */
+    /* The model output compared to the target; NULL: the first float tensor output.  An
+     * output ZipMap makes (a sequence of maps) stands for the probabilities tensor it
+     * packs. */
+    const char *output;
+    /* New input holding the targets; NULL: "label" (or "label_1", ... when the model has a
+     * value named so).  New scalar output; NULL: "loss" (or "loss_1", ...). */
+    const char *target_name;
+    const char *loss_name;
     /* Name of a new float input [N] of sample weights; NULL: none.  With weights, MEAN is
      * sum(w_i l_ij) / sum(w_i * per-sample count) (0 when all weights are 0) and SUM is
      * sum(w_i l_ij). */
@@ -706,12 +771,13 @@ typedef struct og_loss_options {
 OG_API void og_loss_options_init(og_loss_options *o, og_loss_kind kind);
 
 /* A new model computing a loss from model m: m's graph, a new input for the targets (of the
- * output's shape and dtype, or int64 [N, ...] for CROSS_ENTROPY and NLL) and, when asked,
- * one for sample weights; outputs: the scalar loss first, then m's outputs.  The result is
- * a standard ONNX model (save it, run it, differentiate it); its constants are Constant
- * nodes, so its initializers are the model's and nothing else.  Its metadata records which
- * output and inputs the loss added ("onnxgrad.loss", "onnxgrad.loss_inputs"), so
- * og_trainer_export can strip them.  CROSS_ENTROPY and NLL need a default opset >= 12.
+ * output's shape and dtype, or int64 [N, ...] for CROSS_ENTROPY, NLL and PROBA) and, when
+ * asked, one for sample weights; outputs: the scalar loss first, then m's outputs.  The
+ * result is a standard ONNX model (save it, run it, differentiate it); its constants are
+ * Constant nodes, so its initializers are the model's and nothing else.  Its metadata
+ * records which output and inputs the loss added and which value it compares
+ * ("onnxgrad.loss", "onnxgrad.loss_inputs", "onnxgrad.loss_output"), so og_trainer_export
+ * can strip them.  CROSS_ENTROPY and NLL need a default opset >= 12, PROBA >= 9.
  * Errors: OG_ERR_INVALID_ARG (unknown output or weight, a name already taken, bad
  * l1_ratio/delta), OG_ERR_TYPE (a non-float output), OG_ERR_UNSUPPORTED (opset). */
 OG_API og_status og_model_add_loss(const og_model *m, const og_loss_options *o, og_model **out);
@@ -828,7 +894,8 @@ OG_API og_status og_trainer_evaluate(og_trainer *t, const char *const *input_nam
 
 /* Inference with the current weights: run the model's forward graph (Dropout off,
  * BatchNormalization with running statistics) and return output `output` (any value of the
- * loss model; NULL: the first output after the loss) as a new tensor.  Only the inputs that
+ * loss model; NULL: the value the loss compares with the targets, as the "onnxgrad.loss_output"
+ * metadata names it, else the first output after the loss) as a new tensor.  Only the inputs that
  * output needs must be given (no targets for a prediction). */
 OG_API og_status og_trainer_predict(og_trainer *t, const char *const *input_names,
                                     const og_tensor *const *inputs, int n_inputs,
@@ -943,8 +1010,8 @@ OG_API og_status og_trainer_fit(og_trainer *t, const og_dataset *data, const og_
 /* .npy files                                                                          */
 /* ---------------------------------------------------------------------------------- */
 
-/* Read a .npy file (format 1.0-3.0, C order) of float16, float32, float64, int32, int64
- * or bool, little- or big-endian, or of strings: numpy's unicode arrays ('<U', read as
+/* Read a .npy file (format 1.0-3.0, C order) of float16, float32, float64, signed and
+ * unsigned 8- to 64-bit integers or bool, little- or big-endian, or of strings: numpy's unicode arrays ('<U', read as
  * UTF-8) and byte strings ('|S'), both becoming OG_STRING tensors (trailing NULs dropped,
  * as numpy does).  Anything else (Fortran order, object arrays, other dtypes) is refused
  * with OG_ERR_UNSUPPORTED and a message that says why; truncated or malformed files give

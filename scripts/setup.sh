@@ -47,13 +47,13 @@ fi
 
 PY=${PYTHON:-python3}
 if ! $PY - <<PYEOF 2>/dev/null
-import numpy, onnx, onnxruntime, sklearn, pytest, wheel
+import numpy, onnx, onnxruntime, sklearn, skl2onnx, pytest, wheel
 assert onnx.__version__ == "$ONNX_VERSION", onnx.__version__
 PYEOF
 then
-  echo "setup: installing Python packages (numpy, onnx==$ONNX_VERSION, onnxruntime, scikit-learn, pytest, wheel)"
+  echo "setup: installing Python packages (numpy, onnx==$ONNX_VERSION, onnxruntime, scikit-learn, skl2onnx, pytest, wheel)"
   $PY -m pip install -q --disable-pip-version-check "$NUMPY_SPEC" "onnx==$ONNX_VERSION" \
-      "onnxruntime>=$ORT_VERSION" scikit-learn pytest wheel
+      "onnxruntime>=$ORT_VERSION" scikit-learn skl2onnx pytest wheel
 fi
 if [ $want_bench = 1 ]; then
   here=$(cd "$(dirname "$0")/.." && pwd)

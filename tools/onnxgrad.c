@@ -653,10 +653,13 @@ static int cmd_check(int argc, char **argv)
             }
     }
     char seed_names[MAX_IO][300];
+    int n_seeds = 0;
     for (int k = 0; !rc && k < no; k++) {
+        if (og_tensor_dtype(r[k]) != OG_DOUBLE) continue; /* labels: no gradient, no seed */
         snprintf(seed_names[k], sizeof seed_names[k], "%s_grad", onames[k]);
         bnames[nb] = seed_names[k];
         bound[nb++] = r[k];
+        n_seeds++;
     }
     if (!rc) printf("%-40s %12s %10s\n", "gradient of", "max rel err", "checked");
     for (int p = 0; !rc && p < ni + nw; p++) {
@@ -706,7 +709,7 @@ static int cmd_check(int argc, char **argv)
         og_tensor_free(outs[k]);
     }
     for (int k = 0; k < 2 * MAX_IO; k++) og_tensor_free(grads[k]);
-    for (int k = j.n_in; k < nb - no; k++) og_tensor_free(bound[k]); /* the weight copies */
+    for (int k = j.n_in; k < nb - n_seeds; k++) og_tensor_free(bound[k]); /* the weight copies */
     og_session_free(fs);
     og_grad_free(g);
     og_model_free(m64);

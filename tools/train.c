@@ -32,11 +32,13 @@ const char cli_train_usage[] =
     "\n"
     "Loss:\n"
     "  --loss L                 mse | mae | elastic | huber | log (binary, on logits) |\n"
-    "                           cross-entropy (softmax, on logits) | nll (on log-probs);\n"
+    "                           cross-entropy (softmax, on logits) | nll (on log-probs) |\n"
+    "                           proba (-log p, on probabilities: scikit-learn classifiers);\n"
     "                           without --loss, a MODEL carrying an ONNX TrainingInfoProto\n"
     "                           trains with its own algorithm (the optimizer options and\n"
     "                           --weights then do not apply)\n"
-    "  --model-output NAME      the output compared with the targets (default: the first)\n"
+    "  --model-output NAME      the output compared with the targets (default: the first\n"
+    "                           float tensor; a ZipMap output stands for its probabilities)\n"
     "  --reduction mean|sum     (default mean)      --l1-ratio R  elastic (default 0.5)\n"
     "  --delta D                huber (default 1)   --l1 X, --l2 X  weight penalties\n"
     "\n"
@@ -531,11 +533,11 @@ static void sibling(const char *out, const char *ext, char *buf, size_t size)
 static int configure(args *a, og_loss_options *lo, og_optimizer_options *oo)
 {
     static const char *const losses[] = {"mse", "mae",           "elastic", "huber",
-                                         "log", "cross-entropy", "nll"};
+                                         "log", "cross-entropy", "nll",     "proba"};
     static const char *const optims[] = {"sgd", "momentum", "nesterov", "adam", "adamw", "adagrad"};
     static const char *const scheds[] = {"constant", "optimal", "invscaling",
                                          "linear",   "cosine",  "step"};
-    int lk = a->loss ? pick(a->loss, losses, 7, "loss") : 0;
+    int lk = a->loss ? pick(a->loss, losses, 8, "loss") : 0;
     int ok = pick(a->optimizer ? a->optimizer : "sgd", optims, 6, "optimizer");
     int sk = a->schedule ? pick(a->schedule, scheds, 6, "schedule") : 0;
     if (lk < 0 || ok < 0 || sk < 0) return 2;
@@ -599,7 +601,8 @@ int cli_train(int argc, char **argv)
     og_optimizer_options oo;
     if ((rc = configure(&a, &lo, &oo))) return rc;
     bool algorithm = a.loss == NULL; /* the model's own TrainingInfoProto */
-    bool classes = !algorithm && (lo.kind == OG_LOSS_CROSS_ENTROPY || lo.kind == OG_LOSS_NLL);
+    bool classes = !algorithm && (lo.kind == OG_LOSS_CROSS_ENTROPY || lo.kind == OG_LOSS_NLL ||
+                                  lo.kind == OG_LOSS_PROBA);
 
     og_model *m = NULL, *lm = NULL, *trained = NULL, *with_step = NULL;
     og_dataset *all = NULL, *train = NULL, *val = NULL, *val_owned = NULL;
@@ -619,8 +622,9 @@ int cli_train(int argc, char **argv)
     if (og_model_load_file(a.model, NULL, &m)) goto done;
     if (algorithm) {
         if (og_model_training_info_count(m) == 0) {
-            rc = cli_bad_usage("train: --loss is required (mse, mae, elastic, huber, log, "
-                               "cross-entropy, nll) unless MODEL carries a TrainingInfoProto");
+            rc = cli_bad_usage(
+                "train: --loss is required (mse, mae, elastic, huber, log, "
+                "cross-entropy, nll, proba) unless MODEL carries a TrainingInfoProto");
             goto cleanup;
         }
         classes = target_is_int64(m);

@@ -119,6 +119,25 @@ og_tensor_dims = _fn("og_tensor_dims", POINTER(c_int64), c_void_p)
 og_tensor_nbytes = _fn("og_tensor_nbytes", c_size_t, c_void_p)
 og_tensor_data = _fn("og_tensor_data", c_void_p, c_void_p)
 og_tensor_cdata = _fn("og_tensor_cdata", c_void_p, c_void_p)
+# 0 a tensor, 1 a sequence, 2 a map, 3 an optional
+og_tensor_kind = _opt_fn("og_tensor_kind", c_int, c_void_p)
+_KIND_NAMES = {1: "a sequence", 2: "a map", 3: "an optional"}
+og_tensor_numel = _fn("og_tensor_numel", c_int64, c_void_p)
+og_tensor_string = _opt_fn("og_tensor_string", c_char_p, c_void_p, c_int64)
+og_sequence_length = _opt_fn("og_sequence_length", c_int64, c_void_p)
+og_sequence_item = _opt_fn("og_sequence_item", c_void_p, c_void_p, c_int64)
+og_map_size = _opt_fn("og_map_size", c_int64, c_void_p)
+og_map_keys = _opt_fn("og_map_keys", c_void_p, c_void_p)
+og_map_value = _opt_fn("og_map_value", c_void_p, c_void_p, c_int64)
+og_optional_value = _opt_fn("og_optional_value", c_void_p, c_void_p)
+OG_STRING = 8
+
+
+def not_a_tensor(t: int) -> Optional[str]:
+    """'a sequence', 'a map', 'an optional' when og_tensor t holds no tensor, else None."""
+    if og_tensor_kind is None or not t:
+        return None
+    return _KIND_NAMES.get(og_tensor_kind(t))
 
 
 class og_load_options(Structure):
@@ -144,6 +163,8 @@ og_model_output_info = _fn("og_model_output_info", _status, c_void_p, c_int, POI
 og_model_initializer_count = _fn("og_model_initializer_count", c_int, c_void_p)
 og_model_initializer_name = _fn("og_model_initializer_name", c_char_p, c_void_p, c_int)
 og_model_initializer = _fn("og_model_initializer", c_void_p, c_void_p, c_int)
+og_model_opset_count = _fn("og_model_opset_count", c_int, c_void_p)
+og_model_opset = _fn("og_model_opset", _status, c_void_p, c_int, CHARPP, POINTER(c_int64))
 
 
 class og_grad_options(Structure):
@@ -181,6 +202,19 @@ og_instance_forward = _fn("og_instance_forward", _status, c_void_p, CHARPP, PP, 
 og_instance_backward = _fn("og_instance_backward", _status, c_void_p, PP, PP)
 og_instance_pending = _fn("og_instance_pending", c_int, c_void_p)
 og_instance_saved_bytes = _fn("og_instance_saved_bytes", c_size_t, c_void_p)
+# bound calls (one C call per forward or backward; tensors bound once per slot)
+og_instance_slot_count = _fn("og_instance_slot_count", c_int, c_void_p)
+og_instance_slot_name = _fn("og_instance_slot_name", c_char_p, c_void_p, c_int)
+og_instance_bind = _fn("og_instance_bind", _status, c_void_p, c_int, c_int, c_void_p)
+og_instance_forward_bound = _fn("og_instance_forward_bound", _status, c_void_p, c_int, PP,
+                                c_void_p, c_void_p, c_size_t)
+og_instance_backward_bound = _fn("og_instance_backward_bound", _status, c_void_p, PP, c_void_p,
+                                 c_void_p, c_size_t)
+#: results up to this size may be copied into a caller's block (OG_BLOCK_RESULT_MAX)
+BLOCK_RESULT_MAX = 16384
+og_tensor_info = _fn("og_tensor_info", None, PP, c_int, c_void_p)
+#: int64 entries per tensor in og_tensor_info: data address, dtype, rank, OG_MAX_RANK dims
+INFO_SIZE = 11
 
 
 class og_session_options(Structure):
@@ -337,12 +371,43 @@ class _Owner:
             og_tensor_free(t)
 
 
-def take_array(t: int) -> np.ndarray:
+def to_python(t: int) -> Any:
+    """A copy of the value t (not owned) as onnxruntime gives it: a numpy array for a
+    tensor (strings: an object array of str), a list for a sequence, a dict for a map (a
+    rank-0 value as a Python scalar, as ZipMap's probabilities come from onnxruntime), None
+    or the value for an optional."""
+    kind = og_tensor_kind(t) if og_tensor_kind is not None else 0
+    if kind == 1:
+        return [to_python(og_sequence_item(t, i)) for i in range(og_sequence_length(t))]
+    if kind == 2:
+        keys = to_python(og_map_keys(t)).tolist()
+        values = [to_python(og_map_value(t, i)) for i in range(og_map_size(t))]
+        return {k: (v.item() if isinstance(v, np.ndarray) and v.ndim == 0 else v)
+                for k, v in zip(keys, values)}
+    if kind == 3:
+        v = og_optional_value(t)
+        return to_python(v) if v else None
+    if og_tensor_dtype(t) == OG_STRING:
+        shape = tuple(og_tensor_dims(t)[:og_tensor_rank(t)])
+        items = [og_tensor_string(t, i).decode("utf-8") for i in range(og_tensor_numel(t))]
+        out = np.empty(len(items), dtype=object)
+        out[:] = items
+        return out.reshape(shape)
+    return copy_array(t)
+
+
+def take_array(t: int) -> Any:
     """A numpy array over og_tensor t, zero-copy; t is freed when the array is collected.
-    Takes ownership of t (freed right away on failure)."""
+    Takes ownership of t (freed right away on failure).  A value that numpy cannot view (a
+    string tensor, a sequence, a map, an optional) comes back copied by to_python."""
+    code = og_tensor_dtype(t)
+    if code == OG_STRING or not_a_tensor(t):
+        try:
+            return to_python(t)
+        finally:
+            og_tensor_free(t)
     owner = _Owner()
     owner._t = t
-    code = og_tensor_dtype(t)
     typestr = _TYPESTR.get(code)
     if typestr is None:
         raise OnnxgradRuntimeError("onnxgrad returned a tensor of dtype %s, which numpy cannot hold"

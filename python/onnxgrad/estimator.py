@@ -1,17 +1,17 @@
-"""OrtGradientForwardBackwardOptimizer on onnxgrad: a scikit-learn style estimator that
-trains an ONNX model with the C trainer (og_model_add_loss, og_trainer_*), like onnxcustom's
-class of that name did with onnxruntime-training.
+"""Trainer: a scikit-learn style estimator that trains an ONNX model with onnxgrad's C trainer
+(og_model_add_loss, og_trainer_*): Adam, AdamW, Adagrad or SGD, every loss of the C library,
+the whole fit loop in C.
 
-    from onnxgrad import OrtGradientForwardBackwardOptimizer
+    from onnxgrad import Trainer
 
-    est = OrtGradientForwardBackwardOptimizer(onx, max_iter=20, batch_size=16,
-                                              learning_rate=1e-2)
+    est = Trainer(onx, max_iter=20, batch_size=16, learning_rate=1e-2)
     est.fit(X, y, X_val=Xv, y_val=yv)
     est.train_losses_, est.validation_losses_, est.predict(X), est.get_trained_onnx()
 
 The model given is the prediction model (no loss): the loss (``learning_loss``) and the
 penalty (``learning_penalty``) are added to it as ONNX nodes, the optimizer
-(``training_optimizer_name``, ``learning_rate``) runs in C.
+(``training_optimizer_name``, ``learning_rate``) runs in C.  For onnxcustom's estimator, step
+by step as onnxcustom trained, see :class:`onnxgrad.OrtGradientForwardBackwardOptimizer`.
 """
 from __future__ import annotations
 
@@ -28,8 +28,10 @@ import numpy as np
 from . import _lib as L
 from .gradient import _make_log_callback, _parse_providers
 
-__all__ = ["OrtGradientForwardBackwardOptimizer", "LearningRateSGD", "LearningRateSGDNesterov",
-           "ElasticLearningPenalty", "ConvergenceError"]
+from .training.excs import ConvergenceError
+from .training.sgd_learning_penalty import ElasticLearningPenalty
+
+__all__ = ["Trainer"]
 
 _SCHEDULES = {"constant": 0, "optimal": 1, "invscaling": 2, "linear": 3, "cosine": 4, "step": 5}
 _OPTIMIZERS = {"sgdoptimizer": 0, "sgd": 0, "adam": 1, "adamoptimizer": 1, "adamw": 2,
@@ -39,70 +41,6 @@ _LOSSES = {"square_error": 0, "squared_error": 0, "mse": 0, "absolute_error": 1,
            "cross_entropy": 5, "nll": 6, "negative_log_likelihood": 6}
 _CLASSIFICATION = (4, 5, 6)
 _OPTIMIZER_FIELDS = [f for f, _ in L.og_optimizer_options._fields_ if f != "kind"]
-
-
-class ConvergenceError(L.OnnxgradRuntimeError):
-    """Training stopped on a NaN or infinite loss or gradient (diverging learning rate)."""
-
-
-class _Params:
-    """Shared helpers of the small option classes: repr and equality on their fields."""
-
-    def _fields(self) -> Dict[str, Any]:
-        return dict(self.__dict__)
-
-    def __repr__(self) -> str:
-        return "%s(%s)" % (self.__class__.__name__,
-                           ", ".join("%s=%r" % kv for kv in self._fields().items()))
-
-    def __eq__(self, other: Any) -> bool:
-        return type(self) is type(other) and self._fields() == other._fields()
-
-
-class LearningRateSGD(_Params):
-    """scikit-learn's SGD learning rates (SGDRegressor's eta0, alpha, power_t and
-    learning_rate): ``'constant'`` (eta0), ``'optimal'`` (1 / (alpha (t0 + t))),
-    ``'invscaling'`` (eta0 / (t + 1)^power_t, t counting steps); also ``'linear'``,
-    ``'cosine'``, ``'step'`` with the extra options of og_optimizer_options."""
-
-    def __init__(self, eta0: float = 0.01, alpha: float = 0.0001, power_t: float = 0.25,
-                 learning_rate: str = "invscaling", **extra: Any) -> None:
-        self.eta0 = eta0
-        self.alpha = alpha
-        self.power_t = power_t
-        self.learning_rate = learning_rate
-        self.extra = extra
-
-    def options(self) -> Dict[str, Any]:
-        d = {"lr": self.eta0, "alpha": self.alpha, "power_t": self.power_t,
-             "schedule": self.learning_rate}
-        d.update(self.extra)
-        return d
-
-
-class LearningRateSGDNesterov(LearningRateSGD):
-    """LearningRateSGD with momentum (heavy ball) and, by default, Nesterov's step."""
-
-    def __init__(self, eta0: float = 0.01, alpha: float = 0.0001, power_t: float = 0.25,
-                 learning_rate: str = "invscaling", momentum: float = 0.9, nesterov: bool = True,
-                 **extra: Any) -> None:
-        super().__init__(eta0, alpha, power_t, learning_rate, **extra)
-        self.momentum = momentum
-        self.nesterov = nesterov
-
-    def options(self) -> Dict[str, Any]:
-        d = super().options()
-        d.update(momentum=self.momentum, nesterov=self.nesterov)
-        return d
-
-
-class ElasticLearningPenalty(_Params):
-    """Penalty ``l1 * sum|w| + l2 * sum w^2`` added to the loss, over the trained weights of
-    rank >= 2 (biases are not penalized)."""
-
-    def __init__(self, l1: float = 0.5, l2: float = 0.5) -> None:
-        self.l1 = l1
-        self.l2 = l2
 
 
 class _Handle:
@@ -162,7 +100,7 @@ def _as_float32(a: Any, what: str) -> np.ndarray:
     return np.ascontiguousarray(a, dtype=np.float32)
 
 
-class OrtGradientForwardBackwardOptimizer:
+class Trainer:
     """Trains an ONNX model by mini-batch gradient descent with onnxgrad's C trainer.
 
     :param model_onnx: the model to train (``onnx.ModelProto``, bytes or a path), without
@@ -173,12 +111,12 @@ class OrtGradientForwardBackwardOptimizer:
     :param training_optimizer_name: ``'SGDOptimizer'`` (or ``'SGD'``), ``'Adam'``,
         ``'AdamW'``, ``'Adagrad'``
     :param batch_size: samples per step
-    :param learning_rate: ``'SGD'`` (:class:`LearningRateSGD`: scikit-learn's invscaling
-        schedule, eta0 0.01), ``'SGDNesterov'`` (:class:`LearningRateSGDNesterov`), a float
-        (constant learning rate), a LearningRateSGD instance, or a dict of
-        og_optimizer_options fields (``lr``, ``momentum``, ``nesterov``, ``beta1``,
-        ``beta2``, ``eps``, ``weight_decay``, ``clip_norm``, ``schedule`` (``'constant'``,
-        ``'optimal'``, ``'invscaling'``, ``'linear'``, ``'cosine'``, ``'step'``), ``alpha``,
+    :param learning_rate: ``'SGD'`` (scikit-learn's invscaling schedule: lr 0.01,
+        power_t 0.25), ``'SGDNesterov'`` (the same with Nesterov's momentum 0.9), a float
+        (constant learning rate), or a dict of og_optimizer_options fields (``lr``,
+        ``momentum``, ``nesterov``, ``beta1``, ``beta2``, ``eps``, ``weight_decay``,
+        ``clip_norm``, ``schedule`` (``'constant'``, ``'optimal'``, ``'invscaling'``,
+        ``'linear'``, ``'cosine'``, ``'step'``), ``alpha``,
         ``power_t``, ``warmup_steps``, ``total_steps``, ``min_lr``, ``step_size``,
         ``gamma``, ...).  With Adam, AdamW and Adagrad the string ``'SGD'`` means their
         own (PyTorch's) defaults.
@@ -197,8 +135,9 @@ class OrtGradientForwardBackwardOptimizer:
         ``"onnxgrad"``
     :param weight_name: name of the sample-weight input added when ``fit`` gets
         ``sample_weight`` (default ``"sample_weight"``)
-    :param learning_penalty: None, ``'elastic'`` (:class:`ElasticLearningPenalty`), an
-        ElasticLearningPenalty, or a dict ``{"l1": ..., "l2": ...}``
+    :param learning_penalty: None, ``'elastic'`` (l1 = l2 = 0.5), an
+        :class:`~onnxgrad.training.sgd_learning_penalty.ElasticLearningPenalty`, or a dict
+        ``{"l1": ..., "l2": ...}``
     :param shuffle: shuffle the samples every epoch
     :param random_state: seed of the shuffles
     :param threads: worker threads (0: one per core; the default, 1, suits small models,
@@ -220,7 +159,7 @@ class OrtGradientForwardBackwardOptimizer:
                  shuffle: bool = True, random_state: int = 0, threads: int = 1,
                  output_name: Optional[str] = None) -> None:
         self.model_onnx = model_onnx
-        self.weights_to_train = None if weights_to_train is None else list(weights_to_train)
+        self.weights_to_train = weights_to_train  # as given: sklearn.base.clone checks it
         self.loss_output_name = loss_output_name
         self.max_iter = max_iter
         self.training_optimizer_name = training_optimizer_name
@@ -250,7 +189,7 @@ class OrtGradientForwardBackwardOptimizer:
         """The constructor's parameters (scikit-learn's protocol: clone works)."""
         return {k: getattr(self, k) for k in self._get_param_names()}
 
-    def set_params(self, **params: Any) -> "OrtGradientForwardBackwardOptimizer":
+    def set_params(self, **params: Any) -> "Trainer":
         names = set(self._get_param_names())
         for k, v in params.items():
             if k not in names:
@@ -311,6 +250,8 @@ class OrtGradientForwardBackwardOptimizer:
             pen = ElasticLearningPenalty()
         if isinstance(pen, ElasticLearningPenalty):
             pen = {"l1": pen.l1, "l2": pen.l2}
+        elif type(pen).__name__ == "NoLearningPenalty":
+            pen = None
         if pen is not None:
             if not isinstance(pen, dict) or set(pen) - {"l1", "l2"}:
                 raise ValueError("learning_penalty must be None, 'elastic', an "
@@ -337,19 +278,21 @@ class OrtGradientForwardBackwardOptimizer:
         lr = self.learning_rate
         if isinstance(lr, str):
             key = lr.lower()
+            sgd = {"lr": 0.01, "schedule": "invscaling", "power_t": 0.25}
             if key in ("sgd", "sgdregressor"):
-                lr = LearningRateSGD() if kind == 0 else {}
-            elif key == "sgdnesterov":
-                lr = LearningRateSGDNesterov() if kind == 0 else {}
+                lr = sgd if kind == 0 else {}
+            elif key in ("sgdnesterov", "nesterov"):
+                lr = dict(sgd, momentum=0.9, nesterov=True) if kind == 0 else {}
             else:
-                raise ValueError("Unknown learning_rate %r (SGD, SGDNesterov, a float, a dict or "
-                                 "a LearningRateSGD)." % self.learning_rate)
-        if isinstance(lr, LearningRateSGD):
-            lr = lr.options()
-        elif isinstance(lr, (int, float)) and not isinstance(lr, bool):
+                raise ValueError("Unknown learning_rate %r (SGD, SGDNesterov, a float or a "
+                                 "dict)." % self.learning_rate)
+        if isinstance(lr, (int, float)) and not isinstance(lr, bool):
             lr = {"lr": float(lr)}
         if not isinstance(lr, dict):
-            raise ValueError("Unexpected learning_rate %r." % (self.learning_rate,))
+            raise ValueError("Unexpected learning_rate %r: Trainer takes a float, 'SGD', "
+                             "'SGDNesterov' or a dict of og_optimizer_options fields; "
+                             "onnxcustom's learning rate objects go with "
+                             "OrtGradientForwardBackwardOptimizer." % (self.learning_rate,))
         for k, v in lr.items():
             if k not in _OPTIMIZER_FIELDS:
                 raise ValueError("Unknown optimizer option %r (%s)." % (
@@ -471,7 +414,7 @@ class OrtGradientForwardBackwardOptimizer:
         return getattr(self, "_trainer", None) is not None or hasattr(self, "_trained_state")
 
     def fit(self, X: Any, y: Any, sample_weight: Any = None, X_val: Any = None,
-            y_val: Any = None) -> "OrtGradientForwardBackwardOptimizer":
+            y_val: Any = None) -> "Trainer":
         """Train the model.
 
         :param X: features, [N, ...] (converted to float32)
@@ -521,7 +464,7 @@ class OrtGradientForwardBackwardOptimizer:
                     if val is not None and len(train_losses) % every == 0:
                         val_losses.append(float(e.val_loss))
                     if logger is not None:
-                        logger.info("[OrtGradientForwardBackwardOptimizer.fit] epoch %d "
+                        logger.info("[Trainer.fit] epoch %d "
                                     "loss=%g val_loss=%g lr=%g", len(train_losses),
                                     e.train_loss, e.val_loss, self._lr())
                 if bar is not None and (e.epoch_end or self.verbose > 1):
@@ -558,7 +501,7 @@ class OrtGradientForwardBackwardOptimizer:
         text = str(exc).lower()
         if st == L.OG_ERR_RUNTIME and ("nan" in text or "inf" in text):
             conv = ConvergenceError(str(exc) + " (the learning rate may be too large)")
-            conv.status, conv.status_name = exc.status, exc.status_name
+            conv.status, conv.status_name = exc.status, exc.status_name  # type: ignore
             raise conv
         raise exc
 

@@ -132,3 +132,29 @@ def mlp_model(sizes=(64, 32, 10), seed=0):
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
     model.ir_version = 8
     return model
+
+
+# ---- onnxcustom's own values (data/onnxcustom_refs.json, see make_onnxcustom_refs.py) ----
+
+DATA = os.path.join(HERE, "data")
+
+
+@pytest.fixture(scope="session")
+def refs():
+    """The values onnxcustom 0.4.293 computed (onnxruntime-training 1.15.1), written by
+    make_onnxcustom_refs.py."""
+    import json
+
+    with open(os.path.join(DATA, "onnxcustom_refs.json")) as f:
+        return json.load(f)
+
+
+def ref_array(d):
+    """A numpy array from a reference entry {'shape', 'dtype', 'data'}."""
+    return np.array(d["data"], dtype=d["dtype"]).reshape(d["shape"])
+
+
+def data_model(name):
+    """One of the scikit-learn models of data/ (written by data/make_models.py), as bytes."""
+    with open(os.path.join(DATA, name + ".onnx"), "rb") as f:
+        return f.read()

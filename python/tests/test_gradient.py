@@ -364,3 +364,39 @@ def test_function_class_needs_a_gradient_object():
         OrtGradientForwardBackwardFunction()
     with pytest.raises(RuntimeError, match="saved"):
         OrtGradientForwardBackward(linreg_model()).new_instance().saved_tensors
+
+
+def test_results_stay_valid_across_calls(linreg):
+    """Small results share one block per call, reused by a later call only once no result
+    of it is alive: kept results never change; arrays changed in place, reshaped or replaced
+    between calls are seen."""
+    fw = OrtGradientForwardBackward(linreg, threads=1)
+    inst = fw.new_instance()
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((4, 5)).astype(np.float32)
+    coef, intercept = fw.get_initializer("coef"), fw.get_initializer("intercept")
+    kept = []
+    for i in range(6):
+        y, = inst.forward([x, coef, intercept], training=True)
+        g = inst.backward([np.full((4, 1), float(i), np.float32)])
+        kept.append((y, g, y.copy(), [a.copy() for a in g]))
+        x += 1  # in place: the next call reads the new values
+    for y, g, y0, g0 in kept:
+        np.testing.assert_array_equal(y, y0)
+        for a, b in zip(g, g0):
+            np.testing.assert_array_equal(a, b)
+    # the last calls differ: x moved, the seed too
+    assert not np.array_equal(kept[0][0], kept[-1][0])
+    np.testing.assert_allclose(kept[-1][1][2], [20.0])  # 4 rows x seed 5
+    # a reshaped input (same object) and other shapes go through the general path
+    x2 = np.ones((2, 5), np.float32)
+    y2, = inst.forward([x2, coef, intercept])
+    x2.shape = (5, 2)
+    with pytest.raises(ValueError, match="X"):
+        inst.forward([x2, coef, intercept])
+    x2.shape = (2, 5)
+    np.testing.assert_array_equal(inst.forward([x2, coef, intercept])[0], y2)
+    big = np.ones((3000, 5), np.float32)  # an output larger than the block: handed over
+    yb, = inst.forward([big])
+    assert yb.shape == (3000, 1) and isinstance(yb, onnxgrad.OrtValueArray)
+    np.testing.assert_allclose(inst.forward([x2])[0], y2, rtol=1e-6)

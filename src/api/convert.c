@@ -19,6 +19,18 @@ static og_status widen(og_tensor **t, const og_allocator *a)
     return OG_OK;
 }
 
+/* Type t of graph g with its float32 tensors float64, interned in g (t itself when it has
+ * none); NULL when out of memory.  Recursion follows the type's nesting (bounded). */
+static const og_type *widen_type(og_graph *g, const og_type *t)
+{
+    if (!t) return NULL;
+    if (t->kind == OG_KIND_TENSOR)
+        return t->dtype == OG_FLOAT ? og_graph_type_tensor(g, OG_DOUBLE, t->rank, t->dims) : t;
+    const og_type *e = widen_type(g, t->elem);
+    if (t->elem && !e) return NULL;
+    return e == t->elem ? t : og_graph_type_wrap(g, t->kind, t->dtype, e);
+}
+
 og_status og_model_convert_float64(const og_model *m, og_model **out)
 {
     if (!out) return og_error(OG_ERR_INVALID_ARG, "og_model_convert_float64: out is NULL");
@@ -31,6 +43,14 @@ og_status og_model_convert_float64(const og_model *m, og_model **out)
     for (int v = 0; v < g->n_values; v++) {
         og_value *val = &g->values[v];
         if (val->dtype == OG_FLOAT) val->dtype = OG_DOUBLE;
+        if (val->type) { /* seq(map(int64, float32)) -> seq(map(int64, float64)) */
+            const og_type *t = widen_type(g, val->type);
+            if (!t) {
+                st = og_error(OG_ERR_NOMEM, "out of memory");
+                goto fail;
+            }
+            val->type = t;
+        }
         if ((st = widen(&val->init, &c->alloc))) goto fail;
     }
     for (int i = 0; i < g->n_nodes; i++) {

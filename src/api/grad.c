@@ -46,6 +46,32 @@ static bool is_float_input(const og_value *v)
 
 static bool is_output(const og_value *v) { return v->is_graph_output; }
 
+/* A model with LinearRegressor or LinearClassifier nodes is differentiated through its
+ * lowered copy, whose coefficients and intercepts are initializers (grad.h). */
+static og_status lower_linear_models(og_grad *g)
+{
+    const og_graph *fg = g->model->graph;
+    bool any = false;
+    for (int i = 0; i < fg->n_nodes && !any; i++)
+        any = strcmp(fg->nodes[i].domain, "ai.onnx.ml") == 0 &&
+              (strcmp(fg->nodes[i].op_type, "LinearRegressor") == 0 ||
+               strcmp(fg->nodes[i].op_type, "LinearClassifier") == 0);
+    if (!any) return OG_OK;
+    og_model *low = NULL;
+    og_status st = og_model_copy_graph(g->model, g->model->user_alloc, &low);
+    if (!st) st = og_graph_finalize(low->graph);
+    if (!st) st = og_graph_resolve(low->graph, true);
+    int n = 0;
+    if (!st) st = og_grad_lower_ml(low->graph, &n);
+    if (st) {
+        og_model_free(low);
+        return og_error_prefix(st, "lowering the linear models to differentiate them");
+    }
+    g->lowered = low;
+    g->model = low;
+    return OG_OK;
+}
+
 /* The eval graph: a copy of the forward graph whose trained weights are graph inputs
  * (after the model inputs), their initializer values kept as defaults. */
 static og_status make_eval(const og_model *m, const int *w, int nw, const og_allocator *a,
@@ -107,6 +133,9 @@ og_status og_grad_create(const og_model *m, const og_grad_options *opts, og_grad
     if (!g) return og_error(OG_ERR_NOMEM, "out of memory");
     g->model = m;
     g->alloc = a;
+    if ((st = lower_linear_models(g))) goto fail;
+    m = g->model;
+    fg = m->graph;
     int nw = 0, ni = 0, no = 0;
     size_t cap = (size_t)fg->n_values + 1;
     w = og_malloc(a, cap * sizeof *w);
@@ -144,6 +173,17 @@ og_status og_grad_create(const og_model *m, const og_grad_options *opts, og_grad
         if ((st = pick(fg, opts->outputs, no, "output", is_output, o))) goto fail;
     } else {
         for (int i = 0; i < fg->n_outputs; i++) o[no++] = fg->outputs[i];
+    }
+    /* a ZipMap's sequence of maps is differentiated as the probabilities it packs */
+    for (int i = 0; i < no; i++) {
+        o[i] = og_grad_output_source(fg, o[i]);
+        for (int k = 0; k < i; k++)
+            if (o[k] == o[i]) { /* listed already: drop it, keeping the order */
+                memmove(o + i, o + i + 1, (size_t)(no - i - 1) * sizeof *o);
+                no--;
+                i--;
+                break;
+            }
     }
     if (nw + ni == 0) {
         st = og_error(OG_ERR_INVALID_ARG, "nothing to differentiate: no float weight and no "
@@ -214,6 +254,7 @@ void og_grad_free(og_grad *g)
     og_model_free(g->training);
     og_model_free(g->eval);
     og_model_free(g->owned_model);
+    og_model_free(g->lowered);
     if (g->ones)
         for (int i = 0; i < g->n_outputs; i++) og_tensor_free(g->ones[i]);
     og_free(a, g->ones);

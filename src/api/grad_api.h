@@ -9,6 +9,8 @@
 struct og_grad {
     const og_model *model;
     og_model *owned_model; /* set when g was loaded from saved bytes: g owns its model */
+    og_model *lowered;     /* the model with its ai.onnx.ml linear models lowered (grad.h:
+                              og_grad_lower_ml), which `model` then points to; or NULL */
     og_model *training;    /* the training graph, wrapped as a model */
     og_model *eval;        /* the forward graph with the weights as inputs */
     og_session *session;   /* runs the training graph */

@@ -402,6 +402,20 @@ const void *og_tensor_cdata(const og_tensor *t)
     return is_tensor(t) && t->dtype != OG_STRING ? t->data : NULL;
 }
 
+void og_tensor_info(const og_tensor *const *tensors, int n, int64_t *info)
+{
+    for (int i = 0; tensors && info && i < n; i++) {
+        int64_t *e = info + (size_t)i * OG_TENSOR_INFO_SIZE;
+        const og_tensor *t = tensors[i];
+        memset(e, 0, OG_TENSOR_INFO_SIZE * sizeof *e);
+        if (!t) continue;
+        e[0] = (int64_t)(intptr_t)og_tensor_cdata(t); /* NULL for strings, containers */
+        e[1] = (int64_t)t->dtype;
+        e[2] = (int64_t)t->rank;
+        for (int d = 0; d < t->rank; d++) e[3 + d] = t->dims[d];
+    }
+}
+
 char *og_shape_str(int rank, const int64_t *dims, char *buf, size_t n)
 {
     size_t used = 0;

@@ -32,6 +32,10 @@ typedef struct og_exec_req {
     const int *want;
     int n_want;
     og_tensor **out;
+    /* per wanted value (NULL: none): hand it back as a view sharing its buffer, never as a
+     * copy, even when the buffer is not the session's (a caller's input, which the caller
+     * then keeps alive as long as the view) */
+    const bool *share;
 } og_exec_req;
 
 og_status og_session_exec(og_session *s, const og_exec_req *r);

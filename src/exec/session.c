@@ -405,7 +405,7 @@ static bool own_buffers(const og_tensor *t)
 /* Give value v to the caller: the session's own tensor when nothing else shares its
  * buffer, else a copy.  Its buffer stays tied to the pool, so that freeing the output gives
  * the block back for the next run. */
-static og_status take_output(og_session *s, int v, og_tensor **out)
+static og_status take_output(og_session *s, int v, bool share, og_tensor **out)
 {
     og_tensor *t = s->slot[v];
     if (!t && s->g->values[v].kind == OG_VALUE_INPUT)
@@ -425,6 +425,7 @@ static og_status take_output(og_session *s, int v, og_tensor **out)
         s->owned[v] = false;
         return OG_OK;
     }
+    if (share) return og_tensor_view(t, t->rank, t->dims, out);
     return og_tensor_clone(t, s->alloc, out);
 }
 
@@ -449,9 +450,8 @@ og_status og_session_exec(og_session *s, const og_exec_req *r)
             st = og_error(OG_ERR_INVALID_ARG, "input %d: NULL name or tensor", i);
             goto done;
         }
-        int v = -1;
-        for (int k = 0; k < g->n_inputs; k++)
-            if (strcmp(g->values[g->inputs[k]].name, r->input_names[i]) == 0) v = g->inputs[k];
+        int v = og_graph_find_value(g, r->input_names[i]);
+        if (v >= 0 && !g->values[v].is_graph_input) v = -1;
         if (v < 0) {
             char names[512] = "";
             size_t used = 0;
@@ -502,7 +502,7 @@ og_status og_session_exec(og_session *s, const og_exec_req *r)
         for (int k = 0; k < j; k++)
             if (out_v[k] == v) first = k;
         st = first >= 0 ? og_tensor_clone(r->out[first], s->alloc, &r->out[j])
-                        : take_output(s, v, &r->out[j]);
+                        : take_output(s, v, r->share && r->share[j], &r->out[j]);
         if (st) goto done;
     }
 done:
@@ -550,8 +550,8 @@ og_status og_session_run_named(og_session *s, const char *const *input_names,
             if (n->in[k] >= 0) need[n->in[k]] = true;
     }
     if (!st) {
-        og_exec_req r = {input_names, inputs, n_inputs, NULL,      NULL,
-                         0,           run,    want,     n_outputs, outputs};
+        og_exec_req r = {input_names, inputs, n_inputs,  NULL,    NULL, 0,
+                         run,         want,   n_outputs, outputs, NULL};
         st = og_session_exec(s, &r);
     }
     og_free(s->alloc, need);

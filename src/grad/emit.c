@@ -276,6 +276,34 @@ int og_gb_const_i64(og_gb *b, const int64_t *v, int n)
     return add_const(b, t, "ints");
 }
 
+int og_gb_const_floats(og_gb *b, const float *v, int n, og_dtype dtype)
+{
+    og_tensor *t = NULL;
+    int64_t d = n;
+    if (b->st) return -1;
+    if (dtype != OG_FLOAT && dtype != OG_DOUBLE)
+        return og_gb_fail(b, NULL, OG_ERR_UNSUPPORTED, "cannot make a %s constant",
+                          og_dtype_name(dtype));
+    if (og_tensor_alloc(dtype, 1, &d, b->a, &t))
+        return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < n; i++) {
+        if (dtype == OG_FLOAT)
+            ((float *)t->data)[i] = v[i];
+        else
+            ((double *)t->data)[i] = v[i];
+    }
+    return add_const(b, t, "floats");
+}
+
+int og_gb_const_tensor(og_gb *b, const og_tensor *t)
+{
+    og_tensor *c = NULL;
+    if (b->st) return -1;
+    og_status st = og_tensor_clone(t, b->a, &c);
+    if (st) return og_gb_fail(b, NULL, st, "%s", og_last_error());
+    return add_const(b, c, "tensor");
+}
+
 int og_gb_scalar(og_gb *b, double v, og_dtype dtype)
 {
     og_tensor *t = NULL;

@@ -8,7 +8,7 @@
  *
  * Each op's gradient is a rule in src/grad/<family>.c, <family> being the op's family in
  * src/ops/ (the file src/ops/<family>.c that defines it: unary, binary, reduce, linalg, conv,
- * pool, norm, loss, tensor, resize, index, optim; see registry.c): given the node and the
+ * pool, norm, loss, tensor, resize, index, optim, ml; see registry.c): given the node and the
  * value ids of the gradients of its outputs (dy, -1 where no gradient flows), it emits
  * ordinary nodes into the training graph through the og_gb_* helpers below (and the shared
  * ones of rule_util.h) and returns the value ids of the gradients of its inputs (dx, -1 where
@@ -60,6 +60,35 @@ og_status og_grad_build(const og_graph *fwd, const og_grad_spec *spec, const og_
  * with ones as the gradient of y.  g must be finalized and resolved (unknown ops allowed);
  * it is finalized again after.  Errors: as og_grad_build. */
 og_status og_grad_expand_gradient_ops(og_graph *g);
+
+/* ---- ai.onnx.ml (src/grad/ml.c) ------------------------------------------------------ */
+
+/* Lower every LinearRegressor and LinearClassifier of g to standard ops on initializers, so
+ * that their coefficients and intercepts can be trained like any weight:
+ *   S = Reshape(X, [-1, F]) · Transpose(W) + B,   W = "<node>_coefficients" [T, F],
+ *                                                B = "<node>_intercepts" [T] (when used),
+ * then the op's post transform and, for a classifier, its label (Gather of the class labels
+ * at ArgMax(S), or at S > 0 for one column), each as the op computes them
+ * (src/ops/ml_params.h).  The initializers take the scores' dtype (float64 in a float64
+ * copy of the model), else X's, float for an integer X (X is cast to it).  A name already
+ * taken gets "_1", "_2", ...; two linear nodes of one name "<name>_<index>_..."
+ * (og_grad_ml_weight_names).  g must be
+ * finalized and resolved; it is finalized and resolved again.  *n_lowered (may be NULL)
+ * receives the count.  Errors: OG_ERR_UNSUPPORTED (a classifier whose class count cannot be
+ * known before the run), OG_ERR_NOMEM. */
+og_status og_grad_lower_ml(og_graph *g, int *n_lowered);
+/* The names the lowering gives to node i's coefficients and intercepts, new strings
+ * allocated with g's allocator (NULL both when node i is no LinearRegressor or
+ * LinearClassifier).  Deterministic for one graph, so that weights trained on a lowered copy
+ * can be written back.  Errors: OG_ERR_NOMEM. */
+og_status og_grad_ml_weight_names(const og_graph *g, int i, char **coef, char **inter);
+/* Write trained weight `name` (a coefficient or intercept tensor of a lowered copy of g)
+ * back into the attributes of g's node it came from.  *found says whether one was.
+ * Errors: OG_ERR_SHAPE (a tensor of another size), OG_ERR_NOMEM. */
+og_status og_grad_ml_write_back(og_graph *g, const char *name, const og_tensor *value, bool *found);
+/* The value standing for output v when differentiating: the float tensor a ZipMap turns
+ * into its sequence of maps (the gradient of the probabilities, not of the maps), else v. */
+int og_grad_output_source(const og_graph *g, int v);
 
 /* An emitter over graph g outside differentiation (losses, optimizer steps): the og_gb_*
  * helpers below then add nodes and constants to g, named "<prefix>_N_..." and
@@ -124,6 +153,10 @@ void og_gb_attr_string(og_gb *b, int node, const char *name, const char *v);
 /* Constants (initializers of the training graph). */
 int og_gb_const_i64(og_gb *b, const int64_t *v, int n); /* 1-D int64 */
 int og_gb_scalar(og_gb *b, double v, og_dtype dtype);   /* rank-0 */
+/* 1-D constant of n floats, stored as dtype (float or float64) */
+int og_gb_const_floats(og_gb *b, const float *v, int n, og_dtype dtype);
+/* A constant holding a copy of t (any dtype, strings included) */
+int og_gb_const_tensor(og_gb *b, const og_tensor *t);
 /* A scalar constant of the dtype of value `like`, which must be a forward value (values
  * emitted by rules have no static type until the graph is resolved). */
 int og_gb_scalar_like(og_gb *b, double v, int like);

@@ -77,10 +77,22 @@ static og_status parse_descr(const char *d, og_dtype *dt, bool *swap, npy_str *s
         *dt = OG_INT64;
     else if (strcmp(code, "b1") == 0)
         *dt = OG_BOOL;
+    else if (strcmp(code, "i1") == 0)
+        *dt = OG_INT8;
+    else if (strcmp(code, "u1") == 0)
+        *dt = OG_UINT8;
+    else if (strcmp(code, "i2") == 0)
+        *dt = OG_INT16;
+    else if (strcmp(code, "u2") == 0)
+        *dt = OG_UINT16;
+    else if (strcmp(code, "u4") == 0)
+        *dt = OG_UINT32;
+    else if (strcmp(code, "u8") == 0)
+        *dt = OG_UINT64;
     else
         return og_error(OG_ERR_UNSUPPORTED,
-                        ".npy: dtype '%s' is not supported (float16, float32, float64, "
-                        "int32, int64, bool and strings, '<U' or '|S', are)",
+                        ".npy: dtype '%s' is not supported (float16/32/64, int8/16/32/64, "
+                        "uint8/16/32/64, bool and strings, '<U' or '|S', are)",
                         s);
     return OG_OK;
 }
@@ -367,6 +379,12 @@ og_status og_npy_save(const char *path, const og_tensor *t)
     case OG_INT32: descr = "<i4"; break;
     case OG_INT64: descr = "<i8"; break;
     case OG_BOOL: descr = "|b1"; break;
+    case OG_INT8: descr = "|i1"; break;
+    case OG_UINT8: descr = "|u1"; break;
+    case OG_INT16: descr = "<i2"; break;
+    case OG_UINT16: descr = "<u2"; break;
+    case OG_UINT32: descr = "<u4"; break;
+    case OG_UINT64: descr = "<u8"; break;
     case OG_STRING:
         for (int64_t i = 0; i < t->numel; i++) {
             size_t n;

@@ -94,7 +94,15 @@ og_status og_trainer_export(const og_trainer *t, const og_model *model, og_model
     for (int i = 0; i < t->n_weights; i++) {
         const char *name = og_trainer_weight_name(t, i);
         int v = og_graph_find_value(g, name);
-        if (v < 0 || g->values[v].kind != OG_VALUE_INITIALIZER) continue;
+        if (v < 0) {
+            /* the coefficients of a linear model, trained through its lowering: back into
+             * the node's attributes (grad.h) */
+            bool hit = false;
+            if ((st = og_grad_ml_write_back(g, name, t->w[i], &hit))) goto fail;
+            found += hit;
+            continue;
+        }
+        if (g->values[v].kind != OG_VALUE_INITIALIZER) continue;
         og_tensor *init = g->values[v].init;
         const og_tensor *w = t->w[i];
         if (init->dtype != w->dtype || init->rank != w->rank ||

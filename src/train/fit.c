@@ -31,20 +31,20 @@ static const char *line_of(const char *list, int k, char *buf, size_t size)
     return NULL;
 }
 
-/* The declared shape of loss-model input `name`; false if it is not an input. */
-static bool input_shape(const og_model *m, const char *name, int *rank, int64_t *dims)
+/* The declared dtype and shape of loss-model input `name`; false if it is not an input. */
+static bool input_shape(const og_model *m, const char *name, og_dtype *dt, int *rank, int64_t *dims)
 {
     for (int i = 0; i < og_model_input_count(m); i++) {
         if (strcmp(og_model_input_name(m, i), name) != 0) continue;
-        og_dtype dt;
-        return og_model_input_info(m, i, &dt, rank, dims, NULL) == OG_OK;
+        return og_model_input_info(m, i, dt, rank, dims, NULL) == OG_OK;
     }
     return false;
 }
 
 typedef struct binding {
     const char *name;
-    int rank; /* declared rank, -1 unknown */
+    og_dtype dtype; /* declared dtype (OG_UNDEFINED unknown) */
+    int rank;       /* declared rank, -1 unknown */
     int64_t dims[OG_MAX_RANK];
 } binding;
 
@@ -52,7 +52,7 @@ static og_status bind(const og_trainer *t, const char *name, const char *what, b
 {
     b->name = name;
     const og_model *m = og_trainer_step_model(t);
-    if (!input_shape(m, name, &b->rank, b->dims)) {
+    if (!input_shape(m, name, &b->dtype, &b->rank, b->dims)) {
         char list[512] = "";
         size_t len = 0;
         for (int i = 0; i < og_model_input_count(m) && len + 64 < sizeof list; i++)
@@ -116,6 +116,38 @@ static void batch_free(batch_io *io)
     io->x = io->y = io->w = io->xv = io->yv = io->ones = NULL;
 }
 
+/* Features are float32; a model taking int64, int32 or float64 (categorical codes, say, as
+ * scikit-learn's OneHotEncoder pipelines do) gets them converted, integers exactly. */
+static og_status convert_features(const og_allocator *a, og_dtype want, og_tensor **x)
+{
+    og_tensor *s = *x, *c = NULL;
+    if (want == OG_UNDEFINED || want == s->dtype) return OG_OK;
+    if (want != OG_INT64 && want != OG_INT32 && want != OG_DOUBLE) return OG_OK;
+    og_status st = og_tensor_create(want, s->rank, s->dims, a, &c);
+    if (st) return st;
+    const float *f = s->data;
+    for (int64_t i = 0; i < s->numel; i++) {
+        if (want == OG_DOUBLE) {
+            ((double *)c->data)[i] = f[i];
+            continue;
+        }
+        if (!(fabsf(f[i]) < 2147483648.0f) || f[i] != floorf(f[i])) {
+            og_tensor_free(c);
+            return og_error(OG_ERR_TYPE,
+                            "the model takes %s features, but feature value %g (flat index %lld) "
+                            "is not an integer",
+                            og_dtype_name(want), f[i], (long long)i);
+        }
+        if (want == OG_INT64)
+            ((int64_t *)c->data)[i] = (int64_t)f[i];
+        else
+            ((int32_t *)c->data)[i] = (int32_t)f[i];
+    }
+    og_tensor_free(s);
+    *x = c;
+    return OG_OK;
+}
+
 /* Gather samples idx[0..n-1] and bind them; *weight_sum is their total weight. */
 static og_status load_batch(og_trainer *t, const og_dataset *d, batch_io *io, const int64_t *idx,
                             int64_t n, const char **names, const og_tensor **vals, int *count,
@@ -123,6 +155,7 @@ static og_status load_batch(og_trainer *t, const og_dataset *d, batch_io *io, co
 {
     batch_free(io);
     og_status st = og_dataset_batch(d, idx, n, &io->x, &io->y, &io->w);
+    if (!st) st = convert_features(t->a, io->feat.dtype, &io->x);
     if (!st) st = shape_for(&io->feat, io->x, &io->xv, "features");
     if (!st) st = shape_for(&io->targ, io->y, &io->yv, "targets");
     if (st) return st;

@@ -6,6 +6,7 @@
  *   elastic    r |e| + (1 - r) e^2      huber     0.5 e^2 if |e| <= d, else d (|e| - 0.5 d)
  *   log        softplus(y) - t y        (binary log loss on logits, stable for any y)
  *   cross-entropy / nll: SoftmaxCrossEntropyLoss / NegativeLogLikelihoodLoss, reduction none
+ *   proba      -log max(p_t / sum_c p_c, tiny): scikit-learn's log_loss of probabilities
  * then a mean or sum over every element, weighted per sample when sample weights are given
  * (the weight of sample i multiplies every element of its row; a batch of zero total weight
  * has loss 0), plus the penalties
@@ -30,8 +31,16 @@ void og_loss_options_init(og_loss_options *o, og_loss_kind kind)
 static const char *kind_name(og_loss_kind k)
 {
     static const char *const names[] = {"squared", "absolute",      "elastic", "huber",
-                                        "log",     "cross-entropy", "nll"};
+                                        "log",     "cross-entropy", "nll",     "proba"};
     return (unsigned)k < sizeof names / sizeof *names ? names[k] : "unknown";
+}
+
+/* base if no value of g has that name, else base_1, base_2, ... (into buf, 64 bytes) */
+static const char *free_name(const og_graph *g, const char *base, char *buf)
+{
+    snprintf(buf, 64, "%s", base);
+    for (int k = 1; og_graph_find_value(g, buf) >= 0; k++) snprintf(buf, 64, "%s_%d", base, k);
+    return buf;
 }
 
 /* A new graph input named `name` of the given type into *out. */
@@ -110,7 +119,7 @@ static bool is_float(og_dtype t) { return t == OG_FLOAT || t == OG_DOUBLE || t =
 
 static og_status check_options(const og_graph *g, const og_loss_options *o, int *y_out)
 {
-    if ((unsigned)o->kind > OG_LOSS_NLL)
+    if ((unsigned)o->kind > OG_LOSS_PROBA)
         return og_error(OG_ERR_INVALID_ARG, "unknown loss kind %d", (int)o->kind);
     if (o->reduction != OG_REDUCTION_MEAN && o->reduction != OG_REDUCTION_SUM)
         return og_error(OG_ERR_INVALID_ARG, "unknown reduction %d", (int)o->reduction);
@@ -122,11 +131,21 @@ static og_status check_options(const og_graph *g, const og_loss_options *o, int 
     if (!(o->l1 >= 0) || !(o->l2 >= 0))
         return og_error(OG_ERR_INVALID_ARG, "penalties l1 %g and l2 %g must be >= 0", o->l1, o->l2);
     if (g->n_outputs == 0) return og_error(OG_ERR_INVALID_ARG, "the model has no output");
-    int y = g->outputs[0];
+    /* the first float tensor output; a ZipMap's sequence of maps stands for the
+     * probabilities it packs (a classifier's labels come first in skl2onnx's models) */
+    int y = og_grad_output_source(g, g->outputs[0]);
+    for (int i = 0; i < g->n_outputs && !o->output; i++) {
+        int v = og_grad_output_source(g, g->outputs[i]);
+        if (is_float(g->values[v].dtype) && !g->values[v].type) {
+            y = v;
+            break;
+        }
+    }
     if (o->output) {
         y = -1;
         for (int i = 0; i < g->n_outputs && y < 0; i++)
-            if (strcmp(g->values[g->outputs[i]].name, o->output) == 0) y = g->outputs[i];
+            if (strcmp(g->values[g->outputs[i]].name, o->output) == 0)
+                y = og_grad_output_source(g, g->outputs[i]);
         if (y < 0) {
             char list[512] = "";
             size_t len = 0;
@@ -141,12 +160,13 @@ static og_status check_options(const og_graph *g, const og_loss_options *o, int 
     if (!is_float(yv->dtype))
         return og_error(OG_ERR_TYPE, "%s loss: output '%s' is %s, not a float tensor",
                         kind_name(o->kind), yv->name, og_dtype_name(yv->dtype));
-    if (o->kind >= OG_LOSS_CROSS_ENTROPY) {
+    if (o->kind >= OG_LOSS_CROSS_ENTROPY) { /* cross-entropy, nll, proba */
         int64_t opset = og_graph_opset(g, "");
-        if (opset < 12)
+        int need = o->kind == OG_LOSS_PROBA ? 9 : 12;
+        if (opset < need)
             return og_error(OG_ERR_UNSUPPORTED,
-                            "%s loss needs a default opset >= 12 (the model imports %lld)",
-                            kind_name(o->kind), (long long)opset);
+                            "%s loss needs a default opset >= %d (the model imports %lld)",
+                            kind_name(o->kind), need, (long long)opset);
         if (yv->rank >= 0 && yv->rank < 2)
             return og_error(OG_ERR_SHAPE,
                             "%s loss: output '%s' has rank %d; it must be [N, C, ...] scores",
@@ -199,8 +219,12 @@ og_status og_model_add_loss(const og_model *m, const og_loss_options *o, og_mode
     int y = -1;
     og_status st = check_options(m->graph, o, &y);
     if (st) return st;
-    const char *target_name = o->target_name ? o->target_name : "label";
-    const char *loss_name = o->loss_name ? o->loss_name : "loss";
+    /* default names: "label" and "loss", else the first of "label_1", ... the model leaves
+     * free (scikit-learn converters name a classifier's output "label") */
+    char target_buf[64], loss_buf[64];
+    const char *target_name =
+        o->target_name ? o->target_name : free_name(m->graph, "label", target_buf);
+    const char *loss_name = o->loss_name ? o->loss_name : free_name(m->graph, "loss", loss_buf);
     og_model *c = NULL;
     og_gb *b = NULL;
     st = og_model_copy_graph(m, m->user_alloc, &c);
@@ -242,7 +266,25 @@ og_status og_model_add_loss(const og_model *m, const og_loss_options *o, og_mode
         goto done;
     }
     int l, lrank = yv.rank;
-    if (classes) {
+    if (o->kind == OG_LOSS_PROBA) {
+        /* -sum_c [t == c] log max(q_c, tiny), q = p / sum_c p_c, over the class axis: OneHot
+         * and ReduceSum, which every opset from 9 has (the converters' classifiers often
+         * import 9).  Normalizing, as scikit-learn's log_loss does, changes nothing for
+         * probabilities that sum to 1 and makes a binary classifier's two independent
+         * sigmoids [sigmoid(-s0), sigmoid(s1)] compete, as they must to classify. */
+        int64_t one = 1, zero_one[2] = {0, 1};
+        int q = og_gb_op2(b, "Div", y, og_gb_reduce_sum(b, y, &one, 1, true));
+        int logp = og_gb_op1(
+            b, "Log", og_gb_op2(b, "Max", q, og_gb_scalar(b, dt == OG_DOUBLE ? 1e-15 : 1e-12, dt)));
+        int depth = og_gb_op2(b, "Gather", og_gb_op1(b, "Shape", y), og_gb_const_i64(b, &one, 1));
+        int onehot_vals = og_gb_op1(b, "Cast", og_gb_const_i64(b, zero_one, 2));
+        og_gb_attr_int(b, og_gb_last(b), "to", dt);
+        int ins[3] = {t, depth, onehot_vals};
+        int oh = og_gb_op(b, "OneHot", 3, ins);
+        og_gb_attr_int(b, og_gb_last(b), "axis", 1);
+        l = og_gb_op1(b, "Neg", og_gb_reduce_sum(b, og_gb_op2(b, "Mul", oh, logp), &one, 1, false));
+        lrank = trank;
+    } else if (classes) {
         l = og_gb_op2(
             b, o->kind == OG_LOSS_NLL ? "NegativeLogLikelihoodLoss" : "SoftmaxCrossEntropyLoss", y,
             t);
@@ -288,6 +330,7 @@ og_status og_model_add_loss(const og_model *m, const og_loss_options *o, og_mode
              o->sample_weight_name ? o->sample_weight_name : "");
     if (!(st = og_graph_set_metadata(g, "onnxgrad.loss", loss_name)) &&
         !(st = og_graph_set_metadata(g, "onnxgrad.loss_inputs", inputs)) &&
+        !(st = og_graph_set_metadata(g, "onnxgrad.loss_output", yv.name)) &&
         !(st = og_graph_finalize(g)))
         st = og_graph_resolve(g, true);
     if (st) og_error_prefix(st, "adding a %s loss", kind_name(o->kind));

@@ -130,6 +130,9 @@ og_status og_trainer_predict(og_trainer *t, const char *const *input_names,
     og_status st = check_args("og_trainer_predict", input_names, inputs, n_inputs);
     if (st) return st;
     const og_graph *g = t->model->graph;
+    /* the value og_model_add_loss compared with the targets, else the first other output */
+    if (!output) output = og_graph_metadata(g, "onnxgrad.loss_output");
+    if (output && og_graph_find_value(g, output) < 0) output = NULL;
     if (!output) {
         for (int i = 0; i < g->n_outputs && !output; i++)
             if (strcmp(g->values[g->outputs[i]].name, t->loss_name) != 0)

@@ -45,12 +45,22 @@ static const char *const supported_ops[] = {
     "MeanVarianceNormalization", "LRN", "LpPool", "MaxUnpool", "Col2Im", "Det", "GridSample",
     "AffineGrid", "RoiAlign", "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear",
     NULL};
+/* ai.onnx.ml */
+static const char *const supported_ml_ops[] = {
+    "LinearRegressor", "LinearClassifier", "ArrayFeatureExtractor", "ZipMap", "Normalizer",
+    "Scaler", "Binarizer", "Imputer", "OneHotEncoder", "LabelEncoder", "FeatureVectorizer",
+    "CategoryMapper", "TreeEnsembleRegressor", "TreeEnsembleClassifier", "TreeEnsemble", NULL};
 /* clang-format on */
 
 enum { PASS = 0, FAIL = 1, SKIP = 77 };
 
 static bool is_supported(const char *domain, const char *op)
 {
+    if (strcmp(domain, "ai.onnx.ml") == 0) {
+        for (int i = 0; supported_ml_ops[i]; i++)
+            if (strcmp(supported_ml_ops[i], op) == 0) return true;
+        return false;
+    }
     if (domain[0] && strcmp(domain, "ai.onnx") != 0 &&
         strcmp(domain, "ai.onnx.preview.training") != 0)
         return false;
@@ -101,6 +111,15 @@ static int compare(const char *what, const og_tensor *got, const og_tensor *want
                      (long long)og_tensor_dims(want)[d]);
         snprintf(msg, n, "%s: shape %s], expected %s]", what, a, b);
         return FAIL;
+    }
+    if (og_tensor_dtype(got) == OG_STRING) {
+        for (int64_t i = 0; i < og_tensor_numel(got); i++)
+            if (strcmp(og_tensor_string(got, i), og_tensor_string(want, i)) != 0) {
+                snprintf(msg, n, "%s: element %lld is '%.200s', expected '%.200s'", what,
+                         (long long)i, og_tensor_string(got, i), og_tensor_string(want, i));
+                return FAIL;
+            }
+        return PASS;
     }
     bool is_float = og_tensor_dtype(got) == OG_FLOAT || og_tensor_dtype(got) == OG_DOUBLE ||
                     og_tensor_dtype(got) == OG_FLOAT16 || og_tensor_dtype(got) == OG_BFLOAT16;

@@ -2,6 +2,9 @@
  * several forwards may be pending (LIFO), bad calls fail clearly, inference goes through
  * the eval graph, and instances of one gradient object run in parallel threads. */
 #include <math.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 #include <threads.h>
 
@@ -24,6 +27,27 @@ static og_tensor *scaled(const og_tensor *x, float s)
     float *d = og_tensor_data(t);
     for (int64_t i = 0; i < og_tensor_numel(t); i++) d[i] *= s;
     return t;
+}
+
+/* An allocator that counts the bytes requested and the blocks alive. */
+typedef struct counting {
+    size_t bytes;
+    long live;
+} counting;
+
+static void *count_malloc(void *user, size_t size)
+{
+    counting *c = user;
+    c->bytes += size;
+    c->live++;
+    return malloc(size);
+}
+
+static void count_free(void *user, void *p)
+{
+    counting *c = user;
+    if (p) c->live--;
+    free(p);
 }
 
 typedef struct job {
@@ -160,6 +184,134 @@ int main(void)
     CHECK_OK(og_instance_forward(inst, names, (const og_tensor *const *)&x, 1, 1, &yi));
     og_tensor_free(yi);
     og_instance_free(inst);
+
+    /* bound calls: tensors bound once per slot; a training forward keeps views of what its
+     * backward reads, so rebinding a slot before the backward does not change its result */
+    {
+        CHECK_OK(og_grad_new_instance(g, &inst));
+        CHECK(og_instance_slot_count(inst) == 5);
+        CHECK(strcmp(og_instance_slot_name(inst, 0), "x") == 0);
+        CHECK(strcmp(og_instance_slot_name(inst, 3), "W2") == 0);
+        CHECK(og_instance_slot_name(inst, 5) == NULL);
+        og_tensor *extra = NULL;
+        CHECK_OK(og_tensor_create(OG_FLOAT, 2, sd, NULL, &extra));
+        CHECK(og_instance_bind(inst, 0, 5, extra) == OG_ERR_INVALID_ARG); /* freed: no leak */
+        CHECK(strstr(og_last_error(), "slot") != NULL);
+        /* the caller's memory, wrapped: x, x2, and W2 overridden with its own value */
+        size_t nx = og_tensor_nbytes(x);
+        float *mx = malloc(nx), *mx2 = malloc(nx);
+        const og_tensor *w2now = NULL;
+        CHECK_OK(og_grad_get_weight(g, "W2", &w2now));
+        size_t nw = og_tensor_nbytes(w2now);
+        float *mw = malloc(nw);
+        memcpy(mx, og_tensor_cdata(x), nx);
+        memcpy(mx2, og_tensor_cdata(x2), nx);
+        memcpy(mw, og_tensor_cdata(w2now), nw);
+        og_tensor *bx = NULL, *bx2 = NULL, *bw = NULL, *bs = NULL;
+        CHECK_OK(og_tensor_wrap(OG_FLOAT, og_tensor_rank(x), og_tensor_dims(x), mx, nx, NULL, &bx));
+        CHECK_OK(
+            og_tensor_wrap(OG_FLOAT, og_tensor_rank(x), og_tensor_dims(x), mx2, nx, NULL, &bx2));
+        CHECK_OK(og_tensor_wrap(OG_FLOAT, og_tensor_rank(w2now), og_tensor_dims(w2now), mw, nw,
+                                NULL, &bw));
+        CHECK_OK(og_tensor_from_data(OG_FLOAT, 2, sd, og_tensor_cdata(seed), og_tensor_nbytes(seed),
+                                     NULL, &bs));
+        CHECK_OK(og_instance_bind(inst, 0, 0, bx));
+        CHECK_OK(og_instance_bind(inst, 0, 3, bw));
+        CHECK_OK(og_instance_bind(inst, 1, 0, bs));
+        og_tensor *yb1 = NULL, *yb2 = NULL, *gb[8] = {0};
+        int64_t info[8 * OG_TENSOR_INFO_SIZE];
+        CHECK_OK(og_instance_forward_bound(inst, 1, &yb1, info, NULL, 0));
+        CHECK(max_diff(yb1, y_ref) == 0.0f);
+        CHECK(info[0] == (int64_t)(intptr_t)og_tensor_cdata(yb1) && info[1] == OG_FLOAT &&
+              info[2] == 2 && info[3] == 4 && info[4] == 3 && info[5] == 0);
+        /* the same forward by name copies the overriding weight into the state: count the
+         * bytes the instance allocates (a counting allocator on a second gradient object) */
+        {
+            counting ca = {0};
+            og_allocator al = {count_malloc, count_free, &ca};
+            og_grad_options co = {0};
+            co.threads = 1;
+            co.allocator = &al;
+            og_grad *gc = NULL;
+            og_instance *ic = NULL;
+            CHECK_OK(og_grad_create(m, &co, &gc));
+            CHECK_OK(og_grad_new_instance(gc, &ic));
+            og_tensor *cx = NULL, *cw = NULL, *yc = NULL, *gc5[8] = {0};
+            CHECK_OK(
+                og_tensor_wrap(OG_FLOAT, og_tensor_rank(x), og_tensor_dims(x), mx, nx, NULL, &cx));
+            CHECK_OK(og_tensor_wrap(OG_FLOAT, og_tensor_rank(w2now), og_tensor_dims(w2now), mw, nw,
+                                    NULL, &cw));
+            const char *nw2[] = {"x", "W2"};
+            const og_tensor *byname[] = {cx, cw};
+            size_t b0 = ca.bytes;
+            CHECK_OK(og_instance_forward(ic, nw2, byname, 2, 1, &yc));
+            size_t by_name = ca.bytes - b0;
+            og_tensor_free(yc);
+            CHECK_OK(og_instance_backward(ic, NULL, gc5));
+            for (int k = 0; k < 8; k++) og_tensor_free(gc5[k]);
+            CHECK_OK(og_instance_bind(ic, 0, 0, cx));
+            CHECK_OK(og_instance_bind(ic, 0, 3, cw));
+            b0 = ca.bytes;
+            CHECK_OK(og_instance_forward_bound(ic, 1, &yc, NULL, NULL, 0));
+            size_t bound = ca.bytes - b0;
+            printf("training forward allocations: %zu bytes by name with W2 given, %zu bound\n",
+                   by_name, bound);
+            CHECK(by_name >= bound + nw + nx); /* W2 and x copied by name, viewed when bound */
+            og_tensor_free(yc);
+            og_instance_free(ic);
+            og_grad_free(gc);
+            CHECK(ca.live == 0);
+        }
+        /* rebind x (the old tensor is freed by the instance; the pending state keeps a view
+         * of its memory), forward again: two pending, popped newest first */
+        CHECK_OK(og_instance_bind(inst, 0, 0, bx2));
+        CHECK_OK(og_instance_forward_bound(inst, 1, &yb2, NULL, NULL, 0));
+        CHECK(og_instance_pending(inst) == 2);
+        CHECK_OK(og_instance_backward_bound(inst, gb, info, NULL, 0));
+        for (int k = 0; k < nr; k++) CHECK(max_diff(gb[k], ref2[k]) == 0.0f);
+        CHECK(info[OG_TENSOR_INFO_SIZE + 1] == OG_FLOAT);
+        for (int k = 0; k < 8; k++) og_tensor_free(gb[k]);
+        /* the small results into the caller's block: NULL results, info pointing there */
+        _Alignas(64) float blk[256];
+        CHECK_OK(og_instance_backward_bound(inst, gb, info, blk, sizeof blk));
+        for (int k = 0; k < nr; k++) {
+            const og_tensor *r = ref1[k];
+            const float *at = (const float *)(intptr_t)info[k * OG_TENSOR_INFO_SIZE];
+            bool in_block = gb[k] == NULL && at >= blk && at < blk + 256;
+            CHECK(in_block || (k >= 1 && gb[k] != NULL)); /* W1 (8x16) may not fit */
+            const float *v = gb[k] ? og_tensor_cdata(gb[k]) : at;
+            float d = 0;
+            for (int64_t i = 0; i < og_tensor_numel(r); i++)
+                d = fmaxf(d, fabsf(v[i] - ((const float *)og_tensor_cdata(r))[i]));
+            CHECK(d == 0.0f && info[k * OG_TENSOR_INFO_SIZE + 2] == og_tensor_rank(r));
+        }
+        CHECK(gb[0] == NULL); /* x's gradient (4x8 floats) comes first and fits */
+        for (int k = 0; k < 8; k++) og_tensor_free(gb[k]);
+        CHECK(og_instance_backward_bound(inst, gb, NULL, NULL, 0) == OG_ERR_INVALID_ARG);
+        /* unbound seed: ones; unbound weight: its current value; inference */
+        CHECK_OK(og_instance_bind(inst, 1, 0, NULL));
+        CHECK_OK(og_instance_bind(inst, 0, 3, NULL));
+        og_tensor *yb3 = NULL;
+        CHECK_OK(og_instance_forward_bound(inst, 0, &yb3, NULL, NULL, 0));
+        CHECK(max_diff(yb3, y2) == 0.0f);
+        og_tensor_free(yb3);
+        /* a pending bound forward is freed with the instance */
+        CHECK_OK(og_instance_forward_bound(inst, 1, &yb3, NULL, NULL, 0));
+        og_tensor_free(yb3);
+        og_instance_free(inst);
+        inst = NULL;
+        og_tensor_free(yb1);
+        og_tensor_free(yb2);
+        free(mx);
+        free(mx2);
+        free(mw);
+        /* og_tensor_info: NULL entries give zeros */
+        const og_tensor *two[] = {NULL, x};
+        int64_t ti[2 * OG_TENSOR_INFO_SIZE];
+        memset(ti, 0xff, sizeof ti);
+        og_tensor_info(two, 2, ti);
+        CHECK(ti[0] == 0 && ti[1] == 0 && ti[2] == 0 && ti[OG_TENSOR_INFO_SIZE + 2] == 2);
+    }
 
     /* instances of one gradient object in parallel threads */
     enum { N = 3 };

@@ -1,4 +1,4 @@
-"""OrtGradientForwardBackwardOptimizer: a linear regression and an MLP trained from Python
+"""Trainer (the C trainer from Python): a linear regression and an MLP trained from Python
 reach scikit-learn's quality (SGDRegressor, MLPClassifier) with the same settings on the
 same data; losses, validation, sample weights, warm start, pickling, export, errors."""
 import io
@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 import onnxgrad
-from onnxgrad import (ConvergenceError, ElasticLearningPenalty, LearningRateSGD,
-                      OrtGradientForwardBackward, OrtGradientForwardBackwardOptimizer)
+from onnxgrad import (ConvergenceError, ElasticLearningPenalty, OrtGradientForwardBackward,
+                      Trainer)
 
 from conftest import linreg_model, mlp_model
 
@@ -36,9 +36,9 @@ def test_linear_regression_like_sgdregressor():
     # scikit-learn's SGD: one sample per step, invscaling eta0 / t^0.25, no penalty
     sk = sklearn.SGDRegressor(max_iter=15, tol=None, eta0=0.01, learning_rate="invscaling",
                               power_t=0.25, penalty=None, random_state=0).fit(X, y)
-    est = OrtGradientForwardBackwardOptimizer(
+    est = Trainer(
         linreg_model(), max_iter=15, batch_size=1,
-        learning_rate=LearningRateSGD(eta0=0.01, power_t=0.25, learning_rate="invscaling"))
+        learning_rate={"lr": 0.01, "power_t": 0.25, "schedule": "invscaling"})
     est.fit(X, y)
     ours, theirs = r2(yt, est.predict(Xt)), r2(yt, sk.predict(Xt))
     assert theirs > 0.99
@@ -70,7 +70,7 @@ def test_mlp_like_mlpclassifier():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         sk.fit(Xtr, ytr)
-    est = OrtGradientForwardBackwardOptimizer(
+    est = Trainer(
         mlp_model((64, 32, 10)), max_iter=25, batch_size=32, training_optimizer_name="Adam",
         learning_rate=1e-3, learning_loss="cross_entropy")
     est.fit(Xtr, ytr, X_val=Xte, y_val=yte)
@@ -92,8 +92,8 @@ def test_string_labels_and_log_loss():
     rng = np.random.default_rng(3)
     X = rng.standard_normal((300, 5)).astype(np.float32)
     labels = np.where(X[:, 0] - X[:, 1] > 0, "yes", "no")
-    est = OrtGradientForwardBackwardOptimizer(linreg_model(), max_iter=20, batch_size=16,
-                                              learning_rate=0.5, learning_loss="log")
+    est = Trainer(linreg_model(), max_iter=20, batch_size=16,
+                  learning_rate=0.5, learning_loss="log")
     est.fit(X, labels)
     assert list(est.classes_) == ["no", "yes"]
     assert (est.predict(X) == labels).mean() > 0.95
@@ -108,8 +108,8 @@ def test_losses_and_score():
                       lambda e: np.where(np.abs(e) <= 0.5, 0.5 * e * e, 0.5 * (np.abs(e) - 0.25))),
                      ({"kind": "elastic", "l1_ratio": 0.3},
                       lambda e: 0.3 * np.abs(e) + 0.7 * e * e)]:
-        est = OrtGradientForwardBackwardOptimizer(linreg_model(), max_iter=2, batch_size=8,
-                                                  learning_rate=0.01, learning_loss=loss)
+        est = Trainer(linreg_model(), max_iter=2, batch_size=8,
+              learning_rate=0.01, learning_loss=loss)
         est.fit(X, y)
         per = est.losses(Xt, yt)
         e = est.predict(Xt).astype(np.float64) - yt
@@ -128,23 +128,23 @@ def test_sample_weights_ignore_corrupted_samples():
     y_bad[::2] += 50.0  # corrupted, weight 0
     w[::2] = 0.0
     # batches of 50: none made only of zero weights (its weighted mean would be 0 / 0)
-    est = OrtGradientForwardBackwardOptimizer(linreg_model(), max_iter=40, batch_size=50,
-                                              learning_rate=0.05)
+    est = Trainer(linreg_model(), max_iter=40, batch_size=50,
+                  learning_rate=0.05)
     est.fit(X, y_bad, sample_weight=w)
     assert r2(yt, est.predict(Xt)) > 0.99
-    plain = OrtGradientForwardBackwardOptimizer(linreg_model(), max_iter=40, batch_size=50,
-                                                learning_rate=0.05).fit(X, y_bad)
+    plain = Trainer(linreg_model(), max_iter=40, batch_size=50,
+            learning_rate=0.05).fit(X, y_bad)
     assert r2(yt, plain.predict(Xt)) < 0.9
 
 
 def test_penalty_shrinks_weights():
     X, y, _, _ = regression_data()
-    plain = OrtGradientForwardBackwardOptimizer(linreg_model(), max_iter=10, batch_size=8,
-                                                learning_rate=0.02).fit(X, y)
-    pen = OrtGradientForwardBackwardOptimizer(linreg_model(), max_iter=10, batch_size=8,
-                                              learning_rate=0.02,
-                                              learning_penalty=ElasticLearningPenalty(0.0, 1.0)
-                                              ).fit(X, y)
+    plain = Trainer(linreg_model(), max_iter=10, batch_size=8,
+            learning_rate=0.02).fit(X, y)
+    pen = Trainer(linreg_model(), max_iter=10, batch_size=8,
+                  learning_rate=0.02,
+                  learning_penalty=ElasticLearningPenalty(0.0, 1.0)
+                  ).fit(X, y)
     assert np.abs(pen.get_state()[0]).sum() < 0.8 * np.abs(plain.get_state()[0]).sum()
     # the penalty is part of the training loss, not of losses()
     assert pen.train_losses_[-1] > -pen.score(X, y)
@@ -152,14 +152,14 @@ def test_penalty_shrinks_weights():
 
 def test_warm_start_continues():
     X, y, _, _ = regression_data()
-    est = OrtGradientForwardBackwardOptimizer(linreg_model(), max_iter=3, batch_size=16,
-                                              learning_rate=0.01, warm_start=True)
+    est = Trainer(linreg_model(), max_iter=3, batch_size=16,
+                  learning_rate=0.01, warm_start=True)
     est.fit(X, y)
     first = est.train_losses_
     est.fit(X, y)
     assert est.train_losses_[0] < first[0] and est.train_losses_[0] <= first[-1] * 1.05
-    cold = OrtGradientForwardBackwardOptimizer(linreg_model(), max_iter=3, batch_size=16,
-                                               learning_rate=0.01)
+    cold = Trainer(linreg_model(), max_iter=3, batch_size=16,
+           learning_rate=0.01)
     cold.fit(X, y)
     a = cold.train_losses_
     cold.fit(X, y)
@@ -168,8 +168,8 @@ def test_warm_start_continues():
 
 def test_pickle_and_export(tmp_path):
     X, y, Xt, _ = regression_data()
-    est = OrtGradientForwardBackwardOptimizer(linreg_model(), max_iter=3, batch_size=8,
-                                              learning_rate=0.02)
+    est = Trainer(linreg_model(), max_iter=3, batch_size=8,
+                  learning_rate=0.02)
     est.fit(X, y)
     pred = est.predict(Xt)
     est2 = pickle.loads(pickle.dumps(est))
@@ -193,7 +193,7 @@ def test_pickle_and_export(tmp_path):
 
 def test_sklearn_protocol():
     base = pytest.importorskip("sklearn.base")
-    est = OrtGradientForwardBackwardOptimizer(linreg_model(), max_iter=7, learning_rate=0.1)
+    est = Trainer(linreg_model(), max_iter=7, learning_rate=0.1)
     params = est.get_params()
     assert params["max_iter"] == 7 and params["learning_rate"] == 0.1
     c = base.clone(est)
@@ -207,8 +207,8 @@ def test_progress_bar(monkeypatch):
     X, y, Xt, yt = regression_data()
     buf = io.StringIO()
     monkeypatch.setattr(sys, "stderr", buf)
-    est = OrtGradientForwardBackwardOptimizer(linreg_model(), max_iter=4, batch_size=32,
-                                              learning_rate=0.01, verbose=1, warm_start=True)
+    est = Trainer(linreg_model(), max_iter=4, batch_size=32,
+                  learning_rate=0.01, verbose=1, warm_start=True)
     est.fit(X, y, X_val=Xt, y_val=yt)
     text = buf.getvalue()
     assert "[########################] 4/4 loss=" in text and "val=" in text
@@ -224,10 +224,10 @@ def test_optimizers_and_schedules():
     for name, lr in [("SGD", "SGDNesterov"), ("SGD", {"lr": 0.01, "momentum": 0.9}),
                      ("Adam", 0.05), ("AdamW", {"lr": 0.05, "weight_decay": 0.0}),
                      ("Adagrad", 0.5), ("SGD", {"lr": 0.05, "schedule": "cosine",
-                                                "total_steps": 500})]:
-        est = OrtGradientForwardBackwardOptimizer(linreg_model(), max_iter=10, batch_size=8,
-                                                  training_optimizer_name=name,
-                                                  learning_rate=lr)
+            "total_steps": 500})]:
+        est = Trainer(linreg_model(), max_iter=10, batch_size=8,
+              training_optimizer_name=name,
+              learning_rate=lr)
         est.fit(X, y)
         assert r2(yt, est.predict(Xt)) > 0.98, (name, lr)
 
@@ -236,26 +236,26 @@ def test_errors():
     X, y, _, _ = regression_data()
     model = linreg_model()
     with pytest.raises(ValueError, match="learning_loss"):
-        OrtGradientForwardBackwardOptimizer(model, learning_loss="hinge").fit(X, y)
+        Trainer(model, learning_loss="hinge").fit(X, y)
     with pytest.raises(ValueError, match="training_optimizer_name"):
-        OrtGradientForwardBackwardOptimizer(model, training_optimizer_name="LBFGS").fit(X, y)
+        Trainer(model, training_optimizer_name="LBFGS").fit(X, y)
     with pytest.raises(ValueError, match="optimizer option"):
-        OrtGradientForwardBackwardOptimizer(model, learning_rate={"lr": 1, "x": 2}).fit(X, y)
+        Trainer(model, learning_rate={"lr": 1, "x": 2}).fit(X, y)
     with pytest.raises(ValueError, match="lr"):  # refused by the C options check
-        OrtGradientForwardBackwardOptimizer(model, learning_rate=-1.0).fit(X, y)
+        Trainer(model, learning_rate=-1.0).fit(X, y)
     with pytest.raises(RuntimeError, match="CPU"):
-        OrtGradientForwardBackwardOptimizer(model, device="cuda").fit(X, y)
+        Trainer(model, device="cuda").fit(X, y)
     with pytest.raises(ValueError, match="samples"):
-        OrtGradientForwardBackwardOptimizer(model).fit(X, y[:10])
+        Trainer(model).fit(X, y[:10])
     with pytest.raises(ValueError, match="nope"):
-        OrtGradientForwardBackwardOptimizer(model, weights_to_train=["nope"]).fit(X, y)
+        Trainer(model, weights_to_train=["nope"]).fit(X, y)
     with pytest.raises(ConvergenceError):
-        OrtGradientForwardBackwardOptimizer(model, max_iter=50, batch_size=8,
+        Trainer(model, max_iter=50, batch_size=8,
                                             learning_rate=1e3).fit(X, y * 1e3)
     with pytest.raises(AttributeError, match="fit"):
-        OrtGradientForwardBackwardOptimizer(model).predict(X)
-    est = OrtGradientForwardBackwardOptimizer(mlp_model((5, 4, 3)), max_iter=1,
-                                              learning_loss="cross_entropy")
+        Trainer(model).predict(X)
+    est = Trainer(mlp_model((5, 4, 3)), max_iter=1,
+                  learning_loss="cross_entropy")
     est.fit(X, np.arange(len(X)) % 3)
     with pytest.raises(ValueError, match="labels"):
         est.losses(X[:2], [0, 7])
