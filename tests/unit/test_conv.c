@@ -392,6 +392,16 @@ static const conv_case fixed_cases[] = {
     {"wide_chunked", "Conv", 2, .c = 64, .m = 8, .in = {70, 20}, PADS1},
     {"wide_chunked_mt", "Conv", 2, .c = 64, .m = 8, .in = {70, 20}, .pads = {1, 1, 0, 1},
      .mt = true},
+    /* a kernel covering the whole input (a 1x1 Conv's weight gradient): one GEMM over the
+     * batch, with and without bias, 1-D to 3-D, dilations that do not matter */
+    {"covers_input", "Conv", 2, .n = 5, .c = 6, .m = 7, .in = {4, 5}, .k = {4, 5}},
+    {"covers_input_nobias_mt", "Conv", 2, .n = 3, .c = 2, .m = 9, .in = {8, 8}, .k = {8, 8},
+     .no_bias = true, .mt = true},
+    {"covers_input_1d_f64", "Conv", 1, .n = 4, .c = 3, .m = 2, .in = {7}, .k = {7}, .f64 = true},
+    {"covers_input_3d", "Conv", 3, .n = 2, .c = 2, .m = 3, .in = {2, 3, 4}, .k = {2, 3, 4},
+     .dil = {1, 1, 1}},
+    {"covers_input_k1_dil", "Conv", 2, .n = 2, .c = 3, .m = 4, .in = {1, 1}, .k = {1, 1},
+     .dil = {3, 2}},
     /* ConvTranspose of a few input positions per image: images side by side in one GEMM
      * (blocks of 5, or of 3 and 2 over two threads), groups, strides, 2-D and 3-D */
     {"tr_batched", "ConvTranspose", 2, .n = 5, .c = 4, .m = 6, .group = 2, .in = {4, 5},

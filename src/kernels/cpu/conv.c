@@ -464,6 +464,17 @@ static void act_rows(const conv_job *job, char *y, int64_t rows, int64_t n, int6
         og_cpu_act(job->act, job->dt, y + (size_t)(r * ld) * job->t->es, n);
 }
 
+/* Whether the kernel covers the whole input exactly once: output 1 everywhere, kernel ==
+ * input, no pads, dilation 1. */
+static bool covers_input(const og_conv_geom *g)
+{
+    for (int i = 0; i < g->nsp; i++)
+        if (g->out[i] != 1 || g->kernel[i] != g->in[i] || g->pad_begin[i] != 0 ||
+            g->pad_end[i] != 0 || (g->dil[i] != 1 && g->kernel[i] > 1))
+            return false;
+    return true;
+}
+
 /* Split kernel row index r (of ks) into per-dim kernel offsets. */
 static void kernel_index(const og_conv_geom *g, int64_t r, int64_t *kidx)
 {
@@ -906,6 +917,20 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
     if (g->nsp < 1 || y->rank != g->nsp + 2 || y->dtype != x->dtype)
         return og_kernel_error(k, OG_ERR_INTERNAL, "output has an unexpected shape");
     if (y->numel == 0) return OG_OK;
+    if (!transpose && g->group == 1 && x->numel > 0 && w->numel > 0 && covers_input(g)) {
+        /* the kernel covers the whole input once (the weight gradient of a 1x1 Conv: X by
+         * dY): Y[n, m] = Σ_k X[n, k] W[m, k] over k = (channel, position), one GEMM
+         * [N, K] x [K, M] instead of one matrix-vector product per image */
+        const conv_type *ct = k->impl ? k->impl : conv_type_of(x->dtype);
+        const int64_t kk = w->numel / g->m;
+        if (b)
+            for (int64_t n = 0; n < g->n; n++)
+                ct->fill_rows((char *)y->data + (size_t)(n * g->m) * ct->es, b->data, g->m, 1, 1);
+        ct->gemm(k, false, true, g->n, g->m, kk, x->data, kk, w->data, kk, b != NULL, y->data,
+                 g->m);
+        og_cpu_act(&k->act, x->dtype, y->data, y->numel);
+        return OG_OK;
+    }
     if (x->numel > 0 && w->numel > 0 && og_conv_direct_applies(g, transpose))
         return og_conv_direct(k, g, transpose, x->dtype, x->data, w->data, b ? b->data : NULL,
                               y->data);

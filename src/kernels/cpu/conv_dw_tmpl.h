@@ -181,6 +181,52 @@ static ATTR void FN(blk_conv)(const dw_geom *d, const T *xc, int64_t nl, const T
     }
 }
 
+/* Depthwise ConvTranspose (one input and one output channel per group: a depthwise
+ * Conv's input gradient) of DW_L channels at once for small planes, channels-last in xb
+ * (the input) and yb (the output): yb = b, then every input position scattered through
+ * every tap as one vector over the channels, yb[o(ih, iw, t)·DW_L + l] += w[l][t] ·
+ * xb[(ih·W + iw)·DW_L + l], then the activation and the copy back into the planes of
+ * y_img. */
+static ATTR void FN(blk_tr)(const dw_geom *d, const T *xc, int64_t nl, const T *w, const T *b,
+                            int64_t c0, T *y_img, T *xb, T *yb, const og_act *act, og_dtype dt)
+{
+    const int64_t nt = d->kh * d->kw, os = d->oh * d->ow, is = d->h * d->w;
+    for (int64_t l = 0; l < nl; l++)
+        for (int64_t i = 0; i < is; i++) xb[i * DW_L + l] = xc[l * is + i];
+    for (int64_t i = 0; i < is; i++)
+        for (int64_t l = nl; l < DW_L; l++) xb[i * DW_L + l] = 0;
+    T wb[DW_MAX_TAPS * DW_L], bb[DW_L];
+    for (int64_t l = 0; l < DW_L; l++) {
+        const int64_t c = c0 + (l < nl ? l : 0);
+        bb[l] = b ? b[c] : 0;
+        for (int64_t t = 0; t < nt; t++) wb[t * DW_L + l] = w[c * nt + t];
+    }
+    for (int64_t o = 0; o < os; o++)
+        for (int l = 0; l < DW_L; l++) yb[o * DW_L + l] = bb[l];
+    for (int64_t kh = 0; kh < d->kh; kh++) {
+        const int64_t hoff = kh * d->dh - d->ph; /* oh = ih*sh + hoff */
+        const int64_t ia = dw_clamp(dw_ceil_div(-hoff, d->sh), 0, d->h);
+        const int64_t ib = dw_clamp(dw_ceil_div(d->oh - hoff, d->sh), ia, d->h);
+        for (int64_t kw = 0; kw < d->kw; kw++) {
+            const T *wt = wb + (kh * d->kw + kw) * DW_L;
+            const int64_t woff = kw * d->dw - d->pw; /* ow = iw*sw + woff */
+            const int64_t ja = dw_clamp(dw_ceil_div(-woff, d->sw), 0, d->w);
+            const int64_t jb = dw_clamp(dw_ceil_div(d->ow - woff, d->sw), ja, d->w);
+            for (int64_t ih = ia; ih < ib; ih++)
+                for (int64_t iw = ja; iw < jb; iw++) {
+                    const T *xs = xb + (ih * d->w + iw) * DW_L;
+                    T *ys = yb + ((ih * d->sh + hoff) * d->ow + iw * d->sw + woff) * DW_L;
+                    for (int l = 0; l < DW_L; l++) ys[l] = MADD(wt[l], xs[l], ys[l]);
+                }
+        }
+    }
+    og_cpu_act(act, dt, yb, os * DW_L);
+    for (int64_t l = 0; l < nl; l++) {
+        T *yc = y_img + (c0 + l) * os;
+        for (int64_t o = 0; o < os; o++) yc[o] = yb[o * DW_L + l];
+    }
+}
+
 /* Padded plane of one input channel: rows [0, d->rows) of d->wp values, input row
  * r - ph and column j - pw, zero outside the input. */
 static ATTR void FN(pad_plane)(const dw_geom *d, const T *x, T *xp)
@@ -233,5 +279,5 @@ static ATTR void FN(tr_plane)(const dw_geom *d, const T *x, const T *wj, int64_t
     }
 }
 
-static const DWFNS FN(fns) = {FN(conv_plane), FN(pad_plane), FN(tr_plane), FN(dot_plane),
-                              FN(blk_conv)};
+static const DWFNS FN(fns) = {FN(conv_plane), FN(pad_plane), FN(tr_plane),
+                              FN(dot_plane),  FN(blk_conv),  FN(blk_tr)};
