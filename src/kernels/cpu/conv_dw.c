@@ -37,6 +37,10 @@
 /* Depthwise ConvTranspose with output planes of at most DW_BLK_TR_OS values and taps of at
  * most DW_MAX_TAPS: DW_L channels at once (blk_tr) */
 #define DW_BLK_TR_OS 1024
+/* The dot-product Conv with one output channel per group: DW_L groups at once (blk_dot)
+ * while a block's padded inputs and kernels, channels-last, are at most this many values
+ * per lane */
+#define DW_BLK_DOT_MAX 65536
 /* Multiply-adds below which a call stays on one thread: a parallel region costs more than
  * such a call's work when the other thread is not at hand at once (a shared machine). */
 #define DW_PAR_MIN_WORK 1048576.0
@@ -65,6 +69,9 @@ typedef struct dw_fns_f32 {
                      og_dtype dt);
     void (*blk_tr)(const dw_geom *d, const float *xc, int64_t nl, const float *w, const float *b,
                    int64_t c0, float *y_img, float *xb, float *yb, const og_act *act, og_dtype dt);
+    void (*blk_dot)(const dw_geom *d, const float *x, int64_t g0, int64_t nl, const float *w,
+                    const float *b, float *y, float *xb, float *wb, float *yb, const og_act *act,
+                    og_dtype dt);
 } dw_fns_f32;
 
 typedef struct dw_fns_f64 {
@@ -80,6 +87,9 @@ typedef struct dw_fns_f64 {
     void (*blk_tr)(const dw_geom *d, const double *xc, int64_t nl, const double *w, const double *b,
                    int64_t c0, double *y_img, double *xb, double *yb, const og_act *act,
                    og_dtype dt);
+    void (*blk_dot)(const dw_geom *d, const double *x, int64_t g0, int64_t nl, const double *w,
+                    const double *b, double *y, double *xb, double *wb, double *yb,
+                    const og_act *act, og_dtype dt);
 } dw_fns_f64;
 
 /* X(0) ... X(8), X(0) ... X(24): the taps of 3x3 and 5x5 kernels written out */
@@ -284,6 +294,46 @@ og_status og_conv_direct(const og_kernel_ctx *k, const og_conv_geom *g, bool tra
         return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
                                og_dtype_name(t));
 
+    if (!transpose && d.dot && d.mg == 1 && d.cg * (d.rows * d.wp + nt) <= DW_BLK_DOT_MAX) {
+        /* items (image, block of DW_L groups), channels-last */
+        const int64_t blocks = (g->group + DW_L - 1) / DW_L, items = g->n * blocks;
+        const int64_t xe = d.cg * d.rows * d.wp * DW_L, we = d.cg * nt * DW_L;
+        const size_t slot = (size_t)(xe + we + os * DW_L);
+        size_t bytes;
+        const int threads = dw_threads(k, items, (double)(os * d.cg * nt * DW_L));
+        if (!og_mul_size(slot, es * (size_t)threads, &bytes))
+            return og_kernel_error(k, OG_ERR_NOMEM, "scratch size overflows");
+        char *scratch = og_scratch_get(k, bytes);
+        if (!scratch)
+            return og_kernel_error(k, OG_ERR_NOMEM, "out of memory for %zu bytes of scratch",
+                                   bytes);
+#ifdef _OPENMP
+#pragma omp parallel num_threads(threads) if (threads > 1)
+#endif
+        {
+            int tid = 0;
+#ifdef _OPENMP
+            tid = threads > 1 ? omp_get_thread_num() : 0;
+#endif
+            char *sl = scratch + (size_t)tid * slot * es;
+            for (int64_t it = items * tid / threads; it < items * (tid + 1) / threads; it++) {
+                const int64_t n = it / blocks, g0 = it % blocks * DW_L;
+                const int64_t nl = g->group - g0 < DW_L ? g->group - g0 : DW_L;
+                if (f32) {
+                    float *xb = (float *)sl;
+                    f32->blk_dot(&d, (const float *)x + n * g->c * d.plane, g0, nl, w, b,
+                                 (float *)y + n * g->m * os, xb, xb + xe, xb + xe + we, &k->act, t);
+                } else {
+                    double *xb = (double *)sl;
+                    f64->blk_dot(&d, (const double *)x + n * g->c * d.plane, g0, nl, w, b,
+                                 (double *)y + n * g->m * os, xb, xb + xe, xb + xe + we, &k->act,
+                                 t);
+                }
+            }
+        }
+        og_scratch_put(k, scratch);
+        return OG_OK;
+    }
     if (transpose && d.cg == 1 && d.mg == 1 && os <= DW_BLK_TR_OS && nt <= DW_MAX_TAPS) {
         /* items (image, block of DW_L channels), channels-last */
         const int64_t blocks = (g->c + DW_L - 1) / DW_L, items = g->n * blocks;

@@ -227,6 +227,61 @@ static ATTR void FN(blk_tr)(const dw_geom *d, const T *xc, int64_t nl, const T *
     }
 }
 
+/* The dot-product Conv (d->dot, one output channel per group: a depthwise Conv's weight
+ * gradient) of DW_L groups g0 + l (l < nl) at once: their cg input planes each (x: the
+ * image's input) zero-padded into xb channels-last, xb[((c·rows + r)·wp + j)·DW_L + l],
+ * their kernels into wb, wb[(c·nt + t)·DW_L + l]; each output value is then a vector over
+ * the groups, acc[l] = b[l] + Σ_c Σ_t wb[c, t][l] · xb[c, pos + tap t][l], its sum kept
+ * in registers.  The results go to yb, then after the activation to the output planes of
+ * y (the image's output). */
+static ATTR void FN(blk_dot)(const dw_geom *d, const T *x, int64_t g0, int64_t nl, const T *w,
+                             const T *b, T *y, T *xb, T *wb, T *yb, const og_act *act, og_dtype dt)
+{
+    const int64_t nt = d->kh * d->kw, wp = d->wp, pp = d->rows * wp, os = d->oh * d->ow;
+    const int64_t plane = d->h * d->w, cg = d->cg;
+    memset(xb, 0, (size_t)(cg * pp * DW_L) * sizeof(T));
+    const int64_t j0 = d->pw < wp ? d->pw : wp, j1 = d->pw + d->w < wp ? d->pw + d->w : wp;
+    for (int64_t l = 0; l < nl; l++)
+        for (int64_t c = 0; c < cg; c++) {
+            const T *src = x + ((g0 + l) * cg + c) * plane;
+            for (int64_t r = 0; r < d->rows; r++) {
+                const int64_t ih = r - d->ph;
+                if (ih < 0 || ih >= d->h) continue;
+                T *dst = xb + (c * pp + r * wp) * DW_L + l;
+                const T *sr = src + ih * d->w - d->pw;
+                for (int64_t j = j0; j < j1; j++) dst[j * DW_L] = sr[j];
+            }
+        }
+    for (int64_t l = 0; l < DW_L; l++) {
+        const T *src = w + (g0 + (l < nl ? l : 0)) * cg * nt;
+        for (int64_t i = 0; i < cg * nt; i++) wb[i * DW_L + l] = l < nl ? src[i] : 0;
+    }
+    for (int64_t r = 0; r < d->oh; r++)
+        for (int64_t q = 0; q < d->ow; q++) {
+            T acc[DW_L];
+            for (int l = 0; l < DW_L; l++) acc[l] = 0;
+            for (int64_t c = 0; c < cg; c++)
+                for (int64_t kh = 0; kh < d->kh; kh++) {
+                    const T *xs = xb + (c * pp + (r * d->sh + kh * d->dh) * wp + q * d->sw) * DW_L;
+                    const T *ws = wb + (c * nt + kh * d->kw) * DW_L;
+                    const int64_t step = d->dw * DW_L;
+                    for (int64_t kw = 0; kw < d->kw; kw++, xs += step, ws += DW_L)
+                        for (int l = 0; l < DW_L; l++) acc[l] = MADD(ws[l], xs[l], acc[l]);
+                }
+            T *yo = yb + (r * d->ow + q) * DW_L;
+            for (int l = 0; l < DW_L; l++) yo[l] = acc[l];
+        }
+    for (int64_t l = 0; l < nl; l++) {
+        const T bias = b ? b[g0 + l] : 0;
+        for (int64_t o = 0; o < os; o++) yb[o * DW_L + l] += bias;
+    }
+    og_cpu_act(act, dt, yb, os * DW_L);
+    for (int64_t l = 0; l < nl; l++) {
+        T *yc = y + (g0 + l) * os;
+        for (int64_t o = 0; o < os; o++) yc[o] = yb[o * DW_L + l];
+    }
+}
+
 /* Padded plane of one input channel: rows [0, d->rows) of d->wp values, input row
  * r - ph and column j - pw, zero outside the input. */
 static ATTR void FN(pad_plane)(const dw_geom *d, const T *x, T *xp)
@@ -279,5 +334,5 @@ static ATTR void FN(tr_plane)(const dw_geom *d, const T *x, const T *wj, int64_t
     }
 }
 
-static const DWFNS FN(fns) = {FN(conv_plane), FN(pad_plane), FN(tr_plane),
-                              FN(dot_plane),  FN(blk_conv),  FN(blk_tr)};
+static const DWFNS FN(fns) = {FN(conv_plane), FN(pad_plane), FN(tr_plane), FN(dot_plane),
+                              FN(blk_conv),   FN(blk_tr),    FN(blk_dot)};
