@@ -8,7 +8,7 @@ interleaved over --rounds rounds; each figure is the median of the rounds' media
 the peak resident memory (VmHWM) of each side's process is printed beside the times.
 Ratio: onnxgrad / PyTorch (lower is better).
 
-usage: python bench/bench_train.py [--build build] [--iters N] [--rounds R] [--debian]"""
+usage: python bench/bench_train.py [--build build] [--iters N] [--rounds R] [--debian] [MODEL ...]"""
 import argparse
 import json
 import os
@@ -18,7 +18,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 VENV_PY = os.path.join(HERE, ".venv", "bin", "python")
-MODELS = ("mlp", "lenet", "transformer", "resnet18", "mobilenetv2")
+MODELS = ("mlp", "lenet", "transformer", "resnet18", "mobilenetv2", "lstm")
 
 
 def env_for(spin):
@@ -53,6 +53,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--out", default="bench/models/train")
     ap.add_argument("--models", default=",".join(MODELS))
+    ap.add_argument("only", nargs="*", metavar="MODEL",
+                    help="only these (%s); as --models" % ", ".join(MODELS))
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--debian", action="store_true", help="also Debian's PyTorch (/usr/bin/python3)")
     ap.add_argument("--spin", action="store_true",
@@ -63,7 +65,7 @@ def main():
     cli = os.path.join(args.build, "onnxgrad")
     if not os.path.exists(VENV_PY):
         sys.exit("bench_train: no bench environment; run scripts/setup.sh --bench")
-    names = args.models.split(",")
+    names = args.only or args.models.split(",")
     if not all(os.path.exists(os.path.join(args.out, m + "_state.pt")) for m in names):
         subprocess.run(["/usr/bin/python3", "-W", "ignore", os.path.join(HERE, "export_models.py"),
                         "--train", args.out], check=True)
@@ -80,7 +82,7 @@ def main():
     for name in names:
         path = os.path.join(args.out, name)
         for threads in [int(t) for t in args.threads.split(",")]:
-            iters = max(5, args.iters // (4 if name in ("resnet18", "mobilenetv2") else 1))
+            iters = max(5, args.iters // (4 if name in ("resnet18", "mobilenetv2", "lstm") else 1))
             og, pt = [], {p: [] for p, _ in peers}
             try:
                 for _ in range(args.rounds):

@@ -101,7 +101,18 @@ def export(model, x, path, opset=13):
     np.save(path + "_x.npy", x.numpy())
 
 
-TRAIN_MODELS = ("mlp", "lenet", "transformer", "resnet18", "mobilenetv2")
+TRAIN_MODELS = ("mlp", "lenet", "transformer", "resnet18", "mobilenetv2", "lstm")
+
+
+class LSTMNet(nn.Module):
+    """two stacked LSTM layers (input 128, hidden 256), batch first"""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(128, 256, num_layers=2, batch_first=True)
+
+    def forward(self, x):
+        return self.lstm(x)[0]
 
 
 def train_model(name):
@@ -120,6 +131,8 @@ def train_model(name):
         return TransformerBlock(d=256, heads=4), torch.randn(8, 64, 256)
     if name == "resnet18":
         return ResNet18(), torch.randn(8, 3, 64, 64)
+    if name == "lstm":
+        return LSTMNet(), torch.randn(32, 64, 128)
     return cnn(name), torch.randn(8, 3, 64, 64)
 
 

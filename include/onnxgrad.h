@@ -395,6 +395,10 @@ typedef struct og_session_options {
     /* nonzero: check every float32/float64 output of every node for NaN/Inf (OG_ERR_RUNTIME
      * naming node and value) */
     int debug;
+    /* The random generator of ops that draw (Dropout in training mode): run k of the
+     * session draws from (seed, k), so every run draws anew and the same seed repeats the
+     * same sequence; each node draws its own stream (its name and its seed attribute). */
+    uint64_t seed;
 } og_session_options;
 
 /* A session runs one model.  Creating it finds each node's CPU kernel and the last node that
@@ -412,6 +416,13 @@ typedef struct og_session_options {
 OG_API og_status og_session_create(const og_model *m, const og_session_options *opts,
                                    og_session **out);
 OG_API void og_session_free(og_session *s);
+
+/* The random generator's state: the seed and the number of runs made (each run, partial
+ * ones included, counts one).  Setting it makes the next run draw as run `runs` of a
+ * session seeded with `seed` (to repeat a run, or to continue from a checkpoint).
+ * Errors: OG_ERR_INVALID_ARG (NULL session). */
+OG_API og_status og_session_get_rng(const og_session *s, uint64_t *seed, uint64_t *runs);
+OG_API og_status og_session_set_rng(og_session *s, uint64_t seed, uint64_t runs);
 
 /* Run the model.  inputs[i] is bound to the graph input named input_names[i]; every graph
  * input without an initializer that an output depends on must be given (nodes no output
@@ -462,8 +473,11 @@ typedef struct og_grad og_grad;
 typedef enum og_device { OG_DEVICE_CPU = 0, OG_DEVICE_CUDA = 1 } og_device;
 
 typedef struct og_grad_options {
-    /* Weights to train, any order.  NULL: every float16/float/double initializer.  An
-     * unknown name fails with the list of candidates; a repeated or non-float one fails.
+    /* Weights to train, any order.  NULL: every float16/float/double initializer except
+     * BatchNormalization's running statistics (initializers read only as its inputs 3 and
+     * 4, mean and var: PyTorch keeps them as buffers, not parameters); naming them here
+     * trains them too.  An unknown name fails with the list of candidates; a repeated or
+     * non-float one fails.
      * The coefficients and intercepts of ai.onnx.ml LinearRegressor and LinearClassifier
      * nodes (attributes in the model) are weights too, named "<node>_coefficients" ([T, F])
      * and "<node>_intercepts" ([T]): the model is differentiated through a copy where those
@@ -487,7 +501,8 @@ typedef struct og_grad_options {
     og_device device;              /* OG_DEVICE_CPU (0) */
     int device_index;              /* which GPU for OG_DEVICE_CUDA (cuda:N) */
     void *log_user;
-    int debug; /* nonzero: check every node's outputs for NaN/Inf, with names */
+    int debug;     /* nonzero: check every node's outputs for NaN/Inf, with names */
+    uint64_t seed; /* as og_session_options: Dropout's masks, new at every run */
 } og_grad_options;
 
 /* Build the training graph of m.  The model must outlive the gradient object.  opts may be
@@ -528,7 +543,15 @@ OG_API const og_model *og_grad_eval_model(const og_grad *g);
 
 /* Write the training graph to FOLDER/<prefix>training<suffix>.onnx and the eval graph to
  * FOLDER/<prefix>eval<suffix>.onnx (prefix and suffix may be NULL).  The folder must exist.
- * Errors: OG_ERR_IO. */
+ * In the files (IR version >= 4) the trained weights are initializers holding their current
+ * values and are not listed as graph inputs: a runtime treats them as constants (onnxruntime
+ * warns once per initializer that is also an input, and folds none of them); the models of
+ * og_grad_training_model / og_grad_eval_model keep them as inputs with defaults.
+ * Before writing, each graph is serialized and loaded back (every node resolved, types and
+ * shapes inferred over the saved graph) and a session is created on it, so that no graph
+ * that would not load or bind is written (`onnxgrad export --input` also runs it).
+ * Errors: OG_ERR_IO, OG_ERR_NOMEM, OG_ERR_INTERNAL (a graph that would not load back:
+ * the message says why; nothing is written). */
 OG_API og_status og_grad_save_graphs(const og_grad *g, const char *folder, const char *prefix,
                                      const char *suffix);
 
@@ -659,7 +682,8 @@ typedef struct og_data_options {
     int n_targets;
     /* Feature columns (names or indices as above).  NULL: every column that is neither a
      * target nor the weight column.  For .npz: features[0] names the array; NULL tries
-     * "X", "x", "data", "features". */
+     * "X", "x", "data", "features", then the one array left besides the targets and the
+     * sample weights (an error naming the arrays when several are left). */
     const char *const *features;
     int n_features;
     /* Sample-weight column (.npz: array name).  NULL: none (for .npz, an array named
@@ -847,7 +871,8 @@ OG_API double og_optimizer_lr(const og_optimizer_options *o, int64_t t);
 typedef struct og_trainer og_trainer;
 
 typedef struct og_trainer_options {
-    const char *const *weights; /* as og_grad_options: NULL = every float initializer */
+    const char *const *weights; /* as og_grad_options: NULL = every float initializer but
+                                   BatchNormalization's running statistics */
     int n_weights;
     const char *loss; /* the loss output; NULL: "onnxgrad.loss" metadata, else output 0 */
     int threads;
@@ -889,6 +914,12 @@ OG_API og_status og_trainer_create(const og_model *loss_model, const og_optimize
 OG_API void og_trainer_free(og_trainer *t);
 
 /* One optimization step on a batch: forward, backward, update of every trained weight.
+ * BatchNormalization nodes in training mode (training_mode 1, with their running_mean and
+ * running_var outputs, as PyTorch exports a model in training mode) whose mean and var are
+ * initializers not trained get them updated as PyTorch does: running = running * momentum +
+ * batch * (1 - momentum) with ONNX's momentum attribute, the batch variance unbiased for
+ * the running var; checkpoints and og_trainer_export keep them.  Dropout in training mode
+ * draws a new mask at each step (from the trainer's seed and the step count).
  * *loss receives the batch loss (before the update; may be NULL).  A NaN or infinite loss
  * or gradient fails with OG_ERR_RUNTIME naming the step, and the weights are not changed.
  * Errors: as og_grad_run. */
@@ -1017,10 +1048,10 @@ OG_API og_status og_trainer_fit(og_trainer *t, const og_dataset *data, const og_
 /* ---------------------------------------------------------------------------------- */
 
 /* Read a .npy file (format 1.0-3.0, C order) of float16, float32, float64, signed and
- * unsigned 8- to 64-bit integers or bool, little- or big-endian, or of strings: numpy's unicode arrays ('<U', read as
- * UTF-8) and byte strings ('|S'), both becoming OG_STRING tensors (trailing NULs dropped,
- * as numpy does).  Anything else (Fortran order, object arrays, other dtypes) is refused
- * with OG_ERR_UNSUPPORTED and a message that says why; truncated or malformed files give
+ * unsigned 8- to 64-bit integers or bool, little- or big-endian, or of strings: numpy's unicode
+ * arrays ('<U', read as UTF-8) and byte strings ('|S'), both becoming OG_STRING tensors (trailing
+ * NULs dropped, as numpy does).  Anything else (Fortran order, object arrays, other dtypes) is
+ * refused with OG_ERR_UNSUPPORTED and a message that says why; truncated or malformed files give
  * OG_ERR_PARSE (an invalid code point too). */
 OG_API og_status og_npy_load(const char *path, const og_allocator *alloc, og_tensor **out);
 OG_API og_status og_npy_load_buffer(const void *data, size_t size, const og_allocator *alloc,

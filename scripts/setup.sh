@@ -31,9 +31,10 @@ SUDO=""
 if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
 
 # python3-torch (Debian's, for /usr/bin/python3) is the independent oracle of the gradient
-# tests and exports the benchmark models; python3-torchvision gives the tests roi_align.
+# tests and exports the benchmark models; python3-torchvision gives the tests roi_align and
+# exports the acceptance models of tests/models, with transformers (below, through pip).
 debs=(cmake make gcc pkg-config protobuf-c-compiler libprotobuf-c-dev libonnx-dev libopenblas-openmp-dev
-      zlib1g-dev libdnnl-dev python3-torch python3-torchvision python3-numpy)
+      zlib1g-dev libdnnl-dev python3-torch python3-torchvision python3-pip python3-numpy)
 [ $want_fuzz = 1 ] && debs+=(clang libclang-rt-14-dev)
 missing=()
 for p in "${debs[@]}"; do
@@ -68,5 +69,16 @@ PYEOF
     "$venv/bin/python" -m pip install -q --disable-pip-version-check "$NUMPY_SPEC" \
         "torch==$TORCH_VERSION" "torchvision==$TORCHVISION_VERSION"
   fi
+fi
+# transformers for Debian's Python (BERT, DistilBERT, GPT-2 with random weights, in
+# tests/models): 4.44 is the last line that runs on Debian 12's torch 1.13.  Debian marks its
+# Python as externally managed, hence --break-system-packages (user-level packages, no
+# Debian file is touched).
+TRANSFORMERS_VERSION=4.44.2
+if ! /usr/bin/python3 -c "import transformers; assert transformers.__version__ == '$TRANSFORMERS_VERSION'" 2>/dev/null
+then
+  echo "setup: installing transformers==$TRANSFORMERS_VERSION for /usr/bin/python3"
+  /usr/bin/python3 -m pip install -q --disable-pip-version-check --break-system-packages \
+      "transformers==$TRANSFORMERS_VERSION"
 fi
 echo "setup: ok"

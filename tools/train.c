@@ -581,6 +581,52 @@ static int configure(args *a, og_loss_options *lo, og_optimizer_options *oo)
     return 0;
 }
 
+/* --loss nll takes log-probabilities: warn when the model's output on the first samples
+ * is not (a positive value, or rows along axis 1 that sum to 1: probabilities).  Nothing is
+ * said when the model cannot run on the features alone. */
+static void warn_not_log_probs(const og_model *m, const char *output, const og_dataset *d)
+{
+    int64_t n = og_dataset_size(d) < 16 ? og_dataset_size(d) : 16, idx[16];
+    og_session *s = NULL;
+    og_tensor *x = NULL, *y = NULL, *yt = NULL;
+    for (int64_t i = 0; i < n; i++) idx[i] = i;
+    const char *in = og_model_input_name(m, 0);
+    const char *out = output ? output : og_model_output_name(m, 0);
+    if (!in || !out || og_dataset_batch(d, idx, n, &x, &yt, NULL) ||
+        og_session_create(m, NULL, &s) ||
+        og_session_run_named(s, &in, (const og_tensor *const *)&x, 1, &out, 1, &y) ||
+        og_tensor_rank(y) < 2 || og_tensor_dtype(y) != OG_FLOAT) {
+        og_session_free(s);
+        og_tensor_free(x);
+        og_tensor_free(yt);
+        og_tensor_free(y);
+        return;
+    }
+    const float *v = og_tensor_cdata(y);
+    const int64_t *dims = og_tensor_dims(y);
+    int64_t rows = dims[0], c = dims[1], rc = rows * c;
+    int64_t inner = rc > 0 ? og_tensor_numel(y) / rc : 0;
+    bool positive = false, sums_to_one = rows * inner > 0;
+    for (int64_t i = 0; i < og_tensor_numel(y); i++) positive = positive || v[i] > 0;
+    for (int64_t r = 0; r < rows && sums_to_one; r++)
+        for (int64_t k = 0; k < inner && sums_to_one; k++) {
+            double sum = 0;
+            for (int64_t j = 0; j < c; j++) sum += v[(r * c + j) * inner + k];
+            sums_to_one = fabs(sum - 1) < 1e-3;
+        }
+    if (positive || sums_to_one)
+        fprintf(stderr,
+                "onnxgrad: warning: --loss nll takes log-probabilities, but output '%s' %s on "
+                "the first samples: apply LogSoftmax in the model, or use --loss "
+                "cross-entropy on logits\n",
+                out,
+                sums_to_one ? "sums to 1 along axis 1 (probabilities)" : "has positive values");
+    og_session_free(s);
+    og_tensor_free(x);
+    og_tensor_free(yt);
+    og_tensor_free(y);
+}
+
 int cli_train(int argc, char **argv)
 {
     args a;
@@ -641,6 +687,7 @@ int cli_train(int argc, char **argv)
     } else {
         train = all;
     }
+    if (!algorithm && lo.kind == OG_LOSS_NLL) warn_not_log_probs(m, lo.output, train);
     if (!algorithm && og_model_add_loss(m, &lo, &lm)) goto done;
     og_trainer_options to;
     memset(&to, 0, sizeof to);

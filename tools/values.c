@@ -166,6 +166,9 @@ static char *sanitize(const char *name)
                   c == '.' || c == '_' || c == '-';
         out[i] = ok ? c : '_';
     }
+    /* a file name fits in NAME_MAX (255) with a suffix and an extension: long names are cut
+     * (the manifest keeps the whole name, and new_file keeps the files unique) */
+    if (n > 200) n = 200;
     out[n] = 0;
     if (n == 0 || strcmp(out, ".") == 0 || strcmp(out, "..") == 0) strcpy(out, "_");
     return out;

@@ -173,7 +173,7 @@ class og_grad_options(Structure):
                 ("outputs", CHARPP), ("n_outputs", c_int),
                 ("threads", c_int), ("allocator", c_void_p), ("log", og_log_fn),
                 ("device", c_int), ("device_index", c_int), ("log_user", c_void_p),
-                ("debug", c_int)]
+                ("debug", c_int), ("seed", c_uint64)]
 
 
 OG_DEVICE_CPU = 0
@@ -219,7 +219,7 @@ INFO_SIZE = 11
 
 class og_session_options(Structure):
     _fields_ = [("threads", c_int), ("allocator", c_void_p), ("log", og_log_fn),
-                ("log_user", c_void_p), ("debug", c_int)]
+                ("log_user", c_void_p), ("debug", c_int), ("seed", c_uint64)]
 
 
 og_session_create = _fn("og_session_create", _status, c_void_p, POINTER(og_session_options), PP)

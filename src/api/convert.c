@@ -31,27 +31,20 @@ static const og_type *widen_type(og_graph *g, const og_type *t)
     return e == t->elem ? t : og_graph_type_wrap(g, t->kind, t->dtype, e);
 }
 
-og_status og_model_convert_float64(const og_model *m, og_model **out)
+/* g's float32 values (tensor types and container types), initializers, Cast targets and
+ * constants as float64, and its subgraphs'. */
+static og_status widen_graph(og_graph *g, const og_allocator *a)
 {
-    if (!out) return og_error(OG_ERR_INVALID_ARG, "og_model_convert_float64: out is NULL");
-    *out = NULL;
-    if (!m) return og_error(OG_ERR_INVALID_ARG, "og_model_convert_float64: model is NULL");
-    og_model *c = NULL;
-    og_status st = og_model_copy_graph(m, m->user_alloc, &c);
-    if (st) return st;
-    og_graph *g = c->graph;
+    og_status st;
     for (int v = 0; v < g->n_values; v++) {
         og_value *val = &g->values[v];
         if (val->dtype == OG_FLOAT) val->dtype = OG_DOUBLE;
         if (val->type) { /* seq(map(int64, float32)) -> seq(map(int64, float64)) */
             const og_type *t = widen_type(g, val->type);
-            if (!t) {
-                st = og_error(OG_ERR_NOMEM, "out of memory");
-                goto fail;
-            }
+            if (!t) return og_error(OG_ERR_NOMEM, "out of memory");
             val->type = t;
         }
-        if ((st = widen(&val->init, &c->alloc))) goto fail;
+        if ((st = widen(&val->init, a))) return st;
     }
     for (int i = 0; i < g->n_nodes; i++) {
         og_node *n = &g->nodes[i];
@@ -61,11 +54,25 @@ og_status og_model_convert_float64(const og_model *m, og_model **out)
                 (strcmp(at->name, "to") == 0 || strcmp(at->name, "dtype") == 0 ||
                  strcmp(at->name, "stash_type") == 0))
                 at->i = OG_DOUBLE;
-            if (at->type == OG_ATTR_TENSOR && (st = widen(&at->t, &c->alloc))) goto fail;
+            if (at->type == OG_ATTR_TENSOR && (st = widen(&at->t, a))) return st;
             for (int k = 0; at->type == OG_ATTR_TENSORS && k < at->n; k++)
-                if ((st = widen(&at->tensors[k], &c->alloc))) goto fail;
+                if ((st = widen(&at->tensors[k], a))) return st;
+            if (at->g && (st = widen_graph(at->g, a))) return st;
         }
     }
+    return OG_OK;
+}
+
+og_status og_model_convert_float64(const og_model *m, og_model **out)
+{
+    if (!out) return og_error(OG_ERR_INVALID_ARG, "og_model_convert_float64: out is NULL");
+    *out = NULL;
+    if (!m) return og_error(OG_ERR_INVALID_ARG, "og_model_convert_float64: model is NULL");
+    og_model *c = NULL;
+    og_status st = og_model_copy_graph(m, m->user_alloc, &c);
+    if (st) return st;
+    og_graph *g = c->graph;
+    if ((st = widen_graph(g, &c->alloc))) goto fail;
     st = og_graph_finalize(g);
     if (!st) st = og_graph_resolve(g, true);
     if (st) goto fail;

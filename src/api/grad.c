@@ -150,8 +150,35 @@ og_status og_grad_create(const og_model *m, const og_grad_options *opts, og_grad
         }
         if ((st = pick(fg, opts->weights, nw, "weight", is_float_init, w))) goto fail;
     } else {
-        for (int i = 0; i < fg->n_inits; i++)
-            if (is_float_init(&fg->values[fg->inits[i]])) w[nw++] = fg->inits[i];
+        /* every float initializer but BatchNormalization's running statistics: values
+         * that BatchNormalization nodes read as mean or var (inputs 3, 4) and nothing
+         * else reads are statistics the op updates, not weights (PyTorch's buffers) */
+        int *stat = og_calloc(a, cap, sizeof *stat); /* +1 per use as a statistic, -1 else */
+        bool *other = og_calloc(a, cap, sizeof *other);
+        if (!stat || !other) {
+            og_free(a, stat);
+            og_free(a, other);
+            goto nomem;
+        }
+        for (int i = 0; i < fg->n_nodes; i++) {
+            const og_node *n = &fg->nodes[i];
+            bool bn = strcmp(n->op_type, "BatchNormalization") == 0 && !n->domain[0];
+            for (int j = 0; j < n->n_in; j++)
+                if (n->in[j] >= 0) {
+                    if (bn && (j == 3 || j == 4))
+                        stat[n->in[j]]++;
+                    else
+                        other[n->in[j]] = true;
+                }
+        }
+        for (int i = 0; i < fg->n_inits; i++) {
+            int v = fg->inits[i];
+            if (!is_float_init(&fg->values[v])) continue;
+            if (stat[v] > 0 && !other[v] && !fg->values[v].is_graph_output) continue;
+            w[nw++] = v;
+        }
+        og_free(a, stat);
+        og_free(a, other);
     }
     if (opts && opts->inputs) {
         ni = opts->n_inputs;
@@ -191,7 +218,7 @@ og_status og_grad_create(const og_model *m, const og_grad_options *opts, og_grad
         goto fail;
     }
     og_grad_spec spec = {
-        w, nw, in, ni, o, no, opts ? opts->log : NULL, opts ? opts->log_user : NULL};
+        w, nw, in, ni, o, no, opts ? opts->log : NULL, opts ? opts->log_user : NULL, NULL};
     g->training = og_calloc(a, 1, sizeof *g->training);
     if (!g->training) goto nomem;
     g->training->alloc = *a;
@@ -214,9 +241,12 @@ og_status og_grad_create(const og_model *m, const og_grad_options *opts, og_grad
     for (int i = 0; i < ni; i++) g->names[no + i] = fg->values[in[i]].name;
     for (int i = 0; i < nw; i++) g->names[no + ni + i] = fg->values[w[i]].name;
     for (int i = 0; i < no; i++) {
-        char name[512];
-        snprintf(name, sizeof name, "%s_grad", fg->values[o[i]].name);
+        size_t len = strlen(fg->values[o[i]].name) + 8;
+        char *name = og_malloc(a, len);
+        if (!name) goto nomem;
+        snprintf(name, len, "%s_grad", fg->values[o[i]].name);
         int v = og_graph_find_value(tg, name);
+        og_free(a, name);
         g->seed_names[i] = v >= 0 && tg->values[v].is_graph_input ? tg->values[v].name : NULL;
     }
     g->sopts.threads = opts ? opts->threads : 0;
@@ -224,6 +254,7 @@ og_status og_grad_create(const og_model *m, const og_grad_options *opts, og_grad
     g->sopts.log = opts ? opts->log : NULL;
     g->sopts.log_user = opts ? opts->log_user : NULL;
     g->sopts.debug = opts ? opts->debug : 0;
+    g->sopts.seed = opts ? opts->seed : 0;
     st = og_session_create_plain(g->training, &g->sopts, &g->session);
     if (st) goto fail;
     st = make_eval(m, w, nw, a, &g->eval);
@@ -298,16 +329,58 @@ og_status og_grad_save_graphs(const og_grad *g, const char *folder, const char *
                               const char *suffix)
 {
     if (!g || !folder) return og_error(OG_ERR_INVALID_ARG, "og_grad_save_graphs: NULL argument");
-    char path[4096];
     const char *names[2] = {"training", "eval"};
     const og_model *models[2] = {g->training, g->eval};
-    for (int i = 0; i < 2; i++) {
-        snprintf(path, sizeof path, "%s/%s%s%s.onnx", folder, prefix ? prefix : "", names[i],
-                 suffix ? suffix : "");
-        og_status st = og_model_save_file(models[i], path);
-        if (st) return st;
+    og_status st = OG_OK;
+    og_model *files[2] = {NULL, NULL};
+    /* The files list the weights as initializers only: an initializer that is also a graph
+     * input is one a runtime may not fold, and onnxruntime warns once per weight for it
+     * (IR >= 4 needs no such listing).  What is written must load and run: each file's
+     * bytes are loaded back (every node resolved, types and shapes inferred over the saved
+     * graph, as a reader of the file would) and bound to kernels before anything is
+     * written. */
+    for (int i = 0; i < 2 && !st; i++) {
+        st = og_model_copy_graph(models[i], g->alloc, &files[i]);
+        if (st) break;
+        og_graph *fg = files[i]->graph;
+        int k = 0;
+        for (int q = 0; q < fg->n_inputs; q++) {
+            og_value *v = &fg->values[fg->inputs[q]];
+            if (v->kind == OG_VALUE_INITIALIZER && fg->ir_version >= 4)
+                v->is_graph_input = false;
+            else
+                fg->inputs[k++] = fg->inputs[q];
+        }
+        fg->n_inputs = k;
+        void *data = NULL;
+        size_t size = 0;
+        og_model *back = NULL;
+        og_session *s = NULL;
+        st = og_model_save_buffer(files[i], &data, &size);
+        if (!st) st = og_model_load_buffer(data, size, NULL, &back);
+        if (!st) st = og_session_create(back, NULL, &s);
+        og_session_free(s);
+        og_model_free(back);
+        og_model_buffer_free(files[i], data);
+        if (st && st != OG_ERR_NOMEM)
+            st = og_error_prefix(OG_ERR_INTERNAL,
+                                 "og_grad_save_graphs: the %s graph would not load back, "
+                                 "nothing written",
+                                 names[i]);
     }
-    return OG_OK;
+    size_t len =
+        strlen(folder) + (prefix ? strlen(prefix) : 0) + (suffix ? strlen(suffix) : 0) + 32;
+    char *path = st ? NULL : og_malloc(g->alloc, len);
+    if (!st && !path) st = og_error(OG_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < 2 && !st; i++) {
+        snprintf(path, len, "%s/%s%s%s.onnx", folder, prefix ? prefix : "", names[i],
+                 suffix ? suffix : "");
+        st = og_model_save_file(files[i], path);
+    }
+    og_free(g->alloc, path);
+    og_model_free(files[0]);
+    og_model_free(files[1]);
+    return st;
 }
 
 /* Ones shaped like output j, learned from a forward run of the model. */
@@ -359,6 +432,16 @@ og_status og_grad_run(og_grad *g, const char *const *input_names, const og_tenso
                       int n_inputs, const og_tensor *const *grad_outputs, og_tensor **outputs,
                       og_tensor **grads)
 {
+    return og_grad_run_with(g, input_names, inputs, n_inputs, grad_outputs, outputs, grads, NULL, 0,
+                            NULL);
+}
+
+og_status og_grad_run_with(og_grad *g, const char *const *input_names,
+                           const og_tensor *const *inputs, int n_inputs,
+                           const og_tensor *const *grad_outputs, og_tensor **outputs,
+                           og_tensor **grads, const char *const *extra, int n_extra,
+                           og_tensor **extra_out)
+{
     if (!g) return og_error(OG_ERR_INVALID_ARG, "og_grad_run: NULL gradient object");
     if (n_inputs < 0 || (n_inputs && (!input_names || !inputs)) || !outputs || !grads)
         return og_error(OG_ERR_INVALID_ARG, "og_grad_run: bad arrays");
@@ -389,14 +472,28 @@ og_status og_grad_run(og_grad *g, const char *const *input_names, const og_tenso
         g->run_names[n] = g->seed_names[j];
         g->run_tensors[n++] = grad_outputs && grad_outputs[j] ? grad_outputs[j] : g->ones[j];
     }
-    og_tensor **all = og_calloc(g->alloc, (size_t)(g->n_outputs + n_res) + 1, sizeof *all);
-    if (!all) return og_error(OG_ERR_NOMEM, "out of memory");
-    st = og_session_run(g->session, g->run_names, g->run_tensors, n, all);
+    int n_all = g->n_outputs + n_res;
+    og_tensor **all = og_calloc(g->alloc, (size_t)(n_all + n_extra) + 1, sizeof *all);
+    const char **want = og_calloc(g->alloc, (size_t)(n_all + n_extra) + 1, sizeof *want);
+    if (!all || !want) {
+        og_free(g->alloc, all);
+        og_free(g->alloc, want);
+        return og_error(OG_ERR_NOMEM, "out of memory");
+    }
+    /* the training graph's outputs (selected outputs, then results), then the extra values
+     * (any value of the training graph: what a trainer reads besides, as running
+     * statistics) */
+    for (int j = 0; j < n_all && j < tg->n_outputs; j++) want[j] = tg->values[tg->outputs[j]].name;
+    for (int j = 0; j < n_extra; j++) want[n_all + j] = extra[j];
+    st = og_session_run_named(g->session, g->run_names, g->run_tensors, n, want, n_all + n_extra,
+                              all);
     if (!st) {
         for (int j = 0; j < g->n_outputs; j++) outputs[j] = all[j];
         for (int j = 0; j < n_res; j++) grads[j] = all[g->n_outputs + j];
+        for (int j = 0; j < n_extra; j++) extra_out[j] = all[n_all + j];
     }
     og_free(g->alloc, all);
+    og_free(g->alloc, want);
     return st;
 }
 
@@ -475,6 +572,11 @@ static og_tensor *weight_in(const og_model *m, const char *name)
     int v = og_graph_find_value(m->graph, name);
     return v >= 0 && m->graph->values[v].kind == OG_VALUE_INITIALIZER ? m->graph->values[v].init
                                                                       : NULL;
+}
+
+og_tensor *og_grad_state_tensor(og_grad *g, const char *name, bool eval)
+{
+    return weight_in(eval ? g->eval : g->training, name);
 }
 
 static bool is_trained(const og_grad *g, const char *name)

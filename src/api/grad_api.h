@@ -31,6 +31,17 @@ struct og_grad {
     int *seed_values; /* per selected output: its seed input, or -1 */
 };
 
+/* og_grad_run that also hands back the values of the training graph named in extra
+ * (n_extra of them, into extra_out: new tensors), from the same run. */
+og_status og_grad_run_with(og_grad *g, const char *const *input_names,
+                           const og_tensor *const *inputs, int n_inputs,
+                           const og_tensor *const *grad_outputs, og_tensor **outputs,
+                           og_tensor **grads, const char *const *extra, int n_extra,
+                           og_tensor **extra_out);
+/* The initializer `name` of the training graph (eval false) or of the eval graph, NULL if
+ * none: for state a trainer updates besides the weights (running statistics). */
+og_tensor *og_grad_state_tensor(og_grad *g, const char *name, bool eval);
+
 /* Split the training graph into its forward and backward halves (fills the fields above). */
 og_status og_grad_split(og_grad *g);
 

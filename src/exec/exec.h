@@ -39,6 +39,9 @@ typedef struct og_exec_req {
 } og_exec_req;
 
 og_status og_session_exec(og_session *s, const og_exec_req *r);
+/* The random key kernels get (og_kernel_ctx.rng) in run `run` (0-based) of a session seeded
+ * `seed` (og_session_options.seed). */
+uint64_t og_exec_run_key(uint64_t seed, uint64_t run);
 /* The graph a session runs. */
 const og_graph *og_session_graph(const og_session *s);
 

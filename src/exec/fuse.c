@@ -57,18 +57,18 @@ static bool activation_of(const og_graph *g, const og_node *a, og_dtype dt, og_a
     if (a->n_out < 1 || a->out[0] < 0 || a->n_in < 1) return false;
     const og_unary_params *p = a->params;
     if (is_op(a, "Relu")) {
-        act->kind = OG_ACT_RELU;
+        act->kind = OG_FUSE_RELU;
     } else if (is_op(a, "HardSwish")) {
-        act->kind = OG_ACT_HARDSWISH;
+        act->kind = OG_FUSE_HARDSWISH;
     } else if (is_op(a, "Sigmoid")) {
-        act->kind = OG_ACT_SIGMOID;
+        act->kind = OG_FUSE_SIGMOID;
     } else if (is_op(a, "HardSigmoid")) {
         if (!p) return false;
-        act->kind = OG_ACT_HARDSIGMOID;
+        act->kind = OG_FUSE_HARDSIGMOID;
         act->alpha = p->alpha;
         act->beta = p->beta;
     } else if (is_op(a, "Clip")) {
-        act->kind = OG_ACT_CLIP;
+        act->kind = OG_FUSE_CLIP;
         act->lo = -HUGE_VAL;
         act->hi = HUGE_VAL;
         if (a->since_version < 11) {
@@ -91,7 +91,7 @@ int og_fusion_plan(const og_graph *g, const og_kernel_binding *kernels, og_fusio
 {
     int fused = 0;
     for (int i = 0; i < g->n_nodes; i++) {
-        nodes[i].act.kind = OG_ACT_NONE;
+        nodes[i].act.kind = OG_FUSE_NONE;
         nodes[i].out = -1;
         nodes[i].skip = false;
     }
@@ -124,7 +124,7 @@ int og_fusion_plan(const og_graph *g, const og_kernel_binding *kernels, og_fusio
         int sv = sn->out[0], a, b;
         if (g->values[sv].is_graph_output || readers(g, sv, &a, &b) != 1 || a != m) continue;
         if (!((mn->in[0] == v && mn->in[1] == sv) || (mn->in[0] == sv && mn->in[1] == v))) continue;
-        nodes[i].act.kind = OG_ACT_SILU;
+        nodes[i].act.kind = OG_FUSE_SILU;
         nodes[i].out = mn->out[0];
         nodes[s].skip = nodes[m].skip = true;
         internal[v] = internal[sv] = true;

@@ -17,7 +17,7 @@
 #include "kernels/cpu/kernel.h"
 
 typedef struct og_fusion {
-    og_act act; /* for a producer: the activation its kernel applies (else OG_ACT_NONE) */
+    og_act act; /* for a producer: the activation its kernel applies (else OG_FUSE_NONE) */
     int out;    /* for a producer: the value its output 0 is written to; -1 otherwise */
     bool skip;  /* an activation node fused into its producer */
 } og_fusion;

@@ -12,41 +12,13 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "exec/exec.h"
+#include "core/rng.h"
+#include "exec/exec_internal.h"
 #include "exec/fuse.h"
-#include "kernels/cpu/kernel.h"
 
 /* No single value may need more than this (1 TiB): a model that asks for more is malformed
  * or hostile, and says so instead of failing inside malloc. */
 #define OG_MAX_TENSOR_BYTES ((size_t)1 << 40)
-
-struct og_session {
-    const og_graph *g;
-    const og_backend *backend;
-    const og_allocator *alloc; /* the caller's: output tensors and scratch use it */
-    int threads;
-    og_log_fn log;
-    void *log_user;
-    int debug;
-    og_kernel_binding *kernels; /* per node */
-    int *last_use;              /* per value: index of the last node reading it, -1 if none */
-    og_tensor **slot;           /* per value, during a run */
-    bool *owned;                /* slot[v] is the session's to release */
-    bool *keep;                 /* requested as an output of this run */
-    int64_t *sym;               /* per symbol: its value in this run, -1 unbound */
-    og_vinfo *vin, *vout;
-    const og_tensor **tin;
-    og_tensor **tout;
-    int max_in, max_out;
-    og_pool *pool;
-    /* activations fused into their producers (fuse.h): per node, per value; n_fused == 0
-     * when the session does not fuse */
-    og_fusion *fusion;
-    bool *internal;
-    int n_fused;
-    bool fused_run;     /* this run uses the plan */
-    og_scratch scratch; /* the kernels' (og_scratch_get) */
-};
 
 og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_allocator *host,
                          const og_session_options *opts, bool fuse, og_session **out)
@@ -58,9 +30,11 @@ og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_
     og_session *s = og_calloc(a, 1, sizeof *s);
     if (!s) return og_error(OG_ERR_NOMEM, "out of memory creating a session");
     s->g = g;
+    s->root = og_graph_root(g);
     s->backend = backend ? backend : &og_cpu_backend;
     s->alloc = s->backend->allocator(a);
     s->threads = opts ? opts->threads : 0;
+    s->rng_seed = opts ? opts->seed : 0;
     if (s->threads < 0) {
         st = og_error(OG_ERR_INVALID_ARG, "threads must be >= 0, got %d", s->threads);
         goto fail;
@@ -85,8 +59,10 @@ og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_
     s->slot = og_calloc(a, nv, sizeof *s->slot);
     s->owned = og_calloc(a, nv, sizeof *s->owned);
     s->keep = og_calloc(a, nv, sizeof *s->keep);
-    s->sym = og_calloc(a, (size_t)g->n_symbols + 1, sizeof *s->sym);
-    if (!s->kernels || !s->last_use || !s->slot || !s->owned || !s->keep || !s->sym) goto nomem;
+    s->sym = og_calloc(a, (size_t)s->root->n_symbols + 1, sizeof *s->sym);
+    s->subs = og_calloc(a, nn, sizeof *s->subs);
+    if (!s->kernels || !s->last_use || !s->slot || !s->owned || !s->keep || !s->sym || !s->subs)
+        goto nomem;
     for (int v = 0; v < g->n_values; v++) s->last_use[v] = -1;
     for (int i = 0; i < g->n_nodes; i++) {
         const og_node *n = &g->nodes[i];
@@ -103,10 +79,16 @@ og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_
                           og_node_label(n, label, sizeof label), n->op_type);
             goto fail;
         }
-        for (int j = 0; j < n->n_in; j++)
-            in_types[j] = n->in[j] >= 0 ? g->values[n->in[j]].dtype : OG_UNDEFINED;
-        st = og_backend_bind(s->backend, n, in_types, &s->kernels[i]);
-        if (st) goto fail;
+        if (n->op->flags & OG_OP_CONTROL) {
+            /* run here, no kernel: its subgraphs get sessions of their own */
+            st = og_exec_create_subs(s, i, opts);
+            if (st) goto fail;
+        } else {
+            for (int j = 0; j < n->n_in; j++)
+                in_types[j] = n->in[j] >= 0 ? g->values[n->in[j]].dtype : OG_UNDEFINED;
+            st = og_backend_bind(s->backend, n, in_types, &s->kernels[i]);
+            if (st) goto fail;
+        }
         for (int j = 0; j < n->n_in; j++)
             if (n->in[j] >= 0) s->last_use[n->in[j]] = i;
     }
@@ -150,6 +132,7 @@ void og_session_free(og_session *s)
     if (!s) return;
     const og_allocator *a = s->alloc;
     if (s->slot && s->owned && s->keep) release_slots(s);
+    og_exec_free_subs(s);
     og_pool_close(s->pool);
     og_free(a, s->kernels);
     og_free(a, s->last_use);
@@ -202,8 +185,8 @@ static og_status check_input(og_session *s, const og_value *v, const og_tensor *
                 return og_error(OG_ERR_SHAPE,
                                 "input '%s': dim %d ('%s') is %lld, but another "
                                 "input set '%s' to %lld",
-                                v->name, d, s->g->symbols[sym], (long long)t->dims[d],
-                                s->g->symbols[sym], (long long)s->sym[sym]);
+                                v->name, d, s->root->symbols[sym], (long long)t->dims[d],
+                                s->root->symbols[sym], (long long)s->sym[sym]);
             }
         }
     }
@@ -269,6 +252,18 @@ static og_status run_node(og_session *s, int ni)
         og_vinfo_unknown(&s->vout[j]);
         s->tout[j] = NULL;
     }
+    const og_kernel_binding *kb = &s->kernels[ni];
+    og_kernel_ctx k = {.node = n,
+                       .params = n->params,
+                       .alloc = s->alloc,
+                       .threads = s->threads,
+                       .rng = s->run_key,
+                       .scratch = &s->scratch};
+    if (n->op->flags & OG_OP_CONTROL) {
+        st = og_exec_control(s, ni);
+        if (st) goto fail;
+        goto store;
+    }
     og_op_ctx c = {n, s->alloc, NULL, true};
     if (n->op->infer) {
         st = n->op->infer(&c, s->vin, n->n_in, s->vout, n->n_out);
@@ -329,12 +324,11 @@ static og_status run_node(og_session *s, int ni)
         }
     }
     /* the loop bound for the static dtype, unless this run's input says otherwise */
-    const og_kernel_binding *kb = &s->kernels[ni];
     const void *impl = kb->impl;
     if (impl && (kb->type_input >= n->n_in || !s->tin[kb->type_input] ||
                  s->tin[kb->type_input]->dtype != kb->type))
         impl = NULL;
-    og_kernel_ctx k = {n, n->params, s->alloc, s->threads, impl, {0}, &s->scratch};
+    k.impl = impl;
     if (s->fused_run && s->fusion[ni].out >= 0) {
         if (s->vout[0].dtype != g->values[n->out[0]].dtype) {
             st = og_error(OG_ERR_INTERNAL, "%s: output 0 is %s, the fused activation expects %s",
@@ -357,6 +351,7 @@ static og_status run_node(og_session *s, int ni)
         st = kb->fn(&k, s->tin, n->n_in, s->tout, n->n_out);
         if (st) goto fail;
     }
+store:
     for (int j = 0; j < n->n_out; j++) {
         int v = out_value(s, ni, j);
         if (v < 0) continue;
@@ -438,7 +433,9 @@ og_status og_session_exec(og_session *s, const og_exec_req *r)
         (r->n_inputs && (!r->input_names || !r->inputs)) || (r->n_want && (!r->want || !r->out)))
         return og_error(OG_ERR_INVALID_ARG, "og_session_run: bad input or output arrays");
     for (int j = 0; j < r->n_want; j++) r->out[j] = NULL;
-    for (int i = 0; i < g->n_symbols; i++) s->sym[i] = -1;
+    for (int i = 0; i < s->root->n_symbols; i++) s->sym[i] = -1;
+    s->run_key = og_exec_run_key(s->rng_seed, s->rng_runs);
+    s->rng_runs++;
     out_v = og_malloc(s->alloc, (size_t)(r->n_want + 1) * sizeof *out_v);
     if (!out_v) return og_error(OG_ERR_NOMEM, "out of memory");
 
@@ -579,3 +576,26 @@ og_status og_session_run(og_session *s, const char *const *input_names,
 }
 
 const og_graph *og_session_graph(const og_session *s) { return s->g; }
+
+/* run k draws from (seed, k): a key no two runs share */
+uint64_t og_exec_run_key(uint64_t seed, uint64_t run)
+{
+    uint64_t mix = seed ^ 0xD1B54A32D192ED03ull * (run + 1);
+    return og_splitmix64(&mix);
+}
+
+og_status og_session_get_rng(const og_session *s, uint64_t *seed, uint64_t *runs)
+{
+    if (!s) return og_error(OG_ERR_INVALID_ARG, "og_session_get_rng: session is NULL");
+    if (seed) *seed = s->rng_seed;
+    if (runs) *runs = s->rng_runs;
+    return OG_OK;
+}
+
+og_status og_session_set_rng(og_session *s, uint64_t seed, uint64_t runs)
+{
+    if (!s) return og_error(OG_ERR_INVALID_ARG, "og_session_set_rng: session is NULL");
+    s->rng_seed = seed;
+    s->rng_runs = runs;
+    return OG_OK;
+}

@@ -1,6 +1,6 @@
 /* binary.c: gradients of the binary and variadic elementwise ops of src/ops/binary.c.
  * y is the node's output, dy the gradient reaching it; inputs that broadcast get their
- * gradient summed back to their own shape (og_gb_sum_to).
+ * gradient summed back to their own shape (og_gb_sum_to_input).
  *   Add, Sub: d(a + b) = dy, dy;  d(a − b) = dy, −dy
  *   Mul, Div: d(a·b) = dy·b, dy·a;  d(a / b) = dy / b, −dy·y / b
  *   Pow:      da = dy·b·a^(b−1), db = dy·y·log(a) (with PyTorch's zeros at the edges)
@@ -14,9 +14,9 @@
 /* d(a + b) = dy, dy;  d(a - b) = dy, -dy */
 static og_status add_sub(og_gb *b, const og_node *n, const int *dy, int *dx, bool sub)
 {
-    if (WANTS(0)) dx[0] = og_gb_sum_to(b, dy[0], OUT(0), IN(0));
+    if (WANTS(0)) dx[0] = og_gb_sum_to_input(b, dy[0], n, 0, 0);
     if (WANTS(1)) {
-        int g = og_gb_sum_to(b, dy[0], OUT(0), IN(1));
+        int g = og_gb_sum_to_input(b, dy[0], n, 1, 0);
         dx[1] = sub ? og_gb_op1(b, "Neg", g) : g;
     }
     return og_gb_status(b);
@@ -35,18 +35,18 @@ static og_status g_sub(og_gb *b, const og_node *n, const int *dy, int *dx)
 /* d(a * b) = dy * b, dy * a */
 static og_status g_mul(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
-    if (WANTS(0)) dx[0] = og_gb_sum_to(b, og_gb_op2(b, "Mul", dy[0], IN(1)), OUT(0), IN(0));
-    if (WANTS(1)) dx[1] = og_gb_sum_to(b, og_gb_op2(b, "Mul", dy[0], IN(0)), OUT(0), IN(1));
+    if (WANTS(0)) dx[0] = og_gb_sum_to_input(b, og_gb_op2(b, "Mul", dy[0], IN(1)), n, 0, 0);
+    if (WANTS(1)) dx[1] = og_gb_sum_to_input(b, og_gb_op2(b, "Mul", dy[0], IN(0)), n, 1, 0);
     return og_gb_status(b);
 }
 
 /* d(a / b) = dy / b, -dy * y / b */
 static og_status g_div(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
-    if (WANTS(0)) dx[0] = og_gb_sum_to(b, og_gb_op2(b, "Div", dy[0], IN(1)), OUT(0), IN(0));
+    if (WANTS(0)) dx[0] = og_gb_sum_to_input(b, og_gb_op2(b, "Div", dy[0], IN(1)), n, 0, 0);
     if (WANTS(1)) {
         int t = og_gb_op2(b, "Div", og_gb_op2(b, "Mul", dy[0], OUT(0)), IN(1));
-        dx[1] = og_gb_sum_to(b, og_gb_op1(b, "Neg", t), OUT(0), IN(1));
+        dx[1] = og_gb_sum_to_input(b, og_gb_op1(b, "Neg", t), n, 1, 0);
     }
     return og_gb_status(b);
 }
@@ -69,7 +69,7 @@ static og_status g_pow(og_gb *b, const og_node *n, const int *dy, int *dx)
         if (masks)
             g = og_gb_op3(b, "Where", og_gb_op2(b, "Equal", ef, og_gb_scalar_like(b, 0, a)),
                           og_gb_scalar_like(b, 0, a), g);
-        dx[0] = og_gb_sum_to(b, g, y, a);
+        dx[0] = og_gb_sum_to_input(b, g, n, 0, 0);
     }
     if (WANTS(1)) {
         int g = og_rule_mul(b, og_rule_mul(b, dy[0], y), og_gb_op1(b, "Log", a));
@@ -81,7 +81,7 @@ static og_status g_pow(og_gb *b, const og_node *n, const int *dy, int *dx)
         }
         og_dtype edt = og_gb_value(b, e)->dtype;
         if (edt != dt) g = og_rule_cast(b, g, edt); /* a float exponent of another type (13+) */
-        dx[1] = og_gb_sum_to(b, g, y, e);
+        dx[1] = og_gb_sum_to_input(b, g, n, 1, 0);
     }
     return og_gb_status(b);
 }
@@ -94,7 +94,8 @@ static og_status g_prelu(og_gb *b, const og_node *n, const int *dy, int *dx)
     int negx = og_gb_op2(b, "Less", x, og_gb_scalar_like(b, 0, x));
     if (WANTS(0)) dx[0] = og_rule_select(b, negx, og_rule_mul(b, dy[0], s), dy[0], x);
     if (WANTS(1))
-        dx[1] = og_gb_sum_to(b, og_rule_where0(b, negx, og_rule_mul(b, dy[0], x), x), OUT(0), s);
+        dx[1] =
+            og_gb_sum_to_input(b, og_rule_where0(b, negx, og_rule_mul(b, dy[0], x), x), n, 1, 0);
     return og_gb_status(b);
 }
 
@@ -105,7 +106,7 @@ static og_status sum_mean(og_gb *b, const og_node *n, const int *dy, int *dx, bo
 {
     int g = mean ? og_rule_mul(b, dy[0], og_gb_scalar_like(b, 1.0 / n->n_in, OUT(0))) : dy[0];
     for (int i = 0; i < n->n_in; i++)
-        if (WANTS(i)) dx[i] = og_gb_sum_to(b, g, OUT(0), IN(i));
+        if (WANTS(i)) dx[i] = og_gb_sum_to_input(b, g, n, i, 0);
     return og_gb_status(b);
 }
 
@@ -123,19 +124,21 @@ static og_status g_mean(og_gb *b, const og_node *n, const int *dy, int *dx)
  * (ties split evenly).  x_i attains the max iff not x_i < y (Equal on floats needs 11). */
 static og_status max_min(og_gb *b, const og_node *n, const int *dy, int *dx, bool is_max)
 {
-    int y = OUT(0), m[64];
+    int y = OUT(0);
     og_dtype dt = og_gb_value(b, y)->dtype;
     if (n->n_in == 1) {
         dx[0] = dy[0];
         return og_gb_status(b);
     }
+    int *m = og_malloc(og_gb_alloc(b), (size_t)n->n_in * sizeof *m); /* any number of inputs */
+    if (!m) return og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
     for (int i = 0; i < n->n_in; i++)
         m[i] = og_rule_cast(
             b, og_gb_op1(b, "Not", og_gb_op2(b, is_max ? "Less" : "Greater", IN(i), y)), dt);
-    if (og_gb_status(b)) return og_gb_status(b);
-    int g = og_rule_div(b, dy[0], og_gb_op(b, "Sum", n->n_in, m));
-    for (int i = 0; i < n->n_in; i++)
-        if (WANTS(i)) dx[i] = og_gb_sum_to(b, og_rule_mul(b, g, m[i]), y, IN(i));
+    int g = og_gb_status(b) ? -1 : og_rule_div(b, dy[0], og_gb_op(b, "Sum", n->n_in, m));
+    for (int i = 0; i < n->n_in && g >= 0; i++)
+        if (WANTS(i)) dx[i] = og_gb_sum_to_input(b, og_rule_mul(b, g, m[i]), n, i, 0);
+    og_free(og_gb_alloc(b), m);
     return og_gb_status(b);
 }
 
@@ -154,11 +157,11 @@ static og_status g_where(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     int c = IN(0), y = OUT(0);
     if (WANTS(1))
-        dx[1] =
-            og_gb_sum_to(b, og_gb_op3(b, "Where", c, dy[0], og_gb_scalar_like(b, 0, y)), y, IN(1));
+        dx[1] = og_gb_sum_to_input(b, og_gb_op3(b, "Where", c, dy[0], og_gb_scalar_like(b, 0, y)),
+                                   n, 1, 0);
     if (WANTS(2))
-        dx[2] =
-            og_gb_sum_to(b, og_gb_op3(b, "Where", c, og_gb_scalar_like(b, 0, y), dy[0]), y, IN(2));
+        dx[2] = og_gb_sum_to_input(b, og_gb_op3(b, "Where", c, og_gb_scalar_like(b, 0, y), dy[0]),
+                                   n, 2, 0);
     return og_gb_status(b);
 }
 

@@ -82,14 +82,58 @@ static int filled_like(og_gb *b, int v, double fill)
     return z;
 }
 
+/* The constants the rules emitted (values from first_new on) that no node reads once
+ * pruning removed their readers leave the initializer list: a saved graph would carry them
+ * for nothing (onnxruntime warns about each).  g is finalized (consumer counts). */
+static void drop_unread_constants(og_graph *g, int first_new)
+{
+    int k = 0;
+    for (int i = 0; i < g->n_inits; i++) {
+        int v = g->inits[i];
+        og_value *val = &g->values[v];
+        if (v >= first_new && val->n_consumers == 0 && !val->is_graph_output &&
+            !val->is_graph_input) {
+            og_tensor_free(val->init);
+            val->init = NULL;
+            val->known = NULL;
+            val->kind = OG_VALUE_INTERMEDIATE;
+            continue;
+        }
+        g->inits[k++] = v;
+    }
+    g->n_inits = k;
+}
+
+/* The name of the gradient of `base`, allocated with b->a (NULL when out of memory):
+ * `<base>_grad`, or `<prefix>_<base>_grad` with a prefix (og_grad_spec.prefix). */
+static char *grad_name(const og_gb *b, const char *base)
+{
+    size_t n = strlen(base) + (b->name_prefix ? strlen(b->name_prefix) + 1 : 0) + 8;
+    char *name = og_malloc(b->a, n);
+    if (!name) return NULL;
+    if (b->name_prefix)
+        snprintf(name, n, "%s_%s_grad", b->name_prefix, base);
+    else
+        snprintf(name, n, "%s_grad", base);
+    return name;
+}
+
 /* Rename: an Identity whose output is called `<name>_grad` (made unique if taken). */
 static int named_output(og_gb *b, int v, const char *base)
 {
-    char name[512];
-    snprintf(name, sizeof name, "%s_grad", base);
-    for (int k = 1; og_graph_find_value(b->g, name) >= 0; k++)
-        snprintf(name, sizeof name, "%s_grad_%d", base, k);
-    return og_gb_op_named(b, "Identity", 1, &v, name);
+    char *first = grad_name(b, base);
+    size_t n = first ? strlen(first) + 24 : 0;
+    char *name = first ? og_malloc(b->a, n) : NULL;
+    if (!name) {
+        og_free(b->a, first);
+        return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+    }
+    snprintf(name, n, "%s", first);
+    for (int k = 1; og_graph_find_value(b->g, name) >= 0; k++) snprintf(name, n, "%s_%d", first, k);
+    int r = og_gb_op_named(b, "Identity", 1, &v, name);
+    og_free(b->a, first);
+    og_free(b->a, name);
+    return r;
 }
 
 /* Mark what a gradient can reach: forward from the sources through float values, backward
@@ -133,14 +177,17 @@ static og_status reverse_pass(og_gb *b, int nn0)
     og_graph *g = b->g;
     const og_allocator *a = b->a;
     og_status st = OG_OK;
+    /* dy and dx hold as many entries as the widest node has outputs and inputs */
+    int width = 1;
+    for (int i = 0; i < nn0; i++) {
+        if (g->nodes[i].n_out > width) width = g->nodes[i].n_out;
+        if (g->nodes[i].n_in > width) width = g->nodes[i].n_in;
+    }
+    int *dy = og_malloc(a, 2 * (size_t)width * sizeof *dy), *dx = dy + width;
+    if (!dy) return og_error(OG_ERR_NOMEM, "out of memory building gradients");
     /* the reverse pass */
     for (int i = nn0 - 1; i >= 0 && !b->st; i--) {
         og_node n = g->nodes[i]; /* a copy: emitting nodes may move the array */
-        int dy[64], dx[64];
-        if (n.n_out > 64 || n.n_in > 64) {
-            og_gb_fail(b, &n, OG_ERR_UNSUPPORTED, "too many inputs or outputs to differentiate");
-            break;
-        }
         bool any = false;
         for (int j = 0; j < n.n_out; j++) {
             int v = n.out[j];
@@ -160,20 +207,8 @@ static og_status reverse_pass(og_gb *b, int nn0)
             goto done;
         }
         for (int j = 0; j < n.n_in; j++) dx[j] = -1;
-        /* room for what one rule may emit: og_gb_value pointers stay valid in a rule; the
-         * room doubles, so that the copies stay linear in the values emitted in all */
-        if (g->cap_values < g->n_values + 4096) {
-            int cap =
-                g->n_values + 8192 > 2 * g->cap_values ? g->n_values + 8192 : 2 * g->cap_values;
-            og_value *nv = og_realloc(a, g->values, (size_t)g->n_values * sizeof *nv,
-                                      (size_t)cap * sizeof *nv);
-            if (!nv) {
-                st = og_error(OG_ERR_NOMEM, "out of memory building gradients");
-                goto done;
-            }
-            g->values = nv;
-            g->cap_values = cap;
-        }
+        /* a rule may emit any number of values: the og_gb_value pointers it holds are
+         * copies (emit.c), unmoved when the value array grows */
         b->current = &n;
         st = rule->fn(b, &n, dy, dx);
         b->current = NULL;
@@ -188,6 +223,7 @@ static og_status reverse_pass(og_gb *b, int nn0)
         }
     }
 done:
+    og_free(a, dy);
     if (!st && b->st) st = b->st;
     return st;
 }
@@ -258,6 +294,7 @@ static og_status expand_one(og_graph *g, int gi)
     }
     st = b.st;
 done:
+    og_gb_release(&b);
     if (b.contribs)
         for (int v = 0; v < b.n_state; v++) og_free(a, b.contribs[v].list);
     og_free(a, b.contribs);
@@ -300,6 +337,7 @@ og_status og_grad_build(const og_graph *fwd, const og_grad_spec *spec, const og_
     int n_src = spec->n_inputs + spec->n_weights;
     memset(&b, 0, sizeof b);
     b.a = a;
+    b.name_prefix = spec->prefix;
     *out = NULL;
 
     st = clone_graph(fwd, a, &b.g);
@@ -332,18 +370,23 @@ og_status og_grad_build(const og_graph *fwd, const og_grad_spec *spec, const og_
     /* seeds: one graph input per selected float output */
     for (int i = 0; i < spec->n_outputs; i++) {
         const og_value *o = &g->values[outs[i]];
-        char name[512];
         seeds[i] = -1;
         if (!og_dtype_is_float(o->dtype)) continue;
-        snprintf(name, sizeof name, "%s_grad", o->name);
+        char *name = grad_name(&b, o->name);
+        if (!name) {
+            st = og_error(OG_ERR_NOMEM, "out of memory building gradients");
+            goto done;
+        }
         if (og_graph_find_value(g, name) >= 0) {
             st = og_error(OG_ERR_MODEL,
                           "cannot name the gradient seed of output '%s': the model "
                           "already has a value '%s'",
                           o->name, name);
+            og_free(a, name);
             goto done;
         }
         int v = og_graph_add_value(g, name);
+        og_free(a, name);
         if (v < 0) {
             st = og_error(OG_ERR_NOMEM, "out of memory building gradients");
             goto done;
@@ -423,8 +466,12 @@ og_status og_grad_build(const og_graph *fwd, const og_grad_spec *spec, const og_
         g->outputs = outputs;
         g->n_outputs = n_out;
     }
-    st = og_graph_prune(g);
+    /* finalized first: the subgraphs of backward control nodes read values of this graph
+     * (their implicit inputs), which pruning must see */
+    st = og_graph_finalize(g);
+    if (!st) st = og_graph_prune(g);
     if (!st) st = og_graph_finalize(g);
+    if (!st) drop_unread_constants(g, b.n_state);
     if (!st) st = og_graph_resolve(g, true);
     if (st) goto done;
     og_logf(spec->log, spec->log_user, OG_LOG_INFO,
@@ -432,6 +479,7 @@ og_status og_grad_build(const og_graph *fwd, const og_grad_spec *spec, const og_
     *out = g;
     b.g = NULL;
 done:
+    og_gb_release(&b);
     if (b.contribs)
         for (int v = 0; v < b.n_state; v++) og_free(a, b.contribs[v].list);
     og_free(a, b.contribs);

@@ -39,30 +39,30 @@ static int bias_grad(og_gb *b, int dy, int rank)
     return og_gb_reduce_sum(b, dy, axes, rank - 1, false);
 }
 
-/* The geometry of a Conv/ConvTranspose node; every spatial size and pad must be known. */
-static bool conv_geometry(og_gb *b, const og_node *n, og_conv_geom *g)
+/* The geometry of a Conv/ConvTranspose node as far as static shapes tell.  Returns 1 when
+ * every channel count, kernel and spatial size and pad is known (the static rules), 0 when
+ * some are known only at run time, -1 after an error. */
+static int conv_geometry(og_gb *b, const og_node *n, og_conv_geom *g)
 {
     const og_conv_params *p = n->params;
     if (!p || !n->parsed) {
         og_gb_fail(b, n, OG_ERR_INTERNAL, "the node's attributes were not parsed");
-        return false;
+        return -1;
     }
     const og_value *X = og_gb_value(b, n->in[0]), *W = og_gb_value(b, n->in[1]);
     if (og_conv_geometry(n, p, false, X->rank, X->dims, W->rank, W->dims, -1, g)) {
         og_gb_fail(b, n, OG_ERR_MODEL, "%s", og_last_error());
-        return false;
+        return -1;
     }
-    bool ok = g->nsp >= 1 && og_dim_known(g->c) && og_dim_known(g->m);
+    if (g->nsp < 1) {
+        og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs the rank of X or W");
+        return -1;
+    }
+    bool ok = og_dim_known(g->c) && og_dim_known(g->m);
     for (int i = 0; ok && i < g->nsp; i++)
         ok = og_dim_known(g->in[i]) && og_dim_known(g->out[i]) && og_dim_known(g->kernel[i]) &&
              g->pad_begin[i] != OG_DIM_UNKNOWN && g->pad_end[i] != OG_DIM_UNKNOWN;
-    if (!ok) {
-        og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                   "gradient needs the channel counts, kernel and spatial sizes of X and W to be "
-                   "known statically");
-        return false;
-    }
-    return true;
+    return ok ? 1 : 0;
 }
 
 /* dW of a convolution whose input is I ([N, cin, isp...]) and whose output gradient is G
@@ -117,11 +117,173 @@ static int conv_dw(og_gb *b, int I, int G, int64_t cin, int64_t group, int nsp, 
     return swap01(b, z, rank);
 }
 
+/* ---- Conv with sizes known only at run time -------------------------------------- */
+
+/* Entries [from, rank) of Shape(v) (a 1-D int64 value). */
+static int shape_tail(og_gb *b, int v, int64_t from)
+{
+    int64_t big = INT64_MAX, zero = 0;
+    int in[4] = {og_gb_op1(b, "Shape", v), og_gb_const_i64(b, &from, 1),
+                 og_gb_const_i64(b, &big, 1), og_gb_const_i64(b, &zero, 1)};
+    return og_gb_op(b, "Slice", 4, in);
+}
+
+/* The kernel sizes as a 1-D int64 value: constant when known, else Shape(W)[2:]. */
+static int kernel_vec(og_gb *b, const og_conv_geom *g, int w)
+{
+    bool known = true;
+    for (int i = 0; i < g->nsp; i++) known = known && og_dim_known(g->kernel[i]);
+    return known ? og_gb_const_i64(b, g->kernel, g->nsp) : shape_tail(b, w, 2);
+}
+
+/* max(v, 0) of an int64 vector, with ops of every opset from 9 (Max on integers needs 12) */
+static int relu_i64(og_gb *b, int v)
+{
+    int64_t zero = 0;
+    int z = og_gb_const_i64(b, &zero, 1);
+    return og_gb_op3(b, "Where", og_gb_op2(b, "Less", v, z), z, v);
+}
+
+/* The begin and end pads of a Conv as 1-D int64 values over the spatial axes: constants for
+ * explicit pads (and VALID), computed from the run-time sizes for SAME_UPPER/LOWER:
+ *   total = max(0, (ceil(in / s) − 1)·s + (k − 1)·d + 1 − in),
+ *   small = floor(total / 2), begin = small (UPPER) or total − small (LOWER). */
+static void conv_pads_dyn(og_gb *b, const og_node *n, const og_conv_geom *g, int *pb, int *pe)
+{
+    const og_conv_params *p = n->params;
+    int nsp = g->nsp;
+    if (p->auto_pad != OG_CONV_SAME_UPPER && p->auto_pad != OG_CONV_SAME_LOWER) {
+        int64_t v[2 * SP];
+        for (int i = 0; i < 2 * nsp; i++)
+            v[i] = p->n_pads && p->auto_pad != OG_CONV_VALID ? p->pads[i] : 0;
+        *pb = og_gb_const_i64(b, v, nsp);
+        *pe = og_gb_const_i64(b, v + nsp, nsp);
+        return;
+    }
+    int64_t one[SP], two[SP];
+    for (int i = 0; i < nsp; i++) one[i] = 1, two[i] = 2;
+    int s = og_gb_const_i64(b, g->stride, nsp), d = og_gb_const_i64(b, g->dil, nsp);
+    int c1 = og_gb_const_i64(b, one, nsp), c2 = og_gb_const_i64(b, two, nsp);
+    int in = shape_tail(b, n->in[0], 2);
+    int k = kernel_vec(b, g, n->in[1]);
+    int ek = og_rule_add(b, og_rule_mul(b, og_rule_sub(b, k, c1), d), c1);
+    /* ceil(in / s) − 1 = floor((in − 1) / s) for in >= 1 */
+    int outm1 = og_rule_div(b, og_rule_sub(b, in, c1), s);
+    int total = relu_i64(b, og_rule_sub(b, og_rule_add(b, og_rule_mul(b, outm1, s), ek), in));
+    int small = og_rule_div(b, total, c2);
+    *pb = p->auto_pad == OG_CONV_SAME_UPPER ? small : og_rule_sub(b, total, small);
+    *pe = og_rule_sub(b, total, *pb);
+}
+
+/* Axes 2..nsp+1 as a constant. */
+static int spatial_axes(og_gb *b, int nsp)
+{
+    int64_t axes[SP];
+    for (int i = 0; i < nsp; i++) axes[i] = 2 + i;
+    return og_gb_const_i64(b, axes, nsp);
+}
+
+/* dX of a Conv whose sizes are known at run time only: the unpadded ConvTranspose of dY
+ * with output_padding s − 1, whose size s·(out − 1) + s − 1 + ek >= pb + in (the forward's
+ * out = floor((in + pb + pe − ek) / s) + 1), cut to the input's positions [pb, pb + in):
+ *   dX = Slice(ConvTranspose(dY, W, pads 0, output_padding s − 1), pb, pb + in, spatial) */
+static int conv_dx_dyn(og_gb *b, const og_node *n, const og_conv_geom *g, int dy, int pb)
+{
+    int nsp = g->nsp;
+    int64_t zeros[2 * SP], opad[SP];
+    bool any_op = false;
+    for (int i = 0; i < 2 * nsp; i++) zeros[i] = 0;
+    for (int i = 0; i < nsp; i++) {
+        opad[i] = g->stride[i] - 1;
+        any_op = any_op || opad[i] > 0;
+    }
+    int full = og_gb_op2(b, "ConvTranspose", dy, n->in[1]);
+    int node = og_gb_last(b);
+    og_rule_conv_attrs(b, node, nsp, g->stride, g->dil, zeros, g->group);
+    if (any_op) og_gb_attr_ints(b, node, "output_padding", opad, nsp);
+    int end = og_rule_add(b, pb, shape_tail(b, n->in[0], 2));
+    int in[4] = {full, pb, end, spatial_axes(b, nsp)};
+    return og_gb_op(b, "Slice", 4, in);
+}
+
+/* dW of a Conv whose sizes are known at run time only, as conv_dw below: with the
+ * forward's own pads, the Conv of the swapped input by the swapped dY has kernel-axis size
+ *   floor((in + pb + pe − span) / d) + 1 >= k,  span = (out − 1)·s + 1 <= in + pb + pe − ek + 1,
+ * so it is cut to k.  Pads known only at run time (SAME) pad X explicitly first (Pad with
+ * a pads input: opset 11). */
+static int conv_dw_dyn(og_gb *b, const og_node *n, const og_conv_geom *g, int dy, int pb, int pe)
+{
+    const og_conv_params *p = n->params;
+    int nsp = g->nsp, rank = nsp + 2;
+    int x = n->in[0];
+    int64_t pads[2 * SP];
+    for (int i = 0; i < 2 * nsp; i++) pads[i] = 0;
+    bool same = p->auto_pad == OG_CONV_SAME_UPPER || p->auto_pad == OG_CONV_SAME_LOWER;
+    if (same) {
+        if (og_gb_opset(b) < 11)
+            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                              "the gradient of W with auto_pad SAME and spatial sizes known only "
+                              "at run time needs opset >= 11 (Pad with a pads input)");
+        int64_t zz[2] = {0, 0};
+        int z2 = og_gb_const_i64(b, zz, 2);
+        int parts[4] = {z2, pb, z2, pe};
+        int all = og_gb_op(b, "Concat", 4, parts);
+        og_gb_attr_int(b, og_gb_last(b), "axis", 0);
+        x = og_gb_op2(b, "Pad", x, all);
+    } else {
+        for (int i = 0; i < 2 * nsp; i++)
+            pads[i] = p->n_pads && p->auto_pad != OG_CONV_VALID ? p->pads[i] : 0;
+    }
+    int it;
+    if (g->group == 1) {
+        it = swap01(b, x, rank);
+    } else {
+        /* [N, C, sp...] -> [N, C, S] -> [N, g, C/g, S] -> [C/g, g, N, S] -> [C/g, g·N, sp...]
+         * with shapes computed from the run-time ones */
+        int64_t flat[3] = {0, 0, -1}, perm[4] = {2, 1, 0, 3}, i0 = 0, i2 = 2, m1 = -1;
+        int64_t gm[2] = {g->group, -1};
+        int x3 = og_rule_reshape_c(b, x, flat, 3);
+        int sx = og_gb_op1(b, "Shape", x3);
+        int p4[3] = {og_gb_op2(b, "Gather", sx, og_gb_const_i64(b, &i0, 1)),
+                     og_gb_const_i64(b, gm, 2),
+                     og_gb_op2(b, "Gather", sx, og_gb_const_i64(b, &i2, 1))};
+        int s4 = og_gb_op(b, "Concat", 3, p4);
+        og_gb_attr_int(b, og_gb_last(b), "axis", 0);
+        int t = og_rule_transpose(b, og_gb_op2(b, "Reshape", x3, s4), perm, 4);
+        int p3[3] = {og_gb_op2(b, "Gather", og_gb_op1(b, "Shape", t), og_gb_const_i64(b, &i0, 1)),
+                     og_gb_const_i64(b, &m1, 1), shape_tail(b, x, 2)};
+        int s3 = og_gb_op(b, "Concat", 3, p3);
+        og_gb_attr_int(b, og_gb_last(b), "axis", 0);
+        it = og_gb_op2(b, "Reshape", t, s3);
+    }
+    int gt = swap01(b, dy, rank);
+    int z = og_gb_op2(b, "Conv", it, gt);
+    og_rule_conv_attrs(b, og_gb_last(b), nsp, g->dil, g->stride, pads, g->group);
+    int64_t zeros[SP];
+    for (int i = 0; i < nsp; i++) zeros[i] = 0;
+    int in[4] = {z, og_gb_const_i64(b, zeros, nsp), kernel_vec(b, g, n->in[1]),
+                 spatial_axes(b, nsp)};
+    return swap01(b, og_gb_op(b, "Slice", 4, in), rank);
+}
+
 static og_status g_conv(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     og_conv_geom g;
-    if (!conv_geometry(b, n, &g)) return og_gb_status(b);
+    int known = conv_geometry(b, n, &g);
+    if (known < 0) return og_gb_status(b);
     int nsp = g.nsp, rank = nsp + 2;
+    if (!known) {
+        if (og_gb_opset(b) < 10)
+            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                              "gradient with spatial sizes or channel counts known only at run "
+                              "time needs opset >= 10 (Slice with computed bounds)");
+        int pb = -1, pe = -1;
+        conv_pads_dyn(b, n, &g, &pb, &pe);
+        if (og_gb_wants(b, n, 0)) dx[0] = conv_dx_dyn(b, n, &g, dy[0], pb);
+        if (og_gb_wants(b, n, 1)) dx[1] = conv_dw_dyn(b, n, &g, dy[0], pb, pe);
+        if (og_gb_wants(b, n, 2)) dx[2] = bias_grad(b, dy[0], rank);
+        return og_gb_status(b);
+    }
     if (og_gb_wants(b, n, 0))
         dx[0] = og_rule_conv_back(b, dy[0], n->in[1], nsp, g.in, g.out, g.kernel, g.stride, g.dil,
                                   g.pad_begin, g.group);
@@ -135,7 +297,12 @@ static og_status g_conv(og_gb *b, const og_node *n, const int *dy, int *dx)
 static og_status g_conv_transpose(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     og_conv_geom g;
-    if (!conv_geometry(b, n, &g)) return og_gb_status(b);
+    int known = conv_geometry(b, n, &g);
+    if (known < 0) return og_gb_status(b);
+    if (!known)
+        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                          "ConvTranspose gradient needs the channel counts, kernel and spatial "
+                          "sizes of X and W to be known statically");
     int nsp = g.nsp, rank = nsp + 2;
     /* a negative begin pad (output_shape beyond the full result) shifts the output: its
      * first −pb positions hold only the bias, so dY is cropped there */

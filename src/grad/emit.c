@@ -33,7 +33,42 @@ bool og_gb_wants(const og_gb *b, const og_node *n, int i)
     return v >= 0 && v < b->n_state && b->wants[v];
 }
 
-const og_value *og_gb_value(const og_gb *b, int v) { return &b->g->values[v]; }
+/* A copy of value v made on first request (see og_gb.snap).  The builder is only ever
+ * made writable (og_gb_open, the builder's own), so the cast drops no real constness. */
+const og_value *og_gb_value(const og_gb *b, int v)
+{
+    og_gb *w = (og_gb *)b;
+    if (v < 0 || v >= b->g->n_values || b->st) return &b->g->values[v < 0 ? 0 : v];
+    if (v >= w->n_snap) {
+        int cap = b->g->n_values + 64;
+        og_value **s =
+            og_realloc(b->a, w->snap, (size_t)w->n_snap * sizeof *s, (size_t)cap * sizeof *s);
+        if (!s) {
+            og_gb_fail(w, NULL, OG_ERR_NOMEM, "out of memory");
+            return &b->g->values[v];
+        }
+        for (int i = w->n_snap; i < cap; i++) s[i] = NULL;
+        w->snap = s;
+        w->n_snap = cap;
+    }
+    if (!w->snap[v]) {
+        w->snap[v] = og_malloc(b->a, sizeof *w->snap[v]);
+        if (!w->snap[v]) {
+            og_gb_fail(w, NULL, OG_ERR_NOMEM, "out of memory");
+            return &b->g->values[v];
+        }
+        *w->snap[v] = b->g->values[v];
+    }
+    return w->snap[v];
+}
+
+void og_gb_release(og_gb *b)
+{
+    for (int i = 0; i < b->n_snap; i++) og_free(b->a, b->snap[i]);
+    og_free(b->a, b->snap);
+    b->snap = NULL;
+    b->n_snap = 0;
+}
 int64_t og_gb_opset(const og_gb *b) { return b->opset; }
 
 const og_node *og_gb_producer(const og_gb *b, int v)
@@ -52,25 +87,47 @@ static void add_attr(og_gb *b, int node, const og_attr *at)
     if (st) og_gb_fail(b, NULL, st, "%s", og_last_error());
 }
 
-/* A fresh value name that the graph does not use. */
+/* A fresh value name that the graph does not use (hints are op names: short). */
 static int new_value(og_gb *b, const char *hint)
 {
     char name[300];
     do {
-        snprintf(name, sizeof name, "%s_%d_%s", b->prefix ? b->prefix : "og_grad", b->counter++,
-                 hint);
+        snprintf(name, sizeof name, "%.200s_%d_%.60s",
+                 b->name_prefix ? b->name_prefix
+                 : b->prefix    ? b->prefix
+                                : "og_grad",
+                 b->counter++, hint);
     } while (og_graph_find_value(b->g, name) >= 0);
     int v = og_graph_add_value(b->g, name);
     if (v < 0) og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
     return v;
 }
 
-static void node_name(og_gb *b, const char *op, char *name, size_t size)
+/* The name of an emitted node, "<forward node>/grad/<op>_<k>" (allocated: forward node
+ * names have any length), NULL when out of memory. */
+static char *node_name(og_gb *b, const char *op)
 {
-    if (b->current)
-        snprintf(name, size, "%s/grad/%s_%d", b->current->name, op, b->counter++);
-    else
-        snprintf(name, size, "%s/%s_%d", b->prefix ? b->prefix : "og_grad", op, b->counter++);
+    const char *base = b->current ? b->current->name : (b->prefix ? b->prefix : "og_grad");
+    size_t n = strlen(base) + strlen(op) + 32;
+    char *name = og_malloc(b->a, n);
+    if (!name) return NULL;
+    snprintf(name, n, b->current ? "%s/grad/%s_%d" : "%s/%s_%d", base, op, b->counter++);
+    return name;
+}
+
+/* The doc_string of a node emitted for the rule of b->current names that forward node
+ * and op (OG_GRAD_DOC_PREFIX), so that an error in it says what it differentiates.  False
+ * when out of memory. */
+static bool set_origin(og_gb *b, og_node *n)
+{
+    if (!b->current) return true;
+    size_t len = strlen(b->current->name) + strlen(b->current->op_type) + 32;
+    char *doc = og_malloc(b->g->alloc, len);
+    if (!doc) return false;
+    snprintf(doc, len, OG_GRAD_DOC_PREFIX "'%s' (%s)", b->current->name, b->current->op_type);
+    og_free(b->g->alloc, n->doc);
+    n->doc = doc;
+    return true;
 }
 
 og_gb *og_gb_open(og_graph *g, const char *prefix)
@@ -89,6 +146,7 @@ og_status og_gb_close(og_gb *b)
 {
     if (!b) return OG_OK;
     og_status st = b->st;
+    og_gb_release(b);
     og_free(b->a, b);
     return st;
 }
@@ -138,10 +196,10 @@ int og_gb_op_named(og_gb *b, const char *op, int n_in, const int *in, const char
         v = new_value(b, op);
         if (v < 0) return -1;
     }
-    char name[300];
-    node_name(b, op, name, sizeof name);
-    og_node *n = og_graph_add_node(b->g, op, "", name, present, 1);
-    if (!n) return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+    char *name = node_name(b, op);
+    og_node *n = name ? og_graph_add_node(b->g, op, "", name, present, 1) : NULL;
+    og_free(b->a, name);
+    if (!n || !set_origin(b, n)) return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
     for (int i = 0; i < present; i++) n->in[i] = in[i];
     n->out[0] = v;
     b->last_node = b->g->n_nodes - 1;
@@ -151,10 +209,10 @@ int og_gb_op_named(og_gb *b, const char *op, int n_in, const int *in, const char
 int og_gb_op_to(og_gb *b, const char *op, int n_in, const int *in, int out_value)
 {
     if (b->st) return -1;
-    char name[300];
-    node_name(b, op, name, sizeof name);
-    og_node *n = og_graph_add_node(b->g, op, "", name, n_in, 1);
-    if (!n) return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+    char *name = node_name(b, op);
+    og_node *n = name ? og_graph_add_node(b->g, op, "", name, n_in, 1) : NULL;
+    og_free(b->a, name);
+    if (!n || !set_origin(b, n)) return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
     for (int i = 0; i < n_in; i++) n->in[i] = in[i];
     n->out[0] = out_value;
     b->last_node = b->g->n_nodes - 1;
@@ -226,6 +284,20 @@ void og_gb_attr_string(og_gb *b, int node, const char *name, const char *v)
  * for a weight). */
 static int const_node(og_gb *b, og_tensor *t, const char *hint)
 {
+    /* before opset 9 a Constant holds floats only: other types are a cast float constant */
+    og_dtype cast = OG_UNDEFINED;
+    if (b->opset < 9 && !og_dtype_is_float(t->dtype)) {
+        og_tensor *f = NULL;
+        if (og_tensor_create(OG_FLOAT, t->rank, t->dims, b->a, &f)) {
+            og_tensor_free(t);
+            return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+        }
+        for (int64_t i = 0; i < t->numel; i++)
+            ((float *)f->data)[i] = (float)og_tensor_get_f64(t, i);
+        cast = t->dtype;
+        og_tensor_free(t);
+        t = f;
+    }
     int v = og_gb_op(b, "Constant", 0, NULL);
     if (v >= 0) {
         og_attr at = {0};
@@ -236,6 +308,10 @@ static int const_node(og_gb *b, og_tensor *t, const char *hint)
     }
     (void)hint;
     og_tensor_free(t);
+    if (v >= 0 && cast != OG_UNDEFINED) {
+        v = og_gb_op1(b, "Cast", v);
+        og_gb_attr_int(b, og_gb_last(b), "to", cast);
+    }
     return b->st ? -1 : v;
 }
 
@@ -352,7 +428,7 @@ int og_gb_reduce_sum(og_gb *b, int x, const int64_t *axes, int n_axes, bool keep
 int og_gb_reshape_like(og_gb *b, int x, int like)
 {
     if (b->st || x < 0 || like < 0) return -1;
-    const og_value *t = &b->g->values[like];
+    const og_value *t = og_gb_value(b, like);
     bool known = t->rank >= 0;
     for (int d = 0; known && d < t->rank; d++) known = t->dims[d] >= 0;
     int shape;
@@ -372,7 +448,7 @@ int og_gb_reshape_like(og_gb *b, int x, int like)
  *   noop_with_empty_axes) */
 static int sum_to_dynamic(og_gb *b, int grad, int from_rank, int target)
 {
-    const og_value *t = &b->g->values[target];
+    const og_value *t = og_gb_value(b, target);
     if (b->opset < 13)
         return og_gb_fail(b, NULL, OG_ERR_UNSUPPORTED,
                           "undoing broadcasting onto '%s', whose dims are unknown before run "
@@ -398,47 +474,140 @@ static int sum_to_dynamic(og_gb *b, int grad, int from_rank, int target)
     return og_gb_op2(b, "Reshape", s, og_gb_op1(b, "Shape", target));
 }
 
+/* Before opset 13 ReduceSum's axes are an attribute, so axes decided at run time are
+ * handled one by one: along axis d (target axis d - off),
+ *   g' = Slice(Where(Shape(target)[d - off] == 1, Expand(ReduceSum(g, d), Shape(g)), g),
+ *              0, Shape(target)[d - off], d)
+ * i.e. the sum where the target has 1 there, g itself where it has g's dim.  Slice with
+ * computed ends needs opset 10; at opset 9 the first td entries along d are a Gather of
+ *   idx = Reshape(NonZero(Expand([1], td)), [-1]) = 0, 1, ..., td - 1. */
+static int sum_late_axes(og_gb *b, int grad, const int64_t *late, int n_late, int off, int target)
+{
+    const og_value *t = og_gb_value(b, target);
+    if (b->opset < 9)
+        return og_gb_fail(b, NULL, OG_ERR_UNSUPPORTED,
+                          "undoing broadcasting onto '%s', whose dims are unknown before run "
+                          "time, needs opset >= 9",
+                          t->name);
+    int tshape = og_gb_op1(b, "Shape", target);
+    int64_t zero = 0, one = 1;
+    for (int i = 0; i < n_late; i++) {
+        int64_t d = late[i], td = d - off;
+        int tdim = og_gb_op2(b, "Gather", tshape, og_gb_const_i64(b, &td, 1)); /* [1] */
+        int s = og_gb_reduce_sum(b, grad, &d, 1, true);
+        int e = og_gb_op2(b, "Expand", s, og_gb_op1(b, "Shape", grad));
+        int is1 = og_gb_op2(b, "Equal", tdim, og_gb_const_i64(b, &one, 1));
+        int w = og_gb_op3(b, "Where", is1, e, grad);
+        if (b->opset >= 10) {
+            int in[4] = {w, og_gb_const_i64(b, &zero, 1), tdim, og_gb_const_i64(b, &d, 1)};
+            grad = og_gb_op(b, "Slice", 4, in);
+        } else {
+            int64_t flat = -1;
+            int ones = og_gb_op2(b, "Expand", og_gb_const_i64(b, &one, 1), tdim);
+            int idx = og_gb_op2(b, "Reshape", og_gb_op1(b, "NonZero", ones),
+                                og_gb_const_i64(b, &flat, 1));
+            grad = og_gb_op2(b, "Gather", w, idx);
+            og_gb_attr_int(b, og_gb_last(b), "axis", d);
+        }
+    }
+    return grad;
+}
+
 int og_gb_sum_to(og_gb *b, int grad, int from, int target)
 {
     if (b->st || grad < 0) return -1;
-    const og_value *f = &b->g->values[from];
+    const og_value *f = og_gb_value(b, from);
     if (f->rank < 0)
         return og_gb_fail(b, NULL, OG_ERR_UNSUPPORTED,
                           "cannot undo broadcasting: the rank of '%s' is unknown", f->name);
     return og_gb_sum_to_shape(b, grad, f->rank, f->dims, target);
 }
 
-int og_gb_sum_to_shape(og_gb *b, int grad, int from_rank, const int64_t *from_dims, int target)
+/* Whether an input of n other than input `self` may have, on output axis d, a dim other
+ * than 1 and other than `td` (self's dim there): only such a peer can make the output's dim
+ * differ from self's.  Inputs are aligned to the right.  A peer of unknown rank may. */
+static bool peer_may_broadcast(const og_gb *b, const og_node *n, int self, int out_rank, int d,
+                               int64_t td)
+{
+    for (int k = 0; k < n->n_in; k++) {
+        if (k == self || n->in[k] < 0) continue;
+        const og_value *p = &b->g->values[n->in[k]];
+        if (p->rank < 0) return true;
+        int off = out_rank - p->rank;
+        if (d < off) continue; /* the peer lacks this axis */
+        int64_t pd = p->dims[d - off];
+        if (pd == 1 || (pd == td && td != OG_DIM_UNKNOWN)) continue;
+        return true;
+    }
+    return false;
+}
+
+/* og_gb_sum_to_shape, and og_gb_sum_to_input when n is set: then the output's dim on an
+ * axis whose dims are unknown before run time is self's own when no other input can
+ * broadcast there (e.g. [?, T] + [T]: axis 0 of the output is the first input's), and the
+ * last `tail` axes are the target's own (MatMul's matrix axes), never broadcast. */
+static int sum_to(og_gb *b, int grad, int from_rank, const int64_t *from_dims, int target,
+                  const og_node *n, int self, int tail)
 {
     if (b->st || grad < 0) return -1;
-    const og_value *t = &b->g->values[target];
+    const og_value *t = og_gb_value(b, target);
     if (t->rank < 0)
         return og_gb_fail(b, NULL, OG_ERR_UNSUPPORTED,
                           "cannot undo broadcasting onto '%s': its rank is unknown", t->name);
     if (t->rank > from_rank)
         return og_gb_fail(b, NULL, OG_ERR_INTERNAL, "'%s' has a larger rank than its gradient",
                           t->name);
-    struct {
-        int rank;
-        const int64_t *dims;
-    } fs = {from_rank, from_dims}, *f = &fs;
-    int off = f->rank - t->rank;
+    int off = from_rank - t->rank;
     int64_t axes[OG_MAX_RANK];
-    int n = 0;
-    for (int d = 0; d < f->rank; d++) {
+    int n_axes = 0;
+    /* Per axis d of the gradient, with td the target's dim there and fd the gradient's:
+     *   leading axis (d < off)         broadcast: summed
+     *   td == 1, fd not 1              broadcast (a no-op sum when fd is 1 at run time)
+     *   td known, not 1                not broadcast (fd equals td)
+     *   fd == 1                        not broadcast (td is 1 too)
+     *   td symbolic, fd the same one   not broadcast (one symbol, one value)
+     *   no other input of n can be     not broadcast (the output's dim there is td)
+     *   other than 1 or td there
+     *   otherwise                      td is 1 or fd only at run time: an anonymous unknown
+     *                                  dim equals no other (two unknowns may differ), and a
+     *                                  symbol may be 1 where the other side is not
+     * The last case decides the axes at run time (sum_to_dynamic). */
+    int64_t late[OG_MAX_RANK];
+    int n_late = 0;
+    for (int d = 0; d < from_rank - tail; d++) {
         if (d < off) {
-            axes[n++] = d;
+            axes[n_axes++] = d;
             continue;
         }
-        int64_t td = t->dims[d - off], fd = f->dims[d];
-        if (td == 1 && fd != 1) /* broadcast along d (a no-op sum if fd is 1 at run time) */
-            axes[n++] = d;
-        else if (td < 0 && td != fd)
-            return sum_to_dynamic(b, grad, f->rank, target);
+        int64_t td = t->dims[d - off], fd = from_dims[d];
+        if (td == 1 && fd != 1)
+            axes[n_axes++] = d;
+        else if (!(td >= 0 || fd == 1 || (td == fd && td != OG_DIM_UNKNOWN)) &&
+                 (!n || peer_may_broadcast(b, n, self, from_rank, d, td)))
+            late[n_late++] = d;
     }
-    if (n == 0) return grad;
-    int r = og_gb_reduce_sum(b, grad, axes, n, true);
+    if (n_late > 0 && b->opset >= 13) return sum_to_dynamic(b, grad, from_rank, target);
+    if (n_late > 0) grad = sum_late_axes(b, grad, late, n_late, off, target);
+    if (n_axes == 0) return grad;
+    int r = og_gb_reduce_sum(b, grad, axes, n_axes, true);
     return off == 0 ? r : og_gb_reshape_like(b, r, target);
+}
+
+int og_gb_sum_to_shape(og_gb *b, int grad, int from_rank, const int64_t *from_dims, int target)
+{
+    return sum_to(b, grad, from_rank, from_dims, target, NULL, -1, 0);
+}
+
+int og_gb_sum_to_input(og_gb *b, int grad, const og_node *n, int i, int tail)
+{
+    if (b->st || grad < 0) return -1;
+    const og_value *f = og_gb_value(b, n->out[0]);
+    if (f->rank < 0)
+        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                          "cannot undo broadcasting: the rank of '%s' is unknown", f->name);
+    if (tail < 0 || tail > f->rank || tail > og_gb_value(b, n->in[i])->rank)
+        return og_gb_fail(b, n, OG_ERR_INTERNAL, "summing onto input %d: bad tail %d", i, tail);
+    return sum_to(b, grad, f->rank, f->dims, n->in[i], n, i, tail);
 }
 
 /* The forward node's index in the training graph is the producer of its present outputs
@@ -446,7 +615,7 @@ int og_gb_sum_to_shape(og_gb *b, int grad, int from_rank, const int64_t *from_di
 int og_gb_forward_output(og_gb *b, const og_node *n, int j)
 {
     if (b->st) return -1;
-    if (j < 0 || j >= 64) /* as many outputs as the builder gives a rule gradients for */
+    if (j < 0 || j >= INT32_MAX / 2)
         return og_gb_fail(b, n, OG_ERR_INTERNAL, "output %d of the forward node is out of range",
                           j);
     if (j < n->n_out && n->out[j] >= 0) return n->out[j];
@@ -478,4 +647,157 @@ int og_gb_forward_output(og_gb *b, const og_node *n, int j)
         b->current->n_out = f->n_out;
     }
     return v;
+}
+
+int og_gb_op_ext(og_gb *b, const char *domain, const char *op, int n_in, const int *in, int n_out,
+                 const bool *want, int *out)
+{
+    for (int j = 0; j < n_out; j++) out[j] = -1;
+    if (b->st || n_out < 1) return -1;
+    if (n_in > 0 && in[0] < 0) return -1; /* an earlier helper failed */
+    for (int i = 0; i < n_in; i++)
+        if (in[i] < -1) return -1;
+    int present = n_in;
+    while (present > 0 && in[present - 1] < 0) present--;
+    char *name = node_name(b, op);
+    og_node *n = name ? og_graph_add_node(b->g, op, domain, name, present, n_out) : NULL;
+    og_free(b->a, name);
+    if (!n || !set_origin(b, n)) return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+    int node = b->g->n_nodes - 1;
+    for (int i = 0; i < present; i++) n->in[i] = in[i];
+    for (int j = 0; j < n_out; j++) {
+        if (want && !want[j]) continue;
+        int v = new_value(b, op);
+        if (v < 0) return -1;
+        b->g->nodes[node].out[j] = v;
+        out[j] = v;
+    }
+    b->last_node = node;
+    return node;
+}
+
+void og_gb_import(og_gb *b, const char *domain, int64_t version)
+{
+    og_graph *g = b->g;
+    if (b->st || og_graph_opset(g, domain) >= 0) return;
+    char *d = og_strdup(b->a, domain);
+    og_opset *o = d ? og_realloc(b->a, g->opsets, (size_t)g->n_opsets * sizeof *o,
+                                 (size_t)(g->n_opsets + 1) * sizeof *o)
+                    : NULL;
+    if (!o) {
+        og_free(b->a, d);
+        og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+        return;
+    }
+    g->opsets = o;
+    o[g->n_opsets].domain = d;
+    o[g->n_opsets].version = version;
+    g->n_opsets++;
+}
+
+void og_gb_set_overload(og_gb *b, int node, const char *overload)
+{
+    if (b->st || node < 0) return;
+    og_node *n = &b->g->nodes[node];
+    char *s = og_strdup(b->a, overload);
+    if (!s) {
+        og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+        return;
+    }
+    og_free(b->a, n->overload);
+    n->overload = s;
+}
+
+bool og_gb_has_function(const og_gb *b, const char *domain, const char *name, const char *overload)
+{
+    return og_graph_find_function(b->g, domain, name, overload) >= 0;
+}
+
+void og_gb_add_function(og_gb *b, const char *domain, const char *name, const char *overload,
+                        const og_blob *proto)
+{
+    if (b->st || og_gb_has_function(b, domain, name, overload)) return;
+    og_status st = og_graph_add_function(b->g, domain, name, overload, proto->data, proto->size);
+    if (st) {
+        og_gb_fail(b, NULL, st, "%s", og_last_error());
+        return;
+    }
+    if (b->g->ir_version < 10) b->g->ir_version = 10;
+}
+
+void og_gb_forward_retype(og_gb *b, const og_node *n, const char *domain, const char *op,
+                          const char *overload)
+{
+    if (b->st) return;
+    int node = -1;
+    for (int k = 0; k < n->n_out && node < 0; k++)
+        if (n->out[k] >= 0 && n->out[k] < b->n_state) node = b->g->values[n->out[k]].producer;
+    if (node < 0 || node >= b->g->n_nodes || b->g->nodes[node].out != n->out) {
+        og_gb_fail(b, n, OG_ERR_INTERNAL, "the forward node is not the one whose rule runs");
+        return;
+    }
+    og_node *f = &b->g->nodes[node];
+    char *d = og_strdup(b->a, domain), *o = og_strdup(b->a, op);
+    if (!d || !o) {
+        og_free(b->a, d);
+        og_free(b->a, o);
+        og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
+        return;
+    }
+    og_free(b->a, f->domain);
+    og_free(b->a, f->op_type);
+    f->domain = d;
+    f->op_type = o;
+    if (overload) og_gb_set_overload(b, node, overload);
+    /* parsed again by the final resolution, as the new op */
+    if (f->params) {
+        if (f->free_params)
+            f->free_params(b->a, f->params);
+        else
+            og_free(b->a, f->params);
+    }
+    f->params = NULL;
+    f->free_params = NULL;
+    f->parsed = false;
+    f->op = NULL;
+}
+
+og_graph *og_gb_graph(og_gb *b) { return b->g; }
+
+void og_gb_attr_graph(og_gb *b, int node, const char *name, const og_graph *sub)
+{
+    og_attr at = {0};
+    at.name = (char *)name;
+    at.type = OG_ATTR_GRAPH;
+    at.g = (og_graph *)sub; /* copied by og_node_add_attr */
+    add_attr(b, node, &at);
+}
+
+int og_gb_op_into(og_gb *b, const char *op, int n_in, const int *in, int out_value)
+{
+    for (int i = 0; i < n_in; i++)
+        if (in[i] < 0) return -1;
+    return og_gb_op_to(b, op, n_in, in, out_value);
+}
+
+void og_gb_forward_reparse(og_gb *b, const og_node *n)
+{
+    if (b->st) return;
+    int node = -1;
+    for (int k = 0; k < n->n_out && node < 0; k++)
+        if (n->out[k] >= 0 && n->out[k] < b->n_state) node = b->g->values[n->out[k]].producer;
+    if (node < 0 || node >= b->g->n_nodes || b->g->nodes[node].out != n->out) {
+        og_gb_fail(b, n, OG_ERR_INTERNAL, "the forward node is not the one whose rule runs");
+        return;
+    }
+    og_node *f = &b->g->nodes[node];
+    if (f->params) {
+        if (f->free_params)
+            f->free_params(b->a, f->params);
+        else
+            og_free(b->a, f->params);
+    }
+    f->params = NULL;
+    f->free_params = NULL;
+    f->parsed = false;
 }

@@ -47,6 +47,10 @@ typedef struct og_grad_spec {
     int n_outputs;
     og_log_fn log;
     void *log_user;
+    /* Start of the names of the values the builder adds (NULL: "og_grad"): the gradients of
+     * a subgraph, built as a graph of their own and copied into a subgraph of the training
+     * graph, need names no enclosing graph uses. */
+    const char *prefix;
 } og_grad_spec;
 
 /* Build the training graph (finalized and resolved), allocated with `alloc`.
@@ -141,6 +145,41 @@ int og_gb_op3(og_gb *b, const char *op, int x, int y, int z);
 /* A node with several outputs: out[0..n_out-1] receive the new value ids; returns the
  * node index (-1 after an error). */
 int og_gb_op_multi(og_gb *b, const char *op, int n_in, const int *in, int n_out, int *out);
+/* A node of any domain: in as og_gb_op (-1: omitted), n_out outputs of which those with
+ * want[j] false are omitted (want NULL: all present); out[j] gets each output's value id (-1
+ * where omitted).  Returns the node index (-1 after an error).  The graph must import the
+ * domain (og_gb_import). */
+int og_gb_op_ext(og_gb *b, const char *domain, const char *op, int n_in, const int *in, int n_out,
+                 const bool *want, int *out);
+/* og_gb_op writing into existing value out_value (which must have no producer yet);
+ * returns it. */
+int og_gb_op_into(og_gb *b, const char *op, int n_in, const int *in, int out_value);
+/* Make the training graph's copy of forward node n parse its attributes again when the
+ * graph is resolved (a rule that changed its attributes or subgraphs); n->params must not
+ * be read after this. */
+void og_gb_forward_reparse(og_gb *b, const og_node *n);
+/* The graph being built (for a rule that makes subgraphs: og_graph_new_sub of it). */
+og_graph *og_gb_graph(og_gb *b);
+/* Give node a GRAPH attribute `name` holding a copy of sub (sub stays the caller's). */
+void og_gb_attr_graph(og_gb *b, int node, const char *name, const og_graph *sub);
+/* Make the graph import opset `version` of `domain` (nothing if it imports one). */
+void og_gb_import(og_gb *b, const char *domain, int64_t version);
+/* Set the overload (NodeProto.overload) of node: which model-local function it calls. */
+void og_gb_set_overload(og_gb *b, int node, const char *overload);
+/* Add a model-local function (a packed FunctionProto, copied) unless one of that identity
+ * exists; the graph's IR version becomes at least 10 (overloads). */
+void og_gb_add_function(og_gb *b, const char *domain, const char *name, const char *overload,
+                        const og_blob *proto);
+/* Whether the graph has the function (domain, name, overload). */
+bool og_gb_has_function(const og_gb *b, const char *domain, const char *name, const char *overload);
+/* Make the training graph's copy of forward node n (the node whose rule runs) an op of
+ * another domain and name, with the same inputs, outputs and attributes (the training form
+ * of an op, computing more outputs), calling function overload `overload` (NULL: none).
+ * Its attributes are parsed again when the training graph is resolved, so n->params must
+ * not be read after this: call it last. */
+void og_gb_forward_retype(og_gb *b, const og_node *n, const char *domain, const char *op,
+                          const char *overload);
+
 /* Copy every attribute of src onto node, except the one named `skip` (may be NULL). */
 void og_gb_copy_attrs(og_gb *b, int node, const og_node *src, const char *skip);
 /* Node index of the last node emitted (-1 after an error). */
@@ -169,6 +208,13 @@ int og_gb_reduce_sum(og_gb *b, int x, const int64_t *axes, int n_axes, bool keep
 int og_gb_sum_to_shape(og_gb *b, int grad, int from_rank, const int64_t *from_dims, int target);
 /* Same, with the static shape of value `from` (usually the node's output). */
 int og_gb_sum_to(og_gb *b, int grad, int from, int target);
+/* The gradient of output 0 of n summed back to the shape of its input i, for an op whose
+ * output shape is the broadcast of its inputs (Add, Mul, Where, PRelu, ...; with `tail`
+ * trailing axes of every input left out of the broadcast: 2 for MatMul's matrices, whose
+ * gradient has the input's own dims there): an axis whose dims are known only at run time
+ * needs no sum when no other input can broadcast along it, so fewer axes are left to run
+ * time than og_gb_sum_to leaves. */
+int og_gb_sum_to_input(og_gb *b, int grad, const og_node *n, int i, int tail);
 /* The reduced axes of a Reduce* node (attribute or constant input), normalized and sorted,
  * into axes[]; returns their count (every axis for reduce-all; 0 when empty axes mean no
  * reduction), or -1 after recording an error. */

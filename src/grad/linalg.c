@@ -97,22 +97,14 @@ static og_status g_matmul(og_gb *b, const og_node *n, const int *dy, int *dx)
         return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
                           "MatMul gradients need both operands of known rank >= 2 (got %d and %d)",
                           ra, rb);
-    int64_t from[OG_MAX_RANK];
-    memcpy(from, Y->dims, sizeof from);
+    /* dA = dY·Bᵀ and dB = Aᵀ·dY have the operands' own matrix dims; only the batch axes
+     * may have been broadcast */
     int a = n->in[0], bb = n->in[1], out = n->out[0];
-    if (og_gb_wants(b, n, 0)) {
-        int g = matmul_t(b, dy[0], ry, false, bb, rb, true, out, bb);
-        from[ry - 2] = A->dims[ra - 2];
-        from[ry - 1] = A->dims[ra - 1];
-        dx[0] = og_gb_sum_to_shape(b, g, ry, from, a);
-    }
-    if (og_gb_wants(b, n, 1)) {
-        int g = matmul_t(b, a, ra, true, dy[0], ry, false, a, out);
-        memcpy(from, og_gb_value(b, out)->dims, sizeof from);
-        from[ry - 2] = og_gb_value(b, bb)->dims[rb - 2];
-        from[ry - 1] = og_gb_value(b, bb)->dims[rb - 1];
-        dx[1] = og_gb_sum_to_shape(b, g, ry, from, bb);
-    }
+    if (og_gb_wants(b, n, 0))
+        dx[0] =
+            og_gb_sum_to_input(b, matmul_t(b, dy[0], ry, false, bb, rb, true, out, bb), n, 0, 2);
+    if (og_gb_wants(b, n, 1))
+        dx[1] = og_gb_sum_to_input(b, matmul_t(b, a, ra, true, dy[0], ry, false, a, out), n, 1, 2);
     return og_gb_status(b);
 }
 

@@ -295,8 +295,8 @@ static og_status g_layernorm(og_gb *b, const og_node *n, const int *dy, int *dx)
 
 /* dropout: inference (and every form before opset 12, which onnxgrad runs as inference):
  * dx = dy.  Training (opset 12+, training_mode true): dx = mask ? dy / (1 - ratio) : 0,
- * with the node's mask output; a training_mode known only at run time selects between
- * the two. */
+ * with the node's mask output (added when the model omits it); a training_mode known only
+ * at run time selects between the two. */
 static og_status g_dropout(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     int x = IN(0);
@@ -310,11 +310,10 @@ static og_status g_dropout(og_gb *b, const og_node *n, const int *dy, int *dx)
         dx[0] = dy[0];
         return og_gb_status(b);
     }
-    int mask = n->n_out > 1 ? OUT(1) : -1;
-    if (mask < 0)
-        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                          "Dropout in training mode: the gradient needs the dropout mask, but "
-                          "the node does not output it (give it a second output, 'mask')");
+    /* the mask the forward run drew (the node gains the output when it has none; the
+     * training forward then keeps it for the backward half) */
+    int mask = og_gb_forward_output(b, n, 1);
+    if (mask < 0) return og_gb_status(b);
     int scale;
     const og_tensor *rk = ratio >= 0 ? og_gb_value(b, ratio)->known : NULL;
     if (ratio < 0 || (rk && rk->numel == 1)) {

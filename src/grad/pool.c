@@ -116,7 +116,10 @@ typedef struct pool_geom {
     int64_t in[SP], out[SP], k[SP], s[SP], d[SP], pb[SP];
 } pool_geom;
 
-static bool pool_geometry(og_gb *b, const og_node *n, pool_geom *g)
+/* The geometry of a pooling node.  With `dynamic`, spatial sizes known only at run time
+ * are allowed: in, out and pb are then OG_DIM_UNKNOWN (kernel, strides and dilations are
+ * attributes, always known). */
+static bool pool_geometry_any(og_gb *b, const og_node *n, pool_geom *g, bool dynamic)
 {
     const og_pool_params *p = n->params;
     if (!p || !n->parsed || p->global || p->nsp < 1 || p->nsp > SP) {
@@ -125,23 +128,32 @@ static bool pool_geometry(og_gb *b, const og_node *n, pool_geom *g)
     }
     const og_value *X = og_gb_value(b, n->in[0]);
     int rank = p->nsp + 2;
-    if (!spatial_known(X, rank)) {
+    bool known = spatial_known(X, rank);
+    if (!known && !dynamic) {
         og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                   "gradient needs the spatial sizes of the input to be known statically");
+                   "gradient needs the spatial sizes of the input to be known statically at "
+                   "this opset or with these attributes");
         return false;
     }
     g->nsp = p->nsp;
     for (int i = 0; i < p->nsp; i++) {
-        g->in[i] = X->dims[2 + i];
         g->k[i] = p->kernel[i];
         g->s[i] = p->strides[i];
         g->d[i] = p->dilations[i];
+        g->in[i] = g->out[i] = g->pb[i] = OG_DIM_UNKNOWN;
+        if (!known) continue;
+        g->in[i] = X->dims[2 + i];
         if (!og_pool_dim(p, i, g->in[i], &g->out[i], &g->pb[i])) {
             og_gb_fail(b, n, OG_ERR_MODEL, "empty pooling output");
             return false;
         }
     }
     return true;
+}
+
+static bool pool_geometry(og_gb *b, const og_node *n, pool_geom *g)
+{
+    return pool_geometry_any(b, n, g, false);
 }
 
 /* A float constant of dtype dt and static shape from integer values (Cast of an int64
@@ -339,9 +351,11 @@ static og_status maxpool_taps(og_gb *b, const og_node *n, const pool_geom *g, co
 static og_status g_maxpool(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     pool_geom g;
-    if (!pool_geometry(b, n, &g)) return og_gb_status(b);
-    const og_pool_params *p = n->params;
     int64_t opset = og_gb_opset(b);
+    /* from opset 9 the scatter needs no spatial size: only the phases' period, from the
+     * kernel, strides and dilations (capped by the output size when it is known) */
+    if (!pool_geometry_any(b, n, &g, opset >= 9)) return og_gb_status(b);
+    const og_pool_params *p = n->params;
     int x = n->in[0], nsp = g.nsp;
     if (opset < 9) return maxpool_taps(b, n, &g, dy, dx);
     /* phases: outputs whose indices differ by a multiple of R along each axis have disjoint
@@ -350,7 +364,7 @@ static og_status g_maxpool(og_gb *b, const og_node *n, const int *dy, int *dx)
     for (int i = 0; i < nsp; i++) {
         int64_t ek = (g.k[i] - 1) * g.d[i] + 1;
         R[i] = (ek + g.s[i] - 1) / g.s[i];
-        if (R[i] > g.out[i]) R[i] = g.out[i];
+        if (og_dim_known(g.out[i]) && R[i] > g.out[i]) R[i] = g.out[i];
         phases *= R[i];
     }
     if (opset < 16 && phases > 1 && opset < 10)

@@ -13,7 +13,9 @@
     X(unary)                                                                                       \
     X(binary)                                                                                      \
     X(reduce)                                                                                      \
-    X(linalg) X(conv) X(pool) X(norm) X(loss) X(tensor) X(resize) X(index) X(optim) X(quant) X(ml)
+    X(linalg)                                                                                      \
+    X(conv) X(pool) X(norm) X(loss) X(tensor) X(resize) X(index) X(optim) X(quant) X(ml) X(rnn)    \
+        X(control)
 
 #define OG_DECLARE(f) extern const og_grad_rule og_grad_##f[];
 OG_GRAD_FAMILIES(OG_DECLARE)

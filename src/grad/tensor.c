@@ -231,13 +231,17 @@ static og_status g_split(og_gb *b, const og_node *n, const int *dy, int *dx)
     if (rank < 0) return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "Split gradient needs the rank");
     int axis = norm_axis(og_attr_int(n, "axis", 0), rank);
     if (axis < 0) return og_gb_fail(b, n, OG_ERR_MODEL, "axis out of range");
-    int parts[64];
-    for (int j = 0; j < n->n_out; j++) {
-        if (n->out[j] < 0) return og_gb_fail(b, n, OG_ERR_MODEL, "Split output %d is omitted", j);
+    int *parts = og_malloc(og_gb_alloc(b), (size_t)n->n_out * sizeof *parts); /* any count */
+    if (!parts) return og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
+    for (int j = 0; j < n->n_out && !og_gb_status(b); j++) {
+        if (n->out[j] < 0) og_gb_fail(b, n, OG_ERR_MODEL, "Split output %d is omitted", j);
         parts[j] = dy[j] >= 0 ? dy[j] : og_rule_zeros_like(b, n->out[j]);
     }
-    dx[0] = og_gb_op(b, "Concat", n->n_out, parts);
-    og_gb_attr_int(b, og_gb_last(b), "axis", axis);
+    if (!og_gb_status(b)) {
+        dx[0] = og_gb_op(b, "Concat", n->n_out, parts);
+        og_gb_attr_int(b, og_gb_last(b), "axis", axis);
+    }
+    og_free(og_gb_alloc(b), parts);
     return og_gb_status(b);
 }
 

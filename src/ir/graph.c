@@ -12,6 +12,19 @@ og_graph *og_graph_new(const og_allocator *a)
     return g;
 }
 
+og_graph *og_graph_new_sub(og_graph *parent)
+{
+    og_graph *g = og_graph_new(parent->alloc);
+    if (g) g->parent = parent;
+    return g;
+}
+
+og_graph *og_graph_root(const og_graph *g)
+{
+    while (g->parent) g = g->parent;
+    return (og_graph *)g;
+}
+
 static void attr_free(const og_allocator *a, og_attr *at)
 {
     og_free(a, at->name);
@@ -27,6 +40,7 @@ static void attr_free(const og_allocator *a, og_attr *at)
         for (int i = 0; i < at->n; i++) og_tensor_free(at->tensors[i]);
     og_free(a, at->tensors);
     og_free(a, at->raw);
+    og_graph_free(at->g);
 }
 
 static void node_free(const og_allocator *a, og_node *n)
@@ -39,6 +53,7 @@ static void node_free(const og_allocator *a, og_node *n)
     og_free(a, n->out);
     for (int j = 0; j < n->n_attrs; j++) attr_free(a, &n->attrs[j]);
     og_free(a, n->attrs);
+    og_free(a, n->overload);
     if (n->params) {
         if (n->free_params)
             n->free_params(a, n->params);
@@ -67,6 +82,13 @@ void og_graph_free(og_graph *g)
     }
     og_free(a, g->metadata);
     og_graph_clear_training_info(g);
+    for (int i = 0; i < g->n_functions; i++) {
+        og_free(a, g->functions[i].domain);
+        og_free(a, g->functions[i].name);
+        og_free(a, g->functions[i].overload);
+        og_free(a, g->functions[i].proto.data);
+    }
+    og_free(a, g->functions);
     for (int i = 0; i < g->n_symbols; i++) og_free(a, g->symbols[i]);
     og_free(a, g->symbols);
     for (int i = 0; i < g->n_types; i++) og_free(a, g->types[i]);
@@ -139,6 +161,30 @@ int og_graph_find_value(const og_graph *g, const char *name)
     return -1;
 }
 
+og_status og_graph_rename_value(og_graph *g, int v, const char *name)
+{
+    char *nn = og_strdup(g->alloc, name);
+    if (!nn) return og_error(OG_ERR_NOMEM, "out of memory renaming a value");
+    char *old = g->values[v].name;
+    /* subgraphs that read the value by name read the new one */
+    for (int i = 0; i < g->n_nodes; i++)
+        for (int k = 0; k < g->nodes[i].n_attrs; k++) {
+            og_graph *sub = g->nodes[i].attrs[k].g;
+            int w = sub ? og_graph_find_value(sub, old) : -1;
+            if (w < 0 || sub->values[w].kind != OG_VALUE_OUTER) continue;
+            og_status st = og_graph_rename_value(sub, w, name);
+            if (st) {
+                og_free(g->alloc, nn);
+                return st;
+            }
+        }
+    g->values[v].name = nn;
+    og_free(g->alloc, old);
+    memset(g->value_index, 0, g->value_index_cap * sizeof *g->value_index);
+    for (int w = 0; w < g->n_values; w++) index_insert(g, w);
+    return OG_OK;
+}
+
 bool og_graph_add_initializer(og_graph *g, int v)
 {
     int cap = g->cap_inits > g->n_inits ? g->cap_inits : g->n_inits;
@@ -206,6 +252,7 @@ og_node *og_graph_add_node(og_graph *g, const char *op_type, const char *domain,
 
 int og_graph_symbol(og_graph *g, const char *name)
 {
+    g = og_graph_root(g);
     for (int i = 0; i < g->n_symbols; i++)
         if (strcmp(g->symbols[i], name) == 0) return i;
     char **s = og_realloc(g->alloc, g->symbols, (size_t)g->n_symbols * sizeof *s,
@@ -220,6 +267,7 @@ int og_graph_symbol(og_graph *g, const char *name)
 const char *og_graph_dim_name(const og_graph *g, int64_t d)
 {
     if (d >= 0 || d == OG_DIM_UNKNOWN) return NULL;
+    g = og_graph_root(g);
     int64_t sym = -1 - d;
     return sym < g->n_symbols ? g->symbols[sym] : NULL;
 }
@@ -227,6 +275,7 @@ const char *og_graph_dim_name(const og_graph *g, int64_t d)
 int64_t og_graph_opset(const og_graph *g, const char *domain)
 {
     if (!domain || strcmp(domain, "ai.onnx") == 0) domain = "";
+    g = og_graph_root(g);
     for (int i = 0; i < g->n_opsets; i++) {
         const char *d = g->opsets[i].domain;
         if (strcmp(d, "ai.onnx") == 0) d = "";
@@ -244,7 +293,7 @@ const og_attr *og_node_attr(const og_node *n, const char *name)
 
 og_status og_node_verror(const og_node *n, og_status status, const char *fmt, va_list ap)
 {
-    char label[256], msg[768];
+    char label[640], msg[768];
     vsnprintf(msg, sizeof msg, fmt, ap);
     return og_error(status, "%s: %s", og_node_label(n, label, sizeof label), msg);
 }
@@ -252,12 +301,54 @@ og_status og_node_verror(const og_node *n, og_status status, const char *fmt, va
 const char *og_node_label(const og_node *n, char *buf, size_t size)
 {
     const char *dom = n->domain && n->domain[0] ? n->domain : NULL;
-    snprintf(buf, size, "node '%s' (%s%s%s, opset %d)", n->name, dom ? dom : "", dom ? "." : "",
-             n->op_type, n->since_version ? n->since_version : n->opset);
+    /* nodes the gradient builder made say which forward node they differentiate (their
+     * doc_string, kept in saved graphs: OG_GRAD_DOC_PREFIX) */
+    const char *of =
+        n->doc && strncmp(n->doc, OG_GRAD_DOC_PREFIX, sizeof OG_GRAD_DOC_PREFIX - 1) == 0 ? n->doc
+                                                                                          : NULL;
+    snprintf(buf, size, "node '%s' (%s%s%s, opset %d%s%s)", n->name, dom ? dom : "", dom ? "." : "",
+             n->op_type, n->since_version ? n->since_version : n->opset, of ? "; " : "",
+             of ? of : "");
     return buf;
 }
 
 /* Kahn's algorithm over value producers; a node left unsorted sits on a cycle. */
+/* Node ni's implicit inputs: the outer values its (finalized) subgraphs read, as values of
+ * g found by name (added when g lacks the name: finalize then finds it undefined, or an
+ * outer value of g itself). */
+static og_status set_implicit(og_graph *g, int ni)
+{
+    const og_allocator *a = g->alloc;
+    og_node *n = &g->nodes[ni];
+    int own = n->n_in - n->n_implicit, count = 0;
+    for (int k = 0; k < n->n_attrs; k++)
+        if (n->attrs[k].g) count += n->attrs[k].g->n_values;
+    int *in = og_malloc(a, (size_t)(own + count + 1) * sizeof *in);
+    if (!in) return og_error(OG_ERR_NOMEM, "out of memory");
+    memcpy(in, n->in, (size_t)own * sizeof *in);
+    int m = own;
+    for (int k = 0; k < g->nodes[ni].n_attrs; k++) {
+        const og_graph *sub = g->nodes[ni].attrs[k].g;
+        for (int v = 0; sub && v < sub->n_values; v++) {
+            if (sub->values[v].kind != OG_VALUE_OUTER) continue;
+            int w = og_graph_find_value(g, sub->values[v].name);
+            if (w < 0 && (w = og_graph_add_value(g, sub->values[v].name)) < 0) {
+                og_free(a, in);
+                return og_error(OG_ERR_NOMEM, "out of memory");
+            }
+            bool seen = false;
+            for (int j = own; j < m && !seen; j++) seen = in[j] == w;
+            if (!seen) in[m++] = w;
+        }
+    }
+    n = &g->nodes[ni];
+    og_free(a, n->in);
+    n->in = in;
+    n->n_in = m;
+    n->n_implicit = m - own;
+    return OG_OK;
+}
+
 og_status og_graph_finalize(og_graph *g)
 {
     const og_allocator *a = g->alloc;
@@ -265,10 +356,33 @@ og_status og_graph_finalize(og_graph *g)
     int *indeg = NULL, *order = NULL, *queue = NULL;
     og_node *sorted = NULL;
     int nn = g->n_nodes;
+    int depth = 0;
+    for (const og_graph *p = g->parent; p; p = p->parent) depth++;
+    if (depth > OG_MAX_NESTING)
+        return og_error(OG_ERR_MODEL, "subgraphs are nested deeper than %d", OG_MAX_NESTING);
+    /* subgraphs first: what they read from here becomes their nodes' implicit inputs */
+    for (int i = 0; i < nn; i++)
+        for (int k = 0; k < g->nodes[i].n_attrs; k++) {
+            og_graph *sub = g->nodes[i].attrs[k].g;
+            if (!sub) continue;
+            if ((st = og_graph_finalize(sub))) {
+                char label[256];
+                if (depth >= 4) return st; /* the outer levels name where */
+                return og_error_prefix(st, "%s, attribute '%s'",
+                                       og_node_label(&g->nodes[i], label, sizeof label),
+                                       g->nodes[i].attrs[k].name);
+            }
+        }
+    for (int i = 0; i < nn; i++) {
+        bool any = false;
+        for (int k = 0; k < g->nodes[i].n_attrs && !any; k++) any = g->nodes[i].attrs[k].g != NULL;
+        if (any && (st = set_implicit(g, i))) return st;
+    }
 
     for (int i = 0; i < g->n_values; i++) {
         g->values[i].producer = -1;
         g->values[i].n_consumers = 0;
+        if (g->values[i].kind == OG_VALUE_OUTER) g->values[i].kind = OG_VALUE_INTERMEDIATE;
     }
     for (int i = 0; i < nn; i++) {
         og_node *n = &g->nodes[i];
@@ -293,7 +407,9 @@ og_status og_graph_finalize(og_graph *g)
             if (v < 0) continue;
             og_value *val = &g->values[v];
             val->n_consumers++;
-            if (val->producer < 0 && val->kind == OG_VALUE_INTERMEDIATE) {
+            if (val->producer < 0 && val->kind == OG_VALUE_INTERMEDIATE && g->parent) {
+                val->kind = OG_VALUE_OUTER; /* an enclosing graph's, found by name */
+            } else if (val->producer < 0 && val->kind == OG_VALUE_INTERMEDIATE) {
                 st = og_error(OG_ERR_MODEL,
                               "node '%s' (%s) reads '%s', which is no graph input, initializer "
                               "or node output",
@@ -304,7 +420,9 @@ og_status og_graph_finalize(og_graph *g)
     }
     for (int i = 0; i < g->n_outputs; i++) {
         og_value *val = &g->values[g->outputs[i]];
-        if (val->producer < 0 && val->kind == OG_VALUE_INTERMEDIATE) {
+        if (val->producer < 0 && val->kind == OG_VALUE_INTERMEDIATE && g->parent) {
+            val->kind = OG_VALUE_OUTER;
+        } else if (val->producer < 0 && val->kind == OG_VALUE_INTERMEDIATE) {
             st = og_error(OG_ERR_MODEL, "graph output '%s' is not produced by any node", val->name);
             goto done;
         }
@@ -425,10 +543,13 @@ static og_status dup_tensor(const og_allocator *a, const og_tensor *t, og_tensor
     return st;
 }
 
-/* Deep copy of *at into *d, which is zeroed; on failure *d holds what was copied, for
- * attr_free. */
-static og_status attr_copy(const og_allocator *a, og_attr *d, const og_attr *at)
+static og_status sub_clone(const og_graph *src, og_graph *parent, og_graph **out);
+
+/* Deep copy of *at into *d, which is zeroed, for a node of graph dst (a subgraph's copy has
+ * dst as its parent); on failure *d holds what was copied, for attr_free. */
+static og_status attr_copy(og_graph *dst, og_attr *d, const og_attr *at)
 {
+    const og_allocator *a = dst->alloc;
     og_status st;
     d->type = at->type;
     d->f = at->f;
@@ -453,6 +574,7 @@ static og_status attr_copy(const og_allocator *a, og_attr *d, const og_attr *at)
         for (int k = 0; k < at->n; k++)
             if ((st = dup_tensor(a, at->tensors[k], &d->tensors[k]))) return st;
     }
+    if (at->g && (st = sub_clone(at->g, dst, &d->g))) return st;
     return dup_tensor(a, at->t, &d->t);
 nomem:
     return og_error(OG_ERR_NOMEM, "out of memory copying attribute '%s'", at->name ? at->name : "");
@@ -469,7 +591,7 @@ og_status og_node_add_attr(og_graph *g, int node, const og_attr *at)
     og_attr *d = &attrs[n->n_attrs];
     memset(d, 0, sizeof *d);
     n->n_attrs++; /* counted now: og_graph_free releases what was copied so far */
-    return attr_copy(a, d, at);
+    return attr_copy(g, d, at);
 }
 
 /* *n into the zeroed *d of g: what the node says, not how it was resolved. */
@@ -478,24 +600,36 @@ static og_status node_copy(og_graph *g, const og_node *n, og_node *d)
     const og_allocator *a = g->alloc;
     d->n_in = n->n_in;
     d->n_out = n->n_out;
+    d->n_implicit = n->n_implicit;
     if (!(d->name = og_strdup(a, n->name)) || !(d->op_type = og_strdup(a, n->op_type)) ||
         !(d->domain = og_strdup(a, n->domain)) || !dup_opt(a, n->doc, &d->doc) ||
         !(d->in = dup_ints(a, n->in, n->n_in)) || !(d->out = dup_ints(a, n->out, n->n_out)) ||
+        !dup_opt(a, n->overload, &d->overload) ||
         !(d->attrs = og_calloc(a, (size_t)n->n_attrs + 1, sizeof *d->attrs)))
         return og_error(OG_ERR_NOMEM, "out of memory copying the graph");
     for (int j = 0; j < n->n_attrs; j++) {
         d->n_attrs++; /* counted first: og_graph_free releases a partial copy */
-        og_status st = attr_copy(a, &d->attrs[j], &n->attrs[j]);
+        og_status st = attr_copy(g, &d->attrs[j], &n->attrs[j]);
         if (st) return st;
     }
     return OG_OK;
 }
 
-/* *s into the zeroed *d of g (whose types are copies of s's graph's, at the same ids). */
+/* Type t (of any graph) interned in g's root, its element types first; NULL when out of
+ * memory. */
+static const og_type *map_type(og_graph *g, const og_type *t)
+{
+    og_type c = *t;
+    if (t->elem && !(c.elem = map_type(g, t->elem))) return NULL;
+    return og_graph_type(g, &c);
+}
+
+/* *s into the zeroed *d of g. */
 static og_status value_copy(og_graph *g, const og_value *s, og_value *d)
 {
     d->kind = s->kind;
-    d->type = s->type ? g->types[s->type->id] : NULL;
+    d->type = s->type ? map_type(g, s->type) : NULL;
+    if (s->type && !d->type) return og_error(OG_ERR_NOMEM, "out of memory copying the graph");
     d->is_graph_input = s->is_graph_input;
     d->is_graph_output = s->is_graph_output;
     d->dtype = s->dtype;
@@ -511,9 +645,47 @@ static og_status value_copy(og_graph *g, const og_value *s, og_value *d)
     return st;
 }
 
+/* The graph-level part of src into g: values, nodes (with their subgraphs), the input,
+ * output and initializer lists, the name and doc.  Arrays are calloc'ed and counted before
+ * they are filled, so that og_graph_free releases a partial copy. */
+static og_status clone_body(const og_graph *src, og_graph *g)
+{
+    const og_allocator *a = g->alloc;
+    og_status st;
+    if (!dup_opt(a, src->name, &g->name) || !dup_opt(a, src->doc, &g->doc)) goto nomem;
+    if (!(g->values = og_calloc(a, (size_t)src->n_values + 1, sizeof *g->values))) goto nomem;
+    g->n_values = g->cap_values = src->n_values;
+    for (int v = 0; v < src->n_values; v++)
+        if ((st = value_copy(g, &src->values[v], &g->values[v]))) return st;
+    if (!index_reserve(g, (size_t)g->n_values)) goto nomem;
+    if (!(g->nodes = og_calloc(a, (size_t)src->n_nodes + 1, sizeof *g->nodes))) goto nomem;
+    g->cap_nodes = src->n_nodes;
+    for (int i = 0; i < src->n_nodes; i++) {
+        g->n_nodes++;
+        if ((st = node_copy(g, &src->nodes[i], &g->nodes[i]))) return st;
+    }
+    g->n_inputs = src->n_inputs;
+    g->n_outputs = src->n_outputs;
+    g->n_inits = src->n_inits;
+    if (!(g->inputs = dup_ints(a, src->inputs, src->n_inputs)) ||
+        !(g->outputs = dup_ints(a, src->outputs, src->n_outputs)) ||
+        !(g->inits = dup_ints(a, src->inits, src->n_inits)))
+        goto nomem;
+    return OG_OK;
+nomem:
+    return og_error(OG_ERR_NOMEM, "out of memory copying the graph");
+}
+
+static og_status sub_clone(const og_graph *src, og_graph *parent, og_graph **out)
+{
+    og_graph *g = og_graph_new_sub(parent);
+    *out = g;
+    if (!g) return og_error(OG_ERR_NOMEM, "out of memory copying the graph");
+    return clone_body(src, g); /* on failure *out holds the partial copy, for attr_free */
+}
+
 /* Every field of og_graph is either copied here or left at og_graph_new's zero (the name
- * index, built at the end); arrays are calloc'ed and counted before they are filled, so
- * that og_graph_free releases a partial copy. */
+ * index, built at the end). */
 og_status og_graph_clone(const og_graph *src, const og_allocator *a, og_graph **out)
 {
     og_status st = OG_OK;
@@ -526,8 +698,7 @@ og_status og_graph_clone(const og_graph *src, const og_allocator *a, og_graph **
     if (!dup_opt(a, src->producer_name, &g->producer_name) ||
         !dup_opt(a, src->producer_version, &g->producer_version) ||
         !dup_opt(a, src->model_domain, &g->model_domain) ||
-        !dup_opt(a, src->model_doc, &g->model_doc) || !dup_opt(a, src->name, &g->name) ||
-        !dup_opt(a, src->doc, &g->doc))
+        !dup_opt(a, src->model_doc, &g->model_doc))
         goto nomem;
 
     if (!(g->opsets = og_calloc(a, (size_t)src->n_opsets + 1, sizeof *g->opsets))) goto nomem;
@@ -552,6 +723,12 @@ og_status og_graph_clone(const og_graph *src, const og_allocator *a, og_graph **
             g->training_info[i].size = b->size;
         }
     }
+    for (int i = 0; i < src->n_functions; i++) {
+        const og_function *f = &src->functions[i];
+        if ((st = og_graph_add_function(g, f->domain, f->name, f->overload, f->proto.data,
+                                        f->proto.size)))
+            goto fail;
+    }
     if (!(g->symbols = og_calloc(a, (size_t)src->n_symbols + 1, sizeof *g->symbols))) goto nomem;
     g->n_symbols = src->n_symbols;
     for (int i = 0; i < src->n_symbols; i++)
@@ -567,24 +744,7 @@ og_status og_graph_clone(const og_graph *src, const og_allocator *a, og_graph **
         if (t->elem) t->elem = g->types[t->elem->id];
         g->types[g->n_types++] = t;
     }
-    if (!(g->values = og_calloc(a, (size_t)src->n_values + 1, sizeof *g->values))) goto nomem;
-    g->n_values = g->cap_values = src->n_values;
-    for (int v = 0; v < src->n_values; v++)
-        if ((st = value_copy(g, &src->values[v], &g->values[v]))) goto fail;
-    if (!index_reserve(g, (size_t)g->n_values)) goto nomem;
-    if (!(g->nodes = og_calloc(a, (size_t)src->n_nodes + 1, sizeof *g->nodes))) goto nomem;
-    g->cap_nodes = src->n_nodes;
-    for (int i = 0; i < src->n_nodes; i++) {
-        g->n_nodes++;
-        if ((st = node_copy(g, &src->nodes[i], &g->nodes[i]))) goto fail;
-    }
-    g->n_inputs = src->n_inputs;
-    g->n_outputs = src->n_outputs;
-    g->n_inits = src->n_inits;
-    if (!(g->inputs = dup_ints(a, src->inputs, src->n_inputs)) ||
-        !(g->outputs = dup_ints(a, src->outputs, src->n_outputs)) ||
-        !(g->inits = dup_ints(a, src->inits, src->n_inits)))
-        goto nomem;
+    if ((st = clone_body(src, g))) goto fail;
     *out = g;
     return OG_OK;
 nomem:
@@ -592,6 +752,97 @@ nomem:
 fail:
     og_graph_free(g);
     return st;
+}
+
+og_status og_graph_copy_into(const og_graph *src, og_graph *dst)
+{
+    if (dst->n_values || dst->n_nodes)
+        return og_error(OG_ERR_INTERNAL, "copying a graph into one that is not empty");
+    return clone_body(src, dst);
+}
+
+og_status og_graph_extract(const og_graph *sub, og_graph **out)
+{
+    const og_graph *root = og_graph_root(sub);
+    og_status st;
+    *out = NULL;
+    og_graph *g = og_graph_new(root->alloc);
+    if (!g) return og_error(OG_ERR_NOMEM, "out of memory copying a subgraph");
+    const og_allocator *a = g->alloc;
+    g->ir_version = root->ir_version;
+    if (!(g->opsets = og_calloc(a, (size_t)root->n_opsets + 1, sizeof *g->opsets))) goto nomem;
+    for (int i = 0; i < root->n_opsets; i++, g->n_opsets++) {
+        g->opsets[i].version = root->opsets[i].version;
+        if (!(g->opsets[i].domain = og_strdup(a, root->opsets[i].domain))) goto nomem;
+    }
+    if (!(g->symbols = og_calloc(a, (size_t)root->n_symbols + 1, sizeof *g->symbols))) goto nomem;
+    for (int i = 0; i < root->n_symbols; i++, g->n_symbols++)
+        if (!(g->symbols[i] = og_strdup(a, root->symbols[i]))) goto nomem;
+    if ((st = clone_body(sub, g))) goto fail;
+    int n_outer = 0;
+    for (int v = 0; v < g->n_values; v++) n_outer += g->values[v].kind == OG_VALUE_OUTER;
+    int *inputs = og_realloc(a, g->inputs, (size_t)g->n_inputs * sizeof *inputs,
+                             (size_t)(g->n_inputs + n_outer + 1) * sizeof *inputs);
+    if (!inputs) goto nomem;
+    g->inputs = inputs;
+    for (int v = 0; v < g->n_values; v++) {
+        og_value *val = &g->values[v];
+        if (val->kind != OG_VALUE_OUTER) continue;
+        val->kind = OG_VALUE_INPUT;
+        val->is_graph_input = true;
+        val->has_value_info = true;
+        g->inputs[g->n_inputs++] = v;
+    }
+    *out = g;
+    return OG_OK;
+nomem:
+    st = og_error(OG_ERR_NOMEM, "out of memory copying a subgraph");
+fail:
+    og_graph_free(g);
+    return st;
+}
+
+int og_graph_find_function(const og_graph *g, const char *domain, const char *name,
+                           const char *overload)
+{
+    if (!overload) overload = "";
+    for (int i = 0; i < g->n_functions; i++) {
+        const og_function *f = &g->functions[i];
+        if (strcmp(f->domain, domain) == 0 && strcmp(f->name, name) == 0 &&
+            strcmp(f->overload, overload) == 0)
+            return i;
+    }
+    return -1;
+}
+
+og_status og_graph_add_function(og_graph *g, const char *domain, const char *name,
+                                const char *overload, const void *proto, size_t size)
+{
+    const og_allocator *a = g->alloc;
+    if (og_graph_find_function(g, domain, name, overload) >= 0)
+        return og_error(OG_ERR_MODEL, "the model defines function %s.%s%s%s twice", domain, name,
+                        overload && overload[0] ? ":" : "", overload ? overload : "");
+    og_function *fs = og_realloc(a, g->functions, (size_t)g->n_functions * sizeof *fs,
+                                 (size_t)(g->n_functions + 1) * sizeof *fs);
+    if (!fs) return og_error(OG_ERR_NOMEM, "out of memory adding a function");
+    g->functions = fs;
+    og_function *f = &fs[g->n_functions];
+    memset(f, 0, sizeof *f);
+    f->domain = og_strdup(a, domain);
+    f->name = og_strdup(a, name);
+    f->overload = og_strdup(a, overload ? overload : "");
+    f->proto.data = og_malloc(a, size ? size : 1);
+    f->proto.size = size;
+    if (!f->domain || !f->name || !f->overload || !f->proto.data) {
+        og_free(a, f->domain);
+        og_free(a, f->name);
+        og_free(a, f->overload);
+        og_free(a, f->proto.data);
+        return og_error(OG_ERR_NOMEM, "out of memory adding a function");
+    }
+    if (size) memcpy(f->proto.data, proto, size);
+    g->n_functions++;
+    return OG_OK;
 }
 
 og_status og_graph_prune(og_graph *g)

@@ -47,8 +47,11 @@ typedef struct og_attr {
     int64_t *ints;
     char **strings;
     og_tensor **tensors;
-    /* Graph, sparse and type attributes are kept as raw serialized bytes so that a model
-     * round-trips; no op onnxgrad runs reads them. */
+    /* A GRAPH attribute (the body of If, Loop, Scan): the subgraph, owned, whose parent is
+     * the graph of the node holding the attribute.  Lists of graphs, sparse and type
+     * attributes are kept as raw serialized bytes (raw) so that a model round-trips; no op
+     * onnxgrad runs reads them. */
+    struct og_graph *g;
     void *raw;
     size_t raw_len;
 } og_attr;
@@ -73,6 +76,7 @@ typedef enum og_value_kind {
     OG_VALUE_INTERMEDIATE = 0,
     OG_VALUE_INPUT = 1,       /* graph input without initializer */
     OG_VALUE_INITIALIZER = 2, /* constant; may also be listed as a graph input */
+    OG_VALUE_OUTER = 3,       /* in a subgraph: a value of an enclosing graph, read by name */
 } og_value_kind;
 
 typedef struct og_value {
@@ -113,6 +117,15 @@ typedef struct og_node {
     void *params; /* parsed attributes, owned: freed with free_params (NULL: og_free) */
     void (*free_params)(const og_allocator *a, void *params); /* set with params */
     bool parsed; /* params hold this node's attributes (resolve parses once) */
+    /* NodeProto.overload (IR 10): which overload of a model-local function the node calls;
+     * NULL for none */
+    char *overload;
+    /* The last n_implicit entries of in[] are not the node's own inputs but the values of
+     * this graph that its subgraphs read (their OG_VALUE_OUTER values, by name, in order of
+     * first use): so every pass over inputs (ordering, liveness, pruning, gradients) sees
+     * them.  og_graph_finalize computes them; the saver writes the first n_in − n_implicit
+     * inputs only. */
+    int n_implicit;
 } og_node;
 
 typedef struct og_opset {
@@ -131,8 +144,20 @@ typedef struct og_blob {
     size_t size;
 } og_blob;
 
+/* A model-local function (ModelProto.functions), kept as its packed FunctionProto so that a
+ * model round-trips; onnxgrad runs the ops of its own domain with kernels and keeps the
+ * functions that define them for other runtimes.  overload is "" for none. */
+typedef struct og_function {
+    char *domain, *name, *overload;
+    og_blob proto;
+} og_function;
+
 typedef struct og_graph {
     const og_allocator *alloc;
+    /* A subgraph's enclosing graph (the graph of the node holding it), NULL for a model's
+     * main graph.  Opset imports, symbols and interned types are the root graph's: a
+     * subgraph's own lists stay empty, and the functions below look them up at the root. */
+    struct og_graph *parent;
     /* model-level */
     int64_t ir_version;
     char *producer_name, *producer_version, *model_domain, *model_doc;
@@ -145,6 +170,8 @@ typedef struct og_graph {
      * model round-trips (src/onnx/onnx_io.h reads and writes them) */
     int n_training_info;
     og_blob *training_info;
+    int n_functions;
+    og_function *functions;
     /* graph-level */
     char *name;
     char *doc;
@@ -164,35 +191,55 @@ typedef struct og_graph {
     og_type **types;
     /* Name -> value index, so that og_graph_find_value takes constant time: open addressing
      * with linear probing, each slot a value index + 1 (0: empty), a power-of-two size at
-     * least twice n_values.  og_graph_add_value and og_graph_clone keep it; code that
-     * renamed or removed a value would have to as well (none does: values are only ever
-     * appended). */
+     * least twice n_values.  og_graph_add_value, og_graph_rename_value and og_graph_clone
+     * keep it (values are never removed). */
     int *value_index;
     size_t value_index_cap;
 } og_graph;
 
 og_graph *og_graph_new(const og_allocator *a);
 void og_graph_free(og_graph *g);
+/* A new empty subgraph of parent (same allocator), NULL when out of memory. */
+og_graph *og_graph_new_sub(og_graph *parent);
+/* The main graph g belongs to (g itself for a main graph).  Subgraphs nest at most
+ * OG_MAX_NESTING deep (onnxgrad.h; a main graph is at depth 0). */
+og_graph *og_graph_root(const og_graph *g);
 
 /* A deep copy of src in memory, every block allocated with `a` (NULL: the default
  * allocator), without the serialize-and-parse round trip.  Copied: the model fields
  * (ir_version, producer, domain, doc, model_version), opset imports, metadata, the
- * training_info blobs (bytes), the graph name and doc, every value in the same order and at
- * the same index (name, doc, kind, graph input and output flags, dtype, rank, dims, whether
- * it has a value_info, its initializer tensor with its readonly flag), the input, output and
- * initializer lists, symbols (same indices, so symbolic dims keep their meaning), and every
- * node in the same order (name, op type, domain, doc, inputs, outputs, attributes with their
- * strings, arrays, tensors and raw bytes).  Values no node or list refers to any more are
- * copied too: a clone saves to the same bytes as src.
- * State: as finalized as src (producers, consumer counts and node order are copied), not
- * resolved: each node's op, since-version, opset and parsed params are left unset (params
- * are never shared), and `known` is set for initializers only, so og_graph_resolve must run
- * before inference or a session; dtypes and shapes already inferred are kept.
- * Errors: OG_ERR_NOMEM (nothing allocated is left behind), or what og_tensor_clone says of
- * an initializer or attribute tensor. */
+ * training_info blobs (bytes), the model-local functions (bytes), the graph name and doc, every
+ * value in the same order and at the same index (name, doc, kind, graph input and output flags,
+ * dtype, rank, dims, whether it has a value_info, its initializer tensor with its readonly flag),
+ * the input, output and initializer lists, symbols (same indices, so symbolic dims keep their
+ * meaning), and every node in the same order (name, op type, domain, doc, inputs, outputs,
+ * overload, attributes with their strings, arrays, tensors and raw bytes).  Values no node or list
+ * refers to any more are copied too: a clone saves to the same bytes as src. State: as finalized as
+ * src (producers, consumer counts and node order are copied), not resolved: each node's op,
+ * since-version, opset and parsed params are left unset (params are never shared), and `known` is
+ * set for initializers only, so og_graph_resolve must run before inference or a session; dtypes and
+ * shapes already inferred are kept. Errors: OG_ERR_NOMEM (nothing allocated is left behind), or
+ * what og_tensor_clone says of an initializer or attribute tensor. */
 og_status og_graph_clone(const og_graph *src, const og_allocator *a, og_graph **out);
+/* Copy the graph-level part of src (values, nodes with their subgraphs, input, output and
+ * initializer lists, name) into dst, a new empty graph (a subgraph, typically): types are
+ * interned in dst's root.  Errors: OG_ERR_NOMEM, OG_ERR_INTERNAL (dst not empty). */
+og_status og_graph_copy_into(const og_graph *src, og_graph *dst);
+/* A main graph made of subgraph `sub`: its opsets and symbols (same indices) are sub's
+ * root's, its values and nodes sub's, and its outer values become graph inputs after sub's
+ * own (so that it can be resolved, differentiated or run alone).  Not finalized. */
+og_status og_graph_extract(const og_graph *sub, og_graph **out);
 /* Drop the graph's TrainingInfoProtos. */
 void og_graph_clear_training_info(og_graph *g);
+
+/* The index of the function (domain, name, overload) among g's, -1 if none (overload NULL
+ * and "" are the same). */
+int og_graph_find_function(const og_graph *g, const char *domain, const char *name,
+                           const char *overload);
+/* Add a model-local function: a copy of its packed FunctionProto (size bytes at proto).
+ * Errors: OG_ERR_MODEL (one of that identity exists), OG_ERR_NOMEM. */
+og_status og_graph_add_function(og_graph *g, const char *domain, const char *name,
+                                const char *overload, const void *proto, size_t size);
 
 /* Value by name (-1 if none; the first one if a name was added twice).  Constant time, through
  * og_graph.value_index. */
@@ -200,6 +247,9 @@ int og_graph_find_value(const og_graph *g, const char *name);
 /* Append a value (and index its name); returns its index or -1 on allocation failure, the
  * graph unchanged then. */
 int og_graph_add_value(og_graph *g, const char *name);
+/* Give value v another name (the name index follows), and so the outer values of g's
+ * subgraphs that read it (recursively).  Errors: OG_ERR_NOMEM. */
+og_status og_graph_rename_value(og_graph *g, int v, const char *name);
 /* Append value v to the initializer order (amortised constant time).  Returns false on
  * allocation failure, the graph unchanged then. */
 bool og_graph_add_initializer(og_graph *g, int v);
@@ -241,7 +291,11 @@ int64_t og_graph_opset(const og_graph *g, const char *domain);
 
 /* Compute producers and consumer counts, sort nodes topologically, and check: each node
  * input is a graph input, an initializer or a node output; no value has two producers;
- * no cycles; graph outputs exist.  Errors: OG_ERR_MODEL with the offending name. */
+ * no cycles; graph outputs exist.  Subgraphs first, recursively: a value a subgraph reads
+ * without defining becomes OG_VALUE_OUTER there, and the node holding the subgraph gets it
+ * as an implicit input (og_node.n_implicit), found by name in its own graph (or, there too,
+ * an outer value when that graph is itself a subgraph).  Errors: OG_ERR_MODEL with the
+ * offending name (in a main graph, a name read and defined nowhere). */
 og_status og_graph_finalize(og_graph *g);
 
 /* Op resolution and static inference over a graph: og_graph_resolve in src/ops/op.h. */
@@ -265,7 +319,12 @@ og_status og_graph_set_metadata(og_graph *g, const char *key, const char *value)
 /* Attribute lookup on a node (NULL if absent). */
 const og_attr *og_node_attr(const og_node *n, const char *name);
 
-/* "node 'name' (Op, opset N)" into buf. */
+/* The doc_string of nodes the gradient builder emits starts so: "gradient of node 'NAME'
+ * (OP)", naming the forward node they differentiate. */
+#define OG_GRAD_DOC_PREFIX "gradient of node "
+
+/* "node 'name' (Op, opset N)" into buf; for a gradient node "node 'name' (Op, opset N;
+ * gradient of node 'F' (FOp))". */
 const char *og_node_label(const og_node *n, char *buf, size_t size);
 /* og_error with the node's label before the message: "node 'n' (Op, opset V): ...". */
 og_status og_node_verror(const og_node *n, og_status status, const char *fmt, va_list ap);

@@ -17,6 +17,7 @@ static bool same_type(const og_type *a, const og_type *b)
 
 const og_type *og_graph_type(og_graph *g, const og_type *t)
 {
+    g = og_graph_root(g);
     int depth = t->kind == OG_KIND_TENSOR ? 0 : 1 + (t->elem ? t->elem->depth : 0);
     if (depth > OG_MAX_NESTING) return NULL;
     /* a linear scan: models hold a handful of distinct types */

@@ -30,13 +30,13 @@
  * HardSigmoid / Sigmoid / SiLU (x * Sigmoid(x)) this way (src/exec/fuse.c).  The values
  * are those the activation's own kernel would compute from the same input, bit for bit. */
 typedef enum og_act_kind {
-    OG_ACT_NONE = 0,
-    OG_ACT_RELU,
-    OG_ACT_CLIP,        /* min(max(x, lo), hi) */
-    OG_ACT_HARDSWISH,   /* x * clamp(x / 6 + 1/2, 0, 1) */
-    OG_ACT_HARDSIGMOID, /* clamp(alpha * x + beta, 0, 1) */
-    OG_ACT_SIGMOID,
-    OG_ACT_SILU /* x * Sigmoid(x), the product rounded as Mul rounds it */
+    OG_FUSE_NONE = 0,
+    OG_FUSE_RELU,
+    OG_FUSE_CLIP,        /* min(max(x, lo), hi) */
+    OG_FUSE_HARDSWISH,   /* x * clamp(x / 6 + 1/2, 0, 1) */
+    OG_FUSE_HARDSIGMOID, /* clamp(alpha * x + beta, 0, 1) */
+    OG_FUSE_SIGMOID,
+    OG_FUSE_SILU /* x * Sigmoid(x), the product rounded as Mul rounds it */
 } og_act_kind;
 
 typedef struct og_act {
@@ -58,7 +58,8 @@ typedef struct og_kernel_ctx {
     const og_allocator *alloc; /* for scratch memory */
     int threads;               /* the session's thread count */
     const void *impl;          /* what the entry's select chose at bind time, or NULL */
-    /* applied to output 0 when its kind is not OG_ACT_NONE; only for entries with
+    uint64_t rng;              /* this run's random key (og_session_options.seed) */
+    /* applied to output 0 when its kind is not OG_FUSE_NONE; only for entries with
      * og_kernel_def.act set */
     og_act act;
     og_scratch *scratch; /* the session's (NULL: og_scratch_get allocates) */

@@ -349,10 +349,42 @@ og_status og_onnx_parse_tensor(const void *data, size_t size, const og_allocator
     return st;
 }
 
+/* A string field of IR 10 that the system's onnx.proto (IR 8) predates, found among the
+ * message's unknown fields (NodeProto.overload is field 8, FunctionProto.overload 13):
+ * *out gets a copy, or stays NULL when absent.  False when out of memory. */
+static bool string_field(const og_allocator *a, const ProtobufCMessage *m, uint32_t field,
+                         char **out)
+{
+    *out = NULL;
+    for (unsigned i = 0; i < m->n_unknown_fields; i++) {
+        const ProtobufCMessageUnknownField *u = &m->unknown_fields[i];
+        if (u->tag != field || u->wire_type != PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED) continue;
+        /* the data is the length (a varint), then the bytes */
+        uint64_t n = 0;
+        size_t k = 0;
+        for (int shift = 0; k < u->len && shift < 64; shift += 7) {
+            uint8_t byte = u->data[k++];
+            n |= (uint64_t)(byte & 0x7f) << shift;
+            if (!(byte & 0x80)) break;
+        }
+        if (n > u->len - k) n = u->len - k; /* malformed: keep what is there */
+        og_free(a, *out);
+        *out = og_malloc(a, (size_t)n + 1);
+        if (!*out) return false;
+        if (n) memcpy(*out, u->data + k, (size_t)n);
+        (*out)[n] = 0;
+    }
+    return true;
+}
+
 /* ---- attributes ------------------------------------------------------------------ */
 
+static og_status convert_graph(const Onnx__GraphProto *gp, const char *base_dir, og_graph *g,
+                               int depth);
+
+/* ap into at, for a node of g (at nesting depth `depth`) named node_name. */
 static og_status attr_from_proto(og_graph *g, const Onnx__AttributeProto *ap, og_attr *at,
-                                 const char *node_name)
+                                 const char *node_name, const char *base_dir, int depth)
 {
     const og_allocator *a = g->alloc;
     og_status st;
@@ -436,8 +468,24 @@ static og_status attr_from_proto(og_graph *g, const Onnx__AttributeProto *ap, og
             if (st) return og_error_prefix(st, "node '%s', attribute '%s'", node_name, ap->name);
         }
         break;
+    case OG_ATTR_GRAPH:
+        if (!ap->g)
+            return og_error(OG_ERR_MODEL, "node '%s': graph attribute '%s' has no graph", node_name,
+                            ap->name);
+        if (depth >= OG_MAX_NESTING)
+            return og_error(OG_ERR_MODEL,
+                            "node '%s', attribute '%s': subgraphs are nested deeper than %d",
+                            node_name, ap->name, OG_MAX_NESTING);
+        if (!(at->g = og_graph_new_sub(g))) return og_error(OG_ERR_NOMEM, "out of memory");
+        st = convert_graph(ap->g, base_dir, at->g, depth + 1);
+        /* the outer levels name where: a chain of every level would drown the message */
+        if (st && depth < 4)
+            return og_error_prefix(st, "node '%s', attribute '%s'", node_name, ap->name);
+        if (st) return st;
+        break;
     default: {
-        /* graphs, sparse tensors, type protos: keep the bytes so the model round-trips */
+        /* lists of graphs, sparse tensors, type protos: keep the bytes so the model
+         * round-trips */
         size_t len = protobuf_c_message_get_packed_size(&ap->base);
         at->raw = og_malloc(a, len + 1);
         if (!at->raw) return og_error(OG_ERR_NOMEM, "out of memory");
@@ -699,7 +747,11 @@ static og_status pack_training_info(const Onnx__TrainingInfoProto *tip, const ch
 
 /* ---- model ----------------------------------------------------------------------- */
 
-static og_status convert(const Onnx__ModelProto *mp, const char *base_dir, og_graph *g)
+/* The graph-level part of a GraphProto (a model's graph, or a subgraph at nesting depth
+ * `depth`) into g: name, initializers, inputs, value infos, nodes (and their subgraphs),
+ * outputs. */
+static og_status convert_graph(const Onnx__GraphProto *gp, const char *base_dir, og_graph *g,
+                               int depth)
 {
     const og_allocator *a = g->alloc;
     og_status st = OG_OK;
@@ -712,71 +764,6 @@ static og_status convert(const Onnx__ModelProto *mp, const char *base_dir, og_gr
         }                                                                                          \
     } while (0)
 
-    if (!mp->has_ir_version) {
-        st = og_error(OG_ERR_PARSE, "not an ONNX model: no ir_version");
-        goto done;
-    }
-    g->ir_version = mp->ir_version;
-    if (mp->ir_version < 3 || mp->ir_version > 10) {
-        st = og_error(OG_ERR_UNSUPPORTED, "IR version %lld is not supported (3 to 10 are)",
-                      (long long)mp->ir_version);
-        goto done;
-    }
-    if (!mp->graph) {
-        st = og_error(OG_ERR_MODEL, "the model has no graph");
-        goto done;
-    }
-    DUP(g->producer_name, mp->producer_name);
-    DUP(g->producer_version, mp->producer_version);
-    DUP(g->model_domain, mp->domain);
-    DUP(g->model_doc, mp->doc_string);
-    g->model_version = mp->has_model_version ? mp->model_version : 0;
-    if (mp->n_functions) {
-        st = og_error(OG_ERR_UNSUPPORTED,
-                      "the model defines %zu local functions (first: "
-                      "'%s'), which onnxgrad does not run yet",
-                      mp->n_functions, mp->functions[0]->name ? mp->functions[0]->name : "");
-        goto done;
-    }
-    g->opsets = og_calloc(a, mp->n_opset_import + 1, sizeof *g->opsets);
-    if (!g->opsets) goto nomem;
-    for (size_t i = 0; i < mp->n_opset_import; i++) {
-        const Onnx__OperatorSetIdProto *o = mp->opset_import[i];
-        g->opsets[i].domain = og_strdup(a, o->domain ? o->domain : "");
-        if (!g->opsets[i].domain) goto nomem;
-        g->opsets[i].version = o->has_version ? o->version : 1;
-        g->n_opsets++;
-        const char *d = g->opsets[i].domain;
-        if ((d[0] == 0 || strcmp(d, "ai.onnx") == 0) &&
-            (g->opsets[i].version < 7 || g->opsets[i].version > 21)) {
-            st = og_error(OG_ERR_UNSUPPORTED,
-                          "default-domain opset %lld is not supported "
-                          "(7 to 21 are)",
-                          (long long)g->opsets[i].version);
-            goto done;
-        }
-    }
-    g->metadata = og_calloc(a, mp->n_metadata_props + 1, sizeof *g->metadata);
-    if (!g->metadata) goto nomem;
-    for (size_t i = 0; i < mp->n_metadata_props; i++) {
-        g->metadata[i].key = og_strdup(a, mp->metadata_props[i]->key);
-        g->metadata[i].value = og_strdup(a, mp->metadata_props[i]->value);
-        g->n_metadata++;
-        if (!g->metadata[i].key || !g->metadata[i].value) goto nomem;
-    }
-
-    g->training_info = og_calloc(a, mp->n_training_info + 1, sizeof *g->training_info);
-    if (!g->training_info) goto nomem;
-    for (size_t i = 0; i < mp->n_training_info; i++) {
-        st = pack_training_info(mp->training_info[i], base_dir, a, &g->training_info[i]);
-        if (st) {
-            st = og_error_prefix(st, "training_info %zu", i);
-            goto done;
-        }
-        g->n_training_info++;
-    }
-
-    const Onnx__GraphProto *gp = mp->graph;
     DUP(g->name, gp->name);
     DUP(g->doc, gp->doc_string);
     if (gp->n_sparse_initializer) {
@@ -850,7 +837,10 @@ static og_status convert(const Onnx__ModelProto *mp, const char *base_dir, og_gr
                           np->name ? np->name : "");
             goto done;
         }
-        if (np->n_input > 1024 || np->n_output > 1024 || np->n_attribute > 1024) {
+        /* counts are ints in the IR; the bytes already bound them in practice (no fixed
+         * cap below that: Concat of thousands of inputs is a real model) */
+        if (np->n_input > INT_MAX / 16 || np->n_output > INT_MAX / 16 ||
+            np->n_attribute > INT_MAX / 16) {
             st = og_error(OG_ERR_MODEL, "node '%s' has too many inputs, outputs or attributes",
                           np->name ? np->name : "");
             goto done;
@@ -865,6 +855,7 @@ static og_status convert(const Onnx__ModelProto *mp, const char *base_dir, og_gr
                                        (int)np->n_output);
         if (!n) goto nomem;
         DUP(n->doc, np->doc_string);
+        if (!string_field(a, &np->base, 8, &n->overload)) goto nomem;
         for (size_t j = 0; j < np->n_input; j++) {
             if (!np->input[j] || !np->input[j][0]) continue; /* omitted optional input */
             int v = map_get(g, np->input[j], true);
@@ -881,7 +872,7 @@ static og_status convert(const Onnx__ModelProto *mp, const char *base_dir, og_gr
         if (!n->attrs) goto nomem;
         for (size_t j = 0; j < np->n_attribute; j++) {
             n->n_attrs++;
-            st = attr_from_proto(g, np->attribute[j], &n->attrs[j], nname);
+            st = attr_from_proto(g, np->attribute[j], &n->attrs[j], nname, base_dir, depth);
             if (st) goto done;
             for (size_t k = 0; k < j; k++)
                 if (strcmp(n->attrs[k].name, n->attrs[j].name) == 0) {
@@ -902,6 +893,108 @@ static og_status convert(const Onnx__ModelProto *mp, const char *base_dir, og_gr
         g->values[v].has_value_info = gp->output[i]->type != NULL;
         g->outputs[g->n_outputs++] = v;
     }
+    goto done;
+nomem:
+    st = og_error(OG_ERR_NOMEM, "out of memory while loading the model");
+done:
+    return st;
+#undef DUP
+}
+
+static og_status convert(const Onnx__ModelProto *mp, const char *base_dir, og_graph *g)
+{
+    const og_allocator *a = g->alloc;
+    og_status st = OG_OK;
+
+#define DUP(dst, src)                                                                              \
+    do {                                                                                           \
+        if ((src) && (src)[0]) {                                                                   \
+            (dst) = og_strdup(a, (src));                                                           \
+            if (!(dst)) goto nomem;                                                                \
+        }                                                                                          \
+    } while (0)
+
+    if (!mp->has_ir_version) {
+        st = og_error(OG_ERR_PARSE, "not an ONNX model: no ir_version");
+        goto done;
+    }
+    g->ir_version = mp->ir_version;
+    if (mp->ir_version < 3 || mp->ir_version > 10) {
+        st = og_error(OG_ERR_UNSUPPORTED, "IR version %lld is not supported (3 to 10 are)",
+                      (long long)mp->ir_version);
+        goto done;
+    }
+    if (!mp->graph) {
+        st = og_error(OG_ERR_MODEL, "the model has no graph");
+        goto done;
+    }
+    DUP(g->producer_name, mp->producer_name);
+    DUP(g->producer_version, mp->producer_version);
+    DUP(g->model_domain, mp->domain);
+    DUP(g->model_doc, mp->doc_string);
+    g->model_version = mp->has_model_version ? mp->model_version : 0;
+    /* model-local functions are kept packed: a node calling one runs if onnxgrad knows its
+     * op (those of its own domain), and fails at resolution naming it otherwise */
+    for (size_t i = 0; i < mp->n_functions; i++) {
+        const Onnx__FunctionProto *fp = mp->functions[i];
+        char *overload = NULL;
+        if (!fp->name || !fp->name[0]) {
+            st = og_error(OG_ERR_MODEL, "local function %zu has no name", i);
+            goto done;
+        }
+        if (!string_field(a, &fp->base, 13, &overload)) goto nomem;
+        size_t size = onnx__function_proto__get_packed_size(fp);
+        void *bytes = og_malloc(a, size + 1);
+        if (!bytes) {
+            og_free(a, overload);
+            goto nomem;
+        }
+        onnx__function_proto__pack(fp, bytes);
+        st =
+            og_graph_add_function(g, fp->domain ? fp->domain : "", fp->name, overload, bytes, size);
+        og_free(a, bytes);
+        og_free(a, overload);
+        if (st) goto done;
+    }
+    g->opsets = og_calloc(a, mp->n_opset_import + 1, sizeof *g->opsets);
+    if (!g->opsets) goto nomem;
+    for (size_t i = 0; i < mp->n_opset_import; i++) {
+        const Onnx__OperatorSetIdProto *o = mp->opset_import[i];
+        g->opsets[i].domain = og_strdup(a, o->domain ? o->domain : "");
+        if (!g->opsets[i].domain) goto nomem;
+        g->opsets[i].version = o->has_version ? o->version : 1;
+        g->n_opsets++;
+        const char *d = g->opsets[i].domain;
+        if ((d[0] == 0 || strcmp(d, "ai.onnx") == 0) &&
+            (g->opsets[i].version < 7 || g->opsets[i].version > 21)) {
+            st = og_error(OG_ERR_UNSUPPORTED,
+                          "default-domain opset %lld is not supported "
+                          "(7 to 21 are)",
+                          (long long)g->opsets[i].version);
+            goto done;
+        }
+    }
+    g->metadata = og_calloc(a, mp->n_metadata_props + 1, sizeof *g->metadata);
+    if (!g->metadata) goto nomem;
+    for (size_t i = 0; i < mp->n_metadata_props; i++) {
+        g->metadata[i].key = og_strdup(a, mp->metadata_props[i]->key);
+        g->metadata[i].value = og_strdup(a, mp->metadata_props[i]->value);
+        g->n_metadata++;
+        if (!g->metadata[i].key || !g->metadata[i].value) goto nomem;
+    }
+
+    g->training_info = og_calloc(a, mp->n_training_info + 1, sizeof *g->training_info);
+    if (!g->training_info) goto nomem;
+    for (size_t i = 0; i < mp->n_training_info; i++) {
+        st = pack_training_info(mp->training_info[i], base_dir, a, &g->training_info[i]);
+        if (st) {
+            st = og_error_prefix(st, "training_info %zu", i);
+            goto done;
+        }
+        g->n_training_info++;
+    }
+
+    st = convert_graph(mp->graph, base_dir, g, 0);
     goto done;
 nomem:
     st = og_error(OG_ERR_NOMEM, "out of memory while loading the model");

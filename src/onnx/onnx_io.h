@@ -61,6 +61,22 @@ og_status og_onnx_serialize_training_info(const og_graph *algorithm, const og_gr
 og_status og_onnx_training_info_set_initializers(og_graph *g, const char *const *names,
                                                  const og_tensor *const *values, int n);
 
+/* ---- subgraphs and functions built in IR -------------------------------------------- */
+
+/* A GRAPH attribute `name` holding `body` (inputs, initializers, nodes, outputs, value
+ * infos, as a model's graph; values only read, outer-scope references among them, need no
+ * declaration): *out gets its packed AttributeProto as raw bytes (og_attr.raw, allocated with
+ * body's allocator; type OG_ATTR_GRAPH, no name: give it one before adding it to a node). */
+og_status og_onnx_pack_graph_attr(const og_graph *body, const char *name, og_attr *out);
+
+/* A packed FunctionProto domain.name (with overload, NULL or "" for none), whose inputs
+ * and outputs are body's graph inputs and outputs (their names), whose nodes are body's and
+ * whose opset imports are body's; attrs names the attributes a calling node may carry.
+ * *out is allocated with body's allocator. */
+og_status og_onnx_pack_function(const og_graph *body, const char *domain, const char *name,
+                                const char *overload, const char *const *attrs, int n_attrs,
+                                og_blob *out);
+
 /* Read a whole file (at most max_size bytes) into a buffer allocated with a. */
 og_status og_read_file(const char *path, size_t max_size, const og_allocator *a, void **out,
                        size_t *out_size);

@@ -185,6 +185,9 @@ static Onnx__ValueInfoProto *value_info(arena *ar, const og_graph *g, const og_v
 static void *pc_alloc(void *user, size_t size) { return og_malloc(user, size); }
 static void pc_free(void *user, void *p) { og_free(user, p); }
 
+static Onnx__GraphProto *graph_proto(arena *ar, const og_graph *g, Onnx__AttributeProto ***raw_list,
+                                     size_t *n_raw);
+
 static Onnx__AttributeProto *attr_proto(arena *ar, const og_attr *at,
                                         Onnx__AttributeProto ***raw_list, size_t *n_raw)
 {
@@ -220,6 +223,9 @@ static Onnx__AttributeProto *attr_proto(arena *ar, const og_attr *at,
         if (ap->s.data && at->s_len) memcpy(ap->s.data, at->s, at->s_len);
         break;
     case OG_ATTR_TENSOR: ap->t = tensor_proto(ar, at->t, NULL); break;
+    case OG_ATTR_GRAPH:
+        if (!at->g || !(ap->g = graph_proto(ar, at->g, raw_list, n_raw))) return NULL;
+        break;
     case OG_ATTR_FLOATS:
         ap->n_floats = (size_t)at->n;
         ap->floats = arena_alloc(ar, (size_t)(at->n + 1) * sizeof(float));
@@ -247,6 +253,66 @@ static Onnx__AttributeProto *attr_proto(arena *ar, const og_attr *at,
     default: break;
     }
     return ap;
+}
+
+/* A string field the system's onnx.proto (IR 8) predates, written as an unknown field of
+ * message m: NodeProto.overload (8) and FunctionProto.overload (13) of IR 10. */
+static bool add_string_field(arena *ar, ProtobufCMessage *m, uint32_t field, const char *s)
+{
+    /* protobuf-c writes an unknown field's data right after its key: for a length-delimited
+     * field that is the length, then the bytes */
+    size_t n = strlen(s), len = 0;
+    uint8_t *d = arena_alloc(ar, n + 10);
+    ProtobufCMessageUnknownField *u = arena_alloc(ar, sizeof *u);
+    if (!u || !d) return false;
+    for (size_t v = n;; v >>= 7) {
+        d[len++] = (uint8_t)((v & 0x7f) | (v >= 0x80 ? 0x80 : 0));
+        if (v < 0x80) break;
+    }
+    memcpy(d + len, s, n);
+    u->tag = field;
+    u->wire_type = PROTOBUF_C_WIRE_TYPE_LENGTH_PREFIXED;
+    u->len = len + n;
+    u->data = d;
+    m->n_unknown_fields = 1;
+    m->unknown_fields = u;
+    return true;
+}
+
+/* The NodeProtos of g's nodes; NULL when out of memory. */
+static Onnx__NodeProto **node_protos(arena *ar, const og_graph *g, Onnx__AttributeProto ***raw_list,
+                                     size_t *n_raw)
+{
+    Onnx__NodeProto **list = arena_alloc(ar, (size_t)(g->n_nodes + 1) * sizeof(void *));
+    if (!list) return NULL;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const og_node *n = &g->nodes[i];
+        Onnx__NodeProto *np = arena_alloc(ar, sizeof *np);
+        if (!np) return NULL;
+        onnx__node_proto__init(np);
+        np->name = str(ar, n->name);
+        np->op_type = str(ar, n->op_type);
+        np->domain = str(ar, n->domain);
+        np->doc_string = n->doc ? str(ar, n->doc) : NULL;
+        int n_in = n->n_in - n->n_implicit; /* the implicit inputs are the subgraphs' */
+        np->n_input = (size_t)n_in;
+        np->input = arena_alloc(ar, (size_t)(n_in + 1) * sizeof(char *));
+        np->n_output = (size_t)n->n_out;
+        np->output = arena_alloc(ar, (size_t)(n->n_out + 1) * sizeof(char *));
+        np->n_attribute = (size_t)n->n_attrs;
+        np->attribute = arena_alloc(ar, (size_t)(n->n_attrs + 1) * sizeof(void *));
+        if (!np->input || !np->output || !np->attribute) return NULL;
+        for (int j = 0; j < n_in; j++)
+            np->input[j] = str(ar, n->in[j] >= 0 ? g->values[n->in[j]].name : "");
+        for (int j = 0; j < n->n_out; j++)
+            np->output[j] = str(ar, n->out[j] >= 0 ? g->values[n->out[j]].name : "");
+        for (int j = 0; j < n->n_attrs; j++)
+            if (!(np->attribute[j] = attr_proto(ar, &n->attrs[j], raw_list, n_raw))) return NULL;
+        if (n->overload && n->overload[0] && !add_string_field(ar, &np->base, 8, n->overload))
+            return NULL;
+        list[i] = np;
+    }
+    return ar->failed ? NULL : list;
 }
 
 /* The GraphProto of g's graph-level part; NULL when out of memory.  Attributes kept as raw
@@ -288,39 +354,18 @@ static Onnx__GraphProto *graph_proto(arena *ar, const og_graph *g, Onnx__Attribu
         if (!(gp->value_info[gp->n_value_info++] = value_info(ar, g, val))) return NULL;
     }
     gp->n_node = (size_t)g->n_nodes;
-    gp->node = arena_alloc(ar, (size_t)(g->n_nodes + 1) * sizeof(void *));
-    if (!gp->node) return NULL;
-    for (int i = 0; i < g->n_nodes; i++) {
-        const og_node *n = &g->nodes[i];
-        Onnx__NodeProto *np = arena_alloc(ar, sizeof *np);
-        if (!np) return NULL;
-        onnx__node_proto__init(np);
-        np->name = str(ar, n->name);
-        np->op_type = str(ar, n->op_type);
-        np->domain = str(ar, n->domain);
-        np->doc_string = n->doc ? str(ar, n->doc) : NULL;
-        np->n_input = (size_t)n->n_in;
-        np->input = arena_alloc(ar, (size_t)(n->n_in + 1) * sizeof(char *));
-        np->n_output = (size_t)n->n_out;
-        np->output = arena_alloc(ar, (size_t)(n->n_out + 1) * sizeof(char *));
-        np->n_attribute = (size_t)n->n_attrs;
-        np->attribute = arena_alloc(ar, (size_t)(n->n_attrs + 1) * sizeof(void *));
-        if (!np->input || !np->output || !np->attribute) return NULL;
-        for (int j = 0; j < n->n_in; j++)
-            np->input[j] = str(ar, n->in[j] >= 0 ? g->values[n->in[j]].name : "");
-        for (int j = 0; j < n->n_out; j++)
-            np->output[j] = str(ar, n->out[j] >= 0 ? g->values[n->out[j]].name : "");
-        for (int j = 0; j < n->n_attrs; j++)
-            if (!(np->attribute[j] = attr_proto(ar, &n->attrs[j], raw_list, n_raw))) return NULL;
-        gp->node[i] = np;
-    }
-    return ar->failed ? NULL : gp;
+    gp->node = node_protos(ar, g, raw_list, n_raw);
+    return ar->failed || !gp->node ? NULL : gp;
 }
 
+/* Attributes of g and its subgraphs: room for those kept as raw bytes. */
 static size_t attr_count(const og_graph *g)
 {
     size_t n = 0;
-    for (int i = 0; g && i < g->n_nodes; i++) n += (size_t)g->nodes[i].n_attrs;
+    for (int i = 0; g && i < g->n_nodes; i++) {
+        n += (size_t)g->nodes[i].n_attrs;
+        for (int k = 0; k < g->nodes[i].n_attrs; k++) n += attr_count(g->nodes[i].attrs[k].g);
+    }
     return n;
 }
 
@@ -344,8 +389,10 @@ static uint8_t *put_varint(uint8_t *p, uint64_t v)
     return p;
 }
 
-/* ModelProto.training_info is field 20, length-delimited: its key is (20 << 3) | 2. */
+/* ModelProto.training_info is field 20, length-delimited: its key is (20 << 3) | 2;
+ * ModelProto.functions is field 25. */
 #define TRAINING_INFO_KEY ((20u << 3) | 2u)
+#define FUNCTIONS_KEY     ((25u << 3) | 2u)
 
 og_status og_onnx_serialize_model(const og_graph *g, const og_allocator *a, void **out,
                                   size_t *out_size)
@@ -402,6 +449,9 @@ og_status og_onnx_serialize_model(const og_graph *g, const og_allocator *a, void
     for (int i = 0; i < g->n_training_info; i++)
         total += varint_size(TRAINING_INFO_KEY) + varint_size(g->training_info[i].size) +
                  g->training_info[i].size;
+    for (int i = 0; i < g->n_functions; i++)
+        total += varint_size(FUNCTIONS_KEY) + varint_size(g->functions[i].proto.size) +
+                 g->functions[i].proto.size;
     uint8_t *buf = og_malloc(ar.a, total);
     if (!buf) goto nomem;
     onnx__model_proto__pack(mp, buf);
@@ -411,6 +461,12 @@ og_status og_onnx_serialize_model(const og_graph *g, const og_allocator *a, void
         p = put_varint(p, g->training_info[i].size);
         memcpy(p, g->training_info[i].data, g->training_info[i].size);
         p += g->training_info[i].size;
+    }
+    for (int i = 0; i < g->n_functions; i++) {
+        p = put_varint(p, FUNCTIONS_KEY);
+        p = put_varint(p, g->functions[i].proto.size);
+        memcpy(p, g->functions[i].proto.data, g->functions[i].proto.size);
+        p += g->functions[i].proto.size;
     }
     *out = buf;
     *out_size = total;
@@ -470,6 +526,95 @@ og_status og_onnx_serialize_training_info(const og_graph *algorithm, const og_gr
 nomem:
     out->size = 0;
     st = og_error(OG_ERR_NOMEM, "out of memory writing a TrainingInfoProto");
+done:;
+    ProtobufCAllocator pa = {pc_alloc, pc_free, (void *)ar.a};
+    for (size_t i = 0; i < n_raw; i++) onnx__attribute_proto__free_unpacked(raw_list[i], &pa);
+    og_free(ar.a, raw_list);
+    arena_free(&ar);
+    return st;
+}
+
+og_status og_onnx_pack_graph_attr(const og_graph *body, const char *name, og_attr *out)
+{
+    arena ar = {og_alloc_or_default(body->alloc), NULL, 0, 0, false};
+    og_status st = OG_OK;
+    size_t n_raw = 0;
+    memset(out, 0, sizeof *out);
+    Onnx__AttributeProto **raw_list = og_calloc(ar.a, attr_count(body) + 1, sizeof *raw_list);
+    Onnx__AttributeProto *ap = arena_alloc(&ar, sizeof *ap);
+    if (!raw_list || !ap) goto nomem;
+    onnx__attribute_proto__init(ap);
+    ap->name = str(&ar, name);
+    ap->has_type = 1;
+    ap->type = ONNX__ATTRIBUTE_PROTO__ATTRIBUTE_TYPE__GRAPH;
+    if (!(ap->g = graph_proto(&ar, body, &raw_list, &n_raw)) || ar.failed) goto nomem;
+    out->raw_len = onnx__attribute_proto__get_packed_size(ap);
+    out->raw = og_malloc(ar.a, out->raw_len + 1);
+    if (!out->raw) goto nomem;
+    onnx__attribute_proto__pack(ap, out->raw);
+    out->type = OG_ATTR_GRAPH;
+    goto done;
+nomem:
+    out->raw_len = 0;
+    st = og_error(OG_ERR_NOMEM, "out of memory packing a graph attribute");
+done:;
+    ProtobufCAllocator pa = {pc_alloc, pc_free, (void *)ar.a};
+    for (size_t i = 0; i < n_raw; i++) onnx__attribute_proto__free_unpacked(raw_list[i], &pa);
+    og_free(ar.a, raw_list);
+    arena_free(&ar);
+    return st;
+}
+
+og_status og_onnx_pack_function(const og_graph *body, const char *domain, const char *name,
+                                const char *overload, const char *const *attrs, int n_attrs,
+                                og_blob *out)
+{
+    arena ar = {og_alloc_or_default(body->alloc), NULL, 0, 0, false};
+    og_status st = OG_OK;
+    size_t n_raw = 0;
+    out->data = NULL;
+    out->size = 0;
+    Onnx__AttributeProto **raw_list = og_calloc(ar.a, attr_count(body) + 1, sizeof *raw_list);
+    Onnx__FunctionProto *fp = arena_alloc(&ar, sizeof *fp);
+    if (!raw_list || !fp) goto nomem;
+    onnx__function_proto__init(fp);
+    fp->name = str(&ar, name);
+    fp->domain = str(&ar, domain);
+    fp->n_input = (size_t)body->n_inputs;
+    fp->input = arena_alloc(&ar, (size_t)(body->n_inputs + 1) * sizeof(char *));
+    fp->n_output = (size_t)body->n_outputs;
+    fp->output = arena_alloc(&ar, (size_t)(body->n_outputs + 1) * sizeof(char *));
+    fp->n_attribute = (size_t)n_attrs;
+    fp->attribute = arena_alloc(&ar, (size_t)(n_attrs + 1) * sizeof(char *));
+    fp->n_opset_import = (size_t)body->n_opsets;
+    fp->opset_import = arena_alloc(&ar, (size_t)(body->n_opsets + 1) * sizeof(void *));
+    if (!fp->input || !fp->output || !fp->attribute || !fp->opset_import) goto nomem;
+    for (int i = 0; i < body->n_inputs; i++)
+        fp->input[i] = str(&ar, body->values[body->inputs[i]].name);
+    for (int i = 0; i < body->n_outputs; i++)
+        fp->output[i] = str(&ar, body->values[body->outputs[i]].name);
+    for (int i = 0; i < n_attrs; i++) fp->attribute[i] = str(&ar, attrs[i]);
+    for (int i = 0; i < body->n_opsets; i++) {
+        Onnx__OperatorSetIdProto *o = arena_alloc(&ar, sizeof *o);
+        if (!o) goto nomem;
+        onnx__operator_set_id_proto__init(o);
+        o->domain = str(&ar, body->opsets[i].domain);
+        o->has_version = 1;
+        o->version = body->opsets[i].version;
+        fp->opset_import[i] = o;
+    }
+    fp->n_node = (size_t)body->n_nodes;
+    fp->node = node_protos(&ar, body, &raw_list, &n_raw);
+    if (!fp->node || ar.failed) goto nomem;
+    if (overload && overload[0] && !add_string_field(&ar, &fp->base, 13, overload)) goto nomem;
+    out->size = onnx__function_proto__get_packed_size(fp);
+    out->data = og_malloc(ar.a, out->size + 1);
+    if (!out->data) goto nomem;
+    onnx__function_proto__pack(fp, out->data);
+    goto done;
+nomem:
+    out->size = 0;
+    st = og_error(OG_ERR_NOMEM, "out of memory packing a function");
 done:;
     ProtobufCAllocator pa = {pc_alloc, pc_free, (void *)ar.a};
     for (size_t i = 0; i < n_raw; i++) onnx__attribute_proto__free_unpacked(raw_list[i], &pa);

@@ -64,7 +64,22 @@ enum {
     /* The op takes values that are not tensors (sequences, maps, optionals) on any input and
      * checks their kinds itself; without it, such an input fails at load and at run time. */
     OG_OP_ANY_KIND = 1u << 1,
+    /* Control flow (If, Loop, Scan): the executor runs the op itself, running its subgraphs;
+     * no device kernel is bound and infer runs at load only. */
+    OG_OP_CONTROL = 1u << 2,
 };
+
+/* Give the graph inputs of subgraph `sub` (an attribute of c->node, whose op has
+ * OG_OP_CONTROL) the types the op passes them, from the node's own inputs in[0..n_in-1],
+ * where the subgraph does not declare them; called before the subgraph is resolved
+ * (src/ops/control.c). */
+og_status og_control_subgraph_inputs(const og_op_ctx *c, const og_vinfo *in, int n_in,
+                                     og_graph *sub);
+/* After resolving subgraph `sub` from those types: whether the loop-carried values (Loop)
+ * or states (Scan) come out of the body with the shape they went in with; where not, the
+ * body's input loses what changes (a dim, or the rank), and false says the subgraph must be
+ * resolved again. */
+bool og_control_subgraph_settle(const og_op_ctx *c, og_graph *sub);
 
 typedef struct og_op_def {
     const char *name;

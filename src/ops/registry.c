@@ -11,7 +11,9 @@
     X(unary)                                                                                       \
     X(binary)                                                                                      \
     X(reduce)                                                                                      \
-    X(linalg) X(conv) X(pool) X(norm) X(loss) X(tensor) X(resize) X(index) X(optim) X(quant) X(ml)
+    X(linalg)                                                                                      \
+    X(conv) X(pool) X(norm) X(loss) X(tensor) X(resize) X(index) X(optim) X(quant) X(ml) X(rnn)    \
+        X(control)
 
 #define OG_DECLARE(f) extern const og_op_def og_ops_##f[];
 OG_FAMILIES(OG_DECLARE)

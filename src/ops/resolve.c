@@ -66,6 +66,63 @@ static og_status merge_vinfo(og_graph *g, const og_node *n, og_value *v, const o
     return OG_OK;
 }
 
+/* Forget the inferred shapes of g's computed values (and of its subgraphs'), keeping
+ * declarations, before inferring again from other input shapes. */
+static void forget_shapes(og_graph *g)
+{
+    for (int v = 0; v < g->n_values; v++) {
+        og_value *val = &g->values[v];
+        if (val->producer < 0 || val->has_value_info) continue;
+        val->rank = -1;
+        for (int d = 0; d < OG_MAX_RANK; d++) val->dims[d] = OG_DIM_UNKNOWN;
+        val->known = NULL;
+    }
+    for (int i = 0; i < g->n_nodes; i++)
+        for (int k = 0; k < g->nodes[i].n_attrs; k++)
+            if (g->nodes[i].attrs[k].g) forget_shapes(g->nodes[i].attrs[k].g);
+}
+
+/* Resolve the subgraphs of node ni of g: their outer values take the types of g's values of
+ * the same names, the op types their inputs, then they resolve recursively. */
+static og_status resolve_subgraphs(og_graph *g, int ni, const og_vinfo *in, int n_in, bool strict)
+{
+    og_node *n = &g->nodes[ni];
+    og_op_ctx c = {n, g->alloc, g, false};
+    char label[256];
+    for (int k = 0; k < n->n_attrs; k++) {
+        og_graph *sub = n->attrs[k].g;
+        if (!sub) continue;
+        for (int v = 0; v < sub->n_values; v++) {
+            og_value *o = &sub->values[v];
+            if (o->kind != OG_VALUE_OUTER) continue;
+            int w = og_graph_find_value(g, o->name);
+            if (w < 0) continue; /* finalize made sure it exists */
+            const og_value *src = &g->values[w];
+            o->dtype = src->dtype;
+            o->rank = src->rank;
+            memcpy(o->dims, src->dims, sizeof o->dims);
+            o->type = src->type;
+            o->known = src->known;
+        }
+        bool control = n->op && (n->op->flags & OG_OP_CONTROL);
+        og_status st = control ? og_control_subgraph_inputs(&c, in, n_in, sub) : OG_OK;
+        if (!st) st = og_graph_resolve(sub, strict);
+        /* a body that changes a carried value's shape: again, with what stays */
+        for (int pass = 0; !st && control && pass < 2 && !og_control_subgraph_settle(&c, sub);
+             pass++) {
+            forget_shapes(sub);
+            st = og_graph_resolve(sub, strict);
+        }
+        int depth = 0;
+        for (const og_graph *q = g->parent; q; q = q->parent) depth++;
+        if (st && depth < 4) /* the outer levels name where */
+            return og_error_prefix(st, "%s, attribute '%s'", og_node_label(n, label, sizeof label),
+                                   n->attrs[k].name);
+        if (st) return st;
+    }
+    return OG_OK;
+}
+
 og_status og_graph_resolve(og_graph *g, bool strict)
 {
     og_vinfo *in = NULL, *out = NULL;
@@ -107,8 +164,9 @@ og_status og_graph_resolve(og_graph *g, bool strict)
                           n->domain[0] ? n->domain : "ai.onnx");
             goto done;
         }
-        /* trailing omitted inputs do not count */
-        int n_in = n->n_in;
+        /* trailing omitted inputs do not count, nor the subgraphs' implicit inputs */
+        int own = n->n_in - n->n_implicit;
+        int n_in = own;
         while (n_in > 0 && n->in[n_in - 1] < 0) n_in--;
         if (n_in < def->min_in || (def->max_in >= 0 && n_in > def->max_in)) {
             st = og_error(OG_ERR_MODEL, "%s: has %d inputs, expected %d to %d",
@@ -116,7 +174,7 @@ og_status og_graph_resolve(og_graph *g, bool strict)
             goto done;
         }
         /* required inputs, and every input of a variadic op, must be present */
-        for (int j = 0; j < n->n_in; j++)
+        for (int j = 0; j < own; j++)
             if (n->in[j] < 0 && (j < def->min_in || def->max_in < 0)) {
                 st = og_error(OG_ERR_MODEL, "%s: required input %d is missing",
                               og_node_label(n, label, sizeof label), j);
@@ -153,7 +211,7 @@ og_status og_graph_resolve(og_graph *g, bool strict)
             out = og_malloc(g->alloc, (size_t)cap_out * sizeof *out);
             if (!out) goto nomem;
         }
-        for (int j = 0; j < n->n_in; j++) {
+        for (int j = 0; j < own; j++) {
             if (n->in[j] >= 0)
                 value_to_vinfo(&g->values[n->in[j]], &in[j]);
             else
@@ -167,8 +225,13 @@ og_status og_graph_resolve(og_graph *g, bool strict)
             }
         }
         for (int j = 0; j < n->n_out; j++) og_vinfo_unknown(&out[j]);
+        if (n->n_implicit || (def->flags & OG_OP_CONTROL)) {
+            st = resolve_subgraphs(g, ni, in, own, strict);
+            if (st) goto done;
+            n = &g->nodes[ni];
+        }
         if (def->infer) {
-            st = def->infer(&c, in, n->n_in, out, n->n_out);
+            st = def->infer(&c, in, own, out, n->n_out);
             if (st) goto done;
         }
         for (int j = 0; j < n->n_out; j++) {

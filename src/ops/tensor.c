@@ -381,7 +381,9 @@ static og_status range_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, o
     for (int i = 0; i < 3; i++) {
         if ((st = og_check_dtype(c, in, i, range_types))) return st;
         if ((st = og_check_same_dtype(c, in, 0, i))) return st;
-        if (in[i].rank > 0 && !(in[i].rank == 1 && in[i].dims[0] == 1))
+        /* a scalar, or one value in one dim (a dim unknown before the run may be 1) */
+        if (in[i].rank > 1 ||
+            (in[i].rank == 1 && in[i].dims[0] != 1 && (c->runtime || og_dim_known(in[i].dims[0]))))
             return og_op_error(c, OG_ERR_SHAPE, "input %d (%s) must be a scalar, has rank %d", i,
                                names[i], in[i].rank);
     }
@@ -712,7 +714,7 @@ og_status og_tensor_slice_resolve(const og_op_ctx *c, const og_vinfo *in, int n_
 {
     int r = in[0].rank;
     int64_t st_[OG_MAX_RANK], en[OG_MAX_RANK], axes[OG_MAX_RANK], sp[OG_MAX_RANK];
-    int ns, ne, na, nsp, ax[OG_MAX_RANK];
+    int ns = 0, ne = 0, na = 0, nsp = 0, ax[OG_MAX_RANK];
     bool k1 = true, k2 = true, k3 = true, k4 = true;
     og_status st;
     *known = true;
@@ -748,8 +750,19 @@ og_status og_tensor_slice_resolve(const og_op_ctx *c, const og_vinfo *in, int n_
             for (int i = 0; i < ns; i++) sp[i] = 1;
         }
         if (!(k1 && k2 && k3 && k4)) {
+            /* Bounds known only at run time: the axes they cut become unknown, the others
+             * keep their dims (a [1, 512] buffer cut to [:, :seq] stays [1, ?]) when the
+             * axes are known: given, or 0..n-1 from the static length of starts. */
             *known = false;
-            for (int d = 0; d < r; d++) out_dims[d] = OG_DIM_UNKNOWN;
+            int64_t n_axes = input_len(&in[1]);
+            bool axes_given = n_in > 3 && c->node->in[3] >= 0;
+            bool all = !(axes_given ? k3 : n_axes >= 0 && n_axes <= r);
+            for (int i = 0; !all && axes_given && i < na; i++)
+                all = axes[i] < -r || axes[i] >= r; /* an error at run time */
+            for (int d = 0; d < r; d++)
+                if (all) out_dims[d] = OG_DIM_UNKNOWN;
+            for (int i = 0; !all && i < (axes_given ? na : (int)n_axes); i++)
+                out_dims[axes_given ? (axes[i] + (axes[i] < 0 ? r : 0)) : i] = OG_DIM_UNKNOWN;
             return OG_OK;
         }
         if (!k3) na = ns; /* unreachable, keeps analyzers calm */

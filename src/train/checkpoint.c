@@ -2,11 +2,13 @@
  * checkpoint.c: trainer checkpoints, written atomically.
  *
  * Layout (little-endian):
- *   "OGCKPT01"  u32 version (1)  u32 optimizer kind  u32 slots per weight  u32 tensor count
- *   i64 step  i64 epoch  i64 total_steps  u64 rng[4]
+ *   "OGCKPT01"  u32 version (2)  u32 optimizer kind  u32 slots per weight  u32 tensor count
+ *   i64 step  i64 epoch  i64 total_steps  u64 rng[4]  u64 dropout seed (version 2; a
+ *   version-1 file, without it, keeps the trainer's)  u32 running statistics (version 2)
  *   per tensor: u32 name length, name, u32 dtype, u32 rank, i64 dims[rank], u64 bytes, data
  *     (every weight, then its slots named "<weight>/<slot>"; in algorithm mode every bound
- *     initializer, and the optimizer kind is ALGORITHM_KIND)
+ *     initializer, and the optimizer kind is ALGORITHM_KIND), then (version 2) the running
+ *     mean and var of each BatchNormalization node in training mode
  *   u64 FNV-1a hash of everything before it
  * Saving writes "<path>.XXXXXX" beside the target, syncs it, renames it over the target and
  * syncs the folder: a crash leaves either the old or the new checkpoint, never a mix.
@@ -23,7 +25,7 @@
 #include "train/trainer.h"
 
 #define MAGIC          "OGCKPT01"
-#define VERSION        1u
+#define VERSION        2u
 #define MAX_CHECKPOINT ((size_t)1 << 40)
 #define ALGORITHM_KIND 0x100u /* no og_optimizer_kind: the model's TrainingInfoProto */
 
@@ -154,6 +156,8 @@ og_status og_trainer_save_checkpoint(const og_trainer *t, const char *path)
     put_u64(&b, (uint64_t)(int64_t)t->epoch);
     put_u64(&b, (uint64_t)t->opt.total_steps);
     for (int i = 0; i < 4; i++) put_u64(&b, t->rng.s[i]);
+    put_u64(&b, t->dropout_seed);
+    put_u32(&b, (uint32_t)(2 * t->n_bn));
     char name[1024];
     for (int i = 0; i < t->n_weights; i++) {
         put_tensor(&b, og_trainer_weight_name(t, i), t->w[i]);
@@ -161,6 +165,10 @@ og_status og_trainer_save_checkpoint(const og_trainer *t, const char *path)
             slot_name(t, i, k, name, sizeof name);
             put_tensor(&b, name, t->slots[i * t->n_slots + k]);
         }
+    }
+    for (int k = 0; k < t->n_bn; k++) {
+        put_tensor(&b, t->bn[k].mean, t->bn[k].tm);
+        put_tensor(&b, t->bn[k].var, t->bn[k].tv);
     }
     if (!b.failed) put_u64(&b, fnv1a(b.p, b.n));
     og_status st = b.failed ? og_error(OG_ERR_NOMEM, "out of memory writing a checkpoint")
@@ -261,7 +269,9 @@ og_status og_trainer_load_checkpoint(og_trainer *t, const char *path)
     int64_t total = (int64_t)get_u64(&r);
     og_rng rng;
     for (int i = 0; i < 4; i++) rng.s[i] = get_u64(&r);
-    if (r.bad || version != VERSION) {
+    uint64_t dropout_seed = version >= 2 ? get_u64(&r) : t->dropout_seed;
+    uint32_t n_stats = version >= 2 ? get_u32(&r) : 0;
+    if (r.bad || version < 1 || version > VERSION) {
         st = og_error(OG_ERR_PARSE, "checkpoint '%s': unknown version %u", path, version);
         goto done;
     }
@@ -273,12 +283,18 @@ og_status og_trainer_load_checkpoint(og_trainer *t, const char *path)
                       path, kind, slots, count, (int)kind_code(t), t->n_slots, n_tensors);
         goto done;
     }
+    if (version >= 2 && n_stats != (uint32_t)(2 * t->n_bn)) {
+        st = og_error(OG_ERR_INVALID_ARG,
+                      "checkpoint '%s' holds %u running statistics, this trainer %d", path, n_stats,
+                      2 * t->n_bn);
+        goto done;
+    }
     if (step < 0 || epoch < 0 || epoch > INT32_MAX || total < 0) {
         st = og_error(OG_ERR_PARSE, "checkpoint '%s' is damaged (step %lld, epoch %lld)", path,
                       (long long)step, (long long)epoch);
         goto done;
     }
-    data = og_calloc(t->a, (size_t)n_tensors, sizeof *data);
+    data = og_calloc(t->a, (size_t)n_tensors + n_stats + 1, sizeof *data);
     if (!data) {
         st = og_error(OG_ERR_NOMEM, "out of memory");
         goto done;
@@ -290,6 +306,11 @@ og_status og_trainer_load_checkpoint(og_trainer *t, const char *path)
             slot_name(t, i, k, name, sizeof name);
             st = expect_tensor(&r, path, name, t->slots[i * t->n_slots + k], &data[j++]);
         }
+    }
+    for (int k = 0; k < (int)n_stats / 2 && !st; k++) {
+        st = expect_tensor(&r, path, t->bn[k].mean, t->bn[k].tm, &data[n_tensors + 2 * k]);
+        if (!st)
+            st = expect_tensor(&r, path, t->bn[k].var, t->bn[k].tv, &data[n_tensors + 2 * k + 1]);
     }
     if (st) goto done;
     if (r.pos != r.n) {
@@ -305,10 +326,20 @@ og_status og_trainer_load_checkpoint(og_trainer *t, const char *path)
             memcpy(s->data, data[j++], og_tensor_nbytes(s));
         }
     }
+    for (int k = 0; k < (int)n_stats / 2; k++) {
+        og_bn_stat *s = &t->bn[k];
+        memcpy(s->tm->data, data[n_tensors + 2 * k], og_tensor_nbytes(s->tm));
+        memcpy(s->tv->data, data[n_tensors + 2 * k + 1], og_tensor_nbytes(s->tv));
+        if (s->em && og_tensor_nbytes(s->em) == og_tensor_nbytes(s->tm))
+            memcpy(s->em->data, s->tm->data, og_tensor_nbytes(s->tm));
+        if (s->ev && og_tensor_nbytes(s->ev) == og_tensor_nbytes(s->tv))
+            memcpy(s->ev->data, s->tv->data, og_tensor_nbytes(s->tv));
+    }
     t->step = step;
     t->epoch = (int)epoch;
     t->opt.total_steps = total;
     t->rng = rng;
+    t->dropout_seed = dropout_seed;
 done:
     og_free(t->a, data);
     og_free(t->a, bytes);

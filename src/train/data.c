@@ -997,6 +997,7 @@ static og_status load_npz(og_dataset *d, const char *path, const og_data_options
     og_zip z;
     char what[160];
     const char *xn = NULL, *yn = NULL, *wn = NULL;
+    char *feat_name = NULL; /* the features array found by elimination */
     bool int_targets = o && o->target_dtype == OG_INT64;
     og_status st = og_zip_open(bytes, size, path, a, &z);
     if (st) return st;
@@ -1007,9 +1008,7 @@ static og_status load_npz(og_dataset *d, const char *path, const og_data_options
                       path, o->n_features, o->n_targets);
         goto done;
     }
-    st = pick_array(path, &z, "features", o && o->features ? o->features[0] : NULL, x_names, &xn);
-    if (!st)
-        st = pick_array(path, &z, "targets", o && o->targets ? o->targets[0] : NULL, y_names, &yn);
+    st = pick_array(path, &z, "targets", o && o->targets ? o->targets[0] : NULL, y_names, &yn);
     if (st) goto done;
     if (o && o->weight) {
         const char *none[] = {NULL};
@@ -1017,6 +1016,47 @@ static og_status load_npz(og_dataset *d, const char *path, const og_data_options
         if (st) goto done;
     } else if (og_npz_find(&z, "sample_weight") >= 0) {
         wn = "sample_weight";
+    }
+    /* features: the array named, else a usual name, else the one array left once the
+     * targets and the weights are taken ("default: the others") */
+    bool usual = false;
+    for (int i = 0; x_names[i] && !usual; i++) usual = og_npz_find(&z, x_names[i]) >= 0;
+    if ((o && o->features) || usual) {
+        st = pick_array(path, &z, "features", o && o->features ? o->features[0] : NULL, x_names,
+                        &xn);
+        if (st) goto done;
+    } else {
+        int64_t left = -1, n_left = 0;
+        for (int64_t i = 0; i < z.n_entries; i++) {
+            const char *nm = z.entries[i].name;
+            size_t len = strlen(nm), ly = strlen(yn), lw = wn ? strlen(wn) : 0;
+            if (len >= 4 && strcmp(nm + len - 4, ".npy") == 0) len -= 4;
+            if ((len == ly && strncmp(nm, yn, len) == 0) ||
+                (wn && len == lw && strncmp(nm, wn, len) == 0))
+                continue;
+            left = i;
+            n_left++;
+        }
+        if (n_left != 1) {
+            char list[600];
+            list_arrays(list, sizeof list, &z);
+            st = og_error(OG_ERR_INVALID_ARG,
+                          "%s: no features array: none is named X, x, data or features, and %lld "
+                          "arrays are left besides the targets '%s' (name one in the options); "
+                          "the arrays are: %s",
+                          path, (long long)n_left, yn, list);
+            goto done;
+        }
+        size_t len = strlen(z.entries[left].name);
+        if (len >= 4 && strcmp(z.entries[left].name + len - 4, ".npy") == 0) len -= 4;
+        feat_name = og_malloc(a, len + 1);
+        if (!feat_name) {
+            st = og_error(OG_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+        memcpy(feat_name, z.entries[left].name, len);
+        feat_name[len] = 0;
+        xn = feat_name;
     }
     st = og_npz_load_array(&z, xn, a, &d->x);
     if (!st) st = og_npz_load_array(&z, yn, a, &d->y);
@@ -1037,6 +1077,7 @@ static og_status load_npz(og_dataset *d, const char *path, const og_data_options
     }
     d->n = d->x->dims[0];
 done:
+    og_free(a, feat_name);
     og_zip_close(&z);
     return st;
 }

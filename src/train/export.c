@@ -116,6 +116,18 @@ og_status og_trainer_export(const og_trainer *t, const og_model *model, og_model
         memcpy(init->data, w->data, og_tensor_nbytes(w));
         found++;
     }
+    /* the running statistics the trainer updated (BatchNormalization in training mode) */
+    for (int k = 0; k < t->n_bn; k++) {
+        const char *nm[2] = {t->bn[k].mean, t->bn[k].var};
+        const og_tensor *val[2] = {t->bn[k].tm, t->bn[k].tv};
+        for (int q = 0; q < 2; q++) {
+            int v = og_graph_find_value(g, nm[q]);
+            if (v < 0 || g->values[v].kind != OG_VALUE_INITIALIZER ||
+                og_tensor_nbytes(g->values[v].init) != og_tensor_nbytes(val[q]))
+                continue;
+            memcpy(g->values[v].init->data, val[q]->data, og_tensor_nbytes(val[q]));
+        }
+    }
     if (found == 0) {
         st = og_error(OG_ERR_INVALID_ARG,
                       "og_trainer_export: the model has none of the trained weights");

@@ -64,6 +64,88 @@ static og_status make_seed(og_trainer *t, og_dtype dtype)
 
 static const og_trainer_mode gradient_mode;
 
+/* Find the BatchNormalization nodes (opset >= 14, training_mode 1, outputs running_mean and
+ * running_var present) whose mean and var are initializers that are not trained. */
+static og_status find_bn_stats(og_trainer *t)
+{
+    const og_graph *g = t->model->graph;
+    const og_allocator *a = t->a;
+    int cap = 0;
+    for (int i = 0; i < g->n_nodes; i++)
+        cap += strcmp(g->nodes[i].op_type, "BatchNormalization") == 0;
+    if (!cap) return OG_OK;
+    t->bn = og_calloc(a, (size_t)cap, sizeof *t->bn);
+    t->bn_extra = og_calloc(a, 3 * (size_t)cap, sizeof *t->bn_extra);
+    t->bn_vals = og_calloc(a, 3 * (size_t)cap, sizeof *t->bn_vals);
+    if (!t->bn || !t->bn_extra || !t->bn_vals) return og_error(OG_ERR_NOMEM, "out of memory");
+    for (int i = 0; i < g->n_nodes; i++) {
+        const og_node *n = &g->nodes[i];
+        if (strcmp(n->op_type, "BatchNormalization") != 0 || n->domain[0] || n->n_in < 5 ||
+            n->n_out < 3 || n->out[1] < 0 || n->out[2] < 0 || n->in[3] < 0 || n->in[4] < 0)
+            continue;
+        const og_attr *tm = og_node_attr(n, "training_mode");
+        if (!tm || tm->i == 0) continue;
+        const og_value *mv = &g->values[n->in[3]], *vv = &g->values[n->in[4]];
+        if (mv->kind != OG_VALUE_INITIALIZER || vv->kind != OG_VALUE_INITIALIZER) continue;
+        bool trained = false;
+        for (int w = 0; w < t->n_weights && !trained; w++)
+            trained = strcmp(og_grad_weight_name(t->grad, w), mv->name) == 0 ||
+                      strcmp(og_grad_weight_name(t->grad, w), vv->name) == 0;
+        if (trained) continue; /* named as weights: the optimizer owns them */
+        og_bn_stat *s = &t->bn[t->n_bn];
+        const og_attr *mom = og_node_attr(n, "momentum");
+        s->mean = mv->name;
+        s->var = vv->name;
+        s->momentum = mom ? mom->f : 0.9;
+        s->tm = og_grad_state_tensor(t->grad, mv->name, false);
+        s->tv = og_grad_state_tensor(t->grad, vv->name, false);
+        s->em = og_grad_state_tensor(t->grad, mv->name, true);
+        s->ev = og_grad_state_tensor(t->grad, vv->name, true);
+        if (!s->tm || !s->tv) continue;
+        t->bn_extra[3 * t->n_bn] = g->values[n->out[1]].name;
+        t->bn_extra[3 * t->n_bn + 1] = g->values[n->out[2]].name;
+        t->bn_extra[3 * t->n_bn + 2] = g->values[n->in[0]].name;
+        t->n_bn++;
+    }
+    return OG_OK;
+}
+
+static void set_f64(og_tensor *t, int64_t i, double v)
+{
+    if (t->dtype == OG_FLOAT)
+        ((float *)t->data)[i] = (float)v;
+    else if (t->dtype == OG_DOUBLE)
+        ((double *)t->data)[i] = v;
+}
+
+/* After a step: the running statistics as PyTorch updates them.  The node's outputs hold
+ *   mean' = mean·m + μ_B·(1 − m),   var'_onnx = var·m + σ²_B·(1 − m)
+ * with ONNX's biased batch variance σ²_B; PyTorch's running var takes the unbiased one,
+ *   var' = var·m + σ²_B·n / (n − 1)·(1 − m),   n = the elements per channel (X's size / C),
+ * so σ²_B = (var'_onnx − var·m) / (1 − m) is recovered and rescaled. */
+static void update_bn_stats(og_trainer *t)
+{
+    for (int k = 0; k < t->n_bn; k++) {
+        og_bn_stat *s = &t->bn[k];
+        og_tensor *om = t->bn_vals[3 * k], *ov = t->bn_vals[3 * k + 1], *x = t->bn_vals[3 * k + 2];
+        if (!om || !ov || !x || om->numel != s->tm->numel || ov->numel != s->tv->numel) continue;
+        int64_t c = s->tm->numel;
+        double n = c > 0 ? (double)x->numel / (double)c : 0, m = s->momentum;
+        for (int64_t i = 0; i < c; i++) {
+            double mean = og_tensor_get_f64(om, i), v_onnx = og_tensor_get_f64(ov, i);
+            double v_old = og_tensor_get_f64(s->tv, i), v = v_onnx;
+            if (m < 1 && n > 1) {
+                double batch = (v_onnx - v_old * m) / (1 - m);
+                v = v_old * m + batch * n / (n - 1) * (1 - m);
+            }
+            set_f64(s->tm, i, mean);
+            set_f64(s->tv, i, v);
+            if (s->em && s->em->numel == c) set_f64(s->em, i, mean);
+            if (s->ev && s->ev->numel == c) set_f64(s->ev, i, v);
+        }
+    }
+}
+
 og_status og_trainer_create(const og_model *loss_model, const og_optimizer_options *optim,
                             const og_trainer_options *opts, og_trainer **out)
 {
@@ -129,6 +211,7 @@ og_status og_trainer_create(const og_model *loss_model, const og_optimizer_optio
         }
     }
     if ((st = make_seed(t, ldt))) goto fail;
+    if ((st = find_bn_stats(t))) goto fail;
     *out = t;
     return OG_OK;
 nomem:
@@ -146,6 +229,10 @@ static void grad_free(og_trainer *t)
     og_free(a, t->slots);
     og_free(a, t->w);
     og_free(a, t->grads);
+    for (int k = 0; t->bn_vals && k < 3 * t->n_bn; k++) og_tensor_free(t->bn_vals[k]);
+    og_free(a, t->bn);
+    og_free(a, t->bn_extra);
+    og_free(a, t->bn_vals);
     og_tensor_free(t->seed);
     og_session_free(t->eval); /* it runs the gradient object's eval model */
     t->eval = NULL;
@@ -157,7 +244,11 @@ static og_status grad_step(og_trainer *t, const char *const *input_names,
 {
     og_tensor *out = NULL;
     const og_tensor *seeds[1] = {t->seed};
-    og_status st = og_grad_run(t->grad, input_names, inputs, n_inputs, seeds, &out, t->grads);
+    og_status st = og_session_set_rng(t->grad->session, t->dropout_seed, (uint64_t)t->step);
+    for (int k = 0; k < 3 * t->n_bn; k++) og_tensor_free(t->bn_vals[k]), t->bn_vals[k] = NULL;
+    if (!st)
+        st = og_grad_run_with(t->grad, input_names, inputs, n_inputs, seeds, &out, t->grads,
+                              t->bn_extra, 3 * t->n_bn, t->bn_vals);
     if (st) return st;
     double value = og_trainer_scalar(out);
     if (loss) *loss = value;
@@ -189,8 +280,13 @@ static og_status grad_step(og_trainer *t, const char *const *input_names,
         og_optim_update(&t->opt, t->step, lr, gscale, t->w[i]->dtype, t->w[i]->data,
                         t->grads[i]->data, slots, t->w[i]->numel, update_threads(t));
     }
+    update_bn_stats(t);
     t->step++;
 done:
+    for (int k = 0; t->bn_vals && k < 3 * t->n_bn; k++) {
+        og_tensor_free(t->bn_vals[k]);
+        t->bn_vals[k] = NULL;
+    }
     og_tensor_free(out);
     for (int i = 0; i < t->n_weights; i++) {
         og_tensor_free(t->grads[i]);

@@ -35,6 +35,14 @@ typedef struct og_trainer_mode {
     void (*free)(og_trainer *t); /* what the mode owns (not the struct) */
 } og_trainer_mode;
 
+/* A BatchNormalization node in training mode whose running statistics the trainer keeps. */
+typedef struct og_bn_stat {
+    const char *mean, *var; /* the statistics' initializers (names owned by the model) */
+    double momentum;        /* ONNX's: running = running * momentum + batch * (1 - momentum) */
+    og_tensor *tm, *tv;     /* the training graph's tensors */
+    og_tensor *em, *ev;     /* the eval graph's (NULL if absent) */
+} og_bn_stat;
+
 struct og_trainer {
     const og_allocator *a;
     const og_model *model; /* the loss model (the caller's) */
@@ -46,14 +54,24 @@ struct og_trainer {
     void *log_user;
     char *loss_name;
     int n_weights, n_slots;
-    og_tensor **w;      /* the trained weights: the training graph's tensors, updated in place */
-    og_tensor **slots;  /* optimizer state, slot k of weight i at [i * n_slots + k] */
-    og_tensor **grads;  /* scratch for og_grad_run's results */
-    og_tensor *seed;    /* ones of the loss's shape */
-    int64_t step;       /* steps taken */
-    int epoch;          /* epochs og_trainer_fit finished */
-    og_rng rng;         /* shuffles of og_trainer_fit */
-    const char **names; /* scratch: input names + weight names */
+    og_tensor **w;     /* the trained weights: the training graph's tensors, updated in place */
+    og_tensor **slots; /* optimizer state, slot k of weight i at [i * n_slots + k] */
+    og_tensor **grads; /* scratch for og_grad_run's results */
+    og_tensor *seed;   /* ones of the loss's shape */
+    int64_t step;      /* steps taken */
+    int epoch;         /* epochs og_trainer_fit finished */
+    og_rng rng;        /* shuffles of og_trainer_fit */
+    /* BatchNormalization nodes in training mode whose running statistics are initializers
+     * not trained: each step reads the node's new running mean and var (its outputs 1, 2)
+     * and its input's shape, and sets the statistics as PyTorch does (trainer.c) */
+    int n_bn;
+    struct og_bn_stat *bn;
+    const char **bn_extra; /* per node: out mean, out var, X (og_grad_run_with's extra) */
+    og_tensor **bn_vals;   /* their values of the last step */
+    /* Dropout's masks: step k runs the training session's generator at (dropout_seed, k),
+     * so every step draws anew and a resumed run draws as an uninterrupted one */
+    uint64_t dropout_seed;
+    const char **names;       /* scratch: input names + weight names */
     const og_tensor **values; /* scratch: their tensors */
     int scratch_cap;
     const og_trainer_mode *mode;

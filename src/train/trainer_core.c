@@ -24,6 +24,8 @@ og_trainer *og_trainer_new(const og_model *m, const og_trainer_options *opts,
     t->log = opts ? opts->log : NULL;
     t->log_user = opts ? opts->log_user : NULL;
     og_rng_seed(&t->rng, opts ? opts->seed : 0);
+    uint64_t x = (opts ? opts->seed : 0) ^ 0x6A09E667F3BCC908ull; /* a stream apart */
+    t->dropout_seed = og_splitmix64(&x);
     return t;
 }
 

@@ -729,6 +729,18 @@ og_status og_trainer_export_training_model(const og_trainer *t, og_model **out)
     blob.data = NULL;
     if (x.training_ops && (st = add_opset(x.main, TRAINING_DOMAIN, 1))) goto fail;
     if (x.main->ir_version < 7) x.main->ir_version = 7; /* TrainingInfoProto came with IR 7 */
+    /* ops of other domains the step uses (onnxgrad's recurrent training ops) keep their
+     * imports and the model-local functions that define them */
+    for (int i = 0; i < x.tg->n_opsets && !st; i++)
+        st = add_opset(x.main, x.tg->opsets[i].domain, x.tg->opsets[i].version);
+    for (int i = 0; i < x.tg->n_functions && !st; i++) {
+        const og_function *f = &x.tg->functions[i];
+        if (og_graph_find_function(x.main, f->domain, f->name, f->overload) < 0)
+            st = og_graph_add_function(x.main, f->domain, f->name, f->overload, f->proto.data,
+                                       f->proto.size);
+    }
+    if (st) goto fail;
+    if (x.main->n_functions && x.main->ir_version < 10) x.main->ir_version = 10; /* overloads */
     if ((st = og_graph_set_metadata(x.main, "onnxgrad.training_step", x.tg->values[x.step].name)))
         goto fail;
     if ((st = og_graph_finalize(x.main)) || (st = og_graph_resolve(x.main, true))) goto fail;

@@ -44,6 +44,8 @@ static const char *const supported_ops[] = {
     "ReverseSequence", "Hardmax", "GroupNormalization", "LpNormalization",
     "MeanVarianceNormalization", "LRN", "LpPool", "MaxUnpool", "Col2Im", "Det", "GridSample",
     "AffineGrid", "RoiAlign", "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear",
+    /* issue 12: recurrent ops and control flow */
+    "RNN", "GRU", "LSTM", "If", "Loop", "Scan",
     NULL};
 /* ai.onnx.ml */
 static const char *const supported_ml_ops[] = {
@@ -67,6 +69,24 @@ static bool is_supported(const char *domain, const char *op)
     for (int i = 0; supported_ops[i]; i++)
         if (strcmp(supported_ops[i], op) == 0) return true;
     return false;
+}
+
+/* Whether every node of gp and of its subgraphs uses an op of the list; else msg names one. */
+static bool graph_supported(const Onnx__GraphProto *gp, char *msg, size_t n, int depth)
+{
+    for (size_t i = 0; i < gp->n_node; i++) {
+        const Onnx__NodeProto *np = gp->node[i];
+        const char *dom = np->domain ? np->domain : "";
+        if (!is_supported(dom, np->op_type ? np->op_type : "")) {
+            snprintf(msg, n, "uses %s%s%s%s, outside onnxgrad's op list", dom, dom[0] ? "." : "",
+                     np->op_type ? np->op_type : "?", depth ? " in a subgraph" : "");
+            return false;
+        }
+        for (size_t k = 0; k < np->n_attribute && depth < 64; k++)
+            if (np->attribute[k]->g && !graph_supported(np->attribute[k]->g, msg, n, depth + 1))
+                return false;
+    }
+    return true;
 }
 
 static og_status read_pb(const char *path, og_tensor **t)
@@ -168,15 +188,7 @@ static int run_case(const char *dir, bool verbose, char *msg, size_t n)
      * onnxgrad refuses for another reason (sequence types, say) is still classified. */
     if (og_read_file(path, (size_t)1 << 31, NULL, &bytes, &size) == OG_OK) {
         Onnx__ModelProto *mp = onnx__model_proto__unpack(NULL, size, bytes);
-        for (size_t i = 0; mp && mp->graph && i < mp->graph->n_node && result == PASS; i++) {
-            const Onnx__NodeProto *np = mp->graph->node[i];
-            const char *dom = np->domain ? np->domain : "";
-            if (!is_supported(dom, np->op_type ? np->op_type : "")) {
-                snprintf(msg, n, "uses %s%s%s, outside onnxgrad's op list", dom, dom[0] ? "." : "",
-                         np->op_type ? np->op_type : "?");
-                result = SKIP;
-            }
-        }
+        if (mp && mp->graph && !graph_supported(mp->graph, msg, n, 0)) result = SKIP;
         if (mp) onnx__model_proto__free_unpacked(mp, NULL);
         if (result == SKIP) goto done;
     }

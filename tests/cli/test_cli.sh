@@ -91,8 +91,12 @@ check "unknown weight error lists candidates" grep -q "'W1'" "$tmp/err"
 "$cli" check models/mlp.onnx --input x=models/mlp_x.npy >"$tmp/chk"
 check "check passes on the MLP" test $? = 0
 check "check reports every weight" grep -q "^b2 " "$tmp/chk"
-"$cli" check models/mlp.onnx --input x=models/mlp_x.npy --tolerance 1e-30 >/dev/null 2>&1
-check "check fails under an impossible tolerance" test $? = 1
+# Relu at exactly 0: the rule's 0 (PyTorch's) is not the finite difference's 1/2, which no
+# step changes: a difference beyond the noise, so check must fail and say so
+"$cli" check tests/data/relu_kink.onnx --input x=tests/data/relu_kink_x.npy >"$tmp/chk" 2>"$tmp/err"
+check "check fails on a gradient that finite differences contradict" test $? = 1
+check "check marks the failing tensor" grep -q "^x .*FAIL" "$tmp/chk"
+check "check prints the magnitudes compared" grep -q "max |grad|.*fd noise" "$tmp/chk"
 
 # values that are not tensors, and strings: info shows their types, run writes strings as '<U'
 "$cli" info tests/data/values/kinds.onnx >"$tmp/kinds" 2>&1

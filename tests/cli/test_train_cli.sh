@@ -137,5 +137,30 @@ for k in ("W", "B"):
 PY
 check "2 epochs + 2 from the exported step equal 4 epochs, bit for bit" test $? = 0
 
+# --loss nll on probabilities (models/mlp.onnx ends in Softmax) warns; on log-probabilities
+# (the same model ending in LogSoftmax) it does not.  A .npz whose features array has an
+# unusual name: --features defaults to the one array left besides the targets.
+python3 - "$tmp" <<'PY'
+import sys, numpy as np, onnx
+d = sys.argv[1]
+m = onnx.load("models/mlp.onnx")
+for n in m.graph.node:
+    if n.op_type == "Softmax":
+        n.op_type = "LogSoftmax"
+onnx.save(m, d + "/mlp_log.onnx")
+rng = np.random.default_rng(2)
+x = rng.standard_normal((40, 8)).astype(np.float32)
+np.savez(d + "/cls.npz", inputs=x, y=rng.integers(0, 3, 40))
+PY
+"$cli" train models/mlp.onnx --data "$tmp/cls.npz" --loss nll --epochs 1 -o "$tmp/n1.onnx" \
+    2>"$tmp/err" >/dev/null
+check "nll on an output that is not log-probabilities trains (exit 0)" test $? = 0
+check "nll on probabilities warns" grep -q "warning: --loss nll takes log-probabilities.*sums to 1" "$tmp/err"
+check "--features defaults to the one array left in the .npz" test -s "$tmp/n1.onnx"
+"$cli" train "$tmp/mlp_log.onnx" --data "$tmp/cls.npz" --loss nll --epochs 1 -o "$tmp/n2.onnx" \
+    2>"$tmp/err" >/dev/null
+check "nll on log-probabilities trains (exit 0)" test $? = 0
+check "nll on log-probabilities does not warn" test ! -s "$tmp/err"
+
 echo "$checks checks, $fails failed"
 test $fails = 0

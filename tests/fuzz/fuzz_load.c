@@ -32,7 +32,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     int n_in = 0;
     og_load_options lo = {&capped, NULL};
     if (og_model_load_buffer(data, size, &lo, &m)) return 0;
-    og_session_options o = {1, &capped, NULL, NULL, 0};
+    og_session_options o = {1, &capped, NULL, NULL, 0, 0};
     if (og_session_create(m, &o, &s)) goto done;
     if (og_model_input_count(m) > 8 || og_model_output_count(m) > 8) goto done;
     for (int i = 0; i < og_model_input_count(m); i++) {

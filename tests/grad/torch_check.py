@@ -103,6 +103,62 @@ class TransformerBlock(nn.Module):
         return x + self.ff2(nn.functional.gelu(self.ff1(self.ln2(x))))
 
 
+class Recurrent(nn.Module):
+    """a two-layer bidirectional nn.LSTM / nn.GRU / nn.RNN with learned initial states, its
+    sequence output plus its last states (both layers' top), then a linear head"""
+
+    def __init__(self, kind, batch_first, batch=3):
+        super().__init__()
+        cls = {"lstm": nn.LSTM, "gru": nn.GRU, "rnn": nn.RNN}[kind]
+        extra = {"nonlinearity": "relu"} if kind == "rnn" else {}
+        self.kind, self.batch_first = kind, batch_first
+        self.rnn = cls(5, 4, num_layers=2, bidirectional=True, batch_first=batch_first, **extra)
+        self.h0 = nn.Parameter(0.5 * torch.randn(4, batch, 4))
+        if kind == "lstm":
+            self.c0 = nn.Parameter(0.5 * torch.randn(4, batch, 4))
+        self.head = nn.Linear(8, 3)
+
+    def forward(self, x):
+        if self.kind == "lstm":
+            out, (h, c) = self.rnn(x, (self.h0, self.c0))
+            last = torch.cat([h[-2], h[-1]], -1) + torch.cat([c[-2], c[-1]], -1)
+        else:
+            out, h = self.rnn(x, self.h0)
+            last = torch.cat([h[-2], h[-1]], -1)
+        return self.head(out + last.unsqueeze(1 if self.batch_first else 0))
+
+
+class LoopRNN(nn.Module):
+    """a scripted loop over the steps of x [T, N, 4] (exported as an ONNX Loop reading x's
+    rows with Gather): h <- tanh(lin(x_t) + w * h)"""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.w = nn.Parameter(0.5 * torch.randn(4))
+
+    def forward(self, x):
+        h = torch.zeros(x.size(1), 4)
+        for t in range(x.size(0)):
+            h = torch.tanh(self.lin(x[t]) + self.w * h)
+        return h
+
+
+class Branch(nn.Module):
+    """a scripted branch on the sign of x's sum (exported as an ONNX If)"""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = nn.Linear(4, 3), nn.Linear(4, 3)
+
+    def forward(self, x):
+        if x.sum() > 0:
+            y = torch.sigmoid(self.a(x))
+        else:
+            y = self.b(x) * 2.0
+        return y
+
+
 class WithLoss(nn.Module):
     """model + loss: cross-entropy on class labels, or squared error for regression"""
 
@@ -131,17 +187,35 @@ def build(name):
     elif name.startswith("resnet18"):
         m, x, kind = ResNet18(), torch.randn(2, 3, 64, 64, generator=g), "ce"
         target = torch.randint(0, 10, (2,), generator=g)
+    elif name.split("_")[0] in ("lstm", "gru", "rnn"):
+        kind, bf = name.split("_")[0], "_bf" in name
+        m, kind_loss = Recurrent(kind, bf), "mse"
+        shape = (3, 6, 5) if bf else (6, 3, 5)
+        x = torch.randn(*shape, generator=g)
+        target = torch.randn(*shape[:2], 3, generator=g)
+        return _perturb(m, g), x, target, kind_loss
+    elif name.startswith("loop"):
+        m, x, kind = torch.jit.script(LoopRNN()), torch.randn(5, 3, 4, generator=g), "mse"
+        target = torch.randn(3, 4, generator=g)
+    elif name.startswith("if"):
+        shift = 1.0 if "_pos" in name else -1.0  # which branch runs
+        m, x, kind = torch.jit.script(Branch()), torch.randn(2, 4, generator=g) + shift, "mse"
+        target = torch.randn(2, 3, generator=g)
     elif name.startswith("transformer"):
         m, x, kind = TransformerBlock(), torch.randn(2, 5, 16, generator=g), "mse"
         target = torch.randn(2, 5, 16, generator=g)
     else:
         raise ValueError(name)
+    return _perturb(m, g), x, target, kind
+
+
+def _perturb(m, g):
     # no two parameters equal (LayerNorm/BatchNorm start at ones and zeros): the exporter
     # would share identical initializers, and their gradients would be summed
     with torch.no_grad():
         for p in m.parameters():
             p.add_(0.1 * torch.randn(p.shape, generator=g))
-    return m, x, target, kind
+    return m
 
 
 def check(cli, name, tmp):
@@ -149,6 +223,8 @@ def check(cli, name, tmp):
     with_loss = name.endswith("_loss")
     train = name.startswith("resnet18")  # batch statistics in BatchNormalization
     net = WithLoss(model, kind) if with_loss else model
+    if with_loss and isinstance(model, torch.jit.ScriptModule):
+        net = torch.jit.script(net)  # traced, it would lose the scripted control flow
     net.train(train)
     args = (x, target) if with_loss else (x,)
     names = ["x", "target"] if with_loss else ["x"]
@@ -161,10 +237,11 @@ def check(cli, name, tmp):
     y = net(xr, target) if with_loss else net(xr)
     seed = torch.ones_like(y) if with_loss else torch.randn(y.shape, generator=torch.Generator().manual_seed(5))
     params = dict(net.named_parameters())
-    grads = torch.autograd.grad(y, [xr] + list(params.values()), seed)
+    # allow_unused: the weights of the branch an If does not take get no gradient (zeros)
+    grads = torch.autograd.grad(y, [xr] + list(params.values()), seed, allow_unused=True)
     ref = {"x": grads[0].numpy()}
-    for (k, _), gr in zip(params.items(), grads[1:]):
-        ref[k] = gr.numpy()
+    for (k, p), gr in zip(params.items(), grads[1:]):
+        ref[k] = gr.numpy() if gr is not None else np.zeros(p.shape, np.float32)
     np.save(os.path.join(tmp, "x.npy"), x.numpy())
     cmd = [cli, "grad", path, "--input", "x=" + os.path.join(tmp, "x.npy"), "--threads", "1",
            "-o", os.path.join(tmp, "out")]
@@ -212,7 +289,9 @@ def main(build_dir, models):
 
 
 ALL = ["linreg", "linreg_loss", "mlp", "mlp_loss", "lenet", "lenet_loss", "transformer",
-       "transformer_loss", "resnet18", "resnet18_loss"]
+       "transformer_loss", "resnet18", "resnet18_loss", "lstm", "lstm_bf_loss", "gru", "gru_bf",
+       "gru_loss", "rnn", "rnn_bf_loss", "loop", "loop_loss", "if_pos", "if_neg", "if_pos_loss",
+       "if_neg_loss"]
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1], sys.argv[2:] or ALL))

@@ -121,16 +121,23 @@ def ir_for(opset):
 
 
 REF_ONLY = set()  # cases onnxruntime must not see (it crashes on them)
+ORACLES = {}  # case name -> function(feeds) giving the expected outputs (for forms onnxruntime lacks)
 
 
-def case(op, opset, variant, inputs, attrs=None, n_out=1, out_names=None, fix=None, ref_only=False):
+def case(op, opset, variant, inputs, attrs=None, n_out=1, out_names=None, fix=None, ref_only=False,
+         oracle=None, node_inputs=None):
     """One single-node case.  inputs: list of (name, array) or None for an omitted optional.
-    fix: optional function(outputs) -> outputs correcting a known onnxruntime deviation."""
+    fix: optional function(outputs) -> outputs correcting a known onnxruntime deviation.
+    oracle: optional function(feeds) -> outputs computing the expected outputs instead.
+    node_inputs: how many of the inputs the node takes (the others are graph inputs only,
+    which subgraphs read from the enclosing graph); all when None."""
     name = "test_%s_v%d_%s" % (op.lower(), opset, variant)
     assert name not in NAMES, name
     NAMES.add(name)
     if ref_only:
         REF_ONLY.add(name)
+    if oracle:
+        ORACLES[name] = oracle
     in_names, vis, feeds = [], [], {}
     for i, item in enumerate(inputs):
         if item is None:
@@ -142,6 +149,8 @@ def case(op, opset, variant, inputs, attrs=None, n_out=1, out_names=None, fix=No
         vis.append(oh.make_tensor_value_info(nm, NP2TP[arr.dtype], list(arr.shape)))
         feeds[nm] = arr
     outs = out_names or (["y"] if n_out == 1 else ["y%d" % i for i in range(n_out)])
+    if node_inputs is not None:
+        in_names = in_names[:node_inputs]
     node = oh.make_node(op, in_names, outs, **(attrs or {}))
     # An empty output name omits an optional output; the graph lists the others.
     CASES.append((name, opset, node, vis, [o for o in outs if o], feeds, fix, []))
@@ -155,8 +164,8 @@ def make_model(opset, node, vis, out_vis, inits):
     return m
 
 
-def compute(opset, node, vis, outs, feeds, fix=None, inits=(), ref_only=False):
-    """Expected outputs: onnxruntime, else the reference evaluator.
+def compute(opset, node, vis, outs, feeds, fix=None, inits=(), ref_only=False, oracle=None):
+    """Expected outputs: the case's oracle, else onnxruntime, else the reference evaluator.
     Returns (arrays, model, source) or (None, None, why)."""
     untyped = []
     for o in outs:
@@ -168,13 +177,16 @@ def compute(opset, node, vis, outs, feeds, fix=None, inits=(), ref_only=False):
     try:
         if ref_only:
             raise RuntimeError("onnxruntime skipped")
-        import onnxruntime as ort
+        if oracle:
+            res = oracle({**feeds, **{i.name: onh.to_array(i) for i in inits}})
+        else:
+            import onnxruntime as ort
 
-        so = ort.SessionOptions()
-        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-        so.log_severity_level = 4
-        s = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
-        res = s.run(None, feeds)
+            so = ort.SessionOptions()
+            so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+            so.log_severity_level = 4
+            s = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+            res = s.run(None, feeds)
         src = "ort"
     except Exception as e:  # onnxruntime refuses: fall back
         err = str(e).splitlines()[0][:200]
@@ -1139,8 +1151,10 @@ def main():
     gen_misc()
     gen_nn()
     import gen_nnops  # the ops of issue 12's nn part, in their own file
+    import gen_recurrent  # and of its recurrent and control-flow parts
 
     gen_nnops.generate(sys.modules[__name__])
+    gen_recurrent.generate(sys.modules[__name__])
 
     # Opset 21 for an op whose latest version is older only checks that the version resolves:
     # two cases suffice there, the rest would repeat the latest version's cases.
@@ -1176,7 +1190,9 @@ def main():
         shutil.rmtree(out)
     os.makedirs(out)
     for name, opset, node, vis, outs, feeds, fix, inits in kept:
-        res, model, src = compute(opset, node, vis, outs, feeds, fix, inits, name.replace("_init", "") in REF_ONLY)
+        base = name.replace("_init", "")
+        res, model, src = compute(opset, node, vis, outs, feeds, fix, inits, base in REF_ONLY,
+                                  ORACLES.get(base))
         if os.environ.get("OG_OPSET_VERBOSE"):
             print("%s %s" % (src if res is not None else "dropped", name))
         if res is None:

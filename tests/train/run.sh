@@ -1,7 +1,9 @@
 #!/bin/sh
-# Training acceptance through the CLI (CTest entries train_torch, train_digits):
+# Training acceptance through the CLI (CTest entries train_torch, train_digits, train_bn):
 #   run.sh torch BUILD_DIR    100 steps of each optimizer equal PyTorch's (torch_match.py)
 #   run.sh digits BUILD_DIR   an MLP on scikit-learn's digits reaches >= 95 % test accuracy
+#   run.sh bn BUILD_DIR       BatchNormalization's running statistics after 4 steps equal
+#                             PyTorch's (bn_torch.py)
 set -eu
 what=$1
 build=$(cd "$2" && pwd)
@@ -20,6 +22,12 @@ torch)
             --epochs 10 --batch-size 16 --no-shuffle --threads 1 -q -o "$tmp/out_$name.onnx"
     done
     python3 "$here/torch_match.py" compare "$tmp"
+    ;;
+bn)
+    /usr/bin/python3 -W ignore "$here/bn_torch.py" make "$tmp"
+    "$og" train "$tmp/model.onnx" --data "$tmp/data.npz" --loss cross-entropy --optimizer sgd \
+        --lr 0.1 --epochs 1 --batch-size 8 --no-shuffle --threads 1 -q -o "$tmp/out.onnx"
+    python3 "$here/bn_torch.py" compare "$tmp"
     ;;
 digits)
     python3 "$root/scripts/export_digits.py" "$tmp"

@@ -416,8 +416,12 @@ static inline void nh_cross_check(nh_result *r, const og_tensor *const *in, int 
         else
             memset(out[j]->data, 0xA5, og_tensor_nbytes(out[j]));
     }
-    og_kernel_ctx k = {node, node->params, g->alloc, r->spec->threads ? r->spec->threads : 1,
-                       NULL, {0},          NULL};
+    /* the random key of the session's run (its first, seed 0): Dropout draws the same mask */
+    og_kernel_ctx k = {.node = node,
+                       .params = node->params,
+                       .alloc = g->alloc,
+                       .threads = r->spec->threads ? r->spec->threads : 1,
+                       .rng = og_exec_run_key(0, 0)};
     if (!st) st = d->fn(&k, in, n_in, out, node->n_out);
     ok = st == OG_OK;
     for (int j = 0; j < node->n_out && ok; j++) {

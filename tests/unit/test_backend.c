@@ -412,7 +412,8 @@ static void bound_loop_is_used(const nh_node *c, unsigned lie_in, unsigned lie_o
         og_dtype dt = (lie_out >> j & 1) ? unsigned_like(y->dtype) : y->dtype;
         CHECK_OK(og_tensor_alloc(dt, y->rank, y->dims, NULL, &out[j]));
     }
-    og_kernel_ctx k = {n, n->params, r.g->alloc, 1, b.impl, {0}, NULL};
+    og_kernel_ctx k = {
+        .node = n, .params = n->params, .alloc = r.g->alloc, .threads = 1, .impl = b.impl};
     og_status st = b.fn(&k, in, n->n_in, out, n->n_out);
     CHECKF(st == OG_OK, "%s with its bound loop: %s", n->op_type, og_last_error());
     for (int j = 0; j < n->n_out && !st; j++)

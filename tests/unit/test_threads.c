@@ -16,7 +16,7 @@ static int worker(void *arg)
 {
     job *j = arg;
     og_session *s = NULL;
-    og_session_options o = {1, NULL, NULL, NULL, 0};
+    og_session_options o = {1, NULL, NULL, NULL, 0, 0};
     if (og_session_create(j->m, &o, &s)) {
         j->errors++;
         return 0;

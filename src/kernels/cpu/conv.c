@@ -976,7 +976,7 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
         og_cpu_act(job.act, job.dt, job.y, y->numel);
         return OG_OK;
     }
-    job.act_in_items = k->act.kind != OG_ACT_NONE && !transpose && !job.tcol;
+    job.act_in_items = k->act.kind != OG_FUSE_NONE && !transpose && !job.tcol;
 
     /* Work split.  Conv's items are (image, group, chunk of output rows); a chunk's column
      * matrix is about CONV_CHUNK_BYTES, so that it stays in cache from im2col to the GEMM.
@@ -1123,7 +1123,7 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
                                    blk);
         }
     if (job.col) og_scratch_put(k, job.col);
-    if (k->act.kind != OG_ACT_NONE && !job.act_in_items)
+    if (k->act.kind != OG_FUSE_NONE && !job.act_in_items)
         og_cpu_act(job.act, job.dt, job.y, y->numel);
     return OG_OK;
 }

@@ -385,7 +385,12 @@ static og_status dropout_kernel(const og_kernel_ctx *k, const og_tensor *const *
         return OG_OK;
     }
     uint8_t *m = mask ? mask->data : NULL;
-    uint64_t key = mix64(p->seed ^ 0x5DEECE66Dull);
+    /* the run's key (new at every run of the session), the node's own stream (its name),
+     * and its seed attribute */
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (const char *c = k->node->name ? k->node->name : ""; *c; c++)
+        h = (h ^ (unsigned char)*c) * 0x100000001b3ull;
+    uint64_t key = mix64(mix64(p->seed ^ 0x5DEECE66Dull) ^ mix64(h) ^ k->rng);
     L->dropout(k, x->data, y->data, m, x->numel, ratio, key);
     return OG_OK;
 }

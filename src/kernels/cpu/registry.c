@@ -9,7 +9,8 @@
     X(unary)                                                                                       \
     X(binary)                                                                                      \
     X(reduce)                                                                                      \
-    X(linalg) X(conv) X(pool) X(norm) X(loss) X(tensor) X(resize) X(index) X(optim) X(quant) X(ml)
+    X(linalg)                                                                                      \
+    X(conv) X(pool) X(norm) X(loss) X(tensor) X(resize) X(index) X(optim) X(quant) X(ml) X(rnn)
 
 #define OG_DECLARE(f) extern const og_kernel_def og_cpu_##f[];
 OG_CPU_FAMILIES(OG_DECLARE)

@@ -673,25 +673,27 @@ void og_cpu_act(const og_act *a, og_dtype t, void *y, int64_t n)
 #ifdef OG_CPU_X86
     if (f && og_cpu_isa() >= 2) {
         switch (a->kind) {
-        case OG_ACT_NONE: break;
-        case OG_ACT_RELU: act_relu_f32_avx512(y, n, a); break;
-        case OG_ACT_CLIP: act_clip_f32_avx512(y, n, a); break;
-        case OG_ACT_HARDSWISH: act_hardswish_f32_avx512(y, n, a); break;
-        case OG_ACT_HARDSIGMOID: act_hardsigmoid_f32_avx512(y, n, a); break;
-        case OG_ACT_SIGMOID: act_sigmoid_f32_avx512(y, n, a); break;
-        case OG_ACT_SILU: act_silu_f32_avx512(y, n, a); break;
+        case OG_FUSE_NONE: break;
+        case OG_FUSE_RELU: act_relu_f32_avx512(y, n, a); break;
+        case OG_FUSE_CLIP: act_clip_f32_avx512(y, n, a); break;
+        case OG_FUSE_HARDSWISH: act_hardswish_f32_avx512(y, n, a); break;
+        case OG_FUSE_HARDSIGMOID: act_hardsigmoid_f32_avx512(y, n, a); break;
+        case OG_FUSE_SIGMOID: act_sigmoid_f32_avx512(y, n, a); break;
+        case OG_FUSE_SILU: act_silu_f32_avx512(y, n, a); break;
         }
         return;
     }
 #endif
     switch (a->kind) {
-    case OG_ACT_NONE: break;
-    case OG_ACT_RELU: f ? act_relu_f32(y, n, a) : act_relu_f64(y, n, a); break;
-    case OG_ACT_CLIP: f ? act_clip_f32(y, n, a) : act_clip_f64(y, n, a); break;
-    case OG_ACT_HARDSWISH: f ? act_hardswish_f32(y, n, a) : act_hardswish_f64(y, n, a); break;
-    case OG_ACT_HARDSIGMOID: f ? act_hardsigmoid_f32(y, n, a) : act_hardsigmoid_f64(y, n, a); break;
-    case OG_ACT_SIGMOID: f ? act_sigmoid_f32(y, n, a) : act_sigmoid_f64(y, n, a); break;
-    case OG_ACT_SILU: f ? act_silu_f32(y, n, a) : act_silu_f64(y, n, a); break;
+    case OG_FUSE_NONE: break;
+    case OG_FUSE_RELU: f ? act_relu_f32(y, n, a) : act_relu_f64(y, n, a); break;
+    case OG_FUSE_CLIP: f ? act_clip_f32(y, n, a) : act_clip_f64(y, n, a); break;
+    case OG_FUSE_HARDSWISH: f ? act_hardswish_f32(y, n, a) : act_hardswish_f64(y, n, a); break;
+    case OG_FUSE_HARDSIGMOID:
+        f ? act_hardsigmoid_f32(y, n, a) : act_hardsigmoid_f64(y, n, a);
+        break;
+    case OG_FUSE_SIGMOID: f ? act_sigmoid_f32(y, n, a) : act_sigmoid_f64(y, n, a); break;
+    case OG_FUSE_SILU: f ? act_silu_f32(y, n, a) : act_silu_f64(y, n, a); break;
     }
 }
 

@@ -1,0 +1,63 @@
+/*
+ * exec_internal.h: a session's state, shared by session.c (planning, running nodes) and
+ * control.c (If, Loop, Scan, which run their subgraphs in sessions of their own).  Internal
+ * to src/exec/.
+ */
+#ifndef OG_EXEC_INTERNAL_H
+#define OG_EXEC_INTERNAL_H
+
+#include "exec/exec.h"
+#include "exec/fuse.h"
+#include "kernels/cpu/kernel.h"
+
+/* A subgraph's session, and where its outer values come from: outer_v[k] (a value of the
+ * subgraph) is bound to input outer_in[k] of the node holding the subgraph (one of its
+ * implicit inputs: the same name in the enclosing graph). */
+typedef struct og_subexec {
+    og_session *s;
+    int n_outer;
+    int *outer_v, *outer_in;
+} og_subexec;
+
+struct og_session {
+    const og_graph *g;
+    const og_backend *backend;
+    const og_allocator *alloc; /* the caller's: output tensors and scratch use it */
+    int threads;
+    og_log_fn log;
+    void *log_user;
+    int debug;
+    og_kernel_binding *kernels; /* per node */
+    int *last_use;              /* per value: index of the last node reading it, -1 if none */
+    og_tensor **slot;           /* per value, during a run */
+    bool *owned;                /* slot[v] is the session's to release */
+    bool *keep;                 /* requested as an output of this run */
+    int64_t *sym;               /* per symbol: its value in this run, -1 unbound */
+    og_vinfo *vin, *vout;
+    const og_tensor **tin;
+    og_tensor **tout;
+    int max_in, max_out;
+    og_pool *pool;
+    /* per node: its subgraphs' sessions (If: then, else; Loop, Scan: body), NULL for other
+     * ops */
+    og_subexec **subs;
+    const og_graph *root;        /* symbols live there */
+    uint64_t rng_seed, rng_runs; /* og_session_get_rng */
+    uint64_t run_key;            /* this run's: from (rng_seed, rng_runs) */
+    /* activations fused into their producers (fuse.h): per node, per value; n_fused == 0
+     * when the session does not fuse */
+    og_fusion *fusion;
+    bool *internal;
+    int n_fused;
+    bool fused_run;     /* this run uses the plan */
+    og_scratch scratch; /* the kernels' (og_scratch_get) */
+};
+
+/* Run control-flow node ni (OG_OP_CONTROL) of s: its inputs are in s->tin, its outputs go to
+ * s->tout (new tensors) (control.c). */
+og_status og_exec_control(og_session *s, int ni);
+/* The sessions of node ni's subgraphs (control.c); og_exec_free_subs releases them. */
+og_status og_exec_create_subs(og_session *s, int ni, const og_session_options *opts);
+void og_exec_free_subs(og_session *s);
+
+#endif /* OG_EXEC_INTERNAL_H */

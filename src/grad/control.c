@@ -1,0 +1,626 @@
+/* control.c: gradients of If, Loop and Scan (src/ops/control.c).
+ *
+ * A subgraph's gradient is built as a graph of its own: the subgraph is taken out
+ * (og_graph_extract: its outer values become inputs), differentiated by og_grad_build, and
+ * the resulting graph T copied into a new subgraph of the training graph, where T's inputs
+ * are defined from what the backward node has (T recomputes the subgraph's forward values
+ * it needs, so only per-iteration states are kept, not every intermediate).
+ *
+ *   If: a backward If on the same condition; each branch is its T, reading the If's
+ *       output gradients and the outer values from the enclosing graph, and giving the
+ *       gradient of every outer value a gradient reaches (zeros from a branch that does not
+ *       read one).
+ *   Loop: the forward body also gives, as scan outputs, each iteration's loop-carried
+ *       values and its number, so that a backward Loop over the same count, iterations in
+ *       reverse, recomputes iteration i from its state:  dS_{i} = ∂body/∂S · dS_{i+1} (+ the
+ *       scan outputs' gradients at i), and sums the outer values' gradients as loop-carried
+ *       accumulators.  dv_initial = dS_0.
+ *   Scan (9 and later): the same with the states saved per step; the scan inputs' slice
+ *       gradients are the backward Loop's scan outputs, put back in the input's order and
+ *       axis. */
+#include <stdio.h>
+#include <string.h>
+
+#include "grad/rule_util.h"
+#include "ops/control.h"
+
+#define MAXV (2 * OG_CONTROL_MAX + 8)
+
+/* ---- a subgraph's gradient as a graph ------------------------------------------------ */
+
+typedef struct sub_grad {
+    og_graph *T;    /* og_grad_build of the extracted subgraph */
+    int grad[MAXV]; /* T's value holding the gradient of each source */
+    int seed[MAXV]; /* T's input taking the gradient of each differentiated output */
+} sub_grad;
+
+static void sub_grad_free(sub_grad *sg)
+{
+    og_graph_free(sg->T);
+    sg->T = NULL;
+}
+
+/* The gradient of subgraph G's outputs outs[0..n_out-1] (value ids of G) with respect to
+ * its values src[0..n_src-1] (inputs or outer values), with value names starting with
+ * prefix.  Functions and opset imports T needs go to the training graph. */
+static bool sub_gradient(og_gb *b, const og_node *n, const og_graph *G, const int *src, int n_src,
+                         const int *outs, int n_out, const char *prefix, sub_grad *sg)
+{
+    og_graph *S = NULL;
+    memset(sg, 0, sizeof *sg);
+    if (n_src > MAXV || n_out > MAXV) {
+        og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "too many values to differentiate in a subgraph");
+        return false;
+    }
+    og_grad_spec spec = {NULL, 0, src, n_src, outs, n_out, NULL, NULL, prefix};
+    og_status st = og_graph_extract(G, &S);
+    if (!st) st = og_grad_build(S, &spec, og_gb_alloc(b), &sg->T);
+    og_graph_free(S);
+    if (st) {
+        og_gb_fail(b, n, st, "in a subgraph: %s", og_last_error());
+        return false;
+    }
+    og_graph *T = sg->T;
+    for (int k = 0; k < n_src; k++) sg->grad[k] = T->outputs[n_out + k];
+    for (int j = 0; j < n_out; j++) {
+        char name[600];
+        snprintf(name, sizeof name, "%s_%s_grad", prefix, G->values[outs[j]].name);
+        sg->seed[j] = og_graph_find_value(T, name);
+        if (sg->seed[j] < 0) {
+            og_gb_fail(b, n, OG_ERR_INTERNAL, "the subgraph gradient has no seed '%s'", name);
+            return false;
+        }
+    }
+    for (int i = 0; i < T->n_opsets; i++)
+        og_gb_import(b, T->opsets[i].domain, T->opsets[i].version);
+    for (int i = 0; i < T->n_functions; i++) {
+        const og_function *f = &T->functions[i];
+        og_gb_add_function(b, f->domain, f->name, f->overload, &f->proto);
+    }
+    return og_gb_status(b) == OG_OK;
+}
+
+/* A new subgraph of the training graph holding T's values and nodes, T's inputs left to
+ * define (by the caller) or, when nothing defines them, read from the enclosing graph by
+ * name; with an emitter on it.  NULL after an error. */
+static og_graph *instantiate(og_gb *b, const og_graph *T, const char *prefix, og_gb **eb)
+{
+    *eb = NULL;
+    og_graph *B = og_graph_new_sub(og_gb_graph(b));
+    if (!B) {
+        og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+        return NULL;
+    }
+    og_status st = og_graph_copy_into(T, B);
+    if (!st) {
+        og_free(B->alloc, B->name); /* T's */
+        if (!(B->name = og_strdup(B->alloc, prefix))) st = OG_ERR_NOMEM;
+    }
+    if (st || !(*eb = og_gb_open(B, prefix))) {
+        og_graph_free(B);
+        og_gb_fail(b, NULL, st ? st : OG_ERR_NOMEM, "%s", st ? og_last_error() : "out of memory");
+        return NULL;
+    }
+    for (int i = 0; i < B->n_inputs; i++) {
+        og_value *v = &B->values[B->inputs[i]];
+        v->kind = OG_VALUE_INTERMEDIATE;
+        v->is_graph_input = false;
+        v->has_value_info = false;
+    }
+    for (int i = 0; i < B->n_outputs; i++) B->values[B->outputs[i]].is_graph_output = false;
+    B->n_inputs = B->n_outputs = 0;
+    return B;
+}
+
+/* Rename T input v of subgraph B (a name of the forward subgraph, which an enclosing graph
+ * may use too) before B defines it with a node: SSA holds across scopes. */
+static void rename_input(og_gb *eb, og_graph *B, int v, const char *prefix, int k)
+{
+    char nm[700];
+    snprintf(nm, sizeof nm, "%s_in%d", prefix, k);
+    og_status st = og_graph_rename_value(B, v, nm);
+    if (st) og_gb_fail(eb, NULL, st, "%s", og_last_error());
+}
+
+/* Value `name` of the enclosing graph, read in subgraph B. */
+static int outer(og_gb *eb, og_graph *B, const char *name)
+{
+    int v = og_graph_find_value(B, name);
+    if (v < 0 && (v = og_graph_add_value(B, name)) < 0)
+        return og_gb_fail(eb, NULL, OG_ERR_NOMEM, "out of memory");
+    return v;
+}
+
+/* A graph input of B of type dt (rank: -1 unknown, 0 scalar). */
+static int add_input(og_gb *eb, og_graph *B, const char *name, og_dtype dt, int rank)
+{
+    int v = og_graph_add_value(B, name);
+    int *in = v >= 0 ? og_realloc(B->alloc, B->inputs, (size_t)B->n_inputs * sizeof *in,
+                                  (size_t)(B->n_inputs + 1) * sizeof *in)
+                     : NULL;
+    if (!in) return og_gb_fail(eb, NULL, OG_ERR_NOMEM, "out of memory");
+    B->inputs = in;
+    in[B->n_inputs++] = v;
+    og_value *val = &B->values[v];
+    val->kind = OG_VALUE_INPUT;
+    val->is_graph_input = val->has_value_info = true;
+    val->dtype = dt;
+    val->rank = rank;
+    return v;
+}
+
+/* Make v the next graph output of B, of type dt (an Identity when v is already one, or an
+ * input). */
+static void add_output(og_gb *eb, og_graph *B, int v, og_dtype dt)
+{
+    if (v < 0 || og_gb_status(eb)) return;
+    bool taken = B->values[v].is_graph_output || B->values[v].kind == OG_VALUE_INPUT ||
+                 B->values[v].producer < 0;
+    for (int i = 0; i < B->n_outputs && !taken; i++) taken = B->outputs[i] == v;
+    if (taken) v = og_gb_op1(eb, "Identity", v);
+    int *out = v >= 0 ? og_realloc(B->alloc, B->outputs, (size_t)B->n_outputs * sizeof *out,
+                                   (size_t)(B->n_outputs + 1) * sizeof *out)
+                      : NULL;
+    if (!out) {
+        og_gb_fail(eb, NULL, OG_ERR_NOMEM, "out of memory");
+        return;
+    }
+    B->outputs = out;
+    out[B->n_outputs++] = v;
+    B->values[v].is_graph_output = true;
+    B->values[v].has_value_info = true;
+    if (dt != OG_UNDEFINED) B->values[v].dtype = dt;
+}
+
+/* Close B's emitter, prune B, put a copy as attribute `name` of node; free B. */
+static void attach(og_gb *b, og_gb *eb, og_graph *B, int node, const char *name)
+{
+    og_status st = og_gb_close(eb);
+    if (!st) st = og_graph_finalize(B); /* sorted: pruning walks back from the outputs */
+    if (!st) st = og_graph_prune(B);
+    if (st)
+        og_gb_fail(b, NULL, st, "%s", og_last_error());
+    else
+        og_gb_attr_graph(b, node, name, B);
+    og_graph_free(B);
+}
+
+/* A prefix for the names of this node's gradient: its first output's name, which no other
+ * value of this scope or of an enclosing one has. */
+static void grad_prefix(og_gb *b, const og_node *n, const char *what, char *buf, size_t size)
+{
+    const char *base = "control";
+    for (int j = 0; j < n->n_out; j++)
+        if (n->out[j] >= 0) {
+            base = og_gb_value(b, n->out[j])->name;
+            break;
+        }
+    snprintf(buf, size, "%s_%s", base, what);
+}
+
+static const og_graph *graph_attr(const og_node *n, const char *name)
+{
+    const og_attr *a = og_node_attr(n, name);
+    return a && a->type == OG_ATTR_GRAPH ? a->g : NULL;
+}
+
+/* The implicit inputs of n a gradient flows to: src (their positions in n->in), count. */
+static int implicit_sources(og_gb *b, const og_node *n, int *src)
+{
+    int k = 0;
+    for (int j = n->n_in - n->n_implicit; j < n->n_in && k < MAXV; j++)
+        if (WANTS(j) && og_dtype_is_float(og_gb_value(b, n->in[j])->dtype)) src[k++] = j;
+    return k;
+}
+
+/* The value of subgraph G that is its outer reference to enclosing value `name` (-1). */
+static int outer_of(const og_graph *G, const char *name)
+{
+    int v = og_graph_find_value(G, name);
+    return v >= 0 && G->values[v].kind == OG_VALUE_OUTER ? v : -1;
+}
+
+/* ---- If ---------------------------------------------------------------------------- */
+
+static og_status g_if(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    int src[MAXV], n_src = implicit_sources(b, n, src);
+    const char *names[2] = {"then_branch", "else_branch"};
+    og_graph *Bs[2] = {NULL, NULL};
+    og_gb *ebs[2] = {NULL, NULL};
+    char prefix[512];
+    for (int br = 0; br < 2 && !og_gb_status(b); br++) {
+        const og_graph *G = graph_attr(n, names[br]);
+        int gsrc[MAXV], pos[MAXV], outs[MAXV], seeds_of[MAXV], ns = 0, no = 0;
+        for (int k = 0; k < n_src; k++) {
+            int v = outer_of(G, og_gb_value(b, n->in[src[k]])->name);
+            pos[k] = -1;
+            if (v < 0) continue; /* this branch does not read it: zeros */
+            pos[k] = ns;
+            gsrc[ns++] = v;
+        }
+        for (int j = 0; j < n->n_out && j < G->n_outputs; j++)
+            if (dy[j] >= 0 && og_dtype_is_float(G->values[G->outputs[j]].dtype)) {
+                seeds_of[no] = j;
+                outs[no++] = G->outputs[j];
+            }
+        grad_prefix(b, n, br ? "else_grad" : "then_grad", prefix, sizeof prefix);
+        sub_grad sg = {0};
+        og_gb *eb = NULL;
+        og_graph *B = NULL;
+        if (ns && no) {
+            if (!sub_gradient(b, n, G, gsrc, ns, outs, no, prefix, &sg)) {
+                sub_grad_free(&sg);
+                break;
+            }
+            B = instantiate(b, sg.T, prefix, &eb);
+        } else { /* nothing flows through this branch: zeros only */
+            og_graph *E = og_graph_new(og_gb_alloc(b));
+            if (E) B = instantiate(b, E, prefix, &eb);
+            og_graph_free(E);
+        }
+        if (!B) {
+            sub_grad_free(&sg);
+            break;
+        }
+        /* the seeds: the If's output gradients, read from outside */
+        for (int j = 0; j < no && sg.T; j++) {
+            int d = outer(eb, B, og_gb_value(b, dy[seeds_of[j]])->name);
+            og_gb_op_into(eb, "Identity", 1, &d, sg.seed[j]);
+        }
+        for (int k = 0; k < n_src; k++) {
+            const og_value *sv = og_gb_value(b, n->in[src[k]]);
+            int g = pos[k] >= 0 ? sg.grad[pos[k]] : -1;
+            if (g < 0) { /* zeros of the outer value's shape */
+                int o = outer(eb, B, sv->name);
+                g = og_gb_op2(eb, "Mul", o, og_gb_scalar(eb, 0, sv->dtype));
+            }
+            add_output(eb, B, g, sv->dtype);
+        }
+        sub_grad_free(&sg);
+        Bs[br] = B;
+        ebs[br] = eb;
+    }
+    int outs[MAXV];
+    int node = og_gb_op_ext(b, "", "If", 1, &n->in[0], n_src, NULL, outs);
+    for (int br = 0; br < 2; br++)
+        if (Bs[br]) attach(b, ebs[br], Bs[br], node, names[br]);
+    for (int k = 0; k < n_src; k++) dx[src[k]] = outs[k];
+    return og_gb_status(b);
+}
+
+/* ---- Loop and Scan --------------------------------------------------------------------- */
+
+/* Add to the forward body G (in the training graph) the scan outputs Identity(v) for its
+ * values v[0..n-1], with names from prefix; returns false after an error. */
+static bool save_per_iteration(og_gb *b, og_graph *G, const int *v, int n, const char *prefix)
+{
+    og_gb *eg = og_gb_open(G, prefix);
+    if (!eg) {
+        og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+        return false;
+    }
+    for (int k = 0; k < n; k++) {
+        og_dtype dt = G->values[v[k]].dtype;
+        add_output(eg, G, og_gb_op1(eg, "Identity", v[k]), dt);
+        G->values[G->outputs[G->n_outputs - 1]].rank = -1;
+    }
+    og_status st = og_gb_close(eg);
+    if (st) og_gb_fail(b, NULL, st, "%s", og_last_error());
+    return !st;
+}
+
+/* Append `count` zeros to the INTS attribute `name` of the training graph's node (when the
+ * node has it; absent lists default to zeros). */
+static void append_zeros(og_gb *b, const og_node *n, const char *name, int count)
+{
+    for (int k = 0; k < n->n_attrs; k++) {
+        og_attr *a = &n->attrs[k];
+        if (strcmp(a->name, name) != 0 || a->type != OG_ATTR_INTS) continue;
+        int64_t *v = og_realloc(og_gb_alloc(b), a->ints, (size_t)a->n * sizeof *v,
+                                (size_t)(a->n + count) * sizeof *v);
+        if (!v) {
+            og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
+            return;
+        }
+        for (int i = 0; i < count; i++) v[a->n + i] = 0;
+        a->ints = v;
+        a->n += count;
+    }
+}
+
+static og_status g_loop(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    const og_control_params *p = n->params;
+    og_graph *G = (og_graph *)graph_attr(n, "body"); /* the training graph's: changed below */
+    int N = p->n_state, K = p->n_scan_out, n_out0 = n->n_out;
+    char prefix[512], pf[600];
+    grad_prefix(b, n, "grad", prefix, sizeof prefix);
+    int src[MAXV], n_src = implicit_sources(b, n, src);
+    if (N + K + n_src + 3 > MAXV) {
+        og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "too many values to differentiate in a Loop");
+        return og_gb_status(b);
+    }
+    /* the body's gradient: sources the float carried inputs and the wanted outer values;
+     * outputs the float carried outputs and the scan outputs with a gradient */
+    int gsrc[MAXV], ns = 0, outs[MAXV], no = 0, fl[MAXV], nf = 0, scan_of[MAXV];
+    for (int k = 0; k < N; k++) {
+        const og_value *v = &G->values[G->inputs[2 + k]];
+        if (og_value_kind_of(v) != OG_KIND_TENSOR) {
+            og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                       "a gradient through a Loop whose loop-carried value %d is a %s", k,
+                       og_kind_name(og_value_kind_of(v)));
+            return og_gb_status(b);
+        }
+        if (og_dtype_is_float(v->dtype)) {
+            fl[nf++] = k;
+            gsrc[ns++] = G->inputs[2 + k];
+            outs[no++] = G->outputs[1 + k];
+        }
+    }
+    int outer_pos[MAXV];
+    for (int r = 0; r < n_src; r++) {
+        int v = outer_of(G, og_gb_value(b, n->in[src[r]])->name);
+        outer_pos[r] = v >= 0 ? ns : -1;
+        if (v >= 0) gsrc[ns++] = v;
+    }
+    int nscan = 0;
+    for (int k = 0; k < K; k++)
+        if (dy[N + k] >= 0 && og_dtype_is_float(G->values[G->outputs[1 + N + k]].dtype)) {
+            scan_of[nscan++] = k;
+            outs[no++] = G->outputs[1 + N + k];
+        }
+    sub_grad sg;
+    snprintf(pf, sizeof pf, "%s_b", prefix);
+    if (!sub_gradient(b, n, G, gsrc, ns, outs, no, pf, &sg)) {
+        sub_grad_free(&sg);
+        return og_gb_status(b);
+    }
+    /* the forward body also gives each iteration's carried values and its number */
+    int keep[MAXV];
+    for (int k = 0; k < N; k++) keep[k] = G->inputs[2 + k];
+    keep[N] = G->inputs[0];
+    snprintf(pf, sizeof pf, "%s_f", prefix);
+    int saved[MAXV];
+    if (save_per_iteration(b, G, keep, N + 1, pf))
+        for (int k = 0; k <= N; k++) saved[k] = og_gb_forward_output(b, n, n_out0 + k);
+    /* the backward loop runs as many iterations */
+    int count =
+        og_gb_op2(b, "Gather", og_gb_op1(b, "Shape", saved[N]), og_gb_scalar(b, 0, OG_INT64));
+    int last = og_rule_sub(b, count, og_gb_scalar(b, 1, OG_INT64));
+    /* the backward body: j, cond, dS (float carried), accumulators (outer values) */
+    og_gb *eb = NULL;
+    snprintf(pf, sizeof pf, "%s_l", prefix);
+    og_graph *B = og_gb_status(b) ? NULL : instantiate(b, sg.T, pf, &eb);
+    if (!B) {
+        sub_grad_free(&sg);
+        return og_gb_status(b);
+    }
+    char nm[700];
+    snprintf(nm, sizeof nm, "%s_j", pf);
+    int j = add_input(eb, B, nm, OG_INT64, 0);
+    snprintf(nm, sizeof nm, "%s_cond", pf);
+    int cond = add_input(eb, B, nm, OG_BOOL, 0);
+    int dS[MAXV], acc[MAXV];
+    for (int f = 0; f < nf; f++) {
+        snprintf(nm, sizeof nm, "%s_d%d", pf, f);
+        dS[f] = add_input(eb, B, nm, G->values[G->inputs[2 + fl[f]]].dtype, -1);
+    }
+    for (int r = 0; r < n_src; r++) {
+        snprintf(nm, sizeof nm, "%s_acc%d", pf, r);
+        acc[r] = add_input(eb, B, nm, og_gb_value(b, n->in[src[r]])->dtype, -1);
+    }
+    for (int k = 0; k < 2 + N; k++) rename_input(eb, B, G->inputs[k], pf, k);
+    /* iteration i = count − 1 − j of the forward, recomputed from its saved state */
+    int i = og_rule_sub(eb, outer(eb, B, og_gb_value(b, last)->name), j);
+    og_gb_op_into(eb, "Identity", 1, &i, G->inputs[0]);
+    og_gb_op_into(eb, "Identity", 1, &cond, G->inputs[1]);
+    for (int k = 0; k < N; k++) {
+        int sv = outer(eb, B, og_gb_value(b, saved[k])->name);
+        int in2[2] = {sv, i};
+        og_gb_op_into(eb, "Gather", 2, in2, G->inputs[2 + k]);
+    }
+    for (int f = 0; f < nf; f++) og_gb_op_into(eb, "Identity", 1, &dS[f], sg.seed[f]);
+    for (int s = 0; s < nscan; s++) {
+        int d = outer(eb, B, og_gb_value(b, dy[N + scan_of[s]])->name);
+        int in2[2] = {d, i};
+        og_gb_op_into(eb, "Gather", 2, in2, sg.seed[nf + s]);
+    }
+    add_output(eb, B, cond, OG_BOOL);
+    for (int f = 0; f < nf; f++)
+        add_output(eb, B, sg.grad[f], G->values[G->inputs[2 + fl[f]]].dtype);
+    for (int r = 0; r < n_src; r++)
+        add_output(eb, B,
+                   outer_pos[r] >= 0 ? og_rule_add(eb, acc[r], sg.grad[outer_pos[r]]) : acc[r],
+                   og_gb_value(b, n->in[src[r]])->dtype);
+    sub_grad_free(&sg);
+    /* the backward Loop: dS starts at the carried outputs' gradients, accumulators at 0 */
+    int in[MAXV], res[MAXV];
+    in[0] = count;
+    in[1] = -1;
+    for (int f = 0; f < nf; f++) {
+        int k = fl[f];
+        in[2 + f] = dy[k] >= 0 ? dy[k] : og_rule_zeros_like(b, n->out[k]);
+    }
+    for (int r = 0; r < n_src; r++) in[2 + nf + r] = og_rule_zeros_like(b, n->in[src[r]]);
+    int node = og_gb_op_ext(b, "", "Loop", 2 + nf + n_src, in, nf + n_src, NULL, res);
+    attach(b, eb, B, node, "body");
+    for (int f = 0; f < nf; f++)
+        if (WANTS(2 + fl[f])) dx[2 + fl[f]] = res[f];
+    for (int r = 0; r < n_src; r++) dx[src[r]] = res[nf + r];
+    og_gb_forward_reparse(b, n); /* last: n->params goes */
+    return og_gb_status(b);
+}
+
+static og_status g_scan(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    const og_control_params *p = n->params;
+    if (p->v8) {
+        og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                   "gradients of Scan-8 (a batch axis and sequence_lens) are not implemented: "
+                   "Scan from opset 9 has them");
+        return og_gb_status(b);
+    }
+    og_graph *G = (og_graph *)graph_attr(n, "body"); /* the training graph's: changed below */
+    int S = p->n_state, M = p->n_scan_in, K = p->n_scan_out, n_out0 = n->n_out;
+    char prefix[512], pf[600], nm[700];
+    grad_prefix(b, n, "grad", prefix, sizeof prefix);
+    int src[MAXV], n_src = implicit_sources(b, n, src);
+    if (S + M + K + n_src + 3 > MAXV) {
+        og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "too many values to differentiate in a Scan");
+        return og_gb_status(b);
+    }
+    /* axes of the scan inputs and outputs, normalized with the inputs' static ranks */
+    int in_ax[OG_CONTROL_MAX], out_ax[OG_CONTROL_MAX], rank[OG_CONTROL_MAX];
+    for (int k = 0; k < M; k++) {
+        rank[k] = og_gb_value(b, n->in[S + k])->rank;
+        in_ax[k] = (int)(p->in_axes[k] < 0 ? p->in_axes[k] + rank[k] : p->in_axes[k]);
+        if (rank[k] < 1 || in_ax[k] < 0 || in_ax[k] >= rank[k]) {
+            og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                       "the gradient needs scan input %d's rank (and its axis in it)", k);
+            return og_gb_status(b);
+        }
+    }
+    for (int k = 0; k < K; k++) {
+        int r = og_gb_value(b, n->out[S + k] >= 0 ? n->out[S + k] : n->in[0])->rank;
+        out_ax[k] = (int)(p->out_axes[k] < 0 ? p->out_axes[k] + r : p->out_axes[k]);
+        if (dy[S + k] >= 0 && (r < 1 || out_ax[k] < 0 || out_ax[k] >= r)) {
+            og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                       "the gradient needs scan output %d's rank (and its axis in it)", k);
+            return og_gb_status(b);
+        }
+    }
+    /* the body's gradient: sources the float states, the wanted scan inputs' slices and
+     * outer values; outputs the float states and the scan outputs with a gradient */
+    int gsrc[MAXV], ns = 0, outs[MAXV], no = 0, fl[MAXV], nf = 0, xs[MAXV], nx = 0;
+    int scan_of[MAXV], nscan = 0, outer_pos[MAXV];
+    for (int k = 0; k < S; k++) {
+        const og_value *v = &G->values[G->inputs[k]];
+        if (og_value_kind_of(v) != OG_KIND_TENSOR) {
+            og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "a gradient through a Scan whose state %d is a %s",
+                       k, og_kind_name(og_value_kind_of(v)));
+            return og_gb_status(b);
+        }
+        if (og_dtype_is_float(v->dtype)) {
+            fl[nf++] = k;
+            gsrc[ns++] = G->inputs[k];
+            outs[no++] = G->outputs[k];
+        }
+    }
+    for (int k = 0; k < M; k++)
+        if (WANTS(S + k)) {
+            xs[nx++] = k;
+            gsrc[ns++] = G->inputs[S + k];
+        }
+    for (int r = 0; r < n_src; r++) {
+        int v = outer_of(G, og_gb_value(b, n->in[src[r]])->name);
+        outer_pos[r] = v >= 0 ? ns : -1;
+        if (v >= 0) gsrc[ns++] = v;
+    }
+    for (int k = 0; k < K; k++)
+        if (dy[S + k] >= 0 && og_dtype_is_float(G->values[G->outputs[S + k]].dtype)) {
+            scan_of[nscan++] = k;
+            outs[no++] = G->outputs[S + k];
+        }
+    sub_grad sg;
+    snprintf(pf, sizeof pf, "%s_b", prefix);
+    if (!sub_gradient(b, n, G, gsrc, ns, outs, no, pf, &sg)) {
+        sub_grad_free(&sg);
+        return og_gb_status(b);
+    }
+    /* the forward body also gives each step's states, stacked along axis 0 */
+    int keep[MAXV], saved[MAXV];
+    for (int k = 0; k < S; k++) keep[k] = G->inputs[k];
+    snprintf(pf, sizeof pf, "%s_f", prefix);
+    if (S && save_per_iteration(b, G, keep, S, pf)) {
+        append_zeros(b, n, "scan_output_axes", S);
+        append_zeros(b, n, "scan_output_directions", S);
+        for (int k = 0; k < S; k++) saved[k] = og_gb_forward_output(b, n, n_out0 + k);
+    }
+    /* the step count, from scan input 0 */
+    int steps = og_gb_op2(b, "Gather", og_gb_op1(b, "Shape", n->in[S]),
+                          og_gb_scalar(b, in_ax[0], OG_INT64));
+    int last = og_rule_sub(b, steps, og_gb_scalar(b, 1, OG_INT64));
+    og_gb *eb = NULL;
+    snprintf(pf, sizeof pf, "%s_l", prefix);
+    og_graph *B = og_gb_status(b) ? NULL : instantiate(b, sg.T, pf, &eb);
+    if (!B) {
+        sub_grad_free(&sg);
+        return og_gb_status(b);
+    }
+    snprintf(nm, sizeof nm, "%s_j", pf);
+    int j = add_input(eb, B, nm, OG_INT64, 0);
+    snprintf(nm, sizeof nm, "%s_cond", pf);
+    int cond = add_input(eb, B, nm, OG_BOOL, 0);
+    int dS[MAXV], acc[MAXV];
+    for (int f = 0; f < nf; f++) {
+        snprintf(nm, sizeof nm, "%s_d%d", pf, f);
+        dS[f] = add_input(eb, B, nm, G->values[G->inputs[fl[f]]].dtype, -1);
+    }
+    for (int r = 0; r < n_src; r++) {
+        snprintf(nm, sizeof nm, "%s_acc%d", pf, r);
+        acc[r] = add_input(eb, B, nm, og_gb_value(b, n->in[src[r]])->dtype, -1);
+    }
+    for (int k = 0; k < S + M; k++) rename_input(eb, B, G->inputs[k], pf, k);
+    /* forward step t = last − j, recomputed from its saved states and its slices */
+    int lastb = outer(eb, B, og_gb_value(b, last)->name);
+    int t = og_rule_sub(eb, lastb, j), rt = j; /* rt: the step counted from the end */
+    for (int k = 0; k < S; k++) {
+        int in2[2] = {outer(eb, B, og_gb_value(b, saved[k])->name), t};
+        og_gb_op_into(eb, "Gather", 2, in2, G->inputs[k]);
+    }
+    for (int k = 0; k < M; k++) {
+        int in2[2] = {outer(eb, B, og_gb_value(b, n->in[S + k])->name), p->in_dirs[k] ? rt : t};
+        og_gb_op_into(eb, "Gather", 2, in2, G->inputs[S + k]);
+        if (in_ax[k]) og_gb_attr_int(eb, og_gb_last(eb), "axis", in_ax[k]);
+    }
+    for (int f = 0; f < nf; f++) og_gb_op_into(eb, "Identity", 1, &dS[f], sg.seed[f]);
+    for (int q = 0; q < nscan; q++) {
+        int k = scan_of[q];
+        int in2[2] = {outer(eb, B, og_gb_value(b, dy[S + k])->name), p->out_dirs[k] ? rt : t};
+        og_gb_op_into(eb, "Gather", 2, in2, sg.seed[nf + q]);
+        if (out_ax[k]) og_gb_attr_int(eb, og_gb_last(eb), "axis", out_ax[k]);
+    }
+    add_output(eb, B, cond, OG_BOOL);
+    for (int f = 0; f < nf; f++) add_output(eb, B, sg.grad[f], G->values[G->inputs[fl[f]]].dtype);
+    for (int r = 0; r < n_src; r++)
+        add_output(eb, B,
+                   outer_pos[r] >= 0 ? og_rule_add(eb, acc[r], sg.grad[outer_pos[r]]) : acc[r],
+                   og_gb_value(b, n->in[src[r]])->dtype);
+    for (int q = 0; q < nx; q++)
+        add_output(eb, B, sg.grad[nf + q], og_gb_value(b, n->in[S + xs[q]])->dtype);
+    add_output(eb, B, t, OG_INT64);
+    sub_grad_free(&sg);
+    /* the backward Loop */
+    int in[MAXV], res[MAXV];
+    in[0] = steps;
+    in[1] = -1;
+    for (int f = 0; f < nf; f++) {
+        int k = fl[f];
+        in[2 + f] = dy[k] >= 0 ? dy[k] : og_rule_zeros_like(b, n->out[k]);
+    }
+    for (int r = 0; r < n_src; r++) in[2 + nf + r] = og_rule_zeros_like(b, n->in[src[r]]);
+    int node = og_gb_op_ext(b, "", "Loop", 2 + nf + n_src, in, nf + n_src + nx + 1, NULL, res);
+    attach(b, eb, B, node, "body");
+    int ts = res[nf + n_src + nx];
+    for (int f = 0; f < nf; f++)
+        if (WANTS(fl[f])) dx[fl[f]] = res[f];
+    for (int r = 0; r < n_src; r++) dx[src[r]] = res[nf + r];
+    for (int q = 0; q < nx; q++) {
+        int k = xs[q], d = res[nf + n_src + q];
+        /* the backward loop went from the last step to the first: each slice's position */
+        if (!p->in_dirs[k]) d = og_gb_op2(b, "Gather", d, ts);
+        if (in_ax[k]) {
+            int64_t perm[OG_MAX_RANK];
+            for (int a = 0; a < rank[k]; a++)
+                perm[a] = a < in_ax[k] ? a + 1 : a == in_ax[k] ? 0 : a;
+            d = og_rule_transpose(b, d, perm, rank[k]);
+        }
+        dx[S + k] = d;
+    }
+    og_gb_forward_reparse(b, n); /* last: n->params goes */
+    return og_gb_status(b);
+}
+
+const og_grad_rule og_grad_control[] = {
+    {"If", "", g_if}, {"Loop", "", g_loop}, {"Scan", "", g_scan}, {0}};

@@ -1,0 +1,310 @@
+/* rnn.c: CPU kernels of RNN, GRU and LSTM (forward, training forward with the state the
+ * backward reads, and backward through time), float32 and float64 (see src/ops/rnn.h).
+ *
+ * Forward, per direction: one product X·Wᵀ for the inputs of all steps, then per step one
+ * product Ht-1·Rᵀ for every batch row and the gates row by row.  A row past its sequence
+ * length carries its state and writes zeros to Y; Y_h (and Y_c) of a row without steps
+ * are zeros, as onnxruntime gives them.
+ * Backward, per direction, steps in the reverse of the order the forward took them: the
+ * gradients of the pre-activations row by row, the state gradient passed back through one
+ * product with R per step; then dX, dW, dR in three products over all steps and dB, dP as
+ * sums.  float16 runs the float32 loops on converted copies. */
+#include <string.h>
+#include <math.h>
+
+#include "kernels/cpu/gemm.h"
+#include "ops/rnn.h"
+
+/* The sizes of a run, and where things are. */
+typedef struct rnn_geom {
+    int64_t T, N, I, H, D, G, K;
+    int layout;
+    const int32_t *lens; /* NULL: every row has T steps */
+} rnn_geom;
+
+/* row of X (and of X·Wᵀ) for step t of batch row n */
+static inline int64_t xrow(const rnn_geom *g, int64_t t, int64_t n)
+{
+    return g->layout ? n * g->T + t : t * g->N + n;
+}
+
+/* offset of Y's H elements for (t, d, n) */
+static inline int64_t yoff(const rnn_geom *g, int64_t t, int64_t d, int64_t n)
+{
+    return (g->layout ? (n * g->T + t) * g->D + d : (t * g->D + d) * g->N + n) * g->H;
+}
+
+/* offset of a state's H elements (initial_h, Y_h, ...) for (d, n) */
+static inline int64_t soff(const rnn_geom *g, int64_t d, int64_t n)
+{
+    return (g->layout ? n * g->D + d : d * g->N + n) * g->H;
+}
+
+/* offset of saved's row (d, t, n) */
+static inline int64_t svoff(const rnn_geom *g, int64_t d, int64_t t, int64_t n)
+{
+    return ((d * g->T + t) * g->N + n) * g->K;
+}
+
+static inline bool active(const rnn_geom *g, int64_t t, int64_t n)
+{
+    return !g->lens || t < g->lens[n];
+}
+
+#define RT    float
+#define FN(x) x##_f32
+#define GEMM  og_gemm_f32
+#define M(fn) fn##f
+#include "kernels/cpu/rnn_typed.inc"
+#undef RT
+#undef FN
+#undef GEMM
+#undef M
+#define RT    double
+#define FN(x) x##_f64
+#define GEMM  og_gemm_f64
+#define M(fn) fn
+#include "kernels/cpu/rnn_typed.inc"
+#undef RT
+#undef FN
+#undef GEMM
+#undef M
+
+/* ---- float16 --------------------------------------------------------------------------- */
+
+/* fn on float32 copies of the float16 inputs, its float32 outputs rounded back. */
+static og_status via_float(const og_kernel_ctx *k, og_kernel_fn fn, const og_tensor *const *in,
+                           int n_in, og_tensor *const *out, int n_out)
+{
+    og_tensor *fin[16] = {0}, *fout[16] = {0};
+    bool own[16] = {0};
+    og_status st = OG_OK;
+    if (n_in > 16 || n_out > 16) return og_kernel_error(k, OG_ERR_INTERNAL, "too many operands");
+    for (int i = 0; i < n_in; i++) {
+        fin[i] = (og_tensor *)in[i];
+        if (!in[i] || in[i]->dtype != OG_FLOAT16) continue;
+        if (og_tensor_create(OG_FLOAT, in[i]->rank, in[i]->dims, k->alloc, &fin[i])) goto nomem;
+        own[i] = true;
+        const uint16_t *h = in[i]->data;
+        float *f = fin[i]->data;
+        for (int64_t e = 0; e < in[i]->numel; e++) f[e] = og_half_to_float(h[e]);
+    }
+    for (int j = 0; j < n_out; j++)
+        if (out[j] && og_tensor_create(OG_FLOAT, out[j]->rank, out[j]->dims, k->alloc, &fout[j]))
+            goto nomem;
+    st = fn(k, (const og_tensor *const *)fin, n_in, fout, n_out);
+    for (int j = 0; !st && j < n_out; j++) {
+        if (!out[j]) continue;
+        const float *f = fout[j]->data;
+        uint16_t *h = out[j]->data;
+        for (int64_t e = 0; e < out[j]->numel; e++) h[e] = og_float_to_half(f[e]);
+    }
+    goto done;
+nomem:
+    st = og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
+done:
+    for (int i = 0; i < n_in; i++)
+        if (own[i]) og_tensor_free(fin[i]);
+    for (int j = 0; j < n_out; j++) og_tensor_free(fout[j]);
+    return st;
+}
+
+/* ---- shared checks ------------------------------------------------------------------- */
+
+static const og_tensor *opt(const og_tensor *const *in, int n_in, int i)
+{
+    return i < n_in ? in[i] : NULL;
+}
+
+/* The geometry of a run from X, R and sequence_lens (whose values are checked). */
+static og_status geometry(const og_kernel_ctx *k, const og_rnn_params *p,
+                          const og_tensor *const *in, int n_in, rnn_geom *g)
+{
+    const og_tensor *X = in[0], *R = in[2], *seq = opt(in, n_in, OG_RNN_IN_SEQ);
+    if (X->dtype != OG_FLOAT && X->dtype != OG_DOUBLE)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
+                               og_dtype_name(X->dtype));
+    g->layout = p->layout;
+    g->T = X->dims[p->layout ? 1 : 0];
+    g->N = X->dims[p->layout ? 0 : 1];
+    g->I = X->dims[2];
+    g->H = R->dims[2];
+    g->D = p->num_dir;
+    g->G = p->gates;
+    g->K = og_rnn_saved_width(p, g->H);
+    g->lens = NULL;
+    if (seq) {
+        if (seq->dtype != OG_INT32)
+            return og_kernel_error(k, OG_ERR_TYPE, "sequence_lens is %s, expected int32",
+                                   og_dtype_name(seq->dtype));
+        g->lens = seq->data;
+        for (int64_t n = 0; n < g->N; n++)
+            if (g->lens[n] < 0 || g->lens[n] > g->T)
+                return og_kernel_error(k, OG_ERR_RUNTIME,
+                                       "sequence_lens[%lld] is %d, outside 0..%lld (the "
+                                       "sequence length)",
+                                       (long long)n, (int)g->lens[n], (long long)g->T);
+    }
+    return OG_OK;
+}
+
+/* Size in elements of the forward's scratch. */
+static size_t fwd_scratch(const rnn_geom *g)
+{
+    size_t GH = (size_t)(g->G * g->H), N = (size_t)g->N, H = (size_t)g->H;
+    return (size_t)g->T * N * GH + N * GH + 2 * N * H + GH + N * H + 3 * N * GH + 1;
+}
+
+#define FWD_DIRS(TT, SFX)                                                                          \
+    do {                                                                                           \
+        TT *ws = og_calloc(k->alloc, fwd_scratch(&g), sizeof(TT));                                 \
+        if (!ws) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");                         \
+        rnn_fwd_##SFX s = {.p = p, .g = &g};                                                       \
+        size_t GH = (size_t)(g.G * g.H), N = (size_t)g.N, H = (size_t)g.H;                         \
+        s.xw = ws;                                                                                 \
+        s.rec = s.xw + (size_t)g.T * N * GH;                                                       \
+        s.h = s.rec + N * GH;                                                                      \
+        s.c = p->kind == OG_RNN_LSTM ? s.h + N * H : NULL;                                         \
+        s.bias = s.h + 2 * N * H;                                                                  \
+        s.rh = s.bias + GH;                                                                        \
+        s.row = s.rh + N * H;                                                                      \
+        s.X = X->data;                                                                             \
+        s.W = in[1]->data;                                                                         \
+        s.R = in[2]->data;                                                                         \
+        s.B = B ? B->data : NULL;                                                                  \
+        s.h0 = h0 ? h0->data : NULL;                                                               \
+        s.c0 = c0 ? c0->data : NULL;                                                               \
+        s.P = P ? P->data : NULL;                                                                  \
+        s.Y = Y ? Y->data : NULL;                                                                  \
+        s.Yh = Yh ? Yh->data : NULL;                                                               \
+        s.Yc = Yc ? Yc->data : NULL;                                                               \
+        s.saved = saved ? saved->data : NULL;                                                      \
+        for (int d = 0; d < p->num_dir; d++) {                                                     \
+            s.d = d;                                                                               \
+            s.rev = p->direction == 1 || d == 1;                                                   \
+            s.act = p->act[d];                                                                     \
+            fwd_dir_##SFX(k, &s);                                                                  \
+        }                                                                                          \
+        og_free(k->alloc, ws);                                                                     \
+    } while (0)
+
+/* RNN, GRU, LSTM and their ...Train forms. */
+static og_status rnn_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                            og_tensor *const *out, int n_out)
+{
+    const og_rnn_params *p = k->params;
+    if (in[0]->dtype == OG_FLOAT16) return via_float(k, rnn_kernel, in, n_in, out, n_out);
+    rnn_geom g;
+    og_status st = geometry(k, p, in, n_in, &g);
+    if (st) return st;
+    int nout = og_rnn_n_out(p->kind);
+    const og_tensor *X = in[0], *B = opt(in, n_in, OG_RNN_IN_B);
+    const og_tensor *h0 = opt(in, n_in, OG_RNN_IN_H0);
+    const og_tensor *c0 = p->kind == OG_RNN_LSTM ? opt(in, n_in, OG_RNN_IN_C0) : NULL;
+    const og_tensor *P = p->kind == OG_RNN_LSTM ? opt(in, n_in, OG_RNN_IN_P) : NULL;
+    og_tensor *Y = n_out > 0 ? out[0] : NULL, *Yh = n_out > 1 ? out[1] : NULL;
+    og_tensor *Yc = p->kind == OG_RNN_LSTM && n_out > 2 ? out[2] : NULL;
+    og_tensor *saved = p->role == OG_RNN_TRAIN && n_out > nout ? out[nout] : NULL;
+    for (int i = 1; i < n_in && i < og_rnn_n_in(p->kind); i++)
+        if (in[i] && i != OG_RNN_IN_SEQ && in[i]->dtype != X->dtype)
+            return og_kernel_error(k, OG_ERR_TYPE, "input %d is %s, but X is %s", i,
+                                   og_dtype_name(in[i]->dtype), og_dtype_name(X->dtype));
+    if (X->dtype == OG_FLOAT)
+        FWD_DIRS(float, f32);
+    else
+        FWD_DIRS(double, f64);
+    return OG_OK;
+}
+
+/* Size in elements of the backward's scratch (per direction, reused). */
+static size_t bwd_scratch(const rnn_geom *g, bool two)
+{
+    size_t GH = (size_t)(g->G * g->H), N = (size_t)g->N, H = (size_t)g->H;
+    size_t rows = (size_t)g->T * N;
+    return rows * GH * (two ? 2 : 1) + 2 * rows * H + 3 * N * H + 3 * N * GH + 1;
+}
+
+#define BWD_DIRS(TT, SFX)                                                                          \
+    do {                                                                                           \
+        bool two = p->kind == OG_RNN_GRU && p->linear_before_reset;                                \
+        TT *ws = og_calloc(k->alloc, bwd_scratch(&g, two), sizeof(TT));                            \
+        if (!ws) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");                         \
+        rnn_bwd_##SFX s = {.p = p, .g = &g};                                                       \
+        size_t GH = (size_t)(g.G * g.H), N = (size_t)g.N, H = (size_t)g.H;                         \
+        size_t rows = (size_t)g.T * N;                                                             \
+        s.din = ws;                                                                                \
+        s.drec = two ? s.din + rows * GH : s.din;                                                  \
+        s.hprev = s.din + rows * GH * (two ? 2 : 1);                                               \
+        s.rh = p->kind == OG_RNN_GRU && !p->linear_before_reset ? s.hprev + rows * H : NULL;       \
+        s.dh = s.hprev + 2 * rows * H;                                                             \
+        s.dc = p->kind == OG_RNN_LSTM ? s.dh + N * H : NULL;                                       \
+        s.tmp = s.dh + 2 * N * H;                                                                  \
+        s.row = s.tmp + N * H;                                                                     \
+        s.X = X->data;                                                                             \
+        s.W = in[1]->data;                                                                         \
+        s.R = in[2]->data;                                                                         \
+        s.B = B ? B->data : NULL;                                                                  \
+        s.h0 = h0 ? h0->data : NULL;                                                               \
+        s.c0 = c0 ? c0->data : NULL;                                                               \
+        s.P = P ? P->data : NULL;                                                                  \
+        s.saved = saved->data;                                                                     \
+        s.dY = dY ? dY->data : NULL;                                                               \
+        for (int d = 0; d < p->num_dir; d++) {                                                     \
+            s.d = d;                                                                               \
+            s.rev = p->direction == 1 || d == 1;                                                   \
+            s.act = p->act[d];                                                                     \
+            bwd_dir_##SFX(k, &s, dYh ? dYh->data : NULL, dYc ? dYc->data : NULL,                   \
+                          dX ? dX->data : NULL, dW ? dW->data : NULL, dR ? dR->data : NULL,        \
+                          dB ? dB->data : NULL, dh0 ? dh0->data : NULL, dc0 ? dc0->data : NULL,    \
+                          dP ? dP->data : NULL, d > 0);                                            \
+        }                                                                                          \
+        og_free(k->alloc, ws);                                                                     \
+    } while (0)
+
+/* RNNGrad, GRUGrad, LSTMGrad. */
+static og_status rnn_grad_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                                 og_tensor *const *out, int n_out)
+{
+    const og_rnn_params *p = k->params;
+    if (in[0]->dtype == OG_FLOAT16) return via_float(k, rnn_grad_kernel, in, n_in, out, n_out);
+    rnn_geom g;
+    og_status st = geometry(k, p, in, n_in, &g);
+    if (st) return st;
+    int nin = og_rnn_n_in(p->kind);
+    bool lstm = p->kind == OG_RNN_LSTM;
+    const og_tensor *X = in[0], *B = opt(in, n_in, OG_RNN_IN_B);
+    const og_tensor *h0 = opt(in, n_in, OG_RNN_IN_H0);
+    const og_tensor *c0 = lstm ? opt(in, n_in, OG_RNN_IN_C0) : NULL;
+    const og_tensor *P = lstm ? opt(in, n_in, OG_RNN_IN_P) : NULL;
+    const og_tensor *saved = opt(in, n_in, nin), *dY = opt(in, n_in, nin + 1);
+    const og_tensor *dYh = opt(in, n_in, nin + 2), *dYc = lstm ? opt(in, n_in, nin + 3) : NULL;
+    if (!saved) return og_kernel_error(k, OG_ERR_MODEL, "input %d (saved) is missing", nin);
+    for (int i = 1; i < n_in; i++)
+        if (in[i] && i != OG_RNN_IN_SEQ && in[i]->dtype != X->dtype)
+            return og_kernel_error(k, OG_ERR_TYPE, "input %d is %s, but X is %s", i,
+                                   og_dtype_name(in[i]->dtype), og_dtype_name(X->dtype));
+    og_tensor *dX = n_out > 0 ? out[0] : NULL, *dW = n_out > 1 ? out[1] : NULL;
+    og_tensor *dR = n_out > 2 ? out[2] : NULL, *dB = n_out > 3 ? out[3] : NULL;
+    og_tensor *dh0 = n_out > 5 ? out[5] : NULL, *dc0 = lstm && n_out > 6 ? out[6] : NULL;
+    og_tensor *dP = lstm && n_out > 7 ? out[7] : NULL;
+    if (dX) memset(dX->data, 0, og_tensor_nbytes(dX)); /* accumulated over directions */
+    if (X->dtype == OG_FLOAT)
+        BWD_DIRS(float, f32);
+    else
+        BWD_DIRS(double, f64);
+    return OG_OK;
+}
+
+/* The type constraint reads X: float32 and float64, and float16 through float32 copies
+ * (sequence_lens is checked as int32). */
+const og_kernel_def og_cpu_rnn[] = {
+    {.name = "RNN", .domain = "", .fn = rnn_kernel, .types = og_rnn_types},
+    {.name = "GRU", .domain = "", .fn = rnn_kernel, .types = og_rnn_types},
+    {.name = "LSTM", .domain = "", .fn = rnn_kernel, .types = og_rnn_types},
+    {.name = "RNNTrain", .domain = OG_RNN_DOMAIN, .fn = rnn_kernel, .types = og_rnn_types},
+    {.name = "GRUTrain", .domain = OG_RNN_DOMAIN, .fn = rnn_kernel, .types = og_rnn_types},
+    {.name = "LSTMTrain", .domain = OG_RNN_DOMAIN, .fn = rnn_kernel, .types = og_rnn_types},
+    {.name = "RNNGrad", .domain = OG_RNN_DOMAIN, .fn = rnn_grad_kernel, .types = og_rnn_types},
+    {.name = "GRUGrad", .domain = OG_RNN_DOMAIN, .fn = rnn_grad_kernel, .types = og_rnn_types},
+    {.name = "LSTMGrad", .domain = OG_RNN_DOMAIN, .fn = rnn_grad_kernel, .types = og_rnn_types},
+    {.name = NULL}};

@@ -1,0 +1,123 @@
+"""Gradient cases of the control-flow rules (src/grad/control.c): If (each branch taken; a
+branch that does not read a weight; outputs taken from outside), Loop (loop-carried values,
+scan outputs, outer weights, a fixed trip count and an early exit, zero iterations), Scan
+(states, scan inputs and outputs along other axes and in reverse), and nesting (an If inside
+a Loop, a Loop inside a Scan, reading weights two levels out)."""
+import numpy as np
+from onnx import TensorProto, helper
+
+from helpers import RNG, model, node, rand
+
+F = TensorProto.FLOAT
+
+
+def vi(name, dt=F, shape=None):
+    return helper.make_tensor_value_info(name, dt, shape)
+
+
+def graph(nodes, name, ins, outs):
+    return helper.make_graph(nodes, name, ins, outs)
+
+
+def one(name, n, inputs, outputs, weights, consts=None, opset=16, shapes=None):
+    """a one-node model; shapes: output shapes where ONNX shape inference gives none"""
+    m = model([n], inputs, outputs, weights, opset=opset, consts=consts)
+    for o in m.graph.output:
+        t = o.type.tensor_type
+        if not t.HasField("shape") or not t.elem_type:
+            o.CopyFrom(vi(o.name, F, (shapes or {}).get(o.name)))
+            if o.name not in (shapes or {}):
+                o.type.tensor_type.shape.dim.add()  # rank unknown to inference: a dim_param
+                o.type.tensor_type.shape.dim[0].dim_param = "d_" + o.name
+    return (name, m, inputs)
+
+
+def loop_body():
+    # body(i, cond, s, t) -> (cond, tanh(s·w + x·i) , t + s, scan: s·v)
+    return graph([node("Cast", ["i"], ["fi"], to=F),
+                  node("Mul", ["x", "fi"], ["xi"]),
+                  node("Mul", ["s", "w"], ["sw"]),
+                  node("Add", ["sw", "xi"], ["pre"]),
+                  node("Tanh", ["pre"], ["s2"]),
+                  node("Add", ["t", "s"], ["t2"]),
+                  node("Mul", ["s", "v"], ["sc"]),
+                  node("Identity", ["cond"], ["c2"])],
+                 "body", [vi("i", TensorProto.INT64, []), vi("cond", TensorProto.BOOL, []),
+                          vi("s"), vi("t")],
+                 [vi("c2", TensorProto.BOOL, []), vi("s2"), vi("t2"), vi("sc")])
+
+
+def cases():
+    out = []
+    x = rand(2, 3)
+    # If: then reads w and x, else x only; outputs y and z
+    for opset in (11, 16):
+        then_g = graph([node("Mul", ["x", "w"], ["t1"]), node("Sin", ["t1"], ["t2"]),
+                        node("Add", ["x", "w"], ["t3"])], "then", [], [vi("t2"), vi("t3")])
+        else_g = graph([node("Mul", ["x", "x"], ["e1"]), node("Identity", ["x"], ["e2"])],
+                       "else", [], [vi("e1"), vi("e2")])
+        for c in (True, False):
+            n = node("If", ["c"], ["y", "z"], then_branch=then_g, else_branch=else_g)
+            out.append(one("if_%s_v%d" % ("then" if c else "else", opset), n,
+                           {"x": x}, ["y", "z"], {"w": rand(3)},
+                           consts={"c": np.array(c)}, opset=opset))
+    # Loop with a trip count, loop-carried s and t, a scan output, outer x, w, v
+    for opset, trip in ((11, 3), (16, 4), (16, 0)):
+        n = node("Loop", ["m", "", "s0", "t0"], ["s", "t", "scan"], body=loop_body())
+        out.append(one("loop_trip%d_v%d" % (trip, opset), n, {"x": x},
+                       ["s", "t", "scan"],
+                       {"s0": rand(2, 3), "t0": rand(2, 3), "w": rand(3), "v": rand(3)},
+                       consts={"m": np.array(trip, np.int64)}, opset=opset,
+                       shapes={"s": [2, 3], "t": [2, 3], "scan": [trip, 2, 3]}))
+    # Loop that stops on its condition: while sum(s) < lim, s ← s + x·w
+    body = graph([node("Mul", ["x", "w"], ["xw"]), node("Add", ["s", "xw"], ["s2"]),
+                  node("ReduceSum", ["s2"], ["tot"], keepdims=0),
+                  node("Less", ["tot", "lim"], ["c2"])],
+                 "body", [vi("i", TensorProto.INT64, []), vi("cond", TensorProto.BOOL, []),
+                          vi("s")], [vi("c2", TensorProto.BOOL, []), vi("s2")])
+    n = node("Loop", ["m", "c", "s0"], ["s"], body=body)
+    out.append(one("loop_early_exit", n, {"x": rand(2, 3, low=0.2, high=0.6)}, ["s"],
+                   {"s0": rand(2, 3, low=0, high=0.1), "w": rand(3, low=0.5, high=1.0)},
+                   consts={"m": np.array(20, np.int64), "c": np.array(True),
+                           "lim": np.array(4.1, np.float32)}, shapes={"s": [2, 3]}))
+    # Scan: running state and an output per step, along axis 0 and along other axes, reversed
+    body = graph([node("Mul", ["acc", "k"], ["ak"]), node("Add", ["ak", "xt"], ["acc2"]),
+                  node("Sigmoid", ["acc2"], ["y"])], "body", [vi("acc"), vi("xt")],
+                 [vi("acc2"), vi("y")])
+    n = node("Scan", ["a0", "xs"], ["a", "ys"], body=body, num_scan_inputs=1)
+    out.append(one("scan", n, {"xs": rand(4, 2, 3)}, ["a", "ys"],
+                   {"a0": rand(2, 3), "k": rand(3)}, opset=16,
+                   shapes={"a": [2, 3], "ys": [4, 2, 3]}))
+    n = node("Scan", ["a0", "xs"], ["a", "ys"], body=body, num_scan_inputs=1,
+             scan_input_axes=[1], scan_input_directions=[1], scan_output_axes=[-1],
+             scan_output_directions=[1])
+    out.append(one("scan_axes_dirs", n, {"xs": rand(2, 4, 3)}, ["a", "ys"],
+                   {"a0": rand(2, 3), "k": rand(3)}, opset=11,
+                   shapes={"a": [2, 3], "ys": [2, 3, 4]}))
+    # nested: an If inside a Loop, reading w from the top graph
+    inner_then = graph([node("Mul", ["s", "w"], ["it"])], "then", [], [vi("it")])
+    inner_else = graph([node("Sin", ["s"], ["ie0"]), node("Add", ["ie0", "w"], ["ie"])],
+                       "else", [], [vi("ie")])
+    body = graph([node("Cast", ["i"], ["fi"], to=F), node("Less", ["fi", "half"], ["small"]),
+                  node("If", ["small"], ["s2"], then_branch=inner_then, else_branch=inner_else),
+                  node("Identity", ["cond"], ["c2"])],
+                 "body", [vi("i", TensorProto.INT64, []), vi("cond", TensorProto.BOOL, []),
+                          vi("s")], [vi("c2", TensorProto.BOOL, []), vi("s2")])
+    n = node("Loop", ["m", "", "s0"], ["s"], body=body)
+    out.append(one("loop_nested_if", n, {"s0": rand(2, 3)}, ["s"],
+                   {"w": rand(3, low=0.5, high=1.5)},
+                   consts={"m": np.array(4, np.int64), "half": np.array(1.5, np.float32)},
+                   shapes={"s": [2, 3]}))
+    # nested: a Loop inside a Scan, reading k from the top graph
+    lbody = graph([node("Mul", ["v", "k"], ["v1"]), node("Tanh", ["v1"], ["v2"]),
+                   node("Identity", ["cond"], ["c2"])],
+                  "lbody", [vi("j", TensorProto.INT64, []), vi("cond", TensorProto.BOOL, []),
+                            vi("v")], [vi("c2", TensorProto.BOOL, []), vi("v2")])
+    body = graph([node("Add", ["acc", "xt"], ["acc2"]),
+                  node("Loop", ["two", "", "acc2"], ["y"], body=lbody)],
+                 "body", [vi("acc"), vi("xt")], [vi("acc2"), vi("y", F, [2, 3])])
+    n = node("Scan", ["a0", "xs"], ["a", "ys"], body=body, num_scan_inputs=1)
+    out.append(one("scan_nested_loop", n, {"xs": rand(3, 2, 3)}, ["a", "ys"],
+                   {"a0": rand(2, 3), "k": rand(3)}, consts={"two": np.array(2, np.int64)},
+                   shapes={"a": [2, 3], "ys": [3, 2, 3]}))
+    return out

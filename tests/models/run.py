@@ -1,0 +1,180 @@
+#!/usr/bin/env python3
+"""Acceptance on models exported by PyTorch (torchvision CNNs, a small ViT, BERT,
+DistilBERT, GPT-2 with random weights): for each model,
+  run     `onnxgrad run` equals onnxruntime (rel 1e-4 of the output's largest value)
+  grad    `onnxgrad grad` with PyTorch's output gradient equals autograd: every input
+          gradient and every weight gradient matched to a PyTorch parameter (by name, or
+          by value as the parameter or its transpose where the exporter renamed it),
+          |ours - torch| <= 1e-4 max(|torch|max, 1e-2 G), G the largest gradient of the model
+  export  `onnxgrad export --input ...` (which runs what it writes) writes a training graph
+          that onnx's checker accepts, that onnxruntime loads without a warning (like the
+          eval graph) and runs to onnxgrad's gradients (same bound)
+  check   `onnxgrad check` passes
+Exports run under /usr/bin/python3 (tests/models/export.py); this script needs onnx and
+onnxruntime.  Ends with "N passed, N failed".
+
+usage: run.py BUILD_DIR [--keep DIR] MODEL ...   (MODEL as export.py's NAME)"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import numpy_helper
+
+ort.set_default_logger_severity(3)
+HERE = os.path.dirname(os.path.abspath(__file__))
+TORCH_PY = os.environ.get("OG_TORCH_PYTHON", "/usr/bin/python3")
+WARN_PROBE = ("import sys, onnxruntime as o; o.set_default_logger_severity(2); "
+              "o.InferenceSession(sys.argv[1], providers=['CPUExecutionProvider'])")
+
+
+def sh(cmd):
+    r = subprocess.run(cmd, capture_output=True, text=True)
+    if r.returncode:
+        raise RuntimeError("%s: %s" % (" ".join(cmd[:2]), (r.stderr or r.stdout).strip()[-600:]))
+    return r.stdout
+
+
+def load_dir(d, manifest_name="manifest.json"):
+    man = json.load(open(os.path.join(d, manifest_name)))
+    return {k: np.load(os.path.join(d, v)) for k, v in man.items()}
+
+
+def close(ours, want, scale, what):
+    err = float(np.abs(ours.astype(np.float64) - want).max()) if want.size else 0.0
+    bound = 1e-4 * max(float(np.abs(want).max()) if want.size else 0.0, scale)
+    if not err <= bound:
+        raise AssertionError("%s: max difference %.3g > %.3g" % (what, err, bound))
+    return err
+
+
+def match_params(model, params):
+    """ONNX initializer name -> (PyTorch name, transposed?)"""
+    out = {}
+    by_shape = {}
+    for k, v in params.items():
+        by_shape.setdefault(v.shape, []).append(k)
+        by_shape.setdefault(v.T.shape, []).append(k)
+    for init in model.graph.initializer:
+        a = numpy_helper.to_array(init)
+        if a.dtype != np.float32:
+            continue
+        if init.name in params and params[init.name].shape == a.shape:
+            out[init.name] = (init.name, False)
+            continue
+        for k in by_shape.get(a.shape, []):
+            p = params[k]
+            if p.shape == a.shape and np.array_equal(p, a):
+                out[init.name] = (k, False)
+                break
+            if p.ndim == 2 and p.T.shape == a.shape and np.array_equal(p.T, a):
+                out[init.name] = (k, True)
+                break
+    return out
+
+
+def check_model(cli, name, d):
+    t0 = time.time()
+    sh([TORCH_PY, "-W", "ignore", os.path.join(HERE, "export.py"), name, d])
+    t_export = time.time() - t0
+    path = os.path.join(d, "model.onnx")
+    model = onnx.load(path)
+    feeds = {i.name: np.load(os.path.join(d, "in_%s.npy" % i.name)) for i in model.graph.input
+             if os.path.exists(os.path.join(d, "in_%s.npy" % i.name))}
+    inputs = []
+    for k in feeds:
+        inputs += ["--input", "%s=%s" % (k, os.path.join(d, "in_%s.npy" % k))]
+    seed = os.path.join(d, "seed.npy")
+    # run: equal to onnxruntime
+    sess = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+    want_y = sess.run(None, feeds)[0]
+    sh([cli, "run", path] + inputs + ["--threads", "1", "-o", os.path.join(d, "run")])
+    y = load_dir(os.path.join(d, "run"))["y"]
+    close(y, want_y, 0.0, "run: y against onnxruntime")
+    close(y, np.load(os.path.join(d, "y.npy")), 0.0, "run: y against PyTorch")
+    # grad: equal to autograd
+    sh([cli, "grad", path] + inputs + ["--grad-output", "y=" + seed, "--threads", "1",
+                                       "-o", os.path.join(d, "grad")])
+    ours = load_dir(os.path.join(d, "grad"))
+    ref = dict(np.load(os.path.join(d, "grads.npz")))
+    params = dict(np.load(os.path.join(d, "params.npz")))
+    G = max(float(np.abs(v).max()) for v in ref.values())
+    floor = 1e-2 * G
+    compared = 0
+    for k, v in ref.items():
+        if k.startswith("input:"):
+            close(ours[k[6:] + "_grad"], v, floor, "grad of input " + k[6:])
+            compared += 1
+    matched = match_params(model, params)
+    for init, (pname, transposed) in matched.items():
+        want = ref.get("param:" + pname)
+        if want is None or init + "_grad" not in ours:
+            continue
+        close(ours[init + "_grad"], want.T if transposed else want, floor,
+              "grad of %s (%s)" % (init, pname))
+        compared += 1
+    if compared == 0:
+        raise AssertionError("no gradient matched a PyTorch one")
+    # export: the training graph runs in onnxruntime to the same gradients
+    exp = os.path.join(d, "export")
+    sh([cli, "export", path, "-o", exp] + inputs)
+    tr = onnx.load(os.path.join(exp, "training.onnx"))
+    onnx.checker.check_model(tr, full_check=True)
+    # onnxruntime loads both files without a warning (one per weight listed as an input)
+    for f in ("training.onnx", "eval.onnx"):
+        r = subprocess.run([sys.executable, "-c", WARN_PROBE, os.path.join(exp, f)],
+                           capture_output=True, text=True)
+        if r.returncode or "[W:" in r.stderr or "[E:" in r.stderr:
+            raise AssertionError("onnxruntime on %s: %s" % (f, (r.stderr or r.stdout)[:300]))
+    tsess = ort.InferenceSession(os.path.join(exp, "training.onnx"),
+                                 providers=["CPUExecutionProvider"])
+    tfeeds = dict(feeds)
+    tfeeds["y_grad"] = np.load(seed)
+    names = [o.name for o in tsess.get_outputs()]
+    res = dict(zip(names, tsess.run(None, tfeeds)))
+    n_ort = 0
+    for k, v in res.items():
+        if k.endswith("_grad") and k in ours:
+            close(v, ours[k], floor, "onnxruntime's %s against onnxgrad's" % k)
+            n_ort += 1
+    # check: finite differences agree
+    # 3 elements per tensor (the largest gradient among them): about 12 float64 runs each
+    # (OG_CHECK_SAMPLES: another count; float64 CNNs are slow)
+    samples = os.environ.get("OG_CHECK_SAMPLES", "3")
+    sh([cli, "check", path] + inputs + ["--threads", "1", "--samples", samples])
+    return "%d gradients against PyTorch, %d in onnxruntime, export %.1fs, total %.1fs" % (
+        compared, n_ort, t_export, time.time() - t0)
+
+
+def main(argv):
+    build = argv[0]
+    keep = None
+    models = argv[1:]
+    if models[:1] == ["--keep"]:
+        keep, models = models[1], models[2:]
+    cli = os.path.join(build, "onnxgrad")
+    passed = failed = 0
+    for name in models:
+        d = os.path.join(keep, name) if keep else tempfile.mkdtemp(prefix="og_models_")
+        try:
+            msg = check_model(cli, name, d)
+            passed += 1
+            print("PASS %s: %s" % (name, msg), flush=True)
+        except Exception as e:  # noqa: BLE001
+            failed += 1
+            print("FAIL %s: %s" % (name, str(e).strip().splitlines()[-1] if str(e) else repr(e)),
+                  flush=True)
+        finally:
+            if not keep:
+                subprocess.run(["rm", "-rf", d])
+    print("%d passed, %d failed" % (passed, failed))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
