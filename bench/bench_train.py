@@ -6,7 +6,8 @@ in the bench environment (bench/.venv, made by scripts/setup.sh --bench); --debi
 Debian's python3-torch as a second column.  Each side runs in a process of its own,
 interleaved over --rounds rounds; each figure is the median of the rounds' medians, and
 the peak resident memory (VmHWM) of each side's process is printed beside the times.
-Ratio: onnxgrad / PyTorch (lower is better).
+Ratio: onnxgrad / PyTorch (lower is better), by wall time and by CPU time (each process's:
+on a machine that other processes share, the time each side computed).
 
 usage: python bench/bench_train.py [--build build] [--iters N] [--rounds R] [--debian] [MODEL ...]"""
 import argparse
@@ -74,8 +75,9 @@ def main():
     print("PyTorch %s (PyPI)%s; medians of %d interleaved rounds; OpenMP threads %s" %
           (version, ", and Debian's" if args.debian else "", args.rounds,
            "spin" if args.spin else "block (OMP_WAIT_POLICY=passive)"))
-    head = "%-12s %7s %11s %11s %6s %10s %10s" % ("model", "threads", "onnxgrad ms", "torch ms",
-                                                 "ratio", "og MB", "torch MB")
+    head = "%-12s %7s %11s %11s %6s %9s %9s %9s %8s %8s" % (
+        "model", "threads", "onnxgrad ms", "torch ms", "ratio", "og cpu", "torch cpu",
+        "cpu ratio", "og MB", "torch MB")
     if args.debian:
         head += " %12s %6s" % ("debian ms", "ratio")
     print(head)
@@ -94,9 +96,11 @@ def main():
                 continue
             og_ms = statistics.median(r["median_ms"] for r in og)
             pt_ms = {p: statistics.median(r["median_ms"] for r in pt[p]) for p in pt}
-            line = "%-12s %7d %11.2f %11.2f %6.2f %10.1f %10.1f" % (
-                name, threads, og_ms, pt_ms["pypi"], og_ms / pt_ms["pypi"],
-                max(r["peak_rss_kb"] for r in og) / 1024,
+            og_cpu = statistics.median(r["median_cpu_ms"] for r in og)
+            pt_cpu = statistics.median(r["median_cpu_ms"] for r in pt["pypi"])
+            line = "%-12s %7d %11.2f %11.2f %6.2f %9.2f %9.2f %9.2f %8.1f %8.1f" % (
+                name, threads, og_ms, pt_ms["pypi"], og_ms / pt_ms["pypi"], og_cpu, pt_cpu,
+                og_cpu / pt_cpu, max(r["peak_rss_kb"] for r in og) / 1024,
                 max(r["peak_rss_kb"] for r in pt["pypi"]) / 1024)
             if args.debian:
                 line += " %12.2f %6.2f" % (pt_ms["debian"], og_ms / pt_ms["debian"])

@@ -3,7 +3,7 @@
 peak memory is its own): build model NAME as export_models.train_model() does, load the
 weights the ONNX model was exported with (DIR/NAME_state.pt), and time ITERS steps of
 forward + backward (output gradients = ones, gradients of the weights and the input) at
-THREADS threads.  Prints JSON: median_ms, peak_rss_kb (VmHWM), torch version.
+THREADS threads.  Prints JSON: median_ms, median_cpu_ms (the process's CPU time), peak_rss_kb (VmHWM), torch version.
 
 usage: python torch_step.py NAME DIR THREADS ITERS"""
 import json
@@ -37,17 +37,20 @@ def main():
     model.eval()  # as exported: batch norm with its running statistics
     x = torch.from_numpy(np.load(os.path.join(folder, name + "_x.npy")))
     xr = x.clone().requires_grad_(True)
-    times = []
+    times, cpu = [], []
     for i in range(iters + 3):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         y = model(xr)
         y.backward(torch.ones_like(y))
         dt = (time.perf_counter() - t0) * 1e3
+        dc = (time.process_time() - c0) * 1e3
         model.zero_grad(set_to_none=True)
         xr.grad = None
         if i >= 3:
             times.append(dt)
-    print(json.dumps({"median_ms": statistics.median(times), "peak_rss_kb": peak_rss_kb(),
+            cpu.append(dc)
+    print(json.dumps({"median_ms": statistics.median(times),
+                      "median_cpu_ms": statistics.median(cpu), "peak_rss_kb": peak_rss_kb(),
                       "torch": torch.__version__}))
 
 

@@ -370,6 +370,11 @@ static const conv_case fixed_cases[] = {
     {"chunked2d", "Conv", 2, .c = 64, .m = 8, .in = {40, 40}, PADS1},
     {"chunked2d_mt", "Conv", 2, .c = 64, .m = 8, .in = {40, 40}, PADS1, .mt = true},
     {"pointwise_mt", "Conv", 2, .c = 64, .m = 8, .in = {40, 40}, .k = {1, 1}, .mt = true},
+    /* pointwise with Y over several chunks (each [128, >= 1024] chunk gets its bias after
+     * the GEMM): 2 chunks in float, 3 in double */
+    {"pointwise_ychunks", "Conv", 2, .c = 32, .m = 128, .in = {48, 48}, .k = {1, 1}},
+    {"pointwise_ychunks_f64_mt", "Conv", 2, .n = 2, .c = 32, .m = 128, .in = {48, 48}, .k = {1, 1},
+     .f64 = true, .mt = true},
     {"chunked3d", "Conv", 3, .c = 16, .m = 4, .in = {14, 14, 14}, .f64 = true},
     {"chunked3d_mt", "Conv", 3, .c = 16, .m = 4, .in = {14, 14, 14}, .f64 = true, .mt = true},
     /* one image, many output channels, few columns: the GEMM split by output channel

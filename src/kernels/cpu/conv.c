@@ -30,6 +30,9 @@ typedef struct conv_type {
     /* dst[r * ld + i] = bias[r] (0 when bias is NULL), r < rows, i < len */
     void (*fill_rows)(void *restrict dst, const void *restrict bias, int64_t rows, int64_t len,
                       int64_t ld);
+    /* dst[r * ld + i] += bias[r], r < rows, i < len */
+    void (*add_rows)(void *restrict dst, const void *restrict bias, int64_t rows, int64_t len,
+                     int64_t ld);
     /* one im2col row of a 1-D/2-D conv: see im2col_2d below */
     void (*im2col_2d)(const og_conv_geom *g, const void *xc, int64_t kh, int64_t kw, int64_t r0,
                       int64_t r1, void *dst);
@@ -92,6 +95,16 @@ static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo :
         for (int64_t r = 0; r < rows; r++) {                                                       \
             T v = b ? b[r] : (T)0;                                                                 \
             for (int64_t i = 0; i < len; i++) d[r * ld + i] = v;                                   \
+        }                                                                                          \
+    }                                                                                              \
+    static void add_rows_##S(void *restrict dst, const void *restrict bias, int64_t rows,          \
+                             int64_t len, int64_t ld)                                              \
+    {                                                                                              \
+        T *restrict d = dst;                                                                       \
+        const T *restrict b = bias;                                                                \
+        for (int64_t r = 0; r < rows; r++) {                                                       \
+            const T v = b[r];                                                                      \
+            for (int64_t i = 0; i < len; i++) d[r * ld + i] += v;                                  \
         }                                                                                          \
     }                                                                                              \
     /* im2col row of tap (kh, kw) over output rows [r0, r1) of a 2-D conv (a 1-D conv has          \
@@ -328,7 +341,7 @@ static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo :
         }                                                                                          \
     }                                                                                              \
     static const conv_type conv_type_##S = {                                                       \
-        sizeof(T),     gemm_##S,   copy_strided_##S, add_strided_##S, fill_rows_##S,               \
+        sizeof(T),     gemm_##S,   copy_strided_##S, add_strided_##S, fill_rows_##S, add_rows_##S, \
         im2col_2d_##S, unwide_##S, tcol_row_##S,     col2im_2d_##S,   transpose_##S};
 
 CONV_TYPED(float, f32, og_gemm_f32)
@@ -828,9 +841,11 @@ static void conv_item(const og_kernel_ctx *k, const conv_job *job, int64_t it, c
         return;
     }
     char *yg = job->y + (size_t)((n * g->m + gi * job->mg) * job->os + c0) * es;
-    /* bias first, then the GEMM accumulates onto it while this part of Y is in cache */
-    if (job->b)
-        job->t->fill_rows(yg, job->b + (size_t)(gi * job->mg) * es, job->mg, ncols, job->os);
+    const char *bias = job->b ? job->b + (size_t)(gi * job->mg) * es : NULL;
+    /* the bias before the GEMM, which accumulates onto it; pointwise, after it instead,
+     * added to the chunk while it is in cache: a pass less over Y than filling it first */
+    const bool bias_after = bias && job->pointwise;
+    if (bias && !bias_after) job->t->fill_rows(yg, bias, job->mg, ncols, job->os);
     const char *bmat = xg + (size_t)c0 * es; /* pointwise: X_g is the [cg, OS] matrix */
     int64_t ldb = job->os;
     if (!job->pointwise) {
@@ -840,8 +855,10 @@ static void conv_item(const og_kernel_ctx *k, const conv_job *job, int64_t it, c
         bmat = col;
         ldb = ncols;
     }
-    gemm_args ga = {wg, job->kdim, bmat, ldb, ncols, job->kdim, false, job->b != NULL, yg, job->os};
+    gemm_args ga = {wg,    job->kdim,           bmat, ldb,    ncols, job->kdim,
+                    false, bias && !bias_after, yg,   job->os};
     conv_gemm(k, job, &ga);
+    if (bias_after) job->t->add_rows(yg, bias, job->mg, ncols, job->os);
     if (job->act_in_items) act_rows(job, yg, job->mg, ncols, job->os);
 }
 
@@ -1035,6 +1052,12 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
         if (!job.pointwise) {
             int64_t per_row = job.kdim * ow * (int64_t)job.t->es;
             int64_t cr = CONV_CHUNK_BYTES / per_row;
+            if (cr * ow < CONV_CHUNK_MIN_COLS) cr = CONV_CHUNK_MIN_COLS / ow + 1; /* GEMM width */
+            if (cr < job.chunk_rows) job.chunk_rows = cr;
+        } else {
+            /* pointwise: a chunk of Y stays in cache from the GEMM through the bias to the
+             * activation (MobileNet's expansions write megabytes) */
+            int64_t cr = CONV_CHUNK_BYTES / (job.mg * ow * (int64_t)job.t->es);
             if (cr * ow < CONV_CHUNK_MIN_COLS) cr = CONV_CHUNK_MIN_COLS / ow + 1; /* GEMM width */
             if (cr < job.chunk_rows) job.chunk_rows = cr;
         }
