@@ -202,7 +202,8 @@ static og_status forward(og_instance *inst, const char *const *input_names,
                      inst->want,
                      n_want,
                      got,
-                     share ? inst->share_saved : NULL};
+                     share ? inst->share_saved : NULL,
+                     NULL};
     st = og_session_exec(inst->train, &r);
     if (st) goto done;
     for (int j = 0; j < g->n_outputs; j++) {
@@ -334,6 +335,7 @@ og_status og_instance_backward(og_instance *inst, const og_tensor *const *grad_o
                      g->out_values + g->n_outputs,
                      n_res,
                      grads,
+                     NULL,
                      NULL};
     st = og_session_exec(inst->train, &r);
     if (!st) {

@@ -95,7 +95,7 @@ static og_status run_sub(og_session *s, const og_subexec *x, const og_tensor *co
     for (int i = 0; i < n_ins; i++) names[i] = sg->values[sg->inputs[i]].name;
     for (int k = 0; k < x->n_outer; k++) pre_t[k] = s->tin[x->outer_in[k]];
     og_exec_req r = {names, ins,         n_ins,         x->outer_v, pre_t, x->n_outer,
-                     NULL,  sg->outputs, sg->n_outputs, outs,       NULL};
+                     NULL,  sg->outputs, sg->n_outputs, outs,       NULL,  NULL};
     og_status st = og_session_exec(x->s, &r);
     if (pre_t != pre) og_free(s->alloc, pre_t);
     return st;

@@ -328,6 +328,10 @@ static og_status run_node(og_session *s, int ni)
     if (impl && (kb->type_input >= n->n_in || !s->tin[kb->type_input] ||
                  s->tin[kb->type_input]->dtype != kb->type))
         impl = NULL;
+    for (int j = 0; impl && kb->all_types && j < n->n_in; j++) /* chosen from every input */
+        if (n->in[j] >= 0 && s->tin[j] && g->values[n->in[j]].dtype != OG_UNDEFINED &&
+            s->tin[j]->dtype != g->values[n->in[j]].dtype)
+            impl = NULL;
     k.impl = impl;
     if (s->fused_run && s->fusion[ni].out >= 0) {
         if (s->vout[0].dtype != g->values[n->out[0]].dtype) {
@@ -488,10 +492,22 @@ og_status og_session_exec(og_session *s, const og_exec_req *r)
         if (s->internal[r->want[j]]) s->fused_run = false;
     for (int i = 0; s->fused_run && i < r->n_pre; i++)
         if (s->internal[r->pre_values[i]]) s->fused_run = false;
+    const og_exec_hooks *h = r->hooks && r->hooks->ready ? r->hooks : NULL;
+    for (int j = 0; h && j < r->n_want; j++)
+        if (s->slot[out_v[j]] && (st = h->ready(h->user, j, s->slot[out_v[j]]))) goto done;
     for (int i = 0; i < g->n_nodes; i++) {
         if (r->run && !r->run[i]) continue;
         st = run_node(s, i);
         if (st) goto done;
+        const og_node *n = &g->nodes[i];
+        for (int k = 0; h && k < n->n_out; k++) {
+            int v = n->out[k];
+            if (v < 0 || !s->keep[v]) continue;
+            for (int j = 0; j < r->n_want; j++)
+                if (out_v[j] == v && (st = h->ready(h->user, j, s->slot[v]))) goto done;
+        }
+        if (r->hooks && r->hooks->after_node && (st = r->hooks->after_node(r->hooks->user)))
+            goto done;
     }
     for (int j = 0; j < r->n_want; j++) {
         int v = out_v[j];
@@ -517,6 +533,15 @@ done:
 og_status og_session_run_named(og_session *s, const char *const *input_names,
                                const og_tensor *const *inputs, int n_inputs,
                                const char *const *output_names, int n_outputs, og_tensor **outputs)
+{
+    return og_session_run_hooked(s, input_names, inputs, n_inputs, output_names, n_outputs, outputs,
+                                 NULL);
+}
+
+og_status og_session_run_hooked(og_session *s, const char *const *input_names,
+                                const og_tensor *const *inputs, int n_inputs,
+                                const char *const *output_names, int n_outputs, og_tensor **outputs,
+                                const og_exec_hooks *hooks)
 {
     if (!s) return og_error(OG_ERR_INVALID_ARG, "og_session_run: session is NULL");
     if (n_outputs < 0 || (n_outputs && (!output_names || !outputs)))
@@ -548,7 +573,7 @@ og_status og_session_run_named(og_session *s, const char *const *input_names,
     }
     if (!st) {
         og_exec_req r = {input_names, inputs, n_inputs,  NULL,    NULL, 0,
-                         run,         want,   n_outputs, outputs, NULL};
+                         run,         want,   n_outputs, outputs, NULL, hooks};
         st = og_session_exec(s, &r);
     }
     og_free(s->alloc, need);

@@ -39,7 +39,14 @@ static const og_dtype all_dtypes[] = {OG_FLOAT,  OG_DOUBLE, OG_FLOAT16, OG_BFLOA
                                       OG_INT16,  OG_INT32,  OG_INT64,   OG_UINT8,    OG_UINT16,
                                       OG_UINT32, OG_UINT64, OG_BOOL,    OG_STRING,   0};
 
-static bool entry_has(const og_kernel_def *d, const og_node *n, og_dtype t, const void **impl)
+/* The address whose meaning is "no binding: the kernel picks at run time" (kernel.h). */
+const char og_kernel_at_run = 0;
+
+/* Whether entry d computes node n with its type input of dtype t, the other inputs' static
+ * dtypes being types[] (for select_types; n->n_in <= OG_KERNEL_MAX_TYPED): the
+ * implementation it chose in *impl (NULL for none, or for one picked at run time). */
+static bool entry_has(const og_kernel_def *d, const og_node *n, const og_dtype *types, og_dtype t,
+                      const void **impl)
 {
     *impl = NULL;
     if (d->types && !in_list(d->types, t)) return false;
@@ -47,7 +54,29 @@ static bool entry_has(const og_kernel_def *d, const og_node *n, og_dtype t, cons
         *impl = d->select(n, t);
         return *impl != NULL;
     }
+    if (d->select_types) {
+        og_dtype all[OG_KERNEL_MAX_TYPED];
+        for (int i = 0; i < n->n_in; i++) all[i] = i == d->type_input ? t : types[i];
+        const void *p = d->select_types(n, all);
+        if (p == OG_KERNEL_AT_RUN) return true;
+        *impl = p;
+        return p != NULL;
+    }
     return true;
+}
+
+/* ", with input 1 float32, input 2 int8": the other inputs' static dtypes that a
+ * select_types entry read, for a refusal (empty otherwise). */
+static void other_types(const og_kernel_def *d, const og_node *n, const og_dtype *types, char *buf,
+                        size_t size)
+{
+    size_t used = 0;
+    buf[0] = '\0';
+    if (!d->select_types) return;
+    for (int i = 0; i < n->n_in && used < size - 1; i++)
+        if (i != d->type_input && types[i] != OG_UNDEFINED)
+            used += (size_t)snprintf(buf + used, size - used, "%s input %d %s",
+                                     used ? "," : " with", i, og_dtype_name(types[i]));
 }
 
 og_status og_backend_bind(const og_backend *b, const og_node *n, const og_dtype *in_types,
@@ -56,6 +85,7 @@ og_status og_backend_bind(const og_backend *b, const og_node *n, const og_dtype 
     char label[256];
     out->fn = NULL;
     out->impl = NULL;
+    out->all_types = 0;
     out->type_input = 0;
     out->type = OG_UNDEFINED;
     out->strings = 0;
@@ -80,20 +110,27 @@ og_status og_backend_bind(const og_backend *b, const og_node *n, const og_dtype 
     og_dtype type = d->type_input < n->n_in ? in_types[d->type_input] : OG_UNDEFINED;
     out->type_input = d->type_input;
     out->type = type;
-    if (type == OG_UNDEFINED || (!d->types && !d->select)) return OG_OK;
-    if (entry_has(d, n, type, &out->impl)) return OG_OK;
-    char have[256] = "";
+    if (type == OG_UNDEFINED || (!d->types && !d->select && !d->select_types)) return OG_OK;
+    if (d->select_types && n->n_in > OG_KERNEL_MAX_TYPED)
+        return og_error(OG_ERR_INTERNAL, "%s: %d inputs, more than the %s kernel of %s reads",
+                        og_node_label(n, label, sizeof label), n->n_in, b->name, n->op_type);
+    if (entry_has(d, n, in_types, type, &out->impl)) {
+        out->all_types = d->select_types && out->impl;
+        return OG_OK;
+    }
+    char have[256] = "", others[160];
     size_t used = 0;
     const void *unused;
     for (const og_dtype *t = all_dtypes; *t && used < sizeof have - 1; t++)
-        if (entry_has(d, n, *t, &unused))
+        if (entry_has(d, n, in_types, *t, &unused))
             used += (size_t)snprintf(have + used, sizeof have - used, "%s%s", used ? ", " : "",
                                      og_dtype_name(*t));
+    other_types(d, n, in_types, others, sizeof others);
     return og_error(OG_ERR_UNSUPPORTED,
-                    "%s: input %d is %s, which the %s kernel of %s does not compute (it "
+                    "%s: input %d is %s, which the %s kernel of %s does not compute%s (it "
                     "computes %s)",
                     og_node_label(n, label, sizeof label), d->type_input, og_dtype_name(type),
-                    b->name, n->op_type, used ? have : "no dtype");
+                    b->name, n->op_type, others, used ? have : "no dtype");
 }
 
 og_status og_kernel_error(const og_kernel_ctx *k, og_status status, const char *fmt, ...)

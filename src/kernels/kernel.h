@@ -17,8 +17,11 @@
  * (a function of the family's own type, e.g. a typed loop) or NULL.  With `select`, the
  * choice is made at bind time and reaches the kernel as k->impl, so the kernel does not
  * dispatch on dtype at every call; a kernel called without a binding (k->impl NULL, as unit
- * tests do) selects for itself.  An entry with neither accepts every dtype the op's
- * inference admits and checks at run time.
+ * tests do) selects for itself.  A kernel whose loops depend on the dtypes of several inputs
+ * (an op with two type variables: QuantizeLinear's x and zero point, GridSample's X and
+ * grid, Pow's base and exponent) uses `select_types` instead, which sees every input's
+ * static dtype.  An entry with none of these accepts every dtype the op's inference admits
+ * and checks at run time.
  */
 #ifndef OG_KERNELS_KERNEL_H
 #define OG_KERNELS_KERNEL_H
@@ -76,6 +79,15 @@ typedef og_status (*og_kernel_fn)(const og_kernel_ctx *k, const og_tensor *const
 /* The implementation of a kernel for node n when its type input has dtype t; NULL if the
  * device has none. */
 typedef const void *(*og_kernel_select_fn)(const og_node *n, og_dtype t);
+/* The same given the static dtypes of all of n's inputs: types[i] for input i (at most
+ * OG_KERNEL_MAX_TYPED inputs), OG_UNDEFINED where it is not known before the run or the
+ * input is omitted; types[type_input] is always known.  Returns NULL when the device has no
+ * implementation for these dtypes, or OG_KERNEL_AT_RUN when a dtype it needs is not known
+ * before the run (no binding: the kernel picks at run time). */
+typedef const void *(*og_kernel_select_types_fn)(const og_node *n, const og_dtype *types);
+enum { OG_KERNEL_MAX_TYPED = 16 };
+extern const char og_kernel_at_run;
+#define OG_KERNEL_AT_RUN ((const void *)&og_kernel_at_run)
 
 typedef struct og_kernel_def {
     const char *name;
@@ -83,7 +95,10 @@ typedef struct og_kernel_def {
     og_kernel_fn fn;
     const og_dtype *types;      /* dtypes of the type input, 0-terminated; NULL: see select */
     og_kernel_select_fn select; /* NULL: fn dispatches on dtype itself */
-    int type_input;             /* which input's dtype the constraint reads (default 0) */
+    /* Instead of select, for loops that depend on more than one input's dtype; the binding
+     * then holds only while every input has the static dtype it had (see the binding). */
+    og_kernel_select_types_fn select_types;
+    int type_input; /* which input's dtype the constraint reads (default 0) */
     /* The op's since-versions this entry computes, inclusive; 0 leaves that end open.  A
      * table may hold several entries for one op, one per range of versions. */
     int since_min, since_max;
@@ -112,6 +127,9 @@ typedef struct og_kernel_binding {
                          and that has no kernel of its own */
     const void *impl; /* passed to the kernel as k->impl while input type_input has dtype
                          `type` (the executor checks: a run that disagrees passes NULL) */
+    /* impl came from select_types: it is passed only while, besides, every input whose
+     * static dtype was known has that dtype */
+    int all_types;
     int type_input;
     og_dtype type;
     int strings; /* the entry's `strings`: 1 when no kernel (a view of input 0) */

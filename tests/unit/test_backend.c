@@ -39,8 +39,20 @@ static og_status toy_relu(const og_kernel_ctx *k, const og_tensor *const *in, in
     return OG_OK;
 }
 
+/* A toy Pow whose loop depends on both inputs' dtypes (select_types): float32 base with a
+ * float32 or an int64 exponent; an exponent of unknown dtype leaves the choice to the run. */
+static const toy_loop toy_pow_ff = {toy_relu_f32}, toy_pow_fi = {toy_relu_f32};
+static const void *toy_select_types(const og_node *n, const og_dtype *t)
+{
+    (void)n;
+    if (t[0] != OG_FLOAT) return NULL;
+    if (t[1] == OG_UNDEFINED) return OG_KERNEL_AT_RUN;
+    return t[1] == OG_FLOAT ? &toy_pow_ff : t[1] == OG_INT64 ? &toy_pow_fi : NULL;
+}
+
 static const og_kernel_def toy_family[] = {
     {.name = "Relu", .domain = "", .fn = toy_relu, .select = toy_select},
+    {.name = "Pow", .domain = "", .fn = toy_relu, .select_types = toy_select_types},
     {.name = NULL},
 };
 static const og_kernel_def *const toy_tables[] = {toy_family, NULL};
@@ -114,6 +126,45 @@ static void toy_refuses_at_creation(void)
     CHECK(og_exec_create(g, &toy_backend, og_default_allocator(), NULL, false, &s) ==
           OG_ERR_UNSUPPORTED);
     CHECK(strstr(og_last_error(), "node 'n0' (Abs, opset 13): op Abs has no toy kernel") != NULL);
+    nh_release(&r);
+}
+
+/* An entry with select_types binds the loop of every input's static dtype (the binding then
+ * holds only while all of them match: all_types), binds nothing when a dtype it needs is
+ * known only at run time, and refuses naming the other inputs' dtypes it read. */
+static void toy_binds_by_all_types(void)
+{
+    nh_result r;
+    og_graph *g = one_node(&r, "Relu", OG_FLOAT, 2);
+    CHECK(g != NULL);
+    if (!g) return;
+    og_node n = g->nodes[0];
+    int ins[2] = {0, 0};
+    n.op_type = (char *)"Pow";
+    n.n_in = 2;
+    n.in = ins;
+    og_kernel_binding b;
+    og_dtype t[2] = {OG_FLOAT, OG_FLOAT};
+    CHECK_OK(og_backend_bind(&toy_backend, &n, t, &b));
+    CHECK(b.impl == &toy_pow_ff && b.all_types == 1 && b.type == OG_FLOAT);
+    t[1] = OG_INT64;
+    CHECK_OK(og_backend_bind(&toy_backend, &n, t, &b));
+    CHECK(b.impl == &toy_pow_fi && b.all_types == 1);
+    t[1] = OG_UNDEFINED;
+    CHECK_OK(og_backend_bind(&toy_backend, &n, t, &b));
+    CHECK(b.fn == toy_relu && b.impl == NULL && b.all_types == 0);
+    t[1] = OG_INT8;
+    CHECK(og_backend_bind(&toy_backend, &n, t, &b) == OG_ERR_UNSUPPORTED);
+    CHECKF(strstr(og_last_error(),
+                  "node 'n0' (Pow, opset 14): input 0 is float32, which the toy kernel of Pow "
+                  "does not compute with input 1 int8 (it computes no dtype)") != NULL,
+           "message %s", og_last_error());
+    t[0] = OG_DOUBLE;
+    t[1] = OG_FLOAT;
+    CHECK(og_backend_bind(&toy_backend, &n, t, &b) == OG_ERR_UNSUPPORTED);
+    CHECKF(strstr(og_last_error(), "input 0 is float64, which the toy kernel of Pow does not "
+                                   "compute with input 1 float32 (it computes float32)") != NULL,
+           "message %s", og_last_error());
     nh_release(&r);
 }
 
@@ -280,10 +331,13 @@ static void cpu_families_state_types(void)
     }
 }
 
-/* The pool, norm, linalg, loss and optim families bind a typed loop too, for the dtype of
- * their type input, and refuse the others naming node, op, device and what they compute.
- * The node is a copy of a resolved Relu under the family op's name and arity: binding looks
- * at the op, its since-version and the static dtypes, not at attributes. */
+/* The pool (LpPool and RoiAlign too), norm (GroupNormalization, LpNormalization,
+ * MeanVarianceNormalization and LRN included), linalg (Det too), reduce's Hardmax, resize's
+ * AffineGrid, loss and optim families bind a typed loop too, for the dtype of their type input, and
+ * refuse the others naming node, op, device and what they compute. The node is a copy of a resolved
+ * Relu under the family op's name and arity: binding looks at the op, its since-version and the
+ * static dtypes, not at attributes.
+ */
 static void cpu_families_bind_loops(void)
 {
     static const struct {
@@ -329,6 +383,64 @@ static void cpu_families_bind_loops(void)
          {OG_FLOAT, OG_DOUBLE},
          OG_INT32,
          "float32, float64"},
+        /* the newer normalizations: 16-bit floats bound to the float32 loops' binding */
+        {"GroupNormalization",
+         "",
+         3,
+         0,
+         {OG_FLOAT, OG_FLOAT16},
+         OG_INT32,
+         "float32, float64, float16, bfloat16"},
+        {"LRN", "", 1, 0, {OG_DOUBLE, OG_BFLOAT16}, OG_INT8, "float32, float64, float16, bfloat16"},
+        {"LpNormalization",
+         "",
+         1,
+         0,
+         {OG_FLOAT, OG_DOUBLE},
+         OG_INT64,
+         "float32, float64, float16, bfloat16"},
+        {"LpPool",
+         "",
+         1,
+         0,
+         {OG_FLOAT, OG_FLOAT16},
+         OG_INT8,
+         "float32, float64, float16, bfloat16"},
+        {"AffineGrid",
+         "",
+         2,
+         0,
+         {OG_DOUBLE, OG_FLOAT16},
+         OG_INT32,
+         "float32, float64, float16, bfloat16"},
+        {"RoiAlign",
+         "",
+         3,
+         0,
+         {OG_FLOAT, OG_DOUBLE},
+         OG_INT64,
+         "float32, float64, float16, bfloat16"},
+        {"Hardmax",
+         "",
+         1,
+         0,
+         {OG_FLOAT, OG_DOUBLE},
+         OG_INT32,
+         "float32, float64, float16, bfloat16"},
+        {"Det",
+         "",
+         1,
+         0,
+         {OG_DOUBLE, OG_BFLOAT16},
+         OG_INT64,
+         "float32, float64, float16, bfloat16"},
+        {"MeanVarianceNormalization",
+         "",
+         1,
+         0,
+         {OG_DOUBLE, OG_FLOAT16},
+         OG_UINT8,
+         "float32, float64, float16, bfloat16"},
     };
     nh_result r;
     og_graph *g = one_node(&r, "Relu", OG_FLOAT, 2);
@@ -442,6 +554,27 @@ static void cpu_kernels_use_bound_loops(void)
                     .n_out = 2};
     bound_loop_is_used(&pool, 1, 1);
     og_tensor_free(x);
+    /* pool: LpPool float64, p = 3 (pow), padded; its loops carry the average pool's */
+    x = nh_tensor(OG_DOUBLE, 4, (int64_t[]){1, 2, 4, 4}, v);
+    nh_node lppool = {
+        .op = "LpPool",
+        .opset = 18,
+        .attrs = {NH_INTS("kernel_shape", 3, 3), NH_INTS("pads", 1, 1, 1, 1), NH_INT("p", 3)},
+        .in = {x}};
+    bound_loop_is_used(&lppool, 1, 1);
+    og_tensor_free(x);
+    /* pool: RoiAlign float64, two regions (the rois keep their label: read as numbers) */
+    og_tensor *ra[3] = {
+        nh_tensor(OG_DOUBLE, 4, (int64_t[]){2, 2, 4, 4}, v),
+        nh_tensor(OG_DOUBLE, 2, (int64_t[]){2, 4}, (double[]){0.5, 0.2, 3.1, 2.7, 1, 1, 2, 3}),
+        nh_tensor(OG_INT64, 1, (int64_t[]){2}, (double[]){1, 0})};
+    nh_node roi = {.op = "RoiAlign",
+                   .opset = 16,
+                   .attrs = {NH_INT("output_height", 2), NH_INT("output_width", 3),
+                             NH_INT("sampling_ratio", 2)},
+                   .in = {ra[0], ra[1], ra[2]}};
+    bound_loop_is_used(&roi, 1, 1);
+    nh_free_tensors(ra, 3);
 
     /* norm: LayerNormalization float64 (Mean and InvStdDev are float32) */
     og_tensor *ln[3] = {nh_tensor(OG_DOUBLE, 2, (int64_t[]){4, 8}, v),
@@ -451,6 +584,21 @@ static void cpu_kernels_use_bound_loops(void)
         .op = "LayerNormalization", .opset = 17, .in = {ln[0], ln[1], ln[2]}, .n_out = 3};
     bound_loop_is_used(&norm, 7, 1);
     nh_free_tensors(ln, 3);
+    /* norm, the newer ops: GroupNormalization float64 (opset 21: scale and bias per channel)
+     * and LRN float32 */
+    og_tensor *gn[3] = {nh_tensor(OG_DOUBLE, 4, (int64_t[]){2, 4, 2, 2}, v),
+                        nh_tensor(OG_DOUBLE, 1, (int64_t[]){4}, v + 32),
+                        nh_tensor(OG_DOUBLE, 1, (int64_t[]){4}, v + 40)};
+    nh_node groupnorm = {.op = "GroupNormalization",
+                         .opset = 21,
+                         .attrs = {NH_INT("num_groups", 2)},
+                         .in = {gn[0], gn[1], gn[2]}};
+    bound_loop_is_used(&groupnorm, 7, 1);
+    nh_free_tensors(gn, 3);
+    x = nh_tensor(OG_FLOAT, 4, (int64_t[]){1, 5, 2, 3}, v);
+    nh_node lrn = {.op = "LRN", .opset = 13, .attrs = {NH_INT("size", 3)}, .in = {x}};
+    bound_loop_is_used(&lrn, 1, 1);
+    og_tensor_free(x);
 
     /* linalg: MatMul float32 (the plain loops) and Einsum float64 */
     og_tensor *mm[2] = {nh_tensor(OG_FLOAT, 3, (int64_t[]){2, 3, 4}, v),
@@ -466,6 +614,27 @@ static void cpu_kernels_use_bound_loops(void)
                       .in = {es[0], es[1]}};
     bound_loop_is_used(&einsum, 3, 1);
     nh_free_tensors(es, 2);
+    /* linalg: Det float32, two 3x3 matrices */
+    x = nh_tensor(OG_FLOAT, 3, (int64_t[]){2, 3, 3}, v);
+    nh_node det = {.op = "Det", .opset = 11, .in = {x}};
+    bound_loop_is_used(&det, 1, 1);
+    og_tensor_free(x);
+
+    /* resize: AffineGrid float32, 2-D, align_corners */
+    og_tensor *ag[2] = {nh_tensor(OG_FLOAT, 3, (int64_t[]){2, 2, 3}, v),
+                        nh_tensor(OG_INT64, 1, (int64_t[]){4}, (double[]){2, 1, 3, 4})};
+    nh_node affine = {.op = "AffineGrid",
+                      .opset = 20,
+                      .attrs = {NH_INT("align_corners", 1)},
+                      .in = {ag[0], ag[1]}};
+    bound_loop_is_used(&affine, 1, 1);
+    nh_free_tensors(ag, 2);
+
+    /* reduce: Hardmax float64 along axis 1 */
+    x = nh_tensor(OG_DOUBLE, 3, (int64_t[]){2, 5, 3}, v);
+    nh_node hardmax = {.op = "Hardmax", .opset = 13, .attrs = {NH_INT("axis", 1)}, .in = {x}};
+    bound_loop_is_used(&hardmax, 1, 1);
+    og_tensor_free(x);
 
     /* loss: SoftmaxCrossEntropyLoss float64 with log_prob, int64 targets */
     og_tensor *sce[2] = {nh_tensor(OG_DOUBLE, 2, (int64_t[]){4, 5}, v),
@@ -542,6 +711,7 @@ int main(void)
 {
     toy_runs_a_graph();
     toy_refuses_at_creation();
+    toy_binds_by_all_types();
     cpu_binds_typed_loops();
     kernels_by_version();
     binding_follows_the_run();

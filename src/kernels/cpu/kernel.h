@@ -98,4 +98,33 @@ void og_cpu_act(const og_act *a, og_dtype t, void *y, int64_t n);
 /* True for float16 and bfloat16. */
 static inline bool og_is_half(og_dtype t) { return t == OG_FLOAT16 || t == OG_BFLOAT16; }
 
+/* The binding of a kernel whose loops exist for float32 and float64 and that computes
+ * float16 and bfloat16 through float32 (og_kernel_via_f32): for float32 and float64,
+ * `loops` is the kernel's own typed loops (of the kernel's own type); for a 16-bit float,
+ * `loops` is NULL and `f32` is the binding the kernel runs with on float32 copies.  An
+ * entry's table is four of them, for float32, float64, float16 and bfloat16, which
+ * OG_FLOAT_IMPLS defines; the entry's select is then og_float_impl_of on that table.  The
+ * widening copies read each tensor's dtype (which of them are 16-bit); the computation does
+ * not. */
+typedef struct og_float_impl {
+    const void *loops;
+    const struct og_float_impl *f32;
+} og_float_impl;
+#define OG_FLOAT_IMPLS(name, loops_f32, loops_f64)                                                 \
+    static const og_float_impl name[4] = {                                                         \
+        {(loops_f32), NULL}, {(loops_f64), NULL}, {NULL, &name[0]}, {NULL, &name[0]}}
+/* The entry of such a table for dtype t, NULL for a dtype it lacks. */
+const og_float_impl *og_float_impl_of(const og_float_impl *impls, og_dtype t);
+/* The binding of this call: k->impl, or without one (a direct call, a run whose dtype was
+ * not known at bind time), the table's entry for t; NULL when it has none. */
+static inline const og_float_impl *og_float_bound(const og_kernel_ctx *k,
+                                                  const og_float_impl *impls, og_dtype t)
+{
+    return k->impl ? (const og_float_impl *)k->impl : og_float_impl_of(impls, t);
+}
+/* og_kernel_via_f32 for binding im of a 16-bit float: fn is called with k->impl = im->f32. */
+og_status og_kernel_via_f32_bound(const og_kernel_ctx *k, const og_float_impl *im, og_kernel_fn fn,
+                                  const og_tensor *const *in, int n_in, og_tensor *const *out,
+                                  int n_out);
+
 #endif /* OG_KERNEL_H */

@@ -65,8 +65,38 @@ static void f32_to_half(const og_tensor *t, og_tensor *h)
         for (int64_t i = 0; i < h->numel; i++) d[i] = og_float_to_bfloat16(s[i]);
 }
 
+static og_status via_f32(const og_kernel_ctx *k, const og_kernel_ctx *call, og_kernel_fn fn,
+                         const og_tensor *const *in, int n_in, og_tensor *const *out, int n_out);
+
 og_status og_kernel_via_f32(const og_kernel_ctx *k, og_kernel_fn fn, const og_tensor *const *in,
                             int n_in, og_tensor *const *out, int n_out)
+{
+    return via_f32(k, k, fn, in, n_in, out, n_out);
+}
+
+const og_float_impl *og_float_impl_of(const og_float_impl *impls, og_dtype t)
+{
+    switch (t) {
+    case OG_FLOAT: return &impls[0];
+    case OG_DOUBLE: return &impls[1];
+    case OG_FLOAT16: return &impls[2];
+    case OG_BFLOAT16: return &impls[3];
+    default: return NULL;
+    }
+}
+
+og_status og_kernel_via_f32_bound(const og_kernel_ctx *k, const og_float_impl *im, og_kernel_fn fn,
+                                  const og_tensor *const *in, int n_in, og_tensor *const *out,
+                                  int n_out)
+{
+    og_kernel_ctx call = *k;
+    call.impl = im->f32;
+    return via_f32(k, &call, fn, in, n_in, out, n_out);
+}
+
+/* og_kernel_via_f32, calling fn with context `call` (k's, or k's with a float32 binding). */
+static og_status via_f32(const og_kernel_ctx *k, const og_kernel_ctx *call, og_kernel_fn fn,
+                         const og_tensor *const *in, int n_in, og_tensor *const *out, int n_out)
 {
     enum { MAX_IO = 8 };
     const og_tensor *ins[MAX_IO] = {0};
@@ -90,7 +120,7 @@ og_status og_kernel_via_f32(const og_kernel_ctx *k, og_kernel_fn fn, const og_te
             outs[i - n_in] = tmp[i];
         }
     }
-    if (!st) st = fn(k, ins, n_in, outs, n_out);
+    if (!st) st = fn(call, ins, n_in, outs, n_out);
     for (int j = 0; j < n_out && !st; j++)
         if (tmp[n_in + j]) f32_to_half(tmp[n_in + j], out[j]);
     for (int i = 0; i < n_in + n_out; i++) og_tensor_free(tmp[i]);

@@ -456,26 +456,45 @@ static double det_lu(double *w, int64_t m)
     return det;
 }
 
+/* The determinants of n matrices of m² elements of a's type, each widened into w. */
+#define DEF_DET(T)                                                                                 \
+    static void det_##T(const void *av, void *yv, int64_t n, int64_t m, double *w)                 \
+    {                                                                                              \
+        const T *a = av;                                                                           \
+        T *y = yv;                                                                                 \
+        for (int64_t b = 0; b < n; b++) {                                                          \
+            for (int64_t i = 0; i < m * m; i++) w[i] = (double)a[b * m * m + i];                   \
+            y[b] = (T)det_lu(w, m);                                                                \
+        }                                                                                          \
+    }
+DEF_DET(float)
+DEF_DET(double)
+
+typedef void (*det_fn)(const void *a, void *y, int64_t n, int64_t m, double *w);
+static const det_fn det_loops[2] = {det_float, det_double};
+OG_FLOAT_IMPLS(det_impls, &det_loops[0], &det_loops[1]);
+
+/* float32, float64, and the 16-bit floats through float32's binding (og_float_impl) */
+static const void *select_det(const og_node *n, og_dtype t)
+{
+    (void)n;
+    return og_float_impl_of(det_impls, t);
+}
+
 static og_status det_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                             og_tensor *const *out, int n_out)
 {
     const og_tensor *a = in[0];
     og_tensor *y = out[0];
-    if (og_is_half(a->dtype)) return og_kernel_via_f32(k, det_kernel, in, n_in, out, n_out);
-    if (a->dtype != OG_FLOAT && a->dtype != OG_DOUBLE)
+    const og_float_impl *im = og_float_bound(k, det_impls, a->dtype);
+    if (!im)
         return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
                                og_dtype_name(a->dtype));
+    if (!im->loops) return og_kernel_via_f32_bound(k, im, det_kernel, in, n_in, out, n_out);
     int64_t m = a->dims[a->rank - 1], mm = m * m;
     double *w = og_malloc(k->alloc, (size_t)(mm > 0 ? mm : 1) * sizeof *w);
     if (!w) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
-    for (int64_t b = 0; b < y->numel; b++) {
-        for (int64_t i = 0; i < mm; i++) w[i] = og_tensor_get_f64(a, b * mm + i);
-        double d = det_lu(w, m);
-        if (y->dtype == OG_FLOAT)
-            ((float *)y->data)[b] = (float)d;
-        else
-            ((double *)y->data)[b] = d;
-    }
+    (*(const det_fn *)im->loops)(a->data, y->data, y->numel, m, w);
     og_free(k->alloc, w);
     return OG_OK;
 }
@@ -487,5 +506,5 @@ const og_kernel_def og_cpu_linalg[] = {
     {.name = "MatMul", .domain = "", .fn = matmul_kernel, .select = select_linalg},
     {.name = "Gemm", .domain = "", .fn = gemm_kernel, .select = select_linalg},
     {.name = "Einsum", .domain = "", .fn = og_einsum_kernel, .select = og_einsum_select},
-    {.name = "Det", .domain = "", .fn = det_kernel},
+    {.name = "Det", .domain = "", .fn = det_kernel, .select = select_det},
     {.name = NULL}};

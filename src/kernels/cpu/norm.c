@@ -397,39 +397,46 @@ static og_status dropout_kernel(const og_kernel_ctx *k, const og_tensor *const *
 
 /* ---- GroupNormalization --------------------------------------------------------------- */
 
-/* call_f for float32 X, call_d for float64 (the newer normalizations, not bound in advance) */
-#define DISPATCH(dt, call_f, call_d)                                                               \
-    do {                                                                                           \
-        if ((dt) == OG_FLOAT)                                                                      \
-            call_f;                                                                                \
-        else                                                                                       \
-            call_d;                                                                                \
-    } while (0)
-
 /* X [N, C, S...]: group g of instance n is one contiguous run of C/G·S elements; its
  * statistics, then per channel y = x·a + b with a = scale·σ⁻¹, b = bias − μ·a (scale and
- * bias per group at opset 18, per channel from 21). */
-static void groupnorm_one(const og_tensor *const *in, og_tensor *y, double eps, int64_t ng,
-                          int64_t G, int64_t Cg, int64_t S, bool per_channel)
-{
-    const og_tensor *x = in[0];
-    int64_t g = ng % G;
-    double m, v;
-    if (x->dtype == OG_FLOAT)
-        stats_float((const float *)x->data + ng * Cg * S, 1, 0, Cg * S, &m, &v);
-    else
-        stats_double((const double *)x->data + ng * Cg * S, 1, 0, Cg * S, &m, &v);
-    double is = 1.0 / sqrt(v + eps);
-    for (int64_t j = 0; j < Cg; j++) {
-        int64_t q = per_channel ? g * Cg + j : g, off = (ng * Cg + j) * S;
-        double a = og_tensor_get_f64(in[1], q) * is;
-        double c0 = og_tensor_get_f64(in[2], q) - m * a;
-        if (x->dtype == OG_FLOAT)
-            affine_run_float((const float *)x->data + off, (float *)y->data + off, S, (float)a,
-                             (float)c0);
-        else
-            affine_run_double((const double *)x->data + off, (double *)y->data + off, S, a, c0);
+ * bias per group at opset 18, per channel from 21; both of X's dtype). */
+#define DEF_GROUPNORM(T)                                                                           \
+    static void groupnorm_one_##T(const T *x, const T *scale, const T *bias, T *y, double eps,     \
+                                  int64_t ng, int64_t G, int64_t Cg, int64_t S, bool per_channel)  \
+    {                                                                                              \
+        int64_t g = ng % G;                                                                        \
+        double m, v;                                                                               \
+        stats_##T(x + ng * Cg * S, 1, 0, Cg * S, &m, &v);                                          \
+        double is = 1.0 / sqrt(v + eps);                                                           \
+        for (int64_t j = 0; j < Cg; j++) {                                                         \
+            int64_t q = per_channel ? g * Cg + j : g, off = (ng * Cg + j) * S;                     \
+            double a = (double)scale[q] * is;                                                      \
+            double c0 = (double)bias[q] - m * a;                                                   \
+            affine_run_##T(x + off, y + off, S, (T)a, (T)c0);                                      \
+        }                                                                                          \
+    }                                                                                              \
+    static void groupnorm_##T(const og_kernel_ctx *k, const void *x, const void *scale,            \
+                              const void *bias, void *y, double eps, int64_t N, int64_t G,         \
+                              int64_t Cg, int64_t S, bool per_channel)                             \
+    {                                                                                              \
+        OG_PARALLEL_FOR(k, N *G, Cg *S * 2, ng, {                                                  \
+            groupnorm_one_##T(x, scale, bias, y, eps, ng, G, Cg, S, per_channel);                  \
+        });                                                                                        \
     }
+DEF_GROUPNORM(float)
+DEF_GROUPNORM(double)
+
+typedef void (*groupnorm_fn)(const og_kernel_ctx *k, const void *x, const void *scale,
+                             const void *bias, void *y, double eps, int64_t N, int64_t G,
+                             int64_t Cg, int64_t S, bool per_channel);
+static const groupnorm_fn groupnorm_loops[2] = {groupnorm_float, groupnorm_double};
+OG_FLOAT_IMPLS(groupnorm_impls, &groupnorm_loops[0], &groupnorm_loops[1]);
+
+/* The newer normalizations take float16 and bfloat16 through float32 (og_float_impl). */
+static og_status unsupported_x(const og_kernel_ctx *k, const og_tensor *x)
+{
+    return og_kernel_error(k, OG_ERR_UNSUPPORTED, "input 0 has element type %s",
+                           og_dtype_name(x->dtype));
 }
 
 static og_status groupnorm_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
@@ -438,25 +445,27 @@ static og_status groupnorm_kernel(const og_kernel_ctx *k, const og_tensor *const
     const og_norm_params *p = k->params;
     const og_tensor *x = in[0];
     og_tensor *y = out[0];
-    if (og_is_half(x->dtype)) return og_kernel_via_f32(k, groupnorm_kernel, in, n_in, out, n_out);
-    if (!is_float_type(x))
-        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "input 0 has element type %s",
-                               og_dtype_name(x->dtype));
+    const og_float_impl *im = og_float_bound(k, groupnorm_impls, x->dtype);
+    if (!im) return unsupported_x(k, x);
+    if (!im->loops) return og_kernel_via_f32_bound(k, im, groupnorm_kernel, in, n_in, out, n_out);
     int64_t N = x->dims[0], C = x->dims[1], G = p->groups;
     int64_t S = N * C > 0 ? x->numel / (N * C) : 0, Cg = C / G;
     bool per_channel = k->node->since_version >= 21;
     int64_t want = per_channel ? C : G;
-    for (int i = 1; i < 3; i++)
+    for (int i = 1; i < 3; i++) {
         if (in[i]->numel != want)
             return og_kernel_error(k, OG_ERR_SHAPE, "input %d has %lld elements, expected %lld", i,
                                    (long long)in[i]->numel, (long long)want);
+        if (in[i]->dtype != x->dtype)
+            return og_kernel_error(k, OG_ERR_TYPE, "input %d is %s, input 0 %s", i,
+                                   og_dtype_name(in[i]->dtype), og_dtype_name(x->dtype));
+    }
     if (C % G)
         return og_kernel_error(k, OG_ERR_SHAPE, "%lld channels are not a multiple of %lld groups",
                                (long long)C, (long long)G);
     if (x->numel == 0) return OG_OK;
-    double eps = p->epsilon;
-    OG_PARALLEL_FOR(k, N * G, Cg * S * 2, ng,
-                    { groupnorm_one(in, y, eps, ng, G, Cg, S, per_channel); });
+    (*(const groupnorm_fn *)im->loops)(k, x->data, in[1]->data, in[2]->data, y->data, p->epsilon, N,
+                                       G, Cg, S, per_channel);
     return OG_OK;
 }
 
@@ -464,8 +473,10 @@ static og_status groupnorm_kernel(const og_kernel_ctx *k, const og_tensor *const
 
 /* y = x / ‖x‖ₚ along the axis (p 1 or 2); x seen as [O, R, I] */
 #define DEF_LPNORM(T)                                                                              \
-    static void lpnorm_##T(const T *x, T *y, int64_t O, int64_t R, int64_t I, int64_t p)           \
+    static void lpnorm_##T(const void *xv, void *yv, int64_t O, int64_t R, int64_t I, int64_t p)   \
     {                                                                                              \
+        const T *x = xv;                                                                           \
+        T *y = yv;                                                                                 \
         for (int64_t o = 0; o < O; o++)                                                            \
             for (int64_t i = 0; i < I; i++) {                                                      \
                 const T *xr = x + o * R * I + i;                                                   \
@@ -479,21 +490,23 @@ static og_status groupnorm_kernel(const og_kernel_ctx *k, const og_tensor *const
 DEF_LPNORM(float)
 DEF_LPNORM(double)
 
+typedef void (*lpnorm_fn)(const void *x, void *y, int64_t O, int64_t R, int64_t I, int64_t p);
+static const lpnorm_fn lpnorm_loops[2] = {lpnorm_float, lpnorm_double};
+OG_FLOAT_IMPLS(lpnorm_impls, &lpnorm_loops[0], &lpnorm_loops[1]);
+
 static og_status lpnorm_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                                og_tensor *const *out, int n_out)
 {
     const og_norm_params *p = k->params;
     const og_tensor *x = in[0];
-    if (og_is_half(x->dtype)) return og_kernel_via_f32(k, lpnorm_kernel, in, n_in, out, n_out);
-    if (!is_float_type(x))
-        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "input 0 has element type %s",
-                               og_dtype_name(x->dtype));
+    const og_float_impl *im = og_float_bound(k, lpnorm_impls, x->dtype);
+    if (!im) return unsupported_x(k, x);
+    if (!im->loops) return og_kernel_via_f32_bound(k, im, lpnorm_kernel, in, n_in, out, n_out);
     int axis = (int)(p->axis < 0 ? p->axis + x->rank : p->axis);
     int64_t O = 1, R = x->dims[axis], I = 1;
     for (int d = 0; d < axis; d++) O *= x->dims[d];
     for (int d = axis + 1; d < x->rank; d++) I *= x->dims[d];
-    DISPATCH(x->dtype, lpnorm_float(x->data, out[0]->data, O, R, I, p->p),
-             lpnorm_double(x->data, out[0]->data, O, R, I, p->p));
+    (*(const lpnorm_fn *)im->loops)(x->data, out[0]->data, O, R, I, p->p);
     return OG_OK;
 }
 
@@ -504,9 +517,11 @@ static og_status lpnorm_kernel(const og_kernel_ctx *k, const og_tensor *const *i
  * the reduced axes dropped, walked with an odometer. */
 #define MVN_EPS 1e-9
 #define DEF_MVN(T)                                                                                 \
-    static void mvn_##T(const T *x, T *y, int r, const int64_t *dims, const int64_t *ks,           \
+    static void mvn_##T(const void *xv, void *yv, int r, const int64_t *dims, const int64_t *ks,   \
                         int64_t n, double *mean, double *den, int64_t K, double cnt)               \
     {                                                                                              \
+        const T *x = xv;                                                                           \
+        T *y = yv;                                                                                 \
         for (int pass = 0; pass < 3; pass++) {                                                     \
             int64_t idx[OG_MAX_RANK] = {0}, ko = 0;                                                \
             for (int64_t i = 0; i < n; i++) {                                                      \
@@ -535,15 +550,19 @@ static og_status lpnorm_kernel(const og_kernel_ctx *k, const og_tensor *const *i
 DEF_MVN(float)
 DEF_MVN(double)
 
+typedef void (*mvn_fn)(const void *x, void *y, int r, const int64_t *dims, const int64_t *ks,
+                       int64_t n, double *mean, double *den, int64_t K, double cnt);
+static const mvn_fn mvn_loops[2] = {mvn_float, mvn_double};
+OG_FLOAT_IMPLS(mvn_impls, &mvn_loops[0], &mvn_loops[1]);
+
 static og_status mvn_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                             og_tensor *const *out, int n_out)
 {
     const og_norm_params *p = k->params;
     const og_tensor *x = in[0];
-    if (og_is_half(x->dtype)) return og_kernel_via_f32(k, mvn_kernel, in, n_in, out, n_out);
-    if (!is_float_type(x))
-        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "input 0 has element type %s",
-                               og_dtype_name(x->dtype));
+    const og_float_impl *im = og_float_bound(k, mvn_impls, x->dtype);
+    if (!im) return unsupported_x(k, x);
+    if (!im->loops) return og_kernel_via_f32_bound(k, im, mvn_kernel, in, n_in, out, n_out);
     int r = x->rank;
     bool red[OG_MAX_RANK] = {false};
     for (int i = 0; i < p->n_axes; i++) red[p->axes[i] < 0 ? p->axes[i] + r : p->axes[i]] = true;
@@ -560,9 +579,8 @@ static og_status mvn_kernel(const og_kernel_ctx *k, const og_tensor *const *in, 
     if (x->numel == 0) return OG_OK;
     double *buf = og_calloc(k->alloc, (size_t)(2 * K), sizeof *buf);
     if (!buf) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
-    DISPATCH(x->dtype,
-             mvn_float(x->data, out[0]->data, r, x->dims, ks, x->numel, buf, buf + K, K, cnt),
-             mvn_double(x->data, out[0]->data, r, x->dims, ks, x->numel, buf, buf + K, K, cnt));
+    (*(const mvn_fn *)im->loops)(x->data, out[0]->data, r, x->dims, ks, x->numel, buf, buf + K, K,
+                                 cnt);
     og_free(k->alloc, buf);
     return OG_OK;
 }
@@ -572,8 +590,8 @@ static og_status mvn_kernel(const og_kernel_ctx *k, const og_tensor *const *in, 
 /* y = x · (bias + α/size · Σ x²)^−β, the sum over channels c − ⌊(size−1)/2⌋ .. c +
  * ⌈(size−1)/2⌉ inside [0, C); X seen as [N, C, S], one row of S sums per (n, c). */
 #define DEF_LRN(T)                                                                                 \
-    static void lrn_##T(const T *x, T *y, int64_t C, int64_t S, const og_norm_params *p,           \
-                        double *row)                                                               \
+    static void lrn_one_##T(const T *x, T *y, int64_t C, int64_t S, const og_norm_params *p,       \
+                            double *row)                                                           \
     {                                                                                              \
         int64_t lo = (p->size - 1) / 2, hi = p->size / 2;                                          \
         for (int64_t c = 0; c < C; c++) {                                                          \
@@ -584,35 +602,62 @@ static og_status mvn_kernel(const og_kernel_ctx *k, const og_tensor *const *in, 
             for (int64_t s = 0; s < S; s++)                                                        \
                 y[c * S + s] = (T)(x[c * S + s] * pow(p->bias + a * row[s], -p->beta));            \
         }                                                                                          \
+    }                                                                                              \
+    static void lrn_##T(const og_kernel_ctx *k, const void *xv, void *yv, int64_t N, int64_t C,    \
+                        int64_t S, const og_norm_params *p, double *rows)                          \
+    {                                                                                              \
+        const T *x = xv;                                                                           \
+        T *y = yv;                                                                                 \
+        OG_PARALLEL_FOR(k, N, C *S * p->size, n,                                                   \
+                        { lrn_one_##T(x + n * C * S, y + n * C * S, C, S, p, rows + n * S); });    \
     }
 DEF_LRN(float)
 DEF_LRN(double)
+
+typedef void (*lrn_fn)(const og_kernel_ctx *k, const void *x, void *y, int64_t N, int64_t C,
+                       int64_t S, const og_norm_params *p, double *rows);
+static const lrn_fn lrn_loops[2] = {lrn_float, lrn_double};
+OG_FLOAT_IMPLS(lrn_impls, &lrn_loops[0], &lrn_loops[1]);
 
 static og_status lrn_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                             og_tensor *const *out, int n_out)
 {
     const og_norm_params *p = k->params;
     const og_tensor *x = in[0];
-    if (og_is_half(x->dtype)) return og_kernel_via_f32(k, lrn_kernel, in, n_in, out, n_out);
-    if (!is_float_type(x))
-        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "input 0 has element type %s",
-                               og_dtype_name(x->dtype));
+    const og_float_impl *im = og_float_bound(k, lrn_impls, x->dtype);
+    if (!im) return unsupported_x(k, x);
+    if (!im->loops) return og_kernel_via_f32_bound(k, im, lrn_kernel, in, n_in, out, n_out);
     int64_t N = x->dims[0], C = x->dims[1];
     if (x->numel == 0) return OG_OK;
     int64_t S = x->numel / (N * C);
     double *rows = og_malloc(k->alloc, (size_t)(N * S) * sizeof *rows);
     if (!rows) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
-    size_t es = og_dtype_size(x->dtype);
-    const char *xd = x->data;
-    char *yd = out[0]->data;
-    OG_PARALLEL_FOR(k, N, C * S * p->size, n, {
-        const void *xn = xd + n * C * S * (int64_t)es;
-        void *yn = yd + n * C * S * (int64_t)es;
-        DISPATCH(x->dtype, lrn_float(xn, yn, C, S, p, rows + n * S),
-                 lrn_double(xn, yn, C, S, p, rows + n * S));
-    });
+    (*(const lrn_fn *)im->loops)(k, x->data, out[0]->data, N, C, S, p, rows);
     og_free(k->alloc, rows);
     return OG_OK;
+}
+
+/* The newer normalizations' binding: float32, float64, and the 16-bit floats through
+ * float32 (OG_FLOAT_IMPLS tables). */
+static const void *select_groupnorm(const og_node *n, og_dtype t)
+{
+    (void)n;
+    return og_float_impl_of(groupnorm_impls, t);
+}
+static const void *select_lpnorm(const og_node *n, og_dtype t)
+{
+    (void)n;
+    return og_float_impl_of(lpnorm_impls, t);
+}
+static const void *select_mvn(const og_node *n, og_dtype t)
+{
+    (void)n;
+    return og_float_impl_of(mvn_impls, t);
+}
+static const void *select_lrn(const og_node *n, og_dtype t)
+{
+    (void)n;
+    return og_float_impl_of(lrn_impls, t);
 }
 
 static const void *select_norm(const og_node *n, og_dtype t)
@@ -632,8 +677,11 @@ const og_kernel_def og_cpu_norm[] = {
      .select = select_norm},
     {.name = "LayerNormalization", .domain = "", .fn = layernorm_kernel, .select = select_norm},
     {.name = "Dropout", .domain = "", .fn = dropout_kernel, .select = select_norm},
-    {.name = "GroupNormalization", .domain = "", .fn = groupnorm_kernel},
-    {.name = "LpNormalization", .domain = "", .fn = lpnorm_kernel},
-    {.name = "MeanVarianceNormalization", .domain = "", .fn = mvn_kernel},
-    {.name = "LRN", .domain = "", .fn = lrn_kernel},
+    {.name = "GroupNormalization",
+     .domain = "",
+     .fn = groupnorm_kernel,
+     .select = select_groupnorm},
+    {.name = "LpNormalization", .domain = "", .fn = lpnorm_kernel, .select = select_lpnorm},
+    {.name = "MeanVarianceNormalization", .domain = "", .fn = mvn_kernel, .select = select_mvn},
+    {.name = "LRN", .domain = "", .fn = lrn_kernel, .select = select_lrn},
     {.name = NULL}};

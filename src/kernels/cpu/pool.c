@@ -1,7 +1,8 @@
 /* pool.c: CPU kernels of AveragePool, MaxPool (with optional Indices), GlobalAveragePool
  * and GlobalMaxPool, for float32 and float64: the loops of one type are a pool_loops table,
- * bound to the node when the session is created; LpPool (also float16, through float),
- * MaxUnpool and RoiAlign.
+ * bound to the node when the session is created; LpPool, bound the same way (its loops hold
+ * the average pool's of their type; float16 and bfloat16 through float32); MaxUnpool (moves
+ * elements by size, any dtype) and RoiAlign (bound like LpPool).
  *
  * 1-D, 2-D and 3-D pools share one loop nest over (D, H, W), with leading spatial dims of
  * size 1 for lower ranks.  The range of kernel taps that fall inside the input is
@@ -485,58 +486,90 @@ done:
 }
 
 /* LpPool: y = (Σ_window |x|^p)^(1/p), the padding counting as zeros: an average pool of
- * |x|^p that divides by the kernel volume, times that volume, to the power 1/p. */
+ * |x|^p that divides by the kernel volume, times that volume, to the power 1/p.  The loops
+ * of one type: t = |x|^p, the average pool's loops, y = (y·volume)^(1/p). */
+typedef struct lppool_loops {
+    void (*powers)(const void *x, void *t, int64_t n, int64_t p);
+    const pool_loops *pool;
+    void (*roots)(void *y, int64_t n, double kvol, int64_t p);
+} lppool_loops;
+
+static void lp_powers_float(const void *xv, void *tv, int64_t n, int64_t p)
+{
+    const float *xs = xv;
+    float *ts = tv;
+    double pp = (double)p;
+    for (int64_t i = 0; i < n; i++)
+        ts[i] = p == 1 ? fabsf(xs[i]) : p == 2 ? xs[i] * xs[i] : powf(fabsf(xs[i]), (float)pp);
+}
+static void lp_powers_double(const void *xv, void *tv, int64_t n, int64_t p)
+{
+    const double *xs = xv;
+    double *ts = tv;
+    double pp = (double)p;
+    for (int64_t i = 0; i < n; i++)
+        ts[i] = p == 1 ? fabs(xs[i]) : p == 2 ? xs[i] * xs[i] : pow(fabs(xs[i]), pp);
+}
+static void lp_roots_float(void *yv, int64_t n, double kvol, int64_t p)
+{
+    float *ys = yv;
+    double pp = (double)p;
+    for (int64_t i = 0; i < n; i++) {
+        double v = ys[i] * kvol;
+        ys[i] = (float)(p == 1 ? v : p == 2 ? sqrt(v) : pow(v, 1.0 / pp));
+    }
+}
+static void lp_roots_double(void *yv, int64_t n, double kvol, int64_t p)
+{
+    double *ys = yv;
+    double pp = (double)p;
+    for (int64_t i = 0; i < n; i++) {
+        double v = ys[i] * kvol;
+        ys[i] = p == 1 ? v : p == 2 ? sqrt(v) : pow(v, 1.0 / pp);
+    }
+}
+
+static const lppool_loops lppool_loops_t[2] = {
+    {lp_powers_float, &pool_loops_float, lp_roots_float},
+    {lp_powers_double, &pool_loops_double, lp_roots_double}};
+OG_FLOAT_IMPLS(lppool_impls, &lppool_loops_t[0], &lppool_loops_t[1]);
+
+/* float32, float64, and the 16-bit floats through float32's binding (og_float_impl) */
+static const void *select_lppool(const og_node *n, og_dtype t)
+{
+    (void)n;
+    return og_float_impl_of(lppool_impls, t);
+}
+
 static og_status lppool_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                                og_tensor *const *out, int n_out)
 {
     const og_pool_params *p = k->params;
     const og_tensor *x = in[0];
     og_tensor *y = out[0], *t = NULL;
-    if (og_is_half(x->dtype)) return og_kernel_via_f32(k, lppool_kernel, in, n_in, out, n_out);
-    if (x->dtype != OG_FLOAT && x->dtype != OG_DOUBLE)
+    const og_float_impl *im = og_float_bound(k, lppool_impls, x->dtype);
+    if (!im)
         return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
                                og_dtype_name(x->dtype));
+    if (!im->loops) return og_kernel_via_f32_bound(k, im, lppool_kernel, in, n_in, out, n_out);
+    const lppool_loops *loops = im->loops;
     if (y->numel == 0) return OG_OK;
     og_status st = og_tensor_alloc(x->dtype, x->rank, x->dims, k->alloc, &t);
     if (st) return st;
-    double pp = (double)p->p;
-    if (x->dtype == OG_FLOAT) {
-        const float *xs = x->data;
-        float *ts = t->data;
-        for (int64_t i = 0; i < x->numel; i++)
-            ts[i] = p->p == 1   ? fabsf(xs[i])
-                    : p->p == 2 ? xs[i] * xs[i]
-                                : powf(fabsf(xs[i]), (float)pp);
-    } else {
-        const double *xs = x->data;
-        double *ts = t->data;
-        for (int64_t i = 0; i < x->numel; i++)
-            ts[i] = p->p == 1 ? fabs(xs[i]) : p->p == 2 ? xs[i] * xs[i] : pow(fabs(xs[i]), pp);
-    }
+    loops->powers(x->data, t->data, x->numel, p->p);
     og_pool_params avg = *p;
     avg.kind = OG_POOL_AVG;
     avg.count_include_pad = true;
     og_kernel_ctx kk = *k;
     kk.params = &avg;
+    kk.impl = loops->pool; /* the average pool's loops of this type */
     const og_tensor *tin[1] = {t};
     st = pool_kernel(&kk, tin, 1, out, 1);
     og_tensor_free(t);
     if (st) return st;
     double kvol = 1;
     for (int i = 0; i < p->nsp; i++) kvol *= (double)p->kernel[i];
-    if (y->dtype == OG_FLOAT) {
-        float *ys = y->data;
-        for (int64_t i = 0; i < y->numel; i++) {
-            double v = ys[i] * kvol;
-            ys[i] = (float)(p->p == 1 ? v : p->p == 2 ? sqrt(v) : pow(v, 1.0 / pp));
-        }
-    } else {
-        double *ys = y->data;
-        for (int64_t i = 0; i < y->numel; i++) {
-            double v = ys[i] * kvol;
-            ys[i] = p->p == 1 ? v : p->p == 2 ? sqrt(v) : pow(v, 1.0 / pp);
-        }
-    }
+    loops->roots(y->data, y->numel, kvol, p->p);
     return OG_OK;
 }
 
@@ -624,16 +657,66 @@ static void roi_sample(double y, double x, int64_t H, int64_t W, roi_tap *t)
     t->w[3] = ly * lx;
 }
 
+/* Region r's outputs for every channel: per cell, the taps' bilinear values averaged or
+ * their maximum (x and y of one type; taps and weights in double). */
+#define DEF_ROI_CELLS(T)                                                                           \
+    static void roi_cells_##T(const void *xv, void *yv, const roi_tap *taps, int64_t xbase,        \
+                              int64_t ybase, int64_t C, int64_t HW, int64_t Q, int64_t G,          \
+                              int64_t cnt, bool max_mode)                                          \
+    {                                                                                              \
+        const T *x = xv;                                                                           \
+        T *y = yv;                                                                                 \
+        for (int64_t c = 0; c < C; c++) {                                                          \
+            int64_t base = xbase + c * HW;                                                         \
+            for (int64_t q = 0; q < Q; q++) {                                                      \
+                double acc = 0;                                                                    \
+                bool first = true;                                                                 \
+                for (int64_t t = 0; t < G; t++) {                                                  \
+                    const roi_tap *tp = &taps[q * G + t];                                          \
+                    double v[4];                                                                   \
+                    for (int j = 0; j < 4; j++) v[j] = tp->w[j] * (double)x[base + tp->pos[j]];    \
+                    if (!max_mode) {                                                               \
+                        acc += v[0] + v[1] + v[2] + v[3];                                          \
+                        continue;                                                                  \
+                    }                                                                              \
+                    for (int j = 0; j < 4; j++)                                                    \
+                        if (first || v[j] > acc) {                                                 \
+                            acc = v[j];                                                            \
+                            first = false;                                                         \
+                        }                                                                          \
+                }                                                                                  \
+                if (!max_mode) acc /= (double)cnt;                                                 \
+                y[ybase + c * Q + q] = (T)acc;                                                     \
+            }                                                                                      \
+        }                                                                                          \
+    }
+DEF_ROI_CELLS(float)
+DEF_ROI_CELLS(double)
+
+typedef void (*roi_cells_fn)(const void *x, void *y, const roi_tap *taps, int64_t xbase,
+                             int64_t ybase, int64_t C, int64_t HW, int64_t Q, int64_t G,
+                             int64_t cnt, bool max_mode);
+static const roi_cells_fn roi_cells_loops[2] = {roi_cells_float, roi_cells_double};
+OG_FLOAT_IMPLS(roi_impls, &roi_cells_loops[0], &roi_cells_loops[1]);
+
+/* float32, float64, and the 16-bit floats through float32's binding (og_float_impl) */
+static const void *select_roi_align(const og_node *n, og_dtype t)
+{
+    (void)n;
+    return og_float_impl_of(roi_impls, t);
+}
+
 static og_status roi_align_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                                   og_tensor *const *out, int n_out)
 {
     const og_roi_params *p = k->params;
     const og_tensor *x = in[0], *rois = in[1], *bi = in[2];
     og_tensor *y = out[0];
-    if (og_is_half(x->dtype)) return og_kernel_via_f32(k, roi_align_kernel, in, n_in, out, n_out);
-    if (x->dtype != OG_FLOAT && x->dtype != OG_DOUBLE)
+    const og_float_impl *im = og_float_bound(k, roi_impls, x->dtype);
+    if (!im)
         return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
                                og_dtype_name(x->dtype));
+    if (!im->loops) return og_kernel_via_f32_bound(k, im, roi_align_kernel, in, n_in, out, n_out);
     int64_t N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3], R = y->dims[0];
     int64_t oh = p->out_h, ow = p->out_w;
     if (rois->dims[0] != R || bi->numel != R)
@@ -647,8 +730,6 @@ static og_status roi_align_kernel(const og_kernel_ctx *k, const og_tensor *const
     if (y->numel == 0) return OG_OK;
     if (H < 1 || W < 1) return og_kernel_error(k, OG_ERR_SHAPE, "X has an empty image");
     og_status st = OG_OK;
-    const float *xf = x->dtype == OG_FLOAT ? x->data : NULL;
-    const double *xd = x->dtype == OG_DOUBLE ? x->data : NULL;
     double off = p->half_pixel ? 0.5 : 0.0, s = p->spatial_scale;
     for (int64_t r = 0; r < R && !st; r++) {
         double x1 = og_tensor_get_f64(rois, r * 4) * s - off,
@@ -681,35 +762,9 @@ static og_status roi_align_kernel(const og_kernel_ctx *k, const og_tensor *const
                         roi_sample(y1 + (double)ph * bh + ((double)iy + 0.5) * bh / (double)gh,
                                    x1 + (double)pw * bw + ((double)ix + 0.5) * bw / (double)gw, H,
                                    W, &taps[((ph * ow + pw) * gh + iy) * gw + ix]);
-        for (int64_t c = 0; c < C; c++) {
-            int64_t base = (bv[r] * C + c) * H * W;
-            for (int64_t q = 0; q < oh * ow; q++) {
-                double acc = 0;
-                bool first = true;
-                for (int64_t t = 0; t < gh * gw; t++) {
-                    const roi_tap *tp = &taps[q * gh * gw + t];
-                    double v[4];
-                    for (int j = 0; j < 4; j++)
-                        v[j] =
-                            tp->w[j] * (xf ? (double)xf[base + tp->pos[j]] : xd[base + tp->pos[j]]);
-                    if (!p->max_mode) {
-                        acc += v[0] + v[1] + v[2] + v[3];
-                        continue;
-                    }
-                    for (int j = 0; j < 4; j++)
-                        if (first || v[j] > acc) {
-                            acc = v[j];
-                            first = false;
-                        }
-                }
-                if (!p->max_mode) acc /= (double)cnt;
-                int64_t o = (r * C + c) * oh * ow + q;
-                if (y->dtype == OG_FLOAT)
-                    ((float *)y->data)[o] = (float)acc;
-                else
-                    ((double *)y->data)[o] = acc;
-            }
-        }
+        (*(const roi_cells_fn *)im->loops)(x->data, y->data, taps, bv[r] * C * H * W,
+                                           r * C * oh * ow, C, H * W, oh * ow, gh * gw, cnt,
+                                           p->max_mode);
         og_free(k->alloc, taps);
     }
     return st;
@@ -721,7 +776,7 @@ const og_kernel_def og_cpu_pool[] = {
     {.name = "MaxPool", .domain = "", .fn = pool_kernel, .select = select_pool},
     {.name = "GlobalAveragePool", .domain = "", .fn = pool_kernel, .select = select_pool},
     {.name = "GlobalMaxPool", .domain = "", .fn = pool_kernel, .select = select_pool},
-    {.name = "LpPool", .domain = "", .fn = lppool_kernel},
+    {.name = "LpPool", .domain = "", .fn = lppool_kernel, .select = select_lppool},
     {.name = "MaxUnpool", .domain = "", .fn = unpool_kernel},
-    {.name = "RoiAlign", .domain = "", .fn = roi_align_kernel},
+    {.name = "RoiAlign", .domain = "", .fn = roi_align_kernel, .select = select_roi_align},
     {.name = NULL}};

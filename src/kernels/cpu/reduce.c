@@ -850,8 +850,10 @@ static og_status k_LogSoftmax(const og_kernel_ctx *k, const og_tensor *const *in
 /* y = 1 at the first maximum along the axis (NaN counts as the maximum, as ArgMax), 0
  * elsewhere; x seen as [O, R, I] (before opset 13: [O, R·I] over one axis). */
 #define DEF_HARDMAX(NAME, T)                                                                       \
-    static void NAME(const T *x, T *y, int64_t O, int64_t R, int64_t I)                            \
+    static void NAME(const void *xv, void *yv, int64_t O, int64_t R, int64_t I)                    \
     {                                                                                              \
+        const T *x = xv;                                                                           \
+        T *y = yv;                                                                                 \
         for (int64_t o = 0; o < O; o++)                                                            \
             for (int64_t i = 0; i < I; i++) {                                                      \
                 const T *xr = x + o * R * I + i;                                                   \
@@ -865,13 +867,25 @@ static og_status k_LogSoftmax(const og_kernel_ctx *k, const og_tensor *const *in
 DEF_HARDMAX(hardmax_f32, float)
 DEF_HARDMAX(hardmax_f64, double)
 
+typedef void (*hardmax_fn)(const void *x, void *y, int64_t O, int64_t R, int64_t I);
+static const hardmax_fn hardmax_loops[2] = {hardmax_f32, hardmax_f64};
+OG_FLOAT_IMPLS(hardmax_impls, &hardmax_loops[0], &hardmax_loops[1]);
+
+/* float32, float64, and the 16-bit floats through float32's binding (og_float_impl) */
+static const void *select_hardmax(const og_node *n, og_dtype t)
+{
+    (void)n;
+    return og_float_impl_of(hardmax_impls, t);
+}
+
 static og_status k_Hardmax(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                            og_tensor *const *out, int n_out)
 {
     const og_reduce_params *p = k->params;
     const og_tensor *x = in[0];
-    if (og_is_half(x->dtype)) return og_kernel_via_f32(k, k_Hardmax, in, n_in, out, n_out);
-    if (x->dtype != OG_FLOAT && x->dtype != OG_DOUBLE) return unsupported(k, x->dtype);
+    const og_float_impl *im = og_float_bound(k, hardmax_impls, x->dtype);
+    if (!im) return unsupported(k, x->dtype);
+    if (!im->loops) return og_kernel_via_f32_bound(k, im, k_Hardmax, in, n_in, out, n_out);
     int axis;
     int64_t O, R, I;
     og_status st = split_attr_axis(k, x, true, &axis, &O, &R, &I);
@@ -880,10 +894,7 @@ static og_status k_Hardmax(const og_kernel_ctx *k, const og_tensor *const *in, i
         R *= I;
         I = 1;
     }
-    if (x->dtype == OG_FLOAT)
-        hardmax_f32(x->data, out[0]->data, O, R, I);
-    else
-        hardmax_f64(x->data, out[0]->data, O, R, I);
+    (*(const hardmax_fn *)im->loops)(x->data, out[0]->data, O, R, I);
     return OG_OK;
 }
 
@@ -1113,7 +1124,7 @@ const og_kernel_def og_cpu_reduce[] = {
     {.name = "ArgMin", .domain = "", .fn = k_ArgMin, .select = select_argmin},
     {.name = "Softmax", .domain = "", .fn = k_Softmax, .select = select_softmax},
     {.name = "LogSoftmax", .domain = "", .fn = k_LogSoftmax, .select = select_softmax},
-    {.name = "Hardmax", .domain = "", .fn = k_Hardmax},
+    {.name = "Hardmax", .domain = "", .fn = k_Hardmax, .select = select_hardmax},
     {.name = "CumSum", .domain = "", .fn = k_CumSum, .select = select_cumsum},
     {.name = "TopK", .domain = "", .fn = k_TopK, .select = select_topk},
     {.name = NULL}};

@@ -648,44 +648,64 @@ static og_status k_grid_sample(const og_kernel_ctx *k, const og_tensor *const *i
  * pos along spatial axis r − 1 − j (x along the last axis first), −1 + 2k/(L − 1) with
  * align_corners (0 when L is 1, as PyTorch: onnxruntime says 1, the ONNX reference −1),
  * −1 + (2k + 1)/L without. */
+#define DEF_AFFINE_GRID(T)                                                                         \
+    static void affine_grid_##T(const void *thv, void *yv, int r, int64_t N, int64_t P,            \
+                                const int64_t *L, bool align_corners)                              \
+    {                                                                                              \
+        const T *th = thv;                                                                         \
+        T *y = yv;                                                                                 \
+        for (int64_t n = 0; n < N; n++)                                                            \
+            for (int64_t q = 0; q < P; q++) {                                                      \
+                double b[OG_MAX_RANK];                                                             \
+                int64_t rem = q;                                                                   \
+                for (int d = r - 1; d >= 0; d--) { /* b[j]: axis r − 1 − j */                  \
+                    int64_t kk = rem % L[d];                                                       \
+                    rem /= L[d];                                                                   \
+                    double v = align_corners                                                       \
+                                   ? (L[d] > 1 ? -1 + 2.0 * (double)kk / (double)(L[d] - 1) : 0)   \
+                                   : -1 + (2.0 * (double)kk + 1) / (double)L[d];                   \
+                    b[r - 1 - d] = v;                                                              \
+                }                                                                                  \
+                for (int i = 0; i < r; i++) {                                                      \
+                    double v = (double)th[(n * r + i) * (r + 1) + r];                              \
+                    for (int j = 0; j < r; j++) v += (double)th[(n * r + i) * (r + 1) + j] * b[j]; \
+                    y[(n * P + q) * r + i] = (T)v;                                                 \
+                }                                                                                  \
+            }                                                                                      \
+    }
+DEF_AFFINE_GRID(float)
+DEF_AFFINE_GRID(double)
+
+typedef void (*affine_grid_fn)(const void *th, void *y, int r, int64_t N, int64_t P,
+                               const int64_t *L, bool align_corners);
+static const affine_grid_fn affine_grid_loops[2] = {affine_grid_float, affine_grid_double};
+OG_FLOAT_IMPLS(affine_grid_impls, &affine_grid_loops[0], &affine_grid_loops[1]);
+
+/* float32, float64, and the 16-bit floats through float32's binding (og_float_impl) */
+static const void *select_affine_grid(const og_node *n, og_dtype t)
+{
+    (void)n;
+    return og_float_impl_of(affine_grid_impls, t);
+}
+
 static og_status k_affine_grid(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                                og_tensor *const *out, int n_out)
 {
     const og_grid_params *p = k->params;
     const og_tensor *th = in[0];
     og_tensor *y = out[0];
-    if (og_is_half(th->dtype)) return og_kernel_via_f32(k, k_affine_grid, in, n_in, out, n_out);
-    if (th->dtype != OG_FLOAT && th->dtype != OG_DOUBLE)
+    const og_float_impl *im = og_float_bound(k, affine_grid_impls, th->dtype);
+    if (!im)
         return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
                                og_dtype_name(th->dtype));
+    if (!im->loops) return og_kernel_via_f32_bound(k, im, k_affine_grid, in, n_in, out, n_out);
     int r = y->rank - 2;
     int64_t N = y->dims[0], P = N ? y->numel / (N * r) : 0, L[OG_MAX_RANK];
     if (th->dims[0] != N)
         return og_kernel_error(k, OG_ERR_SHAPE, "input 0 (theta) has %lld matrices, size says %lld",
                                (long long)th->dims[0], (long long)N);
     for (int d = 0; d < r; d++) L[d] = y->dims[1 + d];
-    for (int64_t n = 0; n < N; n++)
-        for (int64_t q = 0; q < P; q++) {
-            double b[OG_MAX_RANK];
-            int64_t rem = q;
-            for (int d = r - 1; d >= 0; d--) { /* b[j]: axis r − 1 − j */
-                int64_t kk = rem % L[d];
-                rem /= L[d];
-                double v = p->align_corners
-                               ? (L[d] > 1 ? -1 + 2.0 * (double)kk / (double)(L[d] - 1) : 0)
-                               : -1 + (2.0 * (double)kk + 1) / (double)L[d];
-                b[r - 1 - d] = v;
-            }
-            for (int i = 0; i < r; i++) {
-                double v = og_tensor_get_f64(th, (n * r + i) * (r + 1) + r);
-                for (int j = 0; j < r; j++)
-                    v += og_tensor_get_f64(th, (n * r + i) * (r + 1) + j) * b[j];
-                if (y->dtype == OG_FLOAT)
-                    ((float *)y->data)[(n * P + q) * r + i] = (float)v;
-                else
-                    ((double *)y->data)[(n * P + q) * r + i] = v;
-            }
-        }
+    (*(const affine_grid_fn *)im->loops)(th->data, y->data, r, N, P, L, p->align_corners);
     return OG_OK;
 }
 
@@ -693,6 +713,6 @@ const og_kernel_def og_cpu_resize[] = {
     {.name = "Resize", .domain = "", .fn = k_resize},
     {.name = "Upsample", .domain = "", .fn = k_resize},
     {.name = "GridSample", .domain = "", .fn = k_grid_sample},
-    {.name = "AffineGrid", .domain = "", .fn = k_affine_grid},
+    {.name = "AffineGrid", .domain = "", .fn = k_affine_grid, .select = select_affine_grid},
     {.name = NULL},
 };
