@@ -51,6 +51,10 @@ typedef struct og_exec_req {
      * then keeps alive as long as the view) */
     const bool *share;
     const og_exec_hooks *hooks; /* may be NULL */
+    /* bound sequences and optionals: check their items' kinds and dtypes but not their
+     * shapes (a Loop body's loop-carried containers, which ONNX's own models declare with
+     * item shapes their values do not have; tensors are checked in full) */
+    bool any_item_shape;
 } og_exec_req;
 
 og_status og_session_exec(og_session *s, const og_exec_req *r);

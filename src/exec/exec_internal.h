@@ -6,6 +6,8 @@
 #ifndef OG_EXEC_INTERNAL_H
 #define OG_EXEC_INTERNAL_H
 
+#include <stdatomic.h>
+
 #include "exec/exec.h"
 #include "exec/fuse.h"
 #include "kernels/cpu/kernel.h"
@@ -17,6 +19,8 @@ typedef struct og_subexec {
     og_session *s;
     int n_outer;
     int *outer_v, *outer_in;
+    const char **in_names; /* the subgraph's input names, in order */
+    const og_tensor **pre; /* n_outer slots a run fills with the outer values */
 } og_subexec;
 
 struct og_session {
@@ -51,6 +55,9 @@ struct og_session {
     int n_fused;
     bool fused_run;     /* this run uses the plan */
     og_scratch scratch; /* the kernels' (og_scratch_get) */
+    /* One run at a time: set by og_session_exec for its duration (a second thread's call
+     * fails with OG_ERR_BUSY instead of sharing the per-run state above). */
+    atomic_int busy;
 };
 
 /* Run control-flow node ni (OG_OP_CONTROL) of s: its inputs are in s->tin, its outputs go to

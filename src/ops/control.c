@@ -1,13 +1,15 @@
-/* control.c: If, Loop and Scan: attributes, the types their subgraphs' inputs receive, and
- * static inference from their subgraphs' outputs.  The executor runs them
- * (src/exec/control.c): they have OG_OP_CONTROL and no device kernel.
+/* control.c: If, Loop, Scan and SequenceMap: attributes, the types their subgraphs' inputs receive,
+ * and static inference from their subgraphs' outputs.  The executor runs them (src/exec/control.c):
+ * they have OG_OP_CONTROL and no device kernel.
  *
  *   If(cond) -> outputs of then_branch or else_branch (no inputs; outer values by name)
  *   Loop(M, cond, v...) -> final v..., scan outputs stacked along a new first axis;
  *       body(iteration int64, cond bool, v...) -> (cond, v..., scan slices...)
  *   Scan(states..., scan inputs...) -> final states, scan outputs; one step per slice along
  *       each input's scan axis; Scan-8 has a leading batch axis and sequence_lens first
- *       (src/ops/control.h). */
+ *       (src/ops/control.h).
+ *   SequenceMap(seq, extra...) -> one sequence per body output; body(item i of seq, item i
+ *       of each extra sequence or each extra tensor whole) -> the outputs' items i. */
 #include <string.h>
 
 #include "ops/control.h"
@@ -36,7 +38,11 @@ static og_status control_parse(const og_op_ctx *c, void **params)
     og_status st;
     og_graph *g1, *g2;
     const char *op = c->node->op_type;
-    og_control_params *p = og_calloc(c->alloc, 1, sizeof *p);
+    /* Scan's axis and direction lists follow the struct: two per scan input and output,
+     * which num_scan_inputs and the node's arity bound (no fixed limit) */
+    const og_node *nd = c->node;
+    int64_t n_lists = strcmp(op, "Scan") == 0 ? 2 * ((int64_t)nd->n_in + nd->n_out) : 0;
+    og_control_params *p = og_calloc(c->alloc, 1, sizeof *p + (size_t)n_lists * sizeof p->lists[0]);
     if (!p) return og_op_error(c, OG_ERR_NOMEM, "out of memory");
     if (strcmp(op, "If") == 0) {
         p->kind = OG_CONTROL_IF;
@@ -66,6 +72,17 @@ static og_status control_parse(const og_op_ctx *c, void **params)
                              g1->n_inputs, g1->n_outputs, own, c->node->n_out);
             goto fail;
         }
+    } else if (strcmp(op, "SequenceMap") == 0) {
+        p->kind = OG_CONTROL_SEQMAP;
+        if ((st = need_graph(c, "body", &g1))) goto fail;
+        p->n_own = c->node->n_in - c->node->n_implicit;
+        if (p->n_own < 1 || g1->n_inputs != p->n_own || g1->n_outputs != c->node->n_out) {
+            st = og_op_error(c, OG_ERR_MODEL,
+                             "the body has %d inputs and %d outputs, the node %d inputs and %d "
+                             "outputs: they must be equal",
+                             g1->n_inputs, g1->n_outputs, p->n_own, c->node->n_out);
+            goto fail;
+        }
     } else {
         p->kind = OG_CONTROL_SCAN;
         p->v8 = c->node->since_version < 9;
@@ -75,6 +92,12 @@ static og_status control_parse(const og_op_ctx *c, void **params)
         p->n_scan_in = (int)og_attr_int(c->node, "num_scan_inputs", -1);
         p->n_state = own - p->n_scan_in;
         p->n_scan_out = c->node->n_out - p->n_state;
+        if (p->n_scan_in >= 0 && p->n_scan_in <= own && p->n_scan_out >= 0) {
+            p->in_axes = p->lists;
+            p->in_dirs = p->in_axes + p->n_scan_in;
+            p->out_axes = p->in_dirs + p->n_scan_in;
+            p->out_dirs = p->out_axes + p->n_scan_out;
+        }
         if (p->n_scan_in < 1 || p->n_state < 0 || p->n_scan_out < 0 || g1->n_inputs != own ||
             g1->n_outputs != c->node->n_out) {
             st = og_op_error(c, OG_ERR_MODEL,
@@ -97,11 +120,6 @@ static og_status control_parse(const og_op_ctx *c, void **params)
             if (v && cnt != want[k]) {
                 st = og_op_error(c, OG_ERR_MODEL, "attribute '%s' has %d entries, expected %d",
                                  lists[k], cnt, want[k]);
-                goto fail;
-            }
-            if (want[k] > OG_CONTROL_MAX) {
-                st = og_op_error(c, OG_ERR_UNSUPPORTED, "%d scan inputs or outputs, at most %d",
-                                 want[k], OG_CONTROL_MAX);
                 goto fail;
             }
             for (int i = 0; i < want[k]; i++) {
@@ -194,6 +212,23 @@ og_status og_control_subgraph_inputs(const og_op_ctx *c, const og_vinfo *in, int
     const og_control_params *p = c->node->params;
     if (!p || p->kind == OG_CONTROL_IF) return OG_OK;
     og_vinfo vi;
+    if (p->kind == OG_CONTROL_SEQMAP) { /* a sequence's item, or a tensor as it is */
+        for (int i = 0; i < n_in && i < p->n_own; i++) {
+            const og_type *e =
+                in[i].kind == OG_KIND_SEQUENCE && in[i].type ? in[i].type->elem : NULL;
+            if (in[i].kind == OG_KIND_TENSOR) {
+                type_input(sub, i, &in[i]);
+            } else if (e) {
+                og_vinfo_unknown(&vi);
+                if (e->kind == OG_KIND_TENSOR)
+                    og_vinfo_set(&vi, e->dtype, e->rank, e->dims);
+                else
+                    og_vinfo_set_kind(&vi, e->kind, e);
+                type_input(sub, i, &vi);
+            }
+        }
+        return OG_OK;
+    }
     if (p->kind == OG_CONTROL_LOOP) {
         int64_t none = 0;
         og_vinfo_unknown(&vi);
@@ -269,6 +304,22 @@ static og_status control_infer(const og_op_ctx *c, const og_vinfo *in, int n_in,
         return OG_OK;
     }
     const og_graph *body = graph_attr(n, "body");
+    if (p->kind == OG_CONTROL_SEQMAP) {
+        if (n_in > 0 && in[0].kind != OG_KIND_SEQUENCE &&
+            !(in[0].kind == OG_KIND_TENSOR && in[0].dtype == OG_UNDEFINED && in[0].rank < 0))
+            return og_op_error(c, OG_ERR_TYPE, "input 0 must be a sequence, got a %s",
+                               og_kind_name(in[0].kind));
+        for (int j = 0; j < n_out; j++) { /* a sequence of what the body gives */
+            og_vinfo b;
+            from_value(&b, &body->values[body->outputs[j]]);
+            const og_type *e =
+                b.kind == OG_KIND_TENSOR ? og_op_type_tensor(c, b.dtype, b.rank, b.dims) : b.type;
+            og_vinfo_unknown(&out[j]);
+            og_vinfo_set_kind(&out[j], OG_KIND_SEQUENCE,
+                              e ? og_op_type_wrap(c, OG_KIND_SEQUENCE, OG_UNDEFINED, e) : NULL);
+        }
+        return OG_OK;
+    }
     if (p->kind == OG_CONTROL_LOOP) {
         if (n_in > 0 && n->in[0] >= 0 && in[0].dtype != OG_UNDEFINED && in[0].dtype != OG_INT64)
             return og_op_error(c, OG_ERR_TYPE, "input 0 (M) is %s, expected int64",
@@ -344,4 +395,6 @@ const og_op_def og_ops_control[] = {
      OG_OP_CONTROL | OG_OP_ANY_KIND},
     {"Scan", "", OG_SINCE(Scan), 0, 1 << 16, 1, 1 << 16, control_parse, NULL, control_infer,
      OG_OP_CONTROL | OG_OP_ANY_KIND},
+    {"SequenceMap", "", OG_SINCE(SequenceMap), 1, 1 << 16, 1, 1 << 16, control_parse, NULL,
+     control_infer, OG_OP_CONTROL | OG_OP_ANY_KIND},
     {0}};
