@@ -9,8 +9,9 @@
 #                 and python: the binding under atheris) for FUZZ_SECONDS each (default 60),
 #                 one after the other, from the kept seed corpora; results in
 #                 fuzz-logs/summary.tsv
-#   make bench    inference against onnxruntime, training steps and training throughput
-#                 against PyTorch, 2 MPI ranks against 1 process (bench/)
+#   make bench    inference against onnxruntime, training steps against the PyPI PyTorch
+#                 of bench/.venv (and Debian's), training throughput, 2 MPI ranks against
+#                 1 process (bench/)
 #   make format   clang-format every C file
 #   make install  install library, header, CLI, pkg-config and CMake files (PREFIX)
 BUILD ?= build
@@ -70,7 +71,7 @@ bench: setup
 	@bash scripts/setup.sh --bench
 	@$(MAKE) --no-print-directory build
 	python3 bench/bench_inference.py --build $(BUILD)
-	/usr/bin/python3 -W ignore bench/bench_train.py --build $(BUILD)
+	bench/.venv/bin/python -W ignore bench/bench_train.py --build $(BUILD) --debian
 	/usr/bin/python3 -W ignore bench/bench_fit.py --build $(BUILD)
 	/usr/bin/python3 -W ignore bench/bench_mpi.py --build $(BUILD)
 	ONNXGRAD_LIBRARY=$(BUILD)/libonnxgrad.so PYTHONPATH=python python3 bench/bench_python.py

@@ -1,9 +1,13 @@
 #!/usr/bin/env python3
 """Inference benchmark: onnxgrad against onnxruntime, in the same run, on the same models
-and inputs, at 1 and 2 threads.  Prints the median milliseconds of each and the ratio
-onnxgrad / onnxruntime (lower is better; aim <= 1.5).
+and inputs, at 1 and 2 threads.  The two alternate over --rounds rounds; each figure is
+the median of the rounds' medians.  Prints milliseconds and the ratio onnxgrad /
+onnxruntime (lower is better), by wall time and by CPU time (the process's: on a machine
+that other processes share, the time each side computed), and for ResNet-18 the forward
+pass's GFLOP/s beside the machine's single-thread SGEMM peak (bench/sgemm_peak.py, measured
+in the same run).
 
-usage: bench_inference.py [--build build] [--iters N] [--models DIR]"""
+usage: bench_inference.py [--build build] [--iters N] [--rounds R] [--models DIR]"""
 import argparse
 import json
 import os
@@ -13,61 +17,147 @@ import sys
 import time
 
 import numpy as np
+import onnx
 import onnxruntime as ort
+from onnx import shape_inference
 
-MODELS = ("mlp", "lenet", "resnet18")
+HERE = os.path.dirname(os.path.abspath(__file__))
+MODELS = ("mlp", "lenet", "resnet18", "resnet18_64", "mobilenetv2", "mobilenetv2_64",
+          "mobilenetv3", "mobilenetv3_64", "efficientnet", "efficientnet_64")
 
 
-def time_ort(path, x, threads, iters):
+def ort_session(path, threads, spin):
     so = ort.SessionOptions()
     so.intra_op_num_threads = threads
     so.inter_op_num_threads = 1
-    sess = ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+    if not spin:
+        so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
+
+
+def time_ort(sess, x, iters):
+    """median wall and CPU (process) milliseconds of a run"""
     feed = {sess.get_inputs()[0].name: x}
     for _ in range(3):
         sess.run(None, feed)
-    times = []
+    times, cpu = [], []
     for _ in range(iters):
-        t0 = time.perf_counter()
-        out = sess.run(None, feed)
+        t0, c0 = time.perf_counter(), time.process_time()
+        sess.run(None, feed)
         times.append((time.perf_counter() - t0) * 1e3)
-    return statistics.median(times), out[0]
+        cpu.append((time.process_time() - c0) * 1e3)
+    return statistics.median(times), statistics.median(cpu)
 
 
-def run_onnxgrad(cli, path, xfile, threads, iters):
+def run_onnxgrad(cli, path, xfile, threads, iters, spin):
+    env = dict(os.environ)
+    if not spin:
+        env["OMP_WAIT_POLICY"] = "passive"
     res = subprocess.run([cli, "bench", path, "--input", "x=" + xfile, "--threads", str(threads),
-                          "-n", str(iters)], capture_output=True, text=True)
+                          "-n", str(iters)], capture_output=True, text=True, env=env)
     if res.returncode != 0:
         raise RuntimeError(res.stderr.strip())
-    return json.loads(res.stdout)
+    d = json.loads(res.stdout)
+    return d["median_ms"], d["median_cpu_ms"]
+
+
+def flops(path, xshape):
+    """2 x the multiply-adds of the model's Conv, Gemm and MatMul nodes for input shape
+    xshape."""
+    m = onnx.load(path)
+    for d, n in zip(m.graph.input[0].type.tensor_type.shape.dim, xshape):
+        d.dim_value = n
+    m = shape_inference.infer_shapes(m)
+    shapes = {}
+    for v in list(m.graph.value_info) + list(m.graph.input) + list(m.graph.output):
+        shapes[v.name] = [d.dim_value for d in v.type.tensor_type.shape.dim]
+    for t in m.graph.initializer:
+        shapes[t.name] = list(t.dims)
+    macs = 0
+    for n in m.graph.node:
+        if n.op_type == "Conv":
+            w, y = shapes[n.input[1]], shapes[n.output[0]]
+            macs += int(np.prod(y)) * int(np.prod(w[1:]))
+        elif n.op_type in ("Gemm", "MatMul"):
+            a, y = shapes[n.input[0]], shapes[n.output[0]]
+            transa = any(at.name == "transA" and at.i for at in n.attribute)
+            macs += int(np.prod(y)) * (a[-2] if transa else a[-1])
+    return 2.0 * macs
+
+
+def sgemm_peak():
+    env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
+    venv = os.path.join(HERE, ".venv", "bin", "python")
+    best = 0.0
+    for py in ([venv] if os.path.exists(venv) else []) + [sys.executable]:
+        res = subprocess.run([py, os.path.join(HERE, "sgemm_peak.py")], capture_output=True,
+                             text=True, env=env)
+        if res.returncode == 0:
+            best = max(best, float(res.stdout.strip()))
+    return best
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default="build")
     ap.add_argument("--iters", type=int, default=30)
+    ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--models", default="bench/models")
+    ap.add_argument("--only", default=",".join(MODELS))
+    ap.add_argument("--threads", default="1,2")
+    ap.add_argument("--spin", action="store_true",
+                    help="let waiting threads spin (OpenMP's and onnxruntime's default); by "
+                         "default both sides block, which a machine shared with other busy "
+                         "processes needs")
     args = ap.parse_args()
     cli = os.path.join(args.build, "onnxgrad")
-    if not all(os.path.exists(os.path.join(args.models, m + ".onnx")) for m in MODELS):
-        subprocess.run(["/usr/bin/python3", "bench/export_models.py", args.models], check=True)
-    print("%-10s %7s %14s %14s %8s" % ("model", "threads", "onnxgrad ms", "onnxruntime ms",
-                                       "ratio"))
-    for m in MODELS:
+    names = args.only.split(",")
+    if not all(os.path.exists(os.path.join(args.models, m + ".onnx")) for m in names):
+        subprocess.run(["/usr/bin/python3", "-W", "ignore", os.path.join(HERE, "export_models.py"),
+                        args.models], check=True)
+    print("onnxruntime %s; medians of %d interleaved rounds; waiting threads %s" %
+          (ort.__version__, args.rounds, "spin" if args.spin else
+           "block (OMP_WAIT_POLICY=passive, allow_spinning=0)"))
+    print("%-16s %7s %12s %15s %7s %13s %9s %9s" % ("model", "threads", "onnxgrad ms",
+                                                    "onnxruntime ms", "ratio", "onnxgrad cpu",
+                                                    "ort cpu", "cpu ratio"))
+    resnet_ms = {}
+    for m in names:
         path = os.path.join(args.models, m + ".onnx")
         xfile = os.path.join(args.models, m + "_x.npy")
         x = np.load(xfile)
-        for threads in (1, 2):
-            iters = max(5, args.iters // (10 if m == "resnet18" else 1))
+        big = m in ("resnet18", "mobilenetv2", "efficientnet", "resnet18_64")
+        iters = max(5, args.iters // (5 if big else 1))
+        for threads in [int(t) for t in args.threads.split(",")]:
+            sess = ort_session(path, threads, args.spin)
+            og, rt = [], []
             try:
-                og = run_onnxgrad(cli, path, xfile, threads, iters)
+                for _ in range(args.rounds):
+                    og.append(run_onnxgrad(cli, path, xfile, threads, iters, args.spin))
+                    rt.append(time_ort(sess, x, iters))
             except RuntimeError as e:
-                print("%-10s %7d  onnxgrad failed: %s" % (m, threads, e))
+                print("%-16s %7d  onnxgrad failed: %s" % (m, threads, e))
                 continue
-            ort_ms, _ = time_ort(path, x, threads, iters)
-            print("%-10s %7d %14.3f %14.3f %8.2f" % (m, threads, og["median_ms"], ort_ms,
-                                                     og["median_ms"] / ort_ms))
+            og_ms, rt_ms = (statistics.median(r[0] for r in og),
+                            statistics.median(r[0] for r in rt))
+            og_cpu, rt_cpu = (statistics.median(r[1] for r in og),
+                              statistics.median(r[1] for r in rt))
+            if m == "resnet18":
+                resnet_ms[threads] = (og_ms, og_cpu)
+            print("%-16s %7d %12.3f %15.3f %7.2f %13.3f %9.3f %9.2f" %
+                  (m, threads, og_ms, rt_ms, og_ms / rt_ms, og_cpu, rt_cpu, og_cpu / rt_cpu))
             sys.stdout.flush()
+    if resnet_ms:
+        f = flops(os.path.join(args.models, "resnet18.onnx"),
+                  np.load(os.path.join(args.models, "resnet18_x.npy")).shape)
+        peak = sgemm_peak()
+        for threads, (ms, cpu) in sorted(resnet_ms.items()):
+            gf, gfc = f / (ms / 1e3) / 1e9, f / (cpu / 1e3) / 1e9
+            print("resnet18 forward, %d thread%s: %.1f GFLOP/s by wall time, %.1f by CPU time "
+                  "(%.2f GFLOP); SGEMM peak %.1f GFLOP/s per core (CPU time): %.0f %% / %.0f %%" %
+                  (threads, "s" if threads > 1 else "", gf, gfc, f / 1e9, peak,
+                   100 * gf / (peak * threads) if peak else 0,
+                   100 * gfc / (peak * threads) if peak else 0))
 
 
 if __name__ == "__main__":

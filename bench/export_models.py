@@ -1,8 +1,11 @@
 #!/usr/bin/env python3
 """Export the benchmark models from PyTorch with random weights (fixed seed):
-MLP (784-512-512-10), LeNet-5 style CNN (1x28x28), ResNet-18 (3x224x224, eval mode),
-each with a batch of inputs as .npy.  Needs PyTorch (Debian's python3-torch: run with
-/usr/bin/python3).  Usage: export_models.py OUT_DIR"""
+MLP (784-512-512-10), LeNet-5 style CNN (1x28x28), ResNet-18, and torchvision's
+MobileNet-v2, MobileNet-v3 (small) and EfficientNet-B0 (depthwise and squeeze-excite
+blocks), eval mode, each at 1x3x224x224 and 8x3x64x64, with a batch of inputs as .npy.
+Needs PyTorch and torchvision (Debian's python3-torch and python3-torchvision: run with
+/usr/bin/python3).  Usage: export_models.py OUT_DIR, or export_models.py --train OUT_DIR for
+the training benchmark's models (with their weights as NAME_state.pt)."""
 import os
 import sys
 
@@ -70,24 +73,96 @@ class ResNet18(nn.Module):
         return self.fc(torch.flatten(self.pool(self.layers(self.stem(x))), 1))
 
 
-def export(model, x, path):
+# torchvision's mobile networks, by bench name: depthwise convolutions (groups == channels),
+# ReLU6 (exported as Clip), HardSwish and SiLU, squeeze-excite blocks (MobileNet-v3 and
+# EfficientNet), with random weights
+CNNS = {"mobilenetv2": "mobilenet_v2", "mobilenetv3": "mobilenet_v3_small",
+        "efficientnet": "efficientnet_b0"}
+
+
+def cnn(name):
+    import torchvision
+    torch.manual_seed(0)
+    return getattr(torchvision.models, CNNS[name])(num_classes=1000)
+
+
+# the image models at the two sizes the benchmarks run: (suffix, input shape)
+SIZES = (("", (1, 3, 224, 224)), ("_64", (8, 3, 64, 64)))
+
+
+def export(model, x, path, opset=13):
     model.eval()
     for m in model.modules():  # non-trivial batch-norm statistics
         if isinstance(m, nn.BatchNorm2d):
             m.running_mean.uniform_(-0.1, 0.1)
             m.running_var.uniform_(0.5, 1.5)
     torch.onnx.export(model, x, path + ".onnx", input_names=["x"], output_names=["y"],
-                      opset_version=13, dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}})
+                      opset_version=opset, dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}})
     np.save(path + "_x.npy", x.numpy())
+
+
+TRAIN_MODELS = ("mlp", "lenet", "transformer", "resnet18", "mobilenetv2", "lstm")
+
+
+class LSTMNet(nn.Module):
+    """two stacked LSTM layers (input 128, hidden 256), batch first"""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(128, 256, num_layers=2, batch_first=True)
+
+    def forward(self, x):
+        return self.lstm(x)[0]
+
+
+def train_model(name):
+    """A training-step benchmark model and its input, by name (only that one is built, so
+    that a process's memory is that model's).  MobileNet-v2 at 8x3x64x64 has depthwise
+    convolutions in the backward pass too."""
+    torch.manual_seed(0)
+    if name == "mlp":
+        return MLP(), torch.randn(64, 784)
+    if name == "lenet":
+        return LeNet(), torch.randn(64, 1, 28, 28)
+    if name == "transformer":
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..",
+                                        "tests", "grad"))
+        from torch_check import TransformerBlock
+        return TransformerBlock(d=256, heads=4), torch.randn(8, 64, 256)
+    if name == "resnet18":
+        return ResNet18(), torch.randn(8, 3, 64, 64)
+    if name == "lstm":
+        return LSTMNet(), torch.randn(32, 64, 128)
+    return cnn(name), torch.randn(8, 3, 64, 64)
+
+
+def export_train(out):
+    """Each training model as NAME.onnx, its input NAME_x.npy and its weights NAME_state.pt
+    (for the PyTorch of the bench environment, which builds the same module)."""
+    os.makedirs(out, exist_ok=True)
+    for name in TRAIN_MODELS:
+        model, x = train_model(name)
+        path = os.path.join(out, name)
+        export(model, x, path, opset=14)
+        torch.save(model.state_dict(), path + "_state.pt")
+    print("exported", ", ".join(TRAIN_MODELS), "to", out)
 
 
 def main(out):
     os.makedirs(out, exist_ok=True)
     export(MLP(), torch.randn(64, 784), os.path.join(out, "mlp"))
     export(LeNet(), torch.randn(64, 1, 28, 28), os.path.join(out, "lenet"))
-    export(ResNet18(), torch.randn(1, 3, 224, 224), os.path.join(out, "resnet18"))
-    print("exported mlp, lenet, resnet18 to", out)
+    for suffix, shape in SIZES:
+        torch.manual_seed(0)
+        export(ResNet18(), torch.randn(*shape), os.path.join(out, "resnet18" + suffix))
+        for name in CNNS:
+            # opset 14: HardSwish is an op of its own there
+            export(cnn(name), torch.randn(*shape), os.path.join(out, name + suffix), opset=14)
+    print("exported mlp, lenet, resnet18,", ", ".join(CNNS), "to", out)
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else "bench/models")
+    if len(sys.argv) > 2 and sys.argv[1] == "--train":
+        export_train(sys.argv[2])
+    else:
+        main(sys.argv[1] if len(sys.argv) > 1 else "bench/models")

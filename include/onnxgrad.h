@@ -471,6 +471,12 @@ typedef struct og_session_options {
 /* A session runs one model.  Creating it finds each node's CPU kernel and the last node that
  * reads each value; nothing depends on input shapes yet.  The model must outlive the
  * session.  opts may be NULL (defaults above).
+ * An activation (Relu, Clip with constant bounds, HardSwish, HardSigmoid, Sigmoid, or
+ * x * Sigmoid(x)) that alone reads a Conv or ConvTranspose output is computed by the
+ * convolution's kernel while its output is in cache: the values are those of the nodes
+ * run one by one, bit for bit, the model is not changed, and og_session_run_named asking
+ * for the convolution's own output runs the nodes one by one.  The session keeps the
+ * largest scratch memory a kernel asked for (column buffers) until it is freed.
  * Errors: OG_ERR_INVALID_ARG (NULL model or out, threads < 0), OG_ERR_UNSUPPORTED (an op
  * that is not implemented or has no CPU kernel, as a model loaded with
  * og_model_load_file_any_op may have: the message names node and op), OG_ERR_NOMEM. */

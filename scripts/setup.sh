@@ -3,7 +3,8 @@
 #   scripts/setup.sh            build + test dependencies
 #   scripts/setup.sh --fuzz     also clang and its sanitizer runtimes, and atheris for the
 #                               Python binding's fuzz target (make fuzz)
-#   scripts/setup.sh --bench    the benchmarks' extras (PyTorch is installed for the tests already)
+#   scripts/setup.sh --bench    the benchmarks' extras: bench/.venv, a virtual environment with the
+#                               current PyTorch and torchvision from PyPI (the training peer)
 # Pinned: the ONNX backend test data comes from the onnx Python package, version ONNX_VERSION.
 set -euo pipefail
 
@@ -11,11 +12,18 @@ ONNX_VERSION=1.16.2
 ORT_VERSION=1.19.2
 NUMPY_SPEC='numpy>=1.26,<3'
 
+# The bench environment's PyTorch: the PyPI release (CPU side: MKL, oneDNN).  Its Linux
+# wheel imports only with its nvidia-* dependencies installed (several GB), so the full
+# install it is; `pip install --no-deps torch` fails at import (libcufile.so.0).
+TORCH_VERSION=2.15.0
+TORCHVISION_VERSION=0.29.2
+
 want_fuzz=0
+want_bench=0
 for a in "$@"; do
   case "$a" in
     --fuzz) want_fuzz=1 ;;
-    --bench) ;; # accepted: the benchmarks need nothing beyond the test dependencies
+    --bench) want_bench=1 ;;
     *) echo "setup.sh: unknown option $a" >&2; exit 2 ;;
   esac
 done
@@ -51,6 +59,20 @@ then
   echo "setup: installing Python packages (numpy, onnx==$ONNX_VERSION, onnxruntime, scikit-learn, skl2onnx, pytest, wheel)"
   $PY -m pip install -q --disable-pip-version-check "$NUMPY_SPEC" "onnx==$ONNX_VERSION" \
       "onnxruntime>=$ORT_VERSION" scikit-learn skl2onnx pytest wheel
+fi
+if [ $want_bench = 1 ]; then
+  here=$(cd "$(dirname "$0")/.." && pwd)
+  venv="$here/bench/.venv"
+  if ! "$venv/bin/python" - <<PYEOF 2>/dev/null
+import numpy, torch, torchvision
+assert torch.__version__.split("+")[0] == "$TORCH_VERSION", torch.__version__
+PYEOF
+  then
+    echo "setup: making bench/.venv with torch==$TORCH_VERSION and torchvision==$TORCHVISION_VERSION from PyPI"
+    $PY -m venv "$venv"
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check "$NUMPY_SPEC" \
+        "torch==$TORCH_VERSION" "torchvision==$TORCHVISION_VERSION"
+  fi
 fi
 # transformers for Debian's Python (BERT, DistilBERT, GPT-2 with random weights, in
 # tests/models): 4.44 is the last line that runs on Debian 12's torch 1.13.  Debian marks its

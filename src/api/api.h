@@ -16,6 +16,12 @@ struct og_model {
  * changes).  Errors: OG_ERR_NOMEM, nothing allocated then. */
 og_status og_model_copy_graph(const og_model *m, const og_allocator *a, og_model **out);
 
+/* og_session_create without the rewrites for inference (activations fused into the
+ * convolutions before them): for training graphs, whose halves run separately and whose
+ * saved state may be any value. */
+og_status og_session_create_plain(const og_model *m, const og_session_options *opts,
+                                  og_session **out);
+
 /* Whether 0 <= i < n; if not, the thread's error says that `fn` got `what` index i and the
  * valid range (callers then return OG_ERR_INVALID_ARG, or NULL where no status fits). */
 bool og_api_index_ok(const char *fn, const char *what, int i, int n);

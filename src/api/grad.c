@@ -256,7 +256,7 @@ og_status og_grad_create(const og_model *m, const og_grad_options *opts, og_grad
     g->sopts.debug = opts ? opts->debug : 0;
     g->sopts.seed = opts ? opts->seed : 0;
     g->sopts.max_memory = opts ? opts->max_memory : 0;
-    st = og_session_create(g->training, &g->sopts, &g->session);
+    st = og_session_create_plain(g->training, &g->sopts, &g->session);
     if (st) goto fail;
     st = make_eval(m, w, nw, a, &g->eval);
     if (st) goto fail;

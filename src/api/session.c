@@ -2,10 +2,23 @@
 #include "api/api.h"
 #include "exec/exec.h"
 
-og_status og_session_create(const og_model *m, const og_session_options *opts, og_session **out)
+static og_status create(const og_model *m, const og_session_options *opts, bool fuse,
+                        og_session **out)
 {
     if (!out) return og_error(OG_ERR_INVALID_ARG, "og_session_create: out is NULL");
     *out = NULL;
     if (!m) return og_error(OG_ERR_INVALID_ARG, "og_session_create: model is NULL");
-    return og_exec_create(m->graph, NULL, m->user_alloc, opts, out);
+    return og_exec_create(m->graph, NULL, m->user_alloc, opts, fuse, out);
+}
+
+/* Inference: activations fused into the convolutions before them (exec/fuse.h). */
+og_status og_session_create(const og_model *m, const og_session_options *opts, og_session **out)
+{
+    return create(m, opts, true, out);
+}
+
+og_status og_session_create_plain(const og_model *m, const og_session_options *opts,
+                                  og_session **out)
+{
+    return create(m, opts, false, out);
 }

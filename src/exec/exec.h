@@ -9,11 +9,12 @@
 /* A session over graph g, which must be finalized and resolved and outlive the session,
  * computing on `backend` (src/kernels/<device>/; NULL: the CPU).  host: the allocator for
  * outputs and scratch when opts names none.  Every node is bound to the device's kernel
- * here.  Errors: OG_ERR_INVALID_ARG (bad options), OG_ERR_UNSUPPORTED
+ * here.  fuse: plan activations fused into their producers (exec/fuse.h), for inference
+ * sessions.  Errors: OG_ERR_INVALID_ARG (bad options), OG_ERR_UNSUPPORTED
  * (an op or dtype the device has no kernel for, naming the node), OG_ERR_NOMEM. */
 struct og_backend;
 og_status og_exec_create(const og_graph *g, const struct og_backend *backend,
-                         const og_allocator *host, const og_session_options *opts,
+                         const og_allocator *host, const og_session_options *opts, bool fuse,
                          og_session **out);
 
 /* Calls a run makes while it goes, for callers that act on results before the run ends (the

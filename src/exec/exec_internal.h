@@ -9,6 +9,7 @@
 #include <stdatomic.h>
 
 #include "exec/exec.h"
+#include "exec/fuse.h"
 #include "kernels/cpu/kernel.h"
 
 /* A subgraph's session, and where its outer values come from: outer_v[k] (a value of the
@@ -47,6 +48,13 @@ struct og_session {
     const og_graph *root;        /* symbols live there */
     uint64_t rng_seed, rng_runs; /* og_session_get_rng */
     uint64_t run_key;            /* this run's: from (rng_seed, rng_runs) */
+    /* activations fused into their producers (fuse.h): per node, per value; n_fused == 0
+     * when the session does not fuse */
+    og_fusion *fusion;
+    bool *internal;
+    int n_fused;
+    bool fused_run;     /* this run uses the plan */
+    og_scratch scratch; /* the kernels' (og_scratch_get) */
     /* One run at a time: set by og_session_exec for its duration (a second thread's call
      * fails with OG_ERR_BUSY instead of sharing the per-run state above). */
     atomic_int busy;

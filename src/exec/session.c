@@ -15,9 +15,10 @@
 
 #include "core/rng.h"
 #include "exec/exec_internal.h"
+#include "exec/fuse.h"
 
 og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_allocator *host,
-                         const og_session_options *opts, og_session **out)
+                         const og_session_options *opts, bool fuse, og_session **out)
 {
     *out = NULL;
     const og_allocator *a = opts && opts->allocator ? opts->allocator : host;
@@ -95,14 +96,20 @@ og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_
         for (int j = 0; j < n->n_in; j++)
             if (n->in[j] >= 0) s->last_use[n->in[j]] = i;
     }
+    if (fuse) {
+        s->fusion = og_calloc(a, nn, sizeof *s->fusion);
+        s->internal = og_calloc(a, nv, sizeof *s->internal);
+        if (!s->fusion || !s->internal) goto nomem;
+        s->n_fused = og_fusion_plan(g, s->kernels, s->fusion, s->internal);
+    }
     s->vin = og_calloc(a, (size_t)s->max_in + 1, sizeof *s->vin);
     s->vout = og_calloc(a, (size_t)s->max_out + 1, sizeof *s->vout);
     s->tin = og_calloc(a, (size_t)s->max_in + 1, sizeof *s->tin);
     s->tout = og_calloc(a, (size_t)s->max_out + 1, sizeof *s->tout);
     if (!s->vin || !s->vout || !s->tin || !s->tout) goto nomem;
     og_logf(s->log, s->log_user, OG_LOG_INFO,
-            "session: %d nodes, %d values, %d threads, %s kernels", g->n_nodes, g->n_values,
-            s->threads, s->backend->name);
+            "session: %d nodes, %d values, %d threads, %s kernels, %d activation nodes fused",
+            g->n_nodes, g->n_values, s->threads, s->backend->name, s->n_fused);
     og_free(a, in_types);
     *out = s;
     return OG_OK;
@@ -130,6 +137,8 @@ void og_session_free(og_session *s)
     const og_allocator *a = s->alloc;
     if (s->slot && s->owned && s->keep) release_slots(s);
     og_exec_free_subs(s);
+    /* the kernels' scratch came from the pool's budgeted allocator (og_kernel_ctx.alloc) */
+    if (s->pool) og_free(og_pool_allocator(s->pool), s->scratch.data);
     og_pool_close(s->pool);
     og_free(a, s->kernels);
     og_free(a, s->last_use);
@@ -141,6 +150,8 @@ void og_session_free(og_session *s)
     og_free(a, s->vout);
     og_free(a, s->tin);
     og_free(a, s->tout);
+    og_free(a, s->fusion);
+    og_free(a, s->internal);
     og_free(a, s);
 }
 
@@ -204,6 +215,14 @@ static og_status check_finite(const og_kernel_ctx *k, const og_tensor *t, const 
     return OG_OK;
 }
 
+/* The value node ni's output j is written to: with the fusion plan in use, a producer's
+ * output 0 is its activation's output. */
+static int out_value(const og_session *s, int ni, int j)
+{
+    if (j == 0 && s->fused_run && s->fusion[ni].out >= 0) return s->fusion[ni].out;
+    return s->g->nodes[ni].out[j];
+}
+
 /* A failed allocation for output j (-1: the kernel's scratch, whose size the pool
  * remembers): OG_ERR_LIMIT when the budget refused it, else OG_ERR_NOMEM. */
 static og_status budget_error(og_session *s, const og_node *n, int j, size_t nbytes,
@@ -236,6 +255,7 @@ static og_status run_node(og_session *s, int ni)
     const og_node *n = &g->nodes[ni];
     og_status st = OG_OK;
     char label[256];
+    if (s->fused_run && s->fusion[ni].skip) return OG_OK; /* done by its producer */
     for (int j = 0; j < n->n_in; j++) {
         int v = n->in[j];
         s->tin[j] = v >= 0 ? s->slot[v] : NULL;
@@ -265,7 +285,12 @@ static og_status run_node(og_session *s, int ni)
         s->tout[j] = NULL;
     }
     const og_kernel_binding *kb = &s->kernels[ni];
-    og_kernel_ctx k = {n, n->params, og_pool_allocator(s->pool), s->threads, NULL, s->run_key};
+    og_kernel_ctx k = {.node = n,
+                       .params = n->params,
+                       .alloc = og_pool_allocator(s->pool),
+                       .threads = s->threads,
+                       .rng = s->run_key,
+                       .scratch = &s->scratch};
     if (n->op->flags & OG_OP_CONTROL) {
         st = og_exec_control(s, ni);
         if (st == OG_ERR_NOMEM) st = budget_error(s, n, -1, 0, NULL);
@@ -278,7 +303,7 @@ static og_status run_node(og_session *s, int ni)
         if (st) return st;
     }
     for (int j = 0; j < n->n_out; j++) {
-        if (n->out[j] < 0) continue;
+        if (out_value(s, ni, j) < 0) continue;
         og_vinfo *vo = &s->vout[j];
         if (vo->rank > OG_MAX_RANK) {
             st = og_error(OG_ERR_UNSUPPORTED, "%s: output %d would have rank %d, above %d",
@@ -341,6 +366,15 @@ static og_status run_node(og_session *s, int ni)
         if (s->tin[j] && kb->types[j] != OG_UNDEFINED && s->tin[j]->dtype != kb->types[j])
             impl = NULL;
     k.impl = impl;
+    if (s->fused_run && s->fusion[ni].out >= 0) {
+        if (s->vout[0].dtype != g->values[n->out[0]].dtype) {
+            st = og_error(OG_ERR_INTERNAL, "%s: output 0 is %s, the fused activation expects %s",
+                          og_node_label(n, label, sizeof label), og_dtype_name(s->vout[0].dtype),
+                          og_dtype_name(g->values[n->out[0]].dtype));
+            goto fail;
+        }
+        k.act = s->fusion[ni].act;
+    }
     for (int j = 0; !kb->strings && j < n->n_in; j++)
         if (s->tin[j] && s->tin[j]->kind == OG_KIND_TENSOR && s->tin[j]->dtype == OG_STRING) {
             st = og_error(OG_ERR_UNSUPPORTED,
@@ -357,7 +391,7 @@ static og_status run_node(og_session *s, int ni)
     }
 store:
     for (int j = 0; j < n->n_out; j++) {
-        int v = n->out[j];
+        int v = out_value(s, ni, j);
         if (v < 0) continue;
         if (s->debug) {
             st = check_finite(&k, s->tout[j], g->values[v].name);
@@ -508,6 +542,12 @@ static og_status session_exec(og_session *s, const og_exec_req *r)
         out_v[j] = r->want[j];
         s->keep[r->want[j]] = true;
     }
+    /* the fusion plan, unless this run asks for or binds a value it leaves out */
+    s->fused_run = s->n_fused > 0;
+    for (int j = 0; s->fused_run && j < r->n_want; j++)
+        if (s->internal[r->want[j]]) s->fused_run = false;
+    for (int i = 0; s->fused_run && i < r->n_pre; i++)
+        if (s->internal[r->pre_values[i]]) s->fused_run = false;
     const og_exec_hooks *h = r->hooks && r->hooks->ready ? r->hooks : NULL;
     for (int j = 0; h && j < r->n_want; j++)
         if (s->slot[out_v[j]] && (st = h->ready(h->user, j, s->slot[out_v[j]]))) goto done;

@@ -89,6 +89,7 @@ og_status og_backend_bind(const og_backend *b, const og_node *n, const og_dtype 
     out->type_input = 0;
     out->type = OG_UNDEFINED;
     out->strings = 0;
+    out->act = 0;
     const og_kernel_def *d = og_backend_find(b, n->domain, n->op_type, n->since_version);
     if (!d) {
         if (n->op && (n->op->flags & OG_OP_ALIAS_INPUT0)) {
@@ -105,6 +106,7 @@ og_status og_backend_bind(const og_backend *b, const og_node *n, const og_dtype 
     }
     out->fn = d->fn;
     out->strings = d->strings;
+    out->act = d->act;
     og_dtype type = d->type_input < n->n_in ? in_types[d->type_input] : OG_UNDEFINED;
     out->type_input = d->type_input;
     out->type = type;
@@ -139,4 +141,24 @@ og_status og_kernel_error(const og_kernel_ctx *k, og_status status, const char *
     og_status st = og_node_verror(k->node, status, fmt, ap);
     va_end(ap);
     return st;
+}
+
+void *og_scratch_get(const og_kernel_ctx *k, size_t bytes)
+{
+    if (!bytes) bytes = 1;
+    if (!k->scratch) return og_malloc(k->alloc, bytes);
+    og_scratch *s = k->scratch;
+    if (s->size < bytes) {
+        og_free(k->alloc, s->data);
+        s->size = 0;
+        s->data = og_malloc(k->alloc, bytes);
+        if (!s->data) return NULL;
+        s->size = bytes;
+    }
+    return s->data;
+}
+
+void og_scratch_put(const og_kernel_ctx *k, void *p)
+{
+    if (!k->scratch || p != k->scratch->data) og_free(k->alloc, p);
 }

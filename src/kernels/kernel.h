@@ -29,6 +29,33 @@
 #include "core/rng.h"
 #include "ops/op.h"
 
+/* An element-wise activation a kernel applies to its output 0 after computing it, while
+ * it is still in cache: an inference session fuses Conv + Relu / Clip / HardSwish /
+ * HardSigmoid / Sigmoid / SiLU (x * Sigmoid(x)) this way (src/exec/fuse.c).  The values
+ * are those the activation's own kernel would compute from the same input, bit for bit. */
+typedef enum og_act_kind {
+    OG_FUSE_NONE = 0,
+    OG_FUSE_RELU,
+    OG_FUSE_CLIP,        /* min(max(x, lo), hi) */
+    OG_FUSE_HARDSWISH,   /* x * clamp(x / 6 + 1/2, 0, 1) */
+    OG_FUSE_HARDSIGMOID, /* clamp(alpha * x + beta, 0, 1) */
+    OG_FUSE_SIGMOID,
+    OG_FUSE_SILU /* x * Sigmoid(x), the product rounded as Mul rounds it */
+} og_act_kind;
+
+typedef struct og_act {
+    og_act_kind kind;
+    double lo, hi;      /* Clip */
+    double alpha, beta; /* HardSigmoid */
+} og_act;
+
+/* Scratch memory a session keeps from call to call (the largest any kernel asked for),
+ * so that big column buffers are not mapped and faulted in again at every call. */
+typedef struct og_scratch {
+    void *data;
+    size_t size;
+} og_scratch;
+
 typedef struct og_kernel_ctx {
     const og_node *node;
     const void *params;        /* == node->params */
@@ -36,7 +63,17 @@ typedef struct og_kernel_ctx {
     int threads;               /* the session's thread count */
     const void *impl;          /* what the entry's select chose at bind time, or NULL */
     uint64_t rng;              /* this run's random key (og_session_options.seed) */
+    /* applied to output 0 when its kind is not OG_FUSE_NONE; only for entries with
+     * og_kernel_def.act set */
+    og_act act;
+    og_scratch *scratch; /* the session's (NULL: og_scratch_get allocates) */
 } og_kernel_ctx;
+
+/* `bytes` of scratch memory for kernel call k: the session's buffer (grown as needed) or a
+ * new block, NULL when out of memory; og_scratch_put(k, p) after use (frees a new block).
+ * One call at a time per session: parallel loops of one call share the buffer. */
+void *og_scratch_get(const og_kernel_ctx *k, size_t bytes);
+void og_scratch_put(const og_kernel_ctx *k, void *p);
 
 typedef og_status (*og_kernel_fn)(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                                   og_tensor *const *out, int n_out);
@@ -70,6 +107,9 @@ typedef struct og_kernel_def {
      * executor refuses a string input before the call, whatever the type constraint says:
      * a kernel moving elements by size would copy the strings' pointers. */
     int strings;
+    /* Nonzero: the kernel applies k->act to its output 0 (an executor may then fuse a
+     * following activation into the node, see og_act). */
+    int act;
 } og_kernel_def;
 
 /* A family's table is `const og_kernel_def og_<device>_<family>[] = {..., {0}};`. */
@@ -95,6 +135,7 @@ typedef struct og_kernel_binding {
     int type_input;
     og_dtype type;
     int strings; /* the entry's `strings`: 1 when no kernel (a view of input 0) */
+    int act;     /* the entry's `act` */
 } og_kernel_binding;
 
 /* The entry of backend b for (domain, name) at since-version `since` (0: any version), NULL

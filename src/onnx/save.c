@@ -634,7 +634,8 @@ static int swap_initializers(arena *ar, Onnx__GraphProto *gp, const char *const 
         for (int k = 0; name && k < n; k++) {
             if (strcmp(names[k], name) != 0) continue;
             Onnx__TensorProto *tp = tensor_proto(ar, values[k], name);
-            if (!tp || ar->failed) return -1; /* a part of it (name, dims, data) missing */
+            /* a failed allocation inside leaves NULL fields in tp: packing it would crash */
+            if (!tp || ar->failed) return -1;
             tp->doc_string = gp->initializer[i]->doc_string;
             saved[i] = gp->initializer[i];
             gp->initializer[i] = tp;

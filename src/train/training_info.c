@@ -1065,7 +1065,8 @@ og_status og_algo_create(const og_model *m, const og_trainer_options *opts, og_t
     so.log = t->log;
     so.log_user = t->log_user;
     so.max_memory = t->max_memory;
-    if ((st = og_session_create(al->model, &so, &al->run))) goto fail;
+    /* a training step, not an inference: no activation fusion */
+    if ((st = og_session_create_plain(al->model, &so, &al->run))) goto fail;
     if ((st = run_initialization(t, ti, &so))) goto fail;
     /* an export of onnxgrad's says which initializer counts the steps */
     int sv = held_index(t, og_graph_metadata(mg, "onnxgrad.training_step"));

@@ -459,9 +459,11 @@ static inline void nh_cross_check(nh_result *r, const og_tensor *const *in, int 
             memset(out[j]->data, 0xA5, og_tensor_nbytes(out[j]));
     }
     /* the random key of the session's run (its first, seed 0): Dropout draws the same mask */
-    og_kernel_ctx k = {node,     node->params,
-                       g->alloc, r->spec->threads ? r->spec->threads : 1,
-                       NULL,     og_exec_run_key(0, 0)};
+    og_kernel_ctx k = {.node = node,
+                       .params = node->params,
+                       .alloc = g->alloc,
+                       .threads = r->spec->threads ? r->spec->threads : 1,
+                       .rng = og_exec_run_key(0, 0)};
     if (!st) st = d->fn(&k, in, n_in, out, node->n_out);
     ok = st == OG_OK;
     for (int j = 0; j < node->n_out && ok; j++) {
@@ -487,7 +489,7 @@ static inline og_status nh_exec(nh_result *r)
     og_status st = r->status;
     if (st) return st;
     r->stage = NH_BIND;
-    if ((st = og_exec_create(r->g, NULL, og_default_allocator(), &opts, &s))) goto done;
+    if ((st = og_exec_create(r->g, NULL, og_default_allocator(), &opts, false, &s))) goto done;
     r->stage = NH_RUN;
     for (int i = 0; i < n_in; i++) /* the graph inputs: the inputs given, in order */
         if (n->in[i]) {

@@ -91,7 +91,7 @@ static void toy_runs_a_graph(void)
     CHECK(g != NULL);
     if (!g) return;
     og_session *s = NULL;
-    CHECK_OK(og_exec_create(g, &toy_backend, og_default_allocator(), NULL, &s));
+    CHECK_OK(og_exec_create(g, &toy_backend, og_default_allocator(), NULL, false, &s));
     float xs[4] = {-1.5f, 2.0f, 0.0f, -0.25f};
     toy_calls = 0;
     og_tensor *y = run_x(s, xs, 4);
@@ -113,7 +113,8 @@ static void toy_refuses_at_creation(void)
     og_graph *g = one_node(&r, "Relu", OG_DOUBLE, 3);
     CHECK(g != NULL);
     toy_calls = 0;
-    CHECK(og_exec_create(g, &toy_backend, og_default_allocator(), NULL, &s) == OG_ERR_UNSUPPORTED);
+    CHECK(og_exec_create(g, &toy_backend, og_default_allocator(), NULL, false, &s) ==
+          OG_ERR_UNSUPPORTED);
     CHECK(s == NULL && toy_calls == 0);
     CHECK(strstr(og_last_error(), "node 'n0' (Relu") != NULL);
     CHECK(strstr(og_last_error(), "float64") != NULL);
@@ -123,7 +124,8 @@ static void toy_refuses_at_creation(void)
 
     g = one_node(&r, "Abs", OG_FLOAT, 3);
     CHECK(g != NULL);
-    CHECK(og_exec_create(g, &toy_backend, og_default_allocator(), NULL, &s) == OG_ERR_UNSUPPORTED);
+    CHECK(og_exec_create(g, &toy_backend, og_default_allocator(), NULL, false, &s) ==
+          OG_ERR_UNSUPPORTED);
     CHECK(strstr(og_last_error(), "node 'n0' (Abs, opset 13): op Abs has no toy kernel") != NULL);
     nh_release(&r);
 }
@@ -533,7 +535,8 @@ static void bound_loop_is_used(const nh_node *c, unsigned lie_in, unsigned lie_o
         og_dtype dt = (lie_out >> j & 1) ? unsigned_like(y->dtype) : y->dtype;
         CHECK_OK(og_tensor_alloc(dt, y->rank, y->dims, NULL, &out[j]));
     }
-    og_kernel_ctx k = {n, n->params, r.g->alloc, 1, b.impl, 0};
+    og_kernel_ctx k = {
+        .node = n, .params = n->params, .alloc = r.g->alloc, .threads = 1, .impl = b.impl};
     og_status st = b.fn(&k, in, n->n_in, out, n->n_out);
     CHECKF(st == OG_OK, "%s with its bound loop: %s", n->op_type, og_last_error());
     for (int j = 0; j < n->n_out && !st; j++)
@@ -902,7 +905,11 @@ static void cpu_small_picks_bind(void)
         CHECK_OK(og_tensor_from_data(OG_UINT32, 1, (int64_t[]){3}, z, sizeof z, NULL, &zero));
         CHECK_OK(og_tensor_alloc(OG_UINT32, 1, (int64_t[]){3}, NULL, &y));
         const og_tensor *ins[2] = {a, zero};
-        og_kernel_ctx k = {r.node, r.node->params, r.g->alloc, 1, b.impl, 0};
+        og_kernel_ctx k = {.node = r.node,
+                           .params = r.node->params,
+                           .alloc = r.g->alloc,
+                           .threads = 1,
+                           .impl = b.impl};
         CHECK(b.fn(&k, ins, 2, &y, 1) == OG_ERR_RUNTIME);
         CHECKF(strstr(og_last_error(), "integer division by zero (element 1 of input 1)") != NULL,
                "message %s", og_last_error());
@@ -1008,7 +1015,7 @@ static void quant_binding_follows_the_run(void)
     og_session *s = NULL;
     og_tensor *sd = nh_scalar(OG_DOUBLE, 0.1), *y = NULL;
     CHECK_OK(nh_load(&spec, &r));
-    if (!r.status) CHECK_OK(og_exec_create(r.g, NULL, og_default_allocator(), NULL, &s));
+    if (!r.status) CHECK_OK(og_exec_create(r.g, NULL, og_default_allocator(), NULL, false, &s));
     if (s) {
         const char *names[] = {"x0", "x1", "x2"};
         const og_tensor *f32[3] = {in[0], in[1], in[2]}, *f64[3] = {in[0], sd, in[2]};
@@ -1037,7 +1044,7 @@ static void cpu_runs_bound_reduction(void)
     CHECK(g != NULL);
     if (!g) return;
     og_session *s = NULL;
-    CHECK_OK(og_exec_create(g, &og_cpu_backend, og_default_allocator(), NULL, &s));
+    CHECK_OK(og_exec_create(g, &og_cpu_backend, og_default_allocator(), NULL, false, &s));
     float xs[4] = {1.5f, -2.0f, 4.0f, 0.25f};
     og_tensor *y = run_x(s, xs, 4);
     CHECK(y != NULL && og_tensor_numel(y) == 1);
@@ -1057,7 +1064,7 @@ static void binding_follows_the_run(void)
     CHECK(g != NULL);
     if (!g) return;
     og_session *s = NULL;
-    CHECK_OK(og_exec_create(g, NULL, og_default_allocator(), NULL, &s));
+    CHECK_OK(og_exec_create(g, NULL, og_default_allocator(), NULL, false, &s));
     g->values[g->inputs[0]].dtype = OG_UNDEFINED;
     double xs[3] = {-2.0, 0.5, 1e300};
     int64_t n = 3;

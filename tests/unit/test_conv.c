@@ -370,6 +370,11 @@ static const conv_case fixed_cases[] = {
     {"chunked2d", "Conv", 2, .c = 64, .m = 8, .in = {40, 40}, PADS1},
     {"chunked2d_mt", "Conv", 2, .c = 64, .m = 8, .in = {40, 40}, PADS1, .mt = true},
     {"pointwise_mt", "Conv", 2, .c = 64, .m = 8, .in = {40, 40}, .k = {1, 1}, .mt = true},
+    /* pointwise with Y over several chunks (each [128, >= 1024] chunk gets its bias after
+     * the GEMM): 2 chunks in float, 3 in double */
+    {"pointwise_ychunks", "Conv", 2, .c = 32, .m = 128, .in = {48, 48}, .k = {1, 1}},
+    {"pointwise_ychunks_f64_mt", "Conv", 2, .n = 2, .c = 32, .m = 128, .in = {48, 48}, .k = {1, 1},
+     .f64 = true, .mt = true},
     {"chunked3d", "Conv", 3, .c = 16, .m = 4, .in = {14, 14, 14}, .f64 = true},
     {"chunked3d_mt", "Conv", 3, .c = 16, .m = 4, .in = {14, 14, 14}, .f64 = true, .mt = true},
     /* one image, many output channels, few columns: the GEMM split by output channel
@@ -392,6 +397,16 @@ static const conv_case fixed_cases[] = {
     {"wide_chunked", "Conv", 2, .c = 64, .m = 8, .in = {70, 20}, PADS1},
     {"wide_chunked_mt", "Conv", 2, .c = 64, .m = 8, .in = {70, 20}, .pads = {1, 1, 0, 1},
      .mt = true},
+    /* a kernel covering the whole input (a 1x1 Conv's weight gradient): one GEMM over the
+     * batch, with and without bias, 1-D to 3-D, dilations that do not matter */
+    {"covers_input", "Conv", 2, .n = 5, .c = 6, .m = 7, .in = {4, 5}, .k = {4, 5}},
+    {"covers_input_nobias_mt", "Conv", 2, .n = 3, .c = 2, .m = 9, .in = {8, 8}, .k = {8, 8},
+     .no_bias = true, .mt = true},
+    {"covers_input_1d_f64", "Conv", 1, .n = 4, .c = 3, .m = 2, .in = {7}, .k = {7}, .f64 = true},
+    {"covers_input_3d", "Conv", 3, .n = 2, .c = 2, .m = 3, .in = {2, 3, 4}, .k = {2, 3, 4},
+     .dil = {1, 1, 1}},
+    {"covers_input_k1_dil", "Conv", 2, .n = 2, .c = 3, .m = 4, .in = {1, 1}, .k = {1, 1},
+     .dil = {3, 2}},
     /* ConvTranspose of a few input positions per image: images side by side in one GEMM
      * (blocks of 5, or of 3 and 2 over two threads), groups, strides, 2-D and 3-D */
     {"tr_batched", "ConvTranspose", 2, .n = 5, .c = 4, .m = 6, .group = 2, .in = {4, 5},
@@ -487,6 +502,127 @@ static void test_tcol(void)
     printf("tcol random: %d cases run\n", ran);
 }
 
+/* The direct kernels (src/kernels/cpu/conv_dw.c): 1-D and 2-D convolutions with groups of
+ * at most 4 input channels (Conv) or 4 input and 4 output channels (ConvTranspose): 3x3
+ * and 5x5 taps written out, strides 1 (the wide rows), 2 and 3, dilations, pads asymmetric
+ * or none (the input read in place), multipliers > 1, kernels of other sizes (one pass per
+ * tap), odd sizes, float and double, one and two threads. */
+static const conv_case direct_cases[] = {
+    {"dw3x3", "Conv", 2, .n = 2, .c = 8, .m = 8, .group = 8, .in = {9, 11}, PADS1},
+    {"dw3x3_s2", "Conv", 2, .n = 2, .c = 8, .m = 8, .group = 8, .in = {9, 11}, PADS1,
+     .strides = {2, 2}, .mt = true},
+    {"dw3x3_s2_f64", "Conv", 2, .c = 5, .m = 5, .group = 5, .in = {8, 7}, .pads = {0, 1, 1, 0},
+     .strides = {2, 2}, .f64 = true},
+    {"dw3x3_nopad", "Conv", 2, .c = 4, .m = 4, .group = 4, .in = {7, 6}},
+    {"dw3x3_nopad_s2_rows_unused", "Conv", 2, .c = 4, .m = 4, .group = 4, .in = {8, 8},
+     .strides = {2, 2}, .no_bias = true},
+    {"dw5x5", "Conv", 2, .c = 6, .m = 6, .group = 6, .k = {5, 5}, .in = {13, 12},
+     .pads = {2, 2, 2, 2}, .mt = true},
+    {"dw5x5_s2_f64", "Conv", 2, .c = 6, .m = 6, .group = 6, .k = {5, 5}, .in = {13, 12},
+     .pads = {1, 2, 2, 1}, .strides = {2, 2}, .f64 = true},
+    {"dw3x3_dil2", "Conv", 2, .c = 3, .m = 3, .group = 3, .in = {10, 9}, .dil = {2, 2},
+     .pads = {2, 2, 2, 2}},
+    {"dw3x3_s3_dil_mixed", "Conv", 2, .c = 3, .m = 3, .group = 3, .in = {13, 11}, .dil = {1, 2},
+     .strides = {3, 1}, .pads = {0, 2, 1, 1}},
+    {"dw_multiplier3", "Conv", 2, .n = 2, .c = 4, .m = 12, .group = 4, .in = {7, 8}, PADS1,
+     .mt = true},
+    {"dw_7x7_generic", "Conv", 2, .c = 3, .m = 3, .group = 3, .k = {7, 7}, .in = {9, 10},
+     .pads = {3, 3, 3, 3}},
+    {"dw_4x3_generic_s2", "Conv", 2, .c = 3, .m = 6, .group = 3, .k = {4, 3}, .in = {9, 10},
+     .pads = {1, 1, 2, 1}, .strides = {2, 3}, .f64 = true},
+    {"grouped_cg2", "Conv", 2, .n = 2, .c = 8, .m = 12, .group = 4, .in = {6, 7}, PADS1},
+    {"grouped_cg4_s2", "Conv", 2, .c = 8, .m = 4, .group = 2, .in = {9, 9}, PADS1,
+     .strides = {2, 2}, .mt = true},
+    {"dw_1d", "Conv", 1, .n = 2, .c = 5, .m = 5, .group = 5, .k = {3}, .in = {17}, .pads = {1, 1}},
+    {"dw_1d_s2_k5", "Conv", 1, .c = 4, .m = 8, .group = 4, .k = {5}, .in = {16}, .pads = {2, 1},
+     .strides = {2}, .f64 = true},
+    {"dw_1x1", "Conv", 2, .c = 4, .m = 4, .group = 4, .k = {1, 1}, .in = {5, 5}},
+    {"dw_tiny_plane", "Conv", 2, .c = 16, .m = 16, .group = 16, .in = {1, 1}, PADS1, .mt = true},
+    /* depthwise planes of more than 256 outputs: a plane at a time (smaller ones go 16
+     * channels at a time, channels-last: every case above with one input channel per
+     * group), and a channel count that is not a multiple of 16 */
+    {"dw_plane_s1", "Conv", 2, .n = 2, .c = 3, .m = 3, .group = 3, .in = {24, 20}, PADS1,
+     .mt = true},
+    {"dw_plane_5x5_f64", "Conv", 2, .c = 2, .m = 4, .group = 2, .k = {5, 5}, .in = {18, 17},
+     .pads = {2, 1, 2, 2}, .f64 = true},
+    {"dw_plane_s2", "Conv", 2, .c = 2, .m = 2, .group = 2, .in = {41, 36}, PADS1,
+     .strides = {2, 2}},
+    {"dw_plane_1d_dil", "Conv", 1, .c = 3, .m = 3, .group = 3, .in = {300}, .k = {3}, .dil = {2},
+     .pads = {2, 2}},
+    {"dw_blk_37ch_mult2", "Conv", 2, .n = 2, .c = 37, .m = 74, .group = 37, .in = {6, 5},
+     .pads = {1, 0, 0, 1}, .mt = true},
+    {"dw_blk_5x5_s2_f64", "Conv", 2, .c = 17, .m = 17, .group = 17, .k = {5, 5}, .in = {9, 11},
+     .pads = {2, 2, 2, 2}, .strides = {2, 2}, .f64 = true},
+    /* kernels larger than the output (a depthwise Conv's weight gradient: groups of N
+     * input channels, dY as the kernel): dot products along kernel rows, dilations (the
+     * forward's strides) 1, 2 and 3 */
+    {"dot_dw_grad", "Conv", 2, .c = 24, .m = 8, .group = 8, .in = {10, 10}, .k = {8, 8}, PADS1,
+     .no_bias = true, .mt = true},
+    {"dot_dil2", "Conv", 2, .c = 20, .m = 4, .group = 4, .in = {11, 12}, .k = {5, 6}, .dil = {2, 2},
+     PADS1},
+    {"dot_dil3_mult2_f64", "Conv", 2, .c = 12, .m = 4, .group = 2, .in = {9, 14}, .k = {7, 4},
+     .dil = {1, 3}, .pads = {0, 1, 1, 2}, .f64 = true, .mt = true},
+    {"dot_strided_1d", "Conv", 1, .n = 2, .c = 10, .m = 2, .group = 2, .in = {30}, .k = {20},
+     .strides = {3}, .pads = {1, 1}},
+    /* ConvTranspose: the input gradient of a depthwise Conv (4 inputs per group, one
+     * output), and the depthwise transposed convolution itself */
+    {"tr_dw", "ConvTranspose", 2, .n = 2, .c = 6, .m = 6, .group = 6, .in = {5, 6}, PADS1},
+    {"tr_dw_s2_outpad", "ConvTranspose", 2, .c = 6, .m = 6, .group = 6, .in = {5, 6}, PADS1,
+     .strides = {2, 2}, .outpad = {1, 0}, .mt = true},
+    {"tr_dw_s3_dil_f64", "ConvTranspose", 2, .c = 3, .m = 3, .group = 3, .in = {4, 5},
+     .strides = {3, 2}, .dil = {2, 1}, .pads = {0, 1, 2, 0}, .f64 = true},
+    {"tr_grad_of_multiplier4", "ConvTranspose", 2, .c = 16, .m = 4, .group = 4, .in = {6, 6}, PADS1,
+     .no_bias = true},
+    {"tr_multiplier3", "ConvTranspose", 2, .c = 4, .m = 12, .group = 4, .in = {5, 4}, .k = {5, 5},
+     .pads = {2, 2, 2, 2}, .strides = {2, 2}},
+    {"tr_dw_1d", "ConvTranspose", 1, .n = 3, .c = 4, .m = 4, .group = 4, .k = {3}, .in = {9},
+     .pads = {1, 0}, .strides = {2}},
+};
+
+static void test_direct(void)
+{
+    run_cases(direct_cases, sizeof direct_cases / sizeof *direct_cases);
+
+    /* random: group == channels / 1..4, multipliers 1..4, kernels 1..6, strides 1..3,
+     * dilations 1..2, pads 0..2, sizes 1..14 */
+    char label[64];
+    int ran = 0;
+    for (int iter = 0; iter < 300; iter++) {
+        bool tr = iter % 3 == 2;
+        tcase tc = base(tr ? "ConvTranspose" : "Conv", 1 + (iter % 4 != 0));
+        int64_t per = 1 + (int64_t)((rnd() + 1) * 2) % 4; /* input channels per group */
+        tc.group = 2 + (int64_t)((rnd() + 1) * 2.5);
+        tc.c = tc.group * (iter % 2 ? 1 : per);
+        tc.m = tc.group * (1 + (int64_t)((rnd() + 1) * 2) % 4);
+        tc.n = 1 + (int64_t)((rnd() + 1) * 1.2);
+        tc.bias = rnd() > -0.3;
+        tc.dt = rnd() > 0 ? OG_FLOAT : OG_DOUBLE;
+        tc.threads = rnd() > 0 ? 2 : 1;
+        tc.kernel_attr = rnd() > 0;
+        bool ok = true;
+        for (int i = 0; i < tc.nsp; i++) {
+            tc.in[i] = 1 + (int64_t)((rnd() + 1) * 6.9);
+            tc.k[i] = rnd() > 0 ? 3 : rnd() > 0 ? 5 : 1 + (int64_t)((rnd() + 1) * 3);
+            tc.strides[i] = 1 + (int64_t)((rnd() + 1) * 1.4);
+            tc.dil[i] = 1 + (int64_t)((rnd() + 1) * 0.6);
+            tc.pads[i] = (int64_t)((rnd() + 1) * 1.4);
+            tc.pads[tc.nsp + i] = (int64_t)((rnd() + 1) * 1.4);
+            tc.outpad[i] = tr ? (int64_t)((rnd() + 1) * 4) % tc.strides[i] : 0;
+        }
+        int64_t pb[3], pe[3], out[3];
+        ref_geometry(&tc, pb, pe, out);
+        for (int i = 0; i < tc.nsp; i++) {
+            if (out[i] <= 0) ok = false;
+            if (!tr && tc.in[i] + pb[i] + pe[i] < (tc.k[i] - 1) * tc.dil[i] + 1) ok = false;
+        }
+        if (!ok) continue;
+        snprintf(label, sizeof label, "direct_random%d_%s_%dd", iter, tc.op, tc.nsp);
+        run_case(&tc, true, label);
+        ran++;
+    }
+    printf("direct random: %d cases run\n", ran);
+}
+
 /* The ONNX test case convtranspose_autopad_same (opset 11) puts the odd pad at the end. */
 static void test_onnx_expected(void)
 {
@@ -561,6 +697,7 @@ int main(void)
     test_fixed();
     test_onnx_expected();
     test_tcol();
+    test_direct();
     test_random();
     test_errors();
     test_col2im();

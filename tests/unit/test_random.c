@@ -33,7 +33,7 @@ static og_status run_twice(nh_result *r, uint64_t seed, og_tensor **out1, og_ten
             names[k] = r->g->values[r->node->in[i]].name;
             ins[k++] = n->in[i];
         }
-    og_status st = og_exec_create(r->g, NULL, og_default_allocator(), &o, &s);
+    og_status st = og_exec_create(r->g, NULL, og_default_allocator(), &o, false, &s);
     if (!st) st = og_session_run(s, names, ins, k, out1);
     if (!st) st = og_session_run(s, names, ins, k, out2);
     if (!st && again) st = og_session_set_rng(s, seed, 0);

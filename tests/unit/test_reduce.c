@@ -376,7 +376,8 @@ static void bench_one(const char *label, const char *op, int opset, int rank, co
     og_kernel_binding b = {0};
     og_dtype types[2] = {OG_FLOAT, OG_INT64};
     CHECK_OK(og_backend_bind(&og_cpu_backend, n, types, &b));
-    og_kernel_ctx k = {n, n->params, r.g->alloc, threads, b.impl, 0};
+    og_kernel_ctx k = {
+        .node = n, .params = n->params, .alloc = r.g->alloc, .threads = threads, .impl = b.impl};
     double best = 1e9;
     for (int i = 0; i < 20 && b.fn && r.out[0]; i++) {
         double t = now();

@@ -12,6 +12,7 @@
  * several images in one GEMM (conv_job.nb). */
 #include <string.h>
 
+#include "kernels/cpu/conv_dw.h"
 #include "kernels/cpu/gemm.h"
 #include "ops/conv_params.h"
 
@@ -29,6 +30,9 @@ typedef struct conv_type {
     /* dst[r * ld + i] = bias[r] (0 when bias is NULL), r < rows, i < len */
     void (*fill_rows)(void *restrict dst, const void *restrict bias, int64_t rows, int64_t len,
                       int64_t ld);
+    /* dst[r * ld + i] += bias[r], r < rows, i < len */
+    void (*add_rows)(void *restrict dst, const void *restrict bias, int64_t rows, int64_t len,
+                     int64_t ld);
     /* one im2col row of a 1-D/2-D conv: see im2col_2d below */
     void (*im2col_2d)(const og_conv_geom *g, const void *xc, int64_t kh, int64_t kw, int64_t r0,
                       int64_t r1, void *dst);
@@ -91,6 +95,16 @@ static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo :
         for (int64_t r = 0; r < rows; r++) {                                                       \
             T v = b ? b[r] : (T)0;                                                                 \
             for (int64_t i = 0; i < len; i++) d[r * ld + i] = v;                                   \
+        }                                                                                          \
+    }                                                                                              \
+    static void add_rows_##S(void *restrict dst, const void *restrict bias, int64_t rows,          \
+                             int64_t len, int64_t ld)                                              \
+    {                                                                                              \
+        T *restrict d = dst;                                                                       \
+        const T *restrict b = bias;                                                                \
+        for (int64_t r = 0; r < rows; r++) {                                                       \
+            const T v = b[r];                                                                      \
+            for (int64_t i = 0; i < len; i++) d[r * ld + i] += v;                                  \
         }                                                                                          \
     }                                                                                              \
     /* im2col row of tap (kh, kw) over output rows [r0, r1) of a 2-D conv (a 1-D conv has          \
@@ -327,10 +341,10 @@ static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo :
         }                                                                                          \
     }                                                                                              \
     static const conv_type conv_type_##S = {                                                       \
-        sizeof(T),     gemm_##S,   copy_strided_##S, add_strided_##S, fill_rows_##S,               \
+        sizeof(T),     gemm_##S,   copy_strided_##S, add_strided_##S, fill_rows_##S, add_rows_##S, \
         im2col_2d_##S, unwide_##S, tcol_row_##S,     col2im_2d_##S,   transpose_##S};
 
-CONV_TYPED(float, f32, og_gemm_f32_blas)
+CONV_TYPED(float, f32, og_gemm_f32)
 CONV_TYPED(double, f64, og_gemm_f64)
 
 static const conv_type *conv_type_of(og_dtype t)
@@ -384,6 +398,19 @@ static const void *select_conv(const og_node *n, og_dtype t)
 #ifndef CONV_TCOL_SPLIT_MIN
 #define CONV_TCOL_SPLIT_MIN ((int64_t)1 << 18)
 #endif
+/* Batched Conv (conv_job.batched) for outputs of at most CONV_BATCH_MAX_OS positions, in
+ * GEMMs about CONV_BATCH_COLS wide. */
+#ifndef CONV_BATCH_MAX_OS
+#define CONV_BATCH_MAX_OS 256
+#endif
+#ifndef CONV_BATCH_COLS
+#define CONV_BATCH_COLS 1024
+#endif
+/* Batched Conv: multiply-adds below which a call stays on one thread (a parallel region
+ * costs more than that when the other thread is not at hand at once). */
+#ifndef CONV_PAR_MIN_WORK
+#define CONV_PAR_MIN_WORK 1048576.0
+#endif
 /* Narrowest chunk worth a thread of its own when there are fewer images than threads. */
 #define CONV_PAR_MIN_COLS 256
 
@@ -426,7 +453,40 @@ typedef struct conv_job {
      * their sum.  A thread then fills and multiplies its own chunks. */
     int64_t ksplit;
     char *part;
+    /* Batched Conv (small outputs, several images): items are (block of bimg images,
+     * group); the images' column matrices (or, pointwise, their inputs) side by side make
+     * one GEMM [mg, bimg * os], so that W_g is packed once per block rather than per
+     * image, and its result goes to Y with the bias and the activation. */
+    bool batched;
+    int64_t bimg;
+    og_dtype dt;
+    /* the activation applied to Y (k->act): by conv_item to each chunk while it is in
+     * cache (act_in_items), else over Y at the end */
+    const og_act *act;
+    bool act_in_items;
 } conv_job;
+
+/* The activation on rows [0, rows) of n values, ld apart, at y. */
+static void act_rows(const conv_job *job, char *y, int64_t rows, int64_t n, int64_t ld)
+{
+    if (n == ld) { /* one block */
+        og_cpu_act(job->act, job->dt, y, rows * n);
+        return;
+    }
+    for (int64_t r = 0; r < rows; r++)
+        og_cpu_act(job->act, job->dt, y + (size_t)(r * ld) * job->t->es, n);
+}
+
+/* Whether the kernel covers the whole input exactly once: output 1 everywhere, kernel ==
+ * input, no pads, dilation 1. */
+static bool covers_input(const og_conv_geom *g)
+{
+    for (int i = 0; i < g->nsp; i++)
+        if (g->out[i] != 1 || g->kernel[i] != g->in[i] || g->pad_begin[i] != 0 ||
+            g->pad_end[i] != 0 || (g->dil[i] != 1 && g->kernel[i] > 1))
+            return false;
+    return true;
+}
 
 /* Split kernel row index r (of ks) into per-dim kernel offsets. */
 static void kernel_index(const og_conv_geom *g, int64_t r, int64_t *kidx)
@@ -489,13 +549,12 @@ static void im2col_row(const conv_job *job, const char *xc, const int64_t *kidx,
 /* Row `row` (of cg * ks) of the column matrix of the group whose input starts at xg,
  * for outer output rows [r0, r1) (the columns of one chunk). */
 static void im2col_one(const conv_job *job, const char *xg, int64_t row, int64_t r0, int64_t r1,
-                       char *col)
+                       char *col, int64_t ld)
 {
     int64_t kidx[OG_CONV_MAX_SP];
     kernel_index(&job->g, row % job->ks, kidx);
     const char *xc = xg + (size_t)((row / job->ks) * job->is) * job->t->es;
-    int64_t ncols = (r1 - r0) * job->g.out[job->g.nsp - 1];
-    char *dst = col + (size_t)(row * ncols) * job->t->es;
+    char *dst = col + (size_t)(row * ld) * job->t->es;
     if (job->g.nsp <= 2)
         job->t->im2col_2d(&job->g, xc, job->g.nsp == 2 ? kidx[0] : 0, kidx[job->g.nsp - 1], r0, r1,
                           dst);
@@ -674,6 +733,8 @@ static void conv_wide(const og_kernel_ctx *k, const conv_job *job, const char *x
     conv_gemm(k, job, &ga);
     const int64_t ow = g->out[1];
     job->t->unwide(yg + (size_t)(r0 * ow) * es, job->os, tmp, ncw, wp, bias, job->mg, r1 - r0, ow);
+    if (job->act_in_items)
+        act_rows(job, yg + (size_t)(r0 * ow) * es, job->mg, (r1 - r0) * ow, job->os);
 }
 
 /* Transposed-column Conv (see conv_job.tcol) of one (image, group), kernel rows [qa, qb)
@@ -705,11 +766,52 @@ static void conv_tcol(const og_kernel_ctx *k, const conv_job *job, const char *x
     }
 }
 
+/* Batched Conv (see conv_job.batched) of unit u = (block of images, group). */
+static void conv_batched(const og_kernel_ctx *k, const conv_job *job, int64_t u, char *col)
+{
+    const og_conv_geom *g = &job->g;
+    const size_t es = job->t->es;
+    const int64_t gi = u % g->group, n0 = u / g->group * job->bimg, os = job->os;
+    const int64_t nb = g->n - n0 < job->bimg ? g->n - n0 : job->bimg, ncol = nb * os;
+    const int64_t n_rows = os / g->out[g->nsp - 1];
+    char *tmp = col + job->col_bytes;
+    for (int64_t b = 0; b < nb; b++) {
+        const char *xg = job->x + (size_t)(((n0 + b) * g->c + gi * job->cg) * job->is) * es;
+        char *cb = col + (size_t)(b * os) * es;
+        if (job->pointwise) /* X_g's rows, each os long, side by side */
+            for (int64_t c = 0; c < job->cg; c++)
+                memcpy(cb + (size_t)(c * ncol) * es, xg + (size_t)(c * os) * es, (size_t)os * es);
+        else
+            for (int64_t r = 0; r < job->kdim; r++) im2col_one(job, xg, r, 0, n_rows, cb, ncol);
+    }
+    gemm_args ga = {job->w + (size_t)(gi * job->mg * job->kdim) * es,
+                    job->kdim,
+                    col,
+                    ncol,
+                    ncol,
+                    job->kdim,
+                    false,
+                    false,
+                    tmp,
+                    ncol};
+    conv_gemm(k, job, &ga);
+    const char *bias = job->b ? job->b + (size_t)(gi * job->mg) * es : NULL;
+    for (int64_t b = 0; b < nb; b++) {
+        char *yb = job->y + (size_t)(((n0 + b) * g->m + gi * job->mg) * os) * es;
+        job->t->unwide(yb, os, tmp + (size_t)(b * os) * es, ncol, os, bias, job->mg, 1, os);
+        if (job->act_in_items) og_cpu_act(job->act, job->dt, yb, job->mg * os);
+    }
+}
+
 /* Conv of item it = (image, group, chunk of output rows). */
 static void conv_item(const og_kernel_ctx *k, const conv_job *job, int64_t it, char *col)
 {
     const og_conv_geom *g = &job->g;
     const size_t es = job->t->es;
+    if (job->batched) {
+        conv_batched(k, job, it, col);
+        return;
+    }
     if (job->tcol && job->ksplit > 1) { /* it = (part, unit): into its block of part */
         const int64_t units = g->n * g->group, u = it % units, p = it / units;
         const int64_t rows = job->kdim / g->kernel[g->nsp - 1], gi = u % g->group;
@@ -739,20 +841,25 @@ static void conv_item(const og_kernel_ctx *k, const conv_job *job, int64_t it, c
         return;
     }
     char *yg = job->y + (size_t)((n * g->m + gi * job->mg) * job->os + c0) * es;
-    /* bias first, then the GEMM accumulates onto it while this part of Y is in cache */
-    if (job->b)
-        job->t->fill_rows(yg, job->b + (size_t)(gi * job->mg) * es, job->mg, ncols, job->os);
+    const char *bias = job->b ? job->b + (size_t)(gi * job->mg) * es : NULL;
+    /* the bias before the GEMM, which accumulates onto it; pointwise, after it instead,
+     * added to the chunk while it is in cache: a pass less over Y than filling it first */
+    const bool bias_after = bias && job->pointwise;
+    if (bias && !bias_after) job->t->fill_rows(yg, bias, job->mg, ncols, job->os);
     const char *bmat = xg + (size_t)c0 * es; /* pointwise: X_g is the [cg, OS] matrix */
     int64_t ldb = job->os;
     if (!job->pointwise) {
         /* a chunk of col is sized to stay in cache from im2col to the GEMM */
         int64_t rows = job->kdim;
-        OG_PARALLEL_FOR(k, rows, ncols, r, { im2col_one(job, xg, r, r0, r1, col); });
+        OG_PARALLEL_FOR(k, rows, ncols, r, { im2col_one(job, xg, r, r0, r1, col, ncols); });
         bmat = col;
         ldb = ncols;
     }
-    gemm_args ga = {wg, job->kdim, bmat, ldb, ncols, job->kdim, false, job->b != NULL, yg, job->os};
+    gemm_args ga = {wg,    job->kdim,           bmat, ldb,    ncols, job->kdim,
+                    false, bias && !bias_after, yg,   job->os};
     conv_gemm(k, job, &ga);
+    if (bias_after) job->t->add_rows(yg, bias, job->mg, ncols, job->os);
+    if (job->act_in_items) act_rows(job, yg, job->mg, ncols, job->os);
 }
 
 /* ConvTranspose of unit u = (image, group). */
@@ -827,7 +934,26 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
     if (g->nsp < 1 || y->rank != g->nsp + 2 || y->dtype != x->dtype)
         return og_kernel_error(k, OG_ERR_INTERNAL, "output has an unexpected shape");
     if (y->numel == 0) return OG_OK;
+    if (!transpose && g->group == 1 && x->numel > 0 && w->numel > 0 && covers_input(g)) {
+        /* the kernel covers the whole input once (the weight gradient of a 1x1 Conv: X by
+         * dY): Y[n, m] = Σ_k X[n, k] W[m, k] over k = (channel, position), one GEMM
+         * [N, K] x [K, M] instead of one matrix-vector product per image */
+        const conv_type *ct = k->impl ? k->impl : conv_type_of(x->dtype);
+        const int64_t kk = w->numel / g->m;
+        if (b)
+            for (int64_t n = 0; n < g->n; n++)
+                ct->fill_rows((char *)y->data + (size_t)(n * g->m) * ct->es, b->data, g->m, 1, 1);
+        ct->gemm(k, false, true, g->n, g->m, kk, x->data, kk, w->data, kk, b != NULL, y->data,
+                 g->m);
+        og_cpu_act(&k->act, x->dtype, y->data, y->numel);
+        return OG_OK;
+    }
+    if (x->numel > 0 && w->numel > 0 && og_conv_direct_applies(g, transpose))
+        return og_conv_direct(k, g, transpose, x->dtype, x->data, w->data, b ? b->data : NULL,
+                              y->data);
 
+    job.dt = x->dtype;
+    job.act = &k->act;
     job.cg = g->c / g->group;
     job.mg = g->m / g->group;
     job.ks = job.is = job.os = 1;
@@ -864,8 +990,10 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
         for (int64_t n = 0; n < g->n; n++)
             job.t->fill_rows((char *)job.y + (size_t)(n * g->m * job.os) * job.t->es, job.b, g->m,
                              job.os, job.os);
+        og_cpu_act(job.act, job.dt, job.y, y->numel);
         return OG_OK;
     }
+    job.act_in_items = k->act.kind != OG_FUSE_NONE && !transpose && !job.tcol;
 
     /* Work split.  Conv's items are (image, group, chunk of output rows); a chunk's column
      * matrix is about CONV_CHUNK_BYTES, so that it stays in cache from im2col to the GEMM.
@@ -885,7 +1013,26 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
         units = (g->n + job.nb - 1) / job.nb * g->group;
     }
     job.chunk_rows = n_rows;
-    if (job.tcol) {
+    if (!transpose && !job.tcol && g->n > 1 && job.os <= CONV_BATCH_MAX_OS) {
+        /* small outputs of several images: blocks of bimg images in one GEMM of about
+         * CONV_BATCH_COLS columns whose column matrix stays within 2 CONV_CHUNK_BYTES, as
+         * many blocks as threads at least */
+        int64_t per = (g->n + threads - 1) / threads;
+        int64_t nb = CONV_BATCH_COLS / job.os;
+        int64_t fit = 2 * CONV_CHUNK_BYTES / (job.kdim * job.os * (int64_t)job.t->es);
+        nb = nb < fit ? nb : fit;
+        nb = nb < per ? nb : per;
+        if (nb > 1) {
+            job.batched = true;
+            job.wide = false;
+            job.bimg = nb;
+            units = (g->n + nb - 1) / nb * g->group;
+            job.msplit = units < threads && job.mg >= 2 * threads ? threads : 1;
+        }
+    }
+    if (job.batched) {
+        /* planned above */
+    } else if (job.tcol) {
         /* one item per (image, group), K in chunks of at most CONV_CHUNK_BYTES of col and
          * CONV_TCOL_MNK multiply-adds */
         int64_t kw = g->kernel[L], rows = job.kdim / kw;
@@ -907,6 +1054,12 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
             int64_t cr = CONV_CHUNK_BYTES / per_row;
             if (cr * ow < CONV_CHUNK_MIN_COLS) cr = CONV_CHUNK_MIN_COLS / ow + 1; /* GEMM width */
             if (cr < job.chunk_rows) job.chunk_rows = cr;
+        } else {
+            /* pointwise: a chunk of Y stays in cache from the GEMM through the bias to the
+             * activation (MobileNet's expansions write megabytes) */
+            int64_t cr = CONV_CHUNK_BYTES / (job.mg * ow * (int64_t)job.t->es);
+            if (cr * ow < CONV_CHUNK_MIN_COLS) cr = CONV_CHUNK_MIN_COLS / ow + 1; /* GEMM width */
+            if (cr < job.chunk_rows) job.chunk_rows = cr;
         }
         job.msplit = 1;
         if (units < threads && job.os <= 2 * job.mg && job.mg >= 2 * threads) {
@@ -925,15 +1078,27 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
     int64_t items = units * job.n_chunks;
     double item_work = (double)job.mg * (double)job.cg * (double)job.ks *
                        (double)(transpose ? job.is * job.nb : job.chunk_rows * ow);
+    if (job.batched) item_work *= (double)job.bimg;
     if (job.tcol && job.ksplit > 1) {
         items = units * job.ksplit;
         item_work /= (double)job.ksplit;
     }
     int64_t slots = 1;
-    if (threads > 1 && items > 1 && (items >= threads || item_work < (double)(1 << 22)))
+    if (threads > 1 && items > 1 && (items >= threads || item_work < (double)(1 << 22)) &&
+        (!job.batched || item_work * (double)items >= CONV_PAR_MIN_WORK))
         slots = items < threads ? items : threads;
 
-    if (!job.pointwise) {
+    if (job.batched) {
+        /* the block's column matrix (or inputs side by side), then the GEMM's result; no
+         * overflow: bounded by the sizes of X (times the kernel) and Y */
+        job.col_bytes = (size_t)(job.kdim * job.bimg * job.os) * job.t->es;
+        job.tmp_bytes = (size_t)(job.mg * job.bimg * job.os) * job.t->es;
+        job.slot_bytes = job.col_bytes + job.tmp_bytes;
+        job.col = og_scratch_get(k, job.slot_bytes * (size_t)slots);
+        if (!job.col)
+            return og_kernel_error(k, OG_ERR_NOMEM, "out of memory for a %zu-byte column buffer",
+                                   job.slot_bytes * (size_t)slots);
+    } else if (!job.pointwise) {
         size_t elems;
         int64_t ncols = transpose ? job.is * job.nb : job.chunk_rows * ow;
         if (!og_mul_size((size_t)(job.tcol ? job.kc : job.kdim), (size_t)ncols, &elems) ||
@@ -955,7 +1120,7 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
         size_t part_bytes = 0; /* ksplit (< threads) blocks per unit (< threads) of [mg, OS] */
         if (job.tcol && job.ksplit > 1) part_bytes = (size_t)(items * job.mg * job.os) * job.t->es;
         elems += part_bytes;
-        job.col = og_malloc(k->alloc, elems);
+        job.col = og_scratch_get(k, elems);
         if (!job.col)
             return og_kernel_error(k, OG_ERR_NOMEM, "out of memory for a %zu-byte column buffer",
                                    elems);
@@ -980,7 +1145,9 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
                 job.t->add_strided(yg, 1, job.part + (size_t)((q * units + u) * blk) * job.t->es,
                                    blk);
         }
-    og_free(k->alloc, job.col);
+    if (job.col) og_scratch_put(k, job.col);
+    if (k->act.kind != OG_FUSE_NONE && !job.act_in_items)
+        og_cpu_act(job.act, job.dt, job.y, y->numel);
     return OG_OK;
 }
 
@@ -1075,7 +1242,11 @@ static og_status col2im_kernel(const og_kernel_ctx *k, const og_tensor *const *i
 }
 
 const og_kernel_def og_cpu_conv[] = {
-    {.name = "Conv", .domain = "", .fn = conv_kernel, .select = select_conv},
-    {.name = "ConvTranspose", .domain = "", .fn = conv_transpose_kernel, .select = select_conv},
+    {.name = "Conv", .domain = "", .fn = conv_kernel, .select = select_conv, .act = 1},
+    {.name = "ConvTranspose",
+     .domain = "",
+     .fn = conv_transpose_kernel,
+     .select = select_conv,
+     .act = 1},
     {.name = "Col2Im", .domain = "", .fn = col2im_kernel},
     {.name = NULL}};

@@ -77,6 +77,24 @@ bool og_index_next(og_index_iter *it);
  * whose loops exist for float and double only (at most 8 inputs and 8 outputs). */
 og_status og_kernel_via_f32(const og_kernel_ctx *k, og_kernel_fn fn, const og_tensor *const *in,
                             int n_in, og_tensor *const *out, int n_out);
+/* Instruction sets beyond the build's baseline, for loops compiled more than once: 2 when
+ * the CPU has AVX-512 (F and VL), 1 for AVX2 and FMA, 0 otherwise (and off x86-64). */
+int og_cpu_isa(void);
+#if defined(__GNUC__) && defined(__x86_64__)
+#define OG_CPU_X86     1
+#define OG_TARGET_AVX2 __attribute__((target("avx2,fma")))
+#if defined(__clang__)
+#define OG_TARGET_AVX512 __attribute__((target("avx512f,avx512vl,avx2,fma")))
+#else
+#define OG_TARGET_AVX512                                                                           \
+    __attribute__((target("avx512f,avx512vl,avx2,fma,prefer-vector-width=512")))
+#endif
+#endif
+
+/* Apply activation a in place to the n values of dtype t (float or double; others are left
+ * as they are) at y: the values the activation op's own kernel computes (unary.c). */
+void og_cpu_act(const og_act *a, og_dtype t, void *y, int64_t n);
+
 /* True for float16 and bfloat16. */
 static inline bool og_is_half(og_dtype t) { return t == OG_FLOAT16 || t == OG_BFLOAT16; }
 

@@ -126,3 +126,12 @@ static og_status via_f32(const og_kernel_ctx *k, const og_kernel_ctx *call, og_k
     for (int i = 0; i < n_in + n_out; i++) og_tensor_free(tmp[i]);
     return st;
 }
+
+int og_cpu_isa(void)
+{
+#ifdef OG_CPU_X86
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl")) return 2;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return 1;
+#endif
+    return 0;
+}

@@ -272,6 +272,26 @@ static inline float fast_log1pf_pos(float v)
         }                                                                                          \
     }
 
+/* In-place loops of the activations a kernel applies to its output (og_act, fused by an
+ * inference session): the same expressions as the ops' own kernels, so the same bits. */
+#define ACT_EXPRS(X)                                                                               \
+    X(relu, E_RELU)                                                                                \
+    X(clip, E_CLIP)                                                                                \
+    X(hardswish, CLAMP01(x / (UT)6 + (UT)0.5) * x)                                                 \
+    X(hardsigmoid, CLAMP01(B + x * A))                                                             \
+    X(sigmoid, E_SIGMOID)                                                                          \
+    X(silu, x *(E_SIGMOID))
+#define DEFINE_ACT(name, expr)                                                                     \
+    static void OG_CAT3(act_, name, SFX)(UT *restrict ys, int64_t n, const og_act *p)              \
+    {                                                                                              \
+        const UT A = (UT)p->alpha, B = (UT)p->beta, LO = (UT)p->lo, HI = (UT)p->hi;                \
+        (void)A, (void)B, (void)LO, (void)HI;                                                      \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            const UT x = ys[i];                                                                    \
+            ys[i] = (expr);                                                                        \
+        }                                                                                          \
+    }
+
 /* float */
 #define UT        float
 #define RMAGIC    8388608.0f /* 2^23: adding it rounds to an integer (ties to even) */
@@ -286,6 +306,17 @@ static inline float fast_log1pf_pos(float v)
 #define P_LO      p->lo
 #define P_HI      p->hi
 FLOAT_EXPRS(DEFINE_CHUNK)
+ACT_EXPRS(DEFINE_ACT)
+#ifdef OG_CPU_X86
+/* the same loops for AVX-512 (og_cpu_act runs them after a convolution): the same IEEE
+ * operations per element, so the same values, 16 at a time */
+#undef SFX
+#define SFX                           _f32_avx512
+#define DEFINE_ACT_AVX512(name, expr) OG_TARGET_AVX512 DEFINE_ACT(name, expr)
+ACT_EXPRS(DEFINE_ACT_AVX512)
+#undef SFX
+#define SFX _f32
+#endif
 #undef UT
 #undef SFX
 #undef M
@@ -309,6 +340,7 @@ FLOAT_EXPRS(DEFINE_CHUNK)
 #define FLOG1P(v) log1p(v)
 #define FEXPM1(v) expm1(v)
 FLOAT_EXPRS(DEFINE_CHUNK)
+ACT_EXPRS(DEFINE_ACT)
 #undef UT
 #undef SFX
 #undef M
@@ -724,6 +756,37 @@ static og_status k_clip(const og_kernel_ctx *k, const og_tensor *const *in, int 
     if (a.lo > a.hi) a.lo = a.hi;
     if (a.lo_i > a.hi_i) a.lo_i = a.hi_i;
     return run_unary(k, x, out[0], &fns_clip, &a);
+}
+
+void og_cpu_act(const og_act *a, og_dtype t, void *y, int64_t n)
+{
+    if (t != OG_FLOAT && t != OG_DOUBLE) return;
+    bool f = t == OG_FLOAT;
+#ifdef OG_CPU_X86
+    if (f && og_cpu_isa() >= 2) {
+        switch (a->kind) {
+        case OG_FUSE_NONE: break;
+        case OG_FUSE_RELU: act_relu_f32_avx512(y, n, a); break;
+        case OG_FUSE_CLIP: act_clip_f32_avx512(y, n, a); break;
+        case OG_FUSE_HARDSWISH: act_hardswish_f32_avx512(y, n, a); break;
+        case OG_FUSE_HARDSIGMOID: act_hardsigmoid_f32_avx512(y, n, a); break;
+        case OG_FUSE_SIGMOID: act_sigmoid_f32_avx512(y, n, a); break;
+        case OG_FUSE_SILU: act_silu_f32_avx512(y, n, a); break;
+        }
+        return;
+    }
+#endif
+    switch (a->kind) {
+    case OG_FUSE_NONE: break;
+    case OG_FUSE_RELU: f ? act_relu_f32(y, n, a) : act_relu_f64(y, n, a); break;
+    case OG_FUSE_CLIP: f ? act_clip_f32(y, n, a) : act_clip_f64(y, n, a); break;
+    case OG_FUSE_HARDSWISH: f ? act_hardswish_f32(y, n, a) : act_hardswish_f64(y, n, a); break;
+    case OG_FUSE_HARDSIGMOID:
+        f ? act_hardsigmoid_f32(y, n, a) : act_hardsigmoid_f64(y, n, a);
+        break;
+    case OG_FUSE_SIGMOID: f ? act_sigmoid_f32(y, n, a) : act_sigmoid_f64(y, n, a); break;
+    case OG_FUSE_SILU: f ? act_silu_f32(y, n, a) : act_silu_f64(y, n, a); break;
+    }
 }
 
 const og_kernel_def og_cpu_unary[] = {

@@ -1,0 +1,32 @@
+/*
+ * fuse.h: activations fused into the node that produces their input, for inference
+ * sessions (fuse.c).  Internal header of exec/.
+ *
+ * A node whose kernel applies an activation to its output (og_kernel_def.act: Conv,
+ * ConvTranspose) and whose output 0 is read by one activation only (Relu, Clip with
+ * constant bounds, HardSwish, HardSigmoid, Sigmoid, or Sigmoid and a Mul making SiLU
+ * x * Sigmoid(x)), and by nothing else, is run with that activation (og_kernel_ctx.act)
+ * and writes the activation's output directly; the activation nodes do not run.  The
+ * graph is not changed: a saved model is the model loaded, and a run that asks for a value
+ * the plan leaves out runs the nodes one by one.
+ */
+#ifndef OG_EXEC_FUSE_H
+#define OG_EXEC_FUSE_H
+
+#include "ir/ir.h"
+#include "kernels/cpu/kernel.h"
+
+typedef struct og_fusion {
+    og_act act; /* for a producer: the activation its kernel applies (else OG_FUSE_NONE) */
+    int out;    /* for a producer: the value its output 0 is written to; -1 otherwise */
+    bool skip;  /* an activation node fused into its producer */
+} og_fusion;
+
+/* The plan for graph g with its nodes bound (kernels[i] for node i): fills
+ * nodes[0..g->n_nodes-1] and internal[0..g->n_values-1] (true for the values the plan
+ * never computes: a producer's own output 0, a fused Sigmoid's output); returns the number
+ * of nodes fused away. */
+int og_fusion_plan(const og_graph *g, const og_kernel_binding *kernels, og_fusion *nodes,
+                   bool *internal);
+
+#endif /* OG_EXEC_FUSE_H */

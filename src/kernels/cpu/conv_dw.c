@@ -1,0 +1,465 @@
+/* conv_dw.c: direct convolutions for groups of few channels (see conv_dw.h).
+ *
+ * Depthwise convolutions (MobileNet, EfficientNet: one input channel per group) through
+ * im2col + GEMM make one GEMM of a single row per group, all overhead.  Here each output
+ * plane is computed directly:
+ *
+ *   Conv: the group's input planes are copied once into zero-padded planes (xp, wp values
+ *   wide, `rows` rows: exactly what the output reads), so that no tap needs a bounds test.
+ *   An output row then is y[i] = b + Σ_c Σ_t w[c,t] · xp_c[i·sw + off_t], off_t = kh·dh·wp +
+ *   kw·dw, with the taps of 3x3 and 5x5 kernels unrolled so that the sum stays in
+ *   registers; with stride 1 every output row is taken wp wide, which makes the whole
+ *   plane one row of (OH−1)·wp + OW values (the wp − OW extra values per row are dropped).
+ *
+ *   ConvTranspose: y = b, then every input row scattered through each tap:
+ *   y[ih·sh + kh·dh − ph][iw·sw + kw·dw − pw] += w[kh,kw] · x[ih][iw] over the in-range
+ *   (ih, iw), computed once per tap.
+ *
+ * The loops (conv_dw_tmpl.h) are compiled for AVX-512, AVX2 + FMA and the build's
+ * baseline; the first the CPU has is used.  Planes go to threads, each with its own
+ * padded planes. */
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC optimize("no-trapping-math")
+#endif
+#include <math.h>
+#include <string.h>
+
+#include "kernels/cpu/conv_dw.h"
+
+#define DW_MAX_TAPS 64 /* Conv kernels up to 8x8 */
+#define DW_MAX_CG   4  /* input channels per group */
+#define DW_MAX_TR   4  /* ConvTranspose: input and output channels per group */
+#define DW_DOT_OS   64 /* Conv by dot products: output planes of at most this many values */
+/* Depthwise Conv of planes of at most DW_BLK_OS outputs: DW_L channels at once
+ * (blk_conv), channels-last in the scratch */
+#define DW_L      16
+#define DW_BLK_OS 256
+/* Depthwise ConvTranspose with output planes of at most DW_BLK_TR_OS values and taps of at
+ * most DW_MAX_TAPS: DW_L channels at once (blk_tr) */
+#define DW_BLK_TR_OS 1024
+/* The dot-product Conv with one output channel per group: DW_L groups at once (blk_dot)
+ * while a block's padded inputs and kernels, channels-last, are at most this many values
+ * per lane */
+#define DW_BLK_DOT_MAX 65536
+/* Multiply-adds below which a call stays on one thread: a parallel region costs more than
+ * such a call's work when the other thread is not at hand at once (a shared machine). */
+#define DW_PAR_MIN_WORK 1048576.0
+
+typedef struct dw_geom {
+    int64_t cg, mg;       /* channels per group: input, output */
+    int64_t h, w, oh, ow; /* input and output plane sizes (1-D: h = oh = 1) */
+    int64_t kh, kw, sh, sw, dh, dw, ph, pw;
+    int64_t rows, wp;         /* Conv: padded planes, rows x wp */
+    int64_t plane;            /* values from one input plane to the next (padded or not) */
+    int64_t off[DW_MAX_TAPS]; /* Conv: tap t = (kh, kw) at kh*dh*wp + kw*dw */
+    bool dot;                 /* Conv with a kernel larger than its output: dot_plane */
+} dw_geom;
+
+static int64_t dw_ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
+static int64_t dw_clamp(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+typedef struct dw_fns_f32 {
+    void (*conv_plane)(const dw_geom *d, const float *xp, const float *wj, float bias, float *y,
+                       float *yw);
+    void (*pad_plane)(const dw_geom *d, const float *x, float *xp);
+    void (*tr_plane)(const dw_geom *d, const float *x, const float *wj, int64_t wstride, float *y);
+    void (*dot_plane)(const dw_geom *d, const float *xp, const float *wj, float bias, float *y);
+    void (*blk_conv)(const dw_geom *d, const float *xc, int64_t nl, const float *w, const float *b,
+                     int64_t c0, float *y_img, float *xb, float *yb, const og_act *act,
+                     og_dtype dt);
+    void (*blk_tr)(const dw_geom *d, const float *xc, int64_t nl, const float *w, const float *b,
+                   int64_t c0, float *y_img, float *xb, float *yb, const og_act *act, og_dtype dt);
+    void (*blk_dot)(const dw_geom *d, const float *x, int64_t g0, int64_t nl, const float *w,
+                    const float *b, float *y, float *xb, float *wb, float *yb, const og_act *act,
+                    og_dtype dt);
+} dw_fns_f32;
+
+typedef struct dw_fns_f64 {
+    void (*conv_plane)(const dw_geom *d, const double *xp, const double *wj, double bias, double *y,
+                       double *yw);
+    void (*pad_plane)(const dw_geom *d, const double *x, double *xp);
+    void (*tr_plane)(const dw_geom *d, const double *x, const double *wj, int64_t wstride,
+                     double *y);
+    void (*dot_plane)(const dw_geom *d, const double *xp, const double *wj, double bias, double *y);
+    void (*blk_conv)(const dw_geom *d, const double *xc, int64_t nl, const double *w,
+                     const double *b, int64_t c0, double *y_img, double *xb, double *yb,
+                     const og_act *act, og_dtype dt);
+    void (*blk_tr)(const dw_geom *d, const double *xc, int64_t nl, const double *w, const double *b,
+                   int64_t c0, double *y_img, double *xb, double *yb, const og_act *act,
+                   og_dtype dt);
+    void (*blk_dot)(const dw_geom *d, const double *x, int64_t g0, int64_t nl, const double *w,
+                    const double *b, double *y, double *xb, double *wb, double *yb,
+                    const og_act *act, og_dtype dt);
+} dw_fns_f64;
+
+/* X(0) ... X(8), X(0) ... X(24): the taps of 3x3 and 5x5 kernels written out */
+#define DW_REP9(X) X(0) X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8)
+#define DW_REP25(X)                                                                                \
+    DW_REP9(X)                                                                                     \
+    X(9) X(10) X(11) X(12) X(13) X(14) X(15) X(16) X(17) X(18) X(19) X(20) X(21) X(22) X(23) X(24)
+
+/* ---- the loops, per type and instruction set ---- */
+#define OG_DW_CAT_(a, b, c) a##_##b##_##c
+#define OG_DW_CAT(a, b, c)  OG_DW_CAT_(a, b, c)
+
+#define T             float
+#define DWFNS         dw_fns_f32
+#define MADD(a, b, c) ((a) * (b) + (c))
+#define ATTR
+#define FN(x) OG_DW_CAT(x, f32, base)
+#include "kernels/cpu/conv_dw_tmpl.h"
+#undef FN
+#undef T
+#undef DWFNS
+#define T     double
+#define DWFNS dw_fns_f64
+#define FN(x) OG_DW_CAT(x, f64, base)
+#include "kernels/cpu/conv_dw_tmpl.h"
+#undef FN
+#undef T
+#undef DWFNS
+#undef MADD
+#undef ATTR
+
+#ifdef OG_CPU_X86
+#define OG_DW_X86         1
+#define MADD_F32(a, b, c) fmaf(a, b, c)
+#define MADD_F64(a, b, c) fma(a, b, c)
+#define ATTR_AVX512       OG_TARGET_AVX512
+#define ATTR_AVX2         OG_TARGET_AVX2
+
+#define T     float
+#define DWFNS dw_fns_f32
+#define MADD  MADD_F32
+#define ATTR  ATTR_AVX2
+#define FN(x) OG_DW_CAT(x, f32, avx2)
+#include "kernels/cpu/conv_dw_tmpl.h"
+#undef FN
+#undef ATTR
+#define ATTR  ATTR_AVX512
+#define FN(x) OG_DW_CAT(x, f32, avx512)
+#include "kernels/cpu/conv_dw_tmpl.h"
+#undef FN
+#undef ATTR
+#undef MADD
+#undef T
+#undef DWFNS
+
+#define T     double
+#define DWFNS dw_fns_f64
+#define MADD  MADD_F64
+#define ATTR  ATTR_AVX2
+#define FN(x) OG_DW_CAT(x, f64, avx2)
+#include "kernels/cpu/conv_dw_tmpl.h"
+#undef FN
+#undef ATTR
+#define ATTR  ATTR_AVX512
+#define FN(x) OG_DW_CAT(x, f64, avx512)
+#include "kernels/cpu/conv_dw_tmpl.h"
+#undef FN
+#undef ATTR
+#undef MADD
+#undef T
+#undef DWFNS
+#endif
+
+/* The widest instruction set this CPU has: 2 AVX-512, 1 AVX2 + FMA, 0 the baseline. */
+static int dw_isa(void) { return og_cpu_isa(); }
+
+static const dw_fns_f32 *dw_f32(void)
+{
+#ifdef OG_DW_X86
+    switch (dw_isa()) {
+    case 2: return &fns_f32_avx512;
+    case 1: return &fns_f32_avx2;
+    default: break;
+    }
+#endif
+    return &fns_f32_base;
+}
+
+static const dw_fns_f64 *dw_f64(void)
+{
+#ifdef OG_DW_X86
+    switch (dw_isa()) {
+    case 2: return &fns_f64_avx512;
+    case 1: return &fns_f64_avx2;
+    default: break;
+    }
+#endif
+    return &fns_f64_base;
+}
+
+bool og_conv_direct_applies(const og_conv_geom *g, bool transpose)
+{
+    if (g->nsp < 1 || g->nsp > 2 || g->group < 2) return false;
+    const int64_t cg = g->c / g->group, mg = g->m / g->group;
+    if (transpose) return cg <= DW_MAX_TR && mg <= DW_MAX_TR;
+    int64_t taps = 1, os = 1;
+    for (int i = 0; i < g->nsp; i++) {
+        taps *= g->kernel[i];
+        os *= g->out[i];
+    }
+    if (cg <= DW_MAX_CG && taps <= DW_MAX_TAPS) return true;
+    /* the weight gradient of a depthwise Conv (groups of N input channels, the batch, by
+     * one or a few dY planes as kernels): dot products, not GEMMs of one row */
+    return mg <= DW_MAX_TR && os <= DW_DOT_OS && taps > os;
+}
+
+/* The 2-D view of g (a 1-D convolution is one row). */
+static void dw_geometry(const og_conv_geom *g, bool transpose, dw_geom *d)
+{
+    const int L = g->nsp - 1; /* the width's axis */
+    memset(d, 0, sizeof *d);
+    d->cg = g->c / g->group;
+    d->mg = g->m / g->group;
+    d->h = L ? g->in[0] : 1;
+    d->oh = L ? g->out[0] : 1;
+    d->kh = L ? g->kernel[0] : 1;
+    d->sh = L ? g->stride[0] : 1;
+    d->dh = L ? g->dil[0] : 1;
+    d->ph = L ? g->pad_begin[0] : 0;
+    d->w = g->in[L];
+    d->ow = g->out[L];
+    d->kw = g->kernel[L];
+    d->sw = g->stride[L];
+    d->dw = g->dil[L];
+    d->pw = g->pad_begin[L];
+    d->plane = d->h * d->w;
+    if (transpose) return;
+    d->rows = (d->oh - 1) * d->sh + (d->kh - 1) * d->dh + 1;
+    d->wp = (d->ow - 1) * d->sw + (d->kw - 1) * d->dw + 1;
+    d->dot = d->cg > DW_MAX_CG || d->kh * d->kw > DW_MAX_TAPS;
+    if (d->dot) return;
+    for (int64_t kh = 0; kh < d->kh; kh++)
+        for (int64_t kw = 0; kw < d->kw; kw++)
+            d->off[kh * d->kw + kw] = kh * d->dh * d->wp + kw * d->dw;
+}
+
+/* Threads for `items` items of `work` multiply-adds each. */
+static int dw_threads(const og_kernel_ctx *k, int64_t items, double work)
+{
+    int t = k->threads > 1 && (double)items * work > DW_PAR_MIN_WORK ? k->threads : 1;
+    return t > items ? (int)(items > 0 ? items : 1) : t;
+}
+
+/* One item = (image, group) of a Conv: pad its cg input planes into xp (unless the
+ * input needs no padding: then read in place), then its mg output planes. */
+#define DW_CONV_ITEM(T, fns)                                                                       \
+    do {                                                                                           \
+        const int64_t n = it / g->group, gi = it % g->group;                                       \
+        const T *xg = (const T *)x + (n * g->c + gi * d.cg) * d.plane;                             \
+        const T *xp = xg;                                                                          \
+        if (pad) {                                                                                 \
+            T *xpw = (T *)slot;                                                                    \
+            for (int64_t c = 0; c < d.cg; c++)                                                     \
+                fns->pad_plane(&d, xg + c * d.plane, xpw + c * dp.plane);                          \
+            xp = xpw;                                                                              \
+        }                                                                                          \
+        for (int64_t j = 0; j < d.mg; j++) {                                                       \
+            const int64_t m = gi * d.mg + j;                                                       \
+            T *yp = (T *)y + (n * g->m + m) * os;                                                  \
+            if (d.dot)                                                                             \
+                fns->dot_plane(&dp, xp, (const T *)w + m * d.cg * nt, b ? ((const T *)b)[m] : 0,   \
+                               yp);                                                                \
+            else                                                                                   \
+                fns->conv_plane(&dp, xp, (const T *)w + m * d.cg * nt, b ? ((const T *)b)[m] : 0,  \
+                                yp, (T *)slot + pad_elems);                                        \
+            og_cpu_act(&k->act, t, yp, os);                                                        \
+        }                                                                                          \
+    } while (0)
+
+/* One item = (image, output channel) of a ConvTranspose. */
+#define DW_TR_ITEM(T, fns)                                                                         \
+    do {                                                                                           \
+        const int64_t n = it / g->m, m = it % g->m, gi = m / d.mg, j = m % d.mg;                   \
+        T *yp = (T *)y + it * os;                                                                  \
+        const T bias = b ? ((const T *)b)[m] : 0;                                                  \
+        for (int64_t i = 0; i < os; i++) yp[i] = bias;                                             \
+        fns->tr_plane(&d, (const T *)x + (n * g->c + gi * d.cg) * d.plane,                         \
+                      (const T *)w + (gi * d.cg * d.mg + j) * nt, d.mg * nt, yp);                  \
+        og_cpu_act(&k->act, t, yp, os);                                                            \
+    } while (0)
+
+og_status og_conv_direct(const og_kernel_ctx *k, const og_conv_geom *g, bool transpose, og_dtype t,
+                         const void *x, const void *w, const void *b, void *y)
+{
+    dw_geom d, dp;
+    dw_geometry(g, transpose, &d);
+    const size_t es = t == OG_FLOAT ? sizeof(float) : sizeof(double);
+    const int64_t os = d.oh * d.ow, nt = d.kh * d.kw;
+    const dw_fns_f32 *f32 = t == OG_FLOAT ? dw_f32() : NULL;
+    const dw_fns_f64 *f64 = t == OG_DOUBLE ? dw_f64() : NULL;
+    if (!f32 && !f64)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
+                               og_dtype_name(t));
+
+    if (!transpose && d.dot && d.mg == 1 && d.cg * (d.rows * d.wp + nt) <= DW_BLK_DOT_MAX) {
+        /* items (image, block of DW_L groups), channels-last */
+        const int64_t blocks = (g->group + DW_L - 1) / DW_L, items = g->n * blocks;
+        const int64_t xe = d.cg * d.rows * d.wp * DW_L, we = d.cg * nt * DW_L;
+        const size_t slot = (size_t)(xe + we + os * DW_L);
+        size_t bytes;
+        const int threads = dw_threads(k, items, (double)(os * d.cg * nt * DW_L));
+        if (!og_mul_size(slot, es * (size_t)threads, &bytes))
+            return og_kernel_error(k, OG_ERR_NOMEM, "scratch size overflows");
+        char *scratch = og_scratch_get(k, bytes);
+        if (!scratch)
+            return og_kernel_error(k, OG_ERR_NOMEM, "out of memory for %zu bytes of scratch",
+                                   bytes);
+#ifdef _OPENMP
+#pragma omp parallel num_threads(threads) if (threads > 1)
+#endif
+        {
+            int tid = 0;
+#ifdef _OPENMP
+            tid = threads > 1 ? omp_get_thread_num() : 0;
+#endif
+            char *sl = scratch + (size_t)tid * slot * es;
+            for (int64_t it = items * tid / threads; it < items * (tid + 1) / threads; it++) {
+                const int64_t n = it / blocks, g0 = it % blocks * DW_L;
+                const int64_t nl = g->group - g0 < DW_L ? g->group - g0 : DW_L;
+                if (f32) {
+                    float *xb = (float *)sl;
+                    f32->blk_dot(&d, (const float *)x + n * g->c * d.plane, g0, nl, w, b,
+                                 (float *)y + n * g->m * os, xb, xb + xe, xb + xe + we, &k->act, t);
+                } else {
+                    double *xb = (double *)sl;
+                    f64->blk_dot(&d, (const double *)x + n * g->c * d.plane, g0, nl, w, b,
+                                 (double *)y + n * g->m * os, xb, xb + xe, xb + xe + we, &k->act,
+                                 t);
+                }
+            }
+        }
+        og_scratch_put(k, scratch);
+        return OG_OK;
+    }
+    if (transpose && d.cg == 1 && d.mg == 1 && os <= DW_BLK_TR_OS && nt <= DW_MAX_TAPS) {
+        /* items (image, block of DW_L channels), channels-last */
+        const int64_t blocks = (g->c + DW_L - 1) / DW_L, items = g->n * blocks;
+        const size_t slot = (size_t)((d.plane + os) * DW_L);
+        size_t bytes;
+        const int threads = dw_threads(k, items, (double)(d.plane * nt * DW_L));
+        if (!og_mul_size(slot, es * (size_t)threads, &bytes))
+            return og_kernel_error(k, OG_ERR_NOMEM, "scratch size overflows");
+        char *scratch = og_scratch_get(k, bytes);
+        if (!scratch)
+            return og_kernel_error(k, OG_ERR_NOMEM, "out of memory for %zu bytes of scratch",
+                                   bytes);
+#ifdef _OPENMP
+#pragma omp parallel num_threads(threads) if (threads > 1)
+#endif
+        {
+            int tid = 0;
+#ifdef _OPENMP
+            tid = threads > 1 ? omp_get_thread_num() : 0;
+#endif
+            char *sl = scratch + (size_t)tid * slot * es;
+            for (int64_t it = items * tid / threads; it < items * (tid + 1) / threads; it++) {
+                const int64_t n = it / blocks, c0 = it % blocks * DW_L;
+                const int64_t nl = g->c - c0 < DW_L ? g->c - c0 : DW_L;
+                if (f32) {
+                    float *xb = (float *)sl;
+                    f32->blk_tr(&d, (const float *)x + (n * g->c + c0) * d.plane, nl, w, b, c0,
+                                (float *)y + n * g->m * os, xb, xb + d.plane * DW_L, &k->act, t);
+                } else {
+                    double *xb = (double *)sl;
+                    f64->blk_tr(&d, (const double *)x + (n * g->c + c0) * d.plane, nl, w, b, c0,
+                                (double *)y + n * g->m * os, xb, xb + d.plane * DW_L, &k->act, t);
+                }
+            }
+        }
+        og_scratch_put(k, scratch);
+        return OG_OK;
+    }
+    if (transpose) {
+        const int64_t items = g->n * g->m;
+        const int threads = dw_threads(k, items, (double)(d.cg * d.plane * nt));
+#ifdef _OPENMP
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+#endif
+        for (int64_t it = 0; it < items; it++) {
+            if (f32)
+                DW_TR_ITEM(float, f32);
+            else
+                DW_TR_ITEM(double, f64);
+        }
+        (void)threads;
+        return OG_OK;
+    }
+
+    if (d.cg == 1 && !d.dot && os <= DW_BLK_OS) {
+        /* small planes: items (image, block of DW_L channels), channels-last */
+        const int64_t blocks = (g->c + DW_L - 1) / DW_L, items = g->n * blocks;
+        const size_t slot = (size_t)((d.rows * d.wp + os) * DW_L);
+        size_t bytes;
+        const int threads = dw_threads(k, items, (double)(d.mg * os * nt * DW_L));
+        if (!og_mul_size(slot, es * (size_t)threads, &bytes))
+            return og_kernel_error(k, OG_ERR_NOMEM, "scratch size overflows");
+        char *scratch = og_scratch_get(k, bytes);
+        if (!scratch)
+            return og_kernel_error(k, OG_ERR_NOMEM, "out of memory for %zu bytes of scratch",
+                                   bytes);
+#ifdef _OPENMP
+#pragma omp parallel num_threads(threads) if (threads > 1)
+#endif
+        {
+            int tid = 0;
+#ifdef _OPENMP
+            tid = threads > 1 ? omp_get_thread_num() : 0;
+#endif
+            char *sl = scratch + (size_t)tid * slot * es;
+            for (int64_t it = items * tid / threads; it < items * (tid + 1) / threads; it++) {
+                const int64_t n = it / blocks, c0 = it % blocks * DW_L;
+                const int64_t nl = g->c - c0 < DW_L ? g->c - c0 : DW_L;
+                if (f32) {
+                    float *xb = (float *)sl;
+                    f32->blk_conv(&d, (const float *)x + (n * g->c + c0) * d.plane, nl, w, b, c0,
+                                  (float *)y + n * g->m * os, xb, xb + d.rows * d.wp * DW_L,
+                                  &k->act, t);
+                } else {
+                    double *xb = (double *)sl;
+                    f64->blk_conv(&d, (const double *)x + (n * g->c + c0) * d.plane, nl, w, b, c0,
+                                  (double *)y + n * g->m * os, xb, xb + d.rows * d.wp * DW_L,
+                                  &k->act, t);
+                }
+            }
+        }
+        og_scratch_put(k, scratch);
+        return OG_OK;
+    }
+
+    /* padded planes unless the input is read as it is (no pads, every column used) */
+    dp = d;
+    const bool pad = d.ph != 0 || d.pw != 0 || d.wp != d.w || d.rows > d.h;
+    if (pad) dp.plane = d.rows * d.wp;
+    const int64_t pad_elems = pad ? d.cg * dp.plane : 0;
+    const int64_t wide_elems = d.sh == 1 && d.sw == 1 && !d.dot ? (d.oh - 1) * d.wp + d.ow : 0;
+    size_t slot_elems = (size_t)(pad_elems + wide_elems), bytes;
+    const int64_t items = g->n * g->group;
+    const int threads = dw_threads(k, items, (double)(d.mg * d.cg * os * nt));
+    if (!og_mul_size(slot_elems > 0 ? slot_elems : 1, es * (size_t)threads, &bytes))
+        return og_kernel_error(k, OG_ERR_NOMEM, "scratch size overflows");
+    char *scratch = og_scratch_get(k, bytes);
+    if (!scratch)
+        return og_kernel_error(k, OG_ERR_NOMEM, "out of memory for %zu bytes of padded planes",
+                               bytes);
+#ifdef _OPENMP
+#pragma omp parallel num_threads(threads) if (threads > 1)
+#endif
+    {
+        int tid = 0;
+#ifdef _OPENMP
+        tid = threads > 1 ? omp_get_thread_num() : 0;
+#endif
+        char *slot = scratch + (size_t)tid * slot_elems * es;
+        for (int64_t it = items * tid / threads; it < items * (tid + 1) / threads; it++) {
+            if (f32)
+                DW_CONV_ITEM(float, f32);
+            else
+                DW_CONV_ITEM(double, f64);
+        }
+    }
+    og_scratch_put(k, scratch);
+    return OG_OK;
+}

@@ -1,0 +1,233 @@
+/* test_fuse.c: activations fused into the convolution before them in inference sessions
+ * (src/exec/fuse.c).  Each graph is Conv -> activation pattern -> Y; the fused run
+ * (og_session_run) must give the bytes of the unfused one (og_session_run_named asking
+ * also for the Conv's own output, which the plan leaves out, so the run goes node by
+ * node), and the session's log must say how many nodes were fused: patterns that must not
+ * fuse (a second reader, a graph output, bounds an input may override) say 0. */
+#include "unit/node_harness.h"
+
+typedef struct fg {
+    og_graph *g;
+    og_dtype dt;
+} fg;
+
+static void set(og_tensor *t, int64_t i, double v)
+{
+    if (t->dtype == OG_FLOAT)
+        ((float *)t->data)[i] = (float)v;
+    else
+        ((double *)t->data)[i] = v;
+}
+
+static int value(fg *f, const char *name)
+{
+    int v = og_graph_find_value(f->g, name);
+    return v >= 0 ? v : og_graph_add_value(f->g, name);
+}
+
+/* Node op(ins) -> outs; names "" leave an input out.  Returns its index. */
+static int node(fg *f, const char *op, int n_in, const char *const *ins, int n_out,
+                const char *const *outs)
+{
+    char name[32];
+    snprintf(name, sizeof name, "n%d", f->g->n_nodes);
+    og_node *n = og_graph_add_node(f->g, op, "", name, n_in, n_out);
+    if (!n) return -1;
+    int idx = (int)(n - f->g->nodes);
+    for (int i = 0; i < n_in; i++) n->in[i] = ins[i][0] ? value(f, ins[i]) : -1;
+    for (int j = 0; j < n_out; j++) n->out[j] = value(f, outs[j]);
+    return idx;
+}
+
+/* An initializer (graph input too when overridable) of the given shape, pseudo-random. */
+static void init(fg *f, const char *name, int rank, const int64_t *dims, double scale, double bias,
+                 bool overridable)
+{
+    og_tensor *t = NULL;
+    og_tensor_alloc(f->dt, rank, dims, NULL, &t);
+    for (int64_t i = 0; i < t->numel; i++) {
+        set(t, i, bias + scale * sin(0.7 * (double)i + (double)name[0]));
+    }
+    int v = value(f, name);
+    f->g->values[v].kind = OG_VALUE_INITIALIZER;
+    f->g->values[v].init = t;
+    f->g->values[v].dtype = t->dtype;
+    f->g->values[v].rank = rank;
+    memcpy(f->g->values[v].dims, dims, (size_t)rank * sizeof *dims);
+    og_graph_add_initializer(f->g, v);
+    if (overridable) {
+        f->g->values[v].is_graph_input = true;
+        f->g->inputs[f->g->n_inputs++] = v;
+    }
+}
+
+static int fused_count;
+static void on_log(void *user, og_log_level level, const char *msg)
+{
+    (void)user;
+    (void)level;
+    const char *p = strstr(msg, " activation nodes fused");
+    if (p) {
+        while (p > msg && p[-1] != ' ') p--;
+        fused_count = atoi(p);
+    }
+}
+
+enum pattern {
+    P_RELU,
+    P_CLIP_CONST,
+    P_CLIP_INIT,
+    P_CLIP6,
+    P_HARDSWISH,
+    P_HARDSIGMOID,
+    P_SIGMOID,
+    P_SILU,
+    P_SILU_SWAPPED,
+    P_TWO_READERS,
+    P_CONV_OUTPUT,
+    P_CLIP_OVERRIDABLE,
+    P_DEPTHWISE_RELU6,
+    P_COUNT
+};
+static const char *const pattern_names[P_COUNT] = {
+    "relu",           "clip_constant", "clip_initializer", "clip_attrs_opset6",
+    "hardswish",      "hardsigmoid",   "sigmoid",          "silu",
+    "silu_swapped",   "two_readers",   "conv_output",      "clip_overridable",
+    "depthwise_relu6"};
+
+/* Build, run fused and unfused, compare. */
+static void run_pattern(int p, og_dtype dt, int threads)
+{
+    fg f = {og_graph_new(NULL), dt};
+    og_graph *g = f.g;
+    const og_allocator *a = g->alloc;
+    bool dw = p == P_DEPTHWISE_RELU6;
+    int64_t c = dw ? 6 : 3, m = dw ? 6 : 4;
+    g->n_opsets = 1;
+    g->opsets = og_calloc(a, 1, sizeof *g->opsets);
+    g->opsets[0].domain = og_strdup(a, "");
+    g->opsets[0].version = p == P_CLIP6 ? 6 : 14;
+    g->inputs = og_calloc(a, 8, sizeof *g->inputs);
+    g->outputs = og_calloc(a, 8, sizeof *g->outputs);
+    int x = value(&f, "X");
+    g->values[x].kind = OG_VALUE_INPUT;
+    g->values[x].is_graph_input = true;
+    g->inputs[g->n_inputs++] = x;
+    int64_t xd[4] = {2, c, 7, 6}, wd[4] = {m, dw ? 1 : c, 3, 3}, bd[1] = {m}, sd[1] = {0};
+    g->values[x].dtype = dt;
+    g->values[x].rank = 4;
+    memcpy(g->values[x].dims, xd, sizeof xd);
+    init(&f, "W", 4, wd, 0.5, 0, false);
+    init(&f, "B", 1, bd, 0.3, 0.1, false);
+    int conv = node(&f, "Conv", 3, (const char *[]){"X", "W", "B"}, 1, (const char *[]){"V"});
+    nh_attr pads = NH_INTS_N("pads", 4, ((int64_t[]){1, 1, 1, 1}));
+    og_attr at = {
+        .name = (char *)"pads", .type = OG_ATTR_INTS, .n = 4, .ints = (int64_t *)pads.ints};
+    og_node_add_attr(g, conv, &at);
+    if (dw) {
+        og_attr grp = {.name = (char *)"group", .type = OG_ATTR_INT, .i = c};
+        og_node_add_attr(g, conv, &grp);
+    }
+    const char *y = "Y";
+    int expect = 1;
+    switch (p) {
+    case P_RELU: node(&f, "Relu", 1, (const char *[]){"V"}, 1, &y); break;
+    case P_CLIP_CONST: {
+        og_tensor *lo = NULL;
+        og_tensor_alloc(dt, 0, sd, NULL, &lo);
+        set(lo, 0, -0.2);
+        int k = node(&f, "Constant", 0, NULL, 1, (const char *[]){"LO"});
+        og_attr va = {.name = (char *)"value", .type = OG_ATTR_TENSOR, .t = lo};
+        og_node_add_attr(g, k, &va);
+        og_tensor_free(lo);
+        node(&f, "Clip", 2, (const char *[]){"V", "LO"}, 1, &y);
+        break;
+    }
+    case P_CLIP_INIT:
+    case P_CLIP_OVERRIDABLE:
+    case P_DEPTHWISE_RELU6:
+        init(&f, "LO", 0, sd, 0, p == P_DEPTHWISE_RELU6 ? 0 : -0.1, p == P_CLIP_OVERRIDABLE);
+        init(&f, "HI", 0, sd, 0, p == P_DEPTHWISE_RELU6 ? 6 : 0.2, false);
+        node(&f, "Clip", 3, (const char *[]){"V", "LO", "HI"}, 1, &y);
+        expect = p == P_CLIP_OVERRIDABLE ? 0 : 1;
+        break;
+    case P_CLIP6: {
+        int k = node(&f, "Clip", 1, (const char *[]){"V"}, 1, &y);
+        og_attr lo = {.name = (char *)"min", .type = OG_ATTR_FLOAT, .f = -0.25f};
+        og_attr hi = {.name = (char *)"max", .type = OG_ATTR_FLOAT, .f = 0.3f};
+        og_node_add_attr(g, k, &lo);
+        og_node_add_attr(g, k, &hi);
+        break;
+    }
+    case P_HARDSWISH: node(&f, "HardSwish", 1, (const char *[]){"V"}, 1, &y); break;
+    case P_HARDSIGMOID: {
+        int k = node(&f, "HardSigmoid", 1, (const char *[]){"V"}, 1, &y);
+        og_attr al = {.name = (char *)"alpha", .type = OG_ATTR_FLOAT, .f = 0.3f};
+        og_node_add_attr(g, k, &al);
+        break;
+    }
+    case P_SIGMOID: node(&f, "Sigmoid", 1, (const char *[]){"V"}, 1, &y); break;
+    case P_SILU:
+    case P_SILU_SWAPPED:
+        node(&f, "Sigmoid", 1, (const char *[]){"V"}, 1, (const char *[]){"S"});
+        node(&f, "Mul", 2, p == P_SILU ? (const char *[]){"V", "S"} : (const char *[]){"S", "V"}, 1,
+             &y);
+        expect = 2;
+        break;
+    case P_TWO_READERS: /* Relu(V) + V: V is needed after the Relu */
+        node(&f, "Relu", 1, (const char *[]){"V"}, 1, (const char *[]){"R"});
+        node(&f, "Add", 2, (const char *[]){"R", "V"}, 1, &y);
+        expect = 0;
+        break;
+    case P_CONV_OUTPUT: /* V is a graph output as well */
+        node(&f, "Relu", 1, (const char *[]){"V"}, 1, &y);
+        g->values[value(&f, "V")].is_graph_output = true;
+        g->outputs[g->n_outputs++] = value(&f, "V");
+        expect = 0;
+        break;
+    }
+    g->values[value(&f, "Y")].is_graph_output = true;
+    g->outputs[g->n_outputs++] = value(&f, "Y");
+
+    char label[64];
+    snprintf(label, sizeof label, "%s_%s_t%d", pattern_names[p], og_dtype_name(dt), threads);
+    og_session *s = NULL;
+    og_tensor *xin = NULL, *fused[2] = {0}, *plain[2] = {0};
+    og_tensor_alloc(dt, 4, xd, NULL, &xin);
+    for (int64_t i = 0; i < xin->numel; i++) set(xin, i, 3.0 * sin(1.3 * (double)i));
+    og_session_options so = {.threads = threads, .log = on_log};
+    fused_count = -1;
+    og_status st = og_graph_finalize(g);
+    if (!st) st = og_graph_resolve(g, true);
+    if (!st) st = og_exec_create(g, NULL, og_default_allocator(), &so, true, &s);
+    CHECKF(st == OG_OK, "%s: %s", label, og_last_error());
+    if (st) goto done;
+    CHECKF(fused_count == expect, "%s: %d nodes fused, expected %d", label, fused_count, expect);
+    const char *in_names[1] = {"X"};
+    const og_tensor *ins[1] = {xin};
+    CHECK_OK(og_session_run(s, in_names, ins, 1, fused));
+    const char *want[2] = {"Y", "V"};
+    CHECK_OK(og_session_run_named(s, in_names, ins, 1, want, 2, plain));
+    int yo = p == P_CONV_OUTPUT ? 1 : 0; /* Y's position among the graph outputs */
+    CHECKF(fused[yo] && plain[0] && og_value_equal(fused[yo], plain[0]),
+           "%s: the fused output differs from the node-by-node one", label);
+    /* and the activation really ran: clipped, positive, ... outputs differ from V */
+    CHECKF(plain[1] && !og_value_equal(plain[0], plain[1]), "%s: Y == V", label);
+done:
+    for (int j = 0; j < 2; j++) {
+        og_tensor_free(fused[j]);
+        og_tensor_free(plain[j]);
+    }
+    og_tensor_free(xin);
+    og_session_free(s);
+    og_graph_free(g);
+}
+
+int main(void)
+{
+    for (int p = 0; p < P_COUNT; p++) {
+        run_pattern(p, OG_FLOAT, 1);
+        run_pattern(p, OG_DOUBLE, 2);
+    }
+    NH_DONE();
+}
