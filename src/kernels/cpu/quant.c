@@ -104,8 +104,28 @@ static q_fn q_pick(og_dtype x, og_dtype y)
                                  {q_f64_i8, q_f64_u8, q_f64_i16, q_f64_u16},
                                  {q_i32_i8, q_i32_u8, q_i32_i16, q_i32_u16}};
     int i = x == OG_FLOAT ? 0 : x == OG_DOUBLE ? 1 : x == OG_INT32 ? 2 : -1;
-    int j = y == OG_INT8 ? 0 : y == OG_UINT8 ? 1 : y == OG_INT16 ? 2 : y == OG_UINT16 ? 3 : -1;
+    /* int4 and uint4 are held one a byte (onnxgrad.h): the 8-bit loops with their ranges */
+    int j = y == OG_INT8 || y == OG_INT4     ? 0
+            : y == OG_UINT8 || y == OG_UINT4 ? 1
+            : y == OG_INT16                  ? 2
+            : y == OG_UINT16                 ? 3
+                                             : -1;
     return i < 0 || j < 0 ? NULL : t[i][j];
+}
+
+/* To an 8-bit float: y = float8(x / scale + zero_point), rounded once to the nearest code
+ * (ties to even; saturate as Cast's), x / scale in float32 for float and 16-bit scales as the
+ * reference, in float64 for double ones.  The spec's zero point of a float8 type is 0 in
+ * practice; it is added all the same. */
+static void q_float8(const og_quant_geom *g, const og_tensor *x, og_tensor *y, const double *s,
+                     const double *z, bool f32, bool saturate)
+{
+    uint8_t *d = y->data;
+    for (int64_t i = 0; i < x->numel; i++) {
+        int64_t q = scale_index(g, i);
+        double v = f32 ? (double)((float)get(x, i) / (float)s[q]) : get(x, i) / s[q];
+        d[i] = og_double_to_float8(v + z[q], y->dtype, saturate);
+    }
 }
 
 /* y = saturate(round(x / scale) + zero_point) */
@@ -125,6 +145,15 @@ static og_status quantize_kernel(const og_kernel_ctx *k, const og_tensor *const 
         st = quantize_kernel(k, ins, n_in, out, n_out);
         og_tensor_free(xf);
         return st;
+    }
+    const og_quant_params *p = k->params;
+    if (og_dtype_is_float8(y->dtype) && (og_dtype_is_float(x->dtype) || x->dtype == OG_INT32)) {
+        og_status st = setup(k, x, s, z, &g);
+        if (!st) st = params_f64(k, s, z, &sz);
+        if (st) return st;
+        q_float8(&g, x, y, sz, sz + s->numel, s->dtype != OG_DOUBLE, p->saturate);
+        og_free(k->alloc, sz);
+        return OG_OK;
     }
     q_fn fn = q_pick(x->dtype, y->dtype);
     if (!fn || !og_quant_range(y->dtype, &qmin, &qmax))
@@ -169,14 +198,28 @@ static dq_fn dq_pick(og_dtype x, og_dtype y)
                                   {dq_i16_f32, dq_i16_f64},
                                   {dq_u16_f32, dq_u16_f64},
                                   {dq_i32_f32, dq_i32_f64}};
-    int i = x == OG_INT8     ? 0
-            : x == OG_UINT8  ? 1
-            : x == OG_INT16  ? 2
-            : x == OG_UINT16 ? 3
-            : x == OG_INT32  ? 4
-                             : -1;
+    int i = x == OG_INT8 || x == OG_INT4     ? 0
+            : x == OG_UINT8 || x == OG_UINT4 ? 1
+            : x == OG_INT16                  ? 2
+            : x == OG_UINT16                 ? 3
+            : x == OG_INT32                  ? 4
+                                             : -1;
     int j = y == OG_FLOAT ? 0 : y == OG_DOUBLE ? 1 : -1;
     return i < 0 || j < 0 ? NULL : t[i][j];
+}
+
+/* From an 8-bit float: y = (x − zero_point)·scale, x and the zero point decoded exactly,
+ * the arithmetic in y's type (float or double). */
+static void dq_float8(const og_quant_geom *g, const og_tensor *x, og_tensor *y, const double *s,
+                      const double *z)
+{
+    for (int64_t i = 0; i < x->numel; i++) {
+        int64_t q = scale_index(g, i);
+        if (y->dtype == OG_DOUBLE)
+            ((double *)y->data)[i] = (get(x, i) - z[q]) * s[q];
+        else
+            ((float *)y->data)[i] = ((float)get(x, i) - (float)z[q]) * (float)s[q];
+    }
 }
 
 /* y = (x − zero_point)·scale */
@@ -187,7 +230,8 @@ static og_status dequantize_kernel(const og_kernel_ctx *k, const og_tensor *cons
     og_tensor *y = out[0];
     if (og_is_half(y->dtype)) return og_kernel_via_f32(k, dequantize_kernel, in, n_in, out, n_out);
     dq_fn fn = dq_pick(x->dtype, y->dtype);
-    if (!fn)
+    bool f8 = og_dtype_is_float8(x->dtype) && (y->dtype == OG_FLOAT || y->dtype == OG_DOUBLE);
+    if (!fn && !f8)
         return og_kernel_error(k, OG_ERR_UNSUPPORTED, "dequantizing %s to %s is not supported",
                                og_dtype_name(x->dtype), og_dtype_name(y->dtype));
     og_quant_geom g;
@@ -195,7 +239,10 @@ static og_status dequantize_kernel(const og_kernel_ctx *k, const og_tensor *cons
     og_status st = setup(k, x, s, z, &g);
     if (!st) st = params_f64(k, s, z, &sz);
     if (st) return st;
-    fn(&g, x->data, y->data, x->numel, sz, sz + s->numel);
+    if (f8)
+        dq_float8(&g, x, y, sz, sz + s->numel);
+    else
+        fn(&g, x->data, y->data, x->numel, sz, sz + s->numel);
     og_free(k->alloc, sz);
     (void)n_out;
     return OG_OK;
