@@ -124,7 +124,7 @@ static void q_float8(const og_quant_geom *g, const og_tensor *x, og_tensor *y, c
     for (int64_t i = 0; i < x->numel; i++) {
         int64_t q = scale_index(g, i);
         double v = f32 ? (double)((float)get(x, i) / (float)s[q]) : get(x, i) / s[q];
-        d[i] = og_double_to_float8(v + z[q], y->dtype, saturate);
+        d[i] = og_double_to_float8(z[q] != 0 ? v + z[q] : v, y->dtype, saturate); /* -0 stays */
     }
 }
 
