@@ -229,8 +229,36 @@ static void test_quant(void)
     og_tensor_free(s);
 }
 
+/* the byte movers carry float8 and int4 codes untouched */
+static void test_movers(void)
+{
+    const og_dtype ts[] = {OG_FLOAT8E4M3FN, OG_FLOAT8E5M2FNUZ, OG_INT4, OG_UINT4};
+    uint8_t v[6] = {0x01, 0x80, 0x7f, 0x05, 0x0f, 0x03};
+    for (int i = 0; i < 4; i++) {
+        og_tensor *x = nh_tensor_raw(ts[i], 2, (int64_t[]){2, 3}, v);
+        og_tensor *shape = nh_tensor(OG_INT64, 1, (int64_t[]){2}, (double[]){3, 2});
+        nh_node nodes[3] = {{.op = "Identity", .opset = 21, .in = {x}},
+                            {.op = "Reshape", .opset = 21, .in = {x, shape}},
+                            {.op = "Transpose", .opset = 21, .in = {x}}};
+        const uint8_t want_t[6] = {0x01, 0x05, 0x80, 0x0f, 0x7f, 0x03};
+        for (int k = 0; k < 3; k++) {
+            nh_result r;
+            if (nh_run(&nodes[k], &r)) {
+                CHECKF(0, "%s of %s", nodes[k].op, og_dtype_name(ts[i]));
+                continue;
+            }
+            CHECKF(r.out[0]->dtype == ts[i] && memcmp(r.out[0]->data, k == 2 ? want_t : v, 6) == 0,
+                   "%s of %s: values", nodes[k].op, og_dtype_name(ts[i]));
+            nh_release(&r);
+        }
+        og_tensor_free(shape);
+        og_tensor_free(x);
+    }
+}
+
 int main(void)
 {
+    test_movers();
     for (int i = 0; i < 4; i++) {
         test_codes(&fmts[i]);
         test_rounding(&fmts[i]);
