@@ -4,8 +4,9 @@
  * finite code round-tripping through float, float16 and double, ties between neighbouring
  * codes going to the even one, saturate on and off at the largest values and at
  * infinities (the spec's Cast table, and onnx's reference for infinities under FNUZ), 4-bit
- * rounding and clipping, QuantizeLinear/DequantizeLinear of these types, and packed 4-bit
- * TensorProtos (raw_data, int32_data, a short one) through the loader. */
+ * rounding and clipping, QuantizeLinear/DequantizeLinear of these types, packed 4-bit
+ * TensorProtos (raw_data, int32_data, a short one) through the loader and the saver, and
+ * the byte movers. */
 #include "onnx/onnx_io.h"
 #include "unit/node_harness.h"
 
@@ -173,6 +174,26 @@ static void test_int4(void)
         CHECK(u && u->dtype == OG_INT4 && u->numel == 5 && memcmp(u->data, e, 5) == 0);
         og_tensor_free(u);
     }
+    /* the saver packs: a Constant holding those 5 int4 saved as a model carries raw_data
+     * 0x4a 0x03 e1 87 0f (the loader's side is checked below) */
+    og_tensor *c = nh_tensor_raw(OG_INT4, 1, (int64_t[]){5}, e);
+    nh_node cn = {.op = "Constant", .opset = 21, .attrs = {NH_TENSOR("value", c)}};
+    nh_result cr;
+    if (!nh_load(&cn, &cr)) {
+        void *buf = NULL;
+        size_t len = 0;
+        CHECK_OK(og_onnx_serialize_model(cr.g, NULL, &buf, &len));
+        const uint8_t packed[5] = {0x4a, 0x03, 0xe1, 0x87, 0x0f};
+        bool found = false;
+        for (size_t i = 0; buf && i + 5 <= len; i++)
+            found |= memcmp((uint8_t *)buf + i, packed, 5) == 0;
+        CHECK(found);
+        free(buf);
+        nh_release(&cr);
+    } else {
+        CHECKF(0, "Constant of int4");
+    }
+    og_tensor_free(c);
     og_tensor *u = NULL;
     CHECK_OK(og_onnx_parse_tensor(u4raw, sizeof u4raw, NULL, &u, NULL));
     CHECK(u && u->dtype == OG_UINT4 && u->numel == 3 &&
