@@ -6,7 +6,7 @@
 #   make fuzz     libFuzzer over load + plan, then over the dataset readers (FUZZ_SECONDS each,
 #                 default 60)
 #   make bench    inference against onnxruntime, training steps and training throughput
-#                 against PyTorch (bench/)
+#                 against PyTorch, 2 MPI ranks against 1 process (bench/)
 #   make format   clang-format every C file
 #   make install  install library, header, CLI, pkg-config and CMake files (PREFIX)
 BUILD ?= build
@@ -60,6 +60,7 @@ bench: setup
 	python3 bench/bench_inference.py --build $(BUILD)
 	/usr/bin/python3 -W ignore bench/bench_train.py --build $(BUILD)
 	/usr/bin/python3 -W ignore bench/bench_fit.py --build $(BUILD)
+	/usr/bin/python3 -W ignore bench/bench_mpi.py --build $(BUILD)
 	ONNXGRAD_LIBRARY=$(BUILD)/libonnxgrad.so PYTHONPATH=python python3 bench/bench_python.py
 	python3 bench/bench_grad_create.py --build $(BUILD) --chains 10000,100000
 

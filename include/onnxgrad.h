@@ -820,7 +820,9 @@ OG_API void og_loss_options_init(og_loss_options *o, og_loss_kind kind);
  * Constant nodes, so its initializers are the model's and nothing else.  Its metadata
  * records which output and inputs the loss added and which value it compares
  * ("onnxgrad.loss", "onnxgrad.loss_inputs", "onnxgrad.loss_output"), so og_trainer_export
- * can strip them.  CROSS_ENTROPY and NLL need a default opset >= 12, PROBA >= 9.
+ * can strip them, and how it combines samples ("onnxgrad.loss_reduction": "mean", "sum" or
+ * "sum+penalty"; data-parallel og_trainer_fit reads it).  CROSS_ENTROPY and NLL need a default opset >= 12,
+ * PROBA >= 9.
  * Errors: OG_ERR_INVALID_ARG (unknown output or weight, a name already taken, bad
  * l1_ratio/delta), OG_ERR_TYPE (a non-float output), OG_ERR_UNSUPPORTED (opset). */
 OG_API og_status og_model_add_loss(const og_model *m, const og_loss_options *o, og_model **out);
@@ -935,6 +937,8 @@ OG_API void og_trainer_free(og_trainer *t);
  * draws a new mask at each step (from the trainer's seed and the step count).
  * *loss receives the batch loss (before the update; may be NULL).  A NaN or infinite loss
  * or gradient fails with OG_ERR_RUNTIME naming the step, and the weights are not changed.
+ * With a communicator (og_trainer_set_comm) the step is collective: it is
+ * og_trainer_step_shard with share 1 / size, every rank's batch counting equally.
  * Errors: as og_grad_run. */
 OG_API og_status og_trainer_step(og_trainer *t, const char *const *input_names,
                                  const og_tensor *const *inputs, int n_inputs, double *loss);
@@ -1053,8 +1057,132 @@ typedef struct og_fit_options {
  * loss stops with OG_ERR_RUNTIME naming the step (the checkpoint of the last finished
  * epoch stays as it was).  Resuming continues from the epoch after the checkpointed one,
  * with the same shuffles, so the weights equal an uninterrupted run's bit for bit at the
- * same thread count. */
+ * same thread count.
+ *
+ * Data-parallel: with a communicator of N ranks (og_trainer_set_comm), fit is collective.
+ * Every rank passes the same dataset (same samples, same order; the sizes are checked) and
+ * the same options.  At the start rank 0's state (weights, optimizer state, step, epoch,
+ * shuffling generator; read from the checkpoint when resuming) is broadcast to every rank.
+ * Each epoch's permutation, the same on every rank, is cut into global batches of
+ * N x batch_size samples, and rank r trains on the r-th of N near-equal contiguous parts of
+ * each (parts of the last batch may be empty).  The step weights rank r's gradient by its
+ * part's share of the global batch's sample weight (by 1 when the loss sums over samples,
+ * as the "onnxgrad.loss_reduction" metadata of og_model_add_loss says), so the weights
+ * follow a single process training with batches of N x batch_size, up to the order of
+ * summation.  A loss summed over samples with weight penalties is refused
+ * (OG_ERR_UNSUPPORTED): every rank would add the penalty.  Losses in events are global; the
+ * validation set is split across ranks and its loss reduced.  Only rank 0 reads and writes
+ * the checkpoint; its content does not depend on N, so a run may resume on another number
+ * of ranks (the same batches with batch_size x N / N').  At every epoch end a hash of the
+ * weights and optimizer state is compared with rank 0's, and any difference fails with
+ * OG_ERR_RUNTIME naming the rank.  A failure on any rank stops every rank with that rank's
+ * status and message (see og_comm_agree). */
 OG_API og_status og_trainer_fit(og_trainer *t, const og_dataset *data, const og_fit_options *o);
+
+/* ---------------------------------------------------------------------------------- */
+/* Data-parallel training: communicators                                               */
+/* ---------------------------------------------------------------------------------- */
+
+/* Store `message` as this thread's last error (read with og_last_error()) and return
+ * `status`: for code outside the library that reports through it, such as a communicator.
+ * Thread-safe. */
+OG_API og_status og_set_error(og_status status, const char *message);
+
+typedef enum og_comm_op { OG_COMM_SUM = 0, OG_COMM_MIN = 1, OG_COMM_MAX = 2 } og_comm_op;
+
+/* A communicator: how the N ranks (processes, or devices) of a data-parallel run exchange
+ * data, as a table of functions, so that any engine plugs in without changing the trainer.
+ * onnxgrad_mpi.h makes one over MPI.  `user` is passed back to every function.
+ *
+ * Collective functions (allreduce, broadcast) must be called by every rank in the same
+ * order with the same sizes; the trainer does so.  Each returns OG_OK, or a status with a
+ * message set through og_set_error; after a failure the ranks are out of step, and the
+ * trainer calls abort (when set) and returns the status.
+ *
+ * Ownership and threads: the caller owns the table and what `user` points to, and keeps both
+ * alive while a trainer uses them (until og_trainer_set_comm(t, NULL, 0) or
+ * og_trainer_free).  The trainer calls them only from the thread running its
+ * og_trainer_* call, one call at a time (MPI_THREAD_SERIALIZED suffices), never from its
+ * compute threads. */
+typedef struct og_comm {
+    void *user;
+    int (*rank)(void *user); /* 0 .. size - 1 */
+    int (*size)(void *user); /* >= 1 */
+    /* Start reducing data[0 .. count) in place across all ranks with op; dtype is OG_FLOAT,
+     * OG_DOUBLE or OG_INT64.  The result must have the same bits on every rank (weights
+     * stay identical only then; og_trainer_fit's hash check finds an engine that breaks
+     * this).  *request receives a handle for test / wait, or NULL when the reduction
+     * completed within the call.  data is neither read nor written by the caller until the
+     * request completes. */
+    og_status (*allreduce)(void *user, void *data, int64_t count, og_dtype dtype, og_comm_op op,
+                           void **request);
+    /* Make progress on started reductions; *done nonzero when `request` completed (it is then
+     * released).  May be NULL: the trainer then only waits, after the backward pass, and
+     * communication overlaps computation only as far as the engine progresses by itself. */
+    og_status (*test)(void *user, void *request, int *done);
+    /* Complete `request` and release it. */
+    og_status (*wait)(void *user, void *request);
+    /* Copy nbytes at data on rank `root` to data on every other rank (blocking). */
+    og_status (*broadcast)(void *user, void *data, size_t nbytes, int root);
+    /* Stop every rank of the run, saying why (MPI_Abort); may be NULL.  Called after a
+     * failed communicator call, when the ranks can no longer agree on stopping. */
+    void (*abort)(void *user, const char *message);
+} og_comm;
+
+/* Collective: every rank passes its own status.  OG_OK on every rank when all passed OG_OK;
+ * else every rank returns the status of the lowest failing rank R, and og_last_error()
+ * reads "rank R: " followed by the message R had (its og_last_error() when it called).
+ * Programs call it after a step that may fail on some ranks only (reading a file, a
+ * shard), so that all stop together instead of leaving the others blocked in their next
+ * collective.  Errors: OG_ERR_INVALID_ARG (NULL or incomplete comm); a communicator
+ * failure (after comm->abort). */
+OG_API og_status og_comm_agree(const og_comm *comm, og_status status);
+
+/* Make t's steps data-parallel over `comm` (NULL: back to single-process steps, which
+ * leaves the communicator alone and is not collective).  Gradients are summed across ranks
+ * in buckets of about bucket_bytes, each started as soon as the backward pass has produced
+ * every gradient it holds, so that communication overlaps the rest of the backward pass
+ * (0: 4 MiB; SIZE_MAX: one bucket, started when the backward pass ends).  Buckets follow
+ * the order in which the training graph produces the gradients, one dtype each; they hold
+ * one more copy of every trained weight's gradient.  BatchNormalization's running statistics
+ * (state, not trained) take rank 0's after every step; Dropout draws other masks on every
+ * rank (rank 0 those of one process).
+ * Collective: every rank calls it with the same model, weights and bucket size; the bucket
+ * plan is compared with rank 0's.  comm must outlive its use by t.
+ * Errors: OG_ERR_INVALID_ARG (a table without rank, size, allreduce, wait or broadcast; a
+ * rank outside 0 .. size - 1), OG_ERR_UNSUPPORTED (algorithm mode: the model's own update
+ * leaves no gradient to reduce), OG_ERR_RUNTIME (a plan unlike rank 0's), a communicator
+ * failure, OG_ERR_NOMEM. */
+OG_API og_status og_trainer_set_comm(og_trainer *t, const og_comm *comm, size_t bucket_bytes);
+
+/* One data-parallel step, collective over t's communicator: every rank runs forward and
+ * backward on its own batch, the gradients are reduced as sum_r share_r g_r (each rank
+ * passing its share_r; for a mean loss, its batch's part of the global batch's sample
+ * weight), and every rank applies the same update.  *loss receives sum_r share_r loss_r.  A
+ * rank with no samples in this step passes n_inputs 0 and share 0: it computes nothing
+ * and joins the reductions.  When any rank fails (its forward or backward fails, its loss
+ * or a gradient is NaN or infinite, a share is not finite), every rank returns the status of
+ * the lowest failing rank R with og_last_error() "rank R: <its message>", and no weight
+ * changes.  Without a communicator: og_trainer_step, share ignored.
+ * Errors: as og_trainer_step; OG_ERR_INVALID_ARG (a negative or non-finite share). */
+OG_API og_status og_trainer_step_shard(og_trainer *t, const char *const *input_names,
+                                       const og_tensor *const *inputs, int n_inputs, double share,
+                                       double *loss);
+
+/* Where a data-parallel trainer's time went, since og_trainer_set_comm. */
+typedef struct og_comm_stats {
+    int ranks;        /* the communicator's size (0: no communicator) */
+    int buckets;      /* gradient buckets per step */
+    int64_t steps;    /* data-parallel steps */
+    double bytes;     /* gradient bytes reduced by this rank */
+    double step_s;    /* seconds in steps */
+    double comm_s;    /* of which inside the communicator's calls */
+    double exposed_s; /* of which after the backward pass ended: communication that no
+                         computation hid (the rest overlapped the backward pass) */
+} og_comm_stats;
+
+/* Fill *out (zeros without a communicator).  Errors: OG_ERR_INVALID_ARG (NULL). */
+OG_API og_status og_trainer_comm_stats(const og_trainer *t, og_comm_stats *out);
 
 /* ---------------------------------------------------------------------------------- */
 /* .npy files                                                                          */

@@ -25,8 +25,11 @@ if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
 # python3-torch (Debian's, for /usr/bin/python3) is the independent oracle of the gradient
 # tests and exports the benchmark models; python3-torchvision gives the tests roi_align and
 # exports the acceptance models of tests/models, with transformers (below, through pip).
+# Open MPI (libopenmpi-dev, openmpi-bin: mpicc, mpirun) builds the optional MPI communicator
+# and runs the data-parallel tests.
 debs=(cmake make gcc pkg-config protobuf-c-compiler libprotobuf-c-dev libonnx-dev libopenblas-openmp-dev
-      zlib1g-dev libdnnl-dev python3-torch python3-torchvision python3-pip python3-numpy)
+      zlib1g-dev libdnnl-dev python3-torch python3-torchvision python3-pip python3-numpy
+      libopenmpi-dev openmpi-bin)
 [ $want_fuzz = 1 ] && debs+=(clang libclang-rt-14-dev)
 missing=()
 for p in "${debs[@]}"; do

@@ -217,8 +217,8 @@ og_status og_grad_create(const og_model *m, const og_grad_options *opts, og_grad
                                           "float input needing a gradient");
         goto fail;
     }
-    og_grad_spec spec = {w,  nw, in, ni, o, no, opts ? opts->log : NULL, opts ? opts->log_user : NULL,
-                         NULL};
+    og_grad_spec spec = {
+        w, nw, in, ni, o, no, opts ? opts->log : NULL, opts ? opts->log_user : NULL, NULL};
     g->training = og_calloc(a, 1, sizeof *g->training);
     if (!g->training) goto nomem;
     g->training->alloc = *a;
@@ -432,8 +432,17 @@ og_status og_grad_run(og_grad *g, const char *const *input_names, const og_tenso
                       int n_inputs, const og_tensor *const *grad_outputs, og_tensor **outputs,
                       og_tensor **grads)
 {
-    return og_grad_run_with(g, input_names, inputs, n_inputs, grad_outputs, outputs, grads, NULL, 0,
-                            NULL);
+    return og_grad_run_full(g, input_names, inputs, n_inputs, grad_outputs, outputs, grads, NULL, 0,
+                            NULL, NULL);
+}
+
+og_status og_grad_run_hooked(og_grad *g, const char *const *input_names,
+                             const og_tensor *const *inputs, int n_inputs,
+                             const og_tensor *const *grad_outputs, og_tensor **outputs,
+                             og_tensor **grads, const og_exec_hooks *hooks)
+{
+    return og_grad_run_full(g, input_names, inputs, n_inputs, grad_outputs, outputs, grads, NULL, 0,
+                            NULL, hooks);
 }
 
 og_status og_grad_run_with(og_grad *g, const char *const *input_names,
@@ -441,6 +450,16 @@ og_status og_grad_run_with(og_grad *g, const char *const *input_names,
                            const og_tensor *const *grad_outputs, og_tensor **outputs,
                            og_tensor **grads, const char *const *extra, int n_extra,
                            og_tensor **extra_out)
+{
+    return og_grad_run_full(g, input_names, inputs, n_inputs, grad_outputs, outputs, grads, extra,
+                            n_extra, extra_out, NULL);
+}
+
+og_status og_grad_run_full(og_grad *g, const char *const *input_names,
+                           const og_tensor *const *inputs, int n_inputs,
+                           const og_tensor *const *grad_outputs, og_tensor **outputs,
+                           og_tensor **grads, const char *const *extra, int n_extra,
+                           og_tensor **extra_out, const og_exec_hooks *hooks)
 {
     if (!g) return og_error(OG_ERR_INVALID_ARG, "og_grad_run: NULL gradient object");
     if (n_inputs < 0 || (n_inputs && (!input_names || !inputs)) || !outputs || !grads)
@@ -485,8 +504,8 @@ og_status og_grad_run_with(og_grad *g, const char *const *input_names,
      * statistics) */
     for (int j = 0; j < n_all && j < tg->n_outputs; j++) want[j] = tg->values[tg->outputs[j]].name;
     for (int j = 0; j < n_extra; j++) want[n_all + j] = extra[j];
-    st = og_session_run_named(g->session, g->run_names, g->run_tensors, n, want, n_all + n_extra,
-                              all);
+    st = og_session_run_hooked(g->session, g->run_names, g->run_tensors, n, want, n_all + n_extra,
+                               all, hooks);
     if (!st) {
         for (int j = 0; j < g->n_outputs; j++) outputs[j] = all[j];
         for (int j = 0; j < n_res; j++) grads[j] = all[g->n_outputs + j];

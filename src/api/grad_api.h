@@ -31,6 +31,12 @@ struct og_grad {
     int *seed_values; /* per selected output: its seed input, or -1 */
 };
 
+/* og_grad_run with hooks on the training graph's run (exec.h): ready's j indexes the
+ * outputs, then the input gradients, then the weight gradients (og_grad_run's order). */
+og_status og_grad_run_hooked(og_grad *g, const char *const *input_names,
+                             const og_tensor *const *inputs, int n_inputs,
+                             const og_tensor *const *grad_outputs, og_tensor **outputs,
+                             og_tensor **grads, const og_exec_hooks *hooks);
 /* og_grad_run that also hands back the values of the training graph named in extra
  * (n_extra of them, into extra_out: new tensors), from the same run. */
 og_status og_grad_run_with(og_grad *g, const char *const *input_names,
@@ -41,6 +47,12 @@ og_status og_grad_run_with(og_grad *g, const char *const *input_names,
 /* The initializer `name` of the training graph (eval false) or of the eval graph, NULL if
  * none: for state a trainer updates besides the weights (running statistics). */
 og_tensor *og_grad_state_tensor(og_grad *g, const char *name, bool eval);
+/* Both: extra values and hooks (either may be absent). */
+og_status og_grad_run_full(og_grad *g, const char *const *input_names,
+                           const og_tensor *const *inputs, int n_inputs,
+                           const og_tensor *const *grad_outputs, og_tensor **outputs,
+                           og_tensor **grads, const char *const *extra, int n_extra,
+                           og_tensor **extra_out, const og_exec_hooks *hooks);
 
 /* Split the training graph into its forward and backward halves (fills the fields above). */
 og_status og_grad_split(og_grad *g);

@@ -203,6 +203,7 @@ static og_status forward(og_instance *inst, const char *const *input_names,
                      n_want,
                      got,
                      share ? inst->share_saved : NULL,
+                     NULL,
                      false};
     st = og_session_exec(inst->train, &r);
     if (st) goto done;
@@ -335,6 +336,7 @@ og_status og_instance_backward(og_instance *inst, const og_tensor *const *grad_o
                      g->out_values + g->n_outputs,
                      n_res,
                      grads,
+                     NULL,
                      NULL,
                      false};
     st = og_session_exec(inst->train, &r);

@@ -1,4 +1,6 @@
 /* alloc.c: allocation through the handle's allocator hooks. */
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -64,6 +66,21 @@ char *og_strdup(const og_allocator *a, const char *s)
     size_t n = strlen(s) + 1;
     char *d = og_malloc(a, n);
     if (d) memcpy(d, s, n);
+    return d;
+}
+
+char *og_strfmt(const og_allocator *a, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(NULL, 0, fmt, ap);
+    va_end(ap);
+    if (n < 0) return NULL;
+    char *d = og_malloc(a, (size_t)n + 1);
+    if (!d) return NULL;
+    va_start(ap, fmt);
+    vsnprintf(d, (size_t)n + 1, fmt, ap);
+    va_end(ap);
     return d;
 }
 

@@ -25,6 +25,12 @@ void *og_calloc(const og_allocator *a, size_t count, size_t size);
 void *og_realloc(const og_allocator *a, void *p, size_t old_size, size_t new_size);
 void og_free(const og_allocator *a, void *p);
 char *og_strdup(const og_allocator *a, const char *s);
+/* A printf-formatted string of any length (free with og_free); NULL when out of memory. */
+char *og_strfmt(const og_allocator *a, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 2, 3)))
+#endif
+    ;
 /* 64-byte aligned block for tensor data; free with og_free_aligned. */
 void *og_malloc_aligned(const og_allocator *a, size_t size);
 void og_free_aligned(const og_allocator *a, void *p);

@@ -31,6 +31,13 @@ const char *og_status_name(og_status status)
 
 const char *og_last_error(void) { return og_tls_msg; }
 
+og_status og_set_error(og_status status, const char *message)
+{
+    if (message != og_tls_msg)
+        snprintf(og_tls_msg, sizeof og_tls_msg, "%s", message ? message : "");
+    return status;
+}
+
 og_status og_verror(og_status status, const char *fmt, va_list ap)
 {
     vsnprintf(og_tls_msg, sizeof og_tls_msg, fmt, ap);

@@ -45,8 +45,12 @@ og_status og_exec_create_subs(og_session *s, int ni, const og_session_options *o
         for (int v = 0; v < sub->n_values; v++) count += sub->values[v].kind == OG_VALUE_OUTER;
         subs[k].outer_v = og_malloc(s->alloc, (size_t)(count + 1) * sizeof(int));
         subs[k].outer_in = og_malloc(s->alloc, (size_t)(count + 1) * sizeof(int));
-        if (!subs[k].outer_v || !subs[k].outer_in)
+        subs[k].pre = og_malloc(s->alloc, (size_t)(count + 1) * sizeof *subs[k].pre);
+        subs[k].in_names = og_malloc(s->alloc, (size_t)(sub->n_inputs + 1) * sizeof(char *));
+        if (!subs[k].outer_v || !subs[k].outer_in || !subs[k].pre || !subs[k].in_names)
             return og_error(OG_ERR_NOMEM, "out of memory creating a session");
+        for (int i = 0; i < sub->n_inputs; i++)
+            subs[k].in_names[i] = sub->values[sub->inputs[i]].name;
         for (int v = 0; v < sub->n_values; v++) {
             if (sub->values[v].kind != OG_VALUE_OUTER) continue;
             int j = n->n_in - n->n_implicit;
@@ -71,6 +75,8 @@ void og_exec_free_subs(og_session *s)
             og_session_free(subs[k].s);
             og_free(s->alloc, subs[k].outer_v);
             og_free(s->alloc, subs[k].outer_in);
+            og_free(s->alloc, (void *)subs[k].pre);
+            og_free(s->alloc, (void *)subs[k].in_names);
         }
         og_free(s->alloc, subs);
     }
@@ -78,27 +84,26 @@ void og_exec_free_subs(og_session *s)
 }
 
 /* Run subgraph x with graph inputs ins[0..n_ins-1] (in its input order); outs gets every
- * graph output (new tensors).  any_item_shape: see og_exec_req. */
+ * graph output (new tensors).  Names and outer slots were made with the session: nothing is
+ * allocated per iteration.  any_item_shape: see og_exec_req. */
 static og_status run_sub_as(og_session *s, const og_subexec *x, const og_tensor *const *ins,
                             int n_ins, og_tensor **outs, bool any_item_shape)
 {
     const og_graph *sg = x->s->g;
-    const char *names[OG_CONTROL_MAX * 2 + 2];
-    const og_tensor *pre[256];
-    const og_tensor **pre_t =
-        x->n_outer <= 256 ? pre : og_malloc(s->alloc, (size_t)x->n_outer * sizeof *pre_t);
-    if (!pre_t) return og_error(OG_ERR_NOMEM, "out of memory");
-    if (n_ins > (int)(sizeof names / sizeof *names) || n_ins > sg->n_inputs) {
-        if (pre_t != pre) og_free(s->alloc, pre_t);
-        return og_error(OG_ERR_INTERNAL, "a subgraph given %d inputs", n_ins);
-    }
-    for (int i = 0; i < n_ins; i++) names[i] = sg->values[sg->inputs[i]].name;
-    for (int k = 0; k < x->n_outer; k++) pre_t[k] = s->tin[x->outer_in[k]];
-    og_exec_req r = {names, ins,         n_ins,         x->outer_v, pre_t, x->n_outer,
-                     NULL,  sg->outputs, sg->n_outputs, outs,       NULL,  any_item_shape};
-    og_status st = og_session_exec(x->s, &r);
-    if (pre_t != pre) og_free(s->alloc, pre_t);
-    return st;
+    if (n_ins > sg->n_inputs) return og_error(OG_ERR_INTERNAL, "a subgraph given %d inputs", n_ins);
+    for (int k = 0; k < x->n_outer; k++) x->pre[k] = s->tin[x->outer_in[k]];
+    og_exec_req r = {x->in_names, ins,           n_ins, x->outer_v, x->pre, x->n_outer,    NULL,
+                     sg->outputs, sg->n_outputs, outs,  NULL,       NULL,   any_item_shape};
+    return og_session_exec(x->s, &r);
+}
+
+/* Zeroed scratch for one run of a control node: count pointers; NULL after an error
+ * message. */
+static void *scratch(const og_session *s, size_t count, size_t size)
+{
+    void *p = og_calloc(s->alloc, count ? count : 1, size);
+    if (!p) og_error(OG_ERR_NOMEM, "out of memory");
+    return p;
 }
 
 static og_status run_sub(og_session *s, const og_subexec *x, const og_tensor *const *ins, int n_ins,
@@ -128,18 +133,20 @@ static og_status run_if(og_session *s, int ni)
     og_status st = bool_of(n, s->tin[0], "cond", &c);
     if (st) return st;
     const og_subexec *x = &s->subs[ni][c ? 0 : 1];
-    og_tensor *outs[OG_CONTROL_MAX * 4];
     int no = x->s->g->n_outputs;
-    if (no > (int)(sizeof outs / sizeof *outs) || no != n->n_out)
+    if (no != n->n_out)
         return og_error(OG_ERR_INTERNAL, "If: %d branch outputs for %d node outputs", no, n->n_out);
-    if ((st = run_sub(s, x, NULL, 0, outs))) return st;
-    for (int j = 0; j < n->n_out; j++) {
-        if (n->out[j] >= 0)
-            s->tout[j] = outs[j];
-        else
-            og_tensor_free(outs[j]);
-    }
-    return OG_OK;
+    og_tensor **outs = scratch(s, (size_t)no, sizeof *outs);
+    if (!outs) return OG_ERR_NOMEM;
+    if (!(st = run_sub(s, x, NULL, 0, outs)))
+        for (int j = 0; j < n->n_out; j++) {
+            if (n->out[j] >= 0)
+                s->tout[j] = outs[j];
+            else
+                og_tensor_free(outs[j]);
+        }
+    og_free(s->alloc, outs);
+    return st;
 }
 
 /* ---- stacking -------------------------------------------------------------------------- */
@@ -303,17 +310,17 @@ static og_status run_loop(og_session *s, int ni)
         trip = *(const int64_t *)m->data;
     }
     if (s->tin[1] && (st = bool_of(n, s->tin[1], "cond", &keep))) return st;
-    if (N + K + 3 > OG_CONTROL_MAX * 2)
-        return og_error(OG_ERR_UNSUPPORTED,
-                        "%s: %d loop-carried values and %d scan outputs, "
-                        "at most %d in all",
-                        og_node_label(n, label, sizeof label), N, K, OG_CONTROL_MAX * 2 - 3);
-    const og_tensor *ins[OG_CONTROL_MAX * 2];
-    og_tensor *carried[OG_CONTROL_MAX * 2] = {0}, *outs[OG_CONTROL_MAX * 2] = {0};
-    og_tensor *wrapped[OG_CONTROL_MAX * 2] = {0};
-    tlist scans[OG_CONTROL_MAX * 2];
-    memset(scans, 0, sizeof scans);
+    /* any number of carried values and scan outputs: the arrays follow the node */
+    const og_tensor **ins = scratch(s, (size_t)N + 2, sizeof *ins);
+    og_tensor **carried = scratch(s, (size_t)N + 1, sizeof *carried);
+    og_tensor **wrapped = scratch(s, (size_t)N + 1, sizeof *wrapped);
+    og_tensor **outs = scratch(s, (size_t)N + K + 1, sizeof *outs);
+    tlist *scans = scratch(s, (size_t)K + 1, sizeof *scans);
     og_tensor *it = NULL, *ct = NULL;
+    if (!ins || !carried || !wrapped || !outs || !scans) {
+        st = OG_ERR_NOMEM;
+        goto done;
+    }
     if ((st = og_tensor_alloc(OG_INT64, 0, NULL, a, &it)) ||
         (st = og_tensor_alloc(OG_BOOL, 0, NULL, a, &ct)))
         goto done;
@@ -363,10 +370,15 @@ static og_status run_loop(og_session *s, int ni)
 done:
     og_tensor_free(it);
     og_tensor_free(ct);
-    for (int j = 0; j < N + K + 1; j++) og_tensor_free(outs[j]);
-    for (int j = 0; j < N; j++) og_tensor_free(carried[j]);
-    for (int j = 0; j < N; j++) og_tensor_free(wrapped[j]);
-    for (int k = 0; k < K; k++) tlist_free(a, &scans[k]);
+    for (int j = 0; outs && j < N + K + 1; j++) og_tensor_free(outs[j]);
+    for (int j = 0; carried && j < N; j++) og_tensor_free(carried[j]);
+    for (int j = 0; wrapped && j < N; j++) og_tensor_free(wrapped[j]);
+    for (int k = 0; scans && k < K; k++) tlist_free(a, &scans[k]);
+    og_free(a, (void *)ins);
+    og_free(a, carried);
+    og_free(a, wrapped);
+    og_free(a, outs);
+    og_free(a, scans);
     return st;
 }
 
@@ -385,11 +397,15 @@ static og_status scan_once(og_session *s, int ni, const og_tensor *const *st0,
     const og_subexec *x = &s->subs[ni][0];
     int S = p->n_state, M = p->n_scan_in, K = p->n_scan_out;
     og_status st = OG_OK;
-    const og_tensor *ins[OG_CONTROL_MAX * 2];
-    og_tensor *state[OG_CONTROL_MAX] = {0}, *slices[OG_CONTROL_MAX] = {0};
-    og_tensor *outs[OG_CONTROL_MAX * 2] = {0};
-    tlist scans[OG_CONTROL_MAX];
-    memset(scans, 0, sizeof scans);
+    const og_tensor **ins = scratch(s, (size_t)S + M, sizeof *ins);
+    og_tensor **state = scratch(s, (size_t)S, sizeof *state);
+    og_tensor **slices = scratch(s, (size_t)M, sizeof *slices);
+    og_tensor **outs = scratch(s, (size_t)S + K, sizeof *outs);
+    tlist *scans = scratch(s, (size_t)K, sizeof *scans);
+    if (!ins || !state || !slices || !outs || !scans) {
+        st = OG_ERR_NOMEM;
+        goto done;
+    }
     for (int i = 0; i < S; i++) ins[i] = st0[i];
     for (int64_t t = 0; t < steps; t++) {
         for (int k = 0; k < M; k++) {
@@ -429,10 +445,15 @@ static og_status scan_once(og_session *s, int ni, const og_tensor *const *st0,
             goto done;
     }
 done:
-    for (int j = 0; j < S; j++) og_tensor_free(state[j]);
-    for (int k = 0; k < M; k++) og_tensor_free(slices[k]);
-    for (int j = 0; j < S + K; j++) og_tensor_free(outs[j]);
-    for (int k = 0; k < K; k++) tlist_free(a, &scans[k]);
+    for (int j = 0; state && j < S; j++) og_tensor_free(state[j]);
+    for (int k = 0; slices && k < M; k++) og_tensor_free(slices[k]);
+    for (int j = 0; outs && j < S + K; j++) og_tensor_free(outs[j]);
+    for (int k = 0; scans && k < K; k++) tlist_free(a, &scans[k]);
+    og_free(a, (void *)ins);
+    og_free(a, state);
+    og_free(a, slices);
+    og_free(a, outs);
+    og_free(a, scans);
     return st;
 }
 
@@ -442,38 +463,51 @@ static og_status run_scan(og_session *s, int ni)
     const og_control_params *p = n->params;
     int S = p->n_state, M = p->n_scan_in, K = p->n_scan_out, first = p->v8 ? 1 : 0;
     char label[256];
-    int in_axes[OG_CONTROL_MAX];
-    int64_t out_axes[OG_CONTROL_MAX];
+    og_status st = OG_OK;
     int64_t steps = -1;
+    int *in_axes = scratch(s, (size_t)M, sizeof *in_axes);
+    if (!in_axes) return OG_ERR_NOMEM;
     for (int k = 0; k < M; k++) {
         const og_tensor *xk = s->tin[first + S + k];
-        if (xk->kind != OG_KIND_TENSOR)
-            return og_error(OG_ERR_TYPE, "%s: scan input %d is a %s",
-                            og_node_label(n, label, sizeof label), k, og_kind_name(xk->kind));
+        if (xk->kind != OG_KIND_TENSOR) {
+            st = og_error(OG_ERR_TYPE, "%s: scan input %d is a %s",
+                          og_node_label(n, label, sizeof label), k, og_kind_name(xk->kind));
+            goto fail;
+        }
         int64_t ax = p->v8 ? 1 : p->in_axes[k];
         if (ax < 0) ax += xk->rank;
-        if (ax < 0 || ax >= xk->rank || (p->v8 && xk->rank < 2))
-            return og_error(OG_ERR_SHAPE, "%s: scan input %d has rank %d, no scan axis %lld",
-                            og_node_label(n, label, sizeof label), k, xk->rank,
-                            p->v8 ? 1LL : (long long)p->in_axes[k]);
+        if (ax < 0 || ax >= xk->rank || (p->v8 && xk->rank < 2)) {
+            st = og_error(OG_ERR_SHAPE, "%s: scan input %d has rank %d, no scan axis %lld",
+                          og_node_label(n, label, sizeof label), k, xk->rank,
+                          p->v8 ? 1LL : (long long)p->in_axes[k]);
+            goto fail;
+        }
         in_axes[k] = (int)ax;
-        if (steps >= 0 && xk->dims[ax] != steps)
-            return og_error(OG_ERR_SHAPE, "%s: scan input %d has %lld steps, input 0 has %lld",
-                            og_node_label(n, label, sizeof label), k, (long long)xk->dims[ax],
-                            (long long)steps);
+        if (steps >= 0 && xk->dims[ax] != steps) {
+            st = og_error(OG_ERR_SHAPE, "%s: scan input %d has %lld steps, input 0 has %lld",
+                          og_node_label(n, label, sizeof label), k, (long long)xk->dims[ax],
+                          (long long)steps);
+            goto fail;
+        }
         steps = xk->dims[ax];
     }
-    if (!p->v8) return scan_once(s, ni, s->tin, s->tin + S, in_axes, steps, p->out_axes, s->tout);
-    /* Scan-8: per batch row, its own length; scan outputs padded with zeros past it */
-    for (int k = 0; k < K; k++) out_axes[k] = 0;
-    int slice_axes[OG_CONTROL_MAX];
-    for (int k = 0; k < M; k++) slice_axes[k] = 0; /* axis 0 of a row's [seq, ...] */
+    if (!p->v8) {
+        st = scan_once(s, ni, s->tin, s->tin + S, in_axes, steps, p->out_axes, s->tout);
+        goto fail;
+    }
+    /* Scan-8: per batch row, its own length; scan outputs padded with zeros past it; the
+     * rows are sliced along their axis 0 and stacked along it (zeroed axes) */
     const og_tensor *lens = s->tin[0];
     int64_t batch = s->tin[first + S]->dims[0];
-    og_status st = OG_OK;
-    tlist rows[OG_CONTROL_MAX * 2];
-    memset(rows, 0, sizeof rows);
-    og_tensor *st0[OG_CONTROL_MAX] = {0}, *xs[OG_CONTROL_MAX] = {0}, *res[OG_CONTROL_MAX * 2];
+    int64_t *out_axes = scratch(s, (size_t)K, sizeof *out_axes);
+    int *slice_axes = scratch(s, (size_t)M, sizeof *slice_axes);
+    tlist *rows = scratch(s, (size_t)S + K, sizeof *rows);
+    og_tensor **st0 = scratch(s, (size_t)S, sizeof *st0), **xs = scratch(s, (size_t)M, sizeof *xs);
+    og_tensor **res = scratch(s, (size_t)S + K, sizeof *res);
+    if (!out_axes || !slice_axes || !rows || !st0 || !xs || !res) {
+        st = OG_ERR_NOMEM;
+        goto done8;
+    }
     for (int64_t b = 0; b < batch; b++) {
         int64_t len = steps;
         if (lens) {
@@ -502,7 +536,7 @@ static og_status run_scan(og_session *s, int ni)
             for (int d = 0; d < row->rank; d++) row->numel *= row->dims[d];
             xs[k] = row;
         }
-        memset(res, 0, sizeof res);
+        memset(res, 0, (size_t)(S + K) * sizeof *res);
         st = scan_once(s, ni, (const og_tensor *const *)st0, (const og_tensor *const *)xs,
                        slice_axes, len, out_axes, res);
         if (st) goto done8;
@@ -542,9 +576,17 @@ static og_status run_scan(og_session *s, int ni)
             goto done8;
     }
 done8:
-    for (int j = 0; j < S; j++) og_tensor_free(st0[j]);
-    for (int k = 0; k < M; k++) og_tensor_free(xs[k]);
-    for (int j = 0; j < S + K; j++) tlist_free(s->alloc, &rows[j]);
+    for (int j = 0; st0 && j < S; j++) og_tensor_free(st0[j]);
+    for (int k = 0; xs && k < M; k++) og_tensor_free(xs[k]);
+    for (int j = 0; rows && j < S + K; j++) tlist_free(s->alloc, &rows[j]);
+    og_free(s->alloc, out_axes);
+    og_free(s->alloc, slice_axes);
+    og_free(s->alloc, rows);
+    og_free(s->alloc, st0);
+    og_free(s->alloc, xs);
+    og_free(s->alloc, res);
+fail:
+    og_free(s->alloc, in_axes);
     return st;
 }
 
@@ -560,10 +602,8 @@ static og_status run_seqmap(og_session *s, int ni)
     const og_subexec *x = &s->subs[ni][0];
     const og_allocator *a = s->alloc;
     char label[256];
-    const og_tensor *ins[OG_CONTROL_MAX * 2];
-    og_tensor *outs[OG_CONTROL_MAX * 2] = {0}, *seqs[OG_CONTROL_MAX * 2] = {0};
     int no = x->s->g->n_outputs;
-    if (no != n->n_out || no > OG_CONTROL_MAX * 2 || p->n_own > OG_CONTROL_MAX * 2)
+    if (no != n->n_out)
         return og_error(OG_ERR_INTERNAL, "SequenceMap: %d body outputs for %d node outputs", no,
                         n->n_out);
     const og_tensor *seq = s->tin[0];
@@ -584,7 +624,11 @@ static og_status run_seqmap(og_session *s, int ni)
                             og_node_label(n, label, sizeof label), i, (long long)t->n_items,
                             (long long)len);
     }
-    og_status st = OG_OK;
+    /* the arrays follow the node: any number of inputs and outputs */
+    const og_tensor **ins = scratch(s, (size_t)p->n_own + 1, sizeof *ins);
+    og_tensor **outs = scratch(s, (size_t)no + 1, sizeof *outs);
+    og_tensor **seqs = scratch(s, (size_t)no + 1, sizeof *seqs);
+    og_status st = ins && outs && seqs ? OG_OK : OG_ERR_NOMEM;
     for (int j = 0; j < no && !st; j++) st = og_value_new(OG_KIND_SEQUENCE, a, &seqs[j]);
     for (int64_t k = 0; k < len && !st; k++) {
         for (int i = 0; i < p->n_own; i++)
@@ -599,7 +643,7 @@ static og_status run_seqmap(og_session *s, int ni)
                 og_tensor_free(o);
         }
     }
-    for (int j = 0; j < no; j++) {
+    for (int j = 0; outs && seqs && j < no; j++) {
         og_tensor_free(outs[j]); /* what a failed run left */
         if (!st && n->out[j] >= 0) {
             s->tout[j] = seqs[j];
@@ -607,6 +651,9 @@ static og_status run_seqmap(og_session *s, int ni)
         }
         og_tensor_free(seqs[j]);
     }
+    og_free(a, (void *)ins);
+    og_free(a, outs);
+    og_free(a, seqs);
     return st;
 }
 

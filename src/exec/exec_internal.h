@@ -16,6 +16,8 @@ typedef struct og_subexec {
     og_session *s;
     int n_outer;
     int *outer_v, *outer_in;
+    const char **in_names; /* the subgraph's input names, in order */
+    const og_tensor **pre; /* n_outer slots a run fills with the outer values */
 } og_subexec;
 
 struct og_session {

@@ -306,8 +306,7 @@ static og_status run_node(og_session *s, int ni)
                  s->tin[kb->type_input]->dtype != kb->type))
         impl = NULL;
     for (int j = 0; impl && kb->all_types && j < n->n_in; j++) /* chosen from every input */
-        if (n->in[j] >= 0 && s->tin[j] && g->values[n->in[j]].dtype != OG_UNDEFINED &&
-            s->tin[j]->dtype != g->values[n->in[j]].dtype)
+        if (s->tin[j] && kb->types[j] != OG_UNDEFINED && s->tin[j]->dtype != kb->types[j])
             impl = NULL;
     k.impl = impl;
     for (int j = 0; !kb->strings && j < n->n_in; j++)
@@ -454,10 +453,22 @@ og_status og_session_exec(og_session *s, const og_exec_req *r)
         out_v[j] = r->want[j];
         s->keep[r->want[j]] = true;
     }
+    const og_exec_hooks *h = r->hooks && r->hooks->ready ? r->hooks : NULL;
+    for (int j = 0; h && j < r->n_want; j++)
+        if (s->slot[out_v[j]] && (st = h->ready(h->user, j, s->slot[out_v[j]]))) goto done;
     for (int i = 0; i < g->n_nodes; i++) {
         if (r->run && !r->run[i]) continue;
         st = run_node(s, i);
         if (st) goto done;
+        const og_node *n = &g->nodes[i];
+        for (int k = 0; h && k < n->n_out; k++) {
+            int v = n->out[k];
+            if (v < 0 || !s->keep[v]) continue;
+            for (int j = 0; j < r->n_want; j++)
+                if (out_v[j] == v && (st = h->ready(h->user, j, s->slot[v]))) goto done;
+        }
+        if (r->hooks && r->hooks->after_node && (st = r->hooks->after_node(r->hooks->user)))
+            goto done;
     }
     for (int j = 0; j < r->n_want; j++) {
         int v = out_v[j];
@@ -483,6 +494,15 @@ done:
 og_status og_session_run_named(og_session *s, const char *const *input_names,
                                const og_tensor *const *inputs, int n_inputs,
                                const char *const *output_names, int n_outputs, og_tensor **outputs)
+{
+    return og_session_run_hooked(s, input_names, inputs, n_inputs, output_names, n_outputs, outputs,
+                                 NULL);
+}
+
+og_status og_session_run_hooked(og_session *s, const char *const *input_names,
+                                const og_tensor *const *inputs, int n_inputs,
+                                const char *const *output_names, int n_outputs, og_tensor **outputs,
+                                const og_exec_hooks *hooks)
 {
     if (!s) return og_error(OG_ERR_INVALID_ARG, "og_session_run: session is NULL");
     if (n_outputs < 0 || (n_outputs && (!output_names || !outputs)))
@@ -513,8 +533,8 @@ og_status og_session_run_named(og_session *s, const char *const *input_names,
             if (n->in[k] >= 0) need[n->in[k]] = true;
     }
     if (!st) {
-        og_exec_req r = {input_names, inputs, n_inputs,  NULL,    NULL, 0,
-                         run,         want,   n_outputs, outputs, NULL, false};
+        og_exec_req r = {input_names, inputs,    n_inputs, NULL, NULL,  0,    run,
+                         want,        n_outputs, outputs,  NULL, hooks, false};
         st = og_session_exec(s, &r);
     }
     og_free(s->alloc, need);

@@ -24,20 +24,43 @@
 #include "grad/rule_util.h"
 #include "ops/control.h"
 
-#define MAXV (2 * OG_CONTROL_MAX + 8)
+/* No fixed limit on the values a node carries: the index lists below are allocated, sized
+ * by the node and its subgraph (ints), and the names by their parts (og_strfmt). */
+
+/* count zeroed ints from the training graph's allocator; NULL after an error on b */
+static int *ints(og_gb *b, const og_node *n, size_t count)
+{
+    int *p = og_calloc(og_gb_alloc(b), count ? count : 1, sizeof *p);
+    if (!p) og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
+    return p;
+}
+
+/* A name made of parts (allocated); NULL after an error on b */
+#define NAME(b, ...) name_of((b), og_strfmt(og_gb_alloc(b), __VA_ARGS__))
+static char *name_of(og_gb *b, char *s)
+{
+    if (!s) og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+    return s;
+}
 
 /* ---- a subgraph's gradient as a graph ------------------------------------------------ */
 
 typedef struct sub_grad {
-    og_graph *T;    /* og_grad_build of the extracted subgraph */
-    int grad[MAXV]; /* T's value holding the gradient of each source */
-    int seed[MAXV]; /* T's input taking the gradient of each differentiated output */
+    og_graph *T;           /* og_grad_build of the extracted subgraph */
+    int *grad;             /* T's value holding the gradient of each source */
+    int *seed;             /* T's input taking the gradient of each differentiated output */
+    const og_allocator *a; /* of grad and seed */
 } sub_grad;
 
 static void sub_grad_free(sub_grad *sg)
 {
     og_graph_free(sg->T);
     sg->T = NULL;
+    if (sg->a) {
+        og_free(sg->a, sg->grad);
+        og_free(sg->a, sg->seed);
+    }
+    sg->grad = sg->seed = NULL;
 }
 
 /* The gradient of subgraph G's outputs outs[0..n_out-1] (value ids of G) with respect to
@@ -48,10 +71,9 @@ static bool sub_gradient(og_gb *b, const og_node *n, const og_graph *G, const in
 {
     og_graph *S = NULL;
     memset(sg, 0, sizeof *sg);
-    if (n_src > MAXV || n_out > MAXV) {
-        og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "too many values to differentiate in a subgraph");
+    sg->a = og_gb_alloc(b);
+    if (!(sg->grad = ints(b, n, (size_t)n_src)) || !(sg->seed = ints(b, n, (size_t)n_out)))
         return false;
-    }
     og_grad_spec spec = {NULL, 0, src, n_src, outs, n_out, NULL, NULL, prefix};
     og_status st = og_graph_extract(G, &S);
     if (!st) st = og_grad_build(S, &spec, og_gb_alloc(b), &sg->T);
@@ -63,13 +85,13 @@ static bool sub_gradient(og_gb *b, const og_node *n, const og_graph *G, const in
     og_graph *T = sg->T;
     for (int k = 0; k < n_src; k++) sg->grad[k] = T->outputs[n_out + k];
     for (int j = 0; j < n_out; j++) {
-        char name[600];
-        snprintf(name, sizeof name, "%s_%s_grad", prefix, G->values[outs[j]].name);
+        char *name = NAME(b, "%s_%s_grad", prefix, G->values[outs[j]].name);
+        if (!name) return false;
         sg->seed[j] = og_graph_find_value(T, name);
-        if (sg->seed[j] < 0) {
+        if (sg->seed[j] < 0)
             og_gb_fail(b, n, OG_ERR_INTERNAL, "the subgraph gradient has no seed '%s'", name);
-            return false;
-        }
+        og_free(og_gb_alloc(b), name);
+        if (sg->seed[j] < 0) return false;
     }
     for (int i = 0; i < T->n_opsets; i++)
         og_gb_import(b, T->opsets[i].domain, T->opsets[i].version);
@@ -116,10 +138,10 @@ static og_graph *instantiate(og_gb *b, const og_graph *T, const char *prefix, og
  * may use too) before B defines it with a node: SSA holds across scopes. */
 static void rename_input(og_gb *eb, og_graph *B, int v, const char *prefix, int k)
 {
-    char nm[700];
-    snprintf(nm, sizeof nm, "%s_in%d", prefix, k);
-    og_status st = og_graph_rename_value(B, v, nm);
+    char *nm = NAME(eb, "%s_in%d", prefix, k);
+    og_status st = nm ? og_graph_rename_value(B, v, nm) : OG_OK;
     if (st) og_gb_fail(eb, NULL, st, "%s", og_last_error());
+    og_free(og_gb_alloc(eb), nm);
 }
 
 /* Value `name` of the enclosing graph, read in subgraph B. */
@@ -131,10 +153,13 @@ static int outer(og_gb *eb, og_graph *B, const char *name)
     return v;
 }
 
-/* A graph input of B of type dt (rank: -1 unknown, 0 scalar). */
-static int add_input(og_gb *eb, og_graph *B, const char *name, og_dtype dt, int rank)
+/* A graph input of B named name (allocated, freed here; NULL: an error is set) of type dt
+ * (rank: -1 unknown, 0 scalar). */
+static int add_input(og_gb *eb, og_graph *B, char *name, og_dtype dt, int rank)
 {
+    if (!name) return -1;
     int v = og_graph_add_value(B, name);
+    og_free(og_gb_alloc(eb), name);
     int *in = v >= 0 ? og_realloc(B->alloc, B->inputs, (size_t)B->n_inputs * sizeof *in,
                                   (size_t)(B->n_inputs + 1) * sizeof *in)
                      : NULL;
@@ -186,8 +211,8 @@ static void attach(og_gb *b, og_gb *eb, og_graph *B, int node, const char *name)
 }
 
 /* A prefix for the names of this node's gradient: its first output's name, which no other
- * value of this scope or of an enclosing one has. */
-static void grad_prefix(og_gb *b, const og_node *n, const char *what, char *buf, size_t size)
+ * value of this scope or of an enclosing one has (allocated; NULL after an error on b). */
+static char *grad_prefix(og_gb *b, const og_node *n, const char *what)
 {
     const char *base = "control";
     for (int j = 0; j < n->n_out; j++)
@@ -195,7 +220,7 @@ static void grad_prefix(og_gb *b, const og_node *n, const char *what, char *buf,
             base = og_gb_value(b, n->out[j])->name;
             break;
         }
-    snprintf(buf, size, "%s_%s", base, what);
+    return NAME(b, "%s_%s", base, what);
 }
 
 static const og_graph *graph_attr(const og_node *n, const char *name)
@@ -208,7 +233,7 @@ static const og_graph *graph_attr(const og_node *n, const char *name)
 static int implicit_sources(og_gb *b, const og_node *n, int *src)
 {
     int k = 0;
-    for (int j = n->n_in - n->n_implicit; j < n->n_in && k < MAXV; j++)
+    for (int j = n->n_in - n->n_implicit; j < n->n_in; j++)
         if (WANTS(j) && og_dtype_is_float(og_gb_value(b, n->in[j])->dtype)) src[k++] = j;
     return k;
 }
@@ -224,14 +249,21 @@ static int outer_of(const og_graph *G, const char *name)
 
 static og_status g_if(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
-    int src[MAXV], n_src = implicit_sources(b, n, src);
+    const og_allocator *al = og_gb_alloc(b);
+    /* per input: src, gsrc, pos, res; per output: outs, seeds_of */
+    size_t ni = (size_t)n->n_in, no_ = (size_t)n->n_out;
+    int *w = ints(b, n, 4 * ni + 2 * no_);
+    if (!w) return og_gb_status(b);
+    int *src = w, *gsrc = src + ni, *pos = gsrc + ni, *res = pos + ni;
+    int *outs = res + ni, *seeds_of = outs + no_;
+    int n_src = implicit_sources(b, n, src);
     const char *names[2] = {"then_branch", "else_branch"};
     og_graph *Bs[2] = {NULL, NULL};
     og_gb *ebs[2] = {NULL, NULL};
-    char prefix[512];
+    char *prefixes[2] = {NULL, NULL}; /* each branch's emitter names by it till attached */
     for (int br = 0; br < 2 && !og_gb_status(b); br++) {
         const og_graph *G = graph_attr(n, names[br]);
-        int gsrc[MAXV], pos[MAXV], outs[MAXV], seeds_of[MAXV], ns = 0, no = 0;
+        int ns = 0, no = 0;
         for (int k = 0; k < n_src; k++) {
             int v = outer_of(G, og_gb_value(b, n->in[src[k]])->name);
             pos[k] = -1;
@@ -244,18 +276,16 @@ static og_status g_if(og_gb *b, const og_node *n, const int *dy, int *dx)
                 seeds_of[no] = j;
                 outs[no++] = G->outputs[j];
             }
-        grad_prefix(b, n, br ? "else_grad" : "then_grad", prefix, sizeof prefix);
+        char *prefix = prefixes[br] = grad_prefix(b, n, br ? "else_grad" : "then_grad");
+        if (!prefix) break;
         sub_grad sg = {0};
         og_gb *eb = NULL;
         og_graph *B = NULL;
         if (ns && no) {
-            if (!sub_gradient(b, n, G, gsrc, ns, outs, no, prefix, &sg)) {
-                sub_grad_free(&sg);
-                break;
-            }
-            B = instantiate(b, sg.T, prefix, &eb);
+            if (sub_gradient(b, n, G, gsrc, ns, outs, no, prefix, &sg))
+                B = instantiate(b, sg.T, prefix, &eb);
         } else { /* nothing flows through this branch: zeros only */
-            og_graph *E = og_graph_new(og_gb_alloc(b));
+            og_graph *E = og_graph_new(al);
             if (E) B = instantiate(b, E, prefix, &eb);
             og_graph_free(E);
         }
@@ -281,11 +311,13 @@ static og_status g_if(og_gb *b, const og_node *n, const int *dy, int *dx)
         Bs[br] = B;
         ebs[br] = eb;
     }
-    int outs[MAXV];
-    int node = og_gb_op_ext(b, "", "If", 1, &n->in[0], n_src, NULL, outs);
+    int node = og_gb_op_ext(b, "", "If", 1, &n->in[0], n_src, NULL, res);
     for (int br = 0; br < 2; br++)
         if (Bs[br]) attach(b, ebs[br], Bs[br], node, names[br]);
-    for (int k = 0; k < n_src; k++) dx[src[k]] = outs[k];
+    for (int k = 0; k < n_src; k++) dx[src[k]] = res[k];
+    og_free(al, prefixes[0]);
+    og_free(al, prefixes[1]);
+    og_free(al, w);
     return og_gb_status(b);
 }
 
@@ -334,23 +366,28 @@ static og_status g_loop(og_gb *b, const og_node *n, const int *dy, int *dx)
     const og_control_params *p = n->params;
     og_graph *G = (og_graph *)graph_attr(n, "body"); /* the training graph's: changed below */
     int N = p->n_state, K = p->n_scan_out, n_out0 = n->n_out;
-    char prefix[512], pf[600];
-    grad_prefix(b, n, "grad", prefix, sizeof prefix);
-    int src[MAXV], n_src = implicit_sources(b, n, src);
-    if (N + K + n_src + 3 > MAXV) {
-        og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "too many values to differentiate in a Loop");
-        return og_gb_status(b);
-    }
+    const og_allocator *al = og_gb_alloc(b);
+    char *prefix = grad_prefix(b, n, "grad"), *pf = NULL;
+    /* 12 index lists, none longer than the carried values, scan outputs and implicit
+     * inputs with 3 more */
+    size_t C = (size_t)N + (size_t)K + (size_t)n->n_implicit + 3;
+    int *w = prefix ? ints(b, n, 12 * C) : NULL;
+    sub_grad sg = {0};
+    if (!w) goto done;
+    int *src = w, *gsrc = w + C, *outs = w + 2 * C, *fl = w + 3 * C, *scan_of = w + 4 * C;
+    int *outer_pos = w + 5 * C, *keep = w + 6 * C, *saved = w + 7 * C, *dS = w + 8 * C;
+    int *acc = w + 9 * C, *in = w + 10 * C, *res = w + 11 * C;
+    int n_src = implicit_sources(b, n, src);
     /* the body's gradient: sources the float carried inputs and the wanted outer values;
      * outputs the float carried outputs and the scan outputs with a gradient */
-    int gsrc[MAXV], ns = 0, outs[MAXV], no = 0, fl[MAXV], nf = 0, scan_of[MAXV];
+    int ns = 0, no = 0, nf = 0;
     for (int k = 0; k < N; k++) {
         const og_value *v = &G->values[G->inputs[2 + k]];
         if (og_value_kind_of(v) != OG_KIND_TENSOR) {
             og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
                        "a gradient through a Loop whose loop-carried value %d is a %s", k,
                        og_kind_name(og_value_kind_of(v)));
-            return og_gb_status(b);
+            goto done;
         }
         if (og_dtype_is_float(v->dtype)) {
             fl[nf++] = k;
@@ -358,7 +395,6 @@ static og_status g_loop(og_gb *b, const og_node *n, const int *dy, int *dx)
             outs[no++] = G->outputs[1 + k];
         }
     }
-    int outer_pos[MAXV];
     for (int r = 0; r < n_src; r++) {
         int v = outer_of(G, og_gb_value(b, n->in[src[r]])->name);
         outer_pos[r] = v >= 0 ? ns : -1;
@@ -370,18 +406,13 @@ static og_status g_loop(og_gb *b, const og_node *n, const int *dy, int *dx)
             scan_of[nscan++] = k;
             outs[no++] = G->outputs[1 + N + k];
         }
-    sub_grad sg;
-    snprintf(pf, sizeof pf, "%s_b", prefix);
-    if (!sub_gradient(b, n, G, gsrc, ns, outs, no, pf, &sg)) {
-        sub_grad_free(&sg);
-        return og_gb_status(b);
-    }
+    if (!(pf = NAME(b, "%s_b", prefix)) || !sub_gradient(b, n, G, gsrc, ns, outs, no, pf, &sg))
+        goto done;
     /* the forward body also gives each iteration's carried values and its number */
-    int keep[MAXV];
     for (int k = 0; k < N; k++) keep[k] = G->inputs[2 + k];
     keep[N] = G->inputs[0];
-    snprintf(pf, sizeof pf, "%s_f", prefix);
-    int saved[MAXV];
+    og_free(al, pf);
+    if (!(pf = NAME(b, "%s_f", prefix))) goto done;
     if (save_per_iteration(b, G, keep, N + 1, pf))
         for (int k = 0; k <= N; k++) saved[k] = og_gb_forward_output(b, n, n_out0 + k);
     /* the backward loop runs as many iterations */
@@ -390,26 +421,18 @@ static og_status g_loop(og_gb *b, const og_node *n, const int *dy, int *dx)
     int last = og_rule_sub(b, count, og_gb_scalar(b, 1, OG_INT64));
     /* the backward body: j, cond, dS (float carried), accumulators (outer values) */
     og_gb *eb = NULL;
-    snprintf(pf, sizeof pf, "%s_l", prefix);
+    og_free(al, pf);
+    if (!(pf = NAME(b, "%s_l", prefix))) goto done;
     og_graph *B = og_gb_status(b) ? NULL : instantiate(b, sg.T, pf, &eb);
-    if (!B) {
-        sub_grad_free(&sg);
-        return og_gb_status(b);
-    }
-    char nm[700];
-    snprintf(nm, sizeof nm, "%s_j", pf);
-    int j = add_input(eb, B, nm, OG_INT64, 0);
-    snprintf(nm, sizeof nm, "%s_cond", pf);
-    int cond = add_input(eb, B, nm, OG_BOOL, 0);
-    int dS[MAXV], acc[MAXV];
-    for (int f = 0; f < nf; f++) {
-        snprintf(nm, sizeof nm, "%s_d%d", pf, f);
-        dS[f] = add_input(eb, B, nm, G->values[G->inputs[2 + fl[f]]].dtype, -1);
-    }
-    for (int r = 0; r < n_src; r++) {
-        snprintf(nm, sizeof nm, "%s_acc%d", pf, r);
-        acc[r] = add_input(eb, B, nm, og_gb_value(b, n->in[src[r]])->dtype, -1);
-    }
+    if (!B) goto done;
+    int j = add_input(eb, B, NAME(eb, "%s_j", pf), OG_INT64, 0);
+    int cond = add_input(eb, B, NAME(eb, "%s_cond", pf), OG_BOOL, 0);
+    for (int f = 0; f < nf; f++)
+        dS[f] =
+            add_input(eb, B, NAME(eb, "%s_d%d", pf, f), G->values[G->inputs[2 + fl[f]]].dtype, -1);
+    for (int r = 0; r < n_src; r++)
+        acc[r] =
+            add_input(eb, B, NAME(eb, "%s_acc%d", pf, r), og_gb_value(b, n->in[src[r]])->dtype, -1);
     for (int k = 0; k < 2 + N; k++) rename_input(eb, B, G->inputs[k], pf, k);
     /* iteration i = count − 1 − j of the forward, recomputed from its saved state */
     int i = og_rule_sub(eb, outer(eb, B, og_gb_value(b, last)->name), j);
@@ -435,7 +458,6 @@ static og_status g_loop(og_gb *b, const og_node *n, const int *dy, int *dx)
                    og_gb_value(b, n->in[src[r]])->dtype);
     sub_grad_free(&sg);
     /* the backward Loop: dS starts at the carried outputs' gradients, accumulators at 0 */
-    int in[MAXV], res[MAXV];
     in[0] = count;
     in[1] = -1;
     for (int f = 0; f < nf; f++) {
@@ -449,6 +471,11 @@ static og_status g_loop(og_gb *b, const og_node *n, const int *dy, int *dx)
         if (WANTS(2 + fl[f])) dx[2 + fl[f]] = res[f];
     for (int r = 0; r < n_src; r++) dx[src[r]] = res[nf + r];
     og_gb_forward_reparse(b, n); /* last: n->params goes */
+done:
+    sub_grad_free(&sg);
+    og_free(al, w);
+    og_free(al, pf);
+    og_free(al, prefix);
     return og_gb_status(b);
 }
 
@@ -463,22 +490,27 @@ static og_status g_scan(og_gb *b, const og_node *n, const int *dy, int *dx)
     }
     og_graph *G = (og_graph *)graph_attr(n, "body"); /* the training graph's: changed below */
     int S = p->n_state, M = p->n_scan_in, K = p->n_scan_out, n_out0 = n->n_out;
-    char prefix[512], pf[600], nm[700];
-    grad_prefix(b, n, "grad", prefix, sizeof prefix);
-    int src[MAXV], n_src = implicit_sources(b, n, src);
-    if (S + M + K + n_src + 3 > MAXV) {
-        og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "too many values to differentiate in a Scan");
-        return og_gb_status(b);
-    }
+    const og_allocator *al = og_gb_alloc(b);
+    char *prefix = grad_prefix(b, n, "grad"), *pf = NULL;
+    /* 16 index lists, none longer than the states, scan inputs and outputs and implicit
+     * inputs with 3 more */
+    size_t C = (size_t)S + (size_t)M + (size_t)K + (size_t)n->n_implicit + 3;
+    int *w = prefix ? ints(b, n, 16 * C) : NULL;
+    sub_grad sg = {0};
+    if (!w) goto done;
+    int *src = w, *gsrc = w + C, *outs = w + 2 * C, *fl = w + 3 * C, *xs = w + 4 * C;
+    int *scan_of = w + 5 * C, *outer_pos = w + 6 * C, *keep = w + 7 * C, *saved = w + 8 * C;
+    int *dS = w + 9 * C, *acc = w + 10 * C, *in = w + 11 * C, *res = w + 12 * C;
+    int *in_ax = w + 13 * C, *out_ax = w + 14 * C, *rank = w + 15 * C;
+    int n_src = implicit_sources(b, n, src);
     /* axes of the scan inputs and outputs, normalized with the inputs' static ranks */
-    int in_ax[OG_CONTROL_MAX], out_ax[OG_CONTROL_MAX], rank[OG_CONTROL_MAX];
     for (int k = 0; k < M; k++) {
         rank[k] = og_gb_value(b, n->in[S + k])->rank;
         in_ax[k] = (int)(p->in_axes[k] < 0 ? p->in_axes[k] + rank[k] : p->in_axes[k]);
         if (rank[k] < 1 || in_ax[k] < 0 || in_ax[k] >= rank[k]) {
             og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
                        "the gradient needs scan input %d's rank (and its axis in it)", k);
-            return og_gb_status(b);
+            goto done;
         }
     }
     for (int k = 0; k < K; k++) {
@@ -487,19 +519,18 @@ static og_status g_scan(og_gb *b, const og_node *n, const int *dy, int *dx)
         if (dy[S + k] >= 0 && (r < 1 || out_ax[k] < 0 || out_ax[k] >= r)) {
             og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
                        "the gradient needs scan output %d's rank (and its axis in it)", k);
-            return og_gb_status(b);
+            goto done;
         }
     }
     /* the body's gradient: sources the float states, the wanted scan inputs' slices and
      * outer values; outputs the float states and the scan outputs with a gradient */
-    int gsrc[MAXV], ns = 0, outs[MAXV], no = 0, fl[MAXV], nf = 0, xs[MAXV], nx = 0;
-    int scan_of[MAXV], nscan = 0, outer_pos[MAXV];
+    int ns = 0, no = 0, nf = 0, nx = 0, nscan = 0;
     for (int k = 0; k < S; k++) {
         const og_value *v = &G->values[G->inputs[k]];
         if (og_value_kind_of(v) != OG_KIND_TENSOR) {
             og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "a gradient through a Scan whose state %d is a %s",
                        k, og_kind_name(og_value_kind_of(v)));
-            return og_gb_status(b);
+            goto done;
         }
         if (og_dtype_is_float(v->dtype)) {
             fl[nf++] = k;
@@ -522,16 +553,12 @@ static og_status g_scan(og_gb *b, const og_node *n, const int *dy, int *dx)
             scan_of[nscan++] = k;
             outs[no++] = G->outputs[S + k];
         }
-    sub_grad sg;
-    snprintf(pf, sizeof pf, "%s_b", prefix);
-    if (!sub_gradient(b, n, G, gsrc, ns, outs, no, pf, &sg)) {
-        sub_grad_free(&sg);
-        return og_gb_status(b);
-    }
+    if (!(pf = NAME(b, "%s_b", prefix)) || !sub_gradient(b, n, G, gsrc, ns, outs, no, pf, &sg))
+        goto done;
     /* the forward body also gives each step's states, stacked along axis 0 */
-    int keep[MAXV], saved[MAXV];
     for (int k = 0; k < S; k++) keep[k] = G->inputs[k];
-    snprintf(pf, sizeof pf, "%s_f", prefix);
+    og_free(al, pf);
+    if (!(pf = NAME(b, "%s_f", prefix))) goto done;
     if (S && save_per_iteration(b, G, keep, S, pf)) {
         append_zeros(b, n, "scan_output_axes", S);
         append_zeros(b, n, "scan_output_directions", S);
@@ -542,25 +569,17 @@ static og_status g_scan(og_gb *b, const og_node *n, const int *dy, int *dx)
                           og_gb_scalar(b, in_ax[0], OG_INT64));
     int last = og_rule_sub(b, steps, og_gb_scalar(b, 1, OG_INT64));
     og_gb *eb = NULL;
-    snprintf(pf, sizeof pf, "%s_l", prefix);
+    og_free(al, pf);
+    if (!(pf = NAME(b, "%s_l", prefix))) goto done;
     og_graph *B = og_gb_status(b) ? NULL : instantiate(b, sg.T, pf, &eb);
-    if (!B) {
-        sub_grad_free(&sg);
-        return og_gb_status(b);
-    }
-    snprintf(nm, sizeof nm, "%s_j", pf);
-    int j = add_input(eb, B, nm, OG_INT64, 0);
-    snprintf(nm, sizeof nm, "%s_cond", pf);
-    int cond = add_input(eb, B, nm, OG_BOOL, 0);
-    int dS[MAXV], acc[MAXV];
-    for (int f = 0; f < nf; f++) {
-        snprintf(nm, sizeof nm, "%s_d%d", pf, f);
-        dS[f] = add_input(eb, B, nm, G->values[G->inputs[fl[f]]].dtype, -1);
-    }
-    for (int r = 0; r < n_src; r++) {
-        snprintf(nm, sizeof nm, "%s_acc%d", pf, r);
-        acc[r] = add_input(eb, B, nm, og_gb_value(b, n->in[src[r]])->dtype, -1);
-    }
+    if (!B) goto done;
+    int j = add_input(eb, B, NAME(eb, "%s_j", pf), OG_INT64, 0);
+    int cond = add_input(eb, B, NAME(eb, "%s_cond", pf), OG_BOOL, 0);
+    for (int f = 0; f < nf; f++)
+        dS[f] = add_input(eb, B, NAME(eb, "%s_d%d", pf, f), G->values[G->inputs[fl[f]]].dtype, -1);
+    for (int r = 0; r < n_src; r++)
+        acc[r] =
+            add_input(eb, B, NAME(eb, "%s_acc%d", pf, r), og_gb_value(b, n->in[src[r]])->dtype, -1);
     for (int k = 0; k < S + M; k++) rename_input(eb, B, G->inputs[k], pf, k);
     /* forward step t = last − j, recomputed from its saved states and its slices */
     int lastb = outer(eb, B, og_gb_value(b, last)->name);
@@ -592,7 +611,6 @@ static og_status g_scan(og_gb *b, const og_node *n, const int *dy, int *dx)
     add_output(eb, B, t, OG_INT64);
     sub_grad_free(&sg);
     /* the backward Loop */
-    int in[MAXV], res[MAXV];
     in[0] = steps;
     in[1] = -1;
     for (int f = 0; f < nf; f++) {
@@ -619,6 +637,11 @@ static og_status g_scan(og_gb *b, const og_node *n, const int *dy, int *dx)
         dx[S + k] = d;
     }
     og_gb_forward_reparse(b, n); /* last: n->params goes */
+done:
+    sub_grad_free(&sg);
+    og_free(al, w);
+    og_free(al, pf);
+    og_free(al, prefix);
     return og_gb_status(b);
 }
 

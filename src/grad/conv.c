@@ -206,33 +206,26 @@ static int conv_dx_dyn(og_gb *b, const og_node *n, const og_conv_geom *g, int dy
     return og_gb_op(b, "Slice", 4, in);
 }
 
-/* dW of a Conv whose sizes are known at run time only, as conv_dw below: with the
- * forward's own pads, the Conv of the swapped input by the swapped dY has kernel-axis size
+/* dW of a convolution of I by a kernel of W's sizes giving G (sizes known at run time
+ * only), as conv_dw below: with the convolution's pads, the Conv of the swapped I by the
+ * swapped G has kernel-axis size
  *   floor((in + pb + pe − span) / d) + 1 >= k,  span = (out − 1)·s + 1 <= in + pb + pe − ek + 1,
- * so it is cut to k.  Pads known only at run time (SAME) pad X explicitly first (Pad with
- * a pads input: opset 11). */
-static int conv_dw_dyn(og_gb *b, const og_node *n, const og_conv_geom *g, int dy, int pb, int pe)
+ * so it is cut to k.  pads: the static pads, or NULL for pads known only at run time (pb,
+ * pe: SAME), which pad I explicitly first (Pad with a pads input: opset 11, checked by the
+ * caller). */
+static int dw_dyn(og_gb *b, const og_conv_geom *g, int x, int dy, const int64_t *spads, int pb,
+                  int pe, int w)
 {
-    const og_conv_params *p = n->params;
     int nsp = g->nsp, rank = nsp + 2;
-    int x = n->in[0];
     int64_t pads[2 * SP];
-    for (int i = 0; i < 2 * nsp; i++) pads[i] = 0;
-    bool same = p->auto_pad == OG_CONV_SAME_UPPER || p->auto_pad == OG_CONV_SAME_LOWER;
-    if (same) {
-        if (og_gb_opset(b) < 11)
-            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                              "the gradient of W with auto_pad SAME and spatial sizes known only "
-                              "at run time needs opset >= 11 (Pad with a pads input)");
+    for (int i = 0; i < 2 * nsp; i++) pads[i] = spads ? spads[i] : 0;
+    if (!spads) {
         int64_t zz[2] = {0, 0};
         int z2 = og_gb_const_i64(b, zz, 2);
         int parts[4] = {z2, pb, z2, pe};
         int all = og_gb_op(b, "Concat", 4, parts);
         og_gb_attr_int(b, og_gb_last(b), "axis", 0);
         x = og_gb_op2(b, "Pad", x, all);
-    } else {
-        for (int i = 0; i < 2 * nsp; i++)
-            pads[i] = p->n_pads && p->auto_pad != OG_CONV_VALID ? p->pads[i] : 0;
     }
     int it;
     if (g->group == 1) {
@@ -261,9 +254,75 @@ static int conv_dw_dyn(og_gb *b, const og_node *n, const og_conv_geom *g, int dy
     og_rule_conv_attrs(b, og_gb_last(b), nsp, g->dil, g->stride, pads, g->group);
     int64_t zeros[SP];
     for (int i = 0; i < nsp; i++) zeros[i] = 0;
-    int in[4] = {z, og_gb_const_i64(b, zeros, nsp), kernel_vec(b, g, n->in[1]),
-                 spatial_axes(b, nsp)};
+    int in[4] = {z, og_gb_const_i64(b, zeros, nsp), kernel_vec(b, g, w), spatial_axes(b, nsp)};
     return swap01(b, og_gb_op(b, "Slice", 4, in), rank);
+}
+
+/* dW of a Conv whose sizes are known at run time only (dw_dyn with the Conv's pads). */
+static int conv_dw_dyn(og_gb *b, const og_node *n, const og_conv_geom *g, int dy, int pb, int pe)
+{
+    const og_conv_params *p = n->params;
+    int64_t pads[2 * SP];
+    for (int i = 0; i < 2 * g->nsp; i++)
+        pads[i] = p->n_pads && p->auto_pad == OG_CONV_NOTSET ? p->pads[i] : 0;
+    bool same = p->auto_pad == OG_CONV_SAME_UPPER || p->auto_pad == OG_CONV_SAME_LOWER;
+    if (same && og_gb_opset(b) < 11)
+        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                          "the gradient of W with auto_pad SAME and spatial sizes known only "
+                          "at run time needs opset >= 11 (Pad with a pads input)");
+    return dw_dyn(b, g, n->in[0], dy, same ? NULL : pads, pb, pe, n->in[1]);
+}
+
+/* The gradients of a ConvTranspose whose sizes are known at run time only, without
+ * output_shape (explicit pads, VALID or SAME): Y[o] = Σ X[i]·W[k] where o = i·s + k·d − pb, so
+ * with pe' = max(pe, 0):
+ *   dX = Conv(dY, W) with the strides, dilations, group and pads [pb, pe'], cut to X's
+ *        sizes (its size floor((out + pb + pe' − ek) / s) + 1 >= in, the forward's
+ *        out = s·(in − 1) + op + ek − pb − pe);
+ *   dW = dw_dyn of the convolution of dY by W's sizes giving X (the same pads). */
+static void convt_dyn(og_gb *b, const og_node *n, const og_conv_geom *g, int dy, int *dx)
+{
+    const og_conv_params *p = n->params;
+    int nsp = g->nsp;
+    int64_t pads[2 * SP], zeros[SP];
+    bool same = p->auto_pad == OG_CONV_SAME_UPPER || p->auto_pad == OG_CONV_SAME_LOWER;
+    for (int i = 0; i < nsp; i++) {
+        bool ex = p->n_pads && p->auto_pad == OG_CONV_NOTSET;
+        int64_t pb = ex ? p->pads[i] : 0, pe = ex ? p->pads[nsp + i] : 0;
+        if (same) {
+            /* out = s·in: the total padding s·(in − 1) + op + ek − s·in = op + ek − s does not
+             * depend on in; split as og_conv_geometry does (opset 11: SAME_UPPER's odd unit
+             * at the end; before, the reverse) */
+            if (!og_dim_known(g->kernel[i])) {
+                og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                           "ConvTranspose gradient with auto_pad SAME needs the kernel size");
+                return;
+            }
+            int64_t total = (p->n_output_padding ? p->output_padding[i] : 0) +
+                            (g->kernel[i] - 1) * g->dil[i] + 1 - g->stride[i];
+            int64_t h = total >= 0 ? total / 2 : -((-total + 1) / 2);
+            bool upper = p->auto_pad == OG_CONV_SAME_UPPER;
+            pb = p->since >= 11 ? (upper ? h : total - h) : (upper ? total - h : h);
+            pe = total - pb;
+            if (pb < 0) {
+                og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                           "ConvTranspose gradient with a negative SAME begin pad and sizes "
+                           "known only at run time");
+                return;
+            }
+        }
+        pads[i] = pb;
+        pads[nsp + i] = pe > 0 ? pe : 0;
+        zeros[i] = 0;
+    }
+    if (og_gb_wants(b, n, 0)) {
+        int r = og_gb_op2(b, "Conv", dy, n->in[1]);
+        og_rule_conv_attrs(b, og_gb_last(b), nsp, g->stride, g->dil, pads, g->group);
+        int in[4] = {r, og_gb_const_i64(b, zeros, nsp), shape_tail(b, n->in[0], 2),
+                     spatial_axes(b, nsp)};
+        dx[0] = og_gb_op(b, "Slice", 4, in);
+    }
+    if (og_gb_wants(b, n, 1)) dx[1] = dw_dyn(b, g, dy, n->in[0], pads, -1, -1, n->in[1]);
 }
 
 static og_status g_conv(og_gb *b, const og_node *n, const int *dy, int *dx)
@@ -299,11 +358,17 @@ static og_status g_conv_transpose(og_gb *b, const og_node *n, const int *dy, int
     og_conv_geom g;
     int known = conv_geometry(b, n, &g);
     if (known < 0) return og_gb_status(b);
-    if (!known)
-        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                          "ConvTranspose gradient needs the channel counts, kernel and spatial "
-                          "sizes of X and W to be known statically");
     int nsp = g.nsp, rank = nsp + 2;
+    if (!known) {
+        const og_conv_params *p = n->params;
+        if (p->n_output_shape || og_gb_opset(b) < 10)
+            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                              "ConvTranspose gradient with sizes known only at run time needs "
+                              "no output_shape and opset >= 10");
+        convt_dyn(b, n, &g, dy[0], dx);
+        if (og_gb_wants(b, n, 2)) dx[2] = bias_grad(b, dy[0], rank);
+        return og_gb_status(b);
+    }
     /* a negative begin pad (output_shape beyond the full result) shifts the output: its
      * first −pb positions hold only the bias, so dY is cropped there */
     int dyc = dy[0];

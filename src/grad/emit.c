@@ -115,15 +115,16 @@ static void add_attr(og_gb *b, int node, const og_attr *at)
 /* A fresh value name that the graph does not use (hints are op names: short). */
 static int new_value(og_gb *b, const char *hint)
 {
-    char name[300];
+    /* the whole prefix: control-flow gradients tell their scopes apart by it, and two
+     * prefixes may differ only past any fixed length */
+    const char *pre = b->name_prefix ? b->name_prefix : b->prefix ? b->prefix : "og_grad";
+    char *name = NULL;
     do {
-        snprintf(name, sizeof name, "%.200s_%d_%.60s",
-                 b->name_prefix ? b->name_prefix
-                 : b->prefix    ? b->prefix
-                                : "og_grad",
-                 b->counter++, hint);
-    } while (og_graph_find_value(b->g, name) >= 0);
-    int v = og_graph_add_value(b->g, name);
+        og_free(b->a, name);
+        name = og_strfmt(b->a, "%s_%d_%.60s", pre, b->counter++, hint);
+    } while (name && og_graph_find_value(b->g, name) >= 0);
+    int v = name ? og_graph_add_value(b->g, name) : -1;
+    og_free(b->a, name);
     if (v < 0) og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
     return v;
 }

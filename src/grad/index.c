@@ -172,23 +172,81 @@ static og_status g_gather_elements(og_gb *b, const og_node *n, const int *dy, in
 
 /* ---- GatherND ------------------------------------------------------------------------ */
 
+/* The product of entries [from, to) of the 1-D int64 value sh, as a [1] value (Mul of
+ * Gathers: int64 ReduceProd is not in every runtime). */
+static int prod_entries(og_gb *b, int sh, int64_t from, int64_t to)
+{
+    int64_t one = 1;
+    int p = -1;
+    for (int64_t j = from; j < to; j++) {
+        int e = og_gb_op2(b, "Gather", sh, og_gb_const_i64(b, &j, 1));
+        p = p < 0 ? e : og_gb_op2(b, "Mul", p, e);
+    }
+    return p < 0 ? og_gb_const_i64(b, &one, 1) : p;
+}
+
+/* 1-D int64 Concat of n parts */
+static int concat_i64(og_gb *b, int n, const int *parts)
+{
+    int c = og_gb_op(b, "Concat", n, parts);
+    og_gb_attr_int(b, og_gb_last(b), "axis", 0);
+    return c;
+}
+
+/* gather_nd_onehot with data's dims known at run time only: B, P, R, the tuple's dims and
+ * strides from Shape(data) (k static). */
+static og_status gather_nd_onehot_dyn(og_gb *b, const og_node *n, int dy, int *dx, int bd, int k)
+{
+    int data = IN(0), ind = IN(1);
+    const og_value *xv = og_gb_value(b, data), *iv = og_gb_value(b, ind);
+    int r = xv->rank;
+    og_dtype dt = xv->dtype, it = iv->dtype;
+    int64_t m1 = -1, kk = k, two = 2, perm[3] = {0, 2, 1};
+    int sh = og_gb_op1(b, "Shape", data);
+    int *kd = og_malloc(og_gb_alloc(b), 2 * (size_t)(k + 1) * sizeof *kd);
+    if (!kd) return og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
+    int *st = kd + k + 1;
+    for (int j = 0; j < k; j++) {
+        kd[j] = prod_entries(b, sh, bd + j, bd + j + 1);
+        st[j] = prod_entries(b, sh, bd + j + 1, bd + k); /* the tuple's strides in the block */
+    }
+    int kdc = concat_i64(b, k, kd), strides = concat_i64(b, k, st);
+    og_free(og_gb_alloc(b), kd);
+    int B = prod_entries(b, sh, 0, bd), P = prod_entries(b, sh, bd, bd + k);
+    int R = prod_entries(b, sh, bd + k, r), mc = og_gb_const_i64(b, &m1, 1);
+    int s3[3] = {B, mc, og_gb_const_i64(b, &kk, 1)}, dsh[3] = {B, mc, R};
+    int idx = og_gb_op2(b, "Reshape", ind, concat_i64(b, 3, s3));
+    if (it != OG_INT64) idx = og_rule_cast(b, idx, OG_INT64);
+    int neg = og_gb_op2(b, "Less", idx, og_gb_scalar(b, 0.0, OG_INT64));
+    idx = og_gb_op3(b, "Where", neg, og_gb_op2(b, "Add", idx, kdc), idx);
+    int lin = og_gb_reduce_sum(b, og_gb_op2(b, "Mul", idx, strides), &two, 1, false); /* [B, M] */
+    int oh = one_hot(b, lin, OG_INT64, P, dt, -1); /* [B, M, P] */
+    int dyr = og_gb_op2(b, "Reshape", dy, concat_i64(b, 3, dsh));
+    int g = og_gb_op2(b, "MatMul", og_rule_transpose(b, oh, perm, 3), dyr); /* [B, P, R] */
+    dx[0] = og_gb_op2(b, "Reshape", g, sh);
+    return og_gb_status(b);
+}
+
 /* Without ScatterND's reduction (opset < 16) or with batch_dims: with B, P, R the sizes of
  * data's batch, indexed and trailing dims, L the linear index of each index tuple in the P
- * block ([B, M]), dx = Reshape(OneHot(L, P)ᵀ · Reshape(dy, [B, M, R])).  Needs data's dims
- * and the tuple length k static. */
+ * block ([B, M]), dx = Reshape(OneHot(L, P)ᵀ · Reshape(dy, [B, M, R])).  Needs data's rank
+ * and the tuple length k static (k from the output's rank when the indices' last dim is
+ * not: rank(Y) = q − 1 + r − bd − k); data's dims may be known at run time only. */
 static og_status gather_nd_onehot(og_gb *b, const og_node *n, int dy, int *dx, int bd)
 {
     int data = IN(0), ind = IN(1);
     const og_value *xv = og_gb_value(b, data), *iv = og_gb_value(b, ind);
-    int r = xv->rank, q = iv->rank;
+    int r = xv->rank, q = iv->rank, ry = og_gb_value(b, n->out[0])->rank;
     og_dtype dt = xv->dtype, it = iv->dtype;
     int64_t dims[OG_MAX_RANK], k = q > 0 ? iv->dims[q - 1] : -1;
+    if (k < 0 && q > 0 && r >= 0 && ry >= 0) k = q - 1 + r - bd - ry;
     bool known = r >= 0;
     for (int d = 0; known && d < r; d++) known = (dims[d] = xv->dims[d]) >= 0;
-    if (!known || k < 0 || bd + k > r || bd >= q)
+    if (r < 0 || k < 1 || bd + k > r || bd >= q)
         return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
                           "GatherND gradient below opset 16 or with batch_dims needs data's "
-                          "shape and the index length static");
+                          "rank and the index length static");
+    if (!known) return gather_nd_onehot_dyn(b, n, dy, dx, bd, (int)k);
     int64_t B = 1, P = 1, R = 1, strides[OG_MAX_RANK], kd[OG_MAX_RANK];
     for (int d = 0; d < bd; d++) B *= dims[d];
     for (int d = bd + (int)k; d < r; d++) R *= dims[d];
@@ -287,11 +345,25 @@ static og_status g_scatter(og_gb *b, const og_node *n, const int *dy, int *dx)
     if (WANTS(0))
         dx[0] = og_rule_scatter_elements(b, dy[0], ind, og_rule_zeros_like(b, IN(2)), axis, NULL);
     if (!WANTS(2)) return og_gb_status(b);
-    if (unknown)
-        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                          "Scatter updates gradient needs the indices' shape static");
     int src = dy[0];
-    if (ns > 0) src = og_rule_slice(b, src, axes, starts, ends, NULL, ns);
+    if (unknown && og_gb_opset(b) < 10)
+        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                          "Scatter updates gradient at opset 9 needs the indices' shape static "
+                          "(a Slice to it with run-time ends needs opset 10)");
+    if (unknown && r > 1) {
+        /* dY cut to the indices' off-axis dims, taken at run time: Slice(dY, 0,
+         * Shape(indices)[off-axis], off-axis) */
+        ns = 0;
+        for (int d = 0; d < r; d++)
+            if (d != axis) starts[ns] = 0, axes[ns++] = d;
+        int in[4] = {
+            src, og_gb_const_i64(b, starts, ns),
+            og_gb_op2(b, "Gather", og_gb_op1(b, "Shape", ind), og_gb_const_i64(b, axes, ns)),
+            og_gb_const_i64(b, axes, ns)};
+        src = og_gb_op(b, "Slice", 4, in);
+    } else if (ns > 0) {
+        src = og_rule_slice(b, src, axes, starts, ends, NULL, ns);
+    }
     int64_t perm[OG_MAX_RANK], ax = axis, last = r;
     for (int d = 0, k = 0; d < r; d++)
         if (d != axis) perm[k++] = d;

@@ -90,6 +90,15 @@ static const og_norm_params *norm_params(og_gb *b, const og_node *n)
     return p;
 }
 
+/* A BatchNormalization parameter (or statistic, or its gradient) v broadcast against X:
+ * reshaped to pshape, or, per activation with X's dims known only at run time, given a
+ * leading 1 (its shape is X's non-batch dims: [C, D1, ...] -> [1, C, D1, ...]). */
+static int bn_bcast(og_gb *b, int v, const int64_t *pshape, int rank, bool unsq)
+{
+    int64_t zero = 0;
+    return unsq ? og_rule_unsqueeze(b, v, &zero, 1) : og_rule_reshape_c(b, v, pshape, rank);
+}
+
 static og_status g_batchnorm(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     const og_norm_params *p = norm_params(b, n);
@@ -102,6 +111,7 @@ static og_status g_batchnorm(og_gb *b, const og_node *n, const int *dy, int *dx)
     /* statistics axes and the shape parameters take to broadcast against X */
     int64_t axes[OG_MAX_RANK], pshape[OG_MAX_RANK];
     int k = 0;
+    bool unsq = false; /* per activation, X's dims known at run time only */
     axes[k++] = 0;
     pshape[0] = 1;
     if (p->per_channel) {
@@ -112,26 +122,23 @@ static og_status g_batchnorm(og_gb *b, const og_node *n, const int *dy, int *dx)
         }
     } else {
         for (int i = 1; i < rank; i++) {
-            if (!og_dim_known(X->dims[i]))
-                return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                                  "gradient of per-activation BatchNormalization needs X's "
-                                  "non-batch dims to be known");
+            unsq = unsq || !og_dim_known(X->dims[i]);
             pshape[i] = X->dims[i];
         }
     }
-    int scale = og_rule_reshape_c(b, n->in[1], pshape, rank);
+    int scale = bn_bcast(b, n->in[1], pshape, rank, unsq);
     int dY = dy[0];
     /* gradients reaching the statistics outputs, in X's dtype and broadcastable shape */
     int ds[5] = {-1, -1, -1, -1, -1};
     for (int j = 1; j < n->n_out && j < 5; j++)
         if (dy[j] >= 0 && n->out[j] >= 0)
-            ds[j] = og_rule_reshape_c(b, cast_if(b, dy[j], og_gb_value(b, n->out[j])->dtype, dt),
-                                      pshape, rank);
+            ds[j] = bn_bcast(b, cast_if(b, dy[j], og_gb_value(b, n->out[j])->dtype, dt), pshape,
+                             rank, unsq);
     int dmean = -1, dvar = -1; /* gradients of the input mean and var, broadcastable */
     if (!p->training) {
         /* given statistics; the statistics outputs pass input_mean and input_var through */
-        int mean = og_rule_reshape_c(b, n->in[3], pshape, rank),
-            var = og_rule_reshape_c(b, n->in[4], pshape, rank);
+        int mean = bn_bcast(b, n->in[3], pshape, rank, unsq),
+            var = bn_bcast(b, n->in[4], pshape, rank, unsq);
         int istd = og_gb_op1(
             b, "Reciprocal",
             og_gb_op1(b, "Sqrt", og_gb_op2(b, "Add", var, og_gb_scalar(b, p->epsilon, dt))));
@@ -339,11 +346,10 @@ static og_status g_groupnorm(og_gb *b, const og_node *n, const int *dy, int *dx)
     int x = IN(0);
     const og_value *X = og_gb_value(b, x);
     int rank = X->rank;
-    if (rank < 2 || !og_dim_known(X->dims[1]))
-        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                          "gradient needs the input's rank and channel count statically");
+    /* any channel count: the scale and bias reshape to [-1, 1, ...] or [1, G, 1] */
+    if (rank < 2) return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs the input's rank");
     og_dtype dt = og_gb_value(b, OUT(0))->dtype;
-    int64_t C = X->dims[1], G = p->groups, ax2 = 2;
+    int64_t G = p->groups, ax2 = 2;
     int64_t gshape[3] = {0, G, -1}, pshape[OG_MAX_RANK], all[OG_MAX_RANK];
     bool per_channel = n->since_version >= 21;
     int xg = og_rule_reshape_c(b, x, gshape, 3);
@@ -381,7 +387,6 @@ static og_status g_groupnorm(og_gb *b, const og_node *n, const int *dy, int *dx)
                 b, og_gb_reduce_sum(b, og_gb_op2(b, "Mul", dyg, st.xhat), a02, 2, false), IN(1));
         if (WANTS(2)) dx[2] = og_gb_reshape_like(b, og_gb_reduce_sum(b, dyg, a02, 2, false), IN(2));
     }
-    (void)C;
     return og_gb_status(b);
 }
 

@@ -151,11 +151,6 @@ static bool pool_geometry_any(og_gb *b, const og_node *n, pool_geom *g, bool dyn
     return true;
 }
 
-static bool pool_geometry(og_gb *b, const og_node *n, pool_geom *g)
-{
-    return pool_geometry_any(b, n, g, false);
-}
-
 /* A float constant of dtype dt and static shape from integer values (Cast of an int64
  * constant: valid at every opset). */
 static int const_cast_c(og_gb *b, const int64_t *v, int64_t numel, const int64_t *shape, int rank,
@@ -428,10 +423,149 @@ static bool valid_taps(const pool_geom *g, int i, int64_t *taps)
     return partial;
 }
 
+/* ---- AveragePool and LpPool with spatial sizes known only at run time ----------------- */
+
+/* Entries [from, rank) of Shape(v) (a 1-D int64 value). */
+static int shape_tail(og_gb *b, int v, int64_t from)
+{
+    int64_t big = INT64_MAX, zero = 0;
+    int in[4] = {og_gb_op1(b, "Shape", v), og_gb_const_i64(b, &from, 1),
+                 og_gb_const_i64(b, &big, 1), og_gb_const_i64(b, &zero, 1)};
+    return og_gb_op(b, "Slice", 4, in);
+}
+
+/* The begin pads of a pooling node over the spatial axes (1-D int64): constants for
+ * explicit pads and VALID, computed from X's run-time sizes for SAME_UPPER/LOWER (as
+ * og_pool_dim):  total = max(0, (ceil(in / s) − 1)·s + ek − in), begin = floor(total / 2)
+ * (UPPER) or total − floor(total / 2) (LOWER), ek = (k − 1)·d + 1. */
+static int pool_pb_dyn(og_gb *b, const og_node *n, int nsp)
+{
+    const og_pool_params *p = n->params;
+    int64_t v[SP], one[SP], two[SP], ek[SP];
+    for (int i = 0; i < nsp; i++) {
+        v[i] = p->auto_pad == OG_PAD_NOTSET ? p->pads[i] : 0;
+        one[i] = 1, two[i] = 2;
+        ek[i] = (p->kernel[i] - 1) * p->dilations[i] + 1;
+    }
+    if (p->auto_pad != OG_PAD_SAME_UPPER && p->auto_pad != OG_PAD_SAME_LOWER)
+        return og_gb_const_i64(b, v, nsp);
+    int in = shape_tail(b, n->in[0], 2), c1 = og_gb_const_i64(b, one, nsp);
+    int st = og_gb_const_i64(b, p->strides, nsp);
+    /* ceil(in / s) − 1 = floor((in − 1) / s) for in >= 1 */
+    int outm1 = og_rule_div(b, og_rule_sub(b, in, c1), st);
+    int total =
+        og_rule_sub(b, og_rule_add(b, og_rule_mul(b, outm1, st), og_gb_const_i64(b, ek, nsp)), in);
+    int64_t zero = 0;
+    int z = og_gb_const_i64(b, &zero, 1);
+    total = og_gb_op3(b, "Where", og_gb_op2(b, "Less", total, z), z, total);
+    int small = og_rule_div(b, total, og_gb_const_i64(b, two, nsp));
+    return p->auto_pad == OG_PAD_SAME_UPPER ? small : og_rule_sub(b, total, small);
+}
+
+/* Σ over the windows covering each input position of grad ([N, C, out...]) when sizes are
+ * known at run time only: per channel ([N·C, 1, out...]) the unpadded ConvTranspose with a
+ * ones kernel and output_padding s − 1, whose size s·(out − 1) + s − 1 + ek >= pb + in
+ * (out − 1 >= floor((in + pb + pe − ek) / s) in every mode), cut to the input's positions
+ * [pb, pb + in), back to X's shape. */
+static int window_back_dyn(og_gb *b, const og_node *n, const pool_geom *g, int grad, og_dtype dt)
+{
+    int nsp = g->nsp, rank = nsp + 2, x = n->in[0];
+    int64_t head[2] = {-1, 1}, zeros[2 * SP], opad[SP], shp[OG_MAX_RANK], axes[SP];
+    bool any_op = false;
+    shp[0] = shp[1] = 1;
+    for (int i = 0; i < nsp; i++) {
+        zeros[i] = zeros[nsp + i] = 0;
+        opad[i] = g->s[i] - 1;
+        any_op = any_op || opad[i] > 0;
+        shp[2 + i] = g->k[i];
+        axes[i] = 2 + i;
+    }
+    int parts[2] = {og_gb_const_i64(b, head, 2), shape_tail(b, grad, 2)};
+    int s2 = og_gb_op(b, "Concat", 2, parts);
+    og_gb_attr_int(b, og_gb_last(b), "axis", 0);
+    int full =
+        og_gb_op2(b, "ConvTranspose", og_gb_op2(b, "Reshape", grad, s2), ones_c(b, shp, rank, dt));
+    int node = og_gb_last(b);
+    og_rule_conv_attrs(b, node, nsp, g->s, g->d, zeros, 1);
+    if (any_op) og_gb_attr_ints(b, node, "output_padding", opad, nsp);
+    int pb = pool_pb_dyn(b, n, nsp);
+    int in[4] = {full, pb, og_rule_add(b, pb, shape_tail(b, x, 2)), og_gb_const_i64(b, axes, nsp)};
+    return og_gb_op2(b, "Reshape", og_gb_op(b, "Slice", 4, in), og_gb_op1(b, "Shape", x));
+}
+
+/* AveragePool's dY divided by each window's divisor, sizes known at run time only:
+ *   count_include_pad = 0: the taps inside X, Conv(ones[1, 1, in...], ones kernel) with the
+ *     pool's strides, dilations and pads (ceil_mode: s − 1 more end pad, cut to dY's size);
+ *   count_include_pad = 1 without ceil_mode: every window lies in the padded input: kvol.
+ * ceil_mode with count_include_pad would need the padded extent of each last window:
+ * refused (false). */
+static bool avg_scaled_dyn(og_gb *b, const og_node *n, const pool_geom *g, int dy, og_dtype dt,
+                           int *scaled)
+{
+    const og_pool_params *p = n->params;
+    int nsp = g->nsp, rank = nsp + 2;
+    int64_t kvol = 1;
+    for (int i = 0; i < nsp; i++) kvol *= g->k[i];
+    bool ceil = p->ceil_mode && p->auto_pad == OG_PAD_NOTSET;
+    if (p->count_include_pad) {
+        if (ceil) {
+            og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                       "gradient with ceil_mode and count_include_pad needs the spatial sizes of "
+                       "the input statically");
+            return false;
+        }
+        *scaled = og_gb_op2(b, "Div", dy, og_gb_scalar(b, (double)kvol, dt));
+        return true;
+    }
+    int64_t head[2] = {1, 1}, shp[OG_MAX_RANK], pads[2 * SP], zeros[SP], axes[SP];
+    shp[0] = shp[1] = 1;
+    for (int i = 0; i < nsp; i++) {
+        shp[2 + i] = g->k[i];
+        pads[i] = p->auto_pad == OG_PAD_NOTSET ? p->pads[i] : 0;
+        pads[nsp + i] =
+            p->auto_pad == OG_PAD_NOTSET ? p->pads[nsp + i] + (ceil ? g->s[i] - 1 : 0) : 0;
+        zeros[i] = 0;
+        axes[i] = 2 + i;
+    }
+    int parts[2] = {og_gb_const_i64(b, head, 2), shape_tail(b, n->in[0], 2)};
+    int s1 = og_gb_op(b, "Concat", 2, parts);
+    og_gb_attr_int(b, og_gb_last(b), "axis", 0);
+    int ones = og_gb_op2(b, "Expand", og_gb_scalar(b, 1.0, dt), s1);
+    int valid = og_gb_op2(b, "Conv", ones, ones_c(b, shp, rank, dt));
+    int node = og_gb_last(b);
+    og_gb_attr_ints(b, node, "strides", g->s, nsp);
+    og_gb_attr_ints(b, node, "dilations", g->d, nsp);
+    if (p->auto_pad == OG_PAD_NOTSET)
+        og_gb_attr_ints(b, node, "pads", pads, 2 * nsp);
+    else /* the same windows as the pool's (og_pool_dim follows Conv's rule) */
+        og_gb_attr_string(b, node, "auto_pad",
+                          p->auto_pad == OG_PAD_VALID        ? "VALID"
+                          : p->auto_pad == OG_PAD_SAME_UPPER ? "SAME_UPPER"
+                                                             : "SAME_LOWER");
+    if (ceil) {
+        int in[4] = {valid, og_gb_const_i64(b, zeros, nsp), shape_tail(b, dy, 2),
+                     og_gb_const_i64(b, axes, nsp)};
+        valid = og_gb_op(b, "Slice", 4, in);
+    }
+    /* a window all in padding reads no input: its gradient goes nowhere (divisor 1) */
+    valid = og_gb_op2(b, "Max", valid, og_gb_scalar(b, 1.0, dt));
+    *scaled = og_gb_op2(b, "Div", dy, valid);
+    return true;
+}
+
 static og_status g_avgpool(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     pool_geom g;
-    if (!pool_geometry(b, n, &g)) return og_gb_status(b);
+    /* sizes known at run time only: computed divisors and pads (Slice with inputs: 10) */
+    bool dynamic = og_gb_opset(b) >= 10;
+    if (!pool_geometry_any(b, n, &g, dynamic)) return og_gb_status(b);
+    if (!og_dim_known(g.in[0])) {
+        int scaled = -1;
+        og_dtype dt = og_gb_value(b, n->out[0])->dtype;
+        if (avg_scaled_dyn(b, n, &g, dy[0], dt, &scaled))
+            dx[0] = window_back_dyn(b, n, &g, scaled, dt);
+        return og_gb_status(b);
+    }
     int x = n->in[0], nsp = g.nsp, rank = nsp + 2;
     og_dtype dt = og_gb_value(b, n->out[0])->dtype;
     int64_t kvol = 1;
@@ -499,7 +633,7 @@ static int window_back(og_gb *b, const pool_geom *g, int grad, int x, og_dtype d
 static og_status g_lppool(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     pool_geom g;
-    if (!pool_geometry(b, n, &g)) return og_gb_status(b);
+    if (!pool_geometry_any(b, n, &g, og_gb_opset(b) >= 10)) return og_gb_status(b);
     const og_pool_params *p = n->params;
     int x = n->in[0], y = n->out[0];
     og_dtype dt = og_gb_value(b, y)->dtype;
@@ -518,7 +652,9 @@ static og_status g_lppool(og_gb *b, const og_node *n, const int *dy, int *dx)
                  : og_gb_op2(b, "Mul", x,
                              og_gb_op2(b, "Pow", ax, og_gb_scalar(b, (double)(p->p - 2), dt)));
     }
-    dx[0] = og_gb_op2(b, "Mul", sx, window_back(b, &g, gr, x, dt));
+    dx[0] = og_gb_op2(b, "Mul", sx,
+                      og_dim_known(g.in[0]) ? window_back(b, &g, gr, x, dt)
+                                            : window_back_dyn(b, n, &g, gr, dt));
     return og_gb_status(b);
 }
 

@@ -357,20 +357,51 @@ typedef struct resize_ctx {
  * c to c + 1 at scale 1 when it rounds up (the spec; onnxruntime leaves such an axis
  * alone), so the probe holds each identity column twice (L = 2 in) and the even columns
  * of R are M either way. */
+/* 1-D int64 Concat of parts[0..n-1] */
+static int concat_i64(og_gb *b, int n, const int *parts)
+{
+    if (n == 1) return parts[0];
+    int c = og_gb_op(b, "Concat", n, parts);
+    og_gb_attr_int(b, og_gb_last(b), "axis", 0);
+    return c;
+}
+
+/* probe_matrix's shapes with axis d's input dim known at run time only (in < 0): D =
+ * Shape(x)[d] and L = D or 2 D as [1] values, [1] constants elsewhere. */
+static int probe_shape(og_gb *b, int r, int d, int bx, int D1, int L1)
+{
+    int64_t one = 1;
+    int parts[OG_MAX_RANK];
+    for (int a = 0; a < r; a++) parts[a] = a == d ? D1 : a == bx ? L1 : og_gb_const_i64(b, &one, 1);
+    return concat_i64(b, r, parts);
+}
+
 static int probe_matrix(og_gb *b, const og_node *n, const resize_ctx *rc, int d, int64_t in,
                         bool dup)
 {
     const og_resize_params *p = rc->p;
     int r = rc->r, na = rc->na, bx = d == 0 ? 1 : 0;
     int64_t L = dup ? 2 * in : in, ps[OG_MAX_RANK], id[2 * OG_MAX_RANK], mk[2 * OG_MAX_RANK];
-    int64_t *iv = og_malloc(og_gb_alloc(b), (size_t)in * sizeof *iv);
-    if (!iv) return og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
-    for (int64_t i = 0; i < in; i++) iv[i] = i;
-    int idx = og_gb_const_i64(b, iv, (int)in);
-    og_free(og_gb_alloc(b), iv);
     int64_t v01[2] = {0, 1};
-    int eye = og_gb_op3(b, "OneHot", idx, og_gb_const_i64(b, &in, 1),
-                        og_rule_cast(b, og_gb_const_i64(b, v01, 2), rc->dt));
+    int idx, depth, D1 = -1, L1 = -1;
+    if (in >= 0) {
+        int64_t *iv = og_malloc(og_gb_alloc(b), (size_t)in * sizeof *iv);
+        if (!iv) return og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
+        for (int64_t i = 0; i < in; i++) iv[i] = i;
+        idx = og_gb_const_i64(b, iv, (int)in);
+        og_free(og_gb_alloc(b), iv);
+        depth = og_gb_const_i64(b, &in, 1);
+    } else { /* the identity of the run-time size: OneHot(Range(0, D), D) (opset 11) */
+        int64_t dd = d, two = 2;
+        int Ds = og_gb_op2(b, "Gather", og_gb_op1(b, "Shape", IN(0)),
+                           og_gb_scalar(b, (double)d, OG_INT64));
+        D1 = og_gb_op2(b, "Gather", og_gb_op1(b, "Shape", IN(0)), og_gb_const_i64(b, &dd, 1));
+        L1 = dup ? og_gb_op2(b, "Mul", D1, og_gb_const_i64(b, &two, 1)) : D1;
+        idx = og_gb_op3(b, "Range", og_gb_scalar(b, 0, OG_INT64), Ds, og_gb_scalar(b, 1, OG_INT64));
+        depth = D1;
+    }
+    int eye =
+        og_gb_op3(b, "OneHot", idx, depth, og_rule_cast(b, og_gb_const_i64(b, v01, 2), rc->dt));
     if (dup) { /* [in, in] -> [in, in, 2] (d first) or [in, 2, in] -> [in, 2 in] / [2 in, in] */
         int64_t ax = d < bx ? 2 : 1, reps[3] = {1, 1, 1};
         reps[ax] = 2;
@@ -381,12 +412,23 @@ static int probe_matrix(og_gb *b, const og_node *n, const resize_ctx *rc, int d,
     ps[bx] = L;
     int ins[4] = {-1, -1, -1, -1};
     for (int i = 0; i < n->n_in && i < 4; i++) ins[i] = IN(i);
-    ins[0] = og_gb_op2(b, "Reshape", eye, og_gb_const_i64(b, ps, r));
+    ins[0] = og_gb_op2(b, "Reshape", eye,
+                       in >= 0 ? og_gb_const_i64(b, ps, r) : probe_shape(b, r, d, bx, D1, L1));
     for (int j = 0; j < na; j++) mk[j] = mk[na + j] = rc->ax[j] == d;
     int mask = og_rule_cast(b, og_gb_const_i64(b, mk, na), OG_BOOL);
     if (rc->use_sizes) {
-        for (int j = 0; j < na; j++) id[j] = ps[rc->ax[j]];
-        ins[p->in_sizes] = og_gb_op3(b, "Where", mask, IN(p->in_sizes), og_gb_const_i64(b, id, na));
+        int ids;
+        if (in >= 0) {
+            for (int j = 0; j < na; j++) id[j] = ps[rc->ax[j]];
+            ids = og_gb_const_i64(b, id, na);
+        } else { /* the probe's own dims (d's is masked) */
+            int parts[OG_MAX_RANK];
+            int64_t one = 1;
+            for (int j = 0; j < na; j++)
+                parts[j] = rc->ax[j] == bx ? L1 : rc->ax[j] == d ? D1 : og_gb_const_i64(b, &one, 1);
+            ids = concat_i64(b, na, parts);
+        }
+        ins[p->in_sizes] = og_gb_op3(b, "Where", mask, IN(p->in_sizes), ids);
     } else {
         og_dtype sdt = og_gb_value(b, IN(p->in_scales))->dtype;
         for (int j = 0; j < na; j++) id[j] = 1;
@@ -408,12 +450,20 @@ static int probe_matrix(og_gb *b, const og_node *n, const resize_ctx *rc, int d,
     og_gb_copy_attrs(b, node, n, "extrapolation_value");
     if (p->coord == OG_COORD_TF_CROP_AND_RESIZE)
         og_gb_attr_float(b, node, "extrapolation_value", 0);
-    int64_t s2[2] = {d < bx ? -1 : L, d < bx ? L : -1}, perm[2] = {1, 0};
-    int m = og_gb_op2(b, "Reshape", res, og_gb_const_i64(b, s2, 2));
+    int64_t s2[2] = {d < bx ? -1 : L, d < bx ? L : -1}, perm[2] = {1, 0}, m1 = -1;
+    int s2v;
+    if (in >= 0) {
+        s2v = og_gb_const_i64(b, s2, 2);
+    } else {
+        int parts[2] = {og_gb_const_i64(b, &m1, 1), L1};
+        if (d >= bx) parts[0] = L1, parts[1] = og_gb_const_i64(b, &m1, 1);
+        s2v = concat_i64(b, 2, parts);
+    }
+    int m = og_gb_op2(b, "Reshape", res, s2v);
     if (d > bx) m = og_rule_transpose(b, m, perm, 2);
     if (dup) { /* the even columns */
         int64_t z = 0, one = 1, two = 2;
-        int sl[5] = {m, og_gb_const_i64(b, &z, 1), og_gb_const_i64(b, &L, 1),
+        int sl[5] = {m, og_gb_const_i64(b, &z, 1), in >= 0 ? og_gb_const_i64(b, &L, 1) : L1,
                      og_gb_const_i64(b, &one, 1), og_gb_const_i64(b, &two, 1)};
         m = og_gb_op(b, "Slice", 5, sl);
     }
@@ -425,9 +475,11 @@ static int probe_matrix(og_gb *b, const og_node *n, const resize_ctx *rc, int d,
  * kernel's taps when axis d's input dim and parameters are known at build time (constants,
  * or folded from Shape subgraphs of static shapes); an axis whose scale is 1 (or whose size
  * is its input dim, symbolic or not) under a mode that maps it identically is skipped;
- * otherwise M_d is computed at run time by probe_matrix (needs the input dim of d static,
- * rank >= 2, keep_aspect_ratio_policy stretch, not tf_half_pixel_for_nn with linear or
- * cubic, and telling statically which of scales and sizes is given). */
+ * otherwise M_d is computed at run time by probe_matrix (needs rank >= 2,
+ * keep_aspect_ratio_policy stretch, not tf_half_pixel_for_nn with linear or cubic, and telling
+ * statically which of scales and sizes is given; an input dim of d known only at run time
+ * also needs opset 11 and scales or sizes as inputs, and an axis whose size may be its
+ * unknown input dim gets the run-time identity of that size). */
 static og_status g_resize(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     if (!WANTS(0)) return og_gb_status(b);
@@ -521,9 +573,13 @@ static og_status g_resize(og_gb *b, const og_node *n, const int *dy, int *dx)
                                    : use->kind[j] == F_NUM && use->v[j] == 1.0;
         bool roi_unit = !has_roi || (roi_known && roi.v[j] == 0.0 && roi.v[na + j] == 1.0);
         if (unit && roi_unit && p->coord != OG_COORD_TF_HALF_PIXEL_FOR_NN) continue;
-        if (xdims[d] < 0)
+        /* an input dim known at run time only: the probe's identity is built at run time
+         * (Range: opset 11; Resize's scales and sizes inputs, not Upsample's attribute) */
+        if (xdims[d] < 0 && (attr || og_gb_opset(b) < 11))
             return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                              "Resize gradient needs the size of input axis %d to be static", d);
+                              "Resize gradient needs the size of input axis %d to be static "
+                              "below opset 11 or with scales as an attribute",
+                              d);
         how[d] = 2;
         runtime = true;
     }
@@ -550,7 +606,7 @@ static og_status g_resize(og_gb *b, const og_node *n, const int *dy, int *dx)
     for (int d = r - 1; d >= 0; d--) {
         int64_t in = xdims[d], out = sh.out_dims[d];
         if (how[d] == 2) {
-            if (in * in > ((int64_t)1 << 24))
+            if (in >= 0 && in * in > ((int64_t)1 << 24))
                 return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
                                   "Resize gradient: axis %d is too large (%lld)", d, (long long)in);
             g = og_rule_matmul_axis(b, g, probe_matrix(b, n, &rc, d, in, dup), r, d);

@@ -603,11 +603,19 @@ static og_status g_depth_to_space(og_gb *b, const og_node *n, const int *dy, int
     if (n->since_version >= 11 && strcmp(og_attr_string(n, "mode", "DCR"), "CRD") == 0) {
         /* SpaceToDepth gives channel (i·b + j)·C' + c'; CRD reads c'·b² + i·b + j */
         const og_value *x = og_gb_value(b, IN(0));
-        if (x->rank != 4 || !og_dim_known(x->dims[1]))
-            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                              "gradient of CRD DepthToSpace needs the channel count statically");
-        int64_t shp[4] = {0, bs * bs, x->dims[1] / (bs * bs), -1}, perm[4] = {0, 2, 1, 3};
-        r = og_rule_transpose(b, og_rule_reshape_c(b, r, shp, 4), perm, 4);
+        if (x->rank != 4)
+            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "CRD DepthToSpace takes 4-D inputs");
+        if (og_dim_known(x->dims[1])) {
+            int64_t shp[4] = {0, bs * bs, x->dims[1] / (bs * bs), -1}, perm[4] = {0, 2, 1, 3};
+            r = og_rule_transpose(b, og_rule_reshape_c(b, r, shp, 4), perm, 4);
+        } else { /* the channel count at run time: [N, b², C', H', W'] with H', W' from r */
+            int64_t head[3] = {0, bs * bs, -1}, perm[5] = {0, 2, 1, 3, 4};
+            int parts[2] = {og_gb_const_i64(b, head, 3),
+                            slice_axis(b, og_gb_op1(b, "Shape", r), 2, 4, 0)};
+            int shp = og_gb_op(b, "Concat", 2, parts);
+            og_gb_attr_int(b, og_gb_last(b), "axis", 0);
+            r = og_rule_transpose(b, og_gb_op2(b, "Reshape", r, shp), perm, 5);
+        }
         r = og_gb_reshape_like(b, r, IN(0));
     }
     dx[0] = r;

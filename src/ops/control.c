@@ -38,7 +38,11 @@ static og_status control_parse(const og_op_ctx *c, void **params)
     og_status st;
     og_graph *g1, *g2;
     const char *op = c->node->op_type;
-    og_control_params *p = og_calloc(c->alloc, 1, sizeof *p);
+    /* Scan's axis and direction lists follow the struct: two per scan input and output,
+     * which num_scan_inputs and the node's arity bound (no fixed limit) */
+    const og_node *nd = c->node;
+    int64_t n_lists = strcmp(op, "Scan") == 0 ? 2 * ((int64_t)nd->n_in + nd->n_out) : 0;
+    og_control_params *p = og_calloc(c->alloc, 1, sizeof *p + (size_t)n_lists * sizeof p->lists[0]);
     if (!p) return og_op_error(c, OG_ERR_NOMEM, "out of memory");
     if (strcmp(op, "If") == 0) {
         p->kind = OG_CONTROL_IF;
@@ -72,13 +76,11 @@ static og_status control_parse(const og_op_ctx *c, void **params)
         p->kind = OG_CONTROL_SEQMAP;
         if ((st = need_graph(c, "body", &g1))) goto fail;
         p->n_own = c->node->n_in - c->node->n_implicit;
-        if (p->n_own < 1 || g1->n_inputs != p->n_own || g1->n_outputs != c->node->n_out ||
-            p->n_own > OG_CONTROL_MAX * 2 || c->node->n_out > OG_CONTROL_MAX * 2) {
+        if (p->n_own < 1 || g1->n_inputs != p->n_own || g1->n_outputs != c->node->n_out) {
             st = og_op_error(c, OG_ERR_MODEL,
                              "the body has %d inputs and %d outputs, the node %d inputs and %d "
-                             "outputs: they must be equal (at most %d each)",
-                             g1->n_inputs, g1->n_outputs, p->n_own, c->node->n_out,
-                             OG_CONTROL_MAX * 2);
+                             "outputs: they must be equal",
+                             g1->n_inputs, g1->n_outputs, p->n_own, c->node->n_out);
             goto fail;
         }
     } else {
@@ -90,6 +92,12 @@ static og_status control_parse(const og_op_ctx *c, void **params)
         p->n_scan_in = (int)og_attr_int(c->node, "num_scan_inputs", -1);
         p->n_state = own - p->n_scan_in;
         p->n_scan_out = c->node->n_out - p->n_state;
+        if (p->n_scan_in >= 0 && p->n_scan_in <= own && p->n_scan_out >= 0) {
+            p->in_axes = p->lists;
+            p->in_dirs = p->in_axes + p->n_scan_in;
+            p->out_axes = p->in_dirs + p->n_scan_in;
+            p->out_dirs = p->out_axes + p->n_scan_out;
+        }
         if (p->n_scan_in < 1 || p->n_state < 0 || p->n_scan_out < 0 || g1->n_inputs != own ||
             g1->n_outputs != c->node->n_out) {
             st = og_op_error(c, OG_ERR_MODEL,
@@ -112,11 +120,6 @@ static og_status control_parse(const og_op_ctx *c, void **params)
             if (v && cnt != want[k]) {
                 st = og_op_error(c, OG_ERR_MODEL, "attribute '%s' has %d entries, expected %d",
                                  lists[k], cnt, want[k]);
-                goto fail;
-            }
-            if (want[k] > OG_CONTROL_MAX) {
-                st = og_op_error(c, OG_ERR_UNSUPPORTED, "%d scan inputs or outputs, at most %d",
-                                 want[k], OG_CONTROL_MAX);
                 goto fail;
             }
             for (int i = 0; i < want[k]; i++) {

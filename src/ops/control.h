@@ -8,9 +8,6 @@
 
 #include "ops/op.h"
 
-/* Scan inputs and outputs at most (the axes and directions are kept in arrays). */
-#define OG_CONTROL_MAX 64
-
 typedef enum og_control_kind {
     OG_CONTROL_IF = 0,
     OG_CONTROL_LOOP = 1,
@@ -26,9 +23,11 @@ typedef struct og_control_params {
     int n_scan_out; /* Loop, Scan: scan outputs */
     int n_own;      /* SequenceMap: the node's own inputs (the body's inputs) */
     bool v8;        /* Scan-8: batch axis 0, sequence_lens as input 0 */
-    /* Scan (not normalized: an axis may be negative) */
-    int64_t in_axes[OG_CONTROL_MAX], in_dirs[OG_CONTROL_MAX];
-    int64_t out_axes[OG_CONTROL_MAX], out_dirs[OG_CONTROL_MAX];
+    /* Scan (not normalized: an axis may be negative): n_scan_in axes and directions,
+     * n_scan_out axes and directions, in the block allocated with the struct (freed with it) */
+    int64_t *in_axes, *in_dirs;
+    int64_t *out_axes, *out_dirs;
+    int64_t lists[];
 } og_control_params;
 
 #endif /* OG_OPS_CONTROL_H */

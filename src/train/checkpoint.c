@@ -146,6 +146,18 @@ og_status og_trainer_save_checkpoint(const og_trainer *t, const char *path)
 {
     if (!t || !path)
         return og_error(OG_ERR_INVALID_ARG, "og_trainer_save_checkpoint: NULL argument");
+    void *bytes = NULL;
+    size_t n = 0;
+    og_status st = og_trainer_state_bytes(t, &bytes, &n);
+    if (!st) st = write_atomically(path, bytes, n, t->a);
+    og_free(t->a, bytes);
+    return st;
+}
+
+og_status og_trainer_state_bytes(const og_trainer *t, void **bytes, size_t *size)
+{
+    *bytes = NULL;
+    *size = 0;
     wbuf b = {t->a, NULL, 0, 0, false};
     put(&b, MAGIC, 8);
     put_u32(&b, VERSION);
@@ -171,10 +183,13 @@ og_status og_trainer_save_checkpoint(const og_trainer *t, const char *path)
         put_tensor(&b, t->bn[k].var, t->bn[k].tv);
     }
     if (!b.failed) put_u64(&b, fnv1a(b.p, b.n));
-    og_status st = b.failed ? og_error(OG_ERR_NOMEM, "out of memory writing a checkpoint")
-                            : write_atomically(path, b.p, b.n, t->a);
-    og_free(t->a, b.p);
-    return st;
+    if (b.failed) {
+        og_free(t->a, b.p);
+        return og_error(OG_ERR_NOMEM, "out of memory writing a checkpoint");
+    }
+    *bytes = b.p;
+    *size = b.n;
+    return OG_OK;
 }
 
 /* ---- loading ----------------------------------------------------------------------- */
@@ -247,9 +262,17 @@ og_status og_trainer_load_checkpoint(og_trainer *t, const char *path)
         return og_error(OG_ERR_INVALID_ARG, "og_trainer_load_checkpoint: NULL argument");
     void *bytes = NULL;
     size_t size = 0;
-    const void **data = NULL;
     og_status st = og_read_file(path, MAX_CHECKPOINT, t->a, &bytes, &size);
     if (st) return st;
+    st = og_trainer_state_load(t, bytes, size, path);
+    og_free(t->a, bytes);
+    return st;
+}
+
+og_status og_trainer_state_load(og_trainer *t, const void *bytes, size_t size, const char *path)
+{
+    const void **data = NULL;
+    og_status st = OG_OK;
     rbuf r = {bytes, size, 0, false};
     int n_tensors = t->n_weights * (1 + t->n_slots);
     if (size < 8 + 8 || memcmp(bytes, MAGIC, 8) != 0) {
@@ -342,6 +365,5 @@ og_status og_trainer_load_checkpoint(og_trainer *t, const char *path)
     t->dropout_seed = dropout_seed;
 done:
     og_free(t->a, data);
-    og_free(t->a, bytes);
     return st;
 }

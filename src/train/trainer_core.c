@@ -33,6 +33,7 @@ void og_trainer_free(og_trainer *t)
 {
     if (!t) return;
     const og_allocator *a = t->a;
+    og_dp_free(t);
     t->mode->free(t);
     og_session_free(t->eval);
     og_free(a, t->loss_name);
@@ -84,6 +85,8 @@ og_status og_trainer_step(og_trainer *t, const char *const *input_names,
                           const og_tensor *const *inputs, int n_inputs, double *loss)
 {
     if (!t) return og_error(OG_ERR_INVALID_ARG, "og_trainer_step: NULL trainer");
+    if (t->dp) /* collective: even bad arguments must join the reductions */
+        return og_trainer_step_shard(t, input_names, inputs, n_inputs, 1.0 / og_dp_size(t), loss);
     og_status st = check_args("og_trainer_step", input_names, inputs, n_inputs);
     if (st) return st;
     return t->mode->step(t, input_names, inputs, n_inputs, loss);

@@ -173,8 +173,162 @@ def conv_cases():
     return out
 
 
+def static_free_cases():
+    """AveragePool, LpPool, ConvTranspose, per-activation BatchNormalization,
+    GroupNormalization, CRD DepthToSpace, Resize, GatherND's OneHot form and the Scatter
+    updates gradient with every dim known only at run time (they refused: the divisor, pads and window sums came from static sizes)."""
+    out = []
+    pools = [
+        ("k3s2p1_excl", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])),
+        ("k3s2p1_incl", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 0, 1, 2],
+                             count_include_pad=1)),
+        ("k2s2", dict(kernel_shape=[2, 2], strides=[2, 2])),
+        ("k3s1_overlap", dict(kernel_shape=[3, 2], strides=[1, 1], pads=[0, 1, 1, 0])),
+        ("same_upper_s2", dict(kernel_shape=[3, 3], strides=[2, 2], auto_pad="SAME_UPPER")),
+        ("same_lower_s2_incl", dict(kernel_shape=[2, 3], strides=[2, 2], auto_pad="SAME_LOWER",
+                                    count_include_pad=1)),
+        ("valid_s3", dict(kernel_shape=[2, 2], strides=[3, 2], auto_pad="VALID")),
+        ("ceil_k3s2", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 0, 0], ceil_mode=1)),
+    ]
+    x = rand(2, 3, 7, 6)
+    for name, attrs in pools:
+        for opset in (11, 13):
+            m = model(_dyn_spatial(x.shape) + [node("AveragePool", ["xr"], ["p"], **attrs),
+                                                 node("Tanh", ["p"], ["y"])],
+                      {"x": x}, ["y"], opset=opset)
+            ref = model([node("AveragePool", ["x"], ["y"], **attrs)], {"x": x}, ["y"],
+                        opset=opset)
+            shp = [d.dim_value for d in ref.graph.output[0].type.tensor_type.shape.dim]
+            out.append(("avgpool_dyn_%s_v%d" % (name, opset), _declare(m, "y", shp), {"x": x}))
+    for name, attrs in (("p2_k3s2p1", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])),
+                        ("p1_k2s1", dict(kernel_shape=[2, 2], p=1)),
+                        ("p3_same_upper", dict(kernel_shape=[3, 2], strides=[2, 1], p=3,
+                                               auto_pad="SAME_UPPER"))):
+        m = model(_dyn_spatial(x.shape) + [node("LpPool", ["xr"], ["y"], **attrs)],
+                  {"x": x}, ["y"], opset=13)
+        ref = model([node("LpPool", ["x"], ["y"], **attrs)], {"x": x}, ["y"], opset=13)
+        shp = [d.dim_value for d in ref.graph.output[0].type.tensor_type.shape.dim]
+        out.append(("lppool_dyn_%s" % name, _declare(m, "y", shp), {"x": x}))
+    # ConvTranspose (explicit pads, VALID, SAME) with X's channel count and sizes hidden
+    xc = rand(2, 4, 5, 4)
+    for name, attrs, group in (
+            ("plain", dict(kernel_shape=[3, 3]), 1),
+            ("s2p1op1", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 0, 1, 2],
+                             output_padding=[1, 1]), 1),
+            ("dil2_s3", dict(kernel_shape=[2, 3], strides=[3, 1], dilations=[2, 2],
+                             pads=[0, 1, 1, 0]), 1),
+            ("group2_s2", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], group=2), 2),
+            ("valid_s2", dict(kernel_shape=[2, 2], strides=[2, 2], auto_pad="VALID"), 1),
+            ("same_upper_s2", dict(kernel_shape=[3, 3], strides=[2, 2], auto_pad="SAME_UPPER"), 1),
+            ("same_lower_k4s2", dict(kernel_shape=[4, 3], strides=[2, 1], auto_pad="SAME_LOWER"),
+             1)):
+        w, bias = rand(4, 6 // group if group == 2 else 3, *attrs["kernel_shape"]), None
+        cout = w.shape[1] * group
+        bias = rand(cout)
+        m = model(_dyn_spatial(xc.shape) + [node("ConvTranspose", ["xr", "w", "b"], ["c"], **attrs),
+                                              node("Tanh", ["c"], ["y"])],
+                  {"x": xc}, ["y"], {"w": w, "b": bias}, opset=13)
+        ref = model([node("ConvTranspose", ["x", "w", "b"], ["y"], **attrs)], {"x": xc}, ["y"],
+                    {"w": w, "b": bias}, opset=13)
+        shp = [d.dim_value for d in ref.graph.output[0].type.tensor_type.shape.dim]
+        out.append(("convtranspose_dyn_" + name, _declare(m, "y", shp), {"x": xc}))
+    # per-activation BatchNormalization (opset 7, spatial 0) with X's dims hidden: given
+    # statistics and batch statistics
+    xb = rand(3, 2, 3, low=-2, high=2)
+    bw = {"scale": rand(2, 3, low=0.5, high=1.5), "b": rand(2, 3), "mean": rand(2, 3),
+          "var": rand(2, 3, low=0.5, high=1.5)}
+    for name, outs in (("infer", ["p"]), ("train", ["p", "rm", "rv", "sm", "sv"])):
+        m = model(_dyn_spatial(xb.shape) +
+                  [node("BatchNormalization", ["xr", "scale", "b", "mean", "var"], outs,
+                        spatial=0, epsilon=1e-3),
+                   node("Tanh", ["p"], ["y"])], {"x": xb}, ["y"], bw, opset=7)
+        out.append(("bn_dyn_v7_per_activation_" + name, _declare(m, "y", [3, 2, 3]), {"x": xb}))
+    # GatherND below opset 16 and with batch_dims, data's dims hidden (repeated and
+    # negative indices)
+    xn = rand(3, 4, 2)
+    for tag, ind, bd in (("full", np.array([[0, 1, 1], [2, -1, 0], [0, 1, 1]], I64), 0),
+                         ("rows", np.array([[1], [-1], [1]], I64), 0),
+                         ("b1_k1", np.array([[1], [-1], [1]], I64), 1),
+                         ("b1_k2", np.array([[[1, 0], [-1, 1]], [[0, 0], [3, 1]],
+                                             [[2, 1], [2, 1]]], I64), 1),
+                         ("b2_k1", np.array([[[1], [0], [-1], [1]]] * 3, I64), 2)):
+        for opset in (13, 17):
+            if bd == 0 and opset >= 16:
+                continue  # the ScatterND form, shape-free already
+            m = model(_dyn_spatial(xn.shape) + [node("GatherND", ["xr", "i"], ["g"], batch_dims=bd),
+                                                  node("Tanh", ["g"], ["y"])],
+                      {"x": xn}, ["y"], consts={"i": ind}, opset=opset)
+            ref = model([node("GatherND", ["x", "i"], ["y"], batch_dims=bd)], {"x": xn}, ["y"],
+                        consts={"i": ind}, opset=opset)
+            shp = [d.dim_value for d in ref.graph.output[0].type.tensor_type.shape.dim]
+            out.append(("gathernd_dyn_v%d_%s" % (opset, tag), _declare(m, "y", shp), {"x": xn}))
+    # GroupNormalization (per group at 18, per channel at 21) and CRD DepthToSpace with the
+    # channel count hidden
+    xg = rand(2, 6, 3, 2)
+    for opset in (18, 21):
+        n_ = 6 if opset >= 21 else 3
+        m = model(_dyn_spatial(xg.shape) +
+                  [node("GroupNormalization", ["xr", "s", "b"], ["p"], num_groups=3),
+                   node("Tanh", ["p"], ["y"])],
+                  {"x": xg}, ["y"], {"s": rand(n_, low=0.5, high=1.5), "b": rand(n_)}, opset=opset)
+        out.append(("groupnorm_dyn_v%d" % opset, _declare(m, "y", list(xg.shape)), {"x": xg}))
+    xd = rand(2, 8, 2, 3)
+    for mode in ("CRD", "DCR"):
+        m = model(_dyn_spatial(xd.shape) + [node("DepthToSpace", ["xr"], ["p"], blocksize=2,
+                                                 mode=mode),
+                                            node("Tanh", ["p"], ["y"])], {"x": xd}, ["y"], opset=13)
+        out.append(("depthtospace_dyn_%s" % mode.lower(), _declare(m, "y", [2, 2, 4, 6]),
+                    {"x": xd}))
+    # Resize with X's dims hidden: the interpolation matrices built at run time (scales
+    # and sizes, up and down, nearest, linear and cubic, several coordinate modes)
+    xz = rand(2, 3, 4, 5)
+    f32 = np.float32
+    for name, kw, sc, sz, opset in (
+            ("nearest_up2", dict(mode="nearest"), [1, 1, 2, 2], None, 13),
+            ("linear_half_pixel_up", dict(mode="linear"), [1, 1, 1.5, 2], None, 13),
+            ("linear_align_corners_sizes", dict(mode="linear",
+                                                coordinate_transformation_mode="align_corners"),
+             None, [2, 3, 7, 3], 11),
+            ("cubic_down_sizes", dict(mode="cubic"), None, [2, 3, 3, 4], 13),
+            ("nearest_ceil_asym_axes", dict(mode="nearest", nearest_mode="ceil", axes=[3, 2],
+                                            coordinate_transformation_mode="asymmetric"),
+             [1.7, 0.6], None, 18)):
+        ins = ["xr", "", "sc"] if sc else ["xr", "", "", "sz"]
+        consts = {"sc": np.array(sc, f32)} if sc else {"sz": np.array(sz, I64)}
+        if opset < 13:  # roi and scales are required inputs at 11
+            ins = ["xr", "roi", "sc", "sz"] if not sc else ["xr", "roi", "sc"]
+            consts.update(roi=np.zeros(0, f32), **({} if sc else {"sc": np.zeros(0, f32)}))
+        m = model(_dyn_spatial(xz.shape) + [node("Resize", ins, ["p"], **kw),
+                                              node("Tanh", ["p"], ["y"])],
+                  {"x": xz}, ["y"], consts=consts, opset=opset)
+        ref = model([node("Resize", ["x"] + ins[1:], ["y"], **kw)], {"x": xz}, ["y"],
+                    consts=consts, opset=opset)
+        shp = [d.dim_value for d in ref.graph.output[0].type.tensor_type.shape.dim]
+        out.append(("resize_dyn_%s_v%d" % (name, opset), _declare(m, "y", shp), {"x": xz}))
+    # Scatter (opset 10) whose indices' off-axis dim is cut at run time from x's shape:
+    # indices [2, 4] -> [2, Shape(x)[1] - 1] = [2, 3] onto data [3, 4] (axis 0), and
+    # indices [3, 3] -> [Shape(x)[0] - 1, 3] = [2, 3] along axis 1
+    xs = rand(3, 4)
+    for axis, ind, cut in ((0, np.array([[1, 0, 2, 0], [2, 1, 0, 1]], I64), 1),
+                           (1, np.array([[3, 0, 1], [1, 2, 0], [0, 3, 2]], I64), 0)):
+        u = rand(2, 3)
+        m = model([node("Shape", ["x"], ["sx"]),
+                   node("Slice", ["sx", "c0", "c1"], ["d"]) if cut == 0 else
+                   node("Slice", ["sx", "c1", "c2"], ["d"]),
+                   node("Sub", ["d", "one1"], ["end"]),
+                   node("Slice", ["i", "zero1", "end", "ax"], ["ir"]),
+                   node("Scatter", ["x", "ir", "u"], ["s"], axis=axis),
+                   node("Tanh", ["s"], ["y"])],
+                  {"x": xs}, ["y"], {"u": u},
+                  consts={"i": ind, "c0": np.array([0], I64), "c1": np.array([1], I64),
+                          "c2": np.array([2], I64), "one1": np.array([1], I64),
+                          "zero1": np.array([0], I64), "ax": np.array([cut], I64)}, opset=10)
+        out.append(("scatter_dyn_v10_axis%d" % axis, _declare(m, "y", [3, 4]), {"x": xs}))
+    return out
+
+
 _base_cases = cases
 
 
 def cases():  # noqa: F811
-    return _base_cases() + conv_cases()
+    return _base_cases() + conv_cases() + static_free_cases()

@@ -29,6 +29,9 @@ KNOWN = {
                             "divides by the kernel volume",
     "bn_train_v9_stats_out": "BatchNormalization-9 saved_var: onnxruntime returns another "
                              "statistic than the batch variance",
+    "bn_dyn_v7_per_activation_train": "onnxruntime's BatchNormalization computes batch "
+                                      "statistics for spatial BN only (checked by finite "
+                                      "differences)",
     "convt2d_output_shape_beyond": "onnxruntime refuses an output_shape larger than the full "
                                    "ConvTranspose result, which the spec allows",
     "convt2d_output_shape_beyond_v7": "as convt2d_output_shape_beyond",

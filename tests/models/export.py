@@ -4,7 +4,8 @@ gradients with autograd (run with /usr/bin/python3: Debian's torch, torchvision,
 transformers from pip).  Random weights from a config: nothing is downloaded.
 
 usage: export.py NAME OUT_DIR
-NAME is <model>[_dyn|_static][_fold|_nofold][_train]; _train exports in training mode
+NAME is <model>[_dyn|_static][_fold|_nofold][_o<opset>][_train] (opset 15 by default; the
+sweep uses _o13 and _o17); _train exports in training mode
 (BatchNormalization on batch statistics, as PyTorch trains; Dropout's p set to 0 since its
 masks cannot match), where PyTorch keeps every parameter's name; OUT_DIR receives
   model.onnx, in_<input>.npy, seed.npy (the output gradient), y.npy (PyTorch's output),
@@ -16,7 +17,8 @@ import sys
 import numpy as np
 import torch
 
-CNNS = {"resnet18": 32, "mobilenet_v2": 32, "mobilenet_v3_small": 32, "shufflenet_v2_x0_5": 32,
+CNNS = {"resnet18": 32, "mobilenet_v2": 32, "mobilenet_v3_small": 32, "mobilenet_v3_large": 32,
+        "shufflenet_v2_x0_5": 32,
         "efficientnet_b0": 32, "regnet_y_400mf": 32, "regnet_x_400mf": 32}
 TEXT = ("bert", "distilbert", "gpt2")
 
@@ -76,6 +78,9 @@ def main(name, out):
     train = parts[-1] == "train"
     if train:
         parts = parts[:-1]
+    opset = 15
+    if len(parts) > 1 and parts[-1][:1] == "o" and parts[-1][1:].isdigit():
+        opset = int(parts.pop()[1:])
     fold = parts[-1] != "nofold"
     if parts[-1] in ("fold", "nofold"):
         parts = parts[:-1]
@@ -107,7 +112,7 @@ def main(name, out):
     saved = {k: v.clone() for k, v in net.named_buffers()}
     mode = torch.onnx.TrainingMode.TRAINING if train else torch.onnx.TrainingMode.EVAL
     torch.onnx.export(net, args, os.path.join(out, "model.onnx"), input_names=names,
-                      output_names=["y"], dynamic_axes=axes, opset_version=15,
+                      output_names=["y"], dynamic_axes=axes, opset_version=opset,
                       do_constant_folding=fold, training=mode)
     if train:  # the export ran the model: running statistics moved; start again from them
         with torch.no_grad():

@@ -45,12 +45,37 @@ def load_dir(d, manifest_name="manifest.json"):
     return {k: np.load(os.path.join(d, v)) for k, v in man.items()}
 
 
-def close(ours, want, scale, what):
+def close(ours, want, scale, what, worst=None, key=None):
+    """|ours - want| <= 1e-4 max(|want|max, scale); returns the difference relative to
+    max(|want|max, scale) and keeps the largest under worst[key]"""
     err = float(np.abs(ours.astype(np.float64) - want).max()) if want.size else 0.0
-    bound = 1e-4 * max(float(np.abs(want).max()) if want.size else 0.0, scale)
-    if not err <= bound:
-        raise AssertionError("%s: max difference %.3g > %.3g" % (what, err, bound))
-    return err
+    base = max(float(np.abs(want).max()) if want.size else 0.0, scale)
+    rel = err / base if base > 0 else (0.0 if err == 0 else float("inf"))
+    if worst is not None:
+        worst[key] = max(worst.get(key, 0.0), rel)
+    if not err <= 1e-4 * base:
+        raise AssertionError("%s: max difference %.3g > %.3g" % (what, err, 1e-4 * base))
+    return rel
+
+
+def check_worst(out):
+    """the largest 'max rel err' of `onnxgrad check`'s table, and the tensors it checked"""
+    worst, count, on = 0.0, 0, False
+    for line in out.splitlines():
+        if line.startswith("gradient of"):
+            on = True
+            continue
+        t = line.split()
+        if not on or len(t) < 6:
+            continue
+        if t[-1] == "FAIL":
+            t = t[:-1]
+        try:
+            worst = max(worst, float(t[-5]))
+            count += 1
+        except ValueError:
+            pass
+    return worst, count
 
 
 def match_params(model, params):
@@ -78,7 +103,8 @@ def match_params(model, params):
     return out
 
 
-def check_model(cli, name, d):
+def check_model(cli, name, d, worst):
+    """runs every stage; worst receives the measured errors (relative, see close)"""
     t0 = time.time()
     sh([TORCH_PY, "-W", "ignore", os.path.join(HERE, "export.py"), name, d])
     t_export = time.time() - t0
@@ -95,7 +121,7 @@ def check_model(cli, name, d):
     want_y = sess.run(None, feeds)[0]
     sh([cli, "run", path] + inputs + ["--threads", "1", "-o", os.path.join(d, "run")])
     y = load_dir(os.path.join(d, "run"))["y"]
-    close(y, want_y, 0.0, "run: y against onnxruntime")
+    close(y, want_y, 0.0, "run: y against onnxruntime", worst, "run")
     close(y, np.load(os.path.join(d, "y.npy")), 0.0, "run: y against PyTorch")
     # grad: equal to autograd
     sh([cli, "grad", path] + inputs + ["--grad-output", "y=" + seed, "--threads", "1",
@@ -108,7 +134,7 @@ def check_model(cli, name, d):
     compared = 0
     for k, v in ref.items():
         if k.startswith("input:"):
-            close(ours[k[6:] + "_grad"], v, floor, "grad of input " + k[6:])
+            close(ours[k[6:] + "_grad"], v, floor, "grad of input " + k[6:], worst, "torch")
             compared += 1
     matched = match_params(model, params)
     for init, (pname, transposed) in matched.items():
@@ -116,7 +142,7 @@ def check_model(cli, name, d):
         if want is None or init + "_grad" not in ours:
             continue
         close(ours[init + "_grad"], want.T if transposed else want, floor,
-              "grad of %s (%s)" % (init, pname))
+              "grad of %s (%s)" % (init, pname), worst, "torch")
         compared += 1
     if compared == 0:
         raise AssertionError("no gradient matched a PyTorch one")
@@ -140,15 +166,26 @@ def check_model(cli, name, d):
     n_ort = 0
     for k, v in res.items():
         if k.endswith("_grad") and k in ours:
-            close(v, ours[k], floor, "onnxruntime's %s against onnxgrad's" % k)
+            close(v, ours[k], floor, "onnxruntime's %s against onnxgrad's" % k, worst, "ort")
             n_ort += 1
     # check: finite differences agree
     # 3 elements per tensor (the largest gradient among them): about 12 float64 runs each
     # (OG_CHECK_SAMPLES: another count; float64 CNNs are slow)
     samples = os.environ.get("OG_CHECK_SAMPLES", "3")
-    sh([cli, "check", path] + inputs + ["--threads", "1", "--samples", samples])
-    return "%d gradients against PyTorch, %d in onnxruntime, export %.1fs, total %.1fs" % (
-        compared, n_ort, t_export, time.time() - t0)
+    t1 = time.time()
+    r = subprocess.run([cli, "check", path] + inputs + ["--threads", "1", "--samples", samples],
+                       capture_output=True, text=True)
+    worst["check"], worst["checked"] = check_worst(r.stdout)
+    worst["check_s"] = time.time() - t1
+    if r.returncode:
+        raise RuntimeError("check: %s" % (r.stderr or r.stdout).strip()[-600:])
+    worst["counts"] = (compared, n_ort)
+    return "%d gradients against PyTorch, %d in onnxruntime, export %.1fs, check %.1fs, " \
+        "total %.1fs" % (compared, n_ort, t_export, worst["check_s"], time.time() - t0)
+
+
+def fmt(worst, key):
+    return "%.1e" % worst[key] if key in worst else "-"
 
 
 def main(argv):
@@ -159,19 +196,34 @@ def main(argv):
         keep, models = models[1], models[2:]
     cli = os.path.join(build, "onnxgrad")
     passed = failed = 0
+    rows = []
     for name in models:
         d = os.path.join(keep, name) if keep else tempfile.mkdtemp(prefix="og_models_")
+        worst = {}
+        t0 = time.time()
         try:
-            msg = check_model(cli, name, d)
+            msg = check_model(cli, name, d, worst)
             passed += 1
+            status = "PASS"
             print("PASS %s: %s" % (name, msg), flush=True)
         except Exception as e:  # noqa: BLE001
             failed += 1
-            print("FAIL %s: %s" % (name, str(e).strip().splitlines()[-1] if str(e) else repr(e)),
-                  flush=True)
+            status = "FAIL: " + (str(e).strip().splitlines()[-1] if str(e) else repr(e))
+            print("FAIL %s: %s" % (name, status[6:]), flush=True)
         finally:
             if not keep:
                 subprocess.run(["rm", "-rf", d])
+        c = worst.get("counts", ("-", "-"))
+        rows.append("| %s | %s | %s (%s) | %s (%s) | %s (%s) | %.0f s | %s |" % (
+            name, fmt(worst, "run"), fmt(worst, "torch"), c[0], fmt(worst, "ort"), c[1],
+            fmt(worst, "check"), worst.get("checked", "-"), time.time() - t0, status[:120]))
+    # the errors measured: relative to max(|reference|max, 1e-2 of the model's largest
+    # gradient) for gradients (the bound is 1e-4), check's own measure for check
+    print("| model | run vs onnxruntime | grads vs PyTorch (n) | training graph in "
+          "onnxruntime (n) | check (tensors) | time | result |")
+    print("| --- | --- | --- | --- | --- | --- | --- |")
+    for r in rows:
+        print(r)
     print("%d passed, %d failed" % (passed, failed))
     return 1 if failed else 0
 

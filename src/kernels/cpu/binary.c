@@ -634,22 +634,39 @@ KERNEL2(k_or, or_fns, 1)
 KERNEL2(k_xor, xor_fns, 1)
 
 /* Integer Div and Mod: a zero divisor is an error, not a trap.  Every element of the
- * divisor reaches the output (when the output is not empty), so all are checked. */
-static og_status check_divisor(const og_kernel_ctx *k, const og_tensor *b)
-{
-    int64_t zero = -1;
-    if (b->dtype == OG_INT32) {
-        const int32_t *v = b->data;
-        for (int64_t i = 0; i < b->numel && zero < 0; i++)
-            if (v[i] == 0) zero = i;
-    } else if (b->dtype == OG_INT64) {
-        const int64_t *v = b->data;
-        for (int64_t i = 0; i < b->numel && zero < 0; i++)
-            if (v[i] == 0) zero = i;
-    } else if (og_dtype_is_integer(b->dtype)) { /* the narrow and unsigned ones */
-        for (int64_t i = 0; i < b->numel && zero < 0; i++)
-            if (og_tensor_get_i64(b, i) == 0) zero = i;
+ * divisor reaches the output (when the output is not empty), so all are checked.  The scan
+ * is the slot's of the bound loop (the binding is &fns[slot]): every integer width. */
+#define ZERO_SCAN(NAME, T)                                                                         \
+    static int64_t NAME(const void *bv, int64_t n)                                                 \
+    {                                                                                              \
+        const T *v = bv;                                                                           \
+        for (int64_t i = 0; i < n; i++)                                                            \
+            if (v[i] == 0) return i;                                                               \
+        return -1;                                                                                 \
     }
+ZERO_SCAN(zero_scan_i32, int32_t)
+ZERO_SCAN(zero_scan_i64, int64_t)
+ZERO_SCAN(zero_scan_i8, int8_t)
+ZERO_SCAN(zero_scan_i16, int16_t)
+ZERO_SCAN(zero_scan_u8, uint8_t)
+ZERO_SCAN(zero_scan_u16, uint16_t)
+ZERO_SCAN(zero_scan_u32, uint32_t)
+ZERO_SCAN(zero_scan_u64, uint64_t)
+typedef int64_t (*zero_scan_fn)(const void *b, int64_t n);
+static const zero_scan_fn zero_scans[S_N] = {
+    [S_I32] = zero_scan_i32, [S_I64] = zero_scan_i64, [S_I8] = zero_scan_i8,
+    [S_I16] = zero_scan_i16, [S_U8] = zero_scan_u8,   [S_U16] = zero_scan_u16,
+    [S_U32] = zero_scan_u32, [S_U64] = zero_scan_u64};
+
+/* The slot of this call's loop in fns: the bound one's, or without a binding t's. */
+static int bound_slot(const og_kernel_ctx *k, const bin_fn *fns, og_dtype t)
+{
+    return k->impl ? (int)((const bin_fn *)k->impl - fns) : slot_of(t);
+}
+
+static og_status check_divisor(const og_kernel_ctx *k, const og_tensor *b, int slot)
+{
+    int64_t zero = slot >= 0 && zero_scans[slot] ? zero_scans[slot](b->data, b->numel) : -1;
     if (zero >= 0)
         return og_kernel_error(k, OG_ERR_RUNTIME,
                                "integer division by zero (element %lld of input 1)",
@@ -667,7 +684,7 @@ static og_status k_div(const og_kernel_ctx *k, const og_tensor *const *in, int n
                        og_tensor *const *out, int n_out)
 {
     if (out[0]->numel > 0 && in[0]->dtype == in[1]->dtype) {
-        og_status st = check_divisor(k, in[1]);
+        og_status st = check_divisor(k, in[1], bound_slot(k, div_fns, in[0]->dtype));
         if (st) return st;
     }
     return binary(k, in[0], in[1], out[0], div_fns, 4);
@@ -683,11 +700,12 @@ static og_status k_mod(const og_kernel_ctx *k, const og_tensor *const *in, int n
                        og_tensor *const *out, int n_out)
 {
     const og_mod_params *mp = k->params;
+    const bin_fn *fns = mp && mp->fmod ? fmod_fns : pymod_fns;
     if (out[0]->numel > 0 && in[0]->dtype == in[1]->dtype) {
-        og_status st = check_divisor(k, in[1]);
+        og_status st = check_divisor(k, in[1], bound_slot(k, fns, in[0]->dtype));
         if (st) return st;
     }
-    return binary(k, in[0], in[1], out[0], mp && mp->fmod ? fmod_fns : pymod_fns, 16);
+    return binary(k, in[0], in[1], out[0], fns, 16);
 }
 
 static og_status k_pow(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
@@ -767,12 +785,18 @@ KERNELV(k_max, max_fns)
 KERNELV(k_min, min_fns)
 KERNELV(k_sum, add_fns)
 
-#define SCALE_LOOP(T, o, n, d)                                                                     \
-    do {                                                                                           \
-        T *v_ = (o);                                                                               \
-        const T d_ = (T)(d);                                                                       \
-        for (int64_t i_ = 0; i_ < (n); i_++) v_[i_] /= d_;                                         \
-    } while (0)
+/* Mean's final division by the input count, the slot's of the bound Sum loop. */
+#define SCALE_LOOP(NAME, T)                                                                        \
+    static void NAME(void *ov, int64_t n, int count)                                               \
+    {                                                                                              \
+        T *v = ov;                                                                                 \
+        const T d = (T)count;                                                                      \
+        for (int64_t i = 0; i < n; i++) v[i] /= d;                                                 \
+    }
+SCALE_LOOP(scale_f32, float)
+SCALE_LOOP(scale_f64, double)
+typedef void (*scale_fn)(void *o, int64_t n, int count);
+static const scale_fn mean_scales[S_N] = {[S_F32] = scale_f32, [S_F64] = scale_f64};
 
 /* Mean sums with Sum's loops, then divides: float types only. */
 static const void *select_k_mean(const og_node *n, og_dtype t)
@@ -785,13 +809,11 @@ static og_status k_mean(const og_kernel_ctx *k, const og_tensor *const *in, int 
                         og_tensor *const *out, int n_out)
 {
     og_tensor *o = out[0];
-    if (o->dtype != OG_FLOAT && o->dtype != OG_DOUBLE) return bad_dtype(k, 0, o->dtype);
+    int slot = bound_slot(k, add_fns, o->dtype);
+    if (slot < 0 || !mean_scales[slot]) return bad_dtype(k, 0, o->dtype);
     og_status st = variadic(k, in, n_in, o, add_fns);
     if (st || n_in == 1) return st;
-    if (o->dtype == OG_FLOAT)
-        SCALE_LOOP(float, o->data, o->numel, n_in);
-    else
-        SCALE_LOOP(double, o->data, o->numel, n_in);
+    mean_scales[slot](o->data, o->numel, n_in);
     return OG_OK;
 }
 

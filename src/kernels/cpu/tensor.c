@@ -651,36 +651,57 @@ static og_status slice_kernel(const og_kernel_ctx *k, const og_tensor *const *in
 
 /* ---- Range, Shape, Size ------------------------------------------------------------- */
 
-#define RANGE_CASE(E, T)                                                                           \
-    case E: {                                                                                      \
-        T s0 = *(const T *)in[0]->data, dl = *(const T *)in[2]->data;                              \
-        T *restrict o = out[0]->data;                                                              \
+#define RANGE_LOOP(NAME, T)                                                                        \
+    static void NAME(const void *start, const void *delta, void *out, int64_t n)                   \
+    {                                                                                              \
+        T s0 = *(const T *)start, dl = *(const T *)delta;                                          \
+        T *restrict o = out;                                                                       \
         for (int64_t i = 0; i < n; i++) o[i] = (T)(s0 + (T)i * dl);                                \
-    } break;
+    }
 
 /* Integers step in unsigned arithmetic: i * delta may pass the type's range even where
  * start + i * delta (which inference keeps inside [start, limit)) does not. */
-#define RANGE_INT_CASE(E, T, U)                                                                    \
-    case E: {                                                                                      \
-        U s0 = (U) * (const T *)in[0]->data, dl = (U) * (const T *)in[2]->data;                    \
-        T *restrict o = out[0]->data;                                                              \
+#define RANGE_INT_LOOP(NAME, T, U)                                                                 \
+    static void NAME(const void *start, const void *delta, void *out, int64_t n)                   \
+    {                                                                                              \
+        U s0 = (U) * (const T *)start, dl = (U) * (const T *)delta;                                \
+        T *restrict o = out;                                                                       \
         for (int64_t i = 0; i < n; i++) o[i] = (T)(U)(s0 + (U)i * dl);                             \
-    } break;
+    }
+RANGE_LOOP(range_f32, float)
+RANGE_LOOP(range_f64, double)
+RANGE_INT_LOOP(range_i16, int16_t, uint16_t)
+RANGE_INT_LOOP(range_i32, int32_t, uint32_t)
+RANGE_INT_LOOP(range_i64, int64_t, uint64_t)
+
+typedef struct range_loop {
+    void (*fn)(const void *start, const void *delta, void *out, int64_t n);
+} range_loop;
+static const range_loop range_loops[5] = {
+    {range_f32}, {range_f64}, {range_i16}, {range_i32}, {range_i64}};
+
+/* The loop of start's dtype (the output's), bound at session creation. */
+static const void *select_range(const og_node *n, og_dtype t)
+{
+    (void)n;
+    switch (t) {
+    case OG_FLOAT: return &range_loops[0];
+    case OG_DOUBLE: return &range_loops[1];
+    case OG_INT16: return &range_loops[2];
+    case OG_INT32: return &range_loops[3];
+    case OG_INT64: return &range_loops[4];
+    default: return NULL;
+    }
+}
 
 static og_status range_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                               og_tensor *const *out, int n_out)
 {
-    int64_t n = out[0]->numel;
-    switch (out[0]->dtype) {
-        RANGE_CASE(OG_FLOAT, float)
-        RANGE_CASE(OG_DOUBLE, double)
-        RANGE_INT_CASE(OG_INT16, int16_t, uint16_t)
-        RANGE_INT_CASE(OG_INT32, int32_t, uint32_t)
-        RANGE_INT_CASE(OG_INT64, int64_t, uint64_t)
-    default:
+    const range_loop *l = k->impl ? k->impl : select_range(k->node, out[0]->dtype);
+    if (!l)
         return og_kernel_error(k, OG_ERR_UNSUPPORTED, "Range of %s is not supported",
                                og_dtype_name(out[0]->dtype));
-    }
+    l->fn(in[0]->data, in[2]->data, out[0]->data, out[0]->numel);
     return OG_OK;
 }
 
@@ -977,7 +998,7 @@ static const og_dtype cast_types[] = {OG_FLOAT,          OG_DOUBLE,     OG_FLOAT
                                       OG_BOOL,           OG_STRING,     OG_FLOAT8E4M3FN,
                                       OG_FLOAT8E4M3FNUZ, OG_FLOAT8E5M2, OG_FLOAT8E5M2FNUZ,
                                       OG_UINT4,          OG_INT4,       0};
-/* Range's loops (RANGE_CASE): its output has the dtype of start, input 0. */
+/* Range's loops (select_range): its output has the dtype of start, input 0. */
 static const og_dtype range_types[] = {OG_FLOAT, OG_DOUBLE, OG_INT16, OG_INT32, OG_INT64, 0};
 
 /* The entries without types move bytes of any dtype by element size (Concat, Expand, Pad,
@@ -991,7 +1012,11 @@ const og_kernel_def og_cpu_tensor[] = {
     {.name = "Constant", .domain = "", .fn = constant_kernel},
     {.name = "ConstantOfShape", .domain = "", .fn = cos_kernel},
     {.name = "Expand", .domain = "", .fn = expand_kernel, .strings = 1},
-    {.name = "Range", .domain = "", .fn = range_kernel, .types = range_types},
+    {.name = "Range",
+     .domain = "",
+     .fn = range_kernel,
+     .types = range_types,
+     .select = select_range},
     {.name = "Shape", .domain = "", .fn = shape_kernel, .strings = 1},
     {.name = "Size", .domain = "", .fn = size_kernel, .strings = 1},
     {.name = "Split", .domain = "", .fn = split_kernel, .strings = 1},

@@ -672,12 +672,14 @@ static og_status k_clip(const og_kernel_ctx *k, const og_tensor *const *in, int 
 {
     const og_unary_params *p = k->params;
     const og_tensor *x = in[0];
-    bool is_int = x->dtype == OG_INT32 || x->dtype == OG_INT64;
+    /* integer or float bounds: the bound loop's (a member of fns_clip), else x's dtype */
+    const uchunk *bound = k->impl ? k->impl : pick(&fns_clip, x->dtype);
+    bool i32 = bound == &fns_clip.i32, i64 = bound == &fns_clip.i64, is_int = i32 || i64;
     uargs a;
     args_from_params(k, &a);
     if (is_int) {
-        a.lo_i = x->dtype == OG_INT32 ? INT32_MIN : INT64_MIN;
-        a.hi_i = x->dtype == OG_INT32 ? INT32_MAX : INT64_MAX;
+        a.lo_i = i32 ? INT32_MIN : INT64_MIN;
+        a.hi_i = i32 ? INT32_MAX : INT64_MAX;
     }
     if (k->node->since_version < 11) {
         if (p) {
@@ -698,7 +700,7 @@ static og_status k_clip(const og_kernel_ctx *k, const og_tensor *const *in, int 
                 return og_kernel_error(k, OG_ERR_TYPE, "input %d (%s) is %s, input 0 is %s", i,
                                        names[i], og_dtype_name(b->dtype), og_dtype_name(x->dtype));
             if (is_int) {
-                int64_t v = og_tensor_get_i64(b, 0);
+                int64_t v = i32 ? *(const int32_t *)b->data : *(const int64_t *)b->data;
                 *(i == 1 ? &a.lo_i : &a.hi_i) = v;
             } else {
                 double v = og_tensor_get_f64(b, 0);
