@@ -24,9 +24,16 @@
  *  - Threads.  Distinct handles may be used from distinct threads at once.  A function
  *    taking a `const og_xxx *` handle does not write to it, so several threads may make such
  *    calls on one handle at once, provided no call taking it non-const runs meanwhile.
- *    Otherwise one handle may not be used from two threads at once, except where a comment
- *    says "thread-safe".  A model is immutable once loaded, so several sessions of one
- *    model may run in parallel threads.
+ *    Otherwise one handle serves one thread at a time, except where a comment says
+ *    "thread-safe".  Sessions, gradient objects, instances and trainers check it: a
+ *    non-const call made while another thread is inside one on the same handle fails at
+ *    once with OG_ERR_BUSY (an atomic in-use flag, a few nanoseconds), never sharing its
+ *    state; the first call is not disturbed.  onnxruntime lets one session serve
+ *    concurrent runs; onnxgrad does not: a server makes one session per thread (sessions of
+ *    one model share its weights, so each costs only its own buffers; see
+ *    tests/unit/test_threads.c).  A model is immutable once loaded, so several sessions of
+ *    one model may run in parallel threads.  Freeing a handle while another thread uses it
+ *    is undefined, as everywhere.
  *  - Allocation.  Every allocation made for a handle goes through the og_allocator given
  *    when the handle (or its parent) was created; NULL means the C library's malloc.
  */
@@ -70,7 +77,8 @@ extern "C" {
  * and optional types and values within each other (seq(map(int64, tensor(float))) is 2
  * deep), and subgraphs within subgraphs.  Deeper models and values are refused with a
  * message naming the depth and this limit (onnxruntime's protobuf recursion limit is 100
- * too). */
+ * too).  Loading counts the nesting of the file's protobuf messages against
+ * og_load_options.max_depth, whose default is this value, before anything is decoded. */
 #define OG_MAX_NESTING 100
 
 /* ---------------------------------------------------------------------------------- */
@@ -88,7 +96,11 @@ typedef enum og_status {
     OG_ERR_SHAPE = 7,       /* shapes that do not fit an op or a declared input */
     OG_ERR_TYPE = 8,        /* element types that do not fit */
     OG_ERR_RUNTIME = 9,     /* a failure while running (out-of-range index, NaN in debug) */
-    OG_ERR_INTERNAL = 10    /* a broken invariant inside onnxgrad: please report it */
+    OG_ERR_INTERNAL = 10,   /* a broken invariant inside onnxgrad: please report it */
+    OG_ERR_LIMIT = 11,      /* a limit of the load, session or data options was reached
+                               (nesting depth, counts, sizes, the memory budget): the message
+                               names the limit, the value asked for and the option */
+    OG_ERR_BUSY = 12        /* the handle is in use by a call in another thread (see Threads) */
 } og_status;
 
 /* A constant English name for a status code ("OG_ERR_SHAPE"). */
@@ -296,11 +308,43 @@ OG_API const og_tensor *og_optional_value(const og_tensor *opt);
 
 typedef struct og_model og_model;
 
+/* Defaults of the limits of og_load_options (a field left 0 takes its default). */
+#define OG_DEFAULT_MAX_DEPTH          OG_MAX_NESTING /* also the most it may be set to */
+#define OG_DEFAULT_MAX_NODES          (1LL << 24)    /* 16,777,216 */
+#define OG_DEFAULT_MAX_VALUES         (1LL << 26)    /* 67,108,864 */
+#define OG_DEFAULT_MAX_ATTRIBUTES     (1LL << 26)
+#define OG_DEFAULT_MAX_OPSETS         1024
+#define OG_DEFAULT_MAX_STRING_BYTES   (1LL << 24)       /* 16 MiB */
+#define OG_DEFAULT_MAX_MODEL_BYTES    ((1LL << 31) - 1) /* protobuf's 2 GiB limit */
+#define OG_DEFAULT_MAX_EXTERNAL_BYTES (1LL << 34)       /* 16 GiB */
+
 typedef struct og_load_options {
     const og_allocator *allocator; /* NULL: the C library's */
     /* Folder against which external-data locations are resolved.  NULL: the folder of the
      * model file (og_model_load_file), or refuse external data (og_model_load_buffer). */
     const char *base_dir;
+    /* Limits on what a model may declare, checked while the bytes are scanned, before the
+     * model is decoded: beyond one, loading fails with OG_ERR_LIMIT and a message naming the
+     * limit and this field.  0 takes the default (OG_DEFAULT_MAX_...); a negative value is
+     * refused (OG_ERR_INVALID_ARG).  A model loaded with these options keeps them for every
+     * later pass over it (nested subgraphs are walked under the same max_depth).
+     *   max_depth: nesting, as OG_MAX_NESTING counts it (subgraphs within subgraphs plus
+     *     sequence, map and optional types within types), at most OG_MAX_NESTING: a limit a
+     *     caller may lower, not raise.  The raw protobuf nesting this allows is about 3 levels
+     *     per level; decoding takes about 1 KB of stack per raw level on top of ~100 KB, so a
+     *     thread loading a model at the default depth needs ~400 KB of stack.
+     *   max_nodes, max_attributes, max_opsets: NodeProtos, AttributeProtos and opset
+     *     imports, counted in every graph, subgraph, function and training graph together.
+     *   max_values: value infos, initializers and node outputs, counted the same way.
+     *   max_string_bytes: the longest name, op type, domain, doc string or metadata key or
+     *     value (tensor and attribute bytes are not strings).
+     *   max_model_bytes: the serialized model.
+     *   max_external_bytes: external data, all tensors together, checked against each
+     *     file's size before anything is read or allocated. */
+    int max_depth;
+    int max_opsets;
+    int64_t max_nodes, max_values, max_attributes;
+    int64_t max_string_bytes, max_model_bytes, max_external_bytes;
 } og_load_options;
 
 /* Parse an ONNX model, convert it to onnxgrad's graph, resolve every node's opset and
@@ -310,7 +354,10 @@ typedef struct og_load_options {
  * Errors: OG_ERR_IO, OG_ERR_PARSE (bytes that are not an ONNX ModelProto),
  * OG_ERR_MODEL (cycles, dangling names, duplicate outputs, missing initializer data),
  * OG_ERR_UNSUPPORTED (IR version outside 3..10, default-domain opset outside 7..21, an op
- * the executor does not implement: the message names op, domain and opset), OG_ERR_NOMEM. */
+ * the executor does not implement: the message names op, domain and opset), OG_ERR_LIMIT
+ * (a limit of og_load_options: nesting depth, counts, string or file sizes), OG_ERR_NOMEM.
+ * A path that is not a regular file (a FIFO, a device, a folder) is refused (OG_ERR_IO)
+ * without blocking. */
 OG_API og_status og_model_load_file(const char *path, const og_load_options *opts, og_model **out);
 OG_API og_status og_model_load_buffer(const void *data, size_t size, const og_load_options *opts,
                                       og_model **out);
@@ -405,6 +452,11 @@ typedef struct og_session og_session;
 typedef enum og_log_level { OG_LOG_DEBUG = 0, OG_LOG_INFO = 1, OG_LOG_WARN = 2 } og_log_level;
 typedef void (*og_log_fn)(void *user, og_log_level level, const char *message);
 
+/* The default memory budget of a session (og_session_options.max_memory): 4 GiB. */
+#define OG_DEFAULT_MAX_MEMORY (4LL << 30)
+/* The default for what a dataset load may read and decode (og_data_options.max_memory). */
+#define OG_DEFAULT_MAX_DATA_MEMORY (2LL << 30)
+
 typedef struct og_session_options {
     int threads;                   /* 0: one thread per core; 1: no threading; < 0 refused */
     const og_allocator *allocator; /* NULL: the model's */
@@ -418,6 +470,15 @@ typedef struct og_session_options {
      * from (seed, k), so every run draws anew and the same seed repeats the same sequence;
      * each node draws its own stream (its name and its seed attribute). */
     uint64_t seed;
+    /* The memory budget, in bytes: the most the session may hold at once of tensor data
+     * (values alive during a run, its pool's idle blocks, outputs the caller has not freed
+     * yet), kernel scratch, and the sessions, values and stacked outputs of the If, Loop
+     * and Scan subgraphs it runs (one budget, however deep they nest or however many
+     * iterations they take).  A run that would go past it fails with OG_ERR_LIMIT before
+     * allocating, naming the node, the bytes it asked for and the budget; idle blocks are
+     * freed first to make room.  0: OG_DEFAULT_MAX_MEMORY; < 0 refused; INT64_MAX: no
+     * limit.  Inputs and initializers are the caller's and the model's, not counted. */
+    int64_t max_memory;
 } og_session_options;
 
 /* A session runs one model.  Creating it finds each node's CPU kernel and the last node that
@@ -455,9 +516,11 @@ OG_API og_status og_session_set_rng(og_session *s, uint64_t seed, uint64_t runs)
  * pool right after its last reader.  Only the pool's blocks carry over from run to run, so
  * a later run reuses the memory of earlier ones.
  * Errors: OG_ERR_INVALID_ARG (NULL session or arrays, unknown or repeated name, missing
- * input), OG_ERR_TYPE, OG_ERR_SHAPE (including shapes an op does not accept), OG_ERR_RUNTIME
- * (e.g. an index out of range in the data, NaN/Inf with debug), OG_ERR_UNSUPPORTED (an
- * attribute or dtype combination a kernel does not handle), OG_ERR_NOMEM. */
+ * input), OG_ERR_TYPE, OG_ERR_SHAPE (including shapes an op does not accept, and sizes
+ * that overflow), OG_ERR_RUNTIME (e.g. an index out of range in the data, NaN/Inf with
+ * debug), OG_ERR_UNSUPPORTED (an attribute or dtype combination a kernel does not handle),
+ * OG_ERR_LIMIT (the memory budget, og_session_options.max_memory), OG_ERR_BUSY (the session
+ * is running a call in another thread: one run at a time per session), OG_ERR_NOMEM. */
 OG_API og_status og_session_run(og_session *s, const char *const *input_names,
                                 const og_tensor *const *inputs, int n_inputs, og_tensor **outputs);
 
@@ -516,6 +579,10 @@ typedef struct og_grad_options {
     void *log_user;
     int debug;     /* nonzero: check every node's outputs for NaN/Inf, with names */
     uint64_t seed; /* as og_session_options: Dropout's masks, new at every run */
+    /* Memory budget of each session the object and its instances run (as
+     * og_session_options.max_memory: 0 is OG_DEFAULT_MAX_MEMORY); a training forward's saved
+     * state counts until its backward. */
+    int64_t max_memory;
 } og_grad_options;
 
 /* Build the training graph of m.  The model must outlive the gradient object.  opts may be
@@ -542,8 +609,10 @@ OG_API const char *og_grad_weight_name(const og_grad *g, int i);
  * argument, not a trained weight), with *value NULL. */
 OG_API og_status og_grad_get_weight(const og_grad *g, const char *name, const og_tensor **value);
 /* Copy `value` into trained weight `name`; dtype and shape must match.  Instances use the
- * new value from their next call; no instance of g may be running meanwhile.
- * Errors: OG_ERR_INVALID_ARG, OG_ERR_TYPE, OG_ERR_SHAPE. */
+ * new value from their next call.  It is refused with OG_ERR_BUSY while og_grad_run or an
+ * instance's forward or backward runs in another thread (and those are refused while it
+ * runs): weights never change under a run.
+ * Errors: OG_ERR_INVALID_ARG, OG_ERR_TYPE, OG_ERR_SHAPE, OG_ERR_BUSY. */
 OG_API og_status og_grad_set_weight(og_grad *g, const char *name, const og_tensor *value);
 
 /* The training graph as a model (owned by g): inspect it or save it with
@@ -590,9 +659,12 @@ OG_API og_status og_grad_load_buffer(const void *data, size_t size, const og_gra
  * (which costs one extra forward run to learn the shape).  outputs receives
  * og_grad_output_count() new tensors; grads receives og_grad_input_count() +
  * og_grad_weight_count() new tensors: the inputs' gradients, then the weights'; on failure
- * every entry of both is NULL.  g's scratch state changes: one thread at a time.
- * Errors: OG_ERR_INVALID_ARG (NULL g or arrays, more inputs than the model has), as
- * og_session_run otherwise. */
+ * every entry of both is NULL.  g's scratch state changes: one og_grad_run at a time per
+ * gradient object (another thread's meanwhile fails with OG_ERR_BUSY; instances run in
+ * parallel with it).
+ * Errors: OG_ERR_INVALID_ARG (NULL g or arrays, more inputs than the model has), OG_ERR_BUSY
+ * (og_grad_run running in another thread, or og_grad_set_weight), as og_session_run
+ * otherwise. */
 OG_API og_status og_grad_run(og_grad *g, const char *const *input_names,
                              const og_tensor *const *inputs, int n_inputs,
                              const og_tensor *const *grad_outputs, og_tensor **outputs,
@@ -601,7 +673,9 @@ OG_API og_status og_grad_run(og_grad *g, const char *const *input_names,
 /* Instances: the seed's forward/backward mechanism.  An instance runs the graphs of one
  * gradient object with sessions of its own; several instances of one object may run in
  * different threads at once (the object must outlive them and must not be changed by
- * og_grad_set_weight meanwhile).  One instance is used by one thread at a time.
+ * og_grad_set_weight meanwhile: it is refused then).  One instance is used by one thread at
+ * a time: a forward or backward while another thread's runs on the same instance fails
+ * with OG_ERR_BUSY.
  * og_grad_new_instance errors: OG_ERR_INVALID_ARG (NULL argument), as og_session_create. */
 typedef struct og_instance og_instance;
 
@@ -650,7 +724,8 @@ OG_API size_t og_instance_saved_bytes(const og_instance *inst);
  * read it: such a forward keeps a view of the tensors the backward half reads (model inputs,
  * overriding weights, intermediate values that share their memory) instead of copying them,
  * so the caller keeps that memory alive and unchanged until the matching backward has run
- * (or the instance is freed).  Errors: OG_ERR_INVALID_ARG (NULL inst, slot out of range).
+ * (or the instance is freed).  Errors: OG_ERR_INVALID_ARG (NULL inst, slot out of range),
+ * OG_ERR_BUSY (another thread is inside a call on inst: t is freed, the slot unchanged).
  *
  * og_instance_forward_bound and og_instance_backward_bound behave as og_instance_forward and
  * og_instance_backward with the bound tensors as inputs (and seeds).  info, when not NULL,
@@ -662,8 +737,8 @@ OG_API size_t og_instance_saved_bytes(const og_instance *inst);
  * is NULL in outputs/grads and its info gives its address in the block.  For a binding, one
  * block for the small results of a call costs less than one object per result; larger
  * results are never copied.  Errors: as
- * og_instance_forward / og_instance_backward; OG_ERR_INVALID_ARG (NULL inst or result
- * array). */
+ * og_instance_forward / og_instance_backward (OG_ERR_BUSY included: one call at a time per
+ * instance, bound or not); OG_ERR_INVALID_ARG (NULL inst or result array). */
 #define OG_BLOCK_RESULT_MAX 16384
 OG_API int og_instance_slot_count(const og_instance *inst);
 OG_API const char *og_instance_slot_name(const og_instance *inst, int slot);
@@ -705,6 +780,11 @@ typedef struct og_data_options {
     /* OG_FLOAT (default when OG_UNDEFINED) or OG_INT64 (class labels: each target cell
      * must then hold an integer). */
     og_dtype target_dtype;
+    /* The most bytes a load may read and decode: the file, then every .npz member as it
+     * inflates (its declared size checked before anything is allocated).  Beyond it the load
+     * fails with OG_ERR_LIMIT naming this field.  0: OG_DEFAULT_MAX_DATA_MEMORY; < 0
+     * refused. */
+    int64_t max_memory;
 } og_data_options;
 
 /* Read a dataset from a CSV file (.csv, .tsv, .txt; any other extension not .npy/.npz),
@@ -726,7 +806,7 @@ typedef struct og_data_options {
  * empty dataset); OG_ERR_SHAPE (arrays whose sample counts differ, a .npy that is not 2-D);
  * OG_ERR_TYPE (a non-integral float target in an array when target_dtype is OG_INT64);
  * OG_ERR_UNSUPPORTED (an array dtype outside the list above, a zip method other than
- * stored or deflate); OG_ERR_NOMEM. */
+ * stored or deflate); OG_ERR_LIMIT (past max_memory); OG_ERR_NOMEM. */
 OG_API og_status og_dataset_load(const char *path, const og_data_options *opts,
                                  const og_allocator *alloc, og_dataset **out);
 
@@ -894,10 +974,14 @@ typedef struct og_trainer_options {
     const og_allocator *allocator;
     og_log_fn log;
     void *log_user;
-    uint64_t seed; /* the shuffles of og_trainer_fit (og_dataset_split takes its own) */
+    uint64_t seed;      /* the shuffles of og_trainer_fit (og_dataset_split takes its own) */
+    int64_t max_memory; /* memory budget of each session (og_session_options.max_memory) */
 } og_trainer_options;
 
-/* The loss model must outlive the trainer.  opts may be NULL.
+/* The loss model must outlive the trainer.  opts may be NULL.  A trainer serves one thread
+ * at a time: a non-const og_trainer_* call (step, evaluate, predict, set_weight,
+ * load_checkpoint, fit) made while another thread is inside one fails with OG_ERR_BUSY;
+ * calls nested in one thread (a fit callback predicting) are allowed.
  *
  * Algorithm mode: with optim == NULL, the model must carry one TrainingInfoProto (ONNX's
  * ModelProto.training_info, e.g. from og_trainer_export_training_model) and the trainer runs

@@ -3,11 +3,13 @@
  * the losses per epoch, an SVG plot of them, checkpoints and the trained model.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,7 +19,8 @@
 #include "onnxgrad_mpi.h"
 #endif
 
-const char cli_train_usage[] =
+/* in two parts: C compilers need only take string literals of 4,095 characters */
+static const char train_usage_1[] =
     "usage: onnxgrad train MODEL --data FILE --loss L [options] -o OUT.onnx\n"
     "\n"
     "Train MODEL's weights on FILE and write the trained inference model to OUT.onnx, the\n"
@@ -55,7 +58,8 @@ const char cli_train_usage[] =
     "                           cosine (after --warmup N steps, down to --min-lr X at the\n"
     "                           end) | step (x --gamma G every --step-size N steps)\n"
     "  --alpha A  --power-t P   optimal / invscaling parameters\n"
-    "  --weights A,B            weights to train (default: every float initializer)\n"
+    "  --weights A,B            weights to train (default: every float initializer)\n";
+static const char train_usage_2[] =
     "\n"
     "Loop:\n"
     "  --epochs N (default 10)  --batch-size B (default 32)  --seed S (default 0)\n"
@@ -63,6 +67,8 @@ const char cli_train_usage[] =
     "  --checkpoint FILE        save weights + optimizer state after every epoch (atomic)\n"
     "  --resume                 continue from --checkpoint when it exists\n"
     "  --threads N              worker threads (default: one per core)\n"
+    "  --max-memory SIZE        memory budget of each session and of reading --data (bytes,\n"
+    "                           or with K, M, G, T; default 4G per session, 2G for data)\n"
     "  --history FILE.csv  --plot FILE.svg   override the default file names\n"
     "  --export-training FILE   also write the trained model with its training step as an\n"
     "                           ONNX TrainingInfoProto (loss, gradients, optimizer update)\n"
@@ -80,6 +86,12 @@ const char cli_train_usage[] =
     "\n"
     "A NaN or infinite loss stops training with the step number (exit 1); the checkpoint\n"
     "of the last finished epoch is kept.\n";
+
+void cli_train_usage(FILE *f)
+{
+    fputs(train_usage_1, f);
+    fputs(train_usage_2, f);
+}
 
 #define MAX_LIST   4096
 #define MAX_EPOCHS 100000
@@ -321,7 +333,7 @@ typedef struct args {
     const char *checkpoint, *history, *plot, *weight_column, *reduction, *export_training;
     const char *targets[MAX_LIST], *features[MAX_LIST], *weights[MAX_LIST];
     int n_targets, n_features, n_weights, epochs, threads;
-    int64_t batch_size, warmup, step_size;
+    int64_t batch_size, warmup, step_size, max_memory;
     double val_split, lr, momentum, beta1, beta2, eps, weight_decay, lr_decay, clip_norm, alpha,
         power_t, gamma, min_lr, l1, l2, l1_ratio, delta, bucket_mb, comm_timeout;
     bool nesterov, resume, quiet, no_shuffle, no_header;
@@ -471,6 +483,15 @@ static int parse_args(args *a, int argc, char **argv)
             continue;
         }
         int64_t n;
+        if (strcmp(o, "--max-memory") == 0) {
+            if (!cli_parse_bytes(v, &a->max_memory)) {
+                snprintf(msg, sizeof msg,
+                         "train: --max-memory needs a size (bytes, or with K, M, G, T), not '%s'",
+                         v);
+                return cli_bad_usage(msg);
+            }
+            continue;
+        }
         if (strcmp(o, "--epochs") == 0 || strcmp(o, "--threads") == 0 || strcmp(o, "--seed") == 0) {
             if (!parse_i64(v, &n) || n > (strcmp(o, "--seed") == 0 ? INT64_MAX : 1000000)) {
                 snprintf(msg, sizeof msg, "train: %s needs a non-negative integer, not '%s'", o, v);
@@ -550,6 +571,36 @@ static void sibling(const char *out, const char *ext, char *buf, size_t size)
     size_t n = strlen(out);
     if (n > 5 && strcmp(out + n - 5, ".onnx") == 0) n -= 5;
     snprintf(buf, size, "%.*s%s", (int)n, out, ext);
+}
+
+/* Can `path` be written?  A file is created and removed in its folder (what a read-only
+ * folder, a full disk or missing permissions refuse), and path must not be a folder.
+ * Checked for every file a run writes before it trains, so that it fails at once instead
+ * of after its last epoch.  Exit status 1 with a message, or 0. */
+static int check_writable(const char *path, const char *what)
+{
+    char probe[4096];
+    struct stat sb;
+    const char *slash = strrchr(path, '/');
+    int dir_len = slash ? (int)(slash - path) : 0;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "onnxgrad: %s '%s' is a folder\n", what, path);
+        return 1;
+    }
+    if (snprintf(probe, sizeof probe, "%.*s%s.onnxgrad-probe-XXXXXX", dir_len, slash ? path : "",
+                 slash ? "/" : "") >= (int)sizeof probe) {
+        fprintf(stderr, "onnxgrad: %s '%s': path too long\n", what, path);
+        return 1;
+    }
+    int fd = mkstemp(probe);
+    if (fd < 0) {
+        fprintf(stderr, "onnxgrad: cannot write %s '%s': %s (checked before training)\n", what,
+                path, strerror(errno));
+        return 1;
+    }
+    close(fd);
+    unlink(probe);
+    return 0;
 }
 
 /* Parse and check the options into loss and optimizer settings; exit status or 0. */
@@ -748,10 +799,25 @@ int cli_train(int argc, char **argv)
     dopt.features = a.n_features ? a.features : NULL;
     dopt.n_features = a.n_features;
     dopt.weight = a.weight_column;
+    dopt.max_memory = a.max_memory;
+    /* every file the run writes, checked before anything runs (rank 0 writes them; every
+     * rank stops with it, below, through og_comm_agree) */
+    og_status st = OG_OK;
+    if (rank == 0) {
+        char csv0[4096], svg0[4096];
+        sibling(a.out, ".csv", csv0, sizeof csv0);
+        sibling(a.out, ".svg", svg0, sizeof svg0);
+        if (check_writable(a.out, "the output model") ||
+            check_writable(a.history ? a.history : csv0, "the history") ||
+            check_writable(a.plot ? a.plot : svg0, "the plot") ||
+            (a.checkpoint && check_writable(a.checkpoint, "the checkpoint")) ||
+            (a.export_training && check_writable(a.export_training, "the training model")))
+            st = og_set_error(OG_ERR_IO, "train: an output cannot be written (nothing was run)");
+    }
     /* Every rank reads the same files; what fails on one rank stops all of them together
      * (og_comm_agree), with that rank's message, printed once by rank 0. */
     bool usage = false;
-    og_status st = og_model_load_file(a.model, NULL, &m);
+    if (!st) st = og_model_load_file(a.model, NULL, &m);
     if (!st && algorithm) {
         if ((usage = og_model_training_info_count(m) == 0))
             st =
@@ -781,6 +847,7 @@ int cli_train(int argc, char **argv)
     to.n_weights = a.n_weights;
     to.threads = a.threads;
     to.seed = a.seed;
+    to.max_memory = a.max_memory;
     if (!st) st = og_trainer_create(algorithm ? m : lm, algorithm ? NULL : &oo, &to, &t);
     if (comm && (st = og_comm_agree(comm, st)) == OG_OK) {
         size_t bucket = isnan(a.bucket_mb) ? 0 : (size_t)fmax(1.0, a.bucket_mb * 1048576.0);
@@ -825,16 +892,23 @@ int cli_train(int argc, char **argv)
     sibling(a.out, ".csv", csv, sizeof csv);
     sibling(a.out, ".svg", svg, sizeof svg);
     int base = p.h.first;
+    bool unwritten = false; /* a history or plot that could not be written: exit 1 at the end */
     if (algorithm)
         snprintf(title, sizeof title, "%s: its TrainingInfoProto", a.model);
     else
         snprintf(title, sizeof title, "%s: %s loss, %s", a.model, a.loss,
                  a.optimizer ? a.optimizer : "sgd");
     if (p.h.n > 0) {
-        if (write_csv(a.history ? a.history : csv, &p.h, base) != 0)
-            fprintf(stderr, "onnxgrad: cannot write '%s'\n", a.history ? a.history : csv);
-        if (write_svg(a.plot ? a.plot : svg, &p.h, base, title) != 0)
-            fprintf(stderr, "onnxgrad: cannot write '%s'\n", a.plot ? a.plot : svg);
+        if (write_csv(a.history ? a.history : csv, &p.h, base) != 0) {
+            fprintf(stderr, "onnxgrad: cannot write '%s': %s\n", a.history ? a.history : csv,
+                    strerror(errno));
+            unwritten = true;
+        }
+        if (write_svg(a.plot ? a.plot : svg, &p.h, base, title) != 0) {
+            fprintf(stderr, "onnxgrad: cannot write '%s': %s\n", a.plot ? a.plot : svg,
+                    strerror(errno));
+            unwritten = true;
+        }
     }
     if (st) {
         cli_fail();
@@ -849,6 +923,10 @@ int cli_train(int argc, char **argv)
     if (a.export_training && (og_trainer_export_training_model(t, &with_step) ||
                               og_model_save_file(with_step, a.export_training)))
         goto done;
+    if (unwritten) {
+        rc = 1;
+        goto cleanup;
+    }
     if (!a.quiet) {
         printf("wrote %s (%lld steps), %s, %s\n", a.out, (long long)og_trainer_step_count(t),
                a.history ? a.history : csv, a.plot ? a.plot : svg);

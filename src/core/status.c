@@ -25,6 +25,8 @@ const char *og_status_name(og_status status)
     case OG_ERR_TYPE: return "OG_ERR_TYPE";
     case OG_ERR_RUNTIME: return "OG_ERR_RUNTIME";
     case OG_ERR_INTERNAL: return "OG_ERR_INTERNAL";
+    case OG_ERR_LIMIT: return "OG_ERR_LIMIT";
+    case OG_ERR_BUSY: return "OG_ERR_BUSY";
     }
     return "OG_ERR_UNKNOWN";
 }

@@ -30,7 +30,9 @@ og_status og_exec_create_subs(og_session *s, int ni, const og_session_options *o
     og_session_options o = {0};
     if (opts) o = *opts;
     o.threads = s->threads;
-    o.allocator = s->alloc;
+    /* the subgraph's memory (its pool's blocks, its outputs) counts against this session's
+     * budget, so nesting or iterating cannot multiply the budget */
+    o.allocator = og_pool_allocator(s->pool);
     for (int k = 0; k < 2 && names[k]; k++) {
         const og_graph *sub = graph_attr(n, names[k]);
         char label[256];
@@ -38,6 +40,16 @@ og_status og_exec_create_subs(og_session *s, int ni, const og_session_options *o
             return og_error(OG_ERR_INTERNAL, "%s: no attribute '%s'",
                             og_node_label(n, label, sizeof label), names[k]);
         og_status st = og_exec_create(sub, s->backend, s->alloc, &o, &subs[k].s);
+        size_t held, budget, refused;
+        og_pool_usage(s->pool, &held, &budget, &refused);
+        (void)held;
+        if (st == OG_ERR_NOMEM && refused)
+            return og_error(
+                OG_ERR_LIMIT,
+                "%s, attribute '%s': an allocation of %zu bytes for its session would pass "
+                "the session's memory budget of %zu bytes "
+                "(og_session_options.max_memory)",
+                og_node_label(n, label, sizeof label), names[k], refused, budget);
         if (st)
             return og_error_prefix(st, "%s, attribute '%s'", og_node_label(n, label, sizeof label),
                                    names[k]);
@@ -295,7 +307,7 @@ static og_status run_loop(og_session *s, int ni)
 {
     const og_node *n = &s->g->nodes[ni];
     const og_control_params *p = n->params;
-    const og_allocator *a = s->alloc;
+    const og_allocator *a = og_pool_allocator(s->pool); /* counted in the budget */
     const og_subexec *x = &s->subs[ni][0];
     int N = p->n_state, K = p->n_scan_out;
     og_status st = OG_OK;
@@ -374,11 +386,11 @@ done:
     for (int j = 0; carried && j < N; j++) og_tensor_free(carried[j]);
     for (int j = 0; wrapped && j < N; j++) og_tensor_free(wrapped[j]);
     for (int k = 0; scans && k < K; k++) tlist_free(a, &scans[k]);
-    og_free(a, (void *)ins);
-    og_free(a, carried);
-    og_free(a, wrapped);
-    og_free(a, outs);
-    og_free(a, scans);
+    og_free(s->alloc, (void *)ins);
+    og_free(s->alloc, carried);
+    og_free(s->alloc, wrapped);
+    og_free(s->alloc, outs);
+    og_free(s->alloc, scans);
     return st;
 }
 
@@ -393,7 +405,7 @@ static og_status scan_once(og_session *s, int ni, const og_tensor *const *st0,
 {
     const og_node *n = &s->g->nodes[ni];
     const og_control_params *p = n->params;
-    const og_allocator *a = s->alloc;
+    const og_allocator *a = og_pool_allocator(s->pool); /* counted in the budget */
     const og_subexec *x = &s->subs[ni][0];
     int S = p->n_state, M = p->n_scan_in, K = p->n_scan_out;
     og_status st = OG_OK;
@@ -449,11 +461,11 @@ done:
     for (int k = 0; slices && k < M; k++) og_tensor_free(slices[k]);
     for (int j = 0; outs && j < S + K; j++) og_tensor_free(outs[j]);
     for (int k = 0; scans && k < K; k++) tlist_free(a, &scans[k]);
-    og_free(a, (void *)ins);
-    og_free(a, state);
-    og_free(a, slices);
-    og_free(a, outs);
-    og_free(a, scans);
+    og_free(s->alloc, (void *)ins);
+    og_free(s->alloc, state);
+    og_free(s->alloc, slices);
+    og_free(s->alloc, outs);
+    og_free(s->alloc, scans);
     return st;
 }
 
@@ -523,13 +535,15 @@ static og_status run_scan(og_session *s, int ni)
         for (int j = 0; j < S; j++) {
             og_tensor_free(st0[j]);
             st0[j] = NULL;
-            if ((st = slice_at(s->tin[first + j], 0, b, s->alloc, &st0[j]))) goto done8;
+            if ((st = slice_at(s->tin[first + j], 0, b, og_pool_allocator(s->pool), &st0[j])))
+                goto done8;
         }
         for (int k = 0; k < M; k++) {
             og_tensor *row = NULL;
             og_tensor_free(xs[k]);
             xs[k] = NULL;
-            if ((st = slice_at(s->tin[first + S + k], 0, b, s->alloc, &row))) goto done8;
+            if ((st = slice_at(s->tin[first + S + k], 0, b, og_pool_allocator(s->pool), &row)))
+                goto done8;
             /* the row's first len steps */
             row->dims[0] = len;
             row->numel = 1;
@@ -557,7 +571,9 @@ static og_status run_scan(og_session *s, int ni)
                 int64_t dims[OG_MAX_RANK];
                 memcpy(dims, r->dims, sizeof dims);
                 dims[0] = steps;
-                if ((st = og_tensor_create(r->dtype, r->rank, dims, s->alloc, &pad))) goto done8;
+                if ((st = og_tensor_create(r->dtype, r->rank, dims, og_pool_allocator(s->pool),
+                                           &pad)))
+                    goto done8;
                 memcpy(pad->data, r->data, og_tensor_nbytes(r));
                 og_tensor_free(r);
                 rows[j].t[b] = pad;
@@ -571,8 +587,8 @@ static og_status run_scan(og_session *s, int ni)
         } else {
             for (int d = 0; d < v->rank && d < OG_MAX_RANK; d++) like[d] = v->dims[d];
         }
-        if ((st = stack(n, rows[j].t, rows[j].n, 0, false, v->dtype, lr, like, s->alloc,
-                        &s->tout[j])))
+        if ((st = stack(n, rows[j].t, rows[j].n, 0, false, v->dtype, lr, like,
+                        og_pool_allocator(s->pool), &s->tout[j])))
             goto done8;
     }
 done8:
@@ -651,19 +667,25 @@ static og_status run_seqmap(og_session *s, int ni)
         }
         og_tensor_free(seqs[j]);
     }
-    og_free(a, (void *)ins);
-    og_free(a, outs);
-    og_free(a, seqs);
+    og_free(s->alloc, (void *)ins);
+    og_free(s->alloc, outs);
+    og_free(s->alloc, seqs);
     return st;
 }
 
 og_status og_exec_control(og_session *s, int ni)
 {
     const og_control_params *p = s->g->nodes[ni].params;
+    og_status st;
     switch (p->kind) {
-    case OG_CONTROL_IF: return run_if(s, ni);
-    case OG_CONTROL_LOOP: return run_loop(s, ni);
-    case OG_CONTROL_SEQMAP: return run_seqmap(s, ni);
-    default: return run_scan(s, ni);
+    case OG_CONTROL_IF: st = run_if(s, ni); break;
+    case OG_CONTROL_LOOP: st = run_loop(s, ni); break;
+    case OG_CONTROL_SEQMAP: st = run_seqmap(s, ni); break;
+    default: st = run_scan(s, ni); break;
     }
+    /* the subgraphs' idle blocks count against this session's budget, where its own pool
+     * cannot free them to make room: free them now (iterations reused them meanwhile) */
+    for (int k = 0; k < 2; k++)
+        if (s->subs[ni][k].s) og_pool_trim(s->subs[ni][k].s->pool);
+    return st;
 }

@@ -179,8 +179,9 @@ static og_status concat_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, 
             if (d == axis) {
                 if (x < 0 || v < 0)
                     v = OG_DIM_UNKNOWN;
-                else
-                    v += x;
+                else if (!og_add_i64(v, x, &v))
+                    return og_op_error(c, OG_ERR_SHAPE,
+                                       "the inputs' sizes along axis %d sum past int64", axis);
             } else if (x >= 0) {
                 if (v >= 0 && v != x) {
                     char a[128], b[128];
@@ -318,6 +319,7 @@ static og_status expand_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, 
     if (st) return st;
     if (!known) {
         int64_t len = input_len(&in[1]);
+        if (len >= 0 && (st = check_rank_limit(c, len, "input 1 (shape)"))) return st;
         if (len >= 0 && in[0].rank >= 0) out[0].rank = (int)(len > in[0].rank ? len : in[0].rank);
         return OG_OK;
     }
@@ -653,7 +655,10 @@ static og_status split_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, o
                     og_op_error(c, OG_ERR_SHAPE, "split has negative entry %lld", (long long)sz[i]);
                 goto done;
             }
-            sum += sz[i];
+            if (!og_add_i64(sum, sz[i], &sum)) {
+                st = og_op_error(c, OG_ERR_SHAPE, "split sizes sum past int64");
+                goto done;
+            }
             out[i].dims[axis] = sz[i];
         }
         if (dim >= 0 && sum != dim)

@@ -202,9 +202,7 @@ static og_status infer_clip(const og_op_ctx *c, const og_vinfo *in, int n_in, og
         st = og_check_same_dtype(c, in, 0, i);
         if (st) return st;
         if (!og_vinfo_static(&in[i])) continue;
-        int64_t numel = 1;
-        for (int d = 0; d < in[i].rank; d++) numel *= in[i].dims[d];
-        if (numel != 1) {
+        if (og_vinfo_numel(&in[i]) != 1) {
             char buf[128];
             return og_op_error(c, OG_ERR_SHAPE, "input %d (%s) must be a scalar, got shape %s", i,
                                names[i], og_shape_str(in[i].rank, in[i].dims, buf, sizeof buf));

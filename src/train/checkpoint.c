@@ -26,7 +26,6 @@
 
 #define MAGIC          "OGCKPT01"
 #define VERSION        2u
-#define MAX_CHECKPOINT ((size_t)1 << 40)
 #define ALGORITHM_KIND 0x100u /* no og_optimizer_kind: the model's TrainingInfoProto */
 
 typedef struct wbuf {
@@ -256,13 +255,44 @@ static og_status expect_tensor(rbuf *r, const char *path, const char *name, cons
     return OG_OK;
 }
 
+static og_status load_checkpoint(og_trainer *t, const char *path);
+
 og_status og_trainer_load_checkpoint(og_trainer *t, const char *path)
 {
     if (!t || !path)
         return og_error(OG_ERR_INVALID_ARG, "og_trainer_load_checkpoint: NULL argument");
+    og_status st = og_trainer_enter(t, "og_trainer_load_checkpoint");
+    if (st) return st;
+    st = load_checkpoint(t, path);
+    og_trainer_leave(t);
+    return st;
+}
+
+static og_status load_checkpoint(og_trainer *t, const char *path)
+{
     void *bytes = NULL;
     size_t size = 0;
-    og_status st = og_read_file(path, MAX_CHECKPOINT, t->a, &bytes, &size);
+    /* read no more than twice what this trainer's checkpoint takes (and 1 MiB): a huge file
+     * named as a checkpoint is refused before it is read, while a smaller mismatch still
+     * gets the message naming the tensor that differs */
+    size_t expect = 8 + 4 * 4 + 3 * 8 + 4 * 8 + 8;
+    char tname[1024];
+    for (int i = 0; i < t->n_weights; i++)
+        for (int k = -1; k < t->n_slots; k++) {
+            const og_tensor *w = k < 0 ? t->w[i] : t->slots[i * t->n_slots + k];
+            if (k < 0)
+                snprintf(tname, sizeof tname, "%s", og_trainer_weight_name(t, i));
+            else
+                slot_name(t, i, k, tname, sizeof tname);
+            expect += 4 + strlen(tname) + 4 + 4 + 8 * (size_t)w->rank + 8 + og_tensor_nbytes(w);
+        }
+    og_status st = og_read_file(path, 2 * expect + ((size_t)1 << 20), t->a, &bytes, &size);
+    if (st == OG_ERR_LIMIT) {
+        snprintf(tname, sizeof tname, "%s", og_last_error());
+        return og_error(OG_ERR_INVALID_ARG,
+                        "not a checkpoint of this trainer: %s (its checkpoints take %zu bytes)",
+                        tname, expect);
+    }
     if (st) return st;
     st = og_trainer_state_load(t, bytes, size, path);
     og_free(t->a, bytes);

@@ -1,8 +1,10 @@
 /* fit.c: og_trainer_fit, epochs of shuffled mini-batches with validation, checkpoints and
  * progress events. */
+#define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "train/trainer.h"
@@ -293,9 +295,20 @@ static og_status same_data(og_trainer *t, const og_dataset *data, const og_datas
     return og_dp_agree(t, local);
 }
 
+static og_status fit(og_trainer *t, const og_dataset *data, const og_fit_options *o);
+
 og_status og_trainer_fit(og_trainer *t, const og_dataset *data, const og_fit_options *o)
 {
     if (!t || !data) return og_error(OG_ERR_INVALID_ARG, "og_trainer_fit: NULL argument");
+    og_status st = og_trainer_enter(t, "og_trainer_fit");
+    if (st) return st;
+    st = fit(t, data, o);
+    og_trainer_leave(t);
+    return st;
+}
+
+static og_status fit(og_trainer *t, const og_dataset *data, const og_fit_options *o)
+{
     og_fit_options def = {0};
     if (!o) o = &def;
     const int rank = og_dp_rank(t), size = og_dp_size(t);
@@ -317,9 +330,10 @@ og_status og_trainer_fit(og_trainer *t, const og_dataset *data, const og_fit_opt
     /* resuming: rank 0 alone reads the checkpoint, then every rank gets its state */
     int64_t resumed = 0;
     if (o->resume && o->checkpoint && rank == 0) {
-        FILE *f = fopen(o->checkpoint, "rb");
-        if (f) {
-            fclose(f);
+        /* anything at the path is loaded (a FIFO or a folder is refused there, never
+         * opened for reading here, which would block on a FIFO) */
+        struct stat sb;
+        if (stat(o->checkpoint, &sb) == 0) {
             st = og_trainer_load_checkpoint(t, o->checkpoint);
             resumed = 1;
         }

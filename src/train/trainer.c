@@ -176,6 +176,7 @@ og_status og_trainer_create(const og_model *loss_model, const og_optimizer_optio
     go.allocator = a;
     go.log = t->log;
     go.log_user = t->log_user;
+    go.max_memory = t->max_memory;
     if ((st = og_grad_create(loss_model, &go, &t->grad))) goto fail;
     t->n_weights = og_grad_weight_count(t->grad);
     if (t->n_weights == 0) {

@@ -12,6 +12,9 @@
 #ifndef OG_TRAIN_TRAINER_H
 #define OG_TRAIN_TRAINER_H
 
+#include <stdatomic.h>
+#include <stdint.h>
+
 #include "api/grad_api.h"
 #include "core/rng.h"
 #include "train/optim.h"
@@ -80,6 +83,12 @@ struct og_trainer {
     const og_model *step_model; /* whose inputs og_trainer_step binds */
     og_algo *algo;              /* non-NULL: algorithm mode */
     og_dp *dp;                  /* non-NULL: data-parallel steps (parallel.c) */
+    int64_t max_memory;         /* og_trainer_options.max_memory, for every session */
+    /* The thread inside a non-const call (0: none), named by the address of its error
+     * buffer (og_last_error: one per thread), and how deep: calls nest in one thread (fit
+     * calls step; a fit callback may predict), another thread gets OG_ERR_BUSY. */
+    atomic_uintptr_t owner;
+    int depth;
 };
 
 /* ---- trainer_core.c: what both modes share ----------------------------------------- */
@@ -88,6 +97,10 @@ struct og_trainer {
  * log, seed); NULL when out of memory (the error is set). */
 og_trainer *og_trainer_new(const og_model *m, const og_trainer_options *opts,
                            const og_trainer_mode *mode);
+/* Enter a non-const call on t from this thread (nested calls of one thread are allowed);
+ * OG_ERR_BUSY naming fn when another thread is inside one.  Leave with og_trainer_leave. */
+og_status og_trainer_enter(og_trainer *t, const char *fn);
+void og_trainer_leave(og_trainer *t);
 /* A float64 copy of a scalar tensor's single value (NaN if not a float scalar). */
 double og_trainer_scalar(const og_tensor *t);
 /* OG_ERR_RUNTIME naming the step when loss is not finite ("what" was not updated). */
