@@ -129,12 +129,30 @@ typedef enum og_dtype {
     OG_DOUBLE = 11,
     OG_UINT32 = 12,
     OG_UINT64 = 13,
-    OG_BFLOAT16 = 16
+    OG_BFLOAT16 = 16,
+    /* 8-bit floats (ONNX 19): sign, exponent and mantissa bits E4M3 or E5M2; FN: no
+     * infinities, FNUZ: no infinities and no negative zero, the one NaN is 0x80.  A tensor
+     * holds their codes, one byte each.  Only Cast, CastLike, QuantizeLinear,
+     * DequantizeLinear and the byte-moving ops compute on them. */
+    OG_FLOAT8E4M3FN = 17,
+    OG_FLOAT8E4M3FNUZ = 18,
+    OG_FLOAT8E5M2 = 19,
+    OG_FLOAT8E5M2FNUZ = 20,
+    /* 4-bit integers (ONNX 21).  The wire format (TensorProto raw_data, int32_data) packs
+     * two per byte, low nibble first; an og_tensor holds them unpacked, one per byte (int4 as
+     * an int8 in [-8, 7], uint4 as a uint8 in [0, 15]): og_dtype_size is 1, and the loader
+     * and saver unpack and pack.  Only Cast, CastLike, QuantizeLinear, DequantizeLinear and
+     * the byte-moving ops compute on them. */
+    OG_UINT4 = 21,
+    OG_INT4 = 22
 } og_dtype;
 
-/* "float32", "int64", ...; "undefined" for codes onnxgrad does not know.  Thread-safe. */
+/* "float32", "int64", "float8e4m3fn", "int4", ...; "undefined" for codes onnxgrad does not
+ * know.  Thread-safe. */
 OG_API const char *og_dtype_name(og_dtype dtype);
-/* Bytes per element, 0 for OG_STRING, OG_UNDEFINED and unknown codes.  Thread-safe. */
+/* Bytes per element of a tensor's buffer (1 for the 8-bit floats and for the 4-bit integers,
+ * which a tensor holds unpacked), 0 for OG_STRING, OG_UNDEFINED and unknown codes.
+ * Thread-safe. */
 OG_API size_t og_dtype_size(og_dtype dtype);
 
 /* ---------------------------------------------------------------------------------- */

@@ -92,6 +92,17 @@ float og_half_to_float(uint16_t h);
 uint16_t og_float_to_half(float f);
 float og_bfloat16_to_float(uint16_t h);
 uint16_t og_float_to_bfloat16(float f);
+/* 8-bit floats (OG_FLOAT8*): whether t is one; a code to its value (exact); a value to the
+ * nearest code, ties to even, out-of-range values as Cast's table says: saturate gives the
+ * largest finite value of the sign, else infinity (E5M2) or NaN (the others); an infinite
+ * input is the largest value (FN and E5M2 saturating) or NaN (FNUZ, and E4M3FN unsaturated)
+ * or itself (E5M2 unsaturated). */
+bool og_dtype_is_float8(og_dtype t);
+double og_float8_to_double(uint8_t code, og_dtype t);
+uint8_t og_double_to_float8(double v, og_dtype t, bool saturate);
+/* 4-bit integers (OG_INT4, OG_UINT4): whether t is one; v saturated to its range. */
+bool og_dtype_is_int4(og_dtype t);
+int8_t og_saturate_int4(double v, og_dtype t);
 
 /* ---- tensors --------------------------------------------------------------------- */
 

@@ -1,4 +1,5 @@
 /* dtype.c: element types and the 16-bit float conversions. */
+#include <math.h>
 #include <string.h>
 
 #include "core/core.h"
@@ -20,6 +21,12 @@ const char *og_dtype_name(og_dtype dtype)
     case OG_UINT32: return "uint32";
     case OG_UINT64: return "uint64";
     case OG_BFLOAT16: return "bfloat16";
+    case OG_FLOAT8E4M3FN: return "float8e4m3fn";
+    case OG_FLOAT8E4M3FNUZ: return "float8e4m3fnuz";
+    case OG_FLOAT8E5M2: return "float8e5m2";
+    case OG_FLOAT8E5M2FNUZ: return "float8e5m2fnuz";
+    case OG_UINT4: return "uint4";
+    case OG_INT4: return "int4";
     case OG_UNDEFINED: break;
     }
     return "undefined";
@@ -30,7 +37,13 @@ size_t og_dtype_size(og_dtype dtype)
     switch (dtype) {
     case OG_BOOL:
     case OG_UINT8:
-    case OG_INT8: return 1;
+    case OG_INT8:
+    case OG_FLOAT8E4M3FN:
+    case OG_FLOAT8E4M3FNUZ:
+    case OG_FLOAT8E5M2:
+    case OG_FLOAT8E5M2FNUZ:
+    case OG_UINT4: /* unpacked: one element a byte */
+    case OG_INT4: return 1;
     case OG_UINT16:
     case OG_INT16:
     case OG_FLOAT16:
@@ -147,4 +160,89 @@ uint16_t og_float_to_bfloat16(float f)
     uint32_t lsb = (x >> 16) & 1;
     x += 0x7fff + lsb; /* round to nearest even */
     return (uint16_t)(x >> 16);
+}
+
+/* ---- 8-bit floats ---------------------------------------------------------------------- */
+
+bool og_dtype_is_float8(og_dtype t)
+{
+    return t == OG_FLOAT8E4M3FN || t == OG_FLOAT8E4M3FNUZ || t == OG_FLOAT8E5M2 ||
+           t == OG_FLOAT8E5M2FNUZ;
+}
+
+/* A format: mantissa bits, exponent bias, largest finite value. */
+typedef struct f8_format {
+    int mbits, bias;
+    double max;
+    bool uz; /* FNUZ: 0x80 is the only NaN, no negative zero */
+} f8_format;
+
+static f8_format f8_fmt(og_dtype t)
+{
+    switch (t) {
+    case OG_FLOAT8E4M3FN: return (f8_format){3, 7, 448.0, false};
+    case OG_FLOAT8E4M3FNUZ: return (f8_format){3, 8, 240.0, true};
+    case OG_FLOAT8E5M2: return (f8_format){2, 15, 57344.0, false};
+    default: return (f8_format){2, 16, 57344.0, true}; /* E5M2FNUZ */
+    }
+}
+
+double og_float8_to_double(uint8_t code, og_dtype t)
+{
+    f8_format f = f8_fmt(t);
+    int ebits = 7 - f.mbits;
+    unsigned e = (code >> f.mbits) & ((1u << ebits) - 1), m = code & ((1u << f.mbits) - 1);
+    bool neg = code & 0x80;
+    if (f.uz && code == 0x80) return NAN;
+    if (t == OG_FLOAT8E4M3FN && (code & 0x7f) == 0x7f) return neg ? -NAN : NAN;
+    if (t == OG_FLOAT8E5M2 && e == 31) /* IEEE: infinities and NaNs */
+        return m ? (neg ? -NAN : NAN) : (neg ? -INFINITY : INFINITY);
+    /* value = 1.m * 2^(e - bias), or 0.m * 2^(1 - bias) when e = 0 (subnormal) */
+    double v = e ? ldexp((double)((1u << f.mbits) | m), (int)e - f.bias - f.mbits)
+                 : ldexp((double)m, 1 - f.bias - f.mbits);
+    return neg ? -v : v;
+}
+
+uint8_t og_double_to_float8(double v, og_dtype t, bool saturate)
+{
+    f8_format f = f8_fmt(t);
+    uint8_t sign = signbit(v) ? 0x80 : 0;
+    uint8_t nan = f.uz ? 0x80 : (uint8_t)(sign | 0x7f);
+    if (isnan(v)) return nan;
+    double a = fabs(v);
+    /* Round to the format's spacing at a's binade (that of the subnormals below the smallest
+     * normal), ties to even: a / q is exact in double, rint rounds to even. */
+    int emin = 1 - f.bias, e;
+    if (a != 0 && !isinf(a)) {
+        frexp(a, &e); /* a = r * 2^e, r in [0.5, 1): binade exponent e - 1 */
+        e -= 1;
+        if (e < emin) e = emin;
+        a = rint(ldexp(a, f.mbits - e));
+        a = ldexp(a, e - f.mbits);
+    }
+    if (a > f.max) { /* infinite or rounded past the largest value */
+        if (saturate) return (uint8_t)(sign | og_double_to_float8(f.max, t, true));
+        return t == OG_FLOAT8E5M2 ? (uint8_t)(sign | 0x7c) : nan;
+    }
+    if (a == 0) return f.uz ? 0 : sign;
+    frexp(a, &e);
+    e -= 1;
+    unsigned code;
+    if (e < emin) /* subnormal: a = m * 2^(emin - mbits) */
+        code = (unsigned)ldexp(a, f.mbits - emin);
+    else /* a = (2^mbits + m) * 2^(e - mbits); rounding may have carried to the next binade */
+        code = ((unsigned)(e + f.bias) << f.mbits) |
+               ((unsigned)ldexp(a, f.mbits - e) & ((1u << f.mbits) - 1));
+    return (uint8_t)(sign | code);
+}
+
+/* ---- 4-bit integers ---------------------------------------------------------------------- */
+
+bool og_dtype_is_int4(og_dtype t) { return t == OG_INT4 || t == OG_UINT4; }
+
+int8_t og_saturate_int4(double v, og_dtype t)
+{
+    double lo = t == OG_INT4 ? -8 : 0, hi = t == OG_INT4 ? 7 : 15;
+    if (v != v) return 0;
+    return (int8_t)(v <= lo ? lo : v >= hi ? hi : v);
 }

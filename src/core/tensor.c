@@ -1,4 +1,5 @@
 /* tensor.c: tensors and their reference-counted buffers. */
+#include <math.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
@@ -583,14 +584,21 @@ int64_t og_tensor_get_i64(const og_tensor *t, int64_t i)
     case OG_INT64: return ((const int64_t *)d)[i];
     case OG_INT32: return ((const int32_t *)d)[i];
     case OG_INT16: return ((const int16_t *)d)[i];
-    case OG_INT8: return ((const int8_t *)d)[i];
+    case OG_INT8:
+    case OG_INT4: return ((const int8_t *)d)[i];
     case OG_UINT8:
+    case OG_UINT4:
     case OG_BOOL: return ((const uint8_t *)d)[i];
     case OG_UINT16: return ((const uint16_t *)d)[i];
     case OG_UINT32: return ((const uint32_t *)d)[i];
     case OG_UINT64: return (int64_t)((const uint64_t *)d)[i];
     case OG_FLOAT: return f64_to_i64(((const float *)d)[i]);
     case OG_DOUBLE: return f64_to_i64(((const double *)d)[i]);
+    case OG_FLOAT8E4M3FN:
+    case OG_FLOAT8E4M3FNUZ:
+    case OG_FLOAT8E5M2:
+    case OG_FLOAT8E5M2FNUZ:
+        return f64_to_i64(og_float8_to_double(((const uint8_t *)d)[i], t->dtype));
     default: return 0;
     }
 }
@@ -603,13 +611,18 @@ double og_tensor_get_f64(const og_tensor *t, int64_t i)
     case OG_DOUBLE: return ((const double *)d)[i];
     case OG_FLOAT16: return og_half_to_float(((const uint16_t *)d)[i]);
     case OG_BFLOAT16: return og_bfloat16_to_float(((const uint16_t *)d)[i]);
+    case OG_FLOAT8E4M3FN:
+    case OG_FLOAT8E4M3FNUZ:
+    case OG_FLOAT8E5M2:
+    case OG_FLOAT8E5M2FNUZ: return og_float8_to_double(((const uint8_t *)d)[i], t->dtype);
     case OG_UINT64: return (double)((const uint64_t *)d)[i];
     default: return (double)og_tensor_get_i64(t, i);
     }
 }
 
 /* double -> integer: NaN gives 0, out-of-range values saturate (C leaves both undefined). */
-#define SAT(T, lo, hi) (v != v ? (T)0 : v <= (double)(lo) ? (T)(lo) : v >= (double)(hi) ? (T)(hi) : (T)v)
+#define SAT(T, lo, hi)                                                                             \
+    (v != v ? (T)0 : v <= (double)(lo) ? (T)(lo) : v >= (double)(hi) ? (T)(hi) : (T)v)
 
 void og_tensor_set_f64(og_tensor *t, int64_t i, double v)
 {
@@ -619,6 +632,12 @@ void og_tensor_set_f64(og_tensor *t, int64_t i, double v)
     case OG_DOUBLE: ((double *)d)[i] = v; break;
     case OG_FLOAT16: ((uint16_t *)d)[i] = og_float_to_half((float)v); break;
     case OG_BFLOAT16: ((uint16_t *)d)[i] = og_float_to_bfloat16((float)v); break;
+    case OG_FLOAT8E4M3FN:
+    case OG_FLOAT8E4M3FNUZ:
+    case OG_FLOAT8E5M2:
+    case OG_FLOAT8E5M2FNUZ: ((uint8_t *)d)[i] = og_double_to_float8(v, t->dtype, true); break;
+    case OG_INT4:
+    case OG_UINT4: ((int8_t *)d)[i] = og_saturate_int4(v, t->dtype); break;
     case OG_BOOL: ((uint8_t *)d)[i] = v != 0; break;
     case OG_INT8: ((int8_t *)d)[i] = SAT(int8_t, INT8_MIN, INT8_MAX); break;
     case OG_INT16: ((int16_t *)d)[i] = SAT(int16_t, INT16_MIN, INT16_MAX); break;

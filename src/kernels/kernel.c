@@ -35,9 +35,13 @@ static bool in_list(const og_dtype *types, og_dtype t)
 }
 
 /* Every dtype code onnxgrad names, for the list of what an entry computes. */
-static const og_dtype all_dtypes[] = {OG_FLOAT,  OG_DOUBLE, OG_FLOAT16, OG_BFLOAT16, OG_INT8,
-                                      OG_INT16,  OG_INT32,  OG_INT64,   OG_UINT8,    OG_UINT16,
-                                      OG_UINT32, OG_UINT64, OG_BOOL,    OG_STRING,   0};
+static const og_dtype all_dtypes[] = {OG_FLOAT,          OG_DOUBLE,     OG_FLOAT16,
+                                      OG_BFLOAT16,       OG_INT8,       OG_INT16,
+                                      OG_INT32,          OG_INT64,      OG_UINT8,
+                                      OG_UINT16,         OG_UINT32,     OG_UINT64,
+                                      OG_BOOL,           OG_STRING,     OG_FLOAT8E4M3FN,
+                                      OG_FLOAT8E4M3FNUZ, OG_FLOAT8E5M2, OG_FLOAT8E5M2FNUZ,
+                                      OG_UINT4,          OG_INT4,       0};
 
 /* The address whose meaning is "no binding: the kernel picks at run time" (kernel.h). */
 const char og_kernel_at_run = 0;

@@ -287,14 +287,18 @@ static og_status tensor_from_proto(const Onnx__TensorProto *tp, ext_src *ext, co
         default: have = tp->n_int32_data * esz; break;
         }
     }
-    if (have != nbytes)
+    /* 4-bit integers travel packed, two a byte (each int32_data entry holds such a byte) */
+    size_t wire = og_dtype_is_int4(dt) ? (size_t)(numel / 2 + numel % 2) : nbytes;
+    if (og_dtype_is_int4(dt) && !external && !tp->has_raw_data) have = tp->n_int32_data;
+    if (external) have = wire; /* open_external checks the file holds `wire` bytes */
+    if (have != wire)
         return og_error(OG_ERR_MODEL,
                         "tensor '%s' of shape %s (%s) needs %zu bytes of data, "
                         "has %zu",
                         name, og_shape_str((int)tp->n_dims, dims, (char[128]){0}, 128),
-                        og_dtype_name(dt), nbytes, have);
+                        og_dtype_name(dt), wire, have);
     FILE *f_ext = NULL;
-    if (external && (st = open_external(tp, ext, nbytes, a, &f_ext))) return st;
+    if (external && (st = open_external(tp, ext, wire, a, &f_ext))) return st;
     st = og_tensor_alloc(dt, (int)tp->n_dims, dims, a, &t);
     if (st) {
         if (f_ext) fclose(f_ext);
@@ -302,9 +306,11 @@ static og_status tensor_from_proto(const Onnx__TensorProto *tp, ext_src *ext, co
     }
     unsigned char *dst = t->data;
     if (external) {
-        if ((st = read_opened(tp, f_ext, dst, nbytes))) goto fail;
+        if ((st = read_opened(tp, f_ext, dst, wire))) goto fail;
     } else if (tp->has_raw_data) {
-        if (nbytes) memcpy(dst, tp->raw_data.data, nbytes);
+        if (wire) memcpy(dst, tp->raw_data.data, wire);
+    } else if (og_dtype_is_int4(dt)) {
+        for (size_t i = 0; i < wire; i++) dst[i] = (unsigned char)tp->int32_data[i];
     } else {
         for (int64_t i = 0; i < numel; i++) {
             switch (dt) {
@@ -320,11 +326,21 @@ static og_status tensor_from_proto(const Onnx__TensorProto *tp, ext_src *ext, co
             case OG_BFLOAT16: ((uint16_t *)dst)[i] = (uint16_t)tp->int32_data[i]; break;
             case OG_INT8: ((int8_t *)dst)[i] = (int8_t)tp->int32_data[i]; break;
             case OG_UINT8:
+            case OG_FLOAT8E4M3FN:
+            case OG_FLOAT8E4M3FNUZ:
+            case OG_FLOAT8E5M2:
+            case OG_FLOAT8E5M2FNUZ:
             case OG_BOOL: ((uint8_t *)dst)[i] = (uint8_t)tp->int32_data[i]; break;
             default: break;
             }
         }
     }
+    if (og_dtype_is_int4(dt)) /* unpack in place from the end: element i is byte i / 2's
+                               * low (even i) or high nibble, int4 sign-extended */
+        for (int64_t i = numel - 1; i >= 0; i--) {
+            unsigned nib = (dst[i / 2] >> (i % 2 ? 4 : 0)) & 0xf;
+            dst[i] = (unsigned char)(dt == OG_INT4 && nib >= 8 ? nib | 0xf0 : nib);
+        }
     if (dt == OG_BOOL) /* normalize: any nonzero byte is true */
         for (int64_t i = 0; i < numel; i++) dst[i] = dst[i] != 0;
     *out = t;

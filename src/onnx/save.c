@@ -73,10 +73,22 @@ static Onnx__TensorProto *tensor_proto(arena *ar, const og_tensor *t, const char
         return tp;
     }
     size_t nbytes = og_tensor_nbytes(t);
+    bool packed = og_dtype_is_int4(t->dtype); /* two a byte on the wire, low nibble first */
+    size_t wire = packed ? (size_t)(t->numel / 2 + t->numel % 2) : nbytes;
     tp->has_raw_data = 1;
-    tp->raw_data.len = nbytes;
-    tp->raw_data.data = arena_alloc(ar, nbytes);
-    if (tp->raw_data.data && nbytes) memcpy(tp->raw_data.data, t->data, nbytes);
+    tp->raw_data.len = wire;
+    tp->raw_data.data = arena_alloc(ar, wire + 1);
+    if (!tp->raw_data.data || !wire) return tp;
+    if (!packed) {
+        memcpy(tp->raw_data.data, t->data, nbytes);
+        return tp;
+    }
+    const uint8_t *e = t->data;
+    for (size_t i = 0; i < wire; i++) {
+        int64_t j = 2 * (int64_t)i;
+        tp->raw_data.data[i] =
+            (uint8_t)((e[j] & 0xf) | (j + 1 < t->numel ? (e[j + 1] & 0xf) << 4 : 0));
+    }
     return tp;
 }
 

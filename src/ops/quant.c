@@ -1,8 +1,8 @@
 /* quant.c: QuantizeLinear (10, 13, 19, 21), DequantizeLinear (10, 13, 19, 21) and
  * DynamicQuantizeLinear (11): attributes, the scale layouts (per tensor, per axis from 13,
- * blocked from 21) and type and shape inference.  Quantized types: int8, uint8, and int16,
- * uint16 from 21 (int32 as DequantizeLinear's input); float8 and 4-bit types are outside
- * onnxgrad's dtypes. */
+ * blocked from 21) and type and shape inference.  Quantized types: int8, uint8, the 8-bit
+ * floats from 19, and int16, uint16, int4, uint4 from 21 (int32 as DequantizeLinear's
+ * input). */
 #include <string.h>
 
 #include "ops/quant.h"
@@ -14,8 +14,16 @@ bool og_quant_range(og_dtype t, double *qmin, double *qmax)
     case OG_UINT8: *qmin = 0, *qmax = 255; return true;
     case OG_INT16: *qmin = -32768, *qmax = 32767; return true;
     case OG_UINT16: *qmin = 0, *qmax = 65535; return true;
+    case OG_INT4: *qmin = -8, *qmax = 7; return true;
+    case OG_UINT4: *qmin = 0, *qmax = 15; return true;
     default: return false;
     }
+}
+
+bool og_quant_type(og_dtype t)
+{
+    double lo, hi;
+    return og_quant_range(t, &lo, &hi) || og_dtype_is_float8(t);
 }
 
 static og_status parse_quant(const og_op_ctx *c, void **params)
@@ -30,15 +38,15 @@ static og_status parse_quant(const og_op_ctx *c, void **params)
     p->axis = n->since_version >= 13 ? og_attr_int(n, "axis", 1) : 1;
     p->block_size = n->since_version >= 21 ? og_attr_int(n, "block_size", 0) : 0;
     int64_t od = n->since_version >= 21 ? og_attr_int(n, "output_dtype", 0) : 0;
-    double lo, hi;
+    p->saturate = n->since_version >= 19 ? og_attr_int(n, "saturate", 1) != 0 : true;
     st = OG_OK;
     if (p->block_size < 0)
         st = og_op_error(c, OG_ERR_MODEL, "attribute 'block_size' is %lld, expected >= 0",
                          (long long)p->block_size);
-    else if (od != 0 && !og_quant_range((og_dtype)od, &lo, &hi))
+    else if (od != 0 && !og_quant_type((og_dtype)od))
         st = og_op_error(c, OG_ERR_UNSUPPORTED,
                          "attribute 'output_dtype' = %lld: quantizing to %s is not supported "
-                         "(int8, uint8, int16 and uint16 are)",
+                         "(int8, uint8, int16, uint16, int4, uint4 and the float8 types are)",
                          (long long)od, og_dtype_name((og_dtype)od));
     if (st) {
         og_free(c->alloc, p);
@@ -101,7 +109,10 @@ static og_status check_scale(const og_op_ctx *c, const og_vinfo *in, int n_in)
         for (int d = 0; same && d < in[1].rank; d++)
             same = !og_dim_known(in[1].dims[d]) || !og_dim_known(in[2].dims[d]) ||
                    in[1].dims[d] == in[2].dims[d];
-        if (!same)
+        /* one element each, [] against [1], is one per-tensor layout (onnx's own cases) */
+        bool one = in[1].rank <= 1 && in[2].rank <= 1 && (in[1].rank == 0 || in[1].dims[0] == 1) &&
+                   (in[2].rank == 0 || in[2].dims[0] == 1);
+        if (!same && !one)
             return og_op_error(c, OG_ERR_SHAPE, "the zero point's shape differs from the scale's");
     }
     if (!og_vinfo_static(&in[0]) || !og_vinfo_static(&in[1])) return OG_OK;
@@ -114,11 +125,10 @@ static const og_dtype scale_types[] = {OG_FLOAT, OG_DOUBLE, OG_FLOAT16, OG_BFLOA
 
 static og_status zp_type(const og_op_ctx *c, og_dtype t, int i)
 {
-    double lo, hi;
-    if (t == OG_UNDEFINED || og_quant_range(t, &lo, &hi)) return OG_OK;
+    if (t == OG_UNDEFINED || og_quant_type(t)) return OG_OK;
     return og_op_error(c, OG_ERR_UNSUPPORTED,
-                       "input %d has element type %s: int8, uint8, int16 and uint16 are the "
-                       "quantized types onnxgrad has",
+                       "input %d has element type %s: int8, uint8, int16, uint16, int4, uint4 "
+                       "and the float8 types are the quantized types onnxgrad has",
                        i, og_dtype_name(t));
 }
 

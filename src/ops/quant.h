@@ -12,6 +12,7 @@ typedef struct og_quant_params {
     int64_t axis;          /* per-axis and blocked quantization (13+; default 1) */
     int64_t block_size;    /* blocked quantization (21; 0: none) */
     og_dtype output_dtype; /* QuantizeLinear 21 (OG_UNDEFINED: from the zero point, or uint8) */
+    bool saturate;         /* QuantizeLinear 19 to float8: out-of-range to the largest value */
 } og_quant_params;
 
 /* How the scale (and zero point) of shape (s_rank, s_dims) map onto x of shape (rank,
@@ -32,7 +33,10 @@ og_status og_quant_geometry(const og_op_ctx *c, const og_quant_params *p, int ra
                             const int64_t *dims, int s_rank, const int64_t *s_dims,
                             og_quant_geom *g);
 
-/* The representable range of an integer quantized type (int8, uint8, int16, uint16). */
+/* The representable range of an integer quantized type (int8, uint8, int16, uint16, int4,
+ * uint4). */
 bool og_quant_range(og_dtype t, double *qmin, double *qmax);
+/* A quantized type: an integer one (og_quant_range) or an 8-bit float. */
+bool og_quant_type(og_dtype t);
 
 #endif /* OG_OPS_QUANT_H */

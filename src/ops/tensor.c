@@ -125,7 +125,7 @@ static og_status cast_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og
 }
 
 /* CastLike: Cast to the element type of input 1 (target_type), whose values are not read.
- * Its `saturate` (19) concerns float8 targets only, which onnxgrad does not have. */
+ * Its `saturate` (19) concerns float8 targets only, as Cast's. */
 static og_status castlike_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                                 int n_out)
 {
@@ -1180,8 +1180,12 @@ static const og_attr_table tensor_attrs[] = {
     {"Cast",
      sizeof(og_cast_params),
      cast_finish,
-     {OG_AT_CHECK("to", OG_ATTR_INT, .required_from = 1)}},
-    {"CastLike", sizeof(og_cast_params), NULL, {OG_AT_CHECK("saturate", OG_ATTR_INT)}},
+     {OG_AT_CHECK("to", OG_ATTR_INT, .required_from = 1),
+      OG_AT_BOOL("saturate", og_cast_params, saturate, 1)}},
+    {"CastLike",
+     sizeof(og_cast_params),
+     NULL,
+     {OG_AT_BOOL("saturate", og_cast_params, saturate, 1)}},
     {"Concat",
      sizeof(og_axis_params),
      NULL,

@@ -14,7 +14,8 @@ typedef struct og_axis_params {
 } og_axis_params;
 
 typedef struct og_cast_params {
-    og_dtype to;
+    og_dtype to;   /* Cast's attribute (CastLike: unused, input 1's dtype) */
+    bool saturate; /* (19) to a float8 type: out-of-range values give the largest value */
 } og_cast_params;
 
 typedef struct og_constant_params {

@@ -252,8 +252,10 @@ static int compare_tensor(const char *what, const og_tensor *got, const og_tenso
             }
         return PASS;
     }
-    bool is_float = og_tensor_dtype(got) == OG_FLOAT || og_tensor_dtype(got) == OG_DOUBLE ||
-                    og_tensor_dtype(got) == OG_FLOAT16 || og_tensor_dtype(got) == OG_BFLOAT16;
+    bool is_float =
+        og_tensor_dtype(got) == OG_FLOAT || og_tensor_dtype(got) == OG_DOUBLE ||
+        og_tensor_dtype(got) == OG_FLOAT16 || og_tensor_dtype(got) == OG_BFLOAT16 ||
+        (og_tensor_dtype(got) >= OG_FLOAT8E4M3FN && og_tensor_dtype(got) <= OG_FLOAT8E5M2FNUZ);
     int64_t bad = 0, first = -1;
     if (og_tensor_dtype(got) == OG_STRING) {
         for (int64_t i = 0; i < og_tensor_numel(got); i++)

@@ -95,26 +95,53 @@ typedef struct q_bind {
     bool f32, widen;
     double qmin, qmax;
 } q_bind;
+/* y: int8, uint8, int16, uint16, and int4, uint4 (held one a byte, onnxgrad.h: the 8-bit
+ * loops with the 4-bit ranges) */
 #define Q_YS(X, F32, W)                                                                            \
     {                                                                                              \
         {q_##X##_i8, F32, W, -128, 127}, {q_##X##_u8, F32, W, 0, 255},                             \
-            {q_##X##_i16, F32, W, -32768, 32767},                                                  \
+            {q_##X##_i16, F32, W, -32768, 32767}, {q_##X##_u16, F32, W, 0, 65535},                 \
+            {q_##X##_i8, F32, W, -8, 7},                                                           \
         {                                                                                          \
-            q_##X##_u16, F32, W, 0, 65535                                                          \
+            q_##X##_u8, F32, W, 0, 15                                                              \
         }                                                                                          \
     }
 /* [x: float32, float64, int32, 16-bit float][scale: not float64, float64][y] */
-static const q_bind q_binds[4][2][4] = {{Q_YS(f32, true, false), Q_YS(f32, false, false)},
+static const q_bind q_binds[4][2][6] = {{Q_YS(f32, true, false), Q_YS(f32, false, false)},
                                         {Q_YS(f64, true, false), Q_YS(f64, false, false)},
                                         {Q_YS(i32, true, false), Q_YS(i32, false, false)},
                                         {Q_YS(f32, true, true), Q_YS(f32, false, true)}};
+
+/* To an 8-bit float: y = float8(x / scale + zero_point), rounded once to the nearest code
+ * (ties to even; saturate as Cast's), x / scale in float32 for float and 16-bit scales as the
+ * reference, in float64 for double ones.  The spec's zero point of a float8 type is 0 in
+ * practice; it is added all the same (not when 0: -0 stays -0, as the reference). */
+static void q_float8(const og_quant_geom *g, const og_tensor *x, og_tensor *y, const double *s,
+                     const double *z, bool f32, bool saturate)
+{
+    uint8_t *d = y->data;
+    for (int64_t i = 0; i < x->numel; i++) {
+        int64_t q = scale_index(g, i);
+        double v = f32 ? (double)((float)get(x, i) / (float)s[q]) : get(x, i) / s[q];
+        d[i] = og_double_to_float8(z[q] != 0 ? v + z[q] : v, y->dtype, saturate);
+    }
+}
+/* The binding of a float8 y: q_float8, element by element (x of any float type or int32). */
+static const q_bind q_float8_bind = {NULL, false, false, 0, 0};
 
 /* The binding for x, scale and y of these dtypes, NULL for none. */
 static const q_bind *q_bind_of(og_dtype x, og_dtype s, og_dtype y)
 {
     int i = x == OG_FLOAT ? 0 : x == OG_DOUBLE ? 1 : x == OG_INT32 ? 2 : og_is_half(x) ? 3 : -1;
-    int j = y == OG_INT8 ? 0 : y == OG_UINT8 ? 1 : y == OG_INT16 ? 2 : y == OG_UINT16 ? 3 : -1;
+    int j = y == OG_INT8     ? 0
+            : y == OG_UINT8  ? 1
+            : y == OG_INT16  ? 2
+            : y == OG_UINT16 ? 3
+            : y == OG_INT4   ? 4
+            : y == OG_UINT4  ? 5
+                             : -1;
     bool sf = s == OG_FLOAT || s == OG_DOUBLE || og_is_half(s);
+    if (i >= 0 && sf && og_dtype_is_float8(y)) return &q_float8_bind;
     return i < 0 || j < 0 || !sf ? NULL : &q_binds[i][s == OG_DOUBLE][j];
 }
 
@@ -145,6 +172,14 @@ static og_status quantize_kernel(const og_kernel_ctx *k, const og_tensor *const 
                                og_dtype_name(x->dtype), og_dtype_name(y->dtype));
     const void *xd = x->data;
     og_status st;
+    if (b == &q_float8_bind) {
+        const og_quant_params *p = k->params;
+        st = setup(k, x, s, z, &g);
+        if (!st) st = params_f64(k, s, z, &sz);
+        if (!st) q_float8(&g, x, y, sz, sz + s->numel, s->dtype != OG_DOUBLE, p->saturate);
+        og_free(k->alloc, sz);
+        return st;
+    }
     if (b->widen) { /* a 16-bit float x: its values are floats */
         if ((st = og_tensor_alloc(OG_FLOAT, x->rank, x->dims, k->alloc, &xf))) return st;
         for (int64_t i = 0; i < x->numel; i++) ((float *)xf->data)[i] = (float)get(x, i);
@@ -180,6 +215,26 @@ DQ_LOOPS(i16, int16_t)
 DQ_LOOPS(u16, uint16_t)
 DQ_LOOPS(i32, int32_t)
 
+/* From an 8-bit float of dtype DT: its code decoded exactly, then as the integer loops */
+#define DQ_F8_LOOP(NAME, DT, TY)                                                                   \
+    static void NAME(const og_quant_geom *g, const void *xv, void *yv, int64_t n, const double *s, \
+                     const double *z)                                                              \
+    {                                                                                              \
+        const uint8_t *x = xv;                                                                     \
+        TY *y = yv;                                                                                \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            int64_t q = scale_index(g, i);                                                         \
+            y[i] = (TY)(((TY)og_float8_to_double(x[i], DT) - (TY)z[q]) * (TY)s[q]);                \
+        }                                                                                          \
+    }
+#define DQ_F8_LOOPS(X, DT)                                                                         \
+    DQ_F8_LOOP(dq_##X##_f32, DT, float)                                                            \
+    DQ_F8_LOOP(dq_##X##_f64, DT, double)
+DQ_F8_LOOPS(e4m3fn, OG_FLOAT8E4M3FN)
+DQ_F8_LOOPS(e4m3fnuz, OG_FLOAT8E4M3FNUZ)
+DQ_F8_LOOPS(e5m2, OG_FLOAT8E5M2)
+DQ_F8_LOOPS(e5m2fnuz, OG_FLOAT8E5M2FNUZ)
+
 typedef void (*dq_fn)(const og_quant_geom *, const void *, void *, int64_t, const double *,
                       const double *);
 typedef struct dq_loops {
@@ -196,16 +251,25 @@ DQ_IMPLS(u8)
 DQ_IMPLS(i16)
 DQ_IMPLS(u16)
 DQ_IMPLS(i32)
+DQ_IMPLS(e4m3fn)
+DQ_IMPLS(e4m3fnuz)
+DQ_IMPLS(e5m2)
+DQ_IMPLS(e5m2fnuz)
 
 /* The binding for x and y (the scale's dtype) of these dtypes, NULL for none. */
 static const og_float_impl *dq_impl_of(og_dtype x, og_dtype y)
 {
-    const og_float_impl *t = x == OG_INT8     ? dq_i8_impls
-                             : x == OG_UINT8  ? dq_u8_impls
-                             : x == OG_INT16  ? dq_i16_impls
-                             : x == OG_UINT16 ? dq_u16_impls
-                             : x == OG_INT32  ? dq_i32_impls
-                                              : NULL;
+    /* int4 and uint4 are held one a byte: the 8-bit loops */
+    const og_float_impl *t = x == OG_INT8 || x == OG_INT4     ? dq_i8_impls
+                             : x == OG_UINT8 || x == OG_UINT4 ? dq_u8_impls
+                             : x == OG_INT16                  ? dq_i16_impls
+                             : x == OG_UINT16                 ? dq_u16_impls
+                             : x == OG_INT32                  ? dq_i32_impls
+                             : x == OG_FLOAT8E4M3FN           ? dq_e4m3fn_impls
+                             : x == OG_FLOAT8E4M3FNUZ         ? dq_e4m3fnuz_impls
+                             : x == OG_FLOAT8E5M2             ? dq_e5m2_impls
+                             : x == OG_FLOAT8E5M2FNUZ         ? dq_e5m2fnuz_impls
+                                                              : NULL;
     return t ? og_float_impl_of(t, y) : NULL;
 }
 

@@ -410,10 +410,40 @@ static og_status cast_strings(const og_kernel_ctx *k, const og_tensor *x, og_ten
     return rc;
 }
 
+static bool is_narrow(og_dtype t) { return og_dtype_is_float8(t) || og_dtype_is_int4(t); }
+
+/* Casts from or to the 8-bit floats and 4-bit integers, element by element through double
+ * (every value of these types, and every float16 or float, is exact in double, so a float8
+ * result is rounded once).  To float8: nearest, ties to even, `saturate` as the spec's table
+ * (og_double_to_float8); to int4/uint4: rounded to nearest even and clipped, as the
+ * reference implementation; from float8 or int4 to the other types: og_tensor_set_f64
+ * (exact to the float types; to integers truncated and saturated, NaN to 0). */
+static void cast_narrow(const og_tensor *x, og_tensor *y, bool saturate)
+{
+    og_dtype dt = y->dtype;
+    uint8_t *d = y->data;
+    for (int64_t i = 0; i < x->numel; i++) {
+        double v = x->dtype == OG_INT64    ? (double)((const int64_t *)x->data)[i]
+                   : x->dtype == OG_UINT64 ? (double)((const uint64_t *)x->data)[i]
+                                           : og_tensor_get_f64(x, i);
+        if (og_dtype_is_float8(dt))
+            d[i] = og_double_to_float8(v, dt, saturate);
+        else if (og_dtype_is_int4(dt))
+            d[i] = (uint8_t)og_saturate_int4(rint(v), dt);
+        else
+            og_tensor_set_f64(y, i, v);
+    }
+}
+
 static og_status cast_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                              og_tensor *const *out, int n_out)
 {
     og_dtype st = in[0]->dtype, dt = out[0]->dtype;
+    const og_cast_params *p = k->params;
+    if ((is_narrow(st) || is_narrow(dt)) && st != dt && st != OG_STRING && dt != OG_STRING) {
+        cast_narrow(in[0], out[0], p ? p->saturate : true);
+        return OG_OK;
+    }
     if (st == OG_STRING || dt == OG_STRING) return cast_strings(k, in[0], out[0]);
     size_t ses = og_dtype_size(st), des = og_dtype_size(dt);
     if (!ses || !des)
@@ -958,12 +988,16 @@ static og_status eyelike_kernel(const og_kernel_ctx *k, const og_tensor *const *
 
 /* ---- the table ---------------------------------------------------------------------- */
 
-/* Cast converts from every dtype with an element size (CAST_TYPES and the two 16-bit
- * floats): its target is the attribute `to` (CastLike: input 1's dtype), which the kernel
- * checks. */
-static const og_dtype cast_types[] = {OG_FLOAT,  OG_DOUBLE, OG_FLOAT16, OG_BFLOAT16, OG_INT8,
-                                      OG_INT16,  OG_INT32,  OG_INT64,   OG_UINT8,    OG_UINT16,
-                                      OG_UINT32, OG_UINT64, OG_BOOL,    OG_STRING,   0};
+/* Cast converts from every dtype with an element size (CAST_TYPES, the two 16-bit floats,
+ * the 8-bit floats and 4-bit integers): its target is the attribute `to` (CastLike: input
+ * 1's dtype), which the kernel checks. */
+static const og_dtype cast_types[] = {OG_FLOAT,          OG_DOUBLE,     OG_FLOAT16,
+                                      OG_BFLOAT16,       OG_INT8,       OG_INT16,
+                                      OG_INT32,          OG_INT64,      OG_UINT8,
+                                      OG_UINT16,         OG_UINT32,     OG_UINT64,
+                                      OG_BOOL,           OG_STRING,     OG_FLOAT8E4M3FN,
+                                      OG_FLOAT8E4M3FNUZ, OG_FLOAT8E5M2, OG_FLOAT8E5M2FNUZ,
+                                      OG_UINT4,          OG_INT4,       0};
 /* Range's loops (select_range): its output has the dtype of start, input 0. */
 static const og_dtype range_types[] = {OG_FLOAT, OG_DOUBLE, OG_INT16, OG_INT32, OG_INT64, 0};
 
