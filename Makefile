@@ -3,10 +3,14 @@
 #   make test     install missing dependencies, build, run every test
 #   make demo     install missing dependencies, build, run onnxgrad on the shipped model
 #   make asan     the whole test suite under AddressSanitizer + UBSan (build-asan/)
-#   make fuzz     libFuzzer over load + plan, then over the dataset readers (FUZZ_SECONDS each,
-#                 default 60)
+#   make tsan     the threading tests under ThreadSanitizer (build-tsan/): one session, one
+#                 gradient object's instances and trainers used from 2 and 8 threads
+#   make fuzz     every fuzz target of tests/fuzz/ (load, run, grad, save, npy, ckpt, data,
+#                 and python: the binding under atheris) for FUZZ_SECONDS each (default 60),
+#                 one after the other, from the kept seed corpora; results in
+#                 fuzz-logs/summary.tsv
 #   make bench    inference against onnxruntime, training steps and training throughput
-#                 against PyTorch (bench/)
+#                 against PyTorch, 2 MPI ranks against 1 process (bench/)
 #   make format   clang-format every C file
 #   make install  install library, header, CLI, pkg-config and CMake files (PREFIX)
 BUILD ?= build
@@ -16,7 +20,7 @@ CMAKE_FLAGS ?=
 FUZZ_SECONDS ?= 60
 C_FILES = $(shell git ls-files '*.c' '*.h' 2>/dev/null || find src include tools tests -name '*.[ch]')
 
-.PHONY: all build setup test demo asan fuzz bench format install clean
+.PHONY: all build setup test demo asan tsan fuzz bench format install clean
 
 all: build
 
@@ -43,16 +47,24 @@ asan: setup
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		bash tests/run_ctest.sh build-asan
 
+TSAN_TESTS = test_race test_busy test_threads test_instance
+space := $(subst ,, )
+# clang: gcc 12's ThreadSanitizer runtime crashes while loading libonnxgrad.so here
+tsan:
+	@bash scripts/setup.sh --fuzz
+	CC=clang cmake -S . -B build-tsan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOG_TSAN=ON -DOG_BACKEND_TESTS=OFF $(CMAKE_FLAGS)
+	cmake --build build-tsan -j $(JOBS) --target $(TSAN_TESTS)
+	@cd build-tsan && TSAN_OPTIONS="halt_on_error=1 second_deadlock_stack=1 suppressions=$(CURDIR)/tests/tsan.supp" \
+		OMP_NUM_THREADS=1 ctest --output-on-failure -R 'unit\.($(subst $(space),|,$(TSAN_TESTS)))$$'
+
+
+FUZZ_TARGETS = load run grad save npy ckpt data python
 fuzz:
 	@bash scripts/setup.sh --fuzz
 	CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DOG_FUZZ=ON -DOG_BACKEND_TESTS=OFF
-	cmake --build build-fuzz -j $(JOBS) --target og_fuzz_load og_fuzz_data
-	mkdir -p fuzz-corpus && cp -n tests/data/*.onnx tests/data/train/*.onnx fuzz-corpus/ 2>/dev/null || true
-	ASAN_OPTIONS=allocator_may_return_null=1 ./build-fuzz/og_fuzz_load -max_total_time=$(FUZZ_SECONDS) \
-		-max_len=65536 -rss_limit_mb=4096 -malloc_limit_mb=4096 -timeout=30 fuzz-corpus
-	bash tests/fuzz/data_seeds.sh fuzz-corpus-data
-	ASAN_OPTIONS=allocator_may_return_null=1 ./build-fuzz/og_fuzz_data -max_total_time=$(FUZZ_SECONDS) \
-		-max_len=65536 -rss_limit_mb=4096 -malloc_limit_mb=4096 -timeout=30 fuzz-corpus-data
+	cmake --build build-fuzz -j $(JOBS) --target $(addprefix og_fuzz_,$(filter-out python,$(FUZZ_TARGETS)))
+	@$(MAKE) --no-print-directory build
+	bash tests/fuzz/campaign.sh build-fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
 
 bench: setup
 	@bash scripts/setup.sh --bench
@@ -60,6 +72,7 @@ bench: setup
 	python3 bench/bench_inference.py --build $(BUILD)
 	/usr/bin/python3 -W ignore bench/bench_train.py --build $(BUILD)
 	/usr/bin/python3 -W ignore bench/bench_fit.py --build $(BUILD)
+	/usr/bin/python3 -W ignore bench/bench_mpi.py --build $(BUILD)
 	ONNXGRAD_LIBRARY=$(BUILD)/libonnxgrad.so PYTHONPATH=python python3 bench/bench_python.py
 	python3 bench/bench_grad_create.py --build $(BUILD) --chains 10000,100000
 
@@ -70,4 +83,4 @@ install: build
 	cmake --install $(BUILD)
 
 clean:
-	rm -rf $(BUILD) build-asan build-fuzz
+	rm -rf $(BUILD) build-asan build-tsan build-fuzz

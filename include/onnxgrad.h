@@ -24,9 +24,16 @@
  *  - Threads.  Distinct handles may be used from distinct threads at once.  A function
  *    taking a `const og_xxx *` handle does not write to it, so several threads may make such
  *    calls on one handle at once, provided no call taking it non-const runs meanwhile.
- *    Otherwise one handle may not be used from two threads at once, except where a comment
- *    says "thread-safe".  A model is immutable once loaded, so several sessions of one
- *    model may run in parallel threads.
+ *    Otherwise one handle serves one thread at a time, except where a comment says
+ *    "thread-safe".  Sessions, gradient objects, instances and trainers check it: a
+ *    non-const call made while another thread is inside one on the same handle fails at
+ *    once with OG_ERR_BUSY (an atomic in-use flag, a few nanoseconds), never sharing its
+ *    state; the first call is not disturbed.  onnxruntime lets one session serve
+ *    concurrent runs; onnxgrad does not: a server makes one session per thread (sessions of
+ *    one model share its weights, so each costs only its own buffers; see
+ *    tests/unit/test_threads.c).  A model is immutable once loaded, so several sessions of
+ *    one model may run in parallel threads.  Freeing a handle while another thread uses it
+ *    is undefined, as everywhere.
  *  - Allocation.  Every allocation made for a handle goes through the og_allocator given
  *    when the handle (or its parent) was created; NULL means the C library's malloc.
  */
@@ -70,7 +77,8 @@ extern "C" {
  * and optional types and values within each other (seq(map(int64, tensor(float))) is 2
  * deep), and subgraphs within subgraphs.  Deeper models and values are refused with a
  * message naming the depth and this limit (onnxruntime's protobuf recursion limit is 100
- * too). */
+ * too).  Loading counts the nesting of the file's protobuf messages against
+ * og_load_options.max_depth, whose default is this value, before anything is decoded. */
 #define OG_MAX_NESTING 100
 
 /* ---------------------------------------------------------------------------------- */
@@ -88,7 +96,11 @@ typedef enum og_status {
     OG_ERR_SHAPE = 7,       /* shapes that do not fit an op or a declared input */
     OG_ERR_TYPE = 8,        /* element types that do not fit */
     OG_ERR_RUNTIME = 9,     /* a failure while running (out-of-range index, NaN in debug) */
-    OG_ERR_INTERNAL = 10    /* a broken invariant inside onnxgrad: please report it */
+    OG_ERR_INTERNAL = 10,   /* a broken invariant inside onnxgrad: please report it */
+    OG_ERR_LIMIT = 11,      /* a limit of the load, session or data options was reached
+                               (nesting depth, counts, sizes, the memory budget): the message
+                               names the limit, the value asked for and the option */
+    OG_ERR_BUSY = 12        /* the handle is in use by a call in another thread (see Threads) */
 } og_status;
 
 /* A constant English name for a status code ("OG_ERR_SHAPE"). */
@@ -278,11 +290,43 @@ OG_API const og_tensor *og_optional_value(const og_tensor *opt);
 
 typedef struct og_model og_model;
 
+/* Defaults of the limits of og_load_options (a field left 0 takes its default). */
+#define OG_DEFAULT_MAX_DEPTH          OG_MAX_NESTING /* also the most it may be set to */
+#define OG_DEFAULT_MAX_NODES          (1LL << 24)    /* 16,777,216 */
+#define OG_DEFAULT_MAX_VALUES         (1LL << 26)    /* 67,108,864 */
+#define OG_DEFAULT_MAX_ATTRIBUTES     (1LL << 26)
+#define OG_DEFAULT_MAX_OPSETS         1024
+#define OG_DEFAULT_MAX_STRING_BYTES   (1LL << 24)       /* 16 MiB */
+#define OG_DEFAULT_MAX_MODEL_BYTES    ((1LL << 31) - 1) /* protobuf's 2 GiB limit */
+#define OG_DEFAULT_MAX_EXTERNAL_BYTES (1LL << 34)       /* 16 GiB */
+
 typedef struct og_load_options {
     const og_allocator *allocator; /* NULL: the C library's */
     /* Folder against which external-data locations are resolved.  NULL: the folder of the
      * model file (og_model_load_file), or refuse external data (og_model_load_buffer). */
     const char *base_dir;
+    /* Limits on what a model may declare, checked while the bytes are scanned, before the
+     * model is decoded: beyond one, loading fails with OG_ERR_LIMIT and a message naming the
+     * limit and this field.  0 takes the default (OG_DEFAULT_MAX_...); a negative value is
+     * refused (OG_ERR_INVALID_ARG).  A model loaded with these options keeps them for every
+     * later pass over it (nested subgraphs are walked under the same max_depth).
+     *   max_depth: nesting, as OG_MAX_NESTING counts it (subgraphs within subgraphs plus
+     *     sequence, map and optional types within types), at most OG_MAX_NESTING: a limit a
+     *     caller may lower, not raise.  The raw protobuf nesting this allows is about 3 levels
+     *     per level; decoding takes about 1 KB of stack per raw level on top of ~100 KB, so a
+     *     thread loading a model at the default depth needs ~400 KB of stack.
+     *   max_nodes, max_attributes, max_opsets: NodeProtos, AttributeProtos and opset
+     *     imports, counted in every graph, subgraph, function and training graph together.
+     *   max_values: value infos, initializers and node outputs, counted the same way.
+     *   max_string_bytes: the longest name, op type, domain, doc string or metadata key or
+     *     value (tensor and attribute bytes are not strings).
+     *   max_model_bytes: the serialized model.
+     *   max_external_bytes: external data, all tensors together, checked against each
+     *     file's size before anything is read or allocated. */
+    int max_depth;
+    int max_opsets;
+    int64_t max_nodes, max_values, max_attributes;
+    int64_t max_string_bytes, max_model_bytes, max_external_bytes;
 } og_load_options;
 
 /* Parse an ONNX model, convert it to onnxgrad's graph, resolve every node's opset and
@@ -292,7 +336,10 @@ typedef struct og_load_options {
  * Errors: OG_ERR_IO, OG_ERR_PARSE (bytes that are not an ONNX ModelProto),
  * OG_ERR_MODEL (cycles, dangling names, duplicate outputs, missing initializer data),
  * OG_ERR_UNSUPPORTED (IR version outside 3..10, default-domain opset outside 7..21, an op
- * the executor does not implement: the message names op, domain and opset), OG_ERR_NOMEM. */
+ * the executor does not implement: the message names op, domain and opset), OG_ERR_LIMIT
+ * (a limit of og_load_options: nesting depth, counts, string or file sizes), OG_ERR_NOMEM.
+ * A path that is not a regular file (a FIFO, a device, a folder) is refused (OG_ERR_IO)
+ * without blocking. */
 OG_API og_status og_model_load_file(const char *path, const og_load_options *opts, og_model **out);
 OG_API og_status og_model_load_buffer(const void *data, size_t size, const og_load_options *opts,
                                       og_model **out);
@@ -387,6 +434,11 @@ typedef struct og_session og_session;
 typedef enum og_log_level { OG_LOG_DEBUG = 0, OG_LOG_INFO = 1, OG_LOG_WARN = 2 } og_log_level;
 typedef void (*og_log_fn)(void *user, og_log_level level, const char *message);
 
+/* The default memory budget of a session (og_session_options.max_memory): 4 GiB. */
+#define OG_DEFAULT_MAX_MEMORY (4LL << 30)
+/* The default for what a dataset load may read and decode (og_data_options.max_memory). */
+#define OG_DEFAULT_MAX_DATA_MEMORY (2LL << 30)
+
 typedef struct og_session_options {
     int threads;                   /* 0: one thread per core; 1: no threading; < 0 refused */
     const og_allocator *allocator; /* NULL: the model's */
@@ -395,10 +447,20 @@ typedef struct og_session_options {
     /* nonzero: check every float32/float64 output of every node for NaN/Inf (OG_ERR_RUNTIME
      * naming node and value) */
     int debug;
-    /* The random generator of ops that draw (Dropout in training mode): run k of the
-     * session draws from (seed, k), so every run draws anew and the same seed repeats the
-     * same sequence; each node draws its own stream (its name and its seed attribute). */
+    /* The random generator of ops that draw (Dropout in training mode, RandomUniform,
+     * RandomNormal, their Like forms, Bernoulli, Multinomial): run k of the session draws
+     * from (seed, k), so every run draws anew and the same seed repeats the same sequence;
+     * each node draws its own stream (its name and its seed attribute). */
     uint64_t seed;
+    /* The memory budget, in bytes: the most the session may hold at once of tensor data
+     * (values alive during a run, its pool's idle blocks, outputs the caller has not freed
+     * yet), kernel scratch, and the sessions, values and stacked outputs of the If, Loop
+     * and Scan subgraphs it runs (one budget, however deep they nest or however many
+     * iterations they take).  A run that would go past it fails with OG_ERR_LIMIT before
+     * allocating, naming the node, the bytes it asked for and the budget; idle blocks are
+     * freed first to make room.  0: OG_DEFAULT_MAX_MEMORY; < 0 refused; INT64_MAX: no
+     * limit.  Inputs and initializers are the caller's and the model's, not counted. */
+    int64_t max_memory;
 } og_session_options;
 
 /* A session runs one model.  Creating it finds each node's CPU kernel and the last node that
@@ -436,9 +498,11 @@ OG_API og_status og_session_set_rng(og_session *s, uint64_t seed, uint64_t runs)
  * pool right after its last reader.  Only the pool's blocks carry over from run to run, so
  * a later run reuses the memory of earlier ones.
  * Errors: OG_ERR_INVALID_ARG (NULL session or arrays, unknown or repeated name, missing
- * input), OG_ERR_TYPE, OG_ERR_SHAPE (including shapes an op does not accept), OG_ERR_RUNTIME
- * (e.g. an index out of range in the data, NaN/Inf with debug), OG_ERR_UNSUPPORTED (an
- * attribute or dtype combination a kernel does not handle), OG_ERR_NOMEM. */
+ * input), OG_ERR_TYPE, OG_ERR_SHAPE (including shapes an op does not accept, and sizes
+ * that overflow), OG_ERR_RUNTIME (e.g. an index out of range in the data, NaN/Inf with
+ * debug), OG_ERR_UNSUPPORTED (an attribute or dtype combination a kernel does not handle),
+ * OG_ERR_LIMIT (the memory budget, og_session_options.max_memory), OG_ERR_BUSY (the session
+ * is running a call in another thread: one run at a time per session), OG_ERR_NOMEM. */
 OG_API og_status og_session_run(og_session *s, const char *const *input_names,
                                 const og_tensor *const *inputs, int n_inputs, og_tensor **outputs);
 
@@ -497,6 +561,10 @@ typedef struct og_grad_options {
     void *log_user;
     int debug;     /* nonzero: check every node's outputs for NaN/Inf, with names */
     uint64_t seed; /* as og_session_options: Dropout's masks, new at every run */
+    /* Memory budget of each session the object and its instances run (as
+     * og_session_options.max_memory: 0 is OG_DEFAULT_MAX_MEMORY); a training forward's saved
+     * state counts until its backward. */
+    int64_t max_memory;
 } og_grad_options;
 
 /* Build the training graph of m.  The model must outlive the gradient object.  opts may be
@@ -523,8 +591,10 @@ OG_API const char *og_grad_weight_name(const og_grad *g, int i);
  * argument, not a trained weight), with *value NULL. */
 OG_API og_status og_grad_get_weight(const og_grad *g, const char *name, const og_tensor **value);
 /* Copy `value` into trained weight `name`; dtype and shape must match.  Instances use the
- * new value from their next call; no instance of g may be running meanwhile.
- * Errors: OG_ERR_INVALID_ARG, OG_ERR_TYPE, OG_ERR_SHAPE. */
+ * new value from their next call.  It is refused with OG_ERR_BUSY while og_grad_run or an
+ * instance's forward or backward runs in another thread (and those are refused while it
+ * runs): weights never change under a run.
+ * Errors: OG_ERR_INVALID_ARG, OG_ERR_TYPE, OG_ERR_SHAPE, OG_ERR_BUSY. */
 OG_API og_status og_grad_set_weight(og_grad *g, const char *name, const og_tensor *value);
 
 /* The training graph as a model (owned by g): inspect it or save it with
@@ -571,9 +641,12 @@ OG_API og_status og_grad_load_buffer(const void *data, size_t size, const og_gra
  * (which costs one extra forward run to learn the shape).  outputs receives
  * og_grad_output_count() new tensors; grads receives og_grad_input_count() +
  * og_grad_weight_count() new tensors: the inputs' gradients, then the weights'; on failure
- * every entry of both is NULL.  g's scratch state changes: one thread at a time.
- * Errors: OG_ERR_INVALID_ARG (NULL g or arrays, more inputs than the model has), as
- * og_session_run otherwise. */
+ * every entry of both is NULL.  g's scratch state changes: one og_grad_run at a time per
+ * gradient object (another thread's meanwhile fails with OG_ERR_BUSY; instances run in
+ * parallel with it).
+ * Errors: OG_ERR_INVALID_ARG (NULL g or arrays, more inputs than the model has), OG_ERR_BUSY
+ * (og_grad_run running in another thread, or og_grad_set_weight), as og_session_run
+ * otherwise. */
 OG_API og_status og_grad_run(og_grad *g, const char *const *input_names,
                              const og_tensor *const *inputs, int n_inputs,
                              const og_tensor *const *grad_outputs, og_tensor **outputs,
@@ -582,7 +655,9 @@ OG_API og_status og_grad_run(og_grad *g, const char *const *input_names,
 /* Instances: the seed's forward/backward mechanism.  An instance runs the graphs of one
  * gradient object with sessions of its own; several instances of one object may run in
  * different threads at once (the object must outlive them and must not be changed by
- * og_grad_set_weight meanwhile).  One instance is used by one thread at a time.
+ * og_grad_set_weight meanwhile: it is refused then).  One instance is used by one thread at
+ * a time: a forward or backward while another thread's runs on the same instance fails
+ * with OG_ERR_BUSY.
  * og_grad_new_instance errors: OG_ERR_INVALID_ARG (NULL argument), as og_session_create. */
 typedef struct og_instance og_instance;
 
@@ -631,7 +706,8 @@ OG_API size_t og_instance_saved_bytes(const og_instance *inst);
  * read it: such a forward keeps a view of the tensors the backward half reads (model inputs,
  * overriding weights, intermediate values that share their memory) instead of copying them,
  * so the caller keeps that memory alive and unchanged until the matching backward has run
- * (or the instance is freed).  Errors: OG_ERR_INVALID_ARG (NULL inst, slot out of range).
+ * (or the instance is freed).  Errors: OG_ERR_INVALID_ARG (NULL inst, slot out of range),
+ * OG_ERR_BUSY (another thread is inside a call on inst: t is freed, the slot unchanged).
  *
  * og_instance_forward_bound and og_instance_backward_bound behave as og_instance_forward and
  * og_instance_backward with the bound tensors as inputs (and seeds).  info, when not NULL,
@@ -643,8 +719,8 @@ OG_API size_t og_instance_saved_bytes(const og_instance *inst);
  * is NULL in outputs/grads and its info gives its address in the block.  For a binding, one
  * block for the small results of a call costs less than one object per result; larger
  * results are never copied.  Errors: as
- * og_instance_forward / og_instance_backward; OG_ERR_INVALID_ARG (NULL inst or result
- * array). */
+ * og_instance_forward / og_instance_backward (OG_ERR_BUSY included: one call at a time per
+ * instance, bound or not); OG_ERR_INVALID_ARG (NULL inst or result array). */
 #define OG_BLOCK_RESULT_MAX 16384
 OG_API int og_instance_slot_count(const og_instance *inst);
 OG_API const char *og_instance_slot_name(const og_instance *inst, int slot);
@@ -686,6 +762,11 @@ typedef struct og_data_options {
     /* OG_FLOAT (default when OG_UNDEFINED) or OG_INT64 (class labels: each target cell
      * must then hold an integer). */
     og_dtype target_dtype;
+    /* The most bytes a load may read and decode: the file, then every .npz member as it
+     * inflates (its declared size checked before anything is allocated).  Beyond it the load
+     * fails with OG_ERR_LIMIT naming this field.  0: OG_DEFAULT_MAX_DATA_MEMORY; < 0
+     * refused. */
+    int64_t max_memory;
 } og_data_options;
 
 /* Read a dataset from a CSV file (.csv, .tsv, .txt; any other extension not .npy/.npz),
@@ -707,7 +788,7 @@ typedef struct og_data_options {
  * empty dataset); OG_ERR_SHAPE (arrays whose sample counts differ, a .npy that is not 2-D);
  * OG_ERR_TYPE (a non-integral float target in an array when target_dtype is OG_INT64);
  * OG_ERR_UNSUPPORTED (an array dtype outside the list above, a zip method other than
- * stored or deflate); OG_ERR_NOMEM. */
+ * stored or deflate); OG_ERR_LIMIT (past max_memory); OG_ERR_NOMEM. */
 OG_API og_status og_dataset_load(const char *path, const og_data_options *opts,
                                  const og_allocator *alloc, og_dataset **out);
 
@@ -801,7 +882,9 @@ OG_API void og_loss_options_init(og_loss_options *o, og_loss_kind kind);
  * Constant nodes, so its initializers are the model's and nothing else.  Its metadata
  * records which output and inputs the loss added and which value it compares
  * ("onnxgrad.loss", "onnxgrad.loss_inputs", "onnxgrad.loss_output"), so og_trainer_export
- * can strip them.  CROSS_ENTROPY and NLL need a default opset >= 12, PROBA >= 9.
+ * can strip them, and how it combines samples ("onnxgrad.loss_reduction": "mean", "sum" or
+ * "sum+penalty"; data-parallel og_trainer_fit reads it).  CROSS_ENTROPY and NLL need a default opset >= 12,
+ * PROBA >= 9.
  * Errors: OG_ERR_INVALID_ARG (unknown output or weight, a name already taken, bad
  * l1_ratio/delta), OG_ERR_TYPE (a non-float output), OG_ERR_UNSUPPORTED (opset). */
 OG_API og_status og_model_add_loss(const og_model *m, const og_loss_options *o, og_model **out);
@@ -873,10 +956,14 @@ typedef struct og_trainer_options {
     const og_allocator *allocator;
     og_log_fn log;
     void *log_user;
-    uint64_t seed; /* the shuffles of og_trainer_fit (og_dataset_split takes its own) */
+    uint64_t seed;      /* the shuffles of og_trainer_fit (og_dataset_split takes its own) */
+    int64_t max_memory; /* memory budget of each session (og_session_options.max_memory) */
 } og_trainer_options;
 
-/* The loss model must outlive the trainer.  opts may be NULL.
+/* The loss model must outlive the trainer.  opts may be NULL.  A trainer serves one thread
+ * at a time: a non-const og_trainer_* call (step, evaluate, predict, set_weight,
+ * load_checkpoint, fit) made while another thread is inside one fails with OG_ERR_BUSY;
+ * calls nested in one thread (a fit callback predicting) are allowed.
  *
  * Algorithm mode: with optim == NULL, the model must carry one TrainingInfoProto (ONNX's
  * ModelProto.training_info, e.g. from og_trainer_export_training_model) and the trainer runs
@@ -916,6 +1003,8 @@ OG_API void og_trainer_free(og_trainer *t);
  * draws a new mask at each step (from the trainer's seed and the step count).
  * *loss receives the batch loss (before the update; may be NULL).  A NaN or infinite loss
  * or gradient fails with OG_ERR_RUNTIME naming the step, and the weights are not changed.
+ * With a communicator (og_trainer_set_comm) the step is collective: it is
+ * og_trainer_step_shard with share 1 / size, every rank's batch counting equally.
  * Errors: as og_grad_run. */
 OG_API og_status og_trainer_step(og_trainer *t, const char *const *input_names,
                                  const og_tensor *const *inputs, int n_inputs, double *loss);
@@ -1034,8 +1123,132 @@ typedef struct og_fit_options {
  * loss stops with OG_ERR_RUNTIME naming the step (the checkpoint of the last finished
  * epoch stays as it was).  Resuming continues from the epoch after the checkpointed one,
  * with the same shuffles, so the weights equal an uninterrupted run's bit for bit at the
- * same thread count. */
+ * same thread count.
+ *
+ * Data-parallel: with a communicator of N ranks (og_trainer_set_comm), fit is collective.
+ * Every rank passes the same dataset (same samples, same order; the sizes are checked) and
+ * the same options.  At the start rank 0's state (weights, optimizer state, step, epoch,
+ * shuffling generator; read from the checkpoint when resuming) is broadcast to every rank.
+ * Each epoch's permutation, the same on every rank, is cut into global batches of
+ * N x batch_size samples, and rank r trains on the r-th of N near-equal contiguous parts of
+ * each (parts of the last batch may be empty).  The step weights rank r's gradient by its
+ * part's share of the global batch's sample weight (by 1 when the loss sums over samples,
+ * as the "onnxgrad.loss_reduction" metadata of og_model_add_loss says), so the weights
+ * follow a single process training with batches of N x batch_size, up to the order of
+ * summation.  A loss summed over samples with weight penalties is refused
+ * (OG_ERR_UNSUPPORTED): every rank would add the penalty.  Losses in events are global; the
+ * validation set is split across ranks and its loss reduced.  Only rank 0 reads and writes
+ * the checkpoint; its content does not depend on N, so a run may resume on another number
+ * of ranks (the same batches with batch_size x N / N').  At every epoch end a hash of the
+ * weights and optimizer state is compared with rank 0's, and any difference fails with
+ * OG_ERR_RUNTIME naming the rank.  A failure on any rank stops every rank with that rank's
+ * status and message (see og_comm_agree). */
 OG_API og_status og_trainer_fit(og_trainer *t, const og_dataset *data, const og_fit_options *o);
+
+/* ---------------------------------------------------------------------------------- */
+/* Data-parallel training: communicators                                               */
+/* ---------------------------------------------------------------------------------- */
+
+/* Store `message` as this thread's last error (read with og_last_error()) and return
+ * `status`: for code outside the library that reports through it, such as a communicator.
+ * Thread-safe. */
+OG_API og_status og_set_error(og_status status, const char *message);
+
+typedef enum og_comm_op { OG_COMM_SUM = 0, OG_COMM_MIN = 1, OG_COMM_MAX = 2 } og_comm_op;
+
+/* A communicator: how the N ranks (processes, or devices) of a data-parallel run exchange
+ * data, as a table of functions, so that any engine plugs in without changing the trainer.
+ * onnxgrad_mpi.h makes one over MPI.  `user` is passed back to every function.
+ *
+ * Collective functions (allreduce, broadcast) must be called by every rank in the same
+ * order with the same sizes; the trainer does so.  Each returns OG_OK, or a status with a
+ * message set through og_set_error; after a failure the ranks are out of step, and the
+ * trainer calls abort (when set) and returns the status.
+ *
+ * Ownership and threads: the caller owns the table and what `user` points to, and keeps both
+ * alive while a trainer uses them (until og_trainer_set_comm(t, NULL, 0) or
+ * og_trainer_free).  The trainer calls them only from the thread running its
+ * og_trainer_* call, one call at a time (MPI_THREAD_SERIALIZED suffices), never from its
+ * compute threads. */
+typedef struct og_comm {
+    void *user;
+    int (*rank)(void *user); /* 0 .. size - 1 */
+    int (*size)(void *user); /* >= 1 */
+    /* Start reducing data[0 .. count) in place across all ranks with op; dtype is OG_FLOAT,
+     * OG_DOUBLE or OG_INT64.  The result must have the same bits on every rank (weights
+     * stay identical only then; og_trainer_fit's hash check finds an engine that breaks
+     * this).  *request receives a handle for test / wait, or NULL when the reduction
+     * completed within the call.  data is neither read nor written by the caller until the
+     * request completes. */
+    og_status (*allreduce)(void *user, void *data, int64_t count, og_dtype dtype, og_comm_op op,
+                           void **request);
+    /* Make progress on started reductions; *done nonzero when `request` completed (it is then
+     * released).  May be NULL: the trainer then only waits, after the backward pass, and
+     * communication overlaps computation only as far as the engine progresses by itself. */
+    og_status (*test)(void *user, void *request, int *done);
+    /* Complete `request` and release it. */
+    og_status (*wait)(void *user, void *request);
+    /* Copy nbytes at data on rank `root` to data on every other rank (blocking). */
+    og_status (*broadcast)(void *user, void *data, size_t nbytes, int root);
+    /* Stop every rank of the run, saying why (MPI_Abort); may be NULL.  Called after a
+     * failed communicator call, when the ranks can no longer agree on stopping. */
+    void (*abort)(void *user, const char *message);
+} og_comm;
+
+/* Collective: every rank passes its own status.  OG_OK on every rank when all passed OG_OK;
+ * else every rank returns the status of the lowest failing rank R, and og_last_error()
+ * reads "rank R: " followed by the message R had (its og_last_error() when it called).
+ * Programs call it after a step that may fail on some ranks only (reading a file, a
+ * shard), so that all stop together instead of leaving the others blocked in their next
+ * collective.  Errors: OG_ERR_INVALID_ARG (NULL or incomplete comm); a communicator
+ * failure (after comm->abort). */
+OG_API og_status og_comm_agree(const og_comm *comm, og_status status);
+
+/* Make t's steps data-parallel over `comm` (NULL: back to single-process steps, which
+ * leaves the communicator alone and is not collective).  Gradients are summed across ranks
+ * in buckets of about bucket_bytes, each started as soon as the backward pass has produced
+ * every gradient it holds, so that communication overlaps the rest of the backward pass
+ * (0: 4 MiB; SIZE_MAX: one bucket, started when the backward pass ends).  Buckets follow
+ * the order in which the training graph produces the gradients, one dtype each; they hold
+ * one more copy of every trained weight's gradient.  BatchNormalization's running statistics
+ * (state, not trained) take rank 0's after every step; Dropout draws other masks on every
+ * rank (rank 0 those of one process).
+ * Collective: every rank calls it with the same model, weights and bucket size; the bucket
+ * plan is compared with rank 0's.  comm must outlive its use by t.
+ * Errors: OG_ERR_INVALID_ARG (a table without rank, size, allreduce, wait or broadcast; a
+ * rank outside 0 .. size - 1), OG_ERR_UNSUPPORTED (algorithm mode: the model's own update
+ * leaves no gradient to reduce), OG_ERR_RUNTIME (a plan unlike rank 0's), a communicator
+ * failure, OG_ERR_NOMEM. */
+OG_API og_status og_trainer_set_comm(og_trainer *t, const og_comm *comm, size_t bucket_bytes);
+
+/* One data-parallel step, collective over t's communicator: every rank runs forward and
+ * backward on its own batch, the gradients are reduced as sum_r share_r g_r (each rank
+ * passing its share_r; for a mean loss, its batch's part of the global batch's sample
+ * weight), and every rank applies the same update.  *loss receives sum_r share_r loss_r.  A
+ * rank with no samples in this step passes n_inputs 0 and share 0: it computes nothing
+ * and joins the reductions.  When any rank fails (its forward or backward fails, its loss
+ * or a gradient is NaN or infinite, a share is not finite), every rank returns the status of
+ * the lowest failing rank R with og_last_error() "rank R: <its message>", and no weight
+ * changes.  Without a communicator: og_trainer_step, share ignored.
+ * Errors: as og_trainer_step; OG_ERR_INVALID_ARG (a negative or non-finite share). */
+OG_API og_status og_trainer_step_shard(og_trainer *t, const char *const *input_names,
+                                       const og_tensor *const *inputs, int n_inputs, double share,
+                                       double *loss);
+
+/* Where a data-parallel trainer's time went, since og_trainer_set_comm. */
+typedef struct og_comm_stats {
+    int ranks;        /* the communicator's size (0: no communicator) */
+    int buckets;      /* gradient buckets per step */
+    int64_t steps;    /* data-parallel steps */
+    double bytes;     /* gradient bytes reduced by this rank */
+    double step_s;    /* seconds in steps */
+    double comm_s;    /* of which inside the communicator's calls */
+    double exposed_s; /* of which after the backward pass ended: communication that no
+                         computation hid (the rest overlapped the backward pass) */
+} og_comm_stats;
+
+/* Fill *out (zeros without a communicator).  Errors: OG_ERR_INVALID_ARG (NULL). */
+OG_API og_status og_trainer_comm_stats(const og_trainer *t, og_comm_stats *out);
 
 /* ---------------------------------------------------------------------------------- */
 /* .npy files                                                                          */

@@ -45,10 +45,27 @@ def build_library():
     subprocess.check_call(configure)
     jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL") or str(os.cpu_count() or 1)
     subprocess.check_call([cmake, "--build", build_dir, "--target", "onnxgrad", "-j", jobs])
+    _build_mpi(cmake, build_dir, jobs)
     lib = _find_built(build_dir)
     if not lib:
         raise RuntimeError("onnxgrad: CMake finished but %s is not in %s" % (LIB, build_dir))
     return lib
+
+
+def _build_mpi(cmake, build_dir, jobs):
+    """libonnxgrad_mpi.so too (onnxgrad.parallel), when CMake found MPI: the target exists
+    only then, and nothing fails without it."""
+    if "OG_MPI_LIB:INTERNAL=ON" in open(os.path.join(build_dir, "CMakeCache.txt")).read():
+        subprocess.call([cmake, "--build", build_dir, "--target", "onnxgrad_mpi", "-j", jobs])
+
+
+def _copy_mpi(lib, package_dir):
+    """Copy libonnxgrad_mpi.so from beside libonnxgrad.so into the package, if built."""
+    mpi = os.path.join(os.path.dirname(lib), "libonnxgrad_mpi.so")
+    if os.path.exists(mpi):
+        dest = os.path.join(package_dir, "libonnxgrad_mpi.so")
+        shutil.copyfile(os.path.realpath(mpi), dest)
+        os.chmod(dest, 0o755)
 
 
 class BuildPyWithLibrary(build_py):
@@ -62,6 +79,7 @@ class BuildPyWithLibrary(build_py):
         # one file (wheels do not keep symbolic links); the SONAME does not matter to ctypes
         shutil.copyfile(lib, dest)
         os.chmod(dest, 0o755)
+        _copy_mpi(lib, os.path.dirname(dest))
 
 
 class BinaryDistribution(Distribution):

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install what onnxgrad's build, tests, demo and benchmarks need, skipping what is there.
 #   scripts/setup.sh            build + test dependencies
-#   scripts/setup.sh --fuzz     also clang and its sanitizer runtimes (make fuzz)
+#   scripts/setup.sh --fuzz     also clang and its sanitizer runtimes, and atheris for the
+#                               Python binding's fuzz target (make fuzz)
 #   scripts/setup.sh --bench    the benchmarks' extras (PyTorch is installed for the tests already)
 # Pinned: the ONNX backend test data comes from the onnx Python package, version ONNX_VERSION.
 set -euo pipefail
@@ -25,8 +26,11 @@ if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
 # python3-torch (Debian's, for /usr/bin/python3) is the independent oracle of the gradient
 # tests and exports the benchmark models; python3-torchvision gives the tests roi_align and
 # exports the acceptance models of tests/models, with transformers (below, through pip).
+# Open MPI (libopenmpi-dev, openmpi-bin: mpicc, mpirun) builds the optional MPI communicator
+# and runs the data-parallel tests.
 debs=(cmake make gcc pkg-config protobuf-c-compiler libprotobuf-c-dev libonnx-dev libopenblas-openmp-dev
-      zlib1g-dev libdnnl-dev python3-torch python3-torchvision python3-pip python3-numpy)
+      zlib1g-dev libdnnl-dev python3-torch python3-torchvision python3-pip python3-numpy
+      libopenmpi-dev openmpi-bin strace e2fsprogs)
 [ $want_fuzz = 1 ] && debs+=(clang libclang-rt-14-dev)
 missing=()
 for p in "${debs[@]}"; do
@@ -58,5 +62,9 @@ then
   echo "setup: installing transformers==$TRANSFORMERS_VERSION for /usr/bin/python3"
   /usr/bin/python3 -m pip install -q --disable-pip-version-check --break-system-packages \
       "transformers==$TRANSFORMERS_VERSION"
+fi
+if [ $want_fuzz = 1 ] && ! $PY -c "import atheris" 2>/dev/null; then
+  echo "setup: installing atheris (the Python fuzz target)"
+  $PY -m pip install -q --disable-pip-version-check atheris
 fi
 echo "setup: ok"

@@ -3,6 +3,8 @@
 #ifndef OG_CLI_H
 #define OG_CLI_H
 
+#include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 
 #include "onnxgrad.h"
@@ -13,6 +15,9 @@
 int cli_fail(void);
 /* Print a usage error to stderr and return exit status 2. */
 int cli_bad_usage(const char *msg);
+/* A byte count for --max-memory: digits with an optional K, M, G or T suffix (powers of
+ * 1024), at least 1; false for anything else. */
+bool cli_parse_bytes(const char *s, int64_t *out);
 
 /* Write a JSON string literal (escaped) to f. */
 void cli_json_string(FILE *f, const char *s);
@@ -28,7 +33,7 @@ int cli_write_outputs(const char *const *names, og_tensor *const *values, int n,
                       const char *out_dir);
 
 /* onnxgrad train (tools/train.c) */
-extern const char cli_train_usage[];
+void cli_train_usage(FILE *f); /* train --help */
 int cli_train(int argc, char **argv);
 
 #endif

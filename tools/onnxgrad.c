@@ -2,7 +2,7 @@
  * onnxgrad: the command-line tool.  It uses only the public header.
  *
  *   onnxgrad info MODEL
- *   onnxgrad run MODEL --input NAME=FILE.npy ... [--threads N] -o DIR
+ *   onnxgrad run MODEL --input NAME=FILE.npy ... [--threads N] [--max-memory SIZE] -o DIR
  *   onnxgrad bench MODEL --input NAME=FILE.npy ... [--threads N] [-n ITERS]
  */
 #define _POSIX_C_SOURCE 200809L
@@ -24,7 +24,7 @@ static const char usage[] =
     "\n"
     "Commands:\n"
     "  info MODEL                 inputs, outputs, initializers, opsets and op counts\n"
-    "  run MODEL --input NAME=FILE.npy ... [--threads N] -o DIR\n"
+    "  run MODEL --input NAME=FILE.npy ... [--threads N] [--max-memory SIZE] -o DIR\n"
     "                             run the model; write each output to DIR/<name>.npy and\n"
     "                             DIR/manifest.json (tensor name -> file name)\n"
     "  bench MODEL --input NAME=FILE.npy ... [--train] [--weights A,B] [--threads N]\n"
@@ -63,6 +63,9 @@ static const char usage[] =
     "  --input NAME=FILE.npy      bind a graph input (repeatable); a model with a single\n"
     "                             input also takes --input FILE.npy\n"
     "  --threads N                worker threads (default: one per core)\n"
+    "  --max-memory SIZE          run, grad, check, bench: the memory budget of each session\n"
+    "                             (bytes, or with K, M, G, T; default 4G): a run that needs\n"
+    "                             more fails before allocating\n"
     "  -o, --output-dir DIR       where outputs go (created if missing)\n"
     "  -n ITERS                   bench: timed runs (default 20)\n"
     "\n"
@@ -170,6 +173,7 @@ typedef struct job {
     const char **go_names, **go_files; /* --grad-output */
     const char **weights;              /* --weights */
     int n_in, n_go, n_weights, threads, iters;
+    int64_t max_memory; /* --max-memory: the sessions' budget (0: the library's default) */
     bool has_weights, train;
     double tolerance;
     int samples;                 /* check: elements per tensor (0: automatic) */
@@ -267,6 +271,10 @@ static int parse_job(job *j, int argc, char **argv, unsigned allowed)
                 j->in_files[j->n_in] = argv[i];
             }
             j->n_in++;
+        } else if (strcmp(argv[i], "--max-memory") == 0) {
+            if (++i >= argc || !cli_parse_bytes(argv[i], &j->max_memory))
+                return cli_bad_usage("--max-memory needs a size: bytes, or a number with K, M, "
+                                     "G or T");
         } else if (strcmp(argv[i], "--threads") == 0 || strcmp(argv[i], "-n") == 0) {
             const char *opt = argv[i];
             if (++i >= argc) return cli_bad_usage("--threads and -n need a number");
@@ -315,6 +323,7 @@ static int open_job(job *j)
     }
     og_session_options opts = {0};
     opts.threads = j->threads;
+    opts.max_memory = j->max_memory;
     if (og_session_create(j->m, &opts, &j->s)) return cli_fail();
     return 0;
 }
@@ -472,6 +481,7 @@ static og_grad_options grad_options(const job *j)
         o.n_weights = j->n_weights;
     }
     o.threads = j->threads;
+    o.max_memory = j->max_memory;
     return o;
 }
 
@@ -844,6 +854,7 @@ static int cmd_check(int argc, char **argv)
     int no = res.no, ni = g ? og_grad_input_count(g) : 0, nw = g ? og_grad_weight_count(g) : 0;
     og_session_options so = {0};
     so.threads = j.threads;
+    so.max_memory = j.max_memory;
     if (!rc && og_session_create(og_grad_training_model(g), &so, &fs)) rc = cli_fail();
     c.s = fs;
     c.no = no;
@@ -1014,7 +1025,10 @@ int main(int argc, char **argv)
     }
     for (int i = 2; i < argc; i++)
         if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-            fputs(strcmp(cmd, "train") == 0 ? cli_train_usage : usage, stdout);
+            if (strcmp(cmd, "train") == 0)
+                cli_train_usage(stdout);
+            else
+                fputs(usage, stdout);
             return 0;
         }
     if (strcmp(cmd, "info") == 0) return cmd_info(argc - 2, argv + 2);

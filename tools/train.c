@@ -3,18 +3,24 @@
  * the losses per epoch, an SVG plot of them, checkpoints and the trained model.
  */
 #define _POSIX_C_SOURCE 200809L
+#include <errno.h>
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "cli.h"
 #include "onnxgrad.h"
+#ifdef OG_HAVE_MPI
+#include "onnxgrad_mpi.h"
+#endif
 
-const char cli_train_usage[] =
+/* in two parts: C compilers need only take string literals of 4,095 characters */
+static const char train_usage_1[] =
     "usage: onnxgrad train MODEL --data FILE --loss L [options] -o OUT.onnx\n"
     "\n"
     "Train MODEL's weights on FILE and write the trained inference model to OUT.onnx, the\n"
@@ -52,7 +58,8 @@ const char cli_train_usage[] =
     "                           cosine (after --warmup N steps, down to --min-lr X at the\n"
     "                           end) | step (x --gamma G every --step-size N steps)\n"
     "  --alpha A  --power-t P   optimal / invscaling parameters\n"
-    "  --weights A,B            weights to train (default: every float initializer)\n"
+    "  --weights A,B            weights to train (default: every float initializer)\n";
+static const char train_usage_2[] =
     "\n"
     "Loop:\n"
     "  --epochs N (default 10)  --batch-size B (default 32)  --seed S (default 0)\n"
@@ -60,13 +67,31 @@ const char cli_train_usage[] =
     "  --checkpoint FILE        save weights + optimizer state after every epoch (atomic)\n"
     "  --resume                 continue from --checkpoint when it exists\n"
     "  --threads N              worker threads (default: one per core)\n"
+    "  --max-memory SIZE        memory budget of each session and of reading --data (bytes,\n"
+    "                           or with K, M, G, T; default 4G per session, 2G for data)\n"
     "  --history FILE.csv  --plot FILE.svg   override the default file names\n"
     "  --export-training FILE   also write the trained model with its training step as an\n"
     "                           ONNX TrainingInfoProto (loss, gradients, optimizer update)\n"
     "  -q, --quiet              no progress output\n"
     "\n"
+    "Data-parallel (under mpirun, when onnxgrad was built with MPI):\n"
+    "  mpirun -np N onnxgrad train ...  trains on N ranks: each reads the same files, takes\n"
+    "                           its part of every global batch of N x --batch-size samples,\n"
+    "                           and the gradients are summed across ranks; rank 0 alone\n"
+    "                           prints and writes the outputs and checkpoints\n"
+    "  --bucket-mb X            reduce gradients in buckets of about X MiB, each started as\n"
+    "                           soon as the backward pass has made it (default 4)\n"
+    "  --comm-timeout S         give up (and abort every rank) when a reduction waits more\n"
+    "                           than S seconds for the other ranks (default 300)\n"
+    "\n"
     "A NaN or infinite loss stops training with the step number (exit 1); the checkpoint\n"
     "of the last finished epoch is kept.\n";
+
+void cli_train_usage(FILE *f)
+{
+    fputs(train_usage_1, f);
+    fputs(train_usage_2, f);
+}
 
 #define MAX_LIST   4096
 #define MAX_EPOCHS 100000
@@ -78,6 +103,7 @@ typedef struct history {
 
 typedef struct progress {
     bool tty, quiet, classes;
+    int rank; /* data-parallel: only rank 0 prints and keeps the history */
     int epochs;
     double start, last_draw;
     history h;
@@ -168,6 +194,7 @@ static int on_event(void *user, const og_fit_event *e)
     progress *p = user;
     char eta[32];
     double t = now_s();
+    if (p->rank != 0) return 0;
     if (!e->epoch_end) {
         if (p->tty && !p->quiet && (t - p->last_draw > 0.1 || e->batch == e->batches)) {
             p->last_draw = t;
@@ -306,9 +333,9 @@ typedef struct args {
     const char *checkpoint, *history, *plot, *weight_column, *reduction, *export_training;
     const char *targets[MAX_LIST], *features[MAX_LIST], *weights[MAX_LIST];
     int n_targets, n_features, n_weights, epochs, threads;
-    int64_t batch_size, warmup, step_size;
+    int64_t batch_size, warmup, step_size, max_memory;
     double val_split, lr, momentum, beta1, beta2, eps, weight_decay, lr_decay, clip_norm, alpha,
-        power_t, gamma, min_lr, l1, l2, l1_ratio, delta;
+        power_t, gamma, min_lr, l1, l2, l1_ratio, delta, bucket_mb, comm_timeout;
     bool nesterov, resume, quiet, no_shuffle, no_header;
     char delimiter;
     uint64_t seed;
@@ -432,6 +459,10 @@ static int parse_args(args *a, int argc, char **argv)
             dp = &a->l1_ratio;
         else if (strcmp(o, "--delta") == 0)
             dp = &a->delta;
+        else if (strcmp(o, "--bucket-mb") == 0)
+            dp = &a->bucket_mb;
+        else if (strcmp(o, "--comm-timeout") == 0)
+            dp = &a->comm_timeout;
         else if (strcmp(o, "--batch-size") == 0)
             ip = &a->batch_size;
         else if (strcmp(o, "--warmup") == 0)
@@ -452,6 +483,15 @@ static int parse_args(args *a, int argc, char **argv)
             continue;
         }
         int64_t n;
+        if (strcmp(o, "--max-memory") == 0) {
+            if (!cli_parse_bytes(v, &a->max_memory)) {
+                snprintf(msg, sizeof msg,
+                         "train: --max-memory needs a size (bytes, or with K, M, G, T), not '%s'",
+                         v);
+                return cli_bad_usage(msg);
+            }
+            continue;
+        }
         if (strcmp(o, "--epochs") == 0 || strcmp(o, "--threads") == 0 || strcmp(o, "--seed") == 0) {
             if (!parse_i64(v, &n) || n > (strcmp(o, "--seed") == 0 ? INT64_MAX : 1000000)) {
                 snprintf(msg, sizeof msg, "train: %s needs a non-negative integer, not '%s'", o, v);
@@ -490,6 +530,10 @@ static int parse_args(args *a, int argc, char **argv)
     if (a->val_data && a->val_split > 0)
         return cli_bad_usage("train: give --val-split or --val-data, not both");
     if (a->epochs > MAX_EPOCHS) return cli_bad_usage("train: --epochs is too large");
+    if (!isnan(a->bucket_mb) && !(a->bucket_mb > 0 && a->bucket_mb < 1e6))
+        return cli_bad_usage("train: --bucket-mb must be a number of MiB > 0");
+    if (!isnan(a->comm_timeout) && !(a->comm_timeout > 0))
+        return cli_bad_usage("train: --comm-timeout must be a number of seconds > 0");
     return 0;
 }
 
@@ -527,6 +571,36 @@ static void sibling(const char *out, const char *ext, char *buf, size_t size)
     size_t n = strlen(out);
     if (n > 5 && strcmp(out + n - 5, ".onnx") == 0) n -= 5;
     snprintf(buf, size, "%.*s%s", (int)n, out, ext);
+}
+
+/* Can `path` be written?  A file is created and removed in its folder (what a read-only
+ * folder, a full disk or missing permissions refuse), and path must not be a folder.
+ * Checked for every file a run writes before it trains, so that it fails at once instead
+ * of after its last epoch.  Exit status 1 with a message, or 0. */
+static int check_writable(const char *path, const char *what)
+{
+    char probe[4096];
+    struct stat sb;
+    const char *slash = strrchr(path, '/');
+    int dir_len = slash ? (int)(slash - path) : 0;
+    if (stat(path, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        fprintf(stderr, "onnxgrad: %s '%s' is a folder\n", what, path);
+        return 1;
+    }
+    if (snprintf(probe, sizeof probe, "%.*s%s.onnxgrad-probe-XXXXXX", dir_len, slash ? path : "",
+                 slash ? "/" : "") >= (int)sizeof probe) {
+        fprintf(stderr, "onnxgrad: %s '%s': path too long\n", what, path);
+        return 1;
+    }
+    int fd = mkstemp(probe);
+    if (fd < 0) {
+        fprintf(stderr, "onnxgrad: cannot write %s '%s': %s (checked before training)\n", what,
+                path, strerror(errno));
+        return 1;
+    }
+    close(fd);
+    unlink(probe);
+    return 0;
 }
 
 /* Parse and check the options into loss and optimizer settings; exit status or 0. */
@@ -579,6 +653,63 @@ static int configure(args *a, og_loss_options *lo, og_optimizer_options *oo)
     if (a->warmup >= 0) oo->warmup_steps = a->warmup;
     if (a->step_size > 0) oo->step_size = a->step_size;
     return 0;
+}
+
+/* Data-parallel: the communicator when an MPI launcher started this process with more
+ * than one rank (NULL otherwise, and then everything runs as one process). */
+static int open_comm(const args *a, og_comm **comm)
+{
+    *comm = NULL;
+#ifdef OG_HAVE_MPI
+    if (!og_mpi_launched()) return 0;
+    og_mpi_options mo;
+    memset(&mo, 0, sizeof mo);
+    mo.timeout_s = isnan(a->comm_timeout) ? 0 : a->comm_timeout;
+    if (og_mpi_comm_create(&mo, comm) != OG_OK) return cli_fail();
+    if ((*comm)->size((*comm)->user) == 1) {
+        og_mpi_comm_free(*comm); /* mpirun -np 1: a plain run */
+        og_mpi_finalize();
+        *comm = NULL;
+    }
+#else
+    (void)a;
+    if (getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") || getenv("PMIX_RANK")) {
+        const char *n = getenv("OMPI_COMM_WORLD_SIZE");
+        if (n && strcmp(n, "1") != 0) {
+            fprintf(stderr, "onnxgrad: started by an MPI launcher, but this onnxgrad was built "
+                            "without MPI: every rank would train alone (rebuild with "
+                            "libopenmpi-dev installed)\n");
+            return 2;
+        }
+    }
+#endif
+    return 0;
+}
+
+static void close_comm(og_comm *comm)
+{
+#ifdef OG_HAVE_MPI
+    if (comm) {
+        og_mpi_comm_free(comm);
+        og_mpi_finalize();
+    }
+#else
+    (void)comm;
+#endif
+}
+
+/* The communicator's time per step, on rank 0 (stdout). */
+static void print_comm(og_trainer *t, const args *a)
+{
+    og_comm_stats cs;
+    if (og_trainer_comm_stats(t, &cs) != OG_OK || cs.ranks < 2 || cs.steps == 0) return;
+    double per = 1e3 / (double)cs.steps, kb = cs.bytes / (double)cs.steps / 1e3;
+    printf("data-parallel: %d ranks x batch %lld; %d gradient bucket%s, %.*f %s per step; "
+           "communication %.2f ms per step, %.2f ms of it not hidden by the backward pass "
+           "(step %.2f ms)\n",
+           cs.ranks, (long long)a->batch_size, cs.buckets, cs.buckets == 1 ? "" : "s",
+           kb < 1e3 ? 1 : 2, kb < 1e3 ? kb : kb / 1e3, kb < 1e3 ? "kB" : "MB", cs.comm_s * per,
+           cs.exposed_s * per, cs.step_s * per);
 }
 
 /* --loss nll takes log-probabilities: warn when the model's output on the first samples
@@ -634,7 +765,7 @@ int cli_train(int argc, char **argv)
     a.val_split = 0;
     a.lr = a.momentum = a.beta1 = a.beta2 = a.eps = a.weight_decay = a.lr_decay = NAN;
     a.clip_norm = a.alpha = a.power_t = a.gamma = a.min_lr = a.l1 = a.l2 = NAN;
-    a.l1_ratio = a.delta = NAN;
+    a.l1_ratio = a.delta = a.bucket_mb = a.comm_timeout = NAN;
     a.warmup = -1;
     a.epochs = 10;
     a.batch_size = 32;
@@ -649,6 +780,9 @@ int cli_train(int argc, char **argv)
     bool algorithm = a.loss == NULL; /* the model's own TrainingInfoProto */
     bool classes = !algorithm && (lo.kind == OG_LOSS_CROSS_ENTROPY || lo.kind == OG_LOSS_NLL ||
                                   lo.kind == OG_LOSS_PROBA);
+    og_comm *comm = NULL;
+    if ((rc = open_comm(&a, &comm))) return rc;
+    int rank = comm ? comm->rank(comm->user) : 0;
 
     og_model *m = NULL, *lm = NULL, *trained = NULL, *with_step = NULL;
     og_dataset *all = NULL, *train = NULL, *val = NULL, *val_owned = NULL;
@@ -665,37 +799,65 @@ int cli_train(int argc, char **argv)
     dopt.features = a.n_features ? a.features : NULL;
     dopt.n_features = a.n_features;
     dopt.weight = a.weight_column;
-    if (og_model_load_file(a.model, NULL, &m)) goto done;
-    if (algorithm) {
-        if (og_model_training_info_count(m) == 0) {
-            rc = cli_bad_usage(
-                "train: --loss is required (mse, mae, elastic, huber, log, "
-                "cross-entropy, nll, proba) unless MODEL carries a TrainingInfoProto");
-            goto cleanup;
-        }
+    dopt.max_memory = a.max_memory;
+    /* every file the run writes, checked before anything runs (rank 0 writes them; every
+     * rank stops with it, below, through og_comm_agree) */
+    og_status st = OG_OK;
+    if (rank == 0) {
+        char csv0[4096], svg0[4096];
+        sibling(a.out, ".csv", csv0, sizeof csv0);
+        sibling(a.out, ".svg", svg0, sizeof svg0);
+        if (check_writable(a.out, "the output model") ||
+            check_writable(a.history ? a.history : csv0, "the history") ||
+            check_writable(a.plot ? a.plot : svg0, "the plot") ||
+            (a.checkpoint && check_writable(a.checkpoint, "the checkpoint")) ||
+            (a.export_training && check_writable(a.export_training, "the training model")))
+            st = og_set_error(OG_ERR_IO, "train: an output cannot be written (nothing was run)");
+    }
+    /* Every rank reads the same files; what fails on one rank stops all of them together
+     * (og_comm_agree), with that rank's message, printed once by rank 0. */
+    bool usage = false;
+    if (!st) st = og_model_load_file(a.model, NULL, &m);
+    if (!st && algorithm) {
+        if ((usage = og_model_training_info_count(m) == 0))
+            st =
+                og_set_error(OG_ERR_INVALID_ARG,
+                             "train: --loss is required (mse, mae, elastic, huber, log, "
+                             "cross-entropy, nll, proba) unless MODEL carries a TrainingInfoProto");
         classes = target_is_int64(m);
     }
     dopt.target_dtype = classes ? OG_INT64 : OG_FLOAT;
-    if (og_dataset_load(a.data, &dopt, NULL, &all)) goto done;
-    if (a.val_data) {
-        if (og_dataset_load(a.val_data, &dopt, NULL, &val_owned)) goto done;
-        val = val_owned;
-        train = all;
-    } else if (a.val_split > 0) {
-        if (og_dataset_split(all, a.val_split, a.seed, &train, &val_owned)) goto done;
-        val = val_owned;
+    if (!st) st = og_dataset_load(a.data, &dopt, NULL, &all);
+    if (!st && a.val_data) {
+        if (!(st = og_dataset_load(a.val_data, &dopt, NULL, &val_owned))) {
+            val = val_owned;
+            train = all;
+        }
+    } else if (!st && a.val_split > 0) {
+        if (!(st = og_dataset_split(all, a.val_split, a.seed, &train, &val_owned))) val = val_owned;
     } else {
         train = all;
     }
-    if (!algorithm && lo.kind == OG_LOSS_NLL) warn_not_log_probs(m, lo.output, train);
-    if (!algorithm && og_model_add_loss(m, &lo, &lm)) goto done;
+    if (!st && !algorithm && lo.kind == OG_LOSS_NLL && rank == 0)
+        warn_not_log_probs(m, lo.output, train);
+    if (!st && !algorithm) st = og_model_add_loss(m, &lo, &lm);
     og_trainer_options to;
     memset(&to, 0, sizeof to);
     to.weights = a.n_weights ? a.weights : NULL;
     to.n_weights = a.n_weights;
     to.threads = a.threads;
     to.seed = a.seed;
-    if (og_trainer_create(algorithm ? m : lm, algorithm ? NULL : &oo, &to, &t)) goto done;
+    to.max_memory = a.max_memory;
+    if (!st) st = og_trainer_create(algorithm ? m : lm, algorithm ? NULL : &oo, &to, &t);
+    if (comm && (st = og_comm_agree(comm, st)) == OG_OK) {
+        size_t bucket = isnan(a.bucket_mb) ? 0 : (size_t)fmax(1.0, a.bucket_mb * 1048576.0);
+        st = og_trainer_set_comm(t, comm, bucket);
+    }
+    if (st && usage) {
+        rc = rank == 0 ? cli_bad_usage(og_last_error()) : 2;
+        goto cleanup;
+    }
+    if (st) goto done;
     og_fit_options fo;
     memset(&fo, 0, sizeof fo);
     fo.epochs = a.epochs;
@@ -706,16 +868,21 @@ int cli_train(int argc, char **argv)
     fo.resume = a.resume;
     fo.callback = on_event;
     fo.user = &p;
-    p.tty = isatty(2);
-    p.quiet = a.quiet;
+    p.rank = rank;
+    p.tty = rank == 0 && isatty(2);
+    p.quiet = a.quiet || rank != 0;
     p.classes = classes;
     p.epochs = a.epochs;
     p.start = now_s();
     p.t = t;
     p.val = val;
     p.input = og_model_input_name(m, 0);
-    og_status st = og_trainer_fit(t, train, &fo);
+    st = og_trainer_fit(t, train, &fo);
     if (p.tty && !p.quiet) fputs("\r\033[K", stderr);
+    if (rank != 0) { /* rank 0 reports and writes; the others only train */
+        rc = st ? 1 : 0;
+        goto cleanup;
+    }
     if (p.st && !st) {
         fprintf(stderr, "onnxgrad: out of memory keeping the loss history\n");
         rc = 1;
@@ -725,16 +892,23 @@ int cli_train(int argc, char **argv)
     sibling(a.out, ".csv", csv, sizeof csv);
     sibling(a.out, ".svg", svg, sizeof svg);
     int base = p.h.first;
+    bool unwritten = false; /* a history or plot that could not be written: exit 1 at the end */
     if (algorithm)
         snprintf(title, sizeof title, "%s: its TrainingInfoProto", a.model);
     else
         snprintf(title, sizeof title, "%s: %s loss, %s", a.model, a.loss,
                  a.optimizer ? a.optimizer : "sgd");
     if (p.h.n > 0) {
-        if (write_csv(a.history ? a.history : csv, &p.h, base) != 0)
-            fprintf(stderr, "onnxgrad: cannot write '%s'\n", a.history ? a.history : csv);
-        if (write_svg(a.plot ? a.plot : svg, &p.h, base, title) != 0)
-            fprintf(stderr, "onnxgrad: cannot write '%s'\n", a.plot ? a.plot : svg);
+        if (write_csv(a.history ? a.history : csv, &p.h, base) != 0) {
+            fprintf(stderr, "onnxgrad: cannot write '%s': %s\n", a.history ? a.history : csv,
+                    strerror(errno));
+            unwritten = true;
+        }
+        if (write_svg(a.plot ? a.plot : svg, &p.h, base, title) != 0) {
+            fprintf(stderr, "onnxgrad: cannot write '%s': %s\n", a.plot ? a.plot : svg,
+                    strerror(errno));
+            unwritten = true;
+        }
     }
     if (st) {
         cli_fail();
@@ -749,13 +923,19 @@ int cli_train(int argc, char **argv)
     if (a.export_training && (og_trainer_export_training_model(t, &with_step) ||
                               og_model_save_file(with_step, a.export_training)))
         goto done;
-    if (!a.quiet)
+    if (unwritten) {
+        rc = 1;
+        goto cleanup;
+    }
+    if (!a.quiet) {
         printf("wrote %s (%lld steps), %s, %s\n", a.out, (long long)og_trainer_step_count(t),
                a.history ? a.history : csv, a.plot ? a.plot : svg);
+        print_comm(t, &a);
+    }
     rc = 0;
     goto cleanup;
 done:
-    rc = rc == 1 ? cli_fail() : rc;
+    rc = rc == 1 ? (rank == 0 ? cli_fail() : 1) : rc;
 cleanup:
     free(p.h.train);
     free(p.h.val);
@@ -769,5 +949,6 @@ cleanup:
     if (train != all) og_dataset_free(train);
     og_dataset_free(all);
     og_dataset_free(val_owned);
+    close_comm(comm);
     return rc;
 }

@@ -32,6 +32,8 @@ OG_ERR_SHAPE = 7
 OG_ERR_TYPE = 8
 OG_ERR_RUNTIME = 9
 OG_ERR_INTERNAL = 10
+OG_ERR_LIMIT = 11
+OG_ERR_BUSY = 12
 
 #: status codes reported as ValueError (bad arguments); every other one is a RuntimeError
 _VALUE_ERRORS = frozenset((OG_ERR_INVALID_ARG, OG_ERR_SHAPE, OG_ERR_TYPE))
@@ -141,7 +143,10 @@ def not_a_tensor(t: int) -> Optional[str]:
 
 
 class og_load_options(Structure):
-    _fields_ = [("allocator", c_void_p), ("base_dir", c_char_p)]
+    _fields_ = [("allocator", c_void_p), ("base_dir", c_char_p), ("max_depth", c_int),
+                ("max_opsets", c_int), ("max_nodes", c_int64), ("max_values", c_int64),
+                ("max_attributes", c_int64), ("max_string_bytes", c_int64),
+                ("max_model_bytes", c_int64), ("max_external_bytes", c_int64)]
 
 
 # models
@@ -173,7 +178,8 @@ class og_grad_options(Structure):
                 ("outputs", CHARPP), ("n_outputs", c_int),
                 ("threads", c_int), ("allocator", c_void_p), ("log", og_log_fn),
                 ("device", c_int), ("device_index", c_int), ("log_user", c_void_p),
-                ("debug", c_int), ("seed", c_uint64)]
+                ("debug", c_int), ("seed", c_uint64),
+                ("max_memory", c_int64)]
 
 
 OG_DEVICE_CPU = 0
@@ -219,7 +225,8 @@ INFO_SIZE = 11
 
 class og_session_options(Structure):
     _fields_ = [("threads", c_int), ("allocator", c_void_p), ("log", og_log_fn),
-                ("log_user", c_void_p), ("debug", c_int), ("seed", c_uint64)]
+                ("log_user", c_void_p), ("debug", c_int), ("seed", c_uint64),
+                ("max_memory", c_int64)]
 
 
 og_session_create = _fn("og_session_create", _status, c_void_p, POINTER(og_session_options), PP)
@@ -253,7 +260,7 @@ class og_optimizer_options(Structure):
 class og_trainer_options(Structure):
     _fields_ = [("weights", CHARPP), ("n_weights", c_int), ("loss", c_char_p), ("threads", c_int),
                 ("allocator", c_void_p), ("log", og_log_fn), ("log_user", c_void_p),
-                ("seed", c_uint64)]
+                ("seed", c_uint64), ("max_memory", c_int64)]
 
 
 class og_fit_event(Structure):

@@ -26,6 +26,7 @@ from typing import Any, Dict, List, Optional, Sequence, Tuple
 import numpy as np
 
 from . import _lib as L
+from . import parallel as _parallel
 from .gradient import _make_log_callback, _parse_providers
 
 from .training.excs import ConvergenceError
@@ -365,6 +366,7 @@ class Trainer:
         L.check(L.og_trainer_create(loss_model.ptr, byref(optim), byref(topts), byref(tptr)))
         self._trainer = _Handle(tptr.value, L.og_trainer_free,
                                 (loss_model.release(), model.release()), self._log_cb)
+        _parallel.attach(self, self._trainer.ptr)  # data-parallel when asked (parallel.py)
         loss_model_ptr = self._trainer.models[0]
         self._config = config
         self._session = None

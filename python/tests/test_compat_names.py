@@ -71,3 +71,19 @@ def test_rename_weights():
                                                      "I2_shape_tensor"]
     assert [n.input[1] for n in m.graph.node] == ["I0_coef", "I1_intercept", "I2_shape_tensor"]
     assert get_onnx_opset(m) == 13
+
+
+def test_data_loader_scalars():
+    """Found by the atheris target: a 0-d y (or X) raised IndexError from inside the loader;
+    it is a ValueError naming the shapes."""
+    import numpy as np
+    import pytest
+    from onnxgrad.training.data_loader import OrtDataLoader
+
+    for X, y in ((np.ones((4, 2), np.float32), np.float32(1)),
+                 (np.float32(1), np.ones(4, np.float32))):
+        with pytest.raises(ValueError, match="first dimension"):
+            OrtDataLoader(np.asarray(X), np.asarray(y))
+    with pytest.raises(ValueError, match="sample_weight"):
+        OrtDataLoader(np.ones((4, 2), np.float32), np.ones(4, np.float32),
+                      np.asarray(np.float32(1)))

@@ -217,8 +217,8 @@ og_status og_grad_create(const og_model *m, const og_grad_options *opts, og_grad
                                           "float input needing a gradient");
         goto fail;
     }
-    og_grad_spec spec = {w,  nw, in, ni, o, no, opts ? opts->log : NULL, opts ? opts->log_user : NULL,
-                         NULL};
+    og_grad_spec spec = {
+        w, nw, in, ni, o, no, opts ? opts->log : NULL, opts ? opts->log_user : NULL, NULL};
     g->training = og_calloc(a, 1, sizeof *g->training);
     if (!g->training) goto nomem;
     g->training->alloc = *a;
@@ -255,6 +255,7 @@ og_status og_grad_create(const og_model *m, const og_grad_options *opts, og_grad
     g->sopts.log_user = opts ? opts->log_user : NULL;
     g->sopts.debug = opts ? opts->debug : 0;
     g->sopts.seed = opts ? opts->seed : 0;
+    g->sopts.max_memory = opts ? opts->max_memory : 0;
     st = og_session_create(g->training, &g->sopts, &g->session);
     if (st) goto fail;
     st = make_eval(m, w, nw, a, &g->eval);
@@ -428,12 +429,27 @@ static og_status default_seeds(og_grad *g, const char *const *names, const og_te
     return st;
 }
 
+static og_status grad_run(og_grad *g, const char *const *input_names,
+                          const og_tensor *const *inputs, int n_inputs,
+                          const og_tensor *const *grad_outputs, og_tensor **outputs,
+                          og_tensor **grads, const char *const *extra, int n_extra,
+                          og_tensor **extra_out, const og_exec_hooks *hooks);
+
 og_status og_grad_run(og_grad *g, const char *const *input_names, const og_tensor *const *inputs,
                       int n_inputs, const og_tensor *const *grad_outputs, og_tensor **outputs,
                       og_tensor **grads)
 {
-    return og_grad_run_with(g, input_names, inputs, n_inputs, grad_outputs, outputs, grads, NULL, 0,
-                            NULL);
+    return og_grad_run_full(g, input_names, inputs, n_inputs, grad_outputs, outputs, grads, NULL, 0,
+                            NULL, NULL);
+}
+
+og_status og_grad_run_hooked(og_grad *g, const char *const *input_names,
+                             const og_tensor *const *inputs, int n_inputs,
+                             const og_tensor *const *grad_outputs, og_tensor **outputs,
+                             og_tensor **grads, const og_exec_hooks *hooks)
+{
+    return og_grad_run_full(g, input_names, inputs, n_inputs, grad_outputs, outputs, grads, NULL, 0,
+                            NULL, hooks);
 }
 
 og_status og_grad_run_with(og_grad *g, const char *const *input_names,
@@ -442,9 +458,44 @@ og_status og_grad_run_with(og_grad *g, const char *const *input_names,
                            og_tensor **grads, const char *const *extra, int n_extra,
                            og_tensor **extra_out)
 {
+    return og_grad_run_full(g, input_names, inputs, n_inputs, grad_outputs, outputs, grads, extra,
+                            n_extra, extra_out, NULL);
+}
+
+og_status og_grad_run_full(og_grad *g, const char *const *input_names,
+                           const og_tensor *const *inputs, int n_inputs,
+                           const og_tensor *const *grad_outputs, og_tensor **outputs,
+                           og_tensor **grads, const char *const *extra, int n_extra,
+                           og_tensor **extra_out, const og_exec_hooks *hooks)
+{
     if (!g) return og_error(OG_ERR_INVALID_ARG, "og_grad_run: NULL gradient object");
     if (n_inputs < 0 || (n_inputs && (!input_names || !inputs)) || !outputs || !grads)
         return og_error(OG_ERR_INVALID_ARG, "og_grad_run: bad arrays");
+    for (int j = 0; j < g->n_outputs; j++) outputs[j] = NULL;
+    for (int j = 0; j < g->n_inputs + g->n_weights; j++) grads[j] = NULL;
+    if (atomic_exchange(&g->run_busy, 1))
+        return og_error(OG_ERR_BUSY, "og_grad_run: the gradient object is running og_grad_run "
+                                     "in another thread (one at a time; instances run in "
+                                     "parallel)");
+    og_status st;
+    if (!og_grad_enter_shared(g))
+        st = og_error(OG_ERR_BUSY,
+                      "og_grad_run: og_grad_set_weight is changing the weights in another thread");
+    else {
+        st = grad_run(g, input_names, inputs, n_inputs, grad_outputs, outputs, grads, extra,
+                      n_extra, extra_out, hooks);
+        og_grad_leave_shared(g);
+    }
+    atomic_store(&g->run_busy, 0);
+    return st;
+}
+
+static og_status grad_run(og_grad *g, const char *const *input_names,
+                          const og_tensor *const *inputs, int n_inputs,
+                          const og_tensor *const *grad_outputs, og_tensor **outputs,
+                          og_tensor **grads, const char *const *extra, int n_extra,
+                          og_tensor **extra_out, const og_exec_hooks *hooks)
+{
     const og_graph *tg = g->training->graph;
     int n_res = g->n_inputs + g->n_weights;
     og_status st = OG_OK;
@@ -485,8 +536,8 @@ og_status og_grad_run_with(og_grad *g, const char *const *input_names,
      * statistics) */
     for (int j = 0; j < n_all && j < tg->n_outputs; j++) want[j] = tg->values[tg->outputs[j]].name;
     for (int j = 0; j < n_extra; j++) want[n_all + j] = extra[j];
-    st = og_session_run_named(g->session, g->run_names, g->run_tensors, n, want, n_all + n_extra,
-                              all);
+    st = og_session_run_hooked(g->session, g->run_names, g->run_tensors, n, want, n_all + n_extra,
+                               all, hooks);
     if (!st) {
         for (int j = 0; j < g->n_outputs; j++) outputs[j] = all[j];
         for (int j = 0; j < n_res; j++) grads[j] = all[g->n_outputs + j];
@@ -613,10 +664,18 @@ og_status og_grad_set_weight(og_grad *g, const char *name, const og_tensor *valu
                         og_shape_str(t->rank, t->dims, a, sizeof a),
                         og_shape_str(value->rank, value->dims, b, sizeof b));
     }
+    /* no run reads the weights while they change */
+    int idle = 0;
+    if (!atomic_compare_exchange_strong(&g->users, &idle, -1))
+        return og_error(OG_ERR_BUSY, "og_grad_set_weight('%s'): %s", name,
+                        idle > 0 ? "a run or an instance of this gradient object is running in "
+                                   "another thread"
+                                 : "another thread is setting a weight");
     /* both graphs that hold the weight: the training graph and the eval graph */
     og_tensor *e = weight_in(g->eval, name);
     memcpy(t->data, value->data, og_tensor_nbytes(t));
     if (e) memcpy(e->data, value->data, og_tensor_nbytes(e));
+    atomic_store(&g->users, 0);
     return OG_OK;
 }
 
@@ -709,7 +768,8 @@ og_status og_grad_load_buffer(const void *data, size_t size, const og_grad_optio
         return og_error(OG_ERR_INVALID_ARG,
                         "og_grad_load_buffer: weights, inputs and outputs "
                         "come from the saved bytes; leave them NULL in the options");
-    og_load_options lo = {opts ? opts->allocator : NULL, NULL};
+    og_load_options lo = {0};
+    lo.allocator = opts ? opts->allocator : NULL;
     og_model *m = NULL;
     og_status st = og_model_load_buffer(data, size, &lo, &m);
     if (st) return st;

@@ -2,6 +2,9 @@
 #ifndef OG_GRAD_API_H
 #define OG_GRAD_API_H
 
+#include <stdatomic.h>
+#include <stdbool.h>
+
 #include "api/api.h"
 #include "exec/exec.h"
 #include "grad/grad.h"
@@ -29,7 +32,29 @@ struct og_grad {
     int n_saved;
     int *out_values;  /* training-graph value ids: selected outputs, then results */
     int *seed_values; /* per selected output: its seed input, or -1 */
+    /* Calls in flight: > 0 while og_grad_run or instances' forward/backward calls use g
+     * (shared), -1 while og_grad_set_weight writes the weights (exclusive).  A call that
+     * cannot enter fails with OG_ERR_BUSY. */
+    atomic_int users;
+    atomic_int run_busy; /* og_grad_run's scratch: one call at a time */
 };
+
+/* og_grad_run with hooks on the training graph's run (exec.h): ready's j indexes the
+ * outputs, then the input gradients, then the weight gradients (og_grad_run's order). */
+og_status og_grad_run_hooked(og_grad *g, const char *const *input_names,
+                             const og_tensor *const *inputs, int n_inputs,
+                             const og_tensor *const *grad_outputs, og_tensor **outputs,
+                             og_tensor **grads, const og_exec_hooks *hooks);
+
+static inline bool og_grad_enter_shared(og_grad *g)
+{
+    int u = atomic_load(&g->users);
+    while (u >= 0)
+        if (atomic_compare_exchange_weak(&g->users, &u, u + 1)) return true;
+    return false;
+}
+
+static inline void og_grad_leave_shared(og_grad *g) { atomic_fetch_sub(&g->users, 1); }
 
 /* og_grad_run that also hands back the values of the training graph named in extra
  * (n_extra of them, into extra_out: new tensors), from the same run. */
@@ -41,6 +66,12 @@ og_status og_grad_run_with(og_grad *g, const char *const *input_names,
 /* The initializer `name` of the training graph (eval false) or of the eval graph, NULL if
  * none: for state a trainer updates besides the weights (running statistics). */
 og_tensor *og_grad_state_tensor(og_grad *g, const char *name, bool eval);
+/* Both: extra values and hooks (either may be absent). */
+og_status og_grad_run_full(og_grad *g, const char *const *input_names,
+                           const og_tensor *const *inputs, int n_inputs,
+                           const og_tensor *const *grad_outputs, og_tensor **outputs,
+                           og_tensor **grads, const char *const *extra, int n_extra,
+                           og_tensor **extra_out, const og_exec_hooks *hooks);
 
 /* Split the training graph into its forward and backward halves (fills the fields above). */
 og_status og_grad_split(og_grad *g);

@@ -44,7 +44,31 @@ struct og_instance {
     const char **bw_names;
     const og_tensor **bw_seeds;
     og_tensor **bw_ones;
+    atomic_int busy; /* a call is running: another thread's call is refused */
 };
+
+/* Enter a call on inst (one at a time per instance; shared use of its gradient object,
+ * which og_grad_set_weight must not change meanwhile). */
+static og_status instance_enter(og_instance *inst, const char *fn)
+{
+    if (atomic_exchange(&inst->busy, 1))
+        return og_error(OG_ERR_BUSY,
+                        "%s: the instance is running a call in another thread (one thread at a "
+                        "time per instance: make one instance per thread)",
+                        fn);
+    if (!og_grad_enter_shared(inst->g)) {
+        atomic_store(&inst->busy, 0);
+        return og_error(OG_ERR_BUSY,
+                        "%s: og_grad_set_weight is changing the weights in another thread", fn);
+    }
+    return OG_OK;
+}
+
+static void instance_leave(og_instance *inst)
+{
+    og_grad_leave_shared(inst->g);
+    atomic_store(&inst->busy, 0);
+}
 
 static void state_free(const og_allocator *a, og_state *s)
 {
@@ -202,7 +226,9 @@ static og_status forward(og_instance *inst, const char *const *input_names,
                      inst->want,
                      n_want,
                      got,
-                     share ? inst->share_saved : NULL};
+                     share ? inst->share_saved : NULL,
+                     NULL,
+                     false};
     st = og_session_exec(inst->train, &r);
     if (st) goto done;
     for (int j = 0; j < g->n_outputs; j++) {
@@ -263,13 +289,18 @@ og_status og_instance_forward(og_instance *inst, const char *const *input_names,
 {
     if (!inst || !outputs)
         return og_error(OG_ERR_INVALID_ARG, "og_instance_forward: NULL argument");
-    return forward(inst, input_names, inputs, n_inputs, training, false, outputs);
+    for (int j = 0; j < inst->g->n_outputs; j++) outputs[j] = NULL; /* what a failure leaves */
+    og_status st = instance_enter(inst, "og_instance_forward");
+    if (st) return st;
+    st = forward(inst, input_names, inputs, n_inputs, training, false, outputs);
+    instance_leave(inst);
+    return st;
 }
 
-og_status og_instance_backward(og_instance *inst, const og_tensor *const *grad_outputs,
-                               og_tensor **grads)
+/* A backward (the caller has entered inst). */
+static og_status backward(og_instance *inst, const og_tensor *const *grad_outputs,
+                          og_tensor **grads)
 {
-    if (!inst || !grads) return og_error(OG_ERR_INVALID_ARG, "og_instance_backward: NULL argument");
     og_grad *g = inst->g;
     const og_allocator *a = g->alloc;
     int n_res = g->n_inputs + g->n_weights;
@@ -334,12 +365,26 @@ og_status og_instance_backward(og_instance *inst, const og_tensor *const *grad_o
                      g->out_values + g->n_outputs,
                      n_res,
                      grads,
-                     NULL};
+                     NULL,
+                     NULL,
+                     false};
     st = og_session_exec(inst->train, &r);
     if (!st) {
         state_free(a, s);
         inst->n_stack--;
     }
+    return st;
+}
+
+og_status og_instance_backward(og_instance *inst, const og_tensor *const *grad_outputs,
+                               og_tensor **grads)
+{
+    if (!inst || !grads) return og_error(OG_ERR_INVALID_ARG, "og_instance_backward: NULL argument");
+    for (int k = 0; k < inst->g->n_inputs + inst->g->n_weights; k++) grads[k] = NULL;
+    og_status st = instance_enter(inst, "og_instance_backward");
+    if (st) return st;
+    st = backward(inst, grad_outputs, grads);
+    instance_leave(inst);
     return st;
 }
 
@@ -363,9 +408,15 @@ og_status og_instance_bind(og_instance *inst, int backward, int slot, og_tensor 
         og_tensor_free(t);
         return OG_ERR_INVALID_ARG;
     }
+    og_status st = instance_enter(inst, "og_instance_bind");
+    if (st) {
+        og_tensor_free(t);
+        return st;
+    }
     og_tensor **where = backward ? &inst->seeds[slot] : &inst->slots[slot];
     og_tensor_free(*where); /* pending states hold views of what they need */
     *where = t;
+    instance_leave(inst);
     return OG_OK;
 }
 
@@ -396,17 +447,22 @@ og_status og_instance_forward_bound(og_instance *inst, int training, og_tensor *
 {
     if (!inst || !outputs)
         return og_error(OG_ERR_INVALID_ARG, "og_instance_forward_bound: NULL argument");
+    for (int j = 0; j < inst->g->n_outputs; j++) outputs[j] = NULL; /* what a failure leaves */
+    og_status st = instance_enter(inst, "og_instance_forward_bound");
+    if (st) return st;
     int n = 0;
     for (int i = 0; i < inst->n_slots; i++) {
         if (!inst->slots[i]) continue;
         inst->call_names[n] = inst->slot_names[i];
         inst->call_tensors[n++] = inst->slots[i];
     }
-    og_status st = forward(inst, inst->call_names, inst->call_tensors, n, training, true, outputs);
-    if (st) return st;
-    if (info) og_tensor_info((const og_tensor *const *)outputs, inst->g->n_outputs, info);
-    pack_small(outputs, inst->g->n_outputs, info, block, block_bytes);
-    return OG_OK;
+    st = forward(inst, inst->call_names, inst->call_tensors, n, training, true, outputs);
+    if (!st) {
+        if (info) og_tensor_info((const og_tensor *const *)outputs, inst->g->n_outputs, info);
+        pack_small(outputs, inst->g->n_outputs, info, block, block_bytes);
+    }
+    instance_leave(inst);
+    return st;
 }
 
 og_status og_instance_backward_bound(og_instance *inst, og_tensor **grads, int64_t *info,
@@ -414,10 +470,15 @@ og_status og_instance_backward_bound(og_instance *inst, og_tensor **grads, int64
 {
     if (!inst || !grads)
         return og_error(OG_ERR_INVALID_ARG, "og_instance_backward_bound: NULL argument");
-    og_status st = og_instance_backward(inst, (const og_tensor *const *)inst->seeds, grads);
-    if (st) return st;
     int n = inst->g->n_inputs + inst->g->n_weights;
-    if (info) og_tensor_info((const og_tensor *const *)grads, n, info);
-    pack_small(grads, n, info, block, block_bytes);
-    return OG_OK;
+    for (int k = 0; k < n; k++) grads[k] = NULL;
+    og_status st = instance_enter(inst, "og_instance_backward_bound");
+    if (st) return st;
+    st = backward(inst, (const og_tensor *const *)inst->seeds, grads);
+    if (!st) {
+        if (info) og_tensor_info((const og_tensor *const *)grads, n, info);
+        pack_small(grads, n, info, block, block_bytes);
+    }
+    instance_leave(inst);
+    return st;
 }

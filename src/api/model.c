@@ -6,19 +6,20 @@
 #include "grad/grad.h"
 #include "onnx/onnx_io.h"
 
-#define OG_MAX_MODEL_BYTES ((size_t)1 << 31) /* protobuf's own 2 GiB limit */
-
 static og_status model_from_bytes(const void *data, size_t size, const char *base_dir,
                                   const og_load_options *opts, bool strict, og_model **out)
 {
     const og_allocator *a = og_alloc_or_default(opts ? opts->allocator : NULL);
+    og_load_options lim;
+    og_status st = og_onnx_limits(opts, &lim);
+    if (st) return st;
     og_model *m = og_malloc(a, sizeof *m);
     if (!m) return og_error(OG_ERR_NOMEM, "out of memory");
     /* Everything of the model allocates through its own copy of the allocator. */
     m->alloc = *a;
     m->user_alloc = a;
     m->graph = NULL;
-    og_status st = og_onnx_parse_model(data, size, base_dir, &m->alloc, &m->graph);
+    st = og_onnx_parse_model(data, size, base_dir, &lim, &m->alloc, &m->graph);
     if (st) goto fail;
     st = og_graph_finalize(m->graph);
     if (st) goto fail;
@@ -85,7 +86,10 @@ static og_status load_file(const char *path, const og_load_options *opts, bool s
     void *data = NULL;
     size_t size = 0;
     char *dir = NULL;
-    og_status st = og_read_file(path, OG_MAX_MODEL_BYTES, a, &data, &size);
+    og_load_options lim;
+    og_status st = og_onnx_limits(opts, &lim);
+    if (st) return st;
+    st = og_read_file(path, (size_t)lim.max_model_bytes, a, &data, &size);
     if (st) return st;
     if (opts && opts->base_dir) {
         dir = og_strdup(a, opts->base_dir);

@@ -119,8 +119,23 @@ typedef struct og_buffer {
  * in another thread); once the session closes it, returned blocks are freed instead. */
 typedef struct og_pool og_pool;
 og_pool *og_pool_new(const og_allocator *a);
-/* A buffer of at least `bytes` (reused when one fits within 2x), NULL on OOM. */
+/* A buffer of at least `bytes` (reused when one fits within 2x), NULL on OOM or when a new
+ * block would take the pool past its budget (idle blocks are freed first to make room;
+ * og_pool_usage tells the two apart). */
 og_buffer *og_pool_get(og_pool *p, size_t bytes);
+/* The most bytes the pool may hold at once: its blocks, idle or in use (outputs handed to
+ * a caller included, until freed), and the scratch blocks of og_pool_allocator.  New
+ * pools have no limit (SIZE_MAX). */
+void og_pool_set_budget(og_pool *p, size_t bytes);
+/* Bytes held now, the budget, and the size of the last request the budget refused (0 if
+ * none since the last call: the call clears it). */
+void og_pool_usage(og_pool *p, size_t *held, size_t *budget, size_t *refused);
+/* An allocator over the pool's that counts every block against the budget (malloc returns
+ * NULL past it); valid while any of its blocks or the pool lives.  For kernels' scratch. */
+const og_allocator *og_pool_allocator(og_pool *p);
+/* Free the idle blocks (a subgraph's pool after its node ran: a budget shared with the
+ * parent session cannot reach them otherwise). */
+void og_pool_trim(og_pool *p);
 /* Free the idle blocks and drop the owner's reference: blocks still in use are freed when
  * released.  NULL is a no-op. */
 void og_pool_close(og_pool *p);
@@ -213,5 +228,9 @@ char *og_shape_str(int rank, const int64_t *dims, char *buf, size_t n);
 int64_t og_tensor_get_i64(const og_tensor *t, int64_t i);
 /* Read element i of a float or integer tensor as double. */
 double og_tensor_get_f64(const og_tensor *t, int64_t i);
+/* Write v into element i of a float, integer or bool tensor: rounded to a float type,
+ * truncated toward zero for an integer (NaN gives 0, values outside the type saturate), v != 0
+ * for bool. */
+void og_tensor_set_f64(og_tensor *t, int64_t i, double v);
 
 #endif /* OG_CORE_H */

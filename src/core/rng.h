@@ -1,7 +1,7 @@
 /*
  * rng.h: a small seeded random generator (xoshiro256**, seeded through splitmix64) for
- * shuffling and splitting.  Its whole state is 4 words, so checkpoints can save it.
- * Internal header.
+ * shuffling and splitting, and for the random ops (a session's generator, or a seeded node's
+ * own).  Its whole state is 4 words, so checkpoints can save it.  Internal header.
  */
 #ifndef OG_RNG_H
 #define OG_RNG_H
@@ -36,6 +36,12 @@ static inline uint64_t og_rng_next(og_rng *r)
     s[2] ^= t;
     s[3] = (s[3] << 45) | (s[3] >> 19);
     return result;
+}
+
+/* Uniform in [0, 1): 53 random bits. */
+static inline double og_rng_uniform(og_rng *r)
+{
+    return (double)(og_rng_next(r) >> 11) * 0x1.0p-53;
 }
 
 /* Uniform in [0, n) without modulo bias (n > 0). */

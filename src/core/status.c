@@ -25,11 +25,20 @@ const char *og_status_name(og_status status)
     case OG_ERR_TYPE: return "OG_ERR_TYPE";
     case OG_ERR_RUNTIME: return "OG_ERR_RUNTIME";
     case OG_ERR_INTERNAL: return "OG_ERR_INTERNAL";
+    case OG_ERR_LIMIT: return "OG_ERR_LIMIT";
+    case OG_ERR_BUSY: return "OG_ERR_BUSY";
     }
     return "OG_ERR_UNKNOWN";
 }
 
 const char *og_last_error(void) { return og_tls_msg; }
+
+og_status og_set_error(og_status status, const char *message)
+{
+    if (message != og_tls_msg)
+        snprintf(og_tls_msg, sizeof og_tls_msg, "%s", message ? message : "");
+    return status;
+}
 
 og_status og_verror(og_status status, const char *fmt, va_list ap)
 {

@@ -1,4 +1,5 @@
 /* tensor.c: tensors and their reference-counted buffers. */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 #include <threads.h>
@@ -35,19 +36,40 @@ void og_buffer_hold_strings(og_buffer *b, int64_t n)
 
 struct og_pool {
     const og_allocator *alloc;
-    mtx_t lock;
-    _Atomic int refs; /* the owner's + one per live buffer */
+    atomic_flag lock; /* pool_lock: a spin lock, see there */
+    _Atomic int refs; /* the owner's + one per live buffer and scratch block */
     bool closed;
     og_buffer **free;
     int n_free, cap_free;
+    /* The budget: bytes of the pool's buffers (idle or in use, outputs not yet freed
+     * included) and of the scratch blocks of og_pool_allocator, under the lock. */
+    size_t budget, held;
+    size_t refused;       /* the last request the budget refused (og_pool_usage reads and clears) */
+    og_allocator scratch; /* og_pool_allocator: counts against the budget, user = the pool */
 };
+
+/* The pool's lock spins on a C11 atomic flag: its critical sections are a few list
+ * operations, and ThreadSanitizer sees atomics (glibc's C11 mtx_lock goes around the
+ * pthread functions it watches, so make tsan would report the pool as racy). */
+static void pool_lock(og_pool *p)
+{
+    while (atomic_flag_test_and_set_explicit(&p->lock, memory_order_acquire)) thrd_yield();
+}
+
+static void pool_unlock(og_pool *p) { atomic_flag_clear_explicit(&p->lock, memory_order_release); }
 
 static void pool_unref(og_pool *p)
 {
     if (--p->refs > 0) return;
-    mtx_destroy(&p->lock);
     og_free(p->alloc, p->free);
     og_free(p->alloc, p);
+}
+
+static void pool_unhold(og_pool *p, size_t bytes)
+{
+    pool_lock(p);
+    p->held -= bytes;
+    pool_unlock(p);
 }
 
 /* Free the strings a string tensor's buffer holds. */
@@ -61,17 +83,107 @@ static void free_strings(og_buffer *b)
 static void buffer_destroy(og_buffer *b)
 {
     og_pool *p = b->pool;
+    size_t capacity = b->capacity;
     free_strings(b);
     if (b->owned) og_free_aligned(b->alloc, b->data);
     og_free(b->alloc, b);
-    if (p) pool_unref(p);
+    if (p) {
+        pool_unhold(p, capacity);
+        pool_unref(p);
+    }
+}
+
+/* Destroy idle blocks taken off p's free list (their bytes already uncounted), outside the
+ * lock: detached first, so that freeing them does not give them back. */
+static void pool_drop(og_pool *p, og_buffer **idle, int n_idle)
+{
+    for (int i = 0; i < n_idle; i++) {
+        og_buffer *b = idle[i];
+        b->pool = NULL;
+        if (b->owned) og_free_aligned(b->alloc, b->data);
+        og_free(b->alloc, b);
+        pool_unref(p);
+    }
+    og_free(p->alloc, idle);
+}
+
+/* Count `bytes` against the budget, freeing idle blocks first when they are in the way;
+ * false (nothing counted) if it does not fit even then.  Called without the lock. */
+static bool pool_hold(og_pool *p, size_t bytes)
+{
+    og_buffer **idle = NULL;
+    int n_idle = 0;
+    bool ok;
+    pool_lock(p);
+    if (p->held + bytes > p->budget || p->held + bytes < p->held) {
+        /* idle blocks make room: drop them all (they would be dropped at close anyway) */
+        idle = p->free;
+        n_idle = p->n_free;
+        p->free = NULL;
+        p->n_free = p->cap_free = 0;
+        for (int i = 0; i < n_idle; i++) p->held -= idle[i]->capacity;
+    }
+    ok = p->held + bytes <= p->budget && p->held + bytes >= p->held;
+    if (ok)
+        p->held += bytes;
+    else
+        p->refused = bytes;
+    pool_unlock(p);
+    pool_drop(p, idle, n_idle);
+    return ok;
+}
+
+void og_pool_trim(og_pool *p)
+{
+    if (!p) return;
+    pool_lock(p);
+    og_buffer **idle = p->free;
+    int n_idle = p->n_free;
+    p->free = NULL;
+    p->n_free = p->cap_free = 0;
+    for (int i = 0; i < n_idle; i++) p->held -= idle[i]->capacity;
+    pool_unlock(p);
+    pool_drop(p, idle, n_idle);
+}
+
+/* Scratch blocks of og_pool_allocator: a 16-byte header holding the size (which keeps
+ * malloc's alignment), counted against the budget, each holding a pool reference so
+ * the allocator outlives every block. */
+#define SCRATCH_HEADER 16
+
+static void *scratch_malloc(void *user, size_t size)
+{
+    og_pool *p = user;
+    if (size > SIZE_MAX - SCRATCH_HEADER) return NULL;
+    size_t total = size + SCRATCH_HEADER;
+    if (!pool_hold(p, total)) return NULL;
+    unsigned char *m = og_malloc(p->alloc, total);
+    if (!m) {
+        pool_unhold(p, total);
+        return NULL;
+    }
+    memcpy(m, &total, sizeof total);
+    p->refs++;
+    return m + SCRATCH_HEADER;
+}
+
+static void scratch_free(void *user, void *ptr)
+{
+    og_pool *p = user;
+    if (!ptr) return;
+    unsigned char *m = (unsigned char *)ptr - SCRATCH_HEADER;
+    size_t total;
+    memcpy(&total, m, sizeof total);
+    og_free(p->alloc, m);
+    pool_unhold(p, total);
+    pool_unref(p);
 }
 
 /* Put b on p's free list; false if it must be destroyed instead. */
 static bool pool_put(og_pool *p, og_buffer *b)
 {
     bool kept = false;
-    mtx_lock(&p->lock);
+    pool_lock(p);
     if (!p->closed) {
         if (p->n_free == p->cap_free) {
             int cap = p->cap_free ? p->cap_free * 2 : 32;
@@ -87,7 +199,7 @@ static bool pool_put(og_pool *p, og_buffer *b)
             kept = true;
         }
     }
-    mtx_unlock(&p->lock);
+    pool_unlock(p);
     return kept;
 }
 
@@ -104,19 +216,37 @@ og_pool *og_pool_new(const og_allocator *a)
     a = og_alloc_or_default(a);
     og_pool *p = og_calloc(a, 1, sizeof *p);
     if (!p) return NULL;
-    if (mtx_init(&p->lock, mtx_plain) != thrd_success) {
-        og_free(a, p);
-        return NULL;
-    }
+    atomic_flag_clear(&p->lock);
     p->alloc = a;
     p->refs = 1;
+    p->budget = SIZE_MAX;
+    p->scratch = (og_allocator){scratch_malloc, scratch_free, p};
     return p;
 }
+
+void og_pool_set_budget(og_pool *p, size_t bytes)
+{
+    pool_lock(p);
+    p->budget = bytes;
+    pool_unlock(p);
+}
+
+void og_pool_usage(og_pool *p, size_t *held, size_t *budget, size_t *refused)
+{
+    pool_lock(p);
+    *held = p->held;
+    *budget = p->budget;
+    *refused = p->refused;
+    p->refused = 0;
+    pool_unlock(p);
+}
+
+const og_allocator *og_pool_allocator(og_pool *p) { return &p->scratch; }
 
 og_buffer *og_pool_get(og_pool *p, size_t bytes)
 {
     og_buffer *b = NULL;
-    mtx_lock(&p->lock);
+    pool_lock(p);
     int best = -1;
     for (int i = 0; i < p->n_free; i++) {
         size_t c = p->free[i]->capacity;
@@ -127,15 +257,18 @@ og_buffer *og_pool_get(og_pool *p, size_t bytes)
         b = p->free[best];
         p->free[best] = p->free[--p->n_free];
     }
-    mtx_unlock(&p->lock);
+    pool_unlock(p);
     if (b) {
         b->refcount = 1;
         return b;
     }
+    if (!pool_hold(p, bytes)) return NULL;
     b = og_buffer_new(p->alloc, bytes);
     if (b) {
         b->pool = p;
         p->refs++;
+    } else {
+        pool_unhold(p, bytes);
     }
     return b;
 }
@@ -143,13 +276,13 @@ og_buffer *og_pool_get(og_pool *p, size_t bytes)
 void og_pool_close(og_pool *p)
 {
     if (!p) return;
-    mtx_lock(&p->lock);
+    pool_lock(p);
     p->closed = true;
     int n = p->n_free;
     og_buffer **idle = p->free;
     p->free = NULL;
     p->n_free = p->cap_free = 0;
-    mtx_unlock(&p->lock);
+    pool_unlock(p);
     for (int i = 0; i < n; i++) buffer_destroy(idle[i]);
     og_free(p->alloc, idle);
     pool_unref(p);
@@ -433,6 +566,16 @@ char *og_shape_str(int rank, const int64_t *dims, char *buf, size_t n)
     return buf;
 }
 
+/* float to int64, saturating (NaN: 0): an out-of-range conversion is undefined in C, and a
+ * hostile model may store 1e30 where an index or a shape is read */
+static int64_t f64_to_i64(double x)
+{
+    if (x != x) return 0;
+    if (x >= 9223372036854775808.0) return INT64_MAX;
+    if (x <= -9223372036854775808.0) return INT64_MIN;
+    return (int64_t)x;
+}
+
 int64_t og_tensor_get_i64(const og_tensor *t, int64_t i)
 {
     const void *d = t->data;
@@ -446,8 +589,8 @@ int64_t og_tensor_get_i64(const og_tensor *t, int64_t i)
     case OG_UINT16: return ((const uint16_t *)d)[i];
     case OG_UINT32: return ((const uint32_t *)d)[i];
     case OG_UINT64: return (int64_t)((const uint64_t *)d)[i];
-    case OG_FLOAT: return (int64_t)((const float *)d)[i];
-    case OG_DOUBLE: return (int64_t)((const double *)d)[i];
+    case OG_FLOAT: return f64_to_i64(((const float *)d)[i]);
+    case OG_DOUBLE: return f64_to_i64(((const double *)d)[i]);
     default: return 0;
     }
 }
@@ -464,3 +607,28 @@ double og_tensor_get_f64(const og_tensor *t, int64_t i)
     default: return (double)og_tensor_get_i64(t, i);
     }
 }
+
+/* double -> integer: NaN gives 0, out-of-range values saturate (C leaves both undefined). */
+#define SAT(T, lo, hi) (v != v ? (T)0 : v <= (double)(lo) ? (T)(lo) : v >= (double)(hi) ? (T)(hi) : (T)v)
+
+void og_tensor_set_f64(og_tensor *t, int64_t i, double v)
+{
+    void *d = t->data;
+    switch (t->dtype) {
+    case OG_FLOAT: ((float *)d)[i] = (float)v; break;
+    case OG_DOUBLE: ((double *)d)[i] = v; break;
+    case OG_FLOAT16: ((uint16_t *)d)[i] = og_float_to_half((float)v); break;
+    case OG_BFLOAT16: ((uint16_t *)d)[i] = og_float_to_bfloat16((float)v); break;
+    case OG_BOOL: ((uint8_t *)d)[i] = v != 0; break;
+    case OG_INT8: ((int8_t *)d)[i] = SAT(int8_t, INT8_MIN, INT8_MAX); break;
+    case OG_INT16: ((int16_t *)d)[i] = SAT(int16_t, INT16_MIN, INT16_MAX); break;
+    case OG_INT32: ((int32_t *)d)[i] = SAT(int32_t, INT32_MIN, INT32_MAX); break;
+    case OG_INT64: ((int64_t *)d)[i] = SAT(int64_t, INT64_MIN, INT64_MAX); break;
+    case OG_UINT8: ((uint8_t *)d)[i] = SAT(uint8_t, 0, UINT8_MAX); break;
+    case OG_UINT16: ((uint16_t *)d)[i] = SAT(uint16_t, 0, UINT16_MAX); break;
+    case OG_UINT32: ((uint32_t *)d)[i] = SAT(uint32_t, 0, UINT32_MAX); break;
+    case OG_UINT64: ((uint64_t *)d)[i] = SAT(uint64_t, 0, UINT64_MAX); break;
+    default: break;
+    }
+}
+#undef SAT

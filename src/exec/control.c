@@ -1,4 +1,4 @@
-/* control.c: running If, Loop and Scan (src/ops/control.c).
+/* control.c: running If, Loop, Scan and SequenceMap (src/ops/control.c).
  *
  * Each subgraph has a session of its own, made with its parent's; a run binds the
  * subgraph's outer values to the node's implicit inputs (the same names in the enclosing
@@ -30,7 +30,9 @@ og_status og_exec_create_subs(og_session *s, int ni, const og_session_options *o
     og_session_options o = {0};
     if (opts) o = *opts;
     o.threads = s->threads;
-    o.allocator = s->alloc;
+    /* the subgraph's memory (its pool's blocks, its outputs) counts against this session's
+     * budget, so nesting or iterating cannot multiply the budget */
+    o.allocator = og_pool_allocator(s->pool);
     for (int k = 0; k < 2 && names[k]; k++) {
         const og_graph *sub = graph_attr(n, names[k]);
         char label[256];
@@ -38,6 +40,16 @@ og_status og_exec_create_subs(og_session *s, int ni, const og_session_options *o
             return og_error(OG_ERR_INTERNAL, "%s: no attribute '%s'",
                             og_node_label(n, label, sizeof label), names[k]);
         og_status st = og_exec_create(sub, s->backend, s->alloc, &o, &subs[k].s);
+        size_t held, budget, refused;
+        og_pool_usage(s->pool, &held, &budget, &refused);
+        (void)held;
+        if (st == OG_ERR_NOMEM && refused)
+            return og_error(
+                OG_ERR_LIMIT,
+                "%s, attribute '%s': an allocation of %zu bytes for its session would pass "
+                "the session's memory budget of %zu bytes "
+                "(og_session_options.max_memory)",
+                og_node_label(n, label, sizeof label), names[k], refused, budget);
         if (st)
             return og_error_prefix(st, "%s, attribute '%s'", og_node_label(n, label, sizeof label),
                                    names[k]);
@@ -85,15 +97,15 @@ void og_exec_free_subs(og_session *s)
 
 /* Run subgraph x with graph inputs ins[0..n_ins-1] (in its input order); outs gets every
  * graph output (new tensors).  Names and outer slots were made with the session: nothing is
- * allocated per iteration. */
-static og_status run_sub(og_session *s, const og_subexec *x, const og_tensor *const *ins, int n_ins,
-                         og_tensor **outs)
+ * allocated per iteration.  any_item_shape: see og_exec_req. */
+static og_status run_sub_as(og_session *s, const og_subexec *x, const og_tensor *const *ins,
+                            int n_ins, og_tensor **outs, bool any_item_shape)
 {
     const og_graph *sg = x->s->g;
     if (n_ins > sg->n_inputs) return og_error(OG_ERR_INTERNAL, "a subgraph given %d inputs", n_ins);
     for (int k = 0; k < x->n_outer; k++) x->pre[k] = s->tin[x->outer_in[k]];
-    og_exec_req r = {x->in_names, ins,         n_ins,         x->outer_v, x->pre, x->n_outer,
-                     NULL,        sg->outputs, sg->n_outputs, outs,       NULL};
+    og_exec_req r = {x->in_names, ins,           n_ins, x->outer_v, x->pre, x->n_outer,    NULL,
+                     sg->outputs, sg->n_outputs, outs,  NULL,       NULL,   any_item_shape};
     return og_session_exec(x->s, &r);
 }
 
@@ -104,6 +116,12 @@ static void *scratch(const og_session *s, size_t count, size_t size)
     void *p = og_calloc(s->alloc, count ? count : 1, size);
     if (!p) og_error(OG_ERR_NOMEM, "out of memory");
     return p;
+}
+
+static og_status run_sub(og_session *s, const og_subexec *x, const og_tensor *const *ins, int n_ins,
+                         og_tensor **outs)
+{
+    return run_sub_as(s, x, ins, n_ins, outs, false);
 }
 
 /* The single boolean of t (a bool tensor of one element). */
@@ -259,11 +277,37 @@ static const og_value *sub_out(const og_subexec *x, int j)
 
 /* ---- Loop ----------------------------------------------------------------------------- */
 
+/* A loop-carried value v that the body gives back as a sequence or tensor while its input i
+ * is declared an optional (opset 16's optional state): *out is v wrapped in an optional
+ * (sharing its buffers), as the next iteration's input; NULL when no wrapping is needed. */
+static og_status wrap_optional(const og_subexec *x, int i, const og_tensor *v,
+                               const og_allocator *a, og_tensor **out)
+{
+    const og_graph *sg = x->s->g;
+    const og_type *t = sg->values[sg->inputs[i]].type;
+    *out = NULL;
+    if (!v || !t || t->kind != OG_KIND_OPTIONAL || v->kind == OG_KIND_OPTIONAL) return OG_OK;
+    og_tensor *o = NULL, *item = NULL;
+    og_status st = og_value_new(OG_KIND_OPTIONAL, a, &o);
+    if (!st) st = og_value_share(v, a, &item);
+    if (!st) {
+        st = og_value_append(o, item);
+        item = NULL;
+    }
+    if (st) {
+        og_tensor_free(o);
+        og_tensor_free(item);
+        return st;
+    }
+    *out = o;
+    return OG_OK;
+}
+
 static og_status run_loop(og_session *s, int ni)
 {
     const og_node *n = &s->g->nodes[ni];
     const og_control_params *p = n->params;
-    const og_allocator *a = s->alloc;
+    const og_allocator *a = og_pool_allocator(s->pool); /* counted in the budget */
     const og_subexec *x = &s->subs[ni][0];
     int N = p->n_state, K = p->n_scan_out;
     og_status st = OG_OK;
@@ -281,10 +325,11 @@ static og_status run_loop(og_session *s, int ni)
     /* any number of carried values and scan outputs: the arrays follow the node */
     const og_tensor **ins = scratch(s, (size_t)N + 2, sizeof *ins);
     og_tensor **carried = scratch(s, (size_t)N + 1, sizeof *carried);
+    og_tensor **wrapped = scratch(s, (size_t)N + 1, sizeof *wrapped);
     og_tensor **outs = scratch(s, (size_t)N + K + 1, sizeof *outs);
     tlist *scans = scratch(s, (size_t)K + 1, sizeof *scans);
     og_tensor *it = NULL, *ct = NULL;
-    if (!ins || !carried || !outs || !scans) {
+    if (!ins || !carried || !wrapped || !outs || !scans) {
         st = OG_ERR_NOMEM;
         goto done;
     }
@@ -297,16 +342,20 @@ static og_status run_loop(og_session *s, int ni)
     for (int64_t i = 0; i < trip && keep; i++) {
         *(int64_t *)it->data = i;
         *(uint8_t *)ct->data = 1;
-        if ((st = run_sub(s, x, ins, 2 + N, outs))) goto done;
+        if ((st = run_sub_as(s, x, ins, 2 + N, outs, true))) goto done;
         st = bool_of(n, outs[0], "the body's condition output", &keep);
         og_tensor_free(outs[0]);
         outs[0] = NULL;
         if (st) goto done;
         for (int j = 0; j < N; j++) {
             og_tensor_free(carried[j]);
+            og_tensor_free(wrapped[j]);
+            wrapped[j] = NULL;
             carried[j] = outs[1 + j];
             outs[1 + j] = NULL;
             ins[2 + j] = carried[j];
+            if ((st = wrap_optional(x, 2 + j, carried[j], a, &wrapped[j]))) goto done;
+            if (wrapped[j]) ins[2 + j] = wrapped[j];
         }
         for (int k = 0; k < K; k++) {
             if (!tlist_push(a, &scans[k], outs[1 + N + k])) {
@@ -335,9 +384,11 @@ done:
     og_tensor_free(ct);
     for (int j = 0; outs && j < N + K + 1; j++) og_tensor_free(outs[j]);
     for (int j = 0; carried && j < N; j++) og_tensor_free(carried[j]);
+    for (int j = 0; wrapped && j < N; j++) og_tensor_free(wrapped[j]);
     for (int k = 0; scans && k < K; k++) tlist_free(a, &scans[k]);
     og_free(a, (void *)ins);
     og_free(a, carried);
+    og_free(a, wrapped);
     og_free(a, outs);
     og_free(a, scans);
     return st;
@@ -354,7 +405,7 @@ static og_status scan_once(og_session *s, int ni, const og_tensor *const *st0,
 {
     const og_node *n = &s->g->nodes[ni];
     const og_control_params *p = n->params;
-    const og_allocator *a = s->alloc;
+    const og_allocator *a = og_pool_allocator(s->pool); /* counted in the budget */
     const og_subexec *x = &s->subs[ni][0];
     int S = p->n_state, M = p->n_scan_in, K = p->n_scan_out;
     og_status st = OG_OK;
@@ -484,13 +535,15 @@ static og_status run_scan(og_session *s, int ni)
         for (int j = 0; j < S; j++) {
             og_tensor_free(st0[j]);
             st0[j] = NULL;
-            if ((st = slice_at(s->tin[first + j], 0, b, s->alloc, &st0[j]))) goto done8;
+            if ((st = slice_at(s->tin[first + j], 0, b, og_pool_allocator(s->pool), &st0[j])))
+                goto done8;
         }
         for (int k = 0; k < M; k++) {
             og_tensor *row = NULL;
             og_tensor_free(xs[k]);
             xs[k] = NULL;
-            if ((st = slice_at(s->tin[first + S + k], 0, b, s->alloc, &row))) goto done8;
+            if ((st = slice_at(s->tin[first + S + k], 0, b, og_pool_allocator(s->pool), &row)))
+                goto done8;
             /* the row's first len steps */
             row->dims[0] = len;
             row->numel = 1;
@@ -518,7 +571,9 @@ static og_status run_scan(og_session *s, int ni)
                 int64_t dims[OG_MAX_RANK];
                 memcpy(dims, r->dims, sizeof dims);
                 dims[0] = steps;
-                if ((st = og_tensor_create(r->dtype, r->rank, dims, s->alloc, &pad))) goto done8;
+                if ((st = og_tensor_create(r->dtype, r->rank, dims, og_pool_allocator(s->pool),
+                                           &pad)))
+                    goto done8;
                 memcpy(pad->data, r->data, og_tensor_nbytes(r));
                 og_tensor_free(r);
                 rows[j].t[b] = pad;
@@ -532,8 +587,8 @@ static og_status run_scan(og_session *s, int ni)
         } else {
             for (int d = 0; d < v->rank && d < OG_MAX_RANK; d++) like[d] = v->dims[d];
         }
-        if ((st = stack(n, rows[j].t, rows[j].n, 0, false, v->dtype, lr, like, s->alloc,
-                        &s->tout[j])))
+        if ((st = stack(n, rows[j].t, rows[j].n, 0, false, v->dtype, lr, like,
+                        og_pool_allocator(s->pool), &s->tout[j])))
             goto done8;
     }
 done8:
@@ -551,12 +606,86 @@ fail:
     return st;
 }
 
+/* ---- SequenceMap -------------------------------------------------------------------- */
+
+/* The body runs once per item i of input 0; an input that is a sequence gives its item i
+ * (every sequence input has input 0's length), a tensor is passed whole each time; output j
+ * is the sequence of the body's j-th outputs. */
+static og_status run_seqmap(og_session *s, int ni)
+{
+    const og_node *n = &s->g->nodes[ni];
+    const og_control_params *p = n->params;
+    const og_subexec *x = &s->subs[ni][0];
+    const og_allocator *a = s->alloc;
+    char label[256];
+    int no = x->s->g->n_outputs;
+    if (no != n->n_out)
+        return og_error(OG_ERR_INTERNAL, "SequenceMap: %d body outputs for %d node outputs", no,
+                        n->n_out);
+    const og_tensor *seq = s->tin[0];
+    if (!seq || seq->kind != OG_KIND_SEQUENCE)
+        return og_error(OG_ERR_TYPE, "%s: input 0 must be a sequence, got a %s",
+                        og_node_label(n, label, sizeof label),
+                        seq ? og_kind_name(seq->kind) : "missing value");
+    int64_t len = seq->n_items;
+    for (int i = 1; i < p->n_own; i++) {
+        const og_tensor *t = s->tin[i];
+        if (!t)
+            return og_error(OG_ERR_INVALID_ARG, "%s: input %d is missing",
+                            og_node_label(n, label, sizeof label), i);
+        if (t->kind == OG_KIND_SEQUENCE && t->n_items != len)
+            return og_error(OG_ERR_SHAPE,
+                            "%s: input %d is a sequence of %lld items, input 0 of %lld: they must "
+                            "be equal",
+                            og_node_label(n, label, sizeof label), i, (long long)t->n_items,
+                            (long long)len);
+    }
+    /* the arrays follow the node: any number of inputs and outputs */
+    const og_tensor **ins = scratch(s, (size_t)p->n_own + 1, sizeof *ins);
+    og_tensor **outs = scratch(s, (size_t)no + 1, sizeof *outs);
+    og_tensor **seqs = scratch(s, (size_t)no + 1, sizeof *seqs);
+    og_status st = ins && outs && seqs ? OG_OK : OG_ERR_NOMEM;
+    for (int j = 0; j < no && !st; j++) st = og_value_new(OG_KIND_SEQUENCE, a, &seqs[j]);
+    for (int64_t k = 0; k < len && !st; k++) {
+        for (int i = 0; i < p->n_own; i++)
+            ins[i] = s->tin[i]->kind == OG_KIND_SEQUENCE ? s->tin[i]->items[k] : s->tin[i];
+        if ((st = run_sub(s, x, ins, p->n_own, outs))) break;
+        for (int j = 0; j < no; j++) {
+            og_tensor *o = outs[j];
+            outs[j] = NULL;
+            if (!st)
+                st = og_value_append(seqs[j], o); /* frees o on failure */
+            else
+                og_tensor_free(o);
+        }
+    }
+    for (int j = 0; outs && seqs && j < no; j++) {
+        og_tensor_free(outs[j]); /* what a failed run left */
+        if (!st && n->out[j] >= 0) {
+            s->tout[j] = seqs[j];
+            seqs[j] = NULL;
+        }
+        og_tensor_free(seqs[j]);
+    }
+    og_free(a, (void *)ins);
+    og_free(a, outs);
+    og_free(a, seqs);
+    return st;
+}
+
 og_status og_exec_control(og_session *s, int ni)
 {
     const og_control_params *p = s->g->nodes[ni].params;
+    og_status st;
     switch (p->kind) {
-    case OG_CONTROL_IF: return run_if(s, ni);
-    case OG_CONTROL_LOOP: return run_loop(s, ni);
-    default: return run_scan(s, ni);
+    case OG_CONTROL_IF: st = run_if(s, ni); break;
+    case OG_CONTROL_LOOP: st = run_loop(s, ni); break;
+    case OG_CONTROL_SEQMAP: st = run_seqmap(s, ni); break;
+    default: st = run_scan(s, ni); break;
     }
+    /* the subgraphs' idle blocks count against this session's budget, where its own pool
+     * cannot free them to make room: free them now (iterations reused them meanwhile) */
+    for (int k = 0; k < 2; k++)
+        if (s->subs[ni][k].s) og_pool_trim(s->subs[ni][k].s->pool);
+    return st;
 }

@@ -16,6 +16,20 @@ og_status og_exec_create(const og_graph *g, const struct og_backend *backend,
                          const og_allocator *host, const og_session_options *opts,
                          og_session **out);
 
+/* Calls a run makes while it goes, for callers that act on results before the run ends (the
+ * data-parallel trainer reduces each weight's gradient as soon as it is computed, while the
+ * rest of the backward half still runs).  A non-OK status from either stops the run with
+ * that status. */
+typedef struct og_exec_hooks {
+    void *user;
+    /* The wanted value want[j] is computed: t is borrowed until the run ends and must not be
+     * written.  Called once per j, as soon as the node producing it ran (before any node
+     * for values bound at the start: inputs, initializers, earlier partial runs). */
+    og_status (*ready)(void *user, int j, const og_tensor *t);
+    /* After every node that ran (may be NULL). */
+    og_status (*after_node)(void *user);
+} og_exec_hooks;
+
 typedef struct og_exec_req {
     /* graph inputs bound by name (checked against their declarations) */
     const char *const *input_names;
@@ -35,12 +49,22 @@ typedef struct og_exec_req {
      * copy, even when the buffer is not the session's (a caller's input, which the caller
      * then keeps alive as long as the view) */
     const bool *share;
+    const og_exec_hooks *hooks; /* may be NULL */
+    /* bound sequences and optionals: check their items' kinds and dtypes but not their
+     * shapes (a Loop body's loop-carried containers, which ONNX's own models declare with
+     * item shapes their values do not have; tensors are checked in full) */
+    bool any_item_shape;
 } og_exec_req;
 
 og_status og_session_exec(og_session *s, const og_exec_req *r);
 /* The random key kernels get (og_kernel_ctx.rng) in run `run` (0-based) of a session seeded
  * `seed` (og_session_options.seed). */
 uint64_t og_exec_run_key(uint64_t seed, uint64_t run);
+/* og_session_run_named with hooks (NULL: none); ready's j indexes output_names. */
+og_status og_session_run_hooked(og_session *s, const char *const *input_names,
+                                const og_tensor *const *inputs, int n_inputs,
+                                const char *const *output_names, int n_outputs, og_tensor **outputs,
+                                const og_exec_hooks *hooks);
 /* The graph a session runs. */
 const og_graph *og_session_graph(const og_session *s);
 

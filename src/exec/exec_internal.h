@@ -6,6 +6,8 @@
 #ifndef OG_EXEC_INTERNAL_H
 #define OG_EXEC_INTERNAL_H
 
+#include <stdatomic.h>
+
 #include "exec/exec.h"
 #include "kernels/cpu/kernel.h"
 
@@ -45,6 +47,9 @@ struct og_session {
     const og_graph *root;        /* symbols live there */
     uint64_t rng_seed, rng_runs; /* og_session_get_rng */
     uint64_t run_key;            /* this run's: from (rng_seed, rng_runs) */
+    /* One run at a time: set by og_session_exec for its duration (a second thread's call
+     * fails with OG_ERR_BUSY instead of sharing the per-run state above). */
+    atomic_int busy;
 };
 
 /* Run control-flow node ni (OG_OP_CONTROL) of s: its inputs are in s->tin, its outputs go to

@@ -9,15 +9,12 @@
  * right after its last reader ran, so the memory in use stays near the largest set of
  * values alive at once, and a second run reuses the blocks of the first. */
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "core/rng.h"
 #include "exec/exec_internal.h"
-
-/* No single value may need more than this (1 TiB): a model that asks for more is malformed
- * or hostile, and says so instead of failing inside malloc. */
-#define OG_MAX_TENSOR_BYTES ((size_t)1 << 40)
 
 og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_allocator *host,
                          const og_session_options *opts, og_session **out)
@@ -52,6 +49,13 @@ og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_
     }
     s->pool = og_pool_new(a);
     if (!s->pool) goto nomem;
+    int64_t budget = opts ? opts->max_memory : 0;
+    if (budget < 0) {
+        st = og_error(OG_ERR_INVALID_ARG, "og_session_options.max_memory must be >= 0, got %lld",
+                      (long long)budget);
+        goto fail;
+    }
+    og_pool_set_budget(s->pool, budget ? (size_t)budget : (size_t)OG_DEFAULT_MAX_MEMORY);
     size_t nv = (size_t)g->n_values + 1, nn = (size_t)g->n_nodes + 1;
     s->kernels = og_calloc(a, nn, sizeof *s->kernels);
     s->last_use = og_calloc(a, nv, sizeof *s->last_use);
@@ -140,8 +144,9 @@ void og_session_free(og_session *s)
     og_free(a, s);
 }
 
-/* Check a bound input against its declaration; symbolic dims must agree across inputs. */
-static og_status check_input(og_session *s, const og_value *v, const og_tensor *t)
+/* Check a bound input against its declaration; symbolic dims must agree across inputs.
+ * item_shapes false: the shapes of a container's items are not compared. */
+static og_status check_input(og_session *s, const og_value *v, const og_tensor *t, bool item_shapes)
 {
     char a[128], b[128];
     if (v->type || t->kind != OG_KIND_TENSOR) {
@@ -149,7 +154,7 @@ static og_status check_input(og_session *s, const og_value *v, const og_tensor *
         if (!v->type && (v->dtype != OG_UNDEFINED || v->rank >= 0))
             return og_error(OG_ERR_TYPE, "input '%s' must be a tensor (%s), got a %s", v->name,
                             og_value_type_str(s->g, v, ty, sizeof ty), og_kind_name(t->kind));
-        if (!og_value_fits(t, v->type, why, sizeof why))
+        if (!(item_shapes ? og_value_fits : og_value_fits_kind)(t, v->type, why, sizeof why))
             return og_error(OG_ERR_TYPE, "input '%s' must be %s, got %s", v->name,
                             og_value_type_str(s->g, v, ty, sizeof ty), why);
         return OG_OK;
@@ -199,6 +204,32 @@ static og_status check_finite(const og_kernel_ctx *k, const og_tensor *t, const 
     return OG_OK;
 }
 
+/* A failed allocation for output j (-1: the kernel's scratch, whose size the pool
+ * remembers): OG_ERR_LIMIT when the budget refused it, else OG_ERR_NOMEM. */
+static og_status budget_error(og_session *s, const og_node *n, int j, size_t nbytes,
+                              const og_vinfo *vo)
+{
+    char label[256], shape[128], what[192];
+    size_t held, budget, refused;
+    og_pool_usage(s->pool, &held, &budget, &refused);
+    og_node_label(n, label, sizeof label);
+    if (j >= 0)
+        snprintf(what, sizeof what, "output %d of shape %s", j,
+                 og_shape_str(vo->rank, vo->dims, shape, sizeof shape));
+    else
+        snprintf(what, sizeof what, "%s",
+                 n->op && (n->op->flags & OG_OP_CONTROL) ? "a subgraph's run"
+                                                         : "the kernel's scratch");
+    if (!refused) {
+        if (j < 0) return og_error_prefix(OG_ERR_NOMEM, "%s", label);
+        return og_error(OG_ERR_NOMEM, "%s: out of memory for %s (%zu bytes)", label, what, nbytes);
+    }
+    return og_error(OG_ERR_LIMIT,
+                    "%s: %s needs %zu bytes, past the session's memory budget of %zu bytes "
+                    "(%zu in use; og_session_options.max_memory)",
+                    label, what, refused, budget, held);
+}
+
 static og_status run_node(og_session *s, int ni)
 {
     const og_graph *g = s->g;
@@ -234,9 +265,10 @@ static og_status run_node(og_session *s, int ni)
         s->tout[j] = NULL;
     }
     const og_kernel_binding *kb = &s->kernels[ni];
-    og_kernel_ctx k = {n, n->params, s->alloc, s->threads, NULL, s->run_key};
+    og_kernel_ctx k = {n, n->params, og_pool_allocator(s->pool), s->threads, NULL, s->run_key};
     if (n->op->flags & OG_OP_CONTROL) {
         st = og_exec_control(s, ni);
+        if (st == OG_ERR_NOMEM) st = budget_error(s, n, -1, 0, NULL);
         if (st) goto fail;
         goto store;
     }
@@ -248,6 +280,11 @@ static og_status run_node(og_session *s, int ni)
     for (int j = 0; j < n->n_out; j++) {
         if (n->out[j] < 0) continue;
         og_vinfo *vo = &s->vout[j];
+        if (vo->rank > OG_MAX_RANK) {
+            st = og_error(OG_ERR_UNSUPPORTED, "%s: output %d would have rank %d, above %d",
+                          og_node_label(n, label, sizeof label), j, vo->rank, OG_MAX_RANK);
+            goto fail;
+        }
         if (vo->kind != OG_KIND_TENSOR) {
             /* the kernel fills a container; an alias op shares its input's */
             st = j == 0 && (n->op->flags & OG_OP_ALIAS_INPUT0)
@@ -272,20 +309,16 @@ static og_status run_node(og_session *s, int ni)
             continue;
         }
         size_t nbytes;
-        if (!og_shape_nbytes(vo->dtype, vo->rank, vo->dims, &nbytes) ||
-            nbytes > OG_MAX_TENSOR_BYTES) {
-            char shape[128];
-            st = og_error(OG_ERR_SHAPE,
-                          "%s: output %d would have shape %s, too large to "
-                          "allocate",
+        char shape[128];
+        if (!og_shape_nbytes(vo->dtype, vo->rank, vo->dims, &nbytes)) {
+            st = og_error(OG_ERR_SHAPE, "%s: output %d would have shape %s, whose size overflows",
                           og_node_label(n, label, sizeof label), j,
                           og_shape_str(vo->rank, vo->dims, shape, sizeof shape));
             goto fail;
         }
         og_buffer *b = og_pool_get(s->pool, nbytes);
         if (!b) {
-            st = og_error(OG_ERR_NOMEM, "%s: out of memory for output %d (%zu bytes)",
-                          og_node_label(n, label, sizeof label), j, nbytes);
+            st = budget_error(s, n, j, nbytes, vo);
             goto fail;
         }
         if (vo->dtype == OG_STRING) {
@@ -305,8 +338,7 @@ static og_status run_node(og_session *s, int ni)
                  s->tin[kb->type_input]->dtype != kb->type))
         impl = NULL;
     for (int j = 0; impl && kb->all_types && j < n->n_in; j++) /* chosen from every input */
-        if (n->in[j] >= 0 && s->tin[j] && g->values[n->in[j]].dtype != OG_UNDEFINED &&
-            s->tin[j]->dtype != g->values[n->in[j]].dtype)
+        if (s->tin[j] && kb->types[j] != OG_UNDEFINED && s->tin[j]->dtype != kb->types[j])
             impl = NULL;
     k.impl = impl;
     for (int j = 0; !kb->strings && j < n->n_in; j++)
@@ -320,6 +352,7 @@ static og_status run_node(og_session *s, int ni)
         }
     if (kb->fn) {
         st = kb->fn(&k, s->tin, n->n_in, s->tout, n->n_out);
+        if (st == OG_ERR_NOMEM) st = budget_error(s, n, -1, 0, NULL);
         if (st) goto fail;
     }
 store:
@@ -395,15 +428,36 @@ static og_status take_output(og_session *s, int v, bool share, og_tensor **out)
     return og_tensor_clone(t, s->alloc, out);
 }
 
+static og_status session_exec(og_session *s, const og_exec_req *r);
+
+static og_status session_enter(og_session *s)
+{
+    if (!atomic_exchange(&s->busy, 1)) return OG_OK;
+    return og_error(OG_ERR_BUSY, "og_session_run: the session is running a call in another thread "
+                                 "(a session runs one call at a time: use one session per thread)");
+}
+
 og_status og_session_exec(og_session *s, const og_exec_req *r)
 {
-    const og_graph *g = s->g;
-    og_status st = OG_OK;
-    int *out_v = NULL;
+    og_status st = session_enter(s);
+    if (st) {
+        for (int j = 0; j < r->n_want && r->out; j++) r->out[j] = NULL;
+        return st;
+    }
+    st = session_exec(s, r);
+    atomic_store(&s->busy, 0);
+    return st;
+}
+
+static og_status session_exec(og_session *s, const og_exec_req *r)
+{
     if (r->n_inputs < 0 || r->n_want < 0 || r->n_pre < 0 ||
         (r->n_inputs && (!r->input_names || !r->inputs)) || (r->n_want && (!r->want || !r->out)))
         return og_error(OG_ERR_INVALID_ARG, "og_session_run: bad input or output arrays");
     for (int j = 0; j < r->n_want; j++) r->out[j] = NULL;
+    const og_graph *g = s->g;
+    og_status st = OG_OK;
+    int *out_v = NULL;
     for (int i = 0; i < s->root->n_symbols; i++) s->sym[i] = -1;
     s->run_key = og_exec_run_key(s->rng_seed, s->rng_runs);
     s->rng_runs++;
@@ -418,6 +472,7 @@ og_status og_session_exec(og_session *s, const og_exec_req *r)
             st = og_error(OG_ERR_INVALID_ARG, "input %d: NULL name or tensor", i);
             goto done;
         }
+        /* by the name index: a scan of the inputs per input was quadratic in their count */
         int v = og_graph_find_value(g, r->input_names[i]);
         if (v >= 0 && !g->values[v].is_graph_input) v = -1;
         if (v < 0) {
@@ -435,7 +490,7 @@ og_status og_session_exec(og_session *s, const og_exec_req *r)
             st = og_error(OG_ERR_INVALID_ARG, "input '%s' is given twice", r->input_names[i]);
             goto done;
         }
-        st = check_input(s, &g->values[v], r->inputs[i]);
+        st = check_input(s, &g->values[v], r->inputs[i], !r->any_item_shape);
         if (st) goto done;
         s->slot[v] = (og_tensor *)r->inputs[i]; /* borrowed: never written, never freed */
     }
@@ -453,10 +508,22 @@ og_status og_session_exec(og_session *s, const og_exec_req *r)
         out_v[j] = r->want[j];
         s->keep[r->want[j]] = true;
     }
+    const og_exec_hooks *h = r->hooks && r->hooks->ready ? r->hooks : NULL;
+    for (int j = 0; h && j < r->n_want; j++)
+        if (s->slot[out_v[j]] && (st = h->ready(h->user, j, s->slot[out_v[j]]))) goto done;
     for (int i = 0; i < g->n_nodes; i++) {
         if (r->run && !r->run[i]) continue;
         st = run_node(s, i);
         if (st) goto done;
+        const og_node *n = &g->nodes[i];
+        for (int k = 0; h && k < n->n_out; k++) {
+            int v = n->out[k];
+            if (v < 0 || !s->keep[v]) continue;
+            for (int j = 0; j < r->n_want; j++)
+                if (out_v[j] == v && (st = h->ready(h->user, j, s->slot[v]))) goto done;
+        }
+        if (r->hooks && r->hooks->after_node && (st = r->hooks->after_node(r->hooks->user)))
+            goto done;
     }
     for (int j = 0; j < r->n_want; j++) {
         int v = out_v[j];
@@ -479,13 +546,40 @@ done:
     return st;
 }
 
+static og_status run_named(og_session *s, const char *const *input_names,
+                           const og_tensor *const *inputs, int n_inputs,
+                           const char *const *output_names, int n_outputs, og_tensor **outputs,
+                           const og_exec_hooks *hooks);
+
 og_status og_session_run_named(og_session *s, const char *const *input_names,
                                const og_tensor *const *inputs, int n_inputs,
                                const char *const *output_names, int n_outputs, og_tensor **outputs)
 {
+    return og_session_run_hooked(s, input_names, inputs, n_inputs, output_names, n_outputs, outputs,
+                                 NULL);
+}
+
+og_status og_session_run_hooked(og_session *s, const char *const *input_names,
+                                const og_tensor *const *inputs, int n_inputs,
+                                const char *const *output_names, int n_outputs, og_tensor **outputs,
+                                const og_exec_hooks *hooks)
+{
     if (!s) return og_error(OG_ERR_INVALID_ARG, "og_session_run: session is NULL");
     if (n_outputs < 0 || (n_outputs && (!output_names || !outputs)))
         return og_error(OG_ERR_INVALID_ARG, "og_session_run: bad input or output arrays");
+    for (int j = 0; j < n_outputs; j++) outputs[j] = NULL;
+    og_status st = session_enter(s);
+    if (st) return st;
+    st = run_named(s, input_names, inputs, n_inputs, output_names, n_outputs, outputs, hooks);
+    atomic_store(&s->busy, 0);
+    return st;
+}
+
+static og_status run_named(og_session *s, const char *const *input_names,
+                           const og_tensor *const *inputs, int n_inputs,
+                           const char *const *output_names, int n_outputs, og_tensor **outputs,
+                           const og_exec_hooks *hooks)
+{
     int *want = og_malloc(s->alloc, (size_t)(n_outputs + 1) * sizeof *want);
     if (!want) return og_error(OG_ERR_NOMEM, "out of memory");
     og_status st = OG_OK;
@@ -512,9 +606,9 @@ og_status og_session_run_named(og_session *s, const char *const *input_names,
             if (n->in[k] >= 0) need[n->in[k]] = true;
     }
     if (!st) {
-        og_exec_req r = {input_names, inputs, n_inputs,  NULL,    NULL, 0,
-                         run,         want,   n_outputs, outputs, NULL};
-        st = og_session_exec(s, &r);
+        og_exec_req r = {input_names, inputs,    n_inputs, NULL, NULL,  0,    run,
+                         want,        n_outputs, outputs,  NULL, hooks, false};
+        st = session_exec(s, &r);
     }
     og_free(s->alloc, need);
     og_free(s->alloc, run);

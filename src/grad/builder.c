@@ -31,23 +31,22 @@ static og_status clone_graph(const og_graph *fwd, const og_allocator *a, og_grap
 
 static og_status add_contribution(og_gb *b, int v, int grad)
 {
-    og_contribs *c = &b->contribs[v];
-    if (c->n == c->cap) {
-        int cap = c->cap ? c->cap * 2 : 2;
-        int *l = og_realloc(b->a, c->list, (size_t)c->n * sizeof *l, (size_t)cap * sizeof *l);
-        if (!l) return og_error(OG_ERR_NOMEM, "out of memory building gradients");
-        c->list = l;
-        c->cap = cap;
-    }
-    c->list[c->n++] = grad;
-    return OG_OK;
+    return og_gb_contribute(b, v, grad, -1);
 }
 
-/* The total gradient of v: its one contribution, or their Sum; -1 if none. */
+/* The total gradient of v: its one contribution, or their Sum (sequences and optionals:
+ * og_gb_sequence_total); -1 if none. */
 static int total_gradient(og_gb *b, int v)
 {
     og_contribs *c = &b->contribs[v];
     if (c->n == 0) return -1;
+    if (og_value_kind_of(&b->g->values[v]) != OG_KIND_TENSOR) {
+        int s = og_gb_sequence_total(b, v, c->list, c->pos, c->n);
+        c->n = 1;
+        c->list[0] = s;
+        c->pos[0] = -1;
+        return s;
+    }
     if (c->n == 1) return c->list[0];
     int s = og_gb_op(b, "Sum", c->n, c->list);
     c->n = 1;
@@ -136,6 +135,16 @@ static int named_output(og_gb *b, int v, const char *base)
     return r;
 }
 
+/* Whether value v can carry a gradient: a float tensor, or a sequence or optional whose
+ * innermost elements are float tensors. */
+static bool carries_float(const og_value *v)
+{
+    if (!v->type) return og_dtype_is_float(v->dtype);
+    const og_type *t = v->type;
+    while (t && t->kind != OG_KIND_TENSOR && t->kind != OG_KIND_MAP) t = t->elem;
+    return t && t->kind == OG_KIND_TENSOR && og_dtype_is_float(t->dtype);
+}
+
 /* Mark what a gradient can reach: forward from the sources through float values, backward
  * from the differentiated outputs (over the first nn0 nodes, the forward ones). */
 static void mark(og_gb *b, int nn0, const int *src, int n_src, const int *outs, int n_outs)
@@ -155,7 +164,7 @@ static void mark(og_gb *b, int nn0, const int *src, int n_src, const int *outs, 
         if (!any) continue;
         bool surrogate = !n->domain[0] && strcmp(n->op_type, "QuantizeLinear") == 0;
         for (int j = 0; j < n->n_out; j++)
-            if (n->out[j] >= 0 && (surrogate || og_dtype_is_float(g->values[n->out[j]].dtype)))
+            if (n->out[j] >= 0 && (surrogate || carries_float(&g->values[n->out[j]])))
                 b->wants[n->out[j]] = true;
     }
     /* backward reach from the selected outputs */
@@ -296,7 +305,10 @@ static og_status expand_one(og_graph *g, int gi)
 done:
     og_gb_release(&b);
     if (b.contribs)
-        for (int v = 0; v < b.n_state; v++) og_free(a, b.contribs[v].list);
+        for (int v = 0; v < b.n_state; v++) {
+            og_free(a, b.contribs[v].list);
+            og_free(a, b.contribs[v].pos);
+        }
     og_free(a, b.contribs);
     og_free(a, b.wants);
     og_free(a, b.relevant);
@@ -481,7 +493,10 @@ og_status og_grad_build(const og_graph *fwd, const og_grad_spec *spec, const og_
 done:
     og_gb_release(&b);
     if (b.contribs)
-        for (int v = 0; v < b.n_state; v++) og_free(a, b.contribs[v].list);
+        for (int v = 0; v < b.n_state; v++) {
+            og_free(a, b.contribs[v].list);
+            og_free(a, b.contribs[v].pos);
+        }
     og_free(a, b.contribs);
     og_free(a, b.wants);
     og_free(a, b.relevant);

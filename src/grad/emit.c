@@ -26,6 +26,31 @@ int og_gb_fail(og_gb *b, const og_node *n, og_status st, const char *fmt, ...)
     return -1;
 }
 
+og_status og_gb_contribute(og_gb *b, int v, int grad, int pos)
+{
+    og_contribs *c = &b->contribs[v];
+    if (c->n == c->cap) {
+        int cap = c->cap ? c->cap * 2 : 2;
+        int *l = og_realloc(b->a, c->list, (size_t)c->n * sizeof *l, (size_t)cap * sizeof *l);
+        if (!l) return og_error(OG_ERR_NOMEM, "out of memory building gradients");
+        c->list = l;
+        int *p = og_realloc(b->a, c->pos, (size_t)c->n * sizeof *p, (size_t)cap * sizeof *p);
+        if (!p) return og_error(OG_ERR_NOMEM, "out of memory building gradients");
+        c->pos = p;
+        c->cap = cap;
+    }
+    c->list[c->n] = grad;
+    c->pos[c->n++] = pos;
+    return OG_OK;
+}
+
+void og_gb_item_gradient(og_gb *b, int seq, int pos, int grad)
+{
+    if (b->st || grad < 0 || pos < 0 || seq < 0 || seq >= b->n_state || !b->wants[seq]) return;
+    og_status st = og_gb_contribute(b, seq, grad, pos);
+    if (st) og_gb_fail(b, NULL, st, "%s", og_last_error());
+}
+
 bool og_gb_wants(const og_gb *b, const og_node *n, int i)
 {
     if (i < 0 || i >= n->n_in) return false;
@@ -140,6 +165,7 @@ og_gb *og_gb_open(og_graph *g, const char *prefix)
     b->opset = og_graph_opset(g, "");
     b->prefix = prefix;
     b->last_node = -1;
+    b->max_nodes = (int64_t)g->n_nodes * OG_GB_NODES_PER_NODE + OG_GB_NODES_EXTRA;
     return b;
 }
 
@@ -182,9 +208,22 @@ void og_gb_copy_attrs(og_gb *b, int node, const og_node *src, const char *skip)
     }
 }
 
+/* Room for one more node, or the sticky OG_ERR_LIMIT. */
+static bool node_room(og_gb *b)
+{
+    if (!b->max_nodes) /* an emitter set up without og_gb_open: from its first node */
+        b->max_nodes = (int64_t)b->g->n_nodes * OG_GB_NODES_PER_NODE + OG_GB_NODES_EXTRA;
+    if (b->g->n_nodes < b->max_nodes) return true;
+    og_gb_fail(b, NULL, OG_ERR_LIMIT,
+               "the graph would pass %lld nodes (%d per node of the model, plus %d): a rule "
+               "that unrolls an attribute this far is refused",
+               (long long)b->max_nodes, OG_GB_NODES_PER_NODE, OG_GB_NODES_EXTRA);
+    return false;
+}
+
 int og_gb_op_named(og_gb *b, const char *op, int n_in, const int *in, const char *out_name)
 {
-    if (b->st) return -1;
+    if (b->st || !node_room(b)) return -1;
     int present = n_in;
     while (present > 0 && in[present - 1] < 0) present--;
     for (int i = 0; i < present; i++)
@@ -209,7 +248,7 @@ int og_gb_op_named(og_gb *b, const char *op, int n_in, const int *in, const char
 
 int og_gb_op_to(og_gb *b, const char *op, int n_in, const int *in, int out_value)
 {
-    if (b->st) return -1;
+    if (b->st || !node_room(b)) return -1;
     char *name = node_name(b, op);
     og_node *n = name ? og_graph_add_node(b->g, op, "", name, n_in, 1) : NULL;
     og_free(b->a, name);
@@ -654,7 +693,7 @@ int og_gb_op_ext(og_gb *b, const char *domain, const char *op, int n_in, const i
                  const bool *want, int *out)
 {
     for (int j = 0; j < n_out; j++) out[j] = -1;
-    if (b->st || n_out < 1) return -1;
+    if (b->st || n_out < 1 || !node_room(b)) return -1;
     if (n_in > 0 && in[0] < 0) return -1; /* an earlier helper failed */
     for (int i = 0; i < n_in; i++)
         if (in[i] < -1) return -1;

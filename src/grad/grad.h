@@ -103,6 +103,18 @@ og_status og_gb_close(og_gb *b);
 
 /* ---- for rules --------------------------------------------------------------------- */
 
+/* A gradient of item `pos` (a position value: int32 or int64 scalar, negative from the back)
+ * of forward sequence `seq`, when seq needs a gradient: SequenceAt's rule records it instead
+ * of returning a dx, and og_gb_sequence_total adds it into the sequence's gradient. */
+void og_gb_item_gradient(og_gb *b, int seq, int pos, int grad);
+/* The total gradient of forward value v, a sequence or an optional, from its n contributions
+ * (grads[i], for the whole value when pos[i] < 0, else for the item at pos[i]): one whole
+ * contribution as it is; item contributions added into it (or into zeros of the sequence's
+ * items, made from how v was built) by SequenceErase, SequenceAt, Add and SequenceInsert;
+ * several whole sequence contributions only when their items have one static shape (stacked,
+ * summed, split again); optionals' elements summed.  -1 after recording an error. */
+int og_gb_sequence_total(og_gb *b, int v, const int *grads, const int *pos, int n);
+
 og_status og_gb_status(const og_gb *b);
 /* Record an error for node n (the first one wins) and return -1. */
 int og_gb_fail(og_gb *b, const og_node *n, og_status st, const char *fmt, ...)

@@ -4,8 +4,12 @@
 
 #include "grad/grad.h"
 
+/* The gradient contributions reaching one value: list[i] is a gradient of the whole value,
+ * or for a sequence with pos[i] >= 0, of its item at the position value pos[i] only
+ * (og_gb_item_gradient: SequenceAt's rule), summed by og_gb_sequence_total. */
 typedef struct og_contribs {
     int *list;
+    int *pos;
     int n, cap;
 } og_contribs;
 
@@ -23,6 +27,8 @@ struct og_gb {
     og_node *current;   /* the builder's copy of the node whose rule runs (names emitted
                          * nodes; og_gb_forward_output keeps its outputs current) */
     const char *prefix; /* of new value and node names; NULL: "og_grad" */
+    int64_t max_nodes;  /* the graph may not grow past this (OG_GB_NODES_PER_NODE); 0: set
+                         * at the first node emitted */
     /* Copies of the values og_gb_value handed out, by value id (NULL: none yet).  Rules
      * keep og_gb_value's pointers while they emit, and emitting may move the graph's value
      * array: copies stay put whatever a rule emits.  Freed by og_gb_release. */
@@ -30,6 +36,17 @@ struct og_gb {
     int n_snap;
     const char *name_prefix; /* of new value names, before prefix (og_grad_spec.prefix) */
 };
+
+/* Append a contribution (pos -1: of the whole value) to value v's list.  Errors:
+ * OG_ERR_NOMEM (returned, not recorded). */
+og_status og_gb_contribute(og_gb *b, int v, int grad, int pos);
+
+/* A rule may emit many nodes for one (a Conv's gradient emits a dozen), but a count that
+ * grows with an attribute (a window, a repeat) could make millions from one hostile node:
+ * the graph being built may hold at most this many nodes per node it had when the emitter
+ * opened, plus OG_GB_NODES_EXTRA; past that, building fails with OG_ERR_LIMIT. */
+#define OG_GB_NODES_PER_NODE 64
+#define OG_GB_NODES_EXTRA    (1 << 20)
 
 /* Free what the emitter allocated for itself (the value copies). */
 void og_gb_release(og_gb *b);

@@ -27,6 +27,11 @@
 #include "ops/pool.h"
 
 #define SP (OG_MAX_RANK - 2)
+/* The largest spatial size (input or output) a pooling gradient takes: its rules build
+ * constants and loops along each axis. */
+#define POOL_GRAD_MAX (1 << 24)
+/* The most window phases the MaxPool gradient unrolls before opset 16. */
+#define MAXPOOL_MAX_PHASES 4096
 
 /* ---- helpers ------------------------------------------------------------------------- */
 
@@ -45,8 +50,10 @@ static int ones_c(og_gb *b, const int64_t *shape, int rank, og_dtype dt)
 {
     if (og_gb_opset(b) >= 8)
         return og_gb_op2(b, "Expand", og_gb_scalar(b, 1.0, dt), og_gb_const_i64(b, shape, rank));
-    int64_t numel = 1;
-    for (int i = 0; i < rank; i++) numel *= shape[i];
+    int64_t numel;
+    if (!og_shape_numel(rank, shape, &numel) || numel > POOL_GRAD_MAX)
+        return og_gb_fail(b, NULL, OG_ERR_UNSUPPORTED,
+                          "pooling gradient: a constant of more than %d elements", POOL_GRAD_MAX);
     int64_t *v = og_malloc(og_gb_alloc(b), (size_t)numel * sizeof *v);
     if (!v) return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
     for (int64_t i = 0; i < numel; i++) v[i] = 1;
@@ -147,6 +154,15 @@ static bool pool_geometry_any(og_gb *b, const og_node *n, pool_geom *g, bool dyn
             og_gb_fail(b, n, OG_ERR_MODEL, "empty pooling output");
             return false;
         }
+        /* the rules build constants and loops along each axis: sizes a declared shape may
+         * take (anything up to int64) are bounded first */
+        if (g->in[i] > POOL_GRAD_MAX || g->out[i] > POOL_GRAD_MAX) {
+            og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                       "gradient of a pooling whose spatial axis %d has input %lld and output "
+                       "%lld, above %d",
+                       i, (long long)g->in[i], (long long)g->out[i], POOL_GRAD_MAX);
+            return false;
+        }
     }
     return true;
 }
@@ -190,10 +206,10 @@ static og_status maxpool_taps(og_gb *b, const og_node *n, const pool_geom *g, co
     int x = n->in[0], nsp = g->nsp, rank = nsp + 2;
     og_dtype dt = og_gb_value(b, n->out[0])->dtype;
     int64_t K = 1, sp_in = 1, str[SP], shp[OG_MAX_RANK], axes[SP];
-    for (int i = nsp - 1; i >= 0; i--) {
+    for (int i = nsp - 1; i >= 0; i--) { /* saturated: past int64 is too large anyway */
         str[i] = sp_in;
-        sp_in *= g->in[i];
-        K *= g->k[i];
+        if (!og_mul_i64(sp_in, g->in[i], &sp_in)) sp_in = INT64_MAX;
+        if (!og_mul_i64(K, g->k[i], &K)) K = INT64_MAX;
         axes[i] = 2 + i;
     }
     if (K > 1024 || sp_in > ((int64_t)1 << 40))
@@ -360,11 +376,18 @@ static og_status g_maxpool(og_gb *b, const og_node *n, const int *dy, int *dx)
         int64_t ek = (g.k[i] - 1) * g.d[i] + 1;
         R[i] = (ek + g.s[i] - 1) / g.s[i];
         if (og_dim_known(g.out[i]) && R[i] > g.out[i]) R[i] = g.out[i];
-        phases *= R[i];
+        if (!og_mul_i64(phases, R[i], &phases)) phases = INT64_MAX;
     }
     if (opset < 16 && phases > 1 && opset < 10)
         return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
                           "gradient of MaxPool with overlapping windows needs opset >= 10");
+    /* before opset 16 each phase is a few nodes: a window a model may make as large as its
+     * input would build millions */
+    if (opset < 16 && phases > MAXPOOL_MAX_PHASES)
+        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                          "gradient of MaxPool with windows that overlap %lld ways needs opset "
+                          ">= 16 (ScatterElements with reduction): before it, %d is the limit",
+                          (long long)phases, MAXPOOL_MAX_PHASES);
     int idx =
         (n->n_out > 1 && n->out[1] >= 0 && !p->column_major) ? n->out[1] : maxpool_indices(b, n, x);
     int64_t m1 = -1;
@@ -408,16 +431,25 @@ static og_status g_maxpool(og_gb *b, const og_node *n, const int *dy, int *dx)
 
 /* Number of window taps inside the input, for each output position along one axis; false
  * if every window is full. */
+static int64_t floor_div(int64_t a, int64_t b) /* b > 0 */
+{
+    return a >= 0 ? a / b : -((-a + b - 1) / b);
+}
+
 static bool valid_taps(const pool_geom *g, int i, int64_t *taps)
 {
     bool partial = false;
+    int64_t k = g->k[i], d = g->d[i];
     for (int64_t o = 0; o < g->out[i]; o++) {
-        int64_t c = 0;
-        for (int64_t j = 0; j < g->k[i]; j++) {
-            int64_t at = o * g->s[i] + j * g->d[i] - g->pb[i];
-            c += at >= 0 && at < g->in[i];
-        }
-        partial = partial || c != g->k[i];
+        /* taps j in [0, k) whose input index o·s + j·d − pb lies in [0, in): an interval
+         * of j, counted in closed form (a loop over the window took out·k steps: a kernel
+         * of 2^24 along a padded axis never finished) */
+        int64_t base = o * g->s[i] - g->pb[i];
+        int64_t lo = -floor_div(base, d), hi = floor_div(g->in[i] - 1 - base, d);
+        if (lo < 0) lo = 0;
+        if (hi > k - 1) hi = k - 1;
+        int64_t c = hi >= lo ? hi - lo + 1 : 0;
+        partial = partial || c != k;
         taps[o] = c ? c : 1; /* a window all in padding takes no gradient anyway */
     }
     return partial;
@@ -568,9 +600,9 @@ static og_status g_avgpool(og_gb *b, const og_node *n, const int *dy, int *dx)
     }
     int x = n->in[0], nsp = g.nsp, rank = nsp + 2;
     og_dtype dt = og_gb_value(b, n->out[0])->dtype;
-    int64_t kvol = 1;
+    double kvol = 1; /* a divisor: no overflow to fear in double */
     bool partial = false;
-    for (int i = 0; i < nsp; i++) kvol *= g.k[i];
+    for (int i = 0; i < nsp; i++) kvol *= (double)g.k[i];
     int scaled;
     /* the divisor per output: AveragePool(ones) = taps / divisor */
     int valid = -1;
@@ -589,7 +621,7 @@ static og_status g_avgpool(og_gb *b, const og_node *n, const int *dy, int *dx)
         og_free(og_gb_alloc(b), taps);
     }
     if (!partial) {
-        scaled = og_gb_op2(b, "Div", dy[0], og_gb_scalar(b, (double)kvol, dt));
+        scaled = og_gb_op2(b, "Div", dy[0], og_gb_scalar(b, kvol, dt));
     } else {
         int64_t shp[OG_MAX_RANK];
         shp[0] = shp[1] = 1;

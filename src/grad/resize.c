@@ -606,14 +606,15 @@ static og_status g_resize(og_gb *b, const og_node *n, const int *dy, int *dx)
     for (int d = r - 1; d >= 0; d--) {
         int64_t in = xdims[d], out = sh.out_dims[d];
         if (how[d] == 2) {
-            if (in >= 0 && in * in > ((int64_t)1 << 24))
+            if (in > 4096) /* in x in > 2^24, asked without overflowing */
                 return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
                                   "Resize gradient: axis %d is too large (%lld)", d, (long long)in);
             g = og_rule_matmul_axis(b, g, probe_matrix(b, n, &rc, d, in, dup), r, d);
             continue;
         }
         if (how[d] == 0) continue;
-        if (out * in > ((int64_t)1 << 24) || out * in >= INT32_MAX)
+        int64_t out_in;
+        if (!og_mul_i64(out, in, &out_in) || out_in > ((int64_t)1 << 24))
             return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
                               "Resize gradient: axis %d is too large (%lld x %lld)", d,
                               (long long)out, (long long)in);

@@ -8,14 +8,27 @@ og_graph *og_graph_new(const og_allocator *a)
 {
     a = og_alloc_or_default(a);
     og_graph *g = og_calloc(a, 1, sizeof *g);
-    if (g) g->alloc = a;
+    if (g) {
+        g->alloc = a;
+        g->max_depth = OG_DEFAULT_MAX_DEPTH;
+    }
     return g;
+}
+
+og_status og_depth_error(int depth, int limit, const char *what)
+{
+    return og_error(OG_ERR_LIMIT,
+                    "%s nests %d levels deep, beyond the limit of %d (og_load_options.max_depth)",
+                    what, depth, limit);
 }
 
 og_graph *og_graph_new_sub(og_graph *parent)
 {
     og_graph *g = og_graph_new(parent->alloc);
-    if (g) g->parent = parent;
+    if (g) {
+        g->parent = parent;
+        g->max_depth = parent->max_depth;
+    }
     return g;
 }
 
@@ -358,8 +371,8 @@ og_status og_graph_finalize(og_graph *g)
     int nn = g->n_nodes;
     int depth = 0;
     for (const og_graph *p = g->parent; p; p = p->parent) depth++;
-    if (depth > OG_MAX_NESTING)
-        return og_error(OG_ERR_MODEL, "subgraphs are nested deeper than %d", OG_MAX_NESTING);
+    int limit = og_graph_root(g)->max_depth;
+    if (depth > limit) return og_depth_error(depth, limit, "a subgraph");
     /* subgraphs first: what they read from here becomes their nodes' implicit inputs */
     for (int i = 0; i < nn; i++)
         for (int k = 0; k < g->nodes[i].n_attrs; k++) {
@@ -694,6 +707,7 @@ og_status og_graph_clone(const og_graph *src, const og_allocator *a, og_graph **
     if (!g) return og_error(OG_ERR_NOMEM, "out of memory copying the graph");
     a = g->alloc;
     g->ir_version = src->ir_version;
+    g->max_depth = src->max_depth;
     g->model_version = src->model_version;
     if (!dup_opt(a, src->producer_name, &g->producer_name) ||
         !dup_opt(a, src->producer_version, &g->producer_version) ||

@@ -154,6 +154,14 @@ typedef struct og_function {
 
 typedef struct og_graph {
     const og_allocator *alloc;
+    /* The nesting limit every pass over this graph's nested structures obeys: the loader's
+     * og_load_options.max_depth (OG_DEFAULT_MAX_DEPTH for graphs built in memory).  The
+     * loader refuses protobuf messages nested deeper, so a subgraph of an If, Loop or Scan
+     * attribute sits at most max_depth / 3 graphs deep and a nested TypeProto at most
+     * max_depth / 2 types deep; a pass that recurses into them (resolve, infer, run,
+     * gradients, save) passes its depth down and fails with og_depth_error past
+     * max_depth, or walks them with an explicit stack. */
+    int max_depth;
     /* A subgraph's enclosing graph (the graph of the node holding it), NULL for a model's
      * main graph.  Opset imports, symbols and interned types are the root graph's: a
      * subgraph's own lists stay empty, and the functions below look them up at the root. */
@@ -198,6 +206,9 @@ typedef struct og_graph {
 } og_graph;
 
 og_graph *og_graph_new(const og_allocator *a);
+/* OG_ERR_LIMIT with the shared message for a nesting past the limit: "<what> nests
+ * <depth> levels deep, beyond the limit of <limit> (og_load_options.max_depth)". */
+og_status og_depth_error(int depth, int limit, const char *what);
 void og_graph_free(og_graph *g);
 /* A new empty subgraph of parent (same allocator), NULL when out of memory. */
 og_graph *og_graph_new_sub(og_graph *parent);
@@ -278,6 +289,8 @@ char *og_value_type_str(const og_graph *g, const og_value *v, char *buf, size_t 
  * match level by level, tensor dtypes and known ranks and fixed dims match, map key types
  * match.  On a mismatch, why into why (size n). */
 bool og_value_fits(const og_tensor *v, const og_type *t, char *why, size_t n);
+/* As og_value_fits, but shapes are not compared: kinds, dtypes and key types only. */
+bool og_value_fits_kind(const og_tensor *v, const og_type *t, char *why, size_t n);
 
 /* Symbol index for a dim_param name (added if new); -1 on allocation failure. */
 int og_graph_symbol(og_graph *g, const char *name);

@@ -139,7 +139,7 @@ char *og_value_type_str(const og_graph *g, const og_value *v, char *buf, size_t 
     return buf;
 }
 
-bool og_value_fits(const og_tensor *v, const og_type *t, char *why, size_t n)
+static bool fits(const og_tensor *v, const og_type *t, bool shapes, char *why, size_t n)
 {
     if (!t) return true;
     if (v->kind != t->kind) {
@@ -154,6 +154,7 @@ bool og_value_fits(const og_tensor *v, const og_type *t, char *why, size_t n)
                      og_dtype_name(t->dtype));
             return false;
         }
+        if (!shapes) return true;
         if (t->rank >= 0 && v->rank != t->rank) {
             snprintf(why, n, "a tensor of rank %d where rank %d is declared", v->rank, t->rank);
             return false;
@@ -175,11 +176,21 @@ bool og_value_fits(const og_tensor *v, const og_type *t, char *why, size_t n)
     default: break;
     }
     for (int64_t i = 0; i < v->n_items; i++) {
-        if (og_value_fits(v->items[i], t->elem, why, n)) continue;
+        if (fits(v->items[i], t->elem, shapes, why, n)) continue;
         char inner[256];
         snprintf(inner, sizeof inner, "%s", why);
         snprintf(why, n, "item %lld of the %s: %s", (long long)i, og_kind_name(t->kind), inner);
         return false;
     }
     return true;
+}
+
+bool og_value_fits(const og_tensor *v, const og_type *t, char *why, size_t n)
+{
+    return fits(v, t, true, why, n);
+}
+
+bool og_value_fits_kind(const og_tensor *v, const og_type *t, char *why, size_t n)
+{
+    return fits(v, t, false, why, n);
 }

@@ -114,6 +114,7 @@ og_status og_backend_bind(const og_backend *b, const og_node *n, const og_dtype 
                         og_node_label(n, label, sizeof label), n->n_in, b->name, n->op_type);
     if (entry_has(d, n, in_types, type, &out->impl)) {
         out->all_types = d->select_types && out->impl;
+        for (int i = 0; out->all_types && i < n->n_in; i++) out->types[i] = in_types[i];
         return OG_OK;
     }
     char have[256] = "", others[160];

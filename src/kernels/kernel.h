@@ -26,6 +26,7 @@
 #ifndef OG_KERNELS_KERNEL_H
 #define OG_KERNELS_KERNEL_H
 
+#include "core/rng.h"
 #include "ops/op.h"
 
 typedef struct og_kernel_ctx {
@@ -88,8 +89,9 @@ typedef struct og_kernel_binding {
     const void *impl; /* passed to the kernel as k->impl while input type_input has dtype
                          `type` (the executor checks: a run that disagrees passes NULL) */
     /* impl came from select_types: it is passed only while, besides, every input whose
-     * static dtype was known has that dtype */
+     * static dtype was known has the dtype it had then (types[]) */
     int all_types;
+    og_dtype types[OG_KERNEL_MAX_TYPED]; /* with all_types: the inputs' static dtypes */
     int type_input;
     og_dtype type;
     int strings; /* the entry's `strings`: 1 when no kernel (a view of input 0) */

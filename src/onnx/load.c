@@ -15,8 +15,14 @@
 #include "onnx.pb-c.h"
 #include "onnx/onnx_io.h"
 
-/* No single tensor's external data may be larger (16 GiB): checked before allocating. */
-#define OG_MAX_EXTERNAL_BYTES ((size_t)1 << 34)
+/* Where external data may come from: the model's folder, and how many bytes of external
+ * data the load may still read (og_load_options.max_external_bytes, checked against each
+ * file's size before anything is allocated).  NULL: external data is refused. */
+typedef struct ext_src {
+    const char *dir;
+    int64_t left;
+    int64_t limit;
+} ext_src;
 
 /* ---- protobuf-c allocator bridge ----------------------------------------------- */
 
@@ -71,7 +77,7 @@ static bool parse_count(const char *s, long long *out)
  * base_dir, the file must be a regular file (opened without blocking, so a FIFO or a
  * device cannot hang the load) holding offset + nbytes bytes, all before the caller
  * allocates.  *f is positioned at the data. */
-static og_status open_external(const Onnx__TensorProto *tp, const char *base_dir, size_t nbytes,
+static og_status open_external(const Onnx__TensorProto *tp, ext_src *ext, size_t nbytes,
                                const og_allocator *a, FILE **f)
 {
     const char *location = NULL;
@@ -89,7 +95,7 @@ static og_status open_external(const Onnx__TensorProto *tp, const char *base_dir
                             "number",
                             tp->name, e->key, e->value);
     }
-    if (!base_dir)
+    if (!ext)
         return og_error(OG_ERR_MODEL,
                         "tensor '%s' uses external data, but the model was "
                         "loaded from memory without a base folder",
@@ -107,10 +113,12 @@ static og_status open_external(const Onnx__TensorProto *tp, const char *base_dir
         return og_error(OG_ERR_MODEL,
                         "tensor '%s': external data length %lld does not fit its %zu bytes",
                         tp->name, length, nbytes);
-    if (nbytes > OG_MAX_EXTERNAL_BYTES)
-        return og_error(OG_ERR_MODEL,
-                        "tensor '%s': %zu bytes of external data, more than the limit %zu",
-                        tp->name, nbytes, OG_MAX_EXTERNAL_BYTES);
+    if ((uint64_t)nbytes > (uint64_t)ext->left)
+        return og_error(OG_ERR_LIMIT,
+                        "tensor '%s': %zu bytes of external data, more than the limit %lld "
+                        "leaves (og_load_options.max_external_bytes, %lld for all tensors)",
+                        tp->name, nbytes, (long long)ext->left, (long long)ext->limit);
+    const char *base_dir = ext->dir;
     og_status st = OG_OK;
     char *path = NULL, *real_base = NULL, *real_path = NULL;
     int fd = -1;
@@ -162,6 +170,7 @@ static og_status open_external(const Onnx__TensorProto *tp, const char *base_dir
         goto done;
     }
     fd = -1; /* the FILE owns it */
+    ext->left -= (int64_t)nbytes;
 done:
     if (fd >= 0) close(fd);
     free(real_base); /* realpath uses malloc */
@@ -229,8 +238,8 @@ static og_status strings_from_proto(const Onnx__TensorProto *tp, const og_alloca
 }
 
 /* Copy n typed values from a repeated field into dst (dtype-sized elements). */
-static og_status tensor_from_proto(const Onnx__TensorProto *tp, const char *base_dir,
-                                   const og_allocator *a, og_tensor **out)
+static og_status tensor_from_proto(const Onnx__TensorProto *tp, ext_src *ext, const og_allocator *a,
+                                   og_tensor **out)
 {
     og_status st;
     og_tensor *t = NULL;
@@ -284,16 +293,16 @@ static og_status tensor_from_proto(const Onnx__TensorProto *tp, const char *base
                         "has %zu",
                         name, og_shape_str((int)tp->n_dims, dims, (char[128]){0}, 128),
                         og_dtype_name(dt), nbytes, have);
-    FILE *ext = NULL;
-    if (external && (st = open_external(tp, base_dir, nbytes, a, &ext))) return st;
+    FILE *f_ext = NULL;
+    if (external && (st = open_external(tp, ext, nbytes, a, &f_ext))) return st;
     st = og_tensor_alloc(dt, (int)tp->n_dims, dims, a, &t);
     if (st) {
-        if (ext) fclose(ext);
+        if (f_ext) fclose(f_ext);
         return st;
     }
     unsigned char *dst = t->data;
     if (external) {
-        if ((st = read_opened(tp, ext, dst, nbytes))) goto fail;
+        if ((st = read_opened(tp, f_ext, dst, nbytes))) goto fail;
     } else if (tp->has_raw_data) {
         if (nbytes) memcpy(dst, tp->raw_data.data, nbytes);
     } else {
@@ -379,12 +388,21 @@ static bool string_field(const og_allocator *a, const ProtobufCMessage *m, uint3
 
 /* ---- attributes ------------------------------------------------------------------ */
 
-static og_status convert_graph(const Onnx__GraphProto *gp, const char *base_dir, og_graph *g,
-                               int depth);
+/* An attribute's list holds an int count (og_attr.n): a longer one (a 2 GB model of 1-byte
+ * varints has more) is refused, with the error set. */
+static bool count_fits(size_t n, const char *node_name, const char *attr)
+{
+    if (n <= (size_t)INT_MAX) return true;
+    og_error(OG_ERR_LIMIT, "node '%s': attribute '%s' has %zu entries, more than %d", node_name,
+             attr ? attr : "", n, INT_MAX);
+    return false;
+}
+
+static og_status convert_graph(const Onnx__GraphProto *gp, ext_src *ext, og_graph *g, int depth);
 
 /* ap into at, for a node of g (at nesting depth `depth`) named node_name. */
 static og_status attr_from_proto(og_graph *g, const Onnx__AttributeProto *ap, og_attr *at,
-                                 const char *node_name, const char *base_dir, int depth)
+                                 const char *node_name, ext_src *ext, int depth)
 {
     const og_allocator *a = g->alloc;
     og_status st;
@@ -437,12 +455,14 @@ static og_status attr_from_proto(og_graph *g, const Onnx__AttributeProto *ap, og
         if (st) return og_error_prefix(st, "node '%s', attribute '%s'", node_name, ap->name);
         break;
     case OG_ATTR_FLOATS:
+        if (!count_fits(ap->n_floats, node_name, ap->name)) return OG_ERR_LIMIT;
         at->n = (int)ap->n_floats;
         at->floats = og_malloc(a, (ap->n_floats + 1) * sizeof(float));
         if (!at->floats) return og_error(OG_ERR_NOMEM, "out of memory");
         if (ap->n_floats) memcpy(at->floats, ap->floats, ap->n_floats * sizeof(float));
         break;
     case OG_ATTR_INTS:
+        if (!count_fits(ap->n_ints, node_name, ap->name)) return OG_ERR_LIMIT;
         at->n = (int)ap->n_ints;
         at->ints = og_malloc(a, (ap->n_ints + 1) * sizeof(int64_t));
         if (!at->ints) return og_error(OG_ERR_NOMEM, "out of memory");
@@ -451,6 +471,7 @@ static og_status attr_from_proto(og_graph *g, const Onnx__AttributeProto *ap, og
     case OG_ATTR_STRINGS:
         at->strings = og_calloc(a, ap->n_strings + 1, sizeof(char *));
         if (!at->strings) return og_error(OG_ERR_NOMEM, "out of memory");
+        if (!count_fits(ap->n_strings, node_name, ap->name)) return OG_ERR_LIMIT;
         at->n = (int)ap->n_strings;
         for (size_t i = 0; i < ap->n_strings; i++) {
             at->strings[i] = og_malloc(a, ap->strings[i].len + 1);
@@ -462,6 +483,7 @@ static og_status attr_from_proto(og_graph *g, const Onnx__AttributeProto *ap, og
     case OG_ATTR_TENSORS:
         at->tensors = og_calloc(a, ap->n_tensors + 1, sizeof(og_tensor *));
         if (!at->tensors) return og_error(OG_ERR_NOMEM, "out of memory");
+        if (!count_fits(ap->n_tensors, node_name, ap->name)) return OG_ERR_LIMIT;
         at->n = (int)ap->n_tensors;
         for (size_t i = 0; i < ap->n_tensors; i++) {
             st = tensor_from_proto(ap->tensors[i], NULL, a, &at->tensors[i]);
@@ -472,12 +494,14 @@ static og_status attr_from_proto(og_graph *g, const Onnx__AttributeProto *ap, og
         if (!ap->g)
             return og_error(OG_ERR_MODEL, "node '%s': graph attribute '%s' has no graph", node_name,
                             ap->name);
-        if (depth >= OG_MAX_NESTING)
-            return og_error(OG_ERR_MODEL,
-                            "node '%s', attribute '%s': subgraphs are nested deeper than %d",
-                            node_name, ap->name, OG_MAX_NESTING);
+        /* the scan (wire.c) refused deeper nesting already; graphs built otherwise (a
+         * training info's) are held to the same limit here */
+        if (depth >= og_graph_root(g)->max_depth)
+            return og_error_prefix(
+                og_depth_error(depth + 1, og_graph_root(g)->max_depth, "the subgraph"),
+                "node '%s', attribute '%s'", node_name, ap->name);
         if (!(at->g = og_graph_new_sub(g))) return og_error(OG_ERR_NOMEM, "out of memory");
-        st = convert_graph(ap->g, base_dir, at->g, depth + 1);
+        st = convert_graph(ap->g, ext, at->g, depth + 1);
         /* the outer levels name where: a chain of every level would drown the message */
         if (st && depth < 4)
             return og_error_prefix(st, "node '%s', attribute '%s'", node_name, ap->name);
@@ -668,8 +692,8 @@ static bool is_external(const Onnx__TensorProto *tp)
 }
 
 /* *use: src itself, or ig->g when some initializer had external data. */
-static og_status inline_graph(const Onnx__GraphProto *src, const char *base_dir,
-                              const og_allocator *a, inlined_graph *ig, Onnx__GraphProto **use)
+static og_status inline_graph(const Onnx__GraphProto *src, ext_src *ext, const og_allocator *a,
+                              inlined_graph *ig, Onnx__GraphProto **use)
 {
     size_t n_ext = 0;
     *use = (Onnx__GraphProto *)src;
@@ -698,7 +722,7 @@ static og_status inline_graph(const Onnx__GraphProto *src, const char *base_dir,
             return og_error(OG_ERR_MODEL, "initializer '%s' has a bad shape", name);
         Onnx__TensorProto *c = &ig->copies[ig->n_copies];
         FILE *f = NULL;
-        og_status st = open_external(tp, base_dir, nbytes, a, &f);
+        og_status st = open_external(tp, ext, nbytes, a, &f);
         if (st) return og_error_prefix(st, "initializer '%s'", name);
         void *data = og_malloc(a, nbytes + 1);
         if (!data) {
@@ -724,14 +748,14 @@ static og_status inline_graph(const Onnx__GraphProto *src, const char *base_dir,
 }
 
 /* Pack one TrainingInfoProto into out (bytes allocated with a), external data inlined. */
-static og_status pack_training_info(const Onnx__TrainingInfoProto *tip, const char *base_dir,
+static og_status pack_training_info(const Onnx__TrainingInfoProto *tip, ext_src *ext,
                                     const og_allocator *a, og_blob *out)
 {
     Onnx__TrainingInfoProto copy = *tip;
     inlined_graph ig[2];
     memset(ig, 0, sizeof ig);
-    og_status st = inline_graph(tip->initialization, base_dir, a, &ig[0], &copy.initialization);
-    if (!st) st = inline_graph(tip->algorithm, base_dir, a, &ig[1], &copy.algorithm);
+    og_status st = inline_graph(tip->initialization, ext, a, &ig[0], &copy.initialization);
+    if (!st) st = inline_graph(tip->algorithm, ext, a, &ig[1], &copy.algorithm);
     if (!st) {
         out->size = onnx__training_info_proto__get_packed_size(&copy);
         out->data = og_malloc(a, out->size + 1);
@@ -750,8 +774,7 @@ static og_status pack_training_info(const Onnx__TrainingInfoProto *tip, const ch
 /* The graph-level part of a GraphProto (a model's graph, or a subgraph at nesting depth
  * `depth`) into g: name, initializers, inputs, value infos, nodes (and their subgraphs),
  * outputs. */
-static og_status convert_graph(const Onnx__GraphProto *gp, const char *base_dir, og_graph *g,
-                               int depth)
+static og_status convert_graph(const Onnx__GraphProto *gp, ext_src *ext, og_graph *g, int depth)
 {
     const og_allocator *a = g->alloc;
     og_status st = OG_OK;
@@ -787,7 +810,7 @@ static og_status convert_graph(const Onnx__GraphProto *gp, const char *base_dir,
         if (v < 0) goto nomem;
         og_value *val = &g->values[v];
         val->kind = OG_VALUE_INITIALIZER;
-        st = tensor_from_proto(tp, base_dir, a, &val->init);
+        st = tensor_from_proto(tp, ext, a, &val->init);
         if (st) {
             st = og_error_prefix(st, "initializer '%s'", tp->name);
             goto done;
@@ -872,7 +895,7 @@ static og_status convert_graph(const Onnx__GraphProto *gp, const char *base_dir,
         if (!n->attrs) goto nomem;
         for (size_t j = 0; j < np->n_attribute; j++) {
             n->n_attrs++;
-            st = attr_from_proto(g, np->attribute[j], &n->attrs[j], nname, base_dir, depth);
+            st = attr_from_proto(g, np->attribute[j], &n->attrs[j], nname, ext, depth);
             if (st) goto done;
             for (size_t k = 0; k < j; k++)
                 if (strcmp(n->attrs[k].name, n->attrs[j].name) == 0) {
@@ -901,7 +924,7 @@ done:
 #undef DUP
 }
 
-static og_status convert(const Onnx__ModelProto *mp, const char *base_dir, og_graph *g)
+static og_status convert(const Onnx__ModelProto *mp, ext_src *ext, og_graph *g)
 {
     const og_allocator *a = g->alloc;
     og_status st = OG_OK;
@@ -986,7 +1009,7 @@ static og_status convert(const Onnx__ModelProto *mp, const char *base_dir, og_gr
     g->training_info = og_calloc(a, mp->n_training_info + 1, sizeof *g->training_info);
     if (!g->training_info) goto nomem;
     for (size_t i = 0; i < mp->n_training_info; i++) {
-        st = pack_training_info(mp->training_info[i], base_dir, a, &g->training_info[i]);
+        st = pack_training_info(mp->training_info[i], ext, a, &g->training_info[i]);
         if (st) {
             st = og_error_prefix(st, "training_info %zu", i);
             goto done;
@@ -994,7 +1017,7 @@ static og_status convert(const Onnx__ModelProto *mp, const char *base_dir, og_gr
         g->n_training_info++;
     }
 
-    st = convert_graph(mp->graph, base_dir, g, 0);
+    st = convert_graph(mp->graph, ext, g, 0);
     goto done;
 nomem:
     st = og_error(OG_ERR_NOMEM, "out of memory while loading the model");
@@ -1004,13 +1027,22 @@ done:
 }
 
 og_status og_onnx_parse_model(const void *data, size_t size, const char *base_dir,
-                              const og_allocator *a, og_graph **out)
+                              const og_load_options *lim, const og_allocator *a, og_graph **out)
 {
     a = og_alloc_or_default(a);
     *out = NULL;
     pc_bridge br = {a, false};
     ProtobufCAllocator pa = {pc_alloc, pc_free, &br};
     if (!data && size) return og_error(OG_ERR_INVALID_ARG, "model data is NULL");
+    og_load_options defaults;
+    if (!lim) {
+        og_onnx_limits(NULL, &defaults);
+        lim = &defaults;
+    }
+    /* bounded depth and counts before protobuf-c, which recurses per nested message */
+    og_status st = og_onnx_scan_model(data, size, lim, a, NULL);
+    if (st) return st;
+    ext_src ext = {base_dir, lim->max_external_bytes, lim->max_external_bytes};
     Onnx__ModelProto *mp = onnx__model_proto__unpack(&pa, size, data);
     if (!mp && br.failed) return og_error(OG_ERR_NOMEM, "out of memory decoding the model");
     if (!mp)
@@ -1019,7 +1051,8 @@ og_status og_onnx_parse_model(const void *data, size_t size, const char *base_di
                         "decoding failed after reading %zu bytes)",
                         size);
     og_graph *g = og_graph_new(a);
-    og_status st = g ? convert(mp, base_dir, g) : og_error(OG_ERR_NOMEM, "out of memory");
+    if (g) g->max_depth = lim->max_depth;
+    st = g ? convert(mp, base_dir ? &ext : NULL, g) : og_error(OG_ERR_NOMEM, "out of memory");
     onnx__model_proto__free_unpacked(mp, &pa);
     if (st) {
         og_graph_free(g);
@@ -1151,6 +1184,7 @@ og_status og_onnx_parse_training_info(const og_graph *model, int k, const og_all
         st = og_error(OG_ERR_NOMEM, "out of memory");
         goto done;
     }
+    ti->algorithm->max_depth = model->max_depth;
     if ((st = convert(&m2, NULL, ti->algorithm))) {
         st = og_error_prefix(st, "training_info %d, the main and algorithm graphs combined", k);
         goto done;
@@ -1173,6 +1207,7 @@ og_status og_onnx_parse_training_info(const og_graph *model, int k, const og_all
             st = og_error(OG_ERR_NOMEM, "out of memory");
             goto done;
         }
+        ti->initialization->max_depth = model->max_depth;
         if ((st = convert(&m2, NULL, ti->initialization))) {
             st = og_error_prefix(st, "training_info %d, initialization graph", k);
             goto done;

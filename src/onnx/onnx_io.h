@@ -7,10 +7,31 @@
 
 #include "ir/ir.h"
 
+/* The limits of o (NULL: all defaults) with every 0 replaced by its default, into *out.
+ * Errors: OG_ERR_INVALID_ARG (a negative limit, max_depth above OG_MAX_NESTING). */
+og_status og_onnx_limits(const og_load_options *o, og_load_options *out);
+
+/* What og_onnx_scan_model counted (totals over every graph, subgraph and function). */
+typedef struct og_scan_stats {
+    int depth;       /* deepest nesting (subgraphs in subgraphs + types in types) */
+    int graph_depth; /* deepest nesting of GraphProtos (1: the main graph only) */
+    int64_t nodes, attributes, opsets, values;
+} og_scan_stats;
+
+/* Walk ModelProto bytes with an explicit stack (no recursion) and check them against the
+ * limits of lim (filled by og_onnx_limits): nesting depth, counts, string lengths, size.
+ * Bytes it cannot walk are not its concern (protobuf-c reports them).  stats may be NULL.
+ * Errors: OG_ERR_LIMIT (the message names the limit and the og_load_options field),
+ * OG_ERR_NOMEM. */
+og_status og_onnx_scan_model(const void *data, size_t size, const og_load_options *lim,
+                             const og_allocator *a, og_scan_stats *stats);
+
 /* Parse a ModelProto into a new graph (not yet finalized or resolved).  base_dir: where
- * external data lives (NULL refuses external data). */
+ * external data lives (NULL refuses external data).  lim: the limits, filled by
+ * og_onnx_limits (NULL: the defaults); the bytes are scanned against them before protobuf-c
+ * decodes them, and the graph keeps lim->max_depth (og_graph.max_depth). */
 og_status og_onnx_parse_model(const void *data, size_t size, const char *base_dir,
-                              const og_allocator *a, og_graph **out);
+                              const og_load_options *lim, const og_allocator *a, og_graph **out);
 
 /* Parse a serialized TensorProto (the backend tests' input_N.pb / output_N.pb). */
 og_status og_onnx_parse_tensor(const void *data, size_t size, const og_allocator *a,

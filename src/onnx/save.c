@@ -696,6 +696,9 @@ og_status og_onnx_training_info_set_initializers(og_graph *g, const char *const 
             else
                 swapped += s;
         }
+        /* tensor_proto hands back a tensor whose data or name failed to allocate (the arena
+         * remembers): packing it would read from NULL */
+        if (!st && ar.failed) st = og_error(OG_ERR_NOMEM, "out of memory");
         if (!st && swapped) {
             size_t size = onnx__training_info_proto__get_packed_size(tip);
             void *data = og_malloc(a, size + 1);

@@ -1,10 +1,13 @@
 /* binary.c: the elementwise ops with numpy (multidirectional) broadcasting: arithmetic
  * (Add, Sub, Mul, Div, Pow, Mod, PRelu), comparisons (Equal, Greater, GreaterOrEqual,
- * Less, LessOrEqual), logic (And, Or, Xor), the variadic Max, Min, Mean, Sum, and Where.
+ * Less, LessOrEqual), logic (And, Or, Xor), the variadic Max, Min, Mean, Sum, Where, and the
+ * integer bit ops (BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot, BitShift).
  *
  * Opsets 7..21 only: the legacy `broadcast`/`axis` attributes of opsets 1 and 6 are gone
  * from every version handled here, and their semantics never changed since 7 (later
  * versions only widened the type lists). */
+#include <string.h>
+
 #include "ops/op.h"
 
 /* Mod's parsed attribute; the kernel file declares the same struct. */
@@ -13,6 +16,30 @@ typedef struct og_mod_params {
 } og_mod_params;
 
 static const og_dtype types_bool[] = {OG_BOOL, OG_UNDEFINED};
+static const og_dtype types_int[] = {OG_UINT8, OG_UINT16, OG_UINT32, OG_UINT64,   OG_INT8,
+                                     OG_INT16, OG_INT32,  OG_INT64,  OG_UNDEFINED};
+static const og_dtype types_uint[] = {OG_UINT8, OG_UINT16, OG_UINT32, OG_UINT64, OG_UNDEFINED};
+
+/* BitShift's direction; the kernel file declares the same struct. */
+typedef struct og_bitshift_params {
+    int left;
+} og_bitshift_params;
+
+static og_status parse_bitshift(const og_op_ctx *c, void **params)
+{
+    og_status st = og_attr_check_type(c, "direction", OG_ATTR_STRING);
+    if (st) return st;
+    const char *d = og_attr_string(c->node, "direction", NULL);
+    if (!d) return og_op_error(c, OG_ERR_MODEL, "attribute 'direction' is required");
+    if (strcmp(d, "LEFT") != 0 && strcmp(d, "RIGHT") != 0)
+        return og_op_error(c, OG_ERR_MODEL, "attribute 'direction' must be LEFT or RIGHT, got '%s'",
+                           d);
+    og_bitshift_params *p = og_malloc(c->alloc, sizeof *p);
+    if (!p) return og_op_error(c, OG_ERR_NOMEM, "out of memory");
+    p->left = strcmp(d, "LEFT") == 0;
+    *params = p;
+    return OG_OK;
+}
 
 static og_status parse_mod(const og_op_ctx *c, void **params)
 {
@@ -77,17 +104,24 @@ static og_status infer_same(const og_op_ctx *c, const og_vinfo *in, int n_in, og
     return OG_OK;
 }
 
+/* Float and every integer type (the spec's numeric T from opset 12-14; earlier versions
+ * listed fewer, and are taken as generously). */
+static const og_dtype types_num[] = {OG_FLOAT,  OG_DOUBLE, OG_INT32,    OG_INT64,
+                                     OG_INT8,   OG_INT16,  OG_UINT8,    OG_UINT16,
+                                     OG_UINT32, OG_UINT64, OG_UNDEFINED};
+
 static og_status infer_numeric(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                                int n_out)
 {
-    return infer_same(c, in, n_in, out, og_types_numeric, false);
+    return infer_same(c, in, n_in, out, types_num, false);
 }
 
 /* Max, Min and Mod: the numeric types and float16 */
 static og_status infer_numeric_f16(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                                    int n_out)
 {
-    static const og_dtype types[] = {OG_FLOAT, OG_DOUBLE, OG_INT32, OG_INT64, OG_FLOAT16, 0};
+    static const og_dtype types[] = {OG_FLOAT, OG_DOUBLE, OG_INT32,  OG_INT64,  OG_FLOAT16, OG_INT8,
+                                     OG_INT16, OG_UINT8,  OG_UINT16, OG_UINT32, OG_UINT64,  0};
     return infer_same(c, in, n_in, out, types, false);
 }
 
@@ -100,19 +134,47 @@ static og_status infer_float(const og_op_ctx *c, const og_vinfo *in, int n_in, o
 static og_status infer_compare(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                                int n_out)
 {
-    return infer_same(c, in, n_in, out, og_types_numeric, true);
+    return infer_same(c, in, n_in, out, types_num, true);
 }
 
+/* Equal compares strings too from opset 19. */
 static og_status infer_equal(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                              int n_out)
 {
-    return infer_same(c, in, n_in, out, og_types_all, true);
+    static const og_dtype all[] = {OG_FLOAT,  OG_DOUBLE, OG_INT32, OG_INT64,
+                                   OG_INT8,   OG_INT16,  OG_UINT8, OG_UINT16,
+                                   OG_UINT32, OG_UINT64, OG_BOOL,  OG_UNDEFINED},
+                          with_strings[] = {OG_FLOAT, OG_DOUBLE, OG_INT32,    OG_INT64,  OG_INT8,
+                                            OG_INT16, OG_UINT8,  OG_UINT16,   OG_UINT32, OG_UINT64,
+                                            OG_BOOL,  OG_STRING, OG_UNDEFINED};
+    return infer_same(c, in, n_in, out, c->node->since_version >= 19 ? with_strings : all, true);
 }
 
 static og_status infer_logic(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                              int n_out)
 {
     return infer_same(c, in, n_in, out, types_bool, true);
+}
+
+static og_status infer_bitwise(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                               int n_out)
+{
+    return infer_same(c, in, n_in, out, types_int, false);
+}
+
+static og_status infer_bitshift(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                                int n_out)
+{
+    return infer_same(c, in, n_in, out, types_uint, false);
+}
+
+static og_status infer_bitwise_not(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                                   int n_out)
+{
+    og_status st = og_check_dtype(c, in, 0, types_int);
+    if (st) return st;
+    og_vinfo_copy_shape(out, &in[0]);
+    return OG_OK;
 }
 
 /* Pow: base and exponent each numeric, independently (opset 12 split their types; a
@@ -157,9 +219,13 @@ static og_status infer_prelu(const og_op_ctx *c, const og_vinfo *in, int n_in, o
 static og_status infer_where(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                              int n_out)
 {
+    /* values of any dtype with a size: the kernel moves them by element size */
+    static const og_dtype any[] = {OG_FLOAT,  OG_DOUBLE, OG_FLOAT16, OG_BFLOAT16, OG_INT8,
+                                   OG_INT16,  OG_INT32,  OG_INT64,   OG_UINT8,    OG_UINT16,
+                                   OG_UINT32, OG_UINT64, OG_BOOL,    OG_UNDEFINED};
     og_dtype dt;
     og_status st = og_check_dtype(c, in, 0, types_bool);
-    if (st || (st = common_dtype(c, in, 1, 3, og_types_all, &dt))) return st;
+    if (st || (st = common_dtype(c, in, 1, 3, any, &dt))) return st;
     if ((st = broadcast_all(c, in, 3, out))) return st;
     out->dtype = dt;
     return OG_OK;
@@ -195,5 +261,10 @@ const og_op_def og_ops_binary[] = {
     VAR(Mean, infer_float),
     VAR(Sum, infer_numeric),
     {"Where", "", OG_SINCE(Where), 3, 3, 1, 1, NULL, NULL, infer_where, 0},
+    BIN(BitwiseAnd, infer_bitwise),
+    BIN(BitwiseOr, infer_bitwise),
+    BIN(BitwiseXor, infer_bitwise),
+    {"BitwiseNot", "", OG_SINCE(BitwiseNot), 1, 1, 1, 1, NULL, NULL, infer_bitwise_not, 0},
+    {"BitShift", "", OG_SINCE(BitShift), 2, 2, 1, 1, parse_bitshift, NULL, infer_bitshift, 0},
     {0},
 };

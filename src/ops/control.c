@@ -1,13 +1,15 @@
-/* control.c: If, Loop and Scan: attributes, the types their subgraphs' inputs receive, and
- * static inference from their subgraphs' outputs.  The executor runs them
- * (src/exec/control.c): they have OG_OP_CONTROL and no device kernel.
+/* control.c: If, Loop, Scan and SequenceMap: attributes, the types their subgraphs' inputs receive,
+ * and static inference from their subgraphs' outputs.  The executor runs them (src/exec/control.c):
+ * they have OG_OP_CONTROL and no device kernel.
  *
  *   If(cond) -> outputs of then_branch or else_branch (no inputs; outer values by name)
  *   Loop(M, cond, v...) -> final v..., scan outputs stacked along a new first axis;
  *       body(iteration int64, cond bool, v...) -> (cond, v..., scan slices...)
  *   Scan(states..., scan inputs...) -> final states, scan outputs; one step per slice along
  *       each input's scan axis; Scan-8 has a leading batch axis and sequence_lens first
- *       (src/ops/control.h). */
+ *       (src/ops/control.h).
+ *   SequenceMap(seq, extra...) -> one sequence per body output; body(item i of seq, item i
+ *       of each extra sequence or each extra tensor whole) -> the outputs' items i. */
 #include <string.h>
 
 #include "ops/control.h"
@@ -68,6 +70,17 @@ static og_status control_parse(const og_op_ctx *c, void **params)
                              "each loop-carried value, and gives the condition, the carried "
                              "values and the scan outputs",
                              g1->n_inputs, g1->n_outputs, own, c->node->n_out);
+            goto fail;
+        }
+    } else if (strcmp(op, "SequenceMap") == 0) {
+        p->kind = OG_CONTROL_SEQMAP;
+        if ((st = need_graph(c, "body", &g1))) goto fail;
+        p->n_own = c->node->n_in - c->node->n_implicit;
+        if (p->n_own < 1 || g1->n_inputs != p->n_own || g1->n_outputs != c->node->n_out) {
+            st = og_op_error(c, OG_ERR_MODEL,
+                             "the body has %d inputs and %d outputs, the node %d inputs and %d "
+                             "outputs: they must be equal",
+                             g1->n_inputs, g1->n_outputs, p->n_own, c->node->n_out);
             goto fail;
         }
     } else {
@@ -199,6 +212,23 @@ og_status og_control_subgraph_inputs(const og_op_ctx *c, const og_vinfo *in, int
     const og_control_params *p = c->node->params;
     if (!p || p->kind == OG_CONTROL_IF) return OG_OK;
     og_vinfo vi;
+    if (p->kind == OG_CONTROL_SEQMAP) { /* a sequence's item, or a tensor as it is */
+        for (int i = 0; i < n_in && i < p->n_own; i++) {
+            const og_type *e =
+                in[i].kind == OG_KIND_SEQUENCE && in[i].type ? in[i].type->elem : NULL;
+            if (in[i].kind == OG_KIND_TENSOR) {
+                type_input(sub, i, &in[i]);
+            } else if (e) {
+                og_vinfo_unknown(&vi);
+                if (e->kind == OG_KIND_TENSOR)
+                    og_vinfo_set(&vi, e->dtype, e->rank, e->dims);
+                else
+                    og_vinfo_set_kind(&vi, e->kind, e);
+                type_input(sub, i, &vi);
+            }
+        }
+        return OG_OK;
+    }
     if (p->kind == OG_CONTROL_LOOP) {
         int64_t none = 0;
         og_vinfo_unknown(&vi);
@@ -274,6 +304,22 @@ static og_status control_infer(const og_op_ctx *c, const og_vinfo *in, int n_in,
         return OG_OK;
     }
     const og_graph *body = graph_attr(n, "body");
+    if (p->kind == OG_CONTROL_SEQMAP) {
+        if (n_in > 0 && in[0].kind != OG_KIND_SEQUENCE &&
+            !(in[0].kind == OG_KIND_TENSOR && in[0].dtype == OG_UNDEFINED && in[0].rank < 0))
+            return og_op_error(c, OG_ERR_TYPE, "input 0 must be a sequence, got a %s",
+                               og_kind_name(in[0].kind));
+        for (int j = 0; j < n_out; j++) { /* a sequence of what the body gives */
+            og_vinfo b;
+            from_value(&b, &body->values[body->outputs[j]]);
+            const og_type *e =
+                b.kind == OG_KIND_TENSOR ? og_op_type_tensor(c, b.dtype, b.rank, b.dims) : b.type;
+            og_vinfo_unknown(&out[j]);
+            og_vinfo_set_kind(&out[j], OG_KIND_SEQUENCE,
+                              e ? og_op_type_wrap(c, OG_KIND_SEQUENCE, OG_UNDEFINED, e) : NULL);
+        }
+        return OG_OK;
+    }
     if (p->kind == OG_CONTROL_LOOP) {
         if (n_in > 0 && n->in[0] >= 0 && in[0].dtype != OG_UNDEFINED && in[0].dtype != OG_INT64)
             return og_op_error(c, OG_ERR_TYPE, "input 0 (M) is %s, expected int64",
@@ -349,4 +395,6 @@ const og_op_def og_ops_control[] = {
      OG_OP_CONTROL | OG_OP_ANY_KIND},
     {"Scan", "", OG_SINCE(Scan), 0, 1 << 16, 1, 1 << 16, control_parse, NULL, control_infer,
      OG_OP_CONTROL | OG_OP_ANY_KIND},
+    {"SequenceMap", "", OG_SINCE(SequenceMap), 1, 1 << 16, 1, 1 << 16, control_parse, NULL,
+     control_infer, OG_OP_CONTROL | OG_OP_ANY_KIND},
     {0}};

@@ -1,5 +1,5 @@
 /*
- * control.h: the parsed attributes of If, Loop and Scan, shared by src/ops/control.c,
+ * control.h: the parsed attributes of If, Loop, Scan and SequenceMap, shared by src/ops/control.c,
  * src/exec/control.c (which runs them) and src/grad/control.c (their gradients).
  * Internal header.
  */
@@ -11,7 +11,8 @@
 typedef enum og_control_kind {
     OG_CONTROL_IF = 0,
     OG_CONTROL_LOOP = 1,
-    OG_CONTROL_SCAN = 2
+    OG_CONTROL_SCAN = 2,
+    OG_CONTROL_SEQMAP = 3 /* SequenceMap */
 } og_control_kind;
 
 typedef struct og_control_params {
@@ -20,6 +21,7 @@ typedef struct og_control_params {
     int n_state;    /* Loop: loop-carried values; Scan: states */
     int n_scan_in;  /* Scan: num_scan_inputs */
     int n_scan_out; /* Loop, Scan: scan outputs */
+    int n_own;      /* SequenceMap: the node's own inputs (the body's inputs) */
     bool v8;        /* Scan-8: batch axis 0, sequence_lens as input 0 */
     /* Scan (not normalized: an axis may be negative): n_scan_in axes and directions,
      * n_scan_out axes and directions, in the block allocated with the struct (freed with it) */

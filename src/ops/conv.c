@@ -33,7 +33,7 @@ static og_status read_ints(const og_op_ctx *c, const char *name, int64_t *dst, i
     return OG_OK;
 }
 
-static og_status conv_parse_common(const og_op_ctx *c, void **params, bool transpose)
+og_status og_conv_parse(const og_op_ctx *c, void **params, bool transpose)
 {
     og_status st;
     og_conv_params *p = og_calloc(c->alloc, 1, sizeof *p);
@@ -80,12 +80,12 @@ fail:
 
 static og_status conv_parse(const og_op_ctx *c, void **params)
 {
-    return conv_parse_common(c, params, false);
+    return og_conv_parse(c, params, false);
 }
 
 static og_status conv_transpose_parse(const og_op_ctx *c, void **params)
 {
-    return conv_parse_common(c, params, true);
+    return og_conv_parse(c, params, true);
 }
 
 /* ---- geometry -------------------------------------------------------------------- */
@@ -147,6 +147,20 @@ og_status og_conv_geometry(const og_node *node, const og_conv_params *p, bool ru
     if (nsp > OG_CONV_MAX_SP)
         return og_op_error(&c, OG_ERR_UNSUPPORTED, "%d spatial dims, at most %d supported", nsp,
                            OG_CONV_MAX_SP);
+    /* channel and spatial dims (declared ones may be anything) within the attributes' bound,
+     * so that the products and sums below stay far from int64's limits */
+    for (int r = 1; r < 2 + nsp; r++) {
+        int64_t xd = x_rank >= 0 ? x_dims[r] : OG_DIM_UNKNOWN;
+        int64_t wd = w_rank >= 0 ? w_dims[r] : OG_DIM_UNKNOWN;
+        if ((og_dim_known(xd) && xd > CONV_ATTR_MAX) || (og_dim_known(wd) && wd > CONV_ATTR_MAX))
+            return og_op_error(&c, OG_ERR_SHAPE,
+                               "dim %d of input 0 (X) or 1 (W) is %lld, above %lld", r,
+                               (long long)(og_dim_known(xd) && xd > CONV_ATTR_MAX ? xd : wd),
+                               (long long)CONV_ATTR_MAX);
+    }
+    if (w_rank >= 0 && og_dim_known(w_dims[0]) && w_dims[0] > CONV_ATTR_MAX)
+        return og_op_error(&c, OG_ERR_SHAPE, "dim 0 of input 1 (W) is %lld, above %lld",
+                           (long long)w_dims[0], (long long)CONV_ATTR_MAX);
 
     /* attribute lengths against the spatial rank */
     struct {

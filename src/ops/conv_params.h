@@ -31,6 +31,11 @@ typedef struct og_conv_params {
     int64_t output_shape[OG_CONV_MAX_SP + 2];
 } og_conv_params;
 
+/* Parse the attributes of a Conv-like node (group, auto_pad, kernel_shape, strides,
+ * dilations, pads; with output_padding and output_shape for a transposed one) into a new
+ * og_conv_params (c->alloc).  ConvInteger and QLinearConv share it (src/ops/qlinear.c). */
+og_status og_conv_parse(const og_op_ctx *c, void **params, bool transpose);
+
 /* Everything a kernel needs, for known shapes.  Unknown entries (static inference) are
  * OG_DIM_UNKNOWN.  For ConvTranspose, pad_begin/pad_end may be negative (an output_shape
  * larger than the full result). */

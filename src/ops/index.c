@@ -292,8 +292,7 @@ static og_status infer_onehot(const og_op_ctx *c, const og_vinfo *in, int n_in, 
         return st;
     out[0].dtype = in[2].dtype;
     if (in[2].rank >= 0 && og_vinfo_static(&in[2])) {
-        int64_t nv = 1;
-        for (int d = 0; d < in[2].rank; d++) nv *= in[2].dims[d];
+        int64_t nv = og_vinfo_numel(&in[2]);
         if (nv != 2)
             return og_op_error(c, OG_ERR_SHAPE, "input 2 (values) has %lld elements, expected 2",
                                (long long)nv);

@@ -20,12 +20,9 @@ static og_status infer_dtype2(const og_op_ctx *c, const og_vinfo *in, const og_d
 
 /* ---- MatMul ---------------------------------------------------------------------- */
 
-static og_status matmul_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
-                              int n_out)
+og_status og_matmul_shape(const og_op_ctx *c, const og_vinfo *a, const og_vinfo *b, og_vinfo *out)
 {
-    og_status st = infer_dtype2(c, in, matmul_types, out);
-    if (st) return st;
-    const og_vinfo *a = &in[0], *b = &in[1];
+    og_status st;
     if (a->rank < 0 || b->rank < 0) return OG_OK;
     if (a->rank == 0 || b->rank == 0)
         return og_op_error(c, OG_ERR_SHAPE, "input %d is a scalar; MatMul needs rank >= 1",
@@ -55,6 +52,13 @@ static og_status matmul_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, 
     out->rank = r;
     memcpy(out->dims, bo.dims, (size_t)r * sizeof *bo.dims);
     return OG_OK;
+}
+
+static og_status matmul_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                              int n_out)
+{
+    og_status st = infer_dtype2(c, in, matmul_types, out);
+    return st ? st : og_matmul_shape(c, &in[0], &in[1], out);
 }
 
 /* ---- Gemm ------------------------------------------------------------------------ */

@@ -11,6 +11,11 @@
 
 #include "ops/op.h"
 
+/* MatMul's output shape (numpy's matmul: batch dims broadcast, a 1-D operand promoted and its
+ * dim dropped) from a and b into out's rank and dims (dtype untouched); MatMulInteger and
+ * QLinearMatMul share it (src/ops/qlinear.c).  Unknown ranks leave out unknown. */
+og_status og_matmul_shape(const og_op_ctx *c, const og_vinfo *a, const og_vinfo *b, og_vinfo *out);
+
 typedef struct og_gemm_params {
     float alpha, beta;
     int trans_a, trans_b;

@@ -34,14 +34,8 @@ static og_status check_epsilon(const og_op_ctx *c, double eps)
     return OG_OK;
 }
 
-/* Numel of a vinfo, -1 when not static. */
-static int64_t vinfo_numel(const og_vinfo *v)
-{
-    if (!og_vinfo_static(v)) return -1;
-    int64_t n = 1;
-    for (int i = 0; i < v->rank; i++) n *= v->dims[i];
-    return n;
-}
+/* Numel of a vinfo, -1 when not static (or past int64). */
+static int64_t vinfo_numel(const og_vinfo *v) { return og_vinfo_numel(v); }
 
 /* ---- BatchNormalization ---------------------------------------------------------- */
 

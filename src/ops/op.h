@@ -213,6 +213,9 @@ void og_vinfo_copy_shape(og_vinfo *dst, const og_vinfo *src);
 void og_vinfo_set(og_vinfo *v, og_dtype dtype, int rank, const int64_t *dims);
 /* True if rank is known and every dim is known. */
 bool og_vinfo_static(const og_vinfo *v);
+/* Element count of a static vinfo (checked: a declared shape may multiply past int64), -1
+ * when not static or past int64. */
+int64_t og_vinfo_numel(const og_vinfo *v);
 /* numpy broadcasting of in[0..n-1] shapes into out (dtype not touched).  Unknown rank in
  * any input gives unknown rank.  At run time, incompatible dims fail with a message. */
 og_status og_infer_broadcast(const og_op_ctx *c, const og_vinfo *const *in, int n, og_vinfo *out);

@@ -200,6 +200,12 @@ bool og_vinfo_static(const og_vinfo *v)
     return true;
 }
 
+int64_t og_vinfo_numel(const og_vinfo *v)
+{
+    int64_t n;
+    return og_vinfo_static(v) && og_shape_numel(v->rank, v->dims, &n) ? n : -1;
+}
+
 og_status og_infer_broadcast(const og_op_ctx *c, const og_vinfo *const *in, int n, og_vinfo *out)
 {
     int rank = 0;

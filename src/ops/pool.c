@@ -199,6 +199,10 @@ static og_status infer_pool(const og_op_ctx *c, const og_vinfo *in, int n_in, og
         for (int i = 0; i < p->nsp; i++) {
             int64_t x = in[0].dims[i + 2], o, pb;
             if (!og_dim_known(x)) continue; /* stays unknown */
+            if (x > ((int64_t)1 << 60))     /* og_pool_dim's bound: window arithmetic in int64 */
+                return og_op_error(c, OG_ERR_SHAPE,
+                                   "spatial dim %d of input 0 (X) is %lld, above 2^60", i,
+                                   (long long)x);
             if (!og_pool_dim(p, i, x, &o, &pb))
                 return og_op_error(c, OG_ERR_SHAPE,
                                    "spatial dim %d of input 0 (X) is %lld: with kernel %lld, "

@@ -236,6 +236,11 @@ og_status og_graph_resolve(og_graph *g, bool strict)
         }
         for (int j = 0; j < n->n_out; j++) {
             if (n->out[j] < 0) continue;
+            if (out[j].rank > OG_MAX_RANK) { /* an infer that missed it: dims hold 8 */
+                st = og_error(OG_ERR_UNSUPPORTED, "%s: output %d would have rank %d, above %d",
+                              og_node_label(n, label, sizeof label), j, out[j].rank, OG_MAX_RANK);
+                goto done;
+            }
             st = merge_vinfo(g, n, &g->values[n->out[j]], &out[j]);
             if (st) goto done;
         }

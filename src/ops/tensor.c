@@ -104,7 +104,7 @@ static og_status norm_axes(const og_op_ctx *c, const int64_t *axes, int n, int r
 static og_status cast_finish(const og_op_ctx *c, void *params)
 {
     int64_t to = og_attr_int(c->node, "to", 0);
-    if (!og_dtype_is_known((og_dtype)to))
+    if (!og_dtype_is_valid((og_dtype)to)) /* numbers, bool and strings */
         return og_op_error(c, OG_ERR_UNSUPPORTED,
                            "attribute 'to' = %lld: cast to %s is not supported", (long long)to,
                            og_dtype_name((og_dtype)to));
@@ -116,7 +116,7 @@ static og_status cast_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og
                             int n_out)
 {
     const og_cast_params *p = c->node->params;
-    if (in[0].dtype != OG_UNDEFINED && !og_dtype_is_known(in[0].dtype))
+    if (in[0].dtype != OG_UNDEFINED && !og_dtype_is_valid(in[0].dtype))
         return og_op_error(c, OG_ERR_UNSUPPORTED, "input 0 has element type %s, not supported",
                            og_dtype_name(in[0].dtype));
     og_vinfo_copy_shape(&out[0], &in[0]);
@@ -130,7 +130,7 @@ static og_status castlike_infer(const og_op_ctx *c, const og_vinfo *in, int n_in
                                 int n_out)
 {
     for (int i = 0; i < 2; i++)
-        if (in[i].dtype != OG_UNDEFINED && !og_dtype_is_known(in[i].dtype))
+        if (in[i].dtype != OG_UNDEFINED && !og_dtype_is_valid(in[i].dtype))
             return og_op_error(c, OG_ERR_UNSUPPORTED,
                                "input %d (%s) has element type %s, not supported", i,
                                i ? "target_type" : "input", og_dtype_name(in[i].dtype));
@@ -179,8 +179,9 @@ static og_status concat_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, 
             if (d == axis) {
                 if (x < 0 || v < 0)
                     v = OG_DIM_UNKNOWN;
-                else
-                    v += x;
+                else if (!og_add_i64(v, x, &v))
+                    return og_op_error(c, OG_ERR_SHAPE,
+                                       "the inputs' sizes along axis %d sum past int64", axis);
             } else if (x >= 0) {
                 if (v >= 0 && v != x) {
                     char a[128], b[128];
@@ -318,6 +319,7 @@ static og_status expand_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, 
     if (st) return st;
     if (!known) {
         int64_t len = input_len(&in[1]);
+        if (len >= 0 && (st = check_rank_limit(c, len, "input 1 (shape)"))) return st;
         if (len >= 0 && in[0].rank >= 0) out[0].rank = (int)(len > in[0].rank ? len : in[0].rank);
         return OG_OK;
     }
@@ -653,7 +655,10 @@ static og_status split_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, o
                     og_op_error(c, OG_ERR_SHAPE, "split has negative entry %lld", (long long)sz[i]);
                 goto done;
             }
-            sum += sz[i];
+            if (!og_add_i64(sum, sz[i], &sum)) {
+                st = og_op_error(c, OG_ERR_SHAPE, "split sizes sum past int64");
+                goto done;
+            }
             out[i].dims[axis] = sz[i];
         }
         if (dim >= 0 && sum != dim)

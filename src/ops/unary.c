@@ -166,7 +166,16 @@ static og_status infer_not(const og_op_ctx *c, const og_vinfo *in, int n_in, og_
 static og_status infer_isx(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                            int n_out)
 {
-    og_status st = infer_same(c, in, out, og_types_float);
+    /* float16 from IsNaN-9, bfloat16 from IsNaN-13; both from IsInf-20 */
+    static const og_dtype f16[] = {OG_FLOAT, OG_DOUBLE, OG_FLOAT16, OG_UNDEFINED};
+    static const og_dtype f16_bf16[] = {OG_FLOAT, OG_DOUBLE, OG_FLOAT16, OG_BFLOAT16, OG_UNDEFINED};
+    int v = c->node->since_version;
+    const og_dtype *allowed = og_types_float;
+    if (strcmp(c->node->op_type, "IsNaN") == 0)
+        allowed = v >= 13 ? f16_bf16 : f16;
+    else if (v >= 20)
+        allowed = f16_bf16;
+    og_status st = infer_same(c, in, out, allowed);
     if (st) return st;
     out[0].dtype = OG_BOOL;
     return OG_OK;
@@ -177,8 +186,11 @@ static og_status infer_clip(const og_op_ctx *c, const og_vinfo *in, int n_in, og
 {
     const og_node *n = c->node;
     static const char *const names[3] = {"input", "min", "max"};
-    og_status st =
-        infer_same(c, in, out, n->since_version >= 12 ? og_types_numeric : og_types_float);
+    /* Clip-12 allows every numeric type: the narrow integers too (the kernel's own loop) */
+    static const og_dtype numeric12[] = {OG_FLOAT,  OG_DOUBLE, OG_INT32,    OG_INT64,
+                                         OG_INT8,   OG_INT16,  OG_UINT8,    OG_UINT16,
+                                         OG_UINT32, OG_UINT64, OG_UNDEFINED};
+    og_status st = infer_same(c, in, out, n->since_version >= 12 ? numeric12 : og_types_float);
     if (st) return st;
     for (int i = 1; i < n_in && i < 3; i++) {
         if (n->in[i] < 0) continue; /* omitted: no bound */
@@ -190,9 +202,7 @@ static og_status infer_clip(const og_op_ctx *c, const og_vinfo *in, int n_in, og
         st = og_check_same_dtype(c, in, 0, i);
         if (st) return st;
         if (!og_vinfo_static(&in[i])) continue;
-        int64_t numel = 1;
-        for (int d = 0; d < in[i].rank; d++) numel *= in[i].dims[d];
-        if (numel != 1) {
+        if (og_vinfo_numel(&in[i]) != 1) {
             char buf[128];
             return og_op_error(c, OG_ERR_SHAPE, "input %d (%s) must be a scalar, got shape %s", i,
                                names[i], og_shape_str(in[i].rank, in[i].dims, buf, sizeof buf));

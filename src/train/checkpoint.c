@@ -26,7 +26,6 @@
 
 #define MAGIC          "OGCKPT01"
 #define VERSION        2u
-#define MAX_CHECKPOINT ((size_t)1 << 40)
 #define ALGORITHM_KIND 0x100u /* no og_optimizer_kind: the model's TrainingInfoProto */
 
 typedef struct wbuf {
@@ -146,6 +145,18 @@ og_status og_trainer_save_checkpoint(const og_trainer *t, const char *path)
 {
     if (!t || !path)
         return og_error(OG_ERR_INVALID_ARG, "og_trainer_save_checkpoint: NULL argument");
+    void *bytes = NULL;
+    size_t n = 0;
+    og_status st = og_trainer_state_bytes(t, &bytes, &n);
+    if (!st) st = write_atomically(path, bytes, n, t->a);
+    og_free(t->a, bytes);
+    return st;
+}
+
+og_status og_trainer_state_bytes(const og_trainer *t, void **bytes, size_t *size)
+{
+    *bytes = NULL;
+    *size = 0;
     wbuf b = {t->a, NULL, 0, 0, false};
     put(&b, MAGIC, 8);
     put_u32(&b, VERSION);
@@ -171,10 +182,13 @@ og_status og_trainer_save_checkpoint(const og_trainer *t, const char *path)
         put_tensor(&b, t->bn[k].var, t->bn[k].tv);
     }
     if (!b.failed) put_u64(&b, fnv1a(b.p, b.n));
-    og_status st = b.failed ? og_error(OG_ERR_NOMEM, "out of memory writing a checkpoint")
-                            : write_atomically(path, b.p, b.n, t->a);
-    og_free(t->a, b.p);
-    return st;
+    if (b.failed) {
+        og_free(t->a, b.p);
+        return og_error(OG_ERR_NOMEM, "out of memory writing a checkpoint");
+    }
+    *bytes = b.p;
+    *size = b.n;
+    return OG_OK;
 }
 
 /* ---- loading ----------------------------------------------------------------------- */
@@ -241,15 +255,54 @@ static og_status expect_tensor(rbuf *r, const char *path, const char *name, cons
     return OG_OK;
 }
 
+static og_status load_checkpoint(og_trainer *t, const char *path);
+
 og_status og_trainer_load_checkpoint(og_trainer *t, const char *path)
 {
     if (!t || !path)
         return og_error(OG_ERR_INVALID_ARG, "og_trainer_load_checkpoint: NULL argument");
+    og_status st = og_trainer_enter(t, "og_trainer_load_checkpoint");
+    if (st) return st;
+    st = load_checkpoint(t, path);
+    og_trainer_leave(t);
+    return st;
+}
+
+static og_status load_checkpoint(og_trainer *t, const char *path)
+{
     void *bytes = NULL;
     size_t size = 0;
-    const void **data = NULL;
-    og_status st = og_read_file(path, MAX_CHECKPOINT, t->a, &bytes, &size);
+    /* read no more than twice what this trainer's checkpoint takes (and 1 MiB): a huge file
+     * named as a checkpoint is refused before it is read, while a smaller mismatch still
+     * gets the message naming the tensor that differs */
+    size_t expect = 8 + 4 * 4 + 3 * 8 + 4 * 8 + 8;
+    char tname[1024];
+    for (int i = 0; i < t->n_weights; i++)
+        for (int k = -1; k < t->n_slots; k++) {
+            const og_tensor *w = k < 0 ? t->w[i] : t->slots[i * t->n_slots + k];
+            if (k < 0)
+                snprintf(tname, sizeof tname, "%s", og_trainer_weight_name(t, i));
+            else
+                slot_name(t, i, k, tname, sizeof tname);
+            expect += 4 + strlen(tname) + 4 + 4 + 8 * (size_t)w->rank + 8 + og_tensor_nbytes(w);
+        }
+    og_status st = og_read_file(path, 2 * expect + ((size_t)1 << 20), t->a, &bytes, &size);
+    if (st == OG_ERR_LIMIT) {
+        snprintf(tname, sizeof tname, "%s", og_last_error());
+        return og_error(OG_ERR_INVALID_ARG,
+                        "not a checkpoint of this trainer: %s (its checkpoints take %zu bytes)",
+                        tname, expect);
+    }
     if (st) return st;
+    st = og_trainer_state_load(t, bytes, size, path);
+    og_free(t->a, bytes);
+    return st;
+}
+
+og_status og_trainer_state_load(og_trainer *t, const void *bytes, size_t size, const char *path)
+{
+    const void **data = NULL;
+    og_status st = OG_OK;
     rbuf r = {bytes, size, 0, false};
     int n_tensors = t->n_weights * (1 + t->n_slots);
     if (size < 8 + 8 || memcmp(bytes, MAGIC, 8) != 0) {
@@ -342,6 +395,5 @@ og_status og_trainer_load_checkpoint(og_trainer *t, const char *path)
     t->dropout_seed = dropout_seed;
 done:
     og_free(t->a, data);
-    og_free(t->a, bytes);
     return st;
 }

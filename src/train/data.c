@@ -16,8 +16,6 @@
 #include "onnx/onnx_io.h"
 #include "train/train.h"
 
-#define OG_MAX_DATA_BYTES ((size_t)1 << 36)
-
 struct og_dataset {
     og_allocator alloc;             /* own copy: the dataset's tensors and names use it */
     const og_allocator *user_alloc; /* the caller's: batches and split halves use it */
@@ -988,6 +986,12 @@ static og_status pick_array(const char *path, const og_zip *z, const char *role,
                     list);
 }
 
+/* The most bytes a load may read and decode (og_data_options.max_memory). */
+static uint64_t data_limit(const og_data_options *o)
+{
+    return o && o->max_memory > 0 ? (uint64_t)o->max_memory : (uint64_t)OG_DEFAULT_MAX_DATA_MEMORY;
+}
+
 static og_status load_npz(og_dataset *d, const char *path, const og_data_options *o,
                           const void *bytes, size_t size)
 {
@@ -1001,6 +1005,10 @@ static og_status load_npz(og_dataset *d, const char *path, const og_data_options
     bool int_targets = o && o->target_dtype == OG_INT64;
     og_status st = og_zip_open(bytes, size, path, a, &z);
     if (st) return st;
+    /* the archive's bytes count against the limit, then each array as it inflates */
+    uint64_t budget = data_limit(o);
+    budget = budget > size ? budget - size : 0;
+    z.budget = &budget;
     if (o && ((o->targets && o->n_targets != 1) || (o->features && o->n_features != 1))) {
         st = og_error(OG_ERR_INVALID_ARG,
                       "%s: a .npz dataset takes one features array and one targets array "
@@ -1092,6 +1100,9 @@ static og_status check_load(const og_data_options *opts, og_dataset **out)
     if (opts &&
         ((opts->targets && opts->n_targets < 0) || (opts->features && opts->n_features < 0)))
         return og_error(OG_ERR_INVALID_ARG, "og_dataset_load: negative column count");
+    if (opts && opts->max_memory < 0)
+        return og_error(OG_ERR_INVALID_ARG, "og_data_options.max_memory must be >= 0, got %lld",
+                        (long long)opts->max_memory);
     if (opts && opts->target_dtype != OG_UNDEFINED && opts->target_dtype != OG_FLOAT &&
         opts->target_dtype != OG_INT64)
         return og_error(OG_ERR_INVALID_ARG,
@@ -1119,7 +1130,8 @@ og_status og_dataset_load(const char *path, const og_data_options *opts, const o
     if (!d) return og_error(OG_ERR_NOMEM, "out of memory");
     void *bytes = NULL;
     size_t size = 0;
-    st = og_read_file(path, OG_MAX_DATA_BYTES, &d->alloc, &bytes, &size);
+    st = og_read_file(path, (size_t)data_limit(opts), &d->alloc, &bytes, &size);
+    if (st == OG_ERR_LIMIT) og_error_prefix(st, "og_data_options.max_memory");
     if (!st) st = load_bytes(d, path, opts, bytes, size);
     og_free(&d->alloc, bytes);
     if (st) {
@@ -1138,6 +1150,11 @@ og_status og_dataset_load_buffer(const void *data, size_t size, const char *name
     if (st) return st;
     if (!name || (!data && size))
         return og_error(OG_ERR_INVALID_ARG, "og_dataset_load_buffer: NULL argument");
+    if ((uint64_t)size > data_limit(opts))
+        return og_error(OG_ERR_LIMIT,
+                        "%s: %zu bytes, more than the dataset memory limit %llu "
+                        "(og_data_options.max_memory)",
+                        name, size, (unsigned long long)data_limit(opts));
     og_dataset *d = dataset_new(alloc);
     if (!d) return og_error(OG_ERR_NOMEM, "out of memory");
     st = load_bytes(d, name, opts, size ? data : "", size);

@@ -328,8 +328,14 @@ og_status og_model_add_loss(const og_model *m, const og_loss_options *o, og_mode
     char inputs[600];
     snprintf(inputs, sizeof inputs, "%s%s%s", target_name, o->sample_weight_name ? "\n" : "",
              o->sample_weight_name ? o->sample_weight_name : "");
+    /* how the loss combines samples: data-parallel training weights each rank's gradient
+     * by it (og_trainer_fit) */
+    const char *reduction = o->reduction == OG_REDUCTION_MEAN ? "mean"
+                            : o->l1 > 0 || o->l2 > 0          ? "sum+penalty"
+                                                              : "sum";
     if (!(st = og_graph_set_metadata(g, "onnxgrad.loss", loss_name)) &&
         !(st = og_graph_set_metadata(g, "onnxgrad.loss_inputs", inputs)) &&
+        !(st = og_graph_set_metadata(g, "onnxgrad.loss_reduction", reduction)) &&
         !(st = og_graph_set_metadata(g, "onnxgrad.loss_output", yv.name)) &&
         !(st = og_graph_finalize(g)))
         st = og_graph_resolve(g, true);

@@ -310,14 +310,19 @@ og_status og_zip_read(const og_zip *z, int64_t i, const void **out, size_t *out_
     const unsigned char *bytes = src;
     unsigned char *buf = NULL;
     og_status st = OG_OK;
+    if (e->method == 8 && (uint64_t)usize / MAX_DEFLATE_RATIO > csize)
+        return og_error(OG_ERR_PARSE, "'%s': %zu bytes cannot inflate to the declared %zu", e->name,
+                        csize, usize);
+    if (z->budget && e->usize > *z->budget)
+        return og_error(OG_ERR_LIMIT,
+                        "'%s' holds %llu bytes, more than the %llu the dataset memory limit "
+                        "leaves (og_data_options.max_memory)",
+                        e->name, (unsigned long long)e->usize, (unsigned long long)*z->budget);
     if (e->method == 0) {
         if (csize != usize)
             return og_error(OG_ERR_PARSE, "'%s': stored entry with sizes %zu and %zu", e->name,
                             csize, usize);
     } else {
-        if ((uint64_t)usize / MAX_DEFLATE_RATIO > csize)
-            return og_error(OG_ERR_PARSE, "'%s': %zu bytes cannot inflate to the declared %zu",
-                            e->name, csize, usize);
         buf = og_malloc(z->alloc, usize ? usize : 1);
         if (!buf)
             return og_error(OG_ERR_NOMEM, "out of memory (%zu bytes for '%s')", usize, e->name);
@@ -329,6 +334,7 @@ og_status og_zip_read(const og_zip *z, int64_t i, const void **out, size_t *out_
         st = og_error(OG_ERR_PARSE, "'%s': CRC mismatch (corrupt data)", e->name);
         goto fail;
     }
+    if (z->budget) *z->budget -= usize;
     *out = bytes;
     *out_size = usize;
     *owned = buf;

@@ -26,6 +26,9 @@ typedef struct og_zip {
     size_t size;
     og_zip_entry *entries;
     int64_t n_entries;
+    /* When set: the bytes members may still inflate to, all together; og_zip_read refuses
+     * (OG_ERR_LIMIT) a member declared larger, before allocating, and takes it off. */
+    uint64_t *budget;
 } og_zip;
 
 /* Parse the central directory of the archive in data[0..size).  `what` names the archive
@@ -42,7 +45,7 @@ int64_t og_zip_find(const og_zip *z, const char *name);
  * archive and *owned is NULL; for a deflated one *out == *owned, a block allocated with the
  * zip's allocator that the caller frees with og_free.  Errors: OG_ERR_PARSE (bad local
  * header, truncated or corrupt data, size or CRC mismatch), OG_ERR_UNSUPPORTED (encryption,
- * a method other than stored or deflate), OG_ERR_NOMEM. */
+ * a method other than stored or deflate), OG_ERR_LIMIT (past z->budget), OG_ERR_NOMEM. */
 og_status og_zip_read(const og_zip *z, int64_t i, const void **out, size_t *out_size, void **owned);
 
 /* The entry of array `name` of a .npz: member "<name>.npy" (numpy's naming), else a

@@ -176,6 +176,7 @@ og_status og_trainer_create(const og_model *loss_model, const og_optimizer_optio
     go.allocator = a;
     go.log = t->log;
     go.log_user = t->log_user;
+    go.max_memory = t->max_memory;
     if ((st = og_grad_create(loss_model, &go, &t->grad))) goto fail;
     t->n_weights = og_grad_weight_count(t->grad);
     if (t->n_weights == 0) {
@@ -185,8 +186,9 @@ og_status og_trainer_create(const og_model *loss_model, const og_optimizer_optio
     t->n_slots = og_optim_slot_count(&t->opt);
     t->w = og_calloc(a, (size_t)t->n_weights, sizeof *t->w);
     t->grads = og_calloc(a, (size_t)t->n_weights, sizeof *t->grads);
+    t->gptr = og_calloc(a, (size_t)t->n_weights, sizeof *t->gptr);
     t->slots = og_calloc(a, (size_t)t->n_weights * (size_t)t->n_slots + 1, sizeof *t->slots);
-    if (!t->w || !t->grads || !t->slots) goto nomem;
+    if (!t->w || !t->grads || !t->gptr || !t->slots) goto nomem;
     for (int i = 0; i < t->n_weights; i++) {
         const og_tensor *w = NULL;
         if ((st = og_grad_get_weight(t->grad, og_grad_weight_name(t->grad, i), &w))) goto fail;
@@ -229,6 +231,7 @@ static void grad_free(og_trainer *t)
     og_free(a, t->slots);
     og_free(a, t->w);
     og_free(a, t->grads);
+    og_free(a, t->gptr);
     for (int k = 0; t->bn_vals && k < 3 * t->n_bn; k++) og_tensor_free(t->bn_vals[k]);
     og_free(a, t->bn);
     og_free(a, t->bn_extra);
@@ -237,6 +240,37 @@ static void grad_free(og_trainer *t)
     og_session_free(t->eval); /* it runs the gradient object's eval model */
     t->eval = NULL;
     og_grad_free(t->grad);
+}
+
+og_status og_trainer_update(og_trainer *t, void *const *grads, double loss)
+{
+    double sumsq = 0;
+    int bad = -1;
+    for (int i = 0; i < t->n_weights; i++) {
+        double s = og_optim_sumsq(t->w[i]->dtype, grads[i], t->w[i]->numel, update_threads(t));
+        if (!isfinite(s) && bad < 0) bad = i;
+        sumsq += s;
+    }
+    if (bad >= 0)
+        return og_error(OG_ERR_RUNTIME,
+                        "step %lld: the gradient of weight '%s' holds NaN or Inf (loss %g); the "
+                        "weights were not updated",
+                        (long long)t->step + 1, og_grad_weight_name(t->grad, bad), loss);
+    double gscale = 1.0;
+    if (t->opt.clip_norm > 0) {
+        double norm = sqrt(sumsq);
+        if (norm > t->opt.clip_norm) gscale = t->opt.clip_norm / (norm + 1e-6);
+    }
+    double lr = og_optimizer_lr(&t->opt, t->step);
+    for (int i = 0; i < t->n_weights; i++) {
+        void *slots[2] = {NULL, NULL};
+        for (int k = 0; k < t->n_slots; k++) slots[k] = t->slots[i * t->n_slots + k]->data;
+        og_optim_update(&t->opt, t->step, lr, gscale, t->w[i]->dtype, t->w[i]->data, grads[i],
+                        slots, t->w[i]->numel, update_threads(t));
+    }
+    update_bn_stats(t); /* from the last run's bn_vals (trainer.h) */
+    t->step++;
+    return OG_OK;
 }
 
 static og_status grad_step(og_trainer *t, const char *const *input_names,
@@ -252,37 +286,10 @@ static og_status grad_step(og_trainer *t, const char *const *input_names,
     if (st) return st;
     double value = og_trainer_scalar(out);
     if (loss) *loss = value;
-    double sumsq = 0;
-    int bad = -1;
-    if ((st = og_trainer_check_loss(t, value, "weights"))) goto done;
-    for (int i = 0; i < t->n_weights; i++) {
-        double s = og_optim_sumsq(t->grads[i]->dtype, t->grads[i]->data, t->grads[i]->numel,
-                                  update_threads(t));
-        if (!isfinite(s) && bad < 0) bad = i;
-        sumsq += s;
+    if (!(st = og_trainer_check_loss(t, value, "weights"))) {
+        for (int i = 0; i < t->n_weights; i++) t->gptr[i] = t->grads[i]->data;
+        st = og_trainer_update(t, t->gptr, value);
     }
-    if (bad >= 0) {
-        st = og_error(OG_ERR_RUNTIME,
-                      "step %lld: the gradient of weight '%s' holds NaN or Inf (loss %g); the "
-                      "weights were not updated",
-                      (long long)t->step + 1, og_grad_weight_name(t->grad, bad), value);
-        goto done;
-    }
-    double gscale = 1.0;
-    if (t->opt.clip_norm > 0) {
-        double norm = sqrt(sumsq);
-        if (norm > t->opt.clip_norm) gscale = t->opt.clip_norm / (norm + 1e-6);
-    }
-    double lr = og_optimizer_lr(&t->opt, t->step);
-    for (int i = 0; i < t->n_weights; i++) {
-        void *slots[2] = {NULL, NULL};
-        for (int k = 0; k < t->n_slots; k++) slots[k] = t->slots[i * t->n_slots + k]->data;
-        og_optim_update(&t->opt, t->step, lr, gscale, t->w[i]->dtype, t->w[i]->data,
-                        t->grads[i]->data, slots, t->w[i]->numel, update_threads(t));
-    }
-    update_bn_stats(t);
-    t->step++;
-done:
     for (int k = 0; t->bn_vals && k < 3 * t->n_bn; k++) {
         og_tensor_free(t->bn_vals[k]);
         t->bn_vals[k] = NULL;

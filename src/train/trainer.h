@@ -12,11 +12,15 @@
 #ifndef OG_TRAIN_TRAINER_H
 #define OG_TRAIN_TRAINER_H
 
+#include <stdatomic.h>
+#include <stdint.h>
+
 #include "api/grad_api.h"
 #include "core/rng.h"
 #include "train/optim.h"
 
 typedef struct og_algo og_algo; /* algorithm mode's state, in training_info.c */
+typedef struct og_dp og_dp;     /* data-parallel state, in parallel.c */
 
 /* What differs between the modes. */
 typedef struct og_trainer_mode {
@@ -57,6 +61,7 @@ struct og_trainer {
     og_tensor **w;     /* the trained weights: the training graph's tensors, updated in place */
     og_tensor **slots; /* optimizer state, slot k of weight i at [i * n_slots + k] */
     og_tensor **grads; /* scratch for og_grad_run's results */
+    void **gptr;       /* scratch: the gradients og_trainer_update applies */
     og_tensor *seed;   /* ones of the loss's shape */
     int64_t step;      /* steps taken */
     int epoch;         /* epochs og_trainer_fit finished */
@@ -77,6 +82,13 @@ struct og_trainer {
     const og_trainer_mode *mode;
     const og_model *step_model; /* whose inputs og_trainer_step binds */
     og_algo *algo;              /* non-NULL: algorithm mode */
+    og_dp *dp;                  /* non-NULL: data-parallel steps (parallel.c) */
+    int64_t max_memory;         /* og_trainer_options.max_memory, for every session */
+    /* The thread inside a non-const call (0: none), named by the address of its error
+     * buffer (og_last_error: one per thread), and how deep: calls nest in one thread (fit
+     * calls step; a fit callback may predict), another thread gets OG_ERR_BUSY. */
+    atomic_uintptr_t owner;
+    int depth;
 };
 
 /* ---- trainer_core.c: what both modes share ----------------------------------------- */
@@ -85,6 +97,10 @@ struct og_trainer {
  * log, seed); NULL when out of memory (the error is set). */
 og_trainer *og_trainer_new(const og_model *m, const og_trainer_options *opts,
                            const og_trainer_mode *mode);
+/* Enter a non-const call on t from this thread (nested calls of one thread are allowed);
+ * OG_ERR_BUSY naming fn when another thread is inside one.  Leave with og_trainer_leave. */
+og_status og_trainer_enter(og_trainer *t, const char *fn);
+void og_trainer_leave(og_trainer *t);
 /* A float64 copy of a scalar tensor's single value (NaN if not a float scalar). */
 double og_trainer_scalar(const og_tensor *t);
 /* OG_ERR_RUNTIME naming the step when loss is not finite ("what" was not updated). */
@@ -99,6 +115,50 @@ og_status og_trainer_run_eval(og_trainer *t, const char *const *input_names,
  * algorithm graphs combined (an algorithm graph may add inputs, the targets say; the bound
  * initializers are inputs there too, after the data inputs). */
 const og_model *og_trainer_step_model(const og_trainer *t);
+
+/* ---- trainer.c (gradient mode) -------------------------------------------------------- */
+
+/* Apply gradient grads[i] (weight i's dtype and size) to every weight: the NaN/Inf check,
+ * clipping, the learning rate of this step, the optimizer's update, the BatchNormalization
+ * running statistics from bn_vals (the step's run must have filled them); step + 1.  loss only
+ * goes into messages.  Nothing changes when a gradient is not finite (OG_ERR_RUNTIME). */
+og_status og_trainer_update(og_trainer *t, void *const *grads, double loss);
+
+/* ---- checkpoint.c ------------------------------------------------------------------- */
+
+/* The checkpoint's bytes (weights, optimizer state, step, epoch, generator), allocated with
+ * t->a; and loading them (`what` names their source in messages). */
+og_status og_trainer_state_bytes(const og_trainer *t, void **bytes, size_t *size);
+og_status og_trainer_state_load(og_trainer *t, const void *bytes, size_t size, const char *what);
+
+/* ---- parallel.c: data-parallel steps -------------------------------------------------- */
+
+/* A collective step (og_trainer_step_shard) whose rank may have failed already: a non-OK
+ * `local` (its message in og_last_error()) makes this rank join the reductions without
+ * computing, and every rank return the agreed failure. */
+og_status og_dp_step(og_trainer *t, const char *const *input_names, const og_tensor *const *inputs,
+                     int n_inputs, double share, og_status local, double *loss);
+void og_dp_free(og_trainer *t);
+/* The Dropout seed of rank `rank` (steps draw at (it, step)): rank 0 keeps the trainer's,
+ * so one rank draws as one process; other ranks draw other masks for their own samples. */
+uint64_t og_dp_dropout_seed(uint64_t seed, int rank);
+/* rank and size of t's communicator (0 and 1 without one) */
+int og_dp_rank(const og_trainer *t);
+int og_dp_size(const og_trainer *t);
+/* Sum n doubles across ranks in place, and agree on `local` at the same time (one
+ * reduction when every rank is fine).  Errors: the agreed failure, a communicator one. */
+og_status og_dp_sum(og_trainer *t, double *v, int n, og_status local);
+/* Collective: rank 0's state (og_trainer_state_bytes) and *flag go to every rank. */
+og_status og_dp_sync_state(og_trainer *t, int64_t *flag);
+/* Collective: the weights and optimizer state hash the same on every rank, else
+ * OG_ERR_RUNTIME naming the ranks' hashes (`when` says when, for the message). */
+og_status og_dp_check_hash(og_trainer *t, const char *when);
+/* og_comm_agree over t's communicator (local itself without one). */
+og_status og_dp_agree(og_trainer *t, og_status local);
+/* Collective: v[0..1] take rank 0's values. */
+og_status og_dp_sync_sizes(og_trainer *t, int64_t *v);
+/* Collective maximum of an int64 (the callback's stop requests). */
+og_status og_dp_max(og_trainer *t, int64_t *v);
 
 /* ---- training_info.c ---------------------------------------------------------------- */
 

@@ -21,6 +21,7 @@ og_trainer *og_trainer_new(const og_model *m, const og_trainer_options *opts,
     t->step_model = m;
     t->mode = mode;
     t->threads = opts ? opts->threads : 0;
+    t->max_memory = opts ? opts->max_memory : 0;
     t->log = opts ? opts->log : NULL;
     t->log_user = opts ? opts->log_user : NULL;
     og_rng_seed(&t->rng, opts ? opts->seed : 0);
@@ -33,12 +34,35 @@ void og_trainer_free(og_trainer *t)
 {
     if (!t) return;
     const og_allocator *a = t->a;
+    og_dp_free(t);
     t->mode->free(t);
     og_session_free(t->eval);
     og_free(a, t->loss_name);
     og_free(a, t->names);
     og_free(a, t->values);
     og_free(a, t);
+}
+
+og_status og_trainer_enter(og_trainer *t, const char *fn)
+{
+    uintptr_t me = (uintptr_t)og_last_error(), none = 0;
+    if (atomic_compare_exchange_strong(&t->owner, &none, me)) {
+        t->depth = 1;
+        return OG_OK;
+    }
+    if (none == me) { /* this thread is inside already */
+        t->depth++;
+        return OG_OK;
+    }
+    return og_error(OG_ERR_BUSY,
+                    "%s: the trainer is running a call in another thread (one thread at a time "
+                    "per trainer)",
+                    fn);
+}
+
+void og_trainer_leave(og_trainer *t)
+{
+    if (--t->depth == 0) atomic_store(&t->owner, 0);
 }
 
 double og_trainer_scalar(const og_tensor *t)
@@ -84,9 +108,13 @@ og_status og_trainer_step(og_trainer *t, const char *const *input_names,
                           const og_tensor *const *inputs, int n_inputs, double *loss)
 {
     if (!t) return og_error(OG_ERR_INVALID_ARG, "og_trainer_step: NULL trainer");
+    if (t->dp) /* collective: even bad arguments must join the reductions */
+        return og_trainer_step_shard(t, input_names, inputs, n_inputs, 1.0 / og_dp_size(t), loss);
     og_status st = check_args("og_trainer_step", input_names, inputs, n_inputs);
-    if (st) return st;
-    return t->mode->step(t, input_names, inputs, n_inputs, loss);
+    if (st || (st = og_trainer_enter(t, "og_trainer_step"))) return st;
+    st = t->mode->step(t, input_names, inputs, n_inputs, loss);
+    og_trainer_leave(t);
+    return st;
 }
 
 og_status og_trainer_run_eval(og_trainer *t, const char *const *input_names,
@@ -100,6 +128,7 @@ og_status og_trainer_run_eval(og_trainer *t, const char *const *input_names,
         so.allocator = t->a;
         so.log = t->log;
         so.log_user = t->log_user;
+        so.max_memory = t->max_memory;
         if ((st = og_session_create(t->mode->eval_model(t), &so, &t->eval))) return st;
     }
     const char *const *names = NULL;
@@ -114,9 +143,10 @@ og_status og_trainer_evaluate(og_trainer *t, const char *const *input_names,
 {
     if (!t) return og_error(OG_ERR_INVALID_ARG, "og_trainer_evaluate: NULL trainer");
     og_status st = check_args("og_trainer_evaluate", input_names, inputs, n_inputs);
-    if (st) return st;
+    if (st || (st = og_trainer_enter(t, "og_trainer_evaluate"))) return st;
     og_tensor *out = NULL;
     st = og_trainer_run_eval(t, input_names, inputs, n_inputs, t->loss_name, &out);
+    og_trainer_leave(t);
     if (!st && loss) *loss = og_trainer_scalar(out);
     og_tensor_free(out);
     return st;
@@ -142,7 +172,10 @@ og_status og_trainer_predict(og_trainer *t, const char *const *input_names,
         if (!output)
             return og_error(OG_ERR_INVALID_ARG, "the model has no output besides the loss");
     }
-    return og_trainer_run_eval(t, input_names, inputs, n_inputs, output, out);
+    if ((st = og_trainer_enter(t, "og_trainer_predict"))) return st;
+    st = og_trainer_run_eval(t, input_names, inputs, n_inputs, output, out);
+    og_trainer_leave(t);
+    return st;
 }
 
 const og_model *og_trainer_step_model(const og_trainer *t) { return t->step_model; }
@@ -175,5 +208,9 @@ og_status og_trainer_get_weight(const og_trainer *t, const char *name, const og_
 og_status og_trainer_set_weight(og_trainer *t, const char *name, const og_tensor *value)
 {
     if (!t) return og_error(OG_ERR_INVALID_ARG, "og_trainer_set_weight: NULL trainer");
-    return t->mode->set_weight(t, name, value);
+    og_status st = og_trainer_enter(t, "og_trainer_set_weight");
+    if (st) return st;
+    st = t->mode->set_weight(t, name, value);
+    og_trainer_leave(t);
+    return st;
 }

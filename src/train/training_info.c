@@ -1064,6 +1064,7 @@ og_status og_algo_create(const og_model *m, const og_trainer_options *opts, og_t
     so.allocator = a;
     so.log = t->log;
     so.log_user = t->log_user;
+    so.max_memory = t->max_memory;
     if ((st = og_session_create(al->model, &so, &al->run))) goto fail;
     if ((st = run_initialization(t, ti, &so))) goto fail;
     /* an export of onnxgrad's says which initializer counts the steps */

@@ -1,7 +1,10 @@
 /*
  * og_backend_test: runs ONNX backend test cases (a folder with model.onnx and
  * test_data_set_N/{input,output}_M.pb) through onnxgrad and compares the outputs at the
- * ONNX loader's tolerances (rtol 1e-3, atol 1e-7; exact for integers and bools).
+ * ONNX loader's tolerances (rtol 1e-3, atol 1e-7; exact for integers, bools and strings).
+ * A .pb file holds a TensorProto, or for an input or output declared as a sequence or an
+ * optional, onnx-data.proto's SequenceProto or OptionalProto, which the generated protobuf
+ * code (onnx.proto only) lacks: those are read here from the wire format.
  *
  * usage: og_backend_test [-v] CASE_DIR...
  * exit: 0 when every case passed or was skipped (at least one passed), 77 when every case
@@ -44,6 +47,16 @@ static const char *const supported_ops[] = {
     "ReverseSequence", "Hardmax", "GroupNormalization", "LpNormalization",
     "MeanVarianceNormalization", "LRN", "LpPool", "MaxUnpool", "Col2Im", "Det", "GridSample",
     "AffineGrid", "RoiAlign", "QuantizeLinear", "DequantizeLinear", "DynamicQuantizeLinear",
+    /* issue 12: the rest of the op set */
+    "BitwiseAnd", "BitwiseOr", "BitwiseXor", "BitwiseNot", "BitShift", "SequenceEmpty",
+    "SequenceConstruct", "SequenceAt", "SequenceInsert", "SequenceErase", "SequenceLength",
+    "SplitToSequence", "ConcatFromSequence", "Optional", "OptionalHasElement",
+    "OptionalGetElement", "DFT", "STFT", "HannWindow", "HammingWindow", "BlackmanWindow",
+    "MelWeightMatrix", "StringNormalizer", "StringConcat", "StringSplit", "RegexFullMatch",
+    "TfIdfVectorizer", "Unique", "NonMaxSuppression", "MatMulInteger", "QLinearMatMul",
+    "ConvInteger", "QLinearConv", "RandomUniform", "RandomNormal", "RandomUniformLike",
+    "RandomNormalLike", "Bernoulli", "Multinomial", "DeformConv",
+    "GlobalLpPool", "MaxRoiPool", "ImageDecoder", "SequenceMap",
     /* issue 12: recurrent ops and control flow */
     "RNN", "GRU", "LSTM", "If", "Loop", "Scan",
     NULL};
@@ -89,13 +102,111 @@ static bool graph_supported(const Onnx__GraphProto *gp, char *msg, size_t n, int
     return true;
 }
 
-static og_status read_pb(const char *path, og_tensor **t)
+/* ---- SequenceProto and OptionalProto, from the protobuf wire format ------------------ */
+
+/* onnx-data.proto: SequenceProto {name = 1; elem_type = 2; tensor_values = 3; ...
+ * sequence_values = 5; map_values = 6; optional_values = 7}, OptionalProto {name = 1;
+ * elem_type = 2; tensor_value = 3; sparse_tensor_value = 4; sequence_value = 5; map_value = 6;
+ * optional_value = 7}; elem_type: 1 tensor, 3 sequence, 5 optional (2 sparse, 4 map: not
+ * read). */
+typedef struct wire {
+    const uint8_t *p, *end;
+} wire;
+
+static bool wire_varint(wire *w, uint64_t *v)
+{
+    *v = 0;
+    for (int shift = 0; shift < 64 && w->p < w->end; shift += 7) {
+        uint8_t b = *w->p++;
+        *v |= (uint64_t)(b & 0x7f) << shift;
+        if (!(b & 0x80)) return true;
+    }
+    return false;
+}
+
+/* The next field: its number, wire type, and for length-delimited ones the bytes. */
+static bool wire_field(wire *w, int *field, int *type, uint64_t *v, wire *sub)
+{
+    uint64_t key;
+    if (!wire_varint(w, &key)) return false;
+    *field = (int)(key >> 3);
+    *type = (int)(key & 7);
+    switch (*type) {
+    case 0: return wire_varint(w, v);
+    case 1:
+    case 5: {
+        size_t n = *type == 1 ? 8 : 4;
+        if ((size_t)(w->end - w->p) < n) return false;
+        w->p += n;
+        return true;
+    }
+    case 2:
+        if (!wire_varint(w, v) || *v > (uint64_t)(w->end - w->p)) return false;
+        sub->p = w->p;
+        sub->end = w->p + *v;
+        w->p += *v;
+        return true;
+    default: return false;
+    }
+}
+
+static og_status parse_value(const uint8_t *data, size_t size, og_kind kind, int depth,
+                             og_tensor **out);
+
+/* One element of a container: a TensorProto (3), SequenceProto (5) or OptionalProto (7). */
+static og_status parse_item(int field, wire sub, int depth, og_tensor **item)
+{
+    size_t n = (size_t)(sub.end - sub.p);
+    if (field == 3) return og_onnx_parse_tensor(sub.p, n, NULL, item, NULL);
+    if (field == 5) return parse_value(sub.p, n, OG_KIND_SEQUENCE, depth + 1, item);
+    if (field == 7) return parse_value(sub.p, n, OG_KIND_OPTIONAL, depth + 1, item);
+    return OG_ERR_UNSUPPORTED;
+}
+
+static og_status parse_value(const uint8_t *data, size_t size, og_kind kind, int depth,
+                             og_tensor **out)
+{
+    *out = NULL;
+    if (kind == OG_KIND_TENSOR) return og_onnx_parse_tensor(data, size, NULL, out, NULL);
+    if (depth > OG_MAX_NESTING || (kind != OG_KIND_SEQUENCE && kind != OG_KIND_OPTIONAL))
+        return og_error(OG_ERR_UNSUPPORTED, "cannot read a %s here", og_kind_name(kind));
+    og_tensor *c = NULL;
+    og_status st = og_value_new(kind, NULL, &c);
+    wire w = {data, data + size}, sub = {0};
+    uint64_t elem_type = 0, v;
+    int field, type;
+    while (!st && w.p < w.end) {
+        if (!wire_field(&w, &field, &type, &v, &sub)) {
+            st = og_error(OG_ERR_PARSE, "malformed %s", og_kind_name(kind));
+            break;
+        }
+        if (field == 2 && type == 0) elem_type = v;
+        if (type != 2 || field < 3) continue;
+        og_tensor *item = NULL;
+        if ((st = parse_item(field, sub, depth, &item))) {
+            if (st == OG_ERR_UNSUPPORTED)
+                og_error(st, "%s field %d (sparse tensors and maps) is not read",
+                         og_kind_name(kind), field);
+            break;
+        }
+        st = og_value_append(c, item);
+    }
+    (void)elem_type; /* an optional without an item is empty, whatever it says */
+    if (st) {
+        og_tensor_free(c);
+        return st;
+    }
+    *out = c;
+    return OG_OK;
+}
+
+static og_status read_value(const char *path, og_kind kind, og_tensor **t)
 {
     void *data = NULL;
     size_t size = 0;
     og_status st = og_read_file(path, (size_t)1 << 31, NULL, &data, &size);
     if (st) return st;
-    st = og_onnx_parse_tensor(data, size, NULL, t, NULL);
+    st = parse_value(data, size, kind, 0, t);
     free(data);
     return st;
 }
@@ -109,8 +220,8 @@ static bool file_exists(const char *p)
 /* Element i as double (ints exactly up to 2^53, 16-bit floats decoded). */
 static double elem(const og_tensor *t, int64_t i) { return og_tensor_get_f64(t, i); }
 
-static int compare(const char *what, const og_tensor *got, const og_tensor *want, char *msg,
-                   size_t n)
+static int compare_tensor(const char *what, const og_tensor *got, const og_tensor *want, char *msg,
+                          size_t n)
 {
     if (og_tensor_dtype(got) != og_tensor_dtype(want)) {
         snprintf(msg, n, "%s: dtype %s, expected %s", what, og_dtype_name(og_tensor_dtype(got)),
@@ -144,6 +255,15 @@ static int compare(const char *what, const og_tensor *got, const og_tensor *want
     bool is_float = og_tensor_dtype(got) == OG_FLOAT || og_tensor_dtype(got) == OG_DOUBLE ||
                     og_tensor_dtype(got) == OG_FLOAT16 || og_tensor_dtype(got) == OG_BFLOAT16;
     int64_t bad = 0, first = -1;
+    if (og_tensor_dtype(got) == OG_STRING) {
+        for (int64_t i = 0; i < og_tensor_numel(got); i++)
+            if (strcmp(og_tensor_string(got, i), og_tensor_string(want, i)) != 0) {
+                snprintf(msg, n, "%s: string %lld is '%.200s', expected '%.200s'", what,
+                         (long long)i, og_tensor_string(got, i), og_tensor_string(want, i));
+                return FAIL;
+            }
+        return PASS;
+    }
     for (int64_t i = 0; i < og_tensor_numel(got); i++) {
         double x = elem(got, i), y = elem(want, i);
         bool ok;
@@ -167,6 +287,44 @@ static int compare(const char *what, const og_tensor *got, const og_tensor *want
                  what, (long long)bad, (long long)og_tensor_numel(got), (long long)first,
                  elem(got, first), elem(want, first));
         return FAIL;
+    }
+    return PASS;
+}
+
+/* Values of any kind: kinds, lengths, then items or elements. */
+static int compare(const char *what, const og_tensor *got, const og_tensor *want, char *msg,
+                   size_t n)
+{
+    og_kind k = og_tensor_kind(want);
+    if (og_tensor_kind(got) != k) {
+        snprintf(msg, n, "%s: a %s, expected a %s", what, og_kind_name(og_tensor_kind(got)),
+                 og_kind_name(k));
+        return FAIL;
+    }
+    if (k == OG_KIND_TENSOR) return compare_tensor(what, got, want, msg, n);
+    if (k == OG_KIND_OPTIONAL) {
+        const og_tensor *a = og_optional_value(got), *b = og_optional_value(want);
+        if (!a != !b) {
+            snprintf(msg, n, "%s: an optional %s a value, expected %s", what,
+                     a ? "with" : "without", b ? "one" : "none");
+            return FAIL;
+        }
+        return a ? compare(what, a, b, msg, n) : PASS;
+    }
+    if (k != OG_KIND_SEQUENCE) {
+        snprintf(msg, n, "%s: cannot compare a %s", what, og_kind_name(k));
+        return FAIL;
+    }
+    if (og_sequence_length(got) != og_sequence_length(want)) {
+        snprintf(msg, n, "%s: a sequence of %lld items, expected %lld", what,
+                 (long long)og_sequence_length(got), (long long)og_sequence_length(want));
+        return FAIL;
+    }
+    for (int64_t i = 0; i < og_sequence_length(want); i++) {
+        char item[320];
+        snprintf(item, sizeof item, "%.250s, item %lld", what, (long long)i);
+        int r = compare(item, og_sequence_item(got, i), og_sequence_item(want, i), msg, n);
+        if (r != PASS) return r;
     }
     return PASS;
 }
@@ -210,7 +368,9 @@ static int run_case(const char *dir, bool verbose, char *msg, size_t n)
         for (int i = 0; i < og_model_input_count(m); i++) {
             snprintf(path, sizeof path, "%s/test_data_set_%d/input_%d.pb", dir, ds, i);
             if (!file_exists(path)) break;
-            if (read_pb(path, &inputs[i])) {
+            og_kind kind = OG_KIND_TENSOR;
+            og_model_input_type(m, i, &kind, NULL, 0);
+            if (read_value(path, kind, &inputs[i])) {
                 snprintf(msg, n, "reading %.200s: %.1500s", path, og_last_error());
                 result = FAIL;
                 goto done;
@@ -226,7 +386,9 @@ static int run_case(const char *dir, bool verbose, char *msg, size_t n)
         for (int j = 0; j < n_out; j++) {
             snprintf(path, sizeof path, "%s/test_data_set_%d/output_%d.pb", dir, ds, j);
             if (!file_exists(path)) continue;
-            if (read_pb(path, &expect[j])) {
+            og_kind kind = OG_KIND_TENSOR;
+            og_model_output_type(m, j, &kind, NULL, 0);
+            if (read_value(path, kind, &expect[j])) {
                 snprintf(msg, n, "reading %.200s: %.1500s", path, og_last_error());
                 result = FAIL;
                 goto done;

@@ -30,9 +30,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     og_tensor *in[8] = {0}, *out[8] = {0};
     const char *names[8];
     int n_in = 0;
-    og_load_options lo = {&capped, NULL};
+    og_load_options lo = {.allocator = &capped};
     if (og_model_load_buffer(data, size, &lo, &m)) return 0;
-    og_session_options o = {1, &capped, NULL, NULL, 0, 0};
+    og_session_options o = {.threads = 1, .allocator = &capped, .max_memory = (int64_t)64 << 20};
     if (og_session_create(m, &o, &s)) goto done;
     if (og_model_input_count(m) > 8 || og_model_output_count(m) > 8) goto done;
     for (int i = 0; i < og_model_input_count(m); i++) {

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Control flow a hostile or broken model asks for (subgraphs nested past OG_MAX_NESTING, bodies
 that do not fit their node, names read from nowhere, conditions that are not one bool, scan
-inputs of different lengths, scan outputs that change shape, lengths past the sequence):
+inputs of different lengths, scan outputs that change shape, lengths past the sequence,
+SequenceMap over sequences of different lengths or over a tensor):
 a clear non-zero exit naming the problem, never a crash or a hang, in bounded memory.
 Each case runs `run` (a load-time fault fails there too).
 Usage: control.py ONNXGRAD_CLI [--sanitized]"""
@@ -87,7 +88,7 @@ def cases():
     out = []
     x = np.ones(2, np.float32)
     out.append(("nested_too_deep", nested_ifs(101), {"c": np.array(True), "x": x},
-                "nested deeper than 100"))
+                "beyond the limit of 100"))
     out.append(("nested_deep_ok", nested_ifs(100), {"c": np.array(True), "x": x}, None))
     then_g = h.make_graph([h.make_node("Identity", ["x"], ["t"])], "then", [], [vi("t")])
     m = model([h.make_node("If", ["c"], ["y"], then_branch=then_g, else_branch=then_g)],
@@ -153,20 +154,113 @@ def cases():
                 {"x": np.ones((2, 1, 1), np.float32), "w": np.ones((1, 4, 1), np.float32),
                  "r": np.ones((1, 4, 1), np.float32), "lens": np.array([7], np.int32)},
                 "sequence_lens[0] is 7, outside 0..2"))
+    # SequenceMap: the sequences are made in the model (the CLI feeds tensors only)
+    add = h.make_graph([h.make_node("Add", ["a", "b"], ["c"])], "body", [vi("a"), vi("b")],
+                       [vi("c")])
+    m = model([h.make_node("SplitToSequence", ["x4"], ["s"], keepdims=0),
+               h.make_node("SplitToSequence", ["x3"], ["t"], keepdims=0),
+               h.make_node("SequenceMap", ["s", "t"], ["u"], body=add),
+               h.make_node("ConcatFromSequence", ["u"], ["y"], axis=0)],
+              [vi("x4", F, [4, 2]), vi("x3", F, [3, 2])], [vi("y")], opset=17)
+    out.append(("seqmap_lengths_differ", m,
+                {"x4": np.ones((4, 2), np.float32), "x3": np.ones((3, 2), np.float32)},
+                "input 1 is a sequence of 3 items, input 0 of 4"))
+    m = model([h.make_node("SequenceMap", ["x", "x"], ["u"], body=add),
+               h.make_node("ConcatFromSequence", ["u"], ["y"], axis=0)],
+              [vi("x", F, [2])], [vi("y")], opset=17)
+    out.append(("seqmap_over_a_tensor", m, {"x": x}, "input 0 must be a sequence, got a tensor"))
+    m = model([h.make_node("SplitToSequence", ["x"], ["s"], keepdims=0),
+               h.make_node("SequenceMap", ["s"], ["u"], body=add),
+               h.make_node("ConcatFromSequence", ["u"], ["y"], axis=0)],
+              [vi("x", F, [2])], [vi("y")], opset=17)
+    out.append(("seqmap_body_misfit", m, {"x": x}, "the body has 2 inputs and 1 outputs"))
+    # memory: a Loop's scan output grows past the session's budget (1e6 iterations of 4 KB
+    # each) and a Loop body whose every iteration's value is kept; both counted against
+    # --max-memory, which subgraph sessions share with their parent
+    body = loop_body([h.make_node("Identity", ["cond"], ["c2"]),
+                      h.make_node("Identity", ["s0"], ["s1"]),
+                      h.make_node("Identity", ["s0"], ["row"])],
+                     [vi("c2", B, []), vi("s1"), vi("row")])
+    m = model([h.make_node("Loop", ["m", "", "x"], ["y", "rows"], body=body)],
+              [vi("m", I64, []), vi("x", F, [1024])], [vi("y"), vi("rows")])
+    out.append(("loop_scan_output_past_budget", m,
+                {"m": np.array(1000000, np.int64), "x": np.ones(1024, np.float32)},
+                "memory budget", ["--max-memory", "64M"]))
+    inner = h.make_graph([h.make_node("Tile", ["x", "reps"], ["t"])], "then", [], [vi("t")])
+    m = model([h.make_node("If", ["c"], ["y"], then_branch=inner, else_branch=inner)],
+              [vi("c", B, []), vi("x", F, [2]), vi("reps", I64, [1])], [vi("y")])
+    out.append(("if_branch_past_budget", m,
+                {"c": np.array(True), "x": x, "reps": np.array([1 << 26], np.int64)},
+                "memory budget", ["--max-memory", "64M"]))
     return out
+
+
+def deep_commands(cli, d):
+    """At the nesting limit every command that walks subgraphs recursively (load, run,
+    grad, check, export, and loading what export wrote) succeeds, under the sanitizers'
+    stack too."""
+    path = os.path.join(d, "m.onnx")
+    with open(path, "wb") as f:
+        f.write(nested_ifs(100))
+    ins = []
+    for k, v in (("c", np.array(True)), ("x", np.ones(2, np.float32))):
+        np.save(os.path.join(d, k + ".npy"), v)
+        ins += ["--input", f"{k}={os.path.join(d, k + '.npy')}"]
+    ok = True
+    for cmd in (["grad", path] + ins + ["-o", os.path.join(d, "g")],
+                ["check", path] + ins,
+                ["export", path, "-o", os.path.join(d, "e")],
+                ["info", os.path.join(d, "e", "training.onnx")]):
+        rc, out = run_limited([cli] + cmd)
+        good = rc == 0
+        if good and cmd[0] == "grad":
+            good = np.array_equal(np.load(os.path.join(d, "g", "x_grad.npy")),
+                                  np.ones(2, np.float32))
+        print("ok  " if good else "FAIL", f"depth 100 {cmd[0]}: rc {rc}")
+        ok = ok and good
+    return ok
+
+
+def budget_shared(cli, d):
+    """Subgraph sessions count against their parent's budget, and their idle blocks are freed
+    once the node ran: a Loop whose body takes 40 MB per iteration, then a 40 MB Tile after
+    it, run under --max-memory 64M (80 MB if the body's idle blocks stayed counted)."""
+    n = 5_000_000
+    body = loop_body([h.make_node("Identity", ["cond"], ["c2"]),
+                      h.make_node("Tile", ["s0", "reps"], ["t"]),
+                      h.make_node("ReduceSum", ["t"], ["r"]),
+                      h.make_node("Sub", ["r", "r"], ["z"]),
+                      h.make_node("Add", ["s0", "z"], ["s1"])], [vi("c2", B, []), vi("s1")])
+    m = model([h.make_node("Loop", ["m", "", "x"], ["y"], body=body),
+               h.make_node("Tile", ["y", "reps"], ["t2"]),
+               h.make_node("ReduceSum", ["t2"], ["y0"], keepdims=0)],
+              [vi("m", I64, []), vi("x", F, [2]), vi("reps", I64, [1])], [vi("y0")])
+    path = os.path.join(d, "m.onnx")
+    with open(path, "wb") as f:
+        f.write(m.SerializeToString())
+    cmd = [cli, "run", path, "--max-memory", "64M", "-o", os.path.join(d, "out")]
+    for k, v in (("m", np.array(3, np.int64)), ("x", np.ones(2, np.float32)),
+                 ("reps", np.array([n], np.int64))):
+        np.save(os.path.join(d, k + ".npy"), v)
+        cmd += ["--input", f"{k}={os.path.join(d, k + '.npy')}"]
+    rc, out = run_limited(cmd)
+    ok = rc == 0 and float(np.load(os.path.join(d, "out", "y0.npy"))) == 2.0 * n
+    print("ok  " if ok else "FAIL", f"loop_then_tile_within_budget: rc {rc}",
+          out.strip().splitlines()[-1][:160] if out.strip() else "")
+    return ok
 
 
 def main():
     cli = sys.argv[1]
     results = []
     with tempfile.TemporaryDirectory() as top:
-        for name, m, feeds, msg in cases():
+        for name, m, feeds, msg, *extra in cases():
             d = os.path.join(top, name)
             os.mkdir(d)
             path = os.path.join(d, "m.onnx")
             with open(path, "wb") as f:
                 f.write(m if isinstance(m, bytes) else m.SerializeToString())
-            cmd = [cli, "run", path, "-o", os.path.join(d, "out")]
+            cmd = [cli, "run", path, "-o", os.path.join(d, "out")] + (extra[0] if extra else [])
             for k, v in feeds.items():
                 np.save(os.path.join(d, k + ".npy"), v)
                 cmd += ["--input", f"{k}={os.path.join(d, k + '.npy')}"]
@@ -179,6 +273,12 @@ def main():
             results.append(ok)
             last = out.strip().splitlines()[-1][:160] if out.strip() else ""
             print("ok  " if ok else "FAIL", f"{name}: rc {rc} | {last}")
+        d = os.path.join(top, "deep_commands")
+        os.mkdir(d)
+        results.append(deep_commands(cli, d))
+        d = os.path.join(top, "budget_shared")
+        os.mkdir(d)
+        results.append(budget_shared(cli, d))
     failed = results.count(False)
     print(f"{len(results) - failed} passed, {failed} failed")
     return 1 if failed else 0

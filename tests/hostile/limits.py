@@ -4,6 +4,7 @@ tests/hostile/).  Release builds run under a 1 GiB address-space limit; sanitize
 AddressSanitizer's own hard_rss_limit_mb bounds them instead."""
 import os
 import resource
+import signal
 import subprocess
 import sys
 
@@ -26,9 +27,13 @@ def run(cmd, timeout=30):
         pre = None
         env["ASAN_OPTIONS"] = ":".join(
             filter(None, [env.get("ASAN_OPTIONS", ""), f"hard_rss_limit_mb={LIMIT_BYTES >> 20}"]))
+    # its own process group, killed whole on a timeout (a tracer's child would outlive it)
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         preexec_fn=pre, env=env, start_new_session=True)
     try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, preexec_fn=pre,
-                           env=env)
+        out, err = p.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        p.communicate()
         return -1, "hung"
-    return p.returncode, p.stderr + p.stdout
+    return p.returncode, err + out

@@ -18,9 +18,12 @@ RANKS = {
     "exec": 4,
     "api": 5,
     "train": 6,
-    "tools": 7,
+    "tools": 7, "mpi": 7,  # mpi: libonnxgrad_mpi, on the public headers alone
 }
 PUBLIC = {"onnxgrad.h"}  # include/: the public contract, usable from every layer
+# libonnxgrad_mpi's header: for the MPI communicator and the CLI only, so that libonnxgrad
+# never reaches MPI
+MPI_PUBLIC, MPI_USERS = "onnxgrad_mpi.h", {"mpi", "tools"}
 GENERATED = {"onnx.pb-c.h"}  # protobuf-c's, for src/onnx/ alone
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
@@ -65,6 +68,11 @@ def main():
                     continue
                 inc = m.group(1)
                 if inc in PUBLIC or (inc in GENERATED and layer == "onnx"):
+                    continue
+                if inc == MPI_PUBLIC:
+                    if layer not in MPI_USERS:
+                        faults.append(f"{rel}:{lineno}: #include \"{inc}\": only "
+                                      f"{sorted(MPI_USERS)} may use libonnxgrad_mpi")
                     continue
                 target = resolve(root, rel, inc)
                 where = f"{rel}:{lineno}: #include \"{inc}\""

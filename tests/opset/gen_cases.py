@@ -112,6 +112,27 @@ NP2TP = {
 
 # ----------------------------------------------------------------------------- case building
 
+
+def value_info(name, v):
+    """A graph input or output for a value: a list of arrays is a sequence of tensors (its
+    items' dtype; no shape), an array a tensor (numpy strings are string tensors)."""
+    if isinstance(v, list):
+        dt = NP2TP[np.asarray(v[0]).dtype] if v else TP.FLOAT
+        return oh.make_tensor_sequence_value_info(name, dt, None)
+    v = np.asarray(v)
+    dt = TP.STRING if v.dtype.kind in "OUS" else NP2TP[v.dtype]
+    return oh.make_tensor_value_info(name, dt, list(v.shape))
+
+
+def proto_of(v, name):
+    """TensorProto, or SequenceProto for a list of arrays."""
+    if isinstance(v, list):
+        return onh.from_list([np.asarray(a) for a in v], name)
+    v = np.asarray(v)
+    if v.dtype.kind == "U":
+        v = v.astype(object)
+    return onh.from_array(v, name)
+
 CASES = []  # (name, opset, node, input value infos, output names, feeds, fix, initializers)
 NAMES = set()
 
@@ -144,10 +165,9 @@ def case(op, opset, variant, inputs, attrs=None, n_out=1, out_names=None, fix=No
             in_names.append("")
             continue
         nm, arr = item
-        arr = np.asarray(arr)
         in_names.append(nm)
-        vis.append(oh.make_tensor_value_info(nm, NP2TP[arr.dtype], list(arr.shape)))
-        feeds[nm] = arr
+        vis.append(value_info(nm, arr))
+        feeds[nm] = arr if isinstance(arr, list) else np.asarray(arr)
     outs = out_names or (["y"] if n_out == 1 else ["y%d" % i for i in range(n_out)])
     if node_inputs is not None:
         in_names = in_names[:node_inputs]
@@ -197,7 +217,7 @@ def compute(opset, node, vis, outs, feeds, fix=None, inits=(), ref_only=False, o
             src = "ref"
         except Exception as e2:
             return None, None, "ort: %s; ref: %s" % (err, str(e2).splitlines()[0][:200])
-    res = [np.asarray(r) for r in res]
+    res = [[np.asarray(a) for a in r] if isinstance(r, list) else np.asarray(r) for r in res]
     if fix:
         res = fix(res)
     if src == "ort" and os.environ.get("OG_OPSET_CROSSCHECK"):
@@ -211,7 +231,7 @@ def compute(opset, node, vis, outs, feeds, fix=None, inits=(), ref_only=False, o
                     print("  crosscheck: %s/%s differs from the reference evaluator" % (node.op_type, outs))
         except Exception as e:
             print("  crosscheck: %s: reference evaluator fails: %s" % (node.op_type, str(e).splitlines()[0][:100]))
-    typed = [oh.make_tensor_value_info(o, NP2TP[r.dtype], list(r.shape)) for o, r in zip(outs, res)]
+    typed = [value_info(o, r) for o, r in zip(outs, res)]
     return res, make_model(opset, node, vis, typed, inits), src
 
 
@@ -1155,6 +1175,9 @@ def main():
 
     gen_nnops.generate(sys.modules[__name__])
     gen_recurrent.generate(sys.modules[__name__])
+    import gen_miscops  # the ops of issue 12's "rest of the op set" part, in their own file
+
+    gen_miscops.generate(sys.modules[__name__])
 
     # Opset 21 for an op whose latest version is older only checks that the version resolves:
     # two cases suffice there, the rest would repeat the latest version's cases.
@@ -1173,7 +1196,8 @@ def main():
     done, extra = set(), []
     for name, opset, node, vis, outs, feeds, fix, _ in kept:
         key = (node.op_type, opset)
-        params = [v.name for v in vis[1:] if feeds[v.name].dtype in (np.dtype(I64), np.dtype(I32))]
+        params = [v.name for v in vis[1:] if isinstance(feeds[v.name], np.ndarray)
+                  and feeds[v.name].dtype in (np.dtype(I64), np.dtype(I32))]
         if key in done or not params or node.op_type in ("Range", "Mod", "Pow") or "_big_" in name:
             continue
         done.add(key)
@@ -1204,10 +1228,10 @@ def main():
         onnx.save(model, os.path.join(d, "model.onnx"))
         for i, v in enumerate(vis):
             with open(os.path.join(d, "test_data_set_0", "input_%d.pb" % i), "wb") as f:
-                f.write(onh.from_array(feeds[v.name], v.name).SerializeToString())
+                f.write(proto_of(feeds[v.name], v.name).SerializeToString())
         for i, (o, r) in enumerate(zip(outs, res)):
             with open(os.path.join(d, "test_data_set_0", "output_%d.pb" % i), "wb") as f:
-                f.write(onh.from_array(r, o).SerializeToString())
+                f.write(proto_of(r, o).SerializeToString())
         made += 1
         covered.add((node.op_type, act(node.op_type, opset)))
 

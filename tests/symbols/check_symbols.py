@@ -22,11 +22,13 @@ LINKER_SYMBOLS = {"_init", "_fini", "_edata", "_end", "__bss_start"}
 
 def declared_functions(header_text):
     """Names of the functions a C header declares: og_xxx followed by '(' outside comments
-    (a function-pointer typedef's name is followed by ')', so it is not counted)."""
+    (a function-pointer typedef's name is followed by ')', and a function pointer's return
+    type by '(*', so neither is counted)."""
     text = re.sub(r"/\*.*?\*/", " ", header_text, flags=re.S)
     text = re.sub(r"//[^\n]*", " ", text)
     text = re.sub(r"^\s*#[^\n]*", " ", text, flags=re.M)
-    return set(re.findall(r"\b(og_[A-Za-z0-9_]+)\s*\(", text))
+    # "og_status (*fn)(...)": the return type of a function pointer, not a function
+    return set(re.findall(r"\b(og_[A-Za-z0-9_]+)\s*\((?!\s*\*)", text))
 
 
 def exported_symbols(library):

@@ -9,7 +9,7 @@
  * (run-time inference and the kernel: NH_RUN).  Two checks of its own follow every run
  * that succeeds, counted apart as "harness checks":
  *  - what static inference said of each tensor output (dtype, rank, known dims) holds at
- *    run time;
+ *    run time, and a sequence, map or optional output fits its inferred type;
  *  - the kernel called directly, without the session's binding (k->impl NULL: it picks its
  *    loop itself) on outputs filled with a byte pattern, writes the same values as the bound
  *    run, bit for bit (strings by content): every element is written, and the bound loop is
@@ -149,7 +149,8 @@ typedef struct nh_node {
     /* How the graph declares input i: NULL, the tensor's dtype and shape; "?", nothing (only
      * run-time inference sees it); else the tensor's dtype and comma-separated dims, each a
      * number, a symbol (a dim_param: "N") or "?" (unknown): "N,3,?,?"; "?:" before the dims
-     * leaves the dtype undeclared ("?:N,3"). */
+     * leaves the dtype undeclared ("?:N,3").  A sequence, map or optional input is declared with
+     * its type (nh_value_type), or not at all with "?". */
     const char *decl[NH_MAX_IO];
     int threads; /* the session's thread count; 0: one */
 } nh_node;
@@ -238,10 +239,41 @@ static inline int nh_n_out(const nh_node *n) { return n->n_out ? n->n_out : 1; }
 
 static inline const char *nh_domain(const nh_node *n) { return n->domain ? n->domain : ""; }
 
-/* Declare value v as d says (see nh_node.decl) for tensor t. */
+/* The type of value t as a declaration would give it, interned in g: a tensor's dtype and
+ * shape; a container's kind around its items' type (tensors: their dtype, and their rank and
+ * the dims all items share when their ranks agree; nothing for an empty container).  NULL
+ * when out of memory. */
+static inline const og_type *nh_value_type(og_graph *g, const og_tensor *t)
+{
+    if (t->kind == OG_KIND_TENSOR) return og_graph_type_tensor(g, t->dtype, t->rank, t->dims);
+    const og_type *elem = NULL;
+    if (t->n_items && t->items[0]->kind == OG_KIND_TENSOR) {
+        const og_tensor *a = t->items[0];
+        int rank = a->rank;
+        int64_t dims[OG_MAX_RANK];
+        memcpy(dims, a->dims, sizeof dims);
+        for (int64_t i = 1; i < t->n_items; i++) {
+            if (t->items[i]->rank != rank) rank = -1;
+            for (int d = 0; d < rank; d++)
+                if (t->items[i]->dims[d] != dims[d]) dims[d] = OG_DIM_UNKNOWN;
+        }
+        elem = og_graph_type_tensor(g, a->dtype, rank, dims);
+    } else if (t->n_items) {
+        elem = nh_value_type(g, t->items[0]);
+    }
+    og_dtype key = t->keys ? t->keys->dtype : OG_UNDEFINED;
+    return og_graph_type_wrap(g, t->kind, key, elem);
+}
+
+/* Declare value v as d says (see nh_node.decl) for tensor t; a value of another kind as its
+ * type (nh_value_type) unless d is "?". */
 static inline og_status nh_declare(og_graph *g, og_value *v, const og_tensor *t, const char *d)
 {
     if (d && strcmp(d, "?") == 0) return OG_OK; /* dtype undefined, rank -1 */
+    if (t->kind != OG_KIND_TENSOR) {
+        v->type = nh_value_type(g, t);
+        return v->type ? OG_OK : og_error(OG_ERR_NOMEM, "out of memory declaring a type");
+    }
     v->dtype = t->dtype;
     v->rank = t->rank;
     memcpy(v->dims, t->dims, sizeof v->dims);
@@ -377,8 +409,18 @@ static inline void nh_cross_check(nh_result *r, const og_tensor *const *in, int 
     bool ok = true;
     for (int j = 0; j < node->n_out; j++) {
         const og_tensor *t = r->out[j];
-        if (r->y[j] < 0 || !t || t->kind != OG_KIND_TENSOR) continue;
+        if (r->y[j] < 0 || !t) continue;
         const og_value *v = &g->values[r->y[j]];
+        if (t->kind != OG_KIND_TENSOR || v->type) { /* a container: its nested type fits */
+            char why[300] = "";
+            if (!v->type || !og_value_fits(t, v->type, why, sizeof why)) {
+                fprintf(stderr, "%s: output %d is a %s at run time, static inference said %s%s\n",
+                        label, j, og_kind_name(t->kind), v->type ? "another type: " : "a tensor",
+                        why);
+                ok = false;
+            }
+            continue;
+        }
         bool same = (v->dtype == OG_UNDEFINED || v->dtype == t->dtype) &&
                     (v->rank < 0 || v->rank == t->rank);
         for (int d = 0; same && v->rank == t->rank && d < t->rank; d++)

@@ -9,8 +9,8 @@
 static og_status attempt(og_test_counting *c, const og_tensor *x)
 {
     og_allocator a = {og_test_malloc, og_test_free, c};
-    og_load_options lo = {&a, NULL};
-    og_session_options so = {1, &a, NULL, NULL, 0, 0};
+    og_load_options lo = {.allocator = &a};
+    og_session_options so = {.threads = 1, .allocator = &a};
     og_model *m = NULL;
     og_session *s = NULL;
     og_tensor *y = NULL;

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "ops/rnn.h"
 #include "unit/node_harness.h"
 
 /* ---- the toy device: Relu on float32 only, counting its calls ---------------------- */
@@ -439,6 +440,15 @@ static void cpu_families_bind_loops(void)
          {OG_DOUBLE, OG_FLOAT16},
          OG_UINT8,
          "float32, float64, float16, bfloat16"},
+        /* rnn: float16 through float32's binding, no bfloat16 */
+        {"LSTM", "", 3, 0, {OG_FLOAT, OG_FLOAT16}, OG_BFLOAT16, "float32, float64, float16"},
+        {"GRUGrad",
+         OG_RNN_DOMAIN,
+         6,
+         0,
+         {OG_DOUBLE, OG_FLOAT},
+         OG_INT32,
+         "float32, float64, float16"},
     };
     nh_result r;
     og_graph *g = one_node(&r, "Relu", OG_FLOAT, 2);
@@ -658,6 +668,362 @@ static void cpu_kernels_use_bound_loops(void)
     nh_free_tensors(ad, 6);
 }
 
+/* The quant family has two type variables: QuantizeLinear's and DequantizeLinear's loops are
+ * bound from every input's static dtype (select_types), DynamicQuantizeLinear's from x's. */
+static void cpu_binds_quant_by_all_types(void)
+{
+    double v[64];
+    for (int i = 0; i < 64; i++) v[i] = sin(0.7 * i) * 3;
+    /* the bound loop is used: x (QuantizeLinear, DynamicQuantizeLinear) or y
+     * (DequantizeLinear) relabelled, the kernel computes with its binding and refuses
+     * without it */
+    og_tensor *q[3] = {nh_tensor(OG_FLOAT, 2, (int64_t[]){3, 4}, v),
+                       nh_tensor(OG_FLOAT, 1, (int64_t[]){4}, (double[]){0.02, 0.05, 0.1, 0.3}),
+                       nh_tensor(OG_INT8, 1, (int64_t[]){4}, (double[]){-3, 0, 7, 1})};
+    nh_node quant = {.op = "QuantizeLinear", .opset = 13, .in = {q[0], q[1], q[2]}};
+    bound_loop_is_used(&quant, 1, 0);
+    nh_free_tensors(q, 3);
+    og_tensor *dq[3] = {
+        nh_tensor(OG_UINT8, 2, (int64_t[]){2, 3}, (double[]){0, 7, 128, 200, 255, 3}),
+        nh_scalar(OG_DOUBLE, 0.125), nh_scalar(OG_UINT8, 100)};
+    nh_node dequant = {.op = "DequantizeLinear", .opset = 13, .in = {dq[0], dq[1], dq[2]}};
+    bound_loop_is_used(&dequant, 0, 1);
+    nh_free_tensors(dq, 3);
+    og_tensor *x = nh_tensor(OG_FLOAT, 2, (int64_t[]){4, 5}, v);
+    nh_node dynq = {.op = "DynamicQuantizeLinear", .opset = 11, .in = {x}, .n_out = 3};
+    bound_loop_is_used(&dynq, 1, 2);
+    og_tensor_free(x);
+
+    /* each pair of dtypes its loop, and a refusal naming the other inputs' dtypes */
+    nh_result r;
+    og_tensor *in[3] = {nh_tensor(OG_FLOAT, 1, (int64_t[]){2}, v), nh_scalar(OG_FLOAT, 0.5),
+                        nh_scalar(OG_UINT8, 3)};
+    nh_node spec = {.op = "QuantizeLinear", .opset = 13, .in = {in[0], in[1], in[2]}};
+    CHECK_OK(nh_load(&spec, &r));
+    if (!r.status) {
+        og_kernel_binding b;
+        og_dtype t[3] = {OG_FLOAT, OG_FLOAT, OG_UINT8};
+        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, &b));
+        const void *f_u8 = b.impl;
+        CHECK(f_u8 != NULL && b.all_types == 1 && b.types[1] == OG_FLOAT && b.types[2] == OG_UINT8);
+        t[1] = OG_DOUBLE; /* float64 arithmetic */
+        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, &b));
+        CHECK(b.impl != NULL && b.impl != f_u8);
+        t[1] = OG_FLOAT;
+        t[2] = OG_INT16;
+        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, &b));
+        CHECK(b.impl != NULL && b.impl != f_u8);
+        t[1] = OG_UNDEFINED; /* known at run time only: the kernel picks then */
+        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, &b));
+        CHECK(b.fn != NULL && b.impl == NULL && b.all_types == 0);
+        t[0] = OG_INT64;
+        t[1] = OG_FLOAT;
+        t[2] = OG_UINT8;
+        CHECK(og_backend_bind(&og_cpu_backend, r.node, t, &b) == OG_ERR_UNSUPPORTED);
+        CHECKF(strstr(og_last_error(),
+                      "node 'n0' (QuantizeLinear, opset 13): input 0 is int64, which the CPU "
+                      "kernel of QuantizeLinear does not compute with input 1 float32, input 2 "
+                      "uint8 (it computes float32, float64, float16, bfloat16, int32)") != NULL,
+               "message %s", og_last_error());
+        t[0] = OG_FLOAT;
+        t[2] = OG_INT32;
+        CHECK(og_backend_bind(&og_cpu_backend, r.node, t, &b) == OG_ERR_UNSUPPORTED);
+        CHECKF(strstr(og_last_error(),
+                      "input 0 is float32, which the CPU kernel of QuantizeLinear does not "
+                      "compute with input 1 float32, input 2 int32 (it computes no dtype)") != NULL,
+               "message %s", og_last_error());
+    }
+    nh_release(&r);
+    nh_free_tensors(in, 3);
+}
+
+/* Binding case spec's resolved node at dtypes t (inference would refuse most of them, so
+ * the bind is called directly) fails naming node, op, device and the dtypes: want. */
+static void check_bind_refusal(const nh_node *spec, const og_dtype *t, const char *want)
+{
+    nh_result r;
+    CHECK_OK(nh_load(spec, &r));
+    if (!r.status) {
+        og_kernel_binding b;
+        CHECK(og_backend_bind(&og_cpu_backend, r.node, t, &b) == OG_ERR_UNSUPPORTED);
+        CHECKF(strstr(og_last_error(), want) != NULL, "%s: message %s", spec->op, og_last_error());
+    }
+    nh_release(&r);
+}
+
+/* GridSample has two type variables, X and the grid: select_types binds the loop of the
+ * pair (16-bit floats through the float32 pair's). */
+static void cpu_binds_grid_sample(void)
+{
+    double v[64];
+    for (int i = 0; i < 64; i++) v[i] = sin(0.7 * i) * 1.1;
+    og_tensor *gs[2] = {nh_tensor(OG_FLOAT, 4, (int64_t[]){1, 2, 3, 4}, v),
+                        nh_tensor(OG_FLOAT, 4, (int64_t[]){1, 2, 3, 2}, v + 24)};
+    nh_node grid = {.op = "GridSample", .opset = 20, .in = {gs[0], gs[1]}};
+    bound_loop_is_used(&grid, 3, 1); /* X and the grid relabelled */
+    check_bind_refusal(&grid, (og_dtype[]){OG_FLOAT, OG_INT64},
+                       "node 'n0' (GridSample, opset 20): input 0 is float32, which the CPU kernel "
+                       "of GridSample does not compute with input 1 int64 (it computes no dtype)");
+    check_bind_refusal(&grid, (og_dtype[]){OG_INT32, OG_DOUBLE},
+                       "input 0 is int32, which the CPU kernel of GridSample does not compute "
+                       "with input 1 float64 (it computes float32, float64, float16, bfloat16)");
+    nh_free_tensors(gs, 2);
+    og_tensor *gd[2] = {nh_tensor(OG_DOUBLE, 4, (int64_t[]){1, 2, 3, 4}, v),
+                        nh_tensor(OG_FLOAT, 4, (int64_t[]){1, 2, 3, 2}, v + 24)};
+    nh_node mixed = {.op = "GridSample",
+                     .opset = 20,
+                     .attrs = {NH_STRING("mode", "cubic")},
+                     .in = {gd[0], gd[1]}};
+    bound_loop_is_used(&mixed, 1, 1);
+    nh_free_tensors(gd, 2);
+}
+
+/* rnn: LSTM float64 and GRU float32, X, W and R relabelled, their outputs too */
+static void cpu_rnn_uses_bound_loops(void)
+{
+    double v[256];
+    for (int i = 0; i < 256; i++) v[i] = sin(0.7 * i) * 0.5;
+    og_tensor *ls[3] = {nh_tensor(OG_DOUBLE, 3, (int64_t[]){3, 2, 4}, v),
+                        nh_tensor(OG_DOUBLE, 3, (int64_t[]){1, 12, 4}, v + 24),
+                        nh_tensor(OG_DOUBLE, 3, (int64_t[]){1, 12, 3}, v + 72)};
+    nh_node lstm = {.op = "LSTM",
+                    .opset = 14,
+                    .attrs = {NH_INT("hidden_size", 3)},
+                    .in = {ls[0], ls[1], ls[2]},
+                    .n_out = 3};
+    bound_loop_is_used(&lstm, 7, 7);
+    nh_free_tensors(ls, 3);
+    og_tensor *gr[3] = {nh_tensor(OG_FLOAT, 3, (int64_t[]){3, 2, 4}, v),
+                        nh_tensor(OG_FLOAT, 3, (int64_t[]){2, 9, 4}, v + 24),
+                        nh_tensor(OG_FLOAT, 3, (int64_t[]){2, 9, 3}, v + 96)};
+    nh_node gru = {.op = "GRU",
+                   .opset = 14,
+                   .attrs = {NH_INT("hidden_size", 3), NH_STRING("direction", "bidirectional")},
+                   .in = {gr[0], gr[1], gr[2]},
+                   .n_out = 2};
+    bound_loop_is_used(&gru, 7, 3);
+    nh_free_tensors(gr, 3);
+}
+
+/* ml: Scaler, Binarizer, LinearRegressor and a tree ensemble (float64 x) compute with the
+ * loops bound to x's dtype (and the output's); a dtype they lack is refused at bind. */
+static void cpu_ml_uses_bound_loops(void)
+{
+    double v[64];
+    for (int i = 0; i < 64; i++) v[i] = sin(0.7 * i) * 3;
+    og_tensor *x = nh_tensor(OG_FLOAT, 2, (int64_t[]){4, 3}, v);
+    nh_node scaler = {
+        .op = "Scaler",
+        .domain = "ai.onnx.ml",
+        .opset = 1,
+        .attrs = {NH_FLOATS("offset", 0.5f, -1.0f, 2.0f), NH_FLOATS("scale", 2.0f, 0.25f, 3.0f)},
+        .in = {x}};
+    bound_loop_is_used(&scaler, 1, 1);
+    check_bind_refusal(&scaler, (og_dtype[]){OG_UINT8},
+                       "input 0 is uint8, which the CPU kernel of Scaler does not compute (it "
+                       "computes float32, float64, int32, int64)");
+    nh_node binarizer = {.op = "Binarizer",
+                         .domain = "ai.onnx.ml",
+                         .opset = 1,
+                         .attrs = {NH_FLOAT("threshold", 0.5f)},
+                         .in = {x}};
+    bound_loop_is_used(&binarizer, 1, 1);
+    og_tensor_free(x);
+    x = nh_tensor(OG_DOUBLE, 2, (int64_t[]){4, 2}, (double[]){1, -2, 3, 4, -5, 6, 7, 8});
+    nh_node linear = {.op = "LinearRegressor",
+                      .domain = "ai.onnx.ml",
+                      .opset = 1,
+                      .attrs = {NH_FLOATS("coefficients", 0.5f, -1.5f), NH_FLOATS("intercepts", 2)},
+                      .in = {x}};
+    bound_loop_is_used(&linear, 1, 1);
+    nh_node tree = {
+        .op = "TreeEnsembleRegressor",
+        .domain = "ai.onnx.ml",
+        .opset = 3,
+        .attrs = {NH_INT("n_targets", 1), NH_INTS("nodes_treeids", 0, 0, 0),
+                  NH_INTS("nodes_nodeids", 0, 1, 2), NH_INTS("nodes_featureids", 1, 0, 0),
+                  NH_STRINGS("nodes_modes", "BRANCH_LEQ", "LEAF", "LEAF"),
+                  NH_FLOATS("nodes_values", 0.3f, 0, 0), NH_INTS("nodes_truenodeids", 1, 0, 0),
+                  NH_INTS("nodes_falsenodeids", 2, 0, 0), NH_INTS("target_ids", 0, 0),
+                  NH_INTS("target_nodeids", 1, 2), NH_INTS("target_treeids", 0, 0),
+                  NH_FLOATS("target_weights", 1.5f, -2.0f)},
+        .in = {x}};
+    bound_loop_is_used(&tree, 1, 0);
+    check_bind_refusal(&tree, (og_dtype[]){OG_BOOL},
+                       "node 'n0' (ai.onnx.ml.TreeEnsembleRegressor, opset 3): input 0 is bool, "
+                       "which the CPU kernel of TreeEnsembleRegressor does not compute (it "
+                       "computes float32, float64, int32, int64)");
+    og_tensor_free(x);
+}
+
+/* The small per-call picks that now bind: Mean's final division, Range's loop, Clip's
+ * integer bounds, and integer Div's zero-divisor scan (the bound loop's slot: with the binding, a
+ * divisor relabelled uint32 is still scanned as int32 and its zero refused; without, the kernel
+ * refuses the dtype). */
+static void cpu_small_picks_bind(void)
+{
+    double v[16];
+    for (int i = 0; i < 16; i++) v[i] = sin(0.7 * i) * 3;
+    og_tensor *m[3] = {nh_tensor(OG_DOUBLE, 1, (int64_t[]){4}, v),
+                       nh_tensor(OG_DOUBLE, 2, (int64_t[]){3, 4}, v + 4),
+                       nh_tensor(OG_DOUBLE, 1, (int64_t[]){1}, v + 1)};
+    nh_node mean = {.op = "Mean", .opset = 13, .in = {m[0], m[1], m[2]}};
+    bound_loop_is_used(&mean, 7, 1);
+    nh_free_tensors(m, 3);
+    og_tensor *rg[3] = {nh_scalar(OG_FLOAT, 0.5), nh_scalar(OG_FLOAT, 4),
+                        nh_scalar(OG_FLOAT, 0.75)};
+    nh_node range = {.op = "Range", .opset = 11, .in = {rg[0], rg[1], rg[2]}};
+    bound_loop_is_used(&range, 5, 1);
+    nh_free_tensors(rg, 3);
+    /* Clip int32: the bounds are read as the bound loop's integers (relabelled uint32 here) */
+    og_tensor *cl[3] = {nh_tensor(OG_INT32, 1, (int64_t[]){5}, (double[]){-7, -2, 0, 3, 9}),
+                        nh_scalar(OG_INT32, -3), nh_scalar(OG_INT32, 4)};
+    nh_node clip = {.op = "Clip", .opset = 13, .in = {cl[0], cl[1], cl[2]}};
+    bound_loop_is_used(&clip, 7, 1);
+    nh_free_tensors(cl, 3);
+
+    og_tensor *dv[2] = {nh_tensor(OG_INT32, 1, (int64_t[]){3}, (double[]){7, -9, 12}),
+                        nh_tensor(OG_INT32, 1, (int64_t[]){3}, (double[]){2, 4, -5})};
+    nh_node div = {.op = "Div", .opset = 14, .in = {dv[0], dv[1]}};
+    bound_loop_is_used(&div, 3, 1);
+    nh_result r;
+    CHECK_OK(nh_load(&div, &r));
+    if (!r.status) {
+        og_dtype t[2] = {OG_INT32, OG_INT32};
+        og_kernel_binding b;
+        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, &b));
+        og_tensor *a = relabel(dv[0], OG_UINT32), *zero = NULL, *y = NULL;
+        int32_t z[3] = {3, 0, 1};
+        CHECK_OK(og_tensor_from_data(OG_UINT32, 1, (int64_t[]){3}, z, sizeof z, NULL, &zero));
+        CHECK_OK(og_tensor_alloc(OG_UINT32, 1, (int64_t[]){3}, NULL, &y));
+        const og_tensor *ins[2] = {a, zero};
+        og_kernel_ctx k = {r.node, r.node->params, r.g->alloc, 1, b.impl, 0};
+        CHECK(b.fn(&k, ins, 2, &y, 1) == OG_ERR_RUNTIME);
+        CHECKF(strstr(og_last_error(), "integer division by zero (element 1 of input 1)") != NULL,
+               "message %s", og_last_error());
+        k.impl = NULL;
+        CHECK(b.fn(&k, ins, 2, &y, 1) == OG_ERR_UNSUPPORTED);
+        og_tensor_free(a);
+        og_tensor_free(zero);
+        og_tensor_free(y);
+    }
+    nh_release(&r);
+    nh_free_tensors(dv, 2);
+}
+
+/* Scatter's loop depends on the data's dtype and the reduction, its constraint on the
+ * indices' dtype (two type variables): ScatterElements with reduction add binds float32's
+ * add, refuses a bool data at bind, and ScatterND without reduction binds a byte mover. */
+static void cpu_scatter_binds_by_all_types(void)
+{
+    double v[16];
+    for (int i = 0; i < 16; i++) v[i] = sin(0.7 * i) * 3;
+    og_tensor *se[3] = {nh_tensor(OG_FLOAT, 2, (int64_t[]){2, 3}, v),
+                        nh_tensor(OG_INT64, 2, (int64_t[]){2, 2}, (double[]){0, 2, 2, 0}),
+                        nh_tensor(OG_FLOAT, 2, (int64_t[]){2, 2}, v + 6)};
+    nh_node scatter = {.op = "ScatterElements",
+                       .opset = 18,
+                       .attrs = {NH_INT("axis", 1), NH_STRING("reduction", "add")},
+                       .in = {se[0], se[1], se[2]}};
+    bound_loop_is_used(&scatter, 5, 1);
+    check_bind_refusal(&scatter, (og_dtype[]){OG_BOOL, OG_INT64, OG_BOOL},
+                       "node 'n0' (ScatterElements, opset 18): input 1 is int64, which the CPU "
+                       "kernel of ScatterElements does not compute with input 0 bool, input 2 "
+                       "bool (it computes no dtype)");
+    check_bind_refusal(&scatter, (og_dtype[]){OG_FLOAT, OG_INT8, OG_FLOAT},
+                       "input 1 is int8, which the CPU kernel of ScatterElements does not compute "
+                       "with input 0 float32, input 2 float32 (it computes int32, int64)");
+    nh_free_tensors(se, 3);
+    og_tensor *sn[3] = {nh_tensor(OG_DOUBLE, 1, (int64_t[]){5}, v),
+                        nh_tensor(OG_INT64, 2, (int64_t[]){2, 1}, (double[]){3, 1}),
+                        nh_tensor(OG_DOUBLE, 1, (int64_t[]){2}, v + 8)};
+    nh_node nd = {.op = "ScatterND", .opset = 18, .in = {sn[0], sn[1], sn[2]}};
+    nh_result r;
+    CHECK_OK(nh_run(&nd, &r));
+    if (!r.status) {
+        og_kernel_binding b;
+        og_dtype t[3] = {OG_DOUBLE, OG_INT64, OG_DOUBLE};
+        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, &b));
+        const void *d64 = b.impl;
+        t[0] = t[2] = OG_UINT64; /* the same size: the same byte mover */
+        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, &b));
+        CHECK(d64 != NULL && b.impl == d64 && b.all_types == 1);
+    }
+    nh_release(&r);
+    nh_free_tensors(sn, 3);
+}
+
+/* Resize: linear and cubic bind their float32 or float64 loops (and refuse integers at
+ * bind), nearest moves bytes of any dtype. */
+static void cpu_resize_binds_loops(void)
+{
+    double v[64];
+    for (int i = 0; i < 64; i++) v[i] = sin(0.7 * i) * 3;
+    og_tensor *rs[3] = {nh_tensor(OG_FLOAT, 4, (int64_t[]){1, 2, 3, 4}, v), NULL,
+                        nh_tensor(OG_FLOAT, 1, (int64_t[]){4}, (double[]){1, 1, 1.5, 2})};
+    nh_node linear = {.op = "Resize",
+                      .opset = 13,
+                      .attrs = {NH_STRING("mode", "linear")},
+                      .in = {rs[0], NULL, rs[2]},
+                      .n_in = 3};
+    bound_loop_is_used(&linear, 1, 1);
+    nh_node cubic = {.op = "Resize",
+                     .opset = 13,
+                     .attrs = {NH_STRING("mode", "cubic")},
+                     .in = {rs[0], NULL, rs[2]},
+                     .n_in = 3};
+    bound_loop_is_used(&cubic, 1, 1);
+    check_bind_refusal(&linear, (og_dtype[]){OG_INT32, OG_UNDEFINED, OG_FLOAT},
+                       "node 'n0' (Resize, opset 13): input 0 is int32, which the CPU kernel of "
+                       "Resize does not compute (it computes float32, float64)");
+    nh_result r;
+    nh_node nearest = {.op = "Resize", .opset = 13, .in = {rs[0], NULL, rs[2]}, .n_in = 3};
+    CHECK_OK(nh_load(&nearest, &r));
+    if (!r.status) {
+        og_kernel_binding b;
+        og_dtype t[3] = {OG_UINT8, OG_UNDEFINED, OG_FLOAT};
+        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, &b));
+        CHECK(b.impl != NULL);
+    }
+    nh_release(&r);
+    nh_free_tensors(rs, 3);
+}
+
+/* A select_types binding holds only while every input has the static dtype it was bound
+ * for: here the scale is declared float32 when the session binds QuantizeLinear's loop
+ * (float32 arithmetic), the declaration is then dropped and a float64 scale comes in.  The
+ * executor passes no binding, and the kernel picks float64 arithmetic itself:
+ * 0.35f / 0.1 is 3.49999994 in float64 (3) but rounds to 3.5 in float32 (4, to even). */
+static void quant_binding_follows_the_run(void)
+{
+    og_tensor *in[3] = {nh_scalar(OG_FLOAT, 0.35), nh_scalar(OG_FLOAT, 0.1),
+                        nh_scalar(OG_UINT8, 0)};
+    nh_node spec = {.op = "QuantizeLinear", .opset = 13, .in = {in[0], in[1], in[2]}};
+    nh_result r;
+    og_session *s = NULL;
+    og_tensor *sd = nh_scalar(OG_DOUBLE, 0.1), *y = NULL;
+    CHECK_OK(nh_load(&spec, &r));
+    if (!r.status) CHECK_OK(og_exec_create(r.g, NULL, og_default_allocator(), NULL, &s));
+    if (s) {
+        const char *names[] = {"x0", "x1", "x2"};
+        const og_tensor *f32[3] = {in[0], in[1], in[2]}, *f64[3] = {in[0], sd, in[2]};
+        CHECK_OK(og_session_run(s, names, f32, 3, &y));
+        if (y) CHECK(((const uint8_t *)og_tensor_cdata(y))[0] == 4);
+        og_tensor_free(y);
+        y = NULL;
+        r.g->values[r.node->in[1]].dtype = OG_UNDEFINED;
+        CHECK_OK(og_session_run(s, names, f64, 3, &y));
+        if (y)
+            CHECKF(((const uint8_t *)og_tensor_cdata(y))[0] == 3, "float64 scale: %d",
+                   ((const uint8_t *)og_tensor_cdata(y))[0]);
+    }
+    og_tensor_free(y);
+    og_tensor_free(sd);
+    og_session_free(s);
+    nh_release(&r);
+    nh_free_tensors(in, 3);
+}
+
 /* A session runs a reduction through the loop it bound at creation. */
 static void cpu_runs_bound_reduction(void)
 {
@@ -716,5 +1082,13 @@ int main(void)
     cpu_families_bind_loops();
     cpu_kernels_use_bound_loops();
     cpu_runs_bound_reduction();
+    cpu_binds_quant_by_all_types();
+    quant_binding_follows_the_run();
+    cpu_binds_grid_sample();
+    cpu_rnn_uses_bound_loops();
+    cpu_ml_uses_bound_loops();
+    cpu_small_picks_bind();
+    cpu_scatter_binds_by_all_types();
+    cpu_resize_binds_loops();
     NH_DONE();
 }

@@ -353,9 +353,84 @@ static void test_half_max_min_mod(void)
     b12_case(&mod, "fmod float16", 2, (double[]){1.5, -1.5}, 0, m, 2);
 }
 
+/* Every integer width: wrapping arithmetic, Python and C remainders, division by zero refused,
+ * comparisons, Max/Min, Where moving 2-byte elements; Equal of strings (opset 19). */
+static void test_narrow_ints(void)
+{
+    struct {
+        og_dtype t;
+        double lo; /* the type's minimum */
+    } ts[] = {{OG_INT8, -128}, {OG_INT16, -32768}, {OG_UINT8, 0},
+              {OG_UINT16, 0},  {OG_UINT32, 0},     {OG_UINT64, 0}};
+    nh_result r;
+    for (int i = 0; i < 6; i++) {
+        og_dtype t = ts[i].t;
+        bool sgn = ts[i].lo < 0;
+        double hi = t == OG_INT8     ? 127
+                    : t == OG_INT16  ? 32767
+                    : t == OG_UINT8  ? 255
+                    : t == OG_UINT16 ? 65535
+                    : t == OG_UINT32 ? 4294967295.0
+                                     : 9223372036854775808.0; /* uint64: 2^63, no wrap */
+        og_tensor *a = nh_tensor(t, 1, (int64_t[]){4}, (double[]){sgn ? -7 : 7, 5, 0, hi}),
+                  *b = nh_tensor(t, 1, (int64_t[]){4}, (double[]){3, sgn ? -3 : 3, 2, 1}),
+                  *z = nh_tensor(t, 1, (int64_t[]){4}, (double[]){1, 1, 0, 1});
+        nh_node add = {.op = "Add", .opset = 14, .in = {a, b}};
+        CHECK_OK(nh_run(&add, &r)); /* hi + 1 wraps to the minimum */
+        CHECKF(
+            nh_close("add", r.out[0], 4,
+                     (double[]){sgn ? -4 : 10, sgn ? 2 : 8, 2, t == OG_UINT64 ? hi + 1 : ts[i].lo},
+                     0, 0),
+            "add %s", og_dtype_name(t));
+        nh_release(&r);
+        nh_node mod = {.op = "Mod", .opset = 13, .in = {a, b}};
+        CHECK_OK(nh_run(&mod, &r)); /* Python's: the divisor's sign */
+        CHECKF(nh_close("mod", r.out[0], 4, (double[]){sgn ? 2 : 1, sgn ? -1 : 2, 0, 0}, 0, 0),
+               "mod %s", og_dtype_name(t));
+        nh_release(&r);
+        nh_node div = {.op = "Div", .opset = 14, .in = {a, b}};
+        CHECK_OK(nh_run(&div, &r)); /* truncated toward zero */
+        CHECKF(nh_close("div", r.out[0], 4, (double[]){sgn ? -2 : 2, sgn ? -1 : 1, 0, hi}, 0, 0),
+               "div %s", og_dtype_name(t));
+        nh_release(&r);
+        div.in[1] = z;
+        nh_expect_fail(&div, NH_RUN, OG_ERR_RUNTIME, "division by zero");
+        nh_node mx = {.op = "Max", .opset = 13, .in = {a, b}},
+                lt = {.op = "Less", .opset = 13, .in = {a, b}};
+        CHECK_OK(nh_run(&mx, &r));
+        CHECKF(nh_close("max", r.out[0], 4, (double[]){sgn ? 3 : 7, 5, 2, hi}, 0, 0), "max %s",
+               og_dtype_name(t));
+        nh_release(&r);
+        CHECK_OK(nh_run(&lt, &r));
+        CHECKF(nh_close("less", r.out[0], 4, (double[]){sgn ? 1 : 0, 0, 1, 0}, 0, 0), "less %s",
+               og_dtype_name(t));
+        nh_release(&r);
+        nh_free_tensors((og_tensor *[]){a, b, z}, 3);
+    }
+    og_tensor *c = nh_tensor(OG_BOOL, 1, (int64_t[]){3}, (double[]){1, 0, 1}),
+              *x = nh_tensor(OG_FLOAT16, 1, (int64_t[]){3}, (double[]){1.5, 2.5, 3.5}),
+              *y = nh_tensor(OG_FLOAT16, 1, (int64_t[]){1}, (double[]){-1});
+    nh_node w = {.op = "Where", .opset = 16, .in = {c, x, y}};
+    CHECK_OK(nh_run(&w, &r));
+    CHECK(nh_close("where float16", r.out[0], 3, (double[]){1.5, -1, 3.5}, 0, 0));
+    nh_release(&r);
+    const char *sa[] = {"a", "bc", ""}, *sb[] = {"bc"};
+    og_tensor *s1 = NULL, *s2 = NULL;
+    og_tensor_from_strings(1, (int64_t[]){3}, sa, NULL, &s1);
+    og_tensor_from_strings(1, (int64_t[]){1}, sb, NULL, &s2);
+    nh_node eq = {.op = "Equal", .opset = 19, .in = {s1, s2}};
+    CHECK_OK(nh_run(&eq, &r));
+    CHECK(nh_close("equal strings", r.out[0], 3, (double[]){0, 1, 0}, 0, 0));
+    nh_release(&r);
+    eq.opset = 13;
+    nh_expect_fail(&eq, NH_LOAD, OG_ERR_UNSUPPORTED, "string");
+    nh_free_tensors((og_tensor *[]){c, x, y, s1, s2}, 5);
+}
+
 int main(void)
 {
     srand(1);
+    test_narrow_ints();
     test_broadcast_patterns();
     test_int_div_mod();
     test_pow();

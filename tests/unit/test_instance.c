@@ -6,9 +6,9 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <threads.h>
 
 #include "test.h"
+#include "test_thread.h"
 
 static float max_diff(const og_tensor *a, const og_tensor *b)
 {
@@ -315,14 +315,14 @@ int main(void)
 
     /* instances of one gradient object in parallel threads */
     enum { N = 3 };
-    thrd_t th[N];
+    test_thread th[N];
     job jobs[N];
     for (int i = 0; i < N; i++) {
         jobs[i] = (job){g, x, seed, ref1, nr, 0};
-        CHECK(thrd_create(&th[i], worker, &jobs[i]) == thrd_success);
+        CHECK(test_thread_start(&th[i], worker, &jobs[i]) == 0);
     }
     for (int i = 0; i < N; i++) {
-        thrd_join(th[i], NULL);
+        test_thread_join(&th[i]);
         CHECK(jobs[i].bad == 0);
     }
 

@@ -1,9 +1,9 @@
 /* Several sessions of one model run at once in different threads and agree with a
  * single-threaded run: the model is shared read-only (initializer views included). */
 #include <string.h>
-#include <threads.h>
 
 #include "test.h"
+#include "test_thread.h"
 
 typedef struct job {
     const og_model *m;
@@ -16,7 +16,7 @@ static int worker(void *arg)
 {
     job *j = arg;
     og_session *s = NULL;
-    og_session_options o = {1, NULL, NULL, NULL, 0, 0};
+    og_session_options o = {.threads = 1};
     if (og_session_create(j->m, &o, &s)) {
         j->errors++;
         return 0;
@@ -49,14 +49,14 @@ int main(void)
     og_session_free(s);
     if (!y) TEST_DONE();
     enum { N = 4 };
-    thrd_t th[N];
+    test_thread th[N];
     job jobs[N];
     for (int i = 0; i < N; i++) {
         jobs[i] = (job){m, x, og_tensor_cdata(y), 200, 0, 0};
-        CHECK(thrd_create(&th[i], worker, &jobs[i]) == thrd_success);
+        CHECK(test_thread_start(&th[i], worker, &jobs[i]) == 0);
     }
     for (int i = 0; i < N; i++) {
-        thrd_join(th[i], NULL);
+        test_thread_join(&th[i]);
         CHECK(jobs[i].errors == 0);
         CHECK(jobs[i].mismatches == 0);
     }

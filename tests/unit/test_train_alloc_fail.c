@@ -12,7 +12,7 @@
 static og_status attempt(og_test_counting *c, const og_tensor *x, const og_tensor *y)
 {
     og_allocator a = {og_test_malloc, og_test_free, c};
-    og_load_options lo = {&a, NULL};
+    og_load_options lo = {.allocator = &a};
     og_model *m = NULL, *lm = NULL, *out = NULL;
     og_dataset *d = NULL, *tr = NULL, *va = NULL;
     og_trainer *t = NULL;

@@ -711,7 +711,7 @@ static void test_float64(void)
 static og_status alloc_attempt(og_test_counting *c, bool hand, const og_tensor *const *in)
 {
     og_allocator a = {og_test_malloc, og_test_free, c};
-    og_load_options lo = {&a, NULL};
+    og_load_options lo = {.allocator = &a};
     og_trainer_options to = {0};
     to.threads = 1;
     to.allocator = &a;

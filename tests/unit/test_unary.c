@@ -217,6 +217,44 @@ static void test_clip(void)
         og_tensor_free(lo);
         og_tensor_free(hi);
     }
+    /* opset 12+: the narrow integer types, each bound optional, min > max gives max */
+    {
+        og_dtype nt[] = {OG_INT8, OG_INT16, OG_UINT8, OG_UINT16, OG_UINT32, OG_UINT64};
+        const double xu[] = {0, 1, 5, 100, 255};
+        for (int ti = 0; ti < 6; ti++) {
+            og_dtype dt = nt[ti];
+            bool sig = dt == OG_INT8 || dt == OG_INT16;
+            const double *xv = sig ? (const double[]){-128, -1, 0, 1, 127} : xu;
+            og_tensor *t = vec(dt, 5, xv), *lo = scalar(dt, sig ? -2 : 2),
+                      *hi = scalar(dt, sig ? 3 : 100);
+            const og_tensor *both[3] = {t, lo, hi}, *no_min[3] = {t, NULL, hi};
+            const og_tensor *no_max[2] = {t, lo}, *crossed[3] = {t, hi, lo};
+            og_status st = run_op("Clip", 13, NULL, 0, both, 3, 1, &y);
+            CHECKF(st == OG_OK, "Clip-13 %s: %s", og_dtype_name(dt), og_last_error());
+            CHECKF(!st && y && y->dtype == dt, "Clip-13 %s: output dtype", og_dtype_name(dt));
+            expect("Clip-13 narrow both", y,
+                   sig ? (const double[]){-2, -1, 0, 1, 3} : (const double[]){2, 2, 5, 100, 100},
+                   5);
+            run_op("Clip", 12, NULL, 0, no_min, 3, 1, &y);
+            expect("Clip-12 narrow no min", y,
+                   sig ? (const double[]){-128, -1, 0, 1, 3} : (const double[]){0, 1, 5, 100, 100},
+                   5);
+            run_op("Clip", 13, NULL, 0, no_max, 2, 1, &y);
+            expect("Clip-13 narrow no max", y,
+                   sig ? (const double[]){-2, -1, 0, 1, 127} : (const double[]){2, 2, 5, 100, 255},
+                   5);
+            run_op("Clip", 13, NULL, 0, crossed, 3, 1, &y);
+            expect("Clip-13 narrow min > max", y,
+                   sig ? (const double[]){-2, -2, -2, -2, -2} : (const double[]){2, 2, 2, 2, 2}, 5);
+            /* before opset 12 Clip takes float types only */
+            st = run_op("Clip", 11, NULL, 0, both, 3, 1, &y);
+            CHECKF(st == OG_ERR_UNSUPPORTED && !y && strstr(og_last_error(), og_dtype_name(dt)),
+                   "Clip-11 %s: %d %s", og_dtype_name(dt), st, og_last_error());
+            og_tensor_free(t);
+            og_tensor_free(lo);
+            og_tensor_free(hi);
+        }
+    }
     /* errors: bound of two elements; int input at opset 11; bound of another dtype */
     {
         og_tensor *t = vec(OG_FLOAT, 5, x), *lo2 = vec(OG_FLOAT, 2, x), *lod = scalar(OG_DOUBLE, 0);
@@ -292,6 +330,29 @@ static void test_bool_out(void)
         nh_attr at[1] = {NH_INT("detect_negative", 0)};
         run_op("IsInf", 20, at, 1, in2, 1, 1, &y);
         expect("IsInf positive only", y, (const double[]){0, 1, 0, 0, 0}, 5);
+        og_tensor_free(t);
+    }
+    /* float16 and bfloat16 (bit patterns): a negative NaN, the largest finite half, a
+     * subnormal; IsInf takes them from opset 20, IsNaN float16 from 9 and bfloat16 from 13 */
+    const double h[] = {-NAN, INFINITY, -INFINITY, 65504, 6e-8, 0};
+    for (int d = 0; d < 2; d++) {
+        og_dtype dt = d ? OG_BFLOAT16 : OG_FLOAT16;
+        t = vec(dt, 6, h);
+        const og_tensor *in2[1] = {t};
+        og_status st = run_op("IsNaN", 13, NULL, 0, in2, 1, 1, &y);
+        CHECKF(!st && y && y->dtype == OG_BOOL, "IsNaN %s: %s", og_dtype_name(dt), og_last_error());
+        expect("IsNaN half", y, (const double[]){1, 0, 0, 0, 0, 0}, 6);
+        run_op("IsInf", 20, NULL, 0, in2, 1, 1, &y);
+        expect("IsInf half", y, (const double[]){0, 1, 1, 0, 0, 0}, 6);
+        nh_attr at[1] = {NH_INT("detect_positive", 0)};
+        run_op("IsInf", 20, at, 1, in2, 1, 1, &y);
+        expect("IsInf half negative only", y, (const double[]){0, 0, 1, 0, 0, 0}, 6);
+        st = run_op("IsInf", 10, NULL, 0, in2, 1, 1, &y);
+        CHECKF(st == OG_ERR_UNSUPPORTED && !y, "IsInf-10 %s: %d", og_dtype_name(dt), st);
+        st = run_op("IsNaN", 9, NULL, 0, in2, 1, 1, &y);
+        CHECKF(d ? st == OG_ERR_UNSUPPORTED && !y : st == OG_OK, "IsNaN-9 %s: %d",
+               og_dtype_name(dt), st);
+        og_tensor_free(y);
         og_tensor_free(t);
     }
 }

@@ -30,6 +30,9 @@ class OrtDataLoader:
                  device: Any = "cpu", random_iter: bool = True) -> None:
         X = to_numpy(X)
         y = to_numpy(y)
+        if len(X.shape) == 0 or len(y.shape) == 0:
+            raise ValueError("X and y must have a first dimension (observations), got "
+                             "X.shape=%r, y.shape=%r." % (X.shape, y.shape))
         if len(y.shape) == 1:
             y = y.reshape((-1, 1))
         if X.shape[0] != y.shape[0]:
@@ -45,7 +48,7 @@ class OrtDataLoader:
             self.w_np = None
         else:
             sample_weight = to_numpy(sample_weight)
-            if X.shape[0] != sample_weight.shape[0]:
+            if len(sample_weight.shape) == 0 or X.shape[0] != sample_weight.shape[0]:
                 raise ValueError("Shape mismatch X.shape=%r, sample_weight.shape=%r."
                                  % (X.shape, sample_weight.shape))
             self.w_np = np.ascontiguousarray(sample_weight).reshape((-1,))

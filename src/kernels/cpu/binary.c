@@ -22,6 +22,9 @@
 typedef struct og_mod_params {
     int fmod;
 } og_mod_params;
+typedef struct og_bitshift_params {
+    int left;
+} og_bitshift_params;
 
 #define BMAX_IN 3
 
@@ -174,7 +177,7 @@ typedef void (*bin_fn)(const bplan *p, const void *a, const void *b, void *o, in
     }
 
 /* Dtype slots of the per-op tables. */
-enum { S_F32, S_F64, S_I32, S_I64, S_BOOL, S_F16, S_N };
+enum { S_F32, S_F64, S_I32, S_I64, S_BOOL, S_F16, S_I8, S_I16, S_U8, S_U16, S_U32, S_U64, S_N };
 
 static int slot_of(og_dtype t)
 {
@@ -185,11 +188,31 @@ static int slot_of(og_dtype t)
     case OG_INT64: return S_I64;
     case OG_BOOL: return S_BOOL;
     case OG_FLOAT16: return S_F16;
+    case OG_INT8: return S_I8;
+    case OG_INT16: return S_I16;
+    case OG_UINT8: return S_U8;
+    case OG_UINT16: return S_U16;
+    case OG_UINT32: return S_U32;
+    case OG_UINT64: return S_U64;
     default: return -1;
     }
 }
 
-/* Same-typed arithmetic, one expression for floats (EF) and one for integers (EI). */
+/* The other integer widths: signed ones with ES, unsigned ones with EU (wrapping in the
+ * unsigned type of their width; an int8 or int16 sum is computed in int and wrapped back). */
+#define DEF_SMALL(OP, ES, EU)                                                                      \
+    DEF_BIN(OP##_i8, int8_t, int8_t, int8_t, uint8_t, ES)                                          \
+    DEF_BIN(OP##_i16, int16_t, int16_t, int16_t, uint16_t, ES)                                     \
+    DEF_BIN(OP##_u8, uint8_t, uint8_t, uint8_t, uint8_t, EU)                                       \
+    DEF_BIN(OP##_u16, uint16_t, uint16_t, uint16_t, uint16_t, EU)                                  \
+    DEF_BIN(OP##_u32, uint32_t, uint32_t, uint32_t, uint32_t, EU)                                  \
+    DEF_BIN(OP##_u64, uint64_t, uint64_t, uint64_t, uint64_t, EU)
+#define SMALL_SLOTS(OP)                                                                            \
+    [S_I8] = OP##_i8, [S_I16] = OP##_i16, [S_U8] = OP##_u8, [S_U16] = OP##_u16,                    \
+    [S_U32] = OP##_u32, [S_U64] = OP##_u64
+
+/* Same-typed arithmetic, one expression for floats (EF) and one for integers (EI); PRelu
+ * (DEF_NUM2) has the four types of its spec's T. */
 #define DEF_NUM2(OP, EF, EI)                                                                       \
     DEF_BIN(OP##_f32, float, float, float, float, EF)                                              \
     DEF_BIN(OP##_f64, double, double, double, double, EF)                                          \
@@ -197,15 +220,30 @@ static int slot_of(og_dtype t)
     DEF_BIN(OP##_i64, int64_t, int64_t, int64_t, uint64_t, EI)                                     \
     static const bin_fn OP##_fns[S_N] = {OP##_f32, OP##_f64, OP##_i32, OP##_i64, NULL};
 #define DEF_NUM(OP, E) DEF_NUM2(OP, E, E)
+/* Every integer width: EU for the unsigned ones */
+#define DEF_NUMX(OP, EF, EI, EU)                                                                   \
+    DEF_BIN(OP##_f32, float, float, float, float, EF)                                              \
+    DEF_BIN(OP##_f64, double, double, double, double, EF)                                          \
+    DEF_BIN(OP##_i32, int32_t, int32_t, int32_t, uint32_t, EI)                                     \
+    DEF_BIN(OP##_i64, int64_t, int64_t, int64_t, uint64_t, EI)                                     \
+    DEF_SMALL(OP, EI, EU)                                                                          \
+    static const bin_fn OP##_fns[S_N] = {[S_F32] = OP##_f32,                                       \
+                                         [S_F64] = OP##_f64,                                       \
+                                         [S_I32] = OP##_i32,                                       \
+                                         [S_I64] = OP##_i64,                                       \
+                                         SMALL_SLOTS(OP)};
 /* The same with float16, computed in float on the widened values and rounded back once
  * (E_HALF): Max, Min and Mod, which the spec gives float16 */
-#define DEF_NUM2H(OP, EF, EI)                                                                      \
+#define DEF_NUM2H(OP, EF, EI, EU)                                                                  \
     DEF_BIN(OP##_f32, float, float, float, float, EF)                                              \
     DEF_BIN(OP##_f64, double, double, double, double, EF)                                          \
     DEF_BIN(OP##_i32, int32_t, int32_t, int32_t, uint32_t, EI)                                     \
     DEF_BIN(OP##_i64, int64_t, int64_t, int64_t, uint64_t, EI)                                     \
     DEF_BIN(OP##_f16, uint16_t, uint16_t, uint16_t, float, EF##_H)                                 \
-    static const bin_fn OP##_fns[S_N] = {OP##_f32, OP##_f64, OP##_i32, OP##_i64, NULL, OP##_f16};
+    DEF_SMALL(OP, EI, EU)                                                                          \
+    static const bin_fn OP##_fns[S_N] = {                                                          \
+        [S_F32] = OP##_f32, [S_F64] = OP##_f64, [S_I32] = OP##_i32,                                \
+        [S_I64] = OP##_i64, [S_F16] = OP##_f16, SMALL_SLOTS(OP)};
 
 /* Numeric or bool inputs, bool output. */
 #define DEF_CMP(OP, E)                                                                             \
@@ -214,11 +252,19 @@ static int slot_of(og_dtype t)
     DEF_BIN(OP##_i32, int32_t, int32_t, uint8_t, int32_t, E)                                       \
     DEF_BIN(OP##_i64, int64_t, int64_t, uint8_t, int64_t, E)                                       \
     DEF_BIN(OP##_b, uint8_t, uint8_t, uint8_t, uint8_t, E)                                         \
-    static const bin_fn OP##_fns[S_N] = {OP##_f32, OP##_f64, OP##_i32, OP##_i64, OP##_b};
+    DEF_BIN(OP##_i8, int8_t, int8_t, uint8_t, int8_t, E)                                           \
+    DEF_BIN(OP##_i16, int16_t, int16_t, uint8_t, int16_t, E)                                       \
+    DEF_BIN(OP##_u8, uint8_t, uint8_t, uint8_t, uint8_t, E)                                        \
+    DEF_BIN(OP##_u16, uint16_t, uint16_t, uint8_t, uint16_t, E)                                    \
+    DEF_BIN(OP##_u32, uint32_t, uint32_t, uint8_t, uint32_t, E)                                    \
+    DEF_BIN(OP##_u64, uint64_t, uint64_t, uint8_t, uint64_t, E)                                    \
+    static const bin_fn OP##_fns[S_N] = {                                                          \
+        [S_F32] = OP##_f32, [S_F64] = OP##_f64, [S_I32] = OP##_i32,                                \
+        [S_I64] = OP##_i64, [S_BOOL] = OP##_b,  SMALL_SLOTS(OP)};
 
 #define DEF_LOGIC(OP, E)                                                                           \
     DEF_BIN(OP##_b, uint8_t, uint8_t, uint8_t, uint8_t, E)                                         \
-    static const bin_fn OP##_fns[S_N] = {NULL, NULL, NULL, NULL, OP##_b};
+    static const bin_fn OP##_fns[S_N] = {[S_BOOL] = OP##_b};
 
 /* ---- element expressions --------------------------------------------------------- */
 
@@ -233,6 +279,9 @@ static int slot_of(og_dtype t)
 #define E_FMODF(T, U, x, y)  ((T)fmod((double)(x), (double)(y))) /* exact, so = fmodf */
 #define E_PYMODF(T, U, x, y) ((T)pymodf((double)(x), (double)(y)))
 #define E_FMODI(T, U, x, y)  ((y) == -1 ? (T)0 : (T)((x) % (y)))
+/* unsigned division and remainder: no -1 to special-case, both mods are C's % */
+#define E_DIVU(T, U, x, y)   ((T)((x) / (y)))
+#define E_MODU(T, U, x, y)   ((T)((x) % (y)))
 #define E_PYMODI(T, U, x, y) ((T)pymod_adjust((y) == -1 ? 0 : (x) % (y), (y)))
 #define E_EQ(T, U, x, y)     ((uint8_t)((x) == (y)))
 #define E_GT(T, U, x, y)     ((uint8_t)((x) > (y)))
@@ -293,15 +342,15 @@ static inline double pymodf(double x, double y)
     return (r != 0 && ((r < 0) != (y < 0))) ? r + y : r;
 }
 
-DEF_NUM(add, E_ADD)
-DEF_NUM(sub, E_SUB)
-DEF_NUM(mul, E_MUL)
-DEF_NUM2(div, E_DIVF, E_DIVI)
-DEF_NUM2H(max, E_MAX, E_MAX)
-DEF_NUM2H(min, E_MIN, E_MIN)
+DEF_NUMX(add, E_ADD, E_ADD, E_ADD)
+DEF_NUMX(sub, E_SUB, E_SUB, E_SUB)
+DEF_NUMX(mul, E_MUL, E_MUL, E_MUL)
+DEF_NUMX(div, E_DIVF, E_DIVI, E_DIVU)
+DEF_NUM2H(max, E_MAX, E_MAX, E_MAX)
+DEF_NUM2H(min, E_MIN, E_MIN, E_MIN)
 DEF_NUM(prelu, E_PRELU)
-DEF_NUM2H(fmod, E_FMODF, E_FMODI)
-DEF_NUM2H(pymod, E_PYMODF, E_PYMODI)
+DEF_NUM2H(fmod, E_FMODF, E_FMODI, E_MODU)
+DEF_NUM2H(pymod, E_PYMODF, E_PYMODI, E_MODU)
 DEF_CMP(eq, E_EQ)
 DEF_CMP(gt, E_GT)
 DEF_CMP(ge, E_GE)
@@ -310,6 +359,28 @@ DEF_CMP(le, E_LE)
 DEF_LOGIC(and, E_AND)
 DEF_LOGIC(or, E_OR)
 DEF_LOGIC(xor, E_XOR)
+
+/* ---- bit ops: by element size (signed and unsigned alike), shifts on unsigned types ---- */
+
+#define E_BAND(T, U, x, y) ((T)((x) & (y)))
+#define E_BOR(T, U, x, y)  ((T)((x) | (y)))
+#define E_BXOR(T, U, x, y) ((T)((x) ^ (y)))
+/* A shift by the width or more gives 0 (as numpy's), where C leaves it undefined. */
+#define E_SHL(T, U, x, y) ((T)((y) >= sizeof(T) * 8 ? 0 : (U)(x) << (y)))
+#define E_SHR(T, U, x, y) ((T)((y) >= sizeof(T) * 8 ? 0 : (x) >> (y)))
+
+/* Tables indexed by size class: 1, 2, 4, 8 bytes. */
+#define DEF_BITS(OP, E)                                                                            \
+    DEF_BIN(OP##_8, uint8_t, uint8_t, uint8_t, uint32_t, E)                                        \
+    DEF_BIN(OP##_16, uint16_t, uint16_t, uint16_t, uint32_t, E)                                    \
+    DEF_BIN(OP##_32, uint32_t, uint32_t, uint32_t, uint32_t, E)                                    \
+    DEF_BIN(OP##_64, uint64_t, uint64_t, uint64_t, uint64_t, E)                                    \
+    static const bin_fn OP##_fns[4] = {OP##_8, OP##_16, OP##_32, OP##_64};
+DEF_BITS(band, E_BAND)
+DEF_BITS(bor, E_BOR)
+DEF_BITS(bxor, E_BXOR)
+DEF_BITS(shl, E_SHL)
+DEF_BITS(shr, E_SHR)
 
 /* ---- Pow: base and exponent types independent ------------------------------------ */
 
@@ -425,6 +496,7 @@ typedef void (*where_fn)(const bplan *p, const uint8_t *c, const void *x, const 
             }                                                                                      \
     }
 DEF_WHERE(where_1, uint8_t)
+DEF_WHERE(where_2, uint16_t)
 DEF_WHERE(where_4, uint32_t)
 DEF_WHERE(where_8, uint64_t)
 
@@ -512,7 +584,47 @@ KERNEL2(k_add, add_fns, 1)
 KERNEL2(k_sub, sub_fns, 1)
 KERNEL2(k_mul, mul_fns, 1)
 KERNEL2(k_prelu, prelu_fns, 1)
-KERNEL2(k_equal, eq_fns, 1)
+/* Equal of strings (opset 19): by content, broadcast as the others. */
+static og_status equal_strings(const og_kernel_ctx *k, const og_tensor *a, const og_tensor *b,
+                               og_tensor *o)
+{
+    if (b->dtype != OG_STRING) return type_mismatch(k, a, 0, b, 1);
+    if (o->numel == 0) return OG_OK;
+    int64_t sa[OG_MAX_RANK], sb[OG_MAX_RANK];
+    og_broadcast_strides(a->rank, a->dims, o->rank, o->dims, sa);
+    og_broadcast_strides(b->rank, b->dims, o->rank, o->dims, sb);
+    og_index_iter it;
+    og_index_init(&it, o->rank, o->dims);
+    uint8_t *y = o->data;
+    int64_t i = 0;
+    do {
+        int64_t ia = 0, ib = 0;
+        for (int d = 0; d < o->rank; d++) {
+            ia += it.idx[d] * sa[d];
+            ib += it.idx[d] * sb[d];
+        }
+        y[i++] = strcmp(og_tensor_str(a, ia), og_tensor_str(b, ib)) == 0;
+    } while (og_index_next(&it));
+    return OG_OK;
+}
+
+/* The binding of Equal for strings: any non-NULL pointer (the kernel checks the dtype). */
+static const char equal_strings_bound = 's';
+
+static const void *select_k_equal(const og_node *n, og_dtype t)
+{
+    (void)n;
+    return t == OG_STRING ? (const void *)&equal_strings_bound : (const void *)pick(eq_fns, t);
+}
+
+static og_status k_equal(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                         og_tensor *const *out, int n_out)
+{
+    if (in[0]->dtype == OG_STRING) return equal_strings(k, in[0], in[1], out[0]);
+    og_kernel_ctx kk = *k;
+    if (kk.impl == (const void *)&equal_strings_bound) kk.impl = NULL;
+    return binary(&kk, in[0], in[1], out[0], eq_fns, 1);
+}
 KERNEL2(k_greater, gt_fns, 1)
 KERNEL2(k_greater_equal, ge_fns, 1)
 KERNEL2(k_less, lt_fns, 1)
@@ -522,19 +634,39 @@ KERNEL2(k_or, or_fns, 1)
 KERNEL2(k_xor, xor_fns, 1)
 
 /* Integer Div and Mod: a zero divisor is an error, not a trap.  Every element of the
- * divisor reaches the output (when the output is not empty), so all are checked. */
-static og_status check_divisor(const og_kernel_ctx *k, const og_tensor *b)
-{
-    int64_t zero = -1;
-    if (b->dtype == OG_INT32) {
-        const int32_t *v = b->data;
-        for (int64_t i = 0; i < b->numel && zero < 0; i++)
-            if (v[i] == 0) zero = i;
-    } else if (b->dtype == OG_INT64) {
-        const int64_t *v = b->data;
-        for (int64_t i = 0; i < b->numel && zero < 0; i++)
-            if (v[i] == 0) zero = i;
+ * divisor reaches the output (when the output is not empty), so all are checked.  The scan
+ * is the slot's of the bound loop (the binding is &fns[slot]): every integer width. */
+#define ZERO_SCAN(NAME, T)                                                                         \
+    static int64_t NAME(const void *bv, int64_t n)                                                 \
+    {                                                                                              \
+        const T *v = bv;                                                                           \
+        for (int64_t i = 0; i < n; i++)                                                            \
+            if (v[i] == 0) return i;                                                               \
+        return -1;                                                                                 \
     }
+ZERO_SCAN(zero_scan_i32, int32_t)
+ZERO_SCAN(zero_scan_i64, int64_t)
+ZERO_SCAN(zero_scan_i8, int8_t)
+ZERO_SCAN(zero_scan_i16, int16_t)
+ZERO_SCAN(zero_scan_u8, uint8_t)
+ZERO_SCAN(zero_scan_u16, uint16_t)
+ZERO_SCAN(zero_scan_u32, uint32_t)
+ZERO_SCAN(zero_scan_u64, uint64_t)
+typedef int64_t (*zero_scan_fn)(const void *b, int64_t n);
+static const zero_scan_fn zero_scans[S_N] = {
+    [S_I32] = zero_scan_i32, [S_I64] = zero_scan_i64, [S_I8] = zero_scan_i8,
+    [S_I16] = zero_scan_i16, [S_U8] = zero_scan_u8,   [S_U16] = zero_scan_u16,
+    [S_U32] = zero_scan_u32, [S_U64] = zero_scan_u64};
+
+/* The slot of this call's loop in fns: the bound one's, or without a binding t's. */
+static int bound_slot(const og_kernel_ctx *k, const bin_fn *fns, og_dtype t)
+{
+    return k->impl ? (int)((const bin_fn *)k->impl - fns) : slot_of(t);
+}
+
+static og_status check_divisor(const og_kernel_ctx *k, const og_tensor *b, int slot)
+{
+    int64_t zero = slot >= 0 && zero_scans[slot] ? zero_scans[slot](b->data, b->numel) : -1;
     if (zero >= 0)
         return og_kernel_error(k, OG_ERR_RUNTIME,
                                "integer division by zero (element %lld of input 1)",
@@ -552,7 +684,7 @@ static og_status k_div(const og_kernel_ctx *k, const og_tensor *const *in, int n
                        og_tensor *const *out, int n_out)
 {
     if (out[0]->numel > 0 && in[0]->dtype == in[1]->dtype) {
-        og_status st = check_divisor(k, in[1]);
+        og_status st = check_divisor(k, in[1], bound_slot(k, div_fns, in[0]->dtype));
         if (st) return st;
     }
     return binary(k, in[0], in[1], out[0], div_fns, 4);
@@ -568,11 +700,12 @@ static og_status k_mod(const og_kernel_ctx *k, const og_tensor *const *in, int n
                        og_tensor *const *out, int n_out)
 {
     const og_mod_params *mp = k->params;
+    const bin_fn *fns = mp && mp->fmod ? fmod_fns : pymod_fns;
     if (out[0]->numel > 0 && in[0]->dtype == in[1]->dtype) {
-        og_status st = check_divisor(k, in[1]);
+        og_status st = check_divisor(k, in[1], bound_slot(k, fns, in[0]->dtype));
         if (st) return st;
     }
-    return binary(k, in[0], in[1], out[0], mp && mp->fmod ? fmod_fns : pymod_fns, 16);
+    return binary(k, in[0], in[1], out[0], fns, 16);
 }
 
 static og_status k_pow(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
@@ -652,12 +785,18 @@ KERNELV(k_max, max_fns)
 KERNELV(k_min, min_fns)
 KERNELV(k_sum, add_fns)
 
-#define SCALE_LOOP(T, o, n, d)                                                                     \
-    do {                                                                                           \
-        T *v_ = (o);                                                                               \
-        const T d_ = (T)(d);                                                                       \
-        for (int64_t i_ = 0; i_ < (n); i_++) v_[i_] /= d_;                                         \
-    } while (0)
+/* Mean's final division by the input count, the slot's of the bound Sum loop. */
+#define SCALE_LOOP(NAME, T)                                                                        \
+    static void NAME(void *ov, int64_t n, int count)                                               \
+    {                                                                                              \
+        T *v = ov;                                                                                 \
+        const T d = (T)count;                                                                      \
+        for (int64_t i = 0; i < n; i++) v[i] /= d;                                                 \
+    }
+SCALE_LOOP(scale_f32, float)
+SCALE_LOOP(scale_f64, double)
+typedef void (*scale_fn)(void *o, int64_t n, int count);
+static const scale_fn mean_scales[S_N] = {[S_F32] = scale_f32, [S_F64] = scale_f64};
 
 /* Mean sums with Sum's loops, then divides: float types only. */
 static const void *select_k_mean(const og_node *n, og_dtype t)
@@ -670,13 +809,84 @@ static og_status k_mean(const og_kernel_ctx *k, const og_tensor *const *in, int 
                         og_tensor *const *out, int n_out)
 {
     og_tensor *o = out[0];
-    if (o->dtype != OG_FLOAT && o->dtype != OG_DOUBLE) return bad_dtype(k, 0, o->dtype);
+    int slot = bound_slot(k, add_fns, o->dtype);
+    if (slot < 0 || !mean_scales[slot]) return bad_dtype(k, 0, o->dtype);
     og_status st = variadic(k, in, n_in, o, add_fns);
     if (st || n_in == 1) return st;
-    if (o->dtype == OG_FLOAT)
-        SCALE_LOOP(float, o->data, o->numel, n_in);
-    else
-        SCALE_LOOP(double, o->data, o->numel, n_in);
+    mean_scales[slot](o->data, o->numel, n_in);
+    return OG_OK;
+}
+
+/* The size-class loop of a bit op for integer dtype t (unsigned only for shifts). */
+static const bin_fn *pick_bits(const bin_fn *fns, og_dtype t, bool unsigned_only)
+{
+    if (!og_dtype_is_integer(t)) return NULL;
+    if (unsigned_only && t != OG_UINT8 && t != OG_UINT16 && t != OG_UINT32 && t != OG_UINT64)
+        return NULL;
+    switch (og_dtype_size(t)) {
+    case 1: return &fns[0];
+    case 2: return &fns[1];
+    case 4: return &fns[2];
+    case 8: return &fns[3];
+    default: return NULL;
+    }
+}
+
+static og_status bitwise(const og_kernel_ctx *k, const og_tensor *const *in, og_tensor *o,
+                         const bin_fn *fns, bool unsigned_only)
+{
+    const bin_fn *fn = k->impl ? k->impl : pick_bits(fns, in[0]->dtype, unsigned_only);
+    if (!fn) return bad_dtype(k, 0, in[0]->dtype);
+    if (in[1]->dtype != in[0]->dtype) return type_mismatch(k, in[0], 0, in[1], 1);
+    if (o->numel == 0) return OG_OK;
+    bplan p;
+    plan_init(&p, o, in, 2);
+    run_bin(k, &p, 1, *fn, in[0]->data, in[1]->data, o->data);
+    return OG_OK;
+}
+
+#define KERNELB(NAME, FNS)                                                                         \
+    static const void *select_##NAME(const og_node *n, og_dtype t)                                 \
+    {                                                                                              \
+        (void)n;                                                                                   \
+        return pick_bits(FNS, t, false);                                                           \
+    }                                                                                              \
+    static og_status NAME(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,            \
+                          og_tensor *const *out, int n_out)                                        \
+    {                                                                                              \
+        return bitwise(k, in, out[0], FNS, false);                                                 \
+    }
+KERNELB(k_bitwise_and, band_fns)
+KERNELB(k_bitwise_or, bor_fns)
+KERNELB(k_bitwise_xor, bxor_fns)
+
+static const void *select_k_bitshift(const og_node *n, og_dtype t)
+{
+    const og_bitshift_params *p = n->params;
+    return pick_bits(p && p->left ? shl_fns : shr_fns, t, true);
+}
+
+static og_status k_bitshift(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                            og_tensor *const *out, int n_out)
+{
+    const og_bitshift_params *p = k->params;
+    return bitwise(k, in, out[0], p && p->left ? shl_fns : shr_fns, true);
+}
+
+/* BitwiseNot: ~x over the bytes of any integer type. */
+static const og_dtype bitnot_types[] = {OG_UINT8, OG_UINT16, OG_UINT32, OG_UINT64,   OG_INT8,
+                                        OG_INT16, OG_INT32,  OG_INT64,  OG_UNDEFINED};
+
+static og_status k_bitwise_not(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                               og_tensor *const *out, int n_out)
+{
+    const og_tensor *x = in[0];
+    if (!og_dtype_is_integer(x->dtype)) return bad_dtype(k, 0, x->dtype);
+    /* complementing every byte complements the element, whatever its width */
+    const uint8_t *a = x->data;
+    uint8_t *o = out[0]->data;
+    size_t n = og_tensor_nbytes(out[0]);
+    for (size_t i = 0; i < n; i++) o[i] = (uint8_t)~a[i];
     return OG_OK;
 }
 
@@ -689,6 +899,7 @@ static og_status k_where(const og_kernel_ctx *k, const og_tensor *const *in, int
     where_fn fn;
     switch (og_dtype_size(in[1]->dtype)) {
     case 1: fn = where_1; break;
+    case 2: fn = where_2; break;
     case 4: fn = where_4; break;
     case 8: fn = where_8; break;
     default: return bad_dtype(k, 1, in[1]->dtype);
@@ -718,7 +929,7 @@ const og_kernel_def og_cpu_binary[] = {
     {.name = "Pow", .domain = "", .fn = k_pow},
     {.name = "Mod", .domain = "", .fn = k_mod, .select = select_k_mod},
     {.name = "PRelu", .domain = "", .fn = k_prelu, .select = select_k_prelu},
-    {.name = "Equal", .domain = "", .fn = k_equal, .select = select_k_equal},
+    {.name = "Equal", .domain = "", .fn = k_equal, .select = select_k_equal, .strings = 1},
     {.name = "Greater", .domain = "", .fn = k_greater, .select = select_k_greater},
     {.name = "GreaterOrEqual",
      .domain = "",
@@ -734,5 +945,10 @@ const og_kernel_def og_cpu_binary[] = {
     {.name = "Mean", .domain = "", .fn = k_mean, .select = select_k_mean},
     {.name = "Sum", .domain = "", .fn = k_sum, .select = select_k_sum},
     {.name = "Where", .domain = "", .fn = k_where},
+    {.name = "BitwiseAnd", .domain = "", .fn = k_bitwise_and, .select = select_k_bitwise_and},
+    {.name = "BitwiseOr", .domain = "", .fn = k_bitwise_or, .select = select_k_bitwise_or},
+    {.name = "BitwiseXor", .domain = "", .fn = k_bitwise_xor, .select = select_k_bitwise_xor},
+    {.name = "BitwiseNot", .domain = "", .fn = k_bitwise_not, .types = bitnot_types},
+    {.name = "BitShift", .domain = "", .fn = k_bitshift, .select = select_k_bitshift},
     {.name = NULL},
 };

@@ -120,8 +120,9 @@ static void gather_blocks(const og_kernel_ctx *k, char *o, const char *s, const 
 /* Scatter updates: out[off[i]*L + j] op= upd[i*L + j] in index order (duplicates resolve
  * as the spec's sequential loop does, so no threads). */
 #define OG_SCATTER_T(T)                                                                            \
-    static void scatter_##T(T *restrict o, const T *restrict u, const int64_t *restrict off,       \
-                            int64_t n, int64_t L, og_scatter_reduction red)                        \
+    static inline void scatter_t_##T(T *restrict o, const T *restrict u,                           \
+                                     const int64_t *restrict off, int64_t n, int64_t L,            \
+                                     og_scatter_reduction red)                                     \
     {                                                                                              \
         switch (red) {                                                                             \
         case OG_SCATTER_NONE:                                                                      \
@@ -154,6 +155,11 @@ static void gather_blocks(const og_kernel_ctx *k, char *o, const char *s, const 
                 }                                                                                  \
             break;                                                                                 \
         }                                                                                          \
+    }                                                                                              \
+    static void scatter_##T(void *o, const void *u, const int64_t *off, int64_t n, int64_t L,      \
+                            og_scatter_reduction red)                                              \
+    {                                                                                              \
+        scatter_t_##T(o, u, off, n, L, red);                                                       \
     }
 OG_SCATTER_T(float)
 OG_SCATTER_T(double)
@@ -162,32 +168,55 @@ OG_SCATTER_T(int64_t)
 OG_SCATTER_T(uint8_t)
 OG_SCATTER_T(uint16_t)
 
-/* Scatter with reduction `red` (NONE for any element type; the others for float32/64 and
- * int32/64, which infer enforced). */
+/* Scatter's loop: without a reduction, the element size's (any element type); with one,
+ * the dtype's (float32/64 and int32/64, which infer enforced).  Bound at session creation
+ * from the data's dtype (input 0; the type constraint reads the indices', input 1). */
+typedef struct scatter_loop {
+    void (*fn)(void *o, const void *u, const int64_t *off, int64_t n, int64_t L,
+               og_scatter_reduction red);
+} scatter_loop;
+static const scatter_loop scatter_by_size[4] = {
+    {scatter_uint8_t}, {scatter_uint16_t}, {scatter_int32_t}, {scatter_int64_t}};
+static const scatter_loop scatter_by_type[4] = {
+    {scatter_float}, {scatter_double}, {scatter_int32_t}, {scatter_int64_t}};
+
+static const scatter_loop *scatter_loop_of(og_dtype t, og_scatter_reduction red)
+{
+    if (red == OG_SCATTER_NONE) {
+        switch (og_dtype_size(t)) {
+        case 1: return &scatter_by_size[0];
+        case 2: return &scatter_by_size[1];
+        case 4: return &scatter_by_size[2];
+        case 8: return &scatter_by_size[3];
+        default: return NULL;
+        }
+    }
+    switch (t) {
+    case OG_FLOAT: return &scatter_by_type[0];
+    case OG_DOUBLE: return &scatter_by_type[1];
+    case OG_INT32: return &scatter_by_type[2];
+    case OG_INT64: return &scatter_by_type[3];
+    default: return NULL;
+    }
+}
+
+/* Two type variables: the indices' (the constraint) and the data's (the loop). */
+static const void *select_scatter(const og_node *n, const og_dtype *t)
+{
+    const og_index_params *p = n->params;
+    if (t[0] == OG_UNDEFINED) return OG_KERNEL_AT_RUN;
+    return scatter_loop_of(t[0], p->reduction);
+}
+
 static og_status scatter_apply(const og_kernel_ctx *k, og_tensor *out, const og_tensor *upd,
                                const int64_t *off, int64_t n, int64_t L, og_scatter_reduction red)
 {
-    void *o = out->data;
-    const void *u = upd->data;
-    if (red == OG_SCATTER_NONE) {
-        switch (og_dtype_size(out->dtype)) {
-        case 1: scatter_uint8_t(o, u, off, n, L, red); return OG_OK;
-        case 2: scatter_uint16_t(o, u, off, n, L, red); return OG_OK;
-        case 4: scatter_int32_t(o, u, off, n, L, red); return OG_OK;
-        case 8: scatter_int64_t(o, u, off, n, L, red); return OG_OK;
-        default: break;
-        }
-    } else {
-        switch (out->dtype) {
-        case OG_FLOAT: scatter_float(o, u, off, n, L, red); return OG_OK;
-        case OG_DOUBLE: scatter_double(o, u, off, n, L, red); return OG_OK;
-        case OG_INT32: scatter_int32_t(o, u, off, n, L, red); return OG_OK;
-        case OG_INT64: scatter_int64_t(o, u, off, n, L, red); return OG_OK;
-        default: break;
-        }
-    }
-    return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported here",
-                           og_dtype_name(out->dtype));
+    const scatter_loop *l = k->impl ? k->impl : scatter_loop_of(out->dtype, red);
+    if (!l)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported here",
+                               og_dtype_name(out->dtype));
+    l->fn(out->data, upd->data, off, n, L, red);
+    return OG_OK;
 }
 
 static og_status copy_input(const og_tensor *src, og_tensor *dst)
@@ -571,12 +600,19 @@ const og_kernel_def og_cpu_index[] = {
      .domain = "",
      .fn = k_scatter_elements,
      .types = index_types,
+     .select_types = select_scatter,
      .type_input = 1},
     {.name = "ScatterElements",
      .domain = "",
      .fn = k_scatter_elements,
      .types = index_types,
+     .select_types = select_scatter,
      .type_input = 1},
-    {.name = "ScatterND", .domain = "", .fn = k_scatter_nd, .types = index_types, .type_input = 1},
+    {.name = "ScatterND",
+     .domain = "",
+     .fn = k_scatter_nd,
+     .types = index_types,
+     .select_types = select_scatter,
+     .type_input = 1},
     {.name = NULL},
 };

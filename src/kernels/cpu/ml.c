@@ -29,6 +29,42 @@ static inline void put(og_tensor *t, int64_t i, double v)
         ((float *)t->data)[i] = (float)v;
 }
 
+/* ---- the bound element loops (og_ml_io) ------------------------------------------- */
+
+#define ML_LOAD(NAME, T)                                                                           \
+    static void NAME(const void *x, int64_t off, int64_t n, double *d)                             \
+    {                                                                                              \
+        const T *v = (const T *)x + off;                                                           \
+        for (int64_t i = 0; i < n; i++) d[i] = (double)v[i];                                       \
+    }
+ML_LOAD(load_f32, float)
+ML_LOAD(load_f64, double)
+ML_LOAD(load_i64, int64_t)
+ML_LOAD(load_i32, int32_t)
+
+static void store_f32(void *y, int64_t off, int64_t n, const double *d)
+{
+    float *v = (float *)y + off;
+    for (int64_t i = 0; i < n; i++) v[i] = (float)d[i];
+}
+
+static void store_f64(void *y, int64_t off, int64_t n, const double *d)
+{
+    memcpy((double *)y + off, d, (size_t)n * sizeof *d);
+}
+
+/* [x: float32, float64, int64, int32][output float32, float64] */
+static const og_ml_io ml_ios[4][2] = {{{load_f32, store_f32}, {load_f32, store_f64}},
+                                      {{load_f64, store_f32}, {load_f64, store_f64}},
+                                      {{load_i64, store_f32}, {load_i64, store_f64}},
+                                      {{load_i32, store_f32}, {load_i32, store_f64}}};
+
+const og_ml_io *og_ml_io_of(og_dtype t, bool out_double)
+{
+    int i = t == OG_FLOAT ? 0 : t == OG_DOUBLE ? 1 : t == OG_INT64 ? 2 : t == OG_INT32 ? 3 : -1;
+    return i < 0 ? NULL : &ml_ios[i][out_double];
+}
+
 /* ---- post transforms (onnxruntime's ml_common formulas) ------------------------------ */
 
 static double logistic(double v)
@@ -93,14 +129,21 @@ static og_status k_linear(const og_kernel_ctx *k, const og_tensor *const *in, in
     int64_t n = x->rank == 1 ? 1 : x->dims[0], f = x->dims[x->rank - 1];
     int64_t t = p->targets > 0 ? p->targets : p->n_coef / (f ? f : 1);
     og_tensor *z = p->classifier ? (n_out > 1 ? out[1] : NULL) : out[0];
-    double *s = og_malloc(k->alloc, (size_t)(t > 0 ? t : 1) * 2 * sizeof *s);
+    const og_ml_io *io = og_ml_io_bound(k, x->dtype, p->double_out);
+    if (!io)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
+                               og_dtype_name(x->dtype));
+    /* the scores (2t), then one row of x in float64 (f) */
+    double *s = og_malloc(k->alloc, ((size_t)(t > 0 ? t : 1) * 2 + (size_t)f) * sizeof *s);
     if (!s) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
+    double *xr = s + (t > 0 ? t : 1) * 2;
     int64_t zc = z ? z->dims[1] : 0;
     for (int64_t r = 0; r < n; r++) {
+        io->load(x->data, r * f, f, xr);
         for (int64_t j = 0; j < t; j++) {
             double acc = p->intercepts ? p->intercepts[j] : 0.0;
             const float *w = p->coef + j * f;
-            for (int64_t q = 0; q < f; q++) acc += get(x, r * f + q) * w[q];
+            for (int64_t q = 0; q < f; q++) acc += xr[q] * w[q];
             s[j] = acc;
         }
         if (p->classifier) { /* the label from the raw scores */
@@ -135,7 +178,7 @@ static og_status k_linear(const og_kernel_ctx *k, const og_tensor *const *in, in
             s[1] = p->post == OG_POST_LOGISTIC ? logistic(s[0]) : s[0];
             s[0] = 1.0 - s[1];
         }
-        for (int64_t j = 0; j < zc; j++) put(z, r * zc + j, s[j]);
+        io->store(z->data, r * zc, zc, s);
     }
     og_free(k->alloc, s);
     return OG_OK;
@@ -206,21 +249,31 @@ static og_status k_normalizer(const og_kernel_ctx *k, const og_tensor *const *in
     const og_tensor *x = in[0];
     og_tensor *y = out[0];
     int64_t f = x->dims[x->rank - 1], rows = f ? x->numel / f : 0;
+    const og_ml_io *io = og_ml_io_bound(k, x->dtype, p->double_out);
+    if (!io)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
+                               og_dtype_name(x->dtype));
+    double *xr = og_malloc(k->alloc, (size_t)(f ? f : 1) * sizeof *xr); /* a row in float64 */
+    if (!xr) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
     for (int64_t r = 0; r < rows; r++) {
         const int64_t o = r * f;
         double d = 0;
+        io->load(x->data, o, f, xr);
         if (p->norm == OG_NORM_MAX) {
             d = -INFINITY;
-            for (int64_t j = 0; j < f; j++) d = fmax(d, get(x, o + j));
+            for (int64_t j = 0; j < f; j++) d = fmax(d, xr[j]);
         } else {
             for (int64_t j = 0; j < f; j++) {
-                double v = get(x, o + j);
+                double v = xr[j];
                 d += p->norm == OG_NORM_L1 ? fabs(v) : v * v;
             }
             if (p->norm == OG_NORM_L2) d = sqrt(d);
         }
-        for (int64_t j = 0; j < f; j++) put(y, o + j, d != 0 ? get(x, o + j) / d : get(x, o + j));
+        if (d != 0)
+            for (int64_t j = 0; j < f; j++) xr[j] /= d;
+        io->store(y->data, o, f, xr);
     }
+    og_free(k->alloc, xr);
     return OG_OK;
 }
 
@@ -230,11 +283,54 @@ static og_status k_scaler(const og_kernel_ctx *k, const og_tensor *const *in, in
     const og_scaler_params *p = k->params;
     const og_tensor *x = in[0];
     int64_t f = x->rank == 1 ? x->dims[0] : x->dims[1];
-    for (int64_t i = 0; i < x->numel; i++) {
-        int64_t j = p->n == 1 || f == 0 ? 0 : i % f;
-        put(out[0], i, (get(x, i) - p->offset[j]) * p->scale[j]);
+    const og_ml_io *io = og_ml_io_bound(k, x->dtype, p->double_out);
+    if (!io)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
+                               og_dtype_name(x->dtype));
+    double b[256]; /* a block of x in float64, scaled in place */
+    for (int64_t i0 = 0; i0 < x->numel; i0 += 256) {
+        int64_t m = x->numel - i0 < 256 ? x->numel - i0 : 256;
+        io->load(x->data, i0, m, b);
+        for (int64_t e = 0; e < m; e++) {
+            int64_t i = i0 + e, j = p->n == 1 || f == 0 ? 0 : i % f;
+            b[e] = (b[e] - p->offset[j]) * p->scale[j];
+        }
+        io->store(out[0]->data, i0, m, b);
     }
     return OG_OK;
+}
+
+/* Binarizer's loop for x (and y) of C type T: the flat index of the first NaN, or -1. */
+#define BIN_LOOP(NAME, T)                                                                          \
+    static int64_t NAME(const void *xv, void *yv, int64_t n, double threshold)                     \
+    {                                                                                              \
+        const T *x = xv;                                                                           \
+        T *y = yv;                                                                                 \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            double v = (double)x[i];                                                               \
+            if (isnan(v)) return i;                                                                \
+            y[i] = (T)(v > threshold);                                                             \
+        }                                                                                          \
+        return -1;                                                                                 \
+    }
+BIN_LOOP(bin_f32, float)
+BIN_LOOP(bin_f64, double)
+BIN_LOOP(bin_i64, int64_t)
+BIN_LOOP(bin_i32, int32_t)
+
+typedef struct bin_loops {
+    int64_t (*fn)(const void *x, void *y, int64_t n, double threshold);
+} bin_loops;
+static const bin_loops bin_t[4] = {{bin_f32}, {bin_f64}, {bin_i64}, {bin_i32}};
+
+static const void *select_binarizer(const og_node *n, og_dtype t)
+{
+    (void)n;
+    return t == OG_FLOAT    ? &bin_t[0]
+           : t == OG_DOUBLE ? &bin_t[1]
+           : t == OG_INT64  ? &bin_t[2]
+           : t == OG_INT32  ? &bin_t[3]
+                            : NULL;
 }
 
 static og_status k_binarizer(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
@@ -242,19 +338,14 @@ static og_status k_binarizer(const og_kernel_ctx *k, const og_tensor *const *in,
 {
     const og_binarizer_params *p = k->params;
     const og_tensor *x = in[0];
-    og_tensor *y = out[0];
-    for (int64_t i = 0; i < x->numel; i++) {
-        double v = get(x, i);
-        if (isnan(v))
-            return og_kernel_error(k, OG_ERR_RUNTIME, "input X holds NaN at flat index %lld",
-                                   (long long)i);
-        bool one = v > (double)p->threshold;
-        switch (y->dtype) {
-        case OG_INT64: ((int64_t *)y->data)[i] = one; break;
-        case OG_INT32: ((int32_t *)y->data)[i] = one; break;
-        default: put(y, i, one); break;
-        }
-    }
+    const bin_loops *l = k->impl ? k->impl : select_binarizer(k->node, x->dtype);
+    if (!l)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
+                               og_dtype_name(x->dtype));
+    int64_t i = l->fn(x->data, out[0]->data, x->numel, (double)p->threshold);
+    if (i >= 0)
+        return og_kernel_error(k, OG_ERR_RUNTIME, "input X holds NaN at flat index %lld",
+                               (long long)i);
     return OG_OK;
 }
 
@@ -423,17 +514,52 @@ static og_status k_featvec(const og_kernel_ctx *k, const og_tensor *const *in, i
     return OG_OK;
 }
 
+/* The ops that compute in float64 between a bound load and store (og_ml_io): x's dtype
+ * and the node's float64 output flag. */
+static const void *select_linear(const og_node *n, og_dtype t)
+{
+    return og_ml_io_of(t, ((const og_linear_params *)n->params)->double_out);
+}
+static const void *select_normalizer(const og_node *n, og_dtype t)
+{
+    return og_ml_io_of(t, ((const og_normalizer_params *)n->params)->double_out);
+}
+static const void *select_scaler(const og_node *n, og_dtype t)
+{
+    return og_ml_io_of(t, ((const og_scaler_params *)n->params)->double_out);
+}
+
 static const og_dtype numeric[] = {OG_FLOAT, OG_DOUBLE, OG_INT64, OG_INT32, OG_UNDEFINED};
 static const og_dtype float_only[] = {OG_FLOAT, OG_DOUBLE, OG_UNDEFINED};
 
 const og_kernel_def og_cpu_ml[] = {
-    {.name = "LinearRegressor", .domain = "ai.onnx.ml", .fn = k_linear, .types = numeric},
-    {.name = "LinearClassifier", .domain = "ai.onnx.ml", .fn = k_linear, .types = numeric},
+    {.name = "LinearRegressor",
+     .domain = "ai.onnx.ml",
+     .fn = k_linear,
+     .types = numeric,
+     .select = select_linear},
+    {.name = "LinearClassifier",
+     .domain = "ai.onnx.ml",
+     .fn = k_linear,
+     .types = numeric,
+     .select = select_linear},
     {.name = "ArrayFeatureExtractor", .domain = "ai.onnx.ml", .fn = k_afe, .strings = 1},
     {.name = "ZipMap", .domain = "ai.onnx.ml", .fn = k_zipmap, .types = float_only},
-    {.name = "Normalizer", .domain = "ai.onnx.ml", .fn = k_normalizer, .types = numeric},
-    {.name = "Scaler", .domain = "ai.onnx.ml", .fn = k_scaler, .types = numeric},
-    {.name = "Binarizer", .domain = "ai.onnx.ml", .fn = k_binarizer, .types = numeric},
+    {.name = "Normalizer",
+     .domain = "ai.onnx.ml",
+     .fn = k_normalizer,
+     .types = numeric,
+     .select = select_normalizer},
+    {.name = "Scaler",
+     .domain = "ai.onnx.ml",
+     .fn = k_scaler,
+     .types = numeric,
+     .select = select_scaler},
+    {.name = "Binarizer",
+     .domain = "ai.onnx.ml",
+     .fn = k_binarizer,
+     .types = numeric,
+     .select = select_binarizer},
     {.name = "Imputer", .domain = "ai.onnx.ml", .fn = k_imputer, .types = numeric},
     {.name = "OneHotEncoder", .domain = "ai.onnx.ml", .fn = k_onehot, .strings = 1},
     {.name = "LabelEncoder", .domain = "ai.onnx.ml", .fn = k_lookup, .strings = 1},
@@ -442,10 +568,16 @@ const og_kernel_def og_cpu_ml[] = {
     {.name = "TreeEnsembleRegressor",
      .domain = "ai.onnx.ml",
      .fn = og_ml_tree_kernel,
-     .types = numeric},
+     .types = numeric,
+     .select = og_ml_tree_select},
     {.name = "TreeEnsembleClassifier",
      .domain = "ai.onnx.ml",
      .fn = og_ml_tree_kernel,
-     .types = numeric},
-    {.name = "TreeEnsemble", .domain = "ai.onnx.ml", .fn = og_ml_tree_kernel, .types = float_only},
+     .types = numeric,
+     .select = og_ml_tree_select},
+    {.name = "TreeEnsemble",
+     .domain = "ai.onnx.ml",
+     .fn = og_ml_tree_kernel,
+     .types = float_only,
+     .select = og_ml_tree_select},
     {.name = NULL}};

@@ -21,25 +21,6 @@
 
 #include "kernels/cpu/ml.h"
 
-static inline double get(const og_tensor *t, int64_t i)
-{
-    switch (t->dtype) {
-    case OG_FLOAT: return ((const float *)t->data)[i];
-    case OG_DOUBLE: return ((const double *)t->data)[i];
-    case OG_INT64: return (double)((const int64_t *)t->data)[i];
-    case OG_INT32: return ((const int32_t *)t->data)[i];
-    default: return og_tensor_get_f64(t, i);
-    }
-}
-
-static inline void put(og_tensor *t, int64_t i, double v)
-{
-    if (t->dtype == OG_DOUBLE)
-        ((double *)t->data)[i] = v;
-    else
-        ((float *)t->data)[i] = (float)v;
-}
-
 /* a + b rounded as the accumulator's type: float sums round every step (a double sum of two
  * floats rounded once to float is their float sum). */
 static inline double add(const og_tree_params *p, double a, double b)
@@ -60,12 +41,11 @@ static bool member(const og_tree_params *p, const og_tree_node *nd, double v)
 }
 
 /* The leaf a row x reaches from node `root` (the parse guarantees every walk ends). */
-static const og_tree_node *walk(const og_tree_params *p, int64_t root, const og_tensor *x,
-                                int64_t row0)
+static const og_tree_node *walk(const og_tree_params *p, int64_t root, const double *x)
 {
     const og_tree_node *nd = &p->nodes[root];
     while (nd->mode != OG_TREE_LEAF) {
-        double v = get(x, row0 + nd->feature), th = nd->value;
+        double v = x[nd->feature], th = nd->value;
         bool c;
         switch (nd->mode) {
         case OG_TREE_LEQ: c = v <= th; break;
@@ -83,12 +63,12 @@ static const og_tree_node *walk(const og_tree_params *p, int64_t root, const og_
 }
 
 /* One target: the aggregated score of a row. */
-static double one_target(const og_tree_params *p, const og_tensor *x, int64_t row0)
+static double one_target(const og_tree_params *p, const double *x)
 {
     double s = 0;
     bool has = false;
     for (int64_t t = 0; t < p->n_trees; t++) {
-        const og_tree_node *leaf = walk(p, p->roots[t], x, row0);
+        const og_tree_node *leaf = walk(p, p->roots[t], x);
         double w = leaf->nw ? p->weights[leaf->w0].weight : leaf->value;
         switch (p->agg) {
         case OG_AGG_MIN: s = !has || w < s ? w : s; break;
@@ -109,14 +89,14 @@ static double one_target(const og_tree_params *p, const og_tensor *x, int64_t ro
 
 /* Several targets or classes: aggregated scores into s[0..n_targets-1], has[] marking the
  * targets some leaf gave a weight. */
-static void targets(const og_tree_params *p, const og_tensor *x, int64_t row0, double *s, bool *has)
+static void targets(const og_tree_params *p, const double *x, double *s, bool *has)
 {
     for (int64_t j = 0; j < p->n_targets; j++) {
         s[j] = 0;
         has[j] = false;
     }
     for (int64_t t = 0; t < p->n_trees; t++) {
-        const og_tree_node *leaf = walk(p, p->roots[t], x, row0);
+        const og_tree_node *leaf = walk(p, p->roots[t], x);
         for (int64_t k = 0; k < leaf->nw; k++) {
             const og_tree_weight *w = &p->weights[leaf->w0 + k];
             double *d = &s[w->target];
@@ -228,6 +208,17 @@ static int64_t classify(const og_tree_params *p, double *s, bool *has, double *z
     return label;
 }
 
+/* Y (z) has X's dtype (TreeEnsemble) or float64 where the model says so, else float32 */
+static bool out_double(const og_tree_params *p, og_dtype x)
+{
+    return p->out_x_dtype ? x == OG_DOUBLE : p->double_out;
+}
+
+const void *og_ml_tree_select(const og_node *n, og_dtype t)
+{
+    return og_ml_io_of(t, out_double(n->params, t));
+}
+
 og_status og_ml_tree_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                             og_tensor *const *out, int n_out)
 {
@@ -236,7 +227,15 @@ og_status og_ml_tree_kernel(const og_kernel_ctx *k, const og_tensor *const *in, 
     int64_t n = x->rank == 1 ? 1 : x->dims[0], f = x->dims[x->rank - 1], nt = p->n_targets;
     og_tensor *y = p->classifier ? out[0] : NULL,
               *z = p->classifier ? (n_out > 1 ? out[1] : NULL) : out[0];
-    double *s = og_malloc(k->alloc, (size_t)nt * 2 * sizeof *s);
+    const og_ml_io *io = og_ml_io_bound(k, x->dtype, out_double(p, x->dtype));
+    if (!io)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
+                               og_dtype_name(x->dtype));
+    if (n > 0 && p->max_feature >= f)
+        return og_kernel_error(k, OG_ERR_SHAPE, "a split reads feature %lld, X has %lld",
+                               (long long)p->max_feature, (long long)f);
+    /* the scores (2 nt), then one row of X in float64 (f) */
+    double *s = og_malloc(k->alloc, ((size_t)nt * 2 + (size_t)f + 1) * sizeof *s), *xr = s + nt * 2;
     bool *has = og_malloc(k->alloc, (size_t)nt * sizeof *has);
     og_status st = OG_OK;
     if (!s || !has) {
@@ -244,20 +243,21 @@ og_status og_ml_tree_kernel(const og_kernel_ctx *k, const og_tensor *const *in, 
         goto done;
     }
     for (int64_t r = 0; r < n && !st; r++) {
+        io->load(x->data, r * f, f, xr);
         if (!p->classifier && nt == 1) {
-            put(z, r, one_target(p, x, r * f));
+            double v = one_target(p, xr);
+            io->store(z->data, r, 1, &v);
             continue;
         }
-        targets(p, x, r * f, s, has);
+        targets(p, xr, s, has);
         if (!p->classifier) {
             regress(p, s, has);
-            for (int64_t j = 0; j < nt; j++) put(z, r * nt + j, s[j]);
+            io->store(z->data, r * nt, nt, s);
             continue;
         }
         double *zr = s + nt;
         int64_t label = classify(p, s, has, zr);
-        if (z)
-            for (int64_t j = 0; j < nt; j++) put(z, r * nt + j, zr[j]);
+        if (z) io->store(z->data, r * nt, nt, zr);
         if (p->string_labels) {
             const char *l = p->labels_s[label < 0 ? -1 - label : label];
             st = og_tensor_set_str(y, r, l, strlen(l));

@@ -19,17 +19,6 @@ static og_op_ctx op_ctx_of(const og_kernel_ctx *k)
 /* Element i of a float or integer tensor as double (16-bit floats decoded). */
 static inline double get(const og_tensor *t, int64_t i) { return og_tensor_get_f64(t, i); }
 
-static void put_float(og_tensor *t, int64_t i, double v)
-{
-    switch (t->dtype) {
-    case OG_FLOAT: ((float *)t->data)[i] = (float)v; break;
-    case OG_DOUBLE: ((double *)t->data)[i] = v; break;
-    case OG_FLOAT16: ((uint16_t *)t->data)[i] = og_float_to_half((float)v); break;
-    case OG_BFLOAT16: ((uint16_t *)t->data)[i] = og_float_to_bfloat16((float)v); break;
-    default: break;
-    }
-}
-
 /* The scale element of x's element i. */
 static inline int64_t scale_index(const og_quant_geom *g, int64_t i)
 {
@@ -98,14 +87,47 @@ Q_LOOPS(i32, int32_t)
 typedef void (*q_fn)(const og_quant_geom *, const void *, void *, int64_t, const double *,
                      const double *, bool, double, double);
 
-static q_fn q_pick(og_dtype x, og_dtype y)
+/* QuantizeLinear's binding: the loop of (x, y), the arithmetic the scale's dtype asks for
+ * (f32: float32, else float64), y's range, and whether x is a 16-bit float computed on a
+ * float32 copy. */
+typedef struct q_bind {
+    q_fn fn;
+    bool f32, widen;
+    double qmin, qmax;
+} q_bind;
+#define Q_YS(X, F32, W)                                                                            \
+    {                                                                                              \
+        {q_##X##_i8, F32, W, -128, 127}, {q_##X##_u8, F32, W, 0, 255},                             \
+            {q_##X##_i16, F32, W, -32768, 32767},                                                  \
+        {                                                                                          \
+            q_##X##_u16, F32, W, 0, 65535                                                          \
+        }                                                                                          \
+    }
+/* [x: float32, float64, int32, 16-bit float][scale: not float64, float64][y] */
+static const q_bind q_binds[4][2][4] = {{Q_YS(f32, true, false), Q_YS(f32, false, false)},
+                                        {Q_YS(f64, true, false), Q_YS(f64, false, false)},
+                                        {Q_YS(i32, true, false), Q_YS(i32, false, false)},
+                                        {Q_YS(f32, true, true), Q_YS(f32, false, true)}};
+
+/* The binding for x, scale and y of these dtypes, NULL for none. */
+static const q_bind *q_bind_of(og_dtype x, og_dtype s, og_dtype y)
 {
-    static const q_fn t[3][4] = {{q_f32_i8, q_f32_u8, q_f32_i16, q_f32_u16},
-                                 {q_f64_i8, q_f64_u8, q_f64_i16, q_f64_u16},
-                                 {q_i32_i8, q_i32_u8, q_i32_i16, q_i32_u16}};
-    int i = x == OG_FLOAT ? 0 : x == OG_DOUBLE ? 1 : x == OG_INT32 ? 2 : -1;
+    int i = x == OG_FLOAT ? 0 : x == OG_DOUBLE ? 1 : x == OG_INT32 ? 2 : og_is_half(x) ? 3 : -1;
     int j = y == OG_INT8 ? 0 : y == OG_UINT8 ? 1 : y == OG_INT16 ? 2 : y == OG_UINT16 ? 3 : -1;
-    return i < 0 || j < 0 ? NULL : t[i][j];
+    bool sf = s == OG_FLOAT || s == OG_DOUBLE || og_is_half(s);
+    return i < 0 || j < 0 || !sf ? NULL : &q_binds[i][s == OG_DOUBLE][j];
+}
+
+/* Two type variables: the loop depends on x's dtype, the scale's (the arithmetic) and y's,
+ * which is the zero point's (or output_dtype, or uint8).  A dtype not known before the run
+ * leaves the choice to the kernel. */
+static const void *select_quantize(const og_node *n, const og_dtype *t)
+{
+    const og_quant_params *p = n->params;
+    bool has_zp = n->n_in > 2 && n->in[2] >= 0;
+    og_dtype y = has_zp ? t[2] : p->output_dtype != OG_UNDEFINED ? p->output_dtype : OG_UINT8;
+    if (n->n_in < 2 || t[1] == OG_UNDEFINED || y == OG_UNDEFINED) return OG_KERNEL_AT_RUN;
+    return q_bind_of(t[0], t[1], y);
 }
 
 /* y = saturate(round(x / scale) + zero_point) */
@@ -113,29 +135,28 @@ static og_status quantize_kernel(const og_kernel_ctx *k, const og_tensor *const 
                                  og_tensor *const *out, int n_out)
 {
     const og_tensor *x = in[0], *s = in[1], *z = n_in > 2 ? in[2] : NULL;
-    og_tensor *y = out[0];
+    og_tensor *y = out[0], *xf = NULL;
     og_quant_geom g;
-    double qmin, qmax, *sz = NULL;
-    if (og_is_half(x->dtype)) { /* a float16 x: its values are floats */
-        og_tensor *xf = NULL;
-        og_status st = og_tensor_alloc(OG_FLOAT, x->rank, x->dims, k->alloc, &xf);
-        if (st) return st;
-        for (int64_t i = 0; i < x->numel; i++) ((float *)xf->data)[i] = (float)get(x, i);
-        const og_tensor *ins[3] = {xf, s, z};
-        st = quantize_kernel(k, ins, n_in, out, n_out);
-        og_tensor_free(xf);
-        return st;
-    }
-    q_fn fn = q_pick(x->dtype, y->dtype);
-    if (!fn || !og_quant_range(y->dtype, &qmin, &qmax))
+    double *sz = NULL;
+    /* k->impl: bound at session creation; without a binding, picked here */
+    const q_bind *b = k->impl ? k->impl : q_bind_of(x->dtype, s->dtype, y->dtype);
+    if (!b)
         return og_kernel_error(k, OG_ERR_UNSUPPORTED, "quantizing %s to %s is not supported",
                                og_dtype_name(x->dtype), og_dtype_name(y->dtype));
-    og_status st = setup(k, x, s, z, &g);
+    const void *xd = x->data;
+    og_status st;
+    if (b->widen) { /* a 16-bit float x: its values are floats */
+        if ((st = og_tensor_alloc(OG_FLOAT, x->rank, x->dims, k->alloc, &xf))) return st;
+        for (int64_t i = 0; i < x->numel; i++) ((float *)xf->data)[i] = (float)get(x, i);
+        xd = xf->data;
+    }
+    st = setup(k, x, s, z, &g);
     if (!st) st = params_f64(k, s, z, &sz);
-    if (st) return st;
-    fn(&g, x->data, y->data, x->numel, sz, sz + s->numel, s->dtype != OG_DOUBLE, qmin, qmax);
+    if (!st) b->fn(&g, xd, y->data, x->numel, sz, sz + s->numel, b->f32, b->qmin, b->qmax);
     og_free(k->alloc, sz);
-    return OG_OK;
+    og_tensor_free(xf);
+    (void)n_out;
+    return st;
 }
 
 /* DequantizeLinear's loop for x of C type TX into y of C type TY (float32 or float64) */
@@ -161,22 +182,38 @@ DQ_LOOPS(i32, int32_t)
 
 typedef void (*dq_fn)(const og_quant_geom *, const void *, void *, int64_t, const double *,
                       const double *);
+typedef struct dq_loops {
+    dq_fn fn;
+} dq_loops;
 
-static dq_fn dq_pick(og_dtype x, og_dtype y)
+/* Per x dtype (int8, uint8, int16, uint16, int32), y's loops: float32, float64, and the
+ * 16-bit floats through float32's (og_float_impl). */
+#define DQ_IMPLS(X)                                                                                \
+    static const dq_loops dq_##X##_loops[2] = {{dq_##X##_f32}, {dq_##X##_f64}};                    \
+    OG_FLOAT_IMPLS(dq_##X##_impls, &dq_##X##_loops[0], &dq_##X##_loops[1]);
+DQ_IMPLS(i8)
+DQ_IMPLS(u8)
+DQ_IMPLS(i16)
+DQ_IMPLS(u16)
+DQ_IMPLS(i32)
+
+/* The binding for x and y (the scale's dtype) of these dtypes, NULL for none. */
+static const og_float_impl *dq_impl_of(og_dtype x, og_dtype y)
 {
-    static const dq_fn t[5][2] = {{dq_i8_f32, dq_i8_f64},
-                                  {dq_u8_f32, dq_u8_f64},
-                                  {dq_i16_f32, dq_i16_f64},
-                                  {dq_u16_f32, dq_u16_f64},
-                                  {dq_i32_f32, dq_i32_f64}};
-    int i = x == OG_INT8     ? 0
-            : x == OG_UINT8  ? 1
-            : x == OG_INT16  ? 2
-            : x == OG_UINT16 ? 3
-            : x == OG_INT32  ? 4
-                             : -1;
-    int j = y == OG_FLOAT ? 0 : y == OG_DOUBLE ? 1 : -1;
-    return i < 0 || j < 0 ? NULL : t[i][j];
+    const og_float_impl *t = x == OG_INT8     ? dq_i8_impls
+                             : x == OG_UINT8  ? dq_u8_impls
+                             : x == OG_INT16  ? dq_i16_impls
+                             : x == OG_UINT16 ? dq_u16_impls
+                             : x == OG_INT32  ? dq_i32_impls
+                                              : NULL;
+    return t ? og_float_impl_of(t, y) : NULL;
+}
+
+/* Two type variables: x's dtype and the scale's (y's). */
+static const void *select_dequantize(const og_node *n, const og_dtype *t)
+{
+    if (n->n_in < 2 || t[1] == OG_UNDEFINED) return OG_KERNEL_AT_RUN;
+    return dq_impl_of(t[0], t[1]);
 }
 
 /* y = (x − zero_point)·scale */
@@ -185,20 +222,57 @@ static og_status dequantize_kernel(const og_kernel_ctx *k, const og_tensor *cons
 {
     const og_tensor *x = in[0], *s = in[1], *z = n_in > 2 ? in[2] : NULL;
     og_tensor *y = out[0];
-    if (og_is_half(y->dtype)) return og_kernel_via_f32(k, dequantize_kernel, in, n_in, out, n_out);
-    dq_fn fn = dq_pick(x->dtype, y->dtype);
-    if (!fn)
+    const og_float_impl *im = k->impl ? k->impl : dq_impl_of(x->dtype, y->dtype);
+    if (!im)
         return og_kernel_error(k, OG_ERR_UNSUPPORTED, "dequantizing %s to %s is not supported",
                                og_dtype_name(x->dtype), og_dtype_name(y->dtype));
+    if (!im->loops) return og_kernel_via_f32_bound(k, im, dequantize_kernel, in, n_in, out, n_out);
     og_quant_geom g;
     double *sz = NULL;
     og_status st = setup(k, x, s, z, &g);
     if (!st) st = params_f64(k, s, z, &sz);
     if (st) return st;
-    fn(&g, x->data, y->data, x->numel, sz, sz + s->numel);
+    ((const dq_loops *)im->loops)->fn(&g, x->data, y->data, x->numel, sz, sz + s->numel);
     og_free(k->alloc, sz);
-    (void)n_out;
     return OG_OK;
+}
+
+/* DynamicQuantizeLinear's loops for x of C type T (float32 or float64; y_scale is of x's
+ * type): min and max in float64, then float32 arithmetic as the spec's reference. */
+#define DYNQ_LOOP(NAME, T)                                                                         \
+    static void NAME(const void *xv, int64_t n, uint8_t *y, void *yscale, uint8_t *yzp)            \
+    {                                                                                              \
+        const T *x = xv;                                                                           \
+        double lo = 0, hi = 0;                                                                     \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            double v = (double)x[i];                                                               \
+            if (v < lo) lo = v;                                                                    \
+            if (v > hi) hi = v;                                                                    \
+        }                                                                                          \
+        float scale = hi == lo ? 1.0f : ((float)hi - (float)lo) / 255.0f;                          \
+        float izp = 0.0f - (float)lo / scale;                                                      \
+        /* an infinite input makes the scale infinite and -min/scale NaN: zero point 0 (a NaN      \
+         * cast to uint8 is undefined) */                                                          \
+        float zp = izp != izp ? 0.0f : nearbyintf(izp < 0 ? 0 : izp > 255 ? 255 : izp);            \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            float v = nearbyintf((float)(double)x[i] / scale) + zp;                                \
+            y[i] = (uint8_t)(v != v ? 0 : v < 0 ? 0 : v > 255 ? 255 : v);                          \
+        }                                                                                          \
+        if (yscale) *(T *)yscale = (T)scale;                                                       \
+        if (yzp) *yzp = (uint8_t)zp;                                                               \
+    }
+DYNQ_LOOP(dynq_f32, float)
+DYNQ_LOOP(dynq_f64, double)
+
+typedef struct dynq_loops {
+    void (*fn)(const void *x, int64_t n, uint8_t *y, void *yscale, uint8_t *yzp);
+} dynq_loops;
+static const dynq_loops dynq_t[2] = {{dynq_f32}, {dynq_f64}};
+
+static const void *select_dynamic_quantize(const og_node *n, og_dtype t)
+{
+    (void)n;
+    return t == OG_FLOAT ? &dynq_t[0] : t == OG_DOUBLE ? &dynq_t[1] : NULL;
 }
 
 /* uint8 with the scale and zero point that map [min(0, min x), max(0, max x)] onto [0, 255]:
@@ -209,28 +283,29 @@ static og_status dynamic_quantize_kernel(const og_kernel_ctx *k, const og_tensor
                                          int n_in, og_tensor *const *out, int n_out)
 {
     const og_tensor *x = in[0];
-    double lo = 0, hi = 0;
-    for (int64_t i = 0; i < x->numel; i++) {
-        double v = get(x, i);
-        if (v < lo) lo = v;
-        if (v > hi) hi = v;
-    }
-    float scale = hi == lo ? 1.0f : ((float)hi - (float)lo) / 255.0f;
-    float izp = 0.0f - (float)lo / scale;
-    float zp = nearbyintf(izp < 0 ? 0 : izp > 255 ? 255 : izp);
-    for (int64_t i = 0; i < x->numel; i++) {
-        float v = nearbyintf((float)get(x, i) / scale) + zp;
-        ((uint8_t *)out[0]->data)[i] = (uint8_t)(v != v ? 0 : v < 0 ? 0 : v > 255 ? 255 : v);
-    }
-    if (n_out > 1 && out[1]) put_float(out[1], 0, scale);
-    if (n_out > 2 && out[2]) ((uint8_t *)out[2]->data)[0] = (uint8_t)zp;
+    const dynq_loops *l = k->impl ? k->impl : select_dynamic_quantize(k->node, x->dtype);
+    if (!l)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "quantizing %s dynamically is not supported",
+                               og_dtype_name(x->dtype));
+    l->fn(x->data, x->numel, out[0]->data, n_out > 1 && out[1] ? out[1]->data : NULL,
+          n_out > 2 && out[2] ? out[2]->data : NULL);
     (void)n_in;
-    (void)k;
     return OG_OK;
 }
 
-const og_kernel_def og_cpu_quant[] = {
-    {.name = "QuantizeLinear", .domain = "", .fn = quantize_kernel},
-    {.name = "DequantizeLinear", .domain = "", .fn = dequantize_kernel},
-    {.name = "DynamicQuantizeLinear", .domain = "", .fn = dynamic_quantize_kernel},
-    {.name = NULL}};
+/* QuantizeLinear and DequantizeLinear have two type variables (x and the scale, plus the
+ * zero point for QuantizeLinear's y): select_types binds their loops from every input's
+ * static dtype.  DynamicQuantizeLinear has one (x: float32 or float64). */
+const og_kernel_def og_cpu_quant[] = {{.name = "QuantizeLinear",
+                                       .domain = "",
+                                       .fn = quantize_kernel,
+                                       .select_types = select_quantize},
+                                      {.name = "DequantizeLinear",
+                                       .domain = "",
+                                       .fn = dequantize_kernel,
+                                       .select_types = select_dequantize},
+                                      {.name = "DynamicQuantizeLinear",
+                                       .domain = "",
+                                       .fn = dynamic_quantize_kernel,
+                                       .select = select_dynamic_quantize},
+                                      {.name = NULL}};

@@ -305,6 +305,43 @@ OG_PASS_T(double, w)
 OG_BILINEAR_T(float, w_float)
 OG_BILINEAR_T(double, w)
 
+/* The loops of linear and cubic resizing for one element type, bound at session creation
+ * (select_resize); nearest moves elements by size and binds nothing of a type (es 0). */
+typedef struct resize_loops {
+    size_t es;
+    void (*pass)(const og_kernel_ctx *k, const void *src, void *dst, int64_t outer, int64_t in_n,
+                 int64_t out_n, int64_t inner, const axis_taps *t, double ev);
+    void (*bilinear)(const og_kernel_ctx *k, const void *x, void *y, const bilinear_geom *g,
+                     void *scratch, double ev);
+} resize_loops;
+#define RESIZE_LOOPS(T, SFX)                                                                       \
+    static void pass_##SFX(const og_kernel_ctx *k, const void *src, void *dst, int64_t outer,      \
+                           int64_t in_n, int64_t out_n, int64_t inner, const axis_taps *t,         \
+                           double ev)                                                              \
+    {                                                                                              \
+        pass_##T(k, src, dst, outer, in_n, out_n, inner, t, (T)ev);                                \
+    }                                                                                              \
+    static void bilinear_##SFX(const og_kernel_ctx *k, const void *x, void *y,                     \
+                               const bilinear_geom *g, void *scratch, double ev)                   \
+    {                                                                                              \
+        bilinear_##T(k, x, y, g, scratch, (T)ev);                                                  \
+    }
+RESIZE_LOOPS(float, f32)
+RESIZE_LOOPS(double, f64)
+static const resize_loops resize_linear_loops[2] = {{4, pass_f32, bilinear_f32},
+                                                    {8, pass_f64, bilinear_f64}};
+static const resize_loops resize_nearest_loops = {0, NULL, NULL};
+
+/* Mode nearest: any dtype (bytes moved by size); linear and cubic: float32 and float64. */
+static const void *select_resize(const og_node *n, og_dtype t)
+{
+    const og_resize_params *p = n->params;
+    if (p->mode == OG_RESIZE_NEAREST) return &resize_nearest_loops;
+    return t == OG_FLOAT    ? &resize_linear_loops[0]
+           : t == OG_DOUBLE ? &resize_linear_loops[1]
+                            : NULL;
+}
+
 /* Estimated cost of resizing the axes in `order`: each pass costs its output size times
  * its taps, three times more on the last axis, whose taps are gathers, not vector lines. */
 static double order_cost(const og_tensor *X, const og_tensor *Y, const axis_taps *taps,
@@ -347,12 +384,11 @@ static void best_order(const og_tensor *X, const og_tensor *Y, const axis_taps *
 }
 
 static og_status run_separable(const og_kernel_ctx *k, const og_tensor *X, og_tensor *Y,
-                               const axis_taps *taps)
+                               const axis_taps *taps, const resize_loops *l)
 {
     int r = X->rank;
     const og_resize_params *p = k->params;
-    size_t es = og_dtype_size(X->dtype);
-    bool is_f = X->dtype == OG_FLOAT;
+    size_t es = l->es;
     int order[OG_MAX_RANK], na = 0;
     for (int d = 0; d < r; d++)
         if (!taps[d].identity) order[na++] = d;
@@ -375,10 +411,7 @@ static og_status run_separable(const og_kernel_ctx *k, const og_tensor *X, og_te
         g.ty = &taps[r - 2], g.tx = &taps[r - 1];
         void *scratch = og_malloc(k->alloc, (size_t)(g.chunks * 2 * g.ow) * es);
         if (!scratch) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
-        if (is_f)
-            bilinear_float(k, X->data, Y->data, &g, scratch, (float)p->extrapolation);
-        else
-            bilinear_double(k, X->data, Y->data, &g, scratch, p->extrapolation);
+        l->bilinear(k, X->data, Y->data, &g, scratch, p->extrapolation);
         og_free(k->alloc, scratch);
         return OG_OK;
     }
@@ -409,11 +442,7 @@ static og_status run_separable(const og_kernel_ctx *k, const og_tensor *X, og_te
         int64_t outer = 1, inner = 1;
         for (int d = 0; d < a; d++) outer *= cur[d];
         for (int d = a + 1; d < r; d++) inner *= cur[d];
-        if (is_f)
-            pass_float(k, src, dst, outer, cur[a], Y->dims[a], inner, &taps[a],
-                       (float)p->extrapolation);
-        else
-            pass_double(k, src, dst, outer, cur[a], Y->dims[a], inner, &taps[a], p->extrapolation);
+        l->pass(k, src, dst, outer, cur[a], Y->dims[a], inner, &taps[a], p->extrapolation);
         cur[a] = Y->dims[a];
         src = dst;
     }
@@ -454,7 +483,9 @@ static og_status k_resize(const og_kernel_ctx *k, const og_tensor *const *in, in
     }
     if (X->numel == 0)
         return og_kernel_error(k, OG_ERR_SHAPE, "input 0 (X) is empty but the output is not");
-    if (p->mode != OG_RESIZE_NEAREST && X->dtype != OG_FLOAT && X->dtype != OG_DOUBLE)
+    /* k->impl: bound at session creation; without a binding, picked here */
+    const resize_loops *l = k->impl ? k->impl : select_resize(k->node, X->dtype);
+    if (!l)
         return og_kernel_error(k, OG_ERR_UNSUPPORTED, "input 0 (X) type %s needs mode nearest",
                                og_dtype_name(X->dtype));
 
@@ -486,13 +517,11 @@ static og_status k_resize(const og_kernel_ctx *k, const og_tensor *const *in, in
     if (p->mode == OG_RESIZE_NEAREST)
         run_nearest(k, X, Y, taps, off);
     else
-        st = run_separable(k, X, Y, taps);
+        st = run_separable(k, X, Y, taps, l);
     og_free(k->alloc, mem);
     return st;
 }
 
-/* No constraint: mode nearest moves bytes of any dtype; linear and cubic need float32 or
- * float64, which depends on the mode attribute and k_resize checks. */
 /* ---- GridSample ------------------------------------------------------------------------ */
 
 /* The coordinate math of PyTorch's grid_sampler, which the spec points to (and onnxruntime
@@ -575,11 +604,12 @@ static int grid_axis_taps(const og_grid_params *p, double g, int64_t L, int64_t 
     return 4;
 }
 
-#define DEF_GRID_SAMPLE(T)                                                                         \
-    static void grid_sample_##T(const og_grid_params *p, const og_tensor *xt, const og_tensor *gt, \
-                                og_tensor *yt, int64_t n, int64_t o)                               \
+#define DEF_GRID_SAMPLE(T, G)                                                                      \
+    static void grid_sample_##T##_##G(const og_grid_params *p, const og_tensor *xt,                \
+                                      const og_tensor *gt, og_tensor *yt, int64_t n, int64_t o)    \
     {                                                                                              \
         const T *x = xt->data;                                                                     \
+        const G *grid = gt->data;                                                                  \
         T *y = yt->data;                                                                           \
         int r = xt->rank - 2;                                                                      \
         int64_t C = xt->dims[1], P = 1, O = yt->numel / (xt->dims[0] * C);                         \
@@ -592,7 +622,7 @@ static int grid_axis_taps(const og_grid_params *p, double g, int64_t L, int64_t 
         }                                                                                          \
         /* grid[n, o, :] holds the coordinates in reverse axis order */                            \
         for (int d = 0; d < r; d++)                                                                \
-            cnt[d] = grid_axis_taps(p, og_tensor_get_f64(gt, (n * O + o) * r + (r - 1 - d)),       \
+            cnt[d] = grid_axis_taps(p, (double)grid[(n * O + o) * r + (r - 1 - d)],                \
                                     xt->dims[2 + d], idx[d], w[d]);                                \
         for (int64_t c = 0; c < C; c++) y[(n * C + c) * O + o] = 0;                                \
         int k[OG_MAX_RANK] = {0};                                                                  \
@@ -613,8 +643,55 @@ static int grid_axis_taps(const og_grid_params *p, double g, int64_t L, int64_t 
             if (d < 0) break;                                                                      \
         }                                                                                          \
     }
-DEF_GRID_SAMPLE(float)
-DEF_GRID_SAMPLE(double)
+DEF_GRID_SAMPLE(float, float)
+DEF_GRID_SAMPLE(float, double)
+DEF_GRID_SAMPLE(double, float)
+DEF_GRID_SAMPLE(double, double)
+
+typedef struct grid_sample_loops {
+    void (*fn)(const og_grid_params *p, const og_tensor *xt, const og_tensor *gt, og_tensor *yt,
+               int64_t n, int64_t o);
+} grid_sample_loops;
+static const grid_sample_loops gs_loops[2][2] = {
+    {{grid_sample_float_float}, {grid_sample_float_double}},
+    {{grid_sample_double_float}, {grid_sample_double_double}}};
+
+/* Two type variables, X's and the grid's: [X][grid], each float32, float64, float16 or
+ * bfloat16.  A pair with a 16-bit float runs on float32 copies of those (og_float_impl's
+ * f32: the pair with float32 in their place). */
+#define GS_ROW(X, XW)                                                                              \
+    {                                                                                              \
+        {&gs_loops[X][0], NULL}, {&gs_loops[X][1], NULL}, {NULL, &gs_impls[XW][0]},                \
+        {                                                                                          \
+            NULL, &gs_impls[XW][0]                                                                 \
+        }                                                                                          \
+    }
+#define GS_HALF_ROW                                                                                \
+    {                                                                                              \
+        {NULL, &gs_impls[0][0]}, {NULL, &gs_impls[0][1]}, {NULL, &gs_impls[0][0]},                 \
+        {                                                                                          \
+            NULL, &gs_impls[0][0]                                                                  \
+        }                                                                                          \
+    }
+static const og_float_impl gs_impls[4][4] = {GS_ROW(0, 0), GS_ROW(1, 1), GS_HALF_ROW, GS_HALF_ROW};
+
+static int gs_index(og_dtype t)
+{
+    return t == OG_FLOAT ? 0 : t == OG_DOUBLE ? 1 : t == OG_FLOAT16 ? 2 : t == OG_BFLOAT16 ? 3 : -1;
+}
+
+/* The binding for X and grid of these dtypes, NULL for none. */
+static const og_float_impl *gs_impl_of(og_dtype x, og_dtype g)
+{
+    int i = gs_index(x), j = gs_index(g);
+    return i < 0 || j < 0 ? NULL : &gs_impls[i][j];
+}
+
+static const void *select_grid_sample(const og_node *n, const og_dtype *t)
+{
+    if (n->n_in < 2 || t[1] == OG_UNDEFINED) return OG_KERNEL_AT_RUN;
+    return gs_impl_of(t[0], t[1]);
+}
 
 static og_status k_grid_sample(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                                og_tensor *const *out, int n_out)
@@ -622,23 +699,18 @@ static og_status k_grid_sample(const og_kernel_ctx *k, const og_tensor *const *i
     const og_grid_params *p = k->params;
     const og_tensor *x = in[0], *g = in[1];
     og_tensor *y = out[0];
-    if (og_is_half(x->dtype) || og_is_half(g->dtype))
-        return og_kernel_via_f32(k, k_grid_sample, in, n_in, out, n_out);
-    if ((x->dtype != OG_FLOAT && x->dtype != OG_DOUBLE) ||
-        (g->dtype != OG_FLOAT && g->dtype != OG_DOUBLE))
+    const og_float_impl *im = k->impl ? k->impl : gs_impl_of(x->dtype, g->dtype);
+    if (!im)
         return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element types %s and %s are not supported",
                                og_dtype_name(x->dtype), og_dtype_name(g->dtype));
+    if (!im->loops) return og_kernel_via_f32_bound(k, im, k_grid_sample, in, n_in, out, n_out);
+    const grid_sample_loops *l = im->loops;
     if (y->numel == 0) return OG_OK;
     for (int d = 2; d < x->rank; d++)
         if (x->dims[d] == 0)
             return og_kernel_error(k, OG_ERR_SHAPE, "input 0 (X) has an empty spatial dim %d", d);
     int64_t N = x->dims[0], O = y->numel / (N * x->dims[1]);
-    OG_PARALLEL_FOR(k, N * O, x->dims[1] * 8, no, {
-        if (x->dtype == OG_FLOAT)
-            grid_sample_float(p, x, g, y, no / O, no % O);
-        else
-            grid_sample_double(p, x, g, y, no / O, no % O);
-    });
+    OG_PARALLEL_FOR(k, N * O, x->dims[1] * 8, no, { l->fn(p, x, g, y, no / O, no % O); });
     return OG_OK;
 }
 
@@ -710,9 +782,11 @@ static og_status k_affine_grid(const og_kernel_ctx *k, const og_tensor *const *i
 }
 
 const og_kernel_def og_cpu_resize[] = {
-    {.name = "Resize", .domain = "", .fn = k_resize},
-    {.name = "Upsample", .domain = "", .fn = k_resize},
-    {.name = "GridSample", .domain = "", .fn = k_grid_sample},
+    /* select_resize: mode nearest moves bytes of any dtype; linear and cubic bind their
+     * float32 or float64 loops */
+    {.name = "Resize", .domain = "", .fn = k_resize, .select = select_resize},
+    {.name = "Upsample", .domain = "", .fn = k_resize, .select = select_resize},
+    {.name = "GridSample", .domain = "", .fn = k_grid_sample, .select_types = select_grid_sample},
     {.name = "AffineGrid", .domain = "", .fn = k_affine_grid, .select = select_affine_grid},
     {.name = NULL},
 };

@@ -13,6 +13,7 @@
 #include <math.h>
 
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/kernel.h"
 #include "ops/rnn.h"
 
 /* The sizes of a run, and where things are. */
@@ -72,10 +73,13 @@ static inline bool active(const rnn_geom *g, int64_t t, int64_t n)
 
 /* ---- float16 --------------------------------------------------------------------------- */
 
-/* fn on float32 copies of the float16 inputs, its float32 outputs rounded back. */
-static og_status via_float(const og_kernel_ctx *k, og_kernel_fn fn, const og_tensor *const *in,
-                           int n_in, og_tensor *const *out, int n_out)
+/* fn on float32 copies of the float16 inputs, its float32 outputs rounded back; fn gets the
+ * float32 binding f32 as k->impl. */
+static og_status via_float(const og_kernel_ctx *k, const og_float_impl *f32, og_kernel_fn fn,
+                           const og_tensor *const *in, int n_in, og_tensor *const *out, int n_out)
 {
+    og_kernel_ctx kk = *k;
+    kk.impl = f32;
     og_tensor *fin[16] = {0}, *fout[16] = {0};
     bool own[16] = {0};
     og_status st = OG_OK;
@@ -92,7 +96,7 @@ static og_status via_float(const og_kernel_ctx *k, og_kernel_fn fn, const og_ten
     for (int j = 0; j < n_out; j++)
         if (out[j] && og_tensor_create(OG_FLOAT, out[j]->rank, out[j]->dims, k->alloc, &fout[j]))
             goto nomem;
-    st = fn(k, (const og_tensor *const *)fin, n_in, fout, n_out);
+    st = fn(&kk, (const og_tensor *const *)fin, n_in, fout, n_out);
     for (int j = 0; !st && j < n_out; j++) {
         if (!out[j]) continue;
         const float *f = fout[j]->data;
@@ -121,9 +125,6 @@ static og_status geometry(const og_kernel_ctx *k, const og_rnn_params *p,
                           const og_tensor *const *in, int n_in, rnn_geom *g)
 {
     const og_tensor *X = in[0], *R = in[2], *seq = opt(in, n_in, OG_RNN_IN_SEQ);
-    if (X->dtype != OG_FLOAT && X->dtype != OG_DOUBLE)
-        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
-                               og_dtype_name(X->dtype));
     g->layout = p->layout;
     g->T = X->dims[p->layout ? 1 : 0];
     g->N = X->dims[p->layout ? 0 : 1];
@@ -188,32 +189,59 @@ static size_t fwd_scratch(const rnn_geom *g)
         og_free(k->alloc, ws);                                                                     \
     } while (0)
 
+/* The tensors of a run, named as the forward's and backward's loops read them. */
+typedef struct rnn_io {
+    const og_tensor *X, *B, *h0, *c0, *P, *saved, *dY, *dYh, *dYc;
+    og_tensor *Y, *Yh, *Yc, *osaved, *dX, *dW, *dR, *dB, *dh0, *dc0, *dP;
+} rnn_io;
+
+/* A dtype's loops (the binding's og_float_impl.loops): forward and backward, all directions */
+typedef og_status (*rnn_dirs_fn)(const og_kernel_ctx *k, const og_rnn_params *p, rnn_geom g,
+                                 const og_tensor *const *in, const rnn_io *io);
+typedef struct rnn_loops {
+    rnn_dirs_fn fwd, bwd;
+} rnn_loops;
+static const og_float_impl *rnn_impl_of(og_dtype t);
+
+#define DEF_FWD(TT, SFX)                                                                           \
+    static og_status fwd_all_##SFX(const og_kernel_ctx *k, const og_rnn_params *p, rnn_geom g,     \
+                                   const og_tensor *const *in, const rnn_io *io)                   \
+    {                                                                                              \
+        const og_tensor *X = io->X, *B = io->B, *h0 = io->h0, *c0 = io->c0, *P = io->P;            \
+        og_tensor *Y = io->Y, *Yh = io->Yh, *Yc = io->Yc, *saved = io->osaved;                     \
+        FWD_DIRS(TT, SFX);                                                                         \
+        return OG_OK;                                                                              \
+    }
+DEF_FWD(float, f32)
+DEF_FWD(double, f64)
+
 /* RNN, GRU, LSTM and their ...Train forms. */
 static og_status rnn_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                             og_tensor *const *out, int n_out)
 {
     const og_rnn_params *p = k->params;
-    if (in[0]->dtype == OG_FLOAT16) return via_float(k, rnn_kernel, in, n_in, out, n_out);
+    /* k->impl: bound at session creation; without a binding, picked here */
+    const og_float_impl *im = k->impl ? k->impl : rnn_impl_of(in[0]->dtype);
+    if (!im)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
+                               og_dtype_name(in[0]->dtype));
+    if (!im->loops) return via_float(k, im->f32, rnn_kernel, in, n_in, out, n_out);
     rnn_geom g;
     og_status st = geometry(k, p, in, n_in, &g);
     if (st) return st;
     int nout = og_rnn_n_out(p->kind);
-    const og_tensor *X = in[0], *B = opt(in, n_in, OG_RNN_IN_B);
-    const og_tensor *h0 = opt(in, n_in, OG_RNN_IN_H0);
-    const og_tensor *c0 = p->kind == OG_RNN_LSTM ? opt(in, n_in, OG_RNN_IN_C0) : NULL;
-    const og_tensor *P = p->kind == OG_RNN_LSTM ? opt(in, n_in, OG_RNN_IN_P) : NULL;
-    og_tensor *Y = n_out > 0 ? out[0] : NULL, *Yh = n_out > 1 ? out[1] : NULL;
-    og_tensor *Yc = p->kind == OG_RNN_LSTM && n_out > 2 ? out[2] : NULL;
-    og_tensor *saved = p->role == OG_RNN_TRAIN && n_out > nout ? out[nout] : NULL;
+    rnn_io io = {.X = in[0], .B = opt(in, n_in, OG_RNN_IN_B), .h0 = opt(in, n_in, OG_RNN_IN_H0)};
+    io.c0 = p->kind == OG_RNN_LSTM ? opt(in, n_in, OG_RNN_IN_C0) : NULL;
+    io.P = p->kind == OG_RNN_LSTM ? opt(in, n_in, OG_RNN_IN_P) : NULL;
+    io.Y = n_out > 0 ? out[0] : NULL;
+    io.Yh = n_out > 1 ? out[1] : NULL;
+    io.Yc = p->kind == OG_RNN_LSTM && n_out > 2 ? out[2] : NULL;
+    io.osaved = p->role == OG_RNN_TRAIN && n_out > nout ? out[nout] : NULL;
     for (int i = 1; i < n_in && i < og_rnn_n_in(p->kind); i++)
-        if (in[i] && i != OG_RNN_IN_SEQ && in[i]->dtype != X->dtype)
+        if (in[i] && i != OG_RNN_IN_SEQ && in[i]->dtype != io.X->dtype)
             return og_kernel_error(k, OG_ERR_TYPE, "input %d is %s, but X is %s", i,
-                                   og_dtype_name(in[i]->dtype), og_dtype_name(X->dtype));
-    if (X->dtype == OG_FLOAT)
-        FWD_DIRS(float, f32);
-    else
-        FWD_DIRS(double, f64);
-    return OG_OK;
+                                   og_dtype_name(in[i]->dtype), og_dtype_name(io.X->dtype));
+    return ((const rnn_loops *)im->loops)->fwd(k, p, g, in, &io);
 }
 
 /* Size in elements of the backward's scratch (per direction, reused). */
@@ -261,50 +289,108 @@ static size_t bwd_scratch(const rnn_geom *g, bool two)
         og_free(k->alloc, ws);                                                                     \
     } while (0)
 
+#define DEF_BWD(TT, SFX)                                                                           \
+    static og_status bwd_all_##SFX(const og_kernel_ctx *k, const og_rnn_params *p, rnn_geom g,     \
+                                   const og_tensor *const *in, const rnn_io *io)                   \
+    {                                                                                              \
+        const og_tensor *X = io->X, *B = io->B, *h0 = io->h0, *c0 = io->c0, *P = io->P;            \
+        const og_tensor *saved = io->saved, *dY = io->dY, *dYh = io->dYh, *dYc = io->dYc;          \
+        og_tensor *dX = io->dX, *dW = io->dW, *dR = io->dR, *dB = io->dB, *dh0 = io->dh0;          \
+        og_tensor *dc0 = io->dc0, *dP = io->dP;                                                    \
+        BWD_DIRS(TT, SFX);                                                                         \
+        return OG_OK;                                                                              \
+    }
+DEF_BWD(float, f32)
+DEF_BWD(double, f64)
+
 /* RNNGrad, GRUGrad, LSTMGrad. */
 static og_status rnn_grad_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                                  og_tensor *const *out, int n_out)
 {
     const og_rnn_params *p = k->params;
-    if (in[0]->dtype == OG_FLOAT16) return via_float(k, rnn_grad_kernel, in, n_in, out, n_out);
+    const og_float_impl *im = k->impl ? k->impl : rnn_impl_of(in[0]->dtype);
+    if (!im)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
+                               og_dtype_name(in[0]->dtype));
+    if (!im->loops) return via_float(k, im->f32, rnn_grad_kernel, in, n_in, out, n_out);
     rnn_geom g;
     og_status st = geometry(k, p, in, n_in, &g);
     if (st) return st;
     int nin = og_rnn_n_in(p->kind);
     bool lstm = p->kind == OG_RNN_LSTM;
-    const og_tensor *X = in[0], *B = opt(in, n_in, OG_RNN_IN_B);
-    const og_tensor *h0 = opt(in, n_in, OG_RNN_IN_H0);
-    const og_tensor *c0 = lstm ? opt(in, n_in, OG_RNN_IN_C0) : NULL;
-    const og_tensor *P = lstm ? opt(in, n_in, OG_RNN_IN_P) : NULL;
-    const og_tensor *saved = opt(in, n_in, nin), *dY = opt(in, n_in, nin + 1);
-    const og_tensor *dYh = opt(in, n_in, nin + 2), *dYc = lstm ? opt(in, n_in, nin + 3) : NULL;
-    if (!saved) return og_kernel_error(k, OG_ERR_MODEL, "input %d (saved) is missing", nin);
+    rnn_io io = {.X = in[0], .B = opt(in, n_in, OG_RNN_IN_B), .h0 = opt(in, n_in, OG_RNN_IN_H0)};
+    io.c0 = lstm ? opt(in, n_in, OG_RNN_IN_C0) : NULL;
+    io.P = lstm ? opt(in, n_in, OG_RNN_IN_P) : NULL;
+    io.saved = opt(in, n_in, nin);
+    io.dY = opt(in, n_in, nin + 1);
+    io.dYh = opt(in, n_in, nin + 2);
+    io.dYc = lstm ? opt(in, n_in, nin + 3) : NULL;
+    if (!io.saved) return og_kernel_error(k, OG_ERR_MODEL, "input %d (saved) is missing", nin);
     for (int i = 1; i < n_in; i++)
-        if (in[i] && i != OG_RNN_IN_SEQ && in[i]->dtype != X->dtype)
+        if (in[i] && i != OG_RNN_IN_SEQ && in[i]->dtype != io.X->dtype)
             return og_kernel_error(k, OG_ERR_TYPE, "input %d is %s, but X is %s", i,
-                                   og_dtype_name(in[i]->dtype), og_dtype_name(X->dtype));
-    og_tensor *dX = n_out > 0 ? out[0] : NULL, *dW = n_out > 1 ? out[1] : NULL;
-    og_tensor *dR = n_out > 2 ? out[2] : NULL, *dB = n_out > 3 ? out[3] : NULL;
-    og_tensor *dh0 = n_out > 5 ? out[5] : NULL, *dc0 = lstm && n_out > 6 ? out[6] : NULL;
-    og_tensor *dP = lstm && n_out > 7 ? out[7] : NULL;
-    if (dX) memset(dX->data, 0, og_tensor_nbytes(dX)); /* accumulated over directions */
-    if (X->dtype == OG_FLOAT)
-        BWD_DIRS(float, f32);
-    else
-        BWD_DIRS(double, f64);
-    return OG_OK;
+                                   og_dtype_name(in[i]->dtype), og_dtype_name(io.X->dtype));
+    io.dX = n_out > 0 ? out[0] : NULL;
+    io.dW = n_out > 1 ? out[1] : NULL;
+    io.dR = n_out > 2 ? out[2] : NULL;
+    io.dB = n_out > 3 ? out[3] : NULL;
+    io.dh0 = n_out > 5 ? out[5] : NULL;
+    io.dc0 = lstm && n_out > 6 ? out[6] : NULL;
+    io.dP = lstm && n_out > 7 ? out[7] : NULL;
+    if (io.dX) memset(io.dX->data, 0, og_tensor_nbytes(io.dX)); /* accumulated over directions */
+    return ((const rnn_loops *)im->loops)->bwd(k, p, g, in, &io);
+}
+
+/* The typed loops of a dtype: the forward's and the backward's over all directions. */
+static const rnn_loops rnn_loops_t[2] = {{fwd_all_f32, bwd_all_f32}, {fwd_all_f64, bwd_all_f64}};
+OG_FLOAT_IMPLS(rnn_impls, &rnn_loops_t[0], &rnn_loops_t[1]);
+
+/* float32, float64, and float16 through float32's binding (no bfloat16: og_rnn_types) */
+static const og_float_impl *rnn_impl_of(og_dtype t)
+{
+    return t == OG_BFLOAT16 ? NULL : og_float_impl_of(rnn_impls, t);
+}
+
+static const void *select_rnn(const og_node *n, og_dtype t)
+{
+    (void)n;
+    return rnn_impl_of(t);
 }
 
 /* The type constraint reads X: float32 and float64, and float16 through float32 copies
- * (sequence_lens is checked as int32). */
+ * (sequence_lens is checked as int32); select_rnn binds the loops of X's dtype. */
 const og_kernel_def og_cpu_rnn[] = {
-    {.name = "RNN", .domain = "", .fn = rnn_kernel, .types = og_rnn_types},
-    {.name = "GRU", .domain = "", .fn = rnn_kernel, .types = og_rnn_types},
-    {.name = "LSTM", .domain = "", .fn = rnn_kernel, .types = og_rnn_types},
-    {.name = "RNNTrain", .domain = OG_RNN_DOMAIN, .fn = rnn_kernel, .types = og_rnn_types},
-    {.name = "GRUTrain", .domain = OG_RNN_DOMAIN, .fn = rnn_kernel, .types = og_rnn_types},
-    {.name = "LSTMTrain", .domain = OG_RNN_DOMAIN, .fn = rnn_kernel, .types = og_rnn_types},
-    {.name = "RNNGrad", .domain = OG_RNN_DOMAIN, .fn = rnn_grad_kernel, .types = og_rnn_types},
-    {.name = "GRUGrad", .domain = OG_RNN_DOMAIN, .fn = rnn_grad_kernel, .types = og_rnn_types},
-    {.name = "LSTMGrad", .domain = OG_RNN_DOMAIN, .fn = rnn_grad_kernel, .types = og_rnn_types},
+    {.name = "RNN", .domain = "", .fn = rnn_kernel, .types = og_rnn_types, .select = select_rnn},
+    {.name = "GRU", .domain = "", .fn = rnn_kernel, .types = og_rnn_types, .select = select_rnn},
+    {.name = "LSTM", .domain = "", .fn = rnn_kernel, .types = og_rnn_types, .select = select_rnn},
+    {.name = "RNNTrain",
+     .domain = OG_RNN_DOMAIN,
+     .fn = rnn_kernel,
+     .types = og_rnn_types,
+     .select = select_rnn},
+    {.name = "GRUTrain",
+     .domain = OG_RNN_DOMAIN,
+     .fn = rnn_kernel,
+     .types = og_rnn_types,
+     .select = select_rnn},
+    {.name = "LSTMTrain",
+     .domain = OG_RNN_DOMAIN,
+     .fn = rnn_kernel,
+     .types = og_rnn_types,
+     .select = select_rnn},
+    {.name = "RNNGrad",
+     .domain = OG_RNN_DOMAIN,
+     .fn = rnn_grad_kernel,
+     .types = og_rnn_types,
+     .select = select_rnn},
+    {.name = "GRUGrad",
+     .domain = OG_RNN_DOMAIN,
+     .fn = rnn_grad_kernel,
+     .types = og_rnn_types,
+     .select = select_rnn},
+    {.name = "LSTMGrad",
+     .domain = OG_RNN_DOMAIN,
+     .fn = rnn_grad_kernel,
+     .types = og_rnn_types,
+     .select = select_rnn},
     {.name = NULL}};

@@ -3,7 +3,12 @@
  * are moved, then copied: own_strings); Cast is the only one that looks at values.  Most ops are
  * expressed as one strided copy (copy_plan) that merges contiguous dims and then copies runs with
  * memcpy, fills broadcast runs, or transposes 2-D tiles. */
+#define _POSIX_C_SOURCE 200809L
+#include <errno.h>
+#include <locale.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "kernels/cpu/kernel.h"
@@ -341,10 +346,75 @@ static void cast_block(og_dtype st, const char *s, og_dtype dt, char *d, int64_t
         h[i] = dt == OG_FLOAT16 ? og_float_to_half(f[i]) : og_float_to_bfloat16(f[i]);
 }
 
+/* Casts from and to strings, as the spec reads: a string to a number parses the plain or
+ * scientific form ("1e-5", "+INF", "-inf" and "NaN" in any case; an integer target takes an
+ * integer literal exactly, a decimal one truncated, "100.5" -> 100), a number to a string is
+ * its shortest plain form that reads back to the same value ("0.9767611" for that float32,
+ * "%.{p}g" with the smallest p, at most 9 for float and 17 for double).  Both in the "C"
+ * locale of the calling thread (uselocale), whatever the process's. */
+static og_status cast_strings(const og_kernel_ctx *k, const og_tensor *x, og_tensor *y)
+{
+    og_dtype st = x->dtype, dt = y->dtype;
+    if (st == OG_STRING && dt == OG_STRING) {
+        memcpy(y->data, x->data, (size_t)x->numel * sizeof(char *));
+        return og_tensor_own_strings(y);
+    }
+    locale_t c_loc = newlocale(LC_ALL_MASK, "C", (locale_t)0);
+    locale_t prev = c_loc ? uselocale(c_loc) : (locale_t)0;
+    og_status rc = OG_OK;
+    for (int64_t i = 0; i < x->numel && !rc; i++) {
+        if (st == OG_STRING) {
+            const char *s = og_tensor_str(x, i);
+            char *end;
+            if (og_dtype_is_integer(dt)) {
+                errno = 0;
+                long long v = strtoll(s, &end, 10);
+                if (end != s && *end == 0 && errno == 0) {
+                    if (dt == OG_UINT64 && v >= 0)
+                        ((uint64_t *)y->data)[i] = (uint64_t)v;
+                    else
+                        og_tensor_set_f64(y, i, (double)v);
+                    if (dt == OG_INT64) ((int64_t *)y->data)[i] = v;
+                    continue;
+                }
+            }
+            og_tensor_set_f64(y, i, strtod(s, &end));
+            continue;
+        }
+        char buf[64];
+        if (og_dtype_is_float(st)) {
+            double v = og_tensor_get_f64(x, i);
+            int maxp = st == OG_DOUBLE ? 17 : 9;
+            for (int p = 1; p <= maxp; p++) {
+                snprintf(buf, sizeof buf, "%.*g", p, v);
+                double back = strtod(buf, NULL);
+                if (st == OG_DOUBLE ? back == v : (float)back == (float)v) break;
+            }
+            if (v != v)
+                snprintf(buf, sizeof buf, "NaN");
+            else if (v == HUGE_VAL)
+                snprintf(buf, sizeof buf, "INF");
+            else if (v == -HUGE_VAL)
+                snprintf(buf, sizeof buf, "-INF");
+        } else if (st == OG_UINT64) {
+            snprintf(buf, sizeof buf, "%llu", (unsigned long long)((const uint64_t *)x->data)[i]);
+        } else {
+            snprintf(buf, sizeof buf, "%lld", (long long)og_tensor_get_i64(x, i));
+        }
+        rc = og_tensor_set_str(y, i, buf, strlen(buf));
+    }
+    if (c_loc) {
+        uselocale(prev);
+        freelocale(c_loc);
+    }
+    return rc;
+}
+
 static og_status cast_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                              og_tensor *const *out, int n_out)
 {
     og_dtype st = in[0]->dtype, dt = out[0]->dtype;
+    if (st == OG_STRING || dt == OG_STRING) return cast_strings(k, in[0], out[0]);
     size_t ses = og_dtype_size(st), des = og_dtype_size(dt);
     if (!ses || !des)
         return og_kernel_error(k, OG_ERR_UNSUPPORTED, "cast from %s to %s is not supported",
@@ -551,36 +621,57 @@ static og_status slice_kernel(const og_kernel_ctx *k, const og_tensor *const *in
 
 /* ---- Range, Shape, Size ------------------------------------------------------------- */
 
-#define RANGE_CASE(E, T)                                                                           \
-    case E: {                                                                                      \
-        T s0 = *(const T *)in[0]->data, dl = *(const T *)in[2]->data;                              \
-        T *restrict o = out[0]->data;                                                              \
+#define RANGE_LOOP(NAME, T)                                                                        \
+    static void NAME(const void *start, const void *delta, void *out, int64_t n)                   \
+    {                                                                                              \
+        T s0 = *(const T *)start, dl = *(const T *)delta;                                          \
+        T *restrict o = out;                                                                       \
         for (int64_t i = 0; i < n; i++) o[i] = (T)(s0 + (T)i * dl);                                \
-    } break;
+    }
 
 /* Integers step in unsigned arithmetic: i * delta may pass the type's range even where
  * start + i * delta (which inference keeps inside [start, limit)) does not. */
-#define RANGE_INT_CASE(E, T, U)                                                                    \
-    case E: {                                                                                      \
-        U s0 = (U) * (const T *)in[0]->data, dl = (U) * (const T *)in[2]->data;                    \
-        T *restrict o = out[0]->data;                                                              \
+#define RANGE_INT_LOOP(NAME, T, U)                                                                 \
+    static void NAME(const void *start, const void *delta, void *out, int64_t n)                   \
+    {                                                                                              \
+        U s0 = (U) * (const T *)start, dl = (U) * (const T *)delta;                                \
+        T *restrict o = out;                                                                       \
         for (int64_t i = 0; i < n; i++) o[i] = (T)(U)(s0 + (U)i * dl);                             \
-    } break;
+    }
+RANGE_LOOP(range_f32, float)
+RANGE_LOOP(range_f64, double)
+RANGE_INT_LOOP(range_i16, int16_t, uint16_t)
+RANGE_INT_LOOP(range_i32, int32_t, uint32_t)
+RANGE_INT_LOOP(range_i64, int64_t, uint64_t)
+
+typedef struct range_loop {
+    void (*fn)(const void *start, const void *delta, void *out, int64_t n);
+} range_loop;
+static const range_loop range_loops[5] = {
+    {range_f32}, {range_f64}, {range_i16}, {range_i32}, {range_i64}};
+
+/* The loop of start's dtype (the output's), bound at session creation. */
+static const void *select_range(const og_node *n, og_dtype t)
+{
+    (void)n;
+    switch (t) {
+    case OG_FLOAT: return &range_loops[0];
+    case OG_DOUBLE: return &range_loops[1];
+    case OG_INT16: return &range_loops[2];
+    case OG_INT32: return &range_loops[3];
+    case OG_INT64: return &range_loops[4];
+    default: return NULL;
+    }
+}
 
 static og_status range_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                               og_tensor *const *out, int n_out)
 {
-    int64_t n = out[0]->numel;
-    switch (out[0]->dtype) {
-        RANGE_CASE(OG_FLOAT, float)
-        RANGE_CASE(OG_DOUBLE, double)
-        RANGE_INT_CASE(OG_INT16, int16_t, uint16_t)
-        RANGE_INT_CASE(OG_INT32, int32_t, uint32_t)
-        RANGE_INT_CASE(OG_INT64, int64_t, uint64_t)
-    default:
+    const range_loop *l = k->impl ? k->impl : select_range(k->node, out[0]->dtype);
+    if (!l)
         return og_kernel_error(k, OG_ERR_UNSUPPORTED, "Range of %s is not supported",
                                og_dtype_name(out[0]->dtype));
-    }
+    l->fn(in[0]->data, in[2]->data, out[0]->data, out[0]->numel);
     return OG_OK;
 }
 
@@ -870,10 +961,10 @@ static og_status eyelike_kernel(const og_kernel_ctx *k, const og_tensor *const *
 /* Cast converts from every dtype with an element size (CAST_TYPES and the two 16-bit
  * floats): its target is the attribute `to` (CastLike: input 1's dtype), which the kernel
  * checks. */
-static const og_dtype cast_types[] = {
-    OG_FLOAT, OG_DOUBLE, OG_FLOAT16, OG_BFLOAT16, OG_INT8,   OG_INT16, OG_INT32,
-    OG_INT64, OG_UINT8,  OG_UINT16,  OG_UINT32,   OG_UINT64, OG_BOOL,  0};
-/* Range's loops (RANGE_CASE): its output has the dtype of start, input 0. */
+static const og_dtype cast_types[] = {OG_FLOAT,  OG_DOUBLE, OG_FLOAT16, OG_BFLOAT16, OG_INT8,
+                                      OG_INT16,  OG_INT32,  OG_INT64,   OG_UINT8,    OG_UINT16,
+                                      OG_UINT32, OG_UINT64, OG_BOOL,    OG_STRING,   0};
+/* Range's loops (select_range): its output has the dtype of start, input 0. */
 static const og_dtype range_types[] = {OG_FLOAT, OG_DOUBLE, OG_INT16, OG_INT32, OG_INT64, 0};
 
 /* The entries without types move bytes of any dtype by element size (Concat, Expand, Pad,
@@ -881,13 +972,17 @@ static const og_dtype range_types[] = {OG_FLOAT, OG_DOUBLE, OG_INT16, OG_INT32, 
  * and ConstantOfShape copy their attribute's bytes, EyeLike writes zeros and ones) or read
  * only shapes (Shape, Size). */
 const og_kernel_def og_cpu_tensor[] = {
-    {.name = "Cast", .domain = "", .fn = cast_kernel, .types = cast_types},
-    {.name = "CastLike", .domain = "", .fn = cast_kernel, .types = cast_types},
+    {.name = "Cast", .domain = "", .fn = cast_kernel, .types = cast_types, .strings = 1},
+    {.name = "CastLike", .domain = "", .fn = cast_kernel, .types = cast_types, .strings = 1},
     {.name = "Concat", .domain = "", .fn = concat_kernel, .strings = 1},
     {.name = "Constant", .domain = "", .fn = constant_kernel},
     {.name = "ConstantOfShape", .domain = "", .fn = cos_kernel},
     {.name = "Expand", .domain = "", .fn = expand_kernel, .strings = 1},
-    {.name = "Range", .domain = "", .fn = range_kernel, .types = range_types},
+    {.name = "Range",
+     .domain = "",
+     .fn = range_kernel,
+     .types = range_types,
+     .select = select_range},
     {.name = "Shape", .domain = "", .fn = shape_kernel, .strings = 1},
     {.name = "Size", .domain = "", .fn = size_kernel, .strings = 1},
     {.name = "Split", .domain = "", .fn = split_kernel, .strings = 1},

@@ -563,8 +563,48 @@ KERNEL(mish)
 KERNEL(elu)
 KERNEL(selu)
 KERNEL(celu)
-KERNEL(isnan)
-KERNEL(isinf)
+/* IsNaN and IsInf on float16 and bfloat16 read the bit patterns, converting nothing: the
+ * exponent field all ones (0x7c00 for float16, 0x7f80 for bfloat16) is an infinity when the
+ * mantissa is zero, a NaN otherwise. */
+static bool half_type(og_dtype t) { return t == OG_FLOAT16 || t == OG_BFLOAT16; }
+
+static const uchunk half_loop = NULL; /* a binding for the 2-byte types: the kernels run them */
+
+static og_status half_classify(const og_kernel_ctx *k, const og_tensor *x, og_tensor *y, bool nan)
+{
+    if (y->numel != x->numel || y->dtype != OG_BOOL)
+        return og_kernel_error(k, OG_ERR_INTERNAL, "output has %lld elements, input %lld",
+                               (long long)y->numel, (long long)x->numel);
+    uargs a;
+    args_from_params(k, &a);
+    const uint16_t expo = x->dtype == OG_FLOAT16 ? 0x7c00 : 0x7f80;
+    const uint16_t *xs = x->data;
+    uint8_t *ys = y->data;
+    for (int64_t i = 0; i < x->numel; i++) {
+        uint16_t m = xs[i] & 0x7fff;
+        int neg = xs[i] >> 15;
+        ys[i] = (uint8_t)(nan ? m > expo : m == expo && (neg ? a.det_neg : a.det_pos));
+    }
+    return OG_OK;
+}
+
+#define KERNEL_HALF(name, nan)                                                                     \
+    static const void *select_##name(const og_node *n, og_dtype t)                                 \
+    {                                                                                              \
+        (void)n;                                                                                   \
+        return half_type(t) ? &half_loop : pick(&fns_##name, t);                                   \
+    }                                                                                              \
+    static og_status k_##name(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,        \
+                              og_tensor *const *out, int n_out)                                    \
+    {                                                                                              \
+        if (half_type(in[0]->dtype)) return half_classify(k, in[0], out[0], nan);                  \
+        uargs a;                                                                                   \
+        args_from_params(k, &a);                                                                   \
+        return run_unary(k, in[0], out[0], &fns_##name, &a);                                       \
+    }
+
+KERNEL_HALF(isnan, true)
+KERNEL_HALF(isinf, false)
 KERNEL(not )
 
 static const void *select_gelu(const og_node *n, og_dtype t)
@@ -582,9 +622,47 @@ static og_status k_gelu(const og_kernel_ctx *k, const og_tensor *const *in, int 
     return run_unary(k, in[0], out[0], p && p->gelu_tanh ? &fns_gelu_tanh : &fns_gelu, &a);
 }
 
+/* Clip on the integer types of 1, 2 bytes and the unsigned ones of 4, 8 (opset 12+): one
+ * plain loop each, the bounds read in the input's own type (a uint64 bound past INT64_MAX
+ * stays exact); no threads, the op is memory-bound. */
+#define CLIP_NARROW(X)                                                                             \
+    X(OG_INT8, int8_t, INT8_MIN, INT8_MAX)                                                         \
+    X(OG_INT16, int16_t, INT16_MIN, INT16_MAX)                                                     \
+    X(OG_UINT8, uint8_t, 0, UINT8_MAX)                                                             \
+    X(OG_UINT16, uint16_t, 0, UINT16_MAX)                                                          \
+    X(OG_UINT32, uint32_t, 0, UINT32_MAX)                                                          \
+    X(OG_UINT64, uint64_t, 0, UINT64_MAX)
+
+static bool clip_narrow(og_dtype t)
+{
+#define CLIP_IS(D, T, LO, HI)                                                                      \
+    if (t == D) return true;
+    CLIP_NARROW(CLIP_IS)
+#undef CLIP_IS
+    return false;
+}
+
+/* min > max: every element becomes max, as for the other types */
+static void clip_narrow_run(const og_tensor *x, const og_tensor *lo_t, const og_tensor *hi_t,
+                            og_tensor *y)
+{
+#define CLIP_RUN(D, T, LO, HI)                                                                     \
+    if (x->dtype == D) {                                                                           \
+        T lo = lo_t ? *(const T *)lo_t->data : (T)(LO), hi = hi_t ? *(const T *)hi_t->data : HI;   \
+        if (lo > hi) lo = hi;                                                                      \
+        const T *xs = x->data;                                                                     \
+        T *ys = y->data;                                                                           \
+        for (int64_t i = 0; i < x->numel; i++) ys[i] = xs[i] < lo ? lo : xs[i] > hi ? hi : xs[i];  \
+        return;                                                                                    \
+    }
+    CLIP_NARROW(CLIP_RUN)
+#undef CLIP_RUN
+}
+
 static const void *select_clip(const og_node *n, og_dtype t)
 {
-    (void)n;
+    static const uchunk narrow = NULL; /* k_clip runs these itself */
+    if (clip_narrow(t) && n->since_version >= 12) return &narrow;
     return pick(&fns_clip, t);
 }
 
@@ -594,12 +672,14 @@ static og_status k_clip(const og_kernel_ctx *k, const og_tensor *const *in, int 
 {
     const og_unary_params *p = k->params;
     const og_tensor *x = in[0];
-    bool is_int = x->dtype == OG_INT32 || x->dtype == OG_INT64;
+    /* integer or float bounds: the bound loop's (a member of fns_clip), else x's dtype */
+    const uchunk *bound = k->impl ? k->impl : pick(&fns_clip, x->dtype);
+    bool i32 = bound == &fns_clip.i32, i64 = bound == &fns_clip.i64, is_int = i32 || i64;
     uargs a;
     args_from_params(k, &a);
     if (is_int) {
-        a.lo_i = x->dtype == OG_INT32 ? INT32_MIN : INT64_MIN;
-        a.hi_i = x->dtype == OG_INT32 ? INT32_MAX : INT64_MAX;
+        a.lo_i = i32 ? INT32_MIN : INT64_MIN;
+        a.hi_i = i32 ? INT32_MAX : INT64_MAX;
     }
     if (k->node->since_version < 11) {
         if (p) {
@@ -620,13 +700,20 @@ static og_status k_clip(const og_kernel_ctx *k, const og_tensor *const *in, int 
                 return og_kernel_error(k, OG_ERR_TYPE, "input %d (%s) is %s, input 0 is %s", i,
                                        names[i], og_dtype_name(b->dtype), og_dtype_name(x->dtype));
             if (is_int) {
-                int64_t v = og_tensor_get_i64(b, 0);
+                int64_t v = i32 ? *(const int32_t *)b->data : *(const int64_t *)b->data;
                 *(i == 1 ? &a.lo_i : &a.hi_i) = v;
             } else {
                 double v = og_tensor_get_f64(b, 0);
                 *(i == 1 ? &a.lo : &a.hi) = v;
             }
         }
+    }
+    if (clip_narrow(x->dtype) && k->node->since_version >= 12) {
+        if (out[0]->numel != x->numel || out[0]->dtype != x->dtype)
+            return og_kernel_error(k, OG_ERR_INTERNAL, "output has %lld elements, input %lld",
+                                   (long long)out[0]->numel, (long long)x->numel);
+        clip_narrow_run(x, n_in > 1 ? in[1] : NULL, n_in > 2 ? in[2] : NULL, out[0]);
+        return OG_OK;
     }
     /* min > max: every element becomes max (the spec's rule) */
     if (a.lo > a.hi) a.lo = a.hi;

@@ -1,6 +1,7 @@
 """Small models for the training tests (tests/unit/test_train.c, tests/train/).
 
-python3 tests/data/train/make_models.py  ->  linreg.onnx, mlp3.onnx, digits_mlp.onnx beside this file.
+python3 tests/data/train/make_models.py  ->  linreg.onnx, mlp3.onnx, digits_mlp.onnx,
+mlp3_bn_dropout.onnx beside this file.
 """
 import os
 
@@ -72,7 +73,39 @@ def digits_mlp():
     save(g, "digits_mlp.onnx")
 
 
+def mlp3_bn_dropout():
+    # mlp3 with BatchNormalization (training mode: running statistics) after the first Gemm
+    # and Dropout (ratio 0.3, training mode) after the Relu, for tests/unit/test_parallel.c
+    rng = np.random.default_rng(0)
+    f = np.float32
+    inits = [
+        numpy_helper.from_array((rng.standard_normal((4, 8)) * 0.5).astype(f), "W1"),
+        numpy_helper.from_array(np.zeros(8, f), "B1"),
+        numpy_helper.from_array((rng.standard_normal((8, 3)) * 0.5).astype(f), "W2"),
+        numpy_helper.from_array(np.zeros(3, f), "B2"),
+        numpy_helper.from_array(np.ones(8, f), "bn_scale"),
+        numpy_helper.from_array(np.zeros(8, f), "bn_bias"),
+        numpy_helper.from_array(np.zeros(8, f), "bn_mean"),
+        numpy_helper.from_array(np.ones(8, f), "bn_var"),
+        numpy_helper.from_array(np.array(0.3, f), "ratio"),
+        numpy_helper.from_array(np.array(True), "train"),
+    ]
+    g = helper.make_graph(
+        [helper.make_node("Gemm", ["X", "W1", "B1"], ["H"]),
+         helper.make_node("BatchNormalization", ["H", "bn_scale", "bn_bias", "bn_mean", "bn_var"],
+                          ["HN", "bn_mean_out", "bn_var_out"], training_mode=1, momentum=0.9),
+         helper.make_node("Relu", ["HN"], ["R"]),
+         helper.make_node("Dropout", ["R", "ratio", "train"], ["D"]),
+         helper.make_node("Gemm", ["D", "W2", "B2"], ["logits"])],
+        "mlp3_bn_dropout",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["N", 4])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", 3])],
+        inits)
+    save(g, "mlp3_bn_dropout.onnx")
+
+
 if __name__ == "__main__":
     linreg()
     mlp3()
     digits_mlp()
+    mlp3_bn_dropout()

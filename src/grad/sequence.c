@@ -1,0 +1,276 @@
+/* sequence.c: gradients through sequences and optionals (src/ops/sequence.c).  A sequence's
+ * gradient is a sequence of its items' gradients, an optional's an optional of its element's;
+ * the rules move items between them with the same ops, run backwards:
+ *   SequenceConstruct(x_0..x_n):  dx_i = SequenceAt(dS, i)
+ *   SequenceAt(S, p):             dS gets dy at item p (og_gb_item_gradient; added up when the
+ *                                 whole of dS is known, og_gb_sequence_total)
+ *   SequenceInsert(S, t, p):      dS = SequenceErase(dS', p'), dt = SequenceAt(dS', p')
+ *   SequenceErase(S, p):          dS = SequenceInsert(dS', zeros like S[p'], p')
+ *   SplitToSequence(x):           dx = ConcatFromSequence(dS) along the axis (stacked back
+ *                                 when the split dropped it)
+ *   ConcatFromSequence(S):        dS = SplitToSequence(dy) into the items' lengths, which the
+ *                                 producer of S gives (SplitToSequence's split, the lengths
+ *                                 of SequenceConstruct's inputs)
+ *   Optional(x): dx = OptionalGetElement(dO);  OptionalGetElement(O): dO = Optional(dy)
+ * where p' is the position made nonnegative (p + length when p < 0).  Everything is standard
+ * ai.onnx (opset 11 and later), so saved training graphs run in other runtimes. */
+#include <string.h>
+
+#include "grad/rule_util.h"
+
+/* The element dtype of a sequence or optional value (OG_UNDEFINED when unknown). */
+static og_dtype elem_dtype(og_gb *b, int v)
+{
+    const og_type *t = og_gb_value(b, v)->type;
+    while (t && t->kind != OG_KIND_TENSOR) t = t->elem;
+    return t ? t->dtype : OG_UNDEFINED;
+}
+
+/* p (an int32 or int64 scalar) as int64, + len when negative. */
+static int norm_pos(og_gb *b, int p, int len)
+{
+    int q = og_rule_cast(b, p, OG_INT64);
+    int neg = og_gb_op2(b, "Less", q, og_gb_scalar(b, 0, OG_INT64));
+    return og_gb_op3(b, "Where", neg, og_gb_op2(b, "Add", q, len), q);
+}
+
+static int seq_at(og_gb *b, int s, int pos) { return og_gb_op2(b, "SequenceAt", s, pos); }
+
+/* Zeros of dtype dt in the shape of (emitted) tensor value x. */
+static int zeros_shaped(og_gb *b, int x, og_dtype dt)
+{
+    return og_gb_op2(b, "Expand", og_gb_scalar(b, 0, dt), og_gb_op1(b, "Shape", x));
+}
+
+/* A sequence of zeros like forward sequence v, item by item, made the way v was. */
+static int zeros_seq(og_gb *b, const og_node *rule_node, int v, int depth)
+{
+    const og_node *pp = og_gb_producer(b, v);
+    if (!pp || depth > OG_MAX_NESTING) {
+        og_gb_fail(b, rule_node, OG_ERR_UNSUPPORTED,
+                   "the gradient of sequence '%s' needs zeros like its items, and %s",
+                   og_gb_value(b, v)->name,
+                   pp ? "its producers nest too deep" : "it is not computed by the graph");
+        return -1;
+    }
+    og_node p = *pp; /* a copy: emitting moves the node array (attributes stay put) */
+    const char *op = p.op_type;
+    if (strcmp(op, "SequenceConstruct") == 0) {
+        int *z = og_malloc(og_gb_alloc(b), (size_t)p.n_in * sizeof *z);
+        if (!z) return og_gb_fail(b, rule_node, OG_ERR_NOMEM, "out of memory");
+        for (int i = 0; i < p.n_in; i++) z[i] = og_rule_zeros_like(b, p.in[i]);
+        int s = og_gb_op(b, "SequenceConstruct", p.n_in, z);
+        og_free(og_gb_alloc(b), z);
+        return s;
+    }
+    if (strcmp(op, "SplitToSequence") == 0) {
+        int in[2] = {og_rule_zeros_like(b, p.in[0]), p.n_in > 1 ? p.in[1] : -1};
+        int s = og_gb_op(b, "SplitToSequence", 2, in);
+        og_gb_copy_attrs(b, og_gb_last(b), &p, NULL);
+        return s;
+    }
+    if (strcmp(op, "SequenceInsert") == 0) {
+        int in[3] = {zeros_seq(b, rule_node, p.in[0], depth + 1), og_rule_zeros_like(b, p.in[1]),
+                     p.n_in > 2 ? p.in[2] : -1};
+        return og_gb_op(b, "SequenceInsert", 3, in);
+    }
+    if (strcmp(op, "SequenceErase") == 0) {
+        int in[2] = {zeros_seq(b, rule_node, p.in[0], depth + 1), p.n_in > 1 ? p.in[1] : -1};
+        return og_gb_op(b, "SequenceErase", 2, in);
+    }
+    if (strcmp(op, "SequenceEmpty") == 0) {
+        int s = og_gb_op(b, "SequenceEmpty", 0, NULL);
+        og_gb_copy_attrs(b, og_gb_last(b), &p, NULL);
+        return s;
+    }
+    if (strcmp(op, "Identity") == 0) return zeros_seq(b, rule_node, p.in[0], depth + 1);
+    if (strcmp(op, "OptionalGetElement") == 0) {
+        /* a sequence passed through (opset 18), or the element of Optional(S) */
+        int o = p.in[0];
+        if (og_value_kind_of(og_gb_value(b, o)) == OG_KIND_SEQUENCE)
+            return zeros_seq(b, rule_node, o, depth + 1);
+        const og_node *q = og_gb_producer(b, o);
+        if (q && strcmp(q->op_type, "Optional") == 0 && q->n_in > 0 && q->in[0] >= 0)
+            return zeros_seq(b, rule_node, q->in[0], depth + 1);
+    }
+    og_gb_fail(b, rule_node, OG_ERR_UNSUPPORTED,
+               "the gradient of sequence '%s' needs zeros like its items, which onnxgrad makes "
+               "only for sequences built by SequenceConstruct, SplitToSequence, SequenceInsert, "
+               "SequenceErase, SequenceEmpty, Identity or Optional and OptionalGetElement, not %s",
+               og_gb_value(b, v)->name, op);
+    return -1;
+}
+
+int og_gb_sequence_total(og_gb *b, int v, const int *grads, const int *pos, int n)
+{
+    const og_value *val = og_gb_value(b, v);
+    if (og_value_kind_of(val) == OG_KIND_OPTIONAL) {
+        if (n == 1) return grads[0];
+        const og_type *e = val->type->elem;
+        if (!e || e->kind != OG_KIND_TENSOR)
+            return og_gb_fail(b, NULL, OG_ERR_UNSUPPORTED,
+                              "optional '%s' gets gradients from several consumers, and its "
+                              "element is not a tensor",
+                              val->name);
+        int *el = og_malloc(og_gb_alloc(b), (size_t)n * sizeof *el);
+        if (!el) return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+        for (int i = 0; i < n; i++) el[i] = og_gb_op1(b, "OptionalGetElement", grads[i]);
+        int s = og_gb_op1(b, "Optional", og_gb_op(b, "Sum", n, el));
+        og_free(og_gb_alloc(b), el);
+        return s;
+    }
+    /* a sequence: the whole contributions, then the items */
+    int whole = 0, base = -1;
+    for (int i = 0; i < n; i++) whole += pos[i] < 0;
+    if (whole == 1 || (whole == 0 && n == 1 && pos[0] < 0)) {
+        for (int i = 0; i < n; i++)
+            if (pos[i] < 0) base = grads[i];
+    } else if (whole > 1) {
+        /* items of one static shape: stack each, add, split again */
+        const og_type *e = val->type ? val->type->elem : NULL;
+        bool fixed = e && e->kind == OG_KIND_TENSOR && e->rank >= 0;
+        for (int d = 0; fixed && d < e->rank; d++) fixed = e->dims[d] >= 0;
+        if (!fixed)
+            return og_gb_fail(b, NULL, OG_ERR_UNSUPPORTED,
+                              "sequence '%s' gets whole gradients from %d consumers, which "
+                              "onnxgrad adds only for items of one static shape",
+                              val->name, whole);
+        int *st = og_malloc(og_gb_alloc(b), (size_t)whole * sizeof *st), k = 0;
+        if (!st) return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+        for (int i = 0; i < n; i++) {
+            if (pos[i] >= 0) continue;
+            st[k++] = og_gb_op1(b, "ConcatFromSequence", grads[i]);
+            og_gb_attr_int(b, og_gb_last(b), "axis", 0);
+            og_gb_attr_int(b, og_gb_last(b), "new_axis", 1);
+        }
+        base = og_gb_op1(b, "SplitToSequence", og_gb_op(b, "Sum", whole, st));
+        og_gb_attr_int(b, og_gb_last(b), "axis", 0);
+        og_gb_attr_int(b, og_gb_last(b), "keepdims", 0);
+        og_free(og_gb_alloc(b), st);
+    } else {
+        base = zeros_seq(b, NULL, v, 0);
+    }
+    int len = -1;
+    for (int i = 0; i < n; i++) {
+        if (pos[i] < 0) continue;
+        if (len < 0) len = og_gb_op1(b, "SequenceLength", v);
+        int p = norm_pos(b, pos[i], len);
+        int sum = og_rule_add(b, seq_at(b, base, p), grads[i]);
+        base = og_gb_op3(b, "SequenceInsert", og_gb_op2(b, "SequenceErase", base, p), sum, p);
+    }
+    return base;
+}
+
+/* ---- rules ----------------------------------------------------------------------------- */
+
+static og_status g_construct(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    for (int i = 0; i < n->n_in && dy[0] >= 0; i++)
+        if (WANTS(i)) dx[i] = seq_at(b, dy[0], og_gb_scalar(b, i, OG_INT64));
+    return og_gb_status(b);
+}
+
+static og_status g_at(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    og_gb_item_gradient(b, IN(0), IN(1), dy[0]);
+    return og_gb_status(b);
+}
+
+static og_status g_insert(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    if (dy[0] < 0) return og_gb_status(b);
+    int p = n->n_in > 2 && IN(2) >= 0 ? norm_pos(b, IN(2), og_gb_op1(b, "SequenceLength", IN(0)))
+                                      : og_gb_scalar(b, -1, OG_INT64);
+    if (WANTS(0)) dx[0] = og_gb_op2(b, "SequenceErase", dy[0], p);
+    if (WANTS(1)) dx[1] = seq_at(b, dy[0], p);
+    return og_gb_status(b);
+}
+
+static og_status g_erase(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    if (dy[0] < 0 || !WANTS(0)) return og_gb_status(b);
+    int len = og_gb_op1(b, "SequenceLength", IN(0));
+    int p = n->n_in > 1 && IN(1) >= 0 ? norm_pos(b, IN(1), len)
+                                      : og_gb_op2(b, "Sub", len, og_gb_scalar(b, 1, OG_INT64));
+    int z = zeros_shaped(b, seq_at(b, IN(0), p), elem_dtype(b, IN(0)));
+    dx[0] = og_gb_op3(b, "SequenceInsert", dy[0], z, p);
+    return og_gb_status(b);
+}
+
+static og_status g_split(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    if (dy[0] < 0 || !WANTS(0)) return og_gb_status(b);
+    bool has_split = n->n_in > 1 && IN(1) >= 0;
+    dx[0] = og_gb_op1(b, "ConcatFromSequence", dy[0]);
+    og_gb_attr_int(b, og_gb_last(b), "axis", og_attr_int(n, "axis", 0));
+    if (!has_split && og_attr_int(n, "keepdims", 1) == 0)
+        og_gb_attr_int(b, og_gb_last(b), "new_axis", 1);
+    return og_gb_status(b);
+}
+
+static og_status g_concat(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    if (dy[0] < 0 || !WANTS(0)) return og_gb_status(b);
+    int64_t axis = og_attr_int(n, "axis", 0);
+    bool stacked = og_attr_int(n, "new_axis", 0) != 0;
+    int split = -1;
+    if (!stacked) {
+        const og_node *pp = og_gb_producer(b, IN(0));
+        og_node p;
+        if (pp) p = *pp;
+        int rank = og_gb_value(b, OUT(0))->rank;
+        if (pp && strcmp(p.op_type, "SplitToSequence") == 0 && rank >= 0 &&
+            (p.n_in > 1 && p.in[1] >= 0 ? 1 : og_attr_int(&p, "keepdims", 1)) &&
+            (og_attr_int(&p, "axis", 0) + rank) % rank == (axis + rank) % rank) {
+            /* the same partition as the split that made the sequence */
+            split = p.n_in > 1 && p.in[1] >= 0 ? p.in[1] : -2;
+        } else if (pp && strcmp(p.op_type, "SequenceConstruct") == 0 && rank >= 0) {
+            int *len = og_malloc(og_gb_alloc(b), (size_t)p.n_in * sizeof *len);
+            if (!len) {
+                og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
+                return og_gb_status(b);
+            }
+            int64_t a = (axis + rank) % rank;
+            for (int i = 0; i < p.n_in; i++)
+                len[i] = og_gb_op2(b, "Gather", og_gb_op1(b, "Shape", p.in[i]),
+                                   og_gb_const_i64(b, &a, 1));
+            split = og_gb_op(b, "Concat", p.n_in, len);
+            og_gb_attr_int(b, og_gb_last(b), "axis", 0);
+            og_free(og_gb_alloc(b), len);
+        } else {
+            og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                       "the gradient of ConcatFromSequence needs its items' lengths: the sequence "
+                       "must come from SplitToSequence or SequenceConstruct");
+            return og_gb_status(b);
+        }
+    }
+    int in[2] = {dy[0], split >= 0 ? split : -1};
+    dx[0] = og_gb_op(b, "SplitToSequence", 2, in);
+    og_gb_attr_int(b, og_gb_last(b), "axis", axis);
+    if (stacked) og_gb_attr_int(b, og_gb_last(b), "keepdims", 0);
+    return og_gb_status(b);
+}
+
+static og_status g_optional(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    if (dy[0] >= 0 && n->n_in > 0 && WANTS(0)) dx[0] = og_gb_op1(b, "OptionalGetElement", dy[0]);
+    return og_gb_status(b);
+}
+
+static og_status g_get_element(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    if (dy[0] < 0 || !WANTS(0)) return og_gb_status(b);
+    bool opt = og_value_kind_of(og_gb_value(b, IN(0))) == OG_KIND_OPTIONAL;
+    dx[0] = og_gb_op1(b, opt ? "Optional" : "Identity", dy[0]);
+    return og_gb_status(b);
+}
+
+const og_grad_rule og_grad_sequence[] = {{"SequenceConstruct", "", g_construct},
+                                         {"SequenceAt", "", g_at},
+                                         {"SequenceInsert", "", g_insert},
+                                         {"SequenceErase", "", g_erase},
+                                         {"SplitToSequence", "", g_split},
+                                         {"ConcatFromSequence", "", g_concat},
+                                         {"Optional", "", g_optional},
+                                         {"OptionalGetElement", "", g_get_element},
+                                         {0}};

@@ -1,0 +1,403 @@
+/* qlinear.c: CPU kernels of MatMulInteger, QLinearMatMul, ConvInteger and QLinearConv
+ * (src/ops/qlinear.c).
+ *
+ * Both operands are first widened to int32 with their zero points subtracted (broadcast as
+ * the spec places them: a's per row, b's per column, w's per output channel), so that padding
+ * is a plain 0 and the products run on one type.  Products accumulate in int64 and wrap to
+ * int32 (the spec lets 32-bit accumulation overflow).  Requantization: acc * (s_a s_b / s_y)
+ * in float32 (as onnxruntime), rounded half to even, plus the output's zero point, saturated. */
+#include <math.h>
+#include <string.h>
+
+#include "kernels/cpu/kernel.h"
+#include "ops/conv_params.h"
+
+static bool is_q8(og_dtype t) { return t == OG_INT8 || t == OG_UINT8; }
+
+static int32_t elem_q8(const og_tensor *t, int64_t i)
+{
+    return t->dtype == OG_INT8 ? ((const int8_t *)t->data)[i] : ((const uint8_t *)t->data)[i];
+}
+
+/* A parameter (zero point or scale) broadcast over x's shape, where a 1-D parameter that is
+ * not a single value runs along `axis1d` of x (a's rows: rank - 2; w's output channels: 0;
+ * b's columns: rank - 1, numpy's own placement).  strides[d]: the parameter's stride for x's
+ * dim d (0 where it repeats).  False when it does not fit. */
+static bool param_strides(const og_tensor *p, const og_tensor *x, int axis1d, int64_t *strides)
+{
+    for (int d = 0; d < x->rank; d++) strides[d] = 0;
+    if (!p || p->numel == 1) return p == NULL || p->numel == 1;
+    if (p->rank == 1) {
+        if (axis1d < 0 || axis1d >= x->rank || x->dims[axis1d] != p->dims[0]) return false;
+        strides[axis1d] = 1;
+        return true;
+    }
+    if (p->rank > x->rank) return false;
+    int64_t st[OG_MAX_RANK];
+    og_strides(p->rank, p->dims, st);
+    for (int d = 0; d < p->rank; d++) {
+        int xd = x->rank - p->rank + d;
+        if (p->dims[d] != 1 && p->dims[d] != x->dims[xd]) return false;
+        strides[xd] = p->dims[d] == 1 ? 0 : st[d];
+    }
+    return true;
+}
+
+/* x - zp into a new int32 array of x's elements. */
+static og_status widen(const og_kernel_ctx *k, const og_tensor *x, const og_tensor *zp, int axis1d,
+                       const char *what, int32_t **out)
+{
+    int64_t zs[OG_MAX_RANK];
+    *out = NULL;
+    if (!is_q8(x->dtype))
+        return og_kernel_error(k, OG_ERR_TYPE, "%s is %s, not int8 or uint8", what,
+                               og_dtype_name(x->dtype));
+    if (zp && zp->dtype != x->dtype)
+        return og_kernel_error(k, OG_ERR_TYPE, "the zero point of %s is %s, %s is %s", what,
+                               og_dtype_name(zp->dtype), what, og_dtype_name(x->dtype));
+    if (!param_strides(zp, x, axis1d, zs)) {
+        char a[128], b[128];
+        return og_kernel_error(k, OG_ERR_SHAPE,
+                               "the zero point of %s has shape %s, which does not "
+                               "fit %s",
+                               what, og_shape_str(zp->rank, zp->dims, a, sizeof a),
+                               og_shape_str(x->rank, x->dims, b, sizeof b));
+    }
+    int32_t *w = og_malloc(k->alloc, (size_t)(x->numel + 1) * sizeof *w);
+    if (!w) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory widening %s", what);
+    if (x->numel) {
+        og_index_iter it;
+        og_index_init(&it, x->rank, x->dims);
+        int64_t i = 0;
+        do {
+            int64_t zo = 0;
+            for (int d = 0; d < x->rank; d++) zo += it.idx[d] * zs[d];
+            w[i] = elem_q8(x, i) - (zp ? elem_q8(zp, zo) : 0);
+            i++;
+        } while (og_index_next(&it));
+    }
+    *out = w;
+    return OG_OK;
+}
+
+/* A scale broadcast like a zero point, as float values per element of x's shape. */
+static og_status scale_of(const og_kernel_ctx *k, const og_tensor *s, const og_tensor *x,
+                          int axis1d, const char *what, double **out)
+{
+    int64_t ss[OG_MAX_RANK];
+    *out = NULL;
+    if (!og_dtype_is_float(s->dtype))
+        return og_kernel_error(k, OG_ERR_TYPE, "the scale of %s is %s", what,
+                               og_dtype_name(s->dtype));
+    if (!param_strides(s, x, axis1d, ss))
+        return og_kernel_error(k, OG_ERR_SHAPE, "the scale of %s does not fit its shape", what);
+    double *v = og_malloc(k->alloc, (size_t)(x->numel + 1) * sizeof *v);
+    if (!v) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
+    if (x->numel) {
+        og_index_iter it;
+        og_index_init(&it, x->rank, x->dims);
+        int64_t i = 0;
+        do {
+            int64_t so = 0;
+            for (int d = 0; d < x->rank; d++) so += it.idx[d] * ss[d];
+            v[i++] = og_tensor_get_f64(s, so);
+        } while (og_index_next(&it));
+    }
+    *out = v;
+    return OG_OK;
+}
+
+/* round half to even, + zero point, saturated to the output type */
+static void store_q8(og_tensor *y, int64_t i, double v, int32_t zp)
+{
+    double r = nearbyint(v) + zp; /* the default rounding mode: to nearest, ties to even */
+    if (r != r) r = zp;           /* a NaN scale: the zero point (a cast of NaN is undefined) */
+    double lo = y->dtype == OG_INT8 ? -128 : 0, hi = y->dtype == OG_INT8 ? 127 : 255;
+    r = r < lo ? lo : r > hi ? hi : r;
+    if (y->dtype == OG_INT8)
+        ((int8_t *)y->data)[i] = (int8_t)r;
+    else
+        ((uint8_t *)y->data)[i] = (uint8_t)r;
+}
+
+static int32_t wrap32(int64_t acc) { return (int32_t)(uint32_t)(uint64_t)acc; }
+
+/* acc * (s_a s_w / s_y) in float32, the multiplier first, as onnxruntime requantizes: in
+ * double, a product a hair from a .5 tie can round the other way (158 against 157). */
+static double requant(int32_t acc, double sa, double sw, double sy)
+{
+    float m = (float)sa * (float)sw / (float)sy;
+    return (double)((float)acc * m);
+}
+
+/* ---- matrix products ----------------------------------------------------------------- */
+
+/* Batched products of A [..., M, K] and B [..., K, N] (1-D operands promoted), batch dims
+ * broadcast to y's; acc(b, m, n) handed to emit with the A and B element offsets of row m and
+ * column n (for per-row / per-column scales). */
+typedef struct mm_view {
+    int64_t M, K, N, batches;
+    int rank; /* y's batch rank */
+    int64_t bdims[OG_MAX_RANK], sa[OG_MAX_RANK], sb[OG_MAX_RANK];
+} mm_view;
+
+static void mm_view_of(const og_tensor *a, const og_tensor *b, const og_tensor *y, mm_view *v)
+{
+    v->M = a->rank >= 2 ? a->dims[a->rank - 2] : 1;
+    v->K = a->dims[a->rank - 1];
+    v->N = b->rank >= 2 ? b->dims[b->rank - 1] : 1;
+    int ar = a->rank > 2 ? a->rank - 2 : 0, br = b->rank > 2 ? b->rank - 2 : 0;
+    v->rank = ar > br ? ar : br;
+    v->batches = 1;
+    int64_t ast[OG_MAX_RANK], bst[OG_MAX_RANK];
+    for (int d = 0; d < v->rank; d++) {
+        int da = d - (v->rank - ar), db = d - (v->rank - br);
+        int64_t ea = da >= 0 ? a->dims[da] : 1, eb = db >= 0 ? b->dims[db] : 1;
+        v->bdims[d] = ea > eb ? ea : eb;
+        v->batches *= v->bdims[d];
+        ast[d] = ea == 1 ? 0 : 1;
+        bst[d] = eb == 1 ? 0 : 1;
+    }
+    /* strides in matrices */
+    int64_t sa = 1, sb = 1;
+    for (int d = v->rank - 1; d >= 0; d--) {
+        int da = d - (v->rank - ar), db = d - (v->rank - br);
+        v->sa[d] = ast[d] ? sa : 0;
+        v->sb[d] = bst[d] ? sb : 0;
+        if (da >= 0) sa *= a->dims[da];
+        if (db >= 0) sb *= b->dims[db];
+    }
+    (void)y;
+}
+
+typedef void (*mm_emit)(void *ctx, int64_t yi, int64_t arow, int64_t bcol, int64_t acc);
+
+static void mm_run(const mm_view *v, const int32_t *A, const int32_t *B, mm_emit emit, void *ctx)
+{
+    og_index_iter it;
+    int64_t yi = 0;
+    og_index_init(&it, v->rank, v->bdims);
+    for (int64_t t = 0; t < v->batches; t++) {
+        int64_t ma = 0, mb = 0;
+        for (int d = 0; d < v->rank; d++) {
+            ma += it.idx[d] * v->sa[d];
+            mb += it.idx[d] * v->sb[d];
+        }
+        const int32_t *a = A + ma * v->M * v->K, *b = B + mb * v->K * v->N;
+        for (int64_t m = 0; m < v->M; m++)
+            for (int64_t n = 0; n < v->N; n++) {
+                int64_t acc = 0;
+                for (int64_t q = 0; q < v->K; q++)
+                    acc += (int64_t)a[m * v->K + q] * b[q * v->N + n];
+                emit(ctx, yi++, (a - A) + m * v->K, (b - B) + n, acc);
+            }
+        og_index_next(&it);
+    }
+}
+
+static void emit_i32(void *ctx, int64_t yi, int64_t arow, int64_t bcol, int64_t acc)
+{
+    (void)arow;
+    (void)bcol;
+    ((int32_t *)ctx)[yi] = wrap32(acc);
+}
+
+static og_status k_matmul_integer(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                                  og_tensor *const *out, int n_out)
+{
+    const og_tensor *a = in[0], *b = in[1];
+    int32_t *A = NULL, *B = NULL;
+    og_status st = widen(k, a, n_in > 2 ? in[2] : NULL, a->rank - 2, "A", &A);
+    if (!st) st = widen(k, b, n_in > 3 ? in[3] : NULL, b->rank - 1, "B", &B);
+    if (!st && out[0]->numel) {
+        mm_view v;
+        mm_view_of(a, b, out[0], &v);
+        mm_run(&v, A, B, emit_i32, out[0]->data);
+    }
+    og_free(k->alloc, A);
+    og_free(k->alloc, B);
+    return st;
+}
+
+typedef struct qmm_ctx {
+    og_tensor *y;
+    const double *sa, *sb; /* per element of A and B */
+    double sy;
+    int32_t yzp;
+} qmm_ctx;
+
+static void emit_q8(void *vctx, int64_t yi, int64_t arow, int64_t bcol, int64_t acc)
+{
+    qmm_ctx *c = vctx;
+    store_q8(c->y, yi, requant(wrap32(acc), c->sa[arow], c->sb[bcol], c->sy), c->yzp);
+}
+
+static og_status k_qlinear_matmul(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                                  og_tensor *const *out, int n_out)
+{
+    const og_tensor *a = in[0], *b = in[3], *yzp = in[7];
+    int32_t *A = NULL, *B = NULL;
+    double *SA = NULL, *SB = NULL;
+    og_status st = widen(k, a, in[2], a->rank - 2, "a", &A);
+    if (!st) st = widen(k, b, in[5], b->rank - 1, "b", &B);
+    if (!st) st = scale_of(k, in[1], a, a->rank - 2, "a", &SA);
+    if (!st) st = scale_of(k, in[4], b, b->rank - 1, "b", &SB);
+    if (!st && (in[6]->numel != 1 || yzp->numel != 1 || !is_q8(yzp->dtype)))
+        st = og_kernel_error(k, OG_ERR_SHAPE, "y_scale and y_zero_point must hold one value each");
+    if (!st && out[0]->numel) {
+        qmm_ctx c = {out[0], SA, SB, og_tensor_get_f64(in[6], 0), elem_q8(yzp, 0)};
+        mm_view v;
+        mm_view_of(a, b, out[0], &v);
+        mm_run(&v, A, B, emit_q8, &c);
+    }
+    og_free(k->alloc, A);
+    og_free(k->alloc, B);
+    og_free(k->alloc, SA);
+    og_free(k->alloc, SB);
+    return st;
+}
+
+/* ---- convolutions -------------------------------------------------------------------- */
+
+/* acc[n, m, p] = sum over the group's channels c and kernel positions q of
+ * X[n, c, p * stride - pad + q * dilation] (0 outside) * W[m, c, q], into acc (int64). */
+static og_status conv_acc(const og_kernel_ctx *k, const og_conv_geom *g, const int32_t *X,
+                          const int32_t *W, int64_t *acc)
+{
+    int nsp = g->nsp;
+    int64_t cg = g->c / g->group, mg = g->m / g->group, P = 1, Q = 1, I = 1;
+    for (int i = 0; i < nsp; i++) {
+        P *= g->out[i];
+        Q *= g->kernel[i];
+        I *= g->in[i];
+    }
+    int64_t K = cg * Q;
+    int32_t *cols = og_malloc(k->alloc, (size_t)(K * P + 1) * sizeof *cols);
+    if (!cols)
+        return og_kernel_error(k, OG_ERR_NOMEM, "out of memory for %lld x %lld columns",
+                               (long long)K, (long long)P);
+    for (int64_t n = 0; n < g->n; n++)
+        for (int64_t gr = 0; gr < g->group; gr++) {
+            /* im2col: row (c, q), column p */
+            for (int64_t r = 0; r < K; r++) {
+                int64_t c = r / Q, q = r % Q, qi[OG_CONV_MAX_SP];
+                for (int i = nsp - 1; i >= 0; i--) {
+                    qi[i] = q % g->kernel[i];
+                    q /= g->kernel[i];
+                }
+                const int32_t *x = X + (n * g->c + gr * cg + c) * I;
+                for (int64_t p = 0; p < P; p++) {
+                    int64_t pp = p, off = 0;
+                    bool inside = true;
+                    for (int i = nsp - 1; i >= 0; i--) {
+                        int64_t o = pp % g->out[i];
+                        pp /= g->out[i];
+                        int64_t at = o * g->stride[i] - g->pad_begin[i] + qi[i] * g->dil[i];
+                        if (at < 0 || at >= g->in[i]) inside = false;
+                        int64_t span = 1;
+                        for (int j = i + 1; j < nsp; j++) span *= g->in[j];
+                        off += at * span;
+                    }
+                    cols[r * P + p] = inside ? x[off] : 0;
+                }
+            }
+            for (int64_t mm = 0; mm < mg; mm++) {
+                int64_t m = gr * mg + mm;
+                const int32_t *w = W + m * K;
+                int64_t *a = acc + (n * g->m + m) * P;
+                for (int64_t p = 0; p < P; p++) a[p] = 0;
+                for (int64_t r = 0; r < K; r++) {
+                    int64_t wv = w[r];
+                    if (!wv) continue;
+                    const int32_t *cr = cols + r * P;
+                    for (int64_t p = 0; p < P; p++) a[p] += wv * cr[p];
+                }
+            }
+        }
+    og_free(k->alloc, cols);
+    return OG_OK;
+}
+
+/* The geometry of node k on x and w (shapes checked by inference). */
+static og_status geometry(const og_kernel_ctx *k, const og_tensor *x, const og_tensor *w,
+                          og_conv_geom *g)
+{
+    return og_conv_geometry(k->node, k->params, true, x->rank, x->dims, w->rank, w->dims, -1, g);
+}
+
+static og_status conv_integer_common(const og_kernel_ctx *k, const og_tensor *x,
+                                     const og_tensor *xzp, const og_tensor *w, const og_tensor *wzp,
+                                     og_conv_geom *g, int64_t **acc)
+{
+    int32_t *X = NULL, *W = NULL;
+    *acc = NULL;
+    og_status st = geometry(k, x, w, g);
+    if (!st && xzp && xzp->numel != 1)
+        st = og_kernel_error(k, OG_ERR_SHAPE, "the zero point of x must hold one value");
+    if (!st) st = widen(k, x, xzp, -1, "x", &X);
+    if (!st) st = widen(k, w, wzp, 0, "w", &W);
+    int64_t P = 1;
+    for (int i = 0; !st && i < g->nsp; i++) P *= g->out[i];
+    if (!st && !(*acc = og_malloc(k->alloc, (size_t)(g->n * g->m * P + 1) * sizeof **acc)))
+        st = og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
+    if (!st) st = conv_acc(k, g, X, W, *acc);
+    og_free(k->alloc, X);
+    og_free(k->alloc, W);
+    if (st) {
+        og_free(k->alloc, *acc);
+        *acc = NULL;
+    }
+    return st;
+}
+
+static og_status k_conv_integer(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                                og_tensor *const *out, int n_out)
+{
+    og_conv_geom g;
+    int64_t *acc = NULL;
+    og_status st = conv_integer_common(k, in[0], n_in > 2 ? in[2] : NULL, in[1],
+                                       n_in > 3 ? in[3] : NULL, &g, &acc);
+    if (st) return st;
+    int32_t *y = out[0]->data;
+    for (int64_t i = 0; i < out[0]->numel; i++) y[i] = wrap32(acc[i]);
+    og_free(k->alloc, acc);
+    return OG_OK;
+}
+
+static og_status k_qlinear_conv(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                                og_tensor *const *out, int n_out)
+{
+    const og_tensor *ws = in[4], *bias = n_in > 8 ? in[8] : NULL, *yzp = in[7];
+    og_tensor *y = out[0];
+    og_conv_geom g;
+    int64_t *acc = NULL;
+    og_status st = conv_integer_common(k, in[0], in[2], in[3], in[5], &g, &acc);
+    if (st) return st;
+    if (in[1]->numel != 1 || in[6]->numel != 1 || yzp->numel != 1 ||
+        (ws->numel != 1 && ws->numel != g.m) || (bias && bias->numel != g.m) ||
+        (bias && bias->dtype != OG_INT32)) {
+        og_free(k->alloc, acc);
+        return og_kernel_error(k, OG_ERR_SHAPE,
+                               "x_scale, y_scale and y_zero_point must hold one "
+                               "value, w_scale one or M, B M int32 values");
+    }
+    double sx = og_tensor_get_f64(in[1], 0), sy = og_tensor_get_f64(in[6], 0);
+    int32_t zp = elem_q8(yzp, 0);
+    int64_t P = y->numel / (g.n * g.m > 0 ? g.n * g.m : 1);
+    for (int64_t i = 0; i < y->numel; i++) {
+        int64_t m = (i / P) % g.m;
+        int64_t a = acc[i] + (bias ? ((const int32_t *)bias->data)[m] : 0);
+        double sw = og_tensor_get_f64(ws, ws->numel == 1 ? 0 : m);
+        store_q8(y, i, requant(wrap32(a), sx, sw, sy), zp);
+    }
+    og_free(k->alloc, acc);
+    return OG_OK;
+}
+
+const og_kernel_def og_cpu_qlinear[] = {
+    {.name = "MatMulInteger", .domain = "", .fn = k_matmul_integer},
+    {.name = "QLinearMatMul", .domain = "", .fn = k_qlinear_matmul},
+    {.name = "ConvInteger", .domain = "", .fn = k_conv_integer},
+    {.name = "QLinearConv", .domain = "", .fn = k_qlinear_conv},
+    {.name = NULL},
+};

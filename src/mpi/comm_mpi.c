@@ -1,0 +1,240 @@
+/* comm_mpi.c: og_comm over MPI (include/onnxgrad_mpi.h), the whole of libonnxgrad_mpi.
+ *
+ * It uses only the public headers: the trainer calls it through the og_comm table, and it
+ * reports errors with og_set_error.  Every collective is non-blocking underneath and is
+ * completed by polling MPI_Testall, so that a wait can give up after the timeout instead of
+ * hanging on a rank that will never join. */
+#define _POSIX_C_SOURCE 200809L
+#include <limits.h>
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "onnxgrad_mpi.h"
+
+#define DEFAULT_TIMEOUT_S 300.0
+/* A wait polls without sleeping this long, then sleeps 20 us between polls: ranks that
+ * share cores with each other (or with other programs) leave them to whoever computes. */
+#define SPIN_S 0.0002
+
+typedef struct mpi_comm {
+    og_comm table; /* first: og_comm * and mpi_comm * are the same address */
+    MPI_Comm comm;
+    int rank, size;
+    double timeout_s;
+} mpi_comm;
+
+/* A started collective: one MPI request per chunk of at most INT_MAX elements. */
+typedef struct mpi_req {
+    int n;
+    const char *what;
+    MPI_Request r[];
+} mpi_req;
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+/* OG_ERR_RUNTIME with this rank, the call and MPI's text. */
+static og_status mpi_fail(const mpi_comm *c, const char *call, int code)
+{
+    char text[MPI_MAX_ERROR_STRING] = "", msg[1024];
+    int len = 0;
+    if (MPI_Error_string(code, text, &len) != MPI_SUCCESS)
+        snprintf(text, sizeof text, "code %d", code);
+    snprintf(msg, sizeof msg, "rank %d: %s failed: %s", c->rank, call, text);
+    return og_set_error(OG_ERR_RUNTIME, msg);
+}
+
+int og_mpi_launched(void)
+{
+    return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") || getenv("PMIX_RANK");
+}
+
+static int c_rank(void *user) { return ((mpi_comm *)user)->rank; }
+static int c_size(void *user) { return ((mpi_comm *)user)->size; }
+
+static og_status c_test(void *user, void *request, int *done)
+{
+    mpi_comm *c = user;
+    mpi_req *q = request;
+    int flag = 0, rc = MPI_Testall(q->n, q->r, &flag, MPI_STATUSES_IGNORE);
+    *done = 0;
+    if (rc != MPI_SUCCESS) return mpi_fail(c, q->what, rc);
+    if (flag) {
+        free(q);
+        *done = 1;
+    }
+    return OG_OK;
+}
+
+static og_status c_wait(void *user, void *request)
+{
+    mpi_comm *c = user;
+    mpi_req *q = request;
+    double start = now_s();
+    for (;;) {
+        int flag = 0, rc = MPI_Testall(q->n, q->r, &flag, MPI_STATUSES_IGNORE);
+        if (rc != MPI_SUCCESS) return mpi_fail(c, q->what, rc);
+        if (flag) {
+            free(q);
+            return OG_OK;
+        }
+        double waited = now_s() - start;
+        if (waited > c->timeout_s) {
+            char msg[1024];
+            snprintf(msg, sizeof msg,
+                     "rank %d: %s did not complete in %.0f s: another rank is dead or stuck "
+                     "(the timeout is og_mpi_options.timeout_s, onnxgrad train --comm-timeout)",
+                     c->rank, q->what, waited);
+            return og_set_error(OG_ERR_RUNTIME, msg); /* the request stays: MPI_Abort follows */
+        }
+        if (waited > SPIN_S) {
+            struct timespec ts = {0, 20000};
+            nanosleep(&ts, NULL);
+        }
+    }
+}
+
+static mpi_req *new_req(int64_t count, int64_t chunk, const char *what)
+{
+    int64_t n = count > 0 ? (count + chunk - 1) / chunk : 1;
+    mpi_req *q = malloc(sizeof *q + (size_t)n * sizeof(MPI_Request));
+    if (!q) return NULL;
+    q->n = (int)n;
+    q->what = what;
+    for (int i = 0; i < q->n; i++) q->r[i] = MPI_REQUEST_NULL;
+    return q;
+}
+
+static og_status c_allreduce(void *user, void *data, int64_t count, og_dtype dtype, og_comm_op op,
+                             void **request)
+{
+    mpi_comm *c = user;
+    MPI_Datatype t = dtype == OG_FLOAT    ? MPI_FLOAT
+                     : dtype == OG_DOUBLE ? MPI_DOUBLE
+                     : dtype == OG_INT64  ? MPI_INT64_T
+                                          : MPI_DATATYPE_NULL;
+    MPI_Op o = op == OG_COMM_SUM ? MPI_SUM : op == OG_COMM_MIN ? MPI_MIN : MPI_MAX;
+    *request = NULL;
+    if (t == MPI_DATATYPE_NULL || count < 0) {
+        char msg[256];
+        snprintf(msg, sizeof msg,
+                 "rank %d: allreduce of %lld %s values: not a float, double or "
+                 "int64 array",
+                 c->rank, (long long)count, og_dtype_name(dtype));
+        return og_set_error(OG_ERR_INVALID_ARG, msg);
+    }
+    mpi_req *q = new_req(count, INT_MAX, "MPI_Iallreduce");
+    if (!q) return og_set_error(OG_ERR_NOMEM, "out of memory for an MPI request");
+    size_t es = og_dtype_size(dtype);
+    for (int i = 0; i < q->n; i++) {
+        int64_t off = (int64_t)i * INT_MAX, m = count - off < INT_MAX ? count - off : INT_MAX;
+        int rc = MPI_Iallreduce(MPI_IN_PLACE, (char *)data + (size_t)off * es, (int)m, t, o,
+                                c->comm, &q->r[i]);
+        if (rc != MPI_SUCCESS) {
+            free(q);
+            return mpi_fail(c, "MPI_Iallreduce", rc);
+        }
+    }
+    *request = q;
+    return OG_OK;
+}
+
+static og_status c_broadcast(void *user, void *data, size_t nbytes, int root)
+{
+    mpi_comm *c = user;
+    mpi_req *q = new_req((int64_t)nbytes, INT_MAX, "MPI_Ibcast");
+    if (!q) return og_set_error(OG_ERR_NOMEM, "out of memory for an MPI request");
+    for (int i = 0; i < q->n; i++) {
+        size_t off = (size_t)i * INT_MAX, m = nbytes - off < INT_MAX ? nbytes - off : INT_MAX;
+        int rc = MPI_Ibcast((char *)data + off, (int)m, MPI_BYTE, root, c->comm, &q->r[i]);
+        if (rc != MPI_SUCCESS) {
+            free(q);
+            return mpi_fail(c, "MPI_Ibcast", rc);
+        }
+    }
+    return c_wait(c, q);
+}
+
+static void c_abort(void *user, const char *message)
+{
+    fprintf(stderr, "onnxgrad: %s; aborting every rank\n", message);
+    fflush(stderr);
+    (void)user;
+    MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+og_status og_mpi_comm_create(const og_mpi_options *opts, og_comm **out)
+{
+    if (!out) return og_set_error(OG_ERR_INVALID_ARG, "og_mpi_comm_create: out is NULL");
+    *out = NULL;
+    double timeout = opts && opts->timeout_s > 0 ? opts->timeout_s : DEFAULT_TIMEOUT_S;
+    if (opts && !(opts->timeout_s >= 0))
+        return og_set_error(OG_ERR_INVALID_ARG, "og_mpi_comm_create: the timeout must be >= 0");
+    int inited = 0, finalized = 0, provided = MPI_THREAD_SINGLE;
+    MPI_Finalized(&finalized);
+    if (finalized)
+        return og_set_error(OG_ERR_UNSUPPORTED, "og_mpi_comm_create: MPI is finalized already");
+    MPI_Initialized(&inited);
+    if (!inited) {
+        int rc = MPI_Init_thread(NULL, NULL, MPI_THREAD_SERIALIZED, &provided);
+        if (rc != MPI_SUCCESS)
+            return og_set_error(OG_ERR_RUNTIME, "og_mpi_comm_create: MPI_Init_thread failed");
+    } else {
+        MPI_Query_thread(&provided);
+    }
+    if (provided < MPI_THREAD_FUNNELED)
+        return og_set_error(OG_ERR_UNSUPPORTED,
+                            "og_mpi_comm_create: MPI was initialized without thread support "
+                            "(MPI_THREAD_SINGLE); onnxgrad computes with threads of its own and "
+                            "needs MPI_THREAD_FUNNELED at least");
+    mpi_comm *c = calloc(1, sizeof *c);
+    if (!c) return og_set_error(OG_ERR_NOMEM, "out of memory");
+    MPI_Comm base =
+        opts && opts->use_fortran_comm ? MPI_Comm_f2c(opts->fortran_comm) : MPI_COMM_WORLD;
+    int rc = MPI_Comm_dup(base, &c->comm);
+    if (rc != MPI_SUCCESS) {
+        free(c);
+        return og_set_error(OG_ERR_RUNTIME, "og_mpi_comm_create: MPI_Comm_dup failed");
+    }
+    MPI_Comm_set_errhandler(c->comm, MPI_ERRORS_RETURN);
+    MPI_Comm_rank(c->comm, &c->rank);
+    MPI_Comm_size(c->comm, &c->size);
+    c->timeout_s = timeout;
+    c->table.user = c;
+    c->table.rank = c_rank;
+    c->table.size = c_size;
+    c->table.allreduce = c_allreduce;
+    c->table.test = c_test;
+    c->table.wait = c_wait;
+    c->table.broadcast = c_broadcast;
+    c->table.abort = c_abort;
+    *out = &c->table;
+    return OG_OK;
+}
+
+void og_mpi_comm_free(og_comm *comm)
+{
+    if (!comm) return;
+    mpi_comm *c = comm->user;
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (!finalized) MPI_Comm_free(&c->comm);
+    free(c);
+}
+
+og_status og_mpi_finalize(void)
+{
+    int inited = 0, finalized = 0;
+    MPI_Initialized(&inited);
+    MPI_Finalized(&finalized);
+    if (!inited || finalized) return OG_OK;
+    if (MPI_Finalize() != MPI_SUCCESS) return og_set_error(OG_ERR_RUNTIME, "MPI_Finalize failed");
+    return OG_OK;
+}

@@ -1,0 +1,35 @@
+/* select.h: what the data-dependent selections (src/ops/select.c: Unique,
+ * NonMaxSuppression) share with their kernels.  Their output sizes depend on the values, so
+ * run-time inference computes the selection to size the outputs and the kernel computes it
+ * again to fill them (the executor's contract: inference sizes, the kernel writes).
+ * Internal header. */
+#ifndef OG_OPS_SELECT_H
+#define OG_OPS_SELECT_H
+
+#include "ops/op.h"
+
+typedef struct og_unique_params {
+    bool has_axis;
+    int64_t axis;
+    bool sorted;
+} og_unique_params;
+
+/* Unique over the m items of x (its elements, or its slices along the axis): n_unique, and
+ * per output position u the item first holding it (first[u]) and how many hold it
+ * (count[u]); per item i its output position (inverse[i]).  Arrays allocated with c->alloc
+ * (og_unique_free).  Items compare by value (integers exactly, floats with every NaN equal
+ * and after every number, strings by bytes, slices lexicographically). */
+typedef struct og_unique {
+    int axis; /* -1: the flattened tensor */
+    int64_t m, n_unique;
+    int64_t *first, *count, *inverse;
+} og_unique;
+og_status og_unique_run(const og_op_ctx *c, const og_tensor *x, og_unique *u);
+void og_unique_free(const og_allocator *a, og_unique *u);
+
+/* NonMaxSuppression: the selected (batch, class, box) triples, n of them, into a new array of
+ * 3 n int64 (c->alloc), in the order the op outputs them. */
+og_status og_nms_run(const og_op_ctx *c, const og_tensor *const *in, int n_in, int64_t **sel,
+                     int64_t *n);
+
+#endif /* OG_OPS_SELECT_H */
