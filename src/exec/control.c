@@ -386,11 +386,12 @@ done:
     for (int j = 0; carried && j < N; j++) og_tensor_free(carried[j]);
     for (int j = 0; wrapped && j < N; j++) og_tensor_free(wrapped[j]);
     for (int k = 0; scans && k < K; k++) tlist_free(a, &scans[k]);
-    og_free(a, (void *)ins);
-    og_free(a, carried);
-    og_free(a, wrapped);
-    og_free(a, outs);
-    og_free(a, scans);
+    /* the arrays come from scratch (the session's allocator), the values from a */
+    og_free(s->alloc, (void *)ins);
+    og_free(s->alloc, carried);
+    og_free(s->alloc, wrapped);
+    og_free(s->alloc, outs);
+    og_free(s->alloc, scans);
     return st;
 }
 
@@ -461,11 +462,11 @@ done:
     for (int k = 0; slices && k < M; k++) og_tensor_free(slices[k]);
     for (int j = 0; outs && j < S + K; j++) og_tensor_free(outs[j]);
     for (int k = 0; scans && k < K; k++) tlist_free(a, &scans[k]);
-    og_free(a, (void *)ins);
-    og_free(a, state);
-    og_free(a, slices);
-    og_free(a, outs);
-    og_free(a, scans);
+    og_free(s->alloc, (void *)ins); /* scratch's, as in run_loop */
+    og_free(s->alloc, state);
+    og_free(s->alloc, slices);
+    og_free(s->alloc, outs);
+    og_free(s->alloc, scans);
     return st;
 }
 
