@@ -335,9 +335,13 @@ typedef struct og_load_options {
  * opts may be NULL.
  * Errors: OG_ERR_IO, OG_ERR_PARSE (bytes that are not an ONNX ModelProto),
  * OG_ERR_MODEL (cycles, dangling names, duplicate outputs, missing initializer data),
- * OG_ERR_UNSUPPORTED (IR version outside 3..10, default-domain opset outside 7..21, an op
- * the executor does not implement: the message names op, domain and opset), OG_ERR_LIMIT
- * (a limit of og_load_options: nesting depth, counts, string or file sizes), OG_ERR_NOMEM.
+ * A model importing default-domain opset 1..6 is rewritten at load into its opset-7
+ * equivalent (standard nodes; docs/ARCHITECTURE.md, "Opsets below 7") and imports opset 7
+ * from then on: og_model_save and the training graphs write 7.
+ * OG_ERR_UNSUPPORTED (IR version outside 3..10, default-domain opset outside 1..21, an
+ * old-opset form with no opset-7 equivalent known at load, an op the executor does not
+ * implement: the message names op, domain and opset), OG_ERR_LIMIT (a limit of
+ * og_load_options: nesting depth, counts, string or file sizes), OG_ERR_NOMEM.
  * A path that is not a regular file (a FIFO, a device, a folder) is refused (OG_ERR_IO)
  * without blocking. */
 OG_API og_status og_model_load_file(const char *path, const og_load_options *opts, og_model **out);
@@ -412,7 +416,8 @@ OG_API int og_model_training_info_count(const og_model *m);
 /* Opset imports and general facts (0 for a NULL model). */
 OG_API int og_model_opset_count(const og_model *m);
 /* Domain and version of opset import i; domain "" is the default ONNX domain, and belongs to
- * the model.  domain or version may be NULL.  Errors: OG_ERR_INVALID_ARG (i outside
+ * the model.  A default-domain import of 1..6 reads 7 here: the loader upgraded the model
+ * (og_model_load_file).  domain or version may be NULL.  Errors: OG_ERR_INVALID_ARG (i outside
  * 0..og_model_opset_count() - 1), with *domain NULL and *version 0. */
 OG_API og_status og_model_opset(const og_model *m, int i, const char **domain, int64_t *version);
 OG_API int64_t og_model_ir_version(const og_model *m);

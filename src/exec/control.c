@@ -386,7 +386,6 @@ done:
     for (int j = 0; carried && j < N; j++) og_tensor_free(carried[j]);
     for (int j = 0; wrapped && j < N; j++) og_tensor_free(wrapped[j]);
     for (int k = 0; scans && k < K; k++) tlist_free(a, &scans[k]);
-    /* the arrays come from scratch (the session's allocator), the values from a */
     og_free(s->alloc, (void *)ins);
     og_free(s->alloc, carried);
     og_free(s->alloc, wrapped);
@@ -462,7 +461,7 @@ done:
     for (int k = 0; slices && k < M; k++) og_tensor_free(slices[k]);
     for (int j = 0; outs && j < S + K; j++) og_tensor_free(outs[j]);
     for (int k = 0; scans && k < K; k++) tlist_free(a, &scans[k]);
-    og_free(s->alloc, (void *)ins); /* scratch's, as in run_loop */
+    og_free(s->alloc, (void *)ins);
     og_free(s->alloc, state);
     og_free(s->alloc, slices);
     og_free(s->alloc, outs);
@@ -668,9 +667,9 @@ static og_status run_seqmap(og_session *s, int ni)
         }
         og_tensor_free(seqs[j]);
     }
-    og_free(a, (void *)ins);
-    og_free(a, outs);
-    og_free(a, seqs);
+    og_free(s->alloc, (void *)ins);
+    og_free(s->alloc, outs);
+    og_free(s->alloc, seqs);
     return st;
 }
 

@@ -607,6 +607,19 @@ og_status og_node_add_attr(og_graph *g, int node, const og_attr *at)
     return attr_copy(g, d, at);
 }
 
+bool og_node_remove_attr(og_graph *g, int node, const char *name)
+{
+    og_node *n = &g->nodes[node];
+    for (int j = 0; j < n->n_attrs; j++) {
+        if (strcmp(n->attrs[j].name, name) != 0) continue;
+        attr_free(g->alloc, &n->attrs[j]);
+        memmove(&n->attrs[j], &n->attrs[j + 1], (size_t)(n->n_attrs - j - 1) * sizeof *n->attrs);
+        n->n_attrs--;
+        return true;
+    }
+    return false;
+}
+
 /* *n into the zeroed *d of g: what the node says, not how it was resolved. */
 static og_status node_copy(og_graph *g, const og_node *n, og_node *d)
 {

@@ -317,6 +317,9 @@ og_status og_graph_finalize(og_graph *g);
  * are duplicated).  Errors: OG_ERR_NOMEM. */
 og_status og_node_add_attr(og_graph *g, int node, const og_attr *at);
 
+/* Remove attribute `name` of node `node` (freed; later attributes move down).  Returns
+ * whether the node had it. */
+bool og_node_remove_attr(og_graph *g, int node, const char *name);
 /* Remove node i (its memory freed, later nodes moved down).  Call og_graph_finalize
  * after. */
 void og_graph_remove_node(og_graph *g, int i);

@@ -989,10 +989,10 @@ static og_status convert(const Onnx__ModelProto *mp, ext_src *ext, og_graph *g)
         g->n_opsets++;
         const char *d = g->opsets[i].domain;
         if ((d[0] == 0 || strcmp(d, "ai.onnx") == 0) &&
-            (g->opsets[i].version < 7 || g->opsets[i].version > 21)) {
+            (g->opsets[i].version < 1 || g->opsets[i].version > 21)) {
             st = og_error(OG_ERR_UNSUPPORTED,
                           "default-domain opset %lld is not supported "
-                          "(7 to 21 are)",
+                          "(1 to 21 are; below 7 upgraded to 7 at load)",
                           (long long)g->opsets[i].version);
             goto done;
         }
@@ -1018,6 +1018,8 @@ static og_status convert(const Onnx__ModelProto *mp, ext_src *ext, og_graph *g)
     }
 
     st = convert_graph(mp->graph, ext, g, 0);
+    /* opsets 1..6: rewritten into opset-7 nodes (upgrade.c) */
+    if (!st) st = og_onnx_upgrade_legacy(g);
     goto done;
 nomem:
     st = og_error(OG_ERR_NOMEM, "out of memory while loading the model");

@@ -33,6 +33,12 @@ og_status og_onnx_scan_model(const void *data, size_t size, const og_load_option
 og_status og_onnx_parse_model(const void *data, size_t size, const char *base_dir,
                               const og_load_options *lim, const og_allocator *a, og_graph **out);
 
+/* A graph importing a default-domain opset below 7, just parsed (not finalized): its nodes
+ * rewritten into their opset-7 equivalents (standard nodes only) and the import raised to 7;
+ * other graphs are left alone.  Errors: OG_ERR_UNSUPPORTED (an old form with no opset-7
+ * equivalent known at load, the message naming the node), OG_ERR_MODEL, OG_ERR_NOMEM. */
+og_status og_onnx_upgrade_legacy(og_graph *g);
+
 /* Parse a serialized TensorProto (the backend tests' input_N.pb / output_N.pb). */
 og_status og_onnx_parse_tensor(const void *data, size_t size, const og_allocator *a,
                                og_tensor **out, char **name);

@@ -3,9 +3,9 @@
  * Less, LessOrEqual), logic (And, Or, Xor), the variadic Max, Min, Mean, Sum, Where, and the
  * integer bit ops (BitwiseAnd, BitwiseOr, BitwiseXor, BitwiseNot, BitShift).
  *
- * Opsets 7..21 only: the legacy `broadcast`/`axis` attributes of opsets 1 and 6 are gone
- * from every version handled here, and their semantics never changed since 7 (later
- * versions only widened the type lists). */
+ * Opsets 7..21 only: the legacy `broadcast`/`axis` attributes of opsets 1 and 6 are
+ * rewritten into numpy broadcasting by the loader (src/onnx/upgrade.c), and the semantics
+ * never changed since 7 (later versions only widened the type lists). */
 #include <string.h>
 
 #include "ops/op.h"

@@ -137,6 +137,28 @@ save_bad("bad_shape_static.onnx",
                [fvi("y", [3])], [numpy_helper.from_array(np.ones(2, np.float32), "w")]),
          "OG_ERR_SHAPE")
 
+# opsets below 7: forms the load-time upgrade (src/onnx/upgrade.c) cannot rewrite
+save_bad("opset_zero.onnx", model([helper.make_node("Relu", ["x"], ["y"], name="r")],
+                                  [fvi("x", [2])], [fvi("y", [2])], opset=0, ir=3), "OG_ERR_UNSUPPORTED")
+save_bad("old_axis_rank_unknown.onnx",
+         model([helper.make_node("Relu", ["x"], ["r"], name="r"),
+                helper.make_node("Add", ["r", "b"], ["y"], name="add", broadcast=1, axis=0)],
+               [fvi("x", [2, 3]), fvi("b", [2])], [fvi("y", [2, 3])], opset=6, ir=3), "OG_ERR_UNSUPPORTED")
+save_bad("old_axis_misfit.onnx",
+         model([helper.make_node("Add", ["x", "b"], ["y"], name="add", broadcast=1, axis=1)],
+               [fvi("x", [2, 3]), fvi("b", [3, 4])], [fvi("y", [2, 3])], opset=6, ir=3), "OG_ERR_MODEL")
+save_bad("old_tile1.onnx",
+         model([helper.make_node("Tile", ["x", "t", "a"], ["y"], name="tile")],
+               [fvi("x", [2, 3]), fvi("t", [], TensorProto.INT64), fvi("a", [], TensorProto.INT64)],
+               [fvi("y", [2, 6])], opset=1, ir=3), "OG_ERR_UNSUPPORTED")
+save_bad("old_split_input.onnx",
+         model([helper.make_node("Split", ["x", "s"], ["y", "z"], name="split", axis=0)],
+               [fvi("x", [4]), fvi("s", [2], TensorProto.INT64)], [fvi("y", [1]), fvi("z", [3])],
+               opset=1, ir=3), "OG_ERR_UNSUPPORTED")
+save_bad("old_cast_name.onnx",
+         model([helper.make_node("Cast", ["x"], ["y"], name="cast", to="NOPE")],
+               [fvi("x", [2])], [fvi("y", [2])], opset=1, ir=3), "OG_ERR_MODEL")
+
 with open(os.path.join(bad, "expected.txt"), "w") as f:
     for name, status in expected:
         f.write("%s %s\n" % (name, status))

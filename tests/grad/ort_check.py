@@ -53,6 +53,13 @@ for _c in ("einsum_ell_summed", "einsum_ell_summed_v12", "einsum_ell_summed_two"
            "einsum_ell_summed_mid"):
     KNOWN[_c] = "onnxruntime refuses an Einsum output without the inputs' ellipsis"
 
+# Gradients whose terms cancel with the seeds' signs made positive too, so that the |seeds|
+# run below underestimates them: the magnitude of their terms, worked out by hand.
+# fq_tensor_int8_v10: the scale's gradient is sum(dY * q) - sum(dY * x / s) over the
+# unsaturated cells, two sums of about 500 each (x up to 3, s = 0.02) that cancel to 0.4;
+# float32 sums of 12 such terms round at ~6e-5 in either runtime.
+TERMS = {"fq_tensor_int8_v10": 500.0}
+
 
 def eval_outputs(cli, tmp, args, feeds):
     """The eval graph's outputs (for the seeds' shapes): onnxruntime's, or onnxgrad's where
@@ -165,6 +172,7 @@ def main(build, patterns=()):
                     if not np.allclose(ours, want, rtol=1e-4, atol=1e-5):
                         # float32 rounding of the summed terms: 1e-5 of their magnitude
                         terms = np.abs(scale[k]).max() if k in scale and scale[k].size else 0
+                        terms = max(terms, TERMS.get(name, 0.0))
                         diff = np.abs(ours.astype(np.float64) - want).max()
                         if not (diff <= 1e-5 * terms):
                             raise AssertionError("%s differs: max abs %g (terms' magnitude %g)"

@@ -138,7 +138,7 @@ NAMES = set()
 
 
 def ir_for(opset):
-    return {7: 3, 8: 3, 9: 4, 10: 5, 11: 6, 12: 7, 13: 7, 14: 7, 15: 8, 16: 8, 17: 8, 18: 8, 19: 9, 20: 9}.get(opset, 10)
+    return {1: 3, 2: 3, 3: 3, 4: 3, 5: 3, 6: 3, 7: 3, 8: 3, 9: 4, 10: 5, 11: 6, 12: 7, 13: 7, 14: 7, 15: 8, 16: 8, 17: 8, 18: 8, 19: 9, 20: 9}.get(opset, 10)
 
 
 REF_ONLY = set()  # cases onnxruntime must not see (it crashes on them)
@@ -1178,6 +1178,9 @@ def main():
     import gen_miscops  # the ops of issue 12's "rest of the op set" part, in their own file
 
     gen_miscops.generate(sys.modules[__name__])
+    import gen_oldopset  # models of opsets 1 to 6, upgraded at load
+
+    gen_oldopset.generate(sys.modules[__name__])
 
     # Opset 21 for an op whose latest version is older only checks that the version resolves:
     # two cases suffice there, the rest would repeat the latest version's cases.

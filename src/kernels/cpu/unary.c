@@ -659,10 +659,13 @@ static void clip_narrow_run(const og_tensor *x, const og_tensor *lo_t, const og_
 #undef CLIP_RUN
 }
 
+/* The binding of the narrow and unsigned integer types (Clip-12+), which k_clip runs
+ * itself. */
+static const uchunk clip_narrow_binding = NULL;
+
 static const void *select_clip(const og_node *n, og_dtype t)
 {
-    static const uchunk narrow = NULL; /* k_clip runs these itself */
-    if (clip_narrow(t) && n->since_version >= 12) return &narrow;
+    if (clip_narrow(t) && n->since_version >= 12) return &clip_narrow_binding;
     return pick(&fns_clip, t);
 }
 
@@ -708,7 +711,9 @@ static og_status k_clip(const og_kernel_ctx *k, const og_tensor *const *in, int 
             }
         }
     }
-    if (clip_narrow(x->dtype) && k->node->since_version >= 12) {
+    bool narrow = k->impl ? k->impl == &clip_narrow_binding
+                          : clip_narrow(x->dtype) && k->node->since_version >= 12;
+    if (narrow) {
         if (out[0]->numel != x->numel || out[0]->dtype != x->dtype)
             return og_kernel_error(k, OG_ERR_INTERNAL, "output has %lld elements, input %lld",
                                    (long long)out[0]->numel, (long long)x->numel);
