@@ -208,4 +208,13 @@ def cases():
                        node("Mul", ["o", "rr"], ["r"]),
                        node("Dropout", ["x", "r", "t"], ["y", "m"], seed=9)], {"x": x}, ["y"],
                       opset=13), {"x": x}))
+    # a kink within an eighth of check's step: Relu(x + b) with one x + b = 3.7e-7 above 0
+    # while b's step is 6e-6 |b| = 3e-6 (as batch statistics put some ReLU input of a
+    # network close to 0 for any weight's step): finite differences at that step cross
+    # the kink (their change from step h to h/2 does not cover it); check measures such a
+    # disagreement again at h/64, where Relu is linear
+    x = np.array([0.7, -0.3, 0.25, -0.5 + 3.7e-7, 0.9, -0.8], np.float32).reshape(2, 3)
+    out.append(("relu_kink_within_step", model(
+        [node("Add", ["x", "b"], ["s"]), node("Relu", ["s"], ["y"])], {"x": x}, ["y"],
+        {"b": np.array([0.5], np.float32)}, opset=14), {"x": x}))
     return out

@@ -106,6 +106,11 @@ def main(name, out):
         for mod in net.modules():
             if isinstance(mod, torch.nn.Dropout):
                 mod.p = 0.0
+            # stochastic depth (EfficientNet) draws its masks with ConstantOfShape and
+            # bernoulli, which the exporter cannot write in training mode; p = 0 makes it
+            # the identity, as Dropout's, while BatchNormalization stays on batch statistics
+            if type(mod).__name__ == "StochasticDepth":
+                mod.p = 0.0
     args = tuple(inputs[k] for k in names)
     os.makedirs(out, exist_ok=True)
     axes = dict(dyn_axes, y={0: "N"}) if dyn else None
@@ -141,6 +146,48 @@ def main(name, out):
     np.savez(os.path.join(out, "params.npz"),
              **{k: p.detach().numpy() for k, p in params.items()})
     np.savez(os.path.join(out, "grads.npz"), **ref)
+    if train:
+        for k, v in saved.items():  # the float32 run above moved the running statistics
+            dict(net.named_buffers())[k].copy_(v)
+        float64_reference(net, names, inputs, axes, opset, fold, seed, out)
+
+
+def float64_reference(net, names, inputs, axes, opset, fold, seed, out):
+    """the same model, weights and input in float64 (model64.onnx, in64_<input>.npy,
+    seed64.npy, grads64.npz): in training mode a ReLU input within float32 rounding of 0
+    flips its sign between two float32 implementations (or against float64), and batch
+    statistics spread that kink to every earlier gradient (regnet_y_400mf: PyTorch's own
+    float32 gradient of x is 1.4e-2 of its largest value away from the float64 one); in
+    float64 the gradients must agree (run.py: within 1e-6)"""
+    import copy
+    net = copy.deepcopy(net).double()
+    saved = {k: v.clone() for k, v in net.named_buffers()}
+    args = tuple(inputs[k].double() if inputs[k].is_floating_point() else inputs[k]
+                 for k in names)
+    torch.onnx.export(net, args, os.path.join(out, "model64.onnx"), input_names=names,
+                      output_names=["y"], dynamic_axes=axes, opset_version=opset,
+                      do_constant_folding=fold, training=torch.onnx.TrainingMode.TRAINING)
+    with torch.no_grad():
+        for k, v in saved.items():
+            dict(net.named_buffers())[k].copy_(v)
+    leaves = [a.clone().requires_grad_(a.dtype.is_floating_point) for a in args]
+    y = net(*leaves)
+    seed = seed.double()
+    params = dict(net.named_parameters())
+    wrt = [a for a in leaves if a.requires_grad] + list(params.values())
+    grads = torch.autograd.grad(y, wrt, seed, allow_unused=True)
+    ref = {}
+    i = 0
+    for k, a in zip(names, leaves):
+        np.save(os.path.join(out, "in64_%s.npy" % k), a.detach().numpy())
+        if a.requires_grad:
+            ref["input:" + k] = grads[i].numpy()
+            i += 1
+    for (k, _), gr in zip(params.items(), grads[i:]):
+        if gr is not None:
+            ref["param:" + k] = gr.numpy()
+    np.save(os.path.join(out, "seed64.npy"), seed.numpy())
+    np.savez(os.path.join(out, "grads64.npz"), **ref)
 
 
 if __name__ == "__main__":
