@@ -746,6 +746,14 @@ static og_status k_mod(const og_kernel_ctx *k, const og_tensor *const *in, int n
     return binary(k, in[0], in[1], out[0], fns, 16);
 }
 
+/* Pow binds on both type variables: the loop of (base, exponent), an entry of pow_fns. */
+static const void *select_pow(const og_node *n, const og_dtype *t)
+{
+    if (n->n_in < 2 || t[1] == OG_UNDEFINED) return OG_KERNEL_AT_RUN;
+    int sa = slot_of(t[0]), sb = pow_col(t[1]);
+    return sa < 0 || sa > S_I64 || sb < 0 ? NULL : &pow_fns[sa][sb];
+}
+
 static og_status k_pow(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                        og_tensor *const *out, int n_out)
 {
@@ -779,7 +787,10 @@ static og_status k_pow(const og_kernel_ctx *k, const og_tensor *const *in, int n
         }
     }
     plan_init(&p, o, ins, 2);
-    run_bin(k, &p, 32, pow_fns[sa][sb], a->data, b->data, o->data);
+    /* k->impl: the loop bound at session creation (select_pow); the scalar-exponent fast
+     * paths above pick on the exponent's value, so they stay per call */
+    bin_fn fn = k->impl ? *(const bin_fn *)k->impl : pow_fns[sa][sb];
+    run_bin(k, &p, 32, fn, a->data, b->data, o->data);
     return OG_OK;
 }
 
@@ -964,7 +975,7 @@ const og_kernel_def og_cpu_binary[] = {
     {.name = "Sub", .domain = "", .fn = k_sub, .select = select_k_sub},
     {.name = "Mul", .domain = "", .fn = k_mul, .select = select_k_mul},
     {.name = "Div", .domain = "", .fn = k_div, .select = select_k_div},
-    {.name = "Pow", .domain = "", .fn = k_pow},
+    {.name = "Pow", .domain = "", .fn = k_pow, .select_types = select_pow},
     {.name = "Mod", .domain = "", .fn = k_mod, .select = select_k_mod},
     {.name = "PRelu", .domain = "", .fn = k_prelu, .select = select_k_prelu},
     {.name = "Equal", .domain = "", .fn = k_equal, .select = select_k_equal, .strings = 1},
