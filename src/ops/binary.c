@@ -177,13 +177,17 @@ static og_status infer_bitwise_not(const og_op_ctx *c, const og_vinfo *in, int n
     return OG_OK;
 }
 
-/* Pow: base and exponent each numeric, independently (opset 12 split their types; a
- * model of opset 7 with mixed types is accepted all the same). */
+/* Pow: base and exponent typed independently (opset 12 split their types; a model of opset
+ * 7 with mixed types is accepted all the same): the base (T) float, double, int32 or int64,
+ * the exponent (T1) any of those or a narrower or unsigned integer. */
 static og_status infer_pow(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                            int n_out)
 {
+    static const og_dtype exp_types[] = {OG_FLOAT,  OG_DOUBLE, OG_INT8,     OG_INT16,
+                                         OG_INT32,  OG_INT64,  OG_UINT8,    OG_UINT16,
+                                         OG_UINT32, OG_UINT64, OG_UNDEFINED};
     og_status st = og_check_dtype(c, in, 0, og_types_numeric);
-    if (st || (st = og_check_dtype(c, in, 1, og_types_numeric))) return st;
+    if (st || (st = og_check_dtype(c, in, 1, exp_types))) return st;
     if ((st = broadcast_all(c, in, 2, out))) return st;
     out->dtype = in[0].dtype;
     return OG_OK;

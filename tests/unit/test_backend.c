@@ -347,7 +347,7 @@ static void cpu_families_bind_loops(void)
         og_dtype good[2], bad;
         const char *computes;
     } cases[] = {
-        {"MaxPool", "", 1, 0, {OG_FLOAT, OG_DOUBLE}, OG_INT8, "float32, float64"},
+        {"MaxPool", "", 1, 0, {OG_FLOAT, OG_DOUBLE}, OG_FLOAT16, "float32, float64"},
         {"GlobalAveragePool", "", 1, 0, {OG_DOUBLE, OG_FLOAT}, OG_FLOAT16, "float32, float64"},
         {"BatchNormalization", "", 5, 0, {OG_FLOAT, OG_DOUBLE}, OG_BFLOAT16, "float32, float64"},
         {"LayerNormalization", "", 3, 0, {OG_DOUBLE, OG_FLOAT}, OG_INT32, "float32, float64"},
@@ -1082,6 +1082,70 @@ static void binding_follows_the_run(void)
     nh_release(&r);
 }
 
+/* Real nodes (their params matter): MaxPool-12 binds an int8 and a uint8 loop, AveragePool
+ * has none for int8 (the message lists what it computes); Pow binds the loop of its (base,
+ * exponent) pair through select_types, one per pair, and leaves the choice to the run when
+ * the exponent's dtype is not known. */
+static void cpu_binds_int_maxpool_and_pow(void)
+{
+    og_tensor *x = nh_tensor(OG_INT8, 4, (int64_t[]){1, 1, 2, 2}, NULL);
+    const char *ops[] = {"MaxPool", "AveragePool"};
+    for (int i = 0; i < 2; i++) {
+        nh_node spec = {
+            .op = ops[i], .opset = 12, .attrs = {NH_INTS("kernel_shape", 2, 2)}, .in = {x}};
+        nh_result r;
+        /* AveragePool's inference refuses int8: load it at float32, bind it at int8 */
+        og_tensor *xf = i ? nh_tensor(OG_FLOAT, 4, (int64_t[]){1, 1, 2, 2}, NULL) : NULL;
+        if (xf) spec.in[0] = xf;
+        CHECK_OK(nh_load(&spec, &r));
+        og_tensor_free(xf);
+        r.spec = NULL;
+        if (!r.g) continue;
+        const og_node *n = &r.g->nodes[0];
+        og_kernel_binding b;
+        og_dtype t8 = OG_INT8, tu8 = OG_UINT8, tf = OG_FLOAT;
+        if (i == 0) {
+            CHECK_OK(og_backend_bind(&og_cpu_backend, n, &t8, &b));
+            const void *i8 = b.impl;
+            CHECK_OK(og_backend_bind(&og_cpu_backend, n, &tu8, &b));
+            const void *u8 = b.impl;
+            CHECK_OK(og_backend_bind(&og_cpu_backend, n, &tf, &b));
+            CHECK(i8 && u8 && b.impl && i8 != u8 && i8 != b.impl);
+        } else {
+            CHECK(og_backend_bind(&og_cpu_backend, n, &t8, &b) == OG_ERR_UNSUPPORTED);
+            CHECKF(strstr(og_last_error(), "(it computes float32, float64)") != NULL, "message %s",
+                   og_last_error());
+        }
+        nh_release(&r);
+    }
+    og_tensor_free(x);
+    og_tensor *a = nh_tensor(OG_FLOAT, 1, (int64_t[]){2}, NULL),
+              *e = nh_tensor(OG_UINT64, 1, (int64_t[]){2}, NULL);
+    nh_node pw = {.op = "Pow", .opset = 15, .in = {a, e}};
+    nh_result r;
+    CHECK_OK(nh_load(&pw, &r));
+    r.spec = NULL;
+    if (r.g) {
+        const og_node *n = &r.g->nodes[0];
+        og_kernel_binding b;
+        og_dtype t[2] = {OG_FLOAT, OG_UINT64};
+        CHECK_OK(og_backend_bind(&og_cpu_backend, n, t, &b));
+        const void *fu64 = b.impl;
+        CHECK(fu64 != NULL && b.all_types == 1);
+        t[1] = OG_UINT32;
+        CHECK_OK(og_backend_bind(&og_cpu_backend, n, t, &b));
+        CHECK(b.impl != NULL && b.impl != fu64);
+        t[1] = OG_UNDEFINED;
+        CHECK_OK(og_backend_bind(&og_cpu_backend, n, t, &b));
+        CHECK(b.fn != NULL && b.impl == NULL);
+        t[0] = OG_FLOAT16;
+        t[1] = OG_FLOAT;
+        CHECK(og_backend_bind(&og_cpu_backend, n, t, &b) == OG_ERR_UNSUPPORTED);
+    }
+    nh_release(&r);
+    nh_free_tensors((og_tensor *[]){a, e}, 2);
+}
+
 int main(void)
 {
     toy_runs_a_graph();
@@ -1092,6 +1156,7 @@ int main(void)
     binding_follows_the_run();
     cpu_families_state_types();
     cpu_families_bind_loops();
+    cpu_binds_int_maxpool_and_pow();
     cpu_kernels_use_bound_loops();
     cpu_runs_bound_reduction();
     cpu_binds_quant_by_all_types();

@@ -227,6 +227,48 @@ static void test_pow(void)
     }
 }
 
+/* Pow-12+ with an unsigned or narrow integer exponent (T1): a float base against numpy's
+ * np.power(float32, uint64) (float64 promotion, rounded to float32), uint64 exponents past
+ * INT64_MAX included; an integer base by squaring, exact, the parity of a huge exponent kept;
+ * a bool exponent refused by type inference. */
+static void test_pow_unsigned_exponent(void)
+{
+    nh_result r;
+    og_tensor *x = nh_tensor(OG_FLOAT, 1, (int64_t[]){6}, (double[]){1.5, -2, 0.5, 1, 3, -1}),
+              *e = nh_tensor_raw(OG_UINT64, 1, (int64_t[]){6},
+                                 (uint64_t[]){3, 5, 40, ((uint64_t)1 << 63) + 5, 0, UINT64_MAX});
+    nh_node n = {.op = "Pow", .opset = 15, .in = {x, e}};
+    CHECK_OK(nh_run(&n, &r));
+    CHECK(r.out[0] && r.out[0]->dtype == OG_FLOAT);
+    /* numpy: [3.375, -32.0, 9.094947017729282e-13, 1.0, 1.0, 1.0] */
+    nh_expect_close("pow float32^uint64", r.out[0], 6,
+                    (double[]){3.375, -32, 9.094947017729282e-13, 1, 1, 1}, 0, 0);
+    nh_release(&r);
+    og_tensor *e32 = nh_tensor(OG_UINT32, 1, (int64_t[]){1}, (double[]){3});
+    n.in[1] = e32; /* one exponent broadcast: 1.5^3, (-2)^3, ... */
+    CHECK_OK(nh_run(&n, &r));
+    nh_expect_close("pow float32^uint32", r.out[0], 6, (double[]){3.375, -8, 0.125, 1, 27, -1}, 0,
+                    0);
+    nh_release(&r);
+    og_tensor *b = nh_tensor(OG_INT64, 1, (int64_t[]){4}, (double[]){-1, 3, 2, -2}),
+              *eb = nh_tensor_raw(OG_UINT64, 1, (int64_t[]){4},
+                                  (uint64_t[]){UINT64_MAX, 5, 62, ((uint64_t)1 << 63) + 2});
+    nh_node ni = {.op = "Pow", .opset = 15, .in = {b, eb}};
+    CHECK_OK(nh_run(&ni, &r)); /* (-2)^(2^63 + 2) wraps to 0 modulo 2^64 */
+    nh_expect_close("pow int64^uint64", r.out[0], 4, (double[]){-1, 243, 4611686018427387904.0, 0},
+                    0, 0);
+    nh_release(&r);
+    og_tensor *eb8 = nh_tensor(OG_INT8, 1, (int64_t[]){4}, (double[]){3, -1, 4, 3});
+    ni.in[1] = eb8; /* 3^-1 truncates to 0 */
+    CHECK_OK(nh_run(&ni, &r));
+    nh_expect_close("pow int64^int8", r.out[0], 4, (double[]){-1, 0, 16, -8}, 0, 0);
+    nh_release(&r);
+    og_tensor *bl = nh_tensor(OG_BOOL, 1, (int64_t[]){1}, (double[]){1});
+    n.in[1] = bl;
+    nh_expect_fail(&n, NH_LOAD, OG_ERR_UNSUPPORTED, "input 1 has element type bool");
+    nh_free_tensors((og_tensor *[]){x, e, e32, b, eb, eb8, bl}, 7);
+}
+
 static void test_variadic_where_logic(void)
 {
     int64_t d3[] = {3}, d23[] = {2, 3}, d21[] = {2, 1}, d1[] = {1};
@@ -434,6 +476,7 @@ int main(void)
     test_broadcast_patterns();
     test_int_div_mod();
     test_pow();
+    test_pow_unsigned_exponent();
     test_variadic_where_logic();
     test_static_unknowns();
     test_half_max_min_mod();

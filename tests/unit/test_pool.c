@@ -396,6 +396,52 @@ static void test_roi_align(void)
     nh_free_tensors(in, 3);
 }
 
+/* MaxPool-12 on int8 and uint8.  The pads never win: every window here holds only negative
+ * values, so a zero from a pad would show (the reference pads with -inf, as onnxruntime,
+ * whose values and indices these are).  With and without Indices (the border, interior and
+ * masked-index paths); uint8 on the 2x2 stride 2 path; the types MaxPool-11, AveragePool and
+ * GlobalMaxPool do not have are refused by type inference. */
+static void test_maxpool_int8(void)
+{
+    og_tensor *x = nh_tensor(OG_INT8, 4, (int64_t[]){1, 1, 3, 3},
+                             (double[]){-5, -3, -9, -7, -128, -2, -100, -1, -50});
+    const double y[] = {-5, -3, -3, -9, -5, -3, -2, -2, -7, -1, -1, -2, -100, -1, -1, -50};
+    const double idx[] = {0, 1, 1, 2, 0, 1, 5, 5, 3, 7, 7, 5, 6, 7, 7, 8};
+    nh_node n = {.op = "MaxPool",
+                 .opset = 12,
+                 .attrs = {NH_INTS("kernel_shape", 2, 2), NH_INTS("pads", 1, 1, 1, 1)},
+                 .in = {x}};
+    nh_result r;
+    for (int with_idx = 0; with_idx < 2; with_idx++) {
+        n.n_out = 1 + with_idx;
+        CHECK_OK(nh_run(&n, &r));
+        CHECK(r.out[0] && r.out[0]->dtype == OG_INT8 && r.out[0]->dims[2] == 4);
+        nh_expect_close("maxpool int8 pads", r.out[0], 16, y, 0, 0);
+        if (with_idx) nh_expect_close("maxpool int8 indices", r.out[1], 16, idx, 0, 0);
+        nh_release(&r);
+    }
+    og_tensor *u =
+        nh_tensor(OG_UINT8, 4, (int64_t[]){1, 1, 4, 4},
+                  (double[]){200, 255, 0, 17, 3, 254, 9, 128, 1, 2, 250, 251, 0, 0, 0, 255});
+    nh_node nu = {.op = "MaxPool",
+                  .opset = 12,
+                  .attrs = {NH_INTS("kernel_shape", 2, 2), NH_INTS("strides", 2, 2)},
+                  .in = {u}};
+    CHECK_OK(nh_run(&nu, &r));
+    nh_expect_close("maxpool uint8 2x2", r.out[0], 4, (double[]){255, 128, 2, 255}, 0, 0);
+    nh_release(&r);
+    n.opset = 11;
+    nh_expect_fail(&n, NH_LOAD, OG_ERR_UNSUPPORTED, "element type int8");
+    nh_node avg = {.op = "AveragePool",
+                   .opset = 19,
+                   .attrs = {NH_INTS("kernel_shape", 2, 2)},
+                   .in = {u}},
+            gmax = {.op = "GlobalMaxPool", .opset = 1, .in = {u}};
+    nh_expect_fail(&avg, NH_LOAD, OG_ERR_UNSUPPORTED, "element type uint8");
+    nh_expect_fail(&gmax, NH_LOAD, OG_ERR_UNSUPPORTED, "element type uint8");
+    nh_free_tensors((og_tensor *[]){x, u}, 2);
+}
+
 int main(void)
 {
     test_maxpool_indices(0);
@@ -403,6 +449,7 @@ int main(void)
     test_avgpool_pads(0);
     test_avgpool_pads(1);
     test_maxpool_dilated_ceil();
+    test_maxpool_int8();
     test_global("GlobalAveragePool", 2.5, -2.5);
     test_global("GlobalMaxPool", 4, -1);
     test_random();

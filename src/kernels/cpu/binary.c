@@ -384,9 +384,10 @@ DEF_BITS(shr, E_SHR)
 
 /* ---- Pow: base and exponent types independent ------------------------------------ */
 
-static inline int64_t ipow(int64_t b, int64_t e)
+/* b^e by squaring, wrapping modulo 2^64 like a product of e factors; an unsigned exponent
+ * (uint64 may pass INT64_MAX) takes it whole */
+static inline int64_t ipow_u(int64_t b, uint64_t e)
 {
-    if (e < 0) return b == 1 ? 1 : b == -1 ? ((e & 1) ? -1 : 1) : 0; /* truncated 1/b^-e */
     uint64_t r = 1, x = (uint64_t)b;
     while (e) {
         if (e & 1) r *= x;
@@ -394,6 +395,11 @@ static inline int64_t ipow(int64_t b, int64_t e)
         e >>= 1;
     }
     return (int64_t)r;
+}
+static inline int64_t ipow(int64_t b, int64_t e)
+{
+    if (e < 0) return b == 1 ? 1 : b == -1 ? ((e & 1) ? -1 : 1) : 0; /* truncated 1/b^-e */
+    return ipow_u(b, (uint64_t)e);
 }
 /* double -> integer without UB on NaN or overflow */
 static inline int64_t sat_i64(double d)
@@ -414,6 +420,7 @@ static inline int32_t sat_i32(double d)
 #define E_POWF(T, U, x, y)    (powf((x), (y)))
 #define E_POWD(T, U, x, y)    ((T)pow((double)(x), (double)(y)))
 #define E_POWI(T, U, x, y)    ((T)ipow((x), (int64_t)(y)))
+#define E_POWU(T, U, x, y)    ((T)ipow_u((x), (uint64_t)(y)))
 #define E_POWI32F(T, U, x, y) (sat_i32(pow((double)(x), (double)(y))))
 #define E_POWI64F(T, U, x, y) (sat_i64(pow((double)(x), (double)(y))))
 #define E_SQ(T, U, x, y)      ((void)(y), (x) * (x))
@@ -421,25 +428,56 @@ static inline int32_t sat_i32(double d)
 #define E_SQRTF(T, U, x, y)   ((void)(y), sqrtf(x))
 #define E_SQRTD(T, U, x, y)   ((void)(y), sqrt(x))
 
-/* One row of the table per base type: exponents float, double, int32, int64. */
-#define DEF_POW_ROW(B, TB, EF, EI)                                                                 \
+/* Pow-12+ lets the exponent (T1) be any numeric type apart from the base's (T): the columns
+ * of the table, in pow_col's order. */
+enum { P_F32, P_F64, P_I32, P_I64, P_I8, P_I16, P_U8, P_U16, P_U32, P_U64, P_N };
+
+static int pow_col(og_dtype t)
+{
+    switch (t) {
+    case OG_FLOAT: return P_F32;
+    case OG_DOUBLE: return P_F64;
+    case OG_INT32: return P_I32;
+    case OG_INT64: return P_I64;
+    case OG_INT8: return P_I8;
+    case OG_INT16: return P_I16;
+    case OG_UINT8: return P_U8;
+    case OG_UINT16: return P_U16;
+    case OG_UINT32: return P_U32;
+    case OG_UINT64: return P_U64;
+    default: return -1;
+    }
+}
+
+/* One row of the table per base type: the exponent types of pow_col.  A float base takes an
+ * integer exponent through double (exact for |e| < 2^53, as numpy's float64 promotion); an
+ * integer base takes it by squaring (EI signed, EU unsigned, so that a uint64 exponent past
+ * INT64_MAX stays positive). */
+#define DEF_POW_INTS(B, TB, EI, EU)                                                                \
+    DEF_BIN(pow_##B##_i32, TB, int32_t, TB, TB, EI)                                                \
+    DEF_BIN(pow_##B##_i64, TB, int64_t, TB, TB, EI)                                                \
+    DEF_BIN(pow_##B##_i8, TB, int8_t, TB, TB, EI)                                                  \
+    DEF_BIN(pow_##B##_i16, TB, int16_t, TB, TB, EI)                                                \
+    DEF_BIN(pow_##B##_u8, TB, uint8_t, TB, TB, EI)                                                 \
+    DEF_BIN(pow_##B##_u16, TB, uint16_t, TB, TB, EI)                                               \
+    DEF_BIN(pow_##B##_u32, TB, uint32_t, TB, TB, EI)                                               \
+    DEF_BIN(pow_##B##_u64, TB, uint64_t, TB, TB, EU)
+#define DEF_POW_ROW(B, TB, EF, EI, EU)                                                             \
     DEF_BIN(pow_##B##_f32, TB, float, TB, TB, EF)                                                  \
     DEF_BIN(pow_##B##_f64, TB, double, TB, TB, EF)                                                 \
-    DEF_BIN(pow_##B##_i32, TB, int32_t, TB, TB, EI)                                                \
-    DEF_BIN(pow_##B##_i64, TB, int64_t, TB, TB, EI)
+    DEF_POW_INTS(B, TB, EI, EU)
+#define POW_ROW(B)                                                                                 \
+    {                                                                                              \
+        pow_##B##_f32, pow_##B##_f64, pow_##B##_i32, pow_##B##_i64, pow_##B##_i8, pow_##B##_i16,   \
+            pow_##B##_u8, pow_##B##_u16, pow_##B##_u32, pow_##B##_u64                              \
+    }
 DEF_BIN(pow_f32_f32, float, float, float, float, E_POWF)
 DEF_BIN(pow_f32_f64, float, double, float, float, E_POWD)
-DEF_BIN(pow_f32_i32, float, int32_t, float, float, E_POWD)
-DEF_BIN(pow_f32_i64, float, int64_t, float, float, E_POWD)
-DEF_POW_ROW(f64, double, E_POWD, E_POWD)
-DEF_POW_ROW(i32, int32_t, E_POWI32F, E_POWI)
-DEF_POW_ROW(i64, int64_t, E_POWI64F, E_POWI)
-static const bin_fn pow_fns[4][4] = {
-    {pow_f32_f32, pow_f32_f64, pow_f32_i32, pow_f32_i64},
-    {pow_f64_f32, pow_f64_f64, pow_f64_i32, pow_f64_i64},
-    {pow_i32_f32, pow_i32_f64, pow_i32_i32, pow_i32_i64},
-    {pow_i64_f32, pow_i64_f64, pow_i64_i32, pow_i64_i64},
-};
+DEF_POW_INTS(f32, float, E_POWD, E_POWD)
+DEF_POW_ROW(f64, double, E_POWD, E_POWD, E_POWD)
+DEF_POW_ROW(i32, int32_t, E_POWI32F, E_POWI, E_POWU)
+DEF_POW_ROW(i64, int64_t, E_POWI64F, E_POWI, E_POWU)
+static const bin_fn pow_fns[4][P_N] = {POW_ROW(f32), POW_ROW(f64), POW_ROW(i32), POW_ROW(i64)};
 /* Fast paths for a float base and one exponent value (x^2 in norms, x^0.5, ...); they read
  * the base only (run with b == a). */
 DEF_BIN(sq_f32, float, float, float, float, E_SQ)
@@ -708,14 +746,22 @@ static og_status k_mod(const og_kernel_ctx *k, const og_tensor *const *in, int n
     return binary(k, in[0], in[1], out[0], fns, 16);
 }
 
+/* Pow binds on both type variables: the loop of (base, exponent), an entry of pow_fns. */
+static const void *select_pow(const og_node *n, const og_dtype *t)
+{
+    if (n->n_in < 2 || t[1] == OG_UNDEFINED) return OG_KERNEL_AT_RUN;
+    int sa = slot_of(t[0]), sb = pow_col(t[1]);
+    return sa < 0 || sa > S_I64 || sb < 0 ? NULL : &pow_fns[sa][sb];
+}
+
 static og_status k_pow(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                        og_tensor *const *out, int n_out)
 {
     const og_tensor *a = in[0], *b = in[1];
     og_tensor *o = out[0];
-    int sa = slot_of(a->dtype), sb = slot_of(b->dtype);
+    int sa = slot_of(a->dtype), sb = pow_col(b->dtype);
     if (sa < 0 || sa > S_I64) return bad_dtype(k, 0, a->dtype);
-    if (sb < 0 || sb > S_I64) return bad_dtype(k, 1, b->dtype);
+    if (sb < 0) return bad_dtype(k, 1, b->dtype);
     if (o->numel == 0) return OG_OK;
     const og_tensor *ins[2] = {a, b};
     bplan p;
@@ -741,7 +787,10 @@ static og_status k_pow(const og_kernel_ctx *k, const og_tensor *const *in, int n
         }
     }
     plan_init(&p, o, ins, 2);
-    run_bin(k, &p, 32, pow_fns[sa][sb], a->data, b->data, o->data);
+    /* k->impl: the loop bound at session creation (select_pow); the scalar-exponent fast
+     * paths above pick on the exponent's value, so they stay per call */
+    bin_fn fn = k->impl ? *(const bin_fn *)k->impl : pow_fns[sa][sb];
+    run_bin(k, &p, 32, fn, a->data, b->data, o->data);
     return OG_OK;
 }
 
@@ -926,7 +975,7 @@ const og_kernel_def og_cpu_binary[] = {
     {.name = "Sub", .domain = "", .fn = k_sub, .select = select_k_sub},
     {.name = "Mul", .domain = "", .fn = k_mul, .select = select_k_mul},
     {.name = "Div", .domain = "", .fn = k_div, .select = select_k_div},
-    {.name = "Pow", .domain = "", .fn = k_pow},
+    {.name = "Pow", .domain = "", .fn = k_pow, .select_types = select_pow},
     {.name = "Mod", .domain = "", .fn = k_mod, .select = select_k_mod},
     {.name = "PRelu", .domain = "", .fn = k_prelu, .select = select_k_prelu},
     {.name = "Equal", .domain = "", .fn = k_equal, .select = select_k_equal, .strings = 1},

@@ -1,8 +1,8 @@
 /* pool.c: CPU kernels of AveragePool, MaxPool (with optional Indices), GlobalAveragePool
- * and GlobalMaxPool, for float32 and float64: the loops of one type are a pool_loops table,
- * bound to the node when the session is created; LpPool, bound the same way (its loops hold
- * the average pool's of their type; float16 and bfloat16 through float32); MaxUnpool (moves
- * elements by size, any dtype) and RoiAlign (bound like LpPool).
+ * and GlobalMaxPool, for float32 and float64 (MaxPool also int8 and uint8): the loops of one type
+ * are a pool_loops table, bound to the node when the session is created; LpPool, bound the same way
+ * (its loops hold the average pool's of their type; float16 and bfloat16 through float32);
+ * MaxUnpool (moves elements by size, any dtype) and RoiAlign (bound like LpPool).
  *
  * 1-D, 2-D and 3-D pools share one loop nest over (D, H, W), with leading spatial dims of
  * size 1 for lower ranks.  The range of kernel taps that fall inside the input is
@@ -432,6 +432,11 @@ static og_status pool_setup(const og_kernel_ctx *k, const og_pool_params *p, con
 
 DEFINE_POOL_ROWS(float)
 DEFINE_POOL_ROWS(double)
+/* MaxPool-12+ also takes int8 and uint8 (select_pool binds these for MaxPool only: the
+ * average paths instantiated with them are never reached).  Only taps inside the input
+ * are compared, so a pad is never the maximum, for any type. */
+DEFINE_POOL_ROWS(int8_t)
+DEFINE_POOL_ROWS(uint8_t)
 
 /* The typed loops of one element type: the binding's impl, chosen once per node when the
  * session is created (select_pool), so that a run does not branch on the dtype. */
@@ -444,17 +449,24 @@ typedef struct pool_loops {
 
 static const pool_loops pool_loops_float = {global_float, pool_float};
 static const pool_loops pool_loops_double = {global_double, pool_double};
+static const pool_loops pool_loops_int8 = {global_int8_t, pool_int8_t};
+static const pool_loops pool_loops_uint8 = {global_uint8_t, pool_uint8_t};
 
-static const pool_loops *pool_loops_of(og_dtype t)
+/* The loops of dtype t for pool p: float and double for every pool, int8 and uint8 for a
+ * windowed MaxPool only (AveragePool and the global pools have no integer types). */
+static const pool_loops *pool_loops_of(const og_pool_params *p, og_dtype t)
 {
-    return t == OG_FLOAT ? &pool_loops_float : t == OG_DOUBLE ? &pool_loops_double : NULL;
+    bool ints = p && p->kind == OG_POOL_MAX && !p->global;
+    switch (t) {
+    case OG_FLOAT: return &pool_loops_float;
+    case OG_DOUBLE: return &pool_loops_double;
+    case OG_INT8: return ints ? &pool_loops_int8 : NULL;
+    case OG_UINT8: return ints ? &pool_loops_uint8 : NULL;
+    default: return NULL;
+    }
 }
 
-static const void *select_pool(const og_node *n, og_dtype t)
-{
-    (void)n;
-    return pool_loops_of(t);
-}
+static const void *select_pool(const og_node *n, og_dtype t) { return pool_loops_of(n->params, t); }
 
 static og_status pool_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                              og_tensor *const *out, int n_out)
@@ -463,7 +475,7 @@ static og_status pool_kernel(const og_kernel_ctx *k, const og_tensor *const *in,
     const og_tensor *x = in[0];
     og_tensor *y = out[0], *ind = n_out > 1 ? out[1] : NULL;
     /* k->impl: the loops bound at session creation; without a binding, pick them here */
-    const pool_loops *loops = k->impl ? k->impl : pool_loops_of(x->dtype);
+    const pool_loops *loops = k->impl ? k->impl : pool_loops_of(p, x->dtype);
     if (!loops)
         return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
                                og_dtype_name(x->dtype));
@@ -770,7 +782,7 @@ static og_status roi_align_kernel(const og_kernel_ctx *k, const og_tensor *const
     return st;
 }
 
-/* float32 and float64 (no int8/uint8 MaxPool): select_pool binds the loops of X's dtype. */
+/* float32 and float64, and int8/uint8 for MaxPool: select_pool binds the loops of X's dtype. */
 const og_kernel_def og_cpu_pool[] = {
     {.name = "AveragePool", .domain = "", .fn = pool_kernel, .select = select_pool},
     {.name = "MaxPool", .domain = "", .fn = pool_kernel, .select = select_pool},
