@@ -912,8 +912,8 @@ OG_API void og_loss_options_init(og_loss_options *o, og_loss_kind kind);
  * records which output and inputs the loss added and which value it compares
  * ("onnxgrad.loss", "onnxgrad.loss_inputs", "onnxgrad.loss_output"), so og_trainer_export
  * can strip them, and how it combines samples ("onnxgrad.loss_reduction": "mean", "sum" or
- * "sum+penalty"; data-parallel og_trainer_fit reads it).  CROSS_ENTROPY and NLL need a default opset >= 12,
- * PROBA >= 9.
+ * "sum+penalty"; data-parallel og_trainer_fit reads it).  CROSS_ENTROPY and NLL need a
+ * default opset >= 12, PROBA >= 9.
  * Errors: OG_ERR_INVALID_ARG (unknown output or weight, a name already taken, bad
  * l1_ratio/delta), OG_ERR_TYPE (a non-float output), OG_ERR_UNSUPPORTED (opset). */
 OG_API og_status og_model_add_loss(const og_model *m, const og_loss_options *o, og_model **out);

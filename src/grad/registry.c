@@ -15,8 +15,21 @@
     X(reduce)                                                                                      \
     X(linalg)                                                                                      \
     X(conv)                                                                                        \
-    X(pool) X(norm) X(loss) X(tensor) X(resize) X(index) X(optim) X(quant) X(ml) X(rnn) X(control) \
-        X(random) X(signal) X(pool_lp_roi) X(sequence)
+    X(pool)                                                                                        \
+    X(norm)                                                                                        \
+    X(loss)                                                                                        \
+    X(tensor)                                                                                      \
+    X(resize)                                                                                      \
+    X(index)                                                                                       \
+    X(optim)                                                                                       \
+    X(quant)                                                                                       \
+    X(ml)                                                                                          \
+    X(rnn)                                                                                         \
+    X(control)                                                                                     \
+    X(random)                                                                                      \
+    X(signal)                                                                                      \
+    X(pool_lp_roi)                                                                                 \
+    X(sequence)
 
 #define OG_DECLARE(f) extern const og_grad_rule og_grad_##f[];
 OG_GRAD_FAMILIES(OG_DECLARE)

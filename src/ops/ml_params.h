@@ -31,8 +31,9 @@ typedef enum og_post {
  * score (T == 1, which needs two labels: labels[1] if score > 0, else labels[0]),
  * Z the transformed scores; T == 1 (binary) gives Z [N, 2] = [1 - p, p], p = s, or
  * logistic(s) for LOGISTIC, as onnxruntime does; with PROBIT, Z [N, 1] = probit(s)
- * (onnxruntime writes those N values packed into an [N, 2] output, the rest zeros).  post for a single column (T == 1,
- * regressor or classifier) is PROBIT or nothing, as onnxruntime's scoring does. */
+ * (onnxruntime writes those N values packed into an [N, 2] output, the rest zeros).  post
+ * for a single column (T == 1, regressor or classifier) is PROBIT or nothing, as
+ * onnxruntime's scoring does. */
 typedef struct og_linear_params {
     const float *coef;
     int64_t n_coef;

@@ -13,9 +13,26 @@
     X(reduce)                                                                                      \
     X(linalg)                                                                                      \
     X(conv)                                                                                        \
-    X(pool) X(norm) X(loss) X(tensor) X(resize) X(index) X(optim) X(quant) X(ml) X(rnn) X(control) \
-        X(sequence) X(signal) X(string) X(select) X(qlinear) X(random) X(conv_deform)              \
-            X(pool_lp_roi) X(image)
+    X(pool)                                                                                        \
+    X(norm)                                                                                        \
+    X(loss)                                                                                        \
+    X(tensor)                                                                                      \
+    X(resize)                                                                                      \
+    X(index)                                                                                       \
+    X(optim)                                                                                       \
+    X(quant)                                                                                       \
+    X(ml)                                                                                          \
+    X(rnn)                                                                                         \
+    X(control)                                                                                     \
+    X(sequence)                                                                                    \
+    X(signal)                                                                                      \
+    X(string)                                                                                      \
+    X(select)                                                                                      \
+    X(qlinear)                                                                                     \
+    X(random)                                                                                      \
+    X(conv_deform)                                                                                 \
+    X(pool_lp_roi)                                                                                 \
+    X(image)
 
 #define OG_DECLARE(f) extern const og_op_def og_ops_##f[];
 OG_FAMILIES(OG_DECLARE)

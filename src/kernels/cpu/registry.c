@@ -11,9 +11,25 @@
     X(reduce)                                                                                      \
     X(linalg)                                                                                      \
     X(conv)                                                                                        \
-    X(pool) X(norm) X(loss) X(tensor) X(resize) X(index) X(optim) X(quant) X(ml) X(rnn)            \
-        X(sequence) X(signal) X(string) X(select) X(qlinear) X(random) X(conv_deform)              \
-            X(pool_lp_roi) X(image)
+    X(pool)                                                                                        \
+    X(norm)                                                                                        \
+    X(loss)                                                                                        \
+    X(tensor)                                                                                      \
+    X(resize)                                                                                      \
+    X(index)                                                                                       \
+    X(optim)                                                                                       \
+    X(quant)                                                                                       \
+    X(ml)                                                                                          \
+    X(rnn)                                                                                         \
+    X(sequence)                                                                                    \
+    X(signal)                                                                                      \
+    X(string)                                                                                      \
+    X(select)                                                                                      \
+    X(qlinear)                                                                                     \
+    X(random)                                                                                      \
+    X(conv_deform)                                                                                 \
+    X(pool_lp_roi)                                                                                 \
+    X(image)
 
 #define OG_DECLARE(f) extern const og_kernel_def og_cpu_##f[];
 OG_CPU_FAMILIES(OG_DECLARE)
