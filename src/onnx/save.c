@@ -197,6 +197,15 @@ static Onnx__ValueInfoProto *value_info(arena *ar, const og_graph *g, const og_v
 static void *pc_alloc(void *user, size_t size) { return og_malloc(user, size); }
 static void pc_free(void *user, void *p) { og_free(user, p); }
 
+/* What packing held: the graph attributes kept as unpacked protos (raw_list) and the arena. */
+static void pack_release(arena *ar, Onnx__AttributeProto **raw_list, size_t n_raw)
+{
+    ProtobufCAllocator pa = {pc_alloc, pc_free, (void *)ar->a};
+    for (size_t i = 0; i < n_raw; i++) onnx__attribute_proto__free_unpacked(raw_list[i], &pa);
+    og_free(ar->a, raw_list);
+    arena_free(ar);
+}
+
 static Onnx__GraphProto *graph_proto(arena *ar, const og_graph *g, Onnx__AttributeProto ***raw_list,
                                      size_t *n_raw);
 
@@ -485,11 +494,8 @@ og_status og_onnx_serialize_model(const og_graph *g, const og_allocator *a, void
     goto done;
 nomem:
     st = og_error(OG_ERR_NOMEM, "out of memory saving the model");
-done:;
-    ProtobufCAllocator pa = {pc_alloc, pc_free, (void *)ar.a};
-    for (size_t i = 0; i < n_raw; i++) onnx__attribute_proto__free_unpacked(raw_list[i], &pa);
-    og_free(ar.a, raw_list);
-    arena_free(&ar);
+done:
+    pack_release(&ar, raw_list, n_raw);
     return st;
 }
 
@@ -538,11 +544,8 @@ og_status og_onnx_serialize_training_info(const og_graph *algorithm, const og_gr
 nomem:
     out->size = 0;
     st = og_error(OG_ERR_NOMEM, "out of memory writing a TrainingInfoProto");
-done:;
-    ProtobufCAllocator pa = {pc_alloc, pc_free, (void *)ar.a};
-    for (size_t i = 0; i < n_raw; i++) onnx__attribute_proto__free_unpacked(raw_list[i], &pa);
-    og_free(ar.a, raw_list);
-    arena_free(&ar);
+done:
+    pack_release(&ar, raw_list, n_raw);
     return st;
 }
 
@@ -569,11 +572,8 @@ og_status og_onnx_pack_graph_attr(const og_graph *body, const char *name, og_att
 nomem:
     out->raw_len = 0;
     st = og_error(OG_ERR_NOMEM, "out of memory packing a graph attribute");
-done:;
-    ProtobufCAllocator pa = {pc_alloc, pc_free, (void *)ar.a};
-    for (size_t i = 0; i < n_raw; i++) onnx__attribute_proto__free_unpacked(raw_list[i], &pa);
-    og_free(ar.a, raw_list);
-    arena_free(&ar);
+done:
+    pack_release(&ar, raw_list, n_raw);
     return st;
 }
 
@@ -627,11 +627,8 @@ og_status og_onnx_pack_function(const og_graph *body, const char *domain, const 
 nomem:
     out->size = 0;
     st = og_error(OG_ERR_NOMEM, "out of memory packing a function");
-done:;
-    ProtobufCAllocator pa = {pc_alloc, pc_free, (void *)ar.a};
-    for (size_t i = 0; i < n_raw; i++) onnx__attribute_proto__free_unpacked(raw_list[i], &pa);
-    og_free(ar.a, raw_list);
-    arena_free(&ar);
+done:
+    pack_release(&ar, raw_list, n_raw);
     return st;
 }
 
