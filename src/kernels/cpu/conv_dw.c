@@ -243,6 +243,20 @@ static int dw_threads(const og_kernel_ctx *k, int64_t items, double work)
     return t > items ? (int)(items > 0 ? items : 1) : t;
 }
 
+/* Scratch of `threads` slots of `slot` elements of es bytes each (one per thread): NULL
+ * after the kernel's error message (OG_ERR_NOMEM). */
+static char *dw_slots(const og_kernel_ctx *k, size_t slot, size_t es, int threads)
+{
+    size_t bytes;
+    if (!og_mul_size(slot ? slot : 1, es * (size_t)threads, &bytes)) {
+        og_kernel_error(k, OG_ERR_NOMEM, "scratch size overflows");
+        return NULL;
+    }
+    char *p = og_scratch_get(k, bytes);
+    if (!p) og_kernel_error(k, OG_ERR_NOMEM, "out of memory for %zu bytes of scratch", bytes);
+    return p;
+}
+
 /* One item = (image, group) of a Conv: pad its cg input planes into xp (unless the
  * input needs no padding: then read in place), then its mg output planes. */
 #define DW_CONV_ITEM(T, fns)                                                                       \
@@ -299,14 +313,9 @@ og_status og_conv_direct(const og_kernel_ctx *k, const og_conv_geom *g, bool tra
         const int64_t blocks = (g->group + DW_L - 1) / DW_L, items = g->n * blocks;
         const int64_t xe = d.cg * d.rows * d.wp * DW_L, we = d.cg * nt * DW_L;
         const size_t slot = (size_t)(xe + we + os * DW_L);
-        size_t bytes;
         const int threads = dw_threads(k, items, (double)(os * d.cg * nt * DW_L));
-        if (!og_mul_size(slot, es * (size_t)threads, &bytes))
-            return og_kernel_error(k, OG_ERR_NOMEM, "scratch size overflows");
-        char *scratch = og_scratch_get(k, bytes);
-        if (!scratch)
-            return og_kernel_error(k, OG_ERR_NOMEM, "out of memory for %zu bytes of scratch",
-                                   bytes);
+        char *scratch = dw_slots(k, slot, es, threads);
+        if (!scratch) return OG_ERR_NOMEM; /* message given */
 #ifdef _OPENMP
 #pragma omp parallel num_threads(threads) if (threads > 1)
 #endif
@@ -338,14 +347,9 @@ og_status og_conv_direct(const og_kernel_ctx *k, const og_conv_geom *g, bool tra
         /* items (image, block of DW_L channels), channels-last */
         const int64_t blocks = (g->c + DW_L - 1) / DW_L, items = g->n * blocks;
         const size_t slot = (size_t)((d.plane + os) * DW_L);
-        size_t bytes;
         const int threads = dw_threads(k, items, (double)(d.plane * nt * DW_L));
-        if (!og_mul_size(slot, es * (size_t)threads, &bytes))
-            return og_kernel_error(k, OG_ERR_NOMEM, "scratch size overflows");
-        char *scratch = og_scratch_get(k, bytes);
-        if (!scratch)
-            return og_kernel_error(k, OG_ERR_NOMEM, "out of memory for %zu bytes of scratch",
-                                   bytes);
+        char *scratch = dw_slots(k, slot, es, threads);
+        if (!scratch) return OG_ERR_NOMEM; /* message given */
 #ifdef _OPENMP
 #pragma omp parallel num_threads(threads) if (threads > 1)
 #endif
@@ -392,14 +396,9 @@ og_status og_conv_direct(const og_kernel_ctx *k, const og_conv_geom *g, bool tra
         /* small planes: items (image, block of DW_L channels), channels-last */
         const int64_t blocks = (g->c + DW_L - 1) / DW_L, items = g->n * blocks;
         const size_t slot = (size_t)((d.rows * d.wp + os) * DW_L);
-        size_t bytes;
         const int threads = dw_threads(k, items, (double)(d.mg * os * nt * DW_L));
-        if (!og_mul_size(slot, es * (size_t)threads, &bytes))
-            return og_kernel_error(k, OG_ERR_NOMEM, "scratch size overflows");
-        char *scratch = og_scratch_get(k, bytes);
-        if (!scratch)
-            return og_kernel_error(k, OG_ERR_NOMEM, "out of memory for %zu bytes of scratch",
-                                   bytes);
+        char *scratch = dw_slots(k, slot, es, threads);
+        if (!scratch) return OG_ERR_NOMEM; /* message given */
 #ifdef _OPENMP
 #pragma omp parallel num_threads(threads) if (threads > 1)
 #endif
@@ -435,15 +434,11 @@ og_status og_conv_direct(const og_kernel_ctx *k, const og_conv_geom *g, bool tra
     if (pad) dp.plane = d.rows * d.wp;
     const int64_t pad_elems = pad ? d.cg * dp.plane : 0;
     const int64_t wide_elems = d.sh == 1 && d.sw == 1 && !d.dot ? (d.oh - 1) * d.wp + d.ow : 0;
-    size_t slot_elems = (size_t)(pad_elems + wide_elems), bytes;
+    size_t slot_elems = (size_t)(pad_elems + wide_elems);
     const int64_t items = g->n * g->group;
     const int threads = dw_threads(k, items, (double)(d.mg * d.cg * os * nt));
-    if (!og_mul_size(slot_elems > 0 ? slot_elems : 1, es * (size_t)threads, &bytes))
-        return og_kernel_error(k, OG_ERR_NOMEM, "scratch size overflows");
-    char *scratch = og_scratch_get(k, bytes);
-    if (!scratch)
-        return og_kernel_error(k, OG_ERR_NOMEM, "out of memory for %zu bytes of padded planes",
-                               bytes);
+    char *scratch = dw_slots(k, slot_elems, es, threads); /* padded planes */
+    if (!scratch) return OG_ERR_NOMEM;                    /* message given */
 #ifdef _OPENMP
 #pragma omp parallel num_threads(threads) if (threads > 1)
 #endif
