@@ -30,6 +30,19 @@ class BaseEstimator(BaseOnnxClass):
         self.learning_rate = BaseLearningRate.select(learning_rate)
         self.device = get_device(device)
 
+    def _progress_loop(self) -> Any:
+        """The fit's iterations, range(max_iter), with a tqdm progress bar when verbose > 0
+        and tqdm is installed."""
+        loop: Any = range(self.max_iter)  # type: ignore[attr-defined]
+        if self.verbose > 0:  # type: ignore[attr-defined]
+            try:
+                from tqdm import tqdm
+
+                loop = tqdm(loop)
+            except ImportError:
+                pass
+        return loop
+
     def get_params(self, deep: bool = False) -> Dict[str, Any]:
         """The constructor's parameters (scikit-learn's protocol: ``sklearn.base.clone``
         and ``GridSearchCV`` work); the device by name."""

@@ -161,14 +161,7 @@ class OrtGradientOptimizer(BaseEstimator):
         self.input_names_ = list(inputs) + ["Learning_Rate"]
         self.output_names_ = session.forback.output_names
         self.loss_index_ = self.output_names_.index(self.loss_output_name)
-        loop: Any = range(self.max_iter)
-        if self.verbose > 0:
-            try:
-                from tqdm import tqdm
-
-                loop = tqdm(loop)
-            except ImportError:
-                pass
+        loop = self._progress_loop()
         every = max(1, int(self.validation_every))
         self.train_losses_: List[Any] = []
         self.validation_losses_: List[Any] = []

@@ -309,14 +309,7 @@ class OrtGradientForwardBackwardOptimizer(BaseEstimator):
             data_loader_val = None
         self.learning_rate.init_learning_rate()
 
-        loop: Any = range(self.max_iter)
-        if self.verbose > 0:
-            try:
-                from tqdm import tqdm
-
-                loop = tqdm(loop)
-            except ImportError:
-                pass
+        loop = self._progress_loop()
         every = max(1, int(self.validation_every))
         self.train_losses_: List[Any] = []
         val_losses: List[Any] = []
