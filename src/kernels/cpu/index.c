@@ -442,12 +442,71 @@ static void fill_elems(void *o, const void *v, size_t es, int64_t n)
     }
 }
 
+/* OneHot's loop for indices of C type T: n positions from element off, each normalised
+ * into [0, depth) (a negative one counts from the end) or -1 when outside [-depth, depth)
+ * (a float is truncated after a range check, so that no cast overflows). */
+#define OH_POS(NAME, T, IS_FLOAT)                                                                  \
+    static void NAME(const void *iv, int64_t off, int64_t n, int64_t depth, int64_t *pos)          \
+    {                                                                                              \
+        const T *ind = (const T *)iv + off;                                                        \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            int64_t v;                                                                             \
+            if (IS_FLOAT) {                                                                        \
+                double f = (double)ind[i];                                                         \
+                if (!(f > -(double)depth - 1.0 && f < (double)depth + 1.0)) {                      \
+                    pos[i] = -1;                                                                   \
+                    continue;                                                                      \
+                }                                                                                  \
+                v = (int64_t)f;                                                                    \
+            } else {                                                                               \
+                v = (int64_t)ind[i];                                                               \
+            }                                                                                      \
+            if (v < 0) v += depth;                                                                 \
+            pos[i] = v < 0 || v >= depth ? -1 : v;                                                 \
+        }                                                                                          \
+    }
+OH_POS(oh_pos_f32, float, 1)
+OH_POS(oh_pos_f64, double, 1)
+OH_POS(oh_pos_i8, int8_t, 0)
+OH_POS(oh_pos_i16, int16_t, 0)
+OH_POS(oh_pos_i32, int32_t, 0)
+OH_POS(oh_pos_i64, int64_t, 0)
+OH_POS(oh_pos_u8, uint8_t, 0)
+OH_POS(oh_pos_u16, uint16_t, 0)
+OH_POS(oh_pos_u32, uint32_t, 0)
+OH_POS(oh_pos_u64, uint64_t, 0)
+
+typedef struct oh_loops {
+    og_dtype t;
+    void (*pos)(const void *ind, int64_t off, int64_t n, int64_t depth, int64_t *pos);
+} oh_loops;
+/* the indices' dtypes OneHot's inference admits */
+static const oh_loops oh_t[] = {{OG_FLOAT, oh_pos_f32},  {OG_DOUBLE, oh_pos_f64},
+                                {OG_INT8, oh_pos_i8},    {OG_INT16, oh_pos_i16},
+                                {OG_INT32, oh_pos_i32},  {OG_INT64, oh_pos_i64},
+                                {OG_UINT8, oh_pos_u8},   {OG_UINT16, oh_pos_u16},
+                                {OG_UINT32, oh_pos_u32}, {OG_UINT64, oh_pos_u64}};
+
+static const void *select_onehot(const og_node *n, og_dtype t)
+{
+    (void)n;
+    for (size_t i = 0; i < sizeof oh_t / sizeof oh_t[0]; i++)
+        if (oh_t[i].t == t) return &oh_t[i];
+    return NULL;
+}
+
+/* The indices are read by the loop bound to their dtype; the values (off, on) are moved by
+ * their element size. */
 static og_status k_onehot(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                           og_tensor *const *out, int n_out)
 {
     const og_index_params *p = k->params;
     const og_tensor *ind = in[0], *vals = in[2];
     og_tensor *y = out[0];
+    const oh_loops *l = k->impl ? k->impl : select_onehot(k->node, ind->dtype);
+    if (!l)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "input 0 (indices) is %s, not supported",
+                               og_dtype_name(ind->dtype));
     int axis = norm_axis(p->axis, ind->rank + 1);
     int64_t depth = y->dims[axis];
     int64_t outer = numel_of(ind->rank, ind->dims, 0, axis);
@@ -458,21 +517,14 @@ static og_status k_onehot(const og_kernel_ctx *k, const og_tensor *const *in, in
     const char *off_v = vals->data, *on_v = off_v + es;
     fill_elems(y->data, off_v, es, y->numel);
     char *o = y->data;
-    bool is_float = og_dtype_is_float(ind->dtype);
+    int64_t pos[256]; /* a block of positions along the axis */
     for (int64_t a = 0; a < outer; a++)
-        for (int64_t i = 0; i < inner; i++) {
-            int64_t src = a * inner + i, v;
-            if (is_float) {
-                double f = og_tensor_get_f64(ind, src);
-                /* out of [-depth, depth) gives an all-off row, per the spec */
-                if (!(f > -(double)depth - 1.0 && f < (double)depth + 1.0)) continue;
-                v = (int64_t)f;
-            } else {
-                v = og_tensor_get_i64(ind, src);
-            }
-            if (v < 0) v += depth;
-            if (v < 0 || v >= depth) continue;
-            memcpy(o + (size_t)((a * depth + v) * inner + i) * es, on_v, es);
+        for (int64_t i0 = 0; i0 < inner; i0 += 256) {
+            int64_t m = inner - i0 < 256 ? inner - i0 : 256;
+            l->pos(ind->data, a * inner + i0, m, depth, pos);
+            for (int64_t e = 0; e < m; e++)
+                if (pos[e] >= 0)
+                    memcpy(o + (size_t)((a * depth + pos[e]) * inner + i0 + e) * es, on_v, es);
         }
     return OG_OK;
 }
@@ -508,9 +560,9 @@ static const og_dtype index_types[] = {OG_INT32, OG_INT64, 0};
 
 /* Gather* and Scatter* move data of any dtype by element size: their constraint is on the
  * indices, input 1.  A Scatter reduction other than none needs float32, float64, int32 or
- * int64 data (it depends on the attribute; scatter_apply checks it).  NonZero and OneHot
- * read values of any dtype through og_tensor_get_f64/i64, and OneHot writes its values'
- * bytes: no constraint. */
+ * int64 data (it depends on the attribute; scatter_apply checks it).  NonZero reads values
+ * of any dtype through og_tensor_get_f64: no constraint.  OneHot binds the loop of its
+ * indices' dtype (select_onehot) and moves its values' bytes. */
 /* ---- Compress, ReverseSequence ----------------------------------------------------- */
 
 /* y = the slices of x along the axis (the elements of flattened x) where condition holds:
@@ -595,7 +647,7 @@ const og_kernel_def og_cpu_index[] = {
      .type_input = 1,
      .strings = 1},
     {.name = "GatherND", .domain = "", .fn = k_gather_nd, .types = index_types, .type_input = 1},
-    {.name = "OneHot", .domain = "", .fn = k_onehot},
+    {.name = "OneHot", .domain = "", .fn = k_onehot, .select = select_onehot},
     {.name = "Scatter",
      .domain = "",
      .fn = k_scatter_elements,
