@@ -578,7 +578,7 @@ static void cpu_kernels_use_bound_loops(void)
         .in = {x}};
     bound_loop_is_used(&lppool, 1, 1);
     og_tensor_free(x);
-    /* pool: RoiAlign float64, two regions (the rois keep their label: read as numbers) */
+    /* pool: RoiAlign float64, two regions (the rois relabelled too: read by the bound loop) */
     og_tensor *ra[3] = {
         nh_tensor(OG_DOUBLE, 4, (int64_t[]){2, 2, 4, 4}, v),
         nh_tensor(OG_DOUBLE, 2, (int64_t[]){2, 4}, (double[]){0.5, 0.2, 3.1, 2.7, 1, 1, 2, 3}),
@@ -588,7 +588,7 @@ static void cpu_kernels_use_bound_loops(void)
                    .attrs = {NH_INT("output_height", 2), NH_INT("output_width", 3),
                              NH_INT("sampling_ratio", 2)},
                    .in = {ra[0], ra[1], ra[2]}};
-    bound_loop_is_used(&roi, 1, 1);
+    bound_loop_is_used(&roi, 3, 1);
     nh_free_tensors(ra, 3);
 
     /* norm: LayerNormalization float64 (Mean and InvStdDev are float32) */
@@ -1146,6 +1146,109 @@ static void cpu_binds_int_maxpool_and_pow(void)
     nh_free_tensors((og_tensor *[]){a, e}, 2);
 }
 
+/* The last per-call picks of issue 9, one op per group: Col2Im (conv family), the ml family's
+ * Imputer, OneHotEncoder, LabelEncoder, FeatureVectorizer and ZipMap, and the tensor and index
+ * ops that write values of their dtype (OneHot, EyeLike, Pad's constant) compute with the
+ * loops bound at creation, and a dtype they lack is refused at bind naming node, op, device
+ * and the dtypes they compute. */
+static void cpu_last_picks_bind(void)
+{
+    double v[64];
+    for (int i = 0; i < 64; i++) v[i] = sin(0.7 * i) * 3;
+    /* Col2Im float32: 2 channels of 2x2 blocks over a 3x3 image */
+    og_tensor *c2[3] = {nh_tensor(OG_FLOAT, 3, (int64_t[]){1, 8, 4}, v),
+                        nh_tensor(OG_INT64, 1, (int64_t[]){2}, (double[]){3, 3}),
+                        nh_tensor(OG_INT64, 1, (int64_t[]){2}, (double[]){2, 2})};
+    nh_node col2im = {.op = "Col2Im", .opset = 18, .in = {c2[0], c2[1], c2[2]}};
+    bound_loop_is_used(&col2im, 1, 1);
+    check_bind_refusal(&col2im, (og_dtype[]){OG_INT32, OG_INT64, OG_INT64},
+                       "node 'n0' (Col2Im, opset 18): input 0 is int32, which the CPU kernel of "
+                       "Col2Im does not compute (it computes float32, float64, float16, bfloat16)");
+    nh_free_tensors(c2, 3);
+
+    /* ml: Imputer float32 (NaN replaced per column), OneHotEncoder float64 -> float32,
+     * LabelEncoder float keys -> int64 values, FeatureVectorizer and ZipMap */
+    double xv[12] = {1, NAN, 3, NAN, 5, -6, 7, 8, NAN, 2, 2, 1};
+    og_tensor *x = nh_tensor(OG_FLOAT, 2, (int64_t[]){4, 3}, xv);
+    nh_node imputer = {.op = "Imputer",
+                       .domain = "ai.onnx.ml",
+                       .opset = 1,
+                       .attrs = {NH_FLOATS("imputed_value_floats", 0.5f, -1.0f, 2.5f),
+                                 NH_FLOAT("replaced_value_float", NAN)},
+                       .in = {x}};
+    bound_loop_is_used(&imputer, 1, 1);
+    check_bind_refusal(&imputer, (og_dtype[]){OG_UINT8},
+                       "node 'n0' (ai.onnx.ml.Imputer, opset 1): input 0 is uint8, which the CPU "
+                       "kernel of Imputer does not compute (it computes float32, float64, int32, "
+                       "int64)");
+    nh_node label = {.op = "LabelEncoder",
+                     .domain = "ai.onnx.ml",
+                     .opset = 2,
+                     .attrs = {NH_FLOATS("keys_floats", 1.0f, 2.0f, 3.0f, 5.0f),
+                               NH_INTS("values_int64s", 10, 20, 30, 50)},
+                     .in = {x}};
+    bound_loop_is_used(&label, 1, 0);
+    check_bind_refusal(&label, (og_dtype[]){OG_INT64},
+                       "node 'n0' (ai.onnx.ml.LabelEncoder, opset 2): input 0 is int64, which "
+                       "the CPU kernel of LabelEncoder does not compute (it computes float32)");
+    nh_node featvec = {.op = "FeatureVectorizer",
+                       .domain = "ai.onnx.ml",
+                       .opset = 1,
+                       .attrs = {NH_INTS("inputdimensions", 3)},
+                       .in = {x}};
+    bound_loop_is_used(&featvec, 1, 1);
+    og_tensor_free(x);
+    x = nh_tensor(OG_DOUBLE, 2, (int64_t[]){3, 2}, (double[]){1, 4, 2.5, -7, 4, 1e30});
+    nh_node onehot_enc = {.op = "OneHotEncoder",
+                          .domain = "ai.onnx.ml",
+                          .opset = 1,
+                          .attrs = {NH_INTS("cats_int64s", 4, 1, 2, -7)},
+                          .in = {x}};
+    bound_loop_is_used(&onehot_enc, 1, 1);
+    check_bind_refusal(&onehot_enc, (og_dtype[]){OG_INT16},
+                       "input 0 is int16, which the CPU kernel of OneHotEncoder does not compute "
+                       "(it computes float32, float64, int32, int64, string)");
+    nh_node zipmap = {.op = "ZipMap",
+                      .domain = "ai.onnx.ml",
+                      .opset = 1,
+                      .attrs = {NH_INTS("classlabels_int64s", 3, 9)},
+                      .in = {x}};
+    check_bind_refusal(&zipmap, (og_dtype[]){OG_INT64},
+                       "input 0 is int64, which the CPU kernel of ZipMap does not compute (it "
+                       "computes float32, float64)");
+    og_tensor_free(x);
+
+    /* OneHot: float indices (negative ones count from the end), int64 depth, float values */
+    og_tensor *oh[3] = {nh_tensor(OG_FLOAT, 2, (int64_t[]){2, 3}, (double[]){1, -1, 2, 0, 5, -3}),
+                        nh_tensor(OG_INT64, 0, NULL, (double[]){3}),
+                        nh_tensor(OG_FLOAT, 1, (int64_t[]){2}, (double[]){0.25, 4})};
+    nh_node onehot = {.op = "OneHot", .opset = 11, .in = {oh[0], oh[1], oh[2]}};
+    bound_loop_is_used(&onehot, 1, 0);
+    check_bind_refusal(&onehot, (og_dtype[]){OG_FLOAT16, OG_INT64, OG_FLOAT},
+                       "node 'n0' (OneHot, opset 11): input 0 is float16, which the CPU kernel of "
+                       "OneHot does not compute (it computes float32, float64, int8, int16, "
+                       "int32, int64, uint8, uint16, uint32, uint64)");
+    nh_free_tensors(oh, 3);
+    /* EyeLike float32 (its ones written by the float32 loop); Pad 2's constant 1.5 */
+    x = nh_tensor(OG_FLOAT, 2, (int64_t[]){3, 4}, v);
+    nh_node eye = {.op = "EyeLike", .opset = 9, .attrs = {NH_INT("k", 1)}, .in = {x}};
+    bound_loop_is_used(&eye, 1, 0);
+    check_bind_refusal(&eye, (og_dtype[]){OG_FLOAT8E4M3FN},
+                       "input 0 is float8e4m3fn, which the CPU kernel of EyeLike does not compute "
+                       "(it computes float32, float64, float16, bfloat16, int8, int16, int32, "
+                       "int64, uint8, uint16, uint32, uint64, bool)");
+    nh_node pad = {.op = "Pad",
+                   .opset = 2,
+                   .attrs = {NH_INTS("pads", 0, 1, 1, 0), NH_FLOAT("value", 1.5f)},
+                   .in = {x}};
+    bound_loop_is_used(&pad, 1, 1);
+    check_bind_refusal(&pad, (og_dtype[]){OG_FLOAT8E5M2},
+                       "node 'n0' (Pad, opset 2): input 0 is float8e5m2, which the CPU kernel of "
+                       "Pad does not compute (it computes float32, float64, float16, bfloat16, "
+                       "int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool)");
+    og_tensor_free(x);
+}
+
 int main(void)
 {
     toy_runs_a_graph();
@@ -1167,5 +1270,6 @@ int main(void)
     cpu_small_picks_bind();
     cpu_scatter_binds_by_all_types();
     cpu_resize_binds_loops();
+    cpu_last_picks_bind();
     NH_DONE();
 }

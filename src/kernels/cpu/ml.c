@@ -366,8 +366,10 @@ IMP_LOOP(imp_i32, int32_t, 0)
 
 typedef struct imp_loops {
     void (*fn)(const void *x, void *y, int64_t n, int64_t f, const og_imputer_params *p);
+    bool floats; /* reads imputed and replaced floats (else int64s) */
 } imp_loops;
-static const imp_loops imp_t[4] = {{imp_f32}, {imp_f64}, {imp_i64}, {imp_i32}};
+static const imp_loops imp_t[4] = {
+    {imp_f32, true}, {imp_f64, true}, {imp_i64, false}, {imp_i32, false}};
 
 /* x's loop (y has x's dtype); inference matches floats with imputed floats, integers with
  * imputed int64s. */
@@ -391,7 +393,7 @@ static og_status k_imputer(const og_kernel_ctx *k, const og_tensor *const *in, i
     if (!l)
         return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
                                og_dtype_name(x->dtype));
-    if (p->ints == (x->dtype == OG_FLOAT || x->dtype == OG_DOUBLE)) /* inference checks it */
+    if (p->ints == l->floats) /* inference checks it */
         return og_kernel_error(k, OG_ERR_TYPE, "input X is %s but the imputed values are %s",
                                og_dtype_name(x->dtype), p->ints ? "int64s" : "floats");
     int64_t f = x->rank == 1 ? x->dims[0] : x->dims[1];
