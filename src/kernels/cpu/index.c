@@ -442,6 +442,54 @@ static void fill_elems(void *o, const void *v, size_t es, int64_t n)
     }
 }
 
+/* OneHot's stores, by element size: for the m indices from flat index s0 (index s is at
+ * (a, i) = (s / inner, s % inner)), output element (a·depth + pos[e])·inner + i := v where
+ * pos[e] >= 0. */
+#define OG_SET_AT_T(T)                                                                             \
+    static void set_at_##T(T *restrict o, int64_t s0, int64_t inner, int64_t depth,                \
+                           const int64_t *pos, int64_t m, T v)                                     \
+    {                                                                                              \
+        int64_t a = s0 / inner, i = s0 % inner;                                                    \
+        for (int64_t e = 0; e < m; e++) {                                                          \
+            if (pos[e] >= 0) o[(a * depth + pos[e]) * inner + i] = v;                              \
+            if (++i == inner) {                                                                    \
+                i = 0;                                                                             \
+                a++;                                                                               \
+            }                                                                                      \
+        }                                                                                          \
+    }
+OG_SET_AT_T(uint8_t)
+OG_SET_AT_T(uint16_t)
+OG_SET_AT_T(uint32_t)
+OG_SET_AT_T(uint64_t)
+
+static void set_at(void *o, int64_t s0, int64_t inner, int64_t depth, const int64_t *pos, int64_t m,
+                   const void *v, size_t es)
+{
+    switch (es) {
+    case 1: {
+        uint8_t b;
+        memcpy(&b, v, 1);
+        set_at_uint8_t(o, s0, inner, depth, pos, m, b);
+    } break;
+    case 2: {
+        uint16_t b;
+        memcpy(&b, v, 2);
+        set_at_uint16_t(o, s0, inner, depth, pos, m, b);
+    } break;
+    case 4: {
+        uint32_t b;
+        memcpy(&b, v, 4);
+        set_at_uint32_t(o, s0, inner, depth, pos, m, b);
+    } break;
+    default: {
+        uint64_t b;
+        memcpy(&b, v, 8);
+        set_at_uint64_t(o, s0, inner, depth, pos, m, b);
+    } break;
+    }
+}
+
 /* OneHot's loop for indices of C type T: n positions from element off, each normalised
  * into [0, depth) (a negative one counts from the end) or -1 when outside [-depth, depth)
  * (a float is truncated after a range check, so that no cast overflows). */
@@ -517,15 +565,12 @@ static og_status k_onehot(const og_kernel_ctx *k, const og_tensor *const *in, in
     const char *off_v = vals->data, *on_v = off_v + es;
     fill_elems(y->data, off_v, es, y->numel);
     char *o = y->data;
-    int64_t pos[256]; /* a block of positions along the axis */
-    for (int64_t a = 0; a < outer; a++)
-        for (int64_t i0 = 0; i0 < inner; i0 += 256) {
-            int64_t m = inner - i0 < 256 ? inner - i0 : 256;
-            l->pos(ind->data, a * inner + i0, m, depth, pos);
-            for (int64_t e = 0; e < m; e++)
-                if (pos[e] >= 0)
-                    memcpy(o + (size_t)((a * depth + pos[e]) * inner + i0 + e) * es, on_v, es);
-        }
+    int64_t pos[256]; /* the positions of a block of indices, in flat order */
+    for (int64_t s0 = 0; s0 < outer * inner; s0 += 256) {
+        int64_t m = outer * inner - s0 < 256 ? outer * inner - s0 : 256;
+        l->pos(ind->data, s0, m, depth, pos);
+        set_at(o, s0, inner, depth, pos, m, on_v, es);
+    }
     return OG_OK;
 }
 
