@@ -576,26 +576,93 @@ static og_status k_onehot(const og_kernel_ctx *k, const og_tensor *const *in, in
 
 /* ---- table ----------------------------------------------------------------------- */
 
+/* NonZero's loop for x of C type T: the flat indices of the nonzero elements of [from, n),
+ * at most cap of them, into idx; returns how many, and in *next where the scan stopped.
+ * NZ(v) says whether element v is nonzero: floats compare with 0 (NaN is nonzero, -0 is
+ * zero), the 16-bit floats by their bits less the sign, the 8-bit floats as numbers. */
+#define NZ_LOOP(NAME, T, NZ)                                                                       \
+    static int64_t NAME(const void *xv, int64_t from, int64_t n, int64_t *idx, int64_t cap,        \
+                        int64_t *next)                                                             \
+    {                                                                                              \
+        const T *x = xv;                                                                           \
+        int64_t c = 0, i = from;                                                                   \
+        for (; i < n && c < cap; i++) {                                                            \
+            T v = x[i];                                                                            \
+            if (NZ) idx[c++] = i;                                                                  \
+        }                                                                                          \
+        *next = i;                                                                                 \
+        return c;                                                                                  \
+    }
+NZ_LOOP(nz_f32, float, v != 0.0f)
+NZ_LOOP(nz_f64, double, v != 0.0)
+NZ_LOOP(nz_half, uint16_t, (v & 0x7fff) != 0) /* float16 and bfloat16 */
+NZ_LOOP(nz_b1, uint8_t, v != 0)               /* int8, uint8, bool, int4, uint4 (a byte each) */
+NZ_LOOP(nz_b2, uint16_t, v != 0)
+NZ_LOOP(nz_b4, uint32_t, v != 0)
+NZ_LOOP(nz_b8, uint64_t, v != 0)
+NZ_LOOP(nz_e4m3fn, uint8_t, og_float8_to_double(v, OG_FLOAT8E4M3FN) != 0.0)
+NZ_LOOP(nz_e4m3fnuz, uint8_t, og_float8_to_double(v, OG_FLOAT8E4M3FNUZ) != 0.0)
+NZ_LOOP(nz_e5m2, uint8_t, og_float8_to_double(v, OG_FLOAT8E5M2) != 0.0)
+NZ_LOOP(nz_e5m2fnuz, uint8_t, og_float8_to_double(v, OG_FLOAT8E5M2FNUZ) != 0.0)
+
+typedef struct nz_loop {
+    og_dtype t;
+    int64_t (*find)(const void *x, int64_t from, int64_t n, int64_t *idx, int64_t cap,
+                    int64_t *next);
+} nz_loop;
+static const nz_loop nz_t[] = {{OG_FLOAT, nz_f32},
+                               {OG_DOUBLE, nz_f64},
+                               {OG_FLOAT16, nz_half},
+                               {OG_BFLOAT16, nz_half},
+                               {OG_INT8, nz_b1},
+                               {OG_INT16, nz_b2},
+                               {OG_INT32, nz_b4},
+                               {OG_INT64, nz_b8},
+                               {OG_UINT8, nz_b1},
+                               {OG_UINT16, nz_b2},
+                               {OG_UINT32, nz_b4},
+                               {OG_UINT64, nz_b8},
+                               {OG_BOOL, nz_b1},
+                               {OG_INT4, nz_b1},
+                               {OG_UINT4, nz_b1},
+                               {OG_FLOAT8E4M3FN, nz_e4m3fn},
+                               {OG_FLOAT8E4M3FNUZ, nz_e4m3fnuz},
+                               {OG_FLOAT8E5M2, nz_e5m2},
+                               {OG_FLOAT8E5M2FNUZ, nz_e5m2fnuz}};
+
+static const void *select_nonzero(const og_node *n, og_dtype t)
+{
+    (void)n;
+    for (size_t i = 0; i < sizeof nz_t / sizeof nz_t[0]; i++)
+        if (nz_t[i].t == t) return &nz_t[i];
+    return NULL;
+}
+
 static og_status k_nonzero(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                            og_tensor *const *out, int n_out)
 {
-    (void)k;
     (void)n_in;
     (void)n_out;
     const og_tensor *x = in[0];
     og_tensor *y = out[0];
-    int64_t *idx = y->data, count = y->dims[1], c = 0;
-    int64_t strides[OG_MAX_RANK];
+    const nz_loop *l = k->impl ? k->impl : select_nonzero(k->node, x->dtype);
+    if (!l)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
+                               og_dtype_name(x->dtype));
+    int64_t *idx = y->data, count = y->dims[1], c = 0, from = 0;
+    int64_t strides[OG_MAX_RANK], flat[256];
     og_strides(x->rank, x->dims, strides);
-    for (int64_t i = 0; i < x->numel && c < count; i++) {
-        if (og_tensor_get_f64(x, i) == 0.0) continue;
-        int64_t rem = i;
-        for (int d = 0; d < x->rank; d++) {
-            idx[d * count + c] = rem / strides[d];
-            rem %= strides[d];
+    while (c < count && from < x->numel) {
+        int64_t cap = count - c < 256 ? count - c : 256;
+        int64_t got = l->find(x->data, from, x->numel, flat, cap, &from);
+        for (int64_t e = 0; e < got; e++, c++) {
+            int64_t rem = flat[e];
+            for (int d = 0; d < x->rank; d++) {
+                idx[d * count + c] = rem / strides[d];
+                rem %= strides[d];
+            }
+            if (x->rank == 0) idx[c] = 0;
         }
-        if (x->rank == 0) idx[c] = 0;
-        c++;
     }
     return OG_OK;
 }
@@ -605,8 +672,8 @@ static const og_dtype index_types[] = {OG_INT32, OG_INT64, 0};
 
 /* Gather* and Scatter* move data of any dtype by element size: their constraint is on the
  * indices, input 1.  A Scatter reduction other than none needs float32, float64, int32 or
- * int64 data (it depends on the attribute; scatter_apply checks it).  NonZero reads values
- * of any dtype through og_tensor_get_f64: no constraint.  OneHot binds the loop of its
+ * int64 data (it depends on the attribute; scatter_apply checks it).  NonZero binds the
+ * scan of its input's dtype (select_nonzero).  OneHot binds the loop of its
  * indices' dtype (select_onehot) and moves its values' bytes. */
 /* ---- Compress, ReverseSequence ----------------------------------------------------- */
 
@@ -676,7 +743,7 @@ static og_status k_reverse_sequence(const og_kernel_ctx *k, const og_tensor *con
 }
 
 const og_kernel_def og_cpu_index[] = {
-    {.name = "NonZero", .domain = "", .fn = k_nonzero},
+    {.name = "NonZero", .domain = "", .fn = k_nonzero, .select = select_nonzero},
     {.name = "Compress", .domain = "", .fn = k_compress},
     {.name = "ReverseSequence", .domain = "", .fn = k_reverse_sequence},
     {.name = "Gather",
