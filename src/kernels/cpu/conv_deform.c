@@ -11,7 +11,7 @@
 #include "kernels/cpu/kernel.h"
 #include "ops/conv_params.h"
 
-static double sample(const og_tensor *x, int64_t base, const og_conv_geom *g, const double *pos)
+static double sample(const double *x, const og_conv_geom *g, const double *pos)
 {
     int nsp = g->nsp;
     double acc = 0;
@@ -30,24 +30,59 @@ static double sample(const og_tensor *x, int64_t base, const og_conv_geom *g, co
             off += at * span;
             span *= g->in[i];
         }
-        if (inside && w != 0) acc += w * og_tensor_get_f64(x, base + off);
+        if (inside && w != 0) acc += w * x[off];
     }
     return acc;
 }
 
+/* The bound loops (og_float_impl): a typed load of n elements from element `at` into
+ * doubles (as (double) converts) and a typed store of n doubles (float32 rounds once). */
+typedef struct deform_io {
+    void (*load)(const void *t, int64_t at, int64_t n, double *d);
+    void (*store)(void *t, int64_t at, int64_t n, const double *d);
+} deform_io;
+#define DEF_DEFORM_IO(T)                                                                           \
+    static void load_##T(const void *t, int64_t at, int64_t n, double *d)                          \
+    {                                                                                              \
+        for (int64_t i = 0; i < n; i++) d[i] = (double)((const T *)t)[at + i];                     \
+    }                                                                                              \
+    static void store_##T(void *t, int64_t at, int64_t n, const double *d)                         \
+    {                                                                                              \
+        for (int64_t i = 0; i < n; i++) ((T *)t)[at + i] = (T)d[i];                                \
+    }
+DEF_DEFORM_IO(float)
+DEF_DEFORM_IO(double)
+static const deform_io deform_ios[2] = {{load_float, store_float}, {load_double, store_double}};
+OG_FLOAT_IMPLS(deform_impls, &deform_ios[0], &deform_ios[1]);
+
+static const void *select_deform(const og_node *n, og_dtype t)
+{
+    (void)n;
+    return og_float_impl_of(deform_impls, t);
+}
+
+/* Per image: X's image, its offsets and mask read into doubles by the bound load, the
+ * columns built, then each output row computed in double and stored by the bound store. */
 static og_status k_deform(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                           og_tensor *const *out, int n_out)
 {
     const og_tensor *x = in[0], *w = in[1], *off = in[2], *b = n_in > 3 ? in[3] : NULL,
                     *mask = n_in > 4 ? in[4] : NULL;
     og_tensor *y = out[0];
+    const og_float_impl *im = og_float_bound(k, deform_impls, x->dtype);
+    if (!im)
+        return og_kernel_error(k, OG_ERR_TYPE, "input 0 is %s, not a float type",
+                               og_dtype_name(x->dtype));
+    if (!im->loops) return og_kernel_via_f32_bound(k, im, k_deform, in, n_in, out, n_out);
+    const deform_io *io = im->loops;
+    for (int i = 1; i < n_in; i++) /* inference: every input has X's dtype */
+        if (in[i] && og_dtype_size(in[i]->dtype) != og_dtype_size(x->dtype))
+            return og_kernel_error(k, OG_ERR_TYPE, "input %d is %s, input 0 (X) %s", i,
+                                   og_dtype_name(in[i]->dtype), og_dtype_name(x->dtype));
     og_conv_geom g;
     og_status st = og_conv_geometry(k->node, k->params, true, x->rank, x->dims, w->rank, w->dims,
                                     b ? b->numel : -1, &g);
     if (st) return st;
-    if (!og_dtype_is_float(x->dtype))
-        return og_kernel_error(k, OG_ERR_TYPE, "input 0 is %s, not a float type",
-                               og_dtype_name(x->dtype));
     int nsp = g.nsp;
     int64_t OG = og_attr_int(k->node, "offset_group", 1), cg = g.c / g.group, mg = g.m / g.group;
     int64_t P = 1, Q = 1, I = 1;
@@ -59,16 +94,22 @@ static og_status k_deform(const og_kernel_ctx *k, const og_tensor *const *in, in
     int64_t K = cg * Q, cpo = g.c / OG; /* channels per offset group */
     if (off->numel != g.n * OG * Q * nsp * P || (mask && mask->numel != g.n * OG * Q * P))
         return og_kernel_error(k, OG_ERR_SHAPE, "offset or mask does not match the output's shape");
-    double *col = og_malloc(k->alloc, (size_t)(K * P + 1) * sizeof *col),
-           *wd = og_malloc(k->alloc, (size_t)(w->numel + 1) * sizeof *wd);
-    if (!col || !wd) {
-        og_free(k->alloc, col);
-        og_free(k->alloc, wd);
+    /* doubles: the columns (K·P), W, B (M), one image of X (C·I), of offsets (OG·Q·nsp·P)
+     * and of mask (OG·Q·P), one output row (P) */
+    int64_t n_off = OG * Q * nsp * P, n_mask = mask ? OG * Q * P : 0;
+    size_t total = (size_t)(K * P + w->numel + g.m + g.c * I + n_off + n_mask + P + 1);
+    double *col = og_malloc(k->alloc, total * sizeof *col);
+    if (!col)
         return og_kernel_error(k, OG_ERR_NOMEM, "out of memory for %lld x %lld columns",
                                (long long)K, (long long)P);
-    }
-    for (int64_t i = 0; i < w->numel; i++) wd[i] = og_tensor_get_f64(w, i);
-    for (int64_t n = 0; n < g.n; n++)
+    double *wd = col + K * P, *bd = wd + w->numel, *xd = bd + g.m, *od = xd + g.c * I,
+           *md = od + n_off, *yr = md + n_mask;
+    io->load(w->data, 0, w->numel, wd);
+    if (b) io->load(b->data, 0, g.m, bd);
+    for (int64_t n = 0; n < g.n; n++) {
+        io->load(x->data, n * g.c * I, g.c * I, xd);
+        io->load(off->data, n * n_off, n_off, od);
+        if (mask) io->load(mask->data, n * n_mask, n_mask, md);
         for (int64_t gr = 0; gr < g.group; gr++) {
             for (int64_t r = 0; r < K; r++) {
                 int64_t c = gr * cg + r / Q, q = r % Q, qi[OG_CONV_MAX_SP], oq = q;
@@ -83,34 +124,39 @@ static og_status k_deform(const og_kernel_ctx *k, const og_tensor *const *in, in
                     for (int i = nsp - 1; i >= 0; i--) {
                         int64_t o = pp % g.out[i];
                         pp /= g.out[i];
-                        int64_t oi = (((n * OG + og) * Q + q) * nsp + i) * P + p;
-                        pos[i] = (double)(o * g.stride[i] - g.pad_begin[i] + qi[i] * g.dil[i]) +
-                                 og_tensor_get_f64(off, oi);
+                        int64_t oi = ((og * Q + q) * nsp + i) * P + p;
+                        pos[i] =
+                            (double)(o * g.stride[i] - g.pad_begin[i] + qi[i] * g.dil[i]) + od[oi];
                     }
-                    double m =
-                        mask ? og_tensor_get_f64(mask, ((n * OG + og) * Q + q) * P + p) : 1.0;
-                    col[r * P + p] = m == 0 ? 0 : m * sample(x, (n * g.c + c) * I, &g, pos);
+                    double m = mask ? md[(og * Q + q) * P + p] : 1.0;
+                    col[r * P + p] = m == 0 ? 0 : m * sample(xd + c * I, &g, pos);
                 }
             }
             for (int64_t mm = 0; mm < mg; mm++) {
                 int64_t m = gr * mg + mm;
-                double bias = b ? og_tensor_get_f64(b, m) : 0.0;
+                double bias = b ? bd[m] : 0.0;
                 const double *wm = wd + m * K;
                 for (int64_t p = 0; p < P; p++) {
                     double acc = bias;
                     for (int64_t r = 0; r < K; r++) acc += wm[r] * col[r * P + p];
-                    og_tensor_set_f64(y, (n * g.m + m) * P + p, acc);
+                    yr[p] = acc;
                 }
+                io->store(y->data, (n * g.m + m) * P, P, yr);
             }
         }
+    }
     og_free(k->alloc, col);
-    og_free(k->alloc, wd);
     return OG_OK;
 }
 
 static const og_dtype deform_types[] = {OG_FLOAT, OG_DOUBLE, OG_FLOAT16, OG_UNDEFINED};
 
+/* float32, float64 and float16 (the spec's), bound by select */
 const og_kernel_def og_cpu_conv_deform[] = {
-    {.name = "DeformConv", .domain = "", .fn = k_deform, .types = deform_types},
+    {.name = "DeformConv",
+     .domain = "",
+     .fn = k_deform,
+     .types = deform_types,
+     .select = select_deform},
     {.name = NULL},
 };
