@@ -1247,6 +1247,43 @@ static void cpu_last_picks_bind(void)
                        "Pad does not compute (it computes float32, float64, float16, bfloat16, "
                        "int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool)");
     og_tensor_free(x);
+
+    /* NonZero float32 (a -0 is zero as a float, not as the uint32 of its bits), GlobalLpPool
+     * float64, MaxRoiPool float32 (X and the rois relabelled), DeformConv float32 (X, W and
+     * the offsets relabelled) */
+    x = nh_tensor(OG_FLOAT, 2, (int64_t[]){2, 3}, (double[]){0, -0.0, 2, -0.0, 5, 0});
+    nh_node nonzero = {.op = "NonZero", .opset = 13, .in = {x}};
+    bound_loop_is_used(&nonzero, 1, 0);
+    check_bind_refusal(&nonzero, (og_dtype[]){OG_STRING},
+                       "node 'n0' (NonZero, opset 13): input 0 is string, which the CPU kernel of "
+                       "NonZero does not compute (it computes float32, float64, float16, bfloat16, "
+                       "int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool, ");
+    og_tensor_free(x);
+    x = nh_tensor(OG_DOUBLE, 4, (int64_t[]){1, 2, 3, 3}, v);
+    nh_node lp = {.op = "GlobalLpPool", .opset = 2, .attrs = {NH_INT("p", 3)}, .in = {x}};
+    bound_loop_is_used(&lp, 1, 1);
+    check_bind_refusal(&lp, (og_dtype[]){OG_BFLOAT16},
+                       "input 0 is bfloat16, which the CPU kernel of GlobalLpPool does not "
+                       "compute (it computes float32, float64, float16)");
+    og_tensor_free(x);
+    og_tensor *mr[2] = {
+        nh_tensor(OG_FLOAT, 4, (int64_t[]){1, 2, 4, 4}, v),
+        nh_tensor(OG_FLOAT, 2, (int64_t[]){2, 5}, (double[]){0, 0, 0, 2, 3, 0, 1, 1, 3, 3})};
+    nh_node maxroi = {.op = "MaxRoiPool",
+                      .opset = 1,
+                      .attrs = {NH_INTS("pooled_shape", 2, 2)},
+                      .in = {mr[0], mr[1]}};
+    bound_loop_is_used(&maxroi, 3, 1);
+    nh_free_tensors(mr, 2);
+    og_tensor *dc[3] = {nh_tensor(OG_FLOAT, 4, (int64_t[]){1, 1, 3, 3}, v),
+                        nh_tensor(OG_FLOAT, 4, (int64_t[]){1, 1, 2, 2}, v + 9),
+                        nh_tensor(OG_FLOAT, 4, (int64_t[]){1, 8, 2, 2}, v + 13)};
+    nh_node deform = {.op = "DeformConv", .opset = 19, .in = {dc[0], dc[1], dc[2]}};
+    bound_loop_is_used(&deform, 7, 1);
+    check_bind_refusal(&deform, (og_dtype[]){OG_INT32, OG_INT32, OG_INT32},
+                       "input 0 is int32, which the CPU kernel of DeformConv does not compute (it "
+                       "computes float32, float64, float16)");
+    nh_free_tensors(dc, 3);
 }
 
 int main(void)

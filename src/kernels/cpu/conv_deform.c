@@ -71,7 +71,7 @@ static og_status k_deform(const og_kernel_ctx *k, const og_tensor *const *in, in
     og_tensor *y = out[0];
     const og_float_impl *im = og_float_bound(k, deform_impls, x->dtype);
     if (!im)
-        return og_kernel_error(k, OG_ERR_TYPE, "input 0 is %s, not a float type",
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
                                og_dtype_name(x->dtype));
     if (!im->loops) return og_kernel_via_f32_bound(k, im, k_deform, in, n_in, out, n_out);
     const deform_io *io = im->loops;
