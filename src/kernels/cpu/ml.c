@@ -371,16 +371,15 @@ typedef struct imp_loops {
 static const imp_loops imp_t[4] = {
     {imp_f32, true}, {imp_f64, true}, {imp_i64, false}, {imp_i32, false}};
 
-/* x's loop (y has x's dtype); inference matches floats with imputed floats, integers with
- * imputed int64s. */
+/* x's loop (y has x's dtype): float x for imputed floats, integer x for imputed int64s */
 static const void *select_imputer(const og_node *n, og_dtype t)
 {
-    (void)n;
-    return t == OG_FLOAT    ? &imp_t[0]
-           : t == OG_DOUBLE ? &imp_t[1]
-           : t == OG_INT64  ? &imp_t[2]
-           : t == OG_INT32  ? &imp_t[3]
-                            : NULL;
+    const imp_loops *l = t == OG_FLOAT    ? &imp_t[0]
+                         : t == OG_DOUBLE ? &imp_t[1]
+                         : t == OG_INT64  ? &imp_t[2]
+                         : t == OG_INT32  ? &imp_t[3]
+                                          : NULL;
+    return l && l->floats != ((const og_imputer_params *)n->params)->ints ? l : NULL;
 }
 
 static og_status k_imputer(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
@@ -439,9 +438,11 @@ static const oh_loops oh_t[5][2] = {{{NULL, oh_one_f32}, {NULL, oh_one_f64}},
                                     {{oh_keys_i64, oh_one_f32}, {oh_keys_i64, oh_one_f64}},
                                     {{oh_keys_i32, oh_one_f32}, {oh_keys_i32, oh_one_f64}}};
 
-/* x's loops and the output's (float64 when the node declares it) */
+/* x's loops (strings for string categories, numbers for int64 ones) and the output's
+ * (float64 when the node declares it) */
 static const void *select_onehot(const og_node *n, og_dtype t)
 {
+    if ((t == OG_STRING) != ((const og_onehot_params *)n->params)->strings) return NULL;
     int i = t == OG_STRING   ? 0
             : t == OG_FLOAT  ? 1
             : t == OG_DOUBLE ? 2
