@@ -315,7 +315,8 @@ static void cpu_families_state_types(void)
         nh_release(&r);
     }
 
-    /* Gather's constraint is on its indices (input 1); the data may have any dtype */
+    /* Gather's constraint is on its indices (input 1), whose typed read it binds; the data
+     * may have any dtype */
     g = one_node(&r, "Relu", OG_FLOAT, 2);
     CHECK(g != NULL);
     if (g) {
@@ -323,7 +324,7 @@ static void cpu_families_state_types(void)
         gather.op_type = (char *)"Gather";
         gather.n_in = 2;
         og_dtype t[2] = {OG_FLOAT16, OG_INT64};
-        check_cpu_bind(&gather, t, OG_OK, false, NULL);
+        check_cpu_bind(&gather, t, OG_OK, true, NULL);
         t[1] = OG_INT16;
         check_cpu_bind(&gather, t, OG_ERR_UNSUPPORTED, false,
                        "input 1 is int16, which the CPU kernel of Gather does not compute (it "
@@ -1246,6 +1247,15 @@ static void cpu_last_picks_bind(void)
                        "Pad does not compute (it computes float32, float64, float16, bfloat16, "
                        "int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool)");
     og_tensor_free(x);
+
+    /* GatherElements: int32 indices (negative ones count from the end) read by the bound
+     * loop, not as the uint32 they are relabelled */
+    og_tensor *ge[2] = {nh_tensor(OG_FLOAT, 2, (int64_t[]){2, 3}, v),
+                        nh_tensor(OG_INT32, 2, (int64_t[]){2, 2}, (double[]){-1, 0, 2, -3})};
+    nh_node gather_el = {
+        .op = "GatherElements", .opset = 13, .attrs = {NH_INT("axis", 1)}, .in = {ge[0], ge[1]}};
+    bound_loop_is_used(&gather_el, 2, 0);
+    nh_free_tensors(ge, 2);
 
     /* NonZero float32 (a -0 is zero as a float, not as the uint32 of its bits), GlobalLpPool
      * float64, MaxRoiPool float32 (X and the rois relabelled), DeformConv float32 (X, W and

@@ -20,21 +20,20 @@ static int64_t numel_of(int rank, const int64_t *dims, int from, int to)
     return n;
 }
 
-/* Index i of an int32/int64 tensor, normalized into [0, limit); false if out of range. */
-static inline bool read_index(const og_tensor *t, int64_t i, int64_t limit, int64_t *out)
+/* Index v normalized into [0, limit) in *out (a negative one counts from the end); false if
+ * out of range (*out is then left as it was). */
+static inline bool norm_index(int64_t v, int64_t limit, int64_t *out)
 {
-    int64_t v =
-        t->dtype == OG_INT32 ? ((const int32_t *)t->data)[i] : ((const int64_t *)t->data)[i];
     int64_t w = v < 0 ? v + limit : v;
+    if (w < 0 || w >= limit) return false;
     *out = w;
-    return w >= 0 && w < limit;
+    return true;
 }
 
-static og_status index_error(const og_kernel_ctx *k, const og_tensor *t, int64_t i, int64_t limit,
+/* Index element i, of value v, is out of range. */
+static og_status index_error(const og_kernel_ctx *k, int64_t v, int64_t i, int64_t limit,
                              const char *what)
 {
-    int64_t v =
-        t->dtype == OG_INT32 ? ((const int32_t *)t->data)[i] : ((const int64_t *)t->data)[i];
     return og_kernel_error(k, OG_ERR_RUNTIME,
                            "input 1 (indices) element %lld has value %lld, out of range "
                            "[%lld, %lld) for %s of size %lld",
@@ -45,9 +44,51 @@ static og_status index_error(const og_kernel_ctx *k, const og_tensor *t, int64_t
 static og_status check_index_type(const og_kernel_ctx *k, const og_tensor *t)
 {
     if (t->dtype != OG_INT32 && t->dtype != OG_INT64)
-        return og_kernel_error(k, OG_ERR_TYPE, "input 1 (indices) must be int32 or int64, got %s",
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED,
+                               "input 1 (indices) must be int32 or int64, got %s",
                                og_dtype_name(t->dtype));
     return OG_OK;
+}
+
+/* The indices' typed read: n int32 or int64 indices from element `from`, widened to int64.
+ * Gather, GatherElements and GatherND bind it (select_index); the Scatter kernels, whose
+ * binding is their update loop, pick it once per call. */
+typedef struct index_read {
+    void (*widen)(const void *ind, int64_t from, int64_t n, int64_t *out);
+    /* the n indices normalized into [0, limit) in out: the first out of range, or -1 */
+    int64_t (*normalize)(const void *ind, int64_t n, int64_t limit, int64_t *out);
+} index_read;
+#define INDEX_READ(S, T)                                                                           \
+    static void widen_##S(const void *ind, int64_t from, int64_t n, int64_t *out)                  \
+    {                                                                                              \
+        const T *v = (const T *)ind + from;                                                        \
+        for (int64_t i = 0; i < n; i++) out[i] = v[i];                                             \
+    }                                                                                              \
+    static int64_t normalize_##S(const void *ind, int64_t n, int64_t limit, int64_t *out)          \
+    {                                                                                              \
+        const T *v = ind;                                                                          \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            int64_t w = v[i] < 0 ? (int64_t)v[i] + limit : (int64_t)v[i];                          \
+            if (w < 0 || w >= limit) return i;                                                     \
+            out[i] = w;                                                                            \
+        }                                                                                          \
+        return -1;                                                                                 \
+    }
+INDEX_READ(i32, int32_t)
+INDEX_READ(i64, int64_t)
+static const index_read index_reads[2] = {{widen_i32, normalize_i32}, {widen_i64, normalize_i64}};
+
+static const void *select_index(const og_node *n, og_dtype t)
+{
+    (void)n;
+    return t == OG_INT32 ? &index_reads[0] : t == OG_INT64 ? &index_reads[1] : NULL;
+}
+
+/* The read of call k: its binding when bound, else the one of the indices' dtype (after
+ * check_index_type). */
+static const index_read *index_read_of(const og_kernel_ctx *k, const og_tensor *ind, bool bound)
+{
+    return bound && k->impl ? k->impl : select_index(k->node, ind->dtype);
 }
 
 static int64_t *alloc_offsets(const og_kernel_ctx *k, int64_t n)
@@ -236,19 +277,21 @@ static og_status k_gather(const og_kernel_ctx *k, const og_tensor *const *in, in
     const og_index_params *p = k->params;
     const og_tensor *data = in[0], *ind = in[1];
     og_tensor *y = out[0];
-    og_status st = check_index_type(k, ind);
+    og_status st = k->impl ? OG_OK : check_index_type(k, ind);
     if (st) return st;
+    const index_read *rd = index_read_of(k, ind, true);
     int r = data->rank, axis = norm_axis(p->axis, r);
     int64_t outer = numel_of(r, data->dims, 0, axis), n_axis = data->dims[axis];
     int64_t inner = numel_of(r, data->dims, axis + 1, r), n_ind = ind->numel;
     if (y->numel == 0) return OG_OK;
     int64_t *off = alloc_offsets(k, n_ind);
     if (!off) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
-    for (int64_t j = 0; j < n_ind; j++)
-        if (!read_index(ind, j, n_axis, &off[j])) {
-            st = index_error(k, ind, j, n_axis, "data axis");
-            goto done;
-        }
+    int64_t bad = rd->normalize(ind->data, n_ind, n_axis, off);
+    if (bad >= 0) {
+        rd->widen(ind->data, bad, 1, off);
+        st = index_error(k, off[0], bad, n_axis, "data axis");
+        goto done;
+    }
     size_t es = og_dtype_storage_size(data->dtype);
     if (inner == 1)
         gather_rows(k, es, y->data, data->data, off, outer, n_ind, n_axis);
@@ -265,7 +308,7 @@ done:
 
 /* Offsets into data (element units) of every element of indices, along `axis`. */
 static og_status element_offsets(const og_kernel_ctx *k, const og_tensor *data,
-                                 const og_tensor *ind, int axis, int64_t *off)
+                                 const og_tensor *ind, const index_read *rd, int axis, int64_t *off)
 {
     int r = data->rank;
     int64_t ds[OG_MAX_RANK];
@@ -283,19 +326,20 @@ static og_status element_offsets(const og_kernel_ctx *k, const og_tensor *data,
         }
         int64_t *o = off + row * last;
         int64_t i0 = row * last;
+        rd->widen(ind->data, i0, last, o);
         if (axis == r - 1) {
             for (int64_t j = 0; j < last; j++) {
                 int64_t v;
-                if (!read_index(ind, i0 + j, n_axis, &v))
-                    return index_error(k, ind, i0 + j, n_axis, "data axis");
+                if (!norm_index(o[j], n_axis, &v))
+                    return index_error(k, o[j], i0 + j, n_axis, "data axis");
                 o[j] = base + v;
             }
         } else {
             int64_t sa = ds[axis];
             for (int64_t j = 0; j < last; j++) {
                 int64_t v;
-                if (!read_index(ind, i0 + j, n_axis, &v))
-                    return index_error(k, ind, i0 + j, n_axis, "data axis");
+                if (!norm_index(o[j], n_axis, &v))
+                    return index_error(k, o[j], i0 + j, n_axis, "data axis");
                 o[j] = base + j + v * sa;
             }
         }
@@ -307,12 +351,13 @@ static og_status k_gather_elements(const og_kernel_ctx *k, const og_tensor *cons
                                    og_tensor *const *out, int n_out)
 {
     const og_index_params *p = k->params;
-    og_status st = check_index_type(k, in[1]);
+    og_status st = k->impl ? OG_OK : check_index_type(k, in[1]);
     if (st) return st;
     if (out[0]->numel == 0) return OG_OK;
     int64_t *off = alloc_offsets(k, in[1]->numel);
     if (!off) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
-    st = element_offsets(k, in[0], in[1], norm_axis(p->axis, in[0]->rank), off);
+    st = element_offsets(k, in[0], in[1], index_read_of(k, in[1], true),
+                         norm_axis(p->axis, in[0]->rank), off);
     if (!st)
         gather_elems(k, og_dtype_storage_size(in[0]->dtype), out[0]->data, in[0]->data, off,
                      in[1]->numel);
@@ -331,7 +376,8 @@ static og_status k_scatter_elements(const og_kernel_ctx *k, const og_tensor *con
     if (in[1]->numel == 0) return OG_OK;
     int64_t *off = alloc_offsets(k, in[1]->numel);
     if (!off) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
-    st = element_offsets(k, in[0], in[1], norm_axis(p->axis, in[0]->rank), off);
+    st = element_offsets(k, in[0], in[1], index_read_of(k, in[1], false),
+                         norm_axis(p->axis, in[0]->rank), off);
     if (!st) st = scatter_apply(k, out[0], in[2], off, in[1]->numel, 1, p->reduction);
     og_free(k->alloc, off);
     return st;
@@ -342,7 +388,7 @@ static og_status k_scatter_elements(const og_kernel_ctx *k, const og_tensor *con
 /* Offsets (in units of `slice`-element blocks of data) of every index tuple of `ind`
  * (shape [batch..., n..., m]) into data, batch_dims b. */
 static og_status nd_offsets(const og_kernel_ctx *k, const og_tensor *data, const og_tensor *ind,
-                            int b, int64_t *off)
+                            const index_read *rd, int b, int64_t *off)
 {
     int q = ind->rank;
     int64_t m = ind->dims[q - 1];
@@ -357,13 +403,14 @@ static og_status nd_offsets(const og_kernel_ctx *k, const og_tensor *data, const
     int64_t batch_blocks = s; /* blocks per batch entry */
     for (int64_t bi = 0; bi < batch; bi++)
         for (int64_t t = 0; t < tuples; t++) {
-            int64_t i = bi * tuples + t, o = bi * batch_blocks;
+            int64_t i = bi * tuples + t, o = bi * batch_blocks, tv[OG_MAX_RANK];
+            rd->widen(ind->data, i * m, m, tv);
             for (int64_t c = 0; c < m; c++) {
                 int64_t v, lim = data->dims[b + c];
-                if (!read_index(ind, i * m + c, lim, &v)) {
+                if (!norm_index(tv[c], lim, &v)) {
                     char what[64];
                     snprintf(what, sizeof what, "data axis %d", (int)(b + c));
-                    return index_error(k, ind, i * m + c, lim, what);
+                    return index_error(k, tv[c], i * m + c, lim, what);
                 }
                 o += v * bs[b + c];
             }
@@ -377,7 +424,7 @@ static og_status k_gather_nd(const og_kernel_ctx *k, const og_tensor *const *in,
 {
     const og_index_params *p = k->params;
     const og_tensor *data = in[0], *ind = in[1];
-    og_status st = check_index_type(k, ind);
+    og_status st = k->impl ? OG_OK : check_index_type(k, ind);
     if (st) return st;
     if (out[0]->numel == 0) return OG_OK;
     int b = (int)p->batch_dims, q = ind->rank;
@@ -386,7 +433,7 @@ static og_status k_gather_nd(const og_kernel_ctx *k, const og_tensor *const *in,
     int64_t slice = numel_of(data->rank, data->dims, b + (int)m, data->rank);
     int64_t *off = alloc_offsets(k, n);
     if (!off) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
-    st = nd_offsets(k, data, ind, b, off);
+    st = nd_offsets(k, data, ind, index_read_of(k, ind, true), b, off);
     if (!st) {
         size_t es = og_dtype_size(data->dtype);
         if (slice == 1)
@@ -413,7 +460,7 @@ static og_status k_scatter_nd(const og_kernel_ctx *k, const og_tensor *const *in
     if (n == 0 || slice == 0) return OG_OK;
     int64_t *off = alloc_offsets(k, n);
     if (!off) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
-    st = nd_offsets(k, data, ind, 0, off);
+    st = nd_offsets(k, data, ind, index_read_of(k, ind, false), 0, off);
     if (!st) st = scatter_apply(k, out[0], in[2], off, n, slice, p->reduction);
     og_free(k->alloc, off);
     return st;
@@ -671,10 +718,10 @@ static og_status k_nonzero(const og_kernel_ctx *k, const og_tensor *const *in, i
 static const og_dtype index_types[] = {OG_INT32, OG_INT64, 0};
 
 /* Gather* and Scatter* move data of any dtype by element size: their constraint is on the
- * indices, input 1.  A Scatter reduction other than none needs float32, float64, int32 or
- * int64 data (it depends on the attribute; scatter_apply checks it).  NonZero binds the
- * scan of its input's dtype (select_nonzero).  OneHot binds the loop of its
- * indices' dtype (select_onehot) and moves its values' bytes. */
+ * indices, input 1, whose typed read Gather* bind (select_index).  A Scatter reduction other than
+ * none needs float32, float64, int32 or int64 data (it depends on the attribute; scatter_apply
+ * checks it).  NonZero binds the scan of its input's dtype (select_nonzero).  OneHot binds the loop
+ * of its indices' dtype (select_onehot) and moves its values' bytes. */
 /* ---- Compress, ReverseSequence ----------------------------------------------------- */
 
 /* y = the slices of x along the axis (the elements of flattened x) where condition holds:
@@ -750,15 +797,22 @@ const og_kernel_def og_cpu_index[] = {
      .domain = "",
      .fn = k_gather,
      .types = index_types,
+     .select = select_index,
      .type_input = 1,
      .strings = 1},
     {.name = "GatherElements",
      .domain = "",
      .fn = k_gather_elements,
      .types = index_types,
+     .select = select_index,
      .type_input = 1,
      .strings = 1},
-    {.name = "GatherND", .domain = "", .fn = k_gather_nd, .types = index_types, .type_input = 1},
+    {.name = "GatherND",
+     .domain = "",
+     .fn = k_gather_nd,
+     .types = index_types,
+     .select = select_index,
+     .type_input = 1},
     {.name = "OneHot", .domain = "", .fn = k_onehot, .select = select_onehot},
     {.name = "Scatter",
      .domain = "",
