@@ -85,13 +85,17 @@ static og_status scale_of(const og_kernel_ctx *k, const og_tensor *s, const og_t
 {
     int64_t ss[OG_MAX_RANK];
     *out = NULL;
-    if (!og_dtype_is_float(s->dtype))
+    const og_elem_io *sio = og_elem_io_of(s->dtype);
+    if (!og_dtype_is_float(s->dtype) || !sio)
         return og_kernel_error(k, OG_ERR_TYPE, "the scale of %s is %s", what,
                                og_dtype_name(s->dtype));
     if (!param_strides(s, x, axis1d, ss))
         return og_kernel_error(k, OG_ERR_SHAPE, "the scale of %s does not fit its shape", what);
-    double *v = og_malloc(k->alloc, (size_t)(x->numel + 1) * sizeof *v);
+    /* the scale's own values read once (sv), then broadcast over x's elements (v) */
+    double *v = og_malloc(k->alloc, (size_t)(x->numel + s->numel + 1) * sizeof *v);
     if (!v) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
+    double *sv = v + x->numel;
+    sio->load(s->data, 0, 1, s->numel, sv);
     if (x->numel) {
         og_index_iter it;
         og_index_init(&it, x->rank, x->dims);
@@ -99,7 +103,7 @@ static og_status scale_of(const og_kernel_ctx *k, const og_tensor *s, const og_t
         do {
             int64_t so = 0;
             for (int d = 0; d < x->rank; d++) so += it.idx[d] * ss[d];
-            v[i++] = og_tensor_get_f64(s, so);
+            v[i++] = sv[so];
         } while (og_index_next(&it));
     }
     *out = v;
@@ -133,7 +137,8 @@ typedef struct qconv_out {
     og_tensor *y;
     const int64_t *acc;
     const int32_t *bias; /* NULL: none */
-    const og_tensor *ws;
+    const double *ws;    /* w_scale's values */
+    int64_t n_ws;
     double sx, sy;
     int32_t zp;
     int64_t P, M;
@@ -175,7 +180,7 @@ typedef struct qconv_out {
         for (int64_t i = 0; i < o->y->numel; i++) {                                                \
             int64_t m = (i / o->P) % o->M;                                                         \
             int64_t a = o->acc[i] + (o->bias ? o->bias[m] : 0);                                    \
-            double sw = og_tensor_get_f64(o->ws, o->ws->numel == 1 ? 0 : m);                       \
+            double sw = o->ws[o->n_ws == 1 ? 0 : m];                                               \
             put_##name(y, i, requant(wrap32(a), o->sx, sw, o->sy), o->zp);                         \
         }                                                                                          \
     }
@@ -489,16 +494,27 @@ static og_status k_qlinear_conv(const og_kernel_ctx *k, const og_tensor *const *
                                "x_scale, y_scale and y_zero_point must hold one "
                                "value, w_scale one or M, B M int32 values");
     }
+    /* w_scale's values, read once */
+    const og_elem_io *wio = og_elem_io_of(ws->dtype);
+    double *wsv = wio ? og_malloc(k->alloc, (size_t)(ws->numel + 1) * sizeof *wsv) : NULL;
+    if (!wsv) {
+        og_free(k->alloc, acc);
+        return wio ? og_kernel_error(k, OG_ERR_NOMEM, "out of memory")
+                   : og_kernel_error(k, OG_ERR_TYPE, "w_scale is %s", og_dtype_name(ws->dtype));
+    }
+    wio->load(ws->data, 0, 1, ws->numel, wsv);
     qconv_out o = {y,
                    acc,
                    bias ? (const int32_t *)bias->data : NULL,
-                   ws,
+                   wsv,
+                   ws->numel,
                    og_tensor_get_f64(in[1], 0),
                    og_tensor_get_f64(in[6], 0),
                    elem_q8(yzp, 0),
                    y->numel / (g.n * g.m > 0 ? g.n * g.m : 1),
                    g.m};
     if (y->numel) l->conv_out(&o);
+    og_free(k->alloc, wsv);
     og_free(k->alloc, acc);
     return OG_OK;
 }
