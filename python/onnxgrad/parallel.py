@@ -40,7 +40,12 @@ Two estimators are supported:
   compared with rank 0's, and a difference raises on every rank naming the rank.
   ``bucket_mb`` does not apply (its backward is one call: nothing to overlap).
 
-Other estimators (``OrtGradientOptimizer``...) raise TypeError.
+- :class:`onnxgrad.OrtGradientOptimizer` (onnxcustom's SGD on a model with a loss output):
+  the same, with its plain SGD update ``w -= lr / (ranks x batch_size) * g``; its loss
+  output must sum over the rows (add_loss_output's 'log' score averages: not
+  data-parallel).
+
+Other estimators raise TypeError.
 
 Lower level, for code that updates weights itself: :meth:`MPICommunicator.allreduce`,
 :meth:`MPICommunicator.broadcast` and :meth:`MPICommunicator.agree` (C:
@@ -184,12 +189,14 @@ def data_parallel(estimator: Any, communicator: Optional[MPICommunicator] = None
     in buckets of about ``bucket_mb`` MiB (default 4) as the backward pass produces them.
     Returns the estimator.  Raises TypeError for another estimator."""
     from .estimator import Trainer
+    from .training.optimizers import OrtGradientOptimizer
     from .training.optimizers_partial import OrtGradientForwardBackwardOptimizer
-    if not isinstance(estimator, (Trainer, OrtGradientForwardBackwardOptimizer)):
+    if not isinstance(estimator, (Trainer, OrtGradientForwardBackwardOptimizer,
+                                  OrtGradientOptimizer)):
         raise TypeError(
-            "data_parallel takes an onnxgrad.Trainer or an "
-            "OrtGradientForwardBackwardOptimizer, not %s: this estimator's loop does not "
-            "reduce its gradients across ranks" % type(estimator).__name__)
+            "data_parallel takes an onnxgrad.Trainer, an OrtGradientForwardBackwardOptimizer "
+            "or an OrtGradientOptimizer, not %s: this estimator's loop does not reduce its "
+            "gradients across ranks" % type(estimator).__name__)
     estimator._og_comm = communicator or mpi_communicator()
     estimator._og_bucket_bytes = int(bucket_mb * 1048576) if bucket_mb else 0
     return estimator
@@ -281,6 +288,20 @@ class DataParallelLoop:
 
     def agree(self, exc: Optional[BaseException]) -> None:
         self.comm.agree(exc)
+
+    def check_same_rows(self, *arrays: Any) -> None:
+        """Every rank must pass arrays of the same numbers of rows (None: none): ValueError
+        on every rank otherwise."""
+        rows = [-1 if a is None else int(np.shape(a)[0]) for a in arrays]
+        lo = np.array(rows, dtype=np.int64)
+        hi = lo.copy()
+        self.comm.allreduce(lo, "min")
+        self.comm.allreduce(hi, "max")
+        if (lo != hi).any():
+            raise ValueError(
+                "data-parallel fit: the ranks passed different data (rows of X, y, "
+                "sample_weight, X_val from %r to %r; -1: none); every rank passes the same "
+                "dataset" % (lo.tolist(), hi.tolist()))
 
     def same_as_root(self, arrays: Sequence[Any]) -> None:
         """Overwrite every array (numpy, in place; None skipped) with rank 0's."""

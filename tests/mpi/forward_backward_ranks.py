@@ -16,6 +16,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from onnxgrad import OrtGradientForwardBackwardOptimizer, OrtGradientOptimizer
 from onnxgrad.parallel import data_parallel, mpi_communicator
+from onnxgrad.utils.orttraining_helper import add_loss_output
 
 
 def mlp():
@@ -141,9 +142,34 @@ def main():
             if "the ranks passed different data" not in str(e):
                 fail("unexpected message: %s" % e)
 
+    # OrtGradientOptimizer (a model with a loss output summed over rows), validation
+    lm = add_loss_output(mlp())
+    wn = ["W1", "B1", "W2", "B2"]
+
+    def make_lo(batch):
+        return OrtGradientOptimizer(lm, wn, max_iter=10, batch_size=batch, learning_rate=0.005,
+                                    validation_every=2)
+
+    np.random.seed(7)
+    ref = make_lo(12).fit(X, y, X_val=Xv, y_val=yv)
+    np.random.seed(7 + 1000 * rank)
+    dp = data_parallel(make_lo(12 // n), comm).fit(X, y, X_val=Xv, y_val=yv)
+    for k in wn:
+        if not rel(dp.get_state()[k], ref.get_state()[k]) < 1e-6:
+            fail("OrtGradientOptimizer: weight %s differs by %.3g" % (
+                k, rel(dp.get_state()[k], ref.get_state()[k])))
+    for got, want, what in ((dp.train_losses_, ref.train_losses_, "train"),
+                            (dp.validation_losses_, ref.validation_losses_, "validation")):
+        if len(got) != len(want) or not rel(got, want) < 1e-6:
+            fail("OrtGradientOptimizer: %s losses %r differ from one process's %r" % (
+                what, got, want))
+    if rank == 0 and ok:
+        print("%d ranks, OrtGradientOptimizer: weights and losses equal one process's (1e-6)"
+              % n, flush=True)
+
     try:  # a loop that does not reduce: refused, not silently local
-        data_parallel(OrtGradientOptimizer(mlp(), ["W1"]), comm)
-        fail("data_parallel took OrtGradientOptimizer")
+        data_parallel(object(), comm)
+        fail("data_parallel took an object")
     except TypeError as e:
         if "OrtGradientForwardBackwardOptimizer" not in str(e):
             fail("unexpected message: %s" % e)

@@ -156,8 +156,6 @@ class OrtGradientForwardBackwardOptimizer(BaseEstimator):
     def __getstate__(self) -> Dict[str, Any]:
         state = BaseEstimator.__getstate__(self)
         state.pop("_logger", None)
-        state.pop("_og_comm", None)  # a live communicator: data_parallel again after loading
-        state.pop("_og_bucket_bytes", None)
         for att in ("train_state_", "train_grad_state_"):
             if att in self.__dict__:
                 state[att[:-1]] = [None if v is None else np.array(v, copy=True)
@@ -277,7 +275,7 @@ class OrtGradientForwardBackwardOptimizer(BaseEstimator):
             from ..parallel import DataParallelLoop
 
             dp = DataParallelLoop(self._og_comm)
-            self._dp_check_data(dp, X, y, sample_weight, X_val)
+            dp.check_same_rows(X, y, sample_weight, X_val)
             dp.random_state_of_root()
         self.train_session_, self.train_function_ = self._create_training_session(
             self.model_onnx, self.weights_to_train, device=self.device)
@@ -357,22 +355,6 @@ class OrtGradientForwardBackwardOptimizer(BaseEstimator):
             logger.info("[OrtGradientForwardBackwardOptimizer.fit] end loss=%r",
                         self.train_losses_[-1])
         return self
-
-    def _dp_check_data(self, dp: Any, X: Any, y: Any, sample_weight: Any,
-                       X_val: Any) -> None:
-        """Every rank must pass the same numbers of rows (collective)."""
-        sizes = [to_numpy(X).shape[0], to_numpy(y).shape[0],
-                 -1 if sample_weight is None else to_numpy(sample_weight).shape[0],
-                 -1 if X_val is None else to_numpy(X_val).shape[0]]
-        lo = np.array(sizes, dtype=np.int64)
-        hi = lo.copy()
-        dp.comm.allreduce(lo, "min")
-        dp.comm.allreduce(hi, "max")
-        if (lo != hi).any():
-            raise ValueError(
-                "data-parallel fit: the ranks passed different data (rows of X, y, "
-                "sample_weight, X_val from %r to %r; -1: none); every rank passes the same "
-                "dataset" % (lo.tolist(), hi.tolist()))
 
     def _iteration_dp(self, dp: Any, data_loader: OrtDataLoader, states: List[Any],
                       n_weights: int) -> Any:
