@@ -22,8 +22,8 @@ from onnxgrad.parallel import mpi_communicator
 
 # the MLP 784-512-512-10's reductions: the step's losses and failure count, the gradients
 # W1 + b1, W2 + b2, W3 + b3, and all of them in one bucket
-SIZES = {"losses (16 B)": 4, "W3+b3 (20 KB)": 5130, "W2+b2 (1.0 MB)": 262656, "W1+b1 (1.6 MB)": 401920,
-         "all (2.7 MB)": 669706}
+SIZES = {"losses (16 B)": 4, "W3+b3 (20 KB)": 5130, "W2+b2 (1.0 MB)": 262656,
+         "W1+b1 (1.6 MB)": 401920, "all (2.7 MB)": 669706}
 
 
 def main():

@@ -65,7 +65,8 @@ import numpy as np
 
 from . import _lib as L
 
-__all__ = ["MPICommunicator", "mpi_communicator", "data_parallel", "launched"]
+__all__ = ["MPICommunicator", "mpi_communicator", "data_parallel", "launched",
+           "DataParallelLoop"]
 
 
 class _og_mpi_options(Structure):
