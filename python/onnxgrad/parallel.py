@@ -184,8 +184,9 @@ def mpi_communicator(timeout: Optional[float] = None) -> MPICommunicator:
 
 def data_parallel(estimator: Any, communicator: Optional[MPICommunicator] = None,
                   bucket_mb: Optional[float] = None) -> Any:
-    """Make ``estimator.fit`` (an :class:`onnxgrad.Trainer` or an
-    :class:`onnxgrad.OrtGradientForwardBackwardOptimizer`) data-parallel over
+    """Make ``estimator.fit`` (an :class:`onnxgrad.Trainer`, an
+    :class:`onnxgrad.OrtGradientForwardBackwardOptimizer` or an
+    :class:`onnxgrad.OrtGradientOptimizer`) data-parallel over
     ``communicator`` (default: ``mpi_communicator()``); the Trainer's gradients are reduced
     in buckets of about ``bucket_mb`` MiB (default 4) as the backward pass produces them.
     Returns the estimator.  Raises TypeError for another estimator."""
@@ -269,7 +270,8 @@ def _comm_agree(ptr: int, exc: Optional[BaseException]) -> None:
 
 
 class DataParallelLoop:
-    """What a Python training loop (OrtGradientForwardBackwardOptimizer's) needs to run
+    """What a Python training loop (OrtGradientForwardBackwardOptimizer's,
+    OrtGradientOptimizer's) needs to run
     data-parallel over a communicator for one fit: the rank's part of each global batch,
     one packed reduction per step, rank 0's state for everyone, the epoch-end hash check.
     Every method is collective unless it says otherwise."""
