@@ -10,7 +10,10 @@ under different environments, e.g.:
 
   mpirun -np 2 --bind-to none python3 bench/bench_allreduce.py
   mpirun -np 2 --bind-to none --mca btl_vader_single_copy_mechanism none python3 ...
-  mpirun -np 2 --bind-to none --mca coll_libnbc_iallreduce_algorithm 1 python3 ...
+  mpirun -np 2 --bind-to none --mca coll_libnbc_iallreduce_algorithm 0 python3 ...
+
+(libonnxgrad_mpi asks for algorithm 3 when the environment names none; 0 is Open MPI's own
+choice.)
 
 (PYTHONPATH=python ONNXGRAD_LIBRARY=build/libonnxgrad.so.)"""
 import os
