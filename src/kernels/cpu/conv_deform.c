@@ -35,30 +35,12 @@ static double sample(const double *x, const og_conv_geom *g, const double *pos)
     return acc;
 }
 
-/* The bound loops (og_float_impl): a typed load of n elements from element `at` into
- * doubles (as (double) converts) and a typed store of n doubles (float32 rounds once). */
-typedef struct deform_io {
-    void (*load)(const void *t, int64_t at, int64_t n, double *d);
-    void (*store)(void *t, int64_t at, int64_t n, const double *d);
-} deform_io;
-#define DEF_DEFORM_IO(T)                                                                           \
-    static void load_##T(const void *t, int64_t at, int64_t n, double *d)                          \
-    {                                                                                              \
-        for (int64_t i = 0; i < n; i++) d[i] = (double)((const T *)t)[at + i];                     \
-    }                                                                                              \
-    static void store_##T(void *t, int64_t at, int64_t n, const double *d)                         \
-    {                                                                                              \
-        for (int64_t i = 0; i < n; i++) ((T *)t)[at + i] = (T)d[i];                                \
-    }
-DEF_DEFORM_IO(float)
-DEF_DEFORM_IO(double)
-static const deform_io deform_ios[2] = {{load_float, store_float}, {load_double, store_double}};
-OG_FLOAT_IMPLS(deform_impls, &deform_ios[0], &deform_ios[1]);
-
+/* The bound loads and stores of X's dtype (og_elem_io: float32, float64 and float16 read
+ * into doubles and written back as og_tensor_get_f64 / og_tensor_set_f64 would). */
 static const void *select_deform(const og_node *n, og_dtype t)
 {
     (void)n;
-    return og_float_impl_of(deform_impls, t);
+    return og_elem_io_of(t);
 }
 
 /* Per image: X's image, its offsets and mask read into doubles by the bound load, the
@@ -69,12 +51,10 @@ static og_status k_deform(const og_kernel_ctx *k, const og_tensor *const *in, in
     const og_tensor *x = in[0], *w = in[1], *off = in[2], *b = n_in > 3 ? in[3] : NULL,
                     *mask = n_in > 4 ? in[4] : NULL;
     og_tensor *y = out[0];
-    const og_float_impl *im = og_float_bound(k, deform_impls, x->dtype);
-    if (!im)
+    const og_elem_io *io = k->impl ? k->impl : og_elem_io_of(x->dtype);
+    if (!io || !og_dtype_is_float(io->dtype))
         return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
                                og_dtype_name(x->dtype));
-    if (!im->loops) return og_kernel_via_f32_bound(k, im, k_deform, in, n_in, out, n_out);
-    const deform_io *io = im->loops;
     for (int i = 1; i < n_in; i++) /* inference: every input has X's dtype */
         if (in[i] && og_dtype_size(in[i]->dtype) != og_dtype_size(x->dtype))
             return og_kernel_error(k, OG_ERR_TYPE, "input %d is %s, input 0 (X) %s", i,
@@ -104,12 +84,12 @@ static og_status k_deform(const og_kernel_ctx *k, const og_tensor *const *in, in
                                (long long)K, (long long)P);
     double *wd = col + K * P, *bd = wd + w->numel, *xd = bd + g.m, *od = xd + g.c * I,
            *md = od + n_off, *yr = md + n_mask;
-    io->load(w->data, 0, w->numel, wd);
-    if (b) io->load(b->data, 0, g.m, bd);
+    io->load(w->data, 0, 1, w->numel, wd);
+    if (b) io->load(b->data, 0, 1, g.m, bd);
     for (int64_t n = 0; n < g.n; n++) {
-        io->load(x->data, n * g.c * I, g.c * I, xd);
-        io->load(off->data, n * n_off, n_off, od);
-        if (mask) io->load(mask->data, n * n_mask, n_mask, md);
+        io->load(x->data, n * g.c * I, 1, g.c * I, xd);
+        io->load(off->data, n * n_off, 1, n_off, od);
+        if (mask) io->load(mask->data, n * n_mask, 1, n_mask, md);
         for (int64_t gr = 0; gr < g.group; gr++) {
             for (int64_t r = 0; r < K; r++) {
                 int64_t c = gr * cg + r / Q, q = r % Q, qi[OG_CONV_MAX_SP], oq = q;
@@ -141,7 +121,7 @@ static og_status k_deform(const og_kernel_ctx *k, const og_tensor *const *in, in
                     for (int64_t r = 0; r < K; r++) acc += wm[r] * col[r * P + p];
                     yr[p] = acc;
                 }
-                io->store(y->data, (n * g.m + m) * P, P, yr);
+                io->store(y->data, (n * g.m + m) * P, 1, P, yr);
             }
         }
     }
@@ -151,7 +131,7 @@ static og_status k_deform(const og_kernel_ctx *k, const og_tensor *const *in, in
 
 static const og_dtype deform_types[] = {OG_FLOAT, OG_DOUBLE, OG_FLOAT16, OG_UNDEFINED};
 
-/* float32, float64 and float16 (the spec's), bound by select */
+/* float32, float64 and float16 (the spec's), bound by select to og_elem_io */
 const og_kernel_def og_cpu_conv_deform[] = {
     {.name = "DeformConv",
      .domain = "",
