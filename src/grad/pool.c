@@ -528,9 +528,10 @@ static int window_back_dyn(og_gb *b, const og_node *n, const pool_geom *g, int g
 /* AveragePool's dY divided by each window's divisor, sizes known at run time only:
  *   count_include_pad = 0: the taps inside X, Conv(ones[1, 1, in...], ones kernel) with the
  *     pool's strides, dilations and pads (ceil_mode: s − 1 more end pad, cut to dY's size);
- *   count_include_pad = 1 without ceil_mode: every window lies in the padded input: kvol.
- * ceil_mode with count_include_pad would need the padded extent of each last window:
- * refused (false). */
+ *   count_include_pad = 1: kvol, for every window (the kernel's and ONNX's reference rule;
+ *     a ceil_mode window running past the end padding is divided by kvol too, where
+ *     onnxruntime divides by its cells inside the padded input).
+ * false (with the builder's status) on failure. */
 static bool avg_scaled_dyn(og_gb *b, const og_node *n, const pool_geom *g, int dy, og_dtype dt,
                            int *scaled)
 {
@@ -540,12 +541,6 @@ static bool avg_scaled_dyn(og_gb *b, const og_node *n, const pool_geom *g, int d
     for (int i = 0; i < nsp; i++) kvol *= g->k[i];
     bool ceil = p->ceil_mode && p->auto_pad == OG_PAD_NOTSET;
     if (p->count_include_pad) {
-        if (ceil) {
-            og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                       "gradient with ceil_mode and count_include_pad needs the spatial sizes of "
-                       "the input statically");
-            return false;
-        }
         *scaled = og_gb_op2(b, "Div", dy, og_gb_scalar(b, (double)kvol, dt));
         return true;
     }
@@ -690,13 +685,48 @@ static og_status g_lppool(og_gb *b, const og_node *n, const int *dy, int *dx)
     return og_gb_status(b);
 }
 
+/* X's dims all known, so the covered block has static bounds */
+static bool unpool_dims_known(const og_node *n, const og_value *X)
+{
+    const og_pool_params *p = n->params;
+    int64_t e;
+    if (X->rank != p->nsp + 2) return false;
+    for (int d = 0; d < X->rank; d++)
+        if (!og_dim_known(X->dims[d]) || (d >= 2 && !og_unpool_dim(p, d - 2, X->dims[d], &e)))
+            return false;
+    return true;
+}
+
 static og_status g_maxunpool(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     const og_pool_params *p = n->params;
     if (!p || !n->parsed) return og_gb_fail(b, n, OG_ERR_INTERNAL, "attributes not parsed");
     int x = n->in[0], gr = dy[0], rank = p->nsp + 2;
     int64_t m1 = -1;
-    if (n->n_in > 2 && n->in[2] >= 0) { /* the covered block at the start of the output */
+    if (n->n_in > 2 && n->in[2] >= 0 && !unpool_dims_known(n, og_gb_value(b, x))) {
+        /* the covered block at the start of the output, its size from X's run-time shape:
+         * [N, C, (in − 1)·s + k − pb − pe] (og_unpool_dim); Slice takes it from opset 10 */
+        if (og_gb_opset(b) < 10)
+            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                              "gradient with output_shape needs X's dims statically below "
+                              "opset 10 (Slice with computed ends)");
+        int64_t nsp = p->nsp, zero[OG_MAX_RANK], axes[OG_MAX_RANK], add[SP], two = 2;
+        for (int d = 0; d < rank; d++) zero[d] = 0, axes[d] = d;
+        for (int i = 0; i < nsp; i++)
+            add[i] = p->kernel[i] - p->pads[i] - p->pads[nsp + i] - p->strides[i];
+        int sx = og_gb_op1(b, "Shape", x);
+        int hin[3] = {sx, og_gb_const_i64(b, zero, 1), og_gb_const_i64(b, &two, 1)};
+        int head = og_gb_op(b, "Slice", 3, hin);
+        /* (in − 1)·s + k − pb − pe = in·s + (k − pb − pe − s) */
+        int sp =
+            og_rule_add(b, og_rule_mul(b, shape_tail(b, x, 2), og_gb_const_i64(b, p->strides, nsp)),
+                        og_gb_const_i64(b, add, nsp));
+        int parts[2] = {head, sp};
+        int ends = og_gb_op(b, "Concat", 2, parts);
+        og_gb_attr_int(b, og_gb_last(b), "axis", 0);
+        int sin[4] = {gr, og_gb_const_i64(b, zero, rank), ends, og_gb_const_i64(b, axes, rank)};
+        gr = og_gb_op(b, "Slice", 4, sin);
+    } else if (n->n_in > 2 && n->in[2] >= 0) { /* the covered block, static */
         const og_value *X = og_gb_value(b, x);
         int64_t axes[OG_MAX_RANK], starts[OG_MAX_RANK], ends[OG_MAX_RANK];
         for (int d = 0; d < rank; d++) {

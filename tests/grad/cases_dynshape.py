@@ -189,6 +189,11 @@ def static_free_cases():
                                     count_include_pad=1)),
         ("valid_s3", dict(kernel_shape=[2, 2], strides=[3, 2], auto_pad="VALID")),
         ("ceil_k3s2", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 0, 0], ceil_mode=1)),
+        # ceil_mode with count_include_pad: the last windows run past the end padding (7 + 1
+        # + 0 along H, 6 + 0 + 1 along W, k 3, s 2), divided by the kernel volume all the
+        # same (ONNX's reference; onnxruntime divides by the cells in the padded input)
+        ("ceil_cip_k3s2", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 0, 0, 1],
+                               ceil_mode=1, count_include_pad=1)),
     ]
     x = rand(2, 3, 7, 6)
     for name, attrs in pools:
@@ -305,6 +310,36 @@ def static_free_cases():
                     consts=consts, opset=opset)
         shp = [d.dim_value for d in ref.graph.output[0].type.tensor_type.shape.dim]
         out.append(("resize_dyn_%s_v%d" % (name, opset), _declare(m, "y", shp), {"x": xz}))
+    # MaxUnpool with output_shape and X's dims hidden: the covered block [N, C, (in − 1)·s
+    # + k − pb − pe] computed at run time; output_shape equal to it (onnxruntime agrees)
+    # and larger (the block at the start, as ONNX's reference)
+    xu = rand(2, 3, 2, 3)
+    hh, ww = np.meshgrid(np.arange(2), np.arange(3), indexing="ij")
+    pick = np.random.default_rng(7).integers(0, 2, size=(6, 2, 3, 2))
+    plane = (2 * hh + pick[..., 0]) * 6 + 2 * ww + pick[..., 1]
+    ind = (np.arange(6)[:, None, None] * 24 + plane).reshape(2, 3, 2, 3).astype(I64)
+    for tag, shp in (("equal", [2, 3, 4, 6]), ("larger", [2, 3, 5, 7])):
+        for opset in (11,):
+            m = model(_dyn_spatial(xu.shape) +
+                      [node("MaxUnpool", ["xr", "i", "s"], ["p"], kernel_shape=[2, 2],
+                            strides=[2, 2]), node("Tanh", ["p"], ["y"])],
+                      {"x": xu}, ["y"], consts={"i": ind, "s": np.array(shp, I64)}, opset=opset)
+            out.append(("maxunpool_dyn_output_shape_%s" % tag, _declare(m, "y", shp), {"x": xu}))
+    # 1-D with pads: covered (3 − 1)·2 + 2 − 1 − 1 = 4, output_shape the same
+    xv = rand(1, 2, 3)
+    m = model(_dyn_spatial(xv.shape) +
+              [node("MaxUnpool", ["xr", "i", "s"], ["p"], kernel_shape=[2], strides=[2],
+                    pads=[1, 1]), node("Tanh", ["p"], ["y"])],
+              {"x": xv}, ["y"], consts={"i": np.array([[[0, 2, 3], [4, 6, 7]]], I64),
+                                        "s": np.array([1, 2, 4], I64)}, opset=11)
+    out.append(("maxunpool_dyn_output_shape_1d_pads", _declare(m, "y", [1, 2, 4]), {"x": xv}))
+    # Det with the matrix size hidden: the cofactors' minors gathered by indices built
+    # with Range at run time (batched 3x3, 2x2, 1x1: 0x0 minors of determinant 1)
+    for tag, shape in (("3x3_batch", (2, 3, 3)), ("2x2", (2, 2)), ("1x1", (3, 1, 1))):
+        xd = rand(*shape)
+        m = model(_dyn_spatial(xd.shape) + [node("Det", ["xr"], ["p"]), node("Sin", ["p"], ["y"])],
+                  {"x": xd}, ["y"], opset=13)
+        out.append(("det_dyn_" + tag, _declare(m, "y", list(shape[:-2])), {"x": xd}))
     # Scatter (opset 10) whose indices' off-axis dim is cut at run time from x's shape:
     # indices [2, 4] -> [2, Shape(x)[1] - 1] = [2, 3] onto data [3, 4] (axis 0), and
     # indices [3, 3] -> [Shape(x)[0] - 1, 3] = [2, 3] along axis 1
