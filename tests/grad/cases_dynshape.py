@@ -226,6 +226,16 @@ def static_free_cases():
             ("valid_s2", dict(kernel_shape=[2, 2], strides=[2, 2], auto_pad="VALID"), 1),
             ("same_upper_s2", dict(kernel_shape=[3, 3], strides=[2, 2], auto_pad="SAME_UPPER"), 1),
             ("same_lower_k4s2", dict(kernel_shape=[4, 3], strides=[2, 1], auto_pad="SAME_LOWER"),
+             1),
+            # output_shape: the pads computed from X's run-time sizes (full result 11 x 9
+            # for k3 s2): odd totals split to the start, SAME_UPPER's to the end, a group,
+            # and beyond the full result (a negative begin pad: dY cut)
+            ("oshape_odd", dict(kernel_shape=[3, 3], strides=[2, 2], output_shape=[10, 8]), 1),
+            ("oshape_same_upper", dict(kernel_shape=[3, 3], strides=[2, 2], output_shape=[10, 8],
+                                       auto_pad="SAME_UPPER"), 1),
+            ("oshape_group2", dict(kernel_shape=[3, 2], strides=[2, 1], dilations=[1, 2],
+                                      output_shape=[9, 5], group=2), 2),
+            ("oshape_beyond", dict(kernel_shape=[3, 3], strides=[2, 2], output_shape=[14, 9]),
              1)):
         w, bias = rand(4, 6 // group if group == 2 else 3, *attrs["kernel_shape"]), None
         cout = w.shape[1] * group
