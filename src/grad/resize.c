@@ -876,10 +876,19 @@ static og_status g_grid_sample(og_gb *b, const og_node *n, const int *dy, int *d
 
 static og_status g_affine_grid(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
-    const og_value *T = og_gb_value(b, IN(0));
-    if (T->rank != 3 || !og_dim_known(T->dims[1]) || T->dims[1] < 2 || T->dims[1] > 3)
-        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs theta's shape statically");
-    int64_t r = T->dims[1], h = r + 1;
+    const og_value *T = og_gb_value(b, IN(0)), *G = og_gb_value(b, OUT(0));
+    const og_value *S = og_gb_value(b, IN(1));
+    /* r (2 or 3 spatial axes): theta's [N, r, r + 1], else the grid's rank r + 2, else the
+     * length of size ([N, C, spatial...]): one of them is static when theta's dims are not */
+    int64_t r = T->rank == 3 && og_dim_known(T->dims[1])   ? T->dims[1]
+                : G->rank >= 4                             ? G->rank - 2
+                : S->rank == 1 && og_dim_known(S->dims[0]) ? S->dims[0] - 2
+                                                           : -1;
+    if (r < 2 || r > 3)
+        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                          "gradient needs the number of spatial axes (theta's dim 1, the "
+                          "grid's rank or the length of size)");
+    int64_t h = r + 1;
     og_dtype dt = og_gb_value(b, OUT(0))->dtype;
     /* the unit matrices E_j (row 0 = e_j): AffineGrid(E_j)[..., 0] = b_j, b_r = 1 */
     int64_t e[4 * 3 * 4] = {0}, eshape[3] = {h, r, h}, first = 1, zero = 0;

@@ -350,6 +350,22 @@ def static_free_cases():
         m = model(_dyn_spatial(xd.shape) + [node("Det", ["xr"], ["p"]), node("Sin", ["p"], ["y"])],
                   {"x": xd}, ["y"], opset=13)
         out.append(("det_dyn_" + tag, _declare(m, "y", list(shape[:-2])), {"x": xd}))
+    # AffineGrid with theta's dims hidden (the spatial count from the grid's rank), and
+    # with the size computed too (from the length of Shape(x))
+    for tag, th, size in (("2d", rand(2, 2, 3), [2, 3, 4, 5]), ("3d", rand(1, 3, 4), [1, 2, 2, 3, 4])):
+        m = model([node("Shape", ["t"], ["st"]), node("Reshape", ["t", "st"], ["tr"]),
+                   node("AffineGrid", ["tr", "s"], ["p"]), node("Sin", ["p"], ["y"])],
+                  {"t": th}, ["y"], consts={"s": np.array(size, I64)}, opset=20)
+        out.append(("affinegrid_dyn_theta_" + tag,
+                    _declare(m, "y", size[:1] + size[2:] + [len(size) - 2]), {"t": th}))
+    th, xa = rand(2, 2, 3), rand(2, 3, 4, 5)
+    m = model([node("Shape", ["t"], ["st"]), node("Reshape", ["t", "st"], ["tr"]),
+               node("Shape", ["x"], ["sx"]), node("Reshape", ["x", "sx"], ["xr"]),
+               node("Shape", ["xr"], ["s"]),
+               node("AffineGrid", ["tr", "s"], ["g"], align_corners=1),
+               node("GridSample", ["x", "g"], ["y"])],
+              {"t": th, "x": xa}, ["y"], opset=20)
+    out.append(("affinegrid_dyn_size", _declare(m, "y", [2, 3, 4, 5]), {"t": th, "x": xa}))
     # Scatter (opset 10) whose indices' off-axis dim is cut at run time from x's shape:
     # indices [2, 4] -> [2, Shape(x)[1] - 1] = [2, 3] onto data [3, 4] (axis 0), and
     # indices [3, 3] -> [Shape(x)[0] - 1, 3] = [2, 3] along axis 1
