@@ -366,6 +366,22 @@ def static_free_cases():
                node("GridSample", ["x", "g"], ["y"])],
               {"t": th, "x": xa}, ["y"], opset=20)
     out.append(("affinegrid_dyn_size", _declare(m, "y", [2, 3, 4, 5]), {"t": th, "x": xa}))
+    # Blocked DequantizeLinear of integer weights whose dims are hidden: the scale's
+    # gradient summed per block with the axis padded to whole blocks at run time (last
+    # axis with a partial block, first axis, middle axis of a rank-3 weight)
+    rq = np.random.default_rng(11)
+    for tag, wshape, axis, bs, sshape in (("last_partial", (4, 5), 1, 2, (4, 3)),
+                                          ("first", (5, 4), 0, 3, (2, 4)),
+                                          ("middle_rank3", (2, 5, 3), 1, 2, (2, 3, 3))):
+        wq = rq.integers(-100, 100, wshape).astype(np.int8)
+        zq = rq.integers(-3, 3, sshape).astype(np.int8)
+        xq = rand(*wshape)
+        m = model([node("Shape", ["w"], ["sw"]), node("Reshape", ["w", "sw"], ["wr"]),
+                   node("DequantizeLinear", ["wr", "s", "z"], ["d"], axis=axis, block_size=bs),
+                   node("Mul", ["x", "d"], ["y"])],
+                  {"x": xq}, ["y"], {"s": rand(*sshape, low=0.01, high=0.05)},
+                  consts={"w": wq, "z": zq}, opset=21)
+        out.append(("dq_blocked_dyn_" + tag, _declare(m, "y", list(wshape)), {"x": xq}))
     # Scatter (opset 10) whose indices' off-axis dim is cut at run time from x's shape:
     # indices [2, 4] -> [2, Shape(x)[1] - 1] = [2, 3] onto data [3, 4] (axis 0), and
     # indices [3, 3] -> [Shape(x)[0] - 1, 3] = [2, 3] along axis 1
