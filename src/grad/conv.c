@@ -478,14 +478,55 @@ static og_status g_conv_transpose(og_gb *b, const og_node *n, const int *dy, int
 
 /* ---- Col2Im ---------------------------------------------------------------------------- */
 
+/* Col2Im's gradient with image_shape or block_shape known only at run time: the same
+ * im2col as a Conv of dY ([N·C, 1, image...], shaped from Shape(dY)) by the identity of the
+ * K = Π block taps as a kernel [K, 1, block...] (EyeLike of a computed [K, K]), back to X's
+ * shape.  The spatial count is the grad's rank − 2, or the length of image_shape. */
+static og_status col2im_dyn(og_gb *b, const og_node *n, int dy, int *dx)
+{
+    const og_conv_params *p = n->params;
+    const og_value *Y = og_gb_value(b, n->out[0]), *I = og_gb_value(b, n->in[1]);
+    int nsp = Y->rank >= 3                               ? Y->rank - 2
+              : I->rank == 1 && og_dim_known(I->dims[0]) ? (int)I->dims[0]
+                                                         : -1;
+    if (nsp < 1 || nsp > SP)
+        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                          "gradient needs the number of spatial axes (the output's rank or the "
+                          "length of image_shape)");
+    int64_t s[SP], d[SP], pads[2 * SP], head[2] = {-1, 1}, one = 1;
+    for (int i = 0; i < nsp; i++) {
+        s[i] = p->n_strides ? p->strides[i] : 1;
+        d[i] = p->n_dilations ? p->dilations[i] : 1;
+        pads[i] = p->n_pads ? p->pads[i] : 0;
+        pads[nsp + i] = p->n_pads ? p->pads[nsp + i] : 0;
+    }
+    og_dtype dt = og_gb_value(b, n->out[0])->dtype;
+    int h = og_gb_const_i64(b, head, 2);
+    int gs = og_gb_op(b, "Concat", 2, (int[]){h, shape_tail(b, dy, 2)});
+    og_gb_attr_int(b, og_gb_last(b), "axis", 0);
+    int g = og_gb_op2(b, "Reshape", dy, gs);
+    int bl = n->in[2];
+    int k = og_gb_op1(b, "ReduceProd", bl); /* [1] */
+    og_gb_attr_int(b, og_gb_last(b), "keepdims", 1);
+    int kk = og_gb_op(b, "Concat", 2, (int[]){k, k});
+    og_gb_attr_int(b, og_gb_last(b), "axis", 0);
+    int eye = og_gb_op1(b, "EyeLike", og_gb_op1(b, "ConstantOfShape", kk));
+    og_gb_attr_int(b, og_gb_last(b), "dtype", (int64_t)dt);
+    int ks = og_gb_op(b, "Concat", 3, (int[]){k, og_gb_const_i64(b, &one, 1), bl});
+    og_gb_attr_int(b, og_gb_last(b), "axis", 0);
+    int cols = og_gb_op2(b, "Conv", g, og_gb_op2(b, "Reshape", eye, ks));
+    og_rule_conv_attrs(b, og_gb_last(b), nsp, s, d, pads, 1);
+    dx[0] = og_gb_reshape_like(b, cols, n->in[0]);
+    return og_gb_status(b);
+}
+
 static og_status g_col2im(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     const og_conv_params *p = n->params;
     const og_tensor *im = og_gb_value(b, n->in[1])->known, *bl = og_gb_value(b, n->in[2])->known;
     if (!p || !n->parsed) return og_gb_fail(b, n, OG_ERR_INTERNAL, "attributes not parsed");
     if (!im || !bl || im->numel != bl->numel || im->numel < 1 || im->numel > SP)
-        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                          "gradient needs image_shape and block_shape to be constants");
+        return col2im_dyn(b, n, dy[0], dx);
     int nsp = (int)im->numel, rank = nsp + 2;
     int64_t K = 1, shp[OG_MAX_RANK], ks[OG_MAX_RANK], s[SP], d[SP], pads[2 * SP];
     shp[0] = -1;

@@ -382,6 +382,24 @@ def static_free_cases():
                   {"x": xq}, ["y"], {"s": rand(*sshape, low=0.01, high=0.05)},
                   consts={"w": wq, "z": zq}, opset=21)
         out.append(("dq_blocked_dyn_" + tag, _declare(m, "y", list(wshape)), {"x": xq}))
+    # Col2Im whose image_shape and block_shape are computed at run time (from Shape of
+    # hidden tensors of those sizes): the identity kernel built by EyeLike
+    for tag, image, block, attrs in (("3x3", [5, 5], [3, 3], {}),
+                                     ("dil_pads_strides", [5, 6], [2, 2],
+                                      {"dilations": [2, 1], "pads": [1, 0, 1, 2],
+                                       "strides": [1, 2]})):
+        nb = 1
+        for i in range(2):
+            ek = (block[i] - 1) * attrs.get("dilations", [1, 1])[i] + 1
+            pp = attrs.get("pads", [0] * 4)
+            nb *= (image[i] + pp[i] + pp[2 + i] - ek) // attrs.get("strides", [1, 1])[i] + 1
+        xi = rand(2, 2 * block[0] * block[1], nb)
+        m = model([node("Shape", ["ia"], ["ims"]), node("Shape", ["ba"], ["bls"]),
+                   node("Col2Im", ["x", "ims", "bls"], ["p"], **attrs),
+                   node("Tanh", ["p"], ["y"])],
+                  {"x": xi}, ["y"], consts={"ia": np.zeros(image, np.float32),
+                                            "ba": np.zeros(block, np.float32)}, opset=18)
+        out.append(("col2im_dyn_" + tag, _declare(m, "y", [2, 2] + image), {"x": xi}))
     # Scatter (opset 10) whose indices' off-axis dim is cut at run time from x's shape:
     # indices [2, 4] -> [2, Shape(x)[1] - 1] = [2, 3] onto data [3, 4] (axis 0), and
     # indices [3, 3] -> [Shape(x)[0] - 1, 3] = [2, 3] along axis 1
