@@ -400,6 +400,25 @@ def static_free_cases():
                   {"x": xi}, ["y"], consts={"ia": np.zeros(image, np.float32),
                                             "ba": np.zeros(block, np.float32)}, opset=18)
         out.append(("col2im_dyn_" + tag, _declare(m, "y", [2, 2] + image), {"x": xi}))
+    # GridSample with X's dims hidden: the axis sizes, the unnormalisation, the border and
+    # reflection bounds and the flat index strides computed at run time (2-D and 3-D, the
+    # three modes and paddings, a unit axis with align_corners reflected)
+    for tag, xs_, gs_, attrs, opset in (
+            ("linear_zeros", (2, 3, 4, 5), (2, 3, 4, 2), {}, 16),
+            ("nearest_border_ac", (2, 3, 4, 5), (2, 3, 4, 2),
+             {"mode": "nearest", "padding_mode": "border", "align_corners": 1}, 16),
+            ("cubic_reflection", (1, 2, 4, 5), (1, 3, 2, 2),
+             {"mode": "cubic", "padding_mode": "reflection"}, 20),
+            ("linear_reflection_3d", (1, 2, 3, 4, 2), (1, 2, 3, 2, 3),
+             {"padding_mode": "reflection"}, 20),
+            ("unit_axis_reflection_ac", (1, 2, 1, 4), (1, 2, 3, 2),
+             {"padding_mode": "reflection", "align_corners": 1}, 20)):
+        xg, gg = rand(*xs_), rand(*gs_, low=-1.3, high=1.3)
+        m = model(_dyn_spatial(xg.shape) + [node("GridSample", ["xr", "g"], ["p"], **attrs),
+                                            node("Tanh", ["p"], ["y"])],
+                  {"x": xg, "g": gg}, ["y"], opset=opset)
+        out.append(("gridsample_dyn_" + tag,
+                    _declare(m, "y", list(xs_[:2]) + list(gs_[1:-1])), {"x": xg, "g": gg}))
     # Scatter (opset 10) whose indices' off-axis dim is cut at run time from x's shape:
     # indices [2, 4] -> [2, Shape(x)[1] - 1] = [2, 3] onto data [3, 4] (axis 0), and
     # indices [3, 3] -> [Shape(x)[0] - 1, 3] = [2, 3] along axis 1
