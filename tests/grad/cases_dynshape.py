@@ -419,6 +419,24 @@ def static_free_cases():
                   {"x": xg, "g": gg}, ["y"], opset=opset)
         out.append(("gridsample_dyn_" + tag,
                     _declare(m, "y", list(xs_[:2]) + list(gs_[1:-1])), {"x": xg, "g": gg}))
+    # RoiAlign with X's height and width hidden: the taps' bounds, OneHot depths and the
+    # max mode's flat positions from Shape(X) (average and max, adaptive and fixed grids)
+    xr_ = rand(2, 3, 6, 7)
+    rois = np.array([[0.5, 1.0, 4.2, 5.1], [1.3, 0.2, 6.5, 3.3], [-1.0, 2.0, 3.0, 7.5]],
+                    np.float32)
+    for opset, tag, attrs in (
+            (10, "avg_adaptive", {"output_height": 3, "output_width": 2}),
+            (16, "avg_sr2_half_pixel", {"output_height": 2, "output_width": 3,
+                                        "sampling_ratio": 2}),
+            (16, "max_adaptive", {"output_height": 2, "output_width": 3, "mode": "max"})):
+        m = model(_dyn_spatial(xr_.shape) + [node("RoiAlign", ["xr", "r", "b"], ["p"], **attrs),
+                                             node("Tanh", ["p"], ["y"])],
+                  {"x": xr_}, ["y"], opset=opset, consts={"b": np.array([0, 1, 1], I64)})
+        m.graph.node.insert(0, helper.make_node("Constant", [], ["r"], value=helper.make_tensor(
+            "r", TensorProto.FLOAT, rois.shape, rois.flatten().tolist())))
+        out.append(("roialign_dyn_" + tag,
+                    _declare(m, "y", [3, 3, attrs["output_height"], attrs["output_width"]]),
+                    {"x": xr_}))
     # Scatter (opset 10) whose indices' off-axis dim is cut at run time from x's shape:
     # indices [2, 4] -> [2, Shape(x)[1] - 1] = [2, 3] onto data [3, 4] (axis 0), and
     # indices [3, 3] -> [Shape(x)[0] - 1, 3] = [2, 3] along axis 1
