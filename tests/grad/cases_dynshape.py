@@ -437,6 +437,19 @@ def static_free_cases():
         out.append(("roialign_dyn_" + tag,
                     _declare(m, "y", [3, 3, attrs["output_height"], attrs["output_width"]]),
                     {"x": xr_}))
+    # Slice-1 (attributes only, opsets 7 and 9) with the sliced dims hidden: the zeros
+    # around dY cut from X itself (positive, negative and past-the-end bounds, two axes)
+    xs1 = rand(4, 5, 6)
+    for tag, kw in (("pos_two_axes", dict(starts=[1, 2], ends=[3, 5], axes=[0, 2])),
+                    ("neg_mixed", dict(starts=[1, -4], ends=[-1, 1000], axes=[1, 2])),
+                    ("default_axes", dict(starts=[-3], ends=[4]))):
+        for opset in (7, 9):
+            m = model(_dyn_spatial(xs1.shape) + [node("Slice", ["xr"], ["p"], **kw),
+                                                 node("Tanh", ["p"], ["y"])],
+                      {"x": xs1}, ["y"], opset=opset)
+            ref = model([node("Slice", ["x"], ["y"], **kw)], {"x": xs1}, ["y"], opset=opset)
+            shp = [d.dim_value for d in ref.graph.output[0].type.tensor_type.shape.dim]
+            out.append(("slice1_dyn_%s_v%d" % (tag, opset), _declare(m, "y", shp), {"x": xs1}))
     # Scatter (opset 10) whose indices' off-axis dim is cut at run time from x's shape:
     # indices [2, 4] -> [2, Shape(x)[1] - 1] = [2, 3] onto data [3, 4] (axis 0), and
     # indices [3, 3] -> [Shape(x)[0] - 1, 3] = [2, 3] along axis 1
