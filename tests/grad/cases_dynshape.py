@@ -450,6 +450,18 @@ def static_free_cases():
             ref = model([node("Slice", ["x"], ["y"], **kw)], {"x": xs1}, ["y"], opset=opset)
             shp = [d.dim_value for d in ref.graph.output[0].type.tensor_type.shape.dim]
             out.append(("slice1_dyn_%s_v%d" % (tag, opset), _declare(m, "y", shp), {"x": xs1}))
+    # Scatter-9 whose indices' dims are hidden (reshaped by their own Shape): the updates'
+    # gradient gathered from dY at flat offsets built from NonZero over the indices' shape
+    for tag, dshape, ind, axis in (
+            ("axis0", (3, 4), np.array([[1, 0, 2], [2, 1, 0]], I64), 0),
+            ("axis1_3d", (2, 3, 4), np.array([[[2, 0, 1], [0, 1, 2]], [[1, 2, 0], [2, 0, 1]]],
+                                             I64), 1)):
+        xs9, u9 = rand(*dshape), rand(*ind.shape)
+        m = model([node("Shape", ["i"], ["si"]), node("Reshape", ["i", "si"], ["ir"]),
+                   node("Scatter", ["x", "ir", "u"], ["s"], axis=axis),
+                   node("Tanh", ["s"], ["y"])],
+                  {"x": xs9}, ["y"], {"u": u9}, consts={"i": ind}, opset=9)
+        out.append(("scatter_dyn_v9_" + tag, _declare(m, "y", list(dshape)), {"x": xs9}))
     # Scatter (opset 10) whose indices' off-axis dim is cut at run time from x's shape:
     # indices [2, 4] -> [2, Shape(x)[1] - 1] = [2, 3] onto data [3, 4] (axis 0), and
     # indices [3, 3] -> [Shape(x)[0] - 1, 3] = [2, 3] along axis 1
