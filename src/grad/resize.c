@@ -397,11 +397,22 @@ static int probe_matrix(og_gb *b, const og_node *n, const resize_ctx *rc, int d,
                            og_gb_scalar(b, (double)d, OG_INT64));
         D1 = og_gb_op2(b, "Gather", og_gb_op1(b, "Shape", IN(0)), og_gb_const_i64(b, &dd, 1));
         L1 = dup ? og_gb_op2(b, "Mul", D1, og_gb_const_i64(b, &two, 1)) : D1;
-        idx = og_gb_op3(b, "Range", og_gb_scalar(b, 0, OG_INT64), Ds, og_gb_scalar(b, 1, OG_INT64));
         depth = D1;
+        if (og_gb_opset(b) >= 11)
+            idx = og_gb_op3(b, "Range", og_gb_scalar(b, 0, OG_INT64), Ds,
+                            og_gb_scalar(b, 1, OG_INT64));
+        else /* opsets 9 and 10: no Range; the identity is EyeLike of a [D, D] of zeros */
+            idx = -1;
     }
-    int eye =
-        og_gb_op3(b, "OneHot", idx, depth, og_rule_cast(b, og_gb_const_i64(b, v01, 2), rc->dt));
+    int eye;
+    if (idx >= 0) {
+        eye =
+            og_gb_op3(b, "OneHot", idx, depth, og_rule_cast(b, og_gb_const_i64(b, v01, 2), rc->dt));
+    } else {
+        int dd2[2] = {D1, D1};
+        eye = og_gb_op1(b, "EyeLike", og_gb_op1(b, "ConstantOfShape", concat_i64(b, 2, dd2)));
+        og_gb_attr_int(b, og_gb_last(b), "dtype", (int64_t)rc->dt);
+    }
     if (dup) { /* [in, in] -> [in, in, 2] (d first) or [in, 2, in] -> [in, 2 in] / [2 in, in] */
         int64_t ax = d < bx ? 2 : 1, reps[3] = {1, 1, 1};
         reps[ax] = 2;
@@ -574,11 +585,13 @@ static og_status g_resize(og_gb *b, const og_node *n, const int *dy, int *dx)
         bool roi_unit = !has_roi || (roi_known && roi.v[j] == 0.0 && roi.v[na + j] == 1.0);
         if (unit && roi_unit && p->coord != OG_COORD_TF_HALF_PIXEL_FOR_NN) continue;
         /* an input dim known at run time only: the probe's identity is built at run time
-         * (Range: opset 11; Resize's scales and sizes inputs, not Upsample's attribute) */
-        if (xdims[d] < 0 && (attr || og_gb_opset(b) < 11))
+         * (Range and OneHot from opset 11, EyeLike of a ConstantOfShape at 9 and 10; the
+         * scales or sizes inputs, not Upsample-7's attribute, which exists only below 9) */
+        if (xdims[d] < 0 && (attr || og_gb_opset(b) < 9))
             return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
                               "Resize gradient needs the size of input axis %d to be static "
-                              "below opset 11 or with scales as an attribute",
+                              "below opset 9 (Upsample with its scales attribute: no op "
+                              "builds an identity of a run-time size there)",
                               d);
         how[d] = 2;
         runtime = true;

@@ -462,6 +462,19 @@ def static_free_cases():
                    node("Tanh", ["s"], ["y"])],
                   {"x": xs9}, ["y"], {"u": u9}, consts={"i": ind}, opset=9)
         out.append(("scatter_dyn_v9_" + tag, _declare(m, "y", list(dshape)), {"x": xs9}))
+    # Upsample-9 and Resize-10 with X's dims hidden: the probe's identity of the run-time
+    # size from EyeLike(ConstantOfShape([D, D])) (no Range before 11)
+    xu9 = rand(2, 3, 4, 5)
+    for tag, op, mode, sc, opset in (("upsample_v9_nearest", "Upsample", "nearest",
+                                      [1, 1, 2, 1.5], 9),
+                                     ("upsample_v9_linear", "Upsample", "linear", [1, 1, 1.5, 2], 9),
+                                     ("resize_v10_linear_down", "Resize", "linear",
+                                      [1, 1, 0.5, 0.8], 10)):
+        m = model(_dyn_spatial(xu9.shape) + [node(op, ["xr", "sc"], ["p"], mode=mode),
+                                             node("Tanh", ["p"], ["y"])],
+                  {"x": xu9}, ["y"], consts={"sc": np.array(sc, np.float32)}, opset=opset)
+        shp = [int(np.floor(d * f)) for d, f in zip(xu9.shape, sc)]
+        out.append((tag.replace("_v", "_dyn_v", 1), _declare(m, "y", shp), {"x": xu9}))
     # Scatter (opset 10) whose indices' off-axis dim is cut at run time from x's shape:
     # indices [2, 4] -> [2, Shape(x)[1] - 1] = [2, 3] onto data [3, 4] (axis 0), and
     # indices [3, 3] -> [Shape(x)[0] - 1, 3] = [2, 3] along axis 1
