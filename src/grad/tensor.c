@@ -297,13 +297,16 @@ static int zeros_as(og_gb *b, int t, og_dtype dt)
  * Pad with computed pads, no ConstantOfShape before opset 9-10): axis by axis from the last,
  * g = Concat(0·X_j[:s], g, 0·X_j[e:]) along the axis, X_j being X sliced on the axes before
  * it (so X_j's shape is g's with this axis restored); Slice itself clamps s and e, so the
- * two pieces are the positions before and after the slice for any signs.  A slice empty by
- * e < s after clamping would count positions twice (the sizes then differ from X's and the
- * run fails: no wrong values). */
+ * two pieces are the positions before and after the slice for any signs.  Bounds of one
+ * sign with e <= s give an empty slice whatever the size: zeros.  Bounds of mixed signs
+ * that turn out empty (e < s once clamped) would count positions twice: the sizes then
+ * differ from X's and the run fails (no wrong values). */
 static int slice1_back_dyn(og_gb *b, int x, int dy, int r, int k, const int64_t *st,
                            const int64_t *en, const int64_t *ax)
 {
     og_dtype dt = og_gb_value(b, x)->dtype;
+    for (int i = 0; i < k; i++) /* bounds of one sign with e <= s: always empty */
+        if ((st[i] >= 0) == (en[i] >= 0) && en[i] <= st[i]) return zeros_as(b, x, dt);
     int xs[OG_MAX_RANK + 1];
     xs[0] = x;
     for (int i = 0; i < k; i++) xs[i + 1] = slice_axis(b, xs[i], st[i], en[i], norm_axis(ax[i], r));

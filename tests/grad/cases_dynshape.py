@@ -442,7 +442,8 @@ def static_free_cases():
     xs1 = rand(4, 5, 6)
     for tag, kw in (("pos_two_axes", dict(starts=[1, 2], ends=[3, 5], axes=[0, 2])),
                     ("neg_mixed", dict(starts=[1, -4], ends=[-1, 1000], axes=[1, 2])),
-                    ("default_axes", dict(starts=[-3], ends=[4]))):
+                    ("default_axes", dict(starts=[-3], ends=[4])),
+                    ("empty_same_sign", dict(starts=[-2, 0], ends=[-4, 3], axes=[2, 0]))):
         for opset in (7, 9):
             m = model(_dyn_spatial(xs1.shape) + [node("Slice", ["xr"], ["p"], **kw),
                                                  node("Tanh", ["p"], ["y"])],
