@@ -119,8 +119,10 @@ def main(build, patterns=()):
             continue
         with tempfile.TemporaryDirectory() as tmp:
             try:
-                subprocess.run([cli, "export", os.path.join(d, "model.onnx"), "-o", tmp],
-                               check=True, capture_output=True, text=True)
+                # the weights the case differentiates (--weights A,B), else the default
+                wargs = args[args.index("--weights"):][:2] if "--weights" in args else []
+                subprocess.run([cli, "export", os.path.join(d, "model.onnx"), "-o", tmp] +
+                               wargs, check=True, capture_output=True, text=True)
                 tm = onnx.load(os.path.join(tmp, "training.onnx"))
                 onnx.checker.check_model(tm, full_check=True)
                 onnx.checker.check_model(onnx.load(os.path.join(tmp, "eval.onnx")),
@@ -129,7 +131,7 @@ def main(build, patterns=()):
                                             providers=["CPUExecutionProvider"])
                 feeds = {}
                 for a in args:
-                    if a.startswith("--"):
+                    if a.startswith("--") or a in wargs:
                         continue
                     k, f = a.split("=", 1)
                     feeds[k] = np.load(f)

@@ -63,7 +63,8 @@ def fake_quant(t, kw):
     """PyTorch's learnable fake quantization (gradients for x and the scale), per tensor or
     per channel; blocked quantization as per channel over the blocks"""
     x, s = t["x"].float(), t["s"].float()  # PyTorch fake-quantizes float32 only
-    zp = torch.tensor(kw["zp"], dtype=torch.float32)
+    # a trained zero point is a weight "z" (its learnable zero point), else a constant
+    zp = t["z"].float() if "z" in t else torch.tensor(kw["zp"], dtype=torch.float32)
     if kw["axis"] is None:
         return torch._fake_quantize_learnable_per_tensor_affine(x, s.reshape(1), zp.reshape(1),
                                                                 kw["qmin"], kw["qmax"], 1.0)
@@ -76,7 +77,21 @@ def fake_quant(t, kw):
                                                              kw["qmax"], 1.0)
 
 
+def dq_matmul(t, kw):
+    """x · DequantizeLinear(w, s, z), the zero point z differentiated as a real number:
+    per tensor, per axis, or blocked along the axis (a partial last block allowed)"""
+    w, s, z = torch.tensor(kw["w"], dtype=torch.float64), t["s"], t["z"]
+    if kw["block"]:
+        b, ax = kw["block"], kw["axis"]
+        s = s.repeat_interleave(b, dim=ax).narrow(ax, 0, w.shape[ax])
+        z = z.repeat_interleave(b, dim=ax).narrow(ax, 0, w.shape[ax])
+    elif s.dim() == 1 and kw["axis"] == 0:
+        s, z = s[:, None], z[:, None]
+    return t["x"] @ ((w - z) * s)
+
+
 FUNCS = {
+    "dq_matmul": dq_matmul,
     "fake_quant": fake_quant,
     "roi_align": roi_align,
     "grid_sample": lambda t, kw: F.grid_sample(t["x"], t["g"], kw["mode"], kw["padding"],
