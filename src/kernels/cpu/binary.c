@@ -754,9 +754,10 @@ static const bin_fn pow_half = NULL;
 static const void *select_pow(const og_node *n, const og_dtype *t)
 {
     if (n->n_in < 2 || t[1] == OG_UNDEFINED) return OG_KERNEL_AT_RUN;
-    if (og_is_half(t[0]) || og_is_half(t[1])) return &pow_half;
     int sa = slot_of(t[0]), sb = pow_col(t[1]);
-    return sa < 0 || sa > S_I64 || sb < 0 ? NULL : &pow_fns[sa][sb];
+    bool ha = og_is_half(t[0]), hb = og_is_half(t[1]);
+    if (!(ha || (sa >= 0 && sa <= S_I64)) || !(hb || sb >= 0)) return NULL;
+    return ha || hb ? &pow_half : &pow_fns[sa][sb];
 }
 
 static og_status k_pow(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
