@@ -15,6 +15,10 @@ Two measures:
     ranks' summed): the ratio an idle 2-core machine gives when ranks do not wait for each
     other.  It holds up when other programs load the machine.
 
+The ceiling: two independent 1-rank runs started at once (no communication and no waiting,
+but the cores, caches and memory bandwidth shared as 2 ranks share them), their samples/s
+summed against one run alone; 2 ranks cannot beat it.
+
 The 2-rank runs are made with gradient buckets of --bucket-mb (reductions overlap the
 backward pass) and with one bucket started after it (no overlap); `onnxgrad train` reports
 the communication time per step and the part the backward pass did not hide (wall clock).
@@ -65,12 +69,39 @@ def children_cpu():
     return r.ru_utime + r.ru_stime
 
 
-def run(build, ranks, model, data, batch, epochs, tmp, bucket_mb):
+def _cli(build, model, data, batch, epochs, tmp, bucket_mb):
+    return [os.path.join(build, "onnxgrad"), "train", model, "--data", data, "--loss",
+            "cross-entropy", "--optimizer", "adam", "--lr", "0.001", "--epochs", str(epochs),
+            "--batch-size", str(batch), "--threads", "1", "--bucket-mb", str(bucket_mb),
+            "-o", os.path.join(tmp, "trained.onnx")]
+
+
+def run(build, ranks, model, data, batch, epochs, tmp, bucket_mb, together=1):
+    """One run of `ranks` ranks; together > 1 (ranks 1): that many independent processes
+    started at once (the ceiling the machine allows: no communication, no waiting, but the
+    cores, caches and memory bandwidth shared as 2 ranks share them), their samples/s summed."""
+    if together > 1:
+        dirs = [os.path.join(tmp, "p%d" % i) for i in range(together)]
+        cpu0 = children_cpu()
+        procs = []
+        for d in dirs:
+            os.makedirs(d, exist_ok=True)
+            procs.append(subprocess.Popen(_cli(build, model, data, batch, epochs, d, bucket_mb),
+                                          stdout=subprocess.DEVNULL, env=env()))
+        for p in procs:
+            if p.wait() != 0:
+                raise RuntimeError("an independent run failed")
+        cpu = children_cpu() - cpu0
+        n = len(np.load(data)["y"])
+        sps = 0.0
+        for d in dirs:
+            secs = [float(row["seconds"])
+                    for row in csv.DictReader(open(os.path.join(d, "trained.csv")))]
+            sps += n * (epochs - 1) / (secs[-1] - secs[0])
+        return {"sps": sps, "cpu": cpu, "samples": together * n * epochs, "comm": 0.0,
+                "exposed": 0.0, "step": 0.0, "buckets": 0}
     out = os.path.join(tmp, "trained.onnx")
-    cli = [os.path.join(build, "onnxgrad"), "train", model, "--data", data, "--loss",
-           "cross-entropy", "--optimizer", "adam", "--lr", "0.001", "--epochs", str(epochs),
-           "--batch-size", str(batch), "--threads", "1", "--bucket-mb", str(bucket_mb),
-           "-o", out]
+    cli = _cli(build, model, data, batch, epochs, tmp, bucket_mb)
     cmd = (["mpirun", "--oversubscribe", "--bind-to", "none", "-np", str(ranks)] + cli
            if ranks > 1 else cli)
     cpu0 = children_cpu()
@@ -89,11 +120,11 @@ def run(build, ranks, model, data, batch, epochs, tmp, bucket_mb):
             "buckets": int(buckets.group(1)) if buckets else 0}
 
 
-def measure(build, ranks, model, data, batch, epochs, tmp, bucket_mb):
+def measure(build, ranks, model, data, batch, epochs, tmp, bucket_mb, together=1):
     """A short and a long run: wall-clock samples/s of the long one, and CPU seconds per
     sample from their difference."""
-    short = run(build, ranks, model, data, batch, 2, tmp, bucket_mb)
-    long = run(build, ranks, model, data, batch, epochs, tmp, bucket_mb)
+    short = run(build, ranks, model, data, batch, 2, tmp, bucket_mb, together)
+    long = run(build, ranks, model, data, batch, epochs, tmp, bucket_mb, together)
     long["cpu_per_sample"] = (long["cpu"] - short["cpu"]) / (long["samples"] - short["samples"])
     return long
 
@@ -122,30 +153,34 @@ def main():
     print("load average before: %.2f %.2f %.2f" % os.getloadavg())
     print("| model | samples/s 1 rank / 2 ranks (wall) | ratio (wall) | CPU ms per sample 1 rank "
           "/ 2 ranks | ratio (CPU) | buckets | comm ms/step | not hidden ms/step | step ms "
-          "| one bucket: ratio (CPU), not hidden ms/step |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+          "| one bucket: ratio (CPU), not hidden ms/step | ceiling: 2 independent processes "
+          "ratio (wall), ratio (CPU) |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     try:
         for name in args.cases.split(","):
             model, batch, n, epochs, shape = cases[name]
             data = os.path.join(tmp, name + ".npz")
             np.savez(data, X=rng.normal(size=(n,) + shape).astype(np.float32),
                      y=rng.integers(0, 10, size=n).astype(np.int64))
-            one, two, mono = [], [], []
+            one, two, mono, indep = [], [], [], []
             for _ in range(args.repeat):
                 one.append(measure(args.build, 1, model, data, batch, epochs, tmp,
                                    args.bucket_mb))
                 two.append(measure(args.build, 2, model, data, batch, epochs, tmp,
                                    args.bucket_mb))
                 mono.append(measure(args.build, 2, model, data, batch, epochs, tmp, 1e5))
+                indep.append(measure(args.build, 1, model, data, batch, epochs, tmp,
+                                     args.bucket_mb, together=2))
 
             def med(runs, key):
                 return statistics.median(r[key] for r in runs)
-            c1, c2, c3 = (med(r, "cpu_per_sample") for r in (one, two, mono))
+            c1, c2, c3, c4 = (med(r, "cpu_per_sample") for r in (one, two, mono, indep))
             print("| %s | %.0f / %.0f | %.2fx | %.3f / %.3f | %.2fx | %d | %.2f | %.2f | %.1f "
-                  "| %.2fx, %.2f |" % (
+                  "| %.2fx, %.2f | %.2fx, %.2fx |" % (
                       name, med(one, "sps"), med(two, "sps"), med(two, "sps") / med(one, "sps"),
                       1e3 * c1, 1e3 * c2, 2 * c1 / c2, two[0]["buckets"], med(two, "comm"),
-                      med(two, "exposed"), med(two, "step"), 2 * c1 / c3, med(mono, "exposed")),
+                      med(two, "exposed"), med(two, "step"), 2 * c1 / c3, med(mono, "exposed"),
+                      med(indep, "sps") / med(one, "sps"), 2 * c1 / c4),
                   flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

@@ -1233,6 +1233,23 @@ typedef struct og_comm {
  * failure (after comm->abort). */
 OG_API og_status og_comm_agree(const og_comm *comm, og_status status);
 
+/* Collective and blocking: reduce data[0 .. count) in place across all ranks with op (the
+ * communicator's allreduce, then its wait), so that every rank holds the same bits; dtype is
+ * OG_FLOAT, OG_DOUBLE or OG_INT64.  For programs that update their weights themselves
+ * (Python's OrtGradientForwardBackwardOptimizer under data_parallel packs its gradients in
+ * one buffer per step).  count 0 communicates nothing (every rank must then pass 0).
+ * Errors: OG_ERR_INVALID_ARG (NULL or incomplete comm, NULL data with count > 0, a negative
+ * count, another dtype or op: nothing is communicated); a communicator failure: the status
+ * with "rank R: communicator failed in og_comm_allreduce: ..." after comm->abort (the ranks
+ * are out of step). */
+OG_API og_status og_comm_allreduce(const og_comm *comm, void *data, int64_t count, og_dtype dtype,
+                                   og_comm_op op);
+
+/* Collective and blocking: copy nbytes at data on rank `root` to data on every other rank.
+ * Errors: OG_ERR_INVALID_ARG (NULL or incomplete comm, root outside 0 .. size - 1, NULL
+ * data with nbytes > 0); a communicator failure, as og_comm_allreduce. */
+OG_API og_status og_comm_broadcast(const og_comm *comm, void *data, size_t nbytes, int root);
+
 /* Make t's steps data-parallel over `comm` (NULL: back to single-process steps, which
  * leaves the communicator alone and is not collective).  Gradients are summed across ranks
  * in buckets of about bucket_bytes, each started as soon as the backward pass has produced

@@ -17,6 +17,11 @@
  *
  * Threads: MPI is initialized with MPI_THREAD_SERIALIZED when this library initializes it;
  * the communicator's functions must be called by one thread at a time (a trainer does).
+ *
+ * With Open MPI, when this library initializes MPI and the environment does not set
+ * OMPI_MCA_coll_libnbc_iallreduce_algorithm, it sets it to 3 (reduce-scatter + allgather)
+ * first: Open MPI's own choice for in-place reductions on fewer than 4 ranks is a binomial
+ * tree, where rank 0 sums everything (README, "Data-parallel training", for the figures).
  */
 #ifndef ONNXGRAD_MPI_H
 #define ONNXGRAD_MPI_H

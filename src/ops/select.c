@@ -25,36 +25,82 @@ static og_status unique_parse(const og_op_ctx *c, void **params)
     return OG_OK;
 }
 
-/* Three-way comparison of elements i and j of x (same dtype). */
-static int cmp_elem(const og_tensor *x, int64_t i, int64_t j)
+/* Three-way comparisons of elements i and j of x, one per dtype: integers exactly, floats
+ * with every NaN equal and after every number, strings by bytes. */
+static int cmp_str(const og_tensor *x, int64_t i, int64_t j)
 {
-    switch (x->dtype) {
-    case OG_STRING: {
-        int r = strcmp(og_tensor_str(x, i), og_tensor_str(x, j));
-        return (r > 0) - (r < 0);
+    int r = strcmp(og_tensor_str(x, i), og_tensor_str(x, j));
+    return (r > 0) - (r < 0);
+}
+
+#define OG_CMP_INT(name, T)                                                                        \
+    static int cmp_##name(const og_tensor *x, int64_t i, int64_t j)                                \
+    {                                                                                              \
+        T a = ((const T *)x->data)[i], b = ((const T *)x->data)[j];                                \
+        return (a > b) - (a < b);                                                                  \
     }
-    case OG_UINT64: {
-        uint64_t a = ((const uint64_t *)x->data)[i], b = ((const uint64_t *)x->data)[j];
-        return (a > b) - (a < b);
+OG_CMP_INT(i8, int8_t)
+OG_CMP_INT(i16, int16_t)
+OG_CMP_INT(i32, int32_t)
+OG_CMP_INT(i64, int64_t)
+OG_CMP_INT(u8, uint8_t) /* bool too */
+OG_CMP_INT(u16, uint16_t)
+OG_CMP_INT(u32, uint32_t)
+OG_CMP_INT(u64, uint64_t)
+#undef OG_CMP_INT
+
+#define OG_CMP_FLOAT(name, T, to_float)                                                            \
+    static int cmp_##name(const og_tensor *x, int64_t i, int64_t j)                                \
+    {                                                                                              \
+        const T *d = x->data;                                                                      \
+        double a = (double)(to_float(d[i])), b = (double)(to_float(d[j]));                         \
+        bool na = a != a, nb = b != b;                                                             \
+        if (na || nb) return na - nb; /* NaNs equal, after every number */                         \
+        return (a > b) - (a < b);                                                                  \
     }
-    case OG_FLOAT:
-    case OG_DOUBLE:
-    case OG_FLOAT16:
-    case OG_BFLOAT16: {
-        double a = og_tensor_get_f64(x, i), b = og_tensor_get_f64(x, j);
-        bool na = a != a, nb = b != b;
-        if (na || nb) return na - nb; /* NaNs equal, after every number */
-        return (a > b) - (a < b);
-    }
-    default: {
-        int64_t a = og_tensor_get_i64(x, i), b = og_tensor_get_i64(x, j);
-        return (a > b) - (a < b);
-    }
+#define OG_AS_IS(v) (v)
+OG_CMP_FLOAT(f32, float, OG_AS_IS)
+OG_CMP_FLOAT(f64, double, OG_AS_IS)
+OG_CMP_FLOAT(f16, uint16_t, og_half_to_float)
+OG_CMP_FLOAT(bf16, uint16_t, og_bfloat16_to_float)
+#undef OG_AS_IS
+#undef OG_CMP_FLOAT
+
+/* The float8 and 4-bit types: through og_tensor_get_i64, as before the typed orders. */
+static int cmp_other(const og_tensor *x, int64_t i, int64_t j)
+{
+    int64_t a = og_tensor_get_i64(x, i), b = og_tensor_get_i64(x, j);
+    return (a > b) - (a < b);
+}
+
+static const og_unique_order orders[] = {{cmp_f32}, {cmp_f64}, {cmp_f16}, {cmp_bf16}, {cmp_i8},
+                                         {cmp_i16}, {cmp_i32}, {cmp_i64}, {cmp_u8},   {cmp_u16},
+                                         {cmp_u32}, {cmp_u64}, {cmp_str}, {cmp_other}};
+
+const og_unique_order *og_unique_order_of(og_dtype t)
+{
+    switch (t) {
+    case OG_FLOAT: return &orders[0];
+    case OG_DOUBLE: return &orders[1];
+    case OG_FLOAT16: return &orders[2];
+    case OG_BFLOAT16: return &orders[3];
+    case OG_INT8: return &orders[4];
+    case OG_INT16: return &orders[5];
+    case OG_INT32: return &orders[6];
+    case OG_INT64: return &orders[7];
+    case OG_UINT8:
+    case OG_BOOL: return &orders[8];
+    case OG_UINT16: return &orders[9];
+    case OG_UINT32: return &orders[10];
+    case OG_UINT64: return &orders[11];
+    case OG_STRING: return &orders[12];
+    default: return &orders[13];
     }
 }
 
 typedef struct items {
     const og_tensor *x;
+    int (*cmp)(const og_tensor *x, int64_t i, int64_t j);
     int64_t outer, len, inner; /* item k: x[o, k, i] for o < outer, i < inner */
 } items;
 
@@ -63,8 +109,8 @@ static int cmp_items(const items *it, int64_t a, int64_t b)
 {
     for (int64_t o = 0; o < it->outer; o++)
         for (int64_t i = 0; i < it->inner; i++) {
-            int r = cmp_elem(it->x, (o * it->len + a) * it->inner + i,
-                             (o * it->len + b) * it->inner + i);
+            int r = it->cmp(it->x, (o * it->len + a) * it->inner + i,
+                            (o * it->len + b) * it->inner + i);
             if (r) return r;
         }
     return 0;
@@ -96,11 +142,12 @@ void og_unique_free(const og_allocator *a, og_unique *u)
     memset(u, 0, sizeof *u);
 }
 
-og_status og_unique_run(const og_op_ctx *c, const og_tensor *x, og_unique *u)
+og_status og_unique_run(const og_op_ctx *c, const og_tensor *x, const og_unique_order *order,
+                        og_unique *u)
 {
     const og_unique_params *p = c->node->params;
     memset(u, 0, sizeof *u);
-    items it = {x, 1, x->numel, 1};
+    items it = {x, (order ? order : og_unique_order_of(x->dtype))->cmp, 1, x->numel, 1};
     u->axis = -1;
     if (p->has_axis) {
         int axis;
@@ -194,7 +241,7 @@ static og_status unique_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, 
     int64_t nu = OG_DIM_UNKNOWN;
     if (in[0].value) {
         og_unique u;
-        og_status st = og_unique_run(c, in[0].value, &u);
+        og_status st = og_unique_run(c, in[0].value, NULL, &u);
         if (st) return st;
         nu = u.n_unique;
         og_unique_free(c->alloc, &u);

@@ -24,7 +24,18 @@ typedef struct og_unique {
     int64_t m, n_unique;
     int64_t *first, *count, *inverse;
 } og_unique;
-og_status og_unique_run(const og_op_ctx *c, const og_tensor *x, og_unique *u);
+/* How Unique orders the elements of one dtype: cmp(x, i, j) is the three-way comparison of
+ * elements i and j of x.  A kernel binds the order of its input's dtype once (select); run-time
+ * inference picks it per call. */
+typedef struct og_unique_order {
+    int (*cmp)(const og_tensor *x, int64_t i, int64_t j);
+} og_unique_order;
+/* The order of dtype t (a generic one, reading elements through og_tensor_get_i64, for the
+ * float8 and 4-bit types). */
+const og_unique_order *og_unique_order_of(og_dtype t);
+/* order NULL: x's dtype's, picked here. */
+og_status og_unique_run(const og_op_ctx *c, const og_tensor *x, const og_unique_order *order,
+                        og_unique *u);
 void og_unique_free(const og_allocator *a, og_unique *u);
 
 /* NonMaxSuppression: the selected (batch, class, box) triples, n of them, into a new array of

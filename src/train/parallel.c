@@ -145,6 +145,35 @@ og_status og_comm_agree(const og_comm *c, og_status local)
     return og_error(agreed, "rank %lld: %s", (long long)first, f.message);
 }
 
+og_status og_comm_allreduce(const og_comm *c, void *data, int64_t count, og_dtype dtype,
+                            og_comm_op op)
+{
+    og_status st = check_comm(c, "og_comm_allreduce");
+    if (st) return st;
+    if (count < 0 || (count > 0 && !data))
+        return og_error(OG_ERR_INVALID_ARG, "og_comm_allreduce: %lld elements at %p",
+                        (long long)count, data);
+    if (dtype != OG_FLOAT && dtype != OG_DOUBLE && dtype != OG_INT64)
+        return og_error(OG_ERR_INVALID_ARG,
+                        "og_comm_allreduce: dtype %s (float, double or int64 only)",
+                        og_dtype_name(dtype));
+    if (op != OG_COMM_SUM && op != OG_COMM_MIN && op != OG_COMM_MAX)
+        return og_error(OG_ERR_INVALID_ARG, "og_comm_allreduce: op %d", (int)op);
+    return count ? reduce_now(c, data, count, dtype, op, "og_comm_allreduce") : OG_OK;
+}
+
+og_status og_comm_broadcast(const og_comm *c, void *data, size_t nbytes, int root)
+{
+    og_status st = check_comm(c, "og_comm_broadcast");
+    if (st) return st;
+    int size = c->size(c->user);
+    if (root < 0 || root >= size || (nbytes > 0 && !data))
+        return og_error(OG_ERR_INVALID_ARG,
+                        "og_comm_broadcast: root %d of %d ranks, %zu bytes at %p", root, size,
+                        nbytes, data);
+    return nbytes ? broadcast(c, data, nbytes, root, "og_comm_broadcast") : OG_OK;
+}
+
 og_status og_dp_sum(og_trainer *t, double *v, int n, og_status local)
 {
     if (!t->dp) return local;

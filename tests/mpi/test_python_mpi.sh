@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# onnxgrad.Trainer under mpirun (python/onnxgrad/parallel.py), on 2 and 4
-# ranks: tests/mpi/estimator_ranks.py checks the weights and losses against one process and
+# onnxgrad.Trainer and OrtGradientForwardBackwardOptimizer under mpirun
+# (python/onnxgrad/parallel.py), on 2 and 4 ranks: tests/mpi/estimator_ranks.py and
+# tests/mpi/forward_backward_ranks.py check the weights and losses against one process and
 # that a failing rank raises on every rank.  The package is used from the source tree with
 # BUILD_DIR's libraries.  Exit 77 (skip) without mpirun or libonnxgrad_mpi.
 # usage: tests/mpi/test_python_mpi.sh BUILD_DIR
@@ -18,6 +19,8 @@ if grep -q '^OG_SANITIZE:BOOL=ON' "$build/CMakeCache.txt" 2>/dev/null; then
   ASAN_OPTIONS=$ASAN_OPTIONS:detect_leaks=0
 fi
 for n in 2 4; do
-  LD_PRELOAD="$preload" timeout 300 mpirun --oversubscribe --bind-to none -np $n \
-    -x LD_PRELOAD -x ASAN_OPTIONS "${PYTHON:-python3}" "$root/tests/mpi/estimator_ranks.py"
+  for script in estimator_ranks.py forward_backward_ranks.py; do
+    LD_PRELOAD="$preload" timeout 300 mpirun --oversubscribe --bind-to none -np $n \
+      -x LD_PRELOAD -x ASAN_OPTIONS "${PYTHON:-python3}" "$root/tests/mpi/$script"
+  done
 done

@@ -499,8 +499,14 @@ static og_tensor *relabel(const og_tensor *t, og_dtype as)
 }
 
 /* An unsigned dtype of dt's size: most kernels of these families refuse it; those that
- * compute it (Clip, Div, Mod) give other bytes than the signed loop on negative values. */
-static og_dtype unsigned_like(og_dtype dt) { return dt == OG_DOUBLE ? OG_UINT64 : OG_UINT32; }
+ * compute it (Clip, Div, Mod) give other bytes than the signed loop on negative values.  For
+ * the 8-bit quantized types, the other one (int8 <-> uint8). */
+static og_dtype unsigned_like(og_dtype dt)
+{
+    if (dt == OG_INT8) return OG_UINT8;
+    if (dt == OG_UINT8) return OG_INT8;
+    return og_dtype_size(dt) == 8 ? OG_UINT64 : OG_UINT32;
+}
 
 /* A family kernel computes with the loop bound to its node, whatever the tensors' dtype
  * field says: given the binding (k->impl) of case c's resolved node and the same bytes
@@ -1146,6 +1152,124 @@ static void cpu_binds_int_maxpool_and_pow(void)
     nh_free_tensors((og_tensor *[]){a, e}, 2);
 }
 
+/* The kernels added with the miscops family files bind their loops too: qlinear (the
+ * operands' and the output's int8/uint8 loops, select_types), signal (the float loads and
+ * stores of DFT and STFT, the stores of the windows' and MelWeightMatrix's output_datatype),
+ * random (Bernoulli and Multinomial: the input's loads and the output's stores), select
+ * (Unique: the order of its dtype, every dtype having one) and string
+ * (TfIdfVectorizer: the reads of x's integer type, or strings, as its pool holds; the other
+ * string ops state their one dtype).  For one op of each: the bound loop is used, and a dtype
+ * it lacks is refused when the node is bound, naming node, op, device and what it computes. */
+static void cpu_miscops_bind_loops(void)
+{
+    /* qlinear: a and its zero point relabelled int8 -> uint8, y int8 -> uint8 */
+    og_tensor *q[8] = {nh_tensor(OG_INT8, 2, (int64_t[]){2, 3}, (double[]){-10, 4, 7, -3, 9, -8}),
+                       nh_scalar(OG_FLOAT, 0.05),
+                       nh_scalar(OG_INT8, 0),
+                       nh_tensor(OG_INT8, 2, (int64_t[]){3, 2}, (double[]){5, -6, 2, 10, -9, 1}),
+                       nh_scalar(OG_FLOAT, 0.1),
+                       nh_scalar(OG_INT8, 1),
+                       nh_scalar(OG_FLOAT, 0.2),
+                       nh_scalar(OG_INT8, -2)};
+    nh_node qmm = {
+        .op = "QLinearMatMul", .opset = 10, .in = {q[0], q[1], q[2], q[3], q[4], q[5], q[6], q[7]}};
+    bound_loop_is_used(&qmm, 1u | 4u, 1);
+    check_bind_refusal(
+        &qmm,
+        (og_dtype[]){OG_FLOAT, OG_FLOAT, OG_INT8, OG_INT8, OG_FLOAT, OG_INT8, OG_FLOAT, OG_INT8},
+        "node 'n0' (QLinearMatMul, opset 10): input 0 is float32, which the CPU "
+        "kernel of QLinearMatMul does not compute with input 1 float32, input 2 "
+        "int8, input 3 int8");
+    check_bind_refusal(
+        &qmm,
+        (og_dtype[]){OG_INT8, OG_FLOAT, OG_INT8, OG_INT32, OG_FLOAT, OG_INT32, OG_FLOAT, OG_INT8},
+        "which the CPU kernel of QLinearMatMul does not compute with input 1 "
+        "float32, input 2 int8, input 3 int32, input 4 float32, input 5 int32, "
+        "input 6 float32, input 7 int8 (it computes no dtype)");
+    nh_free_tensors(q, 8);
+
+    /* signal: a DFT of a float32 signal, x and y relabelled uint32 */
+    double v[16];
+    for (int i = 0; i < 16; i++) v[i] = sin(0.9 * i) * 2 + 0.25;
+    og_tensor *x = nh_tensor(OG_FLOAT, 3, (int64_t[]){2, 8, 1}, v);
+    nh_node dft = {.op = "DFT", .opset = 17, .attrs = {NH_INT("axis", 1)}, .in = {x}};
+    bound_loop_is_used(&dft, 1, 1);
+    check_bind_refusal(&dft, (og_dtype[]){OG_INT32},
+                       "node 'n0' (DFT, opset 17): input 0 is int32, which the CPU kernel of DFT "
+                       "does not compute (it computes float32, float64, float16, bfloat16)");
+    og_tensor_free(x);
+
+    /* select: Unique (sorted) of float32 values, x and Y relabelled uint32: the bound order
+     * is float32's, an unbound kernel orders the relabelled bits (negatives last) */
+    x = nh_tensor(OG_FLOAT, 1, (int64_t[]){8}, (double[]){2.5, -1, 3, -1, 0.5, -7, 3, 2.5});
+    nh_node unique = {.op = "Unique", .opset = 11, .in = {x}, .n_out = 4};
+    bound_loop_is_used(&unique, 1, 1);
+    og_tensor_free(x);
+
+    /* random: Bernoulli's kernel called directly (a session draws with another run key):
+     * float32 probabilities relabelled uint32 give the same draws with the binding, a refusal
+     * without it */
+    double pr[12];
+    for (int i = 0; i < 12; i++) pr[i] = (i % 5) / 4.0;
+    x = nh_tensor(OG_FLOAT, 2, (int64_t[]){3, 4}, pr);
+    nh_node bern = {.op = "Bernoulli",
+                    .opset = 15,
+                    .attrs = {NH_INT("dtype", OG_DOUBLE), NH_FLOAT("seed", 3)},
+                    .in = {x}};
+    nh_result r;
+    CHECK_OK(nh_load(&bern, &r));
+    if (!r.status) {
+        og_kernel_binding b;
+        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, (og_dtype[]){OG_FLOAT}, &b));
+        CHECK(b.impl != NULL);
+        og_tensor *y[2] = {NULL, NULL}, *lied = relabel(x, OG_UINT32);
+        CHECK_OK(og_tensor_alloc(OG_DOUBLE, 2, x->dims, NULL, &y[0]));
+        CHECK_OK(og_tensor_alloc(OG_DOUBLE, 2, x->dims, NULL, &y[1]));
+        og_kernel_ctx k = {
+            .node = r.node, .params = r.node->params, .alloc = r.g->alloc, .threads = 1};
+        const og_tensor *in[1] = {x};
+        if (y[0] && y[1] && lied) {
+            CHECK_OK(b.fn(&k, in, 1, &y[0], 1)); /* picks the float32 loop itself */
+            in[0] = lied;
+            k.impl = b.impl;
+            CHECK_OK(b.fn(&k, in, 1, &y[1], 1));
+            CHECK(memcmp(y[0]->data, y[1]->data, og_tensor_nbytes(y[0])) == 0);
+            k.impl = NULL;
+            CHECK(b.fn(&k, in, 1, &y[1], 1) == OG_ERR_UNSUPPORTED);
+        }
+        nh_free_tensors(y, 2);
+        og_tensor_free(lied);
+    }
+    nh_release(&r);
+    check_bind_refusal(&bern, (og_dtype[]){OG_INT32},
+                       "node 'n0' (Bernoulli, opset 15): input 0 is int32, which the CPU kernel "
+                       "of Bernoulli does not compute (it computes float32, float64, float16)");
+    og_tensor_free(x);
+
+    /* string: TfIdfVectorizer over an integer pool, x int64 relabelled uint64 */
+    x = nh_tensor(OG_INT64, 2, (int64_t[]){2, 4}, (double[]){1, 2, 2, 3, 3, 1, 2, 2});
+    nh_node tfidf = {.op = "TfIdfVectorizer",
+                     .opset = 9,
+                     .attrs = {NH_INT("min_gram_length", 1), NH_INT("max_gram_length", 2),
+                               NH_INT("max_skip_count", 0), NH_STRING("mode", "TF"),
+                               NH_INTS("ngram_counts", 0, 2), NH_INTS("ngram_indexes", 0, 1, 2),
+                               NH_INTS("pool_int64s", 2, 3, 2, 2)},
+                     .in = {x}};
+    bound_loop_is_used(&tfidf, 1, 0);
+    check_bind_refusal(&tfidf, (og_dtype[]){OG_STRING},
+                       "node 'n0' (TfIdfVectorizer, opset 9): input 0 is string, which the CPU "
+                       "kernel of TfIdfVectorizer does not compute (it computes int32, int64)");
+    og_tensor_free(x);
+    const char *words[] = {"a", "b"};
+    og_tensor *sx = NULL;
+    CHECK_OK(og_tensor_from_strings(1, (int64_t[]){2}, words, NULL, &sx));
+    nh_node norm = {.op = "StringNormalizer", .opset = 10, .in = {sx}};
+    check_bind_refusal(&norm, (og_dtype[]){OG_FLOAT},
+                       "node 'n0' (StringNormalizer, opset 10): input 0 is float32, which the CPU "
+                       "kernel of StringNormalizer does not compute (it computes string)");
+    og_tensor_free(sx);
+}
+
 int main(void)
 {
     toy_runs_a_graph();
@@ -1167,5 +1291,6 @@ int main(void)
     cpu_small_picks_bind();
     cpu_scatter_binds_by_all_types();
     cpu_resize_binds_loops();
+    cpu_miscops_bind_loops();
     NH_DONE();
 }

@@ -623,6 +623,60 @@ static void test_direct(void)
     printf("direct random: %d cases run\n", ran);
 }
 
+/* The pointwise float kernel (src/kernels/cpu/conv_pw.c, on CPUs with AVX-512; elsewhere
+ * these run the GEMM path against the same reference): tiles of 8 output channels by 48
+ * positions, so channel counts that leave 1-7 rows in the last tile, planes that end in a
+ * tile of 1, 2 or 3 vectors with a partial last one, 160 inputs (the most it takes),
+ * groups of more than 4 channels, 1-D and 3-D, no bias, batches, and two threads (a plane
+ * cut in column chunks, a single tile column cut in channel bands).  Planes that fill
+ * their vectors less than 90 % (7x7) and longer sums go the GEMM way: cases check those
+ * too. */
+static const conv_case pw_cases[] = {
+    {"pw_full_tiles", "Conv", 2, .c = 24, .m = 40, .k = {1, 1}, .in = {12, 12}},
+    {"pw_row_and_lane_tails", "Conv", 2, .n = 2, .c = 19, .m = 13, .k = {1, 1}, .in = {17, 15}},
+    {"pw_two_vector_tail", "Conv", 2, .c = 5, .m = 7, .k = {1, 1}, .in = {6, 13}, .no_bias = true},
+    {"pw_one_row", "Conv", 2, .c = 3, .m = 1, .k = {1, 1}, .in = {4, 4}},
+    {"pw_160_inputs", "Conv", 2, .n = 2, .c = 160, .m = 17, .k = {1, 1}, .in = {8, 9}, .mt = true},
+    {"pw_long_sum_gemm", "Conv", 2, .c = 600, .m = 9, .k = {1, 1}, .in = {4, 8}, .no_bias = true,
+     .mt = true},
+    {"pw_long_sum_gemm_tails", "Conv", 2, .n = 2, .c = 300, .m = 21, .k = {1, 1}, .in = {9, 11}},
+    {"pw_groups", "Conv", 2, .n = 3, .c = 12, .m = 10, .group = 2, .k = {1, 1}, .in = {8, 8},
+     .mt = true},
+    {"pw_1d", "Conv", 1, .c = 7, .m = 17, .k = {1}, .in = {160}},
+    {"pw_3d", "Conv", 3, .n = 2, .c = 5, .m = 8, .k = {1, 1, 1}, .in = {4, 4, 4}, .mt = true},
+    {"pw_channel_bands", "Conv", 2, .c = 32, .m = 64, .k = {1, 1}, .in = {8, 6}, .mt = true},
+    {"pw_column_chunks", "Conv", 2, .c = 16, .m = 24, .k = {1, 1}, .in = {40, 30}, .mt = true},
+    {"pw_batch_threads", "Conv", 2, .n = 5, .c = 9, .m = 11, .k = {1, 1}, .in = {16, 16},
+     .mt = true},
+    {"pw_7x7_gemm", "Conv", 2, .c = 40, .m = 24, .k = {1, 1}, .in = {7, 7}, .mt = true},
+    {"pw_f64", "Conv", 2, .n = 2, .c = 19, .m = 13, .k = {1, 1}, .in = {17, 15}, .f64 = true},
+};
+
+static void test_pointwise(void)
+{
+    run_cases(pw_cases, sizeof pw_cases / sizeof *pw_cases);
+    /* random: channels 1..70 in 1..3 groups, planes of 16 to 400 positions, 1 or 2 threads */
+    char label[64];
+    int ran = 0;
+    for (int iter = 0; iter < 60; iter++) {
+        tcase tc = base("Conv", 2);
+        tc.group = 1 + (int64_t)((rnd() + 1) * 1.5);
+        tc.c = tc.group * (1 + (int64_t)((rnd() + 1) * 12));
+        tc.m = tc.group * (1 + (int64_t)((rnd() + 1) * 11));
+        tc.n = 1 + (int64_t)((rnd() + 1) * 1.5);
+        tc.bias = rnd() > -0.5;
+        tc.threads = rnd() > 0 ? 2 : 1;
+        for (int i = 0; i < 2; i++) {
+            tc.k[i] = 1;
+            tc.in[i] = 4 + (int64_t)((rnd() + 1) * 8);
+        }
+        snprintf(label, sizeof label, "pw_random%d", iter);
+        run_case(&tc, true, label);
+        ran++;
+    }
+    printf("pointwise random: %d cases run\n", ran);
+}
+
 /* The ONNX test case convtranspose_autopad_same (opset 11) puts the odd pad at the end. */
 static void test_onnx_expected(void)
 {
@@ -698,6 +752,7 @@ int main(void)
     test_onnx_expected();
     test_tcol();
     test_direct();
+    test_pointwise();
     test_random();
     test_errors();
     test_col2im();

@@ -95,14 +95,16 @@ static const char *const pattern_names[P_COUNT] = {
     "silu_swapped",   "two_readers",   "conv_output",      "clip_overridable",
     "depthwise_relu6"};
 
-/* Build, run fused and unfused, compare. */
-static void run_pattern(int p, og_dtype dt, int threads)
+/* Build, run fused and unfused, compare.  pw: the Conv is pointwise (1x1, no pads) on
+ * 12x12 planes, which float runs through conv_pw.c's kernel with the activation in its
+ * store (Relu, Clip) or after each tile column (the others). */
+static void run_pattern(int p, og_dtype dt, int threads, bool pw)
 {
     fg f = {og_graph_new(NULL), dt};
     og_graph *g = f.g;
     const og_allocator *a = g->alloc;
     bool dw = p == P_DEPTHWISE_RELU6;
-    int64_t c = dw ? 6 : 3, m = dw ? 6 : 4;
+    int64_t c = dw ? 6 : pw ? 20 : 3, m = dw ? 6 : pw ? 12 : 4;
     g->n_opsets = 1;
     g->opsets = og_calloc(a, 1, sizeof *g->opsets);
     g->opsets[0].domain = og_strdup(a, "");
@@ -113,14 +115,16 @@ static void run_pattern(int p, og_dtype dt, int threads)
     g->values[x].kind = OG_VALUE_INPUT;
     g->values[x].is_graph_input = true;
     g->inputs[g->n_inputs++] = x;
-    int64_t xd[4] = {2, c, 7, 6}, wd[4] = {m, dw ? 1 : c, 3, 3}, bd[1] = {m}, sd[1] = {0};
+    int64_t xd[4] = {2, c, pw ? 12 : 7, pw ? 12 : 6}, bd[1] = {m}, sd[1] = {0};
+    int64_t wd[4] = {m, dw ? 1 : c, pw ? 1 : 3, pw ? 1 : 3};
     g->values[x].dtype = dt;
     g->values[x].rank = 4;
     memcpy(g->values[x].dims, xd, sizeof xd);
     init(&f, "W", 4, wd, 0.5, 0, false);
     init(&f, "B", 1, bd, 0.3, 0.1, false);
     int conv = node(&f, "Conv", 3, (const char *[]){"X", "W", "B"}, 1, (const char *[]){"V"});
-    nh_attr pads = NH_INTS_N("pads", 4, ((int64_t[]){1, 1, 1, 1}));
+    const int64_t pad = pw ? 0 : 1;
+    nh_attr pads = NH_INTS_N("pads", 4, ((int64_t[]){pad, pad, pad, pad}));
     og_attr at = {
         .name = (char *)"pads", .type = OG_ATTR_INTS, .n = 4, .ints = (int64_t *)pads.ints};
     og_node_add_attr(g, conv, &at);
@@ -190,7 +194,8 @@ static void run_pattern(int p, og_dtype dt, int threads)
     g->outputs[g->n_outputs++] = value(&f, "Y");
 
     char label[64];
-    snprintf(label, sizeof label, "%s_%s_t%d", pattern_names[p], og_dtype_name(dt), threads);
+    snprintf(label, sizeof label, "%s%s_%s_t%d", pattern_names[p], pw ? "_pointwise" : "",
+             og_dtype_name(dt), threads);
     og_session *s = NULL;
     og_tensor *xin = NULL, *fused[2] = {0}, *plain[2] = {0};
     og_tensor_alloc(dt, 4, xd, NULL, &xin);
@@ -226,8 +231,12 @@ done:
 int main(void)
 {
     for (int p = 0; p < P_COUNT; p++) {
-        run_pattern(p, OG_FLOAT, 1);
-        run_pattern(p, OG_DOUBLE, 2);
+        run_pattern(p, OG_FLOAT, 1, false);
+        run_pattern(p, OG_DOUBLE, 2, false);
+        if (p != P_DEPTHWISE_RELU6) {
+            run_pattern(p, OG_FLOAT, 1, true);
+            run_pattern(p, OG_FLOAT, 2, true);
+        }
     }
     NH_DONE();
 }

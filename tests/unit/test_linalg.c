@@ -126,6 +126,40 @@ static void test_gemm(void)
     og_tensor_free(c);
 }
 
+/* Gemm of one row (gemm.c computes it as a matrix-vector product): transA and transB,
+ * float and double, with and without C. */
+static void test_gemm_row(void)
+{
+    for (int v = 0; v < 16; v++) {
+        const int ta = v & 1, tb = (v >> 1) & 1, with_c = (v >> 2) & 1;
+        const og_dtype dt = v & 8 ? OG_DOUBLE : OG_FLOAT;
+        const int64_t K = 37, N = 21;
+        int64_t da[2] = {ta ? K : 1, ta ? 1 : K}, db[2] = {tb ? N : K, tb ? K : N}, dc[2] = {1, N};
+        og_tensor *a = mk(dt, 2, da), *b = mk(dt, 2, db), *c = mk(dt, 2, dc), *y = NULL;
+        const nh_attr at[] = {NH_INT("transA", ta),
+                              NH_INT("transB", tb),
+                              NH_FLOAT("alpha", 0.5f),
+                              NH_FLOAT("beta", 2),
+                              {0}};
+        const og_tensor *abc[3] = {a, b, c};
+        og_status st = run("Gemm", 13, abc, with_c ? 3 : 2, at, 1 + (v & 1), &y);
+        CHECKF(!st, "Gemm row %d: %s", v, og_last_error());
+        for (int64_t j = 0; !st && j < N; j++) {
+            double s = 0;
+            for (int64_t p = 0; p < K; p++)
+                s += og_tensor_get_f64(a, p) * og_tensor_get_f64(b, tb ? j * K + p : p * N + j);
+            s = 0.5 * s + (with_c ? 2 * og_tensor_get_f64(c, j) : 0);
+            CHECKF(fabs(og_tensor_get_f64(y, j) - s) < 1e-5 * (1 + fabs(s)),
+                   "Gemm row %d: y[%lld] = %g, expected %g", v, (long long)j,
+                   og_tensor_get_f64(y, j), s);
+        }
+        og_tensor_free(y);
+        og_tensor_free(a);
+        og_tensor_free(b);
+        og_tensor_free(c);
+    }
+}
+
 /* Einsum: three operands with a diagonal and a summed-only label, and bad equations. */
 static void test_einsum(void)
 {
@@ -195,6 +229,7 @@ int main(void)
 {
     test_matmul();
     test_gemm();
+    test_gemm_row();
     test_einsum();
     test_det();
     NH_DONE();

@@ -485,6 +485,28 @@ static int run_call(void *arg)
     if (c->which == 0) { /* agree: rank 1 fails */
         og_status local = rank == 1 ? og_set_error(OG_ERR_IO, "cannot read shard 1") : OG_OK;
         c->st = og_comm_agree(comm, local);
+    } else if (c->which == 2) { /* og_comm_allreduce and og_comm_broadcast */
+        float f[3] = {0.5f * (float)(rank + 1), -1.0f, (float)rank};
+        int64_t i[2] = {rank, -rank};
+        double d[1] = {rank == 0 ? 7.25 : 0.0};
+        c->st = og_comm_allreduce(comm, f, 3, OG_FLOAT, OG_COMM_SUM);
+        if (!c->st) c->st = og_comm_allreduce(comm, i, 2, OG_INT64, OG_COMM_MAX);
+        if (!c->st) c->st = og_comm_allreduce(comm, NULL, 0, OG_DOUBLE, OG_COMM_MIN);
+        if (!c->st) c->st = og_comm_broadcast(comm, d, sizeof d, 0);
+        /* bad arguments fail before communicating: the ranks stay in step */
+        if (!c->st &&
+            (og_comm_allreduce(comm, f, 1, OG_INT32, OG_COMM_SUM) != OG_ERR_INVALID_ARG ||
+             og_comm_allreduce(comm, f, -1, OG_FLOAT, OG_COMM_SUM) != OG_ERR_INVALID_ARG ||
+             og_comm_allreduce(comm, NULL, 2, OG_FLOAT, OG_COMM_SUM) != OG_ERR_INVALID_ARG ||
+             og_comm_allreduce(comm, f, 1, OG_FLOAT, (og_comm_op)7) != OG_ERR_INVALID_ARG ||
+             og_comm_broadcast(comm, d, sizeof d, 2) != OG_ERR_INVALID_ARG ||
+             og_comm_broadcast(comm, NULL, 8, 0) != OG_ERR_INVALID_ARG))
+            c->st = og_set_error(OG_ERR_INTERNAL, "a bad argument was accepted");
+        if (!c->st) c->st = og_comm_allreduce(comm, i, 1, OG_INT64, OG_COMM_SUM);
+        memcpy(c->w[0], f, sizeof f);
+        c->w[1][0] = (float)i[0];
+        c->w[1][1] = (float)i[1];
+        c->w[1][2] = (float)d[0];
     } else { /* set_comm with another bucket size on rank 1; then identical steps */
         og_optimizer_options oo;
         og_optimizer_options_init(&oo, OG_OPTIMIZER_SGD);
@@ -538,7 +560,7 @@ static int run_call(void *arg)
 static void test_calls(void)
 {
     og_model *lm = loss_model(0);
-    for (int which = 0; which < 2; which++) {
+    for (int which = 0; which < 3; which++) {
         shared sh;
         memset(&sh, 0, sizeof sh);
         sh.size = 2;
@@ -558,6 +580,15 @@ static void test_calls(void)
             if (which == 0) {
                 CHECK(calls[r].st == OG_ERR_IO);
                 CHECK(strcmp(calls[r].msg, "rank 1: cannot read shard 1") == 0);
+            } else if (which == 2) {
+                CHECK_OK(calls[r].st);
+                if (calls[r].st) fprintf(stderr, "rank %d: %s\n", r, calls[r].msg);
+                /* sums 0.5 + 1, -1 - 1, 0 + 1; max of (0, 1) then the sum 1 + 1; max of
+                 * (0, -1); rank 0's 7.25 */
+                CHECK(calls[r].w[0][0] == 1.5f && calls[r].w[0][1] == -2.0f &&
+                      calls[r].w[0][2] == 1.0f);
+                CHECK(calls[r].w[1][0] == 2.0f && calls[r].w[1][1] == 0.0f &&
+                      calls[r].w[1][2] == 7.25f);
             } else {
                 CHECK_OK(calls[r].st);
                 if (calls[r].st) fprintf(stderr, "rank %d: %s\n", r, og_last_error());
@@ -583,6 +614,10 @@ static void test_args(void)
     CHECK(og_trainer_set_comm(t, &empty, 0) == OG_ERR_INVALID_ARG);
     CHECK(og_trainer_set_comm(NULL, &empty, 0) == OG_ERR_INVALID_ARG);
     CHECK(og_comm_agree(NULL, OG_OK) == OG_ERR_INVALID_ARG);
+    float f = 1.0f;
+    CHECK(og_comm_allreduce(NULL, &f, 1, OG_FLOAT, OG_COMM_SUM) == OG_ERR_INVALID_ARG);
+    CHECK(og_comm_allreduce(&empty, &f, 1, OG_FLOAT, OG_COMM_SUM) == OG_ERR_INVALID_ARG);
+    CHECK(og_comm_broadcast(NULL, &f, sizeof f, 0) == OG_ERR_INVALID_ARG);
     CHECK_OK(og_trainer_set_comm(t, NULL, 0)); /* detaching without a communicator */
     og_comm_stats s;
     CHECK_OK(og_trainer_comm_stats(t, &s));

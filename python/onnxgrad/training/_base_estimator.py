@@ -96,7 +96,9 @@ class BaseEstimator(BaseOnnxClass):
         return "%s(%s)" % (self.__class__.__name__, ", ".join(ps))
 
     def __getstate__(self) -> Dict[str, Any]:
-        atts = [k for k in self.__dict__ if not k.endswith("_")]
+        # not a live communicator (onnxgrad.parallel.data_parallel): pass it again after loading
+        atts = [k for k in self.__dict__ if not k.endswith("_") and
+                k not in ("_og_comm", "_og_bucket_bytes")]
         if hasattr(self, "trained_coef_"):
             atts.append("trained_coef_")
         state = {att: getattr(self, att) for att in atts}

@@ -7,6 +7,11 @@ Per batch: the loss (a sum over the batch), its gradient against every weight, t
 ``w <- w - value / batch_size * g`` (the SGDOptimizer with the learning rate fed as
 ``value / batch_size``); the epoch's loss is the mean of the batch losses divided by the batch
 size; the learning rate moves to its next value after each epoch.
+
+Under mpirun, ``onnxgrad.parallel.data_parallel(OrtGradientOptimizer(...))`` makes fit
+collective, as for OrtGradientForwardBackwardOptimizer: batches of ranks x ``batch_size``
+rows, each rank its part, the losses and gradients summed across ranks in one reduction per
+step, the same update on every rank (see :mod:`onnxgrad.parallel`).
 """
 from typing import Any, Dict, List, Optional, Sequence
 
@@ -129,6 +134,13 @@ class OrtGradientOptimizer(BaseEstimator):
     def fit(self, X: Any, y: Any, sample_weight: Any = None, X_val: Any = None,
             y_val: Any = None, use_numpy: bool = False) -> "OrtGradientOptimizer":
         """Train the model (use_numpy is ignored: batches are always read in place)."""
+        dp = None
+        if self.__dict__.get("_og_comm") is not None:  # onnxgrad.parallel.data_parallel
+            from ..parallel import DataParallelLoop
+
+            dp = DataParallelLoop(self._og_comm)
+            dp.check_same_rows(X, y, sample_weight, X_val)
+            dp.random_state_of_root()
         previous = None
         if self.warm_start and "train_session_" in self.__dict__:
             previous = {k: np.array(v) for k, v in self.train_session_.get_state().items()}
@@ -151,7 +163,10 @@ class OrtGradientOptimizer(BaseEstimator):
                 new_state[k] = (np.random.randn(*v.shape) if len(v.shape) > 0
                                 else np.random.randn(1)).astype(v.dtype)
             session.load_state(new_state)
-        loader = OrtDataLoader(X, y, sample_weight=sample_weight, batch_size=self.batch_size,
+        if dp is not None:  # rank 0's weights everywhere
+            dp.same_as_root([session.values[w] for w in session.weights])
+        loader = OrtDataLoader(X, y, sample_weight=sample_weight,
+                               batch_size=self.batch_size * (dp.size if dp else 1),
                                device=self.device)
         loader_val = None
         if X_val is not None:
@@ -167,13 +182,18 @@ class OrtGradientOptimizer(BaseEstimator):
         self.validation_losses_: List[Any] = []
         lr = self.learning_rate.value
         for it in loop:
-            loss = self._iteration(loader, lr / self.batch_size, inputs)
+            if dp is None:
+                loss = self._iteration(loader, lr / self.batch_size, inputs)
+            else:
+                loss = self._iteration_dp(dp, loader, lr / loader.batch_size, inputs)
+                dp.check_hash([session.values[w] for w in session.weights],
+                              "at the end of epoch %d" % it)
             lr = self.learning_rate.update_learning_rate(it).value
             if self.verbose > 1 and hasattr(loop, "set_description"):
                 loop.set_description("loss=%1.3g lr=%1.3g" % (loss, lr))
             self.train_losses_.append(loss)
             if loader_val is not None and (it + 1) % every == 0:
-                self.validation_losses_.append(self._evaluation(loader_val, inputs))
+                self.validation_losses_.append(self._evaluation(loader_val, inputs, dp))
         self.trained_coef_ = {k: np.array(v) for k, v in session.get_state().items()}
         return self
 
@@ -208,7 +228,51 @@ class OrtGradientOptimizer(BaseEstimator):
             actual_losses.append(loss / n)
         return np.array(actual_losses).mean()
 
-    def _evaluation(self, loader: OrtDataLoader, inputs: Sequence[str]) -> Any:
+    def _iteration_dp(self, dp: Any, loader: OrtDataLoader, lr: float,
+                      inputs: Sequence[str]) -> Any:
+        """_iteration, data-parallel: this rank's part of every global batch, the losses and
+        gradients summed across ranks, the same update on every rank."""
+        actual_losses: List[Any] = []
+        session = self.train_session_
+        values = [session.values[w] for w in session.forback.weights_to_train]
+
+        def local(batch: Any) -> Any:
+            part = dp.part(batch)
+            if part[0].shape[0] == 0:
+                return None
+            loss = self._run(part, inputs, True)
+            return loss, session.function.backward()
+
+        for batch in loader.iter_numpy():
+            loss, grads = dp.sum_step(lambda b=batch: local(b), values)
+            if not np.isfinite(loss).all():  # the global loss: the same on every rank
+                session.function = session.forback.new_instance()
+                raise ConvergenceError(
+                    "Loss is nan or infinite, learning_rate=%r, the gradient descent has "
+                    "failed (past losses=%r)." % (
+                        np.array([lr], np.float32),
+                        [float(np.asarray(v).ravel()[0]) for v in actual_losses[-5:]]))
+            for value, g in zip(values, grads):
+                np.subtract(value, g * np.array(lr, dtype=value.dtype), out=value)
+            actual_losses.append(loss / batch[0].shape[0])
+        return np.array(actual_losses).mean()
+
+    def _evaluation(self, loader: OrtDataLoader, inputs: Sequence[str], dp: Any = None) -> Any:
+        if dp is not None:  # each rank its part, the sums reduced
+            exc, total, rows = None, 0.0, 0
+            try:
+                for batch in loader.iter_numpy():
+                    rows += batch[0].shape[0]
+                    part = dp.part(batch)
+                    if part[0].shape[0]:
+                        total += float(np.asarray(self._run(part, inputs, False)).sum())
+            except Exception as e:  # pylint: disable=broad-except
+                exc = e
+            total = dp.sum_values([total], exc)[0]
+            if not np.isfinite(total):
+                raise EvaluationError("Loss is nan or infinite (%r), evaluation has failed."
+                                      % total)
+            return total / max(rows, 1)
         actual_losses = []
         total = 0
         for batch in loader.iter_numpy():

@@ -11,6 +11,11 @@ the mean of the batch losses divided by the batch size, and the learning rate mo
 next value after each epoch.  With the same seed of numpy.random, the same model, data and
 settings, the losses and weights follow onnxcustom's (checked against onnxcustom 0.4.293 in
 python/tests/test_compat_estimator.py).
+
+Under mpirun, ``onnxgrad.parallel.data_parallel(OrtGradientForwardBackwardOptimizer(...))``
+makes fit collective: batches of ranks x ``batch_size`` rows drawn as above from rank 0's
+numpy state, each rank computing its part, the losses and gradients summed across ranks
+before the same update on every rank (see :mod:`onnxgrad.parallel`).
 """
 import logging
 import warnings
@@ -265,6 +270,13 @@ class OrtGradientForwardBackwardOptimizer(BaseEstimator):
             raise NotImplementedError("Only the SGDOptimizer is implemented not %r."
                                       % self.training_optimizer_name)
         logger = self._logger
+        dp = None
+        if self.__dict__.get("_og_comm") is not None:  # onnxgrad.parallel.data_parallel
+            from ..parallel import DataParallelLoop
+
+            dp = DataParallelLoop(self._og_comm)
+            dp.check_same_rows(X, y, sample_weight, X_val)
+            dp.random_state_of_root()
         self.train_session_, self.train_function_ = self._create_training_session(
             self.model_onnx, self.weights_to_train, device=self.device)
         cls = self.train_session_.cls_type_
@@ -299,8 +311,13 @@ class OrtGradientForwardBackwardOptimizer(BaseEstimator):
         self.set_state(init, check_trained=False)
         if self.needs_grad:
             self.set_state(init, kind="grad", zero=True, check_trained=False)
+        if dp is not None:  # rank 0's weights and velocities everywhere
+            dp.same_as_root(self.train_state_[n_in:])
+            if self.needs_grad:
+                dp.same_as_root(self.train_grad_state_[n_in:])
 
-        data_loader = OrtDataLoader(X, y, sample_weight, batch_size=self.batch_size,
+        data_loader = OrtDataLoader(X, y, sample_weight,
+                                    batch_size=self.batch_size * (dp.size if dp else 1),
                                     device=self.device)
         if X_val is not None:
             data_loader_val = OrtDataLoader(X_val, y_val, batch_size=to_numpy(X_val).shape[0],
@@ -315,8 +332,15 @@ class OrtGradientForwardBackwardOptimizer(BaseEstimator):
         val_losses: List[Any] = []
         kinds = ["weight", "grad"] if self.needs_grad else ["weight"]
         for it in loop:
-            loss = self._iteration(data_loader, self.get_full_state(kind=kinds),
-                                   len(weights_to_train))
+            if dp is None:
+                loss = self._iteration(data_loader, self.get_full_state(kind=kinds),
+                                       len(weights_to_train))
+            else:
+                loss = self._iteration_dp(dp, data_loader, self.get_full_state(kind=kinds),
+                                          len(weights_to_train))
+                dp.check_hash(self.train_state_[n_in:] + (
+                    self.train_grad_state_[n_in:] if self.needs_grad else []),
+                              "at the end of epoch %d" % it)
             lr = self.learning_rate.update_learning_rate(it).value
             if self.verbose > 1 and hasattr(loop, "set_description"):
                 loop.set_description("loss=%1.3g lr=%1.3g" % (loss, lr))
@@ -324,12 +348,66 @@ class OrtGradientForwardBackwardOptimizer(BaseEstimator):
                 logger.info("[OrtGradientForwardBackwardOptimizer.fit] lr value=%r", lr)
             self.train_losses_.append(loss)
             if data_loader_val is not None and (it + 1) % every == 0:
-                val_losses.append(self._evaluation(data_loader_val, self.get_full_state()))
+                val_losses.append(self._evaluation(data_loader_val, self.get_full_state(),
+                                                   dp))
         self.validation_losses_ = None if data_loader_val is None else val_losses
         if logger is not None and self.train_losses_:
             logger.info("[OrtGradientForwardBackwardOptimizer.fit] end loss=%r",
                         self.train_losses_[-1])
         return self
+
+    def _iteration_dp(self, dp: Any, data_loader: OrtDataLoader, states: List[Any],
+                      n_weights: int) -> Any:
+        """_iteration, data-parallel: the loader draws global batches of ranks x batch_size
+        rows, this rank computes on its part, and the losses and gradients are summed across
+        ranks (one packed reduction) before the same update on every rank; a sum, since the
+        losses sum over observations, divided by the global batch size as one process
+        would."""
+        actual_losses: List[Any] = []
+        bs = data_loader.batch_size
+        logger = self._logger
+        state, grad = (states[0], None) if len(states) == 1 else states
+        forward = self.train_function_.forward
+        backward = self.train_function_.backward
+        device = self.device
+        n = len(state) - n_weights
+
+        def local(batch: Any) -> Any:
+            part = dp.part(batch)
+            if part[0].shape[0] == 0:  # a last batch smaller than the ranks
+                return None
+            state[0] = part[0]
+            prediction = forward(state, training=True)
+            loss, grad_loss = self.learning_loss.loss_gradient(
+                device, part[1], prediction[0], weight=part[2] if len(part) > 2 else None)
+            gradient = backward([grad_loss])
+            if len(gradient) != len(state):
+                raise RuntimeError("gradient and state should have the same length but "
+                                   "%r != %r." % (len(gradient), len(state)))
+            return loss, gradient[n:]
+
+        for ib, ito in enumerate(data_loader.iter_ortvalue()):
+            loss, gradient = dp.sum_step(lambda b=ito: local(b), state[n:])
+            loss = self.learning_penalty.penalty_loss(device, loss, *state[n:])
+            cpu_loss = np.asarray(loss)
+            if not np.isfinite(cpu_loss).all():  # the global loss: the same on every rank
+                msg = ("Loss is nan, learning_rate=%r, the gradient descent has failed "
+                       "(past losses=%r)." % (self.learning_rate, self._past(actual_losses)))
+                if self.exc:
+                    raise ConvergenceError(msg)
+                warnings.warn(msg, ConvergenceWarning)
+                if np.isinf(cpu_loss).any():
+                    cpu_loss = np.full(cpu_loss.shape, np.nan, dtype=cpu_loss.dtype)
+            for i in range(n, len(state)):
+                self.learning_penalty.update_weights(i - n, device, state[i])
+                self.learning_rate.update_weights(i - n, device, state[i], gradient[i - n], bs,
+                                                  None if grad is None else grad[i])
+            if logger is not None:
+                logger.debug("[OrtGradientForwardBackwardOptimizer._iteration] batch %d "
+                             "rank %d/%d loss=%g", ib, dp.rank, dp.size,
+                             float(cpu_loss.ravel()[0]))
+            actual_losses.append(cpu_loss / bs)
+        return np.array(actual_losses).mean()
 
     def _past(self, losses: List[Any]) -> List[float]:
         return [float(np.asarray(v).ravel()[0]) for v in
@@ -404,7 +482,19 @@ class OrtGradientForwardBackwardOptimizer(BaseEstimator):
             logger.debug("[OrtGradientForwardBackwardOptimizer._iteration] iteration end")
         return np.array(actual_losses).mean()
 
-    def _evaluation(self, data_loader: OrtDataLoader, state: List[Any]) -> Any:
+    def _evaluation(self, data_loader: OrtDataLoader, state: List[Any], dp: Any = None) -> Any:
+        if dp is not None:  # each rank its part of every batch, the sum reduced
+            exc = None
+            try:
+                total = self._evaluation_sum(data_loader, state, dp)
+            except Exception as e:  # pylint: disable=broad-except
+                total, exc = 0.0, e
+            total = dp.sum_values([total], exc)[0]
+            if not np.isfinite(total):
+                if self.exc:
+                    raise ConvergenceError("Loss is nan, the evaluation has failed.")
+                warnings.warn("Loss is nan, the evaluation has failed.", ConvergenceWarning)
+            return total / len(data_loader)
         logger = self._logger
         actual_losses: List[Any] = []
         for ib, ito in enumerate(data_loader.iter_ortvalue()):
@@ -427,6 +517,19 @@ class OrtGradientForwardBackwardOptimizer(BaseEstimator):
                     cpu_loss = np.full(cpu_loss.shape, np.nan, dtype=cpu_loss.dtype)
             actual_losses.append(cpu_loss)
         return np.array(actual_losses).sum() / len(data_loader)
+
+    def _evaluation_sum(self, data_loader: OrtDataLoader, state: List[Any], dp: Any) -> float:
+        """This rank's part of the validation loss's sum (no NaN check: the global one is)."""
+        total = 0.0
+        for ito in data_loader.iter_ortvalue():
+            part = dp.part(ito)
+            if part[0].shape[0] == 0:
+                continue
+            state[0] = part[0]
+            prediction = self.train_function_.forward(state, training=False)
+            loss, _ = self.learning_loss.loss_gradient(self.device, part[1], prediction[0])
+            total += float(np.asarray(loss).sum())
+        return total
 
     # -- scores -----------------------------------------------------------------------------
 

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "kernels/cpu/conv_dw.h"
+#include "kernels/cpu/conv_pw.h"
 #include "kernels/cpu/gemm.h"
 #include "ops/conv_params.h"
 
@@ -951,6 +952,9 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
     if (x->numel > 0 && w->numel > 0 && og_conv_direct_applies(g, transpose))
         return og_conv_direct(k, g, transpose, x->dtype, x->data, w->data, b ? b->data : NULL,
                               y->data);
+    /* pointwise float Conv: one pass over Y, bias and activation included (conv_pw.c) */
+    if (!transpose && x->numel > 0 && w->numel > 0 && og_conv_pw_applies(g, x->dtype))
+        return og_conv_pw(k, g, x->data, w->data, b ? b->data : NULL, y->data);
 
     job.dt = x->dtype;
     job.act = &k->act;

@@ -33,11 +33,33 @@ static void restore_threads(int prev)
 #endif
 }
 
+/* One row of C (a classifier on one image): a matrix-vector product, c = op(B)ᵀ · a.  The
+ * GEMM would copy (pack) all of B for it at every call, a pass more over the largest
+ * operand.  With beta 0 C is cleared first: BLAS may scale what C held by 0, and 0 · NaN
+ * (C's memory is not initialized) is NaN. */
+#define GEMV_ROW(gemv)                                                                             \
+    do {                                                                                           \
+        if (beta == 0)                                                                             \
+            for (int64_t j = 0; j < n; j++) c[j] = 0;                                              \
+        int prev = set_threads(k);                                                                 \
+        if (trans_b) /* B [n, kk] */                                                               \
+            gemv(CblasRowMajor, CblasNoTrans, (blasint)n, (blasint)kk, alpha, b, (blasint)ldb, a,  \
+                 (blasint)(trans_a ? lda : 1), beta, c, 1);                                        \
+        else /* B [kk, n] */                                                                       \
+            gemv(CblasRowMajor, CblasTrans, (blasint)kk, (blasint)n, alpha, b, (blasint)ldb, a,    \
+                 (blasint)(trans_a ? lda : 1), beta, c, 1);                                        \
+        restore_threads(prev);                                                                     \
+    } while (0)
+
 void og_gemm_f32_blas(const og_kernel_ctx *k, bool trans_a, bool trans_b, int64_t m, int64_t n,
                       int64_t kk, float alpha, const float *a, int64_t lda, const float *b,
                       int64_t ldb, float beta, float *c, int64_t ldc)
 {
     if (m == 0 || n == 0) return;
+    if (m == 1 && kk > 0) {
+        GEMV_ROW(cblas_sgemv);
+        return;
+    }
     int prev = set_threads(k);
     cblas_sgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
                 trans_b ? CblasTrans : CblasNoTrans, (blasint)m, (blasint)n, (blasint)kk, alpha, a,
@@ -74,6 +96,10 @@ void og_gemm_f64(const og_kernel_ctx *k, bool trans_a, bool trans_b, int64_t m, 
                  int64_t ldb, double beta, double *c, int64_t ldc)
 {
     if (m == 0 || n == 0) return;
+    if (m == 1 && kk > 0) {
+        GEMV_ROW(cblas_dgemv);
+        return;
+    }
     int prev = set_threads(k);
     cblas_dgemm(CblasRowMajor, trans_a ? CblasTrans : CblasNoTrans,
                 trans_b ? CblasTrans : CblasNoTrans, (blasint)m, (blasint)n, (blasint)kk, alpha, a,

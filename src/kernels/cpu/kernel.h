@@ -127,4 +127,21 @@ og_status og_kernel_via_f32_bound(const og_kernel_ctx *k, const og_float_impl *i
                                   const og_tensor *const *in, int n_in, og_tensor *const *out,
                                   int n_out);
 
+/* Typed loads and stores of one dtype, for kernels that compute in float64 between them
+ * (signal, random): load converts n elements of x, from element off every `stride`
+ * elements, into doubles (as og_tensor_get_f64 does); store writes n doubles into y the
+ * same way in y's dtype (as og_tensor_set_f64 does: floats rounded once, integers saturated,
+ * NaN to 0, bool v != 0).  A kernel's select binds the table's entry for a dtype, so the
+ * element loops do not switch on it. */
+typedef struct og_elem_io {
+    og_dtype dtype;
+    void (*load)(const void *x, int64_t off, int64_t stride, int64_t n, double *d);
+    void (*store)(void *y, int64_t off, int64_t stride, int64_t n, const double *d);
+} og_elem_io;
+/* float32, float64, float16, bfloat16, the signed and unsigned integers, bool */
+enum { OG_ELEM_IO_N = 13 };
+extern const og_elem_io og_elem_ios[OG_ELEM_IO_N];
+/* The entry for dtype t, NULL for another (string, float8, int4). */
+const og_elem_io *og_elem_io_of(og_dtype t);
+
 #endif /* OG_KERNEL_H */

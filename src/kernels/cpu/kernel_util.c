@@ -135,3 +135,62 @@ int og_cpu_isa(void)
 #endif
     return 0;
 }
+
+/* ---- typed element loads and stores (og_elem_io) -------------------------------------- */
+
+/* double -> integer as og_tensor_set_f64 converts: NaN gives 0, out-of-range values
+ * saturate (C leaves both undefined). */
+#define OG_SAT(T, lo, hi)                                                                          \
+    (v != v ? (T)0 : v <= (double)(lo) ? (T)(lo) : v >= (double)(hi) ? (T)(hi) : (T)v)
+
+#define OG_ELEM_IO(name, T, to_double, from_double)                                                \
+    static void load_##name(const void *x, int64_t off, int64_t stride, int64_t n, double *d)      \
+    {                                                                                              \
+        const T *p = (const T *)x + off;                                                           \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            T e = p[i * stride];                                                                   \
+            d[i] = (to_double);                                                                    \
+        }                                                                                          \
+    }                                                                                              \
+    static void store_##name(void *y, int64_t off, int64_t stride, int64_t n, const double *d)     \
+    {                                                                                              \
+        T *p = (T *)y + off;                                                                       \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            double v = d[i];                                                                       \
+            p[i * stride] = (from_double);                                                         \
+        }                                                                                          \
+    }
+
+OG_ELEM_IO(f32, float, (double)e, (float)v)
+OG_ELEM_IO(f64, double, e, v)
+OG_ELEM_IO(f16, uint16_t, (double)og_half_to_float(e), og_float_to_half((float)v))
+OG_ELEM_IO(bf16, uint16_t, (double)og_bfloat16_to_float(e), og_float_to_bfloat16((float)v))
+OG_ELEM_IO(i8, int8_t, (double)e, OG_SAT(int8_t, INT8_MIN, INT8_MAX))
+OG_ELEM_IO(i16, int16_t, (double)e, OG_SAT(int16_t, INT16_MIN, INT16_MAX))
+OG_ELEM_IO(i32, int32_t, (double)e, OG_SAT(int32_t, INT32_MIN, INT32_MAX))
+OG_ELEM_IO(i64, int64_t, (double)e, OG_SAT(int64_t, INT64_MIN, INT64_MAX))
+OG_ELEM_IO(u8, uint8_t, (double)e, OG_SAT(uint8_t, 0, UINT8_MAX))
+OG_ELEM_IO(u16, uint16_t, (double)e, OG_SAT(uint16_t, 0, UINT16_MAX))
+OG_ELEM_IO(u32, uint32_t, (double)e, OG_SAT(uint32_t, 0, UINT32_MAX))
+OG_ELEM_IO(u64, uint64_t, (double)e, OG_SAT(uint64_t, 0, UINT64_MAX))
+OG_ELEM_IO(b8, uint8_t, (double)e, (uint8_t)(v != 0))
+#undef OG_ELEM_IO
+#undef OG_SAT
+
+#define OG_IO(t, name)                                                                             \
+    {                                                                                              \
+        t, load_##name, store_##name                                                               \
+    }
+const og_elem_io og_elem_ios[OG_ELEM_IO_N] = {
+    OG_IO(OG_FLOAT, f32), OG_IO(OG_DOUBLE, f64), OG_IO(OG_FLOAT16, f16), OG_IO(OG_BFLOAT16, bf16),
+    OG_IO(OG_INT8, i8),   OG_IO(OG_INT16, i16),  OG_IO(OG_INT32, i32),   OG_IO(OG_INT64, i64),
+    OG_IO(OG_UINT8, u8),  OG_IO(OG_UINT16, u16), OG_IO(OG_UINT32, u32),  OG_IO(OG_UINT64, u64),
+    OG_IO(OG_BOOL, b8)};
+#undef OG_IO
+
+const og_elem_io *og_elem_io_of(og_dtype t)
+{
+    for (int i = 0; i < OG_ELEM_IO_N; i++)
+        if (og_elem_ios[i].dtype == t) return &og_elem_ios[i];
+    return NULL;
+}

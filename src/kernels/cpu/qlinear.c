@@ -14,10 +14,17 @@
 
 static bool is_q8(og_dtype t) { return t == OG_INT8 || t == OG_UINT8; }
 
+/* One element of a (scalar) zero point, read once per call. */
 static int32_t elem_q8(const og_tensor *t, int64_t i)
 {
     return t->dtype == OG_INT8 ? ((const int8_t *)t->data)[i] : ((const uint8_t *)t->data)[i];
 }
+
+/* x - zp over x's elements into w, zp's offset for x's multi-index `idx` being
+ * sum idx[d] * zs[d] (zp NULL: 0). */
+typedef void (*q8_widen_fn)(const og_tensor *x, const og_tensor *zp, const int64_t *zs, int32_t *w);
+static void widen_i8(const og_tensor *x, const og_tensor *zp, const int64_t *zs, int32_t *w);
+static void widen_u8(const og_tensor *x, const og_tensor *zp, const int64_t *zs, int32_t *w);
 
 /* A parameter (zero point or scale) broadcast over x's shape, where a 1-D parameter that is
  * not a single value runs along `axis1d` of x (a's rows: rank - 2; w's output channels: 0;
@@ -43,9 +50,10 @@ static bool param_strides(const og_tensor *p, const og_tensor *x, int axis1d, in
     return true;
 }
 
-/* x - zp into a new int32 array of x's elements. */
+/* x - zp into a new int32 array of x's elements, with fn: the bound loop of x's dtype (NULL
+ * without one: x's own, picked here). */
 static og_status widen(const og_kernel_ctx *k, const og_tensor *x, const og_tensor *zp, int axis1d,
-                       const char *what, int32_t **out)
+                       const char *what, q8_widen_fn fn, int32_t **out)
 {
     int64_t zs[OG_MAX_RANK];
     *out = NULL;
@@ -63,19 +71,10 @@ static og_status widen(const og_kernel_ctx *k, const og_tensor *x, const og_tens
                                what, og_shape_str(zp->rank, zp->dims, a, sizeof a),
                                og_shape_str(x->rank, x->dims, b, sizeof b));
     }
+    if (!fn) fn = x->dtype == OG_INT8 ? widen_i8 : widen_u8;
     int32_t *w = og_malloc(k->alloc, (size_t)(x->numel + 1) * sizeof *w);
     if (!w) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory widening %s", what);
-    if (x->numel) {
-        og_index_iter it;
-        og_index_init(&it, x->rank, x->dims);
-        int64_t i = 0;
-        do {
-            int64_t zo = 0;
-            for (int d = 0; d < x->rank; d++) zo += it.idx[d] * zs[d];
-            w[i] = elem_q8(x, i) - (zp ? elem_q8(zp, zo) : 0);
-            i++;
-        } while (og_index_next(&it));
-    }
+    if (x->numel) fn(x, zp, zs, w);
     *out = w;
     return OG_OK;
 }
@@ -86,13 +85,17 @@ static og_status scale_of(const og_kernel_ctx *k, const og_tensor *s, const og_t
 {
     int64_t ss[OG_MAX_RANK];
     *out = NULL;
-    if (!og_dtype_is_float(s->dtype))
+    const og_elem_io *sio = og_elem_io_of(s->dtype);
+    if (!og_dtype_is_float(s->dtype) || !sio)
         return og_kernel_error(k, OG_ERR_TYPE, "the scale of %s is %s", what,
                                og_dtype_name(s->dtype));
     if (!param_strides(s, x, axis1d, ss))
         return og_kernel_error(k, OG_ERR_SHAPE, "the scale of %s does not fit its shape", what);
-    double *v = og_malloc(k->alloc, (size_t)(x->numel + 1) * sizeof *v);
+    /* the scale's own values read once (sv), then broadcast over x's elements (v) */
+    double *v = og_malloc(k->alloc, (size_t)(x->numel + s->numel + 1) * sizeof *v);
     if (!v) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
+    double *sv = v + x->numel;
+    sio->load(s->data, 0, 1, s->numel, sv);
     if (x->numel) {
         og_index_iter it;
         og_index_init(&it, x->rank, x->dims);
@@ -100,24 +103,11 @@ static og_status scale_of(const og_kernel_ctx *k, const og_tensor *s, const og_t
         do {
             int64_t so = 0;
             for (int d = 0; d < x->rank; d++) so += it.idx[d] * ss[d];
-            v[i++] = og_tensor_get_f64(s, so);
+            v[i++] = sv[so];
         } while (og_index_next(&it));
     }
     *out = v;
     return OG_OK;
-}
-
-/* round half to even, + zero point, saturated to the output type */
-static void store_q8(og_tensor *y, int64_t i, double v, int32_t zp)
-{
-    double r = nearbyint(v) + zp; /* the default rounding mode: to nearest, ties to even */
-    if (r != r) r = zp;           /* a NaN scale: the zero point (a cast of NaN is undefined) */
-    double lo = y->dtype == OG_INT8 ? -128 : 0, hi = y->dtype == OG_INT8 ? 127 : 255;
-    r = r < lo ? lo : r > hi ? hi : r;
-    if (y->dtype == OG_INT8)
-        ((int8_t *)y->data)[i] = (int8_t)r;
-    else
-        ((uint8_t *)y->data)[i] = (uint8_t)r;
 }
 
 static int32_t wrap32(int64_t acc) { return (int32_t)(uint32_t)(uint64_t)acc; }
@@ -129,6 +119,140 @@ static double requant(int32_t acc, double sa, double sw, double sy)
     float m = (float)sa * (float)sw / (float)sy;
     return (double)((float)acc * m);
 }
+
+/* ---- the typed loops ------------------------------------------------------------------ */
+
+typedef void (*mm_emit)(void *ctx, int64_t yi, int64_t arow, int64_t bcol, int64_t acc);
+
+typedef struct qmm_ctx {
+    og_tensor *y;
+    const double *sa, *sb; /* per element of A and B */
+    double sy;
+    int32_t yzp;
+} qmm_ctx;
+
+/* QLinearConv's output: y[i] = requant(acc[i] + bias[m]) with m the output channel of i
+ * (P outputs per channel, M channels), w_scale one value or one per channel. */
+typedef struct qconv_out {
+    og_tensor *y;
+    const int64_t *acc;
+    const int32_t *bias; /* NULL: none */
+    const double *ws;    /* w_scale's values */
+    int64_t n_ws;
+    double sx, sy;
+    int32_t zp;
+    int64_t P, M;
+} qconv_out;
+
+/* Per int8 / uint8 type: the widening of an operand (with its zero point, of the same type)
+ * and the output's stores, rounded half to even (the default rounding mode, nearbyint), plus
+ * the zero point, saturated; a NaN scale gives the zero point (a cast of NaN is undefined). */
+#define OG_Q8_LOOPS(name, T, LO, HI)                                                               \
+    static void widen_##name(const og_tensor *x, const og_tensor *zp, const int64_t *zs,           \
+                             int32_t *w)                                                           \
+    {                                                                                              \
+        const T *xd = x->data, *zd = zp ? zp->data : NULL;                                         \
+        og_index_iter it;                                                                          \
+        og_index_init(&it, x->rank, x->dims);                                                      \
+        int64_t i = 0;                                                                             \
+        do {                                                                                       \
+            int64_t zo = 0;                                                                        \
+            for (int d = 0; d < x->rank; d++) zo += it.idx[d] * zs[d];                             \
+            w[i] = (int32_t)xd[i] - (zd ? (int32_t)zd[zo] : 0);                                    \
+            i++;                                                                                   \
+        } while (og_index_next(&it));                                                              \
+    }                                                                                              \
+    static inline void put_##name(T *y, int64_t i, double v, int32_t zp)                           \
+    {                                                                                              \
+        double r = nearbyint(v) + zp;                                                              \
+        if (r != r) r = zp;                                                                        \
+        r = r < (LO) ? (LO) : r > (HI) ? (HI) : r;                                                 \
+        y[i] = (T)r;                                                                               \
+    }                                                                                              \
+    static void emit_##name(void *vctx, int64_t yi, int64_t arow, int64_t bcol, int64_t acc)       \
+    {                                                                                              \
+        qmm_ctx *c = vctx;                                                                         \
+        put_##name(c->y->data, yi, requant(wrap32(acc), c->sa[arow], c->sb[bcol], c->sy), c->yzp); \
+    }                                                                                              \
+    static void conv_out_##name(const qconv_out *o)                                                \
+    {                                                                                              \
+        T *y = o->y->data;                                                                         \
+        for (int64_t i = 0; i < o->y->numel; i++) {                                                \
+            int64_t m = (i / o->P) % o->M;                                                         \
+            int64_t a = o->acc[i] + (o->bias ? o->bias[m] : 0);                                    \
+            double sw = o->ws[o->n_ws == 1 ? 0 : m];                                               \
+            put_##name(y, i, requant(wrap32(a), o->sx, sw, o->sy), o->zp);                         \
+        }                                                                                          \
+    }
+OG_Q8_LOOPS(i8, int8_t, -128, 127)
+OG_Q8_LOOPS(u8, uint8_t, 0, 255)
+#undef OG_Q8_LOOPS
+
+/* A node's binding: the widening of its first operand (A, a, x) and of its second (B, b, w),
+ * and for the QLinear ops the stores of y's type (int8 or uint8); chosen by select_q8 from the
+ * static dtypes, or per call without a binding. */
+typedef struct q8_loops {
+    q8_widen_fn widen_a, widen_b;
+    mm_emit emit;                         /* QLinearMatMul */
+    void (*conv_out)(const qconv_out *o); /* QLinearConv */
+} q8_loops;
+
+#define OG_Q8_Y(wa, wb)                                                                            \
+    {                                                                                              \
+        {widen_##wa, widen_##wb, emit_i8, conv_out_i8},                                            \
+            {widen_##wa, widen_##wb, emit_u8, conv_out_u8},                                        \
+        {                                                                                          \
+            widen_##wa, widen_##wb, NULL, NULL                                                     \
+        }                                                                                          \
+    }
+/* [first operand: int8, uint8][second][y: int8, uint8, int32] */
+static const q8_loops q8_table[2][2][3] = {{OG_Q8_Y(i8, i8), OG_Q8_Y(i8, u8)},
+                                           {OG_Q8_Y(u8, i8), OG_Q8_Y(u8, u8)}};
+#undef OG_Q8_Y
+
+static int q8_index(og_dtype t) { return t == OG_INT8 ? 0 : t == OG_UINT8 ? 1 : -1; }
+
+/* The loops for operands of dtypes a and b and an output of dtype y (int32: an integer op),
+ * NULL when there are none. */
+static const q8_loops *q8_loops_of(og_dtype a, og_dtype b, og_dtype y)
+{
+    int ia = q8_index(a), ib = q8_index(b), iy = y == OG_INT32 ? 2 : q8_index(y);
+    return ia < 0 || ib < 0 || iy < 0 ? NULL : &q8_table[ia][ib][iy];
+}
+
+/* The inputs that carry each node's types: the operands, their zero points (which must have
+ * the operand's type) and y's zero point (the QLinear ops' output type). */
+typedef struct q8_inputs {
+    int a, a_zp, b, b_zp, y_zp; /* -1: none */
+} q8_inputs;
+
+static q8_inputs q8_inputs_of(const og_node *n)
+{
+    if (strcmp(n->op_type, "QLinearMatMul") == 0 || strcmp(n->op_type, "QLinearConv") == 0)
+        return (q8_inputs){0, 2, 3, 5, 7};
+    return (q8_inputs){0, 2, 1, 3, -1}; /* MatMulInteger, ConvInteger */
+}
+
+static const void *select_q8(const og_node *n, const og_dtype *t)
+{
+    q8_inputs q = q8_inputs_of(n);
+    og_dtype ta = t[q.a], tb = t[q.b], ty = q.y_zp >= 0 ? t[q.y_zp] : OG_INT32;
+    if (ta != OG_UNDEFINED && q8_index(ta) < 0) return NULL;
+    if (tb != OG_UNDEFINED && q8_index(tb) < 0) return NULL;
+    /* a zero point of another type than its operand is an error at run time (it says which) */
+    if (ta == OG_UNDEFINED || tb == OG_UNDEFINED || ty == OG_UNDEFINED) return OG_KERNEL_AT_RUN;
+    if (q.a_zp < n->n_in && t[q.a_zp] != OG_UNDEFINED && t[q.a_zp] != ta) return OG_KERNEL_AT_RUN;
+    if (q.b_zp < n->n_in && t[q.b_zp] != OG_UNDEFINED && t[q.b_zp] != tb) return OG_KERNEL_AT_RUN;
+    return q8_loops_of(ta, tb, ty);
+}
+
+/* k->impl, or without a binding the loops of these dtypes (NULL: none; widen says why). */
+static const q8_loops *q8_bound(const og_kernel_ctx *k, og_dtype a, og_dtype b, og_dtype y)
+{
+    return k->impl ? (const q8_loops *)k->impl : q8_loops_of(a, b, y);
+}
+static q8_widen_fn widen_a_of(const q8_loops *l) { return l ? l->widen_a : NULL; }
+static q8_widen_fn widen_b_of(const q8_loops *l) { return l ? l->widen_b : NULL; }
 
 /* ---- matrix products ----------------------------------------------------------------- */
 
@@ -170,8 +294,6 @@ static void mm_view_of(const og_tensor *a, const og_tensor *b, const og_tensor *
     (void)y;
 }
 
-typedef void (*mm_emit)(void *ctx, int64_t yi, int64_t arow, int64_t bcol, int64_t acc);
-
 static void mm_run(const mm_view *v, const int32_t *A, const int32_t *B, mm_emit emit, void *ctx)
 {
     og_index_iter it;
@@ -206,9 +328,10 @@ static og_status k_matmul_integer(const og_kernel_ctx *k, const og_tensor *const
                                   og_tensor *const *out, int n_out)
 {
     const og_tensor *a = in[0], *b = in[1];
+    const q8_loops *l = q8_bound(k, a->dtype, b->dtype, OG_INT32);
     int32_t *A = NULL, *B = NULL;
-    og_status st = widen(k, a, n_in > 2 ? in[2] : NULL, a->rank - 2, "A", &A);
-    if (!st) st = widen(k, b, n_in > 3 ? in[3] : NULL, b->rank - 1, "B", &B);
+    og_status st = widen(k, a, n_in > 2 ? in[2] : NULL, a->rank - 2, "A", widen_a_of(l), &A);
+    if (!st) st = widen(k, b, n_in > 3 ? in[3] : NULL, b->rank - 1, "B", widen_b_of(l), &B);
     if (!st && out[0]->numel) {
         mm_view v;
         mm_view_of(a, b, out[0], &v);
@@ -219,36 +342,24 @@ static og_status k_matmul_integer(const og_kernel_ctx *k, const og_tensor *const
     return st;
 }
 
-typedef struct qmm_ctx {
-    og_tensor *y;
-    const double *sa, *sb; /* per element of A and B */
-    double sy;
-    int32_t yzp;
-} qmm_ctx;
-
-static void emit_q8(void *vctx, int64_t yi, int64_t arow, int64_t bcol, int64_t acc)
-{
-    qmm_ctx *c = vctx;
-    store_q8(c->y, yi, requant(wrap32(acc), c->sa[arow], c->sb[bcol], c->sy), c->yzp);
-}
-
 static og_status k_qlinear_matmul(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                                   og_tensor *const *out, int n_out)
 {
     const og_tensor *a = in[0], *b = in[3], *yzp = in[7];
+    const q8_loops *l = q8_bound(k, a->dtype, b->dtype, yzp->dtype);
     int32_t *A = NULL, *B = NULL;
     double *SA = NULL, *SB = NULL;
-    og_status st = widen(k, a, in[2], a->rank - 2, "a", &A);
-    if (!st) st = widen(k, b, in[5], b->rank - 1, "b", &B);
+    og_status st = widen(k, a, in[2], a->rank - 2, "a", widen_a_of(l), &A);
+    if (!st) st = widen(k, b, in[5], b->rank - 1, "b", widen_b_of(l), &B);
     if (!st) st = scale_of(k, in[1], a, a->rank - 2, "a", &SA);
     if (!st) st = scale_of(k, in[4], b, b->rank - 1, "b", &SB);
-    if (!st && (in[6]->numel != 1 || yzp->numel != 1 || !is_q8(yzp->dtype)))
+    if (!st && (in[6]->numel != 1 || yzp->numel != 1 || !is_q8(yzp->dtype) || !l))
         st = og_kernel_error(k, OG_ERR_SHAPE, "y_scale and y_zero_point must hold one value each");
     if (!st && out[0]->numel) {
         qmm_ctx c = {out[0], SA, SB, og_tensor_get_f64(in[6], 0), elem_q8(yzp, 0)};
         mm_view v;
         mm_view_of(a, b, out[0], &v);
-        mm_run(&v, A, B, emit_q8, &c);
+        mm_run(&v, A, B, l->emit, &c);
     }
     og_free(k->alloc, A);
     og_free(k->alloc, B);
@@ -325,7 +436,7 @@ static og_status geometry(const og_kernel_ctx *k, const og_tensor *x, const og_t
     return og_conv_geometry(k->node, k->params, true, x->rank, x->dims, w->rank, w->dims, -1, g);
 }
 
-static og_status conv_integer_common(const og_kernel_ctx *k, const og_tensor *x,
+static og_status conv_integer_common(const og_kernel_ctx *k, const q8_loops *l, const og_tensor *x,
                                      const og_tensor *xzp, const og_tensor *w, const og_tensor *wzp,
                                      og_conv_geom *g, int64_t **acc)
 {
@@ -334,8 +445,8 @@ static og_status conv_integer_common(const og_kernel_ctx *k, const og_tensor *x,
     og_status st = geometry(k, x, w, g);
     if (!st && xzp && xzp->numel != 1)
         st = og_kernel_error(k, OG_ERR_SHAPE, "the zero point of x must hold one value");
-    if (!st) st = widen(k, x, xzp, -1, "x", &X);
-    if (!st) st = widen(k, w, wzp, 0, "w", &W);
+    if (!st) st = widen(k, x, xzp, -1, "x", widen_a_of(l), &X);
+    if (!st) st = widen(k, w, wzp, 0, "w", widen_b_of(l), &W);
     int64_t P = 1;
     for (int i = 0; !st && i < g->nsp; i++) P *= g->out[i];
     if (!st && !(*acc = og_malloc(k->alloc, (size_t)(g->n * g->m * P + 1) * sizeof **acc)))
@@ -355,7 +466,8 @@ static og_status k_conv_integer(const og_kernel_ctx *k, const og_tensor *const *
 {
     og_conv_geom g;
     int64_t *acc = NULL;
-    og_status st = conv_integer_common(k, in[0], n_in > 2 ? in[2] : NULL, in[1],
+    const q8_loops *l = q8_bound(k, in[0]->dtype, in[1]->dtype, OG_INT32);
+    og_status st = conv_integer_common(k, l, in[0], n_in > 2 ? in[2] : NULL, in[1],
                                        n_in > 3 ? in[3] : NULL, &g, &acc);
     if (st) return st;
     int32_t *y = out[0]->data;
@@ -371,9 +483,10 @@ static og_status k_qlinear_conv(const og_kernel_ctx *k, const og_tensor *const *
     og_tensor *y = out[0];
     og_conv_geom g;
     int64_t *acc = NULL;
-    og_status st = conv_integer_common(k, in[0], in[2], in[3], in[5], &g, &acc);
+    const q8_loops *l = q8_bound(k, in[0]->dtype, in[3]->dtype, yzp->dtype);
+    og_status st = conv_integer_common(k, l, in[0], in[2], in[3], in[5], &g, &acc);
     if (st) return st;
-    if (in[1]->numel != 1 || in[6]->numel != 1 || yzp->numel != 1 ||
+    if (in[1]->numel != 1 || in[6]->numel != 1 || yzp->numel != 1 || !is_q8(yzp->dtype) ||
         (ws->numel != 1 && ws->numel != g.m) || (bias && bias->numel != g.m) ||
         (bias && bias->dtype != OG_INT32)) {
         og_free(k->alloc, acc);
@@ -381,23 +494,37 @@ static og_status k_qlinear_conv(const og_kernel_ctx *k, const og_tensor *const *
                                "x_scale, y_scale and y_zero_point must hold one "
                                "value, w_scale one or M, B M int32 values");
     }
-    double sx = og_tensor_get_f64(in[1], 0), sy = og_tensor_get_f64(in[6], 0);
-    int32_t zp = elem_q8(yzp, 0);
-    int64_t P = y->numel / (g.n * g.m > 0 ? g.n * g.m : 1);
-    for (int64_t i = 0; i < y->numel; i++) {
-        int64_t m = (i / P) % g.m;
-        int64_t a = acc[i] + (bias ? ((const int32_t *)bias->data)[m] : 0);
-        double sw = og_tensor_get_f64(ws, ws->numel == 1 ? 0 : m);
-        store_q8(y, i, requant(wrap32(a), sx, sw, sy), zp);
+    /* w_scale's values, read once */
+    const og_elem_io *wio = og_elem_io_of(ws->dtype);
+    double *wsv = wio ? og_malloc(k->alloc, (size_t)(ws->numel + 1) * sizeof *wsv) : NULL;
+    if (!wsv) {
+        og_free(k->alloc, acc);
+        return wio ? og_kernel_error(k, OG_ERR_NOMEM, "out of memory")
+                   : og_kernel_error(k, OG_ERR_TYPE, "w_scale is %s", og_dtype_name(ws->dtype));
     }
+    wio->load(ws->data, 0, 1, ws->numel, wsv);
+    qconv_out o = {y,
+                   acc,
+                   bias ? (const int32_t *)bias->data : NULL,
+                   wsv,
+                   ws->numel,
+                   og_tensor_get_f64(in[1], 0),
+                   og_tensor_get_f64(in[6], 0),
+                   elem_q8(yzp, 0),
+                   y->numel / (g.n * g.m > 0 ? g.n * g.m : 1),
+                   g.m};
+    if (y->numel) l->conv_out(&o);
+    og_free(k->alloc, wsv);
     og_free(k->alloc, acc);
     return OG_OK;
 }
 
+/* The loops depend on two or three inputs' dtypes (the operands' and y's zero point's):
+ * select_q8 binds them from every input's static dtype. */
 const og_kernel_def og_cpu_qlinear[] = {
-    {.name = "MatMulInteger", .domain = "", .fn = k_matmul_integer},
-    {.name = "QLinearMatMul", .domain = "", .fn = k_qlinear_matmul},
-    {.name = "ConvInteger", .domain = "", .fn = k_conv_integer},
-    {.name = "QLinearConv", .domain = "", .fn = k_qlinear_conv},
+    {.name = "MatMulInteger", .domain = "", .fn = k_matmul_integer, .select_types = select_q8},
+    {.name = "QLinearMatMul", .domain = "", .fn = k_qlinear_matmul, .select_types = select_q8},
+    {.name = "ConvInteger", .domain = "", .fn = k_conv_integer, .select_types = select_q8},
+    {.name = "QLinearConv", .domain = "", .fn = k_qlinear_conv, .select_types = select_q8},
     {.name = NULL},
 };

@@ -17,7 +17,8 @@ static og_status k_unique(const og_kernel_ctx *k, const og_tensor *const *in, in
     og_op_ctx c = op_ctx_of(k);
     const og_tensor *x = in[0];
     og_unique u;
-    og_status st = og_unique_run(&c, x, &u);
+    /* the order bound to x's dtype (select_unique), or without a binding picked there */
+    og_status st = og_unique_run(&c, x, k->impl, &u);
     if (st) return st;
     og_tensor *y = out[0];
     if (y->numel != 0 && u.n_unique != (u.axis < 0 ? y->numel : y->dims[u.axis])) {
@@ -67,8 +68,18 @@ static og_status k_nms(const og_kernel_ctx *k, const og_tensor *const *in, int n
 
 static const og_dtype nms_types[] = {OG_FLOAT, OG_UNDEFINED};
 
+/* Unique compares its elements in an order of their dtype's (og_unique_order), every dtype
+ * having one; it then moves the items it keeps by size. */
+static const void *select_unique(const og_node *n, og_dtype t)
+{
+    (void)n;
+    return og_unique_order_of(t);
+}
+
+/* NonMaxSuppression reads float32 boxes and scores through float pointers: its list is its
+ * one type, no loop to pick. */
 const og_kernel_def og_cpu_select[] = {
-    {.name = "Unique", .domain = "", .fn = k_unique, .strings = 1},
+    {.name = "Unique", .domain = "", .fn = k_unique, .select = select_unique, .strings = 1},
     {.name = "NonMaxSuppression", .domain = "", .fn = k_nms, .types = nms_types},
     {.name = NULL},
 };

@@ -241,6 +241,9 @@ static og_status k_get_element(const og_kernel_ctx *k, const og_tensor *const *i
     return st;
 }
 
+/* No type constraint, on purpose: these kernels move tensors (shared into a sequence or out
+ * of it) or copy their bytes by element size, for every dtype, strings included; they check
+ * only that a sequence's items agree with each other.  There is no typed loop to bind. */
 #define SEQ_K(op, f)                                                                               \
     {                                                                                              \
         .name = #op, .domain = "", .fn = f, .strings = 1                                           \

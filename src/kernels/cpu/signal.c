@@ -15,6 +15,28 @@
 
 static const og_dtype types_float[] = {OG_FLOAT, OG_DOUBLE, OG_FLOAT16, OG_BFLOAT16, OG_UNDEFINED};
 
+/* The loads and stores a kernel is bound to (k->impl), or without a binding those of t; NULL
+ * when the kernel has none for t. */
+static const og_elem_io *io_bound(const og_kernel_ctx *k, og_dtype t)
+{
+    return k->impl ? (const og_elem_io *)k->impl : og_elem_io_of(t);
+}
+
+/* DFT and STFT: the signal's float type, in which they write too. */
+static const void *select_signal(const og_node *n, og_dtype t)
+{
+    (void)n;
+    return og_dtype_is_float(t) ? og_elem_io_of(t) : NULL;
+}
+
+/* The windows and MelWeightMatrix: an integer size (input 0) and the output_datatype
+ * attribute's stores. */
+static const void *select_generated(const og_node *n, og_dtype t)
+{
+    const og_signal_params *p = n->params;
+    return t == OG_INT32 || t == OG_INT64 ? og_elem_io_of(p->out_dtype) : NULL;
+}
+
 static og_op_ctx op_ctx_of(const og_kernel_ctx *k)
 {
     og_op_ctx c = {k->node, k->alloc, NULL, true};
@@ -136,6 +158,7 @@ static int workers(const og_kernel_ctx *k, int64_t rows, double cost)
 
 /* The rows of a DFT: row = (o, i) over the dims before and after the axis. */
 typedef struct dft_job {
+    const og_elem_io *io; /* the element type's loads and stores (x and y have one dtype) */
     const og_tensor *x;
     og_tensor *y;
     const twiddles *tw;
@@ -153,17 +176,21 @@ static void dft_rows(const dft_job *j, int64_t w)
     int64_t end = (w + 1) * j->chunk < j->rows ? (w + 1) * j->chunk : j->rows;
     for (int64_t row = w * j->chunk; row < end; row++) {
         int64_t o = row / j->inner, i = row % j->inner;
-        for (int64_t t = 0; t < j->n; t++) {
-            int64_t at = ((o * j->nx + t) * j->inner + i) * j->cx;
-            xr[t] = og_tensor_get_f64(j->x, at);
-            xi[t] = j->cx == 2 ? og_tensor_get_f64(j->x, at + 1) : 0.0;
-        }
+        /* x[o, t, i, c] for t < n: every inner * cx elements */
+        int64_t at = (o * j->nx * j->inner + i) * j->cx, step = j->inner * j->cx;
+        j->io->load(j->x->data, at, step, j->n, xr);
+        if (j->cx == 2)
+            j->io->load(j->x->data, at + 1, step, j->n, xi);
+        else
+            for (int64_t t = 0; t < j->n; t++) xi[t] = 0.0;
         transform(xr, xi, j->n, j->bins, yr, yi, j->tw, j->sign);
         for (int64_t q = 0; q < j->bins; q++) {
-            int64_t at = ((o * j->bins + q) * j->inner + i) * 2;
-            og_tensor_set_f64(j->y, at, yr[q] * j->scale);
-            og_tensor_set_f64(j->y, at + 1, yi[q] * j->scale);
+            yr[q] *= j->scale;
+            yi[q] *= j->scale;
         }
+        at = (o * j->bins * j->inner + i) * 2;
+        j->io->store(j->y->data, at, j->inner * 2, j->bins, yr);
+        j->io->store(j->y->data, at + 1, j->inner * 2, j->bins, yi);
     }
 }
 
@@ -177,8 +204,9 @@ static og_status k_dft(const og_kernel_ctx *k, const og_tensor *const *in, int n
     og_dft_dims dd;
     og_status st = og_dft_dims_of(&c, x, n_in > 1 ? in[1] : NULL, n_in > 2 ? in[2] : NULL, &dd);
     if (st) return st;
-    if (!og_dtype_is_float(x->dtype))
-        return og_kernel_error(k, OG_ERR_TYPE, "input 0 is %s, not a float type",
+    const og_elem_io *io = k->impl ? k->impl : select_signal(k->node, x->dtype);
+    if (!io)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "input 0 is %s, not a float type",
                                og_dtype_name(x->dtype));
     int r = x->rank, a = dd.axis;
     int64_t cx = x->dims[r - 1], nx = x->dims[a], L = dd.length, bins = dd.out_length;
@@ -197,9 +225,21 @@ static og_status k_dft(const og_kernel_ctx *k, const og_tensor *const *in, int n
         return og_kernel_error(k, OG_ERR_NOMEM, "out of memory for %d rows of %lld", parts,
                                (long long)L);
     }
-    dft_job job = {
-        x,     y,  &tw, buf, per,  (rows + parts - 1) / parts, rows,
-        inner, nx, cx,  n,   bins, p->inverse ? 1 : -1,        p->inverse ? 1.0 / (double)L : 1.0};
+    dft_job job = {io,
+                   x,
+                   y,
+                   &tw,
+                   buf,
+                   per,
+                   (rows + parts - 1) / parts,
+                   rows,
+                   inner,
+                   nx,
+                   cx,
+                   n,
+                   bins,
+                   p->inverse ? 1 : -1,
+                   p->inverse ? 1.0 / (double)L : 1.0};
     OG_PARALLEL_FOR(k, parts, 1e9, w, { dft_rows(&job, w); });
     og_free(k->alloc, buf);
     og_free(k->alloc, tw.cs);
@@ -209,7 +249,9 @@ static og_status k_dft(const og_kernel_ctx *k, const og_tensor *const *in, int n
 /* ---- STFT ---------------------------------------------------------------------------- */
 
 typedef struct stft_job {
-    const og_tensor *x, *win;
+    const og_elem_io *io;
+    const og_tensor *x;
+    const double *win; /* the window's values, NULL for none */
     og_tensor *y;
     const twiddles *tw;
     double *buf;
@@ -224,18 +266,21 @@ static void stft_rows(const stft_job *j, int64_t w)
     int64_t end = (w + 1) * j->chunk < j->rows ? (w + 1) * j->chunk : j->rows;
     for (int64_t row = w * j->chunk; row < end; row++) {
         int64_t b = row / j->sd->frames, f = row % j->sd->frames;
-        for (int64_t t = 0; t < j->n; t++) {
-            int64_t s = f * j->sd->step + t, at = (b * j->len + s) * j->cx;
-            double wt = j->win ? og_tensor_get_f64(j->win, t) : 1.0;
-            bool inside = s < j->len;
-            xr[t] = inside ? wt * og_tensor_get_f64(j->x, at) : 0.0;
-            xi[t] = inside && j->cx == 2 ? wt * og_tensor_get_f64(j->x, at + 1) : 0.0;
+        /* the samples inside the signal, times the window; zeros past its end */
+        int64_t s0 = f * j->sd->step, in = j->len - s0 < j->n ? j->len - s0 : j->n;
+        if (in < 0) in = 0;
+        int64_t at = (b * j->len + s0) * j->cx;
+        j->io->load(j->x->data, at, j->cx, in, xr);
+        if (j->cx == 2) j->io->load(j->x->data, at + 1, j->cx, in, xi);
+        for (int64_t t = 0; t < in; t++) {
+            double wt = j->win ? j->win[t] : 1.0;
+            xr[t] = wt * xr[t];
+            xi[t] = j->cx == 2 ? wt * xi[t] : 0.0;
         }
+        for (int64_t t = in; t < j->n; t++) xr[t] = xi[t] = 0.0;
         transform(xr, xi, j->n, bins, yr, yi, j->tw, -1);
-        for (int64_t q = 0; q < bins; q++) {
-            og_tensor_set_f64(j->y, (row * bins + q) * 2, yr[q]);
-            og_tensor_set_f64(j->y, (row * bins + q) * 2 + 1, yi[q]);
-        }
+        j->io->store(j->y->data, row * bins * 2, 2, bins, yr);
+        j->io->store(j->y->data, row * bins * 2 + 1, 2, bins, yi);
     }
 }
 
@@ -250,8 +295,9 @@ static og_status k_stft(const og_kernel_ctx *k, const og_tensor *const *in, int 
     og_stft_dims sd;
     og_status st = og_stft_dims_of(&c, x, in[1], win, n_in > 3 ? in[3] : NULL, &sd);
     if (st) return st;
-    if (!og_dtype_is_float(x->dtype))
-        return og_kernel_error(k, OG_ERR_TYPE, "input 0 is %s, not a float type",
+    const og_elem_io *io = k->impl ? k->impl : select_signal(k->node, x->dtype);
+    if (!io)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "input 0 is %s, not a float type",
                                og_dtype_name(x->dtype));
     if (win && win->dtype != x->dtype)
         return og_kernel_error(k, OG_ERR_TYPE, "the window is %s, the signal %s",
@@ -263,13 +309,19 @@ static og_status k_stft(const og_kernel_ctx *k, const og_tensor *const *in, int 
     if ((st = twiddles_make(k, L, &tw))) return st;
     int parts = workers(k, rows, (double)(power_of_two(L) ? L * 8 : n * sd.bins));
     int64_t per = 4 * L;
-    double *buf = scratch(k, parts, per);
+    /* the workers' rows, then the window's n values */
+    double *buf = scratch(k, parts, per + (parts ? (n + parts - 1) / parts : 0) + 1);
     if (!buf) {
         og_free(k->alloc, tw.cs);
         return og_kernel_error(k, OG_ERR_NOMEM, "out of memory for %d frames of %lld", parts,
                                (long long)L);
     }
-    stft_job job = {x, win, y, &tw, buf, per, (rows + parts - 1) / parts, rows, len, cx, n, &sd};
+    double *wv = NULL;
+    if (win) {
+        wv = buf + (int64_t)parts * per;
+        io->load(win->data, 0, 1, n, wv);
+    }
+    stft_job job = {io, x, wv, y, &tw, buf, per, (rows + parts - 1) / parts, rows, len, cx, n, &sd};
     OG_PARALLEL_FOR(k, parts, 1e9, w, { stft_rows(&job, w); });
     og_free(k->alloc, buf);
     og_free(k->alloc, tw.cs);
@@ -284,12 +336,20 @@ static og_status window(const og_kernel_ctx *k, const og_tensor *const *in, og_t
                         double a1, double a2)
 {
     const og_signal_params *p = k->params;
+    const og_elem_io *io = io_bound(k, y->dtype);
     int64_t size = y->numel;
-    double N = (double)(p->periodic ? size : size - 1);
+    double N = (double)(p->periodic ? size : size - 1), v[256];
     (void)in;
-    for (int64_t i = 0; i < size; i++) {
-        double t = N > 0 ? 2.0 * OG_PI * (double)i / N : 0.0;
-        og_tensor_set_f64(y, i, N > 0 ? a0 - a1 * cos(t) + a2 * cos(2 * t) : 1.0);
+    if (!io)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "the output is %s, not a numeric type",
+                               og_dtype_name(y->dtype));
+    for (int64_t i0 = 0; i0 < size; i0 += 256) { /* 256 values at a time, then stored */
+        int64_t m = size - i0 < 256 ? size - i0 : 256;
+        for (int64_t j = 0; j < m; j++) {
+            double t = N > 0 ? 2.0 * OG_PI * (double)(i0 + j) / N : 0.0;
+            v[j] = N > 0 ? a0 - a1 * cos(t) + a2 * cos(2 * t) : 1.0;
+        }
+        io->store(y->data, i0, 1, m, v);
     }
     return OG_OK;
 }
@@ -325,6 +385,11 @@ static og_status k_mel(const og_kernel_ctx *k, const og_tensor *const *in, int n
                        og_tensor *const *out, int n_out)
 {
     og_tensor *y = out[0];
+    const og_elem_io *io = io_bound(k, y->dtype);
+    if (!io)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "the output is %s, not a numeric type",
+                               og_dtype_name(y->dtype));
+    /* the parameters: five scalars read once */
     int64_t mels = og_tensor_get_i64(in[0], 0), len = og_tensor_get_i64(in[1], 0);
     double rate = (double)og_tensor_get_i64(in[2], 0), lo = og_tensor_get_f64(in[3], 0),
            hi = og_tensor_get_f64(in[4], 0);
@@ -334,8 +399,13 @@ static og_status k_mel(const og_kernel_ctx *k, const og_tensor *const *in, int n
                                "the edges must satisfy 0 <= lower <= upper, got "
                                "%g and %g",
                                lo, hi);
-    int64_t *pt = og_malloc(k->alloc, (size_t)(mels + 2) * sizeof *pt);
+    /* the triangles' points, then the matrix in double (stored once in y's dtype) */
+    size_t bytes;
+    if (!og_mul_size((size_t)(mels + 2 + y->numel), 8, &bytes))
+        return og_kernel_error(k, OG_ERR_SHAPE, "the matrix is too large");
+    int64_t *pt = og_malloc(k->alloc, bytes);
     if (!pt) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
+    double *w = (double *)(pt + mels + 2);
     double mlo = 2595.0 * log10(1.0 + lo / 700.0), mhi = 2595.0 * log10(1.0 + hi / 700.0);
     double step = (mhi - mlo) / (double)(mels + 2);
     for (int64_t i = 0; i < mels + 2; i++) {
@@ -350,27 +420,28 @@ static og_status k_mel(const og_kernel_ctx *k, const og_tensor *const *in, int n
         }
         pt[i] = (int64_t)bin;
     }
-    for (int64_t i = 0; i < y->numel; i++) og_tensor_set_f64(y, i, 0.0);
+    for (int64_t i = 0; i < y->numel; i++) w[i] = 0.0;
     for (int64_t i = 0; i < mels; i++) {
         int64_t l = pt[i], m = pt[i + 1], h = pt[i + 2];
         if (m == l)
-            og_tensor_set_f64(y, m * mels + i, 1.0);
+            w[m * mels + i] = 1.0;
         else
-            for (int64_t j = l; j <= m; j++)
-                og_tensor_set_f64(y, j * mels + i, (double)(j - l) / (double)(m - l));
-        for (int64_t j = m; j < h; j++)
-            og_tensor_set_f64(y, j * mels + i, (double)(h - j) / (double)(h - m));
+            for (int64_t j = l; j <= m; j++) w[j * mels + i] = (double)(j - l) / (double)(m - l);
+        for (int64_t j = m; j < h; j++) w[j * mels + i] = (double)(h - j) / (double)(h - m);
     }
+    io->store(y->data, 0, 1, y->numel, w);
     og_free(k->alloc, pt);
     return OG_OK;
 }
 
+/* DFT and STFT bind the loads and stores of the signal's float type; the windows and
+ * MelWeightMatrix, whose input 0 is an integer size, the stores of output_datatype. */
 const og_kernel_def og_cpu_signal[] = {
-    {.name = "DFT", .domain = "", .fn = k_dft, .types = types_float},
-    {.name = "STFT", .domain = "", .fn = k_stft, .types = types_float},
-    {.name = "HannWindow", .domain = "", .fn = k_hann},
-    {.name = "HammingWindow", .domain = "", .fn = k_hamming},
-    {.name = "BlackmanWindow", .domain = "", .fn = k_blackman},
-    {.name = "MelWeightMatrix", .domain = "", .fn = k_mel},
+    {.name = "DFT", .domain = "", .fn = k_dft, .types = types_float, .select = select_signal},
+    {.name = "STFT", .domain = "", .fn = k_stft, .types = types_float, .select = select_signal},
+    {.name = "HannWindow", .domain = "", .fn = k_hann, .select = select_generated},
+    {.name = "HammingWindow", .domain = "", .fn = k_hamming, .select = select_generated},
+    {.name = "BlackmanWindow", .domain = "", .fn = k_blackman, .select = select_generated},
+    {.name = "MelWeightMatrix", .domain = "", .fn = k_mel, .select = select_generated},
     {.name = NULL},
 };

@@ -131,10 +131,27 @@ static og_status k_regex(const og_kernel_ctx *k, const og_tensor *const *in, int
 
 /* ---- TfIdfVectorizer ------------------------------------------------------------------- */
 
+/* How a TfIdfVectorizer reads its items: an integer pool's reads of x's integer type (bound
+ * by select_tfidf from x's dtype and the pool's kind), or a string pool's (get NULL). */
+typedef struct tfidf_io {
+    int64_t (*get)(const void *x, int64_t i);
+} tfidf_io;
+static int64_t get_i32(const void *x, int64_t i) { return ((const int32_t *)x)[i]; }
+static int64_t get_i64(const void *x, int64_t i) { return ((const int64_t *)x)[i]; }
+static const tfidf_io tfidf_strings = {NULL}, tfidf_i32 = {get_i32}, tfidf_i64 = {get_i64};
+
+static const tfidf_io *tfidf_io_of(const og_tfidf_params *p, og_dtype t)
+{
+    if (p->pool_s) return t == OG_STRING ? &tfidf_strings : NULL;
+    return t == OG_INT32 ? &tfidf_i32 : t == OG_INT64 ? &tfidf_i64 : NULL;
+}
+
+static const void *select_tfidf(const og_node *n, og_dtype t) { return tfidf_io_of(n->params, t); }
+
 /* The table's entry for items x[at], x[at + d], ... (len of them), NULL if none; h is their
  * hash (string.h). */
-static const og_ngram *lookup(const og_tfidf_params *p, const og_tensor *x, int64_t at, int64_t d,
-                              int64_t len, uint64_t h)
+static const og_ngram *lookup(const og_tfidf_params *p, const tfidf_io *io, const og_tensor *x,
+                              int64_t at, int64_t d, int64_t len, uint64_t h)
 {
     for (int64_t s = (int64_t)(h & (uint64_t)(p->cap - 1));; s = (s + 1) & (p->cap - 1)) {
         const og_ngram *e = &p->table[s];
@@ -142,7 +159,7 @@ static const og_ngram *lookup(const og_tfidf_params *p, const og_tensor *x, int6
         if (e->len != len) continue;
         bool same = true;
         for (int64_t k = 0; same && k < len; k++)
-            same = p->pool_i ? p->pool_i[e->first + k] == og_tensor_get_i64(x, at + k * d)
+            same = p->pool_i ? p->pool_i[e->first + k] == io->get(x->data, at + k * d)
                              : strcmp(p->pool_s[e->first + k], og_tensor_str(x, at + k * d)) == 0;
         if (same) return e;
     }
@@ -152,8 +169,8 @@ static const og_ngram *lookup(const og_tfidf_params *p, const og_tensor *x, int6
  * n-grams x[start], x[start + d], ... of every length from min to max that are in the pool,
  * extended only while the prefix is one of the pool's; lengths of 1 are counted at d = 1
  * only (the ONNX reference and onnxruntime do the same). */
-static void tfidf_row(const og_tfidf_params *p, const og_tensor *x, int64_t row, int64_t C,
-                      int64_t *counts)
+static void tfidf_row(const og_tfidf_params *p, const tfidf_io *io, const og_tensor *x, int64_t row,
+                      int64_t C, int64_t *counts)
 {
     int64_t from = p->min_len;
     for (int64_t d = 1; d <= p->max_skip + 1; d++) {
@@ -163,9 +180,10 @@ static void tfidf_row(const og_tfidf_params *p, const og_tensor *x, int64_t row,
             for (int64_t len = 1; len <= p->max_len; len++) {
                 if (start + (len - 1) * d >= C) break;
                 int64_t last = at + (len - 1) * d;
-                prefix = og_ngram_mix(prefix, p->pool_i ? (uint64_t)og_tensor_get_i64(x, last)
+                prefix = og_ngram_mix(prefix, p->pool_i ? (uint64_t)io->get(x->data, last)
                                                         : og_ngram_str(og_tensor_str(x, last)));
-                const og_ngram *e = lookup(p, x, at, d, len, og_ngram_mix(prefix, (uint64_t)len));
+                const og_ngram *e =
+                    lookup(p, io, x, at, d, len, og_ngram_mix(prefix, (uint64_t)len));
                 if (!e) break;
                 if (len >= from && e->id > 0) counts[p->indexes[e->id - 1]]++;
             }
@@ -181,8 +199,9 @@ static og_status k_tfidf(const og_kernel_ctx *k, const og_tensor *const *in, int
     const og_tfidf_params *p = k->params;
     const og_tensor *x = in[0];
     og_tensor *y = out[0];
-    if (p->pool_s ? x->dtype != OG_STRING : (x->dtype != OG_INT32 && x->dtype != OG_INT64))
-        return og_kernel_error(k, OG_ERR_TYPE, "input 0 is %s, the pool holds %s",
+    const tfidf_io *io = k->impl ? k->impl : tfidf_io_of(p, x->dtype);
+    if (!io)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "input 0 is %s, the pool holds %s",
                                og_dtype_name(x->dtype), p->pool_s ? "strings" : "integers");
     int64_t rows = x->rank == 2 ? x->dims[0] : 1, C = x->rank == 0 ? 1 : x->dims[x->rank - 1];
     int64_t *counts = og_calloc(k->alloc, (size_t)(p->out_size + 1), sizeof *counts);
@@ -190,7 +209,7 @@ static og_status k_tfidf(const og_kernel_ctx *k, const og_tensor *const *in, int
     float *o = y->data;
     for (int64_t r = 0; r < rows; r++) {
         memset(counts, 0, (size_t)p->out_size * sizeof *counts);
-        if (C > 0) tfidf_row(p, x, r, C, counts);
+        if (C > 0) tfidf_row(p, io, x, r, C, counts);
         for (int64_t i = 0; i < p->out_size; i++) {
             double w = p->weights ? p->weights[i] : 1.0, f = (double)counts[i];
             o[r * p->out_size + i] = (float)(p->mode == 1   ? f
@@ -203,12 +222,25 @@ static og_status k_tfidf(const og_kernel_ctx *k, const og_tensor *const *in, int
 }
 
 static const og_dtype tfidf_types[] = {OG_STRING, OG_INT32, OG_INT64, OG_UNDEFINED};
+/* The string ops compute strings only: one dtype, no loop to pick, so the list is the point
+ * (another dtype is refused when the session is created).  TfIdfVectorizer binds the reads
+ * of x's integer type, or strings, whichever its pool holds. */
+static const og_dtype strings_only[] = {OG_STRING, OG_UNDEFINED};
 
 const og_kernel_def og_cpu_string[] = {
-    {.name = "StringNormalizer", .domain = "", .fn = k_strnorm, .strings = 1},
-    {.name = "StringConcat", .domain = "", .fn = k_strconcat, .strings = 1},
-    {.name = "StringSplit", .domain = "", .fn = k_strsplit, .strings = 1},
-    {.name = "RegexFullMatch", .domain = "", .fn = k_regex, .strings = 1},
-    {.name = "TfIdfVectorizer", .domain = "", .fn = k_tfidf, .types = tfidf_types, .strings = 1},
+    {.name = "StringNormalizer",
+     .domain = "",
+     .fn = k_strnorm,
+     .types = strings_only,
+     .strings = 1},
+    {.name = "StringConcat", .domain = "", .fn = k_strconcat, .types = strings_only, .strings = 1},
+    {.name = "StringSplit", .domain = "", .fn = k_strsplit, .types = strings_only, .strings = 1},
+    {.name = "RegexFullMatch", .domain = "", .fn = k_regex, .types = strings_only, .strings = 1},
+    {.name = "TfIdfVectorizer",
+     .domain = "",
+     .fn = k_tfidf,
+     .types = tfidf_types,
+     .select = select_tfidf,
+     .strings = 1},
     {.name = NULL},
 };
