@@ -4,21 +4,12 @@
  * im2col + GEMM make one GEMM of a single row per group, all overhead.  Here each output
  * plane is computed directly:
  *
- *   Depthwise Conv (one input channel per group) of planes of more than DW_BLK_OS
- *   outputs: each output plane straight from its input plane into Y, no copies
- *   (direct_plane): per output row the kernel rows inside the input make the list of
- *   taps, the columns whose taps are all inside the row summed by the row loops below
- *   (src = the input row, off_t = (kh − kh_first)·dh·W + kw·dw), the border columns one
- *   by one with bounds tests; the activation then runs on the plane while it is in cache.
- *   Smaller planes go DW_L channels at a time, channels-last (blk_conv).
- *
- *   Conv with 2-4 input channels per group: the group's input planes are copied once into
- *   zero-padded planes (xp, wp values wide, `rows` rows: exactly what the output reads),
- *   so that no tap needs a bounds test.  An output row then is y[i] = b + Σ_c Σ_t w[c,t] ·
- *   xp_c[i·sw + off_t], off_t = kh·dh·wp + kw·dw, with the taps of 3x3 and 5x5 kernels
- *   unrolled so that the sum stays in registers; with stride 1 every output row is taken
- *   wp wide, which makes the whole plane one row of (OH−1)·wp + OW values (the wp − OW
- *   extra values per row are dropped).
+ *   Conv: the group's input planes are copied once into zero-padded planes (xp, wp values
+ *   wide, `rows` rows: exactly what the output reads), so that no tap needs a bounds test.
+ *   An output row then is y[i] = b + Σ_c Σ_t w[c,t] · xp_c[i·sw + off_t], off_t = kh·dh·wp +
+ *   kw·dw, with the taps of 3x3 and 5x5 kernels unrolled so that the sum stays in
+ *   registers; with stride 1 every output row is taken wp wide, which makes the whole
+ *   plane one row of (OH−1)·wp + OW values (the wp − OW extra values per row are dropped).
  *
  *   ConvTranspose: y = b, then every input row scattered through each tap:
  *   y[ih·sh + kh·dh − ph][iw·sw + kw·dw − pw] += w[kh,kw] · x[ih][iw] over the in-range
@@ -65,7 +56,6 @@ typedef struct dw_geom {
 } dw_geom;
 
 static int64_t dw_ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
-static int64_t dw_floor_div(int64_t a, int64_t b) { return a >= 0 ? a / b : -((-a + b - 1) / b); }
 static int64_t dw_clamp(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
 
 typedef struct dw_fns_f32 {
@@ -82,7 +72,6 @@ typedef struct dw_fns_f32 {
     void (*blk_dot)(const dw_geom *d, const float *x, int64_t g0, int64_t nl, const float *w,
                     const float *b, float *y, float *xb, float *wb, float *yb, const og_act *act,
                     og_dtype dt);
-    void (*direct_plane)(const dw_geom *d, const float *x, const float *wj, float bias, float *y);
 } dw_fns_f32;
 
 typedef struct dw_fns_f64 {
@@ -101,8 +90,6 @@ typedef struct dw_fns_f64 {
     void (*blk_dot)(const dw_geom *d, const double *x, int64_t g0, int64_t nl, const double *w,
                     const double *b, double *y, double *xb, double *wb, double *yb,
                     const og_act *act, og_dtype dt);
-    void (*direct_plane)(const dw_geom *d, const double *x, const double *wj, double bias,
-                         double *y);
 } dw_fns_f64;
 
 /* X(0) ... X(8), X(0) ... X(24): the taps of 3x3 and 5x5 kernels written out */
@@ -438,36 +425,6 @@ og_status og_conv_direct(const og_kernel_ctx *k, const og_conv_geom *g, bool tra
             }
         }
         og_scratch_put(k, scratch);
-        return OG_OK;
-    }
-
-    if (d.cg == 1 && !d.dot) {
-        /* depthwise, larger planes: each output plane straight from its input plane into Y,
-         * borders by edge loops (direct_plane), then the activation while it is in cache */
-        const int64_t items = g->n * g->group;
-        const int threads = dw_threads(k, items, (double)(d.mg * os * nt));
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-#endif
-        for (int64_t it = 0; it < items; it++) {
-            const int64_t n = it / g->group, gi = it % g->group;
-            for (int64_t j = 0; j < d.mg; j++) {
-                const int64_t m = gi * d.mg + j;
-                if (f32) {
-                    float *yp = (float *)y + (n * g->m + m) * os;
-                    f32->direct_plane(&d, (const float *)x + (n * g->c + gi) * d.plane,
-                                      (const float *)w + m * nt, b ? ((const float *)b)[m] : 0, yp);
-                    og_cpu_act(&k->act, t, yp, os);
-                } else {
-                    double *yp = (double *)y + (n * g->m + m) * os;
-                    f64->direct_plane(&d, (const double *)x + (n * g->c + gi) * d.plane,
-                                      (const double *)w + m * nt, b ? ((const double *)b)[m] : 0,
-                                      yp);
-                    og_cpu_act(&k->act, t, yp, os);
-                }
-            }
-        }
-        (void)threads;
         return OG_OK;
     }
 

@@ -97,88 +97,6 @@ static ATTR void FN(conv_plane)(const dw_geom *d, const T *xp, const T *wj, T bi
      c > 0, bias);
 }
 
-/* Output y[r][q] of a depthwise Conv at a border (some taps outside the input): the taps
- * in range, in the order of the row kernels, so that the sum is the one over a padded plane
- * (a zero tap adds nothing). */
-static ATTR T FN(direct_edge)(const dw_geom *d, const T *x, const T *wj, T bias, int64_t r,
-                              int64_t q)
-{
-    T a = bias;
-    for (int64_t kh = 0; kh < d->kh; kh++) {
-        const int64_t ih = r * d->sh - d->ph + kh * d->dh;
-        if (ih < 0 || ih >= d->h) continue;
-        for (int64_t kw = 0; kw < d->kw; kw++) {
-            const int64_t iw = q * d->sw - d->pw + kw * d->dw;
-            if (iw < 0 || iw >= d->w) continue;
-            a = MADD(wj[kh * d->kw + kw], x[ih * d->w + iw], a);
-        }
-    }
-    return a;
-}
-
-/* One output plane y (OH x OW) of a depthwise Conv (one input channel per group) read from
- * the input plane x (H x W) as it is, no padded copy: per output row, the kernel rows that
- * fall inside the input (all of them but near the top and bottom) make a list of taps,
- * off = (kh - kh_first)·dh·W + kw·dw, summed over the columns whose taps all fall inside
- * the row by the unrolled row loops; the few border columns one by one (direct_edge). */
-static ATTR void FN(direct_plane)(const dw_geom *d, const T *x, const T *wj, T bias, T *y)
-{
-    int64_t off[DW_MAX_TAPS];
-    T wt[DW_MAX_TAPS];
-    /* columns q0 <= q < q1: q*sw - pw >= 0 and q*sw - pw + (kw-1)*dw < W */
-    const int64_t q0 = dw_clamp(dw_ceil_div(d->pw, d->sw), 0, d->ow);
-    const int64_t q1 =
-        dw_clamp(dw_floor_div(d->w - 1 - (d->kw - 1) * d->dw + d->pw, d->sw) + 1, q0, d->ow);
-    /* stride 1 with rows as long as the input's ("same" pads): the rows whose taps are all
-     * inside the input make one row of the plane, from (r0, q0) to (r1 - 1, q1 - 1); what it
-     * computes at the border columns between (reads wrapped to the next row) is computed
-     * again below.  One long row instead of one per output row: no vector tail per row. */
-    int64_t r0 = 0, r1 = 0;
-    if (d->sh == 1 && d->sw == 1 && d->ow == d->w && q1 > q0) {
-        r0 = dw_clamp(d->ph, 0, d->oh);
-        r1 = dw_clamp(d->h - (d->kh - 1) * d->dh + d->ph, r0, d->oh);
-        if (r1 > r0) {
-            const int nt = (int)(d->kh * d->kw);
-            for (int64_t kh = 0; kh < d->kh; kh++)
-                for (int64_t kw = 0; kw < d->kw; kw++)
-                    off[kh * d->kw + kw] = kh * d->dh * d->w + kw * d->dw;
-            FN(row)
-            (x + (r0 - d->ph) * d->w + (q0 - d->pw), 1, off, wj, nt, y + r0 * d->ow + q0,
-             (r1 - r0 - 1) * d->ow + (q1 - q0), false, bias);
-        }
-    }
-    for (int64_t r = 0; r < d->oh; r++) {
-        T *yr = y + r * d->ow;
-        if (r >= r0 && r < r1) {
-            for (int64_t q = 0; q < q0; q++) yr[q] = FN(direct_edge)(d, x, wj, bias, r, q);
-            for (int64_t q = q1; q < d->ow; q++) yr[q] = FN(direct_edge)(d, x, wj, bias, r, q);
-            continue;
-        }
-        const int64_t ih0 = r * d->sh - d->ph;
-        int kt = 0;
-        int64_t kh_first = -1;
-        for (int64_t kh = 0; kh < d->kh; kh++) {
-            const int64_t ih = ih0 + kh * d->dh;
-            if (ih < 0 || ih >= d->h) continue;
-            if (kh_first < 0) kh_first = kh;
-            for (int64_t kw = 0; kw < d->kw; kw++) {
-                off[kt] = (kh - kh_first) * d->dh * d->w + kw * d->dw;
-                wt[kt] = wj[kh * d->kw + kw];
-                kt++;
-            }
-        }
-        if (kt == 0) {
-            for (int64_t q = 0; q < d->ow; q++) yr[q] = bias;
-            continue;
-        }
-        for (int64_t q = 0; q < q0; q++) yr[q] = FN(direct_edge)(d, x, wj, bias, r, q);
-        if (q1 > q0) FN(row)
-        (x + (ih0 + kh_first * d->dh) * d->w + (q0 * d->sw - d->pw), d->sw, off, wt, kt, yr + q0,
-         q1 - q0, false, bias);
-        for (int64_t q = q1; q < d->ow; q++) yr[q] = FN(direct_edge)(d, x, wj, bias, r, q);
-    }
-}
-
 /* One output plane of a Conv whose kernel is larger than its output (the weight gradient
  * of a depthwise Conv: X by dY, the output the kernel's size): each output value is a sum
  * of dot products along kernel rows, y[r][q] = b + Σ_c Σ_kh Σ_kw w[c][kh][kw] ·
@@ -417,4 +335,4 @@ static ATTR void FN(tr_plane)(const dw_geom *d, const T *x, const T *wj, int64_t
 }
 
 static const DWFNS FN(fns) = {FN(conv_plane), FN(pad_plane), FN(tr_plane), FN(dot_plane),
-                              FN(blk_conv),   FN(blk_tr),    FN(blk_dot),  FN(direct_plane)};
+                              FN(blk_conv),   FN(blk_tr),    FN(blk_dot)};
