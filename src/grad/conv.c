@@ -325,6 +325,66 @@ static void convt_dyn(og_gb *b, const og_node *n, const og_conv_geom *g, int dy,
     if (og_gb_wants(b, n, 1)) dx[1] = dw_dyn(b, g, dy, n->in[0], pads, -1, -1, n->in[1]);
 }
 
+/* The gradients of a ConvTranspose with output_shape whose sizes are known at run time
+ * only: the pads follow from X's run-time sizes (as og_conv_geometry),
+ *   total = s·(in − 1) + op + ek − out, ek = (k − 1)·d + 1, h = floor(total / 2),
+ *   pb = h or total − h (SAME_UPPER from opset 11, and the reverse before), pe = total − pb;
+ * a negative pb (output_shape beyond the full result) shifts the output, whose first −pb
+ * positions hold only the bias: dY is cut there (crop = max(−pb, 0)).  Then with
+ * pb' = max(pb, 0), pe' = max(pe, 0):
+ *   dX = Conv(Pad(dY[crop:], pb', pe'), W) with the strides, dilations and group, cut to
+ *        X's sizes;
+ *   dW = dw_dyn of that convolution (dY[crop:] padded by pb', pe' giving X). */
+static void convt_oshape_dyn(og_gb *b, const og_node *n, const og_conv_geom *g, int dy, int *dx)
+{
+    const og_conv_params *p = n->params;
+    int nsp = g->nsp;
+    const int64_t *oshape = p->n_output_shape == nsp + 2 ? p->output_shape + 2 : p->output_shape;
+    int64_t cst[SP], dil[SP], zeros[2 * SP], big = INT64_MAX, half = (int64_t)1 << 40;
+    for (int i = 0; i < nsp; i++) {
+        /* total = s·in + k·d + (op − s + 1 − d − out) */
+        cst[i] = (p->n_output_padding ? p->output_padding[i] : 0) - g->stride[i] + 1 - g->dil[i] -
+                 oshape[i];
+        dil[i] = g->dil[i];
+        zeros[i] = zeros[nsp + i] = 0;
+    }
+    int x = n->in[0], w = n->in[1];
+    int total = og_rule_add(
+        b,
+        og_rule_add(b, og_rule_mul(b, shape_tail(b, x, 2), og_gb_const_i64(b, g->stride, nsp)),
+                    og_rule_mul(b, kernel_vec(b, g, w), og_gb_const_i64(b, dil, nsp))),
+        og_gb_const_i64(b, cst, nsp));
+    /* floor(total / 2) whatever the integer Div's rounding: (total + 2^41) / 2 − 2^40 */
+    int64_t two = 2, off2 = 2 * half;
+    int h = og_rule_sub(b,
+                        og_rule_div(b, og_rule_add(b, total, og_gb_const_i64(b, &off2, 1)),
+                                    og_gb_const_i64(b, &two, 1)),
+                        og_gb_const_i64(b, &half, 1));
+    bool upper = p->auto_pad == OG_CONV_SAME_UPPER;
+    bool pb_is_h = p->since >= 11 ? upper : !upper;
+    int pb = pb_is_h ? h : og_rule_sub(b, total, h);
+    int pe = og_rule_sub(b, total, pb);
+    int64_t zero1 = 0;
+    int crop = relu_i64(b, og_rule_sub(b, og_gb_const_i64(b, &zero1, 1), pb));
+    int pbp = og_rule_add(b, pb, crop), pep = relu_i64(b, pe);
+    int64_t ends[SP];
+    for (int i = 0; i < nsp; i++) ends[i] = big;
+    int cin[4] = {dy, crop, og_gb_const_i64(b, ends, nsp), spatial_axes(b, nsp)};
+    int dyc = og_gb_op(b, "Slice", 4, cin);
+    if (og_gb_wants(b, n, 0)) {
+        int64_t zz[2] = {0, 0};
+        int z2 = og_gb_const_i64(b, zz, 2);
+        int parts[4] = {z2, pbp, z2, pep};
+        int all = og_gb_op(b, "Concat", 4, parts);
+        og_gb_attr_int(b, og_gb_last(b), "axis", 0);
+        int r = og_gb_op2(b, "Conv", og_gb_op2(b, "Pad", dyc, all), w);
+        og_rule_conv_attrs(b, og_gb_last(b), nsp, g->stride, g->dil, zeros, g->group);
+        int in[4] = {r, og_gb_const_i64(b, zeros, nsp), shape_tail(b, x, 2), spatial_axes(b, nsp)};
+        dx[0] = og_gb_op(b, "Slice", 4, in);
+    }
+    if (og_gb_wants(b, n, 1)) dx[1] = dw_dyn(b, g, dyc, x, NULL, pbp, pep, w);
+}
+
 static og_status g_conv(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     og_conv_geom g;
@@ -361,11 +421,15 @@ static og_status g_conv_transpose(og_gb *b, const og_node *n, const int *dy, int
     int nsp = g.nsp, rank = nsp + 2;
     if (!known) {
         const og_conv_params *p = n->params;
-        if (p->n_output_shape || og_gb_opset(b) < 10)
+        if (og_gb_opset(b) < (p->n_output_shape ? 11 : 10))
             return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
                               "ConvTranspose gradient with sizes known only at run time needs "
-                              "no output_shape and opset >= 10");
-        convt_dyn(b, n, &g, dy[0], dx);
+                              "opset >= 10 (Slice with computed bounds), >= 11 with output_shape "
+                              "(Pad with computed pads)");
+        if (p->n_output_shape)
+            convt_oshape_dyn(b, n, &g, dy[0], dx);
+        else
+            convt_dyn(b, n, &g, dy[0], dx);
         if (og_gb_wants(b, n, 2)) dx[2] = bias_grad(b, dy[0], rank);
         return og_gb_status(b);
     }
@@ -414,14 +478,55 @@ static og_status g_conv_transpose(og_gb *b, const og_node *n, const int *dy, int
 
 /* ---- Col2Im ---------------------------------------------------------------------------- */
 
+/* Col2Im's gradient with image_shape or block_shape known only at run time: the same
+ * im2col as a Conv of dY ([N·C, 1, image...], shaped from Shape(dY)) by the identity of the
+ * K = Π block taps as a kernel [K, 1, block...] (EyeLike of a computed [K, K]), back to X's
+ * shape.  The spatial count is the grad's rank − 2, or the length of image_shape. */
+static og_status col2im_dyn(og_gb *b, const og_node *n, int dy, int *dx)
+{
+    const og_conv_params *p = n->params;
+    const og_value *Y = og_gb_value(b, n->out[0]), *I = og_gb_value(b, n->in[1]);
+    int nsp = Y->rank >= 3                               ? Y->rank - 2
+              : I->rank == 1 && og_dim_known(I->dims[0]) ? (int)I->dims[0]
+                                                         : -1;
+    if (nsp < 1 || nsp > SP)
+        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                          "gradient needs the number of spatial axes (the output's rank or the "
+                          "length of image_shape)");
+    int64_t s[SP], d[SP], pads[2 * SP], head[2] = {-1, 1}, one = 1;
+    for (int i = 0; i < nsp; i++) {
+        s[i] = p->n_strides ? p->strides[i] : 1;
+        d[i] = p->n_dilations ? p->dilations[i] : 1;
+        pads[i] = p->n_pads ? p->pads[i] : 0;
+        pads[nsp + i] = p->n_pads ? p->pads[nsp + i] : 0;
+    }
+    og_dtype dt = og_gb_value(b, n->out[0])->dtype;
+    int h = og_gb_const_i64(b, head, 2);
+    int gs = og_gb_op(b, "Concat", 2, (int[]){h, shape_tail(b, dy, 2)});
+    og_gb_attr_int(b, og_gb_last(b), "axis", 0);
+    int g = og_gb_op2(b, "Reshape", dy, gs);
+    int bl = n->in[2];
+    int k = og_gb_op1(b, "ReduceProd", bl); /* [1] */
+    og_gb_attr_int(b, og_gb_last(b), "keepdims", 1);
+    int kk = og_gb_op(b, "Concat", 2, (int[]){k, k});
+    og_gb_attr_int(b, og_gb_last(b), "axis", 0);
+    int eye = og_gb_op1(b, "EyeLike", og_gb_op1(b, "ConstantOfShape", kk));
+    og_gb_attr_int(b, og_gb_last(b), "dtype", (int64_t)dt);
+    int ks = og_gb_op(b, "Concat", 3, (int[]){k, og_gb_const_i64(b, &one, 1), bl});
+    og_gb_attr_int(b, og_gb_last(b), "axis", 0);
+    int cols = og_gb_op2(b, "Conv", g, og_gb_op2(b, "Reshape", eye, ks));
+    og_rule_conv_attrs(b, og_gb_last(b), nsp, s, d, pads, 1);
+    dx[0] = og_gb_reshape_like(b, cols, n->in[0]);
+    return og_gb_status(b);
+}
+
 static og_status g_col2im(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     const og_conv_params *p = n->params;
     const og_tensor *im = og_gb_value(b, n->in[1])->known, *bl = og_gb_value(b, n->in[2])->known;
     if (!p || !n->parsed) return og_gb_fail(b, n, OG_ERR_INTERNAL, "attributes not parsed");
     if (!im || !bl || im->numel != bl->numel || im->numel < 1 || im->numel > SP)
-        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                          "gradient needs image_shape and block_shape to be constants");
+        return col2im_dyn(b, n, dy[0], dx);
     int nsp = (int)im->numel, rank = nsp + 2;
     int64_t K = 1, shp[OG_MAX_RANK], ks[OG_MAX_RANK], s[SP], d[SP], pads[2 * SP];
     shp[0] = -1;

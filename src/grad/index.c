@@ -324,6 +324,42 @@ static og_status scatter_common(og_gb *b, const og_node *n, const int *dy, int *
 /* Scatter (opset 9, 10: ScatterElements without reduction, and no GatherElements yet):
  * dx = Scatter(dy, i, 0); du = GatherElements(dy, i) written as the sum over the last axis
  * of OneHot(i) * dy (axis moved last, sliced to the indices' shape off the axis). */
+/* Scatter-9's updates gradient du = dY at the scattered positions (GatherElements, which
+ * comes at 11) when the indices' shape is known only at run time (no Slice with computed
+ * ends at 9): every position of the indices from NonZero over Equal(i, i) ([r, M],
+ * row-major), the axis row replaced by the indices (negative ones wrapped), the
+ * flat offsets Σ_d c_d·stride_d into dY by strides taken from Shape(dY), and a Gather of
+ * the flattened dY, reshaped as the indices. */
+static int scatter9_updates_dyn(og_gb *b, int dy, int ind, og_dtype it, int r, int axis)
+{
+    int64_t m1 = -1, zero = 0, a = axis;
+    int si = og_gb_op1(b, "Shape", ind), sy = og_gb_op1(b, "Shape", dy);
+    int ones = og_gb_op2(b, "Equal", ind, ind); /* true everywhere, the indices' shape */
+    int coords = og_gb_op1(b, "NonZero", ones); /* [r, M] */
+    int flat_i = og_gb_op2(b, "Reshape", ind, og_gb_const_i64(b, &m1, 1));
+    if (it != OG_INT64) flat_i = og_rule_cast(b, flat_i, OG_INT64);
+    int dim = og_gb_op2(b, "Gather", sy, og_gb_const_i64(b, &a, 1));
+    int neg = og_rule_cast(b, og_gb_op2(b, "Less", flat_i, og_gb_const_i64(b, &zero, 1)), OG_INT64);
+    flat_i = og_gb_op2(b, "Add", flat_i, og_gb_op2(b, "Mul", neg, dim));
+    int off = -1, stride = -1;
+    for (int d = r - 1; d >= 0; d--) {
+        int64_t dd = d;
+        int c;
+        if (d == axis) {
+            c = flat_i;
+        } else {
+            c = og_gb_op2(b, "Gather", coords, og_gb_const_i64(b, &dd, 1));
+            c = og_gb_op2(b, "Reshape", c, og_gb_const_i64(b, &m1, 1));
+        }
+        int term = stride < 0 ? c : og_gb_op2(b, "Mul", c, stride);
+        off = off < 0 ? term : og_gb_op2(b, "Add", off, term);
+        int len = og_gb_op2(b, "Gather", sy, og_gb_const_i64(b, &dd, 1));
+        stride = stride < 0 ? len : og_gb_op2(b, "Mul", stride, len);
+    }
+    int g = og_gb_op2(b, "Gather", og_gb_op2(b, "Reshape", dy, og_gb_const_i64(b, &m1, 1)), off);
+    return og_gb_op2(b, "Reshape", g, si);
+}
+
 static og_status g_scatter(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     if (og_gb_opset(b) >= 11) return scatter_common(b, n, dy, dx, false);
@@ -346,10 +382,10 @@ static og_status g_scatter(og_gb *b, const og_node *n, const int *dy, int *dx)
         dx[0] = og_rule_scatter_elements(b, dy[0], ind, og_rule_zeros_like(b, IN(2)), axis, NULL);
     if (!WANTS(2)) return og_gb_status(b);
     int src = dy[0];
-    if (unknown && og_gb_opset(b) < 10)
-        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                          "Scatter updates gradient at opset 9 needs the indices' shape static "
-                          "(a Slice to it with run-time ends needs opset 10)");
+    if (unknown && og_gb_opset(b) < 10) {
+        dx[2] = scatter9_updates_dyn(b, dy[0], ind, it, r, axis);
+        return og_gb_status(b);
+    }
     if (unknown && r > 1) {
         /* dY cut to the indices' off-axis dims, taken at run time: Slice(dY, 0,
          * Shape(indices)[off-axis], off-axis) */

@@ -418,18 +418,63 @@ static og_status g_einsum(og_gb *b, const og_node *n, const int *dy, int *dx)
 
 /* ---- Det ------------------------------------------------------------------------------ */
 
+/* The minors gathered from A ([..., M, M]) by idx ([M, M − 1]: row i's kept indices),
+ * returned as [..., i, j] = det(A without row i and column j) */
+static int det_minors(og_gb *b, int a, int idx, int64_t bd)
+{
+    /* [..., i, a, M] then [..., i, a, j, c] -> [..., i, j, a, c] */
+    int t = og_gb_op2(b, "Gather", a, idx);
+    og_gb_attr_int(b, og_gb_last(b), "axis", bd);
+    t = og_gb_op2(b, "Gather", t, idx);
+    og_gb_attr_int(b, og_gb_last(b), "axis", bd + 2);
+    int64_t perm[OG_MAX_RANK + 2];
+    for (int i = 0; i < bd; i++) perm[i] = i;
+    perm[bd] = bd;
+    perm[bd + 1] = bd + 2;
+    perm[bd + 2] = bd + 1;
+    perm[bd + 3] = bd + 3;
+    return og_gb_op1(b, "Det", og_rule_transpose(b, t, perm, (int)bd + 4));
+}
+
+/* d det(A) / dA = the cofactors C_ij = (−1)^(i+j) det(minor_ij), with M known only at run
+ * time (Det exists from opset 11, so Range does): i = Range(0, M), k = Range(0, M − 1),
+ * idx[i, k] = k + (k >= i) (the rows left when row i is removed), the sign
+ * 1 − 2·((i + j) mod 2).  For M = 1 the minors are 0 x 0 matrices, whose Det is 1. */
+static int det_cofactor_grad(og_gb *b, const og_node *n, int g, int64_t bd, og_dtype dt)
+{
+    int64_t one1 = 1;
+    int zero = og_gb_scalar(b, 0.0, OG_INT64), one = og_gb_scalar(b, 1.0, OG_INT64);
+    int two = og_gb_scalar(b, 2.0, OG_INT64);
+    /* M as a scalar: Shape(A) gathered at the scalar index −1 */
+    int m =
+        og_gb_op2(b, "Gather", og_gb_op1(b, "Shape", n->in[0]), og_gb_scalar(b, -1.0, OG_INT64));
+    int ii = og_gb_op3(b, "Range", zero, m, one);
+    int kk = og_gb_op3(b, "Range", zero, og_rule_sub(b, m, one), one);
+    int icol = og_rule_unsqueeze(b, ii, &one1, 1); /* [M, 1] */
+    int ge = og_rule_cast(b, og_gb_op1(b, "Not", og_gb_op2(b, "Less", kk, icol)), OG_INT64);
+    int idx = og_rule_add(b, kk, ge);   /* [M, M − 1] */
+    int sum = og_rule_add(b, icol, ii); /* [M, M] */
+    int par = og_rule_sub(b, sum, og_rule_mul(b, og_rule_div(b, sum, two), two));
+    int sg = og_rule_cast(b, og_rule_sub(b, one, og_rule_mul(b, par, two)), dt);
+    int minors = det_minors(b, n->in[0], idx, bd);
+    return og_gb_op2(b, "Mul", g, og_gb_op2(b, "Mul", minors, sg));
+}
+
 static og_status g_det(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     const og_value *A = og_gb_value(b, n->in[0]);
     int r = A->rank;
-    if (r < 2 || !og_dim_known(A->dims[r - 1]))
-        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                          "gradient needs the rank and the matrix size statically");
+    if (r < 2) return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs the rank of the input");
     int64_t m = A->dims[r - 1], bd = r - 2;
     og_dtype dt = og_gb_value(b, n->out[0])->dtype;
     int64_t axes2[2] = {bd, bd + 1};
     /* dY against [..., 1, 1] */
     int g = og_rule_unsqueeze(b, dy[0], axes2, 2);
+    if (!og_dim_known(m)) m = A->dims[r - 2]; /* square */
+    if (!og_dim_known(m)) {
+        dx[0] = det_cofactor_grad(b, n, g, bd, dt);
+        return og_gb_status(b);
+    }
     if (m == 1) {
         dx[0] = g;
         return og_gb_status(b);
@@ -454,18 +499,7 @@ static og_status g_det(og_gb *b, const og_node *n, const int *dy, int *dx)
     int sg = og_rule_cast(
         b, og_rule_reshape_c(b, og_gb_const_i64(b, sign, (int)(m * m)), sshape, 2), dt);
     og_free(al, rows);
-    /* [..., i, a, M] then [..., i, a, j, c] -> [..., i, j, a, c] */
-    int t = og_gb_op2(b, "Gather", n->in[0], idx);
-    og_gb_attr_int(b, og_gb_last(b), "axis", bd);
-    t = og_gb_op2(b, "Gather", t, idx);
-    og_gb_attr_int(b, og_gb_last(b), "axis", bd + 2);
-    int64_t perm[OG_MAX_RANK + 2];
-    for (int i = 0; i < bd; i++) perm[i] = i;
-    perm[bd] = bd;
-    perm[bd + 1] = bd + 2;
-    perm[bd + 2] = bd + 1;
-    perm[bd + 3] = bd + 3;
-    int minors = og_gb_op1(b, "Det", og_rule_transpose(b, t, perm, (int)bd + 4));
+    int minors = det_minors(b, n->in[0], idx, bd);
     dx[0] = og_gb_op2(b, "Mul", g, og_gb_op2(b, "Mul", minors, sg));
     return og_gb_status(b);
 }

@@ -528,9 +528,10 @@ static int window_back_dyn(og_gb *b, const og_node *n, const pool_geom *g, int g
 /* AveragePool's dY divided by each window's divisor, sizes known at run time only:
  *   count_include_pad = 0: the taps inside X, Conv(ones[1, 1, in...], ones kernel) with the
  *     pool's strides, dilations and pads (ceil_mode: s − 1 more end pad, cut to dY's size);
- *   count_include_pad = 1 without ceil_mode: every window lies in the padded input: kvol.
- * ceil_mode with count_include_pad would need the padded extent of each last window:
- * refused (false). */
+ *   count_include_pad = 1: kvol, for every window (the kernel's and ONNX's reference rule;
+ *     a ceil_mode window running past the end padding is divided by kvol too, where
+ *     onnxruntime divides by its cells inside the padded input).
+ * false (with the builder's status) on failure. */
 static bool avg_scaled_dyn(og_gb *b, const og_node *n, const pool_geom *g, int dy, og_dtype dt,
                            int *scaled)
 {
@@ -540,12 +541,6 @@ static bool avg_scaled_dyn(og_gb *b, const og_node *n, const pool_geom *g, int d
     for (int i = 0; i < nsp; i++) kvol *= g->k[i];
     bool ceil = p->ceil_mode && p->auto_pad == OG_PAD_NOTSET;
     if (p->count_include_pad) {
-        if (ceil) {
-            og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                       "gradient with ceil_mode and count_include_pad needs the spatial sizes of "
-                       "the input statically");
-            return false;
-        }
         *scaled = og_gb_op2(b, "Div", dy, og_gb_scalar(b, (double)kvol, dt));
         return true;
     }
@@ -690,13 +685,48 @@ static og_status g_lppool(og_gb *b, const og_node *n, const int *dy, int *dx)
     return og_gb_status(b);
 }
 
+/* X's dims all known, so the covered block has static bounds */
+static bool unpool_dims_known(const og_node *n, const og_value *X)
+{
+    const og_pool_params *p = n->params;
+    int64_t e;
+    if (X->rank != p->nsp + 2) return false;
+    for (int d = 0; d < X->rank; d++)
+        if (!og_dim_known(X->dims[d]) || (d >= 2 && !og_unpool_dim(p, d - 2, X->dims[d], &e)))
+            return false;
+    return true;
+}
+
 static og_status g_maxunpool(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     const og_pool_params *p = n->params;
     if (!p || !n->parsed) return og_gb_fail(b, n, OG_ERR_INTERNAL, "attributes not parsed");
     int x = n->in[0], gr = dy[0], rank = p->nsp + 2;
     int64_t m1 = -1;
-    if (n->n_in > 2 && n->in[2] >= 0) { /* the covered block at the start of the output */
+    if (n->n_in > 2 && n->in[2] >= 0 && !unpool_dims_known(n, og_gb_value(b, x))) {
+        /* the covered block at the start of the output, its size from X's run-time shape:
+         * [N, C, (in − 1)·s + k − pb − pe] (og_unpool_dim); Slice takes it from opset 10 */
+        if (og_gb_opset(b) < 10)
+            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                              "gradient with output_shape needs X's dims statically below "
+                              "opset 10 (Slice with computed ends)");
+        int64_t nsp = p->nsp, zero[OG_MAX_RANK], axes[OG_MAX_RANK], add[SP], two = 2;
+        for (int d = 0; d < rank; d++) zero[d] = 0, axes[d] = d;
+        for (int i = 0; i < nsp; i++)
+            add[i] = p->kernel[i] - p->pads[i] - p->pads[nsp + i] - p->strides[i];
+        int sx = og_gb_op1(b, "Shape", x);
+        int hin[3] = {sx, og_gb_const_i64(b, zero, 1), og_gb_const_i64(b, &two, 1)};
+        int head = og_gb_op(b, "Slice", 3, hin);
+        /* (in − 1)·s + k − pb − pe = in·s + (k − pb − pe − s) */
+        int sp =
+            og_rule_add(b, og_rule_mul(b, shape_tail(b, x, 2), og_gb_const_i64(b, p->strides, nsp)),
+                        og_gb_const_i64(b, add, nsp));
+        int parts[2] = {head, sp};
+        int ends = og_gb_op(b, "Concat", 2, parts);
+        og_gb_attr_int(b, og_gb_last(b), "axis", 0);
+        int sin[4] = {gr, og_gb_const_i64(b, zero, rank), ends, og_gb_const_i64(b, axes, rank)};
+        gr = og_gb_op(b, "Slice", 4, sin);
+    } else if (n->n_in > 2 && n->in[2] >= 0) { /* the covered block, static */
         const og_value *X = og_gb_value(b, x);
         int64_t axes[OG_MAX_RANK], starts[OG_MAX_RANK], ends[OG_MAX_RANK];
         for (int d = 0; d < rank; d++) {
@@ -747,8 +777,33 @@ typedef struct roi_axis {
     int idx[2], w[2];
 } roi_axis;
 
+/* An image axis's length L: static, or from Shape(X) at run time; as a float scalar, L − 1
+ * too, and as an int64 scalar and [1] (OneHot's depth) */
+typedef struct roi_len {
+    int lf, lm1, li, l1;
+} roi_len;
+
+static roi_len roi_length(og_gb *b, int x, int axis, int64_t L, og_dtype dt)
+{
+    roi_len r;
+    if (og_dim_known(L)) {
+        r.lf = og_gb_scalar(b, (double)L, dt);
+        r.lm1 = og_gb_scalar(b, (double)(L - 1), dt);
+        r.li = og_gb_scalar(b, (double)L, OG_INT64);
+        r.l1 = og_gb_const_i64(b, &L, 1);
+    } else {
+        int64_t a = axis;
+        r.l1 = og_gb_op2(b, "Gather", og_gb_op1(b, "Shape", x), og_gb_const_i64(b, &a, 1));
+        r.li = og_gb_op2(b, "Gather", og_gb_op1(b, "Shape", x),
+                         og_gb_scalar(b, (double)axis, OG_INT64));
+        r.lf = og_rule_cast(b, r.li, dt);
+        r.lm1 = og_gb_op2(b, "Sub", r.lf, og_gb_scalar(b, 1.0, dt));
+    }
+    return r;
+}
+
 static roi_axis roi_axis_taps(og_gb *b, int start, int bin, int grid, int gmax_f, int64_t O,
-                              int64_t L, og_dtype dt)
+                              const roi_len *L, og_dtype dt)
 {
     roi_axis a;
     int64_t r3[3] = {-1, 1, 1}, o3[3] = {1, -1, 1}, g3[3] = {1, 1, -1};
@@ -771,10 +826,10 @@ static roi_axis roi_axis_taps(og_gb *b, int start, int bin, int grid, int gmax_f
                   og_gb_op2(b, "Mul", og_gb_op2(b, "Add", it, og_gb_scalar(b, 0.5, dt)), bn), gr));
     int in_grid = og_rule_cast(b, og_gb_op2(b, "Less", it, gr), dt);
     int out = og_gb_op2(b, "Or", og_gb_op2(b, "Less", y, og_gb_scalar(b, -1.0, dt)),
-                        og_gb_op2(b, "Greater", y, og_gb_scalar(b, (double)L, dt)));
+                        og_gb_op2(b, "Greater", y, L->lf));
     int valid = og_gb_op2(b, "Mul", og_rule_cast(b, og_gb_op1(b, "Not", out), dt), in_grid);
     int yc = og_gb_op2(b, "Max", y, og_gb_scalar(b, 0.0, dt));
-    int lo = og_gb_op1(b, "Floor", yc), last = og_gb_scalar(b, (double)(L - 1), dt);
+    int lo = og_gb_op1(b, "Floor", yc), last = L->lm1;
     int top = og_gb_op1(b, "Not", og_gb_op2(b, "Less", lo, last));
     int lo2 = og_gb_op3(b, "Where", top, last, lo);
     int hi = og_gb_op3(b, "Where", top, last, og_gb_op2(b, "Add", lo, og_gb_scalar(b, 1.0, dt)));
@@ -787,10 +842,10 @@ static roi_axis roi_axis_taps(og_gb *b, int start, int bin, int grid, int gmax_f
 }
 
 /* Σ over samples and taps of OneHot(idx, L)·w: [R, O, L] */
-static int roi_matrix(og_gb *b, const roi_axis *a, int64_t L, og_dtype dt)
+static int roi_matrix(og_gb *b, const roi_axis *a, const roi_len *L, og_dtype dt)
 {
-    int64_t v[2] = {0, 1}, two = 2, l1 = L;
-    int vals = og_rule_cast(b, og_gb_const_i64(b, v, 2), dt), depth = og_gb_const_i64(b, &l1, 1);
+    int64_t v[2] = {0, 1}, two = 2;
+    int vals = og_rule_cast(b, og_gb_const_i64(b, v, 2), dt), depth = L->l1;
     int m = -1;
     for (int k = 0; k < 2; k++) {
         int oh = og_gb_op3(b, "OneHot", a->idx[k], depth, vals);
@@ -808,15 +863,14 @@ static og_status g_roi_align(og_gb *b, const og_node *n, const int *dy, int *dx)
     const og_value *X = og_gb_value(b, x);
     if (!p || !n->parsed) return og_gb_fail(b, n, OG_ERR_INTERNAL, "attributes not parsed");
     if (!WANTS(0)) return og_gb_status(b); /* rois: no gradient */
-    if (X->rank != 4 || !og_dim_known(X->dims[2]) || !og_dim_known(X->dims[3]))
-        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                          "gradient needs X's height and width statically");
+    if (X->rank != 4) return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs X's rank (4)");
     if (p->max_mode && og_gb_opset(b) < 16)
         return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
                           "gradient of RoiAlign in max mode needs opset >= 16 (ScatterElements "
                           "with reduction add)");
-    int64_t H = X->dims[2], W = X->dims[3], oh = p->out_h, ow = p->out_w;
+    int64_t oh = p->out_h, ow = p->out_w;
     og_dtype dt = og_gb_value(b, OUT(0))->dtype;
+    roi_len H = roi_length(b, x, 2, X->dims[2], dt), W = roi_length(b, x, 3, X->dims[3], dt);
     double off = p->half_pixel ? 0.5 : 0.0;
     int sc = og_gb_scalar(b, p->spatial_scale, dt), of = og_gb_scalar(b, off, dt);
     int c[4];
@@ -851,17 +905,17 @@ static og_status g_roi_align(og_gb *b, const og_node *n, const int *dy, int *dx)
         gh_max = og_rule_cast(b, roi_iota(b, mh), dt);
         gw_max = og_rule_cast(b, roi_iota(b, mw), dt);
     }
-    roi_axis ay = roi_axis_taps(b, c[1], bh, gh, gh_max, oh, H, dt);
-    roi_axis ax = roi_axis_taps(b, c[0], bw, gw, gw_max, ow, W, dt);
+    roi_axis ay = roi_axis_taps(b, c[1], bh, gh, gh_max, oh, &H, dt);
+    roi_axis ax = roi_axis_taps(b, c[0], bw, gw, gw_max, ow, &W, dt);
     int64_t r4[4] = {-1, 1, 1, 1}, one1 = 1;
     int u; /* [R, C, H·W]: each region's gradient over its image */
     if (!p->max_mode) {
         int cnt = og_gb_op2(b, "Max", og_gb_op2(b, "Mul", gh, gw), og_gb_scalar(b, 1.0, dt));
         int g = og_gb_op2(b, "Div", dy[0], og_rule_reshape_c(b, cnt, r4, 4));
         int aty = og_rule_unsqueeze(
-            b, og_rule_transpose(b, roi_matrix(b, &ay, H, dt), (int64_t[]){0, 2, 1}, 3), &one1,
-            1);                                                              /* [R, 1, H, oh] */
-        int axm = og_rule_unsqueeze(b, roi_matrix(b, &ax, W, dt), &one1, 1); /* [R, 1, ow, W] */
+            b, og_rule_transpose(b, roi_matrix(b, &ay, &H, dt), (int64_t[]){0, 2, 1}, 3), &one1,
+            1);                                                               /* [R, 1, H, oh] */
+        int axm = og_rule_unsqueeze(b, roi_matrix(b, &ax, &W, dt), &one1, 1); /* [R, 1, ow, W] */
         u = og_gb_op2(b, "MatMul", og_gb_op2(b, "MatMul", aty, g), axm);
         u = og_rule_reshape_c(b, u, (int64_t[]){0, 0, -1}, 3);
     } else {
@@ -872,8 +926,7 @@ static og_status g_roi_align(og_gb *b, const og_node *n, const int *dy, int *dx)
             for (int j = 0; j < 2; j++, k++) {
                 int yi = og_rule_unsqueeze(b, ay.idx[i], a34, 2); /* [R, oh, gh, 1, 1] */
                 int xi = og_rule_unsqueeze(b, ax.idx[j], a12, 2); /* [R, 1, 1, ow, gw] */
-                int pq = og_gb_op2(
-                    b, "Add", og_gb_op2(b, "Mul", yi, og_gb_scalar(b, (double)W, OG_INT64)), xi);
+                int pq = og_gb_op2(b, "Add", og_gb_op2(b, "Mul", yi, W.li), xi);
                 int wq = og_gb_op2(b, "Mul", og_rule_unsqueeze(b, ay.w[i], a34, 2),
                                    og_rule_unsqueeze(b, ax.w[j], a12, 2));
                 pos[k] = og_rule_unsqueeze(b, og_rule_transpose(b, pq, perm, 5), &a5, 1);

@@ -17,6 +17,43 @@
 #include "grad/rule_util.h"
 #include "ops/quant.h"
 
+/* Σ over each block of B along `axis` of g (rank r) with g's dims known at run time only:
+ * the axis (length D) padded with (B − D mod B) mod B zeros at its end (Pad with a pads
+ * input: blocked quantization exists from opset 21), viewed as [..., nb, B, ...] by a shape
+ * made of Shape(g) around [−1, B], B summed, reshaped as the scale s. */
+static int blocked_sum_dyn(og_gb *b, int g, int r, int axis, int64_t B, int s)
+{
+    int64_t ax0 = axis, ax1 = axis + 1, zero = 0, big = INT64_MAX, bm1 = B - 1;
+    int64_t zpad[OG_MAX_RANK] = {0}, mid[2] = {-1, B};
+    int sg = og_gb_op1(b, "Shape", g);
+    int a0 = og_gb_const_i64(b, &ax0, 1), a1 = og_gb_const_i64(b, &ax1, 1);
+    int dl = og_gb_op(b, "Slice", 3, (int[]){sg, a0, a1}); /* [D] */
+    int cb = og_gb_const_i64(b, &B, 1);
+    /* pad = nb·B − D with nb = (D + B − 1) / B (integer Div, D >= 0) */
+    int q = og_rule_div(b, og_rule_add(b, dl, og_gb_const_i64(b, &bm1, 1)), cb);
+    int pad = og_rule_sub(b, og_rule_mul(b, q, cb), dl);
+    /* pads = [0 × r, 0 × axis, pad, 0 × (r − axis − 1)]; empty pieces are left out */
+    int pieces[4], np = 0;
+    pieces[np++] = og_gb_const_i64(b, zpad, r);
+    if (axis > 0) pieces[np++] = og_gb_const_i64(b, zpad, axis);
+    pieces[np++] = pad;
+    if (r - axis - 1 > 0) pieces[np++] = og_gb_const_i64(b, zpad, r - axis - 1);
+    int pads = og_gb_op(b, "Concat", np, pieces);
+    og_gb_attr_int(b, og_gb_last(b), "axis", 0);
+    int gp = og_gb_op2(b, "Pad", g, pads);
+    int sp = og_gb_op1(b, "Shape", gp);
+    int parts[3], k = 0;
+    if (axis > 0)
+        parts[k++] = og_gb_op(b, "Slice", 3, (int[]){sp, og_gb_const_i64(b, &zero, 1), a0});
+    parts[k++] = og_gb_const_i64(b, mid, 2);
+    if (r - axis - 1 > 0)
+        parts[k++] = og_gb_op(b, "Slice", 3, (int[]){sp, a1, og_gb_const_i64(b, &big, 1)});
+    int shp = og_gb_op(b, "Concat", k, parts);
+    og_gb_attr_int(b, og_gb_last(b), "axis", 0);
+    return og_gb_reshape_like(
+        b, og_gb_reduce_sum(b, og_gb_op2(b, "Reshape", gp, shp), &ax1, 1, false), s);
+}
+
 /* Σ of g (x's shape, x of rank r) back to the shape of scale s */
 static int sum_to_scale(og_gb *b, const og_node *n, int g, int x, int s)
 {
@@ -39,10 +76,9 @@ static int sum_to_scale(og_gb *b, const og_node *n, int g, int x, int s)
         return og_gb_reshape_like(b, k ? og_gb_reduce_sum(b, g, axes, k, false) : g, s);
     }
     /* blocked: pad the axis to nb·B, view it as [nb, B], sum the B */
-    if (!og_dim_known(X->dims[axis]))
-        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                          "gradient of blocked quantization needs the "
-                          "axis's length statically");
+    bool known = true;
+    for (int d = 0; d < r; d++) known = known && og_dim_known(X->dims[d]);
+    if (!known) return blocked_sum_dyn(b, g, r, axis, p->block_size, s);
     int64_t D = X->dims[axis], B = p->block_size, nb = (D + B - 1) / B, pads[2 * OG_MAX_RANK] = {0};
     int gp = g;
     if (nb * B != D) {
@@ -58,11 +94,6 @@ static int sum_to_scale(og_gb *b, const og_node *n, int g, int x, int s)
             shp[k++] = og_dim_known(X->dims[d]) ? X->dims[d] : 0;
         }
     }
-    for (int d = 0; d < r; d++)
-        if (!og_dim_known(X->dims[d]) && d > axis)
-            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                              "gradient of blocked quantization needs "
-                              "the dims after the axis statically");
     return og_gb_reshape_like(
         b, og_gb_reduce_sum(b, og_rule_reshape_c(b, gp, shp, r + 1), &ax, 1, false), s);
 }

@@ -397,11 +397,22 @@ static int probe_matrix(og_gb *b, const og_node *n, const resize_ctx *rc, int d,
                            og_gb_scalar(b, (double)d, OG_INT64));
         D1 = og_gb_op2(b, "Gather", og_gb_op1(b, "Shape", IN(0)), og_gb_const_i64(b, &dd, 1));
         L1 = dup ? og_gb_op2(b, "Mul", D1, og_gb_const_i64(b, &two, 1)) : D1;
-        idx = og_gb_op3(b, "Range", og_gb_scalar(b, 0, OG_INT64), Ds, og_gb_scalar(b, 1, OG_INT64));
         depth = D1;
+        if (og_gb_opset(b) >= 11)
+            idx = og_gb_op3(b, "Range", og_gb_scalar(b, 0, OG_INT64), Ds,
+                            og_gb_scalar(b, 1, OG_INT64));
+        else /* opsets 9 and 10: no Range; the identity is EyeLike of a [D, D] of zeros */
+            idx = -1;
     }
-    int eye =
-        og_gb_op3(b, "OneHot", idx, depth, og_rule_cast(b, og_gb_const_i64(b, v01, 2), rc->dt));
+    int eye;
+    if (idx >= 0) {
+        eye =
+            og_gb_op3(b, "OneHot", idx, depth, og_rule_cast(b, og_gb_const_i64(b, v01, 2), rc->dt));
+    } else {
+        int dd2[2] = {D1, D1};
+        eye = og_gb_op1(b, "EyeLike", og_gb_op1(b, "ConstantOfShape", concat_i64(b, 2, dd2)));
+        og_gb_attr_int(b, og_gb_last(b), "dtype", (int64_t)rc->dt);
+    }
     if (dup) { /* [in, in] -> [in, in, 2] (d first) or [in, 2, in] -> [in, 2 in] / [2 in, in] */
         int64_t ax = d < bx ? 2 : 1, reps[3] = {1, 1, 1};
         reps[ax] = 2;
@@ -574,11 +585,13 @@ static og_status g_resize(og_gb *b, const og_node *n, const int *dy, int *dx)
         bool roi_unit = !has_roi || (roi_known && roi.v[j] == 0.0 && roi.v[na + j] == 1.0);
         if (unit && roi_unit && p->coord != OG_COORD_TF_HALF_PIXEL_FOR_NN) continue;
         /* an input dim known at run time only: the probe's identity is built at run time
-         * (Range: opset 11; Resize's scales and sizes inputs, not Upsample's attribute) */
-        if (xdims[d] < 0 && (attr || og_gb_opset(b) < 11))
+         * (Range and OneHot from opset 11, EyeLike of a ConstantOfShape at 9 and 10; the
+         * scales or sizes inputs, not Upsample-7's attribute, which exists only below 9) */
+        if (xdims[d] < 0 && (attr || og_gb_opset(b) < 9))
             return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
                               "Resize gradient needs the size of input axis %d to be static "
-                              "below opset 11 or with scales as an attribute",
+                              "below opset 9 (Upsample with its scales attribute: no op "
+                              "builds an identity of a run-time size there)",
                               d);
         how[d] = 2;
         runtime = true;
@@ -640,22 +653,34 @@ static og_status g_resize(og_gb *b, const og_node *n, const int *dy, int *dx)
 /* One axis's coordinate, after the padding transform: x, its derivative in the grid value
  * (A·x'(g)), and what the taps need. */
 typedef struct gs_axis {
-    int64_t L;
-    double lo, hi;
-    int x;  /* [N, Q] coordinate */
-    int dx; /* [N, Q] d x / d g (or -1 when no grid gradient is needed) */
+    int64_t L; /* OG_DIM_UNKNOWN when known only at run time */
+    double lo; /* −0.5 or 0 */
+    int hi;    /* [] L − 0.5 or L − 1 (a constant when L is static) */
+    int Lm1;   /* [] L − 1 */
+    int x;     /* [N, Q] coordinate */
+    int dx;    /* [N, Q] d x / d g (or -1 when no grid gradient is needed) */
 } gs_axis;
 
 /* reflect(v) into [lo, hi]: d = |v − lo|, n = ⌊d / (hi − lo)⌋, r = d − n·(hi − lo); lo + r
  * for even n, hi − r for odd; *slope (when not NULL) gets its derivative sign(v − lo)·(±1) */
-static int gs_reflect(og_gb *b, int v, double lo, double hi, og_dtype dt, int *slope)
+static int gs_reflect(og_gb *b, const gs_axis *a, int v, og_dtype dt, int *slope)
 {
-    if (hi <= lo) {
+    double lo = a->lo;
+    /* hi <= lo only for L = 1 with align_corners (lo = hi = 0) */
+    bool flat = og_dim_known(a->L) && lo == 0 && a->L <= 1;
+    if (flat) {
         if (slope) *slope = og_gb_scalar(b, 0.0, dt);
         return og_gb_op2(b, "Add", og_gb_op2(b, "Mul", v, og_gb_scalar(b, 0.0, dt)),
                          og_gb_scalar(b, lo, dt));
     }
-    int rng = og_gb_scalar(b, hi - lo, dt);
+    int hi = a->hi;
+    int rng = og_gb_op2(b, "Sub", hi, og_gb_scalar(b, lo, dt));
+    int deg = -1; /* run-time L: hi <= lo is decided at run time, the range kept nonzero */
+    if (!og_dim_known(a->L) && lo == 0) {
+        int zero = og_gb_scalar(b, 0.0, dt);
+        deg = og_gb_op1(b, "Not", og_gb_op2(b, "Greater", rng, zero));
+        rng = og_gb_op3(b, "Where", deg, og_gb_scalar(b, 1.0, dt), rng);
+    }
     int dv = og_gb_op2(b, "Sub", v, og_gb_scalar(b, lo, dt));
     int d = og_gb_op1(b, "Abs", dv);
     int nn = og_gb_op1(b, "Floor", og_gb_op2(b, "Div", d, rng));
@@ -667,9 +692,12 @@ static int gs_reflect(og_gb *b, int v, double lo, double hi, og_dtype dt, int *s
         int par = og_gb_op2(b, "Sub", og_gb_scalar(b, 1.0, dt),
                             og_gb_op2(b, "Mul", odd, og_gb_scalar(b, 2.0, dt)));
         *slope = og_gb_op2(b, "Mul", og_gb_op1(b, "Sign", dv), par);
+        if (deg >= 0) *slope = og_gb_op3(b, "Where", deg, og_gb_scalar(b, 0.0, dt), *slope);
     }
-    return og_gb_op3(b, "Where", even, og_gb_op2(b, "Add", og_gb_scalar(b, lo, dt), r),
-                     og_gb_op2(b, "Sub", og_gb_scalar(b, hi, dt), r));
+    int res = og_gb_op3(b, "Where", even, og_gb_op2(b, "Add", og_gb_scalar(b, lo, dt), r),
+                        og_gb_op2(b, "Sub", hi, r));
+    if (deg >= 0) res = og_gb_op3(b, "Where", deg, og_gb_scalar(b, lo, dt), res);
+    return res;
 }
 
 /* The taps of one axis: count, flat-index contributions (int64 [N, Q], tap index times the
@@ -700,7 +728,7 @@ static int gs_poly(og_gb *b, int t, const double *c, og_dtype dt)
     return v;
 }
 
-static void gs_axis_taps(og_gb *b, const og_grid_params *p, const gs_axis *ax, int64_t stride,
+static void gs_axis_taps(og_gb *b, const og_grid_params *p, const gs_axis *ax, int stride,
                          bool want_dw, og_dtype dt, gs_taps *tp)
 {
     int x0 = p->mode == OG_GRID_NEAREST ? ax->x : og_gb_op1(b, "Floor", ax->x);
@@ -710,7 +738,7 @@ static void gs_axis_taps(og_gb *b, const og_grid_params *p, const gs_axis *ax, i
     for (int k = 0; k < tp->n; k++) {
         /* the tap's index, through the padding, as a float, then int64 */
         int i = og_gb_op2(b, "Add", x0, og_gb_scalar(b, (double)(first + k), dt));
-        int lo = og_gb_scalar(b, 0.0, dt), hi = og_gb_scalar(b, (double)(ax->L - 1), dt);
+        int lo = og_gb_scalar(b, 0.0, dt), hi = ax->Lm1;
         tp->valid[k] = -1;
         if (p->padding == OG_GRID_ZEROS)
             tp->valid[k] =
@@ -719,11 +747,10 @@ static void gs_axis_taps(og_gb *b, const og_grid_params *p, const gs_axis *ax, i
                                        og_gb_op1(b, "Not", og_gb_op2(b, "Greater", i, hi))),
                              dt);
         else if (p->padding == OG_GRID_REFLECTION)
-            i = gs_reflect(b, i, ax->lo, ax->hi, dt, NULL);
+            i = gs_reflect(b, ax, i, dt, NULL);
         i = og_gb_op3(b, "Clip", i, lo, hi);
         int ii = og_rule_cast(b, i, OG_INT64);
-        tp->idx[k] =
-            stride == 1 ? ii : og_gb_op2(b, "Mul", ii, og_gb_scalar(b, (double)stride, OG_INT64));
+        tp->idx[k] = stride < 0 ? ii : og_gb_op2(b, "Mul", ii, stride);
         tp->dw[k] = -1;
         if (p->mode == OG_GRID_NEAREST) {
             tp->w[k] = -1; /* weight 1 */
@@ -758,9 +785,8 @@ static og_status g_grid_sample(og_gb *b, const og_node *n, const int *dy, int *d
     if (rank < 3 || r > GS_SP)
         return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs X's rank");
     for (int d = 2; d < rank; d++)
-        if (!og_dim_known(X->dims[d]) || X->dims[d] < 1)
-            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                              "gradient needs X's spatial dims statically");
+        if (og_dim_known(X->dims[d]) && X->dims[d] < 1)
+            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient of an empty spatial axis");
     og_dtype dt = og_gb_value(b, grid)->dtype, xt = og_gb_value(b, OUT(0))->dtype;
     bool want_x = WANTS(0), want_g = WANTS(1) && p->mode != OG_GRID_NEAREST;
     int64_t taps_per = p->mode == OG_GRID_NEAREST ? 1 : p->mode == OG_GRID_LINEAR ? 2 : 4;
@@ -773,21 +799,39 @@ static og_status g_grid_sample(og_gb *b, const og_node *n, const int *dy, int *d
     int gf = og_rule_reshape_c(b, grid, gshape, 3);
     gs_axis ax[GS_SP];
     gs_taps tp[GS_SP];
-    int64_t stride = 1;
+    /* the flat index stride of each axis: static (sstat) while the sizes after it are,
+     * else a run-time int64 scalar (st); −1 for 1 */
+    int64_t sstat = 1;
+    int st = -1, sx = -1;
+    bool st_dyn = false;
     for (int d = r - 1; d >= 0; d--) {
         gs_axis *a = &ax[d];
         a->L = X->dims[2 + d];
         a->lo = p->align_corners ? 0 : -0.5;
-        a->hi = p->align_corners ? (double)a->L - 1 : (double)a->L - 0.5;
-        double A = p->align_corners ? ((double)a->L - 1) / 2 : (double)a->L / 2;
+        int Li = -1, Lf, A, half;
+        if (og_dim_known(a->L)) {
+            double L = (double)a->L;
+            a->hi = og_gb_scalar(b, p->align_corners ? L - 1 : L - 0.5, dt);
+            a->Lm1 = og_gb_scalar(b, L - 1, dt);
+            A = og_gb_scalar(b, p->align_corners ? (L - 1) / 2 : L / 2, dt);
+            half = og_gb_scalar(b, (L - 1) / 2, dt);
+        } else { /* L = Shape(X)[2 + d] at run time (a scalar) */
+            if (sx < 0) sx = og_gb_op1(b, "Shape", x);
+            Li = og_gb_op2(b, "Gather", sx, og_gb_scalar(b, (double)(2 + d), OG_INT64));
+            Lf = og_rule_cast(b, Li, dt);
+            int one = og_gb_scalar(b, 1.0, dt), two = og_gb_scalar(b, 2.0, dt);
+            a->Lm1 = og_gb_op2(b, "Sub", Lf, one);
+            a->hi = p->align_corners ? a->Lm1 : og_gb_op2(b, "Sub", Lf, og_gb_scalar(b, 0.5, dt));
+            A = og_gb_op2(b, "Div", p->align_corners ? a->Lm1 : Lf, two);
+            half = og_gb_op2(b, "Div", a->Lm1, two);
+        }
         int g = og_gb_op2(b, "Gather", gf, og_gb_scalar(b, (double)(r - 1 - d), OG_INT64));
         og_gb_attr_int(b, og_gb_last(b), "axis", 2);
-        int v = og_gb_op2(b, "Add", og_gb_op2(b, "Mul", g, og_gb_scalar(b, A, dt)),
-                          og_gb_scalar(b, ((double)a->L - 1) / 2, dt));
-        a->dx = want_g ? og_gb_scalar(b, A, dt) : -1;
+        int v = og_gb_op2(b, "Add", og_gb_op2(b, "Mul", g, A), half);
+        a->dx = want_g ? A : -1;
         if (p->mode == OG_GRID_NEAREST) v = og_gb_op1(b, "Round", v);
         if (p->mode != OG_GRID_CUBIC && p->padding == OG_GRID_BORDER) {
-            int lo = og_gb_scalar(b, 0.0, dt), hi = og_gb_scalar(b, (double)(a->L - 1), dt);
+            int lo = og_gb_scalar(b, 0.0, dt), hi = a->Lm1;
             if (want_g) { /* slope 1 strictly inside [0, L − 1], 0 where clamped */
                 int in = og_gb_op2(b, "And", og_gb_op2(b, "Greater", v, lo),
                                    og_gb_op2(b, "Less", v, hi));
@@ -796,12 +840,19 @@ static og_status g_grid_sample(og_gb *b, const og_node *n, const int *dy, int *d
             v = og_gb_op3(b, "Clip", v, lo, hi);
         } else if (p->mode != OG_GRID_CUBIC && p->padding == OG_GRID_REFLECTION) {
             int slope;
-            v = gs_reflect(b, v, a->lo, a->hi, dt, want_g ? &slope : NULL);
+            v = gs_reflect(b, a, v, dt, want_g ? &slope : NULL);
             if (want_g) a->dx = og_gb_op2(b, "Mul", a->dx, slope);
         }
         a->x = v;
-        gs_axis_taps(b, p, a, stride, want_g, dt, &tp[d]);
-        stride *= a->L;
+        gs_axis_taps(b, p, a, st, want_g, dt, &tp[d]);
+        if (Li < 0 && !st_dyn) { /* still static */
+            sstat *= a->L;
+            st = sstat == 1 ? -1 : og_gb_scalar(b, (double)sstat, OG_INT64);
+        } else {
+            if (Li < 0) Li = og_gb_scalar(b, (double)a->L, OG_INT64);
+            st = st < 0 ? Li : og_gb_op2(b, "Mul", st, Li);
+            st_dyn = true;
+        }
     }
     int dy3 = og_rule_reshape_c(b, dy[0], xshape, 3); /* [N, C, Q] */
     int xf = og_rule_reshape_c(b, x, xshape, 3);      /* [N, C, P] */
@@ -876,10 +927,19 @@ static og_status g_grid_sample(og_gb *b, const og_node *n, const int *dy, int *d
 
 static og_status g_affine_grid(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
-    const og_value *T = og_gb_value(b, IN(0));
-    if (T->rank != 3 || !og_dim_known(T->dims[1]) || T->dims[1] < 2 || T->dims[1] > 3)
-        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs theta's shape statically");
-    int64_t r = T->dims[1], h = r + 1;
+    const og_value *T = og_gb_value(b, IN(0)), *G = og_gb_value(b, OUT(0));
+    const og_value *S = og_gb_value(b, IN(1));
+    /* r (2 or 3 spatial axes): theta's [N, r, r + 1], else the grid's rank r + 2, else the
+     * length of size ([N, C, spatial...]): one of them is static when theta's dims are not */
+    int64_t r = T->rank == 3 && og_dim_known(T->dims[1])   ? T->dims[1]
+                : G->rank >= 4                             ? G->rank - 2
+                : S->rank == 1 && og_dim_known(S->dims[0]) ? S->dims[0] - 2
+                                                           : -1;
+    if (r < 2 || r > 3)
+        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                          "gradient needs the number of spatial axes (theta's dim 1, the "
+                          "grid's rank or the length of size)");
+    int64_t h = r + 1;
     og_dtype dt = og_gb_value(b, OUT(0))->dtype;
     /* the unit matrices E_j (row 0 = e_j): AffineGrid(E_j)[..., 0] = b_j, b_r = 1 */
     int64_t e[4 * 3 * 4] = {0}, eshape[3] = {h, r, h}, first = 1, zero = 0;

@@ -287,6 +287,40 @@ static int interleave(og_gb *b, int x, int r, int axis, int64_t c, int64_t k)
     return slice_axis(b, y, 0, (c - 1) * k + 1, axis);
 }
 
+/* Zeros shaped as t, whatever t holds (NaN and infinities too): Cast(t < t) */
+static int zeros_as(og_gb *b, int t, og_dtype dt)
+{
+    return og_rule_cast(b, og_gb_op2(b, "Less", t, t), dt);
+}
+
+/* Slice-1's dx with sliced dims known only at run time (no Slice with computed bounds, no
+ * Pad with computed pads, no ConstantOfShape before opset 9-10): axis by axis from the last,
+ * g = Concat(0·X_j[:s], g, 0·X_j[e:]) along the axis, X_j being X sliced on the axes before
+ * it (so X_j's shape is g's with this axis restored); Slice itself clamps s and e, so the
+ * two pieces are the positions before and after the slice for any signs.  Bounds of one
+ * sign with e <= s give an empty slice whatever the size: zeros.  Bounds of mixed signs
+ * that turn out empty (e < s once clamped) would count positions twice: the sizes then
+ * differ from X's and the run fails (no wrong values). */
+static int slice1_back_dyn(og_gb *b, int x, int dy, int r, int k, const int64_t *st,
+                           const int64_t *en, const int64_t *ax)
+{
+    og_dtype dt = og_gb_value(b, x)->dtype;
+    for (int i = 0; i < k; i++) /* bounds of one sign with e <= s: always empty */
+        if ((st[i] >= 0) == (en[i] >= 0) && en[i] <= st[i]) return zeros_as(b, x, dt);
+    int xs[OG_MAX_RANK + 1];
+    xs[0] = x;
+    for (int i = 0; i < k; i++) xs[i + 1] = slice_axis(b, xs[i], st[i], en[i], norm_axis(ax[i], r));
+    int g = dy;
+    for (int i = k - 1; i >= 0; i--) {
+        int64_t a = norm_axis(ax[i], r);
+        int parts[3] = {zeros_as(b, slice_axis(b, xs[i], 0, st[i], a), dt), g,
+                        zeros_as(b, slice_axis(b, xs[i], en[i], INT64_MAX, a), dt)};
+        g = og_gb_op(b, "Concat", 3, parts);
+        og_gb_attr_int(b, og_gb_last(b), "axis", a);
+    }
+    return g;
+}
+
 /* dx: dy put back where the slice took it from.  For each sliced axis of static size D
  * with clamped start s, step k and count c, the taken indices run from lo = min(s,
  * s+(c-1)k) with stride |k|; dy is flipped for k < 0, spread for |k| > 1, and padded by
@@ -343,6 +377,18 @@ static og_status g_slice(og_gb *b, const og_node *n, const int *dy, int *dx)
                 return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "Slice gradient needs constant steps");
         } else {
             for (int i = 0; i < k; i++) sp[i] = 1;
+        }
+    }
+    if (n->since_version < 10) {
+        bool dyn = false;
+        for (int i = 0; i < k; i++) {
+            int a = norm_axis(ax[i], r);
+            if (a < 0) return og_gb_fail(b, n, OG_ERR_MODEL, "bad axes");
+            dyn = dyn || !og_dim_known(xv->dims[a]);
+        }
+        if (dyn) {
+            dx[0] = slice1_back_dyn(b, x, dy[0], r, k, st, en, ax);
+            return og_gb_status(b);
         }
     }
     int64_t pb[OG_MAX_RANK] = {0}, pe[OG_MAX_RANK] = {0};

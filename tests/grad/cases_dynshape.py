@@ -189,6 +189,11 @@ def static_free_cases():
                                     count_include_pad=1)),
         ("valid_s3", dict(kernel_shape=[2, 2], strides=[3, 2], auto_pad="VALID")),
         ("ceil_k3s2", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 0, 0], ceil_mode=1)),
+        # ceil_mode with count_include_pad: the last windows run past the end padding (7 + 1
+        # + 0 along H, 6 + 0 + 1 along W, k 3, s 2), divided by the kernel volume all the
+        # same (ONNX's reference; onnxruntime divides by the cells in the padded input)
+        ("ceil_cip_k3s2", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 0, 0, 1],
+                               ceil_mode=1, count_include_pad=1)),
     ]
     x = rand(2, 3, 7, 6)
     for name, attrs in pools:
@@ -221,6 +226,16 @@ def static_free_cases():
             ("valid_s2", dict(kernel_shape=[2, 2], strides=[2, 2], auto_pad="VALID"), 1),
             ("same_upper_s2", dict(kernel_shape=[3, 3], strides=[2, 2], auto_pad="SAME_UPPER"), 1),
             ("same_lower_k4s2", dict(kernel_shape=[4, 3], strides=[2, 1], auto_pad="SAME_LOWER"),
+             1),
+            # output_shape: the pads computed from X's run-time sizes (full result 11 x 9
+            # for k3 s2): odd totals split to the start, SAME_UPPER's to the end, a group,
+            # and beyond the full result (a negative begin pad: dY cut)
+            ("oshape_odd", dict(kernel_shape=[3, 3], strides=[2, 2], output_shape=[10, 8]), 1),
+            ("oshape_same_upper", dict(kernel_shape=[3, 3], strides=[2, 2], output_shape=[10, 8],
+                                       auto_pad="SAME_UPPER"), 1),
+            ("oshape_group2", dict(kernel_shape=[3, 2], strides=[2, 1], dilations=[1, 2],
+                                      output_shape=[9, 5], group=2), 2),
+            ("oshape_beyond", dict(kernel_shape=[3, 3], strides=[2, 2], output_shape=[14, 9]),
              1)):
         w, bias = rand(4, 6 // group if group == 2 else 3, *attrs["kernel_shape"]), None
         cout = w.shape[1] * group
@@ -305,6 +320,162 @@ def static_free_cases():
                     consts=consts, opset=opset)
         shp = [d.dim_value for d in ref.graph.output[0].type.tensor_type.shape.dim]
         out.append(("resize_dyn_%s_v%d" % (name, opset), _declare(m, "y", shp), {"x": xz}))
+    # MaxUnpool with output_shape and X's dims hidden: the covered block [N, C, (in − 1)·s
+    # + k − pb − pe] computed at run time; output_shape equal to it (onnxruntime agrees)
+    # and larger (the block at the start, as ONNX's reference)
+    xu = rand(2, 3, 2, 3)
+    hh, ww = np.meshgrid(np.arange(2), np.arange(3), indexing="ij")
+    pick = np.random.default_rng(7).integers(0, 2, size=(6, 2, 3, 2))
+    plane = (2 * hh + pick[..., 0]) * 6 + 2 * ww + pick[..., 1]
+    ind = (np.arange(6)[:, None, None] * 24 + plane).reshape(2, 3, 2, 3).astype(I64)
+    for tag, shp in (("equal", [2, 3, 4, 6]), ("larger", [2, 3, 5, 7])):
+        for opset in (11,):
+            m = model(_dyn_spatial(xu.shape) +
+                      [node("MaxUnpool", ["xr", "i", "s"], ["p"], kernel_shape=[2, 2],
+                            strides=[2, 2]), node("Tanh", ["p"], ["y"])],
+                      {"x": xu}, ["y"], consts={"i": ind, "s": np.array(shp, I64)}, opset=opset)
+            out.append(("maxunpool_dyn_output_shape_%s" % tag, _declare(m, "y", shp), {"x": xu}))
+    # 1-D with pads: covered (3 − 1)·2 + 2 − 1 − 1 = 4, output_shape the same
+    xv = rand(1, 2, 3)
+    m = model(_dyn_spatial(xv.shape) +
+              [node("MaxUnpool", ["xr", "i", "s"], ["p"], kernel_shape=[2], strides=[2],
+                    pads=[1, 1]), node("Tanh", ["p"], ["y"])],
+              {"x": xv}, ["y"], consts={"i": np.array([[[0, 2, 3], [4, 6, 7]]], I64),
+                                        "s": np.array([1, 2, 4], I64)}, opset=11)
+    out.append(("maxunpool_dyn_output_shape_1d_pads", _declare(m, "y", [1, 2, 4]), {"x": xv}))
+    # Det with the matrix size hidden: the cofactors' minors gathered by indices built
+    # with Range at run time (batched 3x3, 2x2, 1x1: 0x0 minors of determinant 1)
+    for tag, shape in (("3x3_batch", (2, 3, 3)), ("2x2", (2, 2)), ("1x1", (3, 1, 1))):
+        xd = rand(*shape)
+        m = model(_dyn_spatial(xd.shape) + [node("Det", ["xr"], ["p"]), node("Sin", ["p"], ["y"])],
+                  {"x": xd}, ["y"], opset=13)
+        out.append(("det_dyn_" + tag, _declare(m, "y", list(shape[:-2])), {"x": xd}))
+    # AffineGrid with theta's dims hidden (the spatial count from the grid's rank), and
+    # with the size computed too (from the length of Shape(x))
+    for tag, th, size in (("2d", rand(2, 2, 3), [2, 3, 4, 5]), ("3d", rand(1, 3, 4), [1, 2, 2, 3, 4])):
+        m = model([node("Shape", ["t"], ["st"]), node("Reshape", ["t", "st"], ["tr"]),
+                   node("AffineGrid", ["tr", "s"], ["p"]), node("Sin", ["p"], ["y"])],
+                  {"t": th}, ["y"], consts={"s": np.array(size, I64)}, opset=20)
+        out.append(("affinegrid_dyn_theta_" + tag,
+                    _declare(m, "y", size[:1] + size[2:] + [len(size) - 2]), {"t": th}))
+    th, xa = rand(2, 2, 3), rand(2, 3, 4, 5)
+    m = model([node("Shape", ["t"], ["st"]), node("Reshape", ["t", "st"], ["tr"]),
+               node("Shape", ["x"], ["sx"]), node("Reshape", ["x", "sx"], ["xr"]),
+               node("Shape", ["xr"], ["s"]),
+               node("AffineGrid", ["tr", "s"], ["g"], align_corners=1),
+               node("GridSample", ["x", "g"], ["y"])],
+              {"t": th, "x": xa}, ["y"], opset=20)
+    out.append(("affinegrid_dyn_size", _declare(m, "y", [2, 3, 4, 5]), {"t": th, "x": xa}))
+    # Blocked DequantizeLinear of integer weights whose dims are hidden: the scale's
+    # gradient summed per block with the axis padded to whole blocks at run time (last
+    # axis with a partial block, first axis, middle axis of a rank-3 weight)
+    rq = np.random.default_rng(11)
+    for tag, wshape, axis, bs, sshape in (("last_partial", (4, 5), 1, 2, (4, 3)),
+                                          ("first", (5, 4), 0, 3, (2, 4)),
+                                          ("middle_rank3", (2, 5, 3), 1, 2, (2, 3, 3))):
+        wq = rq.integers(-100, 100, wshape).astype(np.int8)
+        zq = rq.integers(-3, 3, sshape).astype(np.int8)
+        xq = rand(*wshape)
+        m = model([node("Shape", ["w"], ["sw"]), node("Reshape", ["w", "sw"], ["wr"]),
+                   node("DequantizeLinear", ["wr", "s", "z"], ["d"], axis=axis, block_size=bs),
+                   node("Mul", ["x", "d"], ["y"])],
+                  {"x": xq}, ["y"], {"s": rand(*sshape, low=0.01, high=0.05)},
+                  consts={"w": wq, "z": zq}, opset=21)
+        out.append(("dq_blocked_dyn_" + tag, _declare(m, "y", list(wshape)), {"x": xq}))
+    # Col2Im whose image_shape and block_shape are computed at run time (from Shape of
+    # hidden tensors of those sizes): the identity kernel built by EyeLike
+    for tag, image, block, attrs in (("3x3", [5, 5], [3, 3], {}),
+                                     ("dil_pads_strides", [5, 6], [2, 2],
+                                      {"dilations": [2, 1], "pads": [1, 0, 1, 2],
+                                       "strides": [1, 2]})):
+        nb = 1
+        for i in range(2):
+            ek = (block[i] - 1) * attrs.get("dilations", [1, 1])[i] + 1
+            pp = attrs.get("pads", [0] * 4)
+            nb *= (image[i] + pp[i] + pp[2 + i] - ek) // attrs.get("strides", [1, 1])[i] + 1
+        xi = rand(2, 2 * block[0] * block[1], nb)
+        m = model([node("Shape", ["ia"], ["ims"]), node("Shape", ["ba"], ["bls"]),
+                   node("Col2Im", ["x", "ims", "bls"], ["p"], **attrs),
+                   node("Tanh", ["p"], ["y"])],
+                  {"x": xi}, ["y"], consts={"ia": np.zeros(image, np.float32),
+                                            "ba": np.zeros(block, np.float32)}, opset=18)
+        out.append(("col2im_dyn_" + tag, _declare(m, "y", [2, 2] + image), {"x": xi}))
+    # GridSample with X's dims hidden: the axis sizes, the unnormalisation, the border and
+    # reflection bounds and the flat index strides computed at run time (2-D and 3-D, the
+    # three modes and paddings, a unit axis with align_corners reflected)
+    for tag, xs_, gs_, attrs, opset in (
+            ("linear_zeros", (2, 3, 4, 5), (2, 3, 4, 2), {}, 16),
+            ("nearest_border_ac", (2, 3, 4, 5), (2, 3, 4, 2),
+             {"mode": "nearest", "padding_mode": "border", "align_corners": 1}, 16),
+            ("cubic_reflection", (1, 2, 4, 5), (1, 3, 2, 2),
+             {"mode": "cubic", "padding_mode": "reflection"}, 20),
+            ("linear_reflection_3d", (1, 2, 3, 4, 2), (1, 2, 3, 2, 3),
+             {"padding_mode": "reflection"}, 20),
+            ("unit_axis_reflection_ac", (1, 2, 1, 4), (1, 2, 3, 2),
+             {"padding_mode": "reflection", "align_corners": 1}, 20)):
+        xg, gg = rand(*xs_), rand(*gs_, low=-1.3, high=1.3)
+        m = model(_dyn_spatial(xg.shape) + [node("GridSample", ["xr", "g"], ["p"], **attrs),
+                                            node("Tanh", ["p"], ["y"])],
+                  {"x": xg, "g": gg}, ["y"], opset=opset)
+        out.append(("gridsample_dyn_" + tag,
+                    _declare(m, "y", list(xs_[:2]) + list(gs_[1:-1])), {"x": xg, "g": gg}))
+    # RoiAlign with X's height and width hidden: the taps' bounds, OneHot depths and the
+    # max mode's flat positions from Shape(X) (average and max, adaptive and fixed grids)
+    xr_ = rand(2, 3, 6, 7)
+    rois = np.array([[0.5, 1.0, 4.2, 5.1], [1.3, 0.2, 6.5, 3.3], [-1.0, 2.0, 3.0, 7.5]],
+                    np.float32)
+    for opset, tag, attrs in (
+            (10, "avg_adaptive", {"output_height": 3, "output_width": 2}),
+            (16, "avg_sr2_half_pixel", {"output_height": 2, "output_width": 3,
+                                        "sampling_ratio": 2}),
+            (16, "max_adaptive", {"output_height": 2, "output_width": 3, "mode": "max"})):
+        m = model(_dyn_spatial(xr_.shape) + [node("RoiAlign", ["xr", "r", "b"], ["p"], **attrs),
+                                             node("Tanh", ["p"], ["y"])],
+                  {"x": xr_}, ["y"], opset=opset, consts={"b": np.array([0, 1, 1], I64)})
+        m.graph.node.insert(0, helper.make_node("Constant", [], ["r"], value=helper.make_tensor(
+            "r", TensorProto.FLOAT, rois.shape, rois.flatten().tolist())))
+        out.append(("roialign_dyn_" + tag,
+                    _declare(m, "y", [3, 3, attrs["output_height"], attrs["output_width"]]),
+                    {"x": xr_}))
+    # Slice-1 (attributes only, opsets 7 and 9) with the sliced dims hidden: the zeros
+    # around dY cut from X itself (positive, negative and past-the-end bounds, two axes)
+    xs1 = rand(4, 5, 6)
+    for tag, kw in (("pos_two_axes", dict(starts=[1, 2], ends=[3, 5], axes=[0, 2])),
+                    ("neg_mixed", dict(starts=[1, -4], ends=[-1, 1000], axes=[1, 2])),
+                    ("default_axes", dict(starts=[-3], ends=[4])),
+                    ("empty_same_sign", dict(starts=[-2, 0], ends=[-4, 3], axes=[2, 0]))):
+        for opset in (7, 9):
+            m = model(_dyn_spatial(xs1.shape) + [node("Slice", ["xr"], ["p"], **kw),
+                                                 node("Tanh", ["p"], ["y"])],
+                      {"x": xs1}, ["y"], opset=opset)
+            ref = model([node("Slice", ["x"], ["y"], **kw)], {"x": xs1}, ["y"], opset=opset)
+            shp = [d.dim_value for d in ref.graph.output[0].type.tensor_type.shape.dim]
+            out.append(("slice1_dyn_%s_v%d" % (tag, opset), _declare(m, "y", shp), {"x": xs1}))
+    # Scatter-9 whose indices' dims are hidden (reshaped by their own Shape): the updates'
+    # gradient gathered from dY at flat offsets built from NonZero over the indices' shape
+    for tag, dshape, ind, axis in (
+            ("axis0", (3, 4), np.array([[1, 0, 2], [2, 1, 0]], I64), 0),
+            ("axis1_3d", (2, 3, 4), np.array([[[2, 0, 1], [0, 1, 2]], [[1, 2, 0], [2, 0, 1]]],
+                                             I64), 1)):
+        xs9, u9 = rand(*dshape), rand(*ind.shape)
+        m = model([node("Shape", ["i"], ["si"]), node("Reshape", ["i", "si"], ["ir"]),
+                   node("Scatter", ["x", "ir", "u"], ["s"], axis=axis),
+                   node("Tanh", ["s"], ["y"])],
+                  {"x": xs9}, ["y"], {"u": u9}, consts={"i": ind}, opset=9)
+        out.append(("scatter_dyn_v9_" + tag, _declare(m, "y", list(dshape)), {"x": xs9}))
+    # Upsample-9 and Resize-10 with X's dims hidden: the probe's identity of the run-time
+    # size from EyeLike(ConstantOfShape([D, D])) (no Range before 11)
+    xu9 = rand(2, 3, 4, 5)
+    for tag, op, mode, sc, opset in (("upsample_v9_nearest", "Upsample", "nearest",
+                                      [1, 1, 2, 1.5], 9),
+                                     ("upsample_v9_linear", "Upsample", "linear", [1, 1, 1.5, 2], 9),
+                                     ("resize_v10_linear_down", "Resize", "linear",
+                                      [1, 1, 0.5, 0.8], 10)):
+        m = model(_dyn_spatial(xu9.shape) + [node(op, ["xr", "sc"], ["p"], mode=mode),
+                                             node("Tanh", ["p"], ["y"])],
+                  {"x": xu9}, ["y"], consts={"sc": np.array(sc, np.float32)}, opset=opset)
+        shp = [int(np.floor(d * f)) for d, f in zip(xu9.shape, sc)]
+        out.append((tag.replace("_v", "_dyn_v", 1), _declare(m, "y", shp), {"x": xu9}))
     # Scatter (opset 10) whose indices' off-axis dim is cut at run time from x's shape:
     # indices [2, 4] -> [2, Shape(x)[1] - 1] = [2, 3] onto data [3, 4] (axis 0), and
     # indices [3, 3] -> [Shape(x)[0] - 1, 3] = [2, 3] along axis 1

@@ -125,6 +125,69 @@ def grad_pairs(model, matched, ours, ref, floor, bound, what, worst, key):
     return compared
 
 
+def relu_flips(cli, d, model, feeds):
+    """ReLU inputs whose sign differs between onnxgrad's float32 and float64 forwards:
+    {Relu output name: float32 mask (x > 0)} for every ReLU, and the flips as (node, count,
+    largest |x64| flipped, float32 forward error of that input)"""
+    outs = {}
+    for tag, src in (("32", "model.onnx"), ("64", "model64.onnx")):
+        m = onnx.load(os.path.join(d, src))
+        have = {o.name for o in m.graph.output}
+        relus = [n for n in m.graph.node if n.op_type == "Relu"]
+        for n in relus:
+            for v in (n.input[0], n.output[0]):
+                if v not in have:
+                    m.graph.output.append(onnx.helper.make_empty_tensor_value_info(v))
+                    have.add(v)
+        onnx.save(m, os.path.join(d, "relu%s.onnx" % tag))
+        args = []
+        for k in feeds:
+            f = "in_%s.npy" % k if tag == "32" else "in64_%s.npy" % k
+            args += ["--input", "%s=%s" % (k, os.path.join(d, f))]
+        sh([cli, "run", os.path.join(d, "relu%s.onnx" % tag)] + args +
+           ["--threads", "1", "-o", os.path.join(d, "relu" + tag)])
+        outs[tag] = load_dir(os.path.join(d, "relu" + tag))
+    masks, flips = {}, []
+    for n in model.graph.node:
+        if n.op_type != "Relu":
+            continue
+        a, b = outs["32"][n.input[0]], outs["64"][n.input[0]]
+        masks[n.output[0]] = a > 0
+        f = (a > 0) != (b > 0)
+        if f.any():
+            flips.append((n.name, int(f.sum()), float(np.abs(b[f]).max()),
+                          float(np.abs(a - b).max())))
+    return masks, flips
+
+
+def kink_consistent64(cli, d, feeds, masks):
+    """float64 gradients (onnxgrad's training graph of model64.onnx) with every ReLU's
+    gradient mask, Greater(relu output, 0), replaced by the float32 forward's: the exact
+    gradient at the kinks the float32 run took"""
+    exp = os.path.join(d, "export64")
+    args = []
+    for k in feeds:
+        args += ["--input", "%s=%s" % (k, os.path.join(d, "in64_%s.npy" % k))]
+    sh([cli, "export", os.path.join(d, "model64.onnx"), "-o", exp] + args)
+    tr = onnx.load(os.path.join(exp, "training.onnx"))
+    fed = []
+    for i, n in enumerate(tr.graph.node):
+        if n.op_type == "Greater" and n.input[0] in masks and "Relu" in n.doc_string:
+            mname = "kmask_%d" % i
+            np.save(os.path.join(d, mname + ".npy"), masks[n.input[0]])
+            tr.graph.node[i].CopyFrom(onnx.helper.make_node("Identity", [mname], list(n.output)))
+            tr.graph.input.append(onnx.helper.make_tensor_value_info(mname, onnx.TensorProto.BOOL,
+                                                                     None))
+            fed += ["--input", "%s=%s" % (mname, os.path.join(d, mname + ".npy"))]
+    if not fed:
+        raise AssertionError("no ReLU gradient mask found in the float64 training graph")
+    onnx.save(tr, os.path.join(d, "kink64.onnx"))
+    sh([cli, "run", os.path.join(d, "kink64.onnx")] + args + fed +
+       ["--input", "y_grad=" + os.path.join(d, "seed64.npy"), "--threads", "1",
+        "-o", os.path.join(d, "kink64")])
+    return load_dir(os.path.join(d, "kink64")), len(fed)
+
+
 def check_model(cli, name, d, worst):
     """runs every stage; worst receives the measured errors (relative, see close)"""
     t0 = time.time()
@@ -180,11 +243,32 @@ def check_model(cli, name, d, worst):
             noise = max(noise, float(np.abs(v - ref64[k]).max()) / base)
         worst["torch32_noise"] = noise
         bound = max(bound, 2 * noise)
+        masks, flips = relu_flips(cli, d, model, feeds)
+        worst["flips"] = flips
+        if flips:
+            # a ReLU input within float32 rounding of 0 took the other side of the kink in
+            # onnxgrad's float32 forward (RegNet-Y train: 1 of 7040 inputs of block4-5's
+            # a.2, |x| 2.6e-5 under a forward error of 1.7e-4, moved fc1.bias's gradient by
+            # 2.2e-2 where PyTorch's float32 was 1.1e-2 off elsewhere): the float32 gradients
+            # are checked at 1e-4 against the float64 gradients taken at the same kinks
+            k64, nm = kink_consistent64(cli, d, feeds, masks)
+            nk = 0
+            for k, v in k64.items():
+                if k.endswith("_grad") and k in ours:
+                    close(ours[k], v, floor, "float32 %s against float64 at float32's kinks" % k,
+                          worst, "kink", 1e-4)
+                    nk += 1
+            worst["kink_masks"], worst["kink_n"] = nm, nk
         # onnxruntime's float32 flips other kinks (RegNet-Y: 2.7e-2 from float64 autograd,
         # PyTorch's float32 1.1e-2, onnxgrad's 6.9e-5): a wrong training graph is off by O(1)
         ort_bound = max(1e-4, 5 * noise)
         ref = ref64
-    compared = grad_pairs(model, matched, ours, ref, floor, bound, "", worst, "torch")
+    if ref64 is not None and worst.get("flips"):
+        # the float32 gradients were checked at float32's kinks (the table shows that error)
+        compared = worst["kink_n"]
+        worst["torch"] = worst["kink"]
+    else:
+        compared = grad_pairs(model, matched, ours, ref, floor, bound, "", worst, "torch")
     if compared == 0:
         raise AssertionError("no gradient matched a PyTorch one")
     # export: the training graph runs in onnxruntime to the same gradients
@@ -226,6 +310,10 @@ def check_model(cli, name, d, worst):
     if ref64 is not None:
         f64 = "float64 within %.1e, PyTorch float32 %.1e from it, bound %.1e, " % (
             worst["torch64"], worst["torch32_noise"], bound)
+        for f in worst.get("flips", []):
+            f64 += "ReLU kink flipped in float32: %s (%d, |x64| <= %.1e, forward error %.1e), " \
+                "float32 within %.1e of float64 at the same kinks (%d tensors, %d masks), " % (
+                    f + (worst["kink"], worst["kink_n"], worst["kink_masks"]))
     return "%d gradients against PyTorch, %d in onnxruntime, %sexport %.1fs, check %.1fs, " \
         "total %.1fs" % (compared, n_ort, f64, t_export, worst["check_s"], time.time() - t0)
 

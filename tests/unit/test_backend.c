@@ -315,7 +315,8 @@ static void cpu_families_state_types(void)
         nh_release(&r);
     }
 
-    /* Gather's constraint is on its indices (input 1); the data may have any dtype */
+    /* Gather's constraint is on its indices (input 1), whose typed read it binds; the data
+     * may have any dtype */
     g = one_node(&r, "Relu", OG_FLOAT, 2);
     CHECK(g != NULL);
     if (g) {
@@ -323,7 +324,7 @@ static void cpu_families_state_types(void)
         gather.op_type = (char *)"Gather";
         gather.n_in = 2;
         og_dtype t[2] = {OG_FLOAT16, OG_INT64};
-        check_cpu_bind(&gather, t, OG_OK, false, NULL);
+        check_cpu_bind(&gather, t, OG_OK, true, NULL);
         t[1] = OG_INT16;
         check_cpu_bind(&gather, t, OG_ERR_UNSUPPORTED, false,
                        "input 1 is int16, which the CPU kernel of Gather does not compute (it "
@@ -584,7 +585,7 @@ static void cpu_kernels_use_bound_loops(void)
         .in = {x}};
     bound_loop_is_used(&lppool, 1, 1);
     og_tensor_free(x);
-    /* pool: RoiAlign float64, two regions (the rois keep their label: read as numbers) */
+    /* pool: RoiAlign float64, two regions (the rois relabelled too: read by the bound loop) */
     og_tensor *ra[3] = {
         nh_tensor(OG_DOUBLE, 4, (int64_t[]){2, 2, 4, 4}, v),
         nh_tensor(OG_DOUBLE, 2, (int64_t[]){2, 4}, (double[]){0.5, 0.2, 3.1, 2.7, 1, 1, 2, 3}),
@@ -594,7 +595,7 @@ static void cpu_kernels_use_bound_loops(void)
                    .attrs = {NH_INT("output_height", 2), NH_INT("output_width", 3),
                              NH_INT("sampling_ratio", 2)},
                    .in = {ra[0], ra[1], ra[2]}};
-    bound_loop_is_used(&roi, 1, 1);
+    bound_loop_is_used(&roi, 3, 1);
     nh_free_tensors(ra, 3);
 
     /* norm: LayerNormalization float64 (Mean and InvStdDev are float32) */
@@ -1152,6 +1153,154 @@ static void cpu_binds_int_maxpool_and_pow(void)
     nh_free_tensors((og_tensor *[]){a, e}, 2);
 }
 
+/* The last per-call picks of issue 9, one op per group: Col2Im (conv family), the ml family's
+ * Imputer, OneHotEncoder, LabelEncoder, FeatureVectorizer and ZipMap, and the tensor and index
+ * ops that write values of their dtype (OneHot, EyeLike, Pad's constant) compute with the
+ * loops bound at creation, and a dtype they lack is refused at bind naming node, op, device
+ * and the dtypes they compute. */
+static void cpu_last_picks_bind(void)
+{
+    double v[64];
+    for (int i = 0; i < 64; i++) v[i] = sin(0.7 * i) * 3;
+    /* Col2Im float32: 2 channels of 2x2 blocks over a 3x3 image */
+    og_tensor *c2[3] = {nh_tensor(OG_FLOAT, 3, (int64_t[]){1, 8, 4}, v),
+                        nh_tensor(OG_INT64, 1, (int64_t[]){2}, (double[]){3, 3}),
+                        nh_tensor(OG_INT64, 1, (int64_t[]){2}, (double[]){2, 2})};
+    nh_node col2im = {.op = "Col2Im", .opset = 18, .in = {c2[0], c2[1], c2[2]}};
+    bound_loop_is_used(&col2im, 1, 1);
+    check_bind_refusal(&col2im, (og_dtype[]){OG_INT32, OG_INT64, OG_INT64},
+                       "node 'n0' (Col2Im, opset 18): input 0 is int32, which the CPU kernel of "
+                       "Col2Im does not compute (it computes float32, float64, float16, bfloat16)");
+    nh_free_tensors(c2, 3);
+
+    /* ml: Imputer float32 (NaN replaced per column), OneHotEncoder float64 -> float32,
+     * LabelEncoder float keys -> int64 values, FeatureVectorizer and ZipMap */
+    double xv[12] = {1, NAN, 3, NAN, 5, -6, 7, 8, NAN, 2, 2, 1};
+    og_tensor *x = nh_tensor(OG_FLOAT, 2, (int64_t[]){4, 3}, xv);
+    nh_node imputer = {.op = "Imputer",
+                       .domain = "ai.onnx.ml",
+                       .opset = 1,
+                       .attrs = {NH_FLOATS("imputed_value_floats", 0.5f, -1.0f, 2.5f),
+                                 NH_FLOAT("replaced_value_float", NAN)},
+                       .in = {x}};
+    bound_loop_is_used(&imputer, 1, 1);
+    check_bind_refusal(&imputer, (og_dtype[]){OG_UINT8},
+                       "node 'n0' (ai.onnx.ml.Imputer, opset 1): input 0 is uint8, which the CPU "
+                       "kernel of Imputer does not compute (it computes float32, float64)");
+    nh_node label = {.op = "LabelEncoder",
+                     .domain = "ai.onnx.ml",
+                     .opset = 2,
+                     .attrs = {NH_FLOATS("keys_floats", 1.0f, 2.0f, 3.0f, 5.0f),
+                               NH_INTS("values_int64s", 10, 20, 30, 50)},
+                     .in = {x}};
+    bound_loop_is_used(&label, 1, 0);
+    check_bind_refusal(&label, (og_dtype[]){OG_INT64},
+                       "node 'n0' (ai.onnx.ml.LabelEncoder, opset 2): input 0 is int64, which "
+                       "the CPU kernel of LabelEncoder does not compute (it computes float32)");
+    nh_node featvec = {.op = "FeatureVectorizer",
+                       .domain = "ai.onnx.ml",
+                       .opset = 1,
+                       .attrs = {NH_INTS("inputdimensions", 3)},
+                       .in = {x}};
+    bound_loop_is_used(&featvec, 1, 1);
+    og_tensor_free(x);
+    x = nh_tensor(OG_DOUBLE, 2, (int64_t[]){3, 2}, (double[]){1, 4, 2.5, -7, 4, 1e30});
+    nh_node onehot_enc = {.op = "OneHotEncoder",
+                          .domain = "ai.onnx.ml",
+                          .opset = 1,
+                          .attrs = {NH_INTS("cats_int64s", 4, 1, 2, -7)},
+                          .in = {x}};
+    bound_loop_is_used(&onehot_enc, 1, 1);
+    check_bind_refusal(&onehot_enc, (og_dtype[]){OG_INT16},
+                       "input 0 is int16, which the CPU kernel of OneHotEncoder does not compute "
+                       "(it computes float32, float64, int32, int64)");
+    nh_node zipmap = {.op = "ZipMap",
+                      .domain = "ai.onnx.ml",
+                      .opset = 1,
+                      .attrs = {NH_INTS("classlabels_int64s", 3, 9)},
+                      .in = {x}};
+    check_bind_refusal(&zipmap, (og_dtype[]){OG_INT64},
+                       "input 0 is int64, which the CPU kernel of ZipMap does not compute (it "
+                       "computes float32, float64)");
+    og_tensor_free(x);
+
+    /* OneHot: float indices (negative ones count from the end), int64 depth, float values */
+    og_tensor *oh[3] = {nh_tensor(OG_FLOAT, 2, (int64_t[]){2, 3}, (double[]){1, -1, 2, 0, 5, -3}),
+                        nh_tensor(OG_INT64, 0, NULL, (double[]){3}),
+                        nh_tensor(OG_FLOAT, 1, (int64_t[]){2}, (double[]){0.25, 4})};
+    nh_node onehot = {.op = "OneHot", .opset = 11, .in = {oh[0], oh[1], oh[2]}};
+    bound_loop_is_used(&onehot, 1, 0);
+    check_bind_refusal(&onehot, (og_dtype[]){OG_FLOAT16, OG_INT64, OG_FLOAT},
+                       "node 'n0' (OneHot, opset 11): input 0 is float16, which the CPU kernel of "
+                       "OneHot does not compute (it computes float32, float64, int8, int16, "
+                       "int32, int64, uint8, uint16, uint32, uint64)");
+    nh_free_tensors(oh, 3);
+    /* EyeLike float32 (its ones written by the float32 loop); Pad 2's constant 1.5 */
+    x = nh_tensor(OG_FLOAT, 2, (int64_t[]){3, 4}, v);
+    nh_node eye = {.op = "EyeLike", .opset = 9, .attrs = {NH_INT("k", 1)}, .in = {x}};
+    bound_loop_is_used(&eye, 1, 0);
+    check_bind_refusal(&eye, (og_dtype[]){OG_FLOAT8E4M3FN},
+                       "input 0 is float8e4m3fn, which the CPU kernel of EyeLike does not compute "
+                       "(it computes float32, float64, float16, bfloat16, int8, int16, int32, "
+                       "int64, uint8, uint16, uint32, uint64, bool)");
+    nh_node pad = {.op = "Pad",
+                   .opset = 2,
+                   .attrs = {NH_INTS("pads", 0, 1, 1, 0), NH_FLOAT("value", 1.5f)},
+                   .in = {x}};
+    bound_loop_is_used(&pad, 1, 1);
+    check_bind_refusal(&pad, (og_dtype[]){OG_FLOAT8E5M2},
+                       "node 'n0' (Pad, opset 2): input 0 is float8e5m2, which the CPU kernel of "
+                       "Pad does not compute (it computes float32, float64, float16, bfloat16, "
+                       "int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool)");
+    og_tensor_free(x);
+
+    /* GatherElements: int32 indices (negative ones count from the end) read by the bound
+     * loop, not as the uint32 they are relabelled */
+    og_tensor *ge[2] = {nh_tensor(OG_FLOAT, 2, (int64_t[]){2, 3}, v),
+                        nh_tensor(OG_INT32, 2, (int64_t[]){2, 2}, (double[]){-1, 0, 2, -3})};
+    nh_node gather_el = {
+        .op = "GatherElements", .opset = 13, .attrs = {NH_INT("axis", 1)}, .in = {ge[0], ge[1]}};
+    bound_loop_is_used(&gather_el, 2, 0);
+    nh_free_tensors(ge, 2);
+
+    /* NonZero float32 (a -0 is zero as a float, not as the uint32 of its bits), GlobalLpPool
+     * float64, MaxRoiPool float32 (X and the rois relabelled), DeformConv float32 (X, W and
+     * the offsets relabelled) */
+    x = nh_tensor(OG_FLOAT, 2, (int64_t[]){2, 3}, (double[]){0, -0.0, 2, -0.0, 5, 0});
+    nh_node nonzero = {.op = "NonZero", .opset = 13, .in = {x}};
+    bound_loop_is_used(&nonzero, 1, 0);
+    check_bind_refusal(&nonzero, (og_dtype[]){OG_STRING},
+                       "node 'n0' (NonZero, opset 13): input 0 is string, which the CPU kernel of "
+                       "NonZero does not compute (it computes float32, float64, float16, bfloat16, "
+                       "int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool, ");
+    og_tensor_free(x);
+    x = nh_tensor(OG_DOUBLE, 4, (int64_t[]){1, 2, 3, 3}, v);
+    nh_node lp = {.op = "GlobalLpPool", .opset = 2, .attrs = {NH_INT("p", 3)}, .in = {x}};
+    bound_loop_is_used(&lp, 1, 1);
+    check_bind_refusal(&lp, (og_dtype[]){OG_BFLOAT16},
+                       "input 0 is bfloat16, which the CPU kernel of GlobalLpPool does not "
+                       "compute (it computes float32, float64, float16)");
+    og_tensor_free(x);
+    og_tensor *mr[2] = {
+        nh_tensor(OG_FLOAT, 4, (int64_t[]){1, 2, 4, 4}, v),
+        nh_tensor(OG_FLOAT, 2, (int64_t[]){2, 5}, (double[]){0, 0, 0, 2, 3, 0, 1, 1, 3, 3})};
+    nh_node maxroi = {.op = "MaxRoiPool",
+                      .opset = 1,
+                      .attrs = {NH_INTS("pooled_shape", 2, 2)},
+                      .in = {mr[0], mr[1]}};
+    bound_loop_is_used(&maxroi, 3, 1);
+    nh_free_tensors(mr, 2);
+    og_tensor *dc[3] = {nh_tensor(OG_FLOAT, 4, (int64_t[]){1, 1, 3, 3}, v),
+                        nh_tensor(OG_FLOAT, 4, (int64_t[]){1, 1, 2, 2}, v + 9),
+                        nh_tensor(OG_FLOAT, 4, (int64_t[]){1, 8, 2, 2}, v + 13)};
+    nh_node deform = {.op = "DeformConv", .opset = 19, .in = {dc[0], dc[1], dc[2]}};
+    bound_loop_is_used(&deform, 7, 1);
+    check_bind_refusal(&deform, (og_dtype[]){OG_INT32, OG_INT32, OG_INT32},
+                       "input 0 is int32, which the CPU kernel of DeformConv does not compute (it "
+                       "computes float32, float64, float16)");
+    nh_free_tensors(dc, 3);
+}
+
 /* The kernels added with the miscops family files bind their loops too: qlinear (the
  * operands' and the output's int8/uint8 loops, select_types), signal (the float loads and
  * stores of DFT and STFT, the stores of the windows' and MelWeightMatrix's output_datatype),
@@ -1291,6 +1440,7 @@ int main(void)
     cpu_small_picks_bind();
     cpu_scatter_binds_by_all_types();
     cpu_resize_binds_loops();
+    cpu_last_picks_bind();
     cpu_miscops_bind_loops();
     NH_DONE();
 }

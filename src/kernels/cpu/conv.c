@@ -1170,81 +1170,6 @@ static og_status conv_transpose_kernel(const og_kernel_ctx *k, const og_tensor *
 }
 
 /* float32, float64 (conv_type_of); W and B must have X's dtype, which the kernel checks. */
-/* ---- Col2Im ---------------------------------------------------------------------------- */
-
-/* y[n, c, pos] = Σ x[n, c·K + t, l] over the kernel taps t and block positions l with
- * pos = l·stride − pad_begin + t·dilation inside the image (K = Πblock, both multi-indices
- * row-major): the adjoint of im2col, PyTorch's fold. */
-#define DEF_COL2IM(T)                                                                              \
-    static void col2im_##T(const T *x, T *y, int nsp, const int64_t *image, const int64_t *block,  \
-                           const int64_t *blocks, const int64_t *s, const int64_t *d,              \
-                           const int64_t *pb, int64_t planes, int64_t K, int64_t L, int64_t HW)    \
-    {                                                                                              \
-        for (int64_t pl = 0; pl < planes; pl++) {                                                  \
-            T *yp = y + pl * HW;                                                                   \
-            for (int64_t i = 0; i < HW; i++) yp[i] = 0;                                            \
-            for (int64_t t = 0; t < K; t++) {                                                      \
-                const T *xr = x + (pl * K + t) * L;                                                \
-                int64_t tt[OG_CONV_MAX_SP], rem = t;                                               \
-                for (int i = nsp - 1; i >= 0; i--) {                                               \
-                    tt[i] = rem % block[i];                                                        \
-                    rem /= block[i];                                                               \
-                }                                                                                  \
-                for (int64_t l = 0; l < L; l++) {                                                  \
-                    int64_t off = 0, r2 = l;                                                       \
-                    bool in = true;                                                                \
-                    int64_t ll[OG_CONV_MAX_SP];                                                    \
-                    for (int i = nsp - 1; i >= 0; i--) {                                           \
-                        ll[i] = r2 % blocks[i];                                                    \
-                        r2 /= blocks[i];                                                           \
-                    }                                                                              \
-                    for (int i = 0; i < nsp && in; i++) {                                          \
-                        int64_t q = ll[i] * s[i] - pb[i] + tt[i] * d[i];                           \
-                        in = q >= 0 && q < image[i];                                               \
-                        off = off * image[i] + q;                                                  \
-                    }                                                                              \
-                    if (in) yp[off] += xr[l];                                                      \
-                }                                                                                  \
-            }                                                                                      \
-        }                                                                                          \
-    }
-DEF_COL2IM(float)
-DEF_COL2IM(double)
-
-static og_status col2im_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
-                               og_tensor *const *out, int n_out)
-{
-    const og_conv_params *p = k->params;
-    const og_tensor *x = in[0];
-    og_tensor *y = out[0];
-    if (og_is_half(x->dtype)) return og_kernel_via_f32(k, col2im_kernel, in, n_in, out, n_out);
-    if (x->dtype != OG_FLOAT && x->dtype != OG_DOUBLE)
-        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
-                               og_dtype_name(x->dtype));
-    int nsp = y->rank - 2;
-    int64_t image[OG_CONV_MAX_SP], block[OG_CONV_MAX_SP], blocks[OG_CONV_MAX_SP], C;
-    int64_t s[OG_CONV_MAX_SP], d[OG_CONV_MAX_SP], pb[OG_CONV_MAX_SP], K = 1, HW = 1;
-    for (int i = 0; i < nsp; i++) {
-        image[i] = og_tensor_get_i64(in[1], i);
-        block[i] = og_tensor_get_i64(in[2], i);
-        s[i] = p->n_strides ? p->strides[i] : 1;
-        d[i] = p->n_dilations ? p->dilations[i] : 1;
-        pb[i] = p->n_pads ? p->pads[i] : 0;
-        K *= block[i];
-        HW *= image[i];
-    }
-    og_status st = og_col2im_geometry(k->node, p, nsp, image, block, x->dims, &C, blocks);
-    if (st || y->numel == 0) return st;
-    int64_t planes = x->dims[0] * C;
-    if (x->dtype == OG_FLOAT)
-        col2im_float(x->data, y->data, nsp, image, block, blocks, s, d, pb, planes, K, x->dims[2],
-                     HW);
-    else
-        col2im_double(x->data, y->data, nsp, image, block, blocks, s, d, pb, planes, K, x->dims[2],
-                      HW);
-    return OG_OK;
-}
-
 const og_kernel_def og_cpu_conv[] = {
     {.name = "Conv", .domain = "", .fn = conv_kernel, .select = select_conv, .act = 1},
     {.name = "ConvTranspose",
@@ -1252,5 +1177,4 @@ const og_kernel_def og_cpu_conv[] = {
      .fn = conv_transpose_kernel,
      .select = select_conv,
      .act = 1},
-    {.name = "Col2Im", .domain = "", .fn = col2im_kernel},
     {.name = NULL}};

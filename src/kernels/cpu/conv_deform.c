@@ -11,7 +11,7 @@
 #include "kernels/cpu/kernel.h"
 #include "ops/conv_params.h"
 
-static double sample(const og_tensor *x, int64_t base, const og_conv_geom *g, const double *pos)
+static double sample(const double *x, const og_conv_geom *g, const double *pos)
 {
     int nsp = g->nsp;
     double acc = 0;
@@ -30,24 +30,39 @@ static double sample(const og_tensor *x, int64_t base, const og_conv_geom *g, co
             off += at * span;
             span *= g->in[i];
         }
-        if (inside && w != 0) acc += w * og_tensor_get_f64(x, base + off);
+        if (inside && w != 0) acc += w * x[off];
     }
     return acc;
 }
 
+/* The bound loads and stores of X's dtype (og_elem_io: float32, float64 and float16 read
+ * into doubles and written back as og_tensor_get_f64 / og_tensor_set_f64 would). */
+static const void *select_deform(const og_node *n, og_dtype t)
+{
+    (void)n;
+    return og_elem_io_of(t);
+}
+
+/* Per image: X's image, its offsets and mask read into doubles by the bound load, the
+ * columns built, then each output row computed in double and stored by the bound store. */
 static og_status k_deform(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                           og_tensor *const *out, int n_out)
 {
     const og_tensor *x = in[0], *w = in[1], *off = in[2], *b = n_in > 3 ? in[3] : NULL,
                     *mask = n_in > 4 ? in[4] : NULL;
     og_tensor *y = out[0];
+    const og_elem_io *io = k->impl ? k->impl : og_elem_io_of(x->dtype);
+    if (!io || !og_dtype_is_float(io->dtype))
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
+                               og_dtype_name(x->dtype));
+    for (int i = 1; i < n_in; i++) /* inference: every input has X's dtype */
+        if (in[i] && og_dtype_size(in[i]->dtype) != og_dtype_size(x->dtype))
+            return og_kernel_error(k, OG_ERR_TYPE, "input %d is %s, input 0 (X) %s", i,
+                                   og_dtype_name(in[i]->dtype), og_dtype_name(x->dtype));
     og_conv_geom g;
     og_status st = og_conv_geometry(k->node, k->params, true, x->rank, x->dims, w->rank, w->dims,
                                     b ? b->numel : -1, &g);
     if (st) return st;
-    if (!og_dtype_is_float(x->dtype))
-        return og_kernel_error(k, OG_ERR_TYPE, "input 0 is %s, not a float type",
-                               og_dtype_name(x->dtype));
     int nsp = g.nsp;
     int64_t OG = og_attr_int(k->node, "offset_group", 1), cg = g.c / g.group, mg = g.m / g.group;
     int64_t P = 1, Q = 1, I = 1;
@@ -59,16 +74,22 @@ static og_status k_deform(const og_kernel_ctx *k, const og_tensor *const *in, in
     int64_t K = cg * Q, cpo = g.c / OG; /* channels per offset group */
     if (off->numel != g.n * OG * Q * nsp * P || (mask && mask->numel != g.n * OG * Q * P))
         return og_kernel_error(k, OG_ERR_SHAPE, "offset or mask does not match the output's shape");
-    double *col = og_malloc(k->alloc, (size_t)(K * P + 1) * sizeof *col),
-           *wd = og_malloc(k->alloc, (size_t)(w->numel + 1) * sizeof *wd);
-    if (!col || !wd) {
-        og_free(k->alloc, col);
-        og_free(k->alloc, wd);
+    /* doubles: the columns (K·P), W, B (M), one image of X (C·I), of offsets (OG·Q·nsp·P)
+     * and of mask (OG·Q·P), one output row (P) */
+    int64_t n_off = OG * Q * nsp * P, n_mask = mask ? OG * Q * P : 0;
+    size_t total = (size_t)(K * P + w->numel + g.m + g.c * I + n_off + n_mask + P + 1);
+    double *col = og_malloc(k->alloc, total * sizeof *col);
+    if (!col)
         return og_kernel_error(k, OG_ERR_NOMEM, "out of memory for %lld x %lld columns",
                                (long long)K, (long long)P);
-    }
-    for (int64_t i = 0; i < w->numel; i++) wd[i] = og_tensor_get_f64(w, i);
-    for (int64_t n = 0; n < g.n; n++)
+    double *wd = col + K * P, *bd = wd + w->numel, *xd = bd + g.m, *od = xd + g.c * I,
+           *md = od + n_off, *yr = md + n_mask;
+    io->load(w->data, 0, 1, w->numel, wd);
+    if (b) io->load(b->data, 0, 1, g.m, bd);
+    for (int64_t n = 0; n < g.n; n++) {
+        io->load(x->data, n * g.c * I, 1, g.c * I, xd);
+        io->load(off->data, n * n_off, 1, n_off, od);
+        if (mask) io->load(mask->data, n * n_mask, 1, n_mask, md);
         for (int64_t gr = 0; gr < g.group; gr++) {
             for (int64_t r = 0; r < K; r++) {
                 int64_t c = gr * cg + r / Q, q = r % Q, qi[OG_CONV_MAX_SP], oq = q;
@@ -83,34 +104,39 @@ static og_status k_deform(const og_kernel_ctx *k, const og_tensor *const *in, in
                     for (int i = nsp - 1; i >= 0; i--) {
                         int64_t o = pp % g.out[i];
                         pp /= g.out[i];
-                        int64_t oi = (((n * OG + og) * Q + q) * nsp + i) * P + p;
-                        pos[i] = (double)(o * g.stride[i] - g.pad_begin[i] + qi[i] * g.dil[i]) +
-                                 og_tensor_get_f64(off, oi);
+                        int64_t oi = ((og * Q + q) * nsp + i) * P + p;
+                        pos[i] =
+                            (double)(o * g.stride[i] - g.pad_begin[i] + qi[i] * g.dil[i]) + od[oi];
                     }
-                    double m =
-                        mask ? og_tensor_get_f64(mask, ((n * OG + og) * Q + q) * P + p) : 1.0;
-                    col[r * P + p] = m == 0 ? 0 : m * sample(x, (n * g.c + c) * I, &g, pos);
+                    double m = mask ? md[(og * Q + q) * P + p] : 1.0;
+                    col[r * P + p] = m == 0 ? 0 : m * sample(xd + c * I, &g, pos);
                 }
             }
             for (int64_t mm = 0; mm < mg; mm++) {
                 int64_t m = gr * mg + mm;
-                double bias = b ? og_tensor_get_f64(b, m) : 0.0;
+                double bias = b ? bd[m] : 0.0;
                 const double *wm = wd + m * K;
                 for (int64_t p = 0; p < P; p++) {
                     double acc = bias;
                     for (int64_t r = 0; r < K; r++) acc += wm[r] * col[r * P + p];
-                    og_tensor_set_f64(y, (n * g.m + m) * P + p, acc);
+                    yr[p] = acc;
                 }
+                io->store(y->data, (n * g.m + m) * P, 1, P, yr);
             }
         }
+    }
     og_free(k->alloc, col);
-    og_free(k->alloc, wd);
     return OG_OK;
 }
 
 static const og_dtype deform_types[] = {OG_FLOAT, OG_DOUBLE, OG_FLOAT16, OG_UNDEFINED};
 
+/* float32, float64 and float16 (the spec's), bound by select to og_elem_io */
 const og_kernel_def og_cpu_conv_deform[] = {
-    {.name = "DeformConv", .domain = "", .fn = k_deform, .types = deform_types},
+    {.name = "DeformConv",
+     .domain = "",
+     .fn = k_deform,
+     .types = deform_types,
+     .select = select_deform},
     {.name = NULL},
 };

@@ -20,21 +20,20 @@ static int64_t numel_of(int rank, const int64_t *dims, int from, int to)
     return n;
 }
 
-/* Index i of an int32/int64 tensor, normalized into [0, limit); false if out of range. */
-static inline bool read_index(const og_tensor *t, int64_t i, int64_t limit, int64_t *out)
+/* Index v normalized into [0, limit) in *out (a negative one counts from the end); false if
+ * out of range (*out is then left as it was). */
+static inline bool norm_index(int64_t v, int64_t limit, int64_t *out)
 {
-    int64_t v =
-        t->dtype == OG_INT32 ? ((const int32_t *)t->data)[i] : ((const int64_t *)t->data)[i];
     int64_t w = v < 0 ? v + limit : v;
+    if (w < 0 || w >= limit) return false;
     *out = w;
-    return w >= 0 && w < limit;
+    return true;
 }
 
-static og_status index_error(const og_kernel_ctx *k, const og_tensor *t, int64_t i, int64_t limit,
+/* Index element i, of value v, is out of range. */
+static og_status index_error(const og_kernel_ctx *k, int64_t v, int64_t i, int64_t limit,
                              const char *what)
 {
-    int64_t v =
-        t->dtype == OG_INT32 ? ((const int32_t *)t->data)[i] : ((const int64_t *)t->data)[i];
     return og_kernel_error(k, OG_ERR_RUNTIME,
                            "input 1 (indices) element %lld has value %lld, out of range "
                            "[%lld, %lld) for %s of size %lld",
@@ -45,9 +44,51 @@ static og_status index_error(const og_kernel_ctx *k, const og_tensor *t, int64_t
 static og_status check_index_type(const og_kernel_ctx *k, const og_tensor *t)
 {
     if (t->dtype != OG_INT32 && t->dtype != OG_INT64)
-        return og_kernel_error(k, OG_ERR_TYPE, "input 1 (indices) must be int32 or int64, got %s",
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED,
+                               "input 1 (indices) must be int32 or int64, got %s",
                                og_dtype_name(t->dtype));
     return OG_OK;
+}
+
+/* The indices' typed read: n int32 or int64 indices from element `from`, widened to int64.
+ * Gather, GatherElements and GatherND bind it (select_index); the Scatter kernels, whose
+ * binding is their update loop, pick it once per call. */
+typedef struct index_read {
+    void (*widen)(const void *ind, int64_t from, int64_t n, int64_t *out);
+    /* the n indices normalized into [0, limit) in out: the first out of range, or -1 */
+    int64_t (*normalize)(const void *ind, int64_t n, int64_t limit, int64_t *out);
+} index_read;
+#define INDEX_READ(S, T)                                                                           \
+    static void widen_##S(const void *ind, int64_t from, int64_t n, int64_t *out)                  \
+    {                                                                                              \
+        const T *v = (const T *)ind + from;                                                        \
+        for (int64_t i = 0; i < n; i++) out[i] = v[i];                                             \
+    }                                                                                              \
+    static int64_t normalize_##S(const void *ind, int64_t n, int64_t limit, int64_t *out)          \
+    {                                                                                              \
+        const T *v = ind;                                                                          \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            int64_t w = v[i] < 0 ? (int64_t)v[i] + limit : (int64_t)v[i];                          \
+            if (w < 0 || w >= limit) return i;                                                     \
+            out[i] = w;                                                                            \
+        }                                                                                          \
+        return -1;                                                                                 \
+    }
+INDEX_READ(i32, int32_t)
+INDEX_READ(i64, int64_t)
+static const index_read index_reads[2] = {{widen_i32, normalize_i32}, {widen_i64, normalize_i64}};
+
+static const void *select_index(const og_node *n, og_dtype t)
+{
+    (void)n;
+    return t == OG_INT32 ? &index_reads[0] : t == OG_INT64 ? &index_reads[1] : NULL;
+}
+
+/* The read of call k: its binding when bound, else the one of the indices' dtype (after
+ * check_index_type). */
+static const index_read *index_read_of(const og_kernel_ctx *k, const og_tensor *ind, bool bound)
+{
+    return bound && k->impl ? k->impl : select_index(k->node, ind->dtype);
 }
 
 static int64_t *alloc_offsets(const og_kernel_ctx *k, int64_t n)
@@ -236,19 +277,21 @@ static og_status k_gather(const og_kernel_ctx *k, const og_tensor *const *in, in
     const og_index_params *p = k->params;
     const og_tensor *data = in[0], *ind = in[1];
     og_tensor *y = out[0];
-    og_status st = check_index_type(k, ind);
+    og_status st = k->impl ? OG_OK : check_index_type(k, ind);
     if (st) return st;
+    const index_read *rd = index_read_of(k, ind, true);
     int r = data->rank, axis = norm_axis(p->axis, r);
     int64_t outer = numel_of(r, data->dims, 0, axis), n_axis = data->dims[axis];
     int64_t inner = numel_of(r, data->dims, axis + 1, r), n_ind = ind->numel;
     if (y->numel == 0) return OG_OK;
     int64_t *off = alloc_offsets(k, n_ind);
     if (!off) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
-    for (int64_t j = 0; j < n_ind; j++)
-        if (!read_index(ind, j, n_axis, &off[j])) {
-            st = index_error(k, ind, j, n_axis, "data axis");
-            goto done;
-        }
+    int64_t bad = rd->normalize(ind->data, n_ind, n_axis, off);
+    if (bad >= 0) {
+        rd->widen(ind->data, bad, 1, off);
+        st = index_error(k, off[0], bad, n_axis, "data axis");
+        goto done;
+    }
     size_t es = og_dtype_storage_size(data->dtype);
     if (inner == 1)
         gather_rows(k, es, y->data, data->data, off, outer, n_ind, n_axis);
@@ -265,7 +308,7 @@ done:
 
 /* Offsets into data (element units) of every element of indices, along `axis`. */
 static og_status element_offsets(const og_kernel_ctx *k, const og_tensor *data,
-                                 const og_tensor *ind, int axis, int64_t *off)
+                                 const og_tensor *ind, const index_read *rd, int axis, int64_t *off)
 {
     int r = data->rank;
     int64_t ds[OG_MAX_RANK];
@@ -283,19 +326,20 @@ static og_status element_offsets(const og_kernel_ctx *k, const og_tensor *data,
         }
         int64_t *o = off + row * last;
         int64_t i0 = row * last;
+        rd->widen(ind->data, i0, last, o);
         if (axis == r - 1) {
             for (int64_t j = 0; j < last; j++) {
                 int64_t v;
-                if (!read_index(ind, i0 + j, n_axis, &v))
-                    return index_error(k, ind, i0 + j, n_axis, "data axis");
+                if (!norm_index(o[j], n_axis, &v))
+                    return index_error(k, o[j], i0 + j, n_axis, "data axis");
                 o[j] = base + v;
             }
         } else {
             int64_t sa = ds[axis];
             for (int64_t j = 0; j < last; j++) {
                 int64_t v;
-                if (!read_index(ind, i0 + j, n_axis, &v))
-                    return index_error(k, ind, i0 + j, n_axis, "data axis");
+                if (!norm_index(o[j], n_axis, &v))
+                    return index_error(k, o[j], i0 + j, n_axis, "data axis");
                 o[j] = base + j + v * sa;
             }
         }
@@ -307,12 +351,13 @@ static og_status k_gather_elements(const og_kernel_ctx *k, const og_tensor *cons
                                    og_tensor *const *out, int n_out)
 {
     const og_index_params *p = k->params;
-    og_status st = check_index_type(k, in[1]);
+    og_status st = k->impl ? OG_OK : check_index_type(k, in[1]);
     if (st) return st;
     if (out[0]->numel == 0) return OG_OK;
     int64_t *off = alloc_offsets(k, in[1]->numel);
     if (!off) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
-    st = element_offsets(k, in[0], in[1], norm_axis(p->axis, in[0]->rank), off);
+    st = element_offsets(k, in[0], in[1], index_read_of(k, in[1], true),
+                         norm_axis(p->axis, in[0]->rank), off);
     if (!st)
         gather_elems(k, og_dtype_storage_size(in[0]->dtype), out[0]->data, in[0]->data, off,
                      in[1]->numel);
@@ -331,7 +376,8 @@ static og_status k_scatter_elements(const og_kernel_ctx *k, const og_tensor *con
     if (in[1]->numel == 0) return OG_OK;
     int64_t *off = alloc_offsets(k, in[1]->numel);
     if (!off) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
-    st = element_offsets(k, in[0], in[1], norm_axis(p->axis, in[0]->rank), off);
+    st = element_offsets(k, in[0], in[1], index_read_of(k, in[1], false),
+                         norm_axis(p->axis, in[0]->rank), off);
     if (!st) st = scatter_apply(k, out[0], in[2], off, in[1]->numel, 1, p->reduction);
     og_free(k->alloc, off);
     return st;
@@ -342,7 +388,7 @@ static og_status k_scatter_elements(const og_kernel_ctx *k, const og_tensor *con
 /* Offsets (in units of `slice`-element blocks of data) of every index tuple of `ind`
  * (shape [batch..., n..., m]) into data, batch_dims b. */
 static og_status nd_offsets(const og_kernel_ctx *k, const og_tensor *data, const og_tensor *ind,
-                            int b, int64_t *off)
+                            const index_read *rd, int b, int64_t *off)
 {
     int q = ind->rank;
     int64_t m = ind->dims[q - 1];
@@ -357,13 +403,14 @@ static og_status nd_offsets(const og_kernel_ctx *k, const og_tensor *data, const
     int64_t batch_blocks = s; /* blocks per batch entry */
     for (int64_t bi = 0; bi < batch; bi++)
         for (int64_t t = 0; t < tuples; t++) {
-            int64_t i = bi * tuples + t, o = bi * batch_blocks;
+            int64_t i = bi * tuples + t, o = bi * batch_blocks, tv[OG_MAX_RANK];
+            rd->widen(ind->data, i * m, m, tv);
             for (int64_t c = 0; c < m; c++) {
                 int64_t v, lim = data->dims[b + c];
-                if (!read_index(ind, i * m + c, lim, &v)) {
+                if (!norm_index(tv[c], lim, &v)) {
                     char what[64];
                     snprintf(what, sizeof what, "data axis %d", (int)(b + c));
-                    return index_error(k, ind, i * m + c, lim, what);
+                    return index_error(k, tv[c], i * m + c, lim, what);
                 }
                 o += v * bs[b + c];
             }
@@ -377,7 +424,7 @@ static og_status k_gather_nd(const og_kernel_ctx *k, const og_tensor *const *in,
 {
     const og_index_params *p = k->params;
     const og_tensor *data = in[0], *ind = in[1];
-    og_status st = check_index_type(k, ind);
+    og_status st = k->impl ? OG_OK : check_index_type(k, ind);
     if (st) return st;
     if (out[0]->numel == 0) return OG_OK;
     int b = (int)p->batch_dims, q = ind->rank;
@@ -386,7 +433,7 @@ static og_status k_gather_nd(const og_kernel_ctx *k, const og_tensor *const *in,
     int64_t slice = numel_of(data->rank, data->dims, b + (int)m, data->rank);
     int64_t *off = alloc_offsets(k, n);
     if (!off) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
-    st = nd_offsets(k, data, ind, b, off);
+    st = nd_offsets(k, data, ind, index_read_of(k, ind, true), b, off);
     if (!st) {
         size_t es = og_dtype_size(data->dtype);
         if (slice == 1)
@@ -413,7 +460,7 @@ static og_status k_scatter_nd(const og_kernel_ctx *k, const og_tensor *const *in
     if (n == 0 || slice == 0) return OG_OK;
     int64_t *off = alloc_offsets(k, n);
     if (!off) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
-    st = nd_offsets(k, data, ind, 0, off);
+    st = nd_offsets(k, data, ind, index_read_of(k, ind, false), 0, off);
     if (!st) st = scatter_apply(k, out[0], in[2], off, n, slice, p->reduction);
     og_free(k->alloc, off);
     return st;
@@ -442,12 +489,119 @@ static void fill_elems(void *o, const void *v, size_t es, int64_t n)
     }
 }
 
+/* OneHot's stores, by element size: for the m indices from flat index s0 (index s is at
+ * (a, i) = (s / inner, s % inner)), output element (a·depth + pos[e])·inner + i := v where
+ * pos[e] >= 0. */
+#define OG_SET_AT_T(T)                                                                             \
+    static void set_at_##T(T *restrict o, int64_t s0, int64_t inner, int64_t depth,                \
+                           const int64_t *pos, int64_t m, T v)                                     \
+    {                                                                                              \
+        int64_t a = s0 / inner, i = s0 % inner;                                                    \
+        for (int64_t e = 0; e < m; e++) {                                                          \
+            if (pos[e] >= 0) o[(a * depth + pos[e]) * inner + i] = v;                              \
+            if (++i == inner) {                                                                    \
+                i = 0;                                                                             \
+                a++;                                                                               \
+            }                                                                                      \
+        }                                                                                          \
+    }
+OG_SET_AT_T(uint8_t)
+OG_SET_AT_T(uint16_t)
+OG_SET_AT_T(uint32_t)
+OG_SET_AT_T(uint64_t)
+
+static void set_at(void *o, int64_t s0, int64_t inner, int64_t depth, const int64_t *pos, int64_t m,
+                   const void *v, size_t es)
+{
+    switch (es) {
+    case 1: {
+        uint8_t b;
+        memcpy(&b, v, 1);
+        set_at_uint8_t(o, s0, inner, depth, pos, m, b);
+    } break;
+    case 2: {
+        uint16_t b;
+        memcpy(&b, v, 2);
+        set_at_uint16_t(o, s0, inner, depth, pos, m, b);
+    } break;
+    case 4: {
+        uint32_t b;
+        memcpy(&b, v, 4);
+        set_at_uint32_t(o, s0, inner, depth, pos, m, b);
+    } break;
+    default: {
+        uint64_t b;
+        memcpy(&b, v, 8);
+        set_at_uint64_t(o, s0, inner, depth, pos, m, b);
+    } break;
+    }
+}
+
+/* OneHot's loop for indices of C type T: n positions from element off, each normalised
+ * into [0, depth) (a negative one counts from the end) or -1 when outside [-depth, depth)
+ * (a float is truncated after a range check, so that no cast overflows). */
+#define OH_POS(NAME, T, IS_FLOAT)                                                                  \
+    static void NAME(const void *iv, int64_t off, int64_t n, int64_t depth, int64_t *pos)          \
+    {                                                                                              \
+        const T *ind = (const T *)iv + off;                                                        \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            int64_t v;                                                                             \
+            if (IS_FLOAT) {                                                                        \
+                double f = (double)ind[i];                                                         \
+                if (!(f > -(double)depth - 1.0 && f < (double)depth + 1.0)) {                      \
+                    pos[i] = -1;                                                                   \
+                    continue;                                                                      \
+                }                                                                                  \
+                v = (int64_t)f;                                                                    \
+            } else {                                                                               \
+                v = (int64_t)ind[i];                                                               \
+            }                                                                                      \
+            if (v < 0) v += depth;                                                                 \
+            pos[i] = v < 0 || v >= depth ? -1 : v;                                                 \
+        }                                                                                          \
+    }
+OH_POS(oh_pos_f32, float, 1)
+OH_POS(oh_pos_f64, double, 1)
+OH_POS(oh_pos_i8, int8_t, 0)
+OH_POS(oh_pos_i16, int16_t, 0)
+OH_POS(oh_pos_i32, int32_t, 0)
+OH_POS(oh_pos_i64, int64_t, 0)
+OH_POS(oh_pos_u8, uint8_t, 0)
+OH_POS(oh_pos_u16, uint16_t, 0)
+OH_POS(oh_pos_u32, uint32_t, 0)
+OH_POS(oh_pos_u64, uint64_t, 0)
+
+typedef struct oh_loops {
+    og_dtype t;
+    void (*pos)(const void *ind, int64_t off, int64_t n, int64_t depth, int64_t *pos);
+} oh_loops;
+/* the indices' dtypes OneHot's inference admits */
+static const oh_loops oh_t[] = {{OG_FLOAT, oh_pos_f32},  {OG_DOUBLE, oh_pos_f64},
+                                {OG_INT8, oh_pos_i8},    {OG_INT16, oh_pos_i16},
+                                {OG_INT32, oh_pos_i32},  {OG_INT64, oh_pos_i64},
+                                {OG_UINT8, oh_pos_u8},   {OG_UINT16, oh_pos_u16},
+                                {OG_UINT32, oh_pos_u32}, {OG_UINT64, oh_pos_u64}};
+
+static const void *select_onehot(const og_node *n, og_dtype t)
+{
+    (void)n;
+    for (size_t i = 0; i < sizeof oh_t / sizeof oh_t[0]; i++)
+        if (oh_t[i].t == t) return &oh_t[i];
+    return NULL;
+}
+
+/* The indices are read by the loop bound to their dtype; the values (off, on) are moved by
+ * their element size. */
 static og_status k_onehot(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                           og_tensor *const *out, int n_out)
 {
     const og_index_params *p = k->params;
     const og_tensor *ind = in[0], *vals = in[2];
     og_tensor *y = out[0];
+    const oh_loops *l = k->impl ? k->impl : select_onehot(k->node, ind->dtype);
+    if (!l)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "input 0 (indices) is %s, not supported",
+                               og_dtype_name(ind->dtype));
     int axis = norm_axis(p->axis, ind->rank + 1);
     int64_t depth = y->dims[axis];
     int64_t outer = numel_of(ind->rank, ind->dims, 0, axis);
@@ -458,47 +612,104 @@ static og_status k_onehot(const og_kernel_ctx *k, const og_tensor *const *in, in
     const char *off_v = vals->data, *on_v = off_v + es;
     fill_elems(y->data, off_v, es, y->numel);
     char *o = y->data;
-    bool is_float = og_dtype_is_float(ind->dtype);
-    for (int64_t a = 0; a < outer; a++)
-        for (int64_t i = 0; i < inner; i++) {
-            int64_t src = a * inner + i, v;
-            if (is_float) {
-                double f = og_tensor_get_f64(ind, src);
-                /* out of [-depth, depth) gives an all-off row, per the spec */
-                if (!(f > -(double)depth - 1.0 && f < (double)depth + 1.0)) continue;
-                v = (int64_t)f;
-            } else {
-                v = og_tensor_get_i64(ind, src);
-            }
-            if (v < 0) v += depth;
-            if (v < 0 || v >= depth) continue;
-            memcpy(o + (size_t)((a * depth + v) * inner + i) * es, on_v, es);
-        }
+    int64_t pos[256]; /* the positions of a block of indices, in flat order */
+    for (int64_t s0 = 0; s0 < outer * inner; s0 += 256) {
+        int64_t m = outer * inner - s0 < 256 ? outer * inner - s0 : 256;
+        l->pos(ind->data, s0, m, depth, pos);
+        set_at(o, s0, inner, depth, pos, m, on_v, es);
+    }
     return OG_OK;
 }
 
 /* ---- table ----------------------------------------------------------------------- */
 
+/* NonZero's loop for x of C type T: the flat indices of the nonzero elements of [from, n),
+ * at most cap of them, into idx; returns how many, and in *next where the scan stopped.
+ * NZ(v) says whether element v is nonzero: floats compare with 0 (NaN is nonzero, -0 is
+ * zero), the 16-bit floats by their bits less the sign, the 8-bit floats as numbers. */
+#define NZ_LOOP(NAME, T, NZ)                                                                       \
+    static int64_t NAME(const void *xv, int64_t from, int64_t n, int64_t *idx, int64_t cap,        \
+                        int64_t *next)                                                             \
+    {                                                                                              \
+        const T *x = xv;                                                                           \
+        int64_t c = 0, i = from;                                                                   \
+        for (; i < n && c < cap; i++) {                                                            \
+            T v = x[i];                                                                            \
+            if (NZ) idx[c++] = i;                                                                  \
+        }                                                                                          \
+        *next = i;                                                                                 \
+        return c;                                                                                  \
+    }
+NZ_LOOP(nz_f32, float, v != 0.0f)
+NZ_LOOP(nz_f64, double, v != 0.0)
+NZ_LOOP(nz_half, uint16_t, (v & 0x7fff) != 0) /* float16 and bfloat16 */
+NZ_LOOP(nz_b1, uint8_t, v != 0)               /* int8, uint8, bool, int4, uint4 (a byte each) */
+NZ_LOOP(nz_b2, uint16_t, v != 0)
+NZ_LOOP(nz_b4, uint32_t, v != 0)
+NZ_LOOP(nz_b8, uint64_t, v != 0)
+NZ_LOOP(nz_e4m3fn, uint8_t, og_float8_to_double(v, OG_FLOAT8E4M3FN) != 0.0)
+NZ_LOOP(nz_e4m3fnuz, uint8_t, og_float8_to_double(v, OG_FLOAT8E4M3FNUZ) != 0.0)
+NZ_LOOP(nz_e5m2, uint8_t, og_float8_to_double(v, OG_FLOAT8E5M2) != 0.0)
+NZ_LOOP(nz_e5m2fnuz, uint8_t, og_float8_to_double(v, OG_FLOAT8E5M2FNUZ) != 0.0)
+
+typedef struct nz_loop {
+    og_dtype t;
+    int64_t (*find)(const void *x, int64_t from, int64_t n, int64_t *idx, int64_t cap,
+                    int64_t *next);
+} nz_loop;
+static const nz_loop nz_t[] = {{OG_FLOAT, nz_f32},
+                               {OG_DOUBLE, nz_f64},
+                               {OG_FLOAT16, nz_half},
+                               {OG_BFLOAT16, nz_half},
+                               {OG_INT8, nz_b1},
+                               {OG_INT16, nz_b2},
+                               {OG_INT32, nz_b4},
+                               {OG_INT64, nz_b8},
+                               {OG_UINT8, nz_b1},
+                               {OG_UINT16, nz_b2},
+                               {OG_UINT32, nz_b4},
+                               {OG_UINT64, nz_b8},
+                               {OG_BOOL, nz_b1},
+                               {OG_INT4, nz_b1},
+                               {OG_UINT4, nz_b1},
+                               {OG_FLOAT8E4M3FN, nz_e4m3fn},
+                               {OG_FLOAT8E4M3FNUZ, nz_e4m3fnuz},
+                               {OG_FLOAT8E5M2, nz_e5m2},
+                               {OG_FLOAT8E5M2FNUZ, nz_e5m2fnuz}};
+
+static const void *select_nonzero(const og_node *n, og_dtype t)
+{
+    (void)n;
+    for (size_t i = 0; i < sizeof nz_t / sizeof nz_t[0]; i++)
+        if (nz_t[i].t == t) return &nz_t[i];
+    return NULL;
+}
+
 static og_status k_nonzero(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                            og_tensor *const *out, int n_out)
 {
-    (void)k;
     (void)n_in;
     (void)n_out;
     const og_tensor *x = in[0];
     og_tensor *y = out[0];
-    int64_t *idx = y->data, count = y->dims[1], c = 0;
-    int64_t strides[OG_MAX_RANK];
+    const nz_loop *l = k->impl ? k->impl : select_nonzero(k->node, x->dtype);
+    if (!l)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
+                               og_dtype_name(x->dtype));
+    int64_t *idx = y->data, count = y->dims[1], c = 0, from = 0;
+    int64_t strides[OG_MAX_RANK], flat[256];
     og_strides(x->rank, x->dims, strides);
-    for (int64_t i = 0; i < x->numel && c < count; i++) {
-        if (og_tensor_get_f64(x, i) == 0.0) continue;
-        int64_t rem = i;
-        for (int d = 0; d < x->rank; d++) {
-            idx[d * count + c] = rem / strides[d];
-            rem %= strides[d];
+    while (c < count && from < x->numel) {
+        int64_t cap = count - c < 256 ? count - c : 256;
+        int64_t got = l->find(x->data, from, x->numel, flat, cap, &from);
+        for (int64_t e = 0; e < got; e++, c++) {
+            int64_t rem = flat[e];
+            for (int d = 0; d < x->rank; d++) {
+                idx[d * count + c] = rem / strides[d];
+                rem %= strides[d];
+            }
+            if (x->rank == 0) idx[c] = 0;
         }
-        if (x->rank == 0) idx[c] = 0;
-        c++;
     }
     return OG_OK;
 }
@@ -507,10 +718,10 @@ static og_status k_nonzero(const og_kernel_ctx *k, const og_tensor *const *in, i
 static const og_dtype index_types[] = {OG_INT32, OG_INT64, 0};
 
 /* Gather* and Scatter* move data of any dtype by element size: their constraint is on the
- * indices, input 1.  A Scatter reduction other than none needs float32, float64, int32 or
- * int64 data (it depends on the attribute; scatter_apply checks it).  NonZero and OneHot
- * read values of any dtype through og_tensor_get_f64/i64, and OneHot writes its values'
- * bytes: no constraint. */
+ * indices, input 1, whose typed read Gather* bind (select_index).  A Scatter reduction other than
+ * none needs float32, float64, int32 or int64 data (it depends on the attribute; scatter_apply
+ * checks it).  NonZero binds the scan of its input's dtype (select_nonzero).  OneHot binds the loop
+ * of its indices' dtype (select_onehot) and moves its values' bytes. */
 /* ---- Compress, ReverseSequence ----------------------------------------------------- */
 
 /* y = the slices of x along the axis (the elements of flattened x) where condition holds:
@@ -579,23 +790,30 @@ static og_status k_reverse_sequence(const og_kernel_ctx *k, const og_tensor *con
 }
 
 const og_kernel_def og_cpu_index[] = {
-    {.name = "NonZero", .domain = "", .fn = k_nonzero},
+    {.name = "NonZero", .domain = "", .fn = k_nonzero, .select = select_nonzero},
     {.name = "Compress", .domain = "", .fn = k_compress},
     {.name = "ReverseSequence", .domain = "", .fn = k_reverse_sequence},
     {.name = "Gather",
      .domain = "",
      .fn = k_gather,
      .types = index_types,
+     .select = select_index,
      .type_input = 1,
      .strings = 1},
     {.name = "GatherElements",
      .domain = "",
      .fn = k_gather_elements,
      .types = index_types,
+     .select = select_index,
      .type_input = 1,
      .strings = 1},
-    {.name = "GatherND", .domain = "", .fn = k_gather_nd, .types = index_types, .type_input = 1},
-    {.name = "OneHot", .domain = "", .fn = k_onehot},
+    {.name = "GatherND",
+     .domain = "",
+     .fn = k_gather_nd,
+     .types = index_types,
+     .select = select_index,
+     .type_input = 1},
+    {.name = "OneHot", .domain = "", .fn = k_onehot, .select = select_onehot},
     {.name = "Scatter",
      .domain = "",
      .fn = k_scatter_elements,

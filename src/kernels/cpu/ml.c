@@ -8,27 +8,6 @@
 #include "kernels/cpu/ml.h"
 #include "ops/ml_params.h"
 
-/* ---- element access --------------------------------------------------------------- */
-
-static inline double get(const og_tensor *t, int64_t i)
-{
-    switch (t->dtype) {
-    case OG_FLOAT: return ((const float *)t->data)[i];
-    case OG_DOUBLE: return ((const double *)t->data)[i];
-    case OG_INT64: return (double)((const int64_t *)t->data)[i];
-    case OG_INT32: return ((const int32_t *)t->data)[i];
-    default: return og_tensor_get_f64(t, i);
-    }
-}
-
-static inline void put(og_tensor *t, int64_t i, double v)
-{
-    if (t->dtype == OG_DOUBLE)
-        ((double *)t->data)[i] = v;
-    else
-        ((float *)t->data)[i] = (float)v;
-}
-
 /* ---- the bound element loops (og_ml_io) ------------------------------------------- */
 
 #define ML_LOAD(NAME, T)                                                                           \
@@ -212,14 +191,24 @@ static og_status k_zipmap(const og_kernel_ctx *k, const og_tensor *const *in, in
     og_tensor *seq = out[0], *keys = NULL, *vals = NULL;
     int64_t c = p->n_keys, n = x->rank == 1 ? 1 : x->dims[0];
     og_dtype vd = p->double_out ? OG_DOUBLE : OG_FLOAT;
+    const og_ml_io *io = og_ml_io_bound(k, x->dtype, p->double_out);
+    if (!io)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
+                               og_dtype_name(x->dtype));
     og_status st =
         p->strings ? og_tensor_from_strings(1, &c, (const char *const *)p->keys_s, k->alloc, &keys)
                    : og_tensor_from_data(OG_INT64, 1, &c, p->keys_i, (size_t)c * sizeof(int64_t),
                                          k->alloc, &keys);
-    /* the values: one copy of X, each map's scalars views into it */
+    /* the values: one copy of X in the output's float type (the bound og_ml_io), each
+     * map's scalars views into it */
     int64_t total = n * c;
     if (!st) st = og_tensor_alloc(vd, 1, &total, k->alloc, &vals);
-    for (int64_t i = 0; !st && i < total; i++) put(vals, i, get(x, i));
+    double b[256];
+    for (int64_t i0 = 0; !st && i0 < total; i0 += 256) {
+        int64_t m = total - i0 < 256 ? total - i0 : 256;
+        io->load(x->data, i0, m, b);
+        io->store(vals->data, i0, m, b);
+    }
     size_t es = og_dtype_size(vd);
     for (int64_t r = 0; !st && r < n; r++) {
         og_tensor *map = NULL;
@@ -349,33 +338,119 @@ static og_status k_binarizer(const og_kernel_ctx *k, const og_tensor *const *in,
     return OG_OK;
 }
 
+/* Imputer's loop for x and y of C type T: a float x compares as a double with the
+ * replaced float (NaN matching NaN) and takes the imputed float, an integer x compares
+ * with the replaced int64 and takes the imputed int64, both converted to T. */
+#define IMP_LOOP(NAME, T, IS_FLOAT)                                                                \
+    static void NAME(const void *xv, void *yv, int64_t n, int64_t f, const og_imputer_params *p)   \
+    {                                                                                              \
+        const T *x = xv;                                                                           \
+        T *y = yv;                                                                                 \
+        bool per_col = p->n_imp == f && f;                                                         \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            int64_t j = per_col ? i % f : 0;                                                       \
+            if (IS_FLOAT) {                                                                        \
+                double v = (double)x[i], r = p->rep_f;                                             \
+                bool hit = isnan(r) ? isnan(v) : v == r;                                           \
+                y[i] = hit ? (T)p->imp_f[j] : x[i];                                                \
+            } else {                                                                               \
+                int64_t v = (int64_t)x[i];                                                         \
+                y[i] = (T)(v == p->rep_i ? p->imp_i[j] : v);                                       \
+            }                                                                                      \
+        }                                                                                          \
+    }
+IMP_LOOP(imp_f32, float, 1)
+IMP_LOOP(imp_f64, double, 1)
+IMP_LOOP(imp_i64, int64_t, 0)
+IMP_LOOP(imp_i32, int32_t, 0)
+
+typedef struct imp_loops {
+    void (*fn)(const void *x, void *y, int64_t n, int64_t f, const og_imputer_params *p);
+    bool floats; /* reads imputed and replaced floats (else int64s) */
+} imp_loops;
+static const imp_loops imp_t[4] = {
+    {imp_f32, true}, {imp_f64, true}, {imp_i64, false}, {imp_i32, false}};
+
+/* x's loop (y has x's dtype): float x for imputed floats, integer x for imputed int64s */
+static const void *select_imputer(const og_node *n, og_dtype t)
+{
+    const imp_loops *l = t == OG_FLOAT    ? &imp_t[0]
+                         : t == OG_DOUBLE ? &imp_t[1]
+                         : t == OG_INT64  ? &imp_t[2]
+                         : t == OG_INT32  ? &imp_t[3]
+                                          : NULL;
+    return l && l->floats != ((const og_imputer_params *)n->params)->ints ? l : NULL;
+}
+
 static og_status k_imputer(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                            og_tensor *const *out, int n_out)
 {
     const og_imputer_params *p = k->params;
     const og_tensor *x = in[0];
     og_tensor *y = out[0];
+    const imp_loops *l = k->impl ? k->impl : select_imputer(k->node, x->dtype);
+    if (!l)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
+                               og_dtype_name(x->dtype));
+    if (p->ints == l->floats) /* inference checks it */
+        return og_kernel_error(k, OG_ERR_TYPE, "input X is %s but the imputed values are %s",
+                               og_dtype_name(x->dtype), p->ints ? "int64s" : "floats");
     int64_t f = x->rank == 1 ? x->dims[0] : x->dims[1];
-    for (int64_t i = 0; i < x->numel; i++) {
-        int64_t j = p->n_imp == f && f ? i % f : 0;
-        if (p->ints) {
-            int64_t v = x->dtype == OG_INT64 ? ((const int64_t *)x->data)[i]
-                                             : ((const int32_t *)x->data)[i];
-            if (v == p->rep_i) v = p->imp_i[j];
-            if (y->dtype == OG_INT64)
-                ((int64_t *)y->data)[i] = v;
-            else
-                ((int32_t *)y->data)[i] = (int32_t)v;
-        } else {
-            double v = get(x, i), r = p->rep_f;
-            bool hit = isnan(r) ? isnan(v) : v == r;
-            put(y, i, hit ? p->imp_f[j] : v);
-        }
-    }
+    l->fn(x->data, y->data, x->numel, f, p);
     return OG_OK;
 }
 
 /* ---- OneHotEncoder ------------------------------------------------------------------ */
+
+/* OneHotEncoder's loops: the int64 keys of n numbers of x from element off (an int64 as it
+ * is, the others cast as onnxruntime does: through double, those out of int64's range or
+ * NaN to INT64_MIN; NULL for strings), and a 1 written at element i of y (float32 or
+ * float64). */
+#define OH_KEYS(NAME, T)                                                                           \
+    static void NAME(const void *xv, int64_t off, int64_t n, int64_t *key)                         \
+    {                                                                                              \
+        const T *x = (const T *)xv + off;                                                          \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            double v = (double)x[i];                                                               \
+            key[i] = fabs(v) < 9.2e18 ? (int64_t)v : INT64_MIN;                                    \
+        }                                                                                          \
+    }
+OH_KEYS(oh_keys_f32, float)
+OH_KEYS(oh_keys_f64, double)
+OH_KEYS(oh_keys_i32, int32_t)
+
+static void oh_keys_i64(const void *xv, int64_t off, int64_t n, int64_t *key)
+{
+    memcpy(key, (const int64_t *)xv + off, (size_t)n * sizeof *key);
+}
+
+static void oh_one_f32(void *y, int64_t i) { ((float *)y)[i] = 1.0f; }
+static void oh_one_f64(void *y, int64_t i) { ((double *)y)[i] = 1.0; }
+
+typedef struct oh_loops {
+    void (*keys)(const void *x, int64_t off, int64_t n, int64_t *key); /* NULL: strings */
+    void (*one)(void *y, int64_t i);
+} oh_loops;
+/* [x: string, float32, float64, int64, int32][output float32, float64] */
+static const oh_loops oh_t[5][2] = {{{NULL, oh_one_f32}, {NULL, oh_one_f64}},
+                                    {{oh_keys_f32, oh_one_f32}, {oh_keys_f32, oh_one_f64}},
+                                    {{oh_keys_f64, oh_one_f32}, {oh_keys_f64, oh_one_f64}},
+                                    {{oh_keys_i64, oh_one_f32}, {oh_keys_i64, oh_one_f64}},
+                                    {{oh_keys_i32, oh_one_f32}, {oh_keys_i32, oh_one_f64}}};
+
+/* x's loops (strings for string categories, numbers for int64 ones) and the output's
+ * (float64 when the node declares it) */
+static const void *select_onehot(const og_node *n, og_dtype t)
+{
+    if ((t == OG_STRING) != ((const og_onehot_params *)n->params)->strings) return NULL;
+    int i = t == OG_STRING   ? 0
+            : t == OG_FLOAT  ? 1
+            : t == OG_DOUBLE ? 2
+            : t == OG_INT64  ? 3
+            : t == OG_INT32  ? 4
+                             : -1;
+    return i < 0 ? NULL : &oh_t[i][((const og_onehot_params *)n->params)->double_out];
+}
 
 static og_status k_onehot(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                           og_tensor *const *out, int n_out)
@@ -383,82 +458,155 @@ static og_status k_onehot(const og_kernel_ctx *k, const og_tensor *const *in, in
     const og_onehot_params *p = k->params;
     const og_tensor *x = in[0];
     og_tensor *y = out[0];
+    const oh_loops *l = k->impl ? k->impl : select_onehot(k->node, x->dtype);
+    if (!l || (p->strings != (l->keys == NULL)))
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
+                               og_dtype_name(x->dtype));
     int64_t nc = p->n_cats;
     memset(y->data, 0, (size_t)y->numel * og_dtype_size(y->dtype));
-    for (int64_t i = 0; i < x->numel; i++) {
-        int64_t hit = -1;
-        if (p->strings) {
-            const char *s = og_tensor_str(x, i);
-            for (int64_t c = 0; c < nc && hit < 0; c++)
-                if (strcmp(s, p->cats_s[c]) == 0) hit = c;
-        } else {
-            /* numbers are cast to int64 first, as onnxruntime does */
-            double v = get(x, i);
-            int64_t iv = x->dtype == OG_INT64 ? ((const int64_t *)x->data)[i]
-                         : fabs(v) < 9.2e18   ? (int64_t)v
-                                              : INT64_MIN;
-            for (int64_t c = 0; c < nc && hit < 0; c++)
-                if (p->cats_i[c] == iv) hit = c;
+    int64_t key[256]; /* a block of x's keys */
+    for (int64_t i0 = 0; i0 < x->numel; i0 += 256) {
+        int64_t m = x->numel - i0 < 256 ? x->numel - i0 : 256;
+        if (l->keys) l->keys(x->data, i0, m, key);
+        for (int64_t e = 0; e < m; e++) {
+            int64_t i = i0 + e, hit = -1;
+            if (!l->keys) {
+                const char *s = og_tensor_str(x, i);
+                for (int64_t c = 0; c < nc && hit < 0; c++)
+                    if (strcmp(s, p->cats_s[c]) == 0) hit = c;
+            } else {
+                for (int64_t c = 0; c < nc && hit < 0; c++)
+                    if (p->cats_i[c] == key[e]) hit = c;
+            }
+            if (hit >= 0)
+                l->one(y->data, i * nc + hit);
+            else if (!p->zeros)
+                return og_kernel_error(k, OG_ERR_RUNTIME,
+                                       "element %lld of X is no category, and 'zeros' is 0",
+                                       (long long)i);
         }
-        if (hit >= 0)
-            put(y, i * nc + hit, 1.0);
-        else if (!p->zeros)
-            return og_kernel_error(k, OG_ERR_RUNTIME,
-                                   "element %lld of X is no category, and 'zeros' is 0",
-                                   (long long)i);
     }
     return OG_OK;
 }
 
 /* ---- LabelEncoder, CategoryMapper ---------------------------------------------------- */
 
-/* Whether key i of `keys` equals element j of x (same dtype): strings by content, floats
- * as numbers (every NaN equal when nan_equal), integers by value. */
-static bool key_equal(const og_tensor *keys, int64_t i, const og_tensor *x, int64_t j,
-                      bool nan_equal)
-{
-    switch (x->dtype) {
-    case OG_STRING: return strcmp(og_tensor_str(keys, i), og_tensor_str(x, j)) == 0;
-    case OG_FLOAT:
-    case OG_DOUBLE: {
-        double a = get(keys, i), b = get(x, j);
-        return a == b || (nan_equal && isnan(a) && isnan(b));
-    }
-    default: return og_tensor_get_i64(keys, i) == og_tensor_get_i64(x, j);
-    }
-}
+/* The loops of a lookup, bound to the keys' dtype (x's) and the values' (y's): hash gives
+ * element i of a tensor of the keys' dtype its slot hash, equal compares key i with
+ * element j of x (strings by content, floats as numbers, every NaN equal when nan_equal,
+ * integers by value), copy writes value i of src at element j of y. */
+typedef struct lookup_loops {
+    uint64_t (*hash)(const og_tensor *t, int64_t i);
+    bool (*equal)(const og_tensor *keys, int64_t i, const og_tensor *x, int64_t j, bool nan_equal);
+    og_status (*copy)(og_tensor *y, int64_t j, const og_tensor *src, int64_t i);
+} lookup_loops;
 
-/* y[j] = src[i] (same dtype). */
-static og_status copy_elem(og_tensor *y, int64_t j, const og_tensor *src, int64_t i)
-{
-    if (y->dtype == OG_STRING) {
-        const char *s = og_tensor_str(src, i);
-        return og_tensor_set_str(y, j, s, strlen(s));
-    }
-    size_t es = og_dtype_size(y->dtype);
-    memcpy((char *)y->data + (size_t)j * es, (const char *)src->data + (size_t)i * es, es);
-    return OG_OK;
-}
+static uint64_t mix(uint64_t b) { return (b ^ (b >> 29)) * 1099511628211ull; }
 
-/* A hash of element i of a string or number tensor, for the lookup table. */
-static uint64_t elem_hash(const og_tensor *t, int64_t i)
+static uint64_t hash_str(const og_tensor *t, int64_t i)
 {
     uint64_t h = 1469598103934665603ull;
-    if (t->dtype == OG_STRING) {
-        for (const char *s = og_tensor_str(t, i); *s; s++)
-            h = (h ^ (unsigned char)*s) * 1099511628211ull;
-        return h;
+    for (const char *s = og_tensor_str(t, i); *s; s++)
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    return h;
+}
+
+static bool equal_str(const og_tensor *keys, int64_t i, const og_tensor *x, int64_t j, bool nan_eq)
+{
+    (void)nan_eq;
+    return strcmp(og_tensor_str(keys, i), og_tensor_str(x, j)) == 0;
+}
+
+static og_status copy_str(og_tensor *y, int64_t j, const og_tensor *src, int64_t i)
+{
+    const char *s = og_tensor_str(src, i);
+    return og_tensor_set_str(y, j, s, strlen(s));
+}
+
+/* floats hash and compare as doubles: NaN one key, -0 and 0 one key */
+#define LOOKUP_FLOAT(S, T)                                                                         \
+    static uint64_t hash_##S(const og_tensor *t, int64_t i)                                        \
+    {                                                                                              \
+        double v = (double)((const T *)t->data)[i];                                                \
+        if (isnan(v)) return 7;                                                                    \
+        if (v == 0) v = 0;                                                                         \
+        uint64_t b;                                                                                \
+        memcpy(&b, &v, sizeof b);                                                                  \
+        return mix(b);                                                                             \
+    }                                                                                              \
+    static bool equal_##S(const og_tensor *keys, int64_t i, const og_tensor *x, int64_t j,         \
+                          bool nan_eq)                                                             \
+    {                                                                                              \
+        double a = (double)((const T *)keys->data)[i], b = (double)((const T *)x->data)[j];        \
+        return a == b || (nan_eq && isnan(a) && isnan(b));                                         \
     }
-    if (t->dtype == OG_FLOAT || t->dtype == OG_DOUBLE) {
-        double v = get(t, i);
-        if (isnan(v)) return 7;
-        if (v == 0) v = 0; /* -0 and 0 are one key */
-        uint64_t b;
-        memcpy(&b, &v, sizeof b);
-        return (b ^ (b >> 29)) * 1099511628211ull;
+LOOKUP_FLOAT(f32, float)
+LOOKUP_FLOAT(f64, double)
+
+#define LOOKUP_INT(S, T)                                                                           \
+    static uint64_t hash_##S(const og_tensor *t, int64_t i)                                        \
+    {                                                                                              \
+        return mix((uint64_t)(int64_t)((const T *)t->data)[i]);                                    \
+    }                                                                                              \
+    static bool equal_##S(const og_tensor *keys, int64_t i, const og_tensor *x, int64_t j,         \
+                          bool nan_eq)                                                             \
+    {                                                                                              \
+        (void)nan_eq;                                                                              \
+        return ((const T *)keys->data)[i] == ((const T *)x->data)[j];                              \
     }
-    uint64_t b = (uint64_t)og_tensor_get_i64(t, i);
-    return (b ^ (b >> 29)) * 1099511628211ull;
+LOOKUP_INT(i64, int64_t)
+LOOKUP_INT(i32, int32_t)
+LOOKUP_INT(i16, int16_t)
+
+/* values move by size (a float's bits as they are) */
+#define LOOKUP_COPY(BYTES, U)                                                                      \
+    static og_status copy_##BYTES(og_tensor *y, int64_t j, const og_tensor *src, int64_t i)        \
+    {                                                                                              \
+        ((U *)y->data)[j] = ((const U *)src->data)[i];                                             \
+        return OG_OK;                                                                              \
+    }
+LOOKUP_COPY(8, uint64_t)
+LOOKUP_COPY(4, uint32_t)
+LOOKUP_COPY(2, uint16_t)
+
+/* The dtypes of LabelEncoder's and CategoryMapper's keys and values (ops/ml.c). */
+static const og_dtype lookup_dtypes[6] = {OG_STRING, OG_FLOAT, OG_DOUBLE,
+                                          OG_INT64,  OG_INT32, OG_INT16};
+#define LOOKUP_ROW(H, E)                                                                           \
+    {                                                                                              \
+        {H, E, copy_str}, {H, E, copy_4}, {H, E, copy_8}, {H, E, copy_8}, {H, E, copy_4},          \
+        {                                                                                          \
+            H, E, copy_2                                                                           \
+        }                                                                                          \
+    }
+/* [keys' dtype][values' dtype], in lookup_dtypes' order */
+static const lookup_loops lookup_t[6][6] = {
+    LOOKUP_ROW(hash_str, equal_str), LOOKUP_ROW(hash_f32, equal_f32),
+    LOOKUP_ROW(hash_f64, equal_f64), LOOKUP_ROW(hash_i64, equal_i64),
+    LOOKUP_ROW(hash_i32, equal_i32), LOOKUP_ROW(hash_i16, equal_i16)};
+
+static int lookup_index(og_dtype t)
+{
+    for (int i = 0; i < 6; i++)
+        if (lookup_dtypes[i] == t) return i;
+    return -1;
+}
+
+/* The direction x of dtype t looks up: the reverse one (LabelEncoder 1, CategoryMapper)
+ * when t is the reverse keys' dtype and not the keys'. */
+static bool lookup_reverse(const og_lookup_params *p, og_dtype t)
+{
+    return p->rkeys && t == p->rkeys->dtype && t != p->keys->dtype;
+}
+
+/* the loops of the direction x's dtype t picks; NULL when t is not its keys' dtype */
+static const void *select_lookup(const og_node *n, og_dtype t)
+{
+    const og_lookup_params *p = n->params;
+    bool rev = lookup_reverse(p, t);
+    const og_tensor *keys = rev ? p->rkeys : p->keys, *vals = rev ? p->rvalues : p->values;
+    int ki = lookup_index(keys->dtype), vi = lookup_index(vals->dtype);
+    return t != keys->dtype || ki < 0 || vi < 0 ? NULL : &lookup_t[ki][vi];
 }
 
 static og_status k_lookup(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
@@ -466,11 +614,15 @@ static og_status k_lookup(const og_kernel_ctx *k, const og_tensor *const *in, in
 {
     const og_lookup_params *p = k->params;
     const og_tensor *x = in[0], *keys = p->keys, *vals = p->values, *def = p->def;
-    if (p->rkeys && x->dtype == p->rkeys->dtype && x->dtype != p->keys->dtype) {
+    if (lookup_reverse(p, x->dtype)) {
         keys = p->rkeys;
         vals = p->rvalues;
         def = p->rdef;
     }
+    const lookup_loops *l = k->impl ? k->impl : select_lookup(k->node, x->dtype);
+    if (!l)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
+                               og_dtype_name(x->dtype));
     og_tensor *y = out[0];
     /* an open-addressing table of key indices (+1), twice the keys */
     int64_t nk = keys->numel;
@@ -479,16 +631,16 @@ static og_status k_lookup(const og_kernel_ctx *k, const og_tensor *const *in, in
     int64_t *slots = og_calloc(k->alloc, cap, sizeof *slots);
     if (!slots) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
     for (int64_t i = 0; i < nk; i++) {
-        size_t s = elem_hash(keys, i) & (cap - 1);
-        while (slots[s] && !key_equal(keys, slots[s] - 1, keys, i, true)) s = (s + 1) & (cap - 1);
+        size_t s = l->hash(keys, i) & (cap - 1);
+        while (slots[s] && !l->equal(keys, slots[s] - 1, keys, i, true)) s = (s + 1) & (cap - 1);
         if (!slots[s] || !p->first_wins) slots[s] = i + 1;
     }
     og_status st = OG_OK;
     for (int64_t j = 0; !st && j < x->numel; j++) {
-        size_t s = elem_hash(x, j) & (cap - 1);
-        while (slots[s] && !key_equal(keys, slots[s] - 1, x, j, p->nan_equal))
+        size_t s = l->hash(x, j) & (cap - 1);
+        while (slots[s] && !l->equal(keys, slots[s] - 1, x, j, p->nan_equal))
             s = (s + 1) & (cap - 1);
-        st = slots[s] ? copy_elem(y, j, vals, slots[s] - 1) : copy_elem(y, j, def, 0);
+        st = slots[s] ? l->copy(y, j, vals, slots[s] - 1) : l->copy(y, j, def, 0);
     }
     og_free(k->alloc, slots);
     return st;
@@ -496,22 +648,40 @@ static og_status k_lookup(const og_kernel_ctx *k, const og_tensor *const *in, in
 
 /* ---- FeatureVectorizer -------------------------------------------------------------- */
 
+/* The inputs' rows through og_ml_io loads into float64 and the output's store: input 0's
+ * loads are bound (its dtype and the float64 output flag), the other inputs' are picked
+ * once per input and call (they may each have another dtype), never per element. */
 static og_status k_featvec(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                            og_tensor *const *out, int n_out)
 {
     const og_featvec_params *p = k->params;
     og_tensor *y = out[0];
-    int64_t n = y->dims[0], off = 0;
+    int64_t n = y->dims[0], off = 0, most = 1;
+    for (int i = 0; i < n_in; i++) most = p->dims[i] > most ? p->dims[i] : most;
+    double *row = og_malloc(k->alloc, (size_t)most * sizeof *row);
+    if (!row) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
     memset(y->data, 0, (size_t)y->numel * og_dtype_size(y->dtype));
-    for (int i = 0; i < n_in; i++) {
+    og_status st = OG_OK;
+    for (int i = 0; i < n_in && !st; i++) {
         const og_tensor *x = in[i];
+        const og_ml_io *io = i == 0 ? og_ml_io_bound(k, x->dtype, p->double_out)
+                                    : og_ml_io_of(x->dtype, p->double_out);
+        if (!io) {
+            st =
+                og_kernel_error(k, OG_ERR_UNSUPPORTED, "input %d: element type %s is not supported",
+                                i, og_dtype_name(x->dtype));
+            break;
+        }
         int64_t cols = x->rank == 1 ? x->dims[0] : x->numel / (x->dims[0] ? x->dims[0] : 1);
         int64_t take = cols < p->dims[i] ? cols : p->dims[i]; /* extra columns are dropped */
-        for (int64_t r = 0; r < n; r++)
-            for (int64_t j = 0; j < take; j++) put(y, r * p->total + off + j, get(x, r * cols + j));
+        for (int64_t r = 0; r < n && take > 0; r++) {
+            io->load(x->data, r * cols, take, row);
+            io->store(y->data, r * p->total + off, take, row);
+        }
         off += p->dims[i];
     }
-    return OG_OK;
+    og_free(k->alloc, row);
+    return st;
 }
 
 /* The ops that compute in float64 between a bound load and store (og_ml_io): x's dtype
@@ -527,6 +697,16 @@ static const void *select_normalizer(const og_node *n, og_dtype t)
 static const void *select_scaler(const og_node *n, og_dtype t)
 {
     return og_ml_io_of(t, ((const og_scaler_params *)n->params)->double_out);
+}
+static const void *select_zipmap(const og_node *n, og_dtype t)
+{
+    return t == OG_FLOAT || t == OG_DOUBLE
+               ? og_ml_io_of(t, ((const og_zipmap_params *)n->params)->double_out)
+               : NULL;
+}
+static const void *select_featvec(const og_node *n, og_dtype t)
+{
+    return og_ml_io_of(t, ((const og_featvec_params *)n->params)->double_out);
 }
 
 static const og_dtype numeric[] = {OG_FLOAT, OG_DOUBLE, OG_INT64, OG_INT32, OG_UNDEFINED};
@@ -544,7 +724,11 @@ const og_kernel_def og_cpu_ml[] = {
      .types = numeric,
      .select = select_linear},
     {.name = "ArrayFeatureExtractor", .domain = "ai.onnx.ml", .fn = k_afe, .strings = 1},
-    {.name = "ZipMap", .domain = "ai.onnx.ml", .fn = k_zipmap, .types = float_only},
+    {.name = "ZipMap",
+     .domain = "ai.onnx.ml",
+     .fn = k_zipmap,
+     .types = float_only,
+     .select = select_zipmap},
     {.name = "Normalizer",
      .domain = "ai.onnx.ml",
      .fn = k_normalizer,
@@ -560,11 +744,31 @@ const og_kernel_def og_cpu_ml[] = {
      .fn = k_binarizer,
      .types = numeric,
      .select = select_binarizer},
-    {.name = "Imputer", .domain = "ai.onnx.ml", .fn = k_imputer, .types = numeric},
-    {.name = "OneHotEncoder", .domain = "ai.onnx.ml", .fn = k_onehot, .strings = 1},
-    {.name = "LabelEncoder", .domain = "ai.onnx.ml", .fn = k_lookup, .strings = 1},
-    {.name = "CategoryMapper", .domain = "ai.onnx.ml", .fn = k_lookup, .strings = 1},
-    {.name = "FeatureVectorizer", .domain = "ai.onnx.ml", .fn = k_featvec, .types = numeric},
+    {.name = "Imputer",
+     .domain = "ai.onnx.ml",
+     .fn = k_imputer,
+     .types = numeric,
+     .select = select_imputer},
+    {.name = "OneHotEncoder",
+     .domain = "ai.onnx.ml",
+     .fn = k_onehot,
+     .select = select_onehot,
+     .strings = 1},
+    {.name = "LabelEncoder",
+     .domain = "ai.onnx.ml",
+     .fn = k_lookup,
+     .select = select_lookup,
+     .strings = 1},
+    {.name = "CategoryMapper",
+     .domain = "ai.onnx.ml",
+     .fn = k_lookup,
+     .select = select_lookup,
+     .strings = 1},
+    {.name = "FeatureVectorizer",
+     .domain = "ai.onnx.ml",
+     .fn = k_featvec,
+     .types = numeric,
+     .select = select_featvec},
     {.name = "TreeEnsembleRegressor",
      .domain = "ai.onnx.ml",
      .fn = og_ml_tree_kernel,

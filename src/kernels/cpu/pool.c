@@ -705,11 +705,25 @@ static void roi_sample(double y, double x, int64_t H, int64_t W, roi_tap *t)
 DEF_ROI_CELLS(float)
 DEF_ROI_CELLS(double)
 
-typedef void (*roi_cells_fn)(const void *x, void *y, const roi_tap *taps, int64_t xbase,
-                             int64_t ybase, int64_t C, int64_t HW, int64_t Q, int64_t G,
-                             int64_t cnt, bool max_mode);
-static const roi_cells_fn roi_cells_loops[2] = {roi_cells_float, roi_cells_double};
-OG_FLOAT_IMPLS(roi_impls, &roi_cells_loops[0], &roi_cells_loops[1]);
+/* Region r's four coordinates (rois has X's dtype) in double. */
+#define DEF_ROI_BOX(T)                                                                             \
+    static void roi_box_##T(const void *rois, int64_t r, double *box)                              \
+    {                                                                                              \
+        const T *v = (const T *)rois + r * 4;                                                      \
+        for (int j = 0; j < 4; j++) box[j] = (double)v[j];                                         \
+    }
+DEF_ROI_BOX(float)
+DEF_ROI_BOX(double)
+
+/* RoiAlign's typed loops: the regions' coordinates and the cells */
+typedef struct roi_loops {
+    void (*box)(const void *rois, int64_t r, double *box);
+    void (*cells)(const void *x, void *y, const roi_tap *taps, int64_t xbase, int64_t ybase,
+                  int64_t C, int64_t HW, int64_t Q, int64_t G, int64_t cnt, bool max_mode);
+} roi_loops;
+static const roi_loops roi_loops_t[2] = {{roi_box_float, roi_cells_float},
+                                         {roi_box_double, roi_cells_double}};
+OG_FLOAT_IMPLS(roi_impls, &roi_loops_t[0], &roi_loops_t[1]);
 
 /* float32, float64, and the 16-bit floats through float32's binding (og_float_impl) */
 static const void *select_roi_align(const og_node *n, og_dtype t)
@@ -729,8 +743,12 @@ static og_status roi_align_kernel(const og_kernel_ctx *k, const og_tensor *const
         return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
                                og_dtype_name(x->dtype));
     if (!im->loops) return og_kernel_via_f32_bound(k, im, roi_align_kernel, in, n_in, out, n_out);
+    const roi_loops *l = im->loops;
     int64_t N = x->dims[0], C = x->dims[1], H = x->dims[2], W = x->dims[3], R = y->dims[0];
     int64_t oh = p->out_h, ow = p->out_w;
+    if (og_dtype_size(rois->dtype) != og_dtype_size(x->dtype)) /* inference: the same dtype */
+        return og_kernel_error(k, OG_ERR_TYPE, "input 1 (rois) is %s, input 0 (X) %s",
+                               og_dtype_name(rois->dtype), og_dtype_name(x->dtype));
     if (rois->dims[0] != R || bi->numel != R)
         return og_kernel_error(k, OG_ERR_SHAPE, "rois and batch_indices disagree on the count");
     const int64_t *bv = bi->data;
@@ -744,10 +762,10 @@ static og_status roi_align_kernel(const og_kernel_ctx *k, const og_tensor *const
     og_status st = OG_OK;
     double off = p->half_pixel ? 0.5 : 0.0, s = p->spatial_scale;
     for (int64_t r = 0; r < R && !st; r++) {
-        double x1 = og_tensor_get_f64(rois, r * 4) * s - off,
-               y1 = og_tensor_get_f64(rois, r * 4 + 1) * s - off;
-        double x2 = og_tensor_get_f64(rois, r * 4 + 2) * s - off,
-               y2 = og_tensor_get_f64(rois, r * 4 + 3) * s - off;
+        double box[4];
+        l->box(rois->data, r, box);
+        double x1 = box[0] * s - off, y1 = box[1] * s - off;
+        double x2 = box[2] * s - off, y2 = box[3] * s - off;
         double rw = x2 - x1, rh = y2 - y1;
         if (!p->half_pixel) {
             rw = rw > 1 ? rw : 1;
@@ -774,9 +792,8 @@ static og_status roi_align_kernel(const og_kernel_ctx *k, const og_tensor *const
                         roi_sample(y1 + (double)ph * bh + ((double)iy + 0.5) * bh / (double)gh,
                                    x1 + (double)pw * bw + ((double)ix + 0.5) * bw / (double)gw, H,
                                    W, &taps[((ph * ow + pw) * gh + iy) * gw + ix]);
-        (*(const roi_cells_fn *)im->loops)(x->data, y->data, taps, bv[r] * C * H * W,
-                                           r * C * oh * ow, C, H * W, oh * ow, gh * gw, cnt,
-                                           p->max_mode);
+        l->cells(x->data, y->data, taps, bv[r] * C * H * W, r * C * oh * ow, C, H * W, oh * ow,
+                 gh * gw, cnt, p->max_mode);
         og_free(k->alloc, taps);
     }
     return st;

@@ -28,6 +28,7 @@
     X(qlinear)                                                                                     \
     X(random)                                                                                      \
     X(conv_deform)                                                                                 \
+    X(conv_col2im)                                                                                 \
     X(pool_lp_roi)                                                                                 \
     X(image)
 

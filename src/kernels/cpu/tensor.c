@@ -781,6 +781,49 @@ static int64_t pad_source(og_pad_mode mode, int64_t i, int64_t n)
     return m >= n ? period - m : m;
 }
 
+/* Pad's constant: before version 11 the attribute `value` (a float) converted to the data's
+ * dtype by the function bound to it (as Cast converts: saturating, NaN to 0, through float
+ * for the 16-bit floats); from 11 on, input 2's bytes as they are (of_float NULL). */
+typedef struct pad_value {
+    void (*of_float)(float v, void *out);
+} pad_value;
+#define PAD_OF_FLOAT(DE, DT, DB, DF, DMIN, DMAX)                                                   \
+    static void pad_of_##DE(float v, void *out)                                                    \
+    {                                                                                              \
+        DT d = DB                    ? (DT)(v != 0)                                                \
+               : DF                  ? (DT)v                                                       \
+               : v != v              ? (DT)0                                                       \
+               : v <= (double)(DMIN) ? (DT)(DMIN)                                                  \
+               : v >= (double)(DMAX) ? (DT)(DMAX)                                                  \
+                                     : (DT)v;                                                      \
+        memcpy(out, &d, sizeof d);                                                                 \
+    }
+CAST_TYPES(PAD_OF_FLOAT)
+static void pad_of_half(float v, void *out)
+{
+    uint16_t h = og_float_to_half(v);
+    memcpy(out, &h, sizeof h);
+}
+static void pad_of_bf16(float v, void *out)
+{
+    uint16_t h = og_float_to_bfloat16(v);
+    memcpy(out, &h, sizeof h);
+}
+#define PAD_ENTRY(DE, DT, DB, DF, DMIN, DMAX) {DE, {pad_of_##DE}},
+static const struct {
+    og_dtype t;
+    pad_value v;
+} pad_values[] = {CAST_TYPES(PAD_ENTRY){OG_FLOAT16, {pad_of_half}}, {OG_BFLOAT16, {pad_of_bf16}}};
+static const pad_value pad_bytes = {NULL};
+
+static const void *select_pad(const og_node *n, og_dtype t)
+{
+    if (n->since_version >= 11) return og_dtype_size(t) ? &pad_bytes : NULL;
+    for (size_t i = 0; i < sizeof pad_values / sizeof pad_values[0]; i++)
+        if (pad_values[i].t == t) return &pad_values[i].v;
+    return NULL;
+}
+
 static og_status pad_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                             og_tensor *const *out, int n_out)
 {
@@ -812,8 +855,12 @@ static og_status pad_kernel(const og_kernel_ctx *k, const og_tensor *const *in, 
     }
     if (p->mode == OG_PAD_CONSTANT) {
         unsigned char val[8] = {0};
-        if (k->node->since_version < 11)
-            cast_block(OG_FLOAT, (const char *)&p->value, o->dtype, (char *)val, 1);
+        const pad_value *pv = k->impl ? k->impl : select_pad(k->node, x->dtype);
+        if (!pv)
+            return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
+                                   og_dtype_name(x->dtype));
+        if (pv->of_float) /* before 11: the float attribute in the data's dtype */
+            pv->of_float(p->value, val);
         else if (n_in > 2 && in[2] && in[2]->numel == 1)
             memcpy(val, in[2]->data, es);
         if (any_pad || empty) fill_parallel(k, o, val);
@@ -928,42 +975,49 @@ static og_status ccp_kernel(const og_kernel_ctx *k, const og_tensor *const *in, 
 
 /* ---- EyeLike ------------------------------------------------------------------------ */
 
-/* The bytes of 1 in dtype t (size es) into v. */
-static void one_of(og_dtype t, unsigned char *v)
+/* EyeLike's loops: ones of the output's dtype at (i, i + k) of a zeroed R x C matrix. */
+#define EYE_DIAG(NAME, T, ONE)                                                                     \
+    static void NAME(void *yv, int64_t R, int64_t C, int64_t k)                                    \
+    {                                                                                              \
+        T *y = yv, one = ONE;                                                                      \
+        for (int64_t i = k < 0 ? -k : 0; i < R && i + k < C; i++) y[i * C + i + k] = one;          \
+    }
+EYE_DIAG(eye_f32, float, 1.0f)
+EYE_DIAG(eye_f64, double, 1.0)
+EYE_DIAG(eye_f16, uint16_t, og_float_to_half(1.0f))
+EYE_DIAG(eye_bf16, uint16_t, og_float_to_bfloat16(1.0f))
+EYE_DIAG(eye_i8, int8_t, 1)
+EYE_DIAG(eye_i16, int16_t, 1)
+EYE_DIAG(eye_i32, int32_t, 1)
+EYE_DIAG(eye_i64, int64_t, 1)
+EYE_DIAG(eye_u8, uint8_t, 1) /* uint8 and bool */
+EYE_DIAG(eye_u16, uint16_t, 1)
+EYE_DIAG(eye_u32, uint32_t, 1)
+EYE_DIAG(eye_u64, uint64_t, 1)
+
+typedef struct eye_loop {
+    og_dtype t;
+    void (*diag)(void *y, int64_t R, int64_t C, int64_t k);
+} eye_loop;
+/* the spec's dtypes (both the input's and the output's): the numbers and bool */
+static const eye_loop eye_t[] = {
+    {OG_FLOAT, eye_f32}, {OG_DOUBLE, eye_f64}, {OG_FLOAT16, eye_f16}, {OG_BFLOAT16, eye_bf16},
+    {OG_INT8, eye_i8},   {OG_INT16, eye_i16},  {OG_INT32, eye_i32},   {OG_INT64, eye_i64},
+    {OG_UINT8, eye_u8},  {OG_UINT16, eye_u16}, {OG_UINT32, eye_u32},  {OG_UINT64, eye_u64},
+    {OG_BOOL, eye_u8}};
+
+static const eye_loop *eye_of(og_dtype t)
 {
-    memset(v, 0, 8);
-    switch (t) {
-    case OG_FLOAT: {
-        float f = 1.0f;
-        memcpy(v, &f, sizeof f);
-    } break;
-    case OG_DOUBLE: {
-        double f = 1.0;
-        memcpy(v, &f, sizeof f);
-    } break;
-    case OG_FLOAT16: {
-        uint16_t h = og_float_to_half(1.0f);
-        memcpy(v, &h, sizeof h);
-    } break;
-    case OG_BFLOAT16: {
-        uint16_t h = og_float_to_bfloat16(1.0f);
-        memcpy(v, &h, sizeof h);
-    } break;
-    default: { /* integers and bool, little or big endian */
-        int64_t one = 1;
-        size_t es = og_dtype_size(t);
-        if (es == 8) memcpy(v, &one, 8);
-        if (es == 4) {
-            int32_t o = 1;
-            memcpy(v, &o, 4);
-        }
-        if (es == 2) {
-            int16_t o = 1;
-            memcpy(v, &o, 2);
-        }
-        if (es == 1) v[0] = 1;
-    }
-    }
+    for (size_t i = 0; i < sizeof eye_t / sizeof eye_t[0]; i++)
+        if (eye_t[i].t == t) return &eye_t[i];
+    return NULL;
+}
+
+/* the loop of the output's dtype: the attribute dtype, else the input's (t) */
+static const void *select_eyelike(const og_node *n, og_dtype t)
+{
+    og_dtype o = ((const og_eyelike_params *)n->params)->dtype;
+    return eye_of(t) ? eye_of(o != OG_UNDEFINED ? o : t) : NULL;
 }
 
 static og_status eyelike_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
@@ -971,18 +1025,13 @@ static og_status eyelike_kernel(const og_kernel_ctx *k, const og_tensor *const *
 {
     const og_eyelike_params *p = k->params;
     og_tensor *y = out[0];
-    size_t es = og_dtype_size(y->dtype);
-    if (!es)
-        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "output element type %s is not supported",
-                               og_dtype_name(y->dtype));
+    const eye_loop *l = k->impl ? k->impl : select_eyelike(k->node, in[0]->dtype);
+    if (!l || l->t != y->dtype)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element types %s -> %s are not supported",
+                               og_dtype_name(in[0]->dtype), og_dtype_name(y->dtype));
     if (y->numel == 0) return OG_OK;
-    unsigned char one[8];
-    one_of(y->dtype, one);
-    memset(y->data, 0, (size_t)y->numel * es);
-    int64_t R = y->dims[0], C = y->dims[1];
-    /* ones at (i, i + k) */
-    for (int64_t i = p->k < 0 ? -p->k : 0; i < R && i + p->k < C; i++)
-        memcpy((char *)y->data + (i * C + i + p->k) * (int64_t)es, one, es);
+    memset(y->data, 0, (size_t)y->numel * og_dtype_size(y->dtype));
+    l->diag(y->data, y->dims[0], y->dims[1], p->k);
     return OG_OK;
 }
 
@@ -1001,10 +1050,12 @@ static const og_dtype cast_types[] = {OG_FLOAT,          OG_DOUBLE,     OG_FLOAT
 /* Range's loops (select_range): its output has the dtype of start, input 0. */
 static const og_dtype range_types[] = {OG_FLOAT, OG_DOUBLE, OG_INT16, OG_INT32, OG_INT64, 0};
 
-/* The entries without types move bytes of any dtype by element size (Concat, Expand, Pad,
- * Slice, Split, Tile, Transpose, Trilu, DepthToSpace, SpaceToDepth, CenterCropPad; Constant
- * and ConstantOfShape copy their attribute's bytes, EyeLike writes zeros and ones) or read
- * only shapes (Shape, Size). */
+/* The entries without types move bytes of any dtype by element size (Concat, Expand, Slice,
+ * Split, Tile, Transpose, Trilu, DepthToSpace, SpaceToDepth, CenterCropPad; Constant and
+ * ConstantOfShape copy their attribute's bytes) or read only shapes (Shape, Size).  Pad
+ * moves bytes too, its constant bound (select_pad: before version 11 the conversion of the
+ * float attribute to the data's dtype); EyeLike binds the loop writing ones of its output's
+ * dtype (select_eyelike). */
 const og_kernel_def og_cpu_tensor[] = {
     {.name = "Cast", .domain = "", .fn = cast_kernel, .types = cast_types, .strings = 1},
     {.name = "CastLike", .domain = "", .fn = cast_kernel, .types = cast_types, .strings = 1},
@@ -1024,9 +1075,9 @@ const og_kernel_def og_cpu_tensor[] = {
     {.name = "Tile", .domain = "", .fn = tile_kernel, .strings = 1},
     {.name = "Transpose", .domain = "", .fn = transpose_kernel, .strings = 1},
     {.name = "Trilu", .domain = "", .fn = trilu_kernel},
-    {.name = "Pad", .domain = "", .fn = pad_kernel},
+    {.name = "Pad", .domain = "", .fn = pad_kernel, .select = select_pad},
     {.name = "DepthToSpace", .domain = "", .fn = d2s_kernel},
     {.name = "SpaceToDepth", .domain = "", .fn = d2s_kernel},
     {.name = "CenterCropPad", .domain = "", .fn = ccp_kernel},
-    {.name = "EyeLike", .domain = "", .fn = eyelike_kernel},
+    {.name = "EyeLike", .domain = "", .fn = eyelike_kernel, .select = select_eyelike},
     {.name = NULL}};
