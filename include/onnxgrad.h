@@ -564,7 +564,12 @@ typedef struct og_grad_options {
      * BatchNormalization's running statistics (initializers read only as its inputs 3 and
      * 4, mean and var: PyTorch keeps them as buffers, not parameters); naming them here
      * trains them too.  An unknown name fails with the list of candidates; a repeated or
-     * non-float one fails.
+     * non-float one fails, except an integer initializer read only as the zero point of
+     * QuantizeLinear/DequantizeLinear nodes (quantization-aware training): it is
+     * differentiated as the real number it holds (PyTorch's learnable zero point: -scale
+     * per saturated element) and its gradient is a float tensor of the scale's type (an
+     * integer input's gradient is reported in float).  og_trainer refuses it (its
+     * optimizers update float and double weights).
      * The coefficients and intercepts of ai.onnx.ml LinearRegressor and LinearClassifier
      * nodes (attributes in the model) are weights too, named "<node>_coefficients" ([T, F])
      * and "<node>_intercepts" ([T]): the model is differentiated through a copy where those

@@ -35,8 +35,10 @@ static const char usage[] =
     "  grad MODEL --input NAME=FILE.npy ... [--grad-output NAME=FILE.npy ...]\n"
     "       [--weights A,B] [--threads N] -o DIR\n"
     "                             outputs and gradients: <name>_grad for every float input\n"
-    "                             and every trained weight (default: all float initializers);\n"
-    "                             a missing --grad-output defaults to ones\n"
+    "                             and every trained weight (default: all float initializers;\n"
+    "                             an integer zero point of QuantizeLinear/DequantizeLinear\n"
+    "                             named in --weights gets a float gradient); a missing\n"
+    "                             --grad-output defaults to ones\n"
     "  export MODEL -o DIR [--prefix P] [--suffix S] [--weights A,B]\n"
     "       [--input NAME=FILE.npy ...]\n"
     "                             write DIR/<P>training<S>.onnx (forward + backward: inputs,\n"
@@ -50,8 +52,8 @@ static const char usage[] =
     "                             about 2000 runs in all; the largest gradients and evenly\n"
     "                             spaced ones); per input and weight: the largest relative\n"
     "                             error beyond the finite difference's noise, the largest\n"
-    "                             |gradient|, that noise and the step; exit 1 above T\n"
-    "                             (default 1e-4)\n"
+    "                             |gradient|, that noise and the step (an integer weight:\n"
+    "                             listed as not checked); exit 1 above T (default 1e-4)\n"
     "  train MODEL --data FILE --loss L [--optimizer O] [--lr X] [--epochs N]\n"
     "       [--batch-size B] [--val-split F] [--checkpoint FILE] [--resume] -o OUT.onnx\n"
     "                             train the weights; write the trained model, OUT.csv (losses\n"
@@ -963,7 +965,13 @@ static int cmd_check(int argc, char **argv)
         for (int q = 0; q < first_seed; q++)
             if (strcmp(c.bnames[q], pname) == 0) bi = q;
         const og_tensor *an = res.grads[p];
-        if (bi < 0 || og_tensor_dtype(c.bound[bi]) != OG_DOUBLE) continue;
+        if (bi >= 0 && og_tensor_dtype(c.bound[bi]) != OG_DOUBLE) {
+            /* an integer weight (a quantization zero point): no finite step exists */
+            printf("%-40s not checked: %s values have no finite differences\n", pname,
+                   og_dtype_name(og_tensor_dtype(c.bound[bi])));
+            continue;
+        }
+        if (bi < 0) continue;
         double *x = og_tensor_data(c.bound[bi]);
         const double *ga = og_tensor_cdata(an);
         int64_t numel = og_tensor_numel(c.bound[bi]);

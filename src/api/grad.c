@@ -12,21 +12,54 @@ static bool is_float_init(const og_value *v)
            (v->dtype == OG_FLOAT || v->dtype == OG_DOUBLE || v->dtype == OG_FLOAT16);
 }
 
+/* A weight the user may name: a float initializer, or an integer initializer that only
+ * QuantizeLinear/DequantizeLinear nodes read, as their zero point (input 2): its gradient
+ * is PyTorch's learnable zero point's, reported as a float tensor (src/grad/quant.c). */
+static bool is_weight(const og_graph *g, int v)
+{
+    const og_value *x = &g->values[v];
+    if (is_float_init(x)) return true;
+    if (x->kind != OG_VALUE_INITIALIZER || !og_dtype_is_integer(x->dtype)) return false;
+    bool read = false;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const og_node *n = &g->nodes[i];
+        bool q = !n->domain[0] && (strcmp(n->op_type, "QuantizeLinear") == 0 ||
+                                   strcmp(n->op_type, "DequantizeLinear") == 0);
+        for (int j = 0; j < n->n_in; j++) {
+            if (n->in[j] != v) continue;
+            if (!q || j != 2) return false;
+            read = true;
+        }
+    }
+    return read;
+}
+
+static bool is_float_input(const og_value *v)
+{
+    return v->kind == OG_VALUE_INPUT && og_dtype_is_float(v->dtype);
+}
+
+static bool is_output(const og_value *v) { return v->is_graph_output; }
+
+static bool pick_input(const og_graph *g, int v) { return is_float_input(&g->values[v]); }
+static bool pick_output(const og_graph *g, int v) { return is_output(&g->values[v]); }
+
 /* Resolve names to forward value ids; `what` names the list in messages. */
 static og_status pick(const og_graph *g, const char *const *names, int n, const char *what,
-                      bool (*ok)(const og_value *), int *ids)
+                      bool (*ok)(const og_graph *, int), int *ids)
 {
     for (int i = 0; i < n; i++) {
         int v = names[i] ? og_graph_find_value(g, names[i]) : -1;
-        if (v < 0 || !ok(&g->values[v])) {
+        if (v < 0 || !ok(g, v)) {
             char cands[768] = "";
             size_t used = 0;
             for (int k = 0; k < g->n_values && used + 2 < sizeof cands; k++)
-                if (ok(&g->values[k]))
+                if (ok(g, k))
                     used += (size_t)snprintf(cands + used, sizeof cands - used, "%s'%s'",
                                              used ? ", " : "", g->values[k].name);
             if (v >= 0)
-                return og_error(OG_ERR_INVALID_ARG, "%s '%s' is not a float %s (candidates: %s)",
+                return og_error(OG_ERR_INVALID_ARG,
+                                "%s '%s' cannot be differentiated (not a float %s; candidates: %s)",
                                 what, names[i], what, cands);
             return og_error(OG_ERR_INVALID_ARG, "the model has no %s named '%s' (candidates: %s)",
                             what, names[i] ? names[i] : "(null)", cands);
@@ -38,13 +71,6 @@ static og_status pick(const og_graph *g, const char *const *names, int n, const 
     }
     return OG_OK;
 }
-
-static bool is_float_input(const og_value *v)
-{
-    return v->kind == OG_VALUE_INPUT && og_dtype_is_float(v->dtype);
-}
-
-static bool is_output(const og_value *v) { return v->is_graph_output; }
 
 /* A model with LinearRegressor or LinearClassifier nodes is differentiated through its
  * lowered copy, whose coefficients and intercepts are initializers (grad.h). */
@@ -148,7 +174,7 @@ og_status og_grad_create(const og_model *m, const og_grad_options *opts, og_grad
             st = og_error(OG_ERR_INVALID_ARG, "n_weights %d is out of range", nw);
             goto fail;
         }
-        if ((st = pick(fg, opts->weights, nw, "weight", is_float_init, w))) goto fail;
+        if ((st = pick(fg, opts->weights, nw, "weight", is_weight, w))) goto fail;
     } else {
         /* every float initializer but BatchNormalization's running statistics: values
          * that BatchNormalization nodes read as mean or var (inputs 3, 4) and nothing
@@ -186,7 +212,7 @@ og_status og_grad_create(const og_model *m, const og_grad_options *opts, og_grad
             st = og_error(OG_ERR_INVALID_ARG, "n_inputs %d is out of range", ni);
             goto fail;
         }
-        if ((st = pick(fg, opts->inputs, ni, "input", is_float_input, in))) goto fail;
+        if ((st = pick(fg, opts->inputs, ni, "input", pick_input, in))) goto fail;
     } else {
         for (int i = 0; i < fg->n_inputs; i++)
             if (is_float_input(&fg->values[fg->inputs[i]])) in[ni++] = fg->inputs[i];
@@ -197,7 +223,7 @@ og_status og_grad_create(const og_model *m, const og_grad_options *opts, og_grad
             st = og_error(OG_ERR_INVALID_ARG, "n_outputs %d is out of range", no);
             goto fail;
         }
-        if ((st = pick(fg, opts->outputs, no, "output", is_output, o))) goto fail;
+        if ((st = pick(fg, opts->outputs, no, "output", pick_output, o))) goto fail;
     } else {
         for (int i = 0; i < fg->n_outputs; i++) o[no++] = fg->outputs[i];
     }

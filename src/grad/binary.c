@@ -56,32 +56,41 @@ static og_status g_div(og_gb *b, const og_node *n, const int *dy, int *dx)
 /* pow, y = a^b:
  *   da = sum_to(dy * b * a^(b - 1))   (0 where b == 0, as PyTorch)
  *   db = sum_to(dy * y * log(a))      (0 where a == 0 and b >= 0, as PyTorch)
- * The masks need Equal on floats (opset 11); before, the plain formulas. */
+ * The masks need Equal on floats (opset 11); before, the plain formulas.  A float16 or
+ * bfloat16 base or exponent: all of it in float32, each gradient rounded back once. */
 static og_status g_pow(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
-    int a = IN(0), e = IN(1), y = OUT(0);
-    og_dtype dt = og_gb_value(b, a)->dtype;
+    og_dtype at = og_gb_value(b, IN(0))->dtype, et = og_gb_value(b, IN(1))->dtype;
+    bool half = og_rule_is_half(at) || og_rule_is_half(et);
+    int a = og_rule_widen(b, IN(0)), e = og_rule_widen(b, IN(1)), y = og_rule_widen(b, OUT(0));
+    int dy0 = og_rule_widen_as(b, dy[0], OUT(0));
+    /* the widened values' types (emitted values have none to read yet) */
+    og_dtype dt = og_rule_is_half(at) ? OG_FLOAT : at, ew = og_rule_is_half(et) ? OG_FLOAT : et;
     bool masks = og_gb_opset(b) >= 11;
-    int ef = og_gb_value(b, e)->dtype == dt ? e : og_rule_cast(b, e, dt);
+    int ef = ew == dt ? e : og_rule_cast(b, e, dt);
     if (WANTS(0)) {
-        int g = og_rule_mul(b, og_rule_mul(b, dy[0], ef),
-                            og_gb_op2(b, "Pow", a, og_rule_sub(b, ef, og_gb_scalar_like(b, 1, a))));
+        int g = og_rule_mul(b, og_rule_mul(b, dy0, ef),
+                            og_gb_op2(b, "Pow", a, og_rule_sub(b, ef, og_gb_scalar(b, 1, dt))));
         if (masks)
-            g = og_gb_op3(b, "Where", og_gb_op2(b, "Equal", ef, og_gb_scalar_like(b, 0, a)),
-                          og_gb_scalar_like(b, 0, a), g);
+            g = og_gb_op3(b, "Where", og_gb_op2(b, "Equal", ef, og_gb_scalar(b, 0, dt)),
+                          og_gb_scalar(b, 0, dt), g);
         dx[0] = og_gb_sum_to_input(b, g, n, 0, 0);
+        if (half && dt != at) dx[0] = og_rule_cast(b, dx[0], at);
     }
     if (WANTS(1)) {
-        int g = og_rule_mul(b, og_rule_mul(b, dy[0], y), og_gb_op1(b, "Log", a));
+        int g = og_rule_mul(b, og_rule_mul(b, dy0, y), og_gb_op1(b, "Log", a));
         if (masks) {
-            int z =
-                og_gb_op2(b, "And", og_gb_op2(b, "Equal", a, og_gb_scalar_like(b, 0, a)),
-                          og_gb_op1(b, "Not", og_gb_op2(b, "Less", e, og_gb_scalar_like(b, 0, e))));
-            g = og_gb_op3(b, "Where", z, og_gb_scalar_like(b, 0, a), g);
+            int z = og_gb_op2(b, "And", og_gb_op2(b, "Equal", a, og_gb_scalar(b, 0, dt)),
+                              og_gb_op1(b, "Not", og_gb_op2(b, "Less", e, og_gb_scalar(b, 0, ew))));
+            g = og_gb_op3(b, "Where", z, og_gb_scalar(b, 0, dt), g);
         }
-        og_dtype edt = og_gb_value(b, e)->dtype;
-        if (edt != dt) g = og_rule_cast(b, g, edt); /* a float exponent of another type (13+) */
-        dx[1] = og_gb_sum_to_input(b, g, n, 1, 0);
+        if (half) { /* summed in float32, then rounded to the exponent's type */
+            dx[1] = og_gb_sum_to_input(b, g, n, 1, 0);
+            if (et != dt) dx[1] = og_rule_cast(b, dx[1], et);
+        } else { /* a float exponent of another type (13+) */
+            if (et != dt) g = og_rule_cast(b, g, et);
+            dx[1] = og_gb_sum_to_input(b, g, n, 1, 0);
+        }
     }
     return og_gb_status(b);
 }

@@ -55,7 +55,8 @@ static int total_gradient(og_gb *b, int v)
 }
 
 /* A tensor of v's runtime shape and dtype filled with `fill` (0 or 1):
- * ConstantOfShape(Shape(v)) with a one-element value of v's dtype. */
+ * ConstantOfShape(Shape(v)) with a one-element value of v's dtype; float for an integer v
+ * (a differentiated zero point: its gradient is a float tensor, src/grad/quant.c). */
 static int filled_like(og_gb *b, int v, double fill)
 {
     int z = og_gb_op1(b, "ConstantOfShape", og_gb_op1(b, "Shape", v));
@@ -63,7 +64,9 @@ static int filled_like(og_gb *b, int v, double fill)
     og_tensor *t = NULL;
     int64_t one = 1;
     if (z < 0) return -1;
-    if (og_tensor_create(b->g->values[v].dtype, 1, &one, b->a, &t))
+    og_dtype dt = b->g->values[v].dtype;
+    if (og_dtype_is_integer(dt)) dt = OG_FLOAT;
+    if (og_tensor_create(dt, 1, &one, b->a, &t))
         return og_gb_fail(b, NULL, OG_ERR_UNSUPPORTED, "%s", og_last_error());
     if (t->dtype == OG_FLOAT)
         *(float *)t->data = (float)fill;

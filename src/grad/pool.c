@@ -368,6 +368,10 @@ static og_status g_maxpool(og_gb *b, const og_node *n, const int *dy, int *dx)
     if (!pool_geometry_any(b, n, &g, opset >= 9)) return og_gb_status(b);
     const og_pool_params *p = n->params;
     int x = n->in[0], nsp = g.nsp;
+    if (opset < 9 && og_rule_is_half(og_gb_value(b, x)->dtype))
+        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                          "gradient of a float16 MaxPool needs opset >= 9 (Scatter): before it, "
+                          "its window masks would need float16 comparisons and convolutions");
     if (opset < 9) return maxpool_taps(b, n, &g, dy, dx);
     /* phases: outputs whose indices differ by a multiple of R along each axis have disjoint
      * windows, so each phase scatters without collisions */
@@ -390,15 +394,18 @@ static og_status g_maxpool(og_gb *b, const og_node *n, const int *dy, int *dx)
                           (long long)phases, MAXPOOL_MAX_PHASES);
     int idx =
         (n->n_out > 1 && n->out[1] >= 0 && !p->column_major) ? n->out[1] : maxpool_indices(b, n, x);
+    /* float16: the scatter (and its sums of overlapping windows) in float32, rounded once */
+    og_dtype xt = og_gb_value(b, x)->dtype, dt = og_rule_is_half(xt) ? OG_FLOAT : xt;
+    int dy0 = og_rule_widen_as(b, dy[0], n->out[0]);
     int64_t m1 = -1;
     int flat = og_gb_const_i64(b, &m1, 1);
     int shape = og_gb_op1(b, "Shape", x);
-    int zeros = og_gb_op2(b, "Expand", og_gb_scalar_like(b, 0.0, n->out[0]), shape);
+    int zeros = og_gb_op2(b, "Expand", og_gb_scalar(b, 0.0, dt), shape);
     zeros = og_gb_op2(b, "Reshape", zeros, flat);
     int acc;
     if (opset >= 16) {
         acc = og_gb_op3(b, "ScatterElements", zeros, og_gb_op2(b, "Reshape", idx, flat),
-                        og_gb_op2(b, "Reshape", dy[0], flat));
+                        og_gb_op2(b, "Reshape", dy0, flat));
         og_gb_attr_string(b, og_gb_last(b), "reduction", "add");
     } else {
         acc = -1;
@@ -410,7 +417,7 @@ static og_status g_maxpool(og_gb *b, const og_node *n, const int *dy, int *dx)
                 ends[i] = INT64_MAX;
                 axes[i] = 2 + i;
             }
-            int iv = idx, gv = dy[0];
+            int iv = idx, gv = dy0;
             if (phases > 1) {
                 iv = og_rule_slice(b, iv, axes, starts, ends, R, nsp);
                 gv = og_rule_slice(b, gv, axes, starts, ends, R, nsp);
@@ -426,6 +433,7 @@ static og_status g_maxpool(og_gb *b, const og_node *n, const int *dy, int *dx)
         }
     }
     dx[0] = og_gb_op2(b, "Reshape", acc, shape);
+    if (dt != xt) dx[0] = og_rule_cast(b, dx[0], xt);
     return og_gb_status(b);
 }
 
@@ -586,15 +594,17 @@ static og_status g_avgpool(og_gb *b, const og_node *n, const int *dy, int *dx)
     /* sizes known at run time only: computed divisors and pads (Slice with inputs: 10) */
     bool dynamic = og_gb_opset(b) >= 10;
     if (!pool_geometry_any(b, n, &g, dynamic)) return og_gb_status(b);
+    /* float16: computed in float32, rounded once */
+    og_dtype xt = og_gb_value(b, n->out[0])->dtype, dt = og_rule_is_half(xt) ? OG_FLOAT : xt;
+    int dy0 = og_rule_widen_as(b, dy[0], n->out[0]);
     if (!og_dim_known(g.in[0])) {
         int scaled = -1;
-        og_dtype dt = og_gb_value(b, n->out[0])->dtype;
-        if (avg_scaled_dyn(b, n, &g, dy[0], dt, &scaled))
+        if (avg_scaled_dyn(b, n, &g, dy0, dt, &scaled))
             dx[0] = window_back_dyn(b, n, &g, scaled, dt);
+        if (dt != xt && dx[0] >= 0) dx[0] = og_rule_cast(b, dx[0], xt);
         return og_gb_status(b);
     }
     int x = n->in[0], nsp = g.nsp, rank = nsp + 2;
-    og_dtype dt = og_gb_value(b, n->out[0])->dtype;
     double kvol = 1; /* a divisor: no overflow to fear in double */
     bool partial = false;
     for (int i = 0; i < nsp; i++) kvol *= (double)g.k[i];
@@ -616,7 +626,7 @@ static og_status g_avgpool(og_gb *b, const og_node *n, const int *dy, int *dx)
         og_free(og_gb_alloc(b), taps);
     }
     if (!partial) {
-        scaled = og_gb_op2(b, "Div", dy[0], og_gb_scalar(b, kvol, dt));
+        scaled = og_gb_op2(b, "Div", dy0, og_gb_scalar(b, kvol, dt));
     } else {
         int64_t shp[OG_MAX_RANK];
         shp[0] = shp[1] = 1;
@@ -624,7 +634,7 @@ static og_status g_avgpool(og_gb *b, const og_node *n, const int *dy, int *dx)
         int ones = ones_c(b, shp, rank, dt);
         int ap = og_gb_op1(b, "AveragePool", ones);
         og_gb_copy_attrs(b, og_gb_last(b), n, NULL);
-        scaled = og_gb_op2(b, "Mul", dy[0], og_gb_op2(b, "Div", ap, valid));
+        scaled = og_gb_op2(b, "Mul", dy0, og_gb_op2(b, "Div", ap, valid));
     }
     /* per channel: [N·C, 1, out...] through a ones kernel */
     int64_t shp[OG_MAX_RANK];
@@ -637,6 +647,7 @@ static og_status g_avgpool(og_gb *b, const og_node *n, const int *dy, int *dx)
     int ker = ones_c(b, shp, rank, dt);
     int ct = og_rule_conv_back(b, g2, ker, nsp, g.in, g.out, g.k, g.s, g.d, g.pb, 1);
     dx[0] = og_gb_op2(b, "Reshape", ct, og_gb_op1(b, "Shape", x));
+    if (dt != xt) dx[0] = og_rule_cast(b, dx[0], xt);
     return og_gb_status(b);
 }
 

@@ -11,9 +11,15 @@
  * Chained with s and z shared, the fake quantization fq(x) = (q − z)·s gets dfq/dx = m and
  * dfq/ds = round(x/s) − x/s inside the range, qmin − z or qmax − z outside: PyTorch's.  Sums
  * (Σ) run back to the scale's shape: every element (per tensor), all but the axis (per axis),
- * or each block (blocked).  Zero points are integers in ONNX: they get no gradient (where
- * PyTorch's learnable zero point gets −s outside the range).  DynamicQuantizeLinear has no
- * rule: it computes its own scale from x. */
+ * or each block (blocked).
+ *
+ * Zero points are integers in ONNX; one gets a gradient when it is differentiated (named
+ * among the weights: src/api/grad.c), as a float tensor of the scale's type, z taken as the
+ * real number it holds (PyTorch's learnable zero point, rounded in its forward):
+ *   DequantizeLinear:  dz = −Σ dY·s
+ *   QuantizeLinear:    dz = Σ dq·m  (q moves with z inside the range, round's derivative 1)
+ * Chained, dfq/dz = s·m − s = −s outside the range and 0 inside: PyTorch's.
+ * DynamicQuantizeLinear has no rule: it computes its own scale from x. */
 #include "grad/rule_util.h"
 #include "ops/quant.h"
 
@@ -124,7 +130,13 @@ static og_status g_dequantize(og_gb *b, const og_node *n, const int *dy, int *dx
 {
     int q = n->in[0], s = n->in[1], z = n->n_in > 2 ? n->in[2] : -1;
     og_dtype dt = og_gb_value(b, n->out[0])->dtype;
-    if (WANTS(0)) dx[0] = og_gb_op2(b, "Mul", dy[0], spread_scale(b, n, s, dt));
+    int sp = WANTS(0) || WANTS(2) ? spread_scale(b, n, s, dt) : -1;
+    if (WANTS(0)) dx[0] = og_gb_op2(b, "Mul", dy[0], sp);
+    if (WANTS(2)) {
+        int dz = sum_to_scale(b, n, og_gb_op1(b, "Neg", og_gb_op2(b, "Mul", dy[0], sp)), q, s);
+        og_dtype st = og_gb_value(b, s)->dtype;
+        dx[2] = st == dt ? dz : og_rule_cast(b, dz, st);
+    }
     if (WANTS(1)) {
         /* q − z as floats: DequantizeLinear(q, 1, z) */
         int in[3] = {q, og_gb_op2(b, "Expand", og_gb_scalar(b, 1.0, dt), og_gb_op1(b, "Shape", s)),
@@ -171,6 +183,10 @@ static og_status g_quantize(og_gb *b, const og_node *n, const int *dy, int *dx)
         int t = og_gb_op2(b, "Div", og_gb_op2(b, "Mul", gm, x), og_gb_op2(b, "Mul", sx, sx));
         int ds = sum_to_scale(b, n, og_gb_op1(b, "Neg", t), x, s);
         dx[1] = st == xt ? ds : og_rule_cast(b, ds, st);
+    }
+    if (WANTS(2)) {
+        int dz = sum_to_scale(b, n, gm, x, s);
+        dx[2] = st == xt ? dz : og_rule_cast(b, dz, st);
     }
     return og_gb_status(b);
 }

@@ -179,3 +179,9 @@ int og_rule_axis(og_gb *b, const og_node *n, int64_t axis, int rank)
 }
 
 double og_rule_tiny(og_dtype dt) { return dt == OG_FLOAT16 || dt == OG_BFLOAT16 ? 1e-7 : 1e-30; }
+
+int og_rule_widen_as(og_gb *b, int x, int like)
+{
+    if (x < 0 || like < 0) return x;
+    return og_rule_is_half(og_gb_value(b, like)->dtype) ? og_rule_cast(b, x, OG_FLOAT) : x;
+}

@@ -22,6 +22,13 @@ int og_rule_div(og_gb *b, int x, int y);
 
 /* x cast to dt */
 int og_rule_cast(og_gb *b, int x, og_dtype dt);
+/* True for the 16-bit floats, whose gradients the rules that say so compute in float32 (as
+ * their forward kernels do) and round back once: few ops of a gradient graph run on them. */
+static inline bool og_rule_is_half(og_dtype t) { return t == OG_FLOAT16 || t == OG_BFLOAT16; }
+/* x as float32 when the dtype of forward value `like` is a 16-bit float, else x (x may be
+ * an emitted value, whose type is not known yet: a gradient of `like`) */
+int og_rule_widen_as(og_gb *b, int x, int like);
+#define og_rule_widen(b, x) og_rule_widen_as((b), (x), (x))
 /* cond ? a : c.  Where from opset 9; before, a·m + c·(1 − m) with the cast mask m.  `like`
  * is a forward value of the result's dtype (emitted values have no static type yet). */
 int og_rule_select(og_gb *b, int cond, int a, int c, int like);

@@ -178,16 +178,26 @@ static og_status infer_bitwise_not(const og_op_ctx *c, const og_vinfo *in, int n
 }
 
 /* Pow: base and exponent typed independently (opset 12 split their types; a model of opset
- * 7 with mixed types is accepted all the same): the base (T) float, double, int32 or int64,
- * the exponent (T1) any of those or a narrower or unsigned integer. */
+ * 7 with mixed types is accepted all the same): the base (T) float16, float, double, int32
+ * or int64, bfloat16 from opset 13; the exponent (T1) any of those or a narrower or
+ * unsigned integer, bfloat16 from opset 15 (the spec's T and T1). */
 static og_status infer_pow(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                            int n_out)
 {
-    static const og_dtype exp_types[] = {OG_FLOAT,  OG_DOUBLE, OG_INT8,     OG_INT16,
-                                         OG_INT32,  OG_INT64,  OG_UINT8,    OG_UINT16,
-                                         OG_UINT32, OG_UINT64, OG_UNDEFINED};
-    og_status st = og_check_dtype(c, in, 0, og_types_numeric);
-    if (st || (st = og_check_dtype(c, in, 1, exp_types))) return st;
+    static const og_dtype base_types[] = {OG_FLOAT,   OG_DOUBLE,   OG_INT32,    OG_INT64,
+                                          OG_FLOAT16, OG_BFLOAT16, OG_UNDEFINED};
+    static const og_dtype exp_types[] = {OG_FLOAT,   OG_DOUBLE,   OG_INT8,     OG_INT16,  OG_INT32,
+                                         OG_INT64,   OG_UINT8,    OG_UINT16,   OG_UINT32, OG_UINT64,
+                                         OG_FLOAT16, OG_BFLOAT16, OG_UNDEFINED};
+    int v = c->node->since_version;
+    /* bfloat16 is the last entry before the end of each list: cut it before its opset */
+    og_dtype bt[sizeof base_types / sizeof *base_types], et[sizeof exp_types / sizeof *exp_types];
+    memcpy(bt, base_types, sizeof bt);
+    memcpy(et, exp_types, sizeof et);
+    if (v < 13) bt[5] = OG_UNDEFINED;
+    if (v < 15) et[11] = OG_UNDEFINED;
+    og_status st = og_check_dtype(c, in, 0, bt);
+    if (st || (st = og_check_dtype(c, in, 1, et))) return st;
     if ((st = broadcast_all(c, in, 2, out))) return st;
     out->dtype = in[0].dtype;
     return OG_OK;

@@ -171,14 +171,15 @@ static og_status parse_global_maxpool(const og_op_ctx *c, void **params)
 static og_status infer_pool(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                             int n_out)
 {
-    static const og_dtype lp_types[] = {OG_FLOAT, OG_DOUBLE, OG_FLOAT16, OG_UNDEFINED};
-    static const og_dtype max12_types[] = {OG_FLOAT, OG_DOUBLE, OG_INT8, OG_UINT8, OG_UNDEFINED};
+    static const og_dtype half_types[] = {OG_FLOAT, OG_DOUBLE, OG_FLOAT16, OG_UNDEFINED};
+    static const og_dtype max12_types[] = {OG_FLOAT, OG_DOUBLE, OG_FLOAT16,
+                                           OG_INT8,  OG_UINT8,  OG_UNDEFINED};
     const og_pool_params *p = c->node->params;
-    /* MaxPool-12 added int8 and uint8 (GlobalMaxPool has float types only) */
-    const og_dtype *types = p->kind == OG_POOL_LP ? lp_types
-                            : p->kind == OG_POOL_MAX && !p->global && c->node->since_version >= 12
+    /* every pool takes float16, float and double; MaxPool-12 added int8 and uint8
+     * (GlobalMaxPool has float types only) */
+    const og_dtype *types = p->kind == OG_POOL_MAX && !p->global && c->node->since_version >= 12
                                 ? max12_types
-                                : og_types_float;
+                                : half_types;
     og_status st = og_check_dtype(c, in, 0, types);
     if (st) return st;
     out[0].dtype = in[0].dtype;

@@ -3,7 +3,9 @@ DequantizeLinear(QuantizeLinear(x)) per tensor (int8, uint8, int16), per axis an
 with the scale a trained weight, against PyTorch's learnable fake-quantize gradients (its
 straight-through rules are not the derivative of the quantizer: no finite differences for
 those); and DequantizeLinear of integer weights with a trained scale (exact, so checked by
-finite differences too), per tensor, per axis and blocked with a partial last block."""
+finite differences too), per tensor, per axis and blocked with a partial last block.  The
+'_zp' copies train the integer zero point too (its gradient a float tensor), against
+PyTorch's learnable zero point (fake quantization) or autograd of (w - z)·s (DequantizeLinear)."""
 import numpy as np
 
 from helpers import RNG, model, node, rand
@@ -14,12 +16,16 @@ STE = "straight-through quantization gradients: compared with PyTorch's fake_qua
 def cases():
     out = []
 
-    def fq(name, opset, x, s, z, qt, qmin, qmax, attrs, torch_kw):
+    def fq(name, opset, x, s, z, qt, qmin, qmax, attrs, torch_kw, zp_too=True):
+        """the case, and with zp_too a copy '<name>_zp' whose zero point is trained too"""
         nodes = [node("QuantizeLinear", ["x", "s", "z"], ["q"], **attrs),
                  node("DequantizeLinear", ["q", "s", "z"], ["y"], **attrs)]
         m = model(nodes, {"x": x}, ["y"], {"s": s}, opset=opset, consts={"z": z.astype(qt)})
         kw = dict(torch_kw, zp=z.astype(np.float64).tolist(), qmin=qmin, qmax=qmax)
         out.append((name, m, {"x": x}, {"fn": "fake_quant", "kw": kw, "no_fd": STE}))
+        if zp_too:
+            out.append((name + "_zp", m, {"x": x},
+                        {"fn": "fake_quant", "kw": kw, "no_fd": STE, "train": ["s", "z"]}))
 
     # values spread past the range, so that both saturation ends are hit
     x = rand(3, 4, low=-3, high=3)
@@ -51,4 +57,10 @@ def cases():
                    node("MatMul", ["x", "d"], ["y"])], {"x": xin}, ["y"], {"s": s}, opset=opset,
                   consts={"w": w, "z": z})
         out.append(("dq_weight_" + tag, m, {"x": xin}))
+        # the zero point trained too (an integer: no finite differences; dz = -sum(dY·s))
+        out.append(("dq_weight_" + tag + "_zp", m, {"x": xin},
+                    {"fn": "dq_matmul", "kw": {"axis": attrs.get("axis", 1), "w": w.tolist(),
+                                               "block": attrs.get("block_size", 0)},
+                     "no_fd": "an integer zero point: compared with PyTorch's autograd "
+                              "instead of finite differences", "train": ["s", "z"]}))
     return out

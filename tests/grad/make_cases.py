@@ -6,6 +6,8 @@ OUT/<name>/model.onnx plus OUT/<name>/<input>.npy, and OUT/<name>/args lists the
 A case may carry a fourth element, {"fn": name, "kw": {...}}: the PyTorch function that
 computes the same model (tests/grad/torch_ops.py), written to OUT/<name>/torch.json with
 the float initializers saved as .npy beside it (Debian's python3 has torch but no onnx).
+A case whose fourth element has "train": [names] differentiates those weights only
+(`--weights` in args; integer zero points may be among them).
 With "no_fd": REASON in it, the case is not checked by finite differences (run.sh says
 why): straight-through gradients of quantization are not the derivative of the quantizer.
 
@@ -49,6 +51,9 @@ def main(out, patterns=()):
                 fn = "in_%d.npy" % len(args)
                 np.save(os.path.join(d, fn), np.ascontiguousarray(v))
                 args.append("--input %s=%s" % (k, os.path.join(d, fn)))
+            train = case[3].get("train") if len(case) > 3 else None
+            if train:  # the weights to differentiate, integer zero points among them
+                args.append("--weights " + ",".join(train))
             with open(os.path.join(d, "args"), "w") as f:
                 f.write(" ".join(args) + "\n")
             if len(case) > 3:
@@ -57,7 +62,7 @@ def main(out, patterns=()):
                     spec["inputs"][k] = "in_%d.npy" % i
                 for i, t in enumerate(model.graph.initializer):
                     a = numpy_helper.to_array(t)
-                    if a.dtype.kind == "f":
+                    if (a.dtype.kind == "f" and not train) or (train and t.name in train):
                         np.save(os.path.join(d, "w_%d.npy" % i), a)
                         spec["weights"][t.name] = "w_%d.npy" % i
                 with open(os.path.join(d, "torch.json"), "w") as f:

@@ -57,6 +57,10 @@ for _c in ("einsum_ell_summed", "einsum_ell_summed_v12", "einsum_ell_summed_two"
            "einsum_ell_summed_mid"):
     KNOWN[_c] = "onnxruntime refuses an Einsum output without the inputs' ellipsis"
 
+for _c in ("pow_bf16_v13", "pow_bf16_bf16exp_v15"):
+    KNOWN[_c] = ("onnxruntime has no CPU Pow for bfloat16 (checked against PyTorch instead, "
+                 "tests/grad/torch_ops.py)")
+
 # Gradients whose terms cancel with the seeds' signs made positive too, so that the |seeds|
 # run below underestimates them: the magnitude of their terms, worked out by hand.
 # fq_tensor_int8_v10: the scale's gradient is sum(dY * q) - sum(dY * x / s) over the
@@ -123,8 +127,10 @@ def main(build, patterns=()):
             continue
         with tempfile.TemporaryDirectory() as tmp:
             try:
-                subprocess.run([cli, "export", os.path.join(d, "model.onnx"), "-o", tmp],
-                               check=True, capture_output=True, text=True)
+                # the weights the case differentiates (--weights A,B), else the default
+                wargs = args[args.index("--weights"):][:2] if "--weights" in args else []
+                subprocess.run([cli, "export", os.path.join(d, "model.onnx"), "-o", tmp] +
+                               wargs, check=True, capture_output=True, text=True)
                 tm = onnx.load(os.path.join(tmp, "training.onnx"))
                 onnx.checker.check_model(tm, full_check=True)
                 onnx.checker.check_model(onnx.load(os.path.join(tmp, "eval.onnx")),
@@ -133,7 +139,7 @@ def main(build, patterns=()):
                                             providers=["CPUExecutionProvider"])
                 feeds = {}
                 for a in args:
-                    if a.startswith("--"):
+                    if a.startswith("--") or a in wargs:
                         continue
                     k, f = a.split("=", 1)
                     feeds[k] = np.load(f)
@@ -146,11 +152,14 @@ def main(build, patterns=()):
                 go_args = []
                 for s in seeds:
                     out_name = s[: -len("_grad")]
-                    g = rng.standard_normal(ev_out[out_name].shape).astype(np.float32)
+                    ev = ev_out[out_name]  # the seed in the output's type (float16 too)
+                    g = rng.standard_normal(ev.shape).astype(
+                        ev.dtype if ev.dtype.kind == "f" else np.float32)
                     feeds[s] = g
                     fn = os.path.join(tmp, "seed_%s.npy" % out_name)
                     np.save(fn, g)
                     go_args += ["--grad-output", "%s=%s" % (out_name, fn)]
+                half = any(i.type == "tensor(float16)" for i in sess.get_inputs())
                 ref = dict(zip([o.name for o in sess.get_outputs()], sess.run(None, feeds)))
                 # The magnitude of the terms each gradient sums: the same graph with |seeds|.
                 # A gradient that cancels (a quantization scale's, sum(q * dW) ~ 1e-2 from
@@ -178,7 +187,10 @@ def main(build, patterns=()):
                         terms = np.abs(scale[k]).max() if k in scale and scale[k].size else 0
                         terms = max(terms, TERMS.get(name, 0.0))
                         diff = np.abs(ours.astype(np.float64) - want).max()
-                        if not (diff <= 1e-5 * terms):
+                        # a float16 model: its forward values (which the gradients read)
+                        # differ by float16's rounding (2^-11) wherever the runtimes' float32
+                        # results round to different sides
+                        if not (diff <= (2e-3 if half else 1e-5) * terms):
                             raise AssertionError("%s differs: max abs %g (terms' magnitude %g)"
                                                  % (k, diff, terms))
                     if want.size:

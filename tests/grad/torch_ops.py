@@ -3,7 +3,7 @@
 (written by make_cases.py from the cases' fourth element) names the PyTorch function that
 computes its model; its inputs and weights get autograd's gradients for a random output
 gradient, and `onnxgrad grad` with the same output gradient must agree within 1e-4
-relative (float32).  Needs PyTorch (Debian's python3-torch: run with /usr/bin/python3) and
+relative (float32; a case's "rtol" for 16-bit floats).  Needs PyTorch (Debian's python3-torch: run with /usr/bin/python3) and
 torchvision for roi_align.  Ends with "N passed, N failed".
 
 usage: torch_ops.py BUILD_DIR [PATTERN ...]   (cases matching a shell pattern; needs the
@@ -63,7 +63,8 @@ def fake_quant(t, kw):
     """PyTorch's learnable fake quantization (gradients for x and the scale), per tensor or
     per channel; blocked quantization as per channel over the blocks"""
     x, s = t["x"].float(), t["s"].float()  # PyTorch fake-quantizes float32 only
-    zp = torch.tensor(kw["zp"], dtype=torch.float32)
+    # a trained zero point is a weight "z" (its learnable zero point), else a constant
+    zp = t["z"].float() if "z" in t else torch.tensor(kw["zp"], dtype=torch.float32)
     if kw["axis"] is None:
         return torch._fake_quantize_learnable_per_tensor_affine(x, s.reshape(1), zp.reshape(1),
                                                                 kw["qmin"], kw["qmax"], 1.0)
@@ -76,7 +77,31 @@ def fake_quant(t, kw):
                                                              kw["qmax"], 1.0)
 
 
+def dq_matmul(t, kw):
+    """x · DequantizeLinear(w, s, z), the zero point z differentiated as a real number:
+    per tensor, per axis, or blocked along the axis (a partial last block allowed)"""
+    w, s, z = torch.tensor(kw["w"], dtype=torch.float64), t["s"], t["z"]
+    if kw["block"]:
+        b, ax = kw["block"], kw["axis"]
+        s = s.repeat_interleave(b, dim=ax).narrow(ax, 0, w.shape[ax])
+        z = z.repeat_interleave(b, dim=ax).narrow(ax, 0, w.shape[ax])
+    elif s.dim() == 1 and kw["axis"] == 0:
+        s, z = s[:, None], z[:, None]
+    return t["x"] @ ((w - z) * s)
+
+
+def pow_(t, kw):
+    """b ** e; kw "bf16" names the inputs the model rounds to bfloat16 first (a Cast, whose
+    gradient passes straight through), kw "e" a constant exponent"""
+    r = {k: t[k].to(torch.bfloat16).double() if k in kw.get("bf16", ()) else t[k] for k in t}
+    return r["b"] ** (r["e"] if "e" in r else kw["e"])
+
+
 FUNCS = {
+    "pow": pow_,
+    "max_pool2d": lambda t, kw: F.max_pool2d(t["x"], kw["kernel"], kw["stride"], kw["pad"]),
+    "avg_pool2d": lambda t, kw: F.avg_pool2d(t["x"], kw["kernel"], kw["stride"]),
+    "dq_matmul": dq_matmul,
     "fake_quant": fake_quant,
     "roi_align": roi_align,
     "grid_sample": lambda t, kw: F.grid_sample(t["x"], t["g"], kw["mode"], kw["padding"],
@@ -99,10 +124,14 @@ def check(cli, d):
     t = {k: torch.tensor(v, dtype=torch.float64, requires_grad=True) for k, v in arrays.items()}
     y = FUNCS[spec["fn"]](t, spec.get("kw", {}))
     seed = torch.randn(y.shape, generator=torch.Generator().manual_seed(5), dtype=torch.float64)
+    # the seed in the model output's type (a float16 model takes a float16 seed), the same
+    # rounded values given to autograd
+    sdt = np.dtype(spec.get("seed_dtype", "float32"))
+    seed = torch.tensor(seed.numpy().astype(sdt).astype(np.float64))
     names = list(t)
     grads = torch.autograd.grad(y, [t[k] for k in names], seed, allow_unused=True)
     with tempfile.TemporaryDirectory() as tmp:
-        np.save(os.path.join(tmp, "seed.npy"), seed.numpy().astype(np.float32))
+        np.save(os.path.join(tmp, "seed.npy"), seed.numpy().astype(sdt))
         args = open(os.path.join(d, "args")).read().split()
         out = spec.get("output", "y")
         res = subprocess.run([cli, "grad", os.path.join(d, "model.onnx")] + args +
@@ -118,7 +147,7 @@ def check(cli, d):
             ours = np.load(os.path.join(tmp, "out", manifest[k + "_grad"]))
             err = np.abs(ours - want).max() / max(np.abs(want).max(), 1e-3)
             worst = max(worst, float(err))
-            if err > 1e-4:
+            if err > spec.get("rtol", 1e-4):
                 raise AssertionError("%s: relative error %.3g" % (k, err))
     return worst, len(names)
 

@@ -1,6 +1,6 @@
 """Per-opset cases of the ops of issue 12's "nn ops" part (CastLike, the normalizations,
 LpPool, MaxUnpool, Col2Im, GridSample, AffineGrid, RoiAlign, the tensor and index ops,
-Det, the quantization ops) and of float16 in Max, Min and Mod.  Called by gen_cases.py with
+Det, the quantization ops) and of float16 in Max, Min, Mod, Pow, MaxPool and AveragePool.  Called by gen_cases.py with
 itself as `g` (its case, vers, act, rand, ... helpers)."""
 
 import numpy as np
@@ -30,6 +30,24 @@ def gen_half_binary(g):
         a = np.array([[-7.3, 5.2, 9.7, -4.4], [13.1, -13.1, 8.6, 0.3]], F16)
         g.case("Mod", v, "f16_fmod", [("a", a), ("b", np.array([3.0, -3.0, 4.0, 5.0], F16))],
                {"fmod": 1})
+
+
+def gen_half_pow_pool(g):
+    """float16 in Pow (base and exponent, from Pow-7; a float32 exponent from Pow-12), and in
+    MaxPool and AveragePool (every version); their own generator, so that the shared one's
+    draws for the other cases stay as they were"""
+    rng = np.random.default_rng(16)
+    a = rng.uniform(0.3, 2.0, (2, 3)).astype(F16)
+    b = rng.uniform(-2.0, 2.0, (3,))
+    for v in g.vers("Pow"):
+        g.case("Pow", v, "f16", [("a", a), ("b", b.astype(F16))])
+        if g.act("Pow", v) >= 12:
+            g.case("Pow", v, "f16_f32exp", [("a", a), ("b", b.astype(np.float32))])
+    x = rng.uniform(-2.0, 2.0, (1, 2, 5, 5)).astype(F16)
+    for op in ("MaxPool", "AveragePool"):
+        for v in g.vers(op):
+            g.case(op, v, "f16", [("x", x)], {"kernel_shape": [3, 3], "strides": [2, 2],
+                                              "pads": [1, 1, 1, 1]})
 
 
 def gen_tensor_index(g):
@@ -280,6 +298,7 @@ def gen_quant(g):
 def generate(g):
     gen_castlike(g)
     gen_half_binary(g)
+    gen_half_pow_pool(g)
     gen_tensor_index(g)
     gen_norm(g)
     gen_pool(g)

@@ -348,8 +348,15 @@ static void cpu_families_bind_loops(void)
         og_dtype good[2], bad;
         const char *computes;
     } cases[] = {
-        {"MaxPool", "", 1, 0, {OG_FLOAT, OG_DOUBLE}, OG_FLOAT16, "float32, float64"},
-        {"GlobalAveragePool", "", 1, 0, {OG_DOUBLE, OG_FLOAT}, OG_FLOAT16, "float32, float64"},
+        /* the pools: float16 through float32's loops, no bfloat16 */
+        {"MaxPool", "", 1, 0, {OG_FLOAT, OG_FLOAT16}, OG_BFLOAT16, "float32, float64, float16"},
+        {"GlobalAveragePool",
+         "",
+         1,
+         0,
+         {OG_DOUBLE, OG_FLOAT16},
+         OG_BFLOAT16,
+         "float32, float64, float16"},
         {"BatchNormalization", "", 5, 0, {OG_FLOAT, OG_DOUBLE}, OG_BFLOAT16, "float32, float64"},
         {"LayerNormalization", "", 3, 0, {OG_DOUBLE, OG_FLOAT}, OG_INT32, "float32, float64"},
         {"InstanceNormalization", "", 3, 0, {OG_FLOAT, OG_DOUBLE}, OG_INT64, "float32, float64"},
@@ -1120,8 +1127,8 @@ static void cpu_binds_int_maxpool_and_pow(void)
             CHECK(i8 && u8 && b.impl && i8 != u8 && i8 != b.impl);
         } else {
             CHECK(og_backend_bind(&og_cpu_backend, n, &t8, &b) == OG_ERR_UNSUPPORTED);
-            CHECKF(strstr(og_last_error(), "(it computes float32, float64)") != NULL, "message %s",
-                   og_last_error());
+            CHECKF(strstr(og_last_error(), "(it computes float32, float64, float16)") != NULL,
+                   "message %s", og_last_error());
         }
         nh_release(&r);
     }
@@ -1145,8 +1152,16 @@ static void cpu_binds_int_maxpool_and_pow(void)
         t[1] = OG_UNDEFINED;
         CHECK_OK(og_backend_bind(&og_cpu_backend, n, t, &b));
         CHECK(b.fn != NULL && b.impl == NULL);
+        /* a 16-bit float base or exponent: one binding, the float32 loop on copies */
         t[0] = OG_FLOAT16;
         t[1] = OG_FLOAT;
+        CHECK_OK(og_backend_bind(&og_cpu_backend, n, t, &b));
+        const void *half = b.impl;
+        t[0] = OG_FLOAT;
+        t[1] = OG_BFLOAT16;
+        CHECK_OK(og_backend_bind(&og_cpu_backend, n, t, &b));
+        CHECK(half != NULL && b.impl == half && half != fu64);
+        t[0] = OG_BOOL;
         CHECK(og_backend_bind(&og_cpu_backend, n, t, &b) == OG_ERR_UNSUPPORTED);
     }
     nh_release(&r);

@@ -746,12 +746,18 @@ static og_status k_mod(const og_kernel_ctx *k, const og_tensor *const *in, int n
     return binary(k, in[0], in[1], out[0], fns, 16);
 }
 
+/* A float16 or bfloat16 base or exponent: widened to float32, the power computed as
+ * float32's and rounded back once (og_kernel_via_f32); the binding is this marker. */
+static const bin_fn pow_half = NULL;
+
 /* Pow binds on both type variables: the loop of (base, exponent), an entry of pow_fns. */
 static const void *select_pow(const og_node *n, const og_dtype *t)
 {
     if (n->n_in < 2 || t[1] == OG_UNDEFINED) return OG_KERNEL_AT_RUN;
     int sa = slot_of(t[0]), sb = pow_col(t[1]);
-    return sa < 0 || sa > S_I64 || sb < 0 ? NULL : &pow_fns[sa][sb];
+    bool ha = og_is_half(t[0]), hb = og_is_half(t[1]);
+    if (!(ha || (sa >= 0 && sa <= S_I64)) || !(hb || sb >= 0)) return NULL;
+    return ha || hb ? &pow_half : &pow_fns[sa][sb];
 }
 
 static og_status k_pow(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
@@ -759,6 +765,11 @@ static og_status k_pow(const og_kernel_ctx *k, const og_tensor *const *in, int n
 {
     const og_tensor *a = in[0], *b = in[1];
     og_tensor *o = out[0];
+    if (og_is_half(a->dtype) || og_is_half(b->dtype)) {
+        og_kernel_ctx call = *k;
+        call.impl = NULL; /* the float32 copies pick their loop */
+        return og_kernel_via_f32(&call, k_pow, in, n_in, out, n_out);
+    }
     int sa = slot_of(a->dtype), sb = pow_col(b->dtype);
     if (sa < 0 || sa > S_I64) return bad_dtype(k, 0, a->dtype);
     if (sb < 0) return bad_dtype(k, 1, b->dtype);

@@ -451,6 +451,9 @@ static const pool_loops pool_loops_float = {global_float, pool_float};
 static const pool_loops pool_loops_double = {global_double, pool_double};
 static const pool_loops pool_loops_int8 = {global_int8_t, pool_int8_t};
 static const pool_loops pool_loops_uint8 = {global_uint8_t, pool_uint8_t};
+/* float16: no loops of its own, computed on float32 copies (og_kernel_via_f32): a maximum is
+ * exact that way, an average rounded once */
+static const pool_loops pool_loops_half = {NULL, NULL};
 
 /* The loops of dtype t for pool p: float and double for every pool, int8 and uint8 for a
  * windowed MaxPool only (AveragePool and the global pools have no integer types). */
@@ -460,6 +463,7 @@ static const pool_loops *pool_loops_of(const og_pool_params *p, og_dtype t)
     switch (t) {
     case OG_FLOAT: return &pool_loops_float;
     case OG_DOUBLE: return &pool_loops_double;
+    case OG_FLOAT16: return &pool_loops_half;
     case OG_INT8: return ints ? &pool_loops_int8 : NULL;
     case OG_UINT8: return ints ? &pool_loops_uint8 : NULL;
     default: return NULL;
@@ -479,6 +483,11 @@ static og_status pool_kernel(const og_kernel_ctx *k, const og_tensor *const *in,
     if (!loops)
         return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
                                og_dtype_name(x->dtype));
+    if (loops == &pool_loops_half) {
+        og_kernel_ctx call = *k;
+        call.impl = &pool_loops_float;
+        return og_kernel_via_f32(&call, pool_kernel, in, n_in, out, n_out);
+    }
     if (y->numel == 0) return OG_OK;
     if (p->global) {
         int64_t planes = x->rank >= 2 ? x->dims[0] * x->dims[1] : 1;
@@ -799,7 +808,8 @@ static og_status roi_align_kernel(const og_kernel_ctx *k, const og_tensor *const
     return st;
 }
 
-/* float32 and float64, and int8/uint8 for MaxPool: select_pool binds the loops of X's dtype. */
+/* float32 and float64, float16 through float32, and int8/uint8 for MaxPool: select_pool binds
+ * the loops of X's dtype. */
 const og_kernel_def og_cpu_pool[] = {
     {.name = "AveragePool", .domain = "", .fn = pool_kernel, .select = select_pool},
     {.name = "MaxPool", .domain = "", .fn = pool_kernel, .select = select_pool},
