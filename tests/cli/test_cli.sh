@@ -17,6 +17,13 @@ check "help lists run" grep -q "run MODEL --input" "$tmp/help"
 "$cli" frobnicate 2>"$tmp/err"; check "unknown command exits 2" test $? = 2
 check "unknown command says so" grep -q "unknown command" "$tmp/err"
 "$cli" run models/mlp.onnx 2>"$tmp/err"; check "run without -o exits 2" test $? = 2
+# usage errors of every job command exit 2 (and, under ASan, leak nothing parse_job allocated)
+for c in run grad check export bench; do
+  "$cli" $c models/mlp.onnx models/mlp.onnx -o "$tmp/u" 2>"$tmp/err"
+  check "$c with two model paths exits 2" test $? = 2
+  check "$c with two model paths says so" grep -q "one model path only" "$tmp/err"
+done
+"$cli" bench models/mlp.onnx -n 0 2>"$tmp/err"; check "bench -n 0 exits 2" test $? = 2
 
 "$cli" info models/mlp.onnx >"$tmp/info"; check "info exits 0" test $? = 0
 check "info shows the input with its symbolic dim" grep -q "x: float32 \[batch, 8\]" "$tmp/info"
