@@ -930,8 +930,10 @@ static void cpu_small_picks_bind(void)
 }
 
 /* Scatter's loop depends on the data's dtype and the reduction, its constraint on the
- * indices' dtype (two type variables): ScatterElements with reduction add binds float32's
- * add, refuses a bool data at bind, and ScatterND without reduction binds a byte mover. */
+ * indices' dtype (two type variables), whose read is bound with the loop: ScatterElements with
+ * reduction add binds float32's add, refuses a bool data at bind, and ScatterND without
+ * reduction binds a byte mover; int64 indices relabelled uint64 are read as bound (refused
+ * without a binding). */
 static void cpu_scatter_binds_by_all_types(void)
 {
     double v[16];
@@ -944,6 +946,7 @@ static void cpu_scatter_binds_by_all_types(void)
                        .attrs = {NH_INT("axis", 1), NH_STRING("reduction", "add")},
                        .in = {se[0], se[1], se[2]}};
     bound_loop_is_used(&scatter, 5, 1);
+    bound_loop_is_used(&scatter, 7, 1); /* the indices' int64 read is bound too */
     check_bind_refusal(&scatter, (og_dtype[]){OG_BOOL, OG_INT64, OG_BOOL},
                        "node 'n0' (ScatterElements, opset 18): input 1 is int64, which the CPU "
                        "kernel of ScatterElements does not compute with input 0 bool, input 2 "
@@ -956,6 +959,7 @@ static void cpu_scatter_binds_by_all_types(void)
                         nh_tensor(OG_INT64, 2, (int64_t[]){2, 1}, (double[]){3, 1}),
                         nh_tensor(OG_DOUBLE, 1, (int64_t[]){2}, v + 8)};
     nh_node nd = {.op = "ScatterND", .opset = 18, .in = {sn[0], sn[1], sn[2]}};
+    bound_loop_is_used(&nd, 2, 0); /* int64 indices relabelled uint64: read as bound */
     nh_result r;
     CHECK_OK(nh_run(&nd, &r));
     if (!r.status) {
@@ -966,6 +970,9 @@ static void cpu_scatter_binds_by_all_types(void)
         t[0] = t[2] = OG_UINT64; /* the same size: the same byte mover */
         CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, &b));
         CHECK(d64 != NULL && b.impl == d64 && b.all_types == 1);
+        t[1] = OG_INT32; /* the same update loop, the other index read */
+        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, &b));
+        CHECK(b.impl != NULL && b.impl != d64);
     }
     nh_release(&r);
     nh_free_tensors(sn, 3);
