@@ -32,6 +32,26 @@ def gen_half_binary(g):
                {"fmod": 1})
 
 
+def gen_half_arith(g):
+    """float16 in the arithmetic ops, the comparisons and Sum (every version; Equal from 11),
+    computed through float32 copies; its own generator, so the shared one's draws stay"""
+    rng = np.random.default_rng(12)
+    a = rng.uniform(-3.0, 3.0, (2, 3, 4)).astype(F16)
+    b = rng.uniform(0.5, 2.0, (3, 1)).astype(F16)
+    b[0, 0] = a[0, 0, 0]  # an equal pair for the comparisons
+    for op in ("Add", "Sub", "Mul", "Div", "Less", "Greater", "LessOrEqual", "GreaterOrEqual",
+               "Equal", "Sum"):
+        for v in g.vers(op):
+            if op == "Equal" and g.act(op, v) < 11:
+                continue
+            ins = [("a", a), ("b", b)]
+            if op == "Sum" and g.act(op, v) >= 8:
+                ins.append(("c", rng.uniform(-1.0, 1.0, (4,)).astype(F16)))
+            elif op == "Sum":
+                ins = [("a", a), ("b", a[::-1].copy())]  # no broadcasting before Sum-8
+            g.case(op, v, "f16", ins)
+
+
 def gen_half_pow_pool(g):
     """float16 in Pow (base and exponent, from Pow-7; a float32 exponent from Pow-12), and in
     MaxPool and AveragePool (every version); their own generator, so that the shared one's
@@ -298,6 +318,7 @@ def gen_quant(g):
 def generate(g):
     gen_castlike(g)
     gen_half_binary(g)
+    gen_half_arith(g)
     gen_half_pow_pool(g)
     gen_tensor_index(g)
     gen_norm(g)
