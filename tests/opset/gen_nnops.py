@@ -33,8 +33,8 @@ def gen_half_binary(g):
 
 
 def gen_half_arith(g):
-    """float16 in the arithmetic ops, the comparisons and Sum (every version; Equal from 11),
-    computed through float32 copies; its own generator, so the shared one's draws stay"""
+    """float16 in the arithmetic ops, the comparisons, Sum (every version; Equal from 11) and
+    the everyday unary ops, computed through float32 copies; its own generator, so the shared one's draws stay"""
     rng = np.random.default_rng(12)
     a = rng.uniform(-3.0, 3.0, (2, 3, 4)).astype(F16)
     b = rng.uniform(0.5, 2.0, (3, 1)).astype(F16)
@@ -50,6 +50,12 @@ def gen_half_arith(g):
             elif op == "Sum":
                 ins = [("a", a), ("b", a[::-1].copy())]  # no broadcasting before Sum-8
             g.case(op, v, "f16", ins)
+    x = rng.uniform(-4.0, 4.0, (3, 5)).astype(F16)
+    pos = rng.uniform(0.05, 6.0, (3, 5)).astype(F16)
+    for op in ("Sqrt", "Exp", "Log", "Relu", "Neg", "Abs", "Ceil", "Floor", "Reciprocal",
+               "Sigmoid", "Tanh", "Sign"):
+        for v in g.vers(op):
+            g.case(op, v, "f16", [("x", pos if op in ("Sqrt", "Log") else x)])
 
 
 def gen_half_pow_pool(g):
