@@ -56,6 +56,14 @@ def gen_half_arith(g):
                "Sigmoid", "Tanh", "Sign"):
         for v in g.vers(op):
             g.case(op, v, "f16", [("x", pos if op in ("Sqrt", "Log") else x)])
+    for v in g.vers("MatMul"):
+        g.case("MatMul", v, "f16", [("a", rng.uniform(-1, 1, (2, 3, 8)).astype(F16)),
+                                    ("b", rng.uniform(-1, 1, (8, 5)).astype(F16))])
+    for v in g.vers("Gemm"):
+        g.case("Gemm", v, "f16", [("a", rng.uniform(-1, 1, (8, 3)).astype(F16)),
+                                  ("b", rng.uniform(-1, 1, (4, 8)).astype(F16)),
+                                  ("c", rng.uniform(-1, 1, (3, 4)).astype(F16))],
+               {"transA": 1, "transB": 1, "alpha": 0.5, "beta": 2.0})
 
 
 def gen_half_pow_pool(g):
