@@ -56,6 +56,12 @@ def gen_half_arith(g):
                "Sigmoid", "Tanh", "Sign"):
         for v in g.vers(op):
             g.case(op, v, "f16", [("x", pos if op in ("Sqrt", "Log") else x)])
+    xr = rng.uniform(0.1, 3.0, (2, 3, 4)).astype(F16)
+    for op in ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceL2", "ReduceLogSumExp"):
+        for v in g.vers(op):
+            axes_in = g.act(op, v) >= (13 if op == "ReduceSum" else 18)
+            ins = [("x", xr)] + ([("axes", np.array([1], np.int64))] if axes_in else [])
+            g.case(op, v, "f16", ins, {} if axes_in else {"axes": [1]})
     for v in g.vers("MatMul"):
         g.case("MatMul", v, "f16", [("a", rng.uniform(-1, 1, (2, 3, 8)).astype(F16)),
                                     ("b", rng.uniform(-1, 1, (8, 5)).astype(F16))])
