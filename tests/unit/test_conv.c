@@ -549,6 +549,27 @@ static const conv_case direct_cases[] = {
      .strides = {2, 2}},
     {"dw_plane_1d_dil", "Conv", 1, .c = 3, .m = 3, .group = 3, .in = {300}, .k = {3}, .dil = {2},
      .pads = {2, 2}},
+    /* ... with border rows (a part of the kernel rows in range, none where the pads
+     * exceed the kernel), strides 1-3, dilations, asymmetric pads, kernels of 9, 25 and
+     * other tap counts, multipliers, planes narrower than the kernel's reach */
+    {"dw_plane_s2_asym_mult2", "Conv", 2, .n = 2, .c = 3, .m = 6, .group = 3, .in = {35, 33},
+     .pads = {0, 1, 1, 0}, .strides = {2, 2}, .mt = true},
+    {"dw_plane_5x5_s2_odd_f64", "Conv", 2, .c = 2, .m = 2, .group = 2, .k = {5, 5}, .in = {37, 31},
+     .pads = {2, 1, 1, 2}, .strides = {2, 2}, .f64 = true},
+    {"dw_plane_dil2_mult3", "Conv", 2, .c = 2, .m = 6, .group = 2, .in = {19, 21}, .dil = {2, 2},
+     .pads = {2, 2, 2, 2}, .no_bias = true},
+    {"dw_plane_big_pads", "Conv", 2, .c = 2, .m = 2, .group = 2, .in = {17, 16},
+     .pads = {4, 3, 5, 4}},
+    {"dw_plane_s3_dil_mixed_f64", "Conv", 2, .c = 3, .m = 3, .group = 3, .in = {61, 40},
+     .dil = {1, 3}, .strides = {3, 1}, .pads = {0, 2, 1, 1}, .f64 = true},
+    {"dw_plane_4x3_generic", "Conv", 2, .c = 2, .m = 4, .group = 2, .k = {4, 3}, .in = {23, 19},
+     .pads = {1, 1, 2, 1}},
+    {"dw_plane_narrow", "Conv", 2, .c = 2, .m = 2, .group = 2, .k = {5, 5}, .in = {80, 4},
+     .pads = {2, 2, 2, 2}},
+    {"dw_plane_tall_kernel_nopad", "Conv", 2, .c = 2, .m = 2, .group = 2, .k = {7, 1},
+     .in = {40, 12}, .mt = true},
+    {"dw_plane_1d_s2_k5_f64", "Conv", 1, .c = 2, .m = 4, .group = 2, .in = {601}, .k = {5},
+     .strides = {2}, .pads = {2, 1}, .f64 = true},
     {"dw_blk_37ch_mult2", "Conv", 2, .n = 2, .c = 37, .m = 74, .group = 37, .in = {6, 5},
      .pads = {1, 0, 0, 1}, .mt = true},
     {"dw_blk_5x5_s2_f64", "Conv", 2, .c = 17, .m = 17, .group = 17, .k = {5, 5}, .in = {9, 11},
@@ -621,6 +642,35 @@ static void test_direct(void)
         ran++;
     }
     printf("direct random: %d cases run\n", ran);
+
+    /* random depthwise Convs on planes of more than 256 outputs (a plane at a time): sizes
+     * 17..40, kernels 1..6, strides 1..3, dilations 1..2, pads 0..3, multipliers 1..3 */
+    ran = 0;
+    for (int iter = 0; iter < 50; iter++) {
+        tcase tc = base("Conv", 2);
+        tc.group = 2 + (int64_t)((rnd() + 1) * 0.9);
+        tc.c = tc.group;
+        tc.m = tc.group * (1 + (int64_t)((rnd() + 1) * 1.5));
+        tc.bias = rnd() > -0.3;
+        tc.dt = rnd() > 0 ? OG_FLOAT : OG_DOUBLE;
+        tc.threads = rnd() > 0 ? 2 : 1;
+        tc.kernel_attr = true;
+        for (int i = 0; i < 2; i++) {
+            tc.in[i] = 17 + (int64_t)((rnd() + 1) * 11.9);
+            tc.k[i] = rnd() > 0 ? 3 : rnd() > 0 ? 5 : 1 + (int64_t)((rnd() + 1) * 2.9);
+            tc.strides[i] = 1 + (int64_t)((rnd() + 1) * 1.4);
+            tc.dil[i] = 1 + (int64_t)((rnd() + 1) * 0.6);
+            tc.pads[i] = (int64_t)((rnd() + 1) * 1.9);
+            tc.pads[2 + i] = (int64_t)((rnd() + 1) * 1.9);
+        }
+        int64_t pb[3], pe[3], out[3];
+        ref_geometry(&tc, pb, pe, out);
+        if (out[0] * out[1] <= 256) continue;
+        snprintf(label, sizeof label, "direct_plane_random%d", iter);
+        run_case(&tc, true, label);
+        ran++;
+    }
+    printf("direct plane random: %d cases run\n", ran);
 }
 
 /* The pointwise float kernel (src/kernels/cpu/conv_pw.c, on CPUs with AVX-512; elsewhere

@@ -97,13 +97,15 @@ static const char *const pattern_names[P_COUNT] = {
 
 /* Build, run fused and unfused, compare.  pw: the Conv is pointwise (1x1, no pads) on
  * 12x12 planes, which float runs through conv_pw.c's kernel with the activation in its
- * store (Relu, Clip) or after each tile column (the others). */
-static void run_pattern(int p, og_dtype dt, int threads, bool pw)
+ * store (Relu, Clip) or after each tile column (the others).  big_dw: the Conv is a 3x3
+ * depthwise one on 20x18 planes, which conv_dw.c computes a plane at a time (padded
+ * planes, not 16 channels at a time), the activation after each plane. */
+static void run_pattern(int p, og_dtype dt, int threads, bool pw, bool big_dw)
 {
     fg f = {og_graph_new(NULL), dt};
     og_graph *g = f.g;
     const og_allocator *a = g->alloc;
-    bool dw = p == P_DEPTHWISE_RELU6;
+    bool dw = p == P_DEPTHWISE_RELU6 || big_dw;
     int64_t c = dw ? 6 : pw ? 20 : 3, m = dw ? 6 : pw ? 12 : 4;
     g->n_opsets = 1;
     g->opsets = og_calloc(a, 1, sizeof *g->opsets);
@@ -115,7 +117,14 @@ static void run_pattern(int p, og_dtype dt, int threads, bool pw)
     g->values[x].kind = OG_VALUE_INPUT;
     g->values[x].is_graph_input = true;
     g->inputs[g->n_inputs++] = x;
-    int64_t xd[4] = {2, c, pw ? 12 : 7, pw ? 12 : 6}, bd[1] = {m}, sd[1] = {0};
+    int64_t xd[4] = {2, c,
+                     big_dw ? 20
+                     : pw   ? 12
+                            : 7,
+                     big_dw ? 18
+                     : pw   ? 12
+                            : 6},
+            bd[1] = {m}, sd[1] = {0};
     int64_t wd[4] = {m, dw ? 1 : c, pw ? 1 : 3, pw ? 1 : 3};
     g->values[x].dtype = dt;
     g->values[x].rank = 4;
@@ -194,7 +203,10 @@ static void run_pattern(int p, og_dtype dt, int threads, bool pw)
     g->outputs[g->n_outputs++] = value(&f, "Y");
 
     char label[64];
-    snprintf(label, sizeof label, "%s%s_%s_t%d", pattern_names[p], pw ? "_pointwise" : "",
+    snprintf(label, sizeof label, "%s%s_%s_t%d", pattern_names[p],
+             pw       ? "_pointwise"
+             : big_dw ? "_depthwise_plane"
+                      : "",
              og_dtype_name(dt), threads);
     og_session *s = NULL;
     og_tensor *xin = NULL, *fused[2] = {0}, *plain[2] = {0};
@@ -231,11 +243,13 @@ done:
 int main(void)
 {
     for (int p = 0; p < P_COUNT; p++) {
-        run_pattern(p, OG_FLOAT, 1, false);
-        run_pattern(p, OG_DOUBLE, 2, false);
+        run_pattern(p, OG_FLOAT, 1, false, false);
+        run_pattern(p, OG_DOUBLE, 2, false, false);
+        run_pattern(p, OG_FLOAT, 2, false, true);
+        run_pattern(p, OG_DOUBLE, 1, false, true);
         if (p != P_DEPTHWISE_RELU6) {
-            run_pattern(p, OG_FLOAT, 1, true);
-            run_pattern(p, OG_FLOAT, 2, true);
+            run_pattern(p, OG_FLOAT, 1, true, false);
+            run_pattern(p, OG_FLOAT, 2, true, false);
         }
     }
     NH_DONE();
