@@ -110,10 +110,30 @@ static const og_dtype types_num[] = {OG_FLOAT,  OG_DOUBLE, OG_INT32,    OG_INT64
                                      OG_INT8,   OG_INT16,  OG_UINT8,    OG_UINT16,
                                      OG_UINT32, OG_UINT64, OG_UNDEFINED};
 
+/* `allowed` plus float16 from opset f16_from and bfloat16 from opset bf16_from (0: never),
+ * as the op's schema at this node's version lists them; the kernels compute both through
+ * float32 copies. */
+static og_status infer_same_half(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                                 const og_dtype *allowed, bool out_bool, int f16_from,
+                                 int bf16_from)
+{
+    og_dtype types[24];
+    int n = 0, v = c->node->since_version;
+    while (allowed[n] != OG_UNDEFINED && n < 20) {
+        types[n] = allowed[n];
+        n++;
+    }
+    if (v >= f16_from) types[n++] = OG_FLOAT16;
+    if (bf16_from > 0 && v >= bf16_from) types[n++] = OG_BFLOAT16;
+    types[n] = OG_UNDEFINED;
+    return infer_same(c, in, n_in, out, types, out_bool);
+}
+
+/* Add, Sub, Mul, Div, Sum: float16 in every version, bfloat16 from opset 13. */
 static og_status infer_numeric(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                                int n_out)
 {
-    return infer_same(c, in, n_in, out, types_num, false);
+    return infer_same_half(c, in, n_in, out, types_num, false, 1, 13);
 }
 
 /* Max, Min and Mod: the numeric types and float16 */
@@ -134,7 +154,10 @@ static og_status infer_float(const og_op_ctx *c, const og_vinfo *in, int n_in, o
 static og_status infer_compare(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                                int n_out)
 {
-    return infer_same(c, in, n_in, out, types_num, true);
+    /* float16 in every version; bfloat16 from Less/Greater-13, LessOrEqual/GreaterOrEqual-16 */
+    const char *op = c->node->op_type;
+    int bf16_from = strstr(op, "OrEqual") ? 16 : 13;
+    return infer_same_half(c, in, n_in, out, types_num, true, 1, bf16_from);
 }
 
 /* Equal compares strings too from opset 19. */
@@ -147,7 +170,9 @@ static og_status infer_equal(const og_op_ctx *c, const og_vinfo *in, int n_in, o
                           with_strings[] = {OG_FLOAT, OG_DOUBLE, OG_INT32,    OG_INT64,  OG_INT8,
                                             OG_INT16, OG_UINT8,  OG_UINT16,   OG_UINT32, OG_UINT64,
                                             OG_BOOL,  OG_STRING, OG_UNDEFINED};
-    return infer_same(c, in, n_in, out, c->node->since_version >= 19 ? with_strings : all, true);
+    /* float16 from Equal-11, bfloat16 from Equal-13 */
+    return infer_same_half(c, in, n_in, out, c->node->since_version >= 19 ? with_strings : all,
+                           true, 11, 13);
 }
 
 static og_status infer_logic(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,

@@ -18,6 +18,23 @@ static og_status infer_dtype2(const og_op_ctx *c, const og_vinfo *in, const og_d
     return OG_OK;
 }
 
+/* `allowed` plus float16 (every version of MatMul and Gemm) and bfloat16 (from their opset
+ * 13), which the kernels compute through float32 copies. */
+static og_status infer_dtype2_half(const og_op_ctx *c, const og_vinfo *in, const og_dtype *allowed,
+                                   og_vinfo *out)
+{
+    og_dtype types[12];
+    int n = 0;
+    while (allowed[n] != OG_UNDEFINED && n < 8) {
+        types[n] = allowed[n];
+        n++;
+    }
+    types[n++] = OG_FLOAT16;
+    if (c->node->since_version >= 13) types[n++] = OG_BFLOAT16;
+    types[n] = OG_UNDEFINED;
+    return infer_dtype2(c, in, types, out);
+}
+
 /* ---- MatMul ---------------------------------------------------------------------- */
 
 og_status og_matmul_shape(const og_op_ctx *c, const og_vinfo *a, const og_vinfo *b, og_vinfo *out)
@@ -57,7 +74,7 @@ og_status og_matmul_shape(const og_op_ctx *c, const og_vinfo *a, const og_vinfo 
 static og_status matmul_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                               int n_out)
 {
-    og_status st = infer_dtype2(c, in, matmul_types, out);
+    og_status st = infer_dtype2_half(c, in, matmul_types, out);
     return st ? st : og_matmul_shape(c, &in[0], &in[1], out);
 }
 
@@ -95,7 +112,7 @@ static og_status gemm_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og
 {
     const og_gemm_params *p = c->node->params;
     bool int_ok = c->node->since_version >= 9;
-    og_status st = infer_dtype2(c, in, int_ok ? matmul_types : og_types_float, out);
+    og_status st = infer_dtype2_half(c, in, int_ok ? matmul_types : og_types_float, out);
     if (st) return st;
     bool has_c = n_in > 2 && c->node->in[2] >= 0;
     if (!has_c && c->node->since_version < 11)

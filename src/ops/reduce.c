@@ -109,7 +109,18 @@ static og_status reduce_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, 
     else if (is_op(c, "ReduceSum") || is_op(c, "ReduceMean") || is_op(c, "ReduceProd") ||
              is_op(c, "ReduceL1") || is_op(c, "ReduceSumSquare"))
         types = og_types_numeric;
-    og_status st = og_check_dtype(c, in, 0, types);
+    /* float16 in every version, bfloat16 from opset 13 (every Reduce* op's schema); the
+     * kernels compute both through float32 copies */
+    og_dtype half_types[16];
+    int nt = 0;
+    while (types[nt] != OG_UNDEFINED && nt < 12) {
+        half_types[nt] = types[nt];
+        nt++;
+    }
+    half_types[nt++] = OG_FLOAT16;
+    if (c->node->since_version >= 13) half_types[nt++] = OG_BFLOAT16;
+    half_types[nt] = OG_UNDEFINED;
+    og_status st = og_check_dtype(c, in, 0, half_types);
     if (st) return st;
     bool has_axes_in = n_in > 1 && c->node->in[1] >= 0;
     if (has_axes_in && !p->axes_input)

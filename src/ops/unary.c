@@ -141,19 +141,44 @@ static og_status infer_float(const og_op_ctx *c, const og_vinfo *in, int n_in, o
     return infer_same(c, in, out, og_types_float);
 }
 
-/* Abs, Neg, Sign: the spec allows every signed (and for Abs/Sign unsigned) type; onnxgrad
- * has int32 and int64 among them. */
+/* `allowed` plus float16 (every version) and bfloat16 (from opset 13), as the schemas of
+ * the ops using it list them; the kernels compute both through float32 copies. */
+static og_status infer_same_half(const og_op_ctx *c, const og_vinfo *in, og_vinfo *out,
+                                 const og_dtype *allowed)
+{
+    og_dtype types[16];
+    int n = 0;
+    while (allowed[n] != OG_UNDEFINED && n < 12) {
+        types[n] = allowed[n];
+        n++;
+    }
+    types[n++] = OG_FLOAT16;
+    if (c->node->since_version >= 13) types[n++] = OG_BFLOAT16;
+    types[n] = OG_UNDEFINED;
+    return infer_same(c, in, out, types);
+}
+
+/* Sqrt, Exp, Log, Reciprocal, Ceil, Floor, Sigmoid, Tanh: float16 always, bfloat16 from 13 */
+static og_status infer_float_half(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                                  int n_out)
+{
+    return infer_same_half(c, in, out, og_types_float);
+}
+
+/* Abs, Neg: the spec allows every signed (and for Abs unsigned) type; onnxgrad has int32
+ * and int64 among them; float16 always, bfloat16 from 13. */
 static og_status infer_numeric(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                                int n_out)
 {
-    return infer_same(c, in, out, og_types_numeric);
+    return infer_same_half(c, in, out, og_types_numeric);
 }
 
-/* Relu takes integers from opset 14 on. */
+/* Relu takes integers from opset 14 on; float16 always, bfloat16 from 13. */
 static og_status infer_relu(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                             int n_out)
 {
-    return infer_same(c, in, out, c->node->since_version >= 14 ? og_types_numeric : og_types_float);
+    return infer_same_half(c, in, out,
+                           c->node->since_version >= 14 ? og_types_numeric : og_types_float);
 }
 
 static og_status infer_not(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
@@ -232,16 +257,16 @@ const og_op_def og_ops_unary[] = {
     {"IsNaN", "", OG_SINCE(IsNaN), 1, 1, 1, 1, NULL, NULL, infer_isx, 0},
     {"IsInf", "", OG_SINCE(IsInf), 1, 1, 1, 1, parse_isinf, NULL, infer_isx, 0},
     {"Gelu", "", OG_SINCE(Gelu), 1, 1, 1, 1, parse_gelu, NULL, infer_float, 0},
-    FLOAT_OP(Ceil),
-    FLOAT_OP(Floor),
+    {"Ceil", "", OG_SINCE(Ceil), 1, 1, 1, 1, NULL, NULL, infer_float_half, 0},
+    {"Floor", "", OG_SINCE(Floor), 1, 1, 1, 1, NULL, NULL, infer_float_half, 0},
     FLOAT_OP(Round),
-    FLOAT_OP(Reciprocal),
-    FLOAT_OP(Sqrt),
-    FLOAT_OP(Exp),
-    FLOAT_OP(Log),
+    {"Reciprocal", "", OG_SINCE(Reciprocal), 1, 1, 1, 1, NULL, NULL, infer_float_half, 0},
+    {"Sqrt", "", OG_SINCE(Sqrt), 1, 1, 1, 1, NULL, NULL, infer_float_half, 0},
+    {"Exp", "", OG_SINCE(Exp), 1, 1, 1, 1, NULL, NULL, infer_float_half, 0},
+    {"Log", "", OG_SINCE(Log), 1, 1, 1, 1, NULL, NULL, infer_float_half, 0},
     FLOAT_OP(Erf),
-    FLOAT_OP(Sigmoid),
-    FLOAT_OP(Tanh),
+    {"Sigmoid", "", OG_SINCE(Sigmoid), 1, 1, 1, 1, NULL, NULL, infer_float_half, 0},
+    {"Tanh", "", OG_SINCE(Tanh), 1, 1, 1, 1, NULL, NULL, infer_float_half, 0},
     FLOAT_OP(Softplus),
     FLOAT_OP(Softsign),
     FLOAT_OP(Sin),

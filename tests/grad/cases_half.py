@@ -1,5 +1,5 @@
 """Gradient cases in 16-bit floats (Pow with a float16 or bfloat16 base, its exponent float16
-or bfloat16 too; MaxPool and AveragePool on float16): the rules are those of the float32
+or bfloat16 too; MaxPool and AveragePool on float16; a float16 MLP of MatMul, Add and Relu): the rules are those of the float32
 cases (checked there by finite differences in float64); here the training graph runs in the
 16-bit type, compared with PyTorch's float64 autograd at the same (16-bit) input values
 within the type's rounding ("rtol"), and in onnxruntime.  bfloat16 has no numpy type: those
@@ -60,4 +60,15 @@ def cases():
     out.append(("avgpool_f16_v11", m, {"x": x},
                 {"fn": "avg_pool2d", "kw": {"kernel": 2, "stride": 1}, "no_fd": HALF,
                  "rtol": 1e-2, "seed_dtype": "float16"}))
+    # a small float16 MLP (MatMul, Add, Relu; ReduceMean at opset 18 with axes an input):
+    # the ops compute through float32 copies, so every step rounds once to float16
+    xm = distinct((4, 3), 16.0).astype(f16)
+    w1, b1 = distinct((3, 5), 32.0).astype(f16), distinct((5,), 32.0).astype(f16)
+    w2 = distinct((5, 2), 32.0).astype(f16)
+    mlp = [node("MatMul", ["x", "w1"], ["h"]), node("Add", ["h", "b1"], ["hb"]),
+           node("Relu", ["hb"], ["r"]), node("MatMul", ["r", "w2"], ["y"])]
+    kwm = {"fn": "mlp", "no_fd": HALF, "rtol": 5e-3, "seed_dtype": "float16"}
+    for opset in (13, 14):
+        m = model(mlp, {"x": xm}, ["y"], {"w1": w1, "b1": b1, "w2": w2}, opset=opset)
+        out.append(("mlp_f16_v%d" % opset, m, {"x": xm}, kwm))
     return out

@@ -99,6 +99,7 @@ def pow_(t, kw):
 
 FUNCS = {
     "pow": pow_,
+    "mlp": lambda t, kw: F.relu(t["x"] @ t["w1"] + t["b1"]) @ t["w2"],
     "max_pool2d": lambda t, kw: F.max_pool2d(t["x"], kw["kernel"], kw["stride"], kw["pad"]),
     "avg_pool2d": lambda t, kw: F.avg_pool2d(t["x"], kw["kernel"], kw["stride"]),
     "dq_matmul": dq_matmul,

@@ -32,6 +32,46 @@ def gen_half_binary(g):
                {"fmod": 1})
 
 
+def gen_half_arith(g):
+    """float16 in the arithmetic ops, the comparisons, Sum (every version; Equal from 11) and
+    the everyday unary ops, computed through float32 copies; its own generator, so the shared one's draws stay"""
+    rng = np.random.default_rng(12)
+    a = rng.uniform(-3.0, 3.0, (2, 3, 4)).astype(F16)
+    b = rng.uniform(0.5, 2.0, (3, 1)).astype(F16)
+    b[0, 0] = a[0, 0, 0]  # an equal pair for the comparisons
+    for op in ("Add", "Sub", "Mul", "Div", "Less", "Greater", "LessOrEqual", "GreaterOrEqual",
+               "Equal", "Sum"):
+        for v in g.vers(op):
+            if op == "Equal" and g.act(op, v) < 11:
+                continue
+            ins = [("a", a), ("b", b)]
+            if op == "Sum" and g.act(op, v) >= 8:
+                ins.append(("c", rng.uniform(-1.0, 1.0, (4,)).astype(F16)))
+            elif op == "Sum":
+                ins = [("a", a), ("b", a[::-1].copy())]  # no broadcasting before Sum-8
+            g.case(op, v, "f16", ins)
+    x = rng.uniform(-4.0, 4.0, (3, 5)).astype(F16)
+    pos = rng.uniform(0.05, 6.0, (3, 5)).astype(F16)
+    for op in ("Sqrt", "Exp", "Log", "Relu", "Neg", "Abs", "Ceil", "Floor", "Reciprocal",
+               "Sigmoid", "Tanh", "Sign"):
+        for v in g.vers(op):
+            g.case(op, v, "f16", [("x", pos if op in ("Sqrt", "Log") else x)])
+    xr = rng.uniform(0.1, 3.0, (2, 3, 4)).astype(F16)
+    for op in ("ReduceSum", "ReduceMean", "ReduceMax", "ReduceL2", "ReduceLogSumExp"):
+        for v in g.vers(op):
+            axes_in = g.act(op, v) >= (13 if op == "ReduceSum" else 18)
+            ins = [("x", xr)] + ([("axes", np.array([1], np.int64))] if axes_in else [])
+            g.case(op, v, "f16", ins, {} if axes_in else {"axes": [1]})
+    for v in g.vers("MatMul"):
+        g.case("MatMul", v, "f16", [("a", rng.uniform(-1, 1, (2, 3, 8)).astype(F16)),
+                                    ("b", rng.uniform(-1, 1, (8, 5)).astype(F16))])
+    for v in g.vers("Gemm"):
+        g.case("Gemm", v, "f16", [("a", rng.uniform(-1, 1, (8, 3)).astype(F16)),
+                                  ("b", rng.uniform(-1, 1, (4, 8)).astype(F16)),
+                                  ("c", rng.uniform(-1, 1, (3, 4)).astype(F16))],
+               {"transA": 1, "transB": 1, "alpha": 0.5, "beta": 2.0})
+
+
 def gen_half_pow_pool(g):
     """float16 in Pow (base and exponent, from Pow-7; a float32 exponent from Pow-12), and in
     MaxPool and AveragePool (every version); their own generator, so that the shared one's
@@ -298,6 +338,7 @@ def gen_quant(g):
 def generate(g):
     gen_castlike(g)
     gen_half_binary(g)
+    gen_half_arith(g)
     gen_half_pow_pool(g)
     gen_tensor_index(g)
     gen_norm(g)

@@ -190,7 +190,8 @@ static void cpu_binds_typed_loops(void)
     CHECK(b.fn != NULL && b.impl == NULL);
     types[0] = OG_INT8;
     CHECK(og_backend_bind(&og_cpu_backend, &g->nodes[0], types, &b) == OG_ERR_UNSUPPORTED);
-    CHECK(strstr(og_last_error(), "computes float32, float64, int32, int64)") != NULL);
+    CHECK(strstr(og_last_error(), "computes float32, float64, float16, bfloat16, int32, int64)") !=
+          NULL);
     nh_release(&r);
 
     /* every op the CPU has an entry for binds; the view ops bind to no kernel */
@@ -279,13 +280,17 @@ static void cpu_families_state_types(void)
          true,
          OG_BOOL,
          "input 0 is bool, which the CPU kernel of ReduceSum does not compute (it computes "
-         "float32, float64, int32, int64)"},
+         "float32, float64, float16, bfloat16, int32, int64)"},
         {"ReduceMax",
          {OG_DOUBLE, OG_BOOL},
          true,
          OG_INT8,
-         "(it computes float32, float64, int32, int64, bool)"},
-        {"ReduceL2", {OG_FLOAT, OG_DOUBLE}, true, OG_INT32, "(it computes float32, float64)"},
+         "(it computes float32, float64, float16, bfloat16, int32, int64, bool)"},
+        {"ReduceL2",
+         {OG_FLOAT, OG_DOUBLE},
+         true,
+         OG_INT32,
+         "(it computes float32, float64, float16, bfloat16)"},
         {"ArgMax",
          {OG_INT32, OG_DOUBLE},
          true,
@@ -360,8 +365,20 @@ static void cpu_families_bind_loops(void)
         {"BatchNormalization", "", 5, 0, {OG_FLOAT, OG_DOUBLE}, OG_BFLOAT16, "float32, float64"},
         {"LayerNormalization", "", 3, 0, {OG_DOUBLE, OG_FLOAT}, OG_INT32, "float32, float64"},
         {"InstanceNormalization", "", 3, 0, {OG_FLOAT, OG_DOUBLE}, OG_INT64, "float32, float64"},
-        {"MatMul", "", 2, 0, {OG_FLOAT, OG_INT64}, OG_FLOAT16, "float32, float64, int32, int64"},
-        {"Gemm", "", 3, 0, {OG_DOUBLE, OG_INT32}, OG_UINT8, "float32, float64, int32, int64"},
+        {"MatMul",
+         "",
+         2,
+         0,
+         {OG_FLOAT16, OG_INT64},
+         OG_UINT8,
+         "float32, float64, float16, bfloat16, int32, int64"},
+        {"Gemm",
+         "",
+         3,
+         0,
+         {OG_DOUBLE, OG_BFLOAT16},
+         OG_UINT8,
+         "float32, float64, float16, bfloat16, int32, int64"},
         {"Einsum", "", 2, 0, {OG_FLOAT, OG_INT32}, OG_BOOL, "float32, float64, int32, int64"},
         {"Adam",
          "ai.onnx.preview.training",

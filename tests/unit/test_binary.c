@@ -469,6 +469,66 @@ static void test_narrow_ints(void)
     nh_free_tensors((og_tensor *[]){c, x, y, s1, s2}, 5);
 }
 
+/* float16 and bfloat16 in the arithmetic ops, the comparisons and Sum: computed through
+ * float32 copies and rounded once, so a result is the exact one rounded to the type (within
+ * half a step: 2^-11 relative for float16, 2^-8 for bfloat16); bfloat16 from opset 13
+ * (LessOrEqual from 16), refused before. */
+static void test_half_arith(void)
+{
+    nh_result r;
+    for (int d = 0; d < 2; d++) {
+        og_dtype t = d ? OG_BFLOAT16 : OG_FLOAT16;
+        double half_step = d ? 1.0 / 256 : 1.0 / 2048; /* relative, 7 or 10 stored bits */
+        og_tensor *a = nh_tensor(t, 2, (int64_t[]){2, 2}, (double[]){1.5, -2, 3, 0.25}),
+                  *b = nh_tensor(t, 1, (int64_t[]){2}, (double[]){3, -2});
+        struct {
+            const char *op;
+            double want[4];
+        } cases[] = {
+            {"Add", {4.5, -4, 6, -1.75}}, {"Sub", {-1.5, 0, 0, 2.25}},
+            {"Mul", {4.5, 4, 9, -0.5}},   {"Div", {0.5, 1, 1, -0.125}},
+            {"Less", {1, 0, 0, 0}},       {"LessOrEqual", {1, 1, 1, 0}},
+            {"Greater", {0, 0, 0, 1}},    {"Equal", {0, 1, 1, 0}},
+            {"Sum", {4.5, -4, 6, -1.75}},
+        };
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            nh_node n = {.op = cases[i].op, .opset = 16, .in = {a, b}};
+            CHECK_OK(nh_run(&n, &r));
+            bool cmp = r.out[0] && r.out[0]->dtype == OG_BOOL;
+            CHECKF(r.out[0] && (cmp || r.out[0]->dtype == t), "%s %s dtype", cases[i].op,
+                   og_dtype_name(t));
+            CHECKF(nh_close(cases[i].op, r.out[0], 4, cases[i].want, 0, 0), "%s %s", cases[i].op,
+                   og_dtype_name(t));
+            nh_release(&r);
+        }
+        /* 1/3 and 2/3: one rounding of the float32 quotient */
+        og_tensor *one = nh_tensor(t, 1, (int64_t[]){2}, (double[]){1, 2}),
+                  *three = nh_tensor(t, 1, (int64_t[]){1}, (double[]){3});
+        nh_node div = {.op = "Div", .opset = 14, .in = {one, three}};
+        CHECK_OK(nh_run(&div, &r));
+        CHECKF(nh_close("div thirds", r.out[0], 2, (double[]){1.0 / 3, 2.0 / 3}, 0, half_step),
+               "div thirds %s", og_dtype_name(t));
+        nh_release(&r);
+        /* mismatched types are refused, not widened together */
+        nh_node mixed = {.op = "Add",
+                         .opset = 14,
+                         .in = {a, nh_tensor(OG_FLOAT, 1, (int64_t[]){1}, (double[]){1})}};
+        nh_expect_fail(&mixed, NH_LOAD, OG_ERR_TYPE, NULL);
+        og_tensor_free((og_tensor *)mixed.in[1]);
+        nh_free_tensors((og_tensor *[]){one, three}, 2);
+        if (d) { /* bfloat16: from Add-13 and LessOrEqual-16 only */
+            nh_node add12 = {.op = "Add", .opset = 12, .in = {a, b}},
+                    le15 = {.op = "LessOrEqual", .opset = 15, .in = {a, b}};
+            nh_expect_fail(&add12, NH_LOAD, OG_ERR_UNSUPPORTED, "bfloat16");
+            nh_expect_fail(&le15, NH_LOAD, OG_ERR_UNSUPPORTED, "bfloat16");
+        } else { /* float16 Equal from Equal-11 only */
+            nh_node eq7 = {.op = "Equal", .opset = 10, .in = {a, b}};
+            nh_expect_fail(&eq7, NH_LOAD, OG_ERR_UNSUPPORTED, "float16");
+        }
+        nh_free_tensors((og_tensor *[]){a, b}, 2);
+    }
+}
+
 int main(void)
 {
     srand(1);
@@ -480,5 +540,6 @@ int main(void)
     test_variadic_where_logic();
     test_static_unknowns();
     test_half_max_min_mod();
+    test_half_arith();
     NH_DONE();
 }

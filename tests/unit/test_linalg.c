@@ -225,6 +225,39 @@ static void test_det(void)
     nh_free_tensors(b, 1);
 }
 
+/* MatMul and Gemm of float16 and bfloat16: computed on float32 copies, rounded once (the
+ * values here are exact in both types); bfloat16 from opset 13, refused before. */
+static void test_half_matmul_gemm(void)
+{
+    for (int d = 0; d < 2; d++) {
+        og_dtype t = d ? OG_BFLOAT16 : OG_FLOAT16;
+        og_tensor *a = nh_tensor(t, 2, (int64_t[]){2, 3}, (double[]){1, 2, 3, -1, 0.5, 4}),
+                  *b = nh_tensor(t, 2, (int64_t[]){3, 2}, (double[]){2, 0, 1, -1, 0.5, 3}),
+                  *c = nh_tensor(t, 1, (int64_t[]){2}, (double[]){1, -2});
+        nh_node mm = {.op = "MatMul", .opset = 13, .in = {a, b}},
+                gemm = {.op = "Gemm",
+                        .opset = 13,
+                        .attrs = {NH_FLOAT("alpha", 2), NH_FLOAT("beta", 0.5)},
+                        .in = {a, b, c}};
+        nh_result r;
+        CHECK_OK(nh_run(&mm, &r));
+        CHECKF(r.out[0] && r.out[0]->dtype == t, "matmul %s dtype", og_dtype_name(t));
+        /* [1 2 3; -1 .5 4] [2 0; 1 -1; .5 3] = [5.5 7; 0.5 11.5] */
+        CHECKF(nh_close("matmul", r.out[0], 4, (double[]){5.5, 7, 0.5, 11.5}, 0, 0), "matmul %s",
+               og_dtype_name(t));
+        nh_release(&r);
+        CHECK_OK(nh_run(&gemm, &r));
+        CHECKF(nh_close("gemm", r.out[0], 4, (double[]){11.5, 13, 1.5, 22}, 0, 0), "gemm %s",
+               og_dtype_name(t));
+        nh_release(&r);
+        if (d) {
+            mm.opset = 12;
+            nh_expect_fail(&mm, NH_LOAD, OG_ERR_UNSUPPORTED, "bfloat16");
+        }
+        nh_free_tensors((og_tensor *[]){a, b, c}, 3);
+    }
+}
+
 int main(void)
 {
     test_matmul();
@@ -232,5 +265,6 @@ int main(void)
     test_gemm_row();
     test_einsum();
     test_det();
+    test_half_matmul_gemm();
     NH_DONE();
 }

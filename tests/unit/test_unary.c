@@ -480,6 +480,59 @@ static void test_wide(void)
     }
 }
 
+/* float16 and bfloat16 in the everyday unary ops: computed on a float32 copy, rounded once
+ * (within half a step: 2^-11 relative for float16, 2^-8 for bfloat16); bfloat16 from opset
+ * 13, refused before. */
+static void test_half_everyday(void)
+{
+    for (int d = 0; d < 2; d++) {
+        og_dtype t = d ? OG_BFLOAT16 : OG_FLOAT16;
+        double hs = d ? 1.0 / 256 : 1.0 / 2048;
+        og_tensor *x = nh_tensor(t, 1, (int64_t[]){4}, (double[]){4, 0.25, 2, 1.5}),
+                  *z = nh_tensor(t, 1, (int64_t[]){3}, (double[]){-1.5, 0, 2.5});
+        struct {
+            const char *op;
+            og_tensor *in;
+            double want[4];
+        } cases[] = {
+            {"Sqrt", x, {2, 0.5, 1.4142135623730951, 1.2247448713915890}},
+            {"Exp",
+             x,
+             {54.598150033144236, 1.2840254166877414, 7.38905609893065, 4.4816890703380645}},
+            {"Log",
+             x,
+             {1.3862943611198906, -1.3862943611198906, 0.6931471805599453, 0.4054651081081644}},
+            {"Reciprocal", x, {0.25, 4, 0.5, 0.6666666666666666}},
+            {"Tanh",
+             x,
+             {0.999329299739067, 0.24491866240370913, 0.9640275800758169, 0.9051482536448664}},
+            {"Sigmoid",
+             x,
+             {0.9820137900379085, 0.5621765008857981, 0.8807970779778823, 0.8175744761936437}},
+            {"Relu", z, {0, 0, 2.5}},
+            {"Neg", z, {1.5, 0, -2.5}},
+            {"Abs", z, {1.5, 0, 2.5}},
+            {"Floor", z, {-2, 0, 2}},
+            {"Ceil", z, {-1, 0, 3}},
+            {"Sign", z, {-1, 0, 1}},
+        };
+        for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+            nh_node n = {.op = cases[i].op, .opset = 13, .in = {cases[i].in}};
+            nh_result r;
+            CHECK_OK(nh_run(&n, &r));
+            CHECKF(r.out[0] && r.out[0]->dtype == t, "%s %s dtype", cases[i].op, og_dtype_name(t));
+            CHECKF(nh_close(cases[i].op, r.out[0], cases[i].in->numel, cases[i].want, 0, hs),
+                   "%s %s", cases[i].op, og_dtype_name(t));
+            nh_release(&r);
+        }
+        if (d) {
+            nh_node old = {.op = "Sqrt", .opset = 12, .in = {x}};
+            nh_expect_fail(&old, NH_LOAD, OG_ERR_UNSUPPORTED, "bfloat16");
+        }
+        nh_free_tensors((og_tensor *[]){x, z}, 2);
+    }
+}
+
 int main(void)
 {
     test_refs(257, 1);
@@ -490,5 +543,6 @@ int main(void)
     test_ints();
     test_bool_out();
     test_bad_attrs();
+    test_half_everyday();
     NH_DONE();
 }

@@ -592,6 +592,39 @@ static bin_fn bound_fn(const og_kernel_ctx *k, const bin_fn *fns, og_dtype t)
     return fn ? *fn : NULL;
 }
 
+/* The binding of an op whose table has no loop of a float16 or bfloat16 input: the inputs
+ * are widened to float32, the float32 loop runs and the output is rounded back once
+ * (og_kernel_via_f32).  A marker, never called. */
+static const bin_fn half_via_f32 = NULL;
+
+/* pick, or for a 16-bit float that fns has no loop of (but float32), half_via_f32. */
+static const void *pick_or_half(const bin_fn *fns, og_dtype t)
+{
+    const bin_fn *f = pick(fns, t);
+    if (f) return f;
+    return og_is_half(t) && fns[S_F32] ? &half_via_f32 : NULL;
+}
+
+/* True when this call of an op with table fns computes through float32 copies: its
+ * binding is half_via_f32, or without one, input 0 is a 16-bit float fns has no loop of. */
+static bool runs_via_f32(const og_kernel_ctx *k, const bin_fn *fns, og_dtype t)
+{
+    if (k->impl) return k->impl == (const void *)&half_via_f32;
+    return og_is_half(t) && !pick(fns, t) && fns[S_F32];
+}
+
+/* Run kernel fn on float32 copies of the 16-bit inputs and outputs: all inputs must share
+ * input 0's type (the widening would hide a mismatch). */
+static og_status via_f32_same(const og_kernel_ctx *k, og_kernel_fn fn, const og_tensor *const *in,
+                              int n_in, og_tensor *const *out, int n_out)
+{
+    for (int i = 1; i < n_in; i++)
+        if (in[i]->dtype != in[0]->dtype) return type_mismatch(k, in[0], 0, in[i], i);
+    og_kernel_ctx call = *k;
+    call.impl = NULL; /* the float32 copies pick their loop */
+    return og_kernel_via_f32(&call, fn, in, n_in, out, n_out);
+}
+
 /* o = fns[dtype](a, b), a and b broadcast to o's shape. */
 static og_status binary(const og_kernel_ctx *k, const og_tensor *a, const og_tensor *b,
                         og_tensor *o, const bin_fn *fns, double cost)
@@ -611,11 +644,13 @@ static og_status binary(const og_kernel_ctx *k, const og_tensor *a, const og_ten
     static const void *select_##NAME(const og_node *n, og_dtype t)                                 \
     {                                                                                              \
         (void)n;                                                                                   \
-        return pick(FNS, t);                                                                       \
+        return pick_or_half(FNS, t);                                                               \
     }                                                                                              \
     static og_status NAME(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,            \
                           og_tensor *const *out, int n_out)                                        \
     {                                                                                              \
+        if (runs_via_f32(k, FNS, in[0]->dtype))                                                    \
+            return via_f32_same(k, NAME, in, n_in, out, n_out);                                    \
         return binary(k, in[0], in[1], out[0], FNS, COST);                                         \
     }
 KERNEL2(k_add, add_fns, 1)
@@ -652,13 +687,15 @@ static const char equal_strings_bound = 's';
 static const void *select_k_equal(const og_node *n, og_dtype t)
 {
     (void)n;
-    return t == OG_STRING ? (const void *)&equal_strings_bound : (const void *)pick(eq_fns, t);
+    return t == OG_STRING ? (const void *)&equal_strings_bound : pick_or_half(eq_fns, t);
 }
 
 static og_status k_equal(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                          og_tensor *const *out, int n_out)
 {
     if (in[0]->dtype == OG_STRING) return equal_strings(k, in[0], in[1], out[0]);
+    if (runs_via_f32(k, eq_fns, in[0]->dtype))
+        return via_f32_same(k, k_equal, in, n_in, out, n_out);
     og_kernel_ctx kk = *k;
     if (kk.impl == (const void *)&equal_strings_bound) kk.impl = NULL;
     return binary(&kk, in[0], in[1], out[0], eq_fns, 1);
@@ -715,12 +752,13 @@ static og_status check_divisor(const og_kernel_ctx *k, const og_tensor *b, int s
 static const void *select_k_div(const og_node *n, og_dtype t)
 {
     (void)n;
-    return pick(div_fns, t);
+    return pick_or_half(div_fns, t);
 }
 
 static og_status k_div(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                        og_tensor *const *out, int n_out)
 {
+    if (runs_via_f32(k, div_fns, in[0]->dtype)) return via_f32_same(k, k_div, in, n_in, out, n_out);
     if (out[0]->numel > 0 && in[0]->dtype == in[1]->dtype) {
         og_status st = check_divisor(k, in[1], bound_slot(k, div_fns, in[0]->dtype));
         if (st) return st;
@@ -834,11 +872,15 @@ static og_status variadic(const og_kernel_ctx *k, const og_tensor *const *in, in
     static const void *select_##NAME(const og_node *n, og_dtype t)                                 \
     {                                                                                              \
         (void)n;                                                                                   \
-        return pick(FNS, t);                                                                       \
+        return pick_or_half(FNS, t);                                                               \
     }                                                                                              \
     static og_status NAME(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,            \
                           og_tensor *const *out, int n_out)                                        \
     {                                                                                              \
+        if (n_in > 8 && runs_via_f32(k, FNS, in[0]->dtype))                                        \
+            return og_kernel_error(k, OG_ERR_UNSUPPORTED, "more than 8 16-bit float inputs");      \
+        if (runs_via_f32(k, FNS, in[0]->dtype))                                                    \
+            return via_f32_same(k, NAME, in, n_in, out, n_out);                                    \
         return variadic(k, in, n_in, out[0], FNS);                                                 \
     }
 KERNELV(k_max, max_fns)

@@ -202,10 +202,32 @@ const og_linalg_type *og_linalg_type_of(og_dtype t)
     }
 }
 
+/* The binding of MatMul and Gemm for float16 and bfloat16: the kernels run the float32
+ * loops on widened copies and round the output once (og_kernel_via_f32).  A marker. */
+static const char linalg_via_f32 = 'h';
+
 static const void *select_linalg(const og_node *n, og_dtype t)
 {
     (void)n;
-    return og_linalg_type_of(t);
+    return og_is_half(t) ? (const void *)&linalg_via_f32 : (const void *)og_linalg_type_of(t);
+}
+
+/* Run fn on float32 copies when this call is bound to linalg_via_f32 or input 0 is 16-bit
+ * (*done then true); the inputs must share input 0's type, which the widening would hide. */
+static og_status linalg_half(const og_kernel_ctx *k, og_kernel_fn fn, const og_tensor *const *in,
+                             int n_in, og_tensor *const *out, int n_out, bool *done)
+{
+    *done = k->impl == (const void *)&linalg_via_f32 || og_is_half(in[0]->dtype);
+    if (!*done) return OG_OK;
+    for (int i = 1; i < n_in; i++)
+        if (in[i] && in[i]->dtype != in[0]->dtype)
+            return og_kernel_error(k, OG_ERR_TYPE,
+                                   "inputs 0 and %d have different element types "
+                                   "(%s, %s)",
+                                   i, og_dtype_name(in[0]->dtype), og_dtype_name(in[i]->dtype));
+    og_kernel_ctx call = *k;
+    call.impl = NULL; /* the float32 copies pick their loops */
+    return og_kernel_via_f32(&call, fn, in, n_in, out, n_out);
 }
 
 static void bgemm_blas(const og_kernel_ctx *k, const og_bgemm *g, int64_t m, const void *a,
@@ -305,6 +327,9 @@ void og_bgemm_run(const og_kernel_ctx *k, const og_bgemm *g0)
 static og_status matmul_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                                og_tensor *const *out, int n_out)
 {
+    bool done;
+    og_status hs = linalg_half(k, matmul_kernel, in, n_in, out, n_out, &done);
+    if (done) return hs;
     const og_tensor *a = in[0], *b = in[1];
     og_tensor *y = out[0];
     og_bgemm g = {0};
@@ -370,6 +395,9 @@ static bool integral(float x) { return x == (float)(int64_t)x && x > -9e18f && x
 static og_status gemm_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                              og_tensor *const *out, int n_out)
 {
+    bool done;
+    og_status hs = linalg_half(k, gemm_kernel, in, n_in, out, n_out, &done);
+    if (done) return hs;
     const og_gemm_params *p = k->params;
     const og_tensor *a = in[0], *b = in[1], *c = n_in > 2 ? in[2] : NULL;
     og_tensor *y = out[0];
@@ -499,7 +527,8 @@ static og_status det_kernel(const og_kernel_ctx *k, const og_tensor *const *in, 
     return OG_OK;
 }
 
-/* float32, float64, int32, int64, on input 0, whose loops the selects bind (Einsum checks
+/* float32, float64, int32, int64 (and MatMul and Gemm float16 and bfloat16 through
+ * float32), on input 0, whose loops the selects bind (Einsum checks
  * that every input has input 0's dtype, which inference gives the output).  Integer Gemm's
  * alpha and beta must be integral: the kernel checks those attributes. */
 const og_kernel_def og_cpu_linalg[] = {

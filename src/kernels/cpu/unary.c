@@ -545,15 +545,43 @@ static void args_from_params(const og_kernel_ctx *k, uargs *a)
     a->det_pos = p->detect_positive;
 }
 
+/* The binding of a float16 or bfloat16 input of an op with a float32 loop: the kernel runs
+ * that loop on a widened copy and rounds the output back once (og_kernel_via_f32).  A marker,
+ * never called. */
+static const uchunk unary_via_f32 = NULL;
+
+static const void *pick_or_half(const ufns *f, og_dtype t)
+{
+    return og_is_half(t) && f->f32 ? &unary_via_f32 : (const void *)pick(f, t);
+}
+
+/* True when this call computes through float32: bound to unary_via_f32, or unbound with a
+ * 16-bit input (which f has no loop of). */
+static bool runs_via_f32(const og_kernel_ctx *k, const ufns *f, og_dtype t)
+{
+    if (k->impl) return k->impl == (const void *)&unary_via_f32;
+    return og_is_half(t) && f->f32;
+}
+
+static og_status unary_half(const og_kernel_ctx *k, og_kernel_fn fn, const og_tensor *const *in,
+                            int n_in, og_tensor *const *out, int n_out)
+{
+    og_kernel_ctx call = *k;
+    call.impl = NULL; /* the float32 copy picks its loop */
+    return og_kernel_via_f32(&call, fn, in, n_in, out, n_out);
+}
+
 #define KERNEL(name)                                                                               \
     static const void *select_##name(const og_node *n, og_dtype t)                                 \
     {                                                                                              \
         (void)n;                                                                                   \
-        return pick(&fns_##name, t);                                                               \
+        return pick_or_half(&fns_##name, t);                                                       \
     }                                                                                              \
     static og_status k_##name(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,        \
                               og_tensor *const *out, int n_out)                                    \
     {                                                                                              \
+        if (runs_via_f32(k, &fns_##name, in[0]->dtype))                                            \
+            return unary_half(k, k_##name, in, n_in, out, n_out);                                  \
         uargs a;                                                                                   \
         args_from_params(k, &a);                                                                   \
         return run_unary(k, in[0], out[0], &fns_##name, &a);                                       \
