@@ -439,8 +439,11 @@ static int cmd_bench(int argc, char **argv)
     og_grad *g = NULL;
     og_instance *inst = NULL;
     int rc = parse_job(&j, argc, argv, OPT_BENCH | OPT_GRAD);
-    if (rc) return rc;
-    if (j.iters < 1) return cli_bad_usage("-n must be at least 1");
+    if (!rc && j.iters < 1) rc = cli_bad_usage("-n must be at least 1");
+    if (rc) {
+        close_job(&j); /* parse_job's lists */
+        return rc;
+    }
     rc = open_job(&j);
     int n_out = j.m ? og_model_output_count(j.m) : 0, n_res = 0;
     if (!rc && j.train) {
@@ -698,12 +701,13 @@ static int cmd_export(int argc, char **argv)
     job j = {0};
     og_grad *g = NULL;
     int rc = parse_job(&j, argc, argv, OPT_OUT_DIR | OPT_EXPORT);
-    if (rc) return rc;
-    if (og_model_load_file(j.model_path, NULL, &j.m)) rc = cli_fail();
+    if (!rc && og_model_load_file(j.model_path, NULL, &j.m)) rc = cli_fail();
     for (int i = 0; !rc && i < j.n_in; i++) {
         if (!j.in_names[i]) {
-            if (og_model_input_count(j.m) != 1)
-                return cli_bad_usage("--input: name it as NAME=FILE.npy");
+            if (og_model_input_count(j.m) != 1) {
+                rc = cli_bad_usage("--input: name it as NAME=FILE.npy");
+                break;
+            }
             j.in_names[i] = og_model_input_name(j.m, 0);
         }
         if (og_npy_load(j.in_files[i], NULL, &j.inputs[i])) rc = cli_fail();

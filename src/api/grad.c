@@ -410,7 +410,9 @@ og_status og_grad_save_graphs(const og_grad *g, const char *folder, const char *
     return st;
 }
 
-/* Ones shaped like output j, learned from a forward run of the model. */
+/* Ones shaped like output j, learned from a forward run of the model, for every output the
+ * training graph takes a seed of (an output that is not differentiated, as a sequence whose
+ * gradient the builder does not seed, has none and is left alone). */
 static og_status default_seeds(og_grad *g, const char *const *names, const og_tensor *const *inputs,
                                int n_inputs)
 {
@@ -435,6 +437,14 @@ static og_status default_seeds(og_grad *g, const char *const *names, const og_te
                               outs);
     for (int j = 0; !st && j < g->n_outputs; j++) {
         og_tensor *t = outs[j];
+        if (!g->seed_names[j]) continue;
+        if (t->kind != OG_KIND_TENSOR) {
+            st = og_error(OG_ERR_INVALID_ARG,
+                          "og_grad_run: output '%s' is a %s: give its gradient seed, there is no "
+                          "default of ones for it",
+                          g->names[j], og_kind_name(t->kind));
+            break;
+        }
         if (g->ones[j] && g->ones[j]->rank == t->rank && g->ones[j]->dtype == t->dtype &&
             memcmp(g->ones[j]->dims, t->dims, (size_t)t->rank * sizeof *t->dims) == 0)
             continue;

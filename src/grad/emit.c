@@ -431,13 +431,42 @@ int og_gb_scalar(og_gb *b, double v, og_dtype dtype)
     case OG_FLOAT: *(float *)t->data = (float)v; break;
     case OG_DOUBLE: *(double *)t->data = v; break;
     case OG_FLOAT16: *(uint16_t *)t->data = og_float_to_half((float)v); break;
-    case OG_INT64: *(int64_t *)t->data = (int64_t)v; break;
-    case OG_INT32: *(int32_t *)t->data = (int32_t)v; break;
+    case OG_INT64:
+    case OG_INT32:
+        /* [-2^63, 2^63): the doubles that convert to int64 without undefined behaviour */
+        if (!(v >= -9223372036854775808.0 && v < 9223372036854775808.0) ||
+            v != (double)(int64_t)v) {
+            og_tensor_free(t);
+            return og_gb_fail(b, NULL, OG_ERR_LIMIT, "the %s constant %g is not an integer of it",
+                              og_dtype_name(dtype), v);
+        }
+        og_tensor_free(t);
+        return og_gb_scalar_i64(b, (int64_t)v, dtype);
     default:
         og_tensor_free(t);
         return og_gb_fail(b, NULL, OG_ERR_UNSUPPORTED, "cannot make a %s constant",
                           og_dtype_name(dtype));
     }
+    return add_const(b, t, "scalar");
+}
+
+int og_gb_scalar_i64(og_gb *b, int64_t v, og_dtype dtype)
+{
+    og_tensor *t = NULL;
+    if (b->st) return -1;
+    if (dtype != OG_INT64 && dtype != OG_INT32)
+        return og_gb_fail(b, NULL, OG_ERR_UNSUPPORTED, "cannot make a %s integer constant",
+                          og_dtype_name(dtype));
+    if (dtype == OG_INT32 && (v < INT32_MIN || v > INT32_MAX))
+        return og_gb_fail(b, NULL, OG_ERR_LIMIT, "the constant %lld does not fit in int32",
+                          (long long)v);
+    if (og_tensor_create(dtype, 0, NULL, b->a, &t))
+        return og_gb_fail(b, NULL, OG_ERR_UNSUPPORTED, "cannot make a %s constant",
+                          og_dtype_name(dtype));
+    if (dtype == OG_INT64)
+        *(int64_t *)t->data = v;
+    else
+        *(int32_t *)t->data = (int32_t)v;
     return add_const(b, t, "scalar");
 }
 

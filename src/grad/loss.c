@@ -27,7 +27,11 @@ static og_status loss_common(og_gb *b, const og_node *n, const int *dy, int *dx,
     bool none = strcmp(red_s, "none") == 0, mean = strcmp(red_s, "mean") == 0;
     if (!none && !mean && strcmp(red_s, "sum") != 0)
         return og_gb_fail(b, n, OG_ERR_MODEL, "bad reduction '%s'", red_s);
-    bool has_ignore = og_node_attr(n, "ignore_index") != NULL;
+    /* an ignore_index outside the labels' type matches no label (int32 labels widen to
+     * int64 in the kernel's comparison): no mask then */
+    int64_t ignore = og_attr_int(n, "ignore_index", 0);
+    bool has_ignore = og_node_attr(n, "ignore_index") != NULL &&
+                      (tt != OG_INT32 || (ignore >= INT32_MIN && ignore <= INT32_MAX));
     const int64_t ax1[1] = {1};
     int64_t lab_axes[OG_MAX_RANK], other_axes[OG_MAX_RANK]; /* of the labels; of X but 1 */
     for (int d = 0; d < rank - 1; d++) lab_axes[d] = d;
@@ -45,10 +49,9 @@ static og_status loss_common(og_gb *b, const og_node *n, const int *dy, int *dx,
     /* mask of counted labels, labels made safe to index with, per-label weights w */
     int m = -1, Ts = T;
     if (has_ignore) {
-        int ig = og_gb_op2(b, "Equal", T,
-                           og_gb_scalar(b, (double)og_attr_int(n, "ignore_index", 0), tt));
+        int ig = og_gb_op2(b, "Equal", T, og_gb_scalar_i64(b, ignore, tt));
         m = og_rule_cast(b, og_gb_op1(b, "Not", ig), dt);
-        Ts = og_gb_op3(b, "Where", ig, og_gb_scalar(b, 0, tt), T);
+        Ts = og_gb_op3(b, "Where", ig, og_gb_scalar_i64(b, 0, tt), T);
     }
     int w = m; /* -1: all ones */
     if (W >= 0) {

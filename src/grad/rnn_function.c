@@ -99,7 +99,7 @@ bool og_rnn_fn_key_init(og_rnn_fn_key *k, og_gb *b, const og_node *n, const og_r
 /* ---- node helpers ---------------------------------------------------------------------- */
 
 static int sc(og_gb *b, const og_rnn_fn_key *k, double v) { return og_gb_scalar(b, v, k->dtype); }
-static int i64(og_gb *b, int64_t v) { return og_gb_scalar(b, (double)v, OG_INT64); }
+static int i64(og_gb *b, int64_t v) { return og_gb_scalar_i64(b, v, OG_INT64); }
 
 static int gather(og_gb *b, int x, int idx, int axis)
 {

@@ -141,13 +141,30 @@ fail:
 
 /* ---- subgraph inputs -------------------------------------------------------------- */
 
+/* Whether a body input's declared shape contradicts the shape vi feeds it: another rank, or
+ * a dim both know with two values. */
+static bool shape_contradicts(const og_value *v, const og_vinfo *vi)
+{
+    if (v->rank < 0 || vi->rank < 0) return false;
+    if (v->rank != vi->rank) return true;
+    for (int d = 0; d < v->rank; d++)
+        if (v->dims[d] >= 0 && vi->dims[d] >= 0 && v->dims[d] != vi->dims[d]) return true;
+    return false;
+}
+
 /* Body input i takes vi's type where it declares none, and vi's shape where it declares no
- * rank. */
+ * rank or a shape that vi contradicts (a declaration the node's inputs disagree with: trust
+ * what is fed, as merge_vinfo trusts the op over a declared output; keeping a wrong
+ * declaration made the state unknown after the first pass and a saved model load with
+ * another shape than the original). */
 static void type_input(og_graph *sub, int i, const og_vinfo *vi)
 {
     if (i >= sub->n_inputs) return;
     og_value *v = &sub->values[sub->inputs[i]];
-    if (v->type || (v->dtype != OG_UNDEFINED && v->rank >= 0)) return;
+    if (v->type) return;
+    if (v->dtype != OG_UNDEFINED && v->rank >= 0 &&
+        (vi->kind != OG_KIND_TENSOR || vi->dtype != v->dtype || !shape_contradicts(v, vi)))
+        return;
     if (vi->kind != OG_KIND_TENSOR) {
         if (v->dtype == OG_UNDEFINED) v->type = vi->type;
         return;

@@ -17,6 +17,13 @@ check "help lists run" grep -q "run MODEL --input" "$tmp/help"
 "$cli" frobnicate 2>"$tmp/err"; check "unknown command exits 2" test $? = 2
 check "unknown command says so" grep -q "unknown command" "$tmp/err"
 "$cli" run models/mlp.onnx 2>"$tmp/err"; check "run without -o exits 2" test $? = 2
+# usage errors of every job command exit 2 (and, under ASan, leak nothing parse_job allocated)
+for c in run grad check export bench; do
+  "$cli" $c models/mlp.onnx models/mlp.onnx -o "$tmp/u" 2>"$tmp/err"
+  check "$c with two model paths exits 2" test $? = 2
+  check "$c with two model paths says so" grep -q "one model path only" "$tmp/err"
+done
+"$cli" bench models/mlp.onnx -n 0 2>"$tmp/err"; check "bench -n 0 exits 2" test $? = 2
 
 "$cli" info models/mlp.onnx >"$tmp/info"; check "info exits 0" test $? = 0
 check "info shows the input with its symbolic dim" grep -q "x: float32 \[batch, 8\]" "$tmp/info"
@@ -130,6 +137,40 @@ check "string outputs equal onnxruntime's" test $? = 0
     -o "$tmp/str2" 2>"$tmp/err"
 check "an object .npy exits 1" test $? = 1
 check "an object .npy is refused with the way out" grep -q "dtype=str" "$tmp/err"
+
+# grad on a model with a sequence among its outputs and no --grad-output: the default seeds
+# are ones for the tensor outputs; the sequence (not differentiated) gets none
+python3 - "$tmp" <<'PY'
+import sys, numpy as np
+from onnx import TensorProto as TP, helper as h, numpy_helper
+F = TP.FLOAT
+seq = h.make_sequence_type_proto(h.make_tensor_type_proto(F, [2]))
+g = h.make_graph([h.make_node("Mul", ["x", "w"], ["xw"]),
+                  h.make_node("SequenceConstruct", ["x", "xw"], ["s"]),
+                  h.make_node("ConcatFromSequence", ["s"], ["y"], axis=0),
+                  h.make_node("SequenceInsert", ["s", "xw"], ["s2"]),
+                  h.make_node("SequenceAt", ["s2", "one"], ["z"])], "g",
+                 [h.make_tensor_value_info("x", F, [2])],
+                 [h.make_tensor_value_info("y", F, [4]), h.make_value_info("s2", seq),
+                  h.make_tensor_value_info("z", F, [2])],
+                 [numpy_helper.from_array(np.array([0.5, -2.0], np.float32), "w"),
+                  numpy_helper.from_array(np.array(1, np.int64), "one")])
+m = h.make_model(g, opset_imports=[h.make_opsetid("", 17)])
+m.ir_version = 8
+open(sys.argv[1] + "/seq.onnx", "wb").write(m.SerializeToString())
+np.save(sys.argv[1] + "/xs.npy", np.array([3.0, 4.0], np.float32))
+PY
+"$cli" grad "$tmp/seq.onnx" --input x="$tmp/xs.npy" -o "$tmp/sg" 2>"$tmp/err"
+check "grad with a sequence output exits 0" test $? = 0
+python3 - "$tmp/sg" <<'PY'
+import sys, numpy as np
+d = sys.argv[1]
+# y = [x, x w], z = x w (s2[1]), seeds of ones: dx = 1 + 2 w, dw = 2 x
+assert np.allclose(np.load(d + "/x_grad.npy"), [2.0, -3.0]), np.load(d + "/x_grad.npy")
+assert np.allclose(np.load(d + "/w_grad.npy"), [6.0, 8.0]), np.load(d + "/w_grad.npy")
+assert len(np.load(d + "/s2_2.npy")) == 2
+PY
+check "grad with a sequence output: gradients of the tensor outputs' ones" test $? = 0
 
 echo "$((checks - fails)) passed, $fails failed"
 test $fails = 0

@@ -135,6 +135,16 @@ def loss_cases():
                                     reduction=red, ignore_index=1)],
                               {"x": x}, outs, {"w": rand(C, low=0.3, high=1.5)}, opset=opset,
                               consts={"t": t}), {"x": x}))
+    # ignore_index at the ends of the labels' type or past it (found by fuzzing: the rule
+    # made the index a double, and INT64_MAX converted back is undefined): matches no label
+    for ig, lt in ((2**63 - 1, np.int64), (-2**63, np.int64), (2**31, np.int32)):
+        x = rand(3, 4, low=-2.0, high=1.0)
+        t = np.array([0, 3, 1], lt)
+        out.append(("sce_ignore_%s_%s" % ("m" if ig < 0 else "p", np.dtype(lt).name),
+                    model([node("SoftmaxCrossEntropyLoss", ["x", "t", "w"], ["loss"],
+                                ignore_index=ig)], {"x": x}, ["loss"],
+                          {"w": rand(4, low=0.3, high=1.5)}, opset=13, consts={"t": t}),
+                    {"x": x}))
     # the log_prob output alone, and a NegativeLogLikelihoodLoss fed by LogSoftmax
     x = rand(3, 4)
     t = np.array([0, 3, 1], np.int64)

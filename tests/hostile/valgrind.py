@@ -24,6 +24,7 @@ def commands(d):
     mlp = os.path.join(ROOT, "models", "mlp.onnx")
     x = os.path.join(ROOT, "models", "mlp_x.npy")
     lin = os.path.join(ROOT, "tests", "data", "train", "linreg.onnx")
+    logreg = os.path.join(ROOT, "python", "tests", "data", "logreg_full.onnx")
     rng = np.random.default_rng(0)
     xs = rng.normal(size=(32, 3)).astype(np.float32)
     np.savez(os.path.join(d, "lin.npz"), X=xs, y=xs[:, :1].copy())
@@ -94,6 +95,7 @@ def commands(d):
         ("grad (If, Loop)", ["grad", ctl] + cin + ["--weights", "w", "-o", out("cgrad")]),
         ("export (If, Loop)", ["export", ctl, "--weights", "w", "-o", out("cexport")]),
     ]
+    ok += more_models(d, out, cin)
     errors = [
         ("no command", []),
         ("run (If, Loop): past --max-memory", ["run", ctl] + cin + ["--max-memory", "2K",
@@ -107,8 +109,139 @@ def commands(d):
                              "-o", out("e.onnx")]),
         ("train: missing data", ["train", lin, "--data", out("none.csv"), "--loss", "mse",
                                  "-o", out("e.onnx")]),
+        # the kernels main gained since the first valgrind run, on their error paths
+        ("run (LSTM, GRU, RNN): input of the wrong shape",
+         ["run", out("recurrent.onnx"), "--input", "x=" + out("x_bad.npy"), "--threads", "1",
+          "-o", out("e")]),
+        ("run (Scan): past --max-memory", ["run", out("scan.onnx"), "--input",
+                                            "xs=" + out("xs.npy"), "--max-memory", "1K",
+                                            "--threads", "1", "-o", out("e")]),
+        ("grad (sequences): unknown weight", ["grad", out("seq.onnx"), "--input",
+                                              "x=" + out("x.npy"), "--weights", "nope",
+                                              "-o", out("e")]),
+        ("run (quant): int64 input for a float one",
+         ["run", out("quant.onnx"), "--input", "x=" + out("x_int.npy"), "--threads", "1",
+          "-o", out("e")]),
+        ("train (ZipMap): unknown --model-output",
+         ["train", logreg, "--data", out("cls.npz"), "--loss", "proba", "--model-output",
+          "nope", "--threads", "1", "-q", "-o", out("e.onnx")]),
     ]
     return ok, errors
+
+
+def more_models(d, out, cin):
+    """Commands on what main gained after the first valgrind run: Scan, the recurrent ops,
+    sequences, quantization, a scikit-learn classifier with ZipMap (ai.onnx.ml), and a
+    training run of it (a plain process: the CLI is linked with libonnxgrad_mpi when MPI
+    was found, but without an MPI launcher it never initialises MPI)."""
+    from onnx import TensorProto as TP, helper as h, numpy_helper
+    F = TP.FLOAT
+    rng = np.random.default_rng(1)
+
+    def save(name, nodes, inputs, outputs, inits, opset, extra=()):
+        g = h.make_graph(nodes, name, inputs, outputs,
+                         [numpy_helper.from_array(v, k) for k, v in inits.items()])
+        m = h.make_model(g, opset_imports=[h.make_opsetid("", opset)] + list(extra))
+        m.ir_version = 8
+        with open(out(name + ".onnx"), "wb") as f:
+            f.write(m.SerializeToString())
+        return out(name + ".onnx")
+
+    f32 = lambda *s: rng.normal(size=s).astype(np.float32)  # noqa: E731
+    # Scan: a running sum of xs[i] * w (w read from the enclosing graph), every state a row
+    body = h.make_graph([h.make_node("Mul", ["xi", "w"], ["p"]),
+                         h.make_node("Add", ["s0", "p"], ["s1"]),
+                         h.make_node("Identity", ["s1"], ["row"])], "body",
+                        [h.make_tensor_value_info("s0", F, [2]),
+                         h.make_tensor_value_info("xi", F, [2])],
+                        [h.make_tensor_value_info("s1", F, [2]),
+                         h.make_tensor_value_info("row", F, [2])])
+    scan = save("scan", [h.make_node("Scan", ["s", "xs"], ["last", "rows"], body=body,
+                                     num_scan_inputs=1)],
+                [h.make_tensor_value_info("xs", F, [4, 2])],
+                [h.make_tensor_value_info("last", F, [2]),
+                 h.make_tensor_value_info("rows", F, [4, 2])],
+                {"w": f32(2), "s": np.zeros(2, np.float32)}, 16)
+    np.save(out("xs.npy"), f32(4, 2))
+    # LSTM, GRU and RNN side by side over one sequence x [T 3, batch 1, 2], hidden size 2
+    rec = save("recurrent",
+               [h.make_node("LSTM", ["x", "Wl", "Rl", "Bl"], ["yl", "hl"], hidden_size=2),
+                h.make_node("GRU", ["x", "Wg", "Rg"], ["yg"], hidden_size=2,
+                            linear_before_reset=1),
+                h.make_node("RNN", ["x", "Wr", "Rr"], ["yr"], hidden_size=2,
+                            direction="bidirectional")],
+               [h.make_tensor_value_info("x", F, [3, 1, 2])],
+               [h.make_tensor_value_info("yl", F, None), h.make_tensor_value_info("hl", F, None),
+                h.make_tensor_value_info("yg", F, None), h.make_tensor_value_info("yr", F, None)],
+               {"Wl": f32(1, 8, 2), "Rl": f32(1, 8, 2), "Bl": f32(1, 16), "Wg": f32(1, 6, 2),
+                "Rg": f32(1, 6, 2), "Wr": f32(2, 2, 2), "Rr": f32(2, 2, 2)}, 14)
+    np.save(out("xseq.npy"), f32(3, 1, 2))
+    np.save(out("x_bad.npy"), f32(3, 1, 5))
+    # sequences: [x, x * w] built, one inserted, concatenated back; the sequence is an output
+    seq = save("seq",
+               [h.make_node("Mul", ["x", "w"], ["xw"]),
+                h.make_node("SequenceConstruct", ["x", "xw"], ["s"]),
+                h.make_node("ConcatFromSequence", ["s"], ["y"], axis=0),
+                h.make_node("SequenceInsert", ["s", "xw"], ["s2"]),
+                h.make_node("SequenceAt", ["s2", "one"], ["z"])],
+               [h.make_tensor_value_info("x", F, [2])],
+               [h.make_tensor_value_info("y", F, [4]), h.make_tensor_value_info("z", F, [2]),
+                h.make_value_info("s2", h.make_sequence_type_proto(
+                    h.make_tensor_type_proto(F, [2])))],
+               {"w": f32(2), "one": np.array(1, np.int64)}, 17)
+    # quantization: x fake-quantized with a trained scale, times DequantizeLinear(int8 W)
+    # with a trained scale per column (quantization-aware training); the inference model
+    # also quantizes the product with DynamicQuantizeLinear (no gradient: not in grad's)
+    def quant_model(name, dynamic):
+        nodes = [h.make_node("QuantizeLinear", ["x", "s", "z"], ["q"]),
+                 h.make_node("DequantizeLinear", ["q", "s", "z"], ["xq"]),
+                 h.make_node("DequantizeLinear", ["W", "sw"], ["Wd"], axis=1),
+                 h.make_node("MatMul", ["xq", "Wd"], ["y"])]
+        outs = [h.make_tensor_value_info("y", F, [2, 4])]
+        if dynamic:
+            nodes.append(h.make_node("DynamicQuantizeLinear", ["y"], ["yq", "ys", "yz"]))
+            outs += [h.make_tensor_value_info("yq", TP.UINT8, [2, 4]),
+                     h.make_tensor_value_info("ys", F, []),
+                     h.make_tensor_value_info("yz", TP.UINT8, [])]
+        return save(name, nodes, [h.make_tensor_value_info("x", F, [2, 3])], outs,
+                    {"s": np.array(0.02, np.float32), "z": np.array(3, np.int8),
+                     "W": np.random.default_rng(2).integers(-100, 100, (3, 4)).astype(np.int8),
+                     "sw": np.linspace(0.01, 0.02, 4).astype(np.float32)}, 13)
+    quant = quant_model("quant", True)
+    qat = quant_model("qat", False)
+    np.save(out("xq.npy"), f32(2, 3))
+    np.save(out("x_int.npy"), np.ones((2, 3), np.int64))
+    # scikit-learn's LogisticRegression through skl2onnx: Sigmoid, ArgMax, ZipMap, ...
+    logreg = os.path.join(ROOT, "python", "tests", "data", "logreg_full.onnx")
+    X = rng.normal(size=(40, 4)).astype(np.float32)
+    y = (X[:, 0] + X[:, 1] > 0).astype(np.int64)
+    np.save(out("xc.npy"), X[:5])
+    np.savez(out("cls.npz"), X=X, y=y)
+    xin = ["--input", "x=" + out("x.npy"), "--threads", "1"]
+    return [
+        ("run (Scan)", ["run", scan, "--input", "xs=" + out("xs.npy"), "--threads", "1",
+                        "-o", out("srun")]),
+        ("grad (Scan)", ["grad", scan, "--input", "xs=" + out("xs.npy"), "--threads", "1",
+                         "-o", out("sgrad")]),
+        ("run (LSTM, GRU, RNN)", ["run", rec, "--input", "x=" + out("xseq.npy"), "--threads",
+                                  "1", "-o", out("rrun")]),
+        ("grad (LSTM, GRU, RNN)", ["grad", rec, "--input", "x=" + out("xseq.npy"),
+                                   "--threads", "1", "-o", out("rgrad")]),
+        ("run (sequences)", ["run", seq] + xin + ["-o", out("qrun")]),
+        ("grad (sequences)", ["grad", seq] + xin + ["--weights", "w", "-o", out("qgrad")]),
+        ("run (quant)", ["run", quant, "--input", "x=" + out("xq.npy"), "--threads", "1",
+                         "-o", out("urun")]),
+        ("grad (quant)", ["grad", qat, "--input", "x=" + out("xq.npy"), "--threads", "1",
+                          "--weights", "s,sw", "-o", out("ugrad")]),
+        ("run (ZipMap)", ["run", logreg, "--input", "X=" + out("xc.npy"), "--threads", "1",
+                          "-o", out("zrun")]),
+        ("grad (ZipMap)", ["grad", logreg, "--input", "X=" + out("xc.npy"), "--threads", "1",
+                           "-o", out("zgrad")]),
+        ("train (ZipMap, proba, sgd, no MPI launcher)",
+         ["train", logreg, "--data", out("cls.npz"), "--loss", "proba", "--optimizer",
+          "momentum", "--schedule", "invscaling", "--epochs", "2", "--batch-size", "8",
+          "--threads", "1", "-q", "-o", out("z.onnx")]),
+    ]
 
 
 def main():
