@@ -335,7 +335,7 @@ static void cpu_families_state_types(void)
 
 /* The pool (LpPool and RoiAlign too), norm (GroupNormalization, LpNormalization,
  * MeanVarianceNormalization and LRN included), linalg (Det too), reduce's Hardmax, resize's
- * AffineGrid, loss and optim families bind a typed loop too, for the dtype of their type input, and
+ * AffineGrid and optim families bind a typed loop too, for the dtype of their type input, and
  * refuse the others naming node, op, device and what they compute. The node is a copy of a resolved
  * Relu under the family op's name and arity: binding looks at the op, its since-version and the
  * static dtypes, not at attributes.
@@ -363,14 +363,6 @@ static void cpu_families_bind_loops(void)
         {"MatMul", "", 2, 0, {OG_FLOAT, OG_INT64}, OG_FLOAT16, "float32, float64, int32, int64"},
         {"Gemm", "", 3, 0, {OG_DOUBLE, OG_INT32}, OG_UINT8, "float32, float64, int32, int64"},
         {"Einsum", "", 2, 0, {OG_FLOAT, OG_INT32}, OG_BOOL, "float32, float64, int32, int64"},
-        {"SoftmaxCrossEntropyLoss", "", 2, 0, {OG_FLOAT, OG_DOUBLE}, OG_INT64, "float32, float64"},
-        {"NegativeLogLikelihoodLoss",
-         "",
-         3,
-         0,
-         {OG_DOUBLE, OG_FLOAT},
-         OG_FLOAT16,
-         "float32, float64"},
         {"Adam",
          "ai.onnx.preview.training",
          6,
@@ -938,8 +930,10 @@ static void cpu_small_picks_bind(void)
 }
 
 /* Scatter's loop depends on the data's dtype and the reduction, its constraint on the
- * indices' dtype (two type variables): ScatterElements with reduction add binds float32's
- * add, refuses a bool data at bind, and ScatterND without reduction binds a byte mover. */
+ * indices' dtype (two type variables), whose read is bound with the loop: ScatterElements with
+ * reduction add binds float32's add, refuses a bool data at bind, and ScatterND without
+ * reduction binds a byte mover; int64 indices relabelled uint64 are read as bound (refused
+ * without a binding). */
 static void cpu_scatter_binds_by_all_types(void)
 {
     double v[16];
@@ -952,6 +946,7 @@ static void cpu_scatter_binds_by_all_types(void)
                        .attrs = {NH_INT("axis", 1), NH_STRING("reduction", "add")},
                        .in = {se[0], se[1], se[2]}};
     bound_loop_is_used(&scatter, 5, 1);
+    bound_loop_is_used(&scatter, 7, 1); /* the indices' int64 read is bound too */
     check_bind_refusal(&scatter, (og_dtype[]){OG_BOOL, OG_INT64, OG_BOOL},
                        "node 'n0' (ScatterElements, opset 18): input 1 is int64, which the CPU "
                        "kernel of ScatterElements does not compute with input 0 bool, input 2 "
@@ -964,6 +959,7 @@ static void cpu_scatter_binds_by_all_types(void)
                         nh_tensor(OG_INT64, 2, (int64_t[]){2, 1}, (double[]){3, 1}),
                         nh_tensor(OG_DOUBLE, 1, (int64_t[]){2}, v + 8)};
     nh_node nd = {.op = "ScatterND", .opset = 18, .in = {sn[0], sn[1], sn[2]}};
+    bound_loop_is_used(&nd, 2, 0); /* int64 indices relabelled uint64: read as bound */
     nh_result r;
     CHECK_OK(nh_run(&nd, &r));
     if (!r.status) {
@@ -974,9 +970,71 @@ static void cpu_scatter_binds_by_all_types(void)
         t[0] = t[2] = OG_UINT64; /* the same size: the same byte mover */
         CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, &b));
         CHECK(d64 != NULL && b.impl == d64 && b.all_types == 1);
+        t[1] = OG_INT32; /* the same update loop, the other index read */
+        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, &b));
+        CHECK(b.impl != NULL && b.impl != d64);
     }
     nh_release(&r);
     nh_free_tensors(sn, 3);
+}
+
+/* The losses have two type variables, the scores (and weights) and the target: select_types
+ * binds the loops of the pair, one per pair, and refuses a pair it lacks at bind, naming node,
+ * op, device and both dtypes; the kernel reads the target through the bound loop (an int64
+ * target relabelled uint64 is still read as int64; without a binding it is refused). */
+static void cpu_loss_binds_by_all_types(void)
+{
+    double v[32];
+    for (int i = 0; i < 32; i++) v[i] = sin(0.7 * i) * 2;
+    og_tensor *sce[2] = {nh_tensor(OG_DOUBLE, 3, (int64_t[]){2, 4, 3}, v),
+                         nh_tensor(OG_INT64, 2, (int64_t[]){2, 3}, (double[]){1, 0, 3, 2, 2, 1})};
+    nh_node s = {.op = "SoftmaxCrossEntropyLoss", .opset = 13, .in = {sce[0], sce[1]}, .n_out = 2};
+    bound_loop_is_used(&s, 2, 0);
+    bound_loop_is_used(&s, 3, 3);
+    check_bind_refusal(&s, (og_dtype[]){OG_DOUBLE, OG_UINT8},
+                       "node 'n0' (SoftmaxCrossEntropyLoss, opset 13): input 0 is float64, which "
+                       "the CPU kernel of SoftmaxCrossEntropyLoss does not compute with input 1 "
+                       "uint8");
+    nh_free_tensors(sce, 2);
+    og_tensor *nl[3] = {nh_tensor(OG_FLOAT, 2, (int64_t[]){4, 3}, v),
+                        nh_tensor(OG_INT32, 1, (int64_t[]){4}, (double[]){2, 0, 1, 2}),
+                        nh_tensor(OG_FLOAT, 1, (int64_t[]){3}, v + 12)};
+    nh_node nll = {.op = "NegativeLogLikelihoodLoss",
+                   .opset = 13,
+                   .attrs = {NH_STRING("reduction", "sum")},
+                   .in = {nl[0], nl[1], nl[2]}};
+    bound_loop_is_used(&nll, 2, 0);
+    bound_loop_is_used(&nll, 7, 1);
+    check_bind_refusal(&nll, (og_dtype[]){OG_FLOAT16, OG_INT32, OG_FLOAT16},
+                       "input 0 is float16, which the CPU kernel of NegativeLogLikelihoodLoss "
+                       "does not compute with input 1 int32, input 2 float16 (it computes no "
+                       "dtype)");
+    check_bind_refusal(&nll, (og_dtype[]){OG_FLOAT, OG_INT32, OG_DOUBLE},
+                       "input 0 is float32, which the CPU kernel of NegativeLogLikelihoodLoss "
+                       "does not compute with input 1 int32, input 2 float64");
+    /* the pairs bind distinct loops; an unknown target dtype leaves the choice to the run */
+    nh_result r;
+    CHECK_OK(nh_load(&nll, &r));
+    if (!r.status) {
+        og_kernel_binding b;
+        const void *impl[4];
+        static const og_dtype pairs[4][2] = {{OG_FLOAT, OG_INT32},
+                                             {OG_FLOAT, OG_INT64},
+                                             {OG_DOUBLE, OG_INT32},
+                                             {OG_DOUBLE, OG_INT64}};
+        for (int i = 0; i < 4; i++) {
+            og_dtype t[3] = {pairs[i][0], pairs[i][1], pairs[i][0]};
+            CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, &b));
+            impl[i] = b.impl;
+            CHECK(b.impl != NULL && b.all_types == 1);
+            for (int j = 0; j < i; j++) CHECK(impl[j] != impl[i]);
+        }
+        og_dtype t[3] = {OG_FLOAT, OG_UNDEFINED, OG_FLOAT};
+        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, &b));
+        CHECK(b.impl == NULL);
+    }
+    nh_release(&r);
+    nh_free_tensors(nl, 3);
 }
 
 /* Resize: linear and cubic bind their float32 or float64 loops (and refuse integers at
@@ -1454,6 +1512,7 @@ int main(void)
     cpu_ml_uses_bound_loops();
     cpu_small_picks_bind();
     cpu_scatter_binds_by_all_types();
+    cpu_loss_binds_by_all_types();
     cpu_resize_binds_loops();
     cpu_last_picks_bind();
     cpu_miscops_bind_loops();

@@ -51,8 +51,8 @@ static og_status check_index_type(const og_kernel_ctx *k, const og_tensor *t)
 }
 
 /* The indices' typed read: n int32 or int64 indices from element `from`, widened to int64.
- * Gather, GatherElements and GatherND bind it (select_index); the Scatter kernels, whose
- * binding is their update loop, pick it once per call. */
+ * Gather, GatherElements and GatherND bind it (select_index); the Scatter kernels bind it
+ * together with their update loop (select_scatter). */
 typedef struct index_read {
     void (*widen)(const void *ind, int64_t from, int64_t n, int64_t *out);
     /* the n indices normalized into [0, limit) in out: the first out of range, or -1 */
@@ -84,11 +84,11 @@ static const void *select_index(const og_node *n, og_dtype t)
     return t == OG_INT32 ? &index_reads[0] : t == OG_INT64 ? &index_reads[1] : NULL;
 }
 
-/* The read of call k: its binding when bound, else the one of the indices' dtype (after
- * check_index_type). */
-static const index_read *index_read_of(const og_kernel_ctx *k, const og_tensor *ind, bool bound)
+/* The read of a Gather call k: its binding when bound, else the one of the indices' dtype
+ * (after check_index_type). */
+static const index_read *index_read_of(const og_kernel_ctx *k, const og_tensor *ind)
 {
-    return bound && k->impl ? k->impl : select_index(k->node, ind->dtype);
+    return k->impl ? k->impl : select_index(k->node, ind->dtype);
 }
 
 static int64_t *alloc_offsets(const og_kernel_ctx *k, int64_t n)
@@ -216,43 +216,80 @@ typedef struct scatter_loop {
     void (*fn)(void *o, const void *u, const int64_t *off, int64_t n, int64_t L,
                og_scatter_reduction red);
 } scatter_loop;
-static const scatter_loop scatter_by_size[4] = {
-    {scatter_uint8_t}, {scatter_uint16_t}, {scatter_int32_t}, {scatter_int64_t}};
-static const scatter_loop scatter_by_type[4] = {
-    {scatter_float}, {scatter_double}, {scatter_int32_t}, {scatter_int64_t}};
+/* [0..3]: by element size (1, 2, 4, 8 bytes); [4..7]: float32, float64, int32, int64 */
+static const scatter_loop scatter_loops[8] = {
+    {scatter_uint8_t}, {scatter_uint16_t}, {scatter_int32_t}, {scatter_int64_t},
+    {scatter_float},   {scatter_double},   {scatter_int32_t}, {scatter_int64_t}};
 
-static const scatter_loop *scatter_loop_of(og_dtype t, og_scatter_reduction red)
+/* The index into scatter_loops of data dtype t's loop, -1 if none. */
+static int scatter_loop_index(og_dtype t, og_scatter_reduction red)
 {
     if (red == OG_SCATTER_NONE) {
         switch (og_dtype_size(t)) {
-        case 1: return &scatter_by_size[0];
-        case 2: return &scatter_by_size[1];
-        case 4: return &scatter_by_size[2];
-        case 8: return &scatter_by_size[3];
-        default: return NULL;
+        case 1: return 0;
+        case 2: return 1;
+        case 4: return 2;
+        case 8: return 3;
+        default: return -1;
         }
     }
     switch (t) {
-    case OG_FLOAT: return &scatter_by_type[0];
-    case OG_DOUBLE: return &scatter_by_type[1];
-    case OG_INT32: return &scatter_by_type[2];
-    case OG_INT64: return &scatter_by_type[3];
-    default: return NULL;
+    case OG_FLOAT: return 4;
+    case OG_DOUBLE: return 5;
+    case OG_INT32: return 6;
+    case OG_INT64: return 7;
+    default: return -1;
     }
 }
 
-/* Two type variables: the indices' (the constraint) and the data's (the loop). */
+static const scatter_loop *scatter_loop_of(og_dtype t, og_scatter_reduction red)
+{
+    int i = scatter_loop_index(t, red);
+    return i < 0 ? NULL : &scatter_loops[i];
+}
+
+/* What a Scatter node binds: its update loop and the read of its indices' dtype, one entry
+ * per (index dtype int32/int64, loop of scatter_loops). */
+typedef struct scatter_bound {
+    const scatter_loop *loop;
+    const index_read *read;
+} scatter_bound;
+#define SCATTER_BOUND_ROW(R)                                                                       \
+    {                                                                                              \
+        {&scatter_loops[0], R}, {&scatter_loops[1], R}, {&scatter_loops[2], R},                    \
+            {&scatter_loops[3], R}, {&scatter_loops[4], R}, {&scatter_loops[5], R},                \
+            {&scatter_loops[6], R},                                                                \
+        {                                                                                          \
+            &scatter_loops[7], R                                                                   \
+        }                                                                                          \
+    }
+static const scatter_bound scatter_bounds[2][8] = {SCATTER_BOUND_ROW(&index_reads[0]),
+                                                   SCATTER_BOUND_ROW(&index_reads[1])};
+
+/* Two type variables: the indices' (the constraint, whose read is bound) and the data's (the
+ * update loop). */
 static const void *select_scatter(const og_node *n, const og_dtype *t)
 {
     const og_index_params *p = n->params;
     if (t[0] == OG_UNDEFINED) return OG_KERNEL_AT_RUN;
-    return scatter_loop_of(t[0], p->reduction);
+    int i = scatter_loop_index(t[0], p->reduction);
+    int r = t[1] == OG_INT32 ? 0 : t[1] == OG_INT64 ? 1 : -1;
+    return i < 0 || r < 0 ? NULL : &scatter_bounds[r][i];
+}
+
+/* The indices' read of a Scatter call: its binding's, else the one of the indices' dtype
+ * (after check_index_type). */
+static const index_read *scatter_read_of(const og_kernel_ctx *k, const og_tensor *ind)
+{
+    const scatter_bound *b = k->impl;
+    return b ? b->read : select_index(k->node, ind->dtype);
 }
 
 static og_status scatter_apply(const og_kernel_ctx *k, og_tensor *out, const og_tensor *upd,
                                const int64_t *off, int64_t n, int64_t L, og_scatter_reduction red)
 {
-    const scatter_loop *l = k->impl ? k->impl : scatter_loop_of(out->dtype, red);
+    const scatter_bound *b = k->impl;
+    const scatter_loop *l = b ? b->loop : scatter_loop_of(out->dtype, red);
     if (!l)
         return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported here",
                                og_dtype_name(out->dtype));
@@ -279,7 +316,7 @@ static og_status k_gather(const og_kernel_ctx *k, const og_tensor *const *in, in
     og_tensor *y = out[0];
     og_status st = k->impl ? OG_OK : check_index_type(k, ind);
     if (st) return st;
-    const index_read *rd = index_read_of(k, ind, true);
+    const index_read *rd = index_read_of(k, ind);
     int r = data->rank, axis = norm_axis(p->axis, r);
     int64_t outer = numel_of(r, data->dims, 0, axis), n_axis = data->dims[axis];
     int64_t inner = numel_of(r, data->dims, axis + 1, r), n_ind = ind->numel;
@@ -356,8 +393,8 @@ static og_status k_gather_elements(const og_kernel_ctx *k, const og_tensor *cons
     if (out[0]->numel == 0) return OG_OK;
     int64_t *off = alloc_offsets(k, in[1]->numel);
     if (!off) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
-    st = element_offsets(k, in[0], in[1], index_read_of(k, in[1], true),
-                         norm_axis(p->axis, in[0]->rank), off);
+    st = element_offsets(k, in[0], in[1], index_read_of(k, in[1]), norm_axis(p->axis, in[0]->rank),
+                         off);
     if (!st)
         gather_elems(k, og_dtype_storage_size(in[0]->dtype), out[0]->data, in[0]->data, off,
                      in[1]->numel);
@@ -370,13 +407,13 @@ static og_status k_scatter_elements(const og_kernel_ctx *k, const og_tensor *con
                                     og_tensor *const *out, int n_out)
 {
     const og_index_params *p = k->params;
-    og_status st = check_index_type(k, in[1]);
+    og_status st = k->impl ? OG_OK : check_index_type(k, in[1]);
     if (st) return st;
     copy_input(in[0], out[0]);
     if (in[1]->numel == 0) return OG_OK;
     int64_t *off = alloc_offsets(k, in[1]->numel);
     if (!off) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
-    st = element_offsets(k, in[0], in[1], index_read_of(k, in[1], false),
+    st = element_offsets(k, in[0], in[1], scatter_read_of(k, in[1]),
                          norm_axis(p->axis, in[0]->rank), off);
     if (!st) st = scatter_apply(k, out[0], in[2], off, in[1]->numel, 1, p->reduction);
     og_free(k->alloc, off);
@@ -433,7 +470,7 @@ static og_status k_gather_nd(const og_kernel_ctx *k, const og_tensor *const *in,
     int64_t slice = numel_of(data->rank, data->dims, b + (int)m, data->rank);
     int64_t *off = alloc_offsets(k, n);
     if (!off) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
-    st = nd_offsets(k, data, ind, index_read_of(k, ind, true), b, off);
+    st = nd_offsets(k, data, ind, index_read_of(k, ind), b, off);
     if (!st) {
         size_t es = og_dtype_size(data->dtype);
         if (slice == 1)
@@ -450,7 +487,7 @@ static og_status k_scatter_nd(const og_kernel_ctx *k, const og_tensor *const *in
 {
     const og_index_params *p = k->params;
     const og_tensor *data = in[0], *ind = in[1];
-    og_status st = check_index_type(k, ind);
+    og_status st = k->impl ? OG_OK : check_index_type(k, ind);
     if (st) return st;
     copy_input(data, out[0]);
     int q = ind->rank;
@@ -460,7 +497,7 @@ static og_status k_scatter_nd(const og_kernel_ctx *k, const og_tensor *const *in
     if (n == 0 || slice == 0) return OG_OK;
     int64_t *off = alloc_offsets(k, n);
     if (!off) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");
-    st = nd_offsets(k, data, ind, index_read_of(k, ind, false), 0, off);
+    st = nd_offsets(k, data, ind, scatter_read_of(k, ind), 0, off);
     if (!st) st = scatter_apply(k, out[0], in[2], off, n, slice, p->reduction);
     og_free(k->alloc, off);
     return st;
@@ -718,7 +755,8 @@ static og_status k_nonzero(const og_kernel_ctx *k, const og_tensor *const *in, i
 static const og_dtype index_types[] = {OG_INT32, OG_INT64, 0};
 
 /* Gather* and Scatter* move data of any dtype by element size: their constraint is on the
- * indices, input 1, whose typed read Gather* bind (select_index).  A Scatter reduction other than
+ * indices, input 1, whose typed read Gather* bind (select_index), Scatter* with their update
+ * loop (select_scatter).  A Scatter reduction other than
  * none needs float32, float64, int32 or int64 data (it depends on the attribute; scatter_apply
  * checks it).  NonZero binds the scan of its input's dtype (select_nonzero).  OneHot binds the loop
  * of its indices' dtype (select_onehot) and moves its values' bytes. */

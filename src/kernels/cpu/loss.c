@@ -4,8 +4,8 @@
  * The input is viewed as [N, C, D] (D the product of the trailing dims) and the target as
  * [N, D].  Element i of the target contributes -x[n, t, d] * w[t] (0 with weight 0 when
  * t == ignore_index); "mean" divides the sum by the sum of those weights.  Sums run in
- * double.  The loops of one scores type (for either target type) form a loss_loops table
- * that the session binds to the node when it is created. */
+ * double.  The loops of one (scores, target) dtype pair form a loss_loops table that the
+ * session binds to the node when it is created. */
 #include <math.h>
 #include <string.h>
 
@@ -80,12 +80,12 @@ typedef struct loss_dims {
 DEFINE_LOSS(float)
 DEFINE_LOSS(double)
 
-/* The loops of one scores type: what select_loss binds. */
+/* The loops of one (scores, target) dtype pair: what select_loss binds. */
 typedef struct loss_loops {
     /* per-element losses, their sums and the weights' (returns the first target index out
-     * of range, or -1); [0] for int32 targets, [1] for int64 */
-    int64_t (*nll[2])(const loss_dims *g, const void *x, const void *tgt, const void *w,
-                      const og_loss_params *p, void *none, double *sum, double *wsum);
+     * of range, or -1) */
+    int64_t (*nll)(const loss_dims *g, const void *x, const void *tgt, const void *w,
+                   const og_loss_params *p, void *none, double *sum, double *wsum);
     void (*log_softmax)(const og_kernel_ctx *k, const loss_dims *g, const void *x, void *lp,
                         double *scratch);
     void (*store)(void *dst, double v); /* the reduced loss */
@@ -94,20 +94,32 @@ typedef struct loss_loops {
 static void store_float(void *dst, double v) { *(float *)dst = (float)v; }
 static void store_double(void *dst, double v) { *(double *)dst = v; }
 
-static const loss_loops loss_float = {
-    {nll_float_int32_t, nll_float_int64_t}, log_softmax_all_float, store_float};
-static const loss_loops loss_double = {
-    {nll_double_int32_t, nll_double_int64_t}, log_softmax_all_double, store_double};
+/* [scores float32, float64][target int32, int64] */
+static const loss_loops loss_tables[2][2] = {
+    {{nll_float_int32_t, log_softmax_all_float, store_float},
+     {nll_float_int64_t, log_softmax_all_float, store_float}},
+    {{nll_double_int32_t, log_softmax_all_double, store_double},
+     {nll_double_int64_t, log_softmax_all_double, store_double}}};
 
-static const loss_loops *loss_loops_of(og_dtype t)
+/* The loops of scores dtype t and target dtype ti, NULL if the CPU has none. */
+static const loss_loops *loss_loops_of(og_dtype t, og_dtype ti)
 {
-    return t == OG_FLOAT ? &loss_float : t == OG_DOUBLE ? &loss_double : NULL;
+    int a = t == OG_FLOAT ? 0 : t == OG_DOUBLE ? 1 : -1;
+    int b = ti == OG_INT32 ? 0 : ti == OG_INT64 ? 1 : -1;
+    return a < 0 || b < 0 ? NULL : &loss_tables[a][b];
 }
 
-static const void *select_loss(const og_node *n, og_dtype t)
+/* Two type variables: the scores' (input 0, the constraint; the weights share it) and the
+ * target's (input 1), both read by the loops.  A target or weights dtype not known before
+ * the run leaves the choice to the kernel. */
+static const void *select_loss(const og_node *n, const og_dtype *t)
 {
-    (void)n;
-    return loss_loops_of(t);
+    if (n->n_in < 2 || t[1] == OG_UNDEFINED) return OG_KERNEL_AT_RUN;
+    if (n->n_in > 2 && n->in[2] >= 0) {
+        if (t[2] == OG_UNDEFINED) return OG_KERNEL_AT_RUN;
+        if (t[2] != t[0]) return NULL;
+    }
+    return loss_loops_of(t[0], t[1]);
 }
 
 static og_status loss_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
@@ -119,9 +131,10 @@ static og_status loss_kernel(const og_kernel_ctx *k, const og_tensor *const *in,
     og_tensor *lp_out = n_out > 1 ? out[1] : NULL;
     bool sce = strcmp(k->node->op_type, "SoftmaxCrossEntropyLoss") == 0;
     og_dtype dt = x->dtype;
-    /* k->impl: the loops bound at session creation; without a binding, pick them here */
-    const loss_loops *L = k->impl ? k->impl : loss_loops_of(dt);
-    if (!L || (w && w->dtype != dt) || (t->dtype != OG_INT32 && t->dtype != OG_INT64))
+    /* k->impl: the loops of the (scores, target) pair bound at session creation, which also
+     * checked the weights' dtype; without a binding, pick them here */
+    const loss_loops *L = k->impl ? k->impl : loss_loops_of(dt, t->dtype);
+    if (!L || (!k->impl && w && w->dtype != dt))
         return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element types %s/%s are not supported",
                                og_dtype_name(dt), og_dtype_name(t->dtype));
     loss_dims g = {x->dims[0], x->dims[1], 1};
@@ -145,9 +158,7 @@ static og_status loss_kernel(const og_kernel_ctx *k, const og_tensor *const *in,
     double sum = 0, wsum = 0;
     int64_t bad = -1;
     void *none = p->reduction == OG_REDUCE_NONE ? loss->data : NULL;
-    if (g.N * g.D > 0)
-        bad = L->nll[t->dtype == OG_INT64](&g, scores, t->data, w ? w->data : NULL, p, none, &sum,
-                                           &wsum);
+    if (g.N * g.D > 0) bad = L->nll(&g, scores, t->data, w ? w->data : NULL, p, none, &sum, &wsum);
     if (bad >= 0) {
         st = og_kernel_error(k, OG_ERR_RUNTIME,
                              "input 1 (target) has value %lld at index %lld, out of range for "
@@ -168,10 +179,14 @@ done:
     return st;
 }
 
-/* Scores (input 0) float32 or float64, whose loops select_loss binds; the kernel checks the
- * target (int32 or int64: the table holds both loops) and that the weights have the scores'
- * dtype. */
-const og_kernel_def og_cpu_loss[] = {
-    {.name = "NegativeLogLikelihoodLoss", .domain = "", .fn = loss_kernel, .select = select_loss},
-    {.name = "SoftmaxCrossEntropyLoss", .domain = "", .fn = loss_kernel, .select = select_loss},
-    {.name = NULL}};
+/* Scores (input 0) float32 or float64 and target (input 1) int32 or int64: select_loss binds
+ * the loops of the pair (the weights must have the scores' dtype). */
+const og_kernel_def og_cpu_loss[] = {{.name = "NegativeLogLikelihoodLoss",
+                                      .domain = "",
+                                      .fn = loss_kernel,
+                                      .select_types = select_loss},
+                                     {.name = "SoftmaxCrossEntropyLoss",
+                                      .domain = "",
+                                      .fn = loss_kernel,
+                                      .select_types = select_loss},
+                                     {.name = NULL}};
