@@ -31,7 +31,8 @@ typedef void (*uchunk)(const void *x, void *y, int64_t n, const uargs *p);
 
 typedef struct ufns {
     uchunk f32, f64, i32, i64, b8;
-    double cost; /* rough work per element, to decide on threads */
+    double cost;                 /* rough work per element, to decide on threads */
+    uchunk f32_avx2, f32_avx512; /* the float loop for these ISAs where it exists */
 } ufns;
 
 #define OG_CAT_(a, b)    a##b
@@ -58,11 +59,15 @@ static inline float u2f(uint32_t u)
 
 /* exp(x) = 2^n * exp(r), |r| <= ln2/2, with a degree-6 polynomial for exp(r).  n comes
  * from the bits of x*log2(e) + 1.5*2^23 (no float-to-int conversion, so NaN is harmless);
- * 2^n is applied as two factors so that n may reach 128 (overflow to inf) or -150
- * (gradual underflow to 0).  NaN propagates through the polynomial. */
+ * 2^n is applied as two factors 2^n1 * 2^n2 (n1 = n/2), one multiplication at a time, so
+ * that n may reach 128 (x up to ln(FLT_MAX) = 88.72 stays finite: exp(r)*2^64 is exact,
+ * the second factor rounds once, to inf only past FLT_MAX) or -150 (exp(r)*2^-75 is exact
+ * and normal, the second factor rounds once into the subnormals: gradual underflow).
+ * NaN propagates through the polynomial.  Max error 1 ulp over the whole float range
+ * (test_unary's sweep against double exp). */
 /* The shared core of exp and expm1 on x in [-104, 89]: returns expm1(r) for the reduced
- * r and sets *scale = 2^n (as two factors, so that n may reach 128 or -150). */
-static inline float exp_core(float x, float *scale)
+ * r and sets *s1, *s2 to 2^n1, 2^n2 (n1 + n2 = n). */
+static inline float exp_core(float x, float *s1, float *s2)
 {
     const float shifter = 12582912.0f;
     float t = x * 1.44269504088896341f + shifter;
@@ -77,7 +82,8 @@ static inline float exp_core(float x, float *scale)
     p = p * r + 1.6666665459e-1f;
     p = p * r + 5.0000001201e-1f;
     int32_t n1 = n / 2, n2 = n - n1;
-    *scale = u2f((uint32_t)(n1 + 127) << 23) * u2f((uint32_t)(n2 + 127) << 23);
+    *s1 = u2f((uint32_t)(n1 + 127) << 23);
+    *s2 = u2f((uint32_t)(n2 + 127) << 23);
     return p * r * r + r;
 }
 
@@ -85,8 +91,8 @@ static inline float fast_expf(float x)
 {
     x = x < -104.0f ? -104.0f : x;
     x = x > 89.0f ? 89.0f : x;
-    float s, em1 = exp_core(x, &s);
-    return (em1 + 1.0f) * s;
+    float s1, s2, em1 = exp_core(x, &s1, &s2);
+    return ((em1 + 1.0f) * s1) * s2;
 }
 
 /* tanh as an odd rational function of degree 13/6 on [-9, 9] (beyond, tanh is +-1 in
@@ -139,7 +145,8 @@ static inline float fast_expm1f(float x)
 {
     float xc = x < -104.0f ? -104.0f : x;
     xc = xc > 88.0f ? 88.0f : xc;
-    float s, em1 = exp_core(xc, &s);
+    float s1, s2, em1 = exp_core(xc, &s1, &s2);
+    float s = s1 * s2; /* n <= 127: finite */
     float y = s * em1 + (s - 1.0f);
     return x > 88.7228394f ? HUGE_VALF : y;
 }
@@ -206,8 +213,9 @@ static inline float fast_log1pf_pos(float v)
 #define E_SOFTPLUS ((x > 0 ? x : (UT)0) + FLOG1P(FEXP(-M(fabs)(x))))
 #define CLAMP01(v) ((v) < (UT)0 ? (UT)0 : (v) > (UT)1 ? (UT)1 : (v))
 
-/* name, expression: float and double */
-#define FLOAT_EXPRS(X)                                                                             \
+/* name, expression: float and double.  The plain ones (libm calls, or cheap enough to be
+ * memory-bound) are compiled for the baseline only: */
+#define FLOAT_EXPRS_PLAIN(X)                                                                       \
     X(abs, M(fabs)(x))                                                                             \
     X(neg, -x)                                                                                     \
     X(sign, E_SIGN)                                                                                \
@@ -217,12 +225,6 @@ static inline float fast_log1pf_pos(float v)
     X(floor, M(floor)(x))                                                                          \
     X(round, M(fabs)(x) < RMAGIC ? M(copysign)((M(fabs)(x) + RMAGIC) - RMAGIC, x) : x)             \
     X(reciprocal, (UT)1 / x)                                                                       \
-    X(exp, FEXP(x))                                                                                \
-    X(log, FLOG(x))                                                                                \
-    X(erf, FERF(x))                                                                                \
-    X(sigmoid, E_SIGMOID)                                                                          \
-    X(tanh, FTANH(x))                                                                              \
-    X(softplus, E_SOFTPLUS)                                                                        \
     X(softsign, x / ((UT)1 + M(fabs)(x)))                                                          \
     X(sin, M(sin)(x))                                                                              \
     X(cos, M(cos)(x))                                                                              \
@@ -236,17 +238,29 @@ static inline float fast_log1pf_pos(float v)
     X(acosh, M(acosh)(x))                                                                          \
     X(atanh, M(atanh)(x))                                                                          \
     X(hardswish, CLAMP01(x / (UT)6 + (UT)0.5) * x)                                                 \
-    X(mish, FTANH(E_SOFTPLUS) * x)                                                                 \
-    X(elu, x >= 0 ? x : A * FEXPM1(x))                                                             \
     X(hardsigmoid, CLAMP01(B + x * A))                                                             \
     X(leakyrelu, x < 0 ? A * x : x)                                                                \
-    X(selu, x > 0 ? G * x : G * A * FEXPM1(x))                                                     \
-    X(celu, x > 0 ? x : A * FEXPM1(x / A))                                                         \
     X(thresholdedrelu, x > A ? x : (UT)0)                                                          \
     X(shrink, (x < -A) ? x + B : (x > A) ? x - B : (UT)0)                                          \
-    X(gelu, (UT)0.5 * x * M(erfc)(x * (UT)-0.70710678118654752440))                                \
+    X(gelu, (UT)0.5 * x * M(erfc)(x * (UT)-0.70710678118654752440))
+
+/* the ones built on the float approximations above, compiled also for AVX2 and AVX-512
+ * (the same IEEE operations per element, so the same values, 8 or 16 at a time): */
+#define FLOAT_EXPRS_FAST(X)                                                                        \
+    X(exp, FEXP(x))                                                                                \
+    X(log, FLOG(x))                                                                                \
+    X(erf, FERF(x))                                                                                \
+    X(sigmoid, E_SIGMOID)                                                                          \
+    X(tanh, FTANH(x))                                                                              \
+    X(softplus, E_SOFTPLUS)                                                                        \
+    X(mish, FTANH(E_SOFTPLUS) * x)                                                                 \
+    X(elu, x >= 0 ? x : A * FEXPM1(x))                                                             \
+    X(selu, x > 0 ? G * x : G * A * FEXPM1(x))                                                     \
+    X(celu, x > 0 ? x : A * FEXPM1(x / A))                                                         \
     X(gelu_tanh,                                                                                   \
       (UT)0.5 * x * ((UT)1 + FTANH((UT)0.79788456080286535588 * (x + (UT)0.044715 * x * x * x))))
+
+#define FLOAT_EXPRS(X) FLOAT_EXPRS_PLAIN(X) FLOAT_EXPRS_FAST(X)
 
 /* Integers: two's complement negation through unsigned arithmetic, so that INT_MIN
  * wraps (as numpy and onnxruntime do) instead of being undefined. */
@@ -308,12 +322,21 @@ static inline float fast_log1pf_pos(float v)
 FLOAT_EXPRS(DEFINE_CHUNK)
 ACT_EXPRS(DEFINE_ACT)
 #ifdef OG_CPU_X86
-/* the same loops for AVX-512 (og_cpu_act runs them after a convolution): the same IEEE
- * operations per element, so the same values, 16 at a time */
+/* the same loops for AVX2 and AVX-512 (og_cpu_act runs them after a convolution, pick()
+ * binds the op kernels to them): the same IEEE operations per element (the build does not
+ * contract a*b+c into FMAs), so the same values as the baseline, 8 or 16 at a time */
 #undef SFX
-#define SFX                           _f32_avx512
-#define DEFINE_ACT_AVX512(name, expr) OG_TARGET_AVX512 DEFINE_ACT(name, expr)
+#define SFX                           _f32_avx2
+#define DEFINE_ACT_AVX2(name, expr)   OG_TARGET_AVX2 DEFINE_ACT(name, expr)
+#define DEFINE_CHUNK_AVX2(name, expr) OG_TARGET_AVX2 DEFINE_CHUNK(name, expr)
+ACT_EXPRS(DEFINE_ACT_AVX2)
+FLOAT_EXPRS_FAST(DEFINE_CHUNK_AVX2)
+#undef SFX
+#define SFX                             _f32_avx512
+#define DEFINE_ACT_AVX512(name, expr)   OG_TARGET_AVX512 DEFINE_ACT(name, expr)
+#define DEFINE_CHUNK_AVX512(name, expr) OG_TARGET_AVX512 DEFINE_CHUNK(name, expr)
 ACT_EXPRS(DEFINE_ACT_AVX512)
+FLOAT_EXPRS_FAST(DEFINE_CHUNK_AVX512)
 #undef SFX
 #define SFX _f32
 #endif
@@ -431,11 +454,24 @@ static void uk_not_b8(const void *xv, void *yv, int64_t n, const uargs *p)
 #define COST_CHEAP 0.25
 #define COST_MATH  8.0
 
-#define FNS_FLOAT(name, cost)                                                                      \
-    static const ufns fns_##name = {uk_##name##_f32, uk_##name##_f64, NULL, NULL, NULL, cost};
-#define FNS_NUMERIC(name, cost)                                                                    \
-    static const ufns fns_##name = {                                                               \
-        uk_##name##_f32, uk_##name##_f64, uk_##name##_i32, uk_##name##_i64, NULL, cost};
+#define FNS_FLOAT(name, c_)                                                                        \
+    static const ufns fns_##name = {.f32 = uk_##name##_f32, .f64 = uk_##name##_f64, .cost = c_};
+#ifdef OG_CPU_X86
+#define FNS_FAST(name, c_)                                                                         \
+    static const ufns fns_##name = {.f32 = uk_##name##_f32,                                        \
+                                    .f64 = uk_##name##_f64,                                        \
+                                    .cost = c_,                                                    \
+                                    .f32_avx2 = uk_##name##_f32_avx2,                              \
+                                    .f32_avx512 = uk_##name##_f32_avx512};
+#else
+#define FNS_FAST FNS_FLOAT
+#endif
+#define FNS_NUMERIC(name, c_)                                                                      \
+    static const ufns fns_##name = {.f32 = uk_##name##_f32,                                        \
+                                    .f64 = uk_##name##_f64,                                        \
+                                    .i32 = uk_##name##_i32,                                        \
+                                    .i64 = uk_##name##_i64,                                        \
+                                    .cost = c_};
 
 FNS_NUMERIC(abs, COST_CHEAP)
 FNS_NUMERIC(neg, COST_CHEAP)
@@ -453,12 +489,12 @@ FNS_FLOAT(hardsigmoid, COST_CHEAP)
 FNS_FLOAT(leakyrelu, COST_CHEAP)
 FNS_FLOAT(thresholdedrelu, COST_CHEAP)
 FNS_FLOAT(shrink, COST_CHEAP)
-FNS_FLOAT(exp, COST_MATH)
-FNS_FLOAT(log, COST_MATH)
-FNS_FLOAT(erf, COST_MATH)
-FNS_FLOAT(sigmoid, COST_MATH)
-FNS_FLOAT(tanh, COST_MATH)
-FNS_FLOAT(softplus, COST_MATH)
+FNS_FAST(exp, COST_MATH)
+FNS_FAST(log, COST_MATH)
+FNS_FAST(erf, COST_MATH)
+FNS_FAST(sigmoid, COST_MATH)
+FNS_FAST(tanh, COST_MATH)
+FNS_FAST(softplus, COST_MATH)
 FNS_FLOAT(sin, COST_MATH)
 FNS_FLOAT(cos, COST_MATH)
 FNS_FLOAT(tan, COST_MATH)
@@ -470,15 +506,15 @@ FNS_FLOAT(cosh, COST_MATH)
 FNS_FLOAT(asinh, COST_MATH)
 FNS_FLOAT(acosh, COST_MATH)
 FNS_FLOAT(atanh, COST_MATH)
-FNS_FLOAT(mish, COST_MATH)
-FNS_FLOAT(elu, COST_MATH)
-FNS_FLOAT(selu, COST_MATH)
-FNS_FLOAT(celu, COST_MATH)
+FNS_FAST(mish, COST_MATH)
+FNS_FAST(elu, COST_MATH)
+FNS_FAST(selu, COST_MATH)
+FNS_FAST(celu, COST_MATH)
 FNS_FLOAT(gelu, COST_MATH)
-FNS_FLOAT(gelu_tanh, COST_MATH)
+FNS_FAST(gelu_tanh, COST_MATH)
 FNS_FLOAT(isnan, COST_CHEAP)
 FNS_FLOAT(isinf, COST_CHEAP)
-static const ufns fns_not = {NULL, NULL, NULL, NULL, uk_not_b8, COST_CHEAP};
+static const ufns fns_not = {.b8 = uk_not_b8, .cost = COST_CHEAP};
 
 /* Elements per chunk: large enough to amortize the call, small enough to spread. */
 #define UCHUNK 8192
@@ -489,7 +525,13 @@ static const uchunk *pick(const ufns *f, og_dtype t)
 {
     const uchunk *fn = NULL;
     switch (t) {
-    case OG_FLOAT: fn = &f->f32; break;
+    case OG_FLOAT: {
+        int isa = og_cpu_isa();
+        fn = isa >= 2 && f->f32_avx512 ? &f->f32_avx512
+             : isa >= 1 && f->f32_avx2 ? &f->f32_avx2
+                                       : &f->f32;
+        break;
+    }
     case OG_DOUBLE: fn = &f->f64; break;
     case OG_INT32: fn = &f->i32; break;
     case OG_INT64: fn = &f->i64; break;
@@ -800,6 +842,18 @@ void og_cpu_act(const og_act *a, og_dtype t, void *y, int64_t n)
         case OG_FUSE_HARDSIGMOID: act_hardsigmoid_f32_avx512(y, n, a); break;
         case OG_FUSE_SIGMOID: act_sigmoid_f32_avx512(y, n, a); break;
         case OG_FUSE_SILU: act_silu_f32_avx512(y, n, a); break;
+        }
+        return;
+    }
+    if (f && og_cpu_isa() >= 1) {
+        switch (a->kind) {
+        case OG_FUSE_NONE: break;
+        case OG_FUSE_RELU: act_relu_f32_avx2(y, n, a); break;
+        case OG_FUSE_CLIP: act_clip_f32_avx2(y, n, a); break;
+        case OG_FUSE_HARDSWISH: act_hardswish_f32_avx2(y, n, a); break;
+        case OG_FUSE_HARDSIGMOID: act_hardsigmoid_f32_avx2(y, n, a); break;
+        case OG_FUSE_SIGMOID: act_sigmoid_f32_avx2(y, n, a); break;
+        case OG_FUSE_SILU: act_silu_f32_avx2(y, n, a); break;
         }
         return;
     }
