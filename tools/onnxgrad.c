@@ -720,7 +720,7 @@ static int cmd_export(int argc, char **argv)
     }
     if (!rc && og_grad_save_graphs(g, j.out_dir, j.prefix, j.suffix)) rc = cli_fail();
     const char *p = j.prefix ? j.prefix : "", *s = j.suffix ? j.suffix : "";
-    size_t plen = strlen(j.out_dir) + strlen(p) + strlen(s) + 32;
+    size_t plen = rc ? 0 : strlen(j.out_dir) + strlen(p) + strlen(s) + 32;
     char *path = rc ? NULL : malloc(plen);
     if (!rc && !path) rc = 1;
     if (!rc) {
