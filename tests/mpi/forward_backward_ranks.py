@@ -7,30 +7,19 @@ reference): SGD with sample weights and validation; Nesterov momentum with the e
 penalty; 3 rows only (one batch of everything, and with 4 ranks a rank without rows).  Every
 rank but 0 seeds numpy otherwise: rank 0's state must win.  Then: an exception on the last
 rank raises on every rank naming it; a rank whose weights drift fails the epoch-end hash
-check on every rank; ranks given different data raise; OrtGradientOptimizer is refused.
+check on every rank; ranks given different data raise; OrtGradientOptimizer trains data-parallel too.
 Exit 0 when every check holds on this rank."""
 import sys
 
 import numpy as np
-from onnx import TensorProto, helper, numpy_helper
+from onnx import numpy_helper
 
 from onnxgrad import OrtGradientForwardBackwardOptimizer, OrtGradientOptimizer
 from onnxgrad.parallel import data_parallel, mpi_communicator
+
+from mlp_model import mlp
 from onnxgrad.utils.orttraining_helper import add_loss_output
 
-
-def mlp():
-    rng = np.random.default_rng(3)
-    inits = [numpy_helper.from_array(rng.normal(scale=0.5, size=s).astype(np.float32), n)
-             for n, s in (("W1", (4, 16)), ("B1", (16,)), ("W2", (16, 3)), ("B2", (3,)))]
-    nodes = [helper.make_node("Gemm", ["X", "W1", "B1"], ["H"]),
-             helper.make_node("Relu", ["H"], ["R"]),
-             helper.make_node("Gemm", ["R", "W2", "B2"], ["Y"])]
-    g = helper.make_graph(nodes, "mlp", [helper.make_tensor_value_info("X", TensorProto.FLOAT,
-                                                                       ["N", 4])],
-                          [helper.make_tensor_value_info("Y", TensorProto.FLOAT, ["N", 3])],
-                          inits)
-    return helper.make_model(g, opset_imports=[helper.make_opsetid("", 15)])
 
 
 def make(batch, **kw):

@@ -390,14 +390,8 @@ class OrtGradientForwardBackwardOptimizer(BaseEstimator):
             loss, gradient = dp.sum_step(lambda b=ito: local(b), state[n:])
             loss = self.learning_penalty.penalty_loss(device, loss, *state[n:])
             cpu_loss = np.asarray(loss)
-            if not np.isfinite(cpu_loss).all():  # the global loss: the same on every rank
-                msg = ("Loss is nan, learning_rate=%r, the gradient descent has failed "
-                       "(past losses=%r)." % (self.learning_rate, self._past(actual_losses)))
-                if self.exc:
-                    raise ConvergenceError(msg)
-                warnings.warn(msg, ConvergenceWarning)
-                if np.isinf(cpu_loss).any():
-                    cpu_loss = np.full(cpu_loss.shape, np.nan, dtype=cpu_loss.dtype)
+            # the global loss: the same on every rank
+            cpu_loss = self._finite_loss(cpu_loss, actual_losses)
             for i in range(n, len(state)):
                 self.learning_penalty.update_weights(i - n, device, state[i])
                 self.learning_rate.update_weights(i - n, device, state[i], gradient[i - n], bs,
@@ -412,6 +406,20 @@ class OrtGradientForwardBackwardOptimizer(BaseEstimator):
     def _past(self, losses: List[Any]) -> List[float]:
         return [float(np.asarray(v).ravel()[0]) for v in
                 (losses if len(losses) < 5 else losses[-5:])]
+
+    def _finite_loss(self, cpu_loss: Any, actual_losses: List[Any]) -> Any:
+        """cpu_loss, or after a non-finite one: ConvergenceError when ``exc``, else a
+        ConvergenceWarning and the loss as NaN (an infinity too)."""
+        if np.isfinite(cpu_loss).all():
+            return cpu_loss
+        msg = ("Loss is nan, learning_rate=%r, the gradient descent has failed "
+               "(past losses=%r)." % (self.learning_rate, self._past(actual_losses)))
+        if self.exc:
+            raise ConvergenceError(msg)
+        warnings.warn(msg, ConvergenceWarning)
+        if np.isinf(cpu_loss).any():
+            cpu_loss = np.full(cpu_loss.shape, np.nan, dtype=cpu_loss.dtype)
+        return cpu_loss
 
     def _iteration(self, data_loader: OrtDataLoader, states: List[Any], n_weights: int) -> Any:
         actual_losses: List[Any] = []
@@ -455,14 +463,7 @@ class OrtGradientForwardBackwardOptimizer(BaseEstimator):
             if logger is not None:
                 logger.debug("[OrtGradientForwardBackwardOptimizer._iteration] "
                              "cpu_loss=%r", cpu_loss)
-            if not np.isfinite(cpu_loss).all():
-                msg = ("Loss is nan, learning_rate=%r, the gradient descent has failed "
-                       "(past losses=%r)." % (self.learning_rate, self._past(actual_losses)))
-                if self.exc:
-                    raise ConvergenceError(msg)
-                warnings.warn(msg, ConvergenceWarning)
-                if np.isinf(cpu_loss).any():
-                    cpu_loss = np.full(cpu_loss.shape, np.nan, dtype=cpu_loss.dtype)
+            cpu_loss = self._finite_loss(cpu_loss, actual_losses)
             gradient = backward([grad_loss])
             if len(gradient) != len(state):
                 raise RuntimeError("gradient and state should have the same length but "
