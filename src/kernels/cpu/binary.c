@@ -620,9 +620,7 @@ static og_status via_f32_same(const og_kernel_ctx *k, og_kernel_fn fn, const og_
 {
     for (int i = 1; i < n_in; i++)
         if (in[i]->dtype != in[0]->dtype) return type_mismatch(k, in[0], 0, in[i], i);
-    og_kernel_ctx call = *k;
-    call.impl = NULL; /* the float32 copies pick their loop */
-    return og_kernel_via_f32(&call, fn, in, n_in, out, n_out);
+    return og_kernel_via_f32_unbound(k, fn, in, n_in, out, n_out);
 }
 
 /* o = fns[dtype](a, b), a and b broadcast to o's shape. */

@@ -127,6 +127,12 @@ og_status og_kernel_via_f32_bound(const og_kernel_ctx *k, const og_float_impl *i
                                   const og_tensor *const *in, int n_in, og_tensor *const *out,
                                   int n_out);
 
+/* og_kernel_via_f32 for an op bound to a "through float32" marker: fn is called without a
+ * binding (k->impl = NULL), so the float32 copies pick their loops. */
+og_status og_kernel_via_f32_unbound(const og_kernel_ctx *k, og_kernel_fn fn,
+                                    const og_tensor *const *in, int n_in, og_tensor *const *out,
+                                    int n_out);
+
 /* Typed loads and stores of one dtype, for kernels that compute in float64 between them
  * (signal, random): load converts n elements of x, from element off every `stride`
  * elements, into doubles (as og_tensor_get_f64 does); store writes n doubles into y the

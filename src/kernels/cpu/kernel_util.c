@@ -94,6 +94,15 @@ og_status og_kernel_via_f32_bound(const og_kernel_ctx *k, const og_float_impl *i
     return via_f32(k, &call, fn, in, n_in, out, n_out);
 }
 
+og_status og_kernel_via_f32_unbound(const og_kernel_ctx *k, og_kernel_fn fn,
+                                    const og_tensor *const *in, int n_in, og_tensor *const *out,
+                                    int n_out)
+{
+    og_kernel_ctx call = *k;
+    call.impl = NULL;
+    return via_f32(k, &call, fn, in, n_in, out, n_out);
+}
+
 /* og_kernel_via_f32, calling fn with context `call` (k's, or k's with a float32 binding). */
 static og_status via_f32(const og_kernel_ctx *k, const og_kernel_ctx *call, og_kernel_fn fn,
                          const og_tensor *const *in, int n_in, og_tensor *const *out, int n_out)

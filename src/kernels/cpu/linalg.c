@@ -225,9 +225,7 @@ static og_status linalg_half(const og_kernel_ctx *k, og_kernel_fn fn, const og_t
                                    "inputs 0 and %d have different element types "
                                    "(%s, %s)",
                                    i, og_dtype_name(in[0]->dtype), og_dtype_name(in[i]->dtype));
-    og_kernel_ctx call = *k;
-    call.impl = NULL; /* the float32 copies pick their loops */
-    return og_kernel_via_f32(&call, fn, in, n_in, out, n_out);
+    return og_kernel_via_f32_unbound(k, fn, in, n_in, out, n_out);
 }
 
 static void bgemm_blas(const og_kernel_ctx *k, const og_bgemm *g, int64_t m, const void *a,

@@ -575,14 +575,6 @@ static og_status reduce_run(const og_kernel_ctx *k, const og_tensor *const *in, 
  * widened copy and the output is rounded once (og_kernel_via_f32).  A marker. */
 static const char reduce_via_f32 = 'h';
 
-static og_status reduce_half(const og_kernel_ctx *k, og_kernel_fn fn, const og_tensor *const *in,
-                             int n_in, og_tensor *const *out, int n_out)
-{
-    og_kernel_ctx call = *k;
-    call.impl = NULL; /* the float32 copy picks its loops */
-    return og_kernel_via_f32(&call, fn, in, n_in, out, n_out);
-}
-
 #define DEF_REDUCE_KERNEL(OP, IMPL)                                                                \
     static const void *select_##OP(const og_node *n, og_dtype t)                                   \
     {                                                                                              \
@@ -593,7 +585,7 @@ static og_status reduce_half(const og_kernel_ctx *k, og_kernel_fn fn, const og_t
                             og_tensor *const *out, int n_out)                                      \
     {                                                                                              \
         if (k->impl == (const void *)&reduce_via_f32 || og_is_half(in[0]->dtype))                  \
-            return reduce_half(k, k_##OP, in, n_in, out, n_out);                                   \
+            return og_kernel_via_f32_unbound(k, k_##OP, in, n_in, out, n_out);                     \
         return reduce_run(k, in, n_in, out, &IMPL);                                                \
     }
 DEF_REDUCE_KERNEL(ReduceSum, impl_sum)

@@ -605,14 +605,6 @@ static bool runs_via_f32(const og_kernel_ctx *k, const ufns *f, og_dtype t)
     return og_is_half(t) && f->f32;
 }
 
-static og_status unary_half(const og_kernel_ctx *k, og_kernel_fn fn, const og_tensor *const *in,
-                            int n_in, og_tensor *const *out, int n_out)
-{
-    og_kernel_ctx call = *k;
-    call.impl = NULL; /* the float32 copy picks its loop */
-    return og_kernel_via_f32(&call, fn, in, n_in, out, n_out);
-}
-
 #define KERNEL(name)                                                                               \
     static const void *select_##name(const og_node *n, og_dtype t)                                 \
     {                                                                                              \
@@ -623,7 +615,7 @@ static og_status unary_half(const og_kernel_ctx *k, og_kernel_fn fn, const og_te
                               og_tensor *const *out, int n_out)                                    \
     {                                                                                              \
         if (runs_via_f32(k, &fns_##name, in[0]->dtype))                                            \
-            return unary_half(k, k_##name, in, n_in, out, n_out);                                  \
+            return og_kernel_via_f32_unbound(k, k_##name, in, n_in, out, n_out);                   \
         uargs a;                                                                                   \
         args_from_params(k, &a);                                                                   \
         return run_unary(k, in[0], out[0], &fns_##name, &a);                                       \
