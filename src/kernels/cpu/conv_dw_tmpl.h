@@ -159,7 +159,11 @@ static ATTR void FN(blk_conv)(const dw_geom *d, const T *xc, int64_t nl, const T
                 v[l] = l < nl ? _mm512_maskz_loadu_ps(mk, xc + l * plane + ih * d->w - d->pw + j)
                               : _mm512_setzero_ps();
             DW_TR16(v);
-            for (int64_t q = 0; q < n; q++) _mm512_storeu_ps(xb + (r * wp + j + q) * DW_L, v[q]);
+            T *dst = xb + (r * wp + j) * DW_L;
+            /* stores from the registers: as a loop to n, GCC makes them a copy of v through
+             * the stack (rep movsq) */
+            _Pragma("GCC unroll 16") for (int q = 0; q < 16; q++) if (q < n)
+                _mm512_storeu_ps(dst + q * DW_L, v[q]);
         }
     }
 #else
