@@ -308,6 +308,16 @@ void og_gb_attr_ints(og_gb *b, int node, const char *name, const int64_t *v, int
     add_attr(b, node, &at);
 }
 
+void og_gb_attr_floats(og_gb *b, int node, const char *name, const float *v, int n)
+{
+    og_attr at = {0};
+    at.name = (char *)name;
+    at.type = OG_ATTR_FLOATS;
+    at.n = n;
+    at.floats = (float *)v;
+    add_attr(b, node, &at);
+}
+
 void og_gb_attr_string(og_gb *b, int node, const char *name, const char *v)
 {
     og_attr at = {0};

@@ -91,14 +91,9 @@ static og_status g_global_avgpool(og_gb *b, const og_node *n, const int *dy, int
     int e;
     if (og_gb_opset(b) >= 8) {
         e = og_gb_op2(b, "Expand", dy[0], og_gb_op1(b, "Shape", x));
-    } else { /* Tile over the (static) spatial dims */
-        int64_t reps[OG_MAX_RANK];
-        if (!spatial_known(og_gb_value(b, x), rank))
-            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                              "gradient needs opset >= 8 or static spatial dims");
-        reps[0] = reps[1] = 1;
-        for (int i = 2; i < rank; i++) reps[i] = og_gb_value(b, x)->dims[i];
-        e = og_gb_op2(b, "Tile", dy[0], og_gb_const_i64(b, reps, rank));
+    } else { /* no Expand: dy + zeros of x's shape (Cast(x < x): 0 for any x, NaN too) */
+        og_dtype dt = og_gb_value(b, x)->dtype;
+        e = og_gb_op2(b, "Add", dy[0], og_rule_cast(b, og_gb_op2(b, "Less", x, x), dt));
     }
     dx[0] = og_gb_op2(b, "Div", e, c);
     return og_gb_status(b);
@@ -708,6 +703,43 @@ static bool unpool_dims_known(const og_node *n, const og_value *X)
     return true;
 }
 
+/* dY cut to the block at the start of the output that MaxUnpool's windows cover, its size
+ * from X's run-time shape: [N, C, (in − 1)·s + k − pb − pe] (og_unpool_dim).  Slice takes
+ * it from opset 10; before, a Gather of the first (in − 1)·s + k − pb − pe positions of
+ * each spatial axis (a run-time iota). */
+static int unpool_block_dyn(og_gb *b, const og_node *n, int x, int gr)
+{
+    const og_pool_params *p = n->params;
+    int rank = p->nsp + 2;
+    int64_t nsp = p->nsp, zero[OG_MAX_RANK], axes[OG_MAX_RANK], add[SP], two = 2;
+    for (int d = 0; d < rank; d++) zero[d] = 0, axes[d] = d;
+    /* (in − 1)·s + k − pb − pe = in·s + (k − pb − pe − s) */
+    for (int i = 0; i < nsp; i++)
+        add[i] = p->kernel[i] - p->pads[i] - p->pads[nsp + i] - p->strides[i];
+    if (og_gb_opset(b) < 10) {
+        for (int i = 0; i < nsp; i++) {
+            int in = og_rule_dim(b, x, 2 + i);
+            int len =
+                og_rule_add(b, og_rule_mul(b, in, og_gb_scalar_i64(b, p->strides[i], OG_INT64)),
+                            og_gb_scalar_i64(b, add[i], OG_INT64));
+            gr = og_gb_op2(b, "Gather", gr, og_rule_iota(b, len));
+            og_gb_attr_int(b, og_gb_last(b), "axis", 2 + i);
+        }
+        return gr;
+    }
+    int sx = og_gb_op1(b, "Shape", x);
+    int hin[3] = {sx, og_gb_const_i64(b, zero, 1), og_gb_const_i64(b, &two, 1)};
+    int head = og_gb_op(b, "Slice", 3, hin);
+    int sp =
+        og_rule_add(b, og_rule_mul(b, shape_tail(b, x, 2), og_gb_const_i64(b, p->strides, nsp)),
+                    og_gb_const_i64(b, add, nsp));
+    int parts[2] = {head, sp};
+    int ends = og_gb_op(b, "Concat", 2, parts);
+    og_gb_attr_int(b, og_gb_last(b), "axis", 0);
+    int sin[4] = {gr, og_gb_const_i64(b, zero, rank), ends, og_gb_const_i64(b, axes, rank)};
+    return og_gb_op(b, "Slice", 4, sin);
+}
+
 static og_status g_maxunpool(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     const og_pool_params *p = n->params;
@@ -715,28 +747,7 @@ static og_status g_maxunpool(og_gb *b, const og_node *n, const int *dy, int *dx)
     int x = n->in[0], gr = dy[0], rank = p->nsp + 2;
     int64_t m1 = -1;
     if (n->n_in > 2 && n->in[2] >= 0 && !unpool_dims_known(n, og_gb_value(b, x))) {
-        /* the covered block at the start of the output, its size from X's run-time shape:
-         * [N, C, (in − 1)·s + k − pb − pe] (og_unpool_dim); Slice takes it from opset 10 */
-        if (og_gb_opset(b) < 10)
-            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                              "gradient with output_shape needs X's dims statically below "
-                              "opset 10 (Slice with computed ends)");
-        int64_t nsp = p->nsp, zero[OG_MAX_RANK], axes[OG_MAX_RANK], add[SP], two = 2;
-        for (int d = 0; d < rank; d++) zero[d] = 0, axes[d] = d;
-        for (int i = 0; i < nsp; i++)
-            add[i] = p->kernel[i] - p->pads[i] - p->pads[nsp + i] - p->strides[i];
-        int sx = og_gb_op1(b, "Shape", x);
-        int hin[3] = {sx, og_gb_const_i64(b, zero, 1), og_gb_const_i64(b, &two, 1)};
-        int head = og_gb_op(b, "Slice", 3, hin);
-        /* (in − 1)·s + k − pb − pe = in·s + (k − pb − pe − s) */
-        int sp =
-            og_rule_add(b, og_rule_mul(b, shape_tail(b, x, 2), og_gb_const_i64(b, p->strides, nsp)),
-                        og_gb_const_i64(b, add, nsp));
-        int parts[2] = {head, sp};
-        int ends = og_gb_op(b, "Concat", 2, parts);
-        og_gb_attr_int(b, og_gb_last(b), "axis", 0);
-        int sin[4] = {gr, og_gb_const_i64(b, zero, rank), ends, og_gb_const_i64(b, axes, rank)};
-        gr = og_gb_op(b, "Slice", 4, sin);
+        gr = unpool_block_dyn(b, n, x, gr);
     } else if (n->n_in > 2 && n->in[2] >= 0) { /* the covered block, static */
         const og_value *X = og_gb_value(b, x);
         int64_t axes[OG_MAX_RANK], starts[OG_MAX_RANK], ends[OG_MAX_RANK];
@@ -759,19 +770,6 @@ static og_status g_maxunpool(og_gb *b, const og_node *n, const int *dy, int *dx)
 }
 
 /* ---- RoiAlign ---------------------------------------------------------------------------- */
-
-/* 0 .. n − 1 (int64) for a scalar int64 n known at run time: Range from opset 11, before
- * the indices of NonZero over n ones */
-static int roi_iota(og_gb *b, int n)
-{
-    if (og_gb_opset(b) >= 11)
-        return og_gb_op3(b, "Range", og_gb_scalar(b, 0.0, OG_INT64), n,
-                         og_gb_scalar(b, 1.0, OG_INT64));
-    int64_t one = 1, m1 = -1;
-    int ones =
-        og_gb_op2(b, "Expand", og_gb_scalar(b, 1.0, OG_INT64), og_rule_reshape_c(b, n, &one, 1));
-    return og_rule_reshape_c(b, og_gb_op1(b, "NonZero", ones), &m1, 1);
-}
 
 /* Column k of rois [R, 4], as [R] */
 static int roi_col(og_gb *b, int rois, int k)
@@ -913,8 +911,8 @@ static og_status g_roi_align(og_gb *b, const og_node *n, const int *dy, int *dx)
         og_gb_attr_int(b, og_gb_last(b), "keepdims", 0);
         mh = og_rule_cast(b, mh, OG_INT64);
         mw = og_rule_cast(b, mw, OG_INT64);
-        gh_max = og_rule_cast(b, roi_iota(b, mh), dt);
-        gw_max = og_rule_cast(b, roi_iota(b, mw), dt);
+        gh_max = og_rule_cast(b, og_rule_iota(b, mh), dt);
+        gw_max = og_rule_cast(b, og_rule_iota(b, mw), dt);
     }
     roi_axis ay = roi_axis_taps(b, c[1], bh, gh, gh_max, oh, &H, dt);
     roi_axis ax = roi_axis_taps(b, c[0], bw, gw, gw_max, ow, &W, dt);

@@ -57,6 +57,15 @@ int og_rule_reduce(og_gb *b, const char *op, int x, const int64_t *axes, int k, 
 /* The count of the elements a reduction of x over axes sums, as a scalar of dtype dt: a
  * constant when x's dims there are known, else Size(x) / Size(reduced). */
 int og_rule_reduced_count(og_gb *b, int x, const int64_t *axes, int k, int reduced, og_dtype dt);
+/* 0 .. n − 1 as a 1-D int64 value, n a rank-0 int64 value known at run time: Range from
+ * opset 11, the indices of NonZero over n ones at opsets 9 and 10, before a Loop (opset 1)
+ * of n trips whose body gives its iteration number as a scan output. */
+int og_rule_iota(og_gb *b, int n);
+/* 0 .. d − 1 for d dim `axis` of value v: a constant when d is static, else og_rule_iota. */
+int og_rule_iota_dim(og_gb *b, int v, int axis);
+/* Dim `axis` of value v as a rank-0 int64 value: a constant when static, else gathered from
+ * Shape(v). */
+int og_rule_dim(og_gb *b, int v, int axis);
 /* x (rank r) ·_axis m: axis `axis` of x contracted with the first axis of the matrix m */
 int og_rule_matmul_axis(og_gb *b, int x, int m, int r, int axis);
 /* ScatterElements(data, idx, upd) along axis (Scatter before opset 11), with reduction red

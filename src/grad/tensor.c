@@ -45,11 +45,18 @@ static int slice_axis(og_gb *b, int x, int64_t start, int64_t end, int64_t axis)
 }
 
 /* x[start:end] along axis with runtime 1-D bounds (opset >= 10). */
+/* x[start:end] along axis, start and end [1] int64 values known at run time (0 <= start
+ * <= end <= dim): Slice with inputs from opset 10, before a Gather of start + iota(end −
+ * start) */
 static int slice_rt(og_gb *b, int x, int start, int end, int64_t axis)
 {
     int in[4] = {x, start, end, const1(b, axis)};
     if (start < 0 || end < 0) return -1;
-    return og_gb_op(b, "Slice", 4, in);
+    if (og_gb_opset(b) >= 10) return og_gb_op(b, "Slice", 4, in);
+    int len = og_rule_reshape_c(b, og_rule_sub(b, end, start), NULL, 0);
+    int g = og_gb_op2(b, "Gather", x, og_rule_add(b, og_rule_iota(b, len), start));
+    og_gb_attr_int(b, og_gb_last(b), "axis", axis);
+    return g;
 }
 
 /* 1-D [dim] of forward value v along axis: a constant when static, else from Shape. */
@@ -192,7 +199,7 @@ static og_status g_cast(og_gb *b, const og_node *n, const int *dy, int *dx)
 /* ---- Concat / Split ------------------------------------------------------------------ */
 
 /* dx_i = dy[off_i : off_i + d_i] along the axis; offsets are constants while the dims
- * before are static, runtime sums of Shape entries after (opset >= 10). */
+ * before are static, runtime sums of Shape entries after (slice_rt). */
 static og_status g_concat(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     int rank = og_gb_value(b, n->out[0])->rank;
@@ -211,10 +218,6 @@ static og_status g_concat(og_gb *b, const og_node *n, const int *dy, int *dx)
             off += d;
             continue;
         }
-        if (og_gb_opset(b) < 10)
-            return og_gb_fail(
-                b, n, OG_ERR_UNSUPPORTED,
-                "Concat gradient with a dynamic dim along the axis needs opset >= 10");
         if (off_rt < 0) off_rt = const1(b, off);
         int end = og_gb_op2(b, "Add", off_rt, dim1(b, x, axis));
         if (og_gb_wants(b, n, i)) dx[i] = slice_rt(b, dy[0], off_rt, end, axis);
@@ -295,12 +298,13 @@ static int zeros_as(og_gb *b, int t, og_dtype dt)
 
 /* Slice-1's dx with sliced dims known only at run time (no Slice with computed bounds, no
  * Pad with computed pads, no ConstantOfShape before opset 9-10): axis by axis from the last,
- * g = Concat(0·X_j[:s], g, 0·X_j[e:]) along the axis, X_j being X sliced on the axes before
- * it (so X_j's shape is g's with this axis restored); Slice itself clamps s and e, so the
- * two pieces are the positions before and after the slice for any signs.  Bounds of one
- * sign with e <= s give an empty slice whatever the size: zeros.  Bounds of mixed signs
- * that turn out empty (e < s once clamped) would count positions twice: the sizes then
- * differ from X's and the run fails (no wrong values). */
+ * g = Concat(0·P, g, 0·Q) along the axis, P and Q the positions of X_j before and after the
+ * slice, X_j being X sliced on the axes before it (so X_j's shape is g's with this axis
+ * restored).  Slice itself clamps s and e, so P = X_j[:s] and Q = X_j[e:] for bounds of one
+ * sign (those with e <= s are empty whatever the size: zeros).  With mixed signs the slice
+ * may turn out empty (clamped e' < s'), where those two would overlap: for s < 0 <= e, P =
+ * X_j[:s][:e] (min(s', e') positions), for e < 0 <= s, Q = X_j[s:][e:] (min(−e, D − s')),
+ * which are P and Q when the slice is not empty and add up to D when it is. */
 static int slice1_back_dyn(og_gb *b, int x, int dy, int r, int k, const int64_t *st,
                            const int64_t *en, const int64_t *ax)
 {
@@ -313,8 +317,13 @@ static int slice1_back_dyn(og_gb *b, int x, int dy, int r, int k, const int64_t 
     int g = dy;
     for (int i = k - 1; i >= 0; i--) {
         int64_t a = norm_axis(ax[i], r);
-        int parts[3] = {zeros_as(b, slice_axis(b, xs[i], 0, st[i], a), dt), g,
-                        zeros_as(b, slice_axis(b, xs[i], en[i], INT64_MAX, a), dt)};
+        int pre = slice_axis(b, xs[i], 0, st[i], a), post;
+        if (st[i] < 0 && en[i] >= 0) pre = slice_axis(b, pre, 0, en[i], a);
+        if (st[i] >= 0 && en[i] < 0)
+            post = slice_axis(b, slice_axis(b, xs[i], st[i], INT64_MAX, a), en[i], INT64_MAX, a);
+        else
+            post = slice_axis(b, xs[i], en[i], INT64_MAX, a);
+        int parts[3] = {zeros_as(b, pre, dt), g, zeros_as(b, post, dt)};
         g = og_gb_op(b, "Concat", 3, parts);
         og_gb_attr_int(b, og_gb_last(b), "axis", a);
     }

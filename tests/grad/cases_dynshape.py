@@ -329,12 +329,13 @@ def static_free_cases():
     plane = (2 * hh + pick[..., 0]) * 6 + 2 * ww + pick[..., 1]
     ind = (np.arange(6)[:, None, None] * 24 + plane).reshape(2, 3, 2, 3).astype(I64)
     for tag, shp in (("equal", [2, 3, 4, 6]), ("larger", [2, 3, 5, 7])):
-        for opset in (11,):
+        for opset in (9, 11):  # 9: the covered block gathered by a run-time iota (no Slice)
             m = model(_dyn_spatial(xu.shape) +
                       [node("MaxUnpool", ["xr", "i", "s"], ["p"], kernel_shape=[2, 2],
                             strides=[2, 2]), node("Tanh", ["p"], ["y"])],
                       {"x": xu}, ["y"], consts={"i": ind, "s": np.array(shp, I64)}, opset=opset)
-            out.append(("maxunpool_dyn_output_shape_%s" % tag, _declare(m, "y", shp), {"x": xu}))
+            out.append(("maxunpool_dyn_output_shape_%s%s" % (tag, "_v9" if opset == 9 else ""),
+                        _declare(m, "y", shp), {"x": xu}))
     # 1-D with pads: covered (3 − 1)·2 + 2 − 1 − 1 = 4, output_shape the same
     xv = rand(1, 2, 3)
     m = model(_dyn_spatial(xv.shape) +
@@ -451,6 +452,32 @@ def static_free_cases():
             ref = model([node("Slice", ["x"], ["y"], **kw)], {"x": xs1}, ["y"], opset=opset)
             shp = [d.dim_value for d in ref.graph.output[0].type.tensor_type.shape.dim]
             out.append(("slice1_dyn_%s_v%d" % (tag, opset), _declare(m, "y", shp), {"x": xs1}))
+    # Slice-1 with bounds of mixed signs, dims hidden: empty at run time (start -1, end 1
+    # on 4; start 3, end -3 on 5; a start past the end with a negative end) next to a
+    # non-empty slice concatenated along the same axis (so that dX's shape shows), and not
+    # empty (the pieces before and after are X[:s] and X[e:] there)
+    for tag, kw, other, axis in (
+            ("empty_neg_pos", dict(starts=[-1], ends=[1], axes=[0]),
+             dict(starts=[1], ends=[3], axes=[0]), 0),
+            ("empty_pos_neg_two_axes", dict(starts=[1, 3], ends=[3, -3], axes=[0, 1]),
+             dict(starts=[0], ends=[2], axes=[0]), 1),
+            ("empty_past_end_neg", dict(starts=[9], ends=[-2], axes=[2]),
+             dict(starts=[1], ends=[-1], axes=[2]), 2),
+            ("mixed_not_empty", dict(starts=[-3, 1], ends=[3, -1], axes=[1, 2]), None, 1)):
+        for opset in (7, 9):
+            nodes = [node("Slice", ["xr"], ["p"], **kw)]
+            if other:
+                nodes += [node("Slice", ["xr"], ["q"], **other),
+                          node("Concat", ["p", "q"], ["c"], axis=axis)]
+            else:
+                nodes += [node("Identity", ["p"], ["c"])]
+            m = model(_dyn_spatial(xs1.shape) + nodes + [node("Tanh", ["c"], ["y"])],
+                      {"x": xs1}, ["y"], opset=opset)
+            ref = model([node("Slice", ["x"], ["y"], **(other or kw))], {"x": xs1}, ["y"],
+                        opset=opset)
+            shp = [d.dim_value for d in ref.graph.output[0].type.tensor_type.shape.dim]
+            out.append(("slice1_dyn_mixed_%s_v%d" % (tag, opset), _declare(m, "y", shp),
+                        {"x": xs1}))
     # Scatter-9 whose indices' dims are hidden (reshaped by their own Shape): the updates'
     # gradient gathered from dY at flat offsets built from NonZero over the indices' shape
     for tag, dshape, ind, axis in (
@@ -495,6 +522,66 @@ def static_free_cases():
                           "c2": np.array([2], I64), "one1": np.array([1], I64),
                           "zero1": np.array([0], I64), "ax": np.array([cut], I64)}, opset=10)
         out.append(("scatter_dyn_v10_axis%d" % axis, _declare(m, "y", [3, 4]), {"x": xs}))
+    # Gather below opset 9 with data's dims hidden: the one-hot of the indices compared
+    # with a run-time iota of the gathered dim (a Loop: no Range, OneHot or NonZero there);
+    # repeated and negative indices, int32 indices, axis 0 and 1
+    xg1 = rand(4, 3, 2)
+    for tag, ind, axis in (("axis0_rep_neg", np.array([[1, -1], [1, 0], [3, -4]], I64), 0),
+                           ("axis1_i32", np.array([2, -3, 2], np.int32), 1),
+                           ("axis1_scalar", np.array(-2, I64), 1)):
+        for opset in (7, 8):
+            m = model(_dyn_spatial(xg1.shape) + [node("Gather", ["xr", "i"], ["g"], axis=axis),
+                                                 node("Tanh", ["g"], ["y"])],
+                      {"x": xg1}, ["y"], consts={"i": ind}, opset=opset)
+            ref = model([node("Gather", ["x", "i"], ["y"], axis=axis)], {"x": xg1}, ["y"],
+                        consts={"i": ind}, opset=opset)
+            shp = [d.dim_value for d in ref.graph.output[0].type.tensor_type.shape.dim]
+            out.append(("gather_dyn_v%d_%s" % (opset, tag), _declare(m, "y", shp), {"x": xg1}))
+    # Upsample-7 (scales an attribute, opsets 7 and 8), Upsample-9 and Resize-10 with
+    # X's dims hidden, nearest and linear, integer and non-integer scales: the probe's
+    # identity of the run-time size from a run-time iota at every opset
+    xu7 = rand(2, 3, 4, 5)
+    for op, opset in (("Upsample", 7), ("Upsample", 8), ("Upsample", 9), ("Resize", 10)):
+        for mode in ("nearest", "linear"):
+            for kind, sc in (("int", [1.0, 1.0, 2.0, 3.0]), ("frac", [1.0, 1.0, 1.5, 2.5])):
+                if (op, opset, mode, kind) in (("Upsample", 9, "nearest", "frac"),
+                                               ("Upsample", 9, "linear", "frac")):
+                    continue  # in the list above
+                if opset < 9:
+                    ins, consts, kw = ["xr"], {}, dict(mode=mode, scales=sc)
+                else:
+                    ins, consts = ["xr", "sc"], {"sc": np.array(sc, np.float32)}
+                    kw = dict(mode=mode)
+                m = model(_dyn_spatial(xu7.shape) + [node(op, ins, ["p"], **kw),
+                                                     node("Tanh", ["p"], ["y"])],
+                          {"x": xu7}, ["y"], consts=consts, opset=opset)
+                shp = [int(np.floor(d * f)) for d, f in zip(xu7.shape, sc)]
+                out.append(("%s_dyn_v%d_%s_%s" % (op.lower(), opset, mode, kind),
+                            _declare(m, "y", shp), {"x": xu7}))
+    # Resize given both scales and sizes, neither's length known statically (reshaped by a
+    # computed [-1]): the one that is empty is told at run time, so the probe masks both
+    # to their run-time length (scales used, then sizes used; opsets 11 and 13)
+    for tag, scb, szb in (("scales", np.array([1, 1, 1.5, 2], np.float32), np.zeros(0, I64)),
+                          ("sizes", np.zeros(0, np.float32), np.array([2, 3, 7, 3], I64))):
+        for opset in (11, 13):
+            nodes = _dyn_spatial(xu7.shape) + [
+                node("Shape", ["xr"], ["sxr"]), node("Slice", ["sxr", "zero1", "one1"], ["s0"]),
+                node("Sub", ["s0", "s0"], ["z0"]), node("Sub", ["z0", "one1"], ["m1"]),
+                node("Reshape", ["scb", "m1"], ["sc"]), node("Reshape", ["szb", "m1"], ["sz"]),
+                node("Resize", ["xr", "roi", "sc", "sz"], ["p"], mode="linear"),
+                node("Tanh", ["p"], ["y"])]
+            m = model(nodes, {"x": xu7}, ["y"], opset=opset,
+                      consts={"scb": scb, "szb": szb, "roi": np.zeros(0, np.float32),
+                              "zero1": np.array([0], I64), "one1": np.array([1], I64)})
+            shp = [2, 3, 6, 10] if tag == "scales" else [2, 3, 7, 3]
+            out.append(("resize_dyn_either_%s_v%d" % (tag, opset), _declare(m, "y", shp),
+                        {"x": xu7}))
+    # GlobalAveragePool at opset 7 with X's dims hidden: dY broadcast onto X's run-time
+    # shape by an Add (no Expand before 8)
+    xa7 = rand(2, 3, 4, 5)
+    m = model(_dyn_spatial(xa7.shape) + [node("GlobalAveragePool", ["xr"], ["p"]),
+                                         node("Tanh", ["p"], ["y"])], {"x": xa7}, ["y"], opset=7)
+    out.append(("globalavgpool_dyn_v7", _declare(m, "y", [2, 3, 1, 1]), {"x": xa7}))
     return out
 
 
