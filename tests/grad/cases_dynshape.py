@@ -547,14 +547,15 @@ def static_free_cases():
                 if (op, opset, mode, kind) in (("Upsample", 9, "nearest", "frac"),
                                                ("Upsample", 9, "linear", "frac")):
                     continue  # in the list above
-                if opset < 9:
-                    ins, consts, kw = ["xr"], {}, dict(mode=mode, scales=sc)
-                else:
-                    ins, consts = ["xr", "sc"], {"sc": np.array(sc, np.float32)}
-                    kw = dict(mode=mode)
+                ins, kw = (["xr"], dict(mode=mode, scales=sc)) if opset < 9 else \
+                    (["xr", "sc"], dict(mode=mode))
                 m = model(_dyn_spatial(xu7.shape) + [node(op, ins, ["p"], **kw),
                                                      node("Tanh", ["p"], ["y"])],
-                          {"x": xu7}, ["y"], consts=consts, opset=opset)
+                          {"x": xu7}, ["y"], opset=opset)
+                if opset >= 9:  # a Constant node: the scales are no weight to check
+                    m.graph.node.insert(0, helper.make_node(
+                        "Constant", [], ["sc"],
+                        value=helper.make_tensor("sc", TensorProto.FLOAT, [4], sc)))
                 shp = [int(np.floor(d * f)) for d, f in zip(xu7.shape, sc)]
                 out.append(("%s_dyn_v%d_%s_%s" % (op.lower(), opset, mode, kind),
                             _declare(m, "y", shp), {"x": xu7}))
