@@ -44,7 +44,6 @@ static int slice_axis(og_gb *b, int x, int64_t start, int64_t end, int64_t axis)
     return og_rule_slice(b, x, &axis, &start, &end, NULL, 1);
 }
 
-/* x[start:end] along axis with runtime 1-D bounds (opset >= 10). */
 /* x[start:end] along axis, start and end [1] int64 values known at run time (0 <= start
  * <= end <= dim): Slice with inputs from opset 10, before a Gather of start + iota(end −
  * start) */
@@ -117,13 +116,11 @@ static int norm_axis(int64_t a, int rank)
 }
 
 /* The index grid of forward value x: int64, x's shape, holding 0 .. size(x)-1 in order
- * (opset >= 11).  *numel gets Size(x). */
+ * (og_rule_iota: any opset).  *numel gets Size(x). */
 static int index_grid(og_gb *b, int x, int *numel)
 {
     *numel = og_gb_op1(b, "Size", x);
-    int r =
-        og_gb_op3(b, "Range", og_gb_scalar(b, 0, OG_INT64), *numel, og_gb_scalar(b, 1, OG_INT64));
-    return og_gb_op2(b, "Reshape", r, og_gb_op1(b, "Shape", x));
+    return og_gb_op2(b, "Reshape", og_rule_iota(b, *numel), og_gb_op1(b, "Shape", x));
 }
 
 /* The adjoint of an index map: map (shaped like dy) holds, for each element of dy, the
@@ -140,11 +137,8 @@ static int scatter_back(og_gb *b, const og_node *n, int x, int numel, int map, i
     int size = spare ? og_gb_op2(b, "Add", numel, og_gb_scalar(b, 1, OG_INT64)) : numel;
     int zeros =
         og_gb_op2(b, "Expand", og_gb_scalar_like(b, 0.0, x), og_gb_op2(b, "Reshape", size, flat));
-    int s = og_gb_op3(b, "ScatterElements", zeros, og_gb_op2(b, "Reshape", map, flat),
-                      og_gb_op2(b, "Reshape", dy, flat));
-    int node = og_gb_last(b);
-    og_gb_attr_int(b, node, "axis", 0);
-    if (dup) og_gb_attr_string(b, node, "reduction", "add");
+    int s = og_rule_scatter_elements(b, zeros, og_gb_op2(b, "Reshape", map, flat),
+                                     og_gb_op2(b, "Reshape", dy, flat), 0, dup ? "add" : NULL);
     if (spare) s = slice_rt(b, s, const1(b, 0), og_gb_op2(b, "Reshape", numel, flat), 0);
     return og_gb_op2(b, "Reshape", s, og_gb_op1(b, "Shape", x));
 }
@@ -345,10 +339,6 @@ static og_status g_slice(og_gb *b, const og_node *n, const int *dy, int *dx)
     int k;
     if (n->since_version >= 10 && !slice_static_ok(b, n, r, xv)) {
         /* runtime bounds or dims: slice the index grid the same way and scatter back */
-        if (og_gb_opset(b) < 11)
-            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                              "Slice gradient with runtime starts, ends, axes, steps or "
-                              "sliced dims needs opset >= 11");
         int numel, in[5];
         for (int i = 0; i < 5; i++) in[i] = i < n->n_in ? n->in[i] : -1;
         in[0] = index_grid(b, x, &numel);
@@ -571,9 +561,25 @@ static og_status g_pad(og_gb *b, const og_node *n, const int *dy, int *dx)
 
 /* ---- Tile, Expand, Trilu ------------------------------------------------------------- */
 
-/* Runtime repeats (or too many axes to split): tile the index grid and scatter-add dy. */
-static og_status tile_runtime(og_gb *b, const og_node *n, const int *dy, int *dx)
+/* Runtime repeats (or too many axes to split).  Up to rank OG_MAX_RANK / 2: dy reshaped to
+ * [r_0, d_0, r_1, d_1, ...] (the shape interleaved from the repeats and Shape(x) at run
+ * time) and summed over the repeat axes, at any opset; above, tile the index grid and
+ * scatter-add dy (opset 16). */
+static og_status tile_runtime(og_gb *b, const og_node *n, const int *dy, int *dx, int r)
 {
+    if (2 * r <= OG_MAX_RANK) {
+        int parts[OG_MAX_RANK];
+        int64_t axes[OG_MAX_RANK / 2];
+        for (int d = 0; d < r; d++) {
+            parts[2 * d] = slice_axis(b, n->in[1], d, d + 1, 0);
+            parts[2 * d + 1] = dim1(b, n->in[0], d);
+            axes[d] = 2 * d;
+        }
+        int sh = og_gb_op(b, "Concat", 2 * r, parts);
+        og_gb_attr_int(b, og_gb_last(b), "axis", 0);
+        dx[0] = og_gb_reduce_sum(b, og_gb_op2(b, "Reshape", dy[0], sh), axes, r, false);
+        return og_gb_status(b);
+    }
     int numel, map = og_gb_op2(b, "Tile", index_grid(b, n->in[0], &numel), n->in[1]);
     dx[0] = scatter_back(b, n, n->in[0], numel, map, dy[0], false, true);
     return og_gb_status(b);
@@ -591,17 +597,17 @@ static og_status g_tile(og_gb *b, const og_node *n, const int *dy, int *dx)
     if (r < 0) return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "Tile gradient needs the rank");
     if (n->since_version < 6 || n->n_in < 2)
         return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "Tile gradient needs opset >= 6");
-    if (known_ints(b, n->in[1], rep, OG_MAX_RANK) != r) return tile_runtime(b, n, dy, dx);
+    if (known_ints(b, n->in[1], rep, OG_MAX_RANK) != r) return tile_runtime(b, n, dy, dx, r);
     int64_t shape[OG_MAX_RANK], sum_axes[OG_MAX_RANK];
     int parts[OG_MAX_RANK], k = 0, ns = 0;
     bool stat = true;
     for (int d = 0; d < r; d++) {
         if (rep[d] != 1) {
-            if (k == OG_MAX_RANK) return tile_runtime(b, n, dy, dx);
+            if (k == OG_MAX_RANK) return tile_runtime(b, n, dy, dx, r);
             sum_axes[ns++] = k;
             shape[k++] = rep[d];
         }
-        if (k == OG_MAX_RANK) return tile_runtime(b, n, dy, dx);
+        if (k == OG_MAX_RANK) return tile_runtime(b, n, dy, dx, r);
         shape[k++] = xv->dims[d];
         stat = stat && xv->dims[d] >= 0;
     }

@@ -577,6 +577,27 @@ def static_free_cases():
             shp = [2, 3, 6, 10] if tag == "scales" else [2, 3, 7, 3]
             out.append(("resize_dyn_either_%s_v%d" % (tag, opset), _declare(m, "y", shp),
                         {"x": xu7}))
+    # Tile with repeats computed at run time (below opset 16: dY reshaped to the interleaved
+    # [r_i, d_i] shape and summed, no ScatterElements add) and Slice-10 with ends computed
+    # at run time at opset 10 (the index grid from the iota of NonZero, Scatter back)
+    xt = rand(2, 3, 2)
+    for opset in (7, 13):
+        m = model(_dyn_spatial(xt.shape) + [
+            node("Sub", ["sx", "sx"], ["z"]), node("Add", ["z", "r0"], ["rep"]),
+            node("Tile", ["xr", "rep"], ["p"]), node("Tanh", ["p"], ["y"])],
+            {"x": xt}, ["y"], consts={"r0": np.array([2, 1, 3], I64)}, opset=opset)
+        out.append(("tile_dyn_runtime_repeats_v%d" % opset, _declare(m, "y", [4, 3, 6]),
+                    {"x": xt}))
+    xs10 = rand(3, 5, 4)
+    m = model(_dyn_spatial(xs10.shape) + [
+        node("Slice", ["sx", "one1", "two1"], ["d1"]), node("Sub", ["d1", "two1"], ["e1"]),
+        node("Concat", ["e1", "m1"], ["ends"], axis=0),
+        node("Slice", ["xr", "starts", "ends", "axes"], ["p"]), node("Tanh", ["p"], ["y"])],
+        {"x": xs10}, ["y"], opset=10,
+        consts={"one1": np.array([1], I64), "two1": np.array([2], I64),
+                "m1": np.array([-1], I64), "starts": np.array([1, 0], I64),
+                "axes": np.array([1, 2], I64)})
+    out.append(("slice10_dyn_runtime_ends_v10", _declare(m, "y", [3, 2, 3]), {"x": xs10}))
     # GlobalAveragePool at opset 7 with X's dims hidden: dY broadcast onto X's run-time
     # shape by an Add (no Expand before 8)
     xa7 = rand(2, 3, 4, 5)
