@@ -112,13 +112,16 @@ def cases():
     # Opset 9 (skl2onnx's linear models import it): no Slice with computed bounds, so the
     # axes decided at run time take their first entries by a Gather.  p = w reshaped by its
     # own run-time shape: [?, ?, ?], really [1, 5, 4] and [2, 1, 4], against x [2, 5, 4].
+    # Opsets 7 and 8 the same way, the sum broadcast back by an Add (no Expand at 7), the
+    # choice by arithmetic (no Where) and the first entries by an iota Loop (no NonZero).
     for wshape in ((1, 5, 4), (2, 1, 4)):
         wv = rand(*wshape)
-        m = model([node("Shape", ["w"], ["sw"]), node("Reshape", ["w", "sw"], ["p"]),
-                   node("Add", ["x", "p"], ["t"]), node("Tanh", ["t"], ["y"])],
-                  {"x": x}, ["y"], {"w": wv}, opset=9)
-        out.append(("bcast_runtime_v9_%s" % "x".join(map(str, wshape)),
-                    _declare(m, "y", [2, 5, 4]), {"x": x}))
+        for opset in (7, 8, 9):
+            m = model([node("Shape", ["w"], ["sw"]), node("Reshape", ["w", "sw"], ["p"]),
+                       node("Add", ["x", "p"], ["t"]), node("Tanh", ["t"], ["y"])],
+                      {"x": x}, ["y"], {"w": wv}, opset=opset)
+            out.append(("bcast_runtime_v%d_%s" % (opset, "x".join(map(str, wshape))),
+                        _declare(m, "y", [2, 5, 4]), {"x": x}))
     # Peers: [?, 4] (every dim unknown statically) + [4] and [?, 4]·[4, 3] at opset 9: axis 0
     # of the output can only be the first operand's, so nothing is left to run time.
     xe, we, be = rand(3, 4), rand(4, 3), rand(4)
