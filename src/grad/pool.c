@@ -460,15 +460,6 @@ static bool valid_taps(const pool_geom *g, int i, int64_t *taps)
 
 /* ---- AveragePool and LpPool with spatial sizes known only at run time ----------------- */
 
-/* Entries [from, rank) of Shape(v) (a 1-D int64 value). */
-static int shape_tail(og_gb *b, int v, int64_t from)
-{
-    int64_t big = INT64_MAX, zero = 0;
-    int in[4] = {og_gb_op1(b, "Shape", v), og_gb_const_i64(b, &from, 1),
-                 og_gb_const_i64(b, &big, 1), og_gb_const_i64(b, &zero, 1)};
-    return og_gb_op(b, "Slice", 4, in);
-}
-
 /* The begin pads of a pooling node over the spatial axes (1-D int64): constants for
  * explicit pads and VALID, computed from X's run-time sizes for SAME_UPPER/LOWER (as
  * og_pool_dim):  total = max(0, (ceil(in / s) − 1)·s + ek − in), begin = floor(total / 2)
@@ -484,7 +475,7 @@ static int pool_pb_dyn(og_gb *b, const og_node *n, int nsp)
     }
     if (p->auto_pad != OG_PAD_SAME_UPPER && p->auto_pad != OG_PAD_SAME_LOWER)
         return og_gb_const_i64(b, v, nsp);
-    int in = shape_tail(b, n->in[0], 2), c1 = og_gb_const_i64(b, one, nsp);
+    int in = og_rule_shape_tail(b, n->in[0], 2), c1 = og_gb_const_i64(b, one, nsp);
     int st = og_gb_const_i64(b, p->strides, nsp);
     /* ceil(in / s) − 1 = floor((in − 1) / s) for in >= 1 */
     int outm1 = og_rule_div(b, og_rule_sub(b, in, c1), st);
@@ -515,7 +506,7 @@ static int window_back_dyn(og_gb *b, const og_node *n, const pool_geom *g, int g
         shp[2 + i] = g->k[i];
         axes[i] = 2 + i;
     }
-    int parts[2] = {og_gb_const_i64(b, head, 2), shape_tail(b, grad, 2)};
+    int parts[2] = {og_gb_const_i64(b, head, 2), og_rule_shape_tail(b, grad, 2)};
     int s2 = og_gb_op(b, "Concat", 2, parts);
     og_gb_attr_int(b, og_gb_last(b), "axis", 0);
     int full =
@@ -524,7 +515,8 @@ static int window_back_dyn(og_gb *b, const og_node *n, const pool_geom *g, int g
     og_rule_conv_attrs(b, node, nsp, g->s, g->d, zeros, 1);
     if (any_op) og_gb_attr_ints(b, node, "output_padding", opad, nsp);
     int pb = pool_pb_dyn(b, n, nsp);
-    int in[4] = {full, pb, og_rule_add(b, pb, shape_tail(b, x, 2)), og_gb_const_i64(b, axes, nsp)};
+    int in[4] = {full, pb, og_rule_add(b, pb, og_rule_shape_tail(b, x, 2)),
+                 og_gb_const_i64(b, axes, nsp)};
     return og_gb_op2(b, "Reshape", og_gb_op(b, "Slice", 4, in), og_gb_op1(b, "Shape", x));
 }
 
@@ -557,7 +549,7 @@ static bool avg_scaled_dyn(og_gb *b, const og_node *n, const pool_geom *g, int d
         zeros[i] = 0;
         axes[i] = 2 + i;
     }
-    int parts[2] = {og_gb_const_i64(b, head, 2), shape_tail(b, n->in[0], 2)};
+    int parts[2] = {og_gb_const_i64(b, head, 2), og_rule_shape_tail(b, n->in[0], 2)};
     int s1 = og_gb_op(b, "Concat", 2, parts);
     og_gb_attr_int(b, og_gb_last(b), "axis", 0);
     int ones = og_gb_op2(b, "Expand", og_gb_scalar(b, 1.0, dt), s1);
@@ -573,7 +565,7 @@ static bool avg_scaled_dyn(og_gb *b, const og_node *n, const pool_geom *g, int d
                           : p->auto_pad == OG_PAD_SAME_UPPER ? "SAME_UPPER"
                                                              : "SAME_LOWER");
     if (ceil) {
-        int in[4] = {valid, og_gb_const_i64(b, zeros, nsp), shape_tail(b, dy, 2),
+        int in[4] = {valid, og_gb_const_i64(b, zeros, nsp), og_rule_shape_tail(b, dy, 2),
                      og_gb_const_i64(b, axes, nsp)};
         valid = og_gb_op(b, "Slice", 4, in);
     }
@@ -730,9 +722,9 @@ static int unpool_block_dyn(og_gb *b, const og_node *n, int x, int gr)
     int sx = og_gb_op1(b, "Shape", x);
     int hin[3] = {sx, og_gb_const_i64(b, zero, 1), og_gb_const_i64(b, &two, 1)};
     int head = og_gb_op(b, "Slice", 3, hin);
-    int sp =
-        og_rule_add(b, og_rule_mul(b, shape_tail(b, x, 2), og_gb_const_i64(b, p->strides, nsp)),
-                    og_gb_const_i64(b, add, nsp));
+    int sp = og_rule_add(
+        b, og_rule_mul(b, og_rule_shape_tail(b, x, 2), og_gb_const_i64(b, p->strides, nsp)),
+        og_gb_const_i64(b, add, nsp));
     int parts[2] = {head, sp};
     int ends = og_gb_op(b, "Concat", 2, parts);
     og_gb_attr_int(b, og_gb_last(b), "axis", 0);

@@ -78,6 +78,39 @@ int og_rule_slice(og_gb *b, int x, const int64_t *axes, const int64_t *starts, c
     return r;
 }
 
+int og_rule_slice_rt(og_gb *b, int x, int starts, int ends, const int64_t *axes, int k)
+{
+    if (og_gb_status(b) || x < 0 || starts < 0 || ends < 0) return -1;
+    if (og_gb_opset(b) >= 10) {
+        int in[4] = {x, starts, ends, og_gb_const_i64(b, axes, k)};
+        return og_gb_op(b, "Slice", 4, in);
+    }
+    for (int i = 0; i < k; i++) {
+        int64_t zero = 0, lo = i, hi = i + 1;
+        int s = k == 1 ? starts : og_rule_slice(b, starts, &zero, &lo, &hi, NULL, 1);
+        int e = k == 1 ? ends : og_rule_slice(b, ends, &zero, &lo, &hi, NULL, 1);
+        int len = og_rule_reshape_c(b, og_rule_sub(b, e, s), NULL, 0);
+        x = og_gb_op2(b, "Gather", x, og_rule_add(b, og_rule_iota(b, len), s));
+        og_gb_attr_int(b, og_gb_last(b), "axis", axes[i]);
+    }
+    return x;
+}
+
+int og_rule_shape_tail(og_gb *b, int v, int64_t from)
+{
+    int64_t big = INT64_MAX, zero = 0;
+    return og_rule_slice(b, og_gb_op1(b, "Shape", v), &zero, &from, &big, NULL, 1);
+}
+
+int og_rule_relu_i64(og_gb *b, int v)
+{
+    if (og_gb_opset(b) >= 9) {
+        int z = og_gb_scalar_i64(b, 0, OG_INT64);
+        return og_gb_op3(b, "Where", og_gb_op2(b, "Less", v, z), z, v);
+    }
+    return og_rule_cast(b, og_gb_op1(b, "Relu", og_rule_cast(b, v, OG_DOUBLE)), OG_INT64);
+}
+
 int og_rule_reduce(og_gb *b, const char *op, int x, const int64_t *axes, int k, bool keep)
 {
     if (k == 0) return x;

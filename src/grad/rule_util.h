@@ -51,6 +51,15 @@ int og_rule_unsqueeze(og_gb *b, int x, const int64_t *axes, int k);
  * attribute form before (steps NULL: 1; other steps need opset 10). */
 int og_rule_slice(og_gb *b, int x, const int64_t *axes, const int64_t *starts, const int64_t *ends,
                   const int64_t *steps, int k);
+/* x[starts[i] : ends[i]] along axes[i] (k constant axes), starts and ends 1-D int64 values
+ * of k entries known at run time with 0 <= start <= end <= dim: Slice with inputs from
+ * opset 10, before a Gather of start + og_rule_iota(end − start) per axis. */
+int og_rule_slice_rt(og_gb *b, int x, int starts, int ends, const int64_t *axes, int k);
+/* Shape(v)[from:] as a 1-D int64 value, at any opset */
+int og_rule_shape_tail(og_gb *b, int v, int64_t from);
+/* max(v, 0) of an int64 value: Where and Less from opset 9, before a Relu in double
+ * (exact for |v| < 2^53) */
+int og_rule_relu_i64(og_gb *b, int v);
 /* Reduce* op `op` of x over axes with keepdims `keep`, in the form of the graph's opset
  * (axes as an input from 13 for ReduceSum, from 18 for the others).  No axes: x itself. */
 int og_rule_reduce(og_gb *b, const char *op, int x, const int64_t *axes, int k, bool keep);

@@ -44,20 +44,6 @@ static int slice_axis(og_gb *b, int x, int64_t start, int64_t end, int64_t axis)
     return og_rule_slice(b, x, &axis, &start, &end, NULL, 1);
 }
 
-/* x[start:end] along axis, start and end [1] int64 values known at run time (0 <= start
- * <= end <= dim): Slice with inputs from opset 10, before a Gather of start + iota(end −
- * start) */
-static int slice_rt(og_gb *b, int x, int start, int end, int64_t axis)
-{
-    int in[4] = {x, start, end, const1(b, axis)};
-    if (start < 0 || end < 0) return -1;
-    if (og_gb_opset(b) >= 10) return og_gb_op(b, "Slice", 4, in);
-    int len = og_rule_reshape_c(b, og_rule_sub(b, end, start), NULL, 0);
-    int g = og_gb_op2(b, "Gather", x, og_rule_add(b, og_rule_iota(b, len), start));
-    og_gb_attr_int(b, og_gb_last(b), "axis", axis);
-    return g;
-}
-
 /* 1-D [dim] of forward value v along axis: a constant when static, else from Shape. */
 static int dim1(og_gb *b, int v, int axis)
 {
@@ -139,7 +125,9 @@ static int scatter_back(og_gb *b, const og_node *n, int x, int numel, int map, i
         og_gb_op2(b, "Expand", og_gb_scalar_like(b, 0.0, x), og_gb_op2(b, "Reshape", size, flat));
     int s = og_rule_scatter_elements(b, zeros, og_gb_op2(b, "Reshape", map, flat),
                                      og_gb_op2(b, "Reshape", dy, flat), 0, dup ? "add" : NULL);
-    if (spare) s = slice_rt(b, s, const1(b, 0), og_gb_op2(b, "Reshape", numel, flat), 0);
+    int64_t axis0 = 0;
+    if (spare)
+        s = og_rule_slice_rt(b, s, const1(b, 0), og_gb_op2(b, "Reshape", numel, flat), &axis0, 1);
     return og_gb_op2(b, "Reshape", s, og_gb_op1(b, "Shape", x));
 }
 
@@ -193,7 +181,7 @@ static og_status g_cast(og_gb *b, const og_node *n, const int *dy, int *dx)
 /* ---- Concat / Split ------------------------------------------------------------------ */
 
 /* dx_i = dy[off_i : off_i + d_i] along the axis; offsets are constants while the dims
- * before are static, runtime sums of Shape entries after (slice_rt). */
+ * before are static, runtime sums of Shape entries after (og_rule_slice_rt). */
 static og_status g_concat(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     int rank = og_gb_value(b, n->out[0])->rank;
@@ -214,7 +202,8 @@ static og_status g_concat(og_gb *b, const og_node *n, const int *dy, int *dx)
         }
         if (off_rt < 0) off_rt = const1(b, off);
         int end = og_gb_op2(b, "Add", off_rt, dim1(b, x, axis));
-        if (og_gb_wants(b, n, i)) dx[i] = slice_rt(b, dy[0], off_rt, end, axis);
+        int64_t ax = axis;
+        if (og_gb_wants(b, n, i)) dx[i] = og_rule_slice_rt(b, dy[0], off_rt, end, &ax, 1);
         off_rt = end;
     }
     return og_gb_status(b);

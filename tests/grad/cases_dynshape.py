@@ -163,6 +163,12 @@ def conv_cases():
                     {"w": w, "b": bias}, opset=13)
         shp = [d.dim_value for d in ref.graph.output[0].type.tensor_type.shape.dim]
         out.append(("conv_dyn_" + name, _declare(m, "y", shp), {"x": x}))
+        # below opset 10: the cuts by Gathers of a run-time iota (SAME's dW needs Pad-11)
+        for opset in (7, 9) if "same" not in name else ():
+            m = model(_dyn_spatial(x.shape) + [node("Conv", ["xr", "w", "b"], ["c"], **attrs),
+                                               node("Tanh", ["c"], ["y"])],
+                      {"x": x}, ["y"], {"w": w, "b": bias}, opset=opset)
+            out.append(("conv_dyn_%s_v%d" % (name, opset), _declare(m, "y", shp), {"x": x}))
     for name, attrs in (("k3s2p1", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])),
                         ("k2s2", dict(kernel_shape=[2, 2], strides=[2, 2])),
                         ("k3s1_tiny", dict(kernel_shape=[3, 3], strides=[1, 1]))):
@@ -250,6 +256,12 @@ def static_free_cases():
                     {"w": w, "b": bias}, opset=13)
         shp = [d.dim_value for d in ref.graph.output[0].type.tensor_type.shape.dim]
         out.append(("convtranspose_dyn_" + name, _declare(m, "y", shp), {"x": xc}))
+        if name in ("plain", "s2p1op1", "group2_s2", "valid_s2"):  # below opset 10 too
+            m = model(_dyn_spatial(xc.shape) +
+                      [node("ConvTranspose", ["xr", "w", "b"], ["c"], **attrs),
+                       node("Tanh", ["c"], ["y"])],
+                      {"x": xc}, ["y"], {"w": w, "b": bias}, opset=9)
+            out.append(("convtranspose_dyn_%s_v9" % name, _declare(m, "y", shp), {"x": xc}))
     # per-activation BatchNormalization (opset 7, spatial 0) with X's dims hidden: given
     # statistics and batch statistics
     xb = rand(3, 2, 3, low=-2, high=2)
