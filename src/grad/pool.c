@@ -481,9 +481,7 @@ static int pool_pb_dyn(og_gb *b, const og_node *n, int nsp)
     int outm1 = og_rule_div(b, og_rule_sub(b, in, c1), st);
     int total =
         og_rule_sub(b, og_rule_add(b, og_rule_mul(b, outm1, st), og_gb_const_i64(b, ek, nsp)), in);
-    int64_t zero = 0;
-    int z = og_gb_const_i64(b, &zero, 1);
-    total = og_gb_op3(b, "Where", og_gb_op2(b, "Less", total, z), z, total);
+    total = og_rule_relu_i64(b, total);
     int small = og_rule_div(b, total, og_gb_const_i64(b, two, nsp));
     return p->auto_pad == OG_PAD_SAME_UPPER ? small : og_rule_sub(b, total, small);
 }
@@ -515,9 +513,9 @@ static int window_back_dyn(og_gb *b, const og_node *n, const pool_geom *g, int g
     og_rule_conv_attrs(b, node, nsp, g->s, g->d, zeros, 1);
     if (any_op) og_gb_attr_ints(b, node, "output_padding", opad, nsp);
     int pb = pool_pb_dyn(b, n, nsp);
-    int in[4] = {full, pb, og_rule_add(b, pb, og_rule_shape_tail(b, x, 2)),
-                 og_gb_const_i64(b, axes, nsp)};
-    return og_gb_op2(b, "Reshape", og_gb_op(b, "Slice", 4, in), og_gb_op1(b, "Shape", x));
+    int cut =
+        og_rule_slice_rt(b, full, pb, og_rule_add(b, pb, og_rule_shape_tail(b, x, 2)), axes, nsp);
+    return og_gb_op2(b, "Reshape", cut, og_gb_op1(b, "Shape", x));
 }
 
 /* AveragePool's dY divided by each window's divisor, sizes known at run time only:
@@ -549,10 +547,17 @@ static bool avg_scaled_dyn(og_gb *b, const og_node *n, const pool_geom *g, int d
         zeros[i] = 0;
         axes[i] = 2 + i;
     }
-    int parts[2] = {og_gb_const_i64(b, head, 2), og_rule_shape_tail(b, n->in[0], 2)};
-    int s1 = og_gb_op(b, "Concat", 2, parts);
-    og_gb_attr_int(b, og_gb_last(b), "axis", 0);
-    int ones = og_gb_op2(b, "Expand", og_gb_scalar(b, 1.0, dt), s1);
+    int ones;
+    if (og_gb_opset(b) >= 8) {
+        int parts[2] = {og_gb_const_i64(b, head, 2), og_rule_shape_tail(b, n->in[0], 2)};
+        int s1 = og_gb_op(b, "Concat", 2, parts);
+        og_gb_attr_int(b, og_gb_last(b), "axis", 0);
+        ones = og_gb_op2(b, "Expand", og_gb_scalar(b, 1.0, dt), s1);
+    } else { /* no Expand: Cast(!(t < t)) of t = X[:1, :1], 1 for any value */
+        int64_t ax2[2] = {0, 1}, st2[2] = {0, 0}, en2[2] = {1, 1};
+        int t = og_rule_slice(b, n->in[0], ax2, st2, en2, NULL, 2);
+        ones = og_rule_cast(b, og_gb_op1(b, "Not", og_gb_op2(b, "Less", t, t)), dt);
+    }
     int valid = og_gb_op2(b, "Conv", ones, ones_c(b, shp, rank, dt));
     int node = og_gb_last(b);
     og_gb_attr_ints(b, node, "strides", g->s, nsp);
@@ -564,13 +569,15 @@ static bool avg_scaled_dyn(og_gb *b, const og_node *n, const pool_geom *g, int d
                           p->auto_pad == OG_PAD_VALID        ? "VALID"
                           : p->auto_pad == OG_PAD_SAME_UPPER ? "SAME_UPPER"
                                                              : "SAME_LOWER");
-    if (ceil) {
-        int in[4] = {valid, og_gb_const_i64(b, zeros, nsp), og_rule_shape_tail(b, dy, 2),
-                     og_gb_const_i64(b, axes, nsp)};
-        valid = og_gb_op(b, "Slice", 4, in);
-    }
-    /* a window all in padding reads no input: its gradient goes nowhere (divisor 1) */
-    valid = og_gb_op2(b, "Max", valid, og_gb_scalar(b, 1.0, dt));
+    if (ceil)
+        valid = og_rule_slice_rt(b, valid, og_gb_const_i64(b, zeros, nsp),
+                                 og_rule_shape_tail(b, dy, 2), axes, nsp);
+    /* a window all in padding reads no input: its gradient goes nowhere (divisor 1);
+     * max(v, 1) = v + Relu(1 − v) before opset 8 (Max does not broadcast there) */
+    int one = og_gb_scalar(b, 1.0, dt);
+    valid = og_gb_opset(b) >= 8
+                ? og_gb_op2(b, "Max", valid, one)
+                : og_rule_add(b, valid, og_gb_op1(b, "Relu", og_rule_sub(b, one, valid)));
     *scaled = og_gb_op2(b, "Div", dy, valid);
     return true;
 }
@@ -578,9 +585,8 @@ static bool avg_scaled_dyn(og_gb *b, const og_node *n, const pool_geom *g, int d
 static og_status g_avgpool(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     pool_geom g;
-    /* sizes known at run time only: computed divisors and pads (Slice with inputs: 10) */
-    bool dynamic = og_gb_opset(b) >= 10;
-    if (!pool_geometry_any(b, n, &g, dynamic)) return og_gb_status(b);
+    /* sizes known at run time only: computed divisors and pads */
+    if (!pool_geometry_any(b, n, &g, true)) return og_gb_status(b);
     /* float16: computed in float32, rounded once */
     og_dtype xt = og_gb_value(b, n->out[0])->dtype, dt = og_rule_is_half(xt) ? OG_FLOAT : xt;
     int dy0 = og_rule_widen_as(b, dy[0], n->out[0]);
@@ -658,7 +664,7 @@ static int window_back(og_gb *b, const pool_geom *g, int grad, int x, og_dtype d
 static og_status g_lppool(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     pool_geom g;
-    if (!pool_geometry_any(b, n, &g, og_gb_opset(b) >= 10)) return og_gb_status(b);
+    if (!pool_geometry_any(b, n, &g, true)) return og_gb_status(b);
     const og_pool_params *p = n->params;
     int x = n->in[0], y = n->out[0];
     og_dtype dt = og_gb_value(b, y)->dtype;
