@@ -616,6 +616,13 @@ def static_free_cases():
                 "m1": np.array([-1], I64), "starts": np.array([1, 0], I64),
                 "axes": np.array([1, 2], I64)})
     out.append(("slice10_dyn_runtime_ends_v10", _declare(m, "y", [3, 2, 3]), {"x": xs10}))
+    # ReduceLogSum at opset 7 (dY broadcast by an Add onto zeros of X's shape, no Expand)
+    xl = rand(2, 3, 4, low=0.5, high=2.0)
+    for tag, kw, shp in (("ax1", dict(axes=[1], keepdims=0), [2, 4]),
+                         ("all", dict(keepdims=1), [1, 1, 1])):
+        m = model(_dyn_spatial(xl.shape) + [node("ReduceLogSum", ["xr"], ["y"], **kw)],
+                  {"x": xl}, ["y"], opset=7)
+        out.append(("reducelogsum_dyn_v7_" + tag, _declare(m, "y", shp), {"x": xl}))
     # GlobalAveragePool at opset 7 with X's dims hidden: dY broadcast onto X's run-time
     # shape by an Add (no Expand before 8)
     xa7 = rand(2, 3, 4, 5)
