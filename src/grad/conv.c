@@ -184,6 +184,38 @@ static int conv_dx_dyn(og_gb *b, const og_node *n, const og_conv_geom *g, int dy
     return og_rule_slice_rt(b, full, pb, end, spatial_axes, nsp);
 }
 
+/* x (of dtype dt) padded with zeros by pb before and pe after each spatial axis, pb and pe
+ * 1-D int64 values of nsp entries known at run time (>= 0): Pad with a pads input from
+ * opset 11; before, per axis a Concat with zeros gathered from a zero slab of x (Cast(t <
+ * t) of x's first position there: 0 for any value) at pb or pe indices 0 (iota · 0). */
+static int pad_spatial_rt(og_gb *b, int x, int pb, int pe, int nsp, og_dtype dt)
+{
+    if (og_gb_opset(b) >= 11) {
+        int64_t zz[2] = {0, 0};
+        int z2 = og_gb_const_i64(b, zz, 2);
+        int parts[4] = {z2, pb, z2, pe};
+        int all = og_gb_op(b, "Concat", 4, parts);
+        og_gb_attr_int(b, og_gb_last(b), "axis", 0);
+        return og_gb_op2(b, "Pad", x, all);
+    }
+    for (int i = 0; i < nsp; i++) {
+        int64_t a = 2 + i, zero = 0, one = 1, lo = i, hi = i + 1;
+        int t = og_rule_slice(b, x, &a, &zero, &one, NULL, 1);
+        int slab = og_rule_cast(b, og_gb_op2(b, "Less", t, t), dt), parts[3];
+        for (int k = 0; k < 2; k++) {
+            int cnt = og_rule_slice(b, k ? pe : pb, &zero, &lo, &hi, NULL, 1);
+            int idx = og_rule_mul(b, og_rule_iota(b, og_rule_reshape_c(b, cnt, NULL, 0)),
+                                  og_gb_scalar_i64(b, 0, OG_INT64));
+            parts[k ? 2 : 0] = og_gb_op2(b, "Gather", slab, idx);
+            og_gb_attr_int(b, og_gb_last(b), "axis", a);
+        }
+        parts[1] = x;
+        x = og_gb_op(b, "Concat", 3, parts);
+        og_gb_attr_int(b, og_gb_last(b), "axis", a);
+    }
+    return x;
+}
+
 /* dW of a convolution of I by a kernel of W's sizes giving G (sizes known at run time
  * only), as conv_dw below: with the convolution's pads, the Conv of the swapped I by the
  * swapped G has kernel-axis size
@@ -197,14 +229,7 @@ static int dw_dyn(og_gb *b, const og_conv_geom *g, int x, int dy, const int64_t 
     int nsp = g->nsp, rank = nsp + 2;
     int64_t pads[2 * SP];
     for (int i = 0; i < 2 * nsp; i++) pads[i] = spads ? spads[i] : 0;
-    if (!spads) {
-        int64_t zz[2] = {0, 0};
-        int z2 = og_gb_const_i64(b, zz, 2);
-        int parts[4] = {z2, pb, z2, pe};
-        int all = og_gb_op(b, "Concat", 4, parts);
-        og_gb_attr_int(b, og_gb_last(b), "axis", 0);
-        x = og_gb_op2(b, "Pad", x, all);
-    }
+    if (!spads) x = pad_spatial_rt(b, x, pb, pe, nsp, og_gb_value(b, w)->dtype);
     int it;
     if (g->group == 1) {
         it = swap01(b, x, rank);
@@ -246,10 +271,6 @@ static int conv_dw_dyn(og_gb *b, const og_node *n, const og_conv_geom *g, int dy
     for (int i = 0; i < 2 * g->nsp; i++)
         pads[i] = p->n_pads && p->auto_pad == OG_CONV_NOTSET ? p->pads[i] : 0;
     bool same = p->auto_pad == OG_CONV_SAME_UPPER || p->auto_pad == OG_CONV_SAME_LOWER;
-    if (same && og_gb_opset(b) < 11)
-        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                          "the gradient of W with auto_pad SAME and spatial sizes known only "
-                          "at run time needs opset >= 11 (Pad with a pads input)");
     return dw_dyn(b, g, n->in[0], dy, same ? NULL : pads, pb, pe, n->in[1]);
 }
 
@@ -319,7 +340,7 @@ static void convt_oshape_dyn(og_gb *b, const og_node *n, const og_conv_geom *g, 
     const og_conv_params *p = n->params;
     int nsp = g->nsp;
     const int64_t *oshape = p->n_output_shape == nsp + 2 ? p->output_shape + 2 : p->output_shape;
-    int64_t cst[SP], dil[SP], zeros[2 * SP], big = INT64_MAX, half = (int64_t)1 << 40;
+    int64_t cst[SP], dil[SP], zeros[2 * SP], half = (int64_t)1 << 40;
     for (int i = 0; i < nsp; i++) {
         /* total = s·in + k·d + (op − s + 1 − d − out) */
         cst[i] = (p->n_output_padding ? p->output_padding[i] : 0) - g->stride[i] + 1 - g->dil[i] -
@@ -347,21 +368,13 @@ static void convt_oshape_dyn(og_gb *b, const og_node *n, const og_conv_geom *g, 
     int64_t zero1 = 0;
     int crop = og_rule_relu_i64(b, og_rule_sub(b, og_gb_const_i64(b, &zero1, 1), pb));
     int pbp = og_rule_add(b, pb, crop), pep = og_rule_relu_i64(b, pe);
-    int64_t ends[SP];
-    for (int i = 0; i < nsp; i++) ends[i] = big;
-    int cin[4] = {dy, crop, og_gb_const_i64(b, ends, nsp), og_gb_const_i64(b, spatial_axes, nsp)};
-    int dyc = og_gb_op(b, "Slice", 4, cin);
+    int dyc = og_rule_slice_rt(b, dy, crop, og_rule_shape_tail(b, dy, 2), spatial_axes, nsp);
     if (og_gb_wants(b, n, 0)) {
-        int64_t zz[2] = {0, 0};
-        int z2 = og_gb_const_i64(b, zz, 2);
-        int parts[4] = {z2, pbp, z2, pep};
-        int all = og_gb_op(b, "Concat", 4, parts);
-        og_gb_attr_int(b, og_gb_last(b), "axis", 0);
-        int r = og_gb_op2(b, "Conv", og_gb_op2(b, "Pad", dyc, all), w);
+        int r = og_gb_op2(b, "Conv",
+                          pad_spatial_rt(b, dyc, pbp, pep, nsp, og_gb_value(b, w)->dtype), w);
         og_rule_conv_attrs(b, og_gb_last(b), nsp, g->stride, g->dil, zeros, g->group);
-        int in[4] = {r, og_gb_const_i64(b, zeros, nsp), og_rule_shape_tail(b, x, 2),
-                     og_gb_const_i64(b, spatial_axes, nsp)};
-        dx[0] = og_gb_op(b, "Slice", 4, in);
+        dx[0] = og_rule_slice_rt(b, r, og_gb_const_i64(b, zeros, nsp), og_rule_shape_tail(b, x, 2),
+                                 spatial_axes, nsp);
     }
     if (og_gb_wants(b, n, 1)) dx[1] = dw_dyn(b, g, dyc, x, NULL, pbp, pep, w);
 }
@@ -398,10 +411,6 @@ static og_status g_conv_transpose(og_gb *b, const og_node *n, const int *dy, int
     int nsp = g.nsp, rank = nsp + 2;
     if (!known) {
         const og_conv_params *p = n->params;
-        if (p->n_output_shape && og_gb_opset(b) < 11)
-            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                              "ConvTranspose gradient with output_shape and sizes known only at "
-                              "run time needs opset >= 11 (Pad with computed pads)");
         if (p->n_output_shape)
             convt_oshape_dyn(b, n, &g, dy[0], dx);
         else

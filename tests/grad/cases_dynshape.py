@@ -164,7 +164,7 @@ def conv_cases():
         shp = [d.dim_value for d in ref.graph.output[0].type.tensor_type.shape.dim]
         out.append(("conv_dyn_" + name, _declare(m, "y", shp), {"x": x}))
         # below opset 10: the cuts by Gathers of a run-time iota (SAME's dW needs Pad-11)
-        for opset in (7, 9) if "same" not in name else ():
+        for opset in (7, 9):  # SAME's dW: zeros concatenated by Gathers (no Pad-11)
             m = model(_dyn_spatial(x.shape) + [node("Conv", ["xr", "w", "b"], ["c"], **attrs),
                                                node("Tanh", ["c"], ["y"])],
                       {"x": x}, ["y"], {"w": w, "b": bias}, opset=opset)
@@ -259,7 +259,8 @@ def static_free_cases():
                     {"w": w, "b": bias}, opset=13)
         shp = [d.dim_value for d in ref.graph.output[0].type.tensor_type.shape.dim]
         out.append(("convtranspose_dyn_" + name, _declare(m, "y", shp), {"x": xc}))
-        if name in ("plain", "s2p1op1", "group2_s2", "valid_s2"):  # below opset 10 too
+        if name in ("plain", "s2p1op1", "group2_s2", "valid_s2", "oshape_odd",
+                    "oshape_group2", "oshape_beyond"):  # below opset 10 too
             m = model(_dyn_spatial(xc.shape) +
                       [node("ConvTranspose", ["xr", "w", "b"], ["c"], **attrs),
                        node("Tanh", ["c"], ["y"])],
