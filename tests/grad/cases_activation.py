@@ -82,7 +82,11 @@ def cases():
     out.append(("pow_double_exp_v13", model([node("Pow", ["a", "e"], ["y"])], {"a": a}, ["y"],
                                             {"e": e}, opset=13), {"a": a}))
     a = away(rand(3, 4, low=-1.5, high=1.5), [0], 0.2)
-    for tag, e in (("i3", np.array(3, np.int64)), ("irow", np.array([2, 3, 1, 4], np.int64))):
+    # constant exponents (one-element): folded by the rule into dy * e * a^(e - 1), dy * 2a
+    # for 2 (layer norm's square), dy for 1
+    for tag, e in (("i3", np.array(3, np.int64)), ("irow", np.array([2, 3, 1, 4], np.int64)),
+                   ("f2", np.array(2.0, np.float32)), ("fhalf", np.array([0.5], np.float32)),
+                   ("f1", np.array(1.0, np.float32)), ("fneg", np.array(-1.5, np.float32))):
         out.append(("pow_%s_v13" % tag, model([node("Pow", ["a", "e"], ["y"])], {"a": a}, ["y"],
                                                 consts={"e": e}, opset=13), {"a": a}))
     # PRelu: slope of X's shape, a row, one element, a middle axis (mask path before 9)
