@@ -67,6 +67,12 @@ enum {
     /* Control flow (If, Loop, Scan): the executor runs the op itself, running its subgraphs;
      * no device kernel is bound and infer runs at load only. */
     OG_OP_CONTROL = 1u << 2,
+    /* Output 0 equals input 0's data whenever it has as many elements (a reduction over
+     * axes of size 1 or over none: ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd):
+     * at run time the executor then makes it a view of input 0, as for OG_OP_ALIAS_INPUT0,
+     * and calls no kernel.  Gradients that undo a broadcast decided at run time end in such
+     * a ReduceSum, which mostly sums nothing. */
+    OG_OP_ALIAS_SAME_SIZE = 1u << 3,
 };
 
 /* Give the graph inputs of subgraph `sub` (an attribute of c->node, whose op has

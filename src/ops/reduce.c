@@ -343,17 +343,18 @@ static og_status topk_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og
 
 /* ---- table --------------------------------------------------------------------------- */
 
-#define OG_REDUCE_DEF(op)                                                                          \
+#define OG_REDUCE_DEF_F(op, flags)                                                                 \
     {                                                                                              \
-#op, "", OG_SINCE(op), 1, 2, 1, 1, reduce_parse, NULL, reduce_infer, 0                     \
+#op, "", OG_SINCE(op), 1, 2, 1, 1, reduce_parse, NULL, reduce_infer, flags                 \
     }
+#define OG_REDUCE_DEF(op) OG_REDUCE_DEF_F(op, 0)
 
 const og_op_def og_ops_reduce[] = {
-    OG_REDUCE_DEF(ReduceSum),
-    OG_REDUCE_DEF(ReduceMean),
-    OG_REDUCE_DEF(ReduceMax),
-    OG_REDUCE_DEF(ReduceMin),
-    OG_REDUCE_DEF(ReduceProd),
+    OG_REDUCE_DEF_F(ReduceSum, OG_OP_ALIAS_SAME_SIZE),
+    OG_REDUCE_DEF_F(ReduceMean, OG_OP_ALIAS_SAME_SIZE),
+    OG_REDUCE_DEF_F(ReduceMax, OG_OP_ALIAS_SAME_SIZE),
+    OG_REDUCE_DEF_F(ReduceMin, OG_OP_ALIAS_SAME_SIZE),
+    OG_REDUCE_DEF_F(ReduceProd, OG_OP_ALIAS_SAME_SIZE),
     OG_REDUCE_DEF(ReduceL1),
     OG_REDUCE_DEF(ReduceL2),
     OG_REDUCE_DEF(ReduceLogSum),
