@@ -23,16 +23,8 @@ static og_status infer_dtype2(const og_op_ctx *c, const og_vinfo *in, const og_d
 static og_status infer_dtype2_half(const og_op_ctx *c, const og_vinfo *in, const og_dtype *allowed,
                                    og_vinfo *out)
 {
-    og_dtype types[12];
-    int n = 0;
-    while (allowed[n] != OG_UNDEFINED && n < 8) {
-        types[n] = allowed[n];
-        n++;
-    }
-    types[n++] = OG_FLOAT16;
-    if (c->node->since_version >= 13) types[n++] = OG_BFLOAT16;
-    types[n] = OG_UNDEFINED;
-    return infer_dtype2(c, in, types, out);
+    og_dtype types[23];
+    return infer_dtype2(c, in, og_types_with_half(c, allowed, 1, 13, types), out);
 }
 
 /* ---- MatMul ---------------------------------------------------------------------- */

@@ -813,20 +813,27 @@ DEF_SOFTMAX(softmax_f64, double, double, max_f64_acc, sum_f64_acc, exp, log)
 typedef void (*softmax_fn)(const og_kernel_ctx *k, const void *x, void *y, int64_t O, int64_t R,
                            int64_t I, bool lg);
 static const softmax_fn softmax_loops[2] = {softmax_f32, softmax_f64};
+OG_FLOAT_IMPLS(softmax_impls, &softmax_loops[0], &softmax_loops[1]);
 
-/* Softmax's and LogSoftmax's loop for dtype t (the binding's impl), NULL if none. */
+/* Softmax's and LogSoftmax's binding for dtype t: float32, float64, and the 16-bit floats
+ * through float32's (og_float_impl); NULL if none. */
 static const void *select_softmax(const og_node *n, og_dtype t)
 {
     (void)n;
-    return t == OG_FLOAT ? &softmax_loops[0] : t == OG_DOUBLE ? &softmax_loops[1] : NULL;
+    return og_float_impl_of(softmax_impls, t);
 }
 
-static og_status softmax_run(const og_kernel_ctx *k, const og_tensor *x, og_tensor *y, bool lg)
+static og_status softmax_run(const og_kernel_ctx *k, og_kernel_fn self, const og_tensor *const *in,
+                             int n_in, og_tensor *const *out, int n_out, bool lg)
 {
     const og_reduce_params *p = k->params;
-    /* k->impl: the loop bound at session creation; without a binding, pick it here */
-    const softmax_fn *fn = k->impl ? k->impl : select_softmax(k->node, x->dtype);
-    if (!fn) return unsupported(k, x->dtype);
+    const og_tensor *x = in[0];
+    og_tensor *y = out[0];
+    /* k->impl: the binding of session creation; without one, the table's entry for x */
+    const og_float_impl *im = og_float_bound(k, softmax_impls, x->dtype);
+    if (!im) return unsupported(k, x->dtype);
+    if (!im->loops) return og_kernel_via_f32_bound(k, im, self, in, n_in, out, n_out);
+    const softmax_fn *fn = im->loops;
     int axis;
     int64_t O, R, I;
     og_status st = split_attr_axis(k, x, true, &axis, &O, &R, &I);
@@ -842,13 +849,13 @@ static og_status softmax_run(const og_kernel_ctx *k, const og_tensor *x, og_tens
 static og_status k_Softmax(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                            og_tensor *const *out, int n_out)
 {
-    return softmax_run(k, in[0], out[0], false);
+    return softmax_run(k, k_Softmax, in, n_in, out, n_out, false);
 }
 
 static og_status k_LogSoftmax(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                               og_tensor *const *out, int n_out)
 {
-    return softmax_run(k, in[0], out[0], true);
+    return softmax_run(k, k_LogSoftmax, in, n_in, out, n_out, true);
 }
 
 /* ---- Hardmax -------------------------------------------------------------------------- */
