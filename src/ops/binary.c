@@ -129,12 +129,11 @@ static og_status infer_numeric(const og_op_ctx *c, const og_vinfo *in, int n_in,
     return infer_same_half(c, in, n_in, out, types_num, false, 1, 13);
 }
 
-/* Max and Min: the numeric types, float16, bfloat16 from opset 13; Mod: no bfloat16 */
+/* Max, Min and Mod: the numeric types, float16, bfloat16 from opset 13 */
 static og_status infer_numeric_f16(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                                    int n_out)
 {
-    bool mod = strcmp(c->node->op_type, "Mod") == 0;
-    return infer_same_half(c, in, n_in, out, types_num, false, 1, mod ? 0 : 13);
+    return infer_same_half(c, in, n_in, out, types_num, false, 1, 13);
 }
 
 /* Mean: float16 in every version, bfloat16 from opset 13 */

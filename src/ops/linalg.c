@@ -295,8 +295,10 @@ static og_status einsum_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, 
     const og_einsum_params *p = c->node->params;
     if (n_in != p->n_in)
         return og_op_error(c, OG_ERR_MODEL, "has %d inputs, the equation %d terms", n_in, p->n_in);
+    og_dtype types[23]; /* float16 (Einsum-12); no bfloat16 up to opset 21 */
+    og_types_with_half(c, matmul_types, 1, 0, types);
     for (int i = 0; i < n_in; i++) {
-        og_status st = og_check_dtype(c, in, i, matmul_types);
+        og_status st = og_check_dtype(c, in, i, types);
         if (!st) st = og_check_same_dtype(c, in, 0, i);
         if (st) return st;
         if (out->dtype == OG_UNDEFINED) out->dtype = in[i].dtype;

@@ -169,7 +169,8 @@ static og_status arg_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og_
                            int n_out)
 {
     const og_reduce_params *p = c->node->params;
-    og_status st = og_check_dtype(c, in, 0, og_types_numeric);
+    og_dtype types[23]; /* float16 in every version, bfloat16 from 13 */
+    og_status st = og_check_dtype(c, in, 0, og_types_with_half(c, og_types_numeric, 1, 13, types));
     if (st) return st;
     out[0].dtype = OG_INT64;
     int rank = in[0].rank, axis;
@@ -238,7 +239,8 @@ static og_status cumsum_parse(const og_op_ctx *c, void **params)
 static og_status cumsum_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                               int n_out)
 {
-    og_status st = og_check_dtype(c, in, 0, og_types_numeric);
+    og_dtype types[23]; /* float16 and bfloat16 from CumSum-14 */
+    og_status st = og_check_dtype(c, in, 0, og_types_with_half(c, og_types_numeric, 14, 14, types));
     if (st || (st = og_check_dtype(c, in, 1, types_index))) return st;
     og_vinfo_copy_shape(&out[0], &in[0]);
     const og_tensor *a = in[1].value;
@@ -282,8 +284,11 @@ static og_status topk_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og
                             int n_out)
 {
     const og_reduce_params *p = c->node->params;
-    og_status st =
-        og_check_dtype(c, in, 0, c->node->since_version >= 11 ? og_types_numeric : og_types_float);
+    og_dtype types[23]; /* float16 in every version, no bfloat16 up to opset 21 */
+    og_status st = og_check_dtype(
+        c, in, 0,
+        og_types_with_half(c, c->node->since_version >= 11 ? og_types_numeric : og_types_float, 1,
+                           0, types));
     if (st) return st;
     if (p->k_input && (n_in < 2 || c->node->in[1] < 0))
         return og_op_error(c, OG_ERR_MODEL, "input 1 (K) is required in this opset");

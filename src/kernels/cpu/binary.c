@@ -767,7 +767,7 @@ static og_status k_div(const og_kernel_ctx *k, const og_tensor *const *in, int n
 static const void *select_k_mod(const og_node *n, og_dtype t)
 {
     const og_mod_params *mp = n->params;
-    return pick(mp && mp->fmod ? fmod_fns : pymod_fns, t);
+    return pick_or_half(mp && mp->fmod ? fmod_fns : pymod_fns, t);
 }
 
 static og_status k_mod(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
@@ -775,6 +775,7 @@ static og_status k_mod(const og_kernel_ctx *k, const og_tensor *const *in, int n
 {
     const og_mod_params *mp = k->params;
     const bin_fn *fns = mp && mp->fmod ? fmod_fns : pymod_fns;
+    if (runs_via_f32(k, fns, in[0]->dtype)) return via_f32_same(k, k_mod, in, n_in, out, n_out);
     if (out[0]->numel > 0 && in[0]->dtype == in[1]->dtype) {
         og_status st = check_divisor(k, in[1], bound_slot(k, fns, in[0]->dtype));
         if (st) return st;
