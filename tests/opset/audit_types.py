@@ -478,12 +478,13 @@ def main():
     unchecked = collections.Counter()
     unchecked_list = collections.defaultdict(list)
     cases = {}  # case name -> (op, sv, type name, how)
-    n_float_ops = 0
+    n_float_ops, float_ops = 0, set()
     for op, sv, opset, schema in combos():
         mc = main_constraint(schema)
         if mc is None:
             continue
         n_float_ops += 1
+        float_ops.add(op)
         param, fts = mc
         if schema.deprecated:
             for tn in fts:
@@ -554,11 +555,14 @@ def main():
     for e in stale:
         print("note: exclusion matches no failure now: %s %s %s" % (e[0], e[1] or "*", e[2] or "*"))
     by_type = collections.Counter(cases[n][2] for n in names)
-    print("type audit: %d ops with a float type; %d (op, version, type) combinations checked "
-          "(%s); %d passed, %d excluded, %d unexpected failures; %d unchecked"
-          % (n_float_ops and len({(c[0]) for c in cases.values()}), len(names),
-             ", ".join("%s %d" % kv for kv in sorted(by_type.items())), passed,
-             sum(excl_by_reason.values()), len(unexpected), sum(unchecked.values())))
+    n_combos = len(names) + sum(unchecked.values())
+    print("type audit: %d ops (%d op versions from 7 to 21) with a float type, %d (op, version, "
+          "type) combinations; %d checked (%s), %d from %d ops; %d passed, %d excluded, "
+          "%d unexpected failures; %d unchecked"
+          % (len(float_ops), n_float_ops, n_combos, len(names),
+             ", ".join("%s %d" % kv for kv in sorted(by_type.items())), len(names),
+             len({c[0] for c in cases.values()}), passed, sum(excl_by_reason.values()),
+             len(unexpected), sum(unchecked.values())))
     for r, c in excl_by_reason.most_common():
         print("  excluded %4d: %s" % (c, r))
     for r, c in unchecked.most_common():
