@@ -17,7 +17,8 @@ A combination that does not pass must match a line of tests/opset/type_audit_exc
 (op, versions, types, reason); any other failure fails the test.  Combinations without a
 usable seed are counted as unchecked, by reason.
 
-usage: audit_types.py BUILD_DIR [-v]     exit 0 pass, 1 fail, 77 skip (no onnx/onnxruntime)
+usage: audit_types.py BUILD_DIR [-v] [--int]     exit 0 pass, 1 fail, 77 skip (no onnx/onnxruntime)
+--int: the integer types and bool instead of the float types (a survey, not in CTest)
 """
 
 import collections
@@ -43,7 +44,15 @@ except ImportError:
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TYPES = {"float16": TP.FLOAT16, "bfloat16": TP.BFLOAT16, "float": TP.FLOAT, "double": TP.DOUBLE}
-NP_OF = {TP.FLOAT16: np.float16, TP.FLOAT: np.float32, TP.DOUBLE: np.float64}
+# --int: the integer types and bool instead (not part of the CTest entry)
+INT_TYPES = {"int8": TP.INT8, "int16": TP.INT16, "int32": TP.INT32, "int64": TP.INT64,
+             "uint8": TP.UINT8, "uint16": TP.UINT16, "uint32": TP.UINT32, "uint64": TP.UINT64,
+             "bool": TP.BOOL}
+NP_OF = {TP.FLOAT16: np.float16, TP.FLOAT: np.float32, TP.DOUBLE: np.float64,
+         TP.INT8: np.int8, TP.INT16: np.int16, TP.INT32: np.int32, TP.INT64: np.int64,
+         TP.UINT8: np.uint8, TP.UINT16: np.uint16, TP.UINT32: np.uint32, TP.UINT64: np.uint64,
+         TP.BOOL: np.bool_}
+IS_INT = set(INT_TYPES.values())
 RANDOM_OPS = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
               "Bernoulli", "Multinomial"}
 ort.set_default_logger_severity(4)
@@ -68,6 +77,11 @@ def bf16_values(bits):
 def round_to(x, t):
     """Array x rounded to type t, returned as a float64/float32/float16 array of its values."""
     x = np.asarray(x)
+    if t == TP.BOOL:
+        return x != 0
+    if t in IS_INT:
+        info = np.iinfo(NP_OF[t])
+        return np.clip(np.round(x.astype(np.float64)), info.min, info.max).astype(NP_OF[t])
     if t == TP.BFLOAT16:
         return bf16_values(bf16_bits(x.astype(np.float32)))
     return x.astype(NP_OF[t])
@@ -375,7 +389,7 @@ def reference(seed, schema, opset, param, t):
         return (m, nvals, ort_run(m, nvals), "onnxruntime"), None
     except Exception:
         pass
-    if t == TP.FLOAT:
+    if t == TP.FLOAT or t in IS_INT:
         try:
             return (m, nvals, ref_run(m, nvals), "reference evaluator"), None
         except Exception:
@@ -461,11 +475,14 @@ def main():
         return 2
     build = os.path.abspath(sys.argv[1])
     verbose = "-v" in sys.argv[2:]
+    if "--int" in sys.argv[2:]:
+        TYPES.clear()
+        TYPES.update(INT_TYPES)
     runner = os.path.join(build, "tests", "og_backend_test")
     if not os.access(runner, os.X_OK):
         print("audit_types.py: %s not built" % runner, file=sys.stderr)
         return 1
-    work = os.path.join(build, "type_audit")
+    work = os.path.join(build, "type_audit_int" if "--int" in sys.argv[2:] else "type_audit")
     subprocess.run(["rm", "-rf", work], check=True)
     os.makedirs(work)
     idx = seed_index(build)
@@ -556,7 +573,7 @@ def main():
         print("note: exclusion matches no failure now: %s %s %s" % (e[0], e[1] or "*", e[2] or "*"))
     by_type = collections.Counter(cases[n][2] for n in names)
     n_combos = len(names) + sum(unchecked.values())
-    print("type audit: %d ops (%d op versions from 7 to 21) with a float type, %d (op, version, "
+    print("type audit: %d ops (%d op versions from 7 to 21) with a type of the set, %d (op, version, "
           "type) combinations; %d checked (%s), %d from %d ops; %d passed, %d excluded, "
           "%d unexpected failures; %d unchecked"
           % (len(float_ops), n_float_ops, n_combos, len(names),
