@@ -236,6 +236,13 @@ og_status og_check_same_dtype(const og_op_ctx *c, const og_vinfo *in, int i, int
 og_status og_read_int_list(const og_op_ctx *c, const og_tensor *t, const char *what, int64_t **vals,
                            int *n);
 
+/* `allowed` (0-terminated, at most 20 types) plus float16 from since-version f16_from and
+ * bfloat16 from bf16_from (0: never) of this node's op, written to types (room for 23):
+ * the list of a schema whose 16-bit floats the kernels compute through float32 copies.
+ * Returns types. */
+const og_dtype *og_types_with_half(const og_op_ctx *c, const og_dtype *allowed, int f16_from,
+                                   int bf16_from, og_dtype types[23]);
+
 /* Allowed-dtype lists that most ops use. */
 extern const og_dtype og_types_float[];   /* float, double */
 extern const og_dtype og_types_numeric[]; /* float, double, int32, int64 */
