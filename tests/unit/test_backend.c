@@ -52,9 +52,21 @@ static const void *toy_select_types(const og_node *n, const og_dtype *t, const o
     return t[1] == OG_FLOAT ? &toy_pow_ff : t[1] == OG_INT64 ? &toy_pow_fi : NULL;
 }
 
+/* A toy Cast whose loop depends on its output's dtype (select_types reads out_types):
+ * float32 to float32 or int64; before the output's dtype is known, the choice is the run's. */
+static const toy_loop toy_cast_ff = {toy_relu_f32}, toy_cast_fi = {toy_relu_f32};
+static const void *toy_select_cast(const og_node *n, const og_dtype *t, const og_dtype *out)
+{
+    (void)n;
+    if (t[0] != OG_FLOAT) return NULL;
+    if (out[0] == OG_UNDEFINED) return OG_KERNEL_AT_RUN;
+    return out[0] == OG_FLOAT ? &toy_cast_ff : out[0] == OG_INT64 ? &toy_cast_fi : NULL;
+}
+
 static const og_kernel_def toy_family[] = {
     {.name = "Relu", .domain = "", .fn = toy_relu, .select = toy_select},
     {.name = "Pow", .domain = "", .fn = toy_relu, .select_types = toy_select_types},
+    {.name = "Cast", .domain = "", .fn = toy_relu, .select_types = toy_select_cast},
     {.name = NULL},
 };
 static const og_kernel_def *const toy_tables[] = {toy_family, NULL};
@@ -166,6 +178,35 @@ static void toy_binds_by_all_types(void)
     CHECK(og_backend_bind(&toy_backend, &n, t, NULL, &b) == OG_ERR_UNSUPPORTED);
     CHECKF(strstr(og_last_error(), "input 0 is float64, which the toy kernel of Pow does not "
                                    "compute with input 1 float32 (it computes float32)") != NULL,
+           "message %s", og_last_error());
+    nh_release(&r);
+}
+
+/* An entry with select_types sees the outputs' static dtypes too: it binds the loop of the
+ * output's dtype (which the binding then keeps in out_types), nothing when the output's dtype
+ * is not known (no out_types), and a refusal names the output's dtype. */
+static void toy_binds_by_output_types(void)
+{
+    nh_result r;
+    og_graph *g = one_node(&r, "Relu", OG_FLOAT, 2);
+    CHECK(g != NULL);
+    if (!g) return;
+    og_node n = g->nodes[0];
+    n.op_type = (char *)"Cast";
+    og_kernel_binding b;
+    og_dtype t[1] = {OG_FLOAT}, o[1] = {OG_FLOAT};
+    CHECK_OK(og_backend_bind(&toy_backend, &n, t, o, &b));
+    CHECK(b.impl == &toy_cast_ff && b.all_types == 1 && b.out_types[0] == OG_FLOAT);
+    o[0] = OG_INT64;
+    CHECK_OK(og_backend_bind(&toy_backend, &n, t, o, &b));
+    CHECK(b.impl == &toy_cast_fi && b.all_types == 1 && b.out_types[0] == OG_INT64);
+    CHECK_OK(og_backend_bind(&toy_backend, &n, t, NULL, &b));
+    CHECK(b.fn == toy_relu && b.impl == NULL && b.all_types == 0);
+    o[0] = OG_INT8;
+    CHECK(og_backend_bind(&toy_backend, &n, t, o, &b) == OG_ERR_UNSUPPORTED);
+    CHECKF(strstr(og_last_error(),
+                  "node 'n0' (Cast, opset 14): input 0 is float32, which the toy kernel of Cast "
+                  "does not compute with output 0 int8 (it computes no dtype)") != NULL,
            "message %s", og_last_error());
     nh_release(&r);
 }
@@ -627,6 +668,46 @@ static void cpu_kernels_use_bound_loops(void)
         .op = "LayerNormalization", .opset = 17, .in = {ln[0], ln[1], ln[2]}, .n_out = 3};
     bound_loop_is_used(&norm, 7, 1);
     nh_free_tensors(ln, 3);
+    /* norm: the same with Mean and InvStdDev relabelled (their float32 stores are bound) */
+    ln[0] = nh_tensor(OG_DOUBLE, 2, (int64_t[]){4, 8}, v);
+    ln[1] = nh_tensor(OG_DOUBLE, 1, (int64_t[]){8}, v + 32);
+    ln[2] = nh_tensor(OG_DOUBLE, 1, (int64_t[]){8}, v + 40);
+    nh_node norm_io = {.op = "LayerNormalization",
+                       .opset = 17,
+                       .attrs = {NH_INT("stash_type", 1)},
+                       .in = {ln[0], ln[1], ln[2]},
+                       .n_out = 3};
+    bound_loop_is_used(&norm_io, 7, 7);
+    nh_free_tensors(ln, 3);
+    /* norm: BatchNormalization training float32 (X relabelled; its running mean and variance
+     * are float64, their stores bound), and Dropout-7's float32 mask (all ones) */
+    og_tensor *bn[5] = {nh_tensor(OG_FLOAT, 4, (int64_t[]){2, 3, 2, 2}, v),
+                        nh_tensor(OG_FLOAT, 1, (int64_t[]){3}, v + 30),
+                        nh_tensor(OG_FLOAT, 1, (int64_t[]){3}, v + 33),
+                        nh_tensor(OG_DOUBLE, 1, (int64_t[]){3}, v + 36),
+                        nh_tensor(OG_DOUBLE, 1, (int64_t[]){3}, (double[]){1, 2, 3})};
+    nh_node batchnorm = {.op = "BatchNormalization",
+                         .opset = 15,
+                         .attrs = {NH_INT("training_mode", 1)},
+                         .in = {bn[0], bn[1], bn[2], bn[3], bn[4]},
+                         .n_out = 3};
+    bound_loop_is_used(&batchnorm, 1, 7);
+    nh_free_tensors(bn, 5);
+    x = nh_tensor(OG_FLOAT, 2, (int64_t[]){3, 4}, v);
+    nh_node dropout = {.op = "Dropout", .opset = 7, .in = {x}, .n_out = 2};
+    bound_loop_is_used(&dropout, 1, 3);
+    og_tensor_free(x);
+    /* tensor: Cast float32 to int32 (the loop of the pair, saturating; as uint32, the
+     * unbound kernel gives 0 for the negative values) and CastLike float64 to int64 */
+    x = nh_tensor(OG_FLOAT, 2, (int64_t[]){3, 4}, v);
+    nh_node cast = {.op = "Cast", .opset = 19, .attrs = {NH_INT("to", OG_INT32)}, .in = {x}};
+    bound_loop_is_used(&cast, 0, 1);
+    og_tensor_free(x);
+    og_tensor *cl[2] = {nh_tensor(OG_DOUBLE, 2, (int64_t[]){3, 4}, v),
+                        nh_tensor(OG_INT64, 1, (int64_t[]){1}, (double[]){0})};
+    nh_node castlike = {.op = "CastLike", .opset = 19, .in = {cl[0], cl[1]}};
+    bound_loop_is_used(&castlike, 0, 1);
+    nh_free_tensors(cl, 2);
     /* norm, the newer ops: GroupNormalization float64 (opset 21: scale and bias per channel)
      * and LRN float32 */
     og_tensor *gn[3] = {nh_tensor(OG_DOUBLE, 4, (int64_t[]){2, 4, 2, 2}, v),
@@ -1514,11 +1595,57 @@ static void cpu_miscops_bind_loops(void)
     og_tensor_free(sx);
 }
 
+/* Cast and CastLike bind the conversion of their (from, to[, saturate]) pair from the input's
+ * and the output's static dtypes: one per pair, another one to a float8 type with saturate 0,
+ * one for a number and a string; nothing before the target is known (the kernel picks at run
+ * time); a target without a conversion is refused, naming the node, the op and both dtypes. */
+static void cpu_binds_cast_pairs(void)
+{
+    og_tensor *x = nh_tensor(OG_FLOAT, 1, (int64_t[]){3}, (double[]){-1.5, 0.25, 1e6});
+    struct {
+        og_dtype to;
+        int saturate;
+    } cases[] = {{OG_FLOAT16, 1},      {OG_INT32, 1},  {OG_FLOAT8E4M3FN, 1},
+                 {OG_FLOAT8E4M3FN, 0}, {OG_STRING, 1}, {OG_INT4, 1}};
+    enum { N = sizeof cases / sizeof cases[0] };
+    const void *impl[N] = {0};
+    for (int i = 0; i < N; i++) {
+        nh_node c = {.op = "Cast",
+                     .opset = 21,
+                     .attrs = {NH_INT("to", cases[i].to), NH_INT("saturate", cases[i].saturate)},
+                     .in = {x}};
+        nh_result r;
+        CHECK_OK(nh_run(&c, &r));
+        if (r.status) continue;
+        og_dtype t[1] = {OG_FLOAT}, o[1] = {cases[i].to};
+        og_kernel_binding b;
+        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, o, &b));
+        CHECKF(b.impl != NULL && b.all_types == 1 && b.out_types[0] == cases[i].to,
+               "Cast to %s: no conversion bound", og_dtype_name(cases[i].to));
+        impl[i] = b.impl;
+        for (int j = 0; j < i; j++)
+            CHECKF(impl[j] != impl[i], "Cast to %s and case %d: one conversion",
+                   og_dtype_name(cases[i].to), j);
+        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, NULL, &b));
+        CHECK(b.fn != NULL && b.impl == NULL && b.all_types == 0);
+        o[0] = (og_dtype)14; /* complex64: no conversion */
+        CHECK(og_backend_bind(&og_cpu_backend, r.node, t, o, &b) == OG_ERR_UNSUPPORTED);
+        CHECKF(strstr(og_last_error(),
+                      "node 'n0' (Cast, opset 21): input 0 is float32, which "
+                      "the CPU kernel of Cast does not compute with output 0") != NULL,
+               "message %s", og_last_error());
+        nh_release(&r);
+    }
+    og_tensor_free(x);
+}
+
 int main(void)
 {
     toy_runs_a_graph();
     toy_refuses_at_creation();
     toy_binds_by_all_types();
+    toy_binds_by_output_types();
+    cpu_binds_cast_pairs();
     cpu_binds_typed_loops();
     kernels_by_version();
     binding_follows_the_run();
