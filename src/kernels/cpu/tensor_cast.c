@@ -243,27 +243,27 @@ static int half_index(og_dtype t) { return t == OG_FLOAT16 ? 0 : t == OG_BFLOAT1
 
 /* ---- 8-bit floats and 4-bit integers, through double ---------------------------------- */
 
-#define F8_IO(name, E)                                                                             \
+#define F8_IO(name)                                                                                \
     static void load_##name(const void *x, int64_t off, int64_t stride, int64_t n, double *d)      \
     {                                                                                              \
         const uint8_t *p = (const uint8_t *)x + off;                                               \
-        for (int64_t i = 0; i < n; i++) d[i] = og_float8_to_double(p[i * stride], E);              \
+        for (int64_t i = 0; i < n; i++) d[i] = og_float8##name##_to_double(p[i * stride]);         \
     }                                                                                              \
     static void store_##name##_sat(void *y, int64_t off, int64_t stride, int64_t n,                \
                                    const double *d)                                                \
     {                                                                                              \
         uint8_t *p = (uint8_t *)y + off;                                                           \
-        for (int64_t i = 0; i < n; i++) p[i * stride] = og_double_to_float8(d[i], E, true);        \
+        for (int64_t i = 0; i < n; i++) p[i * stride] = og_double_to_float8##name(d[i], true);     \
     }                                                                                              \
     static void store_##name(void *y, int64_t off, int64_t stride, int64_t n, const double *d)     \
     {                                                                                              \
         uint8_t *p = (uint8_t *)y + off;                                                           \
-        for (int64_t i = 0; i < n; i++) p[i * stride] = og_double_to_float8(d[i], E, false);       \
+        for (int64_t i = 0; i < n; i++) p[i * stride] = og_double_to_float8##name(d[i], false);    \
     }
-F8_IO(e4m3fn, OG_FLOAT8E4M3FN)
-F8_IO(e4m3fnuz, OG_FLOAT8E4M3FNUZ)
-F8_IO(e5m2, OG_FLOAT8E5M2)
-F8_IO(e5m2fnuz, OG_FLOAT8E5M2FNUZ)
+F8_IO(e4m3fn)
+F8_IO(e4m3fnuz)
+F8_IO(e5m2)
+F8_IO(e5m2fnuz)
 #undef F8_IO
 /* [e4m3fn, e4m3fnuz, e5m2, e5m2fnuz][saturate 0, 1] */
 static const og_elem_io f8_ios[4][2] = {
@@ -318,10 +318,11 @@ static int i4_index(og_dtype t) { return t == OG_INT4 ? 0 : t == OG_UINT4 ? 1 : 
 #define LOAD_IOS(X)                                                                                \
     X(&og_elem_ios[0])                                                                             \
     X(&og_elem_ios[1])                                                                             \
-    X(&og_elem_ios[2]) X(&og_elem_ios[3]) X(&og_elem_ios[4]) X(&og_elem_ios[5]) X(&og_elem_ios[6]) \
-        X(&og_elem_ios[7]) X(&og_elem_ios[8]) X(&og_elem_ios[9]) X(&og_elem_ios[10])               \
-            X(&og_elem_ios[11]) X(&og_elem_ios[12]) X(&f8_ios[0][1]) X(&f8_ios[1][1])              \
-                X(&f8_ios[2][1]) X(&f8_ios[3][1]) X(&i4_ios[0]) X(&i4_ios[1])
+    X(&og_elem_ios[2])                                                                             \
+    X(&og_elem_ios[3]) X(&og_elem_ios[4]) X(&og_elem_ios[5]) X(&og_elem_ios[6]) X(&og_elem_ios[7]) \
+        X(&og_elem_ios[8]) X(&og_elem_ios[9]) X(&og_elem_ios[10]) X(&og_elem_ios[11])              \
+            X(&og_elem_ios[12]) X(&f8_ios[0][1]) X(&f8_ios[1][1]) X(&f8_ios[2][1])                 \
+                X(&f8_ios[3][1]) X(&i4_ios[0]) X(&i4_ios[1])
 /* A row of the table: the loads of io, then each store (og_elem_ios' 13, the float8
  * stores without and with saturate, the int4 stores: 23). */
 #define DOUBLE_IMPL(L, S) {.run = run_double, .io = (L), .to = (S)},
