@@ -252,8 +252,8 @@ static const og_elem_io *stats_io(const og_kernel_ctx *k, const og_tensor *o)
 
 /* The stores of outputs first..last-1 that exist (NULL for the others) into io[]; false,
  * with an error, when one has none. */
-static bool stats_ios(const og_kernel_ctx *k, og_tensor *const *out, int n_out, int first,
-                      int last, const og_elem_io **io)
+static bool stats_ios(const og_kernel_ctx *k, og_tensor *const *out, int n_out, int first, int last,
+                      const og_elem_io **io)
 {
     for (int j = first; j < last; j++) {
         io[j - first] = j < n_out && out[j] ? stats_io(k, out[j]) : NULL;

@@ -315,29 +315,31 @@ static int f8_index(og_dtype t)
 static int i4_index(og_dtype t) { return t == OG_INT4 ? 0 : t == OG_UINT4 ? 1 : -1; }
 
 /* The loads of x's dtype: og_elem_ios' 13, the float8 loads, the int4 loads (19). */
+/* clang-format off */
 #define LOAD_IOS(X)                                                                                \
-    X(&og_elem_ios[0])                                                                             \
-    X(&og_elem_ios[1])                                                                             \
-    X(&og_elem_ios[2])                                                                             \
-    X(&og_elem_ios[3]) X(&og_elem_ios[4]) X(&og_elem_ios[5]) X(&og_elem_ios[6]) X(&og_elem_ios[7]) \
-        X(&og_elem_ios[8]) X(&og_elem_ios[9]) X(&og_elem_ios[10]) X(&og_elem_ios[11])              \
-            X(&og_elem_ios[12]) X(&f8_ios[0][1]) X(&f8_ios[1][1]) X(&f8_ios[2][1])                 \
-                X(&f8_ios[3][1]) X(&i4_ios[0]) X(&i4_ios[1])
-/* A row of the table: the loads of io, then each store (og_elem_ios' 13, the float8
- * stores without and with saturate, the int4 stores: 23). */
+    X(&og_elem_ios[0]) X(&og_elem_ios[1]) X(&og_elem_ios[2]) X(&og_elem_ios[3])                    \
+    X(&og_elem_ios[4]) X(&og_elem_ios[5]) X(&og_elem_ios[6]) X(&og_elem_ios[7])                    \
+    X(&og_elem_ios[8]) X(&og_elem_ios[9]) X(&og_elem_ios[10]) X(&og_elem_ios[11])                  \
+    X(&og_elem_ios[12])                                                                            \
+    X(&f8_ios[0][1]) X(&f8_ios[1][1]) X(&f8_ios[2][1]) X(&f8_ios[3][1])                            \
+    X(&i4_ios[0]) X(&i4_ios[1])
+/* A row of the table: the loads L, then each store (og_elem_ios' 13, the float8 stores
+ * without and with saturate, the int4 stores: 23). */
 #define DOUBLE_IMPL(L, S) {.run = run_double, .io = (L), .to = (S)},
 #define DOUBLE_ROW(L)                                                                              \
-    {DOUBLE_IMPL(L, &og_elem_ios[0]) DOUBLE_IMPL(L, &og_elem_ios[1]) DOUBLE_IMPL(                  \
-        L, &og_elem_ios[2]) DOUBLE_IMPL(L, &og_elem_ios[3]) DOUBLE_IMPL(L, &og_elem_ios[4])        \
-         DOUBLE_IMPL(L, &og_elem_ios[5]) DOUBLE_IMPL(L, &og_elem_ios[6])                           \
-             DOUBLE_IMPL(L, &og_elem_ios[7]) DOUBLE_IMPL(L, &og_elem_ios[8])                       \
-                 DOUBLE_IMPL(L, &og_elem_ios[9]) DOUBLE_IMPL(L, &og_elem_ios[10])                  \
-                     DOUBLE_IMPL(L, &og_elem_ios[11]) DOUBLE_IMPL(L, &og_elem_ios[12])             \
-                         DOUBLE_IMPL(L, &f8_ios[0][0]) DOUBLE_IMPL(L, &f8_ios[0][1])               \
-                             DOUBLE_IMPL(L, &f8_ios[1][0]) DOUBLE_IMPL(L, &f8_ios[1][1])           \
-                                 DOUBLE_IMPL(L, &f8_ios[2][0]) DOUBLE_IMPL(L, &f8_ios[2][1])       \
-                                     DOUBLE_IMPL(L, &f8_ios[3][0]) DOUBLE_IMPL(L, &f8_ios[3][1])   \
-                                         DOUBLE_IMPL(L, &i4_ios[0]) DOUBLE_IMPL(L, &i4_ios[1])},
+    {DOUBLE_IMPL(L, &og_elem_ios[0]) DOUBLE_IMPL(L, &og_elem_ios[1])                               \
+     DOUBLE_IMPL(L, &og_elem_ios[2]) DOUBLE_IMPL(L, &og_elem_ios[3])                               \
+     DOUBLE_IMPL(L, &og_elem_ios[4]) DOUBLE_IMPL(L, &og_elem_ios[5])                               \
+     DOUBLE_IMPL(L, &og_elem_ios[6]) DOUBLE_IMPL(L, &og_elem_ios[7])                               \
+     DOUBLE_IMPL(L, &og_elem_ios[8]) DOUBLE_IMPL(L, &og_elem_ios[9])                               \
+     DOUBLE_IMPL(L, &og_elem_ios[10]) DOUBLE_IMPL(L, &og_elem_ios[11])                             \
+     DOUBLE_IMPL(L, &og_elem_ios[12])                                                              \
+     DOUBLE_IMPL(L, &f8_ios[0][0]) DOUBLE_IMPL(L, &f8_ios[0][1])                                   \
+     DOUBLE_IMPL(L, &f8_ios[1][0]) DOUBLE_IMPL(L, &f8_ios[1][1])                                   \
+     DOUBLE_IMPL(L, &f8_ios[2][0]) DOUBLE_IMPL(L, &f8_ios[2][1])                                   \
+     DOUBLE_IMPL(L, &f8_ios[3][0]) DOUBLE_IMPL(L, &f8_ios[3][1])                                   \
+     DOUBLE_IMPL(L, &i4_ios[0]) DOUBLE_IMPL(L, &i4_ios[1])},
+/* clang-format on */
 enum { N_LOADS = 19, N_STORES = 23 };
 static const cast_impl double_impls[N_LOADS][N_STORES] = {LOAD_IOS(DOUBLE_ROW)};
 
@@ -546,26 +548,12 @@ static og_status cast_kernel(const og_kernel_ctx *k, const og_tensor *const *in,
     return in[0]->numel ? c->run(k, c, in[0], out[0]) : OG_OK;
 }
 
-/* Cast converts from every dtype with an element size (CAST_TYPES, the two 16-bit floats,
- * the 8-bit floats and 4-bit integers) and from strings, to each of them. */
-static const og_dtype cast_types[] = {OG_FLOAT,          OG_DOUBLE,     OG_FLOAT16,
-                                      OG_BFLOAT16,       OG_INT8,       OG_INT16,
-                                      OG_INT32,          OG_INT64,      OG_UINT8,
-                                      OG_UINT16,         OG_UINT32,     OG_UINT64,
-                                      OG_BOOL,           OG_STRING,     OG_FLOAT8E4M3FN,
-                                      OG_FLOAT8E4M3FNUZ, OG_FLOAT8E5M2, OG_FLOAT8E5M2FNUZ,
-                                      OG_UINT4,          OG_INT4,       0};
-
-const og_kernel_def og_cpu_tensor_cast[] = {{.name = "Cast",
-                                             .domain = "",
-                                             .fn = cast_kernel,
-                                             .types = cast_types,
-                                             .select_types = select_cast,
-                                             .strings = 1},
-                                            {.name = "CastLike",
-                                             .domain = "",
-                                             .fn = cast_kernel,
-                                             .types = cast_types,
-                                             .select_types = select_cast,
-                                             .strings = 1},
-                                            {.name = NULL}};
+/* Cast converts between every two dtypes onnxgrad names (select_cast says which pairs). */
+const og_kernel_def og_cpu_tensor_cast[] = {
+    {.name = "Cast", .domain = "", .fn = cast_kernel, .select_types = select_cast, .strings = 1},
+    {.name = "CastLike",
+     .domain = "",
+     .fn = cast_kernel,
+     .select_types = select_cast,
+     .strings = 1},
+    {.name = NULL}};
