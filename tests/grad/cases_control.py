@@ -1,8 +1,9 @@
 """Gradient cases of the control-flow rules (src/grad/control.c): If (each branch taken; a
 branch that does not read a weight; outputs taken from outside), Loop (loop-carried values,
 scan outputs, outer weights, a fixed trip count and an early exit, zero iterations), Scan
-(states, scan inputs and outputs along other axes and in reverse), and nesting (an If inside
-a Loop, a Loop inside a Scan, reading weights two levels out)."""
+(states, scan inputs and outputs along other axes and in reverse), Scan-8 (opset 8: a batch
+axis, sequence_lens with shorter and empty rows, directions, two scan inputs one reversed),
+and nesting (an If inside a Loop, a Loop inside a Scan, reading weights two levels out)."""
 import numpy as np
 from onnx import TensorProto, helper
 
@@ -94,6 +95,36 @@ def cases():
     out.append(one("scan_axes_dirs", n, {"xs": rand(2, 4, 3)}, ["a", "ys"],
                    {"a0": rand(2, 3), "k": rand(3)}, opset=11,
                    shapes={"a": [2, 3], "ys": [2, 3, 4]}))
+    # Scan-8 (opset 8): batch axis 0, steps along axis 1, optional sequence_lens; the body
+    # sees one row's state [3] and slice [3]; rows past their length keep their state and
+    # give zeros
+    body8 = graph([node("Mul", ["acc", "k"], ["ak"]), node("Add", ["ak", "xt"], ["acc2"]),
+                   node("Sigmoid", ["acc2"], ["y"])], "body", [vi("acc", F, [3]),
+                   vi("xt", F, [3])], [vi("acc2", F, [3]), vi("y", F, [3])])
+    for tag, lens, dirs in (("", None, None), ("_lens", [4, 2, 3], None),
+                            ("_rev", None, [1]), ("_rev_lens", [1, 4, 3], [1]),
+                            ("_lens0", [3, 0, 4], None)):
+        attrs = {"directions": dirs} if dirs else {}
+        n = node("Scan", ["L" if lens else "", "a0", "xs"], ["a", "ys"], body=body8,
+                 num_scan_inputs=1, **attrs)
+        consts = {"L": np.array(lens, np.int64)} if lens else None
+        out.append(one("scan8" + tag, n, {"xs": rand(3, 4, 3)}, ["a", "ys"],
+                       {"a0": rand(3, 3), "k": rand(3)}, consts=consts, opset=8,
+                       shapes={"a": [3, 3], "ys": [3, 4, 3]}))
+    # Scan-8 with two scan inputs, one read in reverse, two states and a state that only
+    # the scan outputs read
+    body8 = graph([node("Mul", ["h", "w"], ["hw"]), node("Add", ["hw", "u"], ["p"]),
+                   node("Tanh", ["p"], ["h2"]), node("Mul", ["c", "v"], ["cv"]),
+                   node("Add", ["cv", "h2"], ["c2"]), node("Mul", ["h2", "c"], ["y"])],
+                  "body", [vi("h", F, [2]), vi("c", F, [2]), vi("u", F, [2]),
+                           vi("v", F, [2])],
+                  [vi("h2", F, [2]), vi("c2", F, [2]), vi("y", F, [2])])
+    n = node("Scan", ["L", "h0", "c0", "xs", "xs2"], ["h", "c", "ys"], body=body8,
+             num_scan_inputs=2, directions=[0, 1])
+    out.append(one("scan8_two_inputs", n, {"xs": rand(2, 5, 2), "xs2": rand(2, 5, 2)},
+                   ["h", "c", "ys"], {"h0": rand(2, 2), "c0": rand(2, 2), "w": rand(2)},
+                   consts={"L": np.array([5, 3], np.int64)}, opset=8,
+                   shapes={"h": [2, 2], "c": [2, 2], "ys": [2, 5, 2]}))
     # nested: an If inside a Loop, reading w from the top graph
     inner_then = graph([node("Mul", ["s", "w"], ["it"])], "then", [], [vi("it")])
     inner_else = graph([node("Sin", ["s"], ["ie0"]), node("Add", ["ie0", "w"], ["ie"])],
