@@ -14,7 +14,9 @@
  *       values and its number, so that a backward Loop over the same count, iterations in
  *       reverse, recomputes iteration i from its state:  dS_{i} = ∂body/∂S · dS_{i+1} (+ the
  *       scan outputs' gradients at i), and sums the outer values' gradients as loop-carried
- *       accumulators.  dv_initial = dS_0.
+ *       accumulators.  dv_initial = dS_0.  A carried sequence's gradient is a carried
+ *       sequence; its values per iteration are not kept, so the gradient of the body must
+ *       not read them (a body appending to it does not; others are refused).
  *   Scan (9 and later): the same with the states saved per step; the scan inputs' slice
  *       gradients are the backward Loop's scan outputs, put back in the input's order and
  *       axis.
@@ -155,13 +157,9 @@ static int outer(og_gb *eb, og_graph *B, const char *name)
     return v;
 }
 
-/* A graph input of B named name (allocated, freed here; NULL: an error is set) of type dt
- * (rank: -1 unknown, 0 scalar). */
-static int add_input(og_gb *eb, og_graph *B, char *name, og_dtype dt, int rank)
+/* Make value v of B its next graph input (-1 after an error). */
+static int make_input(og_gb *eb, og_graph *B, int v)
 {
-    if (!name) return -1;
-    int v = og_graph_add_value(B, name);
-    og_free(og_gb_alloc(eb), name);
     int *in = v >= 0 ? og_realloc(B->alloc, B->inputs, (size_t)B->n_inputs * sizeof *in,
                                   (size_t)(B->n_inputs + 1) * sizeof *in)
                      : NULL;
@@ -171,8 +169,19 @@ static int add_input(og_gb *eb, og_graph *B, char *name, og_dtype dt, int rank)
     og_value *val = &B->values[v];
     val->kind = OG_VALUE_INPUT;
     val->is_graph_input = val->has_value_info = true;
-    val->dtype = dt;
-    val->rank = rank;
+    return v;
+}
+
+/* A graph input of B named name (allocated, freed here; NULL: an error is set) of type dt
+ * (rank: -1 unknown, 0 scalar). */
+static int add_input(og_gb *eb, og_graph *B, char *name, og_dtype dt, int rank)
+{
+    if (!name) return -1;
+    int v = og_graph_add_value(B, name);
+    og_free(og_gb_alloc(eb), name);
+    if ((v = make_input(eb, B, v)) < 0) return -1;
+    B->values[v].dtype = dt;
+    B->values[v].rank = rank;
     return v;
 }
 
@@ -199,17 +208,43 @@ static void add_output(og_gb *eb, og_graph *B, int v, og_dtype dt)
     if (dt != OG_UNDEFINED) B->values[v].dtype = dt;
 }
 
-/* Close B's emitter, prune B, put a copy as attribute `name` of node; free B. */
-static void attach(og_gb *b, og_gb *eb, og_graph *B, int node, const char *name)
+/* B's last output declared with the shape of tensor `like` (a carried gradient has its
+ * value's shape), where that is known: its inferred one may not be (the items of a
+ * sequence's gradient have none). */
+static void shaped_as(og_gb *eb, og_graph *B, const og_value *like)
+{
+    if (og_gb_status(eb) || !B->n_outputs || like->type || like->rank < 0) return;
+    og_value *v = &B->values[B->outputs[B->n_outputs - 1]];
+    v->rank = like->rank;
+    memcpy(v->dims, like->dims, sizeof v->dims);
+}
+
+/* Close B's emitter and prune B (false after an error, set on b). */
+static bool finish(og_gb *b, og_gb *eb, og_graph *B)
 {
     og_status st = og_gb_close(eb);
     if (!st) st = og_graph_finalize(B); /* sorted: pruning walks back from the outputs */
     if (!st) st = og_graph_prune(B);
-    if (st)
-        og_gb_fail(b, NULL, st, "%s", og_last_error());
-    else
-        og_gb_attr_graph(b, node, name, B);
+    if (!st) st = og_graph_finalize(B);
+    if (st) og_gb_fail(b, NULL, st, "%s", og_last_error());
+    return !st;
+}
+
+/* Close B's emitter, prune B, put a copy as attribute `name` of node; free B. */
+static void attach(og_gb *b, og_gb *eb, og_graph *B, int node, const char *name)
+{
+    if (finish(b, eb, B)) og_gb_attr_graph(b, node, name, B);
     og_graph_free(B);
+}
+
+/* Whether a node of (finalized) B reads its value named `name`. */
+static bool reads(const og_graph *B, const char *name)
+{
+    int v = og_graph_find_value(B, name);
+    for (int i = 0; v >= 0 && i < B->n_nodes; i++)
+        for (int j = 0; j < B->nodes[i].n_in; j++)
+            if (B->nodes[i].in[j] == v) return true;
+    return false;
 }
 
 /* A prefix for the names of this node's gradient: its first output's name, which no other
@@ -382,16 +417,22 @@ static og_status g_loop(og_gb *b, const og_node *n, const int *dy, int *dx)
     int n_src = implicit_sources(b, n, src);
     /* the body's gradient: sources the float carried inputs and the wanted outer values;
      * outputs the float carried outputs and the scan outputs with a gradient */
-    int ns = 0, no = 0, nf = 0;
+    int ns = 0, no = 0, nf = 0, nk = 0;
     for (int k = 0; k < N; k++) {
         const og_value *v = &G->values[G->inputs[2 + k]];
-        if (og_value_kind_of(v) != OG_KIND_TENSOR) {
+        og_kind kind = og_value_kind_of(v);
+        if (kind != OG_KIND_TENSOR && kind != OG_KIND_SEQUENCE) {
             og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                       "a gradient through a Loop whose loop-carried value %d is a %s", k,
-                       og_kind_name(og_value_kind_of(v)));
+                       "a gradient through a Loop whose loop-carried value %d is a %s (tensors "
+                       "and sequences of tensors have one)",
+                       k, og_kind_name(kind));
             goto done;
         }
-        if (og_dtype_is_float(v->dtype)) {
+        /* a sequence is differentiated when its final value has a gradient (its values per
+         * iteration are not kept: see the check below) */
+        bool seq = kind == OG_KIND_SEQUENCE;
+        if (seq ? dy[k] >= 0 && v->type && v->type->elem && og_dtype_is_float(v->type->elem->dtype)
+                : og_dtype_is_float(v->dtype)) {
             fl[nf++] = k;
             gsrc[ns++] = G->inputs[2 + k];
             outs[no++] = G->outputs[1 + k];
@@ -410,13 +451,19 @@ static og_status g_loop(og_gb *b, const og_node *n, const int *dy, int *dx)
         }
     if (!(pf = NAME(b, "%s_b", prefix)) || !sub_gradient(b, n, G, gsrc, ns, outs, no, pf, &sg))
         goto done;
-    /* the forward body also gives each iteration's carried values and its number */
-    for (int k = 0; k < N; k++) keep[k] = G->inputs[2 + k];
-    keep[N] = G->inputs[0];
+    /* the forward body also gives each iteration's carried tensors and its number (a
+     * sequence cannot be a scan output: saved -1) */
+    for (int k = 0; k < N; k++)
+        if (og_value_kind_of(&G->values[G->inputs[2 + k]]) == OG_KIND_TENSOR)
+            keep[nk++] = G->inputs[2 + k];
+    keep[nk++] = G->inputs[0];
     og_free(al, pf);
     if (!(pf = NAME(b, "%s_f", prefix))) goto done;
-    if (save_per_iteration(b, G, keep, N + 1, pf))
-        for (int k = 0; k <= N; k++) saved[k] = og_gb_forward_output(b, n, n_out0 + k);
+    if (save_per_iteration(b, G, keep, nk, pf))
+        for (int k = 0, q = 0; k <= N; k++)
+            saved[k] = k == N || og_value_kind_of(&G->values[G->inputs[2 + k]]) == OG_KIND_TENSOR
+                           ? og_gb_forward_output(b, n, n_out0 + q++)
+                           : -1;
     /* the backward loop runs as many iterations */
     int count =
         og_gb_op2(b, "Gather", og_gb_op1(b, "Shape", saved[N]), og_gb_scalar(b, 0, OG_INT64));
@@ -429,9 +476,22 @@ static og_status g_loop(og_gb *b, const og_node *n, const int *dy, int *dx)
     if (!B) goto done;
     int j = add_input(eb, B, NAME(eb, "%s_j", pf), OG_INT64, 0);
     int cond = add_input(eb, B, NAME(eb, "%s_cond", pf), OG_BOOL, 0);
-    for (int f = 0; f < nf; f++)
-        dS[f] =
-            add_input(eb, B, NAME(eb, "%s_d%d", pf, f), G->values[G->inputs[2 + fl[f]]].dtype, -1);
+    for (int f = 0; f < nf; f++) {
+        const og_value *cv = &G->values[G->inputs[2 + fl[f]]];
+        if (!cv->type) {
+            dS[f] = add_input(eb, B, NAME(eb, "%s_d%d", pf, f), cv->dtype, -1);
+            continue;
+        }
+        /* a sequence: its seed is the input itself (Identity takes sequences from opset 14
+         * only), of the carried value's type */
+        char *nm = NAME(eb, "%s_d%d", pf, f);
+        og_status st = nm ? og_graph_rename_value(B, sg.seed[f], nm) : OG_OK;
+        og_free(og_gb_alloc(eb), nm);
+        const og_type *t = nm && !st ? og_graph_type(B, cv->type) : NULL;
+        if (st || (nm && !t)) og_gb_fail(eb, NULL, st ? st : OG_ERR_NOMEM, "%s", og_last_error());
+        dS[f] = t ? make_input(eb, B, sg.seed[f]) : -1;
+        if (dS[f] >= 0) B->values[dS[f]].type = t;
+    }
     for (int r = 0; r < n_src; r++)
         acc[r] =
             add_input(eb, B, NAME(eb, "%s_acc%d", pf, r), og_gb_value(b, n->in[src[r]])->dtype, -1);
@@ -441,23 +501,29 @@ static og_status g_loop(og_gb *b, const og_node *n, const int *dy, int *dx)
     og_gb_op_into(eb, "Identity", 1, &i, G->inputs[0]);
     og_gb_op_into(eb, "Identity", 1, &cond, G->inputs[1]);
     for (int k = 0; k < N; k++) {
+        if (saved[k] < 0) continue; /* a sequence, which the gradient must not read */
         int sv = outer(eb, B, og_gb_value(b, saved[k])->name);
         int in2[2] = {sv, i};
         og_gb_op_into(eb, "Gather", 2, in2, G->inputs[2 + k]);
     }
-    for (int f = 0; f < nf; f++) og_gb_op_into(eb, "Identity", 1, &dS[f], sg.seed[f]);
+    for (int f = 0; f < nf; f++)
+        if (dS[f] != sg.seed[f]) og_gb_op_into(eb, "Identity", 1, &dS[f], sg.seed[f]);
     for (int s = 0; s < nscan; s++) {
         int d = outer(eb, B, og_gb_value(b, dy[N + scan_of[s]])->name);
         int in2[2] = {d, i};
         og_gb_op_into(eb, "Gather", 2, in2, sg.seed[nf + s]);
     }
     add_output(eb, B, cond, OG_BOOL);
-    for (int f = 0; f < nf; f++)
+    for (int f = 0; f < nf; f++) {
         add_output(eb, B, sg.grad[f], G->values[G->inputs[2 + fl[f]]].dtype);
-    for (int r = 0; r < n_src; r++)
+        shaped_as(eb, B, &G->values[G->inputs[2 + fl[f]]]);
+    }
+    for (int r = 0; r < n_src; r++) {
         add_output(eb, B,
                    outer_pos[r] >= 0 ? og_rule_add(eb, acc[r], sg.grad[outer_pos[r]]) : acc[r],
                    og_gb_value(b, n->in[src[r]])->dtype);
+        shaped_as(eb, B, og_gb_value(b, n->in[src[r]]));
+    }
     sub_grad_free(&sg);
     /* the backward Loop: dS starts at the carried outputs' gradients, accumulators at 0 */
     in[0] = count;
@@ -468,7 +534,22 @@ static og_status g_loop(og_gb *b, const og_node *n, const int *dy, int *dx)
     }
     for (int r = 0; r < n_src; r++) in[2 + nf + r] = og_rule_zeros_like(b, n->in[src[r]]);
     int node = og_gb_op_ext(b, "", "Loop", 2 + nf + n_src, in, nf + n_src, NULL, res);
-    attach(b, eb, B, node, "body");
+    /* the body must not read a carried sequence, whose values per iteration are not kept */
+    bool ok = finish(b, eb, B);
+    for (int k = 0; ok && k < N; k++) {
+        char *nm = saved[k] < 0 ? NAME(b, "%s_in%d", pf, 2 + k) : NULL;
+        if (nm && reads(B, nm))
+            og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                       "the gradient through loop-carried sequence %d needs the sequence's value "
+                       "at each iteration (the body's gradient reads it), which is not kept: "
+                       "only a sequence the body appends to (SequenceInsert at the end) is "
+                       "supported",
+                       k);
+        og_free(al, nm);
+        ok = !og_gb_status(b);
+    }
+    if (ok) og_gb_attr_graph(b, node, "body", B);
+    og_graph_free(B);
     for (int f = 0; f < nf; f++)
         if (WANTS(2 + fl[f])) dx[2 + fl[f]] = res[f];
     for (int r = 0; r < n_src; r++) dx[src[r]] = res[nf + r];

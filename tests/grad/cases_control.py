@@ -23,6 +23,11 @@ def graph(nodes, name, ins, outs):
 def one(name, n, inputs, outputs, weights, consts=None, opset=16, shapes=None):
     """a one-node model; shapes: output shapes where ONNX shape inference gives none"""
     m = model([n], inputs, outputs, weights, opset=opset, consts=consts)
+    return (name, typed(m, shapes), inputs)
+
+
+def typed(m, shapes=None):
+    """m with a type on every output: shapes where ONNX shape inference gives none"""
     for o in m.graph.output:
         t = o.type.tensor_type
         if not t.HasField("shape") or not t.elem_type:
@@ -30,7 +35,7 @@ def one(name, n, inputs, outputs, weights, consts=None, opset=16, shapes=None):
             if o.name not in (shapes or {}):
                 o.type.tensor_type.shape.dim.add()  # rank unknown to inference: a dim_param
                 o.type.tensor_type.shape.dim[0].dim_param = "d_" + o.name
-    return (name, m, inputs)
+    return m
 
 
 def loop_body():
@@ -125,6 +130,26 @@ def cases():
                    ["h", "c", "ys"], {"h0": rand(2, 2), "c0": rand(2, 2), "w": rand(2)},
                    consts={"L": np.array([5, 3], np.int64)}, opset=8,
                    shapes={"h": [2, 2], "c": [2, 2], "ys": [2, 5, 2]}))
+    # Loop carrying a sequence (opset 13+: a scripted loop appending to a list): each
+    # iteration appends s·v to it; the sequence stacked after the loop
+    seq_t = helper.make_sequence_type_proto(helper.make_tensor_type_proto(F, None))
+    for opset, trip in ((13, 3), (16, 4), (16, 1)):
+        body = graph([node("Cast", ["i"], ["fi"], to=F), node("Mul", ["x", "fi"], ["xi"]),
+                      node("Mul", ["s", "w"], ["sw"]), node("Add", ["sw", "xi"], ["pre"]),
+                      node("Tanh", ["pre"], ["s2"]), node("Mul", ["s2", "v"], ["item"]),
+                      node("SequenceInsert", ["seq", "item"], ["seq2"]),
+                      node("Identity", ["cond"], ["c2"])],
+                     "body", [vi("i", TensorProto.INT64, []), vi("cond", TensorProto.BOOL, []),
+                              vi("s"), helper.make_value_info("seq", seq_t)],
+                     [vi("c2", TensorProto.BOOL, []), vi("s2"),
+                      helper.make_value_info("seq2", seq_t)])
+        nodes = [node("SequenceEmpty", [], ["seq0"], dtype=F),
+                 node("Loop", ["m", "", "s0", "seq0"], ["s", "seq"], body=body),
+                 node("ConcatFromSequence", ["seq"], ["y"], axis=0, new_axis=1)]
+        m = model(nodes, {"x": x}, ["s", "y"], {"s0": rand(2, 3), "w": rand(3), "v": rand(3)},
+                  opset=opset, consts={"m": np.array(trip, np.int64)})
+        out.append(("loop_seq_append_trip%d_v%d" % (trip, opset),
+                    typed(m, {"s": [2, 3], "y": [trip, 2, 3]}), {"x": x}))
     # nested: an If inside a Loop, reading w from the top graph
     inner_then = graph([node("Mul", ["s", "w"], ["it"])], "then", [], [vi("it")])
     inner_else = graph([node("Sin", ["s"], ["ie0"]), node("Add", ["ie0", "w"], ["ie"])],

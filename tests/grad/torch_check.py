@@ -144,6 +144,25 @@ class LoopRNN(nn.Module):
         return h
 
 
+class ListLoop(nn.Module):
+    """a scripted loop appending each step's state to a list, stacked at the end (exported
+    as an ONNX Loop carrying a sequence: SequenceEmpty, SequenceInsert in the body,
+    ConcatFromSequence after): h <- tanh(lin(x_t) + w * h)"""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.w = nn.Parameter(0.5 * torch.randn(4))
+
+    def forward(self, x):
+        h = torch.zeros(x.size(1), 4)
+        outs = []
+        for t in range(x.size(0)):
+            h = torch.tanh(self.lin(x[t]) + self.w * h)
+            outs.append(h * self.w)
+        return torch.stack(outs, 0) + h
+
+
 class Branch(nn.Module):
     """a scripted branch on the sign of x's sum (exported as an ONNX If)"""
 
@@ -194,6 +213,9 @@ def build(name):
         x = torch.randn(*shape, generator=g)
         target = torch.randn(*shape[:2], 3, generator=g)
         return _perturb(m, g), x, target, kind_loss
+    elif name.startswith("looplist"):
+        m, x, kind = torch.jit.script(ListLoop()), torch.randn(5, 3, 4, generator=g), "mse"
+        target = torch.randn(5, 3, 4, generator=g)
     elif name.startswith("loop"):
         m, x, kind = torch.jit.script(LoopRNN()), torch.randn(5, 3, 4, generator=g), "mse"
         target = torch.randn(3, 4, generator=g)
@@ -290,8 +312,8 @@ def main(build_dir, models):
 
 ALL = ["linreg", "linreg_loss", "mlp", "mlp_loss", "lenet", "lenet_loss", "transformer",
        "transformer_loss", "resnet18", "resnet18_loss", "lstm", "lstm_bf_loss", "gru", "gru_bf",
-       "gru_loss", "rnn", "rnn_bf_loss", "loop", "loop_loss", "if_pos", "if_neg", "if_pos_loss",
-       "if_neg_loss"]
+       "gru_loss", "rnn", "rnn_bf_loss", "loop", "loop_loss", "looplist", "looplist_loss", "if_pos",
+       "if_neg", "if_pos_loss", "if_neg_loss"]
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1], sys.argv[2:] or ALL))
