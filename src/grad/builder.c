@@ -394,8 +394,8 @@ og_status og_grad_build(const og_graph *fwd, const og_grad_spec *spec, const og_
         const og_value *o = &g->values[outs[i]];
         seeds[i] = -1;
         /* a float tensor, or a sequence of them (a Loop's carried sequence, src/grad/control.c) */
-        bool seq = og_value_kind_of(o) == OG_KIND_SEQUENCE && o->type->elem &&
-                   og_dtype_is_float(o->type->elem->dtype);
+        bool seq = spec->seed_sequences && og_value_kind_of(o) == OG_KIND_SEQUENCE &&
+                   o->type->elem && og_dtype_is_float(o->type->elem->dtype);
         if (!og_dtype_is_float(o->dtype) && !seq) continue;
         char *name = grad_name(&b, o->name);
         if (!name) {

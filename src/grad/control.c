@@ -78,7 +78,7 @@ static bool sub_gradient(og_gb *b, const og_node *n, const og_graph *G, const in
     sg->a = og_gb_alloc(b);
     if (!(sg->grad = ints(b, n, (size_t)n_src)) || !(sg->seed = ints(b, n, (size_t)n_out)))
         return false;
-    og_grad_spec spec = {NULL, 0, src, n_src, outs, n_out, NULL, NULL, prefix};
+    og_grad_spec spec = {NULL, 0, src, n_src, outs, n_out, NULL, NULL, prefix, true};
     og_status st = og_graph_extract(G, &S);
     if (!st) st = og_grad_build(S, &spec, og_gb_alloc(b), &sg->T);
     og_graph_free(S);
