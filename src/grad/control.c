@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "grad/rule_util.h"
+#include "grad/subgraph.h"
 #include "ops/control.h"
 
 /* No fixed limit on the values a node carries: the index lists below are allocated, sized
@@ -106,38 +107,6 @@ static bool sub_gradient(og_gb *b, const og_node *n, const og_graph *G, const in
     return og_gb_status(b) == OG_OK;
 }
 
-/* A new subgraph of the training graph holding T's values and nodes, T's inputs left to
- * define (by the caller) or, when nothing defines them, read from the enclosing graph by
- * name; with an emitter on it.  NULL after an error. */
-static og_graph *instantiate(og_gb *b, const og_graph *T, const char *prefix, og_gb **eb)
-{
-    *eb = NULL;
-    og_graph *B = og_graph_new_sub(og_gb_graph(b));
-    if (!B) {
-        og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
-        return NULL;
-    }
-    og_status st = og_graph_copy_into(T, B);
-    if (!st) {
-        og_free(B->alloc, B->name); /* T's */
-        if (!(B->name = og_strdup(B->alloc, prefix))) st = OG_ERR_NOMEM;
-    }
-    if (st || !(*eb = og_gb_open(B, prefix))) {
-        og_graph_free(B);
-        og_gb_fail(b, NULL, st ? st : OG_ERR_NOMEM, "%s", st ? og_last_error() : "out of memory");
-        return NULL;
-    }
-    for (int i = 0; i < B->n_inputs; i++) {
-        og_value *v = &B->values[B->inputs[i]];
-        v->kind = OG_VALUE_INTERMEDIATE;
-        v->is_graph_input = false;
-        v->has_value_info = false;
-    }
-    for (int i = 0; i < B->n_outputs; i++) B->values[B->outputs[i]].is_graph_output = false;
-    B->n_inputs = B->n_outputs = 0;
-    return B;
-}
-
 /* Rename T input v of subgraph B (a name of the forward subgraph, which an enclosing graph
  * may use too) before B defines it with a node: SSA holds across scopes. */
 static void rename_input(og_gb *eb, og_graph *B, int v, const char *prefix, int k)
@@ -146,66 +115,6 @@ static void rename_input(og_gb *eb, og_graph *B, int v, const char *prefix, int 
     og_status st = nm ? og_graph_rename_value(B, v, nm) : OG_OK;
     if (st) og_gb_fail(eb, NULL, st, "%s", og_last_error());
     og_free(og_gb_alloc(eb), nm);
-}
-
-/* Value `name` of the enclosing graph, read in subgraph B. */
-static int outer(og_gb *eb, og_graph *B, const char *name)
-{
-    int v = og_graph_find_value(B, name);
-    if (v < 0 && (v = og_graph_add_value(B, name)) < 0)
-        return og_gb_fail(eb, NULL, OG_ERR_NOMEM, "out of memory");
-    return v;
-}
-
-/* Make value v of B its next graph input (-1 after an error). */
-static int make_input(og_gb *eb, og_graph *B, int v)
-{
-    int *in = v >= 0 ? og_realloc(B->alloc, B->inputs, (size_t)B->n_inputs * sizeof *in,
-                                  (size_t)(B->n_inputs + 1) * sizeof *in)
-                     : NULL;
-    if (!in) return og_gb_fail(eb, NULL, OG_ERR_NOMEM, "out of memory");
-    B->inputs = in;
-    in[B->n_inputs++] = v;
-    og_value *val = &B->values[v];
-    val->kind = OG_VALUE_INPUT;
-    val->is_graph_input = val->has_value_info = true;
-    return v;
-}
-
-/* A graph input of B named name (allocated, freed here; NULL: an error is set) of type dt
- * (rank: -1 unknown, 0 scalar). */
-static int add_input(og_gb *eb, og_graph *B, char *name, og_dtype dt, int rank)
-{
-    if (!name) return -1;
-    int v = og_graph_add_value(B, name);
-    og_free(og_gb_alloc(eb), name);
-    if ((v = make_input(eb, B, v)) < 0) return -1;
-    B->values[v].dtype = dt;
-    B->values[v].rank = rank;
-    return v;
-}
-
-/* Make v the next graph output of B, of type dt (an Identity when v is already one, or an
- * input). */
-static void add_output(og_gb *eb, og_graph *B, int v, og_dtype dt)
-{
-    if (v < 0 || og_gb_status(eb)) return;
-    bool taken = B->values[v].is_graph_output || B->values[v].kind == OG_VALUE_INPUT ||
-                 B->values[v].producer < 0;
-    for (int i = 0; i < B->n_outputs && !taken; i++) taken = B->outputs[i] == v;
-    if (taken) v = og_gb_op1(eb, "Identity", v);
-    int *out = v >= 0 ? og_realloc(B->alloc, B->outputs, (size_t)B->n_outputs * sizeof *out,
-                                   (size_t)(B->n_outputs + 1) * sizeof *out)
-                      : NULL;
-    if (!out) {
-        og_gb_fail(eb, NULL, OG_ERR_NOMEM, "out of memory");
-        return;
-    }
-    B->outputs = out;
-    out[B->n_outputs++] = v;
-    B->values[v].is_graph_output = true;
-    B->values[v].has_value_info = true;
-    if (dt != OG_UNDEFINED) B->values[v].dtype = dt;
 }
 
 /* B's last output declared with the shape of tensor `like` (a carried gradient has its
@@ -217,24 +126,6 @@ static void shaped_as(og_gb *eb, og_graph *B, const og_value *like)
     og_value *v = &B->values[B->outputs[B->n_outputs - 1]];
     v->rank = like->rank;
     memcpy(v->dims, like->dims, sizeof v->dims);
-}
-
-/* Close B's emitter and prune B (false after an error, set on b). */
-static bool finish(og_gb *b, og_gb *eb, og_graph *B)
-{
-    og_status st = og_gb_close(eb);
-    if (!st) st = og_graph_finalize(B); /* sorted: pruning walks back from the outputs */
-    if (!st) st = og_graph_prune(B);
-    if (!st) st = og_graph_finalize(B);
-    if (st) og_gb_fail(b, NULL, st, "%s", og_last_error());
-    return !st;
-}
-
-/* Close B's emitter, prune B, put a copy as attribute `name` of node; free B. */
-static void attach(og_gb *b, og_gb *eb, og_graph *B, int node, const char *name)
-{
-    if (finish(b, eb, B)) og_gb_attr_graph(b, node, name, B);
-    og_graph_free(B);
 }
 
 /* Whether a node of (finalized) B reads its value named `name`. */
@@ -320,10 +211,10 @@ static og_status g_if(og_gb *b, const og_node *n, const int *dy, int *dx)
         og_graph *B = NULL;
         if (ns && no) {
             if (sub_gradient(b, n, G, gsrc, ns, outs, no, prefix, &sg))
-                B = instantiate(b, sg.T, prefix, &eb);
+                B = og_sub_open(b, sg.T, prefix, &eb);
         } else { /* nothing flows through this branch: zeros only */
             og_graph *E = og_graph_new(al);
-            if (E) B = instantiate(b, E, prefix, &eb);
+            if (E) B = og_sub_open(b, E, prefix, &eb);
             og_graph_free(E);
         }
         if (!B) {
@@ -332,17 +223,17 @@ static og_status g_if(og_gb *b, const og_node *n, const int *dy, int *dx)
         }
         /* the seeds: the If's output gradients, read from outside */
         for (int j = 0; j < no && sg.T; j++) {
-            int d = outer(eb, B, og_gb_value(b, dy[seeds_of[j]])->name);
+            int d = og_sub_outer(eb, B, og_gb_value(b, dy[seeds_of[j]])->name);
             og_gb_op_into(eb, "Identity", 1, &d, sg.seed[j]);
         }
         for (int k = 0; k < n_src; k++) {
             const og_value *sv = og_gb_value(b, n->in[src[k]]);
             int g = pos[k] >= 0 ? sg.grad[pos[k]] : -1;
             if (g < 0) { /* zeros of the outer value's shape */
-                int o = outer(eb, B, sv->name);
+                int o = og_sub_outer(eb, B, sv->name);
                 g = og_gb_op2(eb, "Mul", o, og_gb_scalar(eb, 0, sv->dtype));
             }
-            add_output(eb, B, g, sv->dtype);
+            og_sub_output(eb, B, g, sv->dtype);
         }
         sub_grad_free(&sg);
         Bs[br] = B;
@@ -350,7 +241,7 @@ static og_status g_if(og_gb *b, const og_node *n, const int *dy, int *dx)
     }
     int node = og_gb_op_ext(b, "", "If", 1, &n->in[0], n_src, NULL, res);
     for (int br = 0; br < 2; br++)
-        if (Bs[br]) attach(b, ebs[br], Bs[br], node, names[br]);
+        if (Bs[br]) og_sub_attach(b, ebs[br], Bs[br], node, names[br]);
     for (int k = 0; k < n_src; k++) dx[src[k]] = res[k];
     og_free(al, prefixes[0]);
     og_free(al, prefixes[1]);
@@ -371,7 +262,7 @@ static bool save_per_iteration(og_gb *b, og_graph *G, const int *v, int n, const
     }
     for (int k = 0; k < n; k++) {
         og_dtype dt = G->values[v[k]].dtype;
-        add_output(eg, G, og_gb_op1(eg, "Identity", v[k]), dt);
+        og_sub_output(eg, G, og_gb_op1(eg, "Identity", v[k]), dt);
         G->values[G->outputs[G->n_outputs - 1]].rank = -1;
     }
     og_status st = og_gb_close(eg);
@@ -472,14 +363,14 @@ static og_status g_loop(og_gb *b, const og_node *n, const int *dy, int *dx)
     og_gb *eb = NULL;
     og_free(al, pf);
     if (!(pf = NAME(b, "%s_l", prefix))) goto done;
-    og_graph *B = og_gb_status(b) ? NULL : instantiate(b, sg.T, pf, &eb);
+    og_graph *B = og_gb_status(b) ? NULL : og_sub_open(b, sg.T, pf, &eb);
     if (!B) goto done;
-    int j = add_input(eb, B, NAME(eb, "%s_j", pf), OG_INT64, 0);
-    int cond = add_input(eb, B, NAME(eb, "%s_cond", pf), OG_BOOL, 0);
+    int j = og_sub_input(eb, B, NAME(eb, "%s_j", pf), OG_INT64, 0);
+    int cond = og_sub_input(eb, B, NAME(eb, "%s_cond", pf), OG_BOOL, 0);
     for (int f = 0; f < nf; f++) {
         const og_value *cv = &G->values[G->inputs[2 + fl[f]]];
         if (!cv->type) {
-            dS[f] = add_input(eb, B, NAME(eb, "%s_d%d", pf, f), cv->dtype, -1);
+            dS[f] = og_sub_input(eb, B, NAME(eb, "%s_d%d", pf, f), cv->dtype, -1);
             continue;
         }
         /* a sequence: its seed is the input itself (Identity takes sequences from opset 14
@@ -489,39 +380,39 @@ static og_status g_loop(og_gb *b, const og_node *n, const int *dy, int *dx)
         og_free(og_gb_alloc(eb), nm);
         const og_type *t = nm && !st ? og_graph_type(B, cv->type) : NULL;
         if (st || (nm && !t)) og_gb_fail(eb, NULL, st ? st : OG_ERR_NOMEM, "%s", og_last_error());
-        dS[f] = t ? make_input(eb, B, sg.seed[f]) : -1;
+        dS[f] = t ? og_sub_make_input(eb, B, sg.seed[f]) : -1;
         if (dS[f] >= 0) B->values[dS[f]].type = t;
     }
     for (int r = 0; r < n_src; r++)
-        acc[r] =
-            add_input(eb, B, NAME(eb, "%s_acc%d", pf, r), og_gb_value(b, n->in[src[r]])->dtype, -1);
+        acc[r] = og_sub_input(eb, B, NAME(eb, "%s_acc%d", pf, r),
+                              og_gb_value(b, n->in[src[r]])->dtype, -1);
     for (int k = 0; k < 2 + N; k++) rename_input(eb, B, G->inputs[k], pf, k);
     /* iteration i = count − 1 − j of the forward, recomputed from its saved state */
-    int i = og_rule_sub(eb, outer(eb, B, og_gb_value(b, last)->name), j);
+    int i = og_rule_sub(eb, og_sub_outer(eb, B, og_gb_value(b, last)->name), j);
     og_gb_op_into(eb, "Identity", 1, &i, G->inputs[0]);
     og_gb_op_into(eb, "Identity", 1, &cond, G->inputs[1]);
     for (int k = 0; k < N; k++) {
         if (saved[k] < 0) continue; /* a sequence, which the gradient must not read */
-        int sv = outer(eb, B, og_gb_value(b, saved[k])->name);
+        int sv = og_sub_outer(eb, B, og_gb_value(b, saved[k])->name);
         int in2[2] = {sv, i};
         og_gb_op_into(eb, "Gather", 2, in2, G->inputs[2 + k]);
     }
     for (int f = 0; f < nf; f++)
         if (dS[f] != sg.seed[f]) og_gb_op_into(eb, "Identity", 1, &dS[f], sg.seed[f]);
     for (int s = 0; s < nscan; s++) {
-        int d = outer(eb, B, og_gb_value(b, dy[N + scan_of[s]])->name);
+        int d = og_sub_outer(eb, B, og_gb_value(b, dy[N + scan_of[s]])->name);
         int in2[2] = {d, i};
         og_gb_op_into(eb, "Gather", 2, in2, sg.seed[nf + s]);
     }
-    add_output(eb, B, cond, OG_BOOL);
+    og_sub_output(eb, B, cond, OG_BOOL);
     for (int f = 0; f < nf; f++) {
-        add_output(eb, B, sg.grad[f], G->values[G->inputs[2 + fl[f]]].dtype);
+        og_sub_output(eb, B, sg.grad[f], G->values[G->inputs[2 + fl[f]]].dtype);
         shaped_as(eb, B, &G->values[G->inputs[2 + fl[f]]]);
     }
     for (int r = 0; r < n_src; r++) {
-        add_output(eb, B,
-                   outer_pos[r] >= 0 ? og_rule_add(eb, acc[r], sg.grad[outer_pos[r]]) : acc[r],
-                   og_gb_value(b, n->in[src[r]])->dtype);
+        og_sub_output(eb, B,
+                      outer_pos[r] >= 0 ? og_rule_add(eb, acc[r], sg.grad[outer_pos[r]]) : acc[r],
+                      og_gb_value(b, n->in[src[r]])->dtype);
         shaped_as(eb, B, og_gb_value(b, n->in[src[r]]));
     }
     sub_grad_free(&sg);
@@ -535,7 +426,7 @@ static og_status g_loop(og_gb *b, const og_node *n, const int *dy, int *dx)
     for (int r = 0; r < n_src; r++) in[2 + nf + r] = og_rule_zeros_like(b, n->in[src[r]]);
     int node = og_gb_op_ext(b, "", "Loop", 2 + nf + n_src, in, nf + n_src, NULL, res);
     /* the body must not read a carried sequence, whose values per iteration are not kept */
-    bool ok = finish(b, eb, B);
+    bool ok = og_sub_finish(b, eb, B);
     for (int k = 0; ok && k < N; k++) {
         char *nm = saved[k] < 0 ? NAME(b, "%s_in%d", pf, 2 + k) : NULL;
         if (nm && reads(B, nm))
@@ -671,46 +562,47 @@ static og_graph *scan_back_body(og_gb *b, og_gb *pb, const og_node *n, const sca
     const sub_grad *sg = &sc->sg;
     int S = sc->S, M = sc->M, nf = sc->nf;
     og_gb *eb = NULL;
-    og_graph *B = instantiate(pb, sg->T, pf, &eb);
+    og_graph *B = og_sub_open(pb, sg->T, pf, &eb);
     *ebp = eb;
     if (!B) return NULL;
-    int j = add_input(eb, B, NAME(eb, "%s_j", pf), OG_INT64, 0);
-    int cond = add_input(eb, B, NAME(eb, "%s_cond", pf), OG_BOOL, 0);
+    int j = og_sub_input(eb, B, NAME(eb, "%s_j", pf), OG_INT64, 0);
+    int cond = og_sub_input(eb, B, NAME(eb, "%s_cond", pf), OG_BOOL, 0);
     for (int f = 0; f < nf; f++)
-        add_input(eb, B, NAME(eb, "%s_d%d", pf, f), G->values[G->inputs[sc->fl[f]]].dtype, -1);
+        og_sub_input(eb, B, NAME(eb, "%s_d%d", pf, f), G->values[G->inputs[sc->fl[f]]].dtype, -1);
     for (int r = 0; r < sc->n_src; r++)
-        add_input(eb, B, NAME(eb, "%s_acc%d", pf, r), og_gb_value(b, n->in[sc->src[r]])->dtype, -1);
+        og_sub_input(eb, B, NAME(eb, "%s_acc%d", pf, r), og_gb_value(b, n->in[sc->src[r]])->dtype,
+                     -1);
     if (og_gb_status(eb)) return B;
     for (int k = 0; k < S + M; k++) rename_input(eb, B, G->inputs[k], pf, k);
-    int t = og_rule_sub(eb, outer(eb, B, og_gb_value(pb, last)->name), j); /* rt = j */
+    int t = og_rule_sub(eb, og_sub_outer(eb, B, og_gb_value(pb, last)->name), j); /* rt = j */
     for (int k = 0; k < S; k++) {
-        int in2[2] = {outer(eb, B, og_gb_value(pb, st[k])->name), t};
+        int in2[2] = {og_sub_outer(eb, B, og_gb_value(pb, st[k])->name), t};
         og_gb_op_into(eb, "Gather", 2, in2, G->inputs[k]);
     }
     for (int k = 0; k < M; k++) {
-        int in2[2] = {outer(eb, B, og_gb_value(pb, x[k])->name), p->in_dirs[k] ? j : t};
+        int in2[2] = {og_sub_outer(eb, B, og_gb_value(pb, x[k])->name), p->in_dirs[k] ? j : t};
         og_gb_op_into(eb, "Gather", 2, in2, G->inputs[S + k]);
         if (x_ax[k]) og_gb_attr_int(eb, og_gb_last(eb), "axis", x_ax[k]);
     }
     for (int f = 0; f < nf; f++) og_gb_op_into(eb, "Identity", 1, &B->inputs[2 + f], sg->seed[f]);
     for (int q = 0; q < sc->nscan; q++) {
         int k = sc->scan_of[q];
-        int in2[2] = {outer(eb, B, og_gb_value(pb, gy[k])->name), y_rev[k] ? j : t};
+        int in2[2] = {og_sub_outer(eb, B, og_gb_value(pb, gy[k])->name), y_rev[k] ? j : t};
         og_gb_op_into(eb, "Gather", 2, in2, sg->seed[nf + q]);
         if (y_ax[k]) og_gb_attr_int(eb, og_gb_last(eb), "axis", y_ax[k]);
     }
-    add_output(eb, B, cond, OG_BOOL);
+    og_sub_output(eb, B, cond, OG_BOOL);
     for (int f = 0; f < nf; f++)
-        add_output(eb, B, sg->grad[f], G->values[G->inputs[sc->fl[f]]].dtype);
+        og_sub_output(eb, B, sg->grad[f], G->values[G->inputs[sc->fl[f]]].dtype);
     for (int r = 0; r < sc->n_src; r++) {
         int acc = B->inputs[2 + nf + r], at = sc->outer_pos[r];
-        add_output(eb, B, at >= 0 ? og_rule_add(eb, acc, sg->grad[at]) : acc,
-                   og_gb_value(b, n->in[sc->src[r]])->dtype);
+        og_sub_output(eb, B, at >= 0 ? og_rule_add(eb, acc, sg->grad[at]) : acc,
+                      og_gb_value(b, n->in[sc->src[r]])->dtype);
     }
     for (int q = 0; q < sc->nx; q++)
-        add_output(eb, B, sg->grad[nf + q],
-                   og_gb_value(b, n->in[sc->first + S + sc->xs[q]])->dtype);
-    add_output(eb, B, t, OG_INT64);
+        og_sub_output(eb, B, sg->grad[nf + q],
+                      og_gb_value(b, n->in[sc->first + S + sc->xs[q]])->dtype);
+    og_sub_output(eb, B, t, OG_INT64);
     return B;
 }
 
@@ -727,7 +619,7 @@ static void scan_back_loop(og_gb *pb, og_gb *eb, og_graph *B, const scan_grad *s
     for (int f = 0; f < nf; f++) in[2 + f] = ds0[f];
     for (int r = 0; r < n_src; r++) in[2 + nf + r] = acc0[r];
     int node = og_gb_op_ext(pb, "", "Loop", 2 + nf + n_src, in, nf + n_src + sc->nx + 1, NULL, res);
-    attach(pb, eb, B, node, "body");
+    og_sub_attach(pb, eb, B, node, "body");
 }
 
 /* The final states' gradients (zeros where none) and zeros for the accumulators. */
@@ -853,19 +745,20 @@ static og_status g_scan8(og_gb *b, const og_node *n, const int *dy, int *dx)
     og_gb *eo = NULL, *eb = NULL;
     if (!(pf = NAME(b, "%s_r", prefix)) || !(pl = NAME(b, "%s_l", prefix))) goto done;
     og_graph *E = og_gb_status(b) ? NULL : og_graph_new(al);
-    og_graph *O = E ? instantiate(b, E, pf, &eo) : NULL;
+    og_graph *O = E ? og_sub_open(b, E, pf, &eo) : NULL;
     og_graph_free(E);
     if (!O) {
         if (!og_gb_status(b)) og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
         goto done;
     }
-    int row = add_input(eo, O, NAME(eo, "%s_row", pf), OG_INT64, 0);
-    int cond = add_input(eo, O, NAME(eo, "%s_cond", pf), OG_BOOL, 0);
+    int row = og_sub_input(eo, O, NAME(eo, "%s_row", pf), OG_INT64, 0);
+    int cond = og_sub_input(eo, O, NAME(eo, "%s_cond", pf), OG_BOOL, 0);
     for (int r = 0; r < n_src; r++)
-        add_input(eo, O, NAME(eo, "%s_acc%d", pf, r), og_gb_value(b, n->in[sc.src[r]])->dtype, -1);
-#define ROW(v) og_gb_op2(eo, "Gather", outer(eo, O, og_gb_value(b, (v))->name), row)
+        og_sub_input(eo, O, NAME(eo, "%s_acc%d", pf, r), og_gb_value(b, n->in[sc.src[r]])->dtype,
+                     -1);
+#define ROW(v) og_gb_op2(eo, "Gather", og_sub_outer(eo, O, og_gb_value(b, (v))->name), row)
     int len = n->in[0] >= 0 ? og_rule_cast(eo, ROW(n->in[0]), OG_INT64)
-                            : outer(eo, O, og_gb_value(b, steps)->name);
+                            : og_sub_outer(eo, O, og_gb_value(b, steps)->name);
     int last = og_rule_sub(eo, len, og_gb_scalar(eo, 1, OG_INT64));
     for (int k = 0; k < S; k++) st[k] = ROW(sc.saved[k]);
     for (int k = 0; k < M; k++) x[k] = ROW(n->in[1 + S + k]);
@@ -878,14 +771,15 @@ static og_status g_scan8(og_gb *b, const og_node *n, const int *dy, int *dx)
                       : scan_back_body(b, eo, n, &sc, st, x, ax0, gy, ax0, fwd, last, pl, &eb);
     if (B) scan_back_loop(eo, eb, B, &sc, len, ds0, O->inputs + 2, in, res);
     sub_grad_free(&sc.sg);
-    add_output(eo, O, cond, OG_BOOL);
+    og_sub_output(eo, O, cond, OG_BOOL);
     for (int r = 0; r < n_src; r++)
-        add_output(eo, O, res[nf + r], og_gb_value(b, n->in[sc.src[r]])->dtype);
+        og_sub_output(eo, O, res[nf + r], og_gb_value(b, n->in[sc.src[r]])->dtype);
     for (int f = 0; f < nf; f++)
-        add_output(eo, O, res[f], og_gb_value(b, n->in[1 + sc.fl[f]])->dtype);
+        og_sub_output(eo, O, res[f], og_gb_value(b, n->in[1 + sc.fl[f]])->dtype);
     /* the row's slice gradients in the order of its steps, then zeros to the full length */
-    int pad = og_rule_unsqueeze(eo, og_rule_sub(eo, outer(eo, O, og_gb_value(b, steps)->name), len),
-                                (const int64_t[]){0}, 1);
+    int pad = og_rule_unsqueeze(
+        eo, og_rule_sub(eo, og_sub_outer(eo, O, og_gb_value(b, steps)->name), len),
+        (const int64_t[]){0}, 1);
     for (int q = 0; q < nx; q++) {
         int k = sc.xs[q], d = res[nf + n_src + q];
         og_dtype dt = og_gb_value(b, n->in[1 + S + k])->dtype;
@@ -897,14 +791,14 @@ static og_status g_scan8(og_gb *b, const og_node *n, const int *dy, int *dx)
         int z = og_gb_op2(eo, "Expand", og_gb_scalar(eo, 0, dt), zshape);
         d = og_gb_op2(eo, "Concat", d, z);
         og_gb_attr_int(eo, og_gb_last(eo), "axis", 0);
-        add_output(eo, O, d, dt);
+        og_sub_output(eo, O, d, dt);
     }
     /* the Loop over the rows */
     in[0] = batch;
     in[1] = -1;
     for (int r = 0; r < n_src; r++) in[2 + r] = top[nf + r];
     int node = og_gb_op_ext(b, "", "Loop", 2 + n_src, in, n_src + nf + nx, NULL, out);
-    attach(b, eo, O, node, "body");
+    og_sub_attach(b, eo, O, node, "body");
     for (int r = 0; r < n_src; r++) dx[sc.src[r]] = out[r];
     for (int f = 0; f < nf; f++)
         if (WANTS(1 + sc.fl[f])) dx[1 + sc.fl[f]] = out[n_src + f];

@@ -1,9 +1,10 @@
 """Gradient cases of the control-flow rules (src/grad/control.c): If (each branch taken; a
 branch that does not read a weight; outputs taken from outside), Loop (loop-carried values,
-scan outputs, outer weights, a fixed trip count and an early exit, zero iterations), Scan
-(states, scan inputs and outputs along other axes and in reverse), Scan-8 (opset 8: a batch
-axis, sequence_lens with shorter and empty rows, directions, two scan inputs one reversed),
-and nesting (an If inside a Loop, a Loop inside a Scan, reading weights two levels out)."""
+scan outputs, outer weights, a fixed trip count and an early exit, zero iterations; a
+carried sequence the body appends to, stacked or concatenated after), Scan (states, scan
+inputs and outputs along other axes and in reverse), Scan-8 (opset 8: a batch axis,
+sequence_lens with shorter and empty rows, directions, two scan inputs one reversed), and
+nesting (an If inside a Loop, a Loop inside a Scan, reading weights two levels out)."""
 import numpy as np
 from onnx import TensorProto, helper
 
@@ -150,6 +151,12 @@ def cases():
                   opset=opset, consts={"m": np.array(trip, np.int64)})
         out.append(("loop_seq_append_trip%d_v%d" % (trip, opset),
                     typed(m, {"s": [2, 3], "y": [trip, 2, 3]}), {"x": x}))
+        # the items concatenated along axis 1 (no new axis): their lengths counted by a Loop
+        nodes[-1] = node("ConcatFromSequence", ["seq"], ["y"], axis=1)
+        m = model(nodes, {"x": x}, ["s", "y"], {"s0": rand(2, 3), "w": rand(3), "v": rand(3)},
+                  opset=opset, consts={"m": np.array(trip, np.int64)})
+        out.append(("loop_seq_concat_trip%d_v%d" % (trip, opset),
+                    typed(m, {"s": [2, 3], "y": [2, 3 * trip]}), {"x": x}))
     # nested: an If inside a Loop, reading w from the top graph
     inner_then = graph([node("Mul", ["s", "w"], ["it"])], "then", [], [vi("it")])
     inner_else = graph([node("Sin", ["s"], ["ie0"]), node("Add", ["ie0", "w"], ["ie"])],
