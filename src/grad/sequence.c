@@ -221,8 +221,8 @@ static int item_lengths(og_gb *b, const og_node *n, int s, int64_t a)
     og_gb *eb = NULL;
     og_graph *B = E ? og_sub_open(b, E, pf, &eb) : NULL;
     og_graph_free(E);
-    og_free(al, pf);
     if (!B) {
+        og_free(al, pf);
         og_free(al, ni);
         og_free(al, nc);
         return og_gb_status(b) ? -1 : og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
@@ -238,6 +238,7 @@ static int item_lengths(og_gb *b, const og_node *n, int s, int64_t a)
     int lens = -1;
     int node = og_gb_op_ext(b, "", "Loop", 2, in, 1, NULL, &lens);
     og_sub_attach(b, eb, B, node, "body");
+    og_free(al, pf);                                             /* eb named by it till attached */
     return og_rule_reshape_c(b, lens, (const int64_t[]){-1}, 1); /* [count, 1] -> [count] */
 }
 
