@@ -119,29 +119,12 @@ static int conv_dw(og_gb *b, int I, int G, int64_t cin, int64_t group, int nsp, 
 
 /* ---- Conv with sizes known only at run time -------------------------------------- */
 
-/* Entries [from, rank) of Shape(v) (a 1-D int64 value). */
-static int shape_tail(og_gb *b, int v, int64_t from)
-{
-    int64_t big = INT64_MAX, zero = 0;
-    int in[4] = {og_gb_op1(b, "Shape", v), og_gb_const_i64(b, &from, 1),
-                 og_gb_const_i64(b, &big, 1), og_gb_const_i64(b, &zero, 1)};
-    return og_gb_op(b, "Slice", 4, in);
-}
-
 /* The kernel sizes as a 1-D int64 value: constant when known, else Shape(W)[2:]. */
 static int kernel_vec(og_gb *b, const og_conv_geom *g, int w)
 {
     bool known = true;
     for (int i = 0; i < g->nsp; i++) known = known && og_dim_known(g->kernel[i]);
-    return known ? og_gb_const_i64(b, g->kernel, g->nsp) : shape_tail(b, w, 2);
-}
-
-/* max(v, 0) of an int64 vector, with ops of every opset from 9 (Max on integers needs 12) */
-static int relu_i64(og_gb *b, int v)
-{
-    int64_t zero = 0;
-    int z = og_gb_const_i64(b, &zero, 1);
-    return og_gb_op3(b, "Where", og_gb_op2(b, "Less", v, z), z, v);
+    return known ? og_gb_const_i64(b, g->kernel, g->nsp) : og_rule_shape_tail(b, w, 2);
 }
 
 /* The begin and end pads of a Conv as 1-D int64 values over the spatial axes: constants for
@@ -164,24 +147,20 @@ static void conv_pads_dyn(og_gb *b, const og_node *n, const og_conv_geom *g, int
     for (int i = 0; i < nsp; i++) one[i] = 1, two[i] = 2;
     int s = og_gb_const_i64(b, g->stride, nsp), d = og_gb_const_i64(b, g->dil, nsp);
     int c1 = og_gb_const_i64(b, one, nsp), c2 = og_gb_const_i64(b, two, nsp);
-    int in = shape_tail(b, n->in[0], 2);
+    int in = og_rule_shape_tail(b, n->in[0], 2);
     int k = kernel_vec(b, g, n->in[1]);
     int ek = og_rule_add(b, og_rule_mul(b, og_rule_sub(b, k, c1), d), c1);
     /* ceil(in / s) − 1 = floor((in − 1) / s) for in >= 1 */
     int outm1 = og_rule_div(b, og_rule_sub(b, in, c1), s);
-    int total = relu_i64(b, og_rule_sub(b, og_rule_add(b, og_rule_mul(b, outm1, s), ek), in));
+    int total =
+        og_rule_relu_i64(b, og_rule_sub(b, og_rule_add(b, og_rule_mul(b, outm1, s), ek), in));
     int small = og_rule_div(b, total, c2);
     *pb = p->auto_pad == OG_CONV_SAME_UPPER ? small : og_rule_sub(b, total, small);
     *pe = og_rule_sub(b, total, *pb);
 }
 
-/* Axes 2..nsp+1 as a constant. */
-static int spatial_axes(og_gb *b, int nsp)
-{
-    int64_t axes[SP];
-    for (int i = 0; i < nsp; i++) axes[i] = 2 + i;
-    return og_gb_const_i64(b, axes, nsp);
-}
+/* The spatial axes 2, 3, ... (the first nsp of them) */
+static const int64_t spatial_axes[SP] = {2, 3, 4, 5, 6, 7};
 
 /* dX of a Conv whose sizes are known at run time only: the unpadded ConvTranspose of dY
  * with output_padding s − 1, whose size s·(out − 1) + s − 1 + ek >= pb + in (the forward's
@@ -201,9 +180,40 @@ static int conv_dx_dyn(og_gb *b, const og_node *n, const og_conv_geom *g, int dy
     int node = og_gb_last(b);
     og_rule_conv_attrs(b, node, nsp, g->stride, g->dil, zeros, g->group);
     if (any_op) og_gb_attr_ints(b, node, "output_padding", opad, nsp);
-    int end = og_rule_add(b, pb, shape_tail(b, n->in[0], 2));
-    int in[4] = {full, pb, end, spatial_axes(b, nsp)};
-    return og_gb_op(b, "Slice", 4, in);
+    int end = og_rule_add(b, pb, og_rule_shape_tail(b, n->in[0], 2));
+    return og_rule_slice_rt(b, full, pb, end, spatial_axes, nsp);
+}
+
+/* x (of dtype dt) padded with zeros by pb before and pe after each spatial axis, pb and pe
+ * 1-D int64 values of nsp entries known at run time (>= 0): Pad with a pads input from
+ * opset 11; before, per axis a Concat with zeros gathered from a zero slab of x (Cast(t <
+ * t) of x's first position there: 0 for any value) at pb or pe indices 0 (iota · 0). */
+static int pad_spatial_rt(og_gb *b, int x, int pb, int pe, int nsp, og_dtype dt)
+{
+    if (og_gb_opset(b) >= 11) {
+        int64_t zz[2] = {0, 0};
+        int z2 = og_gb_const_i64(b, zz, 2);
+        int parts[4] = {z2, pb, z2, pe};
+        int all = og_gb_op(b, "Concat", 4, parts);
+        og_gb_attr_int(b, og_gb_last(b), "axis", 0);
+        return og_gb_op2(b, "Pad", x, all);
+    }
+    for (int i = 0; i < nsp; i++) {
+        int64_t a = 2 + i, zero = 0, one = 1, lo = i, hi = i + 1;
+        int t = og_rule_slice(b, x, &a, &zero, &one, NULL, 1);
+        int slab = og_rule_cast(b, og_gb_op2(b, "Less", t, t), dt), parts[3];
+        for (int k = 0; k < 2; k++) {
+            int cnt = og_rule_slice(b, k ? pe : pb, &zero, &lo, &hi, NULL, 1);
+            int idx = og_rule_mul(b, og_rule_iota(b, og_rule_reshape_c(b, cnt, NULL, 0)),
+                                  og_gb_scalar_i64(b, 0, OG_INT64));
+            parts[k ? 2 : 0] = og_gb_op2(b, "Gather", slab, idx);
+            og_gb_attr_int(b, og_gb_last(b), "axis", a);
+        }
+        parts[1] = x;
+        x = og_gb_op(b, "Concat", 3, parts);
+        og_gb_attr_int(b, og_gb_last(b), "axis", a);
+    }
+    return x;
 }
 
 /* dW of a convolution of I by a kernel of W's sizes giving G (sizes known at run time
@@ -219,14 +229,7 @@ static int dw_dyn(og_gb *b, const og_conv_geom *g, int x, int dy, const int64_t 
     int nsp = g->nsp, rank = nsp + 2;
     int64_t pads[2 * SP];
     for (int i = 0; i < 2 * nsp; i++) pads[i] = spads ? spads[i] : 0;
-    if (!spads) {
-        int64_t zz[2] = {0, 0};
-        int z2 = og_gb_const_i64(b, zz, 2);
-        int parts[4] = {z2, pb, z2, pe};
-        int all = og_gb_op(b, "Concat", 4, parts);
-        og_gb_attr_int(b, og_gb_last(b), "axis", 0);
-        x = og_gb_op2(b, "Pad", x, all);
-    }
+    if (!spads) x = pad_spatial_rt(b, x, pb, pe, nsp, og_gb_value(b, w)->dtype);
     int it;
     if (g->group == 1) {
         it = swap01(b, x, rank);
@@ -244,7 +247,7 @@ static int dw_dyn(og_gb *b, const og_conv_geom *g, int x, int dy, const int64_t 
         og_gb_attr_int(b, og_gb_last(b), "axis", 0);
         int t = og_rule_transpose(b, og_gb_op2(b, "Reshape", x3, s4), perm, 4);
         int p3[3] = {og_gb_op2(b, "Gather", og_gb_op1(b, "Shape", t), og_gb_const_i64(b, &i0, 1)),
-                     og_gb_const_i64(b, &m1, 1), shape_tail(b, x, 2)};
+                     og_gb_const_i64(b, &m1, 1), og_rule_shape_tail(b, x, 2)};
         int s3 = og_gb_op(b, "Concat", 3, p3);
         og_gb_attr_int(b, og_gb_last(b), "axis", 0);
         it = og_gb_op2(b, "Reshape", t, s3);
@@ -254,8 +257,10 @@ static int dw_dyn(og_gb *b, const og_conv_geom *g, int x, int dy, const int64_t 
     og_rule_conv_attrs(b, og_gb_last(b), nsp, g->dil, g->stride, pads, g->group);
     int64_t zeros[SP];
     for (int i = 0; i < nsp; i++) zeros[i] = 0;
-    int in[4] = {z, og_gb_const_i64(b, zeros, nsp), kernel_vec(b, g, w), spatial_axes(b, nsp)};
-    return swap01(b, og_gb_op(b, "Slice", 4, in), rank);
+    return swap01(b,
+                  og_rule_slice_rt(b, z, og_gb_const_i64(b, zeros, nsp), kernel_vec(b, g, w),
+                                   spatial_axes, nsp),
+                  rank);
 }
 
 /* dW of a Conv whose sizes are known at run time only (dw_dyn with the Conv's pads). */
@@ -266,10 +271,6 @@ static int conv_dw_dyn(og_gb *b, const og_node *n, const og_conv_geom *g, int dy
     for (int i = 0; i < 2 * g->nsp; i++)
         pads[i] = p->n_pads && p->auto_pad == OG_CONV_NOTSET ? p->pads[i] : 0;
     bool same = p->auto_pad == OG_CONV_SAME_UPPER || p->auto_pad == OG_CONV_SAME_LOWER;
-    if (same && og_gb_opset(b) < 11)
-        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                          "the gradient of W with auto_pad SAME and spatial sizes known only "
-                          "at run time needs opset >= 11 (Pad with a pads input)");
     return dw_dyn(b, g, n->in[0], dy, same ? NULL : pads, pb, pe, n->in[1]);
 }
 
@@ -318,9 +319,8 @@ static void convt_dyn(og_gb *b, const og_node *n, const og_conv_geom *g, int dy,
     if (og_gb_wants(b, n, 0)) {
         int r = og_gb_op2(b, "Conv", dy, n->in[1]);
         og_rule_conv_attrs(b, og_gb_last(b), nsp, g->stride, g->dil, pads, g->group);
-        int in[4] = {r, og_gb_const_i64(b, zeros, nsp), shape_tail(b, n->in[0], 2),
-                     spatial_axes(b, nsp)};
-        dx[0] = og_gb_op(b, "Slice", 4, in);
+        dx[0] = og_rule_slice_rt(b, r, og_gb_const_i64(b, zeros, nsp),
+                                 og_rule_shape_tail(b, n->in[0], 2), spatial_axes, nsp);
     }
     if (og_gb_wants(b, n, 1)) dx[1] = dw_dyn(b, g, dy, n->in[0], pads, -1, -1, n->in[1]);
 }
@@ -340,7 +340,7 @@ static void convt_oshape_dyn(og_gb *b, const og_node *n, const og_conv_geom *g, 
     const og_conv_params *p = n->params;
     int nsp = g->nsp;
     const int64_t *oshape = p->n_output_shape == nsp + 2 ? p->output_shape + 2 : p->output_shape;
-    int64_t cst[SP], dil[SP], zeros[2 * SP], big = INT64_MAX, half = (int64_t)1 << 40;
+    int64_t cst[SP], dil[SP], zeros[2 * SP], half = (int64_t)1 << 40;
     for (int i = 0; i < nsp; i++) {
         /* total = s·in + k·d + (op − s + 1 − d − out) */
         cst[i] = (p->n_output_padding ? p->output_padding[i] : 0) - g->stride[i] + 1 - g->dil[i] -
@@ -351,7 +351,8 @@ static void convt_oshape_dyn(og_gb *b, const og_node *n, const og_conv_geom *g, 
     int x = n->in[0], w = n->in[1];
     int total = og_rule_add(
         b,
-        og_rule_add(b, og_rule_mul(b, shape_tail(b, x, 2), og_gb_const_i64(b, g->stride, nsp)),
+        og_rule_add(b,
+                    og_rule_mul(b, og_rule_shape_tail(b, x, 2), og_gb_const_i64(b, g->stride, nsp)),
                     og_rule_mul(b, kernel_vec(b, g, w), og_gb_const_i64(b, dil, nsp))),
         og_gb_const_i64(b, cst, nsp));
     /* floor(total / 2) whatever the integer Div's rounding: (total + 2^41) / 2 − 2^40 */
@@ -365,22 +366,15 @@ static void convt_oshape_dyn(og_gb *b, const og_node *n, const og_conv_geom *g, 
     int pb = pb_is_h ? h : og_rule_sub(b, total, h);
     int pe = og_rule_sub(b, total, pb);
     int64_t zero1 = 0;
-    int crop = relu_i64(b, og_rule_sub(b, og_gb_const_i64(b, &zero1, 1), pb));
-    int pbp = og_rule_add(b, pb, crop), pep = relu_i64(b, pe);
-    int64_t ends[SP];
-    for (int i = 0; i < nsp; i++) ends[i] = big;
-    int cin[4] = {dy, crop, og_gb_const_i64(b, ends, nsp), spatial_axes(b, nsp)};
-    int dyc = og_gb_op(b, "Slice", 4, cin);
+    int crop = og_rule_relu_i64(b, og_rule_sub(b, og_gb_const_i64(b, &zero1, 1), pb));
+    int pbp = og_rule_add(b, pb, crop), pep = og_rule_relu_i64(b, pe);
+    int dyc = og_rule_slice_rt(b, dy, crop, og_rule_shape_tail(b, dy, 2), spatial_axes, nsp);
     if (og_gb_wants(b, n, 0)) {
-        int64_t zz[2] = {0, 0};
-        int z2 = og_gb_const_i64(b, zz, 2);
-        int parts[4] = {z2, pbp, z2, pep};
-        int all = og_gb_op(b, "Concat", 4, parts);
-        og_gb_attr_int(b, og_gb_last(b), "axis", 0);
-        int r = og_gb_op2(b, "Conv", og_gb_op2(b, "Pad", dyc, all), w);
+        int r = og_gb_op2(b, "Conv",
+                          pad_spatial_rt(b, dyc, pbp, pep, nsp, og_gb_value(b, w)->dtype), w);
         og_rule_conv_attrs(b, og_gb_last(b), nsp, g->stride, g->dil, zeros, g->group);
-        int in[4] = {r, og_gb_const_i64(b, zeros, nsp), shape_tail(b, x, 2), spatial_axes(b, nsp)};
-        dx[0] = og_gb_op(b, "Slice", 4, in);
+        dx[0] = og_rule_slice_rt(b, r, og_gb_const_i64(b, zeros, nsp), og_rule_shape_tail(b, x, 2),
+                                 spatial_axes, nsp);
     }
     if (og_gb_wants(b, n, 1)) dx[1] = dw_dyn(b, g, dyc, x, NULL, pbp, pep, w);
 }
@@ -392,10 +386,6 @@ static og_status g_conv(og_gb *b, const og_node *n, const int *dy, int *dx)
     if (known < 0) return og_gb_status(b);
     int nsp = g.nsp, rank = nsp + 2;
     if (!known) {
-        if (og_gb_opset(b) < 10)
-            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                              "gradient with spatial sizes or channel counts known only at run "
-                              "time needs opset >= 10 (Slice with computed bounds)");
         int pb = -1, pe = -1;
         conv_pads_dyn(b, n, &g, &pb, &pe);
         if (og_gb_wants(b, n, 0)) dx[0] = conv_dx_dyn(b, n, &g, dy[0], pb);
@@ -421,11 +411,6 @@ static og_status g_conv_transpose(og_gb *b, const og_node *n, const int *dy, int
     int nsp = g.nsp, rank = nsp + 2;
     if (!known) {
         const og_conv_params *p = n->params;
-        if (og_gb_opset(b) < (p->n_output_shape ? 11 : 10))
-            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                              "ConvTranspose gradient with sizes known only at run time needs "
-                              "opset >= 10 (Slice with computed bounds), >= 11 with output_shape "
-                              "(Pad with computed pads)");
         if (p->n_output_shape)
             convt_oshape_dyn(b, n, &g, dy[0], dx);
         else
@@ -502,7 +487,7 @@ static og_status col2im_dyn(og_gb *b, const og_node *n, int dy, int *dx)
     }
     og_dtype dt = og_gb_value(b, n->out[0])->dtype;
     int h = og_gb_const_i64(b, head, 2);
-    int gs = og_gb_op(b, "Concat", 2, (int[]){h, shape_tail(b, dy, 2)});
+    int gs = og_gb_op(b, "Concat", 2, (int[]){h, og_rule_shape_tail(b, dy, 2)});
     og_gb_attr_int(b, og_gb_last(b), "axis", 0);
     int g = og_gb_op2(b, "Reshape", dy, gs);
     int bl = n->in[2];

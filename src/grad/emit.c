@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "grad/grad_internal.h"
+#include "grad/rule_util.h" /* og_rule_iota and og_rule_select for sum_late_axes */
 
 og_status og_gb_status(const og_gb *b) { return b->st; }
 
@@ -308,6 +309,16 @@ void og_gb_attr_ints(og_gb *b, int node, const char *name, const int64_t *v, int
     add_attr(b, node, &at);
 }
 
+void og_gb_attr_floats(og_gb *b, int node, const char *name, const float *v, int n)
+{
+    og_attr at = {0};
+    at.name = (char *)name;
+    at.type = OG_ATTR_FLOATS;
+    at.n = n;
+    at.floats = (float *)v;
+    add_attr(b, node, &at);
+}
+
 void og_gb_attr_string(og_gb *b, int node, const char *name, const char *v)
 {
     og_attr at = {0};
@@ -548,33 +559,29 @@ static int sum_to_dynamic(og_gb *b, int grad, int from_rank, int target)
  *   g' = Slice(Where(Shape(target)[d - off] == 1, Expand(ReduceSum(g, d), Shape(g)), g),
  *              0, Shape(target)[d - off], d)
  * i.e. the sum where the target has 1 there, g itself where it has g's dim.  Slice with
- * computed ends needs opset 10; at opset 9 the first td entries along d are a Gather of
- *   idx = Reshape(NonZero(Expand([1], td)), [-1]) = 0, 1, ..., td - 1. */
+ * computed ends needs opset 10; before, the first td entries along d are a Gather of
+ * og_rule_iota(td).  Below opset 9 (no Where, no Expand before 8) the sum is broadcast by
+ * an Add onto zeros of g's shape and the choice is og_rule_select's arithmetic. */
 static int sum_late_axes(og_gb *b, int grad, const int64_t *late, int n_late, int off, int target)
 {
-    const og_value *t = og_gb_value(b, target);
-    if (b->opset < 9)
-        return og_gb_fail(b, NULL, OG_ERR_UNSUPPORTED,
-                          "undoing broadcasting onto '%s', whose dims are unknown before run "
-                          "time, needs opset >= 9",
-                          t->name);
+    og_dtype dt = og_gb_value(b, target)->dtype;
     int tshape = og_gb_op1(b, "Shape", target);
     int64_t zero = 0, one = 1;
     for (int i = 0; i < n_late; i++) {
         int64_t d = late[i], td = d - off;
         int tdim = og_gb_op2(b, "Gather", tshape, og_gb_const_i64(b, &td, 1)); /* [1] */
-        int s = og_gb_reduce_sum(b, grad, &d, 1, true);
-        int e = og_gb_op2(b, "Expand", s, og_gb_op1(b, "Shape", grad));
+        int s = og_gb_reduce_sum(b, grad, &d, 1, true), e;
+        if (b->opset >= 8)
+            e = og_gb_op2(b, "Expand", s, og_gb_op1(b, "Shape", grad));
+        else /* Cast(g < g): zeros of g's shape (g is a float gradient) */
+            e = og_gb_op2(b, "Add", s, og_rule_cast(b, og_gb_op2(b, "Less", grad, grad), dt));
         int is1 = og_gb_op2(b, "Equal", tdim, og_gb_const_i64(b, &one, 1));
-        int w = og_gb_op3(b, "Where", is1, e, grad);
+        int w = og_rule_select(b, is1, e, grad, target);
         if (b->opset >= 10) {
             int in[4] = {w, og_gb_const_i64(b, &zero, 1), tdim, og_gb_const_i64(b, &d, 1)};
             grad = og_gb_op(b, "Slice", 4, in);
         } else {
-            int64_t flat = -1;
-            int ones = og_gb_op2(b, "Expand", og_gb_const_i64(b, &one, 1), tdim);
-            int idx = og_gb_op2(b, "Reshape", og_gb_op1(b, "NonZero", ones),
-                                og_gb_const_i64(b, &flat, 1));
+            int idx = og_rule_iota(b, og_rule_reshape_c(b, tdim, NULL, 0));
             grad = og_gb_op2(b, "Gather", w, idx);
             og_gb_attr_int(b, og_gb_last(b), "axis", d);
         }

@@ -202,6 +202,7 @@ int og_gb_last(const og_gb *b);
 void og_gb_attr_int(og_gb *b, int node, const char *name, int64_t v);
 void og_gb_attr_float(og_gb *b, int node, const char *name, float v);
 void og_gb_attr_ints(og_gb *b, int node, const char *name, const int64_t *v, int n);
+void og_gb_attr_floats(og_gb *b, int node, const char *name, const float *v, int n);
 void og_gb_attr_string(og_gb *b, int node, const char *name, const char *v);
 
 /* Constants (initializers of the training graph). */

@@ -3,7 +3,7 @@
  *   Gather(x, i, axis):      dx = scatter-add of dy into zeros of x's shape along axis
  *       opset >= 16: ScatterElements(zeros, expand(i), dy, reduction=add)
  *       opset 9..15: dx = dy ·_axis OneHot(i, dim(axis)), a MatMul that sums repeats
- *       opset 7, 8:  the same with Equal(i, range(dim)) for OneHot (static dim)
+ *       opset 1..8:  the same with Equal(i, iota(dim)) for OneHot (a Loop's iota)
  *   GatherElements(x, i):    dx = ScatterElements(zeros, i, dy, reduction=add) (>= 16),
  *       opset 11..15: sum over the indexed axis of OneHot(i) * dy, padded to x's shape
  *   GatherND(x, i):          dx = ScatterND(zeros, i, dy, reduction=add) (>= 16, batch_dims 0);
@@ -110,17 +110,11 @@ static og_status g_gather(og_gb *b, const og_node *n, const int *dy, int *dx)
         int oh = one_hot(b, flat, it, dim_of(b, data, axis), dt, -1); /* [N, dim] */
         dx[0] = og_rule_matmul_axis(b, dyr, oh, r, axis);
     } else {
-        /* no OneHot: compare with a constant range (and the range less dim, for negative
-         * indices), which needs the dim static */
-        int64_t dim = og_gb_value(b, data)->dims[axis], one = 1;
-        if (dim < 0 || dim > (1 << 24))
-            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                              "Gather gradient below opset 9 needs the gathered dim static");
-        int64_t *ar = og_malloc(og_gb_alloc(b), (size_t)(2 * dim + 1) * sizeof *ar);
-        if (!ar) return og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
-        for (int64_t k = 0; k < dim; k++) ar[k] = k, ar[dim + k] = k - dim;
-        int lo = og_gb_const_i64(b, ar, (int)dim), hi = og_gb_const_i64(b, ar + dim, (int)dim);
-        og_free(og_gb_alloc(b), ar);
+        /* no OneHot: compare with range(dim) (and range(dim) less dim, for negative
+         * indices), a run-time iota */
+        int dim = og_rule_dim(b, data, axis);
+        int64_t one = 1;
+        int lo = og_rule_iota_dim(b, data, axis), hi = og_rule_sub(b, lo, dim);
         int flat = og_gb_op2(b, "Reshape", ind, og_gb_const_i64(b, &m1, 1));
         if (it != OG_INT64) flat = og_rule_cast(b, flat, OG_INT64);
         int u = og_rule_unsqueeze(b, flat, &one, 1); /* [N, 1] */

@@ -98,18 +98,12 @@ static og_status g_afe(og_gb *b, const og_node *n, const int *dy, int *dx)
     if (!WANTS(0) || !float_input(b, n, 0)) return og_gb_status(b);
     int x = IN(0), rank = og_rule_rank_of(b, n, x, "X");
     if (rank < 0) return og_gb_status(b);
-    if (og_gb_opset(b) < 11)
-        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                          "the gradient of ArrayFeatureExtractor needs opset 11 (Range)"),
-               og_gb_status(b);
     og_dtype dt = og_gb_value(b, x)->dtype;
     /* H[k, f] = [idx_k == f], f over X's last axis (its size read at run time) */
     int64_t flat = -1, last = -1, axis1 = 1;
     int idx = og_rule_reshape_c(b, IN(1), &flat, 1);
     int f = og_gb_op2(b, "Gather", og_gb_op1(b, "Shape", x), og_gb_const_i64(b, &last, 1));
-    int zero = og_gb_const_i64(b, (int64_t[]){0}, 1), one = og_gb_const_i64(b, (int64_t[]){1}, 1);
-    int range = og_gb_op3(b, "Range", og_rule_reshape_c(b, zero, NULL, 0),
-                          og_rule_reshape_c(b, f, NULL, 0), og_rule_reshape_c(b, one, NULL, 0));
+    int range = og_rule_iota(b, og_rule_reshape_c(b, f, NULL, 0));
     int h = og_rule_cast(b, og_gb_op2(b, "Equal", og_rule_unsqueeze(b, idx, &axis1, 1), range), dt);
     int g = og_gb_op2(b, "MatMul", dy[0], h);
     dx[0] = rank == 1 ? og_gb_reshape_like(b, g, x) : g;

@@ -91,14 +91,9 @@ static og_status g_global_avgpool(og_gb *b, const og_node *n, const int *dy, int
     int e;
     if (og_gb_opset(b) >= 8) {
         e = og_gb_op2(b, "Expand", dy[0], og_gb_op1(b, "Shape", x));
-    } else { /* Tile over the (static) spatial dims */
-        int64_t reps[OG_MAX_RANK];
-        if (!spatial_known(og_gb_value(b, x), rank))
-            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                              "gradient needs opset >= 8 or static spatial dims");
-        reps[0] = reps[1] = 1;
-        for (int i = 2; i < rank; i++) reps[i] = og_gb_value(b, x)->dims[i];
-        e = og_gb_op2(b, "Tile", dy[0], og_gb_const_i64(b, reps, rank));
+    } else { /* no Expand: dy + zeros of x's shape (Cast(x < x): 0 for any x, NaN too) */
+        og_dtype dt = og_gb_value(b, x)->dtype;
+        e = og_gb_op2(b, "Add", dy[0], og_rule_cast(b, og_gb_op2(b, "Less", x, x), dt));
     }
     dx[0] = og_gb_op2(b, "Div", e, c);
     return og_gb_status(b);
@@ -465,15 +460,6 @@ static bool valid_taps(const pool_geom *g, int i, int64_t *taps)
 
 /* ---- AveragePool and LpPool with spatial sizes known only at run time ----------------- */
 
-/* Entries [from, rank) of Shape(v) (a 1-D int64 value). */
-static int shape_tail(og_gb *b, int v, int64_t from)
-{
-    int64_t big = INT64_MAX, zero = 0;
-    int in[4] = {og_gb_op1(b, "Shape", v), og_gb_const_i64(b, &from, 1),
-                 og_gb_const_i64(b, &big, 1), og_gb_const_i64(b, &zero, 1)};
-    return og_gb_op(b, "Slice", 4, in);
-}
-
 /* The begin pads of a pooling node over the spatial axes (1-D int64): constants for
  * explicit pads and VALID, computed from X's run-time sizes for SAME_UPPER/LOWER (as
  * og_pool_dim):  total = max(0, (ceil(in / s) − 1)·s + ek − in), begin = floor(total / 2)
@@ -489,15 +475,13 @@ static int pool_pb_dyn(og_gb *b, const og_node *n, int nsp)
     }
     if (p->auto_pad != OG_PAD_SAME_UPPER && p->auto_pad != OG_PAD_SAME_LOWER)
         return og_gb_const_i64(b, v, nsp);
-    int in = shape_tail(b, n->in[0], 2), c1 = og_gb_const_i64(b, one, nsp);
+    int in = og_rule_shape_tail(b, n->in[0], 2), c1 = og_gb_const_i64(b, one, nsp);
     int st = og_gb_const_i64(b, p->strides, nsp);
     /* ceil(in / s) − 1 = floor((in − 1) / s) for in >= 1 */
     int outm1 = og_rule_div(b, og_rule_sub(b, in, c1), st);
     int total =
         og_rule_sub(b, og_rule_add(b, og_rule_mul(b, outm1, st), og_gb_const_i64(b, ek, nsp)), in);
-    int64_t zero = 0;
-    int z = og_gb_const_i64(b, &zero, 1);
-    total = og_gb_op3(b, "Where", og_gb_op2(b, "Less", total, z), z, total);
+    total = og_rule_relu_i64(b, total);
     int small = og_rule_div(b, total, og_gb_const_i64(b, two, nsp));
     return p->auto_pad == OG_PAD_SAME_UPPER ? small : og_rule_sub(b, total, small);
 }
@@ -520,7 +504,7 @@ static int window_back_dyn(og_gb *b, const og_node *n, const pool_geom *g, int g
         shp[2 + i] = g->k[i];
         axes[i] = 2 + i;
     }
-    int parts[2] = {og_gb_const_i64(b, head, 2), shape_tail(b, grad, 2)};
+    int parts[2] = {og_gb_const_i64(b, head, 2), og_rule_shape_tail(b, grad, 2)};
     int s2 = og_gb_op(b, "Concat", 2, parts);
     og_gb_attr_int(b, og_gb_last(b), "axis", 0);
     int full =
@@ -529,8 +513,9 @@ static int window_back_dyn(og_gb *b, const og_node *n, const pool_geom *g, int g
     og_rule_conv_attrs(b, node, nsp, g->s, g->d, zeros, 1);
     if (any_op) og_gb_attr_ints(b, node, "output_padding", opad, nsp);
     int pb = pool_pb_dyn(b, n, nsp);
-    int in[4] = {full, pb, og_rule_add(b, pb, shape_tail(b, x, 2)), og_gb_const_i64(b, axes, nsp)};
-    return og_gb_op2(b, "Reshape", og_gb_op(b, "Slice", 4, in), og_gb_op1(b, "Shape", x));
+    int cut =
+        og_rule_slice_rt(b, full, pb, og_rule_add(b, pb, og_rule_shape_tail(b, x, 2)), axes, nsp);
+    return og_gb_op2(b, "Reshape", cut, og_gb_op1(b, "Shape", x));
 }
 
 /* AveragePool's dY divided by each window's divisor, sizes known at run time only:
@@ -562,10 +547,17 @@ static bool avg_scaled_dyn(og_gb *b, const og_node *n, const pool_geom *g, int d
         zeros[i] = 0;
         axes[i] = 2 + i;
     }
-    int parts[2] = {og_gb_const_i64(b, head, 2), shape_tail(b, n->in[0], 2)};
-    int s1 = og_gb_op(b, "Concat", 2, parts);
-    og_gb_attr_int(b, og_gb_last(b), "axis", 0);
-    int ones = og_gb_op2(b, "Expand", og_gb_scalar(b, 1.0, dt), s1);
+    int ones;
+    if (og_gb_opset(b) >= 8) {
+        int parts[2] = {og_gb_const_i64(b, head, 2), og_rule_shape_tail(b, n->in[0], 2)};
+        int s1 = og_gb_op(b, "Concat", 2, parts);
+        og_gb_attr_int(b, og_gb_last(b), "axis", 0);
+        ones = og_gb_op2(b, "Expand", og_gb_scalar(b, 1.0, dt), s1);
+    } else { /* no Expand: Cast(!(t < t)) of t = X[:1, :1], 1 for any value */
+        int64_t ax2[2] = {0, 1}, st2[2] = {0, 0}, en2[2] = {1, 1};
+        int t = og_rule_slice(b, n->in[0], ax2, st2, en2, NULL, 2);
+        ones = og_rule_cast(b, og_gb_op1(b, "Not", og_gb_op2(b, "Less", t, t)), dt);
+    }
     int valid = og_gb_op2(b, "Conv", ones, ones_c(b, shp, rank, dt));
     int node = og_gb_last(b);
     og_gb_attr_ints(b, node, "strides", g->s, nsp);
@@ -577,13 +569,15 @@ static bool avg_scaled_dyn(og_gb *b, const og_node *n, const pool_geom *g, int d
                           p->auto_pad == OG_PAD_VALID        ? "VALID"
                           : p->auto_pad == OG_PAD_SAME_UPPER ? "SAME_UPPER"
                                                              : "SAME_LOWER");
-    if (ceil) {
-        int in[4] = {valid, og_gb_const_i64(b, zeros, nsp), shape_tail(b, dy, 2),
-                     og_gb_const_i64(b, axes, nsp)};
-        valid = og_gb_op(b, "Slice", 4, in);
-    }
-    /* a window all in padding reads no input: its gradient goes nowhere (divisor 1) */
-    valid = og_gb_op2(b, "Max", valid, og_gb_scalar(b, 1.0, dt));
+    if (ceil)
+        valid = og_rule_slice_rt(b, valid, og_gb_const_i64(b, zeros, nsp),
+                                 og_rule_shape_tail(b, dy, 2), axes, nsp);
+    /* a window all in padding reads no input: its gradient goes nowhere (divisor 1);
+     * max(v, 1) = v + Relu(1 − v) before opset 8 (Max does not broadcast there) */
+    int one = og_gb_scalar(b, 1.0, dt);
+    valid = og_gb_opset(b) >= 8
+                ? og_gb_op2(b, "Max", valid, one)
+                : og_rule_add(b, valid, og_gb_op1(b, "Relu", og_rule_sub(b, one, valid)));
     *scaled = og_gb_op2(b, "Div", dy, valid);
     return true;
 }
@@ -591,9 +585,8 @@ static bool avg_scaled_dyn(og_gb *b, const og_node *n, const pool_geom *g, int d
 static og_status g_avgpool(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     pool_geom g;
-    /* sizes known at run time only: computed divisors and pads (Slice with inputs: 10) */
-    bool dynamic = og_gb_opset(b) >= 10;
-    if (!pool_geometry_any(b, n, &g, dynamic)) return og_gb_status(b);
+    /* sizes known at run time only: computed divisors and pads */
+    if (!pool_geometry_any(b, n, &g, true)) return og_gb_status(b);
     /* float16: computed in float32, rounded once */
     og_dtype xt = og_gb_value(b, n->out[0])->dtype, dt = og_rule_is_half(xt) ? OG_FLOAT : xt;
     int dy0 = og_rule_widen_as(b, dy[0], n->out[0]);
@@ -671,7 +664,7 @@ static int window_back(og_gb *b, const pool_geom *g, int grad, int x, og_dtype d
 static og_status g_lppool(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     pool_geom g;
-    if (!pool_geometry_any(b, n, &g, og_gb_opset(b) >= 10)) return og_gb_status(b);
+    if (!pool_geometry_any(b, n, &g, true)) return og_gb_status(b);
     const og_pool_params *p = n->params;
     int x = n->in[0], y = n->out[0];
     og_dtype dt = og_gb_value(b, y)->dtype;
@@ -708,6 +701,43 @@ static bool unpool_dims_known(const og_node *n, const og_value *X)
     return true;
 }
 
+/* dY cut to the block at the start of the output that MaxUnpool's windows cover, its size
+ * from X's run-time shape: [N, C, (in − 1)·s + k − pb − pe] (og_unpool_dim).  Slice takes
+ * it from opset 10; before, a Gather of the first (in − 1)·s + k − pb − pe positions of
+ * each spatial axis (a run-time iota). */
+static int unpool_block_dyn(og_gb *b, const og_node *n, int x, int gr)
+{
+    const og_pool_params *p = n->params;
+    int rank = p->nsp + 2;
+    int64_t nsp = p->nsp, zero[OG_MAX_RANK], axes[OG_MAX_RANK], add[SP], two = 2;
+    for (int d = 0; d < rank; d++) zero[d] = 0, axes[d] = d;
+    /* (in − 1)·s + k − pb − pe = in·s + (k − pb − pe − s) */
+    for (int i = 0; i < nsp; i++)
+        add[i] = p->kernel[i] - p->pads[i] - p->pads[nsp + i] - p->strides[i];
+    if (og_gb_opset(b) < 10) {
+        for (int i = 0; i < nsp; i++) {
+            int in = og_rule_dim(b, x, 2 + i);
+            int len =
+                og_rule_add(b, og_rule_mul(b, in, og_gb_scalar_i64(b, p->strides[i], OG_INT64)),
+                            og_gb_scalar_i64(b, add[i], OG_INT64));
+            gr = og_gb_op2(b, "Gather", gr, og_rule_iota(b, len));
+            og_gb_attr_int(b, og_gb_last(b), "axis", 2 + i);
+        }
+        return gr;
+    }
+    int sx = og_gb_op1(b, "Shape", x);
+    int hin[3] = {sx, og_gb_const_i64(b, zero, 1), og_gb_const_i64(b, &two, 1)};
+    int head = og_gb_op(b, "Slice", 3, hin);
+    int sp = og_rule_add(
+        b, og_rule_mul(b, og_rule_shape_tail(b, x, 2), og_gb_const_i64(b, p->strides, nsp)),
+        og_gb_const_i64(b, add, nsp));
+    int parts[2] = {head, sp};
+    int ends = og_gb_op(b, "Concat", 2, parts);
+    og_gb_attr_int(b, og_gb_last(b), "axis", 0);
+    int sin[4] = {gr, og_gb_const_i64(b, zero, rank), ends, og_gb_const_i64(b, axes, rank)};
+    return og_gb_op(b, "Slice", 4, sin);
+}
+
 static og_status g_maxunpool(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     const og_pool_params *p = n->params;
@@ -715,28 +745,7 @@ static og_status g_maxunpool(og_gb *b, const og_node *n, const int *dy, int *dx)
     int x = n->in[0], gr = dy[0], rank = p->nsp + 2;
     int64_t m1 = -1;
     if (n->n_in > 2 && n->in[2] >= 0 && !unpool_dims_known(n, og_gb_value(b, x))) {
-        /* the covered block at the start of the output, its size from X's run-time shape:
-         * [N, C, (in − 1)·s + k − pb − pe] (og_unpool_dim); Slice takes it from opset 10 */
-        if (og_gb_opset(b) < 10)
-            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                              "gradient with output_shape needs X's dims statically below "
-                              "opset 10 (Slice with computed ends)");
-        int64_t nsp = p->nsp, zero[OG_MAX_RANK], axes[OG_MAX_RANK], add[SP], two = 2;
-        for (int d = 0; d < rank; d++) zero[d] = 0, axes[d] = d;
-        for (int i = 0; i < nsp; i++)
-            add[i] = p->kernel[i] - p->pads[i] - p->pads[nsp + i] - p->strides[i];
-        int sx = og_gb_op1(b, "Shape", x);
-        int hin[3] = {sx, og_gb_const_i64(b, zero, 1), og_gb_const_i64(b, &two, 1)};
-        int head = og_gb_op(b, "Slice", 3, hin);
-        /* (in − 1)·s + k − pb − pe = in·s + (k − pb − pe − s) */
-        int sp =
-            og_rule_add(b, og_rule_mul(b, shape_tail(b, x, 2), og_gb_const_i64(b, p->strides, nsp)),
-                        og_gb_const_i64(b, add, nsp));
-        int parts[2] = {head, sp};
-        int ends = og_gb_op(b, "Concat", 2, parts);
-        og_gb_attr_int(b, og_gb_last(b), "axis", 0);
-        int sin[4] = {gr, og_gb_const_i64(b, zero, rank), ends, og_gb_const_i64(b, axes, rank)};
-        gr = og_gb_op(b, "Slice", 4, sin);
+        gr = unpool_block_dyn(b, n, x, gr);
     } else if (n->n_in > 2 && n->in[2] >= 0) { /* the covered block, static */
         const og_value *X = og_gb_value(b, x);
         int64_t axes[OG_MAX_RANK], starts[OG_MAX_RANK], ends[OG_MAX_RANK];
@@ -759,19 +768,6 @@ static og_status g_maxunpool(og_gb *b, const og_node *n, const int *dy, int *dx)
 }
 
 /* ---- RoiAlign ---------------------------------------------------------------------------- */
-
-/* 0 .. n − 1 (int64) for a scalar int64 n known at run time: Range from opset 11, before
- * the indices of NonZero over n ones */
-static int roi_iota(og_gb *b, int n)
-{
-    if (og_gb_opset(b) >= 11)
-        return og_gb_op3(b, "Range", og_gb_scalar(b, 0.0, OG_INT64), n,
-                         og_gb_scalar(b, 1.0, OG_INT64));
-    int64_t one = 1, m1 = -1;
-    int ones =
-        og_gb_op2(b, "Expand", og_gb_scalar(b, 1.0, OG_INT64), og_rule_reshape_c(b, n, &one, 1));
-    return og_rule_reshape_c(b, og_gb_op1(b, "NonZero", ones), &m1, 1);
-}
 
 /* Column k of rois [R, 4], as [R] */
 static int roi_col(og_gb *b, int rois, int k)
@@ -913,8 +909,8 @@ static og_status g_roi_align(og_gb *b, const og_node *n, const int *dy, int *dx)
         og_gb_attr_int(b, og_gb_last(b), "keepdims", 0);
         mh = og_rule_cast(b, mh, OG_INT64);
         mw = og_rule_cast(b, mw, OG_INT64);
-        gh_max = og_rule_cast(b, roi_iota(b, mh), dt);
-        gw_max = og_rule_cast(b, roi_iota(b, mw), dt);
+        gh_max = og_rule_cast(b, og_rule_iota(b, mh), dt);
+        gw_max = og_rule_cast(b, og_rule_iota(b, mw), dt);
     }
     roi_axis ay = roi_axis_taps(b, c[1], bh, gh, gh_max, oh, &H, dt);
     roi_axis ax = roi_axis_taps(b, c[0], bw, gw, gw_max, ow, &W, dt);

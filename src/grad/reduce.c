@@ -241,15 +241,17 @@ static og_status g_reduce_l2(og_gb *b, const og_node *n, const int *dy, int *dx)
     return og_gb_status(b);
 }
 
-/* y = log(sum x): dx = dyk / exp(yk), expanded to x's shape (Expand: opset 8) */
+/* y = log(sum x): dx = dyk / exp(yk), expanded to x's shape (Expand from opset 8, before
+ * an Add onto zeros of x's shape, Cast(x < x)) */
 static og_status g_reduce_log_sum(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     red r;
-    if (og_gb_opset(b) < 8)
-        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "gradient needs opset >= 8");
     if (!red_setup(b, n, dy, &r)) return og_gb_status(b);
     int g = og_gb_op2(b, "Div", r.dyk, og_gb_op1(b, "Exp", r.yk));
-    dx[0] = og_gb_op2(b, "Expand", g, og_gb_op1(b, "Shape", r.x));
+    if (og_gb_opset(b) >= 8)
+        dx[0] = og_gb_op2(b, "Expand", g, og_gb_op1(b, "Shape", r.x));
+    else
+        dx[0] = og_gb_op2(b, "Add", g, og_rule_cast(b, og_gb_op2(b, "Less", r.x, r.x), r.dt));
     return og_gb_status(b);
 }
 

@@ -347,16 +347,10 @@ typedef struct resize_ctx {
     const og_resize_params *p;
     int r, na, ax[OG_MAX_RANK], pos[OG_MAX_RANK]; /* pos[d]: d's entry in scales/sizes, or -1 */
     bool use_sizes, has_roi;
+    bool either; /* scales and sizes both given, which one is empty known at run time only */
     og_dtype dt;
 } resize_ctx;
 
-/* The matrix M (out x in) of axis d read off the node itself at run time: the same Resize
- * applied to a probe holding the identity, [in at d, L at another axis bx], with every
- * entry of scales/sizes/roi but d's replaced by an identity (scale 1, size L or 1, roi
- * [0, 1]) and extrapolation 0, gives R[x, c] = M[x, c].  `dup`: tf_half_pixel_for_nn maps
- * c to c + 1 at scale 1 when it rounds up (the spec; onnxruntime leaves such an axis
- * alone), so the probe holds each identity column twice (L = 2 in) and the even columns
- * of R are M either way. */
 /* 1-D int64 Concat of parts[0..n-1] */
 static int concat_i64(og_gb *b, int n, const int *parts)
 {
@@ -376,6 +370,27 @@ static int probe_shape(og_gb *b, int r, int d, int bx, int D1, int L1)
     return concat_i64(b, r, parts);
 }
 
+/* The probe's scales or sizes: v where mask (axis d's entries), alt elsewhere; with
+ * `either`, v may be empty (the other one is used), so mask and alt are cut to v's length
+ * at run time (Slice with inputs: Resize takes both from opset 11). */
+static int probe_param(og_gb *b, bool either, int mask, int v, int alt)
+{
+    if (!either) return og_gb_op3(b, "Where", mask, v, alt);
+    int64_t zero = 0;
+    int z = og_gb_const_i64(b, &zero, 1), k = og_gb_op1(b, "Shape", v);
+    return og_gb_op3(b, "Where", og_gb_op3(b, "Slice", mask, z, k), v,
+                     og_gb_op3(b, "Slice", alt, z, k));
+}
+
+/* The matrix M (out x in) of axis d read off the node itself at run time: the same Resize
+ * applied to a probe holding the identity, [in at d, L at another axis bx], with every
+ * entry of scales/sizes/roi but d's replaced by an identity (scale 1, size L or 1, roi
+ * [0, 1]) and extrapolation 0, gives R[x, c] = M[x, c].  `dup`: tf_half_pixel_for_nn maps
+ * c to c + 1 at scale 1 when it rounds up (the spec; onnxruntime leaves such an axis
+ * alone), so the probe holds each identity column twice (L = 2 in) and the even columns
+ * of R are M either way.  An input dim of d known only at run time gets the identity of
+ * that size from an iota (og_rule_iota: Range, NonZero or a Loop by opset) compared with
+ * itself; Upsample-7's scales attribute is replaced by one with 1 off d. */
 static int probe_matrix(og_gb *b, const og_node *n, const resize_ctx *rc, int d, int64_t in,
                         bool dup)
 {
@@ -383,35 +398,23 @@ static int probe_matrix(og_gb *b, const og_node *n, const resize_ctx *rc, int d,
     int r = rc->r, na = rc->na, bx = d == 0 ? 1 : 0;
     int64_t L = dup ? 2 * in : in, ps[OG_MAX_RANK], id[2 * OG_MAX_RANK], mk[2 * OG_MAX_RANK];
     int64_t v01[2] = {0, 1};
-    int idx, depth, D1 = -1, L1 = -1;
+    int idx = og_rule_iota_dim(b, IN(0), d), depth, D1 = -1, L1 = -1;
     if (in >= 0) {
-        int64_t *iv = og_malloc(og_gb_alloc(b), (size_t)in * sizeof *iv);
-        if (!iv) return og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
-        for (int64_t i = 0; i < in; i++) iv[i] = i;
-        idx = og_gb_const_i64(b, iv, (int)in);
-        og_free(og_gb_alloc(b), iv);
         depth = og_gb_const_i64(b, &in, 1);
-    } else { /* the identity of the run-time size: OneHot(Range(0, D), D) (opset 11) */
+    } else { /* the run-time size D */
         int64_t dd = d, two = 2;
-        int Ds = og_gb_op2(b, "Gather", og_gb_op1(b, "Shape", IN(0)),
-                           og_gb_scalar(b, (double)d, OG_INT64));
         D1 = og_gb_op2(b, "Gather", og_gb_op1(b, "Shape", IN(0)), og_gb_const_i64(b, &dd, 1));
         L1 = dup ? og_gb_op2(b, "Mul", D1, og_gb_const_i64(b, &two, 1)) : D1;
         depth = D1;
-        if (og_gb_opset(b) >= 11)
-            idx = og_gb_op3(b, "Range", og_gb_scalar(b, 0, OG_INT64), Ds,
-                            og_gb_scalar(b, 1, OG_INT64));
-        else /* opsets 9 and 10: no Range; the identity is EyeLike of a [D, D] of zeros */
-            idx = -1;
     }
     int eye;
-    if (idx >= 0) {
+    if (og_gb_opset(b) >= 9) {
         eye =
             og_gb_op3(b, "OneHot", idx, depth, og_rule_cast(b, og_gb_const_i64(b, v01, 2), rc->dt));
-    } else {
-        int dd2[2] = {D1, D1};
-        eye = og_gb_op1(b, "EyeLike", og_gb_op1(b, "ConstantOfShape", concat_i64(b, 2, dd2)));
-        og_gb_attr_int(b, og_gb_last(b), "dtype", (int64_t)rc->dt);
+    } else { /* no OneHot: Equal(iota as a column, iota) */
+        int64_t one = 1;
+        eye =
+            og_rule_cast(b, og_gb_op2(b, "Equal", og_rule_unsqueeze(b, idx, &one, 1), idx), rc->dt);
     }
     if (dup) { /* [in, in] -> [in, in, 2] (d first) or [in, 2, in] -> [in, 2 in] / [2 in, in] */
         int64_t ax = d < bx ? 2 : 1, reps[3] = {1, 1, 1};
@@ -426,25 +429,31 @@ static int probe_matrix(og_gb *b, const og_node *n, const resize_ctx *rc, int d,
     ins[0] = og_gb_op2(b, "Reshape", eye,
                        in >= 0 ? og_gb_const_i64(b, ps, r) : probe_shape(b, r, d, bx, D1, L1));
     for (int j = 0; j < na; j++) mk[j] = mk[na + j] = rc->ax[j] == d;
-    int mask = og_rule_cast(b, og_gb_const_i64(b, mk, na), OG_BOOL);
-    if (rc->use_sizes) {
-        int ids;
-        if (in >= 0) {
-            for (int j = 0; j < na; j++) id[j] = ps[rc->ax[j]];
-            ids = og_gb_const_i64(b, id, na);
-        } else { /* the probe's own dims (d's is masked) */
-            int parts[OG_MAX_RANK];
-            int64_t one = 1;
-            for (int j = 0; j < na; j++)
-                parts[j] = rc->ax[j] == bx ? L1 : rc->ax[j] == d ? D1 : og_gb_const_i64(b, &one, 1);
-            ids = concat_i64(b, na, parts);
-        }
-        ins[p->in_sizes] = og_gb_op3(b, "Where", mask, IN(p->in_sizes), ids);
+    int mask = p->n_attr_scales > 0 ? -1 : og_rule_cast(b, og_gb_const_i64(b, mk, na), OG_BOOL);
+    if (p->n_attr_scales > 0) { /* Upsample-7: the attribute, set below */
     } else {
-        og_dtype sdt = og_gb_value(b, IN(p->in_scales))->dtype;
-        for (int j = 0; j < na; j++) id[j] = 1;
-        ins[p->in_scales] = og_gb_op3(b, "Where", mask, IN(p->in_scales),
-                                      og_rule_cast(b, og_gb_const_i64(b, id, na), sdt));
+        if (rc->use_sizes || rc->either) {
+            int ids;
+            if (in >= 0) {
+                for (int j = 0; j < na; j++) id[j] = ps[rc->ax[j]];
+                ids = og_gb_const_i64(b, id, na);
+            } else { /* the probe's own dims (d's is masked) */
+                int parts[OG_MAX_RANK];
+                int64_t one = 1;
+                for (int j = 0; j < na; j++)
+                    parts[j] = rc->ax[j] == bx  ? L1
+                               : rc->ax[j] == d ? D1
+                                                : og_gb_const_i64(b, &one, 1);
+                ids = concat_i64(b, na, parts);
+            }
+            ins[p->in_sizes] = probe_param(b, rc->either, mask, IN(p->in_sizes), ids);
+        }
+        if (!rc->use_sizes || rc->either) {
+            og_dtype sdt = og_gb_value(b, IN(p->in_scales))->dtype;
+            for (int j = 0; j < na; j++) id[j] = 1;
+            ins[p->in_scales] = probe_param(b, rc->either, mask, IN(p->in_scales),
+                                            og_rule_cast(b, og_gb_const_i64(b, id, na), sdt));
+        }
     }
     if (rc->has_roi) {
         og_dtype rdt = og_gb_value(b, IN(p->in_roi))->dtype;
@@ -458,7 +467,12 @@ static int probe_matrix(og_gb *b, const og_node *n, const resize_ctx *rc, int d,
     }
     int res = og_gb_op(b, n->op_type, n->n_in, ins);
     int node = og_gb_last(b);
-    og_gb_copy_attrs(b, node, n, "extrapolation_value");
+    og_gb_copy_attrs(b, node, n, p->n_attr_scales > 0 ? "scales" : "extrapolation_value");
+    if (p->n_attr_scales > 0) {
+        float f[OG_MAX_RANK];
+        for (int a = 0; a < r; a++) f[a] = a == d ? (float)p->attr_scales[a] : 1.0f;
+        og_gb_attr_floats(b, node, "scales", f, r);
+    }
     if (p->coord == OG_COORD_TF_CROP_AND_RESIZE)
         og_gb_attr_float(b, node, "extrapolation_value", 0);
     int64_t s2[2] = {d < bx ? -1 : L, d < bx ? L : -1}, perm[2] = {1, 0}, m1 = -1;
@@ -487,10 +501,11 @@ static int probe_matrix(og_gb *b, const og_node *n, const resize_ctx *rc, int d,
  * or folded from Shape subgraphs of static shapes); an axis whose scale is 1 (or whose size
  * is its input dim, symbolic or not) under a mode that maps it identically is skipped;
  * otherwise M_d is computed at run time by probe_matrix (needs rank >= 2,
- * keep_aspect_ratio_policy stretch, not tf_half_pixel_for_nn with linear or cubic, and telling
- * statically which of scales and sizes is given; an input dim of d known only at run time
- * also needs opset 11 and scales or sizes as inputs, and an axis whose size may be its
- * unknown input dim gets the run-time identity of that size). */
+ * keep_aspect_ratio_policy stretch where sizes may be used, not tf_half_pixel_for_nn with
+ * linear or cubic; scales and sizes both given with neither's length known statically are
+ * both masked to their run-time length); an input dim of d known only at run time
+ * gets the identity of that size built at run time, at any opset, and so does an axis whose
+ * size may be its unknown input dim). */
 static og_status g_resize(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     if (!WANTS(0)) return og_gb_status(b);
@@ -528,11 +543,10 @@ static og_status g_resize(og_gb *b, const og_node *n, const int *dy, int *dx)
         return og_gb_fail(b, n, OG_ERR_MODEL, "neither scales nor sizes is given");
     if (has_sc && has_sz && len_sc && len_sz)
         return og_gb_fail(b, n, OG_ERR_MODEL, "scales and sizes are both given");
-    if (has_sc && has_sz && !len_sc && !len_sz)
-        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                          "Resize gradient: cannot tell statically which of scales and sizes "
-                          "is given");
-    rc.use_sizes = !attr && has_sz && (!has_sc || len_sz);
+    /* both given, neither's length known: the one used is told at run time (its values
+     * unknown, every resized axis gets its matrix at run time) */
+    rc.either = has_sc && has_sz && !len_sc && !len_sz;
+    rc.use_sizes = !attr && has_sz && (!has_sc || len_sz) && !rc.either;
     use = rc.use_sizes ? &sz : &sc;
     if (!attr && !(rc.use_sizes ? len_sz : len_sc)) use->n = na; /* values unknown */
     if (has_roi && !len_roi) roi.n = 2 * na;
@@ -566,7 +580,8 @@ static og_status g_resize(og_gb *b, const og_node *n, const int *dy, int *dx)
     if (st) return og_gb_fail(b, n, st, "%s", og_last_error());
     /* per axis: 0 skip (identity), 1 constant matrix, 2 matrix at run time */
     int how[OG_MAX_RANK];
-    bool keep = rc.use_sizes && p->keep != OG_KEEP_STRETCH, all_known = true, runtime = false;
+    bool keep = (rc.use_sizes || rc.either) && p->keep != OG_KEEP_STRETCH, all_known = true,
+         runtime = false;
     for (int j = 0; j < na; j++)
         all_known = all_known && use->kind[j] == F_NUM && xdims[rc.ax[j]] >= 0;
     for (int d = 0; d < r; d++) {
@@ -584,15 +599,6 @@ static og_status g_resize(og_gb *b, const og_node *n, const int *dy, int *dx)
                                    : use->kind[j] == F_NUM && use->v[j] == 1.0;
         bool roi_unit = !has_roi || (roi_known && roi.v[j] == 0.0 && roi.v[na + j] == 1.0);
         if (unit && roi_unit && p->coord != OG_COORD_TF_HALF_PIXEL_FOR_NN) continue;
-        /* an input dim known at run time only: the probe's identity is built at run time
-         * (Range and OneHot from opset 11, EyeLike of a ConstantOfShape at 9 and 10; the
-         * scales or sizes inputs, not Upsample-7's attribute, which exists only below 9) */
-        if (xdims[d] < 0 && (attr || og_gb_opset(b) < 9))
-            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                              "Resize gradient needs the size of input axis %d to be static "
-                              "below opset 9 (Upsample with its scales attribute: no op "
-                              "builds an identity of a run-time size there)",
-                              d);
         how[d] = 2;
         runtime = true;
     }

@@ -78,6 +78,39 @@ int og_rule_slice(og_gb *b, int x, const int64_t *axes, const int64_t *starts, c
     return r;
 }
 
+int og_rule_slice_rt(og_gb *b, int x, int starts, int ends, const int64_t *axes, int k)
+{
+    if (og_gb_status(b) || x < 0 || starts < 0 || ends < 0) return -1;
+    if (og_gb_opset(b) >= 10) {
+        int in[4] = {x, starts, ends, og_gb_const_i64(b, axes, k)};
+        return og_gb_op(b, "Slice", 4, in);
+    }
+    for (int i = 0; i < k; i++) {
+        int64_t zero = 0, lo = i, hi = i + 1;
+        int s = k == 1 ? starts : og_rule_slice(b, starts, &zero, &lo, &hi, NULL, 1);
+        int e = k == 1 ? ends : og_rule_slice(b, ends, &zero, &lo, &hi, NULL, 1);
+        int len = og_rule_reshape_c(b, og_rule_sub(b, e, s), NULL, 0);
+        x = og_gb_op2(b, "Gather", x, og_rule_add(b, og_rule_iota(b, len), s));
+        og_gb_attr_int(b, og_gb_last(b), "axis", axes[i]);
+    }
+    return x;
+}
+
+int og_rule_shape_tail(og_gb *b, int v, int64_t from)
+{
+    int64_t big = INT64_MAX, zero = 0;
+    return og_rule_slice(b, og_gb_op1(b, "Shape", v), &zero, &from, &big, NULL, 1);
+}
+
+int og_rule_relu_i64(og_gb *b, int v)
+{
+    if (og_gb_opset(b) >= 9) {
+        int z = og_gb_scalar_i64(b, 0, OG_INT64);
+        return og_gb_op3(b, "Where", og_gb_op2(b, "Less", v, z), z, v);
+    }
+    return og_rule_cast(b, og_gb_op1(b, "Relu", og_rule_cast(b, v, OG_DOUBLE)), OG_INT64);
+}
+
 int og_rule_reduce(og_gb *b, const char *op, int x, const int64_t *axes, int k, bool keep)
 {
     if (k == 0) return x;
@@ -105,6 +138,112 @@ int og_rule_reduced_count(og_gb *b, int x, const int64_t *axes, int k, int reduc
         cnt *= v->dims[axes[i]];
     }
     return og_gb_scalar(b, (double)cnt, dt);
+}
+
+int og_rule_dim(og_gb *b, int v, int axis)
+{
+    if (og_gb_status(b) || v < 0) return -1;
+    int64_t d = og_gb_value(b, v)->dims[axis];
+    if (d >= 0) return og_gb_scalar_i64(b, d, OG_INT64);
+    return og_gb_op2(b, "Gather", og_gb_op1(b, "Shape", v), og_gb_scalar_i64(b, axis, OG_INT64));
+}
+
+/* A graph input of sub `name` (prefix + suffix) of type dt and rank `rank` (the next one) */
+static int body_input(og_gb *eb, og_graph *B, const char *prefix, const char *suffix, og_dtype dt,
+                      int rank)
+{
+    char *name = og_strfmt(B->alloc, "%s%s", prefix, suffix);
+    int v = name ? og_graph_add_value(B, name) : -1;
+    og_free(B->alloc, name);
+    int *in = v >= 0 ? og_realloc(B->alloc, B->inputs, (size_t)B->n_inputs * sizeof *in,
+                                  (size_t)(B->n_inputs + 1) * sizeof *in)
+                     : NULL;
+    if (!in) return og_gb_fail(eb, NULL, OG_ERR_NOMEM, "out of memory");
+    B->inputs = in;
+    in[B->n_inputs++] = v;
+    og_value *val = &B->values[v];
+    val->kind = OG_VALUE_INPUT;
+    val->is_graph_input = val->has_value_info = true;
+    val->dtype = dt;
+    val->rank = rank;
+    return v;
+}
+
+/* The body of og_rule_iota's Loop, (i, cond, c) -> (cond, c, i), as attribute "body" of
+ * node; value names start with prefix (the Loop's output name: no other value has it). */
+static void iota_body(og_gb *b, int node, const char *prefix)
+{
+    og_graph *B = og_graph_new_sub(og_gb_graph(b));
+    char *pre = B ? og_strfmt(B->alloc, "%s_body", prefix) : NULL;
+    og_gb *eb = pre && (B->name = og_strdup(B->alloc, pre)) ? og_gb_open(B, pre) : NULL;
+    og_status st = OG_ERR_NOMEM;
+    if (!eb) {
+        og_gb_fail(b, NULL, st, "out of memory");
+        goto done;
+    }
+    int in[3], out[3];
+    in[0] = body_input(eb, B, pre, "_i", OG_INT64, 0);
+    in[1] = body_input(eb, B, pre, "_cond", OG_BOOL, 0);
+    in[2] = body_input(eb, B, pre, "_c", OG_INT64, 0);
+    og_dtype dt[3] = {OG_BOOL, OG_INT64, OG_INT64};
+    for (int k = 0; k < 3; k++) out[k] = og_gb_op1(eb, "Identity", in[(k + 1) % 3]);
+    int *outs = og_gb_status(eb) ? NULL : og_malloc(B->alloc, 3 * sizeof *outs);
+    if (outs) {
+        B->outputs = outs;
+        B->n_outputs = 3;
+        for (int k = 0; k < 3; k++) {
+            outs[k] = out[k];
+            B->values[out[k]].is_graph_output = B->values[out[k]].has_value_info = true;
+            B->values[out[k]].dtype = dt[k];
+        }
+    } else {
+        og_gb_fail(eb, NULL, OG_ERR_NOMEM, "out of memory");
+    }
+    st = og_gb_close(eb);
+    if (!st) st = og_graph_finalize(B);
+    if (st)
+        og_gb_fail(b, NULL, st, "%s", og_last_error());
+    else
+        og_gb_attr_graph(b, node, "body", B);
+done:
+    if (B) og_free(B->alloc, pre);
+    og_graph_free(B);
+}
+
+int og_rule_iota(og_gb *b, int n)
+{
+    if (og_gb_status(b) || n < 0) return -1;
+    if (og_gb_opset(b) >= 11)
+        return og_gb_op3(b, "Range", og_gb_scalar(b, 0.0, OG_INT64), n,
+                         og_gb_scalar(b, 1.0, OG_INT64));
+    int64_t one = 1, m1 = -1;
+    if (og_gb_opset(b) >= 9) {
+        int ones = og_gb_op2(b, "Expand", og_gb_scalar(b, 1.0, OG_INT64),
+                             og_rule_reshape_c(b, n, &one, 1));
+        return og_rule_reshape_c(b, og_gb_op1(b, "NonZero", ones), &m1, 1);
+    }
+    /* Loop-1 wants a carried value: n itself, passed through */
+    int in[3] = {n, -1, n}, out[2];
+    int node = og_gb_op_ext(b, "", "Loop", 3, in, 2, NULL, out);
+    if (node < 0) return -1;
+    char *prefix = og_strdup(og_gb_alloc(b), og_gb_value(b, out[1])->name);
+    if (!prefix) return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+    iota_body(b, node, prefix);
+    og_free(og_gb_alloc(b), prefix);
+    return og_gb_status(b) ? -1 : out[1];
+}
+
+int og_rule_iota_dim(og_gb *b, int v, int axis)
+{
+    if (og_gb_status(b) || v < 0) return -1;
+    int64_t d = og_gb_value(b, v)->dims[axis];
+    if (d < 0 || d > (1 << 24)) return og_rule_iota(b, og_rule_dim(b, v, axis));
+    int64_t *iv = og_malloc(og_gb_alloc(b), (size_t)(d + 1) * sizeof *iv);
+    if (!iv) return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+    for (int64_t k = 0; k < d; k++) iv[k] = k;
+    int r = og_gb_const_i64(b, iv, (int)d);
+    og_free(og_gb_alloc(b), iv);
+    return r;
 }
 
 int og_rule_matmul_axis(og_gb *b, int x, int m, int r, int axis)

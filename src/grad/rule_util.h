@@ -51,12 +51,30 @@ int og_rule_unsqueeze(og_gb *b, int x, const int64_t *axes, int k);
  * attribute form before (steps NULL: 1; other steps need opset 10). */
 int og_rule_slice(og_gb *b, int x, const int64_t *axes, const int64_t *starts, const int64_t *ends,
                   const int64_t *steps, int k);
+/* x[starts[i] : ends[i]] along axes[i] (k constant axes), starts and ends 1-D int64 values
+ * of k entries known at run time with 0 <= start <= end <= dim: Slice with inputs from
+ * opset 10, before a Gather of start + og_rule_iota(end − start) per axis. */
+int og_rule_slice_rt(og_gb *b, int x, int starts, int ends, const int64_t *axes, int k);
+/* Shape(v)[from:] as a 1-D int64 value, at any opset */
+int og_rule_shape_tail(og_gb *b, int v, int64_t from);
+/* max(v, 0) of an int64 value: Where and Less from opset 9, before a Relu in double
+ * (exact for |v| < 2^53) */
+int og_rule_relu_i64(og_gb *b, int v);
 /* Reduce* op `op` of x over axes with keepdims `keep`, in the form of the graph's opset
  * (axes as an input from 13 for ReduceSum, from 18 for the others).  No axes: x itself. */
 int og_rule_reduce(og_gb *b, const char *op, int x, const int64_t *axes, int k, bool keep);
 /* The count of the elements a reduction of x over axes sums, as a scalar of dtype dt: a
  * constant when x's dims there are known, else Size(x) / Size(reduced). */
 int og_rule_reduced_count(og_gb *b, int x, const int64_t *axes, int k, int reduced, og_dtype dt);
+/* 0 .. n − 1 as a 1-D int64 value, n a rank-0 int64 value known at run time: Range from
+ * opset 11, the indices of NonZero over n ones at opsets 9 and 10, before a Loop (opset 1)
+ * of n trips whose body gives its iteration number as a scan output. */
+int og_rule_iota(og_gb *b, int n);
+/* 0 .. d − 1 for d dim `axis` of value v: a constant when d is static, else og_rule_iota. */
+int og_rule_iota_dim(og_gb *b, int v, int axis);
+/* Dim `axis` of value v as a rank-0 int64 value: a constant when static, else gathered from
+ * Shape(v). */
+int og_rule_dim(og_gb *b, int v, int axis);
 /* x (rank r) ·_axis m: axis `axis` of x contracted with the first axis of the matrix m */
 int og_rule_matmul_axis(og_gb *b, int x, int m, int r, int axis);
 /* ScatterElements(data, idx, upd) along axis (Scatter before opset 11), with reduction red

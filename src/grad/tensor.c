@@ -44,14 +44,6 @@ static int slice_axis(og_gb *b, int x, int64_t start, int64_t end, int64_t axis)
     return og_rule_slice(b, x, &axis, &start, &end, NULL, 1);
 }
 
-/* x[start:end] along axis with runtime 1-D bounds (opset >= 10). */
-static int slice_rt(og_gb *b, int x, int start, int end, int64_t axis)
-{
-    int in[4] = {x, start, end, const1(b, axis)};
-    if (start < 0 || end < 0) return -1;
-    return og_gb_op(b, "Slice", 4, in);
-}
-
 /* 1-D [dim] of forward value v along axis: a constant when static, else from Shape. */
 static int dim1(og_gb *b, int v, int axis)
 {
@@ -110,13 +102,11 @@ static int norm_axis(int64_t a, int rank)
 }
 
 /* The index grid of forward value x: int64, x's shape, holding 0 .. size(x)-1 in order
- * (opset >= 11).  *numel gets Size(x). */
+ * (og_rule_iota: any opset).  *numel gets Size(x). */
 static int index_grid(og_gb *b, int x, int *numel)
 {
     *numel = og_gb_op1(b, "Size", x);
-    int r =
-        og_gb_op3(b, "Range", og_gb_scalar(b, 0, OG_INT64), *numel, og_gb_scalar(b, 1, OG_INT64));
-    return og_gb_op2(b, "Reshape", r, og_gb_op1(b, "Shape", x));
+    return og_gb_op2(b, "Reshape", og_rule_iota(b, *numel), og_gb_op1(b, "Shape", x));
 }
 
 /* The adjoint of an index map: map (shaped like dy) holds, for each element of dy, the
@@ -133,12 +123,11 @@ static int scatter_back(og_gb *b, const og_node *n, int x, int numel, int map, i
     int size = spare ? og_gb_op2(b, "Add", numel, og_gb_scalar(b, 1, OG_INT64)) : numel;
     int zeros =
         og_gb_op2(b, "Expand", og_gb_scalar_like(b, 0.0, x), og_gb_op2(b, "Reshape", size, flat));
-    int s = og_gb_op3(b, "ScatterElements", zeros, og_gb_op2(b, "Reshape", map, flat),
-                      og_gb_op2(b, "Reshape", dy, flat));
-    int node = og_gb_last(b);
-    og_gb_attr_int(b, node, "axis", 0);
-    if (dup) og_gb_attr_string(b, node, "reduction", "add");
-    if (spare) s = slice_rt(b, s, const1(b, 0), og_gb_op2(b, "Reshape", numel, flat), 0);
+    int s = og_rule_scatter_elements(b, zeros, og_gb_op2(b, "Reshape", map, flat),
+                                     og_gb_op2(b, "Reshape", dy, flat), 0, dup ? "add" : NULL);
+    int64_t axis0 = 0;
+    if (spare)
+        s = og_rule_slice_rt(b, s, const1(b, 0), og_gb_op2(b, "Reshape", numel, flat), &axis0, 1);
     return og_gb_op2(b, "Reshape", s, og_gb_op1(b, "Shape", x));
 }
 
@@ -192,7 +181,7 @@ static og_status g_cast(og_gb *b, const og_node *n, const int *dy, int *dx)
 /* ---- Concat / Split ------------------------------------------------------------------ */
 
 /* dx_i = dy[off_i : off_i + d_i] along the axis; offsets are constants while the dims
- * before are static, runtime sums of Shape entries after (opset >= 10). */
+ * before are static, runtime sums of Shape entries after (og_rule_slice_rt). */
 static og_status g_concat(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     int rank = og_gb_value(b, n->out[0])->rank;
@@ -211,13 +200,10 @@ static og_status g_concat(og_gb *b, const og_node *n, const int *dy, int *dx)
             off += d;
             continue;
         }
-        if (og_gb_opset(b) < 10)
-            return og_gb_fail(
-                b, n, OG_ERR_UNSUPPORTED,
-                "Concat gradient with a dynamic dim along the axis needs opset >= 10");
         if (off_rt < 0) off_rt = const1(b, off);
         int end = og_gb_op2(b, "Add", off_rt, dim1(b, x, axis));
-        if (og_gb_wants(b, n, i)) dx[i] = slice_rt(b, dy[0], off_rt, end, axis);
+        int64_t ax = axis;
+        if (og_gb_wants(b, n, i)) dx[i] = og_rule_slice_rt(b, dy[0], off_rt, end, &ax, 1);
         off_rt = end;
     }
     return og_gb_status(b);
@@ -295,12 +281,13 @@ static int zeros_as(og_gb *b, int t, og_dtype dt)
 
 /* Slice-1's dx with sliced dims known only at run time (no Slice with computed bounds, no
  * Pad with computed pads, no ConstantOfShape before opset 9-10): axis by axis from the last,
- * g = Concat(0·X_j[:s], g, 0·X_j[e:]) along the axis, X_j being X sliced on the axes before
- * it (so X_j's shape is g's with this axis restored); Slice itself clamps s and e, so the
- * two pieces are the positions before and after the slice for any signs.  Bounds of one
- * sign with e <= s give an empty slice whatever the size: zeros.  Bounds of mixed signs
- * that turn out empty (e < s once clamped) would count positions twice: the sizes then
- * differ from X's and the run fails (no wrong values). */
+ * g = Concat(0·P, g, 0·Q) along the axis, P and Q the positions of X_j before and after the
+ * slice, X_j being X sliced on the axes before it (so X_j's shape is g's with this axis
+ * restored).  Slice itself clamps s and e, so P = X_j[:s] and Q = X_j[e:] for bounds of one
+ * sign (those with e <= s are empty whatever the size: zeros).  With mixed signs the slice
+ * may turn out empty (clamped e' < s'), where those two would overlap: for s < 0 <= e, P =
+ * X_j[:s][:e] (min(s', e') positions), for e < 0 <= s, Q = X_j[s:][e:] (min(−e, D − s')),
+ * which are P and Q when the slice is not empty and add up to D when it is. */
 static int slice1_back_dyn(og_gb *b, int x, int dy, int r, int k, const int64_t *st,
                            const int64_t *en, const int64_t *ax)
 {
@@ -313,8 +300,13 @@ static int slice1_back_dyn(og_gb *b, int x, int dy, int r, int k, const int64_t 
     int g = dy;
     for (int i = k - 1; i >= 0; i--) {
         int64_t a = norm_axis(ax[i], r);
-        int parts[3] = {zeros_as(b, slice_axis(b, xs[i], 0, st[i], a), dt), g,
-                        zeros_as(b, slice_axis(b, xs[i], en[i], INT64_MAX, a), dt)};
+        int pre = slice_axis(b, xs[i], 0, st[i], a), post;
+        if (st[i] < 0 && en[i] >= 0) pre = slice_axis(b, pre, 0, en[i], a);
+        if (st[i] >= 0 && en[i] < 0)
+            post = slice_axis(b, slice_axis(b, xs[i], st[i], INT64_MAX, a), en[i], INT64_MAX, a);
+        else
+            post = slice_axis(b, xs[i], en[i], INT64_MAX, a);
+        int parts[3] = {zeros_as(b, pre, dt), g, zeros_as(b, post, dt)};
         g = og_gb_op(b, "Concat", 3, parts);
         og_gb_attr_int(b, og_gb_last(b), "axis", a);
     }
@@ -336,10 +328,6 @@ static og_status g_slice(og_gb *b, const og_node *n, const int *dy, int *dx)
     int k;
     if (n->since_version >= 10 && !slice_static_ok(b, n, r, xv)) {
         /* runtime bounds or dims: slice the index grid the same way and scatter back */
-        if (og_gb_opset(b) < 11)
-            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                              "Slice gradient with runtime starts, ends, axes, steps or "
-                              "sliced dims needs opset >= 11");
         int numel, in[5];
         for (int i = 0; i < 5; i++) in[i] = i < n->n_in ? n->in[i] : -1;
         in[0] = index_grid(b, x, &numel);
@@ -562,9 +550,25 @@ static og_status g_pad(og_gb *b, const og_node *n, const int *dy, int *dx)
 
 /* ---- Tile, Expand, Trilu ------------------------------------------------------------- */
 
-/* Runtime repeats (or too many axes to split): tile the index grid and scatter-add dy. */
-static og_status tile_runtime(og_gb *b, const og_node *n, const int *dy, int *dx)
+/* Runtime repeats (or too many axes to split).  Up to rank OG_MAX_RANK / 2: dy reshaped to
+ * [r_0, d_0, r_1, d_1, ...] (the shape interleaved from the repeats and Shape(x) at run
+ * time) and summed over the repeat axes, at any opset; above, tile the index grid and
+ * scatter-add dy (opset 16). */
+static og_status tile_runtime(og_gb *b, const og_node *n, const int *dy, int *dx, int r)
 {
+    if (2 * r <= OG_MAX_RANK) {
+        int parts[OG_MAX_RANK];
+        int64_t axes[OG_MAX_RANK / 2];
+        for (int d = 0; d < r; d++) {
+            parts[2 * d] = slice_axis(b, n->in[1], d, d + 1, 0);
+            parts[2 * d + 1] = dim1(b, n->in[0], d);
+            axes[d] = 2 * d;
+        }
+        int sh = og_gb_op(b, "Concat", 2 * r, parts);
+        og_gb_attr_int(b, og_gb_last(b), "axis", 0);
+        dx[0] = og_gb_reduce_sum(b, og_gb_op2(b, "Reshape", dy[0], sh), axes, r, false);
+        return og_gb_status(b);
+    }
     int numel, map = og_gb_op2(b, "Tile", index_grid(b, n->in[0], &numel), n->in[1]);
     dx[0] = scatter_back(b, n, n->in[0], numel, map, dy[0], false, true);
     return og_gb_status(b);
@@ -582,17 +586,17 @@ static og_status g_tile(og_gb *b, const og_node *n, const int *dy, int *dx)
     if (r < 0) return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "Tile gradient needs the rank");
     if (n->since_version < 6 || n->n_in < 2)
         return og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "Tile gradient needs opset >= 6");
-    if (known_ints(b, n->in[1], rep, OG_MAX_RANK) != r) return tile_runtime(b, n, dy, dx);
+    if (known_ints(b, n->in[1], rep, OG_MAX_RANK) != r) return tile_runtime(b, n, dy, dx, r);
     int64_t shape[OG_MAX_RANK], sum_axes[OG_MAX_RANK];
     int parts[OG_MAX_RANK], k = 0, ns = 0;
     bool stat = true;
     for (int d = 0; d < r; d++) {
         if (rep[d] != 1) {
-            if (k == OG_MAX_RANK) return tile_runtime(b, n, dy, dx);
+            if (k == OG_MAX_RANK) return tile_runtime(b, n, dy, dx, r);
             sum_axes[ns++] = k;
             shape[k++] = rep[d];
         }
-        if (k == OG_MAX_RANK) return tile_runtime(b, n, dy, dx);
+        if (k == OG_MAX_RANK) return tile_runtime(b, n, dy, dx, r);
         shape[k++] = xv->dims[d];
         stat = stat && xv->dims[d] >= 0;
     }

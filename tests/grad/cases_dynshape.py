@@ -112,13 +112,16 @@ def cases():
     # Opset 9 (skl2onnx's linear models import it): no Slice with computed bounds, so the
     # axes decided at run time take their first entries by a Gather.  p = w reshaped by its
     # own run-time shape: [?, ?, ?], really [1, 5, 4] and [2, 1, 4], against x [2, 5, 4].
+    # Opsets 7 and 8 the same way, the sum broadcast back by an Add (no Expand at 7), the
+    # choice by arithmetic (no Where) and the first entries by an iota Loop (no NonZero).
     for wshape in ((1, 5, 4), (2, 1, 4)):
         wv = rand(*wshape)
-        m = model([node("Shape", ["w"], ["sw"]), node("Reshape", ["w", "sw"], ["p"]),
-                   node("Add", ["x", "p"], ["t"]), node("Tanh", ["t"], ["y"])],
-                  {"x": x}, ["y"], {"w": wv}, opset=9)
-        out.append(("bcast_runtime_v9_%s" % "x".join(map(str, wshape)),
-                    _declare(m, "y", [2, 5, 4]), {"x": x}))
+        for opset in (7, 8, 9):
+            m = model([node("Shape", ["w"], ["sw"]), node("Reshape", ["w", "sw"], ["p"]),
+                       node("Add", ["x", "p"], ["t"]), node("Tanh", ["t"], ["y"])],
+                      {"x": x}, ["y"], {"w": wv}, opset=opset)
+            out.append(("bcast_runtime_v%d_%s" % (opset, "x".join(map(str, wshape))),
+                        _declare(m, "y", [2, 5, 4]), {"x": x}))
     # Peers: [?, 4] (every dim unknown statically) + [4] and [?, 4]·[4, 3] at opset 9: axis 0
     # of the output can only be the first operand's, so nothing is left to run time.
     xe, we, be = rand(3, 4), rand(4, 3), rand(4)
@@ -160,6 +163,12 @@ def conv_cases():
                     {"w": w, "b": bias}, opset=13)
         shp = [d.dim_value for d in ref.graph.output[0].type.tensor_type.shape.dim]
         out.append(("conv_dyn_" + name, _declare(m, "y", shp), {"x": x}))
+        # below opset 10: the cuts by Gathers of a run-time iota (SAME's dW needs Pad-11)
+        for opset in (7, 9):  # SAME's dW: zeros concatenated by Gathers (no Pad-11)
+            m = model(_dyn_spatial(x.shape) + [node("Conv", ["xr", "w", "b"], ["c"], **attrs),
+                                               node("Tanh", ["c"], ["y"])],
+                      {"x": x}, ["y"], {"w": w, "b": bias}, opset=opset)
+            out.append(("conv_dyn_%s_v%d" % (name, opset), _declare(m, "y", shp), {"x": x}))
     for name, attrs in (("k3s2p1", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])),
                         ("k2s2", dict(kernel_shape=[2, 2], strides=[2, 2])),
                         ("k3s1_tiny", dict(kernel_shape=[3, 3], strides=[1, 1]))):
@@ -197,7 +206,8 @@ def static_free_cases():
     ]
     x = rand(2, 3, 7, 6)
     for name, attrs in pools:
-        for opset in (11, 13):
+        # 7 and 9: the cuts by Gathers of a run-time iota, ones without Expand at 7
+        for opset in (11, 13) if "ceil" in name else (7, 9, 11, 13):
             m = model(_dyn_spatial(x.shape) + [node("AveragePool", ["xr"], ["p"], **attrs),
                                                  node("Tanh", ["p"], ["y"])],
                       {"x": x}, ["y"], opset=opset)
@@ -209,11 +219,13 @@ def static_free_cases():
                         ("p1_k2s1", dict(kernel_shape=[2, 2], p=1)),
                         ("p3_same_upper", dict(kernel_shape=[3, 2], strides=[2, 1], p=3,
                                                auto_pad="SAME_UPPER"))):
-        m = model(_dyn_spatial(x.shape) + [node("LpPool", ["xr"], ["y"], **attrs)],
-                  {"x": x}, ["y"], opset=13)
-        ref = model([node("LpPool", ["x"], ["y"], **attrs)], {"x": x}, ["y"], opset=13)
-        shp = [d.dim_value for d in ref.graph.output[0].type.tensor_type.shape.dim]
-        out.append(("lppool_dyn_%s" % name, _declare(m, "y", shp), {"x": x}))
+        for opset in (7, 9, 13):
+            m = model(_dyn_spatial(x.shape) + [node("LpPool", ["xr"], ["y"], **attrs)],
+                      {"x": x}, ["y"], opset=opset)
+            ref = model([node("LpPool", ["x"], ["y"], **attrs)], {"x": x}, ["y"], opset=opset)
+            shp = [d.dim_value for d in ref.graph.output[0].type.tensor_type.shape.dim]
+            out.append(("lppool_dyn_%s%s" % (name, "" if opset == 13 else "_v%d" % opset),
+                        _declare(m, "y", shp), {"x": x}))
     # ConvTranspose (explicit pads, VALID, SAME) with X's channel count and sizes hidden
     xc = rand(2, 4, 5, 4)
     for name, attrs, group in (
@@ -247,6 +259,13 @@ def static_free_cases():
                     {"w": w, "b": bias}, opset=13)
         shp = [d.dim_value for d in ref.graph.output[0].type.tensor_type.shape.dim]
         out.append(("convtranspose_dyn_" + name, _declare(m, "y", shp), {"x": xc}))
+        if name in ("plain", "s2p1op1", "group2_s2", "valid_s2", "oshape_odd",
+                    "oshape_group2", "oshape_beyond"):  # below opset 10 too
+            m = model(_dyn_spatial(xc.shape) +
+                      [node("ConvTranspose", ["xr", "w", "b"], ["c"], **attrs),
+                       node("Tanh", ["c"], ["y"])],
+                      {"x": xc}, ["y"], {"w": w, "b": bias}, opset=9)
+            out.append(("convtranspose_dyn_%s_v9" % name, _declare(m, "y", shp), {"x": xc}))
     # per-activation BatchNormalization (opset 7, spatial 0) with X's dims hidden: given
     # statistics and batch statistics
     xb = rand(3, 2, 3, low=-2, high=2)
@@ -329,12 +348,13 @@ def static_free_cases():
     plane = (2 * hh + pick[..., 0]) * 6 + 2 * ww + pick[..., 1]
     ind = (np.arange(6)[:, None, None] * 24 + plane).reshape(2, 3, 2, 3).astype(I64)
     for tag, shp in (("equal", [2, 3, 4, 6]), ("larger", [2, 3, 5, 7])):
-        for opset in (11,):
+        for opset in (9, 11):  # 9: the covered block gathered by a run-time iota (no Slice)
             m = model(_dyn_spatial(xu.shape) +
                       [node("MaxUnpool", ["xr", "i", "s"], ["p"], kernel_shape=[2, 2],
                             strides=[2, 2]), node("Tanh", ["p"], ["y"])],
                       {"x": xu}, ["y"], consts={"i": ind, "s": np.array(shp, I64)}, opset=opset)
-            out.append(("maxunpool_dyn_output_shape_%s" % tag, _declare(m, "y", shp), {"x": xu}))
+            out.append(("maxunpool_dyn_output_shape_%s%s" % (tag, "_v9" if opset == 9 else ""),
+                        _declare(m, "y", shp), {"x": xu}))
     # 1-D with pads: covered (3 − 1)·2 + 2 − 1 − 1 = 4, output_shape the same
     xv = rand(1, 2, 3)
     m = model(_dyn_spatial(xv.shape) +
@@ -451,6 +471,32 @@ def static_free_cases():
             ref = model([node("Slice", ["x"], ["y"], **kw)], {"x": xs1}, ["y"], opset=opset)
             shp = [d.dim_value for d in ref.graph.output[0].type.tensor_type.shape.dim]
             out.append(("slice1_dyn_%s_v%d" % (tag, opset), _declare(m, "y", shp), {"x": xs1}))
+    # Slice-1 with bounds of mixed signs, dims hidden: empty at run time (start -1, end 1
+    # on 4; start 3, end -3 on 5; a start past the end with a negative end) next to a
+    # non-empty slice concatenated along the same axis (so that dX's shape shows), and not
+    # empty (the pieces before and after are X[:s] and X[e:] there)
+    for tag, kw, other, axis in (
+            ("empty_neg_pos", dict(starts=[-1], ends=[1], axes=[0]),
+             dict(starts=[1], ends=[3], axes=[0]), 0),
+            ("empty_pos_neg_two_axes", dict(starts=[1, 3], ends=[3, -3], axes=[0, 1]),
+             dict(starts=[0], ends=[2], axes=[0]), 1),
+            ("empty_past_end_neg", dict(starts=[9], ends=[-2], axes=[2]),
+             dict(starts=[1], ends=[-1], axes=[2]), 2),
+            ("mixed_not_empty", dict(starts=[-3, 1], ends=[3, -1], axes=[1, 2]), None, 1)):
+        for opset in (7, 9):
+            nodes = [node("Slice", ["xr"], ["p"], **kw)]
+            if other:
+                nodes += [node("Slice", ["xr"], ["q"], **other),
+                          node("Concat", ["p", "q"], ["c"], axis=axis)]
+            else:
+                nodes += [node("Identity", ["p"], ["c"])]
+            m = model(_dyn_spatial(xs1.shape) + nodes + [node("Tanh", ["c"], ["y"])],
+                      {"x": xs1}, ["y"], opset=opset)
+            ref = model([node("Slice", ["x"], ["y"], **(other or kw))], {"x": xs1}, ["y"],
+                        opset=opset)
+            shp = [d.dim_value for d in ref.graph.output[0].type.tensor_type.shape.dim]
+            out.append(("slice1_dyn_mixed_%s_v%d" % (tag, opset), _declare(m, "y", shp),
+                        {"x": xs1}))
     # Scatter-9 whose indices' dims are hidden (reshaped by their own Shape): the updates'
     # gradient gathered from dY at flat offsets built from NonZero over the indices' shape
     for tag, dshape, ind, axis in (
@@ -495,6 +541,95 @@ def static_free_cases():
                           "c2": np.array([2], I64), "one1": np.array([1], I64),
                           "zero1": np.array([0], I64), "ax": np.array([cut], I64)}, opset=10)
         out.append(("scatter_dyn_v10_axis%d" % axis, _declare(m, "y", [3, 4]), {"x": xs}))
+    # Gather below opset 9 with data's dims hidden: the one-hot of the indices compared
+    # with a run-time iota of the gathered dim (a Loop: no Range, OneHot or NonZero there);
+    # repeated and negative indices, int32 indices, axis 0 and 1
+    xg1 = rand(4, 3, 2)
+    for tag, ind, axis in (("axis0_rep_neg", np.array([[1, -1], [1, 0], [3, -4]], I64), 0),
+                           ("axis1_i32", np.array([2, -3, 2], np.int32), 1),
+                           ("axis1_scalar", np.array(-2, I64), 1)):
+        for opset in (7, 8):
+            m = model(_dyn_spatial(xg1.shape) + [node("Gather", ["xr", "i"], ["g"], axis=axis),
+                                                 node("Tanh", ["g"], ["y"])],
+                      {"x": xg1}, ["y"], consts={"i": ind}, opset=opset)
+            ref = model([node("Gather", ["x", "i"], ["y"], axis=axis)], {"x": xg1}, ["y"],
+                        consts={"i": ind}, opset=opset)
+            shp = [d.dim_value for d in ref.graph.output[0].type.tensor_type.shape.dim]
+            out.append(("gather_dyn_v%d_%s" % (opset, tag), _declare(m, "y", shp), {"x": xg1}))
+    # Upsample-7 (scales an attribute, opsets 7 and 8), Upsample-9 and Resize-10 with
+    # X's dims hidden, nearest and linear, integer and non-integer scales: the probe's
+    # identity of the run-time size from a run-time iota at every opset
+    xu7 = rand(2, 3, 4, 5)
+    for op, opset in (("Upsample", 7), ("Upsample", 8), ("Upsample", 9), ("Resize", 10)):
+        for mode in ("nearest", "linear"):
+            for kind, sc in (("int", [1.0, 1.0, 2.0, 3.0]), ("frac", [1.0, 1.0, 1.5, 2.5])):
+                if (op, opset, mode, kind) in (("Upsample", 9, "nearest", "frac"),
+                                               ("Upsample", 9, "linear", "frac")):
+                    continue  # in the list above
+                ins, kw = (["xr"], dict(mode=mode, scales=sc)) if opset < 9 else \
+                    (["xr", "sc"], dict(mode=mode))
+                m = model(_dyn_spatial(xu7.shape) + [node(op, ins, ["p"], **kw),
+                                                     node("Tanh", ["p"], ["y"])],
+                          {"x": xu7}, ["y"], opset=opset)
+                if opset >= 9:  # a Constant node: the scales are no weight to check
+                    m.graph.node.insert(0, helper.make_node(
+                        "Constant", [], ["sc"],
+                        value=helper.make_tensor("sc", TensorProto.FLOAT, [4], sc)))
+                shp = [int(np.floor(d * f)) for d, f in zip(xu7.shape, sc)]
+                out.append(("%s_dyn_v%d_%s_%s" % (op.lower(), opset, mode, kind),
+                            _declare(m, "y", shp), {"x": xu7}))
+    # Resize given both scales and sizes, neither's length known statically (reshaped by a
+    # computed [-1]): the one that is empty is told at run time, so the probe masks both
+    # to their run-time length (scales used, then sizes used; opsets 11 and 13)
+    for tag, scb, szb in (("scales", np.array([1, 1, 1.5, 2], np.float32), np.zeros(0, I64)),
+                          ("sizes", np.zeros(0, np.float32), np.array([2, 3, 7, 3], I64))):
+        for opset in (11, 13):
+            nodes = _dyn_spatial(xu7.shape) + [
+                node("Shape", ["xr"], ["sxr"]), node("Slice", ["sxr", "zero1", "one1"], ["s0"]),
+                node("Sub", ["s0", "s0"], ["z0"]), node("Sub", ["z0", "one1"], ["m1"]),
+                node("Reshape", ["scb", "m1"], ["sc"]), node("Reshape", ["szb", "m1"], ["sz"]),
+                node("Resize", ["xr", "roi", "sc", "sz"], ["p"], mode="linear"),
+                node("Tanh", ["p"], ["y"])]
+            m = model(nodes, {"x": xu7}, ["y"], opset=opset,
+                      consts={"scb": scb, "szb": szb, "roi": np.zeros(0, np.float32),
+                              "zero1": np.array([0], I64), "one1": np.array([1], I64)})
+            shp = [2, 3, 6, 10] if tag == "scales" else [2, 3, 7, 3]
+            out.append(("resize_dyn_either_%s_v%d" % (tag, opset), _declare(m, "y", shp),
+                        {"x": xu7}))
+    # Tile with repeats computed at run time (below opset 16: dY reshaped to the interleaved
+    # [r_i, d_i] shape and summed, no ScatterElements add) and Slice-10 with ends computed
+    # at run time at opset 10 (the index grid from the iota of NonZero, Scatter back)
+    xt = rand(2, 3, 2)
+    for opset in (7, 13):
+        m = model(_dyn_spatial(xt.shape) + [
+            node("Sub", ["sx", "sx"], ["z"]), node("Add", ["z", "r0"], ["rep"]),
+            node("Tile", ["xr", "rep"], ["p"]), node("Tanh", ["p"], ["y"])],
+            {"x": xt}, ["y"], consts={"r0": np.array([2, 1, 3], I64)}, opset=opset)
+        out.append(("tile_dyn_runtime_repeats_v%d" % opset, _declare(m, "y", [4, 3, 6]),
+                    {"x": xt}))
+    xs10 = rand(3, 5, 4)
+    m = model(_dyn_spatial(xs10.shape) + [
+        node("Slice", ["sx", "one1", "two1"], ["d1"]), node("Sub", ["d1", "two1"], ["e1"]),
+        node("Concat", ["e1", "m1"], ["ends"], axis=0),
+        node("Slice", ["xr", "starts", "ends", "axes"], ["p"]), node("Tanh", ["p"], ["y"])],
+        {"x": xs10}, ["y"], opset=10,
+        consts={"one1": np.array([1], I64), "two1": np.array([2], I64),
+                "m1": np.array([-1], I64), "starts": np.array([1, 0], I64),
+                "axes": np.array([1, 2], I64)})
+    out.append(("slice10_dyn_runtime_ends_v10", _declare(m, "y", [3, 2, 3]), {"x": xs10}))
+    # ReduceLogSum at opset 7 (dY broadcast by an Add onto zeros of X's shape, no Expand)
+    xl = rand(2, 3, 4, low=0.5, high=2.0)
+    for tag, kw, shp in (("ax1", dict(axes=[1], keepdims=0), [2, 4]),
+                         ("all", dict(keepdims=1), [1, 1, 1])):
+        m = model(_dyn_spatial(xl.shape) + [node("ReduceLogSum", ["xr"], ["y"], **kw)],
+                  {"x": xl}, ["y"], opset=7)
+        out.append(("reducelogsum_dyn_v7_" + tag, _declare(m, "y", shp), {"x": xl}))
+    # GlobalAveragePool at opset 7 with X's dims hidden: dY broadcast onto X's run-time
+    # shape by an Add (no Expand before 8)
+    xa7 = rand(2, 3, 4, 5)
+    m = model(_dyn_spatial(xa7.shape) + [node("GlobalAveragePool", ["xr"], ["p"]),
+                                         node("Tanh", ["p"], ["y"])], {"x": xa7}, ["y"], opset=7)
+    out.append(("globalavgpool_dyn_v7", _declare(m, "y", [2, 3, 1, 1]), {"x": xa7}))
     return out
 
 

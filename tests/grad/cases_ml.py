@@ -78,6 +78,11 @@ def cases():
         out.append(("ml_afe_" + tag,
                     ml_model([ml("ArrayFeatureExtractor", ["x", "i"], ["y"])], {"x": xin},
                              [("y", F)], consts={"i": idx}), {"x": xin}))
+        # below opset 11 (skl2onnx's 9): the one-hot of the indices against a run-time
+        # iota of the last dim (NonZero over ones), not Range
+        out.append(("ml_afe_%s_v9" % tag,
+                    ml_model([ml("ArrayFeatureExtractor", ["x", "i"], ["y"])], {"x": xin},
+                             [("y", F)], opset=9, consts={"i": idx}), {"x": xin}))
     # ---- Imputer: NaN replaced (a replaced number is a jump: finite differences cannot
     # check it)
     xm = rand(5, 4)

@@ -47,7 +47,16 @@ for _c in ("avgpool_dyn_ceil_cip_k3s2_v11", "avgpool_dyn_ceil_cip_k3s2_v13"):
 KNOWN["scan8_lens0"] = ("onnxruntime's Scan-8 refuses a sequence_lens entry of 0, which the "
                         "spec allows (a row that keeps its initial state)")
 KNOWN["convtranspose_dyn_oshape_beyond"] = "as convt2d_output_shape_beyond"
+KNOWN["convtranspose_dyn_oshape_beyond_v9"] = "as convt2d_output_shape_beyond"
+for _c in ("convtranspose_dyn_oshape_odd_v9", "convtranspose_dyn_oshape_group2_v9"):
+    KNOWN[_c] = "as convt2d_output_shape_v7 (ConvTranspose-1's split of odd padding)"
 KNOWN["maxunpool_dyn_output_shape_larger"] = "as maxunpool_output_shape"
+KNOWN["maxunpool_dyn_output_shape_larger_v9"] = "as maxunpool_output_shape"
+for _c in ("resize_dyn_either_scales_v11", "resize_dyn_either_scales_v13",
+           "resize_dyn_either_sizes_v11", "resize_dyn_either_sizes_v13"):
+    KNOWN[_c] = ("onnxruntime refuses to load a Resize given both scales and sizes inputs whose "
+                 "lengths its shape inference cannot see (which one is empty is known at run "
+                 "time only)")
 KNOWN["maxunpool_output_shape"] = ("onnxruntime writes MaxUnpool's indices straight into a "
                                    "larger output_shape; the ONNX reference (and the backend "
                                    "test data) put the covered block at its start")

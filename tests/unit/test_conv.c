@@ -574,6 +574,13 @@ static const conv_case direct_cases[] = {
      .pads = {1, 0, 0, 1}, .mt = true},
     {"dw_blk_5x5_s2_f64", "Conv", 2, .c = 17, .m = 17, .group = 17, .k = {5, 5}, .in = {9, 11},
      .pads = {2, 2, 2, 2}, .strides = {2, 2}, .f64 = true},
+    /* ... the float AVX-512 loops: input rows moved 16 columns at a time (35 + pads: two
+     * whole blocks and a tail), output rows 4 positions at a time (18 and 15: a remainder
+     * of 2 and 3), output planes moved 16 positions at a time (54 and 225: partial last
+     * blocks), 21 channels (a block of 5), a multiplier of 2 */
+    {"dw_blk_wide_rows_s2", "Conv", 2, .n = 2, .c = 21, .m = 21, .group = 21, .in = {7, 35},
+     .pads = {1, 2, 0, 1}, .strides = {2, 2}, .mt = true},
+    {"dw_blk_ow_tail_mult2", "Conv", 2, .c = 16, .m = 32, .group = 16, .in = {15, 15}, PADS1},
     /* kernels larger than the output (a depthwise Conv's weight gradient: groups of N
      * input channels, dY as the kernel): dot products along kernel rows, dilations (the
      * forward's strides) 1, 2 and 3 */

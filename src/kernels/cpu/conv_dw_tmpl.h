@@ -146,6 +146,27 @@ static ATTR void FN(blk_conv)(const dw_geom *d, const T *xc, int64_t nl, const T
     const int64_t wp = d->wp, nt = d->kh * d->kw, os = d->oh * d->ow, plane = d->h * d->w;
     memset(xb, 0, (size_t)(d->rows * wp * DW_L) * sizeof(T));
     const int64_t j0 = d->pw < wp ? d->pw : wp, j1 = d->pw + d->w < wp ? d->pw + d->w : wp;
+#ifdef DW_TR16
+    /* 16 columns of the 16 planes at a time, transposed in registers */
+    for (int64_t r = 0; r < d->rows; r++) {
+        const int64_t ih = r - d->ph;
+        if (ih < 0 || ih >= d->h) continue;
+        for (int64_t j = j0; j < j1; j += 16) {
+            const int64_t n = j1 - j < 16 ? j1 - j : 16;
+            const __mmask16 mk = (__mmask16)((1u << n) - 1u);
+            __m512 v[16];
+            for (int l = 0; l < 16; l++)
+                v[l] = l < nl ? _mm512_maskz_loadu_ps(mk, xc + l * plane + ih * d->w - d->pw + j)
+                              : _mm512_setzero_ps();
+            DW_TR16(v);
+            T *dst = xb + (r * wp + j) * DW_L;
+            /* stores from the registers: as a loop to n, GCC makes them a copy of v through
+             * the stack (rep movsq) */
+            _Pragma("GCC unroll 16") for (int q = 0; q < 16; q++) if (q < n)
+                _mm512_storeu_ps(dst + q * DW_L, v[q]);
+        }
+    }
+#else
     for (int64_t l = 0; l < nl; l++)
         for (int64_t r = 0; r < d->rows; r++) {
             const int64_t ih = r - d->ph;
@@ -154,6 +175,7 @@ static ATTR void FN(blk_conv)(const dw_geom *d, const T *xc, int64_t nl, const T
             T *dst = xb + r * wp * DW_L + l;
             for (int64_t j = j0; j < j1; j++) dst[j * DW_L] = src[j];
         }
+#endif
     T wb[DW_MAX_TAPS * DW_L], bb[DW_L];
     for (int64_t jm = 0; jm < d->mg; jm++) {
         for (int64_t l = 0; l < DW_L; l++) {
@@ -161,8 +183,33 @@ static ATTR void FN(blk_conv)(const dw_geom *d, const T *xc, int64_t nl, const T
             bb[l] = b ? b[m] : 0;
             for (int64_t t = 0; t < nt; t++) wb[t * DW_L + l] = w[m * nt + t];
         }
-        for (int64_t oh = 0; oh < d->oh; oh++)
-            for (int64_t ow = 0; ow < d->ow; ow++) {
+        for (int64_t oh = 0; oh < d->oh; oh++) {
+            int64_t ow = 0;
+            /* four positions of the row at once: four independent sums, where one sum
+             * would wait on each multiply-add's latency (the taps are few) */
+            for (; ow + 4 <= d->ow; ow += 4) {
+                T a0[DW_L], a1[DW_L], a2[DW_L], a3[DW_L];
+                for (int l = 0; l < DW_L; l++) a0[l] = a1[l] = a2[l] = a3[l] = bb[l];
+                const T *xs = xb + (oh * d->sh * wp + ow * d->sw) * DW_L;
+                const int64_t ps = d->sw * DW_L; /* from one position's inputs to the next */
+                for (int64_t t = 0; t < nt; t++) {
+                    const T *xt = xs + d->off[t] * DW_L, *wt = wb + t * DW_L;
+                    for (int l = 0; l < DW_L; l++) {
+                        a0[l] = MADD(wt[l], xt[l], a0[l]);
+                        a1[l] = MADD(wt[l], xt[ps + l], a1[l]);
+                        a2[l] = MADD(wt[l], xt[2 * ps + l], a2[l]);
+                        a3[l] = MADD(wt[l], xt[3 * ps + l], a3[l]);
+                    }
+                }
+                T *yo = yb + (oh * d->ow + ow) * DW_L;
+                for (int l = 0; l < DW_L; l++) {
+                    yo[l] = a0[l];
+                    yo[DW_L + l] = a1[l];
+                    yo[2 * DW_L + l] = a2[l];
+                    yo[3 * DW_L + l] = a3[l];
+                }
+            }
+            for (; ow < d->ow; ow++) {
                 T acc[DW_L];
                 for (int l = 0; l < DW_L; l++) acc[l] = bb[l];
                 const T *xs = xb + (oh * d->sh * wp + ow * d->sw) * DW_L;
@@ -173,11 +220,25 @@ static ATTR void FN(blk_conv)(const dw_geom *d, const T *xc, int64_t nl, const T
                 T *yo = yb + (oh * d->ow + ow) * DW_L;
                 for (int l = 0; l < DW_L; l++) yo[l] = acc[l];
             }
+        }
         og_cpu_act(act, dt, yb, os * DW_L);
+#ifdef DW_TR16
+        for (int64_t o = 0; o < os; o += 16) { /* 16 positions of the 16 channels at a time */
+            const int64_t n = os - o < 16 ? os - o : 16;
+            const __mmask16 mk = (__mmask16)((1u << n) - 1u);
+            __m512 v[16];
+            for (int q = 0; q < 16; q++)
+                v[q] = q < n ? _mm512_loadu_ps(yb + (o + q) * DW_L) : _mm512_setzero_ps();
+            DW_TR16(v);
+            for (int64_t l = 0; l < nl; l++)
+                _mm512_mask_storeu_ps(y_img + ((c0 + l) * d->mg + jm) * os + o, mk, v[l]);
+        }
+#else
         for (int64_t l = 0; l < nl; l++) {
             T *yc = y_img + ((c0 + l) * d->mg + jm) * os;
             for (int64_t o = 0; o < os; o++) yc[o] = yb[o * DW_L + l];
         }
+#endif
     }
 }
 
