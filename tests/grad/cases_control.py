@@ -54,6 +54,15 @@ def loop_body():
                  [vi("c2", TensorProto.BOOL, []), vi("s2"), vi("t2"), vi("sc")])
 
 
+# the Scan-8 and carried-sequence cases draw from their own generator: the shared one's
+# draws (and the data of every later case file) stay as they were
+_RNG8 = np.random.default_rng(8)
+
+
+def lrand(*shape, low=-1.0, high=1.0):
+    return _RNG8.uniform(low, high, shape).astype(np.float32)
+
+
 def cases():
     out = []
     x = rand(2, 3)
@@ -114,8 +123,8 @@ def cases():
         n = node("Scan", ["L" if lens else "", "a0", "xs"], ["a", "ys"], body=body8,
                  num_scan_inputs=1, **attrs)
         consts = {"L": np.array(lens, np.int64)} if lens else None
-        out.append(one("scan8" + tag, n, {"xs": rand(3, 4, 3)}, ["a", "ys"],
-                       {"a0": rand(3, 3), "k": rand(3)}, consts=consts, opset=8,
+        out.append(one("scan8" + tag, n, {"xs": lrand(3, 4, 3)}, ["a", "ys"],
+                       {"a0": lrand(3, 3), "k": lrand(3)}, consts=consts, opset=8,
                        shapes={"a": [3, 3], "ys": [3, 4, 3]}))
     # Scan-8 with two scan inputs, one read in reverse, two states and a state that only
     # the scan outputs read
@@ -127,8 +136,8 @@ def cases():
                   [vi("h2", F, [2]), vi("c2", F, [2]), vi("y", F, [2])])
     n = node("Scan", ["L", "h0", "c0", "xs", "xs2"], ["h", "c", "ys"], body=body8,
              num_scan_inputs=2, directions=[0, 1])
-    out.append(one("scan8_two_inputs", n, {"xs": rand(2, 5, 2), "xs2": rand(2, 5, 2)},
-                   ["h", "c", "ys"], {"h0": rand(2, 2), "c0": rand(2, 2), "w": rand(2)},
+    out.append(one("scan8_two_inputs", n, {"xs": lrand(2, 5, 2), "xs2": lrand(2, 5, 2)},
+                   ["h", "c", "ys"], {"h0": lrand(2, 2), "c0": lrand(2, 2), "w": lrand(2)},
                    consts={"L": np.array([5, 3], np.int64)}, opset=8,
                    shapes={"h": [2, 2], "c": [2, 2], "ys": [2, 5, 2]}))
     # Loop carrying a sequence (opset 13+: a scripted loop appending to a list): each
@@ -147,13 +156,13 @@ def cases():
         nodes = [node("SequenceEmpty", [], ["seq0"], dtype=F),
                  node("Loop", ["m", "", "s0", "seq0"], ["s", "seq"], body=body),
                  node("ConcatFromSequence", ["seq"], ["y"], axis=0, new_axis=1)]
-        m = model(nodes, {"x": x}, ["s", "y"], {"s0": rand(2, 3), "w": rand(3), "v": rand(3)},
+        m = model(nodes, {"x": x}, ["s", "y"], {"s0": lrand(2, 3), "w": lrand(3), "v": lrand(3)},
                   opset=opset, consts={"m": np.array(trip, np.int64)})
         out.append(("loop_seq_append_trip%d_v%d" % (trip, opset),
                     typed(m, {"s": [2, 3], "y": [trip, 2, 3]}), {"x": x}))
         # the items concatenated along axis 1 (no new axis): their lengths counted by a Loop
         nodes[-1] = node("ConcatFromSequence", ["seq"], ["y"], axis=1)
-        m = model(nodes, {"x": x}, ["s", "y"], {"s0": rand(2, 3), "w": rand(3), "v": rand(3)},
+        m = model(nodes, {"x": x}, ["s", "y"], {"s0": lrand(2, 3), "w": lrand(3), "v": lrand(3)},
                   opset=opset, consts={"m": np.array(trip, np.int64)})
         out.append(("loop_seq_concat_trip%d_v%d" % (trip, opset),
                     typed(m, {"s": [2, 3], "y": [2, 3 * trip]}), {"x": x}))
