@@ -302,9 +302,11 @@ static og_status run_node(og_session *s, int ni)
         st = n->op->infer(&c, s->vin, n->n_in, s->vout, n->n_out);
         if (st) return st;
     }
+    bool viewed = false; /* output 0 a view by OG_OP_ALIAS_SAME_SIZE: no kernel call */
     for (int j = 0; j < n->n_out; j++) {
         if (out_value(s, ni, j) < 0) continue;
         og_vinfo *vo = &s->vout[j];
+        int64_t n_view;
         if (vo->rank > OG_MAX_RANK) {
             st = og_error(OG_ERR_UNSUPPORTED, "%s: output %d would have rank %d, above %d",
                           og_node_label(n, label, sizeof label), j, vo->rank, OG_MAX_RANK);
@@ -325,7 +327,11 @@ static og_status run_node(og_session *s, int ni)
                           og_node_label(n, label, sizeof label), j);
             goto fail;
         }
-        if (j == 0 && (n->op->flags & OG_OP_ALIAS_INPUT0)) {
+        bool same_size = j == 0 && (n->op->flags & OG_OP_ALIAS_SAME_SIZE) && s->tin[0] &&
+                         s->tin[0]->kind == OG_KIND_TENSOR && s->tin[0]->dtype == vo->dtype &&
+                         og_shape_numel(vo->rank, vo->dims, &n_view) && n_view == s->tin[0]->numel;
+        viewed = viewed || same_size;
+        if (j == 0 && ((n->op->flags & OG_OP_ALIAS_INPUT0) || same_size)) {
             st = og_tensor_view(s->tin[0], vo->rank, vo->dims, &s->tout[0]);
             if (st) {
                 og_error_prefix(st, "%s", og_node_label(n, label, sizeof label));
@@ -384,7 +390,7 @@ static og_status run_node(og_session *s, int ni)
                           s->backend->name, n->op_type);
             goto fail;
         }
-    if (kb->fn) {
+    if (kb->fn && !viewed) {
         st = kb->fn(&k, s->tin, n->n_in, s->tout, n->n_out);
         if (st == OG_ERR_NOMEM) st = budget_error(s, n, -1, 0, NULL);
         if (st) goto fail;

@@ -2,11 +2,14 @@
  * y is the node's output, dy the gradient reaching it; inputs that broadcast get their
  * gradient summed back to their own shape (og_gb_sum_to_input).
  *   Add, Sub: d(a + b) = dy, dy;  d(a − b) = dy, −dy
- *   Mul, Div: d(a·b) = dy·b, dy·a;  d(a / b) = dy / b, −dy·y / b
- *   Pow:      da = dy·b·a^(b−1), db = dy·y·log(a) (with PyTorch's zeros at the edges)
+ *   Mul, Div: d(a·b) = dy·b, dy·a;  d(a / b) = dy / b, dy·y / (−b)
+ *   Pow:      da = dy·b·a^(b−1), db = dy·y·log(a) (with PyTorch's zeros at the edges); a
+ *             constant exponent e folds into dy·e·a^(e−1) (dy·2a for e = 2)
  *   PRelu:    dx = dy where x >= 0, dy·slope where x < 0;  dslope = Σ dy·x where x < 0
  *   Sum, Mean: every input gets dy (over N for Mean);  Max, Min: the inputs attaining y share
  *             dy evenly;  Where: dy goes to the chosen branch, none to the condition */
+#include <math.h>
+
 #include "grad/rule_util.h"
 
 /* ---- Add, Sub, Mul, Div -------------------------------------------------------------- */
@@ -40,13 +43,14 @@ static og_status g_mul(og_gb *b, const og_node *n, const int *dy, int *dx)
     return og_gb_status(b);
 }
 
-/* d(a / b) = dy / b, -dy * y / b */
+/* d(a / b) = dy / b, dy * y / (-b) (the sign on b, which is at most y's size: layer norm
+ * divides by a per-row scale) */
 static og_status g_div(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     if (WANTS(0)) dx[0] = og_gb_sum_to_input(b, og_gb_op2(b, "Div", dy[0], IN(1)), n, 0, 0);
     if (WANTS(1)) {
-        int t = og_gb_op2(b, "Div", og_gb_op2(b, "Mul", dy[0], OUT(0)), IN(1));
-        dx[1] = og_gb_sum_to_input(b, og_gb_op1(b, "Neg", t), n, 1, 0);
+        int t = og_gb_op2(b, "Div", og_gb_op2(b, "Mul", dy[0], OUT(0)), og_gb_op1(b, "Neg", IN(1)));
+        dx[1] = og_gb_sum_to_input(b, t, n, 1, 0);
     }
     return og_gb_status(b);
 }
@@ -58,8 +62,40 @@ static og_status g_div(og_gb *b, const og_node *n, const int *dy, int *dx)
  *   db = sum_to(dy * y * log(a))      (0 where a == 0 and b >= 0, as PyTorch)
  * The masks need Equal on floats (opset 11); before, the plain formulas.  A float16 or
  * bfloat16 base or exponent: all of it in float32, each gradient rounded back once. */
+/* The value of v when it is a one-element constant fixed at build time (not a graph input,
+ * which a caller may override). */
+static bool known_scalar(og_gb *b, int v, double *out)
+{
+    const og_value *val = og_gb_value(b, v);
+    if (!val->known || val->is_graph_input || val->known->numel != 1) return false;
+    *out = og_tensor_get_f64(val->known, 0);
+    return true;
+}
+
+/* pow by a constant exponent e != 0 of a float base (layer norm's variance squares by 2),
+ * only da wanted: da = sum_to(dy * e * a^(e - 1)), dy * 2a for e = 2 and dy for e = 1, in
+ * one to three nodes instead of the general rule's seven.  False when it does not apply. */
+static bool pow_const(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    og_dtype at = og_gb_value(b, IN(0))->dtype;
+    double e;
+    if (WANTS(1) || !known_scalar(b, IN(1), &e) || e == 0 || !isfinite(e) ||
+        (at != OG_FLOAT && at != OG_DOUBLE))
+        return false;
+    int g = dy[0];
+    if (e == 2)
+        g = og_rule_mul(b, g, og_rule_add(b, IN(0), IN(0)));
+    else if (e != 1)
+        g = og_rule_mul(b, g,
+                        og_rule_mul(b, og_gb_op2(b, "Pow", IN(0), og_gb_scalar(b, e - 1, at)),
+                                    og_gb_scalar(b, e, at)));
+    dx[0] = og_gb_sum_to_input(b, g, n, 0, 0);
+    return true;
+}
+
 static og_status g_pow(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
+    if (pow_const(b, n, dy, dx)) return og_gb_status(b);
     og_dtype at = og_gb_value(b, IN(0))->dtype, et = og_gb_value(b, IN(1))->dtype;
     bool half = og_rule_is_half(at) || og_rule_is_half(et);
     int a = og_rule_widen(b, IN(0)), e = og_rule_widen(b, IN(1)), y = og_rule_widen(b, OUT(0));

@@ -62,15 +62,16 @@ static int matmul_t(og_gb *b, int p, int rp, bool tp, int q, int rq, bool tq, in
 }
 
 /* Y = A·B with A [..., M, K] of rank >= 3 and B a [K, N] matrix (a linear layer over a
- * batch of sequences), K and N static: the batch folds into the rows of one Gemm each way,
+ * batch of sequences), K and N static in B (A's dims may be known only at run time, as
+ * after a Reshape to a computed shape): the batch folds into the rows of one Gemm each way,
  *   dA = reshape(dY [-1, N] · Bᵀ),   dB = A [-1, K]ᵀ · dY [-1, N],
  * so dB needs no batched product summed afterwards and no transpose is materialized. */
 static bool matmul_folded(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     const og_value *A = og_gb_value(b, n->in[0]), *B = og_gb_value(b, n->in[1]);
     if (A->rank < 3 || B->rank != 2 || og_gb_opset(b) < 11) return false;
-    int64_t k = A->dims[A->rank - 1], nn = B->dims[1];
-    if (k < 0 || nn < 0 || B->dims[0] != k) return false;
+    int64_t k = B->dims[0], nn = B->dims[1], ka = A->dims[A->rank - 1];
+    if (k < 0 || nn < 0 || (ka >= 0 && ka != k)) return false;
     int a = n->in[0], w = n->in[1];
     int64_t shape_y[2] = {-1, nn}, shape_a[2] = {-1, k};
     int dy2 = og_gb_op2(b, "Reshape", dy[0], og_gb_const_i64(b, shape_y, 2));

@@ -99,12 +99,13 @@ static og_status g_reciprocal(og_gb *b, const og_node *n, const int *dy, int *dx
     return og_gb_status(b);
 }
 
-/* erf: dy * 2/sqrt(pi) * exp(-x^2) */
+/* erf: dy * 2/sqrt(pi) * exp(-x^2), as dy * exp(log(2/sqrt(pi)) - x^2): the constant
+ * inside the exponent, a pass less over x's size */
 static og_status g_erf(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     int x = IN(0);
-    int e = og_gb_op1(b, "Exp", og_gb_op1(b, "Neg", og_rule_mul(b, x, x)));
-    return chain(b, n, dy, dx, og_rule_mul(b, og_gb_scalar_like(b, 2.0 / sqrt(PI), x), e));
+    int c = og_gb_scalar_like(b, log(2.0 / sqrt(PI)), x);
+    return chain(b, n, dy, dx, og_gb_op1(b, "Exp", og_rule_sub(b, c, og_rule_mul(b, x, x))));
 }
 
 /* sin: dy * cos(x) */

@@ -117,16 +117,9 @@ static og_status infer_same_half(const og_op_ctx *c, const og_vinfo *in, int n_i
                                  const og_dtype *allowed, bool out_bool, int f16_from,
                                  int bf16_from)
 {
-    og_dtype types[24];
-    int n = 0, v = c->node->since_version;
-    while (allowed[n] != OG_UNDEFINED && n < 20) {
-        types[n] = allowed[n];
-        n++;
-    }
-    if (v >= f16_from) types[n++] = OG_FLOAT16;
-    if (bf16_from > 0 && v >= bf16_from) types[n++] = OG_BFLOAT16;
-    types[n] = OG_UNDEFINED;
-    return infer_same(c, in, n_in, out, types, out_bool);
+    og_dtype types[23];
+    return infer_same(c, in, n_in, out, og_types_with_half(c, allowed, f16_from, bf16_from, types),
+                      out_bool);
 }
 
 /* Add, Sub, Mul, Div, Sum: float16 in every version, bfloat16 from opset 13. */
@@ -136,19 +129,18 @@ static og_status infer_numeric(const og_op_ctx *c, const og_vinfo *in, int n_in,
     return infer_same_half(c, in, n_in, out, types_num, false, 1, 13);
 }
 
-/* Max, Min and Mod: the numeric types and float16 */
+/* Max, Min and Mod: the numeric types, float16, bfloat16 from opset 13 */
 static og_status infer_numeric_f16(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                                    int n_out)
 {
-    static const og_dtype types[] = {OG_FLOAT, OG_DOUBLE, OG_INT32,  OG_INT64,  OG_FLOAT16, OG_INT8,
-                                     OG_INT16, OG_UINT8,  OG_UINT16, OG_UINT32, OG_UINT64,  0};
-    return infer_same(c, in, n_in, out, types, false);
+    return infer_same_half(c, in, n_in, out, types_num, false, 1, 13);
 }
 
+/* Mean: float16 in every version, bfloat16 from opset 13 */
 static og_status infer_float(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                              int n_out)
 {
-    return infer_same(c, in, n_in, out, og_types_float, false);
+    return infer_same_half(c, in, n_in, out, og_types_float, false, 1, 13);
 }
 
 static og_status infer_compare(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
@@ -228,12 +220,14 @@ static og_status infer_pow(const og_op_ctx *c, const og_vinfo *in, int n_in, og_
     return OG_OK;
 }
 
-/* PRelu: slope broadcasts to X one way only, so the output has X's shape. */
+/* PRelu: slope broadcasts to X one way only, so the output has X's shape.  float16 in every
+ * version, bfloat16 from opset 16. */
 static og_status infer_prelu(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                              int n_out)
 {
-    og_dtype dt;
-    og_status st = common_dtype(c, in, 0, 2, og_types_numeric, &dt);
+    og_dtype dt, types[23];
+    og_status st =
+        common_dtype(c, in, 0, 2, og_types_with_half(c, og_types_numeric, 1, 16, types), &dt);
     if (st) return st;
     og_vinfo b;
     og_vinfo_unknown(&b);

@@ -313,12 +313,14 @@ static og_status conv_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og
     og_status st;
     const og_conv_params *p = c->node->params;
     bool has_b = n_in > 2 && c->node->in[2] >= 0;
-    if ((st = og_check_dtype(c, in, 0, og_types_float))) return st;
-    if ((st = og_check_dtype(c, in, 1, og_types_float))) return st;
+    og_dtype types[23]; /* float16 in every version, no bfloat16 up to opset 21 */
+    og_types_with_half(c, og_types_float, 1, 0, types);
+    if ((st = og_check_dtype(c, in, 0, types))) return st;
+    if ((st = og_check_dtype(c, in, 1, types))) return st;
     if ((st = og_check_same_dtype(c, in, 0, 1))) return st;
     int64_t b_len = -1;
     if (has_b) {
-        if ((st = og_check_dtype(c, in, 2, og_types_float))) return st;
+        if ((st = og_check_dtype(c, in, 2, types))) return st;
         if ((st = og_check_same_dtype(c, in, 0, 2))) return st;
         if (in[2].rank >= 0 && in[2].rank != 1)
             return og_op_error(c, OG_ERR_SHAPE, "input 2 (B) has rank %d, expected 1", in[2].rank);

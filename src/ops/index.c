@@ -277,9 +277,11 @@ static og_status infer_scatter_nd(const og_op_ctx *c, const og_vinfo *in, int n_
 
 /* ---- OneHot ---------------------------------------------------------------------- */
 
+/* indices and depth: the schema's numeric types (float16 among them, bfloat16 in no version
+ * up to opset 21) */
 static const og_dtype onehot_index_types[] = {
-    OG_FLOAT, OG_DOUBLE, OG_INT8,   OG_INT16,  OG_INT32,     OG_INT64,
-    OG_UINT8, OG_UINT16, OG_UINT32, OG_UINT64, OG_UNDEFINED,
+    OG_FLOAT, OG_DOUBLE, OG_FLOAT16, OG_INT8,   OG_INT16,  OG_INT32,
+    OG_INT64, OG_UINT8,  OG_UINT16,  OG_UINT32, OG_UINT64, OG_UNDEFINED,
 };
 
 static og_status infer_onehot(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,

@@ -23,16 +23,8 @@ static og_status infer_dtype2(const og_op_ctx *c, const og_vinfo *in, const og_d
 static og_status infer_dtype2_half(const og_op_ctx *c, const og_vinfo *in, const og_dtype *allowed,
                                    og_vinfo *out)
 {
-    og_dtype types[12];
-    int n = 0;
-    while (allowed[n] != OG_UNDEFINED && n < 8) {
-        types[n] = allowed[n];
-        n++;
-    }
-    types[n++] = OG_FLOAT16;
-    if (c->node->since_version >= 13) types[n++] = OG_BFLOAT16;
-    types[n] = OG_UNDEFINED;
-    return infer_dtype2(c, in, types, out);
+    og_dtype types[23];
+    return infer_dtype2(c, in, og_types_with_half(c, allowed, 1, 13, types), out);
 }
 
 /* ---- MatMul ---------------------------------------------------------------------- */
@@ -303,8 +295,10 @@ static og_status einsum_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, 
     const og_einsum_params *p = c->node->params;
     if (n_in != p->n_in)
         return og_op_error(c, OG_ERR_MODEL, "has %d inputs, the equation %d terms", n_in, p->n_in);
+    og_dtype types[23]; /* float16 (Einsum-12); no bfloat16 up to opset 21 */
+    og_types_with_half(c, matmul_types, 1, 0, types);
     for (int i = 0; i < n_in; i++) {
-        og_status st = og_check_dtype(c, in, i, matmul_types);
+        og_status st = og_check_dtype(c, in, i, types);
         if (!st) st = og_check_same_dtype(c, in, 0, i);
         if (st) return st;
         if (out->dtype == OG_UNDEFINED) out->dtype = in[i].dtype;

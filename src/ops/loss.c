@@ -35,11 +35,16 @@ static og_status infer_loss(const og_op_ctx *c, const og_vinfo *in, int n_in, og
 {
     const og_loss_params *p = c->node->params;
     static const og_dtype index_types[] = {OG_INT32, OG_INT64, OG_UNDEFINED};
+    /* float16 in every version; bfloat16 from SoftmaxCrossEntropyLoss-13 (none for
+     * NegativeLogLikelihoodLoss up to opset 21) */
+    og_dtype types[23];
+    bool sce = strcmp(c->node->op_type, "SoftmaxCrossEntropyLoss") == 0;
+    og_types_with_half(c, og_types_float, 1, sce ? 13 : 0, types);
     og_status st;
-    if ((st = og_check_dtype(c, in, 0, og_types_float))) return st;
+    if ((st = og_check_dtype(c, in, 0, types))) return st;
     if ((st = og_check_dtype(c, in, 1, index_types))) return st;
     if (n_in > 2) {
-        if ((st = og_check_dtype(c, in, 2, og_types_float))) return st;
+        if ((st = og_check_dtype(c, in, 2, types))) return st;
         if ((st = og_check_same_dtype(c, in, 0, 2))) return st;
     }
     const og_vinfo *x = &in[0], *t = &in[1];

@@ -73,9 +73,11 @@ static og_status infer_batchnorm(const og_op_ctx *c, const og_vinfo *in, int n_i
     const og_norm_params *p = c->node->params;
     static const char *const names[] = {"X", "scale", "B", "input_mean", "input_var"};
     int v = c->node->since_version;
+    og_dtype types[23]; /* float16 in every version, bfloat16 from 14 */
+    og_types_with_half(c, og_types_float, 1, 14, types);
     og_status st;
     for (int i = 0; i < 5; i++) {
-        if ((st = og_check_dtype(c, in, i, og_types_float))) return st;
+        if ((st = og_check_dtype(c, in, i, types))) return st;
         if (v < 15 && i > 0 && (i < 3 || v < 14) && (st = og_check_same_dtype(c, in, 0, i)))
             return st;
     }
@@ -134,9 +136,11 @@ static og_status infer_instancenorm(const og_op_ctx *c, const og_vinfo *in, int 
                                     int n_out)
 {
     static const char *const names[] = {"input", "scale", "B"};
+    og_dtype types[23]; /* float16; no bfloat16 up to opset 21 */
+    og_types_with_half(c, og_types_float, 1, 0, types);
     og_status st;
     for (int i = 0; i < 3; i++) {
-        if ((st = og_check_dtype(c, in, i, og_types_float))) return st;
+        if ((st = og_check_dtype(c, in, i, types))) return st;
         if ((st = og_check_same_dtype(c, in, 0, i))) return st;
     }
     int rank = in[0].rank;
@@ -210,9 +214,11 @@ static og_status infer_layernorm(const og_op_ctx *c, const og_vinfo *in, int n_i
                                  int n_out)
 {
     const og_norm_params *p = c->node->params;
+    og_dtype types[23]; /* float16 and bfloat16 (opset 17) */
+    og_types_with_half(c, og_types_float, 1, 17, types);
     og_status st;
     for (int i = 0; i < n_in && i < 3; i++) {
-        if ((st = og_check_dtype(c, in, i, og_types_float))) return st;
+        if ((st = og_check_dtype(c, in, i, types))) return st;
         if ((st = og_check_same_dtype(c, in, 0, i))) return st;
     }
     og_vinfo_copy_shape(&out[0], &in[0]);
@@ -255,11 +261,13 @@ static og_status infer_dropout(const og_op_ctx *c, const og_vinfo *in, int n_in,
                                int n_out)
 {
     int v = c->node->since_version;
-    og_status st = og_check_dtype(c, in, 0, og_types_float);
+    og_dtype types[23], ratio_types[23]; /* data: float16, bfloat16 from 13; ratio: float16 */
+    og_status st = og_check_dtype(c, in, 0, og_types_with_half(c, og_types_float, 1, 13, types));
     if (st) return st;
     if (v >= 12 && n_in > 1) {
         static const og_dtype bools[] = {OG_BOOL, OG_UNDEFINED};
-        if ((st = og_check_dtype(c, in, 1, og_types_float))) return st;
+        og_types_with_half(c, og_types_float, 1, 0, ratio_types);
+        if ((st = og_check_dtype(c, in, 1, ratio_types))) return st;
         if (n_in > 2 && (st = og_check_dtype(c, in, 2, bools))) return st;
         for (int i = 1; i < n_in && i < 3; i++) {
             int64_t n = vinfo_numel(&in[i]);

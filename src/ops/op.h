@@ -67,6 +67,12 @@ enum {
     /* Control flow (If, Loop, Scan): the executor runs the op itself, running its subgraphs;
      * no device kernel is bound and infer runs at load only. */
     OG_OP_CONTROL = 1u << 2,
+    /* Output 0 equals input 0's data whenever it has as many elements (a reduction over
+     * axes of size 1 or over none: ReduceSum, ReduceMean, ReduceMax, ReduceMin, ReduceProd):
+     * at run time the executor then makes it a view of input 0, as for OG_OP_ALIAS_INPUT0,
+     * and calls no kernel.  Gradients that undo a broadcast decided at run time end in such
+     * a ReduceSum, which mostly sums nothing. */
+    OG_OP_ALIAS_SAME_SIZE = 1u << 3,
 };
 
 /* Give the graph inputs of subgraph `sub` (an attribute of c->node, whose op has
@@ -229,6 +235,13 @@ og_status og_check_same_dtype(const og_op_ctx *c, const og_vinfo *in, int i, int
  * (og_malloc'd, freed by caller); *n gets the count. */
 og_status og_read_int_list(const og_op_ctx *c, const og_tensor *t, const char *what, int64_t **vals,
                            int *n);
+
+/* `allowed` (0-terminated, at most 20 types) plus float16 from since-version f16_from and
+ * bfloat16 from bf16_from (0: never) of this node's op, written to types (room for 23):
+ * the list of a schema whose 16-bit floats the kernels compute through float32 copies.
+ * Returns types. */
+const og_dtype *og_types_with_half(const og_op_ctx *c, const og_dtype *allowed, int f16_from,
+                                   int bf16_from, og_dtype types[23]);
 
 /* Allowed-dtype lists that most ops use. */
 extern const og_dtype og_types_float[];   /* float, double */

@@ -8,6 +8,20 @@ const og_dtype og_types_float[] = {OG_FLOAT, OG_DOUBLE, OG_UNDEFINED};
 const og_dtype og_types_numeric[] = {OG_FLOAT, OG_DOUBLE, OG_INT32, OG_INT64, OG_UNDEFINED};
 const og_dtype og_types_all[] = {OG_FLOAT, OG_DOUBLE, OG_INT32, OG_INT64, OG_BOOL, OG_UNDEFINED};
 
+const og_dtype *og_types_with_half(const og_op_ctx *c, const og_dtype *allowed, int f16_from,
+                                   int bf16_from, og_dtype types[23])
+{
+    int n = 0, v = c->node->since_version;
+    while (allowed[n] != OG_UNDEFINED && n < 20) {
+        types[n] = allowed[n];
+        n++;
+    }
+    if (v >= f16_from) types[n++] = OG_FLOAT16;
+    if (bf16_from > 0 && v >= bf16_from) types[n++] = OG_BFLOAT16;
+    types[n] = OG_UNDEFINED;
+    return types;
+}
+
 og_status og_op_error(const og_op_ctx *c, og_status status, const char *fmt, ...)
 {
     va_list ap;

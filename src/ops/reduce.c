@@ -111,16 +111,8 @@ static og_status reduce_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, 
         types = og_types_numeric;
     /* float16 in every version, bfloat16 from opset 13 (every Reduce* op's schema); the
      * kernels compute both through float32 copies */
-    og_dtype half_types[16];
-    int nt = 0;
-    while (types[nt] != OG_UNDEFINED && nt < 12) {
-        half_types[nt] = types[nt];
-        nt++;
-    }
-    half_types[nt++] = OG_FLOAT16;
-    if (c->node->since_version >= 13) half_types[nt++] = OG_BFLOAT16;
-    half_types[nt] = OG_UNDEFINED;
-    og_status st = og_check_dtype(c, in, 0, half_types);
+    og_dtype half_types[23];
+    og_status st = og_check_dtype(c, in, 0, og_types_with_half(c, types, 1, 13, half_types));
     if (st) return st;
     bool has_axes_in = n_in > 1 && c->node->in[1] >= 0;
     if (has_axes_in && !p->axes_input)
@@ -177,7 +169,8 @@ static og_status arg_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og_
                            int n_out)
 {
     const og_reduce_params *p = c->node->params;
-    og_status st = og_check_dtype(c, in, 0, og_types_numeric);
+    og_dtype types[23]; /* float16 in every version, bfloat16 from 13 */
+    og_status st = og_check_dtype(c, in, 0, og_types_with_half(c, og_types_numeric, 1, 13, types));
     if (st) return st;
     out[0].dtype = OG_INT64;
     int rank = in[0].rank, axis;
@@ -211,27 +204,14 @@ static og_status softmax_parse(const og_op_ctx *c, void **params)
     return OG_OK;
 }
 
+/* Softmax, LogSoftmax, Hardmax: float16 in every version, bfloat16 from opset 13 (the
+ * kernels compute both through float32 copies); the axis checked against the rank. */
 static og_status softmax_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                                int n_out)
 {
     const og_reduce_params *p = c->node->params;
-    og_status st = og_check_dtype(c, in, 0, og_types_float);
-    if (st) return st;
-    og_vinfo_copy_shape(&out[0], &in[0]);
-    if (in[0].rank >= 0) {
-        int axis;
-        if ((st = og_norm_axis(c, p->axis, in[0].rank, "attribute 'axis'", &axis))) return st;
-    }
-    return OG_OK;
-}
-
-/* Hardmax: Softmax's axis (and before 13 its 2-D coercion), float16 too */
-static og_status hardmax_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
-                               int n_out)
-{
-    static const og_dtype types[] = {OG_FLOAT, OG_DOUBLE, OG_FLOAT16, OG_BFLOAT16, 0};
-    const og_reduce_params *p = c->node->params;
-    og_status st = og_check_dtype(c, in, 0, types);
+    og_dtype types[23];
+    og_status st = og_check_dtype(c, in, 0, og_types_with_half(c, og_types_float, 1, 13, types));
     if (st) return st;
     og_vinfo_copy_shape(&out[0], &in[0]);
     if (in[0].rank >= 0) {
@@ -259,7 +239,8 @@ static og_status cumsum_parse(const og_op_ctx *c, void **params)
 static og_status cumsum_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                               int n_out)
 {
-    og_status st = og_check_dtype(c, in, 0, og_types_numeric);
+    og_dtype types[23]; /* float16 and bfloat16 from CumSum-14 */
+    og_status st = og_check_dtype(c, in, 0, og_types_with_half(c, og_types_numeric, 14, 14, types));
     if (st || (st = og_check_dtype(c, in, 1, types_index))) return st;
     og_vinfo_copy_shape(&out[0], &in[0]);
     const og_tensor *a = in[1].value;
@@ -303,8 +284,11 @@ static og_status topk_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og
                             int n_out)
 {
     const og_reduce_params *p = c->node->params;
-    og_status st =
-        og_check_dtype(c, in, 0, c->node->since_version >= 11 ? og_types_numeric : og_types_float);
+    og_dtype types[23]; /* float16 in every version, no bfloat16 up to opset 21 */
+    og_status st = og_check_dtype(
+        c, in, 0,
+        og_types_with_half(c, c->node->since_version >= 11 ? og_types_numeric : og_types_float, 1,
+                           0, types));
     if (st) return st;
     if (p->k_input && (n_in < 2 || c->node->in[1] < 0))
         return og_op_error(c, OG_ERR_MODEL, "input 1 (K) is required in this opset");
@@ -343,17 +327,18 @@ static og_status topk_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og
 
 /* ---- table --------------------------------------------------------------------------- */
 
-#define OG_REDUCE_DEF(op)                                                                          \
+#define OG_REDUCE_DEF_F(op, flags)                                                                 \
     {                                                                                              \
-#op, "", OG_SINCE(op), 1, 2, 1, 1, reduce_parse, NULL, reduce_infer, 0                     \
+#op, "", OG_SINCE(op), 1, 2, 1, 1, reduce_parse, NULL, reduce_infer, flags                 \
     }
+#define OG_REDUCE_DEF(op) OG_REDUCE_DEF_F(op, 0)
 
 const og_op_def og_ops_reduce[] = {
-    OG_REDUCE_DEF(ReduceSum),
-    OG_REDUCE_DEF(ReduceMean),
-    OG_REDUCE_DEF(ReduceMax),
-    OG_REDUCE_DEF(ReduceMin),
-    OG_REDUCE_DEF(ReduceProd),
+    OG_REDUCE_DEF_F(ReduceSum, OG_OP_ALIAS_SAME_SIZE),
+    OG_REDUCE_DEF_F(ReduceMean, OG_OP_ALIAS_SAME_SIZE),
+    OG_REDUCE_DEF_F(ReduceMax, OG_OP_ALIAS_SAME_SIZE),
+    OG_REDUCE_DEF_F(ReduceMin, OG_OP_ALIAS_SAME_SIZE),
+    OG_REDUCE_DEF_F(ReduceProd, OG_OP_ALIAS_SAME_SIZE),
     OG_REDUCE_DEF(ReduceL1),
     OG_REDUCE_DEF(ReduceL2),
     OG_REDUCE_DEF(ReduceLogSum),
@@ -363,7 +348,7 @@ const og_op_def og_ops_reduce[] = {
     {"ArgMin", "", OG_SINCE(ArgMin), 1, 1, 1, 1, arg_parse, NULL, arg_infer, 0},
     {"Softmax", "", OG_SINCE(Softmax), 1, 1, 1, 1, softmax_parse, NULL, softmax_infer, 0},
     {"LogSoftmax", "", OG_SINCE(LogSoftmax), 1, 1, 1, 1, softmax_parse, NULL, softmax_infer, 0},
-    {"Hardmax", "", OG_SINCE(Hardmax), 1, 1, 1, 1, softmax_parse, NULL, hardmax_infer, 0},
+    {"Hardmax", "", OG_SINCE(Hardmax), 1, 1, 1, 1, softmax_parse, NULL, softmax_infer, 0},
     {"CumSum", "", OG_SINCE(CumSum), 2, 2, 1, 1, cumsum_parse, NULL, cumsum_infer, 0},
     {"TopK", "", OG_SINCE(TopK), 1, 2, 2, 2, topk_parse, NULL, topk_infer, 0},
     {0}};

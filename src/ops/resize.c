@@ -238,7 +238,9 @@ static og_status infer_resize(const og_op_ctx *c, const og_vinfo *in, int n_in, 
     const og_resize_params *p = c->node->params;
     og_dtype t = in[0].dtype;
     if (t != OG_UNDEFINED) {
-        bool ok = t == OG_FLOAT || t == OG_DOUBLE ||
+        /* linear and cubic: float16 in every version, bfloat16 from Resize-13 */
+        bool ok = t == OG_FLOAT || t == OG_DOUBLE || t == OG_FLOAT16 ||
+                  (t == OG_BFLOAT16 && c->node->since_version >= 13) ||
                   (p->mode == OG_RESIZE_NEAREST && og_dtype_size(t) > 0);
         if (!ok)
             return og_op_error(c, c->runtime ? OG_ERR_TYPE : OG_ERR_UNSUPPORTED,

@@ -141,28 +141,45 @@ static og_status infer_float(const og_op_ctx *c, const og_vinfo *in, int n_in, o
     return infer_same(c, in, out, og_types_float);
 }
 
-/* `allowed` plus float16 (every version) and bfloat16 (from opset 13), as the schemas of
- * the ops using it list them; the kernels compute both through float32 copies. */
+/* `allowed` plus float16 (every version) and bfloat16 from since-version bf16_from (0: in
+ * no version up to opset 21), as the schemas of the ops using it list them; the kernels
+ * compute both through float32 copies. */
 static og_status infer_same_half(const og_op_ctx *c, const og_vinfo *in, og_vinfo *out,
-                                 const og_dtype *allowed)
+                                 const og_dtype *allowed, int bf16_from)
 {
-    og_dtype types[16];
-    int n = 0;
-    while (allowed[n] != OG_UNDEFINED && n < 12) {
-        types[n] = allowed[n];
-        n++;
-    }
-    types[n++] = OG_FLOAT16;
-    if (c->node->since_version >= 13) types[n++] = OG_BFLOAT16;
-    types[n] = OG_UNDEFINED;
-    return infer_same(c, in, out, types);
+    og_dtype types[23];
+    return infer_same(c, in, out, og_types_with_half(c, allowed, 1, bf16_from, types));
 }
 
-/* Sqrt, Exp, Log, Reciprocal, Ceil, Floor, Sigmoid, Tanh: float16 always, bfloat16 from 13 */
+/* Sqrt, Exp, Log, Reciprocal, Ceil, Floor, Sigmoid, Tanh, Erf: float16 always, bfloat16
+ * from 13 */
 static og_status infer_float_half(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                                   int n_out)
 {
-    return infer_same_half(c, in, out, og_types_float);
+    return infer_same_half(c, in, out, og_types_float, 13);
+}
+
+/* Round, Softplus, Softsign, the trigonometric and hyperbolic ops, HardSwish, Mish, Elu,
+ * Selu, HardSigmoid, ThresholdedRelu, Shrink: float16 always, bfloat16 in no version up to
+ * opset 21 */
+static og_status infer_float_f16(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                                 int n_out)
+{
+    return infer_same_half(c, in, out, og_types_float, 0);
+}
+
+/* LeakyRelu: float16 always, bfloat16 from 16 */
+static og_status infer_leakyrelu(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                                 int n_out)
+{
+    return infer_same_half(c, in, out, og_types_float, 16);
+}
+
+/* Gelu (opset 20): float16 and bfloat16 */
+static og_status infer_gelu(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                            int n_out)
+{
+    return infer_same_half(c, in, out, og_types_float, 20);
 }
 
 /* Abs, Neg: the spec allows every signed (and for Abs unsigned) type; onnxgrad has int32
@@ -170,7 +187,7 @@ static og_status infer_float_half(const og_op_ctx *c, const og_vinfo *in, int n_
 static og_status infer_numeric(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                                int n_out)
 {
-    return infer_same_half(c, in, out, og_types_numeric);
+    return infer_same_half(c, in, out, og_types_numeric, 13);
 }
 
 /* Relu takes integers from opset 14 on; float16 always, bfloat16 from 13. */
@@ -178,7 +195,7 @@ static og_status infer_relu(const og_op_ctx *c, const og_vinfo *in, int n_in, og
                             int n_out)
 {
     return infer_same_half(c, in, out,
-                           c->node->since_version >= 14 ? og_types_numeric : og_types_float);
+                           c->node->since_version >= 14 ? og_types_numeric : og_types_float, 13);
 }
 
 static og_status infer_not(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
@@ -215,7 +232,9 @@ static og_status infer_clip(const og_op_ctx *c, const og_vinfo *in, int n_in, og
     static const og_dtype numeric12[] = {OG_FLOAT,  OG_DOUBLE, OG_INT32,    OG_INT64,
                                          OG_INT8,   OG_INT16,  OG_UINT8,    OG_UINT16,
                                          OG_UINT32, OG_UINT64, OG_UNDEFINED};
-    og_status st = infer_same(c, in, out, n->since_version >= 12 ? numeric12 : og_types_float);
+    /* float16 in every version, bfloat16 from 13 */
+    og_status st =
+        infer_same_half(c, in, out, n->since_version >= 12 ? numeric12 : og_types_float, 13);
     if (st) return st;
     for (int i = 1; i < n_in && i < 3; i++) {
         if (n->in[i] < 0) continue; /* omitted: no bound */
@@ -240,11 +259,11 @@ static og_status infer_clip(const og_op_ctx *c, const og_vinfo *in, int n_in, og
 
 #define FLOAT_OP(name)                                                                             \
     {                                                                                              \
-#name, "", OG_SINCE(name), 1, 1, 1, 1, NULL, NULL, infer_float, 0                          \
+#name, "", OG_SINCE(name), 1, 1, 1, 1, NULL, NULL, infer_float_f16, 0                      \
     }
 #define FLOAT_OP_ATTRS(name)                                                                       \
     {                                                                                              \
-#name, "", OG_SINCE(name), 1, 1, 1, 1, parse_float_attrs, NULL, infer_float, 0             \
+#name, "", OG_SINCE(name), 1, 1, 1, 1, parse_float_attrs, NULL, infer_float_f16, 0         \
     }
 
 const og_op_def og_ops_unary[] = {
@@ -256,7 +275,7 @@ const og_op_def og_ops_unary[] = {
     {"Not", "", OG_SINCE(Not), 1, 1, 1, 1, NULL, NULL, infer_not, 0},
     {"IsNaN", "", OG_SINCE(IsNaN), 1, 1, 1, 1, NULL, NULL, infer_isx, 0},
     {"IsInf", "", OG_SINCE(IsInf), 1, 1, 1, 1, parse_isinf, NULL, infer_isx, 0},
-    {"Gelu", "", OG_SINCE(Gelu), 1, 1, 1, 1, parse_gelu, NULL, infer_float, 0},
+    {"Gelu", "", OG_SINCE(Gelu), 1, 1, 1, 1, parse_gelu, NULL, infer_gelu, 0},
     {"Ceil", "", OG_SINCE(Ceil), 1, 1, 1, 1, NULL, NULL, infer_float_half, 0},
     {"Floor", "", OG_SINCE(Floor), 1, 1, 1, 1, NULL, NULL, infer_float_half, 0},
     FLOAT_OP(Round),
@@ -264,7 +283,7 @@ const og_op_def og_ops_unary[] = {
     {"Sqrt", "", OG_SINCE(Sqrt), 1, 1, 1, 1, NULL, NULL, infer_float_half, 0},
     {"Exp", "", OG_SINCE(Exp), 1, 1, 1, 1, NULL, NULL, infer_float_half, 0},
     {"Log", "", OG_SINCE(Log), 1, 1, 1, 1, NULL, NULL, infer_float_half, 0},
-    FLOAT_OP(Erf),
+    {"Erf", "", OG_SINCE(Erf), 1, 1, 1, 1, NULL, NULL, infer_float_half, 0},
     {"Sigmoid", "", OG_SINCE(Sigmoid), 1, 1, 1, 1, NULL, NULL, infer_float_half, 0},
     {"Tanh", "", OG_SINCE(Tanh), 1, 1, 1, 1, NULL, NULL, infer_float_half, 0},
     FLOAT_OP(Softplus),
@@ -284,9 +303,10 @@ const og_op_def og_ops_unary[] = {
     FLOAT_OP(Mish),
     FLOAT_OP_ATTRS(Elu),
     FLOAT_OP_ATTRS(HardSigmoid),
-    FLOAT_OP_ATTRS(LeakyRelu),
+    {"LeakyRelu", "", OG_SINCE(LeakyRelu), 1, 1, 1, 1, parse_float_attrs, NULL, infer_leakyrelu, 0},
     FLOAT_OP_ATTRS(Selu),
-    FLOAT_OP_ATTRS(Celu),
+    /* Celu-12 is float32 only in the spec; double too here, not the 16-bit types */
+    {"Celu", "", OG_SINCE(Celu), 1, 1, 1, 1, parse_float_attrs, NULL, infer_float, 0},
     FLOAT_OP_ATTRS(ThresholdedRelu),
     FLOAT_OP_ATTRS(Shrink),
     {0},

@@ -1,7 +1,8 @@
 /*
  * og_backend_test: runs ONNX backend test cases (a folder with model.onnx and
  * test_data_set_N/{input,output}_M.pb) through onnxgrad and compares the outputs at the
- * ONNX loader's tolerances (rtol 1e-3, atol 1e-7; exact for integers, bools and strings).
+ * ONNX loader's tolerances (rtol 1e-3, atol 1e-7; exact for integers, bools and strings;
+ * float16 and bfloat16 values also pass within one ulp of their type at the expected value).
  * A .pb file holds a TensorProto, or for an input or output declared as a sequence or an
  * optional, onnx-data.proto's SequenceProto or OptionalProto, which the generated protobuf
  * code (onnx.proto only) lacks: those are read here from the wire format.
@@ -220,6 +221,20 @@ static bool file_exists(const char *p)
 /* Element i as double (ints exactly up to 2^53, 16-bit floats decoded). */
 static double elem(const og_tensor *t, int64_t i) { return og_tensor_get_f64(t, i); }
 
+/* One unit in the last place at y of a 16-bit float type (0 for another): float16 and
+ * bfloat16 results may differ from the expected ones by one rounding of their last bit
+ * (rtol 1e-3 is about one float16 ulp, a quarter of a bfloat16 one). */
+static double ulp16(og_dtype t, double y)
+{
+    int mant = t == OG_FLOAT16 ? 10 : t == OG_BFLOAT16 ? 7 : -1;
+    int emin = t == OG_FLOAT16 ? -14 : -126;
+    if (mant < 0) return 0;
+    int e;
+    frexp(fabs(y), &e); /* |y| in [2^(e-1), 2^e) */
+    e = e - 1 < emin ? emin : e - 1;
+    return ldexp(1.0, e - mant);
+}
+
 static int compare_tensor(const char *what, const og_tensor *got, const og_tensor *want, char *msg,
                           size_t n)
 {
@@ -275,7 +290,8 @@ static int compare_tensor(const char *what, const og_tensor *got, const og_tenso
             else if (isinf(y))
                 ok = x == y;
             else
-                ok = fabs(x - y) <= 1e-7 + 1e-3 * fabs(y);
+                ok = fabs(x - y) <= 1e-7 + 1e-3 * fabs(y) ||
+                     fabs(x - y) <= ulp16(og_tensor_dtype(got), y);
         } else {
             ok = x == y;
         }

@@ -5,7 +5,7 @@ Clip with attribute and input bounds, Cast, Dropout in inference and training mo
 the zero-gradient rounding ops, each at old and new opsets."""
 from helpers import model, node, rand
 import numpy as np
-from onnx import TensorProto, helper
+from onnx import TensorProto, helper, numpy_helper
 
 
 def away(x, kinks, gap=0.08):
@@ -85,6 +85,15 @@ def cases():
     for tag, e in (("i3", np.array(3, np.int64)), ("irow", np.array([2, 3, 1, 4], np.int64))):
         out.append(("pow_%s_v13" % tag, model([node("Pow", ["a", "e"], ["y"])], {"a": a}, ["y"],
                                                 consts={"e": e}, opset=13), {"a": a}))
+    # a float exponent from a Constant node (not a trained initializer): the rule folds it
+    # into dy * e * a^(e - 1), dy * 2a for 2 (layer norm's square), dy for 1
+    ap = rand(3, 4, low=0.4, high=1.6)
+    for tag, e in (("f2", np.array(2.0, np.float32)), ("fhalf", np.array([0.5], np.float32)),
+                   ("f1", np.array(1.0, np.float32)), ("fneg", np.array(-1.5, np.float32))):
+        out.append(("pow_const_%s_v13" % tag,
+                    model([node("Constant", [], ["e"], value=numpy_helper.from_array(e)),
+                           node("Pow", ["a", "e"], ["y"])], {"a": ap}, ["y"], opset=13),
+                    {"a": ap}))
     # PRelu: slope of X's shape, a row, one element, a middle axis (mask path before 9)
     for opset in (8, 16):
         for tag, ss in (("same", (2, 3, 4)), ("row", (4,)), ("one", (1,)), ("mid", (3, 1))):

@@ -295,9 +295,17 @@ static void cpu_families_state_types(void)
          {OG_INT32, OG_DOUBLE},
          true,
          OG_UINT8,
-         "(it computes float32, float64, int32, int64)"},
-        {"Softmax", {OG_FLOAT, OG_DOUBLE}, true, OG_FLOAT16, "(it computes float32, float64)"},
-        {"Dropout", {OG_FLOAT, OG_DOUBLE}, true, OG_INT64, "(it computes float32, float64)"},
+         "(it computes float32, float64, float16, bfloat16, int32, int64)"},
+        {"Softmax",
+         {OG_FLOAT, OG_FLOAT16},
+         true,
+         OG_INT32,
+         "(it computes float32, float64, float16, bfloat16)"},
+        {"Dropout",
+         {OG_FLOAT, OG_BFLOAT16},
+         true,
+         OG_INT64,
+         "(it computes float32, float64, float16, bfloat16)"},
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         nh_result r;
@@ -362,9 +370,28 @@ static void cpu_families_bind_loops(void)
          {OG_DOUBLE, OG_FLOAT16},
          OG_BFLOAT16,
          "float32, float64, float16"},
-        {"BatchNormalization", "", 5, 0, {OG_FLOAT, OG_DOUBLE}, OG_BFLOAT16, "float32, float64"},
-        {"LayerNormalization", "", 3, 0, {OG_DOUBLE, OG_FLOAT}, OG_INT32, "float32, float64"},
-        {"InstanceNormalization", "", 3, 0, {OG_FLOAT, OG_DOUBLE}, OG_INT64, "float32, float64"},
+        /* norm: float16 and bfloat16 through float32's binding */
+        {"BatchNormalization",
+         "",
+         5,
+         0,
+         {OG_FLOAT, OG_BFLOAT16},
+         OG_INT32,
+         "float32, float64, float16, bfloat16"},
+        {"LayerNormalization",
+         "",
+         3,
+         0,
+         {OG_DOUBLE, OG_FLOAT16},
+         OG_INT32,
+         "float32, float64, float16, bfloat16"},
+        {"InstanceNormalization",
+         "",
+         3,
+         0,
+         {OG_FLOAT, OG_DOUBLE},
+         OG_INT64,
+         "float32, float64, float16, bfloat16"},
         {"MatMul",
          "",
          2,
@@ -379,7 +406,13 @@ static void cpu_families_bind_loops(void)
          {OG_DOUBLE, OG_BFLOAT16},
          OG_UINT8,
          "float32, float64, float16, bfloat16, int32, int64"},
-        {"Einsum", "", 2, 0, {OG_FLOAT, OG_INT32}, OG_BOOL, "float32, float64, int32, int64"},
+        {"Einsum",
+         "",
+         2,
+         0,
+         {OG_FLOAT16, OG_INT32},
+         OG_BOOL,
+         "float32, float64, float16, bfloat16, int32, int64"},
         {"Adam",
          "ai.onnx.preview.training",
          6,
@@ -1022,10 +1055,10 @@ static void cpu_loss_binds_by_all_types(void)
                    .in = {nl[0], nl[1], nl[2]}};
     bound_loop_is_used(&nll, 2, 0);
     bound_loop_is_used(&nll, 7, 1);
-    check_bind_refusal(&nll, (og_dtype[]){OG_FLOAT16, OG_INT32, OG_FLOAT16},
+    /* float16 scores run through float32's loops, of an int32 or int64 target only */
+    check_bind_refusal(&nll, (og_dtype[]){OG_FLOAT16, OG_UINT8, OG_FLOAT16},
                        "input 0 is float16, which the CPU kernel of NegativeLogLikelihoodLoss "
-                       "does not compute with input 1 int32, input 2 float16 (it computes no "
-                       "dtype)");
+                       "does not compute with input 1 uint8, input 2 float16");
     check_bind_refusal(&nll, (og_dtype[]){OG_FLOAT, OG_INT32, OG_DOUBLE},
                        "input 0 is float32, which the CPU kernel of NegativeLogLikelihoodLoss "
                        "does not compute with input 1 int32, input 2 float64");
@@ -1076,7 +1109,8 @@ static void cpu_resize_binds_loops(void)
     bound_loop_is_used(&cubic, 1, 1);
     check_bind_refusal(&linear, (og_dtype[]){OG_INT32, OG_UNDEFINED, OG_FLOAT},
                        "node 'n0' (Resize, opset 13): input 0 is int32, which the CPU kernel of "
-                       "Resize does not compute (it computes float32, float64)");
+                       "Resize does not compute (it computes float32, float64, float16, "
+                       "bfloat16)");
     nh_result r;
     nh_node nearest = {.op = "Resize", .opset = 13, .in = {rs[0], NULL, rs[2]}, .n_in = 3};
     CHECK_OK(nh_load(&nearest, &r));
@@ -1320,10 +1354,10 @@ static void cpu_last_picks_bind(void)
                         nh_tensor(OG_FLOAT, 1, (int64_t[]){2}, (double[]){0.25, 4})};
     nh_node onehot = {.op = "OneHot", .opset = 11, .in = {oh[0], oh[1], oh[2]}};
     bound_loop_is_used(&onehot, 1, 0);
-    check_bind_refusal(&onehot, (og_dtype[]){OG_FLOAT16, OG_INT64, OG_FLOAT},
-                       "node 'n0' (OneHot, opset 11): input 0 is float16, which the CPU kernel of "
-                       "OneHot does not compute (it computes float32, float64, int8, int16, "
-                       "int32, int64, uint8, uint16, uint32, uint64)");
+    check_bind_refusal(&onehot, (og_dtype[]){OG_BFLOAT16, OG_INT64, OG_FLOAT},
+                       "node 'n0' (OneHot, opset 11): input 0 is bfloat16, which the CPU kernel of "
+                       "OneHot does not compute (it computes float32, float64, float16, int8, "
+                       "int16, int32, int64, uint8, uint16, uint32, uint64)");
     nh_free_tensors(oh, 3);
     /* EyeLike float32 (its ones written by the float32 loop); Pad 2's constant 1.5 */
     x = nh_tensor(OG_FLOAT, 2, (int64_t[]){3, 4}, v);

@@ -767,7 +767,7 @@ static og_status k_div(const og_kernel_ctx *k, const og_tensor *const *in, int n
 static const void *select_k_mod(const og_node *n, og_dtype t)
 {
     const og_mod_params *mp = n->params;
-    return pick(mp && mp->fmod ? fmod_fns : pymod_fns, t);
+    return pick_or_half(mp && mp->fmod ? fmod_fns : pymod_fns, t);
 }
 
 static og_status k_mod(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
@@ -775,6 +775,7 @@ static og_status k_mod(const og_kernel_ctx *k, const og_tensor *const *in, int n
 {
     const og_mod_params *mp = k->params;
     const bin_fn *fns = mp && mp->fmod ? fmod_fns : pymod_fns;
+    if (runs_via_f32(k, fns, in[0]->dtype)) return via_f32_same(k, k_mod, in, n_in, out, n_out);
     if (out[0]->numel > 0 && in[0]->dtype == in[1]->dtype) {
         og_status st = check_divisor(k, in[1], bound_slot(k, fns, in[0]->dtype));
         if (st) return st;
@@ -866,6 +867,15 @@ static og_status variadic(const og_kernel_ctx *k, const og_tensor *const *in, in
     return OG_OK;
 }
 
+/* via_f32_same for a variadic op (og_kernel_via_f32 copies at most 8 inputs). */
+static og_status variadic_via_f32(const og_kernel_ctx *k, og_kernel_fn fn,
+                                  const og_tensor *const *in, int n_in, og_tensor *const *out,
+                                  int n_out)
+{
+    if (n_in > 8) return og_kernel_error(k, OG_ERR_UNSUPPORTED, "more than 8 16-bit float inputs");
+    return via_f32_same(k, fn, in, n_in, out, n_out);
+}
+
 #define KERNELV(NAME, FNS)                                                                         \
     static const void *select_##NAME(const og_node *n, og_dtype t)                                 \
     {                                                                                              \
@@ -875,10 +885,8 @@ static og_status variadic(const og_kernel_ctx *k, const og_tensor *const *in, in
     static og_status NAME(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,            \
                           og_tensor *const *out, int n_out)                                        \
     {                                                                                              \
-        if (n_in > 8 && runs_via_f32(k, FNS, in[0]->dtype))                                        \
-            return og_kernel_error(k, OG_ERR_UNSUPPORTED, "more than 8 16-bit float inputs");      \
         if (runs_via_f32(k, FNS, in[0]->dtype))                                                    \
-            return via_f32_same(k, NAME, in, n_in, out, n_out);                                    \
+            return variadic_via_f32(k, NAME, in, n_in, out, n_out);                                \
         return variadic(k, in, n_in, out[0], FNS);                                                 \
     }
 KERNELV(k_max, max_fns)
@@ -898,17 +906,22 @@ SCALE_LOOP(scale_f64, double)
 typedef void (*scale_fn)(void *o, int64_t n, int count);
 static const scale_fn mean_scales[S_N] = {[S_F32] = scale_f32, [S_F64] = scale_f64};
 
-/* Mean sums with Sum's loops, then divides: float types only. */
+/* Mean sums with Sum's loops, then divides: float32 and float64; the 16-bit floats through
+ * float32 (the sum is kept in float32, rounded once). */
 static const void *select_k_mean(const og_node *n, og_dtype t)
 {
     (void)n;
-    return t == OG_FLOAT || t == OG_DOUBLE ? pick(add_fns, t) : NULL;
+    return t == OG_FLOAT || t == OG_DOUBLE ? pick(add_fns, t)
+           : og_is_half(t)                 ? &half_via_f32
+                                           : NULL;
 }
 
 static og_status k_mean(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                         og_tensor *const *out, int n_out)
 {
     og_tensor *o = out[0];
+    if (k->impl ? k->impl == (const void *)&half_via_f32 : og_is_half(o->dtype))
+        return variadic_via_f32(k, k_mean, in, n_in, out, n_out);
     int slot = bound_slot(k, add_fns, o->dtype);
     if (slot < 0 || !mean_scales[slot]) return bad_dtype(k, 0, o->dtype);
     og_status st = variadic(k, in, n_in, o, add_fns);

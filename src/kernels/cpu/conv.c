@@ -348,16 +348,14 @@ static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo :
 CONV_TYPED(float, f32, og_gemm_f32)
 CONV_TYPED(double, f64, og_gemm_f64)
 
-static const conv_type *conv_type_of(og_dtype t)
-{
-    return t == OG_FLOAT ? &conv_type_f32 : t == OG_DOUBLE ? &conv_type_f64 : NULL;
-}
+/* float32, float64, and the 16-bit floats through float32's binding (og_float_impl) */
+OG_FLOAT_IMPLS(conv_impls, &conv_type_f32, &conv_type_f64);
 
 /* The binding's impl: the dtype's pieces, chosen once when the session is created. */
 static const void *select_conv(const og_node *n, og_dtype t)
 {
     (void)n;
-    return conv_type_of(t);
+    return og_float_impl_of(conv_impls, t);
 }
 
 /* Bytes of column matrix per im2col chunk: a chunk stays in L2 from im2col to GEMM. */
@@ -915,15 +913,18 @@ static void run_slot(const og_kernel_ctx *k, const conv_job *job, bool transpose
     }
 }
 
-static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
-                          og_tensor *const *out, bool transpose)
+/* self: the kernel (Conv's or ConvTranspose's), which a 16-bit X runs on float32 copies. */
+static og_status conv_run(const og_kernel_ctx *k, og_kernel_fn self, const og_tensor *const *in,
+                          int n_in, og_tensor *const *out, int n_out, bool transpose)
 {
     const og_conv_params *p = k->params;
     const og_tensor *x = in[0], *w = in[1], *b = n_in > 2 ? in[2] : NULL;
     og_tensor *y = out[0];
+    const og_float_impl *im = og_float_bound(k, conv_impls, x->dtype);
+    if (im && !im->loops) return og_kernel_via_f32_bound(k, im, self, in, n_in, out, n_out);
     conv_job job;
     memset(&job, 0, sizeof job);
-    job.t = k->impl ? k->impl : conv_type_of(x->dtype);
+    job.t = im ? im->loops : NULL;
     if (!job.t || w->dtype != x->dtype || (b && b->dtype != x->dtype))
         return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element types %s/%s%s%s are not supported",
                                og_dtype_name(x->dtype), og_dtype_name(w->dtype), b ? "/" : "",
@@ -939,7 +940,7 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
         /* the kernel covers the whole input once (the weight gradient of a 1x1 Conv: X by
          * dY): Y[n, m] = Σ_k X[n, k] W[m, k] over k = (channel, position), one GEMM
          * [N, K] x [K, M] instead of one matrix-vector product per image */
-        const conv_type *ct = k->impl ? k->impl : conv_type_of(x->dtype);
+        const conv_type *ct = job.t;
         const int64_t kk = w->numel / g->m;
         if (b)
             for (int64_t n = 0; n < g->n; n++)
@@ -1158,18 +1159,17 @@ static og_status conv_run(const og_kernel_ctx *k, const og_tensor *const *in, in
 static og_status conv_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                              og_tensor *const *out, int n_out)
 {
-    (void)n_out;
-    return conv_run(k, in, n_in, out, false);
+    return conv_run(k, conv_kernel, in, n_in, out, n_out, false);
 }
 
 static og_status conv_transpose_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                                        og_tensor *const *out, int n_out)
 {
-    (void)n_out;
-    return conv_run(k, in, n_in, out, true);
+    return conv_run(k, conv_transpose_kernel, in, n_in, out, n_out, true);
 }
 
-/* float32, float64 (conv_type_of); W and B must have X's dtype, which the kernel checks. */
+/* float32, float64 (conv_impls; float16 through float32 copies); W and B must have X's
+ * dtype, which the kernel checks. */
 const og_kernel_def og_cpu_conv[] = {
     {.name = "Conv", .domain = "", .fn = conv_kernel, .select = select_conv, .act = 1},
     {.name = "ConvTranspose",

@@ -576,15 +576,15 @@ static void set_at(void *o, int64_t s0, int64_t inner, int64_t depth, const int6
 
 /* OneHot's loop for indices of C type T: n positions from element off, each normalised
  * into [0, depth) (a negative one counts from the end) or -1 when outside [-depth, depth)
- * (a float is truncated after a range check, so that no cast overflows). */
-#define OH_POS(NAME, T, IS_FLOAT)                                                                  \
+ * (a float, read by TO_D, is truncated after a range check, so that no cast overflows). */
+#define OH_POS(NAME, T, IS_FLOAT, TO_D)                                                            \
     static void NAME(const void *iv, int64_t off, int64_t n, int64_t depth, int64_t *pos)          \
     {                                                                                              \
         const T *ind = (const T *)iv + off;                                                        \
         for (int64_t i = 0; i < n; i++) {                                                          \
             int64_t v;                                                                             \
             if (IS_FLOAT) {                                                                        \
-                double f = (double)ind[i];                                                         \
+                double f = (double)TO_D(ind[i]);                                                   \
                 if (!(f > -(double)depth - 1.0 && f < (double)depth + 1.0)) {                      \
                     pos[i] = -1;                                                                   \
                     continue;                                                                      \
@@ -597,27 +597,29 @@ static void set_at(void *o, int64_t s0, int64_t inner, int64_t depth, const int6
             pos[i] = v < 0 || v >= depth ? -1 : v;                                                 \
         }                                                                                          \
     }
-OH_POS(oh_pos_f32, float, 1)
-OH_POS(oh_pos_f64, double, 1)
-OH_POS(oh_pos_i8, int8_t, 0)
-OH_POS(oh_pos_i16, int16_t, 0)
-OH_POS(oh_pos_i32, int32_t, 0)
-OH_POS(oh_pos_i64, int64_t, 0)
-OH_POS(oh_pos_u8, uint8_t, 0)
-OH_POS(oh_pos_u16, uint16_t, 0)
-OH_POS(oh_pos_u32, uint32_t, 0)
-OH_POS(oh_pos_u64, uint64_t, 0)
+#define OH_SAME(x) (x)
+OH_POS(oh_pos_f32, float, 1, OH_SAME)
+OH_POS(oh_pos_f64, double, 1, OH_SAME)
+OH_POS(oh_pos_f16, uint16_t, 1, og_half_to_float)
+OH_POS(oh_pos_i8, int8_t, 0, OH_SAME)
+OH_POS(oh_pos_i16, int16_t, 0, OH_SAME)
+OH_POS(oh_pos_i32, int32_t, 0, OH_SAME)
+OH_POS(oh_pos_i64, int64_t, 0, OH_SAME)
+OH_POS(oh_pos_u8, uint8_t, 0, OH_SAME)
+OH_POS(oh_pos_u16, uint16_t, 0, OH_SAME)
+OH_POS(oh_pos_u32, uint32_t, 0, OH_SAME)
+OH_POS(oh_pos_u64, uint64_t, 0, OH_SAME)
 
 typedef struct oh_loops {
     og_dtype t;
     void (*pos)(const void *ind, int64_t off, int64_t n, int64_t depth, int64_t *pos);
 } oh_loops;
 /* the indices' dtypes OneHot's inference admits */
-static const oh_loops oh_t[] = {{OG_FLOAT, oh_pos_f32},  {OG_DOUBLE, oh_pos_f64},
-                                {OG_INT8, oh_pos_i8},    {OG_INT16, oh_pos_i16},
-                                {OG_INT32, oh_pos_i32},  {OG_INT64, oh_pos_i64},
-                                {OG_UINT8, oh_pos_u8},   {OG_UINT16, oh_pos_u16},
-                                {OG_UINT32, oh_pos_u32}, {OG_UINT64, oh_pos_u64}};
+static const oh_loops oh_t[] = {
+    {OG_FLOAT, oh_pos_f32},  {OG_DOUBLE, oh_pos_f64}, {OG_FLOAT16, oh_pos_f16},
+    {OG_INT8, oh_pos_i8},    {OG_INT16, oh_pos_i16},  {OG_INT32, oh_pos_i32},
+    {OG_INT64, oh_pos_i64},  {OG_UINT8, oh_pos_u8},   {OG_UINT16, oh_pos_u16},
+    {OG_UINT32, oh_pos_u32}, {OG_UINT64, oh_pos_u64}};
 
 static const void *select_onehot(const og_node *n, og_dtype t)
 {

@@ -202,22 +202,18 @@ const og_linalg_type *og_linalg_type_of(og_dtype t)
     }
 }
 
-/* The binding of MatMul and Gemm for float16 and bfloat16: the kernels run the float32
- * loops on widened copies and round the output once (og_kernel_via_f32).  A marker. */
-static const char linalg_via_f32 = 'h';
+const char og_linalg_via_f32 = 'h';
 
 static const void *select_linalg(const og_node *n, og_dtype t)
 {
     (void)n;
-    return og_is_half(t) ? (const void *)&linalg_via_f32 : (const void *)og_linalg_type_of(t);
+    return og_is_half(t) ? (const void *)&og_linalg_via_f32 : (const void *)og_linalg_type_of(t);
 }
 
-/* Run fn on float32 copies when this call is bound to linalg_via_f32 or input 0 is 16-bit
- * (*done then true); the inputs must share input 0's type, which the widening would hide. */
-static og_status linalg_half(const og_kernel_ctx *k, og_kernel_fn fn, const og_tensor *const *in,
-                             int n_in, og_tensor *const *out, int n_out, bool *done)
+og_status og_linalg_half(const og_kernel_ctx *k, og_kernel_fn fn, const og_tensor *const *in,
+                         int n_in, og_tensor *const *out, int n_out, bool *done)
 {
-    *done = k->impl == (const void *)&linalg_via_f32 || og_is_half(in[0]->dtype);
+    *done = k->impl == (const void *)&og_linalg_via_f32 || og_is_half(in[0]->dtype);
     if (!*done) return OG_OK;
     for (int i = 1; i < n_in; i++)
         if (in[i] && in[i]->dtype != in[0]->dtype)
@@ -326,7 +322,7 @@ static og_status matmul_kernel(const og_kernel_ctx *k, const og_tensor *const *i
                                og_tensor *const *out, int n_out)
 {
     bool done;
-    og_status hs = linalg_half(k, matmul_kernel, in, n_in, out, n_out, &done);
+    og_status hs = og_linalg_half(k, matmul_kernel, in, n_in, out, n_out, &done);
     if (done) return hs;
     const og_tensor *a = in[0], *b = in[1];
     og_tensor *y = out[0];
@@ -394,7 +390,7 @@ static og_status gemm_kernel(const og_kernel_ctx *k, const og_tensor *const *in,
                              og_tensor *const *out, int n_out)
 {
     bool done;
-    og_status hs = linalg_half(k, gemm_kernel, in, n_in, out, n_out, &done);
+    og_status hs = og_linalg_half(k, gemm_kernel, in, n_in, out, n_out, &done);
     if (done) return hs;
     const og_gemm_params *p = k->params;
     const og_tensor *a = in[0], *b = in[1], *c = n_in > 2 ? in[2] : NULL;

@@ -138,7 +138,7 @@ static const ein_type *ein_type_of(og_dtype t)
 const void *og_einsum_select(const og_node *n, og_dtype t)
 {
     (void)n;
-    return ein_type_of(t);
+    return og_is_half(t) ? (const void *)&og_linalg_via_f32 : (const void *)ein_type_of(t);
 }
 
 /* y (contiguous, axes labelled ol[0..no-1]) = sum of x over its labels not in ol.  Every
@@ -450,6 +450,9 @@ og_status og_einsum_kernel(const og_kernel_ctx *k, const og_tensor *const *in, i
 {
     const og_einsum_params *p = k->params;
     og_tensor *y = out[0];
+    bool done;
+    og_status hs = og_linalg_half(k, og_einsum_kernel, in, n_in, out, n_out, &done);
+    if (done) return hs;
     /* k->impl: the loops bound at session creation for input 0's dtype (the output's);
      * without a binding, pick them here */
     const ein_type *T = k->impl ? k->impl : ein_type_of(y->dtype);

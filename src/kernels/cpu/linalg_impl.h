@@ -33,6 +33,16 @@ typedef struct og_bgemm {
 
 void og_bgemm_run(const og_kernel_ctx *k, const og_bgemm *g);
 
+/* The binding of MatMul, Gemm and Einsum for float16 and bfloat16 (linalg.c): the kernels
+ * run the float32 loops on widened copies and round the output once (og_kernel_via_f32).
+ * A marker. */
+extern const char og_linalg_via_f32;
+/* Run fn on float32 copies when this call is bound to og_linalg_via_f32 or input 0 is
+ * 16-bit (*done then true); the inputs must share input 0's type, which the widening would
+ * hide. */
+og_status og_linalg_half(const og_kernel_ctx *k, og_kernel_fn fn, const og_tensor *const *in,
+                         int n_in, og_tensor *const *out, int n_out, bool *done);
+
 og_status og_einsum_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                            og_tensor *const *out, int n_out);
 /* Einsum's entry select (linalg_einsum.c): its loops for dtype t, NULL if none. */

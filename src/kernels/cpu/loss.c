@@ -109,6 +109,10 @@ static const loss_loops *loss_loops_of(og_dtype t, og_dtype ti)
     return a < 0 || b < 0 ? NULL : &loss_tables[a][b];
 }
 
+/* The binding of float16 and bfloat16 scores: the float32 loops run on widened copies of
+ * the 16-bit inputs, the outputs rounded once (og_kernel_via_f32).  A marker. */
+static const loss_loops loss_via_f32 = {NULL, NULL, NULL};
+
 /* Two type variables: the scores' (input 0, the constraint; the weights share it) and the
  * target's (input 1), both read by the loops.  A target or weights dtype not known before
  * the run leaves the choice to the kernel. */
@@ -119,6 +123,7 @@ static const void *select_loss(const og_node *n, const og_dtype *t)
         if (t[2] == OG_UNDEFINED) return OG_KERNEL_AT_RUN;
         if (t[2] != t[0]) return NULL;
     }
+    if (og_is_half(t[0])) return loss_loops_of(OG_FLOAT, t[1]) ? &loss_via_f32 : NULL;
     return loss_loops_of(t[0], t[1]);
 }
 
@@ -131,6 +136,8 @@ static og_status loss_kernel(const og_kernel_ctx *k, const og_tensor *const *in,
     og_tensor *lp_out = n_out > 1 ? out[1] : NULL;
     bool sce = strcmp(k->node->op_type, "SoftmaxCrossEntropyLoss") == 0;
     og_dtype dt = x->dtype;
+    if (k->impl ? k->impl == (const void *)&loss_via_f32 : og_is_half(dt))
+        return og_kernel_via_f32_unbound(k, loss_kernel, in, n_in, out, n_out);
     /* k->impl: the loops of the (scores, target) pair bound at session creation, which also
      * checked the weights' dtype; without a binding, pick them here */
     const loss_loops *L = k->impl ? k->impl : loss_loops_of(dt, t->dtype);

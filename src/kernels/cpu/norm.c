@@ -205,9 +205,24 @@ typedef struct norm_loops {
 NORM_LOOPS(float)
 NORM_LOOPS(double)
 
-static const norm_loops *norm_loops_of(og_dtype t)
+/* float32, float64, and the 16-bit floats through float32's binding (og_float_impl) */
+OG_FLOAT_IMPLS(norm_impls, &norm_loops_float, &norm_loops_double);
+
+/* X's loops for this call of kernel self: of k->impl, or without a binding of the table's
+ * entry for X's dtype.  NULL when the call ends here, with *st: a 16-bit X computed by self
+ * on float32 copies (og_kernel_via_f32_bound), or an X without loops (the error). */
+static const norm_loops *norm_bind(const og_kernel_ctx *k, og_kernel_fn self,
+                                   const og_tensor *const *in, int n_in, og_tensor *const *out,
+                                   int n_out, og_status *st)
 {
-    return t == OG_FLOAT ? &norm_loops_float : t == OG_DOUBLE ? &norm_loops_double : NULL;
+    const og_float_impl *im = og_float_bound(k, norm_impls, in[0]->dtype);
+    *st = OG_OK;
+    if (!im)
+        *st = og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
+                              og_dtype_name(in[0]->dtype));
+    else if (!im->loops)
+        *st = og_kernel_via_f32_bound(k, im, self, in, n_in, out, n_out);
+    return im ? im->loops : NULL;
 }
 
 /* ---- BatchNormalization ---------------------------------------------------------- */
@@ -218,10 +233,11 @@ static og_status batchnorm_kernel(const og_kernel_ctx *k, const og_tensor *const
     const og_norm_params *p = k->params;
     const og_tensor *x = in[0];
     og_tensor *y = out[0];
-    /* k->impl: X's loops bound at session creation; without a binding, pick them here */
-    const norm_loops *L = k->impl ? k->impl : norm_loops_of(x->dtype);
-    for (int i = 0; i < 5; i++)
-        if (i == 0 ? !L : !is_float_type(in[i]))
+    og_status st;
+    const norm_loops *L = norm_bind(k, batchnorm_kernel, in, n_in, out, n_out, &st);
+    if (!L) return st;
+    for (int i = 1; i < 5; i++)
+        if (!is_float_type(in[i]))
             return og_kernel_error(k, OG_ERR_UNSUPPORTED, "input %d has element type %s", i,
                                    og_dtype_name(in[i]->dtype));
     const int64_t N = x->dims[0];
@@ -277,10 +293,9 @@ static og_status instancenorm_kernel(const og_kernel_ctx *k, const og_tensor *co
 {
     const og_norm_params *p = k->params;
     const og_tensor *x = in[0];
-    const norm_loops *L = k->impl ? k->impl : norm_loops_of(x->dtype);
-    if (!L)
-        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
-                               og_dtype_name(x->dtype));
+    og_status st;
+    const norm_loops *L = norm_bind(k, instancenorm_kernel, in, n_in, out, n_out, &st);
+    if (!L) return st;
     int64_t C = x->dims[1], planes = x->dims[0] * C;
     if (planes == 0) return OG_OK;
     int64_t inner = x->numel / planes;
@@ -322,8 +337,10 @@ static og_status layernorm_kernel(const og_kernel_ctx *k, const og_tensor *const
     const og_tensor *x = in[0], *w = in[1], *b = n_in > 2 ? in[2] : NULL;
     og_tensor *y = out[0];
     og_tensor *om = n_out > 1 ? out[1] : NULL, *oi = n_out > 2 ? out[2] : NULL;
-    const norm_loops *L = k->impl ? k->impl : norm_loops_of(x->dtype);
-    if (!L || w->dtype != x->dtype || (b && b->dtype != x->dtype))
+    og_status st;
+    const norm_loops *L = norm_bind(k, layernorm_kernel, in, n_in, out, n_out, &st);
+    if (!L) return st;
+    if (w->dtype != x->dtype || (b && b->dtype != x->dtype))
         return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
                                og_dtype_name(x->dtype));
     int axis = (int)(p->axis < 0 ? p->axis + x->rank : p->axis);
@@ -362,10 +379,9 @@ static og_status dropout_kernel(const og_kernel_ctx *k, const og_tensor *const *
     const og_norm_params *p = k->params;
     const og_tensor *x = in[0];
     og_tensor *y = out[0], *mask = n_out > 1 ? out[1] : NULL;
-    const norm_loops *L = k->impl ? k->impl : norm_loops_of(x->dtype);
-    if (!L)
-        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
-                               og_dtype_name(x->dtype));
+    og_status st;
+    const norm_loops *L = norm_bind(k, dropout_kernel, in, n_in, out, n_out, &st);
+    if (!L) return st;
     double ratio = p->ratio;
     bool training = false;
     if (k->node->since_version >= 12) {
@@ -663,12 +679,13 @@ static const void *select_lrn(const og_node *n, og_dtype t)
 static const void *select_norm(const og_node *n, og_dtype t)
 {
     (void)n;
-    return norm_loops_of(t);
+    return og_float_impl_of(norm_impls, t);
 }
 
 /* Every kernel here computes float32 and float64, on X's dtype, whose loops select_norm
- * binds.  BatchNormalization's scale, B, mean and var (each float32 or float64) and
- * LayerNormalization's Scale and B (X's dtype) are checked by the kernels. */
+ * binds (float16 and bfloat16 through float32 copies).  BatchNormalization's scale, B, mean and var
+ * (each float32 or float64) and LayerNormalization's Scale and B (X's dtype) are checked by the
+ * kernels. */
 const og_kernel_def og_cpu_norm[] = {
     {.name = "BatchNormalization", .domain = "", .fn = batchnorm_kernel, .select = select_norm},
     {.name = "InstanceNormalization",

@@ -498,6 +498,24 @@ static int numeric_slot(og_dtype t)
     return s < 4 ? s : -1;
 }
 
+/* The binding of a float16 or bfloat16 input of the Reduce* ops, ArgMax, ArgMin, CumSum
+ * and TopK: the float32 loops run on a widened copy and the float outputs are rounded once
+ * (og_kernel_via_f32).  A marker. */
+static const char reduce_via_f32 = 'h';
+
+/* A select's binding: the marker for a 16-bit float t, else `loops`. */
+static const void *half_or(const void *loops, og_dtype t)
+{
+    return og_is_half(t) ? (const void *)&reduce_via_f32 : loops;
+}
+
+/* True when this call runs through float32 copies (bound to the marker, or unbound with a
+ * 16-bit input x). */
+static bool runs_via_f32(const og_kernel_ctx *k, const og_tensor *x)
+{
+    return k->impl == (const void *)&reduce_via_f32 || (!k->impl && og_is_half(x->dtype));
+}
+
 static og_status reduce_run(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                             og_tensor *const *out, const red_impl *impl)
 {
@@ -571,20 +589,16 @@ static og_status reduce_run(const og_kernel_ctx *k, const og_tensor *const *in, 
     return OG_OK;
 }
 
-/* The binding of a float16 or bfloat16 input of the Reduce* ops: the float32 loops run on a
- * widened copy and the output is rounded once (og_kernel_via_f32).  A marker. */
-static const char reduce_via_f32 = 'h';
-
 #define DEF_REDUCE_KERNEL(OP, IMPL)                                                                \
     static const void *select_##OP(const og_node *n, og_dtype t)                                   \
     {                                                                                              \
         (void)n;                                                                                   \
-        return og_is_half(t) ? (const void *)&reduce_via_f32 : red_pick(&IMPL, t);                 \
+        return half_or(red_pick(&IMPL, t), t);                                                     \
     }                                                                                              \
     static og_status k_##OP(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,          \
                             og_tensor *const *out, int n_out)                                      \
     {                                                                                              \
-        if (k->impl == (const void *)&reduce_via_f32 || og_is_half(in[0]->dtype))                  \
+        if (runs_via_f32(k, in[0]))                                                                \
             return og_kernel_via_f32_unbound(k, k_##OP, in, n_in, out, n_out);                     \
         return reduce_run(k, in, n_in, out, &IMPL);                                                \
     }
@@ -712,8 +726,14 @@ static const arg_fn *arg_pick(const og_reduce_params *p, int is_min, og_dtype t)
     return s >= 0 ? &arg_table[s][is_min][p && p->select_last_index] : NULL;
 }
 
-static const void *select_argmax(const og_node *n, og_dtype t) { return arg_pick(n->params, 0, t); }
-static const void *select_argmin(const og_node *n, og_dtype t) { return arg_pick(n->params, 1, t); }
+static const void *select_argmax(const og_node *n, og_dtype t)
+{
+    return half_or(arg_pick(n->params, 0, t), t);
+}
+static const void *select_argmin(const og_node *n, og_dtype t)
+{
+    return half_or(arg_pick(n->params, 1, t), t);
+}
 
 static og_status arg_run(const og_kernel_ctx *k, const og_tensor *x, og_tensor *y, int is_min)
 {
@@ -731,12 +751,14 @@ static og_status arg_run(const og_kernel_ctx *k, const og_tensor *x, og_tensor *
 static og_status k_ArgMax(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                           og_tensor *const *out, int n_out)
 {
+    if (runs_via_f32(k, in[0])) return og_kernel_via_f32_unbound(k, k_ArgMax, in, n_in, out, n_out);
     return arg_run(k, in[0], out[0], 0);
 }
 
 static og_status k_ArgMin(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                           og_tensor *const *out, int n_out)
 {
+    if (runs_via_f32(k, in[0])) return og_kernel_via_f32_unbound(k, k_ArgMin, in, n_in, out, n_out);
     return arg_run(k, in[0], out[0], 1);
 }
 
@@ -813,20 +835,27 @@ DEF_SOFTMAX(softmax_f64, double, double, max_f64_acc, sum_f64_acc, exp, log)
 typedef void (*softmax_fn)(const og_kernel_ctx *k, const void *x, void *y, int64_t O, int64_t R,
                            int64_t I, bool lg);
 static const softmax_fn softmax_loops[2] = {softmax_f32, softmax_f64};
+OG_FLOAT_IMPLS(softmax_impls, &softmax_loops[0], &softmax_loops[1]);
 
-/* Softmax's and LogSoftmax's loop for dtype t (the binding's impl), NULL if none. */
+/* Softmax's and LogSoftmax's binding for dtype t: float32, float64, and the 16-bit floats
+ * through float32's (og_float_impl); NULL if none. */
 static const void *select_softmax(const og_node *n, og_dtype t)
 {
     (void)n;
-    return t == OG_FLOAT ? &softmax_loops[0] : t == OG_DOUBLE ? &softmax_loops[1] : NULL;
+    return og_float_impl_of(softmax_impls, t);
 }
 
-static og_status softmax_run(const og_kernel_ctx *k, const og_tensor *x, og_tensor *y, bool lg)
+static og_status softmax_run(const og_kernel_ctx *k, og_kernel_fn self, const og_tensor *const *in,
+                             int n_in, og_tensor *const *out, int n_out, bool lg)
 {
     const og_reduce_params *p = k->params;
-    /* k->impl: the loop bound at session creation; without a binding, pick it here */
-    const softmax_fn *fn = k->impl ? k->impl : select_softmax(k->node, x->dtype);
-    if (!fn) return unsupported(k, x->dtype);
+    const og_tensor *x = in[0];
+    og_tensor *y = out[0];
+    /* k->impl: the binding of session creation; without one, the table's entry for x */
+    const og_float_impl *im = og_float_bound(k, softmax_impls, x->dtype);
+    if (!im) return unsupported(k, x->dtype);
+    if (!im->loops) return og_kernel_via_f32_bound(k, im, self, in, n_in, out, n_out);
+    const softmax_fn *fn = im->loops;
     int axis;
     int64_t O, R, I;
     og_status st = split_attr_axis(k, x, true, &axis, &O, &R, &I);
@@ -842,13 +871,13 @@ static og_status softmax_run(const og_kernel_ctx *k, const og_tensor *x, og_tens
 static og_status k_Softmax(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                            og_tensor *const *out, int n_out)
 {
-    return softmax_run(k, in[0], out[0], false);
+    return softmax_run(k, k_Softmax, in, n_in, out, n_out, false);
 }
 
 static og_status k_LogSoftmax(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                               og_tensor *const *out, int n_out)
 {
-    return softmax_run(k, in[0], out[0], true);
+    return softmax_run(k, k_LogSoftmax, in, n_in, out, n_out, true);
 }
 
 /* ---- Hardmax -------------------------------------------------------------------------- */
@@ -950,7 +979,7 @@ static const void *select_cumsum(const og_node *n, og_dtype t)
 {
     (void)n;
     int s = numeric_slot(t);
-    return s >= 0 ? &cum_table[s] : NULL;
+    return half_or(s >= 0 ? &cum_table[s] : NULL, t);
 }
 
 static og_status k_CumSum(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
@@ -958,6 +987,7 @@ static og_status k_CumSum(const og_kernel_ctx *k, const og_tensor *const *in, in
 {
     const og_reduce_params *p = k->params;
     const og_tensor *x = in[0], *a = in[1];
+    if (runs_via_f32(k, x)) return og_kernel_via_f32_unbound(k, k_CumSum, in, n_in, out, n_out);
     const cum_fn *fn = k->impl ? k->impl : select_cumsum(k->node, x->dtype);
     if (!fn) return unsupported(k, x->dtype);
     if (a->numel != 1 || (a->dtype != OG_INT32 && a->dtype != OG_INT64))
@@ -1069,7 +1099,7 @@ static const void *select_topk(const og_node *n, og_dtype t)
 {
     (void)n;
     int s = numeric_slot(t);
-    return s >= 0 ? &topk_table[s] : NULL;
+    return half_or(s >= 0 ? &topk_table[s] : NULL, t);
 }
 
 static og_status k_TopK(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
@@ -1077,6 +1107,7 @@ static og_status k_TopK(const og_kernel_ctx *k, const og_tensor *const *in, int 
 {
     const og_reduce_params *p = k->params;
     const og_tensor *x = in[0];
+    if (runs_via_f32(k, x)) return og_kernel_via_f32_unbound(k, k_TopK, in, n_in, out, n_out);
     const topk_fn *fn = k->impl ? k->impl : select_topk(k->node, x->dtype);
     if (!fn) return unsupported(k, x->dtype);
     int64_t K = p->k;

@@ -332,13 +332,19 @@ static const resize_loops resize_linear_loops[2] = {{4, pass_f32, bilinear_f32},
                                                     {8, pass_f64, bilinear_f64}};
 static const resize_loops resize_nearest_loops = {0, NULL, NULL};
 
-/* Mode nearest: any dtype (bytes moved by size); linear and cubic: float32 and float64. */
+/* The binding of linear and cubic modes for float16 and bfloat16: the float32 loops run on
+ * widened copies, the output rounded once (og_kernel_via_f32).  A marker. */
+static const resize_loops resize_via_f32 = {0, NULL, NULL};
+
+/* Mode nearest: any dtype (bytes moved by size); linear and cubic: float32 and float64, the
+ * 16-bit floats through float32. */
 static const void *select_resize(const og_node *n, og_dtype t)
 {
     const og_resize_params *p = n->params;
     if (p->mode == OG_RESIZE_NEAREST) return &resize_nearest_loops;
     return t == OG_FLOAT    ? &resize_linear_loops[0]
            : t == OG_DOUBLE ? &resize_linear_loops[1]
+           : og_is_half(t)  ? &resize_via_f32
                             : NULL;
 }
 
@@ -464,6 +470,8 @@ static og_status k_resize(const og_kernel_ctx *k, const og_tensor *const *in, in
     const og_resize_params *p = k->params;
     const og_tensor *X = in[0];
     og_tensor *Y = out[0];
+    if ((k->impl ? k->impl : select_resize(k->node, X->dtype)) == &resize_via_f32)
+        return og_kernel_via_f32_unbound(k, k_resize, in, n_in, out, n_out);
     og_op_ctx c = {k->node, k->alloc, NULL, true};
     int r = X->rank;
     og_resize_shape sh;

@@ -704,13 +704,15 @@ KERNEL(not )
 static const void *select_gelu(const og_node *n, og_dtype t)
 {
     const og_unary_params *p = n->params;
-    return pick(p && p->gelu_tanh ? &fns_gelu_tanh : &fns_gelu, t);
+    return pick_or_half(p && p->gelu_tanh ? &fns_gelu_tanh : &fns_gelu, t);
 }
 
 static og_status k_gelu(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                         og_tensor *const *out, int n_out)
 {
     const og_unary_params *p = k->params;
+    if (runs_via_f32(k, &fns_gelu, in[0]->dtype))
+        return og_kernel_via_f32_unbound(k, k_gelu, in, n_in, out, n_out);
     uargs a;
     args_from_params(k, &a);
     return run_unary(k, in[0], out[0], p && p->gelu_tanh ? &fns_gelu_tanh : &fns_gelu, &a);
@@ -760,7 +762,7 @@ static const uchunk clip_narrow_binding = NULL;
 static const void *select_clip(const og_node *n, og_dtype t)
 {
     if (clip_narrow(t) && n->since_version >= 12) return &clip_narrow_binding;
-    return pick(&fns_clip, t);
+    return pick_or_half(&fns_clip, t);
 }
 
 /* Clip: bounds from the attributes (before opset 11) or from inputs 1 and 2. */
@@ -769,6 +771,8 @@ static og_status k_clip(const og_kernel_ctx *k, const og_tensor *const *in, int 
 {
     const og_unary_params *p = k->params;
     const og_tensor *x = in[0];
+    if (runs_via_f32(k, &fns_clip, x->dtype))
+        return og_kernel_via_f32_unbound(k, k_clip, in, n_in, out, n_out);
     /* integer or float bounds: the bound loop's (a member of fns_clip), else x's dtype */
     const uchunk *bound = k->impl ? k->impl : pick(&fns_clip, x->dtype);
     bool i32 = bound == &fns_clip.i32, i64 = bound == &fns_clip.i64, is_int = i32 || i64;

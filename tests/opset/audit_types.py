@@ -1,0 +1,601 @@
+#!/usr/bin/env python3
+"""Type audit (issue 12): every op of the default domain, every since-version from 7 to 21,
+every float type its schema allows (float16, bfloat16, float, double), run through onnxgrad.
+
+For each (op, since-version, type) the script takes a one-node seed model of the op with its
+inputs (the ONNX backend test data of the installed onnx package, then the per-opset cases
+of tests/opset/gen_cases.py when BUILD_DIR/opset_cases exists), imports the opset of that
+since-version (7 for the version in force at 7), retypes the values of the op's float type
+constraint to the type (the seed's values rounded to it), and keeps the first seed that the
+ONNX checker accepts at that opset and that has a reference: onnxruntime on the retyped model
+when it runs the type, else onnxruntime (or onnx's ReferenceEvaluator) on the float32 model
+fed the same rounded values, its outputs rounded to the type.  The cases, in the backend
+layout, go through BUILD_DIR/tests/og_backend_test (rtol 1e-3, or one ulp for 16-bit types).
+Random ops are checked through Sub(y, y) (a value that does not depend on the draws).
+
+A combination that does not pass must match a line of tests/opset/type_audit_exclusions.txt
+(op, versions, types, reason); any other failure fails the test.  Combinations without a
+usable seed are counted as unchecked, by reason.
+
+usage: audit_types.py BUILD_DIR [-v] [--int]     exit 0 pass, 1 fail, 77 skip (no onnx/onnxruntime)
+--int: the integer types and bool instead of the float types (a survey, not in CTest)
+"""
+
+import collections
+import copy
+import glob
+import os
+import re
+import subprocess
+import sys
+import warnings
+
+warnings.filterwarnings("ignore")
+try:
+    import numpy as np
+    import onnx
+    import onnx.helper as oh
+    import onnx.numpy_helper as onh
+    import onnxruntime as ort
+    from onnx import TensorProto as TP
+except ImportError:
+    print("audit_types.py: python onnx and onnxruntime are needed; skipped", file=sys.stderr)
+    sys.exit(77)
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TYPES = {"float16": TP.FLOAT16, "bfloat16": TP.BFLOAT16, "float": TP.FLOAT, "double": TP.DOUBLE}
+# --int: the integer types and bool instead (not part of the CTest entry)
+INT_TYPES = {"int8": TP.INT8, "int16": TP.INT16, "int32": TP.INT32, "int64": TP.INT64,
+             "uint8": TP.UINT8, "uint16": TP.UINT16, "uint32": TP.UINT32, "uint64": TP.UINT64,
+             "bool": TP.BOOL}
+NP_OF = {TP.FLOAT16: np.float16, TP.FLOAT: np.float32, TP.DOUBLE: np.float64,
+         TP.INT8: np.int8, TP.INT16: np.int16, TP.INT32: np.int32, TP.INT64: np.int64,
+         TP.UINT8: np.uint8, TP.UINT16: np.uint16, TP.UINT32: np.uint32, TP.UINT64: np.uint64,
+         TP.BOOL: np.bool_}
+IS_INT = set(INT_TYPES.values())
+RANDOM_OPS = {"RandomNormal", "RandomUniform", "RandomNormalLike", "RandomUniformLike",
+              "Bernoulli", "Multinomial"}
+ort.set_default_logger_severity(4)
+
+
+# ----------------------------------------------------------------------------- bfloat16
+
+
+def bf16_bits(x):
+    """float32 values rounded to bfloat16 (nearest, ties to even), as uint16 bit patterns."""
+    x = np.asarray(x, dtype=np.float32)
+    b = x.reshape(-1).view(np.uint32).astype(np.uint64)
+    r = ((b + 0x7FFF + ((b >> 16) & 1)) >> 16).astype(np.uint16)
+    return np.where(np.isnan(x.reshape(-1)), np.uint16(0x7FC0), r).reshape(x.shape)
+
+
+def bf16_values(bits):
+    bits = np.asarray(bits, dtype=np.uint16)
+    return (bits.reshape(-1).astype(np.uint32) << 16).view(np.float32).reshape(bits.shape)
+
+
+def round_to(x, t):
+    """Array x rounded to type t, returned as a float64/float32/float16 array of its values."""
+    x = np.asarray(x)
+    if t == TP.BOOL:
+        return x != 0
+    if t in IS_INT:
+        info = np.iinfo(NP_OF[t])
+        return np.clip(np.round(x.astype(np.float64)), info.min, info.max).astype(NP_OF[t])
+    if t == TP.BFLOAT16:
+        return bf16_values(bf16_bits(x.astype(np.float32)))
+    return x.astype(NP_OF[t])
+
+
+def to_proto(v, t, name):
+    """TensorProto of values v in type t (bfloat16 as raw bit patterns)."""
+    if t == TP.BFLOAT16:
+        p = TP()
+        p.name = name
+        p.data_type = TP.BFLOAT16
+        p.dims.extend(np.asarray(v).shape)
+        p.raw_data = bf16_bits(np.asarray(v, dtype=np.float32)).tobytes()
+        return p
+    return onh.from_array(np.asarray(v).astype(NP_OF[t]) if t in NP_OF else np.asarray(v), name)
+
+
+def from_proto(p):
+    if p.data_type == TP.BFLOAT16:
+        if p.raw_data:
+            bits = np.frombuffer(p.raw_data, dtype=np.uint16)
+        else:
+            bits = np.array(p.int32_data, dtype=np.uint16)
+        return bf16_values(bits).reshape(tuple(p.dims))
+    return onh.to_array(p)
+
+
+# ----------------------------------------------------------------------------- schemas
+
+
+def float_types(allowed):
+    return [n for n in TYPES if "tensor(%s)" % n in allowed]
+
+
+def main_constraint(schema):
+    """(type_param_str, [float types]) of the first constraint (in the order of the inputs,
+    then the outputs) that allows a float type; None when none does."""
+    cons = {c.type_param_str: list(c.allowed_type_strs) for c in schema.type_constraints}
+    for f in list(schema.inputs) + list(schema.outputs):
+        allowed = cons.get(f.type_str, [f.type_str])
+        fl = float_types(allowed)
+        if fl:
+            return f.type_str, fl
+    return None
+
+
+def formal(params, i):
+    if i < len(params):
+        return params[i]
+    if params and params[-1].option == onnx.defs.OpSchema.FormalParameterOption.Variadic:
+        return params[-1]
+    return None
+
+
+def combos():
+    """[(op, since_version, opset, schema)] for the default domain, versions in force 7..21."""
+    by_op = collections.defaultdict(list)
+    for s in onnx.defs.get_all_schemas_with_history():
+        if s.domain in ("", "ai.onnx") and s.since_version <= 21:
+            by_op[s.name].append(s)
+    out = []
+    for op in sorted(by_op):
+        ss = sorted(by_op[op], key=lambda s: s.since_version)
+        for i, s in enumerate(ss):
+            nxt = ss[i + 1].since_version if i + 1 < len(ss) else 22
+            if nxt <= 7:
+                continue  # replaced before opset 7
+            out.append((op, s.since_version, max(7, s.since_version), s))
+    return out
+
+
+# ----------------------------------------------------------------------------- seeds
+
+
+def backend_seeds():
+    root = os.path.join(os.path.dirname(onnx.__file__), "backend/test/data/node")
+    return sorted(glob.glob(os.path.join(root, "test_*")))
+
+
+def load_seed(d):
+    """(model, {input name: array}) of a one-node case folder, None if unusable."""
+    try:
+        m = onnx.load(os.path.join(d, "model.onnx"))
+    except Exception:
+        return None
+    g = m.graph
+    if len(g.node) != 1 or g.node[0].domain not in ("", "ai.onnx"):
+        return None
+    vals = {}
+    for i, vi in enumerate(g.input):
+        if not vi.type.HasField("tensor_type"):
+            return None
+        pb = os.path.join(d, "test_data_set_0", "input_%d.pb" % i)
+        if not os.path.exists(pb):
+            return None
+        p = TP()
+        with open(pb, "rb") as f:
+            p.ParseFromString(f.read())
+        if p.data_type == TP.STRING:
+            vals[vi.name] = onh.to_array(p)
+            continue
+        vals[vi.name] = from_proto(p)
+    for o in g.output:
+        if not o.type.HasField("tensor_type"):
+            return None
+    return m, vals
+
+
+def opset_case_dir(build):
+    """The per-opset cases of tests/opset/gen_cases.py: BUILD_DIR/opset_cases when the CTest
+    entry opset_cases made it, else generated once into BUILD_DIR/type_audit_seeds."""
+    d = os.path.join(build, "opset_cases")
+    if os.path.exists(os.path.join(d, ".stamp")):
+        return d
+    d = os.path.join(build, "type_audit_seeds")
+    if not os.path.exists(os.path.join(d, ".done")):
+        subprocess.run(["rm", "-rf", d], check=True)
+        r = subprocess.run([sys.executable, os.path.join(HERE, "gen_cases.py"), d],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            print("audit_types.py: gen_cases.py failed:\n" + r.stderr[-2000:], file=sys.stderr)
+            sys.exit(1)
+        open(os.path.join(d, ".done"), "w").close()
+    return d
+
+
+def seed_index(build):
+    """{op: [case folder]}: the backend's, then gen_cases.py's."""
+    idx = collections.defaultdict(list)
+    dirs = backend_seeds() + sorted(glob.glob(os.path.join(opset_case_dir(build), "test_*")))
+    for d in dirs:
+        if "training" in os.path.basename(d) or "_expanded" in d:
+            continue
+        try:
+            m = onnx.load(os.path.join(d, "model.onnx"), load_external_data=False)
+        except Exception:
+            continue
+        if len(m.graph.node) == 1 and m.graph.node[0].domain in ("", "ai.onnx"):
+            idx[m.graph.node[0].op_type].append(d)
+    return idx
+
+
+def _one_node(op, inputs, attrs, outputs, opset=21):
+    """A one-node model of op at opset: inputs {name: array}, outputs [(name, elem type,
+    shape)]."""
+    ins = [oh.make_tensor_value_info(k, oh.np_dtype_to_tensor_dtype(v.dtype), v.shape)
+           for k, v in inputs.items()]
+    outs = [oh.make_tensor_value_info(n, t, shape) for n, t, shape in outputs]
+    node = oh.make_node(op, list(inputs), [n for n, _, _ in outputs], **attrs)
+    g = oh.make_graph([node], op, ins, outs)
+    return oh.make_model(g, opset_imports=[oh.make_opsetid("", opset)]), dict(inputs)
+
+
+def generated_seeds():
+    """Seeds of the ops that the backend data has none of (or none with tensor values)."""
+    rng = np.random.default_rng(20261202)
+    x = rng.uniform(-2, 2, (2, 3, 4, 4)).astype(np.float32)
+    p = np.array([[0.2, 0.5, 0.3], [0.6, 0.1, 0.3]], np.float32)
+    rois = np.array([[0, 0, 0, 2, 2], [0, 1, 1, 3, 3]], np.float32)
+    F = TP.FLOAT
+    return {
+        "RandomNormal": [_one_node("RandomNormal", {}, {"shape": [2, 3], "seed": 1.0},
+                                   [("y", F, [2, 3])])],
+        "RandomUniform": [_one_node("RandomUniform", {}, {"shape": [2, 3], "seed": 1.0},
+                                    [("y", F, [2, 3])])],
+        "RandomNormalLike": [_one_node("RandomNormalLike", {"x": x}, {"seed": 1.0},
+                                       [("y", F, x.shape)])],
+        "RandomUniformLike": [_one_node("RandomUniformLike", {"x": x}, {"seed": 1.0},
+                                        [("y", F, x.shape)])],
+        "Multinomial": [_one_node("Multinomial", {"p": np.log(p)}, {"sample_size": 4, "seed": 1.0},
+                                  [("y", TP.INT32, [2, 4])])],
+        "LpNormalization": [_one_node("LpNormalization", {"x": x}, {"axis": 1, "p": 2},
+                                      [("y", F, x.shape)])],
+        "GlobalLpPool": [_one_node("GlobalLpPool", {"x": x}, {"p": 2}, [("y", F, [2, 3, 1, 1])])],
+        "GridSample": [_one_node("GridSample", {"x": x, "grid": rng.uniform(-1, 1, (2, 3, 3, 2))
+                                                .astype(np.float32)},
+                                 {"mode": "bilinear"}, [("y", F, [2, 3, 3, 3])], opset=16)],
+        "MaxRoiPool": [_one_node("MaxRoiPool", {"x": x, "rois": rois},
+                                 {"pooled_shape": [2, 2]}, [("y", F, [2, 3, 2, 2])])],
+    }
+
+
+def seed_opset(m):
+    for o in m.opset_import:
+        if o.domain in ("", "ai.onnx"):
+            return o.version
+    return 1
+
+
+# ----------------------------------------------------------------------------- retyping
+
+
+def retype(m, vals, schema, opset, param, t):
+    """The seed retyped to t at opset: (model, {name: values}, {output: is main-typed}), or
+    None when a value of the main constraint is not a numeric tensor."""
+    m = copy.deepcopy(m)
+    for o in m.opset_import:
+        if o.domain in ("", "ai.onnx"):
+            o.version = opset
+    if m.ir_version > 9:
+        m.ir_version = 9
+    g = m.graph
+    node = g.node[0]
+    main_in = set()
+    for i, name in enumerate(node.input):
+        f = formal(list(schema.inputs), i)
+        if name and f is not None and f.type_str == param:
+            main_in.add(name)
+    main_out = set()
+    for i, name in enumerate(node.output):
+        f = formal(list(schema.outputs), i)
+        if name and f is not None and f.type_str == param:
+            main_out.add(name)
+    nvals = dict(vals)
+    for vi in g.input:
+        if vi.name in main_in:
+            v = np.asarray(vals[vi.name])
+            if v.dtype.kind not in "fiub":
+                return None
+            vi.type.tensor_type.elem_type = t
+            nvals[vi.name] = round_to(v.astype(np.float64), t)
+    for k, init in enumerate(g.initializer):
+        if init.name in main_in:
+            v = from_proto(init).astype(np.float64)
+            g.initializer[k].CopyFrom(to_proto(round_to(v, t), t, init.name))
+    for vi in g.output:
+        if vi.name in main_out:
+            vi.type.tensor_type.elem_type = t
+    del g.value_info[:]
+    for a in node.attribute:
+        if a.name in ("dtype", "output_datatype") and main_out and not main_in:
+            a.i = t
+        if a.type == onnx.AttributeProto.TENSOR and node.op_type in ("Constant", "ConstantOfShape"):
+            v = from_proto(a.t).astype(np.float64)
+            a.t.CopyFrom(to_proto(round_to(v, t), t, a.t.name))
+    if node.op_type in RANDOM_OPS:
+        if node.op_type != "Multinomial":  # its dtype is the samples' integer type
+            for a in list(node.attribute):
+                if a.name == "dtype":
+                    node.attribute.remove(a)
+            node.attribute.append(oh.make_attribute("dtype", t))
+            g.output[0].type.tensor_type.elem_type = t
+            main_out.add(g.output[0].name)
+        # the draws differ between implementations: check y - y instead
+        y = g.output[0]
+        if y.type.tensor_type.elem_type == TP.BOOL:
+            return None
+        g.node.append(oh.make_node("Sub", [y.name, y.name], [y.name + "_zero"]))
+        y.name = y.name + "_zero"
+    return m, nvals, main_out
+
+
+def ort_run(m, vals):
+    so = ort.SessionOptions()
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
+    so.log_severity_level = 4
+    s = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    feeds = {}
+    for vi in m.graph.input:
+        if vi.name not in vals:
+            continue
+        v = vals[vi.name]
+        et = vi.type.tensor_type.elem_type
+        if et == TP.BFLOAT16:
+            feeds[vi.name] = ort.OrtValue.ortvalue_from_numpy_with_onnx_type(
+                bf16_bits(v), onnx_element_type=TP.BFLOAT16)
+        else:
+            feeds[vi.name] = ort.OrtValue.ortvalue_from_numpy(np.ascontiguousarray(v))
+    outs = s.run_with_ort_values([o.name for o in m.graph.output], feeds)
+    res = []
+    for o, vi in zip(outs, m.graph.output):
+        a = o.numpy()
+        if vi.type.tensor_type.elem_type == TP.BFLOAT16:
+            a = bf16_values(a.view(np.uint16))
+        res.append(a)
+    return res
+
+
+def ref_run(m, vals):
+    from onnx.reference import ReferenceEvaluator
+
+    r = ReferenceEvaluator(m)
+    return r.run(None, {k: v for k, v in vals.items() if k in {i.name for i in m.graph.input}})
+
+
+def reference(seed, schema, opset, param, t):
+    """(model, inputs, outputs, how) for t, or (None, why)."""
+    m0, vals = seed
+    r = retype(m0, vals, schema, opset, param, t)
+    if r is None:
+        return None, "seed's typed values are not numeric"
+    m, nvals, main_out = r
+    if t != TP.FLOAT and any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+                             for a in m.graph.node[0].attribute):
+        return None, "control flow: the audit does not retype subgraphs"
+    try:
+        onnx.checker.check_model(m, full_check=True)
+    except Exception as e:
+        if "inconsistent type" in str(e) and onnx.defs.get_schema(
+                m.graph.node[0].op_type, opset, "").has_function:
+            return None, ("onnx 1.16's function body of the op fails its own type inference "
+                          "for this type")
+        return None, "seed invalid at this opset"
+    try:
+        return (m, nvals, ort_run(m, nvals), "onnxruntime"), None
+    except Exception:
+        pass
+    if t == TP.FLOAT or t in IS_INT:
+        try:
+            return (m, nvals, ref_run(m, nvals), "reference evaluator"), None
+        except Exception:
+            return None, "no reference (onnxruntime and the reference evaluator fail)"
+    # float32 computation on the same (rounded) values, rounded to t
+    r32 = retype(m0, vals, schema, opset, param, TP.FLOAT)
+    m32 = r32[0]
+    v32 = {k: (np.asarray(nvals[k]).astype(np.float32) if k in main_in_names(m, t) else v)
+           for k, v in r32[1].items()}
+    for how, fn in (("onnxruntime float32", ort_run), ("reference evaluator float32", ref_run)):
+        try:
+            outs = fn(m32, v32)
+        except Exception:
+            continue
+        outs = [round_to(o, t) if vi.name in main_out or vi.name.endswith("_zero") and
+                main_out else o for o, vi in zip(outs, m.graph.output)]
+        return (m, nvals, outs, how), None
+    return None, "no reference (onnxruntime and the reference evaluator fail)"
+
+
+def main_in_names(m, t):
+    return {vi.name for vi in m.graph.input if vi.type.tensor_type.elem_type == t}
+
+
+def write_case(d, m, vals, outs):
+    os.makedirs(os.path.join(d, "test_data_set_0"), exist_ok=True)
+    onnx.save(m, os.path.join(d, "model.onnx"))
+    k = 0
+    for vi in m.graph.input:
+        if vi.name not in vals:
+            continue
+        p = to_proto(vals[vi.name], vi.type.tensor_type.elem_type, vi.name)
+        with open(os.path.join(d, "test_data_set_0", "input_%d.pb" % k), "wb") as f:
+            f.write(p.SerializeToString())
+        k += 1
+    for i, (vi, o) in enumerate(zip(m.graph.output, outs)):
+        p = to_proto(o, vi.type.tensor_type.elem_type, vi.name)
+        with open(os.path.join(d, "test_data_set_0", "output_%d.pb" % i), "wb") as f:
+            f.write(p.SerializeToString())
+
+
+# ----------------------------------------------------------------------------- exclusions
+
+
+def parse_set(s, conv):
+    if s == "*":
+        return None
+    out = set()
+    for part in s.split(","):
+        if "-" in part and conv is int:
+            a, b = part.split("-")
+            out.update(range(int(a), int(b) + 1))
+        else:
+            out.add(conv(part))
+    return out
+
+
+def load_exclusions():
+    ex = []
+    with open(os.path.join(HERE, "type_audit_exclusions.txt")) as f:
+        for line in f:
+            line = line.strip()
+            if not line or line.startswith("#"):
+                continue
+            op, vers, types, reason = line.split(None, 3)
+            ex.append([op, parse_set(vers, int), parse_set(types, str), reason, 0])
+    return ex
+
+
+def excluded(ex, op, sv, tn):
+    for e in ex:
+        if e[0] == op and (e[1] is None or sv in e[1]) and (e[2] is None or tn in e[2]):
+            return e
+    return None
+
+
+# ----------------------------------------------------------------------------- main
+
+
+def main():
+    if len(sys.argv) < 2:
+        print(__doc__, file=sys.stderr)
+        return 2
+    build = os.path.abspath(sys.argv[1])
+    verbose = "-v" in sys.argv[2:]
+    if "--int" in sys.argv[2:]:
+        TYPES.clear()
+        TYPES.update(INT_TYPES)
+    runner = os.path.join(build, "tests", "og_backend_test")
+    if not os.access(runner, os.X_OK):
+        print("audit_types.py: %s not built" % runner, file=sys.stderr)
+        return 1
+    work = os.path.join(build, "type_audit_int" if "--int" in sys.argv[2:] else "type_audit")
+    subprocess.run(["rm", "-rf", work], check=True)
+    os.makedirs(work)
+    idx = seed_index(build)
+    cache = {}
+    for op, lst in generated_seeds().items():
+        for i, sd in enumerate(lst):
+            key = "generated:%s:%d" % (op, i)
+            cache[key], cache[("opset", key)] = sd, seed_opset(sd[0])
+            idx[op].append(key)
+    unchecked = collections.Counter()
+    unchecked_list = collections.defaultdict(list)
+    cases = {}  # case name -> (op, sv, type name, how)
+    n_float_ops, float_ops = 0, set()
+    for op, sv, opset, schema in combos():
+        mc = main_constraint(schema)
+        if mc is None:
+            continue
+        n_float_ops += 1
+        float_ops.add(op)
+        param, fts = mc
+        if schema.deprecated:
+            for tn in fts:
+                unchecked["deprecated by the spec at this version"] += 1
+            continue
+        # seeds whose own version is this one first
+        seeds = idx.get(op, [])
+        seeds = sorted(seeds, key=lambda d: (onnx.defs.get_schema(op, seed_opset_of(d, cache), "")
+                                             .since_version != sv))
+        for tn in fts:
+            t = TYPES[tn]
+            why = "no seed model of the op"
+            got = None
+            for d in seeds[:12]:
+                if d not in cache:
+                    cache[d] = load_seed(d)
+                if cache[d] is None:
+                    why = "the seed's values are sequences or optionals (the audit feeds tensors)"
+                    continue
+                got, why = reference(cache[d], schema, opset, param, t)
+                if got:
+                    break
+            if not got:
+                unchecked[why] += 1
+                unchecked_list[why].append("%s-%d %s" % (op, sv, tn))
+                continue
+            name = "test_%s__v%d__%s" % (op, sv, tn)
+            write_case(os.path.join(work, name), got[0], got[1], got[2])
+            cases[name] = (op, sv, tn, got[3])
+    names = sorted(cases)
+    results = {}
+    for i in range(0, len(names), 100):
+        chunk = names[i : i + 100]
+        p = subprocess.run([runner] + [os.path.join(work, n) for n in chunk],
+                           capture_output=True, text=True)
+        for line in p.stdout.splitlines():
+            m = re.match(r"(PASS|FAIL|SKIP) (\S+?)(?:: (.*))?$", line)
+            if m:
+                results[m.group(2)] = (m.group(1), m.group(3) or "")
+        for n in chunk:
+            if n not in results:
+                results[n] = ("FAIL", "runner died (exit %d): %s" % (p.returncode,
+                                                                      p.stderr[-300:]))
+    ex = load_exclusions()
+    passed, unexpected = 0, []
+    excl_by_reason = collections.Counter()
+    for n in names:
+        op, sv, tn, how = cases[n]
+        verdict, msg = results[n]
+        if verdict == "PASS":
+            passed += 1
+            if verbose:
+                print("PASS %s (%s)" % (n, how))
+            continue
+        e = excluded(ex, op, sv, tn)
+        if e:
+            e[4] += 1
+            excl_by_reason[e[3]] += 1
+            if verbose:
+                print("excluded %s %s: %s" % (verdict, n, msg))
+        else:
+            unexpected.append("%s %s: %s (reference: %s)" % (verdict, n, msg, how))
+    for line in unexpected:
+        print(line)
+    for why, lst in sorted(unchecked_list.items()):
+        print("unchecked (%s): %s" % (why, " ".join(lst)))
+    stale = [e for e in ex if e[4] == 0]
+    for e in stale:
+        print("note: exclusion matches no failure now: %s %s %s" % (e[0], e[1] or "*", e[2] or "*"))
+    by_type = collections.Counter(cases[n][2] for n in names)
+    n_combos = len(names) + sum(unchecked.values())
+    print("type audit: %d ops (%d op versions from 7 to 21) with a type of the set, %d (op, version, "
+          "type) combinations; %d checked (%s), %d from %d ops; %d passed, %d excluded, "
+          "%d unexpected failures; %d unchecked"
+          % (len(float_ops), n_float_ops, n_combos, len(names),
+             ", ".join("%s %d" % kv for kv in sorted(by_type.items())), len(names),
+             len({c[0] for c in cases.values()}), passed, sum(excl_by_reason.values()),
+             len(unexpected), sum(unchecked.values())))
+    for r, c in excl_by_reason.most_common():
+        print("  excluded %4d: %s" % (c, r))
+    for r, c in unchecked.most_common():
+        print("  unchecked %4d: %s" % (c, r))
+    return 1 if unexpected else 0
+
+
+def seed_opset_of(d, cache):
+    key = ("opset", d)
+    if key not in cache:
+        try:
+            cache[key] = seed_opset(onnx.load(os.path.join(d, "model.onnx")))
+        except Exception:
+            cache[key] = 21
+    return cache[key]
+
+
+if __name__ == "__main__":
+    sys.exit(main())
