@@ -132,22 +132,41 @@ static int64_t static_length(og_gb *b, int v, int depth)
     return -1;
 }
 
-/* The sum of the whole gradients (pos[i] < 0) of sequence v, item by item.  With a length
- * the graph fixes (static_length), each item is the Sum of the SequenceAt of every whole
- * gradient, gathered again by SequenceConstruct: items may differ in shape, and their
- * shapes may be known only at run time.  Otherwise the items must share one static shape:
- * each whole gradient is stacked (ConcatFromSequence, new_axis), added, and split again. */
+/* The sum of the whole gradients (pos[i] < 0) of sequence v.  Items of one static shape:
+ * each whole gradient stacked (ConcatFromSequence, new_axis), added, and split again.
+ * Otherwise (items of different shapes, or shapes known only at run time) item by item over
+ * the length the graph fixes (static_length): each item the Sum of the SequenceAt of every
+ * whole gradient, gathered again by SequenceConstruct. */
 static int add_whole(og_gb *b, int v, const int *grads, const int *pos, int n, int whole)
 {
     const og_value *val = og_gb_value(b, v);
-    int64_t len = static_length(b, v, 0);
-    int *st = og_malloc(og_gb_alloc(b), (size_t)whole * sizeof *st), k = 0, r = -1;
-    if (!st) return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
-    if (len >= 0 && len <= (1 << 16)) {
-        int *items = og_malloc(og_gb_alloc(b), (size_t)(len ? len : 1) * sizeof *items);
+    const og_type *e = val->type ? val->type->elem : NULL;
+    bool fixed = e && e->kind == OG_KIND_TENSOR && e->rank >= 0;
+    for (int d = 0; fixed && d < e->rank; d++) fixed = e->dims[d] >= 0;
+    int64_t len = fixed ? -1 : static_length(b, v, 0);
+    int *st = og_malloc(og_gb_alloc(b), (size_t)whole * sizeof *st), *items = NULL, k = 0, r = -1;
+    if (!st) {
+        og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    if (fixed) {
+        for (int i = 0; i < n; i++) {
+            if (pos[i] >= 0) continue;
+            st[k++] = og_gb_op1(b, "ConcatFromSequence", grads[i]);
+            og_gb_attr_int(b, og_gb_last(b), "axis", 0);
+            og_gb_attr_int(b, og_gb_last(b), "new_axis", 1);
+        }
+        r = og_gb_op1(b, "SplitToSequence", og_gb_op(b, "Sum", whole, st));
+        og_gb_attr_int(b, og_gb_last(b), "axis", 0);
+        og_gb_attr_int(b, og_gb_last(b), "keepdims", 0);
+    } else if (len == 0) { /* empty: any of them */
+        for (int i = 0; i < n && r < 0; i++)
+            if (pos[i] < 0) r = grads[i];
+    } else if (len > 0 && len <= (1 << 16)) {
+        items = og_malloc(og_gb_alloc(b), (size_t)len * sizeof *items);
         if (!items) {
-            og_free(og_gb_alloc(b), st);
-            return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+            og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+            goto done;
         }
         for (int64_t j = 0; j < len; j++) {
             int at = og_gb_scalar_i64(b, j, OG_INT64);
@@ -156,40 +175,20 @@ static int add_whole(og_gb *b, int v, const int *grads, const int *pos, int n, i
                 if (pos[i] < 0) st[k++] = seq_at(b, grads[i], at);
             items[j] = og_gb_op(b, "Sum", whole, st);
         }
-        if (len > 0) {
-            r = og_gb_op(b, "SequenceConstruct", (int)len, items);
-        } else { /* empty: any of them */
-            for (int i = 0; i < n && r < 0; i++)
-                if (pos[i] < 0) r = grads[i];
-        }
-        og_free(og_gb_alloc(b), items);
-        og_free(og_gb_alloc(b), st);
-        return r;
+        r = og_gb_op(b, "SequenceConstruct", (int)len, items);
+    } else {
+        og_gb_fail(b, NULL, OG_ERR_UNSUPPORTED,
+                   "sequence '%s' gets whole gradients from %d consumers, which onnxgrad adds "
+                   "only for items of one static shape or when the graph fixes the sequence's "
+                   "length (built by SequenceConstruct, SequenceEmpty, SequenceInsert, "
+                   "SequenceErase, Identity, or SplitToSequence along an axis of static size or "
+                   "by a split of static length)",
+                   val->name, whole);
     }
-    const og_type *e = val->type ? val->type->elem : NULL;
-    bool fixed = e && e->kind == OG_KIND_TENSOR && e->rank >= 0;
-    for (int d = 0; fixed && d < e->rank; d++) fixed = e->dims[d] >= 0;
-    if (!fixed) {
-        og_free(og_gb_alloc(b), st);
-        return og_gb_fail(b, NULL, OG_ERR_UNSUPPORTED,
-                          "sequence '%s' gets whole gradients from %d consumers, which onnxgrad "
-                          "adds only when the graph fixes the sequence's length (it is built by "
-                          "SequenceConstruct, SequenceEmpty, SequenceInsert, SequenceErase, "
-                          "Identity, or SplitToSequence along an axis of static size or by a "
-                          "split of static length) or its items share one static shape",
-                          val->name, whole);
-    }
-    for (int i = 0; i < n; i++) {
-        if (pos[i] >= 0) continue;
-        st[k++] = og_gb_op1(b, "ConcatFromSequence", grads[i]);
-        og_gb_attr_int(b, og_gb_last(b), "axis", 0);
-        og_gb_attr_int(b, og_gb_last(b), "new_axis", 1);
-    }
-    r = og_gb_op1(b, "SplitToSequence", og_gb_op(b, "Sum", whole, st));
-    og_gb_attr_int(b, og_gb_last(b), "axis", 0);
-    og_gb_attr_int(b, og_gb_last(b), "keepdims", 0);
+done:
+    og_free(og_gb_alloc(b), items);
     og_free(og_gb_alloc(b), st);
-    return r;
+    return og_gb_status(b) ? -1 : r;
 }
 
 int og_gb_sequence_total(og_gb *b, int v, const int *grads, const int *pos, int n)
