@@ -180,6 +180,35 @@ static void tap_index(const pool_geom *g, int64_t t, int64_t *kk)
     }
 }
 
+/* m ([P, K, out...], 1 where tap t is at the maximum) keeping only the first such tap, as
+ * the kernel's Indices: a 1x1 Conv counts the earlier taps at the maximum.  eye: K·K
+ * scratch entries. */
+static int first_tap(og_gb *b, int m, const pool_geom *g, int64_t K, int64_t *eye, og_dtype dt)
+{
+    if (K == 1) return m;
+    int64_t ks[OG_MAX_RANK];
+    for (int64_t r = 0; r < K; r++)
+        for (int64_t c = 0; c < K; c++) eye[r * K + c] = c < r;
+    ks[0] = ks[1] = K;
+    for (int i = 0; i < g->nsp; i++) ks[2 + i] = 1;
+    int earlier = og_gb_op2(b, "Conv", m, const_cast_c(b, eye, K * K, ks, g->nsp + 2, dt));
+    int none = og_rule_cast(b, og_gb_op2(b, "Less", earlier, og_gb_scalar(b, 0.5, dt)), dt);
+    return og_gb_op2(b, "Mul", m, none);
+}
+
+/* The ConvTranspose kernel taking each tap's gradient back to the position it read:
+ * E[t, 0, tap t] = 1 ([K, 1, k...]).  eye: K·K scratch entries. */
+static int tap_kernel(og_gb *b, const pool_geom *g, int64_t K, int64_t *eye, og_dtype dt)
+{
+    int64_t ks[OG_MAX_RANK];
+    for (int64_t r = 0; r < K; r++)
+        for (int64_t c = 0; c < K; c++) eye[r * K + c] = r == c;
+    ks[0] = K;
+    ks[1] = 1;
+    for (int i = 0; i < g->nsp; i++) ks[2 + i] = g->k[i];
+    return const_cast_c(b, eye, K * K, ks, g->nsp + 2, dt);
+}
+
 /* MaxPool before opset 9 (no Scatter): per window tap.  With planes P = N·C and K taps,
  *   S[p, t, o] = 1 where tap t of window o holds the maximum (the first one, as the
  *                kernel's Indices), else 0;
@@ -190,8 +219,8 @@ static void tap_index(const pool_geom *g, int64_t t, int64_t *kk)
  * (int64).  Opset 7 (no Indices): V[p, t, o] = the value tap t reads (Pad, then a Slice and
  * a stride-s MaxPool of kernel 1 per tap: exact for any value); M = (V >= Y) on taps inside
  * the input, S = M where no earlier tap is in M (a 1x1 Conv counting earlier taps).  Any
- * strides, pads (auto_pad included) and overlapping windows; the spatial dims must be static
- * (as at every opset), N and C may be symbolic.  Limits: S takes K times dY's memory and the
+ * strides, pads (auto_pad included) and overlapping windows; this form takes static spatial
+ * dims (N and C may be symbolic), maxpool_taps_dyn the others.  Limits: S takes K times dY's memory and the
  * ConvTranspose K² multiply-adds per dY element, so windows of more than 1024 taps are
  * refused. */
 static og_status maxpool_taps(og_gb *b, const og_node *n, const pool_geom *g, const int *dy,
@@ -327,26 +356,9 @@ static og_status maxpool_taps(og_gb *b, const og_node *n, const pool_geom *g, co
         int yp = og_rule_reshape_c(b, n->out[0], shp, rank);
         int m = og_rule_cast(b, og_gb_op1(b, "Not", og_gb_op2(b, "Less", vals, yp)), dt);
         if (valid >= 0) m = og_gb_op2(b, "Mul", m, valid);
-        sel = m;
-        if (K > 1) { /* keep the first: no earlier tap at the maximum */
-            int64_t ks[OG_MAX_RANK];
-            for (int64_t r = 0; r < K; r++)
-                for (int64_t c = 0; c < K; c++) eye[r * K + c] = c < r;
-            ks[0] = ks[1] = K;
-            for (int i = 0; i < nsp; i++) ks[2 + i] = 1;
-            int earlier = og_gb_op2(b, "Conv", m, const_cast_c(b, eye, K * K, ks, rank, dt));
-            int none = og_rule_cast(b, og_gb_op2(b, "Less", earlier, og_gb_scalar(b, 0.5, dt)), dt);
-            sel = og_gb_op2(b, "Mul", m, none);
-        }
+        sel = first_tap(b, m, g, K, eye, dt);
     }
-    /* back to the input positions: ConvTranspose with a one-hot kernel per tap */
-    int64_t ks[OG_MAX_RANK];
-    for (int64_t r = 0; r < K; r++)
-        for (int64_t c = 0; c < K; c++) eye[r * K + c] = r == c;
-    ks[0] = K;
-    ks[1] = 1;
-    for (int i = 0; i < nsp; i++) ks[2 + i] = g->k[i];
-    int ker = const_cast_c(b, eye, K * K, ks, rank, dt);
+    int ker = tap_kernel(b, g, K, eye, dt);
     og_free(og_gb_alloc(b), buf);
     int ct = og_rule_conv_back(b, og_gb_op2(b, "Mul", gp, sel), ker, nsp, g->in, g->out, g->k, g->s,
                                g->d, g->pb, 1);
@@ -354,20 +366,33 @@ static og_status maxpool_taps(og_gb *b, const og_node *n, const pool_geom *g, co
     return og_gb_status(b);
 }
 
+static og_status maxpool_taps_dyn(og_gb *b, const og_node *n, const pool_geom *g, int64_t K,
+                                  const int *dy, int *dx);
+
 static og_status g_maxpool(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     pool_geom g;
     int64_t opset = og_gb_opset(b);
     /* from opset 9 the scatter needs no spatial size: only the phases' period, from the
      * kernel, strides and dilations (capped by the output size when it is known) */
-    if (!pool_geometry_any(b, n, &g, opset >= 9)) return og_gb_status(b);
+    if (!pool_geometry_any(b, n, &g, true)) return og_gb_status(b);
     const og_pool_params *p = n->params;
     int x = n->in[0], nsp = g.nsp;
     if (opset < 9 && og_rule_is_half(og_gb_value(b, x)->dtype))
         return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
                           "gradient of a float16 MaxPool needs opset >= 9 (Scatter): before it, "
                           "its window masks would need float16 comparisons and convolutions");
-    if (opset < 9) return maxpool_taps(b, n, &g, dy, dx);
+    if (opset < 9 && og_dim_known(g.in[0])) return maxpool_taps(b, n, &g, dy, dx);
+    if (opset < 9) {
+        int64_t K = 1;
+        for (int i = 0; i < nsp; i++)
+            if (!og_mul_i64(K, g.k[i], &K)) K = INT64_MAX;
+        if (K > 1024)
+            return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                              "MaxPool gradient before opset 9: a window of %lld taps is too large",
+                              (long long)K);
+        return maxpool_taps_dyn(b, n, &g, K, dy, dx);
+    }
     /* phases: outputs whose indices differ by a multiple of R along each axis have disjoint
      * windows, so each phase scatters without collisions */
     int64_t R[SP], phases = 1;
@@ -486,29 +511,27 @@ static int pool_pb_dyn(og_gb *b, const og_node *n, int nsp)
     return p->auto_pad == OG_PAD_SAME_UPPER ? small : og_rule_sub(b, total, small);
 }
 
-/* Σ over the windows covering each input position of grad ([N, C, out...]) when sizes are
- * known at run time only: per channel ([N·C, 1, out...]) the unpadded ConvTranspose with a
- * ones kernel and output_padding s − 1, whose size s·(out − 1) + s − 1 + ek >= pb + in
- * (out − 1 >= floor((in + pb + pe − ek) / s) in every mode), cut to the input's positions
- * [pb, pb + in), back to X's shape. */
-static int window_back_dyn(og_gb *b, const og_node *n, const pool_geom *g, int grad, og_dtype dt)
+/* The unpadded ConvTranspose of grad ([P, ch, out...]) by kernel ker ([ch, 1, k...]) with
+ * the pool's strides and dilations and output_padding s − 1, whose size
+ * s·(out − 1) + s − 1 + ek >= pb + in (out − 1 >= floor((in + pb + pe − ek) / s) in every
+ * mode), cut to the input's positions [pb, pb + in), back to X's shape: each window tap's
+ * gradient summed onto the input position it read, sizes known at run time only. */
+static int conv_back_dyn(og_gb *b, const og_node *n, const pool_geom *g, int grad, int64_t ch,
+                         int ker)
 {
-    int nsp = g->nsp, rank = nsp + 2, x = n->in[0];
-    int64_t head[2] = {-1, 1}, zeros[2 * SP], opad[SP], shp[OG_MAX_RANK], axes[SP];
+    int nsp = g->nsp, x = n->in[0];
+    int64_t head[2] = {-1, ch}, zeros[2 * SP], opad[SP], axes[SP];
     bool any_op = false;
-    shp[0] = shp[1] = 1;
     for (int i = 0; i < nsp; i++) {
         zeros[i] = zeros[nsp + i] = 0;
         opad[i] = g->s[i] - 1;
         any_op = any_op || opad[i] > 0;
-        shp[2 + i] = g->k[i];
         axes[i] = 2 + i;
     }
     int parts[2] = {og_gb_const_i64(b, head, 2), og_rule_shape_tail(b, grad, 2)};
     int s2 = og_gb_op(b, "Concat", 2, parts);
     og_gb_attr_int(b, og_gb_last(b), "axis", 0);
-    int full =
-        og_gb_op2(b, "ConvTranspose", og_gb_op2(b, "Reshape", grad, s2), ones_c(b, shp, rank, dt));
+    int full = og_gb_op2(b, "ConvTranspose", og_gb_op2(b, "Reshape", grad, s2), ker);
     int node = og_gb_last(b);
     og_rule_conv_attrs(b, node, nsp, g->s, g->d, zeros, 1);
     if (any_op) og_gb_attr_ints(b, node, "output_padding", opad, nsp);
@@ -516,6 +539,146 @@ static int window_back_dyn(og_gb *b, const og_node *n, const pool_geom *g, int g
     int cut =
         og_rule_slice_rt(b, full, pb, og_rule_add(b, pb, og_rule_shape_tail(b, x, 2)), axes, nsp);
     return og_gb_op2(b, "Reshape", cut, og_gb_op1(b, "Shape", x));
+}
+
+/* Σ over the windows covering each input position of grad ([N, C, out...]) when sizes are
+ * known at run time only: per channel ([N·C, 1, out...]) conv_back_dyn with a ones kernel. */
+static int window_back_dyn(og_gb *b, const og_node *n, const pool_geom *g, int grad, og_dtype dt)
+{
+    int64_t shp[OG_MAX_RANK];
+    shp[0] = shp[1] = 1;
+    for (int i = 0; i < g->nsp; i++) shp[2 + i] = g->k[i];
+    return conv_back_dyn(b, n, g, grad, 1, ones_c(b, shp, g->nsp + 2, dt));
+}
+
+/* v ([N, C, rest...]) as [N·C, 1, rest...] */
+static int planes_dyn(og_gb *b, int v)
+{
+    int64_t head[2] = {-1, 1};
+    int parts[2] = {og_gb_const_i64(b, head, 2), og_rule_shape_tail(b, v, 2)};
+    int s = og_gb_op(b, "Concat", 2, parts);
+    og_gb_attr_int(b, og_gb_last(b), "axis", 0);
+    return og_gb_op2(b, "Reshape", v, s);
+}
+
+/* The values each tap of the windows reads, [P, K, out...], from planes xp ([P, 1, in...])
+ * padded by the forward's explicit pads (so that every tap's positions exist): per tap a
+ * Slice from kk·d to −(k − 1 − kk)·d (length in + pb + pe − ek + 1, whatever in is) and,
+ * when strided, a MaxPool of kernel 1 taking every s-th element: floor((in + pb + pe − ek)
+ * / s) + 1 = out of them. */
+static int tap_values_dyn(og_gb *b, const pool_geom *g, int xp, int64_t K)
+{
+    int nsp = g->nsp;
+    int64_t axes[SP], ones[SP], kk[SP];
+    bool strided = false;
+    for (int i = 0; i < nsp; i++) {
+        axes[i] = 2 + i;
+        ones[i] = 1;
+        strided = strided || g->s[i] != 1;
+    }
+    int *parts = og_malloc(og_gb_alloc(b), (size_t)K * sizeof *parts);
+    if (!parts) return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+    for (int64_t t = 0; t < K; t++) {
+        int64_t st[SP], en[SP];
+        tap_index(g, t, kk);
+        for (int i = 0; i < nsp; i++) {
+            st[i] = kk[i] * g->d[i];
+            en[i] = kk[i] == g->k[i] - 1 ? INT64_MAX : -(g->k[i] - 1 - kk[i]) * g->d[i];
+        }
+        int v = og_rule_slice(b, xp, axes, st, en, NULL, nsp);
+        if (strided) {
+            v = og_gb_op1(b, "MaxPool", v);
+            og_gb_attr_ints(b, og_gb_last(b), "kernel_shape", ones, nsp);
+            og_gb_attr_ints(b, og_gb_last(b), "strides", g->s, nsp);
+        }
+        parts[t] = v;
+    }
+    int vals = K > 1 ? og_gb_op(b, "Concat", (int)K, parts) : parts[0];
+    if (K > 1) og_gb_attr_int(b, og_gb_last(b), "axis", 1);
+    og_free(og_gb_alloc(b), parts);
+    return vals;
+}
+
+/* maxpool_taps with spatial sizes known only at run time.  Opset 8: the coordinates of the
+ * Indices along each axis (integer Div by the run-time strides of the flat index), minus
+ * the window origin o·s − pb (o a run-time iota, pb from pool_pb_dyn), against each tap's
+ * kk·d: a tap matches only where it reads the maximum's position, so taps in the padding
+ * never do.  Opset 7 (no Indices): the values each tap reads from X padded by the explicit
+ * pads (tap_values_dyn), M = (V >= Y) times the same taps of padded ones (0 in the padding),
+ * the first tap kept; auto_pad SAME is refused there (its pads are run-time, and Pad-2 takes
+ * them as an attribute). */
+static og_status maxpool_taps_dyn(og_gb *b, const og_node *n, const pool_geom *g, int64_t K,
+                                  const int *dy, int *dx)
+{
+    const og_pool_params *p = n->params;
+    int x = n->in[0], y = n->out[0], nsp = g->nsp, rank = nsp + 2, sel = -1;
+    og_dtype dt = og_gb_value(b, y)->dtype;
+    int64_t kk[SP], ts[OG_MAX_RANK];
+    int64_t *buf = og_malloc(og_gb_alloc(b), (size_t)(K * K + K) * sizeof *buf);
+    if (!buf) return og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
+    int64_t *eye = buf, *offs = buf + K * K;
+    for (int a = 0; a < rank; a++) ts[a] = 1;
+    ts[1] = K;
+    if (og_gb_opset(b) >= 8) {
+        int idx = (n->n_out > 1 && n->out[1] >= 0 && !p->column_major) ? n->out[1]
+                                                                       : maxpool_indices(b, n, x);
+        idx = planes_dyn(b, idx);
+        int pb = pool_pb_dyn(b, n, nsp), stride = -1;
+        for (int i = nsp - 1; i >= 0; i--) {
+            int in_i = og_rule_dim(b, x, 2 + i);
+            int q = stride < 0 ? idx : og_rule_div(b, idx, stride);
+            int coord = og_rule_sub(b, q, og_rule_mul(b, og_rule_div(b, q, in_i), in_i));
+            int64_t at = i, os[OG_MAX_RANK];
+            for (int a = 0; a < rank; a++) os[a] = 1;
+            os[2 + i] = -1;
+            int origin = og_rule_sub(b,
+                                     og_rule_mul(b, og_rule_iota_dim(b, y, 2 + i),
+                                                 og_gb_scalar_i64(b, g->s[i], OG_INT64)),
+                                     og_gb_op2(b, "Gather", pb, og_gb_const_i64(b, &at, 1)));
+            int rel = og_rule_sub(b, coord, og_rule_reshape_c(b, origin, os, rank));
+            for (int64_t t = 0; t < K; t++) {
+                tap_index(g, t, kk);
+                offs[t] = kk[i] * g->d[i];
+            }
+            int eq = og_gb_op2(b, "Equal", rel,
+                               og_rule_reshape_c(b, og_gb_const_i64(b, offs, (int)K), ts, rank));
+            sel = sel < 0 ? eq : og_gb_op2(b, "And", sel, eq);
+            stride = stride < 0 ? in_i : og_rule_mul(b, stride, in_i);
+        }
+        sel = og_rule_cast(b, sel, dt);
+    } else if (p->auto_pad == OG_PAD_SAME_UPPER || p->auto_pad == OG_PAD_SAME_LOWER) {
+        og_free(og_gb_alloc(b), buf);
+        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                          "gradient of MaxPool with auto_pad SAME at opset 7 needs the spatial "
+                          "sizes of the input statically (its pads are known only at run time, "
+                          "and Pad-2 takes them as an attribute); opset 8 has no such limit");
+    } else {
+        int64_t pads[2 * OG_MAX_RANK] = {0};
+        bool any_pad = false;
+        for (int i = 0; i < nsp && p->auto_pad == OG_PAD_NOTSET; i++) {
+            pads[2 + i] = p->pads[i];
+            pads[rank + 2 + i] = p->pads[nsp + i];
+            any_pad = any_pad || p->pads[i] || p->pads[nsp + i];
+        }
+        int xp = planes_dyn(b, x);
+        /* ones of X's shape for any value of X (x·0 + 1 is NaN at infinities) */
+        int ones = og_rule_cast(b, og_gb_op1(b, "Not", og_gb_op2(b, "Less", xp, xp)), dt);
+        if (any_pad) {
+            xp = og_gb_op1(b, "Pad", xp);
+            og_gb_attr_ints(b, og_gb_last(b), "pads", pads, 2 * rank);
+            ones = og_gb_op1(b, "Pad", ones);
+            og_gb_attr_ints(b, og_gb_last(b), "pads", pads, 2 * rank);
+        }
+        int vals = tap_values_dyn(b, g, xp, K);
+        int m =
+            og_rule_cast(b, og_gb_op1(b, "Not", og_gb_op2(b, "Less", vals, planes_dyn(b, y))), dt);
+        if (any_pad) m = og_gb_op2(b, "Mul", m, tap_values_dyn(b, g, ones, K));
+        sel = first_tap(b, m, g, K, eye, dt);
+    }
+    int ker = tap_kernel(b, g, K, eye, dt);
+    og_free(og_gb_alloc(b), buf);
+    dx[0] = conv_back_dyn(b, n, g, og_gb_op2(b, "Mul", planes_dyn(b, dy[0]), sel), K, ker);
+    return og_gb_status(b);
 }
 
 /* AveragePool's dY divided by each window's divisor, sizes known at run time only:

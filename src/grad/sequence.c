@@ -3,7 +3,8 @@
  * the rules move items between them with the same ops, run backwards:
  *   SequenceConstruct(x_0..x_n):  dx_i = SequenceAt(dS, i)
  *   SequenceAt(S, p):             dS gets dy at item p (og_gb_item_gradient; added up when the
- *                                 whole of dS is known, og_gb_sequence_total)
+ *                                 whole of dS is known, og_gb_sequence_total: whole gradients
+ *                                 from several consumers are summed item by item, add_whole)
  *   SequenceInsert(S, t, p):      dS = SequenceErase(dS', p'), dt = SequenceAt(dS', p')
  *   SequenceErase(S, p):          dS = SequenceInsert(dS', zeros like S[p'], p')
  *   SplitToSequence(x):           dx = ConcatFromSequence(dS) along the axis (stacked back
@@ -103,6 +104,95 @@ static int zeros_seq(og_gb *b, const og_node *rule_node, int v, int depth)
     return -1;
 }
 
+/* The number of items of forward sequence v when the graph fixes it (-1 when not): from
+ * SequenceConstruct's inputs, SequenceEmpty, SequenceInsert and SequenceErase of a sequence
+ * of known length, SplitToSequence by a split of static length or, without one, along an
+ * axis of static size, and Identity. */
+static int64_t static_length(og_gb *b, int v, int depth)
+{
+    const og_node *p = og_gb_producer(b, v);
+    if (!p || depth > OG_MAX_NESTING) return -1;
+    const char *op = p->op_type;
+    if (strcmp(op, "SequenceConstruct") == 0) return p->n_in;
+    if (strcmp(op, "SequenceEmpty") == 0) return 0;
+    if (strcmp(op, "Identity") == 0) return static_length(b, p->in[0], depth + 1);
+    if (strcmp(op, "SequenceInsert") == 0 || strcmp(op, "SequenceErase") == 0) {
+        int64_t len = static_length(b, p->in[0], depth + 1);
+        return len < 0 ? -1 : len + (op[8] == 'I' ? 1 : -1);
+    }
+    if (strcmp(op, "SplitToSequence") == 0) {
+        const og_value *x = og_gb_value(b, p->in[0]);
+        if (p->n_in > 1 && p->in[1] >= 0) {
+            const og_value *sp = og_gb_value(b, p->in[1]);
+            return sp->rank == 1 && og_dim_known(sp->dims[0]) ? sp->dims[0] : -1;
+        }
+        if (x->rank < 1) return -1;
+        int64_t a = og_attr_int(p, "axis", 0);
+        a = a < 0 ? a + x->rank : a;
+        return a >= 0 && a < x->rank && og_dim_known(x->dims[a]) ? x->dims[a] : -1;
+    }
+    return -1;
+}
+
+/* The sum of the whole gradients (pos[i] < 0) of sequence v.  Items of one static shape:
+ * each whole gradient stacked (ConcatFromSequence, new_axis), added, and split again.
+ * Otherwise (items of different shapes, or shapes known only at run time) item by item over
+ * the length the graph fixes (static_length): each item the Sum of the SequenceAt of every
+ * whole gradient, gathered again by SequenceConstruct. */
+static int add_whole(og_gb *b, int v, const int *grads, const int *pos, int n, int whole)
+{
+    const og_value *val = og_gb_value(b, v);
+    const og_type *e = val->type ? val->type->elem : NULL;
+    bool fixed = e && e->kind == OG_KIND_TENSOR && e->rank >= 0;
+    for (int d = 0; fixed && d < e->rank; d++) fixed = e->dims[d] >= 0;
+    int64_t len = fixed ? -1 : static_length(b, v, 0);
+    int *st = og_malloc(og_gb_alloc(b), (size_t)whole * sizeof *st), *items = NULL, k = 0, r = -1;
+    if (!st) {
+        og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    if (fixed) {
+        for (int i = 0; i < n; i++) {
+            if (pos[i] >= 0) continue;
+            st[k++] = og_gb_op1(b, "ConcatFromSequence", grads[i]);
+            og_gb_attr_int(b, og_gb_last(b), "axis", 0);
+            og_gb_attr_int(b, og_gb_last(b), "new_axis", 1);
+        }
+        r = og_gb_op1(b, "SplitToSequence", og_gb_op(b, "Sum", whole, st));
+        og_gb_attr_int(b, og_gb_last(b), "axis", 0);
+        og_gb_attr_int(b, og_gb_last(b), "keepdims", 0);
+    } else if (len == 0) { /* empty: any of them */
+        for (int i = 0; i < n && r < 0; i++)
+            if (pos[i] < 0) r = grads[i];
+    } else if (len > 0 && len <= (1 << 16)) {
+        items = og_malloc(og_gb_alloc(b), (size_t)len * sizeof *items);
+        if (!items) {
+            og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+        for (int64_t j = 0; j < len; j++) {
+            int at = og_gb_scalar_i64(b, j, OG_INT64);
+            k = 0;
+            for (int i = 0; i < n; i++)
+                if (pos[i] < 0) st[k++] = seq_at(b, grads[i], at);
+            items[j] = og_gb_op(b, "Sum", whole, st);
+        }
+        r = og_gb_op(b, "SequenceConstruct", (int)len, items);
+    } else {
+        og_gb_fail(b, NULL, OG_ERR_UNSUPPORTED,
+                   "sequence '%s' gets whole gradients from %d consumers, which onnxgrad adds "
+                   "only for items of one static shape or when the graph fixes the sequence's "
+                   "length (built by SequenceConstruct, SequenceEmpty, SequenceInsert, "
+                   "SequenceErase, Identity, or SplitToSequence along an axis of static size or "
+                   "by a split of static length)",
+                   val->name, whole);
+    }
+done:
+    og_free(og_gb_alloc(b), items);
+    og_free(og_gb_alloc(b), st);
+    return og_gb_status(b) ? -1 : r;
+}
+
 int og_gb_sequence_total(og_gb *b, int v, const int *grads, const int *pos, int n)
 {
     const og_value *val = og_gb_value(b, v);
@@ -128,27 +218,7 @@ int og_gb_sequence_total(og_gb *b, int v, const int *grads, const int *pos, int 
         for (int i = 0; i < n; i++)
             if (pos[i] < 0) base = grads[i];
     } else if (whole > 1) {
-        /* items of one static shape: stack each, add, split again */
-        const og_type *e = val->type ? val->type->elem : NULL;
-        bool fixed = e && e->kind == OG_KIND_TENSOR && e->rank >= 0;
-        for (int d = 0; fixed && d < e->rank; d++) fixed = e->dims[d] >= 0;
-        if (!fixed)
-            return og_gb_fail(b, NULL, OG_ERR_UNSUPPORTED,
-                              "sequence '%s' gets whole gradients from %d consumers, which "
-                              "onnxgrad adds only for items of one static shape",
-                              val->name, whole);
-        int *st = og_malloc(og_gb_alloc(b), (size_t)whole * sizeof *st), k = 0;
-        if (!st) return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
-        for (int i = 0; i < n; i++) {
-            if (pos[i] >= 0) continue;
-            st[k++] = og_gb_op1(b, "ConcatFromSequence", grads[i]);
-            og_gb_attr_int(b, og_gb_last(b), "axis", 0);
-            og_gb_attr_int(b, og_gb_last(b), "new_axis", 1);
-        }
-        base = og_gb_op1(b, "SplitToSequence", og_gb_op(b, "Sum", whole, st));
-        og_gb_attr_int(b, og_gb_last(b), "axis", 0);
-        og_gb_attr_int(b, og_gb_last(b), "keepdims", 0);
-        og_free(og_gb_alloc(b), st);
+        base = add_whole(b, v, grads, pos, n, whole);
     } else {
         base = zeros_seq(b, NULL, v, 0);
     }

@@ -179,6 +179,26 @@ def conv_cases():
             ref = model([node("MaxPool", ["x"], ["y"], **attrs)], {"x": x}, ["y"], opset=opset)
             shp = [d.dim_value for d in ref.graph.output[0].type.tensor_type.shape.dim]
             out.append(("maxpool_dyn_%s_v%d" % (name, opset), _declare(m, "y", shp), {"x": x}))
+    # below opset 9 (window-tap masks): opset 8 reads the Indices, opset 7 compares each tap's
+    # value with the max (neither version has dilations or ceil_mode)
+    for name, attrs, x in (
+            ("k3s2p1", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]), rand(2, 3, 5, 4)),
+            ("k2s2", dict(kernel_shape=[2, 2], strides=[2, 2]), rand(2, 3, 5, 4)),
+            ("k3x2_s1_pads_overlap", dict(kernel_shape=[3, 2], pads=[0, 1, 2, 0]), rand(1, 2, 4, 5)),
+            ("k3s2_s1", dict(kernel_shape=[3, 3], strides=[2, 1], pads=[1, 0, 0, 1]), rand(1, 2, 6, 5)),
+            ("k2s3_valid", dict(kernel_shape=[2, 2], strides=[3, 2], auto_pad="VALID"), rand(2, 2, 7, 6)),
+            ("same_upper_s2", dict(kernel_shape=[3, 3], strides=[2, 2], auto_pad="SAME_UPPER"), rand(1, 2, 5, 6)),
+            ("same_lower_s2", dict(kernel_shape=[2, 3], strides=[2, 2], auto_pad="SAME_LOWER"), rand(1, 2, 5, 6)),
+            ("1d_k3s2p1", dict(kernel_shape=[3], strides=[2], pads=[1, 1]), rand(2, 3, 7)),
+            ("3d_k2", dict(kernel_shape=[2, 2, 2], strides=[1, 2, 1], pads=[0, 1, 0, 1, 0, 0]), rand(1, 2, 3, 4, 3))):
+        for opset in (7, 8):
+            if opset == 7 and "same" in name:
+                continue  # refused: Pad-2 takes the run-time SAME pads as an attribute
+            m = model(_dyn_spatial(x.shape) + [node("MaxPool", ["xr"], ["y"], **attrs)],
+                      {"x": x}, ["y"], opset=opset)
+            ref = model([node("MaxPool", ["x"], ["y"], **attrs)], {"x": x}, ["y"], opset=opset)
+            shp = [d.dim_value for d in ref.graph.output[0].type.tensor_type.shape.dim]
+            out.append(("maxpool_dyn_%s_v%d" % (name, opset), _declare(m, "y", shp), {"x": x}))
     return out
 
 
@@ -636,5 +656,59 @@ def static_free_cases():
 _base_cases = cases
 
 
+def sequence_cases():
+    """Sequences receiving whole gradients from several consumers, with items of different
+    shapes or of shapes known only at run time (they were added only for items of one
+    static shape): summed item by item over the length the graph fixes."""
+    out = []
+    c = {"p0": np.array(0, I64), "pm1": np.array(-1, I64), "s12": np.array([1, 2], I64)}
+
+    def used(nodes):  # the constants the nodes read (no unused initializers)
+        return {k: v for k, v in c.items() if any(k in nd.input for nd in nodes)}
+
+    def declare(m, outs):
+        del m.graph.output[:]
+        for name, shape in outs:
+            m.graph.output.append(helper.make_tensor_value_info(name, TensorProto.FLOAT, shape))
+        return m
+
+    x, w = rand(2, 3), rand(1, 3)
+    for opset in (11, 13):
+        # items [2, 3] and [1, 3]: concatenated (a whole gradient) and erased (another)
+        m = model(nodes := [node("SequenceConstruct", ["x", "w"], ["S"]),
+                   node("ConcatFromSequence", ["S"], ["c"], axis=0),
+                   node("SequenceErase", ["S", "p0"], ["S1"]),
+                   node("SequenceAt", ["S1", "p0"], ["a"]),
+                   node("Mul", ["c", "c"], ["y"]), node("Sin", ["a"], ["z"])],
+                  {"x": x, "w": w}, ["y", "z"], consts=used(nodes), opset=opset)
+        out.append(("seq_whole_differing_v%d" % opset, declare(m, [("y", [3, 3]), ("z", [1, 3])]),
+                    {"x": x, "w": w}))
+    # items of one shape known only at run time: concatenated along axis 1 and stacked
+    x = rand(2, 3, 2)
+    m = model(nodes := _dyn_spatial(x.shape) + [node("Sin", ["xr"], ["t"]),
+                                       node("SequenceConstruct", ["xr", "t"], ["S"]),
+                                       node("ConcatFromSequence", ["S"], ["c"], axis=1),
+                                       node("ConcatFromSequence", ["S"], ["d"], axis=0, new_axis=1),
+                                       node("Mul", ["c", "c"], ["y"]), node("Cos", ["d"], ["z"])],
+              {"x": x}, ["y", "z"], consts=used(nodes), opset=13)
+    out.append(("seq_whole_runtime_stack", declare(m, [("y", [2, 6, 2]), ("z", [2, 2, 3, 2])]),
+                {"x": x}))
+    # split by [1, 2] of a run-time-shaped tensor: items [1, 3, 2] and [2, 3, 2], concatenated
+    # and erased, the rest read; and inserted into (a third whole gradient)
+    m = model(nodes := _dyn_spatial(x.shape) + [node("Sin", ["xr"], ["t"]),
+                                       node("SplitToSequence", ["xr", "s12"], ["S"], axis=1),
+                                       node("ConcatFromSequence", ["S"], ["c"], axis=1),
+                                       node("SequenceErase", ["S", "pm1"], ["S1"]),
+                                       node("SequenceAt", ["S1", "p0"], ["a"]),
+                                       node("SequenceInsert", ["S", "t", "p0"], ["S2"]),
+                                       node("SequenceAt", ["S2", "pm1"], ["b"]),
+                                       node("Mul", ["c", "c"], ["y"]), node("Sin", ["a"], ["z"]),
+                                       node("Tanh", ["b"], ["u"])],
+              {"x": x}, ["y", "z", "u"], consts=used(nodes), opset=13)
+    out.append(("seq_whole_runtime_split",
+                declare(m, [("y", [2, 3, 2]), ("z", [2, 1, 2]), ("u", [2, 2, 2])]), {"x": x}))
+    return out
+
+
 def cases():  # noqa: F811
-    return _base_cases() + conv_cases() + static_free_cases()
+    return _base_cases() + conv_cases() + static_free_cases() + sequence_cases()
