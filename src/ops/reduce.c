@@ -13,6 +13,9 @@ static const og_dtype types_minmax12[] = {OG_FLOAT,  OG_DOUBLE, OG_INT32, OG_INT
                                           OG_UINT64, OG_INT8,   OG_UINT8, OG_UNDEFINED};
 static const og_dtype types_minmax20[] = {OG_FLOAT,  OG_DOUBLE, OG_INT32, OG_INT64, OG_UINT32,
                                           OG_UINT64, OG_INT8,   OG_UINT8, OG_BOOL,  OG_UNDEFINED};
+/* ReduceSum, ReduceMean, ReduceProd, ReduceL1, ReduceSumSquare */
+static const og_dtype types_sumlike[] = {OG_FLOAT,  OG_DOUBLE, OG_INT32,    OG_INT64,
+                                         OG_UINT32, OG_UINT64, OG_UNDEFINED};
 static const og_dtype types_index[] = {OG_INT32, OG_INT64, OG_UNDEFINED};
 
 static og_status new_params(const og_op_ctx *c, og_reduce_params **p)
@@ -115,7 +118,7 @@ static og_status reduce_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, 
         types = v >= 20 ? types_minmax20 : v >= 12 ? types_minmax12 : types_minmax1;
     else if (is_op(c, "ReduceSum") || is_op(c, "ReduceMean") || is_op(c, "ReduceProd") ||
              is_op(c, "ReduceL1") || is_op(c, "ReduceSumSquare"))
-        types = og_types_numeric;
+        types = types_sumlike;
     /* float16 in every version, bfloat16 from opset 13 (every Reduce* op's schema); the
      * kernels compute both through float32 copies */
     og_dtype half_types[23];

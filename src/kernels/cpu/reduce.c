@@ -307,16 +307,19 @@ static inline int64_t col_block(int64_t I, int64_t c, int64_t *i0)
 
 /* Sums of int32 accumulate in int64 (no signed overflow); float32 sums stay float32 (as
  * onnxruntime does), spread over LANES partial sums. */
-#define DEF_SUMLIKE(OP, PRE, IPRE, POST)                                                           \
+#define DEF_SUMLIKE(OP, PRE, IPRE, UPRE, POST)                                                     \
     DEF_REDUCE(OP##_f32, float, float, 0.0f, PRE, COMB_ADD, POST, OG_SIMD_CLONES)                  \
     DEF_REDUCE(OP##_f64, double, double, 0.0, PRE, COMB_ADD, POST, OG_SIMD_CLONES)                 \
     DEF_REDUCE(OP##_i32, int32_t, int64_t, 0, IPRE, COMB_ADD_W, POST, OG_NO_CLONES)                \
-    DEF_REDUCE(OP##_i64, int64_t, int64_t, 0, IPRE, COMB_ADD_W, POST, OG_NO_CLONES)
+    DEF_REDUCE(OP##_i64, int64_t, int64_t, 0, IPRE, COMB_ADD_W, POST, OG_NO_CLONES)                \
+    DEF_REDUCE(OP##_u32, uint32_t, uint64_t, 0, UPRE, COMB_ADD, POST, OG_NO_CLONES)                \
+    DEF_REDUCE(OP##_u64, uint64_t, uint64_t, 0, UPRE, COMB_ADD, POST, OG_NO_CLONES)
 
-DEF_SUMLIKE(sum, PRE_ID, PRE_ID, POST_ID)
-DEF_SUMLIKE(mean, PRE_ID, PRE_ID, POST_MEAN)
-DEF_SUMLIKE(l1, PRE_ABS, PRE_ABS_W, POST_ID)
-DEF_SUMLIKE(sumsq, PRE_SQ, PRE_SQ_W, POST_ID)
+/* unsigned accumulations wrap by C's rules: PRE_ID for L1, plain products */
+DEF_SUMLIKE(sum, PRE_ID, PRE_ID, PRE_ID, POST_ID)
+DEF_SUMLIKE(mean, PRE_ID, PRE_ID, PRE_ID, POST_MEAN)
+DEF_SUMLIKE(l1, PRE_ABS, PRE_ABS_W, PRE_ID, POST_ID)
+DEF_SUMLIKE(sumsq, PRE_SQ, PRE_SQ_W, PRE_SQ, POST_ID)
 DEF_REDUCE(l2_f32, float, float, 0.0f, PRE_SQ, COMB_ADD, POST_SQRTF, OG_SIMD_CLONES)
 DEF_REDUCE(l2_f64, double, double, 0.0, PRE_SQ, COMB_ADD, POST_SQRT, OG_SIMD_CLONES)
 DEF_REDUCE(logsum_f32, float, float, 0.0f, PRE_ID, COMB_ADD, POST_LOGF, OG_SIMD_CLONES)
@@ -325,6 +328,8 @@ DEF_REDUCE(prod_f32, float, float, 1.0f, PRE_ID, COMB_MUL, POST_ID, OG_SIMD_CLON
 DEF_REDUCE(prod_f64, double, double, 1.0, PRE_ID, COMB_MUL, POST_ID, OG_SIMD_CLONES)
 DEF_REDUCE(prod_i32, int32_t, int64_t, 1, PRE_ID, COMB_MUL_W, POST_ID, OG_NO_CLONES)
 DEF_REDUCE(prod_i64, int64_t, int64_t, 1, PRE_ID, COMB_MUL_W, POST_ID, OG_NO_CLONES)
+DEF_REDUCE(prod_u32, uint32_t, uint64_t, 1, PRE_ID, COMB_MUL, POST_ID, OG_NO_CLONES)
+DEF_REDUCE(prod_u64, uint64_t, uint64_t, 1, PRE_ID, COMB_MUL, POST_ID, OG_NO_CLONES)
 DEF_REDUCE(max_f32, float, float, -INFINITY, PRE_ID, COMB_MAX, POST_ID, OG_SIMD_CLONES)
 DEF_REDUCE(max_f64, double, double, -INFINITY, PRE_ID, COMB_MAX, POST_ID, OG_SIMD_CLONES)
 DEF_REDUCE(max_i32, int32_t, int32_t, INT32_MIN, PRE_ID, COMB_MAX, POST_ID, OG_NO_CLONES)
@@ -412,10 +417,12 @@ DEF_LSE(lse_f64, double, max_f64_acc, exp, log)
             LOOPS(OP, f32), LOOPS(OP, f64)                                                         \
         }                                                                                          \
     }
+/* numeric and uint32, uint64 (slots 9 and 10) */
 #define IMPL_NUMERIC(OP)                                                                           \
     {                                                                                              \
         {                                                                                          \
-            LOOPS(OP, f32), LOOPS(OP, f64), LOOPS(OP, i32), LOOPS(OP, i64)                         \
+            LOOPS(OP, f32), LOOPS(OP, f64), LOOPS(OP, i32),                                        \
+                LOOPS(OP, i64), [9] = LOOPS(OP, u32), [10] = LOOPS(OP, u64)                        \
         }                                                                                          \
     }
 #define IMPL_ALL(OP)                                                                               \
