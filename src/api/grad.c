@@ -244,7 +244,7 @@ og_status og_grad_create(const og_model *m, const og_grad_options *opts, og_grad
         goto fail;
     }
     og_grad_spec spec = {
-        w, nw, in, ni, o, no, opts ? opts->log : NULL, opts ? opts->log_user : NULL, NULL};
+        w, nw, in, ni, o, no, opts ? opts->log : NULL, opts ? opts->log_user : NULL, NULL, false};
     g->training = og_calloc(a, 1, sizeof *g->training);
     if (!g->training) goto nomem;
     g->training->alloc = *a;

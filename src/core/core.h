@@ -100,6 +100,15 @@ uint16_t og_float_to_bfloat16(float f);
 bool og_dtype_is_float8(og_dtype t);
 double og_float8_to_double(uint8_t code, og_dtype t);
 uint8_t og_double_to_float8(double v, og_dtype t, bool saturate);
+/* The same for one format each, for loops bound to it (they test no format). */
+double og_float8e4m3fn_to_double(uint8_t code);
+double og_float8e4m3fnuz_to_double(uint8_t code);
+double og_float8e5m2_to_double(uint8_t code);
+double og_float8e5m2fnuz_to_double(uint8_t code);
+uint8_t og_double_to_float8e4m3fn(double v, bool saturate);
+uint8_t og_double_to_float8e4m3fnuz(double v, bool saturate);
+uint8_t og_double_to_float8e5m2(double v, bool saturate);
+uint8_t og_double_to_float8e5m2fnuz(double v, bool saturate);
 /* 4-bit integers (OG_INT4, OG_UINT4): whether t is one; v saturated to its range. */
 bool og_dtype_is_int4(og_dtype t);
 int8_t og_saturate_int4(double v, og_dtype t);

@@ -177,7 +177,7 @@ typedef struct f8_format {
     bool uz; /* FNUZ: 0x80 is the only NaN, no negative zero */
 } f8_format;
 
-static f8_format f8_fmt(og_dtype t)
+static inline f8_format f8_fmt(og_dtype t)
 {
     switch (t) {
     case OG_FLOAT8E4M3FN: return (f8_format){3, 7, 448.0, false};
@@ -187,7 +187,9 @@ static f8_format f8_fmt(og_dtype t)
     }
 }
 
-double og_float8_to_double(uint8_t code, og_dtype t)
+/* The conversions of a format t: inline, so that the per-format entry points below (a
+ * constant t) test no format. */
+static inline double to_double(uint8_t code, og_dtype t)
 {
     f8_format f = f8_fmt(t);
     int ebits = 7 - f.mbits;
@@ -203,7 +205,7 @@ double og_float8_to_double(uint8_t code, og_dtype t)
     return neg ? -v : v;
 }
 
-uint8_t og_double_to_float8(double v, og_dtype t, bool saturate)
+static inline uint8_t from_double(double v, og_dtype t, bool saturate)
 {
     f8_format f = f8_fmt(t);
     uint8_t sign = signbit(v) ? 0x80 : 0;
@@ -221,7 +223,7 @@ uint8_t og_double_to_float8(double v, og_dtype t, bool saturate)
         a = ldexp(a, e - f.mbits);
     }
     if (a > f.max) { /* infinite or rounded past the largest value */
-        if (saturate) return (uint8_t)(sign | og_double_to_float8(f.max, t, true));
+        if (saturate) return (uint8_t)(sign | from_double(f.max, t, false));
         return t == OG_FLOAT8E5M2 ? (uint8_t)(sign | 0x7c) : nan;
     }
     if (a == 0) return f.uz ? 0 : sign;
@@ -235,6 +237,22 @@ uint8_t og_double_to_float8(double v, og_dtype t, bool saturate)
                ((unsigned)ldexp(a, f.mbits - e) & ((1u << f.mbits) - 1));
     return (uint8_t)(sign | code);
 }
+
+double og_float8_to_double(uint8_t code, og_dtype t) { return to_double(code, t); }
+
+uint8_t og_double_to_float8(double v, og_dtype t, bool saturate)
+{
+    return from_double(v, t, saturate);
+}
+
+#define OG_FLOAT8_FORMAT(name, t)                                                                  \
+    double og_##name##_to_double(uint8_t code) { return to_double(code, t); }                      \
+    uint8_t og_double_to_##name(double v, bool saturate) { return from_double(v, t, saturate); }
+OG_FLOAT8_FORMAT(float8e4m3fn, OG_FLOAT8E4M3FN)
+OG_FLOAT8_FORMAT(float8e4m3fnuz, OG_FLOAT8E4M3FNUZ)
+OG_FLOAT8_FORMAT(float8e5m2, OG_FLOAT8E5M2)
+OG_FLOAT8_FORMAT(float8e5m2fnuz, OG_FLOAT8E5M2FNUZ)
+#undef OG_FLOAT8_FORMAT
 
 /* ---- 4-bit integers ---------------------------------------------------------------------- */
 

@@ -23,7 +23,7 @@ og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_
     *out = NULL;
     const og_allocator *a = opts && opts->allocator ? opts->allocator : host;
     og_status st = OG_OK;
-    og_dtype *in_types = NULL;
+    og_dtype *in_types = NULL, *out_types = NULL;
     og_session *s = og_calloc(a, 1, sizeof *s);
     if (!s) return og_error(OG_ERR_NOMEM, "out of memory creating a session");
     s->g = g;
@@ -74,7 +74,8 @@ og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_
         if (n->n_out > s->max_out) s->max_out = n->n_out;
     }
     in_types = og_calloc(a, (size_t)s->max_in + 1, sizeof *in_types);
-    if (!in_types) goto nomem;
+    out_types = og_calloc(a, (size_t)s->max_out + 1, sizeof *out_types);
+    if (!in_types || !out_types) goto nomem;
     for (int i = 0; i < g->n_nodes; i++) {
         const og_node *n = &g->nodes[i];
         char label[256];
@@ -90,7 +91,9 @@ og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_
         } else {
             for (int j = 0; j < n->n_in; j++)
                 in_types[j] = n->in[j] >= 0 ? g->values[n->in[j]].dtype : OG_UNDEFINED;
-            st = og_backend_bind(s->backend, n, in_types, &s->kernels[i]);
+            for (int j = 0; j < n->n_out; j++)
+                out_types[j] = n->out[j] >= 0 ? g->values[n->out[j]].dtype : OG_UNDEFINED;
+            st = og_backend_bind(s->backend, n, in_types, out_types, &s->kernels[i]);
             if (st) goto fail;
         }
         for (int j = 0; j < n->n_in; j++)
@@ -111,12 +114,14 @@ og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_
             "session: %d nodes, %d values, %d threads, %s kernels, %d activation nodes fused",
             g->n_nodes, g->n_values, s->threads, s->backend->name, s->n_fused);
     og_free(a, in_types);
+    og_free(a, out_types);
     *out = s;
     return OG_OK;
 nomem:
     st = og_error(OG_ERR_NOMEM, "out of memory creating a session");
 fail:
     og_free(a, in_types);
+    og_free(a, out_types);
     og_session_free(s);
     return st;
 }
@@ -370,6 +375,9 @@ static og_status run_node(og_session *s, int ni)
         impl = NULL;
     for (int j = 0; impl && kb->all_types && j < n->n_in; j++) /* chosen from every input */
         if (s->tin[j] && kb->types[j] != OG_UNDEFINED && s->tin[j]->dtype != kb->types[j])
+            impl = NULL;
+    for (int j = 0; impl && kb->all_types && j < n->n_out; j++) /* and output */
+        if (s->tout[j] && kb->out_types[j] != OG_UNDEFINED && s->tout[j]->dtype != kb->out_types[j])
             impl = NULL;
     k.impl = impl;
     if (s->fused_run && s->fusion[ni].out >= 0) {

@@ -121,9 +121,9 @@ static char *grad_name(const og_gb *b, const char *base)
 }
 
 /* Rename: an Identity whose output is called `<name>_grad` (made unique if taken). */
-static int named_output(og_gb *b, int v, const char *base)
+static int named_output(og_gb *b, int v, const og_value *of)
 {
-    char *first = grad_name(b, base);
+    char *first = grad_name(b, of->name);
     size_t n = first ? strlen(first) + 24 : 0;
     char *name = first ? og_malloc(b->a, n) : NULL;
     if (!name) {
@@ -132,7 +132,14 @@ static int named_output(og_gb *b, int v, const char *base)
     }
     snprintf(name, n, "%s", first);
     for (int k = 1; og_graph_find_value(b->g, name) >= 0; k++) snprintf(name, n, "%s_%d", first, k);
-    int r = og_gb_op_named(b, "Identity", 1, &v, name);
+    int r;
+    if (v >= b->n_state && b->opset < 14 && og_value_kind_of(of) == OG_KIND_SEQUENCE) {
+        /* Identity takes sequences from opset 14: an emitted sequence gradient is renamed */
+        og_status st = og_graph_rename_value(b->g, v, name);
+        r = st ? og_gb_fail(b, NULL, st, "%s", og_last_error()) : v;
+    } else {
+        r = og_gb_op_named(b, "Identity", 1, &v, name);
+    }
     og_free(b->a, first);
     og_free(b->a, name);
     return r;
@@ -386,7 +393,10 @@ og_status og_grad_build(const og_graph *fwd, const og_grad_spec *spec, const og_
     for (int i = 0; i < spec->n_outputs; i++) {
         const og_value *o = &g->values[outs[i]];
         seeds[i] = -1;
-        if (!og_dtype_is_float(o->dtype)) continue;
+        /* a float tensor, or a sequence of them (a Loop's carried sequence, src/grad/control.c) */
+        bool seq = spec->seed_sequences && og_value_kind_of(o) == OG_KIND_SEQUENCE &&
+                   o->type->elem && og_dtype_is_float(o->type->elem->dtype);
+        if (!og_dtype_is_float(o->dtype) && !seq) continue;
         char *name = grad_name(&b, o->name);
         if (!name) {
             st = og_error(OG_ERR_NOMEM, "out of memory building gradients");
@@ -413,6 +423,7 @@ og_status og_grad_build(const og_graph *fwd, const og_grad_spec *spec, const og_
         sv->has_value_info = true;
         sv->dtype = o->dtype;
         sv->rank = o->rank;
+        sv->type = o->type; /* interned by g: NULL for a tensor */
         memcpy(sv->dims, o->dims, sizeof sv->dims);
         seeds[i] = v;
         if (b.wants[outs[i]]) {
@@ -435,7 +446,7 @@ og_status og_grad_build(const og_graph *fwd, const og_grad_spec *spec, const og_
                     "no selected output depends on '%s': its gradient is zero", g->values[v].name);
             t = filled_like(&b, v, 0.0);
         }
-        results[i] = named_output(&b, t, g->values[v].name);
+        results[i] = named_output(&b, t, &g->values[v]);
     }
     if (b.st) {
         st = b.st;

@@ -14,14 +14,19 @@
  *       values and its number, so that a backward Loop over the same count, iterations in
  *       reverse, recomputes iteration i from its state:  dS_{i} = ∂body/∂S · dS_{i+1} (+ the
  *       scan outputs' gradients at i), and sums the outer values' gradients as loop-carried
- *       accumulators.  dv_initial = dS_0.
+ *       accumulators.  dv_initial = dS_0.  A carried sequence's gradient is a carried
+ *       sequence; its values per iteration are not kept, so the gradient of the body must
+ *       not read them (a body appending to it does not; others are refused).
  *   Scan (9 and later): the same with the states saved per step; the scan inputs' slice
  *       gradients are the backward Loop's scan outputs, put back in the input's order and
- *       axis. */
+ *       axis.
+ *   Scan-8: a Loop over the batch rows, each running the backward Loop of its own
+ *       sequence_lens steps (g_scan8). */
 #include <stdio.h>
 #include <string.h>
 
 #include "grad/rule_util.h"
+#include "grad/subgraph.h"
 #include "ops/control.h"
 
 /* No fixed limit on the values a node carries: the index lists below are allocated, sized
@@ -74,7 +79,7 @@ static bool sub_gradient(og_gb *b, const og_node *n, const og_graph *G, const in
     sg->a = og_gb_alloc(b);
     if (!(sg->grad = ints(b, n, (size_t)n_src)) || !(sg->seed = ints(b, n, (size_t)n_out)))
         return false;
-    og_grad_spec spec = {NULL, 0, src, n_src, outs, n_out, NULL, NULL, prefix};
+    og_grad_spec spec = {NULL, 0, src, n_src, outs, n_out, NULL, NULL, prefix, true};
     og_status st = og_graph_extract(G, &S);
     if (!st) st = og_grad_build(S, &spec, og_gb_alloc(b), &sg->T);
     og_graph_free(S);
@@ -102,38 +107,6 @@ static bool sub_gradient(og_gb *b, const og_node *n, const og_graph *G, const in
     return og_gb_status(b) == OG_OK;
 }
 
-/* A new subgraph of the training graph holding T's values and nodes, T's inputs left to
- * define (by the caller) or, when nothing defines them, read from the enclosing graph by
- * name; with an emitter on it.  NULL after an error. */
-static og_graph *instantiate(og_gb *b, const og_graph *T, const char *prefix, og_gb **eb)
-{
-    *eb = NULL;
-    og_graph *B = og_graph_new_sub(og_gb_graph(b));
-    if (!B) {
-        og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
-        return NULL;
-    }
-    og_status st = og_graph_copy_into(T, B);
-    if (!st) {
-        og_free(B->alloc, B->name); /* T's */
-        if (!(B->name = og_strdup(B->alloc, prefix))) st = OG_ERR_NOMEM;
-    }
-    if (st || !(*eb = og_gb_open(B, prefix))) {
-        og_graph_free(B);
-        og_gb_fail(b, NULL, st ? st : OG_ERR_NOMEM, "%s", st ? og_last_error() : "out of memory");
-        return NULL;
-    }
-    for (int i = 0; i < B->n_inputs; i++) {
-        og_value *v = &B->values[B->inputs[i]];
-        v->kind = OG_VALUE_INTERMEDIATE;
-        v->is_graph_input = false;
-        v->has_value_info = false;
-    }
-    for (int i = 0; i < B->n_outputs; i++) B->values[B->outputs[i]].is_graph_output = false;
-    B->n_inputs = B->n_outputs = 0;
-    return B;
-}
-
 /* Rename T input v of subgraph B (a name of the forward subgraph, which an enclosing graph
  * may use too) before B defines it with a node: SSA holds across scopes. */
 static void rename_input(og_gb *eb, og_graph *B, int v, const char *prefix, int k)
@@ -144,70 +117,25 @@ static void rename_input(og_gb *eb, og_graph *B, int v, const char *prefix, int 
     og_free(og_gb_alloc(eb), nm);
 }
 
-/* Value `name` of the enclosing graph, read in subgraph B. */
-static int outer(og_gb *eb, og_graph *B, const char *name)
+/* B's last output declared with the shape of tensor `like` (a carried gradient has its
+ * value's shape), where that is known: its inferred one may not be (the items of a
+ * sequence's gradient have none). */
+static void shaped_as(og_gb *eb, og_graph *B, const og_value *like)
+{
+    if (og_gb_status(eb) || !B->n_outputs || like->type || like->rank < 0) return;
+    og_value *v = &B->values[B->outputs[B->n_outputs - 1]];
+    v->rank = like->rank;
+    memcpy(v->dims, like->dims, sizeof v->dims);
+}
+
+/* Whether a node of (finalized) B reads its value named `name`. */
+static bool reads(const og_graph *B, const char *name)
 {
     int v = og_graph_find_value(B, name);
-    if (v < 0 && (v = og_graph_add_value(B, name)) < 0)
-        return og_gb_fail(eb, NULL, OG_ERR_NOMEM, "out of memory");
-    return v;
-}
-
-/* A graph input of B named name (allocated, freed here; NULL: an error is set) of type dt
- * (rank: -1 unknown, 0 scalar). */
-static int add_input(og_gb *eb, og_graph *B, char *name, og_dtype dt, int rank)
-{
-    if (!name) return -1;
-    int v = og_graph_add_value(B, name);
-    og_free(og_gb_alloc(eb), name);
-    int *in = v >= 0 ? og_realloc(B->alloc, B->inputs, (size_t)B->n_inputs * sizeof *in,
-                                  (size_t)(B->n_inputs + 1) * sizeof *in)
-                     : NULL;
-    if (!in) return og_gb_fail(eb, NULL, OG_ERR_NOMEM, "out of memory");
-    B->inputs = in;
-    in[B->n_inputs++] = v;
-    og_value *val = &B->values[v];
-    val->kind = OG_VALUE_INPUT;
-    val->is_graph_input = val->has_value_info = true;
-    val->dtype = dt;
-    val->rank = rank;
-    return v;
-}
-
-/* Make v the next graph output of B, of type dt (an Identity when v is already one, or an
- * input). */
-static void add_output(og_gb *eb, og_graph *B, int v, og_dtype dt)
-{
-    if (v < 0 || og_gb_status(eb)) return;
-    bool taken = B->values[v].is_graph_output || B->values[v].kind == OG_VALUE_INPUT ||
-                 B->values[v].producer < 0;
-    for (int i = 0; i < B->n_outputs && !taken; i++) taken = B->outputs[i] == v;
-    if (taken) v = og_gb_op1(eb, "Identity", v);
-    int *out = v >= 0 ? og_realloc(B->alloc, B->outputs, (size_t)B->n_outputs * sizeof *out,
-                                   (size_t)(B->n_outputs + 1) * sizeof *out)
-                      : NULL;
-    if (!out) {
-        og_gb_fail(eb, NULL, OG_ERR_NOMEM, "out of memory");
-        return;
-    }
-    B->outputs = out;
-    out[B->n_outputs++] = v;
-    B->values[v].is_graph_output = true;
-    B->values[v].has_value_info = true;
-    if (dt != OG_UNDEFINED) B->values[v].dtype = dt;
-}
-
-/* Close B's emitter, prune B, put a copy as attribute `name` of node; free B. */
-static void attach(og_gb *b, og_gb *eb, og_graph *B, int node, const char *name)
-{
-    og_status st = og_gb_close(eb);
-    if (!st) st = og_graph_finalize(B); /* sorted: pruning walks back from the outputs */
-    if (!st) st = og_graph_prune(B);
-    if (st)
-        og_gb_fail(b, NULL, st, "%s", og_last_error());
-    else
-        og_gb_attr_graph(b, node, name, B);
-    og_graph_free(B);
+    for (int i = 0; v >= 0 && i < B->n_nodes; i++)
+        for (int j = 0; j < B->nodes[i].n_in; j++)
+            if (B->nodes[i].in[j] == v) return true;
+    return false;
 }
 
 /* A prefix for the names of this node's gradient: its first output's name, which no other
@@ -283,10 +211,10 @@ static og_status g_if(og_gb *b, const og_node *n, const int *dy, int *dx)
         og_graph *B = NULL;
         if (ns && no) {
             if (sub_gradient(b, n, G, gsrc, ns, outs, no, prefix, &sg))
-                B = instantiate(b, sg.T, prefix, &eb);
+                B = og_sub_open(b, sg.T, prefix, &eb);
         } else { /* nothing flows through this branch: zeros only */
             og_graph *E = og_graph_new(al);
-            if (E) B = instantiate(b, E, prefix, &eb);
+            if (E) B = og_sub_open(b, E, prefix, &eb);
             og_graph_free(E);
         }
         if (!B) {
@@ -295,17 +223,17 @@ static og_status g_if(og_gb *b, const og_node *n, const int *dy, int *dx)
         }
         /* the seeds: the If's output gradients, read from outside */
         for (int j = 0; j < no && sg.T; j++) {
-            int d = outer(eb, B, og_gb_value(b, dy[seeds_of[j]])->name);
+            int d = og_sub_outer(eb, B, og_gb_value(b, dy[seeds_of[j]])->name);
             og_gb_op_into(eb, "Identity", 1, &d, sg.seed[j]);
         }
         for (int k = 0; k < n_src; k++) {
             const og_value *sv = og_gb_value(b, n->in[src[k]]);
             int g = pos[k] >= 0 ? sg.grad[pos[k]] : -1;
             if (g < 0) { /* zeros of the outer value's shape */
-                int o = outer(eb, B, sv->name);
+                int o = og_sub_outer(eb, B, sv->name);
                 g = og_gb_op2(eb, "Mul", o, og_gb_scalar(eb, 0, sv->dtype));
             }
-            add_output(eb, B, g, sv->dtype);
+            og_sub_output(eb, B, g, sv->dtype);
         }
         sub_grad_free(&sg);
         Bs[br] = B;
@@ -313,7 +241,7 @@ static og_status g_if(og_gb *b, const og_node *n, const int *dy, int *dx)
     }
     int node = og_gb_op_ext(b, "", "If", 1, &n->in[0], n_src, NULL, res);
     for (int br = 0; br < 2; br++)
-        if (Bs[br]) attach(b, ebs[br], Bs[br], node, names[br]);
+        if (Bs[br]) og_sub_attach(b, ebs[br], Bs[br], node, names[br]);
     for (int k = 0; k < n_src; k++) dx[src[k]] = res[k];
     og_free(al, prefixes[0]);
     og_free(al, prefixes[1]);
@@ -334,7 +262,7 @@ static bool save_per_iteration(og_gb *b, og_graph *G, const int *v, int n, const
     }
     for (int k = 0; k < n; k++) {
         og_dtype dt = G->values[v[k]].dtype;
-        add_output(eg, G, og_gb_op1(eg, "Identity", v[k]), dt);
+        og_sub_output(eg, G, og_gb_op1(eg, "Identity", v[k]), dt);
         G->values[G->outputs[G->n_outputs - 1]].rank = -1;
     }
     og_status st = og_gb_close(eg);
@@ -380,16 +308,22 @@ static og_status g_loop(og_gb *b, const og_node *n, const int *dy, int *dx)
     int n_src = implicit_sources(b, n, src);
     /* the body's gradient: sources the float carried inputs and the wanted outer values;
      * outputs the float carried outputs and the scan outputs with a gradient */
-    int ns = 0, no = 0, nf = 0;
+    int ns = 0, no = 0, nf = 0, nk = 0;
     for (int k = 0; k < N; k++) {
         const og_value *v = &G->values[G->inputs[2 + k]];
-        if (og_value_kind_of(v) != OG_KIND_TENSOR) {
+        og_kind kind = og_value_kind_of(v);
+        if (kind != OG_KIND_TENSOR && kind != OG_KIND_SEQUENCE) {
             og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                       "a gradient through a Loop whose loop-carried value %d is a %s", k,
-                       og_kind_name(og_value_kind_of(v)));
+                       "a gradient through a Loop whose loop-carried value %d is a %s (tensors "
+                       "and sequences of tensors have one)",
+                       k, og_kind_name(kind));
             goto done;
         }
-        if (og_dtype_is_float(v->dtype)) {
+        /* a sequence is differentiated when its final value has a gradient (its values per
+         * iteration are not kept: see the check below) */
+        bool seq = kind == OG_KIND_SEQUENCE;
+        if (seq ? dy[k] >= 0 && v->type && v->type->elem && og_dtype_is_float(v->type->elem->dtype)
+                : og_dtype_is_float(v->dtype)) {
             fl[nf++] = k;
             gsrc[ns++] = G->inputs[2 + k];
             outs[no++] = G->outputs[1 + k];
@@ -408,13 +342,19 @@ static og_status g_loop(og_gb *b, const og_node *n, const int *dy, int *dx)
         }
     if (!(pf = NAME(b, "%s_b", prefix)) || !sub_gradient(b, n, G, gsrc, ns, outs, no, pf, &sg))
         goto done;
-    /* the forward body also gives each iteration's carried values and its number */
-    for (int k = 0; k < N; k++) keep[k] = G->inputs[2 + k];
-    keep[N] = G->inputs[0];
+    /* the forward body also gives each iteration's carried tensors and its number (a
+     * sequence cannot be a scan output: saved -1) */
+    for (int k = 0; k < N; k++)
+        if (og_value_kind_of(&G->values[G->inputs[2 + k]]) == OG_KIND_TENSOR)
+            keep[nk++] = G->inputs[2 + k];
+    keep[nk++] = G->inputs[0];
     og_free(al, pf);
     if (!(pf = NAME(b, "%s_f", prefix))) goto done;
-    if (save_per_iteration(b, G, keep, N + 1, pf))
-        for (int k = 0; k <= N; k++) saved[k] = og_gb_forward_output(b, n, n_out0 + k);
+    if (save_per_iteration(b, G, keep, nk, pf))
+        for (int k = 0, q = 0; k <= N; k++)
+            saved[k] = k == N || og_value_kind_of(&G->values[G->inputs[2 + k]]) == OG_KIND_TENSOR
+                           ? og_gb_forward_output(b, n, n_out0 + q++)
+                           : -1;
     /* the backward loop runs as many iterations */
     int count =
         og_gb_op2(b, "Gather", og_gb_op1(b, "Shape", saved[N]), og_gb_scalar(b, 0, OG_INT64));
@@ -423,39 +363,58 @@ static og_status g_loop(og_gb *b, const og_node *n, const int *dy, int *dx)
     og_gb *eb = NULL;
     og_free(al, pf);
     if (!(pf = NAME(b, "%s_l", prefix))) goto done;
-    og_graph *B = og_gb_status(b) ? NULL : instantiate(b, sg.T, pf, &eb);
+    og_graph *B = og_gb_status(b) ? NULL : og_sub_open(b, sg.T, pf, &eb);
     if (!B) goto done;
-    int j = add_input(eb, B, NAME(eb, "%s_j", pf), OG_INT64, 0);
-    int cond = add_input(eb, B, NAME(eb, "%s_cond", pf), OG_BOOL, 0);
-    for (int f = 0; f < nf; f++)
-        dS[f] =
-            add_input(eb, B, NAME(eb, "%s_d%d", pf, f), G->values[G->inputs[2 + fl[f]]].dtype, -1);
+    int j = og_sub_input(eb, B, NAME(eb, "%s_j", pf), OG_INT64, 0);
+    int cond = og_sub_input(eb, B, NAME(eb, "%s_cond", pf), OG_BOOL, 0);
+    for (int f = 0; f < nf; f++) {
+        const og_value *cv = &G->values[G->inputs[2 + fl[f]]];
+        if (!cv->type) {
+            dS[f] = og_sub_input(eb, B, NAME(eb, "%s_d%d", pf, f), cv->dtype, -1);
+            continue;
+        }
+        /* a sequence: its seed is the input itself (Identity takes sequences from opset 14
+         * only), of the carried value's type */
+        char *nm = NAME(eb, "%s_d%d", pf, f);
+        og_status st = nm ? og_graph_rename_value(B, sg.seed[f], nm) : OG_OK;
+        og_free(og_gb_alloc(eb), nm);
+        const og_type *t = nm && !st ? og_graph_type(B, cv->type) : NULL;
+        if (st || (nm && !t)) og_gb_fail(eb, NULL, st ? st : OG_ERR_NOMEM, "%s", og_last_error());
+        dS[f] = t ? og_sub_make_input(eb, B, sg.seed[f]) : -1;
+        if (dS[f] >= 0) B->values[dS[f]].type = t;
+    }
     for (int r = 0; r < n_src; r++)
-        acc[r] =
-            add_input(eb, B, NAME(eb, "%s_acc%d", pf, r), og_gb_value(b, n->in[src[r]])->dtype, -1);
+        acc[r] = og_sub_input(eb, B, NAME(eb, "%s_acc%d", pf, r),
+                              og_gb_value(b, n->in[src[r]])->dtype, -1);
     for (int k = 0; k < 2 + N; k++) rename_input(eb, B, G->inputs[k], pf, k);
     /* iteration i = count − 1 − j of the forward, recomputed from its saved state */
-    int i = og_rule_sub(eb, outer(eb, B, og_gb_value(b, last)->name), j);
+    int i = og_rule_sub(eb, og_sub_outer(eb, B, og_gb_value(b, last)->name), j);
     og_gb_op_into(eb, "Identity", 1, &i, G->inputs[0]);
     og_gb_op_into(eb, "Identity", 1, &cond, G->inputs[1]);
     for (int k = 0; k < N; k++) {
-        int sv = outer(eb, B, og_gb_value(b, saved[k])->name);
+        if (saved[k] < 0) continue; /* a sequence, which the gradient must not read */
+        int sv = og_sub_outer(eb, B, og_gb_value(b, saved[k])->name);
         int in2[2] = {sv, i};
         og_gb_op_into(eb, "Gather", 2, in2, G->inputs[2 + k]);
     }
-    for (int f = 0; f < nf; f++) og_gb_op_into(eb, "Identity", 1, &dS[f], sg.seed[f]);
+    for (int f = 0; f < nf; f++)
+        if (dS[f] != sg.seed[f]) og_gb_op_into(eb, "Identity", 1, &dS[f], sg.seed[f]);
     for (int s = 0; s < nscan; s++) {
-        int d = outer(eb, B, og_gb_value(b, dy[N + scan_of[s]])->name);
+        int d = og_sub_outer(eb, B, og_gb_value(b, dy[N + scan_of[s]])->name);
         int in2[2] = {d, i};
         og_gb_op_into(eb, "Gather", 2, in2, sg.seed[nf + s]);
     }
-    add_output(eb, B, cond, OG_BOOL);
-    for (int f = 0; f < nf; f++)
-        add_output(eb, B, sg.grad[f], G->values[G->inputs[2 + fl[f]]].dtype);
-    for (int r = 0; r < n_src; r++)
-        add_output(eb, B,
-                   outer_pos[r] >= 0 ? og_rule_add(eb, acc[r], sg.grad[outer_pos[r]]) : acc[r],
-                   og_gb_value(b, n->in[src[r]])->dtype);
+    og_sub_output(eb, B, cond, OG_BOOL);
+    for (int f = 0; f < nf; f++) {
+        og_sub_output(eb, B, sg.grad[f], G->values[G->inputs[2 + fl[f]]].dtype);
+        shaped_as(eb, B, &G->values[G->inputs[2 + fl[f]]]);
+    }
+    for (int r = 0; r < n_src; r++) {
+        og_sub_output(eb, B,
+                      outer_pos[r] >= 0 ? og_rule_add(eb, acc[r], sg.grad[outer_pos[r]]) : acc[r],
+                      og_gb_value(b, n->in[src[r]])->dtype);
+        shaped_as(eb, B, og_gb_value(b, n->in[src[r]]));
+    }
     sub_grad_free(&sg);
     /* the backward Loop: dS starts at the carried outputs' gradients, accumulators at 0 */
     in[0] = count;
@@ -466,7 +425,22 @@ static og_status g_loop(og_gb *b, const og_node *n, const int *dy, int *dx)
     }
     for (int r = 0; r < n_src; r++) in[2 + nf + r] = og_rule_zeros_like(b, n->in[src[r]]);
     int node = og_gb_op_ext(b, "", "Loop", 2 + nf + n_src, in, nf + n_src, NULL, res);
-    attach(b, eb, B, node, "body");
+    /* the body must not read a carried sequence, whose values per iteration are not kept */
+    bool ok = og_sub_finish(b, eb, B);
+    for (int k = 0; ok && k < N; k++) {
+        char *nm = saved[k] < 0 ? NAME(b, "%s_in%d", pf, 2 + k) : NULL;
+        if (nm && reads(B, nm))
+            og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                       "the gradient through loop-carried sequence %d needs the sequence's value "
+                       "at each iteration (the body's gradient reads it), which is not kept: "
+                       "only a sequence the body appends to (SequenceInsert at the end) is "
+                       "supported",
+                       k);
+        og_free(al, nm);
+        ok = !og_gb_status(b);
+    }
+    if (ok) og_gb_attr_graph(b, node, "body", B);
+    og_graph_free(B);
     for (int f = 0; f < nf; f++)
         if (WANTS(2 + fl[f])) dx[2 + fl[f]] = res[f];
     for (int r = 0; r < n_src; r++) dx[src[r]] = res[nf + r];
@@ -479,30 +453,203 @@ done:
     return og_gb_status(b);
 }
 
+/* What the gradients of both Scan forms share: the body's gradient (sources the float
+ * states, the wanted scan inputs' slices and the outer values the body reads; outputs the
+ * float states and the scan outputs with a gradient), and each step's states, which the
+ * forward body also gives (stacked along the steps, as scan outputs). */
+typedef struct scan_grad {
+    int S, M, K, first; /* first: the position of state 0 among the inputs (1 in Scan-8) */
+    int nf, nx, nscan, n_src;
+    int *src;       /* the implicit inputs a gradient flows to (positions in n->in) */
+    int *fl;        /* the float states (their positions among the states) */
+    int *xs;        /* the scan inputs whose gradient is wanted */
+    int *scan_of;   /* the scan outputs with a gradient */
+    int *outer_pos; /* per src: its position among the body gradient's sources (-1: unread) */
+    int *saved;     /* per state: the forward output holding it per step */
+    int *w;         /* the block of the lists */
+    sub_grad sg;
+} scan_grad;
+
+static void scan_grad_free(og_gb *b, scan_grad *sc)
+{
+    sub_grad_free(&sc->sg);
+    og_free(og_gb_alloc(b), sc->w);
+    sc->w = NULL;
+}
+
+static bool scan_prepare(og_gb *b, const og_node *n, const int *dy, const char *prefix,
+                         scan_grad *sc)
+{
+    const og_control_params *p = n->params;
+    og_graph *G = (og_graph *)graph_attr(n, "body"); /* the training graph's: changed below */
+    int S = sc->S = p->n_state, M = sc->M = p->n_scan_in, K = sc->K = p->n_scan_out;
+    int first = sc->first = p->v8 ? 1 : 0, n_out0 = n->n_out;
+    const og_allocator *al = og_gb_alloc(b);
+    /* 9 index lists, none longer than the states, scan inputs and outputs and implicit
+     * inputs with 3 more */
+    size_t C = (size_t)S + (size_t)M + (size_t)K + (size_t)n->n_implicit + 3;
+    int *w = sc->w = ints(b, n, 9 * C);
+    if (!w) return false;
+    sc->src = w;
+    int *gsrc = w + C, *outs = w + 2 * C, *keep = w + 3 * C;
+    sc->fl = w + 4 * C;
+    sc->xs = w + 5 * C;
+    sc->scan_of = w + 6 * C;
+    sc->outer_pos = w + 7 * C;
+    sc->saved = w + 8 * C;
+    sc->n_src = implicit_sources(b, n, sc->src);
+    int ns = 0, no = 0;
+    for (int k = 0; k < S; k++) {
+        const og_value *v = &G->values[G->inputs[k]];
+        if (og_value_kind_of(v) != OG_KIND_TENSOR) {
+            og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "a gradient through a Scan whose state %d is a %s",
+                       k, og_kind_name(og_value_kind_of(v)));
+            return false;
+        }
+        if (og_dtype_is_float(v->dtype)) {
+            sc->fl[sc->nf++] = k;
+            gsrc[ns++] = G->inputs[k];
+            outs[no++] = G->outputs[k];
+        }
+    }
+    for (int k = 0; k < M; k++)
+        if (WANTS(first + S + k)) {
+            sc->xs[sc->nx++] = k;
+            gsrc[ns++] = G->inputs[S + k];
+        }
+    for (int r = 0; r < sc->n_src; r++) {
+        int v = outer_of(G, og_gb_value(b, n->in[sc->src[r]])->name);
+        sc->outer_pos[r] = v >= 0 ? ns : -1;
+        if (v >= 0) gsrc[ns++] = v;
+    }
+    for (int k = 0; k < K; k++)
+        if (dy[S + k] >= 0 && og_dtype_is_float(G->values[G->outputs[S + k]].dtype)) {
+            sc->scan_of[sc->nscan++] = k;
+            outs[no++] = G->outputs[S + k];
+        }
+    char *pf = NAME(b, "%s_b", prefix);
+    bool ok = pf && sub_gradient(b, n, G, gsrc, ns, outs, no, pf, &sc->sg);
+    og_free(al, pf);
+    if (!ok || !S) return ok;
+    for (int k = 0; k < S; k++) keep[k] = G->inputs[k];
+    pf = NAME(b, "%s_f", prefix);
+    ok = pf && save_per_iteration(b, G, keep, S, pf);
+    og_free(al, pf);
+    if (!ok) return false;
+    if (!p->v8) { /* Scan-8 stacks along axis 1 (after the batch), forward */
+        append_zeros(b, n, "scan_output_axes", S);
+        append_zeros(b, n, "scan_output_directions", S);
+    }
+    for (int k = 0; k < S; k++) sc->saved[k] = og_gb_forward_output(b, n, n_out0 + k);
+    return og_gb_status(b) == OG_OK;
+}
+
+/* The backward body of a Scan's steps, taken in reverse, as a subgraph of the graph pb
+ * emits (the training graph's, or that of Scan-8's loop over the batch rows): forward step
+ * t = last − j recomputed from its states st[k] (stacked along axis 0) and its slices of
+ * the scan inputs x[k] (along axis x_ax[k]; reversed where the Scan reads them so), seeded
+ * with the carried dS and the slices of the scan outputs' gradients gy[k] (along y_ax[k];
+ * reversed where y_rev[k]).  It gives (cond, dS, the outer values' gradients added to the
+ * carried ones, the wanted slices' gradients, t).  st, x, gy and last are pb's values.
+ * NULL after an error (*ebp: B's emitter, for attach). */
+static og_graph *scan_back_body(og_gb *b, og_gb *pb, const og_node *n, const scan_grad *sc,
+                                const int *st, const int *x, const int *x_ax, const int *gy,
+                                const int *y_ax, const int64_t *y_rev, int last, const char *pf,
+                                og_gb **ebp)
+{
+    const og_control_params *p = n->params;
+    const og_graph *G = graph_attr(n, "body");
+    const sub_grad *sg = &sc->sg;
+    int S = sc->S, M = sc->M, nf = sc->nf;
+    og_gb *eb = NULL;
+    og_graph *B = og_sub_open(pb, sg->T, pf, &eb);
+    *ebp = eb;
+    if (!B) return NULL;
+    int j = og_sub_input(eb, B, NAME(eb, "%s_j", pf), OG_INT64, 0);
+    int cond = og_sub_input(eb, B, NAME(eb, "%s_cond", pf), OG_BOOL, 0);
+    for (int f = 0; f < nf; f++)
+        og_sub_input(eb, B, NAME(eb, "%s_d%d", pf, f), G->values[G->inputs[sc->fl[f]]].dtype, -1);
+    for (int r = 0; r < sc->n_src; r++)
+        og_sub_input(eb, B, NAME(eb, "%s_acc%d", pf, r), og_gb_value(b, n->in[sc->src[r]])->dtype,
+                     -1);
+    if (og_gb_status(eb)) return B;
+    for (int k = 0; k < S + M; k++) rename_input(eb, B, G->inputs[k], pf, k);
+    int t = og_rule_sub(eb, og_sub_outer(eb, B, og_gb_value(pb, last)->name), j); /* rt = j */
+    for (int k = 0; k < S; k++) {
+        int in2[2] = {og_sub_outer(eb, B, og_gb_value(pb, st[k])->name), t};
+        og_gb_op_into(eb, "Gather", 2, in2, G->inputs[k]);
+    }
+    for (int k = 0; k < M; k++) {
+        int in2[2] = {og_sub_outer(eb, B, og_gb_value(pb, x[k])->name), p->in_dirs[k] ? j : t};
+        og_gb_op_into(eb, "Gather", 2, in2, G->inputs[S + k]);
+        if (x_ax[k]) og_gb_attr_int(eb, og_gb_last(eb), "axis", x_ax[k]);
+    }
+    for (int f = 0; f < nf; f++) og_gb_op_into(eb, "Identity", 1, &B->inputs[2 + f], sg->seed[f]);
+    for (int q = 0; q < sc->nscan; q++) {
+        int k = sc->scan_of[q];
+        int in2[2] = {og_sub_outer(eb, B, og_gb_value(pb, gy[k])->name), y_rev[k] ? j : t};
+        og_gb_op_into(eb, "Gather", 2, in2, sg->seed[nf + q]);
+        if (y_ax[k]) og_gb_attr_int(eb, og_gb_last(eb), "axis", y_ax[k]);
+    }
+    og_sub_output(eb, B, cond, OG_BOOL);
+    for (int f = 0; f < nf; f++)
+        og_sub_output(eb, B, sg->grad[f], G->values[G->inputs[sc->fl[f]]].dtype);
+    for (int r = 0; r < sc->n_src; r++) {
+        int acc = B->inputs[2 + nf + r], at = sc->outer_pos[r];
+        og_sub_output(eb, B, at >= 0 ? og_rule_add(eb, acc, sg->grad[at]) : acc,
+                      og_gb_value(b, n->in[sc->src[r]])->dtype);
+    }
+    for (int q = 0; q < sc->nx; q++)
+        og_sub_output(eb, B, sg->grad[nf + q],
+                      og_gb_value(b, n->in[sc->first + S + sc->xs[q]])->dtype);
+    og_sub_output(eb, B, t, OG_INT64);
+    return B;
+}
+
+/* The backward Loop in pb over `steps` iterations with body B (attached here): dS starting
+ * at ds0[f], the accumulators at acc0[r]; res gets its nf + n_src + nx + 1 outputs (dS, the
+ * outer values' gradients, the slices' gradients stacked in the order of the backward
+ * steps, their forward step numbers). */
+static void scan_back_loop(og_gb *pb, og_gb *eb, og_graph *B, const scan_grad *sc, int steps,
+                           const int *ds0, const int *acc0, int *in, int *res)
+{
+    int nf = sc->nf, n_src = sc->n_src;
+    in[0] = steps;
+    in[1] = -1;
+    for (int f = 0; f < nf; f++) in[2 + f] = ds0[f];
+    for (int r = 0; r < n_src; r++) in[2 + nf + r] = acc0[r];
+    int node = og_gb_op_ext(pb, "", "Loop", 2 + nf + n_src, in, nf + n_src + sc->nx + 1, NULL, res);
+    og_sub_attach(pb, eb, B, node, "body");
+}
+
+/* The final states' gradients (zeros where none) and zeros for the accumulators. */
+static void scan_back_init(og_gb *b, const og_node *n, const int *dy, const scan_grad *sc, int *ds0,
+                           int *acc0)
+{
+    for (int f = 0; f < sc->nf; f++) {
+        int k = sc->fl[f];
+        ds0[f] = dy[k] >= 0 ? dy[k] : og_rule_zeros_like(b, n->out[k]);
+    }
+    for (int r = 0; r < sc->n_src; r++) acc0[r] = og_rule_zeros_like(b, n->in[sc->src[r]]);
+}
+
+static og_status g_scan8(og_gb *b, const og_node *n, const int *dy, int *dx);
+
 static og_status g_scan(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     const og_control_params *p = n->params;
-    if (p->v8) {
-        og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                   "gradients of Scan-8 (a batch axis and sequence_lens) are not implemented: "
-                   "Scan from opset 9 has them");
-        return og_gb_status(b);
-    }
-    og_graph *G = (og_graph *)graph_attr(n, "body"); /* the training graph's: changed below */
-    int S = p->n_state, M = p->n_scan_in, K = p->n_scan_out, n_out0 = n->n_out;
+    if (p->v8) return g_scan8(b, n, dy, dx);
+    int S = p->n_state, M = p->n_scan_in, K = p->n_scan_out;
     const og_allocator *al = og_gb_alloc(b);
     char *prefix = grad_prefix(b, n, "grad"), *pf = NULL;
-    /* 16 index lists, none longer than the states, scan inputs and outputs and implicit
-     * inputs with 3 more */
+    scan_grad sc = {0};
+    /* 6 more lists: per scan input or output, or as long as the backward Loop's inputs and
+     * outputs */
     size_t C = (size_t)S + (size_t)M + (size_t)K + (size_t)n->n_implicit + 3;
-    int *w = prefix ? ints(b, n, 16 * C) : NULL;
-    sub_grad sg = {0};
+    int *w = prefix ? ints(b, n, 6 * C) : NULL;
     if (!w) goto done;
-    int *src = w, *gsrc = w + C, *outs = w + 2 * C, *fl = w + 3 * C, *xs = w + 4 * C;
-    int *scan_of = w + 5 * C, *outer_pos = w + 6 * C, *keep = w + 7 * C, *saved = w + 8 * C;
-    int *dS = w + 9 * C, *acc = w + 10 * C, *in = w + 11 * C, *res = w + 12 * C;
-    int *in_ax = w + 13 * C, *out_ax = w + 14 * C, *rank = w + 15 * C;
-    int n_src = implicit_sources(b, n, src);
+    int *in_ax = w, *out_ax = w + C, *rank = w + 2 * C, *ds0 = w + 3 * C, *in = w + 4 * C;
+    int *res = w + 5 * C;
     /* axes of the scan inputs and outputs, normalized with the inputs' static ranks */
     for (int k = 0; k < M; k++) {
         rank[k] = og_gb_value(b, n->in[S + k])->rank;
@@ -522,110 +669,27 @@ static og_status g_scan(og_gb *b, const og_node *n, const int *dy, int *dx)
             goto done;
         }
     }
-    /* the body's gradient: sources the float states, the wanted scan inputs' slices and
-     * outer values; outputs the float states and the scan outputs with a gradient */
-    int ns = 0, no = 0, nf = 0, nx = 0, nscan = 0;
-    for (int k = 0; k < S; k++) {
-        const og_value *v = &G->values[G->inputs[k]];
-        if (og_value_kind_of(v) != OG_KIND_TENSOR) {
-            og_gb_fail(b, n, OG_ERR_UNSUPPORTED, "a gradient through a Scan whose state %d is a %s",
-                       k, og_kind_name(og_value_kind_of(v)));
-            goto done;
-        }
-        if (og_dtype_is_float(v->dtype)) {
-            fl[nf++] = k;
-            gsrc[ns++] = G->inputs[k];
-            outs[no++] = G->outputs[k];
-        }
-    }
-    for (int k = 0; k < M; k++)
-        if (WANTS(S + k)) {
-            xs[nx++] = k;
-            gsrc[ns++] = G->inputs[S + k];
-        }
-    for (int r = 0; r < n_src; r++) {
-        int v = outer_of(G, og_gb_value(b, n->in[src[r]])->name);
-        outer_pos[r] = v >= 0 ? ns : -1;
-        if (v >= 0) gsrc[ns++] = v;
-    }
-    for (int k = 0; k < K; k++)
-        if (dy[S + k] >= 0 && og_dtype_is_float(G->values[G->outputs[S + k]].dtype)) {
-            scan_of[nscan++] = k;
-            outs[no++] = G->outputs[S + k];
-        }
-    if (!(pf = NAME(b, "%s_b", prefix)) || !sub_gradient(b, n, G, gsrc, ns, outs, no, pf, &sg))
-        goto done;
-    /* the forward body also gives each step's states, stacked along axis 0 */
-    for (int k = 0; k < S; k++) keep[k] = G->inputs[k];
-    og_free(al, pf);
-    if (!(pf = NAME(b, "%s_f", prefix))) goto done;
-    if (S && save_per_iteration(b, G, keep, S, pf)) {
-        append_zeros(b, n, "scan_output_axes", S);
-        append_zeros(b, n, "scan_output_directions", S);
-        for (int k = 0; k < S; k++) saved[k] = og_gb_forward_output(b, n, n_out0 + k);
-    }
+    if (!scan_prepare(b, n, dy, prefix, &sc)) goto done;
+    int nf = sc.nf, n_src = sc.n_src, nx = sc.nx;
     /* the step count, from scan input 0 */
     int steps = og_gb_op2(b, "Gather", og_gb_op1(b, "Shape", n->in[S]),
                           og_gb_scalar(b, in_ax[0], OG_INT64));
     int last = og_rule_sub(b, steps, og_gb_scalar(b, 1, OG_INT64));
     og_gb *eb = NULL;
-    og_free(al, pf);
     if (!(pf = NAME(b, "%s_l", prefix))) goto done;
-    og_graph *B = og_gb_status(b) ? NULL : instantiate(b, sg.T, pf, &eb);
+    og_graph *B = og_gb_status(b) ? NULL
+                                  : scan_back_body(b, b, n, &sc, sc.saved, &n->in[S], in_ax, dy + S,
+                                                   out_ax, p->out_dirs, last, pf, &eb);
     if (!B) goto done;
-    int j = add_input(eb, B, NAME(eb, "%s_j", pf), OG_INT64, 0);
-    int cond = add_input(eb, B, NAME(eb, "%s_cond", pf), OG_BOOL, 0);
-    for (int f = 0; f < nf; f++)
-        dS[f] = add_input(eb, B, NAME(eb, "%s_d%d", pf, f), G->values[G->inputs[fl[f]]].dtype, -1);
-    for (int r = 0; r < n_src; r++)
-        acc[r] =
-            add_input(eb, B, NAME(eb, "%s_acc%d", pf, r), og_gb_value(b, n->in[src[r]])->dtype, -1);
-    for (int k = 0; k < S + M; k++) rename_input(eb, B, G->inputs[k], pf, k);
-    /* forward step t = last − j, recomputed from its saved states and its slices */
-    int lastb = outer(eb, B, og_gb_value(b, last)->name);
-    int t = og_rule_sub(eb, lastb, j), rt = j; /* rt: the step counted from the end */
-    for (int k = 0; k < S; k++) {
-        int in2[2] = {outer(eb, B, og_gb_value(b, saved[k])->name), t};
-        og_gb_op_into(eb, "Gather", 2, in2, G->inputs[k]);
-    }
-    for (int k = 0; k < M; k++) {
-        int in2[2] = {outer(eb, B, og_gb_value(b, n->in[S + k])->name), p->in_dirs[k] ? rt : t};
-        og_gb_op_into(eb, "Gather", 2, in2, G->inputs[S + k]);
-        if (in_ax[k]) og_gb_attr_int(eb, og_gb_last(eb), "axis", in_ax[k]);
-    }
-    for (int f = 0; f < nf; f++) og_gb_op_into(eb, "Identity", 1, &dS[f], sg.seed[f]);
-    for (int q = 0; q < nscan; q++) {
-        int k = scan_of[q];
-        int in2[2] = {outer(eb, B, og_gb_value(b, dy[S + k])->name), p->out_dirs[k] ? rt : t};
-        og_gb_op_into(eb, "Gather", 2, in2, sg.seed[nf + q]);
-        if (out_ax[k]) og_gb_attr_int(eb, og_gb_last(eb), "axis", out_ax[k]);
-    }
-    add_output(eb, B, cond, OG_BOOL);
-    for (int f = 0; f < nf; f++) add_output(eb, B, sg.grad[f], G->values[G->inputs[fl[f]]].dtype);
-    for (int r = 0; r < n_src; r++)
-        add_output(eb, B,
-                   outer_pos[r] >= 0 ? og_rule_add(eb, acc[r], sg.grad[outer_pos[r]]) : acc[r],
-                   og_gb_value(b, n->in[src[r]])->dtype);
-    for (int q = 0; q < nx; q++)
-        add_output(eb, B, sg.grad[nf + q], og_gb_value(b, n->in[S + xs[q]])->dtype);
-    add_output(eb, B, t, OG_INT64);
-    sub_grad_free(&sg);
-    /* the backward Loop */
-    in[0] = steps;
-    in[1] = -1;
-    for (int f = 0; f < nf; f++) {
-        int k = fl[f];
-        in[2 + f] = dy[k] >= 0 ? dy[k] : og_rule_zeros_like(b, n->out[k]);
-    }
-    for (int r = 0; r < n_src; r++) in[2 + nf + r] = og_rule_zeros_like(b, n->in[src[r]]);
-    int node = og_gb_op_ext(b, "", "Loop", 2 + nf + n_src, in, nf + n_src + nx + 1, NULL, res);
-    attach(b, eb, B, node, "body");
+    sub_grad_free(&sc.sg);
+    scan_back_init(b, n, dy, &sc, ds0, ds0 + nf);
+    scan_back_loop(b, eb, B, &sc, steps, ds0, ds0 + nf, in, res);
     int ts = res[nf + n_src + nx];
     for (int f = 0; f < nf; f++)
-        if (WANTS(fl[f])) dx[fl[f]] = res[f];
-    for (int r = 0; r < n_src; r++) dx[src[r]] = res[nf + r];
+        if (WANTS(sc.fl[f])) dx[sc.fl[f]] = res[f];
+    for (int r = 0; r < n_src; r++) dx[sc.src[r]] = res[nf + r];
     for (int q = 0; q < nx; q++) {
-        int k = xs[q], d = res[nf + n_src + q];
+        int k = sc.xs[q], d = res[nf + n_src + q];
         /* the backward loop went from the last step to the first: each slice's position */
         if (!p->in_dirs[k]) d = og_gb_op2(b, "Gather", d, ts);
         if (in_ax[k]) {
@@ -638,9 +702,114 @@ static og_status g_scan(og_gb *b, const og_node *n, const int *dy, int *dx)
     }
     og_gb_forward_reparse(b, n); /* last: n->params goes */
 done:
-    sub_grad_free(&sg);
+    scan_grad_free(b, &sc);
     og_free(al, w);
     og_free(al, pf);
+    og_free(al, prefix);
+    return og_gb_status(b);
+}
+
+/* Scan-8: every state and scan input has the batch axis first, each batch row scans its own
+ * sequence_lens[row] steps (the scan inputs' axis 1), its states stop there and its scan
+ * outputs are zeros past it.  The gradient is a Loop over the rows whose body runs the
+ * backward Loop of that row's steps (scan_back_body on the row's saved states, slices and
+ * output gradients), and gives the row's initial states' gradients and its scan inputs'
+ * gradients, zeros past its length, as scan outputs: stacked, they have the inputs' shapes.
+ * The outer values' gradients are summed over the rows and steps. */
+static og_status g_scan8(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    const og_control_params *p = n->params;
+    int S = p->n_state, M = p->n_scan_in, K = p->n_scan_out;
+    const og_allocator *al = og_gb_alloc(b);
+    char *prefix = grad_prefix(b, n, "grad"), *pf = NULL, *pl = NULL;
+    scan_grad sc = {0};
+    /* 9 more lists: per state, scan input or output, or as long as a backward Loop's inputs
+     * and outputs */
+    size_t C = (size_t)S + (size_t)M + (size_t)K + (size_t)n->n_implicit + 3;
+    int *w = prefix ? ints(b, n, 9 * C) : NULL;
+    int64_t *fwd = w ? og_calloc(al, C, sizeof *fwd) : NULL; /* no scan output reversed */
+    if (!fwd) {
+        if (w) og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    int *st = w, *x = w + C, *gy = w + 2 * C, *ax0 = w + 3 * C, *top = w + 4 * C;
+    int *ds0 = w + 5 * C, *in = w + 6 * C, *res = w + 7 * C, *out = w + 8 * C;
+    if (!scan_prepare(b, n, dy, prefix, &sc)) goto done;
+    int nf = sc.nf, n_src = sc.n_src, nx = sc.nx;
+    /* the batch and the steps, from scan input 0 [batch, steps, ...] */
+    int shape0 = og_gb_op1(b, "Shape", n->in[1 + S]);
+    int batch = og_gb_op2(b, "Gather", shape0, og_gb_scalar(b, 0, OG_INT64));
+    int steps = og_gb_op2(b, "Gather", shape0, og_gb_scalar(b, 1, OG_INT64));
+    scan_back_init(b, n, dy, &sc, top, top + nf);
+    /* the body over the rows: (row, cond, accumulators) */
+    og_gb *eo = NULL, *eb = NULL;
+    if (!(pf = NAME(b, "%s_r", prefix)) || !(pl = NAME(b, "%s_l", prefix))) goto done;
+    og_graph *E = og_gb_status(b) ? NULL : og_graph_new(al);
+    og_graph *O = E ? og_sub_open(b, E, pf, &eo) : NULL;
+    og_graph_free(E);
+    if (!O) {
+        if (!og_gb_status(b)) og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    int row = og_sub_input(eo, O, NAME(eo, "%s_row", pf), OG_INT64, 0);
+    int cond = og_sub_input(eo, O, NAME(eo, "%s_cond", pf), OG_BOOL, 0);
+    for (int r = 0; r < n_src; r++)
+        og_sub_input(eo, O, NAME(eo, "%s_acc%d", pf, r), og_gb_value(b, n->in[sc.src[r]])->dtype,
+                     -1);
+#define ROW(v) og_gb_op2(eo, "Gather", og_sub_outer(eo, O, og_gb_value(b, (v))->name), row)
+    int len = n->in[0] >= 0 ? og_rule_cast(eo, ROW(n->in[0]), OG_INT64)
+                            : og_sub_outer(eo, O, og_gb_value(b, steps)->name);
+    int last = og_rule_sub(eo, len, og_gb_scalar(eo, 1, OG_INT64));
+    for (int k = 0; k < S; k++) st[k] = ROW(sc.saved[k]);
+    for (int k = 0; k < M; k++) x[k] = ROW(n->in[1 + S + k]);
+    for (int k = 0; k < K; k++) gy[k] = -1;
+    for (int q = 0; q < sc.nscan; q++) gy[sc.scan_of[q]] = ROW(dy[S + sc.scan_of[q]]);
+    for (int f = 0; f < nf; f++) ds0[f] = ROW(top[f]);
+#undef ROW
+    og_graph *B = og_gb_status(eo)
+                      ? NULL
+                      : scan_back_body(b, eo, n, &sc, st, x, ax0, gy, ax0, fwd, last, pl, &eb);
+    if (B) scan_back_loop(eo, eb, B, &sc, len, ds0, O->inputs + 2, in, res);
+    sub_grad_free(&sc.sg);
+    og_sub_output(eo, O, cond, OG_BOOL);
+    for (int r = 0; r < n_src; r++)
+        og_sub_output(eo, O, res[nf + r], og_gb_value(b, n->in[sc.src[r]])->dtype);
+    for (int f = 0; f < nf; f++)
+        og_sub_output(eo, O, res[f], og_gb_value(b, n->in[1 + sc.fl[f]])->dtype);
+    /* the row's slice gradients in the order of its steps, then zeros to the full length */
+    int pad = og_rule_unsqueeze(
+        eo, og_rule_sub(eo, og_sub_outer(eo, O, og_gb_value(b, steps)->name), len),
+        (const int64_t[]){0}, 1);
+    for (int q = 0; q < nx; q++) {
+        int k = sc.xs[q], d = res[nf + n_src + q];
+        og_dtype dt = og_gb_value(b, n->in[1 + S + k])->dtype;
+        if (!p->in_dirs[k]) d = og_gb_op2(eo, "Gather", d, res[nf + n_src + nx]);
+        int tail = og_rule_slice(eo, og_gb_op1(eo, "Shape", x[k]), (const int64_t[]){0},
+                                 (const int64_t[]){1}, (const int64_t[]){INT64_MAX}, NULL, 1);
+        int zshape = og_gb_op2(eo, "Concat", pad, tail);
+        og_gb_attr_int(eo, og_gb_last(eo), "axis", 0);
+        int z = og_gb_op2(eo, "Expand", og_gb_scalar(eo, 0, dt), zshape);
+        d = og_gb_op2(eo, "Concat", d, z);
+        og_gb_attr_int(eo, og_gb_last(eo), "axis", 0);
+        og_sub_output(eo, O, d, dt);
+    }
+    /* the Loop over the rows */
+    in[0] = batch;
+    in[1] = -1;
+    for (int r = 0; r < n_src; r++) in[2 + r] = top[nf + r];
+    int node = og_gb_op_ext(b, "", "Loop", 2 + n_src, in, n_src + nf + nx, NULL, out);
+    og_sub_attach(b, eo, O, node, "body");
+    for (int r = 0; r < n_src; r++) dx[sc.src[r]] = out[r];
+    for (int f = 0; f < nf; f++)
+        if (WANTS(1 + sc.fl[f])) dx[1 + sc.fl[f]] = out[n_src + f];
+    for (int q = 0; q < nx; q++) dx[1 + S + sc.xs[q]] = out[n_src + nf + q];
+    og_gb_forward_reparse(b, n); /* last: n->params goes */
+done:
+    scan_grad_free(b, &sc);
+    og_free(al, fwd);
+    og_free(al, w);
+    og_free(al, pf);
+    og_free(al, pl);
     og_free(al, prefix);
     return og_gb_status(b);
 }

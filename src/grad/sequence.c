@@ -10,13 +10,15 @@
  *                                 when the split dropped it)
  *   ConcatFromSequence(S):        dS = SplitToSequence(dy) into the items' lengths, which the
  *                                 producer of S gives (SplitToSequence's split, the lengths
- *                                 of SequenceConstruct's inputs)
+ *                                 of SequenceConstruct's inputs), else a Loop over the items
+ *                                 counts (a Loop's carried sequence)
  *   Optional(x): dx = OptionalGetElement(dO);  OptionalGetElement(O): dO = Optional(dy)
  * where p' is the position made nonnegative (p + length when p < 0).  Everything is standard
  * ai.onnx (opset 11 and later), so saved training graphs run in other runtimes. */
 #include <string.h>
 
 #include "grad/rule_util.h"
+#include "grad/subgraph.h"
 
 /* The element dtype of a sequence or optional value (OG_UNDEFINED when unknown). */
 static og_dtype elem_dtype(og_gb *b, int v)
@@ -208,6 +210,38 @@ static og_status g_split(og_gb *b, const og_node *n, const int *dy, int *dx)
     return og_gb_status(b);
 }
 
+/* The lengths along axis a of the items of sequence s (a forward value), as a 1-D int64
+ * tensor, whatever made the sequence (a Loop appending to it): a Loop over the items. */
+static int item_lengths(og_gb *b, const og_node *n, int s, int64_t a)
+{
+    const og_allocator *al = og_gb_alloc(b);
+    char *pf = og_strfmt(al, "%s_lengths", og_gb_value(b, OUT(0))->name);
+    char *ni = pf ? og_strfmt(al, "%s_i", pf) : NULL, *nc = pf ? og_strfmt(al, "%s_c", pf) : NULL;
+    og_graph *E = ni && nc ? og_graph_new(al) : NULL;
+    og_gb *eb = NULL;
+    og_graph *B = E ? og_sub_open(b, E, pf, &eb) : NULL;
+    og_graph_free(E);
+    if (!B) {
+        og_free(al, pf);
+        og_free(al, ni);
+        og_free(al, nc);
+        return og_gb_status(b) ? -1 : og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
+    }
+    int i = og_sub_input(eb, B, ni, OG_INT64, 0), cond = og_sub_input(eb, B, nc, OG_BOOL, 0);
+    int item = seq_at(eb, og_sub_outer(eb, B, og_gb_value(b, s)->name), i);
+    int len = og_gb_op2(eb, "Gather", og_gb_op1(eb, "Shape", item), og_gb_const_i64(eb, &a, 1));
+    og_sub_output(eb, B, cond, OG_BOOL);
+    og_sub_output(eb, B, len, OG_INT64);
+    /* the condition given (true): an omitted last input would be dropped */
+    int in[2] = {og_gb_op1(b, "SequenceLength", s),
+                 og_rule_cast(b, og_gb_scalar(b, 1, OG_INT64), OG_BOOL)};
+    int lens = -1;
+    int node = og_gb_op_ext(b, "", "Loop", 2, in, 1, NULL, &lens);
+    og_sub_attach(b, eb, B, node, "body");
+    og_free(al, pf);                                             /* eb named by it till attached */
+    return og_rule_reshape_c(b, lens, (const int64_t[]){-1}, 1); /* [count, 1] -> [count] */
+}
+
 static og_status g_concat(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     if (dy[0] < 0 || !WANTS(0)) return og_gb_status(b);
@@ -237,10 +271,12 @@ static og_status g_concat(og_gb *b, const og_node *n, const int *dy, int *dx)
             split = og_gb_op(b, "Concat", p.n_in, len);
             og_gb_attr_int(b, og_gb_last(b), "axis", 0);
             og_free(og_gb_alloc(b), len);
+        } else if (rank >= 1) { /* a Loop's sequence, ...: the lengths counted at run time */
+            split = item_lengths(b, n, IN(0), (axis + rank) % rank);
         } else {
             og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                       "the gradient of ConcatFromSequence needs its items' lengths: the sequence "
-                       "must come from SplitToSequence or SequenceConstruct");
+                       "the gradient of ConcatFromSequence needs its output's rank (to find the "
+                       "items' lengths along its axis)");
             return og_gb_status(b);
         }
     }

@@ -47,10 +47,11 @@ static const og_dtype all_dtypes[] = {OG_FLOAT,          OG_DOUBLE,     OG_FLOAT
 const char og_kernel_at_run = 0;
 
 /* Whether entry d computes node n with its type input of dtype t, the other inputs' static
- * dtypes being types[] (for select_types; n->n_in <= OG_KERNEL_MAX_TYPED): the
- * implementation it chose in *impl (NULL for none, or for one picked at run time). */
-static bool entry_has(const og_kernel_def *d, const og_node *n, const og_dtype *types, og_dtype t,
-                      const void **impl)
+ * dtypes being types[] and the outputs' outs[] (for select_types; n->n_in and n->n_out <=
+ * OG_KERNEL_MAX_TYPED): the implementation it chose in *impl (NULL for none, or for one
+ * picked at run time). */
+static bool entry_has(const og_kernel_def *d, const og_node *n, const og_dtype *types,
+                      const og_dtype *outs, og_dtype t, const void **impl)
 {
     *impl = NULL;
     if (d->types && !in_list(d->types, t)) return false;
@@ -61,7 +62,7 @@ static bool entry_has(const og_kernel_def *d, const og_node *n, const og_dtype *
     if (d->select_types) {
         og_dtype all[OG_KERNEL_MAX_TYPED];
         for (int i = 0; i < n->n_in; i++) all[i] = i == d->type_input ? t : types[i];
-        const void *p = d->select_types(n, all);
+        const void *p = d->select_types(n, all, outs);
         if (p == OG_KERNEL_AT_RUN) return true;
         *impl = p;
         return p != NULL;
@@ -69,22 +70,26 @@ static bool entry_has(const og_kernel_def *d, const og_node *n, const og_dtype *
     return true;
 }
 
-/* ", with input 1 float32, input 2 int8": the other inputs' static dtypes that a
- * select_types entry read, for a refusal (empty otherwise). */
-static void other_types(const og_kernel_def *d, const og_node *n, const og_dtype *types, char *buf,
-                        size_t size)
+/* ", with input 1 float32, output 0 int8": the other inputs' and the outputs' static dtypes
+ * that a select_types entry read, for a refusal (empty otherwise). */
+static void other_types(const og_kernel_def *d, const og_node *n, const og_dtype *types,
+                        const og_dtype *outs, char *buf, size_t size)
 {
     size_t used = 0;
     buf[0] = '\0';
     if (!d->select_types) return;
-    for (int i = 0; i < n->n_in && used < size - 1; i++)
-        if (i != d->type_input && types[i] != OG_UNDEFINED)
-            used += (size_t)snprintf(buf + used, size - used, "%s input %d %s",
-                                     used ? "," : " with", i, og_dtype_name(types[i]));
+    for (int i = 0; i < n->n_in + n->n_out && used < size - 1; i++) {
+        bool is_in = i < n->n_in;
+        og_dtype t = is_in ? types[i] : outs[i - n->n_in];
+        if ((!is_in || i != d->type_input) && t != OG_UNDEFINED)
+            used += (size_t)snprintf(buf + used, size - used, "%s %s %d %s", used ? "," : " with",
+                                     is_in ? "input" : "output", is_in ? i : i - n->n_in,
+                                     og_dtype_name(t));
+    }
 }
 
 og_status og_backend_bind(const og_backend *b, const og_node *n, const og_dtype *in_types,
-                          og_kernel_binding *out)
+                          const og_dtype *out_types, og_kernel_binding *out)
 {
     char label[256];
     out->fn = NULL;
@@ -115,22 +120,27 @@ og_status og_backend_bind(const og_backend *b, const og_node *n, const og_dtype 
     out->type_input = d->type_input;
     out->type = type;
     if (type == OG_UNDEFINED || (!d->types && !d->select && !d->select_types)) return OG_OK;
-    if (d->select_types && n->n_in > OG_KERNEL_MAX_TYPED)
-        return og_error(OG_ERR_INTERNAL, "%s: %d inputs, more than the %s kernel of %s reads",
-                        og_node_label(n, label, sizeof label), n->n_in, b->name, n->op_type);
-    if (entry_has(d, n, in_types, type, &out->impl)) {
+    if (d->select_types && (n->n_in > OG_KERNEL_MAX_TYPED || n->n_out > OG_KERNEL_MAX_TYPED))
+        return og_error(
+            OG_ERR_INTERNAL, "%s: %d inputs and %d outputs, more than the %s kernel of %s reads",
+            og_node_label(n, label, sizeof label), n->n_in, n->n_out, b->name, n->op_type);
+    og_dtype outs[OG_KERNEL_MAX_TYPED];
+    for (int j = 0; d->select_types && j < n->n_out; j++)
+        outs[j] = out_types ? out_types[j] : OG_UNDEFINED;
+    if (entry_has(d, n, in_types, outs, type, &out->impl)) {
         out->all_types = d->select_types && out->impl;
         for (int i = 0; out->all_types && i < n->n_in; i++) out->types[i] = in_types[i];
+        for (int j = 0; out->all_types && j < n->n_out; j++) out->out_types[j] = outs[j];
         return OG_OK;
     }
     char have[256] = "", others[160];
     size_t used = 0;
     const void *unused;
     for (const og_dtype *t = all_dtypes; *t && used < sizeof have - 1; t++)
-        if (entry_has(d, n, in_types, *t, &unused))
+        if (entry_has(d, n, in_types, outs, *t, &unused))
             used += (size_t)snprintf(have + used, sizeof have - used, "%s%s", used ? ", " : "",
                                      og_dtype_name(*t));
-    other_types(d, n, in_types, others, sizeof others);
+    other_types(d, n, in_types, outs, others, sizeof others);
     return og_error(OG_ERR_UNSUPPORTED,
                     "%s: input %d is %s, which the %s kernel of %s does not compute%s (it "
                     "computes %s)",

@@ -19,9 +19,11 @@
  * dispatch on dtype at every call; a kernel called without a binding (k->impl NULL, as unit
  * tests do) selects for itself.  A kernel whose loops depend on the dtypes of several inputs
  * (an op with two type variables: QuantizeLinear's x and zero point, GridSample's X and
- * grid, Pow's base and exponent) uses `select_types` instead, which sees every input's
- * static dtype.  An entry with none of these accepts every dtype the op's inference admits
- * and checks at run time.
+ * grid, Pow's base and exponent) or on the dtype of an output (Cast's `to`, CastLike's
+ * input 1, LayerNormalization's stash_type) uses `select_types` instead, which sees every
+ * input's and every output's static dtype (the outputs' as the op's static inference
+ * resolved them when the session was created).  An entry with none of these accepts every
+ * dtype the op's inference admits and checks at run time.
  */
 #ifndef OG_KERNELS_KERNEL_H
 #define OG_KERNELS_KERNEL_H
@@ -80,12 +82,14 @@ typedef og_status (*og_kernel_fn)(const og_kernel_ctx *k, const og_tensor *const
 /* The implementation of a kernel for node n when its type input has dtype t; NULL if the
  * device has none. */
 typedef const void *(*og_kernel_select_fn)(const og_node *n, og_dtype t);
-/* The same given the static dtypes of all of n's inputs: types[i] for input i (at most
- * OG_KERNEL_MAX_TYPED inputs), OG_UNDEFINED where it is not known before the run or the
- * input is omitted; types[type_input] is always known.  Returns NULL when the device has no
- * implementation for these dtypes, or OG_KERNEL_AT_RUN when a dtype it needs is not known
- * before the run (no binding: the kernel picks at run time). */
-typedef const void *(*og_kernel_select_types_fn)(const og_node *n, const og_dtype *types);
+/* The same given the static dtypes of all of n's inputs and outputs: types[i] for input i,
+ * out_types[j] for output j (at most OG_KERNEL_MAX_TYPED of each), OG_UNDEFINED where it is
+ * not known before the run or the input or output is omitted; types[type_input] is always
+ * known.  Returns NULL when the device has no implementation for these dtypes, or
+ * OG_KERNEL_AT_RUN when a dtype it needs is not known before the run (no binding: the
+ * kernel picks at run time). */
+typedef const void *(*og_kernel_select_types_fn)(const og_node *n, const og_dtype *types,
+                                                 const og_dtype *out_types);
 enum { OG_KERNEL_MAX_TYPED = 16 };
 extern const char og_kernel_at_run;
 #define OG_KERNEL_AT_RUN ((const void *)&og_kernel_at_run)
@@ -96,8 +100,9 @@ typedef struct og_kernel_def {
     og_kernel_fn fn;
     const og_dtype *types;      /* dtypes of the type input, 0-terminated; NULL: see select */
     og_kernel_select_fn select; /* NULL: fn dispatches on dtype itself */
-    /* Instead of select, for loops that depend on more than one input's dtype; the binding
-     * then holds only while every input has the static dtype it had (see the binding). */
+    /* Instead of select, for loops that depend on more than one input's dtype, or on an
+     * output's; the binding then holds only while every input and output has the static
+     * dtype it had (see the binding). */
     og_kernel_select_types_fn select_types;
     int type_input; /* which input's dtype the constraint reads (default 0) */
     /* The op's since-versions this entry computes, inclusive; 0 leaves that end open.  A
@@ -128,10 +133,11 @@ typedef struct og_kernel_binding {
                          and that has no kernel of its own */
     const void *impl; /* passed to the kernel as k->impl while input type_input has dtype
                          `type` (the executor checks: a run that disagrees passes NULL) */
-    /* impl came from select_types: it is passed only while, besides, every input whose
-     * static dtype was known has the dtype it had then (types[]) */
+    /* impl came from select_types: it is passed only while, besides, every input and
+     * output whose static dtype was known has the dtype it had then (types[], out_types[]) */
     int all_types;
-    og_dtype types[OG_KERNEL_MAX_TYPED]; /* with all_types: the inputs' static dtypes */
+    og_dtype types[OG_KERNEL_MAX_TYPED];     /* with all_types: the inputs' static dtypes */
+    og_dtype out_types[OG_KERNEL_MAX_TYPED]; /* and the outputs' */
     int type_input;
     og_dtype type;
     int strings; /* the entry's `strings`: 1 when no kernel (a view of input 0) */
@@ -145,12 +151,14 @@ const og_kernel_def *og_backend_find(const og_backend *b, const char *domain, co
 
 /* Bind resolved node n (n->op set) to backend b.  in_types[0..n->n_in-1] are the static
  * dtypes of the node's inputs (OG_UNDEFINED where not known before the run, or omitted:
- * the kernel then checks the dtype itself).
+ * the kernel then checks the dtype itself); out_types[0..n->n_out-1] those of its outputs
+ * as static inference resolved them, or NULL when none is known (a select_types entry
+ * that needs one then binds nothing and its kernel picks at run time).
  * The entry is the one for the node's op at its since-version.
  * Errors: OG_ERR_UNSUPPORTED naming the node, the op, the device and, for a version or a
  * dtype it lacks, what it has. */
 og_status og_backend_bind(const og_backend *b, const og_node *n, const og_dtype *in_types,
-                          og_kernel_binding *out);
+                          const og_dtype *out_types, og_kernel_binding *out);
 
 /* og_error with the node label before the message. */
 og_status og_kernel_error(const og_kernel_ctx *k, og_status status, const char *fmt, ...)

@@ -7,6 +7,7 @@
 #define _POSIX_C_SOURCE 200809L
 #include <limits.h>
 #include <mpi.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +16,11 @@
 #include "onnxgrad_mpi.h"
 
 #define DEFAULT_TIMEOUT_S 300.0
-/* A wait polls without sleeping this long, then sleeps 20 us between polls: ranks that
- * share cores with each other (or with other programs) leave them to whoever computes. */
+/* A wait polls this long, yielding the core between polls (sched_yield returns at once when
+ * nothing else is runnable, so an idle core keeps polling; on a busy one the rank it waits
+ * for, or another program, runs instead of a spinning rank), then sleeps 20 us between
+ * polls: ranks that share cores with each other (or with other programs) leave them to
+ * whoever computes. */
 #define SPIN_S 0.0002
 
 typedef struct mpi_comm {
@@ -97,6 +101,8 @@ static og_status c_wait(void *user, void *request)
         if (waited > SPIN_S) {
             struct timespec ts = {0, 20000};
             nanosleep(&ts, NULL);
+        } else {
+            sched_yield();
         }
     }
 }

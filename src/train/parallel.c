@@ -351,26 +351,34 @@ og_status og_trainer_comm_stats(const og_trainer *t, og_comm_stats *out)
 
 /* ---- the step -------------------------------------------------------------------------- */
 
-/* dst = share * src, and whether every src value is finite (x * 0 is NaN for NaN and Inf,
- * 0 otherwise, and keeps the loop free of branches). */
+/* dst = share * src, and whether every src value is finite: a value is NaN or infinite when
+ * its exponent bits are all ones.  The test ORs integer comparisons, so that the compiler
+ * vectorizes the loop (a floating-point accumulator would chain every element to the last:
+ * 0.9 ms per step for the MLP's 670k gradients, more than its reduction costs). */
 static bool scale_copy(og_dtype dtype, void *dst, const void *src, int64_t n, double share)
 {
     if (dtype == OG_FLOAT) {
         const float *x = src;
-        float *y = dst, s = (float)share, acc = 0.0f;
+        float *y = dst, s = (float)share;
+        uint32_t bad = 0;
         for (int64_t i = 0; i < n; i++) {
+            uint32_t u;
+            memcpy(&u, &x[i], sizeof u);
+            bad |= (u & 0x7f800000u) == 0x7f800000u;
             y[i] = x[i] * s;
-            acc += x[i] * 0.0f;
         }
-        return acc == 0.0f;
+        return !bad;
     }
     const double *x = src;
-    double *y = dst, acc = 0.0;
+    double *y = dst;
+    uint64_t bad = 0;
     for (int64_t i = 0; i < n; i++) {
+        uint64_t u;
+        memcpy(&u, &x[i], sizeof u);
+        bad |= (u & 0x7ff0000000000000ull) == 0x7ff0000000000000ull;
         y[i] = x[i] * share;
-        acc += x[i] * 0.0;
     }
-    return acc == 0.0;
+    return !bad;
 }
 
 /* Start, in plan order, every bucket whose gradients have all arrived. */

@@ -172,5 +172,38 @@ assert len(np.load(d + "/s2_2.npy")) == 2
 PY
 check "grad with a sequence output: gradients of the tensor outputs' ones" test $? = 0
 
+# a Loop whose body inserts at the front of a carried sequence: the gradient needs each
+# iteration's sequence (its length), which is not kept: refused naming node, op and value
+python3 - "$tmp" <<'PY'
+import sys, numpy as np
+from onnx import TensorProto as TP, helper as h, numpy_helper
+F = TP.FLOAT
+seq = h.make_sequence_type_proto(h.make_tensor_type_proto(F, None))
+body = h.make_graph([h.make_node("Mul", ["s", "w"], ["s2"]),
+                     h.make_node("SequenceInsert", ["seq", "s2", "zero"], ["seq2"]),
+                     h.make_node("Identity", ["cond"], ["c2"])], "body",
+                    [h.make_tensor_value_info("i", TP.INT64, []),
+                     h.make_tensor_value_info("cond", TP.BOOL, []),
+                     h.make_tensor_value_info("s", F, [2]), h.make_value_info("seq", seq)],
+                    [h.make_tensor_value_info("c2", TP.BOOL, []),
+                     h.make_tensor_value_info("s2", F, [2]), h.make_value_info("seq2", seq)])
+g = h.make_graph([h.make_node("SequenceEmpty", [], ["seq0"], dtype=F),
+                  h.make_node("Loop", ["m", "", "x", "seq0"], ["s", "sq"], name="front",
+                              body=body),
+                  h.make_node("ConcatFromSequence", ["sq"], ["y"], axis=0, new_axis=1)], "g",
+                 [h.make_tensor_value_info("x", F, [2])],
+                 [h.make_tensor_value_info("y", F, [3, 2])],
+                 [numpy_helper.from_array(np.array([0.5, -2.0], np.float32), "w"),
+                  numpy_helper.from_array(np.array(3, np.int64), "m"),
+                  numpy_helper.from_array(np.array(0, np.int64), "zero")])
+m = h.make_model(g, opset_imports=[h.make_opsetid("", 16)])
+m.ir_version = 8
+open(sys.argv[1] + "/front.onnx", "wb").write(m.SerializeToString())
+PY
+"$cli" grad "$tmp/front.onnx" --input x="$tmp/xs.npy" -o "$tmp/fg" 2>"$tmp/err"
+check "grad through a Loop reading its carried sequence fails" test $? = 1
+check "... naming the node, op and carried value" \
+  grep -q "node 'front' (Loop.*loop-carried sequence 1 needs the sequence's value at each iteration" "$tmp/err"
+
 echo "$((checks - fails)) passed, $fails failed"
 test $fails = 0

@@ -1,8 +1,10 @@
 """Gradient cases of the control-flow rules (src/grad/control.c): If (each branch taken; a
 branch that does not read a weight; outputs taken from outside), Loop (loop-carried values,
-scan outputs, outer weights, a fixed trip count and an early exit, zero iterations), Scan
-(states, scan inputs and outputs along other axes and in reverse), and nesting (an If inside
-a Loop, a Loop inside a Scan, reading weights two levels out)."""
+scan outputs, outer weights, a fixed trip count and an early exit, zero iterations; a
+carried sequence the body appends to, stacked or concatenated after), Scan (states, scan
+inputs and outputs along other axes and in reverse), Scan-8 (opset 8: a batch axis,
+sequence_lens with shorter and empty rows, directions, two scan inputs one reversed), and
+nesting (an If inside a Loop, a Loop inside a Scan, reading weights two levels out)."""
 import numpy as np
 from onnx import TensorProto, helper
 
@@ -22,6 +24,11 @@ def graph(nodes, name, ins, outs):
 def one(name, n, inputs, outputs, weights, consts=None, opset=16, shapes=None):
     """a one-node model; shapes: output shapes where ONNX shape inference gives none"""
     m = model([n], inputs, outputs, weights, opset=opset, consts=consts)
+    return (name, typed(m, shapes), inputs)
+
+
+def typed(m, shapes=None):
+    """m with a type on every output: shapes where ONNX shape inference gives none"""
     for o in m.graph.output:
         t = o.type.tensor_type
         if not t.HasField("shape") or not t.elem_type:
@@ -29,7 +36,7 @@ def one(name, n, inputs, outputs, weights, consts=None, opset=16, shapes=None):
             if o.name not in (shapes or {}):
                 o.type.tensor_type.shape.dim.add()  # rank unknown to inference: a dim_param
                 o.type.tensor_type.shape.dim[0].dim_param = "d_" + o.name
-    return (name, m, inputs)
+    return m
 
 
 def loop_body():
@@ -45,6 +52,15 @@ def loop_body():
                  "body", [vi("i", TensorProto.INT64, []), vi("cond", TensorProto.BOOL, []),
                           vi("s"), vi("t")],
                  [vi("c2", TensorProto.BOOL, []), vi("s2"), vi("t2"), vi("sc")])
+
+
+# the Scan-8 and carried-sequence cases draw from their own generator: the shared one's
+# draws (and the data of every later case file) stay as they were
+_RNG8 = np.random.default_rng(8)
+
+
+def lrand(*shape, low=-1.0, high=1.0):
+    return _RNG8.uniform(low, high, shape).astype(np.float32)
 
 
 def cases():
@@ -94,6 +110,62 @@ def cases():
     out.append(one("scan_axes_dirs", n, {"xs": rand(2, 4, 3)}, ["a", "ys"],
                    {"a0": rand(2, 3), "k": rand(3)}, opset=11,
                    shapes={"a": [2, 3], "ys": [2, 3, 4]}))
+    # Scan-8 (opset 8): batch axis 0, steps along axis 1, optional sequence_lens; the body
+    # sees one row's state [3] and slice [3]; rows past their length keep their state and
+    # give zeros
+    body8 = graph([node("Mul", ["acc", "k"], ["ak"]), node("Add", ["ak", "xt"], ["acc2"]),
+                   node("Sigmoid", ["acc2"], ["y"])], "body", [vi("acc", F, [3]),
+                   vi("xt", F, [3])], [vi("acc2", F, [3]), vi("y", F, [3])])
+    for tag, lens, dirs in (("", None, None), ("_lens", [4, 2, 3], None),
+                            ("_rev", None, [1]), ("_rev_lens", [1, 4, 3], [1]),
+                            ("_lens0", [3, 0, 4], None)):
+        attrs = {"directions": dirs} if dirs else {}
+        n = node("Scan", ["L" if lens else "", "a0", "xs"], ["a", "ys"], body=body8,
+                 num_scan_inputs=1, **attrs)
+        consts = {"L": np.array(lens, np.int64)} if lens else None
+        out.append(one("scan8" + tag, n, {"xs": lrand(3, 4, 3)}, ["a", "ys"],
+                       {"a0": lrand(3, 3), "k": lrand(3)}, consts=consts, opset=8,
+                       shapes={"a": [3, 3], "ys": [3, 4, 3]}))
+    # Scan-8 with two scan inputs, one read in reverse, two states and a state that only
+    # the scan outputs read
+    body8 = graph([node("Mul", ["h", "w"], ["hw"]), node("Add", ["hw", "u"], ["p"]),
+                   node("Tanh", ["p"], ["h2"]), node("Mul", ["c", "v"], ["cv"]),
+                   node("Add", ["cv", "h2"], ["c2"]), node("Mul", ["h2", "c"], ["y"])],
+                  "body", [vi("h", F, [2]), vi("c", F, [2]), vi("u", F, [2]),
+                           vi("v", F, [2])],
+                  [vi("h2", F, [2]), vi("c2", F, [2]), vi("y", F, [2])])
+    n = node("Scan", ["L", "h0", "c0", "xs", "xs2"], ["h", "c", "ys"], body=body8,
+             num_scan_inputs=2, directions=[0, 1])
+    out.append(one("scan8_two_inputs", n, {"xs": lrand(2, 5, 2), "xs2": lrand(2, 5, 2)},
+                   ["h", "c", "ys"], {"h0": lrand(2, 2), "c0": lrand(2, 2), "w": lrand(2)},
+                   consts={"L": np.array([5, 3], np.int64)}, opset=8,
+                   shapes={"h": [2, 2], "c": [2, 2], "ys": [2, 5, 2]}))
+    # Loop carrying a sequence (opset 13+: a scripted loop appending to a list): each
+    # iteration appends s·v to it; the sequence stacked after the loop
+    seq_t = helper.make_sequence_type_proto(helper.make_tensor_type_proto(F, None))
+    for opset, trip in ((13, 3), (16, 4), (16, 1)):
+        body = graph([node("Cast", ["i"], ["fi"], to=F), node("Mul", ["x", "fi"], ["xi"]),
+                      node("Mul", ["s", "w"], ["sw"]), node("Add", ["sw", "xi"], ["pre"]),
+                      node("Tanh", ["pre"], ["s2"]), node("Mul", ["s2", "v"], ["item"]),
+                      node("SequenceInsert", ["seq", "item"], ["seq2"]),
+                      node("Identity", ["cond"], ["c2"])],
+                     "body", [vi("i", TensorProto.INT64, []), vi("cond", TensorProto.BOOL, []),
+                              vi("s"), helper.make_value_info("seq", seq_t)],
+                     [vi("c2", TensorProto.BOOL, []), vi("s2"),
+                      helper.make_value_info("seq2", seq_t)])
+        nodes = [node("SequenceEmpty", [], ["seq0"], dtype=F),
+                 node("Loop", ["m", "", "s0", "seq0"], ["s", "seq"], body=body),
+                 node("ConcatFromSequence", ["seq"], ["y"], axis=0, new_axis=1)]
+        m = model(nodes, {"x": x}, ["s", "y"], {"s0": lrand(2, 3), "w": lrand(3), "v": lrand(3)},
+                  opset=opset, consts={"m": np.array(trip, np.int64)})
+        out.append(("loop_seq_append_trip%d_v%d" % (trip, opset),
+                    typed(m, {"s": [2, 3], "y": [trip, 2, 3]}), {"x": x}))
+        # the items concatenated along axis 1 (no new axis): their lengths counted by a Loop
+        nodes[-1] = node("ConcatFromSequence", ["seq"], ["y"], axis=1)
+        m = model(nodes, {"x": x}, ["s", "y"], {"s0": lrand(2, 3), "w": lrand(3), "v": lrand(3)},
+                  opset=opset, consts={"m": np.array(trip, np.int64)})
+        out.append(("loop_seq_concat_trip%d_v%d" % (trip, opset),
+                    typed(m, {"s": [2, 3], "y": [2, 3 * trip]}), {"x": x}))
     # nested: an If inside a Loop, reading w from the top graph
     inner_then = graph([node("Mul", ["s", "w"], ["it"])], "then", [], [vi("it")])
     inner_else = graph([node("Sin", ["s"], ["ie0"]), node("Add", ["ie0", "w"], ["ie"])],

@@ -44,6 +44,8 @@ for _c in ("lrn_size4_attrs_v13", "lrn_size1_5d_v13", "lrn_3d"):
     KNOWN[_c] = "onnxruntime's LRN takes 4-D inputs and odd sizes only"
 for _c in ("avgpool_dyn_ceil_cip_k3s2_v11", "avgpool_dyn_ceil_cip_k3s2_v13"):
     KNOWN[_c] = KNOWN["avgpool_ceil_cip_v11"]
+KNOWN["scan8_lens0"] = ("onnxruntime's Scan-8 refuses a sequence_lens entry of 0, which the "
+                        "spec allows (a row that keeps its initial state)")
 KNOWN["convtranspose_dyn_oshape_beyond"] = "as convt2d_output_shape_beyond"
 KNOWN["convtranspose_dyn_oshape_beyond_v9"] = "as convt2d_output_shape_beyond"
 for _c in ("convtranspose_dyn_oshape_odd_v9", "convtranspose_dyn_oshape_group2_v9"):

@@ -144,6 +144,41 @@ class LoopRNN(nn.Module):
         return h
 
 
+class ListLoop(nn.Module):
+    """a scripted loop appending each step's state to a list, stacked at the end (exported
+    as an ONNX Loop carrying a sequence: SequenceEmpty, SequenceInsert in the body,
+    ConcatFromSequence after): h <- tanh(lin(x_t) + w * h)"""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.w = nn.Parameter(0.5 * torch.randn(4))
+
+    def forward(self, x):
+        h = torch.zeros(x.size(1), 4)
+        outs = []
+        for t in range(x.size(0)):
+            h = torch.tanh(self.lin(x[t]) + self.w * h)
+            outs.append(h * self.w)
+        return torch.stack(outs, 0) + h
+
+
+class CatLoop(nn.Module):
+    """a scripted loop appending a variable-length piece per step, concatenated at the end
+    (ConcatFromSequence without a new axis over the Loop's sequence): the first t + 1 rows of
+    tanh(lin(x_t))"""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        outs = []
+        for t in range(x.size(0)):
+            outs.append(torch.tanh(self.lin(x[t]))[: t + 1])
+        return torch.cat(outs, 0)
+
+
 class Branch(nn.Module):
     """a scripted branch on the sign of x's sum (exported as an ONNX If)"""
 
@@ -194,6 +229,12 @@ def build(name):
         x = torch.randn(*shape, generator=g)
         target = torch.randn(*shape[:2], 3, generator=g)
         return _perturb(m, g), x, target, kind_loss
+    elif name.startswith("loopcat"):
+        m, x, kind = torch.jit.script(CatLoop()), torch.randn(3, 4, 4, generator=g), "mse"
+        target = torch.randn(6, 4, generator=g)
+    elif name.startswith("looplist"):
+        m, x, kind = torch.jit.script(ListLoop()), torch.randn(5, 3, 4, generator=g), "mse"
+        target = torch.randn(5, 3, 4, generator=g)
     elif name.startswith("loop"):
         m, x, kind = torch.jit.script(LoopRNN()), torch.randn(5, 3, 4, generator=g), "mse"
         target = torch.randn(3, 4, generator=g)
@@ -290,8 +331,8 @@ def main(build_dir, models):
 
 ALL = ["linreg", "linreg_loss", "mlp", "mlp_loss", "lenet", "lenet_loss", "transformer",
        "transformer_loss", "resnet18", "resnet18_loss", "lstm", "lstm_bf_loss", "gru", "gru_bf",
-       "gru_loss", "rnn", "rnn_bf_loss", "loop", "loop_loss", "if_pos", "if_neg", "if_pos_loss",
-       "if_neg_loss"]
+       "gru_loss", "rnn", "rnn_bf_loss", "loop", "loop_loss", "looplist", "looplist_loss",
+       "loopcat", "loopcat_loss", "if_pos", "if_neg", "if_pos_loss", "if_neg_loss"]
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1], sys.argv[2:] or ALL))

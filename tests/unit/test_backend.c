@@ -43,17 +43,30 @@ static og_status toy_relu(const og_kernel_ctx *k, const og_tensor *const *in, in
 /* A toy Pow whose loop depends on both inputs' dtypes (select_types): float32 base with a
  * float32 or an int64 exponent; an exponent of unknown dtype leaves the choice to the run. */
 static const toy_loop toy_pow_ff = {toy_relu_f32}, toy_pow_fi = {toy_relu_f32};
-static const void *toy_select_types(const og_node *n, const og_dtype *t)
+static const void *toy_select_types(const og_node *n, const og_dtype *t, const og_dtype *out)
 {
     (void)n;
+    (void)out;
     if (t[0] != OG_FLOAT) return NULL;
     if (t[1] == OG_UNDEFINED) return OG_KERNEL_AT_RUN;
     return t[1] == OG_FLOAT ? &toy_pow_ff : t[1] == OG_INT64 ? &toy_pow_fi : NULL;
 }
 
+/* A toy Cast whose loop depends on its output's dtype (select_types reads out_types):
+ * float32 to float32 or int64; before the output's dtype is known, the choice is the run's. */
+static const toy_loop toy_cast_ff = {toy_relu_f32}, toy_cast_fi = {toy_relu_f32};
+static const void *toy_select_cast(const og_node *n, const og_dtype *t, const og_dtype *out)
+{
+    (void)n;
+    if (t[0] != OG_FLOAT) return NULL;
+    if (out[0] == OG_UNDEFINED) return OG_KERNEL_AT_RUN;
+    return out[0] == OG_FLOAT ? &toy_cast_ff : out[0] == OG_INT64 ? &toy_cast_fi : NULL;
+}
+
 static const og_kernel_def toy_family[] = {
     {.name = "Relu", .domain = "", .fn = toy_relu, .select = toy_select},
     {.name = "Pow", .domain = "", .fn = toy_relu, .select_types = toy_select_types},
+    {.name = "Cast", .domain = "", .fn = toy_relu, .select_types = toy_select_cast},
     {.name = NULL},
 };
 static const og_kernel_def *const toy_tables[] = {toy_family, NULL};
@@ -146,25 +159,54 @@ static void toy_binds_by_all_types(void)
     n.in = ins;
     og_kernel_binding b;
     og_dtype t[2] = {OG_FLOAT, OG_FLOAT};
-    CHECK_OK(og_backend_bind(&toy_backend, &n, t, &b));
+    CHECK_OK(og_backend_bind(&toy_backend, &n, t, NULL, &b));
     CHECK(b.impl == &toy_pow_ff && b.all_types == 1 && b.type == OG_FLOAT);
     t[1] = OG_INT64;
-    CHECK_OK(og_backend_bind(&toy_backend, &n, t, &b));
+    CHECK_OK(og_backend_bind(&toy_backend, &n, t, NULL, &b));
     CHECK(b.impl == &toy_pow_fi && b.all_types == 1);
     t[1] = OG_UNDEFINED;
-    CHECK_OK(og_backend_bind(&toy_backend, &n, t, &b));
+    CHECK_OK(og_backend_bind(&toy_backend, &n, t, NULL, &b));
     CHECK(b.fn == toy_relu && b.impl == NULL && b.all_types == 0);
     t[1] = OG_INT8;
-    CHECK(og_backend_bind(&toy_backend, &n, t, &b) == OG_ERR_UNSUPPORTED);
+    CHECK(og_backend_bind(&toy_backend, &n, t, NULL, &b) == OG_ERR_UNSUPPORTED);
     CHECKF(strstr(og_last_error(),
                   "node 'n0' (Pow, opset 14): input 0 is float32, which the toy kernel of Pow "
                   "does not compute with input 1 int8 (it computes no dtype)") != NULL,
            "message %s", og_last_error());
     t[0] = OG_DOUBLE;
     t[1] = OG_FLOAT;
-    CHECK(og_backend_bind(&toy_backend, &n, t, &b) == OG_ERR_UNSUPPORTED);
+    CHECK(og_backend_bind(&toy_backend, &n, t, NULL, &b) == OG_ERR_UNSUPPORTED);
     CHECKF(strstr(og_last_error(), "input 0 is float64, which the toy kernel of Pow does not "
                                    "compute with input 1 float32 (it computes float32)") != NULL,
+           "message %s", og_last_error());
+    nh_release(&r);
+}
+
+/* An entry with select_types sees the outputs' static dtypes too: it binds the loop of the
+ * output's dtype (which the binding then keeps in out_types), nothing when the output's dtype
+ * is not known (no out_types), and a refusal names the output's dtype. */
+static void toy_binds_by_output_types(void)
+{
+    nh_result r;
+    og_graph *g = one_node(&r, "Relu", OG_FLOAT, 2);
+    CHECK(g != NULL);
+    if (!g) return;
+    og_node n = g->nodes[0];
+    n.op_type = (char *)"Cast";
+    og_kernel_binding b;
+    og_dtype t[1] = {OG_FLOAT}, o[1] = {OG_FLOAT};
+    CHECK_OK(og_backend_bind(&toy_backend, &n, t, o, &b));
+    CHECK(b.impl == &toy_cast_ff && b.all_types == 1 && b.out_types[0] == OG_FLOAT);
+    o[0] = OG_INT64;
+    CHECK_OK(og_backend_bind(&toy_backend, &n, t, o, &b));
+    CHECK(b.impl == &toy_cast_fi && b.all_types == 1 && b.out_types[0] == OG_INT64);
+    CHECK_OK(og_backend_bind(&toy_backend, &n, t, NULL, &b));
+    CHECK(b.fn == toy_relu && b.impl == NULL && b.all_types == 0);
+    o[0] = OG_INT8;
+    CHECK(og_backend_bind(&toy_backend, &n, t, o, &b) == OG_ERR_UNSUPPORTED);
+    CHECKF(strstr(og_last_error(),
+                  "node 'n0' (Cast, opset 14): input 0 is float32, which the toy kernel of Cast "
+                  "does not compute with output 0 int8 (it computes no dtype)") != NULL,
            "message %s", og_last_error());
     nh_release(&r);
 }
@@ -179,17 +221,17 @@ static void cpu_binds_typed_loops(void)
     if (!g) return;
     og_kernel_binding b;
     og_dtype types[1] = {OG_FLOAT};
-    CHECK_OK(og_backend_bind(&og_cpu_backend, &g->nodes[0], types, &b));
+    CHECK_OK(og_backend_bind(&og_cpu_backend, &g->nodes[0], types, NULL, &b));
     CHECK(b.fn != NULL && b.impl != NULL);
     const void *f32 = b.impl;
     types[0] = OG_INT64;
-    CHECK_OK(og_backend_bind(&og_cpu_backend, &g->nodes[0], types, &b));
+    CHECK_OK(og_backend_bind(&og_cpu_backend, &g->nodes[0], types, NULL, &b));
     CHECK(b.impl != NULL && b.impl != f32);
     types[0] = OG_UNDEFINED; /* not known before the run: the kernel picks */
-    CHECK_OK(og_backend_bind(&og_cpu_backend, &g->nodes[0], types, &b));
+    CHECK_OK(og_backend_bind(&og_cpu_backend, &g->nodes[0], types, NULL, &b));
     CHECK(b.fn != NULL && b.impl == NULL);
     types[0] = OG_INT8;
-    CHECK(og_backend_bind(&og_cpu_backend, &g->nodes[0], types, &b) == OG_ERR_UNSUPPORTED);
+    CHECK(og_backend_bind(&og_cpu_backend, &g->nodes[0], types, NULL, &b) == OG_ERR_UNSUPPORTED);
     CHECK(strstr(og_last_error(), "computes float32, float64, float16, bfloat16, int32, int64)") !=
           NULL);
     nh_release(&r);
@@ -199,7 +241,7 @@ static void cpu_binds_typed_loops(void)
     CHECK(g != NULL);
     if (g) {
         types[0] = OG_FLOAT;
-        CHECK_OK(og_backend_bind(&og_cpu_backend, &g->nodes[0], types, &b));
+        CHECK_OK(og_backend_bind(&og_cpu_backend, &g->nodes[0], types, NULL, &b));
         CHECK(b.fn == NULL);
         nh_release(&r);
     }
@@ -232,9 +274,9 @@ static void kernels_by_version(void)
     CHECK(g->nodes[0].since_version == 13);
     og_kernel_binding b;
     og_dtype types[1] = {OG_FLOAT};
-    CHECK(og_backend_bind(&old_backend, &g->nodes[0], types, &b) == OG_ERR_UNSUPPORTED);
+    CHECK(og_backend_bind(&old_backend, &g->nodes[0], types, NULL, &b) == OG_ERR_UNSUPPORTED);
     CHECK(strstr(og_last_error(), "do not compute since-version 13") != NULL);
-    CHECK_OK(og_backend_bind(&both_backend, &g->nodes[0], types, &b));
+    CHECK_OK(og_backend_bind(&both_backend, &g->nodes[0], types, NULL, &b));
     CHECK(b.impl == &toy_relu_loop); /* the since-13 entry, with its select */
     CHECK(og_backend_find(&both_backend, "", "Sigmoid", 6) == &both_sigmoids[0]);
     CHECK(og_backend_find(&both_backend, "ai.onnx", "Sigmoid", 13) == &both_sigmoids[1]);
@@ -250,7 +292,7 @@ static void check_cpu_bind(const og_node *n, const og_dtype *t, og_status want, 
                            const char *refusal)
 {
     og_kernel_binding b;
-    og_status st = og_backend_bind(&og_cpu_backend, n, t, &b);
+    og_status st = og_backend_bind(&og_cpu_backend, n, t, NULL, &b);
     CHECK(st == want);
     if (st != want) fprintf(stderr, "  %s at %s: status %d\n", n->op_type, og_dtype_name(t[0]), st);
     if (want == OG_OK) {
@@ -518,7 +560,7 @@ static void cpu_families_bind_loops(void)
         for (int j = 0; j < 2; j++) {
             og_kernel_binding b;
             t[cases[i].type_input] = cases[i].good[j];
-            CHECK_OK(og_backend_bind(&og_cpu_backend, &n, t, &b));
+            CHECK_OK(og_backend_bind(&og_cpu_backend, &n, t, NULL, &b));
             CHECKF(b.impl != NULL && b.type_input == cases[i].type_input &&
                        b.type == cases[i].good[j],
                    "%s at %s: no loop bound", cases[i].op, og_dtype_name(cases[i].good[j]));
@@ -526,16 +568,18 @@ static void cpu_families_bind_loops(void)
         }
         CHECKF(impl[0] != impl[1], "%s: one loop for two dtypes", cases[i].op);
         t[cases[i].type_input] = cases[i].bad;
-        char want[256];
+        /* (an entry binding on several dtypes names the others between the two parts) */
+        char want[256], want_has[256];
         snprintf(want, sizeof want,
                  "node 'n0' (%s%s%s, opset 14): input %d is %s, which the CPU kernel of %s "
-                 "does not compute (it computes %s)",
+                 "does not compute",
                  cases[i].domain, cases[i].domain[0] ? "." : "", cases[i].op, cases[i].type_input,
-                 og_dtype_name(cases[i].bad), cases[i].op, cases[i].computes);
+                 og_dtype_name(cases[i].bad), cases[i].op);
+        snprintf(want_has, sizeof want_has, "(it computes %s)", cases[i].computes);
         og_kernel_binding b;
-        CHECK(og_backend_bind(&og_cpu_backend, &n, t, &b) == OG_ERR_UNSUPPORTED);
-        CHECKF(strstr(og_last_error(), want) != NULL, "%s: message %s", cases[i].op,
-               og_last_error());
+        CHECK(og_backend_bind(&og_cpu_backend, &n, t, NULL, &b) == OG_ERR_UNSUPPORTED);
+        CHECKF(strstr(og_last_error(), want) != NULL && strstr(og_last_error(), want_has) != NULL,
+               "%s: message %s", cases[i].op, og_last_error());
     }
     nh_release(&r);
 }
@@ -572,11 +616,13 @@ static void bound_loop_is_used(const nh_node *c, unsigned lie_in, unsigned lie_o
         return;
     }
     const og_node *n = r.node;
-    og_dtype types[NH_MAX_IO];
+    og_dtype types[NH_MAX_IO], out_types[NH_MAX_IO];
     for (int i = 0; i < n->n_in; i++)
         types[i] = n->in[i] >= 0 ? r.g->values[n->in[i]].dtype : OG_UNDEFINED;
+    for (int j = 0; j < n->n_out; j++)
+        out_types[j] = n->out[j] >= 0 ? r.g->values[n->out[j]].dtype : OG_UNDEFINED;
     og_kernel_binding b;
-    CHECK_OK(og_backend_bind(&og_cpu_backend, n, types, &b));
+    CHECK_OK(og_backend_bind(&og_cpu_backend, n, types, out_types, &b));
     CHECKF(b.impl != NULL, "%s: no loop bound", n->op_type);
     const og_tensor *in[NH_MAX_IO] = {0};
     og_tensor *lied[NH_MAX_IO] = {0}, *out[NH_MAX_IO] = {0};
@@ -655,6 +701,46 @@ static void cpu_kernels_use_bound_loops(void)
         .op = "LayerNormalization", .opset = 17, .in = {ln[0], ln[1], ln[2]}, .n_out = 3};
     bound_loop_is_used(&norm, 7, 1);
     nh_free_tensors(ln, 3);
+    /* norm: the same with Mean and InvStdDev relabelled (their float32 stores are bound) */
+    ln[0] = nh_tensor(OG_DOUBLE, 2, (int64_t[]){4, 8}, v);
+    ln[1] = nh_tensor(OG_DOUBLE, 1, (int64_t[]){8}, v + 32);
+    ln[2] = nh_tensor(OG_DOUBLE, 1, (int64_t[]){8}, v + 40);
+    nh_node norm_io = {.op = "LayerNormalization",
+                       .opset = 17,
+                       .attrs = {NH_INT("stash_type", 1)},
+                       .in = {ln[0], ln[1], ln[2]},
+                       .n_out = 3};
+    bound_loop_is_used(&norm_io, 7, 7);
+    nh_free_tensors(ln, 3);
+    /* norm: BatchNormalization training float32 (X relabelled; its running mean and variance
+     * are float64, their stores bound), and Dropout-7's float32 mask (all ones) */
+    og_tensor *bn[5] = {nh_tensor(OG_FLOAT, 4, (int64_t[]){2, 3, 2, 2}, v),
+                        nh_tensor(OG_FLOAT, 1, (int64_t[]){3}, v + 30),
+                        nh_tensor(OG_FLOAT, 1, (int64_t[]){3}, v + 33),
+                        nh_tensor(OG_DOUBLE, 1, (int64_t[]){3}, v + 36),
+                        nh_tensor(OG_DOUBLE, 1, (int64_t[]){3}, (double[]){1, 2, 3})};
+    nh_node batchnorm = {.op = "BatchNormalization",
+                         .opset = 15,
+                         .attrs = {NH_INT("training_mode", 1)},
+                         .in = {bn[0], bn[1], bn[2], bn[3], bn[4]},
+                         .n_out = 3};
+    bound_loop_is_used(&batchnorm, 1, 7);
+    nh_free_tensors(bn, 5);
+    x = nh_tensor(OG_FLOAT, 2, (int64_t[]){3, 4}, v);
+    nh_node dropout = {.op = "Dropout", .opset = 7, .in = {x}, .n_out = 2};
+    bound_loop_is_used(&dropout, 1, 3);
+    og_tensor_free(x);
+    /* tensor: Cast float32 to int32 (the loop of the pair, saturating; as uint32, the
+     * unbound kernel gives 0 for the negative values) and CastLike float64 to int64 */
+    x = nh_tensor(OG_FLOAT, 2, (int64_t[]){3, 4}, v);
+    nh_node cast = {.op = "Cast", .opset = 19, .attrs = {NH_INT("to", OG_INT32)}, .in = {x}};
+    bound_loop_is_used(&cast, 0, 1);
+    og_tensor_free(x);
+    og_tensor *cl[2] = {nh_tensor(OG_DOUBLE, 2, (int64_t[]){3, 4}, v),
+                        nh_tensor(OG_INT64, 1, (int64_t[]){1}, (double[]){0})};
+    nh_node castlike = {.op = "CastLike", .opset = 19, .in = {cl[0], cl[1]}};
+    bound_loop_is_used(&castlike, 0, 1);
+    nh_free_tensors(cl, 2);
     /* norm, the newer ops: GroupNormalization float64 (opset 21: scale and bias per channel)
      * and LRN float32 */
     og_tensor *gn[3] = {nh_tensor(OG_DOUBLE, 4, (int64_t[]){2, 4, 2, 2}, v),
@@ -767,23 +853,23 @@ static void cpu_binds_quant_by_all_types(void)
     if (!r.status) {
         og_kernel_binding b;
         og_dtype t[3] = {OG_FLOAT, OG_FLOAT, OG_UINT8};
-        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, &b));
+        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, NULL, &b));
         const void *f_u8 = b.impl;
         CHECK(f_u8 != NULL && b.all_types == 1 && b.types[1] == OG_FLOAT && b.types[2] == OG_UINT8);
         t[1] = OG_DOUBLE; /* float64 arithmetic */
-        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, &b));
+        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, NULL, &b));
         CHECK(b.impl != NULL && b.impl != f_u8);
         t[1] = OG_FLOAT;
         t[2] = OG_INT16;
-        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, &b));
+        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, NULL, &b));
         CHECK(b.impl != NULL && b.impl != f_u8);
         t[1] = OG_UNDEFINED; /* known at run time only: the kernel picks then */
-        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, &b));
+        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, NULL, &b));
         CHECK(b.fn != NULL && b.impl == NULL && b.all_types == 0);
         t[0] = OG_INT64;
         t[1] = OG_FLOAT;
         t[2] = OG_UINT8;
-        CHECK(og_backend_bind(&og_cpu_backend, r.node, t, &b) == OG_ERR_UNSUPPORTED);
+        CHECK(og_backend_bind(&og_cpu_backend, r.node, t, NULL, &b) == OG_ERR_UNSUPPORTED);
         CHECKF(strstr(og_last_error(),
                       "node 'n0' (QuantizeLinear, opset 13): input 0 is int64, which the CPU "
                       "kernel of QuantizeLinear does not compute with input 1 float32, input 2 "
@@ -791,7 +877,7 @@ static void cpu_binds_quant_by_all_types(void)
                "message %s", og_last_error());
         t[0] = OG_FLOAT;
         t[2] = OG_INT32;
-        CHECK(og_backend_bind(&og_cpu_backend, r.node, t, &b) == OG_ERR_UNSUPPORTED);
+        CHECK(og_backend_bind(&og_cpu_backend, r.node, t, NULL, &b) == OG_ERR_UNSUPPORTED);
         CHECKF(strstr(og_last_error(),
                       "input 0 is float32, which the CPU kernel of QuantizeLinear does not "
                       "compute with input 1 float32, input 2 int32 (it computes no dtype)") != NULL,
@@ -809,7 +895,7 @@ static void check_bind_refusal(const nh_node *spec, const og_dtype *t, const cha
     CHECK_OK(nh_load(spec, &r));
     if (!r.status) {
         og_kernel_binding b;
-        CHECK(og_backend_bind(&og_cpu_backend, r.node, t, &b) == OG_ERR_UNSUPPORTED);
+        CHECK(og_backend_bind(&og_cpu_backend, r.node, t, NULL, &b) == OG_ERR_UNSUPPORTED);
         CHECKF(strstr(og_last_error(), want) != NULL, "%s: message %s", spec->op, og_last_error());
     }
     nh_release(&r);
@@ -955,7 +1041,7 @@ static void cpu_small_picks_bind(void)
     if (!r.status) {
         og_dtype t[2] = {OG_INT32, OG_INT32};
         og_kernel_binding b;
-        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, &b));
+        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, NULL, &b));
         og_tensor *a = relabel(dv[0], OG_UINT32), *zero = NULL, *y = NULL;
         int32_t z[3] = {3, 0, 1};
         CHECK_OK(og_tensor_from_data(OG_UINT32, 1, (int64_t[]){3}, z, sizeof z, NULL, &zero));
@@ -1015,13 +1101,13 @@ static void cpu_scatter_binds_by_all_types(void)
     if (!r.status) {
         og_kernel_binding b;
         og_dtype t[3] = {OG_DOUBLE, OG_INT64, OG_DOUBLE};
-        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, &b));
+        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, NULL, &b));
         const void *d64 = b.impl;
         t[0] = t[2] = OG_UINT64; /* the same size: the same byte mover */
-        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, &b));
+        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, NULL, &b));
         CHECK(d64 != NULL && b.impl == d64 && b.all_types == 1);
         t[1] = OG_INT32; /* the same update loop, the other index read */
-        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, &b));
+        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, NULL, &b));
         CHECK(b.impl != NULL && b.impl != d64);
     }
     nh_release(&r);
@@ -1074,13 +1160,13 @@ static void cpu_loss_binds_by_all_types(void)
                                              {OG_DOUBLE, OG_INT64}};
         for (int i = 0; i < 4; i++) {
             og_dtype t[3] = {pairs[i][0], pairs[i][1], pairs[i][0]};
-            CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, &b));
+            CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, NULL, &b));
             impl[i] = b.impl;
             CHECK(b.impl != NULL && b.all_types == 1);
             for (int j = 0; j < i; j++) CHECK(impl[j] != impl[i]);
         }
         og_dtype t[3] = {OG_FLOAT, OG_UNDEFINED, OG_FLOAT};
-        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, &b));
+        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, NULL, &b));
         CHECK(b.impl == NULL);
     }
     nh_release(&r);
@@ -1117,7 +1203,7 @@ static void cpu_resize_binds_loops(void)
     if (!r.status) {
         og_kernel_binding b;
         og_dtype t[3] = {OG_UINT8, OG_UNDEFINED, OG_FLOAT};
-        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, &b));
+        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, NULL, &b));
         CHECK(b.impl != NULL);
     }
     nh_release(&r);
@@ -1228,14 +1314,14 @@ static void cpu_binds_int_maxpool_and_pow(void)
         og_kernel_binding b;
         og_dtype t8 = OG_INT8, tu8 = OG_UINT8, tf = OG_FLOAT;
         if (i == 0) {
-            CHECK_OK(og_backend_bind(&og_cpu_backend, n, &t8, &b));
+            CHECK_OK(og_backend_bind(&og_cpu_backend, n, &t8, NULL, &b));
             const void *i8 = b.impl;
-            CHECK_OK(og_backend_bind(&og_cpu_backend, n, &tu8, &b));
+            CHECK_OK(og_backend_bind(&og_cpu_backend, n, &tu8, NULL, &b));
             const void *u8 = b.impl;
-            CHECK_OK(og_backend_bind(&og_cpu_backend, n, &tf, &b));
+            CHECK_OK(og_backend_bind(&og_cpu_backend, n, &tf, NULL, &b));
             CHECK(i8 && u8 && b.impl && i8 != u8 && i8 != b.impl);
         } else {
-            CHECK(og_backend_bind(&og_cpu_backend, n, &t8, &b) == OG_ERR_UNSUPPORTED);
+            CHECK(og_backend_bind(&og_cpu_backend, n, &t8, NULL, &b) == OG_ERR_UNSUPPORTED);
             CHECKF(strstr(og_last_error(), "(it computes float32, float64, float16)") != NULL,
                    "message %s", og_last_error());
         }
@@ -1252,26 +1338,26 @@ static void cpu_binds_int_maxpool_and_pow(void)
         const og_node *n = &r.g->nodes[0];
         og_kernel_binding b;
         og_dtype t[2] = {OG_FLOAT, OG_UINT64};
-        CHECK_OK(og_backend_bind(&og_cpu_backend, n, t, &b));
+        CHECK_OK(og_backend_bind(&og_cpu_backend, n, t, NULL, &b));
         const void *fu64 = b.impl;
         CHECK(fu64 != NULL && b.all_types == 1);
         t[1] = OG_UINT32;
-        CHECK_OK(og_backend_bind(&og_cpu_backend, n, t, &b));
+        CHECK_OK(og_backend_bind(&og_cpu_backend, n, t, NULL, &b));
         CHECK(b.impl != NULL && b.impl != fu64);
         t[1] = OG_UNDEFINED;
-        CHECK_OK(og_backend_bind(&og_cpu_backend, n, t, &b));
+        CHECK_OK(og_backend_bind(&og_cpu_backend, n, t, NULL, &b));
         CHECK(b.fn != NULL && b.impl == NULL);
         /* a 16-bit float base or exponent: one binding, the float32 loop on copies */
         t[0] = OG_FLOAT16;
         t[1] = OG_FLOAT;
-        CHECK_OK(og_backend_bind(&og_cpu_backend, n, t, &b));
+        CHECK_OK(og_backend_bind(&og_cpu_backend, n, t, NULL, &b));
         const void *half = b.impl;
         t[0] = OG_FLOAT;
         t[1] = OG_BFLOAT16;
-        CHECK_OK(og_backend_bind(&og_cpu_backend, n, t, &b));
+        CHECK_OK(og_backend_bind(&og_cpu_backend, n, t, NULL, &b));
         CHECK(half != NULL && b.impl == half && half != fu64);
         t[0] = OG_BOOL;
-        CHECK(og_backend_bind(&og_cpu_backend, n, t, &b) == OG_ERR_UNSUPPORTED);
+        CHECK(og_backend_bind(&og_cpu_backend, n, t, NULL, &b) == OG_ERR_UNSUPPORTED);
     }
     nh_release(&r);
     nh_free_tensors((og_tensor *[]){a, e}, 2);
@@ -1493,7 +1579,7 @@ static void cpu_miscops_bind_loops(void)
     CHECK_OK(nh_load(&bern, &r));
     if (!r.status) {
         og_kernel_binding b;
-        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, (og_dtype[]){OG_FLOAT}, &b));
+        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, (og_dtype[]){OG_FLOAT}, NULL, &b));
         CHECK(b.impl != NULL);
         og_tensor *y[2] = {NULL, NULL}, *lied = relabel(x, OG_UINT32);
         CHECK_OK(og_tensor_alloc(OG_DOUBLE, 2, x->dims, NULL, &y[0]));
@@ -1543,11 +1629,57 @@ static void cpu_miscops_bind_loops(void)
     og_tensor_free(sx);
 }
 
+/* Cast and CastLike bind the conversion of their (from, to[, saturate]) pair from the input's
+ * and the output's static dtypes: one per pair, another one to a float8 type with saturate 0,
+ * one for a number and a string; nothing before the target is known (the kernel picks at run
+ * time); a target without a conversion is refused, naming the node, the op and both dtypes. */
+static void cpu_binds_cast_pairs(void)
+{
+    og_tensor *x = nh_tensor(OG_FLOAT, 1, (int64_t[]){3}, (double[]){-1.5, 0.25, 1e6});
+    struct {
+        og_dtype to;
+        int saturate;
+    } cases[] = {{OG_FLOAT16, 1},      {OG_INT32, 1},  {OG_FLOAT8E4M3FN, 1},
+                 {OG_FLOAT8E4M3FN, 0}, {OG_STRING, 1}, {OG_INT4, 1}};
+    enum { N = sizeof cases / sizeof cases[0] };
+    const void *impl[N] = {0};
+    for (int i = 0; i < N; i++) {
+        nh_node c = {.op = "Cast",
+                     .opset = 21,
+                     .attrs = {NH_INT("to", cases[i].to), NH_INT("saturate", cases[i].saturate)},
+                     .in = {x}};
+        nh_result r;
+        CHECK_OK(nh_run(&c, &r));
+        if (r.status) continue;
+        og_dtype t[1] = {OG_FLOAT}, o[1] = {cases[i].to};
+        og_kernel_binding b;
+        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, o, &b));
+        CHECKF(b.impl != NULL && b.all_types == 1 && b.out_types[0] == cases[i].to,
+               "Cast to %s: no conversion bound", og_dtype_name(cases[i].to));
+        impl[i] = b.impl;
+        for (int j = 0; j < i; j++)
+            CHECKF(impl[j] != impl[i], "Cast to %s and case %d: one conversion",
+                   og_dtype_name(cases[i].to), j);
+        CHECK_OK(og_backend_bind(&og_cpu_backend, r.node, t, NULL, &b));
+        CHECK(b.fn != NULL && b.impl == NULL && b.all_types == 0);
+        o[0] = (og_dtype)14; /* complex64: no conversion */
+        CHECK(og_backend_bind(&og_cpu_backend, r.node, t, o, &b) == OG_ERR_UNSUPPORTED);
+        CHECKF(strstr(og_last_error(),
+                      "node 'n0' (Cast, opset 21): input 0 is float32, which "
+                      "the CPU kernel of Cast does not compute with output 0") != NULL,
+               "message %s", og_last_error());
+        nh_release(&r);
+    }
+    og_tensor_free(x);
+}
+
 int main(void)
 {
     toy_runs_a_graph();
     toy_refuses_at_creation();
     toy_binds_by_all_types();
+    toy_binds_by_output_types();
+    cpu_binds_cast_pairs();
     cpu_binds_typed_loops();
     kernels_by_version();
     binding_follows_the_run();

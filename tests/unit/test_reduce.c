@@ -375,7 +375,7 @@ static void bench_one(const char *label, const char *op, int opset, int rank, co
     const og_node *n = r.node;
     og_kernel_binding b = {0};
     og_dtype types[2] = {OG_FLOAT, OG_INT64};
-    CHECK_OK(og_backend_bind(&og_cpu_backend, n, types, &b));
+    CHECK_OK(og_backend_bind(&og_cpu_backend, n, types, NULL, &b));
     og_kernel_ctx k = {
         .node = n, .params = n->params, .alloc = r.g->alloc, .threads = threads, .impl = b.impl};
     double best = 1e9;

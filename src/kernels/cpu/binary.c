@@ -788,8 +788,9 @@ static og_status k_mod(const og_kernel_ctx *k, const og_tensor *const *in, int n
 static const bin_fn pow_half = NULL;
 
 /* Pow binds on both type variables: the loop of (base, exponent), an entry of pow_fns. */
-static const void *select_pow(const og_node *n, const og_dtype *t)
+static const void *select_pow(const og_node *n, const og_dtype *t, const og_dtype *out)
 {
+    (void)out; /* the inputs' dtypes (and attributes) fix the outputs' */
     if (n->n_in < 2 || t[1] == OG_UNDEFINED) return OG_KERNEL_AT_RUN;
     int sa = slot_of(t[0]), sb = pow_col(t[1]);
     bool ha = og_is_half(t[0]), hb = og_is_half(t[1]);

@@ -268,8 +268,9 @@ static const scatter_bound scatter_bounds[2][8] = {SCATTER_BOUND_ROW(&index_read
 
 /* Two type variables: the indices' (the constraint, whose read is bound) and the data's (the
  * update loop). */
-static const void *select_scatter(const og_node *n, const og_dtype *t)
+static const void *select_scatter(const og_node *n, const og_dtype *t, const og_dtype *out)
 {
+    (void)out; /* the inputs' dtypes (and attributes) fix the outputs' */
     const og_index_params *p = n->params;
     if (t[0] == OG_UNDEFINED) return OG_KERNEL_AT_RUN;
     int i = scatter_loop_index(t[0], p->reduction);

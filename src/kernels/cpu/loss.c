@@ -116,8 +116,9 @@ static const loss_loops loss_via_f32 = {NULL, NULL, NULL};
 /* Two type variables: the scores' (input 0, the constraint; the weights share it) and the
  * target's (input 1), both read by the loops.  A target or weights dtype not known before
  * the run leaves the choice to the kernel. */
-static const void *select_loss(const og_node *n, const og_dtype *t)
+static const void *select_loss(const og_node *n, const og_dtype *t, const og_dtype *out)
 {
+    (void)out; /* the inputs' dtypes (and attributes) fix the outputs' */
     if (n->n_in < 2 || t[1] == OG_UNDEFINED) return OG_KERNEL_AT_RUN;
     if (n->n_in > 2 && n->in[2] >= 0) {
         if (t[2] == OG_UNDEFINED) return OG_KERNEL_AT_RUN;

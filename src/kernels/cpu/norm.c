@@ -2,10 +2,12 @@
  * Dropout, for float32 and float64, and of GroupNormalization, LpNormalization,
  * MeanVarianceNormalization and LRN, which also take float16 and bfloat16 (through float).
  * The loops of one element type form a norm_loops table
- * that the session binds to each node when it is created (the type of X); the small
- * per-channel or per-row vectors whose type is free of X's (BatchNormalization's scale, B,
- * mean and var, LayerNormalization's Mean and InvStdDev, an old Dropout's mask) are read
- * and written through double.
+ * that the session binds to each node when it is created (the type of X).  The small
+ * per-channel or per-row vectors whose type is free of X's are computed in double: the
+ * inputs (BatchNormalization's scale, B, mean and var) read once per call, the outputs
+ * (BatchNormalization's running statistics, LayerNormalization's Mean and InvStdDev, a
+ * Dropout's mask) written by the typed stores (og_elem_io) of their dtype, which the
+ * session binds with the loops from the outputs' static dtypes (norm_bound).
  *
  * Every normalization ends in a per-run affine map y = x * a + b over contiguous runs
  * (H*W for a channel, a LayerNormalization row), with a and b precomputed per run, so the
@@ -15,14 +17,6 @@
 
 #include "kernels/cpu/kernel.h"
 #include "ops/norm.h"
-
-static void store_f64(og_tensor *t, int64_t i, double v)
-{
-    if (t->dtype == OG_FLOAT)
-        ((float *)t->data)[i] = (float)v;
-    else
-        ((double *)t->data)[i] = v;
-}
 
 static bool is_float_type(const og_tensor *t)
 {
@@ -205,7 +199,8 @@ typedef struct norm_loops {
 NORM_LOOPS(float)
 NORM_LOOPS(double)
 
-/* float32, float64, and the 16-bit floats through float32's binding (og_float_impl) */
+/* float32, float64, and the 16-bit floats through float32's binding (og_float_impl):
+ * InstanceNormalization's binding */
 OG_FLOAT_IMPLS(norm_impls, &norm_loops_float, &norm_loops_double);
 
 /* X's loops for this call of kernel self: of k->impl, or without a binding of the table's
@@ -225,6 +220,100 @@ static const norm_loops *norm_bind(const og_kernel_ctx *k, og_kernel_fn self,
     return im ? im->loops : NULL;
 }
 
+/* What BatchNormalization, LayerNormalization and Dropout bind (select_norm_io): X's loops
+ * as an og_float_impl (its first member, so that og_kernel_via_f32_bound passes the float32
+ * row's binding to the call on float32 copies) and the stores of their statistics outputs
+ * (BatchNormalization's outputs 1 to 4, LayerNormalization's Mean and InvStdDev: float32 or
+ * float64; Dropout's mask: bool, or X's dtype before version 10), one dtype for all of them;
+ * NULL stats when none is computed. */
+typedef struct norm_bound {
+    og_float_impl im;
+    const og_elem_io *stats;
+} norm_bound;
+/* [X float32, float64, 16-bit][stats none, float32, float64, bool]; a 16-bit X computes on
+ * float32 copies, where 16-bit statistics are float32 too */
+static const norm_bound norm_bounds[3][4] = {{{{&norm_loops_float, NULL}, NULL},
+                                              {{&norm_loops_float, NULL}, &og_elem_ios[0]},
+                                              {{&norm_loops_float, NULL}, &og_elem_ios[1]},
+                                              {{&norm_loops_float, NULL}, &og_elem_ios[12]}},
+                                             {{{&norm_loops_double, NULL}, NULL},
+                                              {{&norm_loops_double, NULL}, &og_elem_ios[0]},
+                                              {{&norm_loops_double, NULL}, &og_elem_ios[1]},
+                                              {{&norm_loops_double, NULL}, &og_elem_ios[12]}},
+                                             {{{NULL, &norm_bounds[0][0].im}, NULL},
+                                              {{NULL, &norm_bounds[0][1].im}, NULL},
+                                              {{NULL, &norm_bounds[0][2].im}, NULL},
+                                              {{NULL, &norm_bounds[0][3].im}, NULL}}};
+
+static const void *select_norm_io(const og_node *n, const og_dtype *t, const og_dtype *out)
+{
+    int x = t[0] == OG_FLOAT ? 0 : t[0] == OG_DOUBLE ? 1 : og_is_half(t[0]) ? 2 : -1;
+    if (x < 0) return NULL;
+    og_dtype stats = OG_UNDEFINED;
+    for (int j = 1; j < n->n_out; j++) {
+        if (n->out[j] < 0) continue;
+        if (out[j] == OG_UNDEFINED || (stats != OG_UNDEFINED && out[j] != stats))
+            return OG_KERNEL_AT_RUN; /* each output's store picked per call */
+        stats = out[j];
+    }
+    if (x == 2 && og_is_half(stats)) stats = OG_FLOAT; /* widened with X */
+    int s = stats == OG_UNDEFINED ? 0
+            : stats == OG_FLOAT   ? 1
+            : stats == OG_DOUBLE  ? 2
+            : stats == OG_BOOL    ? 3
+                                  : -1;
+    return s < 0 ? OG_KERNEL_AT_RUN : &norm_bounds[x][s];
+}
+
+/* The store of statistics output o: the bound one, or without a binding (a direct call,
+ * a run with other dtypes) that of o's dtype (float32, float64 or bool); NULL for another. */
+static const og_elem_io *stats_io(const og_kernel_ctx *k, const og_tensor *o)
+{
+    if (k->impl) return ((const norm_bound *)k->impl)->stats;
+    return is_float_type(o) || o->dtype == OG_BOOL ? og_elem_io_of(o->dtype) : NULL;
+}
+
+/* The stores of outputs first..last-1 that exist (NULL for the others) into io[]; false,
+ * with an error, when one has none. */
+static bool stats_ios(const og_kernel_ctx *k, og_tensor *const *out, int n_out, int first, int last,
+                      const og_elem_io **io)
+{
+    for (int j = first; j < last; j++) {
+        io[j - first] = j < n_out && out[j] ? stats_io(k, out[j]) : NULL;
+        if (j < n_out && out[j] && !io[j - first]) {
+            og_kernel_error(k, OG_ERR_UNSUPPORTED, "output %d has element type %s", j,
+                            og_dtype_name(out[j]->dtype));
+            return false;
+        }
+    }
+    return true;
+}
+
+/* X's loops for this call of kernel self (BatchNormalization, LayerNormalization,
+ * Dropout): the bound ones (a norm_bound), or without a binding those of X's dtype.  NULL
+ * when the call ends here, with *st: a 16-bit X computed by self on float32 copies (with
+ * the float32 row's binding, or unbound), or an X without loops (the error). */
+static const norm_loops *norm_io_bind(const og_kernel_ctx *k, og_kernel_fn self,
+                                      const og_tensor *const *in, int n_in, og_tensor *const *out,
+                                      int n_out, og_status *st)
+{
+    const norm_bound *b = k->impl;
+    og_dtype t = in[0]->dtype;
+    const norm_loops *L = b                ? b->im.loops
+                          : t == OG_FLOAT  ? &norm_loops_float
+                          : t == OG_DOUBLE ? &norm_loops_double
+                                           : NULL;
+    *st = OG_OK;
+    if (b && !L)
+        *st = og_kernel_via_f32_bound(k, &b->im, self, in, n_in, out, n_out);
+    else if (!L && og_is_half(t))
+        *st = og_kernel_via_f32_unbound(k, self, in, n_in, out, n_out);
+    else if (!L)
+        *st = og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
+                              og_dtype_name(t));
+    return L;
+}
+
 /* ---- BatchNormalization ---------------------------------------------------------- */
 
 static og_status batchnorm_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
@@ -234,12 +323,14 @@ static og_status batchnorm_kernel(const og_kernel_ctx *k, const og_tensor *const
     const og_tensor *x = in[0];
     og_tensor *y = out[0];
     og_status st;
-    const norm_loops *L = norm_bind(k, batchnorm_kernel, in, n_in, out, n_out, &st);
+    const norm_loops *L = norm_io_bind(k, batchnorm_kernel, in, n_in, out, n_out, &st);
     if (!L) return st;
     for (int i = 1; i < 5; i++)
         if (!is_float_type(in[i]))
             return og_kernel_error(k, OG_ERR_UNSUPPORTED, "input %d has element type %s", i,
                                    og_dtype_name(in[i]->dtype));
+    const og_elem_io *io[4];
+    if (!stats_ios(k, out, n_out, 1, 5, io)) return OG_ERR_UNSUPPORTED;
     const int64_t N = x->dims[0];
     const int64_t C = in[1]->numel; /* channels, or C*D1*... per activation */
     const int64_t inner = N * C > 0 ? x->numel / (N * C) : 0;
@@ -262,18 +353,15 @@ static og_status batchnorm_kernel(const og_kernel_ctx *k, const og_tensor *const
         memcpy(bm, mean, (size_t)C * sizeof *bm);
         memcpy(bv, var, (size_t)C * sizeof *bv);
     }
-    /* running statistics (training), or the inputs passed through */
+    /* running statistics (training), or the inputs passed through; then the batch's */
     double mom = p->training ? p->momentum : 1.0;
-    for (int j = 1; j < n_out && j < 5; j++) {
-        if (!out[j]) continue;
-        for (int64_t c = 0; c < C; c++) {
-            double v = j == 1   ? mean[c] * mom + bm[c] * (1 - mom)
-                       : j == 2 ? var[c] * mom + bv[c] * (1 - mom)
-                       : j == 3 ? bm[c]
-                                : bv[c];
-            store_f64(out[j], c, v);
-        }
+    for (int64_t c = 0; c < C; c++) {
+        mean[c] = mean[c] * mom + bm[c] * (1 - mom);
+        var[c] = var[c] * mom + bv[c] * (1 - mom);
     }
+    const double *stats[4] = {mean, var, bm, bv};
+    for (int j = 1; j < n_out && j < 5; j++)
+        if (io[j - 1]) io[j - 1]->store(out[j]->data, 0, 1, C, stats[j - 1]);
     /* per-channel affine: a = scale / sqrt(var + eps), b = B - mean * a */
     for (int64_t c = 0; c < C; c++) {
         double a = s[c] / sqrt(bv[c] + p->epsilon);
@@ -338,11 +426,13 @@ static og_status layernorm_kernel(const og_kernel_ctx *k, const og_tensor *const
     og_tensor *y = out[0];
     og_tensor *om = n_out > 1 ? out[1] : NULL, *oi = n_out > 2 ? out[2] : NULL;
     og_status st;
-    const norm_loops *L = norm_bind(k, layernorm_kernel, in, n_in, out, n_out, &st);
+    const norm_loops *L = norm_io_bind(k, layernorm_kernel, in, n_in, out, n_out, &st);
     if (!L) return st;
     if (w->dtype != x->dtype || (b && b->dtype != x->dtype))
         return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
                                og_dtype_name(x->dtype));
+    const og_elem_io *io[2];
+    if (!stats_ios(k, out, n_out, 1, 3, io)) return OG_ERR_UNSUPPORTED;
     int axis = (int)(p->axis < 0 ? p->axis + x->rank : p->axis);
     int64_t rows = 1, cols = 1;
     for (int d = 0; d < x->rank; d++) {
@@ -363,10 +453,8 @@ static og_status layernorm_kernel(const og_kernel_ctx *k, const og_tensor *const
     const void *wp = layer_param(w, nr, x->dims + axis, cols, wbuf);
     const void *bp = b ? layer_param(b, nr, x->dims + axis, cols, wbuf + (size_t)cols * esz) : NULL;
     L->layer_rows(k, x->data, y->data, rows, cols, wp, bp, p->epsilon, mean, inv);
-    for (int64_t r = 0; r < rows; r++) {
-        if (om) store_f64(om, r, mean[r]);
-        if (oi) store_f64(oi, r, inv[r]);
-    }
+    if (io[0]) io[0]->store(om->data, 0, 1, rows, mean);
+    if (io[1]) io[1]->store(oi->data, 0, 1, rows, inv);
     og_free(k->alloc, mean);
     return OG_OK;
 }
@@ -380,8 +468,10 @@ static og_status dropout_kernel(const og_kernel_ctx *k, const og_tensor *const *
     const og_tensor *x = in[0];
     og_tensor *y = out[0], *mask = n_out > 1 ? out[1] : NULL;
     og_status st;
-    const norm_loops *L = norm_bind(k, dropout_kernel, in, n_in, out, n_out, &st);
+    const norm_loops *L = norm_io_bind(k, dropout_kernel, in, n_in, out, n_out, &st);
     if (!L) return st;
+    const og_elem_io *mio;
+    if (!stats_ios(k, out, n_out, 1, 2, &mio)) return OG_ERR_UNSUPPORTED;
     double ratio = p->ratio;
     bool training = false;
     if (k->node->since_version >= 12) {
@@ -394,10 +484,13 @@ static og_status dropout_kernel(const og_kernel_ctx *k, const og_tensor *const *
     if (!training || ratio == 0) {
         /* inference: identity, nothing dropped */
         if (y->data != x->data) memcpy(y->data, x->data, og_tensor_nbytes(x));
-        if (mask && mask->dtype == OG_BOOL)
-            memset(mask->data, 1, (size_t)mask->numel);
-        else if (mask)
-            for (int64_t i = 0; i < mask->numel; i++) store_f64(mask, i, 1.0);
+        /* the mask: all ones, of its bound dtype (bool, or X's before version 10) */
+        static const double ones[64] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                                        1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                                        1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1,
+                                        1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+        for (int64_t i = 0; mio && i < mask->numel; i += 64)
+            mio->store(mask->data, i, 1, mask->numel - i < 64 ? mask->numel - i : 64, ones);
         return OG_OK;
     }
     uint8_t *m = mask ? mask->data : NULL;
@@ -683,17 +776,24 @@ static const void *select_norm(const og_node *n, og_dtype t)
 }
 
 /* Every kernel here computes float32 and float64, on X's dtype, whose loops select_norm
- * binds (float16 and bfloat16 through float32 copies).  BatchNormalization's scale, B, mean and var
- * (each float32 or float64) and LayerNormalization's Scale and B (X's dtype) are checked by the
- * kernels. */
+ * binds (float16 and bfloat16 through float32 copies; BatchNormalization, LayerNormalization
+ * and Dropout through select_norm_io, with the stores of the statistics outputs' dtype).
+ * BatchNormalization's scale, B, mean and var (each float32 or float64) and
+ * LayerNormalization's Scale and B (X's dtype) are checked by the kernels. */
 const og_kernel_def og_cpu_norm[] = {
-    {.name = "BatchNormalization", .domain = "", .fn = batchnorm_kernel, .select = select_norm},
+    {.name = "BatchNormalization",
+     .domain = "",
+     .fn = batchnorm_kernel,
+     .select_types = select_norm_io},
     {.name = "InstanceNormalization",
      .domain = "",
      .fn = instancenorm_kernel,
      .select = select_norm},
-    {.name = "LayerNormalization", .domain = "", .fn = layernorm_kernel, .select = select_norm},
-    {.name = "Dropout", .domain = "", .fn = dropout_kernel, .select = select_norm},
+    {.name = "LayerNormalization",
+     .domain = "",
+     .fn = layernorm_kernel,
+     .select_types = select_norm_io},
+    {.name = "Dropout", .domain = "", .fn = dropout_kernel, .select_types = select_norm_io},
     {.name = "GroupNormalization",
      .domain = "",
      .fn = groupnorm_kernel,

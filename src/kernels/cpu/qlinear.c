@@ -233,8 +233,9 @@ static q8_inputs q8_inputs_of(const og_node *n)
     return (q8_inputs){0, 2, 1, 3, -1}; /* MatMulInteger, ConvInteger */
 }
 
-static const void *select_q8(const og_node *n, const og_dtype *t)
+static const void *select_q8(const og_node *n, const og_dtype *t, const og_dtype *out)
 {
+    (void)out; /* the inputs' dtypes (and attributes) fix the outputs' */
     q8_inputs q = q8_inputs_of(n);
     og_dtype ta = t[q.a], tb = t[q.b], ty = q.y_zp >= 0 ? t[q.y_zp] : OG_INT32;
     if (ta != OG_UNDEFINED && q8_index(ta) < 0) return NULL;

@@ -148,8 +148,9 @@ static const q_bind *q_bind_of(og_dtype x, og_dtype s, og_dtype y)
 /* Two type variables: the loop depends on x's dtype, the scale's (the arithmetic) and y's,
  * which is the zero point's (or output_dtype, or uint8).  A dtype not known before the run
  * leaves the choice to the kernel. */
-static const void *select_quantize(const og_node *n, const og_dtype *t)
+static const void *select_quantize(const og_node *n, const og_dtype *t, const og_dtype *out)
 {
+    (void)out; /* the inputs' dtypes (and attributes) fix the outputs' */
     const og_quant_params *p = n->params;
     bool has_zp = n->n_in > 2 && n->in[2] >= 0;
     og_dtype y = has_zp ? t[2] : p->output_dtype != OG_UNDEFINED ? p->output_dtype : OG_UINT8;
@@ -274,8 +275,9 @@ static const og_float_impl *dq_impl_of(og_dtype x, og_dtype y)
 }
 
 /* Two type variables: x's dtype and the scale's (y's). */
-static const void *select_dequantize(const og_node *n, const og_dtype *t)
+static const void *select_dequantize(const og_node *n, const og_dtype *t, const og_dtype *out)
 {
+    (void)out; /* the inputs' dtypes (and attributes) fix the outputs' */
     if (n->n_in < 2 || t[1] == OG_UNDEFINED) return OG_KERNEL_AT_RUN;
     return dq_impl_of(t[0], t[1]);
 }

@@ -15,6 +15,7 @@
     X(norm)                                                                                        \
     X(loss)                                                                                        \
     X(tensor)                                                                                      \
+    X(tensor_cast)                                                                                 \
     X(resize)                                                                                      \
     X(index)                                                                                       \
     X(optim)                                                                                       \

@@ -695,8 +695,9 @@ static const og_float_impl *gs_impl_of(og_dtype x, og_dtype g)
     return i < 0 || j < 0 ? NULL : &gs_impls[i][j];
 }
 
-static const void *select_grid_sample(const og_node *n, const og_dtype *t)
+static const void *select_grid_sample(const og_node *n, const og_dtype *t, const og_dtype *out)
 {
+    (void)out; /* the inputs' dtypes (and attributes) fix the outputs' */
     if (n->n_in < 2 || t[1] == OG_UNDEFINED) return OG_KERNEL_AT_RUN;
     return gs_impl_of(t[0], t[1]);
 }

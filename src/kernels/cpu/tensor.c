@@ -1,8 +1,8 @@
 /* tensor.c: CPU kernels of the shape and data-movement ops.  They move bytes by element
  * size (1, 2, 4 or 8), so one code path serves every dtype, strings included (their char *
- * are moved, then copied: own_strings); Cast is the only one that looks at values.  Most ops are
- * expressed as one strided copy (copy_plan) that merges contiguous dims and then copies runs with
- * memcpy, fills broadcast runs, or transposes 2-D tiles. */
+ * are moved, then copied: own_strings); Cast, which looks at values, is in tensor_cast.c.  Most ops
+ * are expressed as one strided copy (copy_plan) that merges contiguous dims and then copies runs
+ * with memcpy, fills broadcast runs, or transposes 2-D tiles. */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
 #include <locale.h>
@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "kernels/cpu/cast.h"
 #include "kernels/cpu/kernel.h"
 #include "ops/tensor_shared.h"
 
@@ -302,217 +303,6 @@ static og_op_ctx op_ctx_of(const og_kernel_ctx *k)
 {
     og_op_ctx c = {k->node, k->alloc, NULL, true};
     return c;
-}
-
-/* ---- Cast --------------------------------------------------------------------------- */
-
-/* Types Cast converts natively; float16 and bfloat16 go through float.
- * X(enum, C type, is bool (store x != 0), is float, min, max).  Float to integer conversions
- * saturate (NaN gives 0): out-of-range conversions are undefined behaviour in C. */
-#define CAST_TYPES(X)                                                                              \
-    X(OG_FLOAT, float, 0, 1, -HUGE_VALF, HUGE_VALF)                                                \
-    X(OG_DOUBLE, double, 0, 1, -HUGE_VAL, HUGE_VAL)                                                \
-    X(OG_INT8, int8_t, 0, 0, INT8_MIN, INT8_MAX)                                                   \
-    X(OG_INT16, int16_t, 0, 0, INT16_MIN, INT16_MAX)                                               \
-    X(OG_INT32, int32_t, 0, 0, INT32_MIN, INT32_MAX)                                               \
-    X(OG_INT64, int64_t, 0, 0, INT64_MIN, INT64_MAX)                                               \
-    X(OG_UINT8, uint8_t, 0, 0, 0, UINT8_MAX)                                                       \
-    X(OG_UINT16, uint16_t, 0, 0, 0, UINT16_MAX)                                                    \
-    X(OG_UINT32, uint32_t, 0, 0, 0, UINT32_MAX)                                                    \
-    X(OG_UINT64, uint64_t, 0, 0, 0, UINT64_MAX)                                                    \
-    X(OG_BOOL, uint8_t, 1, 0, 0, 1)
-
-/* CAST_SRC expands the list again inside the outer CAST_TYPES(CAST_SRC), where the
- * preprocessor leaves CAST_TYPES alone (a macro does not expand inside its own expansion).
- * CAST_TYPES_LATER holds the inner use back as `CAST_TYPES_AGAIN ()`, and CAST_EXPAND's
- * rescan, outside that expansion, turns it into the list: one list serves both levels. */
-#define CAST_EMPTY()
-#define CAST_DEFER(m)       m CAST_EMPTY()
-#define CAST_EXPAND(...)    __VA_ARGS__
-#define CAST_TYPES_AGAIN()  CAST_TYPES
-#define CAST_TYPES_LATER(X) CAST_DEFER(CAST_TYPES_AGAIN)()(X)
-
-#define CAST_DST(DE, DT, DB, DF, DMIN, DMAX)                                                       \
-    case DE: {                                                                                     \
-        DT *restrict dp = d;                                                                       \
-        if (DB) {                                                                                  \
-            for (int64_t i = 0; i < n; i++) dp[i] = (DT)(sp[i] != 0);                              \
-        } else if (SRC_FLOAT && !DF) {                                                             \
-            for (int64_t i = 0; i < n; i++)                                                        \
-                dp[i] = sp[i] != sp[i]            ? (DT)0                                          \
-                        : sp[i] <= (double)(DMIN) ? (DT)(DMIN)                                     \
-                        : sp[i] >= (double)(DMAX) ? (DT)(DMAX)                                     \
-                                                  : (DT)sp[i];                                     \
-        } else {                                                                                   \
-            for (int64_t i = 0; i < n; i++) dp[i] = (DT)sp[i];                                     \
-        }                                                                                          \
-    } break;
-#define CAST_SRC(SE, ST, SB, SF, SMIN, SMAX)                                                       \
-    case SE: {                                                                                     \
-        const ST *restrict sp = s;                                                                 \
-        enum { SRC_FLOAT = SF };                                                                   \
-        switch (dt) {                                                                              \
-            CAST_TYPES_LATER(CAST_DST)                                                             \
-        default: break;                                                                            \
-        }                                                                                          \
-    } break;
-
-static void cast_native(og_dtype st, const void *restrict s, og_dtype dt, void *restrict d,
-                        int64_t n)
-{
-    switch (st) {
-        CAST_EXPAND(CAST_TYPES(CAST_SRC))
-    default: break;
-    }
-}
-
-static bool is_half(og_dtype t) { return t == OG_FLOAT16 || t == OG_BFLOAT16; }
-
-#define CAST_BLOCK 1024
-
-/* Convert n elements (n <= CAST_BLOCK), through float when a side is 16-bit float. */
-static void cast_block(og_dtype st, const char *s, og_dtype dt, char *d, int64_t n)
-{
-    float a[CAST_BLOCK], b[CAST_BLOCK];
-    if (is_half(st)) {
-        const uint16_t *h = (const uint16_t *)s;
-        for (int64_t i = 0; i < n; i++)
-            a[i] = st == OG_FLOAT16 ? og_half_to_float(h[i]) : og_bfloat16_to_float(h[i]);
-        s = (const char *)a;
-        st = OG_FLOAT;
-    }
-    if (!is_half(dt)) {
-        cast_native(st, s, dt, d, n);
-        return;
-    }
-    const float *f = (const float *)s;
-    if (st != OG_FLOAT) {
-        cast_native(st, s, OG_FLOAT, b, n);
-        f = b;
-    }
-    uint16_t *h = (uint16_t *)d;
-    for (int64_t i = 0; i < n; i++)
-        h[i] = dt == OG_FLOAT16 ? og_float_to_half(f[i]) : og_float_to_bfloat16(f[i]);
-}
-
-/* Casts from and to strings, as the spec reads: a string to a number parses the plain or
- * scientific form ("1e-5", "+INF", "-inf" and "NaN" in any case; an integer target takes an
- * integer literal exactly, a decimal one truncated, "100.5" -> 100), a number to a string is
- * its shortest plain form that reads back to the same value ("0.9767611" for that float32,
- * "%.{p}g" with the smallest p, at most 9 for float and 17 for double).  Both in the "C"
- * locale of the calling thread (uselocale), whatever the process's. */
-static og_status cast_strings(const og_kernel_ctx *k, const og_tensor *x, og_tensor *y)
-{
-    og_dtype st = x->dtype, dt = y->dtype;
-    if (st == OG_STRING && dt == OG_STRING) {
-        memcpy(y->data, x->data, (size_t)x->numel * sizeof(char *));
-        return og_tensor_own_strings(y);
-    }
-    locale_t c_loc = newlocale(LC_ALL_MASK, "C", (locale_t)0);
-    locale_t prev = c_loc ? uselocale(c_loc) : (locale_t)0;
-    og_status rc = OG_OK;
-    for (int64_t i = 0; i < x->numel && !rc; i++) {
-        if (st == OG_STRING) {
-            const char *s = og_tensor_str(x, i);
-            char *end;
-            if (og_dtype_is_integer(dt)) {
-                errno = 0;
-                long long v = strtoll(s, &end, 10);
-                if (end != s && *end == 0 && errno == 0) {
-                    if (dt == OG_UINT64 && v >= 0)
-                        ((uint64_t *)y->data)[i] = (uint64_t)v;
-                    else
-                        og_tensor_set_f64(y, i, (double)v);
-                    if (dt == OG_INT64) ((int64_t *)y->data)[i] = v;
-                    continue;
-                }
-            }
-            og_tensor_set_f64(y, i, strtod(s, &end));
-            continue;
-        }
-        char buf[64];
-        if (og_dtype_is_float(st)) {
-            double v = og_tensor_get_f64(x, i);
-            int maxp = st == OG_DOUBLE ? 17 : 9;
-            for (int p = 1; p <= maxp; p++) {
-                snprintf(buf, sizeof buf, "%.*g", p, v);
-                double back = strtod(buf, NULL);
-                if (st == OG_DOUBLE ? back == v : (float)back == (float)v) break;
-            }
-            if (v != v)
-                snprintf(buf, sizeof buf, "NaN");
-            else if (v == HUGE_VAL)
-                snprintf(buf, sizeof buf, "INF");
-            else if (v == -HUGE_VAL)
-                snprintf(buf, sizeof buf, "-INF");
-        } else if (st == OG_UINT64) {
-            snprintf(buf, sizeof buf, "%llu", (unsigned long long)((const uint64_t *)x->data)[i]);
-        } else {
-            snprintf(buf, sizeof buf, "%lld", (long long)og_tensor_get_i64(x, i));
-        }
-        rc = og_tensor_set_str(y, i, buf, strlen(buf));
-    }
-    if (c_loc) {
-        uselocale(prev);
-        freelocale(c_loc);
-    }
-    return rc;
-}
-
-static bool is_narrow(og_dtype t) { return og_dtype_is_float8(t) || og_dtype_is_int4(t); }
-
-/* Casts from or to the 8-bit floats and 4-bit integers, element by element through double
- * (every value of these types, and every float16 or float, is exact in double, so a float8
- * result is rounded once).  To float8: nearest, ties to even, `saturate` as the spec's table
- * (og_double_to_float8); to int4/uint4: rounded to nearest even and clipped, as the
- * reference implementation; from float8 or int4 to the other types: og_tensor_set_f64
- * (exact to the float types; to integers truncated and saturated, NaN to 0). */
-static void cast_narrow(const og_tensor *x, og_tensor *y, bool saturate)
-{
-    og_dtype dt = y->dtype;
-    uint8_t *d = y->data;
-    for (int64_t i = 0; i < x->numel; i++) {
-        double v = x->dtype == OG_INT64    ? (double)((const int64_t *)x->data)[i]
-                   : x->dtype == OG_UINT64 ? (double)((const uint64_t *)x->data)[i]
-                                           : og_tensor_get_f64(x, i);
-        if (og_dtype_is_float8(dt))
-            d[i] = og_double_to_float8(v, dt, saturate);
-        else if (og_dtype_is_int4(dt))
-            d[i] = (uint8_t)og_saturate_int4(rint(v), dt);
-        else
-            og_tensor_set_f64(y, i, v);
-    }
-}
-
-static og_status cast_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
-                             og_tensor *const *out, int n_out)
-{
-    og_dtype st = in[0]->dtype, dt = out[0]->dtype;
-    const og_cast_params *p = k->params;
-    if ((is_narrow(st) || is_narrow(dt)) && st != dt && st != OG_STRING && dt != OG_STRING) {
-        cast_narrow(in[0], out[0], p ? p->saturate : true);
-        return OG_OK;
-    }
-    if (st == OG_STRING || dt == OG_STRING) return cast_strings(k, in[0], out[0]);
-    size_t ses = og_dtype_size(st), des = og_dtype_size(dt);
-    if (!ses || !des)
-        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "cast from %s to %s is not supported",
-                               og_dtype_name(st), og_dtype_name(dt));
-    int64_t n = in[0]->numel;
-    if (n == 0) return OG_OK;
-    if (st == dt) {
-        memcpy(out[0]->data, in[0]->data, (size_t)n * ses);
-        return OG_OK;
-    }
-    const char *s = in[0]->data;
-    char *d = out[0]->data;
-    int64_t nb = (n + CAST_BLOCK - 1) / CAST_BLOCK;
-    OG_PARALLEL_FOR(k, nb, CAST_BLOCK, b, {
-        int64_t i0 = b * CAST_BLOCK;
-        cast_block(st, s + i0 * (int64_t)ses, dt, d + i0 * (int64_t)des,
-                   n - i0 < CAST_BLOCK ? n - i0 : CAST_BLOCK);
-    });
-    return OG_OK;
 }
 
 /* ---- Concat, Split ------------------------------------------------------------------ */
@@ -836,7 +626,7 @@ static int64_t pad_source(og_pad_mode mode, int64_t i, int64_t n)
 typedef struct pad_value {
     void (*of_float)(float v, void *out);
 } pad_value;
-#define PAD_OF_FLOAT(DE, DT, DB, DF, DMIN, DMAX)                                                   \
+#define PAD_OF_FLOAT(C, DE, DT, DB, DF, DMIN, DMAX)                                                \
     static void pad_of_##DE(float v, void *out)                                                    \
     {                                                                                              \
         DT d = DB                    ? (DT)(v != 0)                                                \
@@ -847,7 +637,7 @@ typedef struct pad_value {
                                      : (DT)v;                                                      \
         memcpy(out, &d, sizeof d);                                                                 \
     }
-CAST_TYPES(PAD_OF_FLOAT)
+CAST_TYPES(_, PAD_OF_FLOAT)
 static void pad_of_half(float v, void *out)
 {
     uint16_t h = og_float_to_half(v);
@@ -858,11 +648,12 @@ static void pad_of_bf16(float v, void *out)
     uint16_t h = og_float_to_bfloat16(v);
     memcpy(out, &h, sizeof h);
 }
-#define PAD_ENTRY(DE, DT, DB, DF, DMIN, DMAX) {DE, {pad_of_##DE}},
+#define PAD_ENTRY(C, DE, DT, DB, DF, DMIN, DMAX) {DE, {pad_of_##DE}},
 static const struct {
     og_dtype t;
     pad_value v;
-} pad_values[] = {CAST_TYPES(PAD_ENTRY){OG_FLOAT16, {pad_of_half}}, {OG_BFLOAT16, {pad_of_bf16}}};
+} pad_values[] = {CAST_TYPES(_, PAD_ENTRY){OG_FLOAT16, {pad_of_half}},
+                  {OG_BFLOAT16, {pad_of_bf16}}};
 static const pad_value pad_bytes = {NULL};
 
 static const void *select_pad(const og_node *n, og_dtype t)
@@ -1086,16 +877,6 @@ static og_status eyelike_kernel(const og_kernel_ctx *k, const og_tensor *const *
 
 /* ---- the table ---------------------------------------------------------------------- */
 
-/* Cast converts from every dtype with an element size (CAST_TYPES, the two 16-bit floats,
- * the 8-bit floats and 4-bit integers): its target is the attribute `to` (CastLike: input
- * 1's dtype), which the kernel checks. */
-static const og_dtype cast_types[] = {OG_FLOAT,          OG_DOUBLE,     OG_FLOAT16,
-                                      OG_BFLOAT16,       OG_INT8,       OG_INT16,
-                                      OG_INT32,          OG_INT64,      OG_UINT8,
-                                      OG_UINT16,         OG_UINT32,     OG_UINT64,
-                                      OG_BOOL,           OG_STRING,     OG_FLOAT8E4M3FN,
-                                      OG_FLOAT8E4M3FNUZ, OG_FLOAT8E5M2, OG_FLOAT8E5M2FNUZ,
-                                      OG_UINT4,          OG_INT4,       0};
 /* Range's loops (select_range): its output has the dtype of start, input 0. */
 static const og_dtype range_types[] = {OG_FLOAT, OG_DOUBLE, OG_INT16, OG_INT32, OG_INT64, 0};
 
@@ -1106,8 +887,6 @@ static const og_dtype range_types[] = {OG_FLOAT, OG_DOUBLE, OG_INT16, OG_INT32, 
  * float attribute to the data's dtype); EyeLike binds the loop writing ones of its output's
  * dtype (select_eyelike). */
 const og_kernel_def og_cpu_tensor[] = {
-    {.name = "Cast", .domain = "", .fn = cast_kernel, .types = cast_types, .strings = 1},
-    {.name = "CastLike", .domain = "", .fn = cast_kernel, .types = cast_types, .strings = 1},
     {.name = "Concat", .domain = "", .fn = concat_kernel, .strings = 1},
     {.name = "Constant", .domain = "", .fn = constant_kernel},
     {.name = "ConstantOfShape", .domain = "", .fn = cos_kernel},
