@@ -247,5 +247,6 @@ const og_dtype *og_types_with_half(const og_op_ctx *c, const og_dtype *allowed, 
 extern const og_dtype og_types_float[];   /* float, double */
 extern const og_dtype og_types_numeric[]; /* float, double, int32, int64 */
 extern const og_dtype og_types_all[];     /* numeric and bool */
+extern const og_dtype og_types_all_int[]; /* numeric and every other integer type */
 
 #endif /* OG_OP_H */

@@ -7,6 +7,9 @@
 const og_dtype og_types_float[] = {OG_FLOAT, OG_DOUBLE, OG_UNDEFINED};
 const og_dtype og_types_numeric[] = {OG_FLOAT, OG_DOUBLE, OG_INT32, OG_INT64, OG_UNDEFINED};
 const og_dtype og_types_all[] = {OG_FLOAT, OG_DOUBLE, OG_INT32, OG_INT64, OG_BOOL, OG_UNDEFINED};
+const og_dtype og_types_all_int[] = {OG_FLOAT,  OG_DOUBLE, OG_INT32,    OG_INT64,
+                                     OG_INT8,   OG_UINT8,  OG_INT16,    OG_UINT16,
+                                     OG_UINT32, OG_UINT64, OG_UNDEFINED};
 
 const og_dtype *og_types_with_half(const og_op_ctx *c, const og_dtype *allowed, int f16_from,
                                    int bf16_from, og_dtype types[23])

@@ -5,8 +5,17 @@
 
 #include "ops/reduce_params.h"
 
-static const og_dtype types_numeric_bool[] = {OG_FLOAT, OG_DOUBLE, OG_INT32,
-                                              OG_INT64, OG_BOOL,   OG_UNDEFINED};
+/* ReduceMax/ReduceMin's schemas: uint32 and uint64 from opset 1, int8 and uint8 from 12,
+ * bool from 20 */
+static const og_dtype types_minmax1[] = {OG_FLOAT,  OG_DOUBLE, OG_INT32,    OG_INT64,
+                                         OG_UINT32, OG_UINT64, OG_UNDEFINED};
+static const og_dtype types_minmax12[] = {OG_FLOAT,  OG_DOUBLE, OG_INT32, OG_INT64,    OG_UINT32,
+                                          OG_UINT64, OG_INT8,   OG_UINT8, OG_UNDEFINED};
+static const og_dtype types_minmax20[] = {OG_FLOAT,  OG_DOUBLE, OG_INT32, OG_INT64, OG_UINT32,
+                                          OG_UINT64, OG_INT8,   OG_UINT8, OG_BOOL,  OG_UNDEFINED};
+/* ReduceSum, ReduceMean, ReduceProd, ReduceL1, ReduceSumSquare */
+static const og_dtype types_sumlike[] = {OG_FLOAT,  OG_DOUBLE, OG_INT32,    OG_INT64,
+                                         OG_UINT32, OG_UINT64, OG_UNDEFINED};
 static const og_dtype types_index[] = {OG_INT32, OG_INT64, OG_UNDEFINED};
 
 static og_status new_params(const og_op_ctx *c, og_reduce_params **p)
@@ -104,11 +113,12 @@ static og_status reduce_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, 
 {
     const og_reduce_params *p = c->node->params;
     const og_dtype *types = og_types_float;
+    int v = c->node->since_version;
     if (is_op(c, "ReduceMax") || is_op(c, "ReduceMin"))
-        types = c->node->since_version >= 20 ? types_numeric_bool : og_types_numeric;
+        types = v >= 20 ? types_minmax20 : v >= 12 ? types_minmax12 : types_minmax1;
     else if (is_op(c, "ReduceSum") || is_op(c, "ReduceMean") || is_op(c, "ReduceProd") ||
              is_op(c, "ReduceL1") || is_op(c, "ReduceSumSquare"))
-        types = og_types_numeric;
+        types = types_sumlike;
     /* float16 in every version, bfloat16 from opset 13 (every Reduce* op's schema); the
      * kernels compute both through float32 copies */
     og_dtype half_types[23];
@@ -169,8 +179,8 @@ static og_status arg_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og_
                            int n_out)
 {
     const og_reduce_params *p = c->node->params;
-    og_dtype types[23]; /* float16 in every version, bfloat16 from 13 */
-    og_status st = og_check_dtype(c, in, 0, og_types_with_half(c, og_types_numeric, 1, 13, types));
+    og_dtype types[23]; /* every integer type; float16 in every version, bfloat16 from 13 */
+    og_status st = og_check_dtype(c, in, 0, og_types_with_half(c, og_types_all_int, 1, 13, types));
     if (st) return st;
     out[0].dtype = OG_INT64;
     int rank = in[0].rank, axis;

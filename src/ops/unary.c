@@ -182,12 +182,19 @@ static og_status infer_gelu(const og_op_ctx *c, const og_vinfo *in, int n_in, og
     return infer_same_half(c, in, out, og_types_float, 20);
 }
 
-/* Abs, Neg: the spec allows every signed (and for Abs unsigned) type; onnxgrad has int32
- * and int64 among them; float16 always, bfloat16 from 13. */
+/* Neg: the spec allows every signed type; onnxgrad has int32 and int64 among them; float16
+ * always, bfloat16 from 13. */
 static og_status infer_numeric(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                                int n_out)
 {
     return infer_same_half(c, in, out, og_types_numeric, 13);
+}
+
+/* Abs, Sign: every integer type (the unsigned ones too); float16 always, bfloat16 from 13. */
+static og_status infer_all_int(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                               int n_out)
+{
+    return infer_same_half(c, in, out, og_types_all_int, 13);
 }
 
 /* Relu takes integers from opset 14 on; float16 always, bfloat16 from 13. */
@@ -267,9 +274,9 @@ static og_status infer_clip(const og_op_ctx *c, const og_vinfo *in, int n_in, og
     }
 
 const og_op_def og_ops_unary[] = {
-    {"Abs", "", OG_SINCE(Abs), 1, 1, 1, 1, NULL, NULL, infer_numeric, 0},
+    {"Abs", "", OG_SINCE(Abs), 1, 1, 1, 1, NULL, NULL, infer_all_int, 0},
     {"Neg", "", OG_SINCE(Neg), 1, 1, 1, 1, NULL, NULL, infer_numeric, 0},
-    {"Sign", "", OG_SINCE(Sign), 1, 1, 1, 1, NULL, NULL, infer_numeric, 0},
+    {"Sign", "", OG_SINCE(Sign), 1, 1, 1, 1, NULL, NULL, infer_all_int, 0},
     {"Relu", "", OG_SINCE(Relu), 1, 1, 1, 1, NULL, NULL, infer_relu, 0},
     {"Clip", "", OG_SINCE(Clip), 1, 3, 1, 1, parse_clip, NULL, infer_clip, 0},
     {"Not", "", OG_SINCE(Not), 1, 1, 1, 1, NULL, NULL, infer_not, 0},

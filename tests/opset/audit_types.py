@@ -18,7 +18,8 @@ A combination that does not pass must match a line of tests/opset/type_audit_exc
 usable seed are counted as unchecked, by reason.
 
 usage: audit_types.py BUILD_DIR [-v] [--int]     exit 0 pass, 1 fail, 77 skip (no onnx/onnxruntime)
---int: the integer types and bool instead of the float types (a survey, not in CTest)
+--int: the integer types and bool instead of the float types, with the exclusions of
+tests/opset/type_audit_int_exclusions.txt (CTest opset_type_audit_int)
 """
 
 import collections
@@ -44,7 +45,7 @@ except ImportError:
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 TYPES = {"float16": TP.FLOAT16, "bfloat16": TP.BFLOAT16, "float": TP.FLOAT, "double": TP.DOUBLE}
-# --int: the integer types and bool instead (not part of the CTest entry)
+# --int: the integer types and bool instead (CTest opset_type_audit_int)
 INT_TYPES = {"int8": TP.INT8, "int16": TP.INT16, "int32": TP.INT32, "int64": TP.INT64,
              "uint8": TP.UINT8, "uint16": TP.UINT16, "uint32": TP.UINT32, "uint64": TP.UINT64,
              "bool": TP.BOOL}
@@ -447,9 +448,10 @@ def parse_set(s, conv):
     return out
 
 
-def load_exclusions():
+def load_exclusions(int_mode):
     ex = []
-    with open(os.path.join(HERE, "type_audit_exclusions.txt")) as f:
+    name = "type_audit_int_exclusions.txt" if int_mode else "type_audit_exclusions.txt"
+    with open(os.path.join(HERE, name)) as f:
         for line in f:
             line = line.strip()
             if not line or line.startswith("#"):
@@ -545,7 +547,7 @@ def main():
             if n not in results:
                 results[n] = ("FAIL", "runner died (exit %d): %s" % (p.returncode,
                                                                       p.stderr[-300:]))
-    ex = load_exclusions()
+    ex = load_exclusions("--int" in sys.argv[2:])
     passed, unexpected = 0, []
     excl_by_reason = collections.Counter()
     for n in names:

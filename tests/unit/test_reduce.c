@@ -227,6 +227,53 @@ static void test_softmax_special(void)
 }
 
 /* ArgMin with ties and select_last_index; CumSum exclusive+reverse; TopK with ties. */
+/* The narrow and unsigned integer loops at their extremes (issue 12): uint64 values above
+ * INT64_MAX through ReduceMax/ReduceMin/ReduceSum (opset 11; the sum wraps mod 2^64), int8 through
+ * ArgMin/ArgMax with both index selections. */
+static void test_narrow_unsigned(void)
+{
+    int64_t d[] = {2, 3};
+    const uint64_t big = UINT64_MAX - 1, top = (uint64_t)1 << 63;
+    const uint64_t xv[] = {1, big, 5, top, 7, top + 2};
+    og_tensor *x = nh_tensor_raw(OG_UINT64, 2, d, xv);
+    const og_tensor *in[] = {x};
+    static const char *const ops[] = {"ReduceMax", "ReduceMin", "ReduceSum"};
+    const uint64_t want[3][2] = {{big, top + 2}, {1, 7}, {big + 6, top + top + 9}};
+    for (int op = 0; op < 3; op++) {
+        nh_node n = node(ops[op], 11, in, 1, 1, 1);
+        n.attrs[0] = (nh_attr)NH_INTS("axes", 1);
+        n.attrs[1] = (nh_attr)NH_INT("keepdims", 0);
+        nh_result r;
+        CHECK_OK(nh_load(&n, &r));
+        CHECK_OK(nh_exec(&r));
+        const og_tensor *y = r.out[0];
+        CHECK(y && y->dtype == OG_UINT64 && y->numel == 2);
+        for (int i = 0; y && i < 2; i++) CHECK(((const uint64_t *)y->data)[i] == want[op][i]);
+        nh_release(&r);
+    }
+    og_tensor *all[] = {x};
+    nh_free_tensors(all, 1);
+
+    const int8_t bv[] = {-128, 127, 0, -128, 127};
+    int64_t db = 5;
+    og_tensor *b = nh_tensor_raw(OG_INT8, 1, &db, bv);
+    const og_tensor *inb[] = {b};
+    /* [ArgMax, ArgMin][first, last] */
+    const int64_t wantb[2][2] = {{1, 4}, {0, 3}};
+    for (int op = 0; op < 2; op++)
+        for (int last = 0; last < 2; last++) {
+            nh_node n = node(op ? "ArgMin" : "ArgMax", 13, inb, 1, 1, 1);
+            n.attrs[0] = (nh_attr)NH_INT("select_last_index", last);
+            nh_result r;
+            CHECK_OK(nh_load(&n, &r));
+            CHECK_OK(nh_exec(&r));
+            CHECK(r.out[0] && ((const int64_t *)r.out[0]->data)[0] == wantb[op][last]);
+            nh_release(&r);
+        }
+    og_tensor *allb[] = {b};
+    nh_free_tensors(allb, 1);
+}
+
 static void test_arg_cumsum_topk(void)
 {
     int64_t d[] = {1, 5};
@@ -446,6 +493,7 @@ int main(int argc, char **argv)
     test_softmax_special();
     test_arg_cumsum_topk();
     test_int_wrap();
+    test_narrow_unsigned();
     test_errors();
     test_hardmax();
     NH_DONE();

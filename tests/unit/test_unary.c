@@ -306,6 +306,32 @@ static void test_ints(void)
         expect("Abs INT32_MIN", y, (const double[]){INT32_MIN, INT32_MAX}, 2);
         og_tensor_free(t);
     }
+    /* the narrow signed types (Abs of the minimum wraps) and the unsigned ones (Abs is x,
+     * Sign is x != 0) */
+    {
+        const double xs[] = {-128, -5, 0, 5, 127}, xu[] = {0, 1, 200, 255, 7};
+        static const og_dtype signed_t[] = {OG_INT8, OG_INT16},
+                              unsigned_t[] = {OG_UINT8, OG_UINT16, OG_UINT32, OG_UINT64};
+        for (int ti = 0; ti < 2; ti++) {
+            og_tensor *t = vec(signed_t[ti], 5, xs), *y;
+            const og_tensor *ins[1] = {t};
+            run_op("Abs", 13, NULL, 0, ins, 1, 1, &y);
+            expect("Abs narrow", y,
+                   (const double[]){signed_t[ti] == OG_INT8 ? -128 : 128, 5, 0, 5, 127}, 5);
+            run_op("Sign", 13, NULL, 0, ins, 1, 1, &y);
+            expect("Sign narrow", y, (const double[]){-1, -1, 0, 1, 1}, 5);
+            og_tensor_free(t);
+        }
+        for (int ti = 0; ti < 4; ti++) {
+            og_tensor *t = vec(unsigned_t[ti], 5, xu), *y;
+            const og_tensor *ins[1] = {t};
+            run_op("Abs", 13, NULL, 0, ins, 1, 1, &y);
+            expect("Abs unsigned", y, xu, 5);
+            run_op("Sign", 13, NULL, 0, ins, 1, 1, &y);
+            expect("Sign unsigned", y, (const double[]){0, 1, 1, 1, 1}, 5);
+            og_tensor_free(t);
+        }
+    }
 }
 
 static void test_bool_out(void)

@@ -58,9 +58,13 @@ typedef struct red_loops {
     rkr_fn rkr;
 } red_loops;
 
+/* The number of dtype_slot() values: float32, float64, int32, int64, bool, then the narrow
+ * and unsigned integer types. */
+#define N_SLOTS 11
+
 /* One reduction's loops per supported dtype, indexed by dtype_slot() (f NULL: unsupported). */
 typedef struct red_impl {
-    red_loops t[5];
+    red_loops t[N_SLOTS];
 } red_impl;
 
 /* exp for float32 written without calls or branches so that loops over it vectorize
@@ -303,16 +307,19 @@ static inline int64_t col_block(int64_t I, int64_t c, int64_t *i0)
 
 /* Sums of int32 accumulate in int64 (no signed overflow); float32 sums stay float32 (as
  * onnxruntime does), spread over LANES partial sums. */
-#define DEF_SUMLIKE(OP, PRE, IPRE, POST)                                                           \
+#define DEF_SUMLIKE(OP, PRE, IPRE, UPRE, POST)                                                     \
     DEF_REDUCE(OP##_f32, float, float, 0.0f, PRE, COMB_ADD, POST, OG_SIMD_CLONES)                  \
     DEF_REDUCE(OP##_f64, double, double, 0.0, PRE, COMB_ADD, POST, OG_SIMD_CLONES)                 \
     DEF_REDUCE(OP##_i32, int32_t, int64_t, 0, IPRE, COMB_ADD_W, POST, OG_NO_CLONES)                \
-    DEF_REDUCE(OP##_i64, int64_t, int64_t, 0, IPRE, COMB_ADD_W, POST, OG_NO_CLONES)
+    DEF_REDUCE(OP##_i64, int64_t, int64_t, 0, IPRE, COMB_ADD_W, POST, OG_NO_CLONES)                \
+    DEF_REDUCE(OP##_u32, uint32_t, uint64_t, 0, UPRE, COMB_ADD, POST, OG_NO_CLONES)                \
+    DEF_REDUCE(OP##_u64, uint64_t, uint64_t, 0, UPRE, COMB_ADD, POST, OG_NO_CLONES)
 
-DEF_SUMLIKE(sum, PRE_ID, PRE_ID, POST_ID)
-DEF_SUMLIKE(mean, PRE_ID, PRE_ID, POST_MEAN)
-DEF_SUMLIKE(l1, PRE_ABS, PRE_ABS_W, POST_ID)
-DEF_SUMLIKE(sumsq, PRE_SQ, PRE_SQ_W, POST_ID)
+/* unsigned accumulations wrap by C's rules: PRE_ID for L1, plain products */
+DEF_SUMLIKE(sum, PRE_ID, PRE_ID, PRE_ID, POST_ID)
+DEF_SUMLIKE(mean, PRE_ID, PRE_ID, PRE_ID, POST_MEAN)
+DEF_SUMLIKE(l1, PRE_ABS, PRE_ABS_W, PRE_ID, POST_ID)
+DEF_SUMLIKE(sumsq, PRE_SQ, PRE_SQ_W, PRE_SQ, POST_ID)
 DEF_REDUCE(l2_f32, float, float, 0.0f, PRE_SQ, COMB_ADD, POST_SQRTF, OG_SIMD_CLONES)
 DEF_REDUCE(l2_f64, double, double, 0.0, PRE_SQ, COMB_ADD, POST_SQRT, OG_SIMD_CLONES)
 DEF_REDUCE(logsum_f32, float, float, 0.0f, PRE_ID, COMB_ADD, POST_LOGF, OG_SIMD_CLONES)
@@ -321,6 +328,8 @@ DEF_REDUCE(prod_f32, float, float, 1.0f, PRE_ID, COMB_MUL, POST_ID, OG_SIMD_CLON
 DEF_REDUCE(prod_f64, double, double, 1.0, PRE_ID, COMB_MUL, POST_ID, OG_SIMD_CLONES)
 DEF_REDUCE(prod_i32, int32_t, int64_t, 1, PRE_ID, COMB_MUL_W, POST_ID, OG_NO_CLONES)
 DEF_REDUCE(prod_i64, int64_t, int64_t, 1, PRE_ID, COMB_MUL_W, POST_ID, OG_NO_CLONES)
+DEF_REDUCE(prod_u32, uint32_t, uint64_t, 1, PRE_ID, COMB_MUL, POST_ID, OG_NO_CLONES)
+DEF_REDUCE(prod_u64, uint64_t, uint64_t, 1, PRE_ID, COMB_MUL, POST_ID, OG_NO_CLONES)
 DEF_REDUCE(max_f32, float, float, -INFINITY, PRE_ID, COMB_MAX, POST_ID, OG_SIMD_CLONES)
 DEF_REDUCE(max_f64, double, double, -INFINITY, PRE_ID, COMB_MAX, POST_ID, OG_SIMD_CLONES)
 DEF_REDUCE(max_i32, int32_t, int32_t, INT32_MIN, PRE_ID, COMB_MAX, POST_ID, OG_NO_CLONES)
@@ -331,6 +340,16 @@ DEF_REDUCE(min_f64, double, double, INFINITY, PRE_ID, COMB_MIN, POST_ID, OG_SIMD
 DEF_REDUCE(min_i32, int32_t, int32_t, INT32_MAX, PRE_ID, COMB_MIN, POST_ID, OG_NO_CLONES)
 DEF_REDUCE(min_i64, int64_t, int64_t, INT64_MAX, PRE_ID, COMB_MIN, POST_ID, OG_NO_CLONES)
 DEF_REDUCE(min_b8, uint8_t, uint8_t, 1, PRE_ID, COMB_MIN, POST_ID, OG_NO_CLONES)
+/* max and min of the narrow and unsigned integer types (ReduceMax/ReduceMin, ArgMax/ArgMin) */
+#define DEF_MAXMIN(SUF, T, LO, HI)                                                                 \
+    DEF_REDUCE(max_##SUF, T, T, LO, PRE_ID, COMB_MAX, POST_ID, OG_NO_CLONES)                       \
+    DEF_REDUCE(min_##SUF, T, T, HI, PRE_ID, COMB_MIN, POST_ID, OG_NO_CLONES)
+DEF_MAXMIN(i8, int8_t, INT8_MIN, INT8_MAX)
+DEF_MAXMIN(u8, uint8_t, 0, UINT8_MAX)
+DEF_MAXMIN(i16, int16_t, INT16_MIN, INT16_MAX)
+DEF_MAXMIN(u16, uint16_t, 0, UINT16_MAX)
+DEF_MAXMIN(u32, uint32_t, 0, UINT32_MAX)
+DEF_MAXMIN(u64, uint64_t, 0, UINT64_MAX)
 
 /* LogSumExp = m + log(sum(exp(x - m))) with m the max: no overflow for large inputs. */
 #define DEF_LSE(NAME, T, MAXACC, EXP, LOG)                                                         \
@@ -398,16 +417,20 @@ DEF_LSE(lse_f64, double, max_f64_acc, exp, log)
             LOOPS(OP, f32), LOOPS(OP, f64)                                                         \
         }                                                                                          \
     }
+/* numeric and uint32, uint64 (slots 9 and 10) */
 #define IMPL_NUMERIC(OP)                                                                           \
     {                                                                                              \
         {                                                                                          \
-            LOOPS(OP, f32), LOOPS(OP, f64), LOOPS(OP, i32), LOOPS(OP, i64)                         \
+            LOOPS(OP, f32), LOOPS(OP, f64), LOOPS(OP, i32),                                        \
+                LOOPS(OP, i64), [9] = LOOPS(OP, u32), [10] = LOOPS(OP, u64)                        \
         }                                                                                          \
     }
 #define IMPL_ALL(OP)                                                                               \
     {                                                                                              \
         {                                                                                          \
-            LOOPS(OP, f32), LOOPS(OP, f64), LOOPS(OP, i32), LOOPS(OP, i64), LOOPS(OP, b8)          \
+            LOOPS(OP, f32), LOOPS(OP, f64), LOOPS(OP, i32), LOOPS(OP, i64), LOOPS(OP, b8),         \
+                LOOPS(OP, i8), LOOPS(OP, u8), LOOPS(OP, i16), LOOPS(OP, u16), LOOPS(OP, u32),      \
+                LOOPS(OP, u64)                                                                     \
         }                                                                                          \
     }
 
@@ -460,6 +483,7 @@ static int collapse(int rank, const int64_t *dims, const bool *mask, int64_t *bs
         } while (og_index_next(&it));                                                              \
     }
 DEF_PERMUTE(permute_1, uint8_t)
+DEF_PERMUTE(permute_2, uint16_t)
 DEF_PERMUTE(permute_4, uint32_t)
 DEF_PERMUTE(permute_8, uint64_t)
 
@@ -469,7 +493,8 @@ static og_status unsupported(const og_kernel_ctx *k, og_dtype t)
                            og_dtype_name(t));
 }
 
-/* Index of a dtype in the per-dtype tables: float32, float64, int32, int64, bool; -1. */
+/* Index of a dtype in the per-dtype tables: float32, float64, int32, int64, bool, int8,
+ * uint8, int16, uint16, uint32, uint64; -1. */
 static int dtype_slot(og_dtype t)
 {
     switch (t) {
@@ -478,6 +503,12 @@ static int dtype_slot(og_dtype t)
     case OG_INT32: return 2;
     case OG_INT64: return 3;
     case OG_BOOL: return 4;
+    case OG_INT8: return 5;
+    case OG_UINT8: return 6;
+    case OG_INT16: return 7;
+    case OG_UINT16: return 8;
+    case OG_UINT32: return 9;
+    case OG_UINT64: return 10;
     default: return -1;
     }
 }
@@ -490,8 +521,8 @@ static const red_loops *red_pick(const red_impl *impl, og_dtype t)
     return s >= 0 && impl->t[s].f ? &impl->t[s] : NULL;
 }
 
-/* dtype_slot() of the dtypes with an entry in the float32..int64 tables (ArgMax/ArgMin,
- * CumSum, TopK), else -1. */
+/* dtype_slot() of the dtypes with an entry in the float32..int64 tables (CumSum, TopK),
+ * else -1. */
 static int numeric_slot(og_dtype t)
 {
     int s = dtype_slot(t);
@@ -580,6 +611,8 @@ static og_status reduce_run(const og_kernel_ctx *k, const og_tensor *const *in, 
     if (!tmp) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory (%zu bytes)", x->numel * es);
     if (es == 1)
         permute_1(x->data, tmp, m, pd, ps);
+    else if (es == 2)
+        permute_2(x->data, tmp, m, pd, ps);
     else if (es == 4)
         permute_4(x->data, tmp, m, pd, ps);
     else
@@ -676,16 +709,25 @@ DEF_ARGS(f32, float)
 DEF_ARGS(f64, double)
 DEF_ARGS(i32, int32_t)
 DEF_ARGS(i64, int64_t)
+DEF_ARGS(i8, int8_t)
+DEF_ARGS(u8, uint8_t)
+DEF_ARGS(i16, int16_t)
+DEF_ARGS(u16, uint16_t)
+DEF_ARGS(u32, uint32_t)
+DEF_ARGS(u64, uint64_t)
 
 typedef void (*arg_fn)(const og_kernel_ctx *k, const void *x, int64_t *y, int64_t O, int64_t R,
                        int64_t I);
 
-/* [dtype f32,f64,i32,i64][max/min][first/last] */
-static const arg_fn arg_table[4][2][2] = {
-    {{argmax_first_f32, argmax_last_f32}, {argmin_first_f32, argmin_last_f32}},
-    {{argmax_first_f64, argmax_last_f64}, {argmin_first_f64, argmin_last_f64}},
-    {{argmax_first_i32, argmax_last_i32}, {argmin_first_i32, argmin_last_i32}},
-    {{argmax_first_i64, argmax_last_i64}, {argmin_first_i64, argmin_last_i64}},
+#define ARG_ROW(S)                                                                                 \
+    {                                                                                              \
+        {argmax_first_##S, argmax_last_##S}, { argmin_first_##S, argmin_last_##S }                 \
+    }
+/* [dtype_slot()][max/min][first/last]; the bool slot is empty */
+static const arg_fn arg_table[N_SLOTS][2][2] = {
+    ARG_ROW(f32), ARG_ROW(f64), ARG_ROW(i32), ARG_ROW(i64), {{NULL, NULL}, {NULL, NULL}},
+    ARG_ROW(i8),  ARG_ROW(u8),  ARG_ROW(i16), ARG_ROW(u16), ARG_ROW(u32),
+    ARG_ROW(u64),
 };
 
 /* Outer, axis and inner extents of a shape around `axis`. */
@@ -722,8 +764,8 @@ static og_status split_attr_axis(const og_kernel_ctx *k, const og_tensor *x, boo
  * none. */
 static const arg_fn *arg_pick(const og_reduce_params *p, int is_min, og_dtype t)
 {
-    int s = numeric_slot(t);
-    return s >= 0 ? &arg_table[s][is_min][p && p->select_last_index] : NULL;
+    int s = dtype_slot(t);
+    return s >= 0 && arg_table[s][0][0] ? &arg_table[s][is_min][p && p->select_last_index] : NULL;
 }
 
 static const void *select_argmax(const og_node *n, og_dtype t)

@@ -31,8 +31,9 @@ typedef void (*uchunk)(const void *x, void *y, int64_t n, const uargs *p);
 
 typedef struct ufns {
     uchunk f32, f64, i32, i64, b8;
-    double cost;                 /* rough work per element, to decide on threads */
-    uchunk f32_avx2, f32_avx512; /* the float loop for these ISAs where it exists */
+    uchunk i8, u8, i16, u16, u32, u64; /* the narrow and unsigned integer types (Abs, Sign) */
+    double cost;                       /* rough work per element, to decide on threads */
+    uchunk f32_avx2, f32_avx512;       /* the float loop for these ISAs where it exists */
 } ufns;
 
 #define OG_CAT_(a, b)    a##b
@@ -270,6 +271,13 @@ static inline float fast_log1pf_pos(float v)
     X(sign, E_SIGN)                                                                                \
     X(relu, E_RELU)                                                                                \
     X(clip, E_CLIP)
+/* Abs and Sign of the narrow signed types (int8, int16) and of the unsigned types */
+#define SMALL_INT_EXPRS(X)                                                                         \
+    X(abs, x < 0 ? (UT)(0 - (uint64_t)x) : x)                                                      \
+    X(sign, E_SIGN)
+#define UNSIGNED_EXPRS(X)                                                                          \
+    X(abs, x)                                                                                      \
+    X(sign, (UT)(x != 0))
 
 /* One chunk function per (op, type): uk_<op>_<sfx>. */
 #define DEFINE_CHUNK(name, expr)                                                                   \
@@ -390,6 +398,36 @@ INT_EXPRS(DEFINE_CHUNK)
 INT_EXPRS(DEFINE_CHUNK)
 #undef UT
 #undef SFX
+#define UT  int8_t
+#define SFX _i8
+SMALL_INT_EXPRS(DEFINE_CHUNK)
+#undef UT
+#undef SFX
+#define UT  int16_t
+#define SFX _i16
+SMALL_INT_EXPRS(DEFINE_CHUNK)
+#undef UT
+#undef SFX
+#define UT  uint8_t
+#define SFX _u8
+UNSIGNED_EXPRS(DEFINE_CHUNK)
+#undef UT
+#undef SFX
+#define UT  uint16_t
+#define SFX _u16
+UNSIGNED_EXPRS(DEFINE_CHUNK)
+#undef UT
+#undef SFX
+#define UT  uint32_t
+#define SFX _u32
+UNSIGNED_EXPRS(DEFINE_CHUNK)
+#undef UT
+#undef SFX
+#define UT  uint64_t
+#define SFX _u64
+UNSIGNED_EXPRS(DEFINE_CHUNK)
+#undef UT
+#undef SFX
 #undef P_LO
 #undef P_HI
 
@@ -473,9 +511,23 @@ static void uk_not_b8(const void *xv, void *yv, int64_t n, const uargs *p)
                                     .i64 = uk_##name##_i64,                                        \
                                     .cost = c_};
 
-FNS_NUMERIC(abs, COST_CHEAP)
+/* Abs and Sign: every integer type */
+#define FNS_ALL_INT(name, c_)                                                                      \
+    static const ufns fns_##name = {.f32 = uk_##name##_f32,                                        \
+                                    .f64 = uk_##name##_f64,                                        \
+                                    .i32 = uk_##name##_i32,                                        \
+                                    .i64 = uk_##name##_i64,                                        \
+                                    .i8 = uk_##name##_i8,                                          \
+                                    .u8 = uk_##name##_u8,                                          \
+                                    .i16 = uk_##name##_i16,                                        \
+                                    .u16 = uk_##name##_u16,                                        \
+                                    .u32 = uk_##name##_u32,                                        \
+                                    .u64 = uk_##name##_u64,                                        \
+                                    .cost = c_};
+
+FNS_ALL_INT(abs, COST_CHEAP)
 FNS_NUMERIC(neg, COST_CHEAP)
-FNS_NUMERIC(sign, COST_CHEAP)
+FNS_ALL_INT(sign, COST_CHEAP)
 FNS_NUMERIC(relu, COST_CHEAP)
 FNS_NUMERIC(clip, COST_CHEAP)
 FNS_FLOAT(ceil, COST_CHEAP)
@@ -536,6 +588,12 @@ static const uchunk *pick(const ufns *f, og_dtype t)
     case OG_INT32: fn = &f->i32; break;
     case OG_INT64: fn = &f->i64; break;
     case OG_BOOL: fn = &f->b8; break;
+    case OG_INT8: fn = &f->i8; break;
+    case OG_UINT8: fn = &f->u8; break;
+    case OG_INT16: fn = &f->i16; break;
+    case OG_UINT16: fn = &f->u16; break;
+    case OG_UINT32: fn = &f->u32; break;
+    case OG_UINT64: fn = &f->u64; break;
     default: break;
     }
     return fn && *fn ? fn : NULL;
