@@ -209,6 +209,47 @@ static int tap_kernel(og_gb *b, const pool_geom *g, int64_t K, int64_t *eye, og_
     return const_cast_c(b, eye, K * K, ks, g->nsp + 2, dt);
 }
 
+/* The values each tap of the windows reads, [P, K, out...], from planes xp ([P, 1, in...])
+ * padded by the forward's explicit pads (so that every tap's positions exist): per tap a
+ * Slice from kk·d, to kk·d + s·(out − 1) + 1 with the sizes known (from_end false), or else
+ * to −(k − 1 − kk)·d (length in + pb + pe − ek + 1, whatever in is), and, when strided, a
+ * MaxPool of kernel 1 taking every s-th element: floor((in + pb + pe − ek) / s) + 1 = out
+ * of them.  -1 after an error. */
+static int tap_values(og_gb *b, const pool_geom *g, int xp, int64_t K, bool from_end)
+{
+    int nsp = g->nsp;
+    int64_t axes[SP], ones[SP], kk[SP];
+    bool strided = false;
+    for (int i = 0; i < nsp; i++) {
+        axes[i] = 2 + i;
+        ones[i] = 1;
+        strided = strided || g->s[i] != 1;
+    }
+    int *parts = og_malloc(og_gb_alloc(b), (size_t)K * sizeof *parts);
+    if (!parts) return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+    for (int64_t t = 0; t < K; t++) {
+        int64_t st[SP], en[SP];
+        tap_index(g, t, kk);
+        for (int i = 0; i < nsp; i++) {
+            st[i] = kk[i] * g->d[i];
+            en[i] = !from_end              ? st[i] + g->s[i] * (g->out[i] - 1) + 1
+                    : kk[i] == g->k[i] - 1 ? INT64_MAX
+                                           : -(g->k[i] - 1 - kk[i]) * g->d[i];
+        }
+        int v = og_rule_slice(b, xp, axes, st, en, NULL, nsp);
+        if (strided) { /* every s-th element: a MaxPool of kernel 1 */
+            v = og_gb_op1(b, "MaxPool", v);
+            og_gb_attr_ints(b, og_gb_last(b), "kernel_shape", ones, nsp);
+            og_gb_attr_ints(b, og_gb_last(b), "strides", g->s, nsp);
+        }
+        parts[t] = v;
+    }
+    int vals = K > 1 ? og_gb_op(b, "Concat", (int)K, parts) : parts[0];
+    if (K > 1) og_gb_attr_int(b, og_gb_last(b), "axis", 1);
+    og_free(og_gb_alloc(b), parts);
+    return og_gb_status(b) ? -1 : vals;
+}
+
 /* MaxPool before opset 9 (no Scatter): per window tap.  With planes P = N·C and K taps,
  *   S[p, t, o] = 1 where tap t of window o holds the maximum (the first one, as the
  *                kernel's Indices), else 0;
@@ -220,8 +261,8 @@ static int tap_kernel(og_gb *b, const pool_geom *g, int64_t K, int64_t *eye, og_
  * a stride-s MaxPool of kernel 1 per tap: exact for any value); M = (V >= Y) on taps inside
  * the input, S = M where no earlier tap is in M (a 1x1 Conv counting earlier taps).  Any
  * strides, pads (auto_pad included) and overlapping windows; this form takes static spatial
- * dims (N and C may be symbolic), maxpool_taps_dyn the others.  Limits: S takes K times dY's memory and the
- * ConvTranspose K² multiply-adds per dY element, so windows of more than 1024 taps are
+ * dims (N and C may be symbolic), maxpool_taps_dyn the others.  Limits: S takes K times dY's memory
+ * and the ConvTranspose K² multiply-adds per dY element, so windows of more than 1024 taps are
  * refused. */
 static og_status maxpool_taps(og_gb *b, const og_node *n, const pool_geom *g, const int *dy,
                               int *dx)
@@ -229,12 +270,11 @@ static og_status maxpool_taps(og_gb *b, const og_node *n, const pool_geom *g, co
     const og_pool_params *p = n->params;
     int x = n->in[0], nsp = g->nsp, rank = nsp + 2;
     og_dtype dt = og_gb_value(b, n->out[0])->dtype;
-    int64_t K = 1, sp_in = 1, str[SP], shp[OG_MAX_RANK], axes[SP];
+    int64_t K = 1, sp_in = 1, str[SP], shp[OG_MAX_RANK];
     for (int i = nsp - 1; i >= 0; i--) { /* saturated: past int64 is too large anyway */
         str[i] = sp_in;
         if (!og_mul_i64(sp_in, g->in[i], &sp_in)) sp_in = INT64_MAX;
         if (!og_mul_i64(K, g->k[i], &K)) K = INT64_MAX;
-        axes[i] = 2 + i;
     }
     if (K > 1024 || sp_in > ((int64_t)1 << 40))
         return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
@@ -311,14 +351,13 @@ static og_status maxpool_taps(og_gb *b, const og_node *n, const pool_geom *g, co
     } else {
         /* V: the value each tap reads, from X padded so that every tap's slice exists */
         int64_t pads[2 * OG_MAX_RANK] = {0};
-        bool any_pad = false, strided = false;
+        bool any_pad = false;
         for (int i = 0; i < nsp; i++) {
             int64_t ek = (g->k[i] - 1) * g->d[i] + 1;
             int64_t pe = g->s[i] * (g->out[i] - 1) + ek - g->in[i] - g->pb[i];
             pads[2 + i] = g->pb[i];
             pads[rank + 2 + i] = pe > 0 ? pe : 0;
             any_pad = any_pad || g->pb[i] || pe > 0;
-            strided = strided || g->s[i] != 1;
         }
         shp[1] = 1;
         for (int i = 0; i < nsp; i++) shp[2 + i] = g->in[i];
@@ -327,30 +366,11 @@ static og_status maxpool_taps(og_gb *b, const og_node *n, const pool_geom *g, co
             xp = og_gb_op1(b, "Pad", xp);
             og_gb_attr_ints(b, og_gb_last(b), "pads", pads, 2 * rank);
         }
-        int *parts = og_malloc(og_gb_alloc(b), (size_t)K * sizeof *parts);
-        if (!parts) {
+        int vals = tap_values(b, g, xp, K, false);
+        if (vals < 0) {
             og_free(og_gb_alloc(b), buf);
-            return og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
+            return og_gb_status(b);
         }
-        for (int64_t t = 0; t < K; t++) {
-            int64_t st[SP], en[SP], ones[SP];
-            tap_index(g, t, kk);
-            for (int i = 0; i < nsp; i++) {
-                st[i] = kk[i] * g->d[i];
-                en[i] = st[i] + g->s[i] * (g->out[i] - 1) + 1;
-                ones[i] = 1;
-            }
-            int v = og_rule_slice(b, xp, axes, st, en, NULL, nsp);
-            if (strided) { /* every s-th element: a MaxPool of kernel 1 */
-                v = og_gb_op1(b, "MaxPool", v);
-                og_gb_attr_ints(b, og_gb_last(b), "kernel_shape", ones, nsp);
-                og_gb_attr_ints(b, og_gb_last(b), "strides", g->s, nsp);
-            }
-            parts[t] = v;
-        }
-        int vals = K > 1 ? og_gb_op(b, "Concat", (int)K, parts) : parts[0];
-        if (K > 1) og_gb_attr_int(b, og_gb_last(b), "axis", 1);
-        og_free(og_gb_alloc(b), parts);
         shp[1] = 1;
         for (int i = 0; i < nsp; i++) shp[2 + i] = g->out[i];
         int yp = og_rule_reshape_c(b, n->out[0], shp, rank);
@@ -561,50 +581,12 @@ static int planes_dyn(og_gb *b, int v)
     return og_gb_op2(b, "Reshape", v, s);
 }
 
-/* The values each tap of the windows reads, [P, K, out...], from planes xp ([P, 1, in...])
- * padded by the forward's explicit pads (so that every tap's positions exist): per tap a
- * Slice from kk·d to −(k − 1 − kk)·d (length in + pb + pe − ek + 1, whatever in is) and,
- * when strided, a MaxPool of kernel 1 taking every s-th element: floor((in + pb + pe − ek)
- * / s) + 1 = out of them. */
-static int tap_values_dyn(og_gb *b, const pool_geom *g, int xp, int64_t K)
-{
-    int nsp = g->nsp;
-    int64_t axes[SP], ones[SP], kk[SP];
-    bool strided = false;
-    for (int i = 0; i < nsp; i++) {
-        axes[i] = 2 + i;
-        ones[i] = 1;
-        strided = strided || g->s[i] != 1;
-    }
-    int *parts = og_malloc(og_gb_alloc(b), (size_t)K * sizeof *parts);
-    if (!parts) return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
-    for (int64_t t = 0; t < K; t++) {
-        int64_t st[SP], en[SP];
-        tap_index(g, t, kk);
-        for (int i = 0; i < nsp; i++) {
-            st[i] = kk[i] * g->d[i];
-            en[i] = kk[i] == g->k[i] - 1 ? INT64_MAX : -(g->k[i] - 1 - kk[i]) * g->d[i];
-        }
-        int v = og_rule_slice(b, xp, axes, st, en, NULL, nsp);
-        if (strided) {
-            v = og_gb_op1(b, "MaxPool", v);
-            og_gb_attr_ints(b, og_gb_last(b), "kernel_shape", ones, nsp);
-            og_gb_attr_ints(b, og_gb_last(b), "strides", g->s, nsp);
-        }
-        parts[t] = v;
-    }
-    int vals = K > 1 ? og_gb_op(b, "Concat", (int)K, parts) : parts[0];
-    if (K > 1) og_gb_attr_int(b, og_gb_last(b), "axis", 1);
-    og_free(og_gb_alloc(b), parts);
-    return vals;
-}
-
 /* maxpool_taps with spatial sizes known only at run time.  Opset 8: the coordinates of the
  * Indices along each axis (integer Div by the run-time strides of the flat index), minus
  * the window origin o·s − pb (o a run-time iota, pb from pool_pb_dyn), against each tap's
  * kk·d: a tap matches only where it reads the maximum's position, so taps in the padding
  * never do.  Opset 7 (no Indices): the values each tap reads from X padded by the explicit
- * pads (tap_values_dyn), M = (V >= Y) times the same taps of padded ones (0 in the padding),
+ * pads (tap_values), M = (V >= Y) times the same taps of padded ones (0 in the padding),
  * the first tap kept; auto_pad SAME is refused there (its pads are run-time, and Pad-2 takes
  * them as an attribute). */
 static og_status maxpool_taps_dyn(og_gb *b, const og_node *n, const pool_geom *g, int64_t K,
@@ -669,10 +651,10 @@ static og_status maxpool_taps_dyn(og_gb *b, const og_node *n, const pool_geom *g
             ones = og_gb_op1(b, "Pad", ones);
             og_gb_attr_ints(b, og_gb_last(b), "pads", pads, 2 * rank);
         }
-        int vals = tap_values_dyn(b, g, xp, K);
+        int vals = tap_values(b, g, xp, K, true);
         int m =
             og_rule_cast(b, og_gb_op1(b, "Not", og_gb_op2(b, "Less", vals, planes_dyn(b, y))), dt);
-        if (any_pad) m = og_gb_op2(b, "Mul", m, tap_values_dyn(b, g, ones, K));
+        if (any_pad) m = og_gb_op2(b, "Mul", m, tap_values(b, g, ones, K, true));
         sel = first_tap(b, m, g, K, eye, dt);
     }
     int ker = tap_kernel(b, g, K, eye, dt);

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "grad/rule_util.h"
+#include "grad/subgraph.h"
 
 int og_rule_mul(og_gb *b, int x, int y) { return og_gb_op2(b, "Mul", x, y); }
 int og_rule_add(og_gb *b, int x, int y) { return og_gb_op2(b, "Add", x, y); }
@@ -153,20 +154,8 @@ static int body_input(og_gb *eb, og_graph *B, const char *prefix, const char *su
                       int rank)
 {
     char *name = og_strfmt(B->alloc, "%s%s", prefix, suffix);
-    int v = name ? og_graph_add_value(B, name) : -1;
-    og_free(B->alloc, name);
-    int *in = v >= 0 ? og_realloc(B->alloc, B->inputs, (size_t)B->n_inputs * sizeof *in,
-                                  (size_t)(B->n_inputs + 1) * sizeof *in)
-                     : NULL;
-    if (!in) return og_gb_fail(eb, NULL, OG_ERR_NOMEM, "out of memory");
-    B->inputs = in;
-    in[B->n_inputs++] = v;
-    og_value *val = &B->values[v];
-    val->kind = OG_VALUE_INPUT;
-    val->is_graph_input = val->has_value_info = true;
-    val->dtype = dt;
-    val->rank = rank;
-    return v;
+    if (!name) return og_gb_fail(eb, NULL, OG_ERR_NOMEM, "out of memory");
+    return og_sub_input(eb, B, name, dt, rank);
 }
 
 /* The body of og_rule_iota's Loop, (i, cond, c) -> (cond, c, i), as attribute "body" of
