@@ -7,6 +7,8 @@
  * rounding and clipping, QuantizeLinear/DequantizeLinear of these types, packed 4-bit
  * TensorProtos (raw_data, int32_data, a short one) through the loader and the saver, and
  * the byte movers. */
+#include <string.h>
+
 #include "onnx/onnx_io.h"
 #include "unit/node_harness.h"
 
@@ -277,12 +279,31 @@ static void test_movers(void)
     }
 }
 
+/* Cast to string writes a float8 value as a number, its fraction kept (onnxruntime's
+ * "1.5", "-2.75", "0.3125" for e4m3fn), not truncated to an integer. */
+static void test_to_string(const fmt *f)
+{
+    const double v[] = {1.5, -2.5, 0.3125, 0};
+    const char *want[] = {"1.5", "-2.5", "0.3125", "0"};
+    uint8_t codes[4];
+    for (int i = 0; i < 4; i++) codes[i] = (uint8_t)to_code(f, v[i], 1);
+    og_tensor *x = nh_tensor_raw(f->t, 1, (int64_t[]){4}, codes);
+    nh_result r;
+    og_tensor *y = cast(x, OG_STRING, -1, &r);
+    for (int i = 0; y && i < 4; i++)
+        CHECKF(strcmp(og_tensor_string(y, i), want[i]) == 0, "%s %g to string: '%s', expected '%s'",
+               f->name, v[i], og_tensor_string(y, i), want[i]);
+    if (y) nh_release(&r);
+    og_tensor_free(x);
+}
+
 int main(void)
 {
     test_movers();
     for (int i = 0; i < 4; i++) {
         test_codes(&fmts[i]);
         test_rounding(&fmts[i]);
+        test_to_string(&fmts[i]);
     }
     test_int4();
     test_quant();

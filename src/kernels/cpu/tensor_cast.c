@@ -476,10 +476,10 @@ static void format_uint64(const og_elem_io *io, const void *x, int64_t i, char *
     X(OG_UINT32, &og_elem_ios[10], parse_int, format_int)                                          \
     X(OG_UINT64, &og_elem_ios[11], parse_uint64, format_uint64)                                    \
     X(OG_BOOL, &og_elem_ios[12], parse_number, format_int)                                         \
-    X(OG_FLOAT8E4M3FN, &f8_ios[0][1], parse_number, format_int)                                    \
-    X(OG_FLOAT8E4M3FNUZ, &f8_ios[1][1], parse_number, format_int)                                  \
-    X(OG_FLOAT8E5M2, &f8_ios[2][1], parse_number, format_int)                                      \
-    X(OG_FLOAT8E5M2FNUZ, &f8_ios[3][1], parse_number, format_int)                                  \
+    X(OG_FLOAT8E4M3FN, &f8_ios[0][1], parse_number, format_float)                                  \
+    X(OG_FLOAT8E4M3FNUZ, &f8_ios[1][1], parse_number, format_float)                                \
+    X(OG_FLOAT8E5M2, &f8_ios[2][1], parse_number, format_float)                                    \
+    X(OG_FLOAT8E5M2FNUZ, &f8_ios[3][1], parse_number, format_float)                                \
     X(OG_INT4, &i4_trunc_ios[0], parse_number, format_int)                                         \
     X(OG_UINT4, &i4_trunc_ios[1], parse_number, format_int)
 #define STRING_CODE(E, IO, P, F)   E,
