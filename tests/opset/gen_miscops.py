@@ -260,13 +260,49 @@ def gen_select(g):
                                                   ("iou", np.array([0.3], np.float32))], {"center_point_box": 1})
 
 
+def matmulinteger_oracle(f):
+    """Exact int32 results: onnxruntime's u8 x s8 kernels on CPUs without VNNI (AVX2 pairs
+    summed in int16, as vpmaddubsw does) saturate where the spec does not."""
+    a = f["a"].astype(np.int64) - (f["az"].astype(np.int64) if "az" in f else 0)
+    b = f["b"].astype(np.int64) - (f["bz"].astype(np.int64) if "bz" in f else 0)
+    return [np.matmul(a, b).astype(np.int32)]
+
+
+def qlinearconv_oracle(attrs):
+    """QLinearConv (group 1, 2-D) as the spec defines it: the convolution of x - xz and
+    w - wz (per output channel) in exact integers plus B, scaled by xs * ws / ys (float32),
+    rounded half to even, plus yz, saturated to y's type; onnxruntime saturates its u8 x s8
+    sums on CPUs without VNNI (see matmulinteger_oracle)."""
+    def run(f):
+        x = f["x"].astype(np.int64) - f["xz"].astype(np.int64)
+        wz = f["wz"].astype(np.int64).reshape(-1, 1, 1, 1) if f["wz"].ndim else f["wz"].astype(np.int64)
+        w = f["w"].astype(np.int64) - wz
+        p, s = attrs.get("pads", [0, 0, 0, 0]), attrs.get("strides", [1, 1])
+        x = np.pad(x, ((0, 0), (0, 0), (p[0], p[2]), (p[1], p[3])))
+        m, kh, kw = w.shape[0], w.shape[2], w.shape[3]
+        ho, wo = (x.shape[2] - kh) // s[0] + 1, (x.shape[3] - kw) // s[1] + 1
+        acc = np.zeros((x.shape[0], m, ho, wo), np.int64)
+        for i in range(ho):
+            for j in range(wo):
+                win = x[:, :, i * s[0]:i * s[0] + kh, j * s[1]:j * s[1] + kw]
+                acc[:, :, i, j] = np.einsum("nckl,mckl->nm", win, w)
+        if "B" in f:
+            acc += f["B"].astype(np.int64).reshape(1, -1, 1, 1)
+        sc = (f["xs"].astype(np.float32) * f["ws"].astype(np.float32) / f["ys"].astype(np.float32))
+        y = np.rint(acc * sc.astype(np.float64).reshape(1, -1, 1, 1)) + int(f["yz"])
+        info = np.iinfo(f["yz"].dtype)
+        return [np.clip(y, info.min, info.max).astype(f["yz"].dtype)]
+    return run
+
+
 def gen_integer(g):
     a = ints(g, (2, 3, 4), U8)
     b = ints(g, (4, 5), I8)
     for v in g.vers("MatMulInteger"):
-        g.case("MatMulInteger", v, "plain", [("a", a), ("b", b)])
+        g.case("MatMulInteger", v, "plain", [("a", a), ("b", b)], oracle=matmulinteger_oracle)
         g.case("MatMulInteger", v, "zero_points", [("a", a), ("b", b), ("az", np.array(128, U8)),
-                                                   ("bz", np.array([1, -2, 0, 3, 5], I8))])
+                                                   ("bz", np.array([1, -2, 0, 3, 5], I8))],
+               oracle=matmulinteger_oracle)
     for v in g.vers("QLinearMatMul"):
         sc = np.array(0.02, np.float32)
         g.case("QLinearMatMul", v, "u8", [("a", a), ("as", sc), ("az", np.array(120, U8)),
@@ -288,7 +324,8 @@ def gen_integer(g):
                [("x", x), ("xs", np.array(0.01, np.float32)), ("xz", np.array(110, U8)), ("w", w),
                 ("ws", np.array([0.02, 0.01, 0.03, 0.015], np.float32)), ("wz", np.zeros(4, I8)),
                 ("ys", np.array(0.08, np.float32)), ("yz", np.array(120, U8)),
-                ("B", np.array([100, -200, 0, 50], np.int32))], {"pads": [1, 0, 1, 0], "strides": [1, 2]})
+                ("B", np.array([100, -200, 0, 50], np.int32))], {"pads": [1, 0, 1, 0], "strides": [1, 2]},
+               oracle=qlinearconv_oracle({"pads": [1, 0, 1, 0], "strides": [1, 2]}))
 
 
 def gen_pools(g):
