@@ -15,8 +15,11 @@
  *       reverse, recomputes iteration i from its state:  dS_{i} = ∂body/∂S · dS_{i+1} (+ the
  *       scan outputs' gradients at i), and sums the outer values' gradients as loop-carried
  *       accumulators.  dv_initial = dS_0.  A carried sequence's gradient is a carried
- *       sequence; its values per iteration are not kept, so the gradient of the body must
- *       not read them (a body appending to it does not; others are refused).
+ *       sequence; its values per iteration are not kept (a scan output cannot hold one): a
+ *       body appending to it needs none, and where the body's gradient reads one (SequenceAt
+ *       of it, SequenceLength, a front insert, SequenceErase) the backward body recomputes
+ *       it at iteration i by running a copy of the forward body i times from the Loop's
+ *       initial values (recompute_sequences: quadratic in the iterations, any body).
  *   Scan (9 and later): the same with the states saved per step; the scan inputs' slice
  *       gradients are the backward Loop's scan outputs, put back in the input's order and
  *       axis.
@@ -289,6 +292,80 @@ static void append_zeros(og_gb *b, const og_node *n, const char *name, int count
     }
 }
 
+/* Give every value that g and its subgraphs define (all but their outer references) a name
+ * starting with prefix, the outer references to them following (og_graph_rename_value).
+ * Outer references to enclosing graphs keep their names. */
+static og_status rename_defined(og_graph *g, const char *prefix, const og_allocator *al, int depth)
+{
+    if (depth > OG_MAX_NESTING) return og_depth_error(depth, OG_MAX_NESTING, "a Loop body");
+    int nv = g->n_values;
+    for (int v = 0; v < nv; v++) {
+        if (g->values[v].kind == OG_VALUE_OUTER) continue;
+        char *nm = og_strfmt(al, "%s_%s", prefix, g->values[v].name);
+        og_status st =
+            nm ? og_graph_rename_value(g, v, nm) : og_error(OG_ERR_NOMEM, "out of memory");
+        og_free(al, nm);
+        if (st) return st;
+    }
+    for (int i = 0; i < g->n_nodes; i++)
+        for (int k = 0; k < g->nodes[i].n_attrs; k++) {
+            og_graph *sub = g->nodes[i].attrs[k].g;
+            og_status st = sub ? rename_defined(sub, prefix, al, depth + 1) : OG_OK;
+            if (st) return st;
+        }
+    return OG_OK;
+}
+
+/* In the backward body B (emitter eb), the values the forward Loop n's carried sequences
+ * k (where need[k]) hold at the start of forward iteration i (a value of B): the forward
+ * body G run again for i iterations from the Loop's initial values (a Loop in B whose body
+ * is a copy of G, its values renamed by prefix pf, without the scan outputs the gradient
+ * added to G: n_g_out outputs kept), its outputs written into B's values G->inputs[2 + k]. */
+static void recompute_sequences(og_gb *b, og_gb *eb, og_graph *B, const og_node *n,
+                                const og_graph *G, int n_g_out, const bool *need, int i,
+                                const char *pf)
+{
+    const og_control_params *p = n->params;
+    int N = p->n_state, K = n_g_out - 1 - N;
+    const og_allocator *al = og_gb_alloc(b);
+    if (og_gb_status(eb)) return;
+    og_graph *R = og_graph_new_sub(B);
+    og_status st = R ? og_graph_copy_into(G, R) : og_error(OG_ERR_NOMEM, "out of memory");
+    if (!st) {
+        for (int o = n_g_out; o < R->n_outputs; o++)
+            R->values[R->outputs[o]].is_graph_output = false;
+        R->n_outputs = n_g_out;
+        char *rp = NAME(eb, "%s_r", pf);
+        st = rp ? rename_defined(R, rp, al, 0) : OG_ERR_NOMEM;
+        og_free(al, rp);
+    }
+    if (!st) st = og_graph_finalize(R);
+    if (!st) st = og_graph_prune(R);
+    if (!st) st = og_graph_finalize(R);
+    int *in = st ? NULL : ints(eb, n, (size_t)(2 + N));
+    if (st || !in) {
+        if (st) og_gb_fail(eb, n, st, "%s", og_last_error());
+        og_graph_free(R);
+        return;
+    }
+    bool *want = og_calloc(al, (size_t)(N + K), sizeof *want); /* all false: set below */
+    in[0] = i;
+    in[1] = -1;
+    for (int k = 0; k < N; k++) in[2 + k] = og_sub_outer(eb, B, og_gb_value(b, n->in[2 + k])->name);
+    int *res = og_malloc(al, (size_t)(N + K) * sizeof *res);
+    int node = res && want ? og_gb_op_ext(eb, "", "Loop", 2 + N, in, N + K, want, res) : -1;
+    if (!res || !want) og_gb_fail(eb, n, OG_ERR_NOMEM, "out of memory");
+    if (node >= 0) {
+        for (int k = 0; k < N; k++)
+            if (need[k]) og_gb_graph(eb)->nodes[node].out[k] = G->inputs[2 + k];
+        og_gb_attr_graph(eb, node, "body", R);
+    }
+    og_free(al, want);
+    og_free(al, res);
+    og_free(al, in);
+    og_graph_free(R);
+}
+
 static og_status g_loop(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     const og_control_params *p = n->params;
@@ -299,7 +376,7 @@ static og_status g_loop(og_gb *b, const og_node *n, const int *dy, int *dx)
     /* 12 index lists, none longer than the carried values, scan outputs and implicit
      * inputs with 3 more */
     size_t C = (size_t)N + (size_t)K + (size_t)n->n_implicit + 3;
-    int *w = prefix ? ints(b, n, 12 * C) : NULL;
+    int *w = prefix ? ints(b, n, 13 * C) : NULL; /* and need (bools) */
     sub_grad sg = {0};
     if (!w) goto done;
     int *src = w, *gsrc = w + C, *outs = w + 2 * C, *fl = w + 3 * C, *scan_of = w + 4 * C;
@@ -342,6 +419,15 @@ static og_status g_loop(og_gb *b, const og_node *n, const int *dy, int *dx)
         }
     if (!(pf = NAME(b, "%s_b", prefix)) || !sub_gradient(b, n, G, gsrc, ns, outs, no, pf, &sg))
         goto done;
+    /* the carried sequences whose values the body's gradient reads (need), which are
+     * recomputed per iteration (recompute_sequences) */
+    bool *need = (bool *)(w + 12 * C), any_need = false;
+    for (int k = 0; k < N; k++) {
+        const og_value *v = &G->values[G->inputs[2 + k]];
+        need[k] = og_value_kind_of(v) == OG_KIND_SEQUENCE && reads(sg.T, v->name);
+        any_need |= need[k];
+    }
+    int n_g_out = G->n_outputs;
     /* the forward body also gives each iteration's carried tensors and its number (a
      * sequence cannot be a scan output: saved -1) */
     for (int k = 0; k < N; k++)
@@ -391,8 +477,9 @@ static og_status g_loop(og_gb *b, const og_node *n, const int *dy, int *dx)
     int i = og_rule_sub(eb, og_sub_outer(eb, B, og_gb_value(b, last)->name), j);
     og_gb_op_into(eb, "Identity", 1, &i, G->inputs[0]);
     og_gb_op_into(eb, "Identity", 1, &cond, G->inputs[1]);
+    if (any_need) recompute_sequences(b, eb, B, n, G, n_g_out, need, i, pf);
     for (int k = 0; k < N; k++) {
-        if (saved[k] < 0) continue; /* a sequence, which the gradient must not read */
+        if (saved[k] < 0) continue; /* a sequence: recomputed when read */
         int sv = og_sub_outer(eb, B, og_gb_value(b, saved[k])->name);
         int in2[2] = {sv, i};
         og_gb_op_into(eb, "Gather", 2, in2, G->inputs[2 + k]);
@@ -425,20 +512,7 @@ static og_status g_loop(og_gb *b, const og_node *n, const int *dy, int *dx)
     }
     for (int r = 0; r < n_src; r++) in[2 + nf + r] = og_rule_zeros_like(b, n->in[src[r]]);
     int node = og_gb_op_ext(b, "", "Loop", 2 + nf + n_src, in, nf + n_src, NULL, res);
-    /* the body must not read a carried sequence, whose values per iteration are not kept */
     bool ok = og_sub_finish(b, eb, B);
-    for (int k = 0; ok && k < N; k++) {
-        char *nm = saved[k] < 0 ? NAME(b, "%s_in%d", pf, 2 + k) : NULL;
-        if (nm && reads(B, nm))
-            og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                       "the gradient through loop-carried sequence %d needs the sequence's value "
-                       "at each iteration (the body's gradient reads it), which is not kept: "
-                       "only a sequence the body appends to (SequenceInsert at the end) is "
-                       "supported",
-                       k);
-        og_free(al, nm);
-        ok = !og_gb_status(b);
-    }
     if (ok) og_gb_attr_graph(b, node, "body", B);
     og_graph_free(B);
     for (int f = 0; f < nf; f++)
