@@ -160,12 +160,50 @@ static const og_graph *graph_attr(const og_node *n, const char *name)
     return a && a->type == OG_ATTR_GRAPH ? a->g : NULL;
 }
 
-/* The implicit inputs of n a gradient flows to: src (their positions in n->in), count. */
+/* Whether a node of g or of its subgraphs reads the enclosing value `name` (an outer
+ * reference of g) by another op than SequenceLength (one a gradient may flow through). */
+static bool reads_through(const og_graph *g, const char *name, int depth)
+{
+    int v = og_graph_find_value(g, name);
+    if (v < 0 || g->values[v].kind != OG_VALUE_OUTER || depth > OG_MAX_NESTING) return false;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const og_node *nd = &g->nodes[i];
+        for (int j = 0; j < nd->n_in; j++)
+            if (nd->in[j] == v && strcmp(nd->op_type, "SequenceLength") != 0) return true;
+        for (int k = 0; k < nd->n_attrs; k++)
+            if (nd->attrs[k].g && reads_through(nd->attrs[k].g, name, depth + 1)) return true;
+    }
+    return false;
+}
+
+/* The implicit inputs of n a gradient flows to: src (their positions in n->in), count.  A
+ * sequence or optional of float tensors that a subgraph reads from the enclosing graph
+ * (other than by SequenceLength) and that wants a gradient is refused (its gradient would
+ * be left out); -1 then. */
 static int implicit_sources(og_gb *b, const og_node *n, int *src)
 {
     int k = 0;
-    for (int j = n->n_in - n->n_implicit; j < n->n_in; j++)
-        if (WANTS(j) && og_dtype_is_float(og_gb_value(b, n->in[j])->dtype)) src[k++] = j;
+    for (int j = n->n_in - n->n_implicit; j < n->n_in; j++) {
+        const og_value *v = og_gb_value(b, n->in[j]);
+        if (!WANTS(j)) continue;
+        if (og_dtype_is_float(v->dtype) && og_value_kind_of(v) == OG_KIND_TENSOR) {
+            src[k++] = j;
+            continue;
+        }
+        const og_type *t = v->type;
+        while (t && t->kind != OG_KIND_TENSOR) t = t->elem;
+        bool through = false;
+        for (int a = 0; a < n->n_attrs && !through; a++)
+            through = n->attrs[a].g && reads_through(n->attrs[a].g, v->name, 0);
+        if (og_value_kind_of(v) != OG_KIND_TENSOR && t && og_dtype_is_float(t->dtype) && through) {
+            og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                       "a gradient into %s '%s', which a subgraph of the node reads from the "
+                       "enclosing graph: onnxgrad differentiates the tensors a subgraph reads "
+                       "so, not sequences or optionals",
+                       og_kind_name(og_value_kind_of(v)), v->name);
+            return -1;
+        }
+    }
     return k;
 }
 
@@ -188,6 +226,10 @@ static og_status g_if(og_gb *b, const og_node *n, const int *dy, int *dx)
     int *src = w, *gsrc = src + ni, *pos = gsrc + ni, *res = pos + ni;
     int *outs = res + ni, *seeds_of = outs + no_;
     int n_src = implicit_sources(b, n, src);
+    if (n_src < 0) {
+        og_free(al, w);
+        return og_gb_status(b);
+    }
     const char *names[2] = {"then_branch", "else_branch"};
     og_graph *Bs[2] = {NULL, NULL};
     og_gb *ebs[2] = {NULL, NULL};
@@ -383,6 +425,7 @@ static og_status g_loop(og_gb *b, const og_node *n, const int *dy, int *dx)
     int *outer_pos = w + 5 * C, *keep = w + 6 * C, *saved = w + 7 * C, *dS = w + 8 * C;
     int *acc = w + 9 * C, *in = w + 10 * C, *res = w + 11 * C;
     int n_src = implicit_sources(b, n, src);
+    if (n_src < 0) goto done;
     /* the body's gradient: sources the float carried inputs and the wanted outer values;
      * outputs the float carried outputs and the scan outputs with a gradient */
     int ns = 0, no = 0, nf = 0, nk = 0;
@@ -571,7 +614,7 @@ static bool scan_prepare(og_gb *b, const og_node *n, const int *dy, const char *
     sc->scan_of = w + 6 * C;
     sc->outer_pos = w + 7 * C;
     sc->saved = w + 8 * C;
-    sc->n_src = implicit_sources(b, n, sc->src);
+    if ((sc->n_src = implicit_sources(b, n, sc->src)) < 0) return false;
     int ns = 0, no = 0;
     for (int k = 0; k < S; k++) {
         const og_value *v = &G->values[G->inputs[k]];

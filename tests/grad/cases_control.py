@@ -206,6 +206,17 @@ def srand(*shape, low=-1.0, high=1.0):
     return _RNGS.uniform(low, high, shape).astype(np.float32)
 
 
+def reads(g):
+    """the names the nodes of graph g and of its subgraphs read"""
+    names = set()
+    for nd in g.node:
+        names.update(nd.input)
+        for a in nd.attribute:
+            if a.HasField("g"):
+                names |= reads(a.g)
+    return names
+
+
 def seq_read_cases():
     """A Loop's carried sequence that its body reads (the gradient recomputes the sequence at
     each iteration): the last item (a list recurrence h_t = tanh(h_{t-1}·w + x·t)), items
@@ -251,7 +262,21 @@ def seq_read_cases():
                               node("SequenceInsert", ["seq", "h2"], ["seq1"]),
                               node("SequenceErase", ["seq1", "z0"], ["seq2"])]),
     }
-    consts = {"m1": np.array(-1, np.int64), "z0": np.array(0, np.int64)}
+    # the length read inside an If of the body (a subgraph reading the carried sequence: the
+    # recomputing copy renames its values and their outer references), the last item outside
+    then_g = graph([node("SequenceLength", ["seq"], ["nt"]), node("Cast", ["nt"], ["ft"], to=F)],
+                   "then", [], [vi("ft", F, [])])
+    else_g = graph([node("SequenceLength", ["seq"], ["ne"]), node("Cast", ["ne"], ["fe"], to=F),
+                    node("Mul", ["fe", "half"], ["fh"])], "else", [], [vi("fh", F, [])])
+    bodies["if"] = body(step + [node("Less", ["fi", "half"], ["small"]),
+                                node("If", ["small"], ["q"], then_branch=then_g,
+                                     else_branch=else_g),
+                                node("SequenceAt", ["seq", "m1"], ["h"]),
+                                node("Mul", ["h", "w"], ["hw"]), node("Mul", ["hw", "q"], ["hq"]),
+                                node("Add", ["hq", "xi"], ["p"]), node("Tanh", ["p"], ["h2"]),
+                                node("SequenceInsert", ["seq", "h2"], ["seq2"])])
+    consts = {"m1": np.array(-1, np.int64), "z0": np.array(0, np.int64),
+              "half": np.array(1.5, np.float32)}
     for kind, b in bodies.items():
         for opset, trip in ((13, 3), (16, 4), (16, 0)):
             init = ["h0", "h1"] if kind == "erase" else ["h0"]
@@ -261,7 +286,7 @@ def seq_read_cases():
             weights = {"w": srand(3)}
             for h in init:
                 weights[h] = srand(2, 3)
-            used = {k: v for k, v in consts.items() if any(k in nd.input for nd in b.node)}
+            used = {k: v for k, v in consts.items() if k in reads(b)}
             m = model(nodes, {"x": x}, ["y"], weights, opset=opset,
                       consts=dict(used, m=np.array(trip, np.int64)))
             count = len(init) + (0 if kind == "erase" else trip)
