@@ -406,7 +406,11 @@ static og_status run_node(og_session *s, int ni)
 store:
     for (int j = 0; j < n->n_out; j++) {
         int v = out_value(s, ni, j);
-        if (v < 0) continue;
+        if (v < 0) { /* an omitted output a kernel computed anyway (a Loop's, If's) */
+            og_tensor_free(s->tout[j]);
+            s->tout[j] = NULL;
+            continue;
+        }
         if (s->debug) {
             st = check_finite(&k, s->tout[j], g->values[v].name);
             if (st) goto fail;

@@ -15,8 +15,11 @@
  *       reverse, recomputes iteration i from its state:  dS_{i} = ∂body/∂S · dS_{i+1} (+ the
  *       scan outputs' gradients at i), and sums the outer values' gradients as loop-carried
  *       accumulators.  dv_initial = dS_0.  A carried sequence's gradient is a carried
- *       sequence; its values per iteration are not kept, so the gradient of the body must
- *       not read them (a body appending to it does not; others are refused).
+ *       sequence; its values per iteration are not kept (a scan output cannot hold one): a
+ *       body appending to it needs none, and where the body's gradient reads one (SequenceAt
+ *       of it, SequenceLength, a front insert, SequenceErase) the backward body recomputes
+ *       it at iteration i by running a copy of the forward body i times from the Loop's
+ *       initial values (recompute_sequences: quadratic in the iterations, any body).
  *   Scan (9 and later): the same with the states saved per step; the scan inputs' slice
  *       gradients are the backward Loop's scan outputs, put back in the input's order and
  *       axis.
@@ -157,12 +160,50 @@ static const og_graph *graph_attr(const og_node *n, const char *name)
     return a && a->type == OG_ATTR_GRAPH ? a->g : NULL;
 }
 
-/* The implicit inputs of n a gradient flows to: src (their positions in n->in), count. */
+/* Whether a node of g or of its subgraphs reads the enclosing value `name` (an outer
+ * reference of g) by another op than SequenceLength (one a gradient may flow through). */
+static bool reads_through(const og_graph *g, const char *name, int depth)
+{
+    int v = og_graph_find_value(g, name);
+    if (v < 0 || g->values[v].kind != OG_VALUE_OUTER || depth > OG_MAX_NESTING) return false;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const og_node *nd = &g->nodes[i];
+        for (int j = 0; j < nd->n_in; j++)
+            if (nd->in[j] == v && strcmp(nd->op_type, "SequenceLength") != 0) return true;
+        for (int k = 0; k < nd->n_attrs; k++)
+            if (nd->attrs[k].g && reads_through(nd->attrs[k].g, name, depth + 1)) return true;
+    }
+    return false;
+}
+
+/* The implicit inputs of n a gradient flows to: src (their positions in n->in), count.  A
+ * sequence or optional of float tensors that a subgraph reads from the enclosing graph
+ * (other than by SequenceLength) and that wants a gradient is refused (its gradient would
+ * be left out); -1 then. */
 static int implicit_sources(og_gb *b, const og_node *n, int *src)
 {
     int k = 0;
-    for (int j = n->n_in - n->n_implicit; j < n->n_in; j++)
-        if (WANTS(j) && og_dtype_is_float(og_gb_value(b, n->in[j])->dtype)) src[k++] = j;
+    for (int j = n->n_in - n->n_implicit; j < n->n_in; j++) {
+        const og_value *v = og_gb_value(b, n->in[j]);
+        if (!WANTS(j)) continue;
+        if (og_dtype_is_float(v->dtype) && og_value_kind_of(v) == OG_KIND_TENSOR) {
+            src[k++] = j;
+            continue;
+        }
+        const og_type *t = v->type;
+        while (t && t->kind != OG_KIND_TENSOR) t = t->elem;
+        bool through = false;
+        for (int a = 0; a < n->n_attrs && !through; a++)
+            through = n->attrs[a].g && reads_through(n->attrs[a].g, v->name, 0);
+        if (og_value_kind_of(v) != OG_KIND_TENSOR && t && og_dtype_is_float(t->dtype) && through) {
+            og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                       "a gradient into %s '%s', which a subgraph of the node reads from the "
+                       "enclosing graph: onnxgrad differentiates the tensors a subgraph reads "
+                       "so, not sequences or optionals",
+                       og_kind_name(og_value_kind_of(v)), v->name);
+            return -1;
+        }
+    }
     return k;
 }
 
@@ -185,6 +226,10 @@ static og_status g_if(og_gb *b, const og_node *n, const int *dy, int *dx)
     int *src = w, *gsrc = src + ni, *pos = gsrc + ni, *res = pos + ni;
     int *outs = res + ni, *seeds_of = outs + no_;
     int n_src = implicit_sources(b, n, src);
+    if (n_src < 0) {
+        og_free(al, w);
+        return og_gb_status(b);
+    }
     const char *names[2] = {"then_branch", "else_branch"};
     og_graph *Bs[2] = {NULL, NULL};
     og_gb *ebs[2] = {NULL, NULL};
@@ -289,6 +334,80 @@ static void append_zeros(og_gb *b, const og_node *n, const char *name, int count
     }
 }
 
+/* Give every value that g and its subgraphs define (all but their outer references) a name
+ * starting with prefix, the outer references to them following (og_graph_rename_value).
+ * Outer references to enclosing graphs keep their names. */
+static og_status rename_defined(og_graph *g, const char *prefix, const og_allocator *al, int depth)
+{
+    if (depth > OG_MAX_NESTING) return og_depth_error(depth, OG_MAX_NESTING, "a Loop body");
+    int nv = g->n_values;
+    for (int v = 0; v < nv; v++) {
+        if (g->values[v].kind == OG_VALUE_OUTER) continue;
+        char *nm = og_strfmt(al, "%s_%s", prefix, g->values[v].name);
+        og_status st =
+            nm ? og_graph_rename_value(g, v, nm) : og_error(OG_ERR_NOMEM, "out of memory");
+        og_free(al, nm);
+        if (st) return st;
+    }
+    for (int i = 0; i < g->n_nodes; i++)
+        for (int k = 0; k < g->nodes[i].n_attrs; k++) {
+            og_graph *sub = g->nodes[i].attrs[k].g;
+            og_status st = sub ? rename_defined(sub, prefix, al, depth + 1) : OG_OK;
+            if (st) return st;
+        }
+    return OG_OK;
+}
+
+/* In the backward body B (emitter eb), the values the forward Loop n's carried sequences
+ * k (where need[k]) hold at the start of forward iteration i (a value of B): the forward
+ * body G run again for i iterations from the Loop's initial values (a Loop in B whose body
+ * is a copy of G, its values renamed by prefix pf, without the scan outputs the gradient
+ * added to G: n_g_out outputs kept), its outputs written into B's values G->inputs[2 + k]. */
+static void recompute_sequences(og_gb *b, og_gb *eb, og_graph *B, const og_node *n,
+                                const og_graph *G, int n_g_out, const bool *need, int i,
+                                const char *pf)
+{
+    const og_control_params *p = n->params;
+    int N = p->n_state, K = n_g_out - 1 - N;
+    const og_allocator *al = og_gb_alloc(b);
+    if (og_gb_status(eb)) return;
+    og_graph *R = og_graph_new_sub(B);
+    og_status st = R ? og_graph_copy_into(G, R) : og_error(OG_ERR_NOMEM, "out of memory");
+    if (!st) {
+        for (int o = n_g_out; o < R->n_outputs; o++)
+            R->values[R->outputs[o]].is_graph_output = false;
+        R->n_outputs = n_g_out;
+        char *rp = NAME(eb, "%s_r", pf);
+        st = rp ? rename_defined(R, rp, al, 0) : OG_ERR_NOMEM;
+        og_free(al, rp);
+    }
+    if (!st) st = og_graph_finalize(R);
+    if (!st) st = og_graph_prune(R);
+    if (!st) st = og_graph_finalize(R);
+    int *in = st ? NULL : ints(eb, n, (size_t)(2 + N));
+    if (st || !in) {
+        if (st) og_gb_fail(eb, n, st, "%s", og_last_error());
+        og_graph_free(R);
+        return;
+    }
+    bool *want = og_calloc(al, (size_t)(N + K), sizeof *want); /* all false: set below */
+    in[0] = i;
+    in[1] = -1;
+    for (int k = 0; k < N; k++) in[2 + k] = og_sub_outer(eb, B, og_gb_value(b, n->in[2 + k])->name);
+    int *res = og_malloc(al, (size_t)(N + K) * sizeof *res);
+    int node = res && want ? og_gb_op_ext(eb, "", "Loop", 2 + N, in, N + K, want, res) : -1;
+    if (!res || !want) og_gb_fail(eb, n, OG_ERR_NOMEM, "out of memory");
+    if (node >= 0) {
+        for (int k = 0; k < N; k++)
+            if (need[k]) og_gb_graph(eb)->nodes[node].out[k] = G->inputs[2 + k];
+        og_gb_attr_graph(eb, node, "body", R);
+    }
+    og_free(al, want);
+    og_free(al, res);
+    og_free(al, in);
+    og_graph_free(R);
+}
+
 static og_status g_loop(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     const og_control_params *p = n->params;
@@ -299,13 +418,14 @@ static og_status g_loop(og_gb *b, const og_node *n, const int *dy, int *dx)
     /* 12 index lists, none longer than the carried values, scan outputs and implicit
      * inputs with 3 more */
     size_t C = (size_t)N + (size_t)K + (size_t)n->n_implicit + 3;
-    int *w = prefix ? ints(b, n, 12 * C) : NULL;
+    int *w = prefix ? ints(b, n, 13 * C) : NULL; /* and need (bools) */
     sub_grad sg = {0};
     if (!w) goto done;
     int *src = w, *gsrc = w + C, *outs = w + 2 * C, *fl = w + 3 * C, *scan_of = w + 4 * C;
     int *outer_pos = w + 5 * C, *keep = w + 6 * C, *saved = w + 7 * C, *dS = w + 8 * C;
     int *acc = w + 9 * C, *in = w + 10 * C, *res = w + 11 * C;
     int n_src = implicit_sources(b, n, src);
+    if (n_src < 0) goto done;
     /* the body's gradient: sources the float carried inputs and the wanted outer values;
      * outputs the float carried outputs and the scan outputs with a gradient */
     int ns = 0, no = 0, nf = 0, nk = 0;
@@ -342,6 +462,15 @@ static og_status g_loop(og_gb *b, const og_node *n, const int *dy, int *dx)
         }
     if (!(pf = NAME(b, "%s_b", prefix)) || !sub_gradient(b, n, G, gsrc, ns, outs, no, pf, &sg))
         goto done;
+    /* the carried sequences whose values the body's gradient reads (need), which are
+     * recomputed per iteration (recompute_sequences) */
+    bool *need = (bool *)(w + 12 * C), any_need = false;
+    for (int k = 0; k < N; k++) {
+        const og_value *v = &G->values[G->inputs[2 + k]];
+        need[k] = og_value_kind_of(v) == OG_KIND_SEQUENCE && reads(sg.T, v->name);
+        any_need |= need[k];
+    }
+    int n_g_out = G->n_outputs;
     /* the forward body also gives each iteration's carried tensors and its number (a
      * sequence cannot be a scan output: saved -1) */
     for (int k = 0; k < N; k++)
@@ -391,8 +520,9 @@ static og_status g_loop(og_gb *b, const og_node *n, const int *dy, int *dx)
     int i = og_rule_sub(eb, og_sub_outer(eb, B, og_gb_value(b, last)->name), j);
     og_gb_op_into(eb, "Identity", 1, &i, G->inputs[0]);
     og_gb_op_into(eb, "Identity", 1, &cond, G->inputs[1]);
+    if (any_need) recompute_sequences(b, eb, B, n, G, n_g_out, need, i, pf);
     for (int k = 0; k < N; k++) {
-        if (saved[k] < 0) continue; /* a sequence, which the gradient must not read */
+        if (saved[k] < 0) continue; /* a sequence: recomputed when read */
         int sv = og_sub_outer(eb, B, og_gb_value(b, saved[k])->name);
         int in2[2] = {sv, i};
         og_gb_op_into(eb, "Gather", 2, in2, G->inputs[2 + k]);
@@ -425,20 +555,7 @@ static og_status g_loop(og_gb *b, const og_node *n, const int *dy, int *dx)
     }
     for (int r = 0; r < n_src; r++) in[2 + nf + r] = og_rule_zeros_like(b, n->in[src[r]]);
     int node = og_gb_op_ext(b, "", "Loop", 2 + nf + n_src, in, nf + n_src, NULL, res);
-    /* the body must not read a carried sequence, whose values per iteration are not kept */
     bool ok = og_sub_finish(b, eb, B);
-    for (int k = 0; ok && k < N; k++) {
-        char *nm = saved[k] < 0 ? NAME(b, "%s_in%d", pf, 2 + k) : NULL;
-        if (nm && reads(B, nm))
-            og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                       "the gradient through loop-carried sequence %d needs the sequence's value "
-                       "at each iteration (the body's gradient reads it), which is not kept: "
-                       "only a sequence the body appends to (SequenceInsert at the end) is "
-                       "supported",
-                       k);
-        og_free(al, nm);
-        ok = !og_gb_status(b);
-    }
     if (ok) og_gb_attr_graph(b, node, "body", B);
     og_graph_free(B);
     for (int f = 0; f < nf; f++)
@@ -497,7 +614,7 @@ static bool scan_prepare(og_gb *b, const og_node *n, const int *dy, const char *
     sc->scan_of = w + 6 * C;
     sc->outer_pos = w + 7 * C;
     sc->saved = w + 8 * C;
-    sc->n_src = implicit_sources(b, n, sc->src);
+    if ((sc->n_src = implicit_sources(b, n, sc->src)) < 0) return false;
     int ns = 0, no = 0;
     for (int k = 0; k < S; k++) {
         const og_value *v = &G->values[G->inputs[k]];

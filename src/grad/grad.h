@@ -113,10 +113,12 @@ void og_gb_item_gradient(og_gb *b, int seq, int pos, int grad);
 /* The total gradient of forward value v, a sequence or an optional, from its n contributions
  * (grads[i], for the whole value when pos[i] < 0, else for the item at pos[i]): one whole
  * contribution as it is; item contributions added into it (or into zeros of the sequence's
- * items, made from how v was built) by SequenceErase, SequenceAt, Add and SequenceInsert;
- * several whole sequence contributions stacked, summed and split again when their items have
- * one static shape, else summed item by item when the graph fixes the sequence's length;
- * optionals' elements summed.  -1 after recording an error. */
+ * items, made from how v was built, else by a Loop over its items at run time) by
+ * SequenceErase, SequenceAt, Add and SequenceInsert; several whole sequence contributions
+ * stacked, summed and split again when their items have one shape (static, or
+ * SplitToSequence's without a split), else summed item by item over the length the graph
+ * fixes, or in a Loop over the items when only the run time knows it; optionals' elements
+ * summed.  -1 after recording an error. */
 int og_gb_sequence_total(og_gb *b, int v, const int *grads, const int *pos, int n);
 
 og_status og_gb_status(const og_gb *b);

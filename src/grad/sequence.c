@@ -14,8 +14,11 @@
  *                                 of SequenceConstruct's inputs), else a Loop over the items
  *                                 counts (a Loop's carried sequence)
  *   Optional(x): dx = OptionalGetElement(dO);  OptionalGetElement(O): dO = Optional(dy)
- * where p' is the position made nonnegative (p + length when p < 0).  Everything is standard
- * ai.onnx (opset 11 and later), so saved training graphs run in other runtimes. */
+ * where p' is the position made nonnegative (p + length when p < 0).  Zeros like a sequence
+ * are made the way it was made, else (a Loop's output, a graph or body input) by a Loop over
+ * its items (seq_items_rt), as are whole gradients summed over a length known at run time
+ * only.  Everything is standard ai.onnx (opset 11 and later; those Loops carry a sequence,
+ * which the spec allows from opset 13), so saved training graphs run in other runtimes. */
 #include <string.h>
 
 #include "grad/rule_util.h"
@@ -45,17 +48,69 @@ static int zeros_shaped(og_gb *b, int x, og_dtype dt)
     return og_gb_op2(b, "Expand", og_gb_scalar(b, 0, dt), og_gb_op1(b, "Shape", x));
 }
 
-/* A sequence of zeros like forward sequence v, item by item, made the way v was. */
+/* A sequence as long as forward sequence v, made at run time by a Loop over v's items
+ * (SequenceLength(v) iterations, a sequence carried from SequenceEmpty, SequenceInsert at
+ * the end): item i is zeros shaped as v[i] when m is 0, else the Sum of seqs[k][i] over the
+ * m sequences seqs (emitted values as long as v).  The Loop carries a sequence, which the
+ * ONNX spec allows from opset 13 (onnxgrad runs it at every opset).  -1 after an error. */
+static int seq_items_rt(og_gb *b, int v, const int *seqs, int m)
+{
+    const og_allocator *al = og_gb_alloc(b);
+    og_dtype dt = elem_dtype(b, v);
+    if (dt == OG_UNDEFINED) dt = OG_FLOAT;
+    /* names unique in the training graph: v's and the count of its values so far */
+    char *pf = og_strfmt(al, "%s_%s%d", og_gb_value(b, v)->name, m ? "sum" : "zeros",
+                         og_gb_graph(b)->n_values);
+    char *ni = pf ? og_strfmt(al, "%s_i", pf) : NULL, *nc = pf ? og_strfmt(al, "%s_c", pf) : NULL;
+    char *ns = pf ? og_strfmt(al, "%s_s", pf) : NULL;
+    int *at = og_malloc(al, (size_t)(m ? m : 1) * sizeof *at);
+    og_graph *E = ni && nc && ns && at ? og_graph_new(al) : NULL;
+    og_gb *eb = NULL;
+    og_graph *B = E ? og_sub_open(b, E, pf, &eb) : NULL;
+    og_graph_free(E);
+    int r = -1;
+    if (!B) {
+        og_free(al, ni);
+        og_free(al, nc);
+        og_free(al, ns);
+        if (!og_gb_status(b)) og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    int i = og_sub_input(eb, B, ni, OG_INT64, 0), cond = og_sub_input(eb, B, nc, OG_BOOL, 0);
+    int acc = og_sub_input(eb, B, ns, OG_UNDEFINED, -1);
+    const og_type *t = og_graph_type_tensor(B, dt, -1, NULL);
+    t = t ? og_graph_type_wrap(B, OG_KIND_SEQUENCE, OG_UNDEFINED, t) : NULL;
+    if (!t) og_gb_fail(eb, NULL, OG_ERR_NOMEM, "out of memory");
+    if (acc >= 0 && t) B->values[acc].type = t;
+    int item;
+    if (m == 0) {
+        item = zeros_shaped(eb, seq_at(eb, og_sub_outer(eb, B, og_gb_value(b, v)->name), i), dt);
+    } else {
+        for (int k = 0; k < m; k++)
+            at[k] = seq_at(eb, og_sub_outer(eb, B, og_gb_value(b, seqs[k])->name), i);
+        item = og_gb_op(eb, "Sum", m, at);
+    }
+    og_sub_output(eb, B, cond, OG_BOOL);
+    og_sub_output(eb, B, og_gb_op2(eb, "SequenceInsert", acc, item), OG_UNDEFINED);
+    if (!og_gb_status(eb)) B->values[B->outputs[1]].type = t;
+    int empty = og_gb_op(b, "SequenceEmpty", 0, NULL);
+    og_gb_attr_int(b, og_gb_last(b), "dtype", dt);
+    int in[3] = {og_gb_op1(b, "SequenceLength", v), -1, empty};
+    int node = og_gb_op_ext(b, "", "Loop", 3, in, 1, NULL, &r);
+    og_sub_attach(b, eb, B, node, "body");
+done:
+    og_free(al, at);
+    og_free(al, pf); /* eb named by it till attached */
+    return og_gb_status(b) ? -1 : r;
+}
+
+/* A sequence of zeros like forward sequence v, item by item, made the way v was when its
+ * producers are ops below, else at run time (seq_items_rt: a graph input, a Loop's output,
+ * a body's carried sequence, ...). */
 static int zeros_seq(og_gb *b, const og_node *rule_node, int v, int depth)
 {
     const og_node *pp = og_gb_producer(b, v);
-    if (!pp || depth > OG_MAX_NESTING) {
-        og_gb_fail(b, rule_node, OG_ERR_UNSUPPORTED,
-                   "the gradient of sequence '%s' needs zeros like its items, and %s",
-                   og_gb_value(b, v)->name,
-                   pp ? "its producers nest too deep" : "it is not computed by the graph");
-        return -1;
-    }
+    if (!pp || depth > OG_MAX_NESTING) return seq_items_rt(b, v, NULL, 0);
     og_node p = *pp; /* a copy: emitting moves the node array (attributes stay put) */
     const char *op = p.op_type;
     if (strcmp(op, "SequenceConstruct") == 0) {
@@ -96,12 +151,7 @@ static int zeros_seq(og_gb *b, const og_node *rule_node, int v, int depth)
         if (q && strcmp(q->op_type, "Optional") == 0 && q->n_in > 0 && q->in[0] >= 0)
             return zeros_seq(b, rule_node, q->in[0], depth + 1);
     }
-    og_gb_fail(b, rule_node, OG_ERR_UNSUPPORTED,
-               "the gradient of sequence '%s' needs zeros like its items, which onnxgrad makes "
-               "only for sequences built by SequenceConstruct, SplitToSequence, SequenceInsert, "
-               "SequenceErase, SequenceEmpty, Identity or Optional and OptionalGetElement, not %s",
-               og_gb_value(b, v)->name, op);
-    return -1;
+    return seq_items_rt(b, v, NULL, 0);
 }
 
 /* The number of items of forward sequence v when the graph fixes it (-1 when not): from
@@ -134,17 +184,23 @@ static int64_t static_length(og_gb *b, int v, int depth)
     return -1;
 }
 
-/* The sum of the whole gradients (pos[i] < 0) of sequence v.  Items of one static shape:
+/* The sum of the whole gradients (pos[i] < 0) of sequence v.  Items of one static shape, or
+ * of one shape known at run time (SplitToSequence without a split, into size-1 parts):
  * each whole gradient stacked (ConcatFromSequence, new_axis), added, and split again.
  * Otherwise (items of different shapes, or shapes known only at run time) item by item over
  * the length the graph fixes (static_length): each item the Sum of the SequenceAt of every
- * whole gradient, gathered again by SequenceConstruct. */
+ * whole gradient, gathered again by SequenceConstruct; over a length known at run time
+ * only, the same item by item in a Loop (seq_items_rt). */
 static int add_whole(og_gb *b, int v, const int *grads, const int *pos, int n, int whole)
 {
     const og_value *val = og_gb_value(b, v);
     const og_type *e = val->type ? val->type->elem : NULL;
     bool fixed = e && e->kind == OG_KIND_TENSOR && e->rank >= 0;
     for (int d = 0; fixed && d < e->rank; d++) fixed = e->dims[d] >= 0;
+    /* SplitToSequence without a split makes items of one shape, known at run time or not */
+    const og_node *pp = og_gb_producer(b, v);
+    fixed = fixed ||
+            (pp && strcmp(pp->op_type, "SplitToSequence") == 0 && (pp->n_in < 2 || pp->in[1] < 0));
     int64_t len = fixed ? -1 : static_length(b, v, 0);
     int *st = og_malloc(og_gb_alloc(b), (size_t)whole * sizeof *st), *items = NULL, k = 0, r = -1;
     if (!st) {
@@ -178,14 +234,10 @@ static int add_whole(og_gb *b, int v, const int *grads, const int *pos, int n, i
             items[j] = og_gb_op(b, "Sum", whole, st);
         }
         r = og_gb_op(b, "SequenceConstruct", (int)len, items);
-    } else {
-        og_gb_fail(b, NULL, OG_ERR_UNSUPPORTED,
-                   "sequence '%s' gets whole gradients from %d consumers, which onnxgrad adds "
-                   "only for items of one static shape or when the graph fixes the sequence's "
-                   "length (built by SequenceConstruct, SequenceEmpty, SequenceInsert, "
-                   "SequenceErase, Identity, or SplitToSequence along an axis of static size or "
-                   "by a split of static length)",
-                   val->name, whole);
+    } else { /* a length known at run time only: a Loop over the items */
+        for (int i = 0; i < n; i++)
+            if (pos[i] < 0) st[k++] = grads[i];
+        r = seq_items_rt(b, v, st, whole);
     }
 done:
     og_free(og_gb_alloc(b), items);

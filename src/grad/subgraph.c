@@ -74,13 +74,23 @@ int og_sub_input(og_gb *eb, og_graph *B, char *name, og_dtype dt, int rank)
     return v;
 }
 
+/* Whether a node of B (emitted, so the producer is not recorded yet) computes value v. */
+static bool computed_in(const og_graph *B, int v)
+{
+    for (int i = B->n_nodes - 1; i >= 0; i--)
+        for (int j = 0; j < B->nodes[i].n_out; j++)
+            if (B->nodes[i].out[j] == v) return true;
+    return false;
+}
+
 /* Make v the next graph output of B, of type dt (an Identity when v is already one, or an
- * input). */
+ * input, or read from the enclosing graph; not otherwise, so that a sequence can be an
+ * output before opset 14, where Identity takes tensors only). */
 void og_sub_output(og_gb *eb, og_graph *B, int v, og_dtype dt)
 {
     if (v < 0 || og_gb_status(eb)) return;
     bool taken = B->values[v].is_graph_output || B->values[v].kind == OG_VALUE_INPUT ||
-                 B->values[v].producer < 0;
+                 (B->values[v].producer < 0 && !computed_in(B, v));
     for (int i = 0; i < B->n_outputs && !taken; i++) taken = B->outputs[i] == v;
     if (taken) v = og_gb_op1(eb, "Identity", v);
     int *out = v >= 0 ? og_realloc(B->alloc, B->outputs, (size_t)B->n_outputs * sizeof *out,

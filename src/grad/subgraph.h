@@ -22,7 +22,7 @@ int og_sub_make_input(og_gb *eb, og_graph *B, int v);
 int og_sub_input(og_gb *eb, og_graph *B, char *name, og_dtype dt, int rank);
 
 /* Make v the next graph output of B, of type dt (an Identity when v is already one, or an
- * input). */
+ * input, or read from the enclosing graph). */
 void og_sub_output(og_gb *eb, og_graph *B, int v, og_dtype dt);
 
 /* Close B's emitter and prune B (false after an error, set on b). */

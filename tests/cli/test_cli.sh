@@ -173,7 +173,7 @@ PY
 check "grad with a sequence output: gradients of the tensor outputs' ones" test $? = 0
 
 # a Loop whose body inserts at the front of a carried sequence: the gradient needs each
-# iteration's sequence (its length), which is not kept: refused naming node, op and value
+# iteration's sequence (its length), which the backward body recomputes
 python3 - "$tmp" <<'PY'
 import sys, numpy as np
 from onnx import TensorProto as TP, helper as h, numpy_helper
@@ -201,9 +201,44 @@ m.ir_version = 8
 open(sys.argv[1] + "/front.onnx", "wb").write(m.SerializeToString())
 PY
 "$cli" grad "$tmp/front.onnx" --input x="$tmp/xs.npy" -o "$tmp/fg" 2>"$tmp/err"
-check "grad through a Loop reading its carried sequence fails" test $? = 1
-check "... naming the node, op and carried value" \
-  grep -q "node 'front' (Loop.*loop-carried sequence 1 needs the sequence's value at each iteration" "$tmp/err"
+check "grad through a Loop reading its carried sequence exits 0" test $? = 0
+python3 - "$tmp/fg" <<'PY'
+import sys, numpy as np
+d = sys.argv[1]
+# y = [x w^3, x w^2, x w] (front inserts), seeds of ones: dx = w + w^2 + w^3,
+# dw = x (1 + 2 w + 3 w^2)
+assert np.allclose(np.load(d + "/x_grad.npy"), [0.875, -6.0]), np.load(d + "/x_grad.npy")
+assert np.allclose(np.load(d + "/w_grad.npy"), [8.25, 36.0]), np.load(d + "/w_grad.npy")
+PY
+check "grad through a Loop reading its carried sequence: its values" test $? = 0
+
+# an If whose branch reads a sequence of the enclosing graph that wants a gradient: refused
+# naming the node, op and value (the gradient into it would be left out)
+python3 - "$tmp" <<'PY'
+import sys, numpy as np
+from onnx import TensorProto as TP, helper as h, numpy_helper
+F = TP.FLOAT
+then_g = h.make_graph([h.make_node("SequenceAt", ["s", "one"], ["t"])], "then", [],
+                      [h.make_tensor_value_info("t", F, [2])])
+else_g = h.make_graph([h.make_node("Neg", ["x"], ["e"])], "else", [],
+                      [h.make_tensor_value_info("e", F, [2])])
+g = h.make_graph([h.make_node("Mul", ["x", "w"], ["xw"]),
+                  h.make_node("SequenceConstruct", ["x", "xw"], ["s"]),
+                  h.make_node("If", ["c"], ["y"], name="branch", then_branch=then_g,
+                              else_branch=else_g)], "g",
+                 [h.make_tensor_value_info("x", F, [2])],
+                 [h.make_tensor_value_info("y", F, [2])],
+                 [numpy_helper.from_array(np.array([0.5, -2.0], np.float32), "w"),
+                  numpy_helper.from_array(np.array(1, np.int64), "one"),
+                  numpy_helper.from_array(np.array(True), "c")])
+m = h.make_model(g, opset_imports=[h.make_opsetid("", 16)])
+m.ir_version = 8
+open(sys.argv[1] + "/ifseq.onnx", "wb").write(m.SerializeToString())
+PY
+"$cli" grad "$tmp/ifseq.onnx" --input x="$tmp/xs.npy" -o "$tmp/ig" 2>"$tmp/err"
+check "grad into a sequence an If's branch reads from outside fails" test $? = 1
+check "... naming the node, op and sequence" \
+  grep -q "node 'branch' (If.*a gradient into sequence 's'" "$tmp/err"
 
 echo "$((checks - fails)) passed, $fails failed"
 test $fails = 0

@@ -1,7 +1,9 @@
 """Gradient cases of the control-flow rules (src/grad/control.c): If (each branch taken; a
 branch that does not read a weight; outputs taken from outside), Loop (loop-carried values,
 scan outputs, outer weights, a fixed trip count and an early exit, zero iterations; a
-carried sequence the body appends to, stacked or concatenated after), Scan (states, scan
+carried sequence the body appends to, stacked or concatenated after; a carried sequence the
+body reads (its last item, a front insert, its length, an erase: recomputed per iteration)
+and a Loop's output sequence read item by item after it), Scan (states, scan
 inputs and outputs along other axes and in reverse), Scan-8 (opset 8: a batch axis,
 sequence_lens with shorter and empty rows, directions, two scan inputs one reversed), and
 nesting (an If inside a Loop, a Loop inside a Scan, reading weights two levels out)."""
@@ -193,3 +195,133 @@ def cases():
                    {"a0": rand(2, 3), "k": rand(3)}, consts={"two": np.array(2, np.int64)},
                    shapes={"a": [2, 3], "ys": [3, 2, 3]}))
     return out
+
+
+# the cases of sequences a Loop's body reads, or read after the Loop, draw from their own
+# generator too
+_RNGS = np.random.default_rng(12)
+
+
+def srand(*shape, low=-1.0, high=1.0):
+    return _RNGS.uniform(low, high, shape).astype(np.float32)
+
+
+def reads(g):
+    """the names the nodes of graph g and of its subgraphs read"""
+    names = set()
+    for nd in g.node:
+        names.update(nd.input)
+        for a in nd.attribute:
+            if a.HasField("g"):
+                names |= reads(a.g)
+    return names
+
+
+def seq_read_cases():
+    """A Loop's carried sequence that its body reads (the gradient recomputes the sequence at
+    each iteration): the last item (a list recurrence h_t = tanh(h_{t-1}·w + x·t)), items
+    inserted at the front and the first read, the length read, a window kept by an erase;
+    and a Loop's output sequence read by SequenceAt after the Loop (zeros like its items
+    made at run time)."""
+    out = []
+    I = TensorProto.INT64
+    # items of a static shape (the broadcasting gradients of the ops reading them need ranks)
+    seq_t = helper.make_sequence_type_proto(helper.make_tensor_type_proto(F, [2, 3]))
+    x = srand(2, 3)
+
+    def body(nodes, extra_in=()):
+        return graph(nodes + [node("Identity", ["cond"], ["c2"])], "body",
+                     [vi("i", I, []), vi("cond", TensorProto.BOOL, []),
+                      helper.make_value_info("seq", seq_t)] + list(extra_in),
+                     [vi("c2", TensorProto.BOOL, []), helper.make_value_info("seq2", seq_t)])
+
+    step = [node("Cast", ["i"], ["fi"], to=F), node("Mul", ["x", "fi"], ["xi"])]
+    bodies = {
+        # the last item read: h_t = tanh(h_{t-1}·w + x·i), appended
+        "last": body(step + [node("SequenceAt", ["seq", "m1"], ["h"]),
+                             node("Mul", ["h", "w"], ["hw"]), node("Add", ["hw", "xi"], ["p"]),
+                             node("Tanh", ["p"], ["h2"]),
+                             node("SequenceInsert", ["seq", "h2"], ["seq2"])]),
+        # inserted at the front, the first item read
+        "front": body(step + [node("SequenceAt", ["seq", "z0"], ["h"]),
+                              node("Mul", ["h", "w"], ["hw"]), node("Add", ["hw", "xi"], ["p"]),
+                              node("Sin", ["p"], ["h2"]),
+                              node("SequenceInsert", ["seq", "h2", "z0"], ["seq2"])]),
+        # the length read (no gradient through it) and the last item: h·w·len + x·i
+        "length": body(step + [node("SequenceLength", ["seq"], ["n"]),
+                               node("Cast", ["n"], ["fn"], to=F),
+                               node("SequenceAt", ["seq", "m1"], ["h"]),
+                               node("Mul", ["h", "w"], ["hw"]), node("Mul", ["hw", "fn"], ["hn"]),
+                               node("Add", ["hn", "xi"], ["p"]), node("Tanh", ["p"], ["h2"]),
+                               node("SequenceInsert", ["seq", "h2"], ["seq2"])]),
+        # a window of two items: the new one from both, the first erased
+        "erase": body(step + [node("SequenceAt", ["seq", "z0"], ["a"]),
+                              node("SequenceAt", ["seq", "m1"], ["h"]),
+                              node("Mul", ["h", "w"], ["hw"]), node("Add", ["hw", "a"], ["q"]),
+                              node("Add", ["q", "xi"], ["p"]), node("Tanh", ["p"], ["h2"]),
+                              node("SequenceInsert", ["seq", "h2"], ["seq1"]),
+                              node("SequenceErase", ["seq1", "z0"], ["seq2"])]),
+    }
+    # the length read inside an If of the body (a subgraph reading the carried sequence: the
+    # recomputing copy renames its values and their outer references), the last item outside
+    then_g = graph([node("SequenceLength", ["seq"], ["nt"]), node("Cast", ["nt"], ["ft"], to=F)],
+                   "then", [], [vi("ft", F, [])])
+    else_g = graph([node("SequenceLength", ["seq"], ["ne"]), node("Cast", ["ne"], ["fe"], to=F),
+                    node("Mul", ["fe", "half"], ["fh"])], "else", [], [vi("fh", F, [])])
+    bodies["if"] = body(step + [node("Less", ["fi", "half"], ["small"]),
+                                node("If", ["small"], ["q"], then_branch=then_g,
+                                     else_branch=else_g),
+                                node("SequenceAt", ["seq", "m1"], ["h"]),
+                                node("Mul", ["h", "w"], ["hw"]), node("Mul", ["hw", "q"], ["hq"]),
+                                node("Add", ["hq", "xi"], ["p"]), node("Tanh", ["p"], ["h2"]),
+                                node("SequenceInsert", ["seq", "h2"], ["seq2"])])
+    consts = {"m1": np.array(-1, np.int64), "z0": np.array(0, np.int64),
+              "half": np.array(1.5, np.float32)}
+    for kind, b in bodies.items():
+        for opset, trip in ((13, 3), (16, 4), (16, 0)):
+            init = ["h0", "h1"] if kind == "erase" else ["h0"]
+            nodes = [node("SequenceConstruct", init, ["seq0"]),
+                     node("Loop", ["m", "", "seq0"], ["seq"], body=b),
+                     node("ConcatFromSequence", ["seq"], ["y"], axis=0, new_axis=1)]
+            weights = {"w": srand(3)}
+            for h in init:
+                weights[h] = srand(2, 3)
+            used = {k: v for k, v in consts.items() if k in reads(b)}
+            m = model(nodes, {"x": x}, ["y"], weights, opset=opset,
+                      consts=dict(used, m=np.array(trip, np.int64)))
+            count = len(init) + (0 if kind == "erase" else trip)
+            out.append(("loop_seq_read_%s_trip%d_v%d" % (kind, trip, opset),
+                        typed(m, {"y": [count, 2, 3]}), {"x": x}))
+    # a Loop's output sequence read after it by SequenceAt (its 2nd and last items), and
+    # both read and stacked (a whole gradient and item gradients)
+    b = graph([node("Cast", ["i"], ["fi"], to=F), node("Mul", ["x", "fi"], ["xi"]),
+               node("Mul", ["s", "w"], ["sw"]), node("Add", ["sw", "xi"], ["pre"]),
+               node("Tanh", ["pre"], ["s2"]), node("SequenceInsert", ["seq", "s2"], ["seq2"]),
+               node("Identity", ["cond"], ["c2"])],
+              "body", [vi("i", I, []), vi("cond", TensorProto.BOOL, []), vi("s"),
+                       helper.make_value_info("seq", seq_t)],
+              [vi("c2", TensorProto.BOOL, []), vi("s2"), helper.make_value_info("seq2", seq_t)])
+    for opset in (13, 16):
+        for stacked in (False, True):
+            nodes = [node("SequenceEmpty", [], ["seq0"], dtype=F),
+                     node("Loop", ["m", "", "s0", "seq0"], ["s", "seq"], body=b),
+                     node("SequenceAt", ["seq", "one"], ["a"]),
+                     node("SequenceAt", ["seq", "m1"], ["c"]),
+                     node("Mul", ["a", "c"], ["y"])]
+            outs, shapes = ["y"], {"y": [2, 3]}
+            if stacked:
+                nodes.append(node("ConcatFromSequence", ["seq"], ["z"], axis=0, new_axis=1))
+                outs, shapes = ["y", "z"], {"y": [2, 3], "z": [4, 2, 3]}
+            m = model(nodes, {"x": x}, outs, {"s0": srand(2, 3), "w": srand(3)}, opset=opset,
+                      consts={"m": np.array(4, np.int64), "one": np.array(1, np.int64),
+                              "m1": np.array(-1, np.int64)})
+            out.append(("loop_seq_out_at%s_v%d" % ("_stacked" if stacked else "", opset),
+                        typed(m, shapes), {"x": x}))
+    return out
+
+
+_control_cases = cases
+
+
+def cases():  # noqa: F811
+    return _control_cases() + seq_read_cases()

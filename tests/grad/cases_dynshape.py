@@ -659,7 +659,9 @@ _base_cases = cases
 def sequence_cases():
     """Sequences receiving whole gradients from several consumers, with items of different
     shapes or of shapes known only at run time (they were added only for items of one
-    static shape): summed item by item over the length the graph fixes."""
+    static shape): summed item by item over the length the graph fixes, stacked when the
+    items have one shape at run time, and item by item in a Loop over a length known at
+    run time only."""
     out = []
     c = {"p0": np.array(0, I64), "pm1": np.array(-1, I64), "s12": np.array([1, 2], I64)}
 
@@ -707,6 +709,35 @@ def sequence_cases():
               {"x": x}, ["y", "z", "u"], consts=used(nodes), opset=13)
     out.append(("seq_whole_runtime_split",
                 declare(m, [("y", [2, 3, 2]), ("z", [2, 1, 2]), ("u", [2, 2, 2])]), {"x": x}))
+    # split along an axis of run-time size, no split (parts of one shape, [2, 1, 2]):
+    # concatenated and stacked (two whole gradients, added stacked)
+    for opset in (11, 13):
+        m = model(nodes := _dyn_spatial(x.shape) + [
+            node("SplitToSequence", ["xr"], ["S"], axis=1),
+            node("ConcatFromSequence", ["S"], ["c"], axis=1),
+            node("ConcatFromSequence", ["S"], ["d"], axis=0, new_axis=1),
+            node("Mul", ["c", "c"], ["y"]), node("Cos", ["d"], ["z"])],
+            {"x": x}, ["y", "z"], consts=used(nodes), opset=opset)
+        out.append(("seq_whole_runtime_parts_v%d" % opset,
+                    declare(m, [("y", [2, 3, 2]), ("z", [3, 2, 1, 2])]), {"x": x}))
+    # split into chunks of 2 along an axis of run-time size 5 (items [2, 2, 2] twice and
+    # [2, 1, 2]; the length known at run time only): concatenated, erased and concatenated
+    # again (two whole gradients, added item by item in a Loop), the last read
+    x5 = rand(2, 5, 2)
+    c["two"] = np.array(2, I64)
+    for opset in (13, 16):
+        m = model(nodes := _dyn_spatial(x5.shape) + [
+            node("SplitToSequence", ["xr", "two"], ["S"], axis=1),
+            node("ConcatFromSequence", ["S"], ["c"], axis=1),
+            node("SequenceErase", ["S", "p0"], ["S1"]),
+            node("ConcatFromSequence", ["S1"], ["d"], axis=1),
+            node("SequenceAt", ["S", "pm1"], ["a"]),
+            node("Mul", ["c", "c"], ["y"]), node("Sin", ["d"], ["z"]),
+            node("Tanh", ["a"], ["u"])],
+            {"x": x5}, ["y", "z", "u"], consts=used(nodes), opset=opset)
+        out.append(("seq_whole_runtime_chunks_v%d" % opset,
+                    declare(m, [("y", [2, 5, 2]), ("z", [2, 3, 2]), ("u", [2, 1, 2])]),
+                    {"x": x5}))
     return out
 
 

@@ -12,6 +12,8 @@ import subprocess
 import sys
 import tempfile
 
+from typing import List
+
 import numpy as np
 import torch
 from torch import nn
@@ -179,6 +181,57 @@ class CatLoop(nn.Module):
         return torch.cat(outs, 0)
 
 
+class SeqPrev(nn.Module):
+    """a scripted list recurrence reading the list's last item in the loop (a Loop whose
+    body reads its carried sequence: SequenceAt(seq, -1)), divided by the list's length
+    (SequenceLength), stacked at the end: h_t = tanh(lin(x_t) + w * outs[-1] / len(outs))"""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.w = nn.Parameter(0.5 * torch.randn(4))
+
+    def forward(self, x):
+        outs = [torch.tanh(self.lin(x[0]))]
+        for t in range(1, x.size(0)):
+            outs.append(torch.tanh(self.lin(x[t]) + self.w * outs[-1] / len(outs)))
+        return torch.stack(outs, 0)
+
+
+class SeqFront(nn.Module):
+    """a scripted loop inserting at the list's front and reading its first item (SequenceInsert
+    at position 0, SequenceAt(seq, 0) in the body)"""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.w = nn.Parameter(0.5 * torch.randn(4))
+
+    def forward(self, x):
+        outs = [torch.zeros(x.size(1), 4)]
+        for t in range(x.size(0)):
+            outs.insert(0, torch.sin(self.lin(x[t]) + self.w * outs[0]))
+        return torch.stack(outs, 0)
+
+
+class SeqAt(nn.Module):
+    """a scripted loop appending to a list, items of it read after the loop (SequenceAt of the
+    Loop's output sequence): outs[1] * outs[-1] + outs[0]"""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.w = nn.Parameter(0.5 * torch.randn(4))
+
+    def forward(self, x):
+        outs: List[torch.Tensor] = []
+        h = torch.zeros(x.size(1), 4)
+        for t in range(x.size(0)):
+            h = torch.tanh(self.lin(x[t]) + self.w * h)
+            outs.append(h * self.w)
+        return outs[1] * outs[-1] + outs[0]
+
+
 class Branch(nn.Module):
     """a scripted branch on the sign of x's sum (exported as an ONNX If)"""
 
@@ -235,6 +288,12 @@ def build(name):
     elif name.startswith("looplist"):
         m, x, kind = torch.jit.script(ListLoop()), torch.randn(5, 3, 4, generator=g), "mse"
         target = torch.randn(5, 3, 4, generator=g)
+    elif name.split("_")[0] in ("seqprev", "seqfront", "seqat"):
+        cls = {"seqprev": SeqPrev, "seqfront": SeqFront, "seqat": SeqAt}[name.split("_")[0]]
+        m, x, kind = torch.jit.script(cls()), torch.randn(5, 3, 4, generator=g), "mse"
+        target = torch.randn(3, 4, generator=g) if cls is SeqAt else None
+        if target is None:
+            target = torch.randn(5 + (cls is SeqFront), 3, 4, generator=g)
     elif name.startswith("loop"):
         m, x, kind = torch.jit.script(LoopRNN()), torch.randn(5, 3, 4, generator=g), "mse"
         target = torch.randn(3, 4, generator=g)
@@ -332,7 +391,8 @@ def main(build_dir, models):
 ALL = ["linreg", "linreg_loss", "mlp", "mlp_loss", "lenet", "lenet_loss", "transformer",
        "transformer_loss", "resnet18", "resnet18_loss", "lstm", "lstm_bf_loss", "gru", "gru_bf",
        "gru_loss", "rnn", "rnn_bf_loss", "loop", "loop_loss", "looplist", "looplist_loss",
-       "loopcat", "loopcat_loss", "if_pos", "if_neg", "if_pos_loss", "if_neg_loss"]
+       "loopcat", "loopcat_loss", "seqprev", "seqprev_loss", "seqfront", "seqfront_loss",
+       "seqat", "seqat_loss", "if_pos", "if_neg", "if_pos_loss", "if_neg_loss"]
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1], sys.argv[2:] or ALL))
