@@ -556,6 +556,9 @@ def reference(seed, schema, opset, param, t):
     # float32 computation on the same (rounded) values, rounded to t
     r32 = retype(m0, vals, schema, opset, param, TP.FLOAT)
     m32 = r32[0]
+    step = ""
+    if special and t == TP.BFLOAT16:
+        m32, step = round_each_step(m32), " rounded at each step"
     in_t = {vi.name for vi in m.graph.input if type_has(vi.type, t)}
     v32 = {k: (as_f32(nvals[k]) if k in in_t else v) for k, v in r32[1].items()}
     for how, fn in (("onnxruntime float32", ort_run), ("reference evaluator float32", ref_run)):
@@ -565,8 +568,42 @@ def reference(seed, schema, opset, param, t):
             continue
         outs = [round_nested(o, t) if vi.name in main_out or vi.name.endswith("_zero") and
                 main_out else o for o, vi in zip(outs, m.graph.output)]
-        return (m, nvals, outs, how), None
+        return (m, nvals, outs, how + step), None
     return None, "no reference (onnxruntime and the reference evaluator fail)"
+
+
+def round_each_step(m):
+    """Model m (float32) with every float32 value that a node makes, in its subgraphs too,
+    rounded to bfloat16 and back (Cast, Cast): the bfloat16 computation of a subgraph of
+    several ops, each computed in float32 and rounded, as onnxgrad's bfloat16 kernels do."""
+    m = onnx.shape_inference.infer_shapes(m)
+
+    def walk(g, known):
+        known = dict(known)
+        for vi in list(g.input) + list(g.output) + list(g.value_info):
+            if vi.type.HasField("tensor_type"):
+                known[vi.name] = vi.type.tensor_type.elem_type
+        nodes = []
+        for node in g.node:
+            for a in node.attribute:
+                if a.type == onnx.AttributeProto.GRAPH:
+                    walk(a.g, known)
+                elif a.type == onnx.AttributeProto.GRAPHS:
+                    for sg in a.graphs:
+                        walk(sg, known)
+            nodes.append(node)
+            for k, o in enumerate(node.output):
+                if o and known.get(o) == TP.FLOAT:
+                    node.output[k] = o + "__f32"
+                    nodes.append(oh.make_node("Cast", [o + "__f32"], [o + "__bf16"],
+                                              to=TP.BFLOAT16))
+                    nodes.append(oh.make_node("Cast", [o + "__bf16"], [o], to=TP.FLOAT))
+        del g.node[:]
+        g.node.extend(nodes)
+        del g.value_info[:]
+
+    walk(m.graph, {})
+    return m
 
 
 def as_f32(v):
