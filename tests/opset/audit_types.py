@@ -17,8 +17,12 @@ retyped whole: every float32 value of the model, its subgraphs' recursively (inp
 initializers, Constant tensors, Cast targets), becomes the type; those seeds are float32 only
 in the op's float constraint.  Their reference is onnxruntime on the retyped model, else
 onnx's ReferenceEvaluator on it (float16, double: numpy computes in the type, step by step),
-else the float32 computation rounded.  The versions the spec deprecates (Upsample-10,
-Scatter-11) take the version before as their reference, on the same values.
+else the float32 computation rounded (bfloat16: rounded after every node of the subgraphs).
+With --int, the op's own tensors are retyped first (If's condition, SequenceAt's position),
+then every float32 value as above.  The versions the spec deprecates (Upsample-10,
+Scatter-11) take the version before as their reference, on the same values; Upsample-7,
+which the reference evaluator does not run, its Upsample-9 form.  Random ops of bool
+outputs are checked through Xor(y, y).
 
 A combination that does not pass must match a line of tests/opset/type_audit_exclusions.txt
 (op, versions, types, reason); any other failure fails the test.  Combinations without a
@@ -309,7 +313,8 @@ def generated_seeds():
                                        [("y", F, x.shape)])],
         "RandomUniformLike": [_one_node("RandomUniformLike", {"x": x}, {"seed": 1.0},
                                         [("y", F, x.shape)])],
-        "Multinomial": [_one_node("Multinomial", {"p": np.log(p)}, {"sample_size": 4, "seed": 1.0},
+        "Multinomial": [_one_node("Multinomial", {"p": np.log(p)}, {"sample_size": 4, "seed": 1.0,
+                                                                   "dtype": TP.INT32},
                                   [("y", TP.INT32, [2, 4])])],
         "LpNormalization": [_one_node("LpNormalization", {"x": x}, {"axis": 1, "p": 2},
                                       [("y", F, x.shape)])],
@@ -318,9 +323,9 @@ def generated_seeds():
                                                 .astype(np.float32)},
                                  {"mode": "bilinear"}, [("y", F, [2, 3, 3, 3])], opset=16)],
         # Upsample-7 takes its scales as an attribute (the data's seeds are of opset 9)
-        "Upsample": [_one_node("Upsample", {"x": x}, {"scales": [1.0, 1.0, 2.0, 1.5],
+        "Upsample": [_one_node("Upsample", {"x": x}, {"scales": [1.0, 1.0, 2.0, 3.0],
                                                      "mode": "nearest"},
-                               [("y", F, [2, 3, 8, 6])], opset=7)],
+                               [("y", F, [2, 3, 8, 12])], opset=7)],
         # Scan with a body of Identity (any type): the data's bodies add, which Add-7 refuses
         # for 8- and 16-bit integers and bool
         "Scan": [_scan_identity_seed(x[0])],
@@ -481,17 +486,19 @@ def retype(m, vals, schema, opset, param, t, mode=None):
             a.t.CopyFrom(to_proto(round_to(v, t), t, a.t.name))
     if node.op_type in RANDOM_OPS:
         if node.op_type != "Multinomial":  # its dtype is the samples' integer type
+            # the *Like ops' integer input (their main constraint in --int) draws float32
+            out_t = TP.FLOAT if t in IS_INT and node.op_type.endswith("Like") else t
             for a in list(node.attribute):
                 if a.name == "dtype":
                     node.attribute.remove(a)
-            node.attribute.append(oh.make_attribute("dtype", t))
-            g.output[0].type.tensor_type.elem_type = t
-            main_out.add(g.output[0].name)
-        # the draws differ between implementations: check y - y instead
+            node.attribute.append(oh.make_attribute("dtype", out_t))
+            g.output[0].type.tensor_type.elem_type = out_t
+            if out_t == t:
+                main_out.add(g.output[0].name)
+        # the draws differ between implementations: check y - y (y xor y for bool) instead
         y = g.output[0]
-        if y.type.tensor_type.elem_type == TP.BOOL:
-            return None
-        g.node.append(oh.make_node("Sub", [y.name, y.name], [y.name + "_zero"]))
+        zero = "Xor" if y.type.tensor_type.elem_type == TP.BOOL else "Sub"
+        g.node.append(oh.make_node(zero, [y.name, y.name], [y.name + "_zero"]))
         y.name = y.name + "_zero"
     return m, nvals, main_out
 
@@ -546,6 +553,24 @@ def ref_run(m, vals):
                         if k in {i.name for i in m.graph.input}})
 
 
+def upsample9(m):
+    """Upsample-7 (scales an attribute) as the Upsample-9 of the same meaning (scales an
+    input), for the reference evaluator, which runs the one and not the other; else None."""
+    node = m.graph.node[0]
+    if node.op_type != "Upsample" or seed_opset(m) >= 9:
+        return None
+    m = copy.deepcopy(m)
+    node = m.graph.node[0]
+    scales = [a for a in node.attribute if a.name == "scales"][0]
+    m.graph.initializer.append(onh.from_array(np.array(scales.floats, np.float32), "scales__9"))
+    node.attribute.remove(scales)
+    node.input.append("scales__9")
+    for o in m.opset_import:
+        if o.domain in ("", "ai.onnx"):
+            o.version = 9
+    return m
+
+
 def checked(m, opset):
     """None when the ONNX checker accepts m, else why not."""
     try:
@@ -596,8 +621,15 @@ def reference(seed, schema, opset, param, t):
         try:
             return (m, nvals, ref_run(m, nvals), "reference evaluator"), None
         except Exception:
-            if t == TP.FLOAT or t in IS_INT:
-                return None, "no reference (onnxruntime and the reference evaluator fail)"
+            pass
+        up = upsample9(m)
+        if up is not None:
+            try:
+                return (m, nvals, ref_run(up, nvals), "reference evaluator, Upsample-9"), None
+            except Exception:
+                pass
+        if t == TP.FLOAT or t in IS_INT:
+            return None, "no reference (onnxruntime and the reference evaluator fail)"
     # float32 computation on the same (rounded) values, rounded to t
     r32 = retype(m0, vals, schema, opset, param, TP.FLOAT)
     m32 = r32[0]
