@@ -407,7 +407,8 @@ def retype_graph(g, t):
             if a.type == onnx.AttributeProto.TENSOR and a.t.data_type == TP.FLOAT:
                 a.t.CopyFrom(to_proto(round_to(from_proto(a.t).astype(np.float64), t), t,
                                       a.t.name))
-            elif a.type == onnx.AttributeProto.INT and a.name in ("to", "dtype") and a.i == TP.FLOAT:
+            elif (a.type == onnx.AttributeProto.INT and a.name in ("to", "dtype")
+                  and a.i == TP.FLOAT):
                 a.i = t
             elif a.type == onnx.AttributeProto.GRAPH:
                 retype_graph(a.g, t)
