@@ -12,12 +12,24 @@ when it runs the type, else onnxruntime (or onnx's ReferenceEvaluator) on the fl
 fed the same rounded values, its outputs rounded to the type.  The cases, in the backend
 layout, go through BUILD_DIR/tests/og_backend_test (rtol 1e-3, or one ulp for 16-bit types).
 Random ops are checked through Sub(y, y) (a value that does not depend on the draws).
+Seeds of control flow (If, Loop, Scan, SequenceMap) and of sequence and optional values are
+retyped whole: every float32 value of the model, its subgraphs' recursively (inputs, outputs,
+initializers, Constant tensors, Cast targets), becomes the type; those seeds are float32 only
+in the op's float constraint.  Their reference is onnxruntime on the retyped model, else
+onnx's ReferenceEvaluator on it (float16, double: numpy computes in the type, step by step),
+else the float32 computation rounded (bfloat16: rounded after every node of the subgraphs).
+With --int, the op's own tensors are retyped first (If's condition, SequenceAt's position),
+then every float32 value as above.  The versions the spec deprecates (Upsample-10,
+Scatter-11) take the version before as their reference, on the same values; Upsample-7,
+which the reference evaluator does not run, its Upsample-9 form.  Random ops of bool
+outputs are checked through Xor(y, y).
 
 A combination that does not pass must match a line of tests/opset/type_audit_exclusions.txt
 (op, versions, types, reason); any other failure fails the test.  Combinations without a
 usable seed are counted as unchecked, by reason.
 
-usage: audit_types.py BUILD_DIR [-v] [--int]     exit 0 pass, 1 fail, 77 skip (no onnx/onnxruntime)
+usage: audit_types.py BUILD_DIR [-v] [--int] [--ops=OP,OP...]
+exit 0 pass, 1 fail, 77 skip (no onnx/onnxruntime); --ops: those ops only
 --int: the integer types and bool instead of the float types, with the exclusions of
 tests/opset/type_audit_int_exclusions.txt (CTest opset_type_audit_int)
 """
@@ -162,8 +174,35 @@ def backend_seeds():
     return sorted(glob.glob(os.path.join(root, "test_*")))
 
 
+def read_value(pb, tp):
+    """The value of a .pb file: an array for a tensor, a list of arrays for a sequence,
+    ("optional", value or None) for an optional; None when unusable (maps)."""
+    with open(pb, "rb") as f:
+        data = f.read()
+    if tp.HasField("tensor_type"):
+        p = TP()
+        p.ParseFromString(data)
+        return onh.to_array(p) if p.data_type == TP.STRING else from_proto(p)
+    if tp.HasField("sequence_type"):
+        p = onnx.SequenceProto()
+        p.ParseFromString(data)
+        if p.elem_type != onnx.SequenceProto.TENSOR:
+            return None
+        return [from_proto(x) for x in p.tensor_values]
+    if tp.HasField("optional_type"):
+        p = onnx.OptionalProto()
+        p.ParseFromString(data)
+        if p.elem_type == onnx.OptionalProto.TENSOR:
+            return ("optional", from_proto(p.tensor_value))
+        if p.elem_type == onnx.OptionalProto.SEQUENCE:
+            return ("optional", [from_proto(x) for x in p.sequence_value.tensor_values])
+        return ("optional", None)
+    return None
+
+
 def load_seed(d):
-    """(model, {input name: array}) of a one-node case folder, None if unusable."""
+    """(model, {input name: value}) of a one-node case folder (tensor, sequence of tensors
+    or optional values), None if unusable."""
     try:
         m = onnx.load(os.path.join(d, "model.onnx"))
     except Exception:
@@ -173,20 +212,16 @@ def load_seed(d):
         return None
     vals = {}
     for i, vi in enumerate(g.input):
-        if not vi.type.HasField("tensor_type"):
-            return None
         pb = os.path.join(d, "test_data_set_0", "input_%d.pb" % i)
         if not os.path.exists(pb):
             return None
-        p = TP()
-        with open(pb, "rb") as f:
-            p.ParseFromString(f.read())
-        if p.data_type == TP.STRING:
-            vals[vi.name] = onh.to_array(p)
-            continue
-        vals[vi.name] = from_proto(p)
+        v = read_value(pb, vi.type)
+        if v is None:
+            return None
+        vals[vi.name] = v
     for o in g.output:
-        if not o.type.HasField("tensor_type"):
+        if not (o.type.HasField("tensor_type") or o.type.HasField("sequence_type")
+                or o.type.HasField("optional_type")):
             return None
     return m, vals
 
@@ -236,6 +271,32 @@ def _one_node(op, inputs, attrs, outputs, opset=21):
     return oh.make_model(g, opset_imports=[oh.make_opsetid("", opset)]), dict(inputs)
 
 
+def _optional_seed(x):
+    node = oh.make_node("Optional", ["x"], ["y"])
+    out = oh.make_value_info("y", oh.make_optional_type_proto(
+        oh.make_tensor_type_proto(TP.FLOAT, x.shape)))
+    g = oh.make_graph([node], "Optional", [oh.make_tensor_value_info("x", TP.FLOAT, x.shape)],
+                      [out])
+    return oh.make_model(g, opset_imports=[oh.make_opsetid("", 18)]), {"x": x}
+
+
+def _scan_identity_seed(xs):
+    """Scan (opset 11) over axis 0 of xs (3x4x4): the state passes through, the scan output
+    is each slice; float32, for the audit to retype."""
+    F = TP.FLOAT
+    body = oh.make_graph(
+        [oh.make_node("Identity", ["s"], ["s2"]), oh.make_node("Identity", ["x"], ["y"])],
+        "body", [oh.make_tensor_value_info("s", F, [4]), oh.make_tensor_value_info("x", F, [4, 4])],
+        [oh.make_tensor_value_info("s2", F, [4]), oh.make_tensor_value_info("y", F, [4, 4])])
+    node = oh.make_node("Scan", ["s0", "xs"], ["s_final", "ys"], body=body, num_scan_inputs=1)
+    g = oh.make_graph([node], "Scan", [oh.make_tensor_value_info("s0", F, [4]),
+                                       oh.make_tensor_value_info("xs", F, xs.shape)],
+                      [oh.make_tensor_value_info("s_final", F, [4]),
+                       oh.make_tensor_value_info("ys", F, xs.shape)])
+    return (oh.make_model(g, opset_imports=[oh.make_opsetid("", 11)]),
+            {"s0": xs[0, 0] * 3.0, "xs": xs * 3.0})
+
+
 def generated_seeds():
     """Seeds of the ops that the backend data has none of (or none with tensor values)."""
     rng = np.random.default_rng(20261202)
@@ -252,7 +313,8 @@ def generated_seeds():
                                        [("y", F, x.shape)])],
         "RandomUniformLike": [_one_node("RandomUniformLike", {"x": x}, {"seed": 1.0},
                                         [("y", F, x.shape)])],
-        "Multinomial": [_one_node("Multinomial", {"p": np.log(p)}, {"sample_size": 4, "seed": 1.0},
+        "Multinomial": [_one_node("Multinomial", {"p": np.log(p)}, {"sample_size": 4, "seed": 1.0,
+                                                                   "dtype": TP.INT32},
                                   [("y", TP.INT32, [2, 4])])],
         "LpNormalization": [_one_node("LpNormalization", {"x": x}, {"axis": 1, "p": 2},
                                       [("y", F, x.shape)])],
@@ -260,6 +322,15 @@ def generated_seeds():
         "GridSample": [_one_node("GridSample", {"x": x, "grid": rng.uniform(-1, 1, (2, 3, 3, 2))
                                                 .astype(np.float32)},
                                  {"mode": "bilinear"}, [("y", F, [2, 3, 3, 3])], opset=16)],
+        # Upsample-7 takes its scales as an attribute (the data's seeds are of opset 9)
+        "Upsample": [_one_node("Upsample", {"x": x}, {"scales": [1.0, 1.0, 2.0, 3.0],
+                                                     "mode": "nearest"},
+                               [("y", F, [2, 3, 8, 12])], opset=7)],
+        # Scan with a body of Identity (any type): the data's bodies add, which Add-7 refuses
+        # for 8- and 16-bit integers and bool
+        "Scan": [_scan_identity_seed(x[0])],
+        # Optional of a tensor: the data's seeds are of optional inputs or no input
+        "Optional": [_optional_seed(x)],
         "MaxRoiPool": [_one_node("MaxRoiPool", {"x": x, "rois": rois},
                                  {"pooled_shape": [2, 2]}, [("y", F, [2, 3, 2, 2])])],
     }
@@ -275,9 +346,94 @@ def seed_opset(m):
 # ----------------------------------------------------------------------------- retyping
 
 
-def retype(m, vals, schema, opset, param, t):
+def has_subgraph(node):
+    return any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
+               for a in node.attribute)
+
+
+def is_tensor_value(v):
+    return isinstance(v, np.ndarray)
+
+
+def type_has(tp, t):
+    """True when TypeProto tp is a tensor of t, or a sequence or optional of one."""
+    if tp.HasField("tensor_type"):
+        return tp.tensor_type.elem_type == t
+    if tp.HasField("sequence_type"):
+        return type_has(tp.sequence_type.elem_type, t)
+    if tp.HasField("optional_type"):
+        return type_has(tp.optional_type.elem_type, t)
+    return False
+
+
+def retype_type(tp, t):
+    """TypeProto tp with every float32 element type (inside sequences and optionals too) made
+    t; True when one was."""
+    if tp.HasField("tensor_type"):
+        if tp.tensor_type.elem_type == TP.FLOAT:
+            tp.tensor_type.elem_type = t
+            return True
+        return False
+    if tp.HasField("sequence_type"):
+        return retype_type(tp.sequence_type.elem_type, t)
+    if tp.HasField("optional_type"):
+        return retype_type(tp.optional_type.elem_type, t)
+    return False
+
+
+def retype_value(v, t):
+    """A seed value (array, list of arrays, ("optional", value)) with its float32 values
+    rounded to t."""
+    if isinstance(v, tuple):
+        return ("optional", None if v[1] is None else retype_value(v[1], t))
+    if isinstance(v, list):
+        return [retype_value(x, t) for x in v]
+    v = np.asarray(v)
+    return round_to(v.astype(np.float64), t) if v.dtype == np.float32 else v
+
+
+def retype_graph(g, t):
+    """Every float32 value of graph g made t, subgraphs included: inputs, outputs, value_info,
+    initializers, Constant tensors and the float32 element types of Cast, CastLike's targets,
+    the dtype attributes."""
+    for vi in list(g.input) + list(g.output) + list(g.value_info):
+        retype_type(vi.type, t)
+    for k, init in enumerate(g.initializer):
+        if init.data_type == TP.FLOAT:
+            g.initializer[k].CopyFrom(to_proto(round_to(from_proto(init).astype(np.float64), t),
+                                               t, init.name))
+    for node in g.node:
+        for a in node.attribute:
+            if a.type == onnx.AttributeProto.TENSOR and a.t.data_type == TP.FLOAT:
+                a.t.CopyFrom(to_proto(round_to(from_proto(a.t).astype(np.float64), t), t,
+                                      a.t.name))
+            elif (a.type == onnx.AttributeProto.INT and a.name in ("to", "dtype")
+                  and a.i == TP.FLOAT):
+                a.i = t
+            elif a.type == onnx.AttributeProto.GRAPH:
+                retype_graph(a.g, t)
+            elif a.type == onnx.AttributeProto.GRAPHS:
+                for sg in a.graphs:
+                    retype_graph(sg, t)
+            elif a.type == onnx.AttributeProto.TYPE_PROTO:
+                retype_type(a.tp, t)
+
+
+def retype_all(m, vals, t):
+    """Seeds of control flow (subgraphs) and of sequence and optional values: every float32
+    value, the subgraphs' recursively, made t.  The audit's float32 seeds hold the op's float
+    type constraint in float32 only, so this retypes that constraint and nothing else."""
+    retype_graph(m.graph, t)
+    nvals = {k: retype_value(v, t) for k, v in vals.items()}
+    main_out = {o.name for o in m.graph.output if type_has(o.type, t)}
+    return m, nvals, main_out
+
+
+def retype(m, vals, schema, opset, param, t, mode=None):
     """The seed retyped to t at opset: (model, {name: values}, {output: is main-typed}), or
-    None when a value of the main constraint is not a numeric tensor."""
+    None when a value of the main constraint is not a numeric tensor.  mode "node": the
+    tensors of the op's main constraint only; "all": every float32 value (retype_all); None:
+    "all" for seeds with subgraphs or sequence or optional values, else "node"."""
     m = copy.deepcopy(m)
     for o in m.opset_import:
         if o.domain in ("", "ai.onnx"):
@@ -286,6 +442,14 @@ def retype(m, vals, schema, opset, param, t):
         m.ir_version = 9
     g = m.graph
     node = g.node[0]
+    if mode is None and (has_subgraph(node) or not all(
+            is_tensor_value(v) for v in vals.values()) or not all(
+            o.type.HasField("tensor_type") for o in g.output)):
+        mode = "all"
+    if mode == "all":
+        if node.op_type in RANDOM_OPS:
+            return None  # their draws are checked through Sub(y, y), in "node" mode
+        return retype_all(m, vals, t)
     main_in = set()
     for i, name in enumerate(node.input):
         f = formal(list(schema.inputs), i)
@@ -297,6 +461,9 @@ def retype(m, vals, schema, opset, param, t):
         if name and f is not None and f.type_str == param:
             main_out.add(name)
     nvals = dict(vals)
+    if not all(vi.type.HasField("tensor_type") for vi in list(g.input) + list(g.output)
+               if vi.name in main_in or vi.name in main_out):
+        return None
     for vi in g.input:
         if vi.name in main_in:
             v = np.asarray(vals[vi.name])
@@ -320,17 +487,19 @@ def retype(m, vals, schema, opset, param, t):
             a.t.CopyFrom(to_proto(round_to(v, t), t, a.t.name))
     if node.op_type in RANDOM_OPS:
         if node.op_type != "Multinomial":  # its dtype is the samples' integer type
+            # the *Like ops' integer input (their main constraint in --int) draws float32
+            out_t = TP.FLOAT if t in IS_INT and node.op_type.endswith("Like") else t
             for a in list(node.attribute):
                 if a.name == "dtype":
                     node.attribute.remove(a)
-            node.attribute.append(oh.make_attribute("dtype", t))
-            g.output[0].type.tensor_type.elem_type = t
-            main_out.add(g.output[0].name)
-        # the draws differ between implementations: check y - y instead
+            node.attribute.append(oh.make_attribute("dtype", out_t))
+            g.output[0].type.tensor_type.elem_type = out_t
+            if out_t == t:
+                main_out.add(g.output[0].name)
+        # the draws differ between implementations: check y - y (y xor y for bool) instead
         y = g.output[0]
-        if y.type.tensor_type.elem_type == TP.BOOL:
-            return None
-        g.node.append(oh.make_node("Sub", [y.name, y.name], [y.name + "_zero"]))
+        zero = "Xor" if y.type.tensor_type.elem_type == TP.BOOL else "Sub"
+        g.node.append(oh.make_node(zero, [y.name, y.name], [y.name + "_zero"]))
         y.name = y.name + "_zero"
     return m, nvals, main_out
 
@@ -340,6 +509,18 @@ def ort_run(m, vals):
     so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     so.log_severity_level = 4
     s = ort.InferenceSession(m.SerializeToString(), so, providers=["CPUExecutionProvider"])
+    if not all(vi.type.HasField("tensor_type") for vi in list(m.graph.input) +
+               list(m.graph.output)):
+        # sequences (lists of arrays) and optionals (the value or None); no bfloat16 here
+        if any(type_has(vi.type, TP.BFLOAT16) for vi in list(m.graph.input) +
+               list(m.graph.output)):
+            raise RuntimeError("bfloat16 sequences through onnxruntime's Python API")
+        feeds = {}
+        for vi in m.graph.input:
+            if vi.name in vals:
+                v = vals[vi.name]
+                feeds[vi.name] = v[1] if isinstance(v, tuple) else v
+        return s.run(None, feeds)
     feeds = {}
     for vi in m.graph.input:
         if vi.name not in vals:
@@ -364,55 +545,186 @@ def ort_run(m, vals):
 def ref_run(m, vals):
     from onnx.reference import ReferenceEvaluator
 
+    if any(o.type.HasField("optional_type") for o in m.graph.output):
+        # onnx 1.16's evaluator returns test_if_opt's optional sequence with its item
+        # reshaped ([1, 5] where the spec and the backend data have [5]): not a reference
+        raise RuntimeError("optional outputs through the reference evaluator")
     r = ReferenceEvaluator(m)
-    return r.run(None, {k: v for k, v in vals.items() if k in {i.name for i in m.graph.input}})
+    return r.run(None, {k: (v[1] if isinstance(v, tuple) else v) for k, v in vals.items()
+                        if k in {i.name for i in m.graph.input}})
+
+
+def upsample9(m):
+    """Upsample-7 (scales an attribute) as the Upsample-9 of the same meaning (scales an
+    input), for the reference evaluator, which runs the one and not the other; else None."""
+    node = m.graph.node[0]
+    if node.op_type != "Upsample" or seed_opset(m) >= 9:
+        return None
+    m = copy.deepcopy(m)
+    node = m.graph.node[0]
+    scales = [a for a in node.attribute if a.name == "scales"][0]
+    m.graph.initializer.append(onh.from_array(np.array(scales.floats, np.float32), "scales__9"))
+    node.attribute.remove(scales)
+    node.input.append("scales__9")
+    for o in m.opset_import:
+        if o.domain in ("", "ai.onnx"):
+            o.version = 9
+    return m
+
+
+def checked(m, opset):
+    """None when the ONNX checker accepts m, else why not."""
+    try:
+        onnx.checker.check_model(m, full_check=True)
+    except Exception as e:
+        if not ("inconsistent type" in str(e) and onnx.defs.get_schema(
+                m.graph.node[0].op_type, opset, "").has_function):
+            return "seed invalid at this opset"
+        # onnx 1.16's function body of the op (MeanVarianceNormalization's float32 exponent
+        # constant) fails its own type inference for this type: the model itself is valid
+        try:
+            onnx.checker.check_model(m)
+        except Exception:
+            return "seed invalid at this opset"
+    return None
 
 
 def reference(seed, schema, opset, param, t):
     """(model, inputs, outputs, how) for t, or (None, why)."""
     m0, vals = seed
-    r = retype(m0, vals, schema, opset, param, t)
-    if r is None:
-        return None, "seed's typed values are not numeric"
-    m, nvals, main_out = r
-    if t != TP.FLOAT and any(a.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS)
-                             for a in m.graph.node[0].attribute):
-        return None, "control flow: the audit does not retype subgraphs"
-    try:
-        onnx.checker.check_model(m, full_check=True)
-    except Exception as e:
-        if "inconsistent type" in str(e) and onnx.defs.get_schema(
-                m.graph.node[0].op_type, opset, "").has_function:
-            return None, ("onnx 1.16's function body of the op fails its own type inference "
-                          "for this type")
-        return None, "seed invalid at this opset"
+    special = has_subgraph(m0.graph.node[0])
+    # the integer audit's main constraint may be an index or condition (SequenceAt's position,
+    # If's cond) beside float32 sequences or subgraphs: the op's tensors first, then every
+    # float32 value made the integer type
+    modes = ["node", "all"] if t in IS_INT else [None]
+    why = None
+    for mode in modes:
+        r = retype(m0, vals, schema, opset, param, t, mode)
+        if r is None:
+            why = why or "seed's typed values are not numeric"
+            continue
+        m, nvals, main_out = r
+        why = checked(m, opset)
+        if why is None:
+            break
+    if why:
+        return None, why
     try:
         return (m, nvals, ort_run(m, nvals), "onnxruntime"), None
     except Exception:
         pass
-    if t == TP.FLOAT or t in IS_INT:
+    if t == TP.FLOAT or t in IS_INT or (t in (TP.FLOAT16, TP.DOUBLE) and
+                                        (special or main_out and not all(
+                                            o.type.HasField("tensor_type")
+                                            for o in m.graph.output))):
+        # numpy computes float16 and double in the type, as the op's subgraphs and sequences
+        # do; the evaluator's own types are the reference
         try:
             return (m, nvals, ref_run(m, nvals), "reference evaluator"), None
         except Exception:
+            pass
+        up = upsample9(m)
+        if up is not None:
+            try:
+                return (m, nvals, ref_run(up, nvals), "reference evaluator, Upsample-9"), None
+            except Exception:
+                pass
+        if t == TP.FLOAT or t in IS_INT:
             return None, "no reference (onnxruntime and the reference evaluator fail)"
     # float32 computation on the same (rounded) values, rounded to t
     r32 = retype(m0, vals, schema, opset, param, TP.FLOAT)
     m32 = r32[0]
-    v32 = {k: (np.asarray(nvals[k]).astype(np.float32) if k in main_in_names(m, t) else v)
-           for k, v in r32[1].items()}
+    step = ""
+    if special and t == TP.BFLOAT16:
+        m32, step = round_each_step(m32), " rounded at each step"
+    in_t = {vi.name for vi in m.graph.input if type_has(vi.type, t)}
+    v32 = {k: (as_f32(nvals[k]) if k in in_t else v) for k, v in r32[1].items()}
     for how, fn in (("onnxruntime float32", ort_run), ("reference evaluator float32", ref_run)):
         try:
             outs = fn(m32, v32)
         except Exception:
             continue
-        outs = [round_to(o, t) if vi.name in main_out or vi.name.endswith("_zero") and
+        outs = [round_nested(o, t) if vi.name in main_out or vi.name.endswith("_zero") and
                 main_out else o for o, vi in zip(outs, m.graph.output)]
-        return (m, nvals, outs, how), None
+        return (m, nvals, outs, how + step), None
     return None, "no reference (onnxruntime and the reference evaluator fail)"
 
 
-def main_in_names(m, t):
-    return {vi.name for vi in m.graph.input if vi.type.tensor_type.elem_type == t}
+def round_each_step(m):
+    """Model m (float32) with every float32 value that a node makes, in its subgraphs too,
+    rounded to bfloat16 and back (Cast, Cast): the bfloat16 computation of a subgraph of
+    several ops, each computed in float32 and rounded, as onnxgrad's bfloat16 kernels do."""
+    m = onnx.shape_inference.infer_shapes(m)
+
+    def walk(g, known):
+        known = dict(known)
+        for vi in list(g.input) + list(g.output) + list(g.value_info):
+            if vi.type.HasField("tensor_type"):
+                known[vi.name] = vi.type.tensor_type.elem_type
+        nodes = []
+        for node in g.node:
+            for a in node.attribute:
+                if a.type == onnx.AttributeProto.GRAPH:
+                    walk(a.g, known)
+                elif a.type == onnx.AttributeProto.GRAPHS:
+                    for sg in a.graphs:
+                        walk(sg, known)
+            nodes.append(node)
+            for k, o in enumerate(node.output):
+                if o and known.get(o) == TP.FLOAT:
+                    node.output[k] = o + "__f32"
+                    nodes.append(oh.make_node("Cast", [o + "__f32"], [o + "__bf16"],
+                                              to=TP.BFLOAT16))
+                    nodes.append(oh.make_node("Cast", [o + "__bf16"], [o], to=TP.FLOAT))
+        del g.node[:]
+        g.node.extend(nodes)
+        del g.value_info[:]
+
+    walk(m.graph, {})
+    return m
+
+
+def as_f32(v):
+    if isinstance(v, tuple):
+        return ("optional", None if v[1] is None else as_f32(v[1]))
+    if isinstance(v, list):
+        return [as_f32(x) for x in v]
+    return np.asarray(v).astype(np.float32)
+
+
+def round_nested(v, t):
+    if v is None:
+        return None
+    if isinstance(v, list):
+        return [round_to(x, t) for x in v]
+    return round_to(v, t)
+
+
+def value_proto(v, tp, name):
+    """TensorProto, SequenceProto or OptionalProto of value v declared as TypeProto tp."""
+    if tp.HasField("sequence_type"):
+        et = tp.sequence_type.elem_type.tensor_type.elem_type
+        p = onnx.SequenceProto()
+        p.name = name
+        p.elem_type = onnx.SequenceProto.TENSOR
+        for k, x in enumerate(v):
+            p.tensor_values.append(to_proto(np.asarray(x), et, "%s_%d" % (name, k)))
+        return p
+    if tp.HasField("optional_type"):
+        p = onnx.OptionalProto()
+        p.name = name
+        inner = tp.optional_type.elem_type
+        v = v[1] if isinstance(v, tuple) else v
+        if inner.HasField("sequence_type"):
+            p.elem_type = onnx.OptionalProto.SEQUENCE
+            if v is not None:
+                p.sequence_value.CopyFrom(value_proto(v, inner, name))
+        else:
+            p.elem_type = onnx.OptionalProto.TENSOR
+            if v is not None:
+                p.tensor_value.CopyFrom(value_proto(v, inner, name))
+        return p
+    return to_proto(v, tp.tensor_type.elem_type, name)
 
 
 def write_case(d, m, vals, outs):
@@ -422,12 +734,12 @@ def write_case(d, m, vals, outs):
     for vi in m.graph.input:
         if vi.name not in vals:
             continue
-        p = to_proto(vals[vi.name], vi.type.tensor_type.elem_type, vi.name)
+        p = value_proto(vals[vi.name], vi.type, vi.name)
         with open(os.path.join(d, "test_data_set_0", "input_%d.pb" % k), "wb") as f:
             f.write(p.SerializeToString())
         k += 1
     for i, (vi, o) in enumerate(zip(m.graph.output, outs)):
-        p = to_proto(o, vi.type.tensor_type.elem_type, vi.name)
+        p = value_proto(o, vi.type, vi.name)
         with open(os.path.join(d, "test_data_set_0", "output_%d.pb" % i), "wb") as f:
             f.write(p.SerializeToString())
 
@@ -498,17 +810,16 @@ def main():
     unchecked_list = collections.defaultdict(list)
     cases = {}  # case name -> (op, sv, type name, how)
     n_float_ops, float_ops = 0, set()
+    only = [a.split("=", 1)[1].split(",") for a in sys.argv[2:] if a.startswith("--ops=")]
     for op, sv, opset, schema in combos():
+        if only and op not in only[0]:
+            continue
         mc = main_constraint(schema)
         if mc is None:
             continue
         n_float_ops += 1
         float_ops.add(op)
         param, fts = mc
-        if schema.deprecated:
-            for tn in fts:
-                unchecked["deprecated by the spec at this version"] += 1
-            continue
         # seeds whose own version is this one first
         seeds = idx.get(op, [])
         seeds = sorted(seeds, key=lambda d: (onnx.defs.get_schema(op, seed_opset_of(d, cache), "")
@@ -517,13 +828,26 @@ def main():
             t = TYPES[tn]
             why = "no seed model of the op"
             got = None
-            for d in seeds[:12]:
+            # the first 12 seeds, and the generated ones wherever they sort
+            for d in seeds[:12] + [d for d in seeds[12:] if d.startswith("generated:")]:
                 if d not in cache:
                     cache[d] = load_seed(d)
                 if cache[d] is None:
                     why = "the seed's values are sequences or optionals (the audit feeds tensors)"
                     continue
-                got, why = reference(cache[d], schema, opset, param, t)
+                if schema.deprecated:
+                    # Upsample-10, Scatter-11: the spec keeps the op's meaning and points to
+                    # Resize, ScatterElements; onnxruntime and onnx's checker refuse them.
+                    # The reference is the version before, run on the same values.
+                    got, why = reference(cache[d], schema, opset - 1, param, t)
+                    if got:
+                        m = copy.deepcopy(got[0])
+                        for o in m.opset_import:
+                            if o.domain in ("", "ai.onnx"):
+                                o.version = opset
+                        got = (m,) + got[1:3] + (got[3] + " at opset %d" % (opset - 1),)
+                else:
+                    got, why = reference(cache[d], schema, opset, param, t)
                 if got:
                     break
             if not got:
