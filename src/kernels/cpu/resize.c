@@ -29,7 +29,22 @@ typedef struct {
     bool any_outside;
 } axis_taps;
 
-/* Fill t for one axis (arrays already allocated for out * t->n). */
+/* The reference's antialiased cubic kernel, in its expanded form (x = |x|, its square and
+ * cube; the same function as og_resize_cubic, the last bits of some values differ) */
+static double cubic_antialias(double x, double a)
+{
+    x = fabs(x);
+    double x2 = x * x, x3 = x * x2;
+    if (x <= 1.0) return (a + 2) * x3 - (a + 3) * x2 + 1;
+    if (x < 2.0) return a * x3 - 5 * a * x2 + 8 * a * x - 4 * a;
+    return 0.0;
+}
+
+/* Fill t for one axis (arrays already allocated for out * t->n).  The weights are those of
+ * the reference implementation to the last bit (the integer types truncate its float64
+ * sums): without antialias, linear's 1 - ratio and ratio, cubic's four taps at 1 + ratio,
+ * ratio, 1 - ratio and (1 - ratio) + 1; with antialias, the kernel at (j - ratio)·scale
+ * normalized by its sum; exclude_outside then zeroes the taps outside and normalizes again. */
 static void build_taps(const og_resize_params *p, const og_resize_shape *sh, int a, int64_t in,
                        int start, axis_taps *t)
 {
@@ -38,7 +53,6 @@ static void build_taps(const og_resize_params *p, const og_resize_shape *sh, int
     int n = t->n;
     /* antialias widens the kernel by 1/scale when downsampling */
     double s = p->antialias && scale < 1.0 ? scale : 1.0;
-    bool normalize = p->antialias || p->exclude_outside;
     t->identity = in == out;
     t->any_outside = false;
     for (int64_t x = 0; x < out; x++) {
@@ -68,16 +82,27 @@ static void build_taps(const og_resize_params *p, const og_resize_shape *sh, int
             int64_t pos = (int64_t)i0 + start + j;
             double rel = ((double)(start + j) - ratio) * s, wj;
             if (p->mode == OG_RESIZE_LINEAR)
-                wj = fmax(0.0, 1.0 - fabs(rel));
-            else
-                wj = og_resize_cubic(rel, p->cubic_a);
-            if (p->exclude_outside && (pos < 0 || pos >= in)) wj = 0.0;
+                wj = !p->antialias ? (j == 0 ? 1.0 - ratio : ratio) : fmax(0.0, 1.0 - fabs(rel));
+            else if (p->antialias)
+                wj = cubic_antialias(rel, p->cubic_a);
+            else /* start is -1: taps at 1 + ratio, ratio, 1 - ratio, (1 - ratio) + 1 */
+                wj = og_resize_cubic(j == 3 ? (1.0 - ratio) + 1.0 : rel, p->cubic_a);
             idx[j] = og_resize_clamp(pos, in);
             w[j] = wj;
             sum += wj;
         }
-        if (normalize && sum != 0.0)
+        if (p->antialias && sum != 0.0)
             for (int j = 0; j < n; j++) w[j] /= sum;
+        if (p->exclude_outside) {
+            sum = 0.0;
+            for (int j = 0; j < n; j++) {
+                int64_t pos = (int64_t)i0 + start + j;
+                if (pos < 0 || pos >= in) w[j] = 0.0;
+                sum += w[j];
+            }
+            if (sum != 0.0)
+                for (int j = 0; j < n; j++) w[j] /= sum;
+        }
     }
     for (int64_t i = 0; i < out * n; i++) t->w_float[i] = (float)t->w[i];
 }
