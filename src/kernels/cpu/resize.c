@@ -10,9 +10,10 @@
  * Integers and bool in modes linear and cubic compute as the ONNX reference evaluator does:
  * in float64 (the input widened exactly), the last axis first and each output a sum of the
  * taps in order, then cast back to the element type as numpy's astype does (truncation
- * toward zero; bool: v != 0).  onnxruntime, which runs linear int8, uint8 and int32, sums
- * in float32 (values that the float64 sum puts just below an integer can truncate one lower
- * there) and rounds with antialias. */
+ * toward zero; bool: v != 0).  onnxruntime, which runs linear on int8, uint8 and int32,
+ * interpolates in float32 before it truncates (a result near a whole number can land on the
+ * other side of it) and computes antialiased ones another way; onnxgrad follows the
+ * reference. */
 #include <math.h>
 #include <string.h>
 
