@@ -407,7 +407,10 @@ og_status og_col2im_geometry(const og_node *node, const og_conv_params *p, int n
 static og_status col2im_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                               int n_out)
 {
-    static const og_dtype types[] = {OG_FLOAT, OG_DOUBLE, OG_FLOAT16, OG_BFLOAT16, OG_UNDEFINED};
+    /* the schema's T less string and complex */
+    static const og_dtype types[] = {OG_FLOAT,  OG_DOUBLE, OG_FLOAT16, OG_BFLOAT16, OG_INT8,
+                                     OG_INT16,  OG_INT32,  OG_INT64,   OG_UINT8,    OG_UINT16,
+                                     OG_UINT32, OG_UINT64, OG_BOOL,    OG_UNDEFINED};
     static const og_dtype i64[] = {OG_INT64, OG_UNDEFINED};
     og_status st;
     if ((st = og_check_dtype(c, in, 0, types)) || (st = og_check_dtype(c, in, 1, i64)) ||

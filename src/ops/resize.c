@@ -238,10 +238,11 @@ static og_status infer_resize(const og_op_ctx *c, const og_vinfo *in, int n_in, 
     const og_resize_params *p = c->node->params;
     og_dtype t = in[0].dtype;
     if (t != OG_UNDEFINED) {
-        /* linear and cubic: float16 in every version, bfloat16 from Resize-13 */
+        /* linear and cubic: float16 in every version, bfloat16 from Resize-13, the integers
+         * and bool (computed in float64, cast back as the reference evaluator does) */
         bool ok = t == OG_FLOAT || t == OG_DOUBLE || t == OG_FLOAT16 ||
-                  (t == OG_BFLOAT16 && c->node->since_version >= 13) ||
-                  (p->mode == OG_RESIZE_NEAREST && og_dtype_size(t) > 0);
+                  (t == OG_BFLOAT16 && c->node->since_version >= 13) || og_dtype_is_integer(t) ||
+                  t == OG_BOOL || (p->mode == OG_RESIZE_NEAREST && og_dtype_size(t) > 0);
         if (!ok)
             return og_op_error(c, c->runtime ? OG_ERR_TYPE : OG_ERR_UNSUPPORTED,
                                "input 0 (X) has element type %s, not supported by this mode",
@@ -324,7 +325,11 @@ static og_status infer_grid_sample(const og_op_ctx *c, const og_vinfo *in, int n
                                    int n_out)
 {
     og_status st;
-    if ((st = og_check_dtype(c, in, 0, grid_types)) || (st = og_check_dtype(c, in, 1, grid_types)))
+    /* X: the float types, the integers and bool (the schema's T1 less string and complex) */
+    static const og_dtype x_types[] = {OG_FLOAT,  OG_DOUBLE, OG_FLOAT16, OG_BFLOAT16, OG_INT8,
+                                       OG_INT16,  OG_INT32,  OG_INT64,   OG_UINT8,    OG_UINT16,
+                                       OG_UINT32, OG_UINT64, OG_BOOL,    OG_UNDEFINED};
+    if ((st = og_check_dtype(c, in, 0, x_types)) || (st = og_check_dtype(c, in, 1, grid_types)))
         return st;
     out[0].dtype = in[0].dtype;
     int rx = in[0].rank, rg = in[1].rank;

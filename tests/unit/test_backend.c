@@ -916,9 +916,10 @@ static void cpu_binds_grid_sample(void)
     check_bind_refusal(&grid, (og_dtype[]){OG_FLOAT, OG_INT64},
                        "node 'n0' (GridSample, opset 20): input 0 is float32, which the CPU kernel "
                        "of GridSample does not compute with input 1 int64 (it computes no dtype)");
-    check_bind_refusal(&grid, (og_dtype[]){OG_INT32, OG_DOUBLE},
-                       "input 0 is int32, which the CPU kernel of GridSample does not compute "
-                       "with input 1 float64 (it computes float32, float64, float16, bfloat16)");
+    check_bind_refusal(&grid, (og_dtype[]){OG_STRING, OG_DOUBLE},
+                       "input 0 is string, which the CPU kernel of GridSample does not compute "
+                       "with input 1 float64 (it computes float32, float64, float16, bfloat16, "
+                       "int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool)");
     nh_free_tensors(gs, 2);
     og_tensor *gd[2] = {nh_tensor(OG_DOUBLE, 4, (int64_t[]){1, 2, 3, 4}, v),
                         nh_tensor(OG_FLOAT, 4, (int64_t[]){1, 2, 3, 2}, v + 24)};
@@ -1175,8 +1176,8 @@ static void cpu_loss_binds_by_all_types(void)
     nh_free_tensors(nl, 3);
 }
 
-/* Resize: linear and cubic bind their float32 or float64 loops (and refuse integers at
- * bind), nearest moves bytes of any dtype. */
+/* Resize: linear and cubic bind their float32 or float64 loops (the integers and bool the
+ * float64 ones on a copy; a string is refused at bind), nearest moves bytes of any dtype. */
 static void cpu_resize_binds_loops(void)
 {
     double v[64];
@@ -1195,10 +1196,10 @@ static void cpu_resize_binds_loops(void)
                      .in = {rs[0], NULL, rs[2]},
                      .n_in = 3};
     bound_loop_is_used(&cubic, 1, 1);
-    check_bind_refusal(&linear, (og_dtype[]){OG_INT32, OG_UNDEFINED, OG_FLOAT},
-                       "node 'n0' (Resize, opset 13): input 0 is int32, which the CPU kernel of "
-                       "Resize does not compute (it computes float32, float64, float16, "
-                       "bfloat16)");
+    check_bind_refusal(&linear, (og_dtype[]){OG_STRING, OG_UNDEFINED, OG_FLOAT},
+                       "node 'n0' (Resize, opset 13): input 0 is string, which the CPU kernel of "
+                       "Resize does not compute (it computes float32, float64, float16, bfloat16, "
+                       "int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool)");
     nh_result r;
     nh_node nearest = {.op = "Resize", .opset = 13, .in = {rs[0], NULL, rs[2]}, .n_in = 3};
     CHECK_OK(nh_load(&nearest, &r));
@@ -1380,9 +1381,10 @@ static void cpu_last_picks_bind(void)
                         nh_tensor(OG_INT64, 1, (int64_t[]){2}, (double[]){2, 2})};
     nh_node col2im = {.op = "Col2Im", .opset = 18, .in = {c2[0], c2[1], c2[2]}};
     bound_loop_is_used(&col2im, 1, 1);
-    check_bind_refusal(&col2im, (og_dtype[]){OG_INT32, OG_INT64, OG_INT64},
-                       "node 'n0' (Col2Im, opset 18): input 0 is int32, which the CPU kernel of "
-                       "Col2Im does not compute (it computes float32, float64, float16, bfloat16)");
+    check_bind_refusal(&col2im, (og_dtype[]){OG_STRING, OG_INT64, OG_INT64},
+                       "node 'n0' (Col2Im, opset 18): input 0 is string, which the CPU kernel of "
+                       "Col2Im does not compute (it computes float32, float64, float16, bfloat16, "
+                       "int8, int16, int32, int64, uint8, uint16, uint32, uint64, bool)");
     nh_free_tensors(c2, 3);
 
     /* ml: Imputer float32 (NaN replaced per column), OneHotEncoder float64 -> float32,

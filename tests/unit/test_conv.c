@@ -803,6 +803,35 @@ static void test_col2im(void)
     nh_free_tensors(b, 3);
 }
 
+/* Col2Im of x (dtype t, [1, 2, 2]) into an image of 3 with blocks of 2: want */
+static void col2im_int_case(const char *what, og_dtype t, const double *x, const double *want)
+{
+    og_tensor *in[] = {nh_tensor(t, 3, (int64_t[]){1, 2, 2}, x),
+                       nh_tensor(OG_INT64, 1, (int64_t[]){1}, (double[]){3}),
+                       nh_tensor(OG_INT64, 1, (int64_t[]){1}, (double[]){2})};
+    nh_node n = {.op = "Col2Im", .opset = 18, .in = {in[0], in[1], in[2]}};
+    nh_result r;
+    CHECK_OK(nh_run(&n, &r));
+    if (r.status == OG_OK) {
+        CHECK(r.out[0]->dtype == t);
+        nh_expect(what, r.out[0], 3, want, 0);
+    }
+    nh_release(&r);
+    nh_free_tensors(in, 3);
+}
+
+/* The integers sum in their type, wrapping as the reference evaluator's numpy sums; bool
+ * ors.  y = (x[0, 0], x[0, 1] + x[1, 0], x[1, 1]). */
+static void test_col2im_integers(void)
+{
+    col2im_int_case("col2im int8", OG_INT8, (double[]){100, 100, 100, 7}, (double[]){100, -56, 7});
+    col2im_int_case("col2im uint8", OG_UINT8, (double[]){100, 200, 100, 7}, (double[]){100, 44, 7});
+    col2im_int_case("col2im int32", OG_INT32, (double[]){5, 2147483647, 1, 7},
+                    (double[]){5, -2147483648.0, 7});
+    col2im_int_case("col2im int64", OG_INT64, (double[]){5, -9, 4, 7}, (double[]){5, -5, 7});
+    col2im_int_case("col2im bool", OG_BOOL, (double[]){1, 0, 1, 0}, (double[]){1, 1, 0});
+}
+
 int main(void)
 {
     test_fixed();
@@ -813,5 +842,6 @@ int main(void)
     test_random();
     test_errors();
     test_col2im();
+    test_col2im_integers();
     NH_DONE();
 }

@@ -1,5 +1,7 @@
 /* test_resize.c: Resize and Upsample on one-node graphs: the bilinear fast path, the
- * separable path, nearest on integers, crop extrapolation, and bad scales/sizes. */
+ * separable path, nearest on integers, crop extrapolation, and bad scales/sizes; linear and
+ * cubic on integers and bool, and GridSample on them (the values of the ONNX reference
+ * evaluator, onnxruntime's too where it runs the case). */
 #include "unit/node_harness.h"
 
 static const int64_t d4[] = {1, 1, 2, 2};
@@ -82,11 +84,59 @@ static void test_nearest_int_and_crop(void)
     }
     nh_release(&r);
 
-    /* linear on int32 is refused */
+    /* linear on int32: the same rows and columns (x = 1 and 2 whole, 1.5 halfway between
+     * 2 and 3, truncated) */
     n.attrs[0] = (nh_attr)NH_STRING("mode", "linear");
-    CHECK(nh_run(&n, &r) != OG_OK);
+    CHECK_OK(nh_run(&n, &r));
+    if (r.status == OG_OK)
+        nh_expect("resize linear int32 crop", r.out[0], 10,
+                  (double[]){2, 2, 3, -7, -7, 8, 8, 9, -7, -7}, 0);
     nh_release(&r);
     nh_free_tensors(in, 4);
+}
+
+/* Resize X (dtype t, [1, n]) with scales (1, s) in mode `mode`: want (m values) */
+static void resize_int_case(const char *what, og_dtype t, const char *mode, int64_t n,
+                            const double *x, double s, int64_t m, const double *want)
+{
+    og_tensor *in[3] = {nh_tensor(t, 2, (int64_t[]){1, n}, x), NULL,
+                        nh_tensor(OG_FLOAT, 1, (int64_t[]){2}, (double[]){1, s})};
+    nh_node node = {.op = "Resize",
+                    .opset = 19,
+                    .attrs = {NH_STRING("mode", mode)},
+                    .in = {in[0], NULL, in[2]},
+                    .n_in = 3};
+    nh_result r;
+    CHECK_OK(nh_run(&node, &r));
+    if (r.status == OG_OK) {
+        CHECK(r.out[0]->dtype == t && r.out[0]->dims[1] == m);
+        nh_expect(what, r.out[0], m, want, 0);
+    }
+    nh_release(&r);
+    nh_free_tensors(in, 3);
+}
+
+/* Linear and cubic on the integers and bool: computed in float64, truncated toward zero
+ * (half_pixel, upsampled by 2 or 1.5) */
+static void test_linear_cubic_integers(void)
+{
+    /* x_original -0.25, 0.25, 0.75, 1.25, 1.75, 2.25: 2.5 -> 2, 7.5 -> 7, 71.25, 193.75 */
+    resize_int_case("resize linear uint8", OG_UINT8, "linear", 3, (double[]){0, 10, 255}, 2, 6,
+                    (double[]){0, 2, 7, 71, 193, 255});
+    /* -6.25 -> -6 (toward zero, not down), 1.25 -> 1 */
+    resize_int_case("resize linear int8", OG_INT8, "linear", 2, (double[]){-10, 5}, 2, 4,
+                    (double[]){-10, -6, 1, 5});
+    /* the cubic's negative lobes: -8.x and -9.x truncated to -8 and -9 */
+    resize_int_case("resize cubic int32", OG_INT32, "cubic", 4, (double[]){0, 100, 0, 0}, 1.5, 6,
+                    (double[]){-8, 59, 94, 16, -9, 0});
+    resize_int_case("resize cubic int64", OG_INT64, "cubic", 4, (double[]){0, 100, 0, 0}, 1.5, 6,
+                    (double[]){-8, 59, 94, 16, -9, 0});
+    /* an undershoot below 0 wraps, as numpy's cast of the reference: -8.96 -> -8 -> 248 */
+    resize_int_case("resize cubic uint8", OG_UINT8, "cubic", 4, (double[]){0, 0, 255, 255}, 2, 8,
+                    (double[]){0, 248, 230, 57, 197, 25, 7, 255});
+    /* bool: true where the weighted sum is nonzero */
+    resize_int_case("resize linear bool", OG_BOOL, "linear", 4, (double[]){1, 0, 0, 0}, 2, 8,
+                    (double[]){1, 1, 1, 0, 0, 0, 0, 0});
 }
 
 static void test_bad_inputs(void)
@@ -157,6 +207,54 @@ static void test_grid_sample(void)
     nh_free_tensors(in, 2);
 }
 
+/* GridSample of X (dtype t, [1, 1, 2, 3]) at the 5 points of grid g (align_corners) */
+static void grid_int_case(const char *what, og_dtype t, const char *mode, const char *pad,
+                          const double *x, int64_t np, const double *g, const double *want)
+{
+    og_tensor *in[] = {nh_tensor(t, 4, (int64_t[]){1, 1, 2, 3}, x),
+                       nh_tensor(OG_FLOAT, 4, (int64_t[]){1, 1, np, 2}, g)};
+    nh_node n = {.op = "GridSample",
+                 .opset = 20,
+                 .attrs = {NH_STRING("mode", mode), NH_STRING("padding_mode", pad),
+                           NH_INT("align_corners", 1)},
+                 .in = {in[0], in[1]}};
+    nh_result r;
+    CHECK_OK(nh_run(&n, &r));
+    if (r.status == OG_OK) {
+        CHECK(r.out[0]->dtype == t);
+        nh_expect(what, r.out[0], np, want, 0);
+    }
+    nh_release(&r);
+    nh_free_tensors(in, 2);
+}
+
+/* GridSample on the integers and bool, as the reference evaluator: its weights are held in
+ * X's type (truncated), so linear and cubic give the pixel at whole coordinates, 0 between;
+ * bool ors the taps of nonzero weight */
+static void test_grid_sample_integers(void)
+{
+    /* (x, y) = (0, 0), (1, 1), (2, 1), (0.5, 0.5), (1.5, 0) */
+    const double g[10] = {-1, -1, 0, 1, 1, 1, -0.5, 0, 0.5, -1};
+    const double x[6] = {40, 80, 120, 160, 200, 240}, xs[6] = {-20, -40, -60, -80, -100, -120};
+    grid_int_case("gridsample linear int8", OG_INT8, "linear", "zeros", xs, 5, g,
+                  (double[]){-20, -100, -120, 0, 0});
+    grid_int_case("gridsample linear uint8", OG_UINT8, "linear", "zeros", x, 5, g,
+                  (double[]){40, 200, 240, 0, 0});
+    grid_int_case("gridsample linear int32", OG_INT32, "linear", "zeros", x, 5, g,
+                  (double[]){40, 200, 240, 0, 0});
+    grid_int_case("gridsample cubic int64", OG_INT64, "cubic", "zeros", x, 5, g,
+                  (double[]){40, 200, 240, 0, 0});
+    /* nearest rounds half to even: (0.5, 0.5) -> (0, 0), (1.5, 0) -> (2, 0) */
+    grid_int_case("gridsample nearest int32", OG_INT32, "nearest", "zeros", x, 5, g,
+                  (double[]){40, 200, 240, 40, 120});
+    /* bool: (0.5, 0.5) ors the four corners, (1.5, 0) x[0, 1] and x[0, 2] */
+    grid_int_case("gridsample linear bool", OG_BOOL, "linear", "zeros",
+                  (double[]){1, 0, 0, 0, 0, 1}, 5, g, (double[]){1, 0, 1, 1, 0});
+    /* reflection: x = 3 reflects to 1 (y halfway: 0), x = -2 to 2 (y = 1: x[1, 2]) */
+    grid_int_case("gridsample linear uint8 reflection", OG_UINT8, "linear", "reflection",
+                  (double[]){1, 2, 3, 4, 5, 6}, 2, (double[]){2, 0, -3, 1}, (double[]){0, 6});
+}
+
 static void test_affine_grid(void)
 {
     og_tensor *in[] = {nh_tensor(OG_FLOAT, 3, (int64_t[]){1, 2, 3}, (double[]){1, 0, 0, 0, 1, 0}),
@@ -178,7 +276,9 @@ int main(void)
     test_linear();
     test_nearest_int_and_crop();
     test_bad_inputs();
+    test_linear_cubic_integers();
     test_grid_sample();
+    test_grid_sample_integers();
     test_affine_grid();
     NH_DONE();
 }

@@ -5,7 +5,15 @@
  * coordinate transforms and coefficient formulas of the ONNX reference implementation.
  * Nearest then gathers in one n-D pass (any element size); linear and cubic run one
  * separable pass per resized axis, or one fused pass for the common 2-D bilinear case
- * (only the last two axes of e.g. NCHW resized). */
+ * (only the last two axes of e.g. NCHW resized).
+ *
+ * Integers and bool in modes linear and cubic compute as the ONNX reference evaluator does:
+ * in float64 (the input widened exactly), the last axis first and each output a sum of the
+ * taps in order, then cast back to the element type as numpy's astype does (truncation
+ * toward zero; bool: v != 0).  onnxruntime, which runs linear on int8, uint8 and int32,
+ * interpolates in float32 before it truncates (a result near a whole number can land on the
+ * other side of it) and computes antialiased ones another way; onnxgrad follows the
+ * reference. */
 #include <math.h>
 #include <string.h>
 
@@ -22,7 +30,22 @@ typedef struct {
     bool any_outside;
 } axis_taps;
 
-/* Fill t for one axis (arrays already allocated for out * t->n). */
+/* The reference's antialiased cubic kernel, in its expanded form (x = |x|, its square and
+ * cube; the same function as og_resize_cubic, the last bits of some values differ) */
+static double cubic_antialias(double x, double a)
+{
+    x = fabs(x);
+    double x2 = x * x, x3 = x * x2;
+    if (x <= 1.0) return (a + 2) * x3 - (a + 3) * x2 + 1;
+    if (x < 2.0) return a * x3 - 5 * a * x2 + 8 * a * x - 4 * a;
+    return 0.0;
+}
+
+/* Fill t for one axis (arrays already allocated for out * t->n).  The weights are those of
+ * the reference implementation to the last bit (the integer types truncate its float64
+ * sums): without antialias, linear's 1 - ratio and ratio, cubic's four taps at 1 + ratio,
+ * ratio, 1 - ratio and (1 - ratio) + 1; with antialias, the kernel at (j - ratio)·scale
+ * normalized by its sum; exclude_outside then zeroes the taps outside and normalizes again. */
 static void build_taps(const og_resize_params *p, const og_resize_shape *sh, int a, int64_t in,
                        int start, axis_taps *t)
 {
@@ -31,7 +54,6 @@ static void build_taps(const og_resize_params *p, const og_resize_shape *sh, int
     int n = t->n;
     /* antialias widens the kernel by 1/scale when downsampling */
     double s = p->antialias && scale < 1.0 ? scale : 1.0;
-    bool normalize = p->antialias || p->exclude_outside;
     t->identity = in == out;
     t->any_outside = false;
     for (int64_t x = 0; x < out; x++) {
@@ -61,16 +83,27 @@ static void build_taps(const og_resize_params *p, const og_resize_shape *sh, int
             int64_t pos = (int64_t)i0 + start + j;
             double rel = ((double)(start + j) - ratio) * s, wj;
             if (p->mode == OG_RESIZE_LINEAR)
-                wj = fmax(0.0, 1.0 - fabs(rel));
-            else
-                wj = og_resize_cubic(rel, p->cubic_a);
-            if (p->exclude_outside && (pos < 0 || pos >= in)) wj = 0.0;
+                wj = !p->antialias ? (j == 0 ? 1.0 - ratio : ratio) : fmax(0.0, 1.0 - fabs(rel));
+            else if (p->antialias)
+                wj = cubic_antialias(rel, p->cubic_a);
+            else /* start is -1: taps at 1 + ratio, ratio, 1 - ratio, (1 - ratio) + 1 */
+                wj = og_resize_cubic(j == 3 ? (1.0 - ratio) + 1.0 : rel, p->cubic_a);
             idx[j] = og_resize_clamp(pos, in);
             w[j] = wj;
             sum += wj;
         }
-        if (normalize && sum != 0.0)
+        if (p->antialias && sum != 0.0)
             for (int j = 0; j < n; j++) w[j] /= sum;
+        if (p->exclude_outside) {
+            sum = 0.0;
+            for (int j = 0; j < n; j++) {
+                int64_t pos = (int64_t)i0 + start + j;
+                if (pos < 0 || pos >= in) w[j] = 0.0;
+                sum += w[j];
+            }
+            if (sum != 0.0)
+                for (int j = 0; j < n; j++) w[j] /= sum;
+        }
     }
     for (int64_t i = 0; i < out * n; i++) t->w_float[i] = (float)t->w[i];
 }
@@ -116,10 +149,89 @@ OG_NEAREST_T(uint16_t)
 OG_NEAREST_T(uint32_t)
 OG_NEAREST_T(uint64_t)
 
-/* The extrapolation value in the element type of t (bytes in ev). */
+/* ---- float64 to the integers and bool, as numpy's astype -------------------------------- */
+
+/* In range, truncation toward zero.  Out of range (a cubic overshoot, an extrapolation value
+ * the type cannot hold) C leaves the conversion undefined and numpy gives what x86-64's
+ * truncating conversions give, which these reproduce without undefined behaviour: through
+ * int32 for the 8-, 16- and 32-bit types (the low bits; int32's "indefinite" INT32_MIN
+ * beyond its range or for NaN), through int64 for the 64-bit ones, and the unsigned types
+ * at or above 2^(bits-1) through the same conversion of v - 2^(bits-1). */
+static inline uint32_t np_cvt32(double v)
+{
+    double t = trunc(v);
+    return t >= -2147483648.0 && t <= 2147483647.0 ? (uint32_t)(int32_t)t : 0x80000000u;
+}
+static inline uint64_t np_cvt64(double v)
+{
+    return v >= -9223372036854775808.0 && v < 9223372036854775808.0 ? (uint64_t)(int64_t)v
+                                                                    : (uint64_t)1 << 63;
+}
+static inline uint32_t np_cvt_u32(double v)
+{
+    return v >= 2147483648.0 ? np_cvt32(v - 2147483648.0) ^ 0x80000000u : np_cvt32(v);
+}
+static inline uint64_t np_cvt_u64(double v)
+{
+    return v >= 9223372036854775808.0 ? np_cvt64(v - 9223372036854775808.0) ^ ((uint64_t)1 << 63)
+                                      : np_cvt64(v);
+}
+
+/* load_<name>: n elements into float64; store_<name>: n float64 values cast back (signed
+ * types are stored through the unsigned type of their width: the same bits) */
+#define RESIZE_INT_IO(NAME, T, U, CVT)                                                             \
+    static void load_##NAME(const void *x, double *d, int64_t n)                                   \
+    {                                                                                              \
+        const T *p = x;                                                                            \
+        for (int64_t i = 0; i < n; i++) d[i] = (double)p[i];                                       \
+    }                                                                                              \
+    static void store_##NAME(const double *d, void *y, int64_t n)                                  \
+    {                                                                                              \
+        U *p = y;                                                                                  \
+        for (int64_t i = 0; i < n; i++) p[i] = (U)CVT(d[i]);                                       \
+    }
+RESIZE_INT_IO(i8, int8_t, uint8_t, np_cvt32)
+RESIZE_INT_IO(i16, int16_t, uint16_t, np_cvt32)
+RESIZE_INT_IO(i32, int32_t, uint32_t, np_cvt32)
+RESIZE_INT_IO(i64, int64_t, uint64_t, np_cvt64)
+RESIZE_INT_IO(u8, uint8_t, uint8_t, np_cvt32)
+RESIZE_INT_IO(u16, uint16_t, uint16_t, np_cvt32)
+RESIZE_INT_IO(u32, uint32_t, uint32_t, np_cvt_u32)
+RESIZE_INT_IO(u64, uint64_t, uint64_t, np_cvt_u64)
+#define NP_BOOL(v) ((v) != 0) /* NaN is true, as numpy's */
+RESIZE_INT_IO(b8, uint8_t, uint8_t, NP_BOOL)
+#undef NP_BOOL
+#undef RESIZE_INT_IO
+
+typedef struct resize_int_io {
+    og_dtype dtype;
+    void (*load)(const void *x, double *d, int64_t n);
+    void (*store)(const double *d, void *y, int64_t n);
+} resize_int_io;
+static const resize_int_io resize_int_ios[9] = {
+    {OG_INT8, load_i8, store_i8},     {OG_INT16, load_i16, store_i16},
+    {OG_INT32, load_i32, store_i32},  {OG_INT64, load_i64, store_i64},
+    {OG_UINT8, load_u8, store_u8},    {OG_UINT16, load_u16, store_u16},
+    {OG_UINT32, load_u32, store_u32}, {OG_UINT64, load_u64, store_u64},
+    {OG_BOOL, load_b8, store_b8}};
+
+static const resize_int_io *resize_int_io_of(og_dtype t)
+{
+    for (int i = 0; i < 9; i++)
+        if (resize_int_ios[i].dtype == t) return &resize_int_ios[i];
+    return NULL;
+}
+
+/* The extrapolation value in the element type of t (bytes in ev): rounded to a float type,
+ * cast to an integer type as the reference's astype (0 for the other types). */
 static void extrapolation_bytes(og_dtype t, double v, uint64_t *ev)
 {
+    const resize_int_io *io = resize_int_io_of(t);
     *ev = 0;
+    if (io) {
+        io->store(&v, ev, 1);
+        return;
+    }
     switch (t) {
     case OG_FLOAT: {
         float f = (float)v;
@@ -127,16 +239,6 @@ static void extrapolation_bytes(og_dtype t, double v, uint64_t *ev)
         break;
     }
     case OG_DOUBLE: memcpy(ev, &v, sizeof v); break;
-    case OG_INT32: {
-        int32_t i = (v > -2e9 && v < 2e9) ? (int32_t)v : 0;
-        memcpy(ev, &i, sizeof i);
-        break;
-    }
-    case OG_INT64: {
-        int64_t i = (v > -9e18 && v < 9e18) ? (int64_t)v : 0;
-        memcpy(ev, &i, sizeof i);
-        break;
-    }
     default: break; /* other types: 0 */
     }
 }
@@ -306,13 +408,16 @@ OG_BILINEAR_T(float, w_float)
 OG_BILINEAR_T(double, w)
 
 /* The loops of linear and cubic resizing for one element type, bound at session creation
- * (select_resize); nearest moves elements by size and binds nothing of a type (es 0). */
+ * (select_resize); nearest moves elements by size and binds nothing of a type (es 0).  An
+ * integer or bool binding runs the float64 loops on a float64 copy (io: its load and cast
+ * back; NULL for the float types). */
 typedef struct resize_loops {
     size_t es;
     void (*pass)(const og_kernel_ctx *k, const void *src, void *dst, int64_t outer, int64_t in_n,
                  int64_t out_n, int64_t inner, const axis_taps *t, double ev);
     void (*bilinear)(const og_kernel_ctx *k, const void *x, void *y, const bilinear_geom *g,
                      void *scratch, double ev);
+    const resize_int_io *io;
 } resize_loops;
 #define RESIZE_LOOPS(T, SFX)                                                                       \
     static void pass_##SFX(const og_kernel_ctx *k, const void *src, void *dst, int64_t outer,      \
@@ -328,20 +433,32 @@ typedef struct resize_loops {
     }
 RESIZE_LOOPS(float, f32)
 RESIZE_LOOPS(double, f64)
-static const resize_loops resize_linear_loops[2] = {{4, pass_f32, bilinear_f32},
-                                                    {8, pass_f64, bilinear_f64}};
-static const resize_loops resize_nearest_loops = {0, NULL, NULL};
+static const resize_loops resize_linear_loops[2] = {{4, pass_f32, bilinear_f32, NULL},
+                                                    {8, pass_f64, bilinear_f64, NULL}};
+static const resize_loops resize_nearest_loops = {0, NULL, NULL, NULL};
+/* the integers and bool (in the order of resize_int_ios) */
+#define RESIZE_INT_LOOPS(i)                                                                        \
+    {                                                                                              \
+        8, pass_f64, bilinear_f64, &resize_int_ios[i]                                              \
+    }
+static const resize_loops resize_int_loops[9] = {
+    RESIZE_INT_LOOPS(0), RESIZE_INT_LOOPS(1), RESIZE_INT_LOOPS(2),
+    RESIZE_INT_LOOPS(3), RESIZE_INT_LOOPS(4), RESIZE_INT_LOOPS(5),
+    RESIZE_INT_LOOPS(6), RESIZE_INT_LOOPS(7), RESIZE_INT_LOOPS(8)};
+#undef RESIZE_INT_LOOPS
 
 /* The binding of linear and cubic modes for float16 and bfloat16: the float32 loops run on
  * widened copies, the output rounded once (og_kernel_via_f32).  A marker. */
-static const resize_loops resize_via_f32 = {0, NULL, NULL};
+static const resize_loops resize_via_f32 = {0, NULL, NULL, NULL};
 
 /* Mode nearest: any dtype (bytes moved by size); linear and cubic: float32 and float64, the
- * 16-bit floats through float32. */
+ * 16-bit floats through float32, the integers and bool through float64. */
 static const void *select_resize(const og_node *n, og_dtype t)
 {
     const og_resize_params *p = n->params;
     if (p->mode == OG_RESIZE_NEAREST) return &resize_nearest_loops;
+    const resize_int_io *io = resize_int_io_of(t);
+    if (io) return &resize_int_loops[io - resize_int_ios];
     return t == OG_FLOAT    ? &resize_linear_loops[0]
            : t == OG_DOUBLE ? &resize_linear_loops[1]
            : og_is_half(t)  ? &resize_via_f32
@@ -389,15 +506,19 @@ static void best_order(const og_tensor *X, const og_tensor *Y, const axis_taps *
     }
 }
 
+/* ref_order: the reference evaluator's order (the last axis first), for the integer types,
+ * whose truncation makes the last bits of the sums matter; else the cheapest order. */
 static og_status run_separable(const og_kernel_ctx *k, const og_tensor *X, og_tensor *Y,
-                               const axis_taps *taps, const resize_loops *l)
+                               const axis_taps *taps, const resize_loops *l, bool ref_order)
 {
     int r = X->rank;
     const og_resize_params *p = k->params;
     size_t es = l->es;
     int order[OG_MAX_RANK], na = 0;
-    for (int d = 0; d < r; d++)
+    for (int i = 0; i < r; i++) {
+        int d = ref_order ? r - 1 - i : i;
         if (!taps[d].identity) order[na++] = d;
+    }
     if (na == 0) {
         memcpy(Y->data, X->data, (size_t)X->numel * es);
         return OG_OK;
@@ -421,7 +542,7 @@ static og_status run_separable(const og_kernel_ctx *k, const og_tensor *X, og_te
         og_free(k->alloc, scratch);
         return OG_OK;
     }
-    best_order(X, Y, taps, order, na);
+    if (!ref_order) best_order(X, Y, taps, order, na);
     int64_t cur[OG_MAX_RANK], biggest = 0;
     memcpy(cur, X->dims, (size_t)r * sizeof *cur);
     for (int i = 0; i < na - 1; i++) {
@@ -455,6 +576,26 @@ static og_status run_separable(const og_kernel_ctx *k, const og_tensor *X, og_te
     og_free(k->alloc, buf[0]);
     og_free(k->alloc, buf[1]);
     return OG_OK;
+}
+
+/* An integer or bool X: the float64 loops on a float64 copy, in the reference's order, the
+ * result cast back (l->io). */
+static og_status run_via_f64(const og_kernel_ctx *k, const og_tensor *X, og_tensor *Y,
+                             const axis_taps *taps, const resize_loops *l)
+{
+    og_tensor *xd = NULL, *yd = NULL;
+    og_status st = og_tensor_alloc(OG_DOUBLE, X->rank, X->dims, k->alloc, &xd);
+    if (!st) st = og_tensor_alloc(OG_DOUBLE, Y->rank, Y->dims, k->alloc, &yd);
+    if (st) {
+        st = og_kernel_error(k, st, "out of memory");
+    } else {
+        l->io->load(X->data, xd->data, X->numel);
+        st = run_separable(k, xd, yd, taps, l, true);
+        if (!st) l->io->store(yd->data, Y->data, Y->numel);
+    }
+    og_tensor_free(xd);
+    og_tensor_free(yd);
+    return st;
 }
 
 /* ---- entry ----------------------------------------------------------------------------- */
@@ -524,8 +665,10 @@ static og_status k_resize(const og_kernel_ctx *k, const og_tensor *const *in, in
     }
     if (p->mode == OG_RESIZE_NEAREST)
         run_nearest(k, X, Y, taps, off);
+    else if (!l->io)
+        st = run_separable(k, X, Y, taps, l, false);
     else
-        st = run_separable(k, X, Y, taps, l);
+        st = run_via_f64(k, X, Y, taps, l);
     og_free(k->alloc, mem);
     return st;
 }
@@ -656,6 +799,147 @@ DEF_GRID_SAMPLE(float, double)
 DEF_GRID_SAMPLE(double, float)
 DEF_GRID_SAMPLE(double, double)
 
+/* ---- GridSample of the integers and bool: the reference evaluator's arithmetic ----------
+ *
+ * Neither the spec nor PyTorch defines an integer GridSample, and onnxruntime does not run
+ * one; the ONNX reference evaluator does, and these loops compute what it computes.  It
+ * holds the unnormalized coordinates in float32 (computed in the grid's type, then
+ * rounded), clamps or reflects them when outside the borders in every mode (cubic too),
+ * and holds each axis's interpolation weights, computed in float32, in an array of X's
+ * type: truncated toward zero for the integers (bool: w != 0).  A linear or cubic weight
+ * is below 1 except at a whole coordinate (or one within float32's rounding of it), so an
+ * integer output is the pixel at the nearest whole coordinate when every axis's coordinate
+ * is one, else 0; a bool output is the or of the taps with a nonzero weight.  Sums wrap in
+ * the element type (numpy's integer dot products). */
+
+/* The reference's reflection (_gs_reflect), in float64: from the nearer border, by whole
+ * lengths */
+static double grid_reflect_ref(double x, double lo, double hi)
+{
+    double rng = hi - lo;
+    if (!(rng > 0)) return lo;
+    if (x < lo) {
+        double dx = lo - x, n = trunc(dx / rng), r = dx - n * rng;
+        return fmod(n, 2) == 0 ? lo + r : hi - r;
+    }
+    if (x > hi) {
+        double dx = x - hi, n = trunc(dx / rng), r = dx - n * rng;
+        return fmod(n, 2) == 0 ? hi - r : lo + r;
+    }
+    return x;
+}
+
+/* Tap index i through the padding (the reference's _pixel_at_array); -1 where zeros pad */
+static int64_t grid_tap_ref(const og_grid_params *p, int64_t i, int64_t L, double lo, double hi)
+{
+    if (p->padding == OG_GRID_ZEROS) return i >= 0 && i < L ? i : -1;
+    if (p->padding == OG_GRID_BORDER) return i < 0 ? 0 : i > L - 1 ? L - 1 : i;
+    double v = grid_reflect_ref((double)i, lo, hi);
+    int64_t j = v > -1e15 && v < 1e15 ? (int64_t)v : 0;
+    return j < 0 ? 0 : j >= L ? L - 1 : j; /* in range for finite i; kept in for any */
+}
+
+/* The reference's Keys cubic weights (a = -0.75) in float32 arithmetic, t = |x - x0| */
+static void cubic_w_f32(float t, float *w)
+{
+    const float A = -0.75f;
+    float u = t + 1, v = 1 - t, z = 2 - t;
+    w[0] = ((A * u - 5 * A) * u + 8 * A) * u - 4 * A;
+    w[1] = ((A + 2) * t - (A + 3)) * t * t + 1;
+    w[2] = ((A + 2) * v - (A + 3)) * v * v + 1;
+    w[3] = ((A * z - 5 * A) * z + 8 * A) * z - 4 * A;
+}
+
+/* The taps of one axis for the float32 coordinate x: count, indices (-1: zero) and the
+ * weights as X's type holds them (c) */
+static int grid_axis_taps_ref(const og_grid_params *p, float x, int64_t L, bool is_bool,
+                              int64_t *idx, int64_t *c)
+{
+    double lo = p->align_corners ? 0 : -0.5, hi = p->align_corners ? (double)L - 1 : L - 0.5;
+    if (p->mode == OG_GRID_NEAREST) x = rintf(x); /* half to even, as numpy's rint */
+    if (x < lo || x > hi) {
+        if (p->padding == OG_GRID_BORDER) x = x < 0 ? 0.0f : (x > L - 1 ? (float)(L - 1) : x);
+        if (p->padding == OG_GRID_REFLECTION) x = (float)grid_reflect_ref(x, lo, hi);
+    }
+    if (!(x > -1e15f && x < 1e15f)) { /* NaN or far away (the reference fails or pads) */
+        idx[0] = -1;
+        c[0] = 0;
+        return 1;
+    }
+    if (p->mode == OG_GRID_NEAREST) {
+        idx[0] = grid_tap_ref(p, (int64_t)x, L, lo, hi); /* astype(int32): truncation */
+        c[0] = 1;
+        return 1;
+    }
+    float x0 = floorf(x), t = fabsf(x - x0), w[GS_MAXT];
+    int n = p->mode == OG_GRID_LINEAR ? 2 : 4, first = p->mode == OG_GRID_LINEAR ? 0 : -1;
+    if (n == 2)
+        w[0] = 1 - t, w[1] = t;
+    else
+        cubic_w_f32(t, w);
+    for (int k = 0; k < n; k++) {
+        idx[k] = grid_tap_ref(p, (int64_t)x0 + first + k, L, lo, hi);
+        c[k] = is_bool ? w[k] != 0 : (int64_t)w[k]; /* |w| < 2: the cast truncates */
+    }
+    return n;
+}
+
+/* U: the unsigned type of X's width (a signed type's wrapped sums have the same bits) or
+ * uint8_t for bool; G: the grid's; ACC(acc, weight, pixel): acc plus weight times pixel */
+#define DEF_GRID_SAMPLE_REF(U, NAME, G, IS_BOOL, ACC)                                              \
+    static void grid_sample_##NAME##_##G(const og_grid_params *p, const og_tensor *xt,             \
+                                         const og_tensor *gt, og_tensor *yt, int64_t n, int64_t o) \
+    {                                                                                              \
+        const U *x = xt->data;                                                                     \
+        const G *grid = gt->data;                                                                  \
+        U *y = yt->data;                                                                           \
+        int r = xt->rank - 2;                                                                      \
+        int64_t C = xt->dims[1], P = 1, O = yt->numel / (xt->dims[0] * C);                         \
+        int64_t idx[OG_MAX_RANK][GS_MAXT], st[OG_MAX_RANK], c[OG_MAX_RANK][GS_MAXT];               \
+        int cnt[OG_MAX_RANK];                                                                      \
+        for (int d = r - 1; d >= 0; d--) {                                                         \
+            st[d] = P;                                                                             \
+            P *= xt->dims[2 + d];                                                                  \
+        }                                                                                          \
+        for (int d = 0; d < r; d++) {                                                              \
+            G g = grid[(n * O + o) * r + (r - 1 - d)], L = (G)xt->dims[2 + d];                     \
+            float xf =                                                                             \
+                (float)(p->align_corners ? (g + 1) / (G)2 * (L - 1) : ((g + 1) * L - 1) / (G)2);   \
+            cnt[d] = grid_axis_taps_ref(p, xf, xt->dims[2 + d], IS_BOOL, idx[d], c[d]);            \
+        }                                                                                          \
+        for (int64_t ch = 0; ch < C; ch++) y[(n * C + ch) * O + o] = 0;                            \
+        int k[OG_MAX_RANK] = {0};                                                                  \
+        for (;;) {                                                                                 \
+            int64_t wt = 1, off = 0;                                                               \
+            bool in = true;                                                                        \
+            for (int d = 0; d < r; d++) {                                                          \
+                wt *= c[d][k[d]];                                                                  \
+                if (idx[d][k[d]] < 0) in = false;                                                  \
+                off += idx[d][k[d]] * st[d];                                                       \
+            }                                                                                      \
+            if (in && wt != 0)                                                                     \
+                for (int64_t ch = 0; ch < C; ch++) {                                               \
+                    U *yv = &y[(n * C + ch) * O + o];                                              \
+                    *yv = (U)ACC(*yv, wt, x[(n * C + ch) * P + off]);                              \
+                }                                                                                  \
+            int d = r - 1;                                                                         \
+            while (d >= 0 && ++k[d] == cnt[d]) k[d--] = 0;                                         \
+            if (d < 0) break;                                                                      \
+        }                                                                                          \
+    }
+#define GS_ACC_INT(a, w, v)  ((uint64_t)(a) + (uint64_t)(w) * (uint64_t)(v))
+#define GS_ACC_BOOL(a, w, v) ((a) | ((v) != 0))
+DEF_GRID_SAMPLE_REF(uint8_t, u8, float, false, GS_ACC_INT)
+DEF_GRID_SAMPLE_REF(uint8_t, u8, double, false, GS_ACC_INT)
+DEF_GRID_SAMPLE_REF(uint16_t, u16, float, false, GS_ACC_INT)
+DEF_GRID_SAMPLE_REF(uint16_t, u16, double, false, GS_ACC_INT)
+DEF_GRID_SAMPLE_REF(uint32_t, u32, float, false, GS_ACC_INT)
+DEF_GRID_SAMPLE_REF(uint32_t, u32, double, false, GS_ACC_INT)
+DEF_GRID_SAMPLE_REF(uint64_t, u64, float, false, GS_ACC_INT)
+DEF_GRID_SAMPLE_REF(uint64_t, u64, double, false, GS_ACC_INT)
+DEF_GRID_SAMPLE_REF(uint8_t, b8, float, true, GS_ACC_BOOL)
+DEF_GRID_SAMPLE_REF(uint8_t, b8, double, true, GS_ACC_BOOL)
+
 typedef struct grid_sample_loops {
     void (*fn)(const og_grid_params *p, const og_tensor *xt, const og_tensor *gt, og_tensor *yt,
                int64_t n, int64_t o);
@@ -683,16 +967,43 @@ static const grid_sample_loops gs_loops[2][2] = {
     }
 static const og_float_impl gs_impls[4][4] = {GS_ROW(0, 0), GS_ROW(1, 1), GS_HALF_ROW, GS_HALF_ROW};
 
+/* X an integer (by width) or bool: [X][grid], a 16-bit float grid through a float32 copy */
+static const grid_sample_loops gs_int_loops[5][2] = {
+    {{grid_sample_u8_float}, {grid_sample_u8_double}},
+    {{grid_sample_u16_float}, {grid_sample_u16_double}},
+    {{grid_sample_u32_float}, {grid_sample_u32_double}},
+    {{grid_sample_u64_float}, {grid_sample_u64_double}},
+    {{grid_sample_b8_float}, {grid_sample_b8_double}}};
+#define GS_INT_ROW(X)                                                                              \
+    {                                                                                              \
+        {&gs_int_loops[X][0], NULL}, {&gs_int_loops[X][1], NULL}, {NULL, &gs_int_impls[X][0]},     \
+        {                                                                                          \
+            NULL, &gs_int_impls[X][0]                                                              \
+        }                                                                                          \
+    }
+static const og_float_impl gs_int_impls[5][4] = {GS_INT_ROW(0), GS_INT_ROW(1), GS_INT_ROW(2),
+                                                 GS_INT_ROW(3), GS_INT_ROW(4)};
+
 static int gs_index(og_dtype t)
 {
     return t == OG_FLOAT ? 0 : t == OG_DOUBLE ? 1 : t == OG_FLOAT16 ? 2 : t == OG_BFLOAT16 ? 3 : -1;
 }
 
+/* X's row of gs_int_impls: by width, bool last; -1 for a float or another type */
+static int gs_int_index(og_dtype t)
+{
+    if (t == OG_BOOL) return 4;
+    if (!og_dtype_is_integer(t)) return -1;
+    size_t es = og_dtype_size(t);
+    return es == 1 ? 0 : es == 2 ? 1 : es == 4 ? 2 : 3;
+}
+
 /* The binding for X and grid of these dtypes, NULL for none. */
 static const og_float_impl *gs_impl_of(og_dtype x, og_dtype g)
 {
-    int i = gs_index(x), j = gs_index(g);
-    return i < 0 || j < 0 ? NULL : &gs_impls[i][j];
+    int i = gs_index(x), j = gs_index(g), ii = gs_int_index(x);
+    if (j < 0) return NULL;
+    return i >= 0 ? &gs_impls[i][j] : ii >= 0 ? &gs_int_impls[ii][j] : NULL;
 }
 
 static const void *select_grid_sample(const og_node *n, const og_dtype *t, const og_dtype *out)
