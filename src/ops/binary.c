@@ -221,13 +221,19 @@ static og_status infer_pow(const og_op_ctx *c, const og_vinfo *in, int n_in, og_
 }
 
 /* PRelu: slope broadcasts to X one way only, so the output has X's shape.  float16 in every
- * version, bfloat16 from opset 16. */
+ * version, bfloat16 from opset 16; the integer types (int32, int64, uint32, uint64) from 9
+ * (int32 and int64 before too, as onnxgrad always ran them). */
 static og_status infer_prelu(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                              int n_out)
 {
+    static const og_dtype prelu9[] = {OG_FLOAT,  OG_DOUBLE, OG_INT32,    OG_INT64,
+                                      OG_UINT32, OG_UINT64, OG_UNDEFINED};
     og_dtype dt, types[23];
     og_status st =
-        common_dtype(c, in, 0, 2, og_types_with_half(c, og_types_numeric, 1, 16, types), &dt);
+        common_dtype(c, in, 0, 2,
+                     og_types_with_half(c, c->node->since_version >= 9 ? prelu9 : og_types_numeric,
+                                        1, 16, types),
+                     &dt);
     if (st) return st;
     og_vinfo b;
     og_vinfo_unknown(&b);

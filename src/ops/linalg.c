@@ -4,7 +4,9 @@
 
 #include "ops/linalg_params.h"
 
-static const og_dtype matmul_types[] = {OG_FLOAT, OG_DOUBLE, OG_INT32, OG_INT64, OG_UNDEFINED};
+/* MatMul-9/13 and Gemm-9/11/13: the floats, int32, int64, uint32, uint64 */
+static const og_dtype matmul_types[] = {OG_FLOAT,  OG_DOUBLE, OG_INT32,    OG_INT64,
+                                        OG_UINT32, OG_UINT64, OG_UNDEFINED};
 
 /* Check both inputs' types and give the output theirs. */
 static og_status infer_dtype2(const og_op_ctx *c, const og_vinfo *in, const og_dtype *allowed,
@@ -296,7 +298,7 @@ static og_status einsum_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, 
     if (n_in != p->n_in)
         return og_op_error(c, OG_ERR_MODEL, "has %d inputs, the equation %d terms", n_in, p->n_in);
     og_dtype types[23]; /* float16 (Einsum-12); no bfloat16 up to opset 21 */
-    og_types_with_half(c, matmul_types, 1, 0, types);
+    og_types_with_half(c, og_types_all_int, 1, 0, types); /* Einsum-12: every numeric type */
     for (int i = 0; i < n_in; i++) {
         og_status st = og_check_dtype(c, in, i, types);
         if (!st) st = og_check_same_dtype(c, in, 0, i);

@@ -139,7 +139,14 @@ static og_status infer_quantize(const og_op_ctx *c, const og_vinfo *in, int n_in
 {
     const og_quant_params *p = c->node->params;
     og_status st;
-    if ((st = og_check_dtype(c, in, 0, q_in_types)) || (st = og_check_dtype(c, in, 1, scale_types)))
+    /* the scale has x's type (T1): int32 too when x is int32 (QuantizeLinear-19, 21) */
+    static const og_dtype scale_types_i32[] = {OG_FLOAT,    OG_DOUBLE, OG_FLOAT16,
+                                               OG_BFLOAT16, OG_INT32,  0};
+    if ((st = og_check_dtype(c, in, 0, q_in_types)) ||
+        (st = og_check_dtype(c, in, 1,
+                             in[0].dtype == OG_INT32 && c->node->since_version >= 19
+                                 ? scale_types_i32
+                                 : scale_types)))
         return st;
     og_dtype zt = n_in > 2 ? in[2].dtype : OG_UNDEFINED;
     if ((st = zp_type(c, zt, 2))) return st;

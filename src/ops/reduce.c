@@ -13,7 +13,8 @@ static const og_dtype types_minmax12[] = {OG_FLOAT,  OG_DOUBLE, OG_INT32, OG_INT
                                           OG_UINT64, OG_INT8,   OG_UINT8, OG_UNDEFINED};
 static const og_dtype types_minmax20[] = {OG_FLOAT,  OG_DOUBLE, OG_INT32, OG_INT64, OG_UINT32,
                                           OG_UINT64, OG_INT8,   OG_UINT8, OG_BOOL,  OG_UNDEFINED};
-/* ReduceSum, ReduceMean, ReduceProd, ReduceL1, ReduceSumSquare */
+/* ReduceSum, ReduceMean, ReduceProd, ReduceL1, ReduceSumSquare, and ReduceL2, ReduceLogSum,
+ * ReduceLogSumExp (their integer results computed in float64 and cast back) */
 static const og_dtype types_sumlike[] = {OG_FLOAT,  OG_DOUBLE, OG_INT32,    OG_INT64,
                                          OG_UINT32, OG_UINT64, OG_UNDEFINED};
 static const og_dtype types_index[] = {OG_INT32, OG_INT64, OG_UNDEFINED};
@@ -117,7 +118,8 @@ static og_status reduce_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, 
     if (is_op(c, "ReduceMax") || is_op(c, "ReduceMin"))
         types = v >= 20 ? types_minmax20 : v >= 12 ? types_minmax12 : types_minmax1;
     else if (is_op(c, "ReduceSum") || is_op(c, "ReduceMean") || is_op(c, "ReduceProd") ||
-             is_op(c, "ReduceL1") || is_op(c, "ReduceSumSquare"))
+             is_op(c, "ReduceL1") || is_op(c, "ReduceSumSquare") || is_op(c, "ReduceL2") ||
+             is_op(c, "ReduceLogSum") || is_op(c, "ReduceLogSumExp"))
         types = types_sumlike;
     /* float16 in every version, bfloat16 from opset 13 (every Reduce* op's schema); the
      * kernels compute both through float32 copies */
@@ -249,8 +251,8 @@ static og_status cumsum_parse(const og_op_ctx *c, void **params)
 static og_status cumsum_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                               int n_out)
 {
-    og_dtype types[23]; /* float16 and bfloat16 from CumSum-14 */
-    og_status st = og_check_dtype(c, in, 0, og_types_with_half(c, og_types_numeric, 14, 14, types));
+    og_dtype types[23]; /* int32, int64, uint32, uint64; float16 and bfloat16 from CumSum-14 */
+    og_status st = og_check_dtype(c, in, 0, og_types_with_half(c, types_sumlike, 14, 14, types));
     if (st || (st = og_check_dtype(c, in, 1, types_index))) return st;
     og_vinfo_copy_shape(&out[0], &in[0]);
     const og_tensor *a = in[1].value;
@@ -297,7 +299,7 @@ static og_status topk_infer(const og_op_ctx *c, const og_vinfo *in, int n_in, og
     og_dtype types[23]; /* float16 in every version, no bfloat16 up to opset 21 */
     og_status st = og_check_dtype(
         c, in, 0,
-        og_types_with_half(c, c->node->since_version >= 11 ? og_types_numeric : og_types_float, 1,
+        og_types_with_half(c, c->node->since_version >= 11 ? og_types_all_int : og_types_float, 1,
                            0, types));
     if (st) return st;
     if (p->k_input && (n_in < 2 || c->node->in[1] < 0))

@@ -151,8 +151,7 @@ static og_status infer_same_half(const og_op_ctx *c, const og_vinfo *in, og_vinf
     return infer_same(c, in, out, og_types_with_half(c, allowed, 1, bf16_from, types));
 }
 
-/* Sqrt, Exp, Log, Reciprocal, Ceil, Floor, Sigmoid, Tanh, Erf: float16 always, bfloat16
- * from 13 */
+/* Sqrt, Exp, Log, Reciprocal, Ceil, Floor, Sigmoid, Tanh: float16 always, bfloat16 from 13 */
 static og_status infer_float_half(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                                   int n_out)
 {
@@ -160,8 +159,7 @@ static og_status infer_float_half(const og_op_ctx *c, const og_vinfo *in, int n_
 }
 
 /* Round, Softplus, Softsign, the trigonometric and hyperbolic ops, HardSwish, Mish, Elu,
- * Selu, HardSigmoid, ThresholdedRelu, Shrink: float16 always, bfloat16 in no version up to
- * opset 21 */
+ * Selu, HardSigmoid, ThresholdedRelu: float16 always, bfloat16 in no version up to opset 21 */
 static og_status infer_float_f16(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                                  int n_out)
 {
@@ -182,12 +180,24 @@ static og_status infer_gelu(const og_op_ctx *c, const og_vinfo *in, int n_in, og
     return infer_same_half(c, in, out, og_types_float, 20);
 }
 
-/* Neg: the spec allows every signed type; onnxgrad has int32 and int64 among them; float16
- * always, bfloat16 from 13. */
-static og_status infer_numeric(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
-                               int n_out)
+/* The signed types of Neg's and Relu-14's schemas: */
+static const og_dtype types_signed[] = {OG_FLOAT, OG_DOUBLE, OG_INT32,    OG_INT64,
+                                        OG_INT8,  OG_INT16,  OG_UNDEFINED};
+
+/* Neg: every signed type; float16 always, bfloat16 from 13. */
+static og_status infer_signed(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                              int n_out)
 {
-    return infer_same_half(c, in, out, og_types_numeric, 13);
+    return infer_same_half(c, in, out, types_signed, 13);
+}
+
+/* Erf, Shrink: every integer type besides the floats (computed in float64 and cast back);
+ * float16 always, bfloat16 from 13 (Erf) or in no version (Shrink). */
+static og_status infer_float_int(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
+                                 int n_out)
+{
+    return infer_same_half(c, in, out, og_types_all_int,
+                           strcmp(c->node->op_type, "Erf") == 0 ? 13 : 0);
 }
 
 /* Abs, Sign: every integer type (the unsigned ones too); float16 always, bfloat16 from 13. */
@@ -197,12 +207,12 @@ static og_status infer_all_int(const og_op_ctx *c, const og_vinfo *in, int n_in,
     return infer_same_half(c, in, out, og_types_all_int, 13);
 }
 
-/* Relu takes integers from opset 14 on; float16 always, bfloat16 from 13. */
+/* Relu takes the signed integers from opset 14 on; float16 always, bfloat16 from 13. */
 static og_status infer_relu(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
                             int n_out)
 {
-    return infer_same_half(c, in, out,
-                           c->node->since_version >= 14 ? og_types_numeric : og_types_float, 13);
+    return infer_same_half(c, in, out, c->node->since_version >= 14 ? types_signed : og_types_float,
+                           13);
 }
 
 static og_status infer_not(const og_op_ctx *c, const og_vinfo *in, int n_in, og_vinfo *out,
@@ -275,7 +285,7 @@ static og_status infer_clip(const og_op_ctx *c, const og_vinfo *in, int n_in, og
 
 const og_op_def og_ops_unary[] = {
     {"Abs", "", OG_SINCE(Abs), 1, 1, 1, 1, NULL, NULL, infer_all_int, 0},
-    {"Neg", "", OG_SINCE(Neg), 1, 1, 1, 1, NULL, NULL, infer_numeric, 0},
+    {"Neg", "", OG_SINCE(Neg), 1, 1, 1, 1, NULL, NULL, infer_signed, 0},
     {"Sign", "", OG_SINCE(Sign), 1, 1, 1, 1, NULL, NULL, infer_all_int, 0},
     {"Relu", "", OG_SINCE(Relu), 1, 1, 1, 1, NULL, NULL, infer_relu, 0},
     {"Clip", "", OG_SINCE(Clip), 1, 3, 1, 1, parse_clip, NULL, infer_clip, 0},
@@ -290,7 +300,7 @@ const og_op_def og_ops_unary[] = {
     {"Sqrt", "", OG_SINCE(Sqrt), 1, 1, 1, 1, NULL, NULL, infer_float_half, 0},
     {"Exp", "", OG_SINCE(Exp), 1, 1, 1, 1, NULL, NULL, infer_float_half, 0},
     {"Log", "", OG_SINCE(Log), 1, 1, 1, 1, NULL, NULL, infer_float_half, 0},
-    {"Erf", "", OG_SINCE(Erf), 1, 1, 1, 1, NULL, NULL, infer_float_half, 0},
+    {"Erf", "", OG_SINCE(Erf), 1, 1, 1, 1, NULL, NULL, infer_float_int, 0},
     {"Sigmoid", "", OG_SINCE(Sigmoid), 1, 1, 1, 1, NULL, NULL, infer_float_half, 0},
     {"Tanh", "", OG_SINCE(Tanh), 1, 1, 1, 1, NULL, NULL, infer_float_half, 0},
     FLOAT_OP(Softplus),
@@ -315,6 +325,6 @@ const og_op_def og_ops_unary[] = {
     /* Celu-12 is float32 only in the spec; double too here, not the 16-bit types */
     {"Celu", "", OG_SINCE(Celu), 1, 1, 1, 1, parse_float_attrs, NULL, infer_float, 0},
     FLOAT_OP_ATTRS(ThresholdedRelu),
-    FLOAT_OP_ATTRS(Shrink),
+    {"Shrink", "", OG_SINCE(Shrink), 1, 1, 1, 1, parse_float_attrs, NULL, infer_float_int, 0},
     {0},
 };

@@ -230,9 +230,10 @@ static void cpu_binds_typed_loops(void)
     types[0] = OG_UNDEFINED; /* not known before the run: the kernel picks */
     CHECK_OK(og_backend_bind(&og_cpu_backend, &g->nodes[0], types, NULL, &b));
     CHECK(b.fn != NULL && b.impl == NULL);
-    types[0] = OG_INT8;
+    types[0] = OG_UINT8; /* Relu has the signed types only */
     CHECK(og_backend_bind(&og_cpu_backend, &g->nodes[0], types, NULL, &b) == OG_ERR_UNSUPPORTED);
-    CHECK(strstr(og_last_error(), "computes float32, float64, float16, bfloat16, int32, int64)") !=
+    CHECK(strstr(og_last_error(),
+                 "computes float32, float64, float16, bfloat16, int8, int16, int32, int64)") !=
           NULL);
     nh_release(&r);
 
@@ -330,10 +331,10 @@ static void cpu_families_state_types(void)
          "(it computes float32, float64, float16, bfloat16, int8, int16, int32, int64, uint8, "
          "uint16, uint32, uint64, bool)"},
         {"ReduceL2",
-         {OG_FLOAT, OG_DOUBLE},
+         {OG_FLOAT, OG_UINT32},
          true,
-         OG_INT32,
-         "(it computes float32, float64, float16, bfloat16)"},
+         OG_INT8,
+         "(it computes float32, float64, float16, bfloat16, int32, int64, uint32, uint64)"},
         {"ArgMax",
          {OG_UINT8, OG_DOUBLE},
          true,
@@ -440,23 +441,24 @@ static void cpu_families_bind_loops(void)
          "",
          2,
          0,
-         {OG_FLOAT16, OG_INT64},
+         {OG_FLOAT16, OG_UINT64},
          OG_UINT8,
-         "float32, float64, float16, bfloat16, int32, int64"},
+         "float32, float64, float16, bfloat16, int32, int64, uint32, uint64"},
         {"Gemm",
          "",
          3,
          0,
-         {OG_DOUBLE, OG_BFLOAT16},
+         {OG_DOUBLE, OG_UINT32},
          OG_UINT8,
-         "float32, float64, float16, bfloat16, int32, int64"},
+         "float32, float64, float16, bfloat16, int32, int64, uint32, uint64"},
         {"Einsum",
          "",
          2,
          0,
-         {OG_FLOAT16, OG_INT32},
+         {OG_FLOAT16, OG_INT8},
          OG_BOOL,
-         "float32, float64, float16, bfloat16, int32, int64"},
+         "float32, float64, float16, bfloat16, int8, int16, int32, int64, uint8, uint16, uint32, "
+         "uint64"},
         {"Adam",
          "ai.onnx.preview.training",
          6,

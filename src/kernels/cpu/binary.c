@@ -211,15 +211,18 @@ static int slot_of(og_dtype t)
     [S_I8] = OP##_i8, [S_I16] = OP##_i16, [S_U8] = OP##_u8, [S_U16] = OP##_u16,                    \
     [S_U32] = OP##_u32, [S_U64] = OP##_u64
 
-/* Same-typed arithmetic, one expression for floats (EF) and one for integers (EI); PRelu
- * (DEF_NUM2) has the four types of its spec's T. */
-#define DEF_NUM2(OP, EF, EI)                                                                       \
-    DEF_BIN(OP##_f32, float, float, float, float, EF)                                              \
-    DEF_BIN(OP##_f64, double, double, double, double, EF)                                          \
-    DEF_BIN(OP##_i32, int32_t, int32_t, int32_t, uint32_t, EI)                                     \
-    DEF_BIN(OP##_i64, int64_t, int64_t, int64_t, uint64_t, EI)                                     \
-    static const bin_fn OP##_fns[S_N] = {OP##_f32, OP##_f64, OP##_i32, OP##_i64, NULL};
-#define DEF_NUM(OP, E) DEF_NUM2(OP, E, E)
+/* Same-typed arithmetic, one expression for floats and signed integers (E) and one for
+ * the unsigned ones (EU): PRelu, whose spec's T has these six types (from opset 9). */
+#define DEF_NUMU(OP, E, EU)                                                                        \
+    DEF_BIN(OP##_f32, float, float, float, float, E)                                               \
+    DEF_BIN(OP##_f64, double, double, double, double, E)                                           \
+    DEF_BIN(OP##_i32, int32_t, int32_t, int32_t, uint32_t, E)                                      \
+    DEF_BIN(OP##_i64, int64_t, int64_t, int64_t, uint64_t, E)                                      \
+    DEF_BIN(OP##_u32, uint32_t, uint32_t, uint32_t, uint32_t, EU)                                  \
+    DEF_BIN(OP##_u64, uint64_t, uint64_t, uint64_t, uint64_t, EU)                                  \
+    static const bin_fn OP##_fns[S_N] = {                                                          \
+        [S_F32] = OP##_f32, [S_F64] = OP##_f64, [S_I32] = OP##_i32,                                \
+        [S_I64] = OP##_i64, [S_U32] = OP##_u32, [S_U64] = OP##_u64};
 /* Every integer width: EU for the unsigned ones */
 #define DEF_NUMX(OP, EF, EI, EU)                                                                   \
     DEF_BIN(OP##_f32, float, float, float, float, EF)                                              \
@@ -328,6 +331,8 @@ static inline double neg_sel_f64(double x, double m)
 }
 static inline int32_t neg_sel_i32(int32_t x, int32_t m) { return x < 0 ? m : x; }
 static inline int64_t neg_sel_i64(int64_t x, int64_t m) { return x < 0 ? m : x; }
+/* an unsigned x is never negative: PRelu is the identity */
+#define E_PRELU_U(T, U, x, s) ((void)(s), (x))
 
 /* Integer Div and Mod (E_DIVI, E_*MODI) run in their own width; the kernels refuse a zero
  * divisor beforehand, and -1 is special-cased because MIN / -1 traps on x86. */
@@ -348,7 +353,7 @@ DEF_NUMX(mul, E_MUL, E_MUL, E_MUL)
 DEF_NUMX(div, E_DIVF, E_DIVI, E_DIVU)
 DEF_NUM2H(max, E_MAX, E_MAX, E_MAX)
 DEF_NUM2H(min, E_MIN, E_MIN, E_MIN)
-DEF_NUM(prelu, E_PRELU)
+DEF_NUMU(prelu, E_PRELU, E_PRELU_U)
 DEF_NUM2H(fmod, E_FMODF, E_FMODI, E_MODU)
 DEF_NUM2H(pymod, E_PYMODF, E_PYMODI, E_MODU)
 DEF_CMP(eq, E_EQ)

@@ -95,6 +95,37 @@ int og_cpu_isa(void);
  * as they are) at y: the values the activation op's own kernel computes (unary.c). */
 void og_cpu_act(const og_act *a, og_dtype t, void *y, int64_t n);
 
+/* A float64 value converted to an integer type as a C cast compiles on x86-64 (cvttsd2si):
+ * the way numpy's astype (the ONNX reference evaluator's cast back of its float results)
+ * and onnxruntime's static_cast behave there, defined for every input where C leaves it
+ * undefined.  Truncation toward zero; NaN and values outside the instruction's range give
+ * its "integer indefinite" (INT32_MIN, INT64_MIN).  The 8- and 16-bit types take the low
+ * bits of the 32-bit conversion, uint32 those of the 64-bit one; uint64 converts values
+ * from 2^63 up by subtracting 2^63 first.  OG_CVT(T, d) picks the one for type T. */
+static inline int64_t og_cvt_x64(double d)
+{
+    return d > -9223372036854777856.0 && d < 9223372036854775808.0 ? (int64_t)d : INT64_MIN;
+}
+static inline int32_t og_cvt_x32(double d)
+{
+    return d > -2147483649.0 && d < 2147483648.0 ? (int32_t)d : INT32_MIN;
+}
+static inline uint64_t og_cvt_xu64(double d)
+{
+    if (d < 9223372036854775808.0) return (uint64_t)og_cvt_x64(d);
+    return (uint64_t)og_cvt_x64(d - 9223372036854775808.0) ^ ((uint64_t)1 << 63);
+}
+#define OG_CVT(T, d)                                                                               \
+    ((T) _Generic((T)0, int8_t                                                                     \
+                  : og_cvt_x32(d), uint8_t                                                         \
+                  : og_cvt_x32(d), int16_t                                                         \
+                  : og_cvt_x32(d), uint16_t                                                        \
+                  : og_cvt_x32(d), int32_t                                                         \
+                  : og_cvt_x32(d), uint32_t                                                        \
+                  : og_cvt_x64(d), int64_t                                                         \
+                  : og_cvt_x64(d), default                                                         \
+                  : og_cvt_xu64(d)))
+
 /* True for float16 and bfloat16. */
 static inline bool og_is_half(og_dtype t) { return t == OG_FLOAT16 || t == OG_BFLOAT16; }
 

@@ -1,7 +1,8 @@
 /* linalg.c: CPU kernels of MatMul, Gemm, Einsum and Det.
  *
  * All three end in one batched matrix product (bgemm below): BLAS for float32/float64,
- * a plain loop for int32/int64 (and for float matrices too small to be worth a BLAS call).
+ * a plain loop for the integer types (and for float matrices too small to be worth a BLAS
+ * call).
  * Einsum contracts its operands pairwise, left to right; each pairwise contraction is a
  * (copy-free where the layouts allow) transpose + batched GEMM.  The loops of one element
  * type form an og_linalg_type, which the session binds to each node when it is created.
@@ -13,12 +14,20 @@
 #include "kernels/cpu/linalg_impl.h"
 
 /* Integer products wrap (two's complement) instead of overflowing into UB: they are
- * computed in the unsigned type of the same width. */
+ * computed in the unsigned type of the same width (uint32 for the 8- and 16-bit types,
+ * which C would promote to int), and the result is cast back to the type's width.  MatMul
+ * and Gemm have the 32- and 64-bit types; Einsum the 8- and 16-bit ones too. */
 #define LINALG_TYPES(X)                                                                            \
     X(f32, float, float)                                                                           \
     X(f64, double, double)                                                                         \
     X(i32, int32_t, uint32_t)                                                                      \
-    X(i64, int64_t, uint64_t)
+    X(i64, int64_t, uint64_t)                                                                      \
+    X(u32, uint32_t, uint32_t)                                                                     \
+    X(u64, uint64_t, uint64_t)                                                                     \
+    X(i8, int8_t, uint32_t)                                                                        \
+    X(u8, uint8_t, uint32_t)                                                                       \
+    X(i16, int16_t, uint32_t)                                                                      \
+    X(u16, uint16_t, uint32_t)
 
 /* ---- plain loops ----------------------------------------------------------------- */
 
@@ -76,8 +85,13 @@ LINALG_TYPES(DEF_MUL)
                 y[i * n + j] = (T)v;                                                               \
             }                                                                                      \
     }
-DEF_AXPBY(i32, int32_t, uint32_t)
-DEF_AXPBY(i64, int64_t, uint64_t)
+/* Gemm's integer types: */
+#define GEMM_INT_TYPES(X)                                                                          \
+    X(i32, int32_t, uint32_t)                                                                      \
+    X(i64, int64_t, uint64_t)                                                                      \
+    X(u32, uint32_t, uint32_t)                                                                     \
+    X(u64, uint64_t, uint64_t)
+GEMM_INT_TYPES(DEF_AXPBY)
 
 /* ---- batched GEMM ---------------------------------------------------------------- */
 
@@ -173,23 +187,30 @@ static void scale_f64(void *y, int64_t n, float beta)
     for (int64_t i = 0; i < n; i++) yy[i] *= (double)beta;
 }
 /* alpha and beta are integral (gemm_kernel checks): wrapping, in the unsigned type */
-static void axpby_any_i32(void *y, int64_t m, int64_t n, int64_t alpha, int64_t beta, const void *c,
-                          int64_t rs, int64_t cs)
-{
-    axpby_i32(y, m, n, (uint32_t)alpha, (uint32_t)beta, c, rs, cs);
-}
-static void axpby_any_i64(void *y, int64_t m, int64_t n, int64_t alpha, int64_t beta, const void *c,
-                          int64_t rs, int64_t cs)
-{
-    axpby_i64(y, m, n, (uint64_t)alpha, (uint64_t)beta, c, rs, cs);
-}
+#define DEF_AXPBY_ANY(S, T, U)                                                                     \
+    static void axpby_any_##S(void *y, int64_t m, int64_t n, int64_t alpha, int64_t beta,          \
+                              const void *c, int64_t rs, int64_t cs)                               \
+    {                                                                                              \
+        axpby_##S(y, m, n, (U)alpha, (U)beta, c, rs, cs);                                          \
+    }
+GEMM_INT_TYPES(DEF_AXPBY_ANY)
 
 const og_linalg_type og_linalg_f32 = {4,   bgemm_rows_f32, bgemm_muls_f32, gemm_any_f32, scale_f32,
                                       NULL};
 const og_linalg_type og_linalg_f64 = {8,   bgemm_rows_f64, bgemm_muls_f64, gemm_any_f64, scale_f64,
                                       NULL};
-const og_linalg_type og_linalg_i32 = {4, bgemm_rows_i32, bgemm_muls_i32, NULL, NULL, axpby_any_i32};
-const og_linalg_type og_linalg_i64 = {8, bgemm_rows_i64, bgemm_muls_i64, NULL, NULL, axpby_any_i64};
+#define DEF_INT_TYPE(S, T, U)                                                                      \
+    const og_linalg_type og_linalg_##S = {sizeof(T), bgemm_rows_##S, bgemm_muls_##S,               \
+                                          NULL,      NULL,           axpby_any_##S};
+GEMM_INT_TYPES(DEF_INT_TYPE)
+/* Einsum's narrow types: no Gemm */
+#define DEF_NARROW_TYPE(S, T)                                                                      \
+    const og_linalg_type og_linalg_##S = {sizeof(T), bgemm_rows_##S, bgemm_muls_##S,               \
+                                          NULL,      NULL,           NULL};
+DEF_NARROW_TYPE(i8, int8_t)
+DEF_NARROW_TYPE(u8, uint8_t)
+DEF_NARROW_TYPE(i16, int16_t)
+DEF_NARROW_TYPE(u16, uint16_t)
 
 const og_linalg_type *og_linalg_type_of(og_dtype t)
 {
@@ -198,6 +219,8 @@ const og_linalg_type *og_linalg_type_of(og_dtype t)
     case OG_DOUBLE: return &og_linalg_f64;
     case OG_INT32: return &og_linalg_i32;
     case OG_INT64: return &og_linalg_i64;
+    case OG_UINT32: return &og_linalg_u32;
+    case OG_UINT64: return &og_linalg_u64;
     default: return NULL;
     }
 }

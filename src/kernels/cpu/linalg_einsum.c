@@ -112,6 +112,12 @@ DEF_EIN_LOOP(f32, float, float)
 DEF_EIN_LOOP(f64, double, double)
 DEF_EIN_LOOP(i32, int32_t, uint32_t)
 DEF_EIN_LOOP(i64, int64_t, uint64_t)
+DEF_EIN_LOOP(u32, uint32_t, uint32_t)
+DEF_EIN_LOOP(u64, uint64_t, uint64_t)
+DEF_EIN_LOOP(i8, int8_t, uint32_t)
+DEF_EIN_LOOP(u8, uint8_t, uint32_t)
+DEF_EIN_LOOP(i16, int16_t, uint32_t)
+DEF_EIN_LOOP(u16, uint16_t, uint32_t)
 
 /* The loops of one element type: Einsum's binding (og_einsum_select), so that a run does
  * not branch on the dtype. */
@@ -126,7 +132,13 @@ static const ein_type ein_types[] = {
     {OG_FLOAT, sizeof(float), ein_loop_item_f32, &og_linalg_f32},
     {OG_DOUBLE, sizeof(double), ein_loop_item_f64, &og_linalg_f64},
     {OG_INT32, sizeof(int32_t), ein_loop_item_i32, &og_linalg_i32},
-    {OG_INT64, sizeof(int64_t), ein_loop_item_i64, &og_linalg_i64}};
+    {OG_INT64, sizeof(int64_t), ein_loop_item_i64, &og_linalg_i64},
+    {OG_UINT32, sizeof(uint32_t), ein_loop_item_u32, &og_linalg_u32},
+    {OG_UINT64, sizeof(uint64_t), ein_loop_item_u64, &og_linalg_u64},
+    {OG_INT8, sizeof(int8_t), ein_loop_item_i8, &og_linalg_i8},
+    {OG_UINT8, sizeof(uint8_t), ein_loop_item_u8, &og_linalg_u8},
+    {OG_INT16, sizeof(int16_t), ein_loop_item_i16, &og_linalg_i16},
+    {OG_UINT16, sizeof(uint16_t), ein_loop_item_u16, &og_linalg_u16}};
 
 static const ein_type *ein_type_of(og_dtype t)
 {

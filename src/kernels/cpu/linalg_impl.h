@@ -7,13 +7,15 @@
 #include "kernels/cpu/kernel.h"
 #include "ops/linalg_params.h"
 
-/* The loops of one element type (float32, float64, int32, int64), defined in linalg.c:
- * what the MatMul and Gemm entries bind (Einsum's binding holds it too), so that a product
- * does not branch on the dtype. */
+/* The loops of one element type, defined in linalg.c: what the MatMul and Gemm entries bind
+ * (Einsum's binding holds it too), so that a product does not branch on the dtype.  The
+ * 8- and 16-bit ones have no Gemm loops (axpby NULL): Einsum's alone. */
 typedef struct og_linalg_type og_linalg_type;
 
-extern const og_linalg_type og_linalg_f32, og_linalg_f64, og_linalg_i32, og_linalg_i64;
-/* The loops of dtype t (one of the four above), NULL if linalg has none. */
+extern const og_linalg_type og_linalg_f32, og_linalg_f64, og_linalg_i32, og_linalg_i64,
+    og_linalg_u32, og_linalg_u64, og_linalg_i8, og_linalg_u8, og_linalg_i16, og_linalg_u16;
+/* The loops of dtype t for MatMul and Gemm (float32, float64, int32, int64, uint32,
+ * uint64), NULL if linalg has none. */
 const og_linalg_type *og_linalg_type_of(og_dtype t);
 
 /* C[b] = op(A[b]) · op(B[b]) for every index b of the batch shape bdims; the batches of A,

@@ -4,8 +4,11 @@
  * Both operands are first widened to int32 with their zero points subtracted (broadcast as
  * the spec places them: a's per row, b's per column, w's per output channel), so that padding
  * is a plain 0 and the products run on one type.  Products accumulate in int64 and wrap to
- * int32 (the spec lets 32-bit accumulation overflow).  Requantization: acc * (s_a s_b / s_y)
- * in float32 (as onnxruntime), rounded half to even, plus the output's zero point, saturated. */
+ * int32 (the spec lets 32-bit accumulation overflow).  Requantization: acc * (s_a s_b / s_y),
+ * the multiplier computed in the scales' own type as the reference evaluator does (float32,
+ * or for QLinearMatMul-21's float16 and bfloat16 scales each step rounded to that type), the
+ * product in float32 (as onnxruntime), rounded half to even, plus the output's zero point,
+ * saturated. */
 #include <math.h>
 #include <string.h>
 
@@ -112,11 +115,25 @@ static og_status scale_of(const og_kernel_ctx *k, const og_tensor *s, const og_t
 
 static int32_t wrap32(int64_t acc) { return (int32_t)(uint32_t)(uint64_t)acc; }
 
-/* acc * (s_a s_w / s_y) in float32, the multiplier first, as onnxruntime requantizes: in
- * double, a product a hair from a .5 tie can round the other way (158 against 157). */
-static double requant(int32_t acc, double sa, double sw, double sy)
+/* A float32 value rounded to the scales' type: float32 itself, float16, bfloat16 (chosen
+ * once per call from the scale's dtype). */
+typedef float (*scale_round_fn)(float v);
+static float round_f32(float v) { return v; }
+static float round_f16(float v) { return og_half_to_float(og_float_to_half(v)); }
+static float round_bf16(float v) { return og_bfloat16_to_float(og_float_to_bfloat16(v)); }
+static scale_round_fn scale_round_of(og_dtype t)
 {
-    float m = (float)sa * (float)sw / (float)sy;
+    return t == OG_FLOAT16 ? round_f16 : t == OG_BFLOAT16 ? round_bf16 : round_f32;
+}
+
+/* acc * (s_a s_w / s_y), the multiplier first, each of its two steps rounded to the scales'
+ * type (rnd: numpy's float16 arithmetic in the reference evaluator, where a multiplier
+ * computed in float32 instead gave 46 for 47), then the product in float32 as onnxruntime
+ * requantizes: in double, a product a hair from a .5 tie can round the other way (158
+ * against 157). */
+static double requant(int32_t acc, double sa, double sw, double sy, scale_round_fn rnd)
+{
+    float m = rnd(rnd((float)sa * (float)sw) / (float)sy);
     return (double)((float)acc * m);
 }
 
@@ -129,6 +146,7 @@ typedef struct qmm_ctx {
     const double *sa, *sb; /* per element of A and B */
     double sy;
     int32_t yzp;
+    scale_round_fn rnd; /* the scales' type */
 } qmm_ctx;
 
 /* QLinearConv's output: y[i] = requant(acc[i] + bias[m]) with m the output channel of i
@@ -172,7 +190,8 @@ typedef struct qconv_out {
     static void emit_##name(void *vctx, int64_t yi, int64_t arow, int64_t bcol, int64_t acc)       \
     {                                                                                              \
         qmm_ctx *c = vctx;                                                                         \
-        put_##name(c->y->data, yi, requant(wrap32(acc), c->sa[arow], c->sb[bcol], c->sy), c->yzp); \
+        put_##name(c->y->data, yi, requant(wrap32(acc), c->sa[arow], c->sb[bcol], c->sy, c->rnd),  \
+                   c->yzp);                                                                        \
     }                                                                                              \
     static void conv_out_##name(const qconv_out *o)                                                \
     {                                                                                              \
@@ -181,7 +200,7 @@ typedef struct qconv_out {
             int64_t m = (i / o->P) % o->M;                                                         \
             int64_t a = o->acc[i] + (o->bias ? o->bias[m] : 0);                                    \
             double sw = o->ws[o->n_ws == 1 ? 0 : m];                                               \
-            put_##name(y, i, requant(wrap32(a), o->sx, sw, o->sy), o->zp);                         \
+            put_##name(y, i, requant(wrap32(a), o->sx, sw, o->sy, round_f32), o->zp);              \
         }                                                                                          \
     }
 OG_Q8_LOOPS(i8, int8_t, -128, 127)
@@ -357,7 +376,12 @@ static og_status k_qlinear_matmul(const og_kernel_ctx *k, const og_tensor *const
     if (!st && (in[6]->numel != 1 || yzp->numel != 1 || !is_q8(yzp->dtype) || !l))
         st = og_kernel_error(k, OG_ERR_SHAPE, "y_scale and y_zero_point must hold one value each");
     if (!st && out[0]->numel) {
-        qmm_ctx c = {out[0], SA, SB, og_tensor_get_f64(in[6], 0), elem_q8(yzp, 0)};
+        qmm_ctx c = {out[0],
+                     SA,
+                     SB,
+                     og_tensor_get_f64(in[6], 0),
+                     elem_q8(yzp, 0),
+                     scale_round_of(in[1]->dtype)};
         mm_view v;
         mm_view_of(a, b, out[0], &v);
         mm_run(&v, A, B, l->emit, &c);

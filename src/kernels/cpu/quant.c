@@ -82,7 +82,29 @@ static og_status params_f64(const og_kernel_ctx *k, const og_tensor *s, const og
     Q_LOOP(q_##X##_u16, TX, uint16_t)
 Q_LOOPS(f32, float)
 Q_LOOPS(f64, double)
-Q_LOOPS(i32, int32_t)
+
+/* An int32 x (which onnxruntime does not quantize) follows the reference evaluator's steps:
+ * x / scale in float64, rounded half to even, cast to int32 (OG_CVT: the NaN and infinities
+ * of a zero scale give INT32_MIN), the zero point added in int32 (wrapping), then saturated
+ * (f32 unused: always float64). */
+#define Q_LOOP_I32(NAME, TY)                                                                       \
+    static void NAME(const og_quant_geom *g, const void *xv, void *yv, int64_t n, const double *s, \
+                     const double *z, bool f32, double qmin, double qmax)                          \
+    {                                                                                              \
+        const int32_t *x = xv;                                                                     \
+        TY *y = yv;                                                                                \
+        (void)f32;                                                                                 \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            int64_t q = scale_index(g, i);                                                         \
+            uint32_t xi = (uint32_t)OG_CVT(int32_t, nearbyint((double)x[i] / s[q]));               \
+            double v = (double)(int32_t)(xi + (uint32_t)(int32_t)z[q]);                            \
+            y[i] = (TY)(v < qmin ? qmin : v > qmax ? qmax : v);                                    \
+        }                                                                                          \
+    }
+Q_LOOP_I32(q_i32_i8, int8_t)
+Q_LOOP_I32(q_i32_u8, uint8_t)
+Q_LOOP_I32(q_i32_i16, int16_t)
+Q_LOOP_I32(q_i32_u16, uint16_t)
 
 typedef void (*q_fn)(const og_quant_geom *, const void *, void *, int64_t, const double *,
                      const double *, bool, double, double);
@@ -106,16 +128,18 @@ typedef struct q_bind {
             q_##X##_u8, F32, W, 0, 15                                                              \
         }                                                                                          \
     }
-/* [x: float32, float64, int32, 16-bit float][scale: not float64, float64][y] */
+/* [x: float32, float64, int32, 16-bit float][scale: not float64, float64][y].  An int32 x
+ * divides in float64 whatever the scale's type (an int32 scale, or numpy's promotion of
+ * int32 / float32), as the reference evaluator does (Q_LOOP_I32). */
 static const q_bind q_binds[4][2][6] = {{Q_YS(f32, true, false), Q_YS(f32, false, false)},
                                         {Q_YS(f64, true, false), Q_YS(f64, false, false)},
-                                        {Q_YS(i32, true, false), Q_YS(i32, false, false)},
+                                        {Q_YS(i32, false, false), Q_YS(i32, false, false)},
                                         {Q_YS(f32, true, true), Q_YS(f32, false, true)}};
 
 /* To an 8-bit float: y = float8(x / scale + zero_point), rounded once to the nearest code
  * (ties to even; saturate as Cast's), x / scale in float32 for float and 16-bit scales as the
- * reference, in float64 for double ones.  The spec's zero point of a float8 type is 0 in
- * practice; it is added all the same (not when 0: -0 stays -0, as the reference). */
+ * reference, in float64 for double ones and for an int32 x.  The spec's zero point of a float8 type
+ * is 0 in practice; it is added all the same (not when 0: -0 stays -0, as the reference). */
 static void q_float8(const og_quant_geom *g, const og_tensor *x, og_tensor *y, const double *s,
                      const double *z, bool f32, bool saturate)
 {
@@ -140,7 +164,8 @@ static const q_bind *q_bind_of(og_dtype x, og_dtype s, og_dtype y)
             : y == OG_INT4   ? 4
             : y == OG_UINT4  ? 5
                              : -1;
-    bool sf = s == OG_FLOAT || s == OG_DOUBLE || og_is_half(s);
+    /* the scale has x's type (T1): a float type, or int32 with an int32 x */
+    bool sf = s == OG_FLOAT || s == OG_DOUBLE || og_is_half(s) || (s == OG_INT32 && x == OG_INT32);
     if (i >= 0 && sf && og_dtype_is_float8(y)) return &q_float8_bind;
     return i < 0 || j < 0 || !sf ? NULL : &q_binds[i][s == OG_DOUBLE][j];
 }
@@ -177,7 +202,9 @@ static og_status quantize_kernel(const og_kernel_ctx *k, const og_tensor *const 
         const og_quant_params *p = k->params;
         st = setup(k, x, s, z, &g);
         if (!st) st = params_f64(k, s, z, &sz);
-        if (!st) q_float8(&g, x, y, sz, sz + s->numel, s->dtype != OG_DOUBLE, p->saturate);
+        if (!st)
+            q_float8(&g, x, y, sz, sz + s->numel, s->dtype != OG_DOUBLE && x->dtype != OG_INT32,
+                     p->saturate);
         og_free(k->alloc, sz);
         return st;
     }

@@ -406,6 +406,79 @@ DEF_MAXMIN(u64, uint64_t, 0, UINT64_MAX)
 DEF_LSE(lse_f32, float, max_f32_acc, og_vexpf, logf)
 DEF_LSE(lse_f64, double, max_f64_acc, exp, log)
 
+/* ReduceL2, ReduceLogSum and ReduceLogSumExp of int32, int64, uint32, uint64: float-valued
+ * results cast back to the type as the references compute them (OG_CVT: truncation, and
+ * x86-64's values where C leaves the cast undefined).  Plain serial loops over (O, R, I).
+ *  L2 (the ONNX reference evaluator): each square wrapped in T (numpy's square), summed in
+ *   64 bits (numpy's sum), then the square root cast back.
+ *  LogSum (onnxruntime's; the reference evaluator fails on integers): the sum wrapped in T,
+ *   then its log cast back (the log of 0 is -inf, which casts to INT_MIN).
+ *  LogSumExp (onnxruntime's): signed types accumulate in T, each term exp(x - max) added and
+ *   the sum cast back at once, so that only the maxima count (exp(0) = 1, smaller terms
+ *   truncate away): max + (T)log(count); unsigned types compute max + log(sum of
+ *   exp(x - max)) in float64 and cast the result. */
+/* NAME: the (O, R, I) driver over NAME##_one, which reduces the R elements of one output
+ * (I apart). */
+#define IRED_DRIVER(NAME, T)                                                                       \
+    static void NAME(const og_kernel_ctx *k, const void *xv, void *yv, int64_t O, int64_t R,       \
+                     int64_t I)                                                                    \
+    {                                                                                              \
+        const T *x = xv;                                                                           \
+        T *y = yv;                                                                                 \
+        (void)k;                                                                                   \
+        for (int64_t o = 0; o < O; o++)                                                            \
+            for (int64_t i = 0; i < I; i++) y[o * I + i] = NAME##_one(x + o * R * I + i, R, I);    \
+    }
+/* U: T's unsigned type; A: the 64-bit accumulator of T's signedness */
+#define DEF_IRED(SFX, T, U, A)                                                                     \
+    static T l2_##SFX##_one(const T *xs, int64_t R, int64_t I)                                     \
+    {                                                                                              \
+        A acc = 0;                                                                                 \
+        for (int64_t r = 0; r < R; r++) {                                                          \
+            U v = (U)xs[r * I];                                                                    \
+            acc = (A)((uint64_t)acc + (uint64_t)(A)(T)(U)(v * v));                                 \
+        }                                                                                          \
+        return OG_CVT(T, sqrt((double)acc));                                                       \
+    }                                                                                              \
+    IRED_DRIVER(l2_##SFX, T)                                                                       \
+    static T logsum_##SFX##_one(const T *xs, int64_t R, int64_t I)                                 \
+    {                                                                                              \
+        U acc = 0;                                                                                 \
+        for (int64_t r = 0; r < R; r++) acc += (U)xs[r * I];                                       \
+        return OG_CVT(T, log((double)(T)acc));                                                     \
+    }                                                                                              \
+    IRED_DRIVER(logsum_##SFX, T)
+#define DEF_ILSE_SIGNED(SFX, T, U)                                                                 \
+    static T lse_##SFX##_one(const T *xs, int64_t R, int64_t I)                                    \
+    {                                                                                              \
+        if (R == 0) return OG_CVT(T, -INFINITY);                                                   \
+        T mx = xs[0], acc = 0;                                                                     \
+        for (int64_t r = 1; r < R; r++) mx = xs[r * I] > mx ? xs[r * I] : mx;                      \
+        for (int64_t r = 0; r < R; r++)                                                            \
+            acc = OG_CVT(T, (double)acc + exp((double)(T)((U)xs[r * I] - (U)mx)));                 \
+        return (T)((U)OG_CVT(T, log((double)acc)) + (U)mx);                                        \
+    }                                                                                              \
+    IRED_DRIVER(lse_##SFX, T)
+#define DEF_ILSE_UNSIGNED(SFX, T)                                                                  \
+    static T lse_##SFX##_one(const T *xs, int64_t R, int64_t I)                                    \
+    {                                                                                              \
+        if (R == 0) return OG_CVT(T, -INFINITY);                                                   \
+        T mx = xs[0];                                                                              \
+        double s = 0;                                                                              \
+        for (int64_t r = 1; r < R; r++) mx = xs[r * I] > mx ? xs[r * I] : mx;                      \
+        for (int64_t r = 0; r < R; r++) s += exp((double)xs[r * I] - (double)mx);                  \
+        return OG_CVT(T, (double)mx + log(s));                                                     \
+    }                                                                                              \
+    IRED_DRIVER(lse_##SFX, T)
+DEF_IRED(i32, int32_t, uint32_t, int64_t)
+DEF_IRED(i64, int64_t, uint64_t, int64_t)
+DEF_IRED(u32, uint32_t, uint32_t, uint64_t)
+DEF_IRED(u64, uint64_t, uint64_t, uint64_t)
+DEF_ILSE_SIGNED(i32, int32_t, uint32_t)
+DEF_ILSE_SIGNED(i64, int64_t, uint64_t)
+DEF_ILSE_UNSIGNED(u32, uint32_t)
+DEF_ILSE_UNSIGNED(u64, uint64_t)
+
 /* The variants DEF_SUMLIKE / DEF_REDUCE made of OP, by the dtypes they cover. */
 #define LOOPS(OP, S)                                                                               \
     {                                                                                              \
@@ -438,9 +511,25 @@ static const red_impl impl_sum = IMPL_NUMERIC(sum);
 static const red_impl impl_mean = IMPL_NUMERIC(mean);
 static const red_impl impl_l1 = IMPL_NUMERIC(l1);
 static const red_impl impl_sumsq = IMPL_NUMERIC(sumsq);
-static const red_impl impl_l2 = IMPL_FLOAT(l2);
-static const red_impl impl_logsum = IMPL_FLOAT(logsum);
-static const red_impl impl_lse = {{{lse_f32, NULL}, {lse_f64, NULL}}};
+/* float32, float64 with the [R1, K, R2] path; the integer types (slots 2, 3, 9, 10) without */
+#define IMPL_FLOAT_INT(OP)                                                                         \
+    {                                                                                              \
+        {                                                                                          \
+            LOOPS(OP, f32), LOOPS(OP, f64), {OP##_i32, NULL},                                      \
+                {OP##_i64, NULL}, [9] = {OP##_u32, NULL}, [10] = {                                 \
+                    OP##_u64,                                                                      \
+                    NULL                                                                           \
+                }                                                                                  \
+        }                                                                                          \
+    }
+static const red_impl impl_l2 = IMPL_FLOAT_INT(l2);
+static const red_impl impl_logsum = IMPL_FLOAT_INT(logsum);
+static const red_impl impl_lse = {{{lse_f32, NULL},
+                                   {lse_f64, NULL},
+                                   {lse_i32, NULL},
+                                   {lse_i64, NULL},
+                                   [9] = {lse_u32, NULL},
+                                   [10] = {lse_u64, NULL}}};
 static const red_impl impl_prod = IMPL_NUMERIC(prod);
 static const red_impl impl_max = IMPL_ALL(max);
 static const red_impl impl_min = IMPL_ALL(min);
@@ -519,14 +608,6 @@ static const red_loops *red_pick(const red_impl *impl, og_dtype t)
 {
     int s = dtype_slot(t);
     return s >= 0 && impl->t[s].f ? &impl->t[s] : NULL;
-}
-
-/* dtype_slot() of the dtypes with an entry in the float32..int64 tables (CumSum, TopK),
- * else -1. */
-static int numeric_slot(og_dtype t)
-{
-    int s = dtype_slot(t);
-    return s < 4 ? s : -1;
 }
 
 /* The binding of a float16 or bfloat16 input of the Reduce* ops, ArgMax, ArgMin, CumSum
@@ -1012,16 +1093,20 @@ DEF_CUMSUM(cumsum_f32, float, COMB_ADD)
 DEF_CUMSUM(cumsum_f64, double, COMB_ADD)
 DEF_CUMSUM(cumsum_i32, int32_t, COMB_ADD_W)
 DEF_CUMSUM(cumsum_i64, int64_t, COMB_ADD_W)
+DEF_CUMSUM(cumsum_u32, uint32_t, COMB_ADD)
+DEF_CUMSUM(cumsum_u64, uint64_t, COMB_ADD)
 
 typedef void (*cum_fn)(const og_kernel_ctx *k, const void *x, void *y, int64_t O, int64_t R,
                        int64_t I, bool excl, bool rev);
-static const cum_fn cum_table[4] = {cumsum_f32, cumsum_f64, cumsum_i32, cumsum_i64};
+/* by dtype_slot(): the types of CumSum's schema */
+static const cum_fn cum_table[N_SLOTS] = {cumsum_f32, cumsum_f64,       cumsum_i32,
+                                          cumsum_i64, [9] = cumsum_u32, [10] = cumsum_u64};
 
 static const void *select_cumsum(const og_node *n, og_dtype t)
 {
     (void)n;
-    int s = numeric_slot(t);
-    return half_or(s >= 0 ? &cum_table[s] : NULL, t);
+    int s = dtype_slot(t);
+    return half_or(s >= 0 && cum_table[s] ? &cum_table[s] : NULL, t);
 }
 
 static og_status k_CumSum(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
@@ -1132,16 +1217,25 @@ DEF_TOPK(topk_f32, float)
 DEF_TOPK(topk_f64, double)
 DEF_TOPK(topk_i32, int32_t)
 DEF_TOPK(topk_i64, int64_t)
+DEF_TOPK(topk_i8, int8_t)
+DEF_TOPK(topk_u8, uint8_t)
+DEF_TOPK(topk_i16, int16_t)
+DEF_TOPK(topk_u16, uint16_t)
+DEF_TOPK(topk_u32, uint32_t)
+DEF_TOPK(topk_u64, uint64_t)
 
 typedef og_status (*topk_fn)(const og_kernel_ctx *k, const void *x, void *v, int64_t *iy, int64_t O,
                              int64_t R, int64_t I, int64_t K, bool lg);
-static const topk_fn topk_table[4] = {topk_f32, topk_f64, topk_i32, topk_i64};
+/* by dtype_slot(): every numeric type (TopK-11's schema) */
+static const topk_fn topk_table[N_SLOTS] = {topk_f32, topk_f64, topk_i32, topk_i64,
+                                            NULL,     topk_i8,  topk_u8,  topk_i16,
+                                            topk_u16, topk_u32, topk_u64};
 
 static const void *select_topk(const og_node *n, og_dtype t)
 {
     (void)n;
-    int s = numeric_slot(t);
-    return half_or(s >= 0 ? &topk_table[s] : NULL, t);
+    int s = dtype_slot(t);
+    return half_or(s >= 0 && topk_table[s] ? &topk_table[s] : NULL, t);
 }
 
 static og_status k_TopK(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
@@ -1180,7 +1274,8 @@ static og_status k_TopK(const og_kernel_ctx *k, const og_tensor *const *in, int 
 
 /* Every entry binds its typed loops (select); the Reduce* lists are those of red_impl above
  * (IMPL_FLOAT, IMPL_NUMERIC, IMPL_ALL: max and min also bool), Softmax and LogSoftmax
- * float32 and float64, the others float32, float64, int32, int64.  CumSum's axis (input 1,
+ * float32 and float64, CumSum float32, float64, int32, int64, uint32, uint64, TopK every
+ * numeric type, the others float32, float64, int32, int64.  CumSum's axis (input 1,
  * int32 or int64) and TopK's K are checked by the kernels. */
 const og_kernel_def og_cpu_reduce[] = {
     {.name = "ReduceSum", .domain = "", .fn = k_ReduceSum, .select = select_ReduceSum},

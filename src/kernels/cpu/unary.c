@@ -1,9 +1,11 @@
 /* unary.c: CPU kernels of the element-wise ops of one input.
  *
  * Each op is one expression of `x` written once; the macros below instantiate it for
- * float (with expf, erff, ...) and double (exp, erf, ...), and the integer ops for int32
- * and int64.  The loops are plain, restrict-qualified and branch-free where it matters so
- * that the compiler vectorizes them; big tensors are split into chunks run in parallel. */
+ * float (with expf, erff, ...) and double (exp, erf, ...), and the integer ops for the
+ * integer types their schemas list (Erf and Shrink of integers in float64, cast back by
+ * truncation as the ONNX reference evaluator does).  The loops are plain, restrict-qualified and
+ * branch-free where it matters so that the compiler vectorizes them; big tensors are split into
+ * chunks run in parallel. */
 #if defined(__GNUC__) && !defined(__clang__)
 /* Nothing here reads the FP exception flags; without this promise GCC refuses to
  * if-convert arithmetic (x < 0 ? a*x : x) and the loops stay scalar. */
@@ -271,13 +273,24 @@ static inline float fast_log1pf_pos(float v)
     X(sign, E_SIGN)                                                                                \
     X(relu, E_RELU)                                                                                \
     X(clip, E_CLIP)
-/* Abs and Sign of the narrow signed types (int8, int16) and of the unsigned types */
+/* Abs, Neg, Sign and Relu of the narrow signed types (int8, int16), Abs and Sign of the
+ * unsigned types */
 #define SMALL_INT_EXPRS(X)                                                                         \
     X(abs, x < 0 ? (UT)(0 - (uint64_t)x) : x)                                                      \
-    X(sign, E_SIGN)
+    X(neg, (UT)(0 - (uint64_t)x))                                                                  \
+    X(sign, E_SIGN)                                                                                \
+    X(relu, E_RELU)
 #define UNSIGNED_EXPRS(X)                                                                          \
     X(abs, x)                                                                                      \
     X(sign, (UT)(x != 0))
+/* The float-valued ops on every integer type, as the ONNX reference evaluator computes them:
+ * in float64, the result cast back to the integer type by truncation (numpy's astype).  Erf
+ * is within [-1, 1], so its cast is exact; Shrink's is numpy's (OG_CVT). */
+#define INT_FLOAT_EXPRS(X)                                                                         \
+    X(erf, (UT)erf((double)x))                                                                     \
+    X(shrink, OG_CVT(UT, (double)x<-p->alpha ? (double)x + p->beta : (double)x> p->alpha           \
+                             ? (double)x - p->beta                                                 \
+                             : 0.0))
 
 /* One chunk function per (op, type): uk_<op>_<sfx>. */
 #define DEFINE_CHUNK(name, expr)                                                                   \
@@ -391,41 +404,49 @@ ACT_EXPRS(DEFINE_ACT)
 #define UT   int32_t
 #define SFX  _i32
 INT_EXPRS(DEFINE_CHUNK)
+INT_FLOAT_EXPRS(DEFINE_CHUNK)
 #undef UT
 #undef SFX
 #define UT  int64_t
 #define SFX _i64
 INT_EXPRS(DEFINE_CHUNK)
+INT_FLOAT_EXPRS(DEFINE_CHUNK)
 #undef UT
 #undef SFX
 #define UT  int8_t
 #define SFX _i8
 SMALL_INT_EXPRS(DEFINE_CHUNK)
+INT_FLOAT_EXPRS(DEFINE_CHUNK)
 #undef UT
 #undef SFX
 #define UT  int16_t
 #define SFX _i16
 SMALL_INT_EXPRS(DEFINE_CHUNK)
+INT_FLOAT_EXPRS(DEFINE_CHUNK)
 #undef UT
 #undef SFX
 #define UT  uint8_t
 #define SFX _u8
 UNSIGNED_EXPRS(DEFINE_CHUNK)
+INT_FLOAT_EXPRS(DEFINE_CHUNK)
 #undef UT
 #undef SFX
 #define UT  uint16_t
 #define SFX _u16
 UNSIGNED_EXPRS(DEFINE_CHUNK)
+INT_FLOAT_EXPRS(DEFINE_CHUNK)
 #undef UT
 #undef SFX
 #define UT  uint32_t
 #define SFX _u32
 UNSIGNED_EXPRS(DEFINE_CHUNK)
+INT_FLOAT_EXPRS(DEFINE_CHUNK)
 #undef UT
 #undef SFX
 #define UT  uint64_t
 #define SFX _u64
 UNSIGNED_EXPRS(DEFINE_CHUNK)
+INT_FLOAT_EXPRS(DEFINE_CHUNK)
 #undef UT
 #undef SFX
 #undef P_LO
@@ -525,10 +546,20 @@ static void uk_not_b8(const void *xv, void *yv, int64_t n, const uargs *p)
                                     .u64 = uk_##name##_u64,                                        \
                                     .cost = c_};
 
+/* Neg and Relu: the signed types */
+#define FNS_SIGNED(name, c_)                                                                       \
+    static const ufns fns_##name = {.f32 = uk_##name##_f32,                                        \
+                                    .f64 = uk_##name##_f64,                                        \
+                                    .i32 = uk_##name##_i32,                                        \
+                                    .i64 = uk_##name##_i64,                                        \
+                                    .i8 = uk_##name##_i8,                                          \
+                                    .i16 = uk_##name##_i16,                                        \
+                                    .cost = c_};
+
 FNS_ALL_INT(abs, COST_CHEAP)
-FNS_NUMERIC(neg, COST_CHEAP)
+FNS_SIGNED(neg, COST_CHEAP)
 FNS_ALL_INT(sign, COST_CHEAP)
-FNS_NUMERIC(relu, COST_CHEAP)
+FNS_SIGNED(relu, COST_CHEAP)
 FNS_NUMERIC(clip, COST_CHEAP)
 FNS_FLOAT(ceil, COST_CHEAP)
 FNS_FLOAT(floor, COST_CHEAP)
@@ -540,10 +571,26 @@ FNS_FLOAT(hardswish, COST_CHEAP)
 FNS_FLOAT(hardsigmoid, COST_CHEAP)
 FNS_FLOAT(leakyrelu, COST_CHEAP)
 FNS_FLOAT(thresholdedrelu, COST_CHEAP)
-FNS_FLOAT(shrink, COST_CHEAP)
+FNS_ALL_INT(shrink, COST_CHEAP)
 FNS_FAST(exp, COST_MATH)
 FNS_FAST(log, COST_MATH)
-FNS_FAST(erf, COST_MATH)
+#ifdef OG_CPU_X86
+static const ufns fns_erf = {.f32 = uk_erf_f32,
+                             .f64 = uk_erf_f64,
+                             .i32 = uk_erf_i32,
+                             .i64 = uk_erf_i64,
+                             .i8 = uk_erf_i8,
+                             .u8 = uk_erf_u8,
+                             .i16 = uk_erf_i16,
+                             .u16 = uk_erf_u16,
+                             .u32 = uk_erf_u32,
+                             .u64 = uk_erf_u64,
+                             .cost = COST_MATH,
+                             .f32_avx2 = uk_erf_f32_avx2,
+                             .f32_avx512 = uk_erf_f32_avx512};
+#else
+FNS_ALL_INT(erf, COST_MATH)
+#endif
 FNS_FAST(sigmoid, COST_MATH)
 FNS_FAST(tanh, COST_MATH)
 FNS_FAST(softplus, COST_MATH)
