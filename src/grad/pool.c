@@ -1002,12 +1002,11 @@ static roi_axis roi_axis_taps(og_gb *b, int start, int bin, int grid, int gmax_f
 /* Σ over samples and taps of OneHot(idx, L)·w: [R, O, L] */
 static int roi_matrix(og_gb *b, const roi_axis *a, const roi_len *L, og_dtype dt)
 {
-    int64_t v[2] = {0, 1}, two = 2;
-    int vals = og_rule_cast(b, og_gb_const_i64(b, v, 2), dt), depth = L->l1;
+    int64_t two = 2;
+    int depth = L->l1;
     int m = -1;
     for (int k = 0; k < 2; k++) {
-        int oh = og_gb_op3(b, "OneHot", a->idx[k], depth, vals);
-        og_gb_attr_int(b, og_gb_last(b), "axis", -1);
+        int oh = og_rule_one_hot(b, a->idx[k], depth, dt, -1);
         int t = og_gb_op2(b, "Mul", oh, og_rule_unsqueeze(b, a->w[k], (int64_t[]){3}, 1));
         m = og_rule_accumulate(b, m, og_gb_reduce_sum(b, t, &two, 1, false));
     }
@@ -1140,10 +1139,9 @@ static og_status g_roi_align(og_gb *b, const og_node *n, const int *dy, int *dx)
         og_gb_attr_string(b, og_gb_last(b), "reduction", "add");
     }
     /* dX[n] = Σ over the regions of image n: OneHot(batch_indices, N)ᵀ · u */
-    int64_t v01[2] = {0, 1}, zero = 0;
+    int64_t zero = 0;
     int depth = og_gb_op2(b, "Gather", og_gb_op1(b, "Shape", x), og_gb_const_i64(b, &zero, 1));
-    int sel = og_gb_op3(b, "OneHot", bi, depth, og_rule_cast(b, og_gb_const_i64(b, v01, 2), dt));
-    og_gb_attr_int(b, og_gb_last(b), "axis", -1);
+    int sel = og_rule_one_hot(b, bi, depth, dt, -1);
     int flat = og_gb_op2(b, "MatMul", og_rule_transpose(b, sel, (int64_t[]){1, 0}, 2),
                          og_rule_reshape_c(b, u, (int64_t[]){0, -1}, 2));
     dx[0] = og_gb_op2(b, "Reshape", flat, og_gb_op1(b, "Shape", x));

@@ -400,7 +400,6 @@ static int probe_matrix(og_gb *b, const og_node *n, const resize_ctx *rc, int d,
     const og_resize_params *p = rc->p;
     int r = rc->r, na = rc->na, bx = d == 0 ? 1 : 0;
     int64_t L = dup ? 2 * in : in, ps[OG_MAX_RANK], id[2 * OG_MAX_RANK], mk[2 * OG_MAX_RANK];
-    int64_t v01[2] = {0, 1};
     int idx = og_rule_iota_dim(b, IN(0), d), depth, D1 = -1, L1 = -1;
     if (in >= 0) {
         depth = og_gb_const_i64(b, &in, 1);
@@ -412,8 +411,7 @@ static int probe_matrix(og_gb *b, const og_node *n, const resize_ctx *rc, int d,
     }
     int eye;
     if (og_gb_opset(b) >= 9) {
-        eye =
-            og_gb_op3(b, "OneHot", idx, depth, og_rule_cast(b, og_gb_const_i64(b, v01, 2), rc->dt));
+        eye = og_rule_one_hot(b, idx, depth, rc->dt, -1);
     } else { /* no OneHot: Equal(iota as a column, iota) */
         int64_t one = 1;
         eye =

@@ -125,6 +125,15 @@ int og_rule_pad_spatial_rt(og_gb *b, int x, int pb, int pe, int nsp, og_dtype dt
     return x;
 }
 
+int og_rule_one_hot(og_gb *b, int idx, int depth, og_dtype dt, int64_t axis)
+{
+    int64_t v[2] = {0, 1};
+    og_dtype vt = dt == OG_BFLOAT16 ? OG_FLOAT : dt;
+    int r = og_gb_op3(b, "OneHot", idx, depth, og_rule_cast(b, og_gb_const_i64(b, v, 2), vt));
+    og_gb_attr_int(b, og_gb_last(b), "axis", axis);
+    return vt == dt ? r : og_rule_cast(b, r, dt);
+}
+
 int og_rule_shape_tail(og_gb *b, int v, int64_t from)
 {
     int64_t big = INT64_MAX, zero = 0;

@@ -81,6 +81,9 @@ int og_rule_iota_dim(og_gb *b, int v, int axis);
 /* Dim `axis` of value v as a rank-0 int64 value: a constant when static, else gathered from
  * Shape(v). */
 int og_rule_dim(og_gb *b, int v, int axis);
+/* OneHot(idx, depth, [0, 1]) along axis `axis`, of dtype dt; bfloat16, which OneHot's values
+ * do not list (up to opset 21), made as float and cast. */
+int og_rule_one_hot(og_gb *b, int idx, int depth, og_dtype dt, int64_t axis);
 /* x (rank r) ·_axis m: axis `axis` of x contracted with the first axis of the matrix m */
 int og_rule_matmul_axis(og_gb *b, int x, int m, int r, int axis);
 /* ScatterElements(data, idx, upd) along axis (Scatter before opset 11), with reduction red
