@@ -184,38 +184,6 @@ static int conv_dx_dyn(og_gb *b, const og_node *n, const og_conv_geom *g, int dy
     return og_rule_slice_rt(b, full, pb, end, spatial_axes, nsp);
 }
 
-/* x (of dtype dt) padded with zeros by pb before and pe after each spatial axis, pb and pe
- * 1-D int64 values of nsp entries known at run time (>= 0): Pad with a pads input from
- * opset 11; before, per axis a Concat with zeros gathered from a zero slab of x (Cast(t <
- * t) of x's first position there: 0 for any value) at pb or pe indices 0 (iota · 0). */
-static int pad_spatial_rt(og_gb *b, int x, int pb, int pe, int nsp, og_dtype dt)
-{
-    if (og_gb_opset(b) >= 11) {
-        int64_t zz[2] = {0, 0};
-        int z2 = og_gb_const_i64(b, zz, 2);
-        int parts[4] = {z2, pb, z2, pe};
-        int all = og_gb_op(b, "Concat", 4, parts);
-        og_gb_attr_int(b, og_gb_last(b), "axis", 0);
-        return og_gb_op2(b, "Pad", x, all);
-    }
-    for (int i = 0; i < nsp; i++) {
-        int64_t a = 2 + i, zero = 0, one = 1, lo = i, hi = i + 1;
-        int t = og_rule_slice(b, x, &a, &zero, &one, NULL, 1);
-        int slab = og_rule_cast(b, og_gb_op2(b, "Less", t, t), dt), parts[3];
-        for (int k = 0; k < 2; k++) {
-            int cnt = og_rule_slice(b, k ? pe : pb, &zero, &lo, &hi, NULL, 1);
-            int idx = og_rule_mul(b, og_rule_iota(b, og_rule_reshape_c(b, cnt, NULL, 0)),
-                                  og_gb_scalar_i64(b, 0, OG_INT64));
-            parts[k ? 2 : 0] = og_gb_op2(b, "Gather", slab, idx);
-            og_gb_attr_int(b, og_gb_last(b), "axis", a);
-        }
-        parts[1] = x;
-        x = og_gb_op(b, "Concat", 3, parts);
-        og_gb_attr_int(b, og_gb_last(b), "axis", a);
-    }
-    return x;
-}
-
 /* dW of a convolution of I by a kernel of W's sizes giving G (sizes known at run time
  * only), as conv_dw below: with the convolution's pads, the Conv of the swapped I by the
  * swapped G has kernel-axis size
@@ -229,7 +197,7 @@ static int dw_dyn(og_gb *b, const og_conv_geom *g, int x, int dy, const int64_t 
     int nsp = g->nsp, rank = nsp + 2;
     int64_t pads[2 * SP];
     for (int i = 0; i < 2 * nsp; i++) pads[i] = spads ? spads[i] : 0;
-    if (!spads) x = pad_spatial_rt(b, x, pb, pe, nsp, og_gb_value(b, w)->dtype);
+    if (!spads) x = og_rule_pad_spatial_rt(b, x, pb, pe, nsp, og_gb_value(b, w)->dtype);
     int it;
     if (g->group == 1) {
         it = swap01(b, x, rank);
@@ -370,8 +338,8 @@ static void convt_oshape_dyn(og_gb *b, const og_node *n, const og_conv_geom *g, 
     int pbp = og_rule_add(b, pb, crop), pep = og_rule_relu_i64(b, pe);
     int dyc = og_rule_slice_rt(b, dy, crop, og_rule_shape_tail(b, dy, 2), spatial_axes, nsp);
     if (og_gb_wants(b, n, 0)) {
-        int r = og_gb_op2(b, "Conv",
-                          pad_spatial_rt(b, dyc, pbp, pep, nsp, og_gb_value(b, w)->dtype), w);
+        int r = og_gb_op2(
+            b, "Conv", og_rule_pad_spatial_rt(b, dyc, pbp, pep, nsp, og_gb_value(b, w)->dtype), w);
         og_rule_conv_attrs(b, og_gb_last(b), nsp, g->stride, g->dil, zeros, g->group);
         dx[0] = og_rule_slice_rt(b, r, og_gb_const_i64(b, zeros, nsp), og_rule_shape_tail(b, x, 2),
                                  spatial_axes, nsp);

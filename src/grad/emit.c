@@ -408,7 +408,7 @@ int og_gb_const_floats(og_gb *b, const float *v, int n, og_dtype dtype)
     og_tensor *t = NULL;
     int64_t d = n;
     if (b->st) return -1;
-    if (dtype != OG_FLOAT && dtype != OG_DOUBLE)
+    if (dtype != OG_FLOAT && dtype != OG_DOUBLE && dtype != OG_FLOAT16 && dtype != OG_BFLOAT16)
         return og_gb_fail(b, NULL, OG_ERR_UNSUPPORTED, "cannot make a %s constant",
                           og_dtype_name(dtype));
     if (og_tensor_alloc(dtype, 1, &d, b->a, &t))
@@ -416,8 +416,12 @@ int og_gb_const_floats(og_gb *b, const float *v, int n, og_dtype dtype)
     for (int i = 0; i < n; i++) {
         if (dtype == OG_FLOAT)
             ((float *)t->data)[i] = v[i];
-        else
+        else if (dtype == OG_DOUBLE)
             ((double *)t->data)[i] = v[i];
+        else if (dtype == OG_FLOAT16)
+            ((uint16_t *)t->data)[i] = og_float_to_half(v[i]);
+        else
+            ((uint16_t *)t->data)[i] = og_float_to_bfloat16(v[i]);
     }
     return add_const(b, t, "floats");
 }
@@ -442,6 +446,7 @@ int og_gb_scalar(og_gb *b, double v, og_dtype dtype)
     case OG_FLOAT: *(float *)t->data = (float)v; break;
     case OG_DOUBLE: *(double *)t->data = v; break;
     case OG_FLOAT16: *(uint16_t *)t->data = og_float_to_half((float)v); break;
+    case OG_BFLOAT16: *(uint16_t *)t->data = og_float_to_bfloat16((float)v); break;
     case OG_INT64:
     case OG_INT32:
         /* [-2^63, 2^63): the doubles that convert to int64 without undefined behaviour */

@@ -210,14 +210,15 @@ void og_gb_attr_string(og_gb *b, int node, const char *name, const char *v);
 
 /* Constants (initializers of the training graph). */
 int og_gb_const_i64(og_gb *b, const int64_t *v, int n); /* 1-D int64 */
-/* Rank-0 constant of dtype (float, float64, float16, int64, int32); an integer dtype takes
- * only an integral v inside its range (else the builder fails: a double is exact for
- * integers up to 2^53 only, so integers from the model go through og_gb_scalar_i64). */
+/* Rank-0 constant of dtype (float, float64, float16, bfloat16: rounded; int64, int32); an
+ * integer dtype takes only an integral v inside its range (else the builder fails: a double
+ * is exact for integers up to 2^53 only, so integers from the model go through
+ * og_gb_scalar_i64). */
 int og_gb_scalar(og_gb *b, double v, og_dtype dtype);
 /* Rank-0 int64 or int32 constant holding v exactly (int32: v must fit, else the builder
  * fails naming the value). */
 int og_gb_scalar_i64(og_gb *b, int64_t v, og_dtype dtype);
-/* 1-D constant of n floats, stored as dtype (float or float64) */
+/* 1-D constant of n floats, stored as dtype (float, float64, float16 or bfloat16: rounded) */
 int og_gb_const_floats(og_gb *b, const float *v, int n, og_dtype dtype);
 /* A constant holding a copy of t (any dtype, strings included) */
 int og_gb_const_tensor(og_gb *b, const og_tensor *t);

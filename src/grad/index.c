@@ -78,11 +78,7 @@ static int one_hot(og_gb *b, int idx, og_dtype idx_dt, int depth, og_dtype dt, i
         int neg = og_rule_cast(b, og_gb_op2(b, "Less", idx, og_gb_scalar(b, 0.0, idx_dt)), idx_dt);
         idx = og_gb_op2(b, "Add", idx, og_gb_op2(b, "Mul", neg, og_rule_cast(b, depth, idx_dt)));
     }
-    int64_t v[2] = {0, 1};
-    int vals = og_rule_cast(b, og_gb_const_i64(b, v, 2), dt);
-    int r = og_gb_op3(b, "OneHot", idx, depth, vals);
-    og_gb_attr_int(b, og_gb_last(b), "axis", axis);
-    return r;
+    return og_rule_one_hot(b, idx, depth, dt, axis);
 }
 
 /* ---- Gather -------------------------------------------------------------------------- */

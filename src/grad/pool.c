@@ -505,21 +505,25 @@ static bool valid_taps(const pool_geom *g, int i, int64_t *taps)
 
 /* ---- AveragePool and LpPool with spatial sizes known only at run time ----------------- */
 
-/* The begin pads of a pooling node over the spatial axes (1-D int64): constants for
- * explicit pads and VALID, computed from X's run-time sizes for SAME_UPPER/LOWER (as
- * og_pool_dim):  total = max(0, (ceil(in / s) − 1)·s + ek − in), begin = floor(total / 2)
- * (UPPER) or total − floor(total / 2) (LOWER), ek = (k − 1)·d + 1. */
-static int pool_pb_dyn(og_gb *b, const og_node *n, int nsp)
+/* The begin pads of a pooling node over the spatial axes (1-D int64), and its end pads in
+ * *pe when pe is not NULL: constants for explicit pads and VALID, computed from X's run-time
+ * sizes for SAME_UPPER/LOWER (as og_pool_dim):  total = max(0, (ceil(in / s) − 1)·s + ek −
+ * in), begin = floor(total / 2) (UPPER) or total − floor(total / 2) (LOWER), end = total −
+ * begin, ek = (k − 1)·d + 1. */
+static int pool_pb_dyn(og_gb *b, const og_node *n, int nsp, int *pe)
 {
     const og_pool_params *p = n->params;
-    int64_t v[SP], one[SP], two[SP], ek[SP];
+    int64_t v[SP], ve[SP], one[SP], two[SP], ek[SP];
     for (int i = 0; i < nsp; i++) {
         v[i] = p->auto_pad == OG_PAD_NOTSET ? p->pads[i] : 0;
+        ve[i] = p->auto_pad == OG_PAD_NOTSET ? p->pads[nsp + i] : 0;
         one[i] = 1, two[i] = 2;
         ek[i] = (p->kernel[i] - 1) * p->dilations[i] + 1;
     }
-    if (p->auto_pad != OG_PAD_SAME_UPPER && p->auto_pad != OG_PAD_SAME_LOWER)
+    if (p->auto_pad != OG_PAD_SAME_UPPER && p->auto_pad != OG_PAD_SAME_LOWER) {
+        if (pe) *pe = og_gb_const_i64(b, ve, nsp);
         return og_gb_const_i64(b, v, nsp);
+    }
     int in = og_rule_shape_tail(b, n->in[0], 2), c1 = og_gb_const_i64(b, one, nsp);
     int st = og_gb_const_i64(b, p->strides, nsp);
     /* ceil(in / s) − 1 = floor((in − 1) / s) for in >= 1 */
@@ -528,7 +532,9 @@ static int pool_pb_dyn(og_gb *b, const og_node *n, int nsp)
         og_rule_sub(b, og_rule_add(b, og_rule_mul(b, outm1, st), og_gb_const_i64(b, ek, nsp)), in);
     total = og_rule_relu_i64(b, total);
     int small = og_rule_div(b, total, og_gb_const_i64(b, two, nsp));
-    return p->auto_pad == OG_PAD_SAME_UPPER ? small : og_rule_sub(b, total, small);
+    int pb = p->auto_pad == OG_PAD_SAME_UPPER ? small : og_rule_sub(b, total, small);
+    if (pe) *pe = og_rule_sub(b, total, pb);
+    return pb;
 }
 
 /* The unpadded ConvTranspose of grad ([P, ch, out...]) by kernel ker ([ch, 1, k...]) with
@@ -555,7 +561,7 @@ static int conv_back_dyn(og_gb *b, const og_node *n, const pool_geom *g, int gra
     int node = og_gb_last(b);
     og_rule_conv_attrs(b, node, nsp, g->s, g->d, zeros, 1);
     if (any_op) og_gb_attr_ints(b, node, "output_padding", opad, nsp);
-    int pb = pool_pb_dyn(b, n, nsp);
+    int pb = pool_pb_dyn(b, n, nsp, NULL);
     int cut =
         og_rule_slice_rt(b, full, pb, og_rule_add(b, pb, og_rule_shape_tail(b, x, 2)), axes, nsp);
     return og_gb_op2(b, "Reshape", cut, og_gb_op1(b, "Shape", x));
@@ -585,10 +591,11 @@ static int planes_dyn(og_gb *b, int v)
  * Indices along each axis (integer Div by the run-time strides of the flat index), minus
  * the window origin o·s − pb (o a run-time iota, pb from pool_pb_dyn), against each tap's
  * kk·d: a tap matches only where it reads the maximum's position, so taps in the padding
- * never do.  Opset 7 (no Indices): the values each tap reads from X padded by the explicit
- * pads (tap_values), M = (V >= Y) times the same taps of padded ones (0 in the padding),
- * the first tap kept; auto_pad SAME is refused there (its pads are run-time, and Pad-2 takes
- * them as an attribute). */
+ * never do.  Opset 7 (no Indices): the values each tap reads from X padded by the forward's
+ * pads (tap_values), M = (V >= Y) times the same taps of padded ones (0 in the padding: a
+ * padded cell never wins, whatever its value), the first tap kept.  Explicit pads pad with
+ * Pad-2; auto_pad SAME's pads, known only at run time (pool_pb_dyn), with
+ * og_rule_pad_spatial_rt (Pad-2 takes its pads as an attribute). */
 static og_status maxpool_taps_dyn(og_gb *b, const og_node *n, const pool_geom *g, int64_t K,
                                   const int *dy, int *dx)
 {
@@ -605,7 +612,7 @@ static og_status maxpool_taps_dyn(og_gb *b, const og_node *n, const pool_geom *g
         int idx = (n->n_out > 1 && n->out[1] >= 0 && !p->column_major) ? n->out[1]
                                                                        : maxpool_indices(b, n, x);
         idx = planes_dyn(b, idx);
-        int pb = pool_pb_dyn(b, n, nsp), stride = -1;
+        int pb = pool_pb_dyn(b, n, nsp, NULL), stride = -1;
         for (int i = nsp - 1; i >= 0; i--) {
             int in_i = og_rule_dim(b, x, 2 + i);
             int q = stride < 0 ? idx : og_rule_div(b, idx, stride);
@@ -628,15 +635,10 @@ static og_status maxpool_taps_dyn(og_gb *b, const og_node *n, const pool_geom *g
             stride = stride < 0 ? in_i : og_rule_mul(b, stride, in_i);
         }
         sel = og_rule_cast(b, sel, dt);
-    } else if (p->auto_pad == OG_PAD_SAME_UPPER || p->auto_pad == OG_PAD_SAME_LOWER) {
-        og_free(og_gb_alloc(b), buf);
-        return og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                          "gradient of MaxPool with auto_pad SAME at opset 7 needs the spatial "
-                          "sizes of the input statically (its pads are known only at run time, "
-                          "and Pad-2 takes them as an attribute); opset 8 has no such limit");
     } else {
+        bool same = p->auto_pad == OG_PAD_SAME_UPPER || p->auto_pad == OG_PAD_SAME_LOWER;
         int64_t pads[2 * OG_MAX_RANK] = {0};
-        bool any_pad = false;
+        bool any_pad = same;
         for (int i = 0; i < nsp && p->auto_pad == OG_PAD_NOTSET; i++) {
             pads[2 + i] = p->pads[i];
             pads[rank + 2 + i] = p->pads[nsp + i];
@@ -645,7 +647,11 @@ static og_status maxpool_taps_dyn(og_gb *b, const og_node *n, const pool_geom *g
         int xp = planes_dyn(b, x);
         /* ones of X's shape for any value of X (x·0 + 1 is NaN at infinities) */
         int ones = og_rule_cast(b, og_gb_op1(b, "Not", og_gb_op2(b, "Less", xp, xp)), dt);
-        if (any_pad) {
+        if (same) { /* run-time pads: zeros concatenated (the mask drops them) */
+            int pe = -1, pb = pool_pb_dyn(b, n, nsp, &pe);
+            xp = og_rule_pad_spatial_rt(b, xp, pb, pe, nsp, og_gb_value(b, x)->dtype);
+            ones = og_rule_pad_spatial_rt(b, ones, pb, pe, nsp, dt);
+        } else if (any_pad) {
             xp = og_gb_op1(b, "Pad", xp);
             og_gb_attr_ints(b, og_gb_last(b), "pads", pads, 2 * rank);
             ones = og_gb_op1(b, "Pad", ones);
@@ -996,12 +1002,11 @@ static roi_axis roi_axis_taps(og_gb *b, int start, int bin, int grid, int gmax_f
 /* Σ over samples and taps of OneHot(idx, L)·w: [R, O, L] */
 static int roi_matrix(og_gb *b, const roi_axis *a, const roi_len *L, og_dtype dt)
 {
-    int64_t v[2] = {0, 1}, two = 2;
-    int vals = og_rule_cast(b, og_gb_const_i64(b, v, 2), dt), depth = L->l1;
+    int64_t two = 2;
+    int depth = L->l1;
     int m = -1;
     for (int k = 0; k < 2; k++) {
-        int oh = og_gb_op3(b, "OneHot", a->idx[k], depth, vals);
-        og_gb_attr_int(b, og_gb_last(b), "axis", -1);
+        int oh = og_rule_one_hot(b, a->idx[k], depth, dt, -1);
         int t = og_gb_op2(b, "Mul", oh, og_rule_unsqueeze(b, a->w[k], (int64_t[]){3}, 1));
         m = og_rule_accumulate(b, m, og_gb_reduce_sum(b, t, &two, 1, false));
     }
@@ -1134,10 +1139,9 @@ static og_status g_roi_align(og_gb *b, const og_node *n, const int *dy, int *dx)
         og_gb_attr_string(b, og_gb_last(b), "reduction", "add");
     }
     /* dX[n] = Σ over the regions of image n: OneHot(batch_indices, N)ᵀ · u */
-    int64_t v01[2] = {0, 1}, zero = 0;
+    int64_t zero = 0;
     int depth = og_gb_op2(b, "Gather", og_gb_op1(b, "Shape", x), og_gb_const_i64(b, &zero, 1));
-    int sel = og_gb_op3(b, "OneHot", bi, depth, og_rule_cast(b, og_gb_const_i64(b, v01, 2), dt));
-    og_gb_attr_int(b, og_gb_last(b), "axis", -1);
+    int sel = og_rule_one_hot(b, bi, depth, dt, -1);
     int flat = og_gb_op2(b, "MatMul", og_rule_transpose(b, sel, (int64_t[]){1, 0}, 2),
                          og_rule_reshape_c(b, u, (int64_t[]){0, -1}, 2));
     dx[0] = og_gb_op2(b, "Reshape", flat, og_gb_op1(b, "Shape", x));

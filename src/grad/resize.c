@@ -67,7 +67,8 @@ static bool resize_matrix(const og_resize_params *p, const og_resize_shape *sh, 
     return true;
 }
 
-/* matrix M (out x in) as a constant of dtype dt: int64 fixed point (2^-40), cast, scaled */
+/* matrix M (out x in) as a constant of dtype dt: int64 fixed point (2^-40), cast, scaled
+ * (for float16 and bfloat16 in float32, then rounded once: 2^40 overflows float16) */
 static int matrix_const(og_gb *b, const double *M, int64_t out, int64_t in, og_dtype dt)
 {
     size_t count = (size_t)(out * in);
@@ -79,7 +80,9 @@ static int matrix_const(og_gb *b, const double *M, int64_t out, int64_t in, og_d
     og_free(og_gb_alloc(b), q);
     int64_t shp[2] = {out, in};
     c = og_gb_op2(b, "Reshape", c, og_gb_const_i64(b, shp, 2));
-    return og_gb_op2(b, "Mul", og_rule_cast(b, c, dt), og_gb_scalar(b, 1.0 / one, dt));
+    og_dtype ct = og_rule_is_half(dt) ? OG_FLOAT : dt;
+    c = og_gb_op2(b, "Mul", og_rule_cast(b, c, ct), og_gb_scalar(b, 1.0 / one, ct));
+    return ct == dt ? c : og_rule_cast(b, c, dt);
 }
 
 /* ---- Resize: roi, scales and sizes folded at build time ------------------------------ */
@@ -397,7 +400,6 @@ static int probe_matrix(og_gb *b, const og_node *n, const resize_ctx *rc, int d,
     const og_resize_params *p = rc->p;
     int r = rc->r, na = rc->na, bx = d == 0 ? 1 : 0;
     int64_t L = dup ? 2 * in : in, ps[OG_MAX_RANK], id[2 * OG_MAX_RANK], mk[2 * OG_MAX_RANK];
-    int64_t v01[2] = {0, 1};
     int idx = og_rule_iota_dim(b, IN(0), d), depth, D1 = -1, L1 = -1;
     if (in >= 0) {
         depth = og_gb_const_i64(b, &in, 1);
@@ -409,8 +411,7 @@ static int probe_matrix(og_gb *b, const og_node *n, const resize_ctx *rc, int d,
     }
     int eye;
     if (og_gb_opset(b) >= 9) {
-        eye =
-            og_gb_op3(b, "OneHot", idx, depth, og_rule_cast(b, og_gb_const_i64(b, v01, 2), rc->dt));
+        eye = og_rule_one_hot(b, idx, depth, rc->dt, -1);
     } else { /* no OneHot: Equal(iota as a column, iota) */
         int64_t one = 1;
         eye =

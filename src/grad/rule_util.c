@@ -97,6 +97,43 @@ int og_rule_slice_rt(og_gb *b, int x, int starts, int ends, const int64_t *axes,
     return x;
 }
 
+int og_rule_pad_spatial_rt(og_gb *b, int x, int pb, int pe, int nsp, og_dtype dt)
+{
+    if (og_gb_opset(b) >= 11) {
+        int64_t zz[2] = {0, 0};
+        int z2 = og_gb_const_i64(b, zz, 2);
+        int parts[4] = {z2, pb, z2, pe};
+        int all = og_gb_op(b, "Concat", 4, parts);
+        og_gb_attr_int(b, og_gb_last(b), "axis", 0);
+        return og_gb_op2(b, "Pad", x, all);
+    }
+    for (int i = 0; i < nsp; i++) {
+        int64_t a = 2 + i, zero = 0, one = 1, lo = i, hi = i + 1;
+        int t = og_rule_slice(b, x, &a, &zero, &one, NULL, 1);
+        int slab = og_rule_cast(b, og_gb_op2(b, "Less", t, t), dt), parts[3];
+        for (int k = 0; k < 2; k++) {
+            int cnt = og_rule_slice(b, k ? pe : pb, &zero, &lo, &hi, NULL, 1);
+            int idx = og_rule_mul(b, og_rule_iota(b, og_rule_reshape_c(b, cnt, NULL, 0)),
+                                  og_gb_scalar_i64(b, 0, OG_INT64));
+            parts[k ? 2 : 0] = og_gb_op2(b, "Gather", slab, idx);
+            og_gb_attr_int(b, og_gb_last(b), "axis", a);
+        }
+        parts[1] = x;
+        x = og_gb_op(b, "Concat", 3, parts);
+        og_gb_attr_int(b, og_gb_last(b), "axis", a);
+    }
+    return x;
+}
+
+int og_rule_one_hot(og_gb *b, int idx, int depth, og_dtype dt, int64_t axis)
+{
+    int64_t v[2] = {0, 1};
+    og_dtype vt = dt == OG_BFLOAT16 ? OG_FLOAT : dt;
+    int r = og_gb_op3(b, "OneHot", idx, depth, og_rule_cast(b, og_gb_const_i64(b, v, 2), vt));
+    og_gb_attr_int(b, og_gb_last(b), "axis", axis);
+    return vt == dt ? r : og_rule_cast(b, r, dt);
+}
+
 int og_rule_shape_tail(og_gb *b, int v, int64_t from)
 {
     int64_t big = INT64_MAX, zero = 0;

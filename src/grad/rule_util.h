@@ -55,6 +55,12 @@ int og_rule_slice(og_gb *b, int x, const int64_t *axes, const int64_t *starts, c
  * of k entries known at run time with 0 <= start <= end <= dim: Slice with inputs from
  * opset 10, before a Gather of start + og_rule_iota(end − start) per axis. */
 int og_rule_slice_rt(og_gb *b, int x, int starts, int ends, const int64_t *axes, int k);
+/* x (of dtype dt) padded with zeros by pb before and pe after each spatial axis 2 .. nsp + 1,
+ * pb and pe 1-D int64 values of nsp entries known at run time (>= 0): Pad with a pads input
+ * from opset 11; before (Pad-2 takes its pads as an attribute), per axis a Concat with zeros
+ * gathered from a zero slab of x (Cast(t < t) of x's first position there: 0 for any value)
+ * at pb or pe indices 0 (og_rule_iota · 0). */
+int og_rule_pad_spatial_rt(og_gb *b, int x, int pb, int pe, int nsp, og_dtype dt);
 /* Shape(v)[from:] as a 1-D int64 value, at any opset */
 int og_rule_shape_tail(og_gb *b, int v, int64_t from);
 /* max(v, 0) of an int64 value: Where and Less from opset 9, before a Relu in double
@@ -75,6 +81,9 @@ int og_rule_iota_dim(og_gb *b, int v, int axis);
 /* Dim `axis` of value v as a rank-0 int64 value: a constant when static, else gathered from
  * Shape(v). */
 int og_rule_dim(og_gb *b, int v, int axis);
+/* OneHot(idx, depth, [0, 1]) along axis `axis`, of dtype dt; bfloat16, which OneHot's values
+ * do not list (up to opset 21), made as float and cast. */
+int og_rule_one_hot(og_gb *b, int idx, int depth, og_dtype dt, int64_t axis);
 /* x (rank r) ·_axis m: axis `axis` of x contracted with the first axis of the matrix m */
 int og_rule_matmul_axis(og_gb *b, int x, int m, int r, int axis);
 /* ScatterElements(data, idx, upd) along axis (Scatter before opset 11), with reduction red

@@ -1,7 +1,7 @@
 /* unary.c: gradients of the unary elementwise ops of src/ops/unary.c: the core ones (Neg,
  * Relu, Sigmoid, Tanh, Exp, Log, Sqrt), unary math (Abs, Reciprocal, Erf, trigonometric and
  * hyperbolic functions), parametric activations (Elu, Selu, LeakyRelu, HardSigmoid,
- * Softplus, Softsign, Celu, ThresholdedRelu, HardSwish, Mish, Gelu), Clip, and the
+ * Softplus, Softsign, Celu, ThresholdedRelu, Shrink, HardSwish, Mish, Gelu), Clip, and the
  * piecewise-constant Sign/Floor/Ceil/Round.
  *
  * x is the node's first input, y its output, dy the gradient reaching y.  Clip's bounds
@@ -290,6 +290,19 @@ static og_status g_thresholded_relu(og_gb *b, const og_node *n, const int *dy, i
     return og_gb_status(b);
 }
 
+/* shrink, y = x < −lambd ? x + bias : x > lambd ? x − bias : 0: dy where |x| > lambd (the
+ * comparisons in float32 for the 16-bit floats, as the kernel's with the float attribute) */
+static og_status g_shrink(og_gb *b, const og_node *n, const int *dy, int *dx)
+{
+    og_dtype xt = og_gb_value(b, IN(0))->dtype, ct = og_rule_is_half(xt) ? OG_FLOAT : xt;
+    double l = og_attr_float(n, "lambd", 0.5f);
+    int x = og_rule_widen_as(b, IN(0), IN(0));
+    int out = og_gb_op2(b, "Or", og_gb_op2(b, "Less", x, og_gb_scalar(b, -l, ct)),
+                        og_gb_op2(b, "Greater", x, og_gb_scalar(b, l, ct)));
+    dx[0] = og_rule_where0(b, out, dy[0], IN(0));
+    return og_gb_status(b);
+}
+
 /* hard swish, y = x * clamp(x/6 + 1/2, 0, 1):
  *   dx = x < -3 ? 0 : x > 3 ? dy : dy * (x/3 + 1/2)   (PyTorch's choice at the kinks) */
 static og_status g_hard_swish(og_gb *b, const og_node *n, const int *dy, int *dx)
@@ -415,6 +428,7 @@ const og_grad_rule og_grad_unary[] = {{"Neg", "", g_neg},
                                       {"Softsign", "", g_softsign},
                                       {"Celu", "", g_celu},
                                       {"ThresholdedRelu", "", g_thresholded_relu},
+                                      {"Shrink", "", g_shrink},
                                       {"HardSwish", "", g_hard_swish},
                                       {"Mish", "", g_mish},
                                       {"Gelu", "", g_gelu},

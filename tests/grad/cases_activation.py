@@ -226,4 +226,12 @@ def cases():
     out.append(("relu_kink_within_step", model(
         [node("Add", ["x", "b"], ["s"]), node("Relu", ["s"], ["y"])], {"x": x}, ["y"],
         {"b": np.array([0.5], np.float32)}, opset=14), {"x": x}))
+    # Shrink (its own generator: the cases above keep their values): default and explicit
+    # lambd and bias, away from the kinks at ±lambd
+    srng = np.random.default_rng(9)
+    for i, attrs in enumerate(({}, {"lambd": 0.4, "bias": 0.1}, {"lambd": 0.0, "bias": -0.3})):
+        lam = attrs.get("lambd", 0.5)
+        for opset in (9, 17):
+            x = away(srng.uniform(-2, 2, (3, 4)).astype(np.float32), [-lam, lam])
+            out.append(unary("shrink_a%d_v%d" % (i, opset), "Shrink", x, opset, **attrs))
     return out

@@ -133,6 +133,15 @@ def cases():
     return out
 
 
+# The SAME cases at opset 7 draw from their own generator: the cases after them (here and in
+# the files loaded later) keep the values they had.
+_LRNG = np.random.default_rng(10)
+
+
+def _lrand(*shape):
+    return _LRNG.uniform(-1.0, 1.0, shape).astype(np.float32)
+
+
 def _dyn_spatial(x_shape):
     """nodes making 'xr' = x reshaped by its own run-time shape: the same values with every
     dim unknown to static inference"""
@@ -189,11 +198,26 @@ def conv_cases():
             ("k2s3_valid", dict(kernel_shape=[2, 2], strides=[3, 2], auto_pad="VALID"), rand(2, 2, 7, 6)),
             ("same_upper_s2", dict(kernel_shape=[3, 3], strides=[2, 2], auto_pad="SAME_UPPER"), rand(1, 2, 5, 6)),
             ("same_lower_s2", dict(kernel_shape=[2, 3], strides=[2, 2], auto_pad="SAME_LOWER"), rand(1, 2, 5, 6)),
+            # auto_pad SAME at opset 7 pads by run-time amounts (zeros concatenated, masked):
+            # odd and even sizes, pads of 0 on one axis, total pads odd (UPPER and LOWER put
+            # the extra cell on different sides), overlapping windows, 1-D and 3-D
+            ("same_upper_k3s1_odd", dict(kernel_shape=[3, 3], auto_pad="SAME_UPPER"), _lrand(2, 3, 5, 7)),
+            ("same_lower_k2s1_odd", dict(kernel_shape=[2, 2], auto_pad="SAME_LOWER"), _lrand(1, 3, 5, 3)),
+            ("same_upper_k2s1", dict(kernel_shape=[2, 4], auto_pad="SAME_UPPER"), _lrand(1, 2, 4, 7)),
+            ("same_lower_k4x3_s3x2", dict(kernel_shape=[4, 3], strides=[3, 2], auto_pad="SAME_LOWER"), _lrand(2, 2, 7, 9)),
+            ("same_upper_k3_s3_nopad", dict(kernel_shape=[3, 3], strides=[3, 3], auto_pad="SAME_UPPER"), _lrand(1, 2, 6, 9)),
+            ("same_upper_k5_s2_small", dict(kernel_shape=[5, 5], strides=[2, 2], auto_pad="SAME_UPPER"), _lrand(1, 1, 3, 2)),
+            ("same_lower_k5_s1_small", dict(kernel_shape=[5, 4], auto_pad="SAME_LOWER"), _lrand(1, 2, 2, 3)),
+            ("same_upper_1d_k4s2", dict(kernel_shape=[4], strides=[2], auto_pad="SAME_UPPER"), _lrand(2, 3, 9)),
+            ("same_lower_1d_k3s2", dict(kernel_shape=[3], strides=[2], auto_pad="SAME_LOWER"), _lrand(2, 2, 8)),
+            ("same_lower_3d_k2", dict(kernel_shape=[2, 3, 2], strides=[1, 2, 2], auto_pad="SAME_LOWER"), _lrand(1, 2, 3, 5, 3)),
+            # all-negative input: the zeros of the padding are larger than every value and
+            # must still take no gradient
+            ("same_upper_negative", dict(kernel_shape=[3, 3], strides=[2, 1], auto_pad="SAME_UPPER"), -1.0 - np.abs(_lrand(1, 2, 5, 4))),
+            ("same_lower_negative", dict(kernel_shape=[2, 3], strides=[1, 2], auto_pad="SAME_LOWER"), -1.0 - np.abs(_lrand(1, 2, 4, 5))),
             ("1d_k3s2p1", dict(kernel_shape=[3], strides=[2], pads=[1, 1]), rand(2, 3, 7)),
             ("3d_k2", dict(kernel_shape=[2, 2, 2], strides=[1, 2, 1], pads=[0, 1, 0, 1, 0, 0]), rand(1, 2, 3, 4, 3))):
         for opset in (7, 8):
-            if opset == 7 and "same" in name:
-                continue  # refused: Pad-2 takes the run-time SAME pads as an attribute
             m = model(_dyn_spatial(x.shape) + [node("MaxPool", ["xr"], ["y"], **attrs)],
                       {"x": x}, ["y"], opset=opset)
             ref = model([node("MaxPool", ["x"], ["y"], **attrs)], {"x": x}, ["y"], opset=opset)

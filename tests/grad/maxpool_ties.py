@@ -31,15 +31,24 @@ def ort_grad(x, r, attrs):
 
 
 def main(cli):
-    x = np.zeros((1, 2, 6, 5), np.float32)
+    x = np.zeros((1, 3, 6, 5), np.float32)
     x[0, 0] = 0.5
     x[0, 0, 2, 2] = 0.9
     x[0, 1, ::2, ::2] = 0.7
     x[0, 1, 1::2, 1::2] = 0.7
     x[0, 1, 5, 4] = -1.0
+    # a negative plateau with ties in every window: the zeros that pad it at opset 7 exceed
+    # every value and must never win
+    x[0, 2] = -0.3
+    x[0, 2, 0, 1] = x[0, 2, 3, 4] = -0.1
     variants = (("k3s2p1", dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])),
                 ("k2s1_pads", dict(kernel_shape=[2, 3], pads=[0, 1, 1, 0])),
-                ("k2s2_valid", dict(kernel_shape=[2, 2], strides=[2, 2], auto_pad="VALID")))
+                ("k2s2_valid", dict(kernel_shape=[2, 2], strides=[2, 2], auto_pad="VALID")),
+                ("k3s2_same_upper", dict(kernel_shape=[3, 3], strides=[2, 2],
+                                         auto_pad="SAME_UPPER")),
+                ("k2x3_same_lower", dict(kernel_shape=[2, 3], auto_pad="SAME_LOWER")),
+                ("k4s3_same_lower", dict(kernel_shape=[4, 4], strides=[3, 2],
+                                         auto_pad="SAME_LOWER")))
     passed = failed = 0
     with tempfile.TemporaryDirectory() as d:
         np.save(os.path.join(d, "x.npy"), x)
