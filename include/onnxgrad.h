@@ -1194,8 +1194,8 @@ typedef enum og_comm_op { OG_COMM_SUM = 0, OG_COMM_MIN = 1, OG_COMM_MAX = 2 } og
  * data, as a table of functions, so that any engine plugs in without changing the trainer.
  * onnxgrad_mpi.h makes one over MPI.  `user` is passed back to every function.
  *
- * Collective functions (allreduce, broadcast) must be called by every rank in the same
- * order with the same sizes; the trainer does so.  Each returns OG_OK, or a status with a
+ * Collective functions (allreduce, broadcast, reduce_scatter, allgather) must be called by
+ * every rank in the same order with the same sizes; the trainer does so.  Each returns OG_OK, or a status with a
  * message set through og_set_error; after a failure the ranks are out of step, and the
  * trainer calls abort (when set) and returns the status.
  *
@@ -1227,6 +1227,23 @@ typedef struct og_comm {
     /* Stop every rank of the run, saying why (MPI_Abort); may be NULL.  Called after a
      * failed communicator call, when the ranks can no longer agree on stopping. */
     void (*abort)(void *user, const char *message);
+    /* Optional, both or neither (NULL: every rank applies the whole optimizer update after
+     * an allreduce).  With both, og_trainer_fit shards the update: rank r updates only part r
+     * of each gradient bucket and the updated weights are gathered (og_trainer_set_comm).
+     * Parts are contiguous and in rank order: part r is counts[r] elements (counts has
+     * size() entries, the same on every rank) starting after those of the ranks before r;
+     * the trainer passes no count above INT_MAX and dtype OG_FLOAT or OG_DOUBLE.
+     * reduce_scatter starts summing data[0 .. sum of counts) across ranks and storing part r
+     * of the sum in part[0 .. counts[r]) on rank r (data is the caller's again, and part
+     * written, when the request completes); allgather starts copying each rank r's part r of
+     * data (data[offset_r .. offset_r + counts[r])) to the same place on every other rank,
+     * in place.  Requests as allreduce's (test, wait; *request NULL when done at once).
+     * Sharing one element's sum across ranks (only its owner computes it) keeps the weights
+     * identical on every rank whatever the engine's summation order. */
+    og_status (*reduce_scatter)(void *user, const void *data, void *part, const int64_t *counts,
+                                og_dtype dtype, void **request);
+    og_status (*allgather)(void *user, void *data, const int64_t *counts, og_dtype dtype,
+                           void **request);
 } og_comm;
 
 /* Collective: every rank passes its own status.  OG_OK on every rank when all passed OG_OK;
@@ -1266,7 +1283,17 @@ OG_API og_status og_comm_broadcast(const og_comm *comm, void *data, size_t nbyte
  * rank (rank 0 those of one process).
  * Collective: every rank calls it with the same model, weights and bucket size; the bucket
  * plan is compared with rank 0's.  comm must outlive its use by t.
- * Errors: OG_ERR_INVALID_ARG (a table without rank, size, allreduce, wait or broadcast; a
+ * With a communicator that has reduce_scatter and allgather (og_comm; the MPI one does) and
+ * more than one rank, og_trainer_fit shards the optimizer's update: each bucket is cut into
+ * N near-equal parts, its reduction leaves rank r the sum of part r alone, rank r updates
+ * those elements of the weights and of their optimizer state, and the updated weights are
+ * gathered on every rank (as much communication as an allreduce; each rank does 1/N of the
+ * update).  The optimizer state of other ranks' parts is gathered at every epoch end (for
+ * the hash check and rank 0's checkpoint, which holds all of it) and when fit returns; in
+ * fit's per-batch callbacks it is current only for this rank's parts.
+ * og_trainer_step_shard always applies the whole update on every rank.
+ * Errors: OG_ERR_INVALID_ARG (a table without rank, size, allreduce, wait or broadcast, or
+ * with only one of reduce_scatter and allgather; a
  * rank outside 0 .. size - 1), OG_ERR_UNSUPPORTED (algorithm mode: the model's own update
  * leaves no gradient to reduce), OG_ERR_RUNTIME (a plan unlike rank 0's), a communicator
  * failure, OG_ERR_NOMEM. */
@@ -1295,7 +1322,9 @@ typedef struct og_comm_stats {
     double step_s;    /* seconds in steps */
     double comm_s;    /* of which inside the communicator's calls */
     double exposed_s; /* of which after the backward pass ended: communication that no
-                         computation hid (the rest overlapped the backward pass) */
+                         computation hid (the rest overlapped the backward pass; with a
+                         sharded update, the gathers of the updated weights too) */
+    int64_t sharded_steps; /* of the steps, those whose update was sharded */
 } og_comm_stats;
 
 /* Fill *out (zeros without a communicator).  Errors: OG_ERR_INVALID_ARG (NULL). */

@@ -9,7 +9,9 @@
  *
  * What the communicator does: allreduce is MPI_Iallreduce in place on a duplicate of the
  * world (or the given) communicator, test is MPI_Testall, broadcast is MPI_Ibcast, all in
- * chunks of at most INT_MAX elements.  Waits poll (yielding the core between polls for the
+ * chunks of at most INT_MAX elements; reduce_scatter is MPI_Ireduce_scatter and allgather
+ * MPI_Iallgatherv in place (at most INT_MAX elements in all), so that og_trainer_fit shards
+ * the optimizer's update across ranks.  Waits poll (yielding the core between polls for the
  * first 0.2 ms, then sleeping 20 us between polls), so that a collective that does not
  * complete within the timeout fails instead of hanging (a rank that died or hangs, when the
  * MPI runtime itself has not stopped the job); abort prints its message on stderr and calls

@@ -77,7 +77,8 @@ static const char train_usage_2[] =
     "Data-parallel (under mpirun, when onnxgrad was built with MPI):\n"
     "  mpirun -np N onnxgrad train ...  trains on N ranks: each reads the same files, takes\n"
     "                           its part of every global batch of N x --batch-size samples,\n"
-    "                           and the gradients are summed across ranks; rank 0 alone\n"
+    "                           the gradients are summed across ranks, each rank updates\n"
+    "                           1/N of the weights and they are gathered; rank 0 alone\n"
     "                           prints and writes the outputs and checkpoints\n"
     "  --bucket-mb X            reduce gradients in buckets of about X MiB, each started as\n"
     "                           soon as the backward pass has made it (default 4)\n"
@@ -706,10 +707,11 @@ static void print_comm(og_trainer *t, const args *a)
     double per = 1e3 / (double)cs.steps, kb = cs.bytes / (double)cs.steps / 1e3;
     printf("data-parallel: %d ranks x batch %lld; %d gradient bucket%s, %.*f %s per step; "
            "communication %.2f ms per step, %.2f ms of it not hidden by the backward pass "
-           "(step %.2f ms)\n",
+           "(step %.2f ms)%s\n",
            cs.ranks, (long long)a->batch_size, cs.buckets, cs.buckets == 1 ? "" : "s",
            kb < 1e3 ? 1 : 2, kb < 1e3 ? kb : kb / 1e3, kb < 1e3 ? "kB" : "MB", cs.comm_s * per,
-           cs.exposed_s * per, cs.step_s * per);
+           cs.exposed_s * per, cs.step_s * per,
+           cs.sharded_steps == cs.steps ? "; sharded update (each rank updates 1/N)" : "");
 }
 
 /* --loss nll takes log-probabilities: warn when the model's output on the first samples

@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <mpi.h>
 #include <sched.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,10 +31,12 @@ typedef struct mpi_comm {
     double timeout_s;
 } mpi_comm;
 
-/* A started collective: one MPI request per chunk of at most INT_MAX elements. */
+/* A started collective: one MPI request per chunk of at most INT_MAX elements, and the
+ * count and displacement arrays of a v-collective, which must live until it completes. */
 typedef struct mpi_req {
     int n;
     const char *what;
+    int *ints;
     MPI_Request r[];
 } mpi_req;
 
@@ -60,6 +63,13 @@ int og_mpi_launched(void)
     return getenv("OMPI_COMM_WORLD_SIZE") || getenv("PMI_SIZE") || getenv("PMIX_RANK");
 }
 
+static void free_req(mpi_req *q)
+{
+    if (!q) return;
+    free(q->ints);
+    free(q);
+}
+
 static int c_rank(void *user) { return ((mpi_comm *)user)->rank; }
 static int c_size(void *user) { return ((mpi_comm *)user)->size; }
 
@@ -71,7 +81,7 @@ static og_status c_test(void *user, void *request, int *done)
     *done = 0;
     if (rc != MPI_SUCCESS) return mpi_fail(c, q->what, rc);
     if (flag) {
-        free(q);
+        free_req(q);
         *done = 1;
     }
     return OG_OK;
@@ -86,7 +96,7 @@ static og_status c_wait(void *user, void *request)
         int flag = 0, rc = MPI_Testall(q->n, q->r, &flag, MPI_STATUSES_IGNORE);
         if (rc != MPI_SUCCESS) return mpi_fail(c, q->what, rc);
         if (flag) {
-            free(q);
+            free_req(q);
             return OG_OK;
         }
         double waited = now_s() - start;
@@ -114,6 +124,7 @@ static mpi_req *new_req(int64_t count, int64_t chunk, const char *what)
     if (!q) return NULL;
     q->n = (int)n;
     q->what = what;
+    q->ints = NULL;
     for (int i = 0; i < q->n; i++) q->r[i] = MPI_REQUEST_NULL;
     return q;
 }
@@ -147,6 +158,81 @@ static og_status c_allreduce(void *user, void *data, int64_t count, og_dtype dty
             free(q);
             return mpi_fail(c, "MPI_Iallreduce", rc);
         }
+    }
+    *request = q;
+    return OG_OK;
+}
+
+/* The MPI type of a float or double part, and a request holding counts[] (and their
+ * displacements) as ints; NULL with the error set when a count is out of range. */
+static mpi_req *v_req(mpi_comm *c, const int64_t *counts, og_dtype dtype, const char *what,
+                      MPI_Datatype *t, og_status *st)
+{
+    *t = dtype == OG_FLOAT ? MPI_FLOAT : dtype == OG_DOUBLE ? MPI_DOUBLE : MPI_DATATYPE_NULL;
+    int64_t total = 0;
+    bool ok = *t != MPI_DATATYPE_NULL && counts;
+    for (int r = 0; ok && r < c->size; r++) {
+        ok = counts[r] >= 0 && counts[r] <= INT_MAX;
+        total += ok ? counts[r] : 0;
+    }
+    if (!ok || total > INT_MAX) {
+        char msg[256];
+        snprintf(msg, sizeof msg,
+                 "rank %d: %s of %s values: not float or double parts of at most INT_MAX "
+                 "elements in all",
+                 c->rank, what, og_dtype_name(dtype));
+        *st = og_set_error(OG_ERR_INVALID_ARG, msg);
+        return NULL;
+    }
+    mpi_req *q = new_req(1, 1, what);
+    if (q) q->ints = malloc(2 * (size_t)c->size * sizeof *q->ints);
+    if (!q || !q->ints) {
+        free_req(q);
+        *st = og_set_error(OG_ERR_NOMEM, "out of memory for an MPI request");
+        return NULL;
+    }
+    int displ = 0;
+    for (int r = 0; r < c->size; r++) {
+        q->ints[r] = (int)counts[r];
+        q->ints[c->size + r] = displ;
+        displ += (int)counts[r];
+    }
+    *st = OG_OK;
+    return q;
+}
+
+static og_status c_reduce_scatter(void *user, const void *data, void *part, const int64_t *counts,
+                                  og_dtype dtype, void **request)
+{
+    mpi_comm *c = user;
+    MPI_Datatype t;
+    og_status st;
+    *request = NULL;
+    mpi_req *q = v_req(c, counts, dtype, "MPI_Ireduce_scatter", &t, &st);
+    if (!q) return st;
+    int rc = MPI_Ireduce_scatter(data, part, q->ints, t, MPI_SUM, c->comm, &q->r[0]);
+    if (rc != MPI_SUCCESS) {
+        free_req(q);
+        return mpi_fail(c, "MPI_Ireduce_scatter", rc);
+    }
+    *request = q;
+    return OG_OK;
+}
+
+static og_status c_allgather(void *user, void *data, const int64_t *counts, og_dtype dtype,
+                             void **request)
+{
+    mpi_comm *c = user;
+    MPI_Datatype t;
+    og_status st;
+    *request = NULL;
+    mpi_req *q = v_req(c, counts, dtype, "MPI_Iallgatherv", &t, &st);
+    if (!q) return st;
+    int rc = MPI_Iallgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, data, q->ints, q->ints + c->size,
+                             t, c->comm, &q->r[0]);
+    if (rc != MPI_SUCCESS) {
+        free_req(q);
+        return mpi_fail(c, "MPI_Iallgatherv", rc);
     }
     *request = q;
     return OG_OK;
@@ -231,6 +317,8 @@ og_status og_mpi_comm_create(const og_mpi_options *opts, og_comm **out)
     c->table.wait = c_wait;
     c->table.broadcast = c_broadcast;
     c->table.abort = c_abort;
+    c->table.reduce_scatter = c_reduce_scatter;
+    c->table.allgather = c_allgather;
     *out = &c->table;
     return OG_OK;
 }

@@ -302,7 +302,8 @@ og_status og_trainer_fit(og_trainer *t, const og_dataset *data, const og_fit_opt
     if (!t || !data) return og_error(OG_ERR_INVALID_ARG, "og_trainer_fit: NULL argument");
     og_status st = og_trainer_enter(t, "og_trainer_fit");
     if (st) return st;
-    st = fit(t, data, o);
+    og_dp_fit_begin(t);
+    st = og_dp_fit_end(t, fit(t, data, o));
     og_trainer_leave(t);
     return st;
 }

@@ -13,6 +13,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "kernels/cpu/kernel.h"
 #include "train/optim.h"
 
 void og_optimizer_options_init(og_optimizer_options *o, og_optimizer_kind kind)
@@ -119,118 +120,283 @@ double og_optim_slot_init(const og_optimizer_options *o, int i)
     return o->kind == OG_OPTIMIZER_ADAGRAD ? o->initial_accumulator : 0.0;
 }
 
-/* LOOP(n, threads, body): body for i in [0, n), split over threads only for large n (a
- * parallel region, even a serial one, costs more than a small weight's whole update). */
-#define PAR_MIN 32768
-// clang-format off
-#define LOOP(n, threads, body)                                                                     \
-    do {                                                                                           \
-        if ((n) >= PAR_MIN && (threads) > 1) {                                                     \
-            _Pragma("omp parallel for schedule(static) num_threads(threads)")                      \
-            for (int64_t i = 0; i < (n); i++) body                                                 \
-        } else {                                                                                   \
-            for (int64_t i = 0; i < (n); i++) body                                                 \
-        }                                                                                          \
-    } while (0)
-#define PAR_SUM(threads)                                                                           \
-    _Pragma("omp parallel for schedule(static) num_threads(threads) reduction(+ : s)")
-// clang-format on
+/* The update loops.  Each is a plain loop over restrict pointers with no test inside, so
+ * the compiler vectorizes it (optim.c is compiled with -fno-math-errno, which lets sqrt
+ * become a vector instruction, and -ffp-contract=off, which keeps a * b + c two roundings);
+ * it is compiled twice, for the build's baseline and for AVX2, and og_cpu_isa picks one.
+ * Both compute every element with the same operations in the same order, so a weight gets
+ * the same bits whichever runs (ranks of a run on different machines stay identical). */
+typedef enum mode {
+    M_SGD,       /* no momentum */
+    M_MOM_FIRST, /* momentum, step 0: v = d */
+    M_MOM,       /* momentum */
+    M_NESTEROV_FIRST,
+    M_NESTEROV,
+    M_ADAM, /* and AdamW (wd 0, decay 1 - lr wd) */
+    M_ADAGRAD
+} mode;
 
-/* One loop per optimizer and dtype, each fused: a weight is read and written once. */
-#define DEFINE_UPDATES(T, SQRT)                                                                    \
-    static void sgd_##T(T *restrict w, const T *restrict g, T *restrict v, int64_t n, T lr, T gs,  \
-                        T wd, T mu, int nesterov, int first, int threads)                          \
+/* One step's constants, in the weight's dtype. */
+#define DEFINE_PARAMS(T)                                                                           \
+    typedef struct params_##T {                                                                    \
+        mode m;                                                                                    \
+        T lr, gs, wd, mu, step, bc2s, decay, b1, b2, eps;                                          \
+    } params_##T;
+DEFINE_PARAMS(float)
+DEFINE_PARAMS(double)
+
+typedef void (*update_fn)(void *w, const void *g, void *s0, void *s1, int64_t n, const void *p);
+typedef double (*sumsq_fn)(const void *x, int64_t n);
+
+/* The kernels of dtype T compiled with attribute ATTR, named <name>_T_SFX.  The SGD
+ * variants keep PyTorch's order: d = g gs + wd w; v = mu v + d; w -= lr (d + mu v) or lr v.
+ * sumsq keeps eight partial sums (element i goes to sum i % 8, then they are added in a
+ * fixed tree): the same result on every ISA and thread count. */
+#define DEFINE_KERNELS(T, SQRT, SFX, ATTR)                                                         \
+    ATTR static void update_##T##_##SFX(void *wv, const void *gv, void *s0v, void *s1v, int64_t n, \
+                                        const void *pv)                                            \
     {                                                                                              \
-        if (!v) {                                                                                  \
-            LOOP(n, threads, { w[i] -= lr * (g[i] * gs + wd * w[i]); });                           \
-            return;                                                                                \
+        T *restrict w = wv, *restrict s0 = s0v, *restrict s1 = s1v;                                \
+        const T *restrict g = gv;                                                                  \
+        const params_##T *p = pv;                                                                  \
+        const T lr = p->lr, gs = p->gs, wd = p->wd, mu = p->mu;                                    \
+        switch (p->m) {                                                                            \
+        case M_SGD:                                                                                \
+            for (int64_t i = 0; i < n; i++) w[i] -= lr * (g[i] * gs + wd * w[i]);                  \
+            break;                                                                                 \
+        case M_MOM_FIRST:                                                                          \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                T d = g[i] * gs + wd * w[i];                                                       \
+                s0[i] = d;                                                                         \
+                w[i] -= lr * d;                                                                    \
+            }                                                                                      \
+            break;                                                                                 \
+        case M_MOM:                                                                                \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                T d = g[i] * gs + wd * w[i];                                                       \
+                T b = mu * s0[i] + d;                                                              \
+                s0[i] = b;                                                                         \
+                w[i] -= lr * b;                                                                    \
+            }                                                                                      \
+            break;                                                                                 \
+        case M_NESTEROV_FIRST:                                                                     \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                T d = g[i] * gs + wd * w[i];                                                       \
+                s0[i] = d;                                                                         \
+                w[i] -= lr * (d + mu * d);                                                         \
+            }                                                                                      \
+            break;                                                                                 \
+        case M_NESTEROV:                                                                           \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                T d = g[i] * gs + wd * w[i];                                                       \
+                T b = mu * s0[i] + d;                                                              \
+                s0[i] = b;                                                                         \
+                w[i] -= lr * (d + mu * b);                                                         \
+            }                                                                                      \
+            break;                                                                                 \
+        case M_ADAM: {                                                                             \
+            const T step = p->step, bc2s = p->bc2s, decay = p->decay, b1 = p->b1, b2 = p->b2;      \
+            const T eps = p->eps, c1 = 1 - b1, c2 = 1 - b2;                                        \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                T x = w[i] * decay;                                                                \
+                T d = g[i] * gs + wd * x;                                                          \
+                T mi = s0[i] + c1 * (d - s0[i]); /* PyTorch's lerp */                              \
+                T vi = b2 * s1[i] + c2 * d * d;                                                    \
+                s0[i] = mi;                                                                        \
+                s1[i] = vi;                                                                        \
+                w[i] = x - step * (mi / (SQRT(vi) / bc2s + eps));                                  \
+            }                                                                                      \
+            break;                                                                                 \
         }                                                                                          \
-        LOOP(n, threads, {                                                                         \
-            T d = g[i] * gs + wd * w[i];                                                           \
-            T b = first ? d : mu * v[i] + d;                                                       \
-            v[i] = b;                                                                              \
-            w[i] -= lr * (nesterov ? d + mu * b : b);                                              \
-        });                                                                                        \
-    }                                                                                              \
-    static void adam_##T(T *restrict w, const T *restrict g, T *restrict m, T *restrict v,         \
-                         int64_t n, T step, T bc2s, T gs, T wd, T decay, T b1, T b2, T eps,        \
-                         int threads)                                                              \
-    {                                                                                              \
-        LOOP(n, threads, {                                                                         \
-            T x = w[i] * decay;                                                                    \
-            T d = g[i] * gs + wd * x;                                                              \
-            T mi = m[i] + (1 - b1) * (d - m[i]); /* PyTorch's lerp */                              \
-            T vi = b2 * v[i] + (1 - b2) * d * d;                                                   \
-            m[i] = mi;                                                                             \
-            v[i] = vi;                                                                             \
-            w[i] = x - step * (mi / (SQRT(vi) / bc2s + eps));                                      \
-        });                                                                                        \
-    }                                                                                              \
-    static void adagrad_##T(T *restrict w, const T *restrict g, T *restrict h, int64_t n, T lr,    \
-                            T gs, T wd, T eps, int threads)                                        \
-    {                                                                                              \
-        LOOP(n, threads, {                                                                         \
-            T d = g[i] * gs + wd * w[i];                                                           \
-            T hi = h[i] + d * d;                                                                   \
-            h[i] = hi;                                                                             \
-            w[i] -= lr * d / (SQRT(hi) + eps);                                                     \
-        });                                                                                        \
-    }                                                                                              \
-    static double sumsq_##T(const T *restrict x, int64_t n, int threads)                           \
-    {                                                                                              \
-        double s = 0;                                                                              \
-        if (n >= PAR_MIN && threads > 1) {                                                         \
-            PAR_SUM(threads)                                                                       \
-            for (int64_t i = 0; i < n; i++) s += (double)x[i] * (double)x[i];                      \
-        } else {                                                                                   \
-            for (int64_t i = 0; i < n; i++) s += (double)x[i] * (double)x[i];                      \
+        case M_ADAGRAD: {                                                                          \
+            const T eps = p->eps;                                                                  \
+            for (int64_t i = 0; i < n; i++) {                                                      \
+                T d = g[i] * gs + wd * w[i];                                                       \
+                T hi = s0[i] + d * d;                                                              \
+                s0[i] = hi;                                                                        \
+                w[i] -= lr * d / (SQRT(hi) + eps);                                                 \
+            }                                                                                      \
+            break;                                                                                 \
         }                                                                                          \
-        return s;                                                                                  \
+        }                                                                                          \
     }                                                                                              \
-    static void update_##T(const og_optimizer_options *o, int64_t t, double lr, double gscale,     \
-                           T *w, const T *g, void *const *slots, int64_t n, int threads)           \
+    ATTR static double sumsq_##T##_##SFX(const void *xv, int64_t n)                                \
     {                                                                                              \
-        T gs = (T)gscale, wd = (T)o->weight_decay;                                                 \
+        const T *restrict x = xv;                                                                  \
+        double s[8] = {0, 0, 0, 0, 0, 0, 0, 0};                                                    \
+        int64_t i = 0;                                                                             \
+        for (; i + 8 <= n; i += 8)                                                                 \
+            for (int k = 0; k < 8; k++) s[k] += (double)x[i + k] * (double)x[i + k];               \
+        for (int k = 0; i < n; i++, k++) s[k] += (double)x[i] * (double)x[i];                      \
+        return ((s[0] + s[1]) + (s[2] + s[3])) + ((s[4] + s[5]) + (s[6] + s[7]));                  \
+    }
+
+DEFINE_KERNELS(float, sqrtf, base, )
+DEFINE_KERNELS(double, sqrt, base, )
+#ifdef OG_CPU_X86
+DEFINE_KERNELS(float, sqrtf, avx2, OG_TARGET_AVX2)
+DEFINE_KERNELS(double, sqrt, avx2, OG_TARGET_AVX2)
+#endif
+
+static bool use_avx2(void)
+{
+#ifdef OG_CPU_X86
+    return og_cpu_isa() >= 1;
+#else
+    return false;
+#endif
+}
+
+static update_fn update_kernel(og_dtype dtype)
+{
+#ifdef OG_CPU_X86
+    if (use_avx2()) return dtype == OG_FLOAT ? update_float_avx2 : update_double_avx2;
+#endif
+    return dtype == OG_FLOAT ? update_float_base : update_double_base;
+}
+
+static sumsq_fn sumsq_kernel(og_dtype dtype)
+{
+#ifdef OG_CPU_X86
+    if (use_avx2()) return dtype == OG_FLOAT ? sumsq_float_avx2 : sumsq_double_avx2;
+#endif
+    return dtype == OG_FLOAT ? sumsq_float_base : sumsq_double_base;
+}
+
+/* Below this many elements a weight is updated by one thread: a parallel region costs more
+ * than a small weight's whole update.  Above it, `threads` contiguous chunks (multiples of
+ * 64 elements, so that no two threads write one cache line). */
+#define PAR_MIN    32768
+#define MAX_CHUNKS 256
+
+static int chunks_of(int64_t n, int threads)
+{
+    if (n < PAR_MIN || threads <= 1) return 1;
+    return threads < MAX_CHUNKS ? threads : MAX_CHUNKS;
+}
+
+static int64_t chunk_start(int64_t n, int chunks, int c)
+{
+    if (c >= chunks) return n;
+    int64_t per = (n / chunks + 63) / 64 * 64;
+    int64_t lo = per * c;
+    return lo < n ? lo : n;
+}
+
+#define FILL_PARAMS(T, p)                                                                          \
+    do {                                                                                           \
+        (p).gs = (T)gscale;                                                                        \
+        (p).wd = (T)o->weight_decay;                                                               \
+        (p).mu = (T)o->momentum;                                                                   \
+        (p).lr = (T)lr;                                                                            \
+        (p).decay = 1;                                                                             \
         switch (o->kind) {                                                                         \
         case OG_OPTIMIZER_SGD:                                                                     \
-            sgd_##T(w, g, o->momentum > 0 ? (T *)slots[0] : NULL, n, (T)lr, gs, wd,                \
-                    (T)o->momentum, o->nesterov, t == 0, threads);                                 \
+            if (!(o->momentum > 0))                                                                \
+                (p).m = M_SGD;                                                                     \
+            else if (o->nesterov)                                                                  \
+                (p).m = t == 0 ? M_NESTEROV_FIRST : M_NESTEROV;                                    \
+            else                                                                                   \
+                (p).m = t == 0 ? M_MOM_FIRST : M_MOM;                                              \
             break;                                                                                 \
         case OG_OPTIMIZER_ADAM:                                                                    \
         case OG_OPTIMIZER_ADAMW: {                                                                 \
             double k = (double)t + 1.0;                                                            \
             double bc1 = 1.0 - pow(o->beta1, k), bc2 = 1.0 - pow(o->beta2, k);                     \
-            bool decoupled = o->kind == OG_OPTIMIZER_ADAMW;                                        \
-            adam_##T(w, g, (T *)slots[0], (T *)slots[1], n, (T)(lr / bc1), (T)sqrt(bc2), gs,       \
-                     decoupled ? (T)0 : wd, decoupled ? (T)(1.0 - lr * o->weight_decay) : (T)1,    \
-                     (T)o->beta1, (T)o->beta2, (T)o->eps, threads);                                \
+            (p).m = M_ADAM;                                                                        \
+            (p).step = (T)(lr / bc1);                                                              \
+            (p).bc2s = (T)sqrt(bc2);                                                               \
+            if (o->kind == OG_OPTIMIZER_ADAMW) {                                                   \
+                (p).wd = 0;                                                                        \
+                (p).decay = (T)(1.0 - lr * o->weight_decay);                                       \
+            }                                                                                      \
+            (p).b1 = (T)o->beta1;                                                                  \
+            (p).b2 = (T)o->beta2;                                                                  \
+            (p).eps = (T)o->eps;                                                                   \
             break;                                                                                 \
         }                                                                                          \
         case OG_OPTIMIZER_ADAGRAD:                                                                 \
-            adagrad_##T(w, g, (T *)slots[0], n, (T)(lr / (1.0 + (double)t * o->lr_decay)), gs, wd, \
-                        (T)o->eps, threads);                                                       \
+            (p).m = M_ADAGRAD;                                                                     \
+            (p).lr = (T)(lr / (1.0 + (double)t * o->lr_decay));                                    \
+            (p).eps = (T)o->eps;                                                                   \
             break;                                                                                 \
         }                                                                                          \
-    }
-
-DEFINE_UPDATES(float, sqrtf)
-DEFINE_UPDATES(double, sqrt)
+    } while (0)
 
 void og_optim_update(const og_optimizer_options *o, int64_t t, double lr, double gscale,
                      og_dtype dtype, void *w, const void *g, void *const *slots, int64_t n,
                      int threads)
 {
-    if (threads < 1) threads = 1;
-    if (dtype == OG_FLOAT)
-        update_float(o, t, lr, gscale, w, g, slots, n, threads);
-    else if (dtype == OG_DOUBLE)
-        update_double(o, t, lr, gscale, w, g, slots, n, threads);
+    if (dtype != OG_FLOAT && dtype != OG_DOUBLE) return;
+    params_float pf;
+    params_double pd;
+    memset(&pf, 0, sizeof pf);
+    memset(&pd, 0, sizeof pd);
+    const void *p;
+    if (dtype == OG_FLOAT) {
+        FILL_PARAMS(float, pf);
+        p = &pf;
+    } else {
+        FILL_PARAMS(double, pd);
+        p = &pd;
+    }
+    const update_fn fn = update_kernel(dtype);
+    const size_t es = og_dtype_size(dtype);
+    char *wc = w, *s0 = slots ? slots[0] : NULL, *s1 = slots ? slots[1] : NULL;
+    const char *gc = g;
+    const int chunks = chunks_of(n, threads);
+    if (chunks == 1) {
+        fn(w, g, s0, s1, n, p);
+        return;
+    }
+#pragma omp parallel for schedule(static) num_threads(chunks)
+    for (int c = 0; c < chunks; c++) {
+        int64_t lo = chunk_start(n, chunks, c), hi = chunk_start(n, chunks, c + 1);
+        size_t off = (size_t)lo * es;
+        if (hi > lo) fn(wc + off, gc + off, s0 ? s0 + off : NULL, s1 ? s1 + off : NULL, hi - lo, p);
+    }
 }
 
 double og_optim_sumsq(og_dtype dtype, const void *x, int64_t n, int threads)
 {
-    if (threads < 1) threads = 1;
-    if (dtype == OG_FLOAT) return sumsq_float(x, n, threads);
-    if (dtype == OG_DOUBLE) return sumsq_double(x, n, threads);
-    return 0;
+    if (dtype != OG_FLOAT && dtype != OG_DOUBLE) return 0;
+    const sumsq_fn fn = sumsq_kernel(dtype);
+    const int chunks = chunks_of(n, threads);
+    if (chunks == 1) return fn(x, n);
+    /* per-chunk sums added in chunk order: the result does not depend on thread timing */
+    double part[MAX_CHUNKS];
+    const size_t es = og_dtype_size(dtype);
+#pragma omp parallel for schedule(static) num_threads(chunks)
+    for (int c = 0; c < chunks; c++) {
+        int64_t lo = chunk_start(n, chunks, c), hi = chunk_start(n, chunks, c + 1);
+        part[c] = hi > lo ? fn((const char *)x + (size_t)lo * es, hi - lo) : 0.0;
+    }
+    double s = 0;
+    for (int c = 0; c < chunks; c++) s += part[c];
+    return s;
+}
+
+bool og_optim_finite(og_dtype dtype, const void *x, int64_t n)
+{
+    /* NaN and Inf have every exponent bit set; integer tests OR-ed together vectorize */
+    const unsigned char *b = x;
+    if (dtype == OG_FLOAT) {
+        uint32_t bad = 0;
+        for (int64_t i = 0; i < n; i++) {
+            uint32_t u;
+            memcpy(&u, b + 4 * i, sizeof u);
+            bad |= (u & 0x7f800000u) == 0x7f800000u;
+        }
+        return !bad;
+    }
+    if (dtype == OG_DOUBLE) {
+        uint64_t bad = 0;
+        for (int64_t i = 0; i < n; i++) {
+            uint64_t u;
+            memcpy(&u, b + 8 * i, sizeof u);
+            bad |= (u & 0x7ff0000000000000ull) == 0x7ff0000000000000ull;
+        }
+        return !bad;
+    }
+    return true;
 }

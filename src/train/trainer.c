@@ -242,25 +242,42 @@ static void grad_free(og_trainer *t)
     og_grad_free(t->grad);
 }
 
+/* Gradient clipping's factor for gradients whose squares sum to sumsq (1 without clipping). */
+double og_trainer_gscale(const og_trainer *t, double sumsq)
+{
+    if (!(t->opt.clip_norm > 0)) return 1.0;
+    double norm = sqrt(sumsq);
+    return norm > t->opt.clip_norm ? t->opt.clip_norm / (norm + 1e-6) : 1.0;
+}
+
+void og_trainer_end_update(og_trainer *t)
+{
+    update_bn_stats(t); /* from the last run's bn_vals (trainer.h) */
+    t->step++;
+}
+
 og_status og_trainer_update(og_trainer *t, void *const *grads, double loss)
 {
     double sumsq = 0;
     int bad = -1;
-    for (int i = 0; i < t->n_weights; i++) {
-        double s = og_optim_sumsq(t->w[i]->dtype, grads[i], t->w[i]->numel, update_threads(t));
-        if (!isfinite(s) && bad < 0) bad = i;
-        sumsq += s;
+    const bool clip = t->opt.clip_norm > 0;
+    for (int i = 0; i < t->n_weights && bad < 0; i++) {
+        const og_tensor *w = t->w[i];
+        /* the norm only when clipping needs it; else the (cheaper) finite test alone */
+        if (clip) {
+            double s = og_optim_sumsq(w->dtype, grads[i], w->numel, update_threads(t));
+            if (!isfinite(s)) bad = i;
+            sumsq += s;
+        } else if (!og_optim_finite(w->dtype, grads[i], w->numel)) {
+            bad = i;
+        }
     }
     if (bad >= 0)
         return og_error(OG_ERR_RUNTIME,
                         "step %lld: the gradient of weight '%s' holds NaN or Inf (loss %g); the "
                         "weights were not updated",
                         (long long)t->step + 1, og_grad_weight_name(t->grad, bad), loss);
-    double gscale = 1.0;
-    if (t->opt.clip_norm > 0) {
-        double norm = sqrt(sumsq);
-        if (norm > t->opt.clip_norm) gscale = t->opt.clip_norm / (norm + 1e-6);
-    }
+    double gscale = og_trainer_gscale(t, sumsq);
     double lr = og_optimizer_lr(&t->opt, t->step);
     for (int i = 0; i < t->n_weights; i++) {
         void *slots[2] = {NULL, NULL};
@@ -268,10 +285,11 @@ og_status og_trainer_update(og_trainer *t, void *const *grads, double loss)
         og_optim_update(&t->opt, t->step, lr, gscale, t->w[i]->dtype, t->w[i]->data, grads[i],
                         slots, t->w[i]->numel, update_threads(t));
     }
-    update_bn_stats(t); /* from the last run's bn_vals (trainer.h) */
-    t->step++;
+    og_trainer_end_update(t);
     return OG_OK;
 }
+
+int og_trainer_update_threads(const og_trainer *t) { return update_threads(t); }
 
 static og_status grad_step(og_trainer *t, const char *const *input_names,
                            const og_tensor *const *inputs, int n_inputs, double *loss)

@@ -123,6 +123,12 @@ const og_model *og_trainer_step_model(const og_trainer *t);
  * running statistics from bn_vals (the step's run must have filled them); step + 1.  loss only
  * goes into messages.  Nothing changes when a gradient is not finite (OG_ERR_RUNTIME). */
 og_status og_trainer_update(og_trainer *t, void *const *grads, double loss);
+/* Its parts, for an update made piecewise (parallel.c): clipping's gradient factor from the
+ * gradients' sum of squares; the BatchNormalization statistics and step + 1 after the
+ * weights are updated; the threads an update may use. */
+double og_trainer_gscale(const og_trainer *t, double sumsq);
+void og_trainer_end_update(og_trainer *t);
+int og_trainer_update_threads(const og_trainer *t);
 
 /* ---- checkpoint.c ------------------------------------------------------------------- */
 
@@ -153,6 +159,14 @@ og_status og_dp_sync_state(og_trainer *t, int64_t *flag);
 /* Collective: the weights and optimizer state hash the same on every rank, else
  * OG_ERR_RUNTIME naming the ranks' hashes (`when` says when, for the message). */
 og_status og_dp_check_hash(og_trainer *t, const char *when);
+/* Inside og_trainer_fit (begin, and end with fit's status): steps shard the optimizer's
+ * update when the communicator can (parallel.c).  Collective.  end gathers the optimizer
+ * state (og_dp_gather_state) and returns st, or the gather's failure when st is OG_OK. */
+void og_dp_fit_begin(og_trainer *t);
+og_status og_dp_fit_end(og_trainer *t, og_status st);
+/* Collective: after sharded steps, every rank gets the optimizer state of the other ranks'
+ * parts, so that every rank holds all of it (nothing to do when it does already). */
+og_status og_dp_gather_state(og_trainer *t);
 /* og_comm_agree over t's communicator (local itself without one). */
 og_status og_dp_agree(og_trainer *t, og_status local);
 /* Collective: v[0..1] take rank 0's values. */

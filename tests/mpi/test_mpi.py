@@ -2,8 +2,9 @@
 """Data-parallel `onnxgrad train` under mpirun (issue 14's acceptance), on localhost.
 
   1. 2 and 4 ranks x batch 16/N, 100 steps (10 epochs of 10 global batches, the last one
-     uneven, with sample weights and Adam): the weights and the printed losses equal one
-     process with batches of 16 to 1e-6 relative (only the order of summation differs).
+     uneven, with sample weights; Adam, SGD with momentum and gradient clipping, Adagrad):
+     the weights and the printed losses equal one process with batches of 16 to 1e-6
+     relative (only the order of summation differs; the ranks shard the optimizer's update).
   2. A checkpoint written by 2 ranks after 4 epochs, resumed on 1 and on 4 ranks up to 10
      epochs: the same weights as the uninterrupted 2-rank run (1e-6).
   3. A NaN in the part of one rank: every rank stops, exit non-zero, the message names the
@@ -73,12 +74,19 @@ def losses(csv_path):
     return np.array([[float(r[1]), float(r[2])] for r in rows])
 
 
-def train(tmp, n, name, batch, extra=(), epochs=10):
+ADAM = ("--optimizer", "adam", "--lr", "0.01")
+OPTIMIZERS = (("adam", ADAM),
+              ("sgd", ("--optimizer", "sgd", "--lr", "0.05", "--momentum", "0.9",
+                       "--clip-norm", "0.5")),
+              ("adagrad", ("--optimizer", "adagrad", "--lr", "0.05")))
+
+
+def train(tmp, n, name, batch, extra=(), epochs=10, opt=ADAM):
     out = os.path.join(tmp, name + ".onnx")
     r = mpirun(n, ["train", MODEL, "--data", os.path.join(tmp, "train.npz"),
                    "--val-data", os.path.join(tmp, "val.npz"), "--weight-column",
-                   "sample_weight", "--loss", "cross-entropy",
-                   "--optimizer", "adam", "--lr", "0.01", "--epochs", str(epochs),
+                   "sample_weight", "--loss", "cross-entropy"] + list(opt) + [
+                   "--epochs", str(epochs),
                    "--batch-size", str(batch), "--seed", "5", "--threads", "1", "--bucket-mb",
                    "0.0001", "-o", out] + list(extra))
     if r.returncode != 0:
@@ -105,30 +113,33 @@ def test_flags(tmp):
         check(r.returncode == 2 and flag in r.stderr, "%s %s: a usage error" % (flag, value))
 
 
-def test_equal(tmp):
-    r1, one = train(tmp, 0, "one", 16)
-    check(r1.returncode == 0, "one process, batch 16")
+def test_equal(tmp, name, opt):
+    r1, one = train(tmp, 0, "one", 16, opt=opt)
+    check(r1.returncode == 0, "%s: one process, batch 16" % name)
     if r1.returncode:
         return
     ref, ref_loss = weights(one), losses(one[:-5] + ".csv")
-    r, out = train(tmp, 1, "mpirun1", 16)
-    check(r.returncode == 0 and "data-parallel" not in r.stdout and
-          all(np.array_equal(v, ref[k]) for k, v in weights(out).items()),
-          "mpirun -np 1: a plain run, the same weights bit for bit")
+    if opt is ADAM:
+        r, out = train(tmp, 1, "mpirun1", 16)
+        check(r.returncode == 0 and "data-parallel" not in r.stdout and
+              all(np.array_equal(v, ref[k]) for k, v in weights(out).items()),
+              "mpirun -np 1: a plain run, the same weights bit for bit")
     for n in (2, 4):
-        r, out = train(tmp, n, "ranks%d" % n, 16 // n)
-        check(r.returncode == 0, "%d ranks x batch %d" % (n, 16 // n))
+        r, out = train(tmp, n, "ranks%d" % n, 16 // n, opt=opt)
+        check(r.returncode == 0, "%s: %d ranks x batch %d" % (name, n, 16 // n))
         if r.returncode:
             continue
         check("wrote " in r.stdout and r.stdout.count("epoch 10/10") == 1,
               "%d ranks: rank 0 alone prints" % n)
         check("100 steps" in r.stdout, "%d ranks: 100 steps" % n)
         d = rel(weights(out), ref)
-        check(d < 1e-6, "%d ranks: weights equal one process's to %.2g relative (< 1e-6)" % (n, d))
+        check(d < 1e-6, "%s, %d ranks: weights equal one process's to %.2g relative (< 1e-6)" % (
+            name, n, d))
         dl = np.max(np.abs(losses(out[:-5] + ".csv") - ref_loss) / np.abs(ref_loss))
-        check(dl < 1e-6, "%d ranks: train and validation losses equal to %.2g relative" % (n, dl))
-        check("data-parallel: %d ranks" % n in r.stdout and "gradient buckets" in r.stdout,
-              "%d ranks: communication report" % n)
+        check(dl < 1e-6, "%s, %d ranks: train and validation losses equal to %.2g relative" % (
+            name, n, dl))
+        check("data-parallel: %d ranks" % n in r.stdout and "gradient buckets" in r.stdout and
+              "sharded update" in r.stdout, "%d ranks: communication report" % n)
 
 
 def test_resume(tmp):
@@ -291,7 +302,8 @@ def main():
     try:
         make_data(tmp)
         test_flags(tmp)
-        test_equal(tmp)
+        for name, opt in OPTIMIZERS:
+            test_equal(tmp, name, opt)
         test_resume(tmp)
         test_nan(tmp)
         test_kill(tmp)

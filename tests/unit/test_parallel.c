@@ -11,8 +11,12 @@
  * for bit.  BatchNormalization's running statistics (state, not weights) take rank 0's
  * after every step, as PyTorch's DistributedDataParallel broadcasts buffers: identical on
  * every rank, and those of rank 0's shard; Dropout draws other masks on other ranks (rank 0
- * the masks of one process). */
+ * the masks of one process).
+ * The training runs are made twice: with a communicator of allreduce alone (every rank
+ * applies the whole update) and with reduce_scatter and allgather too (og_trainer_fit
+ * shards the update: each rank updates its part of the weights, then they are gathered). */
 #include <math.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -102,6 +106,62 @@ static og_status t_allreduce(void *u, void *data, int64_t count, og_dtype dt, og
 
 static og_status t_wait(void *u, void *req) { return OG_OK; }
 
+/* Rank r sums part r over the ranks, in rank order. */
+static og_status t_reduce_scatter(void *u, const void *data, void *part, const int64_t *counts,
+                                  og_dtype dt, void **req)
+{
+    tcomm *c = u;
+    shared *s = c->sh;
+    *req = NULL;
+    int64_t lo = 0;
+    for (int r = 0; r < c->rank; r++) lo += counts[r];
+    s->post[c->rank] = data;
+    barrier(s);
+    for (int64_t i = 0; i < counts[c->rank]; i++) {
+        if (dt == OG_FLOAT) {
+            float a = 0;
+            for (int r = 0; r < s->size; r++)
+                a = r ? a + ((const float *)s->post[r])[lo + i]
+                      : ((const float *)s->post[r])[lo + i];
+            ((float *)part)[i] = a;
+        } else {
+            double a = 0;
+            for (int r = 0; r < s->size; r++)
+                a = r ? a + ((const double *)s->post[r])[lo + i]
+                      : ((const double *)s->post[r])[lo + i];
+            ((double *)part)[i] = a;
+        }
+    }
+    barrier(s);
+    return OG_OK;
+}
+
+/* Every rank copies the other ranks' parts; a corrupt rank gets float values slightly off. */
+static og_status t_allgather(void *u, void *data, const int64_t *counts, og_dtype dt, void **req)
+{
+    tcomm *c = u;
+    shared *s = c->sh;
+    size_t es = og_dtype_size(dt);
+    *req = NULL;
+    s->post[c->rank] = data;
+    barrier(s);
+    int64_t lo = 0;
+    for (int r = 0; r < s->size; r++) {
+        if (r != c->rank) {
+            memcpy((char *)data + (size_t)lo * es, (const char *)s->post[r] + (size_t)lo * es,
+                   (size_t)counts[r] * es);
+            for (int64_t i = 0; c->corrupt && dt == OG_FLOAT && i < counts[r]; i++)
+                ((float *)data)[lo + i] *= 1.0001f;
+        }
+        lo += counts[r];
+    }
+    barrier(s);
+    return OG_OK;
+}
+
+/* Whether the communicators of the training runs have reduce_scatter and allgather. */
+static bool sharded;
+
 static og_status t_broadcast(void *u, void *data, size_t n, int root)
 {
     tcomm *c = u;
@@ -124,6 +184,10 @@ static void tcomm_init(tcomm *c, shared *sh, int rank)
     c->table.allreduce = t_allreduce;
     c->table.wait = t_wait;
     c->table.broadcast = t_broadcast;
+    if (sharded) {
+        c->table.reduce_scatter = t_reduce_scatter;
+        c->table.allgather = t_allgather;
+    }
 }
 
 /* ---- the training runs ------------------------------------------------------------ */
@@ -164,6 +228,10 @@ static int run_job(void *arg)
     og_optimizer_options oo;
     og_optimizer_options_init(&oo, j->kind);
     oo.lr = 0.05;
+    if (j->kind == OG_OPTIMIZER_SGD) { /* with momentum and clipping (the norm is reduced) */
+        oo.momentum = 0.9;
+        oo.clip_norm = 0.5;
+    }
     og_trainer_options to = {0};
     to.threads = 1;
     to.seed = 7;
@@ -309,11 +377,16 @@ static void test_equal(int weighted, og_optimizer_kind kind)
             CHECK(ranks[r].stats.buckets == (c == 1 ? 4 : 1));
             CHECK(ranks[r].stats.steps == 4 * 5); /* 56 samples: 5 batches of 12 */
             CHECK(ranks[r].stats.bytes == 4.0 * (32 + 8 + 24 + 3) * 20);
+            CHECK(ranks[r].stats.sharded_steps == (sharded ? 20 : 0));
         }
         double d1 = max_rel(&ranks[0], &single);
-        printf("%d ranks (%s, %s): max relative weight difference %.3g, train loss %.9g / %.9g\n",
-               n, weighted ? "weighted" : "unweighted", kind == OG_OPTIMIZER_ADAM ? "adam" : "sgd",
-               d1, ranks[0].last_loss, single.last_loss);
+        printf("%d ranks (%s, %s%s): max relative weight difference %.3g, train loss %.9g / "
+               "%.9g\n",
+               n, weighted ? "weighted" : "unweighted",
+               kind == OG_OPTIMIZER_ADAM      ? "adam"
+               : kind == OG_OPTIMIZER_ADAGRAD ? "adagrad"
+                                              : "sgd",
+               sharded ? ", sharded" : "", d1, ranks[0].last_loss, single.last_loss);
         CHECK(d1 < 1e-6);
         CHECK(fabs(ranks[0].last_loss - single.last_loss) <= 1e-6 * fabs(single.last_loss));
     }
@@ -623,6 +696,16 @@ static void test_args(void)
     CHECK_OK(og_trainer_comm_stats(t, &s));
     CHECK(s.ranks == 0 && s.steps == 0);
     CHECK(og_trainer_comm_stats(t, NULL) == OG_ERR_INVALID_ARG);
+    /* reduce_scatter without allgather: refused before communicating */
+    shared sh1;
+    memset(&sh1, 0, sizeof sh1);
+    sh1.size = 1;
+    tcomm half;
+    tcomm_init(&half, &sh1, 0);
+    half.table.reduce_scatter = t_reduce_scatter;
+    half.table.allgather = NULL;
+    CHECK(og_trainer_set_comm(t, &half.table, 0) == OG_ERR_INVALID_ARG);
+    CHECK(strstr(og_last_error(), "both or neither") != NULL);
     og_trainer_free(t);
     og_model *ti = NULL;
     CHECK_OK(og_model_load_file("tests/data/train/linreg_momentum_ti.onnx", NULL, &ti));
@@ -802,13 +885,18 @@ int main(void)
 {
     test_args();
     test_calls();
-    test_equal(0, OG_OPTIMIZER_SGD);
-    test_equal(1, OG_OPTIMIZER_ADAM);
-    test_resume();
-    test_empty_parts();
-    test_sum();
-    test_failure();
-    test_diverged();
-    test_bn_dropout();
+    for (int k = 0; k < 2; k++) {
+        sharded = k == 1;
+        printf("-- %s update\n", sharded ? "sharded" : "replicated");
+        test_equal(0, OG_OPTIMIZER_SGD);
+        test_equal(1, OG_OPTIMIZER_ADAM);
+        test_equal(0, OG_OPTIMIZER_ADAGRAD);
+        test_resume();
+        test_empty_parts();
+        test_sum();
+        test_failure();
+        test_diverged();
+        test_bn_dropout();
+    }
     TEST_DONE();
 }
