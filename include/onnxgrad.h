@@ -1195,9 +1195,9 @@ typedef enum og_comm_op { OG_COMM_SUM = 0, OG_COMM_MIN = 1, OG_COMM_MAX = 2 } og
  * onnxgrad_mpi.h makes one over MPI.  `user` is passed back to every function.
  *
  * Collective functions (allreduce, broadcast, reduce_scatter, allgather) must be called by
- * every rank in the same order with the same sizes; the trainer does so.  Each returns OG_OK, or a status with a
- * message set through og_set_error; after a failure the ranks are out of step, and the
- * trainer calls abort (when set) and returns the status.
+ * every rank in the same order with the same sizes; the trainer does so.  Each returns OG_OK, or a
+ * status with a message set through og_set_error; after a failure the ranks are out of step, and
+ * the trainer calls abort (when set) and returns the status.
  *
  * Ownership and threads: the caller owns the table and what `user` points to, and keeps both
  * alive while a trainer uses them (until og_trainer_set_comm(t, NULL, 0) or
@@ -1315,15 +1315,15 @@ OG_API og_status og_trainer_step_shard(og_trainer *t, const char *const *input_n
 
 /* Where a data-parallel trainer's time went, since og_trainer_set_comm. */
 typedef struct og_comm_stats {
-    int ranks;        /* the communicator's size (0: no communicator) */
-    int buckets;      /* gradient buckets per step */
-    int64_t steps;    /* data-parallel steps */
-    double bytes;     /* gradient bytes reduced by this rank */
-    double step_s;    /* seconds in steps */
-    double comm_s;    /* of which inside the communicator's calls */
-    double exposed_s; /* of which after the backward pass ended: communication that no
-                         computation hid (the rest overlapped the backward pass; with a
-                         sharded update, the gathers of the updated weights too) */
+    int ranks;             /* the communicator's size (0: no communicator) */
+    int buckets;           /* gradient buckets per step */
+    int64_t steps;         /* data-parallel steps */
+    double bytes;          /* gradient bytes reduced by this rank */
+    double step_s;         /* seconds in steps */
+    double comm_s;         /* of which inside the communicator's calls */
+    double exposed_s;      /* of which after the backward pass ended: communication that no
+                              computation hid (the rest overlapped the backward pass; with a
+                              sharded update, the gathers of the updated weights too) */
     int64_t sharded_steps; /* of the steps, those whose update was sharded */
 } og_comm_stats;
 
