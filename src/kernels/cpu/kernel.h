@@ -101,7 +101,10 @@ void og_cpu_act(const og_act *a, og_dtype t, void *y, int64_t n);
  * undefined.  Truncation toward zero; NaN and values outside the instruction's range give
  * its "integer indefinite" (INT32_MIN, INT64_MIN).  The 8- and 16-bit types take the low
  * bits of the 32-bit conversion, uint32 those of the 64-bit one; uint64 converts values
- * from 2^63 up by subtracting 2^63 first.  OG_CVT(T, d) picks the one for type T. */
+ * from 2^63 up by subtracting 2^63 first.  OG_CVT(T, d) picks the one for type T.  numpy's
+ * float64 -> uint32 cast differs (2^32 + 5 gives 0, -inf and NaN 2^31, where its float32
+ * cast gives these low bits): Resize, whose reference computes in float64, stores through
+ * resize.c's np_cvt_u32 instead; the two are kept apart on purpose. */
 static inline int64_t og_cvt_x64(double d)
 {
     return d > -9223372036854777856.0 && d < 9223372036854775808.0 ? (int64_t)d : INT64_MIN;
