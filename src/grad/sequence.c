@@ -285,6 +285,8 @@ int og_gb_sequence_total(og_gb *b, int v, const int *grads, const int *pos, int 
     return base;
 }
 
+int og_gb_sequence_zeros(og_gb *b, int v) { return zeros_seq(b, NULL, v, 0); }
+
 /* ---- rules ----------------------------------------------------------------------------- */
 
 static og_status g_construct(og_gb *b, const og_node *n, const int *dy, int *dx)
