@@ -449,6 +449,14 @@ og_status og_grad_build(const og_graph *fwd, const og_grad_spec *spec, const og_
                                                                     : filled_like(&b, v, 0.0);
         }
         results[i] = named_output(&b, t, &g->values[v]);
+        /* a tensor's gradient has its shape, which inference may not find (the items of a
+         * sequence's gradient, src/grad/control.c) */
+        og_value *r = results[i] >= 0 ? &g->values[results[i]] : NULL;
+        const og_value *sv = &g->values[v];
+        if (r && r->rank < 0 && !sv->type && sv->rank >= 0) {
+            r->rank = sv->rank;
+            memcpy(r->dims, sv->dims, sizeof r->dims);
+        }
     }
     if (b.st) {
         st = b.st;
