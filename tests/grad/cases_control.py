@@ -6,7 +6,9 @@ body reads (its last item, a front insert, its length, an erase: recomputed per 
 and a Loop's output sequence read item by item after it), Scan (states, scan
 inputs and outputs along other axes and in reverse), Scan-8 (opset 8: a batch axis,
 sequence_lens with shorter and empty rows, directions, two scan inputs one reversed), and
-nesting (an If inside a Loop, a Loop inside a Scan, reading weights two levels out)."""
+nesting (an If inside a Loop, a Loop inside a Scan, reading weights two levels out); and a
+sequence of the enclosing graph that an If, Loop or Scan reads item by item (one and two
+levels down)."""
 import numpy as np
 from onnx import TensorProto, helper
 
@@ -364,7 +366,8 @@ def outer_seq_cases():
         out.append(("outer_seq_%s_%s_v%d" % (name, src, opset), typed(m, shapes), {"x": x}))
 
     # If: then reads items 1 and -1, else item 0 (or no item)
-    then_g = graph([node("SequenceAt", ["S", "one"], ["t1"]), node("SequenceAt", ["S", "m1"], ["t2"]),
+    then_g = graph([node("SequenceAt", ["S", "one"], ["t1"]),
+                    node("SequenceAt", ["S", "m1"], ["t2"]),
                     node("Mul", ["t1", "t2"], ["t3"]), node("Tanh", ["t3"], ["ty"])],
                    "then", [], [vi("ty", F, [2, 3])])
     else_g = graph([node("SequenceAt", ["S", "z0"], ["e1"]), node("Sin", ["e1"], ["ey"])],
