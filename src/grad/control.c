@@ -24,7 +24,11 @@
  *       gradients are the backward Loop's scan outputs, put back in the input's order and
  *       axis.
  *   Scan-8: a Loop over the batch rows, each running the backward Loop of its own
- *       sequence_lens steps (g_scan8). */
+ *       sequence_lens steps (g_scan8).
+ * An outer value is a float tensor or a sequence of them that a subgraph reads (by more
+ * than SequenceLength): a sequence's gradient is a sequence, zeros like it from an If
+ * branch that does not read it, and summed item by item as a Loop's accumulator
+ * (implicit_sources, zeros_in, acc_add). */
 #include <stdio.h>
 #include <string.h>
 
