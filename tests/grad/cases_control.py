@@ -453,6 +453,22 @@ def outer_seq_cases():
     m = model(nodes, {"x": x}, ["y"], {"w": orand(3)}, opset=16,
               consts={"three": consts["three"]})
     out.append(("outer_seq_loop_at_i_from_loop_v16", typed(m, {"y": [2, 3]}), {"x": x}))
+    # a Loop inserting into the outer sequence (its gradient a whole sequence per iteration,
+    # summed over them), the sequence empty or of one item: s ← tanh(SequenceInsert(S, s·w)[0]
+    # + s)
+    ins = body([node("Mul", ["s", "w"], ["sw"]), node("SequenceInsert", ["S", "sw"], ["T"]),
+                node("SequenceAt", ["T", "z0"], ["c0"]), node("Reshape", ["c0", "shp"], ["c"]),
+                node("Add", ["c", "s"], ["r"]), node("Tanh", ["r"], ["s2"])])
+    for tag, items in (("empty", []), ("one", ["xu"])):
+        nodes = [node("Mul", ["x", "u"], ["xu"]), node("SequenceEmpty", [], ["S0"], dtype=F)]
+        for k, v in enumerate(items):
+            nodes.append(node("SequenceInsert", ["S%d" % k, v], ["S%d" % (k + 1)]))
+        nodes += [node("Identity", ["S%d" % len(items)], ["S"]),
+                  node("Loop", ["three", "", "x"], ["y"], body=ins)]
+        m = model(nodes, {"x": x}, ["y"], {"w": orand(3), "u": orand(3)}, opset=16,
+                  consts={"three": consts["three"], "z0": consts["z0"],
+                          "shp": np.array([2, 3], np.int64)})
+        out.append(("outer_seq_loop_insert_%s_v16" % tag, typed(m, {"y": [2, 3]}), {"x": x}))
     return out
 
 
