@@ -336,8 +336,9 @@ def outer_seq_cases():
     sequence: the items' gradients, zeros for the items not read): an If (each branch taken,
     one branch reading no item, the sequence also stacked outside the If), a Loop (the item
     at the iteration number, and at a fixed position), a Scan, and two levels (a Loop inside
-    an If, an If inside a Loop).  The sequences come from SequenceConstruct, SplitToSequence
-    and a Loop's output (zeros like it made at run time)."""
+    an If, an If inside a Loop), and a Loop inserting into it (whole gradients; empty or
+    not).  The sequences come from SequenceConstruct, SplitToSequence, SequenceInsert and a
+    Loop's output (zeros like it made at run time)."""
     out = []
     I, B = TensorProto.INT64, TensorProto.BOOL
     x = orand(2, 3)
