@@ -25,10 +25,11 @@
  *       axis.
  *   Scan-8: a Loop over the batch rows, each running the backward Loop of its own
  *       sequence_lens steps (g_scan8).
- * An outer value is a float tensor or a sequence of them that a subgraph reads (by more
- * than SequenceLength): a sequence's gradient is a sequence, zeros like it from an If
- * branch that does not read it, and summed item by item as a Loop's accumulator
- * (implicit_sources, zeros_in, acc_add). */
+ * An outer value is a float tensor, or a sequence or optional of them, that a subgraph
+ * reads (by more than SequenceLength or OptionalHasElement): a sequence's gradient is a
+ * sequence, an optional's an optional, zeros like it from an If branch that does not read
+ * it, and summed item by item (element) as a Loop's accumulator (implicit_sources, zeros_in,
+ * acc_add). */
 #include <stdio.h>
 #include <string.h>
 
@@ -165,7 +166,8 @@ static const og_graph *graph_attr(const og_node *n, const char *name)
 }
 
 /* Whether a node of g or of its subgraphs reads the enclosing value `name` (an outer
- * reference of g) by another op than SequenceLength (one a gradient may flow through). */
+ * reference of g) by another op than SequenceLength or OptionalHasElement (one a gradient
+ * may flow through). */
 static bool reads_through(const og_graph *g, const char *name, int depth)
 {
     int v = og_graph_find_value(g, name);
@@ -173,7 +175,9 @@ static bool reads_through(const og_graph *g, const char *name, int depth)
     for (int i = 0; i < g->n_nodes; i++) {
         const og_node *nd = &g->nodes[i];
         for (int j = 0; j < nd->n_in; j++)
-            if (nd->in[j] == v && strcmp(nd->op_type, "SequenceLength") != 0) return true;
+            if (nd->in[j] == v && strcmp(nd->op_type, "SequenceLength") != 0 &&
+                strcmp(nd->op_type, "OptionalHasElement") != 0)
+                return true;
         for (int k = 0; k < nd->n_attrs; k++)
             if (nd->attrs[k].g && reads_through(nd->attrs[k].g, name, depth + 1)) return true;
     }
@@ -181,9 +185,10 @@ static bool reads_through(const og_graph *g, const char *name, int depth)
 }
 
 /* The implicit inputs of n a gradient flows to: src (their positions in n->in), count.  Float
- * tensors, and sequences of float tensors that a subgraph reads other than by
- * SequenceLength (their gradient is a sequence: the items' gradients); an optional, or a
- * sequence of sequences, so read and wanting a gradient is refused: -1 then. */
+ * tensors, and sequences and optionals of float tensors that a subgraph reads other than by
+ * SequenceLength or OptionalHasElement (their gradient is a sequence of the items'
+ * gradients, an optional of the element's); one of another kind (a sequence of sequences,
+ * an optional of a sequence) so read and wanting a gradient is refused: -1 then. */
 static int implicit_sources(og_gb *b, const og_node *n, int *src)
 {
     int k = 0;
@@ -201,24 +206,26 @@ static int implicit_sources(og_gb *b, const og_node *n, int *src)
         for (int a = 0; a < n->n_attrs && !through; a++)
             through = n->attrs[a].g && reads_through(n->attrs[a].g, v->name, 0);
         if (kind == OG_KIND_TENSOR || !t || !og_dtype_is_float(t->dtype) || !through) continue;
-        if (kind == OG_KIND_SEQUENCE && v->type->elem == t) {
+        if ((kind == OG_KIND_SEQUENCE || kind == OG_KIND_OPTIONAL) && v->type->elem == t) {
             src[k++] = j;
             continue;
         }
         og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
                    "a gradient into %s '%s', which a subgraph of the node reads from the "
-                   "enclosing graph: onnxgrad differentiates the tensors and sequences of "
-                   "tensors a subgraph reads so, not optionals or sequences of sequences",
-                   og_kind_name(kind), v->name);
+                   "enclosing graph: onnxgrad differentiates the tensors, and the sequences "
+                   "and optionals of tensors, that a subgraph reads so; this %s holds %s "
+                   "values",
+                   og_kind_name(kind), v->name, og_kind_name(kind),
+                   og_kind_name(v->type->elem->kind));
         return -1;
     }
     return k;
 }
 
-/* Whether enclosing value v's gradient is a sequence (a sequence a subgraph reads). */
 static bool is_seq(const og_value *v) { return og_value_kind_of(v) == OG_KIND_SEQUENCE; }
+static bool is_opt(const og_value *v) { return og_value_kind_of(v) == OG_KIND_OPTIONAL; }
 
-/* Value v of subgraph B given sv's type (a sequence), interned by B. */
+/* Value v of subgraph B given sv's type (a sequence or optional), interned by B. */
 static void type_as(og_gb *eb, og_graph *B, int v, const og_value *sv)
 {
     if (v < 0 || !sv->type || og_gb_status(eb)) return;
@@ -256,26 +263,34 @@ static void grad_output(og_gb *eb, og_graph *B, int v, const og_value *sv)
         shaped_as(eb, B, sv);
 }
 
-/* In B, zeros like enclosing value sv (a tensor, or a sequence: zeros item by item). */
+/* In B, zeros like enclosing value sv (a tensor; a sequence: zeros item by item; an
+ * optional: of a zero element, empty where sv is). */
 static int zeros_in(og_gb *eb, og_graph *B, const og_value *sv)
 {
     int o = outer_as(eb, B, sv);
     if (is_seq(sv)) return og_gb_sequence_zeros(eb, o);
+    if (is_opt(sv)) return og_gb_optional_zeros(eb, o);
     return og_gb_op2(eb, "Mul", o, og_gb_scalar(eb, 0, sv->dtype));
 }
 
-/* In B, accumulator acc plus g, gradients of enclosing value sv (sequences: item by item). */
+/* In B, accumulator acc plus g, gradients of enclosing value sv (sequences: item by item;
+ * optionals: their elements). */
 static int acc_add(og_gb *eb, og_graph *B, int acc, int g, const og_value *sv)
 {
-    if (!is_seq(sv)) return og_rule_add(eb, acc, g);
     int gs[2] = {acc, g}, whole[2] = {-1, -1};
+    if (is_opt(sv)) return og_gb_optional_sum(eb, outer_as(eb, B, sv), gs, 2);
+    if (!is_seq(sv)) return og_rule_add(eb, acc, g);
     return og_gb_sequence_total(eb, outer_as(eb, B, sv), gs, whole, 2);
 }
 
-/* Zeros like enclosing value v of the graph b emits (a sequence: item by item). */
+/* Zeros like enclosing value v of the graph b emits (a sequence: item by item; an
+ * optional: of a zero element). */
 static int zeros_like(og_gb *b, int v)
 {
-    return is_seq(og_gb_value(b, v)) ? og_gb_sequence_zeros(b, v) : og_rule_zeros_like(b, v);
+    const og_value *val = og_gb_value(b, v);
+    return is_seq(val)   ? og_gb_sequence_zeros(b, v)
+           : is_opt(val) ? og_gb_optional_zeros(b, v)
+                         : og_rule_zeros_like(b, v);
 }
 
 /* The value of subgraph G that is its outer reference to enclosing value `name` (-1). */

@@ -251,32 +251,47 @@ for c, dx, dw in ((1, [0.5, -2.0], x), (0, [-1.0, -1.0], [0.0, 0.0])):
 PY
 check "grad into a sequence an If's branch reads from outside: its values" test $? = 0
 
-# an optional of the enclosing graph that a branch reads and that wants a gradient: refused
+# an optional of a tensor that a branch reads from the enclosing graph: its gradient flows
+# (y = o's element = x w: dx = w, dw = x); an optional of a sequence so read is refused
 # naming the node, op and value (its gradient would be left out)
 python3 - "$tmp" <<'PY'
 import sys, numpy as np
 from onnx import TensorProto as TP, helper as h, numpy_helper
 F = TP.FLOAT
-then_g = h.make_graph([h.make_node("OptionalGetElement", ["o"], ["t"])], "then", [],
-                      [h.make_tensor_value_info("t", F, [2])])
-else_g = h.make_graph([h.make_node("Neg", ["x"], ["e"])], "else", [],
-                      [h.make_tensor_value_info("e", F, [2])])
-g = h.make_graph([h.make_node("Mul", ["x", "w"], ["xw"]),
-                  h.make_node("Optional", ["xw"], ["o"]),
-                  h.make_node("If", ["c"], ["y"], name="branch", then_branch=then_g,
-                              else_branch=else_g)], "g",
-                 [h.make_tensor_value_info("x", F, [2])],
-                 [h.make_tensor_value_info("y", F, [2])],
-                 [numpy_helper.from_array(np.array([0.5, -2.0], np.float32), "w"),
-                  numpy_helper.from_array(np.array(True), "c")])
-m = h.make_model(g, opset_imports=[h.make_opsetid("", 16)])
-m.ir_version = 8
-open(sys.argv[1] + "/ifopt.onnx", "wb").write(m.SerializeToString())
+for tag, read, make in (("t", [h.make_node("OptionalGetElement", ["o"], ["t"])],
+                         [h.make_node("Optional", ["xw"], ["o"])]),
+                        ("s", [h.make_node("OptionalGetElement", ["o"], ["ts"]),
+                               h.make_node("SequenceAt", ["ts", "one"], ["t"])],
+                         [h.make_node("SequenceConstruct", ["x", "xw"], ["s"]),
+                          h.make_node("Optional", ["s"], ["o"])])):
+    then_g = h.make_graph(read, "then", [], [h.make_tensor_value_info("t", F, [2])])
+    else_g = h.make_graph([h.make_node("Neg", ["x"], ["e"])], "else", [],
+                          [h.make_tensor_value_info("e", F, [2])])
+    g = h.make_graph([h.make_node("Mul", ["x", "w"], ["xw"])] + make +
+                     [h.make_node("If", ["c"], ["y"], name="branch", then_branch=then_g,
+                                  else_branch=else_g)], "g",
+                     [h.make_tensor_value_info("x", F, [2])],
+                     [h.make_tensor_value_info("y", F, [2])],
+                     [numpy_helper.from_array(np.array([0.5, -2.0], np.float32), "w"),
+                      numpy_helper.from_array(np.array(1, np.int64), "one"),
+                      numpy_helper.from_array(np.array(True), "c")])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 16)])
+    m.ir_version = 8
+    open(sys.argv[1] + "/ifopt_%s.onnx" % tag, "wb").write(m.SerializeToString())
 PY
-"$cli" grad "$tmp/ifopt.onnx" --input x="$tmp/xs.npy" -o "$tmp/io" 2>"$tmp/err"
-check "grad into an optional an If's branch reads from outside fails" test $? = 1
+"$cli" grad "$tmp/ifopt_t.onnx" --input x="$tmp/xs.npy" -o "$tmp/io" 2>"$tmp/err"
+check "grad into an optional an If's branch reads from outside exits 0" test $? = 0
+python3 - "$tmp" <<'PY'
+import sys, numpy as np
+d = sys.argv[1]
+gx, gw = np.load(d + "/io/x_grad.npy"), np.load(d + "/io/w_grad.npy")
+assert np.allclose(gx, [0.5, -2.0]) and np.allclose(gw, np.load(d + "/xs.npy")), (gx, gw)
+PY
+check "grad into an optional an If's branch reads from outside: its values" test $? = 0
+"$cli" grad "$tmp/ifopt_s.onnx" --input x="$tmp/xs.npy" -o "$tmp/ios" 2>"$tmp/err"
+check "grad into an optional of a sequence an If's branch reads from outside fails" test $? = 1
 check "... naming the node, op and optional" \
-  grep -q "node 'branch' (If.*a gradient into optional 'o'" "$tmp/err"
+  grep -q "node 'branch' (If.*a gradient into optional 'o'.*this optional holds sequence values" "$tmp/err"
 
 echo "$((checks - fails)) passed, $fails failed"
 test $fails = 0

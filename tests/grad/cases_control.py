@@ -473,8 +473,65 @@ def outer_seq_cases():
     return out
 
 
+def outer_opt_cases():
+    """An optional of a tensor of the enclosing graph that a subgraph reads (its gradient an
+    optional of the element's, empty where it is): an If (each branch taken, the else branch
+    not reading it), a Loop and a Scan reading its element, and a Loop whose body reads it
+    under OptionalHasElement (the optional empty, or not)."""
+    out = []
+    I, B = TensorProto.INT64, TensorProto.BOOL
+    x = orand(2, 3)
+    opt = [node("Mul", ["x", "w"], ["xw"]), node("Optional", ["xw"], ["O"])]
+    empty = [node("Optional", [], ["O"],
+                  type=helper.make_tensor_type_proto(F, [2, 3]))]
+
+    def add(name, nodes, outs, shapes, opset, feeds=None, make=opt, consts=None):
+        m = model(make + nodes, feeds or {"x": x}, outs, {"w": orand(3)}, opset=opset,
+                  consts=consts)
+        out.append(("outer_opt_%s_v%d" % (name, opset), typed(m, shapes), feeds or {"x": x}))
+
+    then_g = graph([node("OptionalGetElement", ["O"], ["t1"]), node("Tanh", ["t1"], ["ty"])],
+                   "then", [], [vi("ty", F, [2, 3])])
+    else_g = graph([node("Cos", ["x"], ["ey"])], "else", [], [vi("ey", F, [2, 3])])
+    for opset in (16, 18):
+        for c in (True, False):
+            add("if_%s" % ("then" if c else "else"),
+                [node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)], ["y"],
+                {"y": [2, 3]}, opset, consts={"c": np.array(c)})
+
+    def body(nodes):
+        return graph(nodes + [node("Identity", ["cond"], ["c2"])], "body",
+                     [vi("i", I, []), vi("cond", B, []), vi("s", F, [2, 3])],
+                     [vi("c2", B, []), vi("s2", F, [2, 3])])
+
+    trip = {"m": np.array(3, np.int64)}
+    b = body([node("OptionalGetElement", ["O"], ["h"]), node("Mul", ["s", "h"], ["sh"]),
+              node("Add", ["sh", "x"], ["p"]), node("Tanh", ["p"], ["s2"])])
+    add("loop", [node("Loop", ["m", "", "x"], ["y"], body=b)], ["y"], {"y": [2, 3]}, 16,
+        consts=trip)
+    # read under OptionalHasElement: s·O's element when it has one, else sin(s)
+    has_t = graph([node("OptionalGetElement", ["O"], ["h"]), node("Mul", ["s", "h"], ["ht"])],
+                  "then", [], [vi("ht", F, [2, 3])])
+    has_e = graph([node("Sin", ["s"], ["he"])], "else", [], [vi("he", F, [2, 3])])
+    b = body([node("OptionalHasElement", ["O"], ["has"]),
+              node("If", ["has"], ["q"], then_branch=has_t, else_branch=has_e),
+              node("Add", ["q", "x"], ["p"]), node("Tanh", ["p"], ["s2"])])
+    for tag, make in (("", opt), ("_empty", empty)):
+        add("loop_has%s" % tag, [node("Loop", ["m", "", "x"], ["y"], body=b)], ["y"],
+            {"y": [2, 3]}, 16, make=make, consts=trip)
+    # Scan over the rows of xs: acc ← tanh(acc·O + xt)
+    sbody = graph([node("OptionalGetElement", ["O"], ["h"]), node("Mul", ["acc", "h"], ["ah"]),
+                   node("Add", ["ah", "xt"], ["p"]), node("Tanh", ["p"], ["acc2"]),
+                   node("Sin", ["acc2"], ["yt"])],
+                  "body", [vi("acc", F, [2, 3]), vi("xt", F, [2, 3])],
+                  [vi("acc2", F, [2, 3]), vi("yt", F, [2, 3])])
+    add("scan", [node("Scan", ["x", "xs"], ["a", "ys"], body=sbody, num_scan_inputs=1)],
+        ["a", "ys"], {"a": [2, 3], "ys": [4, 2, 3]}, 16, feeds={"x": x, "xs": orand(4, 2, 3)})
+    return out
+
+
 _control_cases = cases
 
 
 def cases():  # noqa: F811
-    return _control_cases() + seq_read_cases() + outer_seq_cases()
+    return _control_cases() + seq_read_cases() + outer_seq_cases() + outer_opt_cases()
