@@ -8,7 +8,7 @@ inputs and outputs along other axes and in reverse), Scan-8 (opset 8: a batch ax
 sequence_lens with shorter and empty rows, directions, two scan inputs one reversed), and
 nesting (an If inside a Loop, a Loop inside a Scan, reading weights two levels out); and a
 sequence of the enclosing graph that an If, Loop or Scan reads item by item (one and two
-levels down)."""
+levels down), or an optional of a tensor it reads (present or empty)."""
 import numpy as np
 from onnx import TensorProto, helper
 
