@@ -444,9 +444,22 @@ og_status og_grad_build(const og_graph *fwd, const og_grad_spec *spec, const og_
         if (t < 0) {
             og_logf(spec->log, spec->log_user, OG_LOG_WARN,
                     "no selected output depends on '%s': its gradient is zero", g->values[v].name);
-            t = filled_like(&b, v, 0.0);
+            /* a sequence or optional (an outer one a subgraph reads, src/grad/control.c):
+             * zero items, or a zero element */
+            og_kind kind = og_value_kind_of(&g->values[v]);
+            t = kind == OG_KIND_SEQUENCE   ? og_gb_sequence_zeros(&b, v)
+                : kind == OG_KIND_OPTIONAL ? og_gb_optional_zeros(&b, v)
+                                           : filled_like(&b, v, 0.0);
         }
         results[i] = named_output(&b, t, &g->values[v]);
+        /* a tensor's gradient has its shape, which inference may not find (the items of a
+         * sequence's gradient, src/grad/control.c) */
+        og_value *r = results[i] >= 0 ? &g->values[results[i]] : NULL;
+        const og_value *sv = &g->values[v];
+        if (r && r->rank < 0 && !sv->type && sv->rank >= 0) {
+            r->rank = sv->rank;
+            memcpy(r->dims, sv->dims, sizeof r->dims);
+        }
     }
     if (b.st) {
         st = b.st;

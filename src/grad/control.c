@@ -24,7 +24,12 @@
  *       gradients are the backward Loop's scan outputs, put back in the input's order and
  *       axis.
  *   Scan-8: a Loop over the batch rows, each running the backward Loop of its own
- *       sequence_lens steps (g_scan8). */
+ *       sequence_lens steps (g_scan8).
+ * An outer value is a float tensor, or a sequence or optional of them, that a subgraph
+ * reads (by more than SequenceLength or OptionalHasElement): a sequence's gradient is a
+ * sequence, an optional's an optional, zeros like it from an If branch that does not read
+ * it, and summed item by item (element) as a Loop's accumulator (implicit_sources, zeros_in,
+ * acc_add). */
 #include <stdio.h>
 #include <string.h>
 
@@ -161,7 +166,8 @@ static const og_graph *graph_attr(const og_node *n, const char *name)
 }
 
 /* Whether a node of g or of its subgraphs reads the enclosing value `name` (an outer
- * reference of g) by another op than SequenceLength (one a gradient may flow through). */
+ * reference of g) by another op than SequenceLength or OptionalHasElement (one a gradient
+ * may flow through). */
 static bool reads_through(const og_graph *g, const char *name, int depth)
 {
     int v = og_graph_find_value(g, name);
@@ -169,24 +175,28 @@ static bool reads_through(const og_graph *g, const char *name, int depth)
     for (int i = 0; i < g->n_nodes; i++) {
         const og_node *nd = &g->nodes[i];
         for (int j = 0; j < nd->n_in; j++)
-            if (nd->in[j] == v && strcmp(nd->op_type, "SequenceLength") != 0) return true;
+            if (nd->in[j] == v && strcmp(nd->op_type, "SequenceLength") != 0 &&
+                strcmp(nd->op_type, "OptionalHasElement") != 0)
+                return true;
         for (int k = 0; k < nd->n_attrs; k++)
             if (nd->attrs[k].g && reads_through(nd->attrs[k].g, name, depth + 1)) return true;
     }
     return false;
 }
 
-/* The implicit inputs of n a gradient flows to: src (their positions in n->in), count.  A
- * sequence or optional of float tensors that a subgraph reads from the enclosing graph
- * (other than by SequenceLength) and that wants a gradient is refused (its gradient would
- * be left out); -1 then. */
+/* The implicit inputs of n a gradient flows to: src (their positions in n->in), count.  Float
+ * tensors, and sequences and optionals of float tensors that a subgraph reads other than by
+ * SequenceLength or OptionalHasElement (their gradient is a sequence of the items'
+ * gradients, an optional of the element's); one of another kind (a sequence of sequences,
+ * an optional of a sequence) so read and wanting a gradient is refused: -1 then. */
 static int implicit_sources(og_gb *b, const og_node *n, int *src)
 {
     int k = 0;
     for (int j = n->n_in - n->n_implicit; j < n->n_in; j++) {
         const og_value *v = og_gb_value(b, n->in[j]);
         if (!WANTS(j)) continue;
-        if (og_dtype_is_float(v->dtype) && og_value_kind_of(v) == OG_KIND_TENSOR) {
+        og_kind kind = og_value_kind_of(v);
+        if (og_dtype_is_float(v->dtype) && kind == OG_KIND_TENSOR) {
             src[k++] = j;
             continue;
         }
@@ -195,16 +205,92 @@ static int implicit_sources(og_gb *b, const og_node *n, int *src)
         bool through = false;
         for (int a = 0; a < n->n_attrs && !through; a++)
             through = n->attrs[a].g && reads_through(n->attrs[a].g, v->name, 0);
-        if (og_value_kind_of(v) != OG_KIND_TENSOR && t && og_dtype_is_float(t->dtype) && through) {
-            og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
-                       "a gradient into %s '%s', which a subgraph of the node reads from the "
-                       "enclosing graph: onnxgrad differentiates the tensors a subgraph reads "
-                       "so, not sequences or optionals",
-                       og_kind_name(og_value_kind_of(v)), v->name);
-            return -1;
+        if (kind == OG_KIND_TENSOR || !t || !og_dtype_is_float(t->dtype) || !through) continue;
+        if ((kind == OG_KIND_SEQUENCE || kind == OG_KIND_OPTIONAL) && v->type->elem == t) {
+            src[k++] = j;
+            continue;
         }
+        og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                   "a gradient into %s '%s', which a subgraph of the node reads from the "
+                   "enclosing graph: onnxgrad differentiates the tensors, and the sequences "
+                   "and optionals of tensors, that a subgraph reads so; this %s holds %s "
+                   "values",
+                   og_kind_name(kind), v->name, og_kind_name(kind),
+                   og_kind_name(v->type->elem->kind));
+        return -1;
     }
     return k;
+}
+
+static bool is_seq(const og_value *v) { return og_value_kind_of(v) == OG_KIND_SEQUENCE; }
+static bool is_opt(const og_value *v) { return og_value_kind_of(v) == OG_KIND_OPTIONAL; }
+
+/* Value v of subgraph B given sv's type (a sequence or optional), interned by B. */
+static void type_as(og_gb *eb, og_graph *B, int v, const og_value *sv)
+{
+    if (v < 0 || !sv->type || og_gb_status(eb)) return;
+    const og_type *t = og_graph_type(B, sv->type);
+    if (!t) og_gb_fail(eb, NULL, OG_ERR_NOMEM, "out of memory");
+    B->values[v].type = t;
+}
+
+/* Enclosing value sv read in subgraph B, typed as sv. */
+static int outer_as(og_gb *eb, og_graph *B, const og_value *sv)
+{
+    int o = og_sub_outer(eb, B, sv->name);
+    if (o >= 0 && !B->values[o].type) type_as(eb, B, o, sv);
+    return o;
+}
+
+/* A graph input of B (name: allocated, freed here) of enclosing value sv's type: an
+ * accumulator of its gradient. */
+static int acc_input(og_gb *eb, og_graph *B, char *name, const og_value *sv)
+{
+    int v = og_sub_input(eb, B, name, sv->dtype, -1);
+    type_as(eb, B, v, sv);
+    return v;
+}
+
+/* Make v the next output of B: the gradient of enclosing value sv (of its type; a tensor
+ * of its shape where known). */
+static void grad_output(og_gb *eb, og_graph *B, int v, const og_value *sv)
+{
+    og_sub_output(eb, B, v, sv->dtype);
+    if (og_gb_status(eb) || !B->n_outputs) return;
+    if (sv->type)
+        type_as(eb, B, B->outputs[B->n_outputs - 1], sv);
+    else
+        shaped_as(eb, B, sv);
+}
+
+/* In B, zeros like enclosing value sv (a tensor; a sequence: zeros item by item; an
+ * optional: of a zero element, empty where sv is). */
+static int zeros_in(og_gb *eb, og_graph *B, const og_value *sv)
+{
+    int o = outer_as(eb, B, sv);
+    if (is_seq(sv)) return og_gb_sequence_zeros(eb, o);
+    if (is_opt(sv)) return og_gb_optional_zeros(eb, o);
+    return og_gb_op2(eb, "Mul", o, og_gb_scalar(eb, 0, sv->dtype));
+}
+
+/* In B, accumulator acc plus g, gradients of enclosing value sv (sequences: item by item;
+ * optionals: their elements). */
+static int acc_add(og_gb *eb, og_graph *B, int acc, int g, const og_value *sv)
+{
+    int gs[2] = {acc, g}, whole[2] = {-1, -1};
+    if (is_opt(sv)) return og_gb_optional_sum(eb, outer_as(eb, B, sv), gs, 2);
+    if (!is_seq(sv)) return og_rule_add(eb, acc, g);
+    return og_gb_sequence_total(eb, outer_as(eb, B, sv), gs, whole, 2);
+}
+
+/* Zeros like enclosing value v of the graph b emits (a sequence: item by item; an
+ * optional: of a zero element). */
+static int zeros_like(og_gb *b, int v)
+{
+    const og_value *val = og_gb_value(b, v);
+    return is_seq(val)   ? og_gb_sequence_zeros(b, v)
+           : is_opt(val) ? og_gb_optional_zeros(b, v)
+                         : og_rule_zeros_like(b, v);
 }
 
 /* The value of subgraph G that is its outer reference to enclosing value `name` (-1). */
@@ -274,11 +360,8 @@ static og_status g_if(og_gb *b, const og_node *n, const int *dy, int *dx)
         for (int k = 0; k < n_src; k++) {
             const og_value *sv = og_gb_value(b, n->in[src[k]]);
             int g = pos[k] >= 0 ? sg.grad[pos[k]] : -1;
-            if (g < 0) { /* zeros of the outer value's shape */
-                int o = og_sub_outer(eb, B, sv->name);
-                g = og_gb_op2(eb, "Mul", o, og_gb_scalar(eb, 0, sv->dtype));
-            }
-            og_sub_output(eb, B, g, sv->dtype);
+            if (g < 0) g = zeros_in(eb, B, sv); /* zeros of the outer value's shape */
+            grad_output(eb, B, g, sv);
         }
         sub_grad_free(&sg);
         Bs[br] = B;
@@ -513,8 +596,7 @@ static og_status g_loop(og_gb *b, const og_node *n, const int *dy, int *dx)
         if (dS[f] >= 0) B->values[dS[f]].type = t;
     }
     for (int r = 0; r < n_src; r++)
-        acc[r] = og_sub_input(eb, B, NAME(eb, "%s_acc%d", pf, r),
-                              og_gb_value(b, n->in[src[r]])->dtype, -1);
+        acc[r] = acc_input(eb, B, NAME(eb, "%s_acc%d", pf, r), og_gb_value(b, n->in[src[r]]));
     for (int k = 0; k < 2 + N; k++) rename_input(eb, B, G->inputs[k], pf, k);
     /* iteration i = count − 1 − j of the forward, recomputed from its saved state */
     int i = og_rule_sub(eb, og_sub_outer(eb, B, og_gb_value(b, last)->name), j);
@@ -540,10 +622,9 @@ static og_status g_loop(og_gb *b, const og_node *n, const int *dy, int *dx)
         shaped_as(eb, B, &G->values[G->inputs[2 + fl[f]]]);
     }
     for (int r = 0; r < n_src; r++) {
-        og_sub_output(eb, B,
-                      outer_pos[r] >= 0 ? og_rule_add(eb, acc[r], sg.grad[outer_pos[r]]) : acc[r],
-                      og_gb_value(b, n->in[src[r]])->dtype);
-        shaped_as(eb, B, og_gb_value(b, n->in[src[r]]));
+        const og_value *sv = og_gb_value(b, n->in[src[r]]);
+        int at = outer_pos[r];
+        grad_output(eb, B, at >= 0 ? acc_add(eb, B, acc[r], sg.grad[at], sv) : acc[r], sv);
     }
     sub_grad_free(&sg);
     /* the backward Loop: dS starts at the carried outputs' gradients, accumulators at 0 */
@@ -553,7 +634,7 @@ static og_status g_loop(og_gb *b, const og_node *n, const int *dy, int *dx)
         int k = fl[f];
         in[2 + f] = dy[k] >= 0 ? dy[k] : og_rule_zeros_like(b, n->out[k]);
     }
-    for (int r = 0; r < n_src; r++) in[2 + nf + r] = og_rule_zeros_like(b, n->in[src[r]]);
+    for (int r = 0; r < n_src; r++) in[2 + nf + r] = zeros_like(b, n->in[src[r]]);
     int node = og_gb_op_ext(b, "", "Loop", 2 + nf + n_src, in, nf + n_src, NULL, res);
     bool ok = og_sub_finish(b, eb, B);
     if (ok) og_gb_attr_graph(b, node, "body", B);
@@ -687,8 +768,7 @@ static og_graph *scan_back_body(og_gb *b, og_gb *pb, const og_node *n, const sca
     for (int f = 0; f < nf; f++)
         og_sub_input(eb, B, NAME(eb, "%s_d%d", pf, f), G->values[G->inputs[sc->fl[f]]].dtype, -1);
     for (int r = 0; r < sc->n_src; r++)
-        og_sub_input(eb, B, NAME(eb, "%s_acc%d", pf, r), og_gb_value(b, n->in[sc->src[r]])->dtype,
-                     -1);
+        acc_input(eb, B, NAME(eb, "%s_acc%d", pf, r), og_gb_value(b, n->in[sc->src[r]]));
     if (og_gb_status(eb)) return B;
     for (int k = 0; k < S + M; k++) rename_input(eb, B, G->inputs[k], pf, k);
     int t = og_rule_sub(eb, og_sub_outer(eb, B, og_gb_value(pb, last)->name), j); /* rt = j */
@@ -712,9 +792,9 @@ static og_graph *scan_back_body(og_gb *b, og_gb *pb, const og_node *n, const sca
     for (int f = 0; f < nf; f++)
         og_sub_output(eb, B, sg->grad[f], G->values[G->inputs[sc->fl[f]]].dtype);
     for (int r = 0; r < sc->n_src; r++) {
+        const og_value *sv = og_gb_value(b, n->in[sc->src[r]]);
         int acc = B->inputs[2 + nf + r], at = sc->outer_pos[r];
-        og_sub_output(eb, B, at >= 0 ? og_rule_add(eb, acc, sg->grad[at]) : acc,
-                      og_gb_value(b, n->in[sc->src[r]])->dtype);
+        grad_output(eb, B, at >= 0 ? acc_add(eb, B, acc, sg->grad[at], sv) : acc, sv);
     }
     for (int q = 0; q < sc->nx; q++)
         og_sub_output(eb, B, sg->grad[nf + q],
@@ -747,7 +827,7 @@ static void scan_back_init(og_gb *b, const og_node *n, const int *dy, const scan
         int k = sc->fl[f];
         ds0[f] = dy[k] >= 0 ? dy[k] : og_rule_zeros_like(b, n->out[k]);
     }
-    for (int r = 0; r < sc->n_src; r++) acc0[r] = og_rule_zeros_like(b, n->in[sc->src[r]]);
+    for (int r = 0; r < sc->n_src; r++) acc0[r] = zeros_like(b, n->in[sc->src[r]]);
 }
 
 static og_status g_scan8(og_gb *b, const og_node *n, const int *dy, int *dx);
@@ -871,8 +951,7 @@ static og_status g_scan8(og_gb *b, const og_node *n, const int *dy, int *dx)
     int row = og_sub_input(eo, O, NAME(eo, "%s_row", pf), OG_INT64, 0);
     int cond = og_sub_input(eo, O, NAME(eo, "%s_cond", pf), OG_BOOL, 0);
     for (int r = 0; r < n_src; r++)
-        og_sub_input(eo, O, NAME(eo, "%s_acc%d", pf, r), og_gb_value(b, n->in[sc.src[r]])->dtype,
-                     -1);
+        acc_input(eo, O, NAME(eo, "%s_acc%d", pf, r), og_gb_value(b, n->in[sc.src[r]]));
 #define ROW(v) og_gb_op2(eo, "Gather", og_sub_outer(eo, O, og_gb_value(b, (v))->name), row)
     int len = n->in[0] >= 0 ? og_rule_cast(eo, ROW(n->in[0]), OG_INT64)
                             : og_sub_outer(eo, O, og_gb_value(b, steps)->name);
@@ -890,7 +969,7 @@ static og_status g_scan8(og_gb *b, const og_node *n, const int *dy, int *dx)
     sub_grad_free(&sc.sg);
     og_sub_output(eo, O, cond, OG_BOOL);
     for (int r = 0; r < n_src; r++)
-        og_sub_output(eo, O, res[nf + r], og_gb_value(b, n->in[sc.src[r]])->dtype);
+        grad_output(eo, O, res[nf + r], og_gb_value(b, n->in[sc.src[r]]));
     for (int f = 0; f < nf; f++)
         og_sub_output(eo, O, res[f], og_gb_value(b, n->in[1 + sc.fl[f]])->dtype);
     /* the row's slice gradients in the order of its steps, then zeros to the full length */

@@ -120,6 +120,16 @@ void og_gb_item_gradient(og_gb *b, int seq, int pos, int grad);
  * fixes, or in a Loop over the items when only the run time knows it; optionals' elements
  * summed.  -1 after recording an error. */
 int og_gb_sequence_total(og_gb *b, int v, const int *grads, const int *pos, int n);
+/* A sequence of zeros like forward sequence v (or like v, a typed value of the emitter's
+ * graph read from an enclosing one): made the way v was, else by a Loop over its items at
+ * run time.  -1 after recording an error. */
+int og_gb_sequence_zeros(og_gb *b, int v);
+/* Zeros like forward optional v of a tensor (v, or a typed value of the emitter's graph read
+ * from an enclosing one), and the sum of m optionals opts like v: an If on whether v has an
+ * element (empty: v itself, through an Identity: opset 16 and later, else an error).  -1
+ * after recording an error. */
+int og_gb_optional_zeros(og_gb *b, int v);
+int og_gb_optional_sum(og_gb *b, int v, const int *opts, int m);
 
 og_status og_gb_status(const og_gb *b);
 /* Record an error for node n (the first one wins) and return -1. */

@@ -14,6 +14,8 @@
  *                                 of SequenceConstruct's inputs), else a Loop over the items
  *                                 counts (a Loop's carried sequence)
  *   Optional(x): dx = OptionalGetElement(dO);  OptionalGetElement(O): dO = Optional(dy)
+ *   (zeros like an optional, and sums of optionals a Loop accumulates, are made under an If
+ *   on OptionalHasElement: opt_guarded)
  * where p' is the position made nonnegative (p + length when p < 0).  Zeros like a sequence
  * are made the way it was made, else (a Loop's output, a graph or body input) by a Loop over
  * its items (seq_items_rt), as are whole gradients summed over a length known at run time
@@ -283,6 +285,85 @@ int og_gb_sequence_total(og_gb *b, int v, const int *grads, const int *pos, int 
         base = og_gb_op3(b, "SequenceInsert", og_gb_op2(b, "SequenceErase", base, p), sum, p);
     }
     return base;
+}
+
+int og_gb_sequence_zeros(og_gb *b, int v) { return zeros_seq(b, NULL, v, 0); }
+
+/* Branch `which` (0: then, 1: else) of the If opt_guarded makes, in B: then Optional(the
+ * Sum of the elements of opts[0..m-1], or zeros like v's element when m is 0), else v. */
+static void opt_branch(og_gb *b, og_gb *eb, og_graph *B, int which, int v, const int *opts, int m)
+{
+    const og_value *val = og_gb_value(b, v);
+    int r;
+    if (which) {
+        r = og_sub_outer(eb, B, val->name);
+    } else if (m == 0) {
+        int el = og_gb_op1(eb, "OptionalGetElement", og_sub_outer(eb, B, val->name));
+        r = og_gb_op1(eb, "Optional", zeros_shaped(eb, el, elem_dtype(b, v)));
+    } else {
+        int *el = og_malloc(og_gb_alloc(b), (size_t)m * sizeof *el);
+        if (!el) {
+            og_gb_fail(eb, NULL, OG_ERR_NOMEM, "out of memory");
+            return;
+        }
+        for (int k = 0; k < m; k++)
+            el[k] = og_gb_op1(eb, "OptionalGetElement",
+                              og_sub_outer(eb, B, og_gb_value(b, opts[k])->name));
+        r = og_gb_op1(eb, "Optional", og_gb_op(eb, "Sum", m, el));
+        og_free(og_gb_alloc(b), el);
+    }
+    og_sub_output(eb, B, r, OG_UNDEFINED); /* v itself: an Identity (opset 16) */
+    if (og_gb_status(eb) || !B->n_outputs) return;
+    const og_type *t = val->type ? og_graph_type(B, val->type) : NULL;
+    if (!t) og_gb_fail(eb, NULL, OG_ERR_NOMEM, "out of memory");
+    B->values[B->outputs[B->n_outputs - 1]].type = t;
+}
+
+/* An optional like forward optional v (of a tensor), made only where v has an element:
+ * If(OptionalHasElement(v)) then Optional(the Sum of the elements of opts[0..m-1], or
+ * zeros like v's element when m is 0) else v (empty: its gradient is empty too).  The else
+ * branch gives v through an Identity, which takes optionals from opset 16.  -1 after an
+ * error. */
+static int opt_guarded(og_gb *b, int v, const int *opts, int m)
+{
+    const og_allocator *al = og_gb_alloc(b);
+    const og_value *val = og_gb_value(b, v);
+    if (og_gb_opset(b) < 16)
+        return og_gb_fail(b, NULL, OG_ERR_UNSUPPORTED,
+                          "the gradient of optional '%s' read in a subgraph needs opset 16 or "
+                          "later (an Identity of an optional), the model has %lld",
+                          val->name, (long long)og_gb_opset(b));
+    int cond = og_gb_op1(b, "OptionalHasElement", v), r = -1;
+    og_graph *Bs[2] = {NULL, NULL};
+    og_gb *ebs[2] = {NULL, NULL};
+    char *pf[2] = {NULL, NULL}; /* each branch's emitter names by it till attached */
+    for (int k = 0; k < 2 && !og_gb_status(b); k++) {
+        pf[k] = og_strfmt(al, "%s_%s%d_%s", val->name, m ? "sum" : "zeros",
+                          og_gb_graph(b)->n_values, k ? "else" : "then");
+        og_graph *E = pf[k] ? og_graph_new(al) : NULL;
+        Bs[k] = E ? og_sub_open(b, E, pf[k], &ebs[k]) : NULL;
+        og_graph_free(E);
+        if (!Bs[k] && !og_gb_status(b)) og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
+        if (Bs[k]) opt_branch(b, ebs[k], Bs[k], k, v, opts, m);
+    }
+    int node = og_gb_status(b) ? -1 : og_gb_op_ext(b, "", "If", 1, &cond, 1, NULL, &r);
+    for (int k = 0; k < 2; k++) {
+        if (Bs[k] && node >= 0) {
+            og_sub_attach(b, ebs[k], Bs[k], node, k ? "else_branch" : "then_branch");
+        } else if (Bs[k]) {
+            og_gb_close(ebs[k]);
+            og_graph_free(Bs[k]);
+        }
+        og_free(al, pf[k]);
+    }
+    return og_gb_status(b) ? -1 : r;
+}
+
+int og_gb_optional_zeros(og_gb *b, int v) { return opt_guarded(b, v, NULL, 0); }
+
+int og_gb_optional_sum(og_gb *b, int v, const int *opts, int m)
+{
+    return opt_guarded(b, v, opts, m);
 }
 
 /* ---- rules ----------------------------------------------------------------------------- */

@@ -31,8 +31,13 @@ static og_status merge_vinfo(og_graph *g, const og_node *n, og_value *v, const o
         if (vi->kind == OG_KIND_TENSOR) { /* a declaration the op contradicts: trust the op */
             v->type = NULL;
         } else {
-            /* the op's type where it knows one, else the declaration's, else the kind alone */
-            const og_type *t = vi->type ? vi->type : declared == vi->kind ? v->type : NULL;
+            /* the op's type where it knows one (more than the kind alone: an empty
+             * Optional's, whose element the op does not read from its type attribute), else
+             * the declaration's, else the kind alone */
+            bool bare = vi->type && vi->type->kind != OG_KIND_TENSOR && !vi->type->elem;
+            const og_type *t = vi->type && !(bare && v->type && declared == vi->kind) ? vi->type
+                               : declared == vi->kind                                 ? v->type
+                                                                                      : NULL;
             if (!t && !(t = og_graph_type_wrap(g, vi->kind, OG_UNDEFINED, NULL)))
                 return og_error(OG_ERR_NOMEM, "out of memory during type inference");
             v->type = t;

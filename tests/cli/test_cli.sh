@@ -212,8 +212,8 @@ assert np.allclose(np.load(d + "/w_grad.npy"), [8.25, 36.0]), np.load(d + "/w_gr
 PY
 check "grad through a Loop reading its carried sequence: its values" test $? = 0
 
-# an If whose branch reads a sequence of the enclosing graph that wants a gradient: refused
-# naming the node, op and value (the gradient into it would be left out)
+# an If whose branch reads a sequence of the enclosing graph: the gradient flows into the
+# sequence's items (then: y = s[1] = x w; else: y = -x)
 python3 - "$tmp" <<'PY'
 import sys, numpy as np
 from onnx import TensorProto as TP, helper as h, numpy_helper
@@ -222,23 +222,76 @@ then_g = h.make_graph([h.make_node("SequenceAt", ["s", "one"], ["t"])], "then", 
                       [h.make_tensor_value_info("t", F, [2])])
 else_g = h.make_graph([h.make_node("Neg", ["x"], ["e"])], "else", [],
                       [h.make_tensor_value_info("e", F, [2])])
-g = h.make_graph([h.make_node("Mul", ["x", "w"], ["xw"]),
-                  h.make_node("SequenceConstruct", ["x", "xw"], ["s"]),
-                  h.make_node("If", ["c"], ["y"], name="branch", then_branch=then_g,
-                              else_branch=else_g)], "g",
-                 [h.make_tensor_value_info("x", F, [2])],
-                 [h.make_tensor_value_info("y", F, [2])],
-                 [numpy_helper.from_array(np.array([0.5, -2.0], np.float32), "w"),
-                  numpy_helper.from_array(np.array(1, np.int64), "one"),
-                  numpy_helper.from_array(np.array(True), "c")])
-m = h.make_model(g, opset_imports=[h.make_opsetid("", 16)])
-m.ir_version = 8
-open(sys.argv[1] + "/ifseq.onnx", "wb").write(m.SerializeToString())
+for c in (True, False):
+    g = h.make_graph([h.make_node("Mul", ["x", "w"], ["xw"]),
+                      h.make_node("SequenceConstruct", ["x", "xw"], ["s"]),
+                      h.make_node("If", ["c"], ["y"], name="branch", then_branch=then_g,
+                                  else_branch=else_g)], "g",
+                     [h.make_tensor_value_info("x", F, [2])],
+                     [h.make_tensor_value_info("y", F, [2])],
+                     [numpy_helper.from_array(np.array([0.5, -2.0], np.float32), "w"),
+                      numpy_helper.from_array(np.array(1, np.int64), "one"),
+                      numpy_helper.from_array(np.array(c), "c")])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 16)])
+    m.ir_version = 8
+    open(sys.argv[1] + "/ifseq_%d.onnx" % c, "wb").write(m.SerializeToString())
 PY
-"$cli" grad "$tmp/ifseq.onnx" --input x="$tmp/xs.npy" -o "$tmp/ig" 2>"$tmp/err"
-check "grad into a sequence an If's branch reads from outside fails" test $? = 1
-check "... naming the node, op and sequence" \
-  grep -q "node 'branch' (If.*a gradient into sequence 's'" "$tmp/err"
+for c in 1 0; do
+  "$cli" grad "$tmp/ifseq_$c.onnx" --input x="$tmp/xs.npy" -o "$tmp/ig$c" 2>"$tmp/err"
+  check "grad into a sequence an If's branch reads from outside exits 0 (c=$c)" test $? = 0
+done
+python3 - "$tmp" <<'PY'
+import sys, numpy as np
+d = sys.argv[1]
+x = np.load(d + "/xs.npy")
+# seeds of ones; then: dx = w, dw = x; else: dx = -1, dw = 0
+for c, dx, dw in ((1, [0.5, -2.0], x), (0, [-1.0, -1.0], [0.0, 0.0])):
+    gx, gw = np.load(d + "/ig%d/x_grad.npy" % c), np.load(d + "/ig%d/w_grad.npy" % c)
+    assert np.allclose(gx, dx) and np.allclose(gw, dw), (c, gx, gw)
+PY
+check "grad into a sequence an If's branch reads from outside: its values" test $? = 0
+
+# an optional of a tensor that a branch reads from the enclosing graph: its gradient flows
+# (y = o's element = x w: dx = w, dw = x); an optional of a sequence so read is refused
+# naming the node, op and value (its gradient would be left out)
+python3 - "$tmp" <<'PY'
+import sys, numpy as np
+from onnx import TensorProto as TP, helper as h, numpy_helper
+F = TP.FLOAT
+for tag, read, make in (("t", [h.make_node("OptionalGetElement", ["o"], ["t"])],
+                         [h.make_node("Optional", ["xw"], ["o"])]),
+                        ("s", [h.make_node("OptionalGetElement", ["o"], ["ts"]),
+                               h.make_node("SequenceAt", ["ts", "one"], ["t"])],
+                         [h.make_node("SequenceConstruct", ["x", "xw"], ["s"]),
+                          h.make_node("Optional", ["s"], ["o"])])):
+    then_g = h.make_graph(read, "then", [], [h.make_tensor_value_info("t", F, [2])])
+    else_g = h.make_graph([h.make_node("Neg", ["x"], ["e"])], "else", [],
+                          [h.make_tensor_value_info("e", F, [2])])
+    g = h.make_graph([h.make_node("Mul", ["x", "w"], ["xw"])] + make +
+                     [h.make_node("If", ["c"], ["y"], name="branch", then_branch=then_g,
+                                  else_branch=else_g)], "g",
+                     [h.make_tensor_value_info("x", F, [2])],
+                     [h.make_tensor_value_info("y", F, [2])],
+                     [numpy_helper.from_array(np.array([0.5, -2.0], np.float32), "w"),
+                      numpy_helper.from_array(np.array(1, np.int64), "one"),
+                      numpy_helper.from_array(np.array(True), "c")])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 16)])
+    m.ir_version = 8
+    open(sys.argv[1] + "/ifopt_%s.onnx" % tag, "wb").write(m.SerializeToString())
+PY
+"$cli" grad "$tmp/ifopt_t.onnx" --input x="$tmp/xs.npy" -o "$tmp/io" 2>"$tmp/err"
+check "grad into an optional an If's branch reads from outside exits 0" test $? = 0
+python3 - "$tmp" <<'PY'
+import sys, numpy as np
+d = sys.argv[1]
+gx, gw = np.load(d + "/io/x_grad.npy"), np.load(d + "/io/w_grad.npy")
+assert np.allclose(gx, [0.5, -2.0]) and np.allclose(gw, np.load(d + "/xs.npy")), (gx, gw)
+PY
+check "grad into an optional an If's branch reads from outside: its values" test $? = 0
+"$cli" grad "$tmp/ifopt_s.onnx" --input x="$tmp/xs.npy" -o "$tmp/ios" 2>"$tmp/err"
+check "grad into an optional of a sequence an If's branch reads from outside fails" test $? = 1
+check "... naming the node, op and optional" \
+  grep -q "node 'branch' (If.*a gradient into optional 'o'.*this optional holds sequence values" "$tmp/err"
 
 echo "$((checks - fails)) passed, $fails failed"
 test $fails = 0

@@ -6,7 +6,9 @@ body reads (its last item, a front insert, its length, an erase: recomputed per 
 and a Loop's output sequence read item by item after it), Scan (states, scan
 inputs and outputs along other axes and in reverse), Scan-8 (opset 8: a batch axis,
 sequence_lens with shorter and empty rows, directions, two scan inputs one reversed), and
-nesting (an If inside a Loop, a Loop inside a Scan, reading weights two levels out)."""
+nesting (an If inside a Loop, a Loop inside a Scan, reading weights two levels out); and a
+sequence of the enclosing graph that an If, Loop or Scan reads item by item (one and two
+levels down), or an optional of a tensor it reads (present or empty)."""
 import numpy as np
 from onnx import TensorProto, helper
 
@@ -320,8 +322,216 @@ def seq_read_cases():
     return out
 
 
+# the cases of sequences of the enclosing graph a subgraph reads draw from their own
+# generator too
+_RNGO = np.random.default_rng(1212)
+
+
+def orand(*shape, low=-1.0, high=1.0):
+    return _RNGO.uniform(low, high, shape).astype(np.float32)
+
+
+def outer_seq_cases():
+    """A sequence of the enclosing graph that a subgraph reads item by item (its gradient a
+    sequence: the items' gradients, zeros for the items not read): an If (each branch taken,
+    one branch reading no item, the sequence also stacked outside the If), a Loop (the item
+    at the iteration number, and at a fixed position), a Scan, and two levels (a Loop inside
+    an If, an If inside a Loop), and a Loop inserting into it (whole gradients; empty or
+    not).  The sequences come from SequenceConstruct, SplitToSequence, SequenceInsert and a
+    Loop's output (zeros like it made at run time)."""
+    out = []
+    I, B = TensorProto.INT64, TensorProto.BOOL
+    x = orand(2, 3)
+    seq_t = helper.make_sequence_type_proto(helper.make_tensor_type_proto(F, [2, 3]))
+    # the sequence: [x·w, sin(u), u·x] (SequenceConstruct), or the rows of W (SplitToSequence)
+    make = {"construct": [node("Mul", ["x", "w"], ["a0"]), node("Sin", ["u"], ["a1"]),
+                          node("Mul", ["u", "x"], ["a2"]),
+                          node("SequenceConstruct", ["a0", "a1", "a2"], ["S"])],
+            "split": [node("Mul", ["W", "w"], ["Ww"]),
+                      node("SplitToSequence", ["Ww"], ["S"], axis=0, keepdims=0)]}
+    weights = {"construct": lambda: {"w": orand(3), "u": orand(2, 3)},
+               "split": lambda: {"w": orand(3), "W": orand(3, 2, 3)}}
+    consts = {"one": np.array(1, np.int64), "m1": np.array(-1, np.int64),
+              "z0": np.array(0, np.int64), "three": np.array(3, np.int64)}
+
+    def add(name, nodes, outs, shapes, opset, src="construct"):
+        n_all = make[src] + nodes
+        used = set()
+        for nd in n_all:
+            used |= set(nd.input)
+            for a in nd.attribute:
+                if a.HasField("g"):
+                    used |= reads(a.g)
+        m = model(n_all, {"x": x}, outs, weights[src](), opset=opset,
+                  consts={k: v for k, v in consts.items() if k in used})
+        out.append(("outer_seq_%s_%s_v%d" % (name, src, opset), typed(m, shapes), {"x": x}))
+
+    # If: then reads items 1 and -1, else item 0 (or no item)
+    then_g = graph([node("SequenceAt", ["S", "one"], ["t1"]),
+                    node("SequenceAt", ["S", "m1"], ["t2"]),
+                    node("Mul", ["t1", "t2"], ["t3"]), node("Tanh", ["t3"], ["ty"])],
+                   "then", [], [vi("ty", F, [2, 3])])
+    else_g = graph([node("SequenceAt", ["S", "z0"], ["e1"]), node("Sin", ["e1"], ["ey"])],
+                   "else", [], [vi("ey", F, [2, 3])])
+    else_none = graph([node("Cos", ["x"], ["ey"])], "else", [], [vi("ey", F, [2, 3])])
+    for opset in (13, 16):
+        for c in (True, False):
+            for tag, eg in (("", else_g), ("_else_none", else_none)):
+                nodes = [node("If", ["c"], ["y"], then_branch=then_g, else_branch=eg)]
+                consts["c"] = np.array(c)
+                add("if_%s%s" % ("then" if c else "else", tag), nodes, ["y"],
+                    {"y": [2, 3]}, opset)
+    # the If's gradient added to a whole one: the sequence also stacked outside
+    consts["c"] = np.array(True)
+    nodes = [node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g),
+             node("ConcatFromSequence", ["S"], ["z"], axis=0, new_axis=1)]
+    add("if_stacked", nodes, ["y", "z"], {"y": [2, 3], "z": [3, 2, 3]}, 16)
+    add("if_stacked", nodes, ["y", "z"], {"y": [2, 3], "z": [3, 2, 3]}, 16, "split")
+
+    def body(nodes, state=("s",)):
+        return graph(nodes + [node("Identity", ["cond"], ["c2"])], "body",
+                     [vi("i", I, []), vi("cond", B, [])] + [vi(k, F, [2, 3]) for k in state],
+                     [vi("c2", B, [])] + [vi(k + "2", F, [2, 3]) for k in state])
+
+    # Loop: s ← tanh(s·S[i] + x), the item at the iteration number; and s ← sin(s + S[1])·S[i]
+    at_i = body([node("SequenceAt", ["S", "i"], ["h"]), node("Mul", ["s", "h"], ["sh"]),
+                 node("Add", ["sh", "x"], ["p"]), node("Tanh", ["p"], ["s2"])])
+    fixed = body([node("SequenceAt", ["S", "one"], ["h"]), node("Add", ["s", "h"], ["p"]),
+                  node("Sin", ["p"], ["q"]), node("SequenceAt", ["S", "i"], ["g"]),
+                  node("Mul", ["q", "g"], ["s2"])])
+    for tag, b in (("at_i", at_i), ("fixed", fixed)):
+        for opset, trip in ((13, 3), (16, 2)):
+            consts["m"] = np.array(trip, np.int64)
+            nodes = [node("Loop", ["m", "", "x"], ["y"], body=b)]
+            add("loop_%s_trip%d" % (tag, trip), nodes, ["y"], {"y": [2, 3]}, opset)
+            add("loop_%s_trip%d" % (tag, trip), nodes, ["y"], {"y": [2, 3]}, opset, "split")
+    # Scan over the rows of xs: acc ← tanh(acc·S[1] + xt)·S[0], one output per step
+    sbody = graph([node("SequenceAt", ["S", "one"], ["h"]), node("Mul", ["acc", "h"], ["ah"]),
+                   node("Add", ["ah", "xt"], ["p"]), node("Tanh", ["p"], ["q"]),
+                   node("SequenceAt", ["S", "z0"], ["g"]), node("Mul", ["q", "g"], ["acc2"]),
+                   node("Sin", ["acc2"], ["yt"])],
+                  "body", [vi("acc", F, [2, 3]), vi("xt", F, [2, 3])],
+                  [vi("acc2", F, [2, 3]), vi("yt", F, [2, 3])])
+    xs = orand(4, 2, 3)
+    for src in ("construct", "split"):
+        for opset in (13, 16):
+            n_all = make[src] + [node("Scan", ["x", "xs"], ["a", "ys"], body=sbody,
+                                      num_scan_inputs=1)]
+            m = model(n_all, {"x": x, "xs": xs}, ["a", "ys"], weights[src](), opset=opset,
+                      consts={"one": consts["one"], "z0": consts["z0"]})
+            out.append(("outer_seq_scan_%s_v%d" % (src, opset),
+                        typed(m, {"a": [2, 3], "ys": [4, 2, 3]}), {"x": x, "xs": xs}))
+    # two levels: an If whose then branch runs the Loop reading S[i], else reads S[-1]
+    consts["m"] = np.array(3, np.int64)
+    loop_then = graph([node("Loop", ["m", "", "x"], ["ly"], body=at_i)], "then", [],
+                      [vi("ly", F, [2, 3])])
+    seq_else = graph([node("SequenceAt", ["S", "m1"], ["e1"]), node("Mul", ["e1", "x"], ["ey"])],
+                     "else", [], [vi("ey", F, [2, 3])])
+    for c in (True, False):
+        consts["c"] = np.array(c)
+        nodes = [node("If", ["c"], ["y"], then_branch=loop_then, else_branch=seq_else)]
+        add("if_loop_%s" % ("then" if c else "else"), nodes, ["y"], {"y": [2, 3]}, 16)
+    # two levels: a Loop whose body's If reads S[i] (then) or S[0] (else), on i < 1.5
+    inner_then = graph([node("SequenceAt", ["S", "i"], ["h"]), node("Mul", ["s", "h"], ["it"])],
+                       "then", [], [vi("it", F, [2, 3])])
+    inner_else = graph([node("SequenceAt", ["S", "z0"], ["h0"]), node("Add", ["s", "h0"], ["q"]),
+                        node("Tanh", ["q"], ["ie"])], "else", [], [vi("ie", F, [2, 3])])
+    b = body([node("Cast", ["i"], ["fi"], to=F), node("Less", ["fi", "half"], ["small"]),
+              node("If", ["small"], ["s2"], then_branch=inner_then, else_branch=inner_else)])
+    consts["half"] = np.array(1.5, np.float32)
+    nodes = [node("Loop", ["m", "", "x"], ["y"], body=b)]
+    add("loop_if", nodes, ["y"], {"y": [2, 3]}, 16)
+    add("loop_if", nodes, ["y"], {"y": [2, 3]}, 13, "split")
+    # the sequence a Loop's output (zeros like it, and the sums, made by Loops at run time),
+    # read by a second Loop at the iteration number
+    mk = body([node("Mul", ["s", "w"], ["sw"]), node("Sin", ["sw"], ["s2"]),
+               node("SequenceInsert", ["seq", "s2"], ["seq2"])])
+    mk.input.append(helper.make_value_info("seq", seq_t))
+    mk.output.append(helper.make_value_info("seq2", seq_t))
+    nodes = [node("SequenceEmpty", [], ["S0"], dtype=F),
+             node("Loop", ["three", "", "x", "S0"], ["s3", "S"], body=mk),
+             node("Loop", ["three", "", "x"], ["y"], body=at_i)]
+    m = model(nodes, {"x": x}, ["y"], {"w": orand(3)}, opset=16,
+              consts={"three": consts["three"]})
+    out.append(("outer_seq_loop_at_i_from_loop_v16", typed(m, {"y": [2, 3]}), {"x": x}))
+    # a Loop inserting into the outer sequence (its gradient a whole sequence per iteration,
+    # summed over them), the sequence empty or of one item: s ← tanh(SequenceInsert(S, s·w)[0]
+    # + s)
+    ins = body([node("Mul", ["s", "w"], ["sw"]), node("SequenceInsert", ["S", "sw"], ["T"]),
+                node("SequenceAt", ["T", "z0"], ["c0"]), node("Reshape", ["c0", "shp"], ["c"]),
+                node("Add", ["c", "s"], ["r"]), node("Tanh", ["r"], ["s2"])])
+    for tag, items in (("empty", []), ("one", ["xu"])):
+        nodes = [node("Mul", ["x", "u"], ["xu"]), node("SequenceEmpty", [], ["S0"], dtype=F)]
+        for k, v in enumerate(items):
+            nodes.append(node("SequenceInsert", ["S%d" % k, v], ["S%d" % (k + 1)]))
+        nodes += [node("Identity", ["S%d" % len(items)], ["S"]),
+                  node("Loop", ["three", "", "x"], ["y"], body=ins)]
+        m = model(nodes, {"x": x}, ["y"], {"w": orand(3), "u": orand(3)}, opset=16,
+                  consts={"three": consts["three"], "z0": consts["z0"],
+                          "shp": np.array([2, 3], np.int64)})
+        out.append(("outer_seq_loop_insert_%s_v16" % tag, typed(m, {"y": [2, 3]}), {"x": x}))
+    return out
+
+
+def outer_opt_cases():
+    """An optional of a tensor of the enclosing graph that a subgraph reads (its gradient an
+    optional of the element's, empty where it is): an If (each branch taken, the else branch
+    not reading it), a Loop and a Scan reading its element, and a Loop whose body reads it
+    under OptionalHasElement (the optional empty, or not)."""
+    out = []
+    I, B = TensorProto.INT64, TensorProto.BOOL
+    x = orand(2, 3)
+    opt = [node("Mul", ["x", "w"], ["xw"]), node("Optional", ["xw"], ["O"])]
+    empty = [node("Optional", [], ["O"],
+                  type=helper.make_tensor_type_proto(F, [2, 3]))]
+
+    def add(name, nodes, outs, shapes, opset, feeds=None, make=opt, consts=None):
+        m = model(make + nodes, feeds or {"x": x}, outs, {"w": orand(3)}, opset=opset,
+                  consts=consts)
+        out.append(("outer_opt_%s_v%d" % (name, opset), typed(m, shapes), feeds or {"x": x}))
+
+    then_g = graph([node("OptionalGetElement", ["O"], ["t1"]), node("Tanh", ["t1"], ["ty"])],
+                   "then", [], [vi("ty", F, [2, 3])])
+    else_g = graph([node("Cos", ["x"], ["ey"])], "else", [], [vi("ey", F, [2, 3])])
+    for opset in (16, 18):
+        for c in (True, False):
+            add("if_%s" % ("then" if c else "else"),
+                [node("If", ["c"], ["y"], then_branch=then_g, else_branch=else_g)], ["y"],
+                {"y": [2, 3]}, opset, consts={"c": np.array(c)})
+
+    def body(nodes):
+        return graph(nodes + [node("Identity", ["cond"], ["c2"])], "body",
+                     [vi("i", I, []), vi("cond", B, []), vi("s", F, [2, 3])],
+                     [vi("c2", B, []), vi("s2", F, [2, 3])])
+
+    trip = {"m": np.array(3, np.int64)}
+    b = body([node("OptionalGetElement", ["O"], ["h"]), node("Mul", ["s", "h"], ["sh"]),
+              node("Add", ["sh", "x"], ["p"]), node("Tanh", ["p"], ["s2"])])
+    add("loop", [node("Loop", ["m", "", "x"], ["y"], body=b)], ["y"], {"y": [2, 3]}, 16,
+        consts=trip)
+    # read under OptionalHasElement: s·O's element when it has one, else sin(s)
+    has_t = graph([node("OptionalGetElement", ["O"], ["h"]), node("Mul", ["s", "h"], ["ht"])],
+                  "then", [], [vi("ht", F, [2, 3])])
+    has_e = graph([node("Sin", ["s"], ["he"])], "else", [], [vi("he", F, [2, 3])])
+    b = body([node("OptionalHasElement", ["O"], ["has"]),
+              node("If", ["has"], ["q"], then_branch=has_t, else_branch=has_e),
+              node("Add", ["q", "x"], ["p"]), node("Tanh", ["p"], ["s2"])])
+    for tag, make in (("", opt), ("_empty", empty)):
+        add("loop_has%s" % tag, [node("Loop", ["m", "", "x"], ["y"], body=b)], ["y"],
+            {"y": [2, 3]}, 16, make=make, consts=trip)
+    # Scan over the rows of xs: acc ← tanh(acc·O + xt)
+    sbody = graph([node("OptionalGetElement", ["O"], ["h"]), node("Mul", ["acc", "h"], ["ah"]),
+                   node("Add", ["ah", "xt"], ["p"]), node("Tanh", ["p"], ["acc2"]),
+                   node("Sin", ["acc2"], ["yt"])],
+                  "body", [vi("acc", F, [2, 3]), vi("xt", F, [2, 3])],
+                  [vi("acc2", F, [2, 3]), vi("yt", F, [2, 3])])
+    add("scan", [node("Scan", ["x", "xs"], ["a", "ys"], body=sbody, num_scan_inputs=1)],
+        ["a", "ys"], {"a": [2, 3], "ys": [4, 2, 3]}, 16, feeds={"x": x, "xs": orand(4, 2, 3)})
+    return out
+
+
 _control_cases = cases
 
 
 def cases():  # noqa: F811
-    return _control_cases() + seq_read_cases()
+    return _control_cases() + seq_read_cases() + outer_seq_cases() + outer_opt_cases()

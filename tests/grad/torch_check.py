@@ -232,6 +232,46 @@ class SeqAt(nn.Module):
         return outs[1] * outs[-1] + outs[0]
 
 
+class SeqOuter(nn.Module):
+    """a list made by a scripted loop, then read by a second loop (a Loop whose body reads
+    a sequence of the enclosing graph: SequenceAt(items, t)) and after it:
+    h_t = tanh(items[t] + w * h_{t-1}), h * items[0]"""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.w = nn.Parameter(0.5 * torch.randn(4))
+
+    def forward(self, x):
+        items: List[torch.Tensor] = []
+        for t in range(x.size(0)):
+            items.append(torch.tanh(self.lin(x[t])))
+        h = torch.zeros(x.size(1), 4)
+        for t in range(len(items)):
+            h = torch.tanh(items[t] + self.w * h)
+        return h * items[0]
+
+
+class SeqOuterIf(nn.Module):
+    """a list made by a scripted loop, read in the branches of a scripted if on the sign of
+    x's sum (an If whose branches read a sequence of the enclosing graph)"""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+        self.w = nn.Parameter(0.5 * torch.randn(4))
+
+    def forward(self, x):
+        items: List[torch.Tensor] = []
+        for t in range(x.size(0)):
+            items.append(torch.tanh(self.lin(x[t])))
+        if x.sum() > 0:
+            y = items[1] * self.w + items[-1]
+        else:
+            y = torch.sin(items[0])
+        return y
+
+
 class Branch(nn.Module):
     """a scripted branch on the sign of x's sum (exported as an ONNX If)"""
 
@@ -294,6 +334,14 @@ def build(name):
         target = torch.randn(3, 4, generator=g) if cls is SeqAt else None
         if target is None:
             target = torch.randn(5 + (cls is SeqFront), 3, 4, generator=g)
+    elif name.startswith("seqouterif"):
+        shift = 1.0 if "_pos" in name else -1.0  # which branch runs
+        m, kind = torch.jit.script(SeqOuterIf()), "mse"
+        x = torch.randn(5, 3, 4, generator=g) + shift
+        target = torch.randn(3, 4, generator=g)
+    elif name.startswith("seqouter"):
+        m, x, kind = torch.jit.script(SeqOuter()), torch.randn(5, 3, 4, generator=g), "mse"
+        target = torch.randn(3, 4, generator=g)
     elif name.startswith("loop"):
         m, x, kind = torch.jit.script(LoopRNN()), torch.randn(5, 3, 4, generator=g), "mse"
         target = torch.randn(3, 4, generator=g)
@@ -392,7 +440,9 @@ ALL = ["linreg", "linreg_loss", "mlp", "mlp_loss", "lenet", "lenet_loss", "trans
        "transformer_loss", "resnet18", "resnet18_loss", "lstm", "lstm_bf_loss", "gru", "gru_bf",
        "gru_loss", "rnn", "rnn_bf_loss", "loop", "loop_loss", "looplist", "looplist_loss",
        "loopcat", "loopcat_loss", "seqprev", "seqprev_loss", "seqfront", "seqfront_loss",
-       "seqat", "seqat_loss", "if_pos", "if_neg", "if_pos_loss", "if_neg_loss"]
+       "seqat", "seqat_loss", "seqouter", "seqouter_loss", "seqouterif_pos", "seqouterif_neg",
+       "seqouterif_pos_loss", "seqouterif_neg_loss", "if_pos", "if_neg", "if_pos_loss",
+       "if_neg_loss"]
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1], sys.argv[2:] or ALL))
