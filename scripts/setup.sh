@@ -52,13 +52,15 @@ fi
 
 PY=${PYTHON:-python3}
 if ! $PY - <<PYEOF 2>/dev/null
-import numpy, onnx, onnxruntime, sklearn, skl2onnx, pytest, wheel
+import numpy, onnx, onnxruntime, sklearn, skl2onnx, pytest, wheel, PIL, re2
 assert onnx.__version__ == "$ONNX_VERSION", onnx.__version__
 PYEOF
 then
-  echo "setup: installing Python packages (numpy, onnx==$ONNX_VERSION, onnxruntime, scikit-learn, skl2onnx, pytest, wheel)"
+  echo "setup: installing Python packages (numpy, onnx==$ONNX_VERSION, onnxruntime, scikit-learn, skl2onnx, pytest, wheel, pillow, google-re2)"
+  # pillow and google-re2: onnx's reference evaluator runs ImageDecoder and RegexFullMatch
+  # with them (the integer type audit's only references for those two ops)
   $PY -m pip install -q --disable-pip-version-check "$NUMPY_SPEC" "onnx==$ONNX_VERSION" \
-      "onnxruntime>=$ORT_VERSION" scikit-learn skl2onnx pytest wheel
+      "onnxruntime>=$ORT_VERSION" scikit-learn skl2onnx pytest wheel pillow google-re2
 fi
 if [ $want_bench = 1 ]; then
   here=$(cd "$(dirname "$0")/.." && pwd)

@@ -28,10 +28,16 @@ A combination that does not pass must match a line of tests/opset/type_audit_exc
 (op, versions, types, reason); any other failure fails the test.  Combinations without a
 usable seed are counted as unchecked, by reason.
 
-usage: audit_types.py BUILD_DIR [-v] [--int] [--ops=OP,OP...]
+Where neither runs a type in the op's own version, a model of the same meaning in another
+version stands in (`equivalent_forms`: ReduceLogSumExp before 18 as 18, Resize-10 as
+Resize-13 asymmetric, Resize-11's empty roi omitted); --check-forms proves each such form
+gives onnxruntime's values on the types onnxruntime runs in the own version.
+
+usage: audit_types.py BUILD_DIR [-v] [--int] [--ops=OP,OP...] | BUILD_DIR --check-forms
 exit 0 pass, 1 fail, 77 skip (no onnx/onnxruntime); --ops: those ops only
 --int: the integer types and bool instead of the float types, with the exclusions of
 tests/opset/type_audit_int_exclusions.txt (CTest opset_type_audit_int)
+--check-forms: the equivalent forms against onnxruntime (CTest opset_type_audit_forms)
 """
 
 import collections
@@ -572,6 +578,70 @@ def upsample9(m):
     return m
 
 
+def _with_opset(m, version):
+    for o in m.opset_import:
+        if o.domain in ("", "ai.onnx"):
+            o.version = version
+    return m
+
+
+def equivalent_forms(m, vals):
+    """[(how, model, values)]: the one-node model m written in another version of the same
+    meaning, for the types that neither onnxruntime nor the reference evaluator run in m's
+    own version:
+    - ReduceLogSumExp before 18 (axes an attribute) as ReduceLogSumExp-18 (axes an input):
+      onnxruntime runs uint32 and uint64 at 18 only; the evaluator's integer path fails;
+    - Resize-10 as Resize-13 with coordinate_transformation_mode asymmetric and, for nearest,
+      Resize-10's rule (floor when every scale is at least 1, ceil when none is above 1; other
+      scales have no single nearest_mode and no form), its roi omitted;
+    - Resize-11 with an empty roi as the same node with the roi omitted: the evaluator indexes
+      an empty roi (IndexError) and runs the omitted one."""
+    node = m.graph.node[0]
+    forms = []
+    sv = onnx.defs.get_schema(node.op_type, seed_opset(m), "").since_version
+    if node.op_type == "ReduceLogSumExp" and sv < 18:
+        m2 = _with_opset(copy.deepcopy(m), 18)
+        n2 = m2.graph.node[0]
+        axes = [a for a in n2.attribute if a.name == "axes"]
+        if axes:
+            m2.graph.initializer.append(onh.from_array(np.array(axes[0].ints, np.int64),
+                                                       "axes__18"))
+            n2.attribute.remove(axes[0])
+            n2.input.append("axes__18")
+        forms.append(("ReduceLogSumExp-18", m2, vals))
+    if node.op_type == "Resize" and sv == 10:
+        m2 = _with_opset(copy.deepcopy(m), 13)
+        n2 = m2.graph.node[0]
+        scales = vals.get(n2.input[1])
+        if scales is None:
+            init = {t.name: onh.to_array(t) for t in m2.graph.initializer}
+            scales = init.get(n2.input[1])
+        mode = [a.s for a in n2.attribute if a.name == "mode"]
+        nearest = not mode or mode[0] == b"nearest"
+        rule = None
+        if scales is not None and nearest:
+            sc = np.asarray(scales, np.float64)
+            rule = "floor" if (sc >= 1).all() else "ceil" if (sc <= 1).all() else None
+        if scales is not None and (rule or not nearest):
+            n2.input[:] = [n2.input[0], "", n2.input[1]]
+            n2.attribute.append(oh.make_attribute("coordinate_transformation_mode",
+                                                  "asymmetric"))
+            if rule:
+                n2.attribute.append(oh.make_attribute("nearest_mode", rule))
+            forms.append(("Resize-13 asymmetric", m2, vals))
+    if node.op_type == "Resize" and sv == 11 and len(node.input) > 1:
+        roi = vals.get(node.input[1])
+        if roi is not None and np.asarray(roi).size == 0:
+            m2 = _with_opset(copy.deepcopy(m), 13)
+            m2.graph.node[0].input[1] = ""
+            keep = [vi for vi in m2.graph.input if vi.name != node.input[1]]
+            del m2.graph.input[:]
+            m2.graph.input.extend(keep)
+            forms.append(("Resize-13, roi omitted", m2,
+                          {k: v for k, v in vals.items() if k != node.input[1]}))
+    return forms
+
+
 def checked(m, opset):
     """None when the ONNX checker accepts m, else why not."""
     try:
@@ -589,8 +659,9 @@ def checked(m, opset):
     return None
 
 
-def reference(seed, schema, opset, param, t):
-    """(model, inputs, outputs, how) for t, or (None, why)."""
+def reference(seed, schema, opset, param, t, forms=False):
+    """(model, inputs, outputs, how) for t, or (None, why); with forms, the equivalent forms
+    of the model (`equivalent_forms`) are tried after its own version's references."""
     m0, vals = seed
     special = has_subgraph(m0.graph.node[0])
     # the integer audit's main constraint may be an index or condition (SequenceAt's position,
@@ -629,6 +700,12 @@ def reference(seed, schema, opset, param, t):
                 return (m, nvals, ref_run(up, nvals), "reference evaluator, Upsample-9"), None
             except Exception:
                 pass
+        for how, m2, v2 in equivalent_forms(m, nvals) if forms else ():
+            for name, fn in (("onnxruntime", ort_run), ("reference evaluator", ref_run)):
+                try:
+                    return (m, nvals, fn(m2, v2), "%s, %s" % (name, how)), None
+                except Exception:
+                    pass
         if t == TP.FLOAT or t in IS_INT:
             return None, "no reference (onnxruntime and the reference evaluator fail)"
     # float32 computation on the same (rounded) values, rounded to t
@@ -783,11 +860,66 @@ def excluded(ex, op, sv, tn):
 # ----------------------------------------------------------------------------- main
 
 
+def check_forms(build):
+    """--check-forms: the equivalent forms that stand in as references (`equivalent_forms`)
+    give what onnxruntime gives on the model's own version, on every seed and type that
+    onnxruntime runs there; 1 when one differs or an op with forms was never compared."""
+    idx = seed_index(build)
+    types = {"int8": TP.INT8, "uint8": TP.UINT8, "int32": TP.INT32, "int64": TP.INT64,
+             "float": TP.FLOAT}
+    bad, count = [], collections.Counter()
+    for op, sv, opset, schema in combos():
+        if (op, sv) not in (("Resize", 10), ("Resize", 11), ("ReduceLogSumExp", 1),
+                            ("ReduceLogSumExp", 11), ("ReduceLogSumExp", 13)):
+            continue
+        param = main_constraint(schema)[0]
+        for tn, t in types.items():
+            if "tensor(%s)" % tn not in {a for c in schema.type_constraints
+                                         for a in c.allowed_type_strs}:
+                continue
+            for d in idx[op]:
+                seed = load_seed(d)
+                r = seed and retype(seed[0], seed[1], schema, opset, param, t, "node")
+                if not r or checked(r[0], opset):
+                    continue
+                try:
+                    own = ort_run(r[0], r[1])
+                except Exception:
+                    continue
+                for how, m2, v2 in equivalent_forms(r[0], r[1]):
+                    alt = None
+                    for fn in (ort_run, ref_run):
+                        try:
+                            alt = fn(m2, v2)
+                            break
+                        except Exception:
+                            pass
+                    if alt is None:
+                        continue
+                    same = all(np.shape(a) == np.shape(b) and np.allclose(
+                        np.asarray(a, np.float64), np.asarray(b, np.float64), rtol=1e-5,
+                        atol=1e-6 if tn == "float" else 0) for a, b in zip(own, alt))
+                    count["%s-%d" % (op, sv)] += 1
+                    if not same:
+                        bad.append("%s-%d %s %s (%s)" % (op, sv, tn, os.path.basename(d), how))
+    for k in sorted(count):
+        print("forms: %s agrees with onnxruntime on %d seed-and-type pairs" % (k, count[k]))
+    for b in bad:
+        print("forms: DIFFERS: " + b)
+    missing = {"Resize-10", "Resize-11", "ReduceLogSumExp-1", "ReduceLogSumExp-11",
+               "ReduceLogSumExp-13"} - set(count)
+    for k in sorted(missing):
+        print("forms: %s was never compared" % k)
+    return 1 if bad or missing else 0
+
+
 def main():
     if len(sys.argv) < 2:
         print(__doc__, file=sys.stderr)
         return 2
     build = os.path.abspath(sys.argv[1])
+    if "--check-forms" in sys.argv[2:]:
+        return check_forms(build)
     verbose = "-v" in sys.argv[2:]
     if "--int" in sys.argv[2:]:
         TYPES.clear()
@@ -829,7 +961,9 @@ def main():
             why = "no seed model of the op"
             got = None
             # the first 12 seeds, and the generated ones wherever they sort
-            for d in seeds[:12] + [d for d in seeds[12:] if d.startswith("generated:")]:
+            # every seed with the op's own references first, then with its equivalent forms
+            tries = seeds[:12] + [d for d in seeds[12:] if d.startswith("generated:")]
+            for d, forms in [(d, False) for d in tries] + [(d, True) for d in tries]:
                 if d not in cache:
                     cache[d] = load_seed(d)
                 if cache[d] is None:
@@ -839,7 +973,7 @@ def main():
                     # Upsample-10, Scatter-11: the spec keeps the op's meaning and points to
                     # Resize, ScatterElements; onnxruntime and onnx's checker refuse them.
                     # The reference is the version before, run on the same values.
-                    got, why = reference(cache[d], schema, opset - 1, param, t)
+                    got, why = reference(cache[d], schema, opset - 1, param, t, forms)
                     if got:
                         m = copy.deepcopy(got[0])
                         for o in m.opset_import:
@@ -847,7 +981,7 @@ def main():
                                 o.version = opset
                         got = (m,) + got[1:3] + (got[3] + " at opset %d" % (opset - 1),)
                 else:
-                    got, why = reference(cache[d], schema, opset, param, t)
+                    got, why = reference(cache[d], schema, opset, param, t, forms)
                 if got:
                     break
             if not got:
