@@ -456,9 +456,17 @@ static og_status g_concat(og_gb *b, const og_node *n, const int *dy, int *dx)
         og_node p;
         if (pp) p = *pp;
         int rank = og_gb_value(b, OUT(0))->rank;
+        if (rank >= 0 && (axis < -(int64_t)rank || axis >= rank)) {
+            /* the forward pass checks it against the items' rank, which may be unknown */
+            og_gb_fail(b, n, OG_ERR_MODEL, "axis %lld is outside output '%s' of rank %d",
+                       (long long)axis, og_gb_value(b, OUT(0))->name, rank);
+            return og_gb_status(b);
+        }
+        int64_t split_axis = pp ? og_attr_int(&p, "axis", 0) : 0;
         if (pp && strcmp(p.op_type, "SplitToSequence") == 0 && rank >= 0 &&
             (p.n_in > 1 && p.in[1] >= 0 ? 1 : og_attr_int(&p, "keepdims", 1)) &&
-            (og_attr_int(&p, "axis", 0) + rank) % rank == (axis + rank) % rank) {
+            split_axis >= -(int64_t)rank && split_axis < rank &&
+            (split_axis + rank) % rank == (axis + rank) % rank) {
             /* the same partition as the split that made the sequence */
             split = p.n_in > 1 && p.in[1] >= 0 ? p.in[1] : -2;
         } else if (pp && strcmp(p.op_type, "SequenceConstruct") == 0 && rank >= 0) {

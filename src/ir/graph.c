@@ -662,6 +662,7 @@ static og_status value_copy(og_graph *g, const og_value *s, og_value *d)
     d->rank = s->rank;
     memcpy(d->dims, s->dims, sizeof d->dims);
     d->has_value_info = s->has_value_info;
+    d->shape_inferred = s->shape_inferred;
     d->producer = s->producer;
     d->n_consumers = s->n_consumers;
     if (!(d->name = og_strdup(g->alloc, s->name)) || !dup_opt(g->alloc, s->doc, &d->doc))

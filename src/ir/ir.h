@@ -91,6 +91,10 @@ typedef struct og_value {
      * and rank -1.  NULL for a tensor (or a value of unknown type). */
     const og_type *type;
     bool has_value_info; /* declared in graph.value_info (kept on save) */
+    /* declared (has_value_info) without a shape, or a subgraph input whose declared shape
+     * the node's input contradicts: the shape it has is inferred, and resolution may forget
+     * or widen it like an undeclared value's (forget_shapes, og_control_subgraph_settle) */
+    bool shape_inferred;
     char *doc;
     og_tensor *init;        /* initializer data (kind == OG_VALUE_INITIALIZER) */
     const og_tensor *known; /* constant content known at load (init, Constant's tensor) */

@@ -677,6 +677,9 @@ static og_status add_value_info(og_graph *g, const Onnx__ValueInfoProto *vi, int
     }
     og_status st = apply_type(g, val, vi->type, false);
     if (st) return st;
+    /* a tensor declared by its dtype alone: the shape is left to inference */
+    if (vi->type && vi->type->value_case == ONNX__TYPE_PROTO__VALUE_TENSOR_TYPE)
+        val->shape_inferred = val->rank < 0;
     if (out_index) *out_index = v;
     return OG_OK;
 }

@@ -171,6 +171,7 @@ static void type_input(og_graph *sub, int i, const og_vinfo *vi)
     }
     if (v->dtype == OG_UNDEFINED) v->dtype = vi->dtype;
     if (v->dtype != vi->dtype && vi->dtype != OG_UNDEFINED) return;
+    v->shape_inferred = true;
     v->rank = vi->rank;
     memcpy(v->dims, vi->dims, sizeof v->dims);
 }
@@ -186,7 +187,11 @@ bool og_control_subgraph_settle(const og_op_ctx *c, og_graph *sub)
         if (first_in + k >= sub->n_inputs || first_out + k >= sub->n_outputs) break;
         og_value *in = &sub->values[sub->inputs[first_in + k]];
         const og_value *out = &sub->values[sub->outputs[first_out + k]];
-        if (in->has_value_info && in->rank >= 0 && !in->type) continue; /* declared */
+        /* a declared shape stays; one the node fed (the declaration had no rank, or one the
+         * fed value contradicts) settles like an undeclared input's: else a model saved with
+         * the settled state (its rank dropped) loads again with the state fixed to the
+         * initial shape, and saving that gives other bytes */
+        if (in->has_value_info && in->rank >= 0 && !in->type && !in->shape_inferred) continue;
         if (in->rank < 0) continue;
         if (out->rank != in->rank) {
             in->rank = -1;

@@ -72,12 +72,12 @@ static og_status merge_vinfo(og_graph *g, const og_node *n, og_value *v, const o
 }
 
 /* Forget the inferred shapes of g's computed values (and of its subgraphs'), keeping
- * declarations, before inferring again from other input shapes. */
+ * declared shapes, before inferring again from other input shapes. */
 static void forget_shapes(og_graph *g)
 {
     for (int v = 0; v < g->n_values; v++) {
         og_value *val = &g->values[v];
-        if (val->producer < 0 || val->has_value_info) continue;
+        if (val->producer < 0 || (val->has_value_info && !val->shape_inferred)) continue;
         val->rank = -1;
         for (int d = 0; d < OG_MAX_RANK; d++) val->dims[d] = OG_DIM_UNKNOWN;
         val->known = NULL;
