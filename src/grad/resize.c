@@ -852,8 +852,11 @@ static og_status g_grid_sample(og_gb *b, const og_node *n, const int *dy, int *d
         }
         a->x = v;
         gs_axis_taps(b, p, a, st, want_g, dt, &tp[d]);
-        if (Li < 0 && !st_dyn) { /* still static */
-            sstat *= a->L;
+        if (og_gb_status(b)) return og_gb_status(b);
+        if (og_dim_known(a->L) && !st_dyn) { /* still static */
+            if (!og_mul_i64(sstat, a->L, &sstat))
+                return og_gb_fail(b, n, OG_ERR_SHAPE,
+                                  "the spatial sizes of input '%s' overflow int64", X->name);
             st = sstat == 1 ? -1 : og_gb_scalar(b, (double)sstat, OG_INT64);
         } else {
             if (Li < 0) Li = og_gb_scalar(b, (double)a->L, OG_INT64);
