@@ -393,9 +393,12 @@ og_status og_grad_build(const og_graph *fwd, const og_grad_spec *spec, const og_
     for (int i = 0; i < spec->n_outputs; i++) {
         const og_value *o = &g->values[outs[i]];
         seeds[i] = -1;
-        /* a float tensor, or a sequence of them (a Loop's carried sequence, src/grad/control.c) */
-        bool seq = spec->seed_sequences && og_value_kind_of(o) == OG_KIND_SEQUENCE &&
-                   o->type->elem && og_dtype_is_float(o->type->elem->dtype);
+        /* a float tensor, or a sequence or optional of them (a Loop's carried sequence, an
+         * If's output sequence or optional, src/grad/control.c) */
+        og_kind ok = og_value_kind_of(o);
+        bool seq = spec->seed_sequences && (ok == OG_KIND_SEQUENCE || ok == OG_KIND_OPTIONAL) &&
+                   o->type->elem && o->type->elem->kind == OG_KIND_TENSOR &&
+                   og_dtype_is_float(o->type->elem->dtype);
         if (!og_dtype_is_float(o->dtype) && !seq) continue;
         char *name = grad_name(&b, o->name);
         if (!name) {

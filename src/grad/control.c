@@ -302,6 +302,17 @@ static int outer_of(const og_graph *G, const char *name)
 
 /* ---- If ---------------------------------------------------------------------------- */
 
+/* Whether a gradient seeds subgraph output v: a float tensor, or a sequence or optional of
+ * float tensors (og_grad_build seeds those, og_grad_spec.seed_sequences). */
+static bool seedable(const og_value *v)
+{
+    og_kind kind = og_value_kind_of(v);
+    if (kind == OG_KIND_TENSOR) return og_dtype_is_float(v->dtype);
+    if (kind != OG_KIND_SEQUENCE && kind != OG_KIND_OPTIONAL) return false;
+    const og_type *e = v->type->elem;
+    return e && e->kind == OG_KIND_TENSOR && og_dtype_is_float(e->dtype);
+}
+
 static og_status g_if(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     const og_allocator *al = og_gb_alloc(b);
@@ -330,11 +341,22 @@ static og_status g_if(og_gb *b, const og_node *n, const int *dy, int *dx)
             pos[k] = ns;
             gsrc[ns++] = v;
         }
-        for (int j = 0; j < n->n_out && j < G->n_outputs; j++)
-            if (dy[j] >= 0 && og_dtype_is_float(G->values[G->outputs[j]].dtype)) {
-                seeds_of[no] = j;
-                outs[no++] = G->outputs[j];
+        for (int j = 0; j < n->n_out && j < G->n_outputs && !og_gb_status(b); j++) {
+            if (dy[j] < 0) continue;
+            const og_value *ov = &G->values[G->outputs[j]];
+            if (!seedable(ov)) { /* a gradient would be dropped: refused */
+                og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                           "output %d '%s' has a gradient, and %s's output '%s' is a %s that "
+                           "carries none (float tensors, and sequences and optionals of them, "
+                           "do)",
+                           j, og_gb_value(b, n->out[j])->name, names[br], ov->name,
+                           og_kind_name(og_value_kind_of(ov)));
+                break;
             }
+            seeds_of[no] = j;
+            outs[no++] = G->outputs[j];
+        }
+        if (og_gb_status(b)) break;
         char *prefix = prefixes[br] = grad_prefix(b, n, br ? "else_grad" : "then_grad");
         if (!prefix) break;
         sub_grad sg = {0};
@@ -352,10 +374,18 @@ static og_status g_if(og_gb *b, const og_node *n, const int *dy, int *dx)
             sub_grad_free(&sg);
             break;
         }
-        /* the seeds: the If's output gradients, read from outside */
+        /* the seeds: the If's output gradients, read from outside; a sequence's or an
+         * optional's is the outer value itself, renamed (Identity takes sequences from
+         * opset 14 only) */
         for (int j = 0; j < no && sg.T; j++) {
-            int d = og_sub_outer(eb, B, og_gb_value(b, dy[seeds_of[j]])->name);
-            og_gb_op_into(eb, "Identity", 1, &d, sg.seed[j]);
+            const char *dn = og_gb_value(b, dy[seeds_of[j]])->name;
+            if (!B->values[sg.seed[j]].type) {
+                int d = og_sub_outer(eb, B, dn);
+                og_gb_op_into(eb, "Identity", 1, &d, sg.seed[j]);
+                continue;
+            }
+            og_status st = og_graph_rename_value(B, sg.seed[j], dn);
+            if (st) og_gb_fail(eb, n, st, "%s", og_last_error());
         }
         for (int k = 0; k < n_src; k++) {
             const og_value *sv = og_gb_value(b, n->in[src[k]]);

@@ -51,8 +51,9 @@ typedef struct og_grad_spec {
      * a subgraph, built as a graph of their own and copied into a subgraph of the training
      * graph, need names no enclosing graph uses. */
     const char *prefix;
-    /* Seed the outputs that are sequences of float tensors too (a Loop's carried sequence,
-     * src/grad/control.c); else only float tensor outputs get a seed. */
+    /* Seed the outputs that are sequences or optionals of float tensors too (a Loop's
+     * carried sequence, an If's output, src/grad/control.c); else only float tensor outputs
+     * get a seed. */
     bool seed_sequences;
 } og_grad_spec;
 

@@ -530,8 +530,61 @@ def outer_opt_cases():
     return out
 
 
+def review_cases():
+    """Gaps a review found around outer-scope sequences and optionals (issue 12): an If
+    that outputs a sequence or an optional (its branches seeded with one), read by a Loop
+    or after the If; a Loop's carried sequence the body reads whose final value has no
+    gradient; an optional read by two consumers; an empty outer sequence a Loop and a Scan
+    read; and a Scan-8 reading an outer sequence."""
+    out = []
+    I, B = TensorProto.INT64, TensorProto.BOOL
+    x = orand(2, 3)
+    seq_t = helper.make_sequence_type_proto(helper.make_tensor_type_proto(F, [2, 3]))
+    opt_t = helper.make_optional_type_proto(helper.make_tensor_type_proto(F, [2, 3]))
+    one_, z0 = np.array(1, np.int64), np.array(0, np.int64)
+    # an If whose branches give a sequence: then [x·w, x], else [x, x]; a Loop reads item i
+    then_s = graph([node("SequenceConstruct", ["xw", "x"], ["ts"])], "then", [],
+                   [helper.make_value_info("ts", seq_t)])
+    else_s = graph([node("SequenceConstruct", ["x", "x"], ["es"])], "else", [],
+                   [helper.make_value_info("es", seq_t)])
+    at_i = graph([node("SequenceAt", ["S", "i"], ["h"]), node("Mul", ["s", "h"], ["sh"]),
+                  node("Add", ["sh", "x"], ["p"]), node("Tanh", ["p"], ["s2"]),
+                  node("Identity", ["cond"], ["c2"])], "body",
+                 [vi("i", I, []), vi("cond", B, []), vi("s", F, [2, 3])],
+                 [vi("c2", B, []), vi("s2", F, [2, 3])])
+    for c in (True, False):
+        nodes = [node("Mul", ["x", "w"], ["xw"]),
+                 node("If", ["c"], ["S"], then_branch=then_s, else_branch=else_s),
+                 node("Loop", ["m", "", "x"], ["y"], body=at_i)]
+        m = model(nodes, {"x": x}, ["y"], {"w": orand(3)}, opset=16,
+                  consts={"c": np.array(c), "m": np.array(2, np.int64)})
+        out.append(("if_seq_out_loop_%s_v16" % ("then" if c else "else"),
+                    typed(m, {"y": [2, 3]}), {"x": x}))
+    # read after the If (opset 13: no Identity of a sequence): y = S[0]·sin(S[1])
+    for opset in (13, 16):
+        nodes = [node("Mul", ["x", "w"], ["xw"]),
+                 node("If", ["c"], ["S"], then_branch=then_s, else_branch=else_s),
+                 node("SequenceAt", ["S", "z0"], ["a"]), node("SequenceAt", ["S", "one"], ["b"]),
+                 node("Sin", ["b"], ["sb"]), node("Mul", ["a", "sb"], ["y"])]
+        m = model(nodes, {"x": x}, ["y"], {"w": orand(3)}, opset=opset,
+                  consts={"c": np.array(True), "one": one_, "z0": z0})
+        out.append(("if_seq_out_at_v%d" % opset, typed(m, {"y": [2, 3]}), {"x": x}))
+    # an If whose branches give an optional: then Optional(x·w), else Optional(x)
+    then_o = graph([node("Optional", ["xw"], ["to"])], "then", [],
+                   [helper.make_value_info("to", opt_t)])
+    else_o = graph([node("Optional", ["x"], ["eo"])], "else", [],
+                   [helper.make_value_info("eo", opt_t)])
+    nodes = [node("Mul", ["x", "w"], ["xw"]),
+             node("If", ["c"], ["O"], then_branch=then_o, else_branch=else_o),
+             node("OptionalGetElement", ["O"], ["e"]), node("Tanh", ["e"], ["y"])]
+    m = model(nodes, {"x": x}, ["y"], {"w": orand(3)}, opset=16, consts={"c": np.array(True)})
+    out.append(("if_opt_out_v16", typed(m, {"y": [2, 3]}), {"x": x}))
+    return out
+
+
 _control_cases = cases
 
 
 def cases():  # noqa: F811
-    return _control_cases() + seq_read_cases() + outer_seq_cases() + outer_opt_cases()
+    return (_control_cases() + seq_read_cases() + outer_seq_cases() + outer_opt_cases() +
+            review_cases())
