@@ -503,7 +503,10 @@ static void recompute_sequences(og_gb *b, og_gb *eb, og_graph *B, const og_node 
         og_graph_free(R);
         return;
     }
-    bool *want = og_calloc(al, (size_t)(N + K), sizeof *want); /* all false: set below */
+    /* every carried value an output (onnxruntime crashes on a Loop whose carried output is
+     * omitted, an empty name); the needed ones renamed below, the scan outputs omitted */
+    bool *want = og_calloc(al, (size_t)(N + K), sizeof *want);
+    for (int k = 0; want && k < N; k++) want[k] = true;
     in[0] = i;
     in[1] = -1;
     for (int k = 0; k < N; k++) in[2 + k] = og_sub_outer(eb, B, og_gb_value(b, n->in[2 + k])->name);
@@ -519,6 +522,54 @@ static void recompute_sequences(og_gb *b, og_gb *eb, og_graph *B, const og_node 
     og_free(al, res);
     og_free(al, in);
     og_graph_free(R);
+}
+
+/* Whether a node of g or of its subgraphs reads one of the values named in reach (values of
+ * the enclosing graph G; depth: nesting). */
+static bool mentions(const og_graph *g, const og_graph *G, const bool *reach, int depth)
+{
+    if (depth > OG_MAX_NESTING) return true; /* no gradient dropped: assumed read */
+    for (int i = 0; i < g->n_nodes; i++) {
+        const og_node *nd = &g->nodes[i];
+        for (int j = 0; j < nd->n_in; j++) {
+            int v = nd->in[j];
+            if (v < 0 || g->values[v].kind != OG_VALUE_OUTER) continue;
+            int u = og_graph_find_value(G, g->values[v].name);
+            if (u >= 0 && reach[u]) return true;
+        }
+        for (int k = 0; k < nd->n_attrs; k++)
+            if (nd->attrs[k].g && mentions(nd->attrs[k].g, G, reach, depth + 1)) return true;
+    }
+    return false;
+}
+
+/* Whether body G computes a float tensor from its value v (a carried sequence): then v's
+ * gradient flows into the body's other gradients even where the Loop's final sequence has
+ * none (an item read, h = SequenceAt(L, -1), feeding a carried tensor). */
+static bool feeds_tensor(og_gb *b, const og_graph *G, int v)
+{
+    bool *reach = og_calloc(og_gb_alloc(b), (size_t)G->n_values + 1, sizeof *reach), found = false;
+    if (!reach) return true; /* refused by the caller's next allocation, never dropped */
+    reach[v] = true;
+    for (int i = 0; i < G->n_nodes && !found; i++) { /* G is sorted */
+        const og_node *nd = &G->nodes[i];
+        if (!strcmp(nd->op_type, "SequenceLength") || !strcmp(nd->op_type, "OptionalHasElement"))
+            continue; /* no gradient through these */
+        bool any = false;
+        for (int j = 0; j < nd->n_in && !any; j++) any = nd->in[j] >= 0 && reach[nd->in[j]];
+        for (int k = 0; k < nd->n_attrs && !any; k++)
+            any = nd->attrs[k].g && mentions(nd->attrs[k].g, G, reach, 0);
+        for (int j = 0; j < nd->n_out && any; j++) {
+            int o = nd->out[j];
+            if (o < 0) continue;
+            reach[o] = true;
+            const og_value *ov = &G->values[o];
+            found =
+                found || (og_value_kind_of(ov) == OG_KIND_TENSOR && og_dtype_is_float(ov->dtype));
+        }
+    }
+    og_free(og_gb_alloc(b), reach);
+    return found;
 }
 
 static og_status g_loop(og_gb *b, const og_node *n, const int *dy, int *dx)
@@ -552,10 +603,14 @@ static og_status g_loop(og_gb *b, const og_node *n, const int *dy, int *dx)
                        k, og_kind_name(kind));
             goto done;
         }
-        /* a sequence is differentiated when its final value has a gradient (its values per
-         * iteration are not kept: see the check below) */
+        /* a sequence is differentiated when its final value has a gradient, or when the
+         * body computes a float tensor from it (its gradient then flows back through the
+         * iterations from a zero final one); its values per iteration are not kept: see
+         * the check below */
         bool seq = kind == OG_KIND_SEQUENCE;
-        if (seq ? dy[k] >= 0 && v->type && v->type->elem && og_dtype_is_float(v->type->elem->dtype)
+        if (seq ? v->type && v->type->elem && v->type->elem->kind == OG_KIND_TENSOR &&
+                      og_dtype_is_float(v->type->elem->dtype) &&
+                      (dy[k] >= 0 || feeds_tensor(b, G, G->inputs[2 + k]))
                 : og_dtype_is_float(v->dtype)) {
             fl[nf++] = k;
             gsrc[ns++] = G->inputs[2 + k];
@@ -662,7 +717,18 @@ static og_status g_loop(og_gb *b, const og_node *n, const int *dy, int *dx)
     in[1] = -1;
     for (int f = 0; f < nf; f++) {
         int k = fl[f];
-        in[2 + f] = dy[k] >= 0 ? dy[k] : og_rule_zeros_like(b, n->out[k]);
+        if (dy[k] >= 0 || !G->values[G->inputs[2 + k]].type) {
+            in[2 + f] = dy[k] >= 0 ? dy[k] : og_rule_zeros_like(b, n->out[k]);
+            continue;
+        }
+        /* a sequence whose final value has no gradient: zeros like it (the Loop's output,
+         * made where the model omits it, typed as the carried value) */
+        int o = og_gb_forward_output(b, n, k);
+        og_value *ov = o >= 0 ? &og_gb_graph(b)->values[o] : NULL;
+        if (ov && !ov->type &&
+            !(ov->type = og_graph_type(og_gb_graph(b), G->values[G->inputs[2 + k]].type)))
+            og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
+        in[2 + f] = og_gb_status(b) ? -1 : og_gb_sequence_zeros(b, o);
     }
     for (int r = 0; r < n_src; r++) in[2 + nf + r] = zeros_like(b, n->in[src[r]]);
     int node = og_gb_op_ext(b, "", "Loop", 2 + nf + n_src, in, nf + n_src, NULL, res);

@@ -579,6 +579,28 @@ def review_cases():
              node("OptionalGetElement", ["O"], ["e"]), node("Tanh", ["e"], ["y"])]
     m = model(nodes, {"x": x}, ["y"], {"w": orand(3)}, opset=16, consts={"c": np.array(True)})
     out.append(("if_opt_out_v16", typed(m, {"y": [2, 3]}), {"x": x}))
+    # a Loop carrying s and a list L the body reads: h2 = tanh(x·w + L[-1]·fi + L[0]),
+    # s2 = s + h2, L2 = L + [h2];
+    # only s used after the Loop (L's final value omitted, or an unused output): the
+    # gradient into h0 (L's first item) flows through L alone
+    lb = graph([node("Cast", ["i"], ["fi"], to=F), node("SequenceAt", ["L", "m1"], ["h"]),
+                node("Mul", ["h", "fi"], ["hf"]), node("Mul", ["x", "w"], ["xw"]),
+                node("SequenceAt", ["L", "z0"], ["g"]), node("Add", ["xw", "hf"], ["q"]),
+                node("Add", ["q", "g"], ["p"]), node("Tanh", ["p"], ["h2"]),
+                node("Add", ["s", "h2"], ["s2"]),
+                node("SequenceInsert", ["L", "h2"], ["L2"]), node("Identity", ["cond"], ["c2"])],
+               "body", [vi("i", I, []), vi("cond", B, []), vi("s", F, [2, 3]),
+                        helper.make_value_info("L", seq_t)],
+               [vi("c2", B, []), vi("s2", F, [2, 3]), helper.make_value_info("L2", seq_t)])
+    for opset in (13, 16):
+        for tag, lout in (("omitted", ""), ("unused", "Lf")):
+            nodes = [node("SequenceConstruct", ["h0"], ["L0"]),
+                     node("Loop", ["m", "", "x", "L0"], ["y", lout], body=lb)]
+            m = model(nodes, {"x": x}, ["y"], {"w": orand(3), "h0": orand(2, 3)}, opset=opset,
+                      consts={"m": np.array(3, np.int64), "m1": np.array(-1, np.int64),
+                              "z0": z0})
+            out.append(("loop_seq_read_final_%s_v%d" % (tag, opset), typed(m, {"y": [2, 3]}),
+                        {"x": x}))
     return out
 
 
