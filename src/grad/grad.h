@@ -119,7 +119,8 @@ void og_gb_item_gradient(og_gb *b, int seq, int pos, int grad);
  * stacked, summed and split again when their items have one shape (static, or
  * SplitToSequence's without a split), else summed item by item over the length the graph
  * fixes, or in a Loop over the items when only the run time knows it; optionals' elements
- * summed.  -1 after recording an error. */
+ * summed where the optional has one (from opset 16: an If on OptionalHasElement).  -1 after
+ * recording an error. */
 int og_gb_sequence_total(og_gb *b, int v, const int *grads, const int *pos, int n);
 /* A sequence of zeros like forward sequence v (or like v, a typed value of the emitter's
  * graph read from an enclosing one): made the way v was, else by a Loop over its items at

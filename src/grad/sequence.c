@@ -247,17 +247,23 @@ done:
     return og_gb_status(b) ? -1 : r;
 }
 
+static int opt_guarded(og_gb *b, int v, const int *opts, int m);
+
 int og_gb_sequence_total(og_gb *b, int v, const int *grads, const int *pos, int n)
 {
     const og_value *val = og_gb_value(b, v);
     if (og_value_kind_of(val) == OG_KIND_OPTIONAL) {
         if (n == 1) return grads[0];
+        /* an empty optional's gradients are empty (zeros_in, opt_guarded): summed where it
+         * has an element only; before opset 16 (no Identity of an optional) the elements
+         * are summed unguarded, which fails at run time on an empty one */
         const og_type *e = val->type->elem;
         if (!e || e->kind != OG_KIND_TENSOR)
             return og_gb_fail(b, NULL, OG_ERR_UNSUPPORTED,
                               "optional '%s' gets gradients from several consumers, and its "
                               "element is not a tensor",
                               val->name);
+        if (og_gb_opset(b) >= 16) return opt_guarded(b, v, grads, n);
         int *el = og_malloc(og_gb_alloc(b), (size_t)n * sizeof *el);
         if (!el) return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
         for (int i = 0; i < n; i++) el[i] = og_gb_op1(b, "OptionalGetElement", grads[i]);

@@ -477,13 +477,21 @@ def outer_opt_cases():
     """An optional of a tensor of the enclosing graph that a subgraph reads (its gradient an
     optional of the element's, empty where it is): an If (each branch taken, the else branch
     not reading it), a Loop and a Scan reading its element, and a Loop whose body reads it
-    under OptionalHasElement (the optional empty, or not)."""
+    under OptionalHasElement (the optional empty, or not: an If's output, so that an empty
+    one wants a gradient too), and that Loop and an If both reading it (their gradients
+    summed where it has an element)."""
     out = []
     I, B = TensorProto.INT64, TensorProto.BOOL
     x = orand(2, 3)
     opt = [node("Mul", ["x", "w"], ["xw"]), node("Optional", ["xw"], ["O"])]
-    empty = [node("Optional", [], ["O"],
-                  type=helper.make_tensor_type_proto(F, [2, 3]))]
+    # empty, and wanting a gradient: the else branch of an If whose then branch has x·w
+    opt_t = helper.make_optional_type_proto(helper.make_tensor_type_proto(F, [2, 3]))
+    then_o = graph([node("Optional", ["xw"], ["to"])], "then", [],
+                   [helper.make_value_info("to", opt_t)])
+    else_o = graph([node("Optional", [], ["eo"], type=helper.make_tensor_type_proto(F, [2, 3]))],
+                   "else", [], [helper.make_value_info("eo", opt_t)])
+    empty = [node("Mul", ["x", "w"], ["xw"]),
+             node("If", ["c"], ["O"], then_branch=then_o, else_branch=else_o)]
 
     def add(name, nodes, outs, shapes, opset, feeds=None, make=opt, consts=None):
         m = model(make + nodes, feeds or {"x": x}, outs, {"w": orand(3)}, opset=opset,
@@ -518,7 +526,19 @@ def outer_opt_cases():
               node("Add", ["q", "x"], ["p"]), node("Tanh", ["p"], ["s2"])])
     for tag, make in (("", opt), ("_empty", empty)):
         add("loop_has%s" % tag, [node("Loop", ["m", "", "x"], ["y"], body=b)], ["y"],
-            {"y": [2, 3]}, 16, make=make, consts=trip)
+            {"y": [2, 3]}, 16, make=make, consts=dict(trip, c=np.array(False)))
+    # two readers (their gradients summed where O has an element): the Loop, and an If on
+    # OptionalHasElement taking tanh(O's element) or cos(x); O from the If, present or empty
+    two_t = graph([node("OptionalGetElement", ["O"], ["g"]), node("Tanh", ["g"], ["tt"])],
+                  "then", [], [vi("tt", F, [2, 3])])
+    two_e = graph([node("Cos", ["x"], ["te"])], "else", [], [vi("te", F, [2, 3])])
+    for tag, c in (("present", True), ("empty", False)):
+        add("two_readers_%s" % tag,
+            [node("Loop", ["m", "", "x"], ["y1"], body=b),
+             node("OptionalHasElement", ["O"], ["hasO"]),
+             node("If", ["hasO"], ["y2"], then_branch=two_t, else_branch=two_e),
+             node("Add", ["y1", "y2"], ["y"])], ["y"], {"y": [2, 3]}, 16, make=empty,
+            consts=dict(trip, c=np.array(c)))
     # Scan over the rows of xs: acc ← tanh(acc·O + xt)
     sbody = graph([node("OptionalGetElement", ["O"], ["h"]), node("Mul", ["acc", "h"], ["ah"]),
                    node("Add", ["ah", "xt"], ["p"]), node("Tanh", ["p"], ["acc2"]),
