@@ -273,14 +273,14 @@ static int zeros_in(og_gb *eb, og_graph *B, const og_value *sv)
     return og_gb_op2(eb, "Mul", o, og_gb_scalar(eb, 0, sv->dtype));
 }
 
-/* In B, accumulator acc plus g, gradients of enclosing value sv (sequences: item by item;
- * optionals: their elements). */
+/* In B, accumulator acc plus g, gradients of enclosing value sv (sequences: item by item in
+ * a Loop, which an empty one runs 0 times; optionals: their elements). */
 static int acc_add(og_gb *eb, og_graph *B, int acc, int g, const og_value *sv)
 {
-    int gs[2] = {acc, g}, whole[2] = {-1, -1};
+    int gs[2] = {acc, g};
     if (is_opt(sv)) return og_gb_optional_sum(eb, outer_as(eb, B, sv), gs, 2);
     if (!is_seq(sv)) return og_rule_add(eb, acc, g);
-    return og_gb_sequence_total(eb, outer_as(eb, B, sv), gs, whole, 2);
+    return og_gb_sequence_sum_items(eb, outer_as(eb, B, sv), gs, 2);
 }
 
 /* Zeros like enclosing value v of the graph b emits (a sequence: item by item; an

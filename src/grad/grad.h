@@ -122,6 +122,11 @@ void og_gb_item_gradient(og_gb *b, int seq, int pos, int grad);
  * summed where the optional has one (from opset 16: an If on OptionalHasElement).  -1 after
  * recording an error. */
 int og_gb_sequence_total(og_gb *b, int v, const int *grads, const int *pos, int n);
+
+/* The Sum of the m whole gradients seqs of forward sequence v, item by item in a Loop over
+ * v's items at run time (any length, 0 included: a Loop's accumulator, src/grad/control.c).
+ * -1 after recording an error. */
+int og_gb_sequence_sum_items(og_gb *b, int v, const int *seqs, int m);
 /* A sequence of zeros like forward sequence v (or like v, a typed value of the emitter's
  * graph read from an enclosing one): made the way v was, else by a Loop over its items at
  * run time.  -1 after recording an error. */

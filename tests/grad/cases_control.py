@@ -621,6 +621,32 @@ def review_cases():
                               "z0": z0})
             out.append(("loop_seq_read_final_%s_v%d" % (tag, opset), typed(m, {"y": [2, 3]}),
                         {"x": x}))
+    # the rows of W·w (N of them, 0 too: an empty sequence, its accumulated gradient summed
+    # item by item) read by a Loop and a Scan under SequenceLength(S) > 0: s·S[0], else sin(s)
+    has_t = graph([node("SequenceAt", ["S", "z0"], ["g"]), node("Mul", ["s", "g"], ["st"])],
+                  "then", [], [vi("st", F, [2, 3])])
+    has_e = graph([node("Sin", ["s"], ["se"])], "else", [], [vi("se", F, [2, 3])])
+    guarded = [node("SequenceLength", ["S"], ["n"]), node("Greater", ["n", "z0"], ["any"]),
+               node("If", ["any"], ["q"], then_branch=has_t, else_branch=has_e),
+               node("Add", ["q", "x"], ["p"]), node("Tanh", ["p"], ["s2"])]
+    lb = graph(guarded + [node("Identity", ["cond"], ["c2"])], "body",
+               [vi("i", I, []), vi("cond", B, []), vi("s", F, [2, 3])],
+               [vi("c2", B, []), vi("s2", F, [2, 3])])
+    sb = graph(guarded[:4] + [node("Add", ["p", "xt"], ["r"]), node("Tanh", ["r"], ["s2"])],
+               "body", [vi("s", F, [2, 3]), vi("xt", F, [2, 3])], [vi("s2", F, [2, 3])])
+    xs = orand(3, 2, 3)
+    for rows in (0, 2):
+        split = [node("Mul", ["W", "w"], ["Ww"]),
+                 node("SplitToSequence", ["Ww"], ["S"], axis=0, keepdims=0)]
+        weights = {"w": orand(3), "W": orand(rows, 2, 3)}
+        m = model(split + [node("Loop", ["m", "", "x"], ["y"], body=lb)], {"x": x}, ["y"],
+                  weights, opset=16, consts={"m": np.array(3, np.int64), "z0": z0})
+        out.append(("outer_seq_loop_guarded_rows%d_v16" % rows, typed(m, {"y": [2, 3]}),
+                    {"x": x}))
+        m = model(split + [node("Scan", ["x", "xs"], ["y"], body=sb, num_scan_inputs=1)],
+                  {"x": x, "xs": xs}, ["y"], weights, opset=16, consts={"z0": z0})
+        out.append(("outer_seq_scan_guarded_rows%d_v16" % rows, typed(m, {"y": [2, 3]}),
+                    {"x": x, "xs": xs}))
     return out
 
 
