@@ -206,6 +206,14 @@ static int implicit_sources(og_gb *b, const og_node *n, int *src)
         for (int a = 0; a < n->n_attrs && !through; a++)
             through = n->attrs[a].g && reads_through(n->attrs[a].g, v->name, 0);
         if (kind == OG_KIND_TENSOR || !t || !og_dtype_is_float(t->dtype) || !through) continue;
+        if (kind == OG_KIND_OPTIONAL && v->type->elem == t && og_gb_opset(b) < 16) {
+            og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                       "a gradient into optional '%s', which a subgraph of the node reads from "
+                       "the enclosing graph, needs opset 16 or later (an Identity of an "
+                       "optional); the model has opset %lld",
+                       v->name, (long long)og_gb_opset(b));
+            return -1;
+        }
         if ((kind == OG_KIND_SEQUENCE || kind == OG_KIND_OPTIONAL) && v->type->elem == t) {
             src[k++] = j;
             continue;
