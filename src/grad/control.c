@@ -7,18 +7,20 @@
  * it needs, so only per-iteration states are kept, not every intermediate).
  *
  *   If: a backward If on the same condition; each branch is its T, reading the If's
- *       output gradients and the outer values from the enclosing graph, and giving the
- *       gradient of every outer value a gradient reaches (zeros from a branch that does not
- *       read one).
+ *       output gradients (float tensors, and sequences and optionals of them; another
+ *       output with a gradient is refused) and the outer values from the enclosing graph,
+ *       and giving the gradient of every outer value a gradient reaches (zeros from a
+ *       branch that does not read one).
  *   Loop: the forward body also gives, as scan outputs, each iteration's loop-carried
  *       values and its number, so that a backward Loop over the same count, iterations in
  *       reverse, recomputes iteration i from its state:  dS_{i} = ∂body/∂S · dS_{i+1} (+ the
  *       scan outputs' gradients at i), and sums the outer values' gradients as loop-carried
  *       accumulators.  dv_initial = dS_0.  A carried sequence's gradient is a carried
- *       sequence; its values per iteration are not kept (a scan output cannot hold one): a
- *       body appending to it needs none, and where the body's gradient reads one (SequenceAt
- *       of it, SequenceLength, a front insert, SequenceErase) the backward body recomputes
- *       it at iteration i by running a copy of the forward body i times from the Loop's
+ *       sequence (where the final one has a gradient, or the body computes a float tensor
+ *       from it: feeds_tensor); its values per iteration are not kept (a scan output cannot
+ *       hold one): a body appending to it needs none, and where the body's gradient reads
+ *       one (SequenceAt of it, SequenceLength, a front insert, SequenceErase) the backward
+ *       body recomputes it at iteration i by running a copy of the forward body i times from the Loop's
  *       initial values (recompute_sequences: quadratic in the iterations, any body).
  *   Scan (9 and later): the same with the states saved per step; the scan inputs' slice
  *       gradients are the backward Loop's scan outputs, put back in the input's order and

@@ -111,6 +111,11 @@ og_status og_gb_close(og_gb *b);
  * of forward sequence `seq`, when seq needs a gradient: SequenceAt's rule records it instead
  * of returning a dx, and og_gb_sequence_total adds it into the sequence's gradient. */
 void og_gb_item_gradient(og_gb *b, int seq, int pos, int grad);
+/* The rule running leaves the gradients of its sequence and optional outputs unused, and
+ * rightly (they have no items): else the builder refuses a rule that does so, which would
+ * drop them silently. */
+void og_gb_gradient_unused(og_gb *b);
+
 /* The total gradient of forward value v, a sequence or an optional, from its n contributions
  * (grads[i], for the whole value when pos[i] < 0, else for the item at pos[i]): one whole
  * contribution as it is; item contributions added into it (or into zeros of the sequence's

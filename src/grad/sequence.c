@@ -421,6 +421,7 @@ static og_status g_split(og_gb *b, const og_node *n, const int *dy, int *dx)
     bool has_split = n->n_in > 1 && IN(1) >= 0;
     if (static_length(b, OUT(0), 0) == 0) { /* no items to concatenate: x is empty */
         dx[0] = og_rule_zeros_like(b, IN(0));
+        og_gb_gradient_unused(b); /* dy has no items */
         return og_gb_status(b);
     }
     dx[0] = og_gb_op1(b, "ConcatFromSequence", dy[0]);
