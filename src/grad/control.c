@@ -20,8 +20,9 @@
  *       from it: feeds_tensor); its values per iteration are not kept (a scan output cannot
  *       hold one): a body appending to it needs none, and where the body's gradient reads
  *       one (SequenceAt of it, SequenceLength, a front insert, SequenceErase) the backward
- *       body recomputes it at iteration i by running a copy of the forward body i times from the Loop's
- *       initial values (recompute_sequences: quadratic in the iterations, any body).
+ *       body recomputes it at iteration i by running a copy of the forward body i times
+ *       from the Loop's initial values (recompute_sequences: quadratic in the iterations,
+ *       any body).
  *   Scan (9 and later): the same with the states saved per step; the scan inputs' slice
  *       gradients are the backward Loop's scan outputs, put back in the input's order and
  *       axis.
