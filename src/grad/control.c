@@ -400,7 +400,7 @@ static og_status g_if(og_gb *b, const og_node *n, const int *dy, int *dx)
         }
         for (int k = 0; k < n_src; k++) {
             const og_value *sv = og_gb_value(b, n->in[src[k]]);
-            int g = pos[k] >= 0 ? sg.grad[pos[k]] : -1;
+            int g = pos[k] >= 0 && sg.T ? sg.grad[pos[k]] : -1;
             if (g < 0) g = zeros_in(eb, B, sv); /* zeros of the outer value's shape */
             grad_output(eb, B, g, sv);
         }
