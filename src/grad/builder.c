@@ -189,8 +189,41 @@ static void mark(og_gb *b, int nn0, const int *src, int n_src, const int *outs, 
     }
 }
 
+/* Whether graph g or one of its subgraphs has a value named `name` (a read of an enclosing
+ * value by name). */
+static bool names_value(const og_graph *g, const char *name, int depth)
+{
+    if (og_graph_find_value(g, name) >= 0 || depth > OG_MAX_NESTING) return true;
+    for (int i = 0; i < g->n_nodes; i++)
+        for (int k = 0; k < g->nodes[i].n_attrs; k++)
+            if (g->nodes[i].attrs[k].g && names_value(g->nodes[i].attrs[k].g, name, depth + 1))
+                return true;
+    return false;
+}
+
+/* Whether the rule just run for node n used gradient d (a sequence's or an optional's): a
+ * dx is d, or a node emitted since node first reads it, directly or by name in a
+ * subgraph. */
+static bool used_gradient(const og_gb *b, const og_node *n, const int *dx, int d, int first)
+{
+    const og_graph *g = b->g;
+    for (int j = 0; j < n->n_in; j++)
+        if (dx[j] == d) return true;
+    for (int i = first; i < g->n_nodes; i++) {
+        const og_node *e = &g->nodes[i];
+        for (int j = 0; j < e->n_in; j++)
+            if (e->in[j] == d) return true;
+        for (int k = 0; k < e->n_attrs; k++)
+            if (e->attrs[k].g && names_value(e->attrs[k].g, g->values[d].name, 0)) return true;
+    }
+    return false;
+}
+
 /* The reverse pass over the first nn0 nodes: sums each value's contributions and calls
- * the rules; the gradients of the sources are then their total_gradient(). */
+ * the rules; the gradients of the sources are then their total_gradient().  A rule that
+ * leaves the gradient of a sequence or optional output unused would drop it silently: that
+ * is refused (a tensor's unused gradient is a rule's own business: its output may not
+ * depend on the wanted inputs). */
 static og_status reverse_pass(og_gb *b, int nn0)
 {
     og_graph *g = b->g;
@@ -202,7 +235,8 @@ static og_status reverse_pass(og_gb *b, int nn0)
         if (g->nodes[i].n_out > width) width = g->nodes[i].n_out;
         if (g->nodes[i].n_in > width) width = g->nodes[i].n_in;
     }
-    int *dy = og_malloc(a, 2 * (size_t)width * sizeof *dy), *dx = dy + width;
+    int *dy = og_malloc(a, 3 * (size_t)width * sizeof *dy), *dx = dy + width;
+    int *held = dx + width; /* the sequence or optional outputs with a gradient */
     if (!dy) return og_error(OG_ERR_NOMEM, "out of memory building gradients");
     /* the reverse pass */
     for (int i = nn0 - 1; i >= 0 && !b->st; i--) {
@@ -228,6 +262,12 @@ static og_status reverse_pass(og_gb *b, int nn0)
         for (int j = 0; j < n.n_in; j++) dx[j] = -1;
         /* a rule may emit any number of values: the og_gb_value pointers it holds are
          * copies (emit.c), unmoved when the value array grows */
+        /* the rule may add outputs to the node (og_gb_forward_output): the ones it had */
+        int first = g->n_nodes, n_out = n.n_out;
+        for (int j = 0; j < n_out; j++)
+            held[j] = dy[j] >= 0 && og_value_kind_of(&g->values[n.out[j]]) != OG_KIND_TENSOR
+                          ? n.out[j]
+                          : -1;
         b->current = &n;
         st = rule->fn(b, &n, dy, dx);
         b->current = NULL;
@@ -235,6 +275,17 @@ static og_status reverse_pass(og_gb *b, int nn0)
             st = b->st ? b->st : st;
             goto done;
         }
+        for (int j = 0; j < n_out; j++) {
+            if (held[j] < 0 || b->unused_ok || used_gradient(b, &n, dx, dy[j], first)) continue;
+            char label[256];
+            st = og_error(OG_ERR_UNSUPPORTED,
+                          "%s: the gradient of its output '%s' (a %s) would be dropped: "
+                          "onnxgrad's rule for %s does not carry it to the inputs",
+                          og_node_label(&n, label, sizeof label), g->values[held[j]].name,
+                          og_kind_name(og_value_kind_of(&g->values[held[j]])), n.op_type);
+            goto done;
+        }
+        b->unused_ok = false;
         for (int j = 0; j < n.n_in; j++) {
             if (dx[j] < 0 || !og_gb_wants(b, &n, j)) continue;
             st = add_contribution(b, n.in[j], dx[j]);
@@ -393,9 +444,12 @@ og_status og_grad_build(const og_graph *fwd, const og_grad_spec *spec, const og_
     for (int i = 0; i < spec->n_outputs; i++) {
         const og_value *o = &g->values[outs[i]];
         seeds[i] = -1;
-        /* a float tensor, or a sequence of them (a Loop's carried sequence, src/grad/control.c) */
-        bool seq = spec->seed_sequences && og_value_kind_of(o) == OG_KIND_SEQUENCE &&
-                   o->type->elem && og_dtype_is_float(o->type->elem->dtype);
+        /* a float tensor, or a sequence or optional of them (a Loop's carried sequence, an
+         * If's output sequence or optional, src/grad/control.c) */
+        og_kind ok = og_value_kind_of(o);
+        bool seq = spec->seed_sequences && (ok == OG_KIND_SEQUENCE || ok == OG_KIND_OPTIONAL) &&
+                   o->type->elem && o->type->elem->kind == OG_KIND_TENSOR &&
+                   og_dtype_is_float(o->type->elem->dtype);
         if (!og_dtype_is_float(o->dtype) && !seq) continue;
         char *name = grad_name(&b, o->name);
         if (!name) {

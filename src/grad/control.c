@@ -7,19 +7,22 @@
  * it needs, so only per-iteration states are kept, not every intermediate).
  *
  *   If: a backward If on the same condition; each branch is its T, reading the If's
- *       output gradients and the outer values from the enclosing graph, and giving the
- *       gradient of every outer value a gradient reaches (zeros from a branch that does not
- *       read one).
+ *       output gradients (float tensors, and sequences and optionals of them; another
+ *       output with a gradient is refused) and the outer values from the enclosing graph,
+ *       and giving the gradient of every outer value a gradient reaches (zeros from a
+ *       branch that does not read one).
  *   Loop: the forward body also gives, as scan outputs, each iteration's loop-carried
  *       values and its number, so that a backward Loop over the same count, iterations in
  *       reverse, recomputes iteration i from its state:  dS_{i} = ∂body/∂S · dS_{i+1} (+ the
  *       scan outputs' gradients at i), and sums the outer values' gradients as loop-carried
  *       accumulators.  dv_initial = dS_0.  A carried sequence's gradient is a carried
- *       sequence; its values per iteration are not kept (a scan output cannot hold one): a
- *       body appending to it needs none, and where the body's gradient reads one (SequenceAt
- *       of it, SequenceLength, a front insert, SequenceErase) the backward body recomputes
- *       it at iteration i by running a copy of the forward body i times from the Loop's
- *       initial values (recompute_sequences: quadratic in the iterations, any body).
+ *       sequence (where the final one has a gradient, or the body computes a float tensor
+ *       from it: feeds_tensor); its values per iteration are not kept (a scan output cannot
+ *       hold one): a body appending to it needs none, and where the body's gradient reads
+ *       one (SequenceAt of it, SequenceLength, a front insert, SequenceErase) the backward
+ *       body recomputes it at iteration i by running a copy of the forward body i times
+ *       from the Loop's initial values (recompute_sequences: quadratic in the iterations,
+ *       any body).
  *   Scan (9 and later): the same with the states saved per step; the scan inputs' slice
  *       gradients are the backward Loop's scan outputs, put back in the input's order and
  *       axis.
@@ -206,6 +209,14 @@ static int implicit_sources(og_gb *b, const og_node *n, int *src)
         for (int a = 0; a < n->n_attrs && !through; a++)
             through = n->attrs[a].g && reads_through(n->attrs[a].g, v->name, 0);
         if (kind == OG_KIND_TENSOR || !t || !og_dtype_is_float(t->dtype) || !through) continue;
+        if (kind == OG_KIND_OPTIONAL && v->type->elem == t && og_gb_opset(b) < 16) {
+            og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                       "a gradient into optional '%s', which a subgraph of the node reads from "
+                       "the enclosing graph, needs opset 16 or later (an Identity of an "
+                       "optional); the model has opset %lld",
+                       v->name, (long long)og_gb_opset(b));
+            return -1;
+        }
         if ((kind == OG_KIND_SEQUENCE || kind == OG_KIND_OPTIONAL) && v->type->elem == t) {
             src[k++] = j;
             continue;
@@ -273,14 +284,14 @@ static int zeros_in(og_gb *eb, og_graph *B, const og_value *sv)
     return og_gb_op2(eb, "Mul", o, og_gb_scalar(eb, 0, sv->dtype));
 }
 
-/* In B, accumulator acc plus g, gradients of enclosing value sv (sequences: item by item;
- * optionals: their elements). */
+/* In B, accumulator acc plus g, gradients of enclosing value sv (sequences: item by item in
+ * a Loop, which an empty one runs 0 times; optionals: their elements). */
 static int acc_add(og_gb *eb, og_graph *B, int acc, int g, const og_value *sv)
 {
-    int gs[2] = {acc, g}, whole[2] = {-1, -1};
+    int gs[2] = {acc, g};
     if (is_opt(sv)) return og_gb_optional_sum(eb, outer_as(eb, B, sv), gs, 2);
     if (!is_seq(sv)) return og_rule_add(eb, acc, g);
-    return og_gb_sequence_total(eb, outer_as(eb, B, sv), gs, whole, 2);
+    return og_gb_sequence_sum_items(eb, outer_as(eb, B, sv), gs, 2);
 }
 
 /* Zeros like enclosing value v of the graph b emits (a sequence: item by item; an
@@ -301,6 +312,17 @@ static int outer_of(const og_graph *G, const char *name)
 }
 
 /* ---- If ---------------------------------------------------------------------------- */
+
+/* Whether a gradient seeds subgraph output v: a float tensor, or a sequence or optional of
+ * float tensors (og_grad_build seeds those, og_grad_spec.seed_sequences). */
+static bool seedable(const og_value *v)
+{
+    og_kind kind = og_value_kind_of(v);
+    if (kind == OG_KIND_TENSOR) return og_dtype_is_float(v->dtype);
+    if (kind != OG_KIND_SEQUENCE && kind != OG_KIND_OPTIONAL) return false;
+    const og_type *e = v->type->elem;
+    return e && e->kind == OG_KIND_TENSOR && og_dtype_is_float(e->dtype);
+}
 
 static og_status g_if(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
@@ -330,11 +352,22 @@ static og_status g_if(og_gb *b, const og_node *n, const int *dy, int *dx)
             pos[k] = ns;
             gsrc[ns++] = v;
         }
-        for (int j = 0; j < n->n_out && j < G->n_outputs; j++)
-            if (dy[j] >= 0 && og_dtype_is_float(G->values[G->outputs[j]].dtype)) {
-                seeds_of[no] = j;
-                outs[no++] = G->outputs[j];
+        for (int j = 0; j < n->n_out && j < G->n_outputs && !og_gb_status(b); j++) {
+            if (dy[j] < 0) continue;
+            const og_value *ov = &G->values[G->outputs[j]];
+            if (!seedable(ov)) { /* a gradient would be dropped: refused */
+                og_gb_fail(b, n, OG_ERR_UNSUPPORTED,
+                           "output %d '%s' has a gradient, and %s's output '%s' is a %s that "
+                           "carries none (float tensors, and sequences and optionals of them, "
+                           "do)",
+                           j, og_gb_value(b, n->out[j])->name, names[br], ov->name,
+                           og_kind_name(og_value_kind_of(ov)));
+                break;
             }
+            seeds_of[no] = j;
+            outs[no++] = G->outputs[j];
+        }
+        if (og_gb_status(b)) break;
         char *prefix = prefixes[br] = grad_prefix(b, n, br ? "else_grad" : "then_grad");
         if (!prefix) break;
         sub_grad sg = {0};
@@ -352,14 +385,22 @@ static og_status g_if(og_gb *b, const og_node *n, const int *dy, int *dx)
             sub_grad_free(&sg);
             break;
         }
-        /* the seeds: the If's output gradients, read from outside */
+        /* the seeds: the If's output gradients, read from outside; a sequence's or an
+         * optional's is the outer value itself, renamed (Identity takes sequences from
+         * opset 14 only) */
         for (int j = 0; j < no && sg.T; j++) {
-            int d = og_sub_outer(eb, B, og_gb_value(b, dy[seeds_of[j]])->name);
-            og_gb_op_into(eb, "Identity", 1, &d, sg.seed[j]);
+            const char *dn = og_gb_value(b, dy[seeds_of[j]])->name;
+            if (!B->values[sg.seed[j]].type) {
+                int d = og_sub_outer(eb, B, dn);
+                og_gb_op_into(eb, "Identity", 1, &d, sg.seed[j]);
+                continue;
+            }
+            og_status st = og_graph_rename_value(B, sg.seed[j], dn);
+            if (st) og_gb_fail(eb, n, st, "%s", og_last_error());
         }
         for (int k = 0; k < n_src; k++) {
             const og_value *sv = og_gb_value(b, n->in[src[k]]);
-            int g = pos[k] >= 0 ? sg.grad[pos[k]] : -1;
+            int g = pos[k] >= 0 && sg.T ? sg.grad[pos[k]] : -1;
             if (g < 0) g = zeros_in(eb, B, sv); /* zeros of the outer value's shape */
             grad_output(eb, B, g, sv);
         }
@@ -473,7 +514,10 @@ static void recompute_sequences(og_gb *b, og_gb *eb, og_graph *B, const og_node 
         og_graph_free(R);
         return;
     }
-    bool *want = og_calloc(al, (size_t)(N + K), sizeof *want); /* all false: set below */
+    /* every carried value an output (onnxruntime crashes on a Loop whose carried output is
+     * omitted, an empty name); the needed ones renamed below, the scan outputs omitted */
+    bool *want = og_calloc(al, (size_t)(N + K), sizeof *want);
+    for (int k = 0; want && k < N; k++) want[k] = true;
     in[0] = i;
     in[1] = -1;
     for (int k = 0; k < N; k++) in[2 + k] = og_sub_outer(eb, B, og_gb_value(b, n->in[2 + k])->name);
@@ -489,6 +533,54 @@ static void recompute_sequences(og_gb *b, og_gb *eb, og_graph *B, const og_node 
     og_free(al, res);
     og_free(al, in);
     og_graph_free(R);
+}
+
+/* Whether a node of g or of its subgraphs reads one of the values named in reach (values of
+ * the enclosing graph G; depth: nesting). */
+static bool mentions(const og_graph *g, const og_graph *G, const bool *reach, int depth)
+{
+    if (depth > OG_MAX_NESTING) return true; /* no gradient dropped: assumed read */
+    for (int i = 0; i < g->n_nodes; i++) {
+        const og_node *nd = &g->nodes[i];
+        for (int j = 0; j < nd->n_in; j++) {
+            int v = nd->in[j];
+            if (v < 0 || g->values[v].kind != OG_VALUE_OUTER) continue;
+            int u = og_graph_find_value(G, g->values[v].name);
+            if (u >= 0 && reach[u]) return true;
+        }
+        for (int k = 0; k < nd->n_attrs; k++)
+            if (nd->attrs[k].g && mentions(nd->attrs[k].g, G, reach, depth + 1)) return true;
+    }
+    return false;
+}
+
+/* Whether body G computes a float tensor from its value v (a carried sequence): then v's
+ * gradient flows into the body's other gradients even where the Loop's final sequence has
+ * none (an item read, h = SequenceAt(L, -1), feeding a carried tensor). */
+static bool feeds_tensor(og_gb *b, const og_graph *G, int v)
+{
+    bool *reach = og_calloc(og_gb_alloc(b), (size_t)G->n_values + 1, sizeof *reach), found = false;
+    if (!reach) return true; /* refused by the caller's next allocation, never dropped */
+    reach[v] = true;
+    for (int i = 0; i < G->n_nodes && !found; i++) { /* G is sorted */
+        const og_node *nd = &G->nodes[i];
+        if (!strcmp(nd->op_type, "SequenceLength") || !strcmp(nd->op_type, "OptionalHasElement"))
+            continue; /* no gradient through these */
+        bool any = false;
+        for (int j = 0; j < nd->n_in && !any; j++) any = nd->in[j] >= 0 && reach[nd->in[j]];
+        for (int k = 0; k < nd->n_attrs && !any; k++)
+            any = nd->attrs[k].g && mentions(nd->attrs[k].g, G, reach, 0);
+        for (int j = 0; j < nd->n_out && any; j++) {
+            int o = nd->out[j];
+            if (o < 0) continue;
+            reach[o] = true;
+            const og_value *ov = &G->values[o];
+            found =
+                found || (og_value_kind_of(ov) == OG_KIND_TENSOR && og_dtype_is_float(ov->dtype));
+        }
+    }
+    og_free(og_gb_alloc(b), reach);
+    return found;
 }
 
 static og_status g_loop(og_gb *b, const og_node *n, const int *dy, int *dx)
@@ -522,10 +614,14 @@ static og_status g_loop(og_gb *b, const og_node *n, const int *dy, int *dx)
                        k, og_kind_name(kind));
             goto done;
         }
-        /* a sequence is differentiated when its final value has a gradient (its values per
-         * iteration are not kept: see the check below) */
+        /* a sequence is differentiated when its final value has a gradient, or when the
+         * body computes a float tensor from it (its gradient then flows back through the
+         * iterations from a zero final one); its values per iteration are not kept: see
+         * the check below */
         bool seq = kind == OG_KIND_SEQUENCE;
-        if (seq ? dy[k] >= 0 && v->type && v->type->elem && og_dtype_is_float(v->type->elem->dtype)
+        if (seq ? v->type && v->type->elem && v->type->elem->kind == OG_KIND_TENSOR &&
+                      og_dtype_is_float(v->type->elem->dtype) &&
+                      (dy[k] >= 0 || feeds_tensor(b, G, G->inputs[2 + k]))
                 : og_dtype_is_float(v->dtype)) {
             fl[nf++] = k;
             gsrc[ns++] = G->inputs[2 + k];
@@ -632,7 +728,18 @@ static og_status g_loop(og_gb *b, const og_node *n, const int *dy, int *dx)
     in[1] = -1;
     for (int f = 0; f < nf; f++) {
         int k = fl[f];
-        in[2 + f] = dy[k] >= 0 ? dy[k] : og_rule_zeros_like(b, n->out[k]);
+        if (dy[k] >= 0 || !G->values[G->inputs[2 + k]].type) {
+            in[2 + f] = dy[k] >= 0 ? dy[k] : og_rule_zeros_like(b, n->out[k]);
+            continue;
+        }
+        /* a sequence whose final value has no gradient: zeros like it (the Loop's output,
+         * made where the model omits it, typed as the carried value) */
+        int o = og_gb_forward_output(b, n, k);
+        og_value *ov = o >= 0 ? &og_gb_graph(b)->values[o] : NULL;
+        if (ov && !ov->type &&
+            !(ov->type = og_graph_type(og_gb_graph(b), G->values[G->inputs[2 + k]].type)))
+            og_gb_fail(b, n, OG_ERR_NOMEM, "out of memory");
+        in[2 + f] = og_gb_status(b) ? -1 : og_gb_sequence_zeros(b, o);
     }
     for (int r = 0; r < n_src; r++) in[2 + nf + r] = zeros_like(b, n->in[src[r]]);
     int node = og_gb_op_ext(b, "", "Loop", 2 + nf + n_src, in, nf + n_src, NULL, res);

@@ -693,6 +693,8 @@ int og_gb_sum_to_input(og_gb *b, int grad, const og_node *n, int i, int tail)
 
 /* The forward node's index in the training graph is the producer of its present outputs
  * (forward values keep the indices of the clone, and emitted nodes only come after). */
+void og_gb_gradient_unused(og_gb *b) { b->unused_ok = true; }
+
 int og_gb_forward_output(og_gb *b, const og_node *n, int j)
 {
     if (b->st) return -1;

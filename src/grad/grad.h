@@ -51,8 +51,9 @@ typedef struct og_grad_spec {
      * a subgraph, built as a graph of their own and copied into a subgraph of the training
      * graph, need names no enclosing graph uses. */
     const char *prefix;
-    /* Seed the outputs that are sequences of float tensors too (a Loop's carried sequence,
-     * src/grad/control.c); else only float tensor outputs get a seed. */
+    /* Seed the outputs that are sequences or optionals of float tensors too (a Loop's
+     * carried sequence, an If's output, src/grad/control.c); else only float tensor outputs
+     * get a seed. */
     bool seed_sequences;
 } og_grad_spec;
 
@@ -110,6 +111,11 @@ og_status og_gb_close(og_gb *b);
  * of forward sequence `seq`, when seq needs a gradient: SequenceAt's rule records it instead
  * of returning a dx, and og_gb_sequence_total adds it into the sequence's gradient. */
 void og_gb_item_gradient(og_gb *b, int seq, int pos, int grad);
+/* The rule running leaves the gradients of its sequence and optional outputs unused, and
+ * rightly (they have no items): else the builder refuses a rule that does so, which would
+ * drop them silently. */
+void og_gb_gradient_unused(og_gb *b);
+
 /* The total gradient of forward value v, a sequence or an optional, from its n contributions
  * (grads[i], for the whole value when pos[i] < 0, else for the item at pos[i]): one whole
  * contribution as it is; item contributions added into it (or into zeros of the sequence's
@@ -118,8 +124,14 @@ void og_gb_item_gradient(og_gb *b, int seq, int pos, int grad);
  * stacked, summed and split again when their items have one shape (static, or
  * SplitToSequence's without a split), else summed item by item over the length the graph
  * fixes, or in a Loop over the items when only the run time knows it; optionals' elements
- * summed.  -1 after recording an error. */
+ * summed where the optional has one (from opset 16: an If on OptionalHasElement).  -1 after
+ * recording an error. */
 int og_gb_sequence_total(og_gb *b, int v, const int *grads, const int *pos, int n);
+
+/* The Sum of the m whole gradients seqs of forward sequence v, item by item in a Loop over
+ * v's items at run time (any length, 0 included: a Loop's accumulator, src/grad/control.c).
+ * -1 after recording an error. */
+int og_gb_sequence_sum_items(og_gb *b, int v, const int *seqs, int m);
 /* A sequence of zeros like forward sequence v (or like v, a typed value of the emitter's
  * graph read from an enclosing one): made the way v was, else by a Loop over its items at
  * run time.  -1 after recording an error. */

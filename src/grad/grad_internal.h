@@ -24,6 +24,8 @@ struct og_gb {
     bool *wants;    /* reachable from a differentiated source */
     bool *relevant; /* a selected output is reachable from it */
     og_contribs *contribs;
+    bool unused_ok;     /* set by a rule that rightly leaves its sequence or optional output
+                         * gradients unused (an empty sequence's): reset after each rule */
     og_node *current;   /* the builder's copy of the node whose rule runs (names emitted
                          * nodes; og_gb_forward_output keeps its outputs current) */
     const char *prefix; /* of new value and node names; NULL: "og_grad" */

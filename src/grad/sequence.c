@@ -203,7 +203,9 @@ static int add_whole(og_gb *b, int v, const int *grads, const int *pos, int n, i
     const og_node *pp = og_gb_producer(b, v);
     fixed = fixed ||
             (pp && strcmp(pp->op_type, "SplitToSequence") == 0 && (pp->n_in < 2 || pp->in[1] < 0));
-    int64_t len = fixed ? -1 : static_length(b, v, 0);
+    int64_t len = static_length(b, v, 0);
+    if (len == 0) fixed = false; /* empty: nothing to stack (ConcatFromSequence refuses) */
+    if (fixed) len = -1;
     int *st = og_malloc(og_gb_alloc(b), (size_t)whole * sizeof *st), *items = NULL, k = 0, r = -1;
     if (!st) {
         og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
@@ -247,17 +249,23 @@ done:
     return og_gb_status(b) ? -1 : r;
 }
 
+static int opt_guarded(og_gb *b, int v, const int *opts, int m);
+
 int og_gb_sequence_total(og_gb *b, int v, const int *grads, const int *pos, int n)
 {
     const og_value *val = og_gb_value(b, v);
     if (og_value_kind_of(val) == OG_KIND_OPTIONAL) {
         if (n == 1) return grads[0];
+        /* an empty optional's gradients are empty (zeros_in, opt_guarded): summed where it
+         * has an element only; before opset 16 (no Identity of an optional) the elements
+         * are summed unguarded, which fails at run time on an empty one */
         const og_type *e = val->type->elem;
         if (!e || e->kind != OG_KIND_TENSOR)
             return og_gb_fail(b, NULL, OG_ERR_UNSUPPORTED,
                               "optional '%s' gets gradients from several consumers, and its "
                               "element is not a tensor",
                               val->name);
+        if (og_gb_opset(b) >= 16) return opt_guarded(b, v, grads, n);
         int *el = og_malloc(og_gb_alloc(b), (size_t)n * sizeof *el);
         if (!el) return og_gb_fail(b, NULL, OG_ERR_NOMEM, "out of memory");
         for (int i = 0; i < n; i++) el[i] = og_gb_op1(b, "OptionalGetElement", grads[i]);
@@ -288,6 +296,11 @@ int og_gb_sequence_total(og_gb *b, int v, const int *grads, const int *pos, int 
 }
 
 int og_gb_sequence_zeros(og_gb *b, int v) { return zeros_seq(b, NULL, v, 0); }
+
+int og_gb_sequence_sum_items(og_gb *b, int v, const int *seqs, int m)
+{
+    return seq_items_rt(b, v, seqs, m);
+}
 
 /* Branch `which` (0: then, 1: else) of the If opt_guarded makes, in B: then Optional(the
  * Sum of the elements of opts[0..m-1], or zeros like v's element when m is 0), else v. */
@@ -406,6 +419,11 @@ static og_status g_split(og_gb *b, const og_node *n, const int *dy, int *dx)
 {
     if (dy[0] < 0 || !WANTS(0)) return og_gb_status(b);
     bool has_split = n->n_in > 1 && IN(1) >= 0;
+    if (static_length(b, OUT(0), 0) == 0) { /* no items to concatenate: x is empty */
+        dx[0] = og_rule_zeros_like(b, IN(0));
+        og_gb_gradient_unused(b); /* dy has no items */
+        return og_gb_status(b);
+    }
     dx[0] = og_gb_op1(b, "ConcatFromSequence", dy[0]);
     og_gb_attr_int(b, og_gb_last(b), "axis", og_attr_int(n, "axis", 0));
     if (!has_split && og_attr_int(n, "keepdims", 1) == 0)

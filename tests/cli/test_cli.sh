@@ -253,20 +253,26 @@ check "grad into a sequence an If's branch reads from outside: its values" test 
 
 # an optional of a tensor that a branch reads from the enclosing graph: its gradient flows
 # (y = o's element = x w: dx = w, dw = x); an optional of a sequence so read is refused
-# naming the node, op and value (its gradient would be left out)
+# naming the node, op and value (its gradient would be left out), and so is an optional
+# both branches read at opset 15 (its gradient would need an Identity of an optional)
 python3 - "$tmp" <<'PY'
 import sys, numpy as np
 from onnx import TensorProto as TP, helper as h, numpy_helper
 F = TP.FLOAT
-for tag, read, make in (("t", [h.make_node("OptionalGetElement", ["o"], ["t"])],
-                         [h.make_node("Optional", ["xw"], ["o"])]),
+opt_t = [h.make_node("Optional", ["xw"], ["o"])]
+for tag, read, make in (("t", [h.make_node("OptionalGetElement", ["o"], ["t"])], opt_t),
                         ("s", [h.make_node("OptionalGetElement", ["o"], ["ts"]),
                                h.make_node("SequenceAt", ["ts", "one"], ["t"])],
                          [h.make_node("SequenceConstruct", ["x", "xw"], ["s"]),
-                          h.make_node("Optional", ["s"], ["o"])])):
+                          h.make_node("Optional", ["s"], ["o"])]),
+                        ("t15", [h.make_node("OptionalGetElement", ["o"], ["t"])], opt_t)):
     then_g = h.make_graph(read, "then", [], [h.make_tensor_value_info("t", F, [2])])
     else_g = h.make_graph([h.make_node("Neg", ["x"], ["e"])], "else", [],
                           [h.make_tensor_value_info("e", F, [2])])
+    if tag == "t15":
+        else_g = h.make_graph([h.make_node("OptionalGetElement", ["o"], ["eo"]),
+                               h.make_node("Neg", ["eo"], ["e"])], "else", [],
+                              [h.make_tensor_value_info("e", F, [2])])
     g = h.make_graph([h.make_node("Mul", ["x", "w"], ["xw"])] + make +
                      [h.make_node("If", ["c"], ["y"], name="branch", then_branch=then_g,
                                   else_branch=else_g)], "g",
@@ -275,7 +281,7 @@ for tag, read, make in (("t", [h.make_node("OptionalGetElement", ["o"], ["t"])],
                      [numpy_helper.from_array(np.array([0.5, -2.0], np.float32), "w"),
                       numpy_helper.from_array(np.array(1, np.int64), "one"),
                       numpy_helper.from_array(np.array(True), "c")])
-    m = h.make_model(g, opset_imports=[h.make_opsetid("", 16)])
+    m = h.make_model(g, opset_imports=[h.make_opsetid("", 15 if tag == "t15" else 16)])
     m.ir_version = 8
     open(sys.argv[1] + "/ifopt_%s.onnx" % tag, "wb").write(m.SerializeToString())
 PY
@@ -292,6 +298,10 @@ check "grad into an optional an If's branch reads from outside: its values" test
 check "grad into an optional of a sequence an If's branch reads from outside fails" test $? = 1
 check "... naming the node, op and optional" \
   grep -q "node 'branch' (If.*a gradient into optional 'o'.*this optional holds sequence values" "$tmp/err"
+"$cli" grad "$tmp/ifopt_t15.onnx" --input x="$tmp/xs.npy" -o "$tmp/io15" 2>"$tmp/err"
+check "grad into an optional both branches read at opset 15 fails" test $? = 1
+check "... naming the node, op, optional and opset" \
+  grep -q "node 'branch' (If.*a gradient into optional 'o'.*needs opset 16.*opset 15" "$tmp/err"
 
 echo "$((checks - fails)) passed, $fails failed"
 test $fails = 0

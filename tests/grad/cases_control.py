@@ -477,13 +477,21 @@ def outer_opt_cases():
     """An optional of a tensor of the enclosing graph that a subgraph reads (its gradient an
     optional of the element's, empty where it is): an If (each branch taken, the else branch
     not reading it), a Loop and a Scan reading its element, and a Loop whose body reads it
-    under OptionalHasElement (the optional empty, or not)."""
+    under OptionalHasElement (the optional empty, or not: an If's output, so that an empty
+    one wants a gradient too), and that Loop and an If both reading it (their gradients
+    summed where it has an element)."""
     out = []
     I, B = TensorProto.INT64, TensorProto.BOOL
     x = orand(2, 3)
     opt = [node("Mul", ["x", "w"], ["xw"]), node("Optional", ["xw"], ["O"])]
-    empty = [node("Optional", [], ["O"],
-                  type=helper.make_tensor_type_proto(F, [2, 3]))]
+    # empty, and wanting a gradient: the else branch of an If whose then branch has x·w
+    opt_t = helper.make_optional_type_proto(helper.make_tensor_type_proto(F, [2, 3]))
+    then_o = graph([node("Optional", ["xw"], ["to"])], "then", [],
+                   [helper.make_value_info("to", opt_t)])
+    else_o = graph([node("Optional", [], ["eo"], type=helper.make_tensor_type_proto(F, [2, 3]))],
+                   "else", [], [helper.make_value_info("eo", opt_t)])
+    empty = [node("Mul", ["x", "w"], ["xw"]),
+             node("If", ["c"], ["O"], then_branch=then_o, else_branch=else_o)]
 
     def add(name, nodes, outs, shapes, opset, feeds=None, make=opt, consts=None):
         m = model(make + nodes, feeds or {"x": x}, outs, {"w": orand(3)}, opset=opset,
@@ -518,7 +526,19 @@ def outer_opt_cases():
               node("Add", ["q", "x"], ["p"]), node("Tanh", ["p"], ["s2"])])
     for tag, make in (("", opt), ("_empty", empty)):
         add("loop_has%s" % tag, [node("Loop", ["m", "", "x"], ["y"], body=b)], ["y"],
-            {"y": [2, 3]}, 16, make=make, consts=trip)
+            {"y": [2, 3]}, 16, make=make, consts=dict(trip, c=np.array(False)))
+    # two readers (their gradients summed where O has an element): the Loop, and an If on
+    # OptionalHasElement taking tanh(O's element) or cos(x); O from the If, present or empty
+    two_t = graph([node("OptionalGetElement", ["O"], ["g"]), node("Tanh", ["g"], ["tt"])],
+                  "then", [], [vi("tt", F, [2, 3])])
+    two_e = graph([node("Cos", ["x"], ["te"])], "else", [], [vi("te", F, [2, 3])])
+    for tag, c in (("present", True), ("empty", False)):
+        add("two_readers_%s" % tag,
+            [node("Loop", ["m", "", "x"], ["y1"], body=b),
+             node("OptionalHasElement", ["O"], ["hasO"]),
+             node("If", ["hasO"], ["y2"], then_branch=two_t, else_branch=two_e),
+             node("Add", ["y1", "y2"], ["y"])], ["y"], {"y": [2, 3]}, 16, make=empty,
+            consts=dict(trip, c=np.array(c)))
     # Scan over the rows of xs: acc ← tanh(acc·O + xt)
     sbody = graph([node("OptionalGetElement", ["O"], ["h"]), node("Mul", ["acc", "h"], ["ah"]),
                    node("Add", ["ah", "xt"], ["p"]), node("Tanh", ["p"], ["acc2"]),
@@ -530,8 +550,109 @@ def outer_opt_cases():
     return out
 
 
+def review_cases():
+    """Gaps a review found around outer-scope sequences and optionals (issue 12): an If
+    that outputs a sequence or an optional (its branches seeded with one), read by a Loop
+    or after the If; a Loop's carried sequence the body reads whose final value has no
+    gradient; an optional read by two consumers; an empty outer sequence a Loop and a Scan
+    read; and a Scan-8 reading an outer sequence."""
+    out = []
+    I, B = TensorProto.INT64, TensorProto.BOOL
+    x = orand(2, 3)
+    seq_t = helper.make_sequence_type_proto(helper.make_tensor_type_proto(F, [2, 3]))
+    opt_t = helper.make_optional_type_proto(helper.make_tensor_type_proto(F, [2, 3]))
+    one_, z0 = np.array(1, np.int64), np.array(0, np.int64)
+    # an If whose branches give a sequence: then [x·w, x], else [x, x]; a Loop reads item i
+    then_s = graph([node("SequenceConstruct", ["xw", "x"], ["ts"])], "then", [],
+                   [helper.make_value_info("ts", seq_t)])
+    else_s = graph([node("SequenceConstruct", ["x", "x"], ["es"])], "else", [],
+                   [helper.make_value_info("es", seq_t)])
+    at_i = graph([node("SequenceAt", ["S", "i"], ["h"]), node("Mul", ["s", "h"], ["sh"]),
+                  node("Add", ["sh", "x"], ["p"]), node("Tanh", ["p"], ["s2"]),
+                  node("Identity", ["cond"], ["c2"])], "body",
+                 [vi("i", I, []), vi("cond", B, []), vi("s", F, [2, 3])],
+                 [vi("c2", B, []), vi("s2", F, [2, 3])])
+    for c in (True, False):
+        nodes = [node("Mul", ["x", "w"], ["xw"]),
+                 node("If", ["c"], ["S"], then_branch=then_s, else_branch=else_s),
+                 node("Loop", ["m", "", "x"], ["y"], body=at_i)]
+        m = model(nodes, {"x": x}, ["y"], {"w": orand(3)}, opset=16,
+                  consts={"c": np.array(c), "m": np.array(2, np.int64)})
+        out.append(("if_seq_out_loop_%s_v16" % ("then" if c else "else"),
+                    typed(m, {"y": [2, 3]}), {"x": x}))
+    # read after the If (opset 13: no Identity of a sequence): y = S[0]·sin(S[1])
+    for opset in (13, 16):
+        nodes = [node("Mul", ["x", "w"], ["xw"]),
+                 node("If", ["c"], ["S"], then_branch=then_s, else_branch=else_s),
+                 node("SequenceAt", ["S", "z0"], ["a"]), node("SequenceAt", ["S", "one"], ["b"]),
+                 node("Sin", ["b"], ["sb"]), node("Mul", ["a", "sb"], ["y"])]
+        m = model(nodes, {"x": x}, ["y"], {"w": orand(3)}, opset=opset,
+                  consts={"c": np.array(True), "one": one_, "z0": z0})
+        out.append(("if_seq_out_at_v%d" % opset, typed(m, {"y": [2, 3]}), {"x": x}))
+    # an If whose branches give an optional: then Optional(x·w), else Optional(x)
+    then_o = graph([node("Optional", ["xw"], ["to"])], "then", [],
+                   [helper.make_value_info("to", opt_t)])
+    else_o = graph([node("Optional", ["x"], ["eo"])], "else", [],
+                   [helper.make_value_info("eo", opt_t)])
+    nodes = [node("Mul", ["x", "w"], ["xw"]),
+             node("If", ["c"], ["O"], then_branch=then_o, else_branch=else_o),
+             node("OptionalGetElement", ["O"], ["e"]), node("Tanh", ["e"], ["y"])]
+    m = model(nodes, {"x": x}, ["y"], {"w": orand(3)}, opset=16, consts={"c": np.array(True)})
+    out.append(("if_opt_out_v16", typed(m, {"y": [2, 3]}), {"x": x}))
+    # a Loop carrying s and a list L the body reads: h2 = tanh(x·w + L[-1]·fi + L[0]),
+    # s2 = s + h2, L2 = L + [h2];
+    # only s used after the Loop (L's final value omitted, or an unused output): the
+    # gradient into h0 (L's first item) flows through L alone
+    lb = graph([node("Cast", ["i"], ["fi"], to=F), node("SequenceAt", ["L", "m1"], ["h"]),
+                node("Mul", ["h", "fi"], ["hf"]), node("Mul", ["x", "w"], ["xw"]),
+                node("SequenceAt", ["L", "z0"], ["g"]), node("Add", ["xw", "hf"], ["q"]),
+                node("Add", ["q", "g"], ["p"]), node("Tanh", ["p"], ["h2"]),
+                node("Add", ["s", "h2"], ["s2"]),
+                node("SequenceInsert", ["L", "h2"], ["L2"]), node("Identity", ["cond"], ["c2"])],
+               "body", [vi("i", I, []), vi("cond", B, []), vi("s", F, [2, 3]),
+                        helper.make_value_info("L", seq_t)],
+               [vi("c2", B, []), vi("s2", F, [2, 3]), helper.make_value_info("L2", seq_t)])
+    for opset in (13, 16):
+        for tag, lout in (("omitted", ""), ("unused", "Lf")):
+            nodes = [node("SequenceConstruct", ["h0"], ["L0"]),
+                     node("Loop", ["m", "", "x", "L0"], ["y", lout], body=lb)]
+            m = model(nodes, {"x": x}, ["y"], {"w": orand(3), "h0": orand(2, 3)}, opset=opset,
+                      consts={"m": np.array(3, np.int64), "m1": np.array(-1, np.int64),
+                              "z0": z0})
+            out.append(("loop_seq_read_final_%s_v%d" % (tag, opset), typed(m, {"y": [2, 3]}),
+                        {"x": x}))
+    # the rows of W·w (N of them, 0 too: an empty sequence, its accumulated gradient summed
+    # item by item) read by a Loop and a Scan under SequenceLength(S) > 0: s·S[0], else sin(s)
+    has_t = graph([node("SequenceAt", ["S", "z0"], ["g"]), node("Mul", ["s", "g"], ["st"])],
+                  "then", [], [vi("st", F, [2, 3])])
+    has_e = graph([node("Sin", ["s"], ["se"])], "else", [], [vi("se", F, [2, 3])])
+    guarded = [node("SequenceLength", ["S"], ["n"]), node("Greater", ["n", "z0"], ["any"]),
+               node("If", ["any"], ["q"], then_branch=has_t, else_branch=has_e),
+               node("Add", ["q", "x"], ["p"]), node("Tanh", ["p"], ["s2"])]
+    lb = graph(guarded + [node("Identity", ["cond"], ["c2"])], "body",
+               [vi("i", I, []), vi("cond", B, []), vi("s", F, [2, 3])],
+               [vi("c2", B, []), vi("s2", F, [2, 3])])
+    sb = graph(guarded[:4] + [node("Add", ["p", "xt"], ["r"]), node("Tanh", ["r"], ["s2"])],
+               "body", [vi("s", F, [2, 3]), vi("xt", F, [2, 3])], [vi("s2", F, [2, 3])])
+    xs = orand(3, 2, 3)
+    for rows in (0, 2):
+        split = [node("Mul", ["W", "w"], ["Ww"]),
+                 node("SplitToSequence", ["Ww"], ["S"], axis=0, keepdims=0)]
+        weights = {"w": orand(3), "W": orand(rows, 2, 3)}
+        m = model(split + [node("Loop", ["m", "", "x"], ["y"], body=lb)], {"x": x}, ["y"],
+                  weights, opset=16, consts={"m": np.array(3, np.int64), "z0": z0})
+        out.append(("outer_seq_loop_guarded_rows%d_v16" % rows, typed(m, {"y": [2, 3]}),
+                    {"x": x}))
+        m = model(split + [node("Scan", ["x", "xs"], ["y"], body=sb, num_scan_inputs=1)],
+                  {"x": x, "xs": xs}, ["y"], weights, opset=16, consts={"z0": z0})
+        out.append(("outer_seq_scan_guarded_rows%d_v16" % rows, typed(m, {"y": [2, 3]}),
+                    {"x": x, "xs": xs}))
+    return out
+
+
 _control_cases = cases
 
 
 def cases():  # noqa: F811
-    return _control_cases() + seq_read_cases() + outer_seq_cases() + outer_opt_cases()
+    return (_control_cases() + seq_read_cases() + outer_seq_cases() + outer_opt_cases() +
+            review_cases())

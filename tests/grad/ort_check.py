@@ -46,6 +46,10 @@ for _c in ("avgpool_dyn_ceil_cip_k3s2_v11", "avgpool_dyn_ceil_cip_k3s2_v13"):
     KNOWN[_c] = KNOWN["avgpool_ceil_cip_v11"]
 KNOWN["scan8_lens0"] = ("onnxruntime's Scan-8 refuses a sequence_lens entry of 0, which the "
                         "spec allows (a row that keeps its initial state)")
+for _c in ("loop_seq_read_final_omitted_v13", "loop_seq_read_final_omitted_v16"):
+    KNOWN[_c] = ("onnxruntime crashes (a segmentation fault) running a Loop whose loop-carried "
+                 "output is omitted (an empty name), which the spec allows; the training graph "
+                 "names every output of the Loops it adds")
 KNOWN["convtranspose_dyn_oshape_beyond"] = "as convt2d_output_shape_beyond"
 KNOWN["convtranspose_dyn_oshape_beyond_v9"] = "as convt2d_output_shape_beyond"
 for _c in ("convtranspose_dyn_oshape_odd_v9", "convtranspose_dyn_oshape_group2_v9"):
