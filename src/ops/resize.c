@@ -335,6 +335,8 @@ static og_status infer_grid_sample(const og_op_ctx *c, const og_vinfo *in, int n
     int rx = in[0].rank, rg = in[1].rank;
     if (rx >= 0 && rx < 3)
         return og_op_error(c, OG_ERR_SHAPE, "input 0 (X) has rank %d, expected >= 3", rx);
+    if (rg >= 0 && rg < 3)
+        return og_op_error(c, OG_ERR_SHAPE, "input 1 (grid) has rank %d, expected >= 3", rg);
     if (c->node->since_version < 20 && ((rx >= 0 && rx != 4) || (rg >= 0 && rg != 4)))
         return og_op_error(c, OG_ERR_SHAPE,
                            "GridSample-16 takes 4-D X and grid, got ranks %d and %d", rx, rg);
