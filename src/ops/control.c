@@ -132,6 +132,17 @@ static og_status control_parse(const og_op_ctx *c, void **params)
             }
         }
     }
+    if (p->kind != OG_CONTROL_IF) {
+        /* carried values, states, scan inputs and SequenceMap's inputs are required: one
+         * omitted ("" as its name) would reach the executor as a missing tensor */
+        int first = p->kind == OG_CONTROL_LOOP ? 2 : p->kind == OG_CONTROL_SCAN && p->v8 ? 1 : 0;
+        for (int i = first; i < c->node->n_in - c->node->n_implicit; i++)
+            if (c->node->in[i] < 0) {
+                st = og_op_error(c, OG_ERR_MODEL, "input %d is omitted; %s needs it", i,
+                                 c->node->op_type);
+                goto fail;
+            }
+    }
     *params = p;
     return OG_OK;
 fail:

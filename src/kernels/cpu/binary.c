@@ -200,11 +200,13 @@ static int slot_of(og_dtype t)
 
 /* The other integer widths: signed ones with ES, unsigned ones with EU (wrapping in the
  * unsigned type of their width; an int8 or int16 sum is computed in int and wrapped back). */
+/* The 16-bit types wrap in uint32_t: uint16_t operands promote to int, whose product
+ * 65535 * 65535 overflows (undefined); 8-bit products fit in int. */
 #define DEF_SMALL(OP, ES, EU)                                                                      \
     DEF_BIN(OP##_i8, int8_t, int8_t, int8_t, uint8_t, ES)                                          \
-    DEF_BIN(OP##_i16, int16_t, int16_t, int16_t, uint16_t, ES)                                     \
+    DEF_BIN(OP##_i16, int16_t, int16_t, int16_t, uint32_t, ES)                                     \
     DEF_BIN(OP##_u8, uint8_t, uint8_t, uint8_t, uint8_t, EU)                                       \
-    DEF_BIN(OP##_u16, uint16_t, uint16_t, uint16_t, uint16_t, EU)                                  \
+    DEF_BIN(OP##_u16, uint16_t, uint16_t, uint16_t, uint32_t, EU)                                  \
     DEF_BIN(OP##_u32, uint32_t, uint32_t, uint32_t, uint32_t, EU)                                  \
     DEF_BIN(OP##_u64, uint64_t, uint64_t, uint64_t, uint64_t, EU)
 #define SMALL_SLOTS(OP)                                                                            \
