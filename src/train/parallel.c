@@ -533,14 +533,24 @@ static void pack_part(const og_trainer *t, const og_dp *dp, bucket *b, int k)
     }
 }
 
-/* Copy the whole bucket back into tensor k of its weights (this rank's part is unchanged). */
+/* Copy the other ranks' parts of the bucket back into tensor k of its weights (this rank's
+ * part of them is what it packed). */
 static void unpack_all(og_trainer *t, const og_dp *dp, const bucket *b, int k)
 {
     const size_t es = og_dtype_size(b->dtype);
+    const int64_t plo = b->lo, phi = plo + b->counts[dp->rank];
     for (int j = b->first; j < b->first + b->n_items; j++) {
         int i = dp->order[j];
         og_tensor *x = state_tensor(t, i, k);
-        memcpy(x->data, (const char *)b->data + (size_t)dp->offset_of[i] * es, og_tensor_nbytes(x));
+        const int64_t wlo = dp->offset_of[i], whi = wlo + x->numel;
+        const char *src = (const char *)b->data;
+        char *dst = x->data;                        /* bucket element e is dst[e - wlo] */
+        int64_t a = wlo, z = whi < plo ? whi : plo; /* before this rank's part */
+        if (a < z)
+            memcpy(dst + (size_t)(a - wlo) * es, src + (size_t)a * es, (size_t)(z - a) * es);
+        a = wlo > phi ? wlo : phi; /* after it */
+        if (a < whi)
+            memcpy(dst + (size_t)(a - wlo) * es, src + (size_t)a * es, (size_t)(whi - a) * es);
     }
 }
 
