@@ -546,8 +546,7 @@ static void unpack_all(og_trainer *t, const og_dp *dp, const bucket *b, int k)
         const char *src = (const char *)b->data;
         char *dst = x->data;                        /* bucket element e is dst[e - wlo] */
         int64_t a = wlo, z = whi < plo ? whi : plo; /* before this rank's part */
-        if (a < z)
-            memcpy(dst + (size_t)(a - wlo) * es, src + (size_t)a * es, (size_t)(z - a) * es);
+        if (a < z) memcpy(dst + (size_t)(a - wlo) * es, src + (size_t)a * es, (size_t)(z - a) * es);
         a = wlo > phi ? wlo : phi; /* after it */
         if (a < whi)
             memcpy(dst + (size_t)(a - wlo) * es, src + (size_t)a * es, (size_t)(whi - a) * es);
