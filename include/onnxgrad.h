@@ -1244,6 +1244,19 @@ typedef struct og_comm {
                                 og_dtype dtype, void **request);
     og_status (*allgather)(void *user, void *data, const int64_t *counts, og_dtype dtype,
                            void **request);
+    /* Optional, both or neither: memory the other ranks read directly (the MPI one: a
+     * shared-memory window when every rank runs on this machine).  shared_alloc is
+     * collective (every rank, the same nbytes, in the same order) and returns this rank's
+     * block of nbytes, 64-byte aligned, or NULL on every rank when the engine has none for
+     * this run; shared_free(block) gives it back (not collective: the engine may keep the
+     * memory until the communicator is freed).  og_trainer_set_comm keeps its gradient
+     * buckets there when the table has reduce_scatter and allgather, so that the engine
+     * can do those two in place, reading the other ranks' blocks instead of sending
+     * messages.  og_trainer_set_comm(t, NULL or another, ...) gives the block back;
+     * og_trainer_free does not call the communicator (it may be freed already): the
+     * engine frees the block with itself. */
+    void *(*shared_alloc)(void *user, size_t nbytes);
+    void (*shared_free)(void *user, void *block);
 } og_comm;
 
 /* Collective: every rank passes its own status.  OG_OK on every rank when all passed OG_OK;
@@ -1325,6 +1338,8 @@ typedef struct og_comm_stats {
                               computation hid (the rest overlapped the backward pass; with a
                               sharded update, the gathers of the updated weights too) */
     int64_t sharded_steps; /* of the steps, those whose update was sharded */
+    int shared_memory;     /* nonzero: the buckets live in the communicator's shared memory
+                              (og_comm.shared_alloc) */
 } og_comm_stats;
 
 /* Fill *out (zeros without a communicator).  Errors: OG_ERR_INVALID_ARG (NULL). */

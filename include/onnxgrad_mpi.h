@@ -9,9 +9,17 @@
  *
  * What the communicator does: allreduce is MPI_Iallreduce in place on a duplicate of the
  * world (or the given) communicator, test is MPI_Testall, broadcast is MPI_Ibcast, all in
- * chunks of at most INT_MAX elements; reduce_scatter is MPI_Ireduce_scatter and allgather
- * MPI_Iallgatherv in place (at most INT_MAX elements in all), so that og_trainer_fit shards
- * the optimizer's update across ranks.  Waits poll (yielding the core between polls for the
+ * chunks of at most INT_MAX elements; reduce_scatter is a pairwise exchange (each rank sends
+ * every peer that peer's part with MPI_Isend and sums the parts it receives, in rank order)
+ * and allgather MPI_Iallgatherv in place (at most INT_MAX elements in all), so that
+ * og_trainer_fit shards the optimizer's update across ranks.  When every rank runs on this
+ * machine, shared_alloc gives blocks of an MPI shared-memory window (MPI_Win_allocate_shared
+ * on MPI_COMM_TYPE_SHARED), where og_trainer_set_comm keeps its gradient buckets; a
+ * reduce_scatter or allgather of data in such a block is done in place, reading the other
+ * ranks' blocks, synchronized by two counters per rank in shared memory (the same sums in
+ * the same order: the same bits as with messages).  The environment variable
+ * ONNXGRAD_MPI_SHM=0, read by og_mpi_comm_create, turns shared memory off (shared_alloc
+ * returns NULL).  Windows are freed by og_mpi_comm_free, which is collective.  Waits poll (yielding the core between polls for the
  * first 0.2 ms, then sleeping 20 us between polls), so that a collective that does not
  * complete within the timeout fails instead of hanging (a rank that died or hangs, when the
  * MPI runtime itself has not stopped the job); abort prints its message on stderr and calls
@@ -68,7 +76,8 @@ OG_MPI_API int og_mpi_launched(void);
  * message has MPI's text), OG_ERR_NOMEM. */
 OG_MPI_API og_status og_mpi_comm_create(const og_mpi_options *opts, og_comm **out);
 
-/* Free the duplicate communicator and the table.  NULL is a no-op.  MPI stays initialized. */
+/* Free the duplicate communicator, its shared-memory windows and the table (collective:
+ * every rank calls it).  NULL is a no-op.  MPI stays initialized. */
 OG_MPI_API void og_mpi_comm_free(og_comm *comm);
 
 /* MPI_Finalize when MPI is initialized and not finalized yet (once per process, after every

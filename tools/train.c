@@ -707,11 +707,12 @@ static void print_comm(og_trainer *t, const args *a)
     double per = 1e3 / (double)cs.steps, kb = cs.bytes / (double)cs.steps / 1e3;
     printf("data-parallel: %d ranks x batch %lld; %d gradient bucket%s, %.*f %s per step; "
            "communication %.2f ms per step, %.2f ms of it not hidden by the backward pass "
-           "(step %.2f ms)%s\n",
+           "(step %.2f ms)%s%s\n",
            cs.ranks, (long long)a->batch_size, cs.buckets, cs.buckets == 1 ? "" : "s",
            kb < 1e3 ? 1 : 2, kb < 1e3 ? kb : kb / 1e3, kb < 1e3 ? "kB" : "MB", cs.comm_s * per,
            cs.exposed_s * per, cs.step_s * per,
-           cs.sharded_steps == cs.steps ? "; sharded update (each rank updates 1/N)" : "");
+           cs.sharded_steps == cs.steps ? "; sharded update (each rank updates 1/N)" : "",
+           cs.shared_memory ? ", in shared memory" : "");
 }
 
 /* --loss nll takes log-probabilities: warn when the model's output on the first samples

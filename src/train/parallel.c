@@ -64,6 +64,7 @@ struct og_dp {
     bool in_fit;        /* inside og_trainer_fit: steps shard the update when they can */
     bool stale;         /* optimizer state outside this rank's parts is stale */
     bool shard;         /* this step shards its update */
+    void *shared;       /* the communicator's shared block holding the buckets' data, or NULL */
     /* this step */
     double share;
     int next_start; /* first bucket not started */
@@ -83,11 +84,14 @@ static double now_s(void)
 int og_dp_rank(const og_trainer *t) { return t && t->dp ? t->dp->rank : 0; }
 int og_dp_size(const og_trainer *t) { return t && t->dp ? t->dp->size : 1; }
 
-static void dp_destroy(const og_allocator *a, og_dp *dp)
+/* release: give the shared block back to the communicator (og_trainer_free does not call
+ * it: the communicator may be gone, and frees the block with itself). */
+static void dp_destroy(const og_allocator *a, og_dp *dp, bool release)
 {
     if (!dp) return;
+    if (dp->shared && release) dp->comm->shared_free(dp->comm->user, dp->shared);
     for (int b = 0; dp->buckets && b < dp->n_buckets; b++) {
-        og_free_aligned(a, dp->buckets[b].data);
+        if (!dp->shared) og_free_aligned(a, dp->buckets[b].data);
         og_free_aligned(a, dp->buckets[b].part);
         og_free(a, dp->buckets[b].counts);
     }
@@ -98,9 +102,9 @@ static void dp_destroy(const og_allocator *a, og_dp *dp)
     og_free(a, dp);
 }
 
-void og_dp_free(og_trainer *t)
+void og_dp_free(og_trainer *t, bool release)
 {
-    dp_destroy(t->a, t->dp);
+    dp_destroy(t->a, t->dp, release);
     t->dp = NULL;
 }
 
@@ -143,6 +147,11 @@ static og_status check_comm(const og_comm *c, const char *fn)
     if (size < 1 || rank < 0 || rank >= size)
         return og_error(OG_ERR_INVALID_ARG, "%s: the communicator says rank %d of %d", fn, rank,
                         size);
+    if (!c->shared_alloc != !c->shared_free)
+        return og_error(OG_ERR_INVALID_ARG,
+                        "%s: the communicator table has %s but not %s (both or neither)", fn,
+                        c->shared_alloc ? "shared_alloc" : "shared_free",
+                        c->shared_alloc ? "shared_free" : "shared_alloc");
     if (!c->reduce_scatter != !c->allgather)
         return og_error(OG_ERR_INVALID_ARG,
                         "%s: the communicator table has %s but not %s (both or neither)", fn,
@@ -338,8 +347,29 @@ static og_status build_plan(og_trainer *t, const og_comm *c, size_t bucket_bytes
     *out = dp;
     return OG_OK;
 nomem:
-    dp_destroy(a, dp);
+    dp_destroy(a, dp, true);
     return og_error(OG_ERR_NOMEM, "out of memory planning the gradient buckets");
+}
+
+/* Move the buckets' data into one block of the communicator's shared memory (collective),
+ * where its reduce_scatter and allgather work in place; they stay where they are when it
+ * has none. */
+static void use_shared(const og_allocator *a, og_dp *dp)
+{
+    size_t total = 0;
+    for (int b = 0; b < dp->n_buckets; b++)
+        total +=
+            ((size_t)dp->buckets[b].count * og_dtype_size(dp->buckets[b].dtype) + 63) / 64 * 64;
+    char *block = dp->comm->shared_alloc(dp->comm->user, total);
+    if (!block) return;
+    dp->shared = block;
+    dp->stats.shared_memory = 1;
+    for (int b = 0; b < dp->n_buckets; b++) {
+        bucket *bk = &dp->buckets[b];
+        og_free_aligned(a, bk->data);
+        bk->data = block;
+        block += ((size_t)bk->count * og_dtype_size(bk->dtype) + 63) / 64 * 64;
+    }
 }
 
 static uint64_t plan_hash(const og_dp *dp)
@@ -358,7 +388,7 @@ og_status og_trainer_set_comm(og_trainer *t, const og_comm *comm, size_t bucket_
 {
     if (!t) return og_error(OG_ERR_INVALID_ARG, "og_trainer_set_comm: NULL trainer");
     if (!comm) {
-        og_dp_free(t);
+        og_dp_free(t, true);
         return OG_OK;
     }
     og_status st = check_comm(comm, "og_trainer_set_comm");
@@ -382,11 +412,12 @@ og_status og_trainer_set_comm(og_trainer *t, const og_comm *comm, size_t bucket_
                          "use the same communicator",
                          dp->n_buckets, t->n_weights, dp->can_shard ? ", sharded update" : "");
     if ((st = og_comm_agree(comm, local))) goto fail;
-    og_dp_free(t);
+    if (dp->can_shard && comm->shared_alloc) use_shared(t->a, dp);
+    og_dp_free(t, true);
     t->dp = dp;
     return OG_OK;
 fail:
-    dp_destroy(t->a, dp);
+    dp_destroy(t->a, dp, true);
     return st;
 }
 
@@ -533,14 +564,23 @@ static void pack_part(const og_trainer *t, const og_dp *dp, bucket *b, int k)
     }
 }
 
-/* Copy the whole bucket back into tensor k of its weights (this rank's part is unchanged). */
+/* Copy the other ranks' parts of the bucket back into tensor k of its weights (this rank's
+ * part of them is what it packed). */
 static void unpack_all(og_trainer *t, const og_dp *dp, const bucket *b, int k)
 {
     const size_t es = og_dtype_size(b->dtype);
+    const int64_t plo = b->lo, phi = plo + b->counts[dp->rank];
     for (int j = b->first; j < b->first + b->n_items; j++) {
         int i = dp->order[j];
         og_tensor *x = state_tensor(t, i, k);
-        memcpy(x->data, (const char *)b->data + (size_t)dp->offset_of[i] * es, og_tensor_nbytes(x));
+        const int64_t wlo = dp->offset_of[i], whi = wlo + x->numel;
+        const char *src = (const char *)b->data;
+        char *dst = x->data;                        /* bucket element e is dst[e - wlo] */
+        int64_t a = wlo, z = whi < plo ? whi : plo; /* before this rank's part */
+        if (a < z) memcpy(dst + (size_t)(a - wlo) * es, src + (size_t)a * es, (size_t)(z - a) * es);
+        a = wlo > phi ? wlo : phi; /* after it */
+        if (a < whi)
+            memcpy(dst + (size_t)(a - wlo) * es, src + (size_t)a * es, (size_t)(whi - a) * es);
     }
 }
 

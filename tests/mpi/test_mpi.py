@@ -4,7 +4,9 @@
   1. 2 and 4 ranks x batch 16/N, 100 steps (10 epochs of 10 global batches, the last one
      uneven, with sample weights; Adam, SGD with momentum and gradient clipping, Adagrad):
      the weights and the printed losses equal one process with batches of 16 to 1e-6
-     relative (only the order of summation differs; the ranks shard the optimizer's update).
+     relative (only the order of summation differs; the ranks shard the optimizer's update),
+     their buckets in MPI shared memory; with ONNXGRAD_MPI_SHM=0 (reductions by messages,
+     as across machines) the same weights bit for bit.
   2. A checkpoint written by 2 ranks after 4 epochs, resumed on 1 and on 4 ranks up to 10
      epochs: the same weights as the uninterrupted 2-rank run (1e-6).
   3. A NaN in the part of one rank: every rank stops, exit non-zero, the message names the
@@ -53,10 +55,12 @@ def mpi_env():
     return env
 
 
-def mpirun(n, args, timeout=300):
+def mpirun(n, args, timeout=300, env=None):
     cmd = ([MPIRUN, "--oversubscribe", "--bind-to", "none", "-np", str(n), CLI] if n else
            [CLI]) + args
-    return subprocess.run(cmd, capture_output=True, text=True, env=mpi_env(), timeout=timeout)
+    e = mpi_env()
+    e.update(env or {})
+    return subprocess.run(cmd, capture_output=True, text=True, env=e, timeout=timeout)
 
 
 def weights(path):
@@ -81,9 +85,9 @@ OPTIMIZERS = (("adam", ADAM),
               ("adagrad", ("--optimizer", "adagrad", "--lr", "0.05")))
 
 
-def train(tmp, n, name, batch, extra=(), epochs=10, opt=ADAM):
+def train(tmp, n, name, batch, extra=(), epochs=10, opt=ADAM, env=None):
     out = os.path.join(tmp, name + ".onnx")
-    r = mpirun(n, ["train", MODEL, "--data", os.path.join(tmp, "train.npz"),
+    r = mpirun(n, env=env, args=["train", MODEL, "--data", os.path.join(tmp, "train.npz"),
                    "--val-data", os.path.join(tmp, "val.npz"), "--weight-column",
                    "sample_weight", "--loss", "cross-entropy"] + list(opt) + [
                    "--epochs", str(epochs),
@@ -139,7 +143,15 @@ def test_equal(tmp, name, opt):
         check(dl < 1e-6, "%s, %d ranks: train and validation losses equal to %.2g relative" % (
             name, n, dl))
         check("data-parallel: %d ranks" % n in r.stdout and "gradient buckets" in r.stdout and
-              "sharded update" in r.stdout, "%d ranks: communication report" % n)
+              "sharded update" in r.stdout and "in shared memory" in r.stdout,
+              "%d ranks: communication report (sharded update, buckets in shared memory)" % n)
+        if opt is ADAM:  # the reductions by messages sum in the same order: the same bits
+            r, msg = train(tmp, n, "msg%d" % n, 16 // n, env={"ONNXGRAD_MPI_SHM": "0"})
+            check(r.returncode == 0 and "sharded update" in r.stdout and
+                  "shared memory" not in r.stdout and
+                  all(np.array_equal(v, weights(out)[k]) for k, v in weights(msg).items()),
+                  "%d ranks, ONNXGRAD_MPI_SHM=0 (messages, not shared memory): the same weights "
+                  "bit for bit" % n)
 
 
 def test_resume(tmp):

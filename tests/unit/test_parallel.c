@@ -44,6 +44,10 @@ typedef struct tcomm {
     int rank;
     int corrupt; /* nonzero: this rank's float sums come out slightly off (to test the hash) */
     og_comm table;
+    /* shared_alloc / shared_free (with_shared): the last block, its size, the calls */
+    void *block;
+    size_t block_bytes;
+    int allocs, frees;
 } tcomm;
 
 static void barrier(shared *s)
@@ -161,6 +165,25 @@ static og_status t_allgather(void *u, void *data, const int64_t *counts, og_dtyp
 
 /* Whether the communicators of the training runs have reduce_scatter and allgather. */
 static bool sharded;
+static bool with_shared; /* the table has shared_alloc and shared_free (with sharded) */
+
+/* Plain memory stands for shared memory here: t_reduce_scatter and t_allgather work on
+ * whatever data they get; the trainer must keep its buckets in the block. */
+static void *t_shared_alloc(void *u, size_t nbytes)
+{
+    tcomm *c = u;
+    c->allocs++;
+    c->block_bytes = nbytes;
+    c->block = aligned_alloc(64, (nbytes + 63) / 64 * 64 + 64);
+    return c->block;
+}
+
+static void t_shared_free(void *u, void *block)
+{
+    tcomm *c = u;
+    CHECK(block == c->block);
+    c->frees++;
+}
 
 static og_status t_broadcast(void *u, void *data, size_t n, int root)
 {
@@ -187,6 +210,10 @@ static void tcomm_init(tcomm *c, shared *sh, int rank)
     if (sharded) {
         c->table.reduce_scatter = t_reduce_scatter;
         c->table.allgather = t_allgather;
+        if (with_shared) {
+            c->table.shared_alloc = t_shared_alloc;
+            c->table.shared_free = t_shared_free;
+        }
     }
 }
 
@@ -256,6 +283,9 @@ static int run_job(void *arg)
             memcpy(j->w[i], og_tensor_cdata(w), og_tensor_nbytes(w));
     }
     og_trainer_comm_stats(t, &j->stats);
+    /* even ranks leave the communicator first (the block goes back to it); og_trainer_free
+     * does not call the communicator */
+    if (j->comm.sh && j->comm.rank % 2 == 0) og_trainer_set_comm(t, NULL, 0);
     og_trainer_free(t);
     return 0;
 }
@@ -280,6 +310,13 @@ static void run_ranks(const job *proto, int n, job *jobs, int corrupt_rank)
         }
         for (int r = 0; r < n; r++) thrd_create(&th[r], run_job, &jobs[r]);
         for (int r = 0; r < n; r++) thrd_join(th[r], NULL);
+        for (int r = 0; r < n; r++) {
+            tcomm *c = &jobs[r].comm;
+            CHECK(c->allocs == (sharded && with_shared && jobs[r].st == OG_OK ? 1 : c->allocs));
+            CHECK(c->frees == (c->allocs && r % 2 == 0 ? 1 : 0));
+            free(c->block);
+            c->block = NULL;
+        }
     }
     cnd_destroy(&sh.c);
     mtx_destroy(&sh.m);
@@ -378,6 +415,10 @@ static void test_equal(int weighted, og_optimizer_kind kind)
             CHECK(ranks[r].stats.steps == 4 * 5); /* 56 samples: 5 batches of 12 */
             CHECK(ranks[r].stats.bytes == 4.0 * (32 + 8 + 24 + 3) * 20);
             CHECK(ranks[r].stats.sharded_steps == (sharded ? 20 : 0));
+            /* buckets of 32, 8, 24 and 3 floats, each rounded up to 64 bytes, or one of 67 */
+            CHECK(ranks[r].stats.shared_memory == (sharded && with_shared));
+            CHECK(ranks[r].comm.allocs == (sharded && with_shared));
+            if (ranks[r].comm.allocs) CHECK(ranks[r].comm.block_bytes == (c == 1 ? 384u : 320u));
         }
         double d1 = max_rel(&ranks[0], &single);
         printf("%d ranks (%s, %s%s): max relative weight difference %.3g, train loss %.9g / "
@@ -885,9 +926,11 @@ int main(void)
 {
     test_args();
     test_calls();
-    for (int k = 0; k < 2; k++) {
-        sharded = k == 1;
-        printf("-- %s update\n", sharded ? "sharded" : "replicated");
+    for (int k = 0; k < 3; k++) {
+        sharded = k >= 1;
+        with_shared = k == 2;
+        printf("-- %s update%s\n", sharded ? "sharded" : "replicated",
+               with_shared ? ", buckets in the communicator's shared_alloc block" : "");
         test_equal(0, OG_OPTIMIZER_SGD);
         test_equal(1, OG_OPTIMIZER_ADAM);
         test_equal(0, OG_OPTIMIZER_ADAGRAD);
