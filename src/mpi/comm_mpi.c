@@ -511,6 +511,8 @@ static og_status c_broadcast(void *user, void *data, size_t nbytes, int root)
     return c_wait(c, q);
 }
 
+static void c_abort(void *user, const char *message);
+
 /* Every rank's value v: the smallest and the largest (a blocking MPI_Iallreduce). */
 static og_status min_max(mpi_comm *c, int64_t v, int64_t *lo, int64_t *hi)
 {
@@ -581,16 +583,18 @@ static void *c_shared_alloc(void *user, size_t nbytes)
             atomic_init(&ctl_of(c, c->rank)->leave, 0);
         }
         /* the agreement below is also the barrier after which the counters are read */
-        if (min_max(c, ok, &lo, &hi) || lo == 0) {
+        if (min_max(c, ok, &lo, &hi)) c_abort(c, og_last_error());
+        if (lo == 0) {
             c->shm_off = true;
             return NULL;
         }
     }
-    /* an unused block of this size that every rank has, else a new window */
+    /* an unused block of this size that every rank has, else a new window.  Every rank
+     * must return a block or NULL alike: a failed agreement ends the job (MPI_Abort). */
     int64_t reuse = -1;
     for (int b = 0; b < c->n_blocks && reuse < 0; b++)
         if (!c->blocks[b].in_use && c->blocks[b].nbytes == bytes) reuse = b;
-    if (min_max(c, reuse, &lo, &hi)) return NULL;
+    if (min_max(c, reuse, &lo, &hi)) c_abort(c, og_last_error());
     if (lo == hi && lo >= 0) {
         c->blocks[lo].in_use = true;
         return c->blocks[lo].base[c->rank];
@@ -600,11 +604,13 @@ static void *c_shared_alloc(void *user, size_t nbytes)
     ok = grown != NULL;
     shm_block k = {MPI_WIN_NULL, bytes, NULL, true};
     ok = ok && shm_window(c, bytes, &k.win, &k.base);
+    if (!ok) k.nbytes = 0; /* kept to be freed with c, never handed out */
     if (k.win != MPI_WIN_NULL && grown)
-        c->blocks[c->n_blocks++] = k; /* freed with c */
+        c->blocks[c->n_blocks++] = k;
     else
         free(k.base);
-    if (min_max(c, ok, &lo, &hi) || lo == 0) {
+    if (min_max(c, ok, &lo, &hi)) c_abort(c, og_last_error());
+    if (lo == 0) {
         if (ok) c->blocks[c->n_blocks - 1].in_use = false;
         return NULL;
     }
