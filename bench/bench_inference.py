@@ -4,8 +4,9 @@ and inputs, at 1 and 2 threads.  The two alternate over --rounds rounds; each fi
 the median of the rounds' medians.  Prints milliseconds and the ratio onnxgrad /
 onnxruntime (lower is better), by wall time and by CPU time (the process's: on a machine
 that other processes share, the time each side computed), and for ResNet-18 the forward
-pass's GFLOP/s beside the machine's single-thread SGEMM peak (bench/sgemm_peak.py, measured
-in the same run).
+pass's GFLOP/s beside the machine's single-thread SGEMM peak, measured in the same run: the
+best of a 2048^3 float32 product in numpy's BLAS and the venv's PyTorch (bench/sgemm_peak.py),
+in onnxgrad and in onnxruntime.
 
 usage: bench_inference.py [--build build] [--iters N] [--rounds R] [--models DIR]"""
 import argparse
@@ -85,16 +86,53 @@ def flops(path, xshape):
     return 2.0 * macs
 
 
-def sgemm_peak():
+def matmul_peak(cli, n=2048):
+    """GFLOP/s (CPU time) of one n x n x n float32 MatMul on one thread, in onnxgrad (its
+    own product: oneDNN's sgemm where built with it) and in onnxruntime (MLAS): the best
+    single-thread products on this machine, which numpy's BLAS may not reach (Debian's
+    OpenBLAS runs its AVX2 kernels on an AVX-512 CPU)."""
+    import tempfile
+    from onnx import TensorProto, helper, numpy_helper
+    rng = np.random.default_rng(0)
+    b = rng.standard_normal((n, n), dtype=np.float32)
+    g = helper.make_graph(
+        [helper.make_node("MatMul", ["x", "b"], ["y"])], "mm",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [n, n])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [n, n])],
+        [numpy_helper.from_array(b, "b")])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+    flop = 2.0 * n * n * n
+    found = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        path, xfile = os.path.join(tmp, "mm.onnx"), os.path.join(tmp, "a.npy")
+        onnx.save(m, path)
+        a = rng.standard_normal((n, n), dtype=np.float32)
+        np.save(xfile, a)
+        try:
+            _, cpu = run_onnxgrad(cli, path, xfile, 1, 5, False)
+            found["onnxgrad"] = flop / (cpu / 1e3) / 1e9
+        except RuntimeError:
+            pass
+        sess = ort_session(path, 1, False)
+        _, cpu = time_ort(sess, a, 5)
+        found["onnxruntime"] = flop / (cpu / 1e3) / 1e9
+    return found
+
+
+def sgemm_peak(cli):
+    """The best single-thread SGEMM GFLOP/s found on this machine (CPU time), and where:
+    bench/sgemm_peak.py (numpy's BLAS, the venv's PyTorch) and matmul_peak."""
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
     venv = os.path.join(HERE, ".venv", "bin", "python")
-    best = 0.0
+    found = {}
     for py in ([venv] if os.path.exists(venv) else []) + [sys.executable]:
         res = subprocess.run([py, os.path.join(HERE, "sgemm_peak.py")], capture_output=True,
                              text=True, env=env)
         if res.returncode == 0:
-            best = max(best, float(res.stdout.strip()))
-    return best
+            found[py] = float(res.stdout.strip())
+    found.update(matmul_peak(cli))
+    best = max(found, key=found.get) if found else None
+    return (found[best], best) if best else (0.0, "none")
 
 
 def main():
@@ -150,12 +188,14 @@ def main():
     if resnet_ms:
         f = flops(os.path.join(args.models, "resnet18.onnx"),
                   np.load(os.path.join(args.models, "resnet18_x.npy")).shape)
-        peak = sgemm_peak()
+        peak, where = sgemm_peak(cli)
         for threads, (ms, cpu) in sorted(resnet_ms.items()):
             gf, gfc = f / (ms / 1e3) / 1e9, f / (cpu / 1e3) / 1e9
             print("resnet18 forward, %d thread%s: %.1f GFLOP/s by wall time, %.1f by CPU time "
-                  "(%.2f GFLOP); SGEMM peak %.1f GFLOP/s per core (CPU time): %.0f %% / %.0f %%" %
+                  "(%.2f GFLOP); SGEMM peak %.1f GFLOP/s per core (CPU time, %s's 2048^3 "
+                  "product): %.0f %% / %.0f %%" %
                   (threads, "s" if threads > 1 else "", gf, gfc, f / 1e9, peak,
+                   os.path.basename(where),
                    100 * gf / (peak * threads) if peak else 0,
                    100 * gfc / (peak * threads) if peak else 0))
 
