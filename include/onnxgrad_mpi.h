@@ -19,12 +19,12 @@
  * ranks' blocks, synchronized by two counters per rank in shared memory (the same sums in
  * the same order: the same bits as with messages).  The environment variable
  * ONNXGRAD_MPI_SHM=0, read by og_mpi_comm_create, turns shared memory off (shared_alloc
- * returns NULL).  Windows are freed by og_mpi_comm_free, which is collective.  Waits poll (yielding the core between polls for the
- * first 0.2 ms, then sleeping 20 us between polls), so that a collective that does not
- * complete within the timeout fails instead of hanging (a rank that died or hangs, when the
- * MPI runtime itself has not stopped the job); abort prints its message on stderr and calls
- * MPI_Abort, which ends every rank.  MPI errors are returned, not fatal (MPI_ERRORS_RETURN
- * on the duplicate), with MPI's text and this rank's number in the message.
+ * returns NULL).  Windows are freed by og_mpi_comm_free, which is collective.  Waits poll (yielding
+ * the core between polls for the first 0.2 ms, then sleeping 20 us between polls), so that a
+ * collective that does not complete within the timeout fails instead of hanging (a rank that died
+ * or hangs, when the MPI runtime itself has not stopped the job); abort prints its message on
+ * stderr and calls MPI_Abort, which ends every rank.  MPI errors are returned, not fatal
+ * (MPI_ERRORS_RETURN on the duplicate), with MPI's text and this rank's number in the message.
  *
  * Threads: MPI is initialized with MPI_THREAD_SERIALIZED when this library initializes it;
  * the communicator's functions must be called by one thread at a time (a trainer does).
