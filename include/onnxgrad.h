@@ -1249,12 +1249,11 @@ typedef struct og_comm {
      * collective (every rank, the same nbytes, in the same order) and returns this rank's
      * block of nbytes, 64-byte aligned, or NULL on every rank when the engine has none for
      * this run; shared_free(block) gives it back (not collective: the engine may keep the
-     * memory until the communicator is freed).  og_trainer_set_comm keeps its gradient
-     * buckets there when the table has reduce_scatter and allgather, so that the engine
-     * can do those two in place, reading the other ranks' blocks instead of sending
-     * messages.  og_trainer_set_comm(t, NULL or another, ...) gives the block back;
-     * og_trainer_free does not call the communicator (it may be freed already): the
-     * engine frees the block with itself. */
+     * memory for a later shared_alloc of the same size, or until it is freed).  When it
+     * shards the update (reduce_scatter and allgather, more than one rank),
+     * og_trainer_set_comm keeps its gradient buckets there, so that the engine can do those
+     * two in place, reading the other ranks' blocks instead of sending messages; the block
+     * goes back on og_trainer_set_comm(t, NULL or another, ...) and og_trainer_free. */
     void *(*shared_alloc)(void *user, size_t nbytes);
     void (*shared_free)(void *user, void *block);
 } og_comm;

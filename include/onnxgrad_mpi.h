@@ -77,7 +77,10 @@ OG_MPI_API int og_mpi_launched(void);
 OG_MPI_API og_status og_mpi_comm_create(const og_mpi_options *opts, og_comm **out);
 
 /* Free the duplicate communicator, its shared-memory windows and the table (collective:
- * every rank calls it).  NULL is a no-op.  MPI stays initialized. */
+ * every rank calls it).  NULL is a no-op.  MPI stays initialized.  A trainer may still
+ * hold a block of shared memory (Python frees communicators at exit before the trainers):
+ * og_trainer_free and og_trainer_set_comm(t, NULL, 0) may follow and give it back, which
+ * frees the table's last memory; any other use of the trainer's communicator is an error. */
 OG_MPI_API void og_mpi_comm_free(og_comm *comm);
 
 /* MPI_Finalize when MPI is initialized and not finalized yet (once per process, after every

@@ -41,6 +41,9 @@
  * every rank has arrived at s, then publishes `leave = s`; the collective is complete for a
  * rank when every rank has left s (nobody reads its block for s any more, so it may write
  * there again).  Reads happen in sequence order, so both counters only grow. */
+/* The counters are shared between processes: only lock-free atomics work there. */
+_Static_assert(ATOMIC_LLONG_LOCK_FREE == 2, "64-bit atomics must be lock-free");
+
 typedef struct shm_ctl {
     _Atomic uint64_t arrive;
     char pad0[64 - sizeof(uint64_t)];
@@ -62,9 +65,13 @@ typedef struct mpi_comm {
     MPI_Comm comm;
     int rank, size;
     double timeout_s;
-    /* shared memory: node is MPI_COMM_NULL until the first c_shared_alloc; shm_off when
-     * the ranks are not all on this machine or ONNXGRAD_MPI_SHM=0 */
-    bool shm_off;
+    /* shared memory: shm is 0 until the first c_shared_alloc decides it with every rank,
+     * then 1 (on) or -1 (the ranks are not all on this machine, or one of them has
+     * ONNXGRAD_MPI_SHM=0); shm_env_off: this rank's ONNXGRAD_MPI_SHM=0.  closed: freed by
+     * og_mpi_comm_free while a block was still in use: the struct stays until the last
+     * c_shared_free (MPI's objects are gone). */
+    int shm;
+    bool shm_env_off, closed;
     MPI_Comm node;
     MPI_Win ctl_win;
     char **ctl; /* every rank's counters (shm_ctl) */
@@ -175,8 +182,9 @@ static const shm_block *shm_find(const mpi_comm *c, const void *data, size_t nby
     uintptr_t p = (uintptr_t)data;
     for (int b = 0; b < c->n_blocks; b++) {
         const shm_block *k = &c->blocks[b];
+        if (!k->in_use) continue;
         uintptr_t lo = (uintptr_t)k->base[c->rank];
-        if (k->in_use && p >= lo && p - lo <= k->nbytes && nbytes <= k->nbytes - (p - lo)) {
+        if (p >= lo && p - lo <= k->nbytes && nbytes <= k->nbytes - (p - lo)) {
             *off = (size_t)(p - lo);
             return k;
         }
@@ -559,38 +567,44 @@ static bool shm_window(mpi_comm *c, size_t bytes, MPI_Win *win, char ***bases)
 }
 
 /* og_comm.shared_alloc: a block of a shared window, an unused one of the same size when
- * every rank has it, or NULL on every rank (the ranks are not all on this machine,
- * ONNXGRAD_MPI_SHM=0, or MPI failed). */
+ * every rank has it, or NULL on every rank (the ranks are not all on this machine, or one
+ * has ONNXGRAD_MPI_SHM=0).  Every rank must return a block or NULL alike, and hold the same
+ * windows (og_mpi_comm_free frees them collectively): when MPI or memory fails on some rank,
+ * or the ranks cannot agree, the job ends (MPI_Abort). */
 static void *c_shared_alloc(void *user, size_t nbytes)
 {
     mpi_comm *c = user;
     int64_t lo = 0, hi = 0;
-    if (c->size < 2 || c->shm_off) return NULL;
+    if (c->size < 2 || c->shm < 0 || c->closed) return NULL;
     size_t bytes = (nbytes + 63) / 64 * 64;
     if (!bytes) bytes = 64;
-    bool ok = true;
-    if (c->node == MPI_COMM_NULL) { /* the first: this machine's ranks, and the counters */
+    if (c->shm == 0) { /* the first: this machine's ranks, and the counters */
         int node_size = 0, node_rank = -1;
-        ok = MPI_Comm_split_type(c->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &c->node) ==
-             MPI_SUCCESS;
+        bool ok = MPI_Comm_split_type(c->comm, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &c->node) ==
+                  MPI_SUCCESS;
         if (!ok) c->node = MPI_COMM_NULL;
         ok = ok && MPI_Comm_size(c->node, &node_size) == MPI_SUCCESS &&
-             MPI_Comm_rank(c->node, &node_rank) == MPI_SUCCESS && node_size == c->size &&
-             node_rank == c->rank;
-        ok = ok && shm_window(c, sizeof(shm_ctl), &c->ctl_win, &c->ctl);
+             MPI_Comm_rank(c->node, &node_rank) == MPI_SUCCESS;
+        /* 0: failed, 1: not wanted or not one machine, 2: go */
+        int64_t v = !ok                                                              ? 0
+                    : c->shm_env_off || node_size != c->size || node_rank != c->rank ? 1
+                                                                                     : 2;
+        if (min_max(c, v, &lo, &hi) || lo == 0) c_abort(c, "setting up MPI shared memory failed");
+        if (lo == 1) {
+            c->shm = -1;
+            return NULL;
+        }
+        ok = shm_window(c, sizeof(shm_ctl), &c->ctl_win, &c->ctl);
         if (ok) {
             atomic_init(&ctl_of(c, c->rank)->arrive, 0);
             atomic_init(&ctl_of(c, c->rank)->leave, 0);
         }
-        /* the agreement below is also the barrier after which the counters are read */
-        if (min_max(c, ok, &lo, &hi)) c_abort(c, og_last_error());
-        if (lo == 0) {
-            c->shm_off = true;
-            return NULL;
-        }
+        /* also the barrier after which the counters are read */
+        if (min_max(c, ok, &lo, &hi) || lo == 0)
+            c_abort(c, "allocating MPI shared memory (the counters) failed");
+        c->shm = 1;
     }
-    /* an unused block of this size that every rank has, else a new window.  Every rank
-     * must return a block or NULL alike: a failed agreement ends the job (MPI_Abort). */
+    /* an unused block of this size that every rank has, else a new window */
     int64_t reuse = -1;
     for (int b = 0; b < c->n_blocks && reuse < 0; b++)
         if (!c->blocks[b].in_use && c->blocks[b].nbytes == bytes) reuse = b;
@@ -600,29 +614,40 @@ static void *c_shared_alloc(void *user, size_t nbytes)
         return c->blocks[lo].base[c->rank];
     }
     shm_block *grown = realloc(c->blocks, (size_t)(c->n_blocks + 1) * sizeof *grown);
-    if (grown) c->blocks = grown;
-    ok = grown != NULL;
-    shm_block k = {MPI_WIN_NULL, bytes, NULL, true};
-    ok = ok && shm_window(c, bytes, &k.win, &k.base);
-    if (!ok) k.nbytes = 0; /* kept to be freed with c, never handed out */
-    if (k.win != MPI_WIN_NULL && grown)
-        c->blocks[c->n_blocks++] = k;
-    else
-        free(k.base);
-    if (min_max(c, ok, &lo, &hi)) c_abort(c, og_last_error());
-    if (lo == 0) {
-        if (ok) c->blocks[c->n_blocks - 1].in_use = false;
-        return NULL;
+    if (!grown) {
+        c_abort(c, "out of memory for an MPI shared-memory window");
+        return NULL; /* not reached: MPI_Abort ends the job */
     }
+    c->blocks = grown;
+    shm_block k = {MPI_WIN_NULL, bytes, NULL, true};
+    bool ok = shm_window(c, bytes, &k.win, &k.base);
+    if (min_max(c, ok, &lo, &hi) || lo == 0)
+        c_abort(c, "allocating an MPI shared-memory window failed");
+    c->blocks[c->n_blocks++] = k;
     return k.base[c->rank];
 }
 
-/* og_comm.shared_free: the block is unused (its window is freed with the communicator). */
+/* Free what og_mpi_comm_free left to the last block's release. */
+static void free_closed(mpi_comm *c)
+{
+    for (int b = 0; b < c->n_blocks; b++) free(c->blocks[b].base);
+    free(c->blocks);
+    free(c->ctl);
+    free(c);
+}
+
+/* og_comm.shared_free: the block is unused (its window is freed with the communicator; after
+ * og_mpi_comm_free, the last release frees what is left of it). */
 static void c_shared_free(void *user, void *block)
 {
     mpi_comm *c = user;
-    for (int b = 0; block && b < c->n_blocks; b++)
-        if (c->blocks[b].base[c->rank] == block) c->blocks[b].in_use = false;
+    bool used = false;
+    for (int b = 0; b < c->n_blocks; b++) {
+        if (block && c->blocks[b].in_use && c->blocks[b].base[c->rank] == block)
+            c->blocks[b].in_use = false;
+        used = used || c->blocks[b].in_use;
+    }
+    if (c->closed && !used) free_closed(c);
 }
 
 static void c_abort(void *user, const char *message)
@@ -696,7 +721,7 @@ og_status og_mpi_comm_create(const og_mpi_options *opts, og_comm **out)
     c->ctl_win = MPI_WIN_NULL;
     c->pending_end = &c->pending;
     const char *shm = getenv("ONNXGRAD_MPI_SHM");
-    c->shm_off = shm && strcmp(shm, "0") == 0;
+    c->shm_env_off = shm && strcmp(shm, "0") == 0;
     *out = &c->table;
     return OG_OK;
 }
@@ -707,16 +732,17 @@ void og_mpi_comm_free(og_comm *comm)
     mpi_comm *c = comm->user;
     int finalized = 0;
     MPI_Finalized(&finalized);
+    bool used = false;
     for (int b = 0; b < c->n_blocks; b++) {
         if (!finalized) MPI_Win_free(&c->blocks[b].win);
-        free(c->blocks[b].base);
+        used = used || c->blocks[b].in_use;
     }
-    free(c->blocks);
     if (!finalized && c->ctl_win != MPI_WIN_NULL) MPI_Win_free(&c->ctl_win);
-    free(c->ctl);
     if (!finalized && c->node != MPI_COMM_NULL) MPI_Comm_free(&c->node);
     if (!finalized) MPI_Comm_free(&c->comm);
-    free(c);
+    /* a trainer still holding a block gives it back later (og_trainer_free) */
+    c->closed = true;
+    if (!used) free_closed(c);
 }
 
 og_status og_mpi_finalize(void)

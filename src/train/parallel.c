@@ -84,12 +84,10 @@ static double now_s(void)
 int og_dp_rank(const og_trainer *t) { return t && t->dp ? t->dp->rank : 0; }
 int og_dp_size(const og_trainer *t) { return t && t->dp ? t->dp->size : 1; }
 
-/* release: give the shared block back to the communicator (og_trainer_free does not call
- * it: the communicator may be gone, and frees the block with itself). */
-static void dp_destroy(const og_allocator *a, og_dp *dp, bool release)
+static void dp_destroy(const og_allocator *a, og_dp *dp)
 {
     if (!dp) return;
-    if (dp->shared && release) dp->comm->shared_free(dp->comm->user, dp->shared);
+    if (dp->shared) dp->comm->shared_free(dp->comm->user, dp->shared);
     for (int b = 0; dp->buckets && b < dp->n_buckets; b++) {
         if (!dp->shared) og_free_aligned(a, dp->buckets[b].data);
         og_free_aligned(a, dp->buckets[b].part);
@@ -102,9 +100,9 @@ static void dp_destroy(const og_allocator *a, og_dp *dp, bool release)
     og_free(a, dp);
 }
 
-void og_dp_free(og_trainer *t, bool release)
+void og_dp_free(og_trainer *t)
 {
-    dp_destroy(t->a, t->dp, release);
+    dp_destroy(t->a, t->dp);
     t->dp = NULL;
 }
 
@@ -347,7 +345,7 @@ static og_status build_plan(og_trainer *t, const og_comm *c, size_t bucket_bytes
     *out = dp;
     return OG_OK;
 nomem:
-    dp_destroy(a, dp, true);
+    dp_destroy(a, dp);
     return og_error(OG_ERR_NOMEM, "out of memory planning the gradient buckets");
 }
 
@@ -388,7 +386,7 @@ og_status og_trainer_set_comm(og_trainer *t, const og_comm *comm, size_t bucket_
 {
     if (!t) return og_error(OG_ERR_INVALID_ARG, "og_trainer_set_comm: NULL trainer");
     if (!comm) {
-        og_dp_free(t, true);
+        og_dp_free(t);
         return OG_OK;
     }
     og_status st = check_comm(comm, "og_trainer_set_comm");
@@ -413,11 +411,11 @@ og_status og_trainer_set_comm(og_trainer *t, const og_comm *comm, size_t bucket_
                          dp->n_buckets, t->n_weights, dp->can_shard ? ", sharded update" : "");
     if ((st = og_comm_agree(comm, local))) goto fail;
     if (dp->can_shard && comm->shared_alloc) use_shared(t->a, dp);
-    og_dp_free(t, true);
+    og_dp_free(t);
     t->dp = dp;
     return OG_OK;
 fail:
-    dp_destroy(t->a, dp, true);
+    dp_destroy(t->a, dp);
     return st;
 }
 

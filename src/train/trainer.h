@@ -144,9 +144,7 @@ og_status og_trainer_state_load(og_trainer *t, const void *bytes, size_t size, c
  * computing, and every rank return the agreed failure. */
 og_status og_dp_step(og_trainer *t, const char *const *input_names, const og_tensor *const *inputs,
                      int n_inputs, double share, og_status local, double *loss);
-/* release: give the buckets' shared block back to the communicator (false from
- * og_trainer_free, when the communicator may be gone already). */
-void og_dp_free(og_trainer *t, bool release);
+void og_dp_free(og_trainer *t);
 /* The Dropout seed of rank `rank` (steps draw at (it, step)): rank 0 keeps the trainer's,
  * so one rank draws as one process; other ranks draw other masks for their own samples. */
 uint64_t og_dp_dropout_seed(uint64_t seed, int rank);

@@ -34,7 +34,7 @@ void og_trainer_free(og_trainer *t)
 {
     if (!t) return;
     const og_allocator *a = t->a;
-    og_dp_free(t, false);
+    og_dp_free(t);
     t->mode->free(t);
     og_session_free(t->eval);
     og_free(a, t->loss_name);

@@ -43,6 +43,13 @@ def main():
         if not d < 1e-6:
             print("rank %d: %s losses differ by %.3g" % (comm.rank, what, d))
             ok = False
+    # fit again: a new trainer, whose buckets take the shared memory the first one gave back
+    # (or a new window): the same run, the same weights bit for bit
+    first = [a.copy() for a in dp.get_state()]
+    dp.fit(X, y, sample_weight=w, X_val=Xv, y_val=yv)
+    if not all(np.array_equal(a, b) for a, b in zip(dp.get_state(), first)):
+        print("rank %d: a second fit gave other weights" % comm.rank)
+        ok = False
     Xn = X.copy()
     Xn[129, 1] = np.nan  # the last sample, in the last rank's part of the last batch
     try:

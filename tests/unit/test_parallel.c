@@ -283,8 +283,8 @@ static int run_job(void *arg)
             memcpy(j->w[i], og_tensor_cdata(w), og_tensor_nbytes(w));
     }
     og_trainer_comm_stats(t, &j->stats);
-    /* even ranks leave the communicator first (the block goes back to it); og_trainer_free
-     * does not call the communicator */
+    /* even ranks leave the communicator first; the others give the block back in
+     * og_trainer_free */
     if (j->comm.sh && j->comm.rank % 2 == 0) og_trainer_set_comm(t, NULL, 0);
     og_trainer_free(t);
     return 0;
@@ -312,8 +312,8 @@ static void run_ranks(const job *proto, int n, job *jobs, int corrupt_rank)
         for (int r = 0; r < n; r++) thrd_join(th[r], NULL);
         for (int r = 0; r < n; r++) {
             tcomm *c = &jobs[r].comm;
-            CHECK(c->allocs == (sharded && with_shared && jobs[r].st == OG_OK ? 1 : c->allocs));
-            CHECK(c->frees == (c->allocs && r % 2 == 0 ? 1 : 0));
+            CHECK(c->allocs <= (sharded && with_shared ? 1 : 0));
+            CHECK(c->frees == c->allocs); /* given back: set_comm(NULL) or og_trainer_free */
             free(c->block);
             c->block = NULL;
         }
