@@ -349,15 +349,19 @@ nomem:
     return og_error(OG_ERR_NOMEM, "out of memory planning the gradient buckets");
 }
 
+/* A bucket's bytes rounded up to 64, its place in a shared block. */
+static size_t padded_bytes(const bucket *b)
+{
+    return ((size_t)b->count * og_dtype_size(b->dtype) + 63) / 64 * 64;
+}
+
 /* Move the buckets' data into one block of the communicator's shared memory (collective),
  * where its reduce_scatter and allgather work in place; they stay where they are when it
  * has none. */
 static void use_shared(const og_allocator *a, og_dp *dp)
 {
     size_t total = 0;
-    for (int b = 0; b < dp->n_buckets; b++)
-        total +=
-            ((size_t)dp->buckets[b].count * og_dtype_size(dp->buckets[b].dtype) + 63) / 64 * 64;
+    for (int b = 0; b < dp->n_buckets; b++) total += padded_bytes(&dp->buckets[b]);
     char *block = dp->comm->shared_alloc(dp->comm->user, total);
     if (!block) return;
     dp->shared = block;
@@ -366,7 +370,7 @@ static void use_shared(const og_allocator *a, og_dp *dp)
         bucket *bk = &dp->buckets[b];
         og_free_aligned(a, bk->data);
         bk->data = block;
-        block += ((size_t)bk->count * og_dtype_size(bk->dtype) + 63) / 64 * 64;
+        block += padded_bytes(bk);
     }
 }
 
