@@ -29,6 +29,17 @@ typedef struct og_exec_hooks {
     og_status (*ready)(void *user, int j, const og_tensor *t);
     /* After every node that ran (may be NULL). */
     og_status (*after_node)(void *user);
+    /* Where to compute the wanted value want[j] (may be NULL): the caller's memory for its
+     * dtype and shape, as the run found them just before the node producing it runs, or
+     * NULL to let the session choose.  The node's kernel then writes there; the memory must
+     * stay valid, and be left alone, until the run ends, and the tensors the run hands back
+     * for j and for views of it are views of it.  When want[j] is made by an op that always
+     * views its input 0 (Identity, Reshape, ...: OG_OP_ALIAS_INPUT0), the hook is asked for
+     * the value it views instead, under j, with that value's shape (the same number of
+     * elements).  Not asked for values bound at the start, values a control-flow node (If,
+     * Loop, Scan) makes, outputs that turn out to be views at run time
+     * (OG_OP_ALIAS_SAME_SIZE) or strings: ready gets those wherever they are. */
+    void *(*place)(void *user, int j, og_dtype dtype, int rank, const int64_t *dims);
 } og_exec_hooks;
 
 typedef struct og_exec_req {

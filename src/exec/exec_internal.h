@@ -36,6 +36,9 @@ struct og_session {
     og_tensor **slot;           /* per value, during a run */
     bool *owned;                /* slot[v] is the session's to release */
     bool *keep;                 /* requested as an output of this run */
+    int *want_at;               /* per value: where this run's hooks place it (want index), -1 */
+    bool *placed;               /* slot[v] lies in memory the run's hooks placed */
+    const og_exec_hooks *placing; /* this run's hooks when they place values, else NULL */
     int64_t *sym;               /* per symbol: its value in this run, -1 unbound */
     og_vinfo *vin, *vout;
     const og_tensor **tin;

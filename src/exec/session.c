@@ -63,11 +63,14 @@ og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_
     s->slot = og_calloc(a, nv, sizeof *s->slot);
     s->owned = og_calloc(a, nv, sizeof *s->owned);
     s->keep = og_calloc(a, nv, sizeof *s->keep);
+    s->want_at = og_malloc(a, nv * sizeof *s->want_at);
+    s->placed = og_calloc(a, nv, sizeof *s->placed);
     s->sym = og_calloc(a, (size_t)s->root->n_symbols + 1, sizeof *s->sym);
     s->subs = og_calloc(a, nn, sizeof *s->subs);
-    if (!s->kernels || !s->last_use || !s->slot || !s->owned || !s->keep || !s->sym || !s->subs)
+    if (!s->kernels || !s->last_use || !s->slot || !s->owned || !s->keep || !s->want_at ||
+        !s->placed || !s->sym || !s->subs)
         goto nomem;
-    for (int v = 0; v < g->n_values; v++) s->last_use[v] = -1;
+    for (int v = 0; v < g->n_values; v++) s->last_use[v] = s->want_at[v] = -1;
     for (int i = 0; i < g->n_nodes; i++) {
         const og_node *n = &g->nodes[i];
         if (n->n_in > s->max_in) s->max_in = n->n_in;
@@ -133,14 +136,17 @@ static void release_slots(og_session *s)
         s->slot[v] = NULL;
         s->owned[v] = false;
         s->keep[v] = false;
+        s->want_at[v] = -1;
+        s->placed[v] = false;
     }
+    s->placing = NULL;
 }
 
 void og_session_free(og_session *s)
 {
     if (!s) return;
     const og_allocator *a = s->alloc;
-    if (s->slot && s->owned && s->keep) release_slots(s);
+    if (s->slot && s->owned && s->keep && s->want_at && s->placed) release_slots(s);
     og_exec_free_subs(s);
     /* the kernels' scratch came from the pool's budgeted allocator (og_kernel_ctx.alloc) */
     if (s->pool) og_free(og_pool_allocator(s->pool), s->scratch.data);
@@ -150,6 +156,8 @@ void og_session_free(og_session *s)
     og_free(a, s->slot);
     og_free(a, s->owned);
     og_free(a, s->keep);
+    og_free(a, s->want_at);
+    og_free(a, s->placed);
     og_free(a, s->sym);
     og_free(a, s->vin);
     og_free(a, s->vout);
@@ -342,6 +350,7 @@ static og_status run_node(og_session *s, int ni)
                 og_error_prefix(st, "%s", og_node_label(n, label, sizeof label));
                 goto fail;
             }
+            if (n->in[0] >= 0 && s->placed[n->in[0]]) s->placed[out_value(s, ni, 0)] = true;
             continue;
         }
         size_t nbytes;
@@ -351,6 +360,18 @@ static og_status run_node(og_session *s, int ni)
                           og_node_label(n, label, sizeof label), j,
                           og_shape_str(vo->rank, vo->dims, shape, sizeof shape));
             goto fail;
+        }
+        int w = s->placing && vo->dtype != OG_STRING ? s->want_at[out_value(s, ni, j)] : -1;
+        void *mem = w >= 0 ? s->placing->place(s->placing->user, w, vo->dtype, vo->rank, vo->dims)
+                           : NULL;
+        if (mem) { /* the caller's memory */
+            st = og_tensor_wrap(vo->dtype, vo->rank, vo->dims, mem, nbytes, s->alloc, &s->tout[j]);
+            if (st) {
+                og_error_prefix(st, "%s", og_node_label(n, label, sizeof label));
+                goto fail;
+            }
+            s->placed[out_value(s, ni, j)] = true;
+            continue;
         }
         og_buffer *b = og_pool_get(s->pool, nbytes);
         if (!b) {
@@ -556,9 +577,26 @@ static og_status session_exec(og_session *s, const og_exec_req *r)
         }
     }
     /* which values the caller wants */
+    s->placing = r->hooks && r->hooks->place ? r->hooks : NULL;
     for (int j = 0; j < r->n_want; j++) {
         out_v[j] = r->want[j];
         s->keep[r->want[j]] = true;
+        if (s->placing && s->want_at[r->want[j]] < 0) s->want_at[r->want[j]] = j;
+    }
+    /* a view's memory is the viewed value's: place that one (a graph output is often an
+     * Identity or a Reshape of what a kernel computed).  Not through ops that are views only
+     * when sizes allow (OG_OP_ALIAS_SAME_SIZE): their input and output could then both be
+     * placed in the same memory. */
+    for (int j = 0; s->placing && j < r->n_want; j++) {
+        if (s->want_at[r->want[j]] != j) continue;
+        for (int p = g->values[r->want[j]].producer; p >= 0;) {
+            const og_node *n = &g->nodes[p];
+            if (!n->op || !(n->op->flags & OG_OP_ALIAS_INPUT0) ||
+                n->n_in < 1 || n->in[0] < 0 || s->want_at[n->in[0]] >= 0)
+                break;
+            s->want_at[n->in[0]] = j;
+            p = g->values[n->in[0]].producer;
+        }
     }
     /* the fusion plan, unless this run asks for or binds a value it leaves out */
     s->fused_run = s->n_fused > 0;
@@ -589,7 +627,7 @@ static og_status session_exec(og_session *s, const og_exec_req *r)
         for (int k = 0; k < j; k++)
             if (out_v[k] == v) first = k;
         st = first >= 0 ? og_tensor_clone(r->out[first], s->alloc, &r->out[j])
-                        : take_output(s, v, r->share && r->share[j], &r->out[j]);
+                        : take_output(s, v, (r->share && r->share[j]) || s->placed[v], &r->out[j]);
         if (st) goto done;
     }
 done:

@@ -4,8 +4,10 @@
  * global batch.  The weights' gradients are summed across ranks in buckets: the bucket plan
  * (og_trainer_set_comm) orders the weights by the training-graph node that produces their
  * gradient, and packs them into buckets of about bucket_bytes, one dtype each.  While the
- * backward half runs, the executor's ready hook copies each gradient, times the rank's share
- * of the global batch, into its bucket; a bucket whose every gradient has arrived starts its
+ * backward half runs, each gradient is computed in its bucket (the executor's place hook;
+ * the ready hook copies one only when its node cannot write there), already times the rank's
+ * share of the global batch (the gradient seed is the share, not 1: the backward pass is
+ * linear in it); a bucket whose every gradient has arrived starts its
  * reduction at once (buckets start in plan order, the same on every rank), and the
  * after-node hook lets started reductions progress, so that communication overlaps the rest
  * of the backward pass.  Then one small reduction sums the losses and counts the failing
@@ -65,6 +67,7 @@ struct og_dp {
     bool stale;         /* optimizer state outside this rank's parts is stale */
     bool shard;         /* this step shards its update */
     void *shared;       /* the communicator's shared block holding the buckets' data, or NULL */
+    og_tensor *seed;    /* the loss's gradient seed: the rank's share */
     /* this step */
     double share;
     int next_start; /* first bucket not started */
@@ -97,6 +100,7 @@ static void dp_destroy(const og_allocator *a, og_dp *dp)
     og_free(a, dp->order);
     og_free(a, dp->bucket_of);
     og_free(a, dp->offset_of);
+    og_tensor_free(dp->seed);
     og_free(a, dp);
 }
 
@@ -247,18 +251,23 @@ og_status og_dp_max(og_trainer *t, int64_t *v)
 
 /* ---- the bucket plan ------------------------------------------------------------------- */
 
-/* 64-bit FNV-1a over 8-byte words (and the tail bytes): a hash of plans and weights. */
+/* A 64-bit hash of plans and weights: FNV-1a steps over 8-byte words in four independent
+ * lanes (32-byte blocks: the multiplications of one lane do not wait for another's), folded
+ * together with the tail bytes. */
 static uint64_t hash_words(uint64_t h, const void *data, size_t n)
 {
+    const uint64_t prime = 0x100000001b3ull;
     const unsigned char *p = data;
+    uint64_t lane[4] = {h, h ^ 1, h ^ 2, h ^ 3};
     size_t i = 0;
-    for (; i + 8 <= n; i += 8) {
-        uint64_t w;
-        memcpy(&w, p + i, 8);
-        h = (h ^ w) * 0x100000001b3ull;
+    for (; i + 32 <= n; i += 32) {
+        uint64_t w[4];
+        memcpy(w, p + i, 32);
+        for (int k = 0; k < 4; k++) lane[k] = (lane[k] ^ w[k]) * prime;
     }
-    for (; i < n; i++) h = (h ^ p[i]) * 0x100000001b3ull;
-    return h;
+    for (int k = 0; k < 4; k++) h = (h ^ lane[k]) * prime;
+    for (; i < n; i++) h = (h ^ p[i]) * prime;
+    return (h ^ (uint64_t)n) * prime;
 }
 
 /* Weights in the order the training graph produces their gradients: by producer node,
@@ -340,6 +349,7 @@ static og_status build_plan(og_trainer *t, const og_comm *c, size_t bucket_bytes
         bk->part = og_malloc_aligned(a, n ? n : 1);
         if (!bk->part) goto nomem;
     }
+    if (og_tensor_clone(t->seed, a, &dp->seed)) goto nomem;
     dp->stats.ranks = dp->size;
     dp->stats.buckets = dp->n_buckets;
     *out = dp;
@@ -433,36 +443,6 @@ og_status og_trainer_comm_stats(const og_trainer *t, og_comm_stats *out)
 
 /* ---- the step -------------------------------------------------------------------------- */
 
-/* dst = share * src, and whether every src value is finite: a value is NaN or infinite when
- * its exponent bits are all ones.  The test ORs integer comparisons, so that the compiler
- * vectorizes the loop (a floating-point accumulator would chain every element to the last:
- * 0.9 ms per step for the MLP's 670k gradients, more than its reduction costs). */
-static bool scale_copy(og_dtype dtype, void *dst, const void *src, int64_t n, double share)
-{
-    if (dtype == OG_FLOAT) {
-        const float *x = src;
-        float *y = dst, s = (float)share;
-        uint32_t bad = 0;
-        for (int64_t i = 0; i < n; i++) {
-            uint32_t u;
-            memcpy(&u, &x[i], sizeof u);
-            bad |= (u & 0x7f800000u) == 0x7f800000u;
-            y[i] = x[i] * s;
-        }
-        return !bad;
-    }
-    const double *x = src;
-    double *y = dst;
-    uint64_t bad = 0;
-    for (int64_t i = 0; i < n; i++) {
-        uint64_t u;
-        memcpy(&u, &x[i], sizeof u);
-        bad |= (u & 0x7ff0000000000000ull) == 0x7ff0000000000000ull;
-        y[i] = x[i] * share;
-    }
-    return !bad;
-}
-
 /* Start, in plan order, every bucket whose gradients have all arrived. */
 static og_status start_full(og_dp *dp)
 {
@@ -482,22 +462,53 @@ static og_status start_full(og_dp *dp)
     return OG_OK;
 }
 
-/* The executor's ready hook: weight i's gradient, scaled into its bucket. */
+/* Where weight j - first_grad's gradient goes in its bucket (NULL: j is the loss). */
+static void *grad_slot(og_trainer *t, int j, bucket **b)
+{
+    og_dp *dp = t->dp;
+    int i = j - dp->first_grad;
+    if (i < 0 || i >= t->n_weights) return NULL;
+    *b = &dp->buckets[dp->bucket_of[i]];
+    return (char *)(*b)->data + (size_t)dp->offset_of[i] * og_dtype_size((*b)->dtype);
+}
+
+/* The executor's place hook: a weight's gradient is computed in its bucket, when the
+ * update is sharded.  A reduce-scatter only reads the bucket, while the backward pass may
+ * still read the value placed there (a gradient shared with an input's, or viewed by the
+ * weight's); an allreduce sums in place, so without sharding gradients are copied. */
+static void *on_place(void *user, int j, og_dtype dtype, int rank, const int64_t *dims)
+{
+    og_trainer *t = user;
+    if (!t->dp->shard) return NULL;
+    bucket *b;
+    void *dst = grad_slot(t, j, &b);
+    int64_t n;
+    if (!dst || dtype != b->dtype || !og_shape_numel(rank, dims, &n) ||
+        n != t->w[j - t->dp->first_grad]->numel)
+        return NULL; /* the ready hook says what is wrong */
+    return dst;
+}
+
+/* The executor's ready hook: weight i's gradient is in its bucket (copied there unless
+ * computed there).  Without a sharded update, a reduction sums in place: a value that is
+ * not finite is looked for here, before the sum hides whose it was (sharded, after it:
+ * local_bad). */
 static og_status on_ready(void *user, int j, const og_tensor *g)
 {
     og_trainer *t = user;
     og_dp *dp = t->dp;
+    bucket *b;
+    void *dst = grad_slot(t, j, &b);
+    if (!dst) return OG_OK; /* the loss */
     int i = j - dp->first_grad;
-    if (i < 0 || i >= t->n_weights) return OG_OK; /* the loss */
-    bucket *b = &dp->buckets[dp->bucket_of[i]];
     if (g->dtype != b->dtype || g->numel != t->w[i]->numel)
         return og_error(OG_ERR_INTERNAL,
                         "the gradient of weight '%s' is %s of %lld values, "
                         "the weight %s of %lld",
                         og_grad_weight_name(t->grad, i), og_dtype_name(g->dtype),
                         (long long)g->numel, og_dtype_name(b->dtype), (long long)t->w[i]->numel);
-    void *dst = (char *)b->data + (size_t)dp->offset_of[i] * og_dtype_size(b->dtype);
-    if (!scale_copy(b->dtype, dst, g->data, g->numel, dp->share) && dp->bad_weight < 0)
+    if (g->data != dst) memcpy(dst, g->data, og_tensor_nbytes(g));
+    if (!dp->shard && dp->bad_weight < 0 && !og_optim_finite(b->dtype, dst, g->numel))
         dp->bad_weight = i;
     b->arrived++;
     og_status st = start_full(dp);
@@ -633,6 +644,19 @@ static double part_sumsq(const og_trainer *t, const og_dp *dp, int *bad)
         }
     }
     return s;
+}
+
+/* The first weight whose gradient on this rank's batch (its bucket, which a reduce-scatter
+ * leaves as it was) holds a value that is not finite, -1 when none. */
+static int local_bad(const og_trainer *t, const og_dp *dp)
+{
+    for (int k = 0; k < t->n_weights; k++) {
+        int i = dp->order[k];
+        const bucket *b = &dp->buckets[dp->bucket_of[i]];
+        const void *g = (const char *)b->data + (size_t)dp->offset_of[i] * og_dtype_size(b->dtype);
+        if (!og_optim_finite(b->dtype, g, t->w[i]->numel)) return i;
+    }
+    return -1;
 }
 
 /* Update this rank's parts of every weight from the reduced parts, then gather each
@@ -783,8 +807,12 @@ og_status og_dp_step(og_trainer *t, const char *const *input_names, const og_ten
                          share);
     for (int k = 0; k < 3 * t->n_bn; k++) og_tensor_free(t->bn_vals[k]), t->bn_vals[k] = NULL;
     if (!local && (n_inputs > 0 || share > 0)) {
-        og_exec_hooks hooks = {t, on_ready, c->test ? on_node : NULL};
-        const og_tensor *seeds[1] = {t->seed};
+        og_exec_hooks hooks = {t, on_ready, c->test ? on_node : NULL, on_place};
+        const og_tensor *seeds[1] = {dp->seed};
+        if (dp->seed->dtype == OG_FLOAT)
+            *(float *)dp->seed->data = (float)share;
+        else
+            *(double *)dp->seed->data = share;
         local = og_session_set_rng(t->grad->session, og_dp_dropout_seed(t->dropout_seed, dp->rank),
                                    (uint64_t)t->step);
         if (!local)
@@ -844,8 +872,19 @@ og_status og_dp_step(og_trainer *t, const char *const *input_names, const og_ten
     if (loss) *loss = sum[0];
     if ((st = og_trainer_check_loss(t, sum[0], "weights"))) goto done;
     if (dp->shard) {
-        if (sum[2] > 0) { /* the ranks that found one say where, the lowest one wins */
+        if (sum[2] > 0) {
+            /* the ranks whose own gradients hold one say so (the sum no longer tells whose it
+             * was); when none does (two finite values summed to Inf), the ranks that found
+             * one in their part say where; the lowest rank wins */
+            int own = local_bad(t, dp);
             og_status mine = OG_OK;
+            if (own >= 0)
+                mine = og_error(OG_ERR_RUNTIME,
+                                "step %lld: the gradient of weight '%s' holds NaN or Inf on "
+                                "this rank's batch (loss %g); the weights were not updated",
+                                (long long)t->step + 1, og_grad_weight_name(t->grad, own),
+                                sum[0]);
+            if ((st = og_dp_sum(t, NULL, 0, mine))) goto done;
             if (bad >= 0)
                 mine = og_error(OG_ERR_RUNTIME,
                                 "step %lld: the gradient of weight '%s' holds NaN or Inf (loss "

@@ -25,6 +25,7 @@
 #include "test.h"
 
 #define MLP3     "tests/data/train/mlp3.onnx"
+#define MLP3SQRT "tests/data/train/mlp3_sqrt.onnx"
 #define BNDROP   "tests/data/train/mlp3_bn_dropout.onnx"
 #define CKPT     "build/test_parallel.ckpt"
 #define MAXRANKS 4
@@ -42,7 +43,8 @@ typedef struct shared {
 typedef struct tcomm {
     shared *sh;
     int rank;
-    int corrupt; /* nonzero: this rank's float sums come out slightly off (to test the hash) */
+    int corrupt; /* 1: this rank's float sums come out slightly off (to test the hash); 2: the
+                  * first element of its reduce-scatter part comes out Inf */
     og_comm table;
     /* shared_alloc / shared_free (with_shared): the last block, its size, the calls */
     void *block;
@@ -135,6 +137,10 @@ static og_status t_reduce_scatter(void *u, const void *data, void *part, const i
                       : ((const double *)s->post[r])[lo + i];
             ((double *)part)[i] = a;
         }
+    }
+    if (c->corrupt == 2 && counts[c->rank] > 0) {
+        if (dt == OG_FLOAT) ((float *)part)[0] = INFINITY;
+        else ((double *)part)[0] = INFINITY;
     }
     barrier(s);
     return OG_OK;
@@ -306,7 +312,7 @@ static void run_ranks(const job *proto, int n, job *jobs, int corrupt_rank)
         for (int r = 0; r < n; r++) {
             jobs[r] = *proto;
             tcomm_init(&jobs[r].comm, &sh, r);
-            jobs[r].comm.corrupt = r == corrupt_rank;
+            jobs[r].comm.corrupt = r == corrupt_rank % 10 ? 1 + corrupt_rank / 10 : 0;
         }
         for (int r = 0; r < n; r++) thrd_create(&th[r], run_job, &jobs[r]);
         for (int r = 0; r < n; r++) thrd_join(th[r], NULL);
@@ -341,7 +347,9 @@ static double max_rel(const job *a, const job *b)
     return worst;
 }
 
-static og_dataset *make_data(int weighted, int nan_at)
+/* nan_at >= 0: sample nan_at's first feature is NaN; zero_at >= 0: sample zero_at's
+ * features are all 0 */
+static og_dataset *make_data_z(int weighted, int nan_at, int zero_at)
 {
     float x[NS * NF], w[NS];
     int64_t y[NS];
@@ -351,6 +359,7 @@ static og_dataset *make_data(int weighted, int nan_at)
         w[i] = 0.5f + (float)(i % 5) * 0.25f;
     }
     if (nan_at >= 0) x[nan_at * NF] = NAN;
+    for (int k = 0; zero_at >= 0 && k < NF; k++) x[zero_at * NF + k] = 0;
     int64_t xd[2] = {NS, NF}, n = NS;
     og_tensor *xt = NULL, *yt = NULL, *wt = NULL;
     og_dataset *d = NULL;
@@ -365,6 +374,8 @@ static og_dataset *make_data(int weighted, int nan_at)
 }
 
 /* reduction 0: mean; 1: sum; 2: sum with an L2 penalty */
+static og_dataset *make_data(int weighted, int nan_at) { return make_data_z(weighted, nan_at, -1); }
+
 static og_model *loss_model_r(int weighted, int reduction)
 {
     og_model *m = NULL, *lm = NULL;
@@ -553,6 +564,65 @@ static void test_failure(void)
         CHECK(strcmp(ranks[r].msg, ranks[0].msg) == 0);
     }
     printf("failure: %s\n", ranks[0].msg);
+    og_dataset_free(d);
+    og_model_free(lm);
+}
+
+/* A gradient that is NaN on one rank's batch while the loss is finite (mlp3_sqrt: a sample
+ * of zeros makes S's gradient 0 * Inf): both ranks stop with the same message, naming the
+ * rank, the weight and its batch, whether the rank looks before the reduction (replicated)
+ * or after it, in its own bucket (sharded: its gradients are computed there and kept). */
+static void test_grad_nan(void)
+{
+    og_model *m = NULL, *lm = NULL;
+    og_loss_options lo;
+    og_loss_options_init(&lo, OG_LOSS_CROSS_ENTROPY);
+    CHECK_OK(og_model_load_file(MLP3SQRT, NULL, &m));
+    CHECK_OK(og_model_add_loss(m, &lo, &lm));
+    og_dataset *d = make_data_z(0, -1, 17);
+    job proto, ranks[MAXRANKS];
+    memset(&proto, 0, sizeof proto);
+    proto.lm = lm;
+    proto.data = d;
+    proto.kind = OG_OPTIMIZER_ADAM;
+    proto.epochs = 1;
+    proto.batch = 6;
+    run_ranks(&proto, 2, ranks, -1);
+    for (int r = 0; r < 2; r++) {
+        CHECK(ranks[r].st == OG_ERR_RUNTIME);
+        CHECK(strstr(ranks[r].msg, "rank ") != NULL);
+        CHECK(strstr(ranks[r].msg, "the gradient of weight 'S' holds NaN or Inf on this rank's "
+                                   "batch (loss ") != NULL);
+        CHECK(strcmp(ranks[r].msg, ranks[0].msg) == 0);
+    }
+    printf("gradient NaN: %s\n", ranks[0].msg);
+    og_dataset_free(d);
+    og_model_free(lm);
+    og_model_free(m);
+}
+
+/* Sharded: a reduced part that is not finite while no rank's own gradients are (two finite
+ * values can sum to Inf; here rank 1's communicator makes one) stops both ranks with the
+ * message of the rank that found it, naming the weight. */
+static void test_part_inf(void)
+{
+    og_model *lm = loss_model(0);
+    og_dataset *d = make_data(0, -1);
+    job proto, ranks[MAXRANKS];
+    memset(&proto, 0, sizeof proto);
+    proto.lm = lm;
+    proto.data = d;
+    proto.kind = OG_OPTIMIZER_SGD;
+    proto.epochs = 1;
+    proto.batch = 6;
+    run_ranks(&proto, 2, ranks, 11); /* rank 1, corrupt mode 2 */
+    for (int r = 0; r < 2; r++) {
+        CHECK(ranks[r].st == OG_ERR_RUNTIME);
+        CHECK(strstr(ranks[r].msg, "rank 1: step 1: the gradient of weight '") != NULL);
+        CHECK(strstr(ranks[r].msg, "' holds NaN or Inf (loss ") != NULL);
+        CHECK(strstr(ranks[r].msg, "this rank's batch") == NULL);
+    }
+    printf("reduced part Inf: %s\n", ranks[0].msg);
     og_dataset_free(d);
     og_model_free(lm);
 }
@@ -938,6 +1008,8 @@ int main(void)
         test_empty_parts();
         test_sum();
         test_failure();
+        test_grad_nan();
+        if (sharded) test_part_inf();
         test_diverged();
         test_bn_dropout();
     }

@@ -1,7 +1,7 @@
 """Small models for the training tests (tests/unit/test_train.c, tests/train/).
 
 python3 tests/data/train/make_models.py  ->  linreg.onnx, mlp3.onnx, digits_mlp.onnx,
-mlp3_bn_dropout.onnx beside this file.
+mlp3_bn_dropout.onnx, mlp3_sqrt.onnx beside this file (or name the ones to make).
 """
 import os
 
@@ -104,8 +104,34 @@ def mlp3_bn_dropout():
     save(g, "mlp3_bn_dropout.onnx")
 
 
+def mlp3_sqrt():
+    # mlp3 on Sqrt(X * X * S), S a weight of ones: a sample whose features are all 0 has a
+    # finite loss and a NaN gradient of S (0 * Inf), for tests/unit/test_parallel.c
+    rng = np.random.default_rng(0)
+    f = np.float32
+    inits = [
+        numpy_helper.from_array(np.ones(4, f), "S"),
+        numpy_helper.from_array((rng.standard_normal((4, 8)) * 0.5).astype(f), "W1"),
+        numpy_helper.from_array(np.zeros(8, f), "B1"),
+        numpy_helper.from_array((rng.standard_normal((8, 3)) * 0.5).astype(f), "W2"),
+        numpy_helper.from_array(np.zeros(3, f), "B2"),
+    ]
+    g = helper.make_graph(
+        [helper.make_node("Mul", ["X", "X"], ["XX"]),
+         helper.make_node("Mul", ["XX", "S"], ["XS"]),
+         helper.make_node("Sqrt", ["XS"], ["Q"]),
+         helper.make_node("Gemm", ["Q", "W1", "B1"], ["H"]),
+         helper.make_node("Relu", ["H"], ["R"]),
+         helper.make_node("Gemm", ["R", "W2", "B2"], ["logits"])],
+        "mlp3_sqrt",
+        [helper.make_tensor_value_info("X", TensorProto.FLOAT, ["N", 4])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", 3])],
+        inits)
+    save(g, "mlp3_sqrt.onnx")
+
+
 if __name__ == "__main__":
-    linreg()
-    mlp3()
-    digits_mlp()
-    mlp3_bn_dropout()
+    import sys
+    makers = {f.__name__: f for f in (linreg, mlp3, digits_mlp, mlp3_bn_dropout, mlp3_sqrt)}
+    for name in sys.argv[1:] or makers:
+        makers[name]()
