@@ -17,6 +17,8 @@ import sys
 import tempfile
 import time
 
+import benchenv  # bench/: drops OPENBLAS_CORETYPE before numpy loads OpenBLAS
+
 import numpy as np
 import torch
 from torch import nn
@@ -75,6 +77,8 @@ def main():
     ap.add_argument("--epochs", type=int, default=6)
     ap.add_argument("--repeat", type=int, default=3)
     args = ap.parse_args()
+    if benchenv.NOTE:
+        print(benchenv.NOTE)
     build = os.path.abspath(args.build)
     with tempfile.TemporaryDirectory() as tmp:
         subprocess.run(["python3", os.path.join(HERE, "..", "scripts", "export_digits.py"), tmp],

@@ -17,6 +17,8 @@ import subprocess
 import sys
 import time
 
+import benchenv  # bench/: drops OPENBLAS_CORETYPE before numpy loads OpenBLAS
+
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -148,6 +150,8 @@ def main():
                          "default both sides block, which a machine shared with other busy "
                          "processes needs")
     args = ap.parse_args()
+    if benchenv.NOTE:
+        print(benchenv.NOTE)
     cli = os.path.join(args.build, "onnxgrad")
     names = args.only.split(",")
     if not all(os.path.exists(os.path.join(args.models, m + ".onnx")) for m in names):

@@ -37,6 +37,8 @@ import subprocess
 import sys
 import tempfile
 
+import benchenv  # bench/: drops OPENBLAS_CORETYPE before numpy loads OpenBLAS
+
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -137,6 +139,8 @@ def main():
     ap.add_argument("--bucket-mb", type=float, default=1.0)
     ap.add_argument("--cases", default="mlp,resnet18")
     args = ap.parse_args()
+    if benchenv.NOTE:
+        print(benchenv.NOTE)
     if not shutil.which("mpirun") or not os.path.exists(
             os.path.join(args.build, "libonnxgrad_mpi.so")):
         print("bench_mpi: skipped, mpirun or libonnxgrad_mpi missing (scripts/setup.sh "

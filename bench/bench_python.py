@@ -32,6 +32,8 @@ import sys
 import tempfile
 import time
 
+import benchenv  # bench/: drops OPENBLAS_CORETYPE before numpy loads OpenBLAS
+
 import numpy as np
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -225,6 +227,8 @@ def main():
     ap.add_argument("--torch-half", metavar="SPEC", help=argparse.SUPPRESS)
     ap.add_argument("--onnxcustom-half", metavar="DIR", help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if benchenv.NOTE:
+        print(benchenv.NOTE)
     if args.torch_half:
         torch_half(args.torch_half)
         return 0

@@ -17,6 +17,8 @@ import statistics
 import subprocess
 import sys
 
+import benchenv  # bench/: drops OPENBLAS_CORETYPE (see there)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 VENV_PY = os.path.join(HERE, ".venv", "bin", "python")
 MODELS = ("mlp", "lenet", "transformer", "resnet18", "mobilenetv2", "lstm")
@@ -63,6 +65,8 @@ def main():
                          "both sides run with OMP_WAIT_POLICY=passive, which a machine shared "
                          "with other busy processes needs")
     args = ap.parse_args()
+    if benchenv.NOTE:
+        print(benchenv.NOTE)
     cli = os.path.join(args.build, "onnxgrad")
     if not os.path.exists(VENV_PY):
         sys.exit("bench_train: no bench environment; run scripts/setup.sh --bench")
