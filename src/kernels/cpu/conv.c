@@ -15,6 +15,7 @@
 
 #include "kernels/cpu/conv_dw.h"
 #include "kernels/cpu/conv_pw.h"
+#include "kernels/cpu/conv_wgrad.h"
 #include "kernels/cpu/gemm.h"
 #include "ops/conv_params.h"
 
@@ -1241,3 +1242,105 @@ const og_kernel_def og_cpu_conv[] = {
      .select = select_conv,
      .act = 1},
     {.name = NULL}};
+
+/* ---- the weight gradient from X and dY (conv_wgrad.h) ----------------------------------- */
+
+/* Images per GEMM: enough columns for a deep product (CONV_BATCH_COLS), within
+ * CONV_WGRAD_COL_BYTES of column matrix. */
+#ifndef CONV_WGRAD_COL_BYTES
+#define CONV_WGRAD_COL_BYTES ((int64_t)4 << 20)
+#endif
+
+og_status og_exec_wgrad(const og_kernel_ctx *k, const og_tensor *x, const og_tensor *dy,
+                        og_tensor *dw)
+{
+    const og_conv_params *p = k->params;
+    const int rank = dw->rank, nsp = rank - 2;
+    const conv_type *t = x->dtype == OG_FLOAT    ? &conv_type_f32
+                         : x->dtype == OG_DOUBLE ? &conv_type_f64
+                                                 : NULL;
+    if (!t || dy->dtype != x->dtype || dw->dtype != x->dtype)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED,
+                               "weight gradient: element types %s/%s/%s are not supported",
+                               og_dtype_name(x->dtype), og_dtype_name(dy->dtype),
+                               og_dtype_name(dw->dtype));
+    if (nsp < 1 || nsp > OG_CONV_MAX_SP || x->rank != rank || dy->rank != rank ||
+        x->dims[0] != dy->dims[0] || x->dims[1] != dw->dims[1] || dy->dims[1] != dw->dims[0])
+        return og_kernel_error(k, OG_ERR_SHAPE,
+                               "weight gradient: X of rank %d ([%lld, %lld, ...]) and dY of rank "
+                               "%d ([%lld, %lld, ...]) do not give dW of rank %d ([%lld, %lld, ...])",
+                               x->rank, (long long)x->dims[0], (long long)x->dims[1], dy->rank,
+                               (long long)dy->dims[0], (long long)dy->dims[1], rank,
+                               (long long)dw->dims[0], (long long)dw->dims[1]);
+    conv_job job;
+    memset(&job, 0, sizeof job);
+    og_conv_geom *g = &job.g;
+    g->nsp = nsp;
+    g->n = x->dims[0];
+    g->c = x->dims[1];
+    g->m = dy->dims[1];
+    g->group = 1;
+    job.t = t;
+    job.ks = job.is = job.os = 1;
+    for (int i = 0; i < nsp; i++) {
+        g->in[i] = x->dims[2 + i];
+        g->kernel[i] = dw->dims[2 + i];
+        g->out[i] = dy->dims[2 + i];
+        g->stride[i] = p->n_dilations ? p->dilations[i] : 1;
+        g->dil[i] = p->n_strides ? p->strides[i] : 1;
+        g->pad_begin[i] = p->n_pads ? p->pads[i] : 0;
+        g->pad_end[i] = p->n_pads ? p->pads[nsp + i] : 0;
+        if (g->stride[i] < 1 || g->dil[i] < 1 || g->pad_begin[i] < 0)
+            return og_kernel_error(k, OG_ERR_UNSUPPORTED,
+                                   "weight gradient: stride %lld, dilation %lld, begin pad %lld "
+                                   "on axis %d",
+                                   (long long)g->stride[i], (long long)g->dil[i],
+                                   (long long)g->pad_begin[i], 2 + i);
+        job.ks *= g->kernel[i];
+        job.is *= g->in[i];
+        job.os *= g->out[i];
+    }
+    job.cg = g->c;
+    job.mg = g->m;
+    job.kdim = g->c * job.ks;
+    const size_t es = t->es;
+    const int64_t os = job.os, kdim = job.kdim, m = g->m, n_rows = os / g->out[nsp - 1];
+    if (dw->numel == 0) return OG_OK;
+    if (g->n == 0 || os == 0) {
+        memset(dw->data, 0, (size_t)dw->numel * es);
+        return OG_OK;
+    }
+    int64_t nb = (CONV_BATCH_COLS + os - 1) / os, fit = CONV_WGRAD_COL_BYTES / (kdim * os * (int64_t)es);
+    nb = nb < fit ? nb : fit;
+    nb = nb < 1 ? 1 : nb > g->n ? g->n : nb;
+    /* the block's column matrix, then (several images) dY's rows of the block side by side */
+    size_t col_elems = (size_t)(kdim * nb * os), dyb_elems = nb > 1 ? (size_t)(m * nb * os) : 0;
+    char *col = og_scratch_get(k, (col_elems + dyb_elems) * es);
+    if (!col)
+        return og_kernel_error(k, OG_ERR_NOMEM, "out of memory for a %zu-byte column buffer",
+                               (col_elems + dyb_elems) * es);
+    char *dyb = col + col_elems * es;
+    for (int64_t n0 = 0; n0 < g->n; n0 += nb) {
+        const int64_t cnt = g->n - n0 < nb ? g->n - n0 : nb, ncol = cnt * os;
+        const conv_job *jp = &job;
+        OG_PARALLEL_FOR(k, kdim, (double)ncol, r, {
+            for (int64_t b = 0; b < cnt; b++)
+                im2col_one(jp, (const char *)x->data + (size_t)((n0 + b) * g->c * job.is) * es, r,
+                           0, n_rows, col + (size_t)(b * os) * es, ncol);
+        });
+        const char *a = (const char *)dy->data + (size_t)(n0 * m * os) * es;
+        int64_t lda = os;
+        if (cnt > 1) { /* dY[n0 + b, :, :] side by side: [M, cnt * OS] */
+            for (int64_t mm = 0; mm < m; mm++)
+                for (int64_t b = 0; b < cnt; b++)
+                    memcpy(dyb + (size_t)(mm * ncol + b * os) * es,
+                           (const char *)dy->data + (size_t)(((n0 + b) * m + mm) * os) * es,
+                           (size_t)os * es);
+            a = dyb;
+            lda = ncol;
+        }
+        t->gemm(k, false, true, m, kdim, ncol, a, lda, col, ncol, n0 > 0, dw->data, kdim);
+    }
+    og_scratch_put(k, col);
+    return OG_OK;
+}
