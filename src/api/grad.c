@@ -590,12 +590,15 @@ og_status og_grad_split(og_grad *g)
     const og_allocator *a = g->alloc;
     bool *from_seed = og_calloc(a, (size_t)tg->n_values + 1, sizeof *from_seed);
     bool *in_saved = og_calloc(a, (size_t)tg->n_values + 1, sizeof *in_saved);
+    int *readers = og_calloc(a, (size_t)tg->n_values + 1, sizeof *readers);
+    int *bw_readers = og_calloc(a, (size_t)tg->n_values + 1, sizeof *bw_readers);
     g->backward = og_calloc(a, (size_t)tg->n_nodes + 1, sizeof *g->backward);
     g->saved = og_malloc(a, (size_t)(tg->n_values + 1) * sizeof *g->saved);
     g->out_values = og_malloc(a, (size_t)(tg->n_outputs + 1) * sizeof *g->out_values);
     g->seed_values = og_malloc(a, (size_t)(g->n_outputs + 1) * sizeof *g->seed_values);
     og_status st = OG_OK;
-    if (!from_seed || !in_saved || !g->backward || !g->saved || !g->out_values || !g->seed_values) {
+    if (!from_seed || !in_saved || !readers || !bw_readers || !g->backward || !g->saved ||
+        !g->out_values || !g->seed_values) {
         st = og_error(OG_ERR_NOMEM, "out of memory");
         goto done;
     }
@@ -612,6 +615,30 @@ og_status og_grad_split(og_grad *g)
         if (!g->backward[i]) continue;
         for (int k = 0; k < n->n_out; k++)
             if (n->out[k] >= 0) from_seed[n->out[k]] = true;
+    }
+    /* a Transpose of forward values read by backward nodes alone runs in the backward half
+     * (its output is then the backward half's, from_seed): the state keeps its input
+     * instead, and the backward half sees the pattern of a Conv's weight gradient whole
+     * (src/exec/fuse.h), which it runs without transposing.  Readers come after their
+     * producer (nodes are sorted), so a reverse pass sees every reader's final half. */
+    for (int i = 0; i < tg->n_nodes; i++) {
+        const og_node *n = &tg->nodes[i];
+        for (int k = 0; k < n->n_in; k++)
+            if (n->in[k] >= 0) {
+                readers[n->in[k]]++;
+                bw_readers[n->in[k]] += g->backward[i];
+            }
+    }
+    for (int i = tg->n_nodes - 1; i >= 0; i--) {
+        const og_node *n = &tg->nodes[i];
+        if (g->backward[i] || strcmp(n->op_type, "Transpose") != 0 || n->domain[0] ||
+            n->n_out != 1 || n->out[0] < 0 || tg->values[n->out[0]].is_graph_output ||
+            readers[n->out[0]] == 0 || readers[n->out[0]] != bw_readers[n->out[0]])
+            continue;
+        g->backward[i] = true;
+        from_seed[n->out[0]] = true;
+        for (int k = 0; k < n->n_in; k++)
+            if (n->in[k] >= 0) bw_readers[n->in[k]]++;
     }
     /* the state: what backward nodes read and the forward half made (or was given, for
      * model inputs); initializers are always at hand and are not saved */
@@ -650,6 +677,8 @@ og_status og_grad_split(og_grad *g)
 done:
     og_free(a, from_seed);
     og_free(a, in_saved);
+    og_free(a, readers);
+    og_free(a, bw_readers);
     return st;
 }
 

@@ -27,7 +27,8 @@ struct og_grad {
     const og_tensor **run_tensors;
     og_tensor **ones;
     /* the two halves of the training graph, for instances */
-    bool *backward; /* per training node: depends on a gradient seed */
+    bool *backward; /* per training node: in the backward half (a gradient seed reaches it, or
+                     * a Transpose only such nodes read: og_grad_split) */
     int *saved;     /* values the backward half reads that the forward half makes */
     int n_saved;
     int *out_values;  /* training-graph value ids: selected outputs, then results */

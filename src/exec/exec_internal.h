@@ -55,7 +55,9 @@ struct og_session {
      * when the session does not fuse */
     og_fusion *fusion;
     bool *internal;
-    int n_fused;
+    int n_fused;        /* nodes the plan leaves out: activations, then weight gradients' */
+    int n_fused_act;    /* of which activations */
+    int *fused_last_use; /* per value: the last node reading it when the plan is used */
     bool fused_run;     /* this run uses the plan */
     og_scratch scratch; /* the kernels' (og_scratch_get) */
     /* One run at a time: set by og_session_exec for its duration (a second thread's call

@@ -1,4 +1,5 @@
-/* fuse.c: the activation-fusion plan of an inference session (see fuse.h).
+/* fuse.c: the activation-fusion plan of an inference session and the weight-gradient plan
+ * of every CPU session (see fuse.h).
  *
  * Pattern, for a node P whose binding applies activations (og_kernel_binding.act) and
  * whose output 0 is v (float or double, not a graph output):
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "exec/fuse.h"
+#include "ops/conv_params.h"
 #include "ops/unary_params.h"
 
 /* How many times node inputs read value v. */
@@ -86,16 +88,22 @@ static bool activation_of(const og_graph *g, const og_node *a, og_dtype dt, og_a
     return true;
 }
 
-int og_fusion_plan(const og_graph *g, const og_kernel_binding *kernels, og_fusion *nodes,
-                   bool *internal)
+void og_fusion_clear(const og_graph *g, og_fusion *nodes, bool *internal)
 {
-    int fused = 0;
     for (int i = 0; i < g->n_nodes; i++) {
         nodes[i].act.kind = OG_FUSE_NONE;
         nodes[i].out = -1;
         nodes[i].skip = false;
+        nodes[i].wg_x = nodes[i].wg_dy = -1;
     }
     for (int v = 0; v < g->n_values; v++) internal[v] = false;
+}
+
+int og_fusion_plan(const og_graph *g, const og_kernel_binding *kernels, og_fusion *nodes,
+                   bool *internal)
+{
+    int fused = 0;
+    og_fusion_clear(g, nodes, internal);
     for (int i = 0; i < g->n_nodes; i++) {
         const og_node *n = &g->nodes[i];
         if (!kernels[i].act || !kernels[i].fn || nodes[i].skip || n->n_out < 1 || n->out[0] < 0)
@@ -131,4 +139,107 @@ int og_fusion_plan(const og_graph *g, const og_kernel_binding *kernels, og_fusio
         fused += 2;
     }
     return fused;
+}
+
+/* ---- the weight gradient of a Conv ------------------------------------------------------ */
+
+/* Node p (-1: none) is a Transpose swapping axes 0 and 1 of a rank-`rank` value. */
+static bool swaps01(const og_graph *g, int p, int rank)
+{
+    if (p < 0) return false;
+    const og_node *n = &g->nodes[p];
+    const og_attr *a = og_node_attr(n, "perm");
+    if (!is_op(n, "Transpose") || n->n_in != 1 || n->in[0] < 0 || !a || a->n != rank) return false;
+    for (int i = 0; i < rank; i++)
+        if (a->ints[i] != (i == 0 ? 1 : i == 1 ? 0 : i)) return false;
+    return true;
+}
+
+/* A 1-D int64 constant (an initializer no input overrides, or a Constant's output) whose
+ * values are all `want` (any when want < 0: then only its length, into *len). */
+static bool const_ints(const og_graph *g, int v, int64_t want, int *len)
+{
+    if (v < 0) return false;
+    const og_value *val = &g->values[v];
+    const og_tensor *t = val->known;
+    bool fixed = (val->kind == OG_VALUE_INITIALIZER && !val->is_graph_input) ||
+                 (val->producer >= 0 && is_op(&g->nodes[val->producer], "Constant"));
+    if (!t || !fixed || t->kind != OG_KIND_TENSOR || t->dtype != OG_INT64 || t->rank != 1)
+        return false;
+    for (int64_t i = 0; want >= 0 && i < t->numel; i++)
+        if (((const int64_t *)t->data)[i] != want) return false;
+    if (len) *len = (int)t->numel;
+    return true;
+}
+
+/* Slice node s keeps the first elements of some spatial axes of a rank-`rank` value
+ * (starts 0, steps 1, axes >= 2), as conv_dw's does. */
+static bool slices_from_0(const og_graph *g, const og_node *s, int rank)
+{
+    if (!is_op(s, "Slice") || s->since_version < 10 || s->n_in < 4 || s->in[0] < 0) return false;
+    int ns = 0, na = 0;
+    if (!const_ints(g, s->in[1], 0, &ns) || !const_ints(g, s->in[3], -1, &na) || ns != na)
+        return false;
+    if (s->n_in > 4 && s->in[4] >= 0 && !const_ints(g, s->in[4], 1, NULL)) return false;
+    const int64_t *axes = g->values[s->in[3]].known->data;
+    for (int i = 0; i < na; i++)
+        if (axes[i] < 2 || axes[i] >= rank) return false;
+    return true;
+}
+
+int og_fusion_plan_wgrad(const og_graph *g, const og_kernel_binding *kernels, og_fusion *nodes,
+                         bool *internal)
+{
+    int skipped = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const og_node *c = &g->nodes[i];
+        const og_conv_params *p = c->params;
+        if (!is_op(c, "Conv") || !kernels[i].fn || nodes[i].skip || nodes[i].out >= 0 || !p ||
+            c->n_in != 2 || c->in[0] < 0 || c->in[1] < 0 || c->n_out < 1 || c->out[0] < 0 ||
+            p->group != 1 || (p->auto_pad != OG_CONV_NOTSET && p->auto_pad != OG_CONV_VALID))
+            continue;
+        int z = c->out[0], rank = g->values[z].rank;
+        og_dtype dt = g->values[z].dtype;
+        if (rank < 3 || rank > OG_CONV_MAX_SP + 2 || (dt != OG_FLOAT && dt != OG_DOUBLE)) continue;
+        int tx = g->values[c->in[0]].producer, tdy = g->values[c->in[1]].producer;
+        if (!swaps01(g, tx, rank) || !swaps01(g, tdy, rank)) continue;
+        /* z -> [Slice ->] Transpose, each read once, none a graph output */
+        int r1, r2, last = -1, sl = -1;
+        if (g->values[z].is_graph_output || readers(g, z, &r1, &r2) != 1) continue;
+        if (slices_from_0(g, &g->nodes[r1], rank) && g->nodes[r1].in[0] == z &&
+            g->nodes[r1].n_out >= 1 && g->nodes[r1].out[0] >= 0) {
+            int sv = g->nodes[r1].out[0];
+            if (g->values[sv].is_graph_output || readers(g, sv, &last, &r2) != 1) continue;
+            sl = r1;
+        } else {
+            last = r1;
+        }
+        if (!swaps01(g, last, rank) || g->nodes[last].n_out < 1 || g->nodes[last].out[0] < 0)
+            continue;
+        int dw = g->nodes[last].out[0];
+        bool fixed = g->values[dw].rank == rank && g->values[dw].dtype == dt;
+        for (int d = 0; fixed && d < rank; d++) fixed = og_dim_known(g->values[dw].dims[d]);
+        if (!fixed || nodes[last].skip || (sl >= 0 && nodes[sl].skip)) continue;
+        nodes[i].out = dw;
+        nodes[i].wg_x = g->nodes[tx].in[0];
+        nodes[i].wg_dy = g->nodes[tdy].in[0];
+        internal[z] = true;
+        nodes[last].skip = true;
+        skipped++;
+        if (sl >= 0) {
+            nodes[sl].skip = true;
+            internal[g->nodes[sl].out[0]] = true;
+            skipped++;
+        }
+        /* the inner Transposes when nothing else reads them */
+        int ins[2] = {c->in[0], c->in[1]}, tr[2] = {tx, tdy};
+        for (int k = 0; k < 2 && ins[0] != ins[1]; k++)
+            if (!g->values[ins[k]].is_graph_output && readers(g, ins[k], &r1, &r2) == 1 &&
+                !nodes[tr[k]].skip) {
+                nodes[tr[k]].skip = true;
+                internal[ins[k]] = true;
+                skipped++;
+            }
+    }
+    return skipped;
 }

@@ -1,6 +1,7 @@
 /*
  * fuse.h: activations fused into the node that produces their input, for inference
- * sessions (fuse.c).  Internal header of exec/.
+ * sessions, and weight gradients' Convs run on X and dY as they are, for every session on
+ * the CPU (fuse.c).  Internal header of exec/.
  *
  * A node whose kernel applies an activation to its output (og_kernel_def.act: Conv,
  * ConvTranspose) and whose output 0 is read by one activation only (Relu, Clip with
@@ -19,7 +20,11 @@
 typedef struct og_fusion {
     og_act act; /* for a producer: the activation its kernel applies (else OG_FUSE_NONE) */
     int out;    /* for a producer: the value its output 0 is written to; -1 otherwise */
-    bool skip;  /* an activation node fused into its producer */
+    bool skip;  /* an activation node fused into its producer, or a node of a weight
+                 * gradient's pattern (below) */
+    /* A weight gradient's Conv (og_fusion_plan_wgrad): computes out = dW from these two
+     * values (X and dY of the forward Conv) instead of its own inputs; -1 otherwise. */
+    int wg_x, wg_dy;
 } og_fusion;
 
 /* The plan for graph g with its nodes bound (kernels[i] for node i): fills
@@ -28,5 +33,19 @@ typedef struct og_fusion {
  * of nodes fused away. */
 int og_fusion_plan(const og_graph *g, const og_kernel_binding *kernels, og_fusion *nodes,
                    bool *internal);
+
+/* The weight-gradient plan, for every session on the CPU (nodes as og_fusion_plan left
+ * them, or cleared: call og_fusion_plan first, or og_fusion_clear).  The gradient builder
+ * writes a Conv's dW (src/grad/conv.c: conv_dw, group 1) as
+ *   dW = Transpose(Conv(Transpose(X), Transpose(dY)) [-> Slice from 0 on the spatial axes])
+ * with perm (1, 0, 2, ...) each time: the inner Conv has the batch as channels and the
+ * input channels as images.  That Conv runs og_conv_wgrad (kernels/cpu/conv.c) on X and dY
+ * as they are and writes dW; the Slice and the outer Transpose do not run, nor the inner
+ * Transposes when the Conv is their only reader.  Needs dW's shape static and float or
+ * double values.  Returns the number of nodes skipped. */
+int og_fusion_plan_wgrad(const og_graph *g, const og_kernel_binding *kernels, og_fusion *nodes,
+                         bool *internal);
+/* No fusion: every node as it is, no value internal. */
+void og_fusion_clear(const og_graph *g, og_fusion *nodes, bool *internal);
 
 #endif /* OG_EXEC_FUSE_H */

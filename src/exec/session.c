@@ -16,6 +16,7 @@
 #include "core/rng.h"
 #include "exec/exec_internal.h"
 #include "exec/fuse.h"
+#include "kernels/cpu/conv_wgrad.h"
 
 og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_allocator *host,
                          const og_session_options *opts, bool fuse, og_session **out)
@@ -102,11 +103,28 @@ og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_
         for (int j = 0; j < n->n_in; j++)
             if (n->in[j] >= 0) s->last_use[n->in[j]] = i;
     }
-    if (fuse) {
-        s->fusion = og_calloc(a, nn, sizeof *s->fusion);
-        s->internal = og_calloc(a, nv, sizeof *s->internal);
-        if (!s->fusion || !s->internal) goto nomem;
-        s->n_fused = og_fusion_plan(g, s->kernels, s->fusion, s->internal);
+    /* activations into their producers (inference sessions), and weight gradients' Convs
+     * on the CPU (every session) */
+    s->fusion = og_calloc(a, nn, sizeof *s->fusion);
+    s->internal = og_calloc(a, nv, sizeof *s->internal);
+    s->fused_last_use = og_malloc(a, nv * sizeof *s->fused_last_use);
+    if (!s->fusion || !s->internal || !s->fused_last_use) goto nomem;
+    if (fuse)
+        s->n_fused = s->n_fused_act = og_fusion_plan(g, s->kernels, s->fusion, s->internal);
+    else
+        og_fusion_clear(g, s->fusion, s->internal);
+    if (s->backend == &og_cpu_backend)
+        s->n_fused += og_fusion_plan_wgrad(g, s->kernels, s->fusion, s->internal);
+    for (int v = 0; v < g->n_values; v++) s->fused_last_use[v] = -1;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const og_node *n = &g->nodes[i];
+        if (s->fusion[i].skip) continue;
+        if (s->fusion[i].wg_x >= 0) {
+            s->fused_last_use[s->fusion[i].wg_x] = s->fused_last_use[s->fusion[i].wg_dy] = i;
+            continue;
+        }
+        for (int j = 0; j < n->n_in; j++)
+            if (n->in[j] >= 0) s->fused_last_use[n->in[j]] = i;
     }
     s->vin = og_calloc(a, (size_t)s->max_in + 1, sizeof *s->vin);
     s->vout = og_calloc(a, (size_t)s->max_out + 1, sizeof *s->vout);
@@ -114,8 +132,10 @@ og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_
     s->tout = og_calloc(a, (size_t)s->max_out + 1, sizeof *s->tout);
     if (!s->vin || !s->vout || !s->tin || !s->tout) goto nomem;
     og_logf(s->log, s->log_user, OG_LOG_INFO,
-            "session: %d nodes, %d values, %d threads, %s kernels, %d activation nodes fused",
-            g->n_nodes, g->n_values, s->threads, s->backend->name, s->n_fused);
+            "session: %d nodes, %d values, %d threads, %s kernels, %d activation nodes fused, "
+            "%d nodes of weight gradients fused",
+            g->n_nodes, g->n_values, s->threads, s->backend->name, s->n_fused_act,
+            s->n_fused - s->n_fused_act);
     og_free(a, in_types);
     og_free(a, out_types);
     *out = s;
@@ -165,6 +185,7 @@ void og_session_free(og_session *s)
     og_free(a, s->tout);
     og_free(a, s->fusion);
     og_free(a, s->internal);
+    og_free(a, s->fused_last_use);
     og_free(a, s);
 }
 
@@ -269,8 +290,14 @@ static og_status run_node(og_session *s, int ni)
     og_status st = OG_OK;
     char label[256];
     if (s->fused_run && s->fusion[ni].skip) return OG_OK; /* done by its producer */
-    for (int j = 0; j < n->n_in; j++) {
-        int v = n->in[j];
+    /* a weight gradient's Conv (fuse.h) reads X and dY, not its Transposes of them */
+    const bool wgrad = s->fused_run && s->fusion[ni].wg_x >= 0;
+    const int wg_in[2] = {s->fusion ? s->fusion[ni].wg_x : -1,
+                          s->fusion ? s->fusion[ni].wg_dy : -1};
+    const int *in_v = wgrad ? wg_in : n->in, n_in = wgrad ? 2 : n->n_in;
+    const int *lu = s->fused_run ? s->fused_last_use : s->last_use;
+    for (int j = 0; j < n_in; j++) {
+        int v = in_v[j];
         s->tin[j] = v >= 0 ? s->slot[v] : NULL;
         if (v >= 0 && !s->tin[j] && g->values[v].kind == OG_VALUE_INPUT)
             return og_error(OG_ERR_INVALID_ARG, "input '%s' is missing (%s needs it)",
@@ -311,7 +338,13 @@ static og_status run_node(og_session *s, int ni)
         goto store;
     }
     og_op_ctx c = {n, s->alloc, NULL, true};
-    if (n->op->infer) {
+    if (wgrad) { /* dW: the weight's shape, static (fuse.c checked) */
+        const og_value *dv = &g->values[s->fusion[ni].out];
+        s->vout[0].kind = OG_KIND_TENSOR;
+        s->vout[0].dtype = dv->dtype;
+        s->vout[0].rank = dv->rank;
+        memcpy(s->vout[0].dims, dv->dims, sizeof s->vout[0].dims);
+    } else if (n->op->infer) {
         st = n->op->infer(&c, s->vin, n->n_in, s->vout, n->n_out);
         if (st) return st;
     }
@@ -419,7 +452,11 @@ static og_status run_node(og_session *s, int ni)
                           s->backend->name, n->op_type);
             goto fail;
         }
-    if (kb->fn && !viewed) {
+    if (wgrad) {
+        st = og_exec_wgrad(&k, s->tin[0], s->tin[1], s->tout[0]);
+        if (st == OG_ERR_NOMEM) st = budget_error(s, n, -1, 0, NULL);
+        if (st) goto fail;
+    } else if (kb->fn && !viewed) {
         st = kb->fn(&k, s->tin, n->n_in, s->tout, n->n_out);
         if (st == OG_ERR_NOMEM) st = budget_error(s, n, -1, 0, NULL);
         if (st) goto fail;
@@ -439,16 +476,16 @@ store:
         s->slot[v] = s->tout[j];
         s->owned[v] = true;
         s->tout[j] = NULL;
-        if (s->last_use[v] < 0 && !s->keep[v]) { /* nobody reads it */
+        if (lu[v] < 0 && !s->keep[v]) { /* nobody reads it */
             og_tensor_free(s->slot[v]);
             s->slot[v] = NULL;
             s->owned[v] = false;
         }
     }
     /* inputs whose last reader this was go back to the pool */
-    for (int j = 0; j < n->n_in; j++) {
-        int v = n->in[j];
-        if (v >= 0 && s->last_use[v] == ni && s->owned[v] && !s->keep[v]) {
+    for (int j = 0; j < n_in; j++) {
+        int v = in_v[j];
+        if (v >= 0 && lu[v] == ni && s->owned[v] && !s->keep[v]) {
             og_tensor_free(s->slot[v]);
             s->slot[v] = NULL;
             s->owned[v] = false;

@@ -8,12 +8,14 @@
  *
  * A Conv whose kernel is wider than its output (the weight gradient, a Conv of X by dY
  * with the kernel's size as output) stores col transposed instead, [OS, K], copied a
- * kernel row at a time (conv_job.tcol).  ConvTranspose of images with few positions does
- * several images in one GEMM (conv_job.nb). */
+ * kernel row at a time (conv_job.tcol); with few output positions (3x3: 9) the columns of
+ * several images go side by side into one GEMM (conv_job.tbatch).  ConvTranspose of images
+ * with few positions does several images in one GEMM (conv_job.nb). */
 #include <string.h>
 
 #include "kernels/cpu/conv_dw.h"
 #include "kernels/cpu/conv_pw.h"
+#include "kernels/cpu/conv_wgrad.h"
 #include "kernels/cpu/gemm.h"
 #include "ops/conv_params.h"
 
@@ -410,6 +412,13 @@ static const void *select_conv(const og_node *n, og_dtype t)
 #ifndef CONV_PAR_MIN_WORK
 #define CONV_PAR_MIN_WORK 1048576.0
 #endif
+/* Transposed columns of several images in one GEMM (conv_job.tbatch) for outputs of at most
+ * this many positions: the weight gradient's Conv has one "image" per input channel and
+ * the kernel's positions as its output (9 for 3x3), so one GEMM per image would be
+ * [mg, K] x [K, 9]. */
+#ifndef CONV_TBATCH_MAX_OS
+#define CONV_TBATCH_MAX_OS 64
+#endif
 /* Narrowest chunk worth a thread of its own when there are fewer images than threads. */
 #define CONV_PAR_MIN_COLS 256
 
@@ -458,6 +467,10 @@ typedef struct conv_job {
      * image, and its result goes to Y with the bias and the activation. */
     bool batched;
     int64_t bimg;
+    /* Transposed columns of bimg images side by side (tcol with small outputs): rows
+     * (image, output position) of a [bimg * OS, kc] chunk, one GEMM [mg, bimg * OS] per
+     * chunk of K accumulated into the slot's result, then copied to Y with the bias. */
+    bool tbatch;
     og_dtype dt;
     /* the activation applied to Y (k->act): by conv_item to each chunk while it is in
      * cache (act_in_items), else over Y at the end */
@@ -802,6 +815,35 @@ static void conv_batched(const og_kernel_ctx *k, const conv_job *job, int64_t u,
     }
 }
 
+/* Batched transposed-column Conv (see conv_job.tbatch) of unit u = (block of images,
+ * group). */
+static void conv_tbatch(const og_kernel_ctx *k, const conv_job *job, int64_t u, char *col)
+{
+    const og_conv_geom *g = &job->g;
+    const size_t es = job->t->es;
+    const int64_t gi = u % g->group, n0 = u / g->group * job->bimg, os = job->os;
+    const int64_t nb = g->n - n0 < job->bimg ? g->n - n0 : job->bimg, ncol = nb * os;
+    const int64_t kw = g->kernel[g->nsp - 1], rows = job->kdim / kw, qc = job->kc / kw;
+    const char *wg = job->w + (size_t)(gi * job->mg * job->kdim) * es;
+    char *tmp = col + job->col_bytes;
+    for (int64_t q0 = 0; q0 < rows; q0 += qc) {
+        const int64_t q1 = q0 + qc < rows ? q0 + qc : rows, kc = (q1 - q0) * kw;
+        OG_PARALLEL_FOR(k, ncol, kc, r, {
+            const int64_t b = r / os;
+            const char *xg = job->x + (size_t)(((n0 + b) * g->c + gi * job->cg) * job->is) * es;
+            job->t->tcol_row(g, xg, job->is, r % os, q0, q1, col + (size_t)(r * kc) * es);
+        });
+        gemm_args ga = {wg + (size_t)(q0 * kw) * es, job->kdim, col, kc, ncol, kc, true, q0 > 0,
+                        tmp, ncol};
+        conv_gemm(k, job, &ga);
+    }
+    const char *bias = job->b ? job->b + (size_t)(gi * job->mg) * es : NULL;
+    for (int64_t b = 0; b < nb; b++) {
+        char *yb = job->y + (size_t)(((n0 + b) * g->m + gi * job->mg) * os) * es;
+        job->t->unwide(yb, os, tmp + (size_t)(b * os) * es, ncol, os, bias, job->mg, 1, os);
+    }
+}
+
 /* Conv of item it = (image, group, chunk of output rows). */
 static void conv_item(const og_kernel_ctx *k, const conv_job *job, int64_t it, char *col)
 {
@@ -809,6 +851,10 @@ static void conv_item(const og_kernel_ctx *k, const conv_job *job, int64_t it, c
     const size_t es = job->t->es;
     if (job->batched) {
         conv_batched(k, job, it, col);
+        return;
+    }
+    if (job->tbatch) {
+        conv_tbatch(k, job, it, col);
         return;
     }
     if (job->tcol && job->ksplit > 1) { /* it = (part, unit): into its block of part */
@@ -1035,7 +1081,23 @@ static og_status conv_run(const og_kernel_ctx *k, og_kernel_fn self, const og_te
             job.msplit = units < threads && job.mg >= 2 * threads ? threads : 1;
         }
     }
-    if (job.batched) {
+    if (job.tcol && g->n > 1 && job.os <= CONV_TBATCH_MAX_OS) {
+        /* images side by side, about CONV_BATCH_COLS GEMM columns, as many blocks as
+         * threads at least; K in chunks of whole kernel rows of at most CONV_CHUNK_BYTES */
+        int64_t per = (g->n + threads - 1) / threads, nb = CONV_BATCH_COLS / job.os;
+        nb = nb < per ? nb : per;
+        if (nb > 1) {
+            job.tbatch = true;
+            job.bimg = nb;
+            units = (g->n + nb - 1) / nb * g->group;
+            int64_t kw = g->kernel[L], rows = job.kdim / kw;
+            int64_t qc = CONV_CHUNK_BYTES / (nb * job.os * kw * (int64_t)job.t->es);
+            qc = qc < 1 ? 1 : qc > rows ? rows : qc;
+            job.kc = qc * kw;
+            job.msplit = units < threads && job.mg >= 2 * threads ? threads : 1;
+        }
+    }
+    if (job.batched || job.tbatch) {
         /* planned above */
     } else if (job.tcol) {
         /* one item per (image, group), K in chunks of at most CONV_CHUNK_BYTES of col and
@@ -1083,20 +1145,22 @@ static og_status conv_run(const og_kernel_ctx *k, og_kernel_fn self, const og_te
     int64_t items = units * job.n_chunks;
     double item_work = (double)job.mg * (double)job.cg * (double)job.ks *
                        (double)(transpose ? job.is * job.nb : job.chunk_rows * ow);
-    if (job.batched) item_work *= (double)job.bimg;
+    if (job.batched || job.tbatch) item_work *= (double)job.bimg;
     if (job.tcol && job.ksplit > 1) {
         items = units * job.ksplit;
         item_work /= (double)job.ksplit;
     }
     int64_t slots = 1;
     if (threads > 1 && items > 1 && (items >= threads || item_work < (double)(1 << 22)) &&
-        (!job.batched || item_work * (double)items >= CONV_PAR_MIN_WORK))
+        (!(job.batched || job.tbatch) || item_work * (double)items >= CONV_PAR_MIN_WORK))
         slots = items < threads ? items : threads;
 
-    if (job.batched) {
-        /* the block's column matrix (or inputs side by side), then the GEMM's result; no
-         * overflow: bounded by the sizes of X (times the kernel) and Y */
-        job.col_bytes = (size_t)(job.kdim * job.bimg * job.os) * job.t->es;
+    if (job.batched || job.tbatch) {
+        /* the block's column matrix (or inputs side by side; tbatch: a chunk of K of it),
+         * then the GEMM's result; no overflow: bounded by the sizes of X (times the kernel)
+         * and Y */
+        job.col_bytes =
+            (size_t)((job.tbatch ? job.kc : job.kdim) * job.bimg * job.os) * job.t->es;
         job.tmp_bytes = (size_t)(job.mg * job.bimg * job.os) * job.t->es;
         job.slot_bytes = job.col_bytes + job.tmp_bytes;
         job.col = og_scratch_get(k, job.slot_bytes * (size_t)slots);
@@ -1178,3 +1242,105 @@ const og_kernel_def og_cpu_conv[] = {
      .select = select_conv,
      .act = 1},
     {.name = NULL}};
+
+/* ---- the weight gradient from X and dY (conv_wgrad.h) ----------------------------------- */
+
+/* Images per GEMM: enough columns for a deep product (CONV_BATCH_COLS), within
+ * CONV_WGRAD_COL_BYTES of column matrix. */
+#ifndef CONV_WGRAD_COL_BYTES
+#define CONV_WGRAD_COL_BYTES ((int64_t)4 << 20)
+#endif
+
+og_status og_exec_wgrad(const og_kernel_ctx *k, const og_tensor *x, const og_tensor *dy,
+                        og_tensor *dw)
+{
+    const og_conv_params *p = k->params;
+    const int rank = dw->rank, nsp = rank - 2;
+    const conv_type *t = x->dtype == OG_FLOAT    ? &conv_type_f32
+                         : x->dtype == OG_DOUBLE ? &conv_type_f64
+                                                 : NULL;
+    if (!t || dy->dtype != x->dtype || dw->dtype != x->dtype)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED,
+                               "weight gradient: element types %s/%s/%s are not supported",
+                               og_dtype_name(x->dtype), og_dtype_name(dy->dtype),
+                               og_dtype_name(dw->dtype));
+    if (nsp < 1 || nsp > OG_CONV_MAX_SP || x->rank != rank || dy->rank != rank ||
+        x->dims[0] != dy->dims[0] || x->dims[1] != dw->dims[1] || dy->dims[1] != dw->dims[0])
+        return og_kernel_error(k, OG_ERR_SHAPE,
+                               "weight gradient: X of rank %d ([%lld, %lld, ...]) and dY of rank "
+                               "%d ([%lld, %lld, ...]) do not give dW of rank %d ([%lld, %lld, ...])",
+                               x->rank, (long long)x->dims[0], (long long)x->dims[1], dy->rank,
+                               (long long)dy->dims[0], (long long)dy->dims[1], rank,
+                               (long long)dw->dims[0], (long long)dw->dims[1]);
+    conv_job job;
+    memset(&job, 0, sizeof job);
+    og_conv_geom *g = &job.g;
+    g->nsp = nsp;
+    g->n = x->dims[0];
+    g->c = x->dims[1];
+    g->m = dy->dims[1];
+    g->group = 1;
+    job.t = t;
+    job.ks = job.is = job.os = 1;
+    for (int i = 0; i < nsp; i++) {
+        g->in[i] = x->dims[2 + i];
+        g->kernel[i] = dw->dims[2 + i];
+        g->out[i] = dy->dims[2 + i];
+        g->stride[i] = p->n_dilations ? p->dilations[i] : 1;
+        g->dil[i] = p->n_strides ? p->strides[i] : 1;
+        g->pad_begin[i] = p->n_pads ? p->pads[i] : 0;
+        g->pad_end[i] = p->n_pads ? p->pads[nsp + i] : 0;
+        if (g->stride[i] < 1 || g->dil[i] < 1 || g->pad_begin[i] < 0)
+            return og_kernel_error(k, OG_ERR_UNSUPPORTED,
+                                   "weight gradient: stride %lld, dilation %lld, begin pad %lld "
+                                   "on axis %d",
+                                   (long long)g->stride[i], (long long)g->dil[i],
+                                   (long long)g->pad_begin[i], 2 + i);
+        job.ks *= g->kernel[i];
+        job.is *= g->in[i];
+        job.os *= g->out[i];
+    }
+    job.cg = g->c;
+    job.mg = g->m;
+    job.kdim = g->c * job.ks;
+    const size_t es = t->es;
+    const int64_t os = job.os, kdim = job.kdim, m = g->m, n_rows = os / g->out[nsp - 1];
+    if (dw->numel == 0) return OG_OK;
+    if (g->n == 0 || os == 0) {
+        memset(dw->data, 0, (size_t)dw->numel * es);
+        return OG_OK;
+    }
+    int64_t nb = (CONV_BATCH_COLS + os - 1) / os, fit = CONV_WGRAD_COL_BYTES / (kdim * os * (int64_t)es);
+    nb = nb < fit ? nb : fit;
+    nb = nb < 1 ? 1 : nb > g->n ? g->n : nb;
+    /* the block's column matrix, then (several images) dY's rows of the block side by side */
+    size_t col_elems = (size_t)(kdim * nb * os), dyb_elems = nb > 1 ? (size_t)(m * nb * os) : 0;
+    char *col = og_scratch_get(k, (col_elems + dyb_elems) * es);
+    if (!col)
+        return og_kernel_error(k, OG_ERR_NOMEM, "out of memory for a %zu-byte column buffer",
+                               (col_elems + dyb_elems) * es);
+    char *dyb = col + col_elems * es;
+    for (int64_t n0 = 0; n0 < g->n; n0 += nb) {
+        const int64_t cnt = g->n - n0 < nb ? g->n - n0 : nb, ncol = cnt * os;
+        const conv_job *jp = &job;
+        OG_PARALLEL_FOR(k, kdim, (double)ncol, r, {
+            for (int64_t b = 0; b < cnt; b++)
+                im2col_one(jp, (const char *)x->data + (size_t)((n0 + b) * g->c * job.is) * es, r,
+                           0, n_rows, col + (size_t)(b * os) * es, ncol);
+        });
+        const char *a = (const char *)dy->data + (size_t)(n0 * m * os) * es;
+        int64_t lda = os;
+        if (cnt > 1) { /* dY[n0 + b, :, :] side by side: [M, cnt * OS] */
+            for (int64_t mm = 0; mm < m; mm++)
+                for (int64_t b = 0; b < cnt; b++)
+                    memcpy(dyb + (size_t)(mm * ncol + b * os) * es,
+                           (const char *)dy->data + (size_t)(((n0 + b) * m + mm) * os) * es,
+                           (size_t)os * es);
+            a = dyb;
+            lda = ncol;
+        }
+        t->gemm(k, false, true, m, kdim, ncol, a, lda, col, ncol, n0 > 0, dw->data, kdim);
+    }
+    og_scratch_put(k, col);
+    return OG_OK;
+}
