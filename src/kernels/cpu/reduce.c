@@ -131,14 +131,15 @@ static void ori_walk(const og_kernel_ctx *k, const ori *w, ori_rows_fn rows, ori
     int64_t O = w->O, R = w->R;
     if (w->I > 1) {
         int64_t nc = (w->I + CH - 1) / CH;
-        OG_PARALLEL_FOR(k, O * nc, R * CH * cost, t, { cols(w, t / nc, t % nc); });
+        OG_PARALLEL_FOR_ABOVE(k, O * nc, R * CH * cost, OG_PAR_MIN_STREAM, t,
+                              { cols(w, t / nc, t % nc); });
         return;
     }
     int64_t rb = R >= 4096 ? 1 : 4096 / (R + 1), per = O / (4 * nthreads(k));
     if (nthreads(k) > 1 && rb > per) rb = per > 1 ? per : 1;
     int64_t nt = (O + rb - 1) / rb;
-    OG_PARALLEL_FOR(k, nt, rb * (R * cost + 16), t,
-                    { rows(w, t * rb, O - t * rb < rb ? O : t * rb + rb); });
+    OG_PARALLEL_FOR_ABOVE(k, nt, rb * (R * cost + 16), OG_PAR_MIN_STREAM, t,
+                          { rows(w, t * rb, O - t * rb < rb ? O : t * rb + rb); });
 }
 
 /* Columns [*i0, *i0 + n) of block c of I columns; returns n. */

@@ -667,7 +667,7 @@ static og_status run_unary(const og_kernel_ctx *k, const og_tensor *x, og_tensor
     char *yp = y->data;
     size_t xs = og_dtype_size(x->dtype), ys = og_dtype_size(y->dtype);
     int64_t nch = (n + UCHUNK - 1) / UCHUNK;
-    OG_PARALLEL_FOR(k, nch, UCHUNK * f->cost, c, {
+    OG_PARALLEL_FOR_ABOVE(k, nch, UCHUNK * f->cost, OG_PAR_MIN_STREAM, c, {
         int64_t s = c * UCHUNK;
         int64_t e = s + UCHUNK < n ? s + UCHUNK : n;
         fn(xp + (size_t)s * xs, yp + (size_t)s * ys, e - s, a);
