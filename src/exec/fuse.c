@@ -187,6 +187,10 @@ static bool slices_from_0(const og_graph *g, const og_node *s, int rank)
     return true;
 }
 
+/* dW smaller than this (LeNet's 6x1x5x5 and 16x6x5x5) makes a thin GEMM of a long K, which
+ * the transposed-column Conv (kernels/cpu/conv.c) does faster in chunks. */
+#define WGRAD_MIN_SIZE 4096
+
 int og_fusion_plan_wgrad(const og_graph *g, const og_kernel_binding *kernels, og_fusion *nodes,
                          bool *internal)
 {
@@ -218,8 +222,13 @@ int og_fusion_plan_wgrad(const og_graph *g, const og_kernel_binding *kernels, og
             continue;
         int dw = g->nodes[last].out[0];
         bool fixed = g->values[dw].rank == rank && g->values[dw].dtype == dt;
-        for (int d = 0; fixed && d < rank; d++) fixed = og_dim_known(g->values[dw].dims[d]);
-        if (!fixed || nodes[last].skip || (sl >= 0 && nodes[sl].skip)) continue;
+        int64_t size = 1; /* dW's elements: the GEMM's M x N */
+        for (int d = 0; fixed && d < rank; d++) {
+            fixed = og_dim_known(g->values[dw].dims[d]);
+            size *= fixed ? g->values[dw].dims[d] : 1;
+        }
+        if (!fixed || size < WGRAD_MIN_SIZE || nodes[last].skip || (sl >= 0 && nodes[sl].skip))
+            continue;
         nodes[i].out = dw;
         nodes[i].wg_x = g->nodes[tx].in[0];
         nodes[i].wg_dy = g->nodes[tdy].in[0];

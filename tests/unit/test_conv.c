@@ -465,16 +465,16 @@ static const conv_case tcol_cases[] = {
     /* several images in one GEMM (conv_job.tbatch): a ResNet 3x3 layer's weight gradient
      * (64 input channels as images, batch 8 as channels, 3x3 output), one block or one per
      * thread; groups with K in several chunks and uneven blocks; f64 with bias and strides;
-     * 1-D */
+     * 1-D; at least CONV_TBATCH_MIN_M (32) output channels per group, as the path needs */
     {"tbatch_resnet", "Conv", 2, .n = 64, .c = 8, .m = 32, .in = {16, 16}, .k = {16, 16},
      .pads = {1, 1, 1, 1}, .no_bias = true},
     {"tbatch_resnet_mt", "Conv", 2, .n = 64, .c = 8, .m = 32, .in = {16, 16}, .k = {16, 16},
      .pads = {1, 1, 1, 1}, .no_bias = true, .mt = true},
-    {"tbatch_groups_kchunks_mt", "Conv", 2, .n = 7, .c = 64, .m = 12, .group = 2,
+    {"tbatch_groups_kchunks_mt", "Conv", 2, .n = 7, .c = 64, .m = 64, .group = 2,
      .in = {20, 20}, .k = {18, 18}, .pads = {1, 1, 1, 1}, .mt = true},
-    {"tbatch_f64_bias_strides", "Conv", 2, .n = 5, .c = 3, .m = 4, .in = {9, 10}, .k = {5, 6},
+    {"tbatch_f64_bias_strides", "Conv", 2, .n = 5, .c = 3, .m = 32, .in = {9, 10}, .k = {5, 6},
      .strides = {2, 1}, .f64 = true},
-    {"tbatch_1d", "Conv", 1, .n = 4, .c = 3, .m = 5, .in = {30}, .k = {28}},
+    {"tbatch_1d", "Conv", 1, .n = 4, .c = 3, .m = 33, .in = {30}, .k = {28}},
 };
 
 static void test_tcol(void)
