@@ -425,8 +425,24 @@ static const void *select_conv(const og_node *n, og_dtype t)
 #ifndef CONV_TBATCH_MIN_M
 #define CONV_TBATCH_MIN_M 32
 #endif
+/* Multiply-adds below which a Conv or ConvTranspose runs on one thread: waking a blocked
+ * thread (OMP_WAIT_POLICY=passive) costs about 44 us per parallel region here, more than
+ * the second core gives a call of a few million multiply-adds (MobileNet-v3 small at
+ * 224x224 on two threads: 3.2 ms with every layer threaded, 2.5 with this at 2^20, 1.7 at
+ * 2^22; 1.9 at 2^23, and ResNet-18 slower). */
+#ifndef CONV_PAR_MIN_MADDS
+#define CONV_PAR_MIN_MADDS 4194304.0
+#endif
 /* Narrowest chunk worth a thread of its own when there are fewer images than threads. */
 #define CONV_PAR_MIN_COLS 256
+
+/* The multiply-adds of a Conv (or of the ConvTranspose of the same geometry). */
+static double conv_madds(const og_conv_geom *g)
+{
+    double m = (double)g->n * (double)g->m * (double)(g->c / (g->group > 0 ? g->group : 1));
+    for (int i = 0; i < g->nsp; i++) m *= (double)g->kernel[i] * (double)g->out[i];
+    return m;
+}
 
 /* Everything one call needs, computed once. */
 typedef struct conv_job {
@@ -988,6 +1004,13 @@ static og_status conv_run(const og_kernel_ctx *k, og_kernel_fn self, const og_te
     if (g->nsp < 1 || y->rank != g->nsp + 2 || y->dtype != x->dtype)
         return og_kernel_error(k, OG_ERR_INTERNAL, "output has an unexpected shape");
     if (y->numel == 0) return OG_OK;
+    /* a small convolution stays on one thread, BLAS included */
+    og_kernel_ctx one;
+    if (k->threads > 1 && conv_madds(g) < CONV_PAR_MIN_MADDS) {
+        one = *k;
+        one.threads = 1;
+        k = &one;
+    }
     if (!transpose && g->group == 1 && x->numel > 0 && w->numel > 0 && covers_input(g)) {
         /* the kernel covers the whole input once (the weight gradient of a 1x1 Conv: X by
          * dY): Y[n, m] = Σ_k X[n, k] W[m, k] over k = (channel, position), one GEMM
