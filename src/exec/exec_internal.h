@@ -31,15 +31,15 @@ struct og_session {
     og_log_fn log;
     void *log_user;
     int debug;
-    og_kernel_binding *kernels; /* per node */
-    int *last_use;              /* per value: index of the last node reading it, -1 if none */
-    og_tensor **slot;           /* per value, during a run */
-    bool *owned;                /* slot[v] is the session's to release */
-    bool *keep;                 /* requested as an output of this run */
-    int *want_at;               /* per value: where this run's hooks place it (want index), -1 */
-    bool *placed;               /* slot[v] lies in memory the run's hooks placed */
+    og_kernel_binding *kernels;   /* per node */
+    int *last_use;                /* per value: index of the last node reading it, -1 if none */
+    og_tensor **slot;             /* per value, during a run */
+    bool *owned;                  /* slot[v] is the session's to release */
+    bool *keep;                   /* requested as an output of this run */
+    int *want_at;                 /* per value: where this run's hooks place it (want index), -1 */
+    bool *placed;                 /* slot[v] lies in memory the run's hooks placed */
     const og_exec_hooks *placing; /* this run's hooks when they place values, else NULL */
-    int64_t *sym;               /* per symbol: its value in this run, -1 unbound */
+    int64_t *sym;                 /* per symbol: its value in this run, -1 unbound */
     og_vinfo *vin, *vout;
     const og_tensor **tin;
     og_tensor **tout;
@@ -55,11 +55,11 @@ struct og_session {
      * when the session does not fuse */
     og_fusion *fusion;
     bool *internal;
-    int n_fused;        /* nodes the plan leaves out: activations, then weight gradients' */
-    int n_fused_act;    /* of which activations */
+    int n_fused;         /* nodes the plan leaves out: activations, then weight gradients' */
+    int n_fused_act;     /* of which activations */
     int *fused_last_use; /* per value: the last node reading it when the plan is used */
-    bool fused_run;     /* this run uses the plan */
-    og_scratch scratch; /* the kernels' (og_scratch_get) */
+    bool fused_run;      /* this run uses the plan */
+    og_scratch scratch;  /* the kernels' (og_scratch_get) */
     /* One run at a time: set by og_session_exec for its duration (a second thread's call
      * fails with OG_ERR_BUSY instead of sharing the per-run state above). */
     atomic_int busy;

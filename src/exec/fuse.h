@@ -42,7 +42,8 @@ int og_fusion_plan(const og_graph *g, const og_kernel_binding *kernels, og_fusio
  * input channels as images.  That Conv runs og_conv_wgrad (kernels/cpu/conv.c) on X and dY
  * as they are and writes dW; the Slice and the outer Transpose do not run, nor the inner
  * Transposes when the Conv is their only reader.  Needs dW's shape static, of 4096
- * elements at least (smaller ones go faster the unfused way), and float or double values.  Returns the number of nodes skipped. */
+ * elements at least (smaller ones go faster the unfused way), and float or double values.  Returns
+ * the number of nodes skipped. */
 int og_fusion_plan_wgrad(const og_graph *g, const og_kernel_binding *kernels, og_fusion *nodes,
                          bool *internal);
 /* No fusion: every node as it is, no value internal. */

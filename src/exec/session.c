@@ -395,8 +395,8 @@ static og_status run_node(og_session *s, int ni)
             goto fail;
         }
         int w = s->placing && vo->dtype != OG_STRING ? s->want_at[out_value(s, ni, j)] : -1;
-        void *mem = w >= 0 ? s->placing->place(s->placing->user, w, vo->dtype, vo->rank, vo->dims)
-                           : NULL;
+        void *mem =
+            w >= 0 ? s->placing->place(s->placing->user, w, vo->dtype, vo->rank, vo->dims) : NULL;
         if (mem) { /* the caller's memory */
             st = og_tensor_wrap(vo->dtype, vo->rank, vo->dims, mem, nbytes, s->alloc, &s->tout[j]);
             if (st) {
@@ -628,8 +628,8 @@ static og_status session_exec(og_session *s, const og_exec_req *r)
         if (s->want_at[r->want[j]] != j) continue;
         for (int p = g->values[r->want[j]].producer; p >= 0;) {
             const og_node *n = &g->nodes[p];
-            if (!n->op || !(n->op->flags & OG_OP_ALIAS_INPUT0) ||
-                n->n_in < 1 || n->in[0] < 0 || s->want_at[n->in[0]] >= 0)
+            if (!n->op || !(n->op->flags & OG_OP_ALIAS_INPUT0) || n->n_in < 1 || n->in[0] < 0 ||
+                s->want_at[n->in[0]] >= 0)
                 break;
             s->want_at[n->in[0]] = j;
             p = g->values[n->in[0]].producer;

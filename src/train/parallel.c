@@ -882,8 +882,7 @@ og_status og_dp_step(og_trainer *t, const char *const *input_names, const og_ten
                 mine = og_error(OG_ERR_RUNTIME,
                                 "step %lld: the gradient of weight '%s' holds NaN or Inf on "
                                 "this rank's batch (loss %g); the weights were not updated",
-                                (long long)t->step + 1, og_grad_weight_name(t->grad, own),
-                                sum[0]);
+                                (long long)t->step + 1, og_grad_weight_name(t->grad, own), sum[0]);
             if ((st = og_dp_sum(t, NULL, 0, mine))) goto done;
             if (bad >= 0)
                 mine = og_error(OG_ERR_RUNTIME,

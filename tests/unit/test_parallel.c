@@ -139,8 +139,10 @@ static og_status t_reduce_scatter(void *u, const void *data, void *part, const i
         }
     }
     if (c->corrupt == 2 && counts[c->rank] > 0) {
-        if (dt == OG_FLOAT) ((float *)part)[0] = INFINITY;
-        else ((double *)part)[0] = INFINITY;
+        if (dt == OG_FLOAT)
+            ((float *)part)[0] = INFINITY;
+        else
+            ((double *)part)[0] = INFINITY;
     }
     barrier(s);
     return OG_OK;

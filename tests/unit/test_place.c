@@ -93,8 +93,8 @@ static void test_grad(const og_model *m, const og_tensor *x)
     CHECK_OK(og_grad_run_hooked(g, in_names, ins, 1, NULL, out, got, &hooks));
     for (int i = 0; i < 4; i++) {
         const og_tensor *a = got[gi + i], *b = plain[gi + i];
-        printf("weight %s: asked %d, computed in place %d\n", og_grad_weight_name(g, i),
-               p.asked[i], p.at_mem[i]);
+        printf("weight %s: asked %d, computed in place %d\n", og_grad_weight_name(g, i), p.asked[i],
+               p.at_mem[i]);
         CHECK(p.asked[i] == 1);
         CHECK(p.at_mem[i] == 1);
         CHECK(same(a, b));

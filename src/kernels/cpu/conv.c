@@ -855,8 +855,8 @@ static void conv_tbatch(const og_kernel_ctx *k, const conv_job *job, int64_t u, 
             const char *xg = job->x + (size_t)(((n0 + b) * g->c + gi * job->cg) * job->is) * es;
             job->t->tcol_row(g, xg, job->is, r % os, q0, q1, col + (size_t)(r * kc) * es);
         });
-        gemm_args ga = {wg + (size_t)(q0 * kw) * es, job->kdim, col, kc, ncol, kc, true, q0 > 0,
-                        tmp, ncol};
+        gemm_args ga = {
+            wg + (size_t)(q0 * kw) * es, job->kdim, col, kc, ncol, kc, true, q0 > 0, tmp, ncol};
         conv_gemm(k, job, &ga);
     }
     const char *bias = job->b ? job->b + (size_t)(gi * job->mg) * es : NULL;
@@ -1188,8 +1188,7 @@ static og_status conv_run(const og_kernel_ctx *k, og_kernel_fn self, const og_te
         /* the block's column matrix (or inputs side by side; tbatch: a chunk of K of it),
          * then the GEMM's result; no overflow: bounded by the sizes of X (times the kernel)
          * and Y */
-        job.col_bytes =
-            (size_t)((job.tbatch ? job.kc : job.kdim) * job.bimg * job.os) * job.t->es;
+        job.col_bytes = (size_t)((job.tbatch ? job.kc : job.kdim) * job.bimg * job.os) * job.t->es;
         job.tmp_bytes = (size_t)(job.mg * job.bimg * job.os) * job.t->es;
         job.slot_bytes = job.col_bytes + job.tmp_bytes;
         job.col = og_scratch_get(k, job.slot_bytes * (size_t)slots);
@@ -1288,18 +1287,17 @@ og_status og_exec_wgrad(const og_kernel_ctx *k, const og_tensor *x, const og_ten
                          : x->dtype == OG_DOUBLE ? &conv_type_f64
                                                  : NULL;
     if (!t || dy->dtype != x->dtype || dw->dtype != x->dtype)
-        return og_kernel_error(k, OG_ERR_UNSUPPORTED,
-                               "weight gradient: element types %s/%s/%s are not supported",
-                               og_dtype_name(x->dtype), og_dtype_name(dy->dtype),
-                               og_dtype_name(dw->dtype));
+        return og_kernel_error(
+            k, OG_ERR_UNSUPPORTED, "weight gradient: element types %s/%s/%s are not supported",
+            og_dtype_name(x->dtype), og_dtype_name(dy->dtype), og_dtype_name(dw->dtype));
     if (nsp < 1 || nsp > OG_CONV_MAX_SP || x->rank != rank || dy->rank != rank ||
         x->dims[0] != dy->dims[0] || x->dims[1] != dw->dims[1] || dy->dims[1] != dw->dims[0])
-        return og_kernel_error(k, OG_ERR_SHAPE,
-                               "weight gradient: X of rank %d ([%lld, %lld, ...]) and dY of rank "
-                               "%d ([%lld, %lld, ...]) do not give dW of rank %d ([%lld, %lld, ...])",
-                               x->rank, (long long)x->dims[0], (long long)x->dims[1], dy->rank,
-                               (long long)dy->dims[0], (long long)dy->dims[1], rank,
-                               (long long)dw->dims[0], (long long)dw->dims[1]);
+        return og_kernel_error(
+            k, OG_ERR_SHAPE,
+            "weight gradient: X of rank %d ([%lld, %lld, ...]) and dY of rank "
+            "%d ([%lld, %lld, ...]) do not give dW of rank %d ([%lld, %lld, ...])",
+            x->rank, (long long)x->dims[0], (long long)x->dims[1], dy->rank, (long long)dy->dims[0],
+            (long long)dy->dims[1], rank, (long long)dw->dims[0], (long long)dw->dims[1]);
     conv_job job;
     memset(&job, 0, sizeof job);
     og_conv_geom *g = &job.g;
