@@ -545,20 +545,28 @@ static void test_sum(void)
     og_dataset_free(d);
 }
 
+/* Two ranks of lm on d, batches of 6 (corrupt: as run_ranks), into ranks[0..1]. */
+static void run_pair(og_model *lm, og_dataset *d, og_optimizer_kind kind, int epochs, int corrupt,
+                     job *ranks)
+{
+    job proto;
+    memset(&proto, 0, sizeof proto);
+    proto.lm = lm;
+    proto.data = d;
+    proto.kind = kind;
+    proto.epochs = epochs;
+    proto.batch = 6;
+    run_ranks(&proto, 2, ranks, corrupt);
+}
+
 /* A NaN sample stops both ranks with the same message, naming the rank whose part held it
  * (the shuffle decides which). */
 static void test_failure(void)
 {
     og_model *lm = loss_model(0);
     og_dataset *d = make_data(0, 20);
-    job proto, ranks[MAXRANKS];
-    memset(&proto, 0, sizeof proto);
-    proto.lm = lm;
-    proto.data = d;
-    proto.kind = OG_OPTIMIZER_SGD;
-    proto.epochs = 1;
-    proto.batch = 6;
-    run_ranks(&proto, 2, ranks, -1);
+    job ranks[MAXRANKS];
+    run_pair(lm, d, OG_OPTIMIZER_SGD, 1, -1, ranks);
     for (int r = 0; r < 2; r++) {
         CHECK(ranks[r].st == OG_ERR_RUNTIME);
         CHECK(strstr(ranks[r].msg, "rank ") != NULL);
@@ -582,14 +590,8 @@ static void test_grad_nan(void)
     CHECK_OK(og_model_load_file(MLP3SQRT, NULL, &m));
     CHECK_OK(og_model_add_loss(m, &lo, &lm));
     og_dataset *d = make_data_z(0, -1, 17);
-    job proto, ranks[MAXRANKS];
-    memset(&proto, 0, sizeof proto);
-    proto.lm = lm;
-    proto.data = d;
-    proto.kind = OG_OPTIMIZER_ADAM;
-    proto.epochs = 1;
-    proto.batch = 6;
-    run_ranks(&proto, 2, ranks, -1);
+    job ranks[MAXRANKS];
+    run_pair(lm, d, OG_OPTIMIZER_ADAM, 1, -1, ranks);
     for (int r = 0; r < 2; r++) {
         CHECK(ranks[r].st == OG_ERR_RUNTIME);
         CHECK(strstr(ranks[r].msg, "rank ") != NULL);
@@ -610,14 +612,8 @@ static void test_part_inf(void)
 {
     og_model *lm = loss_model(0);
     og_dataset *d = make_data(0, -1);
-    job proto, ranks[MAXRANKS];
-    memset(&proto, 0, sizeof proto);
-    proto.lm = lm;
-    proto.data = d;
-    proto.kind = OG_OPTIMIZER_SGD;
-    proto.epochs = 1;
-    proto.batch = 6;
-    run_ranks(&proto, 2, ranks, 11); /* rank 1, corrupt mode 2 */
+    job ranks[MAXRANKS];
+    run_pair(lm, d, OG_OPTIMIZER_SGD, 1, 11, ranks); /* rank 1, corrupt mode 2 */
     for (int r = 0; r < 2; r++) {
         CHECK(ranks[r].st == OG_ERR_RUNTIME);
         CHECK(strstr(ranks[r].msg, "rank 1: step 1: the gradient of weight '") != NULL);
@@ -634,14 +630,8 @@ static void test_diverged(void)
 {
     og_model *lm = loss_model(0);
     og_dataset *d = make_data(0, -1);
-    job proto, ranks[MAXRANKS];
-    memset(&proto, 0, sizeof proto);
-    proto.lm = lm;
-    proto.data = d;
-    proto.kind = OG_OPTIMIZER_SGD;
-    proto.epochs = 2;
-    proto.batch = 6;
-    run_ranks(&proto, 2, ranks, 1);
+    job ranks[MAXRANKS];
+    run_pair(lm, d, OG_OPTIMIZER_SGD, 2, 1, ranks);
     for (int r = 0; r < 2; r++) {
         CHECK(ranks[r].st == OG_ERR_RUNTIME);
         CHECK(strstr(ranks[r].msg, "rank 1: after epoch 1") != NULL);
