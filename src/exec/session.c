@@ -292,8 +292,7 @@ static og_status run_node(og_session *s, int ni)
     if (s->fused_run && s->fusion[ni].skip) return OG_OK; /* done by its producer */
     /* a weight gradient's Conv (fuse.h) reads X and dY, not its Transposes of them */
     const bool wgrad = s->fused_run && s->fusion[ni].wg_x >= 0;
-    const int wg_in[2] = {s->fusion ? s->fusion[ni].wg_x : -1,
-                          s->fusion ? s->fusion[ni].wg_dy : -1};
+    const int wg_in[2] = {s->fusion[ni].wg_x, s->fusion[ni].wg_dy};
     const int *in_v = wgrad ? wg_in : n->in, n_in = wgrad ? 2 : n->n_in;
     const int *lu = s->fused_run ? s->fused_last_use : s->last_use;
     for (int j = 0; j < n_in; j++) {
