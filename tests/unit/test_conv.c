@@ -594,6 +594,13 @@ static const conv_case direct_cases[] = {
     {"dw_blk_wide_rows_s2", "Conv", 2, .n = 2, .c = 21, .m = 21, .group = 21, .in = {7, 35},
      .pads = {1, 2, 0, 1}, .strides = {2, 2}, .mt = true},
     {"dw_blk_ow_tail_mult2", "Conv", 2, .c = 16, .m = 32, .group = 16, .in = {15, 15}, PADS1},
+    /* ... planes smaller than a group of 8 positions (2x2 by 5x5: the remainder loop only)
+     * and of 2 groups and a remainder (5x4), three images per block (kernels packed once
+     * per block and thread), 33 channels */
+    {"dw_blk_tiny_5x5_n3", "Conv", 2, .n = 3, .c = 33, .m = 33, .group = 33, .k = {5, 5},
+     .in = {2, 2}, .pads = {2, 2, 2, 2}, .mt = true},
+    {"dw_blk_5x4_n3_mult2", "Conv", 2, .n = 3, .c = 18, .m = 36, .group = 18, .in = {5, 4}, PADS1,
+     .mt = true},
     /* kernels larger than the output (a depthwise Conv's weight gradient: groups of N
      * input channels, dY as the kernel): dot products along kernel rows, dilations (the
      * forward's strides) 1, 2 and 3 */

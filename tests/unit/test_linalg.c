@@ -1,5 +1,6 @@
 /* test_linalg.c: MatMul, Gemm and Einsum through parse, static and run-time inference and
  * the CPU kernel, against plain reference loops, plus error cases. */
+#include "kernels/cpu/gemm.h"
 #include "unit/node_harness.h"
 
 static uint32_t rng = 12345;
@@ -160,6 +161,119 @@ static void test_gemm_row(void)
     }
 }
 
+/* Products of 2 to 8 rows by a large B (gemm_small.c, on AVX-512 CPUs): called directly,
+ * with leading dimensions wider than the matrices (the padding must stay untouched),
+ * columns and sums with partial vectors, alpha, beta with C read or (beta 0) never read
+ * (NaN there must not leak), 1 and 2 threads; then through Gemm and MatMul. */
+static void test_gemm_small(void)
+{
+    static const int64_t shapes[][3] = {{2, 300, 1001}, {3, 1000, 263},  {4, 17, 16384},
+                                        {5, 333, 1024}, {8, 1000, 1280}, {8, 64, 4100},
+                                        {7, 513, 517}};
+    const bool avx512 = og_cpu_isa() >= 2;
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+        for (int v = 0; v < 8; v++) {
+            const int64_t m = shapes[si][0], n = shapes[si][1], kk = shapes[si][2];
+            const bool tb = v & 1, with_beta = v & 2;
+            const int threads = v & 4 ? 2 : 1;
+            const int64_t lda = kk + 3, ldb = (tb ? kk : n) + 5, ldc = n + 2;
+            float *a = malloc(sizeof(float) * (size_t)(m * lda));
+            float *b = malloc(sizeof(float) * (size_t)((tb ? n : kk) * ldb));
+            float *c = malloc(sizeof(float) * (size_t)(m * ldc));
+            CHECKF(a && b && c, "gemm_small: out of memory");
+            if (!a || !b || !c) {
+                free(a), free(b), free(c);
+                return;
+            }
+            for (int64_t i = 0; i < m * lda; i++) a[i] = (float)rnd();
+            for (int64_t i = 0; i < (tb ? n : kk) * ldb; i++) b[i] = (float)rnd();
+            for (int64_t i = 0; i < m * ldc; i++) c[i] = with_beta ? (float)rnd() : NAN;
+            og_kernel_ctx k = {.threads = threads};
+            const float alpha = 0.5f, beta = with_beta ? 2.0f : 0.0f;
+            const bool took =
+                og_gemm_small_f32(&k, false, tb, m, n, kk, alpha, a, lda, b, ldb, beta, c, ldc);
+            CHECKF(took == avx512, "gemm_small %lldx%lldx%lld: taken %d on isa %d", (long long)m,
+                   (long long)n, (long long)kk, took, og_cpu_isa());
+            int bad = 0;
+            for (int64_t i = 0; took && i < m; i++) {
+                for (int64_t j = 0; j < n; j++) {
+                    double s = 0, mag = 0;
+                    for (int64_t p = 0; p < kk; p++) {
+                        const double t =
+                            (double)a[i * lda + p] * (double)(tb ? b[j * ldb + p] : b[p * ldb + j]);
+                        s += t;
+                        mag += fabs(t);
+                    }
+                    if (with_beta) continue; /* checked below against a second product */
+                    if (!(fabs(c[i * ldc + j] - alpha * s) <= 2e-6 * (mag + 1))) bad++;
+                }
+                for (int64_t j = n; j < ldc; j++) /* the padding of C's rows */
+                    if (!isnan(c[i * ldc + j]) && !with_beta) bad++;
+            }
+            CHECKF(!bad, "gemm_small %lldx%lldx%lld transB %d beta %g threads %d: %d bad values",
+                   (long long)m, (long long)n, (long long)kk, tb, beta, threads, bad);
+            if (with_beta && took) { /* C = alpha·AB + 2·C0: against alpha·AB from beta 0 */
+                float *c0 = malloc(sizeof(float) * (size_t)(m * ldc));
+                float *ab = malloc(sizeof(float) * (size_t)(m * ldc));
+                CHECKF(c0 && ab, "gemm_small: out of memory");
+                if (c0 && ab) {
+                    srand(7);
+                    for (int64_t i = 0; i < m * ldc; i++) c0[i] = (float)rand() / RAND_MAX;
+                    memcpy(c, c0, sizeof(float) * (size_t)(m * ldc));
+                    og_gemm_small_f32(&k, false, tb, m, n, kk, alpha, a, lda, b, ldb, beta, c, ldc);
+                    og_gemm_small_f32(&k, false, tb, m, n, kk, alpha, a, lda, b, ldb, 0.0f, ab,
+                                      ldc);
+                    int bad2 = 0;
+                    for (int64_t i = 0; i < m; i++)
+                        for (int64_t j = 0; j < ldc; j++) {
+                            const double want =
+                                j < n ? (double)ab[i * ldc + j] + 2.0 * c0[i * ldc + j]
+                                      : (double)c0[i * ldc + j];
+                            if (!(fabs(c[i * ldc + j] - want) <= 1e-5 * (fabs(want) + 1))) bad2++;
+                        }
+                    CHECKF(!bad2, "gemm_small %lldx%lldx%lld transB %d with beta: %d bad values",
+                           (long long)m, (long long)n, (long long)kk, tb, bad2);
+                }
+                free(c0);
+                free(ab);
+            }
+            free(a);
+            free(b);
+            free(c);
+        }
+    /* through the ops: Gemm with transB and a C row, MatMul, against the reference */
+    for (int v = 0; v < 4; v++) {
+        const int tb = v & 1, threads = 1 + (v >> 1);
+        const int64_t M = 6, K = 700, N = 400;
+        int64_t da[2] = {M, K}, db[2] = {tb ? N : K, tb ? K : N}, dc[1] = {N};
+        og_tensor *a = mk(OG_FLOAT, 2, da), *b = mk(OG_FLOAT, 2, db), *c = mk(OG_FLOAT, 1, dc);
+        og_tensor *y = NULL, *y2 = NULL;
+        const nh_attr at[] = {
+            NH_INT("transB", tb), NH_FLOAT("alpha", 0.5f), NH_FLOAT("beta", 2), {0}};
+        const og_tensor *abc[3] = {a, b, c};
+        og_status st = run("Gemm", 13, abc, 3, at, threads, &y);
+        CHECKF(!st, "Gemm small: %s", og_last_error());
+        og_status st2 = tb ? OG_OK : run("MatMul", 13, abc, 2, NULL, threads, &y2);
+        CHECKF(!st2, "MatMul small: %s", og_last_error());
+        int bad = 0;
+        for (int64_t i = 0; !st && i < M; i++)
+            for (int64_t j = 0; j < N; j++) {
+                double s = 0, mag = 0;
+                for (int64_t p = 0; p < K; p++) {
+                    const double t = og_tensor_get_f64(a, i * K + p) *
+                                     og_tensor_get_f64(b, tb ? j * K + p : p * N + j);
+                    s += t;
+                    mag += fabs(t);
+                }
+                const double g = 0.5 * s + 2 * og_tensor_get_f64(c, j);
+                if (!(fabs(og_tensor_get_f64(y, i * N + j) - g) <= 2e-6 * (mag + 1))) bad++;
+                if (y2 && !(fabs(og_tensor_get_f64(y2, i * N + j) - s) <= 2e-6 * (mag + 1))) bad++;
+            }
+        CHECKF(!bad, "Gemm/MatMul small, transB %d, %d threads: %d bad values", tb, threads, bad);
+        nh_free_tensors((og_tensor *[]){a, b, c, y, y2}, 5);
+    }
+}
+
 /* Einsum: three operands with a diagonal and a summed-only label, and bad equations. */
 static void test_einsum(void)
 {
@@ -263,6 +377,7 @@ int main(void)
     test_matmul();
     test_gemm();
     test_gemm_row();
+    test_gemm_small();
     test_einsum();
     test_det();
     test_half_matmul_gemm();

@@ -37,6 +37,7 @@
  * (blk_conv), channels-last in the scratch */
 #define DW_L      16
 #define DW_BLK_OS 256
+#define DW_BLK_P  4 /* blk_conv: output positions summed side by side */
 /* Depthwise ConvTranspose with output planes of at most DW_BLK_TR_OS values and taps of at
  * most DW_MAX_TAPS: DW_L channels at once (blk_tr) */
 #define DW_BLK_TR_OS 1024
@@ -68,8 +69,8 @@ typedef struct dw_fns_f32 {
     void (*tr_plane)(const dw_geom *d, const float *x, const float *wj, int64_t wstride, float *y);
     void (*dot_plane)(const dw_geom *d, const float *xp, const float *wj, float bias, float *y);
     void (*blk_conv)(const dw_geom *d, const float *xc, int64_t nl, const float *w, const float *b,
-                     int64_t c0, float *y_img, float *xb, float *yb, const og_act *act,
-                     og_dtype dt);
+                     int64_t c0, float *y_img, float *xb, float *yb, float *wk, bool pack,
+                     const og_act *act, og_dtype dt);
     void (*blk_tr)(const dw_geom *d, const float *xc, int64_t nl, const float *w, const float *b,
                    int64_t c0, float *y_img, float *xb, float *yb, const og_act *act, og_dtype dt);
     void (*blk_dot)(const dw_geom *d, const float *x, int64_t g0, int64_t nl, const float *w,
@@ -85,8 +86,8 @@ typedef struct dw_fns_f64 {
                      double *y);
     void (*dot_plane)(const dw_geom *d, const double *xp, const double *wj, double bias, double *y);
     void (*blk_conv)(const dw_geom *d, const double *xc, int64_t nl, const double *w,
-                     const double *b, int64_t c0, double *y_img, double *xb, double *yb,
-                     const og_act *act, og_dtype dt);
+                     const double *b, int64_t c0, double *y_img, double *xb, double *yb, double *wk,
+                     bool pack, const og_act *act, og_dtype dt);
     void (*blk_tr)(const dw_geom *d, const double *xc, int64_t nl, const double *w, const double *b,
                    int64_t c0, double *y_img, double *xb, double *yb, const og_act *act,
                    og_dtype dt);
@@ -428,9 +429,11 @@ og_status og_conv_direct(const og_kernel_ctx *k, const og_conv_geom *g, bool tra
     }
 
     if (d.cg == 1 && !d.dot && os <= DW_BLK_OS) {
-        /* small planes: items (image, block of DW_L channels), channels-last */
+        /* small planes: items (block of DW_L channels, image), channels-last; a thread packs
+         * a block's kernels once for its images */
         const int64_t blocks = (g->c + DW_L - 1) / DW_L, items = g->n * blocks;
-        const size_t slot = (size_t)((d.rows * d.wp + os) * DW_L);
+        const int64_t xe = d.rows * d.wp * DW_L, ye = os * DW_L;
+        const size_t slot = (size_t)(xe + ye + d.mg * (nt + 1) * DW_L);
         const int threads = dw_threads(k, items, (double)(d.mg * os * nt * DW_L));
         char *scratch = dw_slots(k, slot, es, threads);
         if (!scratch) return OG_ERR_NOMEM; /* message given */
@@ -443,18 +446,21 @@ og_status og_conv_direct(const og_kernel_ctx *k, const og_conv_geom *g, bool tra
             tid = threads > 1 ? omp_get_thread_num() : 0;
 #endif
             char *sl = scratch + (size_t)tid * slot * es;
+            int64_t packed = -1; /* the block whose kernels the slot holds */
             for (int64_t it = items * tid / threads; it < items * (tid + 1) / threads; it++) {
-                const int64_t n = it / blocks, c0 = it % blocks * DW_L;
+                const int64_t n = it % g->n, blk = it / g->n, c0 = blk * DW_L;
                 const int64_t nl = g->c - c0 < DW_L ? g->c - c0 : DW_L;
+                const bool pack = blk != packed;
+                packed = blk;
                 if (f32) {
                     float *xb = (float *)sl;
                     f32->blk_conv(&d, (const float *)x + (n * g->c + c0) * d.plane, nl, w, b, c0,
-                                  (float *)y + n * g->m * os, xb, xb + d.rows * d.wp * DW_L,
+                                  (float *)y + n * g->m * os, xb, xb + xe, xb + xe + ye, pack,
                                   &k->act, t);
                 } else {
                     double *xb = (double *)sl;
                     f64->blk_conv(&d, (const double *)x + (n * g->c + c0) * d.plane, nl, w, b, c0,
-                                  (double *)y + n * g->m * os, xb, xb + d.rows * d.wp * DW_L,
+                                  (double *)y + n * g->m * os, xb, xb + xe, xb + xe + ye, pack,
                                   &k->act, t);
                 }
             }

@@ -141,7 +141,8 @@ static ATTR void FN(dot_plane)(const dw_geom *d, const T *xp, const T *wj, T bia
  * output channels (c0 + l)·mg + jm, and is copied back into their planes of y_img (the
  * image's output) after the activation. */
 static ATTR void FN(blk_conv)(const dw_geom *d, const T *xc, int64_t nl, const T *w, const T *b,
-                              int64_t c0, T *y_img, T *xb, T *yb, const og_act *act, og_dtype dt)
+                              int64_t c0, T *y_img, T *xb, T *yb, T *wk, bool pack,
+                              const og_act *act, og_dtype dt)
 {
     const int64_t wp = d->wp, nt = d->kh * d->kw, os = d->oh * d->ow, plane = d->h * d->w;
     memset(xb, 0, (size_t)(d->rows * wp * DW_L) * sizeof(T));
@@ -176,50 +177,73 @@ static ATTR void FN(blk_conv)(const dw_geom *d, const T *xc, int64_t nl, const T
             for (int64_t j = j0; j < j1; j++) dst[j * DW_L] = src[j];
         }
 #endif
-    T wb[DW_MAX_TAPS * DW_L], bb[DW_L];
+    /* the block's kernels and biases, channels-last: wk [mg][nt + 1][DW_L] (the bias last),
+     * kept from one image to the next of the same block (pack: the block changed) */
+    if (pack)
+        for (int64_t jm = 0; jm < d->mg; jm++)
+            for (int64_t l = 0; l < DW_L; l++) {
+                const int64_t m = (c0 + (l < nl ? l : 0)) * d->mg + jm;
+                T *wj = wk + jm * (nt + 1) * DW_L;
+                for (int64_t t = 0; t < nt; t++) wj[t * DW_L + l] = w[m * nt + t];
+                wj[nt * DW_L + l] = b ? b[m] : 0;
+            }
     for (int64_t jm = 0; jm < d->mg; jm++) {
-        for (int64_t l = 0; l < DW_L; l++) {
-            const int64_t m = (c0 + (l < nl ? l : 0)) * d->mg + jm;
-            bb[l] = b ? b[m] : 0;
-            for (int64_t t = 0; t < nt; t++) wb[t * DW_L + l] = w[m * nt + t];
+        const T *wb = wk + jm * (nt + 1) * DW_L, *bb = wb + nt * DW_L;
+        /* DW_BLK_P output positions at once, taken in row-major order across rows (a row
+         * of tiny planes has fewer): independent sums, where one sum would wait on each
+         * multiply-add's latency (the taps are few); each sum runs b + w0·x0 + w1·x1 + ...
+         * in tap order, whatever the grouping */
+        int64_t p0 = 0;
+#ifdef DW_TR16
+        for (; p0 + 8 <= os; p0 += 8) { /* eight sums in registers, one vector each */
+            __m512 a[8];
+            const float *xs[8];
+            const __m512 bv = _mm512_loadu_ps(bb);
+            _Pragma("GCC unroll 8") for (int q = 0; q < 8; q++)
+            {
+                const int64_t oh = (p0 + q) / d->ow, ow = (p0 + q) % d->ow;
+                xs[q] = xb + (oh * d->sh * wp + ow * d->sw) * DW_L;
+                a[q] = bv;
+            }
+            for (int64_t t = 0; t < nt; t++) {
+                const int64_t ot = d->off[t] * DW_L;
+                const __m512 wv = _mm512_loadu_ps(wb + t * DW_L);
+                _Pragma("GCC unroll 8") for (int q = 0; q < 8; q++) a[q] =
+                    _mm512_fmadd_ps(wv, _mm512_loadu_ps(xs[q] + ot), a[q]);
+            }
+            _Pragma("GCC unroll 8") for (int q = 0; q < 8; q++)
+                _mm512_storeu_ps(yb + (p0 + q) * DW_L, a[q]);
         }
-        for (int64_t oh = 0; oh < d->oh; oh++) {
-            int64_t ow = 0;
-            /* four positions of the row at once: four independent sums, where one sum
-             * would wait on each multiply-add's latency (the taps are few) */
-            for (; ow + 4 <= d->ow; ow += 4) {
-                T a0[DW_L], a1[DW_L], a2[DW_L], a3[DW_L];
-                for (int l = 0; l < DW_L; l++) a0[l] = a1[l] = a2[l] = a3[l] = bb[l];
-                const T *xs = xb + (oh * d->sh * wp + ow * d->sw) * DW_L;
-                const int64_t ps = d->sw * DW_L; /* from one position's inputs to the next */
-                for (int64_t t = 0; t < nt; t++) {
-                    const T *xt = xs + d->off[t] * DW_L, *wt = wb + t * DW_L;
-                    for (int l = 0; l < DW_L; l++) {
-                        a0[l] = MADD(wt[l], xt[l], a0[l]);
-                        a1[l] = MADD(wt[l], xt[ps + l], a1[l]);
-                        a2[l] = MADD(wt[l], xt[2 * ps + l], a2[l]);
-                        a3[l] = MADD(wt[l], xt[3 * ps + l], a3[l]);
-                    }
-                }
-                T *yo = yb + (oh * d->ow + ow) * DW_L;
-                for (int l = 0; l < DW_L; l++) {
-                    yo[l] = a0[l];
-                    yo[DW_L + l] = a1[l];
-                    yo[2 * DW_L + l] = a2[l];
-                    yo[3 * DW_L + l] = a3[l];
-                }
+#endif
+        for (; p0 + DW_BLK_P <= os; p0 += DW_BLK_P) {
+            T a[DW_BLK_P][DW_L];
+            const T *xs[DW_BLK_P];
+            _Pragma("GCC unroll 8") for (int q = 0; q < DW_BLK_P; q++)
+            {
+                const int64_t oh = (p0 + q) / d->ow, ow = (p0 + q) % d->ow;
+                xs[q] = xb + (oh * d->sh * wp + ow * d->sw) * DW_L;
+                for (int l = 0; l < DW_L; l++) a[q][l] = bb[l];
             }
-            for (; ow < d->ow; ow++) {
-                T acc[DW_L];
-                for (int l = 0; l < DW_L; l++) acc[l] = bb[l];
-                const T *xs = xb + (oh * d->sh * wp + ow * d->sw) * DW_L;
-                for (int64_t t = 0; t < nt; t++) {
-                    const T *xt = xs + d->off[t] * DW_L, *wt = wb + t * DW_L;
-                    for (int l = 0; l < DW_L; l++) acc[l] = MADD(wt[l], xt[l], acc[l]);
-                }
-                T *yo = yb + (oh * d->ow + ow) * DW_L;
-                for (int l = 0; l < DW_L; l++) yo[l] = acc[l];
+            for (int64_t t = 0; t < nt; t++) {
+                const int64_t ot = d->off[t] * DW_L;
+                const T *wt = wb + t * DW_L;
+                _Pragma("GCC unroll 8") for (int q = 0; q < DW_BLK_P; q++) for (int l = 0; l < DW_L;
+                                                                                l++) a[q][l] =
+                    MADD(wt[l], xs[q][ot + l], a[q][l]);
             }
+            _Pragma("GCC unroll 8") for (int q = 0; q < DW_BLK_P; q++) for (int l = 0; l < DW_L;
+                                                                            l++)
+                yb[(p0 + q) * DW_L + l] = a[q][l];
+        }
+        for (; p0 < os; p0++) {
+            T acc[DW_L];
+            for (int l = 0; l < DW_L; l++) acc[l] = bb[l];
+            const T *xs = xb + (p0 / d->ow * d->sh * wp + p0 % d->ow * d->sw) * DW_L;
+            for (int64_t t = 0; t < nt; t++) {
+                const T *xt = xs + d->off[t] * DW_L, *wt = wb + t * DW_L;
+                for (int l = 0; l < DW_L; l++) acc[l] = MADD(wt[l], xt[l], acc[l]);
+            }
+            for (int l = 0; l < DW_L; l++) yb[p0 * DW_L + l] = acc[l];
         }
         og_cpu_act(act, dt, yb, os * DW_L);
 #ifdef DW_TR16

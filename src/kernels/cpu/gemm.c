@@ -71,6 +71,8 @@ void og_gemm_f32(const og_kernel_ctx *k, bool trans_a, bool trans_b, int64_t m, 
                  int64_t kk, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
                  float beta, float *c, int64_t ldc)
 {
+    if (og_gemm_small_f32(k, trans_a, trans_b, m, n, kk, alpha, a, lda, b, ldb, beta, c, ldc))
+        return;
 #ifdef OG_HAVE_DNNL
     /* oneDNN where it measured faster than OpenBLAS on this project's shapes: one thread,
      * and no thin or small product (with two threads and for thin products OpenBLAS won) */

@@ -98,6 +98,19 @@ static inline float fast_expf(float x)
     return ((em1 + 1.0f) * s1) * s2;
 }
 
+/* 1 / (1 + exp(-x)) with e = exp(-|x|) computed once: (x >= 0 ? 1 : e) / (1 + e). */
+static inline float sigmoidf(float x)
+{
+    const float e = fast_expf(-fabsf(x));
+    return (x >= 0 ? 1.0f : e) / (1.0f + e);
+}
+
+static inline double sigmoid(double x)
+{
+    const double e = exp(-fabs(x));
+    return (x >= 0 ? 1.0 : e) / (1.0 + e);
+}
+
 /* tanh as an odd rational function of degree 13/6 on [-9, 9] (beyond, tanh is +-1 in
  * float); the minimax coefficients are the ones Eigen uses. */
 static inline float fast_tanhf(float x)
@@ -209,9 +222,10 @@ static inline float fast_log1pf_pos(float v)
 /* NaN passes through; a crossed range (min > max) gives max everywhere (lo is set to hi). */
 #define E_CLIP (x < LO ? LO : x > HI ? HI : x)
 
-/* Sigmoid from exp(-|x|), never overflowing: for x < 0 it is e/(1+e). */
-#define E_SIGMOID                                                                                  \
-    (x >= 0 ? (UT)1 / ((UT)1 + FEXP(-M(fabs)(x))) : FEXP(-M(fabs)(x)) / ((UT)1 + FEXP(-M(fabs)(x))))
+/* Sigmoid from e = exp(-|x|), never overflowing: 1/(1+e) for x >= 0, e/(1+e) for x < 0,
+ * one division of a selected numerator (sigmoidf below: written as one expression, the
+ * vectorized loops computed both quotients, and the divisions were most of the time). */
+#define E_SIGMOID M(sigmoid)(x)
 /* log(1 + e^x) without overflow: max(x, 0) + log1p(e^-|x|). */
 #define E_SOFTPLUS ((x > 0 ? x : (UT)0) + FLOG1P(FEXP(-M(fabs)(x))))
 #define CLAMP01(v) ((v) < (UT)0 ? (UT)0 : (v) > (UT)1 ? (UT)1 : (v))

@@ -1,0 +1,163 @@
+/* gemm_small.c: float products with few rows (see gemm.h: og_gemm_small_f32).
+ *
+ * A classifier on a small batch, C[m, n] = A[m, k] · op(B), m <= 8, reads B (the weights,
+ * megabytes) once per call whatever the GEMM does; a BLAS also copies (packs) all of B
+ * first, a second pass over the largest operand, which measured as long as the product.
+ * Here B is read in place, once, with every row of A at a time:
+ *
+ *   B [k, n] (no transpose): a tile of C is the m rows by 32 columns; per k, two vectors
+ *   of B's row k and m broadcasts of A[i][k], 2m multiply-adds.
+ *   B [n, k] (transposed): a tile of C is the m rows by 2 columns j, j+1; per 16 values of
+ *   k, B's two rows and A's m rows as vectors, 2m multiply-adds into 16-lane sums, added
+ *   across the lanes at the end (dot products).
+ *
+ * Then C = alpha · sum (+ beta · C when beta is not 0: C is not read otherwise, so NaN in
+ * its memory does not leak).  Columns go to threads in blocks. */
+#include "kernels/cpu/gemm.h"
+
+#ifdef OG_CPU_X86
+#include <immintrin.h>
+
+#define GS_MAX_M 8
+#define GS_NB    32 /* B [k, n]: columns per tile */
+
+typedef struct gs_job {
+    int64_t m, n, kk, lda, ldb, ldc;
+    const float *a, *b;
+    float *c, alpha, beta;
+    int64_t per; /* columns per item */
+} gs_job;
+
+static inline void gs_store(const gs_job *j, int64_t i, int64_t col, float s)
+{
+    float *c = j->c + i * j->ldc + col;
+    *c = j->beta != 0 ? j->alpha * s + j->beta * *c : j->alpha * s;
+}
+
+/* A's rows, mr of them: rows past m repeat the last one (computed, not stored). */
+static void gs_rows(const gs_job *j, int mr, const float **ar)
+{
+    for (int i = 0; i < mr; i++) ar[i] = j->a + (i < j->m ? i : j->m - 1) * j->lda;
+}
+
+/* gs_nn<MR>: B [k, n], columns [c0, c1) of C, GS_NB at a time (masked at the end), for
+ * m <= MR.  gs_nt<MR>: B [n, k], columns [c0, c1) two at a time. */
+#define GS_KERNELS(MR)                                                                             \
+    static OG_TARGET_AVX512 void gs_nn##MR(const gs_job *j, int64_t c0, int64_t c1)                \
+    {                                                                                              \
+        const float *ar[MR];                                                                       \
+        gs_rows(j, MR, ar);                                                                        \
+        for (int64_t c = c0; c < c1; c += GS_NB) {                                                 \
+            const int64_t w = c1 - c < GS_NB ? c1 - c : GS_NB;                                     \
+            const __mmask16 m0 = (__mmask16)(w >= 16 ? 0xFFFF : (1u << w) - 1u);                   \
+            const __mmask16 m1 = (__mmask16)(w >= 32  ? 0xFFFF                                     \
+                                             : w > 16 ? (1u << (w - 16)) - 1u                      \
+                                                      : 0);                                        \
+            __m512 acc[MR][2];                                                                     \
+            _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++) acc[i][0] = acc[i][1] =           \
+                _mm512_setzero_ps();                                                               \
+            const float *bk = j->b + c;                                                            \
+            for (int64_t k = 0; k < j->kk; k++, bk += j->ldb) {                                    \
+                const __m512 b0 = _mm512_maskz_loadu_ps(m0, bk);                                   \
+                const __m512 b1 = _mm512_maskz_loadu_ps(m1, bk + 16);                              \
+                _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++)                               \
+                {                                                                                  \
+                    const __m512 av = _mm512_set1_ps(ar[i][k]);                                    \
+                    acc[i][0] = _mm512_fmadd_ps(av, b0, acc[i][0]);                                \
+                    acc[i][1] = _mm512_fmadd_ps(av, b1, acc[i][1]);                                \
+                }                                                                                  \
+            }                                                                                      \
+            const __m512 al = _mm512_set1_ps(j->alpha), be = _mm512_set1_ps(j->beta);              \
+            _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++)                                   \
+            {                                                                                      \
+                if (i >= j->m) break;                                                              \
+                float *ci = j->c + i * j->ldc + c;                                                 \
+                __m512 r0 = _mm512_mul_ps(al, acc[i][0]), r1 = _mm512_mul_ps(al, acc[i][1]);       \
+                if (j->beta != 0) {                                                                \
+                    r0 = _mm512_fmadd_ps(be, _mm512_maskz_loadu_ps(m0, ci), r0);                   \
+                    r1 = _mm512_fmadd_ps(be, _mm512_maskz_loadu_ps(m1, ci + 16), r1);              \
+                }                                                                                  \
+                _mm512_mask_storeu_ps(ci, m0, r0);                                                 \
+                _mm512_mask_storeu_ps(ci + 16, m1, r1);                                            \
+            }                                                                                      \
+        }                                                                                          \
+    }                                                                                              \
+    static OG_TARGET_AVX512 void gs_nt##MR(const gs_job *j, int64_t c0, int64_t c1)                \
+    {                                                                                              \
+        const int64_t kk = j->kk, kv = kk / 16 * 16;                                               \
+        const __mmask16 tail = (__mmask16)((1u << (kk - kv)) - 1u);                                \
+        const float *ar[MR];                                                                       \
+        gs_rows(j, MR, ar);                                                                        \
+        for (int64_t c = c0; c < c1; c += 2) {                                                     \
+            const bool two = c + 1 < c1;                                                           \
+            const float *b0 = j->b + c * j->ldb, *b1 = two ? b0 + j->ldb : b0;                     \
+            __m512 acc[MR][2];                                                                     \
+            _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++) acc[i][0] = acc[i][1] =           \
+                _mm512_setzero_ps();                                                               \
+            int64_t k = 0;                                                                         \
+            for (; k < kv; k += 16) {                                                              \
+                const __m512 v0 = _mm512_loadu_ps(b0 + k), v1 = _mm512_loadu_ps(b1 + k);           \
+                _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++)                               \
+                {                                                                                  \
+                    const __m512 av = _mm512_loadu_ps(ar[i] + k);                                  \
+                    acc[i][0] = _mm512_fmadd_ps(av, v0, acc[i][0]);                                \
+                    acc[i][1] = _mm512_fmadd_ps(av, v1, acc[i][1]);                                \
+                }                                                                                  \
+            }                                                                                      \
+            if (tail) {                                                                            \
+                const __m512 v0 = _mm512_maskz_loadu_ps(tail, b0 + k);                             \
+                const __m512 v1 = _mm512_maskz_loadu_ps(tail, b1 + k);                             \
+                _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++)                               \
+                {                                                                                  \
+                    const __m512 av = _mm512_maskz_loadu_ps(tail, ar[i] + k);                      \
+                    acc[i][0] = _mm512_fmadd_ps(av, v0, acc[i][0]);                                \
+                    acc[i][1] = _mm512_fmadd_ps(av, v1, acc[i][1]);                                \
+                }                                                                                  \
+            }                                                                                      \
+            for (int64_t i = 0; i < j->m; i++) {                                                   \
+                gs_store(j, i, c, _mm512_reduce_add_ps(acc[i][0]));                                \
+                if (two) gs_store(j, i, c + 1, _mm512_reduce_add_ps(acc[i][1]));                   \
+            }                                                                                      \
+        }                                                                                          \
+    }
+GS_KERNELS(4)
+GS_KERNELS(8)
+#undef GS_KERNELS
+
+/* Item it: columns [it · per, (it + 1) · per) of C. */
+static void gs_item(const gs_job *j, bool trans_b, int64_t it)
+{
+    const int64_t c0 = it * j->per, c1 = c0 + j->per < j->n ? c0 + j->per : j->n;
+    if (j->m <= 4)
+        (trans_b ? gs_nt4 : gs_nn4)(j, c0, c1);
+    else
+        (trans_b ? gs_nt8 : gs_nn8)(j, c0, c1);
+}
+#endif /* OG_CPU_X86 */
+
+bool og_gemm_small_f32(const og_kernel_ctx *k, bool trans_a, bool trans_b, int64_t m, int64_t n,
+                       int64_t kk, float alpha, const float *a, int64_t lda, const float *b,
+                       int64_t ldb, float beta, float *c, int64_t ldc)
+{
+#ifdef OG_CPU_X86
+    /* where B is large enough that reading it twice matters, and A's rows are few */
+    if (trans_a || m < 2 || m > GS_MAX_M || kk < 16 || n < 16 ||
+        (double)n * (double)kk < 262144.0 || og_cpu_isa() < 2)
+        return false;
+    gs_job j = {m, n, kk, lda, ldb, ldc, a, b, c, alpha, beta, 0};
+    const int64_t unit = trans_b ? 2 : GS_NB;
+    const double work = (double)m * (double)n * (double)kk;
+    const int threads = k && k->threads > 1 && work >= 4194304.0 ? k->threads : 1;
+    const int64_t units = (n + unit - 1) / unit, items = threads > 1 ? 4 * (int64_t)threads : 1;
+    j.per = (units + items - 1) / items * unit;
+    const int64_t nitems = (n + j.per - 1) / j.per;
+    og_kernel_ctx one = k ? *k : (og_kernel_ctx){0};
+    one.threads = threads;
+    OG_PARALLEL_FOR(&one, nitems, work / (double)nitems, it, { gs_item(&j, trans_b, it); });
+    return true;
+#else
+    (void)k, (void)trans_a, (void)trans_b, (void)m, (void)n, (void)kk, (void)alpha, (void)a;
+    (void)lda, (void)b, (void)ldb, (void)beta, (void)c, (void)ldc;
+    return false;
+#endif
+}
