@@ -583,6 +583,24 @@ static const conv_case direct_cases[] = {
      .in = {40, 12}, .mt = true},
     {"dw_plane_1d_s2_k5_f64", "Conv", 1, .c = 2, .m = 4, .group = 2, .in = {601}, .k = {5},
      .strides = {2}, .pads = {2, 1}, .f64 = true},
+    /* ... the float AVX-512 plane loops (conv_dw_plane.h): 3x3 and 5x5, strides 1 and 2,
+     * rows wider than 32 (whole vectors and a tail; odd and even padded widths for the
+     * even/odd split of stride 2), asymmetric pads, output row counts that leave 1-3 rows
+     * after the blocks of 4 (stride 1) or 1 after those of 2, a multiplier */
+    {"dw_plane_5x5_s1_f32", "Conv", 2, .c = 3, .m = 3, .group = 3, .k = {5, 5}, .in = {23, 37},
+     .pads = {2, 1, 1, 2}, .mt = true},
+    {"dw_plane_5x5_s2_f32_mult2", "Conv", 2, .c = 2, .m = 4, .group = 2, .k = {5, 5},
+     .in = {41, 70}, .pads = {2, 2, 1, 2}, .strides = {2, 2}},
+    {"dw_plane_3x3_s2_wide", "Conv", 2, .n = 2, .c = 3, .m = 3, .group = 3, .in = {30, 99},
+     .pads = {1, 0, 0, 1}, .strides = {2, 2}, .mt = true},
+    {"dw_plane_3x3_s1_odd", "Conv", 2, .c = 2, .m = 2, .group = 2, .in = {19, 47}, PADS1,
+     .no_bias = true},
+    /* ... input rows that end one column before a 16- (stride 1) or 32-column (stride 2,
+     * the second block)
+     * boundary of the padded row: the right pad column shares that vector */
+    {"dw_plane_3x3_s1_edge15", "Conv", 2, .c = 2, .m = 2, .group = 2, .in = {20, 30}, PADS1},
+    {"dw_plane_3x3_s2_edge63", "Conv", 2, .c = 2, .m = 2, .group = 2, .in = {21, 61},
+     .pads = {1, 2, 1, 2}, .strides = {2, 2}},
     {"dw_blk_37ch_mult2", "Conv", 2, .n = 2, .c = 37, .m = 74, .group = 37, .in = {6, 5},
      .pads = {1, 0, 0, 1}, .mt = true},
     {"dw_blk_5x5_s2_f64", "Conv", 2, .c = 17, .m = 17, .group = 17, .k = {5, 5}, .in = {9, 11},

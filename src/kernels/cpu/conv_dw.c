@@ -199,6 +199,8 @@ static inline OG_TARGET_AVX512 void dw_tr16(__m512 *r)
 #undef DWFNS
 #endif
 
+#include "kernels/cpu/conv_dw_plane.h"
+
 /* The widest instruction set this CPU has: 2 AVX-512, 1 AVX2 + FMA, 0 the baseline. */
 static int dw_isa(void) { return og_cpu_isa(); }
 
@@ -469,6 +471,35 @@ og_status og_conv_direct(const og_kernel_ctx *k, const og_conv_geom *g, bool tra
         return OG_OK;
     }
 
+#ifdef OG_DW_X86
+    if (f32 && dwp_applies(&d)) { /* items (image, channel): see conv_dw_plane.h */
+        const int64_t items = g->n * g->group;
+        const size_t slot = (size_t)dwp_scratch(&d);
+        const int threads = dw_threads(k, items, (double)(d.mg * os * nt));
+        char *scratch = dw_slots(k, slot, es, threads);
+        if (!scratch) return OG_ERR_NOMEM; /* message given */
+#ifdef _OPENMP
+#pragma omp parallel num_threads(threads) if (threads > 1)
+#endif
+        {
+            int tid = 0;
+#ifdef _OPENMP
+            tid = threads > 1 ? omp_get_thread_num() : 0;
+#endif
+            float *sl = (float *)scratch + (size_t)tid * slot;
+            for (int64_t it = items * tid / threads; it < items * (tid + 1) / threads; it++)
+                for (int64_t j = 0; j < d.mg; j++) {
+                    const int64_t m = (it % g->group) * d.mg + j, n = it / g->group;
+                    float *yp = (float *)y + (n * g->m + m) * os;
+                    dwp_plane(&d, (const float *)x + it * d.plane, (const float *)w + m * nt,
+                              b ? ((const float *)b)[m] : 0.0f, yp, sl);
+                    og_cpu_act(&k->act, t, yp, os);
+                }
+        }
+        og_scratch_put(k, scratch);
+        return OG_OK;
+    }
+#endif
     /* padded planes unless the input is read as it is (no pads, every column used) */
     dp = d;
     const bool pad = d.ph != 0 || d.pw != 0 || d.wp != d.w || d.rows > d.h;

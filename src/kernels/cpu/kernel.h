@@ -53,16 +53,18 @@ og_kernel_fn og_cpu_kernel_find(const char *domain, const char *name);
         }                                                                                          \
     } while (0)
 #endif
-/* Compute-bound loops: threads above 32768 units of work. */
+/* Compute-bound loops: threads above 256 Ki units of work (a parallel region costs about
+ * 44 us here when waiting threads block, OMP_WAIT_POLICY=passive: more than the work it
+ * would split below that). */
 #define OG_PARALLEL_FOR(k, n, work_per_item, i, body)                                              \
-    OG_PARALLEL_FOR_ABOVE(k, n, work_per_item, 32768.0, i, body)
+    OG_PARALLEL_FOR_ABOVE(k, n, work_per_item, 262144.0, i, body)
 /* Memory-bound loops (element-wise ops, reductions, copies), whose work is about one unit
- * per element: a second thread halves a pass over 256 Ki elements (1 MiB of float) by less
- * than waking it costs when waiting threads block (OMP_WAIT_POLICY=passive: tens of
- * microseconds; measured on a transformer block's 128 Ki-element tensors, where Mul, Div,
- * Add and ReduceSum took 1.7-5.6x longer on two threads than on one). */
+ * per element: a second thread halves a pass over 1 Mi elements (4 MiB of float) by about
+ * what waking it costs when waiting threads block.  Measured: a transformer block's 128
+ * Ki-element Mul, Div, Add and ReduceSum took 1.7-5.6x longer on two threads than on one,
+ * EfficientNet's 400 Ki-element Mul 2.9x longer, its GlobalAveragePools 4-10x. */
 #ifndef OG_PAR_MIN_STREAM
-#define OG_PAR_MIN_STREAM 262144.0
+#define OG_PAR_MIN_STREAM 1048576.0
 #endif
 
 /* C-order strides of a shape (elements). */

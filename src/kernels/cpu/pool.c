@@ -362,7 +362,9 @@ static og_status pool_setup(const og_kernel_ctx *k, const og_pool_params *p, con
     {                                                                                              \
         const T *restrict x = xv;                                                                  \
         T *restrict y = yv;                                                                        \
-        OG_PARALLEL_FOR(k, planes, n, pl, { y[pl] = global_plane_##T(kind, x + pl * n, n); });     \
+        /* one pass over X: a stream */                                                            \
+        OG_PARALLEL_FOR_ABOVE(k, planes, n, OG_PAR_MIN_STREAM, pl,                                 \
+                              { y[pl] = global_plane_##T(kind, x + pl * n, n); });                 \
     }                                                                                              \
     /* Output row (pl, od, oh): the interior in one pass, then the border outputs. */              \
     static void pool_row_##T(const og_pool_params *p, const pool_geom *g, const T *xp, T *yr,      \

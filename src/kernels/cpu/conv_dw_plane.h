@@ -1,0 +1,153 @@
+/* conv_dw_plane.h: the AVX-512 float loops of conv_dw.c for depthwise planes of more than
+ * DW_BLK_OS outputs with square 3x3 or 5x5 kernels, strides 1 or 2 (both axes), no
+ * dilation: MobileNet's and EfficientNet's large planes.  Included by conv_dw.c only,
+ * after dw_geom.
+ *
+ * The generic plane loop (conv_plane) reads every tap's input from memory, K·K loads per
+ * 16 outputs, which is what bounds it (a 512-bit load a cycle on AMD's Zen 4); its stride-2
+ * loads are gathers.  Here R output rows are computed together: each of their (R−1)·S + K
+ * input rows is loaded once, K vectors of it, and every output row it reaches takes its K
+ * taps from those registers, so that a 3x3 stride-1 block of 4 rows makes 18 loads for 36
+ * multiply-adds.  For stride 2 the padded plane is stored with each row's even columns
+ * first and its odd columns after (`half` values in): input column 2j + kw of output j is
+ * then at j + kw/2 of the even or the odd half, a plain load.
+ *
+ * Each output is summed as the generic loops sum it, b + w0·x0 + w1·x1 + ... in tap order
+ * (row-major), so both give the same bits. */
+#ifdef OG_DW_X86
+
+/* Whether dwp_plane computes geometry d (one input channel per group). */
+static bool dwp_applies(const dw_geom *d)
+{
+    return og_cpu_isa() >= 2 && d->cg == 1 && !d->dot && d->kh == d->kw &&
+           (d->kh == 3 || d->kh == 5) && d->sh == d->sw && (d->sh == 1 || d->sh == 2) &&
+           d->dh == 1 && d->dw == 1;
+}
+
+/* Scratch floats of dwp_plane: the padded plane. */
+static int64_t dwp_scratch(const dw_geom *d) { return d->rows * d->wp; }
+
+/* Output rows [r0, r0 + R) of the plane, all columns, from the padded plane xp (rows ws
+ * apart; stride 2: odd columns from `half` on). */
+#define DWP_KERNEL(K, S, R)                                                                        \
+    static OG_TARGET_AVX512 void dwp_k##K##s##S##r##R(const float *xp, int64_t ws, int64_t half,   \
+                                                      const float *w, float bias, float *y,        \
+                                                      int64_t ow, int64_t r0)                      \
+    {                                                                                              \
+        for (int64_t j0 = 0; j0 < ow; j0 += 16) {                                                  \
+            const int64_t left = ow - j0;                                                          \
+            const __mmask16 m = (__mmask16)(left >= 16 ? 0xFFFF : (1u << left) - 1u);              \
+            __m512 acc[R];                                                                         \
+            _Pragma("GCC unroll 4") for (int q = 0; q < R; q++) acc[q] = _mm512_set1_ps(bias);     \
+            _Pragma("GCC unroll 8") for (int ir = 0; ir < (R - 1) * S + K; ir++)                   \
+            {                                                                                      \
+                const float *row = xp + (r0 * S + ir) * ws + j0;                                   \
+                __m512 v[K];                                                                       \
+                _Pragma("GCC unroll 5") for (int kw = 0; kw < K; kw++) v[kw] =                     \
+                    _mm512_maskz_loadu_ps(m, S == 1 ? row + kw : row + (kw & 1) * half + kw / 2);  \
+                _Pragma("GCC unroll 4") for (int q = 0; q < R; q++)                                \
+                {                                                                                  \
+                    const int kh = ir - q * S;                                                     \
+                    if (kh < 0 || kh >= K) continue;                                               \
+                    _Pragma("GCC unroll 5") for (int kw = 0; kw < K; kw++) acc[q] =                \
+                        _mm512_fmadd_ps(_mm512_set1_ps(w[kh * K + kw]), v[kw], acc[q]);            \
+                }                                                                                  \
+            }                                                                                      \
+            _Pragma("GCC unroll 4") for (int q = 0; q < R; q++)                                    \
+                _mm512_mask_storeu_ps(y + (r0 + q) * ow + j0, m, acc[q]);                          \
+        }                                                                                          \
+    }
+DWP_KERNEL(3, 1, 4)
+DWP_KERNEL(3, 1, 1)
+DWP_KERNEL(5, 1, 4)
+DWP_KERNEL(5, 1, 1)
+DWP_KERNEL(3, 2, 2)
+DWP_KERNEL(3, 2, 1)
+DWP_KERNEL(5, 2, 2)
+DWP_KERNEL(5, 2, 1)
+#undef DWP_KERNEL
+
+/* Lanes l < 16 of padded columns c0 + l that hold input column c0 + l − pw in [0, w). */
+static inline __mmask16 dwp_in_lanes(int64_t c0, int64_t pw, int64_t w)
+{
+    int64_t lo = pw - c0, hi = w + pw - c0;
+    lo = lo < 0 ? 0 : lo;
+    hi = hi > 16 ? 16 : hi;
+    if (hi <= lo) return 0;
+    return (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+}
+
+/* Padded row r of input plane x into dst, wp values: zeros outside the input; stride 2:
+ * its even columns at dst[0, half), its odd ones from dst[half] on.  Masked loads read
+ * only the input row's own values. */
+static OG_TARGET_AVX512 void dwp_pad_row(const dw_geom *d, const float *x, int64_t r, int64_t half,
+                                         float *dst)
+{
+    const int64_t wp = d->wp, ih = r - d->ph;
+    if (ih < 0 || ih >= d->h) {
+        memset(dst, 0, (size_t)wp * sizeof(float));
+        return;
+    }
+    const float *src = x + ih * d->w - d->pw; /* padded column c is src[c] where in range */
+    const int64_t pw = d->pw, w = d->w;
+    if (d->sw == 1) {
+        for (int64_t c = 0; c < wp; c += 16) {
+            const bool inside = c >= pw && c + 16 <= pw + w, whole = c + 16 <= wp;
+            const __m512 v = inside ? _mm512_loadu_ps(src + c)
+                                    : _mm512_maskz_loadu_ps(dwp_in_lanes(c, pw, w), src + c);
+            if (whole)
+                _mm512_storeu_ps(dst + c, v);
+            else
+                _mm512_mask_storeu_ps(dst + c, (__mmask16)((1u << (wp - c)) - 1u), v);
+        }
+        return;
+    }
+    const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i od = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    for (int64_t c = 0; c < wp; c += 32) {
+        __m512 a, b;
+        if (c >= pw && c + 32 <= pw + w) {
+            a = _mm512_loadu_ps(src + c);
+            b = _mm512_loadu_ps(src + c + 16);
+        } else {
+            a = _mm512_maskz_loadu_ps(dwp_in_lanes(c, pw, w), src + c);
+            b = _mm512_maskz_loadu_ps(dwp_in_lanes(c + 16, pw, w), src + c + 16);
+        }
+        const __m512 e = _mm512_permutex2var_ps(a, ev, b), o = _mm512_permutex2var_ps(a, od, b);
+        if (c + 32 <= wp) {
+            _mm512_storeu_ps(dst + c / 2, e);
+            _mm512_storeu_ps(dst + half + c / 2, o);
+        } else {
+            const int64_t ne = (wp - c + 1) / 2, no = (wp - c) / 2; /* evens and odds left */
+            _mm512_mask_storeu_ps(dst + c / 2, (__mmask16)((1u << ne) - 1u), e);
+            _mm512_mask_storeu_ps(dst + half + c / 2, (__mmask16)((1u << no) - 1u), o);
+        }
+    }
+}
+
+/* One output plane y (OH x OW) = bias + the K x K taps w over input plane x (H x W),
+ * through the padded plane in scratch (dwp_scratch floats). */
+static OG_TARGET_AVX512 void dwp_plane(const dw_geom *d, const float *x, const float *w, float bias,
+                                       float *y, float *scratch)
+{
+    const int64_t wp = d->wp, half = d->sh == 2 ? (wp + 1) / 2 : 0, oh = d->oh, ow = d->ow;
+    float *xp = scratch;
+    for (int64_t r = 0; r < d->rows; r++) dwp_pad_row(d, x, r, half, xp + r * wp);
+    int64_t r0 = 0;
+#define DWP_RUN(K, S, R)                                                                           \
+    do {                                                                                           \
+        for (; r0 + R <= oh; r0 += R) dwp_k##K##s##S##r##R(xp, wp, half, w, bias, y, ow, r0);      \
+        for (; r0 < oh; r0++) dwp_k##K##s##S##r1(xp, wp, half, w, bias, y, ow, r0);                \
+    } while (0)
+    if (d->kh == 3 && d->sh == 1)
+        DWP_RUN(3, 1, 4);
+    else if (d->kh == 5 && d->sh == 1)
+        DWP_RUN(5, 1, 4);
+    else if (d->kh == 3)
+        DWP_RUN(3, 2, 2);
+    else
+        DWP_RUN(5, 2, 2);
+#undef DWP_RUN
+}
+
+#endif /* OG_DW_X86 */
