@@ -99,8 +99,10 @@ static const char *const pattern_names[P_COUNT] = {
  * 12x12 planes, which float runs through conv_pw.c's kernel with the activation in its
  * store (Relu, Clip) or after each tile column (the others).  big_dw: the Conv is a 3x3
  * depthwise one on 20x18 planes, which conv_dw.c computes a plane at a time (padded
- * planes, not 16 channels at a time), the activation after each plane. */
-static void run_pattern(int p, og_dtype dt, int threads, bool pw, bool big_dw)
+ * planes, not 16 channels at a time), the activation after each plane.  cols: the Conv
+ * is a 3x3 one of 3 channels on 40x36 planes, whose short sums (27) float runs through
+ * the pointwise kernel on im2col's chunks (conv.c's pwcols). */
+static void run_pattern(int p, og_dtype dt, int threads, bool pw, bool big_dw, bool cols)
 {
     fg f = {og_graph_new(NULL), dt};
     og_graph *g = f.g;
@@ -120,9 +122,11 @@ static void run_pattern(int p, og_dtype dt, int threads, bool pw, bool big_dw)
     int64_t xd[4] = {2, c,
                      big_dw ? 20
                      : pw   ? 12
+                     : cols ? 40
                             : 7,
                      big_dw ? 18
                      : pw   ? 12
+                     : cols ? 36
                             : 6},
             bd[1] = {m}, sd[1] = {0};
     int64_t wd[4] = {m, dw ? 1 : c, pw ? 1 : 3, pw ? 1 : 3};
@@ -206,6 +210,7 @@ static void run_pattern(int p, og_dtype dt, int threads, bool pw, bool big_dw)
     snprintf(label, sizeof label, "%s%s_%s_t%d", pattern_names[p],
              pw       ? "_pointwise"
              : big_dw ? "_depthwise_plane"
+             : cols   ? "_columns"
                       : "",
              og_dtype_name(dt), threads);
     og_session *s = NULL;
@@ -243,13 +248,15 @@ done:
 int main(void)
 {
     for (int p = 0; p < P_COUNT; p++) {
-        run_pattern(p, OG_FLOAT, 1, false, false);
-        run_pattern(p, OG_DOUBLE, 2, false, false);
-        run_pattern(p, OG_FLOAT, 2, false, true);
-        run_pattern(p, OG_DOUBLE, 1, false, true);
+        run_pattern(p, OG_FLOAT, 1, false, false, false);
+        run_pattern(p, OG_FLOAT, 1, false, false, true);
+        run_pattern(p, OG_FLOAT, 2, false, false, true);
+        run_pattern(p, OG_DOUBLE, 2, false, false, false);
+        run_pattern(p, OG_FLOAT, 2, false, true, false);
+        run_pattern(p, OG_DOUBLE, 1, false, true, false);
         if (p != P_DEPTHWISE_RELU6) {
-            run_pattern(p, OG_FLOAT, 1, true, false);
-            run_pattern(p, OG_FLOAT, 2, true, false);
+            run_pattern(p, OG_FLOAT, 1, true, false, false);
+            run_pattern(p, OG_FLOAT, 2, true, false, false);
         }
     }
     NH_DONE();

@@ -493,6 +493,10 @@ typedef struct conv_job {
      * (image, output position) of a [bimg * OS, kc] chunk, one GEMM [mg, bimg * OS] per
      * chunk of K accumulated into the slot's result, then copied to Y with the bias. */
     bool tbatch;
+    /* Short sums on float (K <= og_conv_pw_max_k(): first layers, 3 to 16 input channels):
+     * each chunk of col goes through the pointwise kernel (conv_pw.h), bias and activation
+     * included, not through a GEMM */
+    bool pwcols;
     og_dtype dt;
     /* the activation applied to Y (k->act): by conv_item to each chunk while it is in
      * cache (act_in_items), else over Y at the end */
@@ -909,6 +913,12 @@ static void conv_item(const og_kernel_ctx *k, const conv_job *job, int64_t it, c
     }
     char *yg = job->y + (size_t)((n * g->m + gi * job->mg) * job->os + c0) * es;
     const char *bias = job->b ? job->b + (size_t)(gi * job->mg) * es : NULL;
+    if (job->pwcols) {
+        OG_PARALLEL_FOR(k, job->kdim, ncols, r, { im2col_one(job, xg, r, r0, r1, col, ncols); });
+        if (og_conv_pw_cols(k, job->mg, job->kdim, ncols, (const float *)col, ncols,
+                            (const float *)wg, (const float *)bias, (float *)yg, job->os))
+            return;
+    }
     /* the bias before the GEMM, which accumulates onto it; pointwise, after it instead,
      * added to the chunk while it is in cache: a pass less over Y than filling it first */
     const bool bias_after = bias && job->pointwise;
@@ -1074,6 +1084,8 @@ static og_status conv_run(const og_kernel_ctx *k, og_kernel_fn self, const og_te
         return OG_OK;
     }
     job.act_in_items = k->act.kind != OG_FUSE_NONE && !transpose && !job.tcol;
+    job.pwcols = !transpose && !job.tcol && !job.wide && !job.pointwise && job.dt == OG_FLOAT &&
+                 job.kdim <= og_conv_pw_max_k() && og_cpu_isa() >= 2;
 
     /* Work split.  Conv's items are (image, group, chunk of output rows); a chunk's column
      * matrix is about CONV_CHUNK_BYTES, so that it stays in cache from im2col to the GEMM.

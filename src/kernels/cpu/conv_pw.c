@@ -180,6 +180,60 @@ bool og_conv_pw_applies(const og_conv_geom *g, og_dtype t)
 #endif
 }
 
+int64_t og_conv_pw_max_k(void)
+{
+#ifdef OG_CPU_X86
+    return PW_MAX_CG;
+#else
+    return 0;
+#endif
+}
+
+bool og_conv_pw_cols(const og_kernel_ctx *k, int64_t mg, int64_t kc, int64_t ncols, const float *x,
+                     int64_t ldx, const float *w, const float *b, float *y, int64_t ldy)
+{
+#ifdef OG_CPU_X86
+    if (og_cpu_isa() < 2 || kc < 1 || kc > PW_MAX_CG) return false;
+    pw_epi e = {false, false, 0.0f, 0.0f, NULL};
+    switch (k->act.kind) {
+    case OG_FUSE_RELU:
+        e.clamp = true;
+        e.hi = INFINITY;
+        break;
+    case OG_FUSE_CLIP:
+        e.clamp = true;
+        e.lo = (float)k->act.lo;
+        e.hi = (float)k->act.hi;
+        break;
+    default: break;
+    }
+    for (int64_t nb = 0; nb < ncols; nb += PW_NR) {
+        const int64_t nc = ncols - nb < PW_NR ? ncols - nb : PW_NR, nv = (nc + 15) / 16;
+        const __mmask16 tail = (__mmask16)((1u << (nc - 16 * (nv - 1))) - 1u);
+        for (int64_t mb = 0; mb < mg; mb += PW_MR) {
+            const int mr = (int)(mg - mb < PW_MR ? mg - mb : PW_MR);
+            e.prefetch = mb == 0 && nb + PW_NR < ncols;
+            e.bias = b ? b + mb : NULL;
+            const float *wb = w + mb * kc, *bx = x + nb;
+            float *cb = y + mb * ldy + nb;
+            if (nv == 3)
+                pw_tile3(kc, wb, kc, bx, ldx, tail, cb, ldy, mr, &e);
+            else if (nv == 2)
+                pw_tile2(kc, wb, kc, bx, ldx, tail, cb, ldy, mr, &e);
+            else
+                pw_tile1(kc, wb, kc, bx, ldx, tail, cb, ldy, mr, &e);
+        }
+        if (!e.clamp && k->act.kind != OG_FUSE_NONE) /* the tile column, still in cache */
+            for (int64_t m = 0; m < mg; m++) og_cpu_act(&k->act, OG_FLOAT, y + m * ldy + nb, nc);
+    }
+    return true;
+#else
+    (void)k, (void)mg, (void)kc, (void)ncols, (void)x, (void)ldx, (void)w, (void)b, (void)y;
+    (void)ldy;
+    return false;
+#endif
+}
+
 og_status og_conv_pw(const og_kernel_ctx *k, const og_conv_geom *g, const float *x, const float *w,
                      const float *b, float *y)
 {

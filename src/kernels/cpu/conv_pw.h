@@ -21,4 +21,12 @@ bool og_conv_pw_applies(const og_conv_geom *g, og_dtype t);
 og_status og_conv_pw(const og_kernel_ctx *k, const og_conv_geom *g, const float *x, const float *w,
                      const float *b, float *y);
 
+/* The same kernel on a column matrix (im2col's, conv.c): y[m * ldy + j] = b[m] + Σ_q
+ * w[m * kc + q] · x[q * ldx + j] for m < mg, j < ncols, q < kc, then k->act, on the
+ * calling thread.  Returns false, having done nothing, unless the CPU has AVX-512 and
+ * 0 < kc <= og_conv_pw_max_k() (short sums, where the kernel beats a GEMM). */
+bool og_conv_pw_cols(const og_kernel_ctx *k, int64_t mg, int64_t kc, int64_t ncols, const float *x,
+                     int64_t ldx, const float *w, const float *b, float *y, int64_t ldy);
+int64_t og_conv_pw_max_k(void);
+
 #endif /* OG_CONV_PW_H */
