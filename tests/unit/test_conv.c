@@ -718,6 +718,27 @@ static void test_direct(void)
     printf("direct plane random: %d cases run\n", ran);
 }
 
+/* Winograd F(2x2, 3x3) (src/kernels/cpu/conv_wino.c, float on CPUs with AVX-512; the
+ * im2col path elsewhere, against the same reference): outputs of odd and even sizes
+ * (partial tiles at the right and the bottom), tile rows of more than 16 tiles (a whole
+ * vector and a partial one), pads symmetric, asymmetric and none, channel counts that are
+ * not multiples of 16 (the weights' transform gathers 16 at a time), several images and
+ * chunks, one and two threads, with and without a bias. */
+static const conv_case winograd_cases[] = {
+    {"wino_odd_2img", "Conv", 2, .n = 2, .c = 16, .m = 17, .in = {15, 13}, PADS1, .mt = true},
+    {"wino_asym_wide", "Conv", 2, .c = 19, .m = 16, .in = {22, 35}, .pads = {0, 2, 1, 0}},
+    {"wino_nopad", "Conv", 2, .c = 33, .m = 20, .in = {24, 24}, .no_bias = true},
+    {"wino_big_mt", "Conv", 2, .n = 3, .c = 24, .m = 40, .in = {40, 37}, PADS1, .mt = true},
+    {"wino_pads2", "Conv", 2, .c = 16, .m = 16, .in = {18, 20}, .pads = {2, 2, 2, 1}},
+    /* input rows that end one column before the second 32-column block of the split */
+    {"wino_edge63", "Conv", 2, .c = 16, .m = 16, .in = {16, 62}, PADS1},
+};
+
+static void test_winograd(void)
+{
+    run_cases(winograd_cases, sizeof winograd_cases / sizeof *winograd_cases);
+}
+
 /* The pointwise float kernel (src/kernels/cpu/conv_pw.c, on CPUs with AVX-512; elsewhere
  * these run the GEMM path against the same reference): tiles of 8 output channels by 48
  * positions, so channel counts that leave 1-7 rows in the last tile, planes that end in a
@@ -876,6 +897,7 @@ int main(void)
     test_onnx_expected();
     test_tcol();
     test_direct();
+    test_winograd();
     test_pointwise();
     test_random();
     test_errors();

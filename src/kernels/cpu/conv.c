@@ -15,6 +15,7 @@
 
 #include "kernels/cpu/conv_dw.h"
 #include "kernels/cpu/conv_pw.h"
+#include "kernels/cpu/conv_wino.h"
 #include "kernels/cpu/conv_wgrad.h"
 #include "kernels/cpu/gemm.h"
 #include "ops/conv_params.h"
@@ -1038,6 +1039,9 @@ static og_status conv_run(const og_kernel_ctx *k, og_kernel_fn self, const og_te
     if (x->numel > 0 && w->numel > 0 && og_conv_direct_applies(g, transpose))
         return og_conv_direct(k, g, transpose, x->dtype, x->data, w->data, b ? b->data : NULL,
                               y->data);
+    /* 3x3 stride-1 float Conv of enough channels and tiles: Winograd (conv_wino.c) */
+    if (!transpose && x->numel > 0 && w->numel > 0 && og_conv_wino_applies(g, x->dtype))
+        return og_conv_wino(k, g, x->data, w->data, b ? b->data : NULL, y->data);
     /* pointwise float Conv: one pass over Y, bias and activation included (conv_pw.c) */
     if (!transpose && x->numel > 0 && w->numel > 0 && og_conv_pw_applies(g, x->dtype))
         return og_conv_pw(k, g, x->data, w->data, b ? b->data : NULL, y->data);

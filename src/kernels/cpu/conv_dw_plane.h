@@ -67,16 +67,6 @@ DWP_KERNEL(5, 2, 2)
 DWP_KERNEL(5, 2, 1)
 #undef DWP_KERNEL
 
-/* Lanes l < 16 of padded columns c0 + l that hold input column c0 + l − pw in [0, w). */
-static inline __mmask16 dwp_in_lanes(int64_t c0, int64_t pw, int64_t w)
-{
-    int64_t lo = pw - c0, hi = w + pw - c0;
-    lo = lo < 0 ? 0 : lo;
-    hi = hi > 16 ? 16 : hi;
-    if (hi <= lo) return 0;
-    return (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
-}
-
 /* Padded row r of input plane x into dst, wp values: zeros outside the input; stride 2:
  * its even columns at dst[0, half), its odd ones from dst[half] on.  Masked loads read
  * only the input row's own values. */
@@ -93,8 +83,9 @@ static OG_TARGET_AVX512 void dwp_pad_row(const dw_geom *d, const float *x, int64
     if (d->sw == 1) {
         for (int64_t c = 0; c < wp; c += 16) {
             const bool inside = c >= pw && c + 16 <= pw + w, whole = c + 16 <= wp;
-            const __m512 v = inside ? _mm512_loadu_ps(src + c)
-                                    : _mm512_maskz_loadu_ps(dwp_in_lanes(c, pw, w), src + c);
+            const __m512 v = inside
+                                 ? _mm512_loadu_ps(src + c)
+                                 : _mm512_maskz_loadu_ps((__mmask16)og_lanes_in(c, pw, w), src + c);
             if (whole)
                 _mm512_storeu_ps(dst + c, v);
             else
@@ -110,8 +101,8 @@ static OG_TARGET_AVX512 void dwp_pad_row(const dw_geom *d, const float *x, int64
             a = _mm512_loadu_ps(src + c);
             b = _mm512_loadu_ps(src + c + 16);
         } else {
-            a = _mm512_maskz_loadu_ps(dwp_in_lanes(c, pw, w), src + c);
-            b = _mm512_maskz_loadu_ps(dwp_in_lanes(c + 16, pw, w), src + c + 16);
+            a = _mm512_maskz_loadu_ps((__mmask16)og_lanes_in(c, pw, w), src + c);
+            b = _mm512_maskz_loadu_ps((__mmask16)og_lanes_in(c + 16, pw, w), src + c + 16);
         }
         const __m512 e = _mm512_permutex2var_ps(a, ev, b), o = _mm512_permutex2var_ps(a, od, b);
         if (c + 32 <= wp) {

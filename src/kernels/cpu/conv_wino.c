@@ -1,0 +1,312 @@
+/* conv_wino.c: Winograd F(2x2, 3x3) float convolutions (see conv_wino.h).
+ *
+ * Per image, the output's tile rows go in chunks (items): for a chunk of nt tiles,
+ *   1. every input channel's padded rows under the chunk are split into their even and
+ *      odd columns (a patch column 2tj + k of tile tj is then element tj + k/2 of the even
+ *      or the odd half: plain vector loads for 16 tiles), and V_ξ[c, t] = (B^T d B)_ξ;
+ *   2. P_ξ = U_ξ · V_ξ, 16 GEMMs [M, C] x [C, nt];
+ *   3. Y's 2x2 tiles = A^T P A + b, interleaved back into rows, then the activation.
+ * U_ξ = (G g G^T)_ξ is computed once per call, before the items.  Chunks go to threads,
+ * each with its own V, P and split rows; their GEMMs run on one thread. */
+#include <math.h>
+#include <string.h>
+
+#include "kernels/cpu/conv_wino.h"
+#include "kernels/cpu/gemm.h"
+
+/* Tiles per call below which the weights' transform (16 M·C values, at every call) and
+ * GEMMs of few columns cost more than they save: ResNet-18's 14x14 layers (49 tiles by
+ * 256 channels) measured 1.3x slower than im2col + GEMM, its 28x28 ones (196 tiles) 1.35x
+ * faster. */
+#define WINO_MIN_TILES 100
+/* Tiles per image at least (a chunk is part of one image: its GEMMs' width) */
+#define WINO_MIN_IMAGE_TILES 49
+#define WINO_MIN_CH          16
+/* V and P of a chunk together: about this many bytes, so that they stay in cache from
+ * the input transform through the GEMMs to the output transform */
+#define WINO_CHUNK_BYTES ((int64_t)2 * 1024 * 1024)
+
+bool og_conv_wino_applies(const og_conv_geom *g, og_dtype t)
+{
+#ifdef OG_CPU_X86
+    if (t != OG_FLOAT || g->nsp != 2 || g->group != 1 || g->c < WINO_MIN_CH || g->m < WINO_MIN_CH ||
+        og_cpu_isa() < 2)
+        return false;
+    for (int i = 0; i < 2; i++)
+        if (g->kernel[i] != 3 || g->stride[i] != 1 || g->dil[i] != 1 || g->out[i] < 2 ||
+            g->pad_begin[i] > 2 || g->pad_end[i] > 2)
+            return false;
+    const int64_t tiles = ((g->out[0] + 1) / 2) * ((g->out[1] + 1) / 2); /* per image */
+    return tiles >= WINO_MIN_IMAGE_TILES && g->n * tiles >= WINO_MIN_TILES;
+#else
+    (void)g;
+    (void)t;
+    return false;
+#endif
+}
+
+#ifdef OG_CPU_X86
+#include <immintrin.h>
+
+typedef struct wino_job {
+    const og_kernel_ctx *k;
+    const og_conv_geom *g;
+    const float *x, *b, *u;
+    float *y;
+    char *scratch;
+    int64_t th, tw; /* tiles per column and per row */
+    int64_t rows;   /* tile rows per chunk */
+    int64_t chunks; /* per image */
+    int64_t sw;     /* split row: even half, then odd half, sw values each */
+    size_t slot;    /* floats per thread */
+} wino_job;
+
+/* U[ξ][m][c] = (G g G^T)[ξ / 4][ξ % 4] for kernel g = w[m][c], with G the rows (1, 0, 0),
+ * (1/2, 1/2, 1/2), (1/2, −1/2, 1/2), (0, 0, 1): 16 channels c at a time, their taps
+ * gathered (9 apart), the 16 results stored along c. */
+static OG_TARGET_AVX512 void wino_weights(int64_t m_n, int64_t c_n, const float *w, float *u)
+{
+    const int64_t mc = m_n * c_n;
+    const __m512i idx =
+        _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                           _mm512_set1_epi32(9));
+    const __m512 half = _mm512_set1_ps(0.5f);
+    for (int64_t m = 0; m < m_n; m++)
+        for (int64_t c = 0; c < c_n; c += 16) {
+            const int64_t left = c_n - c;
+            const __mmask16 mk = (__mmask16)(left >= 16 ? 0xFFFF : (1u << left) - 1u);
+            const float *g = w + (m * c_n + c) * 9;
+            __m512 t[9];
+            for (int q = 0; q < 9; q++)
+                t[q] = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mk, idx, g + q, 4);
+            __m512 gg[4][3];
+            for (int q = 0; q < 3; q++) {
+                gg[0][q] = t[q];
+                gg[1][q] =
+                    _mm512_mul_ps(half, _mm512_add_ps(_mm512_add_ps(t[q], t[3 + q]), t[6 + q]));
+                gg[2][q] =
+                    _mm512_mul_ps(half, _mm512_add_ps(_mm512_sub_ps(t[q], t[3 + q]), t[6 + q]));
+                gg[3][q] = t[6 + q];
+            }
+            float *o = u + m * c_n + c;
+            for (int i = 0; i < 4; i++) {
+                const __m512 a0 = gg[i][0], a1 = gg[i][1], a2 = gg[i][2];
+                _mm512_mask_storeu_ps(o + (4 * i + 0) * mc, mk, a0);
+                _mm512_mask_storeu_ps(
+                    o + (4 * i + 1) * mc, mk,
+                    _mm512_mul_ps(half, _mm512_add_ps(_mm512_add_ps(a0, a1), a2)));
+                _mm512_mask_storeu_ps(
+                    o + (4 * i + 2) * mc, mk,
+                    _mm512_mul_ps(half, _mm512_add_ps(_mm512_sub_ps(a0, a1), a2)));
+                _mm512_mask_storeu_ps(o + (4 * i + 3) * mc, mk, a2);
+            }
+        }
+}
+
+/* Padded row pr of input plane xc split: dst[j] = padded column 2j, dst[sw + j] = column
+ * 2j + 1, j < n (zeros outside the input). */
+static OG_TARGET_AVX512 void wino_split(const wino_job *j, const float *xc, int64_t pr, int64_t n,
+                                        float *dst)
+{
+    const og_conv_geom *g = j->g;
+    const int64_t ih = pr - g->pad_begin[0], w = g->in[1], pl = g->pad_begin[1];
+    if (ih < 0 || ih >= g->in[0]) {
+        memset(dst, 0, (size_t)n * sizeof(float));
+        memset(dst + j->sw, 0, (size_t)n * sizeof(float));
+        return;
+    }
+    const float *src = xc + ih * w - pl; /* padded column c is src[c] where in range */
+    const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i od = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    for (int64_t q = 0; q < n; q += 16) { /* padded columns 2q .. 2q + 31 */
+        const int64_t c = 2 * q;
+        __m512 a, b;
+        if (c >= pl && c + 32 <= pl + w) {
+            a = _mm512_loadu_ps(src + c);
+            b = _mm512_loadu_ps(src + c + 16);
+        } else {
+            a = _mm512_maskz_loadu_ps((__mmask16)og_lanes_in(c, pl, w), src + c);
+            b = _mm512_maskz_loadu_ps((__mmask16)og_lanes_in(c + 16, pl, w), src + c + 16);
+        }
+        const int64_t left = n - q;
+        const __mmask16 m = (__mmask16)(left >= 16 ? 0xFFFF : (1u << left) - 1u);
+        _mm512_mask_storeu_ps(dst + q, m, _mm512_permutex2var_ps(a, ev, b));
+        _mm512_mask_storeu_ps(dst + j->sw + q, m, _mm512_permutex2var_ps(a, od, b));
+    }
+}
+
+/* V[ξ][c][t] for input channel c of tile rows [ti0, ti1) (t from 0), from its split rows
+ * sp (row r of the chunk at sp + r * 2 * sw). */
+static OG_TARGET_AVX512 void wino_input(const wino_job *j, const float *sp, int64_t ti0,
+                                        int64_t ti1, int64_t c, int64_t cn, int64_t nt, float *v)
+{
+    const int64_t tw = j->tw, sw = j->sw, vs = cn * nt; /* from one ξ to the next */
+    float *vc = v + c * nt;
+    for (int64_t ti = ti0; ti < ti1; ti++) {
+        const float *r0 = sp + (2 * (ti - ti0)) * 2 * sw;
+        for (int64_t tj = 0; tj < tw; tj += 16) {
+            const int64_t left = tw - tj;
+            const __mmask16 m = (__mmask16)(left >= 16 ? 0xFFFF : (1u << left) - 1u);
+            __m512 d[4][4];
+            for (int r = 0; r < 4; r++) {
+                const float *e = r0 + r * 2 * sw + tj, *o = e + sw;
+                d[r][0] = _mm512_maskz_loadu_ps(m, e);
+                d[r][1] = _mm512_maskz_loadu_ps(m, o);
+                d[r][2] = _mm512_maskz_loadu_ps(m, e + 1);
+                d[r][3] = _mm512_maskz_loadu_ps(m, o + 1);
+            }
+            __m512 t[4][4];
+            for (int k = 0; k < 4; k++) { /* B^T d */
+                t[0][k] = _mm512_sub_ps(d[0][k], d[2][k]);
+                t[1][k] = _mm512_add_ps(d[1][k], d[2][k]);
+                t[2][k] = _mm512_sub_ps(d[2][k], d[1][k]);
+                t[3][k] = _mm512_sub_ps(d[1][k], d[3][k]);
+            }
+            float *o = vc + (ti - ti0) * tw + tj;
+            for (int i = 0; i < 4; i++) { /* (B^T d) B */
+                _mm512_mask_storeu_ps(o + (4 * i + 0) * vs, m, _mm512_sub_ps(t[i][0], t[i][2]));
+                _mm512_mask_storeu_ps(o + (4 * i + 1) * vs, m, _mm512_add_ps(t[i][1], t[i][2]));
+                _mm512_mask_storeu_ps(o + (4 * i + 2) * vs, m, _mm512_sub_ps(t[i][2], t[i][1]));
+                _mm512_mask_storeu_ps(o + (4 * i + 3) * vs, m, _mm512_sub_ps(t[i][1], t[i][3]));
+            }
+        }
+    }
+}
+
+/* Output channel m of tile rows [ti0, ti1) into yc (its plane): A^T P A + bias, A^T the
+ * rows (1, 1, 1, 0), (0, 1, −1, −1). */
+static OG_TARGET_AVX512 void wino_output(const wino_job *j, const float *p, int64_t m, int64_t mn,
+                                         int64_t nt, int64_t ti0, int64_t ti1, float bias,
+                                         float *yc)
+{
+    const int64_t tw = j->tw, oh = j->g->out[0], ow = j->g->out[1], ps = mn * nt;
+    const __m512i lo = _mm512_setr_epi32(0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 23);
+    const __m512i hi =
+        _mm512_setr_epi32(8, 24, 9, 25, 10, 26, 11, 27, 12, 28, 13, 29, 14, 30, 15, 31);
+    const __m512 bv = _mm512_set1_ps(bias);
+    const float *pm = p + m * nt;
+    for (int64_t ti = ti0; ti < ti1; ti++)
+        for (int64_t tj = 0; tj < tw; tj += 16) {
+            const int64_t left = tw - tj;
+            const __mmask16 m16 = (__mmask16)(left >= 16 ? 0xFFFF : (1u << left) - 1u);
+            const float *q = pm + (ti - ti0) * tw + tj;
+            __m512 s[4], r[4];
+            for (int k = 0; k < 4; k++) { /* A^T P */
+                const __m512 p0 = _mm512_maskz_loadu_ps(m16, q + (0 + k) * ps);
+                const __m512 p1 = _mm512_maskz_loadu_ps(m16, q + (4 + k) * ps);
+                const __m512 p2 = _mm512_maskz_loadu_ps(m16, q + (8 + k) * ps);
+                const __m512 p3 = _mm512_maskz_loadu_ps(m16, q + (12 + k) * ps);
+                s[k] = _mm512_add_ps(_mm512_add_ps(p0, p1), p2);
+                r[k] = _mm512_sub_ps(_mm512_sub_ps(p1, p2), p3);
+            }
+            __m512 y[2][2]; /* (A^T P) A: [row][even, odd column] */
+            y[0][0] = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(s[0], s[1]), s[2]), bv);
+            y[0][1] = _mm512_add_ps(_mm512_sub_ps(_mm512_sub_ps(s[1], s[2]), s[3]), bv);
+            y[1][0] = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(r[0], r[1]), r[2]), bv);
+            y[1][1] = _mm512_add_ps(_mm512_sub_ps(_mm512_sub_ps(r[1], r[2]), r[3]), bv);
+            const int64_t c0 = 2 * tj, cols = ow - c0; /* output columns c0 .. c0 + 31 */
+            const __mmask16 ma = (__mmask16)(cols >= 16 ? 0xFFFF : (1u << cols) - 1u);
+            const __mmask16 mb = (__mmask16)(cols >= 32  ? 0xFFFF
+                                             : cols > 16 ? (1u << (cols - 16)) - 1u
+                                                         : 0);
+            for (int a = 0; a < 2; a++) {
+                const int64_t row = 2 * ti + a;
+                if (row >= oh) break;
+                float *dst = yc + row * ow + c0;
+                _mm512_mask_storeu_ps(dst, ma, _mm512_permutex2var_ps(y[a][0], lo, y[a][1]));
+                _mm512_mask_storeu_ps(dst + 16, mb, _mm512_permutex2var_ps(y[a][0], hi, y[a][1]));
+            }
+        }
+}
+
+/* Item it = (image, chunk of tile rows), with the thread's scratch slot. */
+static void wino_item(const wino_job *j, const og_kernel_ctx *k1, int64_t it, float *slot)
+{
+    const og_conv_geom *g = j->g;
+    const int64_t n = it / j->chunks, ch = it % j->chunks;
+    const int64_t ti0 = ch * j->rows, ti1 = ti0 + j->rows < j->th ? ti0 + j->rows : j->th;
+    const int64_t nt = (ti1 - ti0) * j->tw, cn = g->c, mn = g->m;
+    const int64_t prs = 2 * (ti1 - ti0) + 2; /* padded rows under the chunk */
+    float *v = slot, *p = v + 16 * cn * nt, *sp = p + 16 * mn * nt;
+    const int64_t plane = g->in[0] * g->in[1], oplane = g->out[0] * g->out[1];
+    for (int64_t c = 0; c < cn; c++) {
+        const float *xc = j->x + (n * cn + c) * plane;
+        for (int64_t r = 0; r < prs; r++)
+            wino_split(j, xc, 2 * ti0 + r, j->tw + 1, sp + r * 2 * j->sw);
+        wino_input(j, sp, ti0, ti1, c, cn, nt, v);
+    }
+    for (int xi = 0; xi < 16; xi++)
+        og_gemm_f32(k1, false, false, mn, nt, cn, 1.0f, j->u + xi * mn * cn, cn, v + xi * cn * nt,
+                    nt, 0.0f, p + xi * mn * nt, nt);
+    const int64_t r0 = 2 * ti0, r1 = 2 * ti1 < g->out[0] ? 2 * ti1 : g->out[0];
+    for (int64_t m = 0; m < mn; m++) {
+        float *yc = j->y + (n * mn + m) * oplane;
+        wino_output(j, p, m, mn, nt, ti0, ti1, j->b ? j->b[m] : 0.0f, yc);
+        og_cpu_act(&j->k->act, OG_FLOAT, yc + r0 * g->out[1], (r1 - r0) * g->out[1]);
+    }
+}
+#endif /* OG_CPU_X86 */
+
+og_status og_conv_wino(const og_kernel_ctx *k, const og_conv_geom *g, const float *x,
+                       const float *w, const float *b, float *y)
+{
+#ifdef OG_CPU_X86
+    wino_job j;
+    memset(&j, 0, sizeof j);
+    j.k = k;
+    j.g = g;
+    j.x = x;
+    j.b = b;
+    j.y = y;
+    j.th = (g->out[0] + 1) / 2;
+    j.tw = (g->out[1] + 1) / 2;
+    j.sw = (j.tw + 1 + 15) / 16 * 16;
+    const int64_t per_tile = 16 * (g->c + g->m) * (int64_t)sizeof(float);
+    int64_t rows = WINO_CHUNK_BYTES / (per_tile * j.tw);
+    rows = rows < 1 ? 1 : rows > j.th ? j.th : rows;
+    const int threads = k->threads > 1 ? k->threads : 1;
+    j.chunks = (j.th + rows - 1) / rows;
+    if (g->n * j.chunks < threads && j.th >= threads) { /* one image: a chunk per thread */
+        j.chunks = threads;
+        rows = (j.th + threads - 1) / threads;
+        j.chunks = (j.th + rows - 1) / rows;
+    }
+    j.rows = rows;
+    const int64_t nt = rows * j.tw;
+    j.slot = (size_t)(16 * (g->c + g->m) * nt + (2 * rows + 2) * 2 * j.sw);
+    const int64_t items = g->n * j.chunks;
+    const int slots = items < threads ? (int)items : threads;
+    const size_t ubytes = (size_t)(16 * g->m * g->c) * sizeof(float);
+    const size_t bytes = ubytes + j.slot * sizeof(float) * (size_t)slots;
+    char *scratch = og_scratch_get(k, bytes);
+    if (!scratch)
+        return og_kernel_error(k, OG_ERR_NOMEM, "out of memory for %zu bytes of Winograd scratch",
+                               bytes);
+    float *u = (float *)scratch;
+    wino_weights(g->m, g->c, w, u);
+    j.u = u;
+    float *slots0 = (float *)(scratch + ubytes);
+    og_kernel_ctx one = *k;
+    one.threads = 1;
+    if (slots > 1) {
+#ifdef _OPENMP
+#pragma omp parallel num_threads(slots)
+#endif
+        {
+            int tid = 0;
+#ifdef _OPENMP
+            tid = omp_get_thread_num();
+#endif
+            for (int64_t it = items * tid / slots; it < items * (tid + 1) / slots; it++)
+                wino_item(&j, &one, it, slots0 + (size_t)tid * j.slot);
+        }
+    } else {
+        for (int64_t it = 0; it < items; it++) wino_item(&j, k, it, slots0);
+    }
+    og_scratch_put(k, scratch);
+    return OG_OK;
+#else
+    (void)g, (void)x, (void)w, (void)b, (void)y;
+    return og_kernel_error(k, OG_ERR_INTERNAL, "no Winograd kernel on this CPU");
+#endif
+}

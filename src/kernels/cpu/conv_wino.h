@@ -1,0 +1,30 @@
+/* conv_wino.h: 3x3 stride-1 float convolutions by Winograd's F(2x2, 3x3), beside conv.c's
+ * im2col + GEMM.  Internal header.
+ *
+ * Each 2x2 block of output positions (a tile) of one output channel is A^T [Σ_c (G g_c
+ * G^T) ⊙ (B^T d_c B)] A, d_c the 4x4 input patch of channel c under the tile, g_c the 3x3
+ * kernel: per tile and channel pair 16 multiplications where the direct sum takes 36.
+ * The 16 element-wise products summed over c are 16 matrix products, U_ξ[M, C] · V_ξ[C,
+ * tiles], which run through the GEMM; the transforms B^T d B (of the input, 32 additions
+ * per patch) and A^T · A (of the products, 24 per tile) are vectorized over 16 tiles of a
+ * tile row.  G g G^T (of the weights) is computed at each call.  F(2x2, 3x3)'s transforms
+ * have coefficients 0, ±1 and ±1/2, so its rounding error stays within a few times the
+ * direct sum's. */
+#ifndef OG_CONV_WINO_H
+#define OG_CONV_WINO_H
+
+#include "kernels/cpu/kernel.h"
+#include "ops/conv_params.h"
+
+/* Whether og_conv_wino computes this Conv: float, 2-D, kernel 3x3, strides and dilations
+ * 1, pads of at most 2, one group, at least 16 input and output channels, at least 49
+ * tiles per image (a 14x14 output) and 100 in all, a CPU with AVX-512. */
+bool og_conv_wino_applies(const og_conv_geom *g, og_dtype t);
+
+/* Y = Conv(X, W) + B, then k->act, for a geometry og_conv_wino_applies to: x [N, C, H, W],
+ * w [M, C, 3, 3], b (NULL: none) [M], y [N, M, OH, OW].  Takes scratch; OG_ERR_NOMEM
+ * (with a message) without it. */
+og_status og_conv_wino(const og_kernel_ctx *k, const og_conv_geom *g, const float *x,
+                       const float *w, const float *b, float *y);
+
+#endif /* OG_CONV_WINO_H */
