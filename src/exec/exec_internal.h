@@ -60,6 +60,7 @@ struct og_session {
     int *fused_last_use; /* per value: the last node reading it when the plan is used */
     bool fused_run;      /* this run uses the plan */
     og_scratch scratch;  /* the kernels' (og_scratch_get) */
+    og_kcache *kcache;   /* per node: what kernels derive from constant inputs */
     /* One run at a time: set by og_session_exec for its duration (a second thread's call
      * fails with OG_ERR_BUSY instead of sharing the per-run state above). */
     atomic_int busy;

@@ -108,7 +108,8 @@ og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_
     s->fusion = og_calloc(a, nn, sizeof *s->fusion);
     s->internal = og_calloc(a, nv, sizeof *s->internal);
     s->fused_last_use = og_malloc(a, nv * sizeof *s->fused_last_use);
-    if (!s->fusion || !s->internal || !s->fused_last_use) goto nomem;
+    s->kcache = og_calloc(a, nn, sizeof *s->kcache);
+    if (!s->fusion || !s->internal || !s->fused_last_use || !s->kcache) goto nomem;
     if (fuse)
         s->n_fused = s->n_fused_act = og_fusion_plan(g, s->kernels, s->fusion, s->internal);
     else
@@ -170,6 +171,9 @@ void og_session_free(og_session *s)
     og_exec_free_subs(s);
     /* the kernels' scratch came from the pool's budgeted allocator (og_kernel_ctx.alloc) */
     if (s->pool) og_free(og_pool_allocator(s->pool), s->scratch.data);
+    for (int i = 0; s->pool && s->kcache && i < s->g->n_nodes; i++)
+        og_free(og_pool_allocator(s->pool), s->kcache[i].data);
+    og_free(a, s->kcache);
     og_pool_close(s->pool);
     og_free(a, s->kernels);
     og_free(a, s->last_use);
@@ -329,7 +333,12 @@ static og_status run_node(og_session *s, int ni)
                        .alloc = og_pool_allocator(s->pool),
                        .threads = s->threads,
                        .rng = s->run_key,
-                       .scratch = &s->scratch};
+                       .scratch = &s->scratch,
+                       .cache = &s->kcache[ni]};
+    for (int j = 0; j < n_in && j < 32; j++)
+        if (in_v[j] >= 0 && g->values[in_v[j]].kind == OG_VALUE_INITIALIZER &&
+            s->tin[j] == g->values[in_v[j]].init)
+            k.const_in |= 1u << j;
     if (n->op->flags & OG_OP_CONTROL) {
         st = og_exec_control(s, ni);
         if (st == OG_ERR_NOMEM) st = budget_error(s, n, -1, 0, NULL);

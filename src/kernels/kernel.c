@@ -172,6 +172,32 @@ void *og_scratch_get(const og_kernel_ctx *k, size_t bytes)
     return s->data;
 }
 
+void *og_kcache_get(const og_kernel_ctx *k, const void *key, size_t bytes, bool *fresh)
+{
+    *fresh = true;
+    og_kcache *c = k->cache;
+    if (!c || !key || !bytes) return NULL;
+    if (c->key == key && c->size == bytes) {
+        *fresh = false;
+        return c->data;
+    }
+    c->key = NULL;
+    if (c->size != bytes) {
+        og_free(k->alloc, c->data);
+        c->size = 0;
+        c->data = og_malloc(k->alloc, bytes);
+        if (!c->data) return NULL;
+        c->size = bytes;
+    }
+    c->key = key;
+    return c->data;
+}
+
+void og_kcache_drop(const og_kernel_ctx *k)
+{
+    if (k->cache) k->cache->key = NULL;
+}
+
 void og_scratch_put(const og_kernel_ctx *k, void *p)
 {
     if (!k->scratch || p != k->scratch->data) og_free(k->alloc, p);

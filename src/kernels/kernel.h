@@ -58,6 +58,14 @@ typedef struct og_scratch {
     size_t size;
 } og_scratch;
 
+/* What a kernel derives from a node's constant inputs and keeps from run to run (the
+ * Winograd transform of a Conv's weights): one per node of a session (og_kcache_get). */
+typedef struct og_kcache {
+    void *data;
+    size_t size;
+    const void *key; /* what data was derived from (NULL: nothing yet) */
+} og_kcache;
+
 typedef struct og_kernel_ctx {
     const og_node *node;
     const void *params;        /* == node->params */
@@ -69,7 +77,21 @@ typedef struct og_kernel_ctx {
      * og_kernel_def.act set */
     og_act act;
     og_scratch *scratch; /* the session's (NULL: og_scratch_get allocates) */
+    /* The node's cache (NULL: none), and which inputs are the same tensor from run to run
+     * (bit j for input j, j < 32): the model's initializers, not given by the caller in
+     * this run.  Their contents never change while the session lives. */
+    og_kcache *cache;
+    uint32_t const_in;
 } og_kernel_ctx;
+
+/* The node's cache memory for what the kernel derives from `key`, a constant input's data
+ * (an input with its bit in k->const_in): `bytes` of it, *fresh true when the kernel must
+ * (re)compute its contents (first run, another key or size), false when it holds what the
+ * previous call with this key computed.  NULL when the kernel has no cache or it is out of
+ * memory (the kernel computes into scratch instead).  A kernel that fails after a fresh
+ * get calls og_kcache_drop(k). */
+void *og_kcache_get(const og_kernel_ctx *k, const void *key, size_t bytes, bool *fresh);
+void og_kcache_drop(const og_kernel_ctx *k);
 
 /* `bytes` of scratch memory for kernel call k: the session's buffer (grown as needed) or a
  * new block, NULL when out of memory; og_scratch_put(k, p) after use (frees a new block).

@@ -3,7 +3,9 @@
  * (og_session_run) must give the bytes of the unfused one (og_session_run_named asking
  * also for the Conv's own output, which the plan leaves out, so the run goes node by
  * node), and the session's log must say how many nodes were fused: patterns that must not
- * fuse (a second reader, a graph output, bounds an input may override) say 0. */
+ * fuse (a second reader, a graph output, bounds an input may override) say 0.  Also: what
+ * a kernel keeps from run to run of its constant inputs (og_kcache: a Winograd Conv's
+ * transformed weights) is used only while those inputs are the model's own. */
 #include "unit/node_harness.h"
 
 typedef struct fg {
@@ -245,8 +247,86 @@ done:
     og_graph_free(g);
 }
 
+/* A 3x3 Conv of 16 channels on 20x20 planes (Winograd on CPUs with AVX-512) whose W is an
+ * overridable initializer: the second run reuses the transformed weights and gives the
+ * first run's bytes; a run given another W computes with it (Conv is linear in W: the
+ * result is k (Y - B) + B for k W), also when the caller changed that W's values in place
+ * since the run before (2 W, then 3 W in the same memory), and the next run without it is
+ * the first one again. */
+static void test_weight_cache(void)
+{
+    fg f = {og_graph_new(NULL), OG_FLOAT};
+    og_graph *g = f.g;
+    const og_allocator *a = g->alloc;
+    g->n_opsets = 1;
+    g->opsets = og_calloc(a, 1, sizeof *g->opsets);
+    g->opsets[0].domain = og_strdup(a, "");
+    g->opsets[0].version = 14;
+    g->inputs = og_calloc(a, 8, sizeof *g->inputs);
+    g->outputs = og_calloc(a, 8, sizeof *g->outputs);
+    int x = value(&f, "X");
+    g->values[x].kind = OG_VALUE_INPUT;
+    g->values[x].is_graph_input = true;
+    g->inputs[g->n_inputs++] = x;
+    const int64_t xd[4] = {1, 16, 20, 20}, wd[4] = {16, 16, 3, 3}, bd[1] = {16};
+    g->values[x].dtype = OG_FLOAT;
+    g->values[x].rank = 4;
+    memcpy(g->values[x].dims, xd, sizeof xd);
+    init(&f, "W", 4, wd, 0.2, 0, true);
+    init(&f, "B", 1, bd, 0.3, 0.1, false);
+    int conv = node(&f, "Conv", 3, (const char *[]){"X", "W", "B"}, 1, (const char *[]){"Y"});
+    int64_t ones[4] = {1, 1, 1, 1};
+    og_attr at = {.name = (char *)"pads", .type = OG_ATTR_INTS, .n = 4, .ints = ones};
+    og_node_add_attr(g, conv, &at);
+    g->values[value(&f, "Y")].is_graph_output = true;
+    g->outputs[g->n_outputs++] = value(&f, "Y");
+
+    og_session *s = NULL;
+    og_tensor *xin = NULL, *w2 = NULL, *y[5] = {0};
+    og_tensor_alloc(OG_FLOAT, 4, xd, NULL, &xin);
+    og_tensor_alloc(OG_FLOAT, 4, wd, NULL, &w2);
+    for (int64_t i = 0; i < xin->numel; i++) set(xin, i, 3.0 * sin(1.3 * (double)i));
+    const og_tensor *w0 = g->values[value(&f, "W")].init;
+    for (int64_t i = 0; i < w2->numel; i++)
+        ((float *)w2->data)[i] = 2 * ((const float *)w0->data)[i];
+    og_session_options so = {.threads = 1};
+    og_status st = og_graph_finalize(g);
+    if (!st) st = og_graph_resolve(g, true);
+    if (!st) st = og_exec_create(g, NULL, og_default_allocator(), &so, true, &s);
+    CHECKF(st == OG_OK, "weight cache: %s", og_last_error());
+    if (st) goto done;
+    const char *names[2] = {"X", "W"};
+    const og_tensor *ins[2] = {xin, w2};
+    CHECK_OK(og_session_run(s, names, ins, 1, &y[0]));
+    CHECK_OK(og_session_run(s, names, ins, 1, &y[1]));
+    CHECK_OK(og_session_run(s, names, ins, 2, &y[2]));
+    for (int64_t i = 0; i < w2->numel; i++) ((float *)w2->data)[i] *= 1.5f;
+    CHECK_OK(og_session_run(s, names, ins, 2, &y[4]));
+    CHECK_OK(og_session_run(s, names, ins, 1, &y[3]));
+    if (!y[0] || !y[1] || !y[2] || !y[3] || !y[4]) goto done;
+    CHECKF(og_value_equal(y[0], y[1]), "weight cache: the second run differs from the first");
+    CHECKF(og_value_equal(y[0], y[3]), "weight cache: the run after an override differs");
+    const float *bv = g->values[value(&f, "B")].init->data;
+    for (int r = 2; r <= 4; r += 2) {
+        int bad = 0;
+        for (int64_t i = 0; i < y[0]->numel; i++) {
+            const float b = bv[i / 400], y0 = ((float *)y[0]->data)[i];
+            const double want = (r == 2 ? 2.0 : 3.0) * ((double)y0 - b) + b;
+            if (!(fabs(((float *)y[r]->data)[i] - want) <= 1e-4 * (1 + fabs(want)))) bad++;
+        }
+        CHECKF(!bad, "weight cache: %d values of the run given %d W are off", bad, r == 2 ? 2 : 3);
+    }
+done:
+    for (int j = 0; j < 5; j++) og_tensor_free(y[j]);
+    og_tensor_free(xin);
+    og_tensor_free(w2);
+    og_session_free(s);
+    og_graph_free(g);
+}
+
 int main(void)
 {
+    test_weight_cache();
     for (int p = 0; p < P_COUNT; p++) {
         run_pattern(p, OG_FLOAT, 1, false, false, false);
         run_pattern(p, OG_FLOAT, 1, false, false, true);

@@ -6,7 +6,8 @@
  *      or the odd half: plain vector loads for 16 tiles), and V_ξ[c, t] = (B^T d B)_ξ;
  *   2. P_ξ = U_ξ · V_ξ, 16 GEMMs [M, C] x [C, nt];
  *   3. Y's 2x2 tiles = A^T P A + b, interleaved back into rows, then the activation.
- * U_ξ = (G g G^T)_ξ is computed once per call, before the items.  Chunks go to threads,
+ * U_ξ = (G g G^T)_ξ is computed before the items: once per session when W is the model's
+ * (the node's og_kcache), else at every call.  Chunks go to threads,
  * each with its own V, P and split rows; their GEMMs run on one thread. */
 #include <math.h>
 #include <string.h>
@@ -14,12 +15,11 @@
 #include "kernels/cpu/conv_wino.h"
 #include "kernels/cpu/gemm.h"
 
-/* Tiles per call below which the weights' transform (16 M·C values, at every call) and
- * GEMMs of few columns cost more than they save: ResNet-18's 14x14 layers (49 tiles by
- * 256 channels) measured 1.3x slower than im2col + GEMM, its 28x28 ones (196 tiles) 1.35x
- * faster. */
-#define WINO_MIN_TILES 100
-/* Tiles per image at least (a chunk is part of one image: its GEMMs' width) */
+/* Tiles per image below which GEMMs of few columns (a chunk is part of one image; and,
+ * where W is not the model's, the weights' transform at every call: 16 M·C values) cost
+ * more than they save.  ResNet-18's 14x14 layers (49 tiles by 256 channels): 0.83 ms with
+ * the transform cached, 1.5 without it, 1.2 by im2col + GEMM; its 7x7 ones (16 tiles by
+ * 512): 5.1 ms against 1.6. */
 #define WINO_MIN_IMAGE_TILES 49
 #define WINO_MIN_CH          16
 /* V and P of a chunk together: about this many bytes, so that they stay in cache from
@@ -37,7 +37,7 @@ bool og_conv_wino_applies(const og_conv_geom *g, og_dtype t)
             g->pad_begin[i] > 2 || g->pad_end[i] > 2)
             return false;
     const int64_t tiles = ((g->out[0] + 1) / 2) * ((g->out[1] + 1) / 2); /* per image */
-    return tiles >= WINO_MIN_IMAGE_TILES && g->n * tiles >= WINO_MIN_TILES;
+    return tiles >= WINO_MIN_IMAGE_TILES;
 #else
     (void)g;
     (void)t;
@@ -276,14 +276,21 @@ og_status og_conv_wino(const og_kernel_ctx *k, const og_conv_geom *g, const floa
     j.slot = (size_t)(16 * (g->c + g->m) * nt + (2 * rows + 2) * 2 * j.sw);
     const int64_t items = g->n * j.chunks;
     const int slots = items < threads ? (int)items : threads;
-    const size_t ubytes = (size_t)(16 * g->m * g->c) * sizeof(float);
+    /* U: in the node's cache when W is the model's (transformed at the first run), else
+     * in scratch at every call */
+    size_t ubytes = (size_t)(16 * g->m * g->c) * sizeof(float);
+    bool fresh = true;
+    float *u = k->const_in & 2u ? og_kcache_get(k, w, ubytes, &fresh) : NULL;
+    if (u) ubytes = 0;
     const size_t bytes = ubytes + j.slot * sizeof(float) * (size_t)slots;
     char *scratch = og_scratch_get(k, bytes);
-    if (!scratch)
+    if (!scratch) {
+        if (u && fresh) og_kcache_drop(k);
         return og_kernel_error(k, OG_ERR_NOMEM, "out of memory for %zu bytes of Winograd scratch",
                                bytes);
-    float *u = (float *)scratch;
-    wino_weights(g->m, g->c, w, u);
+    }
+    if (!u) u = (float *)scratch;
+    if (fresh) wino_weights(g->m, g->c, w, u);
     j.u = u;
     float *slots0 = (float *)(scratch + ubytes);
     og_kernel_ctx one = *k;

@@ -7,7 +7,8 @@
  * The 16 element-wise products summed over c are 16 matrix products, U_ξ[M, C] · V_ξ[C,
  * tiles], which run through the GEMM; the transforms B^T d B (of the input, 32 additions
  * per patch) and A^T · A (of the products, 24 per tile) are vectorized over 16 tiles of a
- * tile row.  G g G^T (of the weights) is computed at each call.  F(2x2, 3x3)'s transforms
+ * tile row.  G g G^T (of the weights) is computed once per session where W is the model's
+ * initializer (kept in the node's og_kcache), else at each call.  F(2x2, 3x3)'s transforms
  * have coefficients 0, ±1 and ±1/2, so its rounding error stays within a few times the
  * direct sum's. */
 #ifndef OG_CONV_WINO_H
@@ -18,7 +19,7 @@
 
 /* Whether og_conv_wino computes this Conv: float, 2-D, kernel 3x3, strides and dilations
  * 1, pads of at most 2, one group, at least 16 input and output channels, at least 49
- * tiles per image (a 14x14 output) and 100 in all, a CPU with AVX-512. */
+ * tiles per image (a 14x14 output), a CPU with AVX-512. */
 bool og_conv_wino_applies(const og_conv_geom *g, og_dtype t);
 
 /* Y = Conv(X, W) + B, then k->act, for a geometry og_conv_wino_applies to: x [N, C, H, W],
