@@ -598,6 +598,12 @@ static const conv_case direct_cases[] = {
     /* ... input rows that end one column before a 16- (stride 1) or 32-column (stride 2,
      * the second block)
      * boundary of the padded row: the right pad column shares that vector */
+    /* ... stride 2 on planes of more than 4096 values: a block of output rows at a time,
+     * odd row counts (a last block of one row) */
+    {"dw_plane_s2_blocks", "Conv", 2, .c = 2, .m = 2, .group = 2, .in = {67, 71},
+     .pads = {1, 1, 0, 1}, .strides = {2, 2}, .mt = true},
+    {"dw_plane_5x5_s2_blocks_mult2", "Conv", 2, .c = 2, .m = 4, .group = 2, .k = {5, 5},
+     .in = {66, 80}, .pads = {2, 2, 2, 2}, .strides = {2, 2}},
     {"dw_plane_3x3_s1_edge15", "Conv", 2, .c = 2, .m = 2, .group = 2, .in = {20, 30}, PADS1},
     {"dw_plane_3x3_s2_edge63", "Conv", 2, .c = 2, .m = 2, .group = 2, .in = {21, 61},
      .pads = {1, 2, 1, 2}, .strides = {2, 2}},
