@@ -247,13 +247,14 @@ done:
     og_graph_free(g);
 }
 
-/* A 3x3 Conv of 16 channels on 20x20 planes (Winograd on CPUs with AVX-512) whose W is an
- * overridable initializer: the second run reuses the transformed weights and gives the
- * first run's bytes; a run given another W computes with it (Conv is linear in W: the
- * result is k (Y - B) + B for k W), also when the caller changed that W's values in place
- * since the run before (2 W, then 3 W in the same memory), and the next run without it is
- * the first one again. */
-static void test_weight_cache(void)
+/* A 3x3 Conv of 16 channels on 20x20 planes (Winograd on CPUs with AVX-512), or a Gemm
+ * with transB of a 40x300 X by a 256x300 W (W kept transposed), whose W is an overridable
+ * initializer: the second run reuses what the kernel derived from W and gives the first
+ * run's bytes; a run given another W computes with it (both are linear in W: the result is
+ * k (Y - B) + B for k W), also when the caller changed that W's values in place since the
+ * run before (2 W, then 3 W in the same memory), and the next run without it is the first
+ * one again. */
+static void test_weight_cache(bool gemm)
 {
     fg f = {og_graph_new(NULL), OG_FLOAT};
     og_graph *g = f.g;
@@ -268,23 +269,28 @@ static void test_weight_cache(void)
     g->values[x].kind = OG_VALUE_INPUT;
     g->values[x].is_graph_input = true;
     g->inputs[g->n_inputs++] = x;
-    const int64_t xd[4] = {1, 16, 20, 20}, wd[4] = {16, 16, 3, 3}, bd[1] = {16};
+    const int rank = gemm ? 2 : 4;
+    const int64_t *xd = gemm ? (const int64_t[]){40, 300} : (const int64_t[]){1, 16, 20, 20};
+    const int64_t *wd = gemm ? (const int64_t[]){256, 300} : (const int64_t[]){16, 16, 3, 3};
+    const int64_t bd[1] = {gemm ? 256 : 16}, per_b = gemm ? 1 : 400; /* Y values per bias */
     g->values[x].dtype = OG_FLOAT;
-    g->values[x].rank = 4;
-    memcpy(g->values[x].dims, xd, sizeof xd);
-    init(&f, "W", 4, wd, 0.2, 0, true);
+    g->values[x].rank = rank;
+    memcpy(g->values[x].dims, xd, (size_t)rank * sizeof *xd);
+    init(&f, "W", rank, wd, 0.2, 0, true);
     init(&f, "B", 1, bd, 0.3, 0.1, false);
-    int conv = node(&f, "Conv", 3, (const char *[]){"X", "W", "B"}, 1, (const char *[]){"Y"});
+    int op = node(&f, gemm ? "Gemm" : "Conv", 3, (const char *[]){"X", "W", "B"}, 1,
+                  (const char *[]){"Y"});
     int64_t ones[4] = {1, 1, 1, 1};
     og_attr at = {.name = (char *)"pads", .type = OG_ATTR_INTS, .n = 4, .ints = ones};
-    og_node_add_attr(g, conv, &at);
+    og_attr tb = {.name = (char *)"transB", .type = OG_ATTR_INT, .i = 1};
+    og_node_add_attr(g, op, gemm ? &tb : &at);
     g->values[value(&f, "Y")].is_graph_output = true;
     g->outputs[g->n_outputs++] = value(&f, "Y");
 
     og_session *s = NULL;
     og_tensor *xin = NULL, *w2 = NULL, *y[5] = {0};
-    og_tensor_alloc(OG_FLOAT, 4, xd, NULL, &xin);
-    og_tensor_alloc(OG_FLOAT, 4, wd, NULL, &w2);
+    og_tensor_alloc(OG_FLOAT, rank, xd, NULL, &xin);
+    og_tensor_alloc(OG_FLOAT, rank, wd, NULL, &w2);
     for (int64_t i = 0; i < xin->numel; i++) set(xin, i, 3.0 * sin(1.3 * (double)i));
     const og_tensor *w0 = g->values[value(&f, "W")].init;
     for (int64_t i = 0; i < w2->numel; i++)
@@ -293,7 +299,7 @@ static void test_weight_cache(void)
     og_status st = og_graph_finalize(g);
     if (!st) st = og_graph_resolve(g, true);
     if (!st) st = og_exec_create(g, NULL, og_default_allocator(), &so, true, &s);
-    CHECKF(st == OG_OK, "weight cache: %s", og_last_error());
+    CHECKF(st == OG_OK, "weight cache (%s): %s", gemm ? "Gemm" : "Conv", og_last_error());
     if (st) goto done;
     const char *names[2] = {"X", "W"};
     const og_tensor *ins[2] = {xin, w2};
@@ -310,7 +316,7 @@ static void test_weight_cache(void)
     for (int r = 2; r <= 4; r += 2) {
         int bad = 0;
         for (int64_t i = 0; i < y[0]->numel; i++) {
-            const float b = bv[i / 400], y0 = ((float *)y[0]->data)[i];
+            const float b = gemm ? bv[i % bd[0]] : bv[i / per_b], y0 = ((float *)y[0]->data)[i];
             const double want = (r == 2 ? 2.0 : 3.0) * ((double)y0 - b) + b;
             if (!(fabs(((float *)y[r]->data)[i] - want) <= 1e-4 * (1 + fabs(want)))) bad++;
         }
@@ -326,7 +332,8 @@ done:
 
 int main(void)
 {
-    test_weight_cache();
+    test_weight_cache(false);
+    test_weight_cache(true);
     for (int p = 0; p < P_COUNT; p++) {
         run_pattern(p, OG_FLOAT, 1, false, false, false);
         run_pattern(p, OG_FLOAT, 1, false, false, true);
