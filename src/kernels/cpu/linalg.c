@@ -409,8 +409,10 @@ static void fill_bias(char *y, const char *c, int64_t m, int64_t n, int64_t rs, 
 
 static bool integral(float x) { return x == (float)(int64_t)x && x > -9e18f && x < 9e18f; }
 
-/* B values from which a constant transposed B is kept transposed (og_kcache) */
-#define GEMM_KEEP_BT_MIN 65536
+/* B values from which, and rows of A above which, a constant transposed B is kept
+ * transposed (og_kcache) */
+#define GEMM_KEEP_BT_MIN   65536
+#define GEMM_KEEP_BT_MIN_M 8
 
 /* dst [cols, rows] = src [rows, cols] (rows ld apart), in 32x32 blocks. */
 static void transpose_f32(const float *src, int64_t rows, int64_t cols, int64_t ld, float *dst)
@@ -481,9 +483,12 @@ static og_status gemm_kernel(const og_kernel_ctx *k, const og_tensor *const *in,
         return OG_OK;
     }
     float beta = c ? p->beta : 0.0f;
-    if (g.tb && a->dtype == OG_FLOAT && (k->const_in & 2u) && g.n * g.k >= GEMM_KEEP_BT_MIN) {
+    if (g.tb && a->dtype == OG_FLOAT && (k->const_in & 2u) && g.m > GEMM_KEEP_BT_MIN_M &&
+        g.n * g.k >= GEMM_KEEP_BT_MIN) {
         /* B [N, K] is the model's: Bᵀ [K, N] once per session, for the faster untransposed
-         * product (oneDNN's 64x512x784: 227 against 202 GFLOP/s) */
+         * product (oneDNN's 64x512x784: 227 against 202 GFLOP/s).  Not for a few rows
+         * (gemm.h's og_gemm_small_f32), which read a cold B faster by its contiguous rows:
+         * MobileNet-v2's 8x1280 by 1000x1280 classifier took 1.2 ms on Bᵀ, 0.2 on B. */
         bool fresh;
         float *bt = og_kcache_get(k, b->data, (size_t)(g.n * g.k) * sizeof(float), &fresh);
         if (bt) {
