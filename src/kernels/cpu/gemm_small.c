@@ -91,11 +91,15 @@ static void gs_rows(const gs_job *j, int mr, const float **ar)
         for (int64_t c = c0; c < c1; c += 2) {                                                     \
             const bool two = c + 1 < c1;                                                           \
             const float *b0 = j->b + c * j->ldb, *b1 = two ? b0 + j->ldb : b0;                     \
+            /* the next pair's rows, a pair ahead (B is read once: from memory) */                 \
+            const float *pf = c + 3 < c1 ? b0 + 2 * j->ldb : b0;                                   \
             __m512 acc[MR][2];                                                                     \
             _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++) acc[i][0] = acc[i][1] =           \
                 _mm512_setzero_ps();                                                               \
             int64_t k = 0;                                                                         \
             for (; k < kv; k += 16) {                                                              \
+                _mm_prefetch((const char *)(pf + k), _MM_HINT_T0);                                 \
+                _mm_prefetch((const char *)(pf + j->ldb + k), _MM_HINT_T0);                        \
                 const __m512 v0 = _mm512_loadu_ps(b0 + k), v1 = _mm512_loadu_ps(b1 + k);           \
                 _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++)                               \
                 {                                                                                  \
