@@ -729,13 +729,17 @@ static void test_direct(void)
  * (partial tiles at the right and the bottom), tile rows of more than 16 tiles (a whole
  * vector and a partial one), pads symmetric, asymmetric and none, channel counts that are
  * not multiples of 16 (the weights' transform gathers 16 at a time), several images and
- * chunks, one and two threads, with and without a bias. */
+ * chunks, several images per chunk, one and two threads, with and without a bias. */
 static const conv_case winograd_cases[] = {
     {"wino_odd_2img", "Conv", 2, .n = 2, .c = 16, .m = 17, .in = {15, 13}, PADS1, .mt = true},
     {"wino_asym_wide", "Conv", 2, .c = 19, .m = 16, .in = {22, 35}, .pads = {0, 2, 1, 0}},
     {"wino_nopad", "Conv", 2, .c = 33, .m = 20, .in = {24, 24}, .no_bias = true},
     {"wino_big_mt", "Conv", 2, .n = 3, .c = 24, .m = 40, .in = {40, 37}, PADS1, .mt = true},
     {"wino_pads2", "Conv", 2, .c = 16, .m = 16, .in = {18, 20}, .pads = {2, 2, 2, 1}},
+    /* small images, several per chunk (their tiles side by side in the GEMMs): 5 images
+     * of 4x5 tiles, in one chunk (one thread) or 3 + 2 (two threads) */
+    {"wino_batch5", "Conv", 2, .n = 5, .c = 16, .m = 18, .in = {8, 9}, PADS1},
+    {"wino_batch5_mt", "Conv", 2, .n = 5, .c = 17, .m = 16, .in = {8, 9}, PADS1, .mt = true},
     /* input rows that end one column before the second 32-column block of the split */
     {"wino_edge63", "Conv", 2, .c = 16, .m = 16, .in = {16, 62}, PADS1},
 };

@@ -1,6 +1,7 @@
 /* conv_wino.c: Winograd F(2x2, 3x3) float convolutions (see conv_wino.h).
  *
- * Per image, the output's tile rows go in chunks (items): for a chunk of nt tiles,
+ * The output's tile rows go in chunks of one image, or chunks of whole images where an
+ * image has few (items): for a chunk of nt tiles,
  *   1. every input channel's padded rows under the chunk are split into their even and
  *      odd columns (a patch column 2tj + k of tile tj is then element tj + k/2 of the even
  *      or the odd half: plain vector loads for 16 tiles), and V_ξ[c, t] = (B^T d B)_ξ;
@@ -15,12 +16,13 @@
 #include "kernels/cpu/conv_wino.h"
 #include "kernels/cpu/gemm.h"
 
-/* Tiles per image below which GEMMs of few columns (a chunk is part of one image; and,
- * where W is not the model's, the weights' transform at every call: 16 M·C values) cost
- * more than they save.  ResNet-18's 14x14 layers (49 tiles by 256 channels): 0.83 ms with
- * the transform cached, 1.5 without it, 1.2 by im2col + GEMM; its 7x7 ones (16 tiles by
- * 512): 5.1 ms against 1.6. */
-#define WINO_MIN_IMAGE_TILES 49
+/* Tiles below which GEMMs of few columns (a chunk is part of one image or whole images;
+ * and, where W is not the model's, the weights' transform at every call: 16 M·C values)
+ * cost more than they save, per call and per image.  ResNet-18's 14x14 layers (49 tiles by
+ * 256 channels): 0.83 ms with the transform cached, 1.5 without it, 1.2 by im2col + GEMM;
+ * its 7x7 ones (16 tiles by 512) on one image: 5.1 ms against 1.6. */
+#define WINO_MIN_TILES       64
+#define WINO_MIN_IMAGE_TILES 16
 #define WINO_MIN_CH          16
 /* V and P of a chunk together: about this many bytes, so that they stay in cache from
  * the input transform through the GEMMs to the output transform */
@@ -37,7 +39,7 @@ bool og_conv_wino_applies(const og_conv_geom *g, og_dtype t)
             g->pad_begin[i] > 2 || g->pad_end[i] > 2)
             return false;
     const int64_t tiles = ((g->out[0] + 1) / 2) * ((g->out[1] + 1) / 2); /* per image */
-    return tiles >= WINO_MIN_IMAGE_TILES;
+    return tiles >= WINO_MIN_IMAGE_TILES && g->n * tiles >= WINO_MIN_TILES;
 #else
     (void)g;
     (void)t;
@@ -57,6 +59,7 @@ typedef struct wino_job {
     int64_t th, tw; /* tiles per column and per row */
     int64_t rows;   /* tile rows per chunk */
     int64_t chunks; /* per image */
+    int64_t imgs;   /* images per item (whole images: chunks is 1) */
     int64_t sw;     /* split row: even half, then odd half, sw values each */
     size_t slot;    /* floats per thread */
 } wino_job;
@@ -223,27 +226,31 @@ static OG_TARGET_AVX512 void wino_output(const wino_job *j, const float *p, int6
 static void wino_item(const wino_job *j, const og_kernel_ctx *k1, int64_t it, float *slot)
 {
     const og_conv_geom *g = j->g;
-    const int64_t n = it / j->chunks, ch = it % j->chunks;
+    const int64_t n0 = it / j->chunks * j->imgs, ch = it % j->chunks;
+    const int64_t n1 = n0 + j->imgs < g->n ? n0 + j->imgs : g->n;
     const int64_t ti0 = ch * j->rows, ti1 = ti0 + j->rows < j->th ? ti0 + j->rows : j->th;
-    const int64_t nt = (ti1 - ti0) * j->tw, cn = g->c, mn = g->m;
+    const int64_t per = (ti1 - ti0) * j->tw; /* tiles per image */
+    const int64_t nt = (n1 - n0) * per, cn = g->c, mn = g->m;
     const int64_t prs = 2 * (ti1 - ti0) + 2; /* padded rows under the chunk */
     float *v = slot, *p = v + 16 * cn * nt, *sp = p + 16 * mn * nt;
     const int64_t plane = g->in[0] * g->in[1], oplane = g->out[0] * g->out[1];
-    for (int64_t c = 0; c < cn; c++) {
-        const float *xc = j->x + (n * cn + c) * plane;
-        for (int64_t r = 0; r < prs; r++)
-            wino_split(j, xc, 2 * ti0 + r, j->tw + 1, sp + r * 2 * j->sw);
-        wino_input(j, sp, ti0, ti1, c, cn, nt, v);
-    }
+    for (int64_t n = n0; n < n1; n++) /* image n's tiles from column (n - n0) * per on */
+        for (int64_t c = 0; c < cn; c++) {
+            const float *xc = j->x + (n * cn + c) * plane;
+            for (int64_t r = 0; r < prs; r++)
+                wino_split(j, xc, 2 * ti0 + r, j->tw + 1, sp + r * 2 * j->sw);
+            wino_input(j, sp, ti0, ti1, c, cn, nt, v + (n - n0) * per);
+        }
     for (int xi = 0; xi < 16; xi++)
         og_gemm_f32(k1, false, false, mn, nt, cn, 1.0f, j->u + xi * mn * cn, cn, v + xi * cn * nt,
                     nt, 0.0f, p + xi * mn * nt, nt);
     const int64_t r0 = 2 * ti0, r1 = 2 * ti1 < g->out[0] ? 2 * ti1 : g->out[0];
-    for (int64_t m = 0; m < mn; m++) {
-        float *yc = j->y + (n * mn + m) * oplane;
-        wino_output(j, p, m, mn, nt, ti0, ti1, j->b ? j->b[m] : 0.0f, yc);
-        og_cpu_act(&j->k->act, OG_FLOAT, yc + r0 * g->out[1], (r1 - r0) * g->out[1]);
-    }
+    for (int64_t n = n0; n < n1; n++)
+        for (int64_t m = 0; m < mn; m++) {
+            float *yc = j->y + (n * mn + m) * oplane;
+            wino_output(j, p + (n - n0) * per, m, mn, nt, ti0, ti1, j->b ? j->b[m] : 0.0f, yc);
+            og_cpu_act(&j->k->act, OG_FLOAT, yc + r0 * g->out[1], (r1 - r0) * g->out[1]);
+        }
 }
 #endif /* OG_CPU_X86 */
 
@@ -272,9 +279,17 @@ og_status og_conv_wino(const og_kernel_ctx *k, const og_conv_geom *g, const floa
         j.chunks = (j.th + rows - 1) / rows;
     }
     j.rows = rows;
-    const int64_t nt = rows * j.tw;
+    j.imgs = 1;
+    if (j.chunks == 1) { /* whole images: as many as the chunk's bytes take, a block each
+                          * thread at least */
+        int64_t imgs = WINO_CHUNK_BYTES / (per_tile * j.th * j.tw);
+        const int64_t per_thread = (g->n + threads - 1) / threads;
+        imgs = imgs < 1 ? 1 : imgs > per_thread ? per_thread : imgs;
+        j.imgs = imgs;
+    }
+    const int64_t nt = j.imgs * rows * j.tw;
     j.slot = (size_t)(16 * (g->c + g->m) * nt + (2 * rows + 2) * 2 * j.sw);
-    const int64_t items = g->n * j.chunks;
+    const int64_t items = (g->n + j.imgs - 1) / j.imgs * j.chunks;
     const int slots = items < threads ? (int)items : threads;
     /* U: in the node's cache when W is the model's (transformed at the first run), else
      * in scratch at every call */
