@@ -823,18 +823,23 @@ static void conv_batched(const og_kernel_ctx *k, const conv_job *job, int64_t u,
         else
             for (int64_t r = 0; r < job->kdim; r++) im2col_one(job, xg, r, 0, n_rows, cb, ncol);
     }
-    gemm_args ga = {job->w + (size_t)(gi * job->mg * job->kdim) * es,
-                    job->kdim,
-                    col,
-                    ncol,
-                    ncol,
-                    job->kdim,
-                    false,
-                    false,
-                    tmp,
-                    ncol};
-    conv_gemm(k, job, &ga);
     const char *bias = job->b ? job->b + (size_t)(gi * job->mg) * es : NULL;
+    const char *wg = job->w + (size_t)(gi * job->mg * job->kdim) * es;
+    if (job->pwcols) { /* short sums: the pointwise kernel, the bias in its sums */
+        og_kernel_ctx plain = *k;
+        plain.act.kind = OG_FUSE_NONE; /* applied below, per image */
+        if (og_conv_pw_cols(&plain, job->mg, job->kdim, ncol, (const float *)col, ncol,
+                            (const float *)wg, (const float *)bias, (float *)tmp, ncol)) {
+            for (int64_t b = 0; b < nb; b++) {
+                char *yb = job->y + (size_t)(((n0 + b) * g->m + gi * job->mg) * os) * es;
+                job->t->unwide(yb, os, tmp + (size_t)(b * os) * es, ncol, os, NULL, job->mg, 1, os);
+                if (job->act_in_items) og_cpu_act(job->act, job->dt, yb, job->mg * os);
+            }
+            return;
+        }
+    }
+    gemm_args ga = {wg, job->kdim, col, ncol, ncol, job->kdim, false, false, tmp, ncol};
+    conv_gemm(k, job, &ga);
     for (int64_t b = 0; b < nb; b++) {
         char *yb = job->y + (size_t)(((n0 + b) * g->m + gi * job->mg) * os) * es;
         job->t->unwide(yb, os, tmp + (size_t)(b * os) * es, ncol, os, bias, job->mg, 1, os);
@@ -1088,8 +1093,6 @@ static og_status conv_run(const og_kernel_ctx *k, og_kernel_fn self, const og_te
         return OG_OK;
     }
     job.act_in_items = k->act.kind != OG_FUSE_NONE && !transpose && !job.tcol;
-    job.pwcols = !transpose && !job.tcol && !job.wide && !job.pointwise && job.dt == OG_FLOAT &&
-                 job.kdim <= og_conv_pw_max_k() && og_cpu_isa() >= 2;
 
     /* Work split.  Conv's items are (image, group, chunk of output rows); a chunk's column
      * matrix is about CONV_CHUNK_BYTES, so that it stays in cache from im2col to the GEMM.
@@ -1186,6 +1189,9 @@ static og_status conv_run(const og_kernel_ctx *k, og_kernel_fn self, const og_te
         }
         if (job.chunk_rows < 1) job.chunk_rows = 1;
     }
+    /* after the plan: batched blocks turn wide rows off */
+    job.pwcols = !transpose && !job.tcol && !job.wide && !job.pointwise && job.dt == OG_FLOAT &&
+                 job.kdim <= og_conv_pw_max_k() && og_cpu_isa() >= 2;
     job.n_chunks = (n_rows + job.chunk_rows - 1) / job.chunk_rows;
     int64_t items = units * job.n_chunks;
     double item_work = (double)job.mg * (double)job.cg * (double)job.ks *
