@@ -63,6 +63,24 @@ static void init(fg *f, const char *name, int rank, const int64_t *dims, double 
     }
 }
 
+/* The default domain at `opset`, room for 8 inputs and outputs, and input X (returned). */
+static int start_graph(fg *f, int opset)
+{
+    og_graph *g = f->g;
+    const og_allocator *a = g->alloc;
+    g->n_opsets = 1;
+    g->opsets = og_calloc(a, 1, sizeof *g->opsets);
+    g->opsets[0].domain = og_strdup(a, "");
+    g->opsets[0].version = opset;
+    g->inputs = og_calloc(a, 8, sizeof *g->inputs);
+    g->outputs = og_calloc(a, 8, sizeof *g->outputs);
+    int x = value(f, "X");
+    g->values[x].kind = OG_VALUE_INPUT;
+    g->values[x].is_graph_input = true;
+    g->inputs[g->n_inputs++] = x;
+    return x;
+}
+
 static int fused_count;
 static void on_log(void *user, og_log_level level, const char *msg)
 {
@@ -108,19 +126,9 @@ static void run_pattern(int p, og_dtype dt, int threads, bool pw, bool big_dw, b
 {
     fg f = {og_graph_new(NULL), dt};
     og_graph *g = f.g;
-    const og_allocator *a = g->alloc;
     bool dw = p == P_DEPTHWISE_RELU6 || big_dw;
     int64_t c = dw ? 6 : pw ? 20 : 3, m = dw ? 6 : pw ? 12 : 4;
-    g->n_opsets = 1;
-    g->opsets = og_calloc(a, 1, sizeof *g->opsets);
-    g->opsets[0].domain = og_strdup(a, "");
-    g->opsets[0].version = p == P_CLIP6 ? 6 : 14;
-    g->inputs = og_calloc(a, 8, sizeof *g->inputs);
-    g->outputs = og_calloc(a, 8, sizeof *g->outputs);
-    int x = value(&f, "X");
-    g->values[x].kind = OG_VALUE_INPUT;
-    g->values[x].is_graph_input = true;
-    g->inputs[g->n_inputs++] = x;
+    int x = start_graph(&f, p == P_CLIP6 ? 6 : 14);
     int64_t xd[4] = {2, c,
                      big_dw ? 20
                      : pw   ? 12
@@ -258,17 +266,7 @@ static void test_weight_cache(bool gemm)
 {
     fg f = {og_graph_new(NULL), OG_FLOAT};
     og_graph *g = f.g;
-    const og_allocator *a = g->alloc;
-    g->n_opsets = 1;
-    g->opsets = og_calloc(a, 1, sizeof *g->opsets);
-    g->opsets[0].domain = og_strdup(a, "");
-    g->opsets[0].version = 14;
-    g->inputs = og_calloc(a, 8, sizeof *g->inputs);
-    g->outputs = og_calloc(a, 8, sizeof *g->outputs);
-    int x = value(&f, "X");
-    g->values[x].kind = OG_VALUE_INPUT;
-    g->values[x].is_graph_input = true;
-    g->inputs[g->n_inputs++] = x;
+    int x = start_graph(&f, 14);
     const int rank = gemm ? 2 : 4;
     const int64_t *xd = gemm ? (const int64_t[]){40, 300} : (const int64_t[]){1, 16, 20, 20};
     const int64_t *wd = gemm ? (const int64_t[]){256, 300} : (const int64_t[]){16, 16, 3, 3};

@@ -15,6 +15,7 @@
  * Each output is summed as the generic loops sum it, b + w0·x0 + w1·x1 + ... in tap order
  * (row-major), so both give the same bits. */
 #ifdef OG_DW_X86
+#include "kernels/cpu/split_row.h"
 
 /* Whether dwp_plane computes geometry d (one input channel per group). */
 static bool dwp_applies(const dw_geom *d)
@@ -101,27 +102,7 @@ static OG_TARGET_AVX512 void dwp_pad_row(const dw_geom *d, const float *x, int64
         }
         return;
     }
-    const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    const __m512i od = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-    for (int64_t c = 0; c < wp; c += 32) {
-        __m512 a, b;
-        if (c >= pw && c + 32 <= pw + w) {
-            a = _mm512_loadu_ps(src + c);
-            b = _mm512_loadu_ps(src + c + 16);
-        } else {
-            a = _mm512_maskz_loadu_ps((__mmask16)og_lanes_in(c, pw, w), src + c);
-            b = _mm512_maskz_loadu_ps((__mmask16)og_lanes_in(c + 16, pw, w), src + c + 16);
-        }
-        const __m512 e = _mm512_permutex2var_ps(a, ev, b), o = _mm512_permutex2var_ps(a, od, b);
-        if (c + 32 <= wp) {
-            _mm512_storeu_ps(dst + c / 2, e);
-            _mm512_storeu_ps(dst + half + c / 2, o);
-        } else {
-            const int64_t ne = (wp - c + 1) / 2, no = (wp - c) / 2; /* evens and odds left */
-            _mm512_mask_storeu_ps(dst + c / 2, (__mmask16)((1u << ne) - 1u), e);
-            _mm512_mask_storeu_ps(dst + half + c / 2, (__mmask16)((1u << no) - 1u), o);
-        }
-    }
+    og_split_row_f32(x + ih * d->w, d->pw, d->w, wp, half, dst);
 }
 
 /* One output plane y (OH x OW) = bias + the K x K taps w over input plane x (H x W).

@@ -110,9 +110,52 @@ typedef struct pw_job {
     int64_t cg, mg, os;
     int64_t cparts, mparts; /* items per (image, group): column chunks x channel bands */
     int64_t chunk;          /* columns per chunk (a multiple of PW_NR) */
-    bool clamp;
-    float lo, hi;
 } pw_job;
+
+/* Whether activation a is a clamp the tiles apply in registers (Relu: [0, inf), Clip:
+ * [lo, hi]), and its bounds. */
+static bool pw_clamp(const og_act *a, float *lo, float *hi)
+{
+    switch (a->kind) {
+    case OG_FUSE_RELU:
+        *lo = 0.0f;
+        *hi = INFINITY;
+        return true;
+    case OG_FUSE_CLIP:
+        *lo = (float)a->lo;
+        *hi = (float)a->hi;
+        return true;
+    default: return false;
+    }
+}
+
+/* y[m * ldy + j] = b[m] + Σ_q w[m * kc + q] · x[q * ldx + j], m < mg, j < ncols, then
+ * k->act: tile columns of PW_NR positions, each tile of PW_MR channels. */
+static void pw_cols(const og_kernel_ctx *k, int64_t mg, int64_t kc, int64_t ncols, const float *x,
+                    int64_t ldx, const float *w, const float *b, float *y, int64_t ldy)
+{
+    pw_epi e = {false, false, 0.0f, 0.0f, NULL};
+    e.clamp = pw_clamp(&k->act, &e.lo, &e.hi);
+    for (int64_t nb = 0; nb < ncols; nb += PW_NR) {
+        const int64_t nc = ncols - nb < PW_NR ? ncols - nb : PW_NR, nv = (nc + 15) / 16;
+        const __mmask16 tail = (__mmask16)((1u << (nc - 16 * (nv - 1))) - 1u);
+        for (int64_t mb = 0; mb < mg; mb += PW_MR) {
+            const int mr = (int)(mg - mb < PW_MR ? mg - mb : PW_MR);
+            e.prefetch = mb == 0 && nb + PW_NR < ncols;
+            e.bias = b ? b + mb : NULL;
+            const float *wb = w + mb * kc, *bx = x + nb;
+            float *cb = y + mb * ldy + nb;
+            if (nv == 3)
+                pw_tile3(kc, wb, kc, bx, ldx, tail, cb, ldy, mr, &e);
+            else if (nv == 2)
+                pw_tile2(kc, wb, kc, bx, ldx, tail, cb, ldy, mr, &e);
+            else
+                pw_tile1(kc, wb, kc, bx, ldx, tail, cb, ldy, mr, &e);
+        }
+        if (!e.clamp && k->act.kind != OG_FUSE_NONE) /* the tile column, still in cache */
+            for (int64_t m = 0; m < mg; m++) og_cpu_act(&k->act, OG_FLOAT, y + m * ldy + nb, nc);
+    }
+}
 
 /* Output channels [m0, m1) (m0 a multiple of PW_MR) by positions [c0, c1) of (image n,
  * group gi). */
@@ -124,26 +167,8 @@ static void pw_block(const pw_job *j, int64_t n, int64_t gi, int64_t m0, int64_t
     const float *xg = j->x + (n * g->c + gi * cg) * os;
     float *yg = j->y + (n * g->m + gi * j->mg) * os;
     const float *wg = j->w + gi * j->mg * cg, *bg = j->b ? j->b + gi * j->mg : NULL;
-    for (int64_t nb = c0; nb < c1; nb += PW_NR) {
-        const int64_t nc = c1 - nb < PW_NR ? c1 - nb : PW_NR, nv = (nc + 15) / 16;
-        const __mmask16 tail = (__mmask16)((1u << (nc - 16 * (nv - 1))) - 1u);
-        for (int64_t mb = m0; mb < m1; mb += PW_MR) {
-            const int mr = (int)(m1 - mb < PW_MR ? m1 - mb : PW_MR);
-            const pw_epi e = {j->clamp, mb == m0 && nb + PW_NR < c1, j->lo, j->hi,
-                              bg ? bg + mb : NULL};
-            const float *wb = wg + mb * cg, *bx = xg + nb;
-            float *cb = yg + mb * os + nb;
-            if (nv == 3)
-                pw_tile3(cg, wb, cg, bx, os, tail, cb, os, mr, &e);
-            else if (nv == 2)
-                pw_tile2(cg, wb, cg, bx, os, tail, cb, os, mr, &e);
-            else
-                pw_tile1(cg, wb, cg, bx, os, tail, cb, os, mr, &e);
-        }
-        if (!j->clamp && j->k->act.kind != OG_FUSE_NONE) /* the tile column, still in cache */
-            for (int64_t m = m0; m < m1; m++)
-                og_cpu_act(&j->k->act, OG_FLOAT, yg + m * os + nb, nc);
-    }
+    pw_cols(j->k, m1 - m0, cg, c1 - c0, xg + c0, os, wg + m0 * cg, bg ? bg + m0 : NULL,
+            yg + m0 * os + c0, os);
 }
 
 /* Item it = (image, group, channel band, column chunk). */
@@ -198,38 +223,7 @@ bool og_conv_pw_cols(const og_kernel_ctx *k, int64_t mg, int64_t kc, int64_t nco
 {
 #ifdef OG_CPU_X86
     if (og_cpu_isa() < 2 || kc < 1 || kc > PW_MAX_CG) return false;
-    pw_epi e = {false, false, 0.0f, 0.0f, NULL};
-    switch (k->act.kind) {
-    case OG_FUSE_RELU:
-        e.clamp = true;
-        e.hi = INFINITY;
-        break;
-    case OG_FUSE_CLIP:
-        e.clamp = true;
-        e.lo = (float)k->act.lo;
-        e.hi = (float)k->act.hi;
-        break;
-    default: break;
-    }
-    for (int64_t nb = 0; nb < ncols; nb += PW_NR) {
-        const int64_t nc = ncols - nb < PW_NR ? ncols - nb : PW_NR, nv = (nc + 15) / 16;
-        const __mmask16 tail = (__mmask16)((1u << (nc - 16 * (nv - 1))) - 1u);
-        for (int64_t mb = 0; mb < mg; mb += PW_MR) {
-            const int mr = (int)(mg - mb < PW_MR ? mg - mb : PW_MR);
-            e.prefetch = mb == 0 && nb + PW_NR < ncols;
-            e.bias = b ? b + mb : NULL;
-            const float *wb = w + mb * kc, *bx = x + nb;
-            float *cb = y + mb * ldy + nb;
-            if (nv == 3)
-                pw_tile3(kc, wb, kc, bx, ldx, tail, cb, ldy, mr, &e);
-            else if (nv == 2)
-                pw_tile2(kc, wb, kc, bx, ldx, tail, cb, ldy, mr, &e);
-            else
-                pw_tile1(kc, wb, kc, bx, ldx, tail, cb, ldy, mr, &e);
-        }
-        if (!e.clamp && k->act.kind != OG_FUSE_NONE) /* the tile column, still in cache */
-            for (int64_t m = 0; m < mg; m++) og_cpu_act(&k->act, OG_FLOAT, y + m * ldy + nb, nc);
-    }
+    pw_cols(k, mg, kc, ncols, x, ldx, w, b, y, ldy);
     return true;
 #else
     (void)k, (void)mg, (void)kc, (void)ncols, (void)x, (void)ldx, (void)w, (void)b, (void)y;
@@ -253,19 +247,6 @@ og_status og_conv_pw(const og_kernel_ctx *k, const og_conv_geom *g, const float 
     j.os = 1;
     for (int i = 0; i < g->nsp; i++) j.os *= g->out[i];
     if (g->n == 0 || j.os == 0) return OG_OK;
-    switch (k->act.kind) {
-    case OG_FUSE_RELU:
-        j.clamp = true;
-        j.lo = 0.0f;
-        j.hi = INFINITY;
-        break;
-    case OG_FUSE_CLIP:
-        j.clamp = true;
-        j.lo = (float)k->act.lo;
-        j.hi = (float)k->act.hi;
-        break;
-    default: break;
-    }
 
     j.w = w;
     j.b = b;

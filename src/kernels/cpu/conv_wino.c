@@ -15,6 +15,7 @@
 
 #include "kernels/cpu/conv_wino.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/split_row.h"
 
 /* Tiles below which GEMMs of few columns (a chunk is part of one image or whole images;
  * and, where W is not the model's, the weights' transform at every call: 16 M·C values)
@@ -108,34 +109,12 @@ static OG_TARGET_AVX512 void wino_weights(int64_t m_n, int64_t c_n, const float 
 
 /* Padded row pr of input plane xc split: dst[j] = padded column 2j, dst[sw + j] = column
  * 2j + 1, j < n (zeros outside the input). */
-static OG_TARGET_AVX512 void wino_split(const wino_job *j, const float *xc, int64_t pr, int64_t n,
-                                        float *dst)
+static void wino_split(const wino_job *j, const float *xc, int64_t pr, int64_t n, float *dst)
 {
     const og_conv_geom *g = j->g;
-    const int64_t ih = pr - g->pad_begin[0], w = g->in[1], pl = g->pad_begin[1];
-    if (ih < 0 || ih >= g->in[0]) {
-        memset(dst, 0, (size_t)n * sizeof(float));
-        memset(dst + j->sw, 0, (size_t)n * sizeof(float));
-        return;
-    }
-    const float *src = xc + ih * w - pl; /* padded column c is src[c] where in range */
-    const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
-    const __m512i od = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
-    for (int64_t q = 0; q < n; q += 16) { /* padded columns 2q .. 2q + 31 */
-        const int64_t c = 2 * q;
-        __m512 a, b;
-        if (c >= pl && c + 32 <= pl + w) {
-            a = _mm512_loadu_ps(src + c);
-            b = _mm512_loadu_ps(src + c + 16);
-        } else {
-            a = _mm512_maskz_loadu_ps((__mmask16)og_lanes_in(c, pl, w), src + c);
-            b = _mm512_maskz_loadu_ps((__mmask16)og_lanes_in(c + 16, pl, w), src + c + 16);
-        }
-        const int64_t left = n - q;
-        const __mmask16 m = (__mmask16)(left >= 16 ? 0xFFFF : (1u << left) - 1u);
-        _mm512_mask_storeu_ps(dst + q, m, _mm512_permutex2var_ps(a, ev, b));
-        _mm512_mask_storeu_ps(dst + j->sw + q, m, _mm512_permutex2var_ps(a, od, b));
-    }
+    const int64_t ih = pr - g->pad_begin[0];
+    const float *row = ih >= 0 && ih < g->in[0] ? xc + ih * g->in[1] : NULL;
+    og_split_row_f32(row, g->pad_begin[1], g->in[1], 2 * n, j->sw, dst);
 }
 
 /* V[ξ][c][t] for input channel c of tile rows [ti0, ti1) (t from 0), from its split rows

@@ -1,0 +1,49 @@
+/* split_row.h: one zero-padded input row, split into its even and odd columns, for the
+ * AVX-512 float loops of stride-2 depthwise planes (conv_dw_plane.h) and of Winograd
+ * tiles (conv_wino.c): column 2j + k of the padded row is then element j + k/2 of the even
+ * or the odd half, a plain vector load.  Internal header (static functions). */
+#ifndef OG_SPLIT_ROW_H
+#define OG_SPLIT_ROW_H
+
+#include "kernels/cpu/kernel.h"
+
+#ifdef OG_CPU_X86
+#include <immintrin.h>
+
+/* Padded columns [0, wp) of an input row of w values with pad zeros before it (row: its
+ * first value; NULL: a row of pads) into dst: the even ones at dst[0, (wp + 1) / 2), the
+ * odd ones at dst[half, half + wp / 2).  Loads are masked to the row's own values. */
+static OG_TARGET_AVX512 void og_split_row_f32(const float *row, int64_t pad, int64_t w, int64_t wp,
+                                              int64_t half, float *dst)
+{
+    if (!row) {
+        memset(dst, 0, (size_t)((wp + 1) / 2) * sizeof(float));
+        memset(dst + half, 0, (size_t)(wp / 2) * sizeof(float));
+        return;
+    }
+    const float *src = row - pad; /* padded column c is src[c] where in range */
+    const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i od = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    for (int64_t c = 0; c < wp; c += 32) {
+        __m512 a, b;
+        if (c >= pad && c + 32 <= pad + w) {
+            a = _mm512_loadu_ps(src + c);
+            b = _mm512_loadu_ps(src + c + 16);
+        } else {
+            a = _mm512_maskz_loadu_ps((__mmask16)og_lanes_in(c, pad, w), src + c);
+            b = _mm512_maskz_loadu_ps((__mmask16)og_lanes_in(c + 16, pad, w), src + c + 16);
+        }
+        const __m512 e = _mm512_permutex2var_ps(a, ev, b), o = _mm512_permutex2var_ps(a, od, b);
+        if (c + 32 <= wp) {
+            _mm512_storeu_ps(dst + c / 2, e);
+            _mm512_storeu_ps(dst + half + c / 2, o);
+        } else {
+            const int64_t ne = (wp - c + 1) / 2, no = (wp - c) / 2; /* evens and odds left */
+            _mm512_mask_storeu_ps(dst + c / 2, (__mmask16)((1u << ne) - 1u), e);
+            _mm512_mask_storeu_ps(dst + half + c / 2, (__mmask16)((1u << no) - 1u), o);
+        }
+    }
+}
+#endif /* OG_CPU_X86 */
+
+#endif /* OG_SPLIT_ROW_H */
