@@ -491,9 +491,11 @@ og_status og_conv_direct(const og_kernel_ctx *k, const og_conv_geom *g, bool tra
                 for (int64_t j = 0; j < d.mg; j++) {
                     const int64_t m = (it % g->group) * d.mg + j, n = it / g->group;
                     float *yp = (float *)y + (n * g->m + m) * os;
-                    dwp_plane(&d, (const float *)x + it * d.plane, (const float *)w + m * nt,
-                              b ? ((const float *)b)[m] : 0.0f, yp, sl);
-                    og_cpu_act(&k->act, t, yp, os);
+                    dwp_out o = {b ? ((const float *)b)[m] : 0.0f, false, 0.0f, 0.0f};
+                    o.clamp = og_act_clamp_f32(&k->act, &o.lo, &o.hi); /* in the stores */
+                    dwp_plane(&d, (const float *)x + it * d.plane, (const float *)w + m * nt, &o,
+                              yp, sl);
+                    if (!o.clamp) og_cpu_act(&k->act, t, yp, os);
                 }
         }
         og_scratch_put(k, scratch);

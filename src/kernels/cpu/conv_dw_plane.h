@@ -36,18 +36,26 @@ static int64_t dwp_scratch(const dw_geom *d)
     return (dwp_blocks(d) ? 2 + d->kh : d->rows) * d->wp;
 }
 
+/* What a plane's sums start from and end with: the bias, and the activation when it is a
+ * clamp (og_act_clamp_f32), applied in registers before the store. */
+typedef struct dwp_out {
+    float bias;
+    bool clamp;
+    float lo, hi;
+} dwp_out;
+
 /* Output rows [r0, r0 + R) of the plane, all columns, from the padded plane xp (rows ws
  * apart; stride 2: odd columns from `half` on). */
 #define DWP_KERNEL(K, S, R)                                                                        \
     static OG_TARGET_AVX512 void dwp_k##K##s##S##r##R(const float *xp, int64_t ws, int64_t half,   \
-                                                      const float *w, float bias, float *y,        \
+                                                      const float *w, const dwp_out *o, float *y,  \
                                                       int64_t ow, int64_t r0)                      \
     {                                                                                              \
         for (int64_t j0 = 0; j0 < ow; j0 += 16) {                                                  \
             const int64_t left = ow - j0;                                                          \
             const __mmask16 m = (__mmask16)(left >= 16 ? 0xFFFF : (1u << left) - 1u);              \
             __m512 acc[R];                                                                         \
-            _Pragma("GCC unroll 4") for (int q = 0; q < R; q++) acc[q] = _mm512_set1_ps(bias);     \
+            _Pragma("GCC unroll 4") for (int q = 0; q < R; q++) acc[q] = _mm512_set1_ps(o->bias);  \
             _Pragma("GCC unroll 8") for (int ir = 0; ir < (R - 1) * S + K; ir++)                   \
             {                                                                                      \
                 const float *row = xp + (r0 * S + ir) * ws + j0;                                   \
@@ -63,7 +71,18 @@ static int64_t dwp_scratch(const dw_geom *d)
                 }                                                                                  \
             }                                                                                      \
             _Pragma("GCC unroll 4") for (int q = 0; q < R; q++)                                    \
-                _mm512_mask_storeu_ps(y + (r0 + q) * ow + j0, m, acc[q]);                          \
+            {                                                                                      \
+                __m512 v = acc[q];                                                                 \
+                if (o->clamp) {                                                                    \
+                    const __mmask16 below =                                                        \
+                        _mm512_cmp_ps_mask(v, _mm512_set1_ps(o->lo), _CMP_LT_OQ);                  \
+                    const __mmask16 above =                                                        \
+                        _mm512_cmp_ps_mask(v, _mm512_set1_ps(o->hi), _CMP_GT_OQ);                  \
+                    v = _mm512_mask_blend_ps(above, v, _mm512_set1_ps(o->hi));                     \
+                    v = _mm512_mask_blend_ps(below, v, _mm512_set1_ps(o->lo));                     \
+                }                                                                                  \
+                _mm512_mask_storeu_ps(y + (r0 + q) * ow + j0, m, v);                               \
+            }                                                                                      \
         }                                                                                          \
     }
 DWP_KERNEL(3, 1, 4)
@@ -113,8 +132,8 @@ static OG_TARGET_AVX512 void dwp_pad_row(const dw_geom *d, const float *x, int64
  * 112x112 stride-2 layer 0.37-0.42 ms by blocks, 0.60-0.69 by planes; its 56x56 stride-2
  * one 0.20-0.21 by blocks, 0.17-0.19 by planes; stride 1 by blocks (6 rows padded per 4)
  * was slower everywhere. */
-static OG_TARGET_AVX512 void dwp_plane(const dw_geom *d, const float *x, const float *w, float bias,
-                                       float *y, float *scratch)
+static OG_TARGET_AVX512 void dwp_plane(const dw_geom *d, const float *x, const float *w,
+                                       const dwp_out *o, float *y, float *scratch)
 {
     const int64_t wp = d->wp, half = d->sh == 2 ? (wp + 1) / 2 : 0, oh = d->oh, ow = d->ow;
     const int64_t s = d->sh, kh = d->kh;
@@ -126,8 +145,8 @@ static OG_TARGET_AVX512 void dwp_plane(const dw_geom *d, const float *x, const f
         if (!blocks) {                                                                             \
             int64_t r0 = 0;                                                                        \
             for (; r0 + R <= oh; r0 += R)                                                          \
-                dwp_k##K##s##S##r##R(scratch, wp, half, w, bias, y, ow, r0);                       \
-            for (; r0 < oh; r0++) dwp_k##K##s##S##r1(scratch, wp, half, w, bias, y, ow, r0);       \
+                dwp_k##K##s##S##r##R(scratch, wp, half, w, o, y, ow, r0);                          \
+            for (; r0 < oh; r0++) dwp_k##K##s##S##r1(scratch, wp, half, w, o, y, ow, r0);          \
             break;                                                                                 \
         }                                                                                          \
         for (int64_t r0 = 0; r0 < oh; r0 += R) {                                                   \
@@ -135,10 +154,10 @@ static OG_TARGET_AVX512 void dwp_plane(const dw_geom *d, const float *x, const f
             for (int64_t q = 0; q < (nr - 1) * s + kh; q++)                                        \
                 dwp_pad_row(d, x, r0 *s + q, half, scratch + q * wp);                              \
             if (nr == R)                                                                           \
-                dwp_k##K##s##S##r##R(scratch, wp, half, w, bias, y + r0 * ow, ow, 0);              \
+                dwp_k##K##s##S##r##R(scratch, wp, half, w, o, y + r0 * ow, ow, 0);                 \
             else                                                                                   \
                 for (int64_t i = 0; i < nr; i++)                                                   \
-                    dwp_k##K##s##S##r1(scratch, wp, half, w, bias, y + r0 * ow, ow, i);            \
+                    dwp_k##K##s##S##r1(scratch, wp, half, w, o, y + r0 * ow, ow, i);               \
         }                                                                                          \
     } while (0)
     if (kh == 3 && s == 1)

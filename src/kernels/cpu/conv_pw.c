@@ -112,30 +112,13 @@ typedef struct pw_job {
     int64_t chunk;          /* columns per chunk (a multiple of PW_NR) */
 } pw_job;
 
-/* Whether activation a is a clamp the tiles apply in registers (Relu: [0, inf), Clip:
- * [lo, hi]), and its bounds. */
-static bool pw_clamp(const og_act *a, float *lo, float *hi)
-{
-    switch (a->kind) {
-    case OG_FUSE_RELU:
-        *lo = 0.0f;
-        *hi = INFINITY;
-        return true;
-    case OG_FUSE_CLIP:
-        *lo = (float)a->lo;
-        *hi = (float)a->hi;
-        return true;
-    default: return false;
-    }
-}
-
 /* y[m * ldy + j] = b[m] + Σ_q w[m * kc + q] · x[q * ldx + j], m < mg, j < ncols, then
  * k->act: tile columns of PW_NR positions, each tile of PW_MR channels. */
 static void pw_cols(const og_kernel_ctx *k, int64_t mg, int64_t kc, int64_t ncols, const float *x,
                     int64_t ldx, const float *w, const float *b, float *y, int64_t ldy)
 {
     pw_epi e = {false, false, 0.0f, 0.0f, NULL};
-    e.clamp = pw_clamp(&k->act, &e.lo, &e.hi);
+    e.clamp = og_act_clamp_f32(&k->act, &e.lo, &e.hi);
     for (int64_t nb = 0; nb < ncols; nb += PW_NR) {
         const int64_t nc = ncols - nb < PW_NR ? ncols - nb : PW_NR, nv = (nc + 15) / 16;
         const __mmask16 tail = (__mmask16)((1u << (nc - 16 * (nv - 1))) - 1u);

@@ -12,6 +12,8 @@
 #ifndef OG_KERNEL_H
 #define OG_KERNEL_H
 
+#include <math.h>
+
 #include "kernels/kernel.h"
 
 /* The CPU backend (registry.c). */
@@ -66,6 +68,24 @@ og_kernel_fn og_cpu_kernel_find(const char *domain, const char *name);
 #ifndef OG_PAR_MIN_STREAM
 #define OG_PAR_MIN_STREAM 1048576.0
 #endif
+
+/* Whether activation a is a clamp a float kernel can apply in registers before its store
+ * (Relu: [0, inf), Clip: [lo, hi]; as E_CLIP in unary.c, x < lo ? lo : x > hi ? hi : x,
+ * NaN passing), and its bounds. */
+static inline bool og_act_clamp_f32(const og_act *a, float *lo, float *hi)
+{
+    switch (a->kind) {
+    case OG_FUSE_RELU:
+        *lo = 0.0f;
+        *hi = INFINITY;
+        return true;
+    case OG_FUSE_CLIP:
+        *lo = (float)a->lo;
+        *hi = (float)a->hi;
+        return true;
+    default: return false;
+    }
+}
 
 /* Bit l (l < 16) set where position c0 + l of a padded row (pad values before it) holds
  * an input value, c0 + l - pad in [0, w): the mask of a 16-lane load of that row that
