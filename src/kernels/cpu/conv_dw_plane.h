@@ -106,19 +106,17 @@ static OG_TARGET_AVX512 void dwp_pad_row(const dw_geom *d, const float *x, int64
         memset(dst, 0, (size_t)wp * sizeof(float));
         return;
     }
-    const float *src = x + ih * d->w - d->pw; /* padded column c is src[c] where in range */
-    const int64_t pw = d->pw, w = d->w;
-    if (d->sw == 1) {
-        for (int64_t c = 0; c < wp; c += 16) {
-            const bool inside = c >= pw && c + 16 <= pw + w, whole = c + 16 <= wp;
-            const __m512 v = inside
-                                 ? _mm512_loadu_ps(src + c)
-                                 : _mm512_maskz_loadu_ps((__mmask16)og_lanes_in(c, pw, w), src + c);
-            if (whole)
-                _mm512_storeu_ps(dst + c, v);
-            else
-                _mm512_mask_storeu_ps(dst + c, (__mmask16)((1u << (wp - c)) - 1u), v);
+    if (d->sw == 1) { /* zeros, the row, zeros */
+        const int64_t pw = d->pw < wp ? d->pw : wp, w = d->w < wp - pw ? d->w : wp - pw;
+        const float *src = x + ih * d->w;
+        for (int64_t c = 0; c < pw; c++) dst[c] = 0.0f;
+        int64_t c = 0;
+        for (; c + 16 <= w; c += 16) _mm512_storeu_ps(dst + pw + c, _mm512_loadu_ps(src + c));
+        if (c < w) {
+            const __mmask16 mk = (__mmask16)((1u << (w - c)) - 1u);
+            _mm512_mask_storeu_ps(dst + pw + c, mk, _mm512_maskz_loadu_ps(mk, src + c));
         }
+        for (c = pw + w; c < wp; c++) dst[c] = 0.0f;
         return;
     }
     og_split_row_f32(x + ih * d->w, d->pw, d->w, wp, half, dst);
