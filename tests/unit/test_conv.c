@@ -740,6 +740,8 @@ static const conv_case winograd_cases[] = {
      * of 4x5 tiles, in one chunk (one thread) or 3 + 2 (two threads) */
     {"wino_batch5", "Conv", 2, .n = 5, .c = 16, .m = 18, .in = {8, 9}, PADS1},
     {"wino_batch5_mt", "Conv", 2, .n = 5, .c = 17, .m = 16, .in = {8, 9}, PADS1, .mt = true},
+    /* one image in chunks of tile rows, as many per thread (4 chunks of 13, 13, 13, 11) */
+    {"wino_chunks_mt", "Conv", 2, .c = 16, .m = 16, .in = {100, 100}, PADS1, .mt = true},
     /* input rows that end one column before the second 32-column block of the split */
     {"wino_edge63", "Conv", 2, .c = 16, .m = 16, .in = {16, 62}, PADS1},
 };
