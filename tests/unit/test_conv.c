@@ -612,9 +612,9 @@ static const conv_case direct_cases[] = {
     {"dw_blk_5x5_s2_f64", "Conv", 2, .c = 17, .m = 17, .group = 17, .k = {5, 5}, .in = {9, 11},
      .pads = {2, 2, 2, 2}, .strides = {2, 2}, .f64 = true},
     /* ... the float AVX-512 loops: input rows moved 16 columns at a time (35 + pads: two
-     * whole blocks and a tail), output rows 4 positions at a time (18 and 15: a remainder
-     * of 2 and 3), output planes moved 16 positions at a time (54 and 225: partial last
-     * blocks), 21 channels (a block of 5), a multiplier of 2 */
+     * whole blocks and a tail), output positions 8 at a time across rows, then 4, then
+     * one (54 and 225: remainders of 6 and 1), output planes moved 16 positions at a time
+     * (partial last blocks), 21 channels (a block of 5), a multiplier of 2 */
     {"dw_blk_wide_rows_s2", "Conv", 2, .n = 2, .c = 21, .m = 21, .group = 21, .in = {7, 35},
      .pads = {1, 2, 0, 1}, .strides = {2, 2}, .mt = true},
     {"dw_blk_ow_tail_mult2", "Conv", 2, .c = 16, .m = 32, .group = 16, .in = {15, 15}, PADS1},

@@ -87,19 +87,6 @@ static inline bool og_act_clamp_f32(const og_act *a, float *lo, float *hi)
     }
 }
 
-/* Bit l (l < 16) set where position c0 + l of a padded row (pad values before it) holds
- * an input value, c0 + l - pad in [0, w): the mask of a 16-lane load of that row that
- * reads only the input row's own values (AVX-512 masked loads do not touch masked-off
- * memory). */
-static inline uint16_t og_lanes_in(int64_t c0, int64_t pad, int64_t w)
-{
-    int64_t lo = pad - c0, hi = w + pad - c0;
-    lo = lo < 0 ? 0 : lo;
-    hi = hi > 16 ? 16 : hi;
-    if (hi <= lo) return 0;
-    return (uint16_t)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
-}
-
 /* C-order strides of a shape (elements). */
 void og_strides(int rank, const int64_t *dims, int64_t *strides);
 /* Strides of `in` (rank in_rank) broadcast to out's shape (rank out_rank >= in_rank):

@@ -10,6 +10,19 @@
 #ifdef OG_CPU_X86
 #include <immintrin.h>
 
+/* Bit l (l < 16) set where position c0 + l of a padded row (pad values before it) holds
+ * an input value, c0 + l - pad in [0, w): the mask of a 16-lane load of that row that
+ * reads only the input row's own values (AVX-512 masked loads do not touch masked-off
+ * memory). */
+static inline __mmask16 split_lanes_in(int64_t c0, int64_t pad, int64_t w)
+{
+    int64_t lo = pad - c0, hi = w + pad - c0;
+    lo = lo < 0 ? 0 : lo;
+    hi = hi > 16 ? 16 : hi;
+    if (hi <= lo) return 0;
+    return (__mmask16)(((1u << hi) - 1u) & ~((1u << lo) - 1u));
+}
+
 /* Padded columns [0, wp) of an input row of w values with pad zeros before it (row: its
  * first value; NULL: a row of pads) into dst: the even ones at dst[0, (wp + 1) / 2), the
  * odd ones at dst[half, half + wp / 2).  Loads are masked to the row's own values. */
@@ -30,8 +43,8 @@ static OG_TARGET_AVX512 void og_split_row_f32(const float *row, int64_t pad, int
             a = _mm512_loadu_ps(src + c);
             b = _mm512_loadu_ps(src + c + 16);
         } else {
-            a = _mm512_maskz_loadu_ps((__mmask16)og_lanes_in(c, pad, w), src + c);
-            b = _mm512_maskz_loadu_ps((__mmask16)og_lanes_in(c + 16, pad, w), src + c + 16);
+            a = _mm512_maskz_loadu_ps(split_lanes_in(c, pad, w), src + c);
+            b = _mm512_maskz_loadu_ps(split_lanes_in(c + 16, pad, w), src + c + 16);
         }
         const __m512 e = _mm512_permutex2var_ps(a, ev, b), o = _mm512_permutex2var_ps(a, od, b);
         if (c + 32 <= wp) {
