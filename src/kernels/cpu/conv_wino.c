@@ -8,9 +8,8 @@
  *   2. P_ξ = U_ξ · V_ξ, 16 GEMMs [M, C] x [C, nt];
  *   3. Y's 2x2 tiles = A^T P A + b, interleaved back into rows, then the activation.
  * U_ξ = (G g G^T)_ξ is computed before the items: once per session when W is the model's
- * (the node's og_kcache), else at every call.  Chunks go to threads,
- * each with its own V, P and split rows; their GEMMs run on one thread. */
-#include <math.h>
+ * (the node's og_kcache), else at every call.  Chunks go to threads, each with its own V,
+ * P and split rows; their GEMMs run on one thread. */
 #include <string.h>
 
 #include "kernels/cpu/conv_wino.h"
@@ -56,7 +55,6 @@ typedef struct wino_job {
     const og_conv_geom *g;
     const float *x, *b, *u;
     float *y;
-    char *scratch;
     int64_t th, tw; /* tiles per column and per row */
     int64_t rows;   /* tile rows per chunk */
     int64_t chunks; /* per image */
