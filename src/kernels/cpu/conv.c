@@ -825,24 +825,20 @@ static void conv_batched(const og_kernel_ctx *k, const conv_job *job, int64_t u,
     }
     const char *bias = job->b ? job->b + (size_t)(gi * job->mg) * es : NULL;
     const char *wg = job->w + (size_t)(gi * job->mg * job->kdim) * es;
-    if (job->pwcols) { /* short sums: the pointwise kernel, the bias in its sums */
-        og_kernel_ctx plain = *k;
-        plain.act.kind = OG_FUSE_NONE; /* applied below, per image */
-        if (og_conv_pw_cols(&plain, job->mg, job->kdim, ncol, (const float *)col, ncol,
-                            (const float *)wg, (const float *)bias, (float *)tmp, ncol)) {
-            for (int64_t b = 0; b < nb; b++) {
-                char *yb = job->y + (size_t)(((n0 + b) * g->m + gi * job->mg) * os) * es;
-                job->t->unwide(yb, os, tmp + (size_t)(b * os) * es, ncol, os, NULL, job->mg, 1, os);
-                if (job->act_in_items) og_cpu_act(job->act, job->dt, yb, job->mg * os);
-            }
-            return;
-        }
+    og_kernel_ctx plain = *k;
+    plain.act.kind = OG_FUSE_NONE; /* applied below, per image */
+    /* short sums: the pointwise kernel, the bias in its sums; else the GEMM, the bias after */
+    const bool pw =
+        job->pwcols && og_conv_pw_cols(&plain, job->mg, job->kdim, ncol, (const float *)col, ncol,
+                                       (const float *)wg, (const float *)bias, (float *)tmp, ncol);
+    if (!pw) {
+        gemm_args ga = {wg, job->kdim, col, ncol, ncol, job->kdim, false, false, tmp, ncol};
+        conv_gemm(k, job, &ga);
     }
-    gemm_args ga = {wg, job->kdim, col, ncol, ncol, job->kdim, false, false, tmp, ncol};
-    conv_gemm(k, job, &ga);
     for (int64_t b = 0; b < nb; b++) {
         char *yb = job->y + (size_t)(((n0 + b) * g->m + gi * job->mg) * os) * es;
-        job->t->unwide(yb, os, tmp + (size_t)(b * os) * es, ncol, os, bias, job->mg, 1, os);
+        job->t->unwide(yb, os, tmp + (size_t)(b * os) * es, ncol, os, pw ? NULL : bias, job->mg, 1,
+                       os);
         if (job->act_in_items) og_cpu_act(job->act, job->dt, yb, job->mg * os);
     }
 }
@@ -919,25 +915,24 @@ static void conv_item(const og_kernel_ctx *k, const conv_job *job, int64_t it, c
     }
     char *yg = job->y + (size_t)((n * g->m + gi * job->mg) * job->os + c0) * es;
     const char *bias = job->b ? job->b + (size_t)(gi * job->mg) * es : NULL;
-    if (job->pwcols) {
-        OG_PARALLEL_FOR(k, job->kdim, ncols, r, { im2col_one(job, xg, r, r0, r1, col, ncols); });
-        if (og_conv_pw_cols(k, job->mg, job->kdim, ncols, (const float *)col, ncols,
-                            (const float *)wg, (const float *)bias, (float *)yg, job->os))
-            return;
-    }
-    /* the bias before the GEMM, which accumulates onto it; pointwise, after it instead,
-     * added to the chunk while it is in cache: a pass less over Y than filling it first */
-    const bool bias_after = bias && job->pointwise;
-    if (bias && !bias_after) job->t->fill_rows(yg, bias, job->mg, ncols, job->os);
     const char *bmat = xg + (size_t)c0 * es; /* pointwise: X_g is the [cg, OS] matrix */
     int64_t ldb = job->os;
     if (!job->pointwise) {
-        /* a chunk of col is sized to stay in cache from im2col to the GEMM */
+        /* a chunk of col is sized to stay in cache from im2col to the product */
         int64_t rows = job->kdim;
         OG_PARALLEL_FOR(k, rows, ncols, r, { im2col_one(job, xg, r, r0, r1, col, ncols); });
         bmat = col;
         ldb = ncols;
     }
+    /* short sums: the pointwise kernel, bias and activation in its stores */
+    if (job->pwcols &&
+        og_conv_pw_cols(k, job->mg, job->kdim, ncols, (const float *)bmat, ldb, (const float *)wg,
+                        (const float *)bias, (float *)yg, job->os))
+        return;
+    /* the bias before the GEMM, which accumulates onto it; pointwise, after it instead,
+     * added to the chunk while it is in cache: a pass less over Y than filling it first */
+    const bool bias_after = bias && job->pointwise;
+    if (bias && !bias_after) job->t->fill_rows(yg, bias, job->mg, ncols, job->os);
     gemm_args ga = {wg,    job->kdim,           bmat, ldb,    ncols, job->kdim,
                     false, bias && !bias_after, yg,   job->os};
     conv_gemm(k, job, &ga);
