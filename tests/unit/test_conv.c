@@ -604,6 +604,11 @@ static const conv_case direct_cases[] = {
      .pads = {1, 1, 0, 1}, .strides = {2, 2}, .mt = true},
     {"dw_plane_5x5_s2_blocks_mult2", "Conv", 2, .c = 2, .m = 4, .group = 2, .k = {5, 5},
      .in = {66, 80}, .pads = {2, 2, 2, 2}, .strides = {2, 2}},
+    /* ... rows of more than 512 padded columns, past the masks planned once per plane
+     * (og_row_plan): computed per row instead */
+    {"dw_plane_3x3_s1_past_plan", "Conv", 2, .c = 2, .m = 2, .group = 2, .in = {6, 530}, PADS1},
+    {"dw_plane_3x3_s2_past_plan", "Conv", 2, .c = 2, .m = 2, .group = 2, .in = {7, 521},
+     .pads = {1, 1, 1, 0}, .strides = {2, 2}},
     {"dw_plane_3x3_s1_edge15", "Conv", 2, .c = 2, .m = 2, .group = 2, .in = {20, 30}, PADS1},
     {"dw_plane_3x3_s2_edge63", "Conv", 2, .c = 2, .m = 2, .group = 2, .in = {21, 61},
      .pads = {1, 2, 1, 2}, .strides = {2, 2}},
@@ -742,6 +747,8 @@ static const conv_case winograd_cases[] = {
     {"wino_batch5_mt", "Conv", 2, .n = 5, .c = 17, .m = 16, .in = {8, 9}, PADS1, .mt = true},
     /* one image in chunks of tile rows, as many per thread (4 chunks of 13, 13, 13, 11) */
     {"wino_chunks_mt", "Conv", 2, .c = 16, .m = 16, .in = {100, 100}, PADS1, .mt = true},
+    /* rows of more than 512 padded columns (split without planned masks) */
+    {"wino_past_plan", "Conv", 2, .c = 16, .m = 16, .in = {4, 515}, PADS1},
     /* input rows that end one column before the second 32-column block of the split */
     {"wino_edge63", "Conv", 2, .c = 16, .m = 16, .in = {16, 62}, PADS1},
 };

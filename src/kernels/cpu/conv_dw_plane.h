@@ -95,31 +95,29 @@ DWP_KERNEL(5, 2, 2)
 DWP_KERNEL(5, 2, 1)
 #undef DWP_KERNEL
 
-/* Padded row r of input plane x into dst, wp values: zeros outside the input; stride 2:
- * its even columns at dst[0, half), its odd ones from dst[half] on.  Masked loads read
- * only the input row's own values. */
-static OG_TARGET_AVX512 void dwp_pad_row(const dw_geom *d, const float *x, int64_t r, int64_t half,
-                                         float *dst)
+/* Padded row r of input plane x into dst by plan p (og_pad_plan_init for stride 1,
+ * og_split_plan_init for stride 2: its even columns at dst[0, half), its odd ones from
+ * dst[half] on), wp values: zeros outside the input.  Masked loads read only the input
+ * row's own values. */
+static OG_TARGET_AVX512 void dwp_pad_row(const dw_geom *d, const og_row_plan *p, const float *x,
+                                         int64_t r, float *dst)
 {
-    const int64_t wp = d->wp, ih = r - d->ph;
-    if (ih < 0 || ih >= d->h) {
+    const int64_t ih = r - d->ph;
+    const float *row = ih >= 0 && ih < d->h ? x + ih * d->w : NULL;
+    if (d->sw == 2) {
+        og_split_row_planned(p, row, dst);
+        return;
+    }
+    if (og_pad_row_planned(p, row, dst)) return;
+    const int64_t wp = d->wp;
+    if (!row) { /* rows wider than a plan: zeros, the row, zeros */
         memset(dst, 0, (size_t)wp * sizeof(float));
         return;
     }
-    if (d->sw == 1) { /* zeros, the row, zeros */
-        const int64_t pw = d->pw < wp ? d->pw : wp, w = d->w < wp - pw ? d->w : wp - pw;
-        const float *src = x + ih * d->w;
-        for (int64_t c = 0; c < pw; c++) dst[c] = 0.0f;
-        int64_t c = 0;
-        for (; c + 16 <= w; c += 16) _mm512_storeu_ps(dst + pw + c, _mm512_loadu_ps(src + c));
-        if (c < w) {
-            const __mmask16 mk = (__mmask16)((1u << (w - c)) - 1u);
-            _mm512_mask_storeu_ps(dst + pw + c, mk, _mm512_maskz_loadu_ps(mk, src + c));
-        }
-        for (c = pw + w; c < wp; c++) dst[c] = 0.0f;
-        return;
-    }
-    og_split_row_f32(x + ih * d->w, d->pw, d->w, wp, half, dst);
+    const int64_t pw = d->pw < wp ? d->pw : wp, w = d->w < wp - pw ? d->w : wp - pw;
+    for (int64_t c = 0; c < pw; c++) dst[c] = 0.0f;
+    memcpy(dst + pw, row, (size_t)w * sizeof(float));
+    for (int64_t c = pw + w; c < wp; c++) dst[c] = 0.0f;
 }
 
 /* One output plane y (OH x OW) = bias + the K x K taps w over input plane x (H x W).
@@ -136,8 +134,13 @@ static OG_TARGET_AVX512 void dwp_plane(const dw_geom *d, const float *x, const f
     const int64_t wp = d->wp, half = d->sh == 2 ? (wp + 1) / 2 : 0, oh = d->oh, ow = d->ow;
     const int64_t s = d->sh, kh = d->kh;
     const bool blocks = dwp_blocks(d);
+    og_row_plan plan;
+    if (s == 2)
+        og_split_plan_init(&plan, d->pw, d->w, wp, half);
+    else
+        og_pad_plan_init(&plan, d->pw, d->w, wp);
     if (!blocks)
-        for (int64_t r = 0; r < d->rows; r++) dwp_pad_row(d, x, r, half, scratch + r * wp);
+        for (int64_t r = 0; r < d->rows; r++) dwp_pad_row(d, &plan, x, r, scratch + r * wp);
 #define DWP_RUN(K, S, R)                                                                           \
     do {                                                                                           \
         if (!blocks) {                                                                             \
@@ -150,7 +153,7 @@ static OG_TARGET_AVX512 void dwp_plane(const dw_geom *d, const float *x, const f
         for (int64_t r0 = 0; r0 < oh; r0 += R) {                                                   \
             const int64_t nr = oh - r0 < R ? oh - r0 : R;                                          \
             for (int64_t q = 0; q < (nr - 1) * s + kh; q++)                                        \
-                dwp_pad_row(d, x, r0 *s + q, half, scratch + q * wp);                              \
+                dwp_pad_row(d, &plan, x, r0 *s + q, scratch + q * wp);                             \
             if (nr == R)                                                                           \
                 dwp_k##K##s##S##r##R(scratch, wp, half, w, o, y + r0 * ow, ow, 0);                 \
             else                                                                                   \

@@ -55,12 +55,13 @@ typedef struct wino_job {
     const og_conv_geom *g;
     const float *x, *b, *u;
     float *y;
-    int64_t th, tw; /* tiles per column and per row */
-    int64_t rows;   /* tile rows per chunk */
-    int64_t chunks; /* per image */
-    int64_t imgs;   /* images per item (whole images: chunks is 1) */
-    int64_t sw;     /* split row: even half, then odd half, sw values each */
-    size_t slot;    /* floats per thread */
+    int64_t th, tw;    /* tiles per column and per row */
+    int64_t rows;      /* tile rows per chunk */
+    int64_t chunks;    /* per image */
+    int64_t imgs;      /* images per item (whole images: chunks is 1) */
+    int64_t sw;        /* split row: even half, then odd half, sw values each */
+    og_row_plan split; /* its masks */
+    size_t slot;       /* floats per thread */
 } wino_job;
 
 /* U[ξ][m][c] = (G g G^T)[ξ / 4][ξ % 4] for kernel g = w[m][c], with G the rows (1, 0, 0),
@@ -105,14 +106,14 @@ static OG_TARGET_AVX512 void wino_weights(int64_t m_n, int64_t c_n, const float 
         }
 }
 
-/* Padded row pr of input plane xc split: dst[j] = padded column 2j, dst[sw + j] = column
- * 2j + 1, j < n (zeros outside the input). */
-static void wino_split(const wino_job *j, const float *xc, int64_t pr, int64_t n, float *dst)
+/* Padded row pr of input plane xc split: dst[i] = padded column 2i, dst[sw + i] = column
+ * 2i + 1, i < tw + 1 (zeros outside the input). */
+static void wino_split(const wino_job *j, const float *xc, int64_t pr, float *dst)
 {
     const og_conv_geom *g = j->g;
     const int64_t ih = pr - g->pad_begin[0];
     const float *row = ih >= 0 && ih < g->in[0] ? xc + ih * g->in[1] : NULL;
-    og_split_row_f32(row, g->pad_begin[1], g->in[1], 2 * n, j->sw, dst);
+    og_split_row_planned(&j->split, row, dst);
 }
 
 /* V[ξ][c][t] for input channel c of tile rows [ti0, ti1) (t from 0), from its split rows
@@ -214,8 +215,7 @@ static void wino_item(const wino_job *j, const og_kernel_ctx *k1, int64_t it, fl
     for (int64_t n = n0; n < n1; n++) /* image n's tiles from column (n - n0) * per on */
         for (int64_t c = 0; c < cn; c++) {
             const float *xc = j->x + (n * cn + c) * plane;
-            for (int64_t r = 0; r < prs; r++)
-                wino_split(j, xc, 2 * ti0 + r, j->tw + 1, sp + r * 2 * j->sw);
+            for (int64_t r = 0; r < prs; r++) wino_split(j, xc, 2 * ti0 + r, sp + r * 2 * j->sw);
             wino_input(j, sp, ti0, ti1, c, cn, nt, v + (n - n0) * per);
         }
     for (int xi = 0; xi < 16; xi++)
@@ -245,6 +245,7 @@ og_status og_conv_wino(const og_kernel_ctx *k, const og_conv_geom *g, const floa
     j.th = (g->out[0] + 1) / 2;
     j.tw = (g->out[1] + 1) / 2;
     j.sw = (j.tw + 1 + 15) / 16 * 16;
+    og_split_plan_init(&j.split, g->pad_begin[1], g->in[1], 2 * (j.tw + 1), j.sw);
     const int64_t per_tile = 16 * (g->c + g->m) * (int64_t)sizeof(float);
     int64_t rows = WINO_CHUNK_BYTES / (per_tile * j.tw);
     rows = rows < 1 ? 1 : rows > j.th ? j.th : rows;

@@ -57,6 +57,91 @@ static OG_TARGET_AVX512 void og_split_row_f32(const float *row, int64_t pad, int
         }
     }
 }
+
+/* The masks of the rows of one geometry, computed once for all of a plane's rows (the
+ * per-row work is then loads, permutes and stores only): step i covers padded columns
+ * [S*i, S*i + S), S = 32 for split rows (og_split_row_planned), 16 for plain padded rows
+ * (og_pad_row_planned).  n = 0 where a row has more than OG_ROW_PLAN_MAX steps. */
+#define OG_ROW_PLAN_MAX 32
+typedef struct og_row_plan {
+    int64_t pad, w, wp, half, n;
+    __mmask16 la[OG_ROW_PLAN_MAX], lb[OG_ROW_PLAN_MAX]; /* load masks: lanes in the input */
+    __mmask16 sa[OG_ROW_PLAN_MAX], sb[OG_ROW_PLAN_MAX]; /* store masks: lanes in the row */
+} og_row_plan;
+
+static inline __mmask16 row_plan_first(int64_t k)
+{
+    return (__mmask16)(k >= 16 ? 0xFFFFu : k <= 0 ? 0u : (1u << k) - 1u);
+}
+
+/* The plan of split rows (og_split_row_f32's arguments) */
+static inline void og_split_plan_init(og_row_plan *p, int64_t pad, int64_t w, int64_t wp,
+                                      int64_t half)
+{
+    const int64_t n = (wp + 31) / 32;
+    *p = (og_row_plan){.pad = pad, .w = w, .wp = wp, .half = half, .n = n};
+    if (n > OG_ROW_PLAN_MAX / 2) {
+        p->n = 0;
+        return;
+    }
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t c = 32 * i;
+        p->la[i] = split_lanes_in(c, pad, w);
+        p->lb[i] = split_lanes_in(c + 16, pad, w);
+        p->sa[i] = row_plan_first((wp - c + 1) / 2); /* evens left */
+        p->sb[i] = row_plan_first((wp - c) / 2);     /* odds left */
+    }
+}
+
+/* og_split_row_f32(row, ...) of plan p's geometry */
+static inline OG_TARGET_AVX512 void og_split_row_planned(const og_row_plan *p, const float *row,
+                                                         float *dst)
+{
+    if (!p->n || !row) {
+        og_split_row_f32(row, p->pad, p->w, p->wp, p->half, dst);
+        return;
+    }
+    const float *src = row - p->pad;
+    const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i od = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    float *odd = dst + p->half;
+    for (int64_t i = 0; i < p->n; i++) {
+        const __m512 a = _mm512_maskz_loadu_ps(p->la[i], src + 32 * i);
+        const __m512 b = _mm512_maskz_loadu_ps(p->lb[i], src + 32 * i + 16);
+        _mm512_mask_storeu_ps(dst + 16 * i, p->sa[i], _mm512_permutex2var_ps(a, ev, b));
+        _mm512_mask_storeu_ps(odd + 16 * i, p->sb[i], _mm512_permutex2var_ps(a, od, b));
+    }
+}
+
+/* The plan of plain padded rows: columns [0, wp) of a row of w values with pad zeros
+ * before it (and zeros after it) */
+static inline void og_pad_plan_init(og_row_plan *p, int64_t pad, int64_t w, int64_t wp)
+{
+    const int64_t n = (wp + 15) / 16;
+    *p = (og_row_plan){.pad = pad, .w = w, .wp = wp, .n = n <= OG_ROW_PLAN_MAX ? n : 0};
+    for (int64_t i = 0; i < p->n; i++) {
+        p->la[i] = split_lanes_in(16 * i, pad, w);
+        p->sa[i] = row_plan_first(wp - 16 * i);
+    }
+}
+
+/* Padded row (row: its first value; NULL: a row of pads) into dst[0, wp) by plan p; false
+ * (nothing written) where the plan has no steps. */
+static inline OG_TARGET_AVX512 bool og_pad_row_planned(const og_row_plan *p, const float *row,
+                                                       float *dst)
+{
+    if (!p->n) return false;
+    if (!row) {
+        for (int64_t i = 0; i < p->n; i++)
+            _mm512_mask_storeu_ps(dst + 16 * i, p->sa[i], _mm512_setzero_ps());
+        return true;
+    }
+    const float *src = row - p->pad;
+    for (int64_t i = 0; i < p->n; i++)
+        _mm512_mask_storeu_ps(dst + 16 * i, p->sa[i],
+                              _mm512_maskz_loadu_ps(p->la[i], src + 16 * i));
+    return true;
+}
 #endif /* OG_CPU_X86 */
 
 #endif /* OG_SPLIT_ROW_H */
