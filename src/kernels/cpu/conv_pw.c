@@ -70,8 +70,8 @@ typedef struct pw_epi {
                 _Pragma("GCC unroll 3") for (int v = 0; v < 3; v++)                                \
                     _mm_prefetch((const char *)(bx + k * ldb + PW_NR + 16 * v), _MM_HINT_T1);      \
             _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++) xv[v] =                           \
-                v == NV - 1 ? _mm512_maskz_loadu_ps(tail, bx + k * ldb + 16 * v)                   \
-                            : _mm512_loadu_ps(bx + k * ldb + 16 * v);                              \
+                v == NV - 1 && tail != 0xFFFF ? _mm512_maskz_loadu_ps(tail, bx + k * ldb + 16 * v) \
+                                              : _mm512_loadu_ps(bx + k * ldb + 16 * v);            \
             _Pragma("GCC unroll 8") for (int r = 0; r < PW_MR; r++)                                \
             {                                                                                      \
                 const __m512 wv = _mm512_set1_ps(w[r][k]);                                         \
@@ -93,7 +93,10 @@ typedef struct pw_epi {
                     a = _mm512_mask_blend_ps(above, a, hi);                                        \
                     a = _mm512_mask_blend_ps(below, a, lo);                                        \
                 }                                                                                  \
-                _mm512_mask_storeu_ps(c + r * ldc + 16 * v, mk, a);                                \
+                if (mk == 0xFFFF)                                                                  \
+                    _mm512_storeu_ps(c + r * ldc + 16 * v, a);                                     \
+                else                                                                               \
+                    _mm512_mask_storeu_ps(c + r * ldc + 16 * v, mk, a);                            \
             }                                                                                      \
         }                                                                                          \
     }
