@@ -160,6 +160,32 @@ void og_pool_trim(og_pool *p);
  * released.  NULL is a no-op. */
 void og_pool_close(og_pool *p);
 
+/* ---- worker threads ---------------------------------------------------------------- */
+
+/* A session's threads beside the caller's (workers.c).  A job is a range of items cut
+ * into chunks that the caller and the workers claim in order; the caller starts at once
+ * and, once every chunk is claimed, waits only for the chunks still running: never for a
+ * worker that has not woken yet (which may take tens of microseconds when waiting threads
+ * block), so that a job of a few hundred microseconds gains from a second thread instead of
+ * losing to it.  Waiting workers block; they never spin. */
+typedef struct og_workers og_workers;
+/* fn(ctx, i0, i1, slot) computes items [i0, i1); slot (0 for the caller, 1.. for the
+ * workers) is below the job's thread count: for per-thread scratch. */
+typedef void (*og_range_fn)(void *ctx, int64_t i0, int64_t i1, int slot);
+/* threads - 1 workers (fewer if the system refuses some); NULL for threads < 2, when none
+ * could be made, or when OpenMP's threads spin (OMP_WAIT_POLICY is not "passive": its
+ * regions are then cheap, and threads of both kinds spinning would share the cores). */
+og_workers *og_workers_new(const og_allocator *a, int threads);
+/* Stops and joins the workers.  NULL is a no-op. */
+void og_workers_free(og_workers *w);
+/* Participants: the workers and the caller (1 for NULL). */
+int og_workers_count(const og_workers *w);
+/* fn over [0, items) in chunks of `grain` items, by at most `threads` participants; returns
+ * when every item is done.  With no workers, threads < 2, a single chunk, or a job of w
+ * already running (a call from inside fn), the caller runs fn(ctx, 0, items, 0) alone. */
+void og_workers_run(og_workers *w, int threads, int64_t items, int64_t grain, og_range_fn fn,
+                    void *ctx);
+
 /* One handle for every kind of value (onnxgrad.h: og_kind).  A tensor uses dtype..buf; a
  * value of another kind has dtype OG_UNDEFINED, rank 0, numel 0, data and buf NULL, and
  * holds other values:

@@ -45,6 +45,7 @@ struct og_session {
     og_tensor **tout;
     int max_in, max_out;
     og_pool *pool;
+    og_workers *workers; /* threads - 1 workers (core.h), NULL for one thread */
     /* per node: its subgraphs' sessions (If: then, else; Loop, Scan: body), NULL for other
      * ops */
     og_subexec **subs;

@@ -44,6 +44,9 @@ og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_
         s->threads = 1;
 #endif
     }
+    /* the threads beside the caller's, for the CPU kernels' loops; without them (the system
+     * refused), the kernels use OpenMP's */
+    if (s->threads > 1) s->workers = og_workers_new(s->alloc, s->threads);
     if (opts) {
         s->log = opts->log;
         s->log_user = opts->log_user;
@@ -169,6 +172,7 @@ void og_session_free(og_session *s)
     const og_allocator *a = s->alloc;
     if (s->slot && s->owned && s->keep && s->want_at && s->placed) release_slots(s);
     og_exec_free_subs(s);
+    og_workers_free(s->workers);
     /* the kernels' scratch came from the pool's budgeted allocator (og_kernel_ctx.alloc) */
     if (s->pool) og_free(og_pool_allocator(s->pool), s->scratch.data);
     for (int i = 0; s->pool && s->kcache && i < s->g->n_nodes; i++)
@@ -334,7 +338,8 @@ static og_status run_node(og_session *s, int ni)
                        .threads = s->threads,
                        .rng = s->run_key,
                        .scratch = &s->scratch,
-                       .cache = &s->kcache[ni]};
+                       .cache = &s->kcache[ni],
+                       .workers = s->workers};
     for (int j = 0; j < n_in && j < 32; j++)
         if (in_v[j] >= 0 && g->values[in_v[j]].kind == OG_VALUE_INITIALIZER &&
             s->tin[j] == g->values[in_v[j]].init)

@@ -82,6 +82,9 @@ typedef struct og_kernel_ctx {
      * this run.  Their contents never change while the session lives. */
     og_kcache *cache;
     uint32_t const_in;
+    /* The session's worker threads (core.h: og_workers), NULL when it has none: CPU kernels
+     * split their loops over them (kernels/cpu/kernel.h: og_par_range), else over OpenMP's. */
+    og_workers *workers;
 } og_kernel_ctx;
 
 /* The node's cache memory for what the kernel derives from `key`, a constant input's data

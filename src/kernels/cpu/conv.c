@@ -434,6 +434,11 @@ static const void *select_conv(const og_node *n, og_dtype t)
 #ifndef CONV_PAR_MIN_MADDS
 #define CONV_PAR_MIN_MADDS 4194304.0
 #endif
+/* The same with the session's workers (og_kernel_ctx.workers), whose caller does not wait
+ * for a worker still asleep: only the wake-up call is lost when a call is small */
+#ifndef CONV_PAR_MIN_MADDS_WORKERS
+#define CONV_PAR_MIN_MADDS_WORKERS 1048576.0
+#endif
 /* Narrowest chunk worth a thread of its own when there are fewer images than threads. */
 #define CONV_PAR_MIN_COLS 256
 
@@ -980,15 +985,23 @@ static void conv_transpose_unit(const og_kernel_ctx *k, const conv_job *job, int
 }
 
 /* Items [t*I/slots, (t+1)*I/slots) with column buffer t. */
-static void run_slot(const og_kernel_ctx *k, const conv_job *job, bool transpose, int64_t t,
-                     int64_t slots, int64_t items)
+/* Items [i0, i1) on thread slot `slot`'s column buffer (og_par_range). */
+typedef struct conv_run_items {
+    const og_kernel_ctx *k; /* the items' own (BLAS's threads) */
+    const conv_job *job;
+    bool transpose;
+} conv_run_items;
+
+static void run_items(void *ctx, int64_t i0, int64_t i1, int slot)
 {
-    char *col = job->col ? job->col + (size_t)t * job->slot_bytes : NULL;
-    for (int64_t it = t * items / slots; it < (t + 1) * items / slots; it++) {
-        if (transpose)
-            conv_transpose_unit(k, job, it, col);
+    const conv_run_items *r = ctx;
+    const conv_job *job = r->job;
+    char *col = job->col ? job->col + (size_t)slot * job->slot_bytes : NULL;
+    for (int64_t it = i0; it < i1; it++) {
+        if (r->transpose)
+            conv_transpose_unit(r->k, job, it, col);
         else
-            conv_item(k, job, it, col);
+            conv_item(r->k, job, it, col);
     }
 }
 
@@ -1015,13 +1028,17 @@ static og_status conv_run(const og_kernel_ctx *k, og_kernel_fn self, const og_te
     if (g->nsp < 1 || y->rank != g->nsp + 2 || y->dtype != x->dtype)
         return og_kernel_error(k, OG_ERR_INTERNAL, "output has an unexpected shape");
     if (y->numel == 0) return OG_OK;
-    /* a small convolution stays on one thread, BLAS included */
-    og_kernel_ctx one;
-    if (k->threads > 1 && conv_madds(g) < CONV_PAR_MIN_MADDS) {
-        one = *k;
-        one.threads = 1;
-        k = &one;
-    }
+    /* a small convolution stays on one thread: BLAS's (OpenMP's threads) below
+     * CONV_PAR_MIN_MADDS, the direct, Winograd and pointwise kernels' (the session's workers
+     * where it has them) below CONV_PAR_MIN_MADDS_WORKERS */
+    og_kernel_ctx one = *k;
+    one.threads = 1;
+    const double madds = conv_madds(g);
+    const og_kernel_ctx *kown =
+        k->threads > 1 && madds < (k->workers ? CONV_PAR_MIN_MADDS_WORKERS : CONV_PAR_MIN_MADDS)
+            ? &one
+            : k;
+    if (k->threads > 1 && madds < CONV_PAR_MIN_MADDS) k = &one;
     if (!transpose && g->group == 1 && x->numel > 0 && w->numel > 0 && covers_input(g)) {
         /* the kernel covers the whole input once (the weight gradient of a 1x1 Conv: X by
          * dY): Y[n, m] = Σ_k X[n, k] W[m, k] over k = (channel, position), one GEMM
@@ -1037,14 +1054,14 @@ static og_status conv_run(const og_kernel_ctx *k, og_kernel_fn self, const og_te
         return OG_OK;
     }
     if (x->numel > 0 && w->numel > 0 && og_conv_direct_applies(g, transpose))
-        return og_conv_direct(k, g, transpose, x->dtype, x->data, w->data, b ? b->data : NULL,
+        return og_conv_direct(kown, g, transpose, x->dtype, x->data, w->data, b ? b->data : NULL,
                               y->data);
     /* 3x3 stride-1 float Conv of enough channels and tiles: Winograd (conv_wino.c) */
     if (!transpose && x->numel > 0 && w->numel > 0 && og_conv_wino_applies(g, x->dtype))
-        return og_conv_wino(k, g, x->data, w->data, b ? b->data : NULL, y->data);
+        return og_conv_wino(kown, g, x->data, w->data, b ? b->data : NULL, y->data);
     /* pointwise float Conv: one pass over Y, bias and activation included (conv_pw.c) */
     if (!transpose && x->numel > 0 && w->numel > 0 && og_conv_pw_applies(g, x->dtype))
-        return og_conv_pw(k, g, x->data, w->data, b ? b->data : NULL, y->data);
+        return og_conv_pw(kown, g, x->data, w->data, b ? b->data : NULL, y->data);
 
     job.dt = x->dtype;
     job.act = &k->act;
@@ -1241,14 +1258,10 @@ static og_status conv_run(const og_kernel_ctx *k, og_kernel_fn self, const og_te
         if (part_bytes) job.part = job.col + (elems - part_bytes);
     }
 
-    if (slots > 1) {
-        og_kernel_ctx inner = *k;
-        inner.threads = 1;
-        OG_PARALLEL_FOR(k, slots, item_work * (double)items / (double)slots, t,
-                        { run_slot(&inner, &job, transpose, t, slots, items); });
-    } else {
-        run_slot(k, &job, transpose, 0, 1, items);
-    }
+    og_kernel_ctx inner = *k;
+    inner.threads = 1;
+    conv_run_items r = {slots > 1 ? &inner : k, &job, transpose};
+    og_par_range(k, (int)slots, items, 1, run_items, &r);
     if (job.tcol && job.ksplit > 1) /* Y = bias + the parts' sum, per unit */
         for (int64_t u = 0; u < units; u++) {
             int64_t gi = u % g->group, blk = job.mg * job.os;

@@ -295,240 +295,239 @@ static char *dw_slots(const og_kernel_ctx *k, size_t slot, size_t es, int thread
     return p;
 }
 
-/* One item = (image, group) of a Conv: pad its cg input planes into xp (unless the
- * input needs no padding: then read in place), then its mg output planes. */
+/* What a call computes, for dw_range: its kind of items and their operands. */
+typedef enum dw_kind {
+    DW_DOT_BLK, /* Conv, kernel larger than the output: (image, block of DW_L groups) */
+    DW_TR_BLK,  /* ConvTranspose, small planes: (image, block of DW_L channels) */
+    DW_TR,      /* ConvTranspose: (image, output channel) */
+    DW_BLK,     /* Conv, small planes: (block of DW_L channels, image) */
+    DW_PLANE,   /* Conv, AVX-512 float planes (conv_dw_plane.h): (image, channel) */
+    DW_CONV     /* Conv: (image, group) */
+} dw_kind;
+
+typedef struct dw_job {
+    const og_kernel_ctx *k;
+    const og_conv_geom *g;
+    dw_geom d, dp; /* dp: the geometry of the padded planes (DW_CONV) */
+    og_dtype t;
+    const dw_fns_f32 *f32;
+    const dw_fns_f64 *f64;
+    const void *x, *w, *b;
+    void *y;
+    dw_kind kind;
+    int64_t os, nt, blocks;
+    int64_t xe, we, ye; /* the parts of a slot (blocked kinds) */
+    bool pad;           /* DW_CONV: planes padded into the slot */
+    int64_t pad_elems;
+    char *scratch; /* one slot per thread */
+    size_t slot, es;
+} dw_job;
+
+/* Item `it` of a DW_CONV job: pad its cg input planes into the slot (unless the input needs
+ * no padding: then read in place), then its mg output planes. */
 #define DW_CONV_ITEM(T, fns)                                                                       \
     do {                                                                                           \
         const int64_t n = it / g->group, gi = it % g->group;                                       \
-        const T *xg = (const T *)x + (n * g->c + gi * d.cg) * d.plane;                             \
+        const T *xg = (const T *)j->x + (n * g->c + gi * d->cg) * d->plane;                        \
         const T *xp = xg;                                                                          \
-        if (pad) {                                                                                 \
-            T *xpw = (T *)slot;                                                                    \
-            for (int64_t c = 0; c < d.cg; c++)                                                     \
-                fns->pad_plane(&d, xg + c * d.plane, xpw + c * dp.plane);                          \
+        if (j->pad) {                                                                              \
+            T *xpw = (T *)sl;                                                                      \
+            for (int64_t c = 0; c < d->cg; c++)                                                    \
+                fns->pad_plane(d, xg + c * d->plane, xpw + c * j->dp.plane);                       \
             xp = xpw;                                                                              \
         }                                                                                          \
-        for (int64_t j = 0; j < d.mg; j++) {                                                       \
-            const int64_t m = gi * d.mg + j;                                                       \
-            T *yp = (T *)y + (n * g->m + m) * os;                                                  \
-            if (d.dot)                                                                             \
-                fns->dot_plane(&dp, xp, (const T *)w + m * d.cg * nt, b ? ((const T *)b)[m] : 0,   \
-                               yp);                                                                \
+        for (int64_t q = 0; q < d->mg; q++) {                                                      \
+            const int64_t m = gi * d->mg + q;                                                      \
+            T *yp = (T *)j->y + (n * g->m + m) * os;                                               \
+            const T bias = j->b ? ((const T *)j->b)[m] : 0;                                        \
+            if (d->dot)                                                                            \
+                fns->dot_plane(&j->dp, xp, (const T *)j->w + m * d->cg * nt, bias, yp);            \
             else                                                                                   \
-                fns->conv_plane(&dp, xp, (const T *)w + m * d.cg * nt, b ? ((const T *)b)[m] : 0,  \
-                                yp, (T *)slot + pad_elems);                                        \
-            og_cpu_act(&k->act, t, yp, os);                                                        \
+                fns->conv_plane(&j->dp, xp, (const T *)j->w + m * d->cg * nt, bias, yp,            \
+                                (T *)sl + j->pad_elems);                                           \
+            og_cpu_act(&k->act, j->t, yp, os);                                                     \
         }                                                                                          \
     } while (0)
 
-/* One item = (image, output channel) of a ConvTranspose. */
+/* Item `it` of a DW_TR job. */
 #define DW_TR_ITEM(T, fns)                                                                         \
     do {                                                                                           \
-        const int64_t n = it / g->m, m = it % g->m, gi = m / d.mg, j = m % d.mg;                   \
-        T *yp = (T *)y + it * os;                                                                  \
-        const T bias = b ? ((const T *)b)[m] : 0;                                                  \
+        const int64_t n = it / g->m, m = it % g->m, gi = m / d->mg, q = m % d->mg;                 \
+        T *yp = (T *)j->y + it * os;                                                               \
+        const T bias = j->b ? ((const T *)j->b)[m] : 0;                                            \
         for (int64_t i = 0; i < os; i++) yp[i] = bias;                                             \
-        fns->tr_plane(&d, (const T *)x + (n * g->c + gi * d.cg) * d.plane,                         \
-                      (const T *)w + (gi * d.cg * d.mg + j) * nt, d.mg * nt, yp);                  \
-        og_cpu_act(&k->act, t, yp, os);                                                            \
+        fns->tr_plane(d, (const T *)j->x + (n * g->c + gi * d->cg) * d->plane,                     \
+                      (const T *)j->w + (gi * d->cg * d->mg + q) * nt, d->mg * nt, yp);            \
+        og_cpu_act(&k->act, j->t, yp, os);                                                         \
     } while (0)
 
-og_status og_conv_direct(const og_kernel_ctx *k, const og_conv_geom *g, bool transpose, og_dtype t,
-                         const void *x, const void *w, const void *b, void *y)
+/* Items [i0, i1) of job ctx, with thread slot `slot`'s scratch. */
+static void dw_range(void *ctx, int64_t i0, int64_t i1, int slot)
 {
-    dw_geom d, dp;
-    dw_geometry(g, transpose, &d);
-    const size_t es = t == OG_FLOAT ? sizeof(float) : sizeof(double);
-    const int64_t os = d.oh * d.ow, nt = d.kh * d.kw;
-    const dw_fns_f32 *f32 = t == OG_FLOAT ? dw_f32() : NULL;
-    const dw_fns_f64 *f64 = t == OG_DOUBLE ? dw_f64() : NULL;
-    if (!f32 && !f64)
-        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
-                               og_dtype_name(t));
-
-    if (!transpose && d.dot && d.mg == 1 && d.cg * (d.rows * d.wp + nt) <= DW_BLK_DOT_MAX) {
-        /* items (image, block of DW_L groups), channels-last */
-        const int64_t blocks = (g->group + DW_L - 1) / DW_L, items = g->n * blocks;
-        const int64_t xe = d.cg * d.rows * d.wp * DW_L, we = d.cg * nt * DW_L;
-        const size_t slot = (size_t)(xe + we + os * DW_L);
-        const int threads = dw_threads(k, items, (double)(os * d.cg * nt * DW_L));
-        char *scratch = dw_slots(k, slot, es, threads);
-        if (!scratch) return OG_ERR_NOMEM; /* message given */
-#ifdef _OPENMP
-#pragma omp parallel num_threads(threads) if (threads > 1)
-#endif
-        {
-            int tid = 0;
-#ifdef _OPENMP
-            tid = threads > 1 ? omp_get_thread_num() : 0;
-#endif
-            char *sl = scratch + (size_t)tid * slot * es;
-            for (int64_t it = items * tid / threads; it < items * (tid + 1) / threads; it++) {
-                const int64_t n = it / blocks, g0 = it % blocks * DW_L;
-                const int64_t nl = g->group - g0 < DW_L ? g->group - g0 : DW_L;
-                if (f32) {
-                    float *xb = (float *)sl;
-                    f32->blk_dot(&d, (const float *)x + n * g->c * d.plane, g0, nl, w, b,
-                                 (float *)y + n * g->m * os, xb, xb + xe, xb + xe + we, &k->act, t);
-                } else {
-                    double *xb = (double *)sl;
-                    f64->blk_dot(&d, (const double *)x + n * g->c * d.plane, g0, nl, w, b,
-                                 (double *)y + n * g->m * os, xb, xb + xe, xb + xe + we, &k->act,
-                                 t);
-                }
+    const dw_job *j = ctx;
+    const og_kernel_ctx *k = j->k;
+    const og_conv_geom *g = j->g;
+    const dw_geom *d = &j->d;
+    const int64_t os = j->os, nt = j->nt, blocks = j->blocks, xe = j->xe, we = j->we, ye = j->ye;
+    const dw_fns_f32 *f32 = j->f32;
+    const dw_fns_f64 *f64 = j->f64;
+    char *sl = j->scratch ? j->scratch + (size_t)slot * j->slot * j->es : NULL;
+    int64_t packed = -1; /* DW_BLK: the block whose kernels the slot holds */
+    for (int64_t it = i0; it < i1; it++) {
+        switch (j->kind) {
+        case DW_DOT_BLK: {
+            const int64_t n = it / blocks, g0 = it % blocks * DW_L;
+            const int64_t nl = g->group - g0 < DW_L ? g->group - g0 : DW_L;
+            if (f32) {
+                float *xb = (float *)sl;
+                f32->blk_dot(d, (const float *)j->x + n * g->c * d->plane, g0, nl, j->w, j->b,
+                             (float *)j->y + n * g->m * os, xb, xb + xe, xb + xe + we, &k->act,
+                             j->t);
+            } else {
+                double *xb = (double *)sl;
+                f64->blk_dot(d, (const double *)j->x + n * g->c * d->plane, g0, nl, j->w, j->b,
+                             (double *)j->y + n * g->m * os, xb, xb + xe, xb + xe + we, &k->act,
+                             j->t);
             }
+            break;
         }
-        og_scratch_put(k, scratch);
-        return OG_OK;
-    }
-    if (transpose && d.cg == 1 && d.mg == 1 && os <= DW_BLK_TR_OS && nt <= DW_MAX_TAPS) {
-        /* items (image, block of DW_L channels), channels-last */
-        const int64_t blocks = (g->c + DW_L - 1) / DW_L, items = g->n * blocks;
-        const size_t slot = (size_t)((d.plane + os) * DW_L);
-        const int threads = dw_threads(k, items, (double)(d.plane * nt * DW_L));
-        char *scratch = dw_slots(k, slot, es, threads);
-        if (!scratch) return OG_ERR_NOMEM; /* message given */
-#ifdef _OPENMP
-#pragma omp parallel num_threads(threads) if (threads > 1)
-#endif
-        {
-            int tid = 0;
-#ifdef _OPENMP
-            tid = threads > 1 ? omp_get_thread_num() : 0;
-#endif
-            char *sl = scratch + (size_t)tid * slot * es;
-            for (int64_t it = items * tid / threads; it < items * (tid + 1) / threads; it++) {
-                const int64_t n = it / blocks, c0 = it % blocks * DW_L;
-                const int64_t nl = g->c - c0 < DW_L ? g->c - c0 : DW_L;
-                if (f32) {
-                    float *xb = (float *)sl;
-                    f32->blk_tr(&d, (const float *)x + (n * g->c + c0) * d.plane, nl, w, b, c0,
-                                (float *)y + n * g->m * os, xb, xb + d.plane * DW_L, &k->act, t);
-                } else {
-                    double *xb = (double *)sl;
-                    f64->blk_tr(&d, (const double *)x + (n * g->c + c0) * d.plane, nl, w, b, c0,
-                                (double *)y + n * g->m * os, xb, xb + d.plane * DW_L, &k->act, t);
-                }
+        case DW_TR_BLK: {
+            const int64_t n = it / blocks, c0 = it % blocks * DW_L;
+            const int64_t nl = g->c - c0 < DW_L ? g->c - c0 : DW_L;
+            if (f32) {
+                float *xb = (float *)sl;
+                f32->blk_tr(d, (const float *)j->x + (n * g->c + c0) * d->plane, nl, j->w, j->b, c0,
+                            (float *)j->y + n * g->m * os, xb, xb + d->plane * DW_L, &k->act, j->t);
+            } else {
+                double *xb = (double *)sl;
+                f64->blk_tr(d, (const double *)j->x + (n * g->c + c0) * d->plane, nl, j->w, j->b,
+                            c0, (double *)j->y + n * g->m * os, xb, xb + d->plane * DW_L, &k->act,
+                            j->t);
             }
+            break;
         }
-        og_scratch_put(k, scratch);
-        return OG_OK;
-    }
-    if (transpose) {
-        const int64_t items = g->n * g->m;
-        const int threads = dw_threads(k, items, (double)(d.cg * d.plane * nt));
-#ifdef _OPENMP
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-#endif
-        for (int64_t it = 0; it < items; it++) {
+        case DW_TR:
             if (f32)
                 DW_TR_ITEM(float, f32);
             else
                 DW_TR_ITEM(double, f64);
-        }
-        (void)threads;
-        return OG_OK;
-    }
-
-    if (d.cg == 1 && !d.dot && os <= DW_BLK_OS) {
-        /* small planes: items (block of DW_L channels, image), channels-last; a thread packs
-         * a block's kernels once for its images */
-        const int64_t blocks = (g->c + DW_L - 1) / DW_L, items = g->n * blocks;
-        const int64_t xe = d.rows * d.wp * DW_L, ye = os * DW_L;
-        const size_t slot = (size_t)(xe + ye + d.mg * (nt + 1) * DW_L);
-        const int threads = dw_threads(k, items, (double)(d.mg * os * nt * DW_L));
-        char *scratch = dw_slots(k, slot, es, threads);
-        if (!scratch) return OG_ERR_NOMEM; /* message given */
-#ifdef _OPENMP
-#pragma omp parallel num_threads(threads) if (threads > 1)
-#endif
-        {
-            int tid = 0;
-#ifdef _OPENMP
-            tid = threads > 1 ? omp_get_thread_num() : 0;
-#endif
-            char *sl = scratch + (size_t)tid * slot * es;
-            int64_t packed = -1; /* the block whose kernels the slot holds */
-            for (int64_t it = items * tid / threads; it < items * (tid + 1) / threads; it++) {
-                const int64_t n = it % g->n, blk = it / g->n, c0 = blk * DW_L;
-                const int64_t nl = g->c - c0 < DW_L ? g->c - c0 : DW_L;
-                const bool pack = blk != packed;
-                packed = blk;
-                if (f32) {
-                    float *xb = (float *)sl;
-                    f32->blk_conv(&d, (const float *)x + (n * g->c + c0) * d.plane, nl, w, b, c0,
-                                  (float *)y + n * g->m * os, xb, xb + xe, xb + xe + ye, pack,
-                                  &k->act, t);
-                } else {
-                    double *xb = (double *)sl;
-                    f64->blk_conv(&d, (const double *)x + (n * g->c + c0) * d.plane, nl, w, b, c0,
-                                  (double *)y + n * g->m * os, xb, xb + xe, xb + xe + ye, pack,
-                                  &k->act, t);
-                }
+            break;
+        case DW_BLK: {
+            const int64_t n = it % g->n, blk = it / g->n, c0 = blk * DW_L;
+            const int64_t nl = g->c - c0 < DW_L ? g->c - c0 : DW_L;
+            const bool pack = blk != packed;
+            packed = blk;
+            if (f32) {
+                float *xb = (float *)sl;
+                f32->blk_conv(d, (const float *)j->x + (n * g->c + c0) * d->plane, nl, j->w, j->b,
+                              c0, (float *)j->y + n * g->m * os, xb, xb + xe, xb + xe + ye, pack,
+                              &k->act, j->t);
+            } else {
+                double *xb = (double *)sl;
+                f64->blk_conv(d, (const double *)j->x + (n * g->c + c0) * d->plane, nl, j->w, j->b,
+                              c0, (double *)j->y + n * g->m * os, xb, xb + xe, xb + xe + ye, pack,
+                              &k->act, j->t);
             }
+            break;
         }
-        og_scratch_put(k, scratch);
-        return OG_OK;
-    }
-
+        case DW_PLANE:
 #ifdef OG_DW_X86
-    if (f32 && dwp_applies(&d)) { /* items (image, channel): see conv_dw_plane.h */
-        const int64_t items = g->n * g->group;
-        const size_t slot = (size_t)dwp_scratch(&d);
-        const int threads = dw_threads(k, items, (double)(d.mg * os * nt));
-        char *scratch = dw_slots(k, slot, es, threads);
-        if (!scratch) return OG_ERR_NOMEM; /* message given */
-#ifdef _OPENMP
-#pragma omp parallel num_threads(threads) if (threads > 1)
+            for (int64_t q = 0; q < d->mg; q++) {
+                const int64_t m = (it % g->group) * d->mg + q, n = it / g->group;
+                float *yp = (float *)j->y + (n * g->m + m) * os;
+                dwp_out o = {j->b ? ((const float *)j->b)[m] : 0.0f, false, 0.0f, 0.0f};
+                o.clamp = og_act_clamp_f32(&k->act, &o.lo, &o.hi); /* in the stores */
+                dwp_plane(d, (const float *)j->x + it * d->plane, (const float *)j->w + m * nt, &o,
+                          yp, (float *)sl);
+                if (!o.clamp) og_cpu_act(&k->act, j->t, yp, os);
+            }
 #endif
-        {
-            int tid = 0;
-#ifdef _OPENMP
-            tid = threads > 1 ? omp_get_thread_num() : 0;
-#endif
-            float *sl = (float *)scratch + (size_t)tid * slot;
-            for (int64_t it = items * tid / threads; it < items * (tid + 1) / threads; it++)
-                for (int64_t j = 0; j < d.mg; j++) {
-                    const int64_t m = (it % g->group) * d.mg + j, n = it / g->group;
-                    float *yp = (float *)y + (n * g->m + m) * os;
-                    dwp_out o = {b ? ((const float *)b)[m] : 0.0f, false, 0.0f, 0.0f};
-                    o.clamp = og_act_clamp_f32(&k->act, &o.lo, &o.hi); /* in the stores */
-                    dwp_plane(&d, (const float *)x + it * d.plane, (const float *)w + m * nt, &o,
-                              yp, sl);
-                    if (!o.clamp) og_cpu_act(&k->act, t, yp, os);
-                }
-        }
-        og_scratch_put(k, scratch);
-        return OG_OK;
-    }
-#endif
-    /* padded planes unless the input is read as it is (no pads, every column used) */
-    dp = d;
-    const bool pad = d.ph != 0 || d.pw != 0 || d.wp != d.w || d.rows > d.h;
-    if (pad) dp.plane = d.rows * d.wp;
-    const int64_t pad_elems = pad ? d.cg * dp.plane : 0;
-    const int64_t wide_elems = d.sh == 1 && d.sw == 1 && !d.dot ? (d.oh - 1) * d.wp + d.ow : 0;
-    size_t slot_elems = (size_t)(pad_elems + wide_elems);
-    const int64_t items = g->n * g->group;
-    const int threads = dw_threads(k, items, (double)(d.mg * d.cg * os * nt));
-    char *scratch = dw_slots(k, slot_elems, es, threads); /* padded planes */
-    if (!scratch) return OG_ERR_NOMEM;                    /* message given */
-#ifdef _OPENMP
-#pragma omp parallel num_threads(threads) if (threads > 1)
-#endif
-    {
-        int tid = 0;
-#ifdef _OPENMP
-        tid = threads > 1 ? omp_get_thread_num() : 0;
-#endif
-        char *slot = scratch + (size_t)tid * slot_elems * es;
-        for (int64_t it = items * tid / threads; it < items * (tid + 1) / threads; it++) {
+            break;
+        case DW_CONV:
             if (f32)
                 DW_CONV_ITEM(float, f32);
             else
                 DW_CONV_ITEM(double, f64);
+            break;
         }
     }
-    og_scratch_put(k, scratch);
+}
+
+og_status og_conv_direct(const og_kernel_ctx *k, const og_conv_geom *g, bool transpose, og_dtype t,
+                         const void *x, const void *w, const void *b, void *y)
+{
+    dw_job j = {.k = k, .g = g, .t = t, .x = x, .w = w, .b = b, .y = y};
+    dw_geom *d = &j.d;
+    dw_geometry(g, transpose, d);
+    j.es = t == OG_FLOAT ? sizeof(float) : sizeof(double);
+    const int64_t os = d->oh * d->ow, nt = d->kh * d->kw;
+    j.os = os;
+    j.nt = nt;
+    j.f32 = t == OG_FLOAT ? dw_f32() : NULL;
+    j.f64 = t == OG_DOUBLE ? dw_f64() : NULL;
+    if (!j.f32 && !j.f64)
+        return og_kernel_error(k, OG_ERR_UNSUPPORTED, "element type %s is not supported",
+                               og_dtype_name(t));
+    int64_t items;
+    double work; /* multiply-adds per item */
+    if (!transpose && d->dot && d->mg == 1 && d->cg * (d->rows * d->wp + nt) <= DW_BLK_DOT_MAX) {
+        /* channels-last blocks */
+        j.kind = DW_DOT_BLK;
+        j.blocks = (g->group + DW_L - 1) / DW_L;
+        items = g->n * j.blocks;
+        j.xe = d->cg * d->rows * d->wp * DW_L;
+        j.we = d->cg * nt * DW_L;
+        j.slot = (size_t)(j.xe + j.we + os * DW_L);
+        work = (double)(os * d->cg * nt * DW_L);
+    } else if (transpose && d->cg == 1 && d->mg == 1 && os <= DW_BLK_TR_OS && nt <= DW_MAX_TAPS) {
+        /* channels-last blocks */
+        j.kind = DW_TR_BLK;
+        j.blocks = (g->c + DW_L - 1) / DW_L;
+        items = g->n * j.blocks;
+        j.slot = (size_t)((d->plane + os) * DW_L);
+        work = (double)(d->plane * nt * DW_L);
+    } else if (transpose) {
+        j.kind = DW_TR;
+        items = g->n * g->m;
+        work = (double)(d->cg * d->plane * nt);
+    } else if (d->cg == 1 && !d->dot && os <= DW_BLK_OS) {
+        /* small planes, channels-last; a thread packs a block's kernels once for its images
+         * (items are block-major) */
+        j.kind = DW_BLK;
+        j.blocks = (g->c + DW_L - 1) / DW_L;
+        items = g->n * j.blocks;
+        j.xe = d->rows * d->wp * DW_L;
+        j.ye = os * DW_L;
+        j.slot = (size_t)(j.xe + j.ye + d->mg * (nt + 1) * DW_L);
+        work = (double)(d->mg * os * nt * DW_L);
+    }
+#ifdef OG_DW_X86
+    else if (j.f32 && dwp_applies(d)) {
+        j.kind = DW_PLANE;
+        items = g->n * g->group;
+        j.slot = (size_t)dwp_scratch(d);
+        work = (double)(d->mg * os * nt);
+    }
+#endif
+    else {
+        /* padded planes unless the input is read as it is (no pads, every column used) */
+        j.kind = DW_CONV;
+        j.dp = *d;
+        j.pad = d->ph != 0 || d->pw != 0 || d->wp != d->w || d->rows > d->h;
+        if (j.pad) j.dp.plane = d->rows * d->wp;
+        j.pad_elems = j.pad ? d->cg * j.dp.plane : 0;
+        const int64_t wide = d->sh == 1 && d->sw == 1 && !d->dot ? (d->oh - 1) * d->wp + d->ow : 0;
+        j.slot = (size_t)(j.pad_elems + wide);
+        items = g->n * g->group;
+        work = (double)(d->mg * d->cg * os * nt);
+    }
+    const int threads = dw_threads(k, items, work);
+    if (j.kind != DW_TR) {
+        j.scratch = dw_slots(k, j.slot, j.es, threads);
+        if (!j.scratch) return OG_ERR_NOMEM; /* message given */
+    }
+    /* chunks of about an eighth of a thread's share: a thread that starts late finds some */
+    og_par_range(k, threads, items, (items + 8 * threads - 1) / (8 * threads), dw_range, &j);
+    if (j.scratch) og_scratch_put(k, j.scratch);
     return OG_OK;
 }

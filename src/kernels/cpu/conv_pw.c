@@ -168,6 +168,12 @@ static void pw_item(const pw_job *j, int64_t it)
     const int64_t c0 = cp * j->chunk, c1 = c0 + j->chunk < j->os ? c0 + j->chunk : j->os;
     if (m1 > m0 && c1 > c0) pw_block(j, u / j->g->group, u % j->g->group, m0, m1, c0, c1);
 }
+
+static void pw_range(void *ctx, int64_t i0, int64_t i1, int slot)
+{
+    (void)slot;
+    for (int64_t it = i0; it < i1; it++) pw_item(ctx, it);
+}
 #endif /* OG_CPU_X86 */
 
 bool og_conv_pw_applies(const og_conv_geom *g, og_dtype t)
@@ -256,9 +262,7 @@ og_status og_conv_pw(const og_kernel_ctx *k, const og_conv_geom *g, const float 
     j.chunk = (tiles + j.cparts - 1) / j.cparts * PW_NR;
     j.cparts = (j.os + j.chunk - 1) / j.chunk;
     const int64_t items = units * j.cparts * j.mparts;
-    og_kernel_ctx one = *k;
-    if (work < PW_PAR_MIN) one.threads = 1;
-    OG_PARALLEL_FOR(&one, items, work / (double)items, it, { pw_item(&j, it); });
+    og_par_range(k, work < PW_PAR_MIN ? 1 : (int)threads, items, 1, pw_range, &j);
     return OG_OK;
 #else
     (void)x;

@@ -229,6 +229,19 @@ static void wino_item(const wino_job *j, const og_kernel_ctx *k1, int64_t it, fl
             og_cpu_act(&j->k->act, OG_FLOAT, yc + r0 * g->out[1], (r1 - r0) * g->out[1]);
         }
 }
+/* Items [i0, i1) on thread slot `slot`'s scratch (og_par_range). */
+typedef struct wino_run {
+    const wino_job *j;
+    const og_kernel_ctx *inner; /* the items' own GEMMs' */
+    float *slots;               /* j->slot floats per thread */
+} wino_run;
+
+static void wino_range(void *ctx, int64_t i0, int64_t i1, int slot)
+{
+    const wino_run *r = ctx;
+    for (int64_t it = i0; it < i1; it++)
+        wino_item(r->j, r->inner, it, r->slots + (size_t)slot * r->j->slot);
+}
 #endif /* OG_CPU_X86 */
 
 og_status og_conv_wino(const og_kernel_ctx *k, const og_conv_geom *g, const float *x,
@@ -289,24 +302,11 @@ og_status og_conv_wino(const og_kernel_ctx *k, const og_conv_geom *g, const floa
     if (!u) u = (float *)scratch;
     if (fresh) wino_weights(g->m, g->c, w, u);
     j.u = u;
-    float *slots0 = (float *)(scratch + ubytes);
     og_kernel_ctx one = *k;
     one.threads = 1;
-    if (slots > 1) {
-#ifdef _OPENMP
-#pragma omp parallel num_threads(slots)
-#endif
-        {
-            int tid = 0;
-#ifdef _OPENMP
-            tid = omp_get_thread_num();
-#endif
-            for (int64_t it = items * tid / slots; it < items * (tid + 1) / slots; it++)
-                wino_item(&j, &one, it, slots0 + (size_t)tid * j.slot);
-        }
-    } else {
-        for (int64_t it = 0; it < items; it++) wino_item(&j, k, it, slots0);
-    }
+    /* several threads: each item's GEMMs on its own one; else they may use the threads */
+    wino_run r = {&j, slots > 1 ? &one : k, (float *)(scratch + ubytes)};
+    og_par_range(k, slots, items, 1, wino_range, &r);
     og_scratch_put(k, scratch);
     return OG_OK;
 #else

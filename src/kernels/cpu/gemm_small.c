@@ -137,6 +137,17 @@ static void gs_item(const gs_job *j, bool trans_b, int64_t it)
     else
         (trans_b ? gs_nt8 : gs_nn8)(j, c0, c1);
 }
+typedef struct gs_run {
+    const gs_job *j;
+    bool trans_b;
+} gs_run;
+
+static void gs_range(void *ctx, int64_t i0, int64_t i1, int slot)
+{
+    const gs_run *r = ctx;
+    (void)slot;
+    for (int64_t it = i0; it < i1; it++) gs_item(r->j, r->trans_b, it);
+}
 #endif /* OG_CPU_X86 */
 
 bool og_gemm_small_f32(const og_kernel_ctx *k, bool trans_a, bool trans_b, int64_t m, int64_t n,
@@ -155,9 +166,11 @@ bool og_gemm_small_f32(const og_kernel_ctx *k, bool trans_a, bool trans_b, int64
     const int64_t units = (n + unit - 1) / unit, items = threads > 1 ? 4 * (int64_t)threads : 1;
     j.per = (units + items - 1) / items * unit;
     const int64_t nitems = (n + j.per - 1) / j.per;
-    og_kernel_ctx one = k ? *k : (og_kernel_ctx){0};
-    one.threads = threads;
-    OG_PARALLEL_FOR(&one, nitems, work / (double)nitems, it, { gs_item(&j, trans_b, it); });
+    gs_run r = {&j, trans_b};
+    if (k)
+        og_par_range(k, threads, nitems, 1, gs_range, &r);
+    else
+        gs_range(&r, 0, nitems, 0);
     return true;
 #else
     (void)k, (void)trans_a, (void)trans_b, (void)m, (void)n, (void)kk, (void)alpha, (void)a;

@@ -69,6 +69,14 @@ og_kernel_fn og_cpu_kernel_find(const char *domain, const char *name);
 #define OG_PAR_MIN_STREAM 1048576.0
 #endif
 
+/* fn(ctx, i0, i1, slot) over [0, items) in chunks of `grain` items, by at most `threads`
+ * threads (and k->threads): the session's workers where k has them (core.h: og_workers,
+ * whose caller never waits for a worker still asleep), else OpenMP's (chunks handed out
+ * dynamically), else the caller alone.  slot < threads names the thread, for per-thread
+ * scratch; a thread may get several chunks, not necessarily adjacent. */
+void og_par_range(const og_kernel_ctx *k, int threads, int64_t items, int64_t grain, og_range_fn fn,
+                  void *ctx);
+
 /* Whether activation a is a clamp a float kernel can apply in registers before its store
  * (Relu: [0, inf), Clip: [lo, hi]; as E_CLIP in unary.c, x < lo ? lo : x > hi ? hi : x,
  * NaN passing), and its bounds. */

@@ -3,6 +3,31 @@
 
 #include "kernels/cpu/kernel.h"
 
+void og_par_range(const og_kernel_ctx *k, int threads, int64_t items, int64_t grain, og_range_fn fn,
+                  void *ctx)
+{
+    if (items <= 0) return;
+    if (grain < 1) grain = 1;
+    if (threads > k->threads) threads = k->threads;
+    if (threads < 2 || items <= grain) {
+        fn(ctx, 0, items, 0);
+        return;
+    }
+    if (k->workers) {
+        og_workers_run(k->workers, threads, items, grain, fn, ctx);
+        return;
+    }
+#ifdef _OPENMP
+    const int64_t chunks = (items + grain - 1) / grain;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+    for (int64_t c = 0; c < chunks; c++)
+        fn(ctx, c * grain, c * grain + grain < items ? c * grain + grain : items,
+           omp_get_thread_num());
+#else
+    fn(ctx, 0, items, 0);
+#endif
+}
+
 void og_strides(int rank, const int64_t *dims, int64_t *strides)
 {
     int64_t s = 1;
