@@ -710,9 +710,9 @@ static void conv_gemm(const og_kernel_ctx *k, const conv_job *job, const gemm_ar
     if (job->msplit > 1 && k->threads > 1 && work > 262144.0) {
         og_kernel_ctx inner = *k;
         inner.threads = 1;
-        /* 4 bands a thread (of 16 channels at least): a thread that starts late finds some */
-        int64_t parts = job->msplit;
-        if (job->mg >= 64 * parts) parts *= 4;
+        /* a band a thread: smaller ones would each pack B again (EfficientNet's 2x2
+         * projections at batch 8 measured slower in 8 bands than on one thread) */
+        const int64_t parts = job->msplit;
         gemm_bands r = {&inner, job, a, parts};
         og_par_range(k, (int)job->msplit, parts, 1, gemm_band_range, &r);
     } else {
