@@ -36,6 +36,9 @@
  * second one costs about 44 (MobileNet-v2's 1x1 convolutions of 4.8 M multiply-adds took
  * 55 us on one thread, 85-92 on two) */
 #define PW_PAR_MIN 8388608.0
+/* The same with the session's workers (og_kernel_ctx.workers), whose caller does not wait
+ * for a worker still asleep */
+#define PW_PAR_MIN_WORKERS 2097152.0
 
 /* A tile's parameters besides its operands. */
 typedef struct pw_epi {
@@ -248,10 +251,11 @@ og_status og_conv_pw(const og_kernel_ctx *k, const og_conv_geom *g, const float 
     /* work split: (image, group) units; with fewer than 4 per thread, each one's columns
      * in chunks (whole tiles), and with a single tile column, its channels in bands */
     const int64_t units = g->n * g->group, threads = k->threads > 1 ? k->threads : 1;
+    const double par_min = k->workers ? PW_PAR_MIN_WORKERS : PW_PAR_MIN;
     const double work = (double)units * (double)j.mg * (double)j.cg * (double)j.os;
     const int64_t tiles = (j.os + PW_NR - 1) / PW_NR, blocks = (j.mg + PW_MR - 1) / PW_MR;
     j.cparts = j.mparts = 1;
-    if (threads > 1 && work >= PW_PAR_MIN && units < 4 * threads) {
+    if (threads > 1 && work >= par_min && units < 4 * threads) {
         int64_t want = (4 * threads + units - 1) / units;
         j.cparts = want < tiles ? want : tiles;
         if (j.cparts < want) {
@@ -262,7 +266,7 @@ og_status og_conv_pw(const og_kernel_ctx *k, const og_conv_geom *g, const float 
     j.chunk = (tiles + j.cparts - 1) / j.cparts * PW_NR;
     j.cparts = (j.os + j.chunk - 1) / j.chunk;
     const int64_t items = units * j.cparts * j.mparts;
-    og_par_range(k, work < PW_PAR_MIN ? 1 : (int)threads, items, 1, pw_range, &j);
+    og_par_range(k, work < par_min ? 1 : (int)threads, items, 1, pw_range, &j);
     return OG_OK;
 #else
     (void)x;
