@@ -393,6 +393,13 @@ static const conv_case fixed_cases[] = {
      .dil = {2, 1}, .mt = true},
     {"wide_dilated_f64", "Conv", 2, .n = 5, .c = 6, .m = 16, .k = {5, 5}, .in = {12, 12},
      .dil = {2, 1}, .f64 = true},
+    /* short float sums read in place from the wide rows (conv.c: job.taps, conv_pw.c:
+     * og_conv_pw_taps): 16 channels by 3x3 = 144 column rows, over 4 chunks of output rows,
+     * padded and not, one and two threads, dilated */
+    {"taps_chunked", "Conv", 2, .c = 16, .m = 8, .in = {300, 20}, PADS1},
+    {"taps_chunked_mt_nopad", "Conv", 2, .n = 2, .c = 16, .m = 9, .in = {300, 21}, .mt = true},
+    {"taps_dilated", "Conv", 2, .c = 5, .m = 7, .in = {40, 30}, .dil = {2, 2},
+     .pads = {2, 2, 2, 2}},
     /* the wide path over several chunks of output rows (tall and narrow) */
     {"wide_chunked", "Conv", 2, .c = 64, .m = 8, .in = {70, 20}, PADS1},
     {"wide_chunked_mt", "Conv", 2, .c = 64, .m = 8, .in = {70, 20}, .pads = {1, 1, 0, 1},

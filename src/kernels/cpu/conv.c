@@ -168,7 +168,12 @@ static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo :
         T *restrict d = dst;                                                                       \
         const T *restrict s = src, *restrict b = bias;                                             \
         for (int64_t m = 0; m < rows; m++) {                                                       \
-            const T v = b ? b[m] : (T)0;                                                           \
+            if (!b) { /* copied as they are: + 0 would turn -0 into +0 */                          \
+                for (int64_t i = 0; i < n; i++)                                                    \
+                    memcpy(d + m * ldd + i * w, s + m * lds + i * ws, (size_t)w * sizeof(T));      \
+                continue;                                                                          \
+            }                                                                                      \
+            const T v = b[m];                                                                      \
             for (int64_t i = 0; i < n; i++)                                                        \
                 for (int64_t j = 0; j < w; j++)                                                    \
                     d[m * ldd + i * w + j] = s[m * lds + i * ws + j] + v;                          \
@@ -374,6 +379,8 @@ static const void *select_conv(const og_node *n, og_dtype t)
 #ifndef CONV_WIDE_MAX_OW
 #define CONV_WIDE_MAX_OW 32
 #endif
+/* conv_job.taps: column rows at most (the pointwise kernel's own limit may be lower) */
+#define OG_CONV_TAPS_MAX 160
 #ifndef CONV_WIDE_MAX_EXTRA
 #define CONV_WIDE_MAX_EXTRA 128
 #endif
@@ -464,6 +471,10 @@ typedef struct conv_job {
      * instead of one short copy per output row; the GEMM then also computes wp - ow
      * unused columns per row, dropped when its result is copied into Y. */
     bool wide, padded;
+    /* Wide and float with short sums (kdim <= og_conv_pw_max_k()): no column matrix, the
+     * pointwise kernel reads each column row in place (og_conv_pw_taps), bias and
+     * activation included */
+    bool taps;
     int64_t wp;        /* padded input width (columns per output row) */
     size_t tmp_bytes;  /* per slot, after the column buffer: the wide GEMM result */
     size_t pad_bytes;  /* per slot, after that: the padded input rows of one chunk */
@@ -786,13 +797,28 @@ static void conv_wide(const og_kernel_ctx *k, const conv_job *job, const char *x
         base = pad;
         cstride = avail = nr * wp;
     }
+    const int64_t ow = g->out[1];
+    if (job->taps) {
+        int64_t off[OG_CONV_TAPS_MAX];
+        const int64_t kh_n = g->kernel[0], kw_n = g->kernel[1];
+        for (int64_t r = 0; r < job->kdim; r++) {
+            const int64_t c = r / job->ks, kh = r % job->ks / kw_n, kw = r % kw_n;
+            off[r] = c * cstride + kh * g->dil[0] * wp + kw * g->dil[1];
+        }
+        (void)kh_n;
+        if (og_conv_pw_taps(k, job->mg, job->kdim, ncw, (const float *)base, off, (const float *)wg,
+                            (const float *)bias, (float *)tmp, ncw)) {
+            job->t->unwide(yg + (size_t)(r0 * ow) * es, job->os, tmp, ncw, wp, NULL, job->mg,
+                           r1 - r0, ow);
+            return; /* the activation applied in the kernel's tiles */
+        }
+    }
     const int64_t rows = job->kdim, nb = k->threads > 1 ? 2 * k->threads : 1;
     OG_PARALLEL_FOR(k, nb, (double)rows / (double)nb * (double)ncw, b, {
         wide_rows(job, base, cstride, avail, b * rows / nb, (b + 1) * rows / nb, ncw, col);
     });
     gemm_args ga = {wg, job->kdim, col, ncw, ncw, job->kdim, false, false, tmp, ncw};
     conv_gemm(k, job, &ga);
-    const int64_t ow = g->out[1];
     job->t->unwide(yg + (size_t)(r0 * ow) * es, job->os, tmp, ncw, wp, bias, job->mg, r1 - r0, ow);
     if (job->act_in_items)
         act_rows(job, yg + (size_t)(r0 * ow) * es, job->mg, (r1 - r0) * ow, job->os);
@@ -1106,6 +1132,12 @@ static og_status conv_run(const og_kernel_ctx *k, og_kernel_fn self, const og_te
                    (g->m / g->group) * (job.wp - g->out[1]) <= CONV_WIDE_MAX_EXTRA;
         for (int i = 0; i < 2; i++)
             if (g->pad_begin[i] != 0 || g->pad_end[i] != 0) job.padded = true;
+        /* short float sums: the wide columns read in place, at most half again as many
+         * columns as outputs (LeNet's 5x5 Convs: their im2col was 38 % of the network) */
+        const int64_t kdim = job.cg * job.ks;
+        job.taps = x->dtype == OG_FLOAT && og_cpu_isa() >= 2 && kdim <= og_conv_pw_max_k() &&
+                   kdim <= OG_CONV_TAPS_MAX && 2 * (job.wp - g->out[1]) <= g->out[1];
+        if (job.taps) job.wide = true;
     }
     job.kdim = (transpose ? job.mg : job.cg) * job.ks;
     job.x = x->data;
@@ -1146,7 +1178,7 @@ static og_status conv_run(const og_kernel_ctx *k, og_kernel_fn self, const og_te
      * reads its share of the weights, not all of them (ResNet-18's 2x2 layers at batch 8,
      * 9.4 MB of weights for 32 columns: 1.05 ms on one thread, 1.32 on two by images) */
     const bool wsplit = threads > 1 && job.mg >= 2 * threads && job.mg >= 4 * g->n * job.os;
-    if (!transpose && !job.tcol && g->n > 1 && job.os <= CONV_BATCH_MAX_OS) {
+    if (!transpose && !job.tcol && !job.taps && g->n > 1 && job.os <= CONV_BATCH_MAX_OS) {
         /* small outputs of several images: blocks of bimg images in one GEMM of about
          * CONV_BATCH_COLS columns whose column matrix stays within 2 CONV_CHUNK_BYTES, as
          * many blocks as threads at least */

@@ -50,12 +50,13 @@ typedef struct pw_epi {
 
 /* Tile of mr (<= PW_MR) output channels and NV vectors of positions, the last one's
  * lanes given by tail: c[r * ldc + j] for r < mr over kc inputs; W's rows wr[r * ldw]
- * (rows past mr repeat the last one: computed, not stored), bx [kc] rows ldb apart.
+ * (rows past mr repeat the last one: computed, not stored), input row q at bx + off[q].
  * E_CLIP of unary.c: x < lo ? lo : x > hi ? hi : x (NaN passes). */
 #define PW_TILE(NV)                                                                                \
     static OG_TARGET_AVX512 void pw_tile##NV(                                                      \
-        int64_t kc, const float *restrict wr, int64_t ldw, const float *restrict bx, int64_t ldb,  \
-        __mmask16 tail, float *restrict c, int64_t ldc, int mr, const pw_epi *e)                   \
+        int64_t kc, const float *restrict wr, int64_t ldw, const float *restrict bx,               \
+        const int64_t *restrict off, __mmask16 tail, float *restrict c, int64_t ldc, int mr,       \
+        const pw_epi *e)                                                                           \
     {                                                                                              \
         __m512 acc[PW_MR][NV];                                                                     \
         const float *w[PW_MR];                                                                     \
@@ -69,12 +70,13 @@ typedef struct pw_epi {
         }                                                                                          \
         for (int64_t k = 0; k < kc; k++) {                                                         \
             __m512 xv[NV];                                                                         \
+            const float *xr = bx + off[k];                                                         \
             if (e->prefetch) /* the next tile column's inputs, into L2 */                          \
                 _Pragma("GCC unroll 3") for (int v = 0; v < 3; v++)                                \
-                    _mm_prefetch((const char *)(bx + k * ldb + PW_NR + 16 * v), _MM_HINT_T1);      \
+                    _mm_prefetch((const char *)(xr + PW_NR + 16 * v), _MM_HINT_T1);                \
             _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++) xv[v] =                           \
-                v == NV - 1 && tail != 0xFFFF ? _mm512_maskz_loadu_ps(tail, bx + k * ldb + 16 * v) \
-                                              : _mm512_loadu_ps(bx + k * ldb + 16 * v);            \
+                v == NV - 1 && tail != 0xFFFF ? _mm512_maskz_loadu_ps(tail, xr + 16 * v)           \
+                                              : _mm512_loadu_ps(xr + 16 * v);                      \
             _Pragma("GCC unroll 8") for (int r = 0; r < PW_MR; r++)                                \
             {                                                                                      \
                 const __m512 wv = _mm512_set1_ps(w[r][k]);                                         \
@@ -118,10 +120,10 @@ typedef struct pw_job {
     int64_t chunk;          /* columns per chunk (a multiple of PW_NR) */
 } pw_job;
 
-/* y[m * ldy + j] = b[m] + Σ_q w[m * kc + q] · x[q * ldx + j], m < mg, j < ncols, then
+/* y[m * ldy + j] = b[m] + Σ_q w[m * kc + q] · x[off[q] + j], m < mg, j < ncols, then
  * k->act: tile columns of PW_NR positions, each tile of PW_MR channels. */
-static void pw_cols(const og_kernel_ctx *k, int64_t mg, int64_t kc, int64_t ncols, const float *x,
-                    int64_t ldx, const float *w, const float *b, float *y, int64_t ldy)
+static void pw_taps(const og_kernel_ctx *k, int64_t mg, int64_t kc, int64_t ncols, const float *x,
+                    const int64_t *off, const float *w, const float *b, float *y, int64_t ldy)
 {
     pw_epi e = {false, false, 0.0f, 0.0f, NULL};
     e.clamp = og_act_clamp_f32(&k->act, &e.lo, &e.hi);
@@ -135,15 +137,24 @@ static void pw_cols(const og_kernel_ctx *k, int64_t mg, int64_t kc, int64_t ncol
             const float *wb = w + mb * kc, *bx = x + nb;
             float *cb = y + mb * ldy + nb;
             if (nv == 3)
-                pw_tile3(kc, wb, kc, bx, ldx, tail, cb, ldy, mr, &e);
+                pw_tile3(kc, wb, kc, bx, off, tail, cb, ldy, mr, &e);
             else if (nv == 2)
-                pw_tile2(kc, wb, kc, bx, ldx, tail, cb, ldy, mr, &e);
+                pw_tile2(kc, wb, kc, bx, off, tail, cb, ldy, mr, &e);
             else
-                pw_tile1(kc, wb, kc, bx, ldx, tail, cb, ldy, mr, &e);
+                pw_tile1(kc, wb, kc, bx, off, tail, cb, ldy, mr, &e);
         }
         if (!e.clamp && k->act.kind != OG_FUSE_NONE) /* the tile column, still in cache */
             for (int64_t m = 0; m < mg; m++) og_cpu_act(&k->act, OG_FLOAT, y + m * ldy + nb, nc);
     }
+}
+
+/* pw_taps with input row q at x + q * ldx (kc <= PW_MAX_CG) */
+static void pw_cols(const og_kernel_ctx *k, int64_t mg, int64_t kc, int64_t ncols, const float *x,
+                    int64_t ldx, const float *w, const float *b, float *y, int64_t ldy)
+{
+    int64_t off[PW_MAX_CG];
+    for (int64_t q = 0; q < kc; q++) off[q] = q * ldx;
+    pw_taps(k, mg, kc, ncols, x, off, w, b, y, ldy);
 }
 
 /* Output channels [m0, m1) (m0 a multiple of PW_MR) by positions [c0, c1) of (image n,
@@ -202,6 +213,20 @@ bool og_conv_pw_applies(const og_conv_geom *g, og_dtype t)
 #else
     (void)g;
     (void)t;
+    return false;
+#endif
+}
+
+bool og_conv_pw_taps(const og_kernel_ctx *k, int64_t mg, int64_t kc, int64_t ncols, const float *x,
+                     const int64_t *off, const float *w, const float *b, float *y, int64_t ldy)
+{
+#ifdef OG_CPU_X86
+    if (og_cpu_isa() < 2 || kc < 1 || kc > PW_MAX_CG) return false;
+    pw_taps(k, mg, kc, ncols, x, off, w, b, y, ldy);
+    return true;
+#else
+    (void)k, (void)mg, (void)kc, (void)ncols, (void)x, (void)off, (void)w, (void)b, (void)y;
+    (void)ldy;
     return false;
 #endif
 }
