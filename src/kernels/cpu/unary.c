@@ -99,19 +99,22 @@ static inline float fast_expf(float x)
 }
 
 /* exp(t) for t <= 0 (NaN propagates), the sigmoid's e = exp(-|t|): exp_core's reduction
- * and polynomial, with fused multiply-adds, and 2^n (n in [-150, 0]) applied as two normal
- * factors whose exponents come from m = n + 150 without signed shifts.  fmaf rounds once
- * wherever it runs (one instruction in the AVX2 and AVX-512 loops and on most other
- * machines, libm's exact emulation on an x86 without FMA), so every instruction set still
- * gives the same bits; the fused operations are about half of the loop's instructions
- * (test_unary's sweep: Sigmoid within 2 ulp). */
+ * and polynomial, with fused multiply-adds, and 2^n (n in [-150, 0]) applied as 2^(n + 64),
+ * a normal factor whose exponent bits come straight from the rounding constant's sum (the
+ * product is exact), then 2^-64, the one rounding, into the subnormals where the result
+ * is one: the correctly rounded (em1 + 1) * 2^n, as exp_core's two factors give it, in
+ * fewer instructions.  fmaf rounds once wherever it runs (one instruction in the AVX2 and
+ * AVX-512 loops and on most other machines, libm's exact emulation on an x86 without FMA),
+ * so every instruction set still gives the same bits (test_unary's sweep: Sigmoid within
+ * 2 ulp). */
 static inline float exp_nonpos(float t)
 {
     const float shifter = 12582912.0f; /* 1.5 * 2^23: adding it rounds to an integer */
     t = -104.0f > t ? -104.0f : t;     /* max(-104, t), NaN kept: one instruction */
     const float k = fmaf(t, 1.44269504088896341f, shifter);
     const float fn = k - shifter;
-    const uint32_t m = f2u(k) - (f2u(shifter) - 150u); /* n + 150, in [0, 150] */
+    /* k's bits minus the shifter's are n: biased by 64 + 127, the bits of 2^(n + 64) */
+    const float s = u2f((f2u(k) - (f2u(shifter) - 191u)) << 23);
     float r = fmaf(fn, -0.693359375f, t);
     r = fmaf(fn, 2.12194440e-4f, r);
     float p = 1.9875691500e-4f;
@@ -121,10 +124,7 @@ static inline float exp_nonpos(float t)
     p = fmaf(p, r, 1.6666665459e-1f);
     p = fmaf(p, r, 5.0000001201e-1f);
     const float em1 = fmaf(p, r * r, r);
-    const uint32_t h = m >> 1;                 /* n1 + 75, n1 = floor(n / 2) */
-    const float s1 = u2f((h + 52u) << 23);     /* 2^n1 */
-    const float s2 = u2f((m - h + 52u) << 23); /* 2^(n - n1) */
-    return ((em1 + 1.0f) * s1) * s2;
+    return ((em1 + 1.0f) * s) * 5.42101086242752217e-20f; /* 2^-64 */
 }
 
 /* 1 / (1 + exp(-x)) with e = exp(-|x|) computed once: (x >= 0 ? 1 : e) / (1 + e). */
