@@ -6,8 +6,9 @@
  *
  * Threads: k->threads is the session's thread count.  Loops worth splitting (roughly > 32k
  * scalar operations) use OG_PARALLEL_FOR, whose num_threads clause applies to that loop
- * alone; BLAS calls set the calling thread's OpenMP thread count for the call (gemm.c).
- * Nothing sets a process-wide thread setting.
+ * alone, or og_par_range (below: the session's own workers where OpenMP's threads block);
+ * BLAS calls set the calling thread's OpenMP thread count for the call (gemm.c).  Nothing
+ * sets a process-wide thread setting.
  */
 #ifndef OG_KERNEL_H
 #define OG_KERNEL_H
