@@ -106,6 +106,19 @@ int main(void)
     CHECK(og_workers_new(NULL, 1) == NULL);
     CHECK(og_workers_count(NULL) == 1);
 
+    /* every allocation failing in turn: NULL, nothing leaked */
+    for (long fail = 0; fail < 8; fail++) {
+        og_test_counting cnt = {0, fail, 0};
+        og_allocator a = {og_test_malloc, og_test_free, &cnt};
+        og_workers *f = og_workers_new(&a, 3);
+        if (f) {
+            CHECK(og_workers_count(f) == 3);
+            og_workers_free(f);
+        }
+        CHECK(cnt.live == 0);
+        if (!f) CHECK(cnt.calls > fail); /* it failed because the allocation did */
+    }
+
     og_workers *w = og_workers_new(NULL, 3);
     CHECK(w != NULL);
     if (!w) TEST_DONE();
