@@ -161,7 +161,7 @@ static void test_gemm_row(void)
     }
 }
 
-/* Products of 2 to 8 rows by a large B (gemm_small.c, on AVX-512 CPUs): called directly,
+/* Products of 1 to 8 rows by a large B (gemm_small.c, on AVX-512 CPUs): called directly,
  * with leading dimensions wider than the matrices (the padding must stay untouched),
  * columns and sums with partial vectors, alpha, beta with C read or (beta 0) never read
  * (NaN there must not leak), 1 and 2 threads; then through Gemm and MatMul. */
@@ -169,7 +169,7 @@ static void test_gemm_small(void)
 {
     static const int64_t shapes[][3] = {{2, 300, 1001}, {3, 1000, 263},  {4, 17, 16384},
                                         {5, 333, 1024}, {8, 1000, 1280}, {8, 64, 4100},
-                                        {7, 513, 517}};
+                                        {7, 513, 517},  {1, 1000, 1024}, {1, 331, 1033}};
     const bool avx512 = og_cpu_isa() >= 2;
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
         for (int v = 0; v < 8; v++) {

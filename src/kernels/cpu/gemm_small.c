@@ -1,6 +1,6 @@
 /* gemm_small.c: float products with few rows (see gemm.h: og_gemm_small_f32).
  *
- * A classifier on a small batch, C[m, n] = A[m, k] · op(B), m <= 8, reads B (the weights,
+ * A classifier on a small batch, C[m, n] = A[m, k] · op(B), 1 <= m <= 8, reads B (the weights,
  * megabytes) once per call whatever the GEMM does; a BLAS also copies (packs) all of B
  * first, a second pass over the largest operand, which measured as long as the product.
  * Here B is read in place, once, with every row of A at a time:
@@ -124,6 +124,7 @@ static void gs_rows(const gs_job *j, int mr, const float **ar)
             }                                                                                      \
         }                                                                                          \
     }
+GS_KERNELS(1)
 GS_KERNELS(4)
 GS_KERNELS(8)
 #undef GS_KERNELS
@@ -132,7 +133,9 @@ GS_KERNELS(8)
 static void gs_item(const gs_job *j, bool trans_b, int64_t it)
 {
     const int64_t c0 = it * j->per, c1 = c0 + j->per < j->n ? c0 + j->per : j->n;
-    if (j->m <= 4)
+    if (j->m == 1)
+        (trans_b ? gs_nt1 : gs_nn1)(j, c0, c1);
+    else if (j->m <= 4)
         (trans_b ? gs_nt4 : gs_nn4)(j, c0, c1);
     else
         (trans_b ? gs_nt8 : gs_nn8)(j, c0, c1);
@@ -156,7 +159,7 @@ bool og_gemm_small_f32(const og_kernel_ctx *k, bool trans_a, bool trans_b, int64
 {
 #ifdef OG_CPU_X86
     /* where B is large enough that reading it twice matters, and A's rows are few */
-    if (trans_a || m < 2 || m > GS_MAX_M || kk < 16 || n < 16 ||
+    if (trans_a || m < 1 || m > GS_MAX_M || kk < 16 || n < 16 ||
         (double)n * (double)kk < 262144.0 || og_cpu_isa() < 2)
         return false;
     gs_job j = {m, n, kk, lda, ldb, ldc, a, b, c, alpha, beta, 0};
