@@ -75,6 +75,34 @@ static void test_global(const char *op, double want0, double want1)
     og_tensor_free(t);
 }
 
+/* GlobalAveragePool of float planes of 7, 255, 256, 300 and 1001 values (8 lanes below 256,
+ * 32 above, and tails) against a double reference: within float rounding of the mean. */
+static void test_global_avg_planes(void)
+{
+    const int64_t sizes[] = {7, 255, 256, 300, 1001};
+    for (int si = 0; si < 5; si++) {
+        const int64_t n = sizes[si];
+        float *x = malloc(sizeof(float) * (size_t)(3 * n));
+        CHECK(x != NULL);
+        if (!x) return;
+        for (int64_t i = 0; i < 3 * n; i++) x[i] = (float)(sin(0.7 * (double)i) * 10.0 + 0.5);
+        og_tensor *t = nh_tensor_raw(OG_FLOAT, 4, (int64_t[]){1, 3, 1, n}, x);
+        nh_node nd = {.op = "GlobalAveragePool", .opset = 13, .in = {t}, .threads = 1};
+        nh_result r;
+        CHECK_OK(nh_run(&nd, &r));
+        double want[3];
+        for (int c = 0; c < 3; c++) {
+            double acc = 0;
+            for (int64_t i = 0; i < n; i++) acc += (double)x[c * n + i];
+            want[c] = acc / (double)n;
+        }
+        nh_expect("GlobalAveragePool planes", r.out[0], 3, want, 1e-6);
+        nh_release(&r);
+        og_tensor_free(t);
+        free(x);
+    }
+}
+
 /* Naive reference of one 2-D pool output (plane-local input xp), the kernel's semantics:
  * max or mean over the taps inside the input; the mean divides by the kernel size when
  * count_include_pad is set.  Returns the flat index of the maximum in *at. */
@@ -452,6 +480,7 @@ int main(void)
     test_maxpool_int8();
     test_global("GlobalAveragePool", 2.5, -2.5);
     test_global("GlobalMaxPool", 4, -1);
+    test_global_avg_planes();
     test_random();
     test_maxpool_indices_paths();
     test_errors();
