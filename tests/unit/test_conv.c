@@ -736,6 +736,31 @@ static void test_direct(void)
     printf("direct plane random: %d cases run\n", ran);
 }
 
+/* Stride-2 float Convs of short sums by split sub-planes (src/kernels/cpu/conv_s2.c, kernels
+ * of 16 taps or more on AVX-512; im2col elsewhere, against the same reference): 4x4, 5x5,
+ * 7x7 (stems) and 4x5 kernels on even and odd sizes, pads symmetric, asymmetric and none,
+ * groups, no bias, several images, outputs of several chunks of rows, one and two threads;
+ * and a 3x3 stem and a 1x1 subsampling, which keep to im2col. */
+static const conv_case s2_cases[] = {
+    {"s2_4x4_even", "Conv", 2, .c = 3, .m = 8, .in = {32, 32}, .k = {4, 4}, .strides = {2, 2},
+     PADS1},
+    {"s2_5x5_odd_mt", "Conv", 2, .n = 3, .c = 3, .m = 9, .in = {33, 29}, .k = {5, 5},
+     .strides = {2, 2}, .pads = {2, 2, 2, 2}, .mt = true},
+    {"s2_asym_pads", "Conv", 2, .c = 2, .m = 5, .in = {20, 23}, .k = {4, 5}, .strides = {2, 2},
+     .pads = {0, 1, 2, 0}},
+    {"s2_nopad_no_bias", "Conv", 2, .c = 4, .m = 6, .in = {17, 18}, .k = {5, 5}, .strides = {2, 2},
+     .no_bias = true},
+    {"s2_7x7_stem_mt", "Conv", 2, .n = 2, .c = 3, .m = 16, .in = {45, 40}, .k = {7, 7},
+     .strides = {2, 2}, .pads = {3, 3, 3, 3}, .mt = true},
+    {"s2_5x5_groups", "Conv", 2, .c = 10, .m = 4, .group = 2, .in = {14, 15}, .k = {5, 5},
+     .strides = {2, 2}, .pads = {1, 0, 0, 1}},
+    /* 64 output channels by 120 rows: chunks of 14 output rows (and a last shorter one) */
+    {"s2_chunks_mt", "Conv", 2, .c = 3, .m = 64, .in = {240, 150}, .k = {5, 5}, .strides = {2, 2},
+     .pads = {2, 2, 2, 2}, .mt = true},
+    {"s2_3x3_stem", "Conv", 2, .c = 3, .m = 8, .in = {33, 29}, .strides = {2, 2}, PADS1},
+    {"s2_1x1", "Conv", 2, .c = 24, .m = 10, .in = {15, 16}, .k = {1, 1}, .strides = {2, 2}},
+};
+
 /* Winograd F(2x2, 3x3) (src/kernels/cpu/conv_wino.c, float on CPUs with AVX-512; the
  * im2col path elsewhere, against the same reference): outputs of odd and even sizes
  * (partial tiles at the right and the bottom), tile rows of more than 16 tiles (a whole
@@ -763,6 +788,7 @@ static const conv_case winograd_cases[] = {
 static void test_winograd(void)
 {
     run_cases(winograd_cases, sizeof winograd_cases / sizeof *winograd_cases);
+    run_cases(s2_cases, sizeof s2_cases / sizeof *s2_cases);
 }
 
 /* The pointwise float kernel (src/kernels/cpu/conv_pw.c, on CPUs with AVX-512; elsewhere

@@ -15,6 +15,7 @@
 
 #include "kernels/cpu/conv_dw.h"
 #include "kernels/cpu/conv_pw.h"
+#include "kernels/cpu/conv_s2.h"
 #include "kernels/cpu/conv_wino.h"
 #include "kernels/cpu/conv_wgrad.h"
 #include "kernels/cpu/gemm.h"
@@ -1105,6 +1106,9 @@ static og_status conv_run(const og_kernel_ctx *k, og_kernel_fn self, const og_te
     /* pointwise float Conv: one pass over Y, bias and activation included (conv_pw.c) */
     if (!transpose && x->numel > 0 && w->numel > 0 && og_conv_pw_applies(g, x->dtype))
         return og_conv_pw(kown, g, x->data, w->data, b ? b->data : NULL, y->data);
+    /* stride-2 float Conv of short sums (stems): split planes, no column matrix (conv_s2.c) */
+    if (!transpose && x->numel > 0 && w->numel > 0 && og_conv_s2_applies(g, x->dtype))
+        return og_conv_s2(kown, g, x->data, w->data, b ? b->data : NULL, y->data);
 
     job.dt = x->dtype;
     job.act = &k->act;

@@ -1,0 +1,148 @@
+/* conv_s2.c: stride-2 float convolutions of short sums by split planes (see conv_s2.h).
+ *
+ * Two passes, each split over the threads: the four sub-planes of every (image, input
+ * channel), then chunks of output rows of every (image, group), each a tile-kernel call
+ * over its wide positions and a copy of its rows into Y.  The sums are the tile kernel's
+ * (b + w0·x0 + ... in column-row order), so a fused activation gives the bits of the
+ * unfused one. */
+#include <string.h>
+
+#include "kernels/cpu/conv_pw.h"
+#include "kernels/cpu/conv_s2.h"
+#include "kernels/cpu/split_row.h"
+
+/* the wide result of one chunk of output rows, per thread */
+#define S2_CHUNK_BYTES ((int64_t)256 * 1024)
+/* column rows at most (og_conv_pw_max_k() may be lower) */
+#define S2_MAX_K 160
+
+bool og_conv_s2_applies(const og_conv_geom *g, og_dtype t)
+{
+#ifdef OG_CPU_X86
+    if (t != OG_FLOAT || og_cpu_isa() < 2 || g->nsp != 2 || g->group < 1 || g->c % g->group ||
+        g->m % g->group || g->n < 1)
+        return false;
+    for (int i = 0; i < 2; i++)
+        if (g->stride[i] != 2 || g->dil[i] != 1 || g->out[i] < 1 || g->kernel[i] < 1) return false;
+    /* kernels of 16 taps or more: a 3x3 stem's im2col is cheap enough (MobileNet-v2's
+     * measured no faster split, and slower on two spinning threads) */
+    const int64_t taps = g->kernel[0] * g->kernel[1], kdim = g->c / g->group * taps;
+    return taps >= 16 && kdim <= S2_MAX_K && kdim <= og_conv_pw_max_k();
+#else
+    (void)g, (void)t;
+    return false;
+#endif
+}
+
+#ifdef OG_CPU_X86
+typedef struct s2_job {
+    const og_kernel_ctx *inner; /* the tile kernel's: one thread, the activation */
+    const og_conv_geom *g;
+    const float *x, *w, *b;
+    float *y;
+    int64_t cg, mg, kdim;
+    int64_t hh, wh, sub;  /* sub-plane rows, columns, values (hh * wh) */
+    int64_t rows, chunks; /* output rows per chunk, chunks per (image, group) */
+    og_row_plan plan;     /* a padded row split into sub-planes (a, 0) and (a, 1) */
+    float *split;         /* [N][C][4][hh][wh]: sub-plane (a, b) at (2a + b) * sub */
+    float *tmp;           /* per thread: mg x (rows * wh) */
+    int64_t tmp_floats;
+    int64_t off[S2_MAX_K]; /* column row q = (c, ky, kx) of a group: its sub-plane read */
+} s2_job;
+
+/* The sub-planes of (image, channel) it, it in [i0, i1). */
+static void s2_split(void *ctx, int64_t i0, int64_t i1, int slot)
+{
+    const s2_job *j = ctx;
+    const og_conv_geom *g = j->g;
+    const int64_t h = g->in[0], w = g->in[1];
+    (void)slot;
+    for (int64_t it = i0; it < i1; it++) {
+        const float *src = j->x + it * h * w;
+        float *dst = j->split + it * 4 * j->sub;
+        for (int64_t pr = 0; pr < 2 * j->hh; pr++) {
+            const int64_t ih = pr - g->pad_begin[0];
+            const float *row = ih >= 0 && ih < h ? src + ih * w : NULL;
+            og_split_row_planned(&j->plan, row, dst + (pr & 1) * 2 * j->sub + (pr >> 1) * j->wh);
+        }
+    }
+}
+
+/* Chunks it = ((image, group), chunk of output rows), it in [i0, i1). */
+static void s2_rows(void *ctx, int64_t i0, int64_t i1, int slot)
+{
+    const s2_job *j = ctx;
+    const og_conv_geom *g = j->g;
+    const int64_t oh = g->out[0], ow = g->out[1], wh = j->wh;
+    float *tmp = j->tmp + (size_t)slot * (size_t)j->tmp_floats;
+    for (int64_t it = i0; it < i1; it++) {
+        const int64_t u = it / j->chunks, r0 = it % j->chunks * j->rows;
+        const int64_t r1 = r0 + j->rows < oh ? r0 + j->rows : oh;
+        const int64_t n = u / g->group, gi = u % g->group;
+        const int64_t ncw = (r1 - r0 - 1) * wh + ow; /* none after the last row's outputs */
+        const float *base = j->split + ((n * g->c + gi * j->cg) * 4 * j->sub + r0 * wh);
+        const float *wg = j->w + gi * j->mg * j->kdim, *bg = j->b ? j->b + gi * j->mg : NULL;
+        og_conv_pw_taps(j->inner, j->mg, j->kdim, ncw, base, j->off, wg, bg, tmp, ncw);
+        float *yg = j->y + ((n * g->m + gi * j->mg) * oh + r0) * ow;
+        for (int64_t m = 0; m < j->mg; m++)
+            for (int64_t r = 0; r < r1 - r0; r++)
+                memcpy(yg + (m * oh + r) * ow, tmp + m * ncw + r * wh, (size_t)ow * sizeof(float));
+    }
+}
+#endif
+
+og_status og_conv_s2(const og_kernel_ctx *k, const og_conv_geom *g, const float *x, const float *w,
+                     const float *b, float *y)
+{
+#ifdef OG_CPU_X86
+    s2_job j;
+    memset(&j, 0, sizeof j);
+    og_kernel_ctx one = *k;
+    one.threads = 1;
+    j.inner = &one;
+    j.g = g;
+    j.x = x, j.w = w, j.b = b, j.y = y;
+    j.cg = g->c / g->group;
+    j.mg = g->m / g->group;
+    const int64_t kh = g->kernel[0], kw = g->kernel[1];
+    j.kdim = j.cg * kh * kw;
+    /* the padded rows and columns the outputs read, in pairs */
+    j.hh = g->out[0] - 1 + (kh + 1) / 2;
+    j.wh = g->out[1] - 1 + (kw + 1) / 2;
+    j.sub = j.hh * j.wh;
+    og_split_plan_init(&j.plan, g->pad_begin[1], g->in[1], 2 * j.wh, j.sub);
+    for (int64_t q = 0; q < j.kdim; q++) {
+        const int64_t c = q / (kh * kw), ky = q % (kh * kw) / kw, kx = q % kw;
+        j.off[q] = c * 4 * j.sub + ((ky & 1) * 2 + (kx & 1)) * j.sub + (ky >> 1) * j.wh + (kx >> 1);
+    }
+    const int64_t per_row = j.mg * j.wh * (int64_t)sizeof(float);
+    j.rows = S2_CHUNK_BYTES / per_row;
+    j.rows = j.rows < 1 ? 1 : j.rows > g->out[0] ? g->out[0] : j.rows;
+    const int threads = k->threads > 1 ? k->threads : 1;
+    j.chunks = (g->out[0] + j.rows - 1) / j.rows;
+    const int64_t units = g->n * g->group;
+    if (threads > 1 && units * j.chunks < 4 * threads) {
+        /* four chunks a thread at least (of equal rows): a thread that starts late, or
+         * the last chunk, leaves less idle time */
+        const int64_t want = (4 * threads + units - 1) / units;
+        j.rows = (g->out[0] + want - 1) / want;
+        j.chunks = (g->out[0] + j.rows - 1) / j.rows;
+    }
+    j.tmp_floats = j.mg * j.rows * j.wh;
+    const int64_t planes = g->n * g->c, items = g->n * g->group * j.chunks;
+    const size_t split_floats = (size_t)(planes * 4 * j.sub);
+    const size_t bytes = (split_floats + (size_t)threads * (size_t)j.tmp_floats) * sizeof(float);
+    char *scratch = og_scratch_get(k, bytes);
+    if (!scratch)
+        return og_kernel_error(k, OG_ERR_NOMEM, "out of memory for %zu bytes of scratch", bytes);
+    j.split = (float *)scratch;
+    j.tmp = j.split + split_floats;
+    og_par_range(k, threads, planes, 1, s2_split, &j);
+    og_par_range(k, threads, items, 1, s2_rows, &j);
+    og_scratch_put(k, scratch);
+    return OG_OK;
+#else
+    (void)g, (void)x, (void)w, (void)b, (void)y;
+    return og_kernel_error(k, OG_ERR_INTERNAL, "no stride-2 split kernel on this CPU");
+#endif
+}
