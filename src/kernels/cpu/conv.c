@@ -801,12 +801,11 @@ static void conv_wide(const og_kernel_ctx *k, const conv_job *job, const char *x
     const int64_t ow = g->out[1];
     if (job->taps) {
         int64_t off[OG_CONV_TAPS_MAX];
-        const int64_t kh_n = g->kernel[0], kw_n = g->kernel[1];
+        const int64_t kw_n = g->kernel[1];
         for (int64_t r = 0; r < job->kdim; r++) {
             const int64_t c = r / job->ks, kh = r % job->ks / kw_n, kw = r % kw_n;
             off[r] = c * cstride + kh * g->dil[0] * wp + kw * g->dil[1];
         }
-        (void)kh_n;
         if (og_conv_pw_taps(k, job->mg, job->kdim, ncw, (const float *)base, off, (const float *)wg,
                             (const float *)bias, (float *)tmp, ncw)) {
             job->t->unwide(yg + (size_t)(r0 * ow) * es, job->os, tmp, ncw, wp, NULL, job->mg,
