@@ -380,8 +380,6 @@ static const void *select_conv(const og_node *n, og_dtype t)
 #ifndef CONV_WIDE_MAX_OW
 #define CONV_WIDE_MAX_OW 32
 #endif
-/* conv_job.taps: column rows at most (the pointwise kernel's own limit may be lower) */
-#define OG_CONV_TAPS_MAX 160
 #ifndef CONV_WIDE_MAX_EXTRA
 #define CONV_WIDE_MAX_EXTRA 128
 #endif
@@ -800,7 +798,7 @@ static void conv_wide(const og_kernel_ctx *k, const conv_job *job, const char *x
     }
     const int64_t ow = g->out[1];
     if (job->taps) {
-        int64_t off[OG_CONV_TAPS_MAX];
+        int64_t off[OG_CONV_PW_MAX_K];
         const int64_t kw_n = g->kernel[1];
         for (int64_t r = 0; r < job->kdim; r++) {
             const int64_t c = r / job->ks, kh = r % job->ks / kw_n, kw = r % kw_n;
@@ -1139,7 +1137,7 @@ static og_status conv_run(const og_kernel_ctx *k, og_kernel_fn self, const og_te
          * columns as outputs (LeNet's 5x5 Convs: their im2col was 38 % of the network) */
         const int64_t kdim = job.cg * job.ks;
         job.taps = x->dtype == OG_FLOAT && og_cpu_isa() >= 2 && kdim <= og_conv_pw_max_k() &&
-                   kdim <= OG_CONV_TAPS_MAX && 2 * (job.wp - g->out[1]) <= g->out[1];
+                   2 * (job.wp - g->out[1]) <= g->out[1];
         if (job.taps) job.wide = true;
     }
     job.kdim = (transpose ? job.mg : job.cg) * job.ks;

@@ -30,7 +30,7 @@
 #define PW_NR 48 /* output positions per tile: 3 vectors of 16 */
 /* input channels per group at most (og_conv_pw_applies): a tile column's inputs, at most
  * PW_MAX_CG x PW_NR values (30 KB), stay in L1 */
-#define PW_MAX_CG 160
+#define PW_MAX_CG OG_CONV_PW_MAX_K
 /* multiply-adds below which a call stays on one thread: this kernel runs about 87 G of them
  * a second here, so a call of 2^23 takes about 100 us on one thread, and waking a blocked
  * second one costs about 44 (MobileNet-v2's 1x1 convolutions of 4.8 M multiply-adds took

@@ -27,6 +27,10 @@ og_status og_conv_pw(const og_kernel_ctx *k, const og_conv_geom *g, const float 
  * 0 < kc <= og_conv_pw_max_k() (short sums, where the kernel beats a GEMM). */
 bool og_conv_pw_cols(const og_kernel_ctx *k, int64_t mg, int64_t kc, int64_t ncols, const float *x,
                      int64_t ldx, const float *w, const float *b, float *y, int64_t ldy);
+/* Input rows og_conv_pw_cols and og_conv_pw_taps take at most on any CPU (the bound of a
+ * caller's offsets array; og_conv_pw_max_k() is this CPU's, 0 without the kernel). */
+#define OG_CONV_PW_MAX_K 160
+
 /* The same with input row q at x + off[q] (rows read in place: the shifted rows of a
  * stride-1 Conv on its input's width, conv.c's wide columns, without copying them). */
 bool og_conv_pw_taps(const og_kernel_ctx *k, int64_t mg, int64_t kc, int64_t ncols, const float *x,

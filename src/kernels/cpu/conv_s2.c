@@ -13,8 +13,6 @@
 
 /* the wide result of one chunk of output rows, per thread */
 #define S2_CHUNK_BYTES ((int64_t)256 * 1024)
-/* column rows at most (og_conv_pw_max_k() may be lower) */
-#define S2_MAX_K 160
 
 bool og_conv_s2_applies(const og_conv_geom *g, og_dtype t)
 {
@@ -27,7 +25,7 @@ bool og_conv_s2_applies(const og_conv_geom *g, og_dtype t)
     /* kernels of 16 taps or more: a 3x3 stem's im2col is cheap enough (MobileNet-v2's
      * measured no faster split, and slower on two spinning threads) */
     const int64_t taps = g->kernel[0] * g->kernel[1], kdim = g->c / g->group * taps;
-    return taps >= 16 && kdim <= S2_MAX_K && kdim <= og_conv_pw_max_k();
+    return taps >= 16 && kdim <= og_conv_pw_max_k();
 #else
     (void)g, (void)t;
     return false;
@@ -47,7 +45,7 @@ typedef struct s2_job {
     float *split;         /* [N][C][4][hh][wh]: sub-plane (a, b) at (2a + b) * sub */
     float *tmp;           /* per thread: mg x (rows * wh) */
     int64_t tmp_floats;
-    int64_t off[S2_MAX_K]; /* column row q = (c, ky, kx) of a group: its sub-plane read */
+    int64_t off[OG_CONV_PW_MAX_K]; /* column row q = (c, ky, kx) of a group: its sub-plane read */
 } s2_job;
 
 /* The sub-planes of (image, channel) it, it in [i0, i1). */
