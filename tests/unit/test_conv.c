@@ -783,6 +783,19 @@ static const conv_case winograd_cases[] = {
     {"wino_past_plan", "Conv", 2, .c = 16, .m = 16, .in = {4, 515}, PADS1},
     /* input rows that end one column before the second 32-column block of the split */
     {"wino_edge63", "Conv", 2, .c = 16, .m = 16, .in = {16, 62}, PADS1},
+    /* few tiles (n · tiles < 64: bands of 32 output channels, U packed in panels, each
+     * tile's outputs scattered to their channels' planes): 7x7 planes of 70 channels (3
+     * panels, the last of 6: a partial vector) on 1 and 2 threads, 2 odd images with
+     * partial tiles at both edges and no bias, asymmetric pads, sums of more than one block */
+    {"wino_band_7x7", "Conv", 2, .c = 40, .m = 70, .in = {7, 7}, PADS1},
+    {"wino_band_7x7_mt", "Conv", 2, .c = 40, .m = 70, .in = {7, 7}, PADS1, .mt = true},
+    {"wino_band_odd_2img_mt", "Conv", 2, .n = 2, .c = 16, .m = 33, .in = {9, 11}, .no_bias = true,
+     .mt = true},
+    {"wino_band_pads", "Conv", 2, .c = 17, .m = 48, .in = {12, 14}, .pads = {2, 1, 0, 2}},
+    /* 3 images of 4x4 (4 tiles each, fewer than 16: bands only) */
+    {"wino_band_4x4_3img_mt", "Conv", 2, .n = 3, .c = 20, .m = 36, .in = {4, 4}, PADS1, .mt = true},
+    /* 150 input channels: the products' sums in blocks of 128 and 22 */
+    {"wino_band_deep_mt", "Conv", 2, .c = 150, .m = 32, .in = {8, 8}, PADS1, .mt = true},
 };
 
 static void test_winograd(void)

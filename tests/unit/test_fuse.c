@@ -255,25 +255,36 @@ done:
     og_graph_free(g);
 }
 
-/* A 3x3 Conv of 16 channels on 20x20 planes (Winograd on CPUs with AVX-512), or a Gemm
- * with transB of a 40x300 X by a 256x300 W (W kept transposed), whose W is an overridable
- * initializer: the second run reuses what the kernel derived from W and gives the first
- * run's bytes; a run given another W computes with it (both are linear in W: the result is
- * k (Y - B) + B for k W), also when the caller changed that W's values in place since the
- * run before (2 W, then 3 W in the same memory), and the next run without it is the first
- * one again. */
-static void test_weight_cache(bool gemm)
+/* A 3x3 Conv of 16 channels on 20x20 planes (Winograd on CPUs with AVX-512, by chunks of
+ * tiles), one of 40 to 64 channels on 10x10 planes on two threads (Winograd by bands of
+ * output channels, U packed in panels), or a Gemm with transB of a 40x300 X by a 256x300
+ * W (W kept transposed), whose W is an overridable initializer: the second run reuses what
+ * the kernel derived from W and gives the first run's bytes; a run given another W
+ * computes with it (both are linear in W: the result is k (Y - B) + B for k W), also when
+ * the caller changed that W's values in place since the run before (2 W, then 3 W in the
+ * same memory), and the next run without it is the first one again.  The band Conv's batch
+ * is symbolic: a run of 3 images (75 tiles: the chunks, whose U has another layout of the
+ * same size) gives each image's values, and the run of one image after it its first
+ * bytes again. */
+enum { WC_CONV, WC_BAND, WC_GEMM };
+static void test_weight_cache(int kind)
 {
+    const bool gemm = kind == WC_GEMM, band = kind == WC_BAND;
     fg f = {og_graph_new(NULL), OG_FLOAT};
     og_graph *g = f.g;
     int x = start_graph(&f, 14);
     const int rank = gemm ? 2 : 4;
-    const int64_t *xd = gemm ? (const int64_t[]){40, 300} : (const int64_t[]){1, 16, 20, 20};
-    const int64_t *wd = gemm ? (const int64_t[]){256, 300} : (const int64_t[]){16, 16, 3, 3};
-    const int64_t bd[1] = {gemm ? 256 : 16}, per_b = gemm ? 1 : 400; /* Y values per bias */
+    const int64_t *xd = gemm   ? (const int64_t[]){40, 300}
+                        : band ? (const int64_t[]){1, 40, 10, 10}
+                               : (const int64_t[]){1, 16, 20, 20};
+    const int64_t *wd = gemm   ? (const int64_t[]){256, 300}
+                        : band ? (const int64_t[]){64, 40, 3, 3}
+                               : (const int64_t[]){16, 16, 3, 3};
+    const int64_t bd[1] = {wd[0]}, per_b = gemm ? 1 : xd[2] * xd[3]; /* Y values per bias */
     g->values[x].dtype = OG_FLOAT;
     g->values[x].rank = rank;
     memcpy(g->values[x].dims, xd, (size_t)rank * sizeof *xd);
+    if (band) g->values[x].dims[0] = OG_DIM_UNKNOWN;
     init(&f, "W", rank, wd, 0.2, 0, true);
     init(&f, "B", 1, bd, 0.3, 0.1, false);
     int op = node(&f, gemm ? "Gemm" : "Conv", 3, (const char *[]){"X", "W", "B"}, 1,
@@ -286,14 +297,14 @@ static void test_weight_cache(bool gemm)
     g->outputs[g->n_outputs++] = value(&f, "Y");
 
     og_session *s = NULL;
-    og_tensor *xin = NULL, *w2 = NULL, *y[5] = {0};
+    og_tensor *xin = NULL, *w2 = NULL, *y[5] = {0}, *x3 = NULL, *y3 = NULL, *y1 = NULL;
     og_tensor_alloc(OG_FLOAT, rank, xd, NULL, &xin);
     og_tensor_alloc(OG_FLOAT, rank, wd, NULL, &w2);
     for (int64_t i = 0; i < xin->numel; i++) set(xin, i, 3.0 * sin(1.3 * (double)i));
     const og_tensor *w0 = g->values[value(&f, "W")].init;
     for (int64_t i = 0; i < w2->numel; i++)
         ((float *)w2->data)[i] = 2 * ((const float *)w0->data)[i];
-    og_session_options so = {.threads = 1};
+    og_session_options so = {.threads = band ? 2 : 1};
     og_status st = og_graph_finalize(g);
     if (!st) st = og_graph_resolve(g, true);
     if (!st) st = og_exec_create(g, NULL, og_default_allocator(), &so, true, &s);
@@ -320,7 +331,26 @@ static void test_weight_cache(bool gemm)
         }
         CHECKF(!bad, "weight cache: %d values of the run given %d W are off", bad, r == 2 ? 2 : 3);
     }
+    if (band) { /* 3 copies of the image: the chunks' U, then the bands' again */
+        const int64_t d3[4] = {3, xd[1], xd[2], xd[3]};
+        og_tensor_alloc(OG_FLOAT, 4, d3, NULL, &x3);
+        for (int64_t i = 0; i < x3->numel; i++)
+            ((float *)x3->data)[i] = ((const float *)xin->data)[i % xin->numel];
+        CHECK_OK(og_session_run(s, names, (const og_tensor *[]){x3}, 1, &y3));
+        CHECK_OK(og_session_run(s, names, ins, 1, &y1));
+        if (!y3 || !y1) goto done;
+        int bad = 0;
+        for (int64_t i = 0; i < y3->numel; i++) {
+            const double want = ((const float *)y[0]->data)[i % y[0]->numel];
+            if (!(fabs(((const float *)y3->data)[i] - want) <= 1e-4 * (1 + fabs(want)))) bad++;
+        }
+        CHECKF(!bad, "weight cache: %d values of the 3-image run are off", bad);
+        CHECKF(og_value_equal(y[0], y1), "weight cache: the bands after the chunks differ");
+    }
 done:
+    og_tensor_free(x3);
+    og_tensor_free(y3);
+    og_tensor_free(y1);
     for (int j = 0; j < 5; j++) og_tensor_free(y[j]);
     og_tensor_free(xin);
     og_tensor_free(w2);
@@ -330,8 +360,9 @@ done:
 
 int main(void)
 {
-    test_weight_cache(false);
-    test_weight_cache(true);
+    test_weight_cache(WC_CONV);
+    test_weight_cache(WC_BAND);
+    test_weight_cache(WC_GEMM);
     for (int p = 0; p < P_COUNT; p++) {
         run_pattern(p, OG_FLOAT, 1, false, false, false);
         run_pattern(p, OG_FLOAT, 1, false, false, true);

@@ -1,6 +1,7 @@
 /* test_linalg.c: MatMul, Gemm and Einsum through parse, static and run-time inference and
  * the CPU kernel, against plain reference loops, plus error cases. */
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/gemm_panel.h"
 #include "unit/node_harness.h"
 
 static uint32_t rng = 12345;
@@ -275,6 +276,59 @@ static void test_gemm_small(void)
 }
 
 /* Einsum: three operands with a diagonal and a summed-only label, and bad equations. */
+/* Products of a packed A by few columns (gemm_panel.c), called directly: A of 1 to 70 rows
+ * (partial panels: their zero rows come out as zeros), sums of 0 to 300 steps (over two
+ * blocks of 128 and a partial third), 1 to 49 columns (groups of up to 12, unequal ones),
+ * B with a leading dimension wider than its columns, panels [p0, p1) that start past 0
+ * into a Ct wider than they are (the rest must stay untouched); against double sums, and
+ * the same bits for every split of the panels. */
+static void test_gemm_panel(void)
+{
+    static const int64_t shapes[][3] = {{70, 49, 300}, {32, 16, 256}, {1, 1, 1},  {33, 13, 129},
+                                        {64, 25, 0},   {40, 12, 40},  {5, 7, 131}};
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
+        const int64_t m = shapes[si][0], n = shapes[si][1], kk = shapes[si][2];
+        const int64_t np = og_panel_count(m), lda = kk + 3, ldb = n + 5, ldc = np * OG_PANEL_MR + 7;
+        float *a = malloc(sizeof(float) * (size_t)(m * lda + 1));
+        float *b = malloc(sizeof(float) * (size_t)(kk * ldb + 1));
+        float *p = malloc(sizeof(float) * (og_panel_floats(m, kk) + 1));
+        float *c = malloc(sizeof(float) * (size_t)(n * ldc));
+        float *c2 = malloc(sizeof(float) * (size_t)(n * ldc));
+        CHECKF(a && b && p && c && c2, "gemm_panel: out of memory");
+        if (!a || !b || !p || !c || !c2) {
+            free(a), free(b), free(p), free(c), free(c2);
+            return;
+        }
+        for (int64_t i = 0; i < m * lda; i++) a[i] = (float)rnd();
+        for (int64_t i = 0; i < kk * ldb; i++) b[i] = (float)rnd();
+        for (int64_t i = 0; i < n * ldc; i++) c[i] = c2[i] = NAN;
+        og_panel_pack_f32(m, kk, a, lda, p);
+        og_panel_gemm_f32(0, np, n, kk, p, b, ldb, c, ldc);
+        int bad = 0;
+        for (int64_t j = 0; j < n; j++) {
+            for (int64_t i = 0; i < np * OG_PANEL_MR; i++) {
+                double s = 0, mag = 0;
+                for (int64_t q = 0; i < m && q < kk; q++) {
+                    const double t = (double)a[i * lda + q] * (double)b[q * ldb + j];
+                    s += t;
+                    mag += fabs(t);
+                }
+                if (!(fabs(c[j * ldc + i] - s) <= 2e-6 * (mag + 1))) bad++;
+            }
+            for (int64_t i = np * OG_PANEL_MR; i < ldc; i++) bad += !isnan(c[j * ldc + i]);
+        }
+        CHECKF(!bad, "gemm_panel %lldx%lldx%lld: %d bad values", (long long)m, (long long)n,
+               (long long)kk, bad);
+        /* panels one at a time, from the last, each into its own columns of c2 */
+        for (int64_t pi = np - 1; pi >= 0; pi--)
+            og_panel_gemm_f32(pi, pi + 1, n, kk, p, b, ldb, c2 + pi * OG_PANEL_MR, ldc);
+        CHECKF(!memcmp(c, c2, sizeof(float) * (size_t)(n * ldc)) || n * ldc == 0,
+               "gemm_panel %lldx%lldx%lld: panel by panel differs", (long long)m, (long long)n,
+               (long long)kk);
+        free(a), free(b), free(p), free(c), free(c2);
+    }
+}
+
 static void test_einsum(void)
 {
     int64_t da[] = {2, 3, 3}, db[] = {3, 4}, dc[] = {4, 5};
@@ -378,6 +432,7 @@ int main(void)
     test_gemm();
     test_gemm_row();
     test_gemm_small();
+    test_gemm_panel();
     test_einsum();
     test_det();
     test_half_matmul_gemm();

@@ -9,24 +9,43 @@
  *   3. Y's 2x2 tiles = A^T P A + b, interleaved back into rows, then the activation.
  * U_ξ = (G g G^T)_ξ is computed before the items: once per session when W is the model's
  * (the node's og_kcache), else at every call.  Chunks go to threads, each with its own V,
- * P and split rows; their GEMMs run on one thread. */
+ * P and split rows; their GEMMs run on one thread.  Fewer tiles than WINO_MIN_TILES in all
+ * (small planes of one image or a few) go by bands of output channels instead (wino_band,
+ * below). */
 #include <string.h>
 
 #include "kernels/cpu/conv_wino.h"
 #include "kernels/cpu/gemm.h"
+#include "kernels/cpu/gemm_panel.h"
 #include "kernels/cpu/split_row.h"
 
-/* Tiles below which GEMMs of few columns (a chunk is part of one image or whole images;
- * and, where W is not the model's, the weights' transform at every call: 16 M·C values)
- * cost more than they save, per call and per image.  ResNet-18's 14x14 layers (49 tiles by
- * 256 channels): 0.83 ms with the transform cached, 1.5 without it, 1.2 by im2col + GEMM;
- * its 7x7 ones (16 tiles by 512) on one image: 5.1 ms against 1.6. */
+/* Tiles in all below which the chunks' BLAS products of few columns (each packing its U_ξ
+ * again) cost more than they save: fewer go by bands of output channels (wino_band) with
+ * U packed once.  ResNet-18's 14x14 layers at batch 1 (49 tiles by 256 channels): 0.52 ms
+ * by bands, 1.15 by im2col + GEMM; its 7x7 ones (16 tiles by 512): 0.87 against 1.45; on
+ * two threads 0.30 against 0.66 and 0.45 against 0.89.  With more tiles the bands lose on
+ * two threads (each thread transforms the whole input): 128 tiles of 128 channels 0.44 ms
+ * against 0.31 by chunks. */
 #define WINO_MIN_TILES       64
 #define WINO_MIN_IMAGE_TILES 16
 #define WINO_MIN_CH          16
+/* Tiles per image below which the bands (wino_band, for fewer than WINO_MIN_TILES tiles in
+ * all) do not pay: ResNet-18's 2x2 layers of 512 channels at batch 8 (8 tiles, U 16 MB
+ * against 9.4 MB of weights) took 0.70-0.91 ms against 0.85-0.89 by im2col + GEMM on one
+ * thread, its 4x4 ones (32 tiles) 0.57 against 0.96 */
+#define WINO_MIN_BAND_TILES 4
 /* V and P of a chunk together: about this many bytes, so that they stay in cache from
  * the input transform through the GEMMs to the output transform */
 #define WINO_CHUNK_BYTES ((int64_t)2 * 1024 * 1024)
+
+#ifdef OG_CPU_X86
+/* Whether the few tiles of this geometry (n · tiles < WINO_MIN_TILES) go by bands of
+ * output channels (wino_band): a plane's int32 offsets for the scattered stores. */
+static bool wino_band_fits(const og_conv_geom *g, int64_t tiles)
+{
+    return g->n * tiles < WINO_MIN_TILES && g->out[0] * g->out[1] * OG_PANEL_MR < INT32_MAX;
+}
+#endif
 
 bool og_conv_wino_applies(const og_conv_geom *g, og_dtype t)
 {
@@ -39,6 +58,7 @@ bool og_conv_wino_applies(const og_conv_geom *g, og_dtype t)
             g->pad_begin[i] > 2 || g->pad_end[i] > 2)
             return false;
     const int64_t tiles = ((g->out[0] + 1) / 2) * ((g->out[1] + 1) / 2); /* per image */
+    if (wino_band_fits(g, tiles)) return tiles >= WINO_MIN_BAND_TILES;
     return tiles >= WINO_MIN_IMAGE_TILES && g->n * tiles >= WINO_MIN_TILES;
 #else
     (void)g;
@@ -242,6 +262,139 @@ static void wino_range(void *ctx, int64_t i0, int64_t i1, int slot)
     for (int64_t it = i0; it < i1; it++)
         wino_item(r->j, r->inner, it, r->slots + (size_t)slot * r->j->slot);
 }
+
+/* Few tiles (n · tiles < WINO_MIN_TILES: ResNet-18's 14x14 and 7x7 layers of one image)
+ * split by output channels instead: the items are the panels of 32 output channels of U
+ * (packed for og_panel_gemm_f32: 16 products of one panel by all the tiles, then the
+ * output transform of its channels).  Each thread transforms the whole input into its own
+ * V once, at its first item (about 3 % of a layer's work: cheaper than a barrier), and
+ * reads only its panels of U, where the tile chunks above had every thread read all of U
+ * (4 MB for 256 channels, 16 MB for 512) and the BLAS pack it again at every call. */
+typedef struct wino_band {
+    const wino_job *j;
+    const float *up; /* U packed: 16 ξ of og_panel_floats(M, C) each */
+    int64_t nt;      /* tiles in all */
+    size_t slot;     /* floats per thread: V, then Pt, then split rows */
+    float *slots;
+    int *ready; /* per thread (16 ints apart): its V holds the input's transform */
+} wino_band;
+
+/* Output channels [m0, m1) (at most 32) from Pt (Pt_ξ[t][m - m0] at pt + ξ · nt · 32 + t
+ * · 32 + m - m0): A^T P A + b as in wino_output, 16 channels at a time, each tile's four
+ * outputs scattered to their channels' planes; then the activation. */
+static OG_TARGET_AVX512 void wino_band_output(const wino_band *bj, const float *pt, int64_t m0,
+                                              int64_t m1)
+{
+    const wino_job *j = bj->j;
+    const og_conv_geom *g = j->g;
+    const int64_t tw = j->tw, th = j->th, oh = g->out[0], ow = g->out[1], oplane = oh * ow;
+    const int64_t per = th * tw, ps = bj->nt * OG_PANEL_MR; /* from one ξ to the next */
+    const __m512i idx =
+        _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                           _mm512_set1_epi32((int)oplane));
+    for (int64_t m = m0; m < m1; m += 16) {
+        const int64_t left = m1 - m;
+        const __mmask16 mk = (__mmask16)(left >= 16 ? 0xFFFF : (1u << left) - 1u);
+        const __m512 bv = j->b ? _mm512_maskz_loadu_ps(mk, j->b + m) : _mm512_setzero_ps();
+        for (int64_t n = 0; n < g->n; n++) {
+            float *yn = j->y + (n * g->m + m) * oplane;
+            for (int64_t ti = 0; ti < th; ti++)
+                for (int64_t tj = 0; tj < tw; tj++) {
+                    const float *q = pt + (n * per + ti * tw + tj) * OG_PANEL_MR + (m - m0);
+                    __m512 s4[4], r4[4];
+                    for (int kk = 0; kk < 4; kk++) { /* A^T P */
+                        const __m512 p0 = _mm512_maskz_loadu_ps(mk, q + (0 + kk) * ps);
+                        const __m512 p1 = _mm512_maskz_loadu_ps(mk, q + (4 + kk) * ps);
+                        const __m512 p2 = _mm512_maskz_loadu_ps(mk, q + (8 + kk) * ps);
+                        const __m512 p3 = _mm512_maskz_loadu_ps(mk, q + (12 + kk) * ps);
+                        s4[kk] = _mm512_add_ps(_mm512_add_ps(p0, p1), p2);
+                        r4[kk] = _mm512_sub_ps(_mm512_sub_ps(p1, p2), p3);
+                    }
+                    __m512 yv[2][2]; /* (A^T P) A: [row][column] of the tile */
+                    yv[0][0] = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(s4[0], s4[1]), s4[2]), bv);
+                    yv[0][1] = _mm512_add_ps(_mm512_sub_ps(_mm512_sub_ps(s4[1], s4[2]), s4[3]), bv);
+                    yv[1][0] = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(r4[0], r4[1]), r4[2]), bv);
+                    yv[1][1] = _mm512_add_ps(_mm512_sub_ps(_mm512_sub_ps(r4[1], r4[2]), r4[3]), bv);
+                    for (int a = 0; a < 2 && 2 * ti + a < oh; a++)
+                        for (int c = 0; c < 2 && 2 * tj + c < ow; c++)
+                            _mm512_mask_i32scatter_ps(yn + (2 * ti + a) * ow + 2 * tj + c, mk, idx,
+                                                      yv[a][c], 4);
+                }
+        }
+    }
+    for (int64_t n = 0; n < g->n; n++)
+        for (int64_t m = m0; m < m1; m++)
+            og_cpu_act(&j->k->act, OG_FLOAT, j->y + (n * g->m + m) * oplane, oplane);
+}
+
+static void wino_band_range(void *ctx, int64_t i0, int64_t i1, int slot)
+{
+    const wino_band *bj = ctx;
+    const wino_job *j = bj->j;
+    const og_conv_geom *g = j->g;
+    const int64_t cn = g->c, nt = bj->nt, per = j->th * j->tw;
+    float *v = bj->slots + (size_t)slot * bj->slot, *pt = v + 16 * cn * nt;
+    float *sp = pt + 16 * nt * OG_PANEL_MR;
+    if (!bj->ready[16 * slot]) { /* V of every image's tiles: V_ξ[c][n · per + t] */
+        const int64_t plane = g->in[0] * g->in[1], prs = 2 * j->th + 2;
+        for (int64_t n = 0; n < g->n; n++)
+            for (int64_t c = 0; c < cn; c++) {
+                const float *xc = j->x + (n * cn + c) * plane;
+                for (int64_t r = 0; r < prs; r++) wino_split(j, xc, r, sp + r * 2 * j->sw);
+                wino_input(j, sp, 0, j->th, c, cn, nt, v + n * per);
+            }
+        bj->ready[16 * slot] = 1;
+    }
+    const size_t ustride = og_panel_floats(g->m, cn);
+    for (int64_t pi = i0; pi < i1; pi++) {
+        for (int xi = 0; xi < 16; xi++)
+            og_panel_gemm_f32(pi, pi + 1, nt, cn, bj->up + xi * ustride, v + xi * cn * nt, nt,
+                              pt + xi * nt * OG_PANEL_MR, OG_PANEL_MR);
+        const int64_t m0 = pi * OG_PANEL_MR, m1 = m0 + OG_PANEL_MR < g->m ? m0 + OG_PANEL_MR : g->m;
+        wino_band_output(bj, pt, m0, m1);
+    }
+}
+
+/* og_conv_wino for few tiles (wino_band_fits), j's tile geometry set. */
+static og_status wino_band_run(const og_kernel_ctx *k, wino_job *j, const float *w)
+{
+    const og_conv_geom *g = j->g;
+    const int64_t cn = g->c, mn = g->m, nt = g->n * j->th * j->tw, panels = og_panel_count(mn);
+    const int threads = k->threads > 1 ? k->threads : 1;
+    const int slots = panels < threads ? (int)panels : threads;
+    wino_band bj = {j, NULL, nt, 0, NULL, NULL};
+    bj.slot = (size_t)(16 * cn * nt + 16 * nt * OG_PANEL_MR + (2 * j->th + 2) * 2 * j->sw);
+    const size_t ufloats = 16 * og_panel_floats(mn, cn);
+    /* U packed: in the node's cache when W is the model's, under another key than the
+     * tile chunks' U (another layout, maybe the same size) */
+    bool fresh = true;
+    const void *key = (const char *)w + 1;
+    float *up = k->const_in & 2u ? og_kcache_get(k, key, ufloats * sizeof(float), &fresh) : NULL;
+    /* scratch: [U packed, when not cached] [G g G^T unpacked, when fresh] [slots] [ready] */
+    const size_t uraw = fresh ? (size_t)(16 * mn * cn) : 0, upk = up ? 0 : ufloats;
+    const size_t bytes =
+        (upk + uraw + bj.slot * (size_t)slots) * sizeof(float) + (size_t)slots * 16 * sizeof(int);
+    float *scratch = og_scratch_get(k, bytes);
+    if (!scratch) {
+        if (up && fresh) og_kcache_drop(k);
+        return og_kernel_error(k, OG_ERR_NOMEM, "out of memory for %zu bytes of Winograd scratch",
+                               bytes);
+    }
+    if (!up) up = scratch;
+    if (fresh) {
+        float *u = scratch + upk;
+        wino_weights(mn, cn, w, u);
+        for (int xi = 0; xi < 16; xi++)
+            og_panel_pack_f32(mn, cn, u + xi * mn * cn, cn, up + xi * (ufloats / 16));
+    }
+    bj.up = up;
+    bj.slots = scratch + upk + uraw;
+    bj.ready = (int *)(bj.slots + bj.slot * (size_t)slots);
+    memset(bj.ready, 0, (size_t)slots * 16 * sizeof(int));
+    og_par_range(k, slots, panels, 1, wino_band_range, &bj);
+    og_scratch_put(k, scratch);
+    return OG_OK;
+}
 #endif /* OG_CPU_X86 */
 
 og_status og_conv_wino(const og_kernel_ctx *k, const og_conv_geom *g, const float *x,
@@ -259,6 +412,7 @@ og_status og_conv_wino(const og_kernel_ctx *k, const og_conv_geom *g, const floa
     j.tw = (g->out[1] + 1) / 2;
     j.sw = (j.tw + 1 + 15) / 16 * 16;
     og_split_plan_init(&j.split, g->pad_begin[1], g->in[1], 2 * (j.tw + 1), j.sw);
+    if (wino_band_fits(g, j.th * j.tw)) return wino_band_run(k, &j, w);
     const int64_t per_tile = 16 * (g->c + g->m) * (int64_t)sizeof(float);
     int64_t rows = WINO_CHUNK_BYTES / (per_tile * j.tw);
     rows = rows < 1 ? 1 : rows > j.th ? j.th : rows;

@@ -18,8 +18,9 @@
 #include "ops/conv_params.h"
 
 /* Whether og_conv_wino computes this Conv: float, 2-D, kernel 3x3, strides and dilations
- * 1, pads of at most 2, one group, at least 16 input and output channels, at least 16
- * tiles per image (an 8x8 output) and 64 in all, a CPU with AVX-512. */
+ * 1, pads of at most 2, one group, at least 16 input and output channels, a CPU with
+ * AVX-512, and tiles: at least 16 per image (an 8x8 output) and 64 in all, or fewer than
+ * 64 in all and at least 4 per image (a 4x4 output). */
 bool og_conv_wino_applies(const og_conv_geom *g, og_dtype t);
 
 /* Y = Conv(X, W) + B, then k->act, for a geometry og_conv_wino_applies to: x [N, C, H, W],

@@ -1,0 +1,117 @@
+/* gemm_panel.c: products of a packed A by few columns (see gemm_panel.h).
+ *
+ * A tile of Ct is P columns j of B (P <= 12) by one panel of 32 rows of A, its sums in
+ * 2P AVX-512 registers: per step q, the panel's row q as two vectors, P broadcasts of
+ * B[q][j], 2P multiply-adds.  The columns are cut into groups of equal size (49 columns:
+ * 5 groups of 10 and 9, not 4 of 12 and one of 1).  K goes in blocks of PANEL_KC, so that
+ * a panel's block (16 KB) stays in L1 while every column group passes over it and B's
+ * block stays in L2 while every panel does; the sums of a tile are stored after each block
+ * and loaded again for the next one (exactly: a store and a load do not round). */
+#include <math.h>
+#include <string.h>
+
+#include "kernels/cpu/gemm_panel.h"
+
+#define PANEL_NR 12  /* columns per tile at most */
+#define PANEL_KC 128 /* steps of the sum per block */
+
+void og_panel_pack_f32(int64_t m, int64_t k, const float *a, int64_t lda, float *p)
+{
+    const int64_t np = og_panel_count(m);
+    for (int64_t pi = 0; pi < np; pi++)
+        for (int r = 0; r < OG_PANEL_MR; r++) {
+            const int64_t i = pi * OG_PANEL_MR + r;
+            float *dst = p + pi * OG_PANEL_MR * k + r;
+            for (int64_t q = 0; q < k; q++) dst[q * OG_PANEL_MR] = i < m ? a[i * lda + q] : 0.0f;
+        }
+}
+
+#ifdef OG_CPU_X86
+#include <immintrin.h>
+
+/* One tile: ct[j * ldc + r] (+)= Σ_{q < kc} a[q * 32 + r] · b[q * ldb + j], j < P;
+ * `more` adds to what ct holds (a block after the first). */
+#define PANEL_TILE(P)                                                                              \
+    static OG_TARGET_AVX512 void panel_tile##P(int64_t kc, const float *restrict a,                \
+                                               const float *restrict b, int64_t ldb,               \
+                                               float *restrict ct, int64_t ldc, bool more)         \
+    {                                                                                              \
+        __m512 s0[P], s1[P];                                                                       \
+        _Pragma("GCC unroll 12") for (int j = 0; j < P; j++)                                       \
+        {                                                                                          \
+            s0[j] = more ? _mm512_loadu_ps(ct + j * ldc) : _mm512_setzero_ps();                    \
+            s1[j] = more ? _mm512_loadu_ps(ct + j * ldc + 16) : _mm512_setzero_ps();               \
+        }                                                                                          \
+        for (int64_t q = 0; q < kc; q++) {                                                         \
+            const __m512 a0 = _mm512_loadu_ps(a + q * OG_PANEL_MR);                                \
+            const __m512 a1 = _mm512_loadu_ps(a + q * OG_PANEL_MR + 16);                           \
+            const float *bq = b + q * ldb;                                                         \
+            _Pragma("GCC unroll 12") for (int j = 0; j < P; j++)                                   \
+            {                                                                                      \
+                const __m512 bv = _mm512_set1_ps(bq[j]);                                           \
+                s0[j] = _mm512_fmadd_ps(a0, bv, s0[j]);                                            \
+                s1[j] = _mm512_fmadd_ps(a1, bv, s1[j]);                                            \
+            }                                                                                      \
+        }                                                                                          \
+        _Pragma("GCC unroll 12") for (int j = 0; j < P; j++)                                       \
+        {                                                                                          \
+            _mm512_storeu_ps(ct + j * ldc, s0[j]);                                                 \
+            _mm512_storeu_ps(ct + j * ldc + 16, s1[j]);                                            \
+        }                                                                                          \
+    }
+PANEL_TILE(1)
+PANEL_TILE(2)
+PANEL_TILE(3)
+PANEL_TILE(4)
+PANEL_TILE(5)
+PANEL_TILE(6)
+PANEL_TILE(7)
+PANEL_TILE(8)
+PANEL_TILE(9)
+PANEL_TILE(10)
+PANEL_TILE(11)
+PANEL_TILE(12)
+#undef PANEL_TILE
+
+typedef void (*panel_tile_fn)(int64_t, const float *, const float *, int64_t, float *, int64_t,
+                              bool);
+static const panel_tile_fn panel_tiles[PANEL_NR + 1] = {
+    NULL,        panel_tile1, panel_tile2, panel_tile3,  panel_tile4,  panel_tile5, panel_tile6,
+    panel_tile7, panel_tile8, panel_tile9, panel_tile10, panel_tile11, panel_tile12};
+
+void og_panel_gemm_f32(int64_t p0, int64_t p1, int64_t n, int64_t k, const float *p, const float *b,
+                       int64_t ldb, float *ct, int64_t ldc)
+{
+    if (n <= 0 || p1 <= p0) return;
+    const int64_t groups = (n + PANEL_NR - 1) / PANEL_NR, per = (n + groups - 1) / groups;
+    if (k <= 0) { /* empty sums */
+        for (int64_t j = 0; j < n; j++)
+            memset(ct + j * ldc, 0, (size_t)((p1 - p0) * OG_PANEL_MR) * sizeof(float));
+        return;
+    }
+    for (int64_t kb = 0; kb < k; kb += PANEL_KC) {
+        const int64_t kc = k - kb < PANEL_KC ? k - kb : PANEL_KC;
+        for (int64_t pi = p0; pi < p1; pi++) {
+            const float *a = p + (pi * k + kb) * OG_PANEL_MR;
+            for (int64_t j0 = 0; j0 < n; j0 += per) {
+                const int64_t pj = n - j0 < per ? n - j0 : per;
+                panel_tiles[pj](kc, a, b + kb * ldb + j0, ldb,
+                                ct + j0 * ldc + (pi - p0) * OG_PANEL_MR, ldc, kb > 0);
+            }
+        }
+    }
+}
+#else
+void og_panel_gemm_f32(int64_t p0, int64_t p1, int64_t n, int64_t k, const float *p, const float *b,
+                       int64_t ldb, float *ct, int64_t ldc)
+{
+    for (int64_t pi = p0; pi < p1; pi++)
+        for (int64_t j = 0; j < n; j++)
+            for (int r = 0; r < OG_PANEL_MR; r++) {
+                float s = 0.0f;
+                for (int64_t q = 0; q < k; q++)
+                    s = fmaf(p[(pi * k + q) * OG_PANEL_MR + r], b[q * ldb + j], s);
+                ct[j * ldc + (pi - p0) * OG_PANEL_MR + r] = s;
+            }
+}
+#endif

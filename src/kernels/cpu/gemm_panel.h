@@ -1,0 +1,42 @@
+/* gemm_panel.h: float products whose first operand is packed once and kept, for few
+ * columns.  Internal header.
+ *
+ * Ct = (A · B)ᵀ for A [M, K] (weights, constant from call to call) and B [K, N] with N
+ * small (the tiles or positions of one small image: 16 to a few dozen).  A is packed once
+ * (og_panel_pack_f32, into the node's og_kcache) as panels of OG_PANEL_MR rows, each panel
+ * [K][OG_PANEL_MR] contiguous: a step of the sum reads one panel row as two vectors and
+ * broadcasts the B values of up to 12 columns, 24 multiply-adds per 14 loads.  The result
+ * comes out transposed, Ct [N, M] (a column of the product per row of Ct), which the
+ * callers turn back into NCHW while they apply the bias and activation.  A BLAS packs A
+ * again at every call, and with N this small its packing costs as much as the product.
+ *
+ * Each element of Ct is Σ_q A[m][q] · B[q][n] summed in the order q = 0, 1, ..., K - 1
+ * (fused multiply-adds), whatever panels a call covers: the same bits on any split of the
+ * panels over threads.  AVX-512 only (og_cpu_isa() >= 2); callers check. */
+#ifndef OG_GEMM_PANEL_H
+#define OG_GEMM_PANEL_H
+
+#include "kernels/cpu/kernel.h"
+
+#define OG_PANEL_MR 32 /* rows of A per panel */
+
+/* Panels of A with m rows: (m + 31) / 32. */
+static inline int64_t og_panel_count(int64_t m) { return (m + OG_PANEL_MR - 1) / OG_PANEL_MR; }
+
+/* Floats that A [m, k] takes packed: og_panel_count(m) · 32 · k (rows past m are zeros). */
+static inline size_t og_panel_floats(int64_t m, int64_t k)
+{
+    return (size_t)og_panel_count(m) * OG_PANEL_MR * (size_t)k;
+}
+
+/* p = A [m, k] (row i at a + i * lda) packed: p[(pi · k + q) · 32 + r] = A[32 pi + r][q],
+ * zero for rows at or past m. */
+void og_panel_pack_f32(int64_t m, int64_t k, const float *a, int64_t lda, float *p);
+
+/* ct[j · ldc + 32 (pi − p0) + r] = Σ_q A[32 pi + r][q] · b[q · ldb + j] for panels pi of
+ * [p0, p1) of the packed A `p` (k columns), r < 32, j < n: every row of a panel, those
+ * past A's rows (zeros) included, so ldc >= 32 · (p1 − p0). */
+void og_panel_gemm_f32(int64_t p0, int64_t p1, int64_t n, int64_t k, const float *p, const float *b,
+                       int64_t ldb, float *ct, int64_t ldc);
+
+#endif /* OG_GEMM_PANEL_H */
