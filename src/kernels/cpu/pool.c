@@ -9,7 +9,8 @@
  * precomputed per output position and dim, so the inner loops carry no bounds checks (the
  * interior of the image and the borders run the same code).  Work is split over output
  * rows (plane, od, oh).  MaxPool with row-major Indices (what its gradient recomputes) takes
- * the same interior path, choosing with masks instead of branches. */
+ * the same interior path, choosing with masks instead of branches.  A float MaxPool 3x3
+ * stride 2 without Indices has a vector path of its own on AVX-512 (mp3_pool). */
 #include <math.h>
 #include <string.h>
 
@@ -512,6 +513,117 @@ static const pool_loops *pool_loops_of(const og_pool_params *p, og_dtype t)
 
 static const void *select_pool(const og_node *n, og_dtype t) { return pool_loops_of(n->params, t); }
 
+/* MaxPool 3x3 stride 2 on float planes (ResNet's after its stem), AVX-512: 16 outputs of a
+ * row at a time, each tap a permutation of two vectors of an input row.  A tap outside the
+ * input is read as the nearest one inside (its index clamped to the plane: with pads of at
+ * most 1 and every window starting inside or in the pad, that is a tap of the same window,
+ * the next one on the left or top, an earlier one on the right or bottom), which gives the
+ * fold of the rows loop (strictly greater replaces, from the first tap inside) bit for
+ * bit: folding a value of the window again changes nothing, NaN and signed zeros
+ * included. */
+#define MP3_MAX_BLOCKS 64 /* blocks of 16 outputs per row (1024 outputs) */
+
+#ifdef OG_CPU_X86
+#include <immintrin.h>
+
+typedef struct mp3_block {
+    int64_t base;       /* first input column the block loads */
+    int64_t fix;        /* lane 15's third tap (base + 32), -1: none */
+    __mmask16 mlo, mhi; /* the loads' lanes inside the row */
+    __mmask16 st;       /* the outputs of the block */
+    int32_t idx[3][16]; /* tap c of lane i: its column - base, in [0, 32) */
+} mp3_block;
+
+static bool mp3_applies(const og_pool_params *p, const pool_geom *g, bool indices)
+{
+    if (p->kind != OG_POOL_MAX || indices || og_cpu_isa() < 2 || g->in[0] != 1 || g->k[0] != 1)
+        return false;
+    for (int j = 1; j < 3; j++)
+        if (g->k[j] != 3 || g->s[j] != 2 || g->d[j] != 1 || g->pb[j] > 1 ||
+            2 * (g->out[j] - 1) - g->pb[j] > g->in[j] - 1)
+            return false;
+    return g->out[2] <= 16 * MP3_MAX_BLOCKS;
+}
+
+static int64_t mp3_clamp(int64_t v, int64_t n) { return v < 0 ? 0 : v >= n ? n - 1 : v; }
+
+static void mp3_plan(const pool_geom *g, mp3_block *b, int64_t nb)
+{
+    const int64_t W = g->in[2], OW = g->out[2], pb = g->pb[2];
+    for (int64_t bi = 0; bi < nb; bi++) {
+        const int64_t o0 = 16 * bi, n = OW - o0 < 16 ? OW - o0 : 16;
+        const int64_t base = 2 * o0 - pb > 0 ? 2 * o0 - pb : 0;
+        const int64_t left = W - base;
+        b[bi].base = base;
+        b[bi].fix = -1;
+        b[bi].mlo = (__mmask16)(left >= 16 ? 0xFFFF : (1u << left) - 1u);
+        b[bi].mhi = (__mmask16)(left >= 32 ? 0xFFFF : left > 16 ? (1u << (left - 16)) - 1u : 0);
+        b[bi].st = (__mmask16)(n >= 16 ? 0xFFFF : (1u << n) - 1u);
+        for (int c = 0; c < 3; c++)
+            for (int i = 0; i < 16; i++) {
+                const int64_t t = i < n ? mp3_clamp(2 * (o0 + i) - pb + c, W) - base : 0;
+                if (t >= 32) b[bi].fix = t + base; /* lane 15, c = 2 */
+                b[bi].idx[c][i] = (int32_t)(t >= 32 ? 0 : t);
+            }
+    }
+}
+
+/* Output rows [r0, r1) of all (plane, oh) rows. */
+static OG_TARGET_AVX512 void mp3_rows(const pool_geom *g, const mp3_block *b, int64_t nb,
+                                      const float *x, float *y, int64_t r0, int64_t r1)
+{
+    const int64_t H = g->in[1], W = g->in[2], OH = g->out[1], OW = g->out[2], pb = g->pb[1];
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t pl = r / OH, oh = r % OH;
+        const float *rows[3];
+        for (int a = 0; a < 3; a++)
+            rows[a] = x + pl * g->in_plane + mp3_clamp(2 * oh - pb + a, H) * W;
+        float *yr = y + r * OW;
+        for (int64_t bi = 0; bi < nb; bi++) {
+            const mp3_block *bk = &b[bi];
+            const __m512i i0 = _mm512_loadu_si512(bk->idx[0]), i1 = _mm512_loadu_si512(bk->idx[1]);
+            const __m512i i2 = _mm512_loadu_si512(bk->idx[2]);
+            __m512 acc = _mm512_setzero_ps();
+            for (int a = 0; a < 3; a++) {
+                const float *row = rows[a] + bk->base;
+                const __m512 lo = _mm512_maskz_loadu_ps(bk->mlo, row);
+                const __m512 hi = _mm512_maskz_loadu_ps(bk->mhi, row + 16);
+                const __m512 t0 = _mm512_permutex2var_ps(lo, i0, hi);
+                const __m512 t1 = _mm512_permutex2var_ps(lo, i1, hi);
+                __m512 t2 = _mm512_permutex2var_ps(lo, i2, hi);
+                if (bk->fix >= 0)
+                    t2 = _mm512_mask_blend_ps((__mmask16)0x8000, t2,
+                                              _mm512_set1_ps(rows[a][bk->fix]));
+                /* max_ps(v, acc): v > acc ? v : acc, the rows loop's step */
+                acc = a == 0 ? t0 : _mm512_max_ps(t0, acc);
+                acc = _mm512_max_ps(t1, acc);
+                acc = _mm512_max_ps(t2, acc);
+            }
+            _mm512_mask_storeu_ps(yr + 16 * bi, bk->st, acc);
+        }
+    }
+}
+#endif
+
+/* MaxPool 3x3 stride 2 of float X by mp3_rows when it applies; false (nothing done) else. */
+static bool mp3_pool(const og_kernel_ctx *k, const og_pool_params *p, const pool_geom *g,
+                     const void *x, void *y, bool indices)
+{
+#ifdef OG_CPU_X86
+    if (!mp3_applies(p, g, indices)) return false;
+    mp3_block b[MP3_MAX_BLOCKS];
+    const int64_t nb = (g->out[2] + 15) / 16, rows = g->planes * g->out[1];
+    mp3_plan(g, b, nb);
+    const int64_t parts = k->threads > 1 ? (rows < 8 * k->threads ? rows : 8 * k->threads) : 1;
+    OG_PARALLEL_FOR(k, parts, (double)(rows / parts) * (double)(g->out[2] * 9), i,
+                    { mp3_rows(g, b, nb, x, y, (i * rows) / parts, ((i + 1) * rows) / parts); });
+    return true;
+#else
+    (void)k, (void)p, (void)g, (void)x, (void)y, (void)indices;
+    return false;
+#endif
+}
+
 static og_status pool_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                              og_tensor *const *out, int n_out)
 {
@@ -539,7 +651,8 @@ static og_status pool_kernel(const og_kernel_ctx *k, const og_tensor *const *in,
     int64_t *scratch = NULL;
     og_status st = pool_setup(k, p, x, y, &g, &scratch);
     if (st) goto done;
-    loops->pool(k, p, &g, x->data, y->data, ind ? ind->data : NULL);
+    if (loops != &pool_loops_float || !mp3_pool(k, p, &g, x->data, y->data, ind != NULL))
+        loops->pool(k, p, &g, x->data, y->data, ind ? ind->data : NULL);
 done:
     og_free(k->alloc, scratch);
     (void)n_in;
