@@ -139,9 +139,9 @@ typedef struct og_buffer {
  * in another thread); once the session closes it, returned blocks are freed instead. */
 typedef struct og_pool og_pool;
 og_pool *og_pool_new(const og_allocator *a);
-/* A buffer of at least `bytes` (reused when one fits within 2x), NULL on OOM or when a new
- * block would take the pool past its budget (idle blocks are freed first to make room;
- * og_pool_usage tells the two apart). */
+/* A buffer of at least `bytes` (the most recently released one that fits within 2x, else
+ * a new one), NULL on OOM or when a new block would take the pool past its budget (idle
+ * blocks are freed first to make room; og_pool_usage tells the two apart). */
 og_buffer *og_pool_get(og_pool *p, size_t bytes);
 /* The most bytes the pool may hold at once: its blocks, idle or in use (outputs handed to
  * a caller included, until freed), and the scratch blocks of og_pool_allocator.  New
