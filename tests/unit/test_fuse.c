@@ -358,11 +358,81 @@ done:
     og_graph_free(g);
 }
 
+/* A pointwise Conv of one image on a 7x7 plane with the model's W (conv_pw_panel.c on
+ * CPUs with AVX-512: W packed in panels of 32 output channels, the product written back
+ * through 16 x 16 transposes): 1 to 512 input channels (one block of the sum or several),
+ * 1 to 70 output channels (partial panels, partial 16-channel halves), with and without a
+ * bias, a fused Relu or none, one and two threads; against double sums, and the second
+ * run (the packed W from the node's cache) bit for bit the first. */
+static void test_pw_panel(void)
+{
+    static const int64_t shapes[][2] = {{1, 1}, {17, 33}, {160, 70}, {512, 32}, {40, 64}};
+    for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++)
+        for (int v = 0; v < 4; v++) {
+            const int64_t c = shapes[si][0], m = shapes[si][1];
+            const bool bias = !(v & 1), relu = v & 2;
+            fg f = {og_graph_new(NULL), OG_FLOAT};
+            og_graph *g = f.g;
+            int x = start_graph(&f, 14);
+            const int64_t xd[4] = {1, c, 7, 7}, wd[4] = {m, c, 1, 1}, bd[1] = {m};
+            g->values[x].dtype = OG_FLOAT;
+            g->values[x].rank = 4;
+            memcpy(g->values[x].dims, xd, sizeof xd);
+            init(&f, "W", 4, wd, 0.5, 0, false);
+            if (bias) init(&f, "B", 1, bd, 0.3, 0.1, false);
+            const char *y = relu ? "V" : "Y";
+            node(&f, "Conv", bias ? 3 : 2, (const char *[]){"X", "W", "B"}, 1, &y);
+            if (relu) node(&f, "Relu", 1, (const char *[]){"V"}, 1, (const char *[]){"Y"});
+            g->values[value(&f, "Y")].is_graph_output = true;
+            g->outputs[g->n_outputs++] = value(&f, "Y");
+            og_session *s = NULL;
+            og_tensor *xin = NULL, *y0 = NULL, *y1 = NULL;
+            og_tensor_alloc(OG_FLOAT, 4, xd, NULL, &xin);
+            for (int64_t i = 0; i < xin->numel; i++) set(xin, i, 2.0 * sin(0.37 * (double)i));
+            og_session_options so = {.threads = 1 + (int)(si % 2)};
+            og_status st = og_graph_finalize(g);
+            if (!st) st = og_graph_resolve(g, true);
+            if (!st) st = og_exec_create(g, NULL, og_default_allocator(), &so, true, &s);
+            CHECKF(st == OG_OK, "pw panel: %s", og_last_error());
+            const char *names[1] = {"X"};
+            const og_tensor *ins[1] = {xin};
+            if (!st) {
+                CHECK_OK(og_session_run(s, names, ins, 1, &y0));
+                CHECK_OK(og_session_run(s, names, ins, 1, &y1));
+            }
+            if (y0 && y1) {
+                const float *wv = g->values[value(&f, "W")].init->data;
+                const float *bv = bias ? g->values[value(&f, "B")].init->data : NULL;
+                const float *xv = xin->data, *yv = y0->data;
+                int bad = 0;
+                for (int64_t mm = 0; mm < m; mm++)
+                    for (int64_t j = 0; j < 49; j++) {
+                        double sum = bv ? bv[mm] : 0, mag = fabs(sum);
+                        for (int64_t q = 0; q < c; q++) {
+                            sum += (double)wv[mm * c + q] * (double)xv[q * 49 + j];
+                            mag += fabs((double)wv[mm * c + q] * (double)xv[q * 49 + j]);
+                        }
+                        if (relu && sum < 0) sum = 0;
+                        if (!(fabs(yv[mm * 49 + j] - sum) <= 2e-6 * (mag + 1))) bad++;
+                    }
+                CHECKF(!bad, "pw panel %lld -> %lld bias %d relu %d: %d bad values", (long long)c,
+                       (long long)m, bias, relu, bad);
+                CHECKF(og_value_equal(y0, y1), "pw panel: the second run differs");
+            }
+            og_tensor_free(xin);
+            og_tensor_free(y0);
+            og_tensor_free(y1);
+            og_session_free(s);
+            og_graph_free(g);
+        }
+}
+
 int main(void)
 {
     test_weight_cache(WC_CONV);
     test_weight_cache(WC_BAND);
     test_weight_cache(WC_GEMM);
+    test_pw_panel();
     for (int p = 0; p < P_COUNT; p++) {
         run_pattern(p, OG_FLOAT, 1, false, false, false);
         run_pattern(p, OG_FLOAT, 1, false, false, true);

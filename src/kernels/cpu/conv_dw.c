@@ -27,6 +27,8 @@
 #include "kernels/cpu/conv_dw.h"
 #ifdef OG_CPU_X86
 #include <immintrin.h>
+
+#include "kernels/cpu/tr16.h"
 #endif
 
 #define DW_MAX_TAPS 64 /* Conv kernels up to 8x8 */
@@ -132,35 +134,9 @@ typedef struct dw_fns_f64 {
 #define ATTR_AVX512       OG_TARGET_AVX512
 #define ATTR_AVX2         OG_TARGET_AVX2
 
-/* r[i][j] becomes r[j][i], 16 x 16 floats in registers: blk_conv's copies between planes
- * and channels-last (DW_L == 16), for the float AVX-512 loops (DW_TR16) */
-_Static_assert(DW_L == 16, "dw_tr16 moves blocks of 16 channels");
-static inline OG_TARGET_AVX512 void dw_tr16(__m512 *r)
-{
-    __m512 t[16];
-    for (int i = 0; i < 16; i += 2) { /* pairs of rows interleaved by element */
-        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
-        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
-    }
-    for (int i = 0; i < 16; i += 4) { /* then by pairs of elements */
-        const __m512d a = _mm512_castps_pd(t[i]), b = _mm512_castps_pd(t[i + 1]);
-        const __m512d c = _mm512_castps_pd(t[i + 2]), e = _mm512_castps_pd(t[i + 3]);
-        r[i] = _mm512_castpd_ps(_mm512_unpacklo_pd(a, c));
-        r[i + 1] = _mm512_castpd_ps(_mm512_unpackhi_pd(a, c));
-        r[i + 2] = _mm512_castpd_ps(_mm512_unpacklo_pd(b, e));
-        r[i + 3] = _mm512_castpd_ps(_mm512_unpackhi_pd(b, e));
-    }
-    for (int i = 0; i < 4; i++) { /* then by 128-bit lanes, twice */
-        t[i] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0x88);
-        t[i + 4] = _mm512_shuffle_f32x4(r[i], r[i + 4], 0xdd);
-        t[i + 8] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0x88);
-        t[i + 12] = _mm512_shuffle_f32x4(r[i + 8], r[i + 12], 0xdd);
-    }
-    for (int i = 0; i < 8; i++) {
-        r[i] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0x88);
-        r[i + 8] = _mm512_shuffle_f32x4(t[i], t[i + 8], 0xdd);
-    }
-}
+/* blk_conv's copies between planes and channels-last (DW_L == 16), for the float AVX-512
+ * loops (DW_TR16): tr16.h's transpose */
+_Static_assert(DW_L == 16, "og_tr16_f32 moves blocks of 16 channels");
 
 #define T     float
 #define DWFNS dw_fns_f32
@@ -172,7 +148,7 @@ static inline OG_TARGET_AVX512 void dw_tr16(__m512 *r)
 #undef ATTR
 #define ATTR    ATTR_AVX512
 #define FN(x)   OG_DW_CAT(x, f32, avx512)
-#define DW_TR16 dw_tr16
+#define DW_TR16 og_tr16_f32
 #include "kernels/cpu/conv_dw_tmpl.h"
 #undef DW_TR16
 #undef FN
