@@ -265,6 +265,22 @@ static int out_value(const og_session *s, int ni, int j)
     return s->g->nodes[ni].out[j];
 }
 
+/* Whether node ni is a Constant that the fusion plan leaves without a reader (the bounds
+ * of a Clip fused into its producer, which the plan holds): nothing reads its outputs in a
+ * fused run and the caller wants none of them (MobileNet-v2 ran 35 of them per run). */
+static bool fused_dead(const og_session *s, int ni)
+{
+    const og_node *n = &s->g->nodes[ni];
+    if (!n->op_type || strcmp(n->op_type, "Constant") != 0 || (n->domain && n->domain[0]))
+        return false;
+    for (int k = 0; k < n->n_out; k++) {
+        const int v = n->out[k];
+        if (v >= 0 && (s->fused_last_use[v] >= 0 || s->keep[v] || s->g->values[v].is_graph_output))
+            return false;
+    }
+    return true;
+}
+
 /* A failed allocation for output j (-1: the kernel's scratch, whose size the pool
  * remembers): OG_ERR_LIMIT when the budget refused it, else OG_ERR_NOMEM. */
 static og_status budget_error(og_session *s, const og_node *n, int j, size_t nbytes,
@@ -298,6 +314,7 @@ static og_status run_node(og_session *s, int ni)
     og_status st = OG_OK;
     char label[256];
     if (s->fused_run && s->fusion[ni].skip) return OG_OK; /* done by its producer */
+    if (s->fused_run && fused_dead(s, ni)) return OG_OK;
     /* a weight gradient's Conv (fuse.h) reads X and dY, not its Transposes of them */
     const bool wgrad = s->fused_run && s->fusion[ni].wg_x >= 0;
     const int wg_in[2] = {s->fusion[ni].wg_x, s->fusion[ni].wg_dy};
