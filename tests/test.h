@@ -21,6 +21,18 @@ static int og_test_checks;
         }                                                                                          \
     } while (0)
 
+/* CHECK with a printf-style message instead of the expression. */
+#define CHECKF(cond, ...)                                                                          \
+    do {                                                                                           \
+        og_test_checks++;                                                                          \
+        if (!(cond)) {                                                                             \
+            og_test_failures++;                                                                    \
+            fprintf(stderr, "%s:%d: CHECK failed: ", __FILE__, __LINE__);                          \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fprintf(stderr, " (last error: %s)\n", og_last_error());                               \
+        }                                                                                          \
+    } while (0)
+
 /* An allocator that fails its fail_at-th request (counting from 0) and counts the blocks
  * still live, for failing allocations on purpose: og_allocator a = {og_test_malloc,
  * og_test_free, &counting}. */

@@ -47,18 +47,6 @@ enum { NH_MAX_IO = 16, NH_MAX_ATTRS = 16 };
 static int og_test_cases;   /* one-node graphs built */
 static int og_test_harness; /* the harness's own checks (above) */
 
-/* CHECK with a printf-style message instead of the expression. */
-#define CHECKF(cond, ...)                                                                          \
-    do {                                                                                           \
-        og_test_checks++;                                                                          \
-        if (!(cond)) {                                                                             \
-            og_test_failures++;                                                                    \
-            fprintf(stderr, "%s:%d: CHECK failed: ", __FILE__, __LINE__);                          \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fprintf(stderr, " (last error: %s)\n", og_last_error());                               \
-        }                                                                                          \
-    } while (0)
-
 /* Print the counts; exit status 1 if a check failed. */
 #define NH_DONE()                                                                                  \
     do {                                                                                           \

@@ -6,15 +6,6 @@
 #include "core/core.h"
 #include "test.h"
 
-#define CHECKF(cond, ...)                                                                          \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-        }                                                                                          \
-        CHECK(cond);                                                                               \
-    } while (0)
-
 static void test_reuse_order(void)
 {
     og_pool *p = og_pool_new(NULL);

@@ -12,15 +12,6 @@
 #include "core/core.h"
 #include "test.h"
 
-#define CHECKF(cond, ...)                                                                          \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-        }                                                                                          \
-        CHECK(cond);                                                                               \
-    } while (0)
-
 typedef struct job {
     _Atomic int *hits; /* per item */
     int64_t items;

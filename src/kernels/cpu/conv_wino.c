@@ -174,8 +174,29 @@ static OG_TARGET_AVX512 void wino_input(const wino_job *j, const float *sp, int6
     }
 }
 
-/* Output channel m of tile rows [ti0, ti1) into yc (its plane): A^T P A + bias, A^T the
- * rows (1, 1, 1, 0), (0, 1, −1, −1). */
+/* One tile's outputs y[row][column] = (A^T P A) + bias of 16 tiles or channels (the lanes
+ * of mk) from P_ξ at q + ξ · ps, A^T the rows (1, 1, 1, 0), (0, 1, −1, −1). */
+static inline OG_TARGET_AVX512 void wino_tile_out(const float *q, int64_t ps, __mmask16 mk,
+                                                  __m512 bv, __m512 y[2][2])
+{
+    __m512 s[4], r[4];
+    for (int k = 0; k < 4; k++) { /* A^T P */
+        const __m512 p0 = _mm512_maskz_loadu_ps(mk, q + (0 + k) * ps);
+        const __m512 p1 = _mm512_maskz_loadu_ps(mk, q + (4 + k) * ps);
+        const __m512 p2 = _mm512_maskz_loadu_ps(mk, q + (8 + k) * ps);
+        const __m512 p3 = _mm512_maskz_loadu_ps(mk, q + (12 + k) * ps);
+        s[k] = _mm512_add_ps(_mm512_add_ps(p0, p1), p2);
+        r[k] = _mm512_sub_ps(_mm512_sub_ps(p1, p2), p3);
+    }
+    /* (A^T P) A */
+    y[0][0] = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(s[0], s[1]), s[2]), bv);
+    y[0][1] = _mm512_add_ps(_mm512_sub_ps(_mm512_sub_ps(s[1], s[2]), s[3]), bv);
+    y[1][0] = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(r[0], r[1]), r[2]), bv);
+    y[1][1] = _mm512_add_ps(_mm512_sub_ps(_mm512_sub_ps(r[1], r[2]), r[3]), bv);
+}
+
+/* Output channel m of tile rows [ti0, ti1) into yc (its plane): A^T P A + bias (wino_tile_out),
+ * each tile row's even and odd columns interleaved back. */
 static OG_TARGET_AVX512 void wino_output(const wino_job *j, const float *p, int64_t m, int64_t mn,
                                          int64_t nt, int64_t ti0, int64_t ti1, float bias,
                                          float *yc)
@@ -191,20 +212,8 @@ static OG_TARGET_AVX512 void wino_output(const wino_job *j, const float *p, int6
             const int64_t left = tw - tj;
             const __mmask16 m16 = (__mmask16)(left >= 16 ? 0xFFFF : (1u << left) - 1u);
             const float *q = pm + (ti - ti0) * tw + tj;
-            __m512 s[4], r[4];
-            for (int k = 0; k < 4; k++) { /* A^T P */
-                const __m512 p0 = _mm512_maskz_loadu_ps(m16, q + (0 + k) * ps);
-                const __m512 p1 = _mm512_maskz_loadu_ps(m16, q + (4 + k) * ps);
-                const __m512 p2 = _mm512_maskz_loadu_ps(m16, q + (8 + k) * ps);
-                const __m512 p3 = _mm512_maskz_loadu_ps(m16, q + (12 + k) * ps);
-                s[k] = _mm512_add_ps(_mm512_add_ps(p0, p1), p2);
-                r[k] = _mm512_sub_ps(_mm512_sub_ps(p1, p2), p3);
-            }
-            __m512 y[2][2]; /* (A^T P) A: [row][even, odd column] */
-            y[0][0] = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(s[0], s[1]), s[2]), bv);
-            y[0][1] = _mm512_add_ps(_mm512_sub_ps(_mm512_sub_ps(s[1], s[2]), s[3]), bv);
-            y[1][0] = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(r[0], r[1]), r[2]), bv);
-            y[1][1] = _mm512_add_ps(_mm512_sub_ps(_mm512_sub_ps(r[1], r[2]), r[3]), bv);
+            __m512 y[2][2]; /* [row][even, odd column] */
+            wino_tile_out(q, ps, m16, bv, y);
             const int64_t c0 = 2 * tj, cols = ow - c0; /* output columns c0 .. c0 + 31 */
             const __mmask16 ma = (__mmask16)(cols >= 16 ? 0xFFFF : (1u << cols) - 1u);
             const __mmask16 mb = (__mmask16)(cols >= 32  ? 0xFFFF
@@ -280,7 +289,7 @@ typedef struct wino_band {
 } wino_band;
 
 /* Output channels [m0, m1) (at most 32) from Pt (Pt_ξ[t][m - m0] at pt + ξ · nt · 32 + t
- * · 32 + m - m0): A^T P A + b as in wino_output, 16 channels at a time, each tile's four
+ * · 32 + m - m0): A^T P A + b (wino_tile_out), 16 channels at a time, each tile's four
  * outputs scattered to their channels' planes; then the activation. */
 static OG_TARGET_AVX512 void wino_band_output(const wino_band *bj, const float *pt, int64_t m0,
                                               int64_t m1)
@@ -301,20 +310,8 @@ static OG_TARGET_AVX512 void wino_band_output(const wino_band *bj, const float *
             for (int64_t ti = 0; ti < th; ti++)
                 for (int64_t tj = 0; tj < tw; tj++) {
                     const float *q = pt + (n * per + ti * tw + tj) * OG_PANEL_MR + (m - m0);
-                    __m512 s4[4], r4[4];
-                    for (int kk = 0; kk < 4; kk++) { /* A^T P */
-                        const __m512 p0 = _mm512_maskz_loadu_ps(mk, q + (0 + kk) * ps);
-                        const __m512 p1 = _mm512_maskz_loadu_ps(mk, q + (4 + kk) * ps);
-                        const __m512 p2 = _mm512_maskz_loadu_ps(mk, q + (8 + kk) * ps);
-                        const __m512 p3 = _mm512_maskz_loadu_ps(mk, q + (12 + kk) * ps);
-                        s4[kk] = _mm512_add_ps(_mm512_add_ps(p0, p1), p2);
-                        r4[kk] = _mm512_sub_ps(_mm512_sub_ps(p1, p2), p3);
-                    }
-                    __m512 yv[2][2]; /* (A^T P) A: [row][column] of the tile */
-                    yv[0][0] = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(s4[0], s4[1]), s4[2]), bv);
-                    yv[0][1] = _mm512_add_ps(_mm512_sub_ps(_mm512_sub_ps(s4[1], s4[2]), s4[3]), bv);
-                    yv[1][0] = _mm512_add_ps(_mm512_add_ps(_mm512_add_ps(r4[0], r4[1]), r4[2]), bv);
-                    yv[1][1] = _mm512_add_ps(_mm512_sub_ps(_mm512_sub_ps(r4[1], r4[2]), r4[3]), bv);
+                    __m512 yv[2][2]; /* [row][column] of the tile */
+                    wino_tile_out(q, ps, mk, bv, yv);
                     for (int a = 0; a < 2 && 2 * ti + a < oh; a++)
                         for (int c = 0; c < 2 && 2 * tj + c < ow; c++)
                             _mm512_mask_i32scatter_ps(yn + (2 * ti + a) * ow + 2 * tj + c, mk, idx,
