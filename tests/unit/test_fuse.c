@@ -358,30 +358,52 @@ done:
     og_graph_free(g);
 }
 
-/* A pointwise Conv of one image on a 7x7 plane with the model's W (conv_pw_panel.c on
- * CPUs with AVX-512: W packed in panels of 32 output channels, the product written back
- * through 16 x 16 transposes): 1 to 512 input channels (one block of the sum or several),
+/* Convs of one image on planes of at most 64 outputs with the model's W (conv_panel.c on
+ * CPUs with AVX-512: W packed in panels of 32 output channels, the product of X or its
+ * column matrix written back through 16 x 16 transposes): pointwise on 7x7 with 1 to 512
+ * input channels (one block of the sum or several), 3x3 stride 2 padded 14x14 -> 7x7, 3x3
+ * stride 1 of 8 channels (too few for Winograd) on 5x6, 2x2 dilated asymmetric pads,
  * 1 to 70 output channels (partial panels, partial 16-channel halves), with and without a
- * bias, a fused Relu or none, one and two threads; against double sums, and the second
- * run (the packed W from the node's cache) bit for bit the first. */
-static void test_pw_panel(void)
+ * bias, a fused Relu or none, one and two threads; against a direct double sum, and the
+ * second run (the packed W from the node's cache) bit for bit the first. */
+typedef struct panel_case {
+    int64_t c, m, h, w, k, s, d, pads[4];
+} panel_case;
+
+static void test_conv_panel(void)
 {
-    static const int64_t shapes[][2] = {{1, 1}, {17, 33}, {160, 70}, {512, 32}, {40, 64}};
-    for (size_t si = 0; si < sizeof shapes / sizeof *shapes; si++)
+    static const panel_case cases[] = {
+        {1, 1, 7, 7, 1, 1, 1, {0}},           {17, 33, 7, 7, 1, 1, 1, {0}},
+        {160, 70, 7, 7, 1, 1, 1, {0}},        {512, 32, 7, 7, 1, 1, 1, {0}},
+        {40, 64, 7, 7, 1, 1, 1, {0}},         {24, 40, 14, 14, 3, 2, 1, {1, 1, 1, 1}},
+        {8, 20, 5, 6, 3, 1, 1, {1, 1, 1, 1}}, {6, 35, 8, 7, 2, 1, 2, {0, 1, 1, 0}},
+    };
+    for (size_t si = 0; si < sizeof cases / sizeof *cases; si++)
         for (int v = 0; v < 4; v++) {
-            const int64_t c = shapes[si][0], m = shapes[si][1];
+            const panel_case *pc = &cases[si];
+            const int64_t c = pc->c, m = pc->m, k = pc->k;
+            const int64_t oh =
+                (pc->h + pc->pads[0] + pc->pads[2] - pc->d * (k - 1) - 1) / pc->s + 1;
+            const int64_t ow =
+                (pc->w + pc->pads[1] + pc->pads[3] - pc->d * (k - 1) - 1) / pc->s + 1;
             const bool bias = !(v & 1), relu = v & 2;
             fg f = {og_graph_new(NULL), OG_FLOAT};
             og_graph *g = f.g;
             int x = start_graph(&f, 14);
-            const int64_t xd[4] = {1, c, 7, 7}, wd[4] = {m, c, 1, 1}, bd[1] = {m};
+            const int64_t xd[4] = {1, c, pc->h, pc->w}, wd[4] = {m, c, k, k}, bd[1] = {m};
             g->values[x].dtype = OG_FLOAT;
             g->values[x].rank = 4;
             memcpy(g->values[x].dims, xd, sizeof xd);
             init(&f, "W", 4, wd, 0.5, 0, false);
             if (bias) init(&f, "B", 1, bd, 0.3, 0.1, false);
             const char *y = relu ? "V" : "Y";
-            node(&f, "Conv", bias ? 3 : 2, (const char *[]){"X", "W", "B"}, 1, &y);
+            int cn = node(&f, "Conv", bias ? 3 : 2, (const char *[]){"X", "W", "B"}, 1, &y);
+            const int64_t st[2] = {pc->s, pc->s}, dl[2] = {pc->d, pc->d};
+            og_attr at[3] = {
+                {.name = (char *)"pads", .type = OG_ATTR_INTS, .n = 4, .ints = (int64_t *)pc->pads},
+                {.name = (char *)"strides", .type = OG_ATTR_INTS, .n = 2, .ints = (int64_t *)st},
+                {.name = (char *)"dilations", .type = OG_ATTR_INTS, .n = 2, .ints = (int64_t *)dl}};
+            for (int a = 0; a < 3; a++) og_node_add_attr(g, cn, &at[a]);
             if (relu) node(&f, "Relu", 1, (const char *[]){"V"}, 1, (const char *[]){"Y"});
             g->values[value(&f, "Y")].is_graph_output = true;
             g->outputs[g->n_outputs++] = value(&f, "Y");
@@ -390,13 +412,13 @@ static void test_pw_panel(void)
             og_tensor_alloc(OG_FLOAT, 4, xd, NULL, &xin);
             for (int64_t i = 0; i < xin->numel; i++) set(xin, i, 2.0 * sin(0.37 * (double)i));
             og_session_options so = {.threads = 1 + (int)(si % 2)};
-            og_status st = og_graph_finalize(g);
-            if (!st) st = og_graph_resolve(g, true);
-            if (!st) st = og_exec_create(g, NULL, og_default_allocator(), &so, true, &s);
-            CHECKF(st == OG_OK, "pw panel: %s", og_last_error());
+            og_status st2 = og_graph_finalize(g);
+            if (!st2) st2 = og_graph_resolve(g, true);
+            if (!st2) st2 = og_exec_create(g, NULL, og_default_allocator(), &so, true, &s);
+            CHECKF(st2 == OG_OK, "conv panel: %s", og_last_error());
             const char *names[1] = {"X"};
             const og_tensor *ins[1] = {xin};
-            if (!st) {
+            if (!st2) {
                 CHECK_OK(og_session_run(s, names, ins, 1, &y0));
                 CHECK_OK(og_session_run(s, names, ins, 1, &y1));
             }
@@ -405,19 +427,27 @@ static void test_pw_panel(void)
                 const float *bv = bias ? g->values[value(&f, "B")].init->data : NULL;
                 const float *xv = xin->data, *yv = y0->data;
                 int bad = 0;
-                for (int64_t mm = 0; mm < m; mm++)
-                    for (int64_t j = 0; j < 49; j++) {
+                CHECKF(y0->numel == m * oh * ow, "conv panel: %lld outputs", (long long)y0->numel);
+                for (int64_t mm = 0; mm < m && y0->numel == m * oh * ow; mm++)
+                    for (int64_t o = 0; o < oh * ow; o++) {
                         double sum = bv ? bv[mm] : 0, mag = fabs(sum);
-                        for (int64_t q = 0; q < c; q++) {
-                            sum += (double)wv[mm * c + q] * (double)xv[q * 49 + j];
-                            mag += fabs((double)wv[mm * c + q] * (double)xv[q * 49 + j]);
-                        }
+                        for (int64_t q = 0; q < c; q++)
+                            for (int64_t i = 0; i < k; i++)
+                                for (int64_t j = 0; j < k; j++) {
+                                    const int64_t ih = o / ow * pc->s - pc->pads[0] + i * pc->d;
+                                    const int64_t iw = o % ow * pc->s - pc->pads[1] + j * pc->d;
+                                    if (ih < 0 || ih >= pc->h || iw < 0 || iw >= pc->w) continue;
+                                    const double t = (double)wv[((mm * c + q) * k + i) * k + j] *
+                                                     (double)xv[(q * pc->h + ih) * pc->w + iw];
+                                    sum += t;
+                                    mag += fabs(t);
+                                }
                         if (relu && sum < 0) sum = 0;
-                        if (!(fabs(yv[mm * 49 + j] - sum) <= 2e-6 * (mag + 1))) bad++;
+                        if (!(fabs(yv[mm * oh * ow + o] - sum) <= 2e-6 * (mag + 1))) bad++;
                     }
-                CHECKF(!bad, "pw panel %lld -> %lld bias %d relu %d: %d bad values", (long long)c,
-                       (long long)m, bias, relu, bad);
-                CHECKF(og_value_equal(y0, y1), "pw panel: the second run differs");
+                CHECKF(!bad, "conv panel case %zu bias %d relu %d: %d bad values", si, bias, relu,
+                       bad);
+                CHECKF(og_value_equal(y0, y1), "conv panel: the second run differs");
             }
             og_tensor_free(xin);
             og_tensor_free(y0);
@@ -432,7 +462,7 @@ int main(void)
     test_weight_cache(WC_CONV);
     test_weight_cache(WC_BAND);
     test_weight_cache(WC_GEMM);
-    test_pw_panel();
+    test_conv_panel();
     for (int p = 0; p < P_COUNT; p++) {
         run_pattern(p, OG_FLOAT, 1, false, false, false);
         run_pattern(p, OG_FLOAT, 1, false, false, true);

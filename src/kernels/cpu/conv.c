@@ -15,6 +15,7 @@
 
 #include "kernels/cpu/conv_dw.h"
 #include "kernels/cpu/conv_pw.h"
+#include "kernels/cpu/conv_panel.h"
 #include "kernels/cpu/conv_s2.h"
 #include "kernels/cpu/conv_wino.h"
 #include "kernels/cpu/conv_wgrad.h"
@@ -1100,10 +1101,10 @@ static og_status conv_run(const og_kernel_ctx *k, og_kernel_fn self, const og_te
     /* 3x3 stride-1 float Conv of enough channels and tiles: Winograd (conv_wino.c) */
     if (!transpose && x->numel > 0 && w->numel > 0 && og_conv_wino_applies(g, x->dtype))
         return og_conv_wino(kown, g, x->data, w->data, b ? b->data : NULL, y->data);
-    /* pointwise float Conv of small planes with the model's W: W packed once per session,
-     * products by panels of 32 channels (conv_pw_panel.c) */
-    if (!transpose && x->numel > 0 && w->numel > 0 && og_conv_pw_panel_applies(k, g, x->dtype))
-        return og_conv_pw_panel(kown, g, x->data, w->data, b ? b->data : NULL, y->data);
+    /* float Conv of one image on a small plane with the model's W: W packed once per
+     * session, products by panels of 32 channels (conv_panel.c) */
+    if (!transpose && x->numel > 0 && w->numel > 0 && og_conv_panel_applies(k, g, x->dtype))
+        return og_conv_panel(kown, g, x->data, w->data, b ? b->data : NULL, y->data);
     /* pointwise float Conv: one pass over Y, bias and activation included (conv_pw.c) */
     if (!transpose && x->numel > 0 && w->numel > 0 && og_conv_pw_applies(g, x->dtype))
         return og_conv_pw(kown, g, x->data, w->data, b ? b->data : NULL, y->data);

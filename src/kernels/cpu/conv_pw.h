@@ -37,16 +37,4 @@ bool og_conv_pw_taps(const og_kernel_ctx *k, int64_t mg, int64_t kc, int64_t nco
                      const int64_t *off, const float *w, const float *b, float *y, int64_t ldy);
 int64_t og_conv_pw_max_k(void);
 
-/* Whether og_conv_pw_panel computes this Conv for call k: float, pointwise, one group, W
- * the model's (bit 1 of k->const_in), one image, a plane of at most 64 positions (7x7,
- * 8x8), at most 512 input channels, a CPU with AVX-512. */
-bool og_conv_pw_panel_applies(const og_kernel_ctx *k, const og_conv_geom *g, og_dtype t);
-
-/* Y = W · X + B, then k->act, for a Conv og_conv_pw_panel_applies to
- * (conv_pw_panel.c): W packed once per session into the node's og_kcache (into scratch
- * when there is none), the product through gemm_panel.h and written back transposed.  Takes
- * scratch; OG_ERR_NOMEM (with a message) without it. */
-og_status og_conv_pw_panel(const og_kernel_ctx *k, const og_conv_geom *g, const float *x,
-                           const float *w, const float *b, float *y);
-
 #endif /* OG_CONV_PW_H */

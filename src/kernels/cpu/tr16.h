@@ -1,7 +1,7 @@
 /* tr16.h: a 16 x 16 float transpose in AVX-512 registers, for kernels that move blocks
  * between planes (NCHW) and channels-last: depthwise convolutions of small planes
  * (conv_dw.c) and the pointwise products written back from their transposed result
- * (conv_pw_panel.c).  Internal header; include it after <immintrin.h>, on x86 only. */
+ * (conv_panel.c).  Internal header; include it after <immintrin.h>, on x86 only. */
 #ifndef OG_TR16_H
 #define OG_TR16_H
 

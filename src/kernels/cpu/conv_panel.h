@@ -1,0 +1,22 @@
+/* conv_panel.h: float convolutions of one image on small planes whose weights are the
+ * model's, by a product of our own with the weights packed once per session
+ * (gemm_panel.h).  Internal header. */
+#ifndef OG_CONV_PANEL_H
+#define OG_CONV_PANEL_H
+
+#include "kernels/cpu/kernel.h"
+#include "ops/conv_params.h"
+
+/* Whether og_conv_panel computes this Conv for call k: float, one group, W the model's (bit
+ * 1 of k->const_in), one image, an output plane of at most 64 positions (7x7, 8x8), a CPU
+ * with AVX-512; 2-D, or pointwise with at most 512 input channels. */
+bool og_conv_panel_applies(const og_kernel_ctx *k, const og_conv_geom *g, og_dtype t);
+
+/* Y = Conv(X, W) + B, then k->act, for a Conv og_conv_panel_applies to (conv_panel.c): W
+ * packed once per session into the node's og_kcache (into scratch when there is none), the
+ * product through gemm_panel.h on X (pointwise) or its column matrix, written back
+ * transposed.  Takes scratch; OG_ERR_NOMEM (with a message) without it. */
+og_status og_conv_panel(const og_kernel_ctx *k, const og_conv_geom *g, const float *x,
+                        const float *w, const float *b, float *y);
+
+#endif /* OG_CONV_PANEL_H */
