@@ -298,6 +298,9 @@ static og_status budget_error(og_session *s, const og_node *n, int j, size_t nby
                  n->op && (n->op->flags & OG_OP_CONTROL) ? "a subgraph's run"
                                                          : "the kernel's scratch");
     if (!refused) {
+        /* a kernel's message (og_kernel_error) names the node already */
+        const char *msg = og_last_error();
+        if (j < 0 && msg && strncmp(msg, label, strlen(label)) == 0) return OG_ERR_NOMEM;
         if (j < 0) return og_error_prefix(OG_ERR_NOMEM, "%s", label);
         return og_error(OG_ERR_NOMEM, "%s: out of memory for %s (%zu bytes)", label, what, nbytes);
     }
