@@ -149,8 +149,10 @@ og_status og_conv_panel(const og_kernel_ctx *k, const og_conv_geom *g, const flo
     int threads = k->threads > 1 && madds >= CP_PAR_MIN ? k->threads : 1;
     threads = panels < threads ? (int)panels : threads;
     const size_t ufloats = og_panel_floats(g->m, kdim);
+    /* the node's cache under a key of its own, apart from Winograd's (w and w + 1: other
+     * layouts, possibly of the same size), whatever paths a node takes from run to run */
     bool fresh = true;
-    float *up = og_kcache_get(k, w, ufloats * sizeof(float), &fresh);
+    float *up = og_kcache_get(k, (const char *)w + 2, ufloats * sizeof(float), &fresh);
     const size_t upk = up ? 0 : ufloats, slot = (size_t)(os * OG_PANEL_MR);
     const size_t colf = pw ? 0 : (size_t)(kdim * os);
     const size_t bytes = (upk + colf + slot * (size_t)threads) * sizeof(float);

@@ -276,9 +276,10 @@ static void wino_range(void *ctx, int64_t i0, int64_t i1, int slot)
  * split by output channels instead: the items are the panels of 32 output channels of U
  * (packed for og_panel_gemm_f32: 16 products of one panel by all the tiles, then the
  * output transform of its channels).  Each thread transforms the whole input into its own
- * V once, at its first item (about 3 % of a layer's work: cheaper than a barrier), and
- * reads only its panels of U, where the tile chunks above had every thread read all of U
- * (4 MB for 256 channels, 16 MB for 512) and the BLAS pack it again at every call. */
+ * V once, at its first item (a small share of the layer's work, where a barrier between
+ * the transform and the products would wait for a sleeping thread), and reads only its
+ * panels of U, where the tile chunks above had every thread read all of U (4 MB for 256
+ * channels, 16 MB for 512) and the BLAS pack it again at every call. */
 typedef struct wino_band {
     const wino_job *j;
     const float *up; /* U packed: 16 ξ of og_panel_floats(M, C) each */
