@@ -26,6 +26,21 @@ void og_panel_pack_f32(int64_t m, int64_t k, const float *a, int64_t lda, float 
         }
 }
 
+/* The same sums one at a time, in the same order (fmaf: one rounding per step, as the
+ * vector multiply-adds): for CPUs without AVX-512. */
+static void panel_gemm_scalar(int64_t p0, int64_t p1, int64_t n, int64_t k, const float *p,
+                              const float *b, int64_t ldb, float *ct, int64_t ldc)
+{
+    for (int64_t pi = p0; pi < p1; pi++)
+        for (int64_t j = 0; j < n; j++)
+            for (int r = 0; r < OG_PANEL_MR; r++) {
+                float s = 0.0f;
+                for (int64_t q = 0; q < k; q++)
+                    s = fmaf(p[(pi * k + q) * OG_PANEL_MR + r], b[q * ldb + j], s);
+                ct[j * ldc + (pi - p0) * OG_PANEL_MR + r] = s;
+            }
+}
+
 #ifdef OG_CPU_X86
 #include <immintrin.h>
 
@@ -83,6 +98,10 @@ void og_panel_gemm_f32(int64_t p0, int64_t p1, int64_t n, int64_t k, const float
                        int64_t ldb, float *ct, int64_t ldc)
 {
     if (n <= 0 || p1 <= p0) return;
+    if (og_cpu_isa() < 2) {
+        panel_gemm_scalar(p0, p1, n, k, p, b, ldb, ct, ldc);
+        return;
+    }
     const int64_t groups = (n + PANEL_NR - 1) / PANEL_NR, per = (n + groups - 1) / groups;
     if (k <= 0) { /* empty sums */
         for (int64_t j = 0; j < n; j++)
@@ -105,13 +124,6 @@ void og_panel_gemm_f32(int64_t p0, int64_t p1, int64_t n, int64_t k, const float
 void og_panel_gemm_f32(int64_t p0, int64_t p1, int64_t n, int64_t k, const float *p, const float *b,
                        int64_t ldb, float *ct, int64_t ldc)
 {
-    for (int64_t pi = p0; pi < p1; pi++)
-        for (int64_t j = 0; j < n; j++)
-            for (int r = 0; r < OG_PANEL_MR; r++) {
-                float s = 0.0f;
-                for (int64_t q = 0; q < k; q++)
-                    s = fmaf(p[(pi * k + q) * OG_PANEL_MR + r], b[q * ldb + j], s);
-                ct[j * ldc + (pi - p0) * OG_PANEL_MR + r] = s;
-            }
+    panel_gemm_scalar(p0, p1, n, k, p, b, ldb, ct, ldc);
 }
 #endif

@@ -12,7 +12,8 @@
  *
  * Each element of Ct is Σ_q A[m][q] · B[q][n] summed in the order q = 0, 1, ..., K - 1
  * (fused multiply-adds), whatever panels a call covers: the same bits on any split of the
- * panels over threads.  AVX-512 only (og_cpu_isa() >= 2); callers check. */
+ * panels over threads, and on CPUs without AVX-512 (one sum at a time there: the callers
+ * take this path only with AVX-512). */
 #ifndef OG_GEMM_PANEL_H
 #define OG_GEMM_PANEL_H
 
