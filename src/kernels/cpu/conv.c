@@ -358,6 +358,21 @@ static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo :
 CONV_TYPED(float, f32, og_gemm_f32)
 CONV_TYPED(double, f64, og_gemm_f64)
 
+void og_conv_im2col_f32(const og_conv_geom *g, const float *x, float *col)
+{
+    int64_t os = 1, ks = 1, is = 1;
+    for (int i = 0; i < g->nsp; i++) {
+        os *= g->out[i];
+        ks *= g->kernel[i];
+        is *= g->in[i];
+    }
+    const int64_t kw_n = g->kernel[g->nsp - 1];
+    for (int64_t c = 0; c < g->c; c++)
+        for (int64_t t = 0; t < ks; t++)
+            im2col_2d_f32(g, x + c * is, t / kw_n, t % kw_n, 0, os / g->out[g->nsp - 1],
+                          col + (c * ks + t) * os);
+}
+
 /* float32, float64, and the 16-bit floats through float32's binding (og_float_impl) */
 OG_FLOAT_IMPLS(conv_impls, &conv_type_f32, &conv_type_f64);
 

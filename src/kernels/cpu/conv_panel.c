@@ -107,31 +107,6 @@ static void cp_range(void *ctx, int64_t i0, int64_t i1, int slot)
     }
 }
 
-/* col[(c · KH + i) · KW + jw][oh · OW + ow] = x[c][oh · SH − PH + i · DH][ow · SW − PW + jw ·
- * DW], 0 outside the input (2-D, one image) */
-static void cp_im2col(const og_conv_geom *g, const float *x, float *col)
-{
-    const int64_t H = g->in[0], W = g->in[1], OH = g->out[0], OW = g->out[1];
-    const int64_t KH = g->kernel[0], KW = g->kernel[1], os = OH * OW;
-    for (int64_t c = 0; c < g->c; c++)
-        for (int64_t i = 0; i < KH; i++)
-            for (int64_t jw = 0; jw < KW; jw++) {
-                float *row = col + ((c * KH + i) * KW + jw) * os;
-                for (int64_t oh = 0; oh < OH; oh++) {
-                    const int64_t ih = oh * g->stride[0] - g->pad_begin[0] + i * g->dil[0];
-                    float *dst = row + oh * OW;
-                    if (ih < 0 || ih >= H) {
-                        memset(dst, 0, (size_t)OW * sizeof *dst);
-                        continue;
-                    }
-                    const float *src = x + (c * H + ih) * W;
-                    for (int64_t ow = 0; ow < OW; ow++) {
-                        const int64_t iw = ow * g->stride[1] - g->pad_begin[1] + jw * g->dil[1];
-                        dst[ow] = iw >= 0 && iw < W ? src[iw] : 0.0f;
-                    }
-                }
-            }
-}
 #endif
 
 og_status og_conv_panel(const og_kernel_ctx *k, const og_conv_geom *g, const float *x,
@@ -165,7 +140,7 @@ og_status og_conv_panel(const og_kernel_ctx *k, const og_conv_geom *g, const flo
     if (!up) up = scratch;
     if (fresh) og_panel_pack_f32(g->m, kdim, w, kdim, up);
     float *col = scratch + upk;
-    if (!pw) cp_im2col(g, x, col);
+    if (!pw) og_conv_im2col_f32(g, x, col);
     cp_job j = {k, g, pw ? x : col, up, b, y, os, kdim, panels, col + colf};
     og_par_range(k, threads, panels, 1, cp_range, &j);
     og_scratch_put(k, scratch);

@@ -19,4 +19,9 @@ bool og_conv_panel_applies(const og_kernel_ctx *k, const og_conv_geom *g, og_dty
 og_status og_conv_panel(const og_kernel_ctx *k, const og_conv_geom *g, const float *x,
                         const float *w, const float *b, float *y);
 
+/* The column matrix of one image of a 1-D or 2-D float Conv of one group (conv.c's im2col
+ * rows): col[(c · KH + i) · KW + j][position] = the input under tap (i, j) at that output
+ * position, 0 in the padding. */
+void og_conv_im2col_f32(const og_conv_geom *g, const float *x, float *col);
+
 #endif /* OG_CONV_PANEL_H */
