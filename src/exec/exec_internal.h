@@ -58,6 +58,7 @@ struct og_session {
     bool *internal;
     int n_fused;         /* nodes the plan leaves out: activations, then weight gradients' */
     int n_fused_act;     /* of which activations */
+    int n_fused_pre;     /* and pointwise Convs run inside depthwise ones */
     int *fused_last_use; /* per value: the last node reading it when the plan is used */
     bool fused_run;      /* this run uses the plan */
     og_scratch scratch;  /* the kernels' (og_scratch_get) */

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "exec/fuse.h"
+#include "kernels/cpu/conv_pwdw.h"
 #include "ops/conv_params.h"
 #include "ops/unary_params.h"
 
@@ -95,6 +96,7 @@ void og_fusion_clear(const og_graph *g, og_fusion *nodes, bool *internal)
         nodes[i].out = -1;
         nodes[i].skip = false;
         nodes[i].wg_x = nodes[i].wg_dy = -1;
+        nodes[i].pre = -1;
     }
     for (int v = 0; v < g->n_values; v++) internal[v] = false;
 }
@@ -249,6 +251,62 @@ int og_fusion_plan_wgrad(const og_graph *g, const og_kernel_binding *kernels, og
                 internal[ins[k]] = true;
                 skipped++;
             }
+    }
+    return skipped;
+}
+
+/* ---- a pointwise Conv inside the depthwise Conv of its output ---------------------------- */
+
+/* The geometry of Conv node n over an input of dims x_dims (rank 4, static but for the batch, taken
+ * as 1) and weight value w, of static shape; false when not known. */
+static bool static_geometry(const og_graph *g, const og_node *n, const int64_t *x_dims, int w,
+                            og_conv_geom *geom)
+{
+    const og_value *wv = &g->values[w];
+    if (!n->params || wv->rank != 4) return false;
+    for (int d = 0; d < 4; d++)
+        if (!og_dim_known(wv->dims[d]) || (d > 0 && !og_dim_known(x_dims[d]))) return false;
+    int64_t dims[4] = {1, x_dims[1], x_dims[2], x_dims[3]};
+    return og_conv_geometry(n, n->params, true, 4, dims, 4, wv->dims, -1, geom) == OG_OK;
+}
+
+int og_fusion_plan_pwdw(const og_graph *g, const og_kernel_binding *kernels, og_fusion *nodes,
+                        bool *internal)
+{
+    int skipped = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const og_node *d = &g->nodes[i];
+        const og_conv_params *pd = d->params;
+        if (!is_op(d, "Conv") || !kernels[i].fn || !kernels[i].act || nodes[i].skip ||
+            nodes[i].wg_x >= 0 || !pd || d->n_in < 2 || d->n_in > 3 || d->in[0] < 0 || d->in[1] < 0)
+            continue;
+        const int v = d->in[0];
+        int r1, r2;
+        if (g->values[v].is_graph_output || readers(g, v, &r1, &r2) != 1) continue;
+        /* v's producer: a Conv P itself, or the activation fused into it */
+        int pi = g->values[v].producer;
+        if (pi >= 0 && nodes[pi].skip)
+            for (int q = 0; q < g->n_nodes; q++)
+                if (nodes[q].out == v && nodes[q].wg_x < 0) pi = q;
+        if (pi < 0 || nodes[pi].skip || nodes[pi].pre >= 0 || nodes[pi].wg_x >= 0) continue;
+        const og_node *p = &g->nodes[pi];
+        const int pout = nodes[pi].out >= 0 ? nodes[pi].out : p->n_out > 0 ? p->out[0] : -1;
+        if (!is_op(p, "Conv") || !kernels[pi].fn || pout != v || p->n_out != 1 || p->n_in < 2 ||
+            p->in[0] < 0 || p->in[1] < 0 || (p->n_in > 2 && p->in[2] < 0) ||
+            g->values[p->out[0]].is_graph_output)
+            continue;
+        const og_value *xv = &g->values[p->in[0]], *mv = &g->values[v];
+        if (xv->rank != 4 || mv->rank != 4 || xv->dtype != OG_FLOAT || mv->dtype != OG_FLOAT)
+            continue;
+        og_conv_geom g1, g2;
+        if (!static_geometry(g, p, xv->dims, p->in[1], &g1)) continue;
+        const int64_t mid[4] = {1, g1.m, g1.out[0], g1.out[1]};
+        if (!static_geometry(g, d, mid, d->in[1], &g2) || !og_conv_pwdw_applies(&g1, &g2, OG_FLOAT))
+            continue;
+        nodes[i].pre = pi;
+        nodes[pi].skip = true;
+        internal[v] = internal[p->out[0]] = true;
+        skipped++;
     }
     return skipped;
 }

@@ -25,6 +25,9 @@ typedef struct og_fusion {
     /* A weight gradient's Conv (og_fusion_plan_wgrad): computes out = dW from these two
      * values (X and dY of the forward Conv) instead of its own inputs; -1 otherwise. */
     int wg_x, wg_dy;
+    /* A depthwise Conv that runs the pointwise Conv producing its input inside it
+     * (og_fusion_plan_pwdw): that Conv's node, which is skipped; -1 otherwise. */
+    int pre;
 } og_fusion;
 
 /* The plan for graph g with its nodes bound (kernels[i] for node i): fills
@@ -46,6 +49,14 @@ int og_fusion_plan(const og_graph *g, const og_kernel_binding *kernels, og_fusio
  * the number of nodes skipped. */
 int og_fusion_plan_wgrad(const og_graph *g, const og_kernel_binding *kernels, og_fusion *nodes,
                          bool *internal);
+/* The expansion plan, for inference sessions on the CPU, after og_fusion_plan: a depthwise
+ * Conv D (one channel per group) whose input is read by D alone and comes from a pointwise
+ * Conv P (1x1, stride 1, no pads, group 1, with or without a fused activation) runs P
+ * inside it (og_kernel_ctx.pre: kernels/cpu/conv_pwdw.h), where the shapes, static but
+ * for the batch, are ones conv_pwdw.c computes; P does not run and its output is internal.
+ * Returns the number of nodes skipped. */
+int og_fusion_plan_pwdw(const og_graph *g, const og_kernel_binding *kernels, og_fusion *nodes,
+                        bool *internal);
 /* No fusion: every node as it is, no value internal. */
 void og_fusion_clear(const og_graph *g, og_fusion *nodes, bool *internal);
 

@@ -117,6 +117,8 @@ og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_
         s->n_fused = s->n_fused_act = og_fusion_plan(g, s->kernels, s->fusion, s->internal);
     else
         og_fusion_clear(g, s->fusion, s->internal);
+    if (fuse && s->backend == &og_cpu_backend)
+        s->n_fused += s->n_fused_pre = og_fusion_plan_pwdw(g, s->kernels, s->fusion, s->internal);
     if (s->backend == &og_cpu_backend)
         s->n_fused += og_fusion_plan_wgrad(g, s->kernels, s->fusion, s->internal);
     for (int v = 0; v < g->n_values; v++) s->fused_last_use[v] = -1;
@@ -129,6 +131,11 @@ og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_
         }
         for (int j = 0; j < n->n_in; j++)
             if (n->in[j] >= 0) s->fused_last_use[n->in[j]] = i;
+        if (s->fusion[i].pre >= 0) { /* reads its pointwise Conv's inputs instead of in[0] */
+            const og_node *p = &g->nodes[s->fusion[i].pre];
+            for (int j = 0; j < p->n_in; j++)
+                if (p->in[j] >= 0) s->fused_last_use[p->in[j]] = i;
+        }
     }
     s->vin = og_calloc(a, (size_t)s->max_in + 1, sizeof *s->vin);
     s->vout = og_calloc(a, (size_t)s->max_out + 1, sizeof *s->vout);
@@ -137,9 +144,10 @@ og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_
     if (!s->vin || !s->vout || !s->tin || !s->tout) goto nomem;
     og_logf(s->log, s->log_user, OG_LOG_INFO,
             "session: %d nodes, %d values, %d threads, %s kernels, %d activation nodes fused, "
+            "%d pointwise Convs run in the depthwise Conv of their output, "
             "%d nodes of weight gradients fused",
-            g->n_nodes, g->n_values, s->threads, s->backend->name, s->n_fused_act,
-            s->n_fused - s->n_fused_act);
+            g->n_nodes, g->n_values, s->threads, s->backend->name, s->n_fused_act, s->n_fused_pre,
+            s->n_fused - s->n_fused_act - s->n_fused_pre);
     og_free(a, in_types);
     og_free(a, out_types);
     *out = s;
@@ -322,6 +330,15 @@ static og_status run_node(og_session *s, int ni)
     const bool wgrad = s->fused_run && s->fusion[ni].wg_x >= 0;
     const int wg_in[2] = {s->fusion[ni].wg_x, s->fusion[ni].wg_dy};
     const int *in_v = wgrad ? wg_in : n->in, n_in = wgrad ? 2 : n->n_in;
+    /* a depthwise Conv running the pointwise Conv of its input (fuse.h): that Conv's input
+     * as its input 0 */
+    const int pre = s->fused_run ? s->fusion[ni].pre : -1;
+    int pre_in[3];
+    if (pre >= 0) {
+        for (int j = 0; j < n->n_in && j < 3; j++) pre_in[j] = n->in[j];
+        pre_in[0] = g->nodes[pre].in[0];
+        in_v = pre_in;
+    }
     const int *lu = s->fused_run ? s->fused_last_use : s->last_use;
     for (int j = 0; j < n_in; j++) {
         int v = in_v[j];
@@ -364,6 +381,22 @@ static og_status run_node(og_session *s, int ni)
         if (in_v[j] >= 0 && g->values[in_v[j]].kind == OG_VALUE_INITIALIZER &&
             s->tin[j] == g->values[in_v[j]].init)
             k.const_in |= 1u << j;
+    og_pre_conv pc;
+    if (pre >= 0) {
+        const og_node *p = &g->nodes[pre];
+        pc.node = p;
+        pc.w = s->slot[p->in[1]];
+        pc.b = p->n_in > 2 ? s->slot[p->in[2]] : NULL;
+        pc.act = s->fusion[pre].act;
+        if (!pc.w || pc.w->kind != OG_KIND_TENSOR || pc.w->rank < 1 ||
+            (p->n_in > 2 && (!pc.b || pc.b->kind != OG_KIND_TENSOR)) || s->vin[0].rank < 2)
+            return og_error(OG_ERR_INTERNAL, "%s: the inputs of %s, run inside it, are missing",
+                            og_node_label(n, label, sizeof label), p->name ? p->name : "");
+        /* what its shape inference sees: the pointwise Conv's output (1x1, no pads) */
+        s->vin[0].dims[1] = pc.w->dims[0];
+        s->vin[0].value = NULL;
+        k.pre = &pc;
+    }
     if (n->op->flags & OG_OP_CONTROL) {
         st = og_exec_control(s, ni);
         if (st == OG_ERR_NOMEM) st = budget_error(s, n, -1, 0, NULL);

@@ -66,6 +66,14 @@ typedef struct og_kcache {
     const void *key; /* what data was derived from (NULL: nothing yet) */
 } og_kcache;
 
+/* A pointwise Conv run inside the Conv that reads its output (exec/fuse.h): that Conv's
+ * node, weights, bias (NULL: none) and activation. */
+typedef struct og_pre_conv {
+    const og_node *node;
+    const og_tensor *w, *b;
+    og_act act;
+} og_pre_conv;
+
 typedef struct og_kernel_ctx {
     const og_node *node;
     const void *params;        /* == node->params */
@@ -85,6 +93,10 @@ typedef struct og_kernel_ctx {
     /* The session's worker threads (core.h: og_workers), NULL when it has none: CPU kernels
      * split their loops over them (kernels/cpu/kernel.h: og_par_range), else over OpenMP's. */
     og_workers *workers;
+    /* Conv only, CPU inference sessions: the pointwise Conv in front of this one, NULL
+     * when none.  Input 0 is then that Conv's input, and this Conv reads pre's output
+     * (with pre->act), which the kernel computes and nobody stores. */
+    const og_pre_conv *pre;
 } og_kernel_ctx;
 
 /* The node's cache memory for what the kernel derives from `key`, a constant input's data

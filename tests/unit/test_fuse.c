@@ -81,16 +81,22 @@ static int start_graph(fg *f, int opset)
     return x;
 }
 
-static int fused_count;
+static int fused_count, pre_count;
+/* The count before `what` in a session's log line, or keeps *count. */
+static void log_count(const char *msg, const char *what, int *count)
+{
+    const char *p = strstr(msg, what);
+    if (p) {
+        while (p > msg && p[-1] != ' ') p--;
+        *count = atoi(p);
+    }
+}
 static void on_log(void *user, og_log_level level, const char *msg)
 {
     (void)user;
     (void)level;
-    const char *p = strstr(msg, " activation nodes fused");
-    if (p) {
-        while (p > msg && p[-1] != ' ') p--;
-        fused_count = atoi(p);
-    }
+    log_count(msg, " activation nodes fused", &fused_count);
+    log_count(msg, " pointwise Convs run in", &pre_count);
 }
 
 enum pattern {
@@ -457,6 +463,58 @@ static void test_conv_panel(void)
         }
 }
 
+/* Every allocation request of a session's creation and two runs of graph g (input X = xin,
+ * resolved) on `threads` threads fails once: the session is refused, or its runs fail with
+ * OG_ERR_NOMEM naming the node once, or they give the values of a session with no failure
+ * (a node cache refused: the kernel packs into scratch; `recovers`: some must); nothing
+ * leaks.  At least 10 requests must end in NOMEM. */
+static void alloc_fail_runs(og_graph *g, og_tensor *xin, int threads, bool recovers,
+                            const char *label)
+{
+    const char *names[1] = {"X"};
+    const og_tensor *ins[1] = {xin};
+    og_session_options so = {.threads = threads};
+    og_session *s = NULL;
+    og_tensor *want = NULL;
+    og_status st = og_exec_create(g, NULL, og_default_allocator(), &so, true, &s);
+    if (!st) st = og_session_run(s, names, ins, 1, &want);
+    og_session_free(s);
+    CHECKF(st == OG_OK && want, "%s, the reference run: %s", label, og_last_error());
+    int failed = 0, other = 0, recovered = 0;
+    long total = 0;
+    for (long n = -1; !st && n < total; n++) {
+        og_test_counting c = {0, n, 0};
+        og_allocator a = {og_test_malloc, og_test_free, &c};
+        og_tensor *y = NULL;
+        s = NULL;
+        og_status rs = og_exec_create(g, NULL, &a, &so, true, &s);
+        for (int run = 0; run < 2 && !rs; run++) {
+            og_tensor_free(y);
+            y = NULL;
+            rs = og_session_run(s, names, ins, 1, &y);
+        }
+        og_session_free(s);
+        if (n < 0) total = c.calls; /* the requests of an attempt where none fails */
+        if (rs == OG_OK) {
+            CHECKF(y && og_value_equal(y, want), "%s: N = %ld gives other values", label, n);
+            recovered += n >= 0;
+        } else if (rs == OG_ERR_NOMEM) {
+            /* the node named once, whoever wrote the message */
+            const char *msg = og_last_error(), *at = strstr(msg, "node '");
+            CHECKF(!at || !strstr(at + 1, "node '"), "%s: %s", label, msg);
+            failed++;
+        } else {
+            other++;
+        }
+        og_tensor_free(y);
+        CHECKF(c.live == 0, "%s: N = %ld leaves %ld blocks", label, n, c.live);
+    }
+    CHECKF(failed > 10 && other == 0 && (!recovers || recovered > 0),
+           "%s: %d NOMEM, %d recovered, %d other statuses of %ld", label, failed, recovered, other,
+           total);
+    og_tensor_free(want);
+}
+
 /* Allocation failures on purpose through the kernels that keep packed weights: a pointwise
  * Conv on the panels (40 -> 33 channels on 7x7), a stride-2 one through its column matrix
  * (33 -> 20, 7x7 -> 4x4) and a Winograd one by bands (20 -> 40), on two threads: for each
@@ -492,62 +550,165 @@ static void test_panel_alloc_fail(void)
     og_node_add_attr(g, c3, &pads);
     g->values[value(&f, "Y")].is_graph_output = true;
     g->outputs[g->n_outputs++] = value(&f, "Y");
-    og_tensor *xin = NULL, *want = NULL;
+    og_tensor *xin = NULL;
     og_tensor_alloc(OG_FLOAT, 4, xd, NULL, &xin);
     for (int64_t i = 0; i < xin->numel; i++) set(xin, i, 1.5 * sin(0.41 * (double)i));
     og_status st = og_graph_finalize(g);
     if (!st) st = og_graph_resolve(g, true);
     CHECKF(st == OG_OK, "panel alloc fail: %s", og_last_error());
-    const char *names[1] = {"X"};
-    const og_tensor *ins[1] = {xin};
-    og_session_options so = {.threads = 2};
-    og_session *s = NULL;
-    if (!st) st = og_exec_create(g, NULL, og_default_allocator(), &so, true, &s);
-    if (!st) st = og_session_run(s, names, ins, 1, &want);
-    og_session_free(s);
-    CHECKF(st == OG_OK && want, "panel alloc fail, the reference run: %s", og_last_error());
-    /* every request of a session's creation and two runs fails once: those the kernels
-     * recover from (a node cache refused: the packed weights go to scratch) give the
-     * values, the others OG_ERR_NOMEM */
-    int failed = 0, other = 0, recovered = 0;
-    long total = 0;
-    for (long n = -1; !st && n < total; n++) {
-        og_test_counting c = {0, n, 0};
-        og_allocator a = {og_test_malloc, og_test_free, &c};
-        og_tensor *y = NULL;
-        s = NULL;
-        og_status rs = og_exec_create(g, NULL, &a, &so, true, &s);
-        for (int run = 0; run < 2 && !rs; run++) {
-            og_tensor_free(y);
-            y = NULL;
-            rs = og_session_run(s, names, ins, 1, &y);
-        }
-        og_session_free(s);
-        if (n < 0) total = c.calls; /* the requests of an attempt where none fails */
-        if (rs == OG_OK) {
-            CHECKF(y && og_value_equal(y, want), "panel alloc fail: N = %ld gives other values", n);
-            recovered += n >= 0;
-        } else if (rs == OG_ERR_NOMEM) {
-            /* the node named once, whoever wrote the message */
-            const char *msg = og_last_error(), *at = strstr(msg, "node '");
-            CHECKF(!at || !strstr(at + 1, "node '"), "panel alloc fail: %s", msg);
-            failed++;
-        } else {
-            other++;
-        }
-        og_tensor_free(y);
-        CHECKF(c.live == 0, "panel alloc fail: N = %ld leaves %ld blocks", n, c.live);
-    }
-    CHECKF(failed > 10 && recovered > 0 && other == 0,
-           "panel alloc fail: %d NOMEM, %d recovered, %d other statuses of %ld", failed, recovered,
-           other, total);
-    og_tensor_free(want);
+    if (!st) alloc_fail_runs(g, xin, 2, true, "panel alloc fail");
     og_tensor_free(xin);
     og_graph_free(g);
 }
 
+/* A pointwise Conv P (X [N, C, H, W] -> E, M channels) with an activation (none, Clip to
+ * [0, 6], HardSwish, SiLU) giving V, then a depthwise Conv D of V (k x k, stride s, pads,
+ * dilation dil) with or without Clip: inference sessions run P inside D (fuse.c:
+ * og_fusion_plan_pwdw, kernels/cpu/conv_pwdw.c) where the expanded planes are large enough
+ * (on CPUs with AVX-512), and the output must be the bytes of the node-by-node run (asking
+ * for V as well).  The Conv kernel called directly with P in front (og_kernel_ctx.pre)
+ * gives those bytes too, by conv_pwdw.c where it applies, else by its two Convs one after
+ * the other (small planes, dilations: a run whose shapes the plan did not foresee). */
+typedef struct pwdw_case {
+    int64_t n, c, m, h, w, k, s, dil, pads[4];
+    int pre_act, dw_act; /* pre: 0 none, 1 Clip [0, 6], 2 HardSwish, 3 SiLU; dw: 0, 1 */
+    bool b1, b2, v_output;
+    int threads;
+    bool fuses; /* on a CPU with AVX-512 */
+} pwdw_case;
+
+static void test_pwdw(void)
+{
+    static const pwdw_case cases[] = {
+        {1, 16, 48, 40, 40, 3, 2, 1, {1, 1, 1, 1}, 1, 1, true, true, false, 1, true},
+        {2, 16, 48, 40, 40, 3, 2, 1, {1, 1, 1, 1}, 1, 1, true, true, false, 2, true},
+        {3, 24, 40, 37, 45, 5, 1, 1, {2, 1, 1, 2}, 2, 0, false, false, false, 2, true},
+        {1, 8, 32, 100, 100, 3, 1, 1, {1, 1, 1, 1}, 3, 1, true, false, false, 1, true},
+        {1, 20, 64, 36, 33, 3, 2, 1, {0, 0, 1, 1}, 0, 0, false, true, false, 2, true},
+        {1, 5, 24, 61, 59, 5, 2, 1, {2, 2, 2, 2}, 1, 1, true, true, false, 1, true},
+        {1, 16, 16, 20, 20, 3, 1, 1, {1, 1, 1, 1}, 2, 1, true, true, false, 1, false},
+        {1, 16, 48, 40, 40, 3, 2, 1, {1, 1, 1, 1}, 1, 1, true, true, true, 1, false},
+        {1, 16, 48, 40, 40, 3, 1, 2, {2, 2, 2, 2}, 3, 0, true, true, false, 1, false},
+    };
+    og_kernel_fn conv = og_cpu_kernel_find("", "Conv");
+    CHECKF(conv != NULL, "pwdw: no Conv kernel");
+    for (size_t ci = 0; conv && ci < sizeof cases / sizeof *cases; ci++) {
+        const pwdw_case *pc = &cases[ci];
+        fg f = {og_graph_new(NULL), OG_FLOAT};
+        og_graph *g = f.g;
+        int x = start_graph(&f, 14);
+        const int64_t xd[4] = {pc->n, pc->c, pc->h, pc->w}, w1[4] = {pc->m, pc->c, 1, 1};
+        const int64_t w2[4] = {pc->m, 1, pc->k, pc->k}, bd[1] = {pc->m}, sd[1] = {0};
+        g->values[x].dtype = OG_FLOAT;
+        g->values[x].rank = 4;
+        memcpy(g->values[x].dims, xd, sizeof xd);
+        init(&f, "W1", 4, w1, 0.4, 0.05, false);
+        init(&f, "W2", 4, w2, 0.5, 0, false);
+        if (pc->b1) init(&f, "B1", 1, bd, 0.8, 0.1, false);
+        if (pc->b2) init(&f, "B2", 1, bd, 0.3, 0.2, false);
+        const char *e = pc->pre_act ? "E" : "V";
+        int pn = node(&f, "Conv", pc->b1 ? 3 : 2, (const char *[]){"X", "W1", "B1"}, 1, &e);
+        switch (pc->pre_act) {
+        case 1:
+            init(&f, "LO", 0, sd, 0, 0, false);
+            init(&f, "HI", 0, sd, 0, 6, false);
+            node(&f, "Clip", 3, (const char *[]){"E", "LO", "HI"}, 1, (const char *[]){"V"});
+            break;
+        case 2: node(&f, "HardSwish", 1, (const char *[]){"E"}, 1, (const char *[]){"V"}); break;
+        case 3:
+            node(&f, "Sigmoid", 1, (const char *[]){"E"}, 1, (const char *[]){"S"});
+            node(&f, "Mul", 2, (const char *[]){"E", "S"}, 1, (const char *[]){"V"});
+            break;
+        }
+        const char *u = pc->dw_act ? "U" : "Y";
+        int dn = node(&f, "Conv", pc->b2 ? 3 : 2, (const char *[]){"V", "W2", "B2"}, 1, &u);
+        const int64_t st[2] = {pc->s, pc->s}, dl[2] = {pc->dil, pc->dil};
+        og_attr at[4] = {
+            {.name = (char *)"pads", .type = OG_ATTR_INTS, .n = 4, .ints = (int64_t *)pc->pads},
+            {.name = (char *)"strides", .type = OG_ATTR_INTS, .n = 2, .ints = (int64_t *)st},
+            {.name = (char *)"dilations", .type = OG_ATTR_INTS, .n = 2, .ints = (int64_t *)dl},
+            {.name = (char *)"group", .type = OG_ATTR_INT, .i = pc->m}};
+        for (int a = 0; a < 4; a++) og_node_add_attr(g, dn, &at[a]);
+        if (pc->dw_act) {
+            if (pc->pre_act != 1) {
+                init(&f, "LO", 0, sd, 0, 0, false);
+                init(&f, "HI", 0, sd, 0, 6, false);
+            }
+            node(&f, "Clip", 3, (const char *[]){"U", "LO", "HI"}, 1, (const char *[]){"Y"});
+        }
+        g->values[value(&f, "Y")].is_graph_output = true;
+        g->outputs[g->n_outputs++] = value(&f, "Y");
+        if (pc->v_output) { /* a second reader of V */
+            g->values[value(&f, "V")].is_graph_output = true;
+            g->outputs[g->n_outputs++] = value(&f, "V");
+        }
+        og_session *s = NULL;
+        og_tensor *xin = NULL, *fused[2] = {0}, *plain[2] = {0}, *direct = NULL;
+        og_tensor_alloc(OG_FLOAT, 4, xd, NULL, &xin);
+        for (int64_t i = 0; i < xin->numel; i++) set(xin, i, 2.5 * sin(0.61 * (double)i));
+        og_session_options so = {.threads = pc->threads, .log = on_log};
+        pre_count = -1;
+        og_status st2 = og_graph_finalize(g);
+        if (!st2) st2 = og_graph_resolve(g, true);
+        if (!st2) st2 = og_exec_create(g, NULL, og_default_allocator(), &so, true, &s);
+        CHECKF(st2 == OG_OK, "pwdw case %zu: %s", ci, og_last_error());
+        if (st2) goto next;
+        const int expect = pc->fuses && og_cpu_isa() >= 2;
+        CHECKF(pre_count == expect, "pwdw case %zu: %d pointwise Convs fused, expected %d", ci,
+               pre_count, expect);
+        const char *names[1] = {"X"};
+        const og_tensor *ins[1] = {xin};
+        CHECK_OK(og_session_run(s, names, ins, 1, fused));
+        const char *want[2] = {"Y", "V"};
+        CHECK_OK(og_session_run_named(s, names, ins, 1, want, 2, plain));
+        CHECKF(fused[0] && plain[0] && og_value_equal(fused[0], plain[0]),
+               "pwdw case %zu: the fused output differs from the node-by-node one", ci);
+        /* the Conv kernel with P in front, called as the session calls it */
+        const og_node *pnode = &g->nodes[pn], *dnode = &g->nodes[dn];
+        og_pre_conv pre = {pnode,
+                           g->values[value(&f, "W1")].init,
+                           pc->b1 ? g->values[value(&f, "B1")].init : NULL,
+                           {OG_FUSE_NONE}};
+        pre.act.kind = pc->pre_act == 1   ? OG_FUSE_CLIP
+                       : pc->pre_act == 2 ? OG_FUSE_HARDSWISH
+                       : pc->pre_act == 3 ? OG_FUSE_SILU
+                                          : OG_FUSE_NONE;
+        pre.act.lo = 0;
+        pre.act.hi = 6;
+        og_kernel_ctx k = {.node = dnode,
+                           .params = dnode->params,
+                           .alloc = og_default_allocator(),
+                           .threads = pc->threads,
+                           .pre = &pre};
+        if (pc->dw_act) {
+            k.act.kind = OG_FUSE_CLIP;
+            k.act.hi = 6;
+        }
+        if (plain[0]) og_tensor_alloc(OG_FLOAT, plain[0]->rank, plain[0]->dims, NULL, &direct);
+        const og_tensor *kin[3] = {xin, g->values[value(&f, "W2")].init,
+                                   pc->b2 ? g->values[value(&f, "B2")].init : NULL};
+        if (direct) {
+            CHECKF(conv(&k, kin, pc->b2 ? 3 : 2, &direct, 1) == OG_OK, "pwdw case %zu: %s", ci,
+                   og_last_error());
+            CHECKF(og_value_equal(direct, plain[0]),
+                   "pwdw case %zu: the kernel with its pointwise Conv differs", ci);
+        }
+        if (ci == 1) alloc_fail_runs(g, xin, pc->threads, false, "pwdw alloc fail");
+    next:
+        for (int j = 0; j < 2; j++) {
+            og_tensor_free(fused[j]);
+            og_tensor_free(plain[j]);
+        }
+        og_tensor_free(direct);
+        og_tensor_free(xin);
+        og_session_free(s);
+        og_graph_free(g);
+    }
+}
+
 int main(void)
 {
+    test_pwdw();
     test_weight_cache(WC_CONV);
     test_weight_cache(WC_BAND);
     test_weight_cache(WC_GEMM);

@@ -15,6 +15,7 @@
 
 #include "kernels/cpu/conv_dw.h"
 #include "kernels/cpu/conv_pw.h"
+#include "kernels/cpu/conv_pwdw.h"
 #include "kernels/cpu/conv_panel.h"
 #include "kernels/cpu/conv_s2.h"
 #include "kernels/cpu/conv_wino.h"
@@ -1355,8 +1356,64 @@ static og_status conv_run(const og_kernel_ctx *k, og_kernel_fn self, const og_te
 }
 
 static og_status conv_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                             og_tensor *const *out, int n_out);
+
+/* A Conv with the pointwise Conv k->pre in front (exec/fuse.h): x = in[0] is pre's input.
+ * Both in one pass where conv_pwdw.c applies, else pre's output into a tensor of the
+ * kernel's own and this Conv on it. */
+static og_status conv_after_pw(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                               og_tensor *const *out, int n_out)
+{
+    const og_pre_conv *pre = k->pre;
+    const og_tensor *x = in[0], *w = in[1], *b = n_in > 2 ? in[2] : NULL;
+    og_conv_geom g1, g2;
+    og_status st = og_conv_geometry(pre->node, pre->node->params, true, x->rank, x->dims,
+                                    pre->w->rank, pre->w->dims, pre->b ? pre->b->numel : -1, &g1);
+    if (st) return st;
+    int64_t mid[OG_MAX_RANK];
+    mid[0] = g1.n;
+    mid[1] = g1.m;
+    for (int i = 0; i < g1.nsp; i++) mid[2 + i] = g1.out[i];
+    st = og_conv_geometry(k->node, k->params, true, g1.nsp + 2, mid, w->rank, w->dims,
+                          b ? b->numel : -1, &g2);
+    if (st) return st;
+    og_tensor *y = out[0];
+    bool same = y->rank == g2.nsp + 2 && y->dims[0] == g2.n && y->dims[1] == g2.m;
+    for (int i = 0; same && i < g2.nsp; i++) same = y->dims[2 + i] == g2.out[i];
+    if (!same) return og_kernel_error(k, OG_ERR_INTERNAL, "output has an unexpected shape");
+    const og_dtype t = x->dtype;
+    if (og_conv_pwdw_applies(&g1, &g2, t) && pre->w->dtype == t &&
+        (!pre->b || pre->b->dtype == t) && w->dtype == t && (!b || b->dtype == t) && y->dtype == t)
+        return og_conv_pwdw(k, &g1, &pre->act, x->data, pre->w->data, pre->b ? pre->b->data : NULL,
+                            &g2, w->data, b ? b->data : NULL, y->data);
+    og_tensor *t1 = NULL;
+    st = og_tensor_alloc(t, g1.nsp + 2, mid, k->alloc, &t1);
+    if (st)
+        return og_kernel_error(k, st, "out of memory for the output of '%s' (fused into it)",
+                               pre->node->name ? pre->node->name : "");
+    og_kernel_ctx k1 = *k;
+    k1.node = pre->node;
+    k1.params = pre->node->params;
+    k1.act = pre->act;
+    k1.cache = NULL;
+    k1.const_in = 0;
+    k1.pre = NULL;
+    const og_tensor *in1[3] = {x, pre->w, pre->b};
+    st = conv_run(&k1, conv_kernel, in1, pre->b ? 3 : 2, &t1, 1, false);
+    if (!st) {
+        og_kernel_ctx k2 = *k;
+        k2.pre = NULL;
+        const og_tensor *in2[3] = {t1, w, b};
+        st = conv_run(&k2, conv_kernel, in2, n_in, out, n_out, false);
+    }
+    og_tensor_free(t1);
+    return st;
+}
+
+static og_status conv_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                              og_tensor *const *out, int n_out)
 {
+    if (k->pre) return conv_after_pw(k, in, n_in, out, n_out);
     return conv_run(k, conv_kernel, in, n_in, out, n_out, false);
 }
 

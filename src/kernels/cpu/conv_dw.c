@@ -507,3 +507,73 @@ og_status og_conv_direct(const og_kernel_ctx *k, const og_conv_geom *g, bool tra
     if (j.scratch) og_scratch_put(k, j.scratch);
     return OG_OK;
 }
+
+/* ---- output rows from a band of input rows (conv_pwdw.c) ---- */
+
+bool og_conv_dw_rows_applies(const og_conv_geom *g, og_dtype t)
+{
+#ifdef OG_DW_X86
+    if (t != OG_FLOAT || g->nsp != 2 || g->group < 2 || g->c != g->group || g->m != g->group)
+        return false;
+    dw_geom d;
+    dw_geometry(g, false, &d);
+    /* og_conv_direct's DW_PLANE kind: neither a dot product nor a small plane */
+    return !d.dot && d.oh * d.ow > DW_BLK_OS && dwp_applies(&d);
+#else
+    (void)g;
+    (void)t;
+    return false;
+#endif
+}
+
+/* The geometry of output rows [r0, r1) over input rows [i0, i1) of geometry g: a plane of
+ * i1 - i0 rows whose padding above puts row i0 where it is read. */
+static void dw_rows_geometry(const og_conv_geom *g, int64_t i0, int64_t i1, int64_t r0, int64_t r1,
+                             dw_geom *d)
+{
+    dw_geometry(g, false, d);
+    d->h = i1 - i0;
+    d->oh = r1 - r0;
+    d->ph += i0 - r0 * d->sh;
+    d->rows = (d->oh - 1) * d->sh + (d->kh - 1) * d->dh + 1;
+    d->plane = d->h * d->w;
+}
+
+int64_t og_conv_dw_rows_scratch(const og_conv_geom *g, int64_t rows)
+{
+#ifdef OG_DW_X86
+    dw_geom d;
+    dw_rows_geometry(g, 0, g->in[0], 0, rows, &d);
+    /* dwp_scratch of either way of dwp_plane (dwp_blocks: by the band's size) */
+    const int64_t blk = 2 + d.kh;
+    return (d.rows > blk ? d.rows : blk) * d.wp;
+#else
+    (void)g;
+    (void)rows;
+    return 0;
+#endif
+}
+
+void og_conv_dw_rows(const og_kernel_ctx *k, const og_conv_geom *g, int64_t m0, int64_t m1,
+                     const float *x, int64_t ldx, int64_t i0, int64_t i1, int64_t r0, int64_t r1,
+                     const float *w, const float *b, float *y, int64_t ldy, float *scratch)
+{
+#ifdef OG_DW_X86
+    dw_geom d;
+    dw_rows_geometry(g, i0, i1, r0, r1, &d);
+    const int64_t nt = d.kh * d.kw, n_out = d.oh * d.ow;
+    dwp_out o = {0.0f, false, 0.0f, 0.0f};
+    o.clamp = og_act_clamp_f32(&k->act, &o.lo, &o.hi);
+    for (int64_t q = m0; q < m1; q++) {
+        float *yq = y + (q - m0) * ldy;
+        o.bias = b ? b[q] : 0.0f;
+        dwp_plane(&d, x + (q - m0) * ldx, w + q * nt, &o, yq, scratch);
+        if (!o.clamp) og_cpu_act(&k->act, OG_FLOAT, yq, n_out);
+    }
+#else
+    (void)k, (void)g, (void)m0, (void)m1, (void)x, (void)ldx, (void)i0, (void)i1, (void)r0;
+    (void)r1, (void)w, (void)b, (void)y, (void)ldy, (void)scratch;
+#endif
+}
+
+int64_t og_conv_dw_rows_step(const og_conv_geom *g) { return g->stride[0] == 1 ? 4 : 2; }
