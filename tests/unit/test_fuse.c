@@ -180,7 +180,8 @@ static void run_pattern(int p, og_dtype dt, int threads, bool pw, bool big_dw, b
     case P_CLIP_OVERRIDABLE:
     case P_DEPTHWISE_RELU6:
         init(&f, "LO", 0, sd, 0, p == P_DEPTHWISE_RELU6 ? 0 : -0.1, p == P_CLIP_OVERRIDABLE);
-        init(&f, "HI", 0, sd, 0, p == P_DEPTHWISE_RELU6 ? 6 : 0.2, false);
+        /* [0, 1] for the depthwise one: values above the bound, whose clamp is checked */
+        init(&f, "HI", 0, sd, 0, p == P_DEPTHWISE_RELU6 ? 1 : 0.2, false);
         node(&f, "Clip", 3, (const char *[]){"V", "LO", "HI"}, 1, &y);
         expect = p == P_CLIP_OVERRIDABLE ? 0 : 1;
         break;

@@ -145,8 +145,22 @@ static ATTR void FN(blk_conv)(const dw_geom *d, const T *xc, int64_t nl, const T
                               const og_act *act, og_dtype dt)
 {
     const int64_t wp = d->wp, nt = d->kh * d->kw, os = d->oh * d->ow, plane = d->h * d->w;
-    memset(xb, 0, (size_t)(d->rows * wp * DW_L) * sizeof(T));
     const int64_t j0 = d->pw < wp ? d->pw : wp, j1 = d->pw + d->w < wp ? d->pw + d->w : wp;
+    /* zeros where no input value goes: the rows above and below the input, the columns
+     * left and right of it (and, without DW_TR16, the lanes past nl: everywhere) */
+#ifndef DW_TR16
+    if (nl < DW_L) memset(xb, 0, (size_t)(d->rows * wp * DW_L) * sizeof(T));
+#endif
+    for (int64_t r = 0; r < d->rows; r++) {
+        const int64_t ih = r - d->ph;
+        T *row = xb + r * wp * DW_L;
+        if (ih < 0 || ih >= d->h) {
+            memset(row, 0, (size_t)(wp * DW_L) * sizeof(T));
+            continue;
+        }
+        memset(row, 0, (size_t)(j0 * DW_L) * sizeof(T));
+        memset(row + j1 * DW_L, 0, (size_t)((wp - j1) * DW_L) * sizeof(T));
+    }
 #ifdef DW_TR16
     /* 16 columns of the 16 planes at a time, transposed in registers */
     for (int64_t r = 0; r < d->rows; r++) {
@@ -195,6 +209,31 @@ static ATTR void FN(blk_conv)(const dw_geom *d, const T *xc, int64_t nl, const T
          * in tap order, whatever the grouping */
         int64_t p0 = 0;
 #ifdef DW_TR16
+        if (nt == 9) { /* 3x3: the taps' weights and offsets held in registers */
+            __m512 wv[9];
+            int64_t ot[9];
+            _Pragma("GCC unroll 9") for (int t = 0; t < 9; t++)
+            {
+                wv[t] = _mm512_loadu_ps(wb + t * DW_L);
+                ot[t] = d->off[t] * DW_L;
+            }
+            const __m512 bv = _mm512_loadu_ps(bb);
+            for (; p0 + 8 <= os; p0 += 8) {
+                __m512 a[8];
+                const float *xs[8];
+                _Pragma("GCC unroll 8") for (int q = 0; q < 8; q++)
+                {
+                    const int64_t oh = (p0 + q) / d->ow, ow = (p0 + q) % d->ow;
+                    xs[q] = xb + (oh * d->sh * wp + ow * d->sw) * DW_L;
+                    a[q] = bv;
+                }
+                _Pragma("GCC unroll 9") for (int t = 0; t < 9; t++)
+                    _Pragma("GCC unroll 8") for (int q = 0; q < 8; q++) a[q] =
+                        _mm512_fmadd_ps(wv[t], _mm512_loadu_ps(xs[q] + ot[t]), a[q]);
+                _Pragma("GCC unroll 8") for (int q = 0; q < 8; q++)
+                    _mm512_storeu_ps(yb + (p0 + q) * DW_L, a[q]);
+            }
+        }
         for (; p0 + 8 <= os; p0 += 8) { /* eight sums in registers, one vector each */
             __m512 a[8];
             const float *xs[8];
@@ -245,19 +284,31 @@ static ATTR void FN(blk_conv)(const dw_geom *d, const T *xc, int64_t nl, const T
             }
             for (int l = 0; l < DW_L; l++) yb[p0 * DW_L + l] = acc[l];
         }
-        og_cpu_act(act, dt, yb, os * DW_L);
 #ifdef DW_TR16
+        /* a clamp (Relu, Clip) on the way out, in registers (as E_CLIP: NaN passes) */
+        float lo = 0.0f, hi = 0.0f;
+        const bool clamp = og_act_clamp_f32(act, &lo, &hi);
+        if (!clamp) og_cpu_act(act, dt, yb, os * DW_L);
+        const __m512 lov = _mm512_set1_ps(lo), hiv = _mm512_set1_ps(hi);
         for (int64_t o = 0; o < os; o += 16) { /* 16 positions of the 16 channels at a time */
             const int64_t n = os - o < 16 ? os - o : 16;
             const __mmask16 mk = (__mmask16)((1u << n) - 1u);
             __m512 v[16];
-            for (int q = 0; q < 16; q++)
+            for (int q = 0; q < 16; q++) {
                 v[q] = q < n ? _mm512_loadu_ps(yb + (o + q) * DW_L) : _mm512_setzero_ps();
+                if (clamp) {
+                    const __mmask16 below = _mm512_cmp_ps_mask(v[q], lov, _CMP_LT_OQ);
+                    const __mmask16 above = _mm512_cmp_ps_mask(v[q], hiv, _CMP_GT_OQ);
+                    v[q] = _mm512_mask_blend_ps(above, v[q], hiv);
+                    v[q] = _mm512_mask_blend_ps(below, v[q], lov);
+                }
+            }
             DW_TR16(v);
             for (int64_t l = 0; l < nl; l++)
                 _mm512_mask_storeu_ps(y_img + ((c0 + l) * d->mg + jm) * os + o, mk, v[l]);
         }
 #else
+        og_cpu_act(act, dt, yb, os * DW_L);
         for (int64_t l = 0; l < nl; l++) {
             T *yc = y_img + ((c0 + l) * d->mg + jm) * os;
             for (int64_t o = 0; o < os; o++) yc[o] = yb[o * DW_L + l];
