@@ -581,15 +581,15 @@ typedef struct pwdw_case {
 static void test_pwdw(void)
 {
     static const pwdw_case cases[] = {
-        {1, 16, 48, 40, 40, 3, 2, 1, {1, 1, 1, 1}, 1, 1, true, true, false, 1, true},
-        {2, 16, 48, 40, 40, 3, 2, 1, {1, 1, 1, 1}, 1, 1, true, true, false, 2, true},
-        {3, 24, 40, 37, 45, 5, 1, 1, {2, 1, 1, 2}, 2, 0, false, false, false, 2, true},
-        {1, 8, 32, 100, 100, 3, 1, 1, {1, 1, 1, 1}, 3, 1, true, false, false, 1, true},
-        {1, 20, 64, 36, 33, 3, 2, 1, {0, 0, 1, 1}, 0, 0, false, true, false, 2, true},
-        {1, 5, 24, 61, 59, 5, 2, 1, {2, 2, 2, 2}, 1, 1, true, true, false, 1, true},
+        {1, 16, 32, 128, 128, 3, 2, 1, {1, 1, 1, 1}, 1, 1, true, true, false, 1, true},
+        {2, 16, 32, 128, 128, 3, 2, 1, {1, 1, 1, 1}, 1, 1, true, true, false, 2, true},
+        {3, 24, 40, 115, 117, 5, 1, 1, {2, 1, 1, 2}, 2, 0, false, false, false, 2, true},
+        {1, 8, 32, 128, 130, 3, 1, 1, {1, 1, 1, 1}, 3, 1, true, false, false, 1, true},
+        {1, 20, 64, 100, 90, 3, 2, 1, {0, 0, 1, 1}, 0, 0, false, true, false, 2, true},
+        {1, 5, 24, 151, 149, 5, 2, 1, {2, 2, 2, 2}, 1, 1, true, true, false, 1, true},
         {1, 16, 16, 20, 20, 3, 1, 1, {1, 1, 1, 1}, 2, 1, true, true, false, 1, false},
-        {1, 16, 48, 40, 40, 3, 2, 1, {1, 1, 1, 1}, 1, 1, true, true, true, 1, false},
-        {1, 16, 48, 40, 40, 3, 1, 2, {2, 2, 2, 2}, 3, 0, true, true, false, 1, false},
+        {1, 16, 32, 128, 128, 3, 2, 1, {1, 1, 1, 1}, 1, 1, true, true, true, 1, false},
+        {1, 16, 32, 128, 128, 3, 1, 2, {2, 2, 2, 2}, 3, 0, true, true, false, 1, false},
     };
     og_kernel_fn conv = og_cpu_kernel_find("", "Conv");
     CHECKF(conv != NULL, "pwdw: no Conv kernel");
