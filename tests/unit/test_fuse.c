@@ -466,7 +466,9 @@ static void test_conv_panel(void)
 
 /* Every allocation request of a session's creation and two runs of graph g (input X = xin,
  * resolved) on `threads` threads fails once: the session is refused, or its runs fail with
- * OG_ERR_NOMEM naming the node once, or they give the values of a session with no failure
+ * OG_ERR_NOMEM naming the node once (and the session's next run, whose requests all
+ * succeed, gives the values: nothing half-computed is kept, such as a node cache whose
+ * kernel failed after filling it), or they give the values of a session with no failure
  * (a node cache refused: the kernel packs into scratch; `recovers`: some must); nothing
  * leaks.  At least 10 requests must end in NOMEM. */
 static void alloc_fail_runs(og_graph *g, og_tensor *xin, int threads, bool recovers,
@@ -493,6 +495,14 @@ static void alloc_fail_runs(og_graph *g, og_tensor *xin, int threads, bool recov
             og_tensor_free(y);
             y = NULL;
             rs = og_session_run(s, names, ins, 1, &y);
+        }
+        if (s && rs == OG_ERR_NOMEM) { /* the same session, its one failure past */
+            og_tensor *again = NULL;
+            CHECKF(og_session_run(s, names, ins, 1, &again) == OG_OK && again &&
+                       og_value_equal(again, want),
+                   "%s: N = %ld, the run after the failed one gives other values: %s", label, n,
+                   og_last_error());
+            og_tensor_free(again);
         }
         og_session_free(s);
         if (n < 0) total = c.calls; /* the requests of an attempt where none fails */
