@@ -8,13 +8,13 @@
  *
  * per k three vector loads of an input row, eight broadcasts of weights (W's rows read in
  * place: each row a stream along k), 24 multiply-adds; then the tile is stored once with
- * the activation (Relu and Clip as a clamp in registers; the others by og_cpu_act on each
- * tile column of Y while it is in cache).  The input rows of a tile column (cg x 48
- * values, cg <= PW_MAX_CG) stay in L1 while every output channel passes over them, and
- * the next column's are prefetched into L2 meanwhile (one stream per input row).
- * Nothing is packed: packing W per call (mg · cg copies) measured as costly as the
- * product on 7x7 planes.  Longer sums, and planes that fill 16-lane vectors poorly (7x7:
- * 49 of 64 lanes), stay with the GEMM, which measured faster there (og_conv_pw_applies).
+ * the activation (Relu and Clip as a clamp in registers; the others by og_cpu_act on a
+ * few tile columns of Y at a time, while they are in cache).  The input rows of a tile column (cg x
+ * 48 values, cg <= PW_MAX_CG) stay in L1 while every output channel passes over them, and the next
+ * column's are prefetched into L2 meanwhile (one stream per input row). Nothing is packed: packing
+ * W per call (mg · cg copies) measured as costly as the product on 7x7 planes.  Longer sums, and
+ * planes that fill 16-lane vectors poorly (7x7: 49 of 64 lanes), stay with the GEMM, which measured
+ * faster there (og_conv_pw_applies).
  *
  * The sums run in the order b + w0·x0 + w1·x1 + ... (each step fused), with or without an
  * activation, so that a fused activation gives the bits of the unfused one. */
@@ -26,8 +26,9 @@
 #ifdef OG_CPU_X86
 #include <immintrin.h>
 
-#define PW_MR 8  /* output channels per tile */
-#define PW_NR 48 /* output positions per tile: 3 vectors of 16 */
+#define PW_MR        8     /* output channels per tile */
+#define PW_NR        48    /* output positions per tile: 3 vectors of 16 */
+#define PW_ACT_BYTES 65536 /* pw_taps: Y covered by a call of a (non-clamp) activation */
 /* input channels per group at most (og_conv_pw_applies): a tile column's inputs, at most
  * PW_MAX_CG x PW_NR values (30 KB), stay in L1 */
 #define PW_MAX_CG OG_CONV_PW_MAX_K
@@ -127,6 +128,12 @@ static void pw_taps(const og_kernel_ctx *k, int64_t mg, int64_t kc, int64_t ncol
 {
     pw_epi e = {false, false, 0.0f, 0.0f, NULL};
     e.clamp = og_act_clamp_f32(&k->act, &e.lo, &e.hi);
+    const bool act = !e.clamp && k->act.kind != OG_FUSE_NONE;
+    /* the other activations over a few tile columns at a time, still in cache (about 64
+     * KiB of Y: one call per 48 values cost a sixth of a SiLU's time in its setup) */
+    int64_t span = PW_ACT_BYTES / (int64_t)sizeof(float) / (mg > 0 ? mg : 1) / PW_NR;
+    span = (span < 1 ? 1 : span > 8 ? 8 : span) * PW_NR;
+    int64_t act0 = 0; /* the first column the activation has not reached */
     for (int64_t nb = 0; nb < ncols; nb += PW_NR) {
         const int64_t nc = ncols - nb < PW_NR ? ncols - nb : PW_NR, nv = (nc + 15) / 16;
         const __mmask16 tail = (__mmask16)((1u << (nc - 16 * (nv - 1))) - 1u);
@@ -143,8 +150,12 @@ static void pw_taps(const og_kernel_ctx *k, int64_t mg, int64_t kc, int64_t ncol
             else
                 pw_tile1(kc, wb, kc, bx, off, tail, cb, ldy, mr, &e);
         }
-        if (!e.clamp && k->act.kind != OG_FUSE_NONE) /* the tile column, still in cache */
-            for (int64_t m = 0; m < mg; m++) og_cpu_act(&k->act, OG_FLOAT, y + m * ldy + nb, nc);
+        const int64_t done = nb + nc;
+        if (act && (done - act0 >= span || done == ncols)) {
+            for (int64_t m = 0; m < mg; m++)
+                og_cpu_act(&k->act, OG_FLOAT, y + m * ldy + act0, done - act0);
+            act0 = done;
+        }
     }
 }
 
