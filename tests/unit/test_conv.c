@@ -809,7 +809,8 @@ static void test_winograd(void)
  * positions, so channel counts that leave 1-7 rows in the last tile, planes that end in a
  * tile of 1, 2 or 3 vectors with a partial last one, 160 inputs (the most it takes),
  * groups of more than 4 channels, 1-D and 3-D, no bias, batches, and two threads (a plane
- * cut in column chunks, a single tile column cut in channel bands).  Planes that fill
+ * cut in column chunks, a single tile column cut in channel bands), and planes of at most 16
+ * positions of several images (3 images a tile).  Planes that fill
  * their vectors less than 90 % (7x7) and longer sums go the GEMM way: cases check those
  * too. */
 static const conv_case pw_cases[] = {
@@ -831,6 +832,12 @@ static const conv_case pw_cases[] = {
      .mt = true},
     {"pw_7x7_gemm", "Conv", 2, .c = 40, .m = 24, .k = {1, 1}, .in = {7, 7}, .mt = true},
     {"pw_f64", "Conv", 2, .n = 2, .c = 19, .m = 13, .k = {1, 1}, .in = {17, 15}, .f64 = true},
+    /* planes of at most 16 positions, several images: a tile's vectors are 3 images' planes
+     * (3 + 3 + 1 images; 12 positions, a partial vector each) */
+    {"pw_images", "Conv", 2, .n = 3, .c = 24, .m = 13, .k = {1, 1}, .in = {4, 4}, .mt = true},
+    {"pw_images_tails", "Conv", 2, .n = 7, .c = 160, .m = 20, .k = {1, 1}, .in = {3, 4},
+     .no_bias = true, .mt = true},
+    {"pw_images_two", "Conv", 2, .n = 2, .c = 5, .m = 8, .k = {1, 1}, .in = {4, 4}},
 };
 
 static void test_pointwise(void)

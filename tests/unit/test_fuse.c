@@ -123,24 +123,27 @@ static const char *const pattern_names[P_COUNT] = {
 
 /* Build, run fused and unfused, compare.  pw: the Conv is pointwise (1x1, no pads) on
  * 12x12 planes, which float runs through conv_pw.c's kernel with the activation in its
- * store (Relu, Clip) or after each tile column (the others).  big_dw: the Conv is a 3x3
+ * store (Relu, Clip) or after a few tile columns (the others); with tiny, on 4x4 planes of
+ * 5 images, which that kernel takes 3 images a tile.  big_dw: the Conv is a 3x3
  * depthwise one on 20x18 planes, which conv_dw.c computes a plane at a time (padded
  * planes, not 16 channels at a time), the activation after each plane.  cols: the Conv
  * is a 3x3 one of 3 channels on 40x36 planes, whose short sums (27) float runs through
  * the pointwise kernel on im2col's chunks (conv.c's pwcols). */
-static void run_pattern(int p, og_dtype dt, int threads, bool pw, bool big_dw, bool cols)
+static void run_pattern(int p, og_dtype dt, int threads, bool pw, bool big_dw, bool cols, bool tiny)
 {
     fg f = {og_graph_new(NULL), dt};
     og_graph *g = f.g;
     bool dw = p == P_DEPTHWISE_RELU6 || big_dw;
     int64_t c = dw ? 6 : pw ? 20 : 3, m = dw ? 6 : pw ? 12 : 4;
     int x = start_graph(&f, p == P_CLIP6 ? 6 : 14);
-    int64_t xd[4] = {2, c,
+    int64_t xd[4] = {tiny ? 5 : 2, c,
                      big_dw ? 20
+                     : tiny ? 4
                      : pw   ? 12
                      : cols ? 40
                             : 7,
                      big_dw ? 18
+                     : tiny ? 4
                      : pw   ? 12
                      : cols ? 36
                             : 6},
@@ -225,7 +228,8 @@ static void run_pattern(int p, og_dtype dt, int threads, bool pw, bool big_dw, b
 
     char label[64];
     snprintf(label, sizeof label, "%s%s_%s_t%d", pattern_names[p],
-             pw       ? "_pointwise"
+             tiny     ? "_pointwise_images"
+             : pw     ? "_pointwise"
              : big_dw ? "_depthwise_plane"
              : cols   ? "_columns"
                       : "",
@@ -726,15 +730,16 @@ int main(void)
     test_conv_panel();
     test_panel_alloc_fail();
     for (int p = 0; p < P_COUNT; p++) {
-        run_pattern(p, OG_FLOAT, 1, false, false, false);
-        run_pattern(p, OG_FLOAT, 1, false, false, true);
-        run_pattern(p, OG_FLOAT, 2, false, false, true);
-        run_pattern(p, OG_DOUBLE, 2, false, false, false);
-        run_pattern(p, OG_FLOAT, 2, false, true, false);
-        run_pattern(p, OG_DOUBLE, 1, false, true, false);
+        run_pattern(p, OG_FLOAT, 1, false, false, false, false);
+        run_pattern(p, OG_FLOAT, 1, false, false, true, false);
+        run_pattern(p, OG_FLOAT, 2, false, false, true, false);
+        run_pattern(p, OG_DOUBLE, 2, false, false, false, false);
+        run_pattern(p, OG_FLOAT, 2, false, true, false, false);
+        run_pattern(p, OG_DOUBLE, 1, false, true, false, false);
         if (p != P_DEPTHWISE_RELU6) {
-            run_pattern(p, OG_FLOAT, 1, true, false, false);
-            run_pattern(p, OG_FLOAT, 2, true, false, false);
+            run_pattern(p, OG_FLOAT, 1, true, false, false, false);
+            run_pattern(p, OG_FLOAT, 2, true, false, false, false);
+            run_pattern(p, OG_FLOAT, 1, true, false, false, true);
         }
     }
     NH_DONE();

@@ -47,6 +47,10 @@ typedef struct pw_epi {
     bool prefetch; /* prefetch the next tile column's inputs (the first tile of a column) */
     float lo, hi;
     const float *bias; /* the tile's first channel's, NULL: none */
+    /* 0: a tile's vectors are 16 positions apart (one plane).  Else each vector is one
+     * image's whole plane (at most 16 positions, `tail` lanes of every vector): input
+     * vectors vx floats apart, output ones vc apart (pw_images). */
+    int64_t vx, vc;
 } pw_epi;
 
 /* Tile of mr (<= PW_MR) output channels and NV vectors of positions, the last one's
@@ -59,6 +63,7 @@ typedef struct pw_epi {
         const int64_t *restrict off, __mmask16 tail, float *restrict c, int64_t ldc, int mr,       \
         const pw_epi *e)                                                                           \
     {                                                                                              \
+        const int64_t vx = e->vx ? e->vx : 16, vc = e->vc ? e->vc : 16;                            \
         __m512 acc[PW_MR][NV];                                                                     \
         const float *w[PW_MR];                                                                     \
         _Pragma("GCC unroll 8") for (int r = 0; r < PW_MR; r++) w[r] =                             \
@@ -76,8 +81,9 @@ typedef struct pw_epi {
                 _Pragma("GCC unroll 3") for (int v = 0; v < 3; v++)                                \
                     _mm_prefetch((const char *)(xr + PW_NR + 16 * v), _MM_HINT_T1);                \
             _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++) xv[v] =                           \
-                v == NV - 1 && tail != 0xFFFF ? _mm512_maskz_loadu_ps(tail, xr + 16 * v)           \
-                                              : _mm512_loadu_ps(xr + 16 * v);                      \
+                (v == NV - 1 || e->vx) && tail != 0xFFFF                                           \
+                    ? _mm512_maskz_loadu_ps(tail, xr + vx * v)                                     \
+                    : _mm512_loadu_ps(xr + vx * v);                                                \
             _Pragma("GCC unroll 8") for (int r = 0; r < PW_MR; r++)                                \
             {                                                                                      \
                 const __m512 wv = _mm512_set1_ps(w[r][k]);                                         \
@@ -91,7 +97,7 @@ typedef struct pw_epi {
             if (r >= mr) break;                                                                    \
             _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++)                                   \
             {                                                                                      \
-                const __mmask16 mk = v == NV - 1 ? tail : (__mmask16)0xFFFF;                       \
+                const __mmask16 mk = v == NV - 1 || e->vx ? tail : (__mmask16)0xFFFF;              \
                 __m512 a = acc[r][v];                                                              \
                 if (e->clamp) {                                                                    \
                     const __mmask16 below = _mm512_cmp_ps_mask(a, lo, _CMP_LT_OQ);                 \
@@ -100,9 +106,9 @@ typedef struct pw_epi {
                     a = _mm512_mask_blend_ps(below, a, lo);                                        \
                 }                                                                                  \
                 if (mk == 0xFFFF)                                                                  \
-                    _mm512_storeu_ps(c + r * ldc + 16 * v, a);                                     \
+                    _mm512_storeu_ps(c + r * ldc + vc * v, a);                                     \
                 else                                                                               \
-                    _mm512_mask_storeu_ps(c + r * ldc + 16 * v, mk, a);                            \
+                    _mm512_mask_storeu_ps(c + r * ldc + vc * v, mk, a);                            \
             }                                                                                      \
         }                                                                                          \
     }
@@ -126,7 +132,7 @@ typedef struct pw_job {
 static void pw_taps(const og_kernel_ctx *k, int64_t mg, int64_t kc, int64_t ncols, const float *x,
                     const int64_t *off, const float *w, const float *b, float *y, int64_t ldy)
 {
-    pw_epi e = {false, false, 0.0f, 0.0f, NULL};
+    pw_epi e = {false, false, 0.0f, 0.0f, NULL, 0, 0};
     e.clamp = og_act_clamp_f32(&k->act, &e.lo, &e.hi);
     const bool act = !e.clamp && k->act.kind != OG_FUSE_NONE;
     /* the other activations over a few tile columns at a time, still in cache (about 64
@@ -198,6 +204,41 @@ static void pw_range(void *ctx, int64_t i0, int64_t i1, int slot)
 {
     (void)slot;
     for (int64_t it = i0; it < i1; it++) pw_item(ctx, it);
+}
+
+/* Images [3 it, 3 it + 3) of a group-1 Conv on planes of at most 16 positions: a tile's
+ * vectors are the images' planes (tiles of one vector, a plane's, load an input row per 8
+ * broadcasts of weights: as many loads as multiply-adds). */
+static void pw_images(const pw_job *j, int64_t it)
+{
+    const og_conv_geom *g = j->g;
+    const int64_t os = j->os, c = g->c, m = g->m, n0 = it * 3;
+    const int64_t nv = g->n - n0 < 3 ? g->n - n0 : 3;
+    pw_epi e = {false, false, 0.0f, 0.0f, NULL, c * os, m * os};
+    e.clamp = og_act_clamp_f32(&j->k->act, &e.lo, &e.hi);
+    int64_t off[PW_MAX_CG];
+    for (int64_t q = 0; q < c; q++) off[q] = q * os;
+    const __mmask16 tail = (__mmask16)((1u << os) - 1u);
+    const float *bx = j->x + n0 * c * os;
+    float *yb = j->y + n0 * m * os;
+    for (int64_t mb = 0; mb < m; mb += PW_MR) {
+        const int mr = (int)(m - mb < PW_MR ? m - mb : PW_MR);
+        e.bias = j->b ? j->b + mb : NULL;
+        if (nv == 3)
+            pw_tile3(c, j->w + mb * c, c, bx, off, tail, yb + mb * os, os, mr, &e);
+        else if (nv == 2)
+            pw_tile2(c, j->w + mb * c, c, bx, off, tail, yb + mb * os, os, mr, &e);
+        else
+            pw_tile1(c, j->w + mb * c, c, bx, off, tail, yb + mb * os, os, mr, &e);
+    }
+    if (!e.clamp && j->k->act.kind != OG_FUSE_NONE)
+        for (int64_t v = 0; v < nv; v++) og_cpu_act(&j->k->act, OG_FLOAT, yb + v * m * os, m * os);
+}
+
+static void pw_images_range(void *ctx, int64_t i0, int64_t i1, int slot)
+{
+    (void)slot;
+    for (int64_t it = i0; it < i1; it++) pw_images(ctx, it);
 }
 #endif /* OG_CPU_X86 */
 
@@ -284,11 +325,17 @@ og_status og_conv_pw(const og_kernel_ctx *k, const og_conv_geom *g, const float 
     j.w = w;
     j.b = b;
 
+    const double par_min = k->workers ? PW_PAR_MIN_WORKERS : PW_PAR_MIN;
+    const double work =
+        (double)g->n * (double)g->group * (double)j.mg * (double)j.cg * (double)j.os;
+    if (j.os <= 16 && g->n > 1 && g->group == 1) { /* images side by side, 3 a tile */
+        const int64_t items = (g->n + 2) / 3;
+        og_par_range(k, work < par_min ? 1 : k->threads, items, 1, pw_images_range, &j);
+        return OG_OK;
+    }
     /* work split: (image, group) units; with fewer than 4 per thread, each one's columns
      * in chunks (whole tiles), and with a single tile column, its channels in bands */
     const int64_t units = g->n * g->group, threads = k->threads > 1 ? k->threads : 1;
-    const double par_min = k->workers ? PW_PAR_MIN_WORKERS : PW_PAR_MIN;
-    const double work = (double)units * (double)j.mg * (double)j.cg * (double)j.os;
     const int64_t tiles = (j.os + PW_NR - 1) / PW_NR, blocks = (j.mg + PW_MR - 1) / PW_MR;
     j.cparts = j.mparts = 1;
     if (threads > 1 && work >= par_min && units < 4 * threads) {
