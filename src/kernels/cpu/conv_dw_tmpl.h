@@ -162,25 +162,51 @@ static ATTR void FN(blk_conv)(const dw_geom *d, const T *xc, int64_t nl, const T
         memset(row + j1 * DW_L, 0, (size_t)((wp - j1) * DW_L) * sizeof(T));
     }
 #ifdef DW_TR16
-    /* 16 columns of the 16 planes at a time, transposed in registers */
-    for (int64_t r = 0; r < d->rows; r++) {
-        const int64_t ih = r - d->ph;
-        if (ih < 0 || ih >= d->h) continue;
-        for (int64_t j = j0; j < j1; j += 16) {
-            const int64_t n = j1 - j < 16 ? j1 - j : 16;
+    const int64_t ih0 = d->ph < 0 ? -d->ph : 0,
+                  ih1 = d->rows - d->ph < d->h ? d->rows - d->ph : d->h;
+    if (d->w < 16 && d->pw >= 0 && d->pw + d->w <= wp && ih1 > ih0) {
+        /* narrow planes whose every column is read: 16 consecutive positions of the 16
+         * planes at a time (several rows: a row-wise transpose of a 4x4 plane moved 4
+         * values of 16), each position's vector stored where its row and column go */
+        int64_t ih = ih0, iw = 0;
+        const int64_t p1 = ih1 * d->w;
+        for (int64_t p = ih0 * d->w; p < p1; p += 16) {
+            const int64_t n = p1 - p < 16 ? p1 - p : 16;
             const __mmask16 mk = (__mmask16)((1u << n) - 1u);
             __m512 v[16];
             for (int l = 0; l < 16; l++)
-                v[l] = l < nl ? _mm512_maskz_loadu_ps(mk, xc + l * plane + ih * d->w - d->pw + j)
-                              : _mm512_setzero_ps();
+                v[l] = l < nl ? _mm512_maskz_loadu_ps(mk, xc + l * plane + p) : _mm512_setzero_ps();
             DW_TR16(v);
-            T *dst = xb + (r * wp + j) * DW_L;
-            /* stores from the registers: as a loop to n, GCC makes them a copy of v through
-             * the stack (rep movsq) */
             _Pragma("GCC unroll 16") for (int q = 0; q < 16; q++) if (q < n)
-                _mm512_storeu_ps(dst + q * DW_L, v[q]);
+            {
+                _mm512_storeu_ps(xb + ((ih + d->ph) * wp + iw + d->pw) * DW_L, v[q]);
+                if (++iw == d->w) {
+                    iw = 0;
+                    ih++;
+                }
+            }
         }
-    }
+    } else
+        /* 16 columns of the 16 planes at a time, transposed in registers */
+        for (int64_t r = 0; r < d->rows; r++) {
+            const int64_t ih = r - d->ph;
+            if (ih < 0 || ih >= d->h) continue;
+            for (int64_t j = j0; j < j1; j += 16) {
+                const int64_t n = j1 - j < 16 ? j1 - j : 16;
+                const __mmask16 mk = (__mmask16)((1u << n) - 1u);
+                __m512 v[16];
+                for (int l = 0; l < 16; l++)
+                    v[l] = l < nl
+                               ? _mm512_maskz_loadu_ps(mk, xc + l * plane + ih * d->w - d->pw + j)
+                               : _mm512_setzero_ps();
+                DW_TR16(v);
+                T *dst = xb + (r * wp + j) * DW_L;
+                /* stores from the registers: as a loop to n, GCC makes them a copy of v through
+                 * the stack (rep movsq) */
+                _Pragma("GCC unroll 16") for (int q = 0; q < 16; q++) if (q < n)
+                    _mm512_storeu_ps(dst + q * DW_L, v[q]);
+            }
+        }
 #else
     for (int64_t l = 0; l < nl; l++)
         for (int64_t r = 0; r < d->rows; r++) {
