@@ -95,6 +95,68 @@ DWP_KERNEL(5, 2, 2)
 DWP_KERNEL(5, 2, 1)
 #undef DWP_KERNEL
 
+/* Stride 1, read in place: output rows [r0, r0 + R) of plane x (H x W) without a padded
+ * copy.  A tap's input vector is a masked load of the input row (lanes left of column 0,
+ * right of column W − 1 or past the output's width read as zeros, and not read: masked
+ * lanes do not touch memory); a row above or below the input is a zero vector.  Every tap
+ * still adds its product, zeros included, so the sums are dwp_k##K##s1's bit for bit
+ * (signed zeros too).  The masks of a vector of columns are the same for every row. */
+#define DWP_NP_MAX_W 32 /* dwp_plane: the widest planes read in place (stride 1) */
+#define DWP_NP_KERNEL(K, R)                                                                        \
+    static OG_TARGET_AVX512 void dwp_np_k##K##r##R(                                                \
+        const dw_geom *d, const float *x, const float *w, const dwp_out *o, float *y, int64_t r0)  \
+    {                                                                                              \
+        const int64_t ow = d->ow, h = d->h, wd = d->w;                                             \
+        for (int64_t j0 = 0; j0 < ow; j0 += 16) {                                                  \
+            const int64_t left = ow - j0;                                                          \
+            const __mmask16 m = (__mmask16)(left >= 16 ? 0xFFFF : (1u << left) - 1u);              \
+            __mmask16 mk[K];                                                                       \
+            _Pragma("GCC unroll 5") for (int kw = 0; kw < K; kw++)                                 \
+            {                                                                                      \
+                const int64_t c0 = j0 + kw - d->pw; /* the input column of lane 0 */               \
+                const int64_t lo = c0 < 0 ? -c0 : 0, hi = wd - c0 < 16 ? wd - c0 : 16;             \
+                const uint32_t bits = hi > lo ? ((1u << hi) - 1u) & ~((1u << lo) - 1u) : 0u;       \
+                mk[kw] = (__mmask16)(bits & m);                                                    \
+            }                                                                                      \
+            __m512 acc[R];                                                                         \
+            _Pragma("GCC unroll 4") for (int q = 0; q < R; q++) acc[q] = _mm512_set1_ps(o->bias);  \
+            _Pragma("GCC unroll 8") for (int ir = 0; ir < R - 1 + K; ir++)                         \
+            {                                                                                      \
+                const int64_t ih = r0 + ir - d->ph;                                                \
+                const bool in = ih >= 0 && ih < h;                                                 \
+                const float *row = x + (in ? ih : 0) * wd + j0 - d->pw;                            \
+                __m512 v[K];                                                                       \
+                _Pragma("GCC unroll 5") for (int kw = 0; kw < K; kw++) v[kw] =                     \
+                    in ? _mm512_maskz_loadu_ps(mk[kw], row + kw) : _mm512_setzero_ps();            \
+                _Pragma("GCC unroll 4") for (int q = 0; q < R; q++)                                \
+                {                                                                                  \
+                    const int kh = ir - q;                                                         \
+                    if (kh < 0 || kh >= K) continue;                                               \
+                    _Pragma("GCC unroll 5") for (int kw = 0; kw < K; kw++) acc[q] =                \
+                        _mm512_fmadd_ps(_mm512_set1_ps(w[kh * K + kw]), v[kw], acc[q]);            \
+                }                                                                                  \
+            }                                                                                      \
+            _Pragma("GCC unroll 4") for (int q = 0; q < R; q++)                                    \
+            {                                                                                      \
+                __m512 v = acc[q];                                                                 \
+                if (o->clamp) {                                                                    \
+                    const __mmask16 below =                                                        \
+                        _mm512_cmp_ps_mask(v, _mm512_set1_ps(o->lo), _CMP_LT_OQ);                  \
+                    const __mmask16 above =                                                        \
+                        _mm512_cmp_ps_mask(v, _mm512_set1_ps(o->hi), _CMP_GT_OQ);                  \
+                    v = _mm512_mask_blend_ps(above, v, _mm512_set1_ps(o->hi));                     \
+                    v = _mm512_mask_blend_ps(below, v, _mm512_set1_ps(o->lo));                     \
+                }                                                                                  \
+                _mm512_mask_storeu_ps(y + (r0 + q) * ow + j0, m, v);                               \
+            }                                                                                      \
+        }                                                                                          \
+    }
+DWP_NP_KERNEL(3, 4)
+DWP_NP_KERNEL(3, 1)
+DWP_NP_KERNEL(5, 4)
+DWP_NP_KERNEL(5, 1)
+#undef DWP_NP_KERNEL
+
 /* Padded row r of input plane x into dst by plan p (og_pad_plan_init for stride 1,
  * og_split_plan_init for stride 2: its even columns at dst[0, half), its odd ones from
  * dst[half] on), wp values: zeros outside the input.  Masked loads read only the input
@@ -133,6 +195,21 @@ static OG_TARGET_AVX512 void dwp_plane(const dw_geom *d, const float *x, const f
 {
     const int64_t wp = d->wp, half = d->sh == 2 ? (wp + 1) / 2 : 0, oh = d->oh, ow = d->ow;
     const int64_t s = d->sh, kh = d->kh;
+    /* stride 1 on narrow planes: in place, without the padded copy, whose per-row cost
+     * was 41 % of a 28x28 plane's time (192 such planes: 0.0564 -> 0.0453 ms); on wider
+     * ones the copy, read once into L1, measured faster (56x56: 0.130 against 0.134,
+     * 112x112: 0.102 against 0.109) */
+    if (s == 1 && d->w <= DWP_NP_MAX_W) {
+        int64_t r0 = 0;
+        if (kh == 3) {
+            for (; r0 + 4 <= oh; r0 += 4) dwp_np_k3r4(d, x, w, o, y, r0);
+            for (; r0 < oh; r0++) dwp_np_k3r1(d, x, w, o, y, r0);
+        } else {
+            for (; r0 + 4 <= oh; r0 += 4) dwp_np_k5r4(d, x, w, o, y, r0);
+            for (; r0 < oh; r0++) dwp_np_k5r1(d, x, w, o, y, r0);
+        }
+        return;
+    }
     const bool blocks = dwp_blocks(d);
     og_row_plan plan;
     if (s == 2)
