@@ -1,5 +1,6 @@
 /* test_unary.c: the unary family's ops, one node at a time (node_harness.h: static
  * inference, a session's run), against libm references. */
+#include "kernels/cpu/kernel.h"
 #include "unit/node_harness.h"
 
 /* Run a one-node graph of `op` (opset) over the given inputs (NULL: omitted) with `threads`
@@ -650,6 +651,32 @@ static void test_exp_ulp(void)
             printf("x*Sigmoid(x): max error %.3f ulp (at x = %.9g)\n", worst_silu, (double)at_silu);
             CHECKF(worst_silu <= cases[c].bound + 1, "SiLU: %.3f ulp at x = %.9g", worst_silu,
                    (double)at_silu);
+            /* the fused activations (og_cpu_act: on AVX-512 vsigmoid.h's loop, elsewhere the
+             * op's own) give the op's bits, and x times them for SiLU; NaN for NaN */
+            float *fa = malloc((size_t)n * 2 * sizeof *fa);
+            CHECK(fa != NULL);
+            if (fa) {
+                memcpy(fa, xs, (size_t)n * sizeof *fa);
+                memcpy(fa + n, xs, (size_t)n * sizeof *fa);
+                og_act sg = {.kind = OG_FUSE_SIGMOID}, sl = {.kind = OG_FUSE_SILU};
+                og_cpu_act(&sg, OG_FLOAT, fa, n);
+                og_cpu_act(&sl, OG_FLOAT, fa + n, n);
+                int64_t bad_sg = 0, bad_sl = 0, first = -1;
+                for (int64_t i = 0; i < n; i++) {
+                    const float silu = xs[i] * ys[i];
+                    const bool ok_sg = isnan(ys[i]) ? isnan(fa[i]) : !memcmp(&fa[i], &ys[i], 4);
+                    const bool ok_sl =
+                        isnan(silu) ? isnan(fa[n + i]) : !memcmp(&fa[n + i], &silu, 4);
+                    bad_sg += !ok_sg;
+                    bad_sl += !ok_sl;
+                    if ((!ok_sg || !ok_sl) && first < 0) first = i;
+                }
+                CHECKF(bad_sg == 0 && bad_sl == 0,
+                       "fused Sigmoid / SiLU: %lld / %lld values differ from the op's (first at "
+                       "x = %.9g)",
+                       (long long)bad_sg, (long long)bad_sl, first >= 0 ? (double)xs[first] : 0.0);
+                free(fa);
+            }
         }
         og_tensor_free(y);
     }

@@ -1,0 +1,57 @@
+/* vsigmoid.h: Sigmoid and SiLU (x · Sigmoid(x)) on 16 floats in AVX-512 registers, for
+ * loops that apply them before a store (conv_pw.c's tiles) or in place (og_cpu_act).
+ * Internal header.
+ *
+ * Each step is unary.c's scalar one (exp_nonpos, sigmoidf) on 16 lanes: the same IEEE
+ * operations in the same order, with the same constants, but the final scaling of exp by
+ * 2^n.  The scalar code multiplies (em1 + 1) by 2^(n + 64) (exact) and then by 2^-64 (the
+ * one rounding); here one vscalefps gives (em1 + 1) · 2^n rounded once, subnormals
+ * included: the same value, in one instruction instead of four.  test_unary compares the
+ * two over 2^20 floats spread over every binade. */
+#ifndef OG_VSIGMOID_H
+#define OG_VSIGMOID_H
+
+#include <stdint.h>
+
+#include "kernels/cpu/kernel.h"
+
+#ifdef OG_CPU_X86
+#include <immintrin.h>
+
+/* exp(t) for t <= 0 (NaN propagates): unary.c's exp_nonpos. */
+static inline OG_TARGET_AVX512 __m512 og_v_exp_nonpos(__m512 t)
+{
+    const __m512 shifter = _mm512_set1_ps(12582912.0f); /* 1.5 * 2^23 */
+    t = _mm512_max_ps(_mm512_set1_ps(-104.0f), t);      /* -104 > t ? -104 : t, NaN kept */
+    const __m512 k = _mm512_fmadd_ps(t, _mm512_set1_ps(1.44269504088896341f), shifter);
+    const __m512 fn = _mm512_sub_ps(k, shifter);
+    __m512 r = _mm512_fmadd_ps(fn, _mm512_set1_ps(-0.693359375f), t);
+    r = _mm512_fmadd_ps(fn, _mm512_set1_ps(2.12194440e-4f), r);
+    __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+    const __m512 em1 = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r);
+    return _mm512_scalef_ps(_mm512_add_ps(em1, _mm512_set1_ps(1.0f)), fn);
+}
+
+/* 1 / (1 + exp(-x)): (x >= 0 ? 1 : e) / (1 + e), e = exp(-|x|) (unary.c's sigmoidf). */
+static inline OG_TARGET_AVX512 __m512 og_v_sigmoid(__m512 x)
+{
+    const __m512 neg = /* -|x| */
+        _mm512_castsi512_ps(_mm512_or_si512(_mm512_castps_si512(x), _mm512_set1_epi32(INT32_MIN)));
+    const __m512 e = og_v_exp_nonpos(neg);
+    const __mmask16 pos = _mm512_cmp_ps_mask(x, _mm512_setzero_ps(), _CMP_GE_OQ);
+    const __m512 num = _mm512_mask_blend_ps(pos, e, _mm512_set1_ps(1.0f));
+    return _mm512_div_ps(num, _mm512_add_ps(_mm512_set1_ps(1.0f), e));
+}
+
+static inline OG_TARGET_AVX512 __m512 og_v_silu(__m512 x)
+{
+    return _mm512_mul_ps(x, og_v_sigmoid(x));
+}
+
+#endif /* OG_CPU_X86 */
+#endif /* OG_VSIGMOID_H */
