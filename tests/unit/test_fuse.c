@@ -586,7 +586,8 @@ static void test_panel_alloc_fail(void)
  * the other (small planes, dilations: a run whose shapes the plan did not foresee). */
 typedef struct pwdw_case {
     int64_t n, c, m, h, w, k, s, dil, pads[4];
-    int pre_act, dw_act; /* pre: 0 none, 1 Clip [0, 6], 2 HardSwish, 3 SiLU; dw: 0, 1 */
+    int pre_act, dw_act; /* pre: 0 none, 1 Clip [0, 6], 2 HardSwish, 3 SiLU; dw: 0, 1 Clip,
+                          * 2 SiLU */
     bool b1, b2, v_output;
     int threads;
     bool fuses; /* on a CPU with AVX-512 */
@@ -597,9 +598,9 @@ static void test_pwdw(void)
     static const pwdw_case cases[] = {
         {1, 16, 32, 128, 128, 3, 2, 1, {1, 1, 1, 1}, 1, 1, true, true, false, 1, true},
         {2, 16, 32, 128, 128, 3, 2, 1, {1, 1, 1, 1}, 1, 1, true, true, false, 2, true},
-        {3, 24, 40, 115, 117, 5, 1, 1, {2, 1, 1, 2}, 2, 0, false, false, false, 2, true},
+        {3, 24, 40, 115, 117, 5, 1, 1, {2, 1, 1, 2}, 2, 2, false, false, false, 2, true},
         {1, 8, 32, 128, 130, 3, 1, 1, {1, 1, 1, 1}, 3, 1, true, false, false, 1, true},
-        {1, 20, 64, 100, 90, 3, 2, 1, {0, 0, 1, 1}, 0, 0, false, true, false, 2, true},
+        {1, 20, 64, 100, 90, 3, 2, 1, {0, 0, 1, 1}, 0, 2, false, true, false, 2, true},
         {1, 5, 24, 151, 149, 5, 2, 1, {2, 2, 2, 2}, 1, 1, true, true, false, 1, true},
         {1, 16, 16, 20, 20, 3, 1, 1, {1, 1, 1, 1}, 2, 1, true, true, false, 1, false},
         {1, 16, 32, 128, 128, 3, 2, 1, {1, 1, 1, 1}, 1, 1, true, true, true, 1, false},
@@ -644,12 +645,15 @@ static void test_pwdw(void)
             {.name = (char *)"dilations", .type = OG_ATTR_INTS, .n = 2, .ints = (int64_t *)dl},
             {.name = (char *)"group", .type = OG_ATTR_INT, .i = pc->m}};
         for (int a = 0; a < 4; a++) og_node_add_attr(g, dn, &at[a]);
-        if (pc->dw_act) {
+        if (pc->dw_act == 1) {
             if (pc->pre_act != 1) {
                 init(&f, "LO", 0, sd, 0, 0, false);
                 init(&f, "HI", 0, sd, 0, 6, false);
             }
             node(&f, "Clip", 3, (const char *[]){"U", "LO", "HI"}, 1, (const char *[]){"Y"});
+        } else if (pc->dw_act == 2) {
+            node(&f, "Sigmoid", 1, (const char *[]){"U"}, 1, (const char *[]){"T"});
+            node(&f, "Mul", 2, (const char *[]){"U", "T"}, 1, (const char *[]){"Y"});
         }
         g->values[value(&f, "Y")].is_graph_output = true;
         g->outputs[g->n_outputs++] = value(&f, "Y");
@@ -695,9 +699,11 @@ static void test_pwdw(void)
                            .alloc = og_default_allocator(),
                            .threads = pc->threads,
                            .pre = &pre};
-        if (pc->dw_act) {
+        if (pc->dw_act == 1) {
             k.act.kind = OG_FUSE_CLIP;
             k.act.hi = 6;
+        } else if (pc->dw_act == 2) {
+            k.act.kind = OG_FUSE_SILU;
         }
         if (plain[0]) og_tensor_alloc(OG_FLOAT, plain[0]->rank, plain[0]->dims, NULL, &direct);
         const og_tensor *kin[3] = {xin, g->values[value(&f, "W2")].init,

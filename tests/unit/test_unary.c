@@ -651,7 +651,7 @@ static void test_exp_ulp(void)
             printf("x*Sigmoid(x): max error %.3f ulp (at x = %.9g)\n", worst_silu, (double)at_silu);
             CHECKF(worst_silu <= cases[c].bound + 1, "SiLU: %.3f ulp at x = %.9g", worst_silu,
                    (double)at_silu);
-            /* the fused activations (og_cpu_act: on AVX-512 vsigmoid.h's loop, elsewhere the
+            /* the fused activations (og_cpu_act: on AVX-512 vact.h's loop, elsewhere the
              * op's own) give the op's bits, and x times them for SiLU; NaN for NaN */
             float *fa = malloc((size_t)n * 2 * sizeof *fa);
             CHECK(fa != NULL);
@@ -680,6 +680,22 @@ static void test_exp_ulp(void)
         }
         og_tensor_free(y);
     }
+    /* HardSwish the same way: the fused activation gives the op's bits */
+    og_tensor *hy = NULL;
+    float *ha = malloc((size_t)n * sizeof *ha);
+    CHECK(run_op("HardSwish", 14, NULL, 0, ins, 1, 1, &hy) == OG_OK && hy && ha);
+    if (hy && ha) {
+        const float *hs = hy->data;
+        memcpy(ha, xs, (size_t)n * sizeof *ha);
+        og_act hw = {.kind = OG_FUSE_HARDSWISH};
+        og_cpu_act(&hw, OG_FLOAT, ha, n);
+        int64_t bad = 0;
+        for (int64_t i = 0; i < n; i++)
+            bad += isnan(hs[i]) ? !isnan(ha[i]) : memcmp(&ha[i], &hs[i], 4) != 0;
+        CHECKF(bad == 0, "fused HardSwish: %lld values differ from the op's", (long long)bad);
+    }
+    og_tensor_free(hy);
+    free(ha);
     og_tensor_free(x);
     free(xs);
 }

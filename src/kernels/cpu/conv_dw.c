@@ -411,11 +411,12 @@ static void dw_range(void *ctx, int64_t i0, int64_t i1, int slot)
             for (int64_t q = 0; q < d->mg; q++) {
                 const int64_t m = (it % g->group) * d->mg + q, n = it / g->group;
                 float *yp = (float *)j->y + (n * g->m + m) * os;
-                dwp_out o = {j->b ? ((const float *)j->b)[m] : 0.0f, false, 0.0f, 0.0f};
+                dwp_out o = {j->b ? ((const float *)j->b)[m] : 0.0f, false, 0.0f, 0.0f, 0};
                 o.clamp = og_act_clamp_f32(&k->act, &o.lo, &o.hi); /* in the stores */
+                o.vact = o.clamp ? 0 : og_vact_of(&k->act);
                 dwp_plane(d, (const float *)j->x + it * d->plane, (const float *)j->w + m * nt, &o,
                           yp, (float *)sl);
-                if (!o.clamp) og_cpu_act(&k->act, j->t, yp, os);
+                if (!o.clamp && !o.vact) og_cpu_act(&k->act, j->t, yp, os);
             }
 #endif
             break;
@@ -562,13 +563,14 @@ void og_conv_dw_rows(const og_kernel_ctx *k, const og_conv_geom *g, int64_t m0, 
     dw_geom d;
     dw_rows_geometry(g, i0, i1, r0, r1, &d);
     const int64_t nt = d.kh * d.kw, n_out = d.oh * d.ow;
-    dwp_out o = {0.0f, false, 0.0f, 0.0f};
+    dwp_out o = {0.0f, false, 0.0f, 0.0f, 0};
     o.clamp = og_act_clamp_f32(&k->act, &o.lo, &o.hi);
+    o.vact = o.clamp ? 0 : og_vact_of(&k->act);
     for (int64_t q = m0; q < m1; q++) {
         float *yq = y + (q - m0) * ldy;
         o.bias = b ? b[q] : 0.0f;
         dwp_plane(&d, x + (q - m0) * ldx, w + q * nt, &o, yq, scratch);
-        if (!o.clamp) og_cpu_act(&k->act, OG_FLOAT, yq, n_out);
+        if (!o.clamp && !o.vact) og_cpu_act(&k->act, OG_FLOAT, yq, n_out);
     }
 #else
     (void)k, (void)g, (void)m0, (void)m1, (void)x, (void)ldx, (void)i0, (void)i1, (void)r0;

@@ -16,6 +16,7 @@
  * (row-major), so both give the same bits. */
 #ifdef OG_DW_X86
 #include "kernels/cpu/split_row.h"
+#include "kernels/cpu/vact.h"
 
 /* Whether dwp_plane computes geometry d (one input channel per group). */
 static bool dwp_applies(const dw_geom *d)
@@ -37,11 +38,12 @@ static int64_t dwp_scratch(const dw_geom *d)
 }
 
 /* What a plane's sums start from and end with: the bias, and the activation when it is a
- * clamp (og_act_clamp_f32), applied in registers before the store. */
+ * clamp (og_act_clamp_f32) or one of vact.h's, applied in registers before the store. */
 typedef struct dwp_out {
     float bias;
     bool clamp;
     float lo, hi;
+    int vact; /* else an activation applied in registers (vact.h: og_vact_of), 0 none */
 } dwp_out;
 
 /* Output rows [r0, r0 + R) of the plane, all columns, from the padded plane xp (rows ws
@@ -80,6 +82,8 @@ typedef struct dwp_out {
                         _mm512_cmp_ps_mask(v, _mm512_set1_ps(o->hi), _CMP_GT_OQ);                  \
                     v = _mm512_mask_blend_ps(above, v, _mm512_set1_ps(o->hi));                     \
                     v = _mm512_mask_blend_ps(below, v, _mm512_set1_ps(o->lo));                     \
+                } else if (o->vact) {                                                              \
+                    v = og_v_act(o->vact, v);                                                      \
                 }                                                                                  \
                 _mm512_mask_storeu_ps(y + (r0 + q) * ow + j0, m, v);                               \
             }                                                                                      \
@@ -146,6 +150,8 @@ DWP_KERNEL(5, 2, 1)
                         _mm512_cmp_ps_mask(v, _mm512_set1_ps(o->hi), _CMP_GT_OQ);                  \
                     v = _mm512_mask_blend_ps(above, v, _mm512_set1_ps(o->hi));                     \
                     v = _mm512_mask_blend_ps(below, v, _mm512_set1_ps(o->lo));                     \
+                } else if (o->vact) {                                                              \
+                    v = og_v_act(o->vact, v);                                                      \
                 }                                                                                  \
                 _mm512_mask_storeu_ps(y + (r0 + q) * ow + j0, m, v);                               \
             }                                                                                      \

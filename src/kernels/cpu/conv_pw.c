@@ -22,7 +22,7 @@
 #include <string.h>
 
 #include "kernels/cpu/conv_pw.h"
-#include "kernels/cpu/vsigmoid.h"
+#include "kernels/cpu/vact.h"
 
 #ifdef OG_CPU_X86
 #include <immintrin.h>
@@ -48,18 +48,12 @@ typedef struct pw_epi {
     bool prefetch; /* prefetch the next tile column's inputs (the first tile of a column) */
     float lo, hi;
     const float *bias; /* the tile's first channel's, NULL: none */
-    int vact;          /* 1 Sigmoid, 2 SiLU before the store (vsigmoid.h), 0 none */
+    int vact;          /* 1 Sigmoid, 2 SiLU before the store (vact.h), 0 none */
     /* 0: a tile's vectors are 16 positions apart (one plane).  Else each vector is one
      * image's whole plane (at most 16 positions, `tail` lanes of every vector): input
      * vectors vx floats apart, output ones vc apart (pw_images). */
     int64_t vx, vc;
 } pw_epi;
-
-/* pw_epi.vact of activation a */
-static int pw_vact(const og_act *a)
-{
-    return a->kind == OG_FUSE_SILU ? 2 : a->kind == OG_FUSE_SIGMOID ? 1 : 0;
-}
 
 /* Tile of mr (<= PW_MR) output channels and NV vectors of positions, the last one's
  * lanes given by tail: c[r * ldc + j] for r < mr over kc inputs; W's rows wr[r * ldw]
@@ -112,10 +106,8 @@ static int pw_vact(const og_act *a)
                     const __mmask16 above = _mm512_cmp_ps_mask(a, hi, _CMP_GT_OQ);                 \
                     a = _mm512_mask_blend_ps(above, a, hi);                                        \
                     a = _mm512_mask_blend_ps(below, a, lo);                                        \
-                } else if (e->vact == 2) {                                                         \
-                    a = og_v_silu(a);                                                              \
-                } else if (e->vact == 1) {                                                         \
-                    a = og_v_sigmoid(a);                                                           \
+                } else if (e->vact) {                                                              \
+                    a = og_v_act(e->vact, a);                                                      \
                 }                                                                                  \
                 if (mk == 0xFFFF)                                                                  \
                     _mm512_storeu_ps(c + r * ldc + vc * v, a);                                     \
@@ -144,7 +136,7 @@ typedef struct pw_job {
 static void pw_taps(const og_kernel_ctx *k, int64_t mg, int64_t kc, int64_t ncols, const float *x,
                     const int64_t *off, const float *w, const float *b, float *y, int64_t ldy)
 {
-    pw_epi e = {false, false, 0.0f, 0.0f, NULL, pw_vact(&k->act), 0, 0};
+    pw_epi e = {false, false, 0.0f, 0.0f, NULL, og_vact_of(&k->act), 0, 0};
     e.clamp = og_act_clamp_f32(&k->act, &e.lo, &e.hi);
     const bool act = !e.clamp && !e.vact && k->act.kind != OG_FUSE_NONE;
     /* the other activations over a few tile columns at a time, still in cache (about 64
@@ -226,7 +218,7 @@ static void pw_images(const pw_job *j, int64_t it)
     const og_conv_geom *g = j->g;
     const int64_t os = j->os, c = g->c, m = g->m, n0 = it * 3;
     const int64_t nv = g->n - n0 < 3 ? g->n - n0 : 3;
-    pw_epi e = {false, false, 0.0f, 0.0f, NULL, pw_vact(&j->k->act), c * os, m * os};
+    pw_epi e = {false, false, 0.0f, 0.0f, NULL, og_vact_of(&j->k->act), c * os, m * os};
     e.clamp = og_act_clamp_f32(&j->k->act, &e.lo, &e.hi);
     int64_t off[PW_MAX_CG];
     for (int64_t q = 0; q < c; q++) off[q] = q * os;

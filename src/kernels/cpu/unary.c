@@ -19,7 +19,7 @@
 #endif
 
 #include "kernels/cpu/kernel.h"
-#include "kernels/cpu/vsigmoid.h"
+#include "kernels/cpu/vact.h"
 #include "ops/unary_params.h"
 
 /* What a chunk function sees: attributes as numbers, and Clip's bounds. */
@@ -398,7 +398,7 @@ ACT_EXPRS(DEFINE_ACT_AVX2)
 FLOAT_EXPRS_FAST(DEFINE_CHUNK_AVX2)
 #undef SFX
 #define SFX _f32_avx512
-/* (Sigmoid's and SiLU's are vsigmoid.h's loop instead: act_vsigmoid) */
+/* (Sigmoid's, SiLU's and HardSwish's are vact.h's loop instead: act_vact) */
 #define DEFINE_ACT_AVX512(name, expr)                                                              \
     __attribute__((unused)) OG_TARGET_AVX512 DEFINE_ACT(name, expr)
 #define DEFINE_CHUNK_AVX512(name, expr) OG_TARGET_AVX512 DEFINE_CHUNK(name, expr)
@@ -976,19 +976,15 @@ static og_status k_clip(const og_kernel_ctx *k, const og_tensor *const *in, int 
 }
 
 #ifdef OG_CPU_X86
-/* Sigmoid (silu false) or SiLU in place on AVX-512: vsigmoid.h's loop, 16 at a time, the
- * values of act_sigmoid / act_silu. */
-static OG_TARGET_AVX512 void act_vsigmoid(float *y, int64_t n, bool silu)
+/* Sigmoid, SiLU or HardSwish (vact: og_vact_of) in place on AVX-512: vact.h, 16 at a
+ * time, the values of act_sigmoid, act_silu, act_hardswish. */
+static OG_TARGET_AVX512 void act_vact(float *y, int64_t n, int vact)
 {
     int64_t i = 0;
-    for (; i + 16 <= n; i += 16) {
-        const __m512 x = _mm512_loadu_ps(y + i);
-        _mm512_storeu_ps(y + i, silu ? og_v_silu(x) : og_v_sigmoid(x));
-    }
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(y + i, og_v_act(vact, _mm512_loadu_ps(y + i)));
     if (i < n) {
         const __mmask16 m = (__mmask16)((1u << (n - i)) - 1u);
-        const __m512 x = _mm512_maskz_loadu_ps(m, y + i);
-        _mm512_mask_storeu_ps(y + i, m, silu ? og_v_silu(x) : og_v_sigmoid(x));
+        _mm512_mask_storeu_ps(y + i, m, og_v_act(vact, _mm512_maskz_loadu_ps(m, y + i)));
     }
 }
 #endif
@@ -1003,10 +999,10 @@ void og_cpu_act(const og_act *a, og_dtype t, void *y, int64_t n)
         case OG_FUSE_NONE: break;
         case OG_FUSE_RELU: act_relu_f32_avx512(y, n, a); break;
         case OG_FUSE_CLIP: act_clip_f32_avx512(y, n, a); break;
-        case OG_FUSE_HARDSWISH: act_hardswish_f32_avx512(y, n, a); break;
         case OG_FUSE_HARDSIGMOID: act_hardsigmoid_f32_avx512(y, n, a); break;
-        case OG_FUSE_SIGMOID: act_vsigmoid(y, n, false); break;
-        case OG_FUSE_SILU: act_vsigmoid(y, n, true); break;
+        case OG_FUSE_SIGMOID:
+        case OG_FUSE_SILU:
+        case OG_FUSE_HARDSWISH: act_vact(y, n, og_vact_of(a)); break;
         }
         return;
     }

@@ -1,15 +1,16 @@
-/* vsigmoid.h: Sigmoid and SiLU (x · Sigmoid(x)) on 16 floats in AVX-512 registers, for
- * loops that apply them before a store (conv_pw.c's tiles) or in place (og_cpu_act).
- * Internal header.
+/* vact.h: fused activations on 16 floats in AVX-512 registers (Sigmoid, SiLU = x ·
+ * Sigmoid(x), HardSwish), for loops that apply them before a store (conv_pw.c's tiles,
+ * conv_dw_plane.h's rows) or in place (og_cpu_act).  Internal header.
  *
+ * HardSwish is unary.c's expression, clamp01(x / 6 + 0.5) · x, operation for operation.
  * Each step is unary.c's scalar one (exp_nonpos, sigmoidf) on 16 lanes: the same IEEE
  * operations in the same order, with the same constants, but the final scaling of exp by
  * 2^n.  The scalar code multiplies (em1 + 1) by 2^(n + 64) (exact) and then by 2^-64 (the
  * one rounding); here one vscalefps gives (em1 + 1) · 2^n rounded once, subnormals
  * included: the same value, in one instruction instead of four.  test_unary compares the
  * two over 2^20 floats spread over every binade. */
-#ifndef OG_VSIGMOID_H
-#define OG_VSIGMOID_H
+#ifndef OG_VACT_H
+#define OG_VACT_H
 
 #include <stdint.h>
 
@@ -53,5 +54,38 @@ static inline OG_TARGET_AVX512 __m512 og_v_silu(__m512 x)
     return _mm512_mul_ps(x, og_v_sigmoid(x));
 }
 
+/* clamp01(x / 6 + 0.5) · x (NaN passes the clamp) */
+static inline OG_TARGET_AVX512 __m512 og_v_hardswish(__m512 x)
+{
+    __m512 t = _mm512_add_ps(_mm512_div_ps(x, _mm512_set1_ps(6.0f)), _mm512_set1_ps(0.5f));
+    const __mmask16 below = _mm512_cmp_ps_mask(t, _mm512_setzero_ps(), _CMP_LT_OQ);
+    const __mmask16 above = _mm512_cmp_ps_mask(t, _mm512_set1_ps(1.0f), _CMP_GT_OQ);
+    t = _mm512_mask_blend_ps(above, t, _mm512_set1_ps(1.0f));
+    t = _mm512_mask_blend_ps(below, t, _mm512_setzero_ps());
+    return _mm512_mul_ps(t, x);
+}
+
+/* Which activation og_v_act applies for a: OG_VACT_NONE when a is none of these. */
+enum { OG_VACT_NONE, OG_VACT_SIGMOID, OG_VACT_SILU, OG_VACT_HARDSWISH };
+static inline int og_vact_of(const og_act *a)
+{
+    switch (a->kind) {
+    case OG_FUSE_SIGMOID: return OG_VACT_SIGMOID;
+    case OG_FUSE_SILU: return OG_VACT_SILU;
+    case OG_FUSE_HARDSWISH: return OG_VACT_HARDSWISH;
+    default: return OG_VACT_NONE;
+    }
+}
+
+static inline OG_TARGET_AVX512 __m512 og_v_act(int vact, __m512 x)
+{
+    switch (vact) {
+    case OG_VACT_SIGMOID: return og_v_sigmoid(x);
+    case OG_VACT_SILU: return og_v_silu(x);
+    case OG_VACT_HARDSWISH: return og_v_hardswish(x);
+    default: return x;
+    }
+}
+
 #endif /* OG_CPU_X86 */
-#endif /* OG_VSIGMOID_H */
+#endif /* OG_VACT_H */
