@@ -133,20 +133,29 @@ static void run_pattern(int p, og_dtype dt, int threads, bool pw, bool big_dw, b
 {
     fg f = {og_graph_new(NULL), dt};
     og_graph *g = f.g;
-    bool dw = p == P_DEPTHWISE_RELU6 || big_dw;
-    int64_t c = dw ? 6 : pw ? 20 : 3, m = dw ? 6 : pw ? 12 : 4;
+    /* tiny without pw: a 3x3 depthwise Conv of 20 channels on 7x6 planes (conv_dw.c's
+     * blocks of 16 channels, the activation in their transposes back) */
+    bool dw = p == P_DEPTHWISE_RELU6 || big_dw || (tiny && !pw);
+    int64_t c = tiny && !pw ? 20
+                : dw        ? 6
+                : pw        ? 20
+                            : 3,
+            m = tiny && !pw ? 20
+                : dw        ? 6
+                : pw        ? 12
+                            : 4;
     int x = start_graph(&f, p == P_CLIP6 ? 6 : 14);
     int64_t xd[4] = {tiny ? 5 : 2, c,
-                     big_dw ? 20
-                     : tiny ? 4
-                     : pw   ? 12
-                     : cols ? 40
-                            : 7,
-                     big_dw ? 18
-                     : tiny ? 4
-                     : pw   ? 12
-                     : cols ? 36
-                            : 6},
+                     big_dw       ? 20
+                     : tiny && pw ? 4
+                     : pw         ? 12
+                     : cols       ? 40
+                                  : 7,
+                     big_dw       ? 18
+                     : tiny && pw ? 4
+                     : pw         ? 12
+                     : cols       ? 36
+                                  : 6},
             bd[1] = {m}, sd[1] = {0};
     int64_t wd[4] = {m, dw ? 1 : c, pw ? 1 : 3, pw ? 1 : 3};
     g->values[x].dtype = dt;
@@ -228,11 +237,12 @@ static void run_pattern(int p, og_dtype dt, int threads, bool pw, bool big_dw, b
 
     char label[64];
     snprintf(label, sizeof label, "%s%s_%s_t%d", pattern_names[p],
-             tiny     ? "_pointwise_images"
-             : pw     ? "_pointwise"
-             : big_dw ? "_depthwise_plane"
-             : cols   ? "_columns"
-                      : "",
+             tiny && pw ? "_pointwise_images"
+             : tiny     ? "_depthwise_blocks"
+             : pw       ? "_pointwise"
+             : big_dw   ? "_depthwise_plane"
+             : cols     ? "_columns"
+                        : "",
              og_dtype_name(dt), threads);
     og_session *s = NULL;
     og_tensor *xin = NULL, *fused[2] = {0}, *plain[2] = {0};
@@ -746,6 +756,7 @@ int main(void)
             run_pattern(p, OG_FLOAT, 1, true, false, false, false);
             run_pattern(p, OG_FLOAT, 2, true, false, false, false);
             run_pattern(p, OG_FLOAT, 1, true, false, false, true);
+            run_pattern(p, OG_FLOAT, 2, false, false, false, true);
         }
     }
     NH_DONE();

@@ -29,6 +29,7 @@
 #include <immintrin.h>
 
 #include "kernels/cpu/tr16.h"
+#include "kernels/cpu/vact.h"
 #endif
 
 #define DW_MAX_TAPS 64 /* Conv kernels up to 8x8 */

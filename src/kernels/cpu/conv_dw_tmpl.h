@@ -311,10 +311,12 @@ static ATTR void FN(blk_conv)(const dw_geom *d, const T *xc, int64_t nl, const T
             for (int l = 0; l < DW_L; l++) yb[p0 * DW_L + l] = acc[l];
         }
 #ifdef DW_TR16
-        /* a clamp (Relu, Clip) on the way out, in registers (as E_CLIP: NaN passes) */
+        /* a clamp (Relu, Clip; as E_CLIP: NaN passes) or vact.h's activations on the way
+         * out, in registers */
         float lo = 0.0f, hi = 0.0f;
         const bool clamp = og_act_clamp_f32(act, &lo, &hi);
-        if (!clamp) og_cpu_act(act, dt, yb, os * DW_L);
+        const int vact = clamp ? 0 : og_vact_of(act);
+        if (!clamp && !vact) og_cpu_act(act, dt, yb, os * DW_L);
         const __m512 lov = _mm512_set1_ps(lo), hiv = _mm512_set1_ps(hi);
         for (int64_t o = 0; o < os; o += 16) { /* 16 positions of the 16 channels at a time */
             const int64_t n = os - o < 16 ? os - o : 16;
@@ -327,6 +329,8 @@ static ATTR void FN(blk_conv)(const dw_geom *d, const T *xc, int64_t nl, const T
                     const __mmask16 above = _mm512_cmp_ps_mask(v[q], hiv, _CMP_GT_OQ);
                     v[q] = _mm512_mask_blend_ps(above, v[q], hiv);
                     v[q] = _mm512_mask_blend_ps(below, v[q], lov);
+                } else if (vact) {
+                    v[q] = og_v_act(vact, v[q]);
                 }
             }
             DW_TR16(v);
