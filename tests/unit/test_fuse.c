@@ -400,14 +400,15 @@ static void test_conv_panel(void)
         {8, 20, 5, 6, 3, 1, 1, {1, 1, 1, 1}}, {6, 35, 8, 7, 2, 1, 2, {0, 1, 1, 0}},
     };
     for (size_t si = 0; si < sizeof cases / sizeof *cases; si++)
-        for (int v = 0; v < 4; v++) {
+        for (int v = 0; v < 6; v++) {
             const panel_case *pc = &cases[si];
             const int64_t c = pc->c, m = pc->m, k = pc->k;
             const int64_t oh =
                 (pc->h + pc->pads[0] + pc->pads[2] - pc->d * (k - 1) - 1) / pc->s + 1;
             const int64_t ow =
                 (pc->w + pc->pads[1] + pc->pads[3] - pc->d * (k - 1) - 1) / pc->s + 1;
-            const bool bias = !(v & 1), relu = v & 2;
+            /* activation: none, Relu (a clamp in the stores), SiLU (vact.h in the stores) */
+            const bool bias = !(v & 1), relu = v >> 1 == 1, silu = v >> 1 == 2;
             fg f = {og_graph_new(NULL), OG_FLOAT};
             og_graph *g = f.g;
             int x = start_graph(&f, 14);
@@ -417,7 +418,7 @@ static void test_conv_panel(void)
             memcpy(g->values[x].dims, xd, sizeof xd);
             init(&f, "W", 4, wd, 0.5, 0, false);
             if (bias) init(&f, "B", 1, bd, 0.3, 0.1, false);
-            const char *y = relu ? "V" : "Y";
+            const char *y = relu || silu ? "V" : "Y";
             int cn = node(&f, "Conv", bias ? 3 : 2, (const char *[]){"X", "W", "B"}, 1, &y);
             const int64_t st[2] = {pc->s, pc->s}, dl[2] = {pc->d, pc->d};
             og_attr at[3] = {
@@ -426,6 +427,10 @@ static void test_conv_panel(void)
                 {.name = (char *)"dilations", .type = OG_ATTR_INTS, .n = 2, .ints = (int64_t *)dl}};
             for (int a = 0; a < 3; a++) og_node_add_attr(g, cn, &at[a]);
             if (relu) node(&f, "Relu", 1, (const char *[]){"V"}, 1, (const char *[]){"Y"});
+            if (silu) {
+                node(&f, "Sigmoid", 1, (const char *[]){"V"}, 1, (const char *[]){"S"});
+                node(&f, "Mul", 2, (const char *[]){"V", "S"}, 1, (const char *[]){"Y"});
+            }
             g->values[value(&f, "Y")].is_graph_output = true;
             g->outputs[g->n_outputs++] = value(&f, "Y");
             og_session *s = NULL;
@@ -464,9 +469,10 @@ static void test_conv_panel(void)
                                     mag += fabs(t);
                                 }
                         if (relu && sum < 0) sum = 0;
+                        if (silu) sum = sum / (1 + exp(-sum));
                         if (!(fabs(yv[mm * oh * ow + o] - sum) <= 2e-6 * (mag + 1))) bad++;
                     }
-                CHECKF(!bad, "conv panel case %zu bias %d relu %d: %d bad values", si, bias, relu,
+                CHECKF(!bad, "conv panel case %zu bias %d act %d: %d bad values", si, bias, v >> 1,
                        bad);
                 CHECKF(og_value_equal(y0, y1), "conv panel: the second run differs");
             }

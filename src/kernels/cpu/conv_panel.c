@@ -60,6 +60,7 @@ bool og_conv_panel_applies(const og_kernel_ctx *k, const og_conv_geom *g, og_dty
 #include <immintrin.h>
 
 #include "kernels/cpu/tr16.h"
+#include "kernels/cpu/vact.h"
 
 typedef struct cp_job {
     const og_kernel_ctx *k;
@@ -70,10 +71,12 @@ typedef struct cp_job {
     float *slots; /* OS x 32 floats per thread */
 } cp_job;
 
-/* y[(m0 + r) * os + j] = ct[j * 32 + r] + b[m0 + r] for r < mr (<= 32), j < os */
+/* y[(m0 + r) * os + j] = act(ct[j * 32 + r] + b[m0 + r]) for r < mr (<= 32), j < os, act
+ * a clamp to [lo, hi] (clamp) or vact.h's vact, else none */
 static OG_TARGET_AVX512 void cp_store(const float *ct, int64_t os, int64_t mr, const float *b,
-                                      float *y)
+                                      float *y, bool clamp, float lo, float hi, int vact)
 {
+    const __m512 lov = _mm512_set1_ps(lo), hiv = _mm512_set1_ps(hi);
     for (int64_t r0 = 0; r0 < mr; r0 += 16)
         for (int64_t j0 = 0; j0 < os; j0 += 16) {
             const int64_t nj = os - j0 < 16 ? os - j0 : 16, nr = mr - r0 < 16 ? mr - r0 : 16;
@@ -85,8 +88,16 @@ static OG_TARGET_AVX512 void cp_store(const float *ct, int64_t os, int64_t mr, c
             og_tr16_f32(v); /* v[r] = channel r0 + r at positions j0 .. j0 + 15 */
             for (int r = 0; r < nr; r++) {
                 const __m512 bv = _mm512_set1_ps(b ? b[r0 + r] : 0.0f);
-                _mm512_mask_storeu_ps(y + (r0 + r) * os + j0, mj,
-                                      b ? _mm512_add_ps(v[r], bv) : v[r]);
+                __m512 a = b ? _mm512_add_ps(v[r], bv) : v[r];
+                if (clamp) { /* as E_CLIP: NaN passes */
+                    const __mmask16 below = _mm512_cmp_ps_mask(a, lov, _CMP_LT_OQ);
+                    const __mmask16 above = _mm512_cmp_ps_mask(a, hiv, _CMP_GT_OQ);
+                    a = _mm512_mask_blend_ps(above, a, hiv);
+                    a = _mm512_mask_blend_ps(below, a, lov);
+                } else if (vact) {
+                    a = og_v_act(vact, a);
+                }
+                _mm512_mask_storeu_ps(y + (r0 + r) * os + j0, mj, a);
             }
         }
 }
@@ -102,8 +113,11 @@ static void cp_range(void *ctx, int64_t i0, int64_t i1, int slot)
         const int64_t mr = g->m - m0 < OG_PANEL_MR ? g->m - m0 : OG_PANEL_MR;
         og_panel_gemm_f32(pi, pi + 1, j->os, j->kdim, j->up, j->x, j->os, ct, OG_PANEL_MR);
         float *yb = j->y + m0 * j->os;
-        cp_store(ct, j->os, mr, j->b ? j->b + m0 : NULL, yb);
-        og_cpu_act(&j->k->act, OG_FLOAT, yb, mr * j->os);
+        float lo = 0.0f, hi = 0.0f;
+        const bool clamp = og_act_clamp_f32(&j->k->act, &lo, &hi);
+        const int vact = clamp ? 0 : og_vact_of(&j->k->act);
+        cp_store(ct, j->os, mr, j->b ? j->b + m0 : NULL, yb, clamp, lo, hi, vact);
+        if (!clamp && !vact) og_cpu_act(&j->k->act, OG_FLOAT, yb, mr * j->os);
     }
 }
 
