@@ -144,9 +144,10 @@ typedef void (*bin_fn)(const bplan *p, const void *a, const void *b, void *o, in
 
 /* One binary loop: o = E(T, U, a, b) with TO the output type and U the type the arithmetic
  * is done in (unsigned for integers, so that overflow wraps instead of being UB). */
-#define DEF_BIN(NAME, TA, TB, TO, U, E)                                                            \
-    static void NAME(const bplan *p, const void *va, const void *vb, void *vo, int64_t start,      \
-                     int64_t end)                                                                  \
+#define DEF_BIN(NAME, TA, TB, TO, U, E) DEF_BIN_A(, NAME, TA, TB, TO, U, E)
+#define DEF_BIN_A(ATTR, NAME, TA, TB, TO, U, E)                                                    \
+    static ATTR void NAME(const bplan *p, const void *va, const void *vb, void *vo, int64_t start, \
+                          int64_t end)                                                             \
     {                                                                                              \
         const TA *a = va;                                                                          \
         const TB *b = vb;                                                                          \
@@ -225,9 +226,27 @@ static int slot_of(og_dtype t)
     static const bin_fn OP##_fns[S_N] = {                                                          \
         [S_F32] = OP##_f32, [S_F64] = OP##_f64, [S_I32] = OP##_i32,                                \
         [S_I64] = OP##_i64, [S_U32] = OP##_u32, [S_U64] = OP##_u64};
+/* The float32 loop of an arithmetic op, also compiled for AVX-512 (the same IEEE
+ * operation per element, 16 at a time: the same values) and picked at each call: Add, Sub,
+ * Mul and Div of a squeeze-excite scale or a residual sum ran 4 floats an instruction. */
+#ifdef OG_CPU_X86
+#define DEF_F32X(OP, EF)                                                                           \
+    DEF_BIN(OP##_f32_base, float, float, float, float, EF)                                         \
+    DEF_BIN_A(OG_TARGET_AVX512, OP##_f32_avx512, float, float, float, float, EF)                   \
+    static void OP##_f32(const bplan *p, const void *a, const void *b, void *o, int64_t start,     \
+                         int64_t end)                                                              \
+    {                                                                                              \
+        if (og_cpu_isa() >= 2)                                                                     \
+            OP##_f32_avx512(p, a, b, o, start, end);                                               \
+        else                                                                                       \
+            OP##_f32_base(p, a, b, o, start, end);                                                 \
+    }
+#else
+#define DEF_F32X(OP, EF) DEF_BIN(OP##_f32, float, float, float, float, EF)
+#endif
 /* Every integer width: EU for the unsigned ones */
 #define DEF_NUMX(OP, EF, EI, EU)                                                                   \
-    DEF_BIN(OP##_f32, float, float, float, float, EF)                                              \
+    DEF_F32X(OP, EF)                                                                               \
     DEF_BIN(OP##_f64, double, double, double, double, EF)                                          \
     DEF_BIN(OP##_i32, int32_t, int32_t, int32_t, uint32_t, EI)                                     \
     DEF_BIN(OP##_i64, int64_t, int64_t, int64_t, uint64_t, EI)                                     \
