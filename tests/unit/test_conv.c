@@ -838,6 +838,10 @@ static const conv_case pw_cases[] = {
     {"pw_images_tails", "Conv", 2, .n = 7, .c = 160, .m = 20, .k = {1, 1}, .in = {3, 4},
      .no_bias = true, .mt = true},
     {"pw_images_two", "Conv", 2, .n = 2, .c = 5, .m = 8, .k = {1, 1}, .in = {4, 4}},
+    /* enough work for two threads: the channel tiles in bands as well (3 groups of images
+     * x 3 bands of 65 tiles, the last one partial) */
+    {"pw_images_bands", "Conv", 2, .n = 8, .c = 160, .m = 515, .k = {1, 1}, .in = {4, 4},
+     .mt = true},
 };
 
 static void test_pointwise(void)

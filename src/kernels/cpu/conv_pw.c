@@ -216,8 +216,13 @@ static void pw_range(void *ctx, int64_t i0, int64_t i1, int slot)
 static void pw_images(const pw_job *j, int64_t it)
 {
     const og_conv_geom *g = j->g;
-    const int64_t os = j->os, c = g->c, m = g->m, n0 = it * 3;
+    const int64_t os = j->os, c = g->c, m = g->m, n0 = it / j->mparts * 3;
     const int64_t nv = g->n - n0 < 3 ? g->n - n0 : 3;
+    /* the item's band of channel tiles (j->mparts bands per group of images) */
+    const int64_t tiles = (m + PW_MR - 1) / PW_MR, mp = it % j->mparts;
+    const int64_t m0 = mp * tiles / j->mparts * PW_MR;
+    int64_t m1 = (mp + 1) * tiles / j->mparts * PW_MR;
+    m1 = m1 < m ? m1 : m;
     pw_epi e = {false, false, 0.0f, 0.0f, NULL, og_vact_of(&j->k->act), c * os, m * os};
     e.clamp = og_act_clamp_f32(&j->k->act, &e.lo, &e.hi);
     int64_t off[PW_MAX_CG];
@@ -225,8 +230,8 @@ static void pw_images(const pw_job *j, int64_t it)
     const __mmask16 tail = (__mmask16)((1u << os) - 1u);
     const float *bx = j->x + n0 * c * os;
     float *yb = j->y + n0 * m * os;
-    for (int64_t mb = 0; mb < m; mb += PW_MR) {
-        const int mr = (int)(m - mb < PW_MR ? m - mb : PW_MR);
+    for (int64_t mb = m0; mb < m1; mb += PW_MR) {
+        const int mr = (int)(m1 - mb < PW_MR ? m1 - mb : PW_MR);
         e.bias = j->b ? j->b + mb : NULL;
         if (nv == 3)
             pw_tile3(c, j->w + mb * c, c, bx, off, tail, yb + mb * os, os, mr, &e);
@@ -235,8 +240,9 @@ static void pw_images(const pw_job *j, int64_t it)
         else
             pw_tile1(c, j->w + mb * c, c, bx, off, tail, yb + mb * os, os, mr, &e);
     }
-    if (!e.clamp && !e.vact && j->k->act.kind != OG_FUSE_NONE)
-        for (int64_t v = 0; v < nv; v++) og_cpu_act(&j->k->act, OG_FLOAT, yb + v * m * os, m * os);
+    if (!e.clamp && !e.vact && j->k->act.kind != OG_FUSE_NONE && m1 > m0)
+        for (int64_t v = 0; v < nv; v++)
+            og_cpu_act(&j->k->act, OG_FLOAT, yb + v * m * os + m0 * os, (m1 - m0) * os);
 }
 
 static void pw_images_range(void *ctx, int64_t i0, int64_t i1, int slot)
@@ -333,8 +339,13 @@ og_status og_conv_pw(const og_kernel_ctx *k, const og_conv_geom *g, const float 
     const double work =
         (double)g->n * (double)g->group * (double)j.mg * (double)j.cg * (double)j.os;
     if (j.os <= 16 && g->n > 1 && g->group == 1) { /* images side by side, 3 a tile */
-        const int64_t items = (g->n + 2) / 3;
-        og_par_range(k, work < par_min ? 1 : k->threads, items, 1, pw_images_range, &j);
+        /* with threads, the channel tiles in bands too: 4 items a thread at least (8
+         * images make 3 groups, 2 and 1 for two threads) */
+        const int threads = work < par_min ? 1 : k->threads;
+        const int64_t groups = (g->n + 2) / 3, tiles = (g->m + PW_MR - 1) / PW_MR;
+        j.mparts = threads > 1 ? (4 * threads + groups - 1) / groups : 1;
+        j.mparts = j.mparts < tiles ? j.mparts : tiles;
+        og_par_range(k, threads, groups * j.mparts, 1, pw_images_range, &j);
         return OG_OK;
     }
     /* work split: (image, group) units; with fewer than 4 per thread, each one's columns
