@@ -46,6 +46,21 @@ typedef struct dwp_out {
     int vact; /* else an activation applied in registers (vact.h: og_vact_of), 0 none */
 } dwp_out;
 
+/* Stores the `m` lanes of sums v at y with o's activation (as E_CLIP for a clamp: NaN
+ * passes). */
+static inline OG_TARGET_AVX512 void dwp_store(const dwp_out *o, __m512 v, float *y, __mmask16 m)
+{
+    if (o->clamp) {
+        const __mmask16 below = _mm512_cmp_ps_mask(v, _mm512_set1_ps(o->lo), _CMP_LT_OQ);
+        const __mmask16 above = _mm512_cmp_ps_mask(v, _mm512_set1_ps(o->hi), _CMP_GT_OQ);
+        v = _mm512_mask_blend_ps(above, v, _mm512_set1_ps(o->hi));
+        v = _mm512_mask_blend_ps(below, v, _mm512_set1_ps(o->lo));
+    } else if (o->vact) {
+        v = og_v_act(o->vact, v);
+    }
+    _mm512_mask_storeu_ps(y, m, v);
+}
+
 /* Output rows [r0, r0 + R) of the plane, all columns, from the padded plane xp (rows ws
  * apart; stride 2: odd columns from `half` on). */
 #define DWP_KERNEL(K, S, R)                                                                        \
@@ -73,20 +88,7 @@ typedef struct dwp_out {
                 }                                                                                  \
             }                                                                                      \
             _Pragma("GCC unroll 4") for (int q = 0; q < R; q++)                                    \
-            {                                                                                      \
-                __m512 v = acc[q];                                                                 \
-                if (o->clamp) {                                                                    \
-                    const __mmask16 below =                                                        \
-                        _mm512_cmp_ps_mask(v, _mm512_set1_ps(o->lo), _CMP_LT_OQ);                  \
-                    const __mmask16 above =                                                        \
-                        _mm512_cmp_ps_mask(v, _mm512_set1_ps(o->hi), _CMP_GT_OQ);                  \
-                    v = _mm512_mask_blend_ps(above, v, _mm512_set1_ps(o->hi));                     \
-                    v = _mm512_mask_blend_ps(below, v, _mm512_set1_ps(o->lo));                     \
-                } else if (o->vact) {                                                              \
-                    v = og_v_act(o->vact, v);                                                      \
-                }                                                                                  \
-                _mm512_mask_storeu_ps(y + (r0 + q) * ow + j0, m, v);                               \
-            }                                                                                      \
+                dwp_store(o, acc[q], y + (r0 + q) * ow + j0, m);                                   \
         }                                                                                          \
     }
 DWP_KERNEL(3, 1, 4)
@@ -141,20 +143,7 @@ DWP_KERNEL(5, 2, 1)
                 }                                                                                  \
             }                                                                                      \
             _Pragma("GCC unroll 4") for (int q = 0; q < R; q++)                                    \
-            {                                                                                      \
-                __m512 v = acc[q];                                                                 \
-                if (o->clamp) {                                                                    \
-                    const __mmask16 below =                                                        \
-                        _mm512_cmp_ps_mask(v, _mm512_set1_ps(o->lo), _CMP_LT_OQ);                  \
-                    const __mmask16 above =                                                        \
-                        _mm512_cmp_ps_mask(v, _mm512_set1_ps(o->hi), _CMP_GT_OQ);                  \
-                    v = _mm512_mask_blend_ps(above, v, _mm512_set1_ps(o->hi));                     \
-                    v = _mm512_mask_blend_ps(below, v, _mm512_set1_ps(o->lo));                     \
-                } else if (o->vact) {                                                              \
-                    v = og_v_act(o->vact, v);                                                      \
-                }                                                                                  \
-                _mm512_mask_storeu_ps(y + (r0 + q) * ow + j0, m, v);                               \
-            }                                                                                      \
+                dwp_store(o, acc[q], y + (r0 + q) * ow + j0, m);                                   \
         }                                                                                          \
     }
 DWP_NP_KERNEL(3, 4)
