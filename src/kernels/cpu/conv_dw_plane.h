@@ -61,6 +61,17 @@ static inline OG_TARGET_AVX512 void dwp_store(const dwp_out *o, __m512 v, float 
     _mm512_mask_storeu_ps(y, m, v);
 }
 
+/* Input row ir of a block of R output rows (stride S), its K tap vectors v: each output
+ * row q it reaches (kernel row kh = ir − q·S) adds its K taps, in tap order. */
+#define DWP_ACC(K, S, R, ir, v, acc, w)                                                            \
+    _Pragma("GCC unroll 4") for (int q = 0; q < R; q++)                                            \
+    {                                                                                              \
+        const int kh = (ir)-q * (S);                                                               \
+        if (kh < 0 || kh >= K) continue;                                                           \
+        _Pragma("GCC unroll 5") for (int kw = 0; kw < K; kw++) acc[q] =                            \
+            _mm512_fmadd_ps(_mm512_set1_ps(w[kh * K + kw]), v[kw], acc[q]);                        \
+    }
+
 /* Output rows [r0, r0 + R) of the plane, all columns, from the padded plane xp (rows ws
  * apart; stride 2: odd columns from `half` on). */
 #define DWP_KERNEL(K, S, R)                                                                        \
@@ -79,13 +90,7 @@ static inline OG_TARGET_AVX512 void dwp_store(const dwp_out *o, __m512 v, float 
                 __m512 v[K];                                                                       \
                 _Pragma("GCC unroll 5") for (int kw = 0; kw < K; kw++) v[kw] =                     \
                     _mm512_maskz_loadu_ps(m, S == 1 ? row + kw : row + (kw & 1) * half + kw / 2);  \
-                _Pragma("GCC unroll 4") for (int q = 0; q < R; q++)                                \
-                {                                                                                  \
-                    const int kh = ir - q * S;                                                     \
-                    if (kh < 0 || kh >= K) continue;                                               \
-                    _Pragma("GCC unroll 5") for (int kw = 0; kw < K; kw++) acc[q] =                \
-                        _mm512_fmadd_ps(_mm512_set1_ps(w[kh * K + kw]), v[kw], acc[q]);            \
-                }                                                                                  \
+                DWP_ACC(K, S, R, ir, v, acc, w);                                                   \
             }                                                                                      \
             _Pragma("GCC unroll 4") for (int q = 0; q < R; q++)                                    \
                 dwp_store(o, acc[q], y + (r0 + q) * ow + j0, m);                                   \
@@ -134,13 +139,7 @@ DWP_KERNEL(5, 2, 1)
                 __m512 v[K];                                                                       \
                 _Pragma("GCC unroll 5") for (int kw = 0; kw < K; kw++) v[kw] =                     \
                     in ? _mm512_maskz_loadu_ps(mk[kw], row + kw) : _mm512_setzero_ps();            \
-                _Pragma("GCC unroll 4") for (int q = 0; q < R; q++)                                \
-                {                                                                                  \
-                    const int kh = ir - q;                                                         \
-                    if (kh < 0 || kh >= K) continue;                                               \
-                    _Pragma("GCC unroll 5") for (int kw = 0; kw < K; kw++) acc[q] =                \
-                        _mm512_fmadd_ps(_mm512_set1_ps(w[kh * K + kw]), v[kw], acc[q]);            \
-                }                                                                                  \
+                DWP_ACC(K, 1, R, ir, v, acc, w);                                                   \
             }                                                                                      \
             _Pragma("GCC unroll 4") for (int q = 0; q < R; q++)                                    \
                 dwp_store(o, acc[q], y + (r0 + q) * ow + j0, m);                                   \
@@ -151,6 +150,7 @@ DWP_NP_KERNEL(3, 1)
 DWP_NP_KERNEL(5, 4)
 DWP_NP_KERNEL(5, 1)
 #undef DWP_NP_KERNEL
+#undef DWP_ACC
 
 /* Padded row r of input plane x into dst by plan p (og_pad_plan_init for stride 1,
  * og_split_plan_init for stride 2: its even columns at dst[0, half), its odd ones from
