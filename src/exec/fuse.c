@@ -1,5 +1,5 @@
-/* fuse.c: the activation-fusion plan of an inference session and the weight-gradient plan
- * of every CPU session (see fuse.h).
+/* fuse.c: the activation-fusion and expansion plans of an inference session and the
+ * weight-gradient plan of every CPU session (see fuse.h).
  *
  * Pattern, for a node P whose binding applies activations (og_kernel_binding.act) and
  * whose output 0 is v (float or double, not a graph output):

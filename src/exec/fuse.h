@@ -1,7 +1,8 @@
 /*
- * fuse.h: activations fused into the node that produces their input, for inference
- * sessions, and weight gradients' Convs run on X and dY as they are, for every session on
- * the CPU (fuse.c).  Internal header of exec/.
+ * fuse.h: activations fused into the node that produces their input and expansions run
+ * inside the depthwise Conv after them, for inference sessions, and weight gradients'
+ * Convs run on X and dY as they are, for every session on the CPU (fuse.c).  Internal
+ * header of exec/.
  *
  * A node whose kernel applies an activation to its output (og_kernel_def.act: Conv,
  * ConvTranspose) and whose output 0 is read by one activation only (Relu, Clip with
