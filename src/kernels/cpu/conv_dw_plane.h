@@ -50,15 +50,8 @@ typedef struct dwp_out {
  * passes). */
 static inline OG_TARGET_AVX512 void dwp_store(const dwp_out *o, __m512 v, float *y, __mmask16 m)
 {
-    if (o->clamp) {
-        const __mmask16 below = _mm512_cmp_ps_mask(v, _mm512_set1_ps(o->lo), _CMP_LT_OQ);
-        const __mmask16 above = _mm512_cmp_ps_mask(v, _mm512_set1_ps(o->hi), _CMP_GT_OQ);
-        v = _mm512_mask_blend_ps(above, v, _mm512_set1_ps(o->hi));
-        v = _mm512_mask_blend_ps(below, v, _mm512_set1_ps(o->lo));
-    } else if (o->vact) {
-        v = og_v_act(o->vact, v);
-    }
-    _mm512_mask_storeu_ps(y, m, v);
+    _mm512_mask_storeu_ps(
+        y, m, og_v_out(v, o->clamp, _mm512_set1_ps(o->lo), _mm512_set1_ps(o->hi), o->vact));
 }
 
 /* Input row ir of a block of R output rows (stride S), its K tap vectors v: each output

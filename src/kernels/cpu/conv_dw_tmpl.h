@@ -324,14 +324,7 @@ static ATTR void FN(blk_conv)(const dw_geom *d, const T *xc, int64_t nl, const T
             __m512 v[16];
             for (int q = 0; q < 16; q++) {
                 v[q] = q < n ? _mm512_loadu_ps(yb + (o + q) * DW_L) : _mm512_setzero_ps();
-                if (clamp) {
-                    const __mmask16 below = _mm512_cmp_ps_mask(v[q], lov, _CMP_LT_OQ);
-                    const __mmask16 above = _mm512_cmp_ps_mask(v[q], hiv, _CMP_GT_OQ);
-                    v[q] = _mm512_mask_blend_ps(above, v[q], hiv);
-                    v[q] = _mm512_mask_blend_ps(below, v[q], lov);
-                } else if (vact) {
-                    v[q] = og_v_act(vact, v[q]);
-                }
+                v[q] = og_v_out(v[q], clamp, lov, hiv, vact);
             }
             DW_TR16(v);
             for (int64_t l = 0; l < nl; l++)

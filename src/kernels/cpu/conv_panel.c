@@ -88,16 +88,9 @@ static OG_TARGET_AVX512 void cp_store(const float *ct, int64_t os, int64_t mr, c
             og_tr16_f32(v); /* v[r] = channel r0 + r at positions j0 .. j0 + 15 */
             for (int r = 0; r < nr; r++) {
                 const __m512 bv = _mm512_set1_ps(b ? b[r0 + r] : 0.0f);
-                __m512 a = b ? _mm512_add_ps(v[r], bv) : v[r];
-                if (clamp) { /* as E_CLIP: NaN passes */
-                    const __mmask16 below = _mm512_cmp_ps_mask(a, lov, _CMP_LT_OQ);
-                    const __mmask16 above = _mm512_cmp_ps_mask(a, hiv, _CMP_GT_OQ);
-                    a = _mm512_mask_blend_ps(above, a, hiv);
-                    a = _mm512_mask_blend_ps(below, a, lov);
-                } else if (vact) {
-                    a = og_v_act(vact, a);
-                }
-                _mm512_mask_storeu_ps(y + (r0 + r) * os + j0, mj, a);
+                const __m512 a = b ? _mm512_add_ps(v[r], bv) : v[r];
+                _mm512_mask_storeu_ps(y + (r0 + r) * os + j0, mj,
+                                      og_v_out(a, clamp, lov, hiv, vact));
             }
         }
 }

@@ -100,15 +100,7 @@ typedef struct pw_epi {
             _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++)                                   \
             {                                                                                      \
                 const __mmask16 mk = v == NV - 1 || e->vx ? tail : (__mmask16)0xFFFF;              \
-                __m512 a = acc[r][v];                                                              \
-                if (e->clamp) {                                                                    \
-                    const __mmask16 below = _mm512_cmp_ps_mask(a, lo, _CMP_LT_OQ);                 \
-                    const __mmask16 above = _mm512_cmp_ps_mask(a, hi, _CMP_GT_OQ);                 \
-                    a = _mm512_mask_blend_ps(above, a, hi);                                        \
-                    a = _mm512_mask_blend_ps(below, a, lo);                                        \
-                } else if (e->vact) {                                                              \
-                    a = og_v_act(e->vact, a);                                                      \
-                }                                                                                  \
+                const __m512 a = og_v_out(acc[r][v], e->clamp, lo, hi, e->vact);                   \
                 if (mk == 0xFFFF)                                                                  \
                     _mm512_storeu_ps(c + r * ldc + vc * v, a);                                     \
                 else                                                                               \

@@ -54,15 +54,20 @@ static inline OG_TARGET_AVX512 __m512 og_v_silu(__m512 x)
     return _mm512_mul_ps(x, og_v_sigmoid(x));
 }
 
+/* x < lo ? lo : x > hi ? hi : x (unary.c's E_CLIP: NaN passes) */
+static inline OG_TARGET_AVX512 __m512 og_v_clamp(__m512 x, __m512 lo, __m512 hi)
+{
+    const __mmask16 below = _mm512_cmp_ps_mask(x, lo, _CMP_LT_OQ);
+    const __mmask16 above = _mm512_cmp_ps_mask(x, hi, _CMP_GT_OQ);
+    x = _mm512_mask_blend_ps(above, x, hi);
+    return _mm512_mask_blend_ps(below, x, lo);
+}
+
 /* clamp01(x / 6 + 0.5) · x (NaN passes the clamp) */
 static inline OG_TARGET_AVX512 __m512 og_v_hardswish(__m512 x)
 {
-    __m512 t = _mm512_add_ps(_mm512_div_ps(x, _mm512_set1_ps(6.0f)), _mm512_set1_ps(0.5f));
-    const __mmask16 below = _mm512_cmp_ps_mask(t, _mm512_setzero_ps(), _CMP_LT_OQ);
-    const __mmask16 above = _mm512_cmp_ps_mask(t, _mm512_set1_ps(1.0f), _CMP_GT_OQ);
-    t = _mm512_mask_blend_ps(above, t, _mm512_set1_ps(1.0f));
-    t = _mm512_mask_blend_ps(below, t, _mm512_setzero_ps());
-    return _mm512_mul_ps(t, x);
+    const __m512 t = _mm512_add_ps(_mm512_div_ps(x, _mm512_set1_ps(6.0f)), _mm512_set1_ps(0.5f));
+    return _mm512_mul_ps(og_v_clamp(t, _mm512_setzero_ps(), _mm512_set1_ps(1.0f)), x);
 }
 
 /* Which activation og_v_act applies for a: OG_VACT_NONE when a is none of these. */
@@ -85,6 +90,13 @@ static inline OG_TARGET_AVX512 __m512 og_v_act(int vact, __m512 x)
     case OG_VACT_HARDSWISH: return og_v_hardswish(x);
     default: return x;
     }
+}
+
+/* A kernel's fused activation before its store: the clamp to [lo, hi] (Relu, Clip:
+ * og_act_clamp_f32), else og_v_act(vact). */
+static inline OG_TARGET_AVX512 __m512 og_v_out(__m512 x, bool clamp, __m512 lo, __m512 hi, int vact)
+{
+    return clamp ? og_v_clamp(x, lo, hi) : og_v_act(vact, x);
 }
 
 #endif /* OG_CPU_X86 */
