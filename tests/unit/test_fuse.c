@@ -379,14 +379,16 @@ done:
     og_graph_free(g);
 }
 
-/* Convs of one image on planes of at most 64 outputs with the model's W (conv_panel.c on
- * CPUs with AVX-512: W packed in panels of 32 output channels, the product of X or its
- * column matrix written back through 16 x 16 transposes): pointwise on 7x7 with 1 to 512
- * input channels (one block of the sum or several), 3x3 stride 2 padded 14x14 -> 7x7, 3x3
- * stride 1 of 8 channels (too few for Winograd) on 5x6, 2x2 dilated asymmetric pads,
- * 1 to 70 output channels (partial panels, partial 16-channel halves), with and without a
- * bias, a fused Relu or none, one and two threads; against a direct double sum, and the
- * second run (the packed W from the node's cache) bit for bit the first. */
+/* Convs of one image on planes of at most 64 outputs, and pointwise ones on planes of at
+ * most 256 whose channels fill the panels, with the model's W (conv_panel.c on CPUs with
+ * AVX-512: W packed in panels of 32 output channels, the product of X or its column matrix
+ * written back through 16 x 16 transposes): pointwise on 7x7 with 1 to 960 input channels
+ * (one block of the sum or several, the last one partial), on 14x14 (96 -> 64 and 40 -> 48,
+ * which fills its panels too little and goes another way) and 16x16, 3x3 stride 2 padded 14x14 ->
+ * 7x7, 3x3 stride 1 of 8 channels (too few for Winograd) on 5x6, 2x2 dilated asymmetric pads, 1 to
+ * 70 output channels (partial panels, partial 16-channel halves), with and without a bias, a fused
+ * Relu or none, one and two threads; against a direct double sum, and the second run (the packed W
+ * from the node's cache) bit for bit the first. */
 typedef struct panel_case {
     int64_t c, m, h, w, k, s, d, pads[4];
 } panel_case;
@@ -398,6 +400,8 @@ static void test_conv_panel(void)
         {160, 70, 7, 7, 1, 1, 1, {0}},        {512, 32, 7, 7, 1, 1, 1, {0}},
         {40, 64, 7, 7, 1, 1, 1, {0}},         {24, 40, 14, 14, 3, 2, 1, {1, 1, 1, 1}},
         {8, 20, 5, 6, 3, 1, 1, {1, 1, 1, 1}}, {6, 35, 8, 7, 2, 1, 2, {0, 1, 1, 0}},
+        {960, 160, 7, 7, 1, 1, 1, {0}},       {96, 64, 14, 14, 1, 1, 1, {0}},
+        {40, 48, 14, 14, 1, 1, 1, {0}},       {200, 96, 16, 16, 1, 1, 1, {0}},
     };
     for (size_t si = 0; si < sizeof cases / sizeof *cases; si++)
         for (int v = 0; v < 6; v++) {

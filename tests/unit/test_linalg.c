@@ -303,7 +303,7 @@ static void test_gemm_panel(void)
         for (int64_t i = 0; i < kk * ldb; i++) b[i] = (float)rnd();
         for (int64_t i = 0; i < n * ldc; i++) c[i] = c2[i] = NAN;
         og_panel_pack_f32(m, kk, a, lda, p);
-        og_panel_gemm_f32(0, np, n, kk, p, b, ldb, c, ldc);
+        og_panel_gemm_f32(0, np, n, kk, p, b, ldb, c, ldc, NULL);
         int bad = 0;
         for (int64_t j = 0; j < n; j++) {
             for (int64_t i = 0; i < np * OG_PANEL_MR; i++) {
@@ -319,9 +319,11 @@ static void test_gemm_panel(void)
         }
         CHECKF(!bad, "gemm_panel %lldx%lldx%lld: %d bad values", (long long)m, (long long)n,
                (long long)kk, bad);
-        /* panels one at a time, from the last, each into its own columns of c2 */
+        /* panels one at a time, from the last, each into its own columns of c2 (the one
+         * before named as the next: prefetched, which changes nothing) */
         for (int64_t pi = np - 1; pi >= 0; pi--)
-            og_panel_gemm_f32(pi, pi + 1, n, kk, p, b, ldb, c2 + pi * OG_PANEL_MR, ldc);
+            og_panel_gemm_f32(pi, pi + 1, n, kk, p, b, ldb, c2 + pi * OG_PANEL_MR, ldc,
+                              pi > 0 ? p + (pi - 1) * kk * OG_PANEL_MR : NULL);
         CHECKF(!memcmp(c, c2, sizeof(float) * (size_t)(n * ldc)) || n * ldc == 0,
                "gemm_panel %lldx%lldx%lld: panel by panel differs", (long long)m, (long long)n,
                (long long)kk);

@@ -19,14 +19,19 @@
  * most 64 positions (7x7).  Others (2-D; 3x3 stride-1 ones of 16 channels or more go by
  * Winograd before): ResNet-18's 256 -> 512 3x3 stride-2 layer 0.80 -> 0.58 ms alone, 0.85 ->
  * 0.83 in the network, where its weights come from memory.  Pointwise: sums of at most
- * 512 inputs (MobileNet-v2 and
- * EfficientNet-B0's 7x7 layers of 160 -> 960, 192 -> 1152 and 320 -> 1280 channels took
- * 0.13, 0.22 and 0.32-0.36 ms by the tile kernel or BLAS, 0.106, 0.17 and 0.29-0.31 this
- * way; those of 960 and 1152 inputs, 14x14 planes (96 -> 576: 0.12 against 0.14) and
- * several images of small planes side by side (MobileNet-v2 at 8x64x64: 4.08 ms against
- * 4.53) were as fast or faster the old ways). */
-#define CP_MAX_OS   64
-#define CP_MAX_PW_C 512
+ * 2048 inputs (MobileNet-v2 and EfficientNet-B0's 7x7 layers of 160 -> 960, 192 -> 1152
+ * and 320 -> 1280 channels took 0.13, 0.22 and 0.32-0.36 ms by the tile kernel or BLAS,
+ * 0.106, 0.17 and 0.29-0.31 this way; once gemm_panel.c prefetched the next block of the
+ * panels, 960 -> 160 and 960 -> 320 took 0.078 and 0.155 ms instead of the BLAS's 0.100
+ * and 0.20).  Pointwise ones on planes of at most 256 positions whose output channels fill
+ * 90 % of their panels: MobileNet-v2's 14x14 layers of 64 to 576 channels went from 1.07-1.15x
+ * onnxruntime's time to 0.95-1.0x; MobileNet-v3's 240 -> 40 (40 of 64 panel rows) went
+ * from 0.026 to 0.031 ms, and the 28x28 planes were slower (32 -> 192: 0.073 against 0.056).
+ * Several images of small planes side by side (MobileNet-v2 at 8x64x64: 4.08 ms against
+ * 4.53) are as fast or faster the old ways. */
+#define CP_MAX_OS    64
+#define CP_MAX_PW_OS 256
+#define CP_MAX_PW_C  2048
 /* Multiply-adds below which a call stays on one thread (as conv_pw.c's, with workers) */
 #define CP_PAR_MIN 2097152.0
 
@@ -47,9 +52,10 @@ bool og_conv_panel_applies(const og_kernel_ctx *k, const og_conv_geom *g, og_dty
         return false;
     int64_t os = 1;
     for (int i = 0; i < g->nsp; i++) os *= g->out[i];
-    if (os > CP_MAX_OS) return false;
-    if (is_pointwise(g)) return g->c <= CP_MAX_PW_C;
-    return g->nsp == 2;
+    if (os <= CP_MAX_OS) return is_pointwise(g) ? g->c <= CP_MAX_PW_C : g->nsp == 2;
+    /* larger planes: pointwise ones whose channels fill the panels (at least 90 %) */
+    return os <= CP_MAX_PW_OS && is_pointwise(g) && g->c <= CP_MAX_PW_C &&
+           g->m * 10 >= og_panel_count(g->m) * OG_PANEL_MR * 9;
 #else
     (void)k, (void)g, (void)t;
     return false;
@@ -104,7 +110,8 @@ static void cp_range(void *ctx, int64_t i0, int64_t i1, int slot)
     for (int64_t pi = i0; pi < i1; pi++) {
         const int64_t m0 = pi * OG_PANEL_MR;
         const int64_t mr = g->m - m0 < OG_PANEL_MR ? g->m - m0 : OG_PANEL_MR;
-        og_panel_gemm_f32(pi, pi + 1, j->os, j->kdim, j->up, j->x, j->os, ct, OG_PANEL_MR);
+        og_panel_gemm_f32(pi, pi + 1, j->os, j->kdim, j->up, j->x, j->os, ct, OG_PANEL_MR,
+                          pi + 1 < i1 ? j->up + (pi + 1) * j->kdim * OG_PANEL_MR : NULL);
         float *yb = j->y + m0 * j->os;
         float lo = 0.0f, hi = 0.0f;
         const bool clamp = og_act_clamp_f32(&j->k->act, &lo, &hi);

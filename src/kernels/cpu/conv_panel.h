@@ -8,8 +8,10 @@
 #include "ops/conv_params.h"
 
 /* Whether og_conv_panel computes this Conv for call k: float, one group, W the model's (bit
- * 1 of k->const_in), one image, an output plane of at most 64 positions (7x7, 8x8), a CPU
- * with AVX-512; 2-D, or pointwise with at most 512 input channels. */
+ * 1 of k->const_in), one image, a CPU with AVX-512; 2-D on an output plane of at most 64
+ * positions (7x7, 8x8), or pointwise with at most 2048 input channels on a plane of at most
+ * 64 positions, or of at most 256 (14x14, 16x16) where the output channels fill at least
+ * 90 % of the panels of 32. */
 bool og_conv_panel_applies(const og_kernel_ctx *k, const og_conv_geom *g, og_dtype t);
 
 /* Y = Conv(X, W) + B, then k->act, for a Conv og_conv_panel_applies to (conv_panel.c): W

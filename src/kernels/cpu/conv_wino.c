@@ -347,7 +347,8 @@ static void wino_band_range(void *ctx, int64_t i0, int64_t i1, int slot)
     for (int64_t pi = i0; pi < i1; pi++) {
         for (int xi = 0; xi < 16; xi++)
             og_panel_gemm_f32(pi, pi + 1, nt, cn, bj->up + xi * ustride, v + xi * cn * nt, nt,
-                              pt + xi * nt * OG_PANEL_MR, OG_PANEL_MR);
+                              pt + xi * nt * OG_PANEL_MR, OG_PANEL_MR,
+                              xi < 15 ? bj->up + (xi + 1) * ustride + pi * cn * OG_PANEL_MR : NULL);
         const int64_t m0 = pi * OG_PANEL_MR, m1 = m0 + OG_PANEL_MR < g->m ? m0 + OG_PANEL_MR : g->m;
         wino_band_output(bj, pt, m0, m1);
     }

@@ -6,7 +6,10 @@
  * 5 groups of 10 and 9, not 4 of 12 and one of 1).  K goes in blocks of PANEL_KC, so that
  * a panel's block (16 KB) stays in L1 while every column group passes over it and B's
  * block stays in L2 while every panel does; the sums of a tile are stored after each block
- * and loaded again for the next one (exactly: a store and a load do not round). */
+ * and loaded again for the next one (exactly: a store and a load do not round).  The first
+ * column group of a block prefetches the next block of A into L2 (two lines a step: the
+ * panels are one stream, block after block), whose first pass otherwise waits on memory
+ * where the weights are not in cache: ResNet-18 at 224 on one thread 16.9 -> 15.1 ms. */
 #include <math.h>
 #include <string.h>
 
@@ -45,11 +48,12 @@ static void panel_gemm_scalar(int64_t p0, int64_t p1, int64_t n, int64_t k, cons
 #include <immintrin.h>
 
 /* One tile: ct[j * ldc + r] (+)= Σ_{q < kc} a[q * 32 + r] · b[q * ldb + j], j < P;
- * `more` adds to what ct holds (a block after the first). */
+ * `more` adds to what ct holds (a block after the first); at steps q < npf, prefetch
+ * pf[q * 32 .. + 31] into L2 (the next block's rows). */
 #define PANEL_TILE(P)                                                                              \
-    static OG_TARGET_AVX512 void panel_tile##P(int64_t kc, const float *restrict a,                \
-                                               const float *restrict b, int64_t ldb,               \
-                                               float *restrict ct, int64_t ldc, bool more)         \
+    static OG_TARGET_AVX512 void panel_tile##P(                                                    \
+        int64_t kc, const float *restrict a, const float *restrict b, int64_t ldb,                 \
+        float *restrict ct, int64_t ldc, bool more, const float *pf, int64_t npf)                  \
     {                                                                                              \
         __m512 s0[P], s1[P];                                                                       \
         _Pragma("GCC unroll 12") for (int j = 0; j < P; j++)                                       \
@@ -61,6 +65,10 @@ static void panel_gemm_scalar(int64_t p0, int64_t p1, int64_t n, int64_t k, cons
             const __m512 a0 = _mm512_loadu_ps(a + q * OG_PANEL_MR);                                \
             const __m512 a1 = _mm512_loadu_ps(a + q * OG_PANEL_MR + 16);                           \
             const float *bq = b + q * ldb;                                                         \
+            if (q < npf) {                                                                         \
+                _mm_prefetch((const char *)(pf + q * OG_PANEL_MR), _MM_HINT_T1);                   \
+                _mm_prefetch((const char *)(pf + q * OG_PANEL_MR + 16), _MM_HINT_T1);              \
+            }                                                                                      \
             _Pragma("GCC unroll 12") for (int j = 0; j < P; j++)                                   \
             {                                                                                      \
                 const __m512 bv = _mm512_set1_ps(bq[j]);                                           \
@@ -89,13 +97,13 @@ PANEL_TILE(12)
 #undef PANEL_TILE
 
 typedef void (*panel_tile_fn)(int64_t, const float *, const float *, int64_t, float *, int64_t,
-                              bool);
+                              bool, const float *, int64_t);
 static const panel_tile_fn panel_tiles[PANEL_NR + 1] = {
     NULL,        panel_tile1, panel_tile2, panel_tile3,  panel_tile4,  panel_tile5, panel_tile6,
     panel_tile7, panel_tile8, panel_tile9, panel_tile10, panel_tile11, panel_tile12};
 
 void og_panel_gemm_f32(int64_t p0, int64_t p1, int64_t n, int64_t k, const float *p, const float *b,
-                       int64_t ldb, float *ct, int64_t ldc)
+                       int64_t ldb, float *ct, int64_t ldc, const float *next)
 {
     if (n <= 0 || p1 <= p0) return;
     if (og_cpu_isa() < 2) {
@@ -110,20 +118,27 @@ void og_panel_gemm_f32(int64_t p0, int64_t p1, int64_t n, int64_t k, const float
     }
     for (int64_t kb = 0; kb < k; kb += PANEL_KC) {
         const int64_t kc = k - kb < PANEL_KC ? k - kb : PANEL_KC;
+        /* the next block of the stream: this panel's next, else the next panel's first */
+        const int64_t nkc = kb + kc < k ? (k - kb - kc < PANEL_KC ? k - kb - kc : PANEL_KC)
+                                        : (k < PANEL_KC ? k : PANEL_KC);
         for (int64_t pi = p0; pi < p1; pi++) {
             const float *a = p + (pi * k + kb) * OG_PANEL_MR;
+            const float *pf = kb + kc < k || pi + 1 < p1 ? a + kc * OG_PANEL_MR : next;
+            const int64_t npf = pf ? (nkc < kc ? nkc : kc) : 0;
             for (int64_t j0 = 0; j0 < n; j0 += per) {
                 const int64_t pj = n - j0 < per ? n - j0 : per;
                 panel_tiles[pj](kc, a, b + kb * ldb + j0, ldb,
-                                ct + j0 * ldc + (pi - p0) * OG_PANEL_MR, ldc, kb > 0);
+                                ct + j0 * ldc + (pi - p0) * OG_PANEL_MR, ldc, kb > 0, pf,
+                                j0 == 0 ? npf : 0);
             }
         }
     }
 }
 #else
 void og_panel_gemm_f32(int64_t p0, int64_t p1, int64_t n, int64_t k, const float *p, const float *b,
-                       int64_t ldb, float *ct, int64_t ldc)
+                       int64_t ldb, float *ct, int64_t ldc, const float *next)
 {
+    (void)next;
     panel_gemm_scalar(p0, p1, n, k, p, b, ldb, ct, ldc);
 }
 #endif

@@ -36,8 +36,10 @@ void og_panel_pack_f32(int64_t m, int64_t k, const float *a, int64_t lda, float 
 
 /* ct[j · ldc + 32 (pi − p0) + r] = Σ_q A[32 pi + r][q] · b[q · ldb + j] for panels pi of
  * [p0, p1) of the packed A `p` (k columns), r < 32, j < n: every row of a panel, those
- * past A's rows (zeros) included, so ldc >= 32 · (p1 − p0). */
+ * past A's rows (zeros) included, so ldc >= 32 · (p1 − p0).  `next`, unless NULL: a panel
+ * of k columns that the caller reads next (packed likewise), whose first rows are
+ * prefetched into L2 during the last block; only a prefetch, never read. */
 void og_panel_gemm_f32(int64_t p0, int64_t p1, int64_t n, int64_t k, const float *p, const float *b,
-                       int64_t ldb, float *ct, int64_t ldc);
+                       int64_t ldb, float *ct, int64_t ldc, const float *next);
 
 #endif /* OG_GEMM_PANEL_H */
