@@ -619,6 +619,28 @@ static const conv_case direct_cases[] = {
     {"dw_plane_3x3_s1_edge15", "Conv", 2, .c = 2, .m = 2, .group = 2, .in = {20, 30}, PADS1},
     {"dw_plane_3x3_s2_edge63", "Conv", 2, .c = 2, .m = 2, .group = 2, .in = {21, 61},
      .pads = {1, 2, 1, 2}, .strides = {2, 2}},
+    /* ... stride 2 on planes 17 to 32 wide, read in place (dwp_ns2: each input row two
+     * masked vectors, the taps permutations of them): 32 wide (both vectors whole), 17 (one
+     * lane of the second), pads of 0 left and 1 right, 5x5 with 2 and 1, output row counts
+     * of 4 blocks and of 2 blocks and 3 single rows, a multiplier of 2; 4 images of 80
+     * 32x32 planes (more than 1 MB: each plane prefetched while the one before is summed),
+     * on threads */
+    {"dw_ns2_32x32", "Conv", 2, .n = 2, .c = 3, .m = 3, .group = 3, .in = {32, 32}, PADS1,
+     .strides = {2, 2}, .mt = true},
+    {"dw_ns2_5x5_w17", "Conv", 2, .c = 2, .m = 2, .group = 2, .k = {5, 5}, .in = {23, 17},
+     .pads = {2, 2, 1, 2}, .strides = {2, 2}},
+    {"dw_ns2_pad0_w28", "Conv", 2, .c = 3, .m = 3, .group = 3, .in = {20, 28}, .pads = {0, 0, 1, 1},
+     .strides = {2, 2}, .no_bias = true},
+    {"dw_ns2_mult2_w31", "Conv", 2, .c = 2, .m = 4, .group = 2, .in = {18, 31}, PADS1,
+     .strides = {2, 2}},
+    {"dw_ns2_prefetch", "Conv", 2, .n = 4, .c = 80, .m = 80, .group = 80, .in = {32, 32}, PADS1,
+     .strides = {2, 2}, .mt = true},
+    /* ... stride 1 on 16x16 planes (256 outputs), read in place rather than by the
+     * channels-last blocks below */
+    {"dw_np_16x16", "Conv", 2, .n = 2, .c = 5, .m = 5, .group = 5, .in = {16, 16}, PADS1,
+     .mt = true},
+    {"dw_np_5x5_16x12", "Conv", 2, .c = 3, .m = 3, .group = 3, .k = {5, 5}, .in = {12, 16},
+     .pads = {2, 2, 2, 2}},
     {"dw_blk_37ch_mult2", "Conv", 2, .n = 2, .c = 37, .m = 74, .group = 37, .in = {6, 5},
      .pads = {1, 0, 0, 1}, .mt = true},
     {"dw_blk_5x5_s2_f64", "Conv", 2, .c = 17, .m = 17, .group = 17, .k = {5, 5}, .in = {9, 11},

@@ -1,7 +1,7 @@
 /* conv_dw_plane.h: the AVX-512 float loops of conv_dw.c for depthwise planes of more than
- * DW_BLK_OS outputs with square 3x3 or 5x5 kernels, strides 1 or 2 (both axes), no
- * dilation: MobileNet's and EfficientNet's large planes.  Included by conv_dw.c only,
- * after dw_geom.
+ * DW_BLK_OS outputs, or 16 to 32 wide (dw_in_place), with square 3x3 or 5x5 kernels,
+ * strides 1 or 2 (both axes), no dilation: MobileNet's and EfficientNet's large planes.
+ * Included by conv_dw.c only, after dw_geom.
  *
  * The generic plane loop (conv_plane) reads every tap's input from memory, K·K loads per
  * 16 outputs, which is what bounds it (a 512-bit load a cycle on AMD's Zen 4); its stride-2
@@ -10,7 +10,8 @@
  * taps from those registers, so that a 3x3 stride-1 block of 4 rows makes 18 loads for 36
  * multiply-adds.  For stride 2 the padded plane is stored with each row's even columns
  * first and its odd columns after (`half` values in): input column 2j + kw of output j is
- * then at j + kw/2 of the even or the odd half, a plain load.
+ * then at j + kw/2 of the even or the odd half, a plain load.  Planes at most 32 wide are
+ * read in place instead (dwp_np for stride 1, dwp_ns2 for stride 2).
  *
  * Each output is summed as the generic loops sum it, b + w0·x0 + w1·x1 + ... in tap order
  * (row-major), so both give the same bits. */
@@ -105,7 +106,8 @@ DWP_KERNEL(5, 2, 1)
  * lanes do not touch memory); a row above or below the input is a zero vector.  Every tap
  * still adds its product, zeros included, so the sums are dwp_k##K##s1's bit for bit
  * (signed zeros too).  The masks of a vector of columns are the same for every row. */
-#define DWP_NP_MAX_W 32 /* dwp_plane: the widest planes read in place (stride 1) */
+#define DWP_NP_MAX_W  32 /* dwp_plane: the widest planes read in place (stride 1) */
+#define DWP_NS2_MAX_W 32 /* the same for stride 2 (two vectors a row) */
 #define DWP_NP_KERNEL(K, R)                                                                        \
     static OG_TARGET_AVX512 void dwp_np_k##K##r##R(                                                \
         const dw_geom *d, const float *x, const float *w, const dwp_out *o, float *y, int64_t r0)  \
@@ -143,6 +145,70 @@ DWP_NP_KERNEL(3, 1)
 DWP_NP_KERNEL(5, 4)
 DWP_NP_KERNEL(5, 1)
 #undef DWP_NP_KERNEL
+
+/* Stride 2 on planes at most 32 wide (so at most 16 outputs a row), read in place: each
+ * input row is two masked loads, a and b (columns 0-15 and 16-31; lanes past the row read
+ * as zeros, not read), and tap kw's vector, input column 2j + kw − pw for lane j, is one
+ * two-source permutation of a and b, zero where that column is outside the row or j is
+ * past the output's width (t->mk).  A row above or below the input is a zero vector.  As
+ * dwp_np, every tap adds its product, zeros included: dwp_k##K##s2's bits. */
+typedef struct dwp_s2n {
+    __m512i idx[5];   /* tap kw: lane j reads column 2j + kw − pw of a:b */
+    __mmask16 mk[5];  /* tap kw: lanes whose column is inside the row (and j < ow) */
+    __mmask16 ma, mb; /* the row's lanes in a and in b */
+    __mmask16 m;      /* the output row's lanes */
+} dwp_s2n;
+
+static OG_TARGET_AVX512 void dwp_s2n_init(const dw_geom *d, dwp_s2n *t)
+{
+    const int64_t wd = d->w, ow = d->ow;
+    t->ma = (__mmask16)(wd >= 16 ? 0xFFFF : (1u << wd) - 1u);
+    t->mb = (__mmask16)(wd >= 32 ? 0xFFFF : wd > 16 ? (1u << (wd - 16)) - 1u : 0u);
+    t->m = (__mmask16)(ow >= 16 ? 0xFFFF : (1u << ow) - 1u);
+    const __m512i two_j = _mm512_slli_epi32(
+        _mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15), 1);
+    const __m512i wv = _mm512_set1_epi32((int32_t)wd), zero = _mm512_setzero_si512();
+    for (int kw = 0; kw < d->kw && kw < 5; kw++) {
+        const __m512i c = _mm512_add_epi32(two_j, _mm512_set1_epi32((int32_t)(kw - d->pw)));
+        const __mmask16 in = _mm512_mask_cmplt_epi32_mask(
+            _mm512_mask_cmpge_epi32_mask(t->m, c, zero), c, wv); /* 0 <= c < w, j < ow */
+        t->idx[kw] = _mm512_maskz_mov_epi32(in, c);
+        t->mk[kw] = in;
+    }
+}
+
+#define DWP_NS2_KERNEL(K, R)                                                                       \
+    static OG_TARGET_AVX512 void dwp_ns2_k##K##r##R(const dw_geom *d, const dwp_s2n *t,            \
+                                                    const float *x, const float *w,                \
+                                                    const dwp_out *o, float *y, int64_t r0)        \
+    {                                                                                              \
+        const int64_t h = d->h, wd = d->w;                                                         \
+        __m512 acc[R];                                                                             \
+        _Pragma("GCC unroll 4") for (int q = 0; q < R; q++) acc[q] = _mm512_set1_ps(o->bias);      \
+        _Pragma("GCC unroll 12") for (int ir = 0; ir < (R - 1) * 2 + K; ir++)                      \
+        {                                                                                          \
+            const int64_t ih = r0 * 2 + ir - d->ph;                                                \
+            __m512 v[K];                                                                           \
+            if (ih >= 0 && ih < h) {                                                               \
+                const float *row = x + ih * wd;                                                    \
+                const __m512 a = _mm512_maskz_loadu_ps(t->ma, row);                                \
+                const __m512 b = _mm512_maskz_loadu_ps(t->mb, row + 16);                           \
+                _Pragma("GCC unroll 5") for (int kw = 0; kw < K; kw++) v[kw] =                     \
+                    _mm512_maskz_permutex2var_ps(t->mk[kw], a, t->idx[kw], b);                     \
+            } else {                                                                               \
+                _Pragma("GCC unroll 5") for (int kw = 0; kw < K; kw++) v[kw] =                     \
+                    _mm512_setzero_ps();                                                           \
+            }                                                                                      \
+            DWP_ACC(K, 2, R, ir, v, acc, w);                                                       \
+        }                                                                                          \
+        _Pragma("GCC unroll 4") for (int q = 0; q < R; q++)                                        \
+            dwp_store(o, acc[q], y + (r0 + q) * d->ow, t->m);                                      \
+    }
+DWP_NS2_KERNEL(3, 4)
+DWP_NS2_KERNEL(3, 1)
+DWP_NS2_KERNEL(5, 4)
+DWP_NS2_KERNEL(5, 1)
+#undef DWP_NS2_KERNEL
 #undef DWP_ACC
 
 /* Padded row r of input plane x into dst by plan p (og_pad_plan_init for stride 1,
@@ -195,6 +261,21 @@ static OG_TARGET_AVX512 void dwp_plane(const dw_geom *d, const float *x, const f
         } else {
             for (; r0 + 4 <= oh; r0 += 4) dwp_np_k5r4(d, x, w, o, y, r0);
             for (; r0 < oh; r0++) dwp_np_k5r1(d, x, w, o, y, r0);
+        }
+        return;
+    }
+    /* stride 2 on planes at most 32 wide: in place, each input row deinterleaved in
+     * registers */
+    if (s == 2 && d->w <= DWP_NS2_MAX_W) {
+        dwp_s2n t;
+        dwp_s2n_init(d, &t);
+        int64_t r0 = 0;
+        if (kh == 3) {
+            for (; r0 + 4 <= oh; r0 += 4) dwp_ns2_k3r4(d, &t, x, w, o, y, r0);
+            for (; r0 < oh; r0++) dwp_ns2_k3r1(d, &t, x, w, o, y, r0);
+        } else {
+            for (; r0 + 4 <= oh; r0 += 4) dwp_ns2_k5r4(d, &t, x, w, o, y, r0);
+            for (; r0 < oh; r0++) dwp_ns2_k5r1(d, &t, x, w, o, y, r0);
         }
         return;
     }
