@@ -325,8 +325,8 @@ static void test_maxpool_indices_paths(void)
  * 112 columns (one block and a partial one, lane 15's third tap past the two loaded
  * vectors, rows of one block plus one output), pads 0 and 1 on each side, ceil_mode (with
  * pads of 1 and an even size, a last window with one tap inside), ties, NaN, -inf and signed
- * zeros, 1 and 2 threads; bit for bit against the rows loop's fold (the first tap inside,
- * then strictly greater replaces). */
+ * zeros, 1 and 2 threads, an input of more than 1 MB; bit for bit against the rows loop's
+ * fold (the first tap inside, then strictly greater replaces). */
 static void test_maxpool_3x3s2(void)
 {
     static const int64_t widths[] = {5, 31, 32, 33, 34, 35, 63, 64, 65, 100, 112};
@@ -337,7 +337,10 @@ static void test_maxpool_3x3s2(void)
             const int64_t W = widths[wi], H = 5 + (int64_t)((wi * 3 + (size_t)v) % 9);
             const int64_t pads[4] = {v & 1 || v == 6, (v >> 1) & 1, (v >> 1) & 1, v & 1 || v == 6};
             const int ceil = v == 5 || v == 6;
-            int64_t dims[4] = {v == 3 ? 2 : 1, 3, H, W}, k[2] = {3, 3}, st[2] = {2, 2};
+            /* 1024 planes of 32 columns: more than 1 MB, each plane prefetched (kernel.h:
+             * og_prefetch_planes) at the first row of the one before */
+            const int64_t planes = v == 7 && W == 32 ? 1024 : 3;
+            int64_t dims[4] = {v == 3 ? 2 : 1, planes, H, W}, k[2] = {3, 3}, st[2] = {2, 2};
             const int64_t numel = dims[0] * dims[1] * H * W;
             double *x = malloc((size_t)numel * sizeof *x);
             for (int64_t i = 0; i < numel; i++) {

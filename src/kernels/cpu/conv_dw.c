@@ -299,7 +299,7 @@ typedef struct dw_job {
     int64_t pad_elems;
     char *scratch; /* one slot per thread */
     size_t slot, es;
-    bool prefetch; /* DW_PLANE: prefetch the next item's plane (dw_prefetch) */
+    bool prefetch; /* DW_PLANE: prefetch the next item's plane (og_prefetch_planes) */
 } dw_job;
 
 /* Item `it` of a DW_CONV job: pad its cg input planes into the slot (unless the input needs
@@ -412,9 +412,8 @@ static void dw_range(void *ctx, int64_t i0, int64_t i1, int slot)
         case DW_PLANE:
 #ifdef OG_DW_X86
             if (j->prefetch && it + 1 < i1) /* the next plane, while this one is summed */
-                for (int64_t b = 0; b < d->plane * (int64_t)sizeof(float); b += 64)
-                    _mm_prefetch((const char *)((const float *)j->x + (it + 1) * d->plane) + b,
-                                 _MM_HINT_T0);
+                og_prefetch_l1((const float *)j->x + (it + 1) * d->plane,
+                               d->plane * (int64_t)sizeof(float));
             for (int64_t q = 0; q < d->mg; q++) {
                 const int64_t m = (it % g->group) * d->mg + q, n = it / g->group;
                 float *yp = (float *)j->y + (n * g->m + m) * os;
@@ -455,23 +454,6 @@ static bool dw_in_place(const dw_geom *d, og_dtype t)
     return false;
 #endif
 }
-
-/* Whether DW_PLANE items prefetch the next one's input plane into L1 while summing theirs:
- * planes of at most DW_PREFETCH_PLANE bytes, an input of more than DW_PREFETCH_INPUT in
- * all (one image's planes were in L2 from the layer before: a prefetch gained nothing
- * there and lost on 28x28 planes, 0.036 -> 0.044 ms).  Small planes, each in a page or
- * less, are where the hardware's stream prefetcher (which stays within a page) fetches
- * little: MobileNet-v2 at 8x64x64 read its 3 MB of 32x32 planes for the stride-2 layer in
- * 0.38 ms on one thread, 0.12 with the prefetch. */
-#define DW_PREFETCH_PLANE 16384
-#define DW_PREFETCH_INPUT (1 << 20)
-#ifdef OG_DW_X86
-static bool dw_prefetch(const og_conv_geom *g, const dw_geom *d)
-{
-    const double bytes = (double)g->n * (double)g->c * (double)d->plane * (double)sizeof(float);
-    return d->plane * (int64_t)sizeof(float) <= DW_PREFETCH_PLANE && bytes > DW_PREFETCH_INPUT;
-}
-#endif
 
 og_status og_conv_direct(const og_kernel_ctx *k, const og_conv_geom *g, bool transpose, og_dtype t,
                          const void *x, const void *w, const void *b, void *y)
@@ -524,7 +506,9 @@ og_status og_conv_direct(const og_kernel_ctx *k, const og_conv_geom *g, bool tra
 #ifdef OG_DW_X86
     else if (j.f32 && dwp_applies(d)) {
         j.kind = DW_PLANE;
-        j.prefetch = dw_prefetch(g, d);
+        /* the next item's plane prefetched where planes are small and the input large */
+        j.prefetch = og_prefetch_planes(d->plane * (int64_t)sizeof(float),
+                                        (double)g->n * (double)g->c * (double)d->plane * 4.0);
         items = g->n * g->group;
         j.slot = (size_t)dwp_scratch(d);
         work = (double)(d->mg * os * nt);

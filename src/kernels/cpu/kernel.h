@@ -133,6 +133,30 @@ int og_cpu_isa(void);
 #endif
 #endif
 
+/* Kernels that read an input plane after plane, each plane a page or a few (at most
+ * OG_PREFETCH_PLANE_MAX bytes), from an input larger than L2 (OG_PREFETCH_INPUT_MIN: this
+ * machine's 1 MB), prefetch the next plane into L1 while they compute on one: the
+ * hardware's stream prefetcher stays within a page and fetched little of such planes
+ * (MobileNet-v2 at 8x64x64: its stride-2 depthwise layer read 3 MB of 32x32 planes in
+ * 0.38 ms on one thread, 0.12 with the prefetch; ResNet-18's MaxPool at 8x64x64 0.099 ->
+ * 0.065, on two threads 0.139 -> 0.064).  Where the input was in L2 (one image's planes
+ * from the layer before), prefetching gained nothing and lost on 28x28 planes. */
+#define OG_PREFETCH_PLANE_MAX 16384
+#define OG_PREFETCH_INPUT_MIN 1048576.0
+static inline bool og_prefetch_planes(int64_t plane_bytes, double input_bytes)
+{
+    return plane_bytes <= OG_PREFETCH_PLANE_MAX && input_bytes > OG_PREFETCH_INPUT_MIN;
+}
+/* Prefetch [p, p + bytes) into L1, a cache line at a time (only a hint: nothing is read). */
+static inline void og_prefetch_l1(const void *p, int64_t bytes)
+{
+#if defined(__GNUC__)
+    for (int64_t b = 0; b < bytes; b += 64) __builtin_prefetch((const char *)p + b, 0, 3);
+#else
+    (void)p, (void)bytes;
+#endif
+}
+
 /* Apply activation a in place to the n values of dtype t (float or double; others are left
  * as they are) at y: the values the activation op's own kernel computes (unary.c). */
 void og_cpu_act(const og_act *a, og_dtype t, void *y, int64_t n);

@@ -574,8 +574,12 @@ static OG_TARGET_AVX512 void mp3_rows(const pool_geom *g, const mp3_block *b, in
                                       const float *x, float *y, int64_t r0, int64_t r1)
 {
     const int64_t H = g->in[1], W = g->in[2], OH = g->out[1], OW = g->out[2], pb = g->pb[1];
+    const bool pf = og_prefetch_planes(g->in_plane * (int64_t)sizeof(float),
+                                       (double)g->planes * (double)g->in_plane * 4.0);
     for (int64_t r = r0; r < r1; r++) {
         const int64_t pl = r / OH, oh = r % OH;
+        if (pf && oh == 0 && pl + 1 < g->planes) /* the next plane, at this one's first row */
+            og_prefetch_l1(x + (pl + 1) * g->in_plane, g->in_plane * (int64_t)sizeof(float));
         const float *rows[3];
         for (int a = 0; a < 3; a++)
             rows[a] = x + pl * g->in_plane + mp3_clamp(2 * oh - pb + a, H) * W;
