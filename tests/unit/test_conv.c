@@ -591,9 +591,9 @@ static const conv_case direct_cases[] = {
     {"dw_plane_1d_s2_k5_f64", "Conv", 1, .c = 2, .m = 4, .group = 2, .in = {601}, .k = {5},
      .strides = {2}, .pads = {2, 1}, .f64 = true},
     /* ... the float AVX-512 plane loops (conv_dw_plane.h): 3x3 and 5x5, strides 1 and 2,
-     * rows wider than 32 (whole vectors and a tail; odd and even padded widths for the
-     * even/odd split of stride 2), asymmetric pads, output row counts that leave 1-3 rows
-     * after the blocks of 4 (stride 1) or 1 after those of 2, a multiplier */
+     * rows wider than 32 (whole vectors and a tail; stride 2's rows read in place, three
+     * vectors a 16-output column, odd and even widths), asymmetric pads, output row counts
+     * that leave 1-3 rows after the blocks of 4, a multiplier */
     {"dw_plane_5x5_s1_f32", "Conv", 2, .c = 3, .m = 3, .group = 3, .k = {5, 5}, .in = {23, 37},
      .pads = {2, 1, 1, 2}, .mt = true},
     {"dw_plane_5x5_s2_f32_mult2", "Conv", 2, .c = 2, .m = 4, .group = 2, .k = {5, 5},
@@ -605,8 +605,8 @@ static const conv_case direct_cases[] = {
     /* ... input rows that end one column before a 16- (stride 1) or 32-column (stride 2,
      * the second block)
      * boundary of the padded row: the right pad column shares that vector */
-    /* ... stride 2 on planes of more than 4096 values: a block of output rows at a time,
-     * odd row counts (a last block of one row) */
+    /* ... stride 2 on planes of more than 4096 values, odd row counts (a last block of one
+     * row) */
     {"dw_plane_s2_blocks", "Conv", 2, .c = 2, .m = 2, .group = 2, .in = {67, 71},
      .pads = {1, 1, 0, 1}, .strides = {2, 2}, .mt = true},
     {"dw_plane_5x5_s2_blocks_mult2", "Conv", 2, .c = 2, .m = 4, .group = 2, .k = {5, 5},
@@ -619,12 +619,11 @@ static const conv_case direct_cases[] = {
     {"dw_plane_3x3_s1_edge15", "Conv", 2, .c = 2, .m = 2, .group = 2, .in = {20, 30}, PADS1},
     {"dw_plane_3x3_s2_edge63", "Conv", 2, .c = 2, .m = 2, .group = 2, .in = {21, 61},
      .pads = {1, 2, 1, 2}, .strides = {2, 2}},
-    /* ... stride 2 on planes 17 to 32 wide, read in place (dwp_ns2: each input row two
-     * masked vectors, the taps permutations of them): 32 wide (both vectors whole), 17 (one
-     * lane of the second), pads of 0 left and 1 right, 5x5 with 2 and 1, output row counts
-     * of 4 blocks and of 2 blocks and 3 single rows, a multiplier of 2; 4 images of 80
-     * 32x32 planes (more than 1 MB: each plane prefetched while the one before is summed),
-     * on threads */
+    /* ... stride 2 on planes 17 to 32 wide (at most 256 outputs: by the plane loops, not
+     * the channels-last blocks): 32 wide (two whole vectors), 17 (one lane of the
+     * second), pads of 0 left and 1 right, 5x5 with 2 and 1, output row counts of 4 blocks
+     * and of 2 blocks and 3 single rows, a multiplier of 2; 4 images of 80 32x32 planes
+     * (more than 1 MB: each plane prefetched while the one before is summed), on threads */
     {"dw_ns2_32x32", "Conv", 2, .n = 2, .c = 3, .m = 3, .group = 3, .in = {32, 32}, PADS1,
      .strides = {2, 2}, .mt = true},
     {"dw_ns2_5x5_w17", "Conv", 2, .c = 2, .m = 2, .group = 2, .k = {5, 5}, .in = {23, 17},

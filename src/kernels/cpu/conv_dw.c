@@ -436,7 +436,7 @@ static void dw_range(void *ctx, int64_t i0, int64_t i1, int slot)
     }
 }
 
-/* Planes 16 to 32 wide (stride 1) or 17 to 32 (stride 2), read in place by dwp_plane
+/* Planes 16 to 32 wide (stride 1) or more than 16 (stride 2), read in place by dwp_plane
  * (DW_PLANE) rather than through the channels-last blocks, whose transposes to and from
  * channels-last cost most there.  Stride 2: 768 planes of 32x32 (MobileNet-v2 at
  * 8x64x64) 0.19 -> 0.09 ms alone, 192 of 28x28 0.053 -> 0.021; narrower ones went faster
@@ -448,7 +448,7 @@ static bool dw_in_place(const dw_geom *d, og_dtype t)
 {
 #ifdef OG_DW_X86
     return t == OG_FLOAT && d->w >= DW_IN_PLACE_MIN_W + (d->sh == 2) &&
-           d->w <= (d->sh == 1 ? DWP_NP_MAX_W : DWP_NS2_MAX_W) && dwp_applies(d);
+           (d->sh == 2 || d->w <= DWP_NP_MAX_W) && dwp_applies(d);
 #else
     (void)d, (void)t;
     return false;
@@ -573,9 +573,7 @@ int64_t og_conv_dw_rows_scratch(const og_conv_geom *g, int64_t rows)
 #ifdef OG_DW_X86
     dw_geom d;
     dw_rows_geometry(g, 0, g->in[0], 0, rows, &d);
-    /* dwp_scratch of either way of dwp_plane (dwp_blocks: by the band's size) */
-    const int64_t blk = 2 + d.kh;
-    return (d.rows > blk ? d.rows : blk) * d.wp;
+    return dwp_scratch(&d); /* of the band's rows */
 #else
     (void)g;
     (void)rows;

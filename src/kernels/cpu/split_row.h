@@ -1,7 +1,8 @@
 /* split_row.h: one zero-padded input row, split into its even and odd columns, for the
- * AVX-512 float loops of stride-2 depthwise planes (conv_dw_plane.h) and of Winograd
- * tiles (conv_wino.c): column 2j + k of the padded row is then element j + k/2 of the even
- * or the odd half, a plain vector load.  Internal header (static functions). */
+ * AVX-512 float loops of Winograd tiles (conv_wino.c) and stride-2 convolutions
+ * (conv_s2.c): column 2j + k of the padded row is then element j + k/2 of the even or the
+ * odd half, a plain vector load; and the zero-padded rows of stride-1 depthwise planes
+ * (conv_dw_plane.h).  Internal header (static functions). */
 #ifndef OG_SPLIT_ROW_H
 #define OG_SPLIT_ROW_H
 
