@@ -760,8 +760,10 @@ static void test_direct(void)
 /* Stride-2 float Convs of short sums by split sub-planes (src/kernels/cpu/conv_s2.c, kernels
  * of 16 taps or more on AVX-512; im2col elsewhere, against the same reference): 4x4, 5x5,
  * 7x7 (stems) and 4x5 kernels on even and odd sizes, pads symmetric, asymmetric and none,
- * groups, no bias, several images, outputs of several chunks of rows, one and two threads;
- * and a 3x3 stem and a 1x1 subsampling, which keep to im2col. */
+ * groups, no bias, several images, outputs of several chunks of rows, one and two threads,
+ * rows computed straight into Y (16 x 16, 15 x 15, 75 and 32 wide) or through the wide
+ * rows' copy (the 45x40 stem: 20 of 23); and a 3x3 stem and a 1x1 subsampling, which
+ * keep to im2col. */
 static const conv_case s2_cases[] = {
     {"s2_4x4_even", "Conv", 2, .c = 3, .m = 8, .in = {32, 32}, .k = {4, 4}, .strides = {2, 2},
      PADS1},
@@ -772,6 +774,10 @@ static const conv_case s2_cases[] = {
     {"s2_nopad_no_bias", "Conv", 2, .c = 4, .m = 6, .in = {17, 18}, .k = {5, 5}, .strides = {2, 2},
      .no_bias = true},
     {"s2_7x7_stem_mt", "Conv", 2, .n = 2, .c = 3, .m = 16, .in = {45, 40}, .k = {7, 7},
+     .strides = {2, 2}, .pads = {3, 3, 3, 3}, .mt = true},
+    /* ResNet's stem at 64x64: output rows of 32 (two whole vectors), each computed straight
+     * into Y, three images */
+    {"s2_7x7_stem_rows_mt", "Conv", 2, .n = 3, .c = 3, .m = 24, .in = {64, 64}, .k = {7, 7},
      .strides = {2, 2}, .pads = {3, 3, 3, 3}, .mt = true},
     {"s2_5x5_groups", "Conv", 2, .c = 10, .m = 4, .group = 2, .in = {14, 15}, .k = {5, 5},
      .strides = {2, 2}, .pads = {1, 0, 0, 1}},
