@@ -758,12 +758,11 @@ static void test_direct(void)
 }
 
 /* Stride-2 float Convs of short sums by split sub-planes (src/kernels/cpu/conv_s2.c, kernels
- * of 16 taps or more on AVX-512; im2col elsewhere, against the same reference): 4x4, 5x5,
- * 7x7 (stems) and 4x5 kernels on even and odd sizes, pads symmetric, asymmetric and none,
+ * of 9 taps or more on AVX-512; im2col elsewhere, against the same reference): 3x3, 4x4,
+ * 5x5, 7x7 (stems) and 4x5 kernels on even and odd sizes, pads symmetric, asymmetric and none,
  * groups, no bias, several images, outputs of several chunks of rows, one and two threads,
  * rows computed straight into Y (16 x 16, 15 x 15, 75 and 32 wide) or through the wide
- * rows' copy (the 45x40 stem: 20 of 23); and a 3x3 stem and a 1x1 subsampling, which
- * keep to im2col. */
+ * rows' copy (the 45x40 stem: 20 of 23); and a 1x1 subsampling, which keeps to im2col. */
 static const conv_case s2_cases[] = {
     {"s2_4x4_even", "Conv", 2, .c = 3, .m = 8, .in = {32, 32}, .k = {4, 4}, .strides = {2, 2},
      PADS1},
@@ -785,6 +784,12 @@ static const conv_case s2_cases[] = {
     {"s2_chunks_mt", "Conv", 2, .c = 3, .m = 64, .in = {240, 150}, .k = {5, 5}, .strides = {2, 2},
      .pads = {2, 2, 2, 2}, .mt = true},
     {"s2_3x3_stem", "Conv", 2, .c = 3, .m = 8, .in = {33, 29}, .strides = {2, 2}, PADS1},
+    {"s2_3x3_stem_rows_mt", "Conv", 2, .n = 2, .c = 3, .m = 32, .in = {40, 58}, .strides = {2, 2},
+     PADS1, .mt = true},
+    {"s2_3x3_same_pads", "Conv", 2, .c = 3, .m = 16, .in = {24, 30}, .strides = {2, 2},
+     .pads = {0, 0, 1, 1}},
+    {"s2_3x3_narrow_wide_rows", "Conv", 2, .c = 3, .m = 5, .in = {14, 14}, .strides = {2, 2},
+     PADS1},
     {"s2_1x1", "Conv", 2, .c = 24, .m = 10, .in = {15, 16}, .k = {1, 1}, .strides = {2, 2}},
 };
 

@@ -23,10 +23,12 @@ bool og_conv_s2_applies(const og_conv_geom *g, og_dtype t)
         return false;
     for (int i = 0; i < 2; i++)
         if (g->stride[i] != 2 || g->dil[i] != 1 || g->out[i] < 1 || g->kernel[i] < 1) return false;
-    /* kernels of 16 taps or more: a 3x3 stem's im2col is cheap enough (MobileNet-v2's
-     * measured no faster split, and slower on two spinning threads) */
+    /* kernels of 9 taps or more: 3x3 stems by im2col were slower once the rows went
+     * straight into Y (in the networks on one / two threads: MobileNet-v2's 0.341 / 0.262
+     * ms against 0.321 / 0.184 split, EfficientNet-B0's 0.386 / 0.245 against 0.313 / 0.206,
+     * MobileNet-v3's 0.227 / 0.106 against 0.126 / 0.099) */
     const int64_t taps = g->kernel[0] * g->kernel[1], kdim = g->c / g->group * taps;
-    return taps >= 16 && kdim <= og_conv_pw_max_k();
+    return taps >= 9 && kdim <= og_conv_pw_max_k();
 #else
     (void)g, (void)t;
     return false;

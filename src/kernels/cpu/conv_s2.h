@@ -4,7 +4,8 @@
  * Each input plane is split once into four sub-planes, the even and odd rows by the even
  * and odd columns of the zero-padded plane: S_ab[i][j] = X[2i + a][2j + b].  Tap (ky, kx)
  * of output (oy, ox) is then S_(ky%2)(kx%2)[oy + ky/2][ox + kx/2]: every tap a shifted
- * read of one sub-plane, which conv_pw.c's tile kernel takes in place (og_conv_pw_taps)
+ * read of one sub-plane, which conv_pw.c's tile kernel takes in place (og_conv_pw_taps),
+ * an output row at a time straight into Y, or (where rows fill 16-lane vectors poorly)
  * over "wide" positions oy * Wh + ox, Wh the sub-planes' width (one or a few unused
  * columns per output row, dropped when the result is copied into Y).  im2col would write
  * and read kh * kw values per output position instead (ResNet-18's 7x7 stem: 147). */
@@ -15,7 +16,7 @@
 #include "ops/conv_params.h"
 
 /* Whether og_conv_s2 computes this Conv (geometry g of known shapes, element type t):
- * float, 2-D, stride 2, dilation 1, kernels of 16 taps or more (4x4 to 7x7 stems), C/group ·
+ * float, 2-D, stride 2, dilation 1, kernels of 9 taps or more (3x3 to 7x7 stems), C/group ·
  * kernel at most og_conv_pw_max_k(), on a CPU with AVX-512. */
 bool og_conv_s2_applies(const og_conv_geom *g, og_dtype t);
 
