@@ -379,8 +379,9 @@ done:
     og_graph_free(g);
 }
 
-/* Convs of one image on planes of at most 64 outputs, and pointwise ones on planes of at
- * most 256 whose channels fill the panels, with the model's W (conv_panel.c on CPUs with
+/* Convs of one image on planes of at most 64 outputs, pointwise ones on planes of at most
+ * 256 whose channels fill the panels, and 2-D ones of several images on planes of 16 to 64,
+ * with the model's W (conv_panel.c on CPUs with
  * AVX-512: W packed in panels of 32 output channels, the product of X or its column matrix
  * written back through 16 x 16 transposes): pointwise on 7x7 with 1 to 960 input channels
  * (one block of the sum or several, the last one partial), on 14x14 (96 -> 64 and 40 -> 48,
@@ -390,23 +391,37 @@ done:
  * Relu or none, one and two threads; against a direct double sum, and the second run (the packed W
  * from the node's cache) bit for bit the first. */
 typedef struct panel_case {
-    int64_t c, m, h, w, k, s, d, pads[4];
+    int64_t c, m, h, w, k, s, d, pads[4], n; /* n: images */
 } panel_case;
 
 static void test_conv_panel(void)
 {
     static const panel_case cases[] = {
-        {1, 1, 7, 7, 1, 1, 1, {0}},           {17, 33, 7, 7, 1, 1, 1, {0}},
-        {160, 70, 7, 7, 1, 1, 1, {0}},        {512, 32, 7, 7, 1, 1, 1, {0}},
-        {40, 64, 7, 7, 1, 1, 1, {0}},         {24, 40, 14, 14, 3, 2, 1, {1, 1, 1, 1}},
-        {8, 20, 5, 6, 3, 1, 1, {1, 1, 1, 1}}, {6, 35, 8, 7, 2, 1, 2, {0, 1, 1, 0}},
-        {960, 160, 7, 7, 1, 1, 1, {0}},       {96, 64, 14, 14, 1, 1, 1, {0}},
-        {40, 48, 14, 14, 1, 1, 1, {0}},       {200, 96, 16, 16, 1, 1, 1, {0}},
+        {1, 1, 7, 7, 1, 1, 1, {0}, 1},
+        {17, 33, 7, 7, 1, 1, 1, {0}, 1},
+        {160, 70, 7, 7, 1, 1, 1, {0}, 1},
+        {512, 32, 7, 7, 1, 1, 1, {0}, 1},
+        {40, 64, 7, 7, 1, 1, 1, {0}, 1},
+        {24, 40, 14, 14, 3, 2, 1, {1, 1, 1, 1}, 1},
+        {8, 20, 5, 6, 3, 1, 1, {1, 1, 1, 1}, 1},
+        {6, 35, 8, 7, 2, 1, 2, {0, 1, 1, 0}, 1},
+        {960, 160, 7, 7, 1, 1, 1, {0}, 1},
+        {96, 64, 14, 14, 1, 1, 1, {0}, 1},
+        {40, 48, 14, 14, 1, 1, 1, {0}, 1},
+        {200, 96, 16, 16, 1, 1, 1, {0}, 1},
+        /* several images: 3x3 stride 2 on 8x8 and 4x4 outputs, 1x1 stride 2 (not pointwise),
+         * 3x3 stride 1 of 8 channels on 5x6; 2x2 outputs and pointwise ones go other ways */
+        {24, 40, 16, 16, 3, 2, 1, {1, 1, 1, 1}, 3},
+        {16, 33, 8, 8, 3, 2, 1, {1, 1, 1, 1}, 4},
+        {20, 48, 16, 16, 1, 2, 1, {0}, 2},
+        {8, 20, 5, 6, 3, 1, 1, {1, 1, 1, 1}, 3},
+        {24, 40, 4, 4, 3, 2, 1, {1, 1, 1, 1}, 2},
+        {40, 32, 4, 4, 1, 1, 1, {0}, 3},
     };
     for (size_t si = 0; si < sizeof cases / sizeof *cases; si++)
         for (int v = 0; v < 6; v++) {
             const panel_case *pc = &cases[si];
-            const int64_t c = pc->c, m = pc->m, k = pc->k;
+            const int64_t c = pc->c, m = pc->m, k = pc->k, nimg = pc->n;
             const int64_t oh =
                 (pc->h + pc->pads[0] + pc->pads[2] - pc->d * (k - 1) - 1) / pc->s + 1;
             const int64_t ow =
@@ -416,7 +431,7 @@ static void test_conv_panel(void)
             fg f = {og_graph_new(NULL), OG_FLOAT};
             og_graph *g = f.g;
             int x = start_graph(&f, 14);
-            const int64_t xd[4] = {1, c, pc->h, pc->w}, wd[4] = {m, c, k, k}, bd[1] = {m};
+            const int64_t xd[4] = {nimg, c, pc->h, pc->w}, wd[4] = {m, c, k, k}, bd[1] = {m};
             g->values[x].dtype = OG_FLOAT;
             g->values[x].rank = 4;
             memcpy(g->values[x].dims, xd, sizeof xd);
@@ -457,25 +472,27 @@ static void test_conv_panel(void)
                 const float *bv = bias ? g->values[value(&f, "B")].init->data : NULL;
                 const float *xv = xin->data, *yv = y0->data;
                 int bad = 0;
-                CHECKF(y0->numel == m * oh * ow, "conv panel: %lld outputs", (long long)y0->numel);
-                for (int64_t mm = 0; mm < m && y0->numel == m * oh * ow; mm++)
-                    for (int64_t o = 0; o < oh * ow; o++) {
-                        double sum = bv ? bv[mm] : 0, mag = fabs(sum);
-                        for (int64_t q = 0; q < c; q++)
-                            for (int64_t i = 0; i < k; i++)
-                                for (int64_t j = 0; j < k; j++) {
-                                    const int64_t ih = o / ow * pc->s - pc->pads[0] + i * pc->d;
-                                    const int64_t iw = o % ow * pc->s - pc->pads[1] + j * pc->d;
-                                    if (ih < 0 || ih >= pc->h || iw < 0 || iw >= pc->w) continue;
-                                    const double t = (double)wv[((mm * c + q) * k + i) * k + j] *
-                                                     (double)xv[(q * pc->h + ih) * pc->w + iw];
-                                    sum += t;
-                                    mag += fabs(t);
-                                }
-                        if (relu && sum < 0) sum = 0;
-                        if (silu) sum = sum / (1 + exp(-sum));
-                        if (!(fabs(yv[mm * oh * ow + o] - sum) <= 2e-6 * (mag + 1))) bad++;
-                    }
+                const int64_t ny = nimg * m * oh * ow;
+                CHECKF(y0->numel == ny, "conv panel: %lld outputs", (long long)y0->numel);
+                for (int64_t e = 0; e < ny && y0->numel == ny; e++) {
+                    const int64_t im = e / (m * oh * ow), mm = e / (oh * ow) % m, o = e % (oh * ow);
+                    double sum = bv ? bv[mm] : 0, mag = fabs(sum);
+                    for (int64_t q = 0; q < c; q++)
+                        for (int64_t i = 0; i < k; i++)
+                            for (int64_t j = 0; j < k; j++) {
+                                const int64_t ih = o / ow * pc->s - pc->pads[0] + i * pc->d;
+                                const int64_t iw = o % ow * pc->s - pc->pads[1] + j * pc->d;
+                                if (ih < 0 || ih >= pc->h || iw < 0 || iw >= pc->w) continue;
+                                const double t =
+                                    (double)wv[((mm * c + q) * k + i) * k + j] *
+                                    (double)xv[((im * c + q) * pc->h + ih) * pc->w + iw];
+                                sum += t;
+                                mag += fabs(t);
+                            }
+                    if (relu && sum < 0) sum = 0;
+                    if (silu) sum = sum / (1 + exp(-sum));
+                    if (!(fabs(yv[e] - sum) <= 2e-6 * (mag + 1))) bad++;
+                }
                 CHECKF(!bad, "conv panel case %zu bias %d act %d: %d bad values", si, bias, v >> 1,
                        bad);
                 CHECKF(og_value_equal(y0, y1), "conv panel: the second run differs");
