@@ -18,9 +18,16 @@ og_status og_model_copy_graph(const og_model *m, const og_allocator *a, og_model
 
 /* og_session_create without the rewrites for inference (activations fused into the
  * convolutions before them): for training graphs, whose halves run separately and whose
- * saved state may be any value. */
+ * saved state may be any value.  Their initializers (the weights) may change between runs
+ * (og_exec_set_init_mutable). */
 og_status og_session_create_plain(const og_model *m, const og_session_options *opts,
                                   og_session **out);
+
+/* og_session_create for a model whose initializers may change between runs (the eval
+ * graph of a gradient object, whose weights training and og_grad_set_weight write in
+ * place): kernels keep nothing derived from them. */
+og_status og_session_create_mutable(const og_model *m, const og_session_options *opts,
+                                    og_session **out);
 
 /* Whether 0 <= i < n; if not, the thread's error says that `fn` got `what` index i and the
  * valid range (callers then return OG_ERR_INVALID_ARG, or NULL where no status fits). */

@@ -123,7 +123,7 @@ og_status og_grad_new_instance(og_grad *g, og_instance **out)
     if (!inst) return og_error(OG_ERR_NOMEM, "out of memory");
     inst->g = g;
     og_status st = og_session_create_plain(g->training, &g->sopts, &inst->train);
-    if (!st) st = og_session_create(g->eval, &g->sopts, &inst->eval);
+    if (!st) st = og_session_create_mutable(g->eval, &g->sopts, &inst->eval);
     if (!st) st = prepare(inst);
     if (st) {
         og_instance_free(inst);

@@ -17,6 +17,11 @@ og_status og_exec_create(const og_graph *g, const struct og_backend *backend,
                          const og_allocator *host, const og_session_options *opts, bool fuse,
                          og_session **out);
 
+/* Declare that the graph's initializers may change between runs of s (their data written
+ * in place: a training graph's weights): from then on no kernel keeps what it derives from
+ * them (og_kcache), and what kernels kept is dropped. */
+void og_exec_set_init_mutable(og_session *s);
+
 /* Calls a run makes while it goes, for callers that act on results before the run ends (the
  * data-parallel trainer reduces each weight's gradient as soon as it is computed, while the
  * rest of the backward half still runs).  A non-OK status from either stops the run with

@@ -61,8 +61,13 @@ struct og_session {
     int n_fused_pre;     /* and pointwise Convs run inside depthwise ones */
     int *fused_last_use; /* per value: the last node reading it when the plan is used */
     bool fused_run;      /* this run uses the plan */
-    og_scratch scratch;  /* the kernels' (og_scratch_get) */
-    og_kcache *kcache;   /* per node: what kernels derive from constant inputs */
+    /* The graph's initializers may change between runs (training and eval graphs, whose
+     * weights the optimizer and og_grad_set_weight write in place): kernels are told no
+     * input is constant (og_kernel_ctx.const_in), so that they keep nothing derived from
+     * one in their og_kcache. */
+    bool init_mutable;
+    og_scratch scratch; /* the kernels' (og_scratch_get) */
+    og_kcache *kcache;  /* per node: what kernels derive from constant inputs */
     /* One run at a time: set by og_session_exec for its duration (a second thread's call
      * fails with OG_ERR_BUSY instead of sharing the per-run state above). */
     atomic_int busy;

@@ -174,6 +174,12 @@ static void release_slots(og_session *s)
     s->placing = NULL;
 }
 
+void og_exec_set_init_mutable(og_session *s)
+{
+    s->init_mutable = true;
+    for (int i = 0; s->kcache && i < s->g->n_nodes; i++) s->kcache[i].key = NULL;
+}
+
 void og_session_free(og_session *s)
 {
     if (!s) return;
@@ -377,7 +383,7 @@ static og_status run_node(og_session *s, int ni)
                        .scratch = &s->scratch,
                        .cache = &s->kcache[ni],
                        .workers = s->workers};
-    for (int j = 0; j < n_in && j < 32; j++)
+    for (int j = 0; j < n_in && j < 32 && !s->init_mutable; j++)
         if (in_v[j] >= 0 && g->values[in_v[j]].kind == OG_VALUE_INITIALIZER &&
             s->tin[j] == g->values[in_v[j]].init)
             k.const_in |= 1u << j;

@@ -129,7 +129,7 @@ og_status og_trainer_run_eval(og_trainer *t, const char *const *input_names,
         so.log = t->log;
         so.log_user = t->log_user;
         so.max_memory = t->max_memory;
-        if ((st = og_session_create(t->mode->eval_model(t), &so, &t->eval))) return st;
+        if ((st = og_session_create_mutable(t->mode->eval_model(t), &so, &t->eval))) return st;
     }
     const char *const *names = NULL;
     const og_tensor *const *values = NULL;

@@ -3,7 +3,10 @@
 training mode (BatchNormalization with training_mode=1, two momentums), trained 4 SGD steps by
 `onnxgrad train` and by PyTorch on the same batches: the running means and variances
 (PyTorch's update: momentum, unbiased batch variance) and the weights agree.  (The biases of
-the convolutions before a BatchNormalization get a zero gradient and stay put, in both.)
+the convolutions before a BatchNormalization get a zero gradient and stay put, in both.)  The
+convolutions take the CPU paths that derive something from their weights (the 16 -> 16 one
+Winograd's transformed weights, the first one packed panels, batch 8 on 8x8): every step must
+see the weights the step before wrote.
   bn_torch.py make DIR      (/usr/bin/python3: torch) the model, the data, PyTorch's result
   bn_torch.py compare DIR   (python3: onnx) onnxgrad's trained model against PyTorch's"""
 import sys
@@ -15,8 +18,9 @@ def make(d):
     import torch
     from torch import nn
     torch.manual_seed(0)
-    m = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.ReLU(),
-                      nn.Conv2d(4, 6, 3, stride=2), nn.BatchNorm2d(6, momentum=0.3), nn.ReLU(),
+    m = nn.Sequential(nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16), nn.ReLU(),
+                      nn.Conv2d(16, 16, 3, padding=1), nn.ReLU(),
+                      nn.Conv2d(16, 6, 3, stride=2), nn.BatchNorm2d(6, momentum=0.3), nn.ReLU(),
                       nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(6, 3))
     with torch.no_grad():
         for mod in m.modules():

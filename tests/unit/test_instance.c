@@ -365,6 +365,18 @@ int main(void)
     CHECK_OK(og_tensor_create(OG_FLOAT, 1, sd, NULL, &wrong_w));
     CHECK(og_grad_set_weight(g, "W2", wrong_w) == OG_ERR_SHAPE);
     CHECK_OK(og_grad_set_weight(g, "W2", zero_w));
+    {
+        /* the gradient object's own session, which ran with the old W2 above, too: nothing
+         * a kernel derived from the old weights (og_kcache) may stay */
+        og_tensor *yg = NULL, *rg[8] = {0};
+        CHECK_OK(og_grad_run(g, names, (const og_tensor *const *)&x, 1, seeds, &yg, rg));
+        if (yg) {
+            const float *p = og_tensor_cdata(yg);
+            CHECK(p[0] == p[3] && p[1] == p[4] && p[2] == p[8]);
+        }
+        og_tensor_free(yg);
+        for (int k = 0; k < 8; k++) og_tensor_free(rg[k]);
+    }
     CHECK_OK(og_grad_new_instance(g, &inst));
     CHECK_OK(og_instance_forward(inst, names, (const og_tensor *const *)&x, 1, 0, &yz));
     /* W2 = 0: the logits are b2 for every row, so every row of probs is the same */
