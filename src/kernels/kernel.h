@@ -87,7 +87,9 @@ typedef struct og_kernel_ctx {
     og_scratch *scratch; /* the session's (NULL: og_scratch_get allocates) */
     /* The node's cache (NULL: none), and which inputs are the same tensor from run to run
      * (bit j for input j, j < 32): the model's initializers, not given by the caller in
-     * this run.  Their contents never change while the session lives. */
+     * this run, in a session whose initializers do not change (none are marked in training
+     * sessions: exec.h, og_exec_set_init_mutable).  Their contents never change while the
+     * session lives. */
     og_kcache *cache;
     uint32_t const_in;
     /* The session's worker threads (core.h: og_workers), NULL when it has none: CPU kernels
