@@ -33,8 +33,8 @@
 
 /* An element-wise activation a kernel applies to its output 0 after computing it, while
  * it is still in cache: an inference session fuses Conv + Relu / Clip / HardSwish /
- * HardSigmoid / Sigmoid / SiLU (x * Sigmoid(x)) this way (src/exec/fuse.c).  The values
- * are those the activation's own kernel would compute from the same input, bit for bit. */
+ * HardSigmoid / Sigmoid / SiLU (x * Sigmoid(x)) this way, and Add + the same (src/exec/fuse.c). The
+ * values are those the activation's own kernel would compute from the same input, bit for bit. */
 typedef enum og_act_kind {
     OG_FUSE_NONE = 0,
     OG_FUSE_RELU,

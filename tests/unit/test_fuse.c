@@ -17,6 +17,8 @@ static void set(og_tensor *t, int64_t i, double v)
 {
     if (t->dtype == OG_FLOAT)
         ((float *)t->data)[i] = (float)v;
+    else if (t->dtype == OG_INT32)
+        ((int32_t *)t->data)[i] = isfinite(v) ? (int32_t)(8 * v) : 0;
     else
         ((double *)t->data)[i] = v;
 }
@@ -764,6 +766,76 @@ static void test_pwdw(void)
     }
 }
 
+/* A residual Add and the Relu (or Clip) after it (binary.c's Add applies the activation to
+ * each chunk it computes): X [4, 24, 20, 20] (on two threads [4, 24, 110, 100]) + R (an
+ * initializer of [24, 1, 1], broadcast)
+ * with NaN, -0 and values on both sides of 0, float and double, one and two threads (the
+ * chunks split over them); the fused run equals the node-by-node one bit for bit, and the
+ * log says one node fused.  Not fused: the Add's output also a graph output; an int32 Add
+ * (which has no activation loop). */
+static void test_add_act(og_dtype dt, int threads, int variant)
+{
+    fg f = {og_graph_new(NULL), dt};
+    og_graph *g = f.g;
+    int x = start_graph(&f, 14);
+    /* on two threads more than 2^20 values, which the Add splits into a chunk a thread */
+    const int64_t xd[4] = {4, 24, threads > 1 ? 110 : 20, threads > 1 ? 100 : 20},
+                  rd[3] = {24, 1, 1};
+    g->values[x].dtype = dt;
+    g->values[x].rank = 4;
+    memcpy(g->values[x].dims, xd, sizeof xd);
+    init(&f, "R", 3, rd, 0.5, 0, false);
+    node(&f, "Add", 2, (const char *[]){"X", "R"}, 1, (const char *[]){"V"});
+    if (variant == 1) { /* Clip to [0, 1] by initializer bounds */
+        const int64_t none[1] = {0};
+        init(&f, "L", 0, none, 0, 0, false);
+        init(&f, "H", 0, none, 0, 1, false);
+        node(&f, "Clip", 3, (const char *[]){"V", "L", "H"}, 1, (const char *[]){"Y"});
+    } else {
+        node(&f, "Relu", 1, (const char *[]){"V"}, 1, (const char *[]){"Y"});
+    }
+    g->values[value(&f, "Y")].is_graph_output = true;
+    g->outputs[g->n_outputs++] = value(&f, "Y");
+    if (variant == 2) { /* V read by the Relu and asked for: no fusion */
+        g->values[value(&f, "V")].is_graph_output = true;
+        g->outputs[g->n_outputs++] = value(&f, "V");
+    }
+    char label[64];
+    snprintf(label, sizeof label, "add_act variant %d %s %d threads", variant, og_dtype_name(dt),
+             threads);
+    og_session *s = NULL;
+    og_tensor *xin = NULL, *fused[2] = {0}, *plain[2] = {0};
+    og_tensor_alloc(dt, 4, xd, NULL, &xin);
+    for (int64_t i = 0; i < xin->numel; i++)
+        set(xin, i, i % 97 == 0 ? NAN : i % 89 == 0 ? -0.0 : 2.0 * sin(0.31 * (double)i));
+    og_session_options so = {.threads = threads, .log = on_log};
+    fused_count = -1;
+    og_status st = og_graph_finalize(g);
+    if (!st) st = og_graph_resolve(g, true);
+    if (!st) st = og_exec_create(g, NULL, og_default_allocator(), &so, true, &s);
+    CHECKF(st == OG_OK, "%s: %s", label, og_last_error());
+    if (!st) {
+        const int expect = variant == 2 || dt == OG_INT32 ? 0 : 1;
+        CHECKF(fused_count == expect, "%s: %d nodes fused, expected %d", label, fused_count,
+               expect);
+        const char *in_names[1] = {"X"};
+        const og_tensor *ins[1] = {xin};
+        CHECK_OK(og_session_run(s, in_names, ins, 1, fused));
+        const char *want[2] = {"Y", "V"};
+        CHECK_OK(og_session_run_named(s, in_names, ins, 1, want, 2, plain));
+        CHECKF(fused[0] && plain[0] && og_value_equal(fused[0], plain[0]),
+               "%s: the fused output differs from the node-by-node one", label);
+        CHECKF(plain[1] && !og_value_equal(plain[0], plain[1]), "%s: Y == V", label);
+    }
+    for (int j = 0; j < 2; j++) {
+        og_tensor_free(fused[j]);
+        og_tensor_free(plain[j]);
+    }
+    og_tensor_free(xin);
+    og_session_free(s);
+    og_graph_free(g);
+}
+
 int main(void)
 {
     test_pwdw();
@@ -772,6 +844,12 @@ int main(void)
     test_weight_cache(WC_GEMM);
     test_conv_panel();
     test_panel_alloc_fail();
+    for (int v = 0; v < 3; v++) {
+        test_add_act(OG_FLOAT, 1, v);
+        test_add_act(OG_FLOAT, 2, v);
+        test_add_act(OG_DOUBLE, 2, v);
+    }
+    test_add_act(OG_INT32, 1, 0);
     for (int p = 0; p < P_COUNT; p++) {
         run_pattern(p, OG_FLOAT, 1, false, false, false, false);
         run_pattern(p, OG_FLOAT, 1, false, false, true, false);

@@ -575,17 +575,25 @@ static int64_t chunk_size(const og_kernel_ctx *k, int64_t total, double cost)
     return (c + 63) & ~(int64_t)63;
 }
 
+/* fn over the output's chunks, each followed by the activation `act` unless NULL (a fused
+ * one, k->act: float and double outputs, the only ones og_fusion_plan fuses) while it is in
+ * cache; ot: o's element type. */
 static void run_bin(const og_kernel_ctx *k, const bplan *p, double cost, bin_fn fn, const void *a,
-                    const void *b, void *o)
+                    const void *b, void *o, og_dtype ot, const og_act *fa)
 {
     int64_t total = p->total, chunk = chunk_size(k, total, cost);
+    const bool act = fa && fa->kind != OG_FUSE_NONE;
+    const size_t es = og_dtype_storage_size(ot);
     if (chunk >= total) {
         fn(p, a, b, o, 0, total);
+        if (act) og_cpu_act(fa, ot, o, total);
         return;
     }
     int64_t nch = (total + chunk - 1) / chunk;
     OG_PARALLEL_FOR(k, nch, (double)chunk * cost, c, {
-        fn(p, a, b, o, c * chunk, (c + 1) * chunk < total ? (c + 1) * chunk : total);
+        const int64_t c1 = (c + 1) * chunk < total ? (c + 1) * chunk : total;
+        fn(p, a, b, o, c * chunk, c1);
+        if (act) og_cpu_act(fa, ot, (char *)o + (size_t)(c * chunk) * es, c1 - c * chunk);
     });
 }
 
@@ -660,7 +668,7 @@ static og_status binary(const og_kernel_ctx *k, const og_tensor *a, const og_ten
     const og_tensor *ins[2] = {a, b};
     bplan p;
     plan_init(&p, o, ins, 2);
-    run_bin(k, &p, cost, fn, a->data, b->data, o->data);
+    run_bin(k, &p, cost, fn, a->data, b->data, o->data, o->dtype, &k->act);
     return OG_OK;
 }
 
@@ -857,7 +865,7 @@ static og_status k_pow(const og_kernel_ctx *k, const og_tensor *const *in, int n
         if (fn) {
             ins[1] = a;
             plan_init(&p, o, ins, 2);
-            run_bin(k, &p, 1, fn, a->data, a->data, o->data);
+            run_bin(k, &p, 1, fn, a->data, a->data, o->data, o->dtype, NULL);
             return OG_OK;
         }
     }
@@ -865,7 +873,7 @@ static og_status k_pow(const og_kernel_ctx *k, const og_tensor *const *in, int n
     /* k->impl: the loop bound at session creation (select_pow); the scalar-exponent fast
      * paths above pick on the exponent's value, so they stay per call */
     bin_fn fn = k->impl ? *(const bin_fn *)k->impl : pow_fns[sa][sb];
-    run_bin(k, &p, 32, fn, a->data, b->data, o->data);
+    run_bin(k, &p, 32, fn, a->data, b->data, o->data, o->dtype, NULL);
     return OG_OK;
 }
 
@@ -885,11 +893,11 @@ static og_status variadic(const og_kernel_ctx *k, const og_tensor *const *in, in
     }
     bplan p;
     plan_init(&p, o, in, 2);
-    run_bin(k, &p, 1, fn, in[0]->data, in[1]->data, o->data);
+    run_bin(k, &p, 1, fn, in[0]->data, in[1]->data, o->data, o->dtype, NULL);
     for (int i = 2; i < n_in; i++) {
         const og_tensor *ins[2] = {o, in[i]};
         plan_init(&p, o, ins, 2);
-        run_bin(k, &p, 1, fn, o->data, in[i]->data, o->data);
+        run_bin(k, &p, 1, fn, o->data, in[i]->data, o->data, o->dtype, NULL);
     }
     return OG_OK;
 }
@@ -981,7 +989,7 @@ static og_status bitwise(const og_kernel_ctx *k, const og_tensor *const *in, og_
     if (o->numel == 0) return OG_OK;
     bplan p;
     plan_init(&p, o, in, 2);
-    run_bin(k, &p, 1, *fn, in[0]->data, in[1]->data, o->data);
+    run_bin(k, &p, 1, *fn, in[0]->data, in[1]->data, o->data, o->dtype, NULL);
     return OG_OK;
 }
 
@@ -1062,7 +1070,8 @@ static og_status k_where(const og_kernel_ctx *k, const og_tensor *const *in, int
 }
 
 const og_kernel_def og_cpu_binary[] = {
-    {.name = "Add", .domain = "", .fn = k_add, .select = select_k_add},
+    /* act: a Relu (or another fused activation) after a residual Add runs in its chunks */
+    {.name = "Add", .domain = "", .fn = k_add, .select = select_k_add, .act = 1},
     {.name = "Sub", .domain = "", .fn = k_sub, .select = select_k_sub},
     {.name = "Mul", .domain = "", .fn = k_mul, .select = select_k_mul},
     {.name = "Div", .domain = "", .fn = k_div, .select = select_k_div},
