@@ -123,6 +123,42 @@ static const char *const pattern_names[P_COUNT] = {
     "silu_swapped",   "two_readers",   "conv_output",      "clip_overridable",
     "depthwise_relu6"};
 
+/* Graph g (input X, outputs Y and maybe V) in an inference session on `threads` threads:
+ * the log must say `expect` nodes fused, the fused run (og_session_run; Y its output yo)
+ * must give the bytes of the node-by-node one (og_session_run_named asking also for V, the
+ * producer's own output, which the plan leaves out), and the activation must have run (Y
+ * differs from V). */
+static void fused_vs_plain(og_graph *g, const og_tensor *xin, int threads, int expect, int yo,
+                           const char *label)
+{
+    og_session *s = NULL;
+    og_tensor *fused[2] = {0}, *plain[2] = {0};
+    og_session_options so = {.threads = threads, .log = on_log};
+    fused_count = -1;
+    og_status st = og_graph_finalize(g);
+    if (!st) st = og_graph_resolve(g, true);
+    if (!st) st = og_exec_create(g, NULL, og_default_allocator(), &so, true, &s);
+    CHECKF(st == OG_OK, "%s: %s", label, og_last_error());
+    if (!st) {
+        CHECKF(fused_count == expect, "%s: %d nodes fused, expected %d", label, fused_count,
+               expect);
+        const char *in_names[1] = {"X"};
+        const og_tensor *ins[1] = {xin};
+        CHECK_OK(og_session_run(s, in_names, ins, 1, fused));
+        const char *want[2] = {"Y", "V"};
+        CHECK_OK(og_session_run_named(s, in_names, ins, 1, want, 2, plain));
+        CHECKF(fused[yo] && plain[0] && og_value_equal(fused[yo], plain[0]),
+               "%s: the fused output differs from the node-by-node one", label);
+        /* and the activation really ran: clipped, positive, ... outputs differ from V */
+        CHECKF(plain[1] && !og_value_equal(plain[0], plain[1]), "%s: Y == V", label);
+    }
+    for (int j = 0; j < 2; j++) {
+        og_tensor_free(fused[j]);
+        og_tensor_free(plain[j]);
+    }
+    og_session_free(s);
+}
+
 /* Build, run fused and unfused, compare.  pw: the Conv is pointwise (1x1, no pads) on
  * 12x12 planes, which float runs through conv_pw.c's kernel with the activation in its
  * store (Relu, Clip) or after a few tile columns (the others); with tiny, on 4x4 planes of
@@ -246,35 +282,11 @@ static void run_pattern(int p, og_dtype dt, int threads, bool pw, bool big_dw, b
              : cols     ? "_columns"
                         : "",
              og_dtype_name(dt), threads);
-    og_session *s = NULL;
-    og_tensor *xin = NULL, *fused[2] = {0}, *plain[2] = {0};
+    og_tensor *xin = NULL;
     og_tensor_alloc(dt, 4, xd, NULL, &xin);
     for (int64_t i = 0; i < xin->numel; i++) set(xin, i, 3.0 * sin(1.3 * (double)i));
-    og_session_options so = {.threads = threads, .log = on_log};
-    fused_count = -1;
-    og_status st = og_graph_finalize(g);
-    if (!st) st = og_graph_resolve(g, true);
-    if (!st) st = og_exec_create(g, NULL, og_default_allocator(), &so, true, &s);
-    CHECKF(st == OG_OK, "%s: %s", label, og_last_error());
-    if (st) goto done;
-    CHECKF(fused_count == expect, "%s: %d nodes fused, expected %d", label, fused_count, expect);
-    const char *in_names[1] = {"X"};
-    const og_tensor *ins[1] = {xin};
-    CHECK_OK(og_session_run(s, in_names, ins, 1, fused));
-    const char *want[2] = {"Y", "V"};
-    CHECK_OK(og_session_run_named(s, in_names, ins, 1, want, 2, plain));
-    int yo = p == P_CONV_OUTPUT ? 1 : 0; /* Y's position among the graph outputs */
-    CHECKF(fused[yo] && plain[0] && og_value_equal(fused[yo], plain[0]),
-           "%s: the fused output differs from the node-by-node one", label);
-    /* and the activation really ran: clipped, positive, ... outputs differ from V */
-    CHECKF(plain[1] && !og_value_equal(plain[0], plain[1]), "%s: Y == V", label);
-done:
-    for (int j = 0; j < 2; j++) {
-        og_tensor_free(fused[j]);
-        og_tensor_free(plain[j]);
-    }
+    fused_vs_plain(g, xin, threads, expect, p == P_CONV_OUTPUT ? 1 : 0, label);
     og_tensor_free(xin);
-    og_session_free(s);
     og_graph_free(g);
 }
 
@@ -803,36 +815,12 @@ static void test_add_act(og_dtype dt, int threads, int variant)
     char label[64];
     snprintf(label, sizeof label, "add_act variant %d %s %d threads", variant, og_dtype_name(dt),
              threads);
-    og_session *s = NULL;
-    og_tensor *xin = NULL, *fused[2] = {0}, *plain[2] = {0};
+    og_tensor *xin = NULL;
     og_tensor_alloc(dt, 4, xd, NULL, &xin);
     for (int64_t i = 0; i < xin->numel; i++)
         set(xin, i, i % 97 == 0 ? NAN : i % 89 == 0 ? -0.0 : 2.0 * sin(0.31 * (double)i));
-    og_session_options so = {.threads = threads, .log = on_log};
-    fused_count = -1;
-    og_status st = og_graph_finalize(g);
-    if (!st) st = og_graph_resolve(g, true);
-    if (!st) st = og_exec_create(g, NULL, og_default_allocator(), &so, true, &s);
-    CHECKF(st == OG_OK, "%s: %s", label, og_last_error());
-    if (!st) {
-        const int expect = variant == 2 || dt == OG_INT32 ? 0 : 1;
-        CHECKF(fused_count == expect, "%s: %d nodes fused, expected %d", label, fused_count,
-               expect);
-        const char *in_names[1] = {"X"};
-        const og_tensor *ins[1] = {xin};
-        CHECK_OK(og_session_run(s, in_names, ins, 1, fused));
-        const char *want[2] = {"Y", "V"};
-        CHECK_OK(og_session_run_named(s, in_names, ins, 1, want, 2, plain));
-        CHECKF(fused[0] && plain[0] && og_value_equal(fused[0], plain[0]),
-               "%s: the fused output differs from the node-by-node one", label);
-        CHECKF(plain[1] && !og_value_equal(plain[0], plain[1]), "%s: Y == V", label);
-    }
-    for (int j = 0; j < 2; j++) {
-        og_tensor_free(fused[j]);
-        og_tensor_free(plain[j]);
-    }
+    fused_vs_plain(g, xin, threads, variant == 2 || dt == OG_INT32 ? 0 : 1, 0, label);
     og_tensor_free(xin);
-    og_session_free(s);
     og_graph_free(g);
 }
 
