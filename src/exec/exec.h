@@ -19,7 +19,8 @@ og_status og_exec_create(const og_graph *g, const struct og_backend *backend,
 
 /* Declare that the graph's initializers may change between runs of s (their data written
  * in place: a training graph's weights): from then on no kernel keeps what it derives from
- * them (og_kcache), and what kernels kept is dropped. */
+ * them (og_kcache), and what kernels kept is dropped; the same for the sessions of its
+ * subgraphs. */
 void og_exec_set_init_mutable(og_session *s);
 
 /* Calls a run makes while it goes, for callers that act on results before the run ends (the

@@ -178,6 +178,10 @@ void og_exec_set_init_mutable(og_session *s)
 {
     s->init_mutable = true;
     for (int i = 0; s->kcache && i < s->g->n_nodes; i++) s->kcache[i].key = NULL;
+    /* and the sessions of its nodes' subgraphs (If, Loop, Scan bodies: two at most) */
+    for (int i = 0; s->subs && i < s->g->n_nodes; i++)
+        for (int k = 0; s->subs[i] && k < 2; k++)
+            if (s->subs[i][k].s) og_exec_set_init_mutable(s->subs[i][k].s);
 }
 
 void og_session_free(og_session *s)
