@@ -634,10 +634,30 @@ static const conv_case direct_cases[] = {
      .strides = {2, 2}},
     {"dw_ns2_prefetch", "Conv", 2, .n = 4, .c = 80, .m = 80, .group = 80, .in = {32, 32}, PADS1,
      .strides = {2, 2}, .mt = true},
-    /* ... stride 1 on 16x16 planes (256 outputs), read in place rather than by the
-     * channels-last blocks below */
+    /* ... 3x3 stride-1 planes of at most 16 columns and 256 values padded by one all
+     * around, held in registers (conv_dw_reg.h): 16x16 and 8x8 (whole vectors), 14x14 (13
+     * vectors, 4 lanes in the last), 7x7 (one lane in the last), 11 rows of 16 (a row a
+     * vector), 15x15, a column of 16, a row of 13, 4x4 and 3x3 (a plane a vector), 2x3
+     * (2 planes a vector), 2x2 (4 planes a vector; 7 channels: a last group of 3) and 1x1
+     * (the center tap only), without bias, several images, on threads */
     {"dw_np_16x16", "Conv", 2, .n = 2, .c = 5, .m = 5, .group = 5, .in = {16, 16}, PADS1,
      .mt = true},
+    {"dw_reg_8x8_n3", "Conv", 2, .n = 3, .c = 6, .m = 6, .group = 6, .in = {8, 8}, PADS1},
+    {"dw_reg_14x14", "Conv", 2, .n = 2, .c = 19, .m = 19, .group = 19, .in = {14, 14}, PADS1,
+     .mt = true},
+    {"dw_reg_7x7_nobias", "Conv", 2, .c = 5, .m = 5, .group = 5, .in = {7, 7}, PADS1,
+     .no_bias = true},
+    {"dw_reg_11x16", "Conv", 2, .c = 2, .m = 2, .group = 2, .in = {11, 16}, PADS1},
+    {"dw_reg_15x15", "Conv", 2, .c = 3, .m = 3, .group = 3, .in = {15, 15}, PADS1},
+    {"dw_reg_16x1", "Conv", 2, .c = 3, .m = 3, .group = 3, .in = {16, 1}, PADS1},
+    {"dw_reg_1x13", "Conv", 2, .c = 3, .m = 3, .group = 3, .in = {1, 13}, PADS1},
+    {"dw_reg_4x4", "Conv", 2, .n = 2, .c = 5, .m = 5, .group = 5, .in = {4, 4}, PADS1, .mt = true},
+    {"dw_reg_3x3", "Conv", 2, .c = 4, .m = 4, .group = 4, .in = {3, 3}, PADS1},
+    {"dw_reg_2x3_nobias", "Conv", 2, .c = 5, .m = 5, .group = 5, .in = {2, 3}, PADS1,
+     .no_bias = true},
+    {"dw_reg_2x2_7ch_n3", "Conv", 2, .n = 3, .c = 7, .m = 7, .group = 7, .in = {2, 2}, PADS1,
+     .mt = true},
+    {"dw_reg_1x1_n2", "Conv", 2, .n = 2, .c = 9, .m = 9, .group = 9, .in = {1, 1}, PADS1},
     {"dw_np_5x5_16x12", "Conv", 2, .c = 3, .m = 3, .group = 3, .k = {5, 5}, .in = {12, 16},
      .pads = {2, 2, 2, 2}},
     {"dw_blk_37ch_mult2", "Conv", 2, .n = 2, .c = 37, .m = 74, .group = 37, .in = {6, 5},

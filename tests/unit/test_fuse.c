@@ -167,12 +167,15 @@ static void fused_vs_plain(og_graph *g, const og_tensor *xin, int threads, int e
  * planes, not 16 channels at a time), the activation after each plane.  cols: the Conv
  * is a 3x3 one of 3 channels on 40x36 planes, whose short sums (27) float runs through
  * the pointwise kernel on im2col's chunks (conv.c's pwcols). */
-static void run_pattern(int p, og_dtype dt, int threads, bool pw, bool big_dw, bool cols, bool tiny)
+static void run_pattern(int p, og_dtype dt, int threads, bool pw, bool big_dw, bool cols, bool tiny,
+                        bool s2)
 {
     fg f = {og_graph_new(NULL), dt};
     og_graph *g = f.g;
-    /* tiny without pw: a 3x3 depthwise Conv of 20 channels on 7x6 planes (conv_dw.c's
-     * blocks of 16 channels, the activation in their transposes back) */
+    /* tiny without pw: a 3x3 depthwise Conv of 20 channels on 7x6 planes: with s2, of
+     * stride 2 (conv_dw.c's blocks of 16 channels, the activation in their transposes
+     * back), else of stride 1 (conv_dw_reg.h's planes in registers, the activation in
+     * their stores); the depthwise pattern too */
     bool dw = p == P_DEPTHWISE_RELU6 || big_dw || (tiny && !pw);
     int64_t c = tiny && !pw ? 20
                 : dw        ? 6
@@ -207,6 +210,12 @@ static void run_pattern(int p, og_dtype dt, int threads, bool pw, bool big_dw, b
     og_attr at = {
         .name = (char *)"pads", .type = OG_ATTR_INTS, .n = 4, .ints = (int64_t *)pads.ints};
     og_node_add_attr(g, conv, &at);
+    if (s2) {
+        nh_attr st = NH_INTS_N("strides", 2, ((int64_t[]){2, 2}));
+        og_attr sa = {
+            .name = (char *)"strides", .type = OG_ATTR_INTS, .n = 2, .ints = (int64_t *)st.ints};
+        og_node_add_attr(g, conv, &sa);
+    }
     if (dw) {
         og_attr grp = {.name = (char *)"group", .type = OG_ATTR_INT, .i = c};
         og_node_add_attr(g, conv, &grp);
@@ -276,7 +285,7 @@ static void run_pattern(int p, og_dtype dt, int threads, bool pw, bool big_dw, b
     char label[64];
     snprintf(label, sizeof label, "%s%s_%s_t%d", pattern_names[p],
              tiny && pw ? "_pointwise_images"
-             : tiny     ? "_depthwise_blocks"
+             : tiny     ? (s2 ? "_depthwise_blocks" : "_depthwise_registers")
              : pw       ? "_pointwise"
              : big_dw   ? "_depthwise_plane"
              : cols     ? "_columns"
@@ -839,17 +848,18 @@ int main(void)
     }
     test_add_act(OG_INT32, 1, 0);
     for (int p = 0; p < P_COUNT; p++) {
-        run_pattern(p, OG_FLOAT, 1, false, false, false, false);
-        run_pattern(p, OG_FLOAT, 1, false, false, true, false);
-        run_pattern(p, OG_FLOAT, 2, false, false, true, false);
-        run_pattern(p, OG_DOUBLE, 2, false, false, false, false);
-        run_pattern(p, OG_FLOAT, 2, false, true, false, false);
-        run_pattern(p, OG_DOUBLE, 1, false, true, false, false);
+        run_pattern(p, OG_FLOAT, 1, false, false, false, false, false);
+        run_pattern(p, OG_FLOAT, 1, false, false, true, false, false);
+        run_pattern(p, OG_FLOAT, 2, false, false, true, false, false);
+        run_pattern(p, OG_DOUBLE, 2, false, false, false, false, false);
+        run_pattern(p, OG_FLOAT, 2, false, true, false, false, false);
+        run_pattern(p, OG_DOUBLE, 1, false, true, false, false, false);
         if (p != P_DEPTHWISE_RELU6) {
-            run_pattern(p, OG_FLOAT, 1, true, false, false, false);
-            run_pattern(p, OG_FLOAT, 2, true, false, false, false);
-            run_pattern(p, OG_FLOAT, 1, true, false, false, true);
-            run_pattern(p, OG_FLOAT, 2, false, false, false, true);
+            run_pattern(p, OG_FLOAT, 1, true, false, false, false, false);
+            run_pattern(p, OG_FLOAT, 2, true, false, false, false, false);
+            run_pattern(p, OG_FLOAT, 1, true, false, false, true, false);
+            run_pattern(p, OG_FLOAT, 2, false, false, false, true, false);
+            run_pattern(p, OG_FLOAT, 1, false, false, false, true, true);
         }
     }
     NH_DONE();
