@@ -658,6 +658,22 @@ static const conv_case direct_cases[] = {
     {"dw_reg_2x2_7ch_n3", "Conv", 2, .n = 3, .c = 7, .m = 7, .group = 7, .in = {2, 2}, PADS1,
      .mt = true},
     {"dw_reg_1x1_n2", "Conv", 2, .n = 2, .c = 9, .m = 9, .group = 9, .in = {1, 1}, PADS1},
+    /* ... and 5x5 ones padded by two: 7x7 and 8x8 (the rows two up and down at most one
+     * vector away), 14x14, 9x9 and 12 rows of 16 (two vectors away; 16: whole vectors),
+     * 4x4 and 3x5 (a plane a vector), 2x2 (4 planes a vector, with only 4 of the 25 taps
+     * in range: dw_blk_tiny_5x5_n3 above), without bias, several images, on threads */
+    {"dw_reg5_7x7_n2", "Conv", 2, .n = 2, .c = 6, .m = 6, .group = 6, .k = {5, 5}, .in = {7, 7},
+     .pads = {2, 2, 2, 2}, .mt = true},
+    {"dw_reg5_8x8_nobias", "Conv", 2, .c = 3, .m = 3, .group = 3, .k = {5, 5}, .in = {8, 8},
+     .pads = {2, 2, 2, 2}, .no_bias = true},
+    {"dw_reg5_14x14", "Conv", 2, .n = 2, .c = 5, .m = 5, .group = 5, .k = {5, 5}, .in = {14, 14},
+     .pads = {2, 2, 2, 2}, .mt = true},
+    {"dw_reg5_9x9", "Conv", 2, .c = 3, .m = 3, .group = 3, .k = {5, 5}, .in = {9, 9},
+     .pads = {2, 2, 2, 2}},
+    {"dw_reg5_4x4_n3", "Conv", 2, .n = 3, .c = 5, .m = 5, .group = 5, .k = {5, 5}, .in = {4, 4},
+     .pads = {2, 2, 2, 2}},
+    {"dw_reg5_3x5", "Conv", 2, .c = 4, .m = 4, .group = 4, .k = {5, 5}, .in = {3, 5},
+     .pads = {2, 2, 2, 2}},
     {"dw_np_5x5_16x12", "Conv", 2, .c = 3, .m = 3, .group = 3, .k = {5, 5}, .in = {12, 16},
      .pads = {2, 2, 2, 2}},
     {"dw_blk_37ch_mult2", "Conv", 2, .n = 2, .c = 37, .m = 74, .group = 37, .in = {6, 5},

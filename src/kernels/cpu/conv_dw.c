@@ -513,11 +513,12 @@ og_status og_conv_direct(const og_kernel_ctx *k, const og_conv_geom *g, bool tra
     }
 #ifdef OG_DW_X86
     else if (!transpose && j.f32 && dwr_applies(d)) {
-        /* 3x3 stride-1 planes of at most 16 columns, in registers, before the blocks and
-         * the plane loops (16x16 planes too).  Alone, one thread: 384 planes of 14x14
-         * 0.028 -> 0.017 ms, 960 of 7x7 0.028 -> 0.018; batches of 8: 192 planes of 8x8
-         * 0.034 -> 0.019, 384 of 4x4 0.023 -> 0.013, 960 of 2x2 0.043 -> 0.025, 144 of
-         * 16x16 0.081 -> 0.052. */
+        /* 3x3 and 5x5 stride-1 planes of at most 16 columns, in registers, before the
+         * blocks and the plane loops (16x16 planes too).  Alone, one thread: 384 planes of
+         * 14x14 0.028 -> 0.017 ms, 960 of 7x7 0.028 -> 0.018; batches of 8: 192 planes of
+         * 8x8 0.034 -> 0.019, 384 of 4x4 0.023 -> 0.013, 960 of 2x2 0.043 -> 0.025, 144 of
+         * 16x16 0.081 -> 0.052.  5x5: 480 planes of 14x14 0.082 -> 0.046, 1152 of 7x7
+         * 0.059 -> 0.039. */
         j.kind = DW_REG;
         dwr_plan_make(d, &j.reg);
         items = (g->c + j.reg.g - 1) / j.reg.g;
