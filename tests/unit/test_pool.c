@@ -103,6 +103,37 @@ static void test_global_avg_planes(void)
     }
 }
 
+/* GlobalAveragePool of float planes of 1 to 8 values (pool.c's 8 planes at a time), 2
+ * images of 21 channels (42 planes: 5 groups of 8 and a tail of 2), with a NaN and
+ * an infinity in two planes: each mean is the float of its values' double sum in order
+ * divided by n, bit for bit. */
+static void test_global_avg_small(void)
+{
+    for (int64_t n = 1; n <= 8; n++) {
+        const int64_t planes = 42;
+        float x[42 * 8];
+        for (int64_t i = 0; i < planes * n; i++)
+            x[i] = (float)(sin(1.3 * (double)i + (double)n) * 7.0 - 0.25);
+        x[5 * n] = NAN;               /* plane 5 */
+        x[41 * n + n - 1] = INFINITY; /* plane 41 (the tail) */
+        og_tensor *t = nh_tensor_raw(OG_FLOAT, 4, (int64_t[]){2, 21, 1, n}, x);
+        nh_node nd = {.op = "GlobalAveragePool", .opset = 13, .in = {t}, .threads = 2};
+        nh_result r;
+        CHECK_OK(nh_run(&nd, &r));
+        CHECK(r.out[0] && r.out[0]->numel == planes);
+        for (int64_t pl = 0; r.out[0] && pl < planes; pl++) {
+            double acc = 0;
+            for (int64_t i = 0; i < n; i++) acc += (double)x[pl * n + i];
+            const float want = (float)(acc / (double)n), got = ((const float *)r.out[0]->data)[pl];
+            CHECKF(memcmp(&want, &got, sizeof want) == 0 || (isnan(want) && isnan(got)),
+                   "GlobalAveragePool of %lld values, plane %lld: %g, expected %g", (long long)n,
+                   (long long)pl, (double)got, (double)want);
+        }
+        nh_release(&r);
+        og_tensor_free(t);
+    }
+}
+
 /* Naive reference of one 2-D pool output (plane-local input xp), the kernel's semantics:
  * max or mean over the taps inside the input; the mean divides by the kernel size when
  * count_include_pad is set.  Returns the flat index of the maximum in *at. */
@@ -553,6 +584,7 @@ int main(void)
     test_global("GlobalAveragePool", 2.5, -2.5);
     test_global("GlobalMaxPool", 4, -1);
     test_global_avg_planes();
+    test_global_avg_small();
     test_random();
     test_maxpool_indices_paths();
     test_maxpool_3x3s2();

@@ -16,6 +16,9 @@
 
 #include "kernels/cpu/kernel.h"
 #include "ops/pool.h"
+#ifdef OG_CPU_X86
+#include <immintrin.h>
+#endif
 
 typedef struct pool_geom {
     int64_t planes; /* N * C */
@@ -489,7 +492,58 @@ typedef struct pool_loops {
                  void *y, int64_t *idx);
 } pool_loops;
 
-static const pool_loops pool_loops_float = {global_float, pool_float};
+#ifdef OG_CPU_X86
+/* GlobalAveragePool of float planes of at most 8 values (2x2 at the end of a network at
+ * 64x64), 8 planes at a time: lane j sums plane j's values in order in double, as
+ * GAP_SUM does for such planes (0 + p0 + p1 + ..., the same bits), where one plane at a
+ * time cost more per plane than its few adds.  Planes of at most 4 values are permuted out
+ * of two vectors, larger ones gathered.  MobileNet-v2 at 8x64x64: 10240 planes of 4 values
+ * 0.038 -> 0.005 ms in the network (gathered: 0.029). */
+static OG_TARGET_AVX512 void gap_small_f32(int64_t planes, int64_t n, const float *x, float *y)
+{
+    const __m256i at = _mm256_mullo_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7),
+                                          _mm256_set1_epi32((int)n)); /* plane j's first value */
+    const __m512d dn = _mm512_set1_pd((double)n);
+    int64_t pl = 0;
+    for (; pl + 8 <= planes; pl += 8) {
+        const float *p = x + pl * n;
+        __m512d s = _mm512_setzero_pd();
+        if (n <= 4) { /* the 8 planes' 8n values in two vectors, value i of each permuted out */
+            const __mmask16 ma = (__mmask16)(8 * n >= 16 ? 0xFFFF : (1u << (8 * n)) - 1u);
+            const __mmask16 mb = (__mmask16)(8 * n > 16 ? (1u << (8 * n - 16)) - 1u : 0u);
+            const __m512 a = _mm512_maskz_loadu_ps(ma, p), b = _mm512_maskz_loadu_ps(mb, p + 16);
+            for (int64_t i = 0; i < n; i++) {
+                const __m512i ix =
+                    _mm512_zextsi256_si512(_mm256_add_epi32(at, _mm256_set1_epi32((int)i)));
+                s = _mm512_add_pd(
+                    s, _mm512_cvtps_pd(_mm512_castps512_ps256(_mm512_permutex2var_ps(a, ix, b))));
+            }
+        } else
+            for (int64_t i = 0; i < n; i++)
+                s = _mm512_add_pd(s, _mm512_cvtps_pd(_mm256_i32gather_ps(p + i, at, 4)));
+        _mm256_storeu_ps(y + pl, _mm512_cvtpd_ps(_mm512_div_pd(s, dn)));
+    }
+    for (; pl < planes; pl++) {
+        double s = 0;
+        for (int64_t i = 0; i < n; i++) s += x[pl * n + i];
+        y[pl] = (float)(s / (double)n);
+    }
+}
+#endif
+
+static void global_f32(const og_kernel_ctx *k, og_pool_kind kind, int64_t planes, int64_t n,
+                       const void *x, void *y)
+{
+#ifdef OG_CPU_X86
+    if (kind == OG_POOL_AVG && n >= 1 && n <= 8 && planes >= 8 && og_cpu_isa() >= 2) {
+        gap_small_f32(planes, n, x, y);
+        return;
+    }
+#endif
+    global_float(k, kind, planes, n, x, y);
+}
+
+static const pool_loops pool_loops_float = {global_f32, pool_float};
 static const pool_loops pool_loops_double = {global_double, pool_double};
 static const pool_loops pool_loops_int8 = {global_int8_t, pool_int8_t};
 static const pool_loops pool_loops_uint8 = {global_uint8_t, pool_uint8_t};
@@ -525,8 +579,6 @@ static const void *select_pool(const og_node *n, og_dtype t) { return pool_loops
 #define MP3_MAX_BLOCKS 64 /* blocks of 16 outputs per row (1024 outputs) */
 
 #ifdef OG_CPU_X86
-#include <immintrin.h>
-
 typedef struct mp3_block {
     int64_t base;       /* first input column the block loads */
     int64_t fix;        /* lane 15's third tap (base + 32), -1: none */
@@ -642,7 +694,11 @@ static bool mp3_pool(const og_kernel_ctx *k, const og_pool_params *p, const pool
     const int threads =
         k->threads > 1 && (k->workers ? in >= 262144.0 : in >= OG_PAR_MIN_STREAM) ? k->threads : 1;
     mp3_job j = {g, b, nb, x, y};
-    og_par_range(k, threads, rows, 8, mp3_range, &j);
+    /* chunks of an eighth of a thread's share (8 rows at least): each chunk is claimed
+     * from one counter both cores write, and ResNet-18 at 8x64x64 (8192 rows of 16) took
+     * 0.17 ms in chunks of 8 rows on two threads, 0.07 in chunks of 256 */
+    const int64_t grain = rows / (8 * threads) > 8 ? rows / (8 * threads) : 8;
+    og_par_range(k, threads, rows, grain, mp3_range, &j);
     return true;
 #else
     (void)k, (void)p, (void)g, (void)x, (void)y, (void)indices;
