@@ -864,6 +864,10 @@ static const conv_case winograd_cases[] = {
     {"wino_band_4x4_3img_mt", "Conv", 2, .n = 3, .c = 20, .m = 36, .in = {4, 4}, PADS1, .mt = true},
     /* 150 input channels: the products' sums in blocks of 128 and 22 */
     {"wino_band_deep_mt", "Conv", 2, .c = 150, .m = 32, .in = {8, 8}, PADS1, .mt = true},
+    /* the input's transform shared by the threads in parts of an image's 32 channels: 3
+     * images of 70 channels (9 parts, the last of each image 6 channels) for 4 panels */
+    {"wino_band_shared_v_mt", "Conv", 2, .n = 3, .c = 70, .m = 100, .in = {6, 6}, PADS1,
+     .mt = true},
 };
 
 static void test_winograd(void)

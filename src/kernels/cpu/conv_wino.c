@@ -12,6 +12,8 @@
  * P and split rows; their GEMMs run on one thread.  Fewer tiles than WINO_MIN_TILES in all
  * (small planes of one image or a few) go by bands of output channels instead (wino_band,
  * below). */
+#include <sched.h>
+#include <stdatomic.h>
 #include <string.h>
 
 #include "kernels/cpu/conv_wino.h"
@@ -275,18 +277,27 @@ static void wino_range(void *ctx, int64_t i0, int64_t i1, int slot)
 /* Few tiles (n · tiles < WINO_MIN_TILES: ResNet-18's 14x14 and 7x7 layers of one image)
  * split by output channels instead: the items are the panels of 32 output channels of U
  * (packed for og_panel_gemm_f32: 16 products of one panel by all the tiles, then the
- * output transform of its channels).  Each thread transforms the whole input into its own
- * V once, at its first item (a small share of the layer's work, where a barrier between
- * the transform and the products would wait for a sleeping thread), and reads only its
- * panels of U, where the tile chunks above had every thread read all of U (4 MB for 256
- * channels, 16 MB for 512) and the BLAS pack it again at every call. */
+ * output transform of its channels).  The input's transform V is one for all threads, in
+ * parts (an image's block of WINO_BAND_VCH channels) that the threads claim from a counter
+ * at their first item: a thread then waits only for the parts others claimed and have
+ * not finished, which running threads are computing, never for a thread still asleep.
+ * (Each thread had transformed the whole input into its own V: at two threads the
+ * transform, 41 % of ResNet-18's 4x4 layers of 8 images on one thread, was done twice.)
+ * Each thread reads only its panels of U, where the tile chunks above had every thread
+ * read all of U (4 MB for 256 channels, 16 MB for 512) and the BLAS pack it again at every
+ * call. */
+#define WINO_BAND_VCH 32
 typedef struct wino_band {
     const wino_job *j;
     const float *up; /* U packed: 16 ξ of og_panel_floats(M, C) each */
     int64_t nt;      /* tiles in all */
-    size_t slot;     /* floats per thread: V, then Pt, then split rows */
+    size_t slot;     /* floats per thread: Pt, then split rows */
     float *slots;
-    int *ready; /* per thread (16 ints apart): its V holds the input's transform */
+    float *v;                /* V_ξ[c][n · per + t], shared */
+    int64_t vparts;          /* parts of V: images x channel blocks */
+    _Atomic int64_t *vclaim; /* the next part to claim */
+    _Atomic int64_t *vdone;  /* parts finished */
+    int *ready;              /* per thread (16 ints apart): V is complete for it */
 } wino_band;
 
 /* Output channels [m0, m1) (at most 32) from Pt (Pt_ξ[t][m - m0] at pt + ξ · nt · 32 + t
@@ -331,16 +342,27 @@ static void wino_band_range(void *ctx, int64_t i0, int64_t i1, int slot)
     const wino_job *j = bj->j;
     const og_conv_geom *g = j->g;
     const int64_t cn = g->c, nt = bj->nt, per = j->th * j->tw;
-    float *v = bj->slots + (size_t)slot * bj->slot, *pt = v + 16 * cn * nt;
-    float *sp = pt + 16 * nt * OG_PANEL_MR;
+    const float *v = bj->v;
+    float *pt = bj->slots + (size_t)slot * bj->slot, *sp = pt + 16 * nt * OG_PANEL_MR;
     if (!bj->ready[16 * slot]) { /* V of every image's tiles: V_ξ[c][n · per + t] */
         const int64_t plane = g->in[0] * g->in[1], prs = 2 * j->th + 2;
-        for (int64_t n = 0; n < g->n; n++)
-            for (int64_t c = 0; c < cn; c++) {
+        const int64_t blocks = (cn + WINO_BAND_VCH - 1) / WINO_BAND_VCH;
+        int64_t part;
+        while ((part = atomic_fetch_add_explicit(bj->vclaim, 1, memory_order_relaxed)) <
+               bj->vparts) {
+            const int64_t n = part / blocks, c0 = part % blocks * WINO_BAND_VCH;
+            const int64_t c1 = c0 + WINO_BAND_VCH < cn ? c0 + WINO_BAND_VCH : cn;
+            for (int64_t c = c0; c < c1; c++) {
                 const float *xc = j->x + (n * cn + c) * plane;
                 for (int64_t r = 0; r < prs; r++) wino_split(j, xc, r, sp + r * 2 * j->sw);
-                wino_input(j, sp, 0, j->th, c, cn, nt, v + n * per);
+                wino_input(j, sp, 0, j->th, c, cn, nt, bj->v + n * per);
             }
+            atomic_fetch_add_explicit(bj->vdone, 1, memory_order_release);
+        }
+        /* the parts still in progress are on running threads */
+        for (int spins = 0; atomic_load_explicit(bj->vdone, memory_order_acquire) < bj->vparts;
+             spins++)
+            if (spins >= 64) sched_yield();
         bj->ready[16 * slot] = 1;
     }
     const size_t ustride = og_panel_floats(g->m, cn);
@@ -361,18 +383,22 @@ static og_status wino_band_run(const og_kernel_ctx *k, wino_job *j, const float 
     const int64_t cn = g->c, mn = g->m, nt = g->n * j->th * j->tw, panels = og_panel_count(mn);
     const int threads = k->threads > 1 ? k->threads : 1;
     const int slots = panels < threads ? (int)panels : threads;
-    wino_band bj = {j, NULL, nt, 0, NULL, NULL};
-    bj.slot = (size_t)(16 * cn * nt + 16 * nt * OG_PANEL_MR + (2 * j->th + 2) * 2 * j->sw);
+    wino_band bj = {.j = j, .nt = nt};
+    bj.slot = (size_t)(16 * nt * OG_PANEL_MR + (2 * j->th + 2) * 2 * j->sw);
+    bj.vparts = g->n * ((cn + WINO_BAND_VCH - 1) / WINO_BAND_VCH);
+    const size_t vfloats = (size_t)(16 * cn * nt);
     const size_t ufloats = 16 * og_panel_floats(mn, cn);
     /* U packed: in the node's cache when W is the model's, under another key than the
      * tile chunks' U (another layout, maybe the same size) */
     bool fresh = true;
     const void *key = (const char *)w + 1;
     float *up = k->const_in & 2u ? og_kcache_get(k, key, ufloats * sizeof(float), &fresh) : NULL;
-    /* scratch: [U packed, when not cached] [G g G^T unpacked, when fresh] [slots] [ready] */
+    /* scratch: [U packed, when not cached] [G g G^T unpacked, when fresh] [V] [slots]
+     * [the two counters, 64 bytes apart] [ready] */
     const size_t uraw = fresh ? (size_t)(16 * mn * cn) : 0, upk = up ? 0 : ufloats;
+    const size_t fl = upk + uraw + vfloats + bj.slot * (size_t)slots;
     const size_t bytes =
-        (upk + uraw + bj.slot * (size_t)slots) * sizeof(float) + (size_t)slots * 16 * sizeof(int);
+        (fl + 15) / 16 * 16 * sizeof(float) + 128 + (size_t)slots * 16 * sizeof(int);
     float *scratch = og_scratch_get(k, bytes);
     if (!scratch) {
         if (up && fresh) og_kcache_drop(k);
@@ -387,8 +413,14 @@ static og_status wino_band_run(const og_kernel_ctx *k, wino_job *j, const float 
             og_panel_pack_f32(mn, cn, u + xi * mn * cn, cn, up + xi * (ufloats / 16));
     }
     bj.up = up;
-    bj.slots = scratch + upk + uraw;
-    bj.ready = (int *)(bj.slots + bj.slot * (size_t)slots);
+    bj.v = scratch + upk + uraw;
+    bj.slots = bj.v + vfloats;
+    char *tail = (char *)(scratch + (fl + 15) / 16 * 16);
+    bj.vclaim = (_Atomic int64_t *)(void *)tail;
+    bj.vdone = (_Atomic int64_t *)(void *)(tail + 64);
+    atomic_init(bj.vclaim, 0);
+    atomic_init(bj.vdone, 0);
+    bj.ready = (int *)(void *)(tail + 128);
     memset(bj.ready, 0, (size_t)slots * 16 * sizeof(int));
     og_par_range(k, slots, panels, 1, wino_band_range, &bj);
     og_scratch_put(k, scratch);
