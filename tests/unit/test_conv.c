@@ -841,20 +841,23 @@ static const conv_case winograd_cases[] = {
     {"wino_nopad", "Conv", 2, .c = 33, .m = 20, .in = {24, 24}, .no_bias = true},
     {"wino_big_mt", "Conv", 2, .n = 3, .c = 24, .m = 40, .in = {40, 37}, PADS1, .mt = true},
     {"wino_pads2", "Conv", 2, .c = 16, .m = 16, .in = {18, 20}, .pads = {2, 2, 2, 1}},
-    /* small images, several per chunk (their tiles side by side in the GEMMs): 5 images
-     * of 4x5 tiles, in one chunk (one thread) or 3 + 2 (two threads) */
-    {"wino_batch5", "Conv", 2, .n = 5, .c = 16, .m = 18, .in = {8, 9}, PADS1},
-    {"wino_batch5_mt", "Conv", 2, .n = 5, .c = 17, .m = 16, .in = {8, 9}, PADS1, .mt = true},
+    /* small images, several per chunk (their tiles side by side in the GEMMs): 30 images
+     * of 4x5 tiles (600 tiles: more than the bands take), in one chunk (one thread) or 15
+     * + 15 (two threads); 5 such images (100 tiles of 16 channels) go by bands */
+    {"wino_batch30", "Conv", 2, .n = 30, .c = 16, .m = 18, .in = {8, 9}, PADS1},
+    {"wino_batch30_mt", "Conv", 2, .n = 30, .c = 17, .m = 16, .in = {8, 9}, PADS1, .mt = true},
+    {"wino_band_batch5_mt", "Conv", 2, .n = 5, .c = 17, .m = 16, .in = {8, 9}, PADS1, .mt = true},
     /* one image in chunks of tile rows, as many per thread (4 chunks of 13, 13, 13, 11) */
     {"wino_chunks_mt", "Conv", 2, .c = 16, .m = 16, .in = {100, 100}, PADS1, .mt = true},
     /* rows of more than 512 padded columns (split without planned masks) */
     {"wino_past_plan", "Conv", 2, .c = 16, .m = 16, .in = {4, 515}, PADS1},
     /* input rows that end one column before the second 32-column block of the split */
     {"wino_edge63", "Conv", 2, .c = 16, .m = 16, .in = {16, 62}, PADS1},
-    /* few tiles (n · tiles < 64: bands of 32 output channels, U packed in panels, each
-     * tile's outputs scattered to their channels' planes): 7x7 planes of 70 channels (3
-     * panels, the last of 6: a partial vector) on 1 and 2 threads, 2 odd images with
-     * partial tiles at both edges and no bias, asymmetric pads, sums of more than one block */
+    /* few tiles (n · tiles < 64, or more on few channels: bands of 32 output channels, U
+     * packed in panels, each tile's outputs scattered to their channels' planes): 7x7
+     * planes of 70 channels (3 panels, the last of 6: a partial vector) on 1 and 2
+     * threads, 2 odd images with partial tiles at both edges and no bias, asymmetric pads,
+     * sums of more than one block */
     {"wino_band_7x7", "Conv", 2, .c = 40, .m = 70, .in = {7, 7}, PADS1},
     {"wino_band_7x7_mt", "Conv", 2, .c = 40, .m = 70, .in = {7, 7}, PADS1, .mt = true},
     {"wino_band_odd_2img_mt", "Conv", 2, .n = 2, .c = 16, .m = 33, .in = {9, 11}, .no_bias = true,
@@ -862,6 +865,10 @@ static const conv_case winograd_cases[] = {
     {"wino_band_pads", "Conv", 2, .c = 17, .m = 48, .in = {12, 14}, .pads = {2, 1, 0, 2}},
     /* 3 images of 4x4 (4 tiles each, fewer than 16: bands only) */
     {"wino_band_4x4_3img_mt", "Conv", 2, .n = 3, .c = 20, .m = 36, .in = {4, 4}, PADS1, .mt = true},
+    /* 2 images of 16x16 (128 tiles of 24 channels: more than 64, a transform that stays
+     * in cache) */
+    {"wino_band_many_tiles_mt", "Conv", 2, .n = 2, .c = 24, .m = 40, .in = {16, 16}, PADS1,
+     .mt = true},
     /* 150 input channels: the products' sums in blocks of 128 and 22 */
     {"wino_band_deep_mt", "Conv", 2, .c = 150, .m = 32, .in = {8, 8}, PADS1, .mt = true},
     /* the input's transform shared by the threads in parts of an image's 32 channels: 3

@@ -10,8 +10,8 @@
  * U_ξ = (G g G^T)_ξ is computed before the items: once per session when W is the model's
  * (the node's og_kcache), else at every call.  Chunks go to threads, each with its own V,
  * P and split rows; their GEMMs run on one thread.  Fewer tiles than WINO_MIN_TILES in all
- * (small planes of one image or a few) go by bands of output channels instead (wino_band,
- * below). */
+ * (small planes of one image or a few), or up to a few hundred on few channels, go by bands
+ * of output channels instead (wino_band, below). */
 #include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
@@ -25,9 +25,9 @@
  * again) cost more than they save: fewer go by bands of output channels (wino_band) with
  * U packed once.  ResNet-18's 14x14 layers at batch 1 (49 tiles by 256 channels): 0.52 ms
  * by bands, 1.15 by im2col + GEMM; its 7x7 ones (16 tiles by 512): 0.87 against 1.45; on
- * two threads 0.30 against 0.66 and 0.45 against 0.89.  With more tiles the bands lose on
- * two threads (each thread transforms the whole input): 128 tiles of 128 channels 0.44 ms
- * against 0.31 by chunks. */
+ * two threads 0.30 against 0.66 and 0.45 against 0.89.  (While each thread transformed the
+ * whole input, more tiles lost by bands on two threads: 128 tiles of 128 channels 0.44 ms
+ * against 0.31 by chunks; see WINO_BAND_MAX_CT.) */
 #define WINO_MIN_TILES       64
 #define WINO_MIN_IMAGE_TILES 16
 #define WINO_MIN_CH          16
@@ -40,12 +40,26 @@
  * the input transform through the GEMMs to the output transform */
 #define WINO_CHUNK_BYTES ((int64_t)2 * 1024 * 1024)
 
+/* More tiles go by bands too where the shared input transform (16 · C · tiles floats) and
+ * each thread's products (16 · 32 · tiles) stay within about L2's size or two: once the
+ * transform was no longer done by every thread (below), ResNet-18's 16x16 layers of 8
+ * images (512 tiles of 64 channels) took 0.65-0.70 ms by bands against 0.75-0.78 by
+ * chunks on one thread (0.35-0.38 against 0.38-0.44 on two), its 8x8 ones (128 of 128)
+ * 0.64 against 0.75, and at 224x224 its 28x28 layers (196 of 128) 0.59 against 0.66 (0.34
+ * against 0.43); the 56x56 ones (784 tiles of 64 channels) were slower, 0.83-0.94 against
+ * 0.70. */
+#define WINO_BAND_MAX_CT    40960 /* C · tiles */
+#define WINO_BAND_MAX_TILES 512
+
 #ifdef OG_CPU_X86
-/* Whether the few tiles of this geometry (n · tiles < WINO_MIN_TILES) go by bands of
- * output channels (wino_band): a plane's int32 offsets for the scattered stores. */
+/* Whether the tiles of this geometry (tiles per image) go by bands of output channels
+ * (wino_band): few in all, or a transform that stays in cache; a plane's int32 offsets
+ * for the scattered stores. */
 static bool wino_band_fits(const og_conv_geom *g, int64_t tiles)
 {
-    return g->n * tiles < WINO_MIN_TILES && g->out[0] * g->out[1] * OG_PANEL_MR < INT32_MAX;
+    const int64_t nt = g->n * tiles;
+    return (nt < WINO_MIN_TILES || (nt <= WINO_BAND_MAX_TILES && g->c * nt <= WINO_BAND_MAX_CT)) &&
+           g->out[0] * g->out[1] * OG_PANEL_MR < INT32_MAX;
 }
 #endif
 
@@ -274,8 +288,9 @@ static void wino_range(void *ctx, int64_t i0, int64_t i1, int slot)
         wino_item(r->j, r->inner, it, r->slots + (size_t)slot * r->j->slot);
 }
 
-/* Few tiles (n · tiles < WINO_MIN_TILES: ResNet-18's 14x14 and 7x7 layers of one image)
- * split by output channels instead: the items are the panels of 32 output channels of U
+/* Few tiles (n · tiles < WINO_MIN_TILES: ResNet-18's 14x14 and 7x7 layers of one image),
+ * or a few hundred whose transform stays in cache (wino_band_fits), split by output
+ * channels instead: the items are the panels of 32 output channels of U
  * (packed for og_panel_gemm_f32: 16 products of one panel by all the tiles, then the
  * output transform of its channels).  The input's transform V is one for all threads, in
  * parts (an image's block of WINO_BAND_VCH channels) that the threads claim from a counter
