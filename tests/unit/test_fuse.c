@@ -433,11 +433,20 @@ static void test_conv_panel(void)
         {40, 48, 14, 14, 1, 1, 1, {0}, 1},
         {200, 96, 16, 16, 1, 1, 1, {0}, 1},
         /* several images: 3x3 stride 2 on 8x8 and 4x4 outputs, 1x1 stride 2 (not pointwise),
-         * 3x3 stride 1 of 8 channels on 5x6; 2x2 outputs and pointwise ones go other ways */
+         * 3x3 stride 1 of 8 channels on 5x6; 2x2 outputs and pointwise ones go other ways.
+         * Their column matrices: stride 2 by rows permuted (output rows of 16, 8, 4 and 2
+         * positions, an odd input width, 5x5 with asymmetric pads), others by gathers
+         * (stride 1, dilation 2, stride 3) */
         {24, 40, 16, 16, 3, 2, 1, {1, 1, 1, 1}, 3},
         {16, 33, 8, 8, 3, 2, 1, {1, 1, 1, 1}, 4},
         {20, 48, 16, 16, 1, 2, 1, {0}, 2},
         {8, 20, 5, 6, 3, 1, 1, {1, 1, 1, 1}, 3},
+        {6, 20, 8, 32, 3, 2, 1, {1, 1, 1, 1}, 2},
+        {10, 36, 16, 4, 3, 2, 1, {1, 1, 1, 1}, 2},
+        {12, 20, 7, 7, 3, 2, 1, {1, 1, 1, 1}, 2},
+        {8, 24, 9, 8, 5, 2, 1, {2, 1, 1, 2}, 2},
+        {6, 35, 8, 7, 2, 1, 2, {0, 1, 1, 0}, 3},
+        {8, 16, 12, 12, 3, 3, 1, {1, 1, 1, 1}, 2},
         {24, 40, 4, 4, 3, 2, 1, {1, 1, 1, 1}, 2},
         {40, 32, 4, 4, 1, 1, 1, {0}, 3},
     };

@@ -34,6 +34,11 @@
 #define CP_MIN_BATCH_OS 16
 #define CP_MAX_PW_OS    256
 #define CP_MAX_PW_C     2048
+/* Several images: the weights of a group of panels an item takes (each image's column
+ * matrix then read from L2 for every panel of the group, not from L3 once per panel):
+ * ResNet-18 at 8x64x64, its 3x3 stride-2 layers of 64 -> 128 channels (4 panels of 74 KB:
+ * one group) and 128 -> 256 (8 of 147 KB: groups of 2) */
+#define CP_GROUP_BYTES (384 * 1024)
 /* Multiply-adds below which a call stays on one thread (as conv_pw.c's, with workers) */
 #define CP_PAR_MIN 2097152.0
 
@@ -83,20 +88,135 @@ typedef struct cp_job {
     const float *x, *up, *b; /* x: the product's B, X [K, OS] */
     float *y;
     int64_t os, kdim, panels;
-    int64_t n;       /* images: items are (panel, image), panel-major */
+    int64_t n; /* images: items are (group of gp panels, image), group-major */
+    int64_t gp;
     int64_t xs;      /* values from one image's product B to the next */
     float *slots;    /* OS x 32 floats per thread */
     const float *in; /* 2-D: the input, in_img values an image, whose column matrices x holds */
     int64_t in_img;
 } cp_job;
 
+/* The column matrix of one image of a 2-D Conv whose output plane has at most
+ * CP_COL_MAX_OS positions and whose input plane at most 2^20 values: each row (a channel's
+ * tap) in vectors of 16 positions gathered from the channel's plane, the lanes in the
+ * padding masked to zero, where the generic im2col copied each tap's output rows apart (a
+ * few values each: 35 % of ResNet-18's 128 -> 256 3x3 stride-2 layer at 8x64x64, 4x4
+ * outputs).  idx / msk: per tap and vector of positions, the input offsets and the lanes
+ * inside the input. */
+#define CP_COL_MAX_OS   64
+#define CP_COL_MAX_TAPS 25
+static OG_TARGET_AVX512 void cp_im2col_gather(const og_conv_geom *g, const int32_t *idx,
+                                              const uint16_t *msk, int64_t taps, const float *x,
+                                              float *col)
+{
+    const int64_t os = g->out[0] * g->out[1], nv = (os + 15) / 16, plane = g->in[0] * g->in[1];
+    const __mmask16 tail = (__mmask16)(os % 16 ? (1u << (os % 16)) - 1u : 0xFFFF);
+    for (int64_t c = 0; c < g->c; c++) {
+        const float *xc = x + c * plane;
+        for (int64_t t = 0; t < taps; t++) {
+            float *row = col + (c * taps + t) * os;
+            for (int64_t v = 0; v < nv; v++) {
+                const __m512i ix = _mm512_loadu_si512(idx + (t * nv + v) * 16);
+                const __m512 val = _mm512_mask_i32gather_ps(_mm512_setzero_ps(),
+                                                            (__mmask16)msk[t * nv + v], ix, xc, 4);
+                _mm512_mask_storeu_ps(row + 16 * v, v + 1 < nv ? 0xFFFF : tail, val);
+            }
+        }
+    }
+}
+
+/* The same for stride 2 where an output row has 1, 2, 4, 8 or 16 positions and the input
+ * rows under 16 outputs hold at most 32 values ((16 / OW) · W <= 32): per kernel row ky,
+ * the input rows 2·oy + ky − pad of every output row oy are copied one after the other
+ * into r (zeros for those outside the input), so that each vector of 16 outputs takes its
+ * tap kx's values from two vectors of r by one permutation (lanes in the padding masked
+ * to zero): ResNet-18's 64 -> 128 layer at 8x64x64 (16x16 to 8x8) had 21 % of its time
+ * in the gathers above.  ix / mk: per kx, the lanes' offsets in the two vectors and the
+ * lanes inside the input. */
+static OG_TARGET_AVX512 void cp_im2col_s2(const og_conv_geom *g, const int32_t *ix,
+                                          const uint16_t *mk, const float *x, float *col, float *r)
+{
+    const int64_t oh = g->out[0], ow = g->out[1], os = oh * ow, nv = (os + 15) / 16;
+    const int64_t h = g->in[0], w = g->in[1], kh = g->kernel[0], kw = g->kernel[1];
+    const int64_t taps = kh * kw, rows_v = 16 / ow; /* output rows a vector */
+    const __mmask16 tail = (__mmask16)(os % 16 ? (1u << (os % 16)) - 1u : 0xFFFF);
+    const __mmask16 w0 = (__mmask16)(w >= 16 ? 0xFFFF : (1u << w) - 1u);
+    const __mmask16 w1 = (__mmask16)(w > 16 ? (1u << (w - 16)) - 1u : 0u);
+    for (int64_t c = 0; c < g->c; c++) {
+        const float *xc = x + c * h * w;
+        for (int64_t ky = 0; ky < kh; ky++) {
+            for (int64_t oy = 0; oy < oh; oy++) {
+                const int64_t iy = 2 * oy + ky - g->pad_begin[0];
+                const bool in = iy >= 0 && iy < h;
+                float *dst = r + oy * w;
+                _mm512_mask_storeu_ps(
+                    dst, w0, in ? _mm512_maskz_loadu_ps(w0, xc + iy * w) : _mm512_setzero_ps());
+                if (w1)
+                    _mm512_mask_storeu_ps(dst + 16, w1,
+                                          in ? _mm512_maskz_loadu_ps(w1, xc + iy * w + 16)
+                                             : _mm512_setzero_ps());
+            }
+            for (int64_t kx = 0; kx < kw; kx++) {
+                const __m512i idx = _mm512_loadu_si512(ix + kx * 16);
+                float *row = col + (c * taps + ky * kw + kx) * os;
+                for (int64_t v = 0; v < nv; v++) {
+                    const float *src = r + v * rows_v * w;
+                    const __m512 val = _mm512_maskz_permutex2var_ps(
+                        (__mmask16)mk[kx], _mm512_loadu_ps(src), idx, _mm512_loadu_ps(src + 16));
+                    _mm512_mask_storeu_ps(row + 16 * v, v + 1 < nv ? 0xFFFF : tail, val);
+                }
+            }
+        }
+    }
+}
+
 /* The column matrices of images [i0, i1) (2-D). */
 static void cp_im2col(void *ctx, int64_t i0, int64_t i1, int slot)
 {
     const cp_job *j = ctx;
+    const og_conv_geom *g = j->g;
     (void)slot;
+    const int64_t os = g->out[0] * g->out[1], nv = (os + 15) / 16,
+                  taps = g->kernel[0] * g->kernel[1];
+    if (os > CP_COL_MAX_OS || taps > CP_COL_MAX_TAPS || g->in[0] * g->in[1] > (1 << 20)) {
+        for (int64_t i = i0; i < i1; i++)
+            og_conv_im2col_f32(g, j->in + i * j->in_img, (float *)j->x + i * j->xs);
+        return;
+    }
+    const int64_t ow = g->out[1], w = g->in[1];
+    if (g->stride[0] == 2 && g->stride[1] == 2 && g->dil[0] == 1 && g->dil[1] == 1 &&
+        g->kernel[1] <= 16 && ow <= 16 && 16 % ow == 0 && 16 / ow * w <= 32) {
+        int32_t ix[16 * 16];
+        uint16_t mk[16] = {0};
+        for (int64_t kx = 0; kx < g->kernel[1]; kx++)
+            for (int l = 0; l < 16; l++) {
+                const int64_t ox = l % ow, iw = 2 * ox + kx - g->pad_begin[1];
+                const bool in = iw >= 0 && iw < w;
+                ix[kx * 16 + l] = in ? (int32_t)(l / ow * w + iw) : 0;
+                if (in) mk[kx] |= (uint16_t)(1u << l);
+            }
+        /* the rows of one kernel row, and the vectors past them that the last vector's
+         * permutations read (zeros: lanes that are not stored) */
+        float r[CP_COL_MAX_OS * 2 + 32];
+        memset(r, 0, sizeof r);
+        for (int64_t i = i0; i < i1; i++)
+            cp_im2col_s2(g, ix, mk, j->in + i * j->in_img, (float *)j->x + i * j->xs, r);
+        return;
+    }
+    int32_t idx[CP_COL_MAX_TAPS * CP_COL_MAX_OS];
+    uint16_t msk[CP_COL_MAX_TAPS * CP_COL_MAX_OS / 16];
+    memset(msk, 0, sizeof msk);
+    for (int64_t t = 0; t < taps; t++)
+        for (int64_t p = 0; p < nv * 16; p++) {
+            const int64_t oy = p / g->out[1], ox = p % g->out[1];
+            const int64_t iy = oy * g->stride[0] + t / g->kernel[1] * g->dil[0] - g->pad_begin[0];
+            const int64_t ix = ox * g->stride[1] + t % g->kernel[1] * g->dil[1] - g->pad_begin[1];
+            const bool in = p < os && iy >= 0 && iy < g->in[0] && ix >= 0 && ix < g->in[1];
+            idx[t * nv * 16 + p] = in ? (int32_t)(iy * g->in[1] + ix) : 0;
+            if (in) msk[t * nv + p / 16] |= (uint16_t)(1u << (p % 16));
+        }
     for (int64_t i = i0; i < i1; i++)
-        og_conv_im2col_f32(j->g, j->in + i * j->in_img, (float *)j->x + i * j->xs);
+        cp_im2col_gather(g, idx, msk, taps, j->in + i * j->in_img, (float *)j->x + i * j->xs);
 }
 
 /* y[(m0 + r) * os + j] = act(ct[j * 32 + r] + b[m0 + r]) for r < mr (<= 32), j < os, act
@@ -123,26 +243,33 @@ static OG_TARGET_AVX512 void cp_store(const float *ct, int64_t os, int64_t mr, c
         }
 }
 
-/* Items: (panel of 32 output channels, image), the images of a panel one after the other
- * (its weights read once from memory). */
+/* Items: (group of gp panels of 32 output channels, image), the images of a group one
+ * after the other (its weights read once from memory, and kept in L2 from one image to
+ * the next), each image's panels of the group one after the other (its column matrix
+ * kept in L2 from one panel to the next). */
 static void cp_range(void *ctx, int64_t i0, int64_t i1, int slot)
 {
     const cp_job *j = ctx;
     const og_conv_geom *g = j->g;
     float *ct = j->slots + (size_t)slot * (size_t)(j->os * OG_PANEL_MR);
-    for (int64_t it = i0; it < i1; it++) {
-        const int64_t pi = it / j->n, i = it % j->n, m0 = pi * OG_PANEL_MR;
-        const int64_t mr = g->m - m0 < OG_PANEL_MR ? g->m - m0 : OG_PANEL_MR;
-        const bool next = it + 1 < i1 && i + 1 == j->n; /* the next item, another panel */
-        og_panel_gemm_f32(pi, pi + 1, j->os, j->kdim, j->up, j->x + i * j->xs, j->os, ct,
-                          OG_PANEL_MR, next ? j->up + (pi + 1) * j->kdim * OG_PANEL_MR : NULL);
-        float *yb = j->y + (i * g->m + m0) * j->os;
-        float lo = 0.0f, hi = 0.0f;
-        const bool clamp = og_act_clamp_f32(&j->k->act, &lo, &hi);
-        const int vact = clamp ? 0 : og_vact_of(&j->k->act);
-        cp_store(ct, j->os, mr, j->b ? j->b + m0 : NULL, yb, clamp, lo, hi, vact);
-        if (!clamp && !vact) og_cpu_act(&j->k->act, OG_FLOAT, yb, mr * j->os);
-    }
+    for (int64_t it = i0; it < i1; it++)
+        for (int64_t pi = it / j->n * j->gp, pe = pi + j->gp; pi < pe && pi < j->panels; pi++) {
+            const int64_t i = it % j->n, m0 = pi * OG_PANEL_MR;
+            const int64_t mr = g->m - m0 < OG_PANEL_MR ? g->m - m0 : OG_PANEL_MR;
+            /* the next panel to be read: this item's next, or the next group's first */
+            const int64_t np = pi + 1 < pe                    ? pi + 1
+                               : it + 1 < i1 && i + 1 == j->n ? pi + 1
+                                                              : j->panels;
+            og_panel_gemm_f32(pi, pi + 1, j->os, j->kdim, j->up, j->x + i * j->xs, j->os, ct,
+                              OG_PANEL_MR,
+                              np < j->panels ? j->up + np * j->kdim * OG_PANEL_MR : NULL);
+            float *yb = j->y + (i * g->m + m0) * j->os;
+            float lo = 0.0f, hi = 0.0f;
+            const bool clamp = og_act_clamp_f32(&j->k->act, &lo, &hi);
+            const int vact = clamp ? 0 : og_vact_of(&j->k->act);
+            cp_store(ct, j->os, mr, j->b ? j->b + m0 : NULL, yb, clamp, lo, hi, vact);
+            if (!clamp && !vact) og_cpu_act(&j->k->act, OG_FLOAT, yb, mr * j->os);
+        }
 }
 
 #endif
@@ -157,7 +284,11 @@ og_status og_conv_panel(const og_kernel_ctx *k, const og_conv_geom *g, const flo
         taps *= g->kernel[i];
     }
     const bool pw = is_pointwise(g);
-    const int64_t panels = og_panel_count(g->m), kdim = g->c * taps, items = panels * g->n;
+    const int64_t panels = og_panel_count(g->m), kdim = g->c * taps;
+    /* several images: as many panels an item as CP_GROUP_BYTES of weights hold */
+    int64_t gp = g->n > 1 ? CP_GROUP_BYTES / (kdim * OG_PANEL_MR * (int64_t)sizeof(float)) : 1;
+    gp = gp < 1 ? 1 : gp > panels ? panels : gp;
+    const int64_t items = (panels + gp - 1) / gp * g->n;
     const double madds = (double)g->m * (double)kdim * (double)os * (double)g->n;
     int threads = k->threads > 1 && madds >= CP_PAR_MIN ? k->threads : 1;
     threads = items < threads ? (int)items : threads;
@@ -180,9 +311,9 @@ og_status og_conv_panel(const og_kernel_ctx *k, const og_conv_geom *g, const flo
     float *col = scratch + upk;
     int64_t in_img = g->c; /* values of an input image */
     for (int i = 0; i < g->nsp; i++) in_img *= g->in[i];
-    cp_job j = {
-        k,          g, pw ? x : col, up, b, y, os, kdim, panels, g->n, pw ? in_img : kdim * os,
-        col + colf, x, in_img};
+    cp_job j = {k,          g,    pw ? x : col, up,   b,  y,
+                os,         kdim, panels,       g->n, gp, pw ? in_img : kdim * os,
+                col + colf, x,    in_img};
     if (!pw) og_par_range(k, g->n < threads ? (int)g->n : threads, g->n, 1, cp_im2col, &j);
     og_par_range(k, threads, items, 1, cp_range, &j);
     og_scratch_put(k, scratch);
