@@ -433,7 +433,8 @@ static void test_conv_panel(void)
         {40, 48, 14, 14, 1, 1, 1, {0}, 1},
         {200, 96, 16, 16, 1, 1, 1, {0}, 1},
         /* several images: 3x3 stride 2 on 8x8 and 4x4 outputs, 1x1 stride 2 (not pointwise),
-         * 3x3 stride 1 of 8 channels on 5x6; 2x2 outputs and pointwise ones go other ways.
+         * 3x3 stride 1 of 8 channels on 5x6; 2x2 outputs of 2 images (8 columns) and
+         * pointwise ones go other ways.
          * Their column matrices: stride 2 by rows permuted (output rows of 16, 8, 4 and 2
          * positions, an odd input width, 5x5 with asymmetric pads), others by gathers
          * (stride 1, dilation 2, stride 3) */
@@ -447,6 +448,13 @@ static void test_conv_panel(void)
         {8, 24, 9, 8, 5, 2, 1, {2, 1, 1, 2}, 2},
         {6, 35, 8, 7, 2, 1, 2, {0, 1, 1, 0}, 3},
         {8, 16, 12, 12, 3, 3, 1, {1, 1, 1, 1}, 2},
+        /* planes of fewer than 16 outputs, the images side by side in one product: 2x2
+         * outputs of 5 images (stride 2 by rows permuted), of 8 (1x1 stride 2) and of 9
+         * (3x3 stride 1, gathered: 36 columns), 3x3 outputs of 3 images */
+        {24, 40, 4, 4, 3, 2, 1, {1, 1, 1, 1}, 5},
+        {20, 36, 4, 4, 1, 2, 1, {0}, 8},
+        {12, 20, 2, 2, 3, 1, 1, {1, 1, 1, 1}, 9},
+        {16, 24, 3, 3, 3, 1, 1, {1, 1, 1, 1}, 3},
         {24, 40, 4, 4, 3, 2, 1, {1, 1, 1, 1}, 2},
         {40, 32, 4, 4, 1, 1, 1, {0}, 3},
     };

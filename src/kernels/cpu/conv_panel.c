@@ -39,6 +39,10 @@
  * ResNet-18 at 8x64x64, its 3x3 stride-2 layers of 64 -> 128 channels (4 panels of 74 KB:
  * one group) and 128 -> 256 (8 of 147 KB: groups of 2) */
 #define CP_GROUP_BYTES (384 * 1024)
+/* Column matrices built by gathers or permutations (cp_im2col): output planes and
+ * kernels of at most this many positions and taps */
+#define CP_COL_MAX_OS   64
+#define CP_COL_MAX_TAPS 25
 /* Multiply-adds below which a call stays on one thread (as conv_pw.c's, with workers) */
 #define CP_PAR_MIN 2097152.0
 
@@ -49,6 +53,14 @@ static bool is_pointwise(const og_conv_geom *g)
             g->out[i] != g->in[i])
             return false;
     return true;
+}
+
+/* Whether cp_im2col builds the column matrices of 2-D g by gathers or permutations (any
+ * row stride), not by og_conv_im2col_f32. */
+static bool cp_cols_fast(const og_conv_geom *g)
+{
+    return g->out[0] * g->out[1] <= CP_COL_MAX_OS &&
+           g->kernel[0] * g->kernel[1] <= CP_COL_MAX_TAPS && g->in[0] * g->in[1] <= (1 << 20);
 }
 
 bool og_conv_panel_applies(const og_kernel_ctx *k, const og_conv_geom *g, og_dtype t)
@@ -65,7 +77,9 @@ bool og_conv_panel_applies(const og_kernel_ctx *k, const og_conv_geom *g, og_dty
      * stride-2 ones 0.082 -> 0.066 and 0.105 -> 0.078; on 2x2 planes the tiles of 4
      * columns took twice as long, and pointwise ones side by side were no faster) */
     if (g->n > 1)
-        return os >= CP_MIN_BATCH_OS && os <= CP_MAX_OS && g->nsp == 2 && !is_pointwise(g);
+        return g->nsp == 2 && !is_pointwise(g) &&
+               ((os >= CP_MIN_BATCH_OS && os <= CP_MAX_OS) ||
+                (os < CP_MIN_BATCH_OS && g->n * os >= CP_MIN_BATCH_OS && cp_cols_fast(g)));
     if (os <= CP_MAX_OS) return is_pointwise(g) ? g->c <= CP_MAX_PW_C : g->nsp == 2;
     /* larger planes: pointwise ones whose channels fill the panels (at least 90 %) */
     return os <= CP_MAX_PW_OS && is_pointwise(g) && g->c <= CP_MAX_PW_C &&
@@ -91,6 +105,8 @@ typedef struct cp_job {
     int64_t n; /* images: items are (group of gp panels, image), group-major */
     int64_t gp;
     int64_t xs;      /* values from one image's product B to the next */
+    int64_t ld;      /* the product B's row: os, or n · os with the images side by side */
+    bool sb;         /* images side by side (planes of fewer than CP_MIN_BATCH_OS) */
     float *slots;    /* OS x 32 floats per thread */
     const float *in; /* 2-D: the input, in_img values an image, whose column matrices x holds */
     int64_t in_img;
@@ -103,18 +119,16 @@ typedef struct cp_job {
  * few values each: 35 % of ResNet-18's 128 -> 256 3x3 stride-2 layer at 8x64x64, 4x4
  * outputs).  idx / msk: per tap and vector of positions, the input offsets and the lanes
  * inside the input. */
-#define CP_COL_MAX_OS   64
-#define CP_COL_MAX_TAPS 25
 static OG_TARGET_AVX512 void cp_im2col_gather(const og_conv_geom *g, const int32_t *idx,
                                               const uint16_t *msk, int64_t taps, const float *x,
-                                              float *col)
+                                              float *col, int64_t ld)
 {
     const int64_t os = g->out[0] * g->out[1], nv = (os + 15) / 16, plane = g->in[0] * g->in[1];
     const __mmask16 tail = (__mmask16)(os % 16 ? (1u << (os % 16)) - 1u : 0xFFFF);
     for (int64_t c = 0; c < g->c; c++) {
         const float *xc = x + c * plane;
         for (int64_t t = 0; t < taps; t++) {
-            float *row = col + (c * taps + t) * os;
+            float *row = col + (c * taps + t) * ld;
             for (int64_t v = 0; v < nv; v++) {
                 const __m512i ix = _mm512_loadu_si512(idx + (t * nv + v) * 16);
                 const __m512 val = _mm512_mask_i32gather_ps(_mm512_setzero_ps(),
@@ -134,7 +148,8 @@ static OG_TARGET_AVX512 void cp_im2col_gather(const og_conv_geom *g, const int32
  * in the gathers above.  ix / mk: per kx, the lanes' offsets in the two vectors and the
  * lanes inside the input. */
 static OG_TARGET_AVX512 void cp_im2col_s2(const og_conv_geom *g, const int32_t *ix,
-                                          const uint16_t *mk, const float *x, float *col, float *r)
+                                          const uint16_t *mk, const float *x, float *col,
+                                          int64_t ld, float *r)
 {
     const int64_t oh = g->out[0], ow = g->out[1], os = oh * ow, nv = (os + 15) / 16;
     const int64_t h = g->in[0], w = g->in[1], kh = g->kernel[0], kw = g->kernel[1];
@@ -158,7 +173,7 @@ static OG_TARGET_AVX512 void cp_im2col_s2(const og_conv_geom *g, const int32_t *
             }
             for (int64_t kx = 0; kx < kw; kx++) {
                 const __m512i idx = _mm512_loadu_si512(ix + kx * 16);
-                float *row = col + (c * taps + ky * kw + kx) * os;
+                float *row = col + (c * taps + ky * kw + kx) * ld;
                 for (int64_t v = 0; v < nv; v++) {
                     const float *src = r + v * rows_v * w;
                     const __m512 val = _mm512_maskz_permutex2var_ps(
@@ -178,7 +193,7 @@ static void cp_im2col(void *ctx, int64_t i0, int64_t i1, int slot)
     (void)slot;
     const int64_t os = g->out[0] * g->out[1], nv = (os + 15) / 16,
                   taps = g->kernel[0] * g->kernel[1];
-    if (os > CP_COL_MAX_OS || taps > CP_COL_MAX_TAPS || g->in[0] * g->in[1] > (1 << 20)) {
+    if (!cp_cols_fast(g)) {
         for (int64_t i = i0; i < i1; i++)
             og_conv_im2col_f32(g, j->in + i * j->in_img, (float *)j->x + i * j->xs);
         return;
@@ -200,7 +215,7 @@ static void cp_im2col(void *ctx, int64_t i0, int64_t i1, int slot)
         float r[CP_COL_MAX_OS * 2 + 32];
         memset(r, 0, sizeof r);
         for (int64_t i = i0; i < i1; i++)
-            cp_im2col_s2(g, ix, mk, j->in + i * j->in_img, (float *)j->x + i * j->xs, r);
+            cp_im2col_s2(g, ix, mk, j->in + i * j->in_img, (float *)j->x + i * j->xs, j->ld, r);
         return;
     }
     int32_t idx[CP_COL_MAX_TAPS * CP_COL_MAX_OS];
@@ -216,7 +231,8 @@ static void cp_im2col(void *ctx, int64_t i0, int64_t i1, int slot)
             if (in) msk[t * nv + p / 16] |= (uint16_t)(1u << (p % 16));
         }
     for (int64_t i = i0; i < i1; i++)
-        cp_im2col_gather(g, idx, msk, taps, j->in + i * j->in_img, (float *)j->x + i * j->xs);
+        cp_im2col_gather(g, idx, msk, taps, j->in + i * j->in_img, (float *)j->x + i * j->xs,
+                         j->ld);
 }
 
 /* y[(m0 + r) * os + j] = act(ct[j * 32 + r] + b[m0 + r]) for r < mr (<= 32), j < os, act
@@ -251,6 +267,25 @@ static void cp_range(void *ctx, int64_t i0, int64_t i1, int slot)
 {
     const cp_job *j = ctx;
     const og_conv_geom *g = j->g;
+    float lo = 0.0f, hi = 0.0f;
+    const bool clamp = og_act_clamp_f32(&j->k->act, &lo, &hi);
+    const int vact = clamp ? 0 : og_vact_of(&j->k->act);
+    if (j->sb) { /* items: panels, each by every image's columns */
+        float *ct = j->slots + (size_t)slot * (size_t)(j->ld * OG_PANEL_MR);
+        for (int64_t pi = i0; pi < i1; pi++) {
+            const int64_t m0 = pi * OG_PANEL_MR;
+            const int64_t mr = g->m - m0 < OG_PANEL_MR ? g->m - m0 : OG_PANEL_MR;
+            og_panel_gemm_f32(pi, pi + 1, j->ld, j->kdim, j->up, j->x, j->ld, ct, OG_PANEL_MR,
+                              pi + 1 < i1 ? j->up + (pi + 1) * j->kdim * OG_PANEL_MR : NULL);
+            for (int64_t i = 0; i < j->n; i++) {
+                float *yb = j->y + (i * g->m + m0) * j->os;
+                cp_store(ct + i * j->os * OG_PANEL_MR, j->os, mr, j->b ? j->b + m0 : NULL, yb,
+                         clamp, lo, hi, vact);
+                if (!clamp && !vact) og_cpu_act(&j->k->act, OG_FLOAT, yb, mr * j->os);
+            }
+        }
+        return;
+    }
     float *ct = j->slots + (size_t)slot * (size_t)(j->os * OG_PANEL_MR);
     for (int64_t it = i0; it < i1; it++)
         for (int64_t pi = it / j->n * j->gp, pe = pi + j->gp; pi < pe && pi < j->panels; pi++) {
@@ -264,9 +299,6 @@ static void cp_range(void *ctx, int64_t i0, int64_t i1, int slot)
                               OG_PANEL_MR,
                               np < j->panels ? j->up + np * j->kdim * OG_PANEL_MR : NULL);
             float *yb = j->y + (i * g->m + m0) * j->os;
-            float lo = 0.0f, hi = 0.0f;
-            const bool clamp = og_act_clamp_f32(&j->k->act, &lo, &hi);
-            const int vact = clamp ? 0 : og_vact_of(&j->k->act);
             cp_store(ct, j->os, mr, j->b ? j->b + m0 : NULL, yb, clamp, lo, hi, vact);
             if (!clamp && !vact) og_cpu_act(&j->k->act, OG_FLOAT, yb, mr * j->os);
         }
@@ -283,12 +315,12 @@ og_status og_conv_panel(const og_kernel_ctx *k, const og_conv_geom *g, const flo
         os *= g->out[i];
         taps *= g->kernel[i];
     }
-    const bool pw = is_pointwise(g);
+    const bool pw = is_pointwise(g), sb = g->n > 1 && os < CP_MIN_BATCH_OS;
     const int64_t panels = og_panel_count(g->m), kdim = g->c * taps;
     /* several images: as many panels an item as CP_GROUP_BYTES of weights hold */
     int64_t gp = g->n > 1 ? CP_GROUP_BYTES / (kdim * OG_PANEL_MR * (int64_t)sizeof(float)) : 1;
     gp = gp < 1 ? 1 : gp > panels ? panels : gp;
-    const int64_t items = (panels + gp - 1) / gp * g->n;
+    const int64_t items = sb ? panels : (panels + gp - 1) / gp * g->n;
     const double madds = (double)g->m * (double)kdim * (double)os * (double)g->n;
     int threads = k->threads > 1 && madds >= CP_PAR_MIN ? k->threads : 1;
     threads = items < threads ? (int)items : threads;
@@ -297,7 +329,7 @@ og_status og_conv_panel(const og_kernel_ctx *k, const og_conv_geom *g, const flo
      * layouts, possibly of the same size), whatever paths a node takes from run to run */
     bool fresh = true;
     float *up = og_kcache_get(k, (const char *)w + 2, ufloats * sizeof(float), &fresh);
-    const size_t upk = up ? 0 : ufloats, slot = (size_t)(os * OG_PANEL_MR);
+    const size_t upk = up ? 0 : ufloats, slot = (size_t)((sb ? g->n : 1) * os * OG_PANEL_MR);
     const size_t colf = pw ? 0 : (size_t)(kdim * os * g->n);
     const size_t bytes = (upk + colf + slot * (size_t)threads) * sizeof(float);
     float *scratch = og_scratch_get(k, bytes);
@@ -311,10 +343,27 @@ og_status og_conv_panel(const og_kernel_ctx *k, const og_conv_geom *g, const flo
     float *col = scratch + upk;
     int64_t in_img = g->c; /* values of an input image */
     for (int i = 0; i < g->nsp; i++) in_img *= g->in[i];
-    cp_job j = {k,          g,    pw ? x : col, up,   b,  y,
-                os,         kdim, panels,       g->n, gp, pw ? in_img : kdim * os,
-                col + colf, x,    in_img};
-    if (!pw) og_par_range(k, g->n < threads ? (int)g->n : threads, g->n, 1, cp_im2col, &j);
+    cp_job j = {.k = k,
+                .g = g,
+                .x = pw ? x : col,
+                .up = up,
+                .b = b,
+                .y = y,
+                .os = os,
+                .kdim = kdim,
+                .panels = panels,
+                .n = g->n,
+                .gp = gp,
+                .xs = pw   ? in_img
+                      : sb ? os
+                           : kdim * os,
+                .ld = sb ? g->n * os : os,
+                .sb = sb,
+                .slots = col + colf,
+                .in = x,
+                .in_img = in_img};
+    /* side by side, one thread: the images' columns share cache lines */
+    if (!pw) og_par_range(k, sb ? 1 : g->n < threads ? (int)g->n : threads, g->n, 1, cp_im2col, &j);
     og_par_range(k, threads, items, 1, cp_range, &j);
     og_scratch_put(k, scratch);
     return OG_OK;
