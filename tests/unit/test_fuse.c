@@ -764,7 +764,7 @@ static void test_pwdw(void)
         og_pre_conv pre = {pnode,
                            g->values[value(&f, "W1")].init,
                            pc->b1 ? g->values[value(&f, "B1")].init : NULL,
-                           {OG_FUSE_NONE}};
+                           {.kind = OG_FUSE_NONE}};
         pre.act.kind = pc->pre_act == 1   ? OG_FUSE_CLIP
                        : pc->pre_act == 2 ? OG_FUSE_HARDSWISH
                        : pc->pre_act == 3 ? OG_FUSE_SILU
