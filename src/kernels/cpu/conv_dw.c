@@ -281,7 +281,7 @@ typedef enum dw_kind {
     DW_TR,      /* ConvTranspose: (image, output channel) */
     DW_BLK,     /* Conv, small planes: (block of DW_L channels, image) */
     DW_PLANE,   /* Conv, AVX-512 float planes (conv_dw_plane.h): (image, channel) */
-    DW_REG,     /* Conv, AVX-512 float 3x3 small planes (conv_dw_reg.h): (channels, images) */
+    DW_REG,     /* Conv, AVX-512 float 3x3 / 5x5 small planes (conv_dw_reg.h): (channels, images) */
     DW_CONV     /* Conv: (image, group) */
 } dw_kind;
 
