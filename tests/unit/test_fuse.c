@@ -850,6 +850,55 @@ static void test_add_act(og_dtype dt, int threads, int variant)
     og_graph_free(g);
 }
 
+/* Gemm (transB, with C) then Relu, Clip [0, 1], Sigmoid or HardSigmoid, fused (the
+ * activation applied to Y after the product) against node by node, the same bits, float
+ * and double, 1 and 2 threads, NaN and -0 in X; variant 4: Y asked for, no fusion. */
+static void test_gemm_act(og_dtype dt, int threads, int variant)
+{
+    fg f = {og_graph_new(NULL), dt};
+    og_graph *g = f.g;
+    int x = start_graph(&f, 14);
+    const int64_t xd[2] = {64, 40}, wd[2] = {30, 40}, bd[1] = {30};
+    g->values[x].dtype = dt;
+    g->values[x].rank = 2;
+    memcpy(g->values[x].dims, xd, sizeof xd);
+    init(&f, "W", 2, wd, 0.5, 0, false);
+    init(&f, "B", 1, bd, 0.3, 0.1, false);
+    int gm = node(&f, "Gemm", 3, (const char *[]){"X", "W", "B"}, 1, (const char *[]){"V"});
+    og_attr tb = {.name = (char *)"transB", .type = OG_ATTR_INT, .i = 1};
+    og_node_add_attr(g, gm, &tb);
+    if (variant == 1) {
+        const int64_t none[1] = {0};
+        init(&f, "L", 0, none, 0, 0, false);
+        init(&f, "H", 0, none, 0, 1, false);
+        node(&f, "Clip", 3, (const char *[]){"V", "L", "H"}, 1, (const char *[]){"Y"});
+    } else if (variant == 2) {
+        node(&f, "Sigmoid", 1, (const char *[]){"V"}, 1, (const char *[]){"Y"});
+    } else if (variant == 3) {
+        int k = node(&f, "HardSigmoid", 1, (const char *[]){"V"}, 1, (const char *[]){"Y"});
+        og_attr al = {.name = (char *)"alpha", .type = OG_ATTR_FLOAT, .f = 0.3f};
+        og_node_add_attr(g, k, &al);
+    } else {
+        node(&f, "Relu", 1, (const char *[]){"V"}, 1, (const char *[]){"Y"});
+    }
+    g->values[value(&f, "Y")].is_graph_output = true;
+    g->outputs[g->n_outputs++] = value(&f, "Y");
+    if (variant == 4) {
+        g->values[value(&f, "V")].is_graph_output = true;
+        g->outputs[g->n_outputs++] = value(&f, "V");
+    }
+    char label[64];
+    snprintf(label, sizeof label, "gemm_act variant %d %s %d threads", variant, og_dtype_name(dt),
+             threads);
+    og_tensor *xin = NULL;
+    og_tensor_alloc(dt, 2, xd, NULL, &xin);
+    for (int64_t i = 0; i < xin->numel; i++)
+        set(xin, i, i % 97 == 0 ? NAN : i % 89 == 0 ? -0.0 : 2.0 * sin(0.31 * (double)i));
+    fused_vs_plain(g, xin, threads, variant == 4 ? 0 : 1, 0, label);
+    og_tensor_free(xin);
+    og_graph_free(g);
+}
+
 int main(void)
 {
     test_pwdw();
@@ -864,6 +913,11 @@ int main(void)
         test_add_act(OG_DOUBLE, 2, v);
     }
     test_add_act(OG_INT32, 1, 0);
+    for (int v = 0; v < 5; v++) {
+        test_gemm_act(OG_FLOAT, 1, v);
+        test_gemm_act(OG_FLOAT, 2, v);
+        test_gemm_act(OG_DOUBLE, 1, v);
+    }
     for (int p = 0; p < P_COUNT; p++) {
         run_pattern(p, OG_FLOAT, 1, false, false, false, false, false);
         run_pattern(p, OG_FLOAT, 1, false, false, true, false, false);

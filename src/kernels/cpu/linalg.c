@@ -426,11 +426,11 @@ static void transpose_f32(const float *src, int64_t rows, int64_t cols, int64_t 
         }
 }
 
-static og_status gemm_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
-                             og_tensor *const *out, int n_out)
+static og_status gemm_compute(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                              og_tensor *const *out, int n_out)
 {
     bool done;
-    og_status hs = og_linalg_half(k, gemm_kernel, in, n_in, out, n_out, &done);
+    og_status hs = og_linalg_half(k, gemm_compute, in, n_in, out, n_out, &done);
     if (done) return hs;
     const og_gemm_params *p = k->params;
     const og_tensor *a = in[0], *b = in[1], *c = n_in > 2 ? in[2] : NULL;
@@ -500,6 +500,17 @@ static og_status gemm_kernel(const og_kernel_ctx *k, const og_tensor *const *in,
     }
     t->gemm(k, g.ta, g.tb, g.m, g.n, g.k, p->alpha, g.a, g.lda, g.b, g.ldb, beta, g.c, g.n);
     return OG_OK;
+}
+
+/* Gemm, then the activation fused into it (og_fusion_plan: float and double outputs; an
+ * MLP's Relu), applied to Y while it is in cache instead of by a node of its own. */
+static og_status gemm_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
+                             og_tensor *const *out, int n_out)
+{
+    const og_status st = gemm_compute(k, in, n_in, out, n_out);
+    if (st == OG_OK && k->act.kind != OG_FUSE_NONE)
+        og_cpu_act(&k->act, out[0]->dtype, out[0]->data, out[0]->numel);
+    return st;
 }
 
 /* ---- Det ------------------------------------------------------------------------------ */
@@ -582,7 +593,7 @@ static og_status det_kernel(const og_kernel_ctx *k, const og_tensor *const *in, 
  * alpha and beta must be integral: the kernel checks those attributes. */
 const og_kernel_def og_cpu_linalg[] = {
     {.name = "MatMul", .domain = "", .fn = matmul_kernel, .select = select_linalg},
-    {.name = "Gemm", .domain = "", .fn = gemm_kernel, .select = select_linalg},
+    {.name = "Gemm", .domain = "", .fn = gemm_kernel, .select = select_linalg, .act = 1},
     {.name = "Einsum", .domain = "", .fn = og_einsum_kernel, .select = og_einsum_select},
     {.name = "Det", .domain = "", .fn = det_kernel, .select = select_det},
     {.name = NULL}};
