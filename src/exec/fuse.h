@@ -5,7 +5,8 @@
  * header of exec/.
  *
  * A node whose kernel applies an activation to its output (og_kernel_def.act: Conv,
- * ConvTranspose, Add: a residual Add and its Relu) and whose output 0 is read by one activation
+ * ConvTranspose, Add: a residual Add and its Relu, Gemm: an MLP's layers) and whose output 0
+ * is read by one activation
  * only (Relu, Clip with constant bounds, HardSwish, HardSigmoid, Sigmoid, or Sigmoid and a Mul
  * making SiLU x * Sigmoid(x)), and by nothing else, is run with that activation (og_kernel_ctx.act)
  * and writes the activation's output directly; the activation nodes do not run.  The
