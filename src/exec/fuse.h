@@ -6,10 +6,10 @@
  *
  * A node whose kernel applies an activation to its output (og_kernel_def.act: Conv,
  * ConvTranspose, Add: a residual Add and its Relu, Gemm: an MLP's layers) and whose output 0
- * is read by one activation
- * only (Relu, Clip with constant bounds, HardSwish, HardSigmoid, Sigmoid, or Sigmoid and a Mul
- * making SiLU x * Sigmoid(x)), and by nothing else, is run with that activation (og_kernel_ctx.act)
- * and writes the activation's output directly; the activation nodes do not run.  The
+ * is read by one activation only (Relu, Clip with constant bounds, HardSwish, HardSigmoid,
+ * Sigmoid, or Sigmoid and a Mul making SiLU x * Sigmoid(x)), and by nothing else, is run
+ * with that activation (og_kernel_ctx.act) and writes the activation's output directly; the
+ * activation nodes do not run.  The
  * graph is not changed: a saved model is the model loaded, and a run that asks for a value
  * the plan leaves out runs the nodes one by one.
  */
