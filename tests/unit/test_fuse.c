@@ -804,99 +804,89 @@ static void test_pwdw(void)
     }
 }
 
-/* A residual Add and the Relu (or Clip) after it (binary.c's Add applies the activation to
- * each chunk it computes): X [4, 24, 20, 20] (on two threads [4, 24, 110, 100]) + R (an
- * initializer of [24, 1, 1], broadcast)
- * with NaN, -0 and values on both sides of 0, float and double, one and two threads (the
- * chunks split over them); the fused run equals the node-by-node one bit for bit, and the
- * log says one node fused.  Not fused: the Add's output also a graph output; an int32 Add
- * (which has no activation loop). */
-static void test_add_act(og_dtype dt, int threads, int variant)
+/* The end of an activation-fusion case: V (the fusible node's output) through act (0 Relu,
+ * 1 Clip to [0, 1] by initializer bounds, 2 Sigmoid, 3 HardSigmoid with alpha 0.3) into the
+ * graph output Y, V also asked for with v_out (no fusion then); X [rank, xd] filled with
+ * NaN, -0 and values on both sides of 0; the fused run against the node-by-node one
+ * (fused_vs_plain: `expect` nodes fused), then g freed. */
+static void act_case(fg *f, int act, bool v_out, int rank, const int64_t *xd, int threads,
+                     int expect, const char *label)
 {
-    fg f = {og_graph_new(NULL), dt};
-    og_graph *g = f.g;
-    int x = start_graph(&f, 14);
-    /* on two threads more than 2^20 values, which the Add splits into a chunk a thread */
-    const int64_t xd[4] = {4, 24, threads > 1 ? 110 : 20, threads > 1 ? 100 : 20},
-                  rd[3] = {24, 1, 1};
-    g->values[x].dtype = dt;
-    g->values[x].rank = 4;
-    memcpy(g->values[x].dims, xd, sizeof xd);
-    init(&f, "R", 3, rd, 0.5, 0, false);
-    node(&f, "Add", 2, (const char *[]){"X", "R"}, 1, (const char *[]){"V"});
-    if (variant == 1) { /* Clip to [0, 1] by initializer bounds */
+    og_graph *g = f->g;
+    const char *y[1] = {"Y"};
+    if (act == 1) {
         const int64_t none[1] = {0};
-        init(&f, "L", 0, none, 0, 0, false);
-        init(&f, "H", 0, none, 0, 1, false);
-        node(&f, "Clip", 3, (const char *[]){"V", "L", "H"}, 1, (const char *[]){"Y"});
+        init(f, "L", 0, none, 0, 0, false);
+        init(f, "H", 0, none, 0, 1, false);
+        node(f, "Clip", 3, (const char *[]){"V", "L", "H"}, 1, y);
+    } else if (act == 2) {
+        node(f, "Sigmoid", 1, (const char *[]){"V"}, 1, y);
+    } else if (act == 3) {
+        int k = node(f, "HardSigmoid", 1, (const char *[]){"V"}, 1, y);
+        og_attr al = {.name = (char *)"alpha", .type = OG_ATTR_FLOAT, .f = 0.3f};
+        og_node_add_attr(g, k, &al);
     } else {
-        node(&f, "Relu", 1, (const char *[]){"V"}, 1, (const char *[]){"Y"});
+        node(f, "Relu", 1, (const char *[]){"V"}, 1, y);
     }
-    g->values[value(&f, "Y")].is_graph_output = true;
-    g->outputs[g->n_outputs++] = value(&f, "Y");
-    if (variant == 2) { /* V read by the Relu and asked for: no fusion */
-        g->values[value(&f, "V")].is_graph_output = true;
-        g->outputs[g->n_outputs++] = value(&f, "V");
+    g->values[value(f, "Y")].is_graph_output = true;
+    g->outputs[g->n_outputs++] = value(f, "Y");
+    if (v_out) {
+        g->values[value(f, "V")].is_graph_output = true;
+        g->outputs[g->n_outputs++] = value(f, "V");
     }
-    char label[64];
-    snprintf(label, sizeof label, "add_act variant %d %s %d threads", variant, og_dtype_name(dt),
-             threads);
     og_tensor *xin = NULL;
-    og_tensor_alloc(dt, 4, xd, NULL, &xin);
+    og_tensor_alloc(f->dt, rank, xd, NULL, &xin);
     for (int64_t i = 0; i < xin->numel; i++)
         set(xin, i, i % 97 == 0 ? NAN : i % 89 == 0 ? -0.0 : 2.0 * sin(0.31 * (double)i));
-    fused_vs_plain(g, xin, threads, variant == 2 || dt == OG_INT32 ? 0 : 1, 0, label);
+    fused_vs_plain(g, xin, threads, v_out ? 0 : expect, 0, label);
     og_tensor_free(xin);
     og_graph_free(g);
 }
 
+/* A residual Add and the Relu (or Clip) after it (binary.c's Add applies the activation to
+ * each chunk it computes): X [4, 24, 20, 20] (on two threads [4, 24, 110, 100]) + R (an
+ * initializer of [24, 1, 1], broadcast), float and double, one and two threads (the chunks
+ * split over them); the fused run equals the node-by-node one bit for bit, and the log
+ * says one node fused.  Not fused: the Add's output also a graph output (variant 2); an
+ * int32 Add (which has no activation loop). */
+static void test_add_act(og_dtype dt, int threads, int variant)
+{
+    fg f = {og_graph_new(NULL), dt};
+    int x = start_graph(&f, 14);
+    /* on two threads more than 2^20 values, which the Add splits into a chunk a thread */
+    const int64_t xd[4] = {4, 24, threads > 1 ? 110 : 20, threads > 1 ? 100 : 20},
+                  rd[3] = {24, 1, 1};
+    f.g->values[x].dtype = dt;
+    f.g->values[x].rank = 4;
+    memcpy(f.g->values[x].dims, xd, sizeof xd);
+    init(&f, "R", 3, rd, 0.5, 0, false);
+    node(&f, "Add", 2, (const char *[]){"X", "R"}, 1, (const char *[]){"V"});
+    char label[64];
+    snprintf(label, sizeof label, "add_act variant %d %s %d threads", variant, og_dtype_name(dt),
+             threads);
+    act_case(&f, variant == 1, variant == 2, 4, xd, threads, dt == OG_INT32 ? 0 : 1, label);
+}
+
 /* Gemm (transB, with C) then Relu, Clip [0, 1], Sigmoid or HardSigmoid, fused (the
  * activation applied to Y after the product) against node by node, the same bits, float
- * and double, 1 and 2 threads, NaN and -0 in X; variant 4: Y asked for, no fusion. */
+ * and double, 1 and 2 threads; variant 4: Y asked for, no fusion. */
 static void test_gemm_act(og_dtype dt, int threads, int variant)
 {
     fg f = {og_graph_new(NULL), dt};
-    og_graph *g = f.g;
     int x = start_graph(&f, 14);
     const int64_t xd[2] = {64, 40}, wd[2] = {30, 40}, bd[1] = {30};
-    g->values[x].dtype = dt;
-    g->values[x].rank = 2;
-    memcpy(g->values[x].dims, xd, sizeof xd);
+    f.g->values[x].dtype = dt;
+    f.g->values[x].rank = 2;
+    memcpy(f.g->values[x].dims, xd, sizeof xd);
     init(&f, "W", 2, wd, 0.5, 0, false);
     init(&f, "B", 1, bd, 0.3, 0.1, false);
     int gm = node(&f, "Gemm", 3, (const char *[]){"X", "W", "B"}, 1, (const char *[]){"V"});
     og_attr tb = {.name = (char *)"transB", .type = OG_ATTR_INT, .i = 1};
-    og_node_add_attr(g, gm, &tb);
-    if (variant == 1) {
-        const int64_t none[1] = {0};
-        init(&f, "L", 0, none, 0, 0, false);
-        init(&f, "H", 0, none, 0, 1, false);
-        node(&f, "Clip", 3, (const char *[]){"V", "L", "H"}, 1, (const char *[]){"Y"});
-    } else if (variant == 2) {
-        node(&f, "Sigmoid", 1, (const char *[]){"V"}, 1, (const char *[]){"Y"});
-    } else if (variant == 3) {
-        int k = node(&f, "HardSigmoid", 1, (const char *[]){"V"}, 1, (const char *[]){"Y"});
-        og_attr al = {.name = (char *)"alpha", .type = OG_ATTR_FLOAT, .f = 0.3f};
-        og_node_add_attr(g, k, &al);
-    } else {
-        node(&f, "Relu", 1, (const char *[]){"V"}, 1, (const char *[]){"Y"});
-    }
-    g->values[value(&f, "Y")].is_graph_output = true;
-    g->outputs[g->n_outputs++] = value(&f, "Y");
-    if (variant == 4) {
-        g->values[value(&f, "V")].is_graph_output = true;
-        g->outputs[g->n_outputs++] = value(&f, "V");
-    }
+    og_node_add_attr(f.g, gm, &tb);
     char label[64];
     snprintf(label, sizeof label, "gemm_act variant %d %s %d threads", variant, og_dtype_name(dt),
              threads);
-    og_tensor *xin = NULL;
-    og_tensor_alloc(dt, 2, xd, NULL, &xin);
-    for (int64_t i = 0; i < xin->numel; i++)
-        set(xin, i, i % 97 == 0 ? NAN : i % 89 == 0 ? -0.0 : 2.0 * sin(0.31 * (double)i));
-    fused_vs_plain(g, xin, threads, variant == 4 ? 0 : 1, 0, label);
-    og_tensor_free(xin);
-    og_graph_free(g);
+    act_case(&f, variant == 4 ? 0 : variant, variant == 4, 2, xd, threads, 1, label);
 }
 
 int main(void)
