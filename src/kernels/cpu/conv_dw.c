@@ -422,9 +422,7 @@ static void dw_range(void *ctx, int64_t i0, int64_t i1, int slot)
             for (int64_t q = 0; q < d->mg; q++) {
                 const int64_t m = (it % g->group) * d->mg + q, n = it / g->group;
                 float *yp = (float *)j->y + (n * g->m + m) * os;
-                dwp_out o = {j->b ? ((const float *)j->b)[m] : 0.0f, false, 0.0f, 0.0f, 0};
-                o.clamp = og_act_clamp_f32(&k->act, &o.lo, &o.hi); /* in the stores */
-                o.vact = o.clamp ? 0 : og_vact_of(&k->act);
+                const dwp_out o = dwp_out_of(&k->act, j->b ? ((const float *)j->b)[m] : 0.0f);
                 dwp_plane(d, (const float *)j->x + it * d->plane, (const float *)j->w + m * nt, &o,
                           yp, (float *)sl);
                 if (!o.clamp && !o.vact) og_cpu_act(&k->act, j->t, yp, os);
@@ -435,9 +433,7 @@ static void dw_range(void *ctx, int64_t i0, int64_t i1, int slot)
 #ifdef OG_DW_X86
         {
             const int64_t c = it * j->reg.g, gc = g->c - c < j->reg.g ? g->c - c : j->reg.g;
-            dwp_out o = {0.0f, false, 0.0f, 0.0f, 0};
-            o.clamp = og_act_clamp_f32(&k->act, &o.lo, &o.hi); /* in the stores */
-            o.vact = o.clamp ? 0 : og_vact_of(&k->act);
+            const dwp_out o = dwp_out_of(&k->act, 0.0f); /* the bias: dwr_group's own */
             dwr_group(d, &j->reg, j->x, g->c * os, j->w, j->b, c, gc, g->n, j->y, g->m * os, &o);
             for (int64_t n = 0; !o.clamp && !o.vact && n < g->n; n++)
                 og_cpu_act(&k->act, j->t, (float *)j->y + (n * g->m + c) * os, gc * os);
@@ -623,9 +619,7 @@ void og_conv_dw_rows(const og_kernel_ctx *k, const og_conv_geom *g, int64_t m0, 
     dw_geom d;
     dw_rows_geometry(g, i0, i1, r0, r1, &d);
     const int64_t nt = d.kh * d.kw, n_out = d.oh * d.ow;
-    dwp_out o = {0.0f, false, 0.0f, 0.0f, 0};
-    o.clamp = og_act_clamp_f32(&k->act, &o.lo, &o.hi);
-    o.vact = o.clamp ? 0 : og_vact_of(&k->act);
+    dwp_out o = dwp_out_of(&k->act, 0.0f);
     for (int64_t q = m0; q < m1; q++) {
         float *yq = y + (q - m0) * ldy;
         o.bias = b ? b[q] : 0.0f;

@@ -39,6 +39,16 @@ typedef struct dwp_out {
     int vact; /* else an activation applied in registers (vact.h: og_vact_of), 0 none */
 } dwp_out;
 
+/* The dwp_out of bias b and activation a: a clamp or one of vact.h's applied in the
+ * stores, else neither (the caller applies a after the plane). */
+static inline dwp_out dwp_out_of(const og_act *a, float b)
+{
+    dwp_out o = {b, false, 0.0f, 0.0f, 0};
+    o.clamp = og_act_clamp_f32(a, &o.lo, &o.hi);
+    o.vact = o.clamp ? 0 : og_vact_of(a);
+    return o;
+}
+
 /* Stores the `m` lanes of sums v at y with o's activation (as E_CLIP for a clamp: NaN
  * passes). */
 static inline OG_TARGET_AVX512 void dwp_store(const dwp_out *o, __m512 v, float *y, __mmask16 m)
