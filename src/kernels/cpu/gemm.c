@@ -2,6 +2,7 @@
  * found it (OG_HAVE_DNNL), OpenBLAS otherwise and for float64. */
 #include <cblas.h>
 #include <stdint.h>
+#include <string.h>
 #ifdef OG_HAVE_DNNL
 #include <dnnl.h>
 #endif
@@ -37,6 +38,27 @@ static void restore_threads(int prev)
     if (!omp_in_parallel()) omp_set_num_threads(prev);
 #else
     (void)prev;
+#endif
+}
+
+/* Whether OpenBLAS runs its generic kernels on a CPU that has AVX2.  OpenBLAS chooses its
+ * kernels when it loads, by the CPU's model number; a model its version does not know gets
+ * the SSE3 kernels of the Pentium 4 ("Prescott"): Debian's 0.3.21 on Intel's 5th-generation
+ * Xeon (family 6, model 207).  There an MLP's products on two threads took 2.4-2.6 ms
+ * against 0.73 with OpenBLAS told its AVX-512 kernels (OPENBLAS_CORETYPE=SkylakeX) and 0.76
+ * with oneDNN, which chooses by the CPU's features.  Then oneDNN does every float product. */
+static bool blas_generic(void)
+{
+#if defined(OG_HAVE_DNNL) && defined(OG_CPU_X86)
+    static const char *const tuned[] = {"Haswell", "Zen", "SkylakeX", "Cooperlake",
+                                        "SapphireRapids"};
+    if (og_cpu_isa() < 1) return false;
+    const char *core = openblas_get_corename();
+    for (size_t i = 0; core && i < sizeof tuned / sizeof tuned[0]; i++)
+        if (strcmp(core, tuned[i]) == 0) return false;
+    return true;
+#else
+    return false;
 #endif
 }
 
@@ -87,9 +109,9 @@ void og_gemm_f32(const og_kernel_ctx *k, bool trans_a, bool trans_b, int64_t m, 
 #ifdef _OPENMP
     one_thread = one_thread || omp_in_parallel();
 #endif
-    if (one_thread && m >= 32 && n >= 32 && kk >= 32 &&
-        (double)m * (double)n * (double)kk >= 262144.0 && m <= INT32_MAX && n <= INT32_MAX &&
-        kk <= INT32_MAX) {
+    bool large = one_thread && m >= 32 && n >= 32 && kk >= 32 &&
+                 (double)m * (double)n * (double)kk >= 262144.0;
+    if ((large || blas_generic()) && m <= INT32_MAX && n <= INT32_MAX && kk <= INT32_MAX) {
         int prev = set_threads(k, (double)m * (double)n * (double)kk);
         dnnl_status_t ds = dnnl_sgemm(trans_a ? 'T' : 'N', trans_b ? 'T' : 'N', m, n, kk, alpha, a,
                                       lda, b, ldb, beta, c, ldc);
