@@ -866,7 +866,7 @@ static const conv_case winograd_cases[] = {
     /* 3 images of 4x4 (4 tiles each, fewer than 16: bands only) */
     {"wino_band_4x4_3img_mt", "Conv", 2, .n = 3, .c = 20, .m = 36, .in = {4, 4}, PADS1, .mt = true},
     /* 2 images of 16x16 (128 tiles of 24 channels: more than 64, a transform that stays
-     * in cache) */
+     * in cache: bands where L2 is under 2 MB, tile chunks elsewhere) */
     {"wino_band_many_tiles_mt", "Conv", 2, .n = 2, .c = 24, .m = 40, .in = {16, 16}, PADS1,
      .mt = true},
     /* 150 input channels: the products' sums in blocks of 128 and 22 */

@@ -122,6 +122,10 @@ og_status og_kernel_via_f32(const og_kernel_ctx *k, og_kernel_fn fn, const og_te
 /* Instruction sets beyond the build's baseline, for loops compiled more than once: 2 when
  * the CPU has AVX-512 (F and VL), 1 for AVX2 and FMA, 0 otherwise (and off x86-64). */
 int og_cpu_isa(void);
+/* The CPU's level-2 cache per core in bytes, as the C library reads it from the CPU (glibc:
+ * CPUID, read once when the process starts); 0 when unknown.  For block sizes that depend
+ * on it. */
+int64_t og_cpu_l2_bytes(void);
 #if defined(__GNUC__) && defined(__x86_64__)
 #define OG_CPU_X86     1
 #define OG_TARGET_AVX2 __attribute__((target("avx2,fma")))

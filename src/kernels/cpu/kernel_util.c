@@ -1,5 +1,6 @@
 /* kernel_util.c: helpers shared by the CPU kernels. */
 #include <string.h>
+#include <unistd.h>
 
 #include "kernels/cpu/kernel.h"
 
@@ -168,6 +169,16 @@ int og_cpu_isa(void)
     if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return 1;
 #endif
     return 0;
+}
+
+int64_t og_cpu_l2_bytes(void)
+{
+#ifdef _SC_LEVEL2_CACHE_SIZE
+    long b = sysconf(_SC_LEVEL2_CACHE_SIZE);
+    return b > 0 ? (int64_t)b : 0;
+#else
+    return 0;
+#endif
 }
 
 /* ---- typed element loads and stores (og_elem_io) -------------------------------------- */
