@@ -1,15 +1,37 @@
 /* alloc.c: allocation through the handle's allocator hooks. */
+#define _DEFAULT_SOURCE /* madvise */
 #include <stdarg.h>
+#include <stdint.h>
+#include <sys/mman.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/core.h"
 
+/* Blocks of at least HUGE_MIN bytes (a network's weights, packed and transformed weights,
+ * large tensors, which the session's pool keeps from run to run) ask the kernel for 2 MB
+ * pages over their 2 MB-aligned interior (madvise MADV_HUGEPAGE, where transparent huge
+ * pages are enabled "madvise", as on Debian): fewer TLB misses when a kernel streams them.
+ * ResNet-18 224 on one thread, minimums of 40 runs, 3 alternating pairs: 23.3-23.9 ms ->
+ * 22.2-22.4; on two 13.0-13.8 -> 12.7-13.4; MobileNet-v2 and EfficientNet-B0 and the
+ * training steps unchanged, peak memory the same.  A hint only: the values are the same,
+ * and a caller's own allocator (og_allocator) gets no such call. */
+#define HUGE_MIN   ((size_t)4 << 20)
+#define HUGE_ALIGN ((uintptr_t)2 << 20)
+
 static void *libc_malloc(void *user, size_t size)
 {
     (void)user;
-    return malloc(size);
+    void *p = malloc(size);
+#ifdef MADV_HUGEPAGE
+    if (p && size >= HUGE_MIN) {
+        uintptr_t a = ((uintptr_t)p + HUGE_ALIGN - 1) & ~(uintptr_t)(HUGE_ALIGN - 1);
+        uintptr_t e = ((uintptr_t)p + size) & ~(uintptr_t)(HUGE_ALIGN - 1);
+        if (e > a) (void)madvise((void *)a, e - a, MADV_HUGEPAGE);
+    }
+#endif
+    return p;
 }
 
 static void libc_free(void *user, void *p)
