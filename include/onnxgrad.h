@@ -35,7 +35,9 @@
  *    one model may run in parallel threads.  Freeing a handle while another thread uses it
  *    is undefined, as everywhere.
  *  - Allocation.  Every allocation made for a handle goes through the og_allocator given
- *    when the handle (or its parent) was created; NULL means the C library's malloc.
+ *    when the handle (or its parent) was created; NULL means the C library's malloc (on
+ *    Linux, blocks of 4 MB or more are then advised as candidates for 2 MB pages,
+ *    madvise MADV_HUGEPAGE; a custom allocator gets no such call).
  */
 #ifndef ONNXGRAD_H
 #define ONNXGRAD_H
