@@ -15,8 +15,8 @@
  * pages are enabled "madvise", as on Debian): fewer TLB misses when a kernel streams them.
  * ResNet-18 224 on one thread, minimums of 40 runs, 3 alternating pairs: 23.3-23.9 ms ->
  * 22.2-22.4; on two 13.0-13.8 -> 12.7-13.4; MobileNet-v2, EfficientNet-B0 (two threads) and
- * ResNet-18's training step unchanged, peak memory the same.  A hint only: the values are the same,
- * and a caller's own allocator (og_allocator) gets no such call. */
+ * ResNet-18's training step unchanged, peak memory the same.  A hint only: the values are
+ * the same, and a caller's own allocator (og_allocator) gets no such call. */
 #define HUGE_MIN   ((size_t)4 << 20)
 #define HUGE_ALIGN ((uintptr_t)2 << 20)
 
