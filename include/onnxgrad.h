@@ -470,7 +470,8 @@ typedef struct og_session_options {
     og_log_fn log;                 /* NULL: no logging */
     void *log_user;
     /* nonzero: check every float32/float64 output of every node for NaN/Inf (OG_ERR_RUNTIME
-     * naming node and value) */
+     * naming node and value); every node then runs by itself (a CPU session otherwise runs
+     * chains of element-wise nodes as one loop, whose inner values are never stored) */
     int debug;
     /* The random generator of ops that draw (Dropout in training mode, RandomUniform,
      * RandomNormal, their Like forms, Bernoulli, Multinomial): run k of the session draws

@@ -10,6 +10,7 @@
 
 #include "exec/exec.h"
 #include "exec/fuse.h"
+#include "exec/fuse_ew.h"
 #include "kernels/cpu/kernel.h"
 
 /* A subgraph's session, and where its outer values come from: outer_v[k] (a value of the
@@ -61,6 +62,8 @@ struct og_session {
     int n_fused_pre;     /* and pointwise Convs run inside depthwise ones */
     int *fused_last_use; /* per value: the last node reading it when the plan is used */
     bool fused_run;      /* this run uses the plan */
+    /* chains of element-wise nodes run as one loop (fuse_ew.h; CPU sessions) */
+    og_ew_plan ew;
     /* The graph's initializers may change between runs (training and eval graphs, whose
      * weights the optimizer and og_grad_set_weight write in place): kernels are told no
      * input is constant (og_kernel_ctx.const_in), so that they keep nothing derived from
@@ -72,6 +75,18 @@ struct og_session {
      * fails with OG_ERR_BUSY instead of sharing the per-run state above). */
     atomic_int busy;
 };
+
+/* The error of a failed allocation for node n's output j (-1: its kernel's scratch, or a
+ * subgraph's run) of nbytes and shape vo: OG_ERR_LIMIT naming the budget when the
+ * session's budget refused it (og_session_options.max_memory), else OG_ERR_NOMEM. */
+og_status og_exec_budget_error(og_session *s, const og_node *n, int j, size_t nbytes,
+                               const og_vinfo *vo);
+
+/* Node ni of a chain (fuse_ew.h), about to run: at the chain's first node, the chain runs
+ * if the run needs all of it (run: per node, NULL for all) and its shapes let it; when it
+ * ran, node ni's inputs whose last reader (lu) it is are released and *skip is set (the
+ * node does not run). */
+og_status og_ew_at(og_session *s, int ni, const bool *run, const int *lu, bool *skip);
 
 /* Run control-flow node ni (OG_OP_CONTROL) of s: its inputs are in s->tin, its outputs go to
  * s->tout (new tensors) (control.c). */

@@ -121,6 +121,10 @@ og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_
         s->n_fused += s->n_fused_pre = og_fusion_plan_pwdw(g, s->kernels, s->fusion, s->internal);
     if (s->backend == &og_cpu_backend)
         s->n_fused += og_fusion_plan_wgrad(g, s->kernels, s->fusion, s->internal);
+    if (s->backend == &og_cpu_backend && !s->debug) {
+        st = og_ew_plan_make(g, s->kernels, s->fusion, s->internal, a, &s->ew);
+        if (st) goto fail;
+    }
     for (int v = 0; v < g->n_values; v++) s->fused_last_use[v] = -1;
     for (int i = 0; i < g->n_nodes; i++) {
         const og_node *n = &g->nodes[i];
@@ -145,9 +149,9 @@ og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_
     og_logf(s->log, s->log_user, OG_LOG_INFO,
             "session: %d nodes, %d values, %d threads, %s kernels, %d activation nodes fused, "
             "%d pointwise Convs run in the depthwise Conv of their output, "
-            "%d nodes of weight gradients fused",
+            "%d nodes of weight gradients fused, %d element-wise nodes in %d loops",
             g->n_nodes, g->n_values, s->threads, s->backend->name, s->n_fused_act, s->n_fused_pre,
-            s->n_fused - s->n_fused_act - s->n_fused_pre);
+            s->n_fused - s->n_fused_act - s->n_fused_pre, s->ew.n_members, s->ew.n_groups);
     og_free(a, in_types);
     og_free(a, out_types);
     *out = s;
@@ -212,6 +216,7 @@ void og_session_free(og_session *s)
     og_free(a, s->fusion);
     og_free(a, s->internal);
     og_free(a, s->fused_last_use);
+    og_ew_plan_free(&s->ew, a);
     og_free(a, s);
 }
 
@@ -301,8 +306,8 @@ static bool fused_dead(const og_session *s, int ni)
 
 /* A failed allocation for output j (-1: the kernel's scratch, whose size the pool
  * remembers): OG_ERR_LIMIT when the budget refused it, else OG_ERR_NOMEM. */
-static og_status budget_error(og_session *s, const og_node *n, int j, size_t nbytes,
-                              const og_vinfo *vo)
+og_status og_exec_budget_error(og_session *s, const og_node *n, int j, size_t nbytes,
+                               const og_vinfo *vo)
 {
     char label[256], shape[128], what[192];
     size_t held, budget, refused;
@@ -409,7 +414,7 @@ static og_status run_node(og_session *s, int ni)
     }
     if (n->op->flags & OG_OP_CONTROL) {
         st = og_exec_control(s, ni);
-        if (st == OG_ERR_NOMEM) st = budget_error(s, n, -1, 0, NULL);
+        if (st == OG_ERR_NOMEM) st = og_exec_budget_error(s, n, -1, 0, NULL);
         if (st) goto fail;
         goto store;
     }
@@ -484,7 +489,7 @@ static og_status run_node(og_session *s, int ni)
         }
         og_buffer *b = og_pool_get(s->pool, nbytes);
         if (!b) {
-            st = budget_error(s, n, j, nbytes, vo);
+            st = og_exec_budget_error(s, n, j, nbytes, vo);
             goto fail;
         }
         if (vo->dtype == OG_STRING) {
@@ -530,11 +535,11 @@ static og_status run_node(og_session *s, int ni)
         }
     if (wgrad) {
         st = og_exec_wgrad(&k, s->tin[0], s->tin[1], s->tout[0]);
-        if (st == OG_ERR_NOMEM) st = budget_error(s, n, -1, 0, NULL);
+        if (st == OG_ERR_NOMEM) st = og_exec_budget_error(s, n, -1, 0, NULL);
         if (st) goto fail;
     } else if (kb->fn && !viewed) {
         st = kb->fn(&k, s->tin, n->n_in, s->tout, n->n_out);
-        if (st == OG_ERR_NOMEM) st = budget_error(s, n, -1, 0, NULL);
+        if (st == OG_ERR_NOMEM) st = og_exec_budget_error(s, n, -1, 0, NULL);
         if (st) goto fail;
     }
 store:
@@ -720,10 +725,15 @@ static og_status session_exec(og_session *s, const og_exec_req *r)
     const og_exec_hooks *h = r->hooks && r->hooks->ready ? r->hooks : NULL;
     for (int j = 0; h && j < r->n_want; j++)
         if (s->slot[out_v[j]] && (st = h->ready(h->user, j, s->slot[out_v[j]]))) goto done;
+    /* the element-wise chains */
+    const bool chains = s->ew.n_groups > 0;
+    const int *lu = s->fused_run ? s->fused_last_use : s->last_use;
+    for (int c = 0; c < s->ew.n_groups; c++) s->ew.done[c] = false;
     for (int i = 0; i < g->n_nodes; i++) {
         if (r->run && !r->run[i]) continue;
-        st = run_node(s, i);
-        if (st) goto done;
+        bool by_chain = false;
+        if (chains && (st = og_ew_at(s, i, r->run, lu, &by_chain))) goto done;
+        if (!by_chain && (st = run_node(s, i))) goto done;
         const og_node *n = &g->nodes[i];
         for (int k = 0; h && k < n->n_out; k++) {
             int v = n->out[k];

@@ -18,6 +18,7 @@
 #include <emmintrin.h>
 #endif
 
+#include "kernels/cpu/ew_chain.h"
 #include "kernels/cpu/kernel.h"
 #include "kernels/cpu/vact.h"
 #include "ops/unary_params.h"
@@ -1030,6 +1031,19 @@ void og_cpu_act(const og_act *a, og_dtype t, void *y, int64_t n)
     case OG_FUSE_SIGMOID: f ? act_sigmoid_f32(y, n, a) : act_sigmoid_f64(y, n, a); break;
     case OG_FUSE_SILU: f ? act_silu_f32(y, n, a) : act_silu_f64(y, n, a); break;
     }
+}
+
+void og_cpu_unary_f32(const void *impl, const float *x, float *y, int64_t n)
+{
+    /* the arguments args_from_params gives a node without attributes: the ops a chain
+     * takes (fuse_ew.c) read none */
+    static const uargs none = {.lo = -HUGE_VAL,
+                               .hi = HUGE_VAL,
+                               .lo_i = INT64_MIN,
+                               .hi_i = INT64_MAX,
+                               .det_neg = 1,
+                               .det_pos = 1};
+    (*(const uchunk *)impl)(x, y, n, &none);
 }
 
 const og_kernel_def og_cpu_unary[] = {

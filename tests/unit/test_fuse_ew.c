@@ -1,0 +1,328 @@
+/* test_fuse_ew.c: chains of element-wise nodes run as one loop (src/exec/fuse_ew.c,
+ * kernels/cpu/ew_chain.c).  Each graph runs in a session with the chains and in a debug
+ * session (og_session_options.debug: no chains, every node by itself); the outputs must be
+ * the same bits, the log must say how many nodes the chains hold, and the session must say
+ * how many chains ran fused (not one by one, the fallback for shapes a chain does not
+ * take).  The erf-GELU of a PyTorch export, a bias along the last axis (rows shorter and
+ * longer than a block), LayerNorm's per-row statistics, scalars of every rank, Sum of three,
+ * every unary op a chain takes, a value read outside the chain, a run asking for part of a
+ * chain, two threads on a large tensor, and a memory budget the chain's outputs exceed. */
+#include "exec/exec_internal.h"
+#include "unit/fuse_graph.h"
+
+static int members, loops;
+static void log_count(const char *msg, const char *what, int *count)
+{
+    const char *p = strstr(msg, what);
+    if (p) {
+        while (p > msg && p[-1] != ' ') p--;
+        *count = atoi(p);
+    }
+}
+static void on_log(void *user, og_log_level level, const char *msg)
+{
+    (void)user;
+    (void)level;
+    log_count(msg, " element-wise nodes in", &members);
+    log_count(msg, " loops", &loops);
+}
+
+/* One node: op, up to 3 inputs ("" none), its output. */
+typedef struct ew_node {
+    const char *op, *in[3], *out;
+} ew_node;
+
+/* An initializer of `rank` dims, values in [bias - scale, bias + scale]. */
+typedef struct ew_init {
+    const char *name;
+    int rank;
+    int64_t dims[4];
+    double scale, bias;
+} ew_init;
+
+typedef struct ew_case {
+    const char *label;
+    int rank;
+    int64_t xd[4]; /* X's shape */
+    double xscale, xbias;
+    ew_init inits[4];
+    ew_node nodes[12];
+    const char *outputs[3];
+    int threads;
+    int expect_members, expect_loops, expect_fused; /* chains that run fused, per run */
+    const char *want[3]; /* NULL: the graph's outputs; else og_session_run_named's */
+    int64_t budget;      /* og_session_options.max_memory, 0: none */
+} ew_case;
+
+static og_status make_session(og_graph *g, int threads, bool debug, int64_t budget, og_session **s)
+{
+    og_session_options so = {
+        .threads = threads, .log = on_log, .debug = debug, .max_memory = budget};
+    return og_exec_create(g, NULL, og_default_allocator(), &so, false, s);
+}
+
+static og_status run(og_session *s, const ew_case *c, const og_tensor *x, og_tensor **out, int *n)
+{
+    const char *in_names[1] = {"X"};
+    const og_tensor *ins[1] = {x};
+    if (!c->want[0]) {
+        *n = s->g->n_outputs;
+        return og_session_run(s, in_names, ins, 1, out);
+    }
+    for (*n = 0; *n < 3 && c->want[*n]; ++*n) {
+    }
+    return og_session_run_named(s, in_names, ins, 1, c->want, *n, out);
+}
+
+static void run_case(const ew_case *c)
+{
+    fg f = {og_graph_new(NULL), OG_FLOAT};
+    og_graph *g = f.g;
+    int x = start_graph(&f, 17);
+    g->values[x].dtype = OG_FLOAT;
+    g->values[x].rank = c->rank;
+    memcpy(g->values[x].dims, c->xd, sizeof c->xd);
+    for (int k = 0; k < 4 && c->inits[k].name; k++)
+        init(&f, c->inits[k].name, c->inits[k].rank, c->inits[k].dims, c->inits[k].scale,
+             c->inits[k].bias, false);
+    for (int k = 0; k < 12 && c->nodes[k].op; k++) {
+        int n_in = 0;
+        while (n_in < 3 && c->nodes[k].in[n_in]) n_in++;
+        node(&f, c->nodes[k].op, n_in, c->nodes[k].in, 1, (const char *const[]){c->nodes[k].out});
+    }
+    for (int k = 0; k < 3 && c->outputs[k]; k++) {
+        g->values[value(&f, c->outputs[k])].is_graph_output = true;
+        g->outputs[g->n_outputs++] = value(&f, c->outputs[k]);
+    }
+    og_tensor *xin = NULL;
+    og_tensor_alloc(OG_FLOAT, c->rank, c->xd, NULL, &xin);
+    for (int64_t i = 0; i < xin->numel; i++)
+        set(xin, i, c->xbias + c->xscale * sin(0.37 * (double)i + 0.1 * (double)(i % 7)));
+    og_session *fused = NULL, *plain = NULL;
+    og_tensor *a[3] = {0}, *b[3] = {0};
+    int na = 0, nb = 0;
+    members = loops = -1;
+    og_status st = og_graph_finalize(g);
+    if (!st) st = og_graph_resolve(g, true);
+    if (!st) st = make_session(g, c->threads, false, c->budget, &fused);
+    CHECKF(st == OG_OK, "%s: %s", c->label, og_last_error());
+    CHECKF(members == c->expect_members && loops == c->expect_loops,
+           "%s: %d nodes in %d loops, expected %d in %d", c->label, members, loops,
+           c->expect_members, c->expect_loops);
+    if (!st) st = make_session(g, c->threads, true, 0, &plain);
+    CHECKF(st == OG_OK, "%s: %s", c->label, og_last_error());
+    if (!st) {
+        og_status sa = run(fused, c, xin, a, &na);
+        if (c->budget) { /* refused, named, nothing leaked (the sanitizers' runs) */
+            CHECKF(sa == OG_ERR_LIMIT, "%s: status %d, expected OG_ERR_LIMIT", c->label, sa);
+            CHECKF(sa && og_last_error() && strstr(og_last_error(), "max_memory"),
+                   "%s: message '%s'", c->label, og_last_error() ? og_last_error() : "");
+        } else {
+            CHECKF(sa == OG_OK, "%s: %s", c->label, og_last_error());
+            for (int j = 0; j < 3; j++) { /* and again, counting */
+                og_tensor_free(a[j]);
+                a[j] = NULL;
+            }
+            int64_t before = fused->ew.n_fused_runs;
+            CHECK_OK(run(fused, c, xin, a, &na));
+            CHECKF(fused->ew.n_fused_runs - before == c->expect_fused,
+                   "%s: %lld chains ran fused, expected %d", c->label,
+                   (long long)(fused->ew.n_fused_runs - before), c->expect_fused);
+            CHECK_OK(run(plain, c, xin, b, &nb));
+            CHECKF(na == nb, "%s: %d outputs against %d", c->label, na, nb);
+            for (int j = 0; j < na && j < nb; j++)
+                CHECKF(a[j] && b[j] && og_value_equal(a[j], b[j]),
+                       "%s: output %d differs from the node-by-node run", c->label, j);
+        }
+    }
+    for (int j = 0; j < 3; j++) {
+        og_tensor_free(a[j]);
+        og_tensor_free(b[j]);
+    }
+    og_session_free(fused);
+    og_session_free(plain);
+    og_tensor_free(xin);
+    og_graph_free(g);
+}
+
+#define GELU_NODES                                                                                 \
+    {"Div", {"X", "sqrt2"}, "d"}, {"Erf", {"d"}, "e"}, {"Add", {"e", "one"}, "p"},                 \
+        {"Mul", {"X", "p"}, "m"},                                                                  \
+    {                                                                                              \
+        "Mul", {"m", "half"}, "Y"                                                                  \
+    }
+#define GELU_INITS                                                                                 \
+    {"sqrt2", 0, {0}, 0, 1.4142135}, {"one", 1, {1}, 0, 1}, { "half", 3, {1, 1, 1}, 0, 0.5 }
+
+static const ew_case cases[] = {
+    {.label = "erf-GELU",
+     .rank = 3,
+     .xd = {3, 5, 40},
+     .xscale = 3,
+     .inits = {GELU_INITS},
+     .nodes = {GELU_NODES},
+     .outputs = {"Y"},
+     .threads = 1,
+     .expect_members = 5,
+     .expect_loops = 1,
+     .expect_fused = 1},
+    {.label = "erf-GELU, 8x64x1024 on two threads",
+     .rank = 3,
+     .xd = {8, 64, 1024},
+     .xscale = 3,
+     .inits = {GELU_INITS},
+     .nodes = {GELU_NODES},
+     .outputs = {"Y"},
+     .threads = 2,
+     .expect_members = 5,
+     .expect_loops = 1,
+     .expect_fused = 1},
+    {.label = "erf-GELU asking for an inner value too",
+     .rank = 3,
+     .xd = {3, 5, 40},
+     .xscale = 3,
+     .inits = {GELU_INITS},
+     .nodes = {GELU_NODES},
+     .outputs = {"Y"},
+     .threads = 1,
+     .expect_members = 5,
+     .expect_loops = 1,
+     .expect_fused = 1,
+     .want = {"Y", "e"}},
+    {.label = "erf-GELU asking for an inner value only",
+     .rank = 3,
+     .xd = {3, 5, 40},
+     .xscale = 3,
+     .inits = {GELU_INITS},
+     .nodes = {GELU_NODES},
+     .outputs = {"Y"},
+     .threads = 1,
+     .expect_members = 5,
+     .expect_loops = 1,
+     .expect_fused = 0,
+     .want = {"p"}},
+    {.label = "erf-GELU past the memory budget",
+     .rank = 3,
+     .xd = {8, 64, 1024},
+     .xscale = 3,
+     .inits = {GELU_INITS},
+     .nodes = {GELU_NODES},
+     .outputs = {"Y"},
+     .threads = 1,
+     .expect_members = 5,
+     .expect_loops = 1,
+     .budget = 1 << 20},
+    {.label = "bias rows of 40, a value read outside",
+     .rank = 3,
+     .xd = {4, 7, 40},
+     .xscale = 2,
+     .inits = {{"b", 1, {40}, 1, 0}},
+     .nodes = {{"Add", {"b", "X"}, "v"}, {"Tanh", {"v"}, "T"}, {"Sub", {"T", "X"}, "Y"}},
+     .outputs = {"Y", "T"},
+     .threads = 1,
+     .expect_members = 3,
+     .expect_loops = 1,
+     .expect_fused = 1},
+    {.label = "bias rows of 600 (longer than a block)",
+     .rank = 3,
+     .xd = {2, 3, 600},
+     .xscale = 2,
+     .inits = {{"b", 2, {1, 600}, 1, 0}},
+     .nodes = {{"Add", {"X", "b"}, "v"}, {"Sigmoid", {"v"}, "s"}, {"Mul", {"s", "X"}, "Y"}},
+     .outputs = {"Y"},
+     .threads = 2,
+     .expect_members = 3,
+     .expect_loops = 1,
+     .expect_fused = 1},
+    {.label = "per-row statistics, rows of 40",
+     .rank = 3,
+     .xd = {4, 7, 40},
+     .xscale = 2,
+     .inits = {{"mean", 3, {4, 7, 1}, 0.5, 0}, {"sd", 3, {4, 7, 1}, 0.5, 2}},
+     .nodes = {{"Sub", {"X", "mean"}, "c"},
+               {"Mul", {"c", "c"}, "q"},
+               {"Div", {"q", "sd"}, "r"},
+               {"Abs", {"r"}, "Y"}},
+     .outputs = {"Y"},
+     .threads = 1,
+     .expect_members = 4,
+     .expect_loops = 1,
+     .expect_fused = 1},
+    {.label = "per-row statistics, rows of 600, and a bias",
+     .rank = 2,
+     .xd = {5, 600},
+     .xscale = 2,
+     .inits = {{"mean", 2, {5, 1}, 0.5, 0}, {"w", 1, {600}, 0.5, 1}},
+     .nodes = {{"Sub", {"mean", "X"}, "c"}, {"Mul", {"w", "c"}, "Y"}},
+     .outputs = {"Y"},
+     .threads = 1,
+     .expect_members = 2,
+     .expect_loops = 1,
+     .expect_fused = 1},
+    {.label = "Sum of three, Exp, Neg",
+     .rank = 2,
+     .xd = {9, 301},
+     .xscale = 2,
+     .inits = {{"z", 2, {9, 301}, 1, 0}},
+     .nodes = {{"Exp", {"X"}, "e"}, {"Sum", {"e", "X", "z"}, "s"}, {"Neg", {"s"}, "Y"}},
+     .outputs = {"Y"},
+     .threads = 1,
+     .expect_members = 3,
+     .expect_loops = 1,
+     .expect_fused = 1},
+    {.label = "every unary op",
+     .rank = 1,
+     .xd = {1000},
+     .xscale = 3,
+     .inits = {{"one", 0, {0}, 0, 1}},
+     .nodes = {{"Abs", {"X"}, "a"},
+               {"Add", {"a", "one"}, "b"},
+               {"Sqrt", {"b"}, "c"},
+               {"Log", {"c"}, "d"},
+               {"Reciprocal", {"b"}, "e"},
+               {"Sigmoid", {"d"}, "f"},
+               {"Tanh", {"X"}, "g"},
+               {"Relu", {"g"}, "h"},
+               {"Erf", {"X"}, "i"},
+               {"Neg", {"i"}, "j"},
+               {"Exp", {"j"}, "k"},
+               {"Sum", {"e", "f", "h"}, "l"}},
+     .outputs = {"l", "k"},
+     .threads = 1,
+     /* three chains (by their first nodes in topological order: Abs, Tanh, Erf); Sum reads
+      * two of them, whose values are computed after the other's first node: alone */
+     .expect_members = 11,
+     .expect_loops = 3,
+     .expect_fused = 3},
+    {.label = "broadcast along a middle axis: one by one",
+     .rank = 3,
+     .xd = {4, 7, 40},
+     .xscale = 2,
+     .inits = {{"p", 3, {1, 7, 40}, 1, 0}},
+     .nodes = {{"Mul", {"X", "p"}, "v"}, {"Exp", {"v"}, "Y"}},
+     .outputs = {"Y"},
+     .threads = 1,
+     .expect_members = 2,
+     .expect_loops = 1,
+     .expect_fused = 0},
+    {.label = "a statistic and the rows: two chains",
+     .rank = 3,
+     .xd = {4, 7, 40},
+     .xscale = 2,
+     .inits = {{"var", 3, {4, 7, 1}, 0.5, 2}, {"eps", 0, {0}, 0, 1e-5}},
+     .nodes = {{"Add", {"var", "eps"}, "v"},
+               {"Sqrt", {"v"}, "s"},
+               {"Div", {"X", "s"}, "d"},
+               {"Mul", {"d", "d"}, "Y"}},
+     .outputs = {"Y"},
+     .threads = 1,
+     .expect_members = 4,
+     .expect_loops = 2,
+     .expect_fused = 2},
+};
+
+int main(void)
+{
+    for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) run_case(&cases[k]);
+    NH_DONE();
+}
