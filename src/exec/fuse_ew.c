@@ -1,5 +1,6 @@
 /* fuse_ew.c: chains of float element-wise nodes run as one loop (see fuse_ew.h): the
  * plan, made when a session is created, and a chain's run. */
+#include <math.h>
 #include <string.h>
 
 #include "exec/exec_internal.h"
@@ -22,7 +23,7 @@ static int member_op(const og_graph *g, const og_kernel_binding *kb, const og_fu
                {"Reciprocal", OG_EW_UNARY, 1, 6}, {"Sqrt", OG_EW_UNARY, 1, 6},
                {"Exp", OG_EW_UNARY, 1, 6},        {"Log", OG_EW_UNARY, 1, 6},
                {"Erf", OG_EW_UNARY, 1, 9},        {"Sigmoid", OG_EW_UNARY, 1, 6},
-               {"Tanh", OG_EW_UNARY, 1, 6}};
+               {"Tanh", OG_EW_UNARY, 1, 6},       {"Pow", OG_EW_POW, 2, 7}};
     const og_node *n = &g->nodes[i];
     if (!n->op || !n->op_type || (n->domain && n->domain[0]) || n->n_out != 1 || n->out[0] < 0)
         return -1;
@@ -203,8 +204,14 @@ static bool spreads(const og_session *s, const og_ew_group *c, og_ew_operand *op
         else
             return false;
     }
-    /* every member has the chain's shape: it reads a full operand or a member */
+    /* every member has the chain's shape: it reads a full operand or a member (a Pow, as
+     * its base) */
     for (int m = 0; m < c->n; m++) {
+        if (c->step[m].op == OG_EW_POW) {
+            const int b = c->step[m].arg[0];
+            if (b < 0 && ops[-1 - b].spread != OG_EW_FULL) return false;
+            continue;
+        }
         bool full = false;
         for (int j = 0; j < c->step[m].n_args && !full; j++) {
             const int x = c->step[m].arg[j];
@@ -234,8 +241,22 @@ static og_status run_chain(og_session *s, int gi, const bool *run, bool *fused)
     for (int m = 0; m < c->n; m++) /* a value the caller's hooks place is computed alone */
         if (s->placing && s->want_at[g->nodes[c->node[m]].out[0]] >= 0) return OG_OK;
     const size_t nbytes = (size_t)numel * sizeof(float);
-    for (int m = 0; m < c->n; m++) {
+    for (int m = 0; m < c->n; m++) { /* a Pow's loop, by its exponent (binary.c's k_pow) */
         steps[m] = c->step[m];
+        if (steps[m].op != OG_EW_POW) continue;
+        const int e = steps[m].arg[1];
+        const float v = e < 0 && ops[-1 - e].spread == OG_EW_SCALAR ? ops[-1 - e].data[0] : NAN;
+        if (v == 2.0f)
+            steps[m].op = OG_EW_SQUARE;
+        else if (v == 3.0f)
+            steps[m].op = OG_EW_CUBE;
+        else if (v == 0.5f)
+            steps[m].op = OG_EW_SQRT;
+        else
+            return OG_OK; /* another exponent: the nodes one by one */
+        steps[m].n_args = 1;
+    }
+    for (int m = 0; m < c->n; m++) {
         steps[m].out = NULL;
         const int v = g->nodes[c->node[m]].out[0];
         if (!c->outside[m] && !s->keep[v]) continue;

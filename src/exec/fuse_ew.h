@@ -2,8 +2,9 @@
  * fuse_ew.h: chains of float element-wise nodes run as one loop (fuse_ew.c), for every
  * session on the CPU.  Internal header of exec/.
  *
- * A chain is a run of nodes Add, Sub, Mul, Div (opset 7 on: numpy broadcasting), Sum (2 to
- * 4 inputs), Neg, Abs, Relu, Reciprocal, Sqrt, Exp, Log, Erf, Sigmoid and Tanh on float
+ * A chain is a run of nodes Add, Sub, Mul, Div, Pow (opset 7 on: numpy broadcasting; Pow
+ * of a single exponent 2, 3 or 0.5 at run time), Sum (2 to 4 inputs), Neg, Abs, Relu,
+ * Reciprocal, Sqrt, Exp, Log, Erf, Sigmoid and Tanh on float
  * tensors, each reading an earlier member's output, that can all run where the first one
  * runs: every value they read from outside the chain is computed before it.  The chain runs
  * there, block by block (kernels/cpu/ew_chain.h): a member's output that only other members

@@ -1,10 +1,12 @@
 /* ew_chain.c: a chain of float element-wise steps, block by block (see ew_chain.h). */
+#include <math.h>
 #include <string.h>
 
 #include "kernels/cpu/ew_chain.h"
 
 typedef void (*bin_loop)(const float *a, const float *b, float *o, int64_t n);
 typedef void (*acc_loop)(float *o, const float *b, int64_t n);
+typedef void (*one_loop)(const float *a, float *o, int64_t n);
 
 /* The four binary loops and Sum's accumulation, once per instruction set: one IEEE
  * operation per element, so the same values at any vector width. */
@@ -32,6 +34,18 @@ typedef void (*acc_loop)(float *o, const float *b, int64_t n);
     TARGET static void acc##SFX(float *restrict o, const float *restrict b, int64_t n)             \
     {                                                                                              \
         for (int64_t i = 0; i < n; i++) o[i] = o[i] + b[i];                                        \
+    }                                                                                              \
+    TARGET static void square##SFX(const float *restrict a, float *restrict o, int64_t n)          \
+    {                                                                                              \
+        for (int64_t i = 0; i < n; i++) o[i] = a[i] * a[i];                                        \
+    }                                                                                              \
+    TARGET static void cube##SFX(const float *restrict a, float *restrict o, int64_t n)            \
+    {                                                                                              \
+        for (int64_t i = 0; i < n; i++) o[i] = a[i] * a[i] * a[i];                                 \
+    }                                                                                              \
+    TARGET static void sqrt##SFX(const float *restrict a, float *restrict o, int64_t n)            \
+    {                                                                                              \
+        for (int64_t i = 0; i < n; i++) o[i] = sqrtf(a[i]);                                        \
     }
 
 #define OG_NO_TARGET
@@ -56,6 +70,7 @@ typedef struct ew_run {
     int n_local;
     bin_loop bin[4]; /* by og_ew_op */
     acc_loop acc;
+    one_loop pow[3]; /* OG_EW_SQUARE, OG_EW_CUBE, OG_EW_SQRT */
 } ew_run;
 
 static void run_blocks(void *ctx, int64_t b0, int64_t b1, int slot)
@@ -97,6 +112,8 @@ static void run_blocks(void *ctx, int64_t b0, int64_t b1, int slot)
             float *o = st->out ? st->out + start : buf + (size_t)i * OG_EW_BLOCK;
             if (st->op == OG_EW_UNARY) {
                 og_cpu_unary_f32(st->unary, a[0], o, n);
+            } else if (st->op >= OG_EW_SQUARE) {
+                r->pow[st->op - OG_EW_SQUARE](a[0], o, n);
             } else {
                 r->bin[st->op](a[0], a[1], o, n);
                 for (int j = 2; j < st->n_args; j++) r->acc(o, a[j], n);
@@ -156,19 +173,28 @@ og_status og_cpu_ew_chain(const og_kernel_ctx *k, const og_ew_step *steps, int n
     int isa = og_cpu_isa();
     (void)isa;
     bin_loop base[4] = {add_base, sub_base, mul_base, div_base};
+    one_loop base1[3] = {square_base, cube_base, sqrt_base};
     memcpy(r.bin, base, sizeof base);
+    memcpy(r.pow, base1, sizeof base1);
     r.acc = acc_base;
 #ifdef OG_CPU_X86
     if (isa >= 2) {
         bin_loop v[4] = {add_avx512, sub_avx512, mul_avx512, div_avx512};
+        one_loop v1[3] = {square_avx512, cube_avx512, sqrt_avx512};
         memcpy(r.bin, v, sizeof v);
+        memcpy(r.pow, v1, sizeof v1);
         r.acc = acc_avx512;
     } else if (isa >= 1) {
         bin_loop v[4] = {add_avx2, sub_avx2, mul_avx2, div_avx2};
+        one_loop v1[3] = {square_avx2, cube_avx2, sqrt_avx2};
         memcpy(r.bin, v, sizeof v);
+        memcpy(r.pow, v1, sizeof v1);
         r.acc = acc_avx2;
     }
 #endif
+    for (int i = 0; i < n_steps; i++)
+        if (steps[i].op == OG_EW_POW || (steps[i].op == OG_EW_UNARY && !steps[i].unary))
+            return og_kernel_error(k, OG_ERR_INTERNAL, "element-wise chain: step %d unresolved", i);
     og_par_range(k, threads, blocks, 16, run_blocks, &r);
     og_scratch_put(k, scratch);
     return OG_OK;

@@ -10,8 +10,8 @@
  *
  * Every step computes what the node's own kernel computes, bit for bit: Add, Sub, Mul and
  * Div are single IEEE operations (no contraction), Sum adds its inputs from left to right
- * as binary.c does, and a unary step calls the float loop its node was bound to
- * (og_cpu_unary_f32).
+ * as binary.c does, Pow of a single exponent 2, 3 or 0.5 takes binary.c's expressions for
+ * them, and a unary step calls the float loop its node was bound to (og_cpu_unary_f32).
  */
 #ifndef OG_EW_CHAIN_H
 #define OG_EW_CHAIN_H
@@ -28,7 +28,11 @@ typedef enum og_ew_op {
     OG_EW_SUB,
     OG_EW_MUL,
     OG_EW_DIV,
-    OG_EW_UNARY /* the bound float loop `unary` */
+    OG_EW_UNARY,  /* the bound float loop `unary` */
+    OG_EW_SQUARE, /* Pow with an exponent of 2: x * x, as binary.c's fast path */
+    OG_EW_CUBE,   /* of 3: x * x * x */
+    OG_EW_SQRT,   /* of 0.5: sqrtf(x) */
+    OG_EW_POW     /* a plan's Pow, one of the three above at each run (fuse_ew.c), never run */
 } og_ew_op;
 
 /* How an operand spreads over the chain's shape: all of it (the same shape), one value,
@@ -44,7 +48,8 @@ typedef struct og_ew_operand {
 typedef struct og_ew_step {
     og_ew_op op;
     const void *unary; /* OG_EW_UNARY: the node's binding (og_kernel_binding.impl) */
-    int n_args;        /* 1 for a unary step, 2 for a binary one, 2 to OG_EW_MAX_ARGS for Sum */
+    int n_args;        /* 1 for a unary step (and Pow's three), 2 for a binary one, up to
+                        * OG_EW_MAX_ARGS for Sum */
     /* per argument: an earlier step's index (>= 0), or -1 - k for operand k */
     int arg[OG_EW_MAX_ARGS];
     float *out; /* the step's full-size output, NULL when only later steps read it */
