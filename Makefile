@@ -48,7 +48,7 @@ asan: setup
 	@ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 		bash tests/run_ctest.sh build-asan
 
-TSAN_TESTS = test_race test_busy test_threads test_instance test_workers
+TSAN_TESTS = test_race test_busy test_threads test_instance test_workers test_fuse_ew
 space := $(subst ,, )
 # clang: gcc 12's ThreadSanitizer runtime crashes while loading libonnxgrad.so here
 tsan:
