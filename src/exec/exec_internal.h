@@ -41,6 +41,7 @@ struct og_session {
     bool *placed;                 /* slot[v] lies in memory the run's hooks placed */
     const og_exec_hooks *placing; /* this run's hooks when they place values, else NULL */
     int64_t *sym;                 /* per symbol: its value in this run, -1 unbound */
+    int n_sym;                    /* symbols of the root graph when the session was made */
     og_vinfo *vin, *vout;
     const og_tensor **tin;
     og_tensor **tout;

@@ -172,13 +172,17 @@ static bool same_dims(const og_tensor *t, int rank, const int64_t *dims)
     return true;
 }
 
-/* How each operand of chain c spreads over the chain's shape (rank, dims: its largest
- * operand's), or false when the chain cannot run fused in this run (see fuse_ew.h). */
-static bool spreads(const og_session *s, const og_ew_group *c, og_ew_operand *ops, int *rank,
-                    int64_t *dims, int64_t *numel)
+/* How each operand of chain c that steps[0..n-1] read (used[k]) spreads over the chain's
+ * shape (rank, dims: its largest such operand's), or false when these steps cannot run
+ * fused in this run (see fuse_ew.h). */
+static bool spreads(const og_session *s, const og_ew_group *c, const og_ew_step *steps, int n,
+                    const bool *used, og_ew_operand *ops, int *rank, int64_t *dims, int64_t *numel)
 {
     const og_tensor *big = NULL;
     for (int k = 0; k < c->n_ops; k++) {
+        ops[k].data = NULL;
+        ops[k].spread = OG_EW_FULL;
+        if (!used[k]) continue;
         const og_tensor *t = s->slot[c->op_value[k]];
         if (!t || t->kind != OG_KIND_TENSOR || t->dtype != OG_FLOAT) return false;
         if (!big || t->numel > big->numel || (t->numel == big->numel && t->rank > big->rank))
@@ -190,6 +194,7 @@ static bool spreads(const og_session *s, const og_ew_group *c, og_ew_operand *op
     *numel = big->numel;
     const int64_t last = dims[*rank - 1];
     for (int k = 0; k < c->n_ops; k++) {
+        if (!used[k]) continue;
         const og_tensor *t = s->slot[c->op_value[k]];
         ops[k].data = t->data;
         if (t->rank == *rank && same_dims(t, *rank, dims))
@@ -204,17 +209,13 @@ static bool spreads(const og_session *s, const og_ew_group *c, og_ew_operand *op
         else
             return false;
     }
-    /* every member has the chain's shape: it reads a full operand or a member (a Pow, as
-     * its base) */
-    for (int m = 0; m < c->n; m++) {
-        if (c->step[m].op == OG_EW_POW) {
-            const int b = c->step[m].arg[0];
-            if (b < 0 && ops[-1 - b].spread != OG_EW_FULL) return false;
-            continue;
-        }
+    /* every step has the chain's shape: it reads a full operand or a step (a Pow, as its
+     * base) */
+    for (int m = 0; m < n; m++) {
         bool full = false;
-        for (int j = 0; j < c->step[m].n_args && !full; j++) {
-            const int x = c->step[m].arg[j];
+        const int args = steps[m].op == OG_EW_POW ? 1 : steps[m].n_args;
+        for (int j = 0; j < args && !full; j++) {
+            const int x = steps[m].arg[j];
             full = x >= 0 || ops[-1 - x].spread == OG_EW_FULL;
         }
         if (!full) return false;
@@ -223,7 +224,8 @@ static bool spreads(const og_session *s, const og_ew_group *c, og_ew_operand *op
 }
 
 /* Run chain gi at its first node: *fused tells whether it ran (else its nodes run one by
- * one). */
+ * one).  A member this run does not need (run: per node, NULL for all) is left out: nothing
+ * that runs reads it, and the values only it reads may be missing. */
 static og_status run_chain(og_session *s, int gi, const bool *run, bool *fused)
 {
     og_ew_group *c = &s->ew.groups[gi];
@@ -231,35 +233,50 @@ static og_status run_chain(og_session *s, int gi, const bool *run, bool *fused)
     og_ew_operand ops[OG_EW_MAX_OPS];
     og_ew_step steps[OG_EW_MAX_STEPS];
     og_tensor *outs[OG_EW_MAX_STEPS] = {0};
+    int member[OG_EW_MAX_STEPS], at[OG_EW_MAX_STEPS]; /* step -> member, member -> step */
+    bool used[OG_EW_MAX_OPS] = {0};
     int64_t dims[OG_MAX_RANK], numel;
-    int rank;
+    int rank, n = 0;
     og_status st = OG_OK;
     *fused = false;
-    for (int m = 0; run && m < c->n; m++) /* a run that needs only some of the chain */
-        if (!run[c->node[m]]) return OG_OK;
-    if (!spreads(s, c, ops, &rank, dims, &numel)) return OG_OK;
-    for (int m = 0; m < c->n; m++) /* a value the caller's hooks place is computed alone */
+    for (int m = 0; m < c->n; m++) {
+        at[m] = -1;
+        if (run && !run[c->node[m]]) continue;
+        /* a value the caller's hooks place is computed by its node alone */
         if (s->placing && s->want_at[g->nodes[c->node[m]].out[0]] >= 0) return OG_OK;
-    const size_t nbytes = (size_t)numel * sizeof(float);
-    for (int m = 0; m < c->n; m++) { /* a Pow's loop, by its exponent (binary.c's k_pow) */
-        steps[m] = c->step[m];
-        if (steps[m].op != OG_EW_POW) continue;
-        const int e = steps[m].arg[1];
+        og_ew_step st1 = c->step[m];
+        for (int j = 0; j < st1.n_args; j++) {
+            const int x = st1.arg[j];
+            if (x >= 0 && at[x] < 0) return OG_OK; /* reads a member left out: never so */
+            if (x >= 0)
+                st1.arg[j] = at[x];
+            else
+                used[-1 - x] = true;
+        }
+        member[n] = m;
+        at[m] = n;
+        steps[n++] = st1;
+    }
+    if (n < 1 || !spreads(s, c, steps, n, used, ops, &rank, dims, &numel)) return OG_OK;
+    for (int i = 0; i < n; i++) { /* a Pow's loop, by its exponent (binary.c's k_pow) */
+        if (steps[i].op != OG_EW_POW) continue;
+        const int e = steps[i].arg[1];
         const float v = e < 0 && ops[-1 - e].spread == OG_EW_SCALAR ? ops[-1 - e].data[0] : NAN;
         if (v == 2.0f)
-            steps[m].op = OG_EW_SQUARE;
+            steps[i].op = OG_EW_SQUARE;
         else if (v == 3.0f)
-            steps[m].op = OG_EW_CUBE;
+            steps[i].op = OG_EW_CUBE;
         else if (v == 0.5f)
-            steps[m].op = OG_EW_SQRT;
+            steps[i].op = OG_EW_SQRT;
         else
             return OG_OK; /* another exponent: the nodes one by one */
-        steps[m].n_args = 1;
+        steps[i].n_args = 1;
     }
-    for (int m = 0; m < c->n; m++) {
-        steps[m].out = NULL;
-        const int v = g->nodes[c->node[m]].out[0];
-        if (!c->outside[m] && !s->keep[v]) continue;
+    const size_t nbytes = (size_t)numel * sizeof(float);
+    for (int i = 0; i < n; i++) {
+        steps[i].out = NULL;
+        const int v = g->nodes[c->node[member[i]]].out[0];
+        if (!c->outside[member[i]] && !s->keep[v]) continue;
         og_buffer *b = og_pool_get(s->pool, nbytes);
         if (!b) {
             og_vinfo vo;
@@ -268,15 +285,15 @@ static og_status run_chain(og_session *s, int gi, const bool *run, bool *fused)
             vo.dtype = OG_FLOAT;
             vo.rank = rank;
             memcpy(vo.dims, dims, (size_t)rank * sizeof *dims);
-            st = og_exec_budget_error(s, &g->nodes[c->node[m]], 0, nbytes, &vo);
+            st = og_exec_budget_error(s, &g->nodes[c->node[member[i]]], 0, nbytes, &vo);
             goto fail;
         }
-        st = og_tensor_from_buffer(OG_FLOAT, rank, dims, b, s->alloc, &outs[m]);
+        st = og_tensor_from_buffer(OG_FLOAT, rank, dims, b, s->alloc, &outs[i]);
         if (st) {
             og_buffer_release(b);
             goto fail;
         }
-        steps[m].out = outs[m]->data;
+        steps[i].out = outs[i]->data;
     }
     const og_node *n0 = &g->nodes[c->node[0]];
     og_kernel_ctx k = {.node = n0,
@@ -286,20 +303,20 @@ static og_status run_chain(og_session *s, int gi, const bool *run, bool *fused)
                        .rng = s->run_key,
                        .scratch = &s->scratch,
                        .workers = s->workers};
-    st = og_cpu_ew_chain(&k, steps, c->n, ops, c->n_ops, numel, dims[rank - 1]);
+    st = og_cpu_ew_chain(&k, steps, n, ops, c->n_ops, numel, dims[rank - 1]);
     if (st == OG_ERR_NOMEM) st = og_exec_budget_error(s, n0, -1, 0, NULL);
     if (st) goto fail;
-    for (int m = 0; m < c->n; m++) {
-        if (!outs[m]) continue;
-        const int v = g->nodes[c->node[m]].out[0];
-        s->slot[v] = outs[m];
+    for (int i = 0; i < n; i++) {
+        if (!outs[i]) continue;
+        const int v = g->nodes[c->node[member[i]]].out[0];
+        s->slot[v] = outs[i];
         s->owned[v] = true;
     }
     *fused = true;
     s->ew.n_fused_runs++;
     return OG_OK;
 fail:
-    for (int m = 0; m < c->n; m++) og_tensor_free(outs[m]);
+    for (int i = 0; i < n; i++) og_tensor_free(outs[i]);
     return st;
 }
 

@@ -15,9 +15,10 @@
  * Whether a chain runs fused is decided at each run from its operands' shapes: each must
  * be the chain's shape (that of its largest operand), a single value, or a vector along
  * its last axis, and every member must read one operand of the chain's shape or a member.
- * Otherwise (other broadcasting) its nodes run one by one, as they would unfused.  The
- * values are those of the nodes run one by one, bit for bit; a run that asks for a
- * member's output gets it.  The graph is not changed.
+ * Otherwise (other broadcasting) its nodes run one by one, as they would unfused.  A run
+ * that needs only some members (og_session_run_named) runs those.  The values are those
+ * of the nodes run one by one, bit for bit; a run that asks for a member's output gets
+ * it.  The graph is not changed.
  */
 #ifndef OG_EXEC_FUSE_EW_H
 #define OG_EXEC_FUSE_EW_H

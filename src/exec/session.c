@@ -69,7 +69,8 @@ og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_
     s->keep = og_calloc(a, nv, sizeof *s->keep);
     s->want_at = og_malloc(a, nv * sizeof *s->want_at);
     s->placed = og_calloc(a, nv, sizeof *s->placed);
-    s->sym = og_calloc(a, (size_t)s->root->n_symbols + 1, sizeof *s->sym);
+    s->n_sym = s->root->n_symbols;
+    s->sym = og_calloc(a, (size_t)s->n_sym + 1, sizeof *s->sym);
     s->subs = og_calloc(a, nn, sizeof *s->subs);
     if (!s->kernels || !s->last_use || !s->slot || !s->owned || !s->keep || !s->want_at ||
         !s->placed || !s->sym || !s->subs)
@@ -248,7 +249,7 @@ static og_status check_input(og_session *s, const og_value *v, const og_tensor *
             return og_error(OG_ERR_SHAPE, "input '%s' must have shape %s, got %s (dim %d)", v->name,
                             og_shape_str(v->rank, v->dims, a, sizeof a),
                             og_shape_str(t->rank, t->dims, b, sizeof b), d);
-        if (want < 0 && want != OG_DIM_UNKNOWN) {
+        if (want < 0 && want != OG_DIM_UNKNOWN && -1 - want < s->n_sym) {
             int64_t sym = -1 - want;
             if (s->sym[sym] < 0) {
                 s->sym[sym] = t->dims[d];
@@ -649,7 +650,7 @@ static og_status session_exec(og_session *s, const og_exec_req *r)
     const og_graph *g = s->g;
     og_status st = OG_OK;
     int *out_v = NULL;
-    for (int i = 0; i < s->root->n_symbols; i++) s->sym[i] = -1;
+    for (int i = 0; i < s->n_sym; i++) s->sym[i] = -1;
     s->run_key = og_exec_run_key(s->rng_seed, s->rng_runs);
     s->rng_runs++;
     out_v = og_malloc(s->alloc, (size_t)(r->n_want + 1) * sizeof *out_v);

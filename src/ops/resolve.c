@@ -1,6 +1,7 @@
 /* resolve.c: binding nodes to op definitions, parsing attributes, and static type and
  * shape inference over the whole graph (og_graph_resolve, declared in op.h).  Which device
  * computes a node is not asked here: the executor binds kernels when a session is made. */
+#include <stdio.h>
 #include <string.h>
 
 #include "ops/op.h"
@@ -68,6 +69,27 @@ static og_status merge_vinfo(og_graph *g, const og_node *n, og_value *v, const o
         }
     }
     if (vi->value && !v->known) v->known = vi->value;
+    return OG_OK;
+}
+
+/* A dim the op cannot tell before run time (a Reshape's computed shape, a NonZero's count)
+ * gets a symbol of its own, "<value>.dim<d>", instead of staying anonymous: the ops after it
+ * that keep the dim (element-wise ops, a MatMul's rows) then carry the same symbol, so that
+ * two values known to share a dim say so (the gradient builder undoes a broadcast statically
+ * where both sides have one symbol, instead of deciding at run time).  A symbol names one
+ * value per run, like an input's; a dim already declared or symbolic is kept. */
+static og_status name_unknown_dims(og_graph *g, const og_value *v, og_vinfo *vi)
+{
+    if (vi->kind != OG_KIND_TENSOR || vi->rank < 0 || vi->rank > OG_MAX_RANK) return OG_OK;
+    for (int d = 0; d < vi->rank; d++) {
+        if (vi->dims[d] != OG_DIM_UNKNOWN) continue;
+        if (v->rank == vi->rank && v->dims[d] != OG_DIM_UNKNOWN) continue; /* merge keeps it */
+        char name[320];
+        snprintf(name, sizeof name, "%s.dim%d", v->name ? v->name : "", d);
+        int sym = og_graph_symbol(g, name);
+        if (sym < 0) return og_error(OG_ERR_NOMEM, "out of memory during shape inference");
+        vi->dims[d] = -1 - (int64_t)sym;
+    }
     return OG_OK;
 }
 
@@ -241,6 +263,8 @@ og_status og_graph_resolve(og_graph *g, bool strict)
         }
         for (int j = 0; j < n->n_out; j++) {
             if (n->out[j] < 0) continue;
+            st = name_unknown_dims(g, &g->values[n->out[j]], &out[j]);
+            if (st) goto done;
             if (out[j].rank > OG_MAX_RANK) { /* an infer that missed it: dims hold 8 */
                 st = og_error(OG_ERR_UNSUPPORTED, "%s: output %d would have rank %d, above %d",
                               og_node_label(n, label, sizeof label), j, out[j].rank, OG_MAX_RANK);

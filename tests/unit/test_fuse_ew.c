@@ -9,6 +9,7 @@
  * one), a value read outside the chain, a run asking for part of a
  * chain, two threads on a large tensor, and a memory budget the chain's outputs exceed. */
 #include "exec/exec_internal.h"
+#include "grad/grad.h"
 #include "unit/fuse_graph.h"
 
 static int members, loops;
@@ -190,7 +191,7 @@ static const ew_case cases[] = {
      .expect_loops = 1,
      .expect_fused = 1,
      .want = {"Y", "e"}},
-    {.label = "erf-GELU asking for an inner value only",
+    {.label = "erf-GELU asking for an inner value only: its part of the chain",
      .rank = 3,
      .xd = {3, 5, 40},
      .xscale = 3,
@@ -200,7 +201,7 @@ static const ew_case cases[] = {
      .threads = 1,
      .expect_members = 5,
      .expect_loops = 1,
-     .expect_fused = 0,
+     .expect_fused = 1,
      .want = {"p"}},
     {.label = "erf-GELU past the memory budget",
      .rank = 3,
@@ -365,8 +366,84 @@ static const ew_case cases[] = {
      .expect_fused = 2},
 };
 
+/* A GELU after a Reshape to a computed shape (a PyTorch export's heads merged back): the
+ * Reshape's dims are unknown before run time, and static inference names them
+ * ("R.dim0", ...: ops/resolve.c) so that the GELU's values share them.  The training graph
+ * then undoes no broadcast at run time (no NonZero: the Mul of R by Erf's branch has one
+ * shape on both sides), its backward GELU is one chain with the forward's, and the
+ * gradient is the node-by-node one. */
+static void test_unknown_dims(void)
+{
+    fg f = {og_graph_new(NULL), OG_FLOAT};
+    og_graph *g = f.g, *t = NULL;
+    int x = start_graph(&f, 17);
+    g->values[x].dtype = OG_FLOAT;
+    g->values[x].rank = 3;
+    g->values[x].dims[0] = og_dim_symbol(og_graph_symbol(g, "batch"));
+    g->values[x].dims[1] = 6;
+    g->values[x].dims[2] = 40;
+    init(&f, "sqrt2", 0, NULL, 0, 1.4142135, false);
+    init(&f, "one", 0, NULL, 0, 1, false);
+    init(&f, "half", 0, NULL, 0, 0.5, false);
+    node(&f, "Shape", 1, (const char *const[]){"X"}, 1, (const char *const[]){"S"});
+    node(&f, "Reshape", 2, (const char *const[]){"X", "S"}, 1, (const char *const[]){"R"});
+    node(&f, "Div", 2, (const char *const[]){"R", "sqrt2"}, 1, (const char *const[]){"d"});
+    node(&f, "Erf", 1, (const char *const[]){"d"}, 1, (const char *const[]){"e"});
+    node(&f, "Add", 2, (const char *const[]){"e", "one"}, 1, (const char *const[]){"p"});
+    node(&f, "Mul", 2, (const char *const[]){"R", "p"}, 1, (const char *const[]){"m"});
+    node(&f, "Mul", 2, (const char *const[]){"m", "half"}, 1, (const char *const[]){"Y"});
+    int y = value(&f, "Y");
+    g->values[y].is_graph_output = true;
+    g->outputs[g->n_outputs++] = y;
+    CHECK_OK(og_graph_finalize(g));
+    CHECK_OK(og_graph_resolve(g, true));
+    const og_value *r = &g->values[value(&f, "R")], *yv = &g->values[y];
+    CHECK(r->rank == 3 && yv->rank == 3);
+    for (int d = 0; d < 3 && r->rank == 3 && yv->rank == 3; d++)
+        CHECKF(r->dims[d] < 0 && r->dims[d] != OG_DIM_UNKNOWN && yv->dims[d] == r->dims[d],
+               "dim %d: R %lld, Y %lld", d, (long long)r->dims[d], (long long)yv->dims[d]);
+    const char *name = og_graph_dim_name(g, r->dims[0]);
+    CHECKF(name && strcmp(name, "R.dim0") == 0, "R's dim 0 is named '%s'", name ? name : "");
+    og_grad_spec spec = {.inputs = &x, .n_inputs = 1, .outputs = &y, .n_outputs = 1};
+    CHECK_OK(og_grad_build(g, &spec, NULL, &t));
+    int nonzero = 0;
+    for (int i = 0; t && i < t->n_nodes; i++)
+        nonzero += strcmp(t->nodes[i].op_type, "NonZero") == 0;
+    CHECKF(nonzero == 0, "the training graph has %d NonZero nodes", nonzero);
+    og_session *fused = NULL, *plain = NULL;
+    og_tensor *xin = NULL, *seed = NULL, *a[1] = {0}, *b[1] = {0};
+    const int64_t xd[3] = {4, 6, 40};
+    og_tensor_alloc(OG_FLOAT, 3, xd, NULL, &xin);
+    og_tensor_alloc(OG_FLOAT, 3, xd, NULL, &seed);
+    for (int64_t i = 0; xin && seed && i < xin->numel; i++) {
+        set(xin, i, 3 * sin(0.37 * (double)i));
+        set(seed, i, cos(0.11 * (double)i));
+    }
+    if (t) CHECK_OK(make_session(t, 1, false, 0, &fused));
+    if (t) CHECK_OK(make_session(t, 1, true, 0, &plain));
+    if (fused && plain) {
+        const char *in_names[2] = {"X", "Y_grad"}, *want[1] = {"X_grad"};
+        const og_tensor *ins[2] = {xin, seed};
+        CHECK_OK(og_session_run_named(fused, in_names, ins, 2, want, 1, a));
+        CHECK_OK(og_session_run_named(plain, in_names, ins, 2, want, 1, b));
+        CHECKF(a[0] && b[0] && og_value_equal(a[0], b[0]),
+               "the gradient differs from the node-by-node one");
+        CHECKF(fused->ew.n_fused_runs == 2, "%lld chains ran fused, expected 2 (forward, backward)",
+               (long long)fused->ew.n_fused_runs);
+    }
+    og_tensor_free(a[0]);
+    og_tensor_free(b[0]);
+    og_tensor_free(xin);
+    og_tensor_free(seed);
+    og_session_free(fused);
+    og_session_free(plain);
+    og_graph_free(t);
+    og_graph_free(g);
+}
+
 int main(void)
 {
+    test_unknown_dims();
     for (size_t k = 0; k < sizeof cases / sizeof cases[0]; k++) run_case(&cases[k]);
     NH_DONE();
 }

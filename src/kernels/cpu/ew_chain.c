@@ -91,7 +91,7 @@ static void run_blocks(void *ctx, int64_t b0, int64_t b1, int slot)
         }
         for (int x = 0, nc = 0; x < r->n_ops; x++) {
             switch (r->spread[x]) {
-            case OG_EW_FULL: at[x] = r->src[x] + start; break;
+            case OG_EW_FULL: at[x] = r->src[x] ? r->src[x] + start : NULL; break;
             case OG_EW_SCALAR: at[x] = r->src[x]; break;
             case OG_EW_ROW: at[x] = r->per_row ? r->src[x] + col : r->src[x]; break;
             case OG_EW_COL: { /* each row's value over the block's part of that row */

@@ -41,7 +41,7 @@ typedef enum og_ew_op {
 typedef enum og_ew_spread { OG_EW_FULL, OG_EW_SCALAR, OG_EW_ROW, OG_EW_COL } og_ew_spread;
 
 typedef struct og_ew_operand {
-    const float *data;
+    const float *data; /* NULL (and OG_EW_FULL) for an operand no step reads */
     og_ew_spread spread;
 } og_ew_operand;
 
