@@ -12,6 +12,7 @@
 #include <string.h>
 #include <math.h>
 
+#include "kernels/cpu/fast_math.h"
 #include "kernels/cpu/gemm.h"
 #include "kernels/cpu/kernel.h"
 #include "ops/rnn.h"
@@ -52,11 +53,49 @@ static inline bool active(const rnn_geom *g, int64_t t, int64_t n)
     return !g->lens || t < g->lens[n];
 }
 
+/* float's gates take fast_math.h's tanh, exp and expm1 (a few ulp, in SIMD: libm's calls
+ * were half of an LSTM's training step), double libm's */
+static inline float tanh_rf(float x) { return fast_tanhf(x); }
+static inline float exp_rf(float x) { return fast_expf(x); }
+static inline float expm1_rf(float x) { return fast_expm1f(x); }
+static inline float fabs_rf(float x) { return fabsf(x); }
+static inline float log1p_rf(float x) { return log1pf(x); }
+#ifdef OG_CPU_X86
+/* The Sigmoid and Tanh gates of act_apply_f32, compiled for AVX2 and AVX-512: the same
+ * expressions (no contraction), so the same bits as the baseline loop */
+#define GATE_LOOPS(SFX, TARGET)                                                                    \
+    TARGET static void gate_sigmoid##SFX(const float *x, float *y, int64_t n)                      \
+    {                                                                                              \
+        for (int64_t i = 0; i < n; i++) {                                                          \
+            float e = exp_rf(-fabs_rf(x[i]));                                                      \
+            y[i] = x[i] >= 0 ? 1 / (1 + e) : e / (1 + e);                                          \
+        }                                                                                          \
+    }                                                                                              \
+    TARGET static void gate_tanh##SFX(const float *x, float *y, int64_t n)                         \
+    {                                                                                              \
+        for (int64_t i = 0; i < n; i++) y[i] = tanh_rf(x[i]);                                      \
+    }
+GATE_LOOPS(_avx2, OG_TARGET_AVX2)
+GATE_LOOPS(_avx512, OG_TARGET_AVX512)
+
+static bool act_wide_f32(const og_rnn_act *a, const float *x, float *y, int64_t n)
+{
+    const int isa = og_cpu_isa();
+    if (isa < 1 || (a->kind != OG_ACT_SIGMOID && a->kind != OG_ACT_TANH)) return false;
+    if (a->kind == OG_ACT_SIGMOID)
+        isa >= 2 ? gate_sigmoid_avx512(x, y, n) : gate_sigmoid_avx2(x, y, n);
+    else
+        isa >= 2 ? gate_tanh_avx512(x, y, n) : gate_tanh_avx2(x, y, n);
+    return true;
+}
+#define ACT_WIDE act_wide_f32
+#endif
 #define RT    float
 #define FN(x) x##_f32
 #define GEMM  og_gemm_f32
-#define M(fn) fn##f
+#define M(fn) fn##_rf
 #include "kernels/cpu/rnn_typed.inc"
+#undef ACT_WIDE
 #undef RT
 #undef FN
 #undef GEMM
