@@ -57,7 +57,7 @@ static inline void init(fg *f, const char *name, int rank, const int64_t *dims, 
     f->g->values[v].init = t;
     f->g->values[v].dtype = t->dtype;
     f->g->values[v].rank = rank;
-    memcpy(f->g->values[v].dims, dims, (size_t)rank * sizeof *dims);
+    if (rank > 0) memcpy(f->g->values[v].dims, dims, (size_t)rank * sizeof *dims);
     og_graph_add_initializer(f->g, v);
     if (overridable) {
         f->g->values[v].is_graph_input = true;

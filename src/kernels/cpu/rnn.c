@@ -188,6 +188,15 @@ static og_status geometry(const og_kernel_ctx *k, const og_rnn_params *p,
     return OG_OK;
 }
 
+/* n elements of es bytes of the session's scratch (kept from call to call: a fresh block
+ * per call was an LSTM step's page faults), zeroed; NULL when out of memory. */
+static void *zeroed_scratch(const og_kernel_ctx *k, size_t n, size_t es)
+{
+    void *p = n > SIZE_MAX / es ? NULL : og_scratch_get(k, n * es);
+    if (p) memset(p, 0, n * es);
+    return p;
+}
+
 /* Size in elements of the forward's scratch. */
 static size_t fwd_scratch(const rnn_geom *g)
 {
@@ -197,7 +206,7 @@ static size_t fwd_scratch(const rnn_geom *g)
 
 #define FWD_DIRS(TT, SFX)                                                                          \
     do {                                                                                           \
-        TT *ws = og_calloc(k->alloc, fwd_scratch(&g), sizeof(TT));                                 \
+        TT *ws = zeroed_scratch(k, fwd_scratch(&g), sizeof(TT));                                   \
         if (!ws) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");                         \
         rnn_fwd_##SFX s = {.p = p, .g = &g};                                                       \
         size_t GH = (size_t)(g.G * g.H), N = (size_t)g.N, H = (size_t)g.H;                         \
@@ -225,7 +234,7 @@ static size_t fwd_scratch(const rnn_geom *g)
             s.act = p->act[d];                                                                     \
             fwd_dir_##SFX(k, &s);                                                                  \
         }                                                                                          \
-        og_free(k->alloc, ws);                                                                     \
+        og_scratch_put(k, ws);                                                                     \
     } while (0)
 
 /* The tensors of a run, named as the forward's and backward's loops read them. */
@@ -294,7 +303,7 @@ static size_t bwd_scratch(const rnn_geom *g, bool two)
 #define BWD_DIRS(TT, SFX)                                                                          \
     do {                                                                                           \
         bool two = p->kind == OG_RNN_GRU && p->linear_before_reset;                                \
-        TT *ws = og_calloc(k->alloc, bwd_scratch(&g, two), sizeof(TT));                            \
+        TT *ws = zeroed_scratch(k, bwd_scratch(&g, two), sizeof(TT));                              \
         if (!ws) return og_kernel_error(k, OG_ERR_NOMEM, "out of memory");                         \
         rnn_bwd_##SFX s = {.p = p, .g = &g};                                                       \
         size_t GH = (size_t)(g.G * g.H), N = (size_t)g.N, H = (size_t)g.H;                         \
@@ -325,7 +334,7 @@ static size_t bwd_scratch(const rnn_geom *g, bool two)
                           dB ? dB->data : NULL, dh0 ? dh0->data : NULL, dc0 ? dc0->data : NULL,    \
                           dP ? dP->data : NULL, d > 0);                                            \
         }                                                                                          \
-        og_free(k->alloc, ws);                                                                     \
+        og_scratch_put(k, ws);                                                                     \
     } while (0)
 
 #define DEF_BWD(TT, SFX)                                                                           \
