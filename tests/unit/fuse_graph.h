@@ -1,7 +1,7 @@
 /*
  * fuse_graph.h: graphs built node by node for the tests of the executor's fusion plans
  * (test_fuse.c, test_fuse_ew.c): values by name, nodes of the default domain, initializers
- * of pseudo-random values, and a graph with input X.
+ * of pseudo-random values, a graph with input X, and the counts of a session's log line.
  */
 #ifndef OG_TEST_FUSE_GRAPH_H
 #define OG_TEST_FUSE_GRAPH_H
@@ -81,6 +81,17 @@ static inline int start_graph(fg *f, int opset)
     g->values[x].is_graph_input = true;
     g->inputs[g->n_inputs++] = x;
     return x;
+}
+
+/* The count before `what` in a session's log line (og_session_options.log), or keeps
+ * *count. */
+static inline void log_count(const char *msg, const char *what, int *count)
+{
+    const char *p = strstr(msg, what);
+    if (p) {
+        while (p > msg && p[-1] != ' ') p--;
+        *count = atoi(p);
+    }
 }
 
 #endif /* OG_TEST_FUSE_GRAPH_H */

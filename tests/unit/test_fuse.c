@@ -9,15 +9,6 @@
 #include "unit/fuse_graph.h"
 
 static int fused_count, pre_count;
-/* The count before `what` in a session's log line, or keeps *count. */
-static void log_count(const char *msg, const char *what, int *count)
-{
-    const char *p = strstr(msg, what);
-    if (p) {
-        while (p > msg && p[-1] != ' ') p--;
-        *count = atoi(p);
-    }
-}
 static void on_log(void *user, og_log_level level, const char *msg)
 {
     (void)user;

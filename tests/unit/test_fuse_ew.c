@@ -13,14 +13,6 @@
 #include "unit/fuse_graph.h"
 
 static int members, loops;
-static void log_count(const char *msg, const char *what, int *count)
-{
-    const char *p = strstr(msg, what);
-    if (p) {
-        while (p > msg && p[-1] != ' ') p--;
-        *count = atoi(p);
-    }
-}
 static void on_log(void *user, og_log_level level, const char *msg)
 {
     (void)user;
@@ -147,72 +139,41 @@ static void run_case(const ew_case *c)
     og_graph_free(g);
 }
 
-#define GELU_NODES                                                                                 \
-    {"Div", {"X", "sqrt2"}, "d"}, {"Erf", {"d"}, "e"}, {"Add", {"e", "one"}, "p"},                 \
-        {"Mul", {"X", "p"}, "m"},                                                                  \
-    {                                                                                              \
-        "Mul", {"m", "half"}, "Y"                                                                  \
-    }
-#define GELU_INITS                                                                                 \
-    {"sqrt2", 0, {0}, 0, 1.4142135}, {"one", 1, {1}, 0, 1}, { "half", 3, {1, 1, 1}, 0, 0.5 }
+/* The erf-GELU of a PyTorch export on X of rank 3, Y = X * (erf(X / sqrt2) + 1) * 0.5: one
+ * chain of 5 nodes */
+// clang-format off
+#define GELU_CASE                                                                                  \
+    .rank = 3, .xscale = 3,                                                                        \
+    .inits = {{"sqrt2", 0, {0}, 0, 1.4142135}, {"one", 1, {1}, 0, 1},                              \
+              {"half", 3, {1, 1, 1}, 0, 0.5}},                                                     \
+    .nodes = {{"Div", {"X", "sqrt2"}, "d"}, {"Erf", {"d"}, "e"}, {"Add", {"e", "one"}, "p"},       \
+              {"Mul", {"X", "p"}, "m"}, {"Mul", {"m", "half"}, "Y"}},                              \
+    .outputs = {"Y"}, .expect_members = 5, .expect_loops = 1
+// clang-format on
 
 static const ew_case cases[] = {
-    {.label = "erf-GELU",
-     .rank = 3,
-     .xd = {3, 5, 40},
-     .xscale = 3,
-     .inits = {GELU_INITS},
-     .nodes = {GELU_NODES},
-     .outputs = {"Y"},
-     .threads = 1,
-     .expect_members = 5,
-     .expect_loops = 1,
-     .expect_fused = 1},
+    {.label = "erf-GELU", GELU_CASE, .xd = {3, 5, 40}, .threads = 1, .expect_fused = 1},
     {.label = "erf-GELU, 8x64x1024 on two threads",
-     .rank = 3,
+     GELU_CASE,
      .xd = {8, 64, 1024},
-     .xscale = 3,
-     .inits = {GELU_INITS},
-     .nodes = {GELU_NODES},
-     .outputs = {"Y"},
      .threads = 2,
-     .expect_members = 5,
-     .expect_loops = 1,
      .expect_fused = 1},
     {.label = "erf-GELU asking for an inner value too",
-     .rank = 3,
+     GELU_CASE,
      .xd = {3, 5, 40},
-     .xscale = 3,
-     .inits = {GELU_INITS},
-     .nodes = {GELU_NODES},
-     .outputs = {"Y"},
      .threads = 1,
-     .expect_members = 5,
-     .expect_loops = 1,
      .expect_fused = 1,
      .want = {"Y", "e"}},
     {.label = "erf-GELU asking for an inner value only: its part of the chain",
-     .rank = 3,
+     GELU_CASE,
      .xd = {3, 5, 40},
-     .xscale = 3,
-     .inits = {GELU_INITS},
-     .nodes = {GELU_NODES},
-     .outputs = {"Y"},
      .threads = 1,
-     .expect_members = 5,
-     .expect_loops = 1,
      .expect_fused = 1,
      .want = {"p"}},
     {.label = "erf-GELU past the memory budget",
-     .rank = 3,
+     GELU_CASE,
      .xd = {8, 64, 1024},
-     .xscale = 3,
-     .inits = {GELU_INITS},
-     .nodes = {GELU_NODES},
-     .outputs = {"Y"},
      .threads = 1,
-     .expect_members = 5,
-     .expect_loops = 1,
      .budget = 1 << 20},
     {.label = "bias rows of 40, a value read outside",
      .rank = 3,
