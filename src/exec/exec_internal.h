@@ -83,10 +83,10 @@ struct og_session {
 og_status og_exec_budget_error(og_session *s, const og_node *n, int j, size_t nbytes,
                                const og_vinfo *vo);
 
-/* Node ni of a chain (fuse_ew.h), about to run: at the chain's first node, the chain runs
- * if the run needs all of it (run: per node, NULL for all) and its shapes let it; when it
- * ran, node ni's inputs whose last reader (lu) it is are released and *skip is set (the
- * node does not run). */
+/* Node ni of a chain (fuse_ew.h), about to run: at the chain's first node, the members
+ * this run needs (run: per node, NULL for all) run as the chain when its shapes let them;
+ * when they did, node ni's inputs whose last reader (lu) it is are released and *skip is
+ * set (the node does not run). */
 og_status og_ew_at(og_session *s, int ni, const bool *run, const int *lu, bool *skip);
 
 /* Run control-flow node ni (OG_OP_CONTROL) of s: its inputs are in s->tin, its outputs go to
