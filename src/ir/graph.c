@@ -104,6 +104,7 @@ void og_graph_free(og_graph *g)
     og_free(a, g->functions);
     for (int i = 0; i < g->n_symbols; i++) og_free(a, g->symbols[i]);
     og_free(a, g->symbols);
+    og_free(a, g->symbol_index);
     for (int i = 0; i < g->n_types; i++) og_free(a, g->types[i]);
     og_free(a, g->types);
     og_free(a, g->inputs);
@@ -263,17 +264,54 @@ og_node *og_graph_add_node(og_graph *g, const char *op_type, const char *domain,
     return n;
 }
 
+/* Put symbol i into its slot of g's symbol index (never more than half full). */
+static void symbol_insert(og_graph *g, int i)
+{
+    size_t mask = g->symbol_index_cap - 1;
+    size_t j = hash_name(g->symbols[i]) & mask;
+    while (g->symbol_index[j]) j = (j + 1) & mask;
+    g->symbol_index[j] = i + 1;
+}
+
+/* An index of every symbol of g with room for one more; false when out of memory. */
+static bool symbol_index_ready(og_graph *g)
+{
+    size_t want = ((size_t)g->n_symbols + 1) * 2;
+    if (g->n_indexed == g->n_symbols && want <= g->symbol_index_cap) return true;
+    size_t cap = 64;
+    while (cap < want) cap *= 2;
+    int *slots = og_calloc(g->alloc, cap, sizeof *slots);
+    if (!slots) return false;
+    og_free(g->alloc, g->symbol_index);
+    g->symbol_index = slots;
+    g->symbol_index_cap = cap;
+    for (int i = 0; i < g->n_symbols; i++) symbol_insert(g, i);
+    g->n_indexed = g->n_symbols;
+    return true;
+}
+
 int og_graph_symbol(og_graph *g, const char *name)
 {
     g = og_graph_root(g);
-    for (int i = 0; i < g->n_symbols; i++)
+    if (!symbol_index_ready(g)) return -1;
+    size_t mask = g->symbol_index_cap - 1;
+    for (size_t j = hash_name(name) & mask; g->symbol_index[j]; j = (j + 1) & mask) {
+        int i = g->symbol_index[j] - 1;
         if (strcmp(g->symbols[i], name) == 0) return i;
-    char **s = og_realloc(g->alloc, g->symbols, (size_t)g->n_symbols * sizeof *s,
-                          (size_t)(g->n_symbols + 1) * sizeof *s);
-    if (!s) return -1;
-    g->symbols = s;
-    s[g->n_symbols] = og_strdup(g->alloc, name);
-    if (!s[g->n_symbols]) return -1;
+    }
+    int cap = g->cap_symbols ? g->cap_symbols : g->n_symbols;
+    if (g->n_symbols == cap) {
+        int nc = cap < 8 ? 16 : 2 * cap;
+        char **s = og_realloc(g->alloc, g->symbols, (size_t)g->n_symbols * sizeof *s,
+                              (size_t)nc * sizeof *s);
+        if (!s) return -1;
+        g->symbols = s;
+        g->cap_symbols = nc;
+    }
+    g->symbols[g->n_symbols] = og_strdup(g->alloc, name);
+    if (!g->symbols[g->n_symbols]) return -1;
+    symbol_insert(g, g->n_symbols);
+    g->n_indexed++;
     return g->n_symbols++;
 }
 

@@ -197,8 +197,15 @@ typedef struct og_graph {
     int *outputs;
     int n_inits, cap_inits; /* initializer order; cap_inits 0: the array holds n_inits */
     int *inits;
-    int n_symbols;
+    int n_symbols, cap_symbols; /* cap_symbols 0: the array holds n_symbols */
     char **symbols;
+    /* Name -> symbol index for og_graph_symbol, as value_index below (slots hold a symbol
+     * index + 1); built when first needed and rebuilt when symbols were added past it
+     * (n_indexed: the symbols it holds), so that a graph with a symbol per unknown dim of
+     * each of its values (static inference's, ops/resolve.c) stays linear to load. */
+    int *symbol_index;
+    size_t symbol_index_cap;
+    int n_indexed;
     int n_types, cap_types; /* interned types (og_graph_type), each allocated on its own */
     og_type **types;
     /* Name -> value index, so that og_graph_find_value takes constant time: open addressing

@@ -332,9 +332,37 @@ static void test_clone_nomem(const og_graph *g, const og_model *m, const char *w
     CHECK(other == 0);
 }
 
+/* og_graph_symbol's index: many symbols (static inference adds one per unknown dim) found
+ * again by name with their ids, in the graph and in a clone, which adds its own after. */
+static void test_symbols(void)
+{
+    og_graph *g = og_graph_new(NULL), *c = NULL;
+    char name[32];
+    enum { N = 5000 };
+    for (int i = 0; g && i < N; i++) {
+        snprintf(name, sizeof name, "v%d.dim%d", i / 3, i % 3);
+        CHECK(og_graph_symbol(g, name) == i);
+    }
+    CHECK(g && g->n_symbols == N);
+    for (int i = 0; g && i < N; i += 7) {
+        snprintf(name, sizeof name, "v%d.dim%d", i / 3, i % 3);
+        CHECKF(og_graph_symbol(g, name) == i, "'%s' is not symbol %d again", name, i);
+    }
+    if (g) CHECK_OK(og_graph_clone(g, NULL, &c));
+    for (int i = 0; c && i < N; i += 11) {
+        snprintf(name, sizeof name, "v%d.dim%d", i / 3, i % 3);
+        CHECKF(og_graph_symbol(c, name) == i, "clone: '%s' is not symbol %d", name, i);
+    }
+    CHECK(!c || (og_graph_symbol(c, "new") == N && og_graph_symbol(c, "new") == N));
+    CHECK(!c || strcmp(og_graph_dim_name(c, og_dim_symbol(N)), "new") == 0);
+    og_graph_free(c);
+    og_graph_free(g);
+}
+
 int main(void)
 {
     test_index();
+    test_symbols();
     test_index_nomem();
     const char *models[] = {"tests/data/roundtrip.onnx", "models/mlp.onnx",
                             "tests/data/train/linreg_momentum_ti.onnx",
