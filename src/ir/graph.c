@@ -138,23 +138,40 @@ static size_t hash_name(const char *s)
     return (size_t)h;
 }
 
-/* Put value v into its slot (the index has room: it is never more than half full). */
-static void index_insert(og_graph *g, int v)
+/* The name indexes (values', symbols'): open addressing with linear probing over a
+ * power-of-two table never more than half full, each slot an index + 1 (0: empty). */
+
+/* Put index i, named `name`, into its slot of slots[0..cap-1]. */
+static void slots_put(int *slots, size_t cap, const char *name, int i)
 {
-    size_t mask = g->value_index_cap - 1;
-    size_t j = hash_name(g->values[v].name) & mask;
-    while (g->value_index[j]) j = (j + 1) & mask;
-    g->value_index[j] = v + 1;
+    size_t j = hash_name(name) & (cap - 1);
+    while (slots[j]) j = (j + 1) & (cap - 1);
+    slots[j] = i + 1;
 }
 
-/* Make room for `n` values (at most half full), rehashing values 0..n_values-1 into a new
- * table.  On failure the old table is kept, still valid. */
+/* A zeroed table for n names (at least *cap slots, 64 at first), its size in *cap; NULL
+ * when out of memory. */
+static int *slots_new(const og_allocator *a, size_t n, size_t *cap)
+{
+    size_t c = *cap ? *cap : 64;
+    while (c < n * 2) c *= 2;
+    int *slots = og_calloc(a, c, sizeof *slots);
+    if (slots) *cap = c;
+    return slots;
+}
+
+static void index_insert(og_graph *g, int v)
+{
+    slots_put(g->value_index, g->value_index_cap, g->values[v].name, v);
+}
+
+/* Make room for `n` values, rehashing values 0..n_values-1 into a new table.  On failure
+ * the old table is kept, still valid. */
 static bool index_reserve(og_graph *g, size_t n)
 {
     if (n * 2 <= g->value_index_cap) return true;
-    size_t cap = g->value_index_cap ? g->value_index_cap : 64;
-    while (cap < n * 2) cap *= 2;
-    int *slots = og_calloc(g->alloc, cap, sizeof *slots);
+    size_t cap = g->value_index_cap;
+    int *slots = slots_new(g->alloc, n, &cap);
     if (!slots) return false;
     og_free(g->alloc, g->value_index);
     g->value_index = slots;
@@ -264,28 +281,18 @@ og_node *og_graph_add_node(og_graph *g, const char *op_type, const char *domain,
     return n;
 }
 
-/* Put symbol i into its slot of g's symbol index (never more than half full). */
-static void symbol_insert(og_graph *g, int i)
-{
-    size_t mask = g->symbol_index_cap - 1;
-    size_t j = hash_name(g->symbols[i]) & mask;
-    while (g->symbol_index[j]) j = (j + 1) & mask;
-    g->symbol_index[j] = i + 1;
-}
-
 /* An index of every symbol of g with room for one more; false when out of memory. */
 static bool symbol_index_ready(og_graph *g)
 {
-    size_t want = ((size_t)g->n_symbols + 1) * 2;
-    if (g->n_indexed == g->n_symbols && want <= g->symbol_index_cap) return true;
-    size_t cap = 64;
-    while (cap < want) cap *= 2;
-    int *slots = og_calloc(g->alloc, cap, sizeof *slots);
+    size_t want = (size_t)g->n_symbols + 1;
+    if (g->n_indexed == g->n_symbols && want * 2 <= g->symbol_index_cap) return true;
+    size_t cap = 0;
+    int *slots = slots_new(g->alloc, want, &cap);
     if (!slots) return false;
     og_free(g->alloc, g->symbol_index);
     g->symbol_index = slots;
     g->symbol_index_cap = cap;
-    for (int i = 0; i < g->n_symbols; i++) symbol_insert(g, i);
+    for (int i = 0; i < g->n_symbols; i++) slots_put(slots, cap, g->symbols[i], i);
     g->n_indexed = g->n_symbols;
     return true;
 }
@@ -310,7 +317,7 @@ int og_graph_symbol(og_graph *g, const char *name)
     }
     g->symbols[g->n_symbols] = og_strdup(g->alloc, name);
     if (!g->symbols[g->n_symbols]) return -1;
-    symbol_insert(g, g->n_symbols);
+    slots_put(g->symbol_index, g->symbol_index_cap, g->symbols[g->n_symbols], g->n_symbols);
     g->n_indexed++;
     return g->n_symbols++;
 }
