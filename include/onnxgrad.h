@@ -471,7 +471,8 @@ typedef struct og_session_options {
     void *log_user;
     /* nonzero: check every float32/float64 output of every node for NaN/Inf (OG_ERR_RUNTIME
      * naming node and value); every node then runs by itself (a CPU session otherwise runs
-     * chains of element-wise nodes as one loop, whose inner values are never stored) */
+     * chains of element-wise nodes as one loop, whose inner values are never stored, and
+     * MatMuls read their operands' Transposes in place) */
     int debug;
     /* The random generator of ops that draw (Dropout in training mode, RandomUniform,
      * RandomNormal, their Like forms, Bernoulli, Multinomial): run k of the session draws

@@ -15,6 +15,7 @@
 #include "exec/fuse.h"
 #include "kernels/cpu/conv_pwdw.h"
 #include "ops/conv_params.h"
+#include "ops/tensor_shared.h"
 #include "ops/unary_params.h"
 
 /* How many times node inputs read value v. */
@@ -97,6 +98,7 @@ void og_fusion_clear(const og_graph *g, og_fusion *nodes, bool *internal)
         nodes[i].skip = false;
         nodes[i].wg_x = nodes[i].wg_dy = -1;
         nodes[i].pre = -1;
+        nodes[i].tr[0] = nodes[i].tr[1] = -1;
     }
     for (int v = 0; v < g->n_values; v++) internal[v] = false;
 }
@@ -306,6 +308,59 @@ int og_fusion_plan_pwdw(const og_graph *g, const og_kernel_binding *kernels, og_
         nodes[i].pre = pi;
         nodes[pi].skip = true;
         internal[v] = internal[p->out[0]] = true;
+        skipped++;
+    }
+    return skipped;
+}
+
+/* ---- MatMul operands read through their Transpose ------------------------------------- */
+
+/* The perm of Transpose node t over an input of rank `rank` (its reverse when the node has
+ * none), into perm; false when the node's perm has another length. */
+static bool transpose_perm(const og_node *t, int rank, int64_t *perm)
+{
+    const og_transpose_params *p = t->params;
+    if (!p || rank < 1 || rank > OG_MAX_RANK || (p->n_perm && p->n_perm != rank)) return false;
+    for (int i = 0; i < rank; i++) perm[i] = p->n_perm ? p->perm[i] : rank - 1 - i;
+    return true;
+}
+
+int og_fusion_plan_transpose(const og_graph *g, const og_kernel_binding *kernels, og_fusion *nodes,
+                             bool *internal)
+{
+    int skipped = 0;
+    for (int t = 0; t < g->n_nodes; t++) {
+        const og_node *n = &g->nodes[t];
+        if (!is_op(n, "Transpose") || nodes[t].skip || nodes[t].out >= 0 || n->n_in != 1 ||
+            n->in[0] < 0 || n->n_out != 1 || n->out[0] < 0)
+            continue;
+        const og_value *x = &g->values[n->in[0]];
+        const int v = n->out[0], rank = x->rank;
+        int64_t perm[OG_MAX_RANK];
+        if ((x->dtype != OG_FLOAT && x->dtype != OG_DOUBLE) || rank < 2 ||
+            g->values[v].is_graph_output || !transpose_perm(n, rank, perm) ||
+            (perm[rank - 1] != rank - 1 && perm[rank - 2] != rank - 1))
+            continue;
+        /* every reader a plain MatMul of the CPU's, on this value of this rank */
+        int n_readers = 0;
+        bool ok = true;
+        for (int i = 0; ok && i < g->n_nodes; i++) {
+            const og_node *m = &g->nodes[i];
+            bool reads = false;
+            for (int j = 0; j < m->n_in; j++) reads = reads || m->in[j] == v;
+            if (!reads) continue;
+            n_readers++;
+            ok = is_op(m, "MatMul") && kernels[i].perm_in && kernels[i].fn && m->n_in == 2 &&
+                 !nodes[i].skip && nodes[i].out < 0 && nodes[i].pre < 0 && nodes[i].wg_x < 0 &&
+                 m->in[0] >= 0 && m->in[1] >= 0 && g->values[m->in[0]].dtype == x->dtype &&
+                 g->values[m->in[1]].dtype == x->dtype;
+        }
+        if (!ok || n_readers == 0) continue;
+        for (int i = 0; i < g->n_nodes; i++)
+            for (int j = 0; j < 2 && j < g->nodes[i].n_in; j++)
+                if (g->nodes[i].in[j] == v) nodes[i].tr[j] = t;
+        nodes[t].skip = true;
+        internal[v] = true;
         skipped++;
     }
     return skipped;

@@ -30,6 +30,9 @@ typedef struct og_fusion {
     /* A depthwise Conv that runs the pointwise Conv producing its input inside it
      * (og_fusion_plan_pwdw): that Conv's node, which is skipped; -1 otherwise. */
     int pre;
+    /* A MatMul that reads input j through a Transpose (og_fusion_plan_transpose): that
+     * Transpose's node, which is skipped, or -1. */
+    int tr[2];
 } og_fusion;
 
 /* The plan for graph g with its nodes bound (kernels[i] for node i): fills
@@ -59,6 +62,17 @@ int og_fusion_plan_wgrad(const og_graph *g, const og_kernel_binding *kernels, og
  * Returns the number of nodes skipped. */
 int og_fusion_plan_pwdw(const og_graph *g, const og_kernel_binding *kernels, og_fusion *nodes,
                         bool *internal);
+/* The transposed-operand plan, for CPU sessions (not debug ones), after the plans above:
+ * a float or double Transpose T whose output is read by MatMuls alone (as input 0, 1 or
+ * both), none of them fused otherwise, and is not a graph output, does not run: each of
+ * those MatMuls reads T's input X with T's perm (og_kernel_ctx.perm) instead.  Needs X's
+ * rank static (T's perm or its reverse), at least 2, and X's last axis among the last two
+ * of T's output, so that the product reads the matrices in place (as stored or
+ * transposed, the leading dimension a stride of X).  PyTorch's attention writes
+ * k.transpose(-2, -1), and the gradient builder a swap of the last two axes for each
+ * batched MatMul's gradients.  Returns the number of Transposes skipped. */
+int og_fusion_plan_transpose(const og_graph *g, const og_kernel_binding *kernels, og_fusion *nodes,
+                             bool *internal);
 /* No fusion: every node as it is, no value internal. */
 void og_fusion_clear(const og_graph *g, og_fusion *nodes, bool *internal);
 

@@ -16,6 +16,7 @@
 #include "core/rng.h"
 #include "exec/exec_internal.h"
 #include "exec/fuse.h"
+#include "ops/tensor_shared.h"
 #include "kernels/cpu/conv_wgrad.h"
 
 og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_allocator *host,
@@ -122,6 +123,9 @@ og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_
         s->n_fused += s->n_fused_pre = og_fusion_plan_pwdw(g, s->kernels, s->fusion, s->internal);
     if (s->backend == &og_cpu_backend)
         s->n_fused += og_fusion_plan_wgrad(g, s->kernels, s->fusion, s->internal);
+    if (s->backend == &og_cpu_backend && !s->debug)
+        s->n_fused += s->n_fused_tr =
+            og_fusion_plan_transpose(g, s->kernels, s->fusion, s->internal);
     if (s->backend == &og_cpu_backend && !s->debug) {
         st = og_ew_plan_make(g, s->kernels, s->fusion, s->internal, a, &s->ew);
         if (st) goto fail;
@@ -136,6 +140,8 @@ og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_
         }
         for (int j = 0; j < n->n_in; j++)
             if (n->in[j] >= 0) s->fused_last_use[n->in[j]] = i;
+        for (int j = 0; j < 2; j++) /* reads its Transpose's input instead of in[j] */
+            if (s->fusion[i].tr[j] >= 0) s->fused_last_use[g->nodes[s->fusion[i].tr[j]].in[0]] = i;
         if (s->fusion[i].pre >= 0) { /* reads its pointwise Conv's inputs instead of in[0] */
             const og_node *p = &g->nodes[s->fusion[i].pre];
             for (int j = 0; j < p->n_in; j++)
@@ -150,9 +156,11 @@ og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_
     og_logf(s->log, s->log_user, OG_LOG_INFO,
             "session: %d nodes, %d values, %d threads, %s kernels, %d activation nodes fused, "
             "%d pointwise Convs run in the depthwise Conv of their output, "
-            "%d nodes of weight gradients fused, %d element-wise nodes in %d loops",
+            "%d nodes of weight gradients fused, %d Transposes read in place by MatMuls, "
+            "%d element-wise nodes in %d loops",
             g->n_nodes, g->n_values, s->threads, s->backend->name, s->n_fused_act, s->n_fused_pre,
-            s->n_fused - s->n_fused_act - s->n_fused_pre, s->ew.n_members, s->ew.n_groups);
+            s->n_fused - s->n_fused_act - s->n_fused_pre - s->n_fused_tr, s->n_fused_tr,
+            s->ew.n_members, s->ew.n_groups);
     og_free(a, in_types);
     og_free(a, out_types);
     *out = s;
@@ -334,6 +342,30 @@ og_status og_exec_budget_error(og_session *s, const og_node *n, int j, size_t nb
                     label, what, refused, budget, held);
 }
 
+/* An operand vi read through Transpose node t (fuse.h): its perm into perm (of the
+ * rank the plan saw, which vi's tensor must have) and vi's shape as the Transpose's output
+ * would have it. */
+static og_status tr_operand(const og_session *s, int t, og_vinfo *vi, int64_t *perm)
+{
+    const og_graph *g = s->g;
+    const og_node *tn = &g->nodes[t];
+    const og_transpose_params *p = tn->params;
+    const int rank = g->values[tn->in[0]].rank;
+    char label[256];
+    if (!p || vi->rank != rank || (p->n_perm && p->n_perm != rank))
+        return og_error(OG_ERR_SHAPE, "%s: input '%s' has rank %d, the model says %d",
+                        og_node_label(tn, label, sizeof label), g->values[tn->in[0]].name, vi->rank,
+                        rank);
+    int64_t dims[OG_MAX_RANK];
+    for (int i = 0; i < rank; i++) {
+        perm[i] = p->n_perm ? p->perm[i] : rank - 1 - i;
+        dims[i] = vi->dims[perm[i]];
+    }
+    memcpy(vi->dims, dims, (size_t)rank * sizeof *dims);
+    vi->value = NULL;
+    return OG_OK;
+}
+
 static og_status run_node(og_session *s, int ni)
 {
     const og_graph *g = s->g;
@@ -354,6 +386,14 @@ static og_status run_node(og_session *s, int ni)
         for (int j = 0; j < n->n_in && j < 3; j++) pre_in[j] = n->in[j];
         pre_in[0] = g->nodes[pre].in[0];
         in_v = pre_in;
+    }
+    /* a MatMul reading an operand through its Transpose (fuse.h): the Transpose's input */
+    const int tr[2] = {s->fused_run ? s->fusion[ni].tr[0] : -1,
+                       s->fused_run ? s->fusion[ni].tr[1] : -1};
+    int tr_in[2];
+    if (tr[0] >= 0 || tr[1] >= 0) {
+        for (int j = 0; j < 2; j++) tr_in[j] = tr[j] >= 0 ? g->nodes[tr[j]].in[0] : n->in[j];
+        in_v = tr_in;
     }
     const int *lu = s->fused_run ? s->fused_last_use : s->last_use;
     for (int j = 0; j < n_in; j++) {
@@ -397,6 +437,13 @@ static og_status run_node(og_session *s, int ni)
         if (in_v[j] >= 0 && g->values[in_v[j]].kind == OG_VALUE_INITIALIZER &&
             s->tin[j] == g->values[in_v[j]].init)
             k.const_in |= 1u << j;
+    int64_t perm[2][OG_MAX_RANK];
+    for (int j = 0; j < 2; j++) {
+        if (tr[j] < 0) continue;
+        st = tr_operand(s, tr[j], &s->vin[j], perm[j]);
+        if (st) return st;
+        k.perm[j] = perm[j];
+    }
     og_pre_conv pc;
     if (pre >= 0) {
         const og_node *p = &g->nodes[pre];

@@ -99,6 +99,7 @@ og_status og_backend_bind(const og_backend *b, const og_node *n, const og_dtype 
     out->type = OG_UNDEFINED;
     out->strings = 0;
     out->act = 0;
+    out->perm_in = 0;
     const og_kernel_def *d = og_backend_find(b, n->domain, n->op_type, n->since_version);
     if (!d) {
         if (n->op && (n->op->flags & OG_OP_ALIAS_INPUT0)) {
@@ -116,6 +117,7 @@ og_status og_backend_bind(const og_backend *b, const og_node *n, const og_dtype 
     out->fn = d->fn;
     out->strings = d->strings;
     out->act = d->act;
+    out->perm_in = d->perm_in;
     og_dtype type = d->type_input < n->n_in ? in_types[d->type_input] : OG_UNDEFINED;
     out->type_input = d->type_input;
     out->type = type;

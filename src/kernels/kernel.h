@@ -99,6 +99,11 @@ typedef struct og_kernel_ctx {
      * when none.  Input 0 is then that Conv's input, and this Conv reads pre's output
      * (with pre->act), which the kernel computes and nobody stores. */
     const og_pre_conv *pre;
+    /* Entries with og_kernel_def.perm_in only (MatMul), CPU sessions: where perm[j] is
+     * set, input j is the input X of a Transpose with that perm (one entry per axis of X,
+     * none reversed: exec/fuse.h), and the kernel reads Transpose(X, perm) where the node's
+     * input j would be, without the copy. */
+    const int64_t *perm[2];
 } og_kernel_ctx;
 
 /* The node's cache memory for what the kernel derives from `key`, a constant input's data
@@ -154,6 +159,9 @@ typedef struct og_kernel_def {
     /* Nonzero: the kernel applies k->act to its output 0 (an executor may then fuse a
      * following activation into the node, see og_act). */
     int act;
+    /* Nonzero: the kernel reads inputs 0 and 1 through k->perm when set (an executor may
+     * then give it a Transpose's input in place of the Transpose's output). */
+    int perm_in;
 } og_kernel_def;
 
 /* A family's table is `const og_kernel_def og_<device>_<family>[] = {..., {0}};`. */
@@ -181,6 +189,7 @@ typedef struct og_kernel_binding {
     og_dtype type;
     int strings; /* the entry's `strings`: 1 when no kernel (a view of input 0) */
     int act;     /* the entry's `act` */
+    int perm_in; /* the entry's `perm_in` */
 } og_kernel_binding;
 
 /* The entry of backend b for (domain, name) at since-version `since` (0: any version), NULL

@@ -341,6 +341,38 @@ void og_bgemm_run(const og_kernel_ctx *k, const og_bgemm *g0)
 
 /* ---- MatMul ---------------------------------------------------------------------- */
 
+/* Operand t of a MatMul as the product reads it: its dims and their element strides, t
+ * itself (perm NULL) or Transpose(t, perm) (dims[i] = t's dims[perm[i]], strides[i] t's
+ * stride along axis perm[i]). */
+static void mm_operand(const og_tensor *t, const int64_t *perm, int64_t *dims, int64_t *st)
+{
+    int64_t ts[OG_MAX_RANK];
+    og_strides(t->rank, t->dims, ts);
+    for (int i = 0; i < t->rank; i++) {
+        const int64_t p = perm ? perm[i] : i;
+        dims[i] = t->dims[p];
+        st[i] = ts[p];
+    }
+}
+
+/* How BLAS reads a matrix of r rows and c columns whose elements lie rs and cs apart: as
+ * stored (*trans false) or transposed, with leading dimension *ld; false when neither (no
+ * unit stride). */
+static bool mm_layout(int64_t r, int64_t c, int64_t rs, int64_t cs, bool *trans, int64_t *ld)
+{
+    if ((c == 1 || cs == 1) && (r == 1 || rs >= c)) {
+        *trans = false;
+        *ld = r == 1 ? (c > 1 ? c : 1) : rs;
+        return true;
+    }
+    if ((r == 1 || rs == 1) && (c == 1 || cs >= r)) {
+        *trans = true;
+        *ld = c == 1 ? (r > 1 ? r : 1) : cs;
+        return true;
+    }
+    return false;
+}
+
 static og_status matmul_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                                og_tensor *const *out, int n_out)
 {
@@ -355,27 +387,33 @@ static og_status matmul_kernel(const og_kernel_ctx *k, const og_tensor *const *i
     if (!g.type)
         return og_kernel_error(k, OG_ERR_UNSUPPORTED, "MatMul of %s is not implemented",
                                og_dtype_name(a->dtype));
-    int ra = a->rank, rb = b->rank;
-    g.m = ra >= 2 ? a->dims[ra - 2] : 1;
-    g.k = a->dims[ra - 1];
-    g.n = rb >= 2 ? b->dims[rb - 1] : 1;
-    g.lda = g.k;
-    g.ldb = rb >= 2 ? g.n : 1; /* a 1-D B is the column [K,1] */
+    /* the operands as the product reads them: A [..., M, K], B [..., K, N] (a 1-D A is the
+     * row [1, K], a 1-D B the column [K, 1]) */
+    int64_t ad[OG_MAX_RANK], as[OG_MAX_RANK], bd[OG_MAX_RANK], bs[OG_MAX_RANK];
+    mm_operand(a, k->perm[0], ad, as);
+    mm_operand(b, k->perm[1], bd, bs);
+    const int ra = a->rank, rb = b->rank;
+    g.m = ra >= 2 ? ad[ra - 2] : 1;
+    g.k = ad[ra - 1];
+    g.n = rb >= 2 ? bd[rb - 1] : 1;
+    if (!mm_layout(g.m, g.k, ra >= 2 ? as[ra - 2] : g.k, as[ra - 1], &g.ta, &g.lda) ||
+        !mm_layout(g.k, g.n, bs[rb >= 2 ? rb - 2 : 0], rb >= 2 ? bs[rb - 1] : 1, &g.tb, &g.ldb))
+        return og_kernel_error(k, OG_ERR_INTERNAL,
+                               "an operand's transpose leaves neither matrix axis contiguous");
     g.ldc = g.n;
     g.a = a->data;
     g.b = b->data;
     g.c = y->data;
     g.nb = y->rank - (ra >= 2) - (rb >= 2);
     memcpy(g.bdims, y->dims, (size_t)g.nb * sizeof *y->dims);
-    int ba = ra > 2 ? ra - 2 : 0, bb = rb > 2 ? rb - 2 : 0;
+    const int ba = ra > 2 ? ra - 2 : 0, bb = rb > 2 ? rb - 2 : 0;
     if (g.nb < ba || g.nb < bb)
         return og_kernel_error(k, OG_ERR_INTERNAL, "output rank %d does not fit inputs", y->rank);
-    og_broadcast_strides(ba, a->dims, g.nb, g.bdims, g.sa);
-    og_broadcast_strides(bb, b->dims, g.nb, g.bdims, g.sb);
     og_strides(g.nb, g.bdims, g.sc);
-    for (int d = 0; d < g.nb; d++) {
-        g.sa[d] *= g.m * g.k;
-        g.sb[d] *= g.k * g.n;
+    for (int d = 0; d < g.nb; d++) { /* aligned on the right; 0 along a broadcast axis */
+        const int ia = d - (g.nb - ba), ib = d - (g.nb - bb);
+        g.sa[d] = ia >= 0 && ad[ia] != 1 ? as[ia] : 0;
+        g.sb[d] = ib >= 0 && bd[ib] != 1 ? bs[ib] : 0;
         g.sc[d] *= g.m * g.n;
     }
     og_bgemm_run(k, &g);
@@ -592,7 +630,7 @@ static og_status det_kernel(const og_kernel_ctx *k, const og_tensor *const *in, 
  * that every input has input 0's dtype, which inference gives the output).  Integer Gemm's
  * alpha and beta must be integral: the kernel checks those attributes. */
 const og_kernel_def og_cpu_linalg[] = {
-    {.name = "MatMul", .domain = "", .fn = matmul_kernel, .select = select_linalg},
+    {.name = "MatMul", .domain = "", .fn = matmul_kernel, .select = select_linalg, .perm_in = 1},
     {.name = "Gemm", .domain = "", .fn = gemm_kernel, .select = select_linalg, .act = 1},
     {.name = "Einsum", .domain = "", .fn = og_einsum_kernel, .select = og_einsum_select},
     {.name = "Det", .domain = "", .fn = det_kernel, .select = select_det},
