@@ -327,8 +327,8 @@ done:
  * which fills its panels too little and goes another way) and 16x16, 3x3 stride 2 padded 14x14 ->
  * 7x7, 3x3 stride 1 of 8 channels (too few for Winograd) on 5x6, 2x2 dilated asymmetric pads, 1 to
  * 70 output channels (partial panels, partial 16-channel halves), with and without a bias, a fused
- * Relu or none, one and two threads; against a direct double sum, and the second run (the packed W
- * from the node's cache) bit for bit the first. */
+ * Relu or none, one and two threads (columns in parts where the panels are few); against a direct
+ * double sum, and the second run (the packed W from the node's cache) bit for bit the first. */
 typedef struct panel_case {
     int64_t c, m, h, w, k, s, d, pads[4], n; /* n: images */
 } panel_case;
@@ -373,6 +373,18 @@ static void test_conv_panel(void)
         {16, 24, 3, 3, 3, 1, 1, {1, 1, 1, 1}, 3},
         {24, 40, 4, 4, 3, 2, 1, {1, 1, 1, 1}, 2},
         {40, 32, 4, 4, 1, 1, 1, {0}, 3},
+        /* one image of fewer panels than 4 a thread, its columns in parts on two threads
+         * (each case twice: one thread, then two): 384 -> 64 on 14x14 (parts of 48, the
+         * last 52), 1024 -> 30 (one panel, the same parts), 2048 -> 96 (3 panels, parts
+         * of 64, the last 68); a 3x3 stride 2 column matrix of 49 positions stays whole */
+        {384, 64, 14, 14, 1, 1, 1, {0}, 1},
+        {384, 64, 14, 14, 1, 1, 1, {0}, 1},
+        {1024, 30, 14, 14, 1, 1, 1, {0}, 1},
+        {1024, 30, 14, 14, 1, 1, 1, {0}, 1},
+        {256, 64, 14, 14, 3, 2, 1, {1, 1, 1, 1}, 1},
+        {256, 64, 14, 14, 3, 2, 1, {1, 1, 1, 1}, 1},
+        {2048, 96, 14, 14, 1, 1, 1, {0}, 1},
+        {2048, 96, 14, 14, 1, 1, 1, {0}, 1},
     };
     for (size_t si = 0; si < sizeof cases / sizeof *cases; si++)
         for (int v = 0; v < 6; v++) {
