@@ -325,9 +325,30 @@ static bool transpose_perm(const og_node *t, int rank, int64_t *perm)
     return true;
 }
 
-int og_fusion_plan_transpose(const og_graph *g, const og_kernel_binding *kernels, og_fusion *nodes,
-                             bool *internal)
+/* MatMul node i as the plan takes it: the CPU's kernel, two operands of one dtype, no other
+ * fusion. */
+static bool plain_matmul(const og_graph *g, const og_kernel_binding *kernels,
+                         const og_fusion *nodes, int i)
 {
+    const og_node *m = &g->nodes[i];
+    return is_op(m, "MatMul") && kernels[i].perm_in && kernels[i].fn && m->n_in == 2 &&
+           !nodes[i].skip && nodes[i].out < 0 && nodes[i].pre < 0 && nodes[i].wg_x < 0 &&
+           m->in[0] >= 0 && m->in[1] >= 0 && g->values[m->in[0]].dtype == g->values[m->in[1]].dtype;
+}
+
+int og_fusion_plan_transpose(const og_graph *g, const og_kernel_binding *kernels, og_fusion *nodes,
+                             bool *internal, int *reads)
+{
+    /* reads[v]: the operands of plain MatMuls that are v, or -1 once anything else reads v
+     * (one pass: the plan stays linear in the graph's size) */
+    for (int v = 0; v < g->n_values; v++) reads[v] = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const bool mm = plain_matmul(g, kernels, nodes, i);
+        for (int j = 0; j < g->nodes[i].n_in; j++) {
+            const int v = g->nodes[i].in[j];
+            if (v >= 0) reads[v] = !mm ? -1 : reads[v] >= 0 ? reads[v] + 1 : -1;
+        }
+    }
     int skipped = 0;
     for (int t = 0; t < g->n_nodes; t++) {
         const og_node *n = &g->nodes[t];
@@ -337,31 +358,22 @@ int og_fusion_plan_transpose(const og_graph *g, const og_kernel_binding *kernels
         const og_value *x = &g->values[n->in[0]];
         const int v = n->out[0], rank = x->rank;
         int64_t perm[OG_MAX_RANK];
-        if ((x->dtype != OG_FLOAT && x->dtype != OG_DOUBLE) || rank < 2 ||
+        if ((x->dtype != OG_FLOAT && x->dtype != OG_DOUBLE) || rank < 2 || reads[v] <= 0 ||
             g->values[v].is_graph_output || !transpose_perm(n, rank, perm) ||
             (perm[rank - 1] != rank - 1 && perm[rank - 2] != rank - 1))
             continue;
-        /* every reader a plain MatMul of the CPU's, on this value of this rank */
-        int n_readers = 0;
-        bool ok = true;
-        for (int i = 0; ok && i < g->n_nodes; i++) {
-            const og_node *m = &g->nodes[i];
-            bool reads = false;
-            for (int j = 0; j < m->n_in; j++) reads = reads || m->in[j] == v;
-            if (!reads) continue;
-            n_readers++;
-            ok = is_op(m, "MatMul") && kernels[i].perm_in && kernels[i].fn && m->n_in == 2 &&
-                 !nodes[i].skip && nodes[i].out < 0 && nodes[i].pre < 0 && nodes[i].wg_x < 0 &&
-                 m->in[0] >= 0 && m->in[1] >= 0 && g->values[m->in[0]].dtype == x->dtype &&
-                 g->values[m->in[1]].dtype == x->dtype;
-        }
-        if (!ok || n_readers == 0) continue;
-        for (int i = 0; i < g->n_nodes; i++)
-            for (int j = 0; j < 2 && j < g->nodes[i].n_in; j++)
-                if (g->nodes[i].in[j] == v) nodes[i].tr[j] = t;
         nodes[t].skip = true;
         internal[v] = true;
         skipped++;
+    }
+    for (int i = 0; skipped && i < g->n_nodes; i++) {
+        if (!plain_matmul(g, kernels, nodes, i)) continue;
+        for (int j = 0; j < 2; j++) { /* read through a Transpose the plan skips */
+            const int v = g->nodes[i].in[j], p = g->values[v].producer;
+            if (p >= 0 && reads[v] > 0 && internal[v] && nodes[p].skip &&
+                is_op(&g->nodes[p], "Transpose"))
+                nodes[i].tr[j] = p;
+        }
     }
     return skipped;
 }

@@ -70,9 +70,10 @@ int og_fusion_plan_pwdw(const og_graph *g, const og_kernel_binding *kernels, og_
  * of T's output, so that the product reads the matrices in place (as stored or
  * transposed, the leading dimension a stride of X).  PyTorch's attention writes
  * k.transpose(-2, -1), and the gradient builder a swap of the last two axes for each
- * batched MatMul's gradients.  Returns the number of Transposes skipped. */
+ * batched MatMul's gradients.  reads: scratch of g->n_values ints.  Returns the number of
+ * Transposes skipped. */
 int og_fusion_plan_transpose(const og_graph *g, const og_kernel_binding *kernels, og_fusion *nodes,
-                             bool *internal);
+                             bool *internal, int *reads);
 /* No fusion: every node as it is, no value internal. */
 void og_fusion_clear(const og_graph *g, og_fusion *nodes, bool *internal);
 

@@ -125,7 +125,7 @@ og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_
         s->n_fused += og_fusion_plan_wgrad(g, s->kernels, s->fusion, s->internal);
     if (s->backend == &og_cpu_backend && !s->debug)
         s->n_fused += s->n_fused_tr =
-            og_fusion_plan_transpose(g, s->kernels, s->fusion, s->internal);
+            og_fusion_plan_transpose(g, s->kernels, s->fusion, s->internal, s->fused_last_use);
     if (s->backend == &og_cpu_backend && !s->debug) {
         st = og_ew_plan_make(g, s->kernels, s->fusion, s->internal, a, &s->ew);
         if (st) goto fail;
