@@ -75,11 +75,15 @@ static void fused_vs_plain(og_graph *g, const og_tensor *xin, int threads, int e
     og_session_free(s);
 }
 
+/* big_dw's plane: 20x18 (its activation in the stores), or 30x28 (at least
+ * DWP_POST_ACT_MIN outputs: SiLU, Sigmoid and HardSwish in a pass after the plane) */
+static int64_t big_dw_hw[2] = {20, 18};
+
 /* Build, run fused and unfused, compare.  pw: the Conv is pointwise (1x1, no pads) on
  * 12x12 planes, which float runs through conv_pw.c's kernel with the activation in its
  * store (Relu, Clip) or after a few tile columns (the others); with tiny, on 4x4 planes of
  * 5 images, which that kernel takes 3 images a tile.  big_dw: the Conv is a 3x3
- * depthwise one on 20x18 planes, which conv_dw.c computes a plane at a time (padded
+ * depthwise one on big_dw_hw planes, which conv_dw.c computes a plane at a time (padded
  * planes, not 16 channels at a time), the activation after each plane.  cols: the Conv
  * is a 3x3 one of 3 channels on 40x36 planes, whose short sums (27) float runs through
  * the pointwise kernel on im2col's chunks (conv.c's pwcols). */
@@ -103,12 +107,12 @@ static void run_pattern(int p, og_dtype dt, int threads, bool pw, bool big_dw, b
                             : 4;
     int x = start_graph(&f, p == P_CLIP6 ? 6 : 14);
     int64_t xd[4] = {tiny ? 5 : 2, c,
-                     big_dw       ? 20
+                     big_dw       ? big_dw_hw[0]
                      : tiny && pw ? 4
                      : pw         ? 12
                      : cols       ? 40
                                   : 7,
-                     big_dw       ? 18
+                     big_dw       ? big_dw_hw[1]
                      : tiny && pw ? 4
                      : pw         ? 12
                      : cols       ? 36
@@ -850,6 +854,12 @@ int main(void)
             run_pattern(p, OG_FLOAT, 2, false, false, false, true, false);
             run_pattern(p, OG_FLOAT, 1, false, false, false, true, true);
         }
+    }
+    big_dw_hw[0] = 30;
+    big_dw_hw[1] = 28;
+    for (int p = 0; p < P_COUNT; p++) {
+        run_pattern(p, OG_FLOAT, 1, false, true, false, false, false);
+        run_pattern(p, OG_FLOAT, 2, false, true, false, false, false);
     }
     NH_DONE();
 }

@@ -422,7 +422,8 @@ static void dw_range(void *ctx, int64_t i0, int64_t i1, int slot)
             for (int64_t q = 0; q < d->mg; q++) {
                 const int64_t m = (it % g->group) * d->mg + q, n = it / g->group;
                 float *yp = (float *)j->y + (n * g->m + m) * os;
-                const dwp_out o = dwp_out_of(&k->act, j->b ? ((const float *)j->b)[m] : 0.0f);
+                dwp_out o = dwp_out_of(&k->act, j->b ? ((const float *)j->b)[m] : 0.0f);
+                dwp_post_act(&o, os);
                 dwp_plane(d, (const float *)j->x + it * d->plane, (const float *)j->w + m * nt, &o,
                           yp, (float *)sl);
                 if (!o.clamp && !o.vact) og_cpu_act(&k->act, j->t, yp, os);
@@ -620,6 +621,7 @@ void og_conv_dw_rows(const og_kernel_ctx *k, const og_conv_geom *g, int64_t m0, 
     dw_rows_geometry(g, i0, i1, r0, r1, &d);
     const int64_t nt = d.kh * d.kw, n_out = d.oh * d.ow;
     dwp_out o = dwp_out_of(&k->act, 0.0f);
+    dwp_post_act(&o, g->out[0] * g->out[1]);
     for (int64_t q = m0; q < m1; q++) {
         float *yq = y + (q - m0) * ldy;
         o.bias = b ? b[q] : 0.0f;

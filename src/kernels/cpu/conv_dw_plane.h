@@ -49,6 +49,20 @@ static inline dwp_out dwp_out_of(const og_act *a, float b)
     return o;
 }
 
+/* Planes of at least this many outputs take a vact.h activation (SiLU, Sigmoid,
+ * HardSwish) in one pass after the plane (og_cpu_act, the plane still in L1 or L2) instead
+ * of in the stores, where its constants and temporaries crowd the sums' registers:
+ * EfficientNet-B0's depthwise layers at 224 (planes of 112x112 to 28x28, SiLU) 3.50 ->
+ * 3.26 ms in all on one thread (per-node minimums, 6 alternating runs); smaller planes
+ * (its 8x64x64 run's) measured the same or slower that way. */
+#define DWP_POST_ACT_MIN 784
+
+/* o for a plane of `outputs` values: dwp_post_act's activation after the plane */
+static inline void dwp_post_act(dwp_out *o, int64_t outputs)
+{
+    if (outputs >= DWP_POST_ACT_MIN) o->vact = 0;
+}
+
 /* Stores the `m` lanes of sums v at y with o's activation (as E_CLIP for a clamp: NaN
  * passes). */
 static inline OG_TARGET_AVX512 void dwp_store(const dwp_out *o, __m512 v, float *y, __mmask16 m)
