@@ -167,17 +167,20 @@ void og_pool_close(og_pool *p);
  * and, once every chunk is claimed, waits only for the chunks still running: never for a
  * worker that has not woken yet (which may take tens of microseconds when waiting threads
  * block), so that a job of a few hundred microseconds gains from a second thread instead of
- * losing to it.  Waiting workers block; they never spin. */
+ * losing to it.  Between jobs a worker polls for the next one for a while (0.5 ms) before
+ * it blocks, unless OMP_WAIT_POLICY is "passive": then it blocks at once. */
 typedef struct og_workers og_workers;
 /* fn(ctx, i0, i1, slot) computes items [i0, i1); slot (0 for the caller, 1.. for the
  * workers) is below the job's thread count: for per-thread scratch. */
 typedef void (*og_range_fn)(void *ctx, int64_t i0, int64_t i1, int slot);
-/* threads - 1 workers (fewer if the system refuses some); NULL for threads < 2, when none
- * could be made, or when OpenMP's threads spin (OMP_WAIT_POLICY is not "passive": its
- * regions are then cheap, and threads of both kinds spinning would share the cores). */
+/* threads - 1 workers (fewer if the system refuses some); NULL for threads < 2 or when
+ * none could be made.  The wait policy is read here, from OMP_WAIT_POLICY. */
 og_workers *og_workers_new(const og_allocator *a, int threads);
 /* Stops and joins the workers.  NULL is a no-op. */
 void og_workers_free(og_workers *w);
+/* Whether w's workers poll for the next job before they block (false for NULL): then the
+ * kernels use no OpenMP region, whose threads poll too after it (kernels/cpu/kernel.h). */
+bool og_workers_poll(const og_workers *w);
 /* Participants: the workers and the caller (1 for NULL). */
 int og_workers_count(const og_workers *w);
 /* fn over [0, items) in chunks of `grain` items, by at most `threads` participants; returns

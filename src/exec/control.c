@@ -39,7 +39,8 @@ og_status og_exec_create_subs(og_session *s, int ni, const og_session_options *o
         if (!sub)
             return og_error(OG_ERR_INTERNAL, "%s: no attribute '%s'",
                             og_node_label(n, label, sizeof label), names[k]);
-        og_status st = og_exec_create(sub, s->backend, s->alloc, &o, false, &subs[k].s);
+        og_status st =
+            og_exec_create_in(sub, s->backend, s->alloc, &o, false, s->workers, &subs[k].s);
         size_t held, budget, refused;
         og_pool_usage(s->pool, &held, &budget, &refused);
         (void)held;

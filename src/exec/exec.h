@@ -23,6 +23,10 @@ og_status og_exec_create(const og_graph *g, const struct og_backend *backend,
  * subgraphs. */
 void og_exec_set_init_mutable(og_session *s);
 
+/* s's worker threads (core.h), NULL when it has none: for work beside its runs that should
+ * share its threads (the trainer's optimizer updates). */
+og_workers *og_exec_workers(const og_session *s);
+
 /* Calls a run makes while it goes, for callers that act on results before the run ends (the
  * data-parallel trainer reduces each weight's gradient as soon as it is computed, while the
  * rest of the backward half still runs).  A non-OK status from either stops the run with

@@ -48,6 +48,7 @@ struct og_session {
     int max_in, max_out;
     og_pool *pool;
     og_workers *workers; /* threads - 1 workers (core.h), NULL for one thread */
+    bool owns_workers;   /* false for a subgraph's session: its parent's workers */
     /* per node: its subgraphs' sessions (If: then, else; Loop, Scan: body), NULL for other
      * ops */
     og_subexec **subs;
@@ -93,6 +94,12 @@ og_status og_ew_at(og_session *s, int ni, const bool *run, const int *lu, bool *
 /* Run control-flow node ni (OG_OP_CONTROL) of s: its inputs are in s->tin, its outputs go to
  * s->tout (new tensors) (control.c). */
 og_status og_exec_control(og_session *s, int ni);
+/* og_exec_create, with `shared` (not NULL) as the session's workers instead of its own: a
+ * subgraph's session runs on its parent's threads, so that nesting does not multiply them. */
+og_status og_exec_create_in(const og_graph *g, const og_backend *backend, const og_allocator *host,
+                            const og_session_options *opts, bool fuse, og_workers *shared,
+                            og_session **out);
+
 /* The sessions of node ni's subgraphs (control.c); og_exec_free_subs releases them. */
 og_status og_exec_create_subs(og_session *s, int ni, const og_session_options *opts);
 void og_exec_free_subs(og_session *s);

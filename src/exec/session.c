@@ -22,6 +22,13 @@
 og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_allocator *host,
                          const og_session_options *opts, bool fuse, og_session **out)
 {
+    return og_exec_create_in(g, backend, host, opts, fuse, NULL, out);
+}
+
+og_status og_exec_create_in(const og_graph *g, const og_backend *backend, const og_allocator *host,
+                            const og_session_options *opts, bool fuse, og_workers *shared,
+                            og_session **out)
+{
     *out = NULL;
     const og_allocator *a = opts && opts->allocator ? opts->allocator : host;
     og_status st = OG_OK;
@@ -45,9 +52,14 @@ og_status og_exec_create(const og_graph *g, const og_backend *backend, const og_
         s->threads = 1;
 #endif
     }
-    /* the threads beside the caller's, for the CPU kernels' loops; without them (the system
-     * refused), the kernels use OpenMP's */
-    if (s->threads > 1) s->workers = og_workers_new(s->alloc, s->threads);
+    /* the threads beside the caller's, for the CPU kernels' loops (a subgraph's session
+     * uses its parent's); without them (the system refused), the kernels use OpenMP's */
+    if (shared)
+        s->workers = shared;
+    else if (s->threads > 1) {
+        s->workers = og_workers_new(s->alloc, s->threads);
+        s->owns_workers = s->workers != NULL;
+    }
     if (opts) {
         s->log = opts->log;
         s->log_user = opts->log_user;
@@ -187,6 +199,8 @@ static void release_slots(og_session *s)
     s->placing = NULL;
 }
 
+og_workers *og_exec_workers(const og_session *s) { return s ? s->workers : NULL; }
+
 void og_exec_set_init_mutable(og_session *s)
 {
     s->init_mutable = true;
@@ -203,7 +217,7 @@ void og_session_free(og_session *s)
     const og_allocator *a = s->alloc;
     if (s->slot && s->owned && s->keep && s->want_at && s->placed) release_slots(s);
     og_exec_free_subs(s);
-    og_workers_free(s->workers);
+    if (s->owns_workers) og_workers_free(s->workers);
     /* the kernels' scratch came from the pool's budgeted allocator (og_kernel_ctx.alloc) */
     if (s->pool) og_free(og_pool_allocator(s->pool), s->scratch.data);
     for (int i = 0; s->pool && s->kcache && i < s->g->n_nodes; i++)

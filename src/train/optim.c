@@ -323,9 +323,49 @@ static int64_t chunk_start(int64_t n, int chunks, int c)
         }                                                                                          \
     } while (0)
 
+/* One call's chunks: update (fn set) or partial sums of squares (sq set, into part) */
+typedef struct optim_job {
+    update_fn fn;
+    sumsq_fn sq;
+    const void *p;
+    char *w, *s0, *s1;
+    const char *g;
+    size_t es;
+    int64_t n;
+    int chunks;
+    double *part;
+} optim_job;
+
+static void optim_chunk(void *ctx, int64_t c0, int64_t c1, int slot)
+{
+    const optim_job *j = ctx;
+    (void)slot;
+    for (int64_t c = c0; c < c1; c++) {
+        int64_t lo = chunk_start(j->n, j->chunks, (int)c),
+                hi = chunk_start(j->n, j->chunks, (int)c + 1);
+        size_t off = (size_t)lo * j->es;
+        if (j->sq)
+            j->part[c] = hi > lo ? j->sq(j->g + off, hi - lo) : 0.0;
+        else if (hi > lo)
+            j->fn(j->w + off, j->g + off, j->s0 ? j->s0 + off : NULL, j->s1 ? j->s1 + off : NULL,
+                  hi - lo, j->p);
+    }
+}
+
+/* The job's chunks on the workers when given, else on OpenMP's threads. */
+static void optim_run(og_workers *workers, optim_job *j)
+{
+    if (workers) {
+        og_workers_run(workers, j->chunks, j->chunks, 1, optim_chunk, j);
+        return;
+    }
+#pragma omp parallel for schedule(static) num_threads(j->chunks)
+    for (int c = 0; c < j->chunks; c++) optim_chunk(j, c, c + 1, 0);
+}
+
 void og_optim_update(const og_optimizer_options *o, int64_t t, double lr, double gscale,
                      og_dtype dtype, void *w, const void *g, void *const *slots, int64_t n,
-                     int threads)
+                     int threads, og_workers *workers)
 {
     if (dtype != OG_FLOAT && dtype != OG_DOUBLE) return;
     params_float pf;
@@ -341,23 +381,25 @@ void og_optim_update(const og_optimizer_options *o, int64_t t, double lr, double
         p = &pd;
     }
     const update_fn fn = update_kernel(dtype);
-    const size_t es = og_dtype_size(dtype);
-    char *wc = w, *s0 = slots ? slots[0] : NULL, *s1 = slots ? slots[1] : NULL;
-    const char *gc = g;
+    char *s0 = slots ? slots[0] : NULL, *s1 = slots ? slots[1] : NULL;
     const int chunks = chunks_of(n, threads);
     if (chunks == 1) {
         fn(w, g, s0, s1, n, p);
         return;
     }
-#pragma omp parallel for schedule(static) num_threads(chunks)
-    for (int c = 0; c < chunks; c++) {
-        int64_t lo = chunk_start(n, chunks, c), hi = chunk_start(n, chunks, c + 1);
-        size_t off = (size_t)lo * es;
-        if (hi > lo) fn(wc + off, gc + off, s0 ? s0 + off : NULL, s1 ? s1 + off : NULL, hi - lo, p);
-    }
+    optim_job j = {.fn = fn,
+                   .p = p,
+                   .w = w,
+                   .s0 = s0,
+                   .s1 = s1,
+                   .g = g,
+                   .es = og_dtype_size(dtype),
+                   .n = n,
+                   .chunks = chunks};
+    optim_run(workers, &j);
 }
 
-double og_optim_sumsq(og_dtype dtype, const void *x, int64_t n, int threads)
+double og_optim_sumsq(og_dtype dtype, const void *x, int64_t n, int threads, og_workers *workers)
 {
     if (dtype != OG_FLOAT && dtype != OG_DOUBLE) return 0;
     const sumsq_fn fn = sumsq_kernel(dtype);
@@ -365,12 +407,9 @@ double og_optim_sumsq(og_dtype dtype, const void *x, int64_t n, int threads)
     if (chunks == 1) return fn(x, n);
     /* per-chunk sums added in chunk order: the result does not depend on thread timing */
     double part[MAX_CHUNKS];
-    const size_t es = og_dtype_size(dtype);
-#pragma omp parallel for schedule(static) num_threads(chunks)
-    for (int c = 0; c < chunks; c++) {
-        int64_t lo = chunk_start(n, chunks, c), hi = chunk_start(n, chunks, c + 1);
-        part[c] = hi > lo ? fn((const char *)x + (size_t)lo * es, hi - lo) : 0.0;
-    }
+    optim_job j = {
+        .sq = fn, .g = x, .es = og_dtype_size(dtype), .n = n, .chunks = chunks, .part = part};
+    optim_run(workers, &j);
     double s = 0;
     for (int c = 0; c < chunks; c++) s += part[c];
     return s;

@@ -635,7 +635,8 @@ static double part_sumsq(const og_trainer *t, const og_dp *dp, int *bad)
             if (!overlap(t, dp, bk, j, &i, &off, &at, &n)) continue;
             const void *g = (const char *)bk->part + (size_t)at * es;
             if (clip) {
-                double q = og_optim_sumsq(bk->dtype, g, n, og_trainer_update_threads(t));
+                double q = og_optim_sumsq(bk->dtype, g, n, og_trainer_update_threads(t),
+                                          og_exec_workers(t->grad->session));
                 if (!isfinite(q) && *bad < 0) *bad = i;
                 s += q;
             } else if (*bad < 0 && !og_optim_finite(bk->dtype, g, n)) {
@@ -681,7 +682,8 @@ static og_status shard_update(og_trainer *t, double sumsq)
                 slots[q] = (char *)state_tensor(t, i, q)->data + (size_t)off * es;
             og_optim_update(&t->opt, t->step, lr, gscale, bk->dtype,
                             (char *)t->w[i]->data + (size_t)off * es,
-                            (const char *)bk->part + (size_t)at * es, slots, n, threads);
+                            (const char *)bk->part + (size_t)at * es, slots, n, threads,
+                            og_exec_workers(t->grad->session));
         }
         pack_part(t, dp, bk, -1);
         if ((st = start_gather(dp, bk))) return st;

@@ -265,7 +265,8 @@ og_status og_trainer_update(og_trainer *t, void *const *grads, double loss)
         const og_tensor *w = t->w[i];
         /* the norm only when clipping needs it; else the (cheaper) finite test alone */
         if (clip) {
-            double s = og_optim_sumsq(w->dtype, grads[i], w->numel, update_threads(t));
+            double s = og_optim_sumsq(w->dtype, grads[i], w->numel, update_threads(t),
+                                      og_exec_workers(t->grad->session));
             if (!isfinite(s)) bad = i;
             sumsq += s;
         } else if (!og_optim_finite(w->dtype, grads[i], w->numel)) {
@@ -283,7 +284,8 @@ og_status og_trainer_update(og_trainer *t, void *const *grads, double loss)
         void *slots[2] = {NULL, NULL};
         for (int k = 0; k < t->n_slots; k++) slots[k] = t->slots[i * t->n_slots + k]->data;
         og_optim_update(&t->opt, t->step, lr, gscale, t->w[i]->dtype, t->w[i]->data, grads[i],
-                        slots, t->w[i]->numel, update_threads(t));
+                        slots, t->w[i]->numel, update_threads(t),
+                        og_exec_workers(t->grad->session));
     }
     og_trainer_end_update(t);
     return OG_OK;

@@ -428,9 +428,84 @@ static void test_half_matmul_gemm(void)
     }
 }
 
+/* Products on a session's workers (gemm.c, gemm_on_workers): cut along M (more rows than
+ * columns) or N, transposed operands, padded leading dimensions, beta 0 and 2, the
+ * float32 entries (og_gemm_f32, og_gemm_f32_blas) and float64's; one row (a matrix-vector
+ * product, cut along N) and a product too small to cut.  Against sums in double, C's
+ * padding untouched. */
+static void test_gemm_workers(void)
+{
+    static const int64_t shapes[][3] = {{700, 96, 80},  {96, 700, 80}, {1, 4200, 1000},
+                                        {333, 257, 65}, {64, 64, 64},  {2048, 17, 130}};
+    og_workers *w = og_workers_new(NULL, 2);
+    CHECKF(w != NULL, "gemm workers: no workers");
+    if (!w) return;
+    const og_kernel_ctx k = {.threads = 2, .workers = w};
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+        for (int v = 0; v < 24; v++) {
+            const int64_t m = shapes[si][0], n = shapes[si][1], kk = shapes[si][2];
+            const bool ta = v & 1, tb = v & 2, with_beta = v & 4;
+            const int entry = v / 8; /* og_gemm_f32, og_gemm_f32_blas, og_gemm_f64 */
+            if (m == 1 && ta) continue;
+            const int64_t lda = (ta ? m : kk) + 3, ldb = (tb ? kk : n) + 5, ldc = n + 2;
+            const int64_t na = (ta ? kk : m) * lda, nb = (tb ? n : kk) * ldb, nc = m * ldc;
+            double *a = malloc(sizeof(double) * (size_t)na),
+                   *b = malloc(sizeof(double) * (size_t)nb);
+            double *c = malloc(sizeof(double) * (size_t)nc);
+            float *af = malloc(sizeof(float) * (size_t)na),
+                  *bf = malloc(sizeof(float) * (size_t)nb);
+            float *cf = malloc(sizeof(float) * (size_t)nc);
+            double *c0 = malloc(sizeof(double) * (size_t)nc);
+            CHECKF(a && b && c && af && bf && cf && c0, "gemm workers: out of memory");
+            if (a && b && c && af && bf && cf && c0) {
+                for (int64_t i = 0; i < na; i++) af[i] = (float)(a[i] = (float)rnd());
+                for (int64_t i = 0; i < nb; i++) bf[i] = (float)(b[i] = (float)rnd());
+                for (int64_t i = 0; i < nc; i++) {
+                    c0[i] = (i % ldc) >= n ? NAN : with_beta ? (float)rnd() : NAN;
+                    c[i] = c0[i];
+                    cf[i] = (float)c0[i];
+                }
+                const double alpha = 0.5, beta = with_beta ? 2.0 : 0.0;
+                if (entry == 0)
+                    og_gemm_f32(&k, ta, tb, m, n, kk, (float)alpha, af, lda, bf, ldb, (float)beta,
+                                cf, ldc);
+                else if (entry == 1)
+                    og_gemm_f32_blas(&k, ta, tb, m, n, kk, (float)alpha, af, lda, bf, ldb,
+                                     (float)beta, cf, ldc);
+                else
+                    og_gemm_f64(&k, ta, tb, m, n, kk, alpha, a, lda, b, ldb, beta, c, ldc);
+                int bad = 0;
+                for (int64_t i = 0; i < m; i++) {
+                    for (int64_t j = 0; j < n; j++) {
+                        double sum = 0, mag = 0;
+                        for (int64_t p = 0; p < kk; p++) {
+                            const double t = a[ta ? p * lda + i : i * lda + p] *
+                                             b[tb ? j * ldb + p : p * ldb + j];
+                            sum += t;
+                            mag += fabs(t);
+                        }
+                        const double want = alpha * sum + (with_beta ? beta * c0[i * ldc + j] : 0);
+                        const double got = entry == 2 ? c[i * ldc + j] : (double)cf[i * ldc + j];
+                        const double tol = (entry == 2 ? 1e-12 : 2e-6) * (mag + fabs(want) + 1);
+                        if (!(fabs(got - want) <= tol)) bad++;
+                    }
+                    for (int64_t j = n; j < ldc; j++) /* the padding of C's rows */
+                        if (!isnan(entry == 2 ? c[i * ldc + j] : cf[i * ldc + j])) bad++;
+                }
+                CHECKF(!bad,
+                       "gemm on workers %lldx%lldx%lld entry %d transA %d transB %d beta %g: %d "
+                       "bad values",
+                       (long long)m, (long long)n, (long long)kk, entry, ta, tb, beta, bad);
+            }
+            free(a), free(b), free(c), free(af), free(bf), free(cf), free(c0);
+        }
+    og_workers_free(w);
+}
+
 int main(void)
 {
     test_matmul();
+    test_gemm_workers();
     test_gemm();
     test_gemm_row();
     test_gemm_small();

@@ -1,10 +1,11 @@
 /* A session's worker threads (core.h: og_workers): every item of every job is computed once,
  * by a participant whose slot is below the job's thread count, and the job's results are
  * all there when og_workers_run returns; jobs follow each other with no gap (a worker that
- * woke for one job must not take a chunk of the next), a run from inside a job runs alone,
- * and the workers exist only where OpenMP's threads block (OMP_WAIT_POLICY=passive).  Also
- * built into `make tsan`.  The kernels' use of them (og_par_range) is checked by test_conv
- * and test_fuse, run a second time with OMP_WAIT_POLICY=passive (tests/CMakeLists.txt). */
+ * woke for one job must not take a chunk of the next), a run from inside a job runs alone;
+ * all of it with workers that poll between jobs (OMP_WAIT_POLICY unset or active) and with
+ * workers that block at once (passive).  Also built into `make tsan`.  The kernels' use of
+ * them (og_par_range) is checked by test_conv and test_fuse, run a second time with
+ * OMP_WAIT_POLICY=passive (tests/CMakeLists.txt). */
 #define _POSIX_C_SOURCE 200809L /* setenv */
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -82,20 +83,49 @@ static void check_job(og_workers *w, int threads, int64_t items, int64_t grain, 
     free(out);
 }
 
+/* Every job shape on w, jobs back to back, and a run from inside a job. */
+static void exercise(og_workers *w, int *worker_calls)
+{
+    CHECK(og_workers_count(w) == 3);
+    /* shapes: one item, fewer items than threads, grains that do not divide, grain 0, one
+     * chunk, many chunks; 1, 2 and 3 participants */
+    const int64_t items[] = {1, 2, 3, 17, 64, 1000, 4099};
+    const int64_t grains[] = {0, 1, 3, 16, 5000};
+    for (int t = 1; t <= 3; t++)
+        for (size_t a = 0; a < sizeof items / sizeof *items; a++)
+            for (size_t b = 0; b < sizeof grains / sizeof *grains; b++)
+                check_job(w, t, items[a], grains[b], worker_calls);
+    check_job(NULL, 3, 100, 1, worker_calls); /* no workers: the caller alone */
+
+    /* jobs back to back, no gap: a late worker must not take a later job's chunks; jobs of
+     * long items give the workers time to wake and take part */
+    for (int r = 0; r < 2000; r++) check_job(w, 1 + r % 3, 1 + r % 97, 1 + r % 5, worker_calls);
+
+    /* a run from inside a job runs alone */
+    _Atomic int hits[40] = {0};
+    int64_t out[40] = {0};
+    job j = {.hits = hits, .items = 40, .threads = 3, .w = w, .out = out};
+    og_workers_run(w, 3, 40, 2, nested_fn, &j);
+    int ok = 0;
+    for (int i = 0; i < 40; i++) ok += atomic_load(&hits[i]) == 1;
+    CHECKF(ok == 40, "nested runs: %d of 40 items complete", ok);
+}
+
 int main(void)
 {
-    /* workers only where OpenMP's threads block */
-    unsetenv("OMP_WAIT_POLICY");
-    og_workers *none = og_workers_new(NULL, 2);
-    CHECK(none == NULL);
-    og_workers_free(none);
-    setenv("OMP_WAIT_POLICY", "active", 1);
-    none = og_workers_new(NULL, 4);
-    CHECK(none == NULL);
-    og_workers_free(none);
-    setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+    /* workers for every wait policy: polling between jobs unless it is passive */
     CHECK(og_workers_new(NULL, 1) == NULL);
     CHECK(og_workers_count(NULL) == 1);
+    CHECK(!og_workers_poll(NULL));
+    unsetenv("OMP_WAIT_POLICY");
+    og_workers *polling = og_workers_new(NULL, 3);
+    CHECK(polling != NULL);
+    CHECK(og_workers_poll(polling));
+    setenv("OMP_WAIT_POLICY", "active", 1);
+    og_workers *active = og_workers_new(NULL, 2);
+    CHECK(active != NULL && og_workers_poll(active));
+    og_workers_free(active);
+    setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
 
     /* every allocation failing in turn: NULL, nothing leaked */
     for (long fail = 0; fail < 8; fail++) {
@@ -112,35 +142,13 @@ int main(void)
 
     og_workers *w = og_workers_new(NULL, 3);
     CHECK(w != NULL);
-    if (!w) TEST_DONE();
-    CHECK(og_workers_count(w) == 3);
-
-    /* shapes: one item, fewer items than threads, grains that do not divide, grain 0, one
-     * chunk, many chunks; 1, 2 and 3 participants */
-    int worker_calls = 0;
-    const int64_t items[] = {1, 2, 3, 17, 64, 1000, 4099};
-    const int64_t grains[] = {0, 1, 3, 16, 5000};
-    for (int t = 1; t <= 3; t++)
-        for (size_t a = 0; a < sizeof items / sizeof *items; a++)
-            for (size_t b = 0; b < sizeof grains / sizeof *grains; b++)
-                check_job(w, t, items[a], grains[b], &worker_calls);
-    check_job(NULL, 3, 100, 1, &worker_calls); /* no workers: the caller alone */
-
-    /* jobs back to back, no gap: a late worker must not take a later job's chunks; jobs of
-     * long items give the workers time to wake and take part */
-    for (int r = 0; r < 2000; r++) check_job(w, 1 + r % 3, 1 + r % 97, 1 + r % 5, &worker_calls);
-    printf("chunks the workers took: %d\n", worker_calls);
-
-    /* a run from inside a job runs alone */
-    {
-        _Atomic int hits[40] = {0};
-        int64_t out[40] = {0};
-        job j = {.hits = hits, .items = 40, .threads = 3, .w = w, .out = out};
-        og_workers_run(w, 3, 40, 2, nested_fn, &j);
-        int ok = 0;
-        for (int i = 0; i < 40; i++) ok += atomic_load(&hits[i]) == 1;
-        CHECKF(ok == 40, "nested runs: %d of 40 items complete", ok);
-    }
+    if (!w || !polling) TEST_DONE();
+    CHECK(!og_workers_poll(w));
+    int blocking_calls = 0, polling_calls = 0;
+    exercise(w, &blocking_calls);
+    exercise(polling, &polling_calls);
+    printf("chunks the workers took: %d blocking, %d polling\n", blocking_calls, polling_calls);
+    og_workers_free(polling);
     og_workers_free(w);
     og_workers_free(NULL);
     TEST_DONE();

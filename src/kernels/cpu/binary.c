@@ -575,6 +575,25 @@ static int64_t chunk_size(const og_kernel_ctx *k, int64_t total, double cost)
     return (c + 63) & ~(int64_t)63;
 }
 
+/* run_bin's chunks for og_par_range: output elements [i0, i1), then the activation */
+typedef struct bin_job {
+    const bplan *p;
+    bin_fn fn;
+    const void *a, *b;
+    void *o;
+    const og_act *act; /* NULL: none */
+    og_dtype ot;
+    size_t es;
+} bin_job;
+
+static void bin_range(void *ctx, int64_t i0, int64_t i1, int slot)
+{
+    const bin_job *j = ctx;
+    (void)slot;
+    j->fn(j->p, j->a, j->b, j->o, i0, i1);
+    if (j->act) og_cpu_act(j->act, j->ot, (char *)j->o + (size_t)i0 * j->es, i1 - i0);
+}
+
 /* fn over the output's chunks, each followed by the activation `act` unless NULL (a fused
  * one, k->act: float and double outputs, the only ones og_fusion_plan fuses) while it is in
  * cache; ot: o's element type. */
@@ -589,12 +608,8 @@ static void run_bin(const og_kernel_ctx *k, const bplan *p, double cost, bin_fn 
         if (act) og_cpu_act(fa, ot, o, total);
         return;
     }
-    int64_t nch = (total + chunk - 1) / chunk;
-    OG_PARALLEL_FOR(k, nch, (double)chunk * cost, c, {
-        const int64_t c1 = (c + 1) * chunk < total ? (c + 1) * chunk : total;
-        fn(p, a, b, o, c * chunk, c1);
-        if (act) og_cpu_act(fa, ot, (char *)o + (size_t)(c * chunk) * es, c1 - c * chunk);
-    });
+    bin_job j = {p, fn, a, b, o, act ? fa : NULL, ot, es};
+    og_par_range(k, k->threads, total, chunk, bin_range, &j);
 }
 
 static og_status bad_dtype(const og_kernel_ctx *k, int i, og_dtype t)
@@ -1038,6 +1053,22 @@ static og_status k_bitwise_not(const og_kernel_ctx *k, const og_tensor *const *i
     return OG_OK;
 }
 
+/* k_where's chunks for og_par_range */
+typedef struct where_job {
+    const bplan *p;
+    where_fn fn;
+    const uint8_t *c;
+    const void *x, *y;
+    void *o;
+} where_job;
+
+static void where_range(void *ctx, int64_t i0, int64_t i1, int slot)
+{
+    const where_job *j = ctx;
+    (void)slot;
+    j->fn(j->p, j->c, j->x, j->y, j->o, i0, i1);
+}
+
 static og_status k_where(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                          og_tensor *const *out, int n_out)
 {
@@ -1061,11 +1092,8 @@ static og_status k_where(const og_kernel_ctx *k, const og_tensor *const *in, int
         fn(&p, c, in[1]->data, in[2]->data, o->data, 0, total);
         return OG_OK;
     }
-    int64_t nch = (total + chunk - 1) / chunk;
-    OG_PARALLEL_FOR(k, nch, chunk, i, {
-        fn(&p, c, in[1]->data, in[2]->data, o->data, i * chunk,
-           (i + 1) * chunk < total ? (i + 1) * chunk : total);
-    });
+    where_job j = {&p, fn, c, in[1]->data, in[2]->data, o->data};
+    og_par_range(k, k->threads, total, chunk, where_range, &j);
     return OG_OK;
 }
 

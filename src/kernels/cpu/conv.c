@@ -769,6 +769,80 @@ static void pad_rows(const conv_job *job, const char *xg, int64_t r0, int64_t nr
         }
 }
 
+/* The column paths' parallel loops (og_par_for), one item each: a block of a wide Conv's
+ * column rows, a transposed column row, a column row of im2col (of one image or of `cnt`
+ * images side by side), an output channel of col2im.  Each loop names the fields it uses. */
+typedef struct conv_loop {
+    const conv_job *job;
+    const char *x; /* the input (base, xg, x of image 0) */
+    char *col, *y;
+    int64_t r0, r1; /* output rows (im2col), kernel rows (transposed columns) */
+    int64_t n;      /* columns of a row, or of each image's part */
+    int64_t cstride, avail, rows, nb, cnt, ld;
+} conv_loop;
+
+static void wide_rows(const conv_job *job, const char *base, int64_t cstride, int64_t avail,
+                      int64_t r0, int64_t r1, int64_t ncw, char *col);
+
+/* item b of nb: column rows [b * rows / nb, (b + 1) * rows / nb) of a wide Conv */
+static void wide_loop(void *ctx, int64_t b0, int64_t b1, int slot)
+{
+    const conv_loop *l = ctx;
+    (void)slot;
+    for (int64_t b = b0; b < b1; b++)
+        wide_rows(l->job, l->x, l->cstride, l->avail, b * l->rows / l->nb,
+                  (b + 1) * l->rows / l->nb, l->n, l->col);
+}
+
+/* item o: transposed column row o (kernel rows [r0, r1), n = kc values) of image xg */
+static void tcol_loop(void *ctx, int64_t o0, int64_t o1, int slot)
+{
+    const conv_loop *l = ctx;
+    const conv_job *job = l->job;
+    (void)slot;
+    for (int64_t o = o0; o < o1; o++)
+        job->t->tcol_row(&job->g, l->x, job->is, o, l->r0, l->r1,
+                         l->col + (size_t)(o * l->n) * job->t->es);
+}
+
+/* item r: transposed column row r % os of image r / os of a batch from x (group offset
+ * included), n = kc values */
+static void tbatch_loop(void *ctx, int64_t r0, int64_t r1, int slot)
+{
+    const conv_loop *l = ctx;
+    const conv_job *job = l->job;
+    const size_t es = job->t->es;
+    (void)slot;
+    for (int64_t r = r0; r < r1; r++)
+        job->t->tcol_row(&job->g, l->x + (size_t)(r / job->os * job->g.c * job->is) * es, job->is,
+                         r % job->os, l->r0, l->r1, l->col + (size_t)(r * l->n) * es);
+}
+
+static void im2col_one(const conv_job *job, const char *xg, int64_t row, int64_t r0, int64_t r1,
+                       char *col, int64_t ncols);
+static void col2im_channel(const conv_job *job, const char *col, int64_t ld, int64_t m, char *yg);
+
+/* item r: column row r of `cnt` images from x (image b's part n columns from b * n, the
+ * images ld input values apart), output rows [r0, r1) */
+static void im2col_loop(void *ctx, int64_t q0, int64_t q1, int slot)
+{
+    const conv_loop *l = ctx;
+    const size_t es = l->job->t->es;
+    (void)slot;
+    for (int64_t r = q0; r < q1; r++)
+        for (int64_t b = 0; b < l->cnt; b++)
+            im2col_one(l->job, l->x + (size_t)(b * l->ld) * es, r, l->r0, l->r1,
+                       l->col + (size_t)(b * l->n) * es, l->n * l->cnt);
+}
+
+/* item m: output channel m of col2im (col rows ld apart) into y */
+static void col2im_loop(void *ctx, int64_t m0, int64_t m1, int slot)
+{
+    const conv_loop *l = ctx;
+    (void)slot;
+    for (int64_t m = m0; m < m1; m++) col2im_channel(l->job, l->col, l->ld, m, l->y);
+}
+
 /* Column rows [r0, r1), row r = (channel, kh, kw), of a wide Conv: ncw values of the
  * (padded) input rows at base (cstride per channel, avail values available from base)
  * from the tap's offset on.  The tap is stepped rather than divided out per row. */
@@ -829,9 +903,15 @@ static void conv_wide(const og_kernel_ctx *k, const conv_job *job, const char *x
         }
     }
     const int64_t rows = job->kdim, nb = k->threads > 1 ? 2 * k->threads : 1;
-    OG_PARALLEL_FOR(k, nb, (double)rows / (double)nb * (double)ncw, b, {
-        wide_rows(job, base, cstride, avail, b * rows / nb, (b + 1) * rows / nb, ncw, col);
-    });
+    conv_loop wl = {.job = job,
+                    .x = base,
+                    .col = col,
+                    .n = ncw,
+                    .cstride = cstride,
+                    .avail = avail,
+                    .rows = rows,
+                    .nb = nb};
+    og_par_for(k, nb, (double)rows / (double)nb * (double)ncw, OG_PAR_MIN_COMPUTE, wide_loop, &wl);
     gemm_args ga = {wg, job->kdim, col, ncw, ncw, job->kdim, false, false, tmp, ncw};
     conv_gemm(k, job, &ga);
     job->t->unwide(yg + (size_t)(r0 * ow) * es, job->os, tmp, ncw, wp, bias, job->mg, r1 - r0, ow);
@@ -852,9 +932,8 @@ static void conv_tcol(const og_kernel_ctx *k, const conv_job *job, const char *x
     if (bias) job->t->fill_rows(yg, bias, job->mg, os, os);
     for (int64_t q0 = qa; q0 < qb; q0 += qc) {
         const int64_t q1 = q0 + qc < qb ? q0 + qc : qb, kc = (q1 - q0) * kw;
-        OG_PARALLEL_FOR(k, os, kc, o, {
-            job->t->tcol_row(g, xg, job->is, o, q0, q1, col + (size_t)(o * kc) * es);
-        });
+        conv_loop tl = {.job = job, .x = xg, .col = col, .r0 = q0, .r1 = q1, .n = kc};
+        og_par_for(k, os, (double)kc, OG_PAR_MIN_COMPUTE, tcol_loop, &tl);
         gemm_args ga = {wg + (size_t)(q0 * kw) * es, job->kdim, col, kc, os, kc, true,
                         bias != NULL || q0 > qa,     yg,        os};
         if (job->tcol_nn) {
@@ -919,11 +998,13 @@ static void conv_tbatch(const og_kernel_ctx *k, const conv_job *job, int64_t u, 
     char *tmp = col + job->col_bytes;
     for (int64_t q0 = 0; q0 < rows; q0 += qc) {
         const int64_t q1 = q0 + qc < rows ? q0 + qc : rows, kc = (q1 - q0) * kw;
-        OG_PARALLEL_FOR(k, ncol, kc, r, {
-            const int64_t b = r / os;
-            const char *xg = job->x + (size_t)(((n0 + b) * g->c + gi * job->cg) * job->is) * es;
-            job->t->tcol_row(g, xg, job->is, r % os, q0, q1, col + (size_t)(r * kc) * es);
-        });
+        conv_loop tl = {.job = job,
+                        .x = job->x + (size_t)((n0 * g->c + gi * job->cg) * job->is) * es,
+                        .col = col,
+                        .r0 = q0,
+                        .r1 = q1,
+                        .n = kc};
+        og_par_for(k, ncol, (double)kc, OG_PAR_MIN_COMPUTE, tbatch_loop, &tl);
         gemm_args ga = {
             wg + (size_t)(q0 * kw) * es, job->kdim, col, kc, ncol, kc, true, q0 > 0, tmp, ncol};
         conv_gemm(k, job, &ga);
@@ -983,7 +1064,8 @@ static void conv_item(const og_kernel_ctx *k, const conv_job *job, int64_t it, c
     if (!job->pointwise) {
         /* a chunk of col is sized to stay in cache from im2col to the product */
         int64_t rows = job->kdim;
-        OG_PARALLEL_FOR(k, rows, ncols, r, { im2col_one(job, xg, r, r0, r1, col, ncols); });
+        conv_loop il = {.job = job, .x = xg, .col = col, .r0 = r0, .r1 = r1, .n = ncols, .cnt = 1};
+        og_par_for(k, rows, (double)ncols, OG_PAR_MIN_COMPUTE, im2col_loop, &il);
         bmat = col;
         ldb = ncols;
     }
@@ -1037,8 +1119,8 @@ static void conv_transpose_unit(const og_kernel_ctx *k, const conv_job *job, int
         job->t->fill_rows(yb, bias, job->mg, job->os, job->os);
         /* output channels write disjoint parts of Y, so they can go in parallel */
         const char *cb = col + (size_t)(b * is) * es;
-        int64_t mg = job->mg;
-        OG_PARALLEL_FOR(k, mg, job->ks * is, m, { col2im_channel(job, cb, nb * is, m, yb); });
+        conv_loop cl = {.job = job, .col = (char *)cb, .y = yb, .ld = nb * is};
+        og_par_for(k, job->mg, (double)(job->ks * is), OG_PAR_MIN_COMPUTE, col2im_loop, &cl);
     }
 }
 
@@ -1512,12 +1594,15 @@ og_status og_exec_wgrad(const og_kernel_ctx *k, const og_tensor *x, const og_ten
     char *dyb = col + col_elems * es;
     for (int64_t n0 = 0; n0 < g->n; n0 += nb) {
         const int64_t cnt = g->n - n0 < nb ? g->n - n0 : nb, ncol = cnt * os;
-        const conv_job *jp = &job;
-        OG_PARALLEL_FOR(k, kdim, (double)ncol, r, {
-            for (int64_t b = 0; b < cnt; b++)
-                im2col_one(jp, (const char *)x->data + (size_t)((n0 + b) * g->c * job.is) * es, r,
-                           0, n_rows, col + (size_t)(b * os) * es, ncol);
-        });
+        conv_loop il = {.job = &job,
+                        .x = (const char *)x->data + (size_t)(n0 * g->c * job.is) * es,
+                        .col = col,
+                        .r0 = 0,
+                        .r1 = n_rows,
+                        .n = os,
+                        .cnt = cnt,
+                        .ld = g->c * job.is};
+        og_par_for(k, kdim, (double)ncol, OG_PAR_MIN_COMPUTE, im2col_loop, &il);
         const char *a = (const char *)dy->data + (size_t)(n0 * m * os) * es;
         int64_t lda = os;
         if (cnt > 1) { /* dY[n0 + b, :, :] side by side: [M, cnt * OS] */

@@ -23,7 +23,7 @@ static int set_threads(const og_kernel_ctx *k, double work)
 #ifdef _OPENMP
     int prev = omp_get_max_threads();
     int t = k && k->threads > 0 ? k->threads : 1;
-    if (work < GEMM_PAR_MIN) t = 1;
+    if (work < GEMM_PAR_MIN || (k && og_workers_poll(k->workers))) t = 1;
     if (!omp_in_parallel()) omp_set_num_threads(t);
     return prev;
 #else
@@ -80,11 +80,95 @@ static bool blas_generic(void)
         restore_threads(prev);                                                                     \
     } while (0)
 
+/* A product on a session's workers (core.h: og_workers): C cut into parts along M or N,
+ * each part a one-thread product, the parts claimed by the caller and the workers.  BLAS's
+ * own threads (OpenMP's) stay idle: beside workers that poll between jobs they made three
+ * threads spinning on two cores.  The part cut along N repacks all of A, along M all of
+ * B: the cut is along the dimension whose other operand is smaller. */
+typedef void gemm_f32_fn(const og_kernel_ctx *k, bool trans_a, bool trans_b, int64_t m, int64_t n,
+                         int64_t kk, float alpha, const float *a, int64_t lda, const float *b,
+                         int64_t ldb, float beta, float *c, int64_t ldc);
+typedef void gemm_f64_fn(const og_kernel_ctx *k, bool trans_a, bool trans_b, int64_t m, int64_t n,
+                         int64_t kk, double alpha, const double *a, int64_t lda, const double *b,
+                         int64_t ldb, double beta, double *c, int64_t ldc);
+
+typedef struct gemm_split {
+    og_kernel_ctx one; /* the caller's context on one thread, without workers */
+    gemm_f32_fn *f32;  /* the one-thread product, of this type or */
+    gemm_f64_fn *f64;  /* of this */
+    bool trans_a, trans_b, along_m;
+    int64_t m, n, kk, lda, ldb, ldc, step; /* parts of `step` rows (along_m) or columns */
+    double alpha, beta;
+    const void *a, *b;
+    void *c;
+} gemm_split;
+
+/* parts of at least this many multiply-adds, of a multiple of 16 rows or columns */
+#define GEMM_PART_MIN 1048576.0
+
+static void gemm_part(void *ctx, int64_t p0, int64_t p1, int slot)
+{
+    const gemm_split *g = ctx;
+    (void)slot;
+    const int64_t len = g->along_m ? g->m : g->n;
+    const int64_t i0 = p0 * g->step, i1 = p1 * g->step < len ? p1 * g->step : len;
+    if (i0 >= i1) return;
+    /* where part i0 starts in A (along M) or B (along N), and in C */
+    const int64_t ao = g->along_m ? (g->trans_a ? i0 : i0 * g->lda) : 0;
+    const int64_t bo = g->along_m ? 0 : (g->trans_b ? i0 * g->ldb : i0);
+    const int64_t co = g->along_m ? i0 * g->ldc : i0;
+    const int64_t pm = g->along_m ? i1 - i0 : g->m, pn = g->along_m ? g->n : i1 - i0;
+    if (g->f32)
+        g->f32(&g->one, g->trans_a, g->trans_b, pm, pn, g->kk, (float)g->alpha,
+               (const float *)g->a + ao, g->lda, (const float *)g->b + bo, g->ldb, (float)g->beta,
+               (float *)g->c + co, g->ldc);
+    else
+        g->f64(&g->one, g->trans_a, g->trans_b, pm, pn, g->kk, g->alpha, (const double *)g->a + ao,
+               g->lda, (const double *)g->b + bo, g->ldb, g->beta, (double *)g->c + co, g->ldc);
+}
+
+/* Runs the product through g's parts on k's workers when k has them and the product is
+ * worth splitting (false: the caller computes it). */
+static bool gemm_on_workers(const og_kernel_ctx *k, gemm_split *g)
+{
+    const double work = (double)g->m * (double)g->n * (double)g->kk;
+    if (!k || !k->workers || k->threads < 2 || work < GEMM_PAR_MIN) return false;
+    g->along_m = g->n < g->m;
+    const int64_t len = g->along_m ? g->m : g->n;
+    /* two parts a thread where each keeps GEMM_PART_MIN, else one */
+    int64_t parts = 2 * (int64_t)k->threads;
+    if (work / (double)parts < GEMM_PART_MIN) parts = k->threads;
+    int64_t step = (len + parts - 1) / parts;
+    step = (step + 15) / 16 * 16;
+    if (step >= len) return false;
+    g->step = step;
+    g->one = *k;
+    g->one.threads = 1;
+    g->one.workers = NULL;
+    og_par_range(k, k->threads, (len + step - 1) / step, 1, gemm_part, g);
+    return true;
+}
+
 void og_gemm_f32_blas(const og_kernel_ctx *k, bool trans_a, bool trans_b, int64_t m, int64_t n,
                       int64_t kk, float alpha, const float *a, int64_t lda, const float *b,
                       int64_t ldb, float beta, float *c, int64_t ldc)
 {
     if (m == 0 || n == 0) return;
+    gemm_split g = {.f32 = og_gemm_f32_blas,
+                    .trans_a = trans_a,
+                    .trans_b = trans_b,
+                    .m = m,
+                    .n = n,
+                    .kk = kk,
+                    .lda = lda,
+                    .ldb = ldb,
+                    .ldc = ldc,
+                    .alpha = alpha,
+                    .beta = beta,
+                    .a = a,
+                    .b = b,
+                    .c = c};
+    if (gemm_on_workers(k, &g)) return;
     if (m == 1 && kk > 0) {
         GEMV_ROW(cblas_sgemv);
         return;
@@ -102,6 +186,21 @@ void og_gemm_f32(const og_kernel_ctx *k, bool trans_a, bool trans_b, int64_t m, 
 {
     if (og_gemm_small_f32(k, trans_a, trans_b, m, n, kk, alpha, a, lda, b, ldb, beta, c, ldc))
         return;
+    gemm_split g = {.f32 = og_gemm_f32,
+                    .trans_a = trans_a,
+                    .trans_b = trans_b,
+                    .m = m,
+                    .n = n,
+                    .kk = kk,
+                    .lda = lda,
+                    .ldb = ldb,
+                    .ldc = ldc,
+                    .alpha = alpha,
+                    .beta = beta,
+                    .a = a,
+                    .b = b,
+                    .c = c};
+    if (gemm_on_workers(k, &g)) return;
 #ifdef OG_HAVE_DNNL
     /* oneDNN where it measured faster than OpenBLAS on this project's shapes: one thread,
      * and no thin or small product (with two threads and for thin products OpenBLAS won) */
@@ -127,6 +226,21 @@ void og_gemm_f64(const og_kernel_ctx *k, bool trans_a, bool trans_b, int64_t m, 
                  int64_t ldb, double beta, double *c, int64_t ldc)
 {
     if (m == 0 || n == 0) return;
+    gemm_split g = {.f64 = og_gemm_f64,
+                    .trans_a = trans_a,
+                    .trans_b = trans_b,
+                    .m = m,
+                    .n = n,
+                    .kk = kk,
+                    .lda = lda,
+                    .ldb = ldb,
+                    .ldc = ldc,
+                    .alpha = alpha,
+                    .beta = beta,
+                    .a = a,
+                    .b = b,
+                    .c = c};
+    if (gemm_on_workers(k, &g)) return;
     if (m == 1 && kk > 0) {
         GEMV_ROW(cblas_dgemv);
         return;

@@ -5,10 +5,11 @@
  * oneDNN's sgemm when the build found it (OG_HAVE_DNNL), for single-threaded products that
  * are not thin or small (where it measured faster than OpenBLAS), and for all of them when
  * OpenBLAS runs its generic kernels on a CPU with AVX2 (a CPU model its version does not
- * know: gemm.c, blas_generic).  The thread
- * count comes from the kernel context (the session's), never from a global setting:
- * onnxgrad links OpenBLAS's OpenMP build, which follows the calling thread's OpenMP
- * thread count, and runs single-threaded when called inside a parallel region.
+ * know: gemm.c, blas_generic).  The thread count comes from the kernel context (the
+ * session's), never from a global setting: with the session's workers (k->workers) a
+ * large product is cut into one-thread parts that they share (gemm.c, gemm_on_workers);
+ * without them, onnxgrad links OpenBLAS's OpenMP build, which follows the calling thread's
+ * OpenMP thread count, and runs single-threaded when called inside a parallel region.
  */
 #ifndef OG_GEMM_H
 #define OG_GEMM_H

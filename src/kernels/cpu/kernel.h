@@ -5,10 +5,11 @@
  * src/kernels/kernel.h; the CPU's backend (its tables and allocator) is in registry.c.
  *
  * Threads: k->threads is the session's thread count.  Loops worth splitting (roughly > 32k
- * scalar operations) use OG_PARALLEL_FOR, whose num_threads clause applies to that loop
- * alone, or og_par_range (below: the session's own workers where OpenMP's threads block);
- * BLAS calls set the calling thread's OpenMP thread count for the call (gemm.c).  Nothing
- * sets a process-wide thread setting.
+ * scalar operations) use og_par_range or og_par_for (below: the session's own workers, core.h),
+ * or OG_PARALLEL_FOR, an OpenMP loop whose num_threads clause applies to that loop alone and
+ * which runs on one thread beside polling workers (og_workers_poll: OpenMP's threads would
+ * poll beside them); BLAS products go to the workers too, or set the calling thread's
+ * OpenMP thread count for the call (gemm.c).  Nothing sets a process-wide thread setting.
  */
 #ifndef OG_KERNEL_H
 #define OG_KERNEL_H
@@ -34,7 +35,8 @@ og_kernel_fn og_cpu_kernel_find(const char *domain, const char *name);
     do {                                                                                           \
         int64_t og_n__ = (n);                                                                      \
         int og_t__ = ((double)og_n__ * (double)(work_per_item) > (min_work)) ? (k)->threads : 1;   \
-        if (og_t__ > og_n__) og_t__ = (int)og_n__; /* never more threads than items */             \
+        if (og_t__ > og_n__) og_t__ = (int)og_n__;     /* never more threads than items */         \
+        if (og_workers_poll((k)->workers)) og_t__ = 1; /* no OpenMP beside polling workers */      \
         if (og_t__ > 1) {                                                                          \
             _Pragma("omp parallel for num_threads(og_t__) schedule(static)") for (int64_t i = 0;   \
                                                                                   i < og_n__; i++) \
@@ -59,8 +61,9 @@ og_kernel_fn og_cpu_kernel_find(const char *domain, const char *name);
 /* Compute-bound loops: threads above 256 Ki units of work (a parallel region costs about
  * 44 us here when waiting threads block, OMP_WAIT_POLICY=passive: more than the work it
  * would split below that). */
+#define OG_PAR_MIN_COMPUTE 262144.0
 #define OG_PARALLEL_FOR(k, n, work_per_item, i, body)                                              \
-    OG_PARALLEL_FOR_ABOVE(k, n, work_per_item, 262144.0, i, body)
+    OG_PARALLEL_FOR_ABOVE(k, n, work_per_item, OG_PAR_MIN_COMPUTE, i, body)
 /* Memory-bound loops (element-wise ops, reductions, copies), whose work is about one unit
  * per element: a second thread halves a pass over 1 Mi elements (4 MiB of float) by about
  * what waking it costs when waiting threads block.  Measured: a transformer block's 128
@@ -69,6 +72,12 @@ og_kernel_fn og_cpu_kernel_find(const char *domain, const char *name);
 #ifndef OG_PAR_MIN_STREAM
 #define OG_PAR_MIN_STREAM 1048576.0
 #endif
+
+/* fn(ctx, i0, i1, slot) over [0, n) as OG_PARALLEL_FOR_ABOVE splits its loop: threads only
+ * when n * work_per_item is above min_work, never more than n; through og_par_range (the
+ * session's workers where it has them), a few chunks a thread. */
+void og_par_for(const og_kernel_ctx *k, int64_t n, double work_per_item, double min_work,
+                og_range_fn fn, void *ctx);
 
 /* fn(ctx, i0, i1, slot) over [0, items) in chunks of `grain` items, by at most `threads`
  * threads (and k->threads): the session's workers where k has them (core.h: og_workers,

@@ -29,6 +29,22 @@ void og_par_range(const og_kernel_ctx *k, int threads, int64_t items, int64_t gr
 #endif
 }
 
+void og_par_for(const og_kernel_ctx *k, int64_t n, double work_per_item, double min_work,
+                og_range_fn fn, void *ctx)
+{
+    if (n <= 0) return;
+    int threads = (double)n * work_per_item > min_work ? k->threads : 1;
+    if (threads > n) threads = (int)n;
+    if (threads < 2) {
+        fn(ctx, 0, n, 0);
+        return;
+    }
+    /* two chunks a thread where there are items enough: a thread that starts late finds
+     * half its share still there */
+    const int64_t parts = n >= 2 * (int64_t)threads ? 2 * (int64_t)threads : threads;
+    og_par_range(k, threads, n, (n + parts - 1) / parts, fn, ctx);
+}
+
 void og_strides(int rank, const int64_t *dims, int64_t *strides)
 {
     int64_t s = 1;

@@ -262,6 +262,36 @@ static void bgemm_one_blas(const og_kernel_ctx *k, const og_bgemm *g, int64_t bi
                (char *)g->c + o[2] * es);
 }
 
+/* The batched product's parallel loops (og_par_for): items of MULS_PER_ITEM products of
+ * 1x1 matrices, of ROWS_PER_ITEM rows, or of one matrix product each (on `one`, the
+ * caller's context on one thread). */
+typedef struct bgemm_par {
+    const og_bgemm *g;
+    og_kernel_ctx one;
+    int64_t n; /* products (muls) or rows of every batch (rows) */
+} bgemm_par;
+
+static void bgemm_muls_range(void *ctx, int64_t i0, int64_t i1, int slot)
+{
+    const bgemm_par *p = ctx;
+    (void)slot;
+    for (int64_t it = i0; it < i1; it++) p->g->type->muls(p->g, it, p->n);
+}
+
+static void bgemm_rows_range(void *ctx, int64_t i0, int64_t i1, int slot)
+{
+    const bgemm_par *p = ctx;
+    (void)slot;
+    for (int64_t it = i0; it < i1; it++) p->g->type->rows(p->g, it, p->n);
+}
+
+static void bgemm_one_range(void *ctx, int64_t i0, int64_t i1, int slot)
+{
+    const bgemm_par *p = ctx;
+    (void)slot;
+    for (int64_t bi = i0; bi < i1; bi++) bgemm_one_blas(&p->one, p->g, bi);
+}
+
 /* Drop batch dims of 1 and merge neighbours that step A, B and C alike. */
 static void bgemm_coalesce(og_bgemm *g)
 {
@@ -320,20 +350,25 @@ void og_bgemm_run(const og_kernel_ctx *k, const og_bgemm *g0)
     }
     double work = (double)g.m * (double)g.n * (double)g.k;
     bool blas = g.type->gemm && work >= 512.0;
+    bgemm_par par = {.g = &g, .one = *k};
+    par.one.threads = 1;
+    par.one.workers = NULL;
     if (g.m == 1 && g.n == 1 && g.k == 1 && g.nb == 1) {
-        int64_t items = (nbatch + MULS_PER_ITEM - 1) / MULS_PER_ITEM;
-        OG_PARALLEL_FOR(k, items, (double)MULS_PER_ITEM, it, { g.type->muls(&g, it, nbatch); });
+        par.n = nbatch;
+        og_par_for(k, (nbatch + MULS_PER_ITEM - 1) / MULS_PER_ITEM, (double)MULS_PER_ITEM,
+                   OG_PAR_MIN_COMPUTE, bgemm_muls_range, &par);
     } else if (!blas) {
         /* rows of all batches are independent work items */
-        int64_t rows = nbatch * g.m, items = (rows + ROWS_PER_ITEM - 1) / ROWS_PER_ITEM;
-        OG_PARALLEL_FOR(k, items, (double)ROWS_PER_ITEM * (double)g.n * (double)g.k, it,
-                        { g.type->rows(&g, it, rows); });
+        par.n = nbatch * g.m;
+        og_par_for(k, (par.n + ROWS_PER_ITEM - 1) / ROWS_PER_ITEM,
+                   (double)ROWS_PER_ITEM * (double)g.n * (double)g.k, OG_PAR_MIN_COMPUTE,
+                   bgemm_rows_range, &par);
     } else if (nbatch == 1 || bgemm_collapses(&g)) {
         bgemm_blas(k, &g, nbatch * g.m, g.a, g.b, g.c);
     } else if (nbatch >= (int64_t)k->threads || work < 65536.0) {
         /* a product per thread, BLAS single-threaded inside; BLAS would not split products
          * this small itself */
-        OG_PARALLEL_FOR(k, nbatch, work, bi, { bgemm_one_blas(k, &g, bi); });
+        og_par_for(k, nbatch, work, OG_PAR_MIN_COMPUTE, bgemm_one_range, &par);
     } else {
         for (int64_t bi = 0; bi < nbatch; bi++) bgemm_one_blas(k, &g, bi);
     }

@@ -400,14 +400,25 @@ static double gap_sum_float(const float *restrict p, int64_t n)
         for (; i < n; i++) m = p[i] > m ? p[i] : m;                                                \
         return m;                                                                                  \
     }                                                                                              \
+    typedef struct global_job_##T {                                                                \
+        og_pool_kind kind;                                                                         \
+        int64_t n;                                                                                 \
+        const T *x;                                                                                \
+        T *y;                                                                                      \
+    } global_job_##T;                                                                              \
+    static void global_range_##T(void *ctx, int64_t p0, int64_t p1, int slot)                      \
+    {                                                                                              \
+        const global_job_##T *j = ctx;                                                             \
+        (void)slot;                                                                                \
+        for (int64_t pl = p0; pl < p1; pl++)                                                       \
+            j->y[pl] = global_plane_##T(j->kind, j->x + pl * j->n, j->n);                          \
+    }                                                                                              \
     static void global_##T(const og_kernel_ctx *k, og_pool_kind kind, int64_t planes, int64_t n,   \
                            const void *xv, void *yv)                                               \
     {                                                                                              \
-        const T *restrict x = xv;                                                                  \
-        T *restrict y = yv;                                                                        \
         /* one pass over X: a stream */                                                            \
-        OG_PARALLEL_FOR_ABOVE(k, planes, n, OG_PAR_MIN_STREAM, pl,                                 \
-                              { y[pl] = global_plane_##T(kind, x + pl * n, n); });                 \
+        global_job_##T j = {kind, n, xv, yv};                                                      \
+        og_par_for(k, planes, (double)n, OG_PAR_MIN_STREAM, global_range_##T, &j);                 \
     }                                                                                              \
     /* Output row (pl, od, oh): the interior in one pass, then the border outputs. */              \
     static void pool_row_##T(const og_pool_params *p, const pool_geom *g, const T *xp, T *yr,      \
@@ -462,17 +473,26 @@ static double gap_sum_float(const float *restrict p, int64_t n)
             }                                                                                      \
         }                                                                                          \
     }                                                                                              \
+    typedef struct pool_job_##T {                                                                  \
+        const og_pool_params *p;                                                                   \
+        const pool_geom *g;                                                                        \
+        const T *x;                                                                                \
+        T *y;                                                                                      \
+        int64_t *idx;                                                                              \
+    } pool_job_##T;                                                                                \
+    static void pool_range_##T(void *ctx, int64_t r0, int64_t r1, int slot)                        \
+    {                                                                                              \
+        const pool_job_##T *j = ctx;                                                               \
+        (void)slot;                                                                                \
+        pool_rows_##T(j->p, j->g, j->x, j->y, j->idx, r0, r1);                                     \
+    }                                                                                              \
     static void pool_##T(const og_kernel_ctx *k, const og_pool_params *p, const pool_geom *g,      \
                          const void *xv, void *yv, int64_t *idx)                                   \
     {                                                                                              \
-        const T *x = xv;                                                                           \
-        T *y = yv;                                                                                 \
         /* blocks of rows, a few per thread, so that a row costs no division */                    \
-        const int64_t rows = g->planes * g->out[0] * g->out[1];                                    \
-        const int64_t nb = k->threads > 1 ? (rows < 8 * k->threads ? rows : 8 * k->threads) : 1;   \
-        OG_PARALLEL_FOR(k, nb, (double)(rows / nb) * (double)(g->out[2] * g->kvol), b, {           \
-            pool_rows_##T(p, g, x, y, idx, (b * rows) / nb, ((b + 1) * rows) / nb);                \
-        });                                                                                        \
+        pool_job_##T j = {p, g, xv, yv, idx};                                                      \
+        og_par_for(k, g->planes * g->out[0] * g->out[1], (double)(g->out[2] * g->kvol),            \
+                   OG_PAR_MIN_COMPUTE, pool_range_##T, &j);                                        \
     }
 
 DEFINE_POOL_ROWS(float)

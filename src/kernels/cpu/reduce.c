@@ -120,6 +120,29 @@ typedef struct ori {
 typedef void (*ori_rows_fn)(const ori *w, int64_t o0, int64_t o1);
 typedef void (*ori_cols_fn)(const ori *w, int64_t o, int64_t c);
 
+/* ori_walk's tasks for og_par_for: column blocks (I > 1), blocks of rb rows (I == 1) */
+typedef struct ori_par {
+    const ori *w;
+    ori_rows_fn rows;
+    ori_cols_fn cols;
+    int64_t nc, rb; /* column blocks of an output; rows of a block */
+} ori_par;
+
+static void ori_cols_range(void *ctx, int64_t t0, int64_t t1, int slot)
+{
+    const ori_par *p = ctx;
+    (void)slot;
+    for (int64_t t = t0; t < t1; t++) p->cols(p->w, t / p->nc, t % p->nc);
+}
+
+static void ori_rows_range(void *ctx, int64_t t0, int64_t t1, int slot)
+{
+    const ori_par *p = ctx;
+    const int64_t O = p->w->O, rb = p->rb;
+    (void)slot;
+    for (int64_t t = t0; t < t1; t++) p->rows(p->w, t * rb, O - t * rb < rb ? O : t * rb + rb);
+}
+
 /* The walk every reduction, softmax and arg-reduction shares.  I > 1: each task takes CH
  * columns of one output, contiguous inner loops over the R rows.  I == 1: each task takes a
  * block of whole rows (about 4096 elements, and at least 4 blocks a thread where there are
@@ -129,17 +152,17 @@ static void ori_walk(const og_kernel_ctx *k, const ori *w, ori_rows_fn rows, ori
                      int64_t cost)
 {
     int64_t O = w->O, R = w->R;
+    ori_par par = {.w = w, .rows = rows, .cols = cols};
     if (w->I > 1) {
-        int64_t nc = (w->I + CH - 1) / CH;
-        OG_PARALLEL_FOR_ABOVE(k, O * nc, R * CH * cost, OG_PAR_MIN_STREAM, t,
-                              { cols(w, t / nc, t % nc); });
+        par.nc = (w->I + CH - 1) / CH;
+        og_par_for(k, O * par.nc, (double)(R * CH * cost), OG_PAR_MIN_STREAM, ori_cols_range, &par);
         return;
     }
     int64_t rb = R >= 4096 ? 1 : 4096 / (R + 1), per = O / (4 * nthreads(k));
     if (nthreads(k) > 1 && rb > per) rb = per > 1 ? per : 1;
-    int64_t nt = (O + rb - 1) / rb;
-    OG_PARALLEL_FOR_ABOVE(k, nt, rb * (R * cost + 16), OG_PAR_MIN_STREAM, t,
-                          { rows(w, t * rb, O - t * rb < rb ? O : t * rb + rb); });
+    par.rb = rb;
+    og_par_for(k, (O + rb - 1) / rb, (double)(rb * (R * cost + 16)), OG_PAR_MIN_STREAM,
+               ori_rows_range, &par);
 }
 
 /* Columns [*i0, *i0 + n) of block c of I columns; returns n. */
@@ -217,6 +240,33 @@ static inline int64_t col_block(int64_t I, int64_t c, int64_t *i0)
         T *restrict yo = (T *)w->y + o * I + i0;                                                   \
         for (int64_t i = 0; i < n; i++) yo[i] = (T)POST(acc[i], R);                                \
     }                                                                                              \
+    /* colsplit's tasks: band t % P of output t / P's rows into part + t * I */                    \
+    typedef struct NAME##_band {                                                                   \
+        const T *x;                                                                                \
+        A *part;                                                                                   \
+        int64_t R, I, P;                                                                           \
+    } NAME##_band;                                                                                 \
+    static void NAME##_band_range(void *ctx, int64_t t0, int64_t t1, int slot)                     \
+    {                                                                                              \
+        const NAME##_band *b = ctx;                                                                \
+        const int64_t R = b->R, I = b->I, P = b->P;                                                \
+        (void)slot;                                                                                \
+        for (int64_t t = t0; t < t1; t++)                                                          \
+            NAME##_colacc(b->x + t / P * R * I, b->part + t * I, I, R * (t % P) / P,               \
+                          R * (t % P + 1) / P, 0, I);                                              \
+    }                                                                                              \
+    /* NAME's tasks for few long rows: part t of row t / P, of P parts */                          \
+    typedef struct NAME##_split {                                                                  \
+        const T *x;                                                                                \
+        A *part;                                                                                   \
+        int64_t R, P;                                                                              \
+    } NAME##_split;                                                                                \
+    static void NAME##_split_range(void *ctx, int64_t t0, int64_t t1, int slot)                    \
+    {                                                                                              \
+        const NAME##_split *q = ctx;                                                               \
+        (void)slot;                                                                                \
+        for (int64_t t = t0; t < t1; t++) q->part[t] = NAME##_part(q->x, q->R, q->P, t);           \
+    }                                                                                              \
     /* few outputs over many rows (e.g. a bias gradient, axis 0 of [N, C]): each of P tasks        \
      * reduces a band of rows into part, then the bands combine */                                 \
     static bool NAME##_colsplit(const og_kernel_ctx *k, const T *x, T *y, int64_t O, int64_t R,    \
@@ -225,10 +275,8 @@ static inline int64_t col_block(int64_t I, int64_t c, int64_t *i0)
         int64_t P = nthreads(k);                                                                   \
         A *part = og_malloc(k->alloc, (size_t)(O * P * I) * sizeof *part);                         \
         if (!part) return false; /* the serial path needs no memory */                             \
-        OG_PARALLEL_FOR(k, O *P, R / P * I, t, {                                                   \
-            NAME##_colacc(x + t / P * R * I, part + t * I, I, R * (t % P) / P,                     \
-                          R * (t % P + 1) / P, 0, I);                                              \
-        });                                                                                        \
+        NAME##_band b = {x, part, R, I, P};                                                        \
+        og_par_for(k, O *P, (double)(R / P * I), OG_PAR_MIN_COMPUTE, NAME##_band_range, &b);       \
         for (int64_t o = 0; o < O; o++) {                                                          \
             A *a = part + o * P * I;                                                               \
             for (int64_t p = 1; p < P; p++) NAME##_lanes2(a, a + p * I, I);                        \
@@ -251,7 +299,8 @@ static inline int64_t col_block(int64_t I, int64_t c, int64_t *i0)
             P = 256 / O < nthreads(k) ? 256 / O : nthreads(k);                                     \
         if (P > 1) {                                                                               \
             A part[256];                                                                           \
-            OG_PARALLEL_FOR(k, O *P, R / P, t, { part[t] = NAME##_part(x, R, P, t); });            \
+            NAME##_split q = {x, part, R, P};                                                      \
+            og_par_for(k, O *P, (double)(R / P), OG_PAR_MIN_COMPUTE, NAME##_split_range, &q);      \
             for (int64_t o = 0; o < O; o++) {                                                      \
                 A a = part[o * P];                                                                 \
                 for (int64_t p = 1; p < P; p++) a = COMB(a, part[o * P + p]);                      \
@@ -272,15 +321,24 @@ static inline int64_t col_block(int64_t I, int64_t c, int64_t *i0)
         return a;                                                                                  \
     }                                                                                              \
     /* reduced-kept-reduced blocks [R1, K, R2] (e.g. axes 0, 2, 3 of NCHW): no permuting */        \
+    typedef struct NAME##_rkr_job {                                                                \
+        const T *x;                                                                                \
+        T *y;                                                                                      \
+        int64_t R1, K, R2;                                                                         \
+    } NAME##_rkr_job;                                                                              \
+    static void NAME##_rkr_range(void *ctx, int64_t k0, int64_t k1, int slot)                      \
+    {                                                                                              \
+        const NAME##_rkr_job *j = ctx;                                                             \
+        const int64_t n = j->R1 * j->R2;                                                           \
+        (void)slot, (void)n; /* POST may not use n */                                              \
+        for (int64_t kk = k0; kk < k1; kk++)                                                       \
+            j->y[kk] = (T)POST(NAME##_rkr_one(j->x, j->R1, j->K, j->R2, kk), n);                   \
+    }                                                                                              \
     static void NAME##_rkr(const og_kernel_ctx *k, const void *xv, void *yv, int64_t R1,           \
                            int64_t K, int64_t R2)                                                  \
     {                                                                                              \
-        const T *x = xv;                                                                           \
-        T *y = yv;                                                                                 \
-        int64_t n = R1 * R2;                                                                       \
-        (void)n; /* POST may not use it, nor a build without OpenMP */                             \
-        OG_PARALLEL_FOR(k, K, n + 16, kk,                                                          \
-                        { y[kk] = (T)POST(NAME##_rkr_one(x, R1, K, R2, kk), n); });                \
+        NAME##_rkr_job j = {xv, yv, R1, K, R2};                                                    \
+        og_par_for(k, K, (double)(R1 * R2 + 16), OG_PAR_MIN_COMPUTE, NAME##_rkr_range, &j);        \
     }
 
 #define PRE_ID(v)      (v)

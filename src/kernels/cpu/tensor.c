@@ -202,6 +202,21 @@ static void plan_chunk(const plan_run *r, int64_t b, int64_t e)
     }
 }
 
+/* plan_copy's chunks for og_par_range: chunk ci of n of the outer rows */
+typedef struct plan_par {
+    const plan_run *r;
+    int64_t chunks;
+} plan_par;
+
+static void plan_range(void *ctx, int64_t c0, int64_t c1, int slot)
+{
+    const plan_par *pp = ctx;
+    const int64_t n_outer = pp->r->n_outer;
+    (void)slot;
+    for (int64_t ci = c0; ci < c1; ci++)
+        plan_chunk(pp->r, n_outer * ci / pp->chunks, n_outer * (ci + 1) / pp->chunks);
+}
+
 /* Copy according to plan p (modified: simplified in place). */
 static void plan_copy(const og_kernel_ctx *k, copy_plan *p, char *dst, const char *src, size_t es)
 {
@@ -228,10 +243,8 @@ static void plan_copy(const og_kernel_ctx *k, copy_plan *p, char *dst, const cha
         chunks = (int64_t)k->threads * 4;
         if (chunks > r.n_outer) chunks = r.n_outer;
     }
-    const plan_run *rp = &r;
-    int64_t n_outer = r.n_outer;
-    OG_PARALLEL_FOR(k, chunks, 1e9, ci,
-                    { plan_chunk(rp, n_outer * ci / chunks, n_outer * (ci + 1) / chunks); });
+    plan_par pp = {&r, chunks};
+    og_par_range(k, k->threads, chunks, 1, plan_range, &pp);
 }
 
 /* A plan over `rank` dims with C-order contiguous destination. */
@@ -263,16 +276,29 @@ static void fill_elems(char *restrict d, int64_t n, const void *v, size_t es)
     }
 }
 
+/* fill_parallel's blocks of FILL_BLOCK elements for og_par_for */
+#define FILL_BLOCK ((int64_t)1 << 16)
+typedef struct fill_job {
+    char *d;
+    const void *v;
+    size_t es;
+    int64_t n;
+} fill_job;
+
+static void fill_range(void *ctx, int64_t b0, int64_t b1, int slot)
+{
+    const fill_job *j = ctx;
+    (void)slot;
+    const int64_t s0 = b0 * FILL_BLOCK, s1 = b1 * FILL_BLOCK < j->n ? b1 * FILL_BLOCK : j->n;
+    fill_elems(j->d + s0 * (int64_t)j->es, s1 - s0, j->v, j->es);
+}
+
 static og_status fill_parallel(const og_kernel_ctx *k, og_tensor *t, const void *v)
 {
     size_t es = og_dtype_size(t->dtype);
-    const int64_t blk = 1 << 16;
-    int64_t n = t->numel, nb = (n + blk - 1) / blk;
-    char *d = t->data;
-    OG_PARALLEL_FOR(k, nb, blk, b, {
-        int64_t s0 = b * blk;
-        fill_elems(d + s0 * (int64_t)es, (n - s0 < blk ? n - s0 : blk), v, es);
-    });
+    int64_t n = t->numel, nb = (n + FILL_BLOCK - 1) / FILL_BLOCK;
+    fill_job j = {t->data, v, es, n};
+    og_par_for(k, nb, (double)FILL_BLOCK, OG_PAR_MIN_COMPUTE, fill_range, &j);
     return OG_OK;
 }
 

@@ -496,6 +496,24 @@ static const uchunk *pick(const ufns *f, og_dtype t)
     return fn && *fn ? fn : NULL;
 }
 
+/* run_unary's chunks of UCHUNK elements for og_par_for */
+typedef struct unary_job {
+    uchunk fn;
+    const char *x;
+    char *y;
+    size_t xs, ys;
+    int64_t n;
+    const uargs *a;
+} unary_job;
+
+static void unary_range(void *ctx, int64_t c0, int64_t c1, int slot)
+{
+    const unary_job *j = ctx;
+    (void)slot;
+    const int64_t s = c0 * UCHUNK, e = c1 * UCHUNK < j->n ? c1 * UCHUNK : j->n;
+    j->fn(j->x + (size_t)s * j->xs, j->y + (size_t)s * j->ys, e - s, j->a);
+}
+
 /* k->impl is the loop chosen when the session bound the node (select_* below); a kernel
  * called without a binding, or whose input dtype was unknown then, picks it here. */
 static og_status run_unary(const og_kernel_ctx *k, const og_tensor *x, og_tensor *y, const ufns *f,
@@ -516,12 +534,9 @@ static og_status run_unary(const og_kernel_ctx *k, const og_tensor *x, og_tensor
     const char *xp = x->data;
     char *yp = y->data;
     size_t xs = og_dtype_size(x->dtype), ys = og_dtype_size(y->dtype);
-    int64_t nch = (n + UCHUNK - 1) / UCHUNK;
-    OG_PARALLEL_FOR_ABOVE(k, nch, UCHUNK * f->cost, OG_PAR_MIN_STREAM, c, {
-        int64_t s = c * UCHUNK;
-        int64_t e = s + UCHUNK < n ? s + UCHUNK : n;
-        fn(xp + (size_t)s * xs, yp + (size_t)s * ys, e - s, a);
-    });
+    unary_job j = {fn, xp, yp, xs, ys, n, a};
+    og_par_for(k, (n + UCHUNK - 1) / UCHUNK, (double)UCHUNK * f->cost, OG_PAR_MIN_STREAM,
+               unary_range, &j);
     return OG_OK;
 }
 
