@@ -570,7 +570,7 @@ DEF_WHERE(where_8, uint64_t)
 static int64_t chunk_size(const og_kernel_ctx *k, int64_t total, double cost)
 {
     int t = k->threads > 1 ? k->threads : 1;
-    if (t == 1 || (double)total * cost <= OG_PAR_MIN_STREAM) return total;
+    if (t == 1 || (double)total * cost <= og_par_min_stream(k)) return total;
     int64_t c = (total + t - 1) / t;
     return (c + 63) & ~(int64_t)63;
 }

@@ -1175,7 +1175,8 @@ static og_status conv_run(const og_kernel_ctx *k, og_kernel_fn self, const og_te
     one.threads = 1;
     const double madds = conv_madds(g);
     const og_kernel_ctx *kown =
-        k->threads > 1 && madds < (k->workers ? CONV_PAR_MIN_MADDS_WORKERS : CONV_PAR_MIN_MADDS)
+        k->threads > 1 && madds < (k->workers ? og_par_min(k, CONV_PAR_MIN_MADDS_WORKERS)
+                                              : CONV_PAR_MIN_MADDS)
             ? &one
             : k;
     if (k->threads > 1 && madds < CONV_PAR_MIN_MADDS) k = &one;

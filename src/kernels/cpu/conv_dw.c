@@ -256,7 +256,8 @@ static void dw_geometry(const og_conv_geom *g, bool transpose, dw_geom *d)
 /* Threads for `items` items of `work` multiply-adds each. */
 static int dw_threads(const og_kernel_ctx *k, int64_t items, double work)
 {
-    int t = k->threads > 1 && (double)items * work > DW_PAR_MIN_WORK ? k->threads : 1;
+    int t =
+        k->threads > 1 && (double)items * work > og_par_min(k, DW_PAR_MIN_WORK) ? k->threads : 1;
     return t > items ? (int)(items > 0 ? items : 1) : t;
 }
 

@@ -342,7 +342,7 @@ og_status og_conv_panel(const og_kernel_ctx *k, const og_conv_geom *g, const flo
     int64_t gp = g->n > 1 ? CP_GROUP_BYTES / (kdim * OG_PANEL_MR * (int64_t)sizeof(float)) : 1;
     gp = gp < 1 ? 1 : gp > panels ? panels : gp;
     const double madds = (double)g->m * (double)kdim * (double)os * (double)g->n;
-    int threads = k->threads > 1 && madds >= CP_PAR_MIN ? k->threads : 1;
+    int threads = k->threads > 1 && madds >= og_par_min(k, CP_PAR_MIN) ? k->threads : 1;
     /* One image of fewer panels than 4 a thread: its columns in parts as well (of 48
      * positions or more, starting on whole vectors of 16 for the store; none on planes of
      * fewer than 96, whose second part would repeat the panels' pass for a few columns:

@@ -327,7 +327,7 @@ og_status og_conv_pw(const og_kernel_ctx *k, const og_conv_geom *g, const float 
     j.w = w;
     j.b = b;
 
-    const double par_min = k->workers ? PW_PAR_MIN_WORKERS : PW_PAR_MIN;
+    const double par_min = k->workers ? og_par_min(k, PW_PAR_MIN_WORKERS) : PW_PAR_MIN;
     const double work =
         (double)g->n * (double)g->group * (double)j.mg * (double)j.cg * (double)j.os;
     if (j.os <= 16 && g->n > 1 && g->group == 1) { /* images side by side, 3 a tile */

@@ -131,9 +131,10 @@ og_status og_conv_pwdw(const og_kernel_ctx *k, const og_conv_geom *pw, const og_
     const double work = (double)pw->n * (double)pw->m *
                         ((double)pw->c * (double)pw->out[0] * (double)pw->out[1] +
                          (double)oh * (double)dw->out[1] * (double)(dw->kernel[0] * dw->kernel[1]));
-    int threads = k->threads > 1 && work >= (k->workers ? PWDW_PAR_MIN_WORKERS : PWDW_PAR_MIN)
-                      ? k->threads
-                      : 1;
+    int threads =
+        k->threads > 1 && work >= (k->workers ? og_par_min(k, PWDW_PAR_MIN_WORKERS) : PWDW_PAR_MIN)
+            ? k->threads
+            : 1;
     /* parts: with fewer images than twice the threads, each image in up to that many
      * parts of whole bands */
     const int64_t bands = (oh + j.rows - 1) / j.rows;

@@ -171,8 +171,9 @@ bool og_gemm_small_f32(const og_kernel_ctx *k, bool trans_a, bool trans_b, int64
     const int64_t unit = trans_b ? 2 : GS_NB;
     const double work = (double)m * (double)n * (double)kk;
     const int threads =
-        k && k->threads > 1 && work >= (k->workers ? GS_PAR_MIN_WORKERS : GS_PAR_MIN) ? k->threads
-                                                                                      : 1;
+        k && k->threads > 1 && work >= (k->workers ? og_par_min(k, GS_PAR_MIN_WORKERS) : GS_PAR_MIN)
+            ? k->threads
+            : 1;
     const int64_t units = (n + unit - 1) / unit, items = threads > 1 ? 4 * (int64_t)threads : 1;
     j.per = (units + items - 1) / items * unit;
     const int64_t nitems = (n + j.per - 1) / j.per;

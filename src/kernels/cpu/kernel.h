@@ -73,9 +73,23 @@ og_kernel_fn og_cpu_kernel_find(const char *domain, const char *name);
 #define OG_PAR_MIN_STREAM 1048576.0
 #endif
 
+/* The work below which a loop stays on one thread, for `min` measured where a job's
+ * threads block between jobs: a fraction of it where the session's workers poll (core.h:
+ * og_workers_poll), whose jobs then cost microseconds.  Below the old thresholds, a layer
+ * kept on one thread also read what the layer before had written on two: half of it from
+ * the other core's cache.  Two threads, per-node sums: MobileNet-v2 8x64x64's Convs 3.13
+ * -> 2.78 ms at 1/16 (1/64: 3.25), EfficientNet-B0's squeeze-excite Muls and pools 1.10 ->
+ * 0.62 ms at 1/16, 0.49 at 1/64. */
+#define OG_POLL_PAR_DIV        16.0
+#define OG_POLL_PAR_DIV_STREAM 64.0
+double og_par_min(const og_kernel_ctx *k, double min);
+/* og_par_min of OG_PAR_MIN_STREAM (memory-bound loops): OG_POLL_PAR_DIV_STREAM below it */
+double og_par_min_stream(const og_kernel_ctx *k);
+
 /* fn(ctx, i0, i1, slot) over [0, n) as OG_PARALLEL_FOR_ABOVE splits its loop: threads only
- * when n * work_per_item is above min_work, never more than n; through og_par_range (the
- * session's workers where it has them), a few chunks a thread. */
+ * when n * work_per_item is above og_par_min(k, min_work) (og_par_min_stream for
+ * OG_PAR_MIN_STREAM), never more than n; through og_par_range (the session's workers where
+ * it has them), a few chunks a thread. */
 void og_par_for(const og_kernel_ctx *k, int64_t n, double work_per_item, double min_work,
                 og_range_fn fn, void *ctx);
 

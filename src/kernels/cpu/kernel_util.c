@@ -29,11 +29,24 @@ void og_par_range(const og_kernel_ctx *k, int threads, int64_t items, int64_t gr
 #endif
 }
 
+double og_par_min(const og_kernel_ctx *k, double min)
+{
+    return k && og_workers_poll(k->workers) ? min / OG_POLL_PAR_DIV : min;
+}
+
+double og_par_min_stream(const og_kernel_ctx *k)
+{
+    return k && og_workers_poll(k->workers) ? OG_PAR_MIN_STREAM / OG_POLL_PAR_DIV_STREAM
+                                            : OG_PAR_MIN_STREAM;
+}
+
 void og_par_for(const og_kernel_ctx *k, int64_t n, double work_per_item, double min_work,
                 og_range_fn fn, void *ctx)
 {
     if (n <= 0) return;
-    int threads = (double)n * work_per_item > min_work ? k->threads : 1;
+    const double lim =
+        min_work == OG_PAR_MIN_STREAM ? og_par_min_stream(k) : og_par_min(k, min_work);
+    int threads = (double)n * work_per_item > lim ? k->threads : 1;
     if (threads > n) threads = (int)n;
     if (threads < 2) {
         fn(ctx, 0, n, 0);

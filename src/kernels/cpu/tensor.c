@@ -239,7 +239,7 @@ static void plan_copy(const og_kernel_ctx *k, copy_plan *p, char *dst, const cha
         r.n_outer *= p->dims[i];
     }
     int64_t chunks = 1;
-    if (k->threads > 1 && (double)total * (double)es / 4.0 > OG_PAR_MIN_STREAM) {
+    if (k->threads > 1 && (double)total * (double)es / 4.0 > og_par_min_stream(k)) {
         chunks = (int64_t)k->threads * 4;
         if (chunks > r.n_outer) chunks = r.n_outer;
     }
