@@ -465,7 +465,12 @@ typedef void (*og_log_fn)(void *user, og_log_level level, const char *message);
 #define OG_DEFAULT_MAX_DATA_MEMORY (2LL << 30)
 
 typedef struct og_session_options {
-    int threads;                   /* 0: one thread per core; 1: no threading; < 0 refused */
+    /* 0: one thread per core; 1: no threading; < 0 refused.  A session of n > 1 threads
+     * starts n - 1 worker threads of its own (its subgraphs' sessions share them), freed
+     * with it; between jobs they poll for the next for 0.5 ms before they sleep, unless the
+     * environment's OMP_WAIT_POLICY is "passive" (read when the session is created): then
+     * they sleep at once, which a machine shared with other busy processes wants. */
+    int threads;
     const og_allocator *allocator; /* NULL: the model's */
     og_log_fn log;                 /* NULL: no logging */
     void *log_user;
