@@ -127,28 +127,36 @@ static void gemm_part(void *ctx, int64_t p0, int64_t p1, int slot)
                g->lda, (const double *)g->b + bo, g->ldb, g->beta, (double *)g->c + co, g->ldc);
 }
 
-/* Runs the product through g's parts on k's workers when k has them and the product is
- * worth splitting (false: the caller computes it). */
-static bool gemm_on_workers(const og_kernel_ctx *k, gemm_split *g)
+/* Runs C = alpha * op(A) * op(B) + beta * C in parts on k's workers, each by f32 (float
+ * operands) or f64 (double), when k has workers and the product is worth splitting (false:
+ * the caller computes it). */
+static bool gemm_on_workers(const og_kernel_ctx *k, gemm_f32_fn *f32, gemm_f64_fn *f64,
+                            bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t kk,
+                            double alpha, const void *a, int64_t lda, const void *b, int64_t ldb,
+                            double beta, void *c, int64_t ldc)
 {
-    const double work = (double)g->m * (double)g->n * (double)g->kk;
+    const double work = (double)m * (double)n * (double)kk;
     /* not lowered for polling workers (og_par_min): each part repacks an operand, and the
      * MLP's training step on two threads took 6 % longer with products of 256 Ki
      * multiply-adds cut */
     if (!k || !k->workers || k->threads < 2 || work < GEMM_PAR_MIN) return false;
-    g->along_m = g->n < g->m;
-    const int64_t len = g->along_m ? g->m : g->n;
+    const bool along_m = n < m;
+    const int64_t len = along_m ? m : n;
     /* two parts a thread where each keeps GEMM_PART_MIN, else one */
     int64_t parts = 2 * (int64_t)k->threads;
     if (work / (double)parts < GEMM_PART_MIN) parts = k->threads;
     int64_t step = (len + parts - 1) / parts;
     step = (step + 15) / 16 * 16;
     if (step >= len) return false;
-    g->step = step;
-    g->one = *k;
-    g->one.threads = 1;
-    g->one.workers = NULL;
-    og_par_range(k, k->threads, (len + step - 1) / step, 1, gemm_part, g);
+    gemm_split g = {.one = *k, .f32 = f32, .f64 = f64, .trans_a = trans_a, .trans_b = trans_b};
+    g.one.threads = 1;
+    g.one.workers = NULL;
+    g.along_m = along_m;
+    g.m = m, g.n = n, g.kk = kk, g.step = step;
+    g.lda = lda, g.ldb = ldb, g.ldc = ldc;
+    g.alpha = alpha, g.beta = beta;
+    g.a = a, g.b = b, g.c = c;
+    og_par_range(k, k->threads, (len + step - 1) / step, 1, gemm_part, &g);
     return true;
 }
 
@@ -157,21 +165,9 @@ void og_gemm_f32_blas(const og_kernel_ctx *k, bool trans_a, bool trans_b, int64_
                       int64_t ldb, float beta, float *c, int64_t ldc)
 {
     if (m == 0 || n == 0) return;
-    gemm_split g = {.f32 = og_gemm_f32_blas,
-                    .trans_a = trans_a,
-                    .trans_b = trans_b,
-                    .m = m,
-                    .n = n,
-                    .kk = kk,
-                    .lda = lda,
-                    .ldb = ldb,
-                    .ldc = ldc,
-                    .alpha = alpha,
-                    .beta = beta,
-                    .a = a,
-                    .b = b,
-                    .c = c};
-    if (gemm_on_workers(k, &g)) return;
+    if (gemm_on_workers(k, og_gemm_f32_blas, NULL, trans_a, trans_b, m, n, kk, alpha, a, lda, b,
+                        ldb, beta, c, ldc))
+        return;
     if (m == 1 && kk > 0) {
         GEMV_ROW(cblas_sgemv);
         return;
@@ -189,21 +185,9 @@ void og_gemm_f32(const og_kernel_ctx *k, bool trans_a, bool trans_b, int64_t m, 
 {
     if (og_gemm_small_f32(k, trans_a, trans_b, m, n, kk, alpha, a, lda, b, ldb, beta, c, ldc))
         return;
-    gemm_split g = {.f32 = og_gemm_f32,
-                    .trans_a = trans_a,
-                    .trans_b = trans_b,
-                    .m = m,
-                    .n = n,
-                    .kk = kk,
-                    .lda = lda,
-                    .ldb = ldb,
-                    .ldc = ldc,
-                    .alpha = alpha,
-                    .beta = beta,
-                    .a = a,
-                    .b = b,
-                    .c = c};
-    if (gemm_on_workers(k, &g)) return;
+    if (gemm_on_workers(k, og_gemm_f32, NULL, trans_a, trans_b, m, n, kk, alpha, a, lda, b, ldb,
+                        beta, c, ldc))
+        return;
 #ifdef OG_HAVE_DNNL
     /* oneDNN where it measured faster than OpenBLAS on this project's shapes: one thread,
      * and no thin or small product (with two threads and for thin products OpenBLAS won) */
@@ -229,21 +213,9 @@ void og_gemm_f64(const og_kernel_ctx *k, bool trans_a, bool trans_b, int64_t m, 
                  int64_t ldb, double beta, double *c, int64_t ldc)
 {
     if (m == 0 || n == 0) return;
-    gemm_split g = {.f64 = og_gemm_f64,
-                    .trans_a = trans_a,
-                    .trans_b = trans_b,
-                    .m = m,
-                    .n = n,
-                    .kk = kk,
-                    .lda = lda,
-                    .ldb = ldb,
-                    .ldc = ldc,
-                    .alpha = alpha,
-                    .beta = beta,
-                    .a = a,
-                    .b = b,
-                    .c = c};
-    if (gemm_on_workers(k, &g)) return;
+    if (gemm_on_workers(k, NULL, og_gemm_f64, trans_a, trans_b, m, n, kk, alpha, a, lda, b, ldb,
+                        beta, c, ldc))
+        return;
     if (m == 1 && kk > 0) {
         GEMV_ROW(cblas_dgemv);
         return;
