@@ -80,17 +80,32 @@ static bool dropout_keep(uint64_t key, int64_t i, double ratio)
         for (int64_t i = 0; i < n; i++) y[i] = x[i] * a[i] + b[i];                                 \
     }                                                                                              \
     /* y[n, c, :] = x[n, c, :] * a[c] + b[c] over N x C runs of `inner` elements */                \
+    /* channel_affine's items (og_par_for): row n of C (inner 1), or run r of `inner` */           \
+    typedef struct affine_job_##T {                                                                \
+        const T *x, *a, *b;                                                                        \
+        T *y;                                                                                      \
+        int64_t C, inner;                                                                          \
+    } affine_job_##T;                                                                              \
+    static void affine_range_##T(void *ctx, int64_t i0, int64_t i1, int slot)                      \
+    {                                                                                              \
+        const affine_job_##T *j = ctx;                                                             \
+        const int64_t C = j->C, inner = j->inner;                                                  \
+        (void)slot;                                                                                \
+        for (int64_t r = i0; r < i1; r++)                                                          \
+            if (inner == 1)                                                                        \
+                affine_vec_##T(j->x + r * C, j->y + r * C, C, j->a, j->b);                         \
+            else                                                                                   \
+                affine_run_##T(j->x + r * inner, j->y + r * inner, inner, j->a[r % C],             \
+                               j->b[r % C]);                                                       \
+    }                                                                                              \
     static void channel_affine_##T(const og_kernel_ctx *k, const void *xv, void *yv, int64_t N,    \
                                    int64_t C, int64_t inner, const void *av, const void *bv)       \
     {                                                                                              \
-        const T *x = xv, *a = av, *b = bv;                                                         \
-        T *y = yv;                                                                                 \
+        affine_job_##T j = {xv, av, bv, yv, C, inner};                                             \
         if (inner == 1)                                                                            \
-            OG_PARALLEL_FOR(k, N, C, n, { affine_vec_##T(x + n * C, y + n * C, C, a, b); });       \
+            og_par_for(k, N, (double)C, OG_PAR_MIN_COMPUTE, affine_range_##T, &j);                 \
         else                                                                                       \
-            OG_PARALLEL_FOR(k, N *C, inner, r, {                                                   \
-                affine_run_##T(x + r * inner, y + r * inner, inner, a[r % C], b[r % C]);           \
-            });                                                                                    \
+            og_par_for(k, N *C, (double)inner, OG_PAR_MIN_COMPUTE, affine_range_##T, &j);          \
     }                                                                                              \
     /* one LayerNormalization row: normalize, scale by w, shift by b (may be NULL) */              \
     static void layer_row_##T(const T *restrict x, T *restrict y, int64_t n, const T *restrict w,  \
@@ -107,17 +122,30 @@ static bool dropout_keep(uint64_t key, int64_t i, double ratio)
         *mean = m;                                                                                 \
         *inv = s;                                                                                  \
     }                                                                                              \
+    typedef struct dropout_job_##T {                                                               \
+        const T *x;                                                                                \
+        T *y;                                                                                      \
+        uint8_t *mask;                                                                             \
+        double ratio;                                                                              \
+        uint64_t key;                                                                              \
+        T scale;                                                                                   \
+    } dropout_job_##T;                                                                             \
+    static void dropout_range_##T(void *ctx, int64_t i0, int64_t i1, int slot)                     \
+    {                                                                                              \
+        const dropout_job_##T *j = ctx;                                                            \
+        (void)slot;                                                                                \
+        for (int64_t i = i0; i < i1; i++) {                                                        \
+            bool keep = dropout_keep(j->key, i, j->ratio);                                         \
+            j->y[i] = keep ? j->x[i] * j->scale : (T)0;                                            \
+            if (j->mask) j->mask[i] = keep;                                                        \
+        }                                                                                          \
+    }                                                                                              \
     static void dropout_##T(const og_kernel_ctx *k, const void *xv, void *yv, uint8_t *mask,       \
                             int64_t n, double ratio, uint64_t key)                                 \
     {                                                                                              \
-        const T *x = xv;                                                                           \
-        T *y = yv;                                                                                 \
         const T scale = ratio < 1 ? (T)(1.0 / (1.0 - ratio)) : (T)0;                               \
-        OG_PARALLEL_FOR(k, n, 8, i, {                                                              \
-            bool keep = dropout_keep(key, i, ratio);                                               \
-            y[i] = keep ? x[i] * scale : (T)0;                                                     \
-            if (mask) mask[i] = keep;                                                              \
-        });                                                                                        \
+        dropout_job_##T j = {xv, yv, mask, ratio, key, scale};                                     \
+        og_par_for(k, n, 8.0, OG_PAR_MIN_COMPUTE, dropout_range_##T, &j);                          \
     }
 
 DEFINE_NORM(float)
@@ -166,12 +194,34 @@ typedef struct norm_loops {
 } norm_loops;
 
 #define NORM_LOOPS(T)                                                                              \
+    /* batch_stats' and layer_rows' items (og_par_for): channel c, or row r */                     \
+    typedef struct stats_job_##T {                                                                 \
+        const T *x, *w, *b;                                                                        \
+        T *y;                                                                                      \
+        int64_t N, C, inner;                                                                       \
+        double eps, *m, *v;                                                                        \
+    } stats_job_##T;                                                                               \
+    static void stats_range_##T(void *ctx, int64_t c0, int64_t c1, int slot)                       \
+    {                                                                                              \
+        const stats_job_##T *j = ctx;                                                              \
+        (void)slot;                                                                                \
+        for (int64_t c = c0; c < c1; c++)                                                          \
+            stats_##T(j->x + c * j->inner, j->N, j->C * j->inner, j->inner, &j->m[c], &j->v[c]);   \
+    }                                                                                              \
+    static void layer_range_##T(void *ctx, int64_t r0, int64_t r1, int slot)                       \
+    {                                                                                              \
+        const stats_job_##T *j = ctx;                                                              \
+        const int64_t cols = j->inner;                                                             \
+        (void)slot;                                                                                \
+        for (int64_t r = r0; r < r1; r++)                                                          \
+            layer_row_##T(j->x + r * cols, j->y + r * cols, cols, j->w, j->b, j->eps, &j->m[r],    \
+                          &j->v[r]);                                                               \
+    }                                                                                              \
     static void batch_stats_##T(const og_kernel_ctx *k, const void *xv, int64_t N, int64_t C,      \
                                 int64_t inner, double *bm, double *bv)                             \
     {                                                                                              \
-        const T *x = xv;                                                                           \
-        OG_PARALLEL_FOR(k, C, N *inner, c,                                                         \
-                        { stats_##T(x + c * inner, N, C * inner, inner, &bm[c], &bv[c]); });       \
+        stats_job_##T j = {.x = xv, .N = N, .C = C, .inner = inner, .m = bm, .v = bv};             \
+        og_par_for(k, C, (double)(N * inner), OG_PAR_MIN_COMPUTE, stats_range_##T, &j);            \
     }                                                                                              \
     static void channel_affine_f64_##T(const og_kernel_ctx *k, const void *x, void *y, int64_t N,  \
                                        int64_t C, int64_t inner, const double *a, const double *b, \
@@ -188,11 +238,9 @@ typedef struct norm_loops {
                                int64_t cols, const void *w, const void *b, double eps,             \
                                double *mean, double *inv)                                          \
     {                                                                                              \
-        const T *x = xv;                                                                           \
-        T *y = yv;                                                                                 \
-        OG_PARALLEL_FOR(k, rows, cols * 4, r, {                                                    \
-            layer_row_##T(x + r * cols, y + r * cols, cols, w, b, eps, &mean[r], &inv[r]);         \
-        });                                                                                        \
+        stats_job_##T j = {                                                                        \
+            .x = xv, .w = w, .b = b, .y = yv, .inner = cols, .eps = eps, .m = mean, .v = inv};     \
+        og_par_for(k, rows, (double)(cols * 4), OG_PAR_MIN_COMPUTE, layer_range_##T, &j);          \
     }                                                                                              \
     static const norm_loops norm_loops_##T = {batch_stats_##T, channel_affine_f64_##T,             \
                                               instance_##T, layer_rows_##T, dropout_##T};
