@@ -151,11 +151,27 @@ static inline void copy_block(char *o, const char *s, const int64_t *off, int64_
     memcpy(o + (size_t)i * blk, s + (size_t)(r * row_len + off[j]) * blk, blk);
 }
 
+/* gather_blocks' items for og_par_for: output block i */
+typedef struct blocks_job {
+    char *o;
+    const char *s;
+    const int64_t *off;
+    int64_t n, row_len;
+    size_t blk;
+} blocks_job;
+
+static void blocks_range(void *ctx, int64_t i0, int64_t i1, int slot)
+{
+    const blocks_job *j = ctx;
+    (void)slot;
+    for (int64_t i = i0; i < i1; i++) copy_block(j->o, j->s, j->off, i, j->n, j->row_len, j->blk);
+}
+
 static void gather_blocks(const og_kernel_ctx *k, char *o, const char *s, const int64_t *off,
                           int64_t rows, int64_t n, int64_t row_len, size_t blk)
 {
-    OG_PARALLEL_FOR(k, rows * n, (double)blk / 4.0, i,
-                    { copy_block(o, s, off, i, n, row_len, blk); });
+    blocks_job j = {o, s, off, n, row_len, blk};
+    og_par_for(k, rows * n, (double)blk / 4.0, OG_PAR_MIN_COMPUTE, blocks_range, &j);
 }
 
 /* Scatter updates: out[off[i]*L + j] op= upd[i*L + j] in index order (duplicates resolve
