@@ -72,18 +72,25 @@ static og_status run_copy_strings(const og_kernel_ctx *k, const cast_impl *c, co
     return og_tensor_own_strings(y);
 }
 
-static og_status run_blocks(const og_kernel_ctx *k, const cast_impl *c, const og_tensor *x,
-                            og_tensor *y)
+/* run_blocks' and run_double's blocks of CAST_BLOCK elements for og_par_for */
+typedef struct cast_job {
+    const cast_impl *c;
+    const char *s;
+    char *d;
+    size_t ses, des;
+    int64_t n;
+} cast_job;
+
+static void blocks_range(void *ctx, int64_t b0, int64_t b1, int slot)
 {
-    int64_t n = x->numel, nb = (n + CAST_BLOCK - 1) / CAST_BLOCK;
-    size_t ses = og_dtype_size(x->dtype), des = og_dtype_size(y->dtype);
-    const char *s = x->data;
-    char *d = y->data;
-    OG_PARALLEL_FOR(k, nb, CAST_BLOCK, b, {
+    const cast_job *j = ctx;
+    const cast_impl *c = j->c;
+    (void)slot;
+    for (int64_t b = b0; b < b1; b++) {
         int64_t i0 = b * CAST_BLOCK;
-        int64_t m = n - i0 < CAST_BLOCK ? n - i0 : CAST_BLOCK;
-        const char *src = s + (size_t)i0 * ses;
-        char *dst = d + (size_t)i0 * des;
+        int64_t m = j->n - i0 < CAST_BLOCK ? j->n - i0 : CAST_BLOCK;
+        const char *src = j->s + (size_t)i0 * j->ses;
+        char *dst = j->d + (size_t)i0 * j->des;
         if (c->last) {
             float f[CAST_BLOCK];
             c->first(src, f, m);
@@ -91,23 +98,37 @@ static og_status run_blocks(const og_kernel_ctx *k, const cast_impl *c, const og
         } else {
             c->first(src, dst, m);
         }
-    });
+    }
+}
+
+static void double_range(void *ctx, int64_t b0, int64_t b1, int slot)
+{
+    const cast_job *j = ctx;
+    (void)slot;
+    for (int64_t b = b0; b < b1; b++) {
+        int64_t i0 = b * CAST_BLOCK;
+        int64_t m = j->n - i0 < CAST_BLOCK ? j->n - i0 : CAST_BLOCK;
+        double v[CAST_BLOCK];
+        j->c->io->load(j->s, i0, 1, m, v);
+        j->c->to->store(j->d, i0, 1, m, v);
+    }
+}
+
+static og_status run_blocks(const og_kernel_ctx *k, const cast_impl *c, const og_tensor *x,
+                            og_tensor *y)
+{
+    cast_job j = {c, x->data, y->data, og_dtype_size(x->dtype), og_dtype_size(y->dtype), x->numel};
+    og_par_for(k, (x->numel + CAST_BLOCK - 1) / CAST_BLOCK, CAST_BLOCK, OG_PAR_MIN_COMPUTE,
+               blocks_range, &j);
     return OG_OK;
 }
 
 static og_status run_double(const og_kernel_ctx *k, const cast_impl *c, const og_tensor *x,
                             og_tensor *y)
 {
-    int64_t n = x->numel, nb = (n + CAST_BLOCK - 1) / CAST_BLOCK;
-    const void *s = x->data;
-    void *d = y->data;
-    OG_PARALLEL_FOR(k, nb, CAST_BLOCK, b, {
-        int64_t i0 = b * CAST_BLOCK;
-        int64_t m = n - i0 < CAST_BLOCK ? n - i0 : CAST_BLOCK;
-        double v[CAST_BLOCK];
-        c->io->load(s, i0, 1, m, v);
-        c->to->store(d, i0, 1, m, v);
-    });
+    cast_job j = {c, x->data, y->data, 0, 0, x->numel};
+    og_par_for(k, (x->numel + CAST_BLOCK - 1) / CAST_BLOCK, CAST_BLOCK, OG_PAR_MIN_COMPUTE,
+               double_range, &j);
     return OG_OK;
 }
 
