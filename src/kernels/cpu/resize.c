@@ -136,13 +136,29 @@ static void build_taps(const og_resize_params *p, const og_resize_shape *sh, int
         else                                                                                       \
             for (int64_t j = 0; j < last; j++) yr[j] = ol[j] >= 0 ? xb[ol[j]] : ev;                \
     }                                                                                              \
+    typedef struct nearest_job_##T {                                                               \
+        const T *x;                                                                                \
+        T *y;                                                                                      \
+        int rank;                                                                                  \
+        const int64_t *odims;                                                                      \
+        int64_t *const *off;                                                                       \
+        T ev;                                                                                      \
+        bool any_outside;                                                                          \
+    } nearest_job_##T;                                                                             \
+    static void nearest_range_##T(void *ctx, int64_t r0, int64_t r1, int slot)                     \
+    {                                                                                              \
+        const nearest_job_##T *j = ctx;                                                            \
+        (void)slot;                                                                                \
+        for (int64_t row = r0; row < r1; row++)                                                    \
+            nearest_row_##T(j->x, j->y, j->rank, j->odims, j->off, j->ev, j->any_outside, row);    \
+    }                                                                                              \
     static void nearest_##T(const og_kernel_ctx *k, const T *x, T *y, int rank,                    \
                             const int64_t *odims, int64_t *const *off, T ev, bool any_outside)     \
     {                                                                                              \
         int64_t rows = 1;                                                                          \
         for (int d = 0; d < rank - 1; d++) rows *= odims[d];                                       \
-        OG_PARALLEL_FOR(k, rows, odims[rank - 1], row,                                             \
-                        { nearest_row_##T(x, y, rank, odims, off, ev, any_outside, row); });       \
+        nearest_job_##T j = {x, y, rank, odims, off, ev, any_outside};                             \
+        og_par_for(k, rows, (double)odims[rank - 1], OG_PAR_MIN_COMPUTE, nearest_range_##T, &j);   \
     }
 OG_NEAREST_T(uint8_t)
 OG_NEAREST_T(uint16_t)
@@ -321,16 +337,35 @@ static void run_nearest(const og_kernel_ctx *k, const og_tensor *X, og_tensor *Y
                 for (int64_t i = 0; i < inner; i++) d[i] += wj * sj[i];                            \
         }                                                                                          \
     }                                                                                              \
+    /* pass's items (og_par_for): row o (inner 1), or line ox = (o, x) */                          \
+    typedef struct pass_job_##T {                                                                  \
+        const T *src;                                                                              \
+        T *dst;                                                                                    \
+        int64_t in_n, out_n, inner;                                                                \
+        const axis_taps *t;                                                                        \
+        T ev;                                                                                      \
+    } pass_job_##T;                                                                                \
+    static void pass_range_##T(void *ctx, int64_t i0, int64_t i1, int slot)                        \
+    {                                                                                              \
+        const pass_job_##T *j = ctx;                                                               \
+        const int64_t in_n = j->in_n, out_n = j->out_n, inner = j->inner;                          \
+        (void)slot;                                                                                \
+        for (int64_t i = i0; i < i1; i++)                                                          \
+            if (inner == 1)                                                                        \
+                pass_row_##T(j->src + i * in_n, j->dst + i * out_n, out_n, j->t, j->ev);           \
+            else                                                                                   \
+                pass_line_##T(j->src, j->dst + i * inner, i / out_n, i % out_n, in_n, inner, j->t, \
+                              j->ev);                                                              \
+    }                                                                                              \
     static void pass_##T(const og_kernel_ctx *k, const T *src, T *dst, int64_t outer,              \
                          int64_t in_n, int64_t out_n, int64_t inner, const axis_taps *t, T ev)     \
     {                                                                                              \
+        pass_job_##T j = {src, dst, in_n, out_n, inner, t, ev};                                    \
         if (inner == 1)                                                                            \
-            OG_PARALLEL_FOR(k, outer, out_n * t->n, o,                                             \
-                            { pass_row_##T(src + o * in_n, dst + o * out_n, out_n, t, ev); });     \
+            og_par_for(k, outer, (double)(out_n * t->n), OG_PAR_MIN_COMPUTE, pass_range_##T, &j);  \
         else                                                                                       \
-            OG_PARALLEL_FOR(k, outer *out_n, inner * t->n, ox, {                                   \
-                pass_line_##T(src, dst + ox * inner, ox / out_n, ox % out_n, in_n, inner, t, ev);  \
-            });                                                                                    \
+            og_par_for(k, outer *out_n, (double)(inner * t->n), OG_PAR_MIN_COMPUTE,                \
+                       pass_range_##T, &j);                                                        \
     }
 
 /* Bilinear over the last two axes: planes of [ih, iw] -> [oh, ow].  Work is split into
@@ -392,14 +427,29 @@ typedef struct {
             }                                                                                      \
         }                                                                                          \
     }                                                                                              \
+    typedef struct bilinear_job_##T {                                                              \
+        const T *x;                                                                                \
+        T *y;                                                                                      \
+        const bilinear_geom *g;                                                                    \
+        T *scratch, ev;                                                                            \
+    } bilinear_job_##T;                                                                            \
+    /* chunk c of g->chunks: units [c * units / chunks, (c + 1) * units / chunks), with            \
+     * scratch row pair c */                                                                       \
+    static void bilinear_range_##T(void *ctx, int64_t c0, int64_t c1, int slot)                    \
+    {                                                                                              \
+        const bilinear_job_##T *j = ctx;                                                           \
+        const int64_t nc = j->g->chunks, nu = j->g->units;                                         \
+        (void)slot;                                                                                \
+        for (int64_t c = c0; c < c1; c++)                                                          \
+            bilinear_units_##T(j->x, j->y, j->g, c *nu / nc, (c + 1) * nu / nc,                    \
+                               j->scratch + c * 2 * j->g->ow, j->ev);                              \
+    }                                                                                              \
     static void bilinear_##T(const og_kernel_ctx *k, const T *x, T *y, const bilinear_geom *g,     \
                              T *scratch, T ev)                                                     \
     {                                                                                              \
-        int64_t nc = g->chunks, nu = g->units;                                                     \
-        OG_PARALLEL_FOR(k, nc, (double)g->planes * g->oh * g->ow * 4.0 / (double)nc, c, {          \
-            bilinear_units_##T(x, y, g, c *nu / nc, (c + 1) * nu / nc, scratch + c * 2 * g->ow,    \
-                               ev);                                                                \
-        });                                                                                        \
+        bilinear_job_##T j = {x, y, g, scratch, ev};                                               \
+        og_par_for(k, g->chunks, (double)g->planes * g->oh * g->ow * 4.0 / (double)g->chunks,      \
+                   OG_PAR_MIN_COMPUTE, bilinear_range_##T, &j);                                    \
     }
 
 OG_PASS_T(float, w_float)
