@@ -303,6 +303,7 @@ typedef struct conv_case {
     int64_t in[3], k[3], strides[3], dil[3], pads[6], outpad[3];
     const char *auto_pad;
     bool f64, no_bias, mt, sym_batch;
+    int threads; /* nonzero: this many threads (mt: 2, else 1) */
     int64_t w1, b_len;
     og_status want; /* expected status of an error case */
 } conv_case;
@@ -331,7 +332,7 @@ static tcase from_case(const conv_case *cc)
     tc.auto_pad = cc->auto_pad;
     if (cc->f64) tc.dt = OG_DOUBLE;
     tc.bias = !cc->no_bias;
-    tc.threads = cc->mt ? 2 : 1;
+    tc.threads = cc->threads ? cc->threads : cc->mt ? 2 : 1;
     tc.sym_batch = cc->sym_batch;
     tc.w1 = cc->w1;
     tc.b_len = cc->b_len;
@@ -921,6 +922,17 @@ static const conv_case pw_cases[] = {
      * x 3 bands of 65 tiles, the last one partial) */
     {"pw_images_bands", "Conv", 2, .n = 8, .c = 160, .m = 515, .k = {1, 1}, .in = {4, 4},
      .mt = true},
+    /* one image of more than 160 input channels, at least twice as many as output ones, on
+     * threads (conv_pw_kshare.c): the sum in shares of the input channels, one a thread,
+     * then the shares added by bands of output channels.  Two threads (shares of 240), three
+     * (500 channels: shares of 160, 160 and 180; 37 output channels), 1-D, no bias; the
+     * harness's unbound run (OpenMP's threads, not the workers) gives the same bits.  Below
+     * 2^20 multiply-adds (pw_long_sum_gemm) or on one thread the sum stays whole. */
+    {"pw_kshare_two", "Conv", 2, .c = 480, .m = 40, .k = {1, 1}, .in = {14, 14}, .mt = true},
+    {"pw_kshare_three", "Conv", 2, .c = 500, .m = 37, .k = {1, 1}, .in = {9, 11}, .no_bias = true,
+     .threads = 3},
+    {"pw_kshare_1d", "Conv", 1, .c = 300, .m = 100, .k = {1}, .in = {128}, .mt = true},
+    {"pw_kshare_one_thread", "Conv", 2, .c = 480, .m = 40, .k = {1, 1}, .in = {14, 14}},
 };
 
 static void test_pointwise(void)

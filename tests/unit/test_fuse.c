@@ -335,60 +335,75 @@ done:
  * double sum, and the second run (the packed W from the node's cache) bit for bit the first. */
 typedef struct panel_case {
     int64_t c, m, h, w, k, s, d, pads[4], n; /* n: images */
+    int threads;                             /* 0: 1 + (the case's index % 2) */
 } panel_case;
 
 static void test_conv_panel(void)
 {
     static const panel_case cases[] = {
-        {1, 1, 7, 7, 1, 1, 1, {0}, 1},
-        {17, 33, 7, 7, 1, 1, 1, {0}, 1},
-        {160, 70, 7, 7, 1, 1, 1, {0}, 1},
-        {512, 32, 7, 7, 1, 1, 1, {0}, 1},
-        {40, 64, 7, 7, 1, 1, 1, {0}, 1},
-        {24, 40, 14, 14, 3, 2, 1, {1, 1, 1, 1}, 1},
-        {8, 20, 5, 6, 3, 1, 1, {1, 1, 1, 1}, 1},
-        {6, 35, 8, 7, 2, 1, 2, {0, 1, 1, 0}, 1},
-        {960, 160, 7, 7, 1, 1, 1, {0}, 1},
-        {96, 64, 14, 14, 1, 1, 1, {0}, 1},
-        {40, 48, 14, 14, 1, 1, 1, {0}, 1},
-        {200, 96, 16, 16, 1, 1, 1, {0}, 1},
+        {1, 1, 7, 7, 1, 1, 1, {0}, 1, 0},
+        {17, 33, 7, 7, 1, 1, 1, {0}, 1, 0},
+        {160, 70, 7, 7, 1, 1, 1, {0}, 1, 0},
+        {512, 32, 7, 7, 1, 1, 1, {0}, 1, 0},
+        {40, 64, 7, 7, 1, 1, 1, {0}, 1, 0},
+        {24, 40, 14, 14, 3, 2, 1, {1, 1, 1, 1}, 1, 0},
+        {8, 20, 5, 6, 3, 1, 1, {1, 1, 1, 1}, 1, 0},
+        {6, 35, 8, 7, 2, 1, 2, {0, 1, 1, 0}, 1, 0},
+        {960, 160, 7, 7, 1, 1, 1, {0}, 1, 0},
+        {96, 64, 14, 14, 1, 1, 1, {0}, 1, 0},
+        {40, 48, 14, 14, 1, 1, 1, {0}, 1, 0},
+        {200, 96, 16, 16, 1, 1, 1, {0}, 1, 0},
         /* several images: 3x3 stride 2 on 8x8 and 4x4 outputs, 1x1 stride 2 (not pointwise),
          * 3x3 stride 1 of 8 channels on 5x6; 2x2 outputs of 2 images (8 columns) and
          * pointwise ones go other ways.
          * Their column matrices: stride 2 by rows permuted (output rows of 16, 8, 4 and 2
          * positions, an odd input width, 5x5 with asymmetric pads), others by gathers
          * (stride 1, dilation 2, stride 3) */
-        {24, 40, 16, 16, 3, 2, 1, {1, 1, 1, 1}, 3},
-        {16, 33, 8, 8, 3, 2, 1, {1, 1, 1, 1}, 4},
-        {20, 48, 16, 16, 1, 2, 1, {0}, 2},
-        {8, 20, 5, 6, 3, 1, 1, {1, 1, 1, 1}, 3},
-        {6, 20, 8, 32, 3, 2, 1, {1, 1, 1, 1}, 2},
-        {10, 36, 16, 4, 3, 2, 1, {1, 1, 1, 1}, 2},
-        {12, 20, 7, 7, 3, 2, 1, {1, 1, 1, 1}, 2},
-        {8, 24, 9, 8, 5, 2, 1, {2, 1, 1, 2}, 2},
-        {6, 35, 8, 7, 2, 1, 2, {0, 1, 1, 0}, 3},
-        {8, 16, 12, 12, 3, 3, 1, {1, 1, 1, 1}, 2},
+        {24, 40, 16, 16, 3, 2, 1, {1, 1, 1, 1}, 3, 0},
+        {16, 33, 8, 8, 3, 2, 1, {1, 1, 1, 1}, 4, 0},
+        {20, 48, 16, 16, 1, 2, 1, {0}, 2, 0},
+        {8, 20, 5, 6, 3, 1, 1, {1, 1, 1, 1}, 3, 0},
+        {6, 20, 8, 32, 3, 2, 1, {1, 1, 1, 1}, 2, 0},
+        {10, 36, 16, 4, 3, 2, 1, {1, 1, 1, 1}, 2, 0},
+        {12, 20, 7, 7, 3, 2, 1, {1, 1, 1, 1}, 2, 0},
+        {8, 24, 9, 8, 5, 2, 1, {2, 1, 1, 2}, 2, 0},
+        {6, 35, 8, 7, 2, 1, 2, {0, 1, 1, 0}, 3, 0},
+        {8, 16, 12, 12, 3, 3, 1, {1, 1, 1, 1}, 2, 0},
         /* planes of fewer than 16 outputs, the images side by side in one product: 2x2
          * outputs of 5 images (stride 2 by rows permuted), of 8 (1x1 stride 2) and of 9
          * (3x3 stride 1, gathered: 36 columns), 3x3 outputs of 3 images */
-        {24, 40, 4, 4, 3, 2, 1, {1, 1, 1, 1}, 5},
-        {20, 36, 4, 4, 1, 2, 1, {0}, 8},
-        {12, 20, 2, 2, 3, 1, 1, {1, 1, 1, 1}, 9},
-        {16, 24, 3, 3, 3, 1, 1, {1, 1, 1, 1}, 3},
-        {24, 40, 4, 4, 3, 2, 1, {1, 1, 1, 1}, 2},
-        {40, 32, 4, 4, 1, 1, 1, {0}, 3},
+        {24, 40, 4, 4, 3, 2, 1, {1, 1, 1, 1}, 5, 0},
+        {20, 36, 4, 4, 1, 2, 1, {0}, 8, 0},
+        {12, 20, 2, 2, 3, 1, 1, {1, 1, 1, 1}, 9, 0},
+        {16, 24, 3, 3, 3, 1, 1, {1, 1, 1, 1}, 3, 0},
+        {24, 40, 4, 4, 3, 2, 1, {1, 1, 1, 1}, 2, 0},
+        {40, 32, 4, 4, 1, 1, 1, {0}, 3, 0},
         /* one image of fewer panels than 4 a thread, its columns in parts on two threads
          * (each case twice: one thread, then two): 384 -> 64 on 14x14 (parts of 48, the
          * last 52), 1024 -> 30 (one panel, the same parts), 2048 -> 96 (3 panels, parts
          * of 64, the last 68); a 3x3 stride 2 column matrix of 49 positions stays whole */
-        {384, 64, 14, 14, 1, 1, 1, {0}, 1},
-        {384, 64, 14, 14, 1, 1, 1, {0}, 1},
-        {1024, 30, 14, 14, 1, 1, 1, {0}, 1},
-        {1024, 30, 14, 14, 1, 1, 1, {0}, 1},
-        {256, 64, 14, 14, 3, 2, 1, {1, 1, 1, 1}, 1},
-        {256, 64, 14, 14, 3, 2, 1, {1, 1, 1, 1}, 1},
-        {2048, 96, 14, 14, 1, 1, 1, {0}, 1},
-        {2048, 96, 14, 14, 1, 1, 1, {0}, 1},
+        {384, 64, 14, 14, 1, 1, 1, {0}, 1, 0},
+        {384, 64, 14, 14, 1, 1, 1, {0}, 1, 0},
+        {1024, 30, 14, 14, 1, 1, 1, {0}, 1, 0},
+        {1024, 30, 14, 14, 1, 1, 1, {0}, 1, 0},
+        {256, 64, 14, 14, 3, 2, 1, {1, 1, 1, 1}, 1, 0},
+        {256, 64, 14, 14, 3, 2, 1, {1, 1, 1, 1}, 1, 0},
+        {2048, 96, 14, 14, 1, 1, 1, {0}, 1, 0},
+        {2048, 96, 14, 14, 1, 1, 1, {0}, 1, 0},
+        /* pointwise images of at least twice as many input channels as output ones (those
+         * above of 384, 1024, 2048 and 200 inputs, on two threads, too): the sums in shares
+         * of the input channels, one a thread, added by (panel, 16 rows) (conv_pw_kshare.h):
+         * 960 -> 160 on 7x7 on three threads (shares of 320), 1200 -> 70 (a partial last
+         * panel whose second half is empty) on two and three, 2048 -> 96 on three; 96 -> 64
+         * on 14x14 stays whole (its columns in parts); 480 -> 40 fills its panels too
+         * little and goes the GEMM's way in shares (conv_pw_kshare.c) */
+        {960, 160, 7, 7, 1, 1, 1, {0}, 1, 3},
+        {1200, 70, 7, 7, 1, 1, 1, {0}, 1, 2},
+        {1200, 70, 7, 7, 1, 1, 1, {0}, 1, 3},
+        {2048, 96, 14, 14, 1, 1, 1, {0}, 1, 3},
+        {96, 64, 14, 14, 1, 1, 1, {0}, 1, 2},
+        {480, 40, 14, 14, 1, 1, 1, {0}, 1, 1},
+        {480, 40, 14, 14, 1, 1, 1, {0}, 1, 2},
     };
     for (size_t si = 0; si < sizeof cases / sizeof *cases; si++)
         for (int v = 0; v < 6; v++) {
@@ -428,7 +443,7 @@ static void test_conv_panel(void)
             og_tensor *xin = NULL, *y0 = NULL, *y1 = NULL;
             og_tensor_alloc(OG_FLOAT, 4, xd, NULL, &xin);
             for (int64_t i = 0; i < xin->numel; i++) set(xin, i, 2.0 * sin(0.37 * (double)i));
-            og_session_options so = {.threads = 1 + (int)(si % 2)};
+            og_session_options so = {.threads = pc->threads ? pc->threads : 1 + (int)(si % 2)};
             og_status st2 = og_graph_finalize(g);
             if (!st2) st2 = og_graph_resolve(g, true);
             if (!st2) st2 = og_exec_create(g, NULL, og_default_allocator(), &so, true, &s);

@@ -15,6 +15,7 @@
 
 #include "kernels/cpu/conv_dw.h"
 #include "kernels/cpu/conv_pw.h"
+#include "kernels/cpu/conv_pw_kshare.h"
 #include "kernels/cpu/conv_pwdw.h"
 #include "kernels/cpu/conv_panel.h"
 #include "kernels/cpu/conv_s2.h"
@@ -1174,6 +1175,10 @@ static og_status conv_run(const og_kernel_ctx *k, og_kernel_fn self, const og_te
     og_kernel_ctx one = *k;
     one.threads = 1;
     const double madds = conv_madds(g);
+    /* sums by shares of the input channels on the threads asked for, whatever the
+     * thresholds below make of them: the bits then depend on k->threads alone */
+    const bool kshare = !transpose && og_conv_kshare_worth(k, g);
+    const og_kernel_ctx *kreq = k;
     const og_kernel_ctx *kown =
         k->threads > 1 && madds < (k->workers ? og_par_min(k, CONV_PAR_MIN_MADDS_WORKERS)
                                               : CONV_PAR_MIN_MADDS)
@@ -1203,10 +1208,15 @@ static og_status conv_run(const og_kernel_ctx *k, og_kernel_fn self, const og_te
     /* float Conv of one image on a small plane with the model's W: W packed once per
      * session, products by panels of 32 channels (conv_panel.c) */
     if (!transpose && x->numel > 0 && w->numel > 0 && og_conv_panel_applies(k, g, x->dtype))
-        return og_conv_panel(kown, g, x->data, w->data, b ? b->data : NULL, y->data);
+        return og_conv_panel(kshare ? kreq : kown, g, x->data, w->data, b ? b->data : NULL,
+                             y->data);
     /* pointwise float Conv: one pass over Y, bias and activation included (conv_pw.c) */
     if (!transpose && x->numel > 0 && w->numel > 0 && og_conv_pw_applies(g, x->dtype))
         return og_conv_pw(kown, g, x->data, w->data, b ? b->data : NULL, y->data);
+    /* pointwise float Conv of one image and many input channels, on threads: the sum by
+     * shares of the input channels, each thread the share it likely wrote (conv_pw_kshare.c) */
+    if (kshare && x->numel > 0 && w->numel > 0 && og_conv_pw_kshare_applies(kreq, g, x->dtype))
+        return og_conv_pw_kshare(kreq, g, x->data, w->data, b ? b->data : NULL, y->data);
     /* stride-2 float Conv of short sums (stems): split planes, no column matrix (conv_s2.c) */
     if (!transpose && x->numel > 0 && w->numel > 0 && og_conv_s2_applies(g, x->dtype))
         return og_conv_s2(kown, g, x->data, w->data, b ? b->data : NULL, y->data);

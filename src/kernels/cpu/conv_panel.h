@@ -18,7 +18,9 @@ bool og_conv_panel_applies(const og_kernel_ctx *k, const og_conv_geom *g, og_dty
 /* Y = Conv(X, W) + B, then k->act, for a Conv og_conv_panel_applies to (conv_panel.c): W
  * packed once per session into the node's og_kcache (into scratch when there is none), the
  * product through gemm_panel.h on X (pointwise) or its column matrix, written back
- * transposed.  Takes scratch; OG_ERR_NOMEM (with a message) without it. */
+ * transposed; on threads, a pointwise image that og_conv_kshare_worth approves of summed
+ * by shares of its input channels (conv_pw_kshare.h: the result then depends on the
+ * thread count).  Takes scratch; OG_ERR_NOMEM (with a message) without it. */
 og_status og_conv_panel(const og_kernel_ctx *k, const og_conv_geom *g, const float *x,
                         const float *w, const float *b, float *y);
 
