@@ -908,6 +908,10 @@ static const conv_case pw_cases[] = {
     {"pw_3d", "Conv", 3, .n = 2, .c = 5, .m = 8, .k = {1, 1, 1}, .in = {4, 4, 4}, .mt = true},
     {"pw_channel_bands", "Conv", 2, .c = 32, .m = 64, .k = {1, 1}, .in = {8, 6}, .mt = true},
     {"pw_column_chunks", "Conv", 2, .c = 16, .m = 24, .k = {1, 1}, .in = {40, 30}, .mt = true},
+    /* 4 tiles of channels a thread or more: one image's channels in bands (8 bands of 2-3
+     * tiles on two threads; 12 bands of 1-2 tiles, the last with 4 rows, on three) */
+    {"pw_bands_two", "Conv", 2, .c = 24, .m = 144, .k = {1, 1}, .in = {28, 28}, .mt = true},
+    {"pw_bands_three", "Conv", 2, .c = 20, .m = 100, .k = {1, 1}, .in = {17, 15}, .threads = 3},
     {"pw_batch_threads", "Conv", 2, .n = 5, .c = 9, .m = 11, .k = {1, 1}, .in = {16, 16},
      .mt = true},
     {"pw_7x7_gemm", "Conv", 2, .c = 40, .m = 24, .k = {1, 1}, .in = {7, 7}, .mt = true},
