@@ -926,6 +926,15 @@ static const conv_case pw_cases[] = {
      * x 3 bands of 65 tiles, the last one partial) */
     {"pw_images_bands", "Conv", 2, .n = 8, .c = 160, .m = 515, .k = {1, 1}, .in = {4, 4},
      .mt = true},
+    /* several images of more than 160 input channels (up to 1024): 8x8 planes (a tile of 48
+     * positions and one of 16), 4x4 ones three images a tile, 1024 inputs, and 1025 (the
+     * GEMM's way) */
+    {"pw_images_long_8x8", "Conv", 2, .n = 3, .c = 400, .m = 40, .k = {1, 1}, .in = {8, 8},
+     .mt = true},
+    {"pw_images_long_4x4", "Conv", 2, .n = 5, .c = 600, .m = 30, .k = {1, 1}, .in = {4, 4},
+     .no_bias = true, .mt = true},
+    {"pw_images_1024", "Conv", 2, .n = 2, .c = 1024, .m = 17, .k = {1, 1}, .in = {8, 8}},
+    {"pw_images_1025", "Conv", 2, .n = 2, .c = 1025, .m = 17, .k = {1, 1}, .in = {8, 8}},
     /* one image of more than 160 input channels, at least twice as many as output ones, on
      * threads (conv_pw_kshare.c): the sum in shares of the input channels, one a thread,
      * then the shares added by bands of output channels.  Two threads (shares of 240), three

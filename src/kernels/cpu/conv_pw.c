@@ -12,7 +12,8 @@
  * few tile columns of Y at a time, while they are in cache).  The input rows of a tile column (cg x
  * 48 values, cg <= PW_MAX_CG) stay in L1 while every output channel passes over them, and the next
  * column's are prefetched into L2 meanwhile (one stream per input row). Nothing is packed: packing
- * W per call (mg · cg copies) measured as costly as the product on 7x7 planes.  Longer sums, and
+ * W per call (mg · cg copies) measured as costly as the product on 7x7 planes.  Longer sums of
+ * one image (more than PW_MAX_CG; several images' small planes take up to PW_MAX_CG_IMAGES), and
  * planes that fill 16-lane vectors poorly (7x7: 49 of 64 lanes), stay with the GEMM, which measured
  * faster there (og_conv_pw_applies).
  *
@@ -33,6 +34,15 @@
 /* input channels per group at most (og_conv_pw_applies): a tile column's inputs, at most
  * PW_MAX_CG x PW_NR values (30 KB), stay in L1 */
 #define PW_MAX_CG OG_CONV_PW_MAX_K
+/* The same for several images (og_conv_pw_applies), whose planes are small (the late
+ * layers of a batch of 64x64 images: 8x8 and 4x4), where the GEMM's way copies the images
+ * side by side first and a product of 16-96 output channels runs far below its peak:
+ * MobileNet-v2 8x64x64's 192 -> 32 layers on 8x8 took 0.124 ms on two threads by it, 0.047
+ * here, its 384 -> 64 and 576 -> 96 ones on 4x4 0.090 -> 0.043 and 0.107 -> 0.083 (per-node
+ * medians of 200 alternating runs in one process); the network 0.92 of its time, 0.97 on
+ * one thread; EfficientNet-B0 8x64x64 0.99 and 0.975.  The tile's inputs then come from
+ * L2, which the kernel prefetches a column ahead. */
+#define PW_MAX_CG_IMAGES 1024
 /* multiply-adds below which a call stays on one thread: this kernel runs about 87 G of them
  * a second here, so a call of 2^23 takes about 100 us on one thread, and waking a blocked
  * second one costs about 44 (MobileNet-v2's 1x1 convolutions of 4.8 M multiply-adds took
@@ -165,7 +175,7 @@ static void pw_taps(const og_kernel_ctx *k, int64_t mg, int64_t kc, int64_t ncol
 static void pw_cols(const og_kernel_ctx *k, int64_t mg, int64_t kc, int64_t ncols, const float *x,
                     int64_t ldx, const float *w, const float *b, float *y, int64_t ldy)
 {
-    int64_t off[PW_MAX_CG];
+    int64_t off[PW_MAX_CG_IMAGES];
     for (int64_t q = 0; q < kc; q++) off[q] = q * ldx;
     pw_taps(k, mg, kc, ncols, x, off, w, b, y, ldy);
 }
@@ -217,7 +227,7 @@ static void pw_images(const pw_job *j, int64_t it)
     m1 = m1 < m ? m1 : m;
     pw_epi e = {false, false, 0.0f, 0.0f, NULL, og_vact_of(&j->k->act), c * os, m * os};
     e.clamp = og_act_clamp_f32(&j->k->act, &e.lo, &e.hi);
-    int64_t off[PW_MAX_CG];
+    int64_t off[PW_MAX_CG_IMAGES];
     for (int64_t q = 0; q < c; q++) off[q] = q * os;
     const __mmask16 tail = (__mmask16)((1u << os) - 1u);
     const float *bx = j->x + n0 * c * os;
@@ -260,7 +270,7 @@ bool og_conv_pw_applies(const og_conv_geom *g, og_dtype t)
      * fill the 16-lane vectors of their tiles at least 75 % (7x7 is 49 of 64 lanes:
      * MobileNet-v2's 160 -> 960 expansions at 7x7 took 0.13 ms here, 0.15-0.17 by the GEMM;
      * 3x3 and 2x2 planes, 56 % and 25 %, go to the GEMM, several images side by side) */
-    if (g->c / g->group > PW_MAX_CG) return false;
+    if (g->c / g->group > (g->n > 1 ? PW_MAX_CG_IMAGES : PW_MAX_CG)) return false;
     int64_t os = 1;
     for (int i = 0; i < g->nsp; i++) os *= g->out[i];
     return os * 4 >= (os + 15) / 16 * 16 * 3;

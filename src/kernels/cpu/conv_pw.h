@@ -12,7 +12,9 @@
 #include "ops/conv_params.h"
 
 /* Whether og_conv_pw computes this Conv (geometry g of known shapes, element type t):
- * float, pointwise, a CPU with AVX-512; anything else goes the im2col + GEMM way. */
+ * float, pointwise, a CPU with AVX-512, at most OG_CONV_PW_MAX_K input channels per group
+ * for one image (1024 for several), planes that fill 75 % of their vectors; anything else
+ * goes the im2col + GEMM way. */
 bool og_conv_pw_applies(const og_conv_geom *g, og_dtype t);
 
 /* Y = W · X + B per image and group, then k->act, for a geometry og_conv_pw_applies to.
