@@ -404,6 +404,15 @@ static void test_conv_panel(void)
         {96, 64, 14, 14, 1, 1, 1, {0}, 1, 2},
         {480, 40, 14, 14, 1, 1, 1, {0}, 1, 1},
         {480, 40, 14, 14, 1, 1, 1, {0}, 1, 2},
+        /* pointwise ones of several images on planes of fewer than 16 positions, side by
+         * side, with fewer than 4 input channels per output one: 2x2 planes of 8 images
+         * (576 -> 160 on one and two threads, 160 -> 960 on three), 3x3 of 3 images (27
+         * columns) with 70 outputs; 960 -> 160 goes another way */
+        {576, 160, 2, 2, 1, 1, 1, {0}, 8, 1},
+        {576, 160, 2, 2, 1, 1, 1, {0}, 8, 2},
+        {160, 960, 2, 2, 1, 1, 1, {0}, 8, 3},
+        {100, 70, 3, 3, 1, 1, 1, {0}, 3, 2},
+        {960, 160, 2, 2, 1, 1, 1, {0}, 8, 2},
     };
     for (size_t si = 0; si < sizeof cases / sizeof *cases; si++)
         for (int v = 0; v < 6; v++) {
