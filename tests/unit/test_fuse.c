@@ -638,6 +638,10 @@ static void test_pwdw(void)
         {1, 16, 16, 20, 20, 3, 1, 1, {1, 1, 1, 1}, 2, 1, true, true, false, 1, false},
         {1, 16, 32, 128, 128, 3, 2, 1, {1, 1, 1, 1}, 1, 1, true, true, true, 1, false},
         {1, 16, 32, 128, 128, 3, 1, 2, {2, 2, 2, 2}, 3, 0, true, true, false, 1, false},
+        /* one image on threads, in parts of equal rows: 112x112 -> 56x56 (four parts of
+         * 14 rows on two threads), stride 1 on three (six parts of 20 rows, the last 12) */
+        {1, 16, 96, 112, 112, 3, 2, 1, {1, 1, 1, 1}, 1, 1, true, true, false, 2, true},
+        {1, 16, 48, 112, 112, 3, 1, 1, {1, 1, 1, 1}, 1, 0, true, true, false, 3, true},
     };
     og_kernel_fn conv = og_cpu_kernel_find("", "Conv");
     CHECKF(conv != NULL, "pwdw: no Conv kernel");
