@@ -365,6 +365,14 @@ static const conv_case fixed_cases[] = {
     {"7x7s2", "Conv", 2, .k = {7, 7}, .strides = {2, 2}, .pads = {3, 3, 3, 3}, .in = {32, 32},
      .m = 8, .mt = true},
     {"symbolic_batch", "Conv", 2, .sym_batch = true, .auto_pad = "SAME_UPPER", .strides = {1, 2}},
+    /* stems of 3 channels, stride 2 (conv_s2.c on CPUs with AVX-512: the split planes in
+     * bands of rows, 2 · threads a plane; odd sub-plane rows) */
+    {"stem3x3s2_two", "Conv", 2, .c = 3, .m = 32, .in = {64, 66}, .strides = {2, 2}, PADS1,
+     .mt = true},
+    {"stem3x3s2_three", "Conv", 2, .c = 3, .m = 16, .in = {45, 40}, .strides = {2, 2}, PADS1,
+     .threads = 3},
+    {"stem7x7s2_two", "Conv", 2, .n = 2, .c = 3, .m = 8, .k = {7, 7}, .in = {64, 64},
+     .strides = {2, 2}, .pads = {3, 3, 3, 3}, .mt = true},
     /* depthwise */
     {"depthwise", "Conv", 2, .c = 6, .m = 6, .group = 6, PADS1, .mt = true},
     /* big enough for several column chunks, 2-D and 3-D, one and two threads */

@@ -42,17 +42,20 @@ typedef struct s2_job {
     const float *x, *w, *b;
     float *y;
     int64_t cg, mg, kdim;
-    int64_t hh, wh, sub;  /* sub-plane rows, columns, values (hh * wh) */
-    int64_t rows, chunks; /* output rows per chunk, chunks per (image, group) */
-    og_row_plan plan;     /* a padded row split into sub-planes (a, 0) and (a, 1) */
-    float *split;         /* [N][C][4][hh][wh]: sub-plane (a, b) at (2a + b) * sub */
-    float *tmp;           /* per thread: mg x (rows * wh), unless direct */
-    bool direct;          /* each output row's ow positions computed into Y (s2_rows) */
+    int64_t hh, wh, sub;   /* sub-plane rows, columns, values (hh * wh) */
+    int64_t rows, chunks;  /* output rows per chunk, chunks per (image, group) */
+    int64_t planes, bands; /* s2_split's items: bands of sub-plane rows x (image, channel) */
+    og_row_plan plan;      /* a padded row split into sub-planes (a, 0) and (a, 1) */
+    float *split;          /* [N][C][4][hh][wh]: sub-plane (a, b) at (2a + b) * sub */
+    float *tmp;            /* per thread: mg x (rows * wh), unless direct */
+    bool direct;           /* each output row's ow positions computed into Y (s2_rows) */
     int64_t tmp_floats;
     int64_t off[OG_CONV_PW_MAX_K]; /* column row q = (c, ky, kx) of a group: its sub-plane read */
 } s2_job;
 
-/* The sub-planes of (image, channel) it, it in [i0, i1). */
+/* Items it in [i0, i1) = (band of sub-plane rows, (image, channel)), band-major: that
+ * band of the plane's four sub-planes (a thread's share of the bands then holds the rows
+ * its share of s2_rows's chunks reads). */
 static void s2_split(void *ctx, int64_t i0, int64_t i1, int slot)
 {
     const s2_job *j = ctx;
@@ -60,9 +63,11 @@ static void s2_split(void *ctx, int64_t i0, int64_t i1, int slot)
     const int64_t h = g->in[0], w = g->in[1];
     (void)slot;
     for (int64_t it = i0; it < i1; it++) {
-        const float *src = j->x + it * h * w;
-        float *dst = j->split + it * 4 * j->sub;
-        for (int64_t pr = 0; pr < 2 * j->hh; pr++) {
+        const int64_t band = it / j->planes, pl = it % j->planes;
+        const int64_t a0 = j->hh * band / j->bands, a1 = j->hh * (band + 1) / j->bands;
+        const float *src = j->x + pl * h * w;
+        float *dst = j->split + pl * 4 * j->sub;
+        for (int64_t pr = 2 * a0; pr < 2 * a1; pr++) {
             const int64_t ih = pr - g->pad_begin[0];
             const float *row = ih >= 0 && ih < h ? src + ih * w : NULL;
             og_split_row_planned(&j->plan, row, dst + (pr & 1) * 2 * j->sub + (pr >> 1) * j->wh);
@@ -149,7 +154,11 @@ og_status og_conv_s2(const og_kernel_ctx *k, const og_conv_geom *g, const float 
         return og_kernel_error(k, OG_ERR_NOMEM, "out of memory for %zu bytes of scratch", bytes);
     j.split = (float *)scratch;
     j.tmp = j.split + split_floats;
-    og_par_range(k, threads, planes, 1, s2_split, &j);
+    /* the split in bands of rows too, so that a few planes (a stem's 3) spread evenly */
+    j.planes = planes;
+    j.bands = threads > 1 ? 2 * (int64_t)threads : 1;
+    j.bands = j.bands < j.hh ? j.bands : j.hh;
+    og_par_range(k, threads, planes * j.bands, 1, s2_split, &j);
     og_par_range(k, threads, items, 1, s2_rows, &j);
     og_scratch_put(k, scratch);
     return OG_OK;
