@@ -1175,9 +1175,10 @@ static og_status conv_run(const og_kernel_ctx *k, og_kernel_fn self, const og_te
     og_kernel_ctx one = *k;
     one.threads = 1;
     const double madds = conv_madds(g);
-    /* sums by shares of the input channels on the threads asked for, whatever the
-     * thresholds below make of them: the bits then depend on k->threads alone */
-    const bool kshare = !transpose && og_conv_kshare_worth(k, g);
+    /* a pointwise Conv summed by shares of its input channels (conv_pw_kshare.h) runs on
+     * the threads asked for, whatever the thresholds below make of them: the bits then
+     * depend on k->threads alone */
+    const bool kshare = !transpose && og_conv_pw_kshare_applies(k, g, x->dtype);
     const og_kernel_ctx *kreq = k;
     const og_kernel_ctx *kown =
         k->threads > 1 && madds < (k->workers ? og_par_min(k, CONV_PAR_MIN_MADDS_WORKERS)
@@ -1215,7 +1216,7 @@ static og_status conv_run(const og_kernel_ctx *k, og_kernel_fn self, const og_te
         return og_conv_pw(kown, g, x->data, w->data, b ? b->data : NULL, y->data);
     /* pointwise float Conv of one image and many input channels, on threads: the sum by
      * shares of the input channels, each thread the share it likely wrote (conv_pw_kshare.c) */
-    if (kshare && x->numel > 0 && w->numel > 0 && og_conv_pw_kshare_applies(kreq, g, x->dtype))
+    if (kshare && x->numel > 0 && w->numel > 0)
         return og_conv_pw_kshare(kreq, g, x->data, w->data, b ? b->data : NULL, y->data);
     /* stride-2 float Conv of short sums (stems): split planes, no column matrix (conv_s2.c) */
     if (!transpose && x->numel > 0 && w->numel > 0 && og_conv_s2_applies(g, x->dtype))

@@ -81,7 +81,7 @@ bool og_conv_panel_applies(const og_kernel_ctx *k, const og_conv_geom *g, og_dty
      * the weights packed once (ResNet-18 at 8x64x64: its 3x3 stride-2 layers 0.55 -> 0.51
      * and 0.64 -> 0.58 ms on one thread, 0.32 -> 0.29 and 0.41 -> 0.36 on two, its 1x1
      * stride-2 ones 0.082 -> 0.066 and 0.105 -> 0.078; on 2x2 planes the tiles of 4
-     * columns took twice as long, and pointwise ones side by side were no faster) */
+     * columns took twice as long; pointwise ones: below) */
     if (g->n > 1 && is_pointwise(g))
         /* pointwise ones on planes of fewer than 16 positions, side by side, where the sum
          * is shorter than 4 output channels a step: MobileNet-v2 8x64x64's 2x2 layers of
