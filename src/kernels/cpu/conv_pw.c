@@ -357,8 +357,9 @@ og_status og_conv_pw(const og_kernel_ctx *k, const og_conv_geom *g, const float 
      * else its columns in chunks (whole tiles), and with a single tile column, its
      * channels in bands.  Two threads, per-node medians of 300 alternating runs in one
      * process: MobileNet-v2's 56x56 and 28x28 expansions of 24 and 32 to 144 and 192
-     * channels 0.85-0.89 of their time by columns, the depthwise layers after them 0.66-0.87;
-     * the projections (16 to 32 outputs, 2-4 tiles) were 1.3-2x slower by bands. */
+     * channels took 0.85-0.89 of their time by columns, the depthwise layers after them
+     * 0.66-0.87 of theirs; the projections (16 to 32 outputs, 2-4 tiles) were 1.3-2x slower
+     * by bands. */
     const int64_t units = g->n * g->group, threads = k->threads > 1 ? k->threads : 1;
     const int64_t tiles = (j.os + PW_NR - 1) / PW_NR, blocks = (j.mg + PW_MR - 1) / PW_MR;
     j.cparts = j.mparts = 1;
