@@ -954,6 +954,9 @@ static const conv_case pw_cases[] = {
      .threads = 3},
     {"pw_kshare_1d", "Conv", 1, .c = 300, .m = 100, .k = {1}, .in = {128}, .mt = true},
     {"pw_kshare_one_thread", "Conv", 2, .c = 480, .m = 40, .k = {1, 1}, .in = {14, 14}},
+    /* partial sums of more than 2 MiB (100 x 6400 floats): the sum stays whole */
+    {"pw_kshare_large_plane", "Conv", 2, .c = 300, .m = 100, .k = {1, 1}, .in = {80, 80},
+     .mt = true},
 };
 
 static void test_pointwise(void)

@@ -17,9 +17,13 @@ bool og_conv_kshare_worth(const og_kernel_ctx *k, const og_conv_geom *g)
 {
     if (k->threads < 2 || g->n != 1 || g->c < 2 * g->m || g->c < 32 * (int64_t)k->threads)
         return false;
-    double madds = (double)g->m * (double)g->c / (double)g->group;
-    for (int i = 0; i < g->nsp; i++) madds *= (double)g->out[i] * (double)g->kernel[i];
-    return madds >= OG_KSHARE_MIN_MADDS;
+    double madds = (double)g->m * (double)g->c / (double)g->group, os = 1.0;
+    for (int i = 0; i < g->nsp; i++) {
+        madds *= (double)g->out[i] * (double)g->kernel[i];
+        os *= (double)g->out[i];
+    }
+    const double part_bytes = (double)(k->threads - 1) * (double)g->m * os * sizeof(float);
+    return madds >= OG_KSHARE_MIN_MADDS && part_bytes <= OG_KSHARE_MAX_PART_BYTES;
 }
 
 bool og_conv_pw_kshare_applies(const og_kernel_ctx *k, const og_conv_geom *g, og_dtype t)

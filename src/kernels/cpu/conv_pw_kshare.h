@@ -27,10 +27,16 @@ static inline int64_t og_conv_kshare_start(int64_t c, int64_t parts, int64_t t)
 /* Multiply-adds of a Conv below which its sum is not cut into shares (about 10 us on one
  * thread here) */
 #define OG_KSHARE_MIN_MADDS 1048576.0
+/* Bytes of partial sums (threads − 1 outputs' worth) above which it is not either: the
+ * shares pay where their data stays in the cores' caches (MobileNet-v2's and
+ * EfficientNet-B0's layers: 25-200 KB), and a large plane on many threads would take
+ * several times its output in scratch */
+#define OG_KSHARE_MAX_PART_BYTES 2097152.0
 
 /* Whether the input channels of a Conv of geometry g (pointwise: the callers check) are
  * worth cutting into shares for call k: k->threads > 1, one image, at least twice as many
- * input channels as output ones and 32 a thread, and OG_KSHARE_MIN_MADDS multiply-adds.
+ * input channels as output ones and 32 a thread, OG_KSHARE_MIN_MADDS multiply-adds, and
+ * at most OG_KSHARE_MAX_PART_BYTES of partial sums.
  * The session's workers or OpenMP's, and whatever the callers' own thresholds make of
  * k->threads: the shares depend on k->threads and g alone, and so do the sums' bits. */
 bool og_conv_kshare_worth(const og_kernel_ctx *k, const og_conv_geom *g);
