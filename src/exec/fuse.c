@@ -1,5 +1,5 @@
-/* fuse.c: the activation-fusion and expansion plans of an inference session and the
- * weight-gradient plan of every CPU session (see fuse.h).
+/* fuse.c: the activation-fusion, expansion and pooling plans of an inference session and
+ * the weight-gradient plan of every CPU session (see fuse.h).
  *
  * Pattern, for a node P whose binding applies activations (og_kernel_binding.act) and
  * whose output 0 is v (float or double, not a graph output):
@@ -14,7 +14,9 @@
 
 #include "exec/fuse.h"
 #include "kernels/cpu/conv_pwdw.h"
+#include "kernels/cpu/conv_s2.h"
 #include "ops/conv_params.h"
+#include "ops/pool.h"
 #include "ops/tensor_shared.h"
 #include "ops/unary_params.h"
 
@@ -98,6 +100,7 @@ void og_fusion_clear(const og_graph *g, og_fusion *nodes, bool *internal)
         nodes[i].skip = false;
         nodes[i].wg_x = nodes[i].wg_dy = -1;
         nodes[i].pre = -1;
+        nodes[i].post = -1;
         nodes[i].tr[0] = nodes[i].tr[1] = -1;
     }
     for (int v = 0; v < g->n_values; v++) internal[v] = false;
@@ -308,6 +311,67 @@ int og_fusion_plan_pwdw(const og_graph *g, const og_kernel_binding *kernels, og_
         nodes[i].pre = pi;
         nodes[pi].skip = true;
         internal[v] = internal[p->out[0]] = true;
+        skipped++;
+    }
+    return skipped;
+}
+
+/* ---- a MaxPool inside the stride-2 Conv before it ------------------------------------ */
+
+/* Whether MaxPool node m pools 3x3 windows at strides 2 with pads 1, dilations 1, floor
+ * sizes, into one output. */
+static bool max_pool_3x3s2(const og_node *m)
+{
+    const og_pool_params *p = m->params;
+    if (!is_op(m, "MaxPool") || !p || p->kind != OG_POOL_MAX || p->global || p->nsp != 2 ||
+        p->ceil_mode || p->auto_pad != OG_PAD_NOTSET || m->n_in != 1 || m->in[0] < 0 ||
+        m->n_out < 1 || m->out[0] < 0 || (m->n_out > 1 && m->out[1] >= 0))
+        return false;
+    for (int i = 0; i < 2; i++)
+        if (p->kernel[i] != 3 || p->strides[i] != 2 || p->dilations[i] != 1 || p->pads[i] != 1 ||
+            p->pads[2 + i] != 1)
+            return false;
+    return true;
+}
+
+int og_fusion_plan_pool(const og_graph *g, const og_kernel_binding *kernels, og_fusion *nodes,
+                        bool *internal)
+{
+    int skipped = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const og_node *m = &g->nodes[i];
+        if (nodes[i].skip || nodes[i].out >= 0 || !max_pool_3x3s2(m)) continue;
+        const int v = m->in[0];
+        int r1, r2;
+        if (g->values[v].is_graph_output || g->values[v].dtype != OG_FLOAT ||
+            readers(g, v, &r1, &r2) != 1)
+            continue;
+        /* v's producer: a Conv C itself, or the activation fused into it */
+        int ci = g->values[v].producer;
+        if (ci >= 0 && nodes[ci].skip)
+            for (int q = 0; q < g->n_nodes; q++)
+                if (nodes[q].out == v && nodes[q].wg_x < 0) ci = q;
+        if (ci < 0 || nodes[ci].skip || nodes[ci].pre >= 0 || nodes[ci].wg_x >= 0 ||
+            nodes[ci].post >= 0)
+            continue;
+        const og_node *c = &g->nodes[ci];
+        const int cout = nodes[ci].out >= 0 ? nodes[ci].out : c->n_out > 0 ? c->out[0] : -1;
+        float lo, hi;
+        if (!is_op(c, "Conv") || !kernels[ci].fn || !kernels[ci].act || cout != v ||
+            c->n_out != 1 || c->n_in < 2 || c->in[0] < 0 || c->in[1] < 0 ||
+            (c->n_in > 2 && c->in[2] < 0) || g->values[c->out[0]].is_graph_output ||
+            (nodes[ci].act.kind != OG_FUSE_NONE && !og_act_clamp_f32(&nodes[ci].act, &lo, &hi)))
+            continue;
+        const og_value *xv = &g->values[c->in[0]];
+        og_conv_geom cg;
+        if (xv->rank != 4 || xv->dtype != OG_FLOAT ||
+            !static_geometry(g, c, xv->dims, c->in[1], &cg) ||
+            !og_conv_s2_panel_applies(&cg, OG_FLOAT))
+            continue;
+        nodes[ci].post = i;
+        nodes[ci].out = m->out[0];
+        nodes[i].skip = true;
+        internal[v] = internal[c->out[0]] = true;
         skipped++;
     }
     return skipped;

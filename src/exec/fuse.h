@@ -1,6 +1,7 @@
 /*
- * fuse.h: activations fused into the node that produces their input and expansions run
- * inside the depthwise Conv after them, for inference sessions, and weight gradients'
+ * fuse.h: activations fused into the node that produces their input, expansions run
+ * inside the depthwise Conv after them and a stem's MaxPool inside the Conv before it, for
+ * inference sessions, and weight gradients'
  * Convs run on X and dY as they are, for every session on the CPU (fuse.c).  Internal
  * header of exec/.
  *
@@ -30,6 +31,10 @@ typedef struct og_fusion {
     /* A depthwise Conv that runs the pointwise Conv producing its input inside it
      * (og_fusion_plan_pwdw): that Conv's node, which is skipped; -1 otherwise. */
     int pre;
+    /* A stride-2 Conv that runs the MaxPool reading its output inside it
+     * (og_fusion_plan_pool): that MaxPool's node, which is skipped, and whose output is the
+     * Conv's `out`; -1 otherwise. */
+    int post;
     /* A MatMul that reads input j through a Transpose (og_fusion_plan_transpose): that
      * Transpose's node, which is skipped, or -1. */
     int tr[2];
@@ -61,6 +66,15 @@ int og_fusion_plan_wgrad(const og_graph *g, const og_kernel_binding *kernels, og
  * for the batch, are ones conv_pwdw.c computes; P does not run and its output is internal.
  * Returns the number of nodes skipped. */
 int og_fusion_plan_pwdw(const og_graph *g, const og_kernel_binding *kernels, og_fusion *nodes,
+                        bool *internal);
+/* The pooling plan, for inference sessions on the CPU, after og_fusion_plan_pwdw: a
+ * MaxPool M (kernel 3x3, strides 2, pads 1 on each side, dilations 1, floor, no Indices
+ * output) whose input is read by M alone and comes from a Conv C (with no fused activation,
+ * Relu or a clamp: those keep the largest value the largest) that conv_s2.c sums by panels
+ * (og_conv_s2_panel_applies: ResNet's stem), shapes static but for the batch, runs inside C
+ * (og_kernel_ctx.max_pool): M does not run, C writes M's output and its own is internal.
+ * Returns the number of nodes skipped. */
+int og_fusion_plan_pool(const og_graph *g, const og_kernel_binding *kernels, og_fusion *nodes,
                         bool *internal);
 /* The transposed-operand plan, for CPU sessions (not debug ones), after the plans above:
  * a float or double Transpose T whose output is read by MatMuls alone (as input 0, 1 or

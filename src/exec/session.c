@@ -133,6 +133,8 @@ og_status og_exec_create_in(const og_graph *g, const og_backend *backend, const 
         og_fusion_clear(g, s->fusion, s->internal);
     if (fuse && s->backend == &og_cpu_backend)
         s->n_fused += s->n_fused_pre = og_fusion_plan_pwdw(g, s->kernels, s->fusion, s->internal);
+    if (fuse && s->backend == &og_cpu_backend)
+        s->n_fused += s->n_fused_pool = og_fusion_plan_pool(g, s->kernels, s->fusion, s->internal);
     if (s->backend == &og_cpu_backend)
         s->n_fused += og_fusion_plan_wgrad(g, s->kernels, s->fusion, s->internal);
     if (s->backend == &og_cpu_backend && !s->debug)
@@ -168,11 +170,13 @@ og_status og_exec_create_in(const og_graph *g, const og_backend *backend, const 
     og_logf(s->log, s->log_user, OG_LOG_INFO,
             "session: %d nodes, %d values, %d threads, %s kernels, %d activation nodes fused, "
             "%d pointwise Convs run in the depthwise Conv of their output, "
+            "%d MaxPools run in the Conv of their input, "
             "%d nodes of weight gradients fused, %d Transposes read in place by MatMuls, "
             "%d element-wise nodes in %d loops",
             g->n_nodes, g->n_values, s->threads, s->backend->name, s->n_fused_act, s->n_fused_pre,
-            s->n_fused - s->n_fused_act - s->n_fused_pre - s->n_fused_tr, s->n_fused_tr,
-            s->ew.n_members, s->ew.n_groups);
+            s->n_fused_pool,
+            s->n_fused - s->n_fused_act - s->n_fused_pre - s->n_fused_pool - s->n_fused_tr,
+            s->n_fused_tr, s->ew.n_members, s->ew.n_groups);
     og_free(a, in_types);
     og_free(a, out_types);
     *out = s;
@@ -490,6 +494,14 @@ static og_status run_node(og_session *s, int ni)
     } else if (n->op->infer) {
         st = n->op->infer(&c, s->vin, n->n_in, s->vout, n->n_out);
         if (st) return st;
+        const int post = s->fused_run ? s->fusion[ni].post : -1;
+        if (post >= 0) { /* writes the output of the MaxPool it runs */
+            const og_node *pn = &g->nodes[post];
+            og_op_ctx pcx = {pn, s->alloc, NULL, true};
+            og_vinfo mid = s->vout[0];
+            st = pn->op->infer(&pcx, &mid, 1, s->vout, 1);
+            if (st) return st;
+        }
     }
     bool viewed = false; /* output 0 a view by OG_OP_ALIAS_SAME_SIZE: no kernel call */
     for (int j = 0; j < n->n_out; j++) {
@@ -585,6 +597,7 @@ static og_status run_node(og_session *s, int ni)
             goto fail;
         }
         k.act = s->fusion[ni].act;
+        k.max_pool = s->fusion[ni].post >= 0;
     }
     for (int j = 0; !kb->strings && j < n->n_in; j++)
         if (s->tin[j] && s->tin[j]->kind == OG_KIND_TENSOR && s->tin[j]->dtype == OG_STRING) {

@@ -99,6 +99,10 @@ typedef struct og_kernel_ctx {
      * when none.  Input 0 is then that Conv's input, and this Conv reads pre's output
      * (with pre->act), which the kernel computes and nobody stores. */
     const og_pre_conv *pre;
+    /* Conv only, CPU inference sessions (exec/fuse.h: og_fusion.post): output 0 is the
+     * MaxPool (3x3, strides 2, pads 1) of the convolution's output after act, which the
+     * kernel computes and nobody stores. */
+    bool max_pool;
     /* Entries with og_kernel_def.perm_in only (MatMul), CPU sessions: where perm[j] is
      * set, input j is the input X of a Transpose with that perm (one entry per axis of X,
      * none reversed: exec/fuse.h), and the kernel reads Transpose(X, perm) where the node's

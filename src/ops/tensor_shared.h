@@ -65,10 +65,10 @@ typedef struct og_trilu_params {
     bool upper;
 } og_trilu_params;
 
-typedef enum og_pad_mode { OG_PAD_CONSTANT, OG_PAD_REFLECT, OG_PAD_EDGE, OG_PAD_WRAP } og_pad_mode;
+typedef enum og_pad_fill { OG_PAD_CONSTANT, OG_PAD_REFLECT, OG_PAD_EDGE, OG_PAD_WRAP } og_pad_fill;
 
 typedef struct og_pad_params {
-    og_pad_mode mode;
+    og_pad_fill mode;
     float value; /* before 11 */
     int n_pads;  /* before 11: the pads attribute */
     int64_t pads[2 * OG_MAX_RANK];

@@ -836,6 +836,14 @@ static const conv_case s2_cases[] = {
     {"s2_3x3_narrow_wide_rows", "Conv", 2, .c = 3, .m = 5, .in = {14, 14}, .strides = {2, 2},
      PADS1},
     {"s2_1x1", "Conv", 2, .c = 24, .m = 10, .in = {15, 16}, .k = {1, 1}, .strides = {2, 2}},
+    /* 64 output channels or more go by panels of 32 (og_conv_s2_panel_applies): 3 panels,
+     * the last of 8 channels, on odd planes of two images; 3 threads, no bias; a sum of 153
+     * taps (17 channels by 3x3: the longest the split takes) on 96 channels */
+    {"s2_panel_72_odd_mt", "Conv", 2, .n = 2, .c = 3, .m = 72, .in = {37, 41}, .k = {7, 7},
+     .strides = {2, 2}, .pads = {3, 3, 3, 3}, .mt = true},
+    {"s2_panel_three", "Conv", 2, .c = 4, .m = 64, .in = {50, 47}, .strides = {2, 2}, PADS1,
+     .no_bias = true, .threads = 3},
+    {"s2_panel_long_sum", "Conv", 2, .c = 17, .m = 96, .in = {20, 22}, .strides = {2, 2}, PADS1},
 };
 
 /* Winograd F(2x2, 3x3) (src/kernels/cpu/conv_wino.c, float on CPUs with AVX-512; the

@@ -8,13 +8,14 @@
  * transformed weights) is used only while those inputs are the model's own. */
 #include "unit/fuse_graph.h"
 
-static int fused_count, pre_count;
+static int fused_count, pre_count, pool_count;
 static void on_log(void *user, og_log_level level, const char *msg)
 {
     (void)user;
     (void)level;
     log_count(msg, " activation nodes fused", &fused_count);
     log_count(msg, " pointwise Convs run in", &pre_count);
+    log_count(msg, " MaxPools run in", &pool_count);
 }
 
 enum pattern {
@@ -849,8 +850,126 @@ static void test_gemm_act(og_dtype dt, int threads, int variant)
     act_case(&f, variant == 4 ? 0 : variant, variant == 4, 2, xd, threads, 1, label);
 }
 
+/* A stride-2 Conv (k x k, pads k / 2, C -> M channels, with or without a bias) whose
+ * output goes through an activation (0 none, 1 Relu, 2 Clip [0, 6], 3 HardSwish) into a
+ * MaxPool 3x3 / 2, pads 1: inference sessions run the MaxPool inside the Conv (fuse.c:
+ * og_fusion_plan_pool, kernels/cpu/conv_s2.c) where the Conv goes by panels (64 channels
+ * or more, on CPUs with AVX-512) and the activation keeps the largest value the largest;
+ * the pooled output must be the bytes of the node-by-node run.  Not fused: HardSwish, 32
+ * channels, a second reader of the Conv's output, a MaxPool of other pads. */
+typedef struct pool_case {
+    int64_t n, c, m, h, w, k;
+    int act;
+    bool bias, second_reader, pads0;
+    int threads;
+    bool fuses; /* on a CPU with AVX-512 */
+} pool_case;
+
+static void test_pool(void)
+{
+    static const pool_case cases[] = {
+        /* ResNet's stem at 64x64 (pooled 16x16), one and two threads */
+        {1, 3, 64, 64, 64, 7, 1, false, false, false, 1, true},
+        {2, 3, 64, 64, 64, 7, 1, false, false, false, 2, true},
+        /* odd planes (conv 19x21, pooled 10x11: windows cut at both ends), 3 panels of
+         * which the last has 8 channels, a bias, Clip, three images on three threads */
+        {3, 3, 72, 37, 41, 5, 2, true, false, false, 3, true},
+        {1, 4, 64, 30, 30, 3, 0, true, false, false, 2, true},
+        /* a plane of many chunks: 112x112 -> 56x56 pooled rows, the rows a thread carries
+         * from one chunk to the next */
+        {1, 3, 64, 224, 224, 7, 1, true, false, false, 2, true},
+        {1, 3, 64, 64, 64, 7, 3, false, false, false, 1, false},
+        {1, 3, 32, 64, 64, 7, 1, false, false, false, 1, false},
+        {1, 3, 64, 64, 64, 7, 1, false, true, false, 1, false},
+        {1, 3, 64, 64, 64, 7, 1, false, false, true, 1, false},
+    };
+    for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++) {
+        const pool_case *pc = &cases[ci];
+        fg f = {og_graph_new(NULL), OG_FLOAT};
+        og_graph *g = f.g;
+        int x = start_graph(&f, 14);
+        const int64_t xd[4] = {pc->n, pc->c, pc->h, pc->w}, wd[4] = {pc->m, pc->c, pc->k, pc->k};
+        const int64_t bd[1] = {pc->m}, sd[1] = {0};
+        g->values[x].dtype = OG_FLOAT;
+        g->values[x].rank = 4;
+        memcpy(g->values[x].dims, xd, sizeof xd);
+        init(&f, "W", 4, wd, 0.3, 0, false);
+        if (pc->bias) init(&f, "B", 1, bd, 0.5, 0.1, false);
+        const char *a = pc->act ? "A" : "V";
+        int cn = node(&f, "Conv", pc->bias ? 3 : 2, (const char *[]){"X", "W", "B"}, 1, &a);
+        const int64_t two[2] = {2, 2}, three[2] = {3, 3}, h = pc->k / 2;
+        const int64_t cpads[4] = {h, h, h, h}, ppads[4] = {1, 1, 1, 1}, nopads[4] = {0, 0, 0, 0};
+        og_attr ca[2] = {
+            {.name = (char *)"pads", .type = OG_ATTR_INTS, .n = 4, .ints = (int64_t *)cpads},
+            {.name = (char *)"strides", .type = OG_ATTR_INTS, .n = 2, .ints = (int64_t *)two}};
+        for (int i = 0; i < 2; i++) og_node_add_attr(g, cn, &ca[i]);
+        if (pc->act == 1) node(&f, "Relu", 1, (const char *[]){"A"}, 1, (const char *[]){"V"});
+        if (pc->act == 2) {
+            init(&f, "LO", 0, sd, 0, 0, false);
+            init(&f, "HI", 0, sd, 0, 6, false);
+            node(&f, "Clip", 3, (const char *[]){"A", "LO", "HI"}, 1, (const char *[]){"V"});
+        }
+        if (pc->act == 3) node(&f, "HardSwish", 1, (const char *[]){"A"}, 1, (const char *[]){"V"});
+        int pn = node(&f, "MaxPool", 1, (const char *[]){"V"}, 1, (const char *[]){"Y"});
+        og_attr pa[3] = {
+            {.name = (char *)"kernel_shape",
+             .type = OG_ATTR_INTS,
+             .n = 2,
+             .ints = (int64_t *)three},
+            {.name = (char *)"strides", .type = OG_ATTR_INTS, .n = 2, .ints = (int64_t *)two},
+            {.name = (char *)"pads",
+             .type = OG_ATTR_INTS,
+             .n = 4,
+             .ints = (int64_t *)(pc->pads0 ? nopads : ppads)}};
+        for (int i = 0; i < 3; i++) og_node_add_attr(g, pn, &pa[i]);
+        g->values[value(&f, "Y")].is_graph_output = true;
+        g->outputs[g->n_outputs++] = value(&f, "Y");
+        if (pc->second_reader) {
+            node(&f, "Neg", 1, (const char *[]){"V"}, 1, (const char *[]){"Z"});
+            g->values[value(&f, "Z")].is_graph_output = true;
+            g->outputs[g->n_outputs++] = value(&f, "Z");
+        }
+        og_session *s = NULL;
+        og_tensor *xin = NULL, *fused[2] = {0}, *plain[2] = {0};
+        og_tensor_alloc(OG_FLOAT, 4, xd, NULL, &xin);
+        for (int64_t i = 0; i < xin->numel; i++) set(xin, i, 2.5 * sin(0.61 * (double)i));
+        og_session_options so = {.threads = pc->threads, .log = on_log};
+        pool_count = -1;
+        og_status st = og_graph_finalize(g);
+        if (!st) st = og_graph_resolve(g, true);
+        if (!st) st = og_exec_create(g, NULL, og_default_allocator(), &so, true, &s);
+        CHECKF(st == OG_OK, "pool case %zu: %s", ci, og_last_error());
+        if (!st) {
+            const int expect = pc->fuses && og_cpu_isa() >= 2;
+            CHECKF(pool_count == expect, "pool case %zu: %d MaxPools fused, expected %d", ci,
+                   pool_count, expect);
+            const char *names[1] = {"X"};
+            const og_tensor *ins[1] = {xin};
+            CHECK_OK(og_session_run(s, names, ins, 1, fused));
+            const char *want[2] = {"Y", "V"};
+            CHECK_OK(og_session_run_named(s, names, ins, 1, want, 2, plain));
+            CHECKF(fused[0] && plain[0] && og_value_equal(fused[0], plain[0]),
+                   "pool case %zu: the fused output differs from the node-by-node one", ci);
+            const int64_t co = (pc->h - 1) / 2 + 1,
+                          po = pc->pads0 ? (co - 3) / 2 + 1 : (co - 1) / 2 + 1;
+            CHECKF(fused[0] && fused[0]->dims[2] == po,
+                   "pool case %zu: the pooled output has %lld rows", ci,
+                   fused[0] ? (long long)fused[0]->dims[2] : -1LL);
+            if (ci == 2) alloc_fail_runs(g, xin, pc->threads, false, "pool alloc fail");
+        }
+        for (int j = 0; j < 2; j++) {
+            og_tensor_free(fused[j]);
+            og_tensor_free(plain[j]);
+        }
+        og_tensor_free(xin);
+        og_session_free(s);
+        og_graph_free(g);
+    }
+}
+
 int main(void)
 {
+    test_pool();
     test_pwdw();
     test_weight_cache(WC_CONV);
     test_weight_cache(WC_BAND);

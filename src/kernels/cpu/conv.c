@@ -1200,6 +1200,17 @@ static og_status conv_run(const og_kernel_ctx *k, og_kernel_fn self, const og_te
         og_cpu_act(&k->act, x->dtype, y->data, y->numel);
         return OG_OK;
     }
+    if (k->max_pool) { /* the MaxPool after it (exec/fuse.h), which only conv_s2.c runs */
+        bool pooled = !transpose && og_conv_s2_panel_applies(g, x->dtype) && y->dims[0] == g->n &&
+                      y->dims[1] == g->m && y->dims[2] == og_conv_s2_pooled(g->out[0]) &&
+                      y->dims[3] == og_conv_s2_pooled(g->out[1]);
+        if (!pooled)
+            return og_kernel_error(k, OG_ERR_INTERNAL,
+                                   "a MaxPool fused into a Conv that the stride-2 kernel does not "
+                                   "compute, or into an output of another shape");
+        if (x->numel == 0 || w->numel == 0) return OG_OK;
+        return og_conv_s2(kown, g, x->data, w->data, b ? b->data : NULL, y->data);
+    }
     if (x->numel > 0 && w->numel > 0 && og_conv_direct_applies(g, transpose))
         return og_conv_direct(kown, g, transpose, x->dtype, x->data, w->data, b ? b->data : NULL,
                               y->data);

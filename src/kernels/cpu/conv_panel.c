@@ -257,11 +257,9 @@ static void cp_im2col(void *ctx, int64_t i0, int64_t i1, int slot)
                          j->ld);
 }
 
-/* y[(m0 + r) * ldy + j] = act(Σ_t ct[t * pstride + j * 32 + r] + b[m0 + r]) for t < parts,
- * r < mr (<= 32), j < os, act a clamp to [lo, hi] (clamp) or vact.h's vact, else none */
-static OG_TARGET_AVX512 void cp_store(const float *ct, int64_t parts, int64_t pstride, int64_t os,
-                                      int64_t ldy, int64_t mr, const float *b, float *y, bool clamp,
-                                      float lo, float hi, int vact)
+OG_TARGET_AVX512 void og_conv_panel_store(const float *ct, int64_t parts, int64_t pstride,
+                                          int64_t os, int64_t ldy, int64_t mr, const float *b,
+                                          float *y, bool clamp, float lo, float hi, int vact)
 {
     const __m512 lov = _mm512_set1_ps(lo), hiv = _mm512_set1_ps(hi);
     for (int64_t r0 = 0; r0 < mr; r0 += 16)
@@ -305,8 +303,8 @@ static void cp_range(void *ctx, int64_t i0, int64_t i1, int slot)
                               pi + 1 < i1 ? j->up + (pi + 1) * j->kdim * OG_PANEL_MR : NULL);
             for (int64_t i = 0; i < j->n; i++) {
                 float *yb = j->y + (i * g->m + m0) * j->os;
-                cp_store(ct + i * j->os * OG_PANEL_MR, 1, 0, j->os, j->os, mr,
-                         j->b ? j->b + m0 : NULL, yb, clamp, lo, hi, vact);
+                og_conv_panel_store(ct + i * j->os * OG_PANEL_MR, 1, 0, j->os, j->os, mr,
+                                    j->b ? j->b + m0 : NULL, yb, clamp, lo, hi, vact);
                 if (!clamp && !vact) og_cpu_act(&j->k->act, OG_FLOAT, yb, mr * j->os);
             }
         }
@@ -322,7 +320,8 @@ static void cp_range(void *ctx, int64_t i0, int64_t i1, int slot)
             og_panel_gemm_f32(pi, pi + 1, nc, j->kdim, j->up, j->x + c0, j->os, ct, OG_PANEL_MR,
                               np < j->panels ? j->up + np * j->kdim * OG_PANEL_MR : NULL);
             float *yb = j->y + m0 * j->os + c0;
-            cp_store(ct, 1, 0, nc, j->os, mr, j->b ? j->b + m0 : NULL, yb, clamp, lo, hi, vact);
+            og_conv_panel_store(ct, 1, 0, nc, j->os, mr, j->b ? j->b + m0 : NULL, yb, clamp, lo, hi,
+                                vact);
             for (int64_t r = 0; r < mr && !clamp && !vact; r++)
                 og_cpu_act(&j->k->act, OG_FLOAT, yb + r * j->os, nc);
         }
@@ -340,7 +339,8 @@ static void cp_range(void *ctx, int64_t i0, int64_t i1, int slot)
                               OG_PANEL_MR,
                               np < j->panels ? j->up + np * j->kdim * OG_PANEL_MR : NULL);
             float *yb = j->y + (i * g->m + m0) * j->os;
-            cp_store(ct, 1, 0, j->os, j->os, mr, j->b ? j->b + m0 : NULL, yb, clamp, lo, hi, vact);
+            og_conv_panel_store(ct, 1, 0, j->os, j->os, mr, j->b ? j->b + m0 : NULL, yb, clamp, lo,
+                                hi, vact);
             if (!clamp && !vact) og_cpu_act(&j->k->act, OG_FLOAT, yb, mr * j->os);
         }
 }
@@ -379,8 +379,9 @@ static void cp_ksum_range(void *ctx, int64_t i0, int64_t i1, int slot)
         if (m0 >= g->m) continue;
         const int64_t mr = g->m - m0 < 16 ? g->m - m0 : 16;
         float *yb = j->y + m0 * j->os;
-        cp_store(j->part + pi * j->os * OG_PANEL_MR + h, j->kparts, j->panels * j->os * OG_PANEL_MR,
-                 j->os, j->os, mr, j->b ? j->b + m0 : NULL, yb, clamp, lo, hi, vact);
+        og_conv_panel_store(j->part + pi * j->os * OG_PANEL_MR + h, j->kparts,
+                            j->panels * j->os * OG_PANEL_MR, j->os, j->os, mr,
+                            j->b ? j->b + m0 : NULL, yb, clamp, lo, hi, vact);
         if (!clamp && !vact) og_cpu_act(&j->k->act, OG_FLOAT, yb, mr * j->os);
     }
 }

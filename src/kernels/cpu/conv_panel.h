@@ -25,6 +25,15 @@ bool og_conv_panel_applies(const og_kernel_ctx *k, const og_conv_geom *g, og_dty
 og_status og_conv_panel(const og_kernel_ctx *k, const og_conv_geom *g, const float *x,
                         const float *w, const float *b, float *y);
 
+#ifdef OG_CPU_X86
+/* Ct back into NCHW: y[r · ldy + j] = act(Σ_t ct[t · pstride + j · 32 + r] + b[r]) for t <
+ * parts, r < mr (<= 32), j < os (b NULL: no bias), act a clamp to [lo, hi] (clamp) or
+ * vact.h's vact (0: none), through 16 x 16 transposes in registers.  AVX-512 only. */
+void og_conv_panel_store(const float *ct, int64_t parts, int64_t pstride, int64_t os, int64_t ldy,
+                         int64_t mr, const float *b, float *y, bool clamp, float lo, float hi,
+                         int vact);
+#endif
+
 /* The column matrix of one image of a 1-D or 2-D float Conv of one group (conv.c's im2col
  * rows): col[(c · KH + i) · KW + j][position] = the input under tap (i, j) at that output
  * position, 0 in the padding. */

@@ -32,14 +32,15 @@ void og_panel_pack_f32(int64_t m, int64_t k, const float *a, int64_t lda, float 
 /* The same sums one at a time, in the same order (fmaf: one rounding per step, as the
  * vector multiply-adds): for CPUs without AVX-512. */
 static void panel_gemm_scalar(int64_t p0, int64_t p1, int64_t n, int64_t k, const float *p,
-                              const float *b, int64_t ldb, float *ct, int64_t ldc)
+                              const float *b, int64_t ldb, const int64_t *off, float *ct,
+                              int64_t ldc)
 {
     for (int64_t pi = p0; pi < p1; pi++)
         for (int64_t j = 0; j < n; j++)
             for (int r = 0; r < OG_PANEL_MR; r++) {
                 float s = 0.0f;
                 for (int64_t q = 0; q < k; q++)
-                    s = fmaf(p[(pi * k + q) * OG_PANEL_MR + r], b[q * ldb + j], s);
+                    s = fmaf(p[(pi * k + q) * OG_PANEL_MR + r], b[(off ? off[q] : q * ldb) + j], s);
                 ct[j * ldc + (pi - p0) * OG_PANEL_MR + r] = s;
             }
 }
@@ -47,14 +48,17 @@ static void panel_gemm_scalar(int64_t p0, int64_t p1, int64_t n, int64_t k, cons
 #ifdef OG_CPU_X86
 #include <immintrin.h>
 
-/* One tile: ct[j * ldc + r] (+)= Σ_{q < kc} a[q * 32 + r] · b[q * ldb + j], j < P;
- * `more` adds to what ct holds (a block after the first); at steps q < npf, prefetch
- * pf[q * 32 .. + 31] into L2 (the next block's rows). */
-#define PANEL_TILE(P)                                                                              \
-    static OG_TARGET_AVX512 void panel_tile##P(                                                    \
-        int64_t kc, const float *restrict a, const float *restrict b, int64_t ldb,                 \
-        float *restrict ct, int64_t ldc, bool more, const float *pf, int64_t npf)                  \
+/* One tile: ct[j * ldc + r] (+)= Σ_{q < kc} a[q * 32 + r] · b[ROW + j], j < P, with ROW
+ * q · ldb (panel_tile) or off[q] (panel_tile_off); `more` adds to what ct holds (a block
+ * after the first); at steps q < npf, prefetch pf[q * 32 .. + 31] into L2 (the next
+ * block's rows). */
+#define PANEL_TILE(NAME, ROW, P)                                                                   \
+    static OG_TARGET_AVX512 void NAME##P(int64_t kc, const float *restrict a,                      \
+                                         const float *restrict b, int64_t ldb,                     \
+                                         const int64_t *restrict off, float *restrict ct,          \
+                                         int64_t ldc, bool more, const float *pf, int64_t npf)     \
     {                                                                                              \
+        (void)ldb, (void)off;                                                                      \
         __m512 s0[P], s1[P];                                                                       \
         _Pragma("GCC unroll 12") for (int j = 0; j < P; j++)                                       \
         {                                                                                          \
@@ -64,7 +68,7 @@ static void panel_gemm_scalar(int64_t p0, int64_t p1, int64_t n, int64_t k, cons
         for (int64_t q = 0; q < kc; q++) {                                                         \
             const __m512 a0 = _mm512_loadu_ps(a + q * OG_PANEL_MR);                                \
             const __m512 a1 = _mm512_loadu_ps(a + q * OG_PANEL_MR + 16);                           \
-            const float *bq = b + q * ldb;                                                         \
+            const float *bq = b + (ROW);                                                           \
             if (q < npf) {                                                                         \
                 _mm_prefetch((const char *)(pf + q * OG_PANEL_MR), _MM_HINT_T1);                   \
                 _mm_prefetch((const char *)(pf + q * OG_PANEL_MR + 16), _MM_HINT_T1);              \
@@ -82,32 +86,38 @@ static void panel_gemm_scalar(int64_t p0, int64_t p1, int64_t n, int64_t k, cons
             _mm512_storeu_ps(ct + j * ldc + 16, s1[j]);                                            \
         }                                                                                          \
     }
-PANEL_TILE(1)
-PANEL_TILE(2)
-PANEL_TILE(3)
-PANEL_TILE(4)
-PANEL_TILE(5)
-PANEL_TILE(6)
-PANEL_TILE(7)
-PANEL_TILE(8)
-PANEL_TILE(9)
-PANEL_TILE(10)
-PANEL_TILE(11)
-PANEL_TILE(12)
+#define PANEL_TILES(NAME, ROW)                                                                     \
+    PANEL_TILE(NAME, ROW, 1)                                                                       \
+    PANEL_TILE(NAME, ROW, 2)                                                                       \
+    PANEL_TILE(NAME, ROW, 3)                                                                       \
+    PANEL_TILE(NAME, ROW, 4)                                                                       \
+    PANEL_TILE(NAME, ROW, 5)                                                                       \
+    PANEL_TILE(NAME, ROW, 6)                                                                       \
+    PANEL_TILE(NAME, ROW, 7)                                                                       \
+    PANEL_TILE(NAME, ROW, 8)                                                                       \
+    PANEL_TILE(NAME, ROW, 9)                                                                       \
+    PANEL_TILE(NAME, ROW, 10)                                                                      \
+    PANEL_TILE(NAME, ROW, 11)                                                                      \
+    PANEL_TILE(NAME, ROW, 12)                                                                      \
+    static const panel_tile_fn NAME##s[PANEL_NR + 1] = {                                           \
+        NULL,    NAME##1, NAME##2, NAME##3,  NAME##4,  NAME##5, NAME##6,                           \
+        NAME##7, NAME##8, NAME##9, NAME##10, NAME##11, NAME##12};
+
+typedef void (*panel_tile_fn)(int64_t, const float *, const float *, int64_t, const int64_t *,
+                              float *, int64_t, bool, const float *, int64_t);
+PANEL_TILES(panel_tile, q *ldb)
+PANEL_TILES(panel_tile_off, off[q])
+#undef PANEL_TILES
 #undef PANEL_TILE
 
-typedef void (*panel_tile_fn)(int64_t, const float *, const float *, int64_t, float *, int64_t,
-                              bool, const float *, int64_t);
-static const panel_tile_fn panel_tiles[PANEL_NR + 1] = {
-    NULL,        panel_tile1, panel_tile2, panel_tile3,  panel_tile4,  panel_tile5, panel_tile6,
-    panel_tile7, panel_tile8, panel_tile9, panel_tile10, panel_tile11, panel_tile12};
-
-void og_panel_gemm_f32(int64_t p0, int64_t p1, int64_t n, int64_t k, const float *p, const float *b,
-                       int64_t ldb, float *ct, int64_t ldc, const float *next)
+/* og_panel_gemm_f32 and og_panel_gemm_off_f32: B's row q at b + q * ldb, or b + off[q]
+ * where off is not NULL */
+static void panel_gemm(int64_t p0, int64_t p1, int64_t n, int64_t k, const float *p, const float *b,
+                       int64_t ldb, const int64_t *off, float *ct, int64_t ldc, const float *next)
 {
     if (n <= 0 || p1 <= p0) return;
     if (og_cpu_isa() < 2) {
-        panel_gemm_scalar(p0, p1, n, k, p, b, ldb, ct, ldc);
+        panel_gemm_scalar(p0, p1, n, k, p, b, ldb, off, ct, ldc);
         return;
     }
     const int64_t groups = (n + PANEL_NR - 1) / PANEL_NR, per = (n + groups - 1) / groups;
@@ -116,6 +126,7 @@ void og_panel_gemm_f32(int64_t p0, int64_t p1, int64_t n, int64_t k, const float
             memset(ct + j * ldc, 0, (size_t)((p1 - p0) * OG_PANEL_MR) * sizeof(float));
         return;
     }
+    const panel_tile_fn *tiles = off ? panel_tile_offs : panel_tiles;
     for (int64_t kb = 0; kb < k; kb += PANEL_KC) {
         const int64_t kc = k - kb < PANEL_KC ? k - kb : PANEL_KC;
         /* the next block of the stream: this panel's next, else the next panel's first */
@@ -127,18 +138,31 @@ void og_panel_gemm_f32(int64_t p0, int64_t p1, int64_t n, int64_t k, const float
             const int64_t npf = pf ? (nkc < kc ? nkc : kc) : 0;
             for (int64_t j0 = 0; j0 < n; j0 += per) {
                 const int64_t pj = n - j0 < per ? n - j0 : per;
-                panel_tiles[pj](kc, a, b + kb * ldb + j0, ldb,
-                                ct + j0 * ldc + (pi - p0) * OG_PANEL_MR, ldc, kb > 0, pf,
-                                j0 == 0 ? npf : 0);
+                tiles[pj](kc, a, b + (off ? 0 : kb * ldb) + j0, ldb, off ? off + kb : NULL,
+                          ct + j0 * ldc + (pi - p0) * OG_PANEL_MR, ldc, kb > 0, pf,
+                          j0 == 0 ? npf : 0);
             }
         }
     }
 }
 #else
+static void panel_gemm(int64_t p0, int64_t p1, int64_t n, int64_t k, const float *p, const float *b,
+                       int64_t ldb, const int64_t *off, float *ct, int64_t ldc, const float *next)
+{
+    (void)next;
+    panel_gemm_scalar(p0, p1, n, k, p, b, ldb, off, ct, ldc);
+}
+#endif
+
 void og_panel_gemm_f32(int64_t p0, int64_t p1, int64_t n, int64_t k, const float *p, const float *b,
                        int64_t ldb, float *ct, int64_t ldc, const float *next)
 {
-    (void)next;
-    panel_gemm_scalar(p0, p1, n, k, p, b, ldb, ct, ldc);
+    panel_gemm(p0, p1, n, k, p, b, ldb, NULL, ct, ldc, next);
 }
-#endif
+
+void og_panel_gemm_off_f32(int64_t p0, int64_t p1, int64_t n, int64_t k, const float *p,
+                           const float *b, const int64_t *off, float *ct, int64_t ldc,
+                           const float *next)
+{
+    panel_gemm(p0, p1, n, k, p, b, 0, off, ct, ldc, next);
+}

@@ -42,4 +42,10 @@ void og_panel_pack_f32(int64_t m, int64_t k, const float *a, int64_t lda, float 
 void og_panel_gemm_f32(int64_t p0, int64_t p1, int64_t n, int64_t k, const float *p, const float *b,
                        int64_t ldb, float *ct, int64_t ldc, const float *next);
 
+/* The same with B's row q at b + off[q] (q < k) instead of b + q · ldb: B read where it
+ * lies, rows anywhere (conv_s2.c: a kernel tap's row of the split input planes). */
+void og_panel_gemm_off_f32(int64_t p0, int64_t p1, int64_t n, int64_t k, const float *p,
+                           const float *b, const int64_t *off, float *ct, int64_t ldc,
+                           const float *next);
+
 #endif /* OG_GEMM_PANEL_H */

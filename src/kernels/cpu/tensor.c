@@ -637,7 +637,7 @@ static og_status trilu_kernel(const og_kernel_ctx *k, const og_tensor *const *in
 /* ---- Pad ---------------------------------------------------------------------------- */
 
 /* Source index inside an interior of n elements for padded position i (relative to it). */
-static int64_t pad_source(og_pad_mode mode, int64_t i, int64_t n)
+static int64_t pad_source(og_pad_fill mode, int64_t i, int64_t n)
 {
     if (mode == OG_PAD_EDGE) return i < 0 ? 0 : (i >= n ? n - 1 : i);
     if (mode == OG_PAD_WRAP) return ((i % n) + n) % n;
