@@ -414,6 +414,10 @@ static void test_conv_panel(void)
         {160, 960, 2, 2, 1, 1, 1, {0}, 8, 3},
         {100, 70, 3, 3, 1, 1, 1, {0}, 3, 2},
         {960, 160, 2, 2, 1, 1, 1, {0}, 8, 2},
+        /* one image's 1x1 subsampling of up to 256 positions (14x15, 16x14), its column
+         * matrix by bands of input channels on the threads (5 channels: bands left empty) */
+        {40, 70, 27, 29, 1, 2, 1, {0}, 1, 2},
+        {5, 33, 31, 28, 1, 2, 1, {0}, 1, 3},
     };
     for (size_t si = 0; si < sizeof cases / sizeof *cases; si++)
         for (int v = 0; v < 6; v++) {
