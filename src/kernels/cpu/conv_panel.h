@@ -11,7 +11,8 @@
  * 1 of k->const_in), a CPU with AVX-512; for one image, 2-D on an output plane of at most 64
  * positions (7x7, 8x8), or pointwise with at most 2048 input channels on a plane of at most
  * 64 positions, or of at most 256 (14x14, 16x16) where the output channels fill at least
- * 90 % of the panels of 32; for several images, 2-D on planes of 16 to 64 positions (not
+ * 90 % of the panels of 32, or a 1x1 subsampling (stride 2) of at most 256 positions and 2048
+ * input channels; for several images, 2-D on planes of 16 to 64 positions (not
  * pointwise), or of fewer side by side (pointwise ones: of fewer than 4 input channels per
  * output one). */
 bool og_conv_panel_applies(const og_kernel_ctx *k, const og_conv_geom *g, og_dtype t);
