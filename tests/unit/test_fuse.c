@@ -622,6 +622,33 @@ static void test_panel_alloc_fail(void)
  * for V as well).  The Conv kernel called directly with P in front (og_kernel_ctx.pre)
  * gives those bytes too, by conv_pwdw.c where it applies, else by its two Convs one after
  * the other (small planes, dilations: a run whose shapes the plan did not foresee). */
+/* Graph g (input X, output Y, a fused node's own output V) in an inference session on
+ * `threads` threads: *count (set by on_log) must be `expect`, and the fused run (Y into
+ * fused[0]) the bytes of the node-by-node one (Y and V into plain).  Returns the session
+ * (NULL when it could not be made: a check failed), which the caller frees. */
+static og_session *fused_vs_named(og_graph *g, const og_tensor *xin, int threads, int *count,
+                                  int expect, og_tensor **fused, og_tensor **plain,
+                                  const char *label)
+{
+    og_session *s = NULL;
+    og_session_options so = {.threads = threads, .log = on_log};
+    *count = -1;
+    og_status st = og_graph_finalize(g);
+    if (!st) st = og_graph_resolve(g, true);
+    if (!st) st = og_exec_create(g, NULL, og_default_allocator(), &so, true, &s);
+    CHECKF(st == OG_OK, "%s: %s", label, og_last_error());
+    if (st) return NULL;
+    CHECKF(*count == expect, "%s: %d nodes fused, expected %d", label, *count, expect);
+    const char *names[1] = {"X"};
+    const og_tensor *ins[1] = {xin};
+    CHECK_OK(og_session_run(s, names, ins, 1, fused));
+    const char *want[2] = {"Y", "V"};
+    CHECK_OK(og_session_run_named(s, names, ins, 1, want, 2, plain));
+    CHECKF(fused[0] && plain[0] && og_value_equal(fused[0], plain[0]),
+           "%s: the fused output differs from the node-by-node one", label);
+    return s;
+}
+
 typedef struct pwdw_case {
     int64_t n, c, m, h, w, k, s, dil, pads[4];
     int pre_act, dw_act; /* pre: 0 none, 1 Clip [0, 6], 2 HardSwish, 3 SiLU; dw: 0, 1 Clip,
@@ -703,27 +730,14 @@ static void test_pwdw(void)
             g->values[value(&f, "V")].is_graph_output = true;
             g->outputs[g->n_outputs++] = value(&f, "V");
         }
-        og_session *s = NULL;
         og_tensor *xin = NULL, *fused[2] = {0}, *plain[2] = {0}, *direct = NULL;
         og_tensor_alloc(OG_FLOAT, 4, xd, NULL, &xin);
         for (int64_t i = 0; i < xin->numel; i++) set(xin, i, 2.5 * sin(0.61 * (double)i));
-        og_session_options so = {.threads = pc->threads, .log = on_log};
-        pre_count = -1;
-        og_status st2 = og_graph_finalize(g);
-        if (!st2) st2 = og_graph_resolve(g, true);
-        if (!st2) st2 = og_exec_create(g, NULL, og_default_allocator(), &so, true, &s);
-        CHECKF(st2 == OG_OK, "pwdw case %zu: %s", ci, og_last_error());
-        if (st2) goto next;
-        const int expect = pc->fuses && og_cpu_isa() >= 2;
-        CHECKF(pre_count == expect, "pwdw case %zu: %d pointwise Convs fused, expected %d", ci,
-               pre_count, expect);
-        const char *names[1] = {"X"};
-        const og_tensor *ins[1] = {xin};
-        CHECK_OK(og_session_run(s, names, ins, 1, fused));
-        const char *want[2] = {"Y", "V"};
-        CHECK_OK(og_session_run_named(s, names, ins, 1, want, 2, plain));
-        CHECKF(fused[0] && plain[0] && og_value_equal(fused[0], plain[0]),
-               "pwdw case %zu: the fused output differs from the node-by-node one", ci);
+        char label[48];
+        snprintf(label, sizeof label, "pwdw case %zu", ci);
+        og_session *s = fused_vs_named(g, xin, pc->threads, &pre_count,
+                                       pc->fuses && og_cpu_isa() >= 2, fused, plain, label);
+        if (!s) goto next;
         /* the Conv kernel with P in front, called as the session calls it */
         const og_node *pnode = &g->nodes[pn], *dnode = &g->nodes[dn];
         og_pre_conv pre = {pnode,
@@ -933,27 +947,14 @@ static void test_pool(void)
             g->values[value(&f, "Z")].is_graph_output = true;
             g->outputs[g->n_outputs++] = value(&f, "Z");
         }
-        og_session *s = NULL;
         og_tensor *xin = NULL, *fused[2] = {0}, *plain[2] = {0};
         og_tensor_alloc(OG_FLOAT, 4, xd, NULL, &xin);
         for (int64_t i = 0; i < xin->numel; i++) set(xin, i, 2.5 * sin(0.61 * (double)i));
-        og_session_options so = {.threads = pc->threads, .log = on_log};
-        pool_count = -1;
-        og_status st = og_graph_finalize(g);
-        if (!st) st = og_graph_resolve(g, true);
-        if (!st) st = og_exec_create(g, NULL, og_default_allocator(), &so, true, &s);
-        CHECKF(st == OG_OK, "pool case %zu: %s", ci, og_last_error());
-        if (!st) {
-            const int expect = pc->fuses && og_cpu_isa() >= 2;
-            CHECKF(pool_count == expect, "pool case %zu: %d MaxPools fused, expected %d", ci,
-                   pool_count, expect);
-            const char *names[1] = {"X"};
-            const og_tensor *ins[1] = {xin};
-            CHECK_OK(og_session_run(s, names, ins, 1, fused));
-            const char *want[2] = {"Y", "V"};
-            CHECK_OK(og_session_run_named(s, names, ins, 1, want, 2, plain));
-            CHECKF(fused[0] && plain[0] && og_value_equal(fused[0], plain[0]),
-                   "pool case %zu: the fused output differs from the node-by-node one", ci);
+        char label[48];
+        snprintf(label, sizeof label, "pool case %zu", ci);
+        og_session *s = fused_vs_named(g, xin, pc->threads, &pool_count,
+                                       pc->fuses && og_cpu_isa() >= 2, fused, plain, label);
+        if (s) {
             const int64_t co = (pc->h - 1) / 2 + 1,
                           po = pc->pads0 ? (co - 3) / 2 + 1 : (co - 1) / 2 + 1;
             CHECKF(fused[0] && fused[0]->dims[2] == po,
