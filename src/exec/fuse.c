@@ -275,6 +275,17 @@ static bool static_geometry(const og_graph *g, const og_node *n, const int64_t *
     return og_conv_geometry(n, n->params, true, 4, dims, 4, wv->dims, -1, geom) == OG_OK;
 }
 
+/* The node that writes value v in a fused run: its producer, or, where an activation
+ * producing v was fused away, the node it was fused into (-1: none). */
+static int fused_producer(const og_graph *g, const og_fusion *nodes, int v)
+{
+    int p = g->values[v].producer;
+    if (p >= 0 && nodes[p].skip)
+        for (int q = 0; q < g->n_nodes; q++)
+            if (nodes[q].out == v && nodes[q].wg_x < 0) p = q;
+    return p;
+}
+
 int og_fusion_plan_pwdw(const og_graph *g, const og_kernel_binding *kernels, og_fusion *nodes,
                         bool *internal)
 {
@@ -288,11 +299,7 @@ int og_fusion_plan_pwdw(const og_graph *g, const og_kernel_binding *kernels, og_
         const int v = d->in[0];
         int r1, r2;
         if (g->values[v].is_graph_output || readers(g, v, &r1, &r2) != 1) continue;
-        /* v's producer: a Conv P itself, or the activation fused into it */
-        int pi = g->values[v].producer;
-        if (pi >= 0 && nodes[pi].skip)
-            for (int q = 0; q < g->n_nodes; q++)
-                if (nodes[q].out == v && nodes[q].wg_x < 0) pi = q;
+        const int pi = fused_producer(g, nodes, v); /* a Conv P, or P's fused activation */
         if (pi < 0 || nodes[pi].skip || nodes[pi].pre >= 0 || nodes[pi].wg_x >= 0) continue;
         const og_node *p = &g->nodes[pi];
         const int pout = nodes[pi].out >= 0 ? nodes[pi].out : p->n_out > 0 ? p->out[0] : -1;
@@ -346,11 +353,7 @@ int og_fusion_plan_pool(const og_graph *g, const og_kernel_binding *kernels, og_
         if (g->values[v].is_graph_output || g->values[v].dtype != OG_FLOAT ||
             readers(g, v, &r1, &r2) != 1)
             continue;
-        /* v's producer: a Conv C itself, or the activation fused into it */
-        int ci = g->values[v].producer;
-        if (ci >= 0 && nodes[ci].skip)
-            for (int q = 0; q < g->n_nodes; q++)
-                if (nodes[q].out == v && nodes[q].wg_x < 0) ci = q;
+        const int ci = fused_producer(g, nodes, v); /* a Conv C, or C's fused activation */
         if (ci < 0 || nodes[ci].skip || nodes[ci].pre >= 0 || nodes[ci].wg_x >= 0 ||
             nodes[ci].post >= 0)
             continue;

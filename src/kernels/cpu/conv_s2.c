@@ -180,8 +180,11 @@ static void s2_rows(void *ctx, int64_t i0, int64_t i1, int slot)
     const og_conv_geom *g = j->g;
     const int64_t oh = g->out[0], ow = g->out[1], wh = j->wh;
     float *tmp = j->tmp + (size_t)slot * (size_t)j->tmp_floats;
-    for (int64_t it = i0; it < i1 && j->up; it++) s2_panel_item(j, it, slot);
-    for (int64_t it = i0; it < i1 && !j->up; it++) {
+    if (j->up) { /* by panels */
+        for (int64_t it = i0; it < i1; it++) s2_panel_item(j, it, slot);
+        return;
+    }
+    for (int64_t it = i0; it < i1; it++) {
         const int64_t u = it / j->chunks, r0 = it % j->chunks * j->rows;
         const int64_t r1 = r0 + j->rows < oh ? r0 + j->rows : oh;
         const int64_t n = u / g->group, gi = u % g->group;
