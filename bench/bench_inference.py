@@ -154,6 +154,10 @@ def main():
         print(benchenv.NOTE)
     cli = os.path.join(args.build, "onnxgrad")
     names = args.only.split(",")
+    unknown = [m for m in names if m not in MODELS]
+    if unknown:
+        ap.error("unknown model %s for --only (the models: %s)" %
+                 (", ".join(unknown), ", ".join(MODELS)))
     if not all(os.path.exists(os.path.join(args.models, m + ".onnx")) for m in names):
         subprocess.run(["/usr/bin/python3", "-W", "ignore", os.path.join(HERE, "export_models.py"),
                         args.models], check=True)

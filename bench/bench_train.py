@@ -71,6 +71,9 @@ def main():
     if not os.path.exists(VENV_PY):
         sys.exit("bench_train: no bench environment; run scripts/setup.sh --bench")
     names = args.only or args.models.split(",")
+    unknown = [m for m in names if m not in MODELS]
+    if unknown:
+        ap.error("unknown model %s (the models: %s)" % (", ".join(unknown), ", ".join(MODELS)))
     if not all(os.path.exists(os.path.join(args.out, m + "_state.pt")) for m in names):
         subprocess.run(["/usr/bin/python3", "-W", "ignore", os.path.join(HERE, "export_models.py"),
                         "--train", args.out], check=True)
