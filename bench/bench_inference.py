@@ -38,10 +38,10 @@ def ort_session(path, threads, spin):
     return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
 
 
-def time_ort(sess, x, iters):
-    """median wall and CPU (process) milliseconds of a run"""
+def time_ort(sess, x, iters, warmup):
+    """median wall and CPU (process) milliseconds of a run, after `warmup` runs"""
     feed = {sess.get_inputs()[0].name: x}
-    for _ in range(3):
+    for _ in range(warmup):
         sess.run(None, feed)
     times, cpu = [], []
     for _ in range(iters):
@@ -52,12 +52,13 @@ def time_ort(sess, x, iters):
     return statistics.median(times), statistics.median(cpu)
 
 
-def run_onnxgrad(cli, path, xfile, threads, iters, spin):
+def run_onnxgrad(cli, path, xfile, threads, iters, warmup, spin):
     env = dict(os.environ)
     if not spin:
         env["OMP_WAIT_POLICY"] = "passive"
     res = subprocess.run([cli, "bench", path, "--input", "x=" + xfile, "--threads", str(threads),
-                          "-n", str(iters)], capture_output=True, text=True, env=env)
+                          "-n", str(iters), "--warmup", str(warmup)], capture_output=True,
+                         text=True, env=env)
     if res.returncode != 0:
         raise RuntimeError(res.stderr.strip())
     d = json.loads(res.stdout)
@@ -142,6 +143,9 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--iters", type=int, default=30)
     ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=10,
+                    help="untimed runs before each side's timed ones (both sides alike: "
+                         "onnxgrad starts a process per round, whose first runs are slower)")
     ap.add_argument("--models", default="bench/models")
     ap.add_argument("--only", default=",".join(MODELS))
     ap.add_argument("--threads", default="1,2")
@@ -161,8 +165,8 @@ def main():
     if not all(os.path.exists(os.path.join(args.models, m + ".onnx")) for m in names):
         subprocess.run(["/usr/bin/python3", "-W", "ignore", os.path.join(HERE, "export_models.py"),
                         args.models], check=True)
-    print("onnxruntime %s; medians of %d interleaved rounds; waiting threads %s" %
-          (ort.__version__, args.rounds, "spin" if args.spin else
+    print("onnxruntime %s; medians of %d interleaved rounds, %d warm-up runs a side; waiting "
+          "threads %s" % (ort.__version__, args.rounds, args.warmup, "spin" if args.spin else
            "block (OMP_WAIT_POLICY=passive, allow_spinning=0)"))
     print("%-16s %7s %12s %15s %7s %13s %9s %9s" % ("model", "threads", "onnxgrad ms",
                                                     "onnxruntime ms", "ratio", "onnxgrad cpu",
@@ -179,8 +183,9 @@ def main():
             og, rt = [], []
             try:
                 for _ in range(args.rounds):
-                    og.append(run_onnxgrad(cli, path, xfile, threads, iters, args.spin))
-                    rt.append(time_ort(sess, x, iters))
+                    og.append(run_onnxgrad(cli, path, xfile, threads, iters, args.warmup,
+                                           args.spin))
+                    rt.append(time_ort(sess, x, iters, args.warmup))
             except RuntimeError as e:
                 print("%-16s %7d  onnxgrad failed: %s" % (m, threads, e))
                 continue

@@ -3,7 +3,7 @@
  *
  *   onnxgrad info MODEL
  *   onnxgrad run MODEL --input NAME=FILE.npy ... [--threads N] [--max-memory SIZE] -o DIR
- *   onnxgrad bench MODEL --input NAME=FILE.npy ... [--threads N] [-n ITERS]
+ *   onnxgrad bench MODEL --input NAME=FILE.npy ... [--threads N] [-n ITERS] [--warmup N]
  */
 #define _POSIX_C_SOURCE 200809L
 #include <errno.h>
@@ -28,7 +28,8 @@ static const char usage[] =
     "                             run the model; write each output to DIR/<name>.npy and\n"
     "                             DIR/manifest.json (tensor name -> file name)\n"
     "  bench MODEL --input NAME=FILE.npy ... [--train] [--weights A,B] [--threads N]\n"
-    "       [-n ITERS]            time inference, or with --train one training step\n"
+    "       [-n ITERS] [--warmup N]\n"
+    "                             time inference, or with --train one training step\n"
     "                             (forward + backward); print one JSON line with the median\n"
     "                             and min milliseconds (after warm-up), the median CPU\n"
     "                             milliseconds of the process and its peak RSS\n"
@@ -71,6 +72,9 @@ static const char usage[] =
     "                             more fails before allocating\n"
     "  -o, --output-dir DIR       where outputs go (created if missing)\n"
     "  -n ITERS                   bench: timed runs (default 20)\n"
+    "  --warmup N                 bench: untimed runs before them (default 3, 1 when\n"
+    "                             ITERS < 5); a process's first runs are slower (caches,\n"
+    "                             clock), so compare peers after the same warm-up\n"
     "\n"
     ".npy files: float16, float32, float64, int32, int64 or bool, C order.\n"
     "Output file names are tensor names with every character outside A-Za-z0-9._-\n"
@@ -175,7 +179,7 @@ typedef struct job {
     const char **in_names, **in_files;
     const char **go_names, **go_files; /* --grad-output */
     const char **weights;              /* --weights */
-    int n_in, n_go, n_weights, threads, iters;
+    int n_in, n_go, n_weights, threads, iters, warmup;
     int64_t max_memory; /* --max-memory: the sessions' budget (0: the library's default) */
     bool has_weights, train;
     double tolerance;
@@ -278,15 +282,18 @@ static int parse_job(job *j, int argc, char **argv, unsigned allowed)
             if (++i >= argc || !cli_parse_bytes(argv[i], &j->max_memory))
                 return cli_bad_usage("--max-memory needs a size: bytes, or a number with K, M, "
                                      "G or T");
-        } else if (strcmp(argv[i], "--threads") == 0 || strcmp(argv[i], "-n") == 0) {
+        } else if (strcmp(argv[i], "--threads") == 0 || strcmp(argv[i], "-n") == 0 ||
+                   ((allowed & OPT_BENCH) && strcmp(argv[i], "--warmup") == 0)) {
             const char *opt = argv[i];
-            if (++i >= argc) return cli_bad_usage("--threads and -n need a number");
+            if (++i >= argc) return cli_bad_usage("--threads, -n and --warmup need a number");
             char *end;
             long t = strtol(argv[i], &end, 10);
             if (*end || t < 0 || t > 1000000)
-                return cli_bad_usage("--threads and -n need a number >= 0");
+                return cli_bad_usage("--threads, -n and --warmup need a number >= 0");
             if (strcmp(opt, "-n") == 0)
                 j->iters = (int)t;
+            else if (strcmp(opt, "--warmup") == 0)
+                j->warmup = (int)t;
             else
                 j->threads = (int)t;
         } else if (want_out_dir &&
@@ -435,6 +442,7 @@ static int cmd_bench(int argc, char **argv)
 {
     job j = {0};
     j.iters = 20;
+    j.warmup = -1; /* not given */
     double *times = NULL;
     og_grad *g = NULL;
     og_instance *inst = NULL;
@@ -460,7 +468,7 @@ static int cmd_bench(int argc, char **argv)
         fprintf(stderr, "onnxgrad: out of memory\n");
         rc = 1;
     }
-    int warmup = j.iters < 5 ? 1 : 3;
+    int warmup = j.warmup >= 0 ? j.warmup : j.iters < 5 ? 1 : 3;
     for (int it = -warmup; !rc && it < j.iters; it++) {
         double t0 = now_ms(), c0 = cpu_ms();
         if (bench_step(&j, inst, outs, n_out, grads, n_res)) {
@@ -477,11 +485,11 @@ static int cmd_bench(int argc, char **argv)
         qsort(cpu, (size_t)j.iters, sizeof *cpu, cmp_double);
         printf("{\"model\": ");
         cli_json_string(stdout, j.model_path);
-        printf(", \"mode\": \"%s\", \"threads\": %d, \"iters\": %d, "
+        printf(", \"mode\": \"%s\", \"threads\": %d, \"iters\": %d, \"warmup\": %d, "
                "\"median_ms\": %.4f, \"min_ms\": %.4f, \"median_cpu_ms\": %.4f, "
                "\"peak_rss_kb\": %ld}\n",
-               j.train ? "train" : "inference", j.threads, j.iters, times[j.iters / 2], times[0],
-               cpu[j.iters / 2], peak_rss_kb());
+               j.train ? "train" : "inference", j.threads, j.iters, warmup, times[j.iters / 2],
+               times[0], cpu[j.iters / 2], peak_rss_kb());
     }
     free(times);
     free(outs);

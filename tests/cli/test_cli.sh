@@ -24,6 +24,14 @@ for c in run grad check export bench; do
   check "$c with two model paths says so" grep -q "one model path only" "$tmp/err"
 done
 "$cli" bench models/mlp.onnx -n 0 2>"$tmp/err"; check "bench -n 0 exits 2" test $? = 2
+"$cli" bench models/mlp.onnx --warmup -1 2>"$tmp/err"; check "bench --warmup -1 exits 2" test $? = 2
+"$cli" run models/mlp.onnx --warmup 2 -o "$tmp/u" 2>"$tmp/err"
+check "run --warmup exits 2 (bench only)" test $? = 2
+"$cli" bench models/mlp.onnx --input x=models/mlp_x.npy -n 3 --warmup 0 >"$tmp/b"
+check "bench --warmup 0 exits 0" test $? = 0
+check "bench reports its warm-up and runs" grep -q '"iters": 3, "warmup": 0,' "$tmp/b"
+"$cli" bench models/mlp.onnx --input x=models/mlp_x.npy -n 3 >"$tmp/b"
+check "bench warms up once before fewer than 5 runs" grep -q '"warmup": 1,' "$tmp/b"
 
 "$cli" info models/mlp.onnx >"$tmp/info"; check "info exits 0" test $? = 0
 check "info shows the input with its symbolic dim" grep -q "x: float32 \[batch, 8\]" "$tmp/info"
