@@ -611,6 +611,12 @@ static const conv_case direct_cases[] = {
      .pads = {1, 0, 0, 1}, .strides = {2, 2}, .mt = true},
     {"dw_plane_3x3_s1_odd", "Conv", 2, .c = 2, .m = 2, .group = 2, .in = {19, 47}, PADS1,
      .no_bias = true},
+    /* ... stride 1 on planes whose padded copy would exceed 32 KB, read in place (dwp_np):
+     * interior vectors of every tap in range, the edge ones masked, a tail of 13 or 10 */
+    {"dw_plane_3x3_s1_in_place", "Conv", 2, .n = 2, .c = 3, .m = 3, .group = 3, .in = {94, 93},
+     .pads = {1, 0, 1, 1}, .mt = true},
+    {"dw_plane_5x5_s1_in_place_mult2", "Conv", 2, .c = 2, .m = 4, .group = 2, .k = {5, 5},
+     .in = {91, 90}, .pads = {2, 1, 2, 2}, .no_bias = true},
     /* ... input rows that end one column before a 16- (stride 1) or 32-column (stride 2,
      * the second block)
      * boundary of the padded row: the right pad column shares that vector */

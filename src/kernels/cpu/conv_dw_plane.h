@@ -26,9 +26,25 @@ static bool dwp_applies(const dw_geom *d)
            d->dh == 1 && d->dw == 1;
 }
 
-/* Scratch floats of dwp_plane: stride 1's padded plane (stride 2 and narrow planes need
- * none, but get it too). */
-static int64_t dwp_scratch(const dw_geom *d) { return d->sh == 1 ? d->rows * d->wp : 1; }
+/* Stride-1 planes that dwp_plane reads in place (dwp_np_k*) rather than through a padded
+ * copy: narrow ones (at most DWP_NP_MAX_W wide, where the copy's per-row cost was 41 % of a
+ * 28x28 plane's time), and those whose padded copy would not stay in L1 (more than
+ * DWP_PAD_MAX_BYTES).  MobileNet-v2 224's 32 planes of 112x112 (52 KB padded each) took
+ * 0.267 ms through the copy, 0.173 in place (one thread, per-node medians of 150
+ * alternating runs); its 56x56 ones (13 KB) 0.229 by the copy, 0.231 in place. */
+#define DWP_NP_MAX_W      32
+#define DWP_PAD_MAX_BYTES 32768
+static bool dwp_np(const dw_geom *d)
+{
+    return d->w <= DWP_NP_MAX_W || d->rows * d->wp * (int64_t)sizeof(float) > DWP_PAD_MAX_BYTES;
+}
+
+/* Scratch floats of dwp_plane: stride 1's padded plane where it copies one (else none, but
+ * one float). */
+static int64_t dwp_scratch(const dw_geom *d)
+{
+    return d->sh == 1 && !dwp_np(d) ? d->rows * d->wp : 1;
+}
 
 /* What a plane's sums start from and end with: the bias, and the activation when it is a
  * clamp (og_act_clamp_f32) or one of vact.h's, applied in registers before the store. */
@@ -118,7 +134,6 @@ DWP_KERNEL(5, 1)
  * lanes do not touch memory); a row above or below the input is a zero vector.  Every tap
  * still adds its product, zeros included, so the sums are dwp_k##K##s1's bit for bit
  * (signed zeros too).  The masks of a vector of columns are the same for every row. */
-#define DWP_NP_MAX_W 32 /* dwp_plane: the widest planes read in place (stride 1) */
 #define DWP_NP_KERNEL(K, R)                                                                        \
     static OG_TARGET_AVX512 void dwp_np_k##K##r##R(                                                \
         const dw_geom *d, const float *x, const float *w, const dwp_out *o, float *y, int64_t r0)  \
@@ -271,11 +286,10 @@ static OG_TARGET_AVX512 void dwp_plane(const dw_geom *d, const float *x, const f
         }
         return;
     }
-    /* stride 1 on narrow planes: in place, without the padded copy, whose per-row cost
-     * was 41 % of a 28x28 plane's time (192 such planes: 0.0564 -> 0.0453 ms); on wider
-     * ones the copy, read once into L1, measured faster (56x56: 0.130 against 0.134,
-     * 112x112: 0.102 against 0.109) */
-    if (d->w <= DWP_NP_MAX_W) {
+    /* stride 1 on narrow planes and on those too large for a copy in L1: in place (dwp_np);
+     * on the others the copy, read once into L1, measured faster (56x56: 0.130 against
+     * 0.134) */
+    if (dwp_np(d)) {
         if (kh == 3) {
             for (; r0 + 4 <= oh; r0 += 4) dwp_np_k3r4(d, x, w, o, y, r0);
             for (; r0 < oh; r0++) dwp_np_k3r1(d, x, w, o, y, r0);

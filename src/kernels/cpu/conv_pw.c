@@ -130,7 +130,7 @@ typedef struct pw_job {
     float *y;
     int64_t cg, mg, os;
     int64_t cparts, mparts; /* items per (image, group): column chunks x channel bands */
-    int64_t chunk;          /* columns per chunk (a multiple of PW_NR) */
+    int64_t tiles;          /* tile columns (PW_NR positions) per plane */
 } pw_job;
 
 /* y[m * ldy + j] = b[m] + Σ_q w[m * kc + q] · x[off[q] + j], m < mg, j < ncols, then
@@ -202,7 +202,11 @@ static void pw_item(const pw_job *j, int64_t it)
     const int64_t blocks = (j->mg + PW_MR - 1) / PW_MR;
     int64_t m0 = mp * blocks / j->mparts * PW_MR, m1 = (mp + 1) * blocks / j->mparts * PW_MR;
     m1 = m1 < j->mg ? m1 : j->mg;
-    const int64_t c0 = cp * j->chunk, c1 = c0 + j->chunk < j->os ? c0 + j->chunk : j->os;
+    /* chunk cp: tile columns [cp * tiles / cparts, (cp + 1) * tiles / cparts), so that
+     * chunks differ by one tile at most */
+    const int64_t c0 = cp * j->tiles / j->cparts * PW_NR;
+    int64_t c1 = (cp + 1) * j->tiles / j->cparts * PW_NR;
+    c1 = c1 < j->os ? c1 : j->os;
     if (m1 > m0 && c1 > c0) pw_block(j, u / j->g->group, u % j->g->group, m0, m1, c0, c1);
 }
 
@@ -374,8 +378,7 @@ og_status og_conv_pw(const og_kernel_ctx *k, const og_conv_geom *g, const float 
             j.mparts = mw < blocks ? mw : blocks;
         }
     }
-    j.chunk = (tiles + j.cparts - 1) / j.cparts * PW_NR;
-    j.cparts = (j.os + j.chunk - 1) / j.chunk;
+    j.tiles = tiles;
     const int64_t items = units * j.cparts * j.mparts;
     og_par_range(k, work < par_min ? 1 : (int)threads, items, 1, pw_range, &j);
     return OG_OK;

@@ -161,18 +161,23 @@ int64_t og_cpu_l2_bytes(void);
 #endif
 
 /* Kernels that read an input plane after plane, each plane a page or a few (at most
- * OG_PREFETCH_PLANE_MAX bytes), from an input larger than L2 (OG_PREFETCH_INPUT_MIN: this
- * machine's 1 MB), prefetch the next plane into L1 while they compute on one: the
- * hardware's stream prefetcher stays within a page and fetched little of such planes
- * (MobileNet-v2 at 8x64x64: its stride-2 depthwise layer read 3 MB of 32x32 planes in
- * 0.38 ms on one thread, 0.12 with the prefetch; ResNet-18's MaxPool at 8x64x64 0.099 ->
- * 0.065, on two threads 0.139 -> 0.064).  Where the input was in L2 (one image's planes
- * from the layer before), prefetching gained nothing and lost on 28x28 planes. */
+ * OG_PREFETCH_PLANE_MAX bytes), from an input larger than the core's L2 (og_cpu_l2_bytes;
+ * OG_PREFETCH_INPUT_MIN where unknown), prefetch the next plane into L1 while they compute
+ * on one: the hardware's stream prefetcher stays within a page and fetched little of such
+ * planes (MobileNet-v2 at 8x64x64, 1 MB L2: its stride-2 depthwise layer read 3 MB of 32x32
+ * planes in 0.38 ms on one thread, 0.12 with the prefetch; ResNet-18's MaxPool at 8x64x64
+ * 0.099 -> 0.065, on two threads 0.139 -> 0.064).  Where the input was in L2 (one image's
+ * planes from the layer before), prefetching gained nothing and lost: with a 2 MB L2 (Xeon
+ * model 207), MobileNet-v2 224's 144-channel 56x56 depthwise layers (1.8 MB in) took 0.261
+ * and 0.104 ms prefetching against 0.230 and 0.089 without, on one thread (per-node
+ * medians of 150 alternating runs); the prefetches' bursts held the line-fill buffers. */
 #define OG_PREFETCH_PLANE_MAX 16384
 #define OG_PREFETCH_INPUT_MIN 1048576.0
 static inline bool og_prefetch_planes(int64_t plane_bytes, double input_bytes)
 {
-    return plane_bytes <= OG_PREFETCH_PLANE_MAX && input_bytes > OG_PREFETCH_INPUT_MIN;
+    const int64_t l2 = og_cpu_l2_bytes();
+    return plane_bytes <= OG_PREFETCH_PLANE_MAX &&
+           input_bytes > (l2 > 0 ? (double)l2 : OG_PREFETCH_INPUT_MIN);
 }
 /* Prefetch [p, p + bytes) into L1, a cache line at a time (only a hint: nothing is read). */
 static inline void og_prefetch_l1(const void *p, int64_t bytes)
