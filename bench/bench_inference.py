@@ -117,7 +117,7 @@ def matmul_peak(cli, n=2048):
         except RuntimeError:
             pass
         sess = ort_session(path, 1, False)
-        _, cpu = time_ort(sess, a, 5)
+        _, cpu = time_ort(sess, a, 5, 3)
         found["onnxruntime"] = flop / (cpu / 1e3) / 1e9
     return found
 
