@@ -111,6 +111,8 @@ static inline OG_TARGET_AVX512 void dwp_store(const dwp_out *o, __m512 v, float 
         __m512 wv[K * K];                                                                          \
         _Pragma("GCC unroll 25") for (int ti = 0; ti < K * K; ti++) wv[ti] =                       \
             _mm512_set1_ps(w[ti]);                                                                 \
+        const dwp_out oc = *o; /* a copy no store to y can alias: kept in registers */             \
+        o = &oc;                                                                                   \
         for (int64_t j0 = 0; j0 < ow; j0 += 16) {                                                  \
             const int64_t left = ow - j0;                                                          \
             const __mmask16 m = (__mmask16)(left >= 16 ? 0xFFFF : (1u << left) - 1u);              \
@@ -147,6 +149,8 @@ DWP_KERNEL(5, 1)
         __m512 wv[K * K];                                                                          \
         _Pragma("GCC unroll 25") for (int ti = 0; ti < K * K; ti++) wv[ti] =                       \
             _mm512_set1_ps(w[ti]);                                                                 \
+        const dwp_out oc = *o; /* a copy no store to y can alias: kept in registers */             \
+        o = &oc;                                                                                   \
         const int64_t ow = d->ow, h = d->h, wd = d->w;                                             \
         for (int64_t j0 = 0; j0 < ow; j0 += 16) {                                                  \
             const int64_t left = ow - j0;                                                          \
@@ -216,6 +220,8 @@ static OG_TARGET_AVX512 void dwp_s2w_init(dwp_s2w *t)
         __m512 wv[K * K];                                                                          \
         _Pragma("GCC unroll 25") for (int ti = 0; ti < K * K; ti++) wv[ti] =                       \
             _mm512_set1_ps(w[ti]);                                                                 \
+        const dwp_out oc = *o; /* a copy no store to y can alias: kept in registers */             \
+        o = &oc;                                                                                   \
         const int64_t h = d->h, wd = d->w, ow = d->ow;                                             \
         for (int64_t j0 = 0; j0 < ow; j0 += 16) {                                                  \
             const int64_t base = 2 * j0 - d->pw, left = ow - j0;                                   \
@@ -251,8 +257,10 @@ static OG_TARGET_AVX512 void dwp_s2w_init(dwp_s2w *t)
         }                                                                                          \
     }
 DWP_WS2_KERNEL(3, 4)
+DWP_WS2_KERNEL(3, 2)
 DWP_WS2_KERNEL(3, 1)
 DWP_WS2_KERNEL(5, 4)
+DWP_WS2_KERNEL(5, 2)
 DWP_WS2_KERNEL(5, 1)
 #undef DWP_WS2_KERNEL
 #undef DWP_ACC
@@ -289,11 +297,14 @@ static OG_TARGET_AVX512 void dwp_plane(const dw_geom *d, const float *x, const f
     if (d->sh == 2) {
         dwp_s2w t;
         dwp_s2w_init(&t);
+        /* blocks of 4 rows, then of 2 (pwdw's bands of 6), then of 1 */
         if (kh == 3) {
             for (; r0 + 4 <= oh; r0 += 4) dwp_ws2_k3r4(d, &t, x, w, o, y, r0);
+            for (; r0 + 2 <= oh; r0 += 2) dwp_ws2_k3r2(d, &t, x, w, o, y, r0);
             for (; r0 < oh; r0++) dwp_ws2_k3r1(d, &t, x, w, o, y, r0);
         } else {
             for (; r0 + 4 <= oh; r0 += 4) dwp_ws2_k5r4(d, &t, x, w, o, y, r0);
+            for (; r0 + 2 <= oh; r0 += 2) dwp_ws2_k5r2(d, &t, x, w, o, y, r0);
             for (; r0 < oh; r0++) dwp_ws2_k5r1(d, &t, x, w, o, y, r0);
         }
         return;
