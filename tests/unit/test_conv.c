@@ -607,6 +607,9 @@ static const conv_case direct_cases[] = {
      .pads = {2, 1, 1, 2}, .mt = true},
     {"dw_plane_5x5_s2_f32_mult2", "Conv", 2, .c = 2, .m = 4, .group = 2, .k = {5, 5},
      .in = {41, 70}, .pads = {2, 2, 1, 2}, .strides = {2, 2}},
+    /* ... stride 2 with 23 output rows: blocks of 4, one of 2, one of 1 */
+    {"dw_plane_5x5_s2_f32_rows23", "Conv", 2, .c = 3, .m = 3, .group = 3, .k = {5, 5},
+     .in = {45, 40}, .pads = {2, 2, 2, 2}, .strides = {2, 2}, .mt = true},
     {"dw_plane_3x3_s2_wide", "Conv", 2, .n = 2, .c = 3, .m = 3, .group = 3, .in = {30, 99},
      .pads = {1, 0, 0, 1}, .strides = {2, 2}, .mt = true},
     {"dw_plane_3x3_s1_odd", "Conv", 2, .c = 2, .m = 2, .group = 2, .in = {19, 47}, PADS1,
