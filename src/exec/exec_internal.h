@@ -63,6 +63,7 @@ struct og_session {
     int n_fused_act;     /* of which activations */
     int n_fused_pre;     /* and pointwise Convs run inside depthwise ones */
     int n_fused_pool;    /* and MaxPools run inside the Conv before them */
+    int n_fused_res;     /* and Adds run inside the Conv of one of their inputs */
     int n_fused_tr;      /* and Transposes read in place by MatMuls */
     int *fused_last_use; /* per value: the last node reading it when the plan is used */
     bool fused_run;      /* this run uses the plan */

@@ -101,6 +101,7 @@ void og_fusion_clear(const og_graph *g, og_fusion *nodes, bool *internal)
         nodes[i].wg_x = nodes[i].wg_dy = -1;
         nodes[i].pre = -1;
         nodes[i].post = -1;
+        nodes[i].res = -1;
         nodes[i].tr[0] = nodes[i].tr[1] = -1;
     }
     for (int v = 0; v < g->n_values; v++) internal[v] = false;
@@ -318,6 +319,72 @@ int og_fusion_plan_pwdw(const og_graph *g, const og_kernel_binding *kernels, og_
         nodes[i].pre = pi;
         nodes[pi].skip = true;
         internal[v] = internal[p->out[0]] = true;
+        skipped++;
+    }
+    return skipped;
+}
+
+/* ---- the residual Add after a Conv -------------------------------------------------- */
+
+/* Whether values a and b have the same shape: each dim known and equal, or the same
+ * symbol (a model's batch: the kernel checks the dims it gets). */
+static bool same_shape(const og_value *a, const og_value *b)
+{
+    if (a->rank < 1 || a->rank != b->rank) return false;
+    for (int d = 0; d < a->rank; d++)
+        if (a->dims[d] != b->dims[d] || a->dims[d] == OG_DIM_UNKNOWN) return false;
+    return true;
+}
+
+/* Whether Conv node c is pointwise (1x1, strides 1, no pads, one group) on a 2-D input
+ * whose dims are static but for the batch. */
+static bool pointwise_conv(const og_graph *g, const og_node *c)
+{
+    const og_value *xv = &g->values[c->in[0]];
+    og_conv_geom geom;
+    if (c->n_in < 2 || c->in[0] < 0 || c->in[1] < 0 || xv->rank != 4 ||
+        !static_geometry(g, c, xv->dims, c->in[1], &geom) || geom.group != 1)
+        return false;
+    for (int d = 0; d < 2; d++)
+        if (geom.kernel[d] != 1 || geom.stride[d] != 1 || geom.pad_begin[d] != 0 ||
+            geom.pad_end[d] != 0)
+            return false;
+    return true;
+}
+
+int og_fusion_plan_res(const og_graph *g, const og_kernel_binding *kernels, og_fusion *nodes,
+                       bool *internal)
+{
+    int skipped = 0;
+    for (int i = 0; i < g->n_nodes; i++) {
+        const og_node *c = &g->nodes[i];
+        if (!is_op(c, "Conv") || !kernels[i].fn || !kernels[i].act || nodes[i].skip ||
+            nodes[i].out >= 0 || nodes[i].wg_x >= 0 || nodes[i].pre >= 0 || nodes[i].post >= 0 ||
+            c->n_out != 1 || c->out[0] < 0)
+            continue;
+        const int v = c->out[0];
+        int ai, a2;
+        if (g->values[v].is_graph_output || g->values[v].dtype != OG_FLOAT ||
+            readers(g, v, &ai, &a2) != 1)
+            continue;
+        const og_node *a = &g->nodes[ai];
+        if (!is_op(a, "Add") || nodes[ai].skip || nodes[ai].wg_x >= 0 || a->n_in != 2 ||
+            a->n_out != 1 || a->out[0] < 0)
+            continue;
+        const int r = a->in[0] == v ? a->in[1] : a->in[0];
+        if (r < 0 || r == v || internal[r] || !same_shape(&g->values[v], &g->values[r]) ||
+            !same_shape(&g->values[v], &g->values[a->out[0]]) || g->values[r].dtype != OG_FLOAT ||
+            g->values[a->out[0]].dtype != OG_FLOAT)
+            continue;
+        const int rp = fused_producer(g, nodes, r); /* r written before C runs */
+        if (rp >= i || !pointwise_conv(g, c)) continue;
+        nodes[i].res = r;
+        nodes[i].act = nodes[ai].act;
+        nodes[i].out = nodes[ai].out >= 0 ? nodes[ai].out : a->out[0];
+        nodes[ai].skip = true;
+        nodes[ai].act.kind = OG_FUSE_NONE;
+        nodes[ai].out = -1;
+        internal[v] = true; /* A's own output: internal already where A had an activation */
         skipped++;
     }
     return skipped;

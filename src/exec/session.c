@@ -135,6 +135,8 @@ og_status og_exec_create_in(const og_graph *g, const og_backend *backend, const 
         s->n_fused += s->n_fused_pre = og_fusion_plan_pwdw(g, s->kernels, s->fusion, s->internal);
     if (fuse && s->backend == &og_cpu_backend)
         s->n_fused += s->n_fused_pool = og_fusion_plan_pool(g, s->kernels, s->fusion, s->internal);
+    if (fuse && s->backend == &og_cpu_backend)
+        s->n_fused += s->n_fused_res = og_fusion_plan_res(g, s->kernels, s->fusion, s->internal);
     if (s->backend == &og_cpu_backend)
         s->n_fused += og_fusion_plan_wgrad(g, s->kernels, s->fusion, s->internal);
     if (s->backend == &og_cpu_backend && !s->debug)
@@ -156,6 +158,8 @@ og_status og_exec_create_in(const og_graph *g, const og_backend *backend, const 
             if (n->in[j] >= 0) s->fused_last_use[n->in[j]] = i;
         for (int j = 0; j < 2; j++) /* reads its Transpose's input instead of in[j] */
             if (s->fusion[i].tr[j] >= 0) s->fused_last_use[g->nodes[s->fusion[i].tr[j]].in[0]] = i;
+        if (s->fusion[i].res >= 0) /* adds the residual of the Add it runs */
+            s->fused_last_use[s->fusion[i].res] = i;
         if (s->fusion[i].pre >= 0) { /* reads its pointwise Conv's inputs instead of in[0] */
             const og_node *p = &g->nodes[s->fusion[i].pre];
             for (int j = 0; j < p->n_in; j++)
@@ -170,12 +174,13 @@ og_status og_exec_create_in(const og_graph *g, const og_backend *backend, const 
     og_logf(s->log, s->log_user, OG_LOG_INFO,
             "session: %d nodes, %d values, %d threads, %s kernels, %d activation nodes fused, "
             "%d pointwise Convs run in the depthwise Conv of their output, "
-            "%d MaxPools run in the Conv of their input, "
+            "%d MaxPools run in the Conv of their input, %d Adds run in the Conv of an input, "
             "%d nodes of weight gradients fused, %d Transposes read in place by MatMuls, "
             "%d element-wise nodes in %d loops",
             g->n_nodes, g->n_values, s->threads, s->backend->name, s->n_fused_act, s->n_fused_pre,
-            s->n_fused_pool,
-            s->n_fused - s->n_fused_act - s->n_fused_pre - s->n_fused_pool - s->n_fused_tr,
+            s->n_fused_pool, s->n_fused_res,
+            s->n_fused - s->n_fused_act - s->n_fused_pre - s->n_fused_pool - s->n_fused_res -
+                s->n_fused_tr,
             s->n_fused_tr, s->ew.n_members, s->ew.n_groups);
     og_free(a, in_types);
     og_free(a, out_types);
@@ -478,6 +483,15 @@ static og_status run_node(og_session *s, int ni)
         s->vin[0].value = NULL;
         k.pre = &pc;
     }
+    const int res = s->fused_run ? s->fusion[ni].res : -1;
+    if (res >= 0) { /* the residual of the Add it runs (fuse.h) */
+        k.res = s->slot[res];
+        if (!k.res || k.res->kind != OG_KIND_TENSOR || k.res->dtype != OG_FLOAT)
+            return og_error(OG_ERR_INTERNAL,
+                            "%s: the residual '%s' of the Add run inside it is "
+                            "missing",
+                            og_node_label(n, label, sizeof label), g->values[res].name);
+    }
     if (n->op->flags & OG_OP_CONTROL) {
         st = og_exec_control(s, ni);
         if (st == OG_ERR_NOMEM) st = og_exec_budget_error(s, n, -1, 0, NULL);
@@ -501,6 +515,17 @@ static og_status run_node(og_session *s, int ni)
             og_vinfo mid = s->vout[0];
             st = pn->op->infer(&pcx, &mid, 1, s->vout, 1);
             if (st) return st;
+        }
+    }
+    if (res >= 0) { /* the Add it runs adds tensors of one shape (fuse.h: its symbols) */
+        bool same = s->vout[0].rank == k.res->rank;
+        for (int d = 0; same && d < k.res->rank; d++) same = s->vout[0].dims[d] == k.res->dims[d];
+        if (!same) {
+            st = og_error(OG_ERR_SHAPE,
+                          "%s: its output and '%s', which the Add after it adds, differ in shape "
+                          "though the model gives them the same dims (symbols)",
+                          og_node_label(n, label, sizeof label), g->values[res].name);
+            goto fail;
         }
     }
     bool viewed = false; /* output 0 a view by OG_OP_ALIAS_SAME_SIZE: no kernel call */

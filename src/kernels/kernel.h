@@ -103,6 +103,10 @@ typedef struct og_kernel_ctx {
      * MaxPool (3x3, strides 2, pads 1) of the convolution's output after act, which the
      * kernel computes and nobody stores. */
     bool max_pool;
+    /* Conv only, CPU inference sessions (exec/fuse.h: og_fusion.res): a float tensor of
+     * output 0's shape added to the convolution's output before act (output 0 = act(Conv +
+     * res), the residual Add after the Conv and the Add's activation), NULL when none. */
+    const og_tensor *res;
     /* Entries with og_kernel_def.perm_in only (MatMul), CPU sessions: where perm[j] is
      * set, input j is the input X of a Transpose with that perm (one entry per axis of X,
      * none reversed: exec/fuse.h), and the kernel reads Transpose(X, perm) where the node's

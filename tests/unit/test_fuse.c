@@ -8,7 +8,7 @@
  * transformed weights) is used only while those inputs are the model's own. */
 #include "unit/fuse_graph.h"
 
-static int fused_count, pre_count, pool_count;
+static int fused_count, pre_count, pool_count, res_count;
 static void on_log(void *user, og_log_level level, const char *msg)
 {
     (void)user;
@@ -16,6 +16,7 @@ static void on_log(void *user, og_log_level level, const char *msg)
     log_count(msg, " activation nodes fused", &fused_count);
     log_count(msg, " pointwise Convs run in", &pre_count);
     log_count(msg, " MaxPools run in", &pool_count);
+    log_count(msg, " Adds run in", &res_count);
 }
 
 enum pattern {
@@ -783,6 +784,157 @@ static void test_pwdw(void)
     }
 }
 
+/* The residual plan (og_fusion_plan_res): X -> 1x1 Conv A -> Q; Q (or X, as wide) -> 1x1
+ * Conv C -> V; Add(V, Q) [-> Relu] -> Y.  C adds Q in its stores (the pointwise tiles, the
+ * packed panels, the sums by shares on two threads of weights that are not constant) or in
+ * a pass after (images side by
+ * side), and the fused run must give the node-by-node bytes (asking for V too).  Not fused:
+ * a residual written after C (R = Relu(Relu(Q)), which the graph's order puts after C), a
+ * broadcast residual, a C with its own activation, a 3x3 C. */
+typedef struct res_case {
+    int64_t n, c, m, h, w;
+    int threads;
+    int variant; /* 0 plain, 1 Relu after the Add, 2 residual after C, 3 broadcast residual,
+                  * 4 C with a Relu of its own, 5 a 3x3 C, 6 C on X (residual Q beside it) */
+    bool w_node; /* C's weights from a node (Identity: not constant, no packed panels) */
+} res_case;
+
+static void test_residual(void)
+{
+    static const res_case cases[] = {
+        {1, 24, 16, 10, 12, 1, 0, false},  {1, 24, 16, 10, 12, 2, 1, false},
+        {1, 192, 32, 14, 14, 1, 6, false}, {1, 192, 32, 14, 14, 2, 6, false},
+        {1, 384, 64, 7, 7, 2, 6, false},   {3, 16, 16, 4, 4, 1, 1, false},
+        {2, 40, 24, 9, 11, 2, 6, false},   {1, 24, 16, 10, 12, 1, 2, false},
+        {1, 24, 16, 10, 12, 1, 3, false},  {1, 24, 16, 10, 12, 1, 4, false},
+        {1, 24, 16, 10, 12, 1, 5, false},  {1, 192, 32, 14, 14, 2, 6, true},
+    };
+    for (size_t ci = 0; ci < sizeof cases / sizeof *cases; ci++) {
+        const res_case *rc = &cases[ci];
+        fg f = {og_graph_new(NULL), OG_FLOAT};
+        og_graph *g = f.g;
+        int x = start_graph(&f, 14);
+        const int64_t xd[4] = {rc->n, rc->c, rc->h, rc->w}, wa[4] = {rc->m, rc->c, 1, 1};
+        const int k = rc->variant == 5 ? 3 : 1;
+        const int64_t wc[4] = {rc->m, rc->variant == 6 ? rc->c : rc->m, k, k}, bd[1] = {rc->m};
+        const int64_t rd[4] = {1, rc->m, 1, 1};
+        g->values[x].dtype = OG_FLOAT;
+        g->values[x].rank = 4;
+        memcpy(g->values[x].dims, xd, sizeof xd);
+        init(&f, "WA", 4, wa, 0.3, 0.02, false);
+        init(&f, rc->w_node ? "WC0" : "WC", 4, wc, 0.2, 0.01, false);
+        if (rc->w_node) node(&f, "Identity", 1, (const char *[]){"WC0"}, 1, (const char *[]){"WC"});
+        init(&f, "BA", 1, bd, 0.5, 0.1, false);
+        init(&f, "BC", 1, bd, 0.4, -0.1, false);
+        const char *q = "Q";
+        node(&f, "Conv", 3, (const char *[]){"X", "WA", "BA"}, 1, &q);
+        const char *cin = rc->variant == 6 ? "X" : "Q", *v = rc->variant == 4 ? "V0" : "V";
+        const char *r = rc->variant == 2 ? "R" : rc->variant == 3 ? "RB" : "Q";
+        const int cn = node(&f, "Conv", 3, (const char *[]){cin, "WC", "BC"}, 1, &v);
+        if (k == 3) {
+            const int64_t pads[4] = {1, 1, 1, 1};
+            og_attr at = {
+                .name = (char *)"pads", .type = OG_ATTR_INTS, .n = 4, .ints = (int64_t *)pads};
+            og_node_add_attr(g, cn, &at);
+        }
+        if (rc->variant == 4) node(&f, "Relu", 1, (const char *[]){"V0"}, 1, (const char *[]){"V"});
+        if (rc->variant == 2) { /* R = Relu(Relu(Q)): a node more than C from X, after it */
+            node(&f, "Relu", 1, (const char *[]){"Q"}, 1, (const char *[]){"R0"});
+            node(&f, "Relu", 1, (const char *[]){"R0"}, 1, (const char *[]){"R"});
+        }
+        if (rc->variant == 3) init(&f, "RB", 4, rd, 1.0, 0.0, false);
+        const char *s = rc->variant == 1 ? "S" : "Y";
+        node(&f, "Add", 2, (const char *[]){"V", r}, 1, &s);
+        if (rc->variant == 1) node(&f, "Relu", 1, (const char *[]){"S"}, 1, (const char *[]){"Y"});
+        g->values[value(&f, "Y")].is_graph_output = true;
+        g->outputs[g->n_outputs++] = value(&f, "Y");
+        og_tensor *xin = NULL, *fused[2] = {0}, *plain[2] = {0};
+        og_tensor_alloc(OG_FLOAT, 4, xd, NULL, &xin);
+        for (int64_t i = 0; i < xin->numel; i++) set(xin, i, 2.5 * sin(0.37 * (double)i));
+        char label[48];
+        snprintf(label, sizeof label, "residual case %zu", ci);
+        const int expect = rc->variant == 0 || rc->variant == 1 || rc->variant == 6 ? 1 : 0;
+        og_session *ss =
+            fused_vs_named(g, xin, rc->threads, &res_count, expect, fused, plain, label);
+        /* and the Add ran: Y is not V */
+        CHECKF(!ss || (plain[1] && !og_value_equal(plain[0], plain[1])), "%s: Y == V", label);
+        for (int j = 0; j < 2; j++) {
+            og_tensor_free(fused[j]);
+            og_tensor_free(plain[j]);
+        }
+        og_tensor_free(xin);
+        og_session_free(ss);
+        og_graph_free(g);
+    }
+}
+
+/* The residual's shape is checked when it runs: X [batch, 8, 5, 6] -> 1x1 Conv -> V; Add(V,
+ * R) with R [batch, 8, 5, 6] a second input, the same symbol.  R of another batch (1, which
+ * the Add would broadcast) fails with OG_ERR_SHAPE naming R; R of X's batch gives the
+ * node-by-node bytes. */
+static void test_residual_symbols(void)
+{
+    fg f = {og_graph_new(NULL), OG_FLOAT};
+    og_graph *g = f.g;
+    int x = start_graph(&f, 14);
+    const int64_t batch = og_dim_symbol(og_graph_symbol(g, "batch"));
+    const int64_t xd[4] = {batch, 8, 5, 6}, wd[4] = {8, 8, 1, 1};
+    g->values[x].dtype = OG_FLOAT;
+    g->values[x].rank = 4;
+    memcpy(g->values[x].dims, xd, sizeof xd);
+    int r = value(&f, "R");
+    g->values[r].kind = OG_VALUE_INPUT;
+    g->values[r].is_graph_input = true;
+    g->values[r].dtype = OG_FLOAT;
+    g->values[r].rank = 4;
+    memcpy(g->values[r].dims, xd, sizeof xd);
+    g->inputs[g->n_inputs++] = r;
+    init(&f, "W", 4, wd, 0.3, 0.0, false);
+    node(&f, "Conv", 2, (const char *[]){"X", "W"}, 1, (const char *[]){"V"});
+    node(&f, "Add", 2, (const char *[]){"R", "V"}, 1, (const char *[]){"Y"});
+    g->values[value(&f, "Y")].is_graph_output = true;
+    g->outputs[g->n_outputs++] = value(&f, "Y");
+    og_session *s = NULL;
+    og_session_options so = {.threads = 1, .log = on_log};
+    res_count = -1;
+    og_status st = og_graph_finalize(g);
+    if (!st) st = og_graph_resolve(g, true);
+    if (!st) st = og_exec_create(g, NULL, og_default_allocator(), &so, true, &s);
+    CHECKF(st == OG_OK, "residual symbols: %s", og_last_error());
+    CHECKF(res_count == 1, "residual symbols: %d Adds fused, expected 1", res_count);
+    og_tensor *xt = NULL, *r1 = NULL, *r2 = NULL, *y[2] = {0}, *plain[2] = {0};
+    const int64_t d2[4] = {2, 8, 5, 6}, d1[4] = {1, 8, 5, 6};
+    og_tensor_alloc(OG_FLOAT, 4, d2, NULL, &xt);
+    og_tensor_alloc(OG_FLOAT, 4, d1, NULL, &r1);
+    og_tensor_alloc(OG_FLOAT, 4, d2, NULL, &r2);
+    for (int64_t i = 0; xt && i < xt->numel; i++) set(xt, i, sin(0.3 * (double)i));
+    for (int64_t i = 0; r2 && i < r2->numel; i++) set(r2, i, cos(0.2 * (double)i));
+    for (int64_t i = 0; r1 && i < r1->numel; i++) set(r1, i, 0.5);
+    const char *names[2] = {"X", "R"};
+    if (s && xt && r1 && r2) {
+        const og_tensor *bad[2] = {xt, r1}, *good[2] = {xt, r2};
+        st = og_session_run(s, names, bad, 2, y);
+        CHECKF(st == OG_ERR_SHAPE && strstr(og_last_error(), "'R'"),
+               "residual symbols: R of another batch gave %d (%s)", (int)st, og_last_error());
+        og_tensor_free(y[0]);
+        y[0] = NULL;
+        CHECK_OK(og_session_run(s, names, good, 2, y));
+        const char *want[2] = {"Y", "V"};
+        CHECK_OK(og_session_run_named(s, names, good, 2, want, 2, plain));
+        CHECKF(y[0] && plain[0] && og_value_equal(y[0], plain[0]),
+               "residual symbols: the fused output differs from the node-by-node one");
+    }
+    for (int j = 0; j < 2; j++) {
+        og_tensor_free(y[j]);
+        og_tensor_free(plain[j]);
+    }
+    og_tensor_free(xt);
+    og_tensor_free(r1);
+    og_tensor_free(r2);
+    og_session_free(s);
+    og_graph_free(g);
+}
+
 /* The end of an activation-fusion case: V (the fusible node's output) through act (0 Relu,
  * 1 Clip to [0, 1] by initializer bounds, 2 Sigmoid, 3 HardSigmoid with alpha 0.3) into the
  * graph output Y, V also asked for with v_out (no fusion then); X [rank, xd] filled with
@@ -976,6 +1128,8 @@ int main(void)
 {
     test_pool();
     test_pwdw();
+    test_residual();
+    test_residual_symbols();
     test_weight_cache(WC_CONV);
     test_weight_cache(WC_BAND);
     test_weight_cache(WC_GEMM);

@@ -1147,6 +1147,51 @@ static void run_items(void *ctx, int64_t i0, int64_t i1, int slot)
 }
 
 /* self: the kernel (Conv's or ConvTranspose's), which a 16-bit X runs on float32 copies. */
+/* ---- the residual Add run inside a Conv (og_kernel_ctx.res) ------------------------------ */
+
+#define CONV_RES_CHUNK 16384 /* values per item of conv_then_res's pass */
+
+typedef struct res_job {
+    const og_kernel_ctx *k;
+    float *y;
+    const float *r;
+    int64_t n;
+} res_job;
+
+static void res_range(void *ctx, int64_t i0, int64_t i1, int slot)
+{
+    const res_job *j = ctx;
+    (void)slot;
+    const int64_t a = i0 * CONV_RES_CHUNK,
+                  e = i1 * CONV_RES_CHUNK < j->n ? i1 * CONV_RES_CHUNK : j->n;
+    float *restrict y = j->y;
+    const float *restrict r = j->r;
+    for (int64_t i = a; i < e; i++) y[i] += r[i];
+    og_cpu_act(&j->k->act, OG_FLOAT, y + a, e - a);
+}
+
+/* Whether the path conv_run takes for this call adds k->res in its own stores: the packed
+ * panels, the pointwise tiles (not with images side by side) and the sums by shares of the
+ * input channels (kshare: conv_run's decision); the others leave it to conv_then_res.  The
+ * same tests in the same order as conv_run's. */
+static bool conv_res_in_stores(const og_kernel_ctx *k, const og_conv_geom *g, const og_tensor *x,
+                               const og_tensor *w, bool transpose, bool kshare)
+{
+    if (transpose || x->dtype != OG_FLOAT || x->numel == 0 || w->numel == 0 || k->max_pool ||
+        (g->group == 1 && covers_input(g)) || og_conv_direct_applies(g, false) ||
+        og_conv_wino_applies(g, x->dtype))
+        return false;
+    if (og_conv_panel_applies(k, g, x->dtype)) return true;
+    if (og_conv_pw_applies(g, x->dtype)) return !og_conv_pw_images(g);
+    return kshare;
+}
+
+/* The Conv without k->res and k->act, then y = act(y + res) in chunks on the threads, as
+ * the Add and its activation would: the same values. */
+static og_status conv_then_res(const og_kernel_ctx *k, og_kernel_fn self,
+                               const og_tensor *const *in, int n_in, og_tensor *const *out,
+                               int n_out, bool transpose);
+
 static og_status conv_run(const og_kernel_ctx *k, og_kernel_fn self, const og_tensor *const *in,
                           int n_in, og_tensor *const *out, int n_out, bool transpose)
 {
@@ -1169,6 +1214,15 @@ static og_status conv_run(const og_kernel_ctx *k, og_kernel_fn self, const og_te
     if (g->nsp < 1 || y->rank != g->nsp + 2 || y->dtype != x->dtype)
         return og_kernel_error(k, OG_ERR_INTERNAL, "output has an unexpected shape");
     if (y->numel == 0) return OG_OK;
+    if (k->res) { /* the residual Add run inside (exec/fuse.h) */
+        bool same = k->res->dtype == OG_FLOAT && y->dtype == OG_FLOAT && k->res->rank == y->rank;
+        for (int d = 0; same && d < y->rank; d++) same = k->res->dims[d] == y->dims[d];
+        if (!same)
+            return og_kernel_error(k, OG_ERR_INTERNAL,
+                                   "the residual added inside has another shape or type than the "
+                                   "output");
+    }
+    const og_kernel_ctx *korig = k;
     /* a small convolution stays on one thread: BLAS's (OpenMP's threads) below
      * CONV_PAR_MIN_MADDS, the direct, Winograd and pointwise kernels' (the session's workers
      * where it has them) below CONV_PAR_MIN_MADDS_WORKERS */
@@ -1186,6 +1240,8 @@ static og_status conv_run(const og_kernel_ctx *k, og_kernel_fn self, const og_te
             ? &one
             : k;
     if (k->threads > 1 && madds < CONV_PAR_MIN_MADDS) k = &one;
+    if (k->res && !conv_res_in_stores(k, g, x, w, transpose, kshare))
+        return conv_then_res(korig, self, in, n_in, out, n_out, transpose);
     if (!transpose && g->group == 1 && x->numel > 0 && w->numel > 0 && covers_input(g)) {
         /* the kernel covers the whole input once (the weight gradient of a 1x1 Conv: X by
          * dY): Y[n, m] = Σ_k X[n, k] W[m, k] over k = (channel, position), one GEMM
@@ -1462,6 +1518,21 @@ static og_status conv_run(const og_kernel_ctx *k, og_kernel_fn self, const og_te
 
 static og_status conv_kernel(const og_kernel_ctx *k, const og_tensor *const *in, int n_in,
                              og_tensor *const *out, int n_out);
+
+static og_status conv_then_res(const og_kernel_ctx *k, og_kernel_fn self,
+                               const og_tensor *const *in, int n_in, og_tensor *const *out,
+                               int n_out, bool transpose)
+{
+    og_kernel_ctx k2 = *k;
+    k2.res = NULL;
+    k2.act.kind = OG_FUSE_NONE;
+    og_status st = conv_run(&k2, self, in, n_in, out, n_out, transpose);
+    if (st) return st;
+    res_job j = {k, out[0]->data, k->res->data, out[0]->numel};
+    const int64_t items = (j.n + CONV_RES_CHUNK - 1) / CONV_RES_CHUNK;
+    og_par_range(k, items > 1 ? k->threads : 1, items, 1, res_range, &j);
+    return OG_OK;
+}
 
 /* A Conv with the pointwise Conv k->pre in front (exec/fuse.h): x = in[0] is pre's input.
  * Both in one pass where conv_pwdw.c applies, else pre's output into a tensor of the

@@ -122,6 +122,7 @@ typedef struct cp_job {
     const og_conv_geom *g;
     const float *x, *up, *b; /* x: the product's B, X [K, OS] */
     float *y;
+    const float *r; /* k->res's values, at y's offsets (NULL: none) */
     int64_t os, kdim, panels;
     int64_t n; /* images: items are (group of gp panels, image), group-major */
     int64_t gp;
@@ -283,7 +284,8 @@ static void cp_im2col(void *ctx, int64_t i0, int64_t i1, int slot)
 
 OG_TARGET_AVX512 void og_conv_panel_store(const float *ct, int64_t parts, int64_t pstride,
                                           int64_t os, int64_t ldy, int64_t mr, const float *b,
-                                          float *y, bool clamp, float lo, float hi, int vact)
+                                          const float *res, float *y, bool clamp, float lo,
+                                          float hi, int vact)
 {
     const __m512 lov = _mm512_set1_ps(lo), hiv = _mm512_set1_ps(hi);
     for (int64_t r0 = 0; r0 < mr; r0 += 16)
@@ -300,11 +302,18 @@ OG_TARGET_AVX512 void og_conv_panel_store(const float *ct, int64_t parts, int64_
             og_tr16_f32(v); /* v[r] = channel r0 + r at positions j0 .. j0 + 15 */
             for (int r = 0; r < nr; r++) {
                 const __m512 bv = _mm512_set1_ps(b ? b[r0 + r] : 0.0f);
-                const __m512 a = b ? _mm512_add_ps(v[r], bv) : v[r];
+                __m512 a = b ? _mm512_add_ps(v[r], bv) : v[r];
+                if (res) a = _mm512_add_ps(a, _mm512_maskz_loadu_ps(mj, res + (r0 + r) * ldy + j0));
                 _mm512_mask_storeu_ps(y + (r0 + r) * ldy + j0, mj,
                                       og_v_out(a, clamp, lov, hiv, vact));
             }
         }
+}
+
+/* The residual's values where y's are yb (NULL: none). */
+static const float *cp_res(const cp_job *j, const float *yb)
+{
+    return j->r ? j->r + (yb - j->y) : NULL;
 }
 
 /* Items: (group of gp panels of 32 output channels, image), the images of a group one
@@ -328,7 +337,8 @@ static void cp_range(void *ctx, int64_t i0, int64_t i1, int slot)
             for (int64_t i = 0; i < j->n; i++) {
                 float *yb = j->y + (i * g->m + m0) * j->os;
                 og_conv_panel_store(ct + i * j->os * OG_PANEL_MR, 1, 0, j->os, j->os, mr,
-                                    j->b ? j->b + m0 : NULL, yb, clamp, lo, hi, vact);
+                                    j->b ? j->b + m0 : NULL, cp_res(j, yb), yb, clamp, lo, hi,
+                                    vact);
                 if (!clamp && !vact) og_cpu_act(&j->k->act, OG_FLOAT, yb, mr * j->os);
             }
         }
@@ -344,8 +354,8 @@ static void cp_range(void *ctx, int64_t i0, int64_t i1, int slot)
             og_panel_gemm_f32(pi, pi + 1, nc, j->kdim, j->up, j->x + c0, j->os, ct, OG_PANEL_MR,
                               np < j->panels ? j->up + np * j->kdim * OG_PANEL_MR : NULL);
             float *yb = j->y + m0 * j->os + c0;
-            og_conv_panel_store(ct, 1, 0, nc, j->os, mr, j->b ? j->b + m0 : NULL, yb, clamp, lo, hi,
-                                vact);
+            og_conv_panel_store(ct, 1, 0, nc, j->os, mr, j->b ? j->b + m0 : NULL, cp_res(j, yb), yb,
+                                clamp, lo, hi, vact);
             for (int64_t r = 0; r < mr && !clamp && !vact; r++)
                 og_cpu_act(&j->k->act, OG_FLOAT, yb + r * j->os, nc);
         }
@@ -363,8 +373,8 @@ static void cp_range(void *ctx, int64_t i0, int64_t i1, int slot)
                               OG_PANEL_MR,
                               np < j->panels ? j->up + np * j->kdim * OG_PANEL_MR : NULL);
             float *yb = j->y + (i * g->m + m0) * j->os;
-            og_conv_panel_store(ct, 1, 0, j->os, j->os, mr, j->b ? j->b + m0 : NULL, yb, clamp, lo,
-                                hi, vact);
+            og_conv_panel_store(ct, 1, 0, j->os, j->os, mr, j->b ? j->b + m0 : NULL, cp_res(j, yb),
+                                yb, clamp, lo, hi, vact);
             if (!clamp && !vact) og_cpu_act(&j->k->act, OG_FLOAT, yb, mr * j->os);
         }
 }
@@ -405,7 +415,7 @@ static void cp_ksum_range(void *ctx, int64_t i0, int64_t i1, int slot)
         float *yb = j->y + m0 * j->os;
         og_conv_panel_store(j->part + pi * j->os * OG_PANEL_MR + h, j->kparts,
                             j->panels * j->os * OG_PANEL_MR, j->os, j->os, mr,
-                            j->b ? j->b + m0 : NULL, yb, clamp, lo, hi, vact);
+                            j->b ? j->b + m0 : NULL, cp_res(j, yb), yb, clamp, lo, hi, vact);
         if (!clamp && !vact) og_cpu_act(&j->k->act, OG_FLOAT, yb, mr * j->os);
     }
 }
@@ -483,6 +493,7 @@ og_status og_conv_panel(const og_kernel_ctx *k, const og_conv_geom *g, const flo
                 .up = up,
                 .b = b,
                 .y = y,
+                .r = k->res ? (const float *)k->res->data : NULL,
                 .os = os,
                 .kdim = kdim,
                 .panels = panels,

@@ -17,7 +17,8 @@
  * output one). */
 bool og_conv_panel_applies(const og_kernel_ctx *k, const og_conv_geom *g, og_dtype t);
 
-/* Y = Conv(X, W) + B, then k->act, for a Conv og_conv_panel_applies to (conv_panel.c): W
+/* Y = Conv(X, W) + B (+ k->res), then k->act, for a Conv og_conv_panel_applies to
+ * (conv_panel.c): W
  * packed once per session into the node's og_kcache (into scratch when there is none), the
  * product through gemm_panel.h on X (pointwise) or its column matrix, written back
  * transposed; on threads, a pointwise image that og_conv_kshare_worth approves of summed
@@ -27,12 +28,13 @@ og_status og_conv_panel(const og_kernel_ctx *k, const og_conv_geom *g, const flo
                         const float *w, const float *b, float *y);
 
 #ifdef OG_CPU_X86
-/* Ct back into NCHW: y[r · ldy + j] = act(Σ_t ct[t · pstride + j · 32 + r] + b[r]) for t <
- * parts, r < mr (<= 32), j < os (b NULL: no bias), act a clamp to [lo, hi] (clamp) or
- * vact.h's vact (0: none), through 16 x 16 transposes in registers.  AVX-512 only. */
+/* Ct back into NCHW: y[r · ldy + j] = act(Σ_t ct[t · pstride + j · 32 + r] + b[r] + res[r ·
+ * ldy + j]) for t < parts, r < mr (<= 32), j < os (b NULL: no bias, res NULL: no residual),
+ * act a clamp to [lo, hi] (clamp) or vact.h's vact (0: none), through 16 x 16 transposes in
+ * registers.  AVX-512 only. */
 void og_conv_panel_store(const float *ct, int64_t parts, int64_t pstride, int64_t os, int64_t ldy,
-                         int64_t mr, const float *b, float *y, bool clamp, float lo, float hi,
-                         int vact);
+                         int64_t mr, const float *b, const float *res, float *y, bool clamp,
+                         float lo, float hi, int vact);
 #endif
 
 /* The column matrix of one image of a 1-D or 2-D float Conv of one group (conv.c's im2col

@@ -58,6 +58,7 @@ typedef struct pw_epi {
     bool prefetch; /* prefetch the next tile column's inputs (the first tile of a column) */
     float lo, hi;
     const float *bias; /* the tile's first channel's, NULL: none */
+    const float *res;  /* added before the activation, at c's offsets (NULL: none) */
     int vact;          /* 1 Sigmoid, 2 SiLU before the store (vact.h), 0 none */
     /* 0: a tile's vectors are 16 positions apart (one plane).  Else each vector is one
      * image's whole plane (at most 16 positions, `tail` lanes of every vector): input
@@ -110,7 +111,11 @@ typedef struct pw_epi {
             _Pragma("GCC unroll 3") for (int v = 0; v < NV; v++)                                   \
             {                                                                                      \
                 const __mmask16 mk = v == NV - 1 || e->vx ? tail : (__mmask16)0xFFFF;              \
-                const __m512 a = og_v_out(acc[r][v], e->clamp, lo, hi, e->vact);                   \
+                const __m512 s =                                                                   \
+                    e->res ? _mm512_add_ps(acc[r][v],                                              \
+                                           _mm512_maskz_loadu_ps(mk, e->res + r * ldc + vc * v))   \
+                           : acc[r][v];                                                            \
+                const __m512 a = og_v_out(s, e->clamp, lo, hi, e->vact);                           \
                 if (mk == 0xFFFF)                                                                  \
                     _mm512_storeu_ps(c + r * ldc + vc * v, a);                                     \
                 else                                                                               \
@@ -128,17 +133,20 @@ typedef struct pw_job {
     const og_conv_geom *g;
     const float *x, *w, *b;
     float *y;
+    const float *r; /* k->res's values (NULL: none) */
     int64_t cg, mg, os;
     int64_t cparts, mparts; /* items per (image, group): column chunks x channel bands */
     int64_t tiles;          /* tile columns (PW_NR positions) per plane */
 } pw_job;
 
-/* y[m * ldy + j] = b[m] + Σ_q w[m * kc + q] · x[off[q] + j], m < mg, j < ncols, then
- * k->act: tile columns of PW_NR positions, each tile of PW_MR channels. */
+/* y[m * ldy + j] = b[m] + Σ_q w[m * kc + q] · x[off[q] + j] (+ r[m * ldy + j] where r is
+ * not NULL), m < mg, j < ncols, then k->act: tile columns of PW_NR positions, each tile of
+ * PW_MR channels. */
 static void pw_taps(const og_kernel_ctx *k, int64_t mg, int64_t kc, int64_t ncols, const float *x,
-                    const int64_t *off, const float *w, const float *b, float *y, int64_t ldy)
+                    const int64_t *off, const float *w, const float *b, float *y, int64_t ldy,
+                    const float *r)
 {
-    pw_epi e = {false, false, 0.0f, 0.0f, NULL, og_vact_of(&k->act), 0, 0};
+    pw_epi e = {false, false, 0.0f, 0.0f, NULL, NULL, og_vact_of(&k->act), 0, 0};
     e.clamp = og_act_clamp_f32(&k->act, &e.lo, &e.hi);
     const bool act = !e.clamp && !e.vact && k->act.kind != OG_FUSE_NONE;
     /* the other activations over a few tile columns at a time, still in cache (about 64
@@ -153,6 +161,7 @@ static void pw_taps(const og_kernel_ctx *k, int64_t mg, int64_t kc, int64_t ncol
             const int mr = (int)(mg - mb < PW_MR ? mg - mb : PW_MR);
             e.prefetch = mb == 0 && nb + PW_NR < ncols;
             e.bias = b ? b + mb : NULL;
+            e.res = r ? r + mb * ldy + nb : NULL;
             const float *wb = w + mb * kc, *bx = x + nb;
             float *cb = y + mb * ldy + nb;
             if (nv == 3)
@@ -173,11 +182,12 @@ static void pw_taps(const og_kernel_ctx *k, int64_t mg, int64_t kc, int64_t ncol
 
 /* pw_taps with input row q at x + q * ldx (kc <= PW_MAX_CG) */
 static void pw_cols(const og_kernel_ctx *k, int64_t mg, int64_t kc, int64_t ncols, const float *x,
-                    int64_t ldx, const float *w, const float *b, float *y, int64_t ldy)
+                    int64_t ldx, const float *w, const float *b, float *y, int64_t ldy,
+                    const float *r)
 {
     int64_t off[PW_MAX_CG_IMAGES];
     for (int64_t q = 0; q < kc; q++) off[q] = q * ldx;
-    pw_taps(k, mg, kc, ncols, x, off, w, b, y, ldy);
+    pw_taps(k, mg, kc, ncols, x, off, w, b, y, ldy, r);
 }
 
 /* Output channels [m0, m1) (m0 a multiple of PW_MR) by positions [c0, c1) of (image n,
@@ -188,10 +198,10 @@ static void pw_block(const pw_job *j, int64_t n, int64_t gi, int64_t m0, int64_t
     const og_conv_geom *g = j->g;
     const int64_t cg = j->cg, os = j->os;
     const float *xg = j->x + (n * g->c + gi * cg) * os;
-    float *yg = j->y + (n * g->m + gi * j->mg) * os;
+    const int64_t yo = (n * g->m + gi * j->mg + m0) * os + c0;
     const float *wg = j->w + gi * j->mg * cg, *bg = j->b ? j->b + gi * j->mg : NULL;
-    pw_cols(j->k, m1 - m0, cg, c1 - c0, xg + c0, os, wg + m0 * cg, bg ? bg + m0 : NULL,
-            yg + m0 * os + c0, os);
+    pw_cols(j->k, m1 - m0, cg, c1 - c0, xg + c0, os, wg + m0 * cg, bg ? bg + m0 : NULL, j->y + yo,
+            os, j->r ? j->r + yo : NULL);
 }
 
 /* Item it = (image, group, channel band, column chunk). */
@@ -229,7 +239,7 @@ static void pw_images(const pw_job *j, int64_t it)
     const int64_t m0 = mp * tiles / j->mparts * PW_MR;
     int64_t m1 = (mp + 1) * tiles / j->mparts * PW_MR;
     m1 = m1 < m ? m1 : m;
-    pw_epi e = {false, false, 0.0f, 0.0f, NULL, og_vact_of(&j->k->act), c * os, m * os};
+    pw_epi e = {false, false, 0.0f, 0.0f, NULL, NULL, og_vact_of(&j->k->act), c * os, m * os};
     e.clamp = og_act_clamp_f32(&j->k->act, &e.lo, &e.hi);
     int64_t off[PW_MAX_CG_IMAGES];
     for (int64_t q = 0; q < c; q++) off[q] = q * os;
@@ -285,12 +295,19 @@ bool og_conv_pw_applies(const og_conv_geom *g, og_dtype t)
 #endif
 }
 
+bool og_conv_pw_images(const og_conv_geom *g)
+{
+    int64_t os = 1;
+    for (int i = 0; i < g->nsp; i++) os *= g->out[i];
+    return os <= 16 && g->n > 1 && g->group == 1;
+}
+
 bool og_conv_pw_taps(const og_kernel_ctx *k, int64_t mg, int64_t kc, int64_t ncols, const float *x,
                      const int64_t *off, const float *w, const float *b, float *y, int64_t ldy)
 {
 #ifdef OG_CPU_X86
     if (og_cpu_isa() < 2 || kc < 1 || kc > PW_MAX_CG) return false;
-    pw_taps(k, mg, kc, ncols, x, off, w, b, y, ldy);
+    pw_taps(k, mg, kc, ncols, x, off, w, b, y, ldy, NULL);
     return true;
 #else
     (void)k, (void)mg, (void)kc, (void)ncols, (void)x, (void)off, (void)w, (void)b, (void)y;
@@ -313,7 +330,7 @@ bool og_conv_pw_cols(const og_kernel_ctx *k, int64_t mg, int64_t kc, int64_t nco
 {
 #ifdef OG_CPU_X86
     if (og_cpu_isa() < 2 || kc < 1 || kc > PW_MAX_CG) return false;
-    pw_cols(k, mg, kc, ncols, x, ldx, w, b, y, ldy);
+    pw_cols(k, mg, kc, ncols, x, ldx, w, b, y, ldy, NULL);
     return true;
 #else
     (void)k, (void)mg, (void)kc, (void)ncols, (void)x, (void)ldx, (void)w, (void)b, (void)y;
@@ -340,11 +357,15 @@ og_status og_conv_pw(const og_kernel_ctx *k, const og_conv_geom *g, const float 
 
     j.w = w;
     j.b = b;
+    j.r = k->res ? (const float *)k->res->data : NULL;
 
     const double par_min = k->workers ? og_par_min(k, PW_PAR_MIN_WORKERS) : PW_PAR_MIN;
     const double work =
         (double)g->n * (double)g->group * (double)j.mg * (double)j.cg * (double)j.os;
-    if (j.os <= 16 && g->n > 1 && g->group == 1) { /* images side by side, 3 a tile */
+    if (og_conv_pw_images(g)) { /* images side by side, 3 a tile */
+        if (j.r)
+            return og_kernel_error(k, OG_ERR_INTERNAL,
+                                   "no residual in the pointwise kernel's images side by side");
         /* with threads, the channel tiles in bands too: 4 items a thread at least (8
          * images make 3 groups, 2 and 1 for two threads) */
         const int threads = work < par_min ? 1 : k->threads;

@@ -17,9 +17,14 @@
  * goes the im2col + GEMM way. */
 bool og_conv_pw_applies(const og_conv_geom *g, og_dtype t);
 
-/* Y = W · X + B per image and group, then k->act, for a geometry og_conv_pw_applies to.
- * w is [M, C/group], b (NULL: none) [M], x [N, C, spatial], y [N, M, spatial].  Takes
- * scratch for the packed weights; OG_ERR_NOMEM (with a message) without it. */
+/* Whether og_conv_pw computes geometry g (one og_conv_pw_applies to) with several images
+ * side by side in its tiles (planes of at most 16 values), where it takes no k->res. */
+bool og_conv_pw_images(const og_conv_geom *g);
+
+/* Y = W · X + B (+ k->res) per image and group, then k->act, for a geometry
+ * og_conv_pw_applies to (k->res only where og_conv_pw_images does not).  w is [M, C/group],
+ * b (NULL: none) [M], x [N, C, spatial], y [N, M, spatial].  Takes scratch for the packed
+ * weights; OG_ERR_NOMEM (with a message) without it. */
 og_status og_conv_pw(const og_kernel_ctx *k, const og_conv_geom *g, const float *x, const float *w,
                      const float *b, float *y);
 

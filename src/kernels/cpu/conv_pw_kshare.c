@@ -62,7 +62,7 @@ static void share_range(void *ctx, int64_t t0, int64_t t1, int slot)
     }
 }
 
-/* Items [i0, i1) of rows: y += the partials + the bias, then the activation. */
+/* Items [i0, i1) of rows: y += the partials + the bias (+ k->res), then the activation. */
 static void sum_range(void *ctx, int64_t i0, int64_t i1, int slot)
 {
     const kshare_job *j = ctx;
@@ -78,6 +78,10 @@ static void sum_range(void *ctx, int64_t i0, int64_t i1, int slot)
         if (j->b) {
             const float bv = j->b[r];
             for (int64_t q = 0; q < os; q++) y[q] += bv;
+        }
+        if (j->k->res) { /* the residual Add run inside (exec/fuse.h) */
+            const float *restrict res = (const float *)j->k->res->data + r * os;
+            for (int64_t q = 0; q < os; q++) y[q] += res[q];
         }
     }
     if (r1 > r0) og_cpu_act(&j->k->act, OG_FLOAT, j->y + r0 * os, (r1 - r0) * os);

@@ -156,8 +156,8 @@ static void s2_panel_item(const s2_job *j, int64_t it, int slot)
         if (!j->pool) {
             for (int64_t r = a; r < e; r++) {
                 float *yr = j->y + ((n * g->m + m0) * oh + r) * ow;
-                og_conv_panel_store(ct + (r - a) * row, 1, 0, ow, oh * ow, mr, bm, yr, clamp, lo,
-                                    hi, vact);
+                og_conv_panel_store(ct + (r - a) * row, 1, 0, ow, oh * ow, mr, bm, NULL, yr, clamp,
+                                    lo, hi, vact);
                 for (int64_t q = 0; q < mr && !clamp && !vact; q++)
                     og_cpu_act(&j->inner->act, OG_FLOAT, yr + q * oh * ow, ow);
             }
@@ -167,7 +167,7 @@ static void s2_panel_item(const s2_job *j, int64_t it, int slot)
         s2_pool(ct, a, oh, ow, wh, p0, p1, j->pw, cp);
         if (e == 2 * p1) /* the next chunk's first row */
             memcpy(carry, ct + (e - 1 - a) * row, (size_t)(ow * OG_PANEL_MR) * sizeof(float));
-        og_conv_panel_store(cp, 1, 0, (p1 - p0) * j->pw, j->ph * j->pw, mr, bm,
+        og_conv_panel_store(cp, 1, 0, (p1 - p0) * j->pw, j->ph * j->pw, mr, bm, NULL,
                             j->y + ((n * g->m + m0) * j->ph + p0) * j->pw, clamp, lo, hi, 0);
     }
     if (j->pool) j->carried[slot] = e == 2 * p1 ? it : -1;
