@@ -488,8 +488,7 @@ static og_status run_node(og_session *s, int ni)
         k.res = s->slot[res];
         if (!k.res || k.res->kind != OG_KIND_TENSOR || k.res->dtype != OG_FLOAT)
             return og_error(OG_ERR_INTERNAL,
-                            "%s: the residual '%s' of the Add run inside it is "
-                            "missing",
+                            "%s: the residual '%s' of the Add run inside it is missing",
                             og_node_label(n, label, sizeof label), g->values[res].name);
     }
     if (n->op->flags & OG_OP_CONTROL) {

@@ -1146,7 +1146,6 @@ static void run_items(void *ctx, int64_t i0, int64_t i1, int slot)
     }
 }
 
-/* self: the kernel (Conv's or ConvTranspose's), which a 16-bit X runs on float32 copies. */
 /* ---- the residual Add run inside a Conv (og_kernel_ctx.res) ------------------------------ */
 
 #define CONV_RES_CHUNK 16384 /* values per item of conv_then_res's pass */
@@ -1192,6 +1191,7 @@ static og_status conv_then_res(const og_kernel_ctx *k, og_kernel_fn self,
                                const og_tensor *const *in, int n_in, og_tensor *const *out,
                                int n_out, bool transpose);
 
+/* self: the kernel (Conv's or ConvTranspose's), which a 16-bit X runs on float32 copies. */
 static og_status conv_run(const og_kernel_ctx *k, og_kernel_fn self, const og_tensor *const *in,
                           int n_in, og_tensor *const *out, int n_out, bool transpose)
 {

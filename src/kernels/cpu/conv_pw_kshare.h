@@ -47,8 +47,8 @@ bool og_conv_pw_kshare_applies(const og_kernel_ctx *k, const og_conv_geom *g, og
 
 /* Y = W · X + B (+ k->res), then k->act, for a Conv og_conv_pw_kshare_applies to: share
  * t's product (og_gemm_f32 on one thread) into Y (t = 0) or a partial in scratch, then Y's
- * rows plus the partials', the bias and the residual, the activation on them.  OG_ERR_NOMEM (with a message)
- * without scratch. */
+ * rows plus the partials', the bias and the residual, the activation on them.
+ * OG_ERR_NOMEM (with a message) without scratch. */
 og_status og_conv_pw_kshare(const og_kernel_ctx *k, const og_conv_geom *g, const float *x,
                             const float *w, const float *b, float *y);
 
