@@ -83,14 +83,16 @@ bool og_conv_panel_applies(const og_kernel_ctx *k, const og_conv_geom *g, og_dty
      * stride-2 ones 0.082 -> 0.066 and 0.105 -> 0.078; on 2x2 planes the tiles of 4
      * columns took twice as long; pointwise ones: below) */
     if (g->n > 1 && is_pointwise(g))
-        /* pointwise ones on planes of fewer than 16 positions, side by side, where the sum
-         * is shorter than 4 output channels a step: MobileNet-v2 8x64x64's 2x2 layers of
-         * 576 -> 160 and 160 -> 960 0.128 -> 0.086 and 0.131 -> 0.101 ms on two threads, its
-         * 320 -> 1280 0.27 -> 0.21 (the BLAS's way copied the images side by side too);
-         * 960 -> 160 ones were slower; the network 0.96 of its time, EfficientNet-B0's 0.98,
-         * MobileNet-v3's 0.99 */
+        /* pointwise ones on planes of fewer than 16 positions, side by side: MobileNet-v2
+         * 8x64x64's 2x2 layers of 576 -> 160 and 160 -> 960 0.128 -> 0.086 and 0.131 ->
+         * 0.101 ms on two threads, its 320 -> 1280 0.27 -> 0.21 (the BLAS's way copied the
+         * images side by side too); the network 0.96 of its time, EfficientNet-B0's 0.98,
+         * MobileNet-v3's 0.99.  Its 960 -> 160 ones, slower this way while the images went
+         * side by side on one thread, took 0.83-0.89 of the BLAS's time on two threads and
+         * 0.85-0.93 on one once they went by bands of channels (cp_pw_side_by_side):
+         * EfficientNet-B0 and MobileNet-v3 8x64x64 0.98-0.99 of their time */
         return g->nsp == 2 && os < CP_MIN_BATCH_OS && g->n * os >= CP_MIN_BATCH_OS &&
-               g->c <= CP_MAX_PW_C && g->c < 4 * g->m && cp_cols_fast(g);
+               g->c <= CP_MAX_PW_C && cp_cols_fast(g);
     if (g->n > 1)
         return g->nsp == 2 &&
                ((os >= CP_MIN_BATCH_OS && os <= CP_MAX_OS) ||
