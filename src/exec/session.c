@@ -662,9 +662,10 @@ store:
             s->owned[v] = false;
         }
     }
-    /* inputs whose last reader this was go back to the pool */
-    for (int j = 0; j < n_in; j++) {
-        int v = in_v[j];
+    /* inputs whose last reader this was go back to the pool, the residual of a fused Add
+     * among them (j == n_in) */
+    for (int j = 0; j <= n_in; j++) {
+        int v = j < n_in ? in_v[j] : res;
         if (v >= 0 && lu[v] == ni && s->owned[v] && !s->keep[v]) {
             og_tensor_free(s->slot[v]);
             s->slot[v] = NULL;
