@@ -228,9 +228,9 @@ void og_session_free(og_session *s)
     og_exec_free_subs(s);
     if (s->owns_workers) og_workers_free(s->workers);
     /* the kernels' scratch came from the pool's budgeted allocator (og_kernel_ctx.alloc) */
-    if (s->pool) og_free(og_pool_allocator(s->pool), s->scratch.data);
+    if (s->pool) og_free_aligned(og_pool_allocator(s->pool), s->scratch.data);
     for (int i = 0; s->pool && s->kcache && i < s->g->n_nodes; i++)
-        og_free(og_pool_allocator(s->pool), s->kcache[i].data);
+        og_free_aligned(og_pool_allocator(s->pool), s->kcache[i].data);
     og_free(a, s->kcache);
     og_pool_close(s->pool);
     og_free(a, s->kernels);

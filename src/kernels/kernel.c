@@ -162,12 +162,12 @@ og_status og_kernel_error(const og_kernel_ctx *k, og_status status, const char *
 void *og_scratch_get(const og_kernel_ctx *k, size_t bytes)
 {
     if (!bytes) bytes = 1;
-    if (!k->scratch) return og_malloc(k->alloc, bytes);
+    if (!k->scratch) return og_malloc_aligned(k->alloc, bytes);
     og_scratch *s = k->scratch;
     if (s->size < bytes) {
-        og_free(k->alloc, s->data);
+        og_free_aligned(k->alloc, s->data);
         s->size = 0;
-        s->data = og_malloc(k->alloc, bytes);
+        s->data = og_malloc_aligned(k->alloc, bytes);
         if (!s->data) return NULL;
         s->size = bytes;
     }
@@ -185,9 +185,9 @@ void *og_kcache_get(const og_kernel_ctx *k, const void *key, size_t bytes, bool 
     }
     c->key = NULL;
     if (c->size != bytes) {
-        og_free(k->alloc, c->data);
+        og_free_aligned(k->alloc, c->data);
         c->size = 0;
-        c->data = og_malloc(k->alloc, bytes);
+        c->data = og_malloc_aligned(k->alloc, bytes);
         if (!c->data) return NULL;
         c->size = bytes;
     }
@@ -202,5 +202,5 @@ void og_kcache_drop(const og_kernel_ctx *k)
 
 void og_scratch_put(const og_kernel_ctx *k, void *p)
 {
-    if (!k->scratch || p != k->scratch->data) og_free(k->alloc, p);
+    if (!k->scratch || p != k->scratch->data) og_free_aligned(k->alloc, p);
 }

@@ -117,15 +117,15 @@ typedef struct og_kernel_ctx {
 /* The node's cache memory for what the kernel derives from `key`, a constant input's data
  * (an input with its bit in k->const_in): `bytes` of it, *fresh true when the kernel must
  * (re)compute its contents (first run, another key or size), false when it holds what the
- * previous call with this key computed.  NULL when the kernel has no cache or it is out of
- * memory (the kernel computes into scratch instead).  A kernel that fails after a fresh
- * get calls og_kcache_drop(k). */
+ * previous call with this key computed, 64-byte aligned.  NULL when the kernel has no cache
+ * or it is out of memory (the kernel computes into scratch instead).  A kernel that fails after a
+ * fresh get calls og_kcache_drop(k). */
 void *og_kcache_get(const og_kernel_ctx *k, const void *key, size_t bytes, bool *fresh);
 void og_kcache_drop(const og_kernel_ctx *k);
 
-/* `bytes` of scratch memory for kernel call k: the session's buffer (grown as needed) or a
- * new block, NULL when out of memory; og_scratch_put(k, p) after use (frees a new block).
- * One call at a time per session: parallel loops of one call share the buffer. */
+/* `bytes` of scratch memory for kernel call k, 64-byte aligned: the session's buffer (grown
+ * as needed) or a new block, NULL when out of memory; og_scratch_put(k, p) after use (frees a new
+ * block). One call at a time per session: parallel loops of one call share the buffer. */
 void *og_scratch_get(const og_kernel_ctx *k, size_t bytes);
 void og_scratch_put(const og_kernel_ctx *k, void *p);
 
