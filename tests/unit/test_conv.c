@@ -912,12 +912,12 @@ static void test_winograd(void)
 /* The pointwise float kernel (src/kernels/cpu/conv_pw.c, on CPUs with AVX-512; elsewhere
  * these run the GEMM path against the same reference): tiles of 8 output channels by 48
  * positions, so channel counts that leave 1-7 rows in the last tile, planes that end in a
- * tile of 1, 2 or 3 vectors with a partial last one, 160 inputs (the most it takes),
- * groups of more than 4 channels, 1-D and 3-D, no bias, batches, and two threads (a plane
- * cut in column chunks, a single tile column cut in channel bands), and planes of at most 16
- * positions of several images (3 images a tile).  Planes that fill
- * their vectors less than 90 % (7x7) and longer sums go the GEMM way: cases check those
- * too. */
+ * tile of 1, 2 or 3 vectors with a partial last one, 160 inputs (the most it takes into
+ * more than 48 output channels), up to 1024 into at most 48, groups of more than 4
+ * channels, 1-D and 3-D, no bias, batches, and two threads (a plane cut in column chunks, a
+ * single tile column cut in channel bands), and planes of at most 16 positions of several
+ * images (3 images a tile).  Planes that fill their vectors less than 90 % (7x7) and longer
+ * sums into more channels go the GEMM way: cases check those too. */
 static const conv_case pw_cases[] = {
     {"pw_full_tiles", "Conv", 2, .c = 24, .m = 40, .k = {1, 1}, .in = {12, 12}},
     {"pw_row_and_lane_tails", "Conv", 2, .n = 2, .c = 19, .m = 13, .k = {1, 1}, .in = {17, 15}},
@@ -927,6 +927,14 @@ static const conv_case pw_cases[] = {
     {"pw_long_sum_gemm", "Conv", 2, .c = 600, .m = 9, .k = {1, 1}, .in = {4, 8}, .no_bias = true,
      .mt = true},
     {"pw_long_sum_gemm_tails", "Conv", 2, .n = 2, .c = 300, .m = 21, .k = {1, 1}, .in = {9, 11}},
+    /* one image, more than 160 inputs into at most 48 output channels (MobileNet-v2's
+     * 192 -> 32 at 28x28), tails of rows and lanes, 1024 inputs; 49 outputs go the GEMM
+     * way */
+    {"pw_long_one_image", "Conv", 2, .c = 192, .m = 32, .k = {1, 1}, .in = {28, 28}, .mt = true},
+    {"pw_long_tails", "Conv", 2, .c = 250, .m = 45, .k = {1, 1}, .in = {17, 15}, .no_bias = true,
+     .mt = true},
+    {"pw_long_1024", "Conv", 2, .c = 1024, .m = 48, .k = {1, 1}, .in = {12, 12}},
+    {"pw_long_49_gemm", "Conv", 2, .c = 200, .m = 49, .k = {1, 1}, .in = {12, 12}, .mt = true},
     {"pw_groups", "Conv", 2, .n = 3, .c = 12, .m = 10, .group = 2, .k = {1, 1}, .in = {8, 8},
      .mt = true},
     {"pw_1d", "Conv", 1, .c = 7, .m = 17, .k = {1}, .in = {160}},
@@ -960,17 +968,18 @@ static const conv_case pw_cases[] = {
      .no_bias = true, .mt = true},
     {"pw_images_1024", "Conv", 2, .n = 2, .c = 1024, .m = 17, .k = {1, 1}, .in = {8, 8}},
     {"pw_images_1025", "Conv", 2, .n = 2, .c = 1025, .m = 17, .k = {1, 1}, .in = {8, 8}},
-    /* one image of more than 160 input channels, at least twice as many as output ones, on
-     * threads (conv_pw_kshare.c): the sum in shares of the input channels, one a thread,
-     * then the shares added by bands of output channels.  Two threads (shares of 240), three
-     * (500 channels: shares of 160, 160 and 180; 37 output channels), 1-D, no bias; the
-     * harness's unbound run (OpenMP's threads, not the workers) gives the same bits.  Below
-     * 2^20 multiply-adds (pw_long_sum_gemm) or on one thread the sum stays whole. */
-    {"pw_kshare_two", "Conv", 2, .c = 480, .m = 40, .k = {1, 1}, .in = {14, 14}, .mt = true},
-    {"pw_kshare_three", "Conv", 2, .c = 500, .m = 37, .k = {1, 1}, .in = {9, 11}, .no_bias = true,
+    /* one image of more than 160 input channels, at least twice as many as output ones
+     * (more than 48), on threads (conv_pw_kshare.c): the sum in shares of the input channels,
+     * one a thread, then the shares added by bands of output channels.  Two threads (shares
+     * of 240), three (500 channels: shares of 160, 160 and 180; 53 output channels), 1-D, no
+     * bias; the harness's unbound run (OpenMP's threads, not the workers) gives the same
+     * bits.  Below 2^20 multiply-adds (pw_long_sum_gemm) or on one thread the sum stays
+     * whole. */
+    {"pw_kshare_two", "Conv", 2, .c = 480, .m = 56, .k = {1, 1}, .in = {14, 14}, .mt = true},
+    {"pw_kshare_three", "Conv", 2, .c = 500, .m = 53, .k = {1, 1}, .in = {9, 11}, .no_bias = true,
      .threads = 3},
     {"pw_kshare_1d", "Conv", 1, .c = 300, .m = 100, .k = {1}, .in = {128}, .mt = true},
-    {"pw_kshare_one_thread", "Conv", 2, .c = 480, .m = 40, .k = {1, 1}, .in = {14, 14}},
+    {"pw_kshare_one_thread", "Conv", 2, .c = 480, .m = 56, .k = {1, 1}, .in = {14, 14}},
     /* partial sums of more than 2 MiB (100 x 6400 floats): the sum stays whole */
     {"pw_kshare_large_plane", "Conv", 2, .c = 300, .m = 100, .k = {1, 1}, .in = {80, 80},
      .mt = true},

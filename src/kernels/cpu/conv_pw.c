@@ -13,7 +13,8 @@
  * 48 values, cg <= PW_MAX_CG) stay in L1 while every output channel passes over them, and the next
  * column's are prefetched into L2 meanwhile (one stream per input row). Nothing is packed: packing
  * W per call (mg · cg copies) measured as costly as the product on 7x7 planes.  Longer sums of
- * one image (more than PW_MAX_CG; several images' small planes take up to PW_MAX_CG_IMAGES), and
+ * one image into many output channels (more than PW_MAX_CG inputs and PW_LONG_MAX_M outputs;
+ * several images' small planes, and few output channels, take up to PW_MAX_CG_IMAGES inputs), and
  * planes that fill 16-lane vectors poorly (7x7: 49 of 64 lanes), stay with the GEMM, which measured
  * faster there (og_conv_pw_applies).
  *
@@ -43,6 +44,15 @@
  * one thread; EfficientNet-B0 8x64x64 0.99 and 0.975.  The tile's inputs then come from
  * L2, which the kernel prefetches a column ahead. */
 #define PW_MAX_CG_IMAGES 1024
+/* One image's longer sums (up to PW_MAX_CG_IMAGES inputs) into at most this many output
+ * channels per group, whose tiles read a column's inputs from L2 a few times only: on an
+ * AMD EPYC (Zen 4, 1 MB L2), MobileNet-v2 224's 192 -> 32 layers at 28x28 took 0.090 and
+ * 0.103 ms here against oneDNN's 0.094 and 0.108, and the one whose residual Add runs
+ * inside 0.117 against 0.286 (the sgemm, then the Add's pass; per-node medians of 600
+ * runs); EfficientNet-B0's 240 -> 40 one with its residual 0.174 against 0.56; on two
+ * threads 0.061 against 0.271.  ResNet-50's 256 -> 64 and 256 -> 128 layers at 56x56 took
+ * 4 % longer this way, and stay with the GEMM. */
+#define PW_LONG_MAX_M 48
 /* multiply-adds below which a call stays on one thread: this kernel runs about 87 G of them
  * a second here, so a call of 2^23 takes about 100 us on one thread, and waking a blocked
  * second one costs about 44 (MobileNet-v2's 1x1 convolutions of 4.8 M multiply-adds took
@@ -280,11 +290,13 @@ bool og_conv_pw_applies(const og_conv_geom *g, og_dtype t)
             return false;
     /* where the passes over Y that the kernel saves outweigh the GEMM's better multiply-add
      * rate: short sums (MobileNet's 1x1 convolutions of 192-960 inputs measured 4-5 %
-     * slower than oneDNN's sgemm, those of 16-144 inputs 1.5-1.9x faster), and planes that
-     * fill the 16-lane vectors of their tiles at least 75 % (7x7 is 49 of 64 lanes:
-     * MobileNet-v2's 160 -> 960 expansions at 7x7 took 0.13 ms here, 0.15-0.17 by the GEMM;
-     * 3x3 and 2x2 planes, 56 % and 25 %, go to the GEMM, several images side by side) */
-    if (g->c / g->group > (g->n > 1 ? PW_MAX_CG_IMAGES : PW_MAX_CG)) return false;
+     * slower than oneDNN's sgemm, those of 16-144 inputs 1.5-1.9x faster), longer ones
+     * into few output channels (below), and planes that fill the 16-lane vectors of their
+     * tiles at least 75 % (7x7 is 49 of 64 lanes: MobileNet-v2's 160 -> 960 expansions at
+     * 7x7 took 0.13 ms here, 0.15-0.17 by the GEMM; 3x3 and 2x2 planes, 56 % and 25 %, go to
+     * the GEMM, several images side by side) */
+    const int64_t cg = g->c / g->group, mg = g->m / g->group;
+    if (cg > (g->n > 1 || mg <= PW_LONG_MAX_M ? PW_MAX_CG_IMAGES : PW_MAX_CG)) return false;
     int64_t os = 1;
     for (int i = 0; i < g->nsp; i++) os *= g->out[i];
     return os * 4 >= (os + 15) / 16 * 16 * 3;
