@@ -170,7 +170,9 @@ int64_t og_cpu_l2_bytes(void);
  * planes from the layer before), prefetching gained nothing and lost: with a 2 MB L2 (Xeon
  * model 207), MobileNet-v2 224's 144-channel 56x56 depthwise layers (1.8 MB in) took 0.261
  * and 0.104 ms prefetching against 0.230 and 0.089 without, on one thread (per-node
- * medians of 150 alternating runs); the prefetches' bursts held the line-fill buffers. */
+ * medians of 150 alternating runs); the prefetches' bursts held the line-fill buffers.
+ * The depthwise plane loops no longer prefetch (conv_dw.c: since they read planes in place
+ * it lost on inputs larger than L2 too); the MaxPool's row loop does. */
 #define OG_PREFETCH_PLANE_MAX 16384
 #define OG_PREFETCH_INPUT_MIN 1048576.0
 static inline bool og_prefetch_planes(int64_t plane_bytes, double input_bytes)
