@@ -134,6 +134,56 @@ static void test_global_avg_small(void)
     }
 }
 
+/* GlobalAveragePool of float planes of 9 to 255 values (pool.c's four planes at a time on
+ * AVX-512, GAP_SUM's loop elsewhere), 2 images of 7 channels (14 planes: 3 groups of 4 and
+ * a tail of 2) on 1 and 2 threads, a NaN and an infinity in two planes: each mean is
+ * GAP_SUM's, bit for bit: eight lanes of double sums over the whole groups of 8 values, then
+ * from 0 the tail in order and the lanes in order, divided by n. */
+static void test_global_avg_mid(void)
+{
+    const int64_t sizes[] = {9, 15, 16, 49, 196, 255};
+    for (int si = 0; si < 6; si++)
+        for (int threads = 1; threads <= 2; threads++) {
+            const int64_t n = sizes[si], planes = 14;
+            float *x = malloc(sizeof(float) * (size_t)(planes * n));
+            CHECK(x != NULL);
+            if (!x) return;
+            for (int64_t i = 0; i < planes * n; i++)
+                x[i] = (float)(sin(0.9 * (double)i + (double)n) * 5.0 + 0.125);
+            x[6 * n + n / 2] = NAN;       /* plane 6 */
+            x[13 * n + n - 1] = INFINITY; /* plane 13 (the tail) */
+            /* sums whose order shows: lanes 0, 1, 2 of plane 3 hold 1, 2^60 and -2^60 (in
+             * order 0, else 1); plane 4 has -2^60 in lane 0 and 2^60, 1 in its tail (the
+             * tail first: 0, else 1) */
+            const float big = 1152921504606846976.0f; /* 2^60 */
+            x[3 * n] = 1.0f, x[3 * n + 1] = big, x[3 * n + 2] = -big;
+            if (n % 8 >= 2) x[4 * n] = -big, x[4 * n + n - 2] = big, x[4 * n + n - 1] = 1.0f;
+            og_tensor *t = nh_tensor_raw(OG_FLOAT, 4, (int64_t[]){2, 7, 1, n}, x);
+            nh_node nd = {.op = "GlobalAveragePool", .opset = 13, .in = {t}, .threads = threads};
+            nh_result r;
+            CHECK_OK(nh_run(&nd, &r));
+            CHECK(r.out[0] && r.out[0]->numel == planes);
+            for (int64_t pl = 0; r.out[0] && pl < planes; pl++) {
+                const float *p = x + pl * n;
+                double lanes[8] = {0}, acc = 0;
+                int64_t i = 0;
+                for (; i + 8 <= n; i += 8)
+                    for (int j = 0; j < 8; j++) lanes[j] += (double)p[i + j];
+                for (; i < n; i++) acc += (double)p[i];
+                for (int j = 0; j < 8; j++) acc += lanes[j];
+                const float want = (float)(acc / (double)n),
+                            got = ((const float *)r.out[0]->data)[pl];
+                CHECKF(memcmp(&want, &got, sizeof want) == 0 || (isnan(want) && isnan(got)),
+                       "GlobalAveragePool of %lld values on %d threads, plane %lld: %.9g, "
+                       "expected %.9g",
+                       (long long)n, threads, (long long)pl, (double)got, (double)want);
+            }
+            nh_release(&r);
+            og_tensor_free(t);
+            free(x);
+        }
+}
+
 /* Naive reference of one 2-D pool output (plane-local input xp), the kernel's semantics:
  * max or mean over the taps inside the input; the mean divides by the kernel size when
  * count_include_pad is set.  Returns the flat index of the maximum in *at. */
@@ -585,6 +635,7 @@ int main(void)
     test_global("GlobalMaxPool", 4, -1);
     test_global_avg_planes();
     test_global_avg_small();
+    test_global_avg_mid();
     test_random();
     test_maxpool_indices_paths();
     test_maxpool_3x3s2();
