@@ -641,7 +641,7 @@ static const conv_case direct_cases[] = {
      * the channels-last blocks): 32 wide (two whole vectors), 17 (one lane of the
      * second), pads of 0 left and 1 right, 5x5 with 2 and 1, output row counts of 4 blocks
      * and of 2 blocks and 3 single rows, a multiplier of 2; 4 images of 80 32x32 planes
-     * (more than 1 MB: each plane prefetched while the one before is summed), on threads */
+     * (more than 1 MB), on threads */
     {"dw_ns2_32x32", "Conv", 2, .n = 2, .c = 3, .m = 3, .group = 3, .in = {32, 32}, PADS1,
      .strides = {2, 2}, .mt = true},
     {"dw_ns2_5x5_w17", "Conv", 2, .c = 2, .m = 2, .group = 2, .k = {5, 5}, .in = {23, 17},
@@ -652,6 +652,27 @@ static const conv_case direct_cases[] = {
      .strides = {2, 2}},
     {"dw_ns2_prefetch", "Conv", 2, .n = 4, .c = 80, .m = 80, .group = 80, .in = {32, 32}, PADS1,
      .strides = {2, 2}, .mt = true},
+    /* ... stride 2 from rows of 9 to 16 values, two output rows a vector (conv_dw_s2.h):
+     * 16x16 -> 8x8 (whole vectors), 14x14 -> 7x7 by 5x5, 13x9 -> 7x5 (a last single row,
+     * rows of 5 packed), pads of 0 before and 1 after, pads of 2 around a 3x3 kernel (taps
+     * wholly outside), 9 columns (the narrowest), no bias, several images, on threads;
+     * 8 columns and a multiplier of 2 go the other ways */
+    {"dw_s2r_16x16", "Conv", 2, .n = 2, .c = 5, .m = 5, .group = 5, .in = {16, 16}, PADS1,
+     .strides = {2, 2}, .mt = true},
+    {"dw_s2r_5x5_14x14", "Conv", 2, .c = 3, .m = 3, .group = 3, .k = {5, 5}, .in = {14, 14},
+     .pads = {2, 2, 2, 2}, .strides = {2, 2}},
+    {"dw_s2r_odd_rows", "Conv", 2, .n = 3, .c = 4, .m = 4, .group = 4, .in = {13, 9}, PADS1,
+     .strides = {2, 2}, .no_bias = true, .mt = true},
+    {"dw_s2r_pad_after", "Conv", 2, .c = 3, .m = 3, .group = 3, .in = {12, 10},
+     .pads = {0, 0, 1, 1}, .strides = {2, 2}},
+    {"dw_s2r_pads2", "Conv", 2, .c = 2, .m = 2, .group = 2, .in = {11, 13}, .pads = {2, 2, 2, 2},
+     .strides = {2, 2}},
+    {"dw_s2r_5x5_15x15_mt", "Conv", 2, .n = 2, .c = 7, .m = 7, .group = 7, .k = {5, 5},
+     .in = {15, 15}, .pads = {2, 2, 2, 2}, .strides = {2, 2}, .threads = 3},
+    {"dw_s2r_w8_blocks", "Conv", 2, .c = 3, .m = 3, .group = 3, .in = {8, 8}, PADS1,
+     .strides = {2, 2}},
+    {"dw_s2r_mult2", "Conv", 2, .c = 2, .m = 4, .group = 2, .in = {14, 14}, PADS1,
+     .strides = {2, 2}},
     /* ... 3x3 stride-1 planes of at most 16 columns and 256 values padded by one all
      * around, held in registers (conv_dw_reg.h): 16x16 and 8x8 (whole vectors), 14x14 (13
      * vectors, 4 lanes in the last), 7x7 (one lane in the last), 11 rows of 16 (a row a
