@@ -162,16 +162,30 @@ static void test_gemm_row(void)
     }
 }
 
-/* Products of 1 to 8 rows by a large B (gemm_small.c, on AVX-512 CPUs): called directly,
- * with leading dimensions wider than the matrices (the padding must stay untouched),
- * columns and sums with partial vectors, alpha, beta with C read or (beta 0) never read
- * (NaN there must not leak), 1 and 2 threads; then through Gemm and MatMul. */
+/* Products of 1 to 8 rows by a large B (gemm_small.c, on AVX-512 CPUs), or a smaller one
+ * with sums of 64 values or more (a squeeze-excite's 1x1 Convs at batch 8: 576 x 144 and
+ * 144 x 576; 130 x 64, the least it takes): called directly, with leading dimensions wider
+ * than the matrices (the padding must stay untouched), columns and sums with partial
+ * vectors, alpha, beta with C read or (beta 0) never read (NaN there must not leak), 1 and
+ * 2 threads; then through Gemm and MatMul.  Shorter sums of a small B are not taken. */
 static void test_gemm_small(void)
 {
     static const int64_t shapes[][3] = {{2, 300, 1001}, {3, 1000, 263},  {4, 17, 16384},
                                         {5, 333, 1024}, {8, 1000, 1280}, {8, 64, 4100},
-                                        {7, 513, 517},  {1, 1000, 1024}, {1, 331, 1033}};
+                                        {7, 513, 517},  {1, 1000, 1024}, {1, 331, 1033},
+                                        {8, 576, 144},  {8, 144, 576},   {3, 130, 64}};
+    static const int64_t not_taken[][3] = {{8, 480, 20}, {8, 127, 64}, {2, 4000, 63}};
     const bool avx512 = og_cpu_isa() >= 2;
+    for (size_t si = 0; si < sizeof not_taken / sizeof not_taken[0]; si++) {
+        const int64_t m = not_taken[si][0], n = not_taken[si][1], kk = not_taken[si][2];
+        float *a = calloc((size_t)(m * kk), sizeof(float)), *b = calloc((size_t)(n * kk), 4);
+        float *c = calloc((size_t)(m * n), sizeof(float));
+        og_kernel_ctx k = {.threads = 1};
+        CHECKF(a && b && c &&
+                   !og_gemm_small_f32(&k, false, true, m, n, kk, 1.0f, a, kk, b, kk, 0.0f, c, n),
+               "gemm_small %lldx%lldx%lld: taken", (long long)m, (long long)n, (long long)kk);
+        free(a), free(b), free(c);
+    }
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
         for (int v = 0; v < 8; v++) {
             const int64_t m = shapes[si][0], n = shapes[si][1], kk = shapes[si][2];

@@ -20,8 +20,9 @@ void og_gemm_f32(const og_kernel_ctx *k, bool trans_a, bool trans_b, int64_t m, 
                  int64_t kk, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
                  float beta, float *c, int64_t ldc);
 /* C = alpha * A * op(B) + beta * C for 1 to 8 rows of A (not transposed) and a B of at
- * least 64 Ki values, on AVX-512: B read once in place (gemm_small.c), where a BLAS packs
- * it first.  Returns false, having done nothing, for other products and CPUs.
+ * least 256 Ki values (8 Ki with sums of 64 values or more), on AVX-512: B read once in
+ * place (gemm_small.c), where a BLAS packs it first.  Returns false, having done nothing,
+ * for other products and CPUs.
  * og_gemm_f32 tries it first. */
 bool og_gemm_small_f32(const og_kernel_ctx *k, bool trans_a, bool trans_b, int64_t m, int64_t n,
                        int64_t kk, float alpha, const float *a, int64_t lda, const float *b,
