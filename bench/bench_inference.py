@@ -1,14 +1,19 @@
 #!/usr/bin/env python3
 """Inference benchmark: onnxgrad against onnxruntime, in the same run, on the same models
 and inputs, at 1 and 2 threads.  The two alternate over --rounds rounds; each figure is
-the median of the rounds' medians.  Prints milliseconds and the ratio onnxgrad /
+the median of the rounds' medians.  By default both run in this script's process: onnxgrad
+through its Python package (python/, over the build's libonnxgrad.so), onnxruntime through
+its own, each session created once and kept for every round; --method process runs
+onnxgrad's rounds as `onnxgrad bench` processes instead, each a fresh process whose
+first runs are colder than a kept session's.  Prints milliseconds and the ratio onnxgrad /
 onnxruntime (lower is better), by wall time and by CPU time (the process's: on a machine
 that other processes share, the time each side computed), and for ResNet-18 the forward
 pass's GFLOP/s beside the machine's single-thread SGEMM peak, measured in the same run: the
 best of a 2048^3 float32 product in numpy's BLAS and the venv's PyTorch (bench/sgemm_peak.py),
 in onnxgrad and in onnxruntime.
 
-usage: bench_inference.py [--build build] [--iters N] [--rounds R] [--models DIR]"""
+usage: bench_inference.py [--build build] [--iters N] [--rounds R] [--models DIR]
+                         [--method inproc|process] [--spin]"""
 import argparse
 import json
 import os
@@ -47,6 +52,34 @@ def time_ort(sess, x, iters, warmup):
     for _ in range(iters):
         t0, c0 = time.perf_counter(), time.process_time()
         sess.run(None, feed)
+        times.append((time.perf_counter() - t0) * 1e3)
+        cpu.append((time.process_time() - c0) * 1e3)
+    return statistics.median(times), statistics.median(cpu)
+
+
+def og_session(build, path, threads):
+    """An onnxgrad session on the model at `path` in this process, through the package in
+    python/ over `build`/libonnxgrad.so (imported on first use)."""
+    if "onnxgrad" not in sys.modules:
+        os.environ.setdefault("ONNXGRAD_LIBRARY", os.path.join(os.path.abspath(build),
+                                                               "libonnxgrad.so"))
+        sys.path.insert(0, os.path.join(os.path.dirname(HERE), "python"))
+    from onnxgrad import _lib as og
+    sess = og.Session(og.Model.load(path), threads=threads)
+    return sess, list(sess.inputs)[0], og.model_outputs(sess.model_ptr)
+
+
+def time_og(og, x, iters, warmup):
+    """time_ort for an og_session() triple: the same feed, the same outputs returned as
+    numpy arrays"""
+    sess, name, outputs = og
+    feed = {name: x}
+    for _ in range(warmup):
+        sess.run(feed, outputs)
+    times, cpu = [], []
+    for _ in range(iters):
+        t0, c0 = time.perf_counter(), time.process_time()
+        sess.run(feed, outputs)
         times.append((time.perf_counter() - t0) * 1e3)
         cpu.append((time.process_time() - c0) * 1e3)
     return statistics.median(times), statistics.median(cpu)
@@ -145,7 +178,12 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--warmup", type=int, default=10,
                     help="untimed runs before each side's timed ones (both sides alike: "
-                         "onnxgrad starts a process per round, whose first runs are slower)")
+                         "with --method process, onnxgrad starts a process per round, whose "
+                         "first runs are slower)")
+    ap.add_argument("--method", choices=("inproc", "process"), default="inproc",
+                    help="inproc (the default): onnxgrad in this process through its Python "
+                         "package, one session kept for all rounds as onnxruntime's is; "
+                         "process: an `onnxgrad bench` process per round")
     ap.add_argument("--models", default="bench/models")
     ap.add_argument("--only", default=",".join(MODELS))
     ap.add_argument("--threads", default="1,2")
@@ -156,6 +194,9 @@ def main():
     args = ap.parse_args()
     if benchenv.NOTE:
         print(benchenv.NOTE)
+    if not args.spin:
+        # libgomp reads it when it loads: before the package loads libonnxgrad.so
+        os.environ["OMP_WAIT_POLICY"] = "passive"
     cli = os.path.join(args.build, "onnxgrad")
     names = args.only.split(",")
     unknown = [m for m in names if m not in MODELS]
@@ -166,8 +207,11 @@ def main():
         subprocess.run(["/usr/bin/python3", "-W", "ignore", os.path.join(HERE, "export_models.py"),
                         args.models], check=True)
     print("onnxruntime %s; medians of %d interleaved rounds, %d warm-up runs a side; waiting "
-          "threads %s" % (ort.__version__, args.rounds, args.warmup, "spin" if args.spin else
-           "block (OMP_WAIT_POLICY=passive, allow_spinning=0)"))
+          "threads %s; onnxgrad %s" %
+          (ort.__version__, args.rounds, args.warmup, "spin" if args.spin else
+           "block (OMP_WAIT_POLICY=passive, allow_spinning=0)",
+           "in this process (Python package), one session for all rounds"
+           if args.method == "inproc" else "as an `onnxgrad bench` process per round"))
     print("%-16s %7s %12s %15s %7s %13s %9s %9s" % ("model", "threads", "onnxgrad ms",
                                                     "onnxruntime ms", "ratio", "onnxgrad cpu",
                                                     "ort cpu", "cpu ratio"))
@@ -182,11 +226,16 @@ def main():
             sess = ort_session(path, threads, args.spin)
             og, rt = [], []
             try:
+                ogs = og_session(args.build, path, threads) if args.method == "inproc" else None
                 for _ in range(args.rounds):
-                    og.append(run_onnxgrad(cli, path, xfile, threads, iters, args.warmup,
-                                           args.spin))
+                    if ogs:
+                        og.append(time_og(ogs, x, iters, args.warmup))
+                    else:
+                        og.append(run_onnxgrad(cli, path, xfile, threads, iters, args.warmup,
+                                               args.spin))
                     rt.append(time_ort(sess, x, iters, args.warmup))
-            except RuntimeError as e:
+                ogs = None
+            except (RuntimeError, ValueError) as e:  # the package's errors are one or the other
                 print("%-16s %7d  onnxgrad failed: %s" % (m, threads, e))
                 continue
             og_ms, rt_ms = (statistics.median(r[0] for r in og),

@@ -428,6 +428,26 @@ def take_array(t: int) -> Any:
     return np.asarray(owner)
 
 
+def take_arrays(ts: Any, n: int) -> List[Any]:
+    """take_array of ts[0..n-1] (a ctypes array of og_tensor pointers, all owned): the
+    tensors' addresses, dtypes and shapes come from one og_tensor_info call."""
+    info = (c_int64 * (INFO_SIZE * n + 1))()
+    og_tensor_info(ts, n, info)
+    res = []
+    for j in range(n):
+        b = j * INFO_SIZE
+        typestr = _TYPESTR.get(info[b + 1]) if info[b] else None
+        if typestr is None:  # a string, an empty tensor, a sequence, a map, an optional
+            res.append(take_array(ts[j]))
+            continue
+        owner = _Owner()
+        owner._t = ts[j]
+        owner.__array_interface__ = {"shape": tuple(info[b + 3:b + 3 + info[b + 2]]),
+                                     "typestr": typestr, "version": 3, "data": (info[b], False)}
+        res.append(np.asarray(owner))
+    return res
+
+
 def take_array_as(t: int, shape: Tuple[int, ...], typestr: str, nbytes: int) -> np.ndarray:
     """take_array for a tensor whose dtype and shape are known in advance (a weight's
     gradient): two C calls instead of four; the size is still checked."""
@@ -639,6 +659,7 @@ class Session:
 
     def __init__(self, model: Model, threads: int = 0) -> None:
         self.ptr = None
+        self._names: Dict[Tuple[Tuple[str, ...], Tuple[str, ...]], Any] = {}
         opts = og_session_options()
         opts.threads = threads
         out = c_void_p()
@@ -648,21 +669,31 @@ class Session:
         self.inputs = dict(model_inputs(self.model_ptr))
 
     def run(self, feeds: Dict[str, Any], outputs: Sequence[str]) -> List[np.ndarray]:
-        names = list(feeds)
-        tensors = (c_void_p * (len(names) + 1))()
-        outs = (c_void_p * (len(outputs) + 1))()
+        names = tuple(feeds)
+        outputs = tuple(outputs)
+        # the C name arrays of a (feeds, outputs) pair, made once: a run's own Python work
+        # was as long as a small model's run (a Relu: 9.5 us a call against 0.8 in C)
+        key = (names, outputs)
+        c_names = self._names.get(key)
+        if c_names is None:
+            c_names = (names_array(names), names_array(outputs),
+                       c_void_p * (len(names) + 1), c_void_p * (len(outputs) + 1))
+            if len(self._names) < 64:
+                self._names[key] = c_names
+        tensors = c_names[2]()
+        outs = c_names[3]()
         keep = []
         try:
             for i, n in enumerate(names):
                 keep.append(wrap_to(feeds[n], self.inputs.get(n), tensors, i))
-            st = og_session_run_named(self.ptr, names_array(names), tensors, len(names),
-                                      names_array(list(outputs)), len(outputs), outs)
+            st = og_session_run_named(self.ptr, c_names[0], tensors, len(names), c_names[1],
+                                      len(outputs), outs)
         finally:
             for i in range(len(names)):
                 if tensors[i]:
                     og_tensor_free(tensors[i])
         check(st)
-        return [take_array(outs[j]) for j in range(len(outputs))]
+        return take_arrays(outs, len(outputs))
 
     def __del__(self) -> None:
         p = getattr(self, "ptr", None)
