@@ -430,6 +430,15 @@ static const conv_case fixed_cases[] = {
     {"tr_batched_mt", "ConvTranspose", 2, .n = 5, .c = 4, .m = 6, .group = 2, .in = {4, 5},
      .strides = {2, 1}, .pads = {1, 0, 0, 1}, .mt = true, .f64 = true, .outpad = {1, 0}},
     {"tr_batched_3d", "ConvTranspose", 3, .n = 3, .in = {2, 3, 4}, .dil = {1, 1, 2}},
+    /* more output channels than 4x the columns of every image, on threads (above
+     * CONV_PAR_MIN_MADDS): all images in one block, the threads in bands of output
+     * channels (uneven bands: 301 in 2, 3 images of 201 in 3) */
+    {"tr_wide_w_mt", "ConvTranspose", 2, .n = 2, .c = 256, .m = 301, .in = {2, 2}, PADS1,
+     .mt = true},
+    {"tr_wide_w_s2_3t", "ConvTranspose", 2, .n = 3, .c = 256, .m = 201, .in = {2, 3},
+     .strides = {2, 2}, .pads = {1, 0, 0, 1}, .outpad = {1, 0}, .threads = 3},
+    {"tr_wide_w_groups_f64", "ConvTranspose", 2, .n = 3, .c = 128, .m = 512, .group = 2,
+     .in = {2, 3}, .no_bias = true, .f64 = true, .threads = 3},
     /* ConvTranspose pointwise and plain */
     {"tr_pointwise", "ConvTranspose", 2, .k = {1, 1}},
     {"tr_pointwise_stride", "ConvTranspose", 2, .k = {1, 1}, .strides = {2, 1}, .outpad = {1, 0}},

@@ -517,6 +517,8 @@ typedef struct conv_job {
     int64_t n_chunks;   /* chunks per (image, group); 1 for ConvTranspose */
     int64_t nb;         /* ConvTranspose: images per GEMM (units are (block of nb, group)) */
     int64_t msplit;     /* Conv: the GEMM split over this many threads by output channel */
+    int64_t trsplit;    /* ConvTranspose: items (unit, band of output channels), this many
+                         * bands a unit: col's rows and col2im of a band's channels */
     /* Transposed columns (Conv whose kernel is wider than its output, as in the weight
      * gradient, a Conv of X by dY): the column matrix is stored [OS, K], one row per output
      * position, a kernel row (kw values of one input row) at a time, so that the copies
@@ -1100,11 +1102,15 @@ static void conv_item(const og_kernel_ctx *k, const conv_job *job, int64_t it, c
     if (job->act_in_items) act_rows(job, yg, job->mg, ncols, job->os);
 }
 
-/* ConvTranspose of unit u = (image, group). */
-static void conv_transpose_unit(const og_kernel_ctx *k, const conv_job *job, int64_t u, char *col)
+/* ConvTranspose of unit u = (image, group), output channels [m0, m1) of the group (band p
+ * of job->trsplit). */
+static void conv_transpose_unit(const og_kernel_ctx *k, const conv_job *job, int64_t u, int64_t p,
+                                char *col)
 {
     const og_conv_geom *g = &job->g;
     const size_t es = job->t->es;
+    const int64_t m0 = part_begin(job->mg, p, job->trsplit),
+                  m1 = part_begin(job->mg, p + 1, job->trsplit);
     const int64_t gi = u % g->group, n0 = u / g->group * job->nb;
     const int64_t nb = g->n - n0 < job->nb ? g->n - n0 : job->nb, is = job->is;
     const char *xg = job->x + (size_t)((n0 * g->c + gi * job->cg) * is) * es;
@@ -1127,15 +1133,18 @@ static void conv_transpose_unit(const og_kernel_ctx *k, const conv_job *job, int
                        xg + (size_t)((b * g->c + c) * is) * es, (size_t)is * es);
         xb = xcat;
     }
-    job->t->gemm(k, true, false, job->kdim, nb * is, job->cg, wg, job->kdim, xb, nb * is, false,
-                 col, nb * is);
+    /* the band's rows of col: its channels' kernel rows (col holds them from its start) */
+    const int64_t r0 = m0 * job->ks, nr = (m1 - m0) * job->ks;
+    if (nr <= 0) return;
+    job->t->gemm(k, true, false, nr, nb * is, job->cg, wg + (size_t)r0 * es, job->kdim, xb,
+                 nb * is, false, col, nb * is);
     for (int64_t b = 0; b < nb; b++) {
-        char *yb = yg + (size_t)(b * g->m * job->os) * es;
-        job->t->fill_rows(yb, bias, job->mg, job->os, job->os);
+        char *yb = yg + (size_t)((b * g->m + m0) * job->os) * es;
+        job->t->fill_rows(yb, bias ? bias + (size_t)m0 * es : NULL, m1 - m0, job->os, job->os);
         /* output channels write disjoint parts of Y, so they can go in parallel */
         const char *cb = col + (size_t)(b * is) * es;
         conv_loop cl = {.job = job, .col = (char *)cb, .y = yb, .ld = nb * is};
-        og_par_for(k, job->mg, (double)(job->ks * is), OG_PAR_MIN_COMPUTE, col2im_loop, &cl);
+        og_par_for(k, m1 - m0, (double)(job->ks * is), OG_PAR_MIN_COMPUTE, col2im_loop, &cl);
     }
 }
 
@@ -1154,7 +1163,7 @@ static void run_items(void *ctx, int64_t i0, int64_t i1, int slot)
     char *col = job->col ? job->col + (size_t)slot * job->slot_bytes : NULL;
     for (int64_t it = i0; it < i1; it++) {
         if (r->transpose)
-            conv_transpose_unit(r->k, job, it, col);
+            conv_transpose_unit(r->k, job, it / job->trsplit, it % job->trsplit, col);
         else
             conv_item(r->k, job, it, col);
     }
@@ -1361,13 +1370,22 @@ static og_status conv_run(const og_kernel_ctx *k, og_kernel_fn self, const og_te
     int64_t ow = job.wide ? job.wp : g->out[g->nsp - 1]; /* columns per output row */
     int64_t threads = k->threads > 1 ? k->threads : 1;
     job.nb = 1;
+    job.trsplit = 1;
     if (transpose && !job.pointwise && job.is <= CONV_TR_BATCH_COLS / 2) {
         /* few input positions: images side by side in one GEMM of about CONV_TR_BATCH_COLS
-         * columns, so that Wᵀ is packed once for them all; as many blocks as threads */
-        int64_t nb = CONV_TR_BATCH_COLS / job.is, per = (g->n + threads - 1) / threads;
+         * columns, so that Wᵀ is packed once for them all; as many blocks as threads, or,
+         * when the weights outweigh the columns, every image in one block and the threads
+         * take bands of the output channels, each reading its band's share of Wᵀ (ResNet-18
+         * 8x64x64's input gradients through its 2x2 layers, 9.4 MB of weights for 32
+         * columns: two threads by images each read all of them, and ran no faster than
+         * one) */
+        const bool wide_w = threads > 1 && job.mg >= 2 * threads && job.mg >= 4 * g->n * job.is;
+        int64_t nb = CONV_TR_BATCH_COLS / job.is,
+                per = wide_w ? g->n : (g->n + threads - 1) / threads;
         nb = nb < per ? nb : per;
         job.nb = nb < 1 ? 1 : nb;
         units = (g->n + job.nb - 1) / job.nb * g->group;
+        if (wide_w && units < threads) job.trsplit = threads;
     }
     job.chunk_rows = n_rows;
     /* Weights larger than every image's columns: the images of a batch in as few blocks as
@@ -1460,6 +1478,10 @@ static og_status conv_run(const og_kernel_ctx *k, og_kernel_fn self, const og_te
     int64_t items = units * job.n_chunks;
     double item_work = (double)job.mg * (double)job.cg * (double)job.ks *
                        (double)(transpose ? job.is * job.nb : job.chunk_rows * ow);
+    if (job.trsplit > 1) {
+        items = units * job.trsplit;
+        item_work /= (double)job.trsplit;
+    }
     if (job.batched || job.tbatch) item_work *= (double)job.bimg;
     if (job.tcol && job.ksplit > 1) {
         items = units * job.ksplit;
