@@ -1136,8 +1136,8 @@ static void conv_transpose_unit(const og_kernel_ctx *k, const conv_job *job, int
     /* the band's rows of col: its channels' kernel rows (col holds them from its start) */
     const int64_t r0 = m0 * job->ks, nr = (m1 - m0) * job->ks;
     if (nr <= 0) return;
-    job->t->gemm(k, true, false, nr, nb * is, job->cg, wg + (size_t)r0 * es, job->kdim, xb,
-                 nb * is, false, col, nb * is);
+    job->t->gemm(k, true, false, nr, nb * is, job->cg, wg + (size_t)r0 * es, job->kdim, xb, nb * is,
+                 false, col, nb * is);
     for (int64_t b = 0; b < nb; b++) {
         char *yb = yg + (size_t)((b * g->m + m0) * job->os) * es;
         job->t->fill_rows(yb, bias ? bias + (size_t)m0 * es : NULL, m1 - m0, job->os, job->os);
