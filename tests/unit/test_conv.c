@@ -927,6 +927,8 @@ static const conv_case winograd_cases[] = {
      .mt = true},
     /* 150 input channels: the products' sums in blocks of 128 and 22 */
     {"wino_band_deep_mt", "Conv", 2, .c = 150, .m = 32, .in = {8, 8}, PADS1, .mt = true},
+    /* W transformed and packed on two threads (7 panels, the last one of 8 rows) */
+    {"wino_band_pack_mt", "Conv", 2, .n = 2, .c = 192, .m = 200, .in = {4, 4}, PADS1, .mt = true},
     /* the input's transform shared by the threads in parts of an image's 32 channels: 3
      * images of 70 channels (9 parts, the last of each image 6 channels) for 4 panels */
     {"wino_band_shared_v_mt", "Conv", 2, .n = 3, .c = 70, .m = 100, .in = {6, 6}, PADS1,

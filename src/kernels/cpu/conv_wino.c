@@ -150,6 +150,66 @@ static OG_TARGET_AVX512 void wino_weights(int64_t m_n, int64_t c_n, const float 
         }
 }
 
+/* wino_weights and og_panel_pack_f32 of its 16 matrices in one pass, for the blocks of 16
+ * output channels [mb0, mb1): 16 channels m at a time (lanes), their taps gathered for one
+ * input channel c, so that each of the 16 results is 16 contiguous floats of its packed
+ * panel (up + ξ · ustride, rows at or past m_n zero).  The same operations per value as
+ * wino_weights, so the same bits. */
+_Static_assert(OG_PANEL_MR == 32, "two blocks of 16 channels a panel");
+static OG_TARGET_AVX512 void wino_weights_packed(int64_t m_n, int64_t c_n, const float *w,
+                                                 float *up, size_t ustride, int64_t mb0,
+                                                 int64_t mb1)
+{
+    const __m512i idx =
+        _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                           _mm512_set1_epi32((int)(c_n * 9)));
+    const __m512 half = _mm512_set1_ps(0.5f);
+    for (int64_t mb = mb0; mb < mb1; mb++) {
+        const int64_t m0 = mb * 16, left = m_n - m0;
+        const __mmask16 mk = (__mmask16)(left >= 16 ? 0xFFFF : left > 0 ? (1u << left) - 1u : 0u);
+        float *o = up + (mb / 2) * OG_PANEL_MR * c_n + (mb % 2) * 16;
+        for (int64_t c = 0; c < c_n; c++) {
+            const float *g = w + ((left > 0 ? m0 : 0) * c_n + c) * 9;
+            __m512 t[9];
+            for (int q = 0; q < 9; q++)
+                t[q] = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mk, idx, g + q, 4);
+            __m512 gg[4][3];
+            for (int q = 0; q < 3; q++) {
+                gg[0][q] = t[q];
+                gg[1][q] =
+                    _mm512_mul_ps(half, _mm512_add_ps(_mm512_add_ps(t[q], t[3 + q]), t[6 + q]));
+                gg[2][q] =
+                    _mm512_mul_ps(half, _mm512_add_ps(_mm512_sub_ps(t[q], t[3 + q]), t[6 + q]));
+                gg[3][q] = t[6 + q];
+            }
+            float *oc = o + c * OG_PANEL_MR;
+            for (int i = 0; i < 4; i++) {
+                const __m512 a0 = gg[i][0], a1 = gg[i][1], a2 = gg[i][2];
+                _mm512_storeu_ps(oc + (4 * i + 0) * ustride, a0);
+                _mm512_storeu_ps(oc + (4 * i + 1) * ustride,
+                                 _mm512_mul_ps(half, _mm512_add_ps(_mm512_add_ps(a0, a1), a2)));
+                _mm512_storeu_ps(oc + (4 * i + 2) * ustride,
+                                 _mm512_mul_ps(half, _mm512_add_ps(_mm512_sub_ps(a0, a1), a2)));
+                _mm512_storeu_ps(oc + (4 * i + 3) * ustride, a2);
+            }
+        }
+    }
+}
+
+typedef struct wino_pack_job {
+    int64_t m_n, c_n;
+    const float *w;
+    float *up;
+    size_t ustride;
+} wino_pack_job;
+
+static void wino_pack_range(void *ctx, int64_t i0, int64_t i1, int slot)
+{
+    const wino_pack_job *p = ctx;
+    (void)slot;
+    wino_weights_packed(p->m_n, p->c_n, p->w, p->up, p->ustride, i0, i1);
+}
+
 /* Padded row pr of input plane xc split: dst[i] = padded column 2i, dst[sw + i] = column
  * 2i + 1, i < tw + 1 (zeros outside the input). */
 static void wino_split(const wino_job *j, const float *xc, int64_t pr, float *dst)
@@ -416,10 +476,10 @@ static og_status wino_band_run(const og_kernel_ctx *k, wino_job *j, const float 
     bool fresh = true;
     const void *key = (const char *)w + 1;
     float *up = k->const_in & 2u ? og_kcache_get(k, key, ufloats * sizeof(float), &fresh) : NULL;
-    /* scratch: [U packed, when not cached] [G g G^T unpacked, when fresh] [V] [slots]
-     * [the two counters, 64 bytes apart] [ready] */
-    const size_t uraw = fresh ? (size_t)(16 * mn * cn) : 0, upk = up ? 0 : ufloats;
-    const size_t fl = upk + uraw + vfloats + bj.slot * (size_t)slots;
+    /* scratch: [U packed, when not cached] [V] [slots] [the two counters, 64 bytes apart]
+     * [ready] */
+    const size_t upk = up ? 0 : ufloats;
+    const size_t fl = upk + vfloats + bj.slot * (size_t)slots;
     const size_t bytes =
         (fl + 15) / 16 * 16 * sizeof(float) + 128 + (size_t)slots * 16 * sizeof(int);
     float *scratch = og_scratch_get(k, bytes);
@@ -430,13 +490,14 @@ static og_status wino_band_run(const og_kernel_ctx *k, wino_job *j, const float 
     }
     if (!up) up = scratch;
     if (fresh) {
-        float *u = scratch + upk;
-        wino_weights(mn, cn, w, u);
-        for (int xi = 0; xi < 16; xi++)
-            og_panel_pack_f32(mn, cn, u + xi * mn * cn, cn, up + xi * (ufloats / 16));
+        /* transformed and packed on the threads: once per session for the model's W, at
+         * every call for one that changes (a training step's: ResNet-18 8x64x64's 256 ->
+         * 256 layers of 4x4 planes spent 32 % of their time there on one thread) */
+        wino_pack_job pj = {mn, cn, w, up, ufloats / 16};
+        og_par_for(k, 2 * panels, (double)(16 * 9 * cn), OG_PAR_MIN_COMPUTE, wino_pack_range, &pj);
     }
     bj.up = up;
-    bj.v = scratch + upk + uraw;
+    bj.v = scratch + upk;
     bj.slots = bj.v + vfloats;
     char *tail = (char *)(scratch + (fl + 15) / 16 * 16);
     bj.vclaim = (_Atomic int64_t *)(void *)tail;
