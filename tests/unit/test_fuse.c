@@ -409,7 +409,8 @@ static void test_conv_panel(void)
         /* pointwise ones of several images on planes of fewer than 16 positions, side by
          * side, with fewer than 4 input channels per output one: 2x2 planes of 8 images
          * (576 -> 160 on one and two threads, 160 -> 960 on three), 3x3 of 3 images (27
-         * columns) with 70 outputs; 960 -> 160 goes another way */
+         * columns) with 70 outputs; 960 -> 160 goes another way.  On two threads the 5 and 3
+         * panels are items with the images in two parts (4 + 4, 1 + 2) */
         {576, 160, 2, 2, 1, 1, 1, {0}, 8, 1},
         {576, 160, 2, 2, 1, 1, 1, {0}, 8, 2},
         {160, 960, 2, 2, 1, 1, 1, {0}, 8, 3},
