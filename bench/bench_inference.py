@@ -198,6 +198,11 @@ def main():
         # libgomp reads it when it loads: before the package loads libonnxgrad.so
         os.environ["OMP_WAIT_POLICY"] = "passive"
     cli = os.path.join(args.build, "onnxgrad")
+    need = cli if args.method == "process" else os.path.join(args.build, "libonnxgrad.so")
+    if not os.path.exists(need):
+        sys.exit("bench_inference.py: %s does not exist: build onnxgrad first (cmake -S . -B %s "
+                 "-DCMAKE_BUILD_TYPE=Release && cmake --build %s), or name the build folder "
+                 "with --build" % (need, args.build, args.build))
     names = args.only.split(",")
     unknown = [m for m in names if m not in MODELS]
     if unknown:
