@@ -184,6 +184,13 @@ def main():
                     help="inproc (the default): onnxgrad in this process through its Python "
                          "package, one session kept for all rounds as onnxruntime's is; "
                          "process: an `onnxgrad bench` process per round")
+    ap.add_argument("--settle", type=float, default=0.05,
+                    help="seconds of pause before each side's round, so that the other "
+                         "side's waiting threads have gone to sleep (onnxruntime's spin after "
+                         "a run; onnxgrad's workers poll for 0.5 ms): in one process, "
+                         "MobileNet-v3's onnxgrad rounds on two threads took 1.09-1.17 ms "
+                         "right after onnxruntime's and 1.02-1.05 after a 50 ms pause, as "
+                         "alone (default 0.05)")
     ap.add_argument("--models", default="bench/models")
     ap.add_argument("--only", default=",".join(MODELS))
     ap.add_argument("--threads", default="1,2")
@@ -211,9 +218,9 @@ def main():
     if not all(os.path.exists(os.path.join(args.models, m + ".onnx")) for m in names):
         subprocess.run(["/usr/bin/python3", "-W", "ignore", os.path.join(HERE, "export_models.py"),
                         args.models], check=True)
-    print("onnxruntime %s; medians of %d interleaved rounds, %d warm-up runs a side; waiting "
-          "threads %s; onnxgrad %s" %
-          (ort.__version__, args.rounds, args.warmup, "spin" if args.spin else
+    print("onnxruntime %s; medians of %d interleaved rounds, %d warm-up runs a side after a "
+          "%g s pause; waiting threads %s; onnxgrad %s" %
+          (ort.__version__, args.rounds, args.warmup, args.settle, "spin" if args.spin else
            "block (OMP_WAIT_POLICY=passive, allow_spinning=0)",
            "in this process (Python package), one session for all rounds"
            if args.method == "inproc" else "as an `onnxgrad bench` process per round"))
@@ -233,11 +240,13 @@ def main():
             try:
                 ogs = og_session(args.build, path, threads) if args.method == "inproc" else None
                 for _ in range(args.rounds):
+                    time.sleep(args.settle)
                     if ogs:
                         og.append(time_og(ogs, x, iters, args.warmup))
                     else:
                         og.append(run_onnxgrad(cli, path, xfile, threads, iters, args.warmup,
                                                args.spin))
+                    time.sleep(args.settle)
                     rt.append(time_ort(sess, x, iters, args.warmup))
                 ogs = None
             except (RuntimeError, ValueError) as e:  # the package's errors are one or the other
