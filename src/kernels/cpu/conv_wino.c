@@ -108,53 +108,55 @@ typedef struct wino_job {
     size_t slot;       /* floats per thread */
 } wino_job;
 
-/* U[ξ][m][c] = (G g G^T)[ξ / 4][ξ % 4] for kernel g = w[m][c], with G the rows (1, 0, 0),
- * (1/2, 1/2, 1/2), (1/2, −1/2, 1/2), (0, 0, 1): 16 channels c at a time, their taps
- * gathered (9 apart), the 16 results stored along c. */
+/* The 16 values (G g G^T)[ξ / 4][ξ % 4] of 16 kernels g side by side (lanes), from their
+ * 9 taps t (row-major), with G the rows (1, 0, 0), (1/2, 1/2, 1/2), (1/2, −1/2, 1/2),
+ * (0, 0, 1): the one sequence of operations both layouts below store, so the same bits. */
+static OG_TARGET_AVX512 inline void wino_g(const __m512 t[9], __m512 u[16])
+{
+    const __m512 half = _mm512_set1_ps(0.5f);
+    __m512 gg[4][3];
+    for (int q = 0; q < 3; q++) {
+        gg[0][q] = t[q];
+        gg[1][q] = _mm512_mul_ps(half, _mm512_add_ps(_mm512_add_ps(t[q], t[3 + q]), t[6 + q]));
+        gg[2][q] = _mm512_mul_ps(half, _mm512_add_ps(_mm512_sub_ps(t[q], t[3 + q]), t[6 + q]));
+        gg[3][q] = t[6 + q];
+    }
+    for (int i = 0; i < 4; i++) {
+        const __m512 a0 = gg[i][0], a1 = gg[i][1], a2 = gg[i][2];
+        u[4 * i + 0] = a0;
+        u[4 * i + 1] = _mm512_mul_ps(half, _mm512_add_ps(_mm512_add_ps(a0, a1), a2));
+        u[4 * i + 2] = _mm512_mul_ps(half, _mm512_add_ps(_mm512_sub_ps(a0, a1), a2));
+        u[4 * i + 3] = a2;
+    }
+}
+
+/* U[ξ][m][c] = wino_g of kernel w[m][c]: 16 channels c at a time, their taps gathered (9
+ * apart), the 16 results stored along c. */
 static OG_TARGET_AVX512 void wino_weights(int64_t m_n, int64_t c_n, const float *w, float *u)
 {
     const int64_t mc = m_n * c_n;
     const __m512i idx =
         _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                            _mm512_set1_epi32(9));
-    const __m512 half = _mm512_set1_ps(0.5f);
     for (int64_t m = 0; m < m_n; m++)
         for (int64_t c = 0; c < c_n; c += 16) {
             const int64_t left = c_n - c;
             const __mmask16 mk = (__mmask16)(left >= 16 ? 0xFFFF : (1u << left) - 1u);
             const float *g = w + (m * c_n + c) * 9;
-            __m512 t[9];
+            __m512 t[9], r[16];
             for (int q = 0; q < 9; q++)
                 t[q] = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mk, idx, g + q, 4);
-            __m512 gg[4][3];
-            for (int q = 0; q < 3; q++) {
-                gg[0][q] = t[q];
-                gg[1][q] =
-                    _mm512_mul_ps(half, _mm512_add_ps(_mm512_add_ps(t[q], t[3 + q]), t[6 + q]));
-                gg[2][q] =
-                    _mm512_mul_ps(half, _mm512_add_ps(_mm512_sub_ps(t[q], t[3 + q]), t[6 + q]));
-                gg[3][q] = t[6 + q];
-            }
+            wino_g(t, r);
             float *o = u + m * c_n + c;
-            for (int i = 0; i < 4; i++) {
-                const __m512 a0 = gg[i][0], a1 = gg[i][1], a2 = gg[i][2];
-                _mm512_mask_storeu_ps(o + (4 * i + 0) * mc, mk, a0);
-                _mm512_mask_storeu_ps(
-                    o + (4 * i + 1) * mc, mk,
-                    _mm512_mul_ps(half, _mm512_add_ps(_mm512_add_ps(a0, a1), a2)));
-                _mm512_mask_storeu_ps(
-                    o + (4 * i + 2) * mc, mk,
-                    _mm512_mul_ps(half, _mm512_add_ps(_mm512_sub_ps(a0, a1), a2)));
-                _mm512_mask_storeu_ps(o + (4 * i + 3) * mc, mk, a2);
-            }
+            for (int xi = 0; xi < 16; xi++) _mm512_mask_storeu_ps(o + xi * mc, mk, r[xi]);
         }
 }
 
 /* wino_weights and og_panel_pack_f32 of its 16 matrices in one pass, for the blocks of 16
  * output channels [mb0, mb1): 16 channels m at a time (lanes), their taps gathered for one
  * input channel c, so that each of the 16 results is 16 contiguous floats of its packed
- * panel (up + ξ · ustride, rows at or past m_n zero).  The same operations per value as
- * wino_weights, so the same bits. */
+ * panel (up + ξ · ustride, rows at or past m_n zero).  wino_g as in wino_weights, so the
+ * same bits. */
 _Static_assert(OG_PANEL_MR == 32, "two blocks of 16 channels a panel");
 static OG_TARGET_AVX512 void wino_weights_packed(int64_t m_n, int64_t c_n, const float *w,
                                                  float *up, size_t ustride, int64_t mb0,
@@ -163,35 +165,18 @@ static OG_TARGET_AVX512 void wino_weights_packed(int64_t m_n, int64_t c_n, const
     const __m512i idx =
         _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
                            _mm512_set1_epi32((int)(c_n * 9)));
-    const __m512 half = _mm512_set1_ps(0.5f);
     for (int64_t mb = mb0; mb < mb1; mb++) {
         const int64_t m0 = mb * 16, left = m_n - m0;
         const __mmask16 mk = (__mmask16)(left >= 16 ? 0xFFFF : left > 0 ? (1u << left) - 1u : 0u);
         float *o = up + (mb / 2) * OG_PANEL_MR * c_n + (mb % 2) * 16;
         for (int64_t c = 0; c < c_n; c++) {
             const float *g = w + ((left > 0 ? m0 : 0) * c_n + c) * 9;
-            __m512 t[9];
+            __m512 t[9], r[16];
             for (int q = 0; q < 9; q++)
                 t[q] = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), mk, idx, g + q, 4);
-            __m512 gg[4][3];
-            for (int q = 0; q < 3; q++) {
-                gg[0][q] = t[q];
-                gg[1][q] =
-                    _mm512_mul_ps(half, _mm512_add_ps(_mm512_add_ps(t[q], t[3 + q]), t[6 + q]));
-                gg[2][q] =
-                    _mm512_mul_ps(half, _mm512_add_ps(_mm512_sub_ps(t[q], t[3 + q]), t[6 + q]));
-                gg[3][q] = t[6 + q];
-            }
+            wino_g(t, r);
             float *oc = o + c * OG_PANEL_MR;
-            for (int i = 0; i < 4; i++) {
-                const __m512 a0 = gg[i][0], a1 = gg[i][1], a2 = gg[i][2];
-                _mm512_storeu_ps(oc + (4 * i + 0) * ustride, a0);
-                _mm512_storeu_ps(oc + (4 * i + 1) * ustride,
-                                 _mm512_mul_ps(half, _mm512_add_ps(_mm512_add_ps(a0, a1), a2)));
-                _mm512_storeu_ps(oc + (4 * i + 2) * ustride,
-                                 _mm512_mul_ps(half, _mm512_add_ps(_mm512_sub_ps(a0, a1), a2)));
-                _mm512_storeu_ps(oc + (4 * i + 3) * ustride, a2);
-            }
+            for (int xi = 0; xi < 16; xi++) _mm512_storeu_ps(oc + xi * ustride, r[xi]);
         }
     }
 }
