@@ -43,18 +43,22 @@ def ort_session(path, threads, spin):
     return ort.InferenceSession(path, so, providers=["CPUExecutionProvider"])
 
 
-def time_ort(sess, x, iters, warmup):
-    """median wall and CPU (process) milliseconds of a run, after `warmup` runs"""
-    feed = {sess.get_inputs()[0].name: x}
+def time_calls(run, iters, warmup):
+    """median wall and CPU (process) milliseconds of run(), after `warmup` calls"""
     for _ in range(warmup):
-        sess.run(None, feed)
+        run()
     times, cpu = [], []
     for _ in range(iters):
         t0, c0 = time.perf_counter(), time.process_time()
-        sess.run(None, feed)
+        run()
         times.append((time.perf_counter() - t0) * 1e3)
         cpu.append((time.process_time() - c0) * 1e3)
     return statistics.median(times), statistics.median(cpu)
+
+
+def time_ort(sess, x, iters, warmup):
+    feed = {sess.get_inputs()[0].name: x}
+    return time_calls(lambda: sess.run(None, feed), iters, warmup)
 
 
 def og_session(build, path, threads):
@@ -70,19 +74,11 @@ def og_session(build, path, threads):
 
 
 def time_og(og, x, iters, warmup):
-    """time_ort for an og_session() triple: the same feed, the same outputs returned as
-    numpy arrays"""
+    """time_ort for an og_session() triple: the same feed, every output returned as a
+    numpy array"""
     sess, name, outputs = og
     feed = {name: x}
-    for _ in range(warmup):
-        sess.run(feed, outputs)
-    times, cpu = [], []
-    for _ in range(iters):
-        t0, c0 = time.perf_counter(), time.process_time()
-        sess.run(feed, outputs)
-        times.append((time.perf_counter() - t0) * 1e3)
-        cpu.append((time.process_time() - c0) * 1e3)
-    return statistics.median(times), statistics.median(cpu)
+    return time_calls(lambda: sess.run(feed, outputs), iters, warmup)
 
 
 def run_onnxgrad(cli, path, xfile, threads, iters, warmup, spin):
