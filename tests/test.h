@@ -33,6 +33,15 @@ static int og_test_checks;
         }                                                                                          \
     } while (0)
 
+/* The path of a file a test writes: in the build folder ($OG_TEST_OUT, which CTest sets),
+ * else under build/ (a test run by hand from the source folder). */
+static inline const char *og_test_out(char *buf, size_t n, const char *name)
+{
+    const char *dir = getenv("OG_TEST_OUT");
+    snprintf(buf, n, "%s/%s", dir && dir[0] ? dir : "build", name);
+    return buf;
+}
+
 /* An allocator that fails its fail_at-th request (counting from 0) and counts the blocks
  * still live, for failing allocations on purpose: og_allocator a = {og_test_malloc,
  * og_test_free, &counting}. */

@@ -27,7 +27,8 @@
 #define MLP3     "tests/data/train/mlp3.onnx"
 #define MLP3SQRT "tests/data/train/mlp3_sqrt.onnx"
 #define BNDROP   "tests/data/train/mlp3_bn_dropout.onnx"
-#define CKPT     "build/test_parallel.ckpt"
+#define CKPT     ckpt_path /* og_test_out, set in main */
+static char ckpt_path[512];
 #define MAXRANKS 4
 
 /* ---- a communicator of threads --------------------------------------------------- */
@@ -986,6 +987,7 @@ static void test_bn_dropout(void)
 
 int main(void)
 {
+    og_test_out(ckpt_path, sizeof ckpt_path, "test_parallel.ckpt");
     test_args();
     test_calls();
     for (int k = 0; k < 3; k++) {

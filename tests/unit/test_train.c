@@ -359,7 +359,8 @@ static void test_checkpoint(void)
     oo.lr = 0.01;
     og_model *m1, *lm1, *m2, *lm2;
     og_trainer *a = linreg_trainer(&m1, &lm1, &oo), *b = linreg_trainer(&m2, &lm2, &oo);
-    const char *path = "build/test_train.ckpt";
+    char path[512];
+    og_test_out(path, sizeof path, "test_train.ckpt");
     for (int i = 0; i < 10; i++) CHECK_OK(og_trainer_step(a, names, in, 2, NULL));
     CHECK_OK(og_trainer_save_checkpoint(a, path));
     for (int i = 0; i < 10; i++) CHECK_OK(og_trainer_step(a, names, in, 2, NULL));

@@ -7,7 +7,8 @@
 
 #include "test.h"
 
-#define CKPT "build/test_train_alloc_fail.ckpt"
+#define CKPT ckpt_path /* og_test_out, set in main */
+static char ckpt_path[512];
 
 static og_status attempt(og_test_counting *c, const og_tensor *x, const og_tensor *y)
 {
@@ -48,6 +49,7 @@ static og_status attempt(og_test_counting *c, const og_tensor *x, const og_tenso
 
 int main(void)
 {
+    og_test_out(ckpt_path, sizeof ckpt_path, "test_train_alloc_fail.ckpt");
     float xv[32 * 3], yv[32];
     for (int i = 0; i < 32; i++) {
         for (int j = 0; j < 3; j++) xv[3 * i + j] = (float)((i * 7 + j * 3) % 11) / 5.0f - 1.0f;

@@ -777,7 +777,10 @@ static void test_alloc_failures(void)
 int main(void)
 {
     const char *dir = getenv("OG_TRAINING_INFO_DIR");
-    snprintf(out_dir, sizeof out_dir, "%s", dir && dir[0] ? dir : "build/training_info");
+    if (dir && dir[0])
+        snprintf(out_dir, sizeof out_dir, "%s", dir);
+    else
+        og_test_out(out_dir, sizeof out_dir, "training_info");
     if (mkdir(out_dir, 0755) != 0 && errno != EEXIST) {
         fprintf(stderr, "cannot create %s\n", out_dir);
         return 1;
