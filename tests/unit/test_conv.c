@@ -706,10 +706,12 @@ static const conv_case direct_cases[] = {
     {"dw_reg_2x2_7ch_n3", "Conv", 2, .n = 3, .c = 7, .m = 7, .group = 7, .in = {2, 2}, PADS1,
      .mt = true},
     {"dw_reg_1x1_n2", "Conv", 2, .n = 2, .c = 9, .m = 9, .group = 9, .in = {1, 1}, PADS1},
-    /* ... and 5x5 ones padded by two: 7x7 and 8x8 (the rows two up and down at most one
-     * vector away), 14x14, 9x9 and 12 rows of 16 (two vectors away; 16: whole vectors),
-     * 4x4 and 3x5 (a plane a vector), 2x2 (4 planes a vector, with only 4 of the 25 taps
-     * in range: dw_blk_tiny_5x5_n3 above), without bias, several images, on threads */
+    /* ... and 5x5 ones padded by two: 6 columns (the rows two up and down at most one
+     * vector away), 12 rows of 16 (two vectors away, whole vectors), 4x4 and 3x5 (a plane
+     * a vector), 2x2 (4 planes a vector, with only 4 of the 25 taps in range:
+     * dw_blk_tiny_5x5_n3 above), without bias, several images, on threads.  With the
+     * AVX-512 float loops, 7x7, 8x8, 14x14 and 9x9 (rows of 7 or more outputs) are the
+     * blocks' rows (blk_row, below), else these loops too. */
     {"dw_reg5_7x7_n2", "Conv", 2, .n = 2, .c = 6, .m = 6, .group = 6, .k = {5, 5}, .in = {7, 7},
      .pads = {2, 2, 2, 2}, .mt = true},
     {"dw_reg5_8x8_nobias", "Conv", 2, .c = 3, .m = 3, .group = 3, .k = {5, 5}, .in = {8, 8},
@@ -718,6 +720,8 @@ static const conv_case direct_cases[] = {
      .pads = {2, 2, 2, 2}, .mt = true},
     {"dw_reg5_9x9", "Conv", 2, .c = 3, .m = 3, .group = 3, .k = {5, 5}, .in = {9, 9},
      .pads = {2, 2, 2, 2}},
+    {"dw_reg5_16x6_n2", "Conv", 2, .n = 2, .c = 7, .m = 7, .group = 7, .k = {5, 5}, .in = {16, 6},
+     .pads = {2, 2, 2, 2}, .mt = true},
     {"dw_reg5_4x4_n3", "Conv", 2, .n = 3, .c = 5, .m = 5, .group = 5, .k = {5, 5}, .in = {4, 4},
      .pads = {2, 2, 2, 2}},
     {"dw_reg5_3x5", "Conv", 2, .c = 4, .m = 4, .group = 4, .k = {5, 5}, .in = {3, 5},
@@ -742,6 +746,23 @@ static const conv_case direct_cases[] = {
      .in = {2, 2}, .pads = {2, 2, 2, 2}, .mt = true},
     {"dw_blk_5x4_n3_mult2", "Conv", 2, .n = 3, .c = 18, .m = 36, .group = 18, .in = {5, 4}, PADS1,
      .mt = true},
+    /* ... blk_row, a row's positions at once (5x5 kernels with rows of 7 or more outputs;
+     * 3x3 where the register loops do not apply: multipliers): rows of 7 and 14, 8 at a time
+     * (9 = 8 + 1 and 11 = 8 + 3: the sums past the row's end dropped), strides 1 and 2,
+     * 37 channels (a last block of 5), without bias, several images, on threads */
+    {"dw_row5_s2_7", "Conv", 2, .n = 2, .c = 37, .m = 37, .group = 37, .k = {5, 5}, .in = {14, 14},
+     .pads = {2, 2, 2, 2}, .strides = {2, 2}, .mt = true},
+    {"dw_row5_s2_14_nobias", "Conv", 2, .c = 5, .m = 5, .group = 5, .k = {5, 5}, .in = {28, 28},
+     .pads = {2, 2, 2, 2}, .strides = {2, 2}, .no_bias = true},
+    {"dw_row5_s2_9", "Conv", 2, .c = 20, .m = 20, .group = 20, .k = {5, 5}, .in = {19, 15},
+     .pads = {2, 2, 2, 5}, .strides = {2, 2}, .mt = true},
+    {"dw_row5_s1_11_mult2", "Conv", 2, .n = 2, .c = 6, .m = 12, .group = 6, .k = {5, 5},
+     .in = {10, 11}, .pads = {2, 2, 2, 2}},
+    {"dw_row3_7x7_mult2", "Conv", 2, .c = 16, .m = 32, .group = 16, .in = {7, 7}, PADS1,
+     .mt = true},
+    {"dw_row3_14x14_mult3", "Conv", 2, .n = 2, .c = 8, .m = 24, .group = 8, .in = {14, 14}, PADS1},
+    {"dw_row3_s2_8_mult2", "Conv", 2, .c = 19, .m = 38, .group = 19, .in = {16, 15}, PADS1,
+     .strides = {2, 2}},
     /* kernels larger than the output (a depthwise Conv's weight gradient: groups of N
      * input channels, dY as the kernel): dot products along kernel rows, dilations (the
      * forward's strides) 1, 2 and 3 */

@@ -41,6 +41,7 @@
 #define DW_L              16
 #define DW_BLK_OS         256
 #define DW_BLK_P          4  /* blk_conv: output positions summed side by side */
+#define DW_BLK_ROW_SLACK  32 /* blk_row: input vectors read past the scratch's rows */
 #define DW_IN_PLACE_MIN_W 16 /* dw_in_place: planes at least this wide (stride 2: wider) */
 /* Depthwise ConvTranspose with output planes of at most DW_BLK_TR_OS values and taps of at
  * most DW_MAX_TAPS: DW_L channels at once (blk_tr) */
@@ -65,6 +66,17 @@ typedef struct dw_geom {
 
 static int64_t dw_ceil_div(int64_t a, int64_t b) { return a >= 0 ? (a + b - 1) / b : -((-a) / b); }
 static int64_t dw_clamp(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+/* blk_conv (AVX-512, float): output positions summed at once by blk_row in rows of ow:
+ * the row (4, 7, 14) or 8 at a time; 0 where it does not apply (the position loops: rows
+ * under 4 values, kernels other than 3x3 and 5x5, stride above 2, dilation). */
+static int dw_blk_row_r(const dw_geom *d)
+{
+    if (d->kh != d->kw || (d->kw != 3 && d->kw != 5) || d->sh != d->sw || d->sw > 2 || d->dh != 1 ||
+        d->dw != 1 || d->ow < 4)
+        return 0;
+    return d->ow == 4 || d->ow == 7 || d->ow == 14 ? (int)d->ow : 8;
+}
 
 typedef struct dw_fns_f32 {
     void (*conv_plane)(const dw_geom *d, const float *xp, const float *wj, float bias, float *y,
@@ -504,6 +516,17 @@ og_status og_conv_direct(const og_kernel_ctx *k, const og_conv_geom *g, bool tra
                                og_dtype_name(t));
     int64_t items;
     double work; /* multiply-adds per item */
+    const bool blk = !transpose && d->cg == 1 && !d->dot && os <= DW_BLK_OS && !dw_in_place(d, t);
+    /* 5x5 kernels with output rows of 7 or more: the blocks' rows (blk_row) before the
+     * register, stride-2 and plane loops.  AMD EPYC (Zen 4), one thread, alone: 7x7
+     * planes 576 0.037 -> 0.031 ms, 1152 0.096 -> 0.077; 14x14 240 0.043 -> 0.039, 672
+     * 0.156 -> 0.141; batches of 8, 240 of 8x8 0.099 either way; stride 2, 672 of 14x14
+     * 0.073 -> 0.061, 288 0.028 -> 0.023, 8 x 96 of 16x16 0.071 -> 0.060, 96 of 28x28
+     * 0.0265 -> 0.023 (from the plane loops).  3x3, rows under 7 and larger planes: the
+     * other loops (576 of 14x14: 0.039 against 0.055 here; 88 of 28x28 0.024 against
+     * 0.035 in blocks of 784 positions) */
+    const bool blk_rows = !transpose && d->cg == 1 && !d->dot && os <= DW_BLK_OS && j.f32 &&
+                          og_cpu_isa() >= 2 && d->kh == 5 && d->ow >= 7 && dw_blk_row_r(d) > 0;
     if (!transpose && d->dot && d->mg == 1 && d->cg * (d->rows * d->wp + nt) <= DW_BLK_DOT_MAX) {
         /* channels-last blocks */
         j.kind = DW_DOT_BLK;
@@ -526,7 +549,7 @@ og_status og_conv_direct(const og_kernel_ctx *k, const og_conv_geom *g, bool tra
         work = (double)(d->cg * d->plane * nt);
     }
 #ifdef OG_DW_X86
-    else if (!transpose && j.f32 && dwr_applies(d)) {
+    else if (!transpose && j.f32 && !blk_rows && dwr_applies(d)) {
         /* 3x3 and 5x5 stride-1 planes of at most 16 columns, in registers, before the
          * blocks and the plane loops (16x16 planes too).  Alone, one thread: 384 planes of
          * 14x14 0.028 -> 0.017 ms, 960 of 7x7 0.028 -> 0.018; batches of 8: 192 planes of
@@ -538,7 +561,7 @@ og_status og_conv_direct(const og_kernel_ctx *k, const og_conv_geom *g, bool tra
         items = (g->c + j.reg.g - 1) / j.reg.g;
         j.slot = 0;
         work = (double)(g->n * j.reg.g * os * nt);
-    } else if (!transpose && j.f32 && dws2_applies(d)) {
+    } else if (!transpose && j.f32 && !blk_rows && dws2_applies(d)) {
         /* stride 2 from rows of 9 to 16 values, two output rows a vector, before the
          * blocks.  AMD EPYC (Zen 4), one thread, runs alternating in one process: alone,
          * 1152 planes of 16x16 0.063 -> 0.048 ms, 576 of 14x14 0.030 -> 0.025; in the
@@ -552,15 +575,16 @@ og_status og_conv_direct(const og_kernel_ctx *k, const og_conv_geom *g, bool tra
         work = (double)(os * nt);
     }
 #endif
-    else if (d->cg == 1 && !d->dot && os <= DW_BLK_OS && !dw_in_place(d, t)) {
+    else if (blk || blk_rows) {
         /* small planes, channels-last; a thread packs a block's kernels once for its images
          * (items are block-major) */
         j.kind = DW_BLK;
         j.blocks = (g->c + DW_L - 1) / DW_L;
         items = g->n * j.blocks;
         j.xe = d->rows * d->wp * DW_L;
-        j.ye = os * DW_L;
-        j.slot = (size_t)(j.xe + j.ye + d->mg * (nt + 1) * DW_L);
+        j.ye = (os + DW_BLK_ROW_SLACK) * DW_L; /* blk_row: stores past the last row */
+        /* + the reads of blk_row past the last row: (R - 1)·S columns at most */
+        j.slot = (size_t)(j.xe + j.ye + d->mg * (nt + 1) * DW_L + DW_BLK_ROW_SLACK * DW_L);
         work = (double)(d->mg * os * nt * DW_L);
     }
 #ifdef OG_DW_X86

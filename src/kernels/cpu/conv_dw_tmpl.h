@@ -133,11 +133,83 @@ static ATTR void FN(dot_plane)(const dw_geom *d, const T *xp, const T *wj, T bia
         }
 }
 
+#ifdef DW_TR16
+/* blk_conv's sums for output rows of a K x K kernel of stride S (dilation 1), R positions of
+ * a row at a time: every input vector of a kernel row is loaded once and multiplied into
+ * each of the up to K sums it enters, where the position loops load it for each tap.
+ * a[q] = b + Σ_kh Σ_kw w[kh][kw]·x[kh][q·S + kw], in tap order as the other loops.  All R
+ * sums are stored: those past the row's end are the next row's positions, stored again
+ * when their row is summed (past the last row, the scratch has room for these stores and
+ * their reads: DW_BLK_ROW_SLACK). */
+static inline ATTR __attribute__((always_inline)) void FN(blk_row)(const float *xr, int64_t rs,
+                                                                   const float *wb, __m512 bv,
+                                                                   float *yo, const int K,
+                                                                   const int S, const int R)
+{
+    __m512 a[16];
+    _Pragma("GCC unroll 16") for (int q = 0; q < R; q++) a[q] = bv;
+    _Pragma("GCC unroll 5") for (int kh = 0; kh < K; kh++)
+    {
+        /* opaque pointers: else GCC hoists every tap's weights out of the row loops and
+         * spills the sums */
+        const float *wk = wb + kh * K * DW_L, *xk = xr + kh * rs;
+        __asm__("" : "+r"(wk), "+r"(xk));
+        __m512 wv[5];
+        _Pragma("GCC unroll 5") for (int kw = 0; kw < K; kw++) wv[kw] =
+            _mm512_loadu_ps(wk + kw * DW_L);
+        _Pragma("GCC unroll 40") for (int jx = 0; jx < (R - 1) * S + K; jx++)
+        {
+            const __m512 xv = _mm512_loadu_ps(xk + jx * DW_L);
+            _Pragma("GCC unroll 5") for (int kw = 0; kw < K; kw++)
+            {
+                const int dq = jx - kw;
+                if (dq >= 0 && dq % S == 0 && dq / S < R)
+                    a[dq / S] = _mm512_fmadd_ps(wv[kw], xv, a[dq / S]);
+            }
+        }
+    }
+    /* every sum stored: a store under a test of q took the sums' products into its
+     * branch, every input vector held until then (spilled) */
+    _Pragma("GCC unroll 16") for (int q = 0; q < R; q++) _mm512_storeu_ps(yo + q * DW_L, a[q]);
+}
+
+/* All output rows of one block: blk_rows_K_S_R */
+#define DW_ROWS_FN(K, S, R)                                                                        \
+    static ATTR __attribute__((noinline)) void FN(blk_rows_##K##_##S##_##R)(                       \
+        const dw_geom *d, const float *xb, const float *wb, const float *bb, float *yb)            \
+    {                                                                                              \
+        const int64_t wp = d->wp;                                                                  \
+        const __m512 bv = _mm512_loadu_ps(bb);                                                     \
+        for (int64_t oh = 0; oh < d->oh; oh++)                                                     \
+            for (int64_t ow0 = 0; ow0 < d->ow; ow0 += R) FN(blk_row)                               \
+        (xb + (oh * S * wp + ow0 * S) * DW_L, wp * DW_L, wb, bv, yb + (oh * d->ow + ow0) * DW_L,   \
+         K, S, R);                                                                                 \
+    }
+#define DW_ROWS_FNS(K, S)                                                                          \
+    DW_ROWS_FN(K, S, 4)                                                                            \
+    DW_ROWS_FN(K, S, 7)                                                                            \
+    DW_ROWS_FN(K, S, 8)                                                                            \
+    DW_ROWS_FN(K, S, 14)
+DW_ROWS_FNS(3, 1)
+DW_ROWS_FNS(3, 2)
+DW_ROWS_FNS(5, 1)
+DW_ROWS_FNS(5, 2)
+#define DW_ROWS_KS(K, S)                                                                           \
+    switch (rr) {                                                                                  \
+    case 4: FN(blk_rows_##K##_##S##_4)(d, xb, wb, bb, yb); break;                                  \
+    case 7: FN(blk_rows_##K##_##S##_7)(d, xb, wb, bb, yb); break;                                  \
+    case 14: FN(blk_rows_##K##_##S##_14)(d, xb, wb, bb, yb); break;                                \
+    default: FN(blk_rows_##K##_##S##_8)(d, xb, wb, bb, yb); break;                                 \
+    }
+
+#endif
+
 /* Depthwise Conv of DW_L channels at once, for small planes (where a plane at a time is
  * all overhead): the channels c0 + l (l < nl) of one image, xc their first input plane
  * (d->h * d->w values apart), are copied into xb channels-last and zero-padded,
  * xb[(r·wp + j)·DW_L + l]; then every output position is a vector over the channels,
- * acc[l] = b[l] + Σ_t w[l][t] · xb[(pos + off_t)·DW_L + l], for each multiplier jm of the
+ * acc[l] = b[l] + Σ_t w[l][t] · xb[(pos + off_t)·DW_L + l] (a row's positions at once
+ * where blk_row applies, else a few positions at a time), for each multiplier jm of the
  * output channels (c0 + l)·mg + jm, and is copied back into their planes of y_img (the
  * image's output) after the activation. */
 static ATTR void FN(blk_conv)(const dw_geom *d, const T *xc, int64_t nl, const T *w, const T *b,
@@ -235,7 +307,18 @@ static ATTR void FN(blk_conv)(const dw_geom *d, const T *xc, int64_t nl, const T
          * in tap order, whatever the grouping */
         int64_t p0 = 0;
 #ifdef DW_TR16
-        if (nt == 9) { /* 3x3: the taps' weights and offsets held in registers */
+        const int rr = dw_blk_row_r(d);
+        if (rr) {
+            if (d->kw == 3 && d->sw == 1)
+                DW_ROWS_KS(3, 1)
+            else if (d->kw == 3)
+                DW_ROWS_KS(3, 2)
+            else if (d->sw == 1)
+                DW_ROWS_KS(5, 1)
+            else
+                DW_ROWS_KS(5, 2)
+            p0 = os;
+        } else if (nt == 9) { /* 3x3: the taps' weights and offsets held in registers */
             __m512 wv[9];
             int64_t ot[9];
             _Pragma("GCC unroll 9") for (int t = 0; t < 9; t++)
@@ -339,6 +422,11 @@ static ATTR void FN(blk_conv)(const dw_geom *d, const T *xc, int64_t nl, const T
 #endif
     }
 }
+#ifdef DW_TR16
+#undef DW_ROWS_FN
+#undef DW_ROWS_FNS
+#undef DW_ROWS_KS
+#endif
 
 /* Depthwise ConvTranspose (one input and one output channel per group: a depthwise
  * Conv's input gradient) of DW_L channels at once for small planes, channels-last in xb
