@@ -231,26 +231,30 @@ static void run_pattern(int p, og_dtype dt, int threads, bool pw, bool big_dw, b
  * same memory), and the next run without it is the first one again.  The band Conv's batch
  * is symbolic: a run of 3 images (75 tiles: the chunks, whose U has another layout of the
  * same size) gives each image's values, and the run of one image after it its first
- * bytes again. */
-enum { WC_CONV, WC_BAND, WC_GEMM };
+ * bytes again.  A Gemm of 8 rows by a 400x700 W (W packed: gemm_small.c) of symbolic rows:
+ * a run of its first 3 rows gives their bytes, one of 16 (W kept transposed, the same
+ * node's cache) their values, and the 8 rows again their first bytes. */
+enum { WC_CONV, WC_BAND, WC_GEMM, WC_GEMM_FEW };
 static void test_weight_cache(int kind)
 {
-    const bool gemm = kind == WC_GEMM, band = kind == WC_BAND;
+    const bool few = kind == WC_GEMM_FEW, gemm = kind == WC_GEMM || few, band = kind == WC_BAND;
     fg f = {og_graph_new(NULL), OG_FLOAT};
     og_graph *g = f.g;
     int x = start_graph(&f, 14);
     const int rank = gemm ? 2 : 4;
-    const int64_t *xd = gemm   ? (const int64_t[]){40, 300}
+    const int64_t *xd = few    ? (const int64_t[]){8, 700}
+                        : gemm ? (const int64_t[]){40, 300}
                         : band ? (const int64_t[]){1, 40, 10, 10}
                                : (const int64_t[]){1, 16, 20, 20};
-    const int64_t *wd = gemm   ? (const int64_t[]){256, 300}
+    const int64_t *wd = few    ? (const int64_t[]){400, 700}
+                        : gemm ? (const int64_t[]){256, 300}
                         : band ? (const int64_t[]){64, 40, 3, 3}
                                : (const int64_t[]){16, 16, 3, 3};
     const int64_t bd[1] = {wd[0]}, per_b = gemm ? 1 : xd[2] * xd[3]; /* Y values per bias */
     g->values[x].dtype = OG_FLOAT;
     g->values[x].rank = rank;
     memcpy(g->values[x].dims, xd, (size_t)rank * sizeof *xd);
-    if (band) g->values[x].dims[0] = OG_DIM_UNKNOWN;
+    if (band || few) g->values[x].dims[0] = OG_DIM_UNKNOWN;
     init(&f, "W", rank, wd, 0.2, 0, true);
     init(&f, "B", 1, bd, 0.3, 0.1, false);
     int op = node(&f, gemm ? "Gemm" : "Conv", 3, (const char *[]){"X", "W", "B"}, 1,
@@ -264,6 +268,7 @@ static void test_weight_cache(int kind)
 
     og_session *s = NULL;
     og_tensor *xin = NULL, *w2 = NULL, *y[5] = {0}, *x3 = NULL, *y3 = NULL, *y1 = NULL;
+    og_tensor *x16 = NULL, *y16 = NULL;
     og_tensor_alloc(OG_FLOAT, rank, xd, NULL, &xin);
     og_tensor_alloc(OG_FLOAT, rank, wd, NULL, &w2);
     for (int64_t i = 0; i < xin->numel; i++) set(xin, i, 3.0 * sin(1.3 * (double)i));
@@ -313,7 +318,32 @@ static void test_weight_cache(int kind)
         CHECKF(!bad, "weight cache: %d values of the 3-image run are off", bad);
         CHECKF(og_value_equal(y[0], y1), "weight cache: the bands after the chunks differ");
     }
+    if (few) { /* the first 3 rows (packed W), 16 rows (Wᵀ), the 8 rows again (packed) */
+        const int64_t d3[2] = {3, xd[1]}, d16[2] = {16, xd[1]};
+        og_tensor_alloc(OG_FLOAT, 2, d3, NULL, &x3);
+        og_tensor_alloc(OG_FLOAT, 2, d16, NULL, &x16);
+        for (int64_t i = 0; i < x3->numel; i++)
+            ((float *)x3->data)[i] = ((const float *)xin->data)[i];
+        for (int64_t i = 0; i < x16->numel; i++)
+            ((float *)x16->data)[i] = ((const float *)xin->data)[i % xin->numel];
+        CHECK_OK(og_session_run(s, names, (const og_tensor *[]){x3}, 1, &y3));
+        CHECK_OK(og_session_run(s, names, (const og_tensor *[]){x16}, 1, &y16));
+        CHECK_OK(og_session_run(s, names, ins, 1, &y1));
+        if (!y3 || !y16 || !y1) goto done;
+        const float *f0 = y[0]->data;
+        CHECKF(!memcmp(y3->data, f0, (size_t)y3->numel * sizeof(float)),
+               "weight cache: the 3-row run differs from the 8-row run's rows");
+        int bad = 0;
+        for (int64_t i = 0; i < y16->numel; i++) {
+            const double want = f0[i % y[0]->numel];
+            if (!(fabs(((const float *)y16->data)[i] - want) <= 1e-4 * (1 + fabs(want)))) bad++;
+        }
+        CHECKF(!bad, "weight cache: %d values of the 16-row run are off", bad);
+        CHECKF(og_value_equal(y[0], y1), "weight cache: the 8 rows after 16 differ");
+    }
 done:
+    og_tensor_free(x16);
+    og_tensor_free(y16);
     og_tensor_free(x3);
     og_tensor_free(y3);
     og_tensor_free(y1);
@@ -1207,6 +1237,7 @@ int main(void)
     test_weight_cache(WC_CONV);
     test_weight_cache(WC_BAND);
     test_weight_cache(WC_GEMM);
+    test_weight_cache(WC_GEMM_FEW);
     test_conv_panel();
     test_panel_alloc_fail();
     for (int v = 0; v < 3; v++) {

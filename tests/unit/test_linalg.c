@@ -162,6 +162,77 @@ static void test_gemm_row(void)
     }
 }
 
+/* A constant B packed in panels (og_gemm_small_packs: 2 to 8 rows of A, on AVX-512 CPUs):
+ * the products of test_gemm_small from the packed B, against a double sum, C's padding
+ * untouched; untransposed, the bits of og_gemm_small_f32 (the same sums in the same order).
+ * One row is not packed. */
+static void test_gemm_small_packed(void)
+{
+    static const int64_t shapes[][3] = {{2, 300, 1001}, {3, 1000, 263},  {4, 17, 16384},
+                                        {5, 333, 1024}, {8, 1000, 1280}, {7, 513, 517}};
+    const bool avx512 = og_cpu_isa() >= 2;
+    CHECKF(!og_gemm_small_packs(1, 1000, 1024), "gemm_small_packs: one row packed");
+    for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++)
+        for (int v = 0; v < 8; v++) {
+            const int64_t m = shapes[si][0], n = shapes[si][1], kk = shapes[si][2];
+            const bool tb = v & 1;
+            const int threads = v & 4 ? 2 : 1;
+            const bool packs = og_gemm_small_packs(m, n, kk);
+            CHECKF(packs == avx512, "gemm_small_packs %lldx%lldx%lld: %d on isa %d", (long long)m,
+                   (long long)n, (long long)kk, packs, og_cpu_isa());
+            if (!packs) continue;
+            const int64_t lda = kk + 3, ldb = (tb ? kk : n) + 5, ldc = n + 2;
+            const size_t pbytes =
+                ((size_t)og_gemm_small_pack_floats(n, kk) * sizeof(float) + 63) / 64 * 64;
+            float *a = malloc(sizeof(float) * (size_t)(m * lda));
+            float *b = malloc(sizeof(float) * (size_t)((tb ? n : kk) * ldb));
+            float *c0 = malloc(sizeof(float) * (size_t)(m * ldc));
+            float *c = malloc(sizeof(float) * (size_t)(m * ldc));
+            float *cs = malloc(sizeof(float) * (size_t)(m * ldc));
+            float *bp = aligned_alloc(64, pbytes);
+            CHECKF(a && b && c0 && c && cs && bp, "gemm_small packed: out of memory");
+            if (a && b && c0 && c && cs && bp) {
+                for (int64_t i = 0; i < m * lda; i++) a[i] = (float)rnd();
+                for (int64_t i = 0; i < (tb ? n : kk) * ldb; i++) b[i] = (float)rnd();
+                for (int64_t i = 0; i < m * ldc; i++) c0[i] = (float)rnd();
+                memcpy(c, c0, sizeof(float) * (size_t)(m * ldc));
+                memcpy(cs, c0, sizeof(float) * (size_t)(m * ldc));
+                og_kernel_ctx k = {.threads = threads};
+                const float alpha = 0.5f, beta = v & 2 ? 2.0f : 0.0f;
+                og_gemm_small_pack_f32(tb, n, kk, b, ldb, bp);
+                og_gemm_small_packed_f32(&k, m, n, kk, alpha, a, lda, bp, beta, c, ldc);
+                int bad = 0;
+                for (int64_t i = 0; i < m; i++) {
+                    for (int64_t j = 0; j < n; j++) {
+                        double s = 0, mag = 0;
+                        for (int64_t p = 0; p < kk; p++) {
+                            const double t = (double)a[i * lda + p] *
+                                             (double)(tb ? b[j * ldb + p] : b[p * ldb + j]);
+                            s += t;
+                            mag += fabs(t);
+                        }
+                        const double want = alpha * s + beta * (double)c0[i * ldc + j];
+                        if (!(fabs(c[i * ldc + j] - want) <= 2e-6 * (mag + 1) + 1e-6 * fabs(want)))
+                            bad++;
+                    }
+                    for (int64_t j = n; j < ldc; j++) /* the padding of C's rows */
+                        if (memcmp(&c[i * ldc + j], &c0[i * ldc + j], sizeof(float))) bad++;
+                }
+                CHECKF(!bad,
+                       "gemm_small packed %lldx%lldx%lld transB %d beta %g threads %d: %d bad",
+                       (long long)m, (long long)n, (long long)kk, tb, beta, threads, bad);
+                if (!tb) { /* B in place: the same bits */
+                    og_gemm_small_f32(&k, false, false, m, n, kk, alpha, a, lda, b, ldb, beta, cs,
+                                      ldc);
+                    CHECKF(!memcmp(c, cs, sizeof(float) * (size_t)(m * ldc)),
+                           "gemm_small packed %lldx%lldx%lld: not the bits of B in place",
+                           (long long)m, (long long)n, (long long)kk);
+                }
+            }
+            free(a), free(b), free(c0), free(c), free(cs), free(bp);
+        }
+}
+
 /* Products of 1 to 8 rows by a large B (gemm_small.c, on AVX-512 CPUs), or a smaller one
  * with sums of 64 values or more (a squeeze-excite's 1x1 Convs at batch 8: 576 x 144 and
  * 144 x 576; 130 x 64, the least it takes): called directly, with leading dimensions wider
@@ -523,6 +594,7 @@ int main(void)
     test_gemm();
     test_gemm_row();
     test_gemm_small();
+    test_gemm_small_packed();
     test_gemm_panel();
     test_einsum();
     test_det();

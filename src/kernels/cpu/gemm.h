@@ -27,6 +27,19 @@ void og_gemm_f32(const og_kernel_ctx *k, bool trans_a, bool trans_b, int64_t m, 
 bool og_gemm_small_f32(const og_kernel_ctx *k, bool trans_a, bool trans_b, int64_t m, int64_t n,
                        int64_t kk, float alpha, const float *a, int64_t lda, const float *b,
                        int64_t ldb, float beta, float *c, int64_t ldc);
+/* A constant B (a model's weights) for products of 2 to 8 rows of A, on AVX-512: packed once
+ * (og_gemm_small_pack_f32: op(B) [k, n] in panels of 32 columns, zeros past n, k rows each,
+ * og_gemm_small_pack_floats(n, k) floats, 64-byte aligned), then C = alpha · A · op(B) +
+ * beta · C reads it in one stream (og_gemm_small_packed_f32).  A classifier's B [n, k] read
+ * in place went at 60-75 GFLOP/s for 8 rows, the packed one near the SGEMM peak.
+ * og_gemm_small_packs: whether these apply to that product. */
+bool og_gemm_small_packs(int64_t m, int64_t n, int64_t kk);
+int64_t og_gemm_small_pack_floats(int64_t n, int64_t kk);
+void og_gemm_small_pack_f32(bool trans_b, int64_t n, int64_t kk, const float *b, int64_t ldb,
+                            float *bp);
+void og_gemm_small_packed_f32(const og_kernel_ctx *k, int64_t m, int64_t n, int64_t kk, float alpha,
+                              const float *a, int64_t lda, const float *bp, float beta, float *c,
+                              int64_t ldc);
 /* The same through OpenBLAS always: for callers tuned to its kernels (the convolutions cut
  * their products to the sizes where OpenBLAS's small-matrix kernels apply). */
 void og_gemm_f32_blas(const og_kernel_ctx *k, bool trans_a, bool trans_b, int64_t m, int64_t n,

@@ -35,6 +35,8 @@
 #define GS_B_MIN        262144.0
 #define GS_B_MIN_LONG_K 8192.0
 #define GS_LONG_K       64
+/* Rows of A from which a constant B is packed (og_gemm_small_packs) */
+#define GS_PACK_MIN_M 2
 
 typedef struct gs_job {
     int64_t m, n, kk, lda, ldb, ldc;
@@ -144,6 +146,52 @@ GS_KERNELS(4)
 GS_KERNELS(8)
 #undef GS_KERNELS
 
+/* gs_pk<MR>: B packed (og_gemm_small_pack_f32), panels [p0, p1) of C's columns, for m <= MR:
+ * per k, the panel's two vectors (contiguous: one stream through B) and m broadcasts of
+ * A[i][k], 2m multiply-adds; then C as gs_nn stores it. */
+#define GS_PACKED(MR)                                                                              \
+    static OG_TARGET_AVX512 void gs_pk##MR(const gs_job *j, int64_t p0, int64_t p1)                \
+    {                                                                                              \
+        const float *ar[MR];                                                                       \
+        gs_rows(j, MR, ar);                                                                        \
+        for (int64_t p = p0; p < p1; p++) {                                                        \
+            const int64_t c = p * GS_NB, w = j->n - c < GS_NB ? j->n - c : GS_NB;                  \
+            const __mmask16 m0 = (__mmask16)(w >= 16 ? 0xFFFF : (1u << w) - 1u);                   \
+            const __mmask16 m1 = (__mmask16)(w >= 32  ? 0xFFFF                                     \
+                                             : w > 16 ? (1u << (w - 16)) - 1u                      \
+                                                      : 0);                                        \
+            __m512 acc[MR][2];                                                                     \
+            _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++) acc[i][0] = acc[i][1] =           \
+                _mm512_setzero_ps();                                                               \
+            const float *bk = j->b + p * j->kk * GS_NB;                                            \
+            for (int64_t k = 0; k < j->kk; k++, bk += GS_NB) {                                     \
+                const __m512 b0 = _mm512_load_ps(bk), b1 = _mm512_load_ps(bk + 16);                \
+                _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++)                               \
+                {                                                                                  \
+                    const __m512 av = _mm512_set1_ps(ar[i][k]);                                    \
+                    acc[i][0] = _mm512_fmadd_ps(av, b0, acc[i][0]);                                \
+                    acc[i][1] = _mm512_fmadd_ps(av, b1, acc[i][1]);                                \
+                }                                                                                  \
+            }                                                                                      \
+            const __m512 al = _mm512_set1_ps(j->alpha), be = _mm512_set1_ps(j->beta);              \
+            _Pragma("GCC unroll 8") for (int i = 0; i < MR; i++)                                   \
+            {                                                                                      \
+                if (i >= j->m) break;                                                              \
+                float *ci = j->c + i * j->ldc + c;                                                 \
+                __m512 r0 = _mm512_mul_ps(al, acc[i][0]), r1 = _mm512_mul_ps(al, acc[i][1]);       \
+                if (j->beta != 0) {                                                                \
+                    r0 = _mm512_fmadd_ps(be, _mm512_maskz_loadu_ps(m0, ci), r0);                   \
+                    r1 = _mm512_fmadd_ps(be, _mm512_maskz_loadu_ps(m1, ci + 16), r1);              \
+                }                                                                                  \
+                _mm512_mask_storeu_ps(ci, m0, r0);                                                 \
+                _mm512_mask_storeu_ps(ci + 16, m1, r1);                                            \
+            }                                                                                      \
+        }                                                                                          \
+    }
+GS_PACKED(4)
+GS_PACKED(8)
+#undef GS_PACKED
+
 /* Item it: columns [it · per, (it + 1) · per) of C. */
 static void gs_item(const gs_job *j, bool trans_b, int64_t it)
 {
@@ -157,14 +205,27 @@ static void gs_item(const gs_job *j, bool trans_b, int64_t it)
 }
 typedef struct gs_run {
     const gs_job *j;
-    bool trans_b;
+    bool trans_b, packed;
 } gs_run;
 
 static void gs_range(void *ctx, int64_t i0, int64_t i1, int slot)
 {
     const gs_run *r = ctx;
     (void)slot;
+    if (r->packed) { /* items: panels [i0, i1) */
+        (r->j->m <= 4 ? gs_pk4 : gs_pk8)(r->j, i0, i1);
+        return;
+    }
     for (int64_t it = i0; it < i1; it++) gs_item(r->j, r->trans_b, it);
+}
+
+/* Threads for a product of `work` multiply-adds. */
+static int gs_threads(const og_kernel_ctx *k, double work)
+{
+    return k && k->threads > 1 &&
+                   work >= (k->workers ? og_par_min(k, GS_PAR_MIN_WORKERS) : GS_PAR_MIN)
+               ? k->threads
+               : 1;
 }
 #endif /* OG_CPU_X86 */
 
@@ -179,15 +240,11 @@ bool og_gemm_small_f32(const og_kernel_ctx *k, bool trans_a, bool trans_b, int64
         return false;
     gs_job j = {m, n, kk, lda, ldb, ldc, a, b, c, alpha, beta, 0};
     const int64_t unit = trans_b ? 2 : GS_NB;
-    const double work = (double)m * (double)n * (double)kk;
-    const int threads =
-        k && k->threads > 1 && work >= (k->workers ? og_par_min(k, GS_PAR_MIN_WORKERS) : GS_PAR_MIN)
-            ? k->threads
-            : 1;
+    const int threads = gs_threads(k, (double)m * (double)n * (double)kk);
     const int64_t units = (n + unit - 1) / unit, items = threads > 1 ? 4 * (int64_t)threads : 1;
     j.per = (units + items - 1) / items * unit;
     const int64_t nitems = (n + j.per - 1) / j.per;
-    gs_run r = {&j, trans_b};
+    gs_run r = {&j, trans_b, false};
     if (k)
         og_par_range(k, threads, nitems, 1, gs_range, &r);
     else
@@ -197,5 +254,60 @@ bool og_gemm_small_f32(const og_kernel_ctx *k, bool trans_a, bool trans_b, int64
     (void)k, (void)trans_a, (void)trans_b, (void)m, (void)n, (void)kk, (void)alpha, (void)a;
     (void)lda, (void)b, (void)ldb, (void)beta, (void)c, (void)ldc;
     return false;
+#endif
+}
+
+bool og_gemm_small_packs(int64_t m, int64_t n, int64_t kk)
+{
+#ifdef OG_CPU_X86
+    return m >= GS_PACK_MIN_M && m <= GS_MAX_M && kk >= 16 && n >= 16 &&
+           (double)n * (double)kk >= GS_B_MIN && og_cpu_isa() >= 2;
+#else
+    (void)m, (void)n, (void)kk;
+    return false;
+#endif
+}
+
+int64_t og_gemm_small_pack_floats(int64_t n, int64_t kk)
+{
+    return (n + GS_NB - 1) / GS_NB * GS_NB * kk;
+}
+
+void og_gemm_small_pack_f32(bool trans_b, int64_t n, int64_t kk, const float *b, int64_t ldb,
+                            float *bp)
+{
+    for (int64_t c = 0; c < n; c += GS_NB) {
+        const int64_t w = n - c < GS_NB ? n - c : GS_NB;
+        float *pp = bp + c * kk;
+        if (trans_b) /* B [n, k]: a block of 32 rows transposed, 32 values of k at a time */
+            for (int64_t k0 = 0; k0 < kk; k0 += 32) {
+                const int64_t k1 = k0 + 32 < kk ? k0 + 32 : kk;
+                for (int64_t jj = 0; jj < GS_NB; jj++)
+                    for (int64_t q = k0; q < k1; q++)
+                        pp[q * GS_NB + jj] = jj < w ? b[(c + jj) * ldb + q] : 0.0f;
+            }
+        else
+            for (int64_t q = 0; q < kk; q++)
+                for (int64_t jj = 0; jj < GS_NB; jj++)
+                    pp[q * GS_NB + jj] = jj < w ? b[q * ldb + c + jj] : 0.0f;
+    }
+}
+
+void og_gemm_small_packed_f32(const og_kernel_ctx *k, int64_t m, int64_t n, int64_t kk, float alpha,
+                              const float *a, int64_t lda, const float *bp, float beta, float *c,
+                              int64_t ldc)
+{
+#ifdef OG_CPU_X86
+    gs_job j = {m, n, kk, lda, GS_NB, ldc, a, bp, c, alpha, beta, 0};
+    const int threads = gs_threads(k, (double)m * (double)n * (double)kk);
+    const int64_t panels = (n + GS_NB - 1) / GS_NB;
+    gs_run r = {&j, false, true};
+    if (k)
+        og_par_range(k, threads, panels, 1, gs_range, &r);
+    else
+        gs_range(&r, 0, panels, 0);
+#else
+    (void)k, (void)m, (void)n, (void)kk, (void)alpha, (void)a, (void)lda, (void)bp, (void)beta;
+    (void)c, (void)ldc;
 #endif
 }
