@@ -231,22 +231,26 @@ static void run_pattern(int p, og_dtype dt, int threads, bool pw, bool big_dw, b
  * same memory), and the next run without it is the first one again.  The band Conv's batch
  * is symbolic: a run of 3 images (75 tiles: the chunks, whose U has another layout of the
  * same size) gives each image's values, and the run of one image after it its first
- * bytes again.  A Gemm of 8 rows by a 400x700 W (W packed: gemm_small.c) of symbolic rows:
- * a run of its first 3 rows gives their bytes, one of 16 (W kept transposed, the same
- * node's cache) their values, and the 8 rows again their first bytes. */
-enum { WC_CONV, WC_BAND, WC_GEMM, WC_GEMM_FEW };
+ * bytes again.  A Gemm of 8 rows by a 400x700 W (W packed: gemm_small.c), or a
+ * squeeze-excite's 1x1 Conv of 8 images of 144 channels to 576 (the same), of symbolic rows
+ * or images: a run of the first 3 gives their bytes, one of 16 (Gemm: W kept transposed,
+ * the same node's cache; Conv: a GEMM) their values, and the 8 again their first bytes. */
+enum { WC_CONV, WC_BAND, WC_GEMM, WC_GEMM_FEW, WC_SE };
 static void test_weight_cache(int kind)
 {
-    const bool few = kind == WC_GEMM_FEW, gemm = kind == WC_GEMM || few, band = kind == WC_BAND;
+    const bool se = kind == WC_SE, few = kind == WC_GEMM_FEW || se;
+    const bool gemm = kind == WC_GEMM || kind == WC_GEMM_FEW, band = kind == WC_BAND;
     fg f = {og_graph_new(NULL), OG_FLOAT};
     og_graph *g = f.g;
     int x = start_graph(&f, 14);
     const int rank = gemm ? 2 : 4;
-    const int64_t *xd = few    ? (const int64_t[]){8, 700}
+    const int64_t *xd = se     ? (const int64_t[]){8, 144, 1, 1}
+                        : few  ? (const int64_t[]){8, 700}
                         : gemm ? (const int64_t[]){40, 300}
                         : band ? (const int64_t[]){1, 40, 10, 10}
                                : (const int64_t[]){1, 16, 20, 20};
-    const int64_t *wd = few    ? (const int64_t[]){400, 700}
+    const int64_t *wd = se     ? (const int64_t[]){576, 144, 1, 1}
+                        : few  ? (const int64_t[]){400, 700}
                         : gemm ? (const int64_t[]){256, 300}
                         : band ? (const int64_t[]){64, 40, 3, 3}
                                : (const int64_t[]){16, 16, 3, 3};
@@ -262,7 +266,7 @@ static void test_weight_cache(int kind)
     int64_t ones[4] = {1, 1, 1, 1};
     og_attr at = {.name = (char *)"pads", .type = OG_ATTR_INTS, .n = 4, .ints = ones};
     og_attr tb = {.name = (char *)"transB", .type = OG_ATTR_INT, .i = 1};
-    og_node_add_attr(g, op, gemm ? &tb : &at);
+    if (!se) og_node_add_attr(g, op, gemm ? &tb : &at);
     g->values[value(&f, "Y")].is_graph_output = true;
     g->outputs[g->n_outputs++] = value(&f, "Y");
 
@@ -296,7 +300,7 @@ static void test_weight_cache(int kind)
     for (int r = 2; r <= 4; r += 2) {
         int bad = 0;
         for (int64_t i = 0; i < y[0]->numel; i++) {
-            const float b = gemm ? bv[i % bd[0]] : bv[i / per_b], y0 = ((float *)y[0]->data)[i];
+            const float b = bv[i / per_b % bd[0]], y0 = ((float *)y[0]->data)[i];
             const double want = (r == 2 ? 2.0 : 3.0) * ((double)y0 - b) + b;
             if (!(fabs(((float *)y[r]->data)[i] - want) <= 1e-4 * (1 + fabs(want)))) bad++;
         }
@@ -319,9 +323,9 @@ static void test_weight_cache(int kind)
         CHECKF(og_value_equal(y[0], y1), "weight cache: the bands after the chunks differ");
     }
     if (few) { /* the first 3 rows (packed W), 16 rows (Wᵀ), the 8 rows again (packed) */
-        const int64_t d3[2] = {3, xd[1]}, d16[2] = {16, xd[1]};
-        og_tensor_alloc(OG_FLOAT, 2, d3, NULL, &x3);
-        og_tensor_alloc(OG_FLOAT, 2, d16, NULL, &x16);
+        const int64_t d3[4] = {3, xd[1], 1, 1}, d16[4] = {16, xd[1], 1, 1};
+        og_tensor_alloc(OG_FLOAT, rank, d3, NULL, &x3);
+        og_tensor_alloc(OG_FLOAT, rank, d16, NULL, &x16);
         for (int64_t i = 0; i < x3->numel; i++)
             ((float *)x3->data)[i] = ((const float *)xin->data)[i];
         for (int64_t i = 0; i < x16->numel; i++)
@@ -1238,6 +1242,7 @@ int main(void)
     test_weight_cache(WC_BAND);
     test_weight_cache(WC_GEMM);
     test_weight_cache(WC_GEMM_FEW);
+    test_weight_cache(WC_SE);
     test_conv_panel();
     test_panel_alloc_fail();
     for (int v = 0; v < 3; v++) {

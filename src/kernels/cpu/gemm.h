@@ -27,7 +27,8 @@ void og_gemm_f32(const og_kernel_ctx *k, bool trans_a, bool trans_b, int64_t m, 
 bool og_gemm_small_f32(const og_kernel_ctx *k, bool trans_a, bool trans_b, int64_t m, int64_t n,
                        int64_t kk, float alpha, const float *a, int64_t lda, const float *b,
                        int64_t ldb, float beta, float *c, int64_t ldc);
-/* A constant B (a model's weights) for products of 2 to 8 rows of A, on AVX-512: packed once
+/* A constant B (a model's weights) of at least 4 Ki values for products of 2 to 8 rows of A
+ * (a classifier or a squeeze-excite's 1x1 Convs at a small batch), on AVX-512: packed once
  * (og_gemm_small_pack_f32: op(B) [k, n] in panels of 32 columns, zeros past n, k rows each,
  * og_gemm_small_pack_floats(n, k) floats, 64-byte aligned), then C = alpha · A · op(B) +
  * beta · C reads it in one stream (og_gemm_small_packed_f32).  A classifier's B [n, k] read
