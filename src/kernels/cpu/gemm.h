@@ -30,7 +30,7 @@ bool og_gemm_small_f32(const og_kernel_ctx *k, bool trans_a, bool trans_b, int64
 /* A constant B (a model's weights) of at least 4 Ki values for products of 2 to 8 rows of A
  * (a classifier or a squeeze-excite's 1x1 Convs at a small batch), on AVX-512: packed once
  * (og_gemm_small_pack_f32: op(B) [k, n] in panels of 32 columns, zeros past n, k rows each,
- * og_gemm_small_pack_floats(n, k) floats, 64-byte aligned), then C = alpha · A · op(B) +
+ * og_gemm_small_pack_floats(n, k) floats), then C = alpha · A · op(B) +
  * beta · C reads it in one stream (og_gemm_small_packed_f32).  A classifier's B [n, k] read
  * in place went at 60-75 GFLOP/s for 8 rows, the packed one near the SGEMM peak.
  * og_gemm_small_packs: whether these apply to that product. */
