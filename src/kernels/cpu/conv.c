@@ -1271,28 +1271,25 @@ static og_status conv_run(const og_kernel_ctx *k, og_kernel_fn self, const og_te
          * [N, K] x [K, M] instead of one matrix-vector product per image */
         const conv_type *ct = job.t;
         const int64_t kk = w->numel / g->m;
-        if (x->dtype == OG_FLOAT && (k->const_in & 2u) && og_gemm_small_packs(g->n, g->m, kk)) {
-            /* the model's W and 2 to 8 images (a squeeze-excite's 1x1 Convs at a small batch):
-             * W packed once per session (gemm.h: og_gemm_small_packs) */
-            bool fresh;
-            const size_t bytes = (size_t)og_gemm_small_pack_floats(g->m, kk) * sizeof(float);
-            float *wp = og_kcache_get(k, (const char *)w->data + 1, bytes, &fresh);
-            if (wp) {
-                if (fresh) og_gemm_small_pack_f32(true, g->m, kk, w->data, kk, wp);
-                if (b)
-                    for (int64_t n = 0; n < g->n; n++)
-                        memcpy((float *)y->data + n * g->m, b->data, (size_t)g->m * sizeof(float));
-                og_gemm_small_packed_f32(k, g->n, g->m, kk, 1.0f, x->data, kk, wp, b ? 1.0f : 0.0f,
-                                         y->data, g->m);
-                og_cpu_act(&k->act, x->dtype, y->data, y->numel);
-                return OG_OK;
-            }
-        }
         if (b)
             for (int64_t n = 0; n < g->n; n++)
                 ct->fill_rows((char *)y->data + (size_t)(n * g->m) * ct->es, b->data, g->m, 1, 1);
-        ct->gemm(k, false, true, g->n, g->m, kk, x->data, kk, w->data, kk, b != NULL, y->data,
-                 g->m);
+        /* the model's W and 2 to 8 images (a squeeze-excite's 1x1 Convs at a small batch):
+         * W packed once per session (gemm.h: og_gemm_small_packs) */
+        bool fresh;
+        float *wp =
+            x->dtype == OG_FLOAT && (k->const_in & 2u) && og_gemm_small_packs(g->n, g->m, kk)
+                ? og_kcache_get(k, (const char *)w->data + 1,
+                                (size_t)og_gemm_small_pack_floats(g->m, kk) * sizeof(float), &fresh)
+                : NULL;
+        if (wp) {
+            if (fresh) og_gemm_small_pack_f32(true, g->m, kk, w->data, kk, wp);
+            og_gemm_small_packed_f32(k, g->n, g->m, kk, 1.0f, x->data, kk, wp, b ? 1.0f : 0.0f,
+                                     y->data, g->m);
+        } else {
+            ct->gemm(k, false, true, g->n, g->m, kk, x->data, kk, w->data, kk, b != NULL, y->data,
+                     g->m);
+        }
         og_cpu_act(&k->act, x->dtype, y->data, y->numel);
         return OG_OK;
     }
