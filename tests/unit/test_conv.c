@@ -954,6 +954,22 @@ static const conv_case winograd_cases[] = {
      * images of 70 channels (9 parts, the last of each image 6 channels) for 4 panels */
     {"wino_band_shared_v_mt", "Conv", 2, .n = 3, .c = 70, .m = 100, .in = {6, 6}, PADS1,
      .mt = true},
+    /* ConvTranspose of stride 1 and 3x3 kernels (a 3x3 Conv's input gradient): the Conv of
+     * its weights turned, pads 2 − pads, channels swapped (og_conv_wino_transposed).  Tile
+     * chunks (625 tiles) and bands, pads 1, 0 (outputs 2 larger), 2, asymmetric; the
+     * weights' transform over more channels than a vector (M = 200: 7 panels); pads of 3
+     * are no such Conv and take the GEMM + col2im path */
+    {"wino_tr_chunks_mt", "ConvTranspose", 2, .c = 24, .m = 40, .in = {50, 49}, PADS1, .mt = true},
+    {"wino_tr_2img_mt", "ConvTranspose", 2, .n = 2, .c = 16, .m = 17, .in = {15, 13}, PADS1,
+     .mt = true},
+    {"wino_tr_nopad", "ConvTranspose", 2, .c = 33, .m = 20, .in = {24, 24}, .no_bias = true},
+    {"wino_tr_pads2", "ConvTranspose", 2, .c = 16, .m = 16, .in = {18, 20}, .pads = {2, 2, 2, 2}},
+    {"wino_tr_asym", "ConvTranspose", 2, .c = 19, .m = 16, .in = {22, 35}, .pads = {0, 2, 1, 0}},
+    {"wino_tr_band_4x4_3img_mt", "ConvTranspose", 2, .n = 3, .c = 20, .m = 36, .in = {4, 4}, PADS1,
+     .mt = true},
+    {"wino_tr_band_pack_mt", "ConvTranspose", 2, .n = 2, .c = 192, .m = 200, .in = {4, 4}, PADS1,
+     .mt = true},
+    {"wino_tr_pads3", "ConvTranspose", 2, .c = 16, .m = 16, .in = {10, 10}, .pads = {3, 3, 3, 3}},
 };
 
 static void test_winograd(void)

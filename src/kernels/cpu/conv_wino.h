@@ -23,10 +23,18 @@
  * 64 in all and at least 4 per image (a 4x4 output). */
 bool og_conv_wino_applies(const og_conv_geom *g, og_dtype t);
 
+/* The Conv that a ConvTranspose of geometry g computes, into *conv, where that Conv has a
+ * 3x3 kernel of stride 1: a ConvTranspose of 2-D, 3x3, stride 1, dilation 1, one group and
+ * pads of at most 2 is the Conv of dY by its weights turned by 180 degrees, input and
+ * output channels swapped, with pads 2 − pads (a 3x3 Conv's input gradient: ResNet's).
+ * False for other geometries. */
+bool og_conv_wino_transposed(const og_conv_geom *g, og_conv_geom *conv);
+
 /* Y = Conv(X, W) + B, then k->act, for a geometry og_conv_wino_applies to: x [N, C, H, W],
- * w [M, C, 3, 3], b (NULL: none) [M], y [N, M, OH, OW].  Takes scratch; OG_ERR_NOMEM
- * (with a message) without it. */
+ * w [M, C, 3, 3], b (NULL: none) [M], y [N, M, OH, OW].  flip: w is a ConvTranspose's
+ * [C, M, 3, 3] and g the Conv og_conv_wino_transposed made of its geometry, so that Y is
+ * that ConvTranspose's output.  Takes scratch; OG_ERR_NOMEM (with a message) without it. */
 og_status og_conv_wino(const og_kernel_ctx *k, const og_conv_geom *g, const float *x,
-                       const float *w, const float *b, float *y);
+                       const float *w, bool flip, const float *b, float *y);
 
 #endif /* OG_CONV_WINO_H */
