@@ -172,6 +172,28 @@ static const wcase cases[] = {
      2},
     /* deep layers: 2x2 outputs, many images per GEMM */
     {"deep_2x2", 2, 8, 32, 32, {4, 4}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, OG_FLOAT, 2},
+    /* Winograd (conv_wino.c: 3x3, stride 1, 16 channels or more, 8x8 outputs or more, on
+     * AVX-512; the column path elsewhere): odd outputs (partial tiles at the right and the
+     * bottom), pads asymmetric, 0 and 2, tile rows of more than 16 tiles, channels not a
+     * multiple of 16 (dW's last vector partial), blocks of 8 images and 3 (19 images of 32
+     * + 32 channels and 16x16 outputs), 1, 2 and 3 threads */
+    {"wino_odd_mt", 2, 3, 19, 17, {15, 13}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, OG_FLOAT, 2},
+    {"wino_asym", 2, 2, 16, 33, {17, 18}, {3, 3}, {1, 1}, {1, 1}, {0, 2}, {2, 1}, OG_FLOAT, 1},
+    {"wino_nopad", 2, 2, 20, 16, {12, 11}, {3, 3}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, OG_FLOAT, 1},
+    {"wino_pads2_wide", 2, 1, 16, 16, {9, 40}, {3, 3}, {1, 1}, {1, 1}, {2, 2}, {2, 2}, OG_FLOAT, 3},
+    {"wino_blocks_mt",
+     2,
+     19,
+     32,
+     32,
+     {16, 16},
+     {3, 3},
+     {1, 1},
+     {1, 1},
+     {1, 1},
+     {1, 1},
+     OG_FLOAT,
+     2},
     /* one image; 1-D; 3-D */
     {"one_image", 2, 1, 6, 4, {7, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, OG_FLOAT, 1},
     {"conv1d", 1, 3, 4, 5, {17}, {5}, {2}, {2}, {3}, {1}, OG_DOUBLE, 1},

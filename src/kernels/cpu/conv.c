@@ -1732,6 +1732,9 @@ og_status og_exec_wgrad(const og_kernel_ctx *k, const og_tensor *x, const og_ten
         memset(dw->data, 0, (size_t)dw->numel * es);
         return OG_OK;
     }
+    /* 3x3 stride-1 float Convs: by Winograd (conv_wino.c) */
+    if (og_conv_wino_wgrad_applies(g, x->dtype))
+        return og_conv_wino_wgrad(k, g, x->data, dy->data, dw->data);
     /* as many images per block as CONV_WGRAD_COL_BYTES of columns hold: the GEMM's depth,
      * and fewer calls (LeNet's first layer: 25 rows of 784 columns per image) */
     int64_t nb = CONV_WGRAD_COL_BYTES / (kdim * os * (int64_t)es);

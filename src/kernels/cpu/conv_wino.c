@@ -619,3 +619,226 @@ og_status og_conv_wino(const og_kernel_ctx *k, const og_conv_geom *g, const floa
     return og_kernel_error(k, OG_ERR_INTERNAL, "no Winograd kernel on this CPU");
 #endif
 }
+
+/* ---- the weight gradient (og_conv_wino_wgrad) ------------------------------------------ */
+
+/* Weight gradients by Winograd: at most this many floats of S (16 · M · C, one copy) */
+#define WINO_WGRAD_MAX_S ((int64_t)1 << 20)
+
+bool og_conv_wino_wgrad_applies(const og_conv_geom *g, og_dtype t)
+{
+#ifdef OG_CPU_X86
+    if (t != OG_FLOAT || g->nsp != 2 || g->group != 1 || g->c < WINO_MIN_CH || g->m < WINO_MIN_CH ||
+        16 * g->m * g->c > WINO_WGRAD_MAX_S || og_cpu_isa() < 2)
+        return false;
+    for (int i = 0; i < 2; i++) {
+        const int64_t pe = g->out[i] + 2 - g->in[i] - g->pad_begin[i];
+        if (g->kernel[i] != 3 || g->stride[i] != 1 || g->dil[i] != 1 || g->out[i] < 2 ||
+            g->pad_begin[i] < 0 || g->pad_begin[i] > 2 || pe < 0 || pe > 2)
+            return false;
+    }
+    return ((g->out[0] + 1) / 2) * ((g->out[1] + 1) / 2) >= WINO_MIN_IMAGE_TILES;
+#else
+    (void)g;
+    (void)t;
+    return false;
+#endif
+}
+
+#ifdef OG_CPU_X86
+typedef struct wgrad_job {
+    wino_job j;         /* the forward's tile geometry; j.x is X */
+    const float *dy;    /* [N, M, OH, OW] */
+    float *v, *q, *s;   /* V [16][C][nt], Q [16][M][nt], S [16][M][C] */
+    float *split;       /* per thread: the split rows of an image */
+    int64_t n0, nb, nt; /* the block's first image, images, tiles */
+    size_t split_slot;
+    float *dw;
+} wgrad_job;
+
+/* Item (image n0 + it / C, channel it % C) of the block: its V (wino_input's). */
+static void wgrad_v_range(void *ctx, int64_t i0, int64_t i1, int slot)
+{
+    const wgrad_job *w = ctx;
+    const wino_job *j = &w->j;
+    const og_conv_geom *g = j->g;
+    const int64_t cn = g->c, per = j->th * j->tw, plane = g->in[0] * g->in[1];
+    const int64_t prs = 2 * j->th + 2;
+    float *sp = w->split + (size_t)slot * w->split_slot;
+    for (int64_t it = i0; it < i1; it++) {
+        const int64_t b = it / cn, c = it % cn;
+        const float *xc = j->x + ((w->n0 + b) * cn + c) * plane;
+        for (int64_t r = 0; r < prs; r++) wino_split(j, xc, r, sp + r * 2 * j->sw);
+        wino_input(j, sp, 0, j->th, c, cn, w->nt, w->v + b * per);
+    }
+}
+
+/* Item (image n0 + it / M, output channel it % M): Q_ξ = (A dY A^T)_ξ of each tile, A^T the
+ * rows (1, 1, 1, 0), (0, 1, −1, −1) of the forward's output transform (wino_tile_out), the
+ * tile's outputs past the plane's edge zeros.  16 tiles of a tile row at a time: the two
+ * output rows loaded 32 columns at a time, their even and odd columns permuted apart. */
+static OG_TARGET_AVX512 void wgrad_q_range(void *ctx, int64_t i0, int64_t i1, int slot)
+{
+    const wgrad_job *w = ctx;
+    const wino_job *j = &w->j;
+    const og_conv_geom *g = j->g;
+    (void)slot;
+    const int64_t mn = g->m, tw = j->tw, per = j->th * tw, oh = g->out[0], ow = g->out[1];
+    const int64_t qs = mn * w->nt; /* from one ξ to the next */
+    const __m512i ev = _mm512_setr_epi32(0, 2, 4, 6, 8, 10, 12, 14, 16, 18, 20, 22, 24, 26, 28, 30);
+    const __m512i od = _mm512_setr_epi32(1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23, 25, 27, 29, 31);
+    for (int64_t it = i0; it < i1; it++) {
+        const int64_t b = it / mn, m = it % mn;
+        const float *yc = w->dy + ((w->n0 + b) * mn + m) * oh * ow;
+        float *qm = w->q + m * w->nt + b * per;
+        for (int64_t ti = 0; ti < j->th; ti++)
+            for (int64_t tj = 0; tj < tw; tj += 16) {
+                const int64_t left = tw - tj, cols = ow - 2 * tj;
+                const __mmask16 mt = (__mmask16)(left >= 16 ? 0xFFFF : (1u << left) - 1u);
+                const __mmask16 ma = (__mmask16)(cols >= 16 ? 0xFFFF : (1u << cols) - 1u);
+                const __mmask16 mb = (__mmask16)(cols >= 32  ? 0xFFFF
+                                                 : cols > 16 ? (1u << (cols - 16)) - 1u
+                                                             : 0u);
+                __m512 d[2][2]; /* [row][even, odd column] */
+                for (int r = 0; r < 2; r++) {
+                    const int64_t row = 2 * ti + r;
+                    if (row >= oh) {
+                        d[r][0] = d[r][1] = _mm512_setzero_ps();
+                        continue;
+                    }
+                    const float *src = yc + row * ow + 2 * tj;
+                    const __m512 lo = _mm512_maskz_loadu_ps(ma, src);
+                    const __m512 hi = _mm512_maskz_loadu_ps(mb, src + 16);
+                    d[r][0] = _mm512_permutex2var_ps(lo, ev, hi);
+                    d[r][1] = _mm512_permutex2var_ps(lo, od, hi);
+                }
+                __m512 x[4][2]; /* A d */
+                for (int k = 0; k < 2; k++) {
+                    x[0][k] = d[0][k];
+                    x[1][k] = _mm512_add_ps(d[0][k], d[1][k]);
+                    x[2][k] = _mm512_sub_ps(d[0][k], d[1][k]);
+                    x[3][k] = _mm512_sub_ps(_mm512_setzero_ps(), d[1][k]);
+                }
+                float *o = qm + ti * tw + tj;
+                for (int a = 0; a < 4; a++) { /* (A d) A^T */
+                    _mm512_mask_storeu_ps(o + (4 * a + 0) * qs, mt, x[a][0]);
+                    _mm512_mask_storeu_ps(o + (4 * a + 1) * qs, mt,
+                                          _mm512_add_ps(x[a][0], x[a][1]));
+                    _mm512_mask_storeu_ps(o + (4 * a + 2) * qs, mt,
+                                          _mm512_sub_ps(x[a][0], x[a][1]));
+                    _mm512_mask_storeu_ps(o + (4 * a + 3) * qs, mt,
+                                          _mm512_sub_ps(_mm512_setzero_ps(), x[a][1]));
+                }
+            }
+    }
+}
+
+/* Products ξ in [i0, i1): S_ξ (+)= Q_ξ · V_ξ^T over the block's tiles, each on one thread */
+typedef struct wgrad_gemm {
+    const wgrad_job *w;
+    const og_kernel_ctx *inner;
+    float beta;
+} wgrad_gemm;
+
+static void wgrad_gemm_range(void *ctx, int64_t i0, int64_t i1, int slot)
+{
+    const wgrad_gemm *p = ctx;
+    const wgrad_job *w = p->w;
+    const int64_t mn = w->j.g->m, cn = w->j.g->c, nt = w->nt;
+    (void)slot;
+    for (int64_t xi = i0; xi < i1; xi++)
+        og_gemm_f32(p->inner, false, true, mn, cn, nt, 1.0f, w->q + xi * mn * nt, nt,
+                    w->v + xi * cn * nt, nt, p->beta, w->s + xi * mn * cn, cn);
+}
+
+/* Rows m in [i0, i1) of dW: dW[m][c] = G^T S[m][c] G, S[m][c] the 4x4 of S_ξ[m][c], G the
+ * rows (1, 0, 0), (1/2, 1/2, 1/2), (1/2, −1/2, 1/2), (0, 0, 1) of the forward's weight
+ * transform (wino_g); 16 channels c at a time, each of the 9 taps scattered to its place. */
+static OG_TARGET_AVX512 void wgrad_out_range(void *ctx, int64_t i0, int64_t i1, int slot)
+{
+    const wgrad_job *w = ctx;
+    const int64_t mn = w->j.g->m, cn = w->j.g->c, ss = mn * cn;
+    (void)slot;
+    const __m512 half = _mm512_set1_ps(0.5f);
+    const __m512i idx =
+        _mm512_mullo_epi32(_mm512_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15),
+                           _mm512_set1_epi32(9));
+    for (int64_t m = i0; m < i1; m++)
+        for (int64_t c = 0; c < cn; c += 16) {
+            const int64_t left = cn - c;
+            const __mmask16 mk = (__mmask16)(left >= 16 ? 0xFFFF : (1u << left) - 1u);
+            const float *sp = w->s + m * cn + c;
+            __m512 s[16], t[3][4];
+            for (int xi = 0; xi < 16; xi++) s[xi] = _mm512_maskz_loadu_ps(mk, sp + xi * ss);
+            for (int b = 0; b < 4; b++) { /* G^T S: over the rows i of S */
+                const __m512 s0 = s[b], s1 = s[4 + b], s2 = s[8 + b], s3 = s[12 + b];
+                t[0][b] = _mm512_add_ps(s0, _mm512_mul_ps(half, _mm512_add_ps(s1, s2)));
+                t[1][b] = _mm512_mul_ps(half, _mm512_sub_ps(s1, s2));
+                t[2][b] = _mm512_add_ps(_mm512_mul_ps(half, _mm512_add_ps(s1, s2)), s3);
+            }
+            float *o = w->dw + (m * cn + c) * 9;
+            for (int p = 0; p < 3; p++) { /* (G^T S) G: over the columns */
+                const __m512 a0 = t[p][0], a1 = t[p][1], a2 = t[p][2], a3 = t[p][3];
+                const __m512 r0 = _mm512_add_ps(a0, _mm512_mul_ps(half, _mm512_add_ps(a1, a2)));
+                const __m512 r1 = _mm512_mul_ps(half, _mm512_sub_ps(a1, a2));
+                const __m512 r2 = _mm512_add_ps(_mm512_mul_ps(half, _mm512_add_ps(a1, a2)), a3);
+                _mm512_mask_i32scatter_ps(o + 3 * p + 0, mk, idx, r0, 4);
+                _mm512_mask_i32scatter_ps(o + 3 * p + 1, mk, idx, r1, 4);
+                _mm512_mask_i32scatter_ps(o + 3 * p + 2, mk, idx, r2, 4);
+            }
+        }
+}
+#endif /* OG_CPU_X86 */
+
+og_status og_conv_wino_wgrad(const og_kernel_ctx *k, const og_conv_geom *g, const float *x,
+                             const float *dy, float *dw)
+{
+#ifdef OG_CPU_X86
+    wgrad_job w;
+    memset(&w, 0, sizeof w);
+    wino_job *j = &w.j;
+    j->k = k;
+    j->g = g;
+    j->x = x;
+    j->th = (g->out[0] + 1) / 2;
+    j->tw = (g->out[1] + 1) / 2;
+    j->sw = (j->tw + 1 + 15) / 16 * 16;
+    og_split_plan_init(&j->split, g->pad_begin[1], g->in[1], 2 * (j->tw + 1), j->sw);
+    w.dy = dy;
+    w.dw = dw;
+    const int64_t cn = g->c, mn = g->m, per = j->th * j->tw;
+    /* images per block: V and Q within about WINO_CHUNK_BYTES */
+    int64_t nb = WINO_CHUNK_BYTES / (16 * (cn + mn) * per * (int64_t)sizeof(float));
+    nb = nb < 1 ? 1 : nb > g->n ? g->n : nb;
+    const int threads = k->threads > 1 ? k->threads : 1;
+    w.split_slot = (size_t)((2 * j->th + 2) * 2 * j->sw);
+    const size_t vq = (size_t)(16 * (cn + mn) * nb * per), sf = (size_t)(16 * mn * cn);
+    const size_t bytes = (vq + sf + w.split_slot * (size_t)threads) * sizeof(float);
+    float *scratch = og_scratch_get(k, bytes);
+    if (!scratch)
+        return og_kernel_error(k, OG_ERR_NOMEM,
+                               "out of memory for %zu bytes of Winograd weight-gradient scratch",
+                               bytes);
+    w.s = scratch;
+    w.split = scratch + sf;
+    og_kernel_ctx one = *k;
+    one.threads = 1;
+    for (int64_t n0 = 0; n0 < g->n; n0 += nb) {
+        w.n0 = n0;
+        w.nb = g->n - n0 < nb ? g->n - n0 : nb;
+        w.nt = w.nb * per;
+        w.v = w.split + w.split_slot * (size_t)threads;
+        w.q = w.v + 16 * cn * w.nt;
+        og_par_for(k, w.nb * cn, (double)(16 * per), OG_PAR_MIN_COMPUTE, wgrad_v_range, &w);
+        og_par_for(k, w.nb * mn, (double)(16 * per), OG_PAR_MIN_COMPUTE, wgrad_q_range, &w);
+        wgrad_gemm p = {&w, &one, n0 > 0 ? 1.0f : 0.0f};
+        og_par_range(k, threads, 16, 1, wgrad_gemm_range, &p);
+    }
+    og_par_for(k, mn, (double)(cn * 64), OG_PAR_MIN_COMPUTE, wgrad_out_range, &w);
+    og_scratch_put(k, scratch);
+    return OG_OK;
+#else
+    (void)g, (void)x, (void)dy, (void)dw;
+    return og_kernel_error(k, OG_ERR_INTERNAL, "no Winograd kernel on this CPU");
+#endif
+}

@@ -37,4 +37,19 @@ bool og_conv_wino_transposed(const og_conv_geom *g, og_conv_geom *conv);
 og_status og_conv_wino(const og_kernel_ctx *k, const og_conv_geom *g, const float *x,
                        const float *w, bool flip, const float *b, float *y);
 
+/* Whether og_conv_wino_wgrad computes the weight gradient of the Conv of geometry g (the
+ * forward's): float, 2-D, 3x3, stride and dilation 1, pads of at most 2, one group, at
+ * least 16 input and output channels, 16 tiles per image (an 8x8 output) or more, 16·M·C
+ * at most 1 Mi floats, AVX-512. */
+bool og_conv_wino_wgrad_applies(const og_conv_geom *g, og_dtype t);
+
+/* dW [M, C, 3, 3] = Σ over images and outputs of dY · X (the Conv's weight gradient,
+ * conv_wgrad.h) by the transpose of F(2x2, 3x3): per tile, V = B^T d B as the forward
+ * computes it and Q = A dY A^T (dY's 2x2 tile); S_ξ[M, C] = Σ_tiles Q_ξ · V_ξ, 16 GEMMs
+ * over blocks of images; dW = G^T S G.  2.25x fewer multiplications than the column
+ * matrix's GEMM.  x [N, C, H, W], dy [N, M, OH, OW]; takes scratch, OG_ERR_NOMEM without
+ * it. */
+og_status og_conv_wino_wgrad(const og_kernel_ctx *k, const og_conv_geom *g, const float *x,
+                             const float *dy, float *dw);
+
 #endif /* OG_CONV_WINO_H */
