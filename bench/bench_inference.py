@@ -27,7 +27,8 @@ import benchenv  # bench/: drops OPENBLAS_CORETYPE before numpy loads OpenBLAS
 import numpy as np
 import onnx
 import onnxruntime as ort
-from onnx import shape_inference
+
+from flops import flops  # bench/
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 MODELS = ("mlp", "lenet", "resnet18", "resnet18_64", "mobilenetv2", "mobilenetv2_64",
@@ -92,30 +93,6 @@ def run_onnxgrad(cli, path, xfile, threads, iters, warmup, spin):
         raise RuntimeError(res.stderr.strip())
     d = json.loads(res.stdout)
     return d["median_ms"], d["median_cpu_ms"]
-
-
-def flops(path, xshape):
-    """2 x the multiply-adds of the model's Conv, Gemm and MatMul nodes for input shape
-    xshape."""
-    m = onnx.load(path)
-    for d, n in zip(m.graph.input[0].type.tensor_type.shape.dim, xshape):
-        d.dim_value = n
-    m = shape_inference.infer_shapes(m)
-    shapes = {}
-    for v in list(m.graph.value_info) + list(m.graph.input) + list(m.graph.output):
-        shapes[v.name] = [d.dim_value for d in v.type.tensor_type.shape.dim]
-    for t in m.graph.initializer:
-        shapes[t.name] = list(t.dims)
-    macs = 0
-    for n in m.graph.node:
-        if n.op_type == "Conv":
-            w, y = shapes[n.input[1]], shapes[n.output[0]]
-            macs += int(np.prod(y)) * int(np.prod(w[1:]))
-        elif n.op_type in ("Gemm", "MatMul"):
-            a, y = shapes[n.input[0]], shapes[n.output[0]]
-            transa = any(at.name == "transA" and at.i for at in n.attribute)
-            macs += int(np.prod(y)) * (a[-2] if transa else a[-1])
-    return 2.0 * macs
 
 
 def matmul_peak(cli, n=2048):

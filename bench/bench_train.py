@@ -7,7 +7,10 @@ Debian's python3-torch as a second column.  Each side runs in a process of its o
 interleaved over --rounds rounds; each figure is the median of the rounds' medians, and
 the peak resident memory (VmHWM) of each side's process is printed beside the times.
 Ratio: onnxgrad / PyTorch (lower is better), by wall time and by CPU time (each process's:
-on a machine that other processes share, the time each side computed).
+on a machine that other processes share, the time each side computed).  A second table
+gives each step's products (3 x the forward's Conv, Gemm and MatMul) in GFLOP/s beside the
+machine's SGEMM peak, and the floor: the products alone at that peak, as a ratio to
+PyTorch's step (no kernel goes below it).
 
 usage: python bench/bench_train.py [--build build] [--iters N] [--rounds R] [--debian] [MODEL ...]"""
 import argparse
@@ -88,6 +91,7 @@ def main():
     if args.debian:
         head += " %12s %6s" % ("debian ms", "ratio")
     print(head)
+    rows = []  # (model, threads, onnxgrad ms, PyTorch ms)
     for name in names:
         path = os.path.join(args.out, name)
         for threads in [int(t) for t in args.threads.split(",")]:
@@ -113,6 +117,46 @@ def main():
                 line += " %12.2f %6.2f" % (pt_ms["debian"], og_ms / pt_ms["debian"])
             print(line)
             sys.stdout.flush()
+            rows.append((name, threads, og_ms, pt_ms["pypi"]))
+    products(args, rows)
+
+
+def products(args, rows):
+    """The products' share of each step: their GFLOP/s in onnxgrad's step, and the time the
+    step's products alone would take at the machine's SGEMM peak (the floor no kernel goes
+    below), as a ratio to PyTorch's step.  The step's products are 3 x the forward's (Conv,
+    Gemm, MatMul): the forward, the input gradients (the model input's included) and the
+    weight gradients.  FLOPs and peak come from bench/flops.py, run by the python3 of PATH
+    (the one scripts/setup.sh gives onnx and onnxruntime, which bench/.venv lacks; as the
+    Makefile runs bench_inference.py)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    flop = {}
+    for name in sorted({r[0] for r in rows}):
+        path = os.path.join(args.out, name)
+        res = subprocess.run(["python3", os.path.join(here, "flops.py"), path + ".onnx",
+                              path + "_x.npy"], capture_output=True, text=True)
+        if res.returncode == 0 and float(res.stdout) > 0:
+            flop[name] = 3.0 * float(res.stdout)
+    res = subprocess.run(["python3", os.path.join(here, "flops.py"), "--peak", args.build],
+                         capture_output=True, text=True)
+    if res.returncode != 0 or not flop:
+        print("products: not measured (bench/flops.py: %s)" % res.stderr.strip()[-200:])
+        return
+    peak, where = float(res.stdout.split()[0]), res.stdout.split()[1]
+    print("products of a step (3 x the forward's Conv, Gemm and MatMul); SGEMM peak %.1f GFLOP/s "
+          "per core (%s's 2048^3 product, CPU time); the floor is the products alone at the "
+          "peak, on as many cores as threads" % (peak, where))
+    print("%-12s %7s %10s %9s %7s %9s %12s" % ("model", "threads", "GFLOP", "og GF/s", "% peak",
+                                               "floor ms", "floor/torch"))
+    for name, threads, og_ms, pt_ms in rows:
+        if name not in flop:
+            continue
+        f = flop[name]
+        gf = f / (og_ms / 1e3) / 1e9
+        floor = f / (peak * threads * 1e9) * 1e3
+        print("%-12s %7d %10.3f %9.1f %7.0f %9.2f %12.2f" % (name, threads, f / 1e9, gf,
+                                                              100 * gf / (peak * threads), floor,
+                                                              floor / pt_ms))
 
 
 if __name__ == "__main__":
