@@ -11,7 +11,9 @@
  * (the node's og_kcache), else at every call.  Chunks go to threads, each with its own V,
  * P and split rows; their GEMMs run on one thread.  Fewer tiles than WINO_MIN_TILES in all
  * (small planes of one image or a few), or up to a few hundred on few channels, go by bands
- * of output channels instead (wino_band, below). */
+ * of output channels instead (wino_band, below).  The same code computes a stride-1 3x3
+ * ConvTranspose (its weights turned: flip) and, at the end of the file, the weight gradient
+ * by the transposed transforms (og_conv_wino_wgrad). */
 #include <sched.h>
 #include <stdatomic.h>
 #include <string.h>
