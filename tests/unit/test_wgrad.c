@@ -182,6 +182,12 @@ static const wcase cases[] = {
     {"wino_nopad", 2, 2, 20, 16, {12, 11}, {3, 3}, {1, 1}, {1, 1}, {0, 0}, {0, 0}, OG_FLOAT, 1},
     {"wino_pads2_wide", 2, 1, 16, 16, {9, 40}, {3, 3}, {1, 1}, {1, 1}, {2, 2}, {2, 2}, OG_FLOAT, 3},
     {"wino_blk_mt", 2, 19, 32, 32, {16, 16}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, OG_FLOAT, 2},
+    /* small planes (64 outputs or fewer: the column matrix by gathers and permutations,
+     * og_conv_cols_images, in bands of input channels): ResNet-18 8x64x64's 4x4 and 2x2
+     * layers, stride 2 to 2x2, channels in bands of 2 and 3 (20 / 8) */
+    {"cols_4x4_mt", 2, 8, 32, 24, {4, 4}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, OG_FLOAT, 2},
+    {"cols_2x2", 2, 8, 20, 16, {2, 2}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, OG_FLOAT, 1},
+    {"cols_s2_mt", 2, 5, 20, 16, {4, 4}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, OG_FLOAT, 3},
     /* one image; 1-D; 3-D */
     {"one_image", 2, 1, 6, 4, {7, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, OG_FLOAT, 1},
     {"conv1d", 1, 3, 4, 5, {17}, {5}, {2}, {2}, {3}, {1}, OG_DOUBLE, 1},

@@ -25,6 +25,15 @@
 #include "ops/conv_params.h"
 
 /* Per-dtype pieces; everything else works on bytes. */
+/* col2im's bounds for one tap (kh, kw) of a 1-D/2-D ConvTranspose, the same for every
+ * output channel and image of a call (c2i_plan): input rows [ia, ib) and n input columns
+ * from lo land inside the output, input row ih's first at output offset ih · sh · OW + dst0 */
+typedef struct c2i_tap {
+    int64_t ia, ib, lo, n, dst0;
+} c2i_tap;
+/* kernels of at most this many taps get a plan (conv_job.c2i) */
+#define C2I_MAX_TAPS 64
+
 typedef struct conv_type {
     size_t es;
     /* C = op(A)·op(B) (+ C when acc) */
@@ -52,7 +61,8 @@ typedef struct conv_type {
     void (*tcol_row)(const og_conv_geom *g, const void *xg, int64_t is, int64_t o, int64_t q0,
                      int64_t q1, void *dst);
     /* col2im of one output channel of a 1-D/2-D ConvTranspose: see col2im_2d_f32 below */
-    void (*col2im_2d)(const og_conv_geom *g, const void *col, int64_t ld, void *yc);
+    void (*col2im_2d)(const og_conv_geom *g, const c2i_tap *plan, const void *col, int64_t ld,
+                      void *yc);
     /* dst[c * rows + r] = src[r * cols + c] */
     void (*transpose)(void *restrict dst, const void *restrict src, int64_t rows, int64_t cols);
     /* dst[r * ldd + i] = src[r * lds + i], r < rows, i < n: short rows as a few fixed-size
@@ -313,7 +323,8 @@ static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo :
      * in[0] == 1): its ks col rows, one value per input position, added into the output           \
      * positions they hit.  Per tap, the input rows and columns that land inside the output        \
      * are computed once, so the adds are plain loops over whole row ranges. */                    \
-    static void col2im_2d_##S(const og_conv_geom *g, const void *colc, int64_t ld, void *yc)       \
+    static void col2im_2d_##S(const og_conv_geom *g, const c2i_tap *plan, const void *colc,        \
+                              int64_t ld, void *yc)                                                \
     {                                                                                              \
         const T *restrict c = colc;                                                                \
         T *restrict y = yc;                                                                        \
@@ -322,6 +333,23 @@ static int64_t clamp64(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo :
         const int64_t ih_n = L ? g->in[0] : 1, oh_n = L ? g->out[0] : 1,                           \
                       sh = L ? g->stride[0] : 1;                                                   \
         const int64_t kh_n = L ? g->kernel[0] : 1, kw_n = g->kernel[L];                            \
+        if (plan) { /* the bounds computed once for the call (the divisions were the cost of       \
+                     * small planes: 4 values a row on 2x2) */                                     \
+            for (int64_t t = 0; t < kh_n * kw_n; t++, c += ld) {                                   \
+                const c2i_tap *p = plan + t;                                                       \
+                for (int64_t ih = p->ia; ih < p->ib; ih++) {                                       \
+                    const T *restrict src = c + ih * iw + p->lo;                                   \
+                    T *restrict dst = y + ih * sh * ow + p->dst0;                                  \
+                    if (s == 1)                                                                    \
+                        for (int64_t i = 0; i < p->n; i++) dst[i] += src[i];                       \
+                    else if (s == 2)                                                               \
+                        for (int64_t i = 0; i < p->n; i++) dst[2 * i] += src[i];                   \
+                    else                                                                           \
+                        for (int64_t i = 0; i < p->n; i++) dst[i * s] += src[i];                   \
+                }                                                                                  \
+            }                                                                                      \
+            return;                                                                                \
+        }                                                                                          \
         for (int64_t kh = 0; kh < kh_n; kh++) {                                                    \
             const int64_t h_off =                                                                  \
                 L ? kh * g->dil[0] - g->pad_begin[0] : 0; /* oh = ih*sh + h_off */                 \
@@ -547,6 +575,10 @@ typedef struct conv_job {
      * included, not through a GEMM */
     bool pwcols;
     og_dtype dt;
+    /* ConvTranspose of 1-D/2-D kernels of at most C2I_MAX_TAPS taps: col2im's bounds per
+     * tap (c2i_plan) */
+    bool c2i_ok;
+    c2i_tap c2i[C2I_MAX_TAPS];
     /* the activation applied to Y (k->act): by conv_item to each chunk while it is in
      * cache (act_in_items), else over Y at the end */
     const og_act *act;
@@ -686,12 +718,42 @@ static void col2im_row(const conv_job *job, const char *src, const int64_t *kidx
 
 /* Output channel m (of the group) of ConvTranspose: all its kernel rows of col (ld values
  * apart, the image's is values at col) into yg. */
+/* col2im_2d's bounds per tap of 1-D/2-D g, computed as col2im_2d computes them without a
+ * plan; false (no plan) for more dims or more than C2I_MAX_TAPS taps. */
+static bool c2i_plan(const og_conv_geom *g, c2i_tap *plan)
+{
+    if (g->nsp > 2) return false;
+    const int L = g->nsp - 1;
+    const int64_t iw = g->in[L], ow = g->out[L], s = g->stride[L];
+    const int64_t ih_n = L ? g->in[0] : 1, oh_n = L ? g->out[0] : 1, sh = L ? g->stride[0] : 1;
+    const int64_t kh_n = L ? g->kernel[0] : 1, kw_n = g->kernel[L];
+    if (kh_n * kw_n > C2I_MAX_TAPS) return false;
+    for (int64_t kh = 0; kh < kh_n; kh++) {
+        const int64_t h_off = L ? kh * g->dil[0] - g->pad_begin[0] : 0; /* oh = ih*sh + h_off */
+        const int64_t ia = clamp64(ceil_div(-h_off, sh), 0, ih_n);
+        const int64_t ib = clamp64(ceil_div(oh_n - h_off, sh), ia, ih_n);
+        for (int64_t kw = 0; kw < kw_n; kw++) {
+            const int64_t off = kw * g->dil[L] - g->pad_begin[L]; /* ow = i * s + off */
+            const int64_t lo = clamp64(ceil_div(-off, s), 0, iw);
+            const int64_t hi = clamp64(ceil_div(ow - off, s), lo, iw);
+            c2i_tap *p = plan + kh * kw_n + kw;
+            p->ia = ia;
+            p->ib = hi > lo ? ib : ia; /* no columns: no rows */
+            p->lo = lo;
+            p->n = hi - lo;
+            p->dst0 = h_off * ow + lo * s + off;
+        }
+    }
+    return true;
+}
+
 static void col2im_channel(const conv_job *job, const char *col, int64_t ld, int64_t m, char *yg)
 {
     const size_t es = job->t->es;
     char *yc = yg + (size_t)(m * job->os) * es;
     if (job->g.nsp <= 2) {
-        job->t->col2im_2d(&job->g, col + (size_t)(m * job->ks * ld) * es, ld, yc);
+        job->t->col2im_2d(&job->g, job->c2i_ok ? job->c2i : NULL,
+                          col + (size_t)(m * job->ks * ld) * es, ld, yc);
         return;
     }
     for (int64_t r = 0; r < job->ks; r++) {
@@ -1367,6 +1429,7 @@ static og_status conv_run(const og_kernel_ctx *k, og_kernel_fn self, const og_te
         if (job.taps) job.wide = true;
     }
     job.kdim = (transpose ? job.mg : job.cg) * job.ks;
+    if (transpose) job.c2i_ok = c2i_plan(g, job.c2i);
     job.x = x->data;
     job.w = w->data;
     job.b = b ? b->data : NULL;
@@ -1756,7 +1819,10 @@ og_status og_exec_wgrad(const og_kernel_ctx *k, const og_tensor *x, const og_ten
                         .n = os,
                         .cnt = cnt,
                         .ld = g->c * job.is};
-        og_par_for(k, kdim, (double)ncol, OG_PAR_MIN_COMPUTE, im2col_loop, &il);
+        if (og_conv_cols_fast(g, x->dtype)) /* small planes: by gathers, not a call a row */
+            og_conv_cols_images(k, g, (const float *)il.x, il.ld, cnt, (float *)col);
+        else
+            og_par_for(k, kdim, (double)ncol, OG_PAR_MIN_COMPUTE, im2col_loop, &il);
         const char *a = (const char *)dy->data + (size_t)(n0 * m * os) * es;
         int64_t lda = os;
         if (cnt > 1) { /* dY[n0 + b, :, :] side by side: [M, cnt * OS] */

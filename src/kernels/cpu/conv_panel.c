@@ -305,6 +305,36 @@ static void cp_im2col(void *ctx, int64_t i0, int64_t i1, int slot)
                          j->ld);
 }
 
+/* og_conv_cols_images's items: bands of input channels, each band's rows of every image
+ * (a thread writes only its band's rows: images side by side share cache lines). */
+typedef struct cols_job {
+    const og_conv_geom *g;
+    const float *x;
+    float *col;
+    int64_t in_img, cnt;
+} cols_job;
+
+static void cols_band_range(void *ctx, int64_t i0, int64_t i1, int slot)
+{
+    const cols_job *cj = ctx;
+    (void)slot;
+    const int64_t os = cj->g->out[0] * cj->g->out[1], taps = cj->g->kernel[0] * cj->g->kernel[1];
+    const int64_t plane = cj->g->in[0] * cj->g->in[1];
+    for (int64_t i = i0; i < i1; i++) {
+        const int64_t c0 = cj->g->c * i / CP_COL_BANDS, c1 = cj->g->c * (i + 1) / CP_COL_BANDS;
+        if (c1 <= c0) continue;
+        og_conv_geom gb = *cj->g;
+        gb.c = c1 - c0;
+        cp_job j = {.g = &gb,
+                    .in = cj->x + c0 * plane,
+                    .in_img = cj->in_img,
+                    .x = cj->col + c0 * taps * cj->cnt * os,
+                    .xs = os,
+                    .ld = cj->cnt * os};
+        cp_im2col(&j, 0, cj->cnt, 0);
+    }
+}
+
 OG_TARGET_AVX512 void og_conv_panel_store(const float *ct, int64_t parts, int64_t pstride,
                                           int64_t os, int64_t ldy, int64_t mr, const float *b,
                                           const float *res, float *y, bool clamp, float lo,
@@ -561,5 +591,29 @@ og_status og_conv_panel(const og_kernel_ctx *k, const og_conv_geom *g, const flo
 #else
     (void)g, (void)x, (void)w, (void)b, (void)y;
     return og_kernel_error(k, OG_ERR_INTERNAL, "no panel convolution kernel on this CPU");
+#endif
+}
+
+bool og_conv_cols_fast(const og_conv_geom *g, og_dtype t)
+{
+#ifdef OG_CPU_X86
+    return t == OG_FLOAT && g->nsp == 2 && g->group == 1 && og_cpu_isa() >= 2 && cp_cols_fast(g);
+#else
+    (void)g;
+    (void)t;
+    return false;
+#endif
+}
+
+void og_conv_cols_images(const og_kernel_ctx *k, const og_conv_geom *g, const float *x,
+                         int64_t in_img, int64_t cnt, float *col)
+{
+#ifdef OG_CPU_X86
+    cols_job cj = {g, x, col, in_img, cnt};
+    const double per_band =
+        (double)(g->c * g->kernel[0] * g->kernel[1] * g->out[0] * g->out[1] * cnt) / CP_COL_BANDS;
+    og_par_for(k, CP_COL_BANDS, per_band, OG_PAR_MIN_COMPUTE, cols_band_range, &cj);
+#else
+    (void)k, (void)g, (void)x, (void)in_img, (void)cnt, (void)col;
 #endif
 }

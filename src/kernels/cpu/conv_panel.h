@@ -42,4 +42,17 @@ void og_conv_panel_store(const float *ct, int64_t parts, int64_t pstride, int64_
  * position, 0 in the padding. */
 void og_conv_im2col_f32(const og_conv_geom *g, const float *x, float *col);
 
+/* Whether og_conv_cols_images builds g's column matrices: float, 2-D, one group, AVX-512,
+ * output planes of at most 64 positions and kernels of at most 25 taps (the gathers and
+ * permutations og_conv_panel builds its own with). */
+bool og_conv_cols_fast(const og_conv_geom *g, og_dtype t);
+
+/* The column matrices of images [0, cnt) of x (in_img values apart), side by side:
+ * col[(c · taps + t) · cnt · OS + b · OS + p] = the input of image b under tap t at output
+ * position p, 0 in the padding; by bands of input channels on k's threads.  For a geometry
+ * og_conv_cols_fast approves of (a Conv's weight gradient on small planes: conv.c), where
+ * the generic im2col made a call per row and image (4 values each on 2x2 planes). */
+void og_conv_cols_images(const og_kernel_ctx *k, const og_conv_geom *g, const float *x,
+                         int64_t in_img, int64_t cnt, float *col);
+
 #endif /* OG_CONV_PANEL_H */
