@@ -401,75 +401,88 @@ static void test_maxpool_indices_paths(void)
     printf("test_pool: %d MaxPool-with-indices cases run\n", ran);
 }
 
-/* MaxPool 3x3 stride 2 of float without Indices (pool.c's mp3 path on AVX-512: 16 outputs
- * of a row per block, taps outside the input read as the nearest inside): rows of 5 to
- * 112 columns (one block and a partial one, lane 15's third tap past the two loaded
- * vectors, rows of one block plus one output), pads 0 and 1 on each side, ceil_mode (with
- * pads of 1 and an even size, a last window with one tap inside), ties, NaN, -inf and signed
- * zeros, 1 and 2 threads, an input of more than 1 MB; bit for bit against the rows loop's
- * fold (the first tap inside, then strictly greater replaces). */
+/* MaxPool 3x3 stride 2 of float (pool.c's mp3 path on AVX-512: 16 outputs of a row per
+ * block, taps outside the input read as the nearest inside), without Indices and with them
+ * (mp3_rows_idx): rows of 5 to 112 columns (one block and a partial one, lane 15's third
+ * tap past the two loaded vectors, rows of one block plus one output), pads 0 and 1 on
+ * each side, ceil_mode (with pads of 1 and an even size, a last window with one tap
+ * inside), ties, NaN, -inf and signed zeros, 1 and 2 threads, an input of more than 1 MB;
+ * bit for bit against the rows loop's fold (the first tap inside, then strictly greater
+ * replaces), and each index that of the first maximum in that order. */
 static void test_maxpool_3x3s2(void)
 {
     static const int64_t widths[] = {5, 31, 32, 33, 34, 35, 63, 64, 65, 100, 112};
     unsigned seed = 4242;
     int ran = 0;
-    for (size_t wi = 0; wi < sizeof widths / sizeof *widths; wi++)
-        for (int v = 0; v < 8; v++) {
-            const int64_t W = widths[wi], H = 5 + (int64_t)((wi * 3 + (size_t)v) % 9);
-            const int64_t pads[4] = {v & 1 || v == 6, (v >> 1) & 1, (v >> 1) & 1, v & 1 || v == 6};
-            const int ceil = v == 5 || v == 6;
-            /* 1024 planes of 32 columns: more than 1 MB, each plane prefetched (kernel.h:
-             * og_prefetch_planes) at the first row of the one before */
-            const int64_t planes = v == 7 && W == 32 ? 1024 : 3;
-            int64_t dims[4] = {v == 3 ? 2 : 1, planes, H, W}, k[2] = {3, 3}, st[2] = {2, 2};
-            const int64_t numel = dims[0] * dims[1] * H * W;
-            double *x = malloc((size_t)numel * sizeof *x);
-            for (int64_t i = 0; i < numel; i++) {
-                seed = seed * 1103515245u + 12345u;
-                const int r = (int)((seed >> 16) % 11) - 5;
-                x[i] = r == 5 ? NAN : r == -5 ? -INFINITY : r == 4 ? -0.0 : r == 3 ? 0.0 : r;
-            }
-            og_tensor *t = nh_tensor(OG_FLOAT, 4, dims, x);
-            nh_node n = {.op = "MaxPool",
-                         .opset = 12,
-                         .attrs = {NH_INTS_N("kernel_shape", 2, k), NH_INTS_N("strides", 2, st),
-                                   NH_INTS_N("pads", 4, pads), NH_INT("ceil_mode", ceil)},
-                         .in = {t},
-                         .threads = 1 + v % 2};
-            nh_result r;
-            og_status rs = nh_run(&n, &r);
-            CHECKF(rs == OG_OK && r.out[0], "maxpool 3x3s2 %lldx%lld: %s", (long long)H,
-                   (long long)W, og_last_error());
-            if (rs == OG_OK && r.out[0]) {
-                const og_tensor *y = r.out[0];
-                const int64_t OH = y->dims[2], OW = y->dims[3];
-                int64_t bad = -1;
-                for (int64_t o = 0; o < y->numel && bad < 0; o++) {
-                    const int64_t pl = o / (OH * OW), oh = o / OW % OH, ow = o % OW;
-                    float best = 0;
-                    bool any = false;
-                    for (int a = 0; a < 3; a++)
-                        for (int b = 0; b < 3; b++) {
-                            const int64_t ih = 2 * oh - pads[0] + a, iw = 2 * ow - pads[1] + b;
-                            if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
-                            const float xv = (float)x[(pl * H + ih) * W + iw];
-                            if (!any || xv > best) best = xv;
-                            any = true;
-                        }
-                    const float got = ((const float *)y->data)[o];
-                    if (memcmp(&got, &best, sizeof got) && !(isnan(got) && isnan(best))) bad = o;
+    for (int with_idx = 0; with_idx < 2; with_idx++)
+        for (size_t wi = 0; wi < sizeof widths / sizeof *widths; wi++)
+            for (int v = 0; v < 8; v++) {
+                const int64_t W = widths[wi], H = 5 + (int64_t)((wi * 3 + (size_t)v) % 9);
+                const int64_t pads[4] = {v & 1 || v == 6, (v >> 1) & 1, (v >> 1) & 1,
+                                         v & 1 || v == 6};
+                const int ceil = v == 5 || v == 6;
+                /* 1024 planes of 32 columns: more than 1 MB, each plane prefetched (kernel.h:
+                 * og_prefetch_planes) at the first row of the one before */
+                const int64_t planes = v == 7 && W == 32 ? 1024 : 3;
+                int64_t dims[4] = {v == 3 ? 2 : 1, planes, H, W}, k[2] = {3, 3}, st[2] = {2, 2};
+                const int64_t numel = dims[0] * dims[1] * H * W;
+                double *x = malloc((size_t)numel * sizeof *x);
+                for (int64_t i = 0; i < numel; i++) {
+                    seed = seed * 1103515245u + 12345u;
+                    const int r = (int)((seed >> 16) % 11) - 5;
+                    x[i] = r == 5 ? NAN : r == -5 ? -INFINITY : r == 4 ? -0.0 : r == 3 ? 0.0 : r;
                 }
-                CHECKF(bad < 0,
-                       "maxpool 3x3s2 %lldx%lld pads %lld,%lld,%lld,%lld ceil %d: output %lld "
-                       "wrong",
-                       (long long)H, (long long)W, (long long)pads[0], (long long)pads[1],
-                       (long long)pads[2], (long long)pads[3], ceil, (long long)bad);
-                ran++;
+                og_tensor *t = nh_tensor(OG_FLOAT, 4, dims, x);
+                nh_node n = {.op = "MaxPool",
+                             .opset = 12,
+                             .attrs = {NH_INTS_N("kernel_shape", 2, k), NH_INTS_N("strides", 2, st),
+                                       NH_INTS_N("pads", 4, pads), NH_INT("ceil_mode", ceil)},
+                             .in = {t},
+                             .n_out = 1 + with_idx,
+                             .threads = 1 + v % 2};
+                nh_result r;
+                og_status rs = nh_run(&n, &r);
+                CHECKF(rs == OG_OK && r.out[0], "maxpool 3x3s2 %lldx%lld: %s", (long long)H,
+                       (long long)W, og_last_error());
+                if (rs == OG_OK && r.out[0]) {
+                    const og_tensor *y = r.out[0];
+                    const int64_t OH = y->dims[2], OW = y->dims[3];
+                    int64_t bad = -1;
+                    for (int64_t o = 0; o < y->numel && bad < 0; o++) {
+                        const int64_t pl = o / (OH * OW), oh = o / OW % OH, ow = o % OW;
+                        float best = 0;
+                        bool any = false;
+                        int64_t at = -1; /* the first maximum's flattened index (row-major) */
+                        for (int a = 0; a < 3; a++)
+                            for (int b = 0; b < 3; b++) {
+                                const int64_t ih = 2 * oh - pads[0] + a, iw = 2 * ow - pads[1] + b;
+                                if (ih < 0 || ih >= H || iw < 0 || iw >= W) continue;
+                                const float xv = (float)x[(pl * H + ih) * W + iw];
+                                if (!any || xv > best) {
+                                    best = xv;
+                                    at = (pl * H + ih) * W + iw;
+                                }
+                                any = true;
+                            }
+                        const float got = ((const float *)y->data)[o];
+                        if (memcmp(&got, &best, sizeof got) && !(isnan(got) && isnan(best)))
+                            bad = o;
+                        if (with_idx && r.out[1] && ((const int64_t *)r.out[1]->data)[o] != at)
+                            bad = o;
+                    }
+                    CHECKF(
+                        bad < 0,
+                        "maxpool 3x3s2 %lldx%lld pads %lld,%lld,%lld,%lld ceil %d%s: output %lld "
+                        "wrong",
+                        (long long)H, (long long)W, (long long)pads[0], (long long)pads[1],
+                        (long long)pads[2], (long long)pads[3], ceil, with_idx ? " indices" : "",
+                        (long long)bad);
+                    ran++;
+                }
+                nh_release(&r);
+                og_tensor_free(t);
+                free(x);
             }
-            nh_release(&r);
-            og_tensor_free(t);
-            free(x);
-        }
     printf("test_pool: %d MaxPool 3x3 stride-2 cases run\n", ran);
 }
 

@@ -10,7 +10,8 @@
  * interior of the image and the borders run the same code).  Work is split over output
  * rows (plane, od, oh).  MaxPool with row-major Indices (what its gradient recomputes) takes
  * the same interior path, choosing with masks instead of branches.  A float MaxPool 3x3
- * stride 2 without Indices has a vector path of its own on AVX-512 (mp3_pool). */
+ * stride 2 has a vector path of its own on AVX-512 (mp3_pool), with row-major Indices or
+ * none. */
 #include <math.h>
 #include <string.h>
 
@@ -671,11 +672,13 @@ typedef struct mp3_block {
     __mmask16 mlo, mhi; /* the loads' lanes inside the row */
     __mmask16 st;       /* the outputs of the block */
     int32_t idx[3][16]; /* tap c of lane i: its column - base, in [0, 32) */
+    int32_t col[3][16]; /* tap c of lane i: its column (clamped), for the Indices */
 } mp3_block;
 
 static bool mp3_applies(const og_pool_params *p, const pool_geom *g, bool indices)
 {
-    if (p->kind != OG_POOL_MAX || indices || og_cpu_isa() < 2 || g->in[0] != 1 || g->k[0] != 1)
+    if (p->kind != OG_POOL_MAX || og_cpu_isa() < 2 || g->in[0] != 1 || g->k[0] != 1 ||
+        (indices && (g->column_major || g->in_plane > INT32_MAX)))
         return false;
     for (int j = 1; j < 3; j++)
         if (g->k[j] != 3 || g->s[j] != 2 || g->d[j] != 1 || g->pb[j] > 1 ||
@@ -703,6 +706,7 @@ static void mp3_plan(const pool_geom *g, mp3_block *b, int64_t nb)
                 const int64_t t = i < n ? mp3_clamp(2 * (o0 + i) - pb + c, W) - base : 0;
                 if (t >= 32) b[bi].fix = t + base; /* lane 15, c = 2 */
                 b[bi].idx[c][i] = (int32_t)(t >= 32 ? 0 : t);
+                b[bi].col[c][i] = (int32_t)(t + base);
             }
     }
 }
@@ -747,28 +751,95 @@ static OG_TARGET_AVX512 void mp3_rows(const pool_geom *g, const mp3_block *b, in
     }
 }
 
+/* mp3_rows with the Indices (row-major, flattened over X): each tap's value replaces the
+ * maximum where strictly greater (the compare max_ps makes), its position with it; a
+ * clamped tap's position is that of the tap it repeats, so the first maximum in the rows
+ * loop's order keeps its index (MaxPool's gradient recomputes these: ResNet-18 8x64x64's
+ * took 1.39 ms in the rows loop). */
+static OG_TARGET_AVX512 void mp3_rows_idx(const pool_geom *g, const mp3_block *b, int64_t nb,
+                                          const float *x, float *y, int64_t *ind, int64_t r0,
+                                          int64_t r1)
+{
+    const int64_t H = g->in[1], W = g->in[2], OH = g->out[1], OW = g->out[2], pb = g->pb[1];
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t pl = r / OH, oh = r % OH;
+        const float *rows[3];
+        int32_t roff[3];
+        for (int a = 0; a < 3; a++) {
+            const int64_t ra = mp3_clamp(2 * oh - pb + a, H);
+            rows[a] = x + pl * g->in_plane + ra * W;
+            roff[a] = (int32_t)(ra * W);
+        }
+        float *yr = y + r * OW;
+        int64_t *ir = ind + r * OW;
+        const __m512i plane = _mm512_set1_epi64(pl * g->in_plane);
+        for (int64_t bi = 0; bi < nb; bi++) {
+            const mp3_block *bk = &b[bi];
+            __m512i ix[3], col[3];
+            for (int c = 0; c < 3; c++) {
+                ix[c] = _mm512_loadu_si512(bk->idx[c]);
+                col[c] = _mm512_loadu_si512(bk->col[c]);
+            }
+            __m512 acc = _mm512_setzero_ps();
+            __m512i at = _mm512_setzero_si512();
+            for (int a = 0; a < 3; a++) {
+                const float *row = rows[a] + bk->base;
+                const __m512 lo = _mm512_maskz_loadu_ps(bk->mlo, row);
+                const __m512 hi = _mm512_maskz_loadu_ps(bk->mhi, row + 16);
+                const __m512i ro = _mm512_set1_epi32(roff[a]);
+                for (int c = 0; c < 3; c++) {
+                    __m512 t = _mm512_permutex2var_ps(lo, ix[c], hi);
+                    if (c == 2 && bk->fix >= 0)
+                        t = _mm512_mask_blend_ps((__mmask16)0x8000, t,
+                                                 _mm512_set1_ps(rows[a][bk->fix]));
+                    const __m512i pos = _mm512_add_epi32(ro, col[c]);
+                    if (a == 0 && c == 0) {
+                        acc = t;
+                        at = pos;
+                        continue;
+                    }
+                    const __mmask16 gt = _mm512_cmp_ps_mask(t, acc, _CMP_GT_OQ);
+                    acc = _mm512_mask_blend_ps(gt, acc, t);
+                    at = _mm512_mask_blend_epi32(gt, at, pos);
+                }
+            }
+            _mm512_mask_storeu_ps(yr + 16 * bi, bk->st, acc);
+            const __m512i a0 =
+                _mm512_add_epi64(_mm512_cvtepi32_epi64(_mm512_castsi512_si256(at)), plane);
+            const __m512i a1 =
+                _mm512_add_epi64(_mm512_cvtepi32_epi64(_mm512_extracti64x4_epi64(at, 1)), plane);
+            _mm512_mask_storeu_epi64(ir + 16 * bi, (__mmask8)(bk->st & 0xFF), a0);
+            _mm512_mask_storeu_epi64(ir + 16 * bi + 8, (__mmask8)(bk->st >> 8), a1);
+        }
+    }
+}
+
 typedef struct mp3_job {
     const pool_geom *g;
     const mp3_block *b;
     int64_t nb;
     const float *x;
     float *y;
+    int64_t *ind; /* NULL: no Indices */
 } mp3_job;
 
 static void mp3_range(void *ctx, int64_t i0, int64_t i1, int slot)
 {
     const mp3_job *j = ctx;
     (void)slot;
-    mp3_rows(j->g, j->b, j->nb, j->x, j->y, i0, i1);
+    if (j->ind)
+        mp3_rows_idx(j->g, j->b, j->nb, j->x, j->y, j->ind, i0, i1);
+    else
+        mp3_rows(j->g, j->b, j->nb, j->x, j->y, i0, i1);
 }
 #endif
 
 /* MaxPool 3x3 stride 2 of float X by mp3_rows when it applies; false (nothing done) else. */
 static bool mp3_pool(const og_kernel_ctx *k, const og_pool_params *p, const pool_geom *g,
-                     const void *x, void *y, bool indices)
+                     const void *x, void *y, void *indices)
 {
 #ifdef OG_CPU_X86
-    if (!mp3_applies(p, g, indices)) return false;
+    if (!mp3_applies(p, g, indices != NULL)) return false;
     mp3_block b[MP3_MAX_BLOCKS];
     const int64_t nb = (g->out[2] + 15) / 16, rows = g->planes * g->out[1];
     mp3_plan(g, b, nb);
@@ -779,7 +850,7 @@ static bool mp3_pool(const og_kernel_ctx *k, const og_pool_params *p, const pool
     const double in = (double)g->planes * (double)g->in_plane;
     const int threads =
         k->threads > 1 && (k->workers ? in >= 262144.0 : in >= OG_PAR_MIN_STREAM) ? k->threads : 1;
-    mp3_job j = {g, b, nb, x, y};
+    mp3_job j = {g, b, nb, x, y, indices};
     /* chunks of an eighth of a thread's share (8 rows at least): each chunk is claimed
      * from one counter both cores write, and ResNet-18 at 8x64x64 (8192 rows of 16) took
      * 0.17 ms in chunks of 8 rows on two threads, 0.07 in chunks of 256 */
@@ -819,7 +890,7 @@ static og_status pool_kernel(const og_kernel_ctx *k, const og_tensor *const *in,
     int64_t *scratch = NULL;
     og_status st = pool_setup(k, p, x, y, &g, &scratch);
     if (st) goto done;
-    if (loops != &pool_loops_float || !mp3_pool(k, p, &g, x->data, y->data, ind != NULL))
+    if (loops != &pool_loops_float || !mp3_pool(k, p, &g, x->data, y->data, ind ? ind->data : NULL))
         loops->pool(k, p, &g, x->data, y->data, ind ? ind->data : NULL);
 done:
     og_free(k->alloc, scratch);
