@@ -188,6 +188,10 @@ static const wcase cases[] = {
     {"cols_4x4_mt", 2, 8, 32, 24, {4, 4}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, OG_FLOAT, 2},
     {"cols_2x2", 2, 8, 20, 16, {2, 2}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, OG_FLOAT, 1},
     {"cols_s2_mt", 2, 5, 20, 16, {4, 4}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, OG_FLOAT, 3},
+    /* short sums over many columns (dWᵀ = col · dYᵀ): a stem of 3 channels by 7x7 taps at
+     * stride 2, 7 images of 32x32 outputs in blocks of 6 and 1; a 1-D one */
+    {"nn_stem_blocks", 2, 7, 3, 8, {64, 64}, {7, 7}, {2, 2}, {1, 1}, {3, 3}, {3, 3}, OG_FLOAT, 2},
+    {"nn_1d", 1, 4, 5, 6, {1200}, {5}, {1}, {1}, {2}, {2}, OG_FLOAT, 1},
     /* one image; 1-D; 3-D */
     {"one_image", 2, 1, 6, 4, {7, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, OG_FLOAT, 1},
     {"conv1d", 1, 3, 4, 5, {17}, {5}, {2}, {2}, {3}, {1}, OG_DOUBLE, 1},

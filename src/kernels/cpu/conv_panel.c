@@ -617,3 +617,38 @@ void og_conv_cols_images(const og_kernel_ctx *k, const og_conv_geom *g, const fl
     (void)k, (void)g, (void)x, (void)in_img, (void)cnt, (void)col;
 #endif
 }
+
+#ifdef OG_CPU_X86
+/* dst[c · ldd + r] = src[r · lds + c], r < rows, c < cols: 16 x 16 blocks through
+ * og_tr16_f32, the edges masked. */
+static OG_TARGET_AVX512 void transpose_avx512(float *dst, int64_t ldd, const float *src,
+                                              int64_t lds, int64_t rows, int64_t cols)
+{
+    for (int64_t r0 = 0; r0 < rows; r0 += 16)
+        for (int64_t c0 = 0; c0 < cols; c0 += 16) {
+            const int64_t nr = rows - r0 < 16 ? rows - r0 : 16,
+                          nc = cols - c0 < 16 ? cols - c0 : 16;
+            const __mmask16 mc = (__mmask16)(nc >= 16 ? 0xFFFF : (1u << nc) - 1u);
+            const __mmask16 mr = (__mmask16)(nr >= 16 ? 0xFFFF : (1u << nr) - 1u);
+            __m512 v[16];
+            for (int i = 0; i < 16; i++)
+                v[i] = i < nr ? _mm512_maskz_loadu_ps(mc, src + (r0 + i) * lds + c0)
+                              : _mm512_setzero_ps();
+            og_tr16_f32(v);
+            for (int j = 0; j < nc; j++) _mm512_mask_storeu_ps(dst + (c0 + j) * ldd + r0, mr, v[j]);
+        }
+}
+#endif
+
+void og_transpose_f32(float *dst, int64_t ldd, const float *src, int64_t lds, int64_t rows,
+                      int64_t cols)
+{
+#ifdef OG_CPU_X86
+    if (og_cpu_isa() >= 2) {
+        transpose_avx512(dst, ldd, src, lds, rows, cols);
+        return;
+    }
+#endif
+    for (int64_t r = 0; r < rows; r++)
+        for (int64_t c = 0; c < cols; c++) dst[c * ldd + r] = src[r * lds + c];
+}

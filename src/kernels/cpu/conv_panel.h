@@ -55,4 +55,9 @@ bool og_conv_cols_fast(const og_conv_geom *g, og_dtype t);
 void og_conv_cols_images(const og_kernel_ctx *k, const og_conv_geom *g, const float *x,
                          int64_t in_img, int64_t cnt, float *col);
 
+/* dst[c · ldd + r] = src[r · lds + c] for r < rows, c < cols (float; by 16 x 16 blocks in
+ * registers on AVX-512). */
+void og_transpose_f32(float *dst, int64_t ldd, const float *src, int64_t lds, int64_t rows,
+                      int64_t cols);
+
 #endif /* OG_CONV_PANEL_H */
