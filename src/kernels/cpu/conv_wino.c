@@ -89,11 +89,11 @@ bool og_conv_wino_transposed(const og_conv_geom *g, og_conv_geom *conv)
     return true;
 }
 
-#ifdef OG_CPU_X86
 /* What og_conv_wino and og_conv_wino_wgrad share: float, 2-D, one group, 16 channels or more
- * each side, 3x3 of stride 1 and dilation 1, pads of at most 2, AVX-512. */
+ * each side, 3x3 of stride 1 and dilation 1, pads of at most 2, AVX-512 (x86 only). */
 static bool wino_geometry(const og_conv_geom *g, og_dtype t)
 {
+#ifdef OG_CPU_X86
     if (t != OG_FLOAT || g->nsp != 2 || g->group != 1 || g->c < WINO_MIN_CH || g->m < WINO_MIN_CH ||
         og_cpu_isa() < 2)
         return false;
@@ -102,8 +102,12 @@ static bool wino_geometry(const og_conv_geom *g, og_dtype t)
             g->pad_begin[i] < 0 || g->pad_begin[i] > 2 || g->pad_end[i] < 0 || g->pad_end[i] > 2)
             return false;
     return true;
-}
+#else
+    (void)g;
+    (void)t;
+    return false;
 #endif
+}
 
 bool og_conv_wino_applies(const og_conv_geom *g, og_dtype t)
 {
@@ -639,16 +643,10 @@ og_status og_conv_wino(const og_kernel_ctx *k, const og_conv_geom *g, const floa
 
 bool og_conv_wino_wgrad_applies(const og_conv_geom *g, og_dtype t)
 {
-#ifdef OG_CPU_X86
     if (!wino_geometry(g, t) || 16 * g->m * g->c > WINO_WGRAD_MAX_S) return false;
     for (int i = 0; i < 2; i++) /* dY's size is the forward's output's */
         if (g->out[i] != g->in[i] + g->pad_begin[i] + g->pad_end[i] - 2) return false;
     return ((g->out[0] + 1) / 2) * ((g->out[1] + 1) / 2) >= WINO_MIN_IMAGE_TILES;
-#else
-    (void)g;
-    (void)t;
-    return false;
-#endif
 }
 
 #ifdef OG_CPU_X86
