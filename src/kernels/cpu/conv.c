@@ -577,8 +577,8 @@ typedef struct conv_job {
     og_dtype dt;
     /* ConvTranspose of 1-D/2-D kernels of at most C2I_MAX_TAPS taps: col2im's bounds per
      * tap (c2i_plan) */
-    bool c2i_ok;
-    c2i_tap c2i[C2I_MAX_TAPS];
+    const c2i_tap *c2i; /* NULL: none (the plan lies in conv_run's frame, outside the job,
+                         * which every Conv call clears) */
     /* the activation applied to Y (k->act): by conv_item to each chunk while it is in
      * cache (act_in_items), else over Y at the end */
     const og_act *act;
@@ -752,8 +752,7 @@ static void col2im_channel(const conv_job *job, const char *col, int64_t ld, int
     const size_t es = job->t->es;
     char *yc = yg + (size_t)(m * job->os) * es;
     if (job->g.nsp <= 2) {
-        job->t->col2im_2d(&job->g, job->c2i_ok ? job->c2i : NULL,
-                          col + (size_t)(m * job->ks * ld) * es, ld, yc);
+        job->t->col2im_2d(&job->g, job->c2i, col + (size_t)(m * job->ks * ld) * es, ld, yc);
         return;
     }
     for (int64_t r = 0; r < job->ks; r++) {
@@ -1429,7 +1428,8 @@ static og_status conv_run(const og_kernel_ctx *k, og_kernel_fn self, const og_te
         if (job.taps) job.wide = true;
     }
     job.kdim = (transpose ? job.mg : job.cg) * job.ks;
-    if (transpose) job.c2i_ok = c2i_plan(g, job.c2i);
+    c2i_tap plan[C2I_MAX_TAPS];
+    if (transpose && c2i_plan(g, plan)) job.c2i = plan;
     job.x = x->data;
     job.w = w->data;
     job.b = b ? b->data : NULL;
