@@ -716,8 +716,6 @@ static void col2im_row(const conv_job *job, const char *src, const int64_t *kidx
     }
 }
 
-/* Output channel m (of the group) of ConvTranspose: all its kernel rows of col (ld values
- * apart, the image's is values at col) into yg. */
 /* col2im_2d's bounds per tap of 1-D/2-D g, computed as col2im_2d computes them without a
  * plan; false (no plan) for more dims or more than C2I_MAX_TAPS taps. */
 static bool c2i_plan(const og_conv_geom *g, c2i_tap *plan)
@@ -747,6 +745,8 @@ static bool c2i_plan(const og_conv_geom *g, c2i_tap *plan)
     return true;
 }
 
+/* Output channel m (of the group) of ConvTranspose: all its kernel rows of col (ld values
+ * apart, the image's is values at col) into yg. */
 static void col2im_channel(const conv_job *job, const char *col, int64_t ld, int64_t m, char *yg)
 {
     const size_t es = job->t->es;
