@@ -146,8 +146,11 @@ og_status og_cpu_ew_chain(const og_kernel_ctx *k, const og_ew_step *steps, int n
     for (int x = 0; x < n_ops; x++)
         n_copies += ops[x].spread == OG_EW_SCALAR || (ops[x].spread == OG_EW_ROW && !r.per_row);
     const int64_t blocks = r.per_row ? numel / row * r.per_row : (numel + r.len - 1) / r.len;
-    /* memory-bound like the nodes it replaces: threads only for a large pass */
-    int threads = (double)numel * n_steps > OG_PAR_MIN_STREAM ? k->threads : 1;
+    /* memory-bound like the nodes it replaces: threads only for a large pass, as for any
+     * memory-bound loop (og_par_min_stream: far shorter ones where the session's workers
+     * poll).  A transformer block's training step on two threads: its LayerNorm chains of
+     * 128 Ki values 0.10 -> 0.055 ms, the step 0.93 of its time (7 alternating runs) */
+    int threads = (double)numel * n_steps > og_par_min_stream(k) ? k->threads : 1;
     if (threads < 1) threads = 1;
     /* the scalars as blocks of their value and the rows repeated over a block, then each
      * thread's blocks */
