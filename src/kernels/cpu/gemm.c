@@ -105,6 +105,8 @@ typedef struct gemm_split {
 
 /* parts of at least this many multiply-adds, of a multiple of 16 rows or columns */
 #define GEMM_PART_MIN 1048576.0
+/* one part a thread from this many multiply-adds a part (gemm_on_workers) */
+#define GEMM_PART_ONE 33554432.0
 
 static void gemm_part(void *ctx, int64_t p0, int64_t p1, int slot)
 {
@@ -142,12 +144,17 @@ static bool gemm_on_workers(const og_kernel_ctx *k, gemm_f32_fn *f32, gemm_f64_f
     if (!k || !k->workers || k->threads < 2 || work < GEMM_PAR_MIN) return false;
     const bool along_m = n < m;
     const int64_t len = along_m ? m : n;
-    /* one part a thread where the workers poll (og_workers_poll: each starts at once, and
-     * each part packs the operand the parts share again): a transformer block's training
-     * step on two threads 0.974 of its time (7 alternating runs), ResNet-18's 1.006,
-     * MobileNet-v2's 0.94-1.02 (noisy); else two where each keeps GEMM_PART_MIN, so that
-     * a thread that wakes late finds half its share left */
-    int64_t parts = (og_workers_poll(k->workers) ? 1 : 2) * (int64_t)k->threads;
+    /* one part a thread where the workers poll (og_workers_poll: each starts at once) and
+     * the operand every part packs again is a transposed one (its packing the costly kind)
+     * or a part is long (GEMM_PART_ONE): a transformer block's training step on two threads
+     * (its weight gradients' and input gradients' products) 0.974 of its time with one part
+     * a thread everywhere, ResNet-18's 1.006, MobileNet-v2's 0.94-1.02 (noisy), but the MLP's
+     * untransposed 128 x 512 x 784 inference product 2 % slower; else two where each keeps
+     * GEMM_PART_MIN, so that a thread that wakes late finds half its share left */
+    const bool shared_t = along_m ? trans_b : trans_a;
+    const bool one =
+        og_workers_poll(k->workers) && (shared_t || work / (double)k->threads >= GEMM_PART_ONE);
+    int64_t parts = (one ? 1 : 2) * (int64_t)k->threads;
     if (work / (double)parts < GEMM_PART_MIN) parts = k->threads;
     int64_t step = (len + parts - 1) / parts;
     step = (step + 15) / 16 * 16;
