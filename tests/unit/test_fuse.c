@@ -7,6 +7,7 @@
  * a kernel keeps from run to run of its constant inputs (og_kcache: a Winograd Conv's
  * transformed weights) is used only while those inputs are the model's own. */
 #include "unit/fuse_graph.h"
+#include "kernels/cpu/conv_dw.h"
 
 static int fused_count, pre_count, pool_count, res_count;
 static void on_log(void *user, og_log_level level, const char *msg)
@@ -819,6 +820,56 @@ static void test_pwdw(void)
     }
 }
 
+/* og_conv_dw_rows on a band shorter than the one its scratch was sized for
+ * (og_conv_dw_rows_scratch): a part's last band.  Bands of 96 rows of 112-wide planes
+ * read their input in place, bands of 8 copy it padded into the scratch: the scratch of
+ * 96 rows must hold that copy (the test runs under AddressSanitizer in make asan), and the
+ * rows must be og_conv_direct's bit for bit, for stride 1 and 2, with and without pads. */
+static void test_dw_rows_short_band(void)
+{
+    if (og_cpu_isa() < 2) return;
+    for (int v = 0; v < 3; v++) {
+        const int64_t s = v == 2 ? 2 : 1, pad = v == 1 ? 0 : 1, h = 200, w = 112;
+        og_conv_geom g = {.nsp = 2, .n = 1, .c = 3, .m = 3, .group = 3};
+        for (int d = 0; d < 2; d++) {
+            g.in[d] = d ? w : h;
+            g.kernel[d] = 3;
+            g.stride[d] = s;
+            g.dil[d] = 1;
+            g.pad_begin[d] = g.pad_end[d] = pad;
+            g.out[d] = (g.in[d] + 2 * pad - 3) / s + 1;
+        }
+        if (!og_conv_dw_rows_applies(&g, OG_FLOAT)) continue;
+        const int64_t oh = g.out[0], ow = g.out[1], os = oh * ow, big = 96 / s;
+        float *x = malloc((size_t)(3 * h * w) * sizeof(float));
+        float *wt = malloc(27 * sizeof(float)), *b = malloc(3 * sizeof(float));
+        float *ref = malloc((size_t)(3 * os) * sizeof(float));
+        float *got = malloc((size_t)(3 * os) * sizeof(float));
+        const int64_t sf = og_conv_dw_rows_scratch(&g, big);
+        float *scratch = malloc((size_t)sf * sizeof(float));
+        CHECKF(x && wt && b && ref && got && scratch, "dw rows: out of memory");
+        if (x && wt && b && ref && got && scratch) {
+            for (int64_t i = 0; i < 3 * h * w; i++) x[i] = (float)sin(0.37 * (double)i);
+            for (int i = 0; i < 27; i++) wt[i] = (float)(0.1 * (i % 7) - 0.3);
+            for (int i = 0; i < 3; i++) b[i] = 0.25f * (float)i;
+            og_kernel_ctx k = {.alloc = og_default_allocator(), .threads = 1};
+            CHECK_OK(og_conv_direct(&k, &g, false, OG_FLOAT, x, wt, b, ref));
+            memset(got, 0, (size_t)(3 * os) * sizeof(float));
+            /* bands of `big` rows, then the rest in bands of 8 */
+            for (int64_t r0 = 0, step = big; r0 < oh; r0 += step, step = 8) {
+                const int64_t r1 = r0 + step < oh ? r0 + step : oh;
+                int64_t lo, hi;
+                og_conv_dw_rows_inputs(&g, r0, r1, &lo, &hi);
+                og_conv_dw_rows(&k, &g, 0, 3, x + lo * w, h * w, lo, hi, r0, r1, wt, b,
+                                got + r0 * ow, os, scratch);
+            }
+            CHECKF(memcmp(got, ref, (size_t)(3 * os) * sizeof(float)) == 0,
+                   "dw rows variant %d: bands differ from og_conv_direct", v);
+        }
+        free(x), free(wt), free(b), free(ref), free(got), free(scratch);
+    }
+}
+
 /* The residual plan (og_fusion_plan_res): X -> 1x1 Conv A -> Q; Q (or X, as wide) -> 1x1
  * Conv C -> V; Add(V, Q) [-> Relu] -> Y.  C adds Q in its stores (the pointwise tiles, the
  * packed panels, the sums by shares on two threads of weights that are not constant) or in
@@ -1235,6 +1286,7 @@ int main(void)
 {
     test_pool();
     test_pwdw();
+    test_dw_rows_short_band();
     test_residual();
     test_residual_symbols();
     test_residual_released();

@@ -660,7 +660,11 @@ int64_t og_conv_dw_rows_scratch(const og_conv_geom *g, int64_t rows)
 #ifdef OG_DW_X86
     dw_geom d;
     dw_rows_geometry(g, 0, g->in[0], 0, rows, &d);
-    return dwp_scratch(&d); /* of the band's rows */
+    /* of the band's rows; a shorter band (a part's last) may copy its rows padded where a
+     * band of `rows` reads them in place (dwp_np: a copy of more than DWP_PAD_MAX_BYTES),
+     * and then needs up to that */
+    const int64_t s = dwp_scratch(&d), most = DWP_PAD_MAX_BYTES / (int64_t)sizeof(float);
+    return d.sh == 1 && s < most ? most : s;
 #else
     (void)g;
     (void)rows;
@@ -688,6 +692,18 @@ void og_conv_dw_rows(const og_kernel_ctx *k, const og_conv_geom *g, int64_t m0, 
     (void)k, (void)g, (void)m0, (void)m1, (void)x, (void)ldx, (void)i0, (void)i1, (void)r0;
     (void)r1, (void)w, (void)b, (void)y, (void)ldy, (void)scratch;
 #endif
+}
+
+void og_conv_dw_rows_inputs(const og_conv_geom *dw, int64_t r0, int64_t r1, int64_t *lo,
+                            int64_t *hi)
+{
+    const int64_t h = dw->in[0], reach = (dw->kernel[0] - 1) * dw->dil[0] + 1;
+    int64_t a = r0 * dw->stride[0] - dw->pad_begin[0];
+    int64_t b = (r1 - 1) * dw->stride[0] + reach - dw->pad_begin[0];
+    a = a < 0 ? 0 : a > h ? h : a;
+    b = b < a ? a : b > h ? h : b;
+    *lo = a;
+    *hi = b;
 }
 
 int64_t og_conv_dw_rows_step(const og_conv_geom *g) { return g->stride[0] == 1 ? 4 : 2; }

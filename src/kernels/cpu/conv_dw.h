@@ -36,5 +36,9 @@ void og_conv_dw_rows(const og_kernel_ctx *k, const og_conv_geom *g, int64_t m0, 
 /* The output rows dwp_plane computes together (og_conv_dw_rows is fastest on bands of a
  * multiple of them): 4 for stride 1, 2 for stride 2. */
 int64_t og_conv_dw_rows_step(const og_conv_geom *g);
+/* The input rows [*lo, *hi) that output rows [r0, r1) of g read, within the plane (what
+ * og_conv_dw_rows needs of them). */
+void og_conv_dw_rows_inputs(const og_conv_geom *g, int64_t r0, int64_t r1, int64_t *lo,
+                            int64_t *hi);
 
 #endif /* OG_CONV_DW_H */

@@ -48,18 +48,6 @@ typedef struct pwdw_job {
     int64_t slot; /* floats per thread */
 } pwdw_job;
 
-/* The input rows [*lo, *hi) that output rows [r0, r1) read, within the plane. */
-static void band_inputs(const og_conv_geom *dw, int64_t r0, int64_t r1, int64_t *lo, int64_t *hi)
-{
-    const int64_t h = dw->in[0], reach = (dw->kernel[0] - 1) * dw->dil[0] + 1;
-    int64_t a = r0 * dw->stride[0] - dw->pad_begin[0];
-    int64_t b = (r1 - 1) * dw->stride[0] + reach - dw->pad_begin[0];
-    a = a < 0 ? 0 : a > h ? h : a;
-    b = b < a ? a : b > h ? h : b;
-    *lo = a;
-    *hi = b;
-}
-
 /* Items [i0, i1): (image, part). */
 static void pwdw_range(void *ctx, int64_t i0, int64_t i1, int slot)
 {
@@ -79,13 +67,14 @@ static void pwdw_range(void *ctx, int64_t i0, int64_t i1, int slot)
         for (int64_t r0 = p0; r0 < p1; r0 += j->rows) {
             const int64_t r1 = r0 + j->rows < p1 ? r0 + j->rows : p1;
             int64_t lo, hi, next_lo = 0, next_hi = 0;
-            band_inputs(dw, r0, r1, &lo, &hi);
+            og_conv_dw_rows_inputs(dw, r0, r1, &lo, &hi);
             /* rows of this band computed by the one before: kept */
             const int64_t reuse = kept > 0 && kept_lo == lo && kept <= hi - lo ? kept : 0;
             /* rows the next band of the part will read again */
             int64_t keep = 0;
             if (r1 < p1) {
-                band_inputs(dw, r1, r1 + j->rows < p1 ? r1 + j->rows : p1, &next_lo, &next_hi);
+                og_conv_dw_rows_inputs(dw, r1, r1 + j->rows < p1 ? r1 + j->rows : p1, &next_lo,
+                                       &next_hi);
                 keep = next_lo >= lo && hi - next_lo <= j->keep ? hi - next_lo : 0;
             }
             for (int64_t m0 = 0; m0 < m; m0 += PWDW_MB) {
