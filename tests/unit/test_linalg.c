@@ -241,10 +241,10 @@ static void test_gemm_small_packed(void)
  * 2 threads; then through Gemm and MatMul.  Shorter sums of a small B are not taken. */
 static void test_gemm_small(void)
 {
-    static const int64_t shapes[][3] = {{2, 300, 1001}, {3, 1000, 263},  {4, 17, 16384},
-                                        {5, 333, 1024}, {8, 1000, 1280}, {8, 64, 4100},
-                                        {7, 513, 517},  {1, 1000, 1024}, {1, 331, 1033},
-                                        {8, 576, 144},  {8, 144, 576},   {3, 130, 64}};
+    static const int64_t shapes[][3] = {
+        {2, 300, 1001}, {3, 1000, 263}, {4, 17, 16384},  {5, 333, 1024}, {8, 1000, 1280},
+        {8, 64, 4100},  {7, 513, 517},  {1, 1000, 1024}, {1, 331, 1033}, {8, 576, 144},
+        {8, 144, 576},  {3, 130, 64},   {1, 16, 700},    {1, 19, 4096}};
     static const int64_t not_taken[][3] = {{8, 480, 20}, {8, 127, 64}, {2, 4000, 63}};
     const bool avx512 = og_cpu_isa() >= 2;
     for (size_t si = 0; si < sizeof not_taken / sizeof not_taken[0]; si++) {
