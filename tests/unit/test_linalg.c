@@ -369,8 +369,9 @@ static void test_gemm_small(void)
  * the same bits for every split of the panels. */
 static void test_gemm_panel(void)
 {
-    static const int64_t shapes[][3] = {{70, 49, 300}, {32, 16, 256}, {1, 1, 1},  {33, 13, 129},
-                                        {64, 25, 0},   {40, 12, 40},  {5, 7, 131}};
+    static const int64_t shapes[][3] = {{70, 49, 300},   {32, 16, 256}, {1, 1, 1},   {33, 13, 129},
+                                        {64, 25, 0},     {40, 12, 40},  {5, 7, 131}, {48, 27, 200},
+                                        {112, 196, 672}, {80, 50, 130}};
     for (size_t si = 0; si < sizeof shapes / sizeof shapes[0]; si++) {
         const int64_t m = shapes[si][0], n = shapes[si][1], kk = shapes[si][2];
         const int64_t np = og_panel_count(m), lda = kk + 3, ldb = n + 5, ldc = np * OG_PANEL_MR + 7;
@@ -412,6 +413,29 @@ static void test_gemm_panel(void)
         CHECKF(!memcmp(c, c2, sizeof(float) * (size_t)(n * ldc)) || n * ldc == 0,
                "gemm_panel %lldx%lldx%lld: panel by panel differs", (long long)m, (long long)n,
                (long long)kk);
+        /* given A's rows (og_panel_gemm_m_f32): a last panel of at most 16 of them by half
+         * tiles, its rows 16-31 untouched (NaN); the rows below m the bits above, whole or
+         * panel by panel */
+        for (int v = 0; v < 2; v++) {
+            for (int64_t i = 0; i < n * ldc; i++) c2[i] = NAN;
+            if (v == 0)
+                og_panel_gemm_m_f32(0, np, n, kk, p, b, ldb, c2, ldc, NULL, m);
+            else
+                for (int64_t pi = 0; pi < np; pi++)
+                    og_panel_gemm_m_f32(pi, pi + 1, n, kk, p, b, ldb, c2 + pi * OG_PANEL_MR, ldc,
+                                        pi + 1 < np ? p + (pi + 1) * kk * OG_PANEL_MR : NULL, m);
+            const bool half = m - (np - 1) * OG_PANEL_MR <= 16;
+            int diff = 0;
+            for (int64_t j = 0; j < n; j++)
+                for (int64_t i = 0; i < ldc; i++) {
+                    const float x = c[j * ldc + i], y = c2[j * ldc + i];
+                    const bool untouched =
+                        i >= np * OG_PANEL_MR || (half && i >= (np - 1) * OG_PANEL_MR + 16);
+                    diff += untouched ? !isnan(y) : i < m ? memcmp(&x, &y, sizeof x) != 0 : 0;
+                }
+            CHECKF(!diff, "gemm_panel_m %lldx%lldx%lld (%s): %d values differ", (long long)m,
+                   (long long)n, (long long)kk, v ? "panel by panel" : "whole", diff);
+        }
         free(a), free(b), free(p), free(c), free(c2);
     }
 }

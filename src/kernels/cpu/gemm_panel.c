@@ -14,7 +14,11 @@
  * step, they held the line-fill buffers the tile's own loads wait on.  Spread, ResNet-18's
  * 7x7 layers of 512 channels (weights 9.4 MB, from memory) took 1.89 ms against 2.07 and
  * the network 0.943 of its time on one thread, 0.957 on two; MobileNet-v2 0.983 and 0.992
- * (paired medians of 40-150 alternating runs in one process). */
+ * (paired medians of 40-150 alternating runs in one process).
+ *
+ * A panel holding at most 16 of A's rows (og_panel_gemm_m_f32) goes by half tiles: up to 24
+ * columns by its first 16 rows, one vector of the panel row and a broadcast per column
+ * each step, the same sums in the same order. */
 #include <math.h>
 #include <string.h>
 
@@ -120,10 +124,77 @@ PANEL_TILES(panel_tile_off, off[q])
 #undef PANEL_TILES
 #undef PANEL_TILE
 
+/* A tile of a panel's first 16 rows only (a last panel of at most 16 of A's rows): the
+ * same sums for r < 16, ct[j * ldc + 16 ..] left as they were.  24 columns at most: per
+ * step one vector of the panel row and up to 24 broadcasts, as many multiply-adds. */
+#define PANEL_HALF_NR 24
+#define PANEL_HALF(P)                                                                              \
+    static OG_TARGET_AVX512 void panel_half##P(                                                    \
+        int64_t kc, const float *restrict a, const float *restrict b, int64_t ldb,                 \
+        float *restrict ct, int64_t ldc, bool more, const float *pf, int64_t npf)                  \
+    {                                                                                              \
+        __m512 s0[P];                                                                              \
+        _Pragma("GCC unroll 24") for (int j = 0; j < P; j++) s0[j] =                               \
+            more ? _mm512_loadu_ps(ct + j * ldc) : _mm512_setzero_ps();                            \
+        const int64_t pfs = npf > 0 && kc / npf > 1 ? kc / npf : 1;                                \
+        int64_t pfq = 0, pfr = 0;                                                                  \
+        for (int64_t q = 0; q < kc; q++) {                                                         \
+            const __m512 a0 = _mm512_loadu_ps(a + q * OG_PANEL_MR);                                \
+            const float *bq = b + q * ldb;                                                         \
+            if (q == pfq && pfr < npf) {                                                           \
+                _mm_prefetch((const char *)(pf + pfr * OG_PANEL_MR), _MM_HINT_T1);                 \
+                pfr++;                                                                             \
+                pfq += pfs;                                                                        \
+            }                                                                                      \
+            _Pragma("GCC unroll 24") for (int j = 0; j < P; j++) s0[j] =                           \
+                _mm512_fmadd_ps(a0, _mm512_set1_ps(bq[j]), s0[j]);                                 \
+        }                                                                                          \
+        _Pragma("GCC unroll 24") for (int j = 0; j < P; j++)                                       \
+            _mm512_storeu_ps(ct + j * ldc, s0[j]);                                                 \
+    }
+PANEL_HALF(4)
+PANEL_HALF(8)
+PANEL_HALF(12)
+PANEL_HALF(16)
+PANEL_HALF(20)
+PANEL_HALF(24)
+#undef PANEL_HALF
+
+/* Columns [0, n) of a half panel: tiles of 24 columns, then one of a multiple of 4, then
+ * the last 1-3 columns one at a time; each tile prefetches its share of the npf rows. */
+static OG_TARGET_AVX512 void panel_half(int64_t kc, const float *a, const float *b, int64_t ldb,
+                                        int64_t n, float *ct, int64_t ldc, bool more,
+                                        const float *pf, int64_t npf)
+{
+    typedef void (*half_fn)(int64_t, const float *, const float *, int64_t, float *, int64_t, bool,
+                            const float *, int64_t);
+    static const half_fn fns[7] = {NULL,         panel_half4,  panel_half8, panel_half12,
+                                   panel_half16, panel_half20, panel_half24};
+    const int64_t groups = (n + PANEL_HALF_NR - 1) / PANEL_HALF_NR;
+    const int64_t share = npf > 0 ? (npf + groups - 1) / groups : 0;
+    int64_t j0 = 0, r0 = 0;
+    for (; j0 + 4 <= n; r0 += share) {
+        const int64_t w = n - j0 >= PANEL_HALF_NR ? PANEL_HALF_NR : (n - j0) / 4 * 4;
+        const int64_t nr = r0 < npf ? (npf - r0 < share ? npf - r0 : share) : 0;
+        fns[w / 4](kc, a, b + j0, ldb, ct + j0 * ldc, ldc, more, nr ? pf + r0 * OG_PANEL_MR : NULL,
+                   nr);
+        j0 += w;
+    }
+    for (; j0 < n; j0++) { /* the last 1-3 columns */
+        __m512 s = more ? _mm512_loadu_ps(ct + j0 * ldc) : _mm512_setzero_ps();
+        for (int64_t q = 0; q < kc; q++)
+            s = _mm512_fmadd_ps(_mm512_loadu_ps(a + q * OG_PANEL_MR),
+                                _mm512_set1_ps(b[q * ldb + j0]), s);
+        _mm512_storeu_ps(ct + j0 * ldc, s);
+    }
+}
+
 /* og_panel_gemm_f32 and og_panel_gemm_off_f32: B's row q at b + q * ldb, or b + off[q]
- * where off is not NULL */
+ * where off is not NULL; m (>= 0, without off) A's rows, a panel of at most 16 of them
+ * computed by half tiles */
 static void panel_gemm(int64_t p0, int64_t p1, int64_t n, int64_t k, const float *p, const float *b,
-                       int64_t ldb, const int64_t *off, float *ct, int64_t ldc, const float *next)
+                       int64_t ldb, const int64_t *off, float *ct, int64_t ldc, const float *next,
+                       int64_t m)
 {
     if (n <= 0 || p1 <= p0) return;
     if (og_cpu_isa() < 2) {
@@ -146,6 +217,11 @@ static void panel_gemm(int64_t p0, int64_t p1, int64_t n, int64_t k, const float
             const float *a = p + (pi * k + kb) * OG_PANEL_MR;
             const float *pf = kb + kc < k || pi + 1 < p1 ? a + kc * OG_PANEL_MR : next;
             const int64_t npf = pf ? (nkc < kc ? nkc : kc) : 0;
+            if (!off && m >= 0 && m - pi * OG_PANEL_MR <= 16) {
+                panel_half(kc, a, b + kb * ldb, ldb, n, ct + (pi - p0) * OG_PANEL_MR, ldc, kb > 0,
+                           pf, npf);
+                continue;
+            }
             /* each column group prefetches its share of those rows */
             const int64_t share = (npf + groups - 1) / groups;
             for (int64_t j0 = 0, r0 = 0; j0 < n; j0 += per, r0 += share) {
@@ -160,9 +236,10 @@ static void panel_gemm(int64_t p0, int64_t p1, int64_t n, int64_t k, const float
 }
 #else
 static void panel_gemm(int64_t p0, int64_t p1, int64_t n, int64_t k, const float *p, const float *b,
-                       int64_t ldb, const int64_t *off, float *ct, int64_t ldc, const float *next)
+                       int64_t ldb, const int64_t *off, float *ct, int64_t ldc, const float *next,
+                       int64_t m)
 {
-    (void)next;
+    (void)next, (void)m;
     panel_gemm_scalar(p0, p1, n, k, p, b, ldb, off, ct, ldc);
 }
 #endif
@@ -170,12 +247,19 @@ static void panel_gemm(int64_t p0, int64_t p1, int64_t n, int64_t k, const float
 void og_panel_gemm_f32(int64_t p0, int64_t p1, int64_t n, int64_t k, const float *p, const float *b,
                        int64_t ldb, float *ct, int64_t ldc, const float *next)
 {
-    panel_gemm(p0, p1, n, k, p, b, ldb, NULL, ct, ldc, next);
+    panel_gemm(p0, p1, n, k, p, b, ldb, NULL, ct, ldc, next, -1);
+}
+
+void og_panel_gemm_m_f32(int64_t p0, int64_t p1, int64_t n, int64_t k, const float *p,
+                         const float *b, int64_t ldb, float *ct, int64_t ldc, const float *next,
+                         int64_t m)
+{
+    panel_gemm(p0, p1, n, k, p, b, ldb, NULL, ct, ldc, next, m);
 }
 
 void og_panel_gemm_off_f32(int64_t p0, int64_t p1, int64_t n, int64_t k, const float *p,
                            const float *b, const int64_t *off, float *ct, int64_t ldc,
                            const float *next)
 {
-    panel_gemm(p0, p1, n, k, p, b, 0, off, ct, ldc, next);
+    panel_gemm(p0, p1, n, k, p, b, 0, off, ct, ldc, next, -1);
 }

@@ -42,6 +42,14 @@ void og_panel_pack_f32(int64_t m, int64_t k, const float *a, int64_t lda, float 
 void og_panel_gemm_f32(int64_t p0, int64_t p1, int64_t n, int64_t k, const float *p, const float *b,
                        int64_t ldb, float *ct, int64_t ldc, const float *next);
 
+/* The same for A of m rows: a panel holding 16 of them or fewer (the last one of 80, 112
+ * or 48 rows) computes its first 16 rows only, ct's other 16 of it left as they were
+ * (the callers read a panel's rows in blocks of 16, up to A's last), at the same speed per
+ * multiply-add: no work on the zero rows. */
+void og_panel_gemm_m_f32(int64_t p0, int64_t p1, int64_t n, int64_t k, const float *p,
+                         const float *b, int64_t ldb, float *ct, int64_t ldc, const float *next,
+                         int64_t m);
+
 /* The same with B's row q at b + off[q] (q < k) instead of b + q · ldb: B read where it
  * lies, rows anywhere (conv_s2.c: a kernel tap's row of the split input planes). */
 void og_panel_gemm_off_f32(int64_t p0, int64_t p1, int64_t n, int64_t k, const float *p,
