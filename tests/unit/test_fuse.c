@@ -89,9 +89,12 @@ static int64_t big_dw_hw[2] = {20, 18};
  * depthwise one on big_dw_hw planes, which conv_dw.c computes a plane at a time (padded
  * planes, not 16 channels at a time), the activation after each plane.  cols: the Conv
  * is a 3x3 one of 3 channels on 40x36 planes, whose short sums (27) float runs through
- * the pointwise kernel on im2col's chunks (conv.c's pwcols). */
+ * the pointwise kernel on im2col's chunks (conv.c's pwcols).  m16: the Conv is a 3x3 one of
+ * 6 to 12 channels without pads on 12x14 planes, which float runs through conv_m16.c's
+ * rows of channel vectors, the activation in their stores (clamps, SiLU, Sigmoid,
+ * HardSwish) or after each row (the others). */
 static void run_pattern(int p, og_dtype dt, int threads, bool pw, bool big_dw, bool cols, bool tiny,
-                        bool s2)
+                        bool s2, bool m16)
 {
     fg f = {og_graph_new(NULL), dt};
     og_graph *g = f.g;
@@ -103,21 +106,24 @@ static void run_pattern(int p, og_dtype dt, int threads, bool pw, bool big_dw, b
     int64_t c = tiny && !pw ? 20
                 : dw        ? 6
                 : pw        ? 20
+                : m16       ? 6
                             : 3,
             m = tiny && !pw ? 20
                 : dw        ? 6
                 : pw        ? 12
+                : m16       ? 12
                             : 4;
     int x = start_graph(&f, p == P_CLIP6 ? 6 : 14);
     int64_t xd[4] = {tiny ? 5 : 2, c,
                      big_dw       ? big_dw_hw[0]
                      : tiny && pw ? 4
-                     : pw         ? 12
+                     : pw || m16  ? 12
                      : cols       ? 40
                                   : 7,
                      big_dw       ? big_dw_hw[1]
                      : tiny && pw ? 4
                      : pw         ? 12
+                     : m16        ? 14
                      : cols       ? 36
                                   : 6},
             bd[1] = {m}, sd[1] = {0};
@@ -128,7 +134,7 @@ static void run_pattern(int p, og_dtype dt, int threads, bool pw, bool big_dw, b
     init(&f, "W", 4, wd, 0.5, 0, false);
     init(&f, "B", 1, bd, 0.3, 0.1, false);
     int conv = node(&f, "Conv", 3, (const char *[]){"X", "W", "B"}, 1, (const char *[]){"V"});
-    const int64_t pad = pw ? 0 : 1;
+    const int64_t pad = pw || m16 ? 0 : 1;
     nh_attr pads = NH_INTS_N("pads", 4, ((int64_t[]){pad, pad, pad, pad}));
     og_attr at = {
         .name = (char *)"pads", .type = OG_ATTR_INTS, .n = 4, .ints = (int64_t *)pads.ints};
@@ -207,12 +213,13 @@ static void run_pattern(int p, og_dtype dt, int threads, bool pw, bool big_dw, b
 
     char label[64];
     snprintf(label, sizeof label, "%s%s_%s_t%d", pattern_names[p],
-             tiny && pw ? "_pointwise_images"
-             : tiny     ? (s2 ? "_depthwise_blocks" : "_depthwise_registers")
-             : pw       ? "_pointwise"
-             : big_dw   ? "_depthwise_plane"
-             : cols     ? "_columns"
-                        : "",
+             m16          ? "_channel_vectors"
+             : tiny && pw ? "_pointwise_images"
+             : tiny       ? (s2 ? "_depthwise_blocks" : "_depthwise_registers")
+             : pw         ? "_pointwise"
+             : big_dw     ? "_depthwise_plane"
+             : cols       ? "_columns"
+                          : "",
              og_dtype_name(dt), threads);
     og_tensor *xin = NULL;
     og_tensor_alloc(dt, 4, xd, NULL, &xin);
@@ -1309,25 +1316,27 @@ int main(void)
         test_gemm_act(OG_DOUBLE, 1, v);
     }
     for (int p = 0; p < P_COUNT; p++) {
-        run_pattern(p, OG_FLOAT, 1, false, false, false, false, false);
-        run_pattern(p, OG_FLOAT, 1, false, false, true, false, false);
-        run_pattern(p, OG_FLOAT, 2, false, false, true, false, false);
-        run_pattern(p, OG_DOUBLE, 2, false, false, false, false, false);
-        run_pattern(p, OG_FLOAT, 2, false, true, false, false, false);
-        run_pattern(p, OG_DOUBLE, 1, false, true, false, false, false);
+        run_pattern(p, OG_FLOAT, 1, false, false, false, false, false, false);
+        run_pattern(p, OG_FLOAT, 1, false, false, true, false, false, false);
+        run_pattern(p, OG_FLOAT, 2, false, false, true, false, false, false);
+        run_pattern(p, OG_DOUBLE, 2, false, false, false, false, false, false);
+        run_pattern(p, OG_FLOAT, 2, false, true, false, false, false, false);
+        run_pattern(p, OG_DOUBLE, 1, false, true, false, false, false, false);
         if (p != P_DEPTHWISE_RELU6) {
-            run_pattern(p, OG_FLOAT, 1, true, false, false, false, false);
-            run_pattern(p, OG_FLOAT, 2, true, false, false, false, false);
-            run_pattern(p, OG_FLOAT, 1, true, false, false, true, false);
-            run_pattern(p, OG_FLOAT, 2, false, false, false, true, false);
-            run_pattern(p, OG_FLOAT, 1, false, false, false, true, true);
+            run_pattern(p, OG_FLOAT, 1, false, false, false, false, false, true);
+            run_pattern(p, OG_FLOAT, 2, false, false, false, false, false, true);
+            run_pattern(p, OG_FLOAT, 1, true, false, false, false, false, false);
+            run_pattern(p, OG_FLOAT, 2, true, false, false, false, false, false);
+            run_pattern(p, OG_FLOAT, 1, true, false, false, true, false, false);
+            run_pattern(p, OG_FLOAT, 2, false, false, false, true, false, false);
+            run_pattern(p, OG_FLOAT, 1, false, false, false, true, true, false);
         }
     }
     big_dw_hw[0] = 30;
     big_dw_hw[1] = 28;
     for (int p = 0; p < P_COUNT; p++) {
-        run_pattern(p, OG_FLOAT, 1, false, true, false, false, false);
-        run_pattern(p, OG_FLOAT, 2, false, true, false, false, false);
+        run_pattern(p, OG_FLOAT, 1, false, true, false, false, false, false);
+        run_pattern(p, OG_FLOAT, 2, false, true, false, false, false, false);
     }
     NH_DONE();
 }

@@ -18,6 +18,7 @@
 #include "kernels/cpu/conv_pw_kshare.h"
 #include "kernels/cpu/conv_pwdw.h"
 #include "kernels/cpu/conv_panel.h"
+#include "kernels/cpu/conv_m16.h"
 #include "kernels/cpu/conv_s2.h"
 #include "kernels/cpu/conv_wino.h"
 #include "kernels/cpu/conv_wgrad.h"
@@ -1393,6 +1394,11 @@ static og_status conv_run(const og_kernel_ctx *k, og_kernel_fn self, const og_te
     /* stride-2 float Conv of short sums (stems): split planes, no column matrix (conv_s2.c) */
     if (!transpose && x->numel > 0 && w->numel > 0 && og_conv_s2_applies(g, x->dtype))
         return og_conv_s2(kown, g, x->data, w->data, b ? b->data : NULL, y->data);
+    /* float Conv of 9 to 16 output channels without pads on rows of at most 24 positions
+     * (LeNet's second layer): a vector of channels per position, no column matrix
+     * (conv_m16.c) */
+    if (!transpose && x->numel > 0 && w->numel > 0 && og_conv_m16_applies(g, x->dtype))
+        return og_conv_m16(kown, g, x->data, w->data, b ? b->data : NULL, y->data);
 
     job.dt = x->dtype;
     job.act = &k->act;
