@@ -1058,13 +1058,14 @@ static const conv_case pw_cases[] = {
  * (src/kernels/cpu/conv_m16.c on CPUs with AVX-512: a vector of channels per position):
  * LeNet's second layer on 4 images and two threads (rows over them), 9 and 13 channels
  * (lanes past M unused), rows of 24 (two transposes, the second of 8), 16 (one whole)
- * and 1 output, strides 2 and 3, dilation 2, 1-D and 3-D (not taken: im2col), sums of
- * 1024 values (the most it takes) and of 1025 (not taken), no bias, double (not taken). */
+ * and 4 outputs, strides 2 and 3, dilation 2; not taken (im2col): rows of 3 outputs, 1-D
+ * and 3-D, sums of 1025 values (1024 are), double; no bias. */
 static const conv_case m16_cases[] = {
     {"m16_lenet2_mt", "Conv", 2, .n = 4, .c = 6, .m = 16, .k = {5, 5}, .in = {14, 14}, .mt = true},
     {"m16_m9_row24", "Conv", 2, .c = 3, .m = 9, .in = {7, 26}},
     {"m16_m13_row16_no_bias", "Conv", 2, .n = 2, .c = 5, .m = 13, .in = {9, 18}, .no_bias = true},
-    {"m16_row1", "Conv", 2, .c = 4, .m = 12, .in = {5, 3}},
+    {"m16_row4", "Conv", 2, .c = 4, .m = 12, .in = {5, 6}},
+    {"m16_row3", "Conv", 2, .c = 4, .m = 12, .in = {5, 5}},
     {"m16_strides_dil", "Conv", 2, .n = 3, .c = 7, .m = 15, .in = {20, 21}, .strides = {2, 3},
      .dil = {2, 1}, .mt = true},
     {"m16_1d", "Conv", 1, .n = 2, .c = 4, .m = 10, .k = {3}, .in = {20}},

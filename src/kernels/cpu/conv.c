@@ -1394,7 +1394,7 @@ static og_status conv_run(const og_kernel_ctx *k, og_kernel_fn self, const og_te
     /* stride-2 float Conv of short sums (stems): split planes, no column matrix (conv_s2.c) */
     if (!transpose && x->numel > 0 && w->numel > 0 && og_conv_s2_applies(g, x->dtype))
         return og_conv_s2(kown, g, x->data, w->data, b ? b->data : NULL, y->data);
-    /* float Conv of 9 to 16 output channels without pads on rows of at most 24 positions
+    /* float Conv of 9 to 16 output channels without pads on rows of 4 to 24 positions
      * (LeNet's second layer): a vector of channels per position, no column matrix
      * (conv_m16.c) */
     if (!transpose && x->numel > 0 && w->numel > 0 && og_conv_m16_applies(g, x->dtype))

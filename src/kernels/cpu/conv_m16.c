@@ -6,13 +6,15 @@
  *
  *   acc[j] = b;  for q < K:  acc[j] += wt[q] · x[off[q] + oy · sh · W + j · sw]   (j < OW)
  *
- * OW sums in registers (a kernel per width, 1 to 24), then 16 x 16 transposes put lane r of
+ * OW sums in registers (a kernel per width, 4 to 24), then 16 x 16 transposes put lane r of
  * acc[j] at channel r's row, position j. */
 #include <string.h>
 
 #include "kernels/cpu/conv_m16.h"
 
-#define M16_MIN_M  9
+#define M16_MIN_M 9
+/* rows of fewer outputs leave the multiply-adds' latency exposed: few sums in flight */
+#define M16_MIN_OW 4
 #define M16_MAX_OW 24
 #define M16_MAX_K  1024
 /* multiply-adds (lanes) below which a call stays on one thread */
@@ -22,7 +24,7 @@ bool og_conv_m16_applies(const og_conv_geom *g, og_dtype t)
 {
 #ifdef OG_CPU_X86
     if (t != OG_FLOAT || og_cpu_isa() < 2 || g->nsp != 2 || g->group != 1 || g->m < M16_MIN_M ||
-        g->m > 16 || g->out[1] < 1 || g->out[1] > M16_MAX_OW || g->out[0] < 1 || g->c < 1)
+        g->m > 16 || g->out[1] < M16_MIN_OW || g->out[1] > M16_MAX_OW || g->out[0] < 1 || g->c < 1)
         return false;
     for (int i = 0; i < 2; i++)
         if (g->pad_begin[i] != 0 || g->pad_end[i] != 0) return false;
@@ -83,9 +85,6 @@ typedef struct m16_job {
             for (int64_t r = 0; r < g->m; r++)                                                     \
                 og_cpu_act(&j->k->act, OG_FLOAT, yr + r * g->out[0] * j->oplane, P);               \
     }
-M16_ROW(1)
-M16_ROW(2)
-M16_ROW(3)
 M16_ROW(4)
 M16_ROW(5)
 M16_ROW(6)
@@ -111,7 +110,7 @@ M16_ROW(24)
 
 typedef void (*m16_row_fn)(const m16_job *, int64_t);
 static const m16_row_fn m16_rows[M16_MAX_OW + 1] = {
-    NULL,      m16_row1,  m16_row2,  m16_row3,  m16_row4,  m16_row5,  m16_row6,
+    NULL,      NULL,      NULL,      NULL,      m16_row4,  m16_row5,  m16_row6,
     m16_row7,  m16_row8,  m16_row9,  m16_row10, m16_row11, m16_row12, m16_row13,
     m16_row14, m16_row15, m16_row16, m16_row17, m16_row18, m16_row19, m16_row20,
     m16_row21, m16_row22, m16_row23, m16_row24};

@@ -1,5 +1,5 @@
 /* conv_m16.h: float convolutions of 9 to 16 output channels without pads, an output row
- * of at most 24 positions at a time, the channels in the lanes of one vector.  Internal
+ * of 4 to 24 positions at a time, the channels in the lanes of one vector.  Internal
  * header.
  *
  * LeNet's second layer (6 -> 16 channels, 5x5, 14x14 -> 10x10) is a product of 150-value
@@ -16,7 +16,7 @@
 #include "ops/conv_params.h"
 
 /* Whether og_conv_m16 computes this Conv (geometry g of known shapes, element type t):
- * float, 2-D, one group, 9 to 16 output channels, no pads, output rows of at most 24
+ * float, 2-D, one group, 9 to 16 output channels, no pads, output rows of 4 to 24
  * positions, at most 1024 values a sum (C · KH · KW), a CPU with AVX-512. */
 bool og_conv_m16_applies(const og_conv_geom *g, og_dtype t);
 
