@@ -180,9 +180,9 @@ GS_NT_KERNEL(8)
  * values is one page).  Each column's sum is as gs_nt<MR>'s: one 16-lane sum along k,
  * added across the lanes at the end.  AMD EPYC (Zen 4), one thread, against two rows a
  * step with the next pair prefetched into L1 (before), medians of 61 calls: B out of the
- * caches, 1000 x 1024 0.29-0.30 -> 0.13-0.19 ms, 1024 x 576 0.21-0.25 -> 0.14-0.16, 1000
- * x 1280 0.38-0.40 -> 0.24-0.26, 576 x 144 0.039-0.040 -> 0.028; B in L3, 1000 x 1024
- * 0.050 -> 0.064 (the prefetches' cost; without them 0.048); in L2, 144 x 576 0.0030 ->
+ * caches, 1000 x 1024 0.26-0.30 -> 0.13-0.22 ms, 1024 x 576 0.21-0.25 -> 0.12-0.16, 1000
+ * x 1280 0.34-0.40 -> 0.24-0.32, 576 x 144 0.039-0.040 -> 0.028; B in L3, 1000 x 1024
+ * 0.048-0.052 -> 0.063-0.073 (the prefetches' cost); in L2, 144 x 576 0.0030 ->
  * 0.0036.  In MobileNet-v3 224 (one image) the classifier's two products took 0.52-0.62
  * ms -> 0.32-0.37, its squeeze-excite 1x1 Convs 0.16-0.23 -> 0.13-0.15 (sums of the
  * per-node means, alternating runs), the network 0.87-0.91 of its time. */
