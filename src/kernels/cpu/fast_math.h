@@ -33,8 +33,10 @@ static inline float u2f(uint32_t u)
  * that n may reach 128 (x up to ln(FLT_MAX) = 88.72 stays finite: exp(r)*2^64 is exact,
  * the second factor rounds once, to inf only past FLT_MAX) or -150 (exp(r)*2^-75 is exact
  * and normal, the second factor rounds once into the subnormals: gradual underflow).
- * NaN propagates through the polynomial.  Max error 1 ulp over the whole float range
- * (test_unary's sweep against double exp). */
+ * NaN propagates through the polynomial.  The reduction and the polynomial are fused
+ * multiply-adds (fmaf: one rounding each on every instruction set, as exp_nonpos below):
+ * a 256 Ki-element Exp 0.153 -> 0.132 ms on an AMD EPYC (Zen 4), one thread.  Max error 1
+ * ulp over the whole float range (test_unary's sweep against double exp: 0.99). */
 /* The shared core of exp and expm1 on x in [-104, 89]: returns expm1(r) for the reduced
  * r and sets *s1, *s2 to 2^n1, 2^n2 (n1 + n2 = n). */
 static inline float exp_core(float x, float *s1, float *s2)
@@ -43,18 +45,18 @@ static inline float exp_core(float x, float *s1, float *s2)
     float t = x * 1.44269504088896341f + shifter;
     int32_t n = (int32_t)(f2u(t) - f2u(shifter));
     float fn = t - shifter;
-    float r = x - fn * 0.693359375f;
-    r = r - fn * -2.12194440e-4f;
+    float r = fmaf(fn, -0.693359375f, x);
+    r = fmaf(fn, 2.12194440e-4f, r);
     float p = 1.9875691500e-4f;
-    p = p * r + 1.3981999507e-3f;
-    p = p * r + 8.3334519073e-3f;
-    p = p * r + 4.1665795894e-2f;
-    p = p * r + 1.6666665459e-1f;
-    p = p * r + 5.0000001201e-1f;
+    p = fmaf(p, r, 1.3981999507e-3f);
+    p = fmaf(p, r, 8.3334519073e-3f);
+    p = fmaf(p, r, 4.1665795894e-2f);
+    p = fmaf(p, r, 1.6666665459e-1f);
+    p = fmaf(p, r, 5.0000001201e-1f);
     int32_t n1 = n / 2, n2 = n - n1;
     *s1 = u2f((uint32_t)(n1 + 127) << 23);
     *s2 = u2f((uint32_t)(n2 + 127) << 23);
-    return p * r * r + r;
+    return fmaf(p, r * r, r);
 }
 
 static inline float fast_expf(float x)
