@@ -205,7 +205,9 @@ FLOAT_EXPRS_FAST(DEFINE_CHUNK_AVX2)
 /* (Sigmoid's, SiLU's and HardSwish's are vact.h's loop instead: act_vact) */
 #define DEFINE_ACT_AVX512(name, expr)                                                              \
     __attribute__((unused)) OG_TARGET_AVX512 DEFINE_ACT(name, expr)
-#define DEFINE_CHUNK_AVX512(name, expr) OG_TARGET_AVX512 DEFINE_CHUNK(name, expr)
+/* (Exp's is vact.h's og_v_exp instead: uk_exp_v_f32_avx512) */
+#define DEFINE_CHUNK_AVX512(name, expr)                                                            \
+    __attribute__((unused)) OG_TARGET_AVX512 DEFINE_CHUNK(name, expr)
 ACT_EXPRS(DEFINE_ACT_AVX512)
 FLOAT_EXPRS_FAST(DEFINE_CHUNK_AVX512)
 #undef SFX
@@ -422,7 +424,30 @@ FNS_FLOAT(hardsigmoid, COST_CHEAP)
 FNS_FLOAT(leakyrelu, COST_CHEAP)
 FNS_FLOAT(thresholdedrelu, COST_CHEAP)
 FNS_ALL_INT(shrink, COST_CHEAP)
+#ifdef OG_CPU_X86
+/* Exp's AVX-512 loop: vact.h's og_v_exp, fast_expf's bits 16 at a time (one vscalefps for
+ * its two scale factors): a 256 Ki-element Exp 0.132 -> 0.076 ms on an AMD EPYC (Zen 4) */
+static OG_TARGET_AVX512 void uk_exp_v_f32_avx512(const void *xv, void *yv, int64_t n,
+                                                 const uargs *p)
+{
+    const float *xs = xv;
+    float *ys = yv;
+    (void)p;
+    int64_t i = 0;
+    for (; i + 16 <= n; i += 16) _mm512_storeu_ps(ys + i, og_v_exp(_mm512_loadu_ps(xs + i)));
+    if (i < n) {
+        const __mmask16 m = (__mmask16)((1u << (n - i)) - 1u);
+        _mm512_mask_storeu_ps(ys + i, m, og_v_exp(_mm512_maskz_loadu_ps(m, xs + i)));
+    }
+}
+static const ufns fns_exp = {.f32 = uk_exp_f32,
+                             .f64 = uk_exp_f64,
+                             .cost = COST_MATH,
+                             .f32_avx2 = uk_exp_f32_avx2,
+                             .f32_avx512 = uk_exp_v_f32_avx512};
+#else
 FNS_FAST(exp, COST_MATH)
+#endif
 FNS_FAST(log, COST_MATH)
 #ifdef OG_CPU_X86
 static const ufns fns_erf = {.f32 = uk_erf_f32,

@@ -38,6 +38,28 @@ static inline OG_TARGET_AVX512 __m512 og_v_exp_nonpos(__m512 t)
     return _mm512_scalef_ps(_mm512_add_ps(em1, _mm512_set1_ps(1.0f)), fn);
 }
 
+/* exp(x) for any x: fast_math.h's fast_expf on 16 lanes, the same bits (its clamps to
+ * [-104, 89], reduction and polynomial), with (em1 + 1) · 2^n by one vscalefps: its two
+ * factors 2^(n/2) and 2^(n - n/2) round once, the second time, to the same value. */
+static inline OG_TARGET_AVX512 __m512 og_v_exp(__m512 x)
+{
+    const __m512 shifter = _mm512_set1_ps(12582912.0f); /* 1.5 * 2^23 */
+    x = _mm512_max_ps(_mm512_set1_ps(-104.0f), x);      /* x < -104 ? -104 : x, NaN kept */
+    x = _mm512_min_ps(_mm512_set1_ps(89.0f), x);        /* x > 89 ? 89 : x, NaN kept */
+    const __m512 t = _mm512_add_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)), shifter);
+    const __m512 fn = _mm512_sub_ps(t, shifter);
+    __m512 r = _mm512_fmadd_ps(fn, _mm512_set1_ps(-0.693359375f), x);
+    r = _mm512_fmadd_ps(fn, _mm512_set1_ps(2.12194440e-4f), r);
+    __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+    const __m512 em1 = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r);
+    return _mm512_scalef_ps(_mm512_add_ps(em1, _mm512_set1_ps(1.0f)), fn);
+}
+
 /* 1 / (1 + exp(-x)): (x >= 0 ? 1 : e) / (1 + e), e = exp(-|x|) (unary.c's sigmoidf). */
 static inline OG_TARGET_AVX512 __m512 og_v_sigmoid(__m512 x)
 {
