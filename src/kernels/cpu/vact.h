@@ -19,14 +19,12 @@
 #ifdef OG_CPU_X86
 #include <immintrin.h>
 
-/* exp(t) for t <= 0 (NaN propagates): unary.c's exp_nonpos. */
-static inline OG_TARGET_AVX512 __m512 og_v_exp_nonpos(__m512 t)
+/* exp(x) from n = fn (x's multiple of ln 2, an integer in a float): the two-step
+ * reduction, the polynomial of exp_core and exp_nonpos (fused multiply-adds), and (em1 + 1)
+ * · 2^n by one vscalefps, rounded once. */
+static inline OG_TARGET_AVX512 __m512 og_v_exp_from(__m512 x, __m512 fn)
 {
-    const __m512 shifter = _mm512_set1_ps(12582912.0f); /* 1.5 * 2^23 */
-    t = _mm512_max_ps(_mm512_set1_ps(-104.0f), t);      /* -104 > t ? -104 : t, NaN kept */
-    const __m512 k = _mm512_fmadd_ps(t, _mm512_set1_ps(1.44269504088896341f), shifter);
-    const __m512 fn = _mm512_sub_ps(k, shifter);
-    __m512 r = _mm512_fmadd_ps(fn, _mm512_set1_ps(-0.693359375f), t);
+    __m512 r = _mm512_fmadd_ps(fn, _mm512_set1_ps(-0.693359375f), x);
     r = _mm512_fmadd_ps(fn, _mm512_set1_ps(2.12194440e-4f), r);
     __m512 p = _mm512_set1_ps(1.9875691500e-4f);
     p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
@@ -38,26 +36,26 @@ static inline OG_TARGET_AVX512 __m512 og_v_exp_nonpos(__m512 t)
     return _mm512_scalef_ps(_mm512_add_ps(em1, _mm512_set1_ps(1.0f)), fn);
 }
 
+/* exp(t) for t <= 0 (NaN propagates): unary.c's exp_nonpos (its n from a fused
+ * multiply-add). */
+static inline OG_TARGET_AVX512 __m512 og_v_exp_nonpos(__m512 t)
+{
+    const __m512 shifter = _mm512_set1_ps(12582912.0f); /* 1.5 * 2^23 */
+    t = _mm512_max_ps(_mm512_set1_ps(-104.0f), t);      /* -104 > t ? -104 : t, NaN kept */
+    const __m512 k = _mm512_fmadd_ps(t, _mm512_set1_ps(1.44269504088896341f), shifter);
+    return og_v_exp_from(t, _mm512_sub_ps(k, shifter));
+}
+
 /* exp(x) for any x: fast_math.h's fast_expf on 16 lanes, the same bits (its clamps to
- * [-104, 89], reduction and polynomial), with (em1 + 1) · 2^n by one vscalefps: its two
- * factors 2^(n/2) and 2^(n - n/2) round once, the second time, to the same value. */
+ * [-104, 89], its n from a product and a sum), with its two factors 2^(n/2) and
+ * 2^(n - n/2) as one vscalefps: they round once, the second time, to the same value. */
 static inline OG_TARGET_AVX512 __m512 og_v_exp(__m512 x)
 {
     const __m512 shifter = _mm512_set1_ps(12582912.0f); /* 1.5 * 2^23 */
     x = _mm512_max_ps(_mm512_set1_ps(-104.0f), x);      /* x < -104 ? -104 : x, NaN kept */
     x = _mm512_min_ps(_mm512_set1_ps(89.0f), x);        /* x > 89 ? 89 : x, NaN kept */
     const __m512 t = _mm512_add_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)), shifter);
-    const __m512 fn = _mm512_sub_ps(t, shifter);
-    __m512 r = _mm512_fmadd_ps(fn, _mm512_set1_ps(-0.693359375f), x);
-    r = _mm512_fmadd_ps(fn, _mm512_set1_ps(2.12194440e-4f), r);
-    __m512 p = _mm512_set1_ps(1.9875691500e-4f);
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
-    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
-    const __m512 em1 = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), r);
-    return _mm512_scalef_ps(_mm512_add_ps(em1, _mm512_set1_ps(1.0f)), fn);
+    return og_v_exp_from(x, _mm512_sub_ps(t, shifter));
 }
 
 /* 1 / (1 + exp(-x)): (x >= 0 ? 1 : e) / (1 + e), e = exp(-|x|) (unary.c's sigmoidf). */
