@@ -646,6 +646,16 @@ static const conv_case direct_cases[] = {
     {"dw_plane_3x3_s1_edge15", "Conv", 2, .c = 2, .m = 2, .group = 2, .in = {20, 30}, PADS1},
     {"dw_plane_3x3_s2_edge63", "Conv", 2, .c = 2, .m = 2, .group = 2, .in = {21, 61},
      .pads = {1, 2, 1, 2}, .strides = {2, 2}},
+    /* ... 3x3 stride 2 with an odd left pad (dwp_ws2's SH = 1: loads a column late, tap 0
+     * from the odd columns and the column before them): a pad of 3 (the first vector's
+     * column before the row, and the one before that, outside it), rows of 112 (MobileNet's
+     * 112x112 -> 56x56, whole 32-column loads) and 113, pads of 1 */
+    {"dw_plane_3x3_s2_pad3", "Conv", 2, .c = 2, .m = 2, .group = 2, .in = {29, 45},
+     .pads = {2, 3, 1, 3}, .strides = {2, 2}, .mt = true},
+    {"dw_plane_3x3_s2_w112", "Conv", 2, .c = 3, .m = 3, .group = 3, .in = {20, 112}, PADS1,
+     .strides = {2, 2}},
+    {"dw_plane_3x3_s2_w113_mult2", "Conv", 2, .c = 2, .m = 4, .group = 2, .in = {15, 113},
+     .pads = {1, 1, 0, 0}, .strides = {2, 2}},
     /* ... stride 2 on planes 17 to 32 wide (at most 256 outputs: by the plane loops, not
      * the channels-last blocks): 32 wide (two whole vectors), 17 (one lane of the
      * second), pads of 0 left and 1 right, 5x5 with 2 and 1, output row counts of 4 blocks

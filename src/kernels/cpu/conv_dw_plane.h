@@ -189,11 +189,24 @@ DWP_NP_KERNEL(5, 1)
  * j0 + l, whose taps read input columns base + 2l + kw (base = 2·j0 − pw).  Three masked
  * loads of the input row, a, b and c, at base, base + 16 and base + 32 (lanes outside the
  * row read as zeros, not read); E and O, its even and odd columns from a and b; tap kw =
- * E or O (kw even or odd) moved down kw/2 lanes with c's columns 32 + ... after them
- * (one two-source permutation each).  Sums and stores as dwp_ns2: dwp_k##K##s2's bits. */
+ * E or O (kw even or odd) moved down kw/2 lanes with c's columns 32 + ... after them:
+ * tap 2 by one valignd (E's lanes 1-15, then c's first), taps 3 and 4 by a two-source
+ * permutation each.  On AMD's Zen 4 a 512-bit permutation and a multiply-add share their
+ * pipes (a pair of them took 1.7 cycles, a valignd and a multiply-add 1.25), and a load
+ * across two cache lines costs one and a half.
+ *
+ * SH = 1 (3x3 kernels, odd left pad: MobileNet's and EfficientNet's pads of 1): a and b
+ * at base + 1 instead, so that they start where a row's vector does, E and O their even
+ * and odd columns, which are taps 1 and 2; tap 0 is O moved up a lane with column base
+ * (a broadcast, zero left of the row) in front, by one valignd.  MobileNet-v2 224's
+ * 112x112 -> 56x56 layer on 96 planes alone 0.160 -> 0.152 ms, fused with its expansion
+ * (conv_pwdw.c) 0.609 -> 0.583, its 56x56 -> 28x28 one 0.064 -> 0.058 (one thread, per-node
+ * minimums of 4 alternating runs).
+ *
+ * Each output sums its taps in tap order, as the generic loops do: the same bits. */
 typedef struct dwp_s2w {
     __m512i ev, od; /* E and O from a:b */
-    __m512i sh[5];  /* tap kw >= 2 from (E or O):c */
+    __m512i sh[5];  /* tap kw >= 3 from (E or O):c */
 } dwp_s2w;
 
 static OG_TARGET_AVX512 void dwp_s2w_init(dwp_s2w *t)
@@ -212,10 +225,24 @@ static OG_TARGET_AVX512 void dwp_s2w_init(dwp_s2w *t)
     for (int kw = 0; kw < 5; kw++) t->sh[kw] = _mm512_loadu_si512(sh[kw]);
 }
 
-#define DWP_WS2_KERNEL(K, R)                                                                       \
-    static OG_TARGET_AVX512 void dwp_ws2_k##K##r##R(const dw_geom *d, const dwp_s2w *t,            \
-                                                    const float *x, const float *w,                \
-                                                    const dwp_out *o, float *y, int64_t r0)        \
+/* v's lanes 1-15, then c's lane 0 (one valignd) */
+static inline OG_TARGET_AVX512 __m512 dwp_next1(__m512 v, __m512 c)
+{
+    return _mm512_castsi512_ps(
+        _mm512_alignr_epi32(_mm512_castps_si512(c), _mm512_castps_si512(v), 1));
+}
+
+/* p's lane 15, then v's lanes 0-14 (one valignd) */
+static inline OG_TARGET_AVX512 __m512 dwp_prev1(__m512 v, __m512 p)
+{
+    return _mm512_castsi512_ps(
+        _mm512_alignr_epi32(_mm512_castps_si512(v), _mm512_castps_si512(p), 15));
+}
+
+#define DWP_WS2_KERNEL(K, R, SH)                                                                   \
+    static OG_TARGET_AVX512 void dwp_ws2_k##K##r##R##s##SH(const dw_geom *d, const dwp_s2w *t,     \
+                                                           const float *x, const float *w,         \
+                                                           const dwp_out *o, float *y, int64_t r0) \
     {                                                                                              \
         __m512 wv[K * K];                                                                          \
         _Pragma("GCC unroll 25") for (int ti = 0; ti < K * K; ti++) wv[ti] =                       \
@@ -226,8 +253,9 @@ static OG_TARGET_AVX512 void dwp_s2w_init(dwp_s2w *t)
         for (int64_t j0 = 0; j0 < ow; j0 += 16) {                                                  \
             const int64_t base = 2 * j0 - d->pw, left = ow - j0;                                   \
             const __mmask16 m = (__mmask16)(left >= 16 ? 0xFFFF : (1u << left) - 1u);              \
-            const __mmask16 ma = split_lanes_in(base, 0, wd);                                      \
-            const __mmask16 mb = split_lanes_in(base + 16, 0, wd);                                 \
+            const __mmask16 ma = split_lanes_in(base + SH, 0, wd);                                 \
+            const __mmask16 mb = split_lanes_in(base + SH + 16, 0, wd);                            \
+            const bool pin = base >= 0 && base < wd;                                               \
             const __mmask16 mc = (__mmask16)(split_lanes_in(base + 32, 0, wd) & 0x7u);             \
             __m512 acc[R];                                                                         \
             _Pragma("GCC unroll 4") for (int q = 0; q < R; q++) acc[q] = _mm512_set1_ps(o->bias);  \
@@ -237,14 +265,19 @@ static OG_TARGET_AVX512 void dwp_s2w_init(dwp_s2w *t)
                 __m512 v[K];                                                                       \
                 if (ih >= 0 && ih < h) {                                                           \
                     const float *row = x + ih * wd + base;                                         \
-                    const __m512 a = _mm512_maskz_loadu_ps(ma, row);                               \
-                    const __m512 b = _mm512_maskz_loadu_ps(mb, row + 16);                          \
-                    const __m512 c = _mm512_maskz_loadu_ps(mc, row + 32);                          \
+                    const __m512 a = _mm512_maskz_loadu_ps(ma, row + SH);                          \
+                    const __m512 b = _mm512_maskz_loadu_ps(mb, row + SH + 16);                     \
+                    const __m512 c = SH ? _mm512_set1_ps(pin ? row[0] : 0.0f)                      \
+                                        : _mm512_maskz_loadu_ps(mc, row + 32);                     \
                     const __m512 e = _mm512_permutex2var_ps(a, t->ev, b);                          \
                     const __m512 od = _mm512_permutex2var_ps(a, t->od, b);                         \
                     _Pragma("GCC unroll 5") for (int kw = 0; kw < K; kw++) v[kw] =                 \
-                        kw == 0   ? e                                                              \
+                        SH        ? (kw == 0   ? dwp_prev1(od, c)                                  \
+                                     : kw == 1 ? e                                                 \
+                                               : od)                                               \
+                        : kw == 0 ? e                                                              \
                         : kw == 1 ? od                                                             \
+                        : kw == 2 ? dwp_next1(e, c)                                                \
                                   : _mm512_permutex2var_ps(kw & 1 ? od : e, t->sh[kw], c);         \
                 } else {                                                                           \
                     _Pragma("GCC unroll 5") for (int kw = 0; kw < K; kw++) v[kw] =                 \
@@ -256,12 +289,15 @@ static OG_TARGET_AVX512 void dwp_s2w_init(dwp_s2w *t)
                 dwp_store(o, acc[q], y + (r0 + q) * ow + j0, m);                                   \
         }                                                                                          \
     }
-DWP_WS2_KERNEL(3, 4)
-DWP_WS2_KERNEL(3, 2)
-DWP_WS2_KERNEL(3, 1)
-DWP_WS2_KERNEL(5, 4)
-DWP_WS2_KERNEL(5, 2)
-DWP_WS2_KERNEL(5, 1)
+DWP_WS2_KERNEL(3, 4, 0)
+DWP_WS2_KERNEL(3, 2, 0)
+DWP_WS2_KERNEL(3, 1, 0)
+DWP_WS2_KERNEL(3, 4, 1)
+DWP_WS2_KERNEL(3, 2, 1)
+DWP_WS2_KERNEL(3, 1, 1)
+DWP_WS2_KERNEL(5, 4, 0)
+DWP_WS2_KERNEL(5, 2, 0)
+DWP_WS2_KERNEL(5, 1, 0)
 #undef DWP_WS2_KERNEL
 #undef DWP_ACC
 
@@ -298,14 +334,18 @@ static OG_TARGET_AVX512 void dwp_plane(const dw_geom *d, const float *x, const f
         dwp_s2w t;
         dwp_s2w_init(&t);
         /* blocks of 4 rows, then of 2 (pwdw's bands of 6), then of 1 */
-        if (kh == 3) {
-            for (; r0 + 4 <= oh; r0 += 4) dwp_ws2_k3r4(d, &t, x, w, o, y, r0);
-            for (; r0 + 2 <= oh; r0 += 2) dwp_ws2_k3r2(d, &t, x, w, o, y, r0);
-            for (; r0 < oh; r0++) dwp_ws2_k3r1(d, &t, x, w, o, y, r0);
+        if (kh == 3 && (d->pw & 1)) {
+            for (; r0 + 4 <= oh; r0 += 4) dwp_ws2_k3r4s1(d, &t, x, w, o, y, r0);
+            for (; r0 + 2 <= oh; r0 += 2) dwp_ws2_k3r2s1(d, &t, x, w, o, y, r0);
+            for (; r0 < oh; r0++) dwp_ws2_k3r1s1(d, &t, x, w, o, y, r0);
+        } else if (kh == 3) {
+            for (; r0 + 4 <= oh; r0 += 4) dwp_ws2_k3r4s0(d, &t, x, w, o, y, r0);
+            for (; r0 + 2 <= oh; r0 += 2) dwp_ws2_k3r2s0(d, &t, x, w, o, y, r0);
+            for (; r0 < oh; r0++) dwp_ws2_k3r1s0(d, &t, x, w, o, y, r0);
         } else {
-            for (; r0 + 4 <= oh; r0 += 4) dwp_ws2_k5r4(d, &t, x, w, o, y, r0);
-            for (; r0 + 2 <= oh; r0 += 2) dwp_ws2_k5r2(d, &t, x, w, o, y, r0);
-            for (; r0 < oh; r0++) dwp_ws2_k5r1(d, &t, x, w, o, y, r0);
+            for (; r0 + 4 <= oh; r0 += 4) dwp_ws2_k5r4s0(d, &t, x, w, o, y, r0);
+            for (; r0 + 2 <= oh; r0 += 2) dwp_ws2_k5r2s0(d, &t, x, w, o, y, r0);
+            for (; r0 < oh; r0++) dwp_ws2_k5r1s0(d, &t, x, w, o, y, r0);
         }
         return;
     }
