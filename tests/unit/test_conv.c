@@ -644,6 +644,16 @@ static const conv_case direct_cases[] = {
     {"dw_plane_3x3_s2_past_plan", "Conv", 2, .c = 2, .m = 2, .group = 2, .in = {7, 521},
      .pads = {1, 1, 1, 0}, .strides = {2, 2}},
     {"dw_plane_3x3_s1_edge15", "Conv", 2, .c = 2, .m = 2, .group = 2, .in = {20, 30}, PADS1},
+    /* ... 3x3 stride 1 with a left pad of 1, read in place (dwp_np3: one load a row, taps 0
+     * and 2 by valignd with the columns either side): rows of 93 (a last vector of 13),
+     * 112 with no right pad (the output one narrower than the row: the lane past it loaded),
+     * 17 with a right pad of 2 (output wider than the row), two threads */
+    {"dw_plane_3x3_s1_np3_wide", "Conv", 2, .n = 2, .c = 3, .m = 3, .group = 3, .in = {94, 93},
+     PADS1, .mt = true},
+    {"dw_plane_3x3_s1_np3_asym", "Conv", 2, .c = 2, .m = 2, .group = 2, .in = {80, 112},
+     .pads = {1, 1, 0, 0}},
+    {"dw_plane_3x3_s1_np3_w17_mult2", "Conv", 2, .c = 2, .m = 4, .group = 2, .in = {9, 17},
+     .pads = {1, 1, 1, 2}, .no_bias = true},
     {"dw_plane_3x3_s2_edge63", "Conv", 2, .c = 2, .m = 2, .group = 2, .in = {21, 61},
      .pads = {1, 2, 1, 2}, .strides = {2, 2}},
     /* ... 3x3 stride 2 with an odd left pad (dwp_ws2's SH = 1: loads a column late, tap 0
