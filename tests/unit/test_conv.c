@@ -652,6 +652,9 @@ static const conv_case direct_cases[] = {
      PADS1, .mt = true},
     {"dw_plane_3x3_s1_np3_asym", "Conv", 2, .c = 2, .m = 2, .group = 2, .in = {80, 112},
      .pads = {1, 1, 0, 0}},
+    /* ... and through the padded copy (3x3 with another left pad, wider than 32) */
+    {"dw_plane_3x3_s1_copy_pad0", "Conv", 2, .c = 2, .m = 2, .group = 2, .in = {21, 45},
+     .pads = {1, 0, 1, 2}},
     {"dw_plane_3x3_s1_np3_w17_mult2", "Conv", 2, .c = 2, .m = 4, .group = 2, .in = {9, 17},
      .pads = {1, 1, 1, 2}, .no_bias = true},
     {"dw_plane_3x3_s2_edge63", "Conv", 2, .c = 2, .m = 2, .group = 2, .in = {21, 61},
