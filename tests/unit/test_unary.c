@@ -2,6 +2,7 @@
  * inference, a session's run), against libm references. */
 #include "kernels/cpu/fast_math.h"
 #include "kernels/cpu/kernel.h"
+#include "kernels/cpu/vact.h"
 #include "unit/node_harness.h"
 
 /* Run a one-node graph of `op` (opset) over the given inputs (NULL: omitted) with `threads`
@@ -709,9 +710,59 @@ static void test_exp_ulp(void)
     free(xs);
 }
 
+#ifdef OG_CPU_X86
+/* vact.h's og_v_clamp (the clamp of the fused Relu and Clip in the AVX-512 conv loops)
+ * against unary.c's E_CLIP, bit for bit, on every lane: NaN, signed zeros, infinities and
+ * a sweep of 2^20 floats, for bounds with lo <= hi (equal, signed zeros, infinite) and NaN
+ * ones. */
+static OG_TARGET_AVX512 int64_t clamp_mismatches(const float *xs, int64_t n, float lo, float hi)
+{
+    int64_t bad = 0;
+    for (int64_t i = 0; i + 16 <= n; i += 16) {
+        float v[16];
+        _mm512_storeu_ps(
+            v, og_v_clamp(_mm512_loadu_ps(xs + i), _mm512_set1_ps(lo), _mm512_set1_ps(hi)));
+        for (int l = 0; l < 16; l++) {
+            const float x = xs[i + l], want = x < lo ? lo : x > hi ? hi : x;
+            bad += memcmp(&want, &v[l], sizeof want) != 0;
+        }
+    }
+    return bad;
+}
+
+static void test_vclamp(void)
+{
+    if (og_cpu_isa() < 2) {
+        printf("og_v_clamp: no AVX-512 here, skipped\n");
+        return;
+    }
+    const float edges[] = {NAN,  -NAN,  0.0f,    -0.0f,   INFINITY,   -INFINITY,
+                           6.0f, -1.5f, 1e-45f,  -1e-45f, 6.0000005f, 5.9999995f,
+                           1.0f, -1.0f, 3.4e38f, -3.4e38f};
+    const int64_t n_sweep = (int64_t)1 << 20, n = n_sweep + 16;
+    float *xs = malloc((size_t)n * sizeof *xs);
+    CHECK(xs != NULL);
+    if (!xs) return;
+    for (int64_t i = 0; i < n_sweep; i++) xs[i] = bits_f((uint32_t)i << 12 | 0x3c3);
+    memcpy(xs + n_sweep, edges, sizeof edges);
+    const float bounds[][2] = {{0.0f, 6.0f},  {0.0f, INFINITY}, {-1.5f, -1.5f},
+                               {-0.0f, 0.0f}, {0.0f, -0.0f},    {-INFINITY, 1.0f},
+                               {NAN, 1.0f},   {-2.0f, NAN},     {0.0f, 0.0f}};
+    for (size_t b = 0; b < sizeof bounds / sizeof bounds[0]; b++) {
+        const int64_t bad = clamp_mismatches(xs, n, bounds[b][0], bounds[b][1]);
+        CHECKF(bad == 0, "og_v_clamp [%g, %g]: %lld lanes differ from E_CLIP", (double)bounds[b][0],
+               (double)bounds[b][1], (long long)bad);
+    }
+    free(xs);
+}
+#else
+static void test_vclamp(void) {}
+#endif
+
 int main(void)
 {
     test_exp_ulp();
+    test_vclamp();
     test_refs(257, 1);
     test_refs(100003, 4); /* several chunks, threaded */
     test_sigmoid_extremes();
