@@ -361,6 +361,93 @@ static void test_gemm_small(void)
 }
 
 /* Einsum: three operands with a diagonal and a summed-only label, and bad equations. */
+/* gemm_batch.c: og_gemm_batch_f32 on every layout (A and B transposed or not, strided rows,
+ * sizes that leave tails of rows, columns and sums) against a double reference, C's
+ * padding untouched; which products og_gemm_batch_applies takes; and the batched
+ * products of an Einsum (B read transposed: Q·Kᵀ's layout) on one and two threads. */
+static void test_gemm_batch(void)
+{
+    static const int64_t shapes[][3] = {{8, 16, 16},  {64, 64, 64}, {24, 48, 33},
+                                        {13, 77, 50}, {8, 17, 16},  {40, 96, 256},
+                                        {9, 5, 3},    {16, 32, 1},  {128, 64, 64}};
+    const bool avx512 = og_cpu_isa() >= 2;
+    CHECKF(og_gemm_batch_applies(false, true, 64, 64, 64) == avx512 &&
+               og_gemm_batch_applies(false, true, 128, 32, 128) == avx512,
+           "gemm_batch: 64x64x64 and 128x32x128 with B transposed not taken");
+    static const int64_t no[][3] = {
+        {12, 64, 64}, {64, 24, 64}, {64, 64, 8}, {64, 64, 257}, {128, 128, 64}};
+    for (size_t i = 0; i < sizeof no / sizeof no[0]; i++)
+        CHECKF(!og_gemm_batch_applies(false, true, no[i][0], no[i][1], no[i][2]),
+               "gemm_batch: %lldx%lldx%lld taken", (long long)no[i][0], (long long)no[i][1],
+               (long long)no[i][2]);
+    CHECKF(!og_gemm_batch_applies(true, true, 64, 64, 64) &&
+               !og_gemm_batch_applies(false, false, 64, 64, 64),
+           "gemm_batch: A transposed or B not: taken");
+    for (size_t si = 0; avx512 && si < sizeof shapes / sizeof shapes[0]; si++)
+        for (int v = 0; v < 4; v++) {
+            const int64_t m = shapes[si][0], n = shapes[si][1], kk = shapes[si][2];
+            const bool ta = v & 1, tb = v & 2;
+            const int64_t lda = (ta ? m : kk) + 3, ldb = (tb ? kk : n) + 5, ldc = n + 2;
+            float *a = malloc(sizeof(float) * (size_t)((ta ? kk : m) * lda));
+            float *b = malloc(sizeof(float) * (size_t)((tb ? n : kk) * ldb));
+            float *c = malloc(sizeof(float) * (size_t)(m * ldc));
+            CHECKF(a && b && c, "gemm_batch: out of memory");
+            if (!a || !b || !c) {
+                free(a), free(b), free(c);
+                return;
+            }
+            for (int64_t i = 0; i < (ta ? kk : m) * lda; i++) a[i] = (float)rnd();
+            for (int64_t i = 0; i < (tb ? n : kk) * ldb; i++) b[i] = (float)rnd();
+            for (int64_t i = 0; i < m * ldc; i++) c[i] = NAN;
+            og_gemm_batch_f32(ta, tb, m, n, kk, a, lda, b, ldb, c, ldc);
+            int bad = 0;
+            for (int64_t i = 0; i < m; i++) {
+                for (int64_t j = 0; j < n; j++) {
+                    double s = 0, mag = 0;
+                    for (int64_t p = 0; p < kk; p++) {
+                        const double t = (double)(ta ? a[p * lda + i] : a[i * lda + p]) *
+                                         (double)(tb ? b[j * ldb + p] : b[p * ldb + j]);
+                        s += t;
+                        mag += fabs(t);
+                    }
+                    if (!(fabs(c[i * ldc + j] - s) <= 2e-6 * (mag + 1))) bad++;
+                }
+                for (int64_t j = n; j < ldc; j++) bad += !isnan(c[i * ldc + j]);
+            }
+            CHECKF(!bad, "gemm_batch %lldx%lldx%lld transA %d transB %d: %d bad values",
+                   (long long)m, (long long)n, (long long)kk, ta, tb, bad);
+            free(a), free(b), free(c);
+        }
+    /* Einsum bij,bkj->bik: six products of 64 x 48 x 40 with B transposed */
+    int64_t da[] = {6, 64, 40}, db[] = {6, 48, 40};
+    og_tensor *in[2] = {mk(OG_FLOAT, 3, da), mk(OG_FLOAT, 3, db)};
+    for (int threads = 1; threads <= 2; threads++) {
+        og_tensor *y = NULL;
+        const nh_attr eq[] = {{.name = "equation", .type = OG_ATTR_STRING, .s = "bij,bkj->bik"},
+                              {0}};
+        og_status st = run("Einsum", 12, (const og_tensor *const *)in, 2, eq, threads, &y);
+        CHECKF(!st && y && y->numel == 6 * 64 * 48, "Einsum bij,bkj->bik: %s", og_last_error());
+        int bad = 0;
+        for (int64_t bi = 0; !st && y && bi < 6; bi++)
+            for (int64_t i = 0; i < 64; i++)
+                for (int64_t kx = 0; kx < 48; kx++) {
+                    double s = 0, mag = 0;
+                    for (int64_t j = 0; j < 40; j++) {
+                        const double t = og_tensor_get_f64(in[0], (bi * 64 + i) * 40 + j) *
+                                         og_tensor_get_f64(in[1], (bi * 48 + kx) * 40 + j);
+                        s += t;
+                        mag += fabs(t);
+                    }
+                    const double got = og_tensor_get_f64(y, (bi * 64 + i) * 48 + kx);
+                    bad += !(fabs(got - s) <= 2e-6 * (mag + 1));
+                }
+        CHECKF(!bad, "Einsum bij,bkj->bik on %d threads: %d bad values", threads, bad);
+        og_tensor_free(y);
+    }
+    og_tensor_free(in[0]);
+    og_tensor_free(in[1]);
+}
+
 /* Products of a packed A by few columns (gemm_panel.c), called directly: A of 1 to 70 rows
  * (partial panels: their zero rows come out as zeros), sums of 0 to 300 steps (over two
  * blocks of 128 and a partial third), 1 to 49 columns (groups of up to 12, unequal ones),
@@ -620,6 +707,7 @@ int main(void)
     test_gemm_small();
     test_gemm_small_packed();
     test_gemm_panel();
+    test_gemm_batch();
     test_einsum();
     test_det();
     test_half_matmul_gemm();

@@ -1,6 +1,7 @@
 /* linalg.c: CPU kernels of MatMul, Gemm, Einsum and Det.
  *
- * All three end in one batched matrix product (bgemm below): BLAS for float32/float64,
+ * All three end in one batched matrix product (bgemm below): BLAS for float32/float64
+ * (gemm_batch.c for a batch's small float products with B transposed),
  * a plain loop for the integer types (and for float matrices too small to be worth a BLAS
  * call).
  * Einsum contracts its operands pairwise, left to right; each pairwise contraction is a
@@ -258,6 +259,14 @@ static void bgemm_one_blas(const og_kernel_ctx *k, const og_bgemm *g, int64_t bi
     size_t es = g->type->size;
     int64_t o[3];
     bgemm_offsets(g, bi, o);
+    /* a product per thread (the batch over the threads): small ones with B transposed by
+     * gemm_batch.c, whose packing of Bᵀ is cheaper than the BLAS's */
+    if (k->threads <= 1 && g->type == &og_linalg_f32 &&
+        og_gemm_batch_applies(g->ta, g->tb, g->m, g->n, g->k)) {
+        og_gemm_batch_f32(g->ta, g->tb, g->m, g->n, g->k, (const float *)g->a + o[0], g->lda,
+                          (const float *)g->b + o[1], g->ldb, (float *)g->c + o[2], g->ldc);
+        return;
+    }
     bgemm_blas(k, g, g->m, (const char *)g->a + o[0] * es, (const char *)g->b + o[1] * es,
                (char *)g->c + o[2] * es);
 }
