@@ -105,6 +105,21 @@ static inline OG_TARGET_AVX512 void dwp_store(const dwp_out *o, __m512 v, float 
             _mm512_fmadd_ps(wv[kh * K + kw], v[kw], acc[q]);                                       \
     }
 
+/* The start of each plane kernel below: its K x K weights broadcast once (wv), and o replaced
+ * by a local copy, which no store to y can alias, so that it stays in registers. */
+#define DWP_BEGIN(K)                                                                               \
+    __m512 wv[(K) * (K)];                                                                          \
+    _Pragma("GCC unroll 25") for (int ti = 0; ti < (K) * (K); ti++) wv[ti] =                       \
+        _mm512_set1_ps(w[ti]);                                                                     \
+    const dwp_out oc = *o;                                                                         \
+    o = &oc
+
+/* The lanes of a vector of output columns with `left` columns left in the row */
+static inline __mmask16 dwp_lanes(int64_t left)
+{
+    return (__mmask16)(left >= 16 ? 0xFFFF : (1u << left) - 1u);
+}
+
 /* Stride 1: output rows [r0, r0 + R) of the plane, all columns, from the padded plane xp
  * (rows ws apart). */
 #define DWP_KERNEL(K, R)                                                                           \
@@ -112,14 +127,9 @@ static inline OG_TARGET_AVX512 void dwp_store(const dwp_out *o, __m512 v, float 
                                                 const dwp_out *o, float *y, int64_t ow,            \
                                                 int64_t r0)                                        \
     {                                                                                              \
-        __m512 wv[K * K];                                                                          \
-        _Pragma("GCC unroll 25") for (int ti = 0; ti < K * K; ti++) wv[ti] =                       \
-            _mm512_set1_ps(w[ti]);                                                                 \
-        const dwp_out oc = *o; /* a copy no store to y can alias: kept in registers */             \
-        o = &oc;                                                                                   \
+        DWP_BEGIN(K);                                                                              \
         for (int64_t j0 = 0; j0 < ow; j0 += 16) {                                                  \
-            const int64_t left = ow - j0;                                                          \
-            const __mmask16 m = (__mmask16)(left >= 16 ? 0xFFFF : (1u << left) - 1u);              \
+            const __mmask16 m = dwp_lanes(ow - j0);                                                \
             __m512 acc[R];                                                                         \
             _Pragma("GCC unroll 4") for (int q = 0; q < R; q++) acc[q] = _mm512_set1_ps(o->bias);  \
             _Pragma("GCC unroll 8") for (int ir = 0; ir < R - 1 + K; ir++)                         \
@@ -164,15 +174,10 @@ static inline OG_TARGET_AVX512 __m512 dwp_prev1(__m512 v, __m512 p)
     static OG_TARGET_AVX512 void dwp_np_k##K##r##R(                                                \
         const dw_geom *d, const float *x, const float *w, const dwp_out *o, float *y, int64_t r0)  \
     {                                                                                              \
-        __m512 wv[K * K];                                                                          \
-        _Pragma("GCC unroll 25") for (int ti = 0; ti < K * K; ti++) wv[ti] =                       \
-            _mm512_set1_ps(w[ti]);                                                                 \
-        const dwp_out oc = *o; /* a copy no store to y can alias: kept in registers */             \
-        o = &oc;                                                                                   \
+        DWP_BEGIN(K);                                                                              \
         const int64_t ow = d->ow, h = d->h, wd = d->w;                                             \
         for (int64_t j0 = 0; j0 < ow; j0 += 16) {                                                  \
-            const int64_t left = ow - j0;                                                          \
-            const __mmask16 m = (__mmask16)(left >= 16 ? 0xFFFF : (1u << left) - 1u);              \
+            const __mmask16 m = dwp_lanes(ow - j0);                                                \
             __mmask16 mk[K];                                                                       \
             _Pragma("GCC unroll 5") for (int kw = 0; kw < K; kw++)                                 \
             {                                                                                      \
@@ -214,14 +219,10 @@ DWP_NP_KERNEL(5, 1)
     static OG_TARGET_AVX512 void dwp_np3_r##R(const dw_geom *d, const float *x, const float *w,    \
                                               const dwp_out *o, float *y, int64_t r0)              \
     {                                                                                              \
-        __m512 wv[9];                                                                              \
-        _Pragma("GCC unroll 9") for (int ti = 0; ti < 9; ti++) wv[ti] = _mm512_set1_ps(w[ti]);     \
-        const dwp_out oc = *o; /* a copy no store to y can alias: kept in registers */             \
-        o = &oc;                                                                                   \
+        DWP_BEGIN(3);                                                                              \
         const int64_t ow = d->ow, h = d->h, wd = d->w;                                             \
         for (int64_t j0 = 0; j0 < ow; j0 += 16) {                                                  \
-            const int64_t left = ow - j0;                                                          \
-            const __mmask16 m = (__mmask16)(left >= 16 ? 0xFFFF : (1u << left) - 1u);              \
+            const __mmask16 m = dwp_lanes(ow - j0);                                                \
             const __mmask16 mc = split_lanes_in(j0, 0, wd);                                        \
             const bool pin = j0 >= 1, nin = j0 + 16 < wd;                                          \
             __m512 acc[R];                                                                         \
@@ -294,15 +295,11 @@ static OG_TARGET_AVX512 void dwp_s2w_init(dwp_s2w *t)
                                                            const float *x, const float *w,         \
                                                            const dwp_out *o, float *y, int64_t r0) \
     {                                                                                              \
-        __m512 wv[K * K];                                                                          \
-        _Pragma("GCC unroll 25") for (int ti = 0; ti < K * K; ti++) wv[ti] =                       \
-            _mm512_set1_ps(w[ti]);                                                                 \
-        const dwp_out oc = *o; /* a copy no store to y can alias: kept in registers */             \
-        o = &oc;                                                                                   \
+        DWP_BEGIN(K);                                                                              \
         const int64_t h = d->h, wd = d->w, ow = d->ow;                                             \
         for (int64_t j0 = 0; j0 < ow; j0 += 16) {                                                  \
-            const int64_t base = 2 * j0 - d->pw, left = ow - j0;                                   \
-            const __mmask16 m = (__mmask16)(left >= 16 ? 0xFFFF : (1u << left) - 1u);              \
+            const int64_t base = 2 * j0 - d->pw;                                                   \
+            const __mmask16 m = dwp_lanes(ow - j0);                                                \
             const __mmask16 ma = split_lanes_in(base + SH, 0, wd);                                 \
             const __mmask16 mb = split_lanes_in(base + SH + 16, 0, wd);                            \
             const bool pin = base >= 0 && base < wd;                                               \
@@ -350,6 +347,7 @@ DWP_WS2_KERNEL(5, 2, 0)
 DWP_WS2_KERNEL(5, 1, 0)
 #undef DWP_WS2_KERNEL
 #undef DWP_ACC
+#undef DWP_BEGIN
 
 /* Padded row r of input plane x into dst by plan p (og_pad_plan_init), wp values: zeros
  * outside the input (stride 1).  Masked loads read only the input row's own values. */
