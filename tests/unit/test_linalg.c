@@ -380,6 +380,14 @@ static void test_gemm_batch(void)
         CHECKF(!og_gemm_batch_applies(false, true, no[i][0], no[i][1], no[i][2]),
                "gemm_batch: %lldx%lldx%lld taken", (long long)no[i][0], (long long)no[i][1],
                (long long)no[i][2]);
+    /* Bᵀ's panel holds sums of OG_GEMM_BATCH_MAX_K values at most: longer ones refused */
+    {
+        float one = 1.0f, out = NAN;
+        CHECKF(!og_gemm_batch_f32(false, true, 1, 1, OG_GEMM_BATCH_MAX_K + 1, &one, 1, &one, 1,
+                                  &out, 1) &&
+                   isnan(out),
+               "gemm_batch: a transposed B of %d-value sums taken", OG_GEMM_BATCH_MAX_K + 1);
+    }
     CHECKF(!og_gemm_batch_applies(true, true, 64, 64, 64) &&
                !og_gemm_batch_applies(false, false, 64, 64, 64),
            "gemm_batch: A transposed or B not: taken");
@@ -399,7 +407,8 @@ static void test_gemm_batch(void)
             for (int64_t i = 0; i < (ta ? kk : m) * lda; i++) a[i] = (float)rnd();
             for (int64_t i = 0; i < (tb ? n : kk) * ldb; i++) b[i] = (float)rnd();
             for (int64_t i = 0; i < m * ldc; i++) c[i] = NAN;
-            og_gemm_batch_f32(ta, tb, m, n, kk, a, lda, b, ldb, c, ldc);
+            CHECKF(og_gemm_batch_f32(ta, tb, m, n, kk, a, lda, b, ldb, c, ldc),
+                   "gemm_batch %lldx%lldx%lld: refused", (long long)m, (long long)n, (long long)kk);
             int bad = 0;
             for (int64_t i = 0; i < m; i++) {
                 for (int64_t j = 0; j < n; j++) {

@@ -47,12 +47,14 @@ void og_gemm_small_packed_f32(const og_kernel_ctx *k, int64_t m, int64_t n, int6
  * at a time by register transposes; no BLAS call.  og_gemm_batch_applies: whether it takes
  * a product of these sizes and layouts (B transposed and A not, rows a multiple of 8,
  * columns of 16, sums of 16 to OG_GEMM_BATCH_MAX_K values, OG_GEMM_BATCH_MAX_WORK
- * multiply-adds at most) on this CPU; og_gemm_batch_f32 computes others too (op(A) and
- * op(B) either way, any sizes), as its test does. */
+ * multiply-adds at most) on this CPU.  og_gemm_batch_f32 computes others too (op(A) and
+ * op(B) either way, any sizes, but sums of at most OG_GEMM_BATCH_MAX_K values when B is
+ * transposed: the panel's), as its test does, and returns false, having done nothing,
+ * for the rest and on CPUs without AVX-512. */
 #define OG_GEMM_BATCH_MAX_K    256
 #define OG_GEMM_BATCH_MAX_WORK 524288.0
 bool og_gemm_batch_applies(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t kk);
-void og_gemm_batch_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t kk, const float *a,
+bool og_gemm_batch_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t kk, const float *a,
                        int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc);
 /* The same through OpenBLAS always: for callers tuned to its kernels (the convolutions cut
  * their products to the sizes where OpenBLAS's small-matrix kernels apply). */

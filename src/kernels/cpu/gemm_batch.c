@@ -40,8 +40,9 @@ bool og_gemm_batch_applies(bool trans_a, bool trans_b, int64_t m, int64_t n, int
 }
 
 /* Rows [i0, i0 + mr) (mr <= GB_MR; rows past it repeat the last, computed and not stored)
- * by columns [j0, j0 + 32) of which `tail` lanes of the second vector are kept (the first
- * whole unless nv == 1): op(B)'s row q at bp + q * ldb. */
+ * by a block of up to 32 columns: nv vectors, the lanes m0 of the first and m1 of the
+ * second kept; op(A)'s row r at a + r * sai, its values sak apart; op(B)'s row q at
+ * bp + q * ldb. */
 static inline __attribute__((always_inline)) OG_TARGET_AVX512 void
 gb_tile(int64_t kk, const float *a, int64_t sai, int64_t sak, int mr, const float *bp, int64_t ldb,
         const int nv, __mmask16 m0, __mmask16 m1, float *c, int64_t ldc)
@@ -106,10 +107,11 @@ static OG_TARGET_AVX512 void gb_tile1(int64_t kk, const float *a, int64_t sai, i
     gb_tile(kk, a, sai, sak, mr, bp, ldb, 1, m0, 0, c, ldc);
 }
 
-OG_TARGET_AVX512 void og_gemm_batch_f32(bool trans_a, bool trans_b, int64_t m, int64_t n,
+OG_TARGET_AVX512 bool og_gemm_batch_f32(bool trans_a, bool trans_b, int64_t m, int64_t n,
                                         int64_t kk, const float *a, int64_t lda, const float *b,
                                         int64_t ldb, float *c, int64_t ldc)
 {
+    if (og_cpu_isa() < 2 || (trans_b && kk > OG_GEMM_BATCH_MAX_K)) return false;
     /* op(A)[i][q] at a + i * sai + q * sak */
     const int64_t sai = trans_a ? 1 : lda, sak = trans_a ? lda : 1;
     float panel[OG_GEMM_BATCH_MAX_K * GB_NB] __attribute__((aligned(64)));
@@ -133,6 +135,7 @@ OG_TARGET_AVX512 void og_gemm_batch_f32(bool trans_a, bool trans_b, int64_t m, i
                 gb_tile1(kk, a + i0 * sai, sai, sak, mr, bp, lb, m0, c + i0 * ldc + j0, ldc);
         }
     }
+    return true;
 }
 
 #else
@@ -143,11 +146,12 @@ bool og_gemm_batch_applies(bool trans_a, bool trans_b, int64_t m, int64_t n, int
     return false;
 }
 
-void og_gemm_batch_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t kk, const float *a,
+bool og_gemm_batch_f32(bool trans_a, bool trans_b, int64_t m, int64_t n, int64_t kk, const float *a,
                        int64_t lda, const float *b, int64_t ldb, float *c, int64_t ldc)
 {
     (void)trans_a, (void)trans_b, (void)m, (void)n, (void)kk, (void)a, (void)lda, (void)b,
         (void)ldb, (void)c, (void)ldc;
+    return false;
 }
 
 #endif

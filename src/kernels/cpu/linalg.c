@@ -262,11 +262,10 @@ static void bgemm_one_blas(const og_kernel_ctx *k, const og_bgemm *g, int64_t bi
     /* a product per thread (the batch over the threads): small ones with B transposed by
      * gemm_batch.c, whose packing of Bᵀ is cheaper than the BLAS's */
     if (k->threads <= 1 && g->type == &og_linalg_f32 &&
-        og_gemm_batch_applies(g->ta, g->tb, g->m, g->n, g->k)) {
+        og_gemm_batch_applies(g->ta, g->tb, g->m, g->n, g->k) &&
         og_gemm_batch_f32(g->ta, g->tb, g->m, g->n, g->k, (const float *)g->a + o[0], g->lda,
-                          (const float *)g->b + o[1], g->ldb, (float *)g->c + o[2], g->ldc);
+                          (const float *)g->b + o[1], g->ldb, (float *)g->c + o[2], g->ldc))
         return;
-    }
     bgemm_blas(k, g, g->m, (const char *)g->a + o[0] * es, (const char *)g->b + o[1] * es,
                (char *)g->c + o[2] * es);
 }
